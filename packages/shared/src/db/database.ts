@@ -1,0 +1,24 @@
+import type { CheckoutAttemptsTable, OrdersTable } from '../checkout/checkout.table.js';
+import type {
+  AccountsTable,
+  AuditLogTable,
+  EventsTable,
+  ListingsTable,
+  PriceLevelsTable,
+  SectionsTable,
+} from '../events/events.table.js';
+import type { HoldsTable, SeatsTable } from '../inventory/inventory.table.js';
+
+/** Every table of the system of record, as Kysely sees it. */
+export interface Database {
+  accounts: AccountsTable;
+  listings: ListingsTable;
+  events: EventsTable;
+  price_levels: PriceLevelsTable;
+  sections: SectionsTable;
+  seats: SeatsTable;
+  holds: HoldsTable;
+  checkout_attempts: CheckoutAttemptsTable;
+  orders: OrdersTable;
+  audit_log: AuditLogTable;
+}

@@ -1,0 +1,21 @@
+import { Migrator, type MigrationResultSet } from 'kysely';
+import type { Db } from './connect.js';
+import { migrations } from './migrations/index.js';
+
+export class MigrationError extends Error {
+  readonly code = 'MIGRATION_FAILED';
+}
+
+/** Migrates to the latest schema; throws (never logs-and-continues) when a migration fails. */
+export async function migrateToLatest(db: Db): Promise<MigrationResultSet> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const result = await migrator.migrateToLatest();
+  if (result.error) {
+    const failed = result.results?.find((r) => r.status === 'Error');
+    throw new MigrationError(
+      `migration ${failed?.migrationName ?? '?'} failed: ${(result.error as Error).message ?? String(result.error)}`,
+      { cause: result.error },
+    );
+  }
+  return result;
+}

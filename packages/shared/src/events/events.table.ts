@@ -1,0 +1,71 @@
+import type { ColumnType, Generated, Selectable } from 'kysely';
+
+type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
+type UpdatedAt = ColumnType<Date, Date | string | undefined, Date | string>;
+
+export type FairnessMode = 'RANDOMIZED_PREOPEN_THEN_FIFO' | 'FIFO' | 'REGISTRATION_LOTTERY';
+
+export interface AccountsTable {
+  id: string;
+  created_at: CreatedAt;
+}
+
+export interface ListingsTable {
+  id: Generated<string>;
+  name: string;
+  created_at: CreatedAt;
+}
+
+export interface EventsTable {
+  id: Generated<string>;
+  listing_id: string;
+  name: string;
+  venue_name: string;
+  starts_at: ColumnType<Date, Date | string, Date | string>;
+  onsale_at: ColumnType<Date, Date | string, Date | string>;
+  seat_picking_opens_at: ColumnType<Date, Date | string, Date | string>;
+  fairness_mode: FairnessMode;
+  per_account_seat_limit: number;
+  per_instrument_seat_limit: number;
+  hold_ttl_seconds: number;
+  hold_extension_seconds: number;
+  target_sale_minutes: number;
+  tickets_per_order: number;
+  checkout_minutes: number;
+  payment_tps: number;
+  overbook_factor: number;
+  capacity: number;
+  version: Generated<number>;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface PriceLevelsTable {
+  event_id: string;
+  code: string;
+  name: string;
+  price_cents: number;
+}
+
+export interface SectionsTable {
+  event_id: string;
+  code: string;
+  name: string;
+  kind: 'RESERVED';
+  price_level: string;
+  quality_rank: number;
+  capacity: number;
+}
+
+export interface AuditLogTable {
+  id: Generated<number>;
+  at: CreatedAt;
+  actor: string;
+  action: string;
+  event_id: string | null;
+  details: ColumnType<unknown, string | undefined, never>;
+}
+
+export type EventRow = Selectable<EventsTable>;
+export type SectionRow = Selectable<SectionsTable>;
+export type PriceLevelRow = Selectable<PriceLevelsTable>;

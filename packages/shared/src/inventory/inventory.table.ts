@@ -1,0 +1,34 @@
+import type { ColumnType, Generated, Selectable } from 'kysely';
+
+export type SeatStatus = 'AVAILABLE' | 'HELD' | 'SOLD';
+export type HoldStatus = 'HELD' | 'PAYING' | 'PURCHASED' | 'RELEASED' | 'EXPIRED';
+
+export interface SeatsTable {
+  event_id: string;
+  id: ColumnType<number, never, never>;
+  section_code: string;
+  row_label: string;
+  row_index: number;
+  seat_number: number;
+  quality: number;
+  status: Generated<SeatStatus>;
+  hold_id: string | null;
+  expires_at: Date | null;
+  version: Generated<number>;
+}
+
+export interface HoldsTable {
+  id: Generated<string>;
+  event_id: string;
+  account_id: string;
+  section_code: string | null;
+  quantity: number;
+  status: Generated<HoldStatus>;
+  expires_at: Date;
+  extended: Generated<boolean>;
+  created_at: ColumnType<Date, never, never>;
+  updated_at: ColumnType<Date, never, Date | string>;
+}
+
+export type SeatRow = Selectable<SeatsTable>;
+export type HoldRow = Selectable<HoldsTable>;

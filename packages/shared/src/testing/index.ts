@@ -1,0 +1,48 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { createDb, type Db } from '../db/connect.js';
+
+/** Replaces the database name in a connection string. */
+export function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+async function admin<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export interface TestDatabase {
+  url: string;
+  db: Db;
+  drop(): Promise<void>;
+}
+
+/**
+ * A fresh database for one test file, copied from the migrated template made by the global setup,
+ * so every file is isolated and migrations run once per run.
+ */
+export async function createTestDatabase(templateUrl: string, opts: { max?: number } = {}): Promise<TestDatabase> {
+  const template = new URL(templateUrl).pathname.slice(1);
+  const name = `onsale_t_${randomBytes(6).toString('hex')}`;
+  await admin(withDatabase(templateUrl, 'postgres'), (c) => c.query(`CREATE DATABASE ${name} TEMPLATE ${template}`));
+  const url = withDatabase(templateUrl, name);
+  const db = createDb(url, { max: opts.max ?? 40, applicationName: 'onsale-test' });
+  return {
+    url,
+    db,
+    async drop() {
+      await db.destroy();
+      await admin(withDatabase(templateUrl, 'postgres'), (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    },
+  };
+}
+
+export { admin as withAdminClient };

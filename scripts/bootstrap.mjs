@@ -1,0 +1,53 @@
+#!/usr/bin/env node
+// Entry point of the root npm scripts: makes a fresh machine (Node.js and npm only) runnable by
+// installing pnpm and the workspace's dependencies when they are missing, then hands over.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const PNPM_VERSION = '12.4.2';
+const [command, ...args] = process.argv.slice(2);
+
+function run(cmd, cmdArgs, opts = {}) {
+  const r = spawnSync(cmd, cmdArgs, { cwd: root, stdio: 'inherit', ...opts });
+  if (r.error) throw r.error;
+  return r.status ?? 1;
+}
+
+function pnpmCommand() {
+  const probe = spawnSync('pnpm', ['--version'], { encoding: 'utf8' });
+  if (probe.status === 0 && probe.stdout.trim() === PNPM_VERSION) return ['pnpm', []];
+  return ['npx', ['--yes', `pnpm@${PNPM_VERSION}`]];
+}
+
+function needsInstall() {
+  const marker = join(root, 'node_modules', '.modules.yaml');
+  if (!existsSync(marker)) return true;
+  const lock = join(root, 'pnpm-lock.yaml');
+  return existsSync(lock) && statSync(lock).mtimeMs > statSync(marker).mtimeMs;
+}
+
+const [pnpm, pnpmPre] = pnpmCommand();
+if (needsInstall()) {
+  const frozen = process.env.CI ? ['--frozen-lockfile'] : [];
+  const code = run(pnpm, [...pnpmPre, 'install', ...frozen], { stdio: ['ignore', 'inherit', 'inherit'] });
+  if (code !== 0) process.exit(code);
+}
+
+const tsx = ['exec', 'tsx'];
+const targets = {
+  start: [...tsx, 'scripts/start.ts'],
+  onsale: [...tsx, 'apps/cli/src/main.ts'],
+  bench: [...tsx, 'scripts/bench.ts'],
+  test: ['exec', 'vitest', 'run'],
+};
+const target = targets[command];
+if (!target) {
+  console.error(`unknown command ${command}; expected one of ${Object.keys(targets).join(', ')}`);
+  process.exit(2);
+}
+const child = spawn(pnpm, [...pnpmPre, ...target, ...args], { cwd: root, stdio: 'inherit' });
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));
+child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

@@ -1,0 +1,61 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { createDb, migrateToLatest, startEmbeddedPostgres, type EmbeddedServer } from '@onsale/shared/db';
+import { withAdminClient, withDatabase } from '@onsale/shared/testing';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    templateDatabaseUrl: string;
+  }
+}
+
+async function reachable(url: string): Promise<boolean> {
+  try {
+    await withAdminClient(url, (c) => c.query('select 1'));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  let embedded: EmbeddedServer | undefined;
+  let embeddedDir: string | undefined;
+  let base = process.env.TEST_DATABASE_URL;
+  if (!base) {
+    const local = 'postgres://postgres@127.0.0.1:5432/test';
+    if (await reachable(local)) base = local;
+  }
+  if (!base) {
+    embeddedDir = mkdtempSync(join(tmpdir(), 'onsale-test-pg-'));
+    embedded = await startEmbeddedPostgres(embeddedDir, 54329);
+    base = embedded.url;
+  }
+  const template = `onsale_tpl_${process.pid}`;
+  await withAdminClient(withDatabase(base, 'postgres'), async (c) => {
+    await c.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
+    await c.query(`CREATE DATABASE ${template}`);
+  });
+  const templateUrl = withDatabase(base, template);
+  const db = createDb(templateUrl, { max: 1 });
+  try {
+    await migrateToLatest(db);
+  } finally {
+    await db.destroy();
+  }
+  project.provide('templateDatabaseUrl', templateUrl);
+
+  return async () => {
+    await withAdminClient(withDatabase(base!, 'postgres'), async (c) => {
+      const { rows } = await c.query<{ datname: string }>(
+        `SELECT datname FROM pg_database WHERE datname LIKE 'onsale_t_%' OR datname = $1`,
+        [template],
+      );
+      for (const r of rows) await c.query(`DROP DATABASE IF EXISTS ${r.datname} WITH (FORCE)`);
+    });
+    if (embedded) await embedded.stop();
+    if (embeddedDir) rmSync(embeddedDir, { recursive: true, force: true });
+  };
+}

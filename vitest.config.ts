@@ -1,0 +1,22 @@
+import { defineConfig } from 'vitest/config';
+
+// One root config; each package is a project. The global setup finds a real PostgreSQL
+// (TEST_DATABASE_URL, else 127.0.0.1:5432, else an embedded server) and migrates a template once.
+export default defineConfig({
+  test: {
+    globalSetup: ['./scripts/test-global-setup.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    fileParallelism: true,
+    maxWorkers: 2,
+    reporters: process.env.CI ? ['default', 'json'] : ['default'],
+    outputFile: { json: '.test-results/results.json' },
+    projects: [
+      { extends: true, test: { name: 'shared', include: ['packages/shared/src/**/*.test.ts'] } },
+      { extends: true, test: { name: 'store-api', include: ['apps/store-api/test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'bff', include: ['apps/bff/test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'cli', include: ['apps/cli/test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'console', include: ['apps/console/test/**/*.test.ts'] } },
+    ],
+  },
+});
