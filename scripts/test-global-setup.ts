@@ -4,12 +4,8 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { createDb, migrateToLatest, startEmbeddedPostgres, type EmbeddedServer } from '@onsale/shared/db';
 import { withAdminClient, withDatabase } from '@onsale/shared/testing';
+import '@onsale/shared/testing';
 
-declare module 'vitest' {
-  export interface ProvidedContext {
-    templateDatabaseUrl: string;
-  }
-}
 
 async function reachable(url: string): Promise<boolean> {
   try {

@@ -46,3 +46,9 @@ export async function createTestDatabase(templateUrl: string, opts: { max?: numb
 }
 
 export { admin as withAdminClient };
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    templateDatabaseUrl: string;
+  }
+}

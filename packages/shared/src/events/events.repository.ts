@@ -1,0 +1,103 @@
+import { sql } from 'kysely';
+import type { Db, Trx } from '../db/connect.js';
+import type { SeatSpec } from './layout.js';
+import type { EventsTable } from './events.table.js';
+import type { Insertable } from 'kysely';
+
+export async function insertListing(trx: Trx, name: string): Promise<string> {
+  const r = await trx.insertInto('listings').values({ name }).returning('id').executeTakeFirstOrThrow();
+  return r.id;
+}
+
+export async function listingExists(db: Db | Trx, id: string): Promise<boolean> {
+  return !!(await db.selectFrom('listings').select('id').where('id', '=', id).executeTakeFirst());
+}
+
+export async function insertEvent(trx: Trx, row: Insertable<EventsTable>): Promise<string> {
+  const r = await trx.insertInto('events').values(row).returning('id').executeTakeFirstOrThrow();
+  return r.id;
+}
+
+export async function insertPriceLevels(
+  trx: Trx,
+  eventId: string,
+  levels: { code: string; name: string; priceCents: number }[],
+): Promise<void> {
+  await trx
+    .insertInto('price_levels')
+    .values(levels.map((l) => ({ event_id: eventId, code: l.code, name: l.name, price_cents: l.priceCents })))
+    .execute();
+}
+
+export async function insertSections(
+  trx: Trx,
+  eventId: string,
+  sections: { code: string; name: string; priceLevel: string; qualityRank: number; capacity: number }[],
+): Promise<void> {
+  await trx
+    .insertInto('sections')
+    .values(
+      sections.map((s) => ({
+        event_id: eventId,
+        code: s.code,
+        name: s.name,
+        kind: 'RESERVED' as const,
+        price_level: s.priceLevel,
+        quality_rank: s.qualityRank,
+        capacity: s.capacity,
+      })),
+    )
+    .execute();
+}
+
+/** Inserts every seat in one statement (unnest of arrays): 60,000 seats in well under a second. */
+export async function insertSeats(trx: Trx, eventId: string, seats: SeatSpec[]): Promise<void> {
+  const chunk = 20_000;
+  for (let i = 0; i < seats.length; i += chunk) {
+    const part = seats.slice(i, i + chunk);
+    await sql`
+      INSERT INTO seats (event_id, section_code, row_label, row_index, seat_number, quality)
+      SELECT ${eventId}::uuid, s, r, ri, n, q
+      FROM unnest(${part.map((x) => x.sectionCode)}::text[], ${part.map((x) => x.rowLabel)}::text[],
+                  ${part.map((x) => x.rowIndex)}::int[], ${part.map((x) => x.seatNumber)}::int[],
+                  ${part.map((x) => x.quality)}::int[]) AS t(s, r, ri, n, q)`.execute(trx);
+  }
+}
+
+export function findEvent(db: Db | Trx, id: string) {
+  return db.selectFrom('events').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function listEvents(db: Db | Trx, limit = 200) {
+  return db.selectFrom('events').selectAll().orderBy('onsale_at', 'desc').orderBy('id').limit(limit).execute();
+}
+
+export function findSections(db: Db | Trx, eventId: string) {
+  return db
+    .selectFrom('sections as s')
+    .innerJoin('price_levels as p', (j) => j.onRef('p.event_id', '=', 's.event_id').onRef('p.code', '=', 's.price_level'))
+    .select(['s.code', 's.name', 's.kind', 's.price_level', 's.quality_rank', 's.capacity', 'p.price_cents', 'p.name as price_level_name'])
+    .where('s.event_id', '=', eventId)
+    .orderBy('s.quality_rank')
+    .orderBy('s.code')
+    .execute();
+}
+
+export function findPriceLevels(db: Db | Trx, eventId: string) {
+  return db.selectFrom('price_levels').selectAll().where('event_id', '=', eventId).orderBy('price_cents', 'desc').execute();
+}
+
+export async function insertAudit(
+  db: Db | Trx,
+  entry: { actor: string; action: string; eventId?: string | null; details?: unknown },
+): Promise<void> {
+  await db
+    .insertInto('audit_log')
+    .values({
+      actor: entry.actor,
+      action: entry.action,
+      event_id: entry.eventId ?? null,
+      details: JSON.stringify(entry.details ?? {}),
+    })
+    .execute();
+}

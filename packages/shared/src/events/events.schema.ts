@@ -1,0 +1,105 @@
+import { z } from 'zod';
+
+export const fairnessModes = ['RANDOMIZED_PREOPEN_THEN_FIFO', 'FIFO', 'REGISTRATION_LOTTERY'] as const;
+
+const code = z
+  .string()
+  .min(1)
+  .max(32)
+  .regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, "-" and "_" only');
+
+const rowSchema = z.object({
+  label: z.string().min(1).max(8),
+  seats: z.number().int().min(1).max(200),
+});
+
+const sectionSchema = z
+  .object({
+    code,
+    name: z.string().min(1).max(120).optional(),
+    priceLevel: code,
+    /** 1 is the best section in the house; best-available prefers lower ranks when asked for no section. */
+    qualityRank: z.number().int().min(1).max(10_000),
+    /** Explicit rows, front to back... */
+    rows: z.array(rowSchema).min(1).max(200).optional(),
+    /** ...or a rectangular block: rows labelled A, B, ... (AA, AB, ... past Z). */
+    rowCount: z.number().int().min(1).max(200).optional(),
+    seatsPerRow: z.number().int().min(1).max(200).optional(),
+  })
+  .superRefine((s, ctx) => {
+    const grid = s.rowCount !== undefined || s.seatsPerRow !== undefined;
+    if (s.rows && grid) ctx.addIssue({ code: 'custom', path: ['rows'], message: 'give either rows or rowCount + seatsPerRow, not both' });
+    if (!s.rows && !(s.rowCount !== undefined && s.seatsPerRow !== undefined))
+      ctx.addIssue({ code: 'custom', path: ['rows'], message: 'give rows, or rowCount and seatsPerRow' });
+    if (s.rows) {
+      const seen = new Set<string>();
+      s.rows.forEach((r, i) => {
+        if (seen.has(r.label)) ctx.addIssue({ code: 'custom', path: ['rows', i, 'label'], message: `duplicate row ${r.label}` });
+        seen.add(r.label);
+      });
+    }
+  });
+
+const isoDate = z.iso.datetime({ offset: true });
+
+/** The event file the CLI and the console take: an event, its venue layout, prices and on-sale settings. */
+export const eventFileSchema = z
+  .object({
+    name: z.string().min(1).max(200),
+    venueName: z.string().min(1).max(200),
+    listing: z.union([z.object({ name: z.string().min(1).max(200) }), z.object({ id: z.uuid() })]).optional(),
+    startsAt: isoDate,
+    onsaleAt: isoDate,
+    /** Minutes after the open from which fans may pick exact seats; best-available only before. */
+    seatPickingOpensAfterMinutes: z.number().int().min(0).max(7 * 24 * 60).default(30),
+    fairnessMode: z.enum(fairnessModes).default('RANDOMIZED_PREOPEN_THEN_FIFO'),
+    limits: z
+      .object({
+        perAccountSeats: z.number().int().min(1).max(100).default(4),
+        perInstrumentSeats: z.number().int().min(1).max(100).default(4),
+      })
+      .default({ perAccountSeats: 4, perInstrumentSeats: 4 }),
+    holds: z
+      .object({
+        ttlSeconds: z.number().int().min(30).max(3600).default(360),
+        extensionSeconds: z.number().int().min(0).max(1800).default(180),
+      })
+      .default({ ttlSeconds: 360, extensionSeconds: 180 }),
+    pacing: z
+      .object({
+        targetSaleMinutes: z.number().positive().max(24 * 60).default(25),
+        ticketsPerOrder: z.number().min(1).max(100).default(2.5),
+        checkoutMinutes: z.number().positive().max(120).default(6),
+        paymentTps: z.number().int().positive().max(1_000_000).default(1000),
+        overbookFactor: z.number().min(1).max(5).default(1.3),
+      })
+      .default({ targetSaleMinutes: 25, ticketsPerOrder: 2.5, checkoutMinutes: 6, paymentTps: 1000, overbookFactor: 1.3 }),
+    priceLevels: z
+      .array(z.object({ code, name: z.string().min(1).max(120), priceCents: z.number().int().min(0).max(100_000_000) }))
+      .min(1),
+    sections: z.array(sectionSchema).min(1).max(2000),
+  })
+  .superRefine((e, ctx) => {
+    if (Date.parse(e.onsaleAt) >= Date.parse(e.startsAt))
+      ctx.addIssue({ code: 'custom', path: ['onsaleAt'], message: 'the on-sale must open before the event starts' });
+    const levels = new Set<string>();
+    e.priceLevels.forEach((p, i) => {
+      if (levels.has(p.code)) ctx.addIssue({ code: 'custom', path: ['priceLevels', i, 'code'], message: `duplicate price level ${p.code}` });
+      levels.add(p.code);
+    });
+    const sections = new Set<string>();
+    e.sections.forEach((s, i) => {
+      if (sections.has(s.code)) ctx.addIssue({ code: 'custom', path: ['sections', i, 'code'], message: `duplicate section ${s.code}` });
+      sections.add(s.code);
+      if (!levels.has(s.priceLevel))
+        ctx.addIssue({ code: 'custom', path: ['sections', i, 'priceLevel'], message: `unknown price level ${s.priceLevel}` });
+    });
+  });
+
+export type EventFile = z.input<typeof eventFileSchema>;
+export type EventSpec = z.output<typeof eventFileSchema>;
+
+/** Formats zod issues as `path: message` lines, each naming the field at fault. */
+export function formatIssues(error: z.ZodError): { path: string; message: string }[] {
+  return error.issues.map((i) => ({ path: i.path.map(String).join('.') || '(root)', message: i.message }));
+}

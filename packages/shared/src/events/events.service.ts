@@ -1,0 +1,162 @@
+import type { Db, Trx } from '../db/connect.js';
+import { DomainError, notFound } from '../errors.js';
+import type { FairnessMode } from './events.table.js';
+import { eventFileSchema, formatIssues, type EventSpec } from './events.schema.js';
+import { expandSeats } from './layout.js';
+import * as repo from './events.repository.js';
+
+/** An event as the domain sees it: settings in domain words and units. */
+export interface OnsaleEvent {
+  id: string;
+  listingId: string;
+  name: string;
+  venueName: string;
+  startsAt: Date;
+  onsaleAt: Date;
+  seatPickingOpensAt: Date;
+  fairnessMode: FairnessMode;
+  perAccountSeatLimit: number;
+  perInstrumentSeatLimit: number;
+  holdTtlSeconds: number;
+  holdExtensionSeconds: number;
+  pacing: {
+    targetSaleMinutes: number;
+    ticketsPerOrder: number;
+    checkoutMinutes: number;
+    paymentTps: number;
+    overbookFactor: number;
+  };
+  capacity: number;
+  version: number;
+  updatedAt: Date;
+}
+
+export interface EventSection {
+  code: string;
+  name: string;
+  kind: 'RESERVED';
+  priceLevel: string;
+  priceLevelName: string;
+  priceCents: number;
+  qualityRank: number;
+  capacity: number;
+}
+
+export function toOnsaleEvent(r: Awaited<ReturnType<typeof repo.findEvent>> & {}): OnsaleEvent {
+  return {
+    id: r.id,
+    listingId: r.listing_id,
+    name: r.name,
+    venueName: r.venue_name,
+    startsAt: r.starts_at,
+    onsaleAt: r.onsale_at,
+    seatPickingOpensAt: r.seat_picking_opens_at,
+    fairnessMode: r.fairness_mode,
+    perAccountSeatLimit: r.per_account_seat_limit,
+    perInstrumentSeatLimit: r.per_instrument_seat_limit,
+    holdTtlSeconds: r.hold_ttl_seconds,
+    holdExtensionSeconds: r.hold_extension_seconds,
+    pacing: {
+      targetSaleMinutes: r.target_sale_minutes,
+      ticketsPerOrder: r.tickets_per_order,
+      checkoutMinutes: r.checkout_minutes,
+      paymentTps: r.payment_tps,
+      overbookFactor: r.overbook_factor,
+    },
+    capacity: r.capacity,
+    version: r.version,
+    updatedAt: r.updated_at,
+  };
+}
+
+/** Parses an event file; throws an `invalid` DomainError whose details list every issue with its path. */
+export function parseEventFile(input: unknown): EventSpec {
+  const parsed = eventFileSchema.safeParse(input);
+  if (!parsed.success) {
+    const issues = formatIssues(parsed.error);
+    throw new DomainError('invalid', 'INVALID_EVENT_FILE', issues.map((i) => `${i.path}: ${i.message}`).join('; '), {
+      field: issues[0]?.path,
+      issues,
+    });
+  }
+  return parsed.data;
+}
+
+/** Creates an event with its listing, price levels, sections and every seat. Runs in the caller's transaction. */
+export async function createEvent(trx: Trx, spec: EventSpec, actor = 'system'): Promise<{ eventId: string; listingId: string; capacity: number }> {
+  let listingId: string;
+  if (spec.listing && 'id' in spec.listing) {
+    if (!(await repo.listingExists(trx, spec.listing.id))) throw notFound('LISTING_NOT_FOUND', `no listing ${spec.listing.id}`, 'listing.id');
+    listingId = spec.listing.id;
+  } else {
+    listingId = await repo.insertListing(trx, spec.listing?.name ?? spec.name);
+  }
+  const seats = expandSeats(spec);
+  const onsaleAt = new Date(spec.onsaleAt);
+  const eventId = await repo.insertEvent(trx, {
+    listing_id: listingId,
+    name: spec.name,
+    venue_name: spec.venueName,
+    starts_at: spec.startsAt,
+    onsale_at: onsaleAt,
+    seat_picking_opens_at: new Date(onsaleAt.getTime() + spec.seatPickingOpensAfterMinutes * 60_000),
+    fairness_mode: spec.fairnessMode,
+    per_account_seat_limit: spec.limits.perAccountSeats,
+    per_instrument_seat_limit: spec.limits.perInstrumentSeats,
+    hold_ttl_seconds: spec.holds.ttlSeconds,
+    hold_extension_seconds: spec.holds.extensionSeconds,
+    target_sale_minutes: spec.pacing.targetSaleMinutes,
+    tickets_per_order: spec.pacing.ticketsPerOrder,
+    checkout_minutes: spec.pacing.checkoutMinutes,
+    payment_tps: spec.pacing.paymentTps,
+    overbook_factor: spec.pacing.overbookFactor,
+    capacity: seats.length,
+  });
+  await repo.insertPriceLevels(trx, eventId, spec.priceLevels);
+  const perSection = new Map<string, number>();
+  for (const s of seats) perSection.set(s.sectionCode, (perSection.get(s.sectionCode) ?? 0) + 1);
+  await repo.insertSections(
+    trx,
+    eventId,
+    spec.sections.map((s) => ({
+      code: s.code,
+      name: s.name ?? `Section ${s.code}`,
+      priceLevel: s.priceLevel,
+      qualityRank: s.qualityRank,
+      capacity: perSection.get(s.code) ?? 0,
+    })),
+  );
+  await repo.insertSeats(trx, eventId, seats);
+  await repo.insertAudit(trx, { actor, action: 'event.created', eventId, details: { name: spec.name, capacity: seats.length } });
+  return { eventId, listingId, capacity: seats.length };
+}
+
+/** The event, or EVENT_NOT_FOUND. Malformed ids are reported as not found too (field `id`). */
+export async function getEvent(db: Db | Trx, id: string): Promise<OnsaleEvent> {
+  if (!isUuid(id)) throw notFound('EVENT_NOT_FOUND', `no event ${id}`, 'id');
+  const row = await repo.findEvent(db, id);
+  if (!row) throw notFound('EVENT_NOT_FOUND', `no event ${id}`, 'id');
+  return toOnsaleEvent(row);
+}
+
+export async function listEvents(db: Db | Trx): Promise<OnsaleEvent[]> {
+  return (await repo.listEvents(db)).map(toOnsaleEvent);
+}
+
+export async function getSections(db: Db | Trx, eventId: string): Promise<EventSection[]> {
+  return (await repo.findSections(db, eventId)).map((s) => ({
+    code: s.code,
+    name: s.name,
+    kind: s.kind,
+    priceLevel: s.price_level,
+    priceLevelName: s.price_level_name,
+    priceCents: s.price_cents,
+    qualityRank: s.quality_rank,
+    capacity: s.capacity,
+  }));
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (s: string) => UUID.test(s);
+
+export { repo as eventsRepository };

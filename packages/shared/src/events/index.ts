@@ -1,0 +1,5 @@
+export * from './events.schema.js';
+export * from './events.service.js';
+export * from './layout.js';
+export type { FairnessMode, EventRow, SectionRow } from './events.table.js';
+export { insertAudit } from './events.repository.js';
