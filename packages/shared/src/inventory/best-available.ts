@@ -1,0 +1,84 @@
+/** A seat as best-available sees it: where it is and how good it is (lower quality is better). */
+export interface SeatCell {
+  id: number;
+  rowIndex: number;
+  seatNumber: number;
+  quality: number;
+}
+
+/** A contiguous block of seats in one row, and the tier it belongs to. */
+export interface Block {
+  seats: SeatCell[];
+  score: number;
+  tier: number;
+}
+
+/** Centrality bands per row: blocks in the same row and band are "equally good" and are shuffled. */
+const BAND_WIDTH = 20;
+
+/**
+ * Every block of `quantity` adjacent available seats (same row, consecutive seat numbers), ranked best
+ * first: by tier (row, then centrality band), randomized within a tier so that concurrent requests for
+ * the same section land on different blocks. Pure apart from `random`.
+ */
+export function rankBlocks(available: readonly SeatCell[], quantity: number, random: () => number = Math.random): Block[] {
+  if (quantity < 1) return [];
+  const rows = new Map<number, SeatCell[]>();
+  for (const s of available) {
+    const row = rows.get(s.rowIndex);
+    if (row) row.push(s);
+    else rows.set(s.rowIndex, [s]);
+  }
+  const blocks: Block[] = [];
+  for (const [rowIndex, seats] of rows) {
+    seats.sort((a, b) => a.seatNumber - b.seatNumber);
+    let runStart = 0;
+    for (let i = 1; i <= seats.length; i++) {
+      const broken = i === seats.length || seats[i]!.seatNumber !== seats[i - 1]!.seatNumber + 1;
+      if (!broken) continue;
+      for (let s = runStart; s + quantity <= i; s++) {
+        const block = seats.slice(s, s + quantity);
+        const score = block.reduce((acc, x) => acc + x.quality, 0);
+        const meanOffCentre = score / quantity - rowIndex * 100;
+        blocks.push({ seats: block, score, tier: rowIndex * 100 + Math.floor(meanOffCentre / BAND_WIDTH) });
+      }
+      runStart = i;
+    }
+  }
+  // Sort by tier, then shuffle inside each tier (decorate with a random key).
+  const keyed = blocks.map((b) => ({ b, k: random() }));
+  keyed.sort((x, y) => x.b.tier - y.b.tier || x.k - y.k);
+  return keyed.map((x) => x.b);
+}
+
+/**
+ * Picks up to `max` candidate blocks to try in order: best tiers first, never two blocks that share a seat,
+ * so one lost race does not doom the next attempt.
+ */
+export function pickCandidates(ranked: readonly Block[], max: number): Block[] {
+  const used = new Set<number>();
+  const out: Block[] = [];
+  for (const b of ranked) {
+    if (out.length >= max) break;
+    if (b.seats.some((s) => used.has(s.id))) continue;
+    for (const s of b.seats) used.add(s.id);
+    out.push(b);
+  }
+  return out;
+}
+
+/** The longest run of adjacent available seats in any row: tells "sold out" from "not together". */
+export function longestRun(available: readonly SeatCell[]): number {
+  const rows = new Map<number, number[]>();
+  for (const s of available) (rows.get(s.rowIndex) ?? rows.set(s.rowIndex, []).get(s.rowIndex)!).push(s.seatNumber);
+  let best = 0;
+  for (const nums of rows.values()) {
+    nums.sort((a, b) => a - b);
+    let run = 0;
+    for (let i = 0; i < nums.length; i++) {
+      run = i > 0 && nums[i] === nums[i - 1]! + 1 ? run + 1 : 1;
+      best = Math.max(best, run);
+    }
+  }
+  return best;
+}
