@@ -7,7 +7,7 @@ import type {
   PriceLevelsTable,
   SectionsTable,
 } from '../events/events.table.js';
-import type { HoldsTable, SeatsTable } from '../inventory/inventory.table.js';
+import type { HoldsTable, InventoryReconciliationsTable, SeatsTable } from '../inventory/inventory.table.js';
 
 /** Every table of the system of record, as Kysely sees it. */
 export interface Database {
@@ -21,4 +21,5 @@ export interface Database {
   checkout_attempts: CheckoutAttemptsTable;
   orders: OrdersTable;
   audit_log: AuditLogTable;
+  inventory_reconciliations: InventoryReconciliationsTable;
 }

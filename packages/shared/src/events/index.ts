@@ -3,3 +3,4 @@ export * from './events.service.js';
 export * from './layout.js';
 export type { FairnessMode, EventRow, SectionRow } from './events.table.js';
 export { insertAudit } from './events.repository.js';
+export { EventCache, type CachedEvent } from './event-cache.js';

@@ -32,3 +32,15 @@ export interface HoldsTable {
 
 export type SeatRow = Selectable<SeatsTable>;
 export type HoldRow = Selectable<HoldsTable>;
+
+export interface InventoryReconciliationsTable {
+  event_id: string;
+  checked_at: Date;
+  capacity: number;
+  available: number;
+  held: number;
+  sold: number;
+  drift: number;
+  order_drift: number;
+  expired_swept: number;
+}

@@ -167,6 +167,20 @@ export async function up(db: Kysely<any>): Promise<void> {
     .columns(['event_id', 'instrument_fingerprint'])
     .execute();
 
+  // Latest result of the inventory reconciliation job per event (exported as metrics).
+  await db.schema
+    .createTable('inventory_reconciliations')
+    .addColumn('event_id', 'uuid', (c) => c.primaryKey().references('events.id').onDelete('cascade'))
+    .addColumn('checked_at', 'timestamptz', (c) => c.notNull())
+    .addColumn('capacity', 'integer', (c) => c.notNull())
+    .addColumn('available', 'integer', (c) => c.notNull())
+    .addColumn('held', 'integer', (c) => c.notNull())
+    .addColumn('sold', 'integer', (c) => c.notNull())
+    .addColumn('drift', 'integer', (c) => c.notNull())
+    .addColumn('order_drift', 'integer', (c) => c.notNull())
+    .addColumn('expired_swept', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
+
   await db.schema
     .createTable('audit_log')
     .addColumn('id', 'bigint', (c) => c.primaryKey().generatedAlwaysAsIdentity())
@@ -180,7 +194,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const t of ['audit_log', 'orders', 'checkout_attempts', 'holds', 'seats', 'sections', 'price_levels', 'events', 'listings', 'accounts']) {
+  for (const t of ['audit_log', 'inventory_reconciliations', 'orders', 'checkout_attempts', 'holds', 'seats', 'sections', 'price_levels', 'events', 'listings', 'accounts']) {
     await db.schema.dropTable(t).ifExists().cascade().execute();
   }
 }

@@ -1,0 +1,67 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Db } from '@onsale/shared/db';
+import { createMetrics, type Metrics } from '@onsale/shared/metrics';
+import { CheckoutService, SimulatedPaymentGateway, type PaymentProvider } from '@onsale/shared/checkout';
+import { EventCache } from '@onsale/shared/events';
+import { HoldService, SeatmapCache } from '@onsale/shared/inventory';
+import type { StoreApiConfig } from './env.js';
+import { installErrorHandling } from './errors.js';
+import { authPlugin } from './plugins/auth.js';
+import { metricsPlugin } from './plugins/metrics.js';
+import { healthRoutes } from './routes/health/index.js';
+import { devAuthRoutes } from './routes/auth/index.js';
+import { eventRoutes } from './routes/events/index.js';
+import { holdRoutes } from './routes/holds/index.js';
+
+export interface StoreApiDeps {
+  db: Db;
+  config: StoreApiConfig;
+  payments?: PaymentProvider;
+  metrics?: Metrics;
+}
+
+/** Builds the fan-facing store API. Tests import this; `server.ts` only adds listening and shutdown. */
+export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifyServerOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false, ...serverOptions }).withTypeProvider<ZodTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  installErrorHandling(app);
+
+  const metrics = deps.metrics ?? createMetrics({ defaultMetrics: true });
+  const payments =
+    deps.payments ??
+    new SimulatedPaymentGateway({
+      tps: deps.config.payment.tps,
+      latencyMs: deps.config.payment.latencyMs,
+      failureRate: deps.config.payment.failureRate,
+    });
+
+  app.addHook('onRoute', (route) => {
+    // The docs are public pages; everything else is decided by the route's own config.
+    if (route.url.startsWith('/docs')) route.config = { ...(route.config ?? {}), public: true };
+  });
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Onsale store API', version: '0.1.0', description: 'Fan-facing API: events, holds, checkout.' },
+      components: { securitySchemes: { account: { type: 'http', scheme: 'bearer' } } },
+      security: [{ account: [] }],
+    },
+    transform: jsonSchemaTransform,
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
+
+  await app.register(metricsPlugin, { metrics });
+  await app.register(authPlugin, { secret: deps.config.authSecret });
+  await app.register(healthRoutes, { db: deps.db });
+  if (deps.config.devAuth) await app.register(devAuthRoutes, { db: deps.db });
+  const events = new EventCache(deps.db);
+  const seatmap = new SeatmapCache(deps.db);
+  const holds = new HoldService({ db: deps.db, events, seatmap, metrics });
+  const checkout = new CheckoutService({ db: deps.db, payments, events, metrics });
+  await app.register(eventRoutes, { db: deps.db, events, seatmap });
+  await app.register(holdRoutes, { db: deps.db, holds, checkout });
+  return app;
+}

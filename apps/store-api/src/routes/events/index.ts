@@ -1,0 +1,79 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { Db } from '@onsale/shared/db';
+import { EventCache, fairnessModes } from '@onsale/shared/events';
+import { SeatmapCache } from '@onsale/shared/inventory';
+import { errorSchema } from '../schemas.js';
+
+const params = z.object({ id: z.string().max(64) });
+
+const eventPage = z.object({
+  id: z.string(),
+  listingId: z.string(),
+  name: z.string(),
+  venueName: z.string(),
+  startsAt: z.string(),
+  onsaleAt: z.string(),
+  seatPickingOpensAt: z.string(),
+  fairnessMode: z.enum(fairnessModes),
+  perAccountSeatLimit: z.number(),
+  holdTtlSeconds: z.number(),
+  holdExtensionSeconds: z.number(),
+  capacity: z.number(),
+  sections: z.array(z.object({ code: z.string(), name: z.string(), priceLevel: z.string(), priceLevelName: z.string(), priceCents: z.number(), capacity: z.number() })),
+});
+
+const seatmapSchema = z.object({
+  eventId: z.string(),
+  generatedAt: z.string(),
+  sections: z.array(
+    z.object({ code: z.string(), name: z.string(), priceLevel: z.string(), priceCents: z.number(), capacity: z.number(), available: z.number(), held: z.number(), sold: z.number() }),
+  ),
+});
+
+/** Public, cacheable reads: the event page (ETag) and the seat map (1-2 s stale by design). */
+export const eventRoutes: FastifyPluginAsyncZod<{ db: Db; events: EventCache; seatmap: SeatmapCache }> = async (app, { events, seatmap }) => {
+  app.get(
+    '/events/:id',
+    {
+      config: { public: true },
+      schema: { tags: ['events'], summary: 'Event page', security: [], params, response: { 200: eventPage, 304: z.null(), 404: errorSchema } },
+    },
+    async (req, reply) => {
+      const { event, sections } = await events.get(req.params.id);
+      const etag = `"${createHash('sha1').update(`${event.id}:${event.version}:${event.updatedAt.getTime()}`).digest('hex').slice(0, 20)}"`;
+      reply.header('cache-control', 'public, max-age=5, stale-while-revalidate=30').header('etag', etag);
+      if (req.headers['if-none-match'] === etag) return reply.status(304).send(null);
+      return {
+        id: event.id,
+        listingId: event.listingId,
+        name: event.name,
+        venueName: event.venueName,
+        startsAt: event.startsAt.toISOString(),
+        onsaleAt: event.onsaleAt.toISOString(),
+        seatPickingOpensAt: event.seatPickingOpensAt.toISOString(),
+        fairnessMode: event.fairnessMode,
+        perAccountSeatLimit: event.perAccountSeatLimit,
+        holdTtlSeconds: event.holdTtlSeconds,
+        holdExtensionSeconds: event.holdExtensionSeconds,
+        capacity: event.capacity,
+        sections: [...sections.values()].map((s) => ({ code: s.code, name: s.name, priceLevel: s.priceLevel, priceLevelName: s.priceLevelName, priceCents: s.priceCents, capacity: s.capacity })),
+      };
+    },
+  );
+
+  app.get(
+    '/events/:id/seatmap',
+    {
+      config: { public: true },
+      schema: { tags: ['events'], summary: 'Section availability (served from a 1-2 s cache)', security: [], params, response: { 200: seatmapSchema, 404: errorSchema } },
+    },
+    async (req, reply) => {
+      const { sections } = await events.get(req.params.id);
+      const map = await seatmap.get(req.params.id, sections);
+      reply.header('cache-control', 'public, max-age=1');
+      return { eventId: map.eventId, generatedAt: map.generatedAt.toISOString(), sections: map.sections };
+    },
+  );
+};

@@ -1,0 +1,92 @@
+import { z } from 'zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { Db } from '@onsale/shared/db';
+import { holdRequestSchema, toHoldRequest, type Hold, type HoldService } from '@onsale/shared/inventory';
+import { checkoutRequestSchema, idempotencyKeySchema, type CheckoutService } from '@onsale/shared/checkout';
+import { errorResponses, errorSchema, holdSchema } from '../schemas.js';
+
+const toBody = (h: Hold) => ({ ...h, expiresAt: h.expiresAt.toISOString() });
+const holdParams = z.object({ id: z.string().max(64) });
+
+/** Holds and checkout. Every route here needs the fan's account token (the auth hook). */
+export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; checkout: CheckoutService }> = async (app, { db, holds, checkout }) => {
+  app.post(
+    '/events/:id/holds',
+    {
+      schema: {
+        tags: ['holds'],
+        summary: 'Hold seats: best available in a section, or exact seats once seat picking is open',
+        params: z.object({ id: z.string().max(64) }),
+        body: holdRequestSchema,
+        response: { 201: holdSchema, ...errorResponses },
+      },
+    },
+    async (req, reply) => {
+      const hold = await db.transaction().execute((trx) => holds.create(trx, req.accountId, req.params.id, toHoldRequest(req.body)));
+      return reply.status(201).send(toBody(hold));
+    },
+  );
+
+  app.get(
+    '/holds/:id',
+    { schema: { tags: ['holds'], summary: 'A hold of yours, with read-time expiry applied', params: holdParams, response: { 200: holdSchema, ...errorResponses } } },
+    async (req) => toBody(await holds.get(db, req.accountId, req.params.id)),
+  );
+
+  app.post(
+    '/holds/:id/extend',
+    {
+      schema: {
+        tags: ['holds'],
+        summary: 'The single extension, when payment starts',
+        params: holdParams,
+        response: { 200: z.object({ holdId: z.string(), expiresAt: z.string() }), ...errorResponses },
+      },
+    },
+    async (req) => {
+      const hold = await db.transaction().execute((trx) => holds.extend(trx, req.accountId, req.params.id));
+      return { holdId: hold.holdId, expiresAt: hold.expiresAt.toISOString() };
+    },
+  );
+
+  app.delete(
+    '/holds/:id',
+    {
+      schema: {
+        tags: ['holds'],
+        summary: 'Release a hold (its seats go back on sale at once)',
+        params: holdParams,
+        response: { 200: z.object({ holdId: z.string(), status: z.enum(['HELD', 'PAYING', 'PURCHASED', 'RELEASED', 'EXPIRED']) }), ...errorResponses },
+      },
+    },
+    async (req) => {
+      const hold = await db.transaction().execute((trx) => holds.release(trx, req.accountId, req.params.id));
+      return { holdId: hold.holdId, status: hold.status };
+    },
+  );
+
+  app.post(
+    '/holds/:id/checkout',
+    {
+      schema: {
+        tags: ['checkout'],
+        summary: 'Pay for a hold. Idempotent per Idempotency-Key: retries return the same order, never a second charge',
+        params: holdParams,
+        headers: z.object({ 'idempotency-key': idempotencyKeySchema }),
+        body: checkoutRequestSchema,
+        response: {
+          200: z.object({ orderId: z.string(), holdId: z.string(), status: z.literal('CONFIRMED'), amountCents: z.number(), seatCount: z.number() }),
+          ...errorResponses,
+          402: errorSchema,
+          422: errorSchema,
+          503: errorSchema,
+        },
+      },
+    },
+    async (req, reply) => {
+      const r = await checkout.checkout(req.accountId, req.params.id, req.headers['idempotency-key'], req.body);
+      if (r.replayed) reply.header('idempotent-replayed', 'true');
+      return { orderId: r.orderId, holdId: r.holdId, status: r.status, amountCents: r.amountCents, seatCount: r.seatCount };
+    },
+  );
+};

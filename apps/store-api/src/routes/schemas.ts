@@ -1,0 +1,26 @@
+import { z } from 'zod';
+
+/** The error shape every route answers with. */
+export const errorSchema = z.object({ error: z.string(), message: z.string(), field: z.string().optional() }).passthrough();
+
+export const heldSeatSchema = z.object({ id: z.number(), section: z.string(), row: z.string(), number: z.number(), priceCents: z.number() });
+
+export const holdSchema = z.object({
+  holdId: z.string(),
+  eventId: z.string(),
+  status: z.enum(['HELD', 'PAYING', 'PURCHASED', 'RELEASED', 'EXPIRED']),
+  seats: z.array(heldSeatSchema),
+  quantity: z.number(),
+  amountCents: z.number(),
+  expiresAt: z.string(),
+  extended: z.boolean(),
+});
+
+export const errorResponses = {
+  400: errorSchema,
+  401: errorSchema,
+  403: errorSchema,
+  404: errorSchema,
+  409: errorSchema,
+  410: errorSchema,
+} as const;

@@ -1,0 +1,17 @@
+import { createDb } from '@onsale/shared/db';
+import { buildStoreApi } from './app.js';
+import { loadStoreApiConfig } from './env.js';
+
+// Standalone store API process: logger, timeouts and graceful shutdown only.
+const config = loadStoreApiConfig();
+if (!config.databaseUrl) throw new Error('DATABASE_URL is required (or use `npm start`, which provides one)');
+const db = createDb(config.databaseUrl, { max: config.dbPoolMax, applicationName: 'store-api' });
+const app = await buildStoreApi({ db, config }, { logger: { level: 'info' }, connectionTimeout: 10_000, requestTimeout: 15_000 });
+await app.listen({ port: config.port, host: config.host });
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, async () => {
+    await app.close();
+    await db.destroy();
+    process.exit(0);
+  });
+}

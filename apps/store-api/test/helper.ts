@@ -1,0 +1,87 @@
+import type { FastifyInstance } from 'fastify';
+import { inject } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
+import { createEvent, parseEventFile, type EventFile } from '@onsale/shared/events';
+import { getInventoryCounts } from '@onsale/shared/inventory';
+import { SimulatedPaymentGateway } from '@onsale/shared/checkout';
+import { sql } from '@onsale/shared/db';
+import { buildStoreApi } from '../src/app.js';
+import { loadStoreApiConfig } from '../src/env.js';
+
+export interface TestApp {
+  t: TestDatabase;
+  app: FastifyInstance;
+  payments: SimulatedPaymentGateway;
+  close(): Promise<void>;
+}
+
+/** A store API on its own fresh, migrated, real PostgreSQL database. */
+export async function setupApp(opts: { poolMax?: number; paymentLatencyMs?: number } = {}): Promise<TestApp> {
+  const t = await createTestDatabase(inject('templateDatabaseUrl'), { max: opts.poolMax ?? 40 });
+  const config = loadStoreApiConfig({ NODE_ENV: 'test', DEV_AUTH: 'true' });
+  const payments = new SimulatedPaymentGateway({ tps: 10_000, latencyMs: opts.paymentLatencyMs ?? 5, failureRate: 0 });
+  const app = await buildStoreApi({ db: t.db, config, payments });
+  await app.ready();
+  return {
+    t,
+    app,
+    payments,
+    async close() {
+      await app.close();
+      await t.drop();
+    },
+  };
+}
+
+const hourAgo = () => new Date(Date.now() - 3600_000).toISOString();
+const nextMonth = () => new Date(Date.now() + 30 * 86400_000).toISOString();
+
+/** A small event already on sale: section A (rows x seats), B and C; best-available only for the next 30 min. */
+export function eventFile(over: Partial<EventFile> = {}): EventFile {
+  return {
+    name: 'Test Night',
+    venueName: 'Test Hall',
+    startsAt: nextMonth(),
+    onsaleAt: hourAgo(),
+    seatPickingOpensAfterMinutes: 120,
+    priceLevels: [
+      { code: 'P1', name: 'Front', priceCents: 12_000 },
+      { code: 'P2', name: 'Back', priceCents: 6_000 },
+    ],
+    sections: [
+      { code: 'A', priceLevel: 'P1', qualityRank: 1, rowCount: 15, seatsPerRow: 20 },
+      { code: 'B', priceLevel: 'P1', qualityRank: 2, rowCount: 5, seatsPerRow: 10 },
+      { code: 'C', priceLevel: 'P2', qualityRank: 3, rowCount: 5, seatsPerRow: 10 },
+    ],
+    ...over,
+  };
+}
+
+export async function makeEvent(t: TestDatabase, over: Partial<EventFile> = {}) {
+  return t.db.transaction().execute((trx) => createEvent(trx, parseEventFile(eventFile(over))));
+}
+
+export async function login(app: FastifyInstance, accountId: string): Promise<string> {
+  const r = await app.inject({ method: 'POST', url: '/auth/dev-login', payload: { accountId } });
+  if (r.statusCode !== 200) throw new Error(`login failed ${r.statusCode} ${r.body}`);
+  return r.json().token;
+}
+
+export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/**
+ * The invariants after any scenario: available + held + sold = capacity; held seats = seats of live holds;
+ * sold seats = seats of confirmed orders; no seat belongs to two holds.
+ */
+export async function checkInvariants(t: TestDatabase, eventId: string, capacity: number) {
+  const counts = await getInventoryCounts(t.db, eventId, capacity);
+  const { rows } = await sql<{ live: number; ordered: number; heldseats: number; soldseats: number; holdseatmismatch: number }>`
+    SELECT
+      (SELECT coalesce(sum(quantity), 0) FROM holds WHERE event_id = ${eventId} AND status IN ('HELD','PAYING') AND expires_at > now())::int AS live,
+      (SELECT coalesce(sum(seat_count), 0) FROM orders WHERE event_id = ${eventId} AND status = 'CONFIRMED')::int AS ordered,
+      (SELECT count(*) FROM seats WHERE event_id = ${eventId} AND status = 'HELD' AND expires_at > now())::int AS heldseats,
+      (SELECT count(*) FROM seats WHERE event_id = ${eventId} AND status = 'SOLD')::int AS soldseats,
+      (SELECT count(*) FROM holds h WHERE h.event_id = ${eventId} AND (h.status = 'PURCHASED' OR (h.status IN ('HELD','PAYING') AND h.expires_at > now()))
+         AND h.quantity <> (SELECT count(*) FROM seats s WHERE s.hold_id = h.id))::int AS holdseatmismatch`.execute(t.db);
+  return { counts, ...rows[0]! };
+}

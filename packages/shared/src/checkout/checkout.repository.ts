@@ -1,0 +1,88 @@
+import { sql } from 'kysely';
+import type { Db, Trx } from '../db/connect.js';
+
+export function findAttempt(db: Db | Trx, accountId: string, key: string) {
+  return db.selectFrom('checkout_attempts').selectAll().where('account_id', '=', accountId).where('idempotency_key', '=', key).executeTakeFirst();
+}
+
+export async function insertAttempt(
+  trx: Trx,
+  a: { accountId: string; key: string; holdId: string; requestHash: string; instrument: string; seatCount: number },
+) {
+  await trx
+    .insertInto('checkout_attempts')
+    .values({
+      account_id: a.accountId,
+      idempotency_key: a.key,
+      hold_id: a.holdId,
+      request_hash: a.requestHash,
+      instrument_fingerprint: a.instrument,
+      seat_count: a.seatCount,
+    })
+    .execute();
+}
+
+export async function finishAttempt(trx: Trx, accountId: string, key: string, f: { status: 'SUCCEEDED' | 'FAILED'; orderId?: string; errorCode?: string }) {
+  await sql`UPDATE checkout_attempts SET status = ${f.status}, order_id = ${f.orderId ?? null}, error_code = ${f.errorCode ?? null}, updated_at = now()
+            WHERE account_id = ${accountId} AND idempotency_key = ${key}`.execute(trx);
+}
+
+export async function deleteAttempt(trx: Trx, accountId: string, key: string) {
+  await trx.deleteFrom('checkout_attempts').where('account_id', '=', accountId).where('idempotency_key', '=', key).execute();
+}
+
+/** Seats bought (confirmed orders) or being paid for (pending attempts) with one instrument, for an event. */
+export async function seatsOfInstrument(trx: Trx, eventId: string, fingerprint: string): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    SELECT coalesce((SELECT sum(seat_count) FROM orders
+                     WHERE event_id = ${eventId} AND instrument_fingerprint = ${fingerprint} AND status = 'CONFIRMED'), 0)
+         + coalesce((SELECT sum(a.seat_count) FROM checkout_attempts a JOIN holds h ON h.id = a.hold_id
+                     WHERE h.event_id = ${eventId} AND a.instrument_fingerprint = ${fingerprint} AND a.status = 'PENDING'), 0) AS n`.execute(trx);
+  return rows[0]?.n ?? 0;
+}
+
+/**
+ * The conditional transition HELD -> SOLD for every seat of the hold, all or nothing: if any seat is no longer
+ * the hold's, nothing moves. Returns how many seats moved (0 or `quantity`).
+ */
+export async function sellHoldSeats(trx: Trx, holdId: string, quantity: number): Promise<number> {
+  const { rows } = await sql<{ id: number }>`
+    WITH mine AS (SELECT event_id, id FROM seats WHERE hold_id = ${holdId} AND status = 'HELD' FOR UPDATE)
+    UPDATE seats s SET status = 'SOLD', expires_at = NULL, version = s.version + 1
+    FROM mine WHERE s.event_id = mine.event_id AND s.id = mine.id AND (SELECT count(*) FROM mine) = ${quantity}
+    RETURNING s.id`.execute(trx);
+  return rows.length;
+}
+
+export async function insertOrder(
+  trx: Trx,
+  o: { holdId: string; eventId: string; accountId: string; key: string; seatCount: number; amountCents: number; instrument: string; reference: string },
+): Promise<string> {
+  const r = await trx
+    .insertInto('orders')
+    .values({
+      hold_id: o.holdId,
+      event_id: o.eventId,
+      account_id: o.accountId,
+      idempotency_key: o.key,
+      seat_count: o.seatCount,
+      amount_cents: o.amountCents,
+      instrument_fingerprint: o.instrument,
+      payment_reference: o.reference,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return r.id;
+}
+
+export function findOrder(db: Db | Trx, id: string) {
+  return db.selectFrom('orders').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function findOrderByHold(db: Db | Trx, holdId: string) {
+  return db.selectFrom('orders').selectAll().where('hold_id', '=', holdId).executeTakeFirst();
+}
+
+export async function setHoldStatus(trx: Trx, holdId: string, status: 'HELD' | 'PAYING' | 'PURCHASED') {
+  await sql`UPDATE holds SET status = ${status}, updated_at = now() WHERE id = ${holdId}`.execute(trx);
+}

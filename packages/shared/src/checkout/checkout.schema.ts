@@ -1,0 +1,32 @@
+import { z } from 'zod';
+
+const luhn = (digits: string) => {
+  let sum = 0;
+  for (let i = 0; i < digits.length; i++) {
+    let d = Number(digits[digits.length - 1 - i]);
+    if (i % 2 === 1) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+  }
+  return sum % 10 === 0;
+};
+
+export const checkoutRequestSchema = z.strictObject({
+  payment: z.strictObject({
+    instrument: z.strictObject({
+      type: z.literal('card'),
+      number: z
+        .string()
+        .regex(/^\d{12,19}$/, 'card number must be 12-19 digits')
+        .refine(luhn, 'card number fails the Luhn check'),
+      expMonth: z.number().int().min(1).max(12).optional(),
+      expYear: z.number().int().min(2000).max(2100).optional(),
+    }),
+  }),
+});
+export type CheckoutRequest = z.infer<typeof checkoutRequestSchema>;
+
+/** Idempotency-Key header: one per checkout attempt, chosen by the client (a UUID is typical). */
+export const idempotencyKeySchema = z.string().regex(/^[\x21-\x7e]{8,255}$/, '8-255 visible ASCII characters');

@@ -1,0 +1,182 @@
+import { createHash } from 'node:crypto';
+import type { Db } from '../db/connect.js';
+import { DomainError, notFound } from '../errors.js';
+import type { EventCache } from '../events/event-cache.js';
+import { isUuid } from '../events/events.service.js';
+import * as holds from '../inventory/holds.repository.js';
+import type { Metrics } from '../metrics/index.js';
+import * as repo from './checkout.repository.js';
+import type { CheckoutRequest } from './checkout.schema.js';
+import type { PaymentProvider } from './payment.js';
+
+export interface CheckoutResult {
+  orderId: string;
+  holdId: string;
+  status: 'CONFIRMED';
+  amountCents: number;
+  seatCount: number;
+  /** True when this answer is a replay of an earlier request with the same Idempotency-Key. */
+  replayed: boolean;
+}
+
+export interface CheckoutDeps {
+  db: Db;
+  payments: PaymentProvider;
+  events: EventCache;
+  metrics?: Metrics;
+  /** While a payment is in flight the hold cannot lapse for at least this long (longer than any gateway call). */
+  paymentWindowSeconds?: number;
+  currency?: string;
+}
+
+/** A card is identified by a one-way fingerprint; the number itself is never stored. */
+export const instrumentFingerprint = (number: string) => createHash('sha256').update(`card:${number}`).digest('hex').slice(0, 32);
+
+/**
+ * Checkout: idempotent per (account, Idempotency-Key), one order per hold, per-instrument limit. Three short
+ * transactions around the payment call, so no database transaction waits on the gateway:
+ *   1. lock the hold, record the attempt PENDING, mark the hold PAYING and keep it from lapsing;
+ *   2. charge with the same idempotency key;
+ *   3. HELD -> SOLD for exactly the hold's seats plus the order (unique per hold), or back to HELD.
+ * A concurrent or retried request with the same key waits for, then returns, the first one's answer.
+ */
+export class CheckoutService {
+  private readonly windowSeconds: number;
+  constructor(private readonly deps: CheckoutDeps) {
+    this.windowSeconds = deps.paymentWindowSeconds ?? 120;
+  }
+
+  async checkout(accountId: string, holdId: string, idempotencyKey: string, req: CheckoutRequest): Promise<CheckoutResult> {
+    if (!isUuid(holdId)) throw notFound('HOLD_NOT_FOUND', `no hold ${holdId}`, 'id');
+    const fingerprint = instrumentFingerprint(req.payment.instrument.number);
+    const requestHash = createHash('sha256').update(JSON.stringify({ holdId, fingerprint })).digest('hex');
+    const { db } = this.deps;
+
+    const begun = await db.transaction().execute(async (trx) => {
+      const hold = await holds.lockHold(trx, holdId);
+      if (!hold) throw notFound('HOLD_NOT_FOUND', `no hold ${holdId}`, 'id');
+      if (hold.account_id !== accountId) throw new DomainError('forbidden', 'HOLD_NOT_OWNED', 'this hold belongs to another account', { field: 'id' });
+
+      const prior = await repo.findAttempt(trx, accountId, idempotencyKey);
+      if (prior) {
+        if (prior.request_hash !== requestHash)
+          throw new DomainError('invalid', 'IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for a different request', { field: 'idempotency-key' });
+        return { kind: 'replay' as const };
+      }
+      if (hold.status === 'PURCHASED') {
+        const order = await repo.findOrderByHold(trx, holdId);
+        throw new DomainError('conflict', 'HOLD_PURCHASED', 'this hold has already been paid for', { orderId: order?.id });
+      }
+      if (hold.status === 'PAYING') throw new DomainError('conflict', 'CHECKOUT_IN_PROGRESS', 'a payment for this hold is in progress under another key');
+      if (hold.status === 'RELEASED') throw new DomainError('conflict', 'HOLD_RELEASED', 'this hold was released');
+      const now = await holds.dbNow(trx);
+      if (hold.status === 'EXPIRED' || hold.expires_at.getTime() <= now.getTime())
+        throw new DomainError('gone', 'HOLD_EXPIRED', 'this hold has expired; its seats are back on sale');
+
+      const { event } = await this.deps.events.get(hold.event_id);
+      await holds.lockKey(trx, 'instrument', hold.event_id, fingerprint);
+      const used = await repo.seatsOfInstrument(trx, hold.event_id, fingerprint);
+      if (used + hold.quantity > event.perInstrumentSeatLimit)
+        throw new DomainError('limit', 'INSTRUMENT_LIMIT_EXCEEDED', `this payment card already has ${used} of ${event.perInstrumentSeatLimit} seats for this event`, {
+          field: 'payment.instrument',
+          limit: event.perInstrumentSeatLimit,
+          current: used,
+        });
+
+      const seats = await holds.seatsOfHold(trx, holdId);
+      await repo.insertAttempt(trx, { accountId, key: idempotencyKey, holdId, requestHash, instrument: fingerprint, seatCount: hold.quantity });
+      const floor = new Date(now.getTime() + this.windowSeconds * 1000);
+      const originalExpiry = hold.expires_at;
+      await holds.setHoldExpiry(trx, holdId, floor > hold.expires_at ? floor : 'keep', { status: 'PAYING' });
+      return {
+        kind: 'new' as const,
+        eventId: hold.event_id,
+        quantity: hold.quantity,
+        originalExpiry,
+        amountCents: seats.reduce((a, s) => a + s.priceCents, 0),
+      };
+    });
+
+    if (begun.kind === 'replay') return this.awaitAttempt(accountId, idempotencyKey);
+
+    const result = await this.deps.payments
+      .charge({
+        idempotencyKey: `${accountId}:${idempotencyKey}`,
+        amountCents: begun.amountCents,
+        currency: this.deps.currency ?? 'USD',
+        instrument: req.payment.instrument,
+      })
+      .catch((e: unknown) => ({ status: 'error' as const, error: e }));
+    this.deps.metrics?.paymentAttempts.inc({ result: result.status });
+
+    // The transaction returns a refusal rather than throwing it, so what it recorded is committed.
+    const outcome = await db.transaction().execute(async (trx): Promise<CheckoutResult | DomainError> => {
+      await holds.lockHold(trx, holdId);
+      const restore = async () => {
+        await repo.setHoldStatus(trx, holdId, 'HELD');
+        await holds.setHoldExpiry(trx, holdId, begun.originalExpiry);
+      };
+      if (result.status === 'rate_limited' || result.status === 'error') {
+        // Nothing was charged: forget the attempt so the same key can be retried.
+        await repo.deleteAttempt(trx, accountId, idempotencyKey);
+        await restore();
+        this.deps.metrics?.checkouts.inc({ event: begun.eventId, result: 'gateway_unavailable' });
+        return new DomainError('unavailable', 'PAYMENT_GATEWAY_BUSY', 'the payment provider is busy; retry with the same Idempotency-Key', {
+          retryAfterSeconds: result.status === 'rate_limited' ? result.retryAfterSeconds : 2,
+        });
+      }
+      if (result.status === 'declined') {
+        await repo.finishAttempt(trx, accountId, idempotencyKey, { status: 'FAILED', errorCode: 'PAYMENT_DECLINED' });
+        await restore();
+        this.deps.metrics?.checkouts.inc({ event: begun.eventId, result: 'declined' });
+        return declined();
+      }
+      const sold = await repo.sellHoldSeats(trx, holdId, begun.quantity);
+      if (sold !== begun.quantity) {
+        // Only reachable if the payment outlived the payment window: never keep money for seats we cannot give.
+        await this.deps.payments.refund(result.reference);
+        await repo.finishAttempt(trx, accountId, idempotencyKey, { status: 'FAILED', errorCode: 'HOLD_EXPIRED' });
+        await repo.setHoldStatus(trx, holdId, 'HELD');
+        this.deps.metrics?.holdExpiredDuringPayment.inc();
+        return lapsedDuringPayment();
+      }
+      const orderId = await repo.insertOrder(trx, {
+        holdId,
+        eventId: begun.eventId,
+        accountId,
+        key: idempotencyKey,
+        seatCount: sold,
+        amountCents: begun.amountCents,
+        instrument: fingerprint,
+        reference: result.reference,
+      });
+      await repo.setHoldStatus(trx, holdId, 'PURCHASED');
+      await repo.finishAttempt(trx, accountId, idempotencyKey, { status: 'SUCCEEDED', orderId });
+      this.deps.metrics?.checkouts.inc({ event: begun.eventId, result: 'confirmed' });
+      return { orderId, holdId, status: 'CONFIRMED' as const, amountCents: begun.amountCents, seatCount: sold, replayed: false };
+    });
+    if (outcome instanceof DomainError) throw outcome;
+    return outcome;
+  }
+
+  /** Waits for the attempt under this key to finish, then answers exactly what it answered. */
+  private async awaitAttempt(accountId: string, key: string, timeoutMs = 30_000): Promise<CheckoutResult> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const a = await repo.findAttempt(this.deps.db, accountId, key);
+      if (!a) throw new DomainError('unavailable', 'PAYMENT_GATEWAY_BUSY', 'the payment provider is busy; retry with the same Idempotency-Key', { retryAfterSeconds: 1 });
+      if (a.status === 'SUCCEEDED') {
+        const order = await repo.findOrder(this.deps.db, a.order_id!);
+        return { orderId: order!.id, holdId: order!.hold_id, status: 'CONFIRMED', amountCents: order!.amount_cents, seatCount: order!.seat_count, replayed: true };
+      }
+      if (a.status === 'FAILED') throw a.error_code === 'HOLD_EXPIRED' ? lapsedDuringPayment() : declined();
+      if (Date.now() > deadline)
+        throw new DomainError('conflict', 'CHECKOUT_IN_PROGRESS', 'the first request with this Idempotency-Key is still being processed', { retryAfterSeconds: 2 });
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+const lapsedDuringPayment = () =>
+  new DomainError('gone', 'HOLD_EXPIRED', 'the hold lapsed while the payment was in flight; the charge was refunded');
+const declined = () => new DomainError('payment', 'PAYMENT_DECLINED', 'the payment was declined; try another card', { field: 'payment.instrument' });

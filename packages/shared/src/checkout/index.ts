@@ -1,0 +1,3 @@
+export * from './payment.js';
+export * from './checkout.schema.js';
+export * from './checkout.service.js';

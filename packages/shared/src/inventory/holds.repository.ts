@@ -1,0 +1,100 @@
+import { sql } from 'kysely';
+import type { Db, Trx } from '../db/connect.js';
+import type { SeatCell } from './best-available.js';
+
+/** Seats of a section that are available now (AVAILABLE, or HELD with a passed expiry). */
+export async function findAvailableSeats(db: Db | Trx, eventId: string, sectionCode: string): Promise<SeatCell[]> {
+  const { rows } = await sql<SeatCell>`
+    SELECT id, row_index AS "rowIndex", seat_number AS "seatNumber", quality
+    FROM seats
+    WHERE event_id = ${eventId} AND section_code = ${sectionCode}
+      AND (status = 'AVAILABLE' OR (status = 'HELD' AND expires_at <= now()))`.execute(db);
+  return rows;
+}
+
+/** Serializes the limit check of one key (account or payment instrument) within an event, until commit. */
+export async function lockKey(trx: Trx, scope: string, eventId: string, key: string): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${scope}:${eventId}:${key}`}, 0))`.execute(trx);
+}
+
+/** Seats an account has in live holds (held or paying, not expired) plus in confirmed orders, for an event. */
+export async function seatsOfAccount(trx: Trx, eventId: string, accountId: string): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    SELECT coalesce((SELECT sum(quantity) FROM holds
+                     WHERE event_id = ${eventId} AND account_id = ${accountId}
+                       AND status IN ('HELD', 'PAYING') AND expires_at > now()), 0)
+         + coalesce((SELECT sum(seat_count) FROM orders
+                     WHERE event_id = ${eventId} AND account_id = ${accountId} AND status = 'CONFIRMED'), 0) AS n`.execute(trx);
+  return rows[0]?.n ?? 0;
+}
+
+/**
+ * The conditional write of a hold: takes the given seats only where each is available now. Returns the ids
+ * it took; fewer than asked means a concurrent writer won a seat (the caller rolls back to its savepoint).
+ */
+export async function takeSeats(trx: Trx, eventId: string, seatIds: number[], holdId: string, ttlSeconds: number): Promise<number[]> {
+  const { rows } = await sql<{ id: number }>`
+    UPDATE seats SET status = 'HELD', hold_id = ${holdId}, expires_at = now() + make_interval(secs => ${ttlSeconds}),
+                     version = version + 1
+    WHERE event_id = ${eventId} AND id = ANY(${seatIds}::bigint[])
+      AND (status = 'AVAILABLE' OR (status = 'HELD' AND expires_at <= now()))
+    RETURNING id`.execute(trx);
+  return rows.map((r) => r.id);
+}
+
+export async function insertHold(
+  trx: Trx,
+  h: { id: string; eventId: string; accountId: string; sectionCode: string | null; quantity: number; ttlSeconds: number },
+): Promise<{ expires_at: Date }> {
+  const { rows } = await sql<{ expires_at: Date }>`
+    INSERT INTO holds (id, event_id, account_id, section_code, quantity, expires_at)
+    VALUES (${h.id}, ${h.eventId}, ${h.accountId}, ${h.sectionCode}, ${h.quantity}, now() + make_interval(secs => ${h.ttlSeconds}))
+    RETURNING expires_at`.execute(trx);
+  return rows[0]!;
+}
+
+export function findHold(db: Db | Trx, id: string) {
+  return db.selectFrom('holds').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function lockHold(trx: Trx, id: string) {
+  return trx.selectFrom('holds').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+export async function seatsOfHold(db: Db | Trx, holdId: string) {
+  const { rows } = await sql<{ id: number; section: string; row: string; number: number; priceCents: number }>`
+    SELECT s.id, s.section_code AS section, s.row_label AS row, s.seat_number AS number, p.price_cents AS "priceCents"
+    FROM seats s
+    JOIN sections c ON c.event_id = s.event_id AND c.code = s.section_code
+    JOIN price_levels p ON p.event_id = c.event_id AND p.code = c.price_level
+    WHERE s.hold_id = ${holdId}
+    ORDER BY s.section_code, s.row_index, s.seat_number`.execute(db);
+  return rows;
+}
+
+/** Moves a hold's expiry (hold row and its HELD seats together); returns the new expiry. */
+export async function setHoldExpiry(trx: Trx, holdId: string, expiresAt: Date | 'keep', fields: { extended?: boolean; status?: 'HELD' | 'PAYING' } = {}) {
+  const { rows } = await sql<{ expires_at: Date }>`
+    UPDATE holds SET expires_at = ${expiresAt === 'keep' ? sql`expires_at` : sql`${expiresAt}`},
+                     extended = ${fields.extended ?? null}::boolean IS TRUE OR extended,
+                     status = coalesce(${fields.status ?? null}, status),
+                     updated_at = now()
+    WHERE id = ${holdId} RETURNING expires_at`.execute(trx);
+  const exp = rows[0]!.expires_at;
+  await sql`UPDATE seats SET expires_at = ${exp}, version = version + 1 WHERE hold_id = ${holdId} AND status = 'HELD'`.execute(trx);
+  return exp;
+}
+
+/** Returns a hold's HELD seats to AVAILABLE and sets the hold's final status. */
+export async function releaseHoldSeats(trx: Trx, holdId: string, status: 'RELEASED' | 'EXPIRED'): Promise<number> {
+  const { rows } = await sql<{ id: number }>`
+    UPDATE seats SET status = 'AVAILABLE', hold_id = NULL, expires_at = NULL, version = version + 1
+    WHERE hold_id = ${holdId} AND status = 'HELD' RETURNING id`.execute(trx);
+  await sql`UPDATE holds SET status = ${status}, updated_at = now() WHERE id = ${holdId}`.execute(trx);
+  return rows.length;
+}
+
+export async function dbNow(db: Db | Trx): Promise<Date> {
+  const { rows } = await sql<{ now: Date }>`SELECT now() AS now`.execute(db);
+  return rows[0]!.now;
+}

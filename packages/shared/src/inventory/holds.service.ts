@@ -1,0 +1,291 @@
+import { randomUUID } from 'node:crypto';
+import { ensureAccount } from '../auth/accounts.repository.js';
+import type { Db, Trx } from '../db/connect.js';
+import { DomainError, invalid, notFound } from '../errors.js';
+import type { CachedEvent, EventCache } from '../events/event-cache.js';
+import { isUuid } from '../events/events.service.js';
+import type { Metrics } from '../metrics/index.js';
+import { SectionAvailabilityCache } from './availability-cache.js';
+import { longestRun, pickCandidates, rankBlocks, type SeatCell } from './best-available.js';
+import * as repo from './holds.repository.js';
+import type { HoldRequest } from './holds.schema.js';
+import type { HoldStatus } from './inventory.table.js';
+import type { SeatmapCache } from './seatmap.js';
+
+export interface HeldSeat {
+  id: number;
+  section: string;
+  row: string;
+  number: number;
+  priceCents: number;
+}
+
+/** A hold as a fan sees it. `status` applies read-time expiry: a lapsed hold reads EXPIRED. */
+export interface Hold {
+  holdId: string;
+  eventId: string;
+  status: HoldStatus;
+  seats: HeldSeat[];
+  quantity: number;
+  amountCents: number;
+  expiresAt: Date;
+  extended: boolean;
+}
+
+export interface HoldServiceDeps {
+  db: Db;
+  events: EventCache;
+  seatmap: SeatmapCache;
+  availability?: SectionAvailabilityCache;
+  metrics?: Metrics;
+  /** Conditional-write attempts before answering SECTION_NEARLY_FULL. */
+  maxAttempts?: number;
+  random?: () => number;
+  now?: () => number;
+}
+
+/**
+ * Holds: server-assigned best-available as conditional writes, with read-time expiry, the per-account
+ * limit enforced atomically, and a truthful answer for hot sections. Each method runs in the caller's
+ * transaction (one request, one transaction).
+ */
+export class HoldService {
+  private readonly availability: SectionAvailabilityCache;
+  private readonly maxAttempts: number;
+  private readonly random: () => number;
+  private readonly now: () => number;
+
+  constructor(private readonly deps: HoldServiceDeps) {
+    this.availability = deps.availability ?? new SectionAvailabilityCache();
+    this.maxAttempts = deps.maxAttempts ?? 5;
+    this.random = deps.random ?? Math.random;
+    this.now = deps.now ?? Date.now;
+  }
+
+  async create(trx: Trx, accountId: string, eventId: string, req: HoldRequest): Promise<Hold> {
+    const started = performance.now();
+    const cached = await this.deps.events.get(eventId);
+    const { event } = cached;
+    try {
+      const now = this.now();
+      if (now < event.onsaleAt.getTime())
+        throw new DomainError('conflict', 'ONSALE_NOT_OPEN', `the on-sale opens at ${event.onsaleAt.toISOString()}`, {
+          opensAt: event.onsaleAt.toISOString(),
+        });
+      const quantity = 'seatIds' in req ? req.seatIds.length : req.quantity;
+      if (quantity > event.perAccountSeatLimit)
+        throw invalid('QUANTITY_ABOVE_LIMIT', `at most ${event.perAccountSeatLimit} seats per account for this event`, 'seatIds' in req ? 'seatIds' : 'quantity', {
+          limit: event.perAccountSeatLimit,
+        });
+      if ('section' in req && !cached.sections.has(req.section))
+        throw notFound('SECTION_NOT_FOUND', `event has no section ${req.section}`, 'section');
+      if ('seatIds' in req) {
+        if (now < event.seatPickingOpensAt.getTime())
+          throw new DomainError('conflict', 'SEAT_PICKING_NOT_OPEN', `picking exact seats opens at ${event.seatPickingOpensAt.toISOString()}; until then ask for a section and quantity`, {
+            field: 'seatIds',
+            opensAt: event.seatPickingOpensAt.toISOString(),
+          });
+        if (new Set(req.seatIds).size !== req.seatIds.length) throw invalid('DUPLICATE_SEAT', 'a seat is listed twice', 'seatIds');
+      }
+
+      await repo.lockKey(trx, 'account', eventId, accountId);
+      const used = await repo.seatsOfAccount(trx, eventId, accountId);
+      if (used + quantity > event.perAccountSeatLimit)
+        throw new DomainError('limit', 'ACCOUNT_LIMIT_EXCEEDED', `this account already has ${used} of ${event.perAccountSeatLimit} seats for this event`, {
+          field: 'quantity',
+          limit: event.perAccountSeatLimit,
+          current: used,
+        });
+      await ensureAccount(trx, accountId);
+
+      const holdId = randomUUID();
+      if ('seatIds' in req) await this.takeExact(trx, event.id, holdId, req.seatIds, event.holdTtlSeconds);
+      else await this.takeBestAvailable(trx, cached, holdId, req.section, req.quantity);
+
+      const { expires_at } = await repo.insertHold(trx, {
+        id: holdId,
+        eventId,
+        accountId,
+        sectionCode: 'section' in req ? req.section : null,
+        quantity,
+        ttlSeconds: event.holdTtlSeconds,
+      });
+      const seats = await repo.seatsOfHold(trx, holdId);
+      this.deps.metrics?.holdsCreated.inc({ event: eventId });
+      this.deps.metrics?.holdLatency.observe((performance.now() - started) / 1000);
+      return {
+        holdId,
+        eventId,
+        status: 'HELD',
+        seats,
+        quantity,
+        amountCents: seats.reduce((a, s) => a + s.priceCents, 0),
+        expiresAt: expires_at,
+        extended: false,
+      };
+    } catch (e) {
+      if (e instanceof DomainError) this.deps.metrics?.holdFailures.inc({ event: eventId, code: e.code });
+      throw e;
+    }
+  }
+
+  private async takeExact(trx: Trx, eventId: string, holdId: string, seatIds: number[], ttl: number) {
+    const existing = await trx.selectFrom('seats').select('id').where('event_id', '=', eventId).where('id', 'in', seatIds).execute();
+    if (existing.length !== seatIds.length) {
+      const known = new Set(existing.map((r) => r.id));
+      throw new DomainError('not_found', 'SEAT_NOT_FOUND', 'some seats are not part of this event', {
+        field: 'seatIds',
+        missing: seatIds.filter((id) => !known.has(id)),
+      });
+    }
+    const taken = await repo.takeSeats(trx, eventId, seatIds, holdId, ttl);
+    if (taken.length !== seatIds.length) {
+      await this.revert(trx, taken, holdId);
+      const got = new Set(taken);
+      throw new DomainError('conflict', 'SEATS_UNAVAILABLE', 'some of those seats are no longer available', {
+        field: 'seatIds',
+        unavailable: seatIds.filter((id) => !got.has(id)),
+      });
+    }
+  }
+
+  private async takeBestAvailable(trx: Trx, cached: CachedEvent, holdId: string, section: string, quantity: number) {
+    const eventId = cached.event.id;
+    let view = this.availability.get(eventId, section);
+    let fresh = false;
+    if (!view) {
+      view = await repo.findAvailableSeats(trx, eventId, section);
+      this.availability.set(eventId, section, view);
+      fresh = true;
+    }
+    let attempts = 0;
+    while (attempts < this.maxAttempts) {
+      const candidates = pickCandidates(rankBlocks(view, quantity, this.random), this.maxAttempts - attempts);
+      if (candidates.length === 0) {
+        if (fresh) break;
+        view = await repo.findAvailableSeats(trx, eventId, section);
+        this.availability.set(eventId, section, view);
+        fresh = true;
+        continue;
+      }
+      for (const block of candidates) {
+        attempts++;
+        const ids = block.seats.map((s) => s.id);
+        const taken = await repo.takeSeats(trx, eventId, ids, holdId, cached.event.holdTtlSeconds);
+        if (taken.length === quantity) {
+          this.deps.metrics?.holdAttempts.inc({ event: eventId, section, outcome: 'hit' });
+          this.availability.remove(eventId, section, ids);
+          return;
+        }
+        this.deps.metrics?.holdAttempts.inc({ event: eventId, section, outcome: 'miss' });
+        if (taken.length > 0) await this.revert(trx, taken, holdId);
+        const got = new Set(taken);
+        this.availability.remove(eventId, section, ids.filter((id) => !got.has(id)));
+      }
+      if (!fresh) {
+        // Our view was stale; one fresh read before giving up on this section.
+        view = await repo.findAvailableSeats(trx, eventId, section);
+        this.availability.set(eventId, section, view);
+        fresh = true;
+      } else {
+        view = this.availability.get(eventId, section) ?? view.filter((s) => !candidates.some((c) => c.seats.includes(s)));
+      }
+    }
+    throw await this.sectionRefusal(cached, section, quantity, view);
+  }
+
+  private async revert(trx: Trx, seatIds: number[], holdId: string) {
+    await trx
+      .updateTable('seats')
+      .set({ status: 'AVAILABLE', hold_id: null, expires_at: null })
+      .where('hold_id', '=', holdId)
+      .where('id', 'in', seatIds)
+      .execute();
+  }
+
+  /** SECTION_SOLD_OUT or SECTION_NEARLY_FULL, with sections that can seat the party now (from the seat map). */
+  private async sectionRefusal(cached: CachedEvent, section: string, quantity: number, view: SeatCell[]) {
+    const map = await this.deps.seatmap.get(cached.event.id, cached.sections);
+    const here = cached.sections.get(section)!;
+    const alternatives = map.sections
+      .filter((s) => s.code !== section && s.available >= quantity)
+      .sort((a, b) => Math.abs(a.qualityRank - here.qualityRank) - Math.abs(b.qualityRank - here.qualityRank) || a.priceCents - b.priceCents)
+      .slice(0, 5)
+      .map((s) => ({ section: s.code, name: s.name, available: s.available, priceCents: s.priceCents }));
+    const soldOut = view.length === 0;
+    return new DomainError(
+      'conflict',
+      soldOut ? 'SECTION_SOLD_OUT' : 'SECTION_NEARLY_FULL',
+      soldOut
+        ? `section ${section} has no seats left; try another section`
+        : longestRun(view) < quantity
+          ? `section ${section} has no ${quantity} seats together; try another section`
+          : `section ${section} is nearly full; try another section`,
+      { field: 'section', alternatives },
+    );
+  }
+
+  /** The fan's own hold, or HOLD_NOT_FOUND / HOLD_NOT_OWNED. */
+  async get(db: Db | Trx, accountId: string, holdId: string): Promise<Hold> {
+    const row = await this.owned(db, accountId, holdId, false);
+    return this.toHold(db, row);
+  }
+
+  /** The single extension, granted while the hold is live and not yet extended. */
+  async extend(trx: Trx, accountId: string, holdId: string): Promise<Hold> {
+    const row = await this.owned(trx, accountId, holdId, true);
+    this.assertLive(row);
+    if (row.extended) throw new DomainError('conflict', 'HOLD_ALREADY_EXTENDED', 'a hold can be extended once');
+    const { event } = await this.deps.events.get(row.event_id);
+    if (event.holdExtensionSeconds === 0) throw new DomainError('conflict', 'EXTENSION_NOT_OFFERED', 'this event offers no hold extension');
+    const expiresAt = new Date(row.expires_at.getTime() + event.holdExtensionSeconds * 1000);
+    await repo.setHoldExpiry(trx, holdId, expiresAt, { extended: true });
+    return this.toHold(trx, { ...row, expires_at: expiresAt, extended: true });
+  }
+
+  /** Gives the seats back. Releasing an already released or lapsed hold is a no-op that reports its state. */
+  async release(trx: Trx, accountId: string, holdId: string): Promise<Hold> {
+    const row = await this.owned(trx, accountId, holdId, true);
+    if (row.status === 'PAYING' && row.expires_at.getTime() > (await repo.dbNow(trx)).getTime())
+      throw new DomainError('conflict', 'CHECKOUT_IN_PROGRESS', 'a payment for this hold is in progress');
+    if (row.status === 'PURCHASED') throw new DomainError('conflict', 'HOLD_PURCHASED', 'this hold has been paid for');
+    if (row.status === 'HELD' || row.status === 'PAYING') {
+      const lapsed = row.expires_at.getTime() <= (await repo.dbNow(trx)).getTime();
+      await repo.releaseHoldSeats(trx, holdId, lapsed ? 'EXPIRED' : 'RELEASED');
+      row.status = lapsed ? 'EXPIRED' : 'RELEASED';
+    }
+    return { holdId, eventId: row.event_id, status: row.status, seats: [], quantity: row.quantity, amountCents: 0, expiresAt: row.expires_at, extended: row.extended };
+  }
+
+  private async owned(db: Db | Trx, accountId: string, holdId: string, lock: boolean) {
+    if (!isUuid(holdId)) throw notFound('HOLD_NOT_FOUND', `no hold ${holdId}`, 'id');
+    const row = lock ? await repo.lockHold(db as Trx, holdId) : await repo.findHold(db, holdId);
+    if (!row) throw notFound('HOLD_NOT_FOUND', `no hold ${holdId}`, 'id');
+    if (row.account_id !== accountId) throw new DomainError('forbidden', 'HOLD_NOT_OWNED', 'this hold belongs to another account', { field: 'id' });
+    return row;
+  }
+
+  private assertLive(row: { status: HoldStatus; expires_at: Date }) {
+    if (row.status === 'PURCHASED') throw new DomainError('conflict', 'HOLD_PURCHASED', 'this hold has been paid for');
+    if (row.status === 'RELEASED') throw new DomainError('conflict', 'HOLD_RELEASED', 'this hold was released');
+    if (row.status === 'EXPIRED' || row.expires_at.getTime() <= this.now())
+      throw new DomainError('gone', 'HOLD_EXPIRED', 'this hold has expired; its seats are back on sale');
+    if (row.status === 'PAYING') throw new DomainError('conflict', 'CHECKOUT_IN_PROGRESS', 'a payment for this hold is in progress');
+  }
+
+  private async toHold(db: Db | Trx, row: { id: string; event_id: string; status: HoldStatus; quantity: number; expires_at: Date; extended: boolean }): Promise<Hold> {
+    const lapsed = (row.status === 'HELD' || row.status === 'PAYING') && row.expires_at.getTime() <= this.now();
+    const status: HoldStatus = lapsed ? 'EXPIRED' : row.status;
+    const seats = status === 'HELD' || status === 'PAYING' || status === 'PURCHASED' ? await repo.seatsOfHold(db, row.id) : [];
+    return {
+      holdId: row.id,
+      eventId: row.event_id,
+      status,
+      seats,
+      quantity: row.quantity,
+      amountCents: seats.reduce((a, s) => a + s.priceCents, 0),
+      expiresAt: row.expires_at,
+      extended: row.extended,
+    };
+  }
+}

@@ -1,0 +1,63 @@
+import type { Db } from '../db/connect.js';
+import type { EventSection } from '../events/events.service.js';
+import { countBySection } from './inventory.repository.js';
+
+export interface SeatmapSection {
+  code: string;
+  name: string;
+  priceLevel: string;
+  priceCents: number;
+  qualityRank: number;
+  capacity: number;
+  available: number;
+  held: number;
+  sold: number;
+}
+
+export interface Seatmap {
+  eventId: string;
+  generatedAt: Date;
+  sections: SeatmapSection[];
+}
+
+/**
+ * Section availability served from a short cache (1-2 s stale by design): at an on-sale, thousands of
+ * fans read it and none of them needs it fresher than the conditional write that follows.
+ */
+export class SeatmapCache {
+  private readonly entries = new Map<string, { at: number; value: Promise<Seatmap> }>();
+  constructor(
+    private readonly db: Db,
+    private readonly ttlMs = 1500,
+  ) {}
+
+  get(eventId: string, sections: Map<string, EventSection>): Promise<Seatmap> {
+    const now = Date.now();
+    const hit = this.entries.get(eventId);
+    if (hit && now - hit.at < this.ttlMs) return hit.value;
+    const value = countBySection(this.db, eventId).then((rows) => {
+      const byCode = new Map(rows.map((r) => [r.section_code, r]));
+      return {
+        eventId,
+        generatedAt: new Date(now),
+        sections: [...sections.values()].map((s) => {
+          const c = byCode.get(s.code);
+          return {
+            code: s.code,
+            name: s.name,
+            priceLevel: s.priceLevel,
+            priceCents: s.priceCents,
+            qualityRank: s.qualityRank,
+            capacity: s.capacity,
+            available: c?.available ?? 0,
+            held: c?.held ?? 0,
+            sold: c?.sold ?? 0,
+          };
+        }),
+      };
+    });
+    this.entries.set(eventId, { at: now, value });
+    value.catch(() => this.entries.delete(eventId));
+    return value;
+  }
+}

@@ -1,0 +1,76 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * The Prometheus metrics of one process. A registry per instance (not the global one), so tests and
+ * several apps in one process never collide.
+ */
+export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
+  const registry = new Registry();
+  if (opts.defaultMetrics) collectDefaultMetrics({ register: registry });
+  const m = {
+    registry,
+    httpDuration: new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'HTTP request duration by route and status',
+      labelNames: ['method', 'route', 'status'] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+    holdsCreated: new Counter({
+      name: 'holds_created_total',
+      help: 'Holds created',
+      labelNames: ['event'] as const,
+      registers: [registry],
+    }),
+    holdAttempts: new Counter({
+      name: 'hold_attempts_total',
+      help: 'Conditional-write attempts by outcome (hit: all seats taken; miss: a concurrent writer won a seat)',
+      labelNames: ['event', 'section', 'outcome'] as const,
+      registers: [registry],
+    }),
+    holdFailures: new Counter({
+      name: 'hold_failures_total',
+      help: 'Hold requests refused, by code',
+      labelNames: ['event', 'code'] as const,
+      registers: [registry],
+    }),
+    holdLatency: new Histogram({
+      name: 'hold_latency_seconds',
+      help: 'Time to create a hold, end to end in the domain',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+    checkouts: new Counter({
+      name: 'checkouts_total',
+      help: 'Checkout outcomes',
+      labelNames: ['event', 'result'] as const,
+      registers: [registry],
+    }),
+    paymentAttempts: new Counter({
+      name: 'payment_attempts_total',
+      help: 'Calls to the payment provider by result',
+      labelNames: ['result'] as const,
+      registers: [registry],
+    }),
+    holdExpiredDuringPayment: new Counter({
+      name: 'hold_expired_during_payment_total',
+      help: 'Payments that succeeded after the hold could no longer be converted (refunded)',
+      registers: [registry],
+    }),
+    inventorySeats: new Gauge({
+      name: 'inventory_seats',
+      help: 'Seats by effective status (read-time expiry), per event',
+      labelNames: ['event', 'status'] as const,
+      registers: [registry],
+    }),
+    invariantDrift: new Gauge({
+      name: 'inventory_invariant_drift',
+      help: 'available + held + sold - capacity, and sold seats - seats in confirmed orders; must be 0',
+      labelNames: ['event', 'check'] as const,
+      registers: [registry],
+    }),
+  };
+  return m;
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
