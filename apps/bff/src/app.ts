@@ -1,0 +1,77 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import Fastify, { type FastifyInstance } from 'fastify';
+import fastifyStatic from '@fastify/static';
+import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
+import { sql, type Db } from '@onsale/shared/db';
+import { createContextFactory } from './context.js';
+import { appRouter, type AppRouter } from './root.js';
+
+export interface BuildBffDeps {
+  db: Db;
+  /** Absolute path of the console's Vite build (apps/console/dist). Served with an SPA fallback when it exists. */
+  consoleDir?: string;
+  logger?: boolean;
+}
+
+/** The operator/promoter backend: tRPC at /trpc, /healthz, and the built console. Not listening yet. */
+export async function buildBff(deps: BuildBffDeps): Promise<FastifyInstance> {
+  // Long batched tRPC URLs exceed Fastify's default 100-character parameter limit (414 otherwise).
+  const app = Fastify({ logger: deps.logger ?? false, routerOptions: { maxParamLength: 5000 } });
+
+  await app.register(fastifyTRPCPlugin, {
+    prefix: '/trpc',
+    trpcOptions: {
+      router: appRouter,
+      createContext: createContextFactory({ db: deps.db }),
+      onError({ error, path, req }) {
+        if (error.code === 'INTERNAL_SERVER_ERROR') req.log.error({ err: error.cause ?? error, path }, 'tRPC procedure failed');
+      },
+    } satisfies FastifyTRPCPluginOptions<AppRouter>['trpcOptions'],
+  });
+
+  app.get('/healthz', async (_req, reply) => {
+    try {
+      await sql`select 1`.execute(deps.db);
+      return { status: 'ok' };
+    } catch (err) {
+      app.log.warn({ err }, 'health check: database unreachable');
+      return reply.code(503).send({ status: 'unavailable' });
+    }
+  });
+
+  const consoleDir = deps.consoleDir && existsSync(join(deps.consoleDir, 'index.html')) ? deps.consoleDir : undefined;
+  if (deps.consoleDir && !consoleDir) app.log.warn({ consoleDir: deps.consoleDir }, 'console not built; run `pnpm build` to serve it');
+  if (consoleDir) {
+    await app.register(fastifyStatic, {
+      root: consoleDir,
+      prefix: '/',
+      cacheControl: false,
+      setHeaders(reply, path) {
+        // Vite fingerprints everything under assets/, so those never change; index.html must always be revalidated.
+        const immutable = path.startsWith(join(consoleDir, 'assets'));
+        reply.header('cache-control', immutable ? 'public, max-age=31536000, immutable' : 'no-cache');
+      },
+    });
+  }
+
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0] ?? '/';
+    // Client-side routes (/events/…) are the SPA's: give them index.html. Missing files and API paths stay 404.
+    const isPage = (req.method === 'GET' || req.method === 'HEAD') && !path.startsWith('/trpc') && !/\.[a-z0-9]+$/i.test(path);
+    if (consoleDir && isPage) return reply.header('cache-control', 'no-cache').sendFile('index.html');
+    return reply.code(404).send({ error: 'NOT_FOUND', message: `no route ${req.method} ${path}` });
+  });
+
+  // Fastify's own errors (bad JSON, too large) keep their 4xx message; anything else is logged and masked.
+  app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
+    const status = err.statusCode && err.statusCode >= 400 ? err.statusCode : 500;
+    if (status >= 500) {
+      req.log.error({ err }, 'request failed');
+      return reply.code(status).send({ error: 'INTERNAL', message: 'Internal server error' });
+    }
+    return reply.code(status).send({ error: err.code ?? 'BAD_REQUEST', message: err.message });
+  });
+
+  return app;
+}

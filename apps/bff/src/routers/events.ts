@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import { getEvent, getSections, listEvents, type OnsaleEvent } from '@onsale/shared/events';
+import { getInventoryCounts } from '@onsale/shared/inventory';
+import { publicProcedure, router } from '../trpc.js';
+
+// Dates leave as ISO strings: without a transformer JSON would turn them into strings anyway, and the
+// types should say what the client receives.
+function eventSummary(e: OnsaleEvent) {
+  return {
+    id: e.id,
+    listingId: e.listingId,
+    name: e.name,
+    venueName: e.venueName,
+    startsAt: e.startsAt.toISOString(),
+    onsaleAt: e.onsaleAt.toISOString(),
+    seatPickingOpensAt: e.seatPickingOpensAt.toISOString(),
+    fairnessMode: e.fairnessMode,
+    capacity: e.capacity,
+  };
+}
+
+export const eventsRouter = router({
+  /** Every event, newest on-sale first, with live inventory totals. */
+  list: publicProcedure.query(async ({ ctx }) => {
+    const events = await listEvents(ctx.db);
+    return Promise.all(
+      events.map(async (e) => {
+        const { available, held, sold, drift } = await getInventoryCounts(ctx.db, e.id, e.capacity);
+        return { ...eventSummary(e), counts: { available, held, sold, drift } };
+      }),
+    );
+  }),
+
+  /** One event with its settings, sections and live inventory (totals and per section). */
+  byId: publicProcedure
+    // Any string: a malformed id is reported by the domain as EVENT_NOT_FOUND, like an unknown one.
+    .input(z.object({ id: z.string().trim().min(1).max(100) }))
+    .query(async ({ ctx, input }) => {
+      const event = await getEvent(ctx.db, input.id);
+      const [sections, inventory] = await Promise.all([
+        getSections(ctx.db, event.id),
+        getInventoryCounts(ctx.db, event.id, event.capacity),
+      ]);
+      const countsBySection = new Map(inventory.sections.map((s) => [s.code, s]));
+      return {
+        ...eventSummary(event),
+        perAccountSeatLimit: event.perAccountSeatLimit,
+        holdTtlSeconds: event.holdTtlSeconds,
+        holdExtensionSeconds: event.holdExtensionSeconds,
+        counts: {
+          capacity: inventory.capacity,
+          available: inventory.available,
+          held: inventory.held,
+          sold: inventory.sold,
+          drift: inventory.drift,
+        },
+        sections: sections.map((s) => {
+          const c = countsBySection.get(s.code);
+          return {
+            code: s.code,
+            name: s.name,
+            priceLevelName: s.priceLevelName,
+            priceCents: s.priceCents,
+            qualityRank: s.qualityRank,
+            capacity: s.capacity,
+            available: c?.available ?? 0,
+            held: c?.held ?? 0,
+            sold: c?.sold ?? 0,
+          };
+        }),
+      };
+    }),
+});

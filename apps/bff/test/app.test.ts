@@ -1,0 +1,99 @@
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createDb } from '@onsale/shared/db';
+import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
+import { buildBff } from '../src/app.js';
+import { seedEvent } from './fixtures.js';
+
+let tdb: TestDatabase;
+let app: FastifyInstance;
+let consoleDir: string;
+let eventId: string;
+
+beforeAll(async () => {
+  tdb = await createTestDatabase(inject('templateDatabaseUrl'));
+  ({ eventId } = await seedEvent(tdb.db, 'HTTP Test Night'));
+  // A stand-in console build, so this file does not depend on Vite.
+  consoleDir = mkdtempSync(join(tmpdir(), 'onsale-console-'));
+  mkdirSync(join(consoleDir, 'assets'));
+  writeFileSync(join(consoleDir, 'index.html'), '<!doctype html><title>Onsale console</title>');
+  writeFileSync(join(consoleDir, 'assets', 'app-abc123.js'), 'console.log(1)');
+  app = await buildBff({ db: tdb.db, consoleDir });
+});
+
+afterAll(async () => {
+  await app?.close();
+  await tdb?.drop();
+  rmSync(consoleDir, { recursive: true, force: true });
+});
+
+describe('buildBff over HTTP', () => {
+  it('answers /healthz', async () => {
+    const res = await app.inject({ method: 'GET', url: '/healthz' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ status: 'ok' });
+  });
+
+  it('serves a tRPC query at /trpc', async () => {
+    const input = encodeURIComponent(JSON.stringify({ id: eventId }));
+    const res = await app.inject({ method: 'GET', url: `/trpc/events.byId?input=${input}` });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().result.data.name).toBe('HTTP Test Night');
+  });
+
+  it('maps a domain not-found to HTTP 404 with the domain code', async () => {
+    const input = encodeURIComponent(JSON.stringify({ id: 'nope' }));
+    const res = await app.inject({ method: 'GET', url: `/trpc/events.byId?input=${input}` });
+    expect(res.statusCode).toBe(404);
+    expect(res.json().error.data).toMatchObject({ code: 'NOT_FOUND', domainCode: 'EVENT_NOT_FOUND', field: 'id' });
+    expect(res.json().error.data.stack).toBeUndefined();
+  });
+
+  it('accepts long batched URLs', async () => {
+    const calls = Array.from({ length: 40 }, () => 'events.list').join(',');
+    const input = encodeURIComponent(JSON.stringify({}));
+    const res = await app.inject({ method: 'GET', url: `/trpc/${calls}?batch=1&input=${input}` });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toHaveLength(40);
+  });
+
+  it('serves the console with an SPA fallback, but not for missing files or API paths', async () => {
+    const index = await app.inject({ method: 'GET', url: '/' });
+    expect(index.statusCode).toBe(200);
+    expect(index.body).toContain('Onsale console');
+
+    const deep = await app.inject({ method: 'GET', url: `/events/${eventId}` });
+    expect(deep.statusCode).toBe(200);
+    expect(deep.headers['content-type']).toContain('text/html');
+    expect(deep.headers['cache-control']).toBe('no-cache');
+
+    const asset = await app.inject({ method: 'GET', url: '/assets/app-abc123.js' });
+    expect(asset.statusCode).toBe(200);
+    expect(asset.headers['cache-control']).toContain('immutable');
+
+    expect((await app.inject({ method: 'GET', url: '/assets/missing.js' })).statusCode).toBe(404);
+    expect((await app.inject({ method: 'POST', url: '/events/x' })).statusCode).toBe(404);
+  });
+});
+
+describe('an unknown error', () => {
+  it('is a 500 that shows no internals', async () => {
+    // A pool on a port nothing listens on: the driver's message (host, port) must not reach the client.
+    const broken = createDb('postgres://postgres@127.0.0.1:1/nothing', { max: 1 });
+    const bad = await buildBff({ db: broken });
+    try {
+      const res = await bad.inject({ method: 'GET', url: '/trpc/events.list' });
+      expect(res.statusCode).toBe(500);
+      const body = res.json();
+      expect(body.error.message).toBe('Internal server error');
+      expect(JSON.stringify(body)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|stack/);
+      expect((await bad.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(503);
+    } finally {
+      await bad.close();
+      await broken.destroy();
+    }
+  });
+});

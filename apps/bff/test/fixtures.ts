@@ -1,0 +1,53 @@
+import type { Db } from '@onsale/shared/db';
+import { sql } from '@onsale/shared/db';
+import { createEvent, parseEventFile } from '@onsale/shared/events';
+
+/** A small house: two sections, 3x4 + 2x5 = 22 seats. */
+export function smallEventFile(name: string) {
+  return {
+    name,
+    venueName: 'Test Hall',
+    startsAt: '2030-06-01T19:00:00Z',
+    onsaleAt: '2030-03-01T10:00:00Z',
+    priceLevels: [
+      { code: 'P1', name: 'Front', priceCents: 12_000 },
+      { code: 'P2', name: 'Back', priceCents: 6_000 },
+    ],
+    sections: [
+      { code: 'A', name: 'Stalls', priceLevel: 'P1', qualityRank: 1, rowCount: 3, seatsPerRow: 4 },
+      { code: 'B', name: 'Balcony', priceLevel: 'P2', qualityRank: 2, rowCount: 2, seatsPerRow: 5 },
+    ],
+  };
+}
+
+export async function seedEvent(db: Db, name: string): Promise<{ eventId: string; capacity: number }> {
+  return db.transaction().execute((trx) => createEvent(trx, parseEventFile(smallEventFile(name))));
+}
+
+/** Holds `count` seats of a section for five minutes (no holds row needed: seats.hold_id has no FK). */
+export async function holdSeats(db: Db, eventId: string, section: string, count: number): Promise<void> {
+  await sql`
+    UPDATE seats SET status = 'HELD', hold_id = gen_random_uuid(), expires_at = now() + interval '5 min'
+    WHERE event_id = ${eventId} AND id IN (
+      SELECT id FROM seats WHERE event_id = ${eventId} AND section_code = ${section} AND status = 'AVAILABLE'
+      ORDER BY id LIMIT ${count})`.execute(db);
+}
+
+/** Marks `count` seats of a section sold. */
+export async function sellSeats(db: Db, eventId: string, section: string, count: number): Promise<void> {
+  await sql`
+    UPDATE seats SET status = 'SOLD', hold_id = gen_random_uuid(), expires_at = NULL
+    WHERE event_id = ${eventId} AND id IN (
+      SELECT id FROM seats WHERE event_id = ${eventId} AND section_code = ${section} AND status = 'AVAILABLE'
+      ORDER BY id LIMIT ${count})`.execute(db);
+}
+
+/** Counts straight from the seats table, independent of the code under test. */
+export async function countsFromDb(db: Db, eventId: string): Promise<{ available: number; held: number; sold: number }> {
+  const { rows } = await sql<{ available: number; held: number; sold: number }>`
+    SELECT count(*) FILTER (WHERE status = 'AVAILABLE' OR (status = 'HELD' AND expires_at <= now()))::int AS available,
+           count(*) FILTER (WHERE status = 'HELD' AND expires_at > now())::int AS held,
+           count(*) FILTER (WHERE status = 'SOLD')::int AS sold
+    FROM seats WHERE event_id = ${eventId}`.execute(db);
+  return rows[0]!;
+}

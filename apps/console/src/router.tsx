@@ -1,0 +1,33 @@
+import { QueryClientProvider } from '@tanstack/react-query';
+import { createRouter as createTanStackRouter } from '@tanstack/react-router';
+import { routeTree } from './routeTree.gen';
+import { createTrpc, TRPCProvider } from './trpc';
+import { Pending } from './routes/-components/Status';
+
+export function createRouter() {
+  const { queryClient, trpcClient, trpc } = createTrpc();
+  return createTanStackRouter({
+    routeTree,
+    context: { trpc, queryClient },
+    defaultPreload: 'intent',
+    // Loaders only warm the query cache; TanStack Query decides freshness, so the router never caches on its own.
+    defaultPreloadStaleTime: 0,
+    defaultPendingComponent: Pending,
+    scrollRestoration: true,
+    Wrap({ children }) {
+      return (
+        <QueryClientProvider client={queryClient}>
+          <TRPCProvider trpcClient={trpcClient} queryClient={queryClient}>
+            {children}
+          </TRPCProvider>
+        </QueryClientProvider>
+      );
+    },
+  });
+}
+
+declare module '@tanstack/react-router' {
+  interface Register {
+    router: ReturnType<typeof createRouter>;
+  }
+}

@@ -1,0 +1,51 @@
+import { useSuspenseQuery } from '@tanstack/react-query';
+import { createFileRoute, Link, notFound } from '@tanstack/react-router';
+import { trpcCodeOf, useTRPC } from '../../trpc';
+import { formatDateTime } from '../-components/format';
+import { InventoryTotals } from '../-components/InventoryTotals';
+import { SectionChart } from '../-components/SectionChart';
+import { SectionTable } from '../-components/SectionTable';
+import { NotFound } from '../-components/Status';
+
+const REFRESH_MS = 3_000;
+
+export const Route = createFileRoute('/events/$eventId')({
+  loader: async ({ context: { trpc, queryClient }, params: { eventId } }) => {
+    try {
+      return await queryClient.ensureQueryData(trpc.events.byId.queryOptions({ id: eventId }));
+    } catch (err) {
+      // Unknown and malformed ids both read as "no such event", not as a failure.
+      if (trpcCodeOf(err) === 'NOT_FOUND' || trpcCodeOf(err) === 'BAD_REQUEST') throw notFound();
+      throw err;
+    }
+  },
+  notFoundComponent: () => <NotFound what="event" />,
+  component: EventInventoryPage,
+});
+
+function EventInventoryPage() {
+  const { eventId } = Route.useParams();
+  const trpc = useTRPC();
+  const { data: event } = useSuspenseQuery(trpc.events.byId.queryOptions({ id: eventId }, { refetchInterval: REFRESH_MS }));
+
+  return (
+    <section>
+      <p className="crumbs">
+        <Link to="/">Events</Link> / {event.name}
+      </p>
+      <h1 data-testid="event-name">{event.name}</h1>
+      <p className="muted">
+        {event.venueName} · on sale <time dateTime={event.onsaleAt}>{formatDateTime(event.onsaleAt)}</time> · starts{' '}
+        <time dateTime={event.startsAt}>{formatDateTime(event.startsAt)}</time>
+      </p>
+
+      <InventoryTotals counts={event.counts} />
+
+      <h2>Sections</h2>
+      <div className="split">
+        <SectionTable sections={event.sections} />
+        <SectionChart sections={event.sections} />
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,159 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { buildBff } from '@onsale/bff';
+import { sql } from '@onsale/shared/db';
+import { createEvent, parseEventFile } from '@onsale/shared/events';
+import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
+
+const consoleRoot = fileURLToPath(new URL('..', import.meta.url));
+const distDir = join(consoleRoot, 'dist');
+const resultsDir = join(consoleRoot, '..', '..', '.test-results');
+const CHROMIUM = '/usr/bin/chromium';
+const EVENT_NAME = 'Browser Test Night';
+
+/** Newest modification time under a path (routeTree.gen.ts is the build's own output, so it does not count). */
+function newestMtime(path: string): number {
+  const st = statSync(path);
+  if (!st.isDirectory()) return path.endsWith('routeTree.gen.ts') ? 0 : st.mtimeMs;
+  return Math.max(0, ...readdirSync(path).map((n) => newestMtime(join(path, n))));
+}
+
+/** Builds the console when dist/ is missing or older than its sources, so the test never checks a stale UI. */
+function ensureConsoleBuilt(): void {
+  const index = join(distDir, 'index.html');
+  const sources = ['src', 'index.html', 'vite.config.ts'].map((p) => join(consoleRoot, p));
+  if (existsSync(index) && statSync(index).mtimeMs >= Math.max(...sources.map(newestMtime))) return;
+  const viteBin = join(dirname(createRequire(join(consoleRoot, 'package.json')).resolve('vite/package.json')), 'bin', 'vite.js');
+  execFileSync(process.execPath, [viteBin, 'build', '--logLevel', 'warn'], { cwd: consoleRoot, stdio: 'inherit' });
+}
+
+let tdb: TestDatabase;
+let app: Awaited<ReturnType<typeof buildBff>>;
+let browser: Browser;
+let page: Page;
+let baseUrl: string;
+let eventId: string;
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`Debian Chromium not found at ${CHROMIUM}: apt-get install -y chromium`);
+  ensureConsoleBuilt();
+
+  tdb = await createTestDatabase(inject('templateDatabaseUrl'));
+  ({ eventId } = await tdb.db.transaction().execute((trx) =>
+    createEvent(
+      trx,
+      parseEventFile({
+        name: EVENT_NAME,
+        venueName: 'Browser Arena',
+        startsAt: '2030-06-01T19:00:00Z',
+        onsaleAt: '2030-03-01T10:00:00Z',
+        priceLevels: [
+          { code: 'P1', name: 'Floor', priceCents: 15_000 },
+          { code: 'P2', name: 'Tier', priceCents: 7_500 },
+        ],
+        sections: [
+          { code: 'FLR', name: 'Floor', priceLevel: 'P1', qualityRank: 1, rowCount: 4, seatsPerRow: 10 },
+          { code: 'T1', name: 'Tier 1', priceLevel: 'P2', qualityRank: 2, rowCount: 3, seatsPerRow: 8 },
+        ],
+      }),
+    ),
+  ));
+  // Some seats held (live holds), some sold, so the page must show three different non-trivial numbers.
+  await sql`UPDATE seats SET status = 'HELD', hold_id = gen_random_uuid(), expires_at = now() + interval '5 min'
+            WHERE event_id = ${eventId} AND section_code = 'FLR' AND row_index = 0 AND seat_number <= 3`.execute(tdb.db);
+  await sql`UPDATE seats SET status = 'SOLD', hold_id = gen_random_uuid()
+            WHERE event_id = ${eventId} AND section_code = 'T1' AND row_index = 0 AND seat_number <= 5`.execute(tdb.db);
+
+  app = await buildBff({ db: tdb.db, consoleDir: distDir });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+  });
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.on('pageerror', (err) => pageErrors.push(err.message));
+  // React catches render errors for its error boundary and reports them on the console instead.
+  page.on('console', (m) => {
+    if (m.type() === 'error') pageErrors.push(m.text());
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await app?.close();
+  await tdb?.drop();
+});
+
+/** Counts straight from the seats table, with read-time expiry, independent of the code under test. */
+async function dbCounts() {
+  const { rows } = await sql<{ capacity: number; available: number; held: number; sold: number }>`
+    SELECT count(*)::int AS capacity,
+           count(*) FILTER (WHERE status = 'AVAILABLE' OR (status = 'HELD' AND expires_at <= now()))::int AS available,
+           count(*) FILTER (WHERE status = 'HELD' AND expires_at > now())::int AS held,
+           count(*) FILTER (WHERE status = 'SOLD')::int AS sold
+    FROM seats WHERE event_id = ${eventId}`.execute(tdb.db);
+  return rows[0]!;
+}
+
+async function numberAt(testId: string, scope: Page | ReturnType<Page['locator']> = page): Promise<number> {
+  const text = await scope.getByTestId(testId).first().textContent();
+  return Number((text ?? '').replace(/[^\d-]/g, ''));
+}
+
+describe('operator console in Chromium', () => {
+  it('lists the event and shows its inventory counts, equal to the database', async () => {
+    const expected = await dbCounts();
+    expect(expected).toEqual({ capacity: 64, available: 56, held: 3, sold: 5 });
+
+    await page.goto(`${baseUrl}/`);
+    await page.getByRole('link', { name: 'Onsale console' }).waitFor();
+    const row = page.locator(`[data-testid="event-row"][data-event-id="${eventId}"]`);
+    await row.getByText(EVENT_NAME).waitFor();
+    expect(await numberAt('event-available', row)).toBe(expected.available);
+    expect(await numberAt('event-held', row)).toBe(expected.held);
+    expect(await numberAt('event-sold', row)).toBe(expected.sold);
+    mkdirSync(resultsDir, { recursive: true });
+    await page.screenshot({ path: join(resultsDir, 'console-events.png') });
+
+    await row.getByTestId('event-link').click();
+    await page.waitForURL(`**/events/${eventId}`);
+    await page.getByTestId('count-available').waitFor();
+    expect(await page.getByTestId('event-name').textContent()).toBe(EVENT_NAME);
+    expect(await numberAt('count-available')).toBe(expected.available);
+    expect(await numberAt('count-held')).toBe(expected.held);
+    expect(await numberAt('count-sold')).toBe(expected.sold);
+    expect(await numberAt('count-capacity')).toBe(expected.capacity);
+    expect(await numberAt('count-drift')).toBe(0);
+
+    const floor = page.locator('[data-testid="section-row"][data-section="FLR"]');
+    expect(await numberAt('section-held', floor)).toBe(3);
+    const tier = page.locator('[data-testid="section-row"][data-section="T1"]');
+    expect(await numberAt('section-sold', tier)).toBe(5);
+
+    await page.locator('.recharts-surface').first().waitFor();
+    await page.screenshot({ path: join(resultsDir, 'console-event.png'), fullPage: true });
+  });
+
+  it('serves a deep link to an event page (SPA fallback) and a not-found page for an unknown event', async () => {
+    await page.goto(`${baseUrl}/events/${eventId}`);
+    await page.getByTestId('count-held').waitFor();
+    expect(await numberAt('count-held')).toBe((await dbCounts()).held);
+
+    await page.goto(`${baseUrl}/events/00000000-0000-4000-8000-000000000000`);
+    await page.getByTestId('not-found').waitFor();
+  });
+
+  it('logged no errors in the page', () => {
+    // The unknown event's 404 is the expected answer, which Chromium logs anyway.
+    expect(pageErrors.filter((m) => !m.includes('status of 404'))).toEqual([]);
+  });
+});
