@@ -1,0 +1,121 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { ZodError } from 'zod';
+import { DomainError } from '@onsale/shared';
+import { MigrationError } from '@onsale/shared/db';
+import { eventCreate, eventList, eventShow, migrate, type Io } from './commands.js';
+import { loadCliConfig } from './env.js';
+import { CliError, UsageError } from './errors.js';
+
+export const USAGE = `usage: onsale <command> [options]
+
+commands:
+  migrate                      apply pending database migrations and list them
+  event:create --file <json>   validate an event file and create the event, its sections and seats;
+                               prints {"eventId", "listingId", "capacity"} as JSON
+  event:show <eventId>         event settings, sections and live inventory counts as JSON
+  event:list                   every event (id, name, on-sale time, capacity) as JSON
+  help                         this text
+
+run from the repository root as \`npm run onsale -- <command>\` or \`pnpm onsale <command>\`.
+database: DATABASE_URL, else the embedded server under ./.data/ (the running one of \`npm start\` if any).
+exit status: 0 done, 1 failed, 2 bad command line.`;
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+interface Command {
+  options: Options;
+  positionals: string[];
+  run(args: { values: Record<string, string | boolean | undefined>; positionals: string[]; io: Io }): Promise<void>;
+}
+
+const db = () => loadCliConfig().databaseUrl;
+
+const commands: Record<string, Command> = {
+  migrate: { options: {}, positionals: [], run: ({ io }) => migrate(db(), io) },
+  'event:create': {
+    options: { file: { type: 'string', short: 'f' } },
+    positionals: [],
+    run: ({ values, io }) => {
+      if (typeof values.file !== 'string' || values.file === '') throw new UsageError('event:create needs --file <path to event json>');
+      return eventCreate(db(), values.file, io);
+    },
+  },
+  'event:show': { options: {}, positionals: ['eventId'], run: ({ positionals, io }) => eventShow(db(), positionals[0]!, io) },
+  'event:list': { options: {}, positionals: [], run: ({ io }) => eventList(db(), io) },
+  help: { options: {}, positionals: [], run: async ({ io }) => io.out(USAGE) },
+};
+
+/** Drops the password from a connection string before it is printed. */
+function redact(text: string): string {
+  return text.replace(/(postgres(?:ql)?:\/\/[^:@/\s]+):[^@\s]+@/g, '$1:***@');
+}
+
+const CONNECT_ERRORS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH', 'ECONNRESET', '28P01', '28000', '3D000']);
+
+/** Prints an error the way an operator wants it; returns the exit status. Stack traces only for the unexpected. */
+export function report(e: unknown, io: Io): number {
+  if (e instanceof UsageError) {
+    io.err(`onsale: ${e.message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (e instanceof DomainError && e.code === 'INVALID_EVENT_FILE') {
+    const issues = (e.details.issues as { path: string; message: string }[] | undefined) ?? [];
+    io.err(`error INVALID_EVENT_FILE: the event file has ${issues.length} problem${issues.length === 1 ? '' : 's'}; nothing was written`);
+    for (const i of issues) io.err(`  ${i.path}: ${i.message}`);
+    return 1;
+  }
+  if (e instanceof DomainError || e instanceof CliError) {
+    io.err(`error ${e.code}: ${e.message}`);
+    return 1;
+  }
+  if (e instanceof MigrationError) {
+    io.err(`error ${e.code}: ${redact(e.message)}`);
+    return 1;
+  }
+  if (e instanceof ZodError) {
+    io.err('error INVALID_CONFIG: the environment is not valid');
+    for (const i of e.issues) io.err(`  ${i.path.map(String).join('.')}: ${i.message}`);
+    return 1;
+  }
+  const code = (e as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && CONNECT_ERRORS.has(code)) {
+    io.err(`error DATABASE_UNAVAILABLE: cannot use the database (${redact((e as Error).message)}); check DATABASE_URL`);
+    return 1;
+  }
+  if (code === '42P01') {
+    io.err('error NOT_MIGRATED: the database has no onsale schema yet; run `npm run onsale -- migrate` first');
+    return 1;
+  }
+  io.err(`error UNEXPECTED: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+  return 1;
+}
+
+/** Runs one command line; returns the exit status. */
+export async function run(argv: string[], io: Io): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h') {
+    (name === undefined ? io.err : io.out)(USAGE);
+    return name === undefined ? 2 : 0;
+  }
+  try {
+    const command = commands[name];
+    if (!command) throw new UsageError(`unknown command ${JSON.stringify(name)}`);
+    let parsed;
+    try {
+      parsed = parseArgs({ args: rest, options: { ...command.options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+    } catch (e) {
+      throw new UsageError(`${name}: ${(e as Error).message}`);
+    }
+    if (parsed.values.help) {
+      io.out(USAGE);
+      return 0;
+    }
+    if (parsed.positionals.length !== command.positionals.length) {
+      const want = command.positionals.map((p) => `<${p}>`).join(' ');
+      throw new UsageError(`${name} takes ${want ? `exactly ${want}` : 'no arguments'}; got ${JSON.stringify(parsed.positionals)}`);
+    }
+    await command.run({ values: parsed.values, positionals: parsed.positionals, io });
+    return 0;
+  } catch (e) {
+    return report(e, io);
+  }
+}

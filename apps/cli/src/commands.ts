@@ -1,0 +1,92 @@
+import { readFile } from 'node:fs/promises';
+import { createDb, migrateToLatest, type Db } from '@onsale/shared/db';
+import { createEvent, getEvent, getSections, listEvents, parseEventFile, type EventSpec } from '@onsale/shared/events';
+import { getInventoryCounts } from '@onsale/shared/inventory';
+import { resolveDatabase } from './database.js';
+import { CliError } from './errors.js';
+
+export interface Io {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+const json = (v: unknown) => JSON.stringify(v, null, 2);
+
+/** Opens the configured database for one command and always closes it (pool first, then any embedded server). */
+export async function withDatabase<T>(databaseUrl: string | undefined, fn: (db: Db) => Promise<T>): Promise<T> {
+  const target = await resolveDatabase(databaseUrl);
+  const db = createDb(target.url, { max: 4, applicationName: 'onsale-cli' });
+  try {
+    return await fn(db);
+  } finally {
+    await db.destroy();
+    await target.release();
+  }
+}
+
+export async function migrate(databaseUrl: string | undefined, io: Io): Promise<void> {
+  await withDatabase(databaseUrl, async (db) => {
+    const { results = [] } = await migrateToLatest(db);
+    if (results.length === 0) io.out('database is up to date; no migrations to apply');
+    for (const r of results) io.out(`applied ${r.migrationName}`);
+  });
+}
+
+/** Reads and validates an event file without touching the database. */
+export async function readEventFile(path: string): Promise<EventSpec> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new CliError('FILE_UNREADABLE', `cannot read ${path}: ${code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
+  }
+  let input: unknown;
+  try {
+    input = JSON.parse(text);
+  } catch (e) {
+    throw new CliError('INVALID_JSON', `${path} is not valid JSON: ${(e as Error).message}`);
+  }
+  return parseEventFile(input);
+}
+
+export async function eventCreate(databaseUrl: string | undefined, file: string, io: Io): Promise<void> {
+  const spec = await readEventFile(file);
+  const created = await withDatabase(databaseUrl, (db) => db.transaction().execute((trx) => createEvent(trx, spec, 'cli')));
+  io.out(json(created));
+}
+
+/** An event's settings, its sections with prices, and live inventory counts (read-time hold expiry). */
+export async function describeEvent(db: Db, id: string) {
+  const event = await getEvent(db, id);
+  const [sections, counts] = await Promise.all([getSections(db, event.id), getInventoryCounts(db, event.id, event.capacity)]);
+  const bySection = new Map(counts.sections.map((s) => [s.code, s]));
+  return {
+    event,
+    inventory: { capacity: counts.capacity, available: counts.available, held: counts.held, sold: counts.sold, drift: counts.drift },
+    sections: sections.map((s) => {
+      const c = bySection.get(s.code);
+      return { ...s, available: c?.available ?? 0, held: c?.held ?? 0, sold: c?.sold ?? 0 };
+    }),
+  };
+}
+
+export async function eventShow(databaseUrl: string | undefined, id: string, io: Io): Promise<void> {
+  io.out(json(await withDatabase(databaseUrl, (db) => describeEvent(db, id))));
+}
+
+export async function eventList(databaseUrl: string | undefined, io: Io): Promise<void> {
+  const events = await withDatabase(databaseUrl, (db) => listEvents(db));
+  io.out(
+    json(
+      events.map((e) => ({
+        id: e.id,
+        name: e.name,
+        venueName: e.venueName,
+        onsaleAt: e.onsaleAt,
+        startsAt: e.startsAt,
+        capacity: e.capacity,
+      })),
+    ),
+  );
+}

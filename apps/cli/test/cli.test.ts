@@ -1,0 +1,189 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { expandSeats, parseEventFile } from '@onsale/shared/events';
+import { createTestDatabase, withAdminClient, withDatabase, type TestDatabase } from '@onsale/shared/testing';
+
+const root = join(import.meta.dirname, '..', '..', '..');
+const tsx = join(root, 'node_modules', '.bin', 'tsx');
+const main = join(root, 'apps', 'cli', 'src', 'main.ts');
+const readJson = (path: string) => JSON.parse(readFileSync(join(root, path), 'utf8')) as Record<string, unknown>;
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI as an operator would: a child process with DATABASE_URL in its environment. */
+function onsale(databaseUrl: string, ...args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(tsx, [main, ...args], { cwd: root, env: { ...process.env, DATABASE_URL: databaseUrl } }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+async function counts(t: TestDatabase) {
+  const n = async (table: 'events' | 'listings' | 'sections' | 'seats' | 'price_levels') =>
+    Number((await t.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  return { events: await n('events'), listings: await n('listings'), sections: await n('sections'), seats: await n('seats'), priceLevels: await n('price_levels') };
+}
+
+describe('example event files', () => {
+  it('stadium.json: 60,000 seats in exactly 150 sections, several price levels', () => {
+    const spec = parseEventFile(readJson('examples/stadium.json'));
+    const seats = expandSeats(spec);
+    expect(spec.sections).toHaveLength(150);
+    expect(seats).toHaveLength(60_000);
+    expect(new Set(seats.map((s) => s.sectionCode)).size).toBe(150);
+    expect(spec.priceLevels.length).toBeGreaterThanOrEqual(2);
+    expect(Date.parse(spec.onsaleAt)).toBeGreaterThan(Date.parse('2026-11-29T00:00:00Z'));
+  });
+
+  it('club.json: a few hundred seats in 2-4 sections, 2 price levels', () => {
+    const spec = parseEventFile(readJson('examples/club.json'));
+    const seats = expandSeats(spec);
+    expect(seats.length).toBeGreaterThanOrEqual(200);
+    expect(seats.length).toBeLessThan(1000);
+    expect(spec.sections.length).toBeGreaterThanOrEqual(2);
+    expect(spec.sections.length).toBeLessThanOrEqual(4);
+    expect(spec.priceLevels).toHaveLength(2);
+  });
+});
+
+describe('onsale CLI against real PostgreSQL', () => {
+  let t: TestDatabase;
+  let scratch: string;
+  beforeAll(async () => {
+    t = await createTestDatabase(inject('templateDatabaseUrl'), { max: 2 });
+    scratch = mkdtempSync(join(tmpdir(), 'onsale-cli-test-'));
+  });
+  afterAll(async () => {
+    await t?.drop();
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it('event:create --file examples/club.json prints the ids as JSON and writes every seat', async () => {
+    const r = await onsale(t.url, 'event:create', '--file', 'examples/club.json');
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout) as { eventId: string; listingId: string; capacity: number };
+    expect(out).toEqual({ eventId: expect.any(String), listingId: expect.any(String), capacity: 300 });
+
+    const seats = await t.db.selectFrom('seats').select(['section_code', 'status']).where('event_id', '=', out.eventId).execute();
+    expect(seats).toHaveLength(300);
+    expect(seats.every((s) => s.status === 'AVAILABLE')).toBe(true);
+    const sections = await t.db.selectFrom('sections').select(['code', 'capacity']).where('event_id', '=', out.eventId).orderBy('code').execute();
+    expect(sections).toEqual([
+      { code: 'BALC', capacity: 64 },
+      { code: 'FRONT', capacity: 76 },
+      { code: 'MAIN', capacity: 160 },
+    ]);
+    const event = await t.db.selectFrom('events').select(['listing_id', 'capacity']).where('id', '=', out.eventId).executeTakeFirstOrThrow();
+    expect(event).toEqual({ listing_id: out.listingId, capacity: 300 });
+  });
+
+  it('event:show prints settings and inventory counts; an unknown id is a clear error', async () => {
+    const created = JSON.parse((await onsale(t.url, 'event:create', '--file', 'examples/club.json')).stdout) as { eventId: string };
+    const r = await onsale(t.url, 'event:show', created.eventId);
+    expect(r.code).toBe(0);
+    const shown = JSON.parse(r.stdout);
+    expect(shown.event).toMatchObject({ id: created.eventId, venueName: 'The Lantern Room', holdTtlSeconds: 360, perAccountSeatLimit: 4, capacity: 300 });
+    expect(shown.inventory).toEqual({ capacity: 300, available: 300, held: 0, sold: 0, drift: 0 });
+    expect(shown.sections.map((s: { code: string; available: number; priceCents: number }) => [s.code, s.available, s.priceCents])).toEqual([
+      ['FRONT', 76, 6500],
+      ['MAIN', 160, 3800],
+      ['BALC', 64, 3800],
+    ]);
+
+    for (const id of ['00000000-0000-4000-8000-000000000000', 'not-a-uuid']) {
+      const missing = await onsale(t.url, 'event:show', id);
+      expect(missing.code).toBe(1);
+      expect(missing.stdout).toBe('');
+      expect(missing.stderr).toContain('EVENT_NOT_FOUND');
+      expect(missing.stderr).toContain(id);
+      expect(missing.stderr).not.toMatch(/\n\s+at /);
+    }
+  });
+
+  it('event:list lists created events', async () => {
+    const r = await onsale(t.url, 'event:list');
+    expect(r.code).toBe(0);
+    const events = JSON.parse(r.stdout) as { name: string; capacity: number }[];
+    expect(events.length).toBeGreaterThanOrEqual(1);
+    expect(events[0]).toMatchObject({ venueName: 'The Lantern Room', capacity: 300 });
+  });
+
+  it('an invalid event file: exit 1, every issue named by its path on stderr, nothing written', async () => {
+    const bad = readJson('examples/club.json') as { sections: Record<string, unknown>[]; holds: Record<string, unknown> };
+    bad.sections[1]!.priceLevel = 'VIP';
+    bad.sections.push({ ...bad.sections[2]!, seatsPerRow: undefined, qualityRank: 3 });
+    const file = join(scratch, 'bad.json');
+    writeFileSync(file, JSON.stringify(bad));
+    const before = await counts(t);
+
+    const r = await onsale(t.url, 'event:create', '--file', file);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('sections.3.rows: give rows, or rowCount and seatsPerRow');
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(await counts(t)).toEqual(before);
+
+    // Once the shape is right, cross-field rules name their paths too.
+    bad.sections.pop();
+    writeFileSync(file, JSON.stringify(bad));
+    const r2 = await onsale(t.url, 'event:create', '--file', file);
+    expect(r2.code).toBe(1);
+    expect(r2.stderr).toContain('sections.1.priceLevel: unknown price level VIP');
+    expect(await counts(t)).toEqual(before);
+
+    writeFileSync(file, '{ not json');
+    const r3 = await onsale(t.url, 'event:create', '--file', file);
+    expect(r3.code).toBe(1);
+    expect(r3.stderr).toContain('INVALID_JSON');
+    const r4 = await onsale(t.url, 'event:create', '--file', join(scratch, 'missing.json'));
+    expect(r4.code).toBe(1);
+    expect(r4.stderr).toContain('no such file');
+    expect(await counts(t)).toEqual(before);
+  });
+
+  it('migrate applies pending migrations, then is a no-op', async () => {
+    // An empty database, never migrated; dropped below whatever happens.
+    const name = `onsale_cli_${randomBytes(6).toString('hex')}`;
+    const admin = withDatabase(inject('templateDatabaseUrl'), 'postgres');
+    await withAdminClient(admin, (c) => c.query(`CREATE DATABASE ${name}`));
+    try {
+      const url = withDatabase(admin, name);
+      const first = await onsale(url, 'migrate');
+      expect(first.code, first.stderr).toBe(0);
+      expect(first.stdout).toMatch(/^applied 2026_11_29_1530_create_core_schema$/m);
+      const second = await onsale(url, 'migrate');
+      expect(second.code, second.stderr).toBe(0);
+      expect(second.stdout).not.toContain('applied');
+      expect(second.stdout).toContain('up to date');
+      const onTemplateCopy = await onsale(t.url, 'migrate');
+      expect(onTemplateCopy.code, onTemplateCopy.stderr).toBe(0);
+      expect(onTemplateCopy.stdout).not.toContain('applied');
+    } finally {
+      await withAdminClient(admin, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    }
+  });
+
+  it('a bad command line prints usage to stderr and exits 2', async () => {
+    const lines = [['frobnicate'], ['event:create'], ['event:create', '--fiel', 'x.json'], ['event:show'], ['migrate', 'extra'], []];
+    const runs = await Promise.all(lines.map((args) => onsale(t.url, ...args)));
+    runs.forEach((r, i) => {
+      expect(r.code, lines[i]!.join(' ')).toBe(2);
+      expect(r.stderr).toContain('usage: onsale <command>');
+      expect(r.stdout).toBe('');
+    });
+    const help = await onsale(t.url, 'help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('event:create --file <json>');
+  });
+});
