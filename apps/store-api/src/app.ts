@@ -60,7 +60,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   const events = new EventCache(deps.db);
   const seatmap = new SeatmapCache(deps.db);
   const holds = new HoldService({ db: deps.db, events, seatmap, metrics });
-  const checkout = new CheckoutService({ db: deps.db, payments, events, metrics });
+  const checkout = new CheckoutService({ db: deps.db, payments, metrics });
   await app.register(eventRoutes, { db: deps.db, events, seatmap });
   await app.register(holdRoutes, { db: deps.db, holds, checkout });
   return app;

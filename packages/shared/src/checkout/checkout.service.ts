@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../db/connect.js';
 import { DomainError, notFound } from '../errors.js';
-import type { EventCache } from '../events/event-cache.js';
 import { isUuid } from '../events/events.service.js';
 import * as holds from '../inventory/holds.repository.js';
 import type { Metrics } from '../metrics/index.js';
@@ -22,7 +21,6 @@ export interface CheckoutResult {
 export interface CheckoutDeps {
   db: Db;
   payments: PaymentProvider;
-  events: EventCache;
   metrics?: Metrics;
   /** While a payment is in flight the hold cannot lapse for at least this long (longer than any gateway call). */
   paymentWindowSeconds?: number;
@@ -53,7 +51,7 @@ export class CheckoutService {
     const { db } = this.deps;
 
     const begun = await db.transaction().execute(async (trx) => {
-      const hold = await holds.lockHold(trx, holdId);
+      const hold = await holds.lockHoldWithEvent(trx, holdId);
       if (!hold) throw notFound('HOLD_NOT_FOUND', `no hold ${holdId}`, 'id');
       if (hold.account_id !== accountId) throw new DomainError('forbidden', 'HOLD_NOT_OWNED', 'this hold belongs to another account', { field: 'id' });
 
@@ -73,13 +71,12 @@ export class CheckoutService {
       if (hold.status === 'EXPIRED' || hold.expires_at.getTime() <= now.getTime())
         throw new DomainError('gone', 'HOLD_EXPIRED', 'this hold has expired; its seats are back on sale');
 
-      const { event } = await this.deps.events.get(hold.event_id);
       await holds.lockKey(trx, 'instrument', hold.event_id, fingerprint);
       const used = await repo.seatsOfInstrument(trx, hold.event_id, fingerprint);
-      if (used + hold.quantity > event.perInstrumentSeatLimit)
-        throw new DomainError('limit', 'INSTRUMENT_LIMIT_EXCEEDED', `this payment card already has ${used} of ${event.perInstrumentSeatLimit} seats for this event`, {
+      if (used + hold.quantity > hold.per_instrument_seat_limit)
+        throw new DomainError('limit', 'INSTRUMENT_LIMIT_EXCEEDED', `this payment card already has ${used} of ${hold.per_instrument_seat_limit} seats for this event`, {
           field: 'payment.instrument',
-          limit: event.perInstrumentSeatLimit,
+          limit: hold.per_instrument_seat_limit,
           current: used,
         });
 

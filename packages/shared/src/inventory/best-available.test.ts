@@ -23,9 +23,9 @@ describe('rankBlocks', () => {
     }
   });
 
-  it('prefers the front row, central seats first', () => {
+  it('prefers the front rows, central seats first', () => {
     const [first] = rankBlocks(grid(5, 20), 2);
-    expect(first!.seats[0]!.rowIndex).toBe(0);
+    expect(first!.seats[0]!.rowIndex).toBeLessThanOrEqual(1); // the front tier is two rows deep
     expect(Math.abs(first!.seats[0]!.seatNumber - 10)).toBeLessThanOrEqual(4);
   });
 

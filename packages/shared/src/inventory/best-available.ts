@@ -13,8 +13,12 @@ export interface Block {
   tier: number;
 }
 
-/** Centrality bands per row: blocks in the same row and band are "equally good" and are shuffled. */
-const BAND_WIDTH = 20;
+/**
+ * Blocks within the same pair of rows and the same centrality band are "equally good" and are shuffled:
+ * tiers wide enough that concurrent requests for one section land on different blocks.
+ */
+const ROWS_PER_TIER = 2;
+const BAND_WIDTH = 25;
 
 /**
  * Every block of `quantity` adjacent available seats (same row, consecutive seat numbers), ranked best
@@ -40,7 +44,7 @@ export function rankBlocks(available: readonly SeatCell[], quantity: number, ran
         const block = seats.slice(s, s + quantity);
         const score = block.reduce((acc, x) => acc + x.quality, 0);
         const meanOffCentre = score / quantity - rowIndex * 100;
-        blocks.push({ seats: block, score, tier: rowIndex * 100 + Math.floor(meanOffCentre / BAND_WIDTH) });
+        blocks.push({ seats: block, score, tier: Math.floor(rowIndex / ROWS_PER_TIER) * 100 + Math.floor(meanOffCentre / BAND_WIDTH) });
       }
       runStart = i;
     }
@@ -52,15 +56,18 @@ export function rankBlocks(available: readonly SeatCell[], quantity: number, ran
 }
 
 /**
- * Picks up to `max` candidate blocks to try in order: best tiers first, never two blocks that share a seat,
- * so one lost race does not doom the next attempt.
+ * Picks up to `max` candidate blocks to try in order: best tiers first, at most `perTier` from one tier (so
+ * a contended tier is left for the next one quickly), never two blocks that share a seat.
  */
-export function pickCandidates(ranked: readonly Block[], max: number): Block[] {
+export function pickCandidates(ranked: readonly Block[], max: number, perTier = Infinity): Block[] {
   const used = new Set<number>();
   const out: Block[] = [];
+  const tiers = new Map<number, number>();
   for (const b of ranked) {
     if (out.length >= max) break;
+    if ((tiers.get(b.tier) ?? 0) >= perTier) continue;
     if (b.seats.some((s) => used.has(s.id))) continue;
+    tiers.set(b.tier, (tiers.get(b.tier) ?? 0) + 1);
     for (const s of b.seats) used.add(s.id);
     out.push(b);
   }

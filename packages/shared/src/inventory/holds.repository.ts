@@ -30,15 +30,21 @@ export async function seatsOfAccount(trx: Trx, eventId: string, accountId: strin
 
 /**
  * The conditional write of a hold: takes the given seats only where each is available now. Returns the ids
- * it took; fewer than asked means a concurrent writer won a seat (the caller rolls back to its savepoint).
+ * it took; fewer than asked means a concurrent writer won a seat (the caller reverts and tries another block).
+ * SKIP LOCKED: a seat another transaction is writing counts as taken rather than waited for, so concurrent
+ * holds never queue behind each other nor deadlock on overlapping blocks.
  */
 export async function takeSeats(trx: Trx, eventId: string, seatIds: number[], holdId: string, ttlSeconds: number): Promise<number[]> {
   const { rows } = await sql<{ id: number }>`
-    UPDATE seats SET status = 'HELD', hold_id = ${holdId}, expires_at = now() + make_interval(secs => ${ttlSeconds}),
-                     version = version + 1
-    WHERE event_id = ${eventId} AND id = ANY(${seatIds}::bigint[])
-      AND (status = 'AVAILABLE' OR (status = 'HELD' AND expires_at <= now()))
-    RETURNING id`.execute(trx);
+    WITH free AS (
+      SELECT event_id, id FROM seats
+      WHERE event_id = ${eventId} AND id = ANY(${seatIds}::bigint[])
+        AND (status = 'AVAILABLE' OR (status = 'HELD' AND expires_at <= now()))
+      FOR UPDATE SKIP LOCKED)
+    UPDATE seats s SET status = 'HELD', hold_id = ${holdId}, expires_at = now() + make_interval(secs => ${ttlSeconds}),
+                       version = s.version + 1
+    FROM free WHERE s.event_id = free.event_id AND s.id = free.id
+    RETURNING s.id`.execute(trx);
   return rows.map((r) => r.id);
 }
 
@@ -59,6 +65,21 @@ export function findHold(db: Db | Trx, id: string) {
 
 export function lockHold(trx: Trx, id: string) {
   return trx.selectFrom('holds').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+/**
+ * Locks a hold and reads the event settings its rules need in the same statement, so a transaction never
+ * waits on a second pool connection (which could starve the pool under load).
+ */
+export function lockHoldWithEvent(trx: Trx, id: string) {
+  return trx
+    .selectFrom('holds as h')
+    .innerJoin('events as e', 'e.id', 'h.event_id')
+    .selectAll('h')
+    .select(['e.hold_extension_seconds', 'e.per_instrument_seat_limit'])
+    .where('h.id', '=', id)
+    .forUpdate('h')
+    .executeTakeFirst();
 }
 
 export async function seatsOfHold(db: Db | Trx, holdId: string) {
@@ -97,4 +118,12 @@ export async function releaseHoldSeats(trx: Trx, holdId: string, status: 'RELEAS
 export async function dbNow(db: Db | Trx): Promise<Date> {
   const { rows } = await sql<{ now: Date }>`SELECT now() AS now`.execute(db);
   return rows[0]!.now;
+}
+
+export async function savepoint(trx: Trx): Promise<void> {
+  await sql`SAVEPOINT hold_attempt`.execute(trx);
+}
+
+export async function rollbackToSavepoint(trx: Trx): Promise<void> {
+  await sql`ROLLBACK TO SAVEPOINT hold_attempt`.execute(trx);
 }

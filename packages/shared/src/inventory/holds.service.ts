@@ -44,10 +44,21 @@ export interface HoldServiceDeps {
   now?: () => number;
 }
 
+/** Thrown inside the hold transaction when a section cannot seat the party; turned into a refusal outside it. */
+class SectionFull extends Error {
+  constructor(
+    readonly section: string,
+    readonly quantity: number,
+    readonly view: SeatCell[],
+  ) {
+    super('section full');
+  }
+}
+
 /**
  * Holds: server-assigned best-available as conditional writes, with read-time expiry, the per-account
- * limit enforced atomically, and a truthful answer for hot sections. Each method runs in the caller's
- * transaction (one request, one transaction).
+ * limit enforced atomically, and a truthful answer for hot sections. One request is one transaction: `create`
+ * opens its own (it reads cached settings first); the others run in the caller's.
  */
 export class HoldService {
   private readonly availability: SectionAvailabilityCache;
@@ -57,76 +68,86 @@ export class HoldService {
 
   constructor(private readonly deps: HoldServiceDeps) {
     this.availability = deps.availability ?? new SectionAvailabilityCache();
-    this.maxAttempts = deps.maxAttempts ?? 5;
+    this.maxAttempts = deps.maxAttempts ?? 8;
     this.random = deps.random ?? Math.random;
     this.now = deps.now ?? Date.now;
   }
 
-  async create(trx: Trx, accountId: string, eventId: string, req: HoldRequest): Promise<Hold> {
+  /**
+   * Creates a hold in one transaction of its own. The event's settings come from the cache before the
+   * transaction opens, and a refusal's alternatives are computed after it ends, so a transaction holds one
+   * pool connection and never waits for another.
+   */
+  async create(accountId: string, eventId: string, req: HoldRequest): Promise<Hold> {
     const started = performance.now();
-    const cached = await this.deps.events.get(eventId);
-    const { event } = cached;
     try {
-      const now = this.now();
-      if (now < event.onsaleAt.getTime())
-        throw new DomainError('conflict', 'ONSALE_NOT_OPEN', `the on-sale opens at ${event.onsaleAt.toISOString()}`, {
-          opensAt: event.onsaleAt.toISOString(),
-        });
-      const quantity = 'seatIds' in req ? req.seatIds.length : req.quantity;
-      if (quantity > event.perAccountSeatLimit)
-        throw invalid('QUANTITY_ABOVE_LIMIT', `at most ${event.perAccountSeatLimit} seats per account for this event`, 'seatIds' in req ? 'seatIds' : 'quantity', {
-          limit: event.perAccountSeatLimit,
-        });
-      if ('section' in req && !cached.sections.has(req.section))
-        throw notFound('SECTION_NOT_FOUND', `event has no section ${req.section}`, 'section');
-      if ('seatIds' in req) {
-        if (now < event.seatPickingOpensAt.getTime())
-          throw new DomainError('conflict', 'SEAT_PICKING_NOT_OPEN', `picking exact seats opens at ${event.seatPickingOpensAt.toISOString()}; until then ask for a section and quantity`, {
-            field: 'seatIds',
-            opensAt: event.seatPickingOpensAt.toISOString(),
-          });
-        if (new Set(req.seatIds).size !== req.seatIds.length) throw invalid('DUPLICATE_SEAT', 'a seat is listed twice', 'seatIds');
+      const cached = await this.deps.events.get(eventId);
+      this.validate(cached, req);
+      let hold: Hold;
+      try {
+        hold = await this.deps.db.transaction().execute((trx) => this.createIn(trx, cached, accountId, req));
+      } catch (e) {
+        if (e instanceof SectionFull) throw await this.sectionRefusal(cached, e.section, e.quantity, e.view);
+        throw e;
       }
-
-      await repo.lockKey(trx, 'account', eventId, accountId);
-      const used = await repo.seatsOfAccount(trx, eventId, accountId);
-      if (used + quantity > event.perAccountSeatLimit)
-        throw new DomainError('limit', 'ACCOUNT_LIMIT_EXCEEDED', `this account already has ${used} of ${event.perAccountSeatLimit} seats for this event`, {
-          field: 'quantity',
-          limit: event.perAccountSeatLimit,
-          current: used,
-        });
-      await ensureAccount(trx, accountId);
-
-      const holdId = randomUUID();
-      if ('seatIds' in req) await this.takeExact(trx, event.id, holdId, req.seatIds, event.holdTtlSeconds);
-      else await this.takeBestAvailable(trx, cached, holdId, req.section, req.quantity);
-
-      const { expires_at } = await repo.insertHold(trx, {
-        id: holdId,
-        eventId,
-        accountId,
-        sectionCode: 'section' in req ? req.section : null,
-        quantity,
-        ttlSeconds: event.holdTtlSeconds,
-      });
-      const seats = await repo.seatsOfHold(trx, holdId);
       this.deps.metrics?.holdsCreated.inc({ event: eventId });
       this.deps.metrics?.holdLatency.observe((performance.now() - started) / 1000);
-      return {
-        holdId,
-        eventId,
-        status: 'HELD',
-        seats,
-        quantity,
-        amountCents: seats.reduce((a, s) => a + s.priceCents, 0),
-        expiresAt: expires_at,
-        extended: false,
-      };
+      return hold;
     } catch (e) {
       if (e instanceof DomainError) this.deps.metrics?.holdFailures.inc({ event: eventId, code: e.code });
       throw e;
     }
+  }
+
+  private validate({ event, sections }: CachedEvent, req: HoldRequest) {
+    const now = this.now();
+    if (now < event.onsaleAt.getTime())
+      throw new DomainError('conflict', 'ONSALE_NOT_OPEN', `the on-sale opens at ${event.onsaleAt.toISOString()}`, {
+        opensAt: event.onsaleAt.toISOString(),
+      });
+    const quantity = 'seatIds' in req ? req.seatIds.length : req.quantity;
+    if (quantity > event.perAccountSeatLimit)
+      throw invalid('QUANTITY_ABOVE_LIMIT', `at most ${event.perAccountSeatLimit} seats per account for this event`, 'seatIds' in req ? 'seatIds' : 'quantity', {
+        limit: event.perAccountSeatLimit,
+      });
+    if ('section' in req && !sections.has(req.section)) throw notFound('SECTION_NOT_FOUND', `event has no section ${req.section}`, 'section');
+    if ('seatIds' in req) {
+      if (now < event.seatPickingOpensAt.getTime())
+        throw new DomainError('conflict', 'SEAT_PICKING_NOT_OPEN', `picking exact seats opens at ${event.seatPickingOpensAt.toISOString()}; until then ask for a section and quantity`, {
+          field: 'seatIds',
+          opensAt: event.seatPickingOpensAt.toISOString(),
+        });
+      if (new Set(req.seatIds).size !== req.seatIds.length) throw invalid('DUPLICATE_SEAT', 'a seat is listed twice', 'seatIds');
+    }
+  }
+
+  private async createIn(trx: Trx, cached: CachedEvent, accountId: string, req: HoldRequest): Promise<Hold> {
+    const { event } = cached;
+    const quantity = 'seatIds' in req ? req.seatIds.length : req.quantity;
+    await repo.lockKey(trx, 'account', event.id, accountId);
+    const used = await repo.seatsOfAccount(trx, event.id, accountId);
+    if (used + quantity > event.perAccountSeatLimit)
+      throw new DomainError('limit', 'ACCOUNT_LIMIT_EXCEEDED', `this account already has ${used} of ${event.perAccountSeatLimit} seats for this event`, {
+        field: 'quantity',
+        limit: event.perAccountSeatLimit,
+        current: used,
+      });
+    await ensureAccount(trx, accountId);
+
+    const holdId = randomUUID();
+    if ('seatIds' in req) await this.takeExact(trx, event.id, holdId, req.seatIds, event.holdTtlSeconds);
+    else await this.takeBestAvailable(trx, cached, holdId, req.section, req.quantity);
+
+    const { expires_at } = await repo.insertHold(trx, {
+      id: holdId,
+      eventId: event.id,
+      accountId,
+      sectionCode: 'section' in req ? req.section : null,
+      quantity,
+      ttlSeconds: event.holdTtlSeconds,
+    });
+    const seats = await repo.seatsOfHold(trx, holdId);
+    return { holdId, eventId: event.id, status: 'HELD', seats, quantity, amountCents: seats.reduce((a, s) => a + s.priceCents, 0), expiresAt: expires_at, extended: false };
   }
 
   private async takeExact(trx: Trx, eventId: string, holdId: string, seatIds: number[], ttl: number) {
@@ -140,7 +161,6 @@ export class HoldService {
     }
     const taken = await repo.takeSeats(trx, eventId, seatIds, holdId, ttl);
     if (taken.length !== seatIds.length) {
-      await this.revert(trx, taken, holdId);
       const got = new Set(taken);
       throw new DomainError('conflict', 'SEATS_UNAVAILABLE', 'some of those seats are no longer available', {
         field: 'seatIds',
@@ -151,56 +171,59 @@ export class HoldService {
 
   private async takeBestAvailable(trx: Trx, cached: CachedEvent, holdId: string, section: string, quantity: number) {
     const eventId = cached.event.id;
-    let view = this.availability.get(eventId, section);
+    const cache = this.availability;
+    const reload = async () => {
+      const seats = await repo.findAvailableSeats(trx, eventId, section);
+      cache.set(eventId, section, seats);
+      return cache.unclaimed(eventId, section, seats);
+    };
     let fresh = false;
+    let view = cache.get(eventId, section);
     if (!view) {
-      view = await repo.findAvailableSeats(trx, eventId, section);
-      this.availability.set(eventId, section, view);
+      view = await reload();
       fresh = true;
     }
     let attempts = 0;
     while (attempts < this.maxAttempts) {
-      const candidates = pickCandidates(rankBlocks(view, quantity, this.random), this.maxAttempts - attempts);
+      const candidates = pickCandidates(rankBlocks(view, quantity, this.random), this.maxAttempts - attempts, 3);
       if (candidates.length === 0) {
         if (fresh) break;
-        view = await repo.findAvailableSeats(trx, eventId, section);
-        this.availability.set(eventId, section, view);
+        view = await reload();
         fresh = true;
         continue;
       }
       for (const block of candidates) {
         attempts++;
         const ids = block.seats.map((s) => s.id);
-        const taken = await repo.takeSeats(trx, eventId, ids, holdId, cached.event.holdTtlSeconds);
-        if (taken.length === quantity) {
-          this.deps.metrics?.holdAttempts.inc({ event: eventId, section, outcome: 'hit' });
-          this.availability.remove(eventId, section, ids);
-          return;
+        cache.claim(eventId, section, ids);
+        try {
+          await repo.savepoint(trx);
+          const taken = await repo.takeSeats(trx, eventId, ids, holdId, cached.event.holdTtlSeconds);
+          if (taken.length === quantity) {
+            this.deps.metrics?.holdAttempts.inc({ event: eventId, section, outcome: 'hit' });
+            cache.remove(eventId, section, ids);
+            return;
+          }
+          this.deps.metrics?.holdAttempts.inc({ event: eventId, section, outcome: 'miss' });
+          // Rolling back to the savepoint also releases the row locks of a partial take, so a lost race
+          // leaves nothing locked for the other fans' attempts.
+          if (taken.length > 0) await repo.rollbackToSavepoint(trx);
+          const got = new Set(taken);
+          cache.remove(eventId, section, ids.filter((id) => !got.has(id)));
+        } finally {
+          cache.unclaim(eventId, section, ids);
         }
-        this.deps.metrics?.holdAttempts.inc({ event: eventId, section, outcome: 'miss' });
-        if (taken.length > 0) await this.revert(trx, taken, holdId);
-        const got = new Set(taken);
-        this.availability.remove(eventId, section, ids.filter((id) => !got.has(id)));
       }
+      const tried = new Set(candidates.flatMap((c) => c.seats.map((s) => s.id)));
       if (!fresh) {
         // Our view was stale; one fresh read before giving up on this section.
-        view = await repo.findAvailableSeats(trx, eventId, section);
-        this.availability.set(eventId, section, view);
+        view = (await reload()).filter((s) => !tried.has(s.id));
         fresh = true;
       } else {
-        view = this.availability.get(eventId, section) ?? view.filter((s) => !candidates.some((c) => c.seats.includes(s)));
+        view = view.filter((s) => !tried.has(s.id));
       }
     }
-    throw await this.sectionRefusal(cached, section, quantity, view);
-  }
-
-  private async revert(trx: Trx, seatIds: number[], holdId: string) {
-    await trx
-      .updateTable('seats')
-      .set({ status: 'AVAILABLE', hold_id: null, expires_at: null })
-      .where('hold_id', '=', holdId)
-      .where('id', 'in', seatIds)
-      .execute();
+    throw new SectionFull(section, quantity, view);
   }
 
   /** SECTION_SOLD_OUT or SECTION_NEARLY_FULL, with sections that can seat the party now (from the seat map). */
@@ -236,9 +259,8 @@ export class HoldService {
     const row = await this.owned(trx, accountId, holdId, true);
     this.assertLive(row);
     if (row.extended) throw new DomainError('conflict', 'HOLD_ALREADY_EXTENDED', 'a hold can be extended once');
-    const { event } = await this.deps.events.get(row.event_id);
-    if (event.holdExtensionSeconds === 0) throw new DomainError('conflict', 'EXTENSION_NOT_OFFERED', 'this event offers no hold extension');
-    const expiresAt = new Date(row.expires_at.getTime() + event.holdExtensionSeconds * 1000);
+    if (row.hold_extension_seconds === 0) throw new DomainError('conflict', 'EXTENSION_NOT_OFFERED', 'this event offers no hold extension');
+    const expiresAt = new Date(row.expires_at.getTime() + row.hold_extension_seconds * 1000);
     await repo.setHoldExpiry(trx, holdId, expiresAt, { extended: true });
     return this.toHold(trx, { ...row, expires_at: expiresAt, extended: true });
   }
@@ -257,9 +279,11 @@ export class HoldService {
     return { holdId, eventId: row.event_id, status: row.status, seats: [], quantity: row.quantity, amountCents: 0, expiresAt: row.expires_at, extended: row.extended };
   }
 
+  private async owned(db: Db | Trx, accountId: string, holdId: string, lock: true): Promise<NonNullable<Awaited<ReturnType<typeof repo.lockHoldWithEvent>>>>;
+  private async owned(db: Db | Trx, accountId: string, holdId: string, lock: false): Promise<NonNullable<Awaited<ReturnType<typeof repo.findHold>>>>;
   private async owned(db: Db | Trx, accountId: string, holdId: string, lock: boolean) {
     if (!isUuid(holdId)) throw notFound('HOLD_NOT_FOUND', `no hold ${holdId}`, 'id');
-    const row = lock ? await repo.lockHold(db as Trx, holdId) : await repo.findHold(db, holdId);
+    const row = lock ? await repo.lockHoldWithEvent(db as Trx, holdId) : await repo.findHold(db, holdId);
     if (!row) throw notFound('HOLD_NOT_FOUND', `no hold ${holdId}`, 'id');
     if (row.account_id !== accountId) throw new DomainError('forbidden', 'HOLD_NOT_OWNED', 'this hold belongs to another account', { field: 'id' });
     return row;

@@ -19,6 +19,9 @@ async function admin<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<
   }
 }
 
+/** Test databases copied from `template` are named with this prefix. */
+export const testDatabasePrefix = (template: string) => `${template.replace('onsale_tpl_', 'onsale_t')}_`;
+
 export interface TestDatabase {
   url: string;
   db: Db;
@@ -31,7 +34,8 @@ export interface TestDatabase {
  */
 export async function createTestDatabase(templateUrl: string, opts: { max?: number } = {}): Promise<TestDatabase> {
   const template = new URL(templateUrl).pathname.slice(1);
-  const name = `onsale_t_${randomBytes(6).toString('hex')}`;
+  // Named after the template (one per test run), so a run's teardown drops only its own databases.
+  const name = `${testDatabasePrefix(template)}${randomBytes(6).toString('hex')}`;
   await admin(withDatabase(templateUrl, 'postgres'), (c) => c.query(`CREATE DATABASE ${name} TEMPLATE ${template}`));
   const url = withDatabase(templateUrl, name);
   const db = createDb(url, { max: opts.max ?? 40, applicationName: 'onsale-test' });

@@ -22,7 +22,7 @@ export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; che
       },
     },
     async (req, reply) => {
-      const hold = await db.transaction().execute((trx) => holds.create(trx, req.accountId, req.params.id, toHoldRequest(req.body)));
+      const hold = await holds.create(req.accountId, req.params.id, toHoldRequest(req.body));
       return reply.status(201).send(toBody(hold));
     },
   );
