@@ -53,7 +53,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
 
-  await app.register(metricsPlugin, { metrics });
+  await app.register(metricsPlugin, { metrics, db: deps.db });
   await app.register(authPlugin, { secret: deps.config.authSecret });
   await app.register(healthRoutes, { db: deps.db });
   if (deps.config.devAuth) await app.register(devAuthRoutes, { db: deps.db });

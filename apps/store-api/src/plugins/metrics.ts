@@ -1,5 +1,7 @@
 import fp from 'fastify-plugin';
-import type { Metrics } from '@onsale/shared/metrics';
+import { recordReconciliations, type Metrics } from '@onsale/shared/metrics';
+import { latestReconciliations } from '@onsale/shared/jobs';
+import type { Db } from '@onsale/shared/db';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -8,13 +10,15 @@ declare module 'fastify' {
 }
 
 /** Request timing by route, and `GET /metrics` in Prometheus text format. */
-export const metricsPlugin = fp<{ metrics: Metrics }>(async (app, { metrics }) => {
+export const metricsPlugin = fp<{ metrics: Metrics; db: Db }>(async (app, { metrics, db }) => {
   app.decorate('metrics', metrics);
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';
     metrics.httpDuration.observe({ method: req.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
   });
   app.get('/metrics', { config: { public: true }, schema: { hide: true } }, async (_req, reply) => {
+    // Inventory gauges come from the reconciliation job's latest results (one small table read per scrape).
+    recordReconciliations(metrics, await latestReconciliations(db));
     reply.header('content-type', metrics.registry.contentType);
     return metrics.registry.metrics();
   });

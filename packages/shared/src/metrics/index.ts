@@ -74,3 +74,19 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/** Copies the latest reconciliation per event into the inventory gauges (called before each scrape). */
+export function recordReconciliations(
+  m: Metrics,
+  rows: { event_id: string; available: number; held: number; sold: number; drift: number; order_drift: number }[],
+): void {
+  m.inventorySeats.reset();
+  m.invariantDrift.reset();
+  for (const r of rows) {
+    m.inventorySeats.set({ event: r.event_id, status: 'available' }, r.available);
+    m.inventorySeats.set({ event: r.event_id, status: 'held' }, r.held);
+    m.inventorySeats.set({ event: r.event_id, status: 'sold' }, r.sold);
+    m.invariantDrift.set({ event: r.event_id, check: 'capacity' }, r.drift);
+    m.invariantDrift.set({ event: r.event_id, check: 'orders' }, r.order_drift);
+  }
+}

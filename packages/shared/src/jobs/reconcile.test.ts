@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { sql } from 'kysely';
+import { createTestDatabase, type TestDatabase } from '../testing/index.js';
+import { createEvent, EventCache, parseEventFile } from '../events/index.js';
+import { HoldService, SeatmapCache } from '../inventory/index.js';
+import { reconcileInventory } from './reconcile.js';
+import { startWorker } from './worker.js';
+
+let t: TestDatabase;
+let eventId: string;
+let holds: HoldService;
+
+beforeAll(async () => {
+  t = await createTestDatabase(inject('templateDatabaseUrl'));
+  const spec = parseEventFile({
+    name: 'Reconcile',
+    venueName: 'Hall',
+    startsAt: new Date(Date.now() + 86400_000).toISOString(),
+    onsaleAt: new Date(Date.now() - 3600_000).toISOString(),
+    priceLevels: [{ code: 'P', name: 'All', priceCents: 1000 }],
+    sections: [{ code: 'S', priceLevel: 'P', qualityRank: 1, rowCount: 4, seatsPerRow: 10 }],
+  });
+  ({ eventId } = await t.db.transaction().execute((trx) => createEvent(trx, spec)));
+  const events = new EventCache(t.db);
+  holds = new HoldService({ db: t.db, events, seatmap: new SeatmapCache(t.db) });
+});
+afterAll(() => t.drop());
+
+describe('inventory reconciliation', () => {
+  it('sweeps lapsed holds (cosmetically) and finds no drift', async () => {
+    const live = await holds.create('acct-live', eventId, { section: 'S', quantity: 2 });
+    const lapsed = await holds.create('acct-lapsed', eventId, { section: 'S', quantity: 3 });
+    await sql`UPDATE holds SET expires_at = now() - interval '1 second' WHERE id = ${lapsed.holdId}`.execute(t.db);
+    await sql`UPDATE seats SET expires_at = now() - interval '1 second' WHERE hold_id = ${lapsed.holdId}`.execute(t.db);
+
+    const [r] = await reconcileInventory(t.db);
+    expect(r).toMatchObject({ eventId, capacity: 40, available: 38, held: 2, sold: 0, drift: 0, orderDrift: 0, expiredSwept: 1 });
+    const row = await t.db.selectFrom('holds').select('status').where('id', '=', lapsed.holdId).executeTakeFirstOrThrow();
+    expect(row.status).toBe('EXPIRED');
+    const liveRow = await t.db.selectFrom('holds').select('status').where('id', '=', live.holdId).executeTakeFirstOrThrow();
+    expect(liveRow.status).toBe('HELD');
+    const stored = await t.db.selectFrom('inventory_reconciliations').selectAll().where('event_id', '=', eventId).executeTakeFirstOrThrow();
+    expect(stored.drift).toBe(0);
+  });
+
+  it('reports drift when the data breaks the invariant', async () => {
+    // A sold seat with no order behind it, and a seat row gone missing.
+    await sql`UPDATE seats SET status = 'SOLD', hold_id = gen_random_uuid() WHERE id = (SELECT min(id) FROM seats WHERE event_id = ${eventId} AND status = 'AVAILABLE')`.execute(t.db);
+    await sql`DELETE FROM seats WHERE id = (SELECT max(id) FROM seats WHERE event_id = ${eventId} AND status = 'AVAILABLE')`.execute(t.db);
+    const [r] = await reconcileInventory(t.db);
+    expect(r!.drift).toBe(-1);
+    expect(r!.orderDrift).toBe(1);
+  });
+
+  it('runs as a background job on graphile-worker at start', async () => {
+    await sql`DELETE FROM inventory_reconciliations`.execute(t.db);
+    const worker = await startWorker({ connectionString: t.url, db: t.db, concurrency: 1 });
+    try {
+      let found = false;
+      for (let i = 0; i < 100 && !found; i++) {
+        found = !!(await t.db.selectFrom('inventory_reconciliations').select('event_id').executeTakeFirst());
+        if (!found) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(found).toBe(true);
+    } finally {
+      await worker.stop();
+    }
+  });
+});

@@ -1,0 +1,81 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/connect.js';
+
+export interface ReconciliationResult {
+  eventId: string;
+  capacity: number;
+  available: number;
+  held: number;
+  sold: number;
+  /** available + held + sold - capacity (must be 0). */
+  drift: number;
+  /** sold seats - seats in confirmed orders (must be 0). */
+  orderDrift: number;
+  /** Lapsed holds whose rows the sweeper tidied (cosmetic: expiry is a read-time predicate). */
+  expiredSwept: number;
+}
+
+/**
+ * Tidies lapsed holds (cosmetic: every query already treats them as available) in small batches, so a
+ * sweep never holds many row locks for long.
+ */
+export async function sweepExpiredHolds(db: Db, batch = 500): Promise<Map<string, number>> {
+  const swept = new Map<string, number>();
+  for (;;) {
+    const rows = await db.transaction().execute(async (trx) => {
+      const { rows } = await sql<{ id: string; event_id: string }>`
+        UPDATE holds SET status = 'EXPIRED', updated_at = now()
+        WHERE id IN (SELECT id FROM holds WHERE status IN ('HELD', 'PAYING') AND expires_at <= now()
+                     ORDER BY expires_at LIMIT ${batch} FOR UPDATE SKIP LOCKED)
+        RETURNING id, event_id`.execute(trx);
+      if (rows.length > 0)
+        await sql`UPDATE seats SET status = 'AVAILABLE', hold_id = NULL, expires_at = NULL, version = version + 1
+                  WHERE hold_id = ANY(${rows.map((r) => r.id)}::uuid[]) AND status = 'HELD' AND expires_at <= now()`.execute(trx);
+      return rows;
+    });
+    for (const r of rows) swept.set(r.event_id, (swept.get(r.event_id) ?? 0) + 1);
+    if (rows.length < batch) return swept;
+  }
+}
+
+/**
+ * The invariant check, per event: available + held + sold = capacity, and sold seats = seats of confirmed
+ * orders. Results are kept in inventory_reconciliations (exported as metrics) and returned.
+ */
+export async function reconcileInventory(db: Db): Promise<ReconciliationResult[]> {
+  const swept = await sweepExpiredHolds(db);
+  const { rows } = await sql<{ event_id: string; capacity: number; available: number; held: number; sold: number; ordered: number }>`
+    SELECT e.id AS event_id, e.capacity,
+           coalesce(s.available, 0)::int AS available, coalesce(s.held, 0)::int AS held, coalesce(s.sold, 0)::int AS sold,
+           coalesce((SELECT sum(seat_count) FROM orders o WHERE o.event_id = e.id AND o.status = 'CONFIRMED'), 0)::int AS ordered
+    FROM events e
+    LEFT JOIN LATERAL (
+      SELECT count(*) FILTER (WHERE status = 'AVAILABLE' OR (status = 'HELD' AND expires_at <= now())) AS available,
+             count(*) FILTER (WHERE status = 'HELD' AND expires_at > now()) AS held,
+             count(*) FILTER (WHERE status = 'SOLD') AS sold
+      FROM seats WHERE event_id = e.id) s ON true`.execute(db);
+  const results = rows.map((r) => ({
+    eventId: r.event_id,
+    capacity: r.capacity,
+    available: r.available,
+    held: r.held,
+    sold: r.sold,
+    drift: r.available + r.held + r.sold - r.capacity,
+    orderDrift: r.sold - r.ordered,
+    expiredSwept: swept.get(r.event_id) ?? 0,
+  }));
+  for (const r of results) {
+    await sql`
+      INSERT INTO inventory_reconciliations (event_id, checked_at, capacity, available, held, sold, drift, order_drift, expired_swept)
+      VALUES (${r.eventId}, now(), ${r.capacity}, ${r.available}, ${r.held}, ${r.sold}, ${r.drift}, ${r.orderDrift}, ${r.expiredSwept})
+      ON CONFLICT (event_id) DO UPDATE SET checked_at = excluded.checked_at, capacity = excluded.capacity,
+        available = excluded.available, held = excluded.held, sold = excluded.sold, drift = excluded.drift,
+        order_drift = excluded.order_drift, expired_swept = excluded.expired_swept`.execute(db);
+  }
+  return results;
+}
+
+/** The latest reconciliation per event, for /metrics. */
+export function latestReconciliations(db: Db) {
+  return db.selectFrom('inventory_reconciliations').selectAll().execute();
+}
