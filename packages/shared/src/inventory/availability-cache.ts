@@ -1,8 +1,8 @@
-import type { SeatCell } from './best-available.js';
+import type { AvailableSeat } from './holds.repository.js';
 
 interface Entry {
   at: number;
-  seats: SeatCell[];
+  seats: AvailableSeat[];
 }
 
 /** Seats this process is attempting right now, per section: its other requests steer around them. */
@@ -23,12 +23,12 @@ export class SectionAvailabilityCache {
   }
 
   /** The cached available seats, less those another request of this process is attempting. */
-  get(eventId: string, section: string, now = Date.now()): SeatCell[] | undefined {
+  get(eventId: string, section: string, now = Date.now()): AvailableSeat[] | undefined {
     const e = this.entries.get(this.key(eventId, section));
     return e && now - e.at < this.ttlMs ? this.unclaimed(eventId, section, e.seats) : undefined;
   }
 
-  unclaimed(eventId: string, section: string, seats: SeatCell[]): SeatCell[] {
+  unclaimed(eventId: string, section: string, seats: AvailableSeat[]): AvailableSeat[] {
     const c = this.claims.get(this.key(eventId, section));
     return c && c.size > 0 ? seats.filter((s) => !c.has(s.id)) : seats;
   }
@@ -52,7 +52,7 @@ export class SectionAvailabilityCache {
     if (c.size === 0) this.claims.delete(k);
   }
 
-  set(eventId: string, section: string, seats: SeatCell[], now = Date.now()): void {
+  set(eventId: string, section: string, seats: AvailableSeat[], now = Date.now()): void {
     this.entries.set(this.key(eventId, section), { at: now, seats });
   }
 

@@ -7,8 +7,8 @@ export interface SeatCell {
 }
 
 /** A contiguous block of seats in one row, and the tier it belongs to. */
-export interface Block {
-  seats: SeatCell[];
+export interface Block<S extends SeatCell = SeatCell> {
+  seats: S[];
   score: number;
   tier: number;
 }
@@ -25,15 +25,15 @@ const BAND_WIDTH = 25;
  * first: by tier (row, then centrality band), randomized within a tier so that concurrent requests for
  * the same section land on different blocks. Pure apart from `random`.
  */
-export function rankBlocks(available: readonly SeatCell[], quantity: number, random: () => number = Math.random): Block[] {
+export function rankBlocks<S extends SeatCell>(available: readonly S[], quantity: number, random: () => number = Math.random): Block<S>[] {
   if (quantity < 1) return [];
-  const rows = new Map<number, SeatCell[]>();
+  const rows = new Map<number, S[]>();
   for (const s of available) {
     const row = rows.get(s.rowIndex);
     if (row) row.push(s);
     else rows.set(s.rowIndex, [s]);
   }
-  const blocks: Block[] = [];
+  const blocks: Block<S>[] = [];
   for (const [rowIndex, seats] of rows) {
     seats.sort((a, b) => a.seatNumber - b.seatNumber);
     let runStart = 0;
@@ -59,9 +59,9 @@ export function rankBlocks(available: readonly SeatCell[], quantity: number, ran
  * Picks up to `max` candidate blocks to try in order: best tiers first, at most `perTier` from one tier (so
  * a contended tier is left for the next one quickly), never two blocks that share a seat.
  */
-export function pickCandidates(ranked: readonly Block[], max: number, perTier = Infinity): Block[] {
+export function pickCandidates<S extends SeatCell>(ranked: readonly Block<S>[], max: number, perTier = Infinity): Block<S>[] {
   const used = new Set<number>();
-  const out: Block[] = [];
+  const out: Block<S>[] = [];
   const tiers = new Map<number, number>();
   for (const b of ranked) {
     if (out.length >= max) break;

@@ -2,10 +2,14 @@ import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
 import type { SeatCell } from './best-available.js';
 
+export interface AvailableSeat extends SeatCell {
+  rowLabel: string;
+}
+
 /** Seats of a section that are available now (AVAILABLE, or HELD with a passed expiry). */
-export async function findAvailableSeats(db: Db | Trx, eventId: string, sectionCode: string): Promise<SeatCell[]> {
-  const { rows } = await sql<SeatCell>`
-    SELECT id, row_index AS "rowIndex", seat_number AS "seatNumber", quality
+export async function findAvailableSeats(db: Db | Trx, eventId: string, sectionCode: string): Promise<AvailableSeat[]> {
+  const { rows } = await sql<AvailableSeat>`
+    SELECT id, row_index AS "rowIndex", row_label AS "rowLabel", seat_number AS "seatNumber", quality
     FROM seats
     WHERE event_id = ${eventId} AND section_code = ${sectionCode}
       AND (status = 'AVAILABLE' OR (status = 'HELD' AND expires_at <= now()))`.execute(db);
@@ -52,7 +56,10 @@ export async function insertHold(
   trx: Trx,
   h: { id: string; eventId: string; accountId: string; sectionCode: string | null; quantity: number; ttlSeconds: number },
 ): Promise<{ expires_at: Date }> {
+  // The account row is recorded in the same statement (first hold of a new account); the foreign key is
+  // checked at the end of the statement and sees it.
   const { rows } = await sql<{ expires_at: Date }>`
+    WITH account AS (INSERT INTO accounts (id) VALUES (${h.accountId}) ON CONFLICT (id) DO NOTHING)
     INSERT INTO holds (id, event_id, account_id, section_code, quantity, expires_at)
     VALUES (${h.id}, ${h.eventId}, ${h.accountId}, ${h.sectionCode}, ${h.quantity}, now() + make_interval(secs => ${h.ttlSeconds}))
     RETURNING expires_at`.execute(trx);

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { ensureAccount } from '../auth/accounts.repository.js';
 import type { Db, Trx } from '../db/connect.js';
 import { DomainError, invalid, notFound } from '../errors.js';
 import type { CachedEvent, EventCache } from '../events/event-cache.js';
 import { isUuid } from '../events/events.service.js';
 import type { Metrics } from '../metrics/index.js';
 import { SectionAvailabilityCache } from './availability-cache.js';
-import { longestRun, pickCandidates, rankBlocks, type SeatCell } from './best-available.js';
+import { longestRun, pickCandidates, rankBlocks, type Block, type SeatCell } from './best-available.js';
 import * as repo from './holds.repository.js';
+import type { AvailableSeat } from './holds.repository.js';
 import type { HoldRequest } from './holds.schema.js';
 import type { HoldStatus } from './inventory.table.js';
 import type { SeatmapCache } from './seatmap.js';
@@ -55,6 +55,9 @@ class SectionFull extends Error {
   }
 }
 
+/** A partial take happened in a transaction without savepoints; the hold is retried with them. */
+class RetryWithSavepoints extends Error {}
+
 /**
  * Holds: server-assigned best-available as conditional writes, with read-time expiry, the per-account
  * limit enforced atomically, and a truthful answer for hot sections. One request is one transaction: `create`
@@ -85,7 +88,13 @@ export class HoldService {
       this.validate(cached, req);
       let hold: Hold;
       try {
-        hold = await this.deps.db.transaction().execute((trx) => this.createIn(trx, cached, accountId, req));
+        hold = await this.deps.db
+          .transaction()
+          .execute((trx) => this.createIn(trx, cached, accountId, req, false))
+          .catch((e: unknown) => {
+            if (!(e instanceof RetryWithSavepoints)) throw e;
+            return this.deps.db.transaction().execute((trx) => this.createIn(trx, cached, accountId, req, true));
+          });
       } catch (e) {
         if (e instanceof SectionFull) throw await this.sectionRefusal(cached, e.section, e.quantity, e.view);
         throw e;
@@ -121,7 +130,7 @@ export class HoldService {
     }
   }
 
-  private async createIn(trx: Trx, cached: CachedEvent, accountId: string, req: HoldRequest): Promise<Hold> {
+  private async createIn(trx: Trx, cached: CachedEvent, accountId: string, req: HoldRequest, savepoints: boolean): Promise<Hold> {
     const { event } = cached;
     const quantity = 'seatIds' in req ? req.seatIds.length : req.quantity;
     await repo.lockKey(trx, 'account', event.id, accountId);
@@ -132,11 +141,15 @@ export class HoldService {
         limit: event.perAccountSeatLimit,
         current: used,
       });
-    await ensureAccount(trx, accountId);
 
     const holdId = randomUUID();
+    let seats: HeldSeat[];
     if ('seatIds' in req) await this.takeExact(trx, event.id, holdId, req.seatIds, event.holdTtlSeconds);
-    else await this.takeBestAvailable(trx, cached, holdId, req.section, req.quantity);
+    else {
+      const taken = await this.takeBestAvailable(trx, cached, holdId, req.section, req.quantity, savepoints);
+      const priceCents = cached.sections.get(req.section)!.priceCents;
+      seats = taken.map((s) => ({ id: s.id, section: req.section, row: s.rowLabel, number: s.seatNumber, priceCents }));
+    }
 
     const { expires_at } = await repo.insertHold(trx, {
       id: holdId,
@@ -146,7 +159,7 @@ export class HoldService {
       quantity,
       ttlSeconds: event.holdTtlSeconds,
     });
-    const seats = await repo.seatsOfHold(trx, holdId);
+    seats ??= await repo.seatsOfHold(trx, holdId);
     return { holdId, eventId: event.id, status: 'HELD', seats, quantity, amountCents: seats.reduce((a, s) => a + s.priceCents, 0), expiresAt: expires_at, extended: false };
   }
 
@@ -169,23 +182,28 @@ export class HoldService {
     }
   }
 
-  private async takeBestAvailable(trx: Trx, cached: CachedEvent, holdId: string, section: string, quantity: number) {
+  /**
+   * Tries candidate blocks until one is taken whole. Without `savepoints` (the common, uncontended case: one
+   * round trip per attempt) a partial take aborts the transaction so it is retried with a savepoint per attempt;
+   * rolling back to the savepoint releases the partial take's row locks.
+   */
+  private async takeBestAvailable(trx: Trx, cached: CachedEvent, holdId: string, section: string, quantity: number, savepoints: boolean): Promise<AvailableSeat[]> {
     const eventId = cached.event.id;
     const cache = this.availability;
-    const reload = async () => {
+    const reload = async (): Promise<AvailableSeat[]> => {
       const seats = await repo.findAvailableSeats(trx, eventId, section);
       cache.set(eventId, section, seats);
       return cache.unclaimed(eventId, section, seats);
     };
     let fresh = false;
-    let view = cache.get(eventId, section);
+    let view: AvailableSeat[] | undefined = cache.get(eventId, section);
     if (!view) {
       view = await reload();
       fresh = true;
     }
     let attempts = 0;
     while (attempts < this.maxAttempts) {
-      const candidates = pickCandidates(rankBlocks(view, quantity, this.random), this.maxAttempts - attempts, 3);
+      const candidates: Block<AvailableSeat>[] = pickCandidates(rankBlocks(view, quantity, this.random), this.maxAttempts - attempts, 3);
       if (candidates.length === 0) {
         if (fresh) break;
         view = await reload();
@@ -197,24 +215,26 @@ export class HoldService {
         const ids = block.seats.map((s) => s.id);
         cache.claim(eventId, section, ids);
         try {
-          await repo.savepoint(trx);
+          if (savepoints) await repo.savepoint(trx);
           const taken = await repo.takeSeats(trx, eventId, ids, holdId, cached.event.holdTtlSeconds);
           if (taken.length === quantity) {
             this.deps.metrics?.holdAttempts.inc({ event: eventId, section, outcome: 'hit' });
             cache.remove(eventId, section, ids);
-            return;
+            return block.seats;
           }
           this.deps.metrics?.holdAttempts.inc({ event: eventId, section, outcome: 'miss' });
-          // Rolling back to the savepoint also releases the row locks of a partial take, so a lost race
-          // leaves nothing locked for the other fans' attempts.
-          if (taken.length > 0) await repo.rollbackToSavepoint(trx);
+          if (taken.length > 0) {
+            // A partial take holds row locks other fans' attempts would skip: drop them at once.
+            if (!savepoints) throw new RetryWithSavepoints();
+            await repo.rollbackToSavepoint(trx);
+          }
           const got = new Set(taken);
           cache.remove(eventId, section, ids.filter((id) => !got.has(id)));
         } finally {
           cache.unclaim(eventId, section, ids);
         }
       }
-      const tried = new Set(candidates.flatMap((c) => c.seats.map((s) => s.id)));
+      const tried: Set<number> = new Set(candidates.flatMap((c) => c.seats.map((s) => s.id)));
       if (!fresh) {
         // Our view was stale; one fresh read before giving up on this section.
         view = (await reload()).filter((s) => !tried.has(s.id));

@@ -1,0 +1,63 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createDb, migrateToLatest, startEmbeddedPostgres, type Db } from '@onsale/shared/db';
+import { withAdminClient, withDatabase } from '@onsale/shared/testing';
+
+export interface BenchDatabase {
+  url: string;
+  db: Db;
+  where: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A scratch database for a benchmark: BENCH_DATABASE_URL as given, else a fresh database on the local
+ * PostgreSQL at 127.0.0.1:5432 (dropped afterwards), else an embedded server in a temporary directory.
+ */
+export async function benchDatabase(): Promise<BenchDatabase> {
+  const given = process.env.BENCH_DATABASE_URL;
+  let url: string;
+  let where: string;
+  let cleanup = async () => {};
+  if (given) {
+    url = given;
+    where = 'BENCH_DATABASE_URL';
+  } else {
+    const local = 'postgres://postgres@127.0.0.1:5432/postgres';
+    const name = `onsale_bench_${process.pid}`;
+    let base: string | undefined;
+    try {
+      await withAdminClient(local, (c) => c.query('select 1'));
+      base = local;
+      where = 'local PostgreSQL 127.0.0.1:5432';
+    } catch {
+      const dir = mkdtempSync(join(tmpdir(), 'onsale-bench-pg-'));
+      const server = await startEmbeddedPostgres(dir, 54331);
+      base = withDatabase(server.url, 'postgres');
+      where = 'embedded PostgreSQL';
+      cleanup = async () => {
+        await server.stop();
+        rmSync(dir, { recursive: true, force: true });
+      };
+    }
+    await withAdminClient(base, (c) => c.query(`CREATE DATABASE ${name}`));
+    url = withDatabase(base, name);
+    const inner = cleanup;
+    cleanup = async () => {
+      await withAdminClient(base!, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      await inner();
+    };
+  }
+  const db = createDb(url, { max: 40, applicationName: 'bench' });
+  await migrateToLatest(db);
+  return {
+    url,
+    db,
+    where,
+    async close() {
+      await db.destroy();
+      await cleanup();
+    },
+  };
+}

@@ -1,0 +1,173 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { sql } from '@onsale/shared/db';
+import { AccountTokens } from '@onsale/shared/auth';
+import { createEvent, parseEventFile } from '@onsale/shared/events';
+import { reconcileInventory } from '@onsale/shared/jobs';
+import { DEV_AUTH_SECRET } from '../src/env.js';
+import { benchDatabase } from './database.js';
+import { createClient, round, runLoad, summarize } from './load.js';
+
+const root = join(import.meta.dirname, '..', '..', '..');
+
+const USAGE = `usage: pnpm bench holds [--seconds N] [--concurrency N] [--pool N]
+
+HTTP load against a store API process on examples/stadium.json (60,000 seats, 150 sections), in one run:
+  baseline   a bare Fastify route on this machine (the HTTP limit) and the raw conditional write through pg
+  spread     best-available holds across all sections (quantity 1-4)
+  hot        every request for the single best section; fans release at once, so it stays contended
+Prints successful holds/s, p50/p99, double-held seats and invariant drift, with ratios to the baselines.`;
+
+function startProcess(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
+  const tsx = join(root, 'node_modules', '.bin', 'tsx');
+  const child = spawn(tsx, [script], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /READY (\d+)/.exec(out);
+      if (m) resolve({ child, port: Number(m[1]) });
+    });
+    child.on('exit', (code) => reject(new Error(`${script} exited ${code}`)));
+  });
+}
+
+async function stop(child: ChildProcess) {
+  child.removeAllListeners('exit');
+  await new Promise<void>((r) => {
+    child.once('exit', () => r());
+    child.kill('SIGTERM');
+  });
+}
+
+export async function main(argv: string[]) {
+  const { values } = parseArgs({
+    args: argv,
+    options: { seconds: { type: 'string', default: '10' }, concurrency: { type: 'string', default: '200' }, pool: { type: 'string', default: '24' }, help: { type: 'boolean', default: false } },
+  });
+  if (values.help) return console.log(USAGE);
+  const seconds = Number(values.seconds);
+  const concurrency = Number(values.concurrency);
+  const bench = await benchDatabase();
+  console.log(`database: ${bench.where}; ${concurrency} concurrent clients; ${seconds} s per scenario`);
+
+  const stadium = JSON.parse(readFileSync(join(root, 'examples', 'stadium.json'), 'utf8'));
+  const newEvent = async (name: string) => {
+    const spec = parseEventFile({ ...stadium, name, onsaleAt: new Date(Date.now() - 60_000).toISOString(), startsAt: new Date(Date.now() + 30 * 86400_000).toISOString() });
+    return bench.db.transaction().execute((trx) => createEvent(trx, spec, 'bench'));
+  };
+
+  // Account tokens signed with the development secret the bench server uses; one account per request.
+  const tokens = new AccountTokens(DEV_AUTH_SECRET);
+  let accountSeq = 0;
+  const tokenCache: string[] = [];
+  for (let i = 0; i < 5000; i++) tokenCache.push((await tokens.issue(`bench-${i}`)).token);
+  const nextToken = async () => {
+    const i = accountSeq++;
+    return i < tokenCache.length ? tokenCache[i]! : (await tokens.issue(`bench-${i}`)).token;
+  };
+
+  const results: Record<string, unknown> = {};
+  // --- baselines ---
+  const bare = await startProcess('apps/store-api/bench/bare-server.ts', {});
+  {
+    const client = createClient(`http://127.0.0.1:${bare.port}`, concurrency);
+    const lat: number[] = [];
+    const { elapsedMs } = await runLoad(concurrency, seconds * 1000, async () => {
+      const r = await client.request('POST', '/bare', { authorization: 'Bearer x' }, { section: '101', quantity: 2 });
+      lat.push(r.ms);
+    });
+    client.close();
+    results.bareFastify = { reqPerSec: round((lat.length / elapsedMs) * 1000, 0), ...summarize(lat) };
+  }
+  await stop(bare.child);
+  {
+    const ev = await newEvent('baseline raw SQL');
+    const { rows } = await sql<{ id: number }>`SELECT id FROM seats WHERE event_id = ${ev.eventId} ORDER BY random()`.execute(bench.db);
+    let next = 0;
+    const lat: number[] = [];
+    const { elapsedMs } = await runLoad(concurrency, seconds * 1000, async () => {
+      const seat = rows[next++ % rows.length]!.id;
+      const t0 = performance.now();
+      await sql`UPDATE seats SET status = 'HELD', hold_id = gen_random_uuid(), expires_at = now() + interval '6 minutes', version = version + 1
+                WHERE event_id = ${ev.eventId} AND id = ${seat} AND (status = 'AVAILABLE' OR (status = 'HELD' AND expires_at <= now()))`.execute(bench.db);
+      lat.push(performance.now() - t0);
+    }, rows.length);
+    results.rawConditionalWrite = { writesPerSec: round((lat.length / elapsedMs) * 1000, 0), ...summarize(lat), note: 'one autocommit UPDATE per seat, pool of 40' };
+  }
+
+  // --- the store API under load ---
+  const server = await startProcess('apps/store-api/bench/server.ts', { DATABASE_URL: bench.url, DB_POOL_MAX: String(values.pool), NODE_ENV: 'development', DEV_AUTH: 'false' });
+  const client = createClient(`http://127.0.0.1:${server.port}`, concurrency);
+  try {
+    for (const scenario of ['spread', 'hot'] as const) {
+      const ev = await newEvent(`bench ${scenario}`);
+      const sections = stadium.sections.map((s: { code: string }) => s.code) as string[];
+      const best = [...stadium.sections].sort((a: { qualityRank: number }, b: { qualityRank: number }) => a.qualityRank - b.qualityRank)[0].code as string;
+      const tokensByHold = new Map<string, string>();
+      const lat: number[] = [];
+      const codes: Record<string, number> = {};
+      const live = new Map<string, number[]>(); // holdId -> seat ids, for holds not released
+      let ok = 0;
+      let errors5xx = 0;
+      await nextToken(); // warm
+      const { elapsedMs } = await runLoad(concurrency, seconds * 1000, async () => {
+        const token = await nextToken();
+        const section = scenario === 'hot' ? best : sections[Math.floor(Math.random() * sections.length)]!;
+        const quantity = 1 + Math.floor(Math.random() * 4);
+        const r = await client.request('POST', `/events/${ev.eventId}/holds`, { authorization: `Bearer ${token}` }, { section, quantity });
+        lat.push(r.ms);
+        if (r.status === 201) {
+          ok++;
+          if (scenario === 'hot') {
+            tokensByHold.set(r.body.holdId, token);
+            const d = await client.request('DELETE', `/holds/${r.body.holdId}`, { authorization: `Bearer ${token}` });
+            if (d.status !== 200) live.set(r.body.holdId, r.body.seats.map((s: { id: number }) => s.id));
+          } else live.set(r.body.holdId, r.body.seats.map((s: { id: number }) => s.id));
+        } else {
+          const code = r.body?.error ?? String(r.status);
+          codes[code] = (codes[code] ?? 0) + 1;
+          if (r.status >= 500) errors5xx++;
+        }
+      });
+      // Double-held seats: a seat in two live holds' responses, or a held seat whose hold does not own it.
+      const seen = new Map<number, number>();
+      for (const ids of live.values()) for (const id of ids) seen.set(id, (seen.get(id) ?? 0) + 1);
+      const doubleInResponses = [...seen.values()].filter((n) => n > 1).length;
+      const { rows } = await sql<{ n: number }>`
+        SELECT count(*)::int AS n FROM holds h WHERE h.event_id = ${ev.eventId} AND h.status IN ('HELD','PAYING') AND h.expires_at > now()
+          AND h.quantity <> (SELECT count(*) FROM seats s WHERE s.hold_id = h.id AND s.status = 'HELD')`.execute(bench.db);
+      const recon = (await reconcileInventory(bench.db)).find((x) => x.eventId === ev.eventId)!;
+      results[scenario] = {
+        successfulHoldsPerSec: round((ok / elapsedMs) * 1000, 0),
+        holdRequestsPerSec: round((lat.length / elapsedMs) * 1000, 0),
+        ...summarize(lat),
+        refusals: codes,
+        serverErrors: errors5xx,
+        doubleHeldSeats: doubleInResponses + rows[0]!.n,
+        invariantDrift: recon.drift,
+        inventory: { available: recon.available, held: recon.held, sold: recon.sold, capacity: recon.capacity },
+      };
+    }
+  } finally {
+    client.close();
+    await stop(server.child);
+    await bench.close();
+  }
+
+  const bareRps = (results.bareFastify as { reqPerSec: number }).reqPerSec;
+  const rawWps = (results.rawConditionalWrite as { writesPerSec: number }).writesPerSec;
+  for (const s of ['spread', 'hot'] as const) {
+    const r = results[s] as { successfulHoldsPerSec: number; holdRequestsPerSec: number };
+    Object.assign(r, { ratioToBareFastify: round(r.holdRequestsPerSec / bareRps, 3), ratioToRawWrite: round(r.successfulHoldsPerSec / rawWps, 3) });
+  }
+  console.log(JSON.stringify(results, null, 2));
+  const spread = results.spread as { successfulHoldsPerSec: number; p99Ms: number; doubleHeldSeats: number; invariantDrift: number };
+  const hot = results.hot as { p99Ms: number; doubleHeldSeats: number; invariantDrift: number };
+  console.log(
+    `holds: spread ${spread.successfulHoldsPerSec}/s p99 ${spread.p99Ms} ms (target >= 1000/s, p99 < 250 ms); hot p99 ${hot.p99Ms} ms (target < 500 ms); ` +
+      `double-held ${spread.doubleHeldSeats + hot.doubleHeldSeats}; drift ${spread.invariantDrift + hot.invariantDrift}`,
+  );
+}

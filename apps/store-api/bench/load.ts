@@ -1,0 +1,73 @@
+import http from 'node:http';
+
+/** A minimal keep-alive HTTP client for load generation (node:http, no per-request allocation of agents). */
+export function createClient(baseUrl: string, connections: number) {
+  const url = new URL(baseUrl);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: connections, maxFreeSockets: connections });
+  return {
+    request(method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; body: any; ms: number }> {
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      const started = performance.now();
+      return new Promise((resolve, reject) => {
+        const req = http.request(
+          {
+            host: url.hostname,
+            port: url.port,
+            method,
+            path,
+            agent,
+            headers: { ...headers, ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}) },
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => {
+              const text = Buffer.concat(chunks).toString('utf8');
+              let parsed: unknown = text;
+              try {
+                parsed = text ? JSON.parse(text) : null;
+              } catch {
+                /* not JSON */
+              }
+              resolve({ status: res.statusCode ?? 0, body: parsed, ms: performance.now() - started });
+            });
+          },
+        );
+        req.on('error', reject);
+        if (payload) req.write(payload);
+        req.end();
+      });
+    },
+    close() {
+      agent.destroy();
+    },
+  };
+}
+
+/** Runs `worker` in `concurrency` loops until `durationMs` has passed; bounded in count and time. */
+export async function runLoad(concurrency: number, durationMs: number, worker: (client: number) => Promise<void>, maxRequests = 2_000_000) {
+  const deadline = performance.now() + durationMs;
+  let issued = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, c) => {
+      while (performance.now() < deadline && issued < maxRequests) {
+        issued++;
+        await worker(c);
+      }
+    }),
+  );
+  return { elapsedMs: performance.now() - started, issued };
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+export function summarize(latencies: number[]) {
+  const s = [...latencies].sort((a, b) => a - b);
+  return { count: s.length, p50Ms: round(percentile(s, 50)), p99Ms: round(percentile(s, 99)), maxMs: round(s[s.length - 1] ?? 0) };
+}
+
+export const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;

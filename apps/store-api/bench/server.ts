@@ -1,0 +1,12 @@
+import { createDb } from '@onsale/shared/db';
+import { buildStoreApi } from '../src/app.js';
+import { loadStoreApiConfig } from '../src/env.js';
+
+// The store API as the benchmark runs it: its own process, an ephemeral port, no request logging.
+const config = loadStoreApiConfig({ ...process.env, STORE_API_PORT: '0' });
+const db = createDb(config.databaseUrl!, { max: config.dbPoolMax, applicationName: 'store-api-bench' });
+const app = await buildStoreApi({ db, config });
+await app.listen({ port: 0, host: '127.0.0.1' });
+const addr = app.server.address();
+process.stdout.write(`READY ${typeof addr === 'object' && addr ? addr.port : 0}\n`);
+process.on('SIGTERM', () => app.close().then(() => db.destroy()).then(() => process.exit(0)));

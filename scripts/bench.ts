@@ -1,0 +1,13 @@
+// `pnpm bench <name>`: runs one benchmark; each prints its figures beside the physical limit it measured.
+const benches: Record<string, () => Promise<{ main(argv: string[]): Promise<void> }>> = {
+  holds: () => import('../apps/store-api/bench/holds.js'),
+};
+
+const [name, ...rest] = process.argv.slice(2);
+const load = name ? benches[name] : undefined;
+if (!load) {
+  console.error(`usage: pnpm bench <${Object.keys(benches).join('|')}> [options]   (--help for a benchmark's options)`);
+  process.exit(2);
+}
+await (await load()).main(rest);
+process.exit(0);
