@@ -21,51 +21,6 @@ export async function lockKey(trx: Trx, scope: string, eventId: string, key: str
   await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${scope}:${eventId}:${key}`}, 0))`.execute(trx);
 }
 
-/** Seats an account has in live holds (held or paying, not expired) plus in confirmed orders, for an event. */
-export async function seatsOfAccount(trx: Trx, eventId: string, accountId: string): Promise<number> {
-  const { rows } = await sql<{ n: number }>`
-    SELECT coalesce((SELECT sum(quantity) FROM holds
-                     WHERE event_id = ${eventId} AND account_id = ${accountId}
-                       AND status IN ('HELD', 'PAYING') AND expires_at > now()), 0)
-         + coalesce((SELECT sum(seat_count) FROM orders
-                     WHERE event_id = ${eventId} AND account_id = ${accountId} AND status = 'CONFIRMED'), 0) AS n`.execute(trx);
-  return rows[0]?.n ?? 0;
-}
-
-/**
- * The conditional write of a hold: takes the given seats only where each is available now. Returns the ids
- * it took; fewer than asked means a concurrent writer won a seat (the caller reverts and tries another block).
- * SKIP LOCKED: a seat another transaction is writing counts as taken rather than waited for, so concurrent
- * holds never queue behind each other nor deadlock on overlapping blocks.
- */
-export async function takeSeats(trx: Trx, eventId: string, seatIds: number[], holdId: string, ttlSeconds: number): Promise<number[]> {
-  const { rows } = await sql<{ id: number }>`
-    WITH free AS (
-      SELECT event_id, id FROM seats
-      WHERE event_id = ${eventId} AND id = ANY(${seatIds}::bigint[])
-        AND (status = 'AVAILABLE' OR (status = 'HELD' AND expires_at <= now()))
-      FOR UPDATE SKIP LOCKED)
-    UPDATE seats s SET status = 'HELD', hold_id = ${holdId}, expires_at = now() + make_interval(secs => ${ttlSeconds}),
-                       version = s.version + 1
-    FROM free WHERE s.event_id = free.event_id AND s.id = free.id
-    RETURNING s.id`.execute(trx);
-  return rows.map((r) => r.id);
-}
-
-export async function insertHold(
-  trx: Trx,
-  h: { id: string; eventId: string; accountId: string; sectionCode: string | null; quantity: number; ttlSeconds: number },
-): Promise<{ expires_at: Date }> {
-  // The account row is recorded in the same statement (first hold of a new account); the foreign key is
-  // checked at the end of the statement and sees it.
-  const { rows } = await sql<{ expires_at: Date }>`
-    WITH account AS (INSERT INTO accounts (id) VALUES (${h.accountId}) ON CONFLICT (id) DO NOTHING)
-    INSERT INTO holds (id, event_id, account_id, section_code, quantity, expires_at)
-    VALUES (${h.id}, ${h.eventId}, ${h.accountId}, ${h.sectionCode}, ${h.quantity}, now() + make_interval(secs => ${h.ttlSeconds}))
-    RETURNING expires_at`.execute(trx);
-  return rows[0]!;
-}
-
 export function findHold(db: Db | Trx, id: string) {
   return db.selectFrom('holds').selectAll().where('id', '=', id).executeTakeFirst();
 }
@@ -133,4 +88,54 @@ export async function savepoint(trx: Trx): Promise<void> {
 
 export async function rollbackToSavepoint(trx: Trx): Promise<void> {
   await sql`ROLLBACK TO SAVEPOINT hold_attempt`.execute(trx);
+}
+
+export interface HoldAttempt {
+  eventId: string;
+  holdId: string;
+  accountId: string;
+  sectionCode: string | null;
+  seatIds: number[];
+  ttlSeconds: number;
+  /** The per-account seat limit for the event. */
+  limit: number;
+}
+
+/**
+ * One attempt at a hold, in one statement (the hot path of an on-sale, so one round trip): counts the
+ * account's seats (live holds + confirmed orders; the caller holds the account's lock, so the count is
+ * current), takes the seats only if the limit allows and each seat is available now (SKIP LOCKED: a seat
+ * another transaction is writing counts as taken), and, when every seat was taken, records the account
+ * and the hold. Returns the count, the seats taken, and the hold's expiry (null when no hold was made).
+ */
+export async function attemptHold(trx: Trx, a: HoldAttempt): Promise<{ used: number; taken: number[]; expiresAt: Date | null }> {
+  const quantity = a.seatIds.length;
+  const { rows } = await sql<{ used: number; taken: number[]; expires_at: Date | null }>`
+    WITH used AS (
+      SELECT coalesce((SELECT sum(quantity) FROM holds WHERE event_id = ${a.eventId} AND account_id = ${a.accountId}
+                         AND status IN ('HELD', 'PAYING') AND expires_at > now()), 0)
+           + coalesce((SELECT sum(seat_count) FROM orders WHERE event_id = ${a.eventId} AND account_id = ${a.accountId}
+                         AND status = 'CONFIRMED'), 0) AS n),
+    free AS (
+      SELECT event_id, id FROM seats
+      WHERE event_id = ${a.eventId} AND id = ANY(${a.seatIds}::bigint[])
+        AND (status = 'AVAILABLE' OR (status = 'HELD' AND expires_at <= now()))
+        AND (SELECT n FROM used) + ${quantity} <= ${a.limit}
+      FOR UPDATE SKIP LOCKED),
+    taken AS (
+      UPDATE seats s SET status = 'HELD', hold_id = ${a.holdId}, expires_at = now() + make_interval(secs => ${a.ttlSeconds}),
+                         version = s.version + 1
+      FROM free WHERE s.event_id = free.event_id AND s.id = free.id
+      RETURNING s.id),
+    account AS (
+      INSERT INTO accounts (id) SELECT ${a.accountId} WHERE (SELECT count(*) FROM taken) = ${quantity}
+      ON CONFLICT (id) DO NOTHING),
+    hold AS (
+      INSERT INTO holds (id, event_id, account_id, section_code, quantity, expires_at)
+      SELECT ${a.holdId}, ${a.eventId}, ${a.accountId}, ${a.sectionCode}, ${quantity}, now() + make_interval(secs => ${a.ttlSeconds})
+      WHERE (SELECT count(*) FROM taken) = ${quantity}
+      RETURNING expires_at)
+    SELECT (SELECT n FROM used)::int AS used, ARRAY(SELECT id FROM taken) AS taken, (SELECT expires_at FROM hold) AS expires_at`.execute(trx);
+  const r = rows[0]!;
+  return { used: r.used, taken: r.taken.map(Number), expiresAt: r.expires_at };
 }

@@ -55,6 +55,8 @@ class SectionFull extends Error {
   }
 }
 
+type Attempt = (seatIds: number[]) => Promise<{ used: number; taken: number[]; expiresAt: Date | null }>;
+
 /** A partial take happened in a transaction without savepoints; the hold is retried with them. */
 class RetryWithSavepoints extends Error {}
 
@@ -133,37 +135,40 @@ export class HoldService {
   private async createIn(trx: Trx, cached: CachedEvent, accountId: string, req: HoldRequest, savepoints: boolean): Promise<Hold> {
     const { event } = cached;
     const quantity = 'seatIds' in req ? req.seatIds.length : req.quantity;
-    await repo.lockKey(trx, 'account', event.id, accountId);
-    const used = await repo.seatsOfAccount(trx, event.id, accountId);
-    if (used + quantity > event.perAccountSeatLimit)
-      throw new DomainError('limit', 'ACCOUNT_LIMIT_EXCEEDED', `this account already has ${used} of ${event.perAccountSeatLimit} seats for this event`, {
-        field: 'quantity',
-        limit: event.perAccountSeatLimit,
-        current: used,
-      });
-
     const holdId = randomUUID();
-    let seats: HeldSeat[];
-    if ('seatIds' in req) await this.takeExact(trx, event.id, holdId, req.seatIds, event.holdTtlSeconds);
-    else {
-      const taken = await this.takeBestAvailable(trx, cached, holdId, req.section, req.quantity, savepoints);
-      const priceCents = cached.sections.get(req.section)!.priceCents;
-      seats = taken.map((s) => ({ id: s.id, section: req.section, row: s.rowLabel, number: s.seatNumber, priceCents }));
-    }
+    // Serializes this account's holds for the event, so the count inside each attempt is current.
+    await repo.lockKey(trx, 'account', event.id, accountId);
+    const attempt = async (seatIds: number[]) => {
+      const r = await repo.attemptHold(trx, {
+        eventId: event.id,
+        holdId,
+        accountId,
+        sectionCode: 'section' in req ? req.section : null,
+        seatIds,
+        ttlSeconds: event.holdTtlSeconds,
+        limit: event.perAccountSeatLimit,
+      });
+      if (r.used + quantity > event.perAccountSeatLimit)
+        throw new DomainError('limit', 'ACCOUNT_LIMIT_EXCEEDED', `this account already has ${r.used} of ${event.perAccountSeatLimit} seats for this event`, {
+          field: 'quantity',
+          limit: event.perAccountSeatLimit,
+          current: r.used,
+        });
+      return r;
+    };
 
-    const { expires_at } = await repo.insertHold(trx, {
-      id: holdId,
-      eventId: event.id,
-      accountId,
-      sectionCode: 'section' in req ? req.section : null,
-      quantity,
-      ttlSeconds: event.holdTtlSeconds,
-    });
-    seats ??= await repo.seatsOfHold(trx, holdId);
-    return { holdId, eventId: event.id, status: 'HELD', seats, quantity, amountCents: seats.reduce((a, s) => a + s.priceCents, 0), expiresAt: expires_at, extended: false };
+    if ('seatIds' in req) {
+      const expiresAt = await this.takeExact(trx, event.id, req.seatIds, attempt);
+      const seats = await repo.seatsOfHold(trx, holdId);
+      return { holdId, eventId: event.id, status: 'HELD', seats, quantity, amountCents: seats.reduce((a, s) => a + s.priceCents, 0), expiresAt, extended: false };
+    }
+    const { seats: taken, expiresAt } = await this.takeBestAvailable(trx, cached, req.section, req.quantity, savepoints, attempt);
+    const priceCents = cached.sections.get(req.section)!.priceCents;
+    const seats = taken.map((s) => ({ id: s.id, section: req.section, row: s.rowLabel, number: s.seatNumber, priceCents }));
+    return { holdId, eventId: event.id, status: 'HELD', seats, quantity, amountCents: priceCents * quantity, expiresAt, extended: false };
   }
 
-  private async takeExact(trx: Trx, eventId: string, holdId: string, seatIds: number[], ttl: number) {
+  private async takeExact(trx: Trx, eventId: string, seatIds: number[], attempt: Attempt): Promise<Date> {
     const existing = await trx.selectFrom('seats').select('id').where('event_id', '=', eventId).where('id', 'in', seatIds).execute();
     if (existing.length !== seatIds.length) {
       const known = new Set(existing.map((r) => r.id));
@@ -172,14 +177,15 @@ export class HoldService {
         missing: seatIds.filter((id) => !known.has(id)),
       });
     }
-    const taken = await repo.takeSeats(trx, eventId, seatIds, holdId, ttl);
-    if (taken.length !== seatIds.length) {
-      const got = new Set(taken);
+    const r = await attempt(seatIds);
+    if (!r.expiresAt) {
+      const got = new Set(r.taken);
       throw new DomainError('conflict', 'SEATS_UNAVAILABLE', 'some of those seats are no longer available', {
         field: 'seatIds',
         unavailable: seatIds.filter((id) => !got.has(id)),
       });
     }
+    return r.expiresAt;
   }
 
   /**
@@ -187,7 +193,14 @@ export class HoldService {
    * round trip per attempt) a partial take aborts the transaction so it is retried with a savepoint per attempt;
    * rolling back to the savepoint releases the partial take's row locks.
    */
-  private async takeBestAvailable(trx: Trx, cached: CachedEvent, holdId: string, section: string, quantity: number, savepoints: boolean): Promise<AvailableSeat[]> {
+  private async takeBestAvailable(
+    trx: Trx,
+    cached: CachedEvent,
+    section: string,
+    quantity: number,
+    savepoints: boolean,
+    attempt: Attempt,
+  ): Promise<{ seats: AvailableSeat[]; expiresAt: Date }> {
     const eventId = cached.event.id;
     const cache = this.availability;
     const reload = async (): Promise<AvailableSeat[]> => {
@@ -216,11 +229,11 @@ export class HoldService {
         cache.claim(eventId, section, ids);
         try {
           if (savepoints) await repo.savepoint(trx);
-          const taken = await repo.takeSeats(trx, eventId, ids, holdId, cached.event.holdTtlSeconds);
-          if (taken.length === quantity) {
+          const { taken, expiresAt } = await attempt(ids);
+          if (expiresAt) {
             this.deps.metrics?.holdAttempts.inc({ event: eventId, section, outcome: 'hit' });
             cache.remove(eventId, section, ids);
-            return block.seats;
+            return { seats: block.seats, expiresAt };
           }
           this.deps.metrics?.holdAttempts.inc({ event: eventId, section, outcome: 'miss' });
           if (taken.length > 0) {
