@@ -3,7 +3,7 @@
 // installing pnpm and the workspace's dependencies when they are missing, then hands over.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -36,18 +36,21 @@ if (needsInstall()) {
   if (code !== 0) process.exit(code);
 }
 
-const tsx = ['exec', 'tsx'];
+// Run the workspace's own binaries directly rather than through `pnpm exec`: the shims exec node, so a signal
+// sent to this process reaches the program (through `npx pnpm exec`, an intermediate `sh -c` drops it).
+const bin = (name) => join(root, 'node_modules', '.bin', name);
 const targets = {
-  start: [...tsx, 'scripts/start.ts'],
-  onsale: [...tsx, 'apps/cli/src/main.ts'],
-  bench: [...tsx, 'scripts/bench.ts'],
-  test: ['exec', 'vitest', 'run'],
+  start: [bin('tsx'), ['scripts/start.ts']],
+  onsale: [bin('tsx'), ['apps/cli/src/main.ts']],
+  bench: [bin('tsx'), ['scripts/bench.ts']],
+  test: [bin('vitest'), ['run']],
 };
 const target = targets[command];
 if (!target) {
   console.error(`unknown command ${command}; expected one of ${Object.keys(targets).join(', ')}`);
   process.exit(2);
 }
-const child = spawn(pnpm, [...pnpmPre, ...target, ...args], { cwd: root, stdio: 'inherit' });
+const env = { ...process.env, PATH: `${join(root, 'node_modules', '.bin')}${delimiter}${process.env.PATH ?? ''}` };
+const child = spawn(target[0], [...target[1], ...args], { cwd: root, stdio: 'inherit', env });
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

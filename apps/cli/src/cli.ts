@@ -1,9 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { ZodError } from 'zod';
 import { DomainError } from '@onsale/shared';
-import { MigrationError } from '@onsale/shared/db';
-import { eventCreate, eventList, eventShow, migrate, type Io } from './commands.js';
-import { loadCliConfig } from './env.js';
+import type { Io } from './commands.js';
 import { CliError, UsageError } from './errors.js';
 
 export const USAGE = `usage: onsale <command> [options]
@@ -27,20 +24,26 @@ interface Command {
   run(args: { values: Record<string, string | boolean | undefined>; positionals: string[]; io: Io }): Promise<void>;
 }
 
-const db = () => loadCliConfig().databaseUrl;
+// The database layer and zod load only when a command needs them, so usage and help answer at once.
+const commandsModule = () => import('./commands.js');
+const databaseUrl = async () => (await import('./env.js')).loadCliConfig().databaseUrl;
 
 const commands: Record<string, Command> = {
-  migrate: { options: {}, positionals: [], run: ({ io }) => migrate(db(), io) },
+  migrate: { options: {}, positionals: [], run: async ({ io }) => (await commandsModule()).migrate(await databaseUrl(), io) },
   'event:create': {
     options: { file: { type: 'string', short: 'f' } },
     positionals: [],
-    run: ({ values, io }) => {
+    run: async ({ values, io }) => {
       if (typeof values.file !== 'string' || values.file === '') throw new UsageError('event:create needs --file <path to event json>');
-      return eventCreate(db(), values.file, io);
+      return (await commandsModule()).eventCreate(await databaseUrl(), values.file, io);
     },
   },
-  'event:show': { options: {}, positionals: ['eventId'], run: ({ positionals, io }) => eventShow(db(), positionals[0]!, io) },
-  'event:list': { options: {}, positionals: [], run: ({ io }) => eventList(db(), io) },
+  'event:show': {
+    options: {},
+    positionals: ['eventId'],
+    run: async ({ positionals, io }) => (await commandsModule()).eventShow(await databaseUrl(), positionals[0]!, io),
+  },
+  'event:list': { options: {}, positionals: [], run: async ({ io }) => (await commandsModule()).eventList(await databaseUrl(), io) },
   help: { options: {}, positionals: [], run: async ({ io }) => io.out(USAGE) },
 };
 
@@ -67,13 +70,15 @@ export function report(e: unknown, io: Io): number {
     io.err(`error ${e.code}: ${e.message}`);
     return 1;
   }
-  if (e instanceof MigrationError) {
-    io.err(`error ${e.code}: ${redact(e.message)}`);
+  // By code and name, not instanceof: the classes live in modules loaded only by commands.
+  if (e instanceof Error && (e as { code?: unknown }).code === 'MIGRATION_FAILED') {
+    io.err(`error MIGRATION_FAILED: ${redact(e.message)}`);
     return 1;
   }
-  if (e instanceof ZodError) {
+  if (e instanceof Error && e.name === 'ZodError') {
     io.err('error INVALID_CONFIG: the environment is not valid');
-    for (const i of e.issues) io.err(`  ${i.path.map(String).join('.')}: ${i.message}`);
+    for (const i of (e as unknown as { issues: { path: PropertyKey[]; message: string }[] }).issues)
+      io.err(`  ${i.path.map(String).join('.')}: ${i.message}`);
     return 1;
   }
   const code = (e as { code?: unknown } | null)?.code;

