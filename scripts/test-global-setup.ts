@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { createDb, migrateToLatest, startEmbeddedPostgres, type EmbeddedServer } from '@onsale/shared/db';
-import { withAdminClient, withDatabase } from '@onsale/shared/testing';
+import { testDatabasePrefix, withAdminClient, withDatabase } from '@onsale/shared/testing';
 import '@onsale/shared/testing';
 
 
@@ -46,8 +46,8 @@ export default async function setup(project: TestProject) {
   return async () => {
     await withAdminClient(withDatabase(base!, 'postgres'), async (c) => {
       const { rows } = await c.query<{ datname: string }>(
-        `SELECT datname FROM pg_database WHERE datname LIKE 'onsale_t_%' OR datname = $1`,
-        [template],
+        `SELECT datname FROM pg_database WHERE starts_with(datname, $2) OR datname = $1`,
+        [template, testDatabasePrefix(template)],
       );
       for (const r of rows) await c.query(`DROP DATABASE IF EXISTS ${r.datname} WITH (FORCE)`);
     });
