@@ -1,0 +1,3 @@
+export * from './plan.js';
+export * from './budget.js';
+export * from './rate.js';

@@ -1,0 +1,122 @@
+import { invalid } from '../errors.js';
+import type { AdmissionPlan } from './plan.js';
+
+/** Where the controller's live rule starts slowing down, and how far. Linear between start and floor. */
+export const ADMISSION_SLOWDOWN = {
+  /** Above 2% failed checkouts the rate falls linearly, to 10% of itself at 20%. */
+  checkoutErrors: { startRate: 0.02, fullRate: 0.2, floorFactor: 0.1 },
+  /** Above 10% failed hold attempts the rate falls linearly, to 25% of itself at 50%. */
+  holdFailures: { startRate: 0.1, fullRate: 0.5, floorFactor: 0.25 },
+} as const;
+
+/** What the controller knows at one tick. Rates are fractions 0..1; seats and fans are counts. */
+export interface AdmissionRateInput {
+  plan: AdmissionPlan;
+  /** Share of recent checkout attempts that failed (payment errors, timeouts), 0..1. */
+  checkoutErrorRate: number;
+  /** Share of recent hold attempts that failed to get seats, 0..1. */
+  holdFailureRate: number;
+  /** Seats available now (neither held nor sold). */
+  remainingSeats: number;
+  /** Seats held now (may return if their holds expire). */
+  heldSeats: number;
+  /** Fans admitted whose admission is still live and who have not bought (holders included). */
+  admittedNotYetBought: number;
+  ticketsPerOrder: number;
+  /** An operator's rate in admits per minute; null or absent follows the plan. */
+  overrideRatePerMinute?: number | null;
+  /** Seats returning from expired or released holds per minute; sets the pace in LAST_CHANCE. */
+  releasedSeatsPerMinute?: number;
+}
+
+/** The rate for the next ticks. `reason` starts with a stable code (`plan`, `override`, `checkout_errors`,
+ * `hold_failures`, `last_chance`, `sold_out`, `plausible_seats`, `no_plausible_seats`) followed by `: ` and words. */
+export interface AdmissionRate {
+  /** Admits per minute, 0 <= rate <= the override or the plan, and <= cap. */
+  ratePerMinute: number;
+  reason: string;
+  /** Most fans that may be admitted, in total, before the next tick recomputes it. */
+  cap: number;
+}
+
+/** Linear slow-down factor: 1 up to `startRate`, `floorFactor` from `fullRate` on. */
+function slowdown(rate: number, s: { startRate: number; fullRate: number; floorFactor: number }): number {
+  if (rate <= s.startRate) return 1;
+  if (rate >= s.fullRate) return s.floorFactor;
+  return 1 - ((1 - s.floorFactor) * (rate - s.startRate)) / (s.fullRate - s.startRate);
+}
+
+const tidy = (x: number): number => Math.round(x * 1e6) / 1e6;
+const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
+
+function check(value: number, field: string, max = Infinity): number {
+  if (!Number.isFinite(value) || value < 0 || value > max)
+    throw invalid('INVALID_RATE_INPUT', `${field} must be ${max === 1 ? 'between 0 and 1' : 'zero or more'}`, field, { value });
+  return value;
+}
+
+/**
+ * The admission controller's live rule. Starts from the operator's override or the plan's admits per minute; in
+ * LAST_CHANCE (no seats available, some held) paces at the rate seats are released (released / ticketsPerOrder,
+ * never above the start); slows linearly when checkout errors pass 2% or hold failures pass 10% (the tighter of
+ * the two applies); and never admits more fans than there are plausible seats:
+ * cap = max(0, ceil((remainingSeats + heldSeats) / ticketsPerOrder x overbook) - admittedNotYetBought).
+ * Held seats count as plausible because their holders are inside admittedNotYetBought; counting the holders
+ * without their seats would make LAST_CHANCE admit no one, ever. The rate is also clamped to the cap.
+ * Throws `INVALID_RATE_INPUT` for a negative or non-finite input or a rate outside 0..1: the tick fails, the
+ * heartbeat goes stale, and the queue pauses (fail closed).
+ */
+export function nextAdmissionRate(input: AdmissionRateInput): AdmissionRate {
+  const checkoutErrorRate = check(input.checkoutErrorRate, 'checkoutErrorRate', 1);
+  const holdFailureRate = check(input.holdFailureRate, 'holdFailureRate', 1);
+  const remainingSeats = check(input.remainingSeats, 'remainingSeats');
+  const heldSeats = check(input.heldSeats, 'heldSeats');
+  const admittedNotYetBought = check(input.admittedNotYetBought, 'admittedNotYetBought');
+  const ticketsPerOrder = check(input.ticketsPerOrder, 'ticketsPerOrder');
+  if (ticketsPerOrder === 0) throw invalid('INVALID_RATE_INPUT', 'ticketsPerOrder must be positive', 'ticketsPerOrder');
+  const released = check(input.releasedSeatsPerMinute ?? 0, 'releasedSeatsPerMinute');
+  const override = input.overrideRatePerMinute ?? null;
+  if (override !== null) check(override, 'overrideRatePerMinute');
+  const overbook = input.plan.overbookFactor;
+
+  const cap = Math.max(0, Math.ceil(tidy(((remainingSeats + heldSeats) / ticketsPerOrder) * overbook)) - admittedNotYetBought);
+
+  if (remainingSeats === 0 && heldSeats === 0) return { ratePerMinute: 0, reason: 'sold_out: no seats available or held', cap: 0 };
+
+  const start = override ?? input.plan.admitsPerMinute;
+  let rate = start;
+  let reason = override !== null ? `override: operator rate ${start}/min` : `plan: ${start}/min`;
+
+  if (remainingSeats === 0) {
+    const pace = released / ticketsPerOrder;
+    if (pace < rate) {
+      rate = pace;
+      reason = `last_chance: all seats held; admitting at the release rate, ${tidy(released)} seats/min = ${tidy(pace)} fans/min`;
+    }
+  }
+
+  const checkoutFactor = slowdown(checkoutErrorRate, ADMISSION_SLOWDOWN.checkoutErrors);
+  const holdFactor = slowdown(holdFailureRate, ADMISSION_SLOWDOWN.holdFailures);
+  const factor = Math.min(checkoutFactor, holdFactor);
+  if (factor < 1 && rate > 0) {
+    rate *= factor;
+    reason =
+      checkoutFactor <= holdFactor
+        ? `checkout_errors: ${pct(checkoutErrorRate)} of checkouts failing; rate x${factor.toFixed(2)} (${reason})`
+        : `hold_failures: ${pct(holdFailureRate)} of hold attempts failing; rate x${factor.toFixed(2)} (${reason})`;
+  }
+
+  if (cap === 0) {
+    return {
+      ratePerMinute: 0,
+      reason: `no_plausible_seats: ${admittedNotYetBought} fans already inside for ${remainingSeats + heldSeats} seats`,
+      cap: 0,
+    };
+  }
+  if (rate > cap) {
+    rate = cap;
+    reason = `plausible_seats: at most ${cap} more fans for ${remainingSeats + heldSeats} seats (${reason})`;
+  }
+  // tidy() drops float noise but must never round a rate up past its bound.
+  return { ratePerMinute: Math.min(tidy(rate), rate), reason, cap };
+}
