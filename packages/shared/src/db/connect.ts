@@ -10,6 +10,42 @@ pg.types.setTypeParser(1700, (v) => Number(v));
 export type Db = Kysely<Database>;
 export type Trx = Transaction<Database>;
 
+/**
+ * Parameterized queries run as named prepared statements, one name per distinct SQL text, so PostgreSQL plans
+ * each hot statement once per connection instead of on every call (planning dominated the hold path's cost).
+ * Queries without parameters (BEGIN, COMMIT, DDL) keep the simple protocol.
+ */
+function preparePerConnection(pool: pg.Pool): void {
+  const names = new Map<string, string>();
+  pool.on('connect', (client) => {
+    const raw = client.query.bind(client) as (...args: unknown[]) => unknown;
+    // pg writes each protocol message (parse, bind, describe, execute, sync) separately; corking the socket
+    // for the tick sends a query in one write, which matters where system calls are dear.
+    const stream = (client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection?.stream;
+    const query = (...args: unknown[]) => {
+      if (!stream?.cork) return raw(...args);
+      stream.cork();
+      try {
+        return raw(...args);
+      } finally {
+        process.nextTick(() => stream.uncork!());
+      }
+    };
+    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (config: unknown, values?: unknown, cb?: unknown) => {
+      if (typeof config === 'string' && Array.isArray(values) && values.length > 0 && typeof cb !== 'function') {
+        let name = names.get(config);
+        if (!name) {
+          name = `k${names.size.toString(36)}`;
+          if (names.size < 5000) names.set(config, name);
+          else return query(config, values);
+        }
+        return query({ name, text: config, values });
+      }
+      return query(config, values, cb);
+    };
+  });
+}
+
 export interface DbOptions {
   /** Pool size; a store-API instance under load wants a few dozen. */
   max?: number;
@@ -25,5 +61,6 @@ export function createDb(connectionString: string, opts: DbOptions = {}): Db {
     application_name: opts.applicationName ?? 'onsale',
   });
   pool.on('error', (err) => opts.onError?.(err));
+  preparePerConnection(pool);
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }

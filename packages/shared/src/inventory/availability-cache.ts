@@ -16,7 +16,7 @@ type Claims = Map<number, number>;
 export class SectionAvailabilityCache {
   private readonly entries = new Map<string, Entry>();
   private readonly claims = new Map<string, Claims>();
-  constructor(private readonly ttlMs = 1000) {}
+  constructor(private readonly ttlMs = 5000) {}
 
   private key(eventId: string, section: string) {
     return `${eventId}\u0000${section}`;

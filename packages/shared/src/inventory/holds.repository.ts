@@ -82,13 +82,6 @@ export async function dbNow(db: Db | Trx): Promise<Date> {
   return rows[0]!.now;
 }
 
-export async function savepoint(trx: Trx): Promise<void> {
-  await sql`SAVEPOINT hold_attempt`.execute(trx);
-}
-
-export async function rollbackToSavepoint(trx: Trx): Promise<void> {
-  await sql`ROLLBACK TO SAVEPOINT hold_attempt`.execute(trx);
-}
 
 export interface HoldAttempt {
   eventId: string;
@@ -102,20 +95,17 @@ export interface HoldAttempt {
 }
 
 /**
- * One attempt at a hold, in one statement (the hot path of an on-sale, so one round trip): counts the
- * account's seats (live holds + confirmed orders; the caller holds the account's lock, so the count is
- * current), takes the seats only if the limit allows and each seat is available now (SKIP LOCKED: a seat
- * another transaction is writing counts as taken), and, when every seat was taken, records the account
- * and the hold. Returns the count, the seats taken, and the hold's expiry (null when no hold was made).
+ * One attempt at a hold as one statement, hence one transaction and one round trip (the hot path of an
+ * on-sale): takes the account's lock and counts its seats (onsale_lock_account_seats: live holds + confirmed
+ * orders, with a snapshot taken after the lock), then, only if the limit allows and every seat is available
+ * now, takes them all (SKIP LOCKED: a seat another transaction is writing counts as taken; all or nothing,
+ * so a lost race writes nothing) and records the account and the hold. Locks end with the statement.
+ * Returns the count, the seats taken (all or none), and the hold's expiry (null when no hold was made).
  */
-export async function attemptHold(trx: Trx, a: HoldAttempt): Promise<{ used: number; taken: number[]; expiresAt: Date | null }> {
+export async function attemptHold(db: Db | Trx, a: HoldAttempt): Promise<{ used: number; taken: number[]; expiresAt: Date | null }> {
   const quantity = a.seatIds.length;
   const { rows } = await sql<{ used: number; taken: number[]; expires_at: Date | null }>`
-    WITH used AS (
-      SELECT coalesce((SELECT sum(quantity) FROM holds WHERE event_id = ${a.eventId} AND account_id = ${a.accountId}
-                         AND status IN ('HELD', 'PAYING') AND expires_at > now()), 0)
-           + coalesce((SELECT sum(seat_count) FROM orders WHERE event_id = ${a.eventId} AND account_id = ${a.accountId}
-                         AND status = 'CONFIRMED'), 0) AS n),
+    WITH used AS (SELECT onsale_lock_account_seats(${a.eventId}::uuid, ${a.accountId}::text) AS n),
     free AS (
       SELECT event_id, id FROM seats
       WHERE event_id = ${a.eventId} AND id = ANY(${a.seatIds}::bigint[])
@@ -125,7 +115,7 @@ export async function attemptHold(trx: Trx, a: HoldAttempt): Promise<{ used: num
     taken AS (
       UPDATE seats s SET status = 'HELD', hold_id = ${a.holdId}, expires_at = now() + make_interval(secs => ${a.ttlSeconds}),
                          version = s.version + 1
-      FROM free WHERE s.event_id = free.event_id AND s.id = free.id
+      FROM free WHERE s.event_id = free.event_id AND s.id = free.id AND (SELECT count(*) FROM free) = ${quantity}
       RETURNING s.id),
     account AS (
       INSERT INTO accounts (id) SELECT ${a.accountId} WHERE (SELECT count(*) FROM taken) = ${quantity}
@@ -135,7 +125,7 @@ export async function attemptHold(trx: Trx, a: HoldAttempt): Promise<{ used: num
       SELECT ${a.holdId}, ${a.eventId}, ${a.accountId}, ${a.sectionCode}, ${quantity}, now() + make_interval(secs => ${a.ttlSeconds})
       WHERE (SELECT count(*) FROM taken) = ${quantity}
       RETURNING expires_at)
-    SELECT (SELECT n FROM used)::int AS used, ARRAY(SELECT id FROM taken) AS taken, (SELECT expires_at FROM hold) AS expires_at`.execute(trx);
+    SELECT (SELECT n FROM used)::int AS used, ARRAY(SELECT id FROM taken) AS taken, (SELECT expires_at FROM hold) AS expires_at`.execute(db);
   const r = rows[0]!;
   return { used: r.used, taken: r.taken.map(Number), expiresAt: r.expires_at };
 }

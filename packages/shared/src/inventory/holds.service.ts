@@ -57,13 +57,10 @@ class SectionFull extends Error {
 
 type Attempt = (seatIds: number[]) => Promise<{ used: number; taken: number[]; expiresAt: Date | null }>;
 
-/** A partial take happened in a transaction without savepoints; the hold is retried with them. */
-class RetryWithSavepoints extends Error {}
-
 /**
  * Holds: server-assigned best-available as conditional writes, with read-time expiry, the per-account
- * limit enforced atomically, and a truthful answer for hot sections. One request is one transaction: `create`
- * opens its own (it reads cached settings first); the others run in the caller's.
+ * limit enforced atomically, and a truthful answer for hot sections. A hold attempt is one statement (its own
+ * transaction); extend and release run in the caller's transaction.
  */
 export class HoldService {
   private readonly availability: SectionAvailabilityCache;
@@ -90,13 +87,7 @@ export class HoldService {
       this.validate(cached, req);
       let hold: Hold;
       try {
-        hold = await this.deps.db
-          .transaction()
-          .execute((trx) => this.createIn(trx, cached, accountId, req, false))
-          .catch((e: unknown) => {
-            if (!(e instanceof RetryWithSavepoints)) throw e;
-            return this.deps.db.transaction().execute((trx) => this.createIn(trx, cached, accountId, req, true));
-          });
+        hold = await this.createIn(cached, accountId, req);
       } catch (e) {
         if (e instanceof SectionFull) throw await this.sectionRefusal(cached, e.section, e.quantity, e.view);
         throw e;
@@ -132,14 +123,14 @@ export class HoldService {
     }
   }
 
-  private async createIn(trx: Trx, cached: CachedEvent, accountId: string, req: HoldRequest, savepoints: boolean): Promise<Hold> {
+  /** Each attempt is one statement and so one transaction (see `attemptHold`): no transaction spans attempts. */
+  private async createIn(cached: CachedEvent, accountId: string, req: HoldRequest): Promise<Hold> {
+    const db = this.deps.db;
     const { event } = cached;
     const quantity = 'seatIds' in req ? req.seatIds.length : req.quantity;
     const holdId = randomUUID();
-    // Serializes this account's holds for the event, so the count inside each attempt is current.
-    await repo.lockKey(trx, 'account', event.id, accountId);
     const attempt = async (seatIds: number[]) => {
-      const r = await repo.attemptHold(trx, {
+      const r = await repo.attemptHold(db, {
         eventId: event.id,
         holdId,
         accountId,
@@ -158,18 +149,18 @@ export class HoldService {
     };
 
     if ('seatIds' in req) {
-      const expiresAt = await this.takeExact(trx, event.id, req.seatIds, attempt);
-      const seats = await repo.seatsOfHold(trx, holdId);
+      const expiresAt = await this.takeExact(db, event.id, req.seatIds, attempt);
+      const seats = await repo.seatsOfHold(db, holdId);
       return { holdId, eventId: event.id, status: 'HELD', seats, quantity, amountCents: seats.reduce((a, s) => a + s.priceCents, 0), expiresAt, extended: false };
     }
-    const { seats: taken, expiresAt } = await this.takeBestAvailable(trx, cached, req.section, req.quantity, savepoints, attempt);
+    const { seats: taken, expiresAt } = await this.takeBestAvailable(db, cached, req.section, req.quantity, attempt);
     const priceCents = cached.sections.get(req.section)!.priceCents;
     const seats = taken.map((s) => ({ id: s.id, section: req.section, row: s.rowLabel, number: s.seatNumber, priceCents }));
     return { holdId, eventId: event.id, status: 'HELD', seats, quantity, amountCents: priceCents * quantity, expiresAt, extended: false };
   }
 
-  private async takeExact(trx: Trx, eventId: string, seatIds: number[], attempt: Attempt): Promise<Date> {
-    const existing = await trx.selectFrom('seats').select('id').where('event_id', '=', eventId).where('id', 'in', seatIds).execute();
+  private async takeExact(db: Db, eventId: string, seatIds: number[], attempt: Attempt): Promise<Date> {
+    const existing = await db.selectFrom('seats').select('id').where('event_id', '=', eventId).where('id', 'in', seatIds).execute();
     if (existing.length !== seatIds.length) {
       const known = new Set(existing.map((r) => r.id));
       throw new DomainError('not_found', 'SEAT_NOT_FOUND', 'some seats are not part of this event', {
@@ -189,22 +180,20 @@ export class HoldService {
   }
 
   /**
-   * Tries candidate blocks until one is taken whole. Without `savepoints` (the common, uncontended case: one
-   * round trip per attempt) a partial take aborts the transaction so it is retried with a savepoint per attempt;
-   * rolling back to the savepoint releases the partial take's row locks.
+   * Tries candidate blocks (best tier first, randomized within a tier, steering around seats this process is
+   * attempting) until one is taken whole; after a round of misses on a cached view, one fresh read.
    */
   private async takeBestAvailable(
-    trx: Trx,
+    db: Db,
     cached: CachedEvent,
     section: string,
     quantity: number,
-    savepoints: boolean,
     attempt: Attempt,
   ): Promise<{ seats: AvailableSeat[]; expiresAt: Date }> {
     const eventId = cached.event.id;
     const cache = this.availability;
     const reload = async (): Promise<AvailableSeat[]> => {
-      const seats = await repo.findAvailableSeats(trx, eventId, section);
+      const seats = await repo.findAvailableSeats(db, eventId, section);
       cache.set(eventId, section, seats);
       return cache.unclaimed(eventId, section, seats);
     };
@@ -228,7 +217,6 @@ export class HoldService {
         const ids = block.seats.map((s) => s.id);
         cache.claim(eventId, section, ids);
         try {
-          if (savepoints) await repo.savepoint(trx);
           const { taken, expiresAt } = await attempt(ids);
           if (expiresAt) {
             this.deps.metrics?.holdAttempts.inc({ event: eventId, section, outcome: 'hit' });
@@ -236,11 +224,6 @@ export class HoldService {
             return { seats: block.seats, expiresAt };
           }
           this.deps.metrics?.holdAttempts.inc({ event: eventId, section, outcome: 'miss' });
-          if (taken.length > 0) {
-            // A partial take holds row locks other fans' attempts would skip: drop them at once.
-            if (!savepoints) throw new RetryWithSavepoints();
-            await repo.rollbackToSavepoint(trx);
-          }
           const got = new Set(taken);
           cache.remove(eventId, section, ids.filter((id) => !got.has(id)));
         } finally {

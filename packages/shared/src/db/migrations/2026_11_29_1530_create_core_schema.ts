@@ -123,6 +123,20 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('holds_account_idx').on('holds').columns(['event_id', 'account_id']).execute();
   await sql`CREATE INDEX holds_live_idx ON holds (expires_at) WHERE status IN ('HELD', 'PAYING')`.execute(db);
 
+  // The per-account seat count of an event, taken under the account's lock. VOLATILE: in READ COMMITTED the
+  // count runs with a fresh snapshot taken after the lock is granted, so a hold can lock, count, take seats
+  // and record itself in one statement (one round trip) and still never exceed the limit under concurrency.
+  await sql`
+    CREATE FUNCTION onsale_lock_account_seats(p_event uuid, p_account text) RETURNS integer
+    LANGUAGE plpgsql VOLATILE AS $$
+    BEGIN
+      PERFORM pg_advisory_xact_lock(hashtextextended('account:' || p_event || ':' || p_account, 0));
+      RETURN coalesce((SELECT sum(quantity) FROM holds WHERE event_id = p_event AND account_id = p_account
+                         AND status IN ('HELD', 'PAYING') AND expires_at > now()), 0)
+           + coalesce((SELECT sum(seat_count) FROM orders WHERE event_id = p_event AND account_id = p_account
+                         AND status = 'CONFIRMED'), 0);
+    END $$`.execute(db);
+
   // One row per checkout attempt (Idempotency-Key); a failed attempt may be followed by another key.
   await db.schema
     .createTable('checkout_attempts')
@@ -166,6 +180,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .on('orders')
     .columns(['event_id', 'instrument_fingerprint'])
     .execute();
+  await db.schema.createIndex('orders_account_idx').on('orders').columns(['event_id', 'account_id']).execute();
 
   // Latest result of the inventory reconciliation job per event (exported as metrics).
   await db.schema
@@ -194,6 +209,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  await sql`DROP FUNCTION IF EXISTS onsale_lock_account_seats(uuid, text)`.execute(db);
   for (const t of ['audit_log', 'inventory_reconciliations', 'orders', 'checkout_attempts', 'holds', 'seats', 'sections', 'price_levels', 'events', 'listings', 'accounts']) {
     await db.schema.dropTable(t).ifExists().cascade().execute();
   }
