@@ -1,0 +1,298 @@
+// What an edge / CDN worker runs to answer a status poll without calling the origin: verify a queue token,
+// compare it with the published watermark, and sign admission tokens. Web Crypto only; the one import is
+// ./fairness.js, which imports nothing. Keep it that way: edge.test.ts bundles this file and runs it in a bare
+// context.
+import { permutePosition, type WebCryptoKey } from './fairness.js';
+
+/** The HMAC key tokens are signed with (a Web Crypto CryptoKey). */
+export type TokenKey = WebCryptoKey;
+
+/** A fan's place in one event's queue. Times are seconds since the epoch. */
+export interface QueueTokenClaims {
+  kind: 'queue';
+  eventId: string;
+  accountId: string;
+  /** hashDevice(deviceId, accountId): the token only works from that device. */
+  deviceHash: string;
+  /** 0-based join order. PREOPEN: index into the pre-open cohort; FIFO: continues after the cohort. */
+  joinIndex: number;
+  cohort: 'PREOPEN' | 'FIFO';
+  iat: number;
+  exp: number;
+}
+
+/** Entry to the store for one event (ADMISSION_TOKEN_TTL_SECONDS). Times are seconds since the epoch. */
+export interface AdmissionTokenClaims {
+  kind: 'admission';
+  eventId: string;
+  accountId: string;
+  deviceHash: string;
+  /** The 1-based queue position that was admitted. */
+  position: number;
+  iat: number;
+  exp: number;
+}
+
+/** Either kind of token. */
+export type TokenClaims = QueueTokenClaims | AdmissionTokenClaims;
+
+/** How long an admission token lives (ARCHITECTURE: 10 minutes). */
+export const ADMISSION_TOKEN_TTL_SECONDS = 600;
+
+/** Stable codes a token check fails with. */
+export type TokenErrorCode =
+  | 'TOKEN_MALFORMED'
+  | 'TOKEN_FORGED'
+  | 'TOKEN_EXPIRED'
+  | 'TOKEN_WRONG_EVENT'
+  | 'TOKEN_WRONG_ACCOUNT'
+  | 'TOKEN_WRONG_DEVICE'
+  | 'TOKEN_WRONG_KIND';
+
+const TOKEN_ERROR_MESSAGES: Record<TokenErrorCode, string> = {
+  TOKEN_MALFORMED: 'the token is not a well-formed token',
+  TOKEN_FORGED: 'the token signature is not valid',
+  TOKEN_EXPIRED: 'the token has expired',
+  TOKEN_WRONG_EVENT: 'the token is for another event',
+  TOKEN_WRONG_ACCOUNT: 'the token belongs to another account',
+  TOKEN_WRONG_DEVICE: 'the token was issued to another device',
+  TOKEN_WRONG_KIND: 'the token is not the kind this route needs',
+};
+
+/**
+ * A token was refused. `code` is stable; `kind` uses the domain's error kinds (`unauthenticated` for a token
+ * that is not valid at all, `forbidden` for a valid token presented where it does not belong) so an app can
+ * map it the way it maps a DomainError. Defined here, not on DomainError, so this module imports nothing.
+ */
+export class TokenError extends Error {
+  readonly kind: 'unauthenticated' | 'forbidden';
+  constructor(
+    readonly code: TokenErrorCode,
+    message: string = TOKEN_ERROR_MESSAGES[code],
+  ) {
+    super(message);
+    this.name = 'TokenError';
+    this.kind = code === 'TOKEN_MALFORMED' || code === 'TOKEN_FORGED' || code === 'TOKEN_EXPIRED' ? 'unauthenticated' : 'forbidden';
+  }
+}
+
+const subtle = () => globalThis.crypto.subtle;
+const utf8 = new TextEncoder();
+const fromUtf8 = new TextDecoder('utf-8', { fatal: true });
+const MAX_TOKEN_LENGTH = 4096;
+const B64URL = /^[A-Za-z0-9_-]+$/;
+
+function toBase64Url(bytes: Uint8Array): string {
+  let bin = '';
+  for (const b of bytes) bin += String.fromCharCode(b);
+  return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+function fromBase64Url(text: string): Uint8Array<ArrayBuffer> {
+  const bin = atob(text.replace(/-/g, '+').replace(/_/g, '/') + '='.repeat((4 - (text.length % 4)) % 4));
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+function toHex(buf: ArrayBuffer): string {
+  let out = '';
+  for (const b of new Uint8Array(buf)) out += b.toString(16).padStart(2, '0');
+  return out;
+}
+
+/** The HMAC-SHA256 key for signing and verifying queue and admission tokens. The secret must be >= 32 characters. */
+export async function createTokenKey(secret: string): Promise<TokenKey> {
+  if (typeof secret !== 'string' || secret.length < 32) throw new Error('the queue token secret must be at least 32 characters');
+  return subtle().importKey('raw', utf8.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+}
+
+/** SHA-256 hex of a domain-separated, length-prefixed (account, device) pair: what tokens are bound to. */
+export async function hashDevice(deviceId: string, accountId: string): Promise<string> {
+  const input = `onsale/device-hash/v1\n${accountId.length}:${accountId}\n${deviceId.length}:${deviceId}`;
+  return toHex(await subtle().digest('SHA-256', utf8.encode(input)));
+}
+
+const isText = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.length <= 256;
+const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+
+/** The claims in canonical key order, or null when they are not a well-formed queue or admission token. */
+function wellFormed(c: unknown): TokenClaims | null {
+  if (typeof c !== 'object' || c === null) return null;
+  const o = c as Record<string, unknown>;
+  if (!isText(o.eventId) || !isText(o.accountId) || typeof o.deviceHash !== 'string' || !/^[0-9a-f]{64}$/.test(o.deviceHash)) return null;
+  if (!isCount(o.iat) || !isCount(o.exp)) return null;
+  const common = { eventId: o.eventId, accountId: o.accountId, deviceHash: o.deviceHash };
+  if (o.kind === 'queue') {
+    if (!isCount(o.joinIndex) || (o.cohort !== 'PREOPEN' && o.cohort !== 'FIFO')) return null;
+    return { kind: 'queue', ...common, joinIndex: o.joinIndex, cohort: o.cohort, iat: o.iat, exp: o.exp };
+  }
+  if (o.kind === 'admission') {
+    if (!isCount(o.position) || o.position < 1) return null;
+    return { kind: 'admission', ...common, position: o.position, iat: o.iat, exp: o.exp };
+  }
+  return null;
+}
+
+/**
+ * Signs claims as `base64url(JSON claims).base64url(HMAC-SHA256(key, first part))`. Times in the claims are
+ * seconds since the epoch; the caller sets iat and exp. Throws TOKEN_MALFORMED for claims that would not verify.
+ */
+export async function signToken(key: TokenKey, claims: TokenClaims): Promise<string> {
+  const canonical = wellFormed(claims);
+  if (!canonical) throw new TokenError('TOKEN_MALFORMED', 'refusing to sign malformed claims');
+  const payload = toBase64Url(utf8.encode(JSON.stringify(canonical)));
+  const mac = await subtle().sign('HMAC', key, utf8.encode(payload));
+  return `${payload}.${toBase64Url(new Uint8Array(mac))}`;
+}
+
+/** What a route expects of a token. `now` is milliseconds since the epoch (Date.now()), compared with exp x 1000. */
+export interface TokenExpectation<K extends TokenClaims['kind']> {
+  kind: K;
+  eventId: string;
+  accountId?: string;
+  deviceHash?: string;
+  now?: number;
+}
+
+/**
+ * Verifies a token and returns its claims, or throws a TokenError. Checks, in order: shape (TOKEN_MALFORMED),
+ * signature (TOKEN_FORGED; the payload is parsed only after the signature holds), kind (TOKEN_WRONG_KIND),
+ * event (TOKEN_WRONG_EVENT), account (TOKEN_WRONG_ACCOUNT), device (TOKEN_WRONG_DEVICE), expiry (TOKEN_EXPIRED).
+ * Binding is checked before expiry so a shared token is reported as shared even when it is also old.
+ */
+export async function verifyToken(key: TokenKey, token: string, expected: TokenExpectation<'queue'>): Promise<QueueTokenClaims>;
+export async function verifyToken(key: TokenKey, token: string, expected: TokenExpectation<'admission'>): Promise<AdmissionTokenClaims>;
+export async function verifyToken(key: TokenKey, token: string, expected: TokenExpectation<TokenClaims['kind']>): Promise<TokenClaims> {
+  if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH) throw new TokenError('TOKEN_MALFORMED');
+  const parts = token.split('.');
+  const [payload, signature] = parts;
+  if (parts.length !== 2 || !payload || !signature || !B64URL.test(payload) || !B64URL.test(signature)) throw new TokenError('TOKEN_MALFORMED');
+  let mac: Uint8Array<ArrayBuffer>;
+  try {
+    mac = fromBase64Url(signature);
+  } catch {
+    throw new TokenError('TOKEN_MALFORMED');
+  }
+  if (!(await subtle().verify('HMAC', key, mac, utf8.encode(payload)))) throw new TokenError('TOKEN_FORGED');
+
+  let claims: TokenClaims | null;
+  try {
+    claims = wellFormed(JSON.parse(fromUtf8.decode(fromBase64Url(payload))));
+  } catch {
+    claims = null;
+  }
+  if (!claims) throw new TokenError('TOKEN_MALFORMED');
+  if (claims.kind !== expected.kind) throw new TokenError('TOKEN_WRONG_KIND');
+  if (claims.eventId !== expected.eventId) throw new TokenError('TOKEN_WRONG_EVENT');
+  if (expected.accountId !== undefined && claims.accountId !== expected.accountId) throw new TokenError('TOKEN_WRONG_ACCOUNT');
+  if (expected.deviceHash !== undefined && claims.deviceHash !== expected.deviceHash) throw new TokenError('TOKEN_WRONG_DEVICE');
+  if ((expected.now ?? Date.now()) >= claims.exp * 1000) throw new TokenError('TOKEN_EXPIRED');
+  return claims;
+}
+
+/** The admission token's claims for a fan the status rule admitted (10-minute life). `nowMs`: Date.now(). */
+export function admissionClaimsFor(queue: QueueTokenClaims, position: number, nowMs: number): AdmissionTokenClaims {
+  const iat = Math.floor(nowMs / 1000);
+  return {
+    kind: 'admission',
+    eventId: queue.eventId,
+    accountId: queue.accountId,
+    deviceHash: queue.deviceHash,
+    position,
+    iat,
+    exp: iat + ADMISSION_TOKEN_TTL_SECONDS,
+  };
+}
+
+/** The one number per event that crosses to the edges, with the event's queue state. */
+export interface WatermarkState {
+  eventId: string;
+  /** Every 1-based position <= this is admitted. */
+  admittedThrough: number;
+  state: 'OPEN' | 'PAUSED' | 'SOLD_OUT' | 'LAST_CHANCE' | 'NOT_OPEN';
+  ratePerMin: number;
+  /** When the watermark last changed, ms since the epoch. */
+  updatedAt: number;
+  /** When the controller last proved it is alive, ms since the epoch. Stale means PAUSED (fail closed). */
+  heartbeatAt: number;
+  /** The pre-open cohort's size; null until the open is sealed. */
+  cohortSize: number | null;
+  /** The seed, revealed at the open; null before. */
+  seedHex: string | null;
+}
+
+/**
+ * A fan's 1-based queue position. PREOPEN: null until the cohort is sealed and the seed revealed, then
+ * permutePosition(seed, cohortSize, joinIndex) + 1 (null for a join index outside the sealed cohort, which the
+ * sealing must never produce). FIFO: joinIndex + 1, join indexes continuing after the cohort.
+ */
+export async function queuePosition(claims: QueueTokenClaims, w: WatermarkState): Promise<number | null> {
+  if (claims.cohort === 'FIFO') return claims.joinIndex + 1;
+  if (w.cohortSize === null || w.seedHex === null || claims.joinIndex >= w.cohortSize) return null;
+  return (await permutePosition(w.seedHex, w.cohortSize, claims.joinIndex)) + 1;
+}
+
+/** Fan-facing queue states. */
+export type QueueStatusState = 'WAITING' | 'PAUSED' | 'ADMITTED' | 'LAST_CHANCE' | 'SOLD_OUT';
+
+/** The answer to one status poll. `admit` true means: issue an admission token now. */
+export interface QueueStatus {
+  state: QueueStatusState;
+  position: number | null;
+  admittedThrough: number;
+  estWaitSeconds: number | null;
+  /** Seconds until the next poll (the Retry-After header). */
+  retryAfterSeconds: number;
+  admit: boolean;
+}
+
+/** Options for computeStatus. `jitter` returns [0, 1) (default Math.random). */
+export interface StatusOptions {
+  heartbeatStaleMs?: number;
+  jitter?: () => number;
+}
+
+/** How long without a controller heartbeat before the queue counts as paused. */
+export const DEFAULT_HEARTBEAT_STALE_MS = 5000;
+/** Poll interval while waiting: 15-30 s with jitter (Appendix D). */
+export const POLL_SECONDS = { min: 15, max: 30, nearFront: 5, paused: 30 } as const;
+
+/**
+ * The status-poll rule, failing closed. In order: SOLD_OUT when the event is sold out (never admits, so it is
+ * safe to show even when the heartbeat is stale, and it must reach every poller); PAUSED when an operator paused
+ * or the controller heartbeat is older than heartbeatStaleMs: nobody is admitted; otherwise ADMITTED when
+ * position <= admittedThrough; else WAITING (or LAST_CHANCE while held seats may still return). Before the open
+ * (NOT_OPEN) everyone is WAITING. Polls come back every 15-30 s with jitter, after 5 s within one minute of
+ * admissions, after 30 s while paused. Throws TOKEN_WRONG_EVENT when the token and watermark disagree.
+ * `now` is milliseconds since the epoch.
+ */
+export async function computeStatus(claims: QueueTokenClaims, w: WatermarkState, now: number, opts: StatusOptions = {}): Promise<QueueStatus> {
+  if (claims.eventId !== w.eventId) throw new TokenError('TOKEN_WRONG_EVENT');
+  const staleMs = opts.heartbeatStaleMs ?? DEFAULT_HEARTBEAT_STALE_MS;
+  const jitter = Math.min(1, Math.max(0, (opts.jitter ?? Math.random)()));
+  const waitingRetry = Math.round(POLL_SECONDS.min + jitter * (POLL_SECONDS.max - POLL_SECONDS.min));
+  const position = await queuePosition(claims, w);
+  const admittedThrough = w.admittedThrough;
+  const base = { position, admittedThrough, admit: false };
+
+  if (w.state === 'SOLD_OUT') return { ...base, state: 'SOLD_OUT', estWaitSeconds: null, retryAfterSeconds: POLL_SECONDS.paused };
+  if (w.state === 'PAUSED' || now - w.heartbeatAt > staleMs)
+    return { ...base, state: 'PAUSED', estWaitSeconds: null, retryAfterSeconds: POLL_SECONDS.paused };
+  if (w.state === 'NOT_OPEN') return { ...base, state: 'WAITING', estWaitSeconds: null, retryAfterSeconds: waitingRetry };
+
+  if (position !== null && position <= admittedThrough)
+    return { ...base, state: 'ADMITTED', estWaitSeconds: 0, retryAfterSeconds: POLL_SECONDS.nearFront, admit: true };
+
+  const state = w.state === 'LAST_CHANCE' ? 'LAST_CHANCE' : 'WAITING';
+  // Open but the cohort not yet sealed (the first seconds after the open): the position is moments away.
+  if (position === null) return { ...base, state, estWaitSeconds: null, retryAfterSeconds: POLL_SECONDS.nearFront };
+  const ahead = position - admittedThrough;
+  const rate = w.ratePerMin > 0 && Number.isFinite(w.ratePerMin) ? w.ratePerMin : 0;
+  return {
+    ...base,
+    state,
+    estWaitSeconds: rate > 0 ? Math.ceil((ahead / rate) * 60) : null,
+    retryAfterSeconds: rate > 0 && ahead <= rate ? POLL_SECONDS.nearFront : waitingRetry,
+  };
+}
