@@ -2,6 +2,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { DomainError } from '@onsale/shared';
 import type { Io } from './commands.js';
 import { CliError, UsageError } from './errors.js';
+import { PLAN_FLAGS, plan } from './plan.js';
 
 export const USAGE = `usage: onsale <command> [options]
 
@@ -11,6 +12,11 @@ commands:
                                prints {"eventId", "listingId", "capacity"} as JSON
   event:show <eventId>         event settings, sections and live inventory counts as JSON
   event:list                   every event (id, name, on-sale time, capacity) as JSON
+  plan --seats <n> --tickets-per-order <x> --duration-min <m> --overbook <f> --checkout-min <c> --payment-tps <t>
+       [--payment-attempts <a>] [--hold-ttl-min <ttl>]
+                               the admission plan as JSON: buyers/min (inventory pacing vs payment ceiling),
+                               admits/min, concurrent shoppers, store req/s, and seats stranded by abandoned
+                               holds at the hold TTL (default 6) and at 15 min; needs no database
   help                         this text
 
 run from the repository root as \`npm run onsale -- <command>\` or \`pnpm onsale <command>\`.
@@ -44,6 +50,11 @@ const commands: Record<string, Command> = {
     run: async ({ positionals, io }) => (await commandsModule()).eventShow(await databaseUrl(), positionals[0]!, io),
   },
   'event:list': { options: {}, positionals: [], run: async ({ io }) => (await commandsModule()).eventList(await databaseUrl(), io) },
+  plan: {
+    options: Object.fromEntries(Object.keys(PLAN_FLAGS).map((f) => [f, { type: 'string' }])) as Options,
+    positionals: [],
+    run: async ({ values, io }) => plan(values, io),
+  },
   help: { options: {}, positionals: [], run: async ({ io }) => io.out(USAGE) },
 };
 
