@@ -21,8 +21,9 @@ HTTP load against a store API process on examples/stadium.json (60,000 seats, 15
 Prints successful holds/s, p50/p99, double-held seats and invariant drift, with ratios to the baselines.`;
 
 function startProcess(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
-  const tsx = join(root, 'node_modules', '.bin', 'tsx');
-  const child = spawn(tsx, [script], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") is passed to the server processes.
+  const extra = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...extra, '--import', 'tsx', script], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
@@ -45,7 +46,7 @@ async function stop(child: ChildProcess) {
 export async function main(argv: string[]) {
   const { values } = parseArgs({
     args: argv,
-    options: { seconds: { type: 'string', default: '10' }, concurrency: { type: 'string', default: '200' }, pool: { type: 'string', default: '24' }, help: { type: 'boolean', default: false } },
+    options: { seconds: { type: 'string', default: '10' }, concurrency: { type: 'string', default: '200' }, pool: { type: 'string', default: '10' }, help: { type: 'boolean', default: false } },
   });
   if (values.help) return console.log(USAGE);
   const seconds = Number(values.seconds);
