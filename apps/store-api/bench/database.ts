@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDb, migrateToLatest, startEmbeddedPostgres, type Db } from '@onsale/shared/db';
@@ -24,13 +24,17 @@ export async function benchDatabase(): Promise<BenchDatabase> {
     url = given;
     where = 'BENCH_DATABASE_URL';
   } else {
-    const local = 'postgres://postgres@127.0.0.1:5432/postgres';
+    // The local server through its Unix socket when there is one (as a co-located deployment would), else TCP.
+    const socketDir = '/var/run/postgresql';
+    const local = existsSync(`${socketDir}/.s.PGSQL.5432`)
+      ? `postgres://postgres@localhost/postgres?host=${encodeURIComponent(socketDir)}`
+      : 'postgres://postgres@127.0.0.1:5432/postgres';
     const name = `onsale_bench_${process.pid}`;
     let base: string | undefined;
     try {
       await withAdminClient(local, (c) => c.query('select 1'));
       base = local;
-      where = 'local PostgreSQL 127.0.0.1:5432';
+      where = local.includes('host=') ? `local PostgreSQL (Unix socket ${socketDir})` : 'local PostgreSQL 127.0.0.1:5432';
     } catch {
       const dir = mkdtempSync(join(tmpdir(), 'onsale-bench-pg-'));
       const server = await startEmbeddedPostgres(dir, 54331);
