@@ -7,6 +7,7 @@ import { createMetrics, type Metrics } from '@onsale/shared/metrics';
 import { CheckoutService, SimulatedPaymentGateway, type PaymentProvider } from '@onsale/shared/checkout';
 import { EventCache } from '@onsale/shared/events';
 import { HoldService, SeatmapCache } from '@onsale/shared/inventory';
+import { createTokenKey, QueueService, WatermarkStore } from '@onsale/shared/queue';
 import type { StoreApiConfig } from './env.js';
 import { installErrorHandling } from './errors.js';
 import { authPlugin } from './plugins/auth.js';
@@ -15,6 +16,7 @@ import { healthRoutes } from './routes/health/index.js';
 import { devAuthRoutes } from './routes/auth/index.js';
 import { eventRoutes } from './routes/events/index.js';
 import { holdRoutes } from './routes/holds/index.js';
+import { queueRoutes } from './routes/queue/index.js';
 
 export interface StoreApiDeps {
   db: Db;
@@ -63,5 +65,12 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   const checkout = new CheckoutService({ db: deps.db, payments, metrics });
   await app.register(eventRoutes, { db: deps.db, events, seatmap });
   await app.register(holdRoutes, { db: deps.db, holds, checkout });
+
+  // Each instance keeps every event's watermark in memory (refreshed every 500 ms): polls never read the database.
+  const watermarks = new WatermarkStore(deps.db);
+  await watermarks.start();
+  app.addHook('onClose', () => watermarks.stop());
+  const queue = new QueueService({ db: deps.db, events, watermarks, tokenKey: await createTokenKey(deps.config.queueTokenSecret) });
+  await app.register(queueRoutes, { queue });
   return app;
 }

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { DomainError, type ErrorKind } from '@onsale/shared';
+import { TokenError } from '@onsale/shared/queue';
 
 /** The one mapping from domain error kinds to HTTP statuses. */
 const statusOf: Record<ErrorKind, number> = {
@@ -29,6 +30,10 @@ export function installErrorHandling(app: FastifyInstance): void {
       const status = statusOf[err.kind];
       if (err.details.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.details.retryAfterSeconds));
       return reply.status(status).send({ error: err.code, message: err.message, ...err.details } satisfies ErrorBody);
+    }
+    if (err instanceof TokenError) {
+      // Queue and admission tokens: the edge module's own error type (it may not import DomainError).
+      return reply.status(statusOf[err.kind]).send({ error: err.code, message: err.message, field: 'token' });
     }
     if (hasZodFastifySchemaValidationErrors(err)) {
       const first = err.validation[0];

@@ -7,6 +7,7 @@ import type {
   PriceLevelsTable,
   SectionsTable,
 } from '../events/events.table.js';
+import type { AdmissionMinutesTable, QueueEntriesTable, QueueStateTable } from '../queue/queue.table.js';
 import type { HoldsTable, InventoryReconciliationsTable, SeatsTable } from '../inventory/inventory.table.js';
 
 /** Every table of the system of record, as Kysely sees it. */
@@ -22,4 +23,7 @@ export interface Database {
   orders: OrdersTable;
   audit_log: AuditLogTable;
   inventory_reconciliations: InventoryReconciliationsTable;
+  queue_state: QueueStateTable;
+  queue_entries: QueueEntriesTable;
+  admission_minutes: AdmissionMinutesTable;
 }

@@ -4,6 +4,7 @@ import type { FairnessMode } from './events.table.js';
 import { eventFileSchema, formatIssues, type EventSpec } from './events.schema.js';
 import { expandSeats } from './layout.js';
 import * as repo from './events.repository.js';
+import { initQueue } from '../queue/queue.service.js';
 
 /** An event as the domain sees it: settings in domain words and units. */
 export interface OnsaleEvent {
@@ -127,7 +128,8 @@ export async function createEvent(trx: Trx, spec: EventSpec, actor = 'system'): 
     })),
   );
   await repo.insertSeats(trx, eventId, seats);
-  await repo.insertAudit(trx, { actor, action: 'event.created', eventId, details: { name: spec.name, capacity: seats.length } });
+  const { seedCommitment } = await initQueue(trx, eventId);
+  await repo.insertAudit(trx, { actor, action: 'event.created', eventId, details: { name: spec.name, capacity: seats.length, fairnessMode: spec.fairnessMode, seedCommitment } });
   return { eventId, listingId, capacity: seats.length };
 }
 

@@ -1,0 +1,108 @@
+import { z } from 'zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { QueueService } from '@onsale/shared/queue';
+import { errorResponses, errorSchema } from '../schemas.js';
+
+const params = z.object({ id: z.string().max(64) });
+const deviceHeader = z.string().min(8, 'X-Device-Id must be 8-200 visible ASCII characters').max(200).regex(/^[\x21-\x7e]+$/, 'X-Device-Id must be 8-200 visible ASCII characters');
+const states = z.enum(['WAITING', 'PAUSED', 'ADMITTED', 'LAST_CHANCE', 'SOLD_OUT']);
+
+const statusBody = z.object({
+  state: states,
+  position: z.number().nullable(),
+  admittedThrough: z.number(),
+  estWaitSeconds: z.number().nullable(),
+  admissionToken: z.string().optional(),
+});
+
+/** The waiting room: join, status polls (answered from memory), the public watermark and fairness facts. */
+export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async (app, { queue }) => {
+  app.post(
+    '/events/:id/queue',
+    {
+      schema: {
+        tags: ['queue'],
+        summary: 'Join the waiting room (idempotent per account: a repeat returns the same position)',
+        params,
+        headers: z.object({ 'x-device-id': deviceHeader }),
+        response: {
+          200: z.object({ queueToken: z.string(), position: z.number().nullable(), state: states, estWaitSeconds: z.number().nullable(), cohort: z.enum(['PREOPEN', 'FIFO']) }),
+          ...errorResponses,
+          503: errorSchema,
+        },
+      },
+    },
+    async (req, reply) => {
+      const r = await queue.join(req.accountId, req.params.id, req.headers['x-device-id']);
+      reply.header('retry-after', String(r.retryAfterSeconds));
+      return { queueToken: r.queueToken, position: r.position, state: r.state, estWaitSeconds: r.estWaitSeconds, cohort: r.cohort };
+    },
+  );
+
+  app.get(
+    '/events/:id/queue/status',
+    {
+      schema: {
+        tags: ['queue'],
+        summary: 'Poll your place (no database read); carries an admission token once admitted. Honour Retry-After.',
+        params,
+        headers: z.object({ 'x-device-id': deviceHeader, 'x-queue-token': z.string().min(1, 'X-Queue-Token is required').max(4096) }),
+        response: { 200: statusBody, ...errorResponses },
+      },
+    },
+    async (req, reply) => {
+      const s = await queue.status(req.params.id, req.headers['x-queue-token'], req.accountId, req.headers['x-device-id']);
+      reply.header('retry-after', String(s.retryAfterSeconds)).header('cache-control', 'no-store');
+      return { state: s.state, position: s.position, admittedThrough: s.admittedThrough, estWaitSeconds: s.estWaitSeconds, admissionToken: s.admissionToken };
+    },
+  );
+
+  app.get(
+    '/events/:id/watermark',
+    {
+      config: { public: true },
+      schema: {
+        tags: ['queue'],
+        summary: 'The admitted-through watermark, public and cacheable for edges',
+        security: [],
+        params,
+        response: { 200: z.object({ admittedThrough: z.number(), state: z.string(), ratePerMin: z.number(), updatedAt: z.string() }), 404: errorSchema },
+      },
+    },
+    async (req, reply) => {
+      const w = await queue.watermark(req.params.id);
+      reply.header('cache-control', 'public, max-age=2');
+      return { admittedThrough: w.admittedThrough, state: w.state, ratePerMin: w.ratePerMin, updatedAt: new Date(w.updatedAt).toISOString() };
+    },
+  );
+
+  app.get(
+    '/events/:id/fairness',
+    {
+      config: { public: true },
+      schema: {
+        tags: ['queue'],
+        summary: "The event's fairness mode in plain words, the seed commitment before the open, the seed after",
+        security: [],
+        params,
+        response: {
+          200: z.object({
+            eventId: z.string(),
+            mode: z.string(),
+            description: z.string(),
+            onsaleAt: z.string(),
+            seedCommitment: z.string(),
+            seed: z.string().nullable(),
+            cohortSize: z.number().nullable(),
+            verificationRecipe: z.string(),
+          }),
+          404: errorSchema,
+        },
+      },
+    },
+    async (req, reply) => {
+      reply.header('cache-control', 'public, max-age=5');
+      return queue.fairness(req.params.id);
+    },
+  );
+};

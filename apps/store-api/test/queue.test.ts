@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from '@onsale/shared/db';
+import { commitSeed } from '@onsale/shared/queue';
+import { bearer, login, makeEvent, setupApp, type TestApp } from './helper.js';
+
+let h: TestApp;
+let eventId: string;
+let alice: string;
+
+beforeAll(async () => {
+  h = await setupApp();
+  ({ eventId } = await makeEvent(h.t, { fairnessMode: 'FIFO' }));
+  alice = await login(h.app, 'q-alice');
+});
+afterAll(() => h.close());
+
+const join = (token: string, id = eventId, device = 'device-alice-1') =>
+  h.app.inject({ method: 'POST', url: `/events/${id}/queue`, headers: { ...bearer(token), 'x-device-id': device } });
+const status = (token: string, queueToken: string, id = eventId, device = 'device-alice-1') =>
+  h.app.inject({ url: `/events/${id}/queue/status`, headers: { ...bearer(token), 'x-device-id': device, 'x-queue-token': queueToken } });
+
+async function pollUntil<T>(f: () => Promise<T>, ok: (v: T) => boolean, ms = 5000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (ok(v) || Date.now() > end) return v;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('joining the waiting room', () => {
+  it('gives one position per account: a repeated join returns the same position', async () => {
+    const a = await join(alice);
+    expect(a.statusCode).toBe(200);
+    const b = await join(alice);
+    const claims = (t: string) => JSON.parse(Buffer.from(t.split('.')[0]!, 'base64url').toString());
+    expect(claims(b.json().queueToken).joinIndex).toBe(claims(a.json().queueToken).joinIndex);
+    expect(b.json().position).toBe(a.json().position);
+    const rows = await sql<{ n: number }>`SELECT count(*)::int AS n FROM queue_entries WHERE event_id = ${eventId} AND account_id = 'q-alice'`.execute(h.t.db);
+    expect(rows.rows[0]!.n).toBe(1);
+  });
+
+  it('makes one row for concurrent identical joins', async () => {
+    const bob = await login(h.app, 'q-bob');
+    const results = await Promise.all(Array.from({ length: 20 }, () => join(bob, eventId, 'device-bob-1')));
+    for (const r of results) expect(r.statusCode).toBe(200);
+    expect(new Set(results.map((r) => r.json().position)).size).toBe(1);
+    const rows = await sql<{ n: number }>`SELECT count(*)::int AS n FROM queue_entries WHERE event_id = ${eventId} AND account_id = 'q-bob'`.execute(h.t.db);
+    expect(rows.rows[0]!.n).toBe(1);
+  });
+
+  it('refuses a join without a device id, for an unknown event, or from another device', async () => {
+    const noDevice = await h.app.inject({ method: 'POST', url: `/events/${eventId}/queue`, headers: bearer(alice) });
+    expect(noDevice.statusCode).toBe(400);
+    expect(noDevice.json().field).toContain('x-device-id');
+    const unknown = await join(alice, '00000000-0000-0000-0000-000000000000');
+    expect(unknown.statusCode).toBe(404);
+    const otherDevice = await join(alice, eventId, 'device-alice-2');
+    expect(otherDevice.statusCode).toBe(403);
+    expect(otherDevice.json().error).toBe('TOKEN_WRONG_DEVICE');
+  });
+});
+
+describe('status polls', () => {
+  it('fail closed: with no controller heartbeat the queue is PAUSED and nobody is admitted', async () => {
+    const q = (await join(alice)).json().queueToken;
+    await sql`UPDATE queue_state SET admitted_through = 1000, heartbeat_at = NULL WHERE event_id = ${eventId}`.execute(h.t.db);
+    const r = await pollUntil(() => status(alice, q), (x) => x.json().admittedThrough === 1000);
+    expect(r.json()).toMatchObject({ state: 'PAUSED', admittedThrough: 1000 });
+    expect(r.json().admissionToken).toBeUndefined();
+    expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
+  });
+
+  it('admit at or below the watermark while the controller is alive, and pause when an operator pauses', async () => {
+    const q = (await join(alice)).json().queueToken;
+    await sql`UPDATE queue_state SET admitted_through = 1000, heartbeat_at = now() + interval '1 minute', paused = false WHERE event_id = ${eventId}`.execute(h.t.db);
+    const r = await pollUntil(() => status(alice, q), (x) => x.json().state === 'ADMITTED');
+    expect(r.json().state).toBe('ADMITTED');
+    expect(r.json().admissionToken).toMatch(/^[\w-]+\.[\w-]+$/);
+
+    await sql`UPDATE queue_state SET paused = true, paused_reason = 'test' WHERE event_id = ${eventId}`.execute(h.t.db);
+    const p = await pollUntil(() => status(alice, q), (x) => x.json().state === 'PAUSED');
+    expect(p.json().state).toBe('PAUSED');
+    expect(p.json().admissionToken).toBeUndefined();
+    await sql`UPDATE queue_state SET paused = false, heartbeat_at = NULL WHERE event_id = ${eventId}`.execute(h.t.db);
+  });
+
+  it('refuse forged tokens, tokens of another device, and tokens for another event', async () => {
+    const q = (await join(alice)).json().queueToken as string;
+    const forged = await status(alice, q.slice(0, -3) + (q.endsWith('AAA') ? 'BBB' : 'AAA'));
+    expect(forged.statusCode).toBe(401);
+    expect(forged.json().error).toBe('TOKEN_FORGED');
+    const device = await status(alice, q, eventId, 'device-alice-9');
+    expect(device.statusCode).toBe(403);
+    expect(device.json().error).toBe('TOKEN_WRONG_DEVICE');
+    const { eventId: other } = await makeEvent(h.t);
+    const wrongEvent = await status(alice, q, other);
+    expect(wrongEvent.statusCode).toBe(403);
+    expect(wrongEvent.json().error).toBe('TOKEN_WRONG_EVENT');
+    const missing = await h.app.inject({ url: `/events/${eventId}/queue/status`, headers: { ...bearer(alice), 'x-device-id': 'device-alice-1' } });
+    expect(missing.statusCode).toBe(400);
+    expect(missing.json().field).toContain('x-queue-token');
+  });
+});
+
+describe('public fairness facts', () => {
+  it('publish the mode, its description and the seed commitment before the open, never the seed', async () => {
+    const { eventId: later } = await makeEvent(h.t, { onsaleAt: new Date(Date.now() + 86400_000).toISOString() });
+    const f = await h.app.inject({ url: `/events/${later}/fairness` });
+    expect(f.statusCode).toBe(200);
+    expect(f.json()).toMatchObject({ mode: 'RANDOMIZED_PREOPEN_THEN_FIFO', seed: null, cohortSize: null });
+    expect(f.json().seedCommitment).toMatch(/^[0-9a-f]{64}$/);
+    const stored = await sql<{ seed_hex: string }>`SELECT seed_hex FROM queue_state WHERE event_id = ${later}`.execute(h.t.db);
+    expect(await commitSeed(stored.rows[0]!.seed_hex)).toBe(f.json().seedCommitment);
+
+    // A pre-open join is in the cohort: no position until the open is sealed.
+    const j = await join(alice, later);
+    expect(j.json()).toMatchObject({ cohort: 'PREOPEN', position: null, state: 'PAUSED' });
+    const w = await h.app.inject({ url: `/events/${later}/watermark` });
+    expect(w.json()).toMatchObject({ admittedThrough: 0, state: 'NOT_OPEN' });
+  });
+});

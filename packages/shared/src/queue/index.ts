@@ -1,0 +1,5 @@
+export * from './queue.service.js';
+export { WatermarkStore, type PublicQueueInfo } from './watermark-store.js';
+export { joinSequenceName } from './queue.repository.js';
+export * from './edge.js';
+export * from './fairness.js';

@@ -1,0 +1,80 @@
+import { sql } from 'kysely';
+import type { Db, Trx } from '../db/connect.js';
+
+/** Each event's join order comes from its own sequence: cheap under a burst, no hot counter row. */
+export const joinSequenceName = (eventId: string) => `queue_join_${eventId.replaceAll('-', '')}`;
+
+export async function insertQueueState(trx: Trx, eventId: string, seedHex: string, commitment: string): Promise<void> {
+  await trx.insertInto('queue_state').values({ event_id: eventId, seed_hex: seedHex, seed_commitment: commitment }).execute();
+  await sql`CREATE SEQUENCE IF NOT EXISTS ${sql.id(joinSequenceName(eventId))} MINVALUE 0 START 0`.execute(trx);
+}
+
+export interface JoinRow {
+  join_index: number;
+  cohort: 'PREOPEN' | 'FIFO';
+  device_hash: string;
+  created: boolean;
+}
+
+/**
+ * One position per account: inserts the entry (join index from the event's sequence; PREOPEN while the on-sale
+ * has not opened and the cohort is not sealed, for the randomized mode) or returns the existing one.
+ */
+export async function upsertEntry(db: Db, eventId: string, accountId: string, deviceHash: string, randomizedPreopen: boolean): Promise<JoinRow | undefined> {
+  const { rows } = await sql<JoinRow>`
+    WITH account AS (INSERT INTO accounts (id) VALUES (${accountId}) ON CONFLICT (id) DO NOTHING),
+    ins AS (
+      INSERT INTO queue_entries (event_id, account_id, device_hash, join_index, cohort)
+      SELECT e.id, ${accountId}, ${deviceHash}, nextval(${joinSequenceName(eventId)}::regclass),
+             CASE WHEN ${randomizedPreopen} AND now() < e.onsale_at AND q.sealed_at IS NULL THEN 'PREOPEN' ELSE 'FIFO' END
+      FROM events e JOIN queue_state q ON q.event_id = e.id WHERE e.id = ${eventId}
+      ON CONFLICT (event_id, account_id) DO NOTHING
+      RETURNING join_index, cohort, device_hash)
+    SELECT join_index, cohort, device_hash, true AS created FROM ins
+    UNION ALL
+    SELECT join_index, cohort, device_hash, false FROM queue_entries
+    WHERE event_id = ${eventId} AND account_id = ${accountId} AND NOT EXISTS (SELECT 1 FROM ins)`.execute(db);
+  return rows[0];
+}
+
+export interface WatermarkRow {
+  event_id: string;
+  admitted_through: number;
+  rate_per_min: number;
+  paused: boolean;
+  inventory_state: 'AVAILABLE' | 'LAST_CHANCE' | 'SOLD_OUT';
+  onsale_at: Date;
+  updated_at: Date;
+  heartbeat_at: Date | null;
+  cohort_size: number | null;
+  seed_hex: string;
+  seed_revealed_at: Date | null;
+  seed_commitment: string;
+  fairness_mode: string;
+  listing_id: string;
+}
+
+/** Every event's queue numbers (a small row per event): what each store-API instance keeps in memory. */
+export async function loadWatermarks(db: Db, eventId?: string): Promise<WatermarkRow[]> {
+  const { rows } = await sql<WatermarkRow>`
+    SELECT q.event_id, q.admitted_through, q.rate_per_min, q.paused, q.inventory_state, e.onsale_at, q.updated_at,
+           q.heartbeat_at, q.cohort_size, q.seed_hex, q.seed_revealed_at, q.seed_commitment, e.fairness_mode, e.listing_id
+    FROM queue_state q JOIN events e ON e.id = q.event_id
+    ${eventId ? sql`WHERE q.event_id = ${eventId}` : sql``}`.execute(db);
+  return rows;
+}
+
+/** Records admission tokens issued, counted in memory and flushed in batches (no write per poll). */
+export async function recordClaims(db: Db, claims: { eventId: string; accountId: string }[]): Promise<void> {
+  if (claims.length === 0) return;
+  await sql`
+    UPDATE queue_entries q SET claimed_at = now()
+    FROM unnest(${claims.map((c) => c.eventId)}::uuid[], ${claims.map((c) => c.accountId)}::text[]) AS c(event_id, account_id)
+    WHERE q.event_id = c.event_id AND q.account_id = c.account_id AND q.claimed_at IS NULL`.execute(db);
+  const perEvent = new Map<string, number>();
+  for (const c of claims) perEvent.set(c.eventId, (perEvent.get(c.eventId) ?? 0) + 1);
+  await sql`
+    INSERT INTO admission_minutes (event_id, minute, admission_tokens_issued)
+    SELECT e, date_trunc('minute', now()), n FROM unnest(${[...perEvent.keys()]}::uuid[], ${[...perEvent.values()]}::int[]) AS t(e, n)
+    ON CONFLICT (event_id, minute) DO UPDATE SET admission_tokens_issued = admission_minutes.admission_tokens_issued + excluded.admission_tokens_issued`.execute(db);
+}

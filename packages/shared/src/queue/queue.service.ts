@@ -1,0 +1,106 @@
+import type { Db, Trx } from '../db/connect.js';
+import { DomainError, invalid, notFound } from '../errors.js';
+import type { EventCache } from '../events/event-cache.js';
+import { admissionClaimsFor, computeStatus, hashDevice, queuePosition, signToken, verifyToken, type QueueStatus, type QueueTokenClaims, type TokenKey } from './edge.js';
+import { commitSeed, fairnessDescription, generateSeed, VERIFICATION_RECIPE, type FairnessMode } from './fairness.js';
+import { insertQueueState, upsertEntry } from './queue.repository.js';
+import type { WatermarkStore } from './watermark-store.js';
+
+/** Gives a new event its queue: a random seed (kept secret until the open) and its published commitment. */
+export async function initQueue(trx: Trx, eventId: string): Promise<{ seedCommitment: string }> {
+  const seed = generateSeed();
+  const seedCommitment = await commitSeed(seed);
+  await insertQueueState(trx, eventId, seed, seedCommitment);
+  return { seedCommitment };
+}
+
+export const DEVICE_ID_PATTERN = /^[\x21-\x7e]{8,200}$/;
+
+export interface JoinResult extends QueueStatus {
+  queueToken: string;
+  joinIndex: number;
+  cohort: 'PREOPEN' | 'FIFO';
+  created: boolean;
+}
+
+/**
+ * The waiting room's origin side: joins (one position per account), status polls answered from memory, and
+ * admission tokens. The status rule itself is the edge module's `computeStatus`, so an edge answers the same.
+ */
+export class QueueService {
+  constructor(
+    private readonly deps: { db: Db; events: EventCache; watermarks: WatermarkStore; tokenKey: TokenKey; now?: () => number },
+  ) {}
+
+  private now() {
+    return (this.deps.now ?? Date.now)();
+  }
+
+  async join(accountId: string, eventId: string, deviceId: string): Promise<JoinResult> {
+    if (!DEVICE_ID_PATTERN.test(deviceId)) throw invalid('INVALID_DEVICE_ID', 'X-Device-Id must be 8-200 visible ASCII characters', 'x-device-id');
+    const { event } = await this.deps.events.get(eventId);
+    if (this.now() >= event.startsAt.getTime()) throw new DomainError('conflict', 'EVENT_CLOSED', 'this event has started; its queue is closed');
+    const deviceHash = await hashDevice(deviceId, accountId);
+    const row = await upsertEntry(this.deps.db, eventId, accountId, deviceHash, event.fairnessMode === 'RANDOMIZED_PREOPEN_THEN_FIFO');
+    if (!row) throw new DomainError('unavailable', 'JOIN_RACE', 'please retry', { retryAfterSeconds: 1 });
+    // The position stays bound to the device it was taken on: a join from another device is refused.
+    if (row.device_hash !== deviceHash)
+      throw new DomainError('forbidden', 'TOKEN_WRONG_DEVICE', 'this account joined the queue from another device', { field: 'x-device-id' });
+    const nowS = Math.floor(this.now() / 1000);
+    const claims: QueueTokenClaims = {
+      kind: 'queue',
+      eventId,
+      accountId,
+      deviceHash,
+      joinIndex: row.join_index,
+      cohort: row.cohort,
+      iat: nowS,
+      exp: Math.max(nowS + 3600, Math.floor(event.startsAt.getTime() / 1000)),
+    };
+    const queueToken = await signToken(this.deps.tokenKey, claims);
+    const status = await this.statusOf(claims);
+    return { ...status, queueToken, joinIndex: row.join_index, cohort: row.cohort, created: row.created };
+  }
+
+  /** A status poll: verifies the queue token and answers from memory; issues an admission token when admitted. */
+  async status(eventId: string, queueToken: string, accountId: string, deviceId: string): Promise<QueueStatus & { admissionToken?: string }> {
+    const deviceHash = await hashDevice(deviceId, accountId);
+    const claims = await verifyToken(this.deps.tokenKey, queueToken, { kind: 'queue', eventId, accountId, deviceHash, now: this.now() });
+    const status = await this.statusOf(claims);
+    if (!status.admit) return status;
+    const admission = admissionClaimsFor(claims, status.position!, this.now());
+    this.deps.watermarks.countClaim(eventId, accountId);
+    return { ...status, admissionToken: await signToken(this.deps.tokenKey, admission) };
+  }
+
+  private async statusOf(claims: QueueTokenClaims): Promise<QueueStatus> {
+    const info = await this.deps.watermarks.get(claims.eventId);
+    if (!info) throw notFound('EVENT_NOT_FOUND', `no event ${claims.eventId}`, 'id');
+    return computeStatus(claims, info.watermark, this.now());
+  }
+
+  /** The public fairness facts of an event: mode, plain words, the commitment, and the seed once revealed. */
+  async fairness(eventId: string) {
+    const { event } = await this.deps.events.get(eventId);
+    const info = await this.deps.watermarks.get(eventId);
+    if (!info) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'id');
+    return {
+      eventId,
+      mode: event.fairnessMode as FairnessMode,
+      description: fairnessDescription(event.fairnessMode as FairnessMode),
+      onsaleAt: event.onsaleAt.toISOString(),
+      seedCommitment: info.seedCommitment,
+      seed: info.watermark.seedHex,
+      cohortSize: info.watermark.cohortSize,
+      verificationRecipe: VERIFICATION_RECIPE,
+    };
+  }
+
+  async watermark(eventId: string) {
+    const info = await this.deps.watermarks.get(eventId);
+    if (!info) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'id');
+    return info.watermark;
+  }
+}
+
+export { queuePosition };

@@ -1,0 +1,40 @@
+import type { ColumnType, Generated } from 'kysely';
+
+export interface QueueStateTable {
+  event_id: string;
+  admitted_through: Generated<number>;
+  rate_per_min: Generated<number>;
+  rate_override_per_min: number | null;
+  paused: Generated<boolean>;
+  paused_reason: string | null;
+  paused_by: string | null;
+  paused_at: Date | null;
+  seed_hex: string;
+  seed_commitment: string;
+  seed_revealed_at: Date | null;
+  cohort_size: number | null;
+  sealed_at: Date | null;
+  inventory_state: Generated<'AVAILABLE' | 'LAST_CHANCE' | 'SOLD_OUT'>;
+  sold_out_at: Date | null;
+  heartbeat_at: Date | null;
+  controller_id: string | null;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface QueueEntriesTable {
+  event_id: string;
+  account_id: string;
+  device_hash: string;
+  join_index: number;
+  cohort: 'PREOPEN' | 'FIFO';
+  joined_at: ColumnType<Date, never, never>;
+  claimed_at: Date | null;
+}
+
+export interface AdmissionMinutesTable {
+  event_id: string;
+  minute: Date;
+  watermark_advanced: Generated<number>;
+  admission_tokens_issued: Generated<number>;
+  rate_per_min: Generated<number>;
+}

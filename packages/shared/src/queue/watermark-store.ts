@@ -1,0 +1,91 @@
+import type { Db } from '../db/connect.js';
+import type { WatermarkState } from './edge.js';
+import { loadWatermarks, recordClaims, type WatermarkRow } from './queue.repository.js';
+
+export interface PublicQueueInfo {
+  watermark: WatermarkState;
+  seedCommitment: string;
+  fairnessMode: string;
+  listingId: string;
+}
+
+/**
+ * Every event's watermark and queue state, held in memory by each store-API instance and refreshed from
+ * PostgreSQL every `refreshMs` (default 500 ms), so a status poll never reads the database. Admission tokens
+ * issued are counted here and flushed in batches on the same beat.
+ */
+export class WatermarkStore {
+  private readonly byEvent = new Map<string, PublicQueueInfo>();
+  private claims: { eventId: string; accountId: string }[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  loadedAt = 0;
+
+  constructor(
+    private readonly db: Db,
+    private readonly refreshMs = 500,
+  ) {}
+
+  static toState(r: WatermarkRow, now = Date.now()): WatermarkState {
+    const revealed = r.seed_revealed_at !== null;
+    return {
+      eventId: r.event_id,
+      admittedThrough: Number(r.admitted_through),
+      state: r.paused ? 'PAUSED' : r.inventory_state === 'SOLD_OUT' ? 'SOLD_OUT' : now < r.onsale_at.getTime() ? 'NOT_OPEN' : r.inventory_state === 'LAST_CHANCE' ? 'LAST_CHANCE' : 'OPEN',
+      ratePerMin: r.rate_per_min,
+      updatedAt: r.updated_at.getTime(),
+      heartbeatAt: r.heartbeat_at?.getTime() ?? 0,
+      cohortSize: r.cohort_size,
+      // The seed never leaves the origin before the open's reveal.
+      seedHex: revealed ? r.seed_hex : null,
+    };
+  }
+
+  async refresh(): Promise<void> {
+    const rows = await loadWatermarks(this.db);
+    const now = Date.now();
+    for (const r of rows)
+      this.byEvent.set(r.event_id, { watermark: WatermarkStore.toState(r, now), seedCommitment: r.seed_commitment, fairnessMode: r.fairness_mode, listingId: r.listing_id });
+    this.loadedAt = now;
+    const claims = this.claims;
+    this.claims = [];
+    await recordClaims(this.db, claims).catch(() => {
+      this.claims.push(...claims); // keep them for the next beat
+    });
+  }
+
+  async start(): Promise<void> {
+    await this.refresh();
+    this.timer = setInterval(() => {
+      if (this.running) return;
+      this.running = this.refresh()
+        .catch(() => {})
+        .finally(() => (this.running = undefined));
+    }, this.refreshMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.running;
+    await recordClaims(this.db, this.claims).catch(() => {});
+  }
+
+  /**
+   * The event's queue info as of the last refresh. An event created since the last refresh is loaded alone on
+   * first use (callers check the event exists, or hold a token signed for it, before asking).
+   */
+  async get(eventId: string): Promise<PublicQueueInfo | undefined> {
+    const hit = this.byEvent.get(eventId);
+    if (hit) return hit;
+    const [row] = await loadWatermarks(this.db, eventId);
+    if (!row) return undefined;
+    const info = { watermark: WatermarkStore.toState(row), seedCommitment: row.seed_commitment, fairnessMode: row.fairness_mode, listingId: row.listing_id };
+    this.byEvent.set(eventId, info);
+    return info;
+  }
+
+  countClaim(eventId: string, accountId: string): void {
+    this.claims.push({ eventId, accountId });
+  }
+}
