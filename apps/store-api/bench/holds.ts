@@ -6,7 +6,8 @@ import { sql } from '@onsale/shared/db';
 import { AccountTokens } from '@onsale/shared/auth';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
 import { reconcileInventory } from '@onsale/shared/jobs';
-import { DEV_AUTH_SECRET } from '../src/env.js';
+import { DEV_AUTH_SECRET, DEV_QUEUE_TOKEN_SECRET } from '../src/env.js';
+import { admissionClaimsFor, createTokenKey, hashDevice, signToken } from '@onsale/shared/queue';
 import { benchDatabase } from './database.js';
 import { createClient, round, runLoad, summarize } from './load.js';
 
@@ -60,14 +61,30 @@ export async function main(argv: string[]) {
     return bench.db.transaction().execute((trx) => createEvent(trx, spec, 'bench'));
   };
 
-  // Account tokens signed with the development secret the bench server uses; one account per request.
+  // One fan per request: an account token and an admission token for the scenario's event, both signed with the
+  // development secrets the bench server uses (the waiting room that issues admission tokens is measured by
+  // `pnpm bench queue`; here every fan has been admitted).
   const tokens = new AccountTokens(DEV_AUTH_SECRET);
+  const queueKey = await createTokenKey(DEV_QUEUE_TOKEN_SECRET);
+  const DEVICE = 'bench-device-0001';
   let accountSeq = 0;
-  const tokenCache: string[] = [];
-  for (let i = 0; i < 5000; i++) tokenCache.push((await tokens.issue(`bench-${i}`)).token);
-  const nextToken = async () => {
+  const fanHeaders = async (eventId: string, i: number) => {
+    const accountId = `bench-${i}`;
+    const claims = admissionClaimsFor(
+      { kind: 'queue', eventId, accountId, deviceHash: await hashDevice(DEVICE, accountId), joinIndex: i, cohort: 'FIFO', iat: 0, exp: 0 },
+      i + 1,
+      Date.now(),
+    );
+    return { authorization: `Bearer ${(await tokens.issue(accountId)).token}`, 'x-device-id': DEVICE, 'x-admission-token': await signToken(queueKey, claims) };
+  };
+  let prepared: Record<string, string>[] = [];
+  const prepare = async (eventId: string, n: number) => {
+    prepared = [];
+    for (let i = 0; i < n; i++) prepared.push(await fanHeaders(eventId, accountSeq + i));
+  };
+  const nextFan = async (eventId: string) => {
     const i = accountSeq++;
-    return i < tokenCache.length ? tokenCache[i]! : (await tokens.issue(`bench-${i}`)).token;
+    return prepared.shift() ?? (await fanHeaders(eventId, i));
   };
 
   const results: Record<string, unknown> = {};
@@ -107,24 +124,22 @@ export async function main(argv: string[]) {
       const ev = await newEvent(`bench ${scenario}`);
       const sections = stadium.sections.map((s: { code: string }) => s.code) as string[];
       const best = [...stadium.sections].sort((a: { qualityRank: number }, b: { qualityRank: number }) => a.qualityRank - b.qualityRank)[0].code as string;
-      const tokensByHold = new Map<string, string>();
       const lat: number[] = [];
       const codes: Record<string, number> = {};
       const live = new Map<string, number[]>(); // holdId -> seat ids, for holds not released
       let ok = 0;
       let errors5xx = 0;
-      await nextToken(); // warm
+      await prepare(ev.eventId, Math.ceil(seconds * 1500));
       const { elapsedMs } = await runLoad(concurrency, seconds * 1000, async () => {
-        const token = await nextToken();
+        const headers = await nextFan(ev.eventId);
         const section = scenario === 'hot' ? best : sections[Math.floor(Math.random() * sections.length)]!;
         const quantity = 1 + Math.floor(Math.random() * 4);
-        const r = await client.request('POST', `/events/${ev.eventId}/holds`, { authorization: `Bearer ${token}` }, { section, quantity });
+        const r = await client.request('POST', `/events/${ev.eventId}/holds`, headers, { section, quantity });
         lat.push(r.ms);
         if (r.status === 201) {
           ok++;
           if (scenario === 'hot') {
-            tokensByHold.set(r.body.holdId, token);
-            const d = await client.request('DELETE', `/holds/${r.body.holdId}`, { authorization: `Bearer ${token}` });
+            const d = await client.request('DELETE', `/holds/${r.body.holdId}`, headers);
             if (d.status !== 200) live.set(r.body.holdId, r.body.seats.map((s: { id: number }) => s.id));
           } else live.set(r.body.holdId, r.body.seats.map((s: { id: number }) => s.id));
         } else {

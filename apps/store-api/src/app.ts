@@ -11,12 +11,19 @@ import { createTokenKey, QueueService, WatermarkStore } from '@onsale/shared/que
 import type { StoreApiConfig } from './env.js';
 import { installErrorHandling } from './errors.js';
 import { authPlugin } from './plugins/auth.js';
+import { admissionGate } from './plugins/admission-gate.js';
 import { metricsPlugin } from './plugins/metrics.js';
 import { healthRoutes } from './routes/health/index.js';
 import { devAuthRoutes } from './routes/auth/index.js';
 import { eventRoutes } from './routes/events/index.js';
 import { holdRoutes } from './routes/holds/index.js';
 import { queueRoutes } from './routes/queue/index.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    routeTable: { method: string; url: string }[];
+  }
+}
 
 export interface StoreApiDeps {
   db: Db;
@@ -41,9 +48,13 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
       failureRate: deps.config.payment.failureRate,
     });
 
+  // The server's own route table (method + path), for the admission gate's deny-by-default test.
+  const routeTable: { method: string; url: string }[] = [];
+  app.decorate('routeTable', routeTable);
   app.addHook('onRoute', (route) => {
     // The docs are public pages; everything else is decided by the route's own config.
     if (route.url.startsWith('/docs')) route.config = { ...(route.config ?? {}), public: true };
+    for (const method of [route.method].flat()) if (method !== 'HEAD') routeTable.push({ method, url: route.url });
   });
   await app.register(swagger, {
     openapi: {
@@ -57,6 +68,8 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
 
   await app.register(metricsPlugin, { metrics, db: deps.db });
   await app.register(authPlugin, { secret: deps.config.authSecret });
+  const tokenKey = await createTokenKey(deps.config.queueTokenSecret);
+  await app.register(admissionGate, { tokenKey, metrics });
   await app.register(healthRoutes, { db: deps.db });
   if (deps.config.devAuth) await app.register(devAuthRoutes, { db: deps.db });
   const events = new EventCache(deps.db);
@@ -70,7 +83,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   const watermarks = new WatermarkStore(deps.db);
   await watermarks.start();
   app.addHook('onClose', () => watermarks.stop());
-  const queue = new QueueService({ db: deps.db, events, watermarks, tokenKey: await createTokenKey(deps.config.queueTokenSecret) });
+  const queue = new QueueService({ db: deps.db, events, watermarks, tokenKey });
   await app.register(queueRoutes, { queue });
   return app;
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@onsale/shared/db';
 import { TEST_CARDS } from '@onsale/shared/checkout';
-import { checkInvariants, login, makeEvent, setupApp, type TestApp } from './helper.js';
+import { admitted, checkInvariants, login, makeEvent, setupApp, type TestApp } from './helper.js';
 
 // Real concurrent HTTP requests against a listening server and real PostgreSQL.
 let h: TestApp;
@@ -15,10 +15,12 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
+let currentEvent = '';
+/** A fan's request, admitted to the current test's event by the waiting room. */
 async function call(method: string, path: string, token: string, body?: unknown, headers: Record<string, string> = {}) {
   const r = await fetch(base + path, {
     method,
-    headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
+    headers: { ...(await admitted(token, currentEvent)), ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
     body: body ? JSON.stringify(body) : undefined,
   });
   return { status: r.status, body: (await r.json()) as Record<string, any> };
@@ -29,6 +31,7 @@ const tokens = (prefix: string, n: number) => Promise.all(Array.from({ length: n
 describe('under concurrency', () => {
   it('500 concurrent hold requests on one 300-seat section never hold a seat twice nor exceed capacity', async () => {
     const { eventId, capacity } = await makeEvent(h.t);
+    currentEvent = eventId;
     const fans = await tokens('stampede', 500);
     const results = await Promise.all(fans.map((tk, i) => call('POST', `/events/${eventId}/holds`, tk, { section: 'A', quantity: (i % 4) + 1 })));
 
@@ -54,6 +57,7 @@ describe('under concurrency', () => {
 
   it('50 concurrent checkouts of one hold with one key make exactly one order and one charge', async () => {
     const { eventId, capacity } = await makeEvent(h.t);
+    currentEvent = eventId;
     const [fan] = await tokens('payer', 1);
     const held = await call('POST', `/events/${eventId}/holds`, fan!, { section: 'B', quantity: 2 });
     expect(held.status).toBe(201);
@@ -81,6 +85,7 @@ describe('under concurrency', () => {
 
   it('the per-account limit holds under concurrent requests from one account', async () => {
     const { eventId, capacity } = await makeEvent(h.t);
+    currentEvent = eventId;
     const [fan] = await tokens('greedy', 1);
     const results = await Promise.all(Array.from({ length: 30 }, () => call('POST', `/events/${eventId}/holds`, fan!, { section: 'A', quantity: 2 })));
     const ok = results.filter((r) => r.status === 201);
@@ -93,6 +98,7 @@ describe('under concurrency', () => {
 
   it('the per-instrument limit holds under concurrent checkouts by different accounts', async () => {
     const { eventId, capacity } = await makeEvent(h.t);
+    currentEvent = eventId;
     const fans = await tokens('card-sharer', 6);
     const holds = await Promise.all(fans.map((tk) => call('POST', `/events/${eventId}/holds`, tk, { section: 'C', quantity: 3 })));
     for (const hd of holds) expect(hd.status, JSON.stringify(hd.body)).toBe(201);
@@ -112,6 +118,7 @@ describe('under concurrency', () => {
     const { eventId, capacity } = await makeEvent(h.t, {
       sections: [{ code: 'TINY', priceLevel: 'P1', qualityRank: 1, rows: [{ label: 'A', seats: 4 }] }],
     });
+    currentEvent = eventId;
     const [first, second] = await tokens('expiry', 2);
     const a = await call('POST', `/events/${eventId}/holds`, first!, { section: 'TINY', quantity: 4 });
     expect(a.status).toBe(201);

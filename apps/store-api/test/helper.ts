@@ -6,7 +6,8 @@ import { getInventoryCounts } from '@onsale/shared/inventory';
 import { SimulatedPaymentGateway } from '@onsale/shared/checkout';
 import { sql } from '@onsale/shared/db';
 import { buildStoreApi } from '../src/app.js';
-import { loadStoreApiConfig } from '../src/env.js';
+import { DEV_QUEUE_TOKEN_SECRET, loadStoreApiConfig } from '../src/env.js';
+import { admissionClaimsFor, createTokenKey, hashDevice, signToken, type TokenKey } from '@onsale/shared/queue';
 
 export interface TestApp {
   t: TestDatabase;
@@ -61,13 +62,38 @@ export async function makeEvent(t: TestDatabase, over: Partial<EventFile> = {}) 
   return t.db.transaction().execute((trx) => createEvent(trx, parseEventFile(eventFile(over))));
 }
 
+const accountOfToken = new Map<string, string>();
+
 export async function login(app: FastifyInstance, accountId: string): Promise<string> {
   const r = await app.inject({ method: 'POST', url: '/auth/dev-login', payload: { accountId } });
   if (r.statusCode !== 200) throw new Error(`login failed ${r.statusCode} ${r.body}`);
+  accountOfToken.set(r.json().token, accountId);
   return r.json().token;
 }
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+let key: Promise<TokenKey> | undefined;
+const admissions = new Map<string, string>();
+
+/**
+ * Headers of a fan the waiting room has admitted to `eventId`: account token, device id and an admission token
+ * signed as the status route would sign it (the queue itself is tested in queue.test.ts).
+ */
+export async function admitted(token: string, eventId: string, deviceId = 'test-device-0001'): Promise<Record<string, string>> {
+  const accountId = accountOfToken.get(token);
+  if (!accountId) throw new Error('admitted(): log the fan in with login() first');
+  const cacheKey = `${token}|${eventId}|${deviceId}`;
+  let admission = admissions.get(cacheKey);
+  if (!admission) {
+    key ??= createTokenKey(DEV_QUEUE_TOKEN_SECRET);
+    const deviceHash = await hashDevice(deviceId, accountId);
+    const claims = admissionClaimsFor({ kind: 'queue', eventId, accountId, deviceHash, joinIndex: 0, cohort: 'FIFO', iat: 0, exp: 0 }, 1, Date.now());
+    admission = await signToken(await key, claims);
+    admissions.set(cacheKey, admission);
+  }
+  return { authorization: `Bearer ${token}`, 'x-device-id': deviceId, 'x-admission-token': admission };
+}
 
 /**
  * The invariants after any scenario: available + held + sold = capacity; held seats = seats of live holds;

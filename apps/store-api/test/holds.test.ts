@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@onsale/shared/db';
 import { TEST_CARDS } from '@onsale/shared/checkout';
-import { bearer, checkInvariants, login, makeEvent, setupApp, type TestApp } from './helper.js';
+import { admitted, bearer, checkInvariants, login, makeEvent, setupApp, type TestApp } from './helper.js';
 
 let h: TestApp;
 let eventId: string;
@@ -20,8 +20,8 @@ afterAll(() => h.close());
 const snapshot = async () =>
   (await sql<{ s: string }>`SELECT (SELECT count(*) FROM holds)::text || '/' || (SELECT count(*) FROM seats WHERE status <> 'AVAILABLE')::text || '/' || (SELECT count(*) FROM orders)::text AS s`.execute(h.t.db)).rows[0]!.s;
 
-const hold = (token: string, body: unknown, id = eventId) =>
-  h.app.inject({ method: 'POST', url: `/events/${id}/holds`, headers: bearer(token), payload: body as object });
+const hold = async (token: string, body: unknown, id = eventId) =>
+  h.app.inject({ method: 'POST', url: `/events/${id}/holds`, headers: await admitted(token, id), payload: body as object });
 
 describe('event reads', () => {
   it('serves the event page with an ETag and answers 304 to a matching If-None-Match', async () => {
@@ -83,7 +83,7 @@ describe('bad input never writes', () => {
     const r = await h.app.inject({
       method: 'POST',
       url: `/events/${eventId}/holds`,
-      headers: { ...bearer(alice), 'content-type': 'application/json' },
+      headers: { ...(await admitted(alice, eventId)), 'content-type': 'application/json' },
       payload: '{"section": "A", "quantity": ',
     });
     expect(r.statusCode).toBe(400);
@@ -95,7 +95,7 @@ describe('bad input never writes', () => {
     expect(none.statusCode).toBe(401);
     expect(none.json()).toMatchObject({ error: 'MISSING_TOKEN', field: 'authorization' });
     const forged = alice.slice(0, -4) + (alice.endsWith('AAAA') ? 'BBBB' : 'AAAA');
-    const bad = await hold(forged, { section: 'A', quantity: 1 });
+    const bad = await h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, headers: { ...(await admitted(alice, eventId)), ...bearer(forged) }, payload: { section: 'A', quantity: 1 } });
     expect(bad.statusCode).toBe(401);
     expect(bad.json().error).toBe('INVALID_TOKEN');
   });
@@ -129,20 +129,20 @@ describe('a hold, end to end', () => {
     expect(ttl).toBeGreaterThan(340_000);
     expect(ttl).toBeLessThanOrEqual(361_000);
 
-    const other = await h.app.inject({ method: 'POST', url: `/holds/${body.holdId}/extend`, headers: bearer(bob) });
+    const other = await h.app.inject({ method: 'POST', url: `/holds/${body.holdId}/extend`, headers: await admitted(bob, eventId) });
     expect(other.statusCode).toBe(403);
     expect(other.json().error).toBe('HOLD_NOT_OWNED');
 
-    const ext = await h.app.inject({ method: 'POST', url: `/holds/${body.holdId}/extend`, headers: bearer(alice) });
+    const ext = await h.app.inject({ method: 'POST', url: `/holds/${body.holdId}/extend`, headers: await admitted(alice, eventId) });
     expect(ext.statusCode).toBe(200);
     expect(Date.parse(ext.json().expiresAt) - Date.parse(body.expiresAt)).toBe(180_000);
-    const twice = await h.app.inject({ method: 'POST', url: `/holds/${body.holdId}/extend`, headers: bearer(alice) });
+    const twice = await h.app.inject({ method: 'POST', url: `/holds/${body.holdId}/extend`, headers: await admitted(alice, eventId) });
     expect(twice.statusCode).toBe(409);
     expect(twice.json().error).toBe('HOLD_ALREADY_EXTENDED');
 
-    const bobDelete = await h.app.inject({ method: 'DELETE', url: `/holds/${body.holdId}`, headers: bearer(bob) });
+    const bobDelete = await h.app.inject({ method: 'DELETE', url: `/holds/${body.holdId}`, headers: await admitted(bob, eventId) });
     expect(bobDelete.statusCode).toBe(403);
-    const del = await h.app.inject({ method: 'DELETE', url: `/holds/${body.holdId}`, headers: bearer(alice) });
+    const del = await h.app.inject({ method: 'DELETE', url: `/holds/${body.holdId}`, headers: await admitted(alice, eventId) });
     expect(del.json()).toEqual({ holdId: body.holdId, status: 'RELEASED' });
     const inv = await checkInvariants(h.t, eventId, capacity);
     expect(inv.counts.drift).toBe(0);
@@ -150,7 +150,7 @@ describe('a hold, end to end', () => {
   });
 
   it('answers 404 for an unknown hold', async () => {
-    const r = await h.app.inject({ method: 'DELETE', url: '/holds/00000000-0000-0000-0000-000000000000', headers: bearer(alice) });
+    const r = await h.app.inject({ method: 'DELETE', url: '/holds/00000000-0000-0000-0000-000000000000', headers: await admitted(alice, eventId) });
     expect(r.statusCode).toBe(404);
     expect(r.json().error).toBe('HOLD_NOT_FOUND');
   });
@@ -166,14 +166,14 @@ describe('a hold, end to end', () => {
   it('checks out, refuses a reused key with another body, and an expired hold', async () => {
     const dave = await login(h.app, 'dave');
     const held = (await hold(dave, { section: 'C', quantity: 2 })).json();
-    const pay = (key: string, number: string = TEST_CARDS.success, holdId = held.holdId) =>
+    const pay = async (key: string, number: string = TEST_CARDS.success, holdId = held.holdId) =>
       h.app.inject({
         method: 'POST',
         url: `/holds/${holdId}/checkout`,
-        headers: { ...bearer(dave), 'idempotency-key': key },
+        headers: { ...(await admitted(dave, eventId)), 'idempotency-key': key },
         payload: { payment: { instrument: { type: 'card', number } } },
       });
-    const missingKey = await h.app.inject({ method: 'POST', url: `/holds/${held.holdId}/checkout`, headers: bearer(dave), payload: { payment: { instrument: { type: 'card', number: TEST_CARDS.success } } } });
+    const missingKey = await h.app.inject({ method: 'POST', url: `/holds/${held.holdId}/checkout`, headers: await admitted(dave, eventId), payload: { payment: { instrument: { type: 'card', number: TEST_CARDS.success } } } });
     expect(missingKey.statusCode).toBe(400);
     expect(missingKey.json().field).toContain('idempotency-key');
 
@@ -210,7 +210,7 @@ describe('a hold, end to end', () => {
     const late = await h.app.inject({
       method: 'POST',
       url: `/holds/${eh.holdId}/checkout`,
-      headers: { ...bearer(erin), 'idempotency-key': 'key-erin-0001' },
+      headers: { ...(await admitted(erin, eventId)), 'idempotency-key': 'key-erin-0001' },
       payload: { payment: { instrument: { type: 'card', number: TEST_CARDS.success } } },
     });
     expect(late.statusCode).toBe(410);

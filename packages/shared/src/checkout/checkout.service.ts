@@ -3,6 +3,7 @@ import type { Db } from '../db/connect.js';
 import { DomainError, notFound } from '../errors.js';
 import { isUuid } from '../events/events.service.js';
 import * as holds from '../inventory/holds.repository.js';
+import { assertAdmittedFor } from '../inventory/holds.service.js';
 import type { Metrics } from '../metrics/index.js';
 import * as repo from './checkout.repository.js';
 import type { CheckoutRequest } from './checkout.schema.js';
@@ -44,7 +45,7 @@ export class CheckoutService {
     this.windowSeconds = deps.paymentWindowSeconds ?? 120;
   }
 
-  async checkout(accountId: string, holdId: string, idempotencyKey: string, req: CheckoutRequest): Promise<CheckoutResult> {
+  async checkout(accountId: string, holdId: string, idempotencyKey: string, req: CheckoutRequest, admittedEventId?: string): Promise<CheckoutResult> {
     if (!isUuid(holdId)) throw notFound('HOLD_NOT_FOUND', `no hold ${holdId}`, 'id');
     const fingerprint = instrumentFingerprint(req.payment.instrument.number);
     const requestHash = createHash('sha256').update(JSON.stringify({ holdId, fingerprint })).digest('hex');
@@ -54,6 +55,7 @@ export class CheckoutService {
       const hold = await holds.lockHoldWithEvent(trx, holdId);
       if (!hold) throw notFound('HOLD_NOT_FOUND', `no hold ${holdId}`, 'id');
       if (hold.account_id !== accountId) throw new DomainError('forbidden', 'HOLD_NOT_OWNED', 'this hold belongs to another account', { field: 'id' });
+      assertAdmittedFor(hold.event_id, admittedEventId);
 
       const prior = await repo.findAttempt(trx, accountId, idempotencyKey);
       if (prior) {

@@ -55,6 +55,12 @@ class SectionFull extends Error {
   }
 }
 
+/** A hold-scoped request must come with admission to the hold's own event. */
+export function assertAdmittedFor(holdEventId: string, admittedEventId: string | undefined): void {
+  if (admittedEventId !== undefined && admittedEventId !== holdEventId)
+    throw new DomainError('forbidden', 'ADMISSION_WRONG_EVENT', 'the admission token is for another event', { field: 'x-admission-token' });
+}
+
 type Attempt = (seatIds: number[]) => Promise<{ used: number; taken: number[]; expiresAt: Date | null }>;
 
 /**
@@ -265,14 +271,14 @@ export class HoldService {
   }
 
   /** The fan's own hold, or HOLD_NOT_FOUND / HOLD_NOT_OWNED. */
-  async get(db: Db | Trx, accountId: string, holdId: string): Promise<Hold> {
-    const row = await this.owned(db, accountId, holdId, false);
+  async get(db: Db | Trx, accountId: string, holdId: string, admittedEventId?: string): Promise<Hold> {
+    const row = await this.owned(db, accountId, holdId, false, admittedEventId);
     return this.toHold(db, row);
   }
 
   /** The single extension, granted while the hold is live and not yet extended. */
-  async extend(trx: Trx, accountId: string, holdId: string): Promise<Hold> {
-    const row = await this.owned(trx, accountId, holdId, true);
+  async extend(trx: Trx, accountId: string, holdId: string, admittedEventId?: string): Promise<Hold> {
+    const row = await this.owned(trx, accountId, holdId, true, admittedEventId);
     this.assertLive(row);
     if (row.extended) throw new DomainError('conflict', 'HOLD_ALREADY_EXTENDED', 'a hold can be extended once');
     if (row.hold_extension_seconds === 0) throw new DomainError('conflict', 'EXTENSION_NOT_OFFERED', 'this event offers no hold extension');
@@ -282,8 +288,8 @@ export class HoldService {
   }
 
   /** Gives the seats back. Releasing an already released or lapsed hold is a no-op that reports its state. */
-  async release(trx: Trx, accountId: string, holdId: string): Promise<Hold> {
-    const row = await this.owned(trx, accountId, holdId, true);
+  async release(trx: Trx, accountId: string, holdId: string, admittedEventId?: string): Promise<Hold> {
+    const row = await this.owned(trx, accountId, holdId, true, admittedEventId);
     if (row.status === 'PAYING' && row.expires_at.getTime() > (await repo.dbNow(trx)).getTime())
       throw new DomainError('conflict', 'CHECKOUT_IN_PROGRESS', 'a payment for this hold is in progress');
     if (row.status === 'PURCHASED') throw new DomainError('conflict', 'HOLD_PURCHASED', 'this hold has been paid for');
@@ -295,13 +301,14 @@ export class HoldService {
     return { holdId, eventId: row.event_id, status: row.status, seats: [], quantity: row.quantity, amountCents: 0, expiresAt: row.expires_at, extended: row.extended };
   }
 
-  private async owned(db: Db | Trx, accountId: string, holdId: string, lock: true): Promise<NonNullable<Awaited<ReturnType<typeof repo.lockHoldWithEvent>>>>;
-  private async owned(db: Db | Trx, accountId: string, holdId: string, lock: false): Promise<NonNullable<Awaited<ReturnType<typeof repo.findHold>>>>;
-  private async owned(db: Db | Trx, accountId: string, holdId: string, lock: boolean) {
+  private async owned(db: Db | Trx, accountId: string, holdId: string, lock: true, admittedEventId?: string): Promise<NonNullable<Awaited<ReturnType<typeof repo.lockHoldWithEvent>>>>;
+  private async owned(db: Db | Trx, accountId: string, holdId: string, lock: false, admittedEventId?: string): Promise<NonNullable<Awaited<ReturnType<typeof repo.findHold>>>>;
+  private async owned(db: Db | Trx, accountId: string, holdId: string, lock: boolean, admittedEventId?: string) {
     if (!isUuid(holdId)) throw notFound('HOLD_NOT_FOUND', `no hold ${holdId}`, 'id');
     const row = lock ? await repo.lockHoldWithEvent(db as Trx, holdId) : await repo.findHold(db, holdId);
     if (!row) throw notFound('HOLD_NOT_FOUND', `no hold ${holdId}`, 'id');
     if (row.account_id !== accountId) throw new DomainError('forbidden', 'HOLD_NOT_OWNED', 'this hold belongs to another account', { field: 'id' });
+    assertAdmittedFor(row.event_id, admittedEventId);
     return row;
   }
 

@@ -57,6 +57,17 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
       help: 'Payments that succeeded after the hold could no longer be converted (refunded)',
       registers: [registry],
     }),
+    requestsWithoutAdmission: new Counter({
+      name: 'requests_without_admission_token_total',
+      help: 'Gated store requests refused for lack of an admission token',
+      labelNames: ['route'] as const,
+      registers: [registry],
+    }),
+    admissionDeviceMismatch: new Counter({
+      name: 'admission_token_device_mismatch_total',
+      help: 'Admission tokens presented from another account or device (shared or resold positions)',
+      registers: [registry],
+    }),
     inventorySeats: new Gauge({
       name: 'inventory_seats',
       help: 'Seats by effective status (read-time expiry), per event',

@@ -30,7 +30,7 @@ export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; che
   app.get(
     '/holds/:id',
     { schema: { tags: ['holds'], summary: 'A hold of yours, with read-time expiry applied', params: holdParams, response: { 200: holdSchema, ...errorResponses } } },
-    async (req) => toBody(await holds.get(db, req.accountId, req.params.id)),
+    async (req) => toBody(await holds.get(db, req.accountId, req.params.id, req.admission?.eventId)),
   );
 
   app.post(
@@ -44,7 +44,7 @@ export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; che
       },
     },
     async (req) => {
-      const hold = await db.transaction().execute((trx) => holds.extend(trx, req.accountId, req.params.id));
+      const hold = await db.transaction().execute((trx) => holds.extend(trx, req.accountId, req.params.id, req.admission?.eventId));
       return { holdId: hold.holdId, expiresAt: hold.expiresAt.toISOString() };
     },
   );
@@ -60,7 +60,7 @@ export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; che
       },
     },
     async (req) => {
-      const hold = await db.transaction().execute((trx) => holds.release(trx, req.accountId, req.params.id));
+      const hold = await db.transaction().execute((trx) => holds.release(trx, req.accountId, req.params.id, req.admission?.eventId));
       return { holdId: hold.holdId, status: hold.status };
     },
   );
@@ -84,7 +84,7 @@ export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; che
       },
     },
     async (req, reply) => {
-      const r = await checkout.checkout(req.accountId, req.params.id, req.headers['idempotency-key'], req.body);
+      const r = await checkout.checkout(req.accountId, req.params.id, req.headers['idempotency-key'], req.body, req.admission?.eventId);
       if (r.replayed) reply.header('idempotent-replayed', 'true');
       return { orderId: r.orderId, holdId: r.holdId, status: r.status, amountCents: r.amountCents, seatCount: r.seatCount };
     },

@@ -1,0 +1,89 @@
+import fp from 'fastify-plugin';
+import { DomainError } from '@onsale/shared';
+import { hashDevice, TokenError, verifyToken, type AdmissionTokenClaims, type TokenKey } from '@onsale/shared/queue';
+import type { Metrics } from '@onsale/shared/metrics';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The verified admission token of a gated route. */
+    admission: AdmissionTokenClaims | null;
+  }
+}
+
+/**
+ * Routes that need no admission token, by name (method and path). Everything else in the store namespace is
+ * behind the gate: deny by default, so a route added later is protected unless it is named here.
+ */
+export const ADMISSION_OPT_OUT = new Set([
+  'GET /healthz',
+  'GET /metrics',
+  'POST /auth/dev-login',
+  'GET /events/:id',
+  'GET /events/:id/seatmap',
+  'GET /events/:id/watermark',
+  'GET /events/:id/fairness',
+  'POST /events/:id/queue',
+  'GET /events/:id/queue/status',
+]);
+
+/** Routes on an existing hold: the hold's own expiry time-boxes them, so an expired admission token still serves. */
+const HOLD_SCOPED = /^\/holds\/:id(\/|$)/;
+
+function peekEventId(token: string): string | undefined {
+  try {
+    const claims = JSON.parse(Buffer.from(token.split('.')[0] ?? '', 'base64url').toString('utf8')) as { eventId?: unknown };
+    return typeof claims.eventId === 'string' ? claims.eventId : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The admission gate: one hook over the whole store namespace. A gated request carries `X-Admission-Token`
+ * (or the `admission_token` cookie) and `X-Device-Id`; the token must be genuine, for this event, and bound to
+ * the signed-in account and this device. Refusals are counted.
+ */
+export const admissionGate = fp<{ tokenKey: TokenKey; metrics: Metrics }>(
+  async (app, { tokenKey, metrics }) => {
+    app.decorateRequest('admission', null);
+    // onRequest, right after the account check: a request without admission costs no body parsing or validation.
+    app.addHook('onRequest', async (req) => {
+      const route = req.routeOptions.url;
+      if (!route || route.startsWith('/docs') || ADMISSION_OPT_OUT.has(`${req.method} ${route}`)) return;
+      const token = (req.headers['x-admission-token'] as string | undefined) ?? cookie(req.headers.cookie, 'admission_token');
+      if (!token) {
+        metrics.requestsWithoutAdmission.inc({ route });
+        throw new DomainError('unauthenticated', 'ADMISSION_REQUIRED', 'this needs an admission token from the waiting room (X-Admission-Token)', { field: 'x-admission-token' });
+      }
+      const deviceId = req.headers['x-device-id'];
+      if (typeof deviceId !== 'string' || deviceId.length < 8)
+        throw new DomainError('invalid', 'DEVICE_ID_REQUIRED', 'X-Device-Id is required with an admission token', { field: 'x-device-id' });
+      const params = req.params as { id?: string };
+      const holdScoped = HOLD_SCOPED.test(route);
+      const eventId = holdScoped ? peekEventId(token) : params.id;
+      if (!eventId) throw new TokenError('TOKEN_MALFORMED');
+      try {
+        req.admission = await verifyToken(tokenKey, token, {
+          kind: 'admission',
+          eventId,
+          accountId: req.accountId,
+          deviceHash: await hashDevice(deviceId, req.accountId),
+          now: holdScoped ? 0 : Date.now(),
+        });
+      } catch (e) {
+        if (e instanceof TokenError && (e.code === 'TOKEN_WRONG_DEVICE' || e.code === 'TOKEN_WRONG_ACCOUNT')) metrics.admissionDeviceMismatch.inc();
+        throw e;
+      }
+    });
+  },
+  { name: 'admission-gate', dependencies: ['auth'] },
+);
+
+function cookie(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k === name) return decodeURIComponent(v.join('='));
+  }
+  return undefined;
+}
