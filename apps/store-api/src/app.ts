@@ -7,7 +7,7 @@ import { createMetrics, type Metrics } from '@onsale/shared/metrics';
 import { CheckoutService, SimulatedPaymentGateway, type PaymentProvider } from '@onsale/shared/checkout';
 import { EventCache } from '@onsale/shared/events';
 import { HoldService, SeatmapCache } from '@onsale/shared/inventory';
-import { createTokenKey, QueueService, WatermarkStore } from '@onsale/shared/queue';
+import { CachedTokenVerifier, createTokenKey, QueueService, WatermarkStore } from '@onsale/shared/queue';
 import type { StoreApiConfig } from './env.js';
 import { installErrorHandling } from './errors.js';
 import { authPlugin } from './plugins/auth.js';
@@ -69,7 +69,8 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   await app.register(metricsPlugin, { metrics, db: deps.db });
   await app.register(authPlugin, { secret: deps.config.authSecret });
   const tokenKey = await createTokenKey(deps.config.queueTokenSecret);
-  await app.register(admissionGate, { tokenKey, metrics });
+  const tokens = new CachedTokenVerifier(tokenKey);
+  await app.register(admissionGate, { tokens, metrics });
   await app.register(healthRoutes, { db: deps.db });
   if (deps.config.devAuth) await app.register(devAuthRoutes, { db: deps.db });
   const events = new EventCache(deps.db);
@@ -83,7 +84,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   const watermarks = new WatermarkStore(deps.db);
   await watermarks.start();
   app.addHook('onClose', () => watermarks.stop());
-  const queue = new QueueService({ db: deps.db, events, watermarks, tokenKey });
+  const queue = new QueueService({ db: deps.db, events, watermarks, tokenKey, verifier: tokens });
   await app.register(queueRoutes, { queue });
   return app;
 }

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import { DomainError } from '@onsale/shared';
-import { hashDevice, TokenError, verifyToken, type AdmissionTokenClaims, type TokenKey } from '@onsale/shared/queue';
+import { TokenError, type AdmissionTokenClaims, type CachedTokenVerifier } from '@onsale/shared/queue';
 import type { Metrics } from '@onsale/shared/metrics';
 
 declare module 'fastify' {
@@ -43,8 +43,8 @@ function peekEventId(token: string): string | undefined {
  * (or the `admission_token` cookie) and `X-Device-Id`; the token must be genuine, for this event, and bound to
  * the signed-in account and this device. Refusals are counted.
  */
-export const admissionGate = fp<{ tokenKey: TokenKey; metrics: Metrics }>(
-  async (app, { tokenKey, metrics }) => {
+export const admissionGate = fp<{ tokens: CachedTokenVerifier; metrics: Metrics }>(
+  async (app, { tokens, metrics }) => {
     app.decorateRequest('admission', null);
     // onRequest, right after the account check: a request without admission costs no body parsing or validation.
     app.addHook('onRequest', async (req) => {
@@ -63,11 +63,11 @@ export const admissionGate = fp<{ tokenKey: TokenKey; metrics: Metrics }>(
       const eventId = holdScoped ? peekEventId(token) : params.id;
       if (!eventId) throw new TokenError('TOKEN_MALFORMED');
       try {
-        req.admission = await verifyToken(tokenKey, token, {
+        req.admission = await tokens.verify(token, {
           kind: 'admission',
           eventId,
           accountId: req.accountId,
-          deviceHash: await hashDevice(deviceId, req.accountId),
+          deviceHash: await tokens.deviceHash(deviceId, req.accountId),
           now: holdScoped ? 0 : Date.now(),
         });
       } catch (e) {

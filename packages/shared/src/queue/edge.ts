@@ -183,6 +183,14 @@ export async function verifyToken(key: TokenKey, token: string, expected: TokenE
     claims = null;
   }
   if (!claims) throw new TokenError('TOKEN_MALFORMED');
+  return checkClaims(claims, expected);
+}
+
+/**
+ * The binding and expiry checks of verifyToken on claims whose signature has already been verified (a verifier
+ * may cache verified claims by token and re-run only these): kind, event, account, device, expiry, in that order.
+ */
+export function checkClaims<C extends TokenClaims>(claims: C, expected: TokenExpectation<TokenClaims['kind']>): C {
   if (claims.kind !== expected.kind) throw new TokenError('TOKEN_WRONG_KIND');
   if (claims.eventId !== expected.eventId) throw new TokenError('TOKEN_WRONG_EVENT');
   if (expected.accountId !== undefined && claims.accountId !== expected.accountId) throw new TokenError('TOKEN_WRONG_ACCOUNT');

@@ -1,7 +1,8 @@
 import type { Db, Trx } from '../db/connect.js';
 import { DomainError, invalid, notFound } from '../errors.js';
 import type { EventCache } from '../events/event-cache.js';
-import { admissionClaimsFor, computeStatus, hashDevice, queuePosition, signToken, verifyToken, type QueueStatus, type QueueTokenClaims, type TokenKey } from './edge.js';
+import { admissionClaimsFor, computeStatus, queuePosition, signToken, type QueueStatus, type QueueTokenClaims, type TokenKey } from './edge.js';
+import { CachedTokenVerifier } from './token-cache.js';
 import { commitSeed, fairnessDescription, generateSeed, VERIFICATION_RECIPE, type FairnessMode } from './fairness.js';
 import { insertQueueState, upsertEntry } from './queue.repository.js';
 import type { WatermarkStore } from './watermark-store.js';
@@ -28,9 +29,12 @@ export interface JoinResult extends QueueStatus {
  * admission tokens. The status rule itself is the edge module's `computeStatus`, so an edge answers the same.
  */
 export class QueueService {
+  private readonly tokens: CachedTokenVerifier;
   constructor(
-    private readonly deps: { db: Db; events: EventCache; watermarks: WatermarkStore; tokenKey: TokenKey; now?: () => number },
-  ) {}
+    private readonly deps: { db: Db; events: EventCache; watermarks: WatermarkStore; tokenKey: TokenKey; verifier?: CachedTokenVerifier; now?: () => number },
+  ) {
+    this.tokens = deps.verifier ?? new CachedTokenVerifier(deps.tokenKey);
+  }
 
   private now() {
     return (this.deps.now ?? Date.now)();
@@ -40,7 +44,7 @@ export class QueueService {
     if (!DEVICE_ID_PATTERN.test(deviceId)) throw invalid('INVALID_DEVICE_ID', 'X-Device-Id must be 8-200 visible ASCII characters', 'x-device-id');
     const { event } = await this.deps.events.get(eventId);
     if (this.now() >= event.startsAt.getTime()) throw new DomainError('conflict', 'EVENT_CLOSED', 'this event has started; its queue is closed');
-    const deviceHash = await hashDevice(deviceId, accountId);
+    const deviceHash = await this.tokens.deviceHash(deviceId, accountId);
     const row = await upsertEntry(this.deps.db, eventId, accountId, deviceHash, event.fairnessMode === 'RANDOMIZED_PREOPEN_THEN_FIFO');
     if (!row) throw new DomainError('unavailable', 'JOIN_RACE', 'please retry', { retryAfterSeconds: 1 });
     // The position stays bound to the device it was taken on: a join from another device is refused.
@@ -64,8 +68,8 @@ export class QueueService {
 
   /** A status poll: verifies the queue token and answers from memory; issues an admission token when admitted. */
   async status(eventId: string, queueToken: string, accountId: string, deviceId: string): Promise<QueueStatus & { admissionToken?: string }> {
-    const deviceHash = await hashDevice(deviceId, accountId);
-    const claims = await verifyToken(this.deps.tokenKey, queueToken, { kind: 'queue', eventId, accountId, deviceHash, now: this.now() });
+    const deviceHash = await this.tokens.deviceHash(deviceId, accountId);
+    const claims = await this.tokens.verify(queueToken, { kind: 'queue', eventId, accountId, deviceHash, now: this.now() });
     const status = await this.statusOf(claims);
     if (!status.admit) return status;
     const admission = admissionClaimsFor(claims, status.position!, this.now());

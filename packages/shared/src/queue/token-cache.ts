@@ -1,0 +1,52 @@
+import { checkClaims, hashDevice, verifyToken, type TokenClaims, type TokenExpectation, type TokenKey } from './edge.js';
+
+/** A bounded map that forgets its oldest entries first. */
+export class BoundedCache<K, V> {
+  private readonly map = new Map<K, V>();
+  constructor(private readonly max: number) {}
+  get(k: K): V | undefined {
+    return this.map.get(k);
+  }
+  set(k: K, v: V): void {
+    if (this.map.size >= this.max) {
+      const oldest = this.map.keys().next();
+      if (!oldest.done) this.map.delete(oldest.value);
+    }
+    this.map.set(k, v);
+  }
+}
+
+/**
+ * Token verification for a busy origin: a fan polls with the same queue token every few seconds, so a token's
+ * signature is verified once and its claims kept (bounded); every poll still re-checks the binding (event,
+ * account, device) and the expiry. Device hashes are kept the same way. The rules are the edge module's.
+ */
+export class CachedTokenVerifier {
+  private readonly claims: BoundedCache<string, TokenClaims>;
+  private readonly devices: BoundedCache<string, string>;
+  constructor(
+    private readonly key: TokenKey,
+    size = 200_000,
+  ) {
+    this.claims = new BoundedCache(size);
+    this.devices = new BoundedCache(size);
+  }
+
+  async deviceHash(deviceId: string, accountId: string): Promise<string> {
+    const k = `${accountId}\n${deviceId}`;
+    let h = this.devices.get(k);
+    if (h === undefined) {
+      h = await hashDevice(deviceId, accountId);
+      this.devices.set(k, h);
+    }
+    return h;
+  }
+
+  async verify<K extends TokenClaims['kind']>(token: string, expected: TokenExpectation<K>): Promise<Extract<TokenClaims, { kind: K }>> {
+    const hit = this.claims.get(token);
+    if (hit) return checkClaims(hit, expected) as Extract<TokenClaims, { kind: K }>;
+    const claims = (await verifyToken(this.key, token, expected as TokenExpectation<'queue'>)) as TokenClaims;
+    this.claims.set(token, claims);
+    return claims as Extract<TokenClaims, { kind: K }>;
+  }
+}
