@@ -1,6 +1,7 @@
 // `pnpm bench <name>`: runs one benchmark; each prints its figures beside the physical limit it measured.
 const benches: Record<string, () => Promise<{ main(argv: string[]): Promise<void> }>> = {
   holds: () => import('../apps/store-api/bench/holds.js'),
+  queue: () => import('../apps/store-api/bench/queue.js'),
 };
 
 const [name, ...rest] = process.argv.slice(2);

@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -9,7 +8,7 @@ import { reconcileInventory } from '@onsale/shared/jobs';
 import { DEV_AUTH_SECRET, DEV_QUEUE_TOKEN_SECRET } from '../src/env.js';
 import { admissionClaimsFor, createTokenKey, hashDevice, signToken } from '@onsale/shared/queue';
 import { benchDatabase } from './database.js';
-import { createClient, round, runLoad, summarize } from './load.js';
+import { createClient, round, runLoad, startProcess, stopProcess as stop, summarize } from './load.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
@@ -20,29 +19,6 @@ HTTP load against a store API process on examples/stadium.json (60,000 seats, 15
   spread     best-available holds across all sections (quantity 1-4)
   hot        every request for the single best section; fans release at once, so it stays contended
 Prints successful holds/s, p50/p99, double-held seats and invariant drift, with ratios to the baselines.`;
-
-function startProcess(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
-  // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") is passed to the server processes.
-  const extra = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...extra, '--import', 'tsx', script], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /READY (\d+)/.exec(out);
-      if (m) resolve({ child, port: Number(m[1]) });
-    });
-    child.on('exit', (code) => reject(new Error(`${script} exited ${code}`)));
-  });
-}
-
-async function stop(child: ChildProcess) {
-  child.removeAllListeners('exit');
-  await new Promise<void>((r) => {
-    child.once('exit', () => r());
-    child.kill('SIGTERM');
-  });
-}
 
 export async function main(argv: string[]) {
   const { values } = parseArgs({

@@ -1,3 +1,5 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import http from 'node:http';
 
 /** A minimal keep-alive HTTP client for load generation (node:http, no per-request allocation of agents). */
@@ -71,3 +73,30 @@ export function summarize(latencies: number[]) {
 }
 
 export const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
+
+const root = join(import.meta.dirname, '..', '..', '..');
+
+/** Starts a bench server script in its own Node process; resolves with the port it printed (READY <port>). */
+export function startProcess(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
+  // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") is passed to the server processes.
+  const extra = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...extra, '--import', 'tsx', script], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /READY (\d+)/.exec(out);
+      if (m) resolve({ child, port: Number(m[1]) });
+    });
+    child.on('exit', (code) => reject(new Error(`${script} exited ${code}`)));
+  });
+}
+
+export async function stopProcess(child: ChildProcess) {
+  child.removeAllListeners('exit');
+  await new Promise<void>((r) => {
+    child.once('exit', () => r());
+    child.kill('SIGTERM');
+  });
+}
+

@@ -7,7 +7,7 @@ import { createMetrics, type Metrics } from '@onsale/shared/metrics';
 import { CheckoutService, SimulatedPaymentGateway, type PaymentProvider } from '@onsale/shared/checkout';
 import { EventCache } from '@onsale/shared/events';
 import { HoldService, SeatmapCache } from '@onsale/shared/inventory';
-import { CachedTokenVerifier, createTokenKey, QueueService, WatermarkStore } from '@onsale/shared/queue';
+import { CachedTokenVerifier, createNodeTokenKey, QueueService, WatermarkStore } from '@onsale/shared/queue';
 import type { StoreApiConfig } from './env.js';
 import { installErrorHandling } from './errors.js';
 import { authPlugin } from './plugins/auth.js';
@@ -68,7 +68,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
 
   await app.register(metricsPlugin, { metrics, db: deps.db });
   await app.register(authPlugin, { secret: deps.config.authSecret });
-  const tokenKey = await createTokenKey(deps.config.queueTokenSecret);
+  const tokenKey = await createNodeTokenKey(deps.config.queueTokenSecret);
   const tokens = new CachedTokenVerifier(tokenKey);
   await app.register(admissionGate, { tokens, metrics });
   await app.register(healthRoutes, { db: deps.db });

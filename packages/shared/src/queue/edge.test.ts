@@ -26,7 +26,7 @@ const SEED = '5e'.repeat(32);
 const NOW = 1_790_000_000_000; // ms
 const NOW_S = NOW / 1000;
 
-let key: TokenKey;
+let key: Awaited<ReturnType<typeof createTokenKey>>;
 let device: string;
 beforeAll(async () => {
   key = await createTokenKey(SECRET);
@@ -358,5 +358,19 @@ describe('edge.ts as an edge runs it: one neutral ESM bundle in a bare V8 contex
     const stale = await edge.computeStatus(queueClaims({ joinIndex: 0 }), watermark({ heartbeatAt: NOW - 6000 }), NOW, {});
     expect(stale.state).toBe('PAUSED');
     expect(stale.admit).toBe(false);
+  });
+});
+
+describe('a Node origin key (synchronous HMAC beside the Web Crypto key)', () => {
+  it('signs exactly what the Web Crypto key signs, and each verifies the other', async () => {
+    const { createNodeTokenKey } = await import('./token-cache.js');
+    const nodeKey = await createNodeTokenKey(SECRET);
+    const claims = queueClaims();
+    const a = await signToken(key, claims);
+    const b = await signToken(nodeKey, claims);
+    expect(b).toBe(a);
+    await expect(verifyToken(nodeKey, a, { kind: 'queue', eventId: claims.eventId, now: 0 })).resolves.toMatchObject({ joinIndex: claims.joinIndex });
+    const forged = a.slice(0, -2) + (a.endsWith('AA') ? 'BB' : 'AA');
+    await rejects(verifyToken(nodeKey, forged, { kind: 'queue', eventId: claims.eventId, now: 0 }), 'TOKEN_FORGED');
   });
 });

@@ -3,4 +3,4 @@ export { WatermarkStore, type PublicQueueInfo } from './watermark-store.js';
 export { joinSequenceName } from './queue.repository.js';
 export * from './edge.js';
 export * from './fairness.js';
-export { CachedTokenVerifier, BoundedCache } from './token-cache.js';
+export { CachedTokenVerifier, BoundedCache, createNodeTokenKey } from './token-cache.js';

@@ -1,4 +1,14 @@
-import { checkClaims, hashDevice, verifyToken, type TokenClaims, type TokenExpectation, type TokenKey } from './edge.js';
+import { createHash, createHmac } from 'node:crypto';
+import { checkClaims, createTokenKey, hashDevice, verifyToken, type TokenClaims, type TokenExpectation, type TokenKey } from './edge.js';
+
+/** A token key for a Node origin: the same secret, with node:crypto's synchronous HMAC for the hot path. */
+export async function createNodeTokenKey(secret: string): Promise<TokenKey> {
+  const webKey = await createTokenKey(secret);
+  const raw = Buffer.from(secret, 'utf8');
+  return { webKey, hmacSync: (data) => createHmac('sha256', raw).update(data).digest() };
+}
+
+const sha256Sync = (data: Uint8Array) => createHash('sha256').update(data).digest();
 
 /** A bounded map that forgets its oldest entries first. */
 export class BoundedCache<K, V> {
@@ -36,7 +46,7 @@ export class CachedTokenVerifier {
     const k = `${accountId}\n${deviceId}`;
     let h = this.devices.get(k);
     if (h === undefined) {
-      h = await hashDevice(deviceId, accountId);
+      h = await hashDevice(deviceId, accountId, sha256Sync);
       this.devices.set(k, h);
     }
     return h;
