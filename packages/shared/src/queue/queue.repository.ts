@@ -16,27 +16,6 @@ export interface JoinRow {
   created: boolean;
 }
 
-/**
- * One position per account: inserts the entry (join index from the event's sequence; PREOPEN while the on-sale
- * has not opened and the cohort is not sealed, for the randomized mode) or returns the existing one.
- */
-export async function upsertEntry(db: Db, eventId: string, accountId: string, deviceHash: string, randomizedPreopen: boolean): Promise<JoinRow | undefined> {
-  const { rows } = await sql<JoinRow>`
-    WITH account AS (INSERT INTO accounts (id) VALUES (${accountId}) ON CONFLICT (id) DO NOTHING),
-    ins AS (
-      INSERT INTO queue_entries (event_id, account_id, device_hash, join_index, cohort)
-      SELECT e.id, ${accountId}, ${deviceHash}, nextval(${joinSequenceName(eventId)}::regclass),
-             CASE WHEN ${randomizedPreopen} AND now() < e.onsale_at AND q.sealed_at IS NULL THEN 'PREOPEN' ELSE 'FIFO' END
-      FROM events e JOIN queue_state q ON q.event_id = e.id WHERE e.id = ${eventId}
-      ON CONFLICT (event_id, account_id) DO NOTHING
-      RETURNING join_index, cohort, device_hash)
-    SELECT join_index, cohort, device_hash, true AS created FROM ins
-    UNION ALL
-    SELECT join_index, cohort, device_hash, false FROM queue_entries
-    WHERE event_id = ${eventId} AND account_id = ${accountId} AND NOT EXISTS (SELECT 1 FROM ins)`.execute(db);
-  return rows[0];
-}
-
 export interface WatermarkRow {
   event_id: string;
   admitted_through: number;

@@ -4,7 +4,8 @@ import type { EventCache } from '../events/event-cache.js';
 import { admissionClaimsFor, computeStatus, queuePosition, signToken, type QueueStatus, type QueueTokenClaims, type TokenKey } from './edge.js';
 import { CachedTokenVerifier } from './token-cache.js';
 import { commitSeed, fairnessDescription, generateSeed, VERIFICATION_RECIPE, type FairnessMode } from './fairness.js';
-import { insertQueueState, upsertEntry } from './queue.repository.js';
+import { insertQueueState } from './queue.repository.js';
+import { JoinBatcher } from './join-batcher.js';
 import type { WatermarkStore } from './watermark-store.js';
 
 /** Gives a new event its queue: a random seed (kept secret until the open) and its published commitment. */
@@ -30,10 +31,12 @@ export interface JoinResult extends QueueStatus {
  */
 export class QueueService {
   private readonly tokens: CachedTokenVerifier;
+  private readonly joins: JoinBatcher;
   constructor(
     private readonly deps: { db: Db; events: EventCache; watermarks: WatermarkStore; tokenKey: TokenKey; verifier?: CachedTokenVerifier; now?: () => number },
   ) {
     this.tokens = deps.verifier ?? new CachedTokenVerifier(deps.tokenKey);
+    this.joins = new JoinBatcher(deps.db);
   }
 
   private now() {
@@ -45,7 +48,7 @@ export class QueueService {
     const { event } = await this.deps.events.get(eventId);
     if (this.now() >= event.startsAt.getTime()) throw new DomainError('conflict', 'EVENT_CLOSED', 'this event has started; its queue is closed');
     const deviceHash = await this.tokens.deviceHash(deviceId, accountId);
-    const row = await upsertEntry(this.deps.db, eventId, accountId, deviceHash, event.fairnessMode === 'RANDOMIZED_PREOPEN_THEN_FIFO');
+    const row = await this.joins.join(eventId, accountId, deviceHash, event.fairnessMode === 'RANDOMIZED_PREOPEN_THEN_FIFO');
     if (!row) throw new DomainError('unavailable', 'JOIN_RACE', 'please retry', { retryAfterSeconds: 1 });
     // The position stays bound to the device it was taken on: a join from another device is refused.
     if (row.device_hash !== deviceHash)
