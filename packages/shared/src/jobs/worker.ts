@@ -1,5 +1,6 @@
 import { Logger, run, type Runner, type TaskList } from 'graphile-worker';
 import type pino from 'pino';
+import { AdmissionController } from '../admission/controller.js';
 import type { Db } from '../db/connect.js';
 import { reconcileInventory } from './reconcile.js';
 
@@ -8,16 +9,24 @@ export interface WorkerOptions {
   db: Db;
   concurrency?: number;
   logger?: pino.Logger;
+  /**
+   * The admission controller loop that runs beside the jobs (a 1-2 s tick is not a job): one leader per event
+   * across every worker process. `false` runs the jobs only.
+   */
+  admission?: { tickMs?: number; paymentTpsBudget?: number } | false;
 }
 
 export interface BackgroundWorker {
   runner: Runner;
+  /** The admission controller, unless `admission: false`. */
+  admission: AdmissionController | undefined;
   stop(): Promise<void>;
 }
 
 /**
  * Background work on graphile-worker (Postgres-backed: jobs survive restarts, several workers may run at
- * once, and jobs can be enqueued in the same transaction as the change that causes them).
+ * once, and jobs can be enqueued in the same transaction as the change that causes them), and the admission
+ * controller's loop beside them (see AdmissionController).
  */
 export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker> {
   const taskList: TaskList = {
@@ -43,9 +52,28 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
     }),
   });
   await runner.addJob('inventory_reconcile', {}, { jobKey: 'inventory_reconcile_startup', maxAttempts: 1 });
+  let admission: AdmissionController | undefined;
+  if (opts.admission !== false) {
+    try {
+      admission = new AdmissionController({
+        db: opts.db,
+        connectionString: opts.connectionString,
+        tickMs: opts.admission?.tickMs,
+        paymentTpsBudget: opts.admission?.paymentTpsBudget,
+        logger: opts.logger,
+      });
+      await admission.start();
+    } catch (e) {
+      await runner.stop();
+      throw e;
+    }
+  }
   return {
     runner,
+    admission,
     async stop() {
+      // The controller first: its leads go to another process at once, and its ticks use the pool.
+      await admission?.stop();
       await runner.stop();
     },
   };

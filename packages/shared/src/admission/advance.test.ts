@@ -1,0 +1,87 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { advanceWatermark, claimRatioOf, effectivePaymentTps, eventBudgetShares, inventoryStateOf } from './advance.js';
+
+describe('inventoryStateOf (truthful sold-out)', () => {
+  it.each([
+    [{ available: 3, held: 0 }, 'AVAILABLE'],
+    [{ available: 1, held: 9 }, 'AVAILABLE'],
+    [{ available: 0, held: 1 }, 'LAST_CHANCE'],
+    [{ available: 0, held: 0 }, 'SOLD_OUT'],
+  ] as const)('%o is %s', (counts, state) => expect(inventoryStateOf(counts)).toBe(state));
+});
+
+describe('claimRatioOf', () => {
+  it('is 1 below 50 positions advanced, tokens / positions above, clamped to 0.1..1', () => {
+    expect(claimRatioOf(0, 49)).toBe(1);
+    expect(claimRatioOf(25, 50)).toBe(0.5);
+    expect(claimRatioOf(1, 1000)).toBe(0.1);
+    expect(claimRatioOf(900, 600)).toBe(1);
+    expect(claimRatioOf(Number.NaN, 100)).toBe(1);
+  });
+});
+
+describe('advanceWatermark', () => {
+  const base = { ratePerMinute: 600, elapsedMs: 1000, claimRatio: 1, carry: 0, cap: 1e9, room: 1e9 };
+  it('moves rate x elapsed, carrying fractions between ticks', () => {
+    expect(advanceWatermark(base)).toEqual({ advanced: 10, carry: 0 });
+    const a = advanceWatermark({ ...base, ratePerMinute: 90, elapsedMs: 1000 }); // 1.5
+    expect(a.advanced).toBe(1);
+    expect(a.carry).toBeCloseTo(0.5, 9);
+    expect(advanceWatermark({ ...base, ratePerMinute: 90, carry: a.carry }).advanced).toBe(2);
+  });
+  it('moves 1 / claimRatio faster so real admissions meet the rate', () => {
+    expect(advanceWatermark({ ...base, claimRatio: 0.5 }).advanced).toBe(20);
+    expect(advanceWatermark({ ...base, claimRatio: 0.01 }).advanced).toBe(100); // floor 0.1
+  });
+  it('never past the cap (in positions: cap / claimRatio) nor the last position; a cut step carries nothing', () => {
+    expect(advanceWatermark({ ...base, cap: 4 })).toEqual({ advanced: 4, carry: 0 });
+    expect(advanceWatermark({ ...base, cap: 4, claimRatio: 0.5 })).toEqual({ advanced: 8, carry: 0 });
+    expect(advanceWatermark({ ...base, room: 3 })).toEqual({ advanced: 3, carry: 0 });
+    expect(advanceWatermark({ ...base, room: -5 })).toEqual({ advanced: 0, carry: 0 });
+    expect(advanceWatermark({ ...base, ratePerMinute: 0 })).toEqual({ advanced: 0, carry: 0 });
+  });
+  it('over many ticks, advances floor(total) exactly (property)', () => {
+    fc.assert(
+      fc.property(fc.double({ min: 0, max: 5000, noNaN: true }), fc.array(fc.integer({ min: 0, max: 3000 }), { minLength: 1, maxLength: 50 }), (rate, ticks) => {
+        let carry = 0;
+        let total = 0;
+        for (const ms of ticks) {
+          const r = advanceWatermark({ ...base, ratePerMinute: rate, elapsedMs: ms, carry });
+          total += r.advanced;
+          carry = r.carry;
+        }
+        const exact = ticks.reduce((a, ms) => a + (rate * ms) / 60_000, 0);
+        expect(total).toBeLessThanOrEqual(Math.floor(exact + 1e-6));
+        expect(total).toBeGreaterThanOrEqual(Math.floor(exact - 1e-6));
+      }),
+    );
+  });
+});
+
+describe('payment budget shares', () => {
+  const event = (eventId: string, seats: number) => ({
+    eventId,
+    capacity: seats,
+    remainingSeats: seats,
+    targetSaleMinutes: 25,
+    ticketsPerOrder: 2.5,
+    checkoutMinutes: 6,
+    overbookFactor: 1.3,
+    paymentTps: 1000,
+  });
+  it('gives each event its plan when the budget covers all, and splits it when it does not', () => {
+    const alone = eventBudgetShares([event('a', 60_000)], 1000);
+    expect(alone.get('a')).toBe(960);
+    const crowded = eventBudgetShares([event('a', 60_000), event('b', 60_000)], 10); // 545 buyers/min for both
+    expect(crowded.get('a')! + crowded.get('b')!).toBeCloseTo((10 * 60) / 1.1, 6);
+    expect(effectivePaymentTps(1000, crowded.get('a'))).toBeCloseTo(5, 6);
+  });
+  it('events with nothing left ask for nothing; their own setting stays', () => {
+    const s = eventBudgetShares([{ ...event('a', 100), remainingSeats: 0 }, event('b', 0)], 1000);
+    expect(s.get('a')).toBe(0);
+    expect(s.get('b')).toBe(0);
+    expect(effectivePaymentTps(1000, 0)).toBe(1000);
+    expect(effectivePaymentTps(1000, undefined)).toBe(1000);
+  });
+});

@@ -1,0 +1,111 @@
+// The pure rules of one admission tick (no I/O): inventory state, the claim ratio, how far the watermark moves,
+// and each event's share of the payment budget. controller.ts feeds them from the database.
+import { shareAdmissionBudget } from './budget.js';
+import { DEFAULT_PAYMENT_ATTEMPTS_PER_BUYER, planAdmission } from './plan.js';
+
+/** The event's inventory state as fans see it (ARCHITECTURE rule 6). */
+export type InventoryState = 'AVAILABLE' | 'LAST_CHANCE' | 'SOLD_OUT';
+
+/**
+ * Truthful sold-out: `SOLD_OUT` only when nothing is available and nothing is held; `LAST_CHANCE` while nothing
+ * is available but some seats are held (they may come back); `AVAILABLE` otherwise.
+ */
+export function inventoryStateOf(counts: { available: number; held: number }): InventoryState {
+  if (counts.available > 0) return 'AVAILABLE';
+  return counts.held > 0 ? 'LAST_CHANCE' : 'SOLD_OUT';
+}
+
+/** How the claim ratio is measured: below `minPositions` advanced it is 1; it never falls below `floor`. */
+export const CLAIM_RATIO = { minPositions: 50, floor: 0.1 } as const;
+
+/**
+ * Share of the positions the watermark passed that were actually claimed (admission tokens issued / positions
+ * advanced, over the same recent minutes). 1 when fewer than 50 positions advanced (too few to tell); clamped
+ * to 0.1..1 (a ratio above 1 is claims lagging the advance, not more fans than positions).
+ */
+export function claimRatioOf(tokensIssued: number, positionsAdvanced: number): number {
+  if (!(positionsAdvanced >= CLAIM_RATIO.minPositions) || !Number.isFinite(tokensIssued)) return 1;
+  return Math.min(1, Math.max(CLAIM_RATIO.floor, tokensIssued / positionsAdvanced));
+}
+
+/** Inputs of one watermark step. */
+export interface WatermarkStepInput {
+  /** Admits per minute (nextAdmissionRate's rate): real fans, not positions. */
+  ratePerMinute: number;
+  /** Time since the last tick, already bounded by the caller. */
+  elapsedMs: number;
+  /** claimRatioOf(...): positions advance 1 / claimRatio times faster so real admissions meet the rate. */
+  claimRatio: number;
+  /** Fraction of a position left over from the previous tick. */
+  carry: number;
+  /** nextAdmissionRate's cap: most fans that may be admitted before the next tick. */
+  cap: number;
+  /** Positions that exist beyond the watermark (highest position - admittedThrough); never admit past them. */
+  room: number;
+}
+
+/**
+ * How many whole positions the watermark moves: rate x elapsed / claimRatio plus the carried fraction, never
+ * more than cap / claimRatio (the plausible-seat cap, in positions) nor past the last position that exists
+ * (otherwise an idle queue would bank admissions and let a later burst straight in). A step cut by a bound
+ * carries nothing over.
+ */
+export function advanceWatermark(s: WatermarkStepInput): { advanced: number; carry: number } {
+  const ratio = Math.min(1, Math.max(CLAIM_RATIO.floor, s.claimRatio));
+  const exact = (Math.max(0, s.ratePerMinute) * Math.max(0, s.elapsedMs)) / 60_000 / ratio + Math.max(0, s.carry);
+  const whole = Math.floor(exact + 1e-9);
+  const limit = Math.max(0, Math.min(Math.floor(Math.max(0, s.cap) / ratio), Math.floor(s.room)));
+  if (whole > limit) return { advanced: limit, carry: 0 };
+  return { advanced: whole, carry: Math.max(0, exact - whole) };
+}
+
+/** One event on sale now, as the budget sees it. */
+export interface BudgetEvent {
+  eventId: string;
+  capacity: number;
+  /** Seats still to sell (the last known figure; capacity when unknown). */
+  remainingSeats: number;
+  targetSaleMinutes: number;
+  ticketsPerOrder: number;
+  checkoutMinutes: number;
+  overbookFactor: number;
+  /** The event's own payment TPS setting. */
+  paymentTps: number;
+}
+
+/**
+ * Each event's share of the platform-wide payment budget, in buyers per minute: every event asks for its own
+ * plan's buyers per minute (on its remaining seats and its own payment TPS) and shareAdmissionBudget splits
+ * `paymentTpsBudget` among them (floors, then water-filling). Events with no seats ask for nothing.
+ */
+export function eventBudgetShares(events: readonly BudgetEvent[], paymentTpsBudget: number): Map<string, number> {
+  const demands = events.map((e) => {
+    let ask = 0;
+    if (e.capacity > 0) {
+      try {
+        ask = planAdmission({
+          seats: e.capacity,
+          ticketsPerOrder: e.ticketsPerOrder,
+          targetSaleMinutes: e.targetSaleMinutes,
+          overbookFactor: e.overbookFactor,
+          checkoutMinutes: e.checkoutMinutes,
+          paymentTps: e.paymentTps,
+          remainingSeats: Math.min(e.capacity, Math.max(0, e.remainingSeats)),
+        }).buyersPerMinute;
+      } catch {
+        ask = 0; // an event whose settings cannot be planned asks for nothing; its own tick fails and pauses it
+      }
+    }
+    return { eventId: e.eventId, plannedBuyersPerMinute: ask };
+  });
+  return shareAdmissionBudget(demands, paymentTpsBudget);
+}
+
+/**
+ * The payment TPS an event's plan uses: its own setting, or less when its share of the shared budget (buyers per
+ * minute) is smaller. A share of 0 (the event asked for nothing) leaves its own setting: it has nothing to sell.
+ */
+export function effectivePaymentTps(ownPaymentTps: number, shareBuyersPerMinute: number | undefined, attemptsPerBuyer = DEFAULT_PAYMENT_ATTEMPTS_PER_BUYER): number {
+  if (shareBuyersPerMinute === undefined || !(shareBuyersPerMinute > 0)) return ownPaymentTps;
+  return Math.min(ownPaymentTps, (shareBuyersPerMinute * attemptsPerBuyer) / 60);
+}

@@ -1,0 +1,169 @@
+import { sql } from 'kysely';
+import type { Db, Trx } from '../db/connect.js';
+import type { FairnessMode } from '../events/events.table.js';
+
+// SQL of the admission controller. Plain functions; the row-locking one takes a Transaction.
+
+/** An event inside the controller's window, with its pacing settings and last reconciled availability. */
+export interface ActiveEventRow {
+  event_id: string;
+  onsale_at: Date;
+  starts_at: Date;
+  /** The on-sale has opened (by the database clock). */
+  open: boolean;
+  fairness_mode: FairnessMode;
+  capacity: number;
+  target_sale_minutes: number;
+  tickets_per_order: number;
+  checkout_minutes: number;
+  payment_tps: number;
+  overbook_factor: number;
+  inventory_state: 'AVAILABLE' | 'LAST_CHANCE' | 'SOLD_OUT';
+  /** Seats not sold (available + held) at the last inventory reconciliation (every minute), null before the first. */
+  reconciled_unsold: number | null;
+}
+
+/** Events whose on-sale window is active: from `beforeOpenSeconds` before `onsale_at` until `starts_at`. */
+export async function findActiveEvents(db: Db | Trx, beforeOpenSeconds: number): Promise<ActiveEventRow[]> {
+  const { rows } = await sql<ActiveEventRow>`
+    SELECT e.id AS event_id, e.onsale_at, e.starts_at, now() >= e.onsale_at AS open, e.fairness_mode, e.capacity, e.target_sale_minutes,
+           e.tickets_per_order, e.checkout_minutes, e.payment_tps, e.overbook_factor, q.inventory_state,
+           r.available + r.held AS reconciled_unsold
+    FROM events e
+    JOIN queue_state q ON q.event_id = e.id
+    LEFT JOIN inventory_reconciliations r ON r.event_id = e.id
+    WHERE now() >= e.onsale_at - make_interval(secs => ${beforeOpenSeconds}) AND now() < e.starts_at
+    ORDER BY e.onsale_at, e.id`.execute(db);
+  return rows;
+}
+
+/** The queue_state row as the tick sees it, locked, with the database clock read after the lock was granted. */
+export interface LockedQueueState {
+  admitted_through: number;
+  paused: boolean;
+  rate_override_per_min: number | null;
+  seed_hex: string;
+  seed_commitment: string;
+  cohort_size: number | null;
+  sealed_at: Date | null;
+  inventory_state: 'AVAILABLE' | 'LAST_CHANCE' | 'SOLD_OUT';
+  sold_out_at: Date | null;
+  heartbeat_at: Date | null;
+  controller_id: string | null;
+  rate_per_min: number;
+  now: Date;
+}
+
+/**
+ * Locks the event's queue_state row (FOR UPDATE) and reads the clock after the lock is granted, in one round
+ * trip: the outer projection runs only once the CTE has returned the locked row.
+ */
+export async function lockQueueState(trx: Trx, eventId: string): Promise<LockedQueueState | undefined> {
+  const { rows } = await sql<LockedQueueState>`
+    WITH locked AS (
+      SELECT admitted_through, paused, rate_override_per_min, seed_hex, seed_commitment, cohort_size, sealed_at,
+             inventory_state, sold_out_at, heartbeat_at, controller_id, rate_per_min
+      FROM queue_state WHERE event_id = ${eventId} FOR UPDATE)
+    SELECT locked.*, clock_timestamp() AS now FROM locked`.execute(trx);
+  return rows[0];
+}
+
+/** Bounds the tick's transaction: it never waits long for a lock (a failed tick is retried; the queue fails closed). */
+export async function boundTickTransaction(trx: Trx): Promise<void> {
+  await sql`SET LOCAL lock_timeout = '2s'`.execute(trx);
+  await sql`SET LOCAL statement_timeout = '10s'`.execute(trx);
+}
+
+/**
+ * Seals the pre-open cohort: its size is the highest PREOPEN join index + 1 (0 when nobody joined before the
+ * open). The SHARE lock on queue_entries waits for joins already writing and holds new ones back for the few
+ * milliseconds of this transaction, so no pre-open join can commit after the size was read.
+ */
+export async function sealCohort(trx: Trx, eventId: string, at: Date): Promise<number> {
+  await sql`LOCK TABLE queue_entries IN SHARE MODE`.execute(trx);
+  const { rows } = await sql<{ cohort_size: number }>`
+    SELECT coalesce(max(join_index) + 1, 0)::int AS cohort_size
+    FROM queue_entries WHERE event_id = ${eventId} AND cohort = 'PREOPEN'`.execute(trx);
+  const cohortSize = rows[0]?.cohort_size ?? 0;
+  await sql`
+    UPDATE queue_state SET cohort_size = ${cohortSize}, sealed_at = ${at}, seed_revealed_at = ${at}, updated_at = ${at}
+    WHERE event_id = ${eventId}`.execute(trx);
+  return cohortSize;
+}
+
+/** What the database can tell the controller about one event right now. Counts over recent windows. */
+export interface LiveSignalsRow {
+  /** Checkout attempts for the event's holds created in the last 2 minutes, and how many of them FAILED. */
+  checkout_total: number;
+  checkout_failed: number;
+  /** Admission tokens issued in the last 10 minutes (the current minute and the 9 before it). */
+  tokens_10m: number;
+  /** Orders created in the last 10 minutes. */
+  orders_10m: number;
+  /** Admission tokens issued and positions advanced in the 5 complete minutes before the current one. */
+  tokens_5m: number;
+  advanced_5m: number;
+  /** Seats returned in the last minute: holds released (by updated_at) or lapsed (by expires_at), x quantity. */
+  released_seats_1m: number;
+  /** The highest join index of the event's queue, null when nobody joined. */
+  max_join_index: number | null;
+}
+
+export async function liveSignals(db: Db | Trx, eventId: string): Promise<LiveSignalsRow> {
+  const { rows } = await sql<LiveSignalsRow>`
+    SELECT c.checkout_total, c.checkout_failed, m.tokens_10m, m.tokens_5m, m.advanced_5m, o.orders_10m,
+           r.released_seats_1m, j.max_join_index
+    FROM (SELECT count(*)::int AS checkout_total, count(*) FILTER (WHERE a.status = 'FAILED')::int AS checkout_failed
+          FROM checkout_attempts a JOIN holds h ON h.id = a.hold_id
+          WHERE h.event_id = ${eventId} AND a.created_at > now() - interval '2 minutes') c,
+         (SELECT coalesce(sum(admission_tokens_issued), 0)::int AS tokens_10m,
+                 coalesce(sum(admission_tokens_issued) FILTER (WHERE minute < date_trunc('minute', now())
+                                                              AND minute >= date_trunc('minute', now()) - interval '5 minutes'), 0)::int AS tokens_5m,
+                 coalesce(sum(watermark_advanced) FILTER (WHERE minute < date_trunc('minute', now())
+                                                         AND minute >= date_trunc('minute', now()) - interval '5 minutes'), 0)::int AS advanced_5m
+          FROM admission_minutes
+          WHERE event_id = ${eventId} AND minute >= date_trunc('minute', now()) - interval '9 minutes') m,
+         (SELECT count(*)::int AS orders_10m FROM orders WHERE event_id = ${eventId} AND created_at > now() - interval '10 minutes') o,
+         (SELECT coalesce(sum(quantity), 0)::int AS released_seats_1m FROM holds
+          WHERE event_id = ${eventId}
+            AND ((status = 'RELEASED' AND updated_at > now() - interval '1 minute')
+              OR (status IN ('HELD', 'PAYING', 'EXPIRED') AND expires_at > now() - interval '1 minute' AND expires_at <= now()))) r,
+         (SELECT max(join_index) AS max_join_index FROM queue_entries WHERE event_id = ${eventId}) j`.execute(db);
+  return rows[0]!;
+}
+
+/** The tick's write: watermark, published rate, inventory state, heartbeat. `updated_at` moves only when a public number changed. */
+export async function writeTick(
+  trx: Trx,
+  eventId: string,
+  t: {
+    advanced: number;
+    ratePerMin: number;
+    inventoryState: 'AVAILABLE' | 'LAST_CHANCE' | 'SOLD_OUT';
+    soldOutAt: Date | null;
+    now: Date;
+    controllerId: string;
+    changed: boolean;
+  },
+): Promise<number> {
+  const { rows } = await sql<{ admitted_through: number }>`
+    UPDATE queue_state
+    SET admitted_through = admitted_through + ${t.advanced}, rate_per_min = ${t.ratePerMin},
+        inventory_state = ${t.inventoryState}, sold_out_at = coalesce(sold_out_at, ${t.soldOutAt}::timestamptz),
+        heartbeat_at = ${t.now}, controller_id = ${t.controllerId},
+        updated_at = CASE WHEN ${t.changed} THEN ${t.now}::timestamptz ELSE updated_at END
+    WHERE event_id = ${eventId}
+    RETURNING admitted_through`.execute(trx);
+  return rows[0]!.admitted_through;
+}
+
+/** Adds the tick's advance to its minute and records the minute's admission rate. */
+export async function upsertAdmissionMinute(trx: Trx, eventId: string, now: Date, advanced: number, ratePerMin: number): Promise<void> {
+  await sql`
+    INSERT INTO admission_minutes (event_id, minute, watermark_advanced, rate_per_min)
+    VALUES (${eventId}, date_trunc('minute', ${now}::timestamptz), ${advanced}, ${ratePerMin})
+    ON CONFLICT (event_id, minute) DO UPDATE
+    SET watermark_advanced = admission_minutes.watermark_advanced + excluded.watermark_advanced,
+        rate_per_min = excluded.rate_per_min`.execute(trx);
+}
+

@@ -1,0 +1,340 @@
+import { sql } from 'kysely';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Db } from '../db/connect.js';
+import { createEvent, parseEventFile } from '../events/index.js';
+import { verifyCommitment } from '../queue/fairness.js';
+import { createTestDatabase, type TestDatabase } from '../testing/index.js';
+import { AdmissionController, tickEvent, type EventTickOutcome } from './controller.js';
+import { findActiveEvents } from './controller.repository.js';
+import { pauseQueue, resumeQueue, setRateOverride } from './operator.js';
+
+let t: TestDatabase;
+const controllers: AdmissionController[] = [];
+const events: string[] = [];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+beforeAll(async () => {
+  t = await createTestDatabase(inject('templateDatabaseUrl'));
+});
+afterAll(() => t.drop());
+afterEach(async () => {
+  await Promise.all(controllers.splice(0).map((c) => c.stop()));
+  // Take this test's events out of the controller window so the next test's controllers leave them alone.
+  if (events.length > 0)
+    await sql`UPDATE events SET onsale_at = now() - interval '2 days', starts_at = now() - interval '1 day' WHERE id = ANY(${events.splice(0)}::uuid[])`.execute(t.db);
+});
+
+interface EventOptions {
+  onsaleInMs?: number;
+  rows?: number;
+  seatsPerRow?: number;
+  pacing?: Record<string, number>;
+}
+
+async function makeEvent(o: EventOptions = {}): Promise<string> {
+  const spec = parseEventFile({
+    name: 'Controller test',
+    venueName: 'Hall',
+    startsAt: new Date(Date.now() + 86_400_000).toISOString(),
+    onsaleAt: new Date(Date.now() + (o.onsaleInMs ?? -3_600_000)).toISOString(),
+    ...(o.pacing ? { pacing: o.pacing } : {}),
+    priceLevels: [{ code: 'P', name: 'All', priceCents: 1000 }],
+    sections: [{ code: 'S', priceLevel: 'P', qualityRank: 1, rowCount: o.rows ?? 100, seatsPerRow: o.seatsPerRow ?? 40 }],
+  });
+  const { eventId } = await t.db.transaction().execute((trx) => createEvent(trx, spec));
+  events.push(eventId);
+  return eventId;
+}
+
+/** Queue entries straight into the table (accounts too): join indexes from..from+n-1. */
+async function addEntries(db: Db, eventId: string, n: number, cohort: 'PREOPEN' | 'FIFO', from = 0): Promise<void> {
+  await sql`INSERT INTO accounts (id) SELECT 'a-' || ${eventId}::text || '-' || g FROM generate_series(${from}::int, ${from + n - 1}::int) g ON CONFLICT DO NOTHING`.execute(db);
+  await sql`
+    INSERT INTO queue_entries (event_id, account_id, device_hash, join_index, cohort)
+    SELECT ${eventId}, 'a-' || ${eventId}::text || '-' || g, md5(g::text), g, ${cohort}
+    FROM generate_series(${from}::int, ${from + n - 1}::int) g`.execute(db);
+}
+
+function controller(opts: { tickMs?: number; instanceId?: string } = {}): AdmissionController {
+  const c = new AdmissionController({ db: t.db, connectionString: t.url, tickMs: opts.tickMs ?? 200, instanceId: opts.instanceId });
+  controllers.push(c);
+  return c;
+}
+
+async function queueState(eventId: string) {
+  return t.db.selectFrom('queue_state').selectAll().where('event_id', '=', eventId).executeTakeFirstOrThrow();
+}
+
+const outcomeOf = (events: EventTickOutcome[], eventId: string) => events.find((e) => e.eventId === eventId);
+
+/** Ticks `n` times `everyMs` apart and returns the last outcome for the event. */
+async function tickMany(c: AdmissionController, eventId: string, n: number, everyMs: number) {
+  let last: EventTickOutcome | undefined;
+  for (let i = 0; i < n; i++) {
+    await sleep(everyMs);
+    last = outcomeOf((await c.tickOnce()).events, eventId);
+  }
+  return last;
+}
+
+describe('the admission controller advances the watermark at the planned rate', () => {
+  it('with an operator override of 600/min and 200 ms ticks, about 30 positions in 3 s', async () => {
+    const eventId = await makeEvent();
+    await addEntries(t.db, eventId, 1000, 'FIFO');
+    await setRateOverride(t.db, eventId, 600, { actor: 'test', reason: 'drill' });
+    const c = controller({ tickMs: 200 });
+    await c.start();
+    const first = await queueState(eventId);
+    expect(first.heartbeat_at).not.toBeNull();
+    await sleep(3000);
+    await c.stop();
+    const last = await queueState(eventId);
+    const spanMs = last.heartbeat_at!.getTime() - first.heartbeat_at!.getTime();
+    const expected = (600 * spanMs) / 60_000;
+    expect(Math.abs(last.admitted_through - first.admitted_through - expected)).toBeLessThanOrEqual(1.01);
+    expect(last.admitted_through).toBeGreaterThanOrEqual(26);
+    expect(last.admitted_through).toBeLessThanOrEqual(34);
+    expect(last.rate_per_min).toBe(600); // claim ratio 1: the watermark moves at the admission rate
+    expect(last.controller_id).toBe(c.instanceId);
+    // Every advance is in the minute rows, once.
+    const minutes = await t.db.selectFrom('admission_minutes').select(['watermark_advanced', 'rate_per_min']).where('event_id', '=', eventId).execute();
+    expect(minutes.reduce((a, m) => a + m.watermark_advanced, 0)).toBe(last.admitted_through);
+    expect(minutes.every((m) => m.rate_per_min === 600)).toBe(true);
+  });
+
+  it("with the plan's own rate for a small event (400 seats in 1 min, 1 ticket/order, x1.3 = 520/min)", async () => {
+    const eventId = await makeEvent({ rows: 20, seatsPerRow: 20, pacing: { targetSaleMinutes: 1, ticketsPerOrder: 1, overbookFactor: 1.3, checkoutMinutes: 6, paymentTps: 1000 } });
+    await addEntries(t.db, eventId, 500, 'FIFO');
+    const c = controller({ tickMs: 200 });
+    const firstTick = outcomeOf((await c.tickOnce()).events, eventId);
+    expect(firstTick).toMatchObject({ status: 'ticked', phase: 'ADMITTING', advanced: 0 }); // no earlier tick: nothing elapsed
+    const first = await queueState(eventId);
+    const last = await tickMany(c, eventId, 15, 200);
+    expect(last).toMatchObject({ status: 'ticked', phase: 'ADMITTING', ratePerMinute: 520, cap: 520, claimRatio: 1, inventoryState: 'AVAILABLE' });
+    expect(last?.status === 'ticked' && last.reason).toMatch(/^plan: /);
+    const end = await queueState(eventId);
+    const expected = (520 * (end.heartbeat_at!.getTime() - first.heartbeat_at!.getTime())) / 60_000;
+    expect(Math.abs(end.admitted_through - expected)).toBeLessThanOrEqual(1.01);
+    expect(end.admitted_through).toBeGreaterThanOrEqual(24);
+  });
+
+  it('never advances past the last position that exists (an idle queue banks nothing)', async () => {
+    const eventId = await makeEvent();
+    await addEntries(t.db, eventId, 5, 'FIFO');
+    await setRateOverride(t.db, eventId, 60_000, { actor: 'test' });
+    const c = controller({ tickMs: 200 });
+    await c.tickOnce();
+    await tickMany(c, eventId, 3, 200);
+    expect((await queueState(eventId)).admitted_through).toBe(5);
+    await addEntries(t.db, eventId, 3, 'FIFO', 5);
+    await tickMany(c, eventId, 1, 200);
+    expect((await queueState(eventId)).admitted_through).toBe(8);
+  });
+
+  it('speeds the watermark up by 1 / claim ratio when admitted fans do not claim', async () => {
+    const eventId = await makeEvent();
+    await addEntries(t.db, eventId, 2000, 'FIFO');
+    // The five complete minutes before this one: 1,000 positions advanced, 500 admission tokens issued.
+    await sql`
+      INSERT INTO admission_minutes (event_id, minute, watermark_advanced, admission_tokens_issued, rate_per_min)
+      SELECT ${eventId}, date_trunc('minute', now()) - make_interval(mins => g), 200, 100, 600 FROM generate_series(1, 5) g`.execute(t.db);
+    await setRateOverride(t.db, eventId, 600, { actor: 'test' });
+    const c = controller({ tickMs: 200 });
+    await c.tickOnce();
+    const before = await queueState(eventId);
+    const last = await tickMany(c, eventId, 10, 200);
+    expect(last).toMatchObject({ status: 'ticked', claimRatio: 0.5, ratePerMinute: 600, watermarkPerMinute: 1200 });
+    const after = await queueState(eventId);
+    const expected = (1200 * (after.heartbeat_at!.getTime() - before.heartbeat_at!.getTime())) / 60_000;
+    expect(Math.abs(after.admitted_through - before.admitted_through - expected)).toBeLessThanOrEqual(1.01);
+    expect(after.rate_per_min).toBe(1200);
+  });
+});
+
+describe('fail closed', () => {
+  it('a paused queue does not advance but keeps the heartbeat; resume advances again', async () => {
+    const eventId = await makeEvent();
+    await addEntries(t.db, eventId, 1000, 'FIFO');
+    await setRateOverride(t.db, eventId, 6000, { actor: 'test' });
+    const c = controller({ tickMs: 200 });
+    await c.tickOnce();
+    await tickMany(c, eventId, 2, 200);
+    await pauseQueue(t.db, eventId, { actor: 'ops:alice', reason: 'payment provider degraded' });
+    const paused = await queueState(eventId);
+    const last = await tickMany(c, eventId, 5, 200);
+    expect(last).toMatchObject({ status: 'ticked', phase: 'PAUSED', advanced: 0, ratePerMinute: 0 });
+    const still = await queueState(eventId);
+    expect(still.admitted_through).toBe(paused.admitted_through);
+    expect(still.paused).toBe(true);
+    expect(still.heartbeat_at!.getTime()).toBeGreaterThan(paused.heartbeat_at!.getTime() + 500);
+    expect(Date.now() - still.heartbeat_at!.getTime()).toBeLessThan(1000);
+    expect(still.controller_id).toBe(c.instanceId);
+    expect(still.rate_per_min).toBe(0);
+
+    await resumeQueue(t.db, eventId, { actor: 'ops:alice' });
+    await tickMany(c, eventId, 3, 200);
+    expect((await queueState(eventId)).admitted_through).toBeGreaterThan(still.admitted_through);
+  });
+
+  it('before the open nothing advances, the heartbeat is kept, and the seed stays secret; at the open the cohort is sealed and the seed revealed', async () => {
+    const eventId = await makeEvent({ onsaleInMs: 1500 });
+    await addEntries(t.db, eventId, 7, 'PREOPEN');
+    await setRateOverride(t.db, eventId, 6000, { actor: 'test' });
+    const c = controller({ tickMs: 200 });
+    const before = outcomeOf((await c.tickOnce()).events, eventId);
+    expect(before).toMatchObject({ status: 'ticked', phase: 'BEFORE_OPEN', advanced: 0 });
+    const q0 = await queueState(eventId);
+    expect(q0).toMatchObject({ admitted_through: 0, sealed_at: null, seed_revealed_at: null, cohort_size: null });
+    expect(q0.heartbeat_at).not.toBeNull();
+
+    await sleep(1700);
+    const atOpen = outcomeOf((await c.tickOnce()).events, eventId);
+    expect(atOpen).toMatchObject({ status: 'ticked', phase: 'ADMITTING', sealedCohortSize: 7 });
+    const q1 = await queueState(eventId);
+    expect(q1.cohort_size).toBe(7);
+    expect(q1.sealed_at).not.toBeNull();
+    expect(q1.seed_revealed_at).toEqual(q1.sealed_at);
+    const event = await t.db.selectFrom('events').select('onsale_at').where('id', '=', eventId).executeTakeFirstOrThrow();
+    expect(q1.sealed_at!.getTime()).toBeGreaterThanOrEqual(event.onsale_at.getTime());
+    const audit = await t.db.selectFrom('audit_log').selectAll().where('event_id', '=', eventId).where('action', '=', 'queue.sealed').execute();
+    expect(audit).toHaveLength(1);
+    const details = audit[0]!.details as { seed: string; seedCommitment: string; cohortSize: number };
+    expect(details).toMatchObject({ seed: q1.seed_hex, seedCommitment: q1.seed_commitment, cohortSize: 7 });
+    expect(await verifyCommitment(details.seed, details.seedCommitment)).toBe(true);
+
+    // Sealed once: later ticks leave it alone and admit the cohort.
+    await tickMany(c, eventId, 3, 200);
+    const q2 = await queueState(eventId);
+    expect(q2.sealed_at).toEqual(q1.sealed_at);
+    expect(q2.admitted_through).toBeGreaterThan(0);
+    expect(q2.admitted_through).toBeLessThanOrEqual(7);
+  });
+
+  it('SOLD_OUT only when available = 0 and held = 0; LAST_CHANCE while seats are held', async () => {
+    const eventId = await makeEvent({ rows: 1, seatsPerRow: 4, pacing: { targetSaleMinutes: 1, ticketsPerOrder: 2.5, overbookFactor: 1.3, checkoutMinutes: 6, paymentTps: 1000 } });
+    await addEntries(t.db, eventId, 100, 'FIFO');
+    const c = controller({ tickMs: 200 });
+    const setSeats = async (sold: number, held: number, heldExpired = false) => {
+      await sql`UPDATE seats SET status = 'AVAILABLE', hold_id = NULL, expires_at = NULL WHERE event_id = ${eventId}`.execute(t.db);
+      await sql`
+        UPDATE seats s SET status = CASE WHEN r.n <= ${sold} THEN 'SOLD' ELSE 'HELD' END, hold_id = gen_random_uuid(),
+          expires_at = CASE WHEN r.n <= ${sold} THEN NULL ELSE now() + ${heldExpired ? sql`interval '-1 minute'` : sql`interval '5 minutes'`} END
+        FROM (SELECT id, row_number() OVER (ORDER BY id) AS n FROM seats WHERE event_id = ${eventId}) r
+        WHERE s.event_id = ${eventId} AND s.id = r.id AND r.n <= ${sold + held}`.execute(t.db);
+    };
+
+    await setSeats(2, 2);
+    let o = outcomeOf((await c.tickOnce()).events, eventId);
+    expect(o).toMatchObject({ status: 'ticked', inventoryState: 'LAST_CHANCE', available: 0, held: 2, soldOut: false });
+    expect(o?.status === 'ticked' && o.reason).toMatch(/^last_chance: /);
+    expect(await queueState(eventId)).toMatchObject({ inventory_state: 'LAST_CHANCE', sold_out_at: null });
+    // LAST_CHANCE admits at the rate seats come back (2 seats released in the last minute / 2.5 per order), below
+    // the plan on the unsold seats (2 held / 2.5 per order / 1 min x 1.3 = 1.04).
+    await sql`INSERT INTO accounts (id) VALUES ('releaser') ON CONFLICT DO NOTHING`.execute(t.db);
+    await sql`INSERT INTO holds (event_id, account_id, section_code, quantity, status, expires_at) VALUES (${eventId}, 'releaser', 'S', 2, 'RELEASED', now() + interval '5 minutes')`.execute(t.db);
+    await sleep(200);
+    o = outcomeOf((await c.tickOnce()).events, eventId);
+    expect(o).toMatchObject({ status: 'ticked', inventoryState: 'LAST_CHANCE', ratePerMinute: 0.8 });
+
+    // The holds lapse (no sweeper ran): read-time expiry makes those seats available again.
+    await setSeats(2, 2, true);
+    await sleep(200);
+    o = outcomeOf((await c.tickOnce()).events, eventId);
+    expect(o).toMatchObject({ inventoryState: 'AVAILABLE', available: 2, held: 0 });
+
+    await setSeats(4, 0);
+    await sleep(200);
+    o = outcomeOf((await c.tickOnce()).events, eventId);
+    expect(o).toMatchObject({ status: 'ticked', phase: 'SOLD_OUT', inventoryState: 'SOLD_OUT', soldOut: true, advanced: 0 });
+    const soldOut = await queueState(eventId);
+    expect(soldOut.inventory_state).toBe('SOLD_OUT');
+    expect(soldOut.sold_out_at).not.toBeNull();
+
+    // Sold out stays audited once; the heartbeat goes on and nothing advances.
+    await tickMany(c, eventId, 3, 200);
+    const later = await queueState(eventId);
+    expect(later.admitted_through).toBe(soldOut.admitted_through);
+    expect(later.heartbeat_at!.getTime()).toBeGreaterThan(soldOut.heartbeat_at!.getTime());
+    expect(later.sold_out_at).toEqual(soldOut.sold_out_at);
+    const audits = await t.db.selectFrom('audit_log').select('details').where('event_id', '=', eventId).where('action', '=', 'queue.sold_out').execute();
+    expect(audits).toHaveLength(1);
+  });
+});
+
+describe('one leader per event', () => {
+  it('two controllers on one event: only one ticks it, and the watermark advances once per tick', async () => {
+    const eventId = await makeEvent();
+    await addEntries(t.db, eventId, 1000, 'FIFO');
+    await setRateOverride(t.db, eventId, 1200, { actor: 'test' });
+    const a = controller({ tickMs: 200, instanceId: 'controller-a' });
+    const b = controller({ tickMs: 200, instanceId: 'controller-b' });
+    await Promise.all([a.start(), b.start()]);
+    const start = await queueState(eventId);
+    await sleep(2500);
+    const end = await queueState(eventId);
+    const [leader, other] = a.leading.includes(eventId) ? [a, b] : [b, a];
+    expect(leader.leading).toContain(eventId);
+    expect(other.leading).not.toContain(eventId);
+    expect(other.appliedTicks(eventId)).toBe(0);
+    expect(leader.appliedTicks(eventId)).toBeGreaterThanOrEqual(8);
+    expect(end.controller_id).toBe(leader.instanceId);
+    // No double advance: the watermark moved at one rate over the time that passed.
+    const expected = (1200 * (end.heartbeat_at!.getTime() - start.heartbeat_at!.getTime())) / 60_000;
+    expect(Math.abs(end.admitted_through - start.admitted_through - expected)).toBeLessThanOrEqual(1.01);
+
+    // Kill the leader's dedicated connection: its locks go with it and the other takes over within a tick or two.
+    const killedAt = Date.now();
+    await sql`SELECT pg_terminate_backend(${leader.connectionPid!})`.execute(t.db);
+    let takenOver = false;
+    while (!takenOver && Date.now() - killedAt < 5000) {
+      await sleep(50);
+      takenOver = (await queueState(eventId)).controller_id === other.instanceId;
+    }
+    expect(takenOver).toBe(true);
+    expect(Date.now() - killedAt).toBeLessThan(1500);
+    expect(other.leading).toContain(eventId);
+    await sleep(600);
+    expect(leader.leading).not.toContain(eventId); // it reconnected, but the lead is taken
+
+    const afterTakeover = await queueState(eventId);
+    await sleep(1000);
+    const final = await queueState(eventId);
+    expect(final.controller_id).toBe(other.instanceId);
+    const expectedAfter = (1200 * (final.heartbeat_at!.getTime() - afterTakeover.heartbeat_at!.getTime())) / 60_000;
+    expect(Math.abs(final.admitted_through - afterTakeover.admitted_through - expectedAfter)).toBeLessThanOrEqual(1.01);
+    const minutes = await t.db.selectFrom('admission_minutes').select('watermark_advanced').where('event_id', '=', eventId).execute();
+    expect(minutes.reduce((s, m) => s + m.watermark_advanced, 0)).toBe(final.admitted_through);
+  });
+
+  it("the fence: a tick from another controller less than tickMs/2 after the last one is skipped", async () => {
+    const eventId = await makeEvent();
+    await addEntries(t.db, eventId, 100, 'FIFO');
+    const [event] = (await findActiveEvents(t.db, 7200)).filter((e) => e.event_id === eventId);
+    const tick = (controllerId: string) => tickEvent(t.db, { event: event!, controllerId, tickMs: 1000 });
+    const [x, y] = await Promise.all([tick('x'), tick('y')]);
+    const outcomes = [x, y].map((o) => o.status).sort();
+    expect(outcomes).toEqual(['fenced', 'ticked']);
+    const fenced = [x, y].find((o) => o.status === 'fenced')!;
+    expect(fenced).toMatchObject({ lastTickBy: expect.stringMatching(/^[xy]$/) });
+    // The same controller is never fenced by itself; another one is, until tickMs/2 has passed.
+    const by = (await queueState(eventId)).controller_id!;
+    expect((await tick(by)).status).toBe('ticked');
+    expect((await tick(by === 'x' ? 'y' : 'x')).status).toBe('fenced');
+    await sleep(550);
+    expect((await tick(by === 'x' ? 'y' : 'x')).status).toBe('ticked');
+  });
+
+  it('stop() gives the lead up at once', async () => {
+    const eventId = await makeEvent();
+    const a = controller({ tickMs: 200, instanceId: 'stopper-a' });
+    await a.start();
+    expect(a.leading).toContain(eventId);
+    const b = controller({ tickMs: 200, instanceId: 'stopper-b' });
+    await b.tickOnce();
+    expect(b.leading).not.toContain(eventId);
+    await a.stop();
+    await sleep(150);
+    await b.tickOnce();
+    expect(b.leading).toContain(eventId);
+  });
+});

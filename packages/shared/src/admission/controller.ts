@@ -1,0 +1,441 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import pg from 'pg';
+import type pino from 'pino';
+import type { Db } from '../db/connect.js';
+import { insertAudit } from '../events/events.repository.js';
+import { getInventoryCounts } from '../inventory/inventory.service.js';
+import { DEFAULT_HEARTBEAT_STALE_MS } from '../queue/edge.js';
+import { advanceWatermark, claimRatioOf, effectivePaymentTps, eventBudgetShares, inventoryStateOf, type InventoryState } from './advance.js';
+import * as repo from './controller.repository.js';
+import type { ActiveEventRow } from './controller.repository.js';
+import { planAdmission } from './plan.js';
+import { nextAdmissionRate, type AdmissionRate } from './rate.js';
+
+/** The controller works on an event from this long before its open until it starts. */
+export const ADMISSION_WINDOW_BEFORE_OPEN_MS = 2 * 60 * 60 * 1000;
+/**
+ * The longest interval one tick makes up for. Beyond the heartbeat's staleness limit every status already read
+ * PAUSED, so time without a controller is not paid back in a burst.
+ */
+export const MAX_TICK_ELAPSED_MS = DEFAULT_HEARTBEAT_STALE_MS;
+
+/** What the tick did for one event. */
+export type EventTickOutcome =
+  | {
+      eventId: string;
+      status: 'ticked';
+      /** BEFORE_OPEN, PAUSED and SOLD_OUT only keep the heartbeat; ADMITTING advanced (or could have). */
+      phase: 'BEFORE_OPEN' | 'PAUSED' | 'SOLD_OUT' | 'ADMITTING';
+      advanced: number;
+      admittedThrough: number;
+      /** Admits per minute (real fans) from nextAdmissionRate; 0 unless ADMITTING. */
+      ratePerMinute: number;
+      /** Positions per minute the watermark moves (ratePerMinute / claimRatio): what queue_state.rate_per_min publishes. */
+      watermarkPerMinute: number;
+      reason: string;
+      cap: number;
+      claimRatio: number;
+      inventoryState: InventoryState;
+      available: number;
+      held: number;
+      /** Set on the tick that sealed the pre-open cohort. */
+      sealedCohortSize?: number;
+      /** True on the tick that saw the first sell-out. */
+      soldOut: boolean;
+      carry: number;
+    }
+  | { eventId: string; status: 'fenced'; lastTickBy: string | null; lastTickAgoMs: number }
+  | { eventId: string; status: 'missing' }
+  | { eventId: string; status: 'failed'; error: string };
+
+export interface EventTickContext {
+  event: ActiveEventRow;
+  controllerId: string;
+  tickMs: number;
+  /** This event's share of the shared payment budget, buyers per minute; undefined uses its own payment TPS. */
+  budgetBuyersPerMinute?: number;
+  /** The fraction of a position carried from this controller's previous tick. */
+  carry?: number;
+}
+
+const actorOf = (controllerId: string) => `admission-controller:${controllerId}`;
+
+/**
+ * One event's tick, in one short transaction: lock the event's queue_state row, skip when another controller
+ * ticked it less than tickMs/2 ago (the fence that makes a take-over never double-advance), seal the pre-open
+ * cohort at the open (cohort size, seed revealed, audited), set the inventory state from live counts (first
+ * sell-out audited), compute the rate (plan on the remaining seats with the event's payment budget share, then
+ * nextAdmissionRate on live signals), advance the watermark (not while paused, before the open or sold out),
+ * write the heartbeat (always), and add the advance to the minute's admission row.
+ */
+export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTickOutcome> {
+  const e = ctx.event;
+  return db.transaction().execute(async (trx): Promise<EventTickOutcome> => {
+    await repo.boundTickTransaction(trx);
+    const q = await repo.lockQueueState(trx, e.event_id);
+    if (!q) return { eventId: e.event_id, status: 'missing' };
+    const now = q.now;
+    const sinceLastMs = q.heartbeat_at ? now.getTime() - q.heartbeat_at.getTime() : Infinity;
+    if (q.controller_id !== ctx.controllerId && sinceLastMs < ctx.tickMs / 2)
+      return { eventId: e.event_id, status: 'fenced', lastTickBy: q.controller_id, lastTickAgoMs: sinceLastMs };
+    const elapsedMs = Number.isFinite(sinceLastMs) ? Math.min(Math.max(0, sinceLastMs), MAX_TICK_ELAPSED_MS) : 0;
+    const actor = actorOf(ctx.controllerId);
+
+    const open = now.getTime() >= e.onsale_at.getTime();
+    let sealedCohortSize: number | undefined;
+    if (open && q.sealed_at === null) {
+      sealedCohortSize = await repo.sealCohort(trx, e.event_id, now);
+      await insertAudit(trx, {
+        actor,
+        action: 'queue.sealed',
+        eventId: e.event_id,
+        details: { seed: q.seed_hex, seedCommitment: q.seed_commitment, cohortSize: sealedCohortSize, sealedAt: now.toISOString(), fairnessMode: e.fairness_mode },
+      });
+    }
+
+    const counts = await getInventoryCounts(trx, e.event_id, e.capacity);
+    const inventoryState = inventoryStateOf(counts);
+    const soldOut = inventoryState === 'SOLD_OUT' && q.sold_out_at === null;
+    if (soldOut)
+      await insertAudit(trx, { actor, action: 'queue.sold_out', eventId: e.event_id, details: { soldOutAt: now.toISOString(), capacity: counts.capacity, sold: counts.sold } });
+
+    const signals = await repo.liveSignals(trx, e.event_id);
+    const rate = admissionRate(e, counts, signals, q.rate_override_per_min, ctx.budgetBuyersPerMinute);
+    const claimRatio = claimRatioOf(signals.tokens_5m, signals.advanced_5m);
+
+    const phase = !open ? 'BEFORE_OPEN' : q.paused ? 'PAUSED' : inventoryState === 'SOLD_OUT' ? 'SOLD_OUT' : 'ADMITTING';
+    let advanced = 0;
+    let carry = 0;
+    if (phase === 'ADMITTING') {
+      const highestPosition = signals.max_join_index === null ? 0 : signals.max_join_index + 1;
+      ({ advanced, carry } = advanceWatermark({
+        ratePerMinute: rate.ratePerMinute,
+        elapsedMs,
+        claimRatio,
+        carry: ctx.carry ?? 0,
+        cap: rate.cap,
+        room: highestPosition - q.admitted_through,
+      }));
+    }
+    const ratePerMinute = phase === 'ADMITTING' ? rate.ratePerMinute : 0;
+    const watermarkPerMinute = Math.round((ratePerMinute / claimRatio) * 1e6) / 1e6;
+    const changed =
+      advanced > 0 || Math.abs(watermarkPerMinute - q.rate_per_min) > 1e-9 || inventoryState !== q.inventory_state || sealedCohortSize !== undefined;
+    const admittedThrough = await repo.writeTick(trx, e.event_id, {
+      advanced,
+      ratePerMin: watermarkPerMinute,
+      inventoryState,
+      soldOutAt: soldOut ? now : null,
+      now,
+      controllerId: ctx.controllerId,
+      changed,
+    });
+    if (open && (phase !== 'SOLD_OUT' || advanced > 0)) await repo.upsertAdmissionMinute(trx, e.event_id, now, advanced, ratePerMinute);
+
+    return {
+      eventId: e.event_id,
+      status: 'ticked',
+      phase,
+      advanced,
+      admittedThrough,
+      ratePerMinute,
+      watermarkPerMinute,
+      reason: phase === 'ADMITTING' ? rate.reason : `${phase.toLowerCase()}: ${rate.reason}`,
+      cap: rate.cap,
+      claimRatio,
+      inventoryState,
+      available: counts.available,
+      held: counts.held,
+      ...(sealedCohortSize !== undefined ? { sealedCohortSize } : {}),
+      soldOut,
+      carry,
+    };
+  });
+}
+
+/**
+ * The event's plan on its unsold seats (available + held: held seats are still to sell, and in LAST_CHANCE a plan
+ * on available seats alone would be 0 and never admit at the release rate), with its budget share; then the live
+ * rule on what the database knows.
+ */
+function admissionRate(
+  e: ActiveEventRow,
+  counts: { available: number; held: number },
+  s: repo.LiveSignalsRow,
+  override: number | null,
+  budgetBuyersPerMinute: number | undefined,
+): AdmissionRate {
+  if (e.capacity <= 0) return { ratePerMinute: 0, reason: 'sold_out: the event has no seats', cap: 0 };
+  const plan = planAdmission({
+    seats: e.capacity,
+    ticketsPerOrder: e.tickets_per_order,
+    targetSaleMinutes: e.target_sale_minutes,
+    overbookFactor: e.overbook_factor,
+    checkoutMinutes: e.checkout_minutes,
+    paymentTps: effectivePaymentTps(e.payment_tps, budgetBuyersPerMinute),
+    remainingSeats: Math.min(e.capacity, counts.available + counts.held),
+  });
+  return nextAdmissionRate({
+    plan,
+    checkoutErrorRate: s.checkout_total > 0 ? s.checkout_failed / s.checkout_total : 0,
+    // Hold failures are counted in memory by each store-API instance (hold_failures_total) and not yet exported
+    // to the database; until they are, the controller cannot see them and this slow-down never engages.
+    holdFailureRate: 0,
+    remainingSeats: counts.available,
+    heldSeats: counts.held,
+    admittedNotYetBought: Math.max(0, s.tokens_10m - s.orders_10m),
+    ticketsPerOrder: e.tickets_per_order,
+    overrideRatePerMinute: override,
+    releasedSeatsPerMinute: s.released_seats_1m,
+  });
+}
+
+/** Options of an AdmissionController. */
+export interface AdmissionControllerOptions {
+  /** The pool the ticks run their short transactions on. */
+  db: Db;
+  /** For the dedicated connection that holds the leadership locks (never a pooled one). */
+  connectionString: string;
+  /** Tick interval (default 1000 ms). */
+  tickMs?: number;
+  /** Names this controller in queue_state.controller_id and the audit log (default host:pid:random). */
+  instanceId?: string;
+  /** Payment TPS shared by every event on sale at once (default 1000). */
+  paymentTpsBudget?: number;
+  logger?: pino.Logger;
+}
+
+/** What one pass of the controller did. */
+export interface ControllerTickReport {
+  /** Events this controller leads after the pass. */
+  leading: string[];
+  events: EventTickOutcome[];
+  /** Set when the pass could not run (no database, lost connection): nothing was ticked, heartbeats go stale. */
+  error?: string;
+}
+
+const LOCK_KEY = `hashtextextended('admission-controller:' || id::text, 0)`;
+
+/**
+ * The admission controller: one leader per event across any number of processes. A dedicated `pg.Client` (not
+ * the pool) holds a session-level `pg_try_advisory_lock` for each event it leads; when that connection is lost
+ * the locks go with it and another process takes over on its next tick. Every `tickMs` it ticks each event it
+ * leads whose on-sale window is active (2 h before the open until the event starts), each in its own short,
+ * fenced transaction (see tickEvent). A failed tick writes no heartbeat, so the queue fails closed.
+ */
+export class AdmissionController {
+  readonly instanceId: string;
+  readonly tickMs: number;
+  readonly paymentTpsBudget: number;
+  private readonly db: Db;
+  private readonly connectionString: string;
+  private readonly log: pino.Logger | undefined;
+  private client: pg.Client | undefined;
+  private pid: number | undefined;
+  private readonly led = new Set<string>();
+  private readonly carry = new Map<string, number>();
+  private readonly applied = new Map<string, number>();
+  private chain: Promise<unknown> = Promise.resolve();
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+  private lastProblem = { message: '', at: 0 };
+  private reconnectAt = 0;
+
+  constructor(opts: AdmissionControllerOptions) {
+    this.db = opts.db;
+    this.connectionString = opts.connectionString;
+    this.tickMs = opts.tickMs ?? 1000;
+    if (!(this.tickMs >= 10)) throw new RangeError('tickMs must be at least 10');
+    this.paymentTpsBudget = opts.paymentTpsBudget ?? 1000;
+    if (!(this.paymentTpsBudget > 0)) throw new RangeError('paymentTpsBudget must be positive');
+    this.instanceId = opts.instanceId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+    this.log = opts.logger;
+  }
+
+  /** The events this controller leads now. */
+  get leading(): string[] {
+    return [...this.led];
+  }
+
+  /** The backend pid of the dedicated connection (undefined while disconnected). */
+  get connectionPid(): number | undefined {
+    return this.pid;
+  }
+
+  /** How many ticks of this event this controller applied (not fenced, not failed). */
+  appliedTicks(eventId: string): number {
+    return this.applied.get(eventId) ?? 0;
+  }
+
+  /** Runs a first pass, then one every tickMs until stop(). A failing pass is logged and retried on the next. */
+  async start(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    await this.tickOnce();
+    this.schedule();
+  }
+
+  /** Stops ticking, waits for a pass in flight, and gives up every lead (another process takes over at once). */
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.chain;
+    const client = this.client;
+    this.client = undefined;
+    this.pid = undefined;
+    this.led.clear();
+    this.carry.clear();
+    if (client) {
+      await client.query('SELECT pg_advisory_unlock_all()').catch(() => {});
+      await client.end().catch(() => {});
+    }
+  }
+
+  /** One pass over every active event (serialized with the loop's passes). Never throws; problems are in the report. */
+  tickOnce(): Promise<ControllerTickReport> {
+    const pass = this.chain.then(() => this.pass());
+    this.chain = pass.catch(() => {});
+    return pass;
+  }
+
+  private schedule(): void {
+    if (!this.running) return;
+    this.timer = setTimeout(() => this.loopOnce(), this.tickMs);
+    this.timer.unref();
+  }
+
+  /** One pass, then the next one tickMs after this one started (or at once when a pass overran). */
+  private loopOnce(): void {
+    if (!this.running) return;
+    const started = Date.now();
+    void this.tickOnce().finally(() => {
+      if (!this.running) return;
+      this.timer = setTimeout(() => this.loopOnce(), Math.max(0, this.tickMs - (Date.now() - started)));
+      this.timer.unref();
+    });
+  }
+
+  private async pass(): Promise<ControllerTickReport> {
+    let active: ActiveEventRow[];
+    try {
+      active = await repo.findActiveEvents(this.db, ADMISSION_WINDOW_BEFORE_OPEN_MS / 1000);
+      await this.lead(active.map((e) => e.event_id));
+    } catch (err) {
+      this.problem(err, 'admission controller pass failed; no event ticked (queues fail closed)');
+      return { leading: this.leading, events: [], error: (err as Error).message };
+    }
+    const shares = eventBudgetShares(
+      active
+        .filter((e) => e.open && e.inventory_state !== 'SOLD_OUT')
+        .map((e) => ({
+          eventId: e.event_id,
+          capacity: e.capacity,
+          remainingSeats: e.reconciled_unsold ?? e.capacity,
+          targetSaleMinutes: e.target_sale_minutes,
+          ticketsPerOrder: e.tickets_per_order,
+          checkoutMinutes: e.checkout_minutes,
+          overbookFactor: e.overbook_factor,
+          paymentTps: e.payment_tps,
+        })),
+      this.paymentTpsBudget,
+    );
+    const events: EventTickOutcome[] = [];
+    for (const event of active) {
+      if (!this.led.has(event.event_id)) continue;
+      try {
+        const outcome = await tickEvent(this.db, {
+          event,
+          controllerId: this.instanceId,
+          tickMs: this.tickMs,
+          budgetBuyersPerMinute: shares.get(event.event_id),
+          carry: this.carry.get(event.event_id) ?? 0,
+        });
+        if (outcome.status === 'ticked') {
+          this.carry.set(event.event_id, outcome.carry);
+          this.applied.set(event.event_id, (this.applied.get(event.event_id) ?? 0) + 1);
+        }
+        events.push(outcome);
+      } catch (err) {
+        this.problem(err, 'admission tick failed; the event fails closed until a tick succeeds', { eventId: event.event_id });
+        events.push({ eventId: event.event_id, status: 'failed', error: (err as Error).message });
+      }
+    }
+    return { leading: this.leading, events };
+  }
+
+  /** Takes the lead of active events nobody leads, and gives up events that left the window. */
+  private async lead(active: string[]): Promise<void> {
+    const client = await this.connection();
+    const wanted = new Set(active);
+    const release = [...this.led].filter((id) => !wanted.has(id));
+    const candidates = active.filter((id) => !this.led.has(id));
+    try {
+      if (release.length > 0) {
+        await client.query(`SELECT pg_advisory_unlock(${LOCK_KEY}) FROM unnest($1::uuid[]) AS id`, [release]);
+        for (const id of release) {
+          this.led.delete(id);
+          this.carry.delete(id);
+        }
+      }
+      // Also the liveness check of the dedicated connection: it runs every pass, even with nothing to take.
+      const { rows } = await client.query<{ id: string; got: boolean }>(
+        `SELECT id::text AS id, pg_try_advisory_lock(${LOCK_KEY}) AS got FROM unnest($1::uuid[]) AS id`,
+        [candidates],
+      );
+      for (const r of rows) if (r.got) this.led.add(r.id);
+    } catch (err) {
+      this.drop(client, err);
+      throw err;
+    }
+  }
+
+  private async connection(): Promise<pg.Client> {
+    if (this.client) return this.client;
+    // After losing its connection a process sits out two ticks, so a healthy one takes its events over first.
+    if (Date.now() < this.reconnectAt) throw new Error('waiting to reconnect after losing the dedicated connection');
+    this.led.clear();
+    this.carry.clear();
+    const client = new pg.Client({
+      connectionString: this.connectionString,
+      application_name: `onsale-admission ${this.instanceId}`.slice(0, 63),
+      keepAlive: true,
+      connectionTimeoutMillis: 5000,
+      query_timeout: 5000,
+    });
+    client.on('error', (err) => this.drop(client, err));
+    client.on('end', () => this.drop(client, new Error('the dedicated connection ended')));
+    try {
+      await client.connect();
+      const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      this.pid = rows[0]?.pid;
+    } catch (err) {
+      await client.end().catch(() => {});
+      throw err;
+    }
+    this.client = client;
+    return client;
+  }
+
+  /** The dedicated connection is gone: so is every lead it held (the server released its locks). */
+  private drop(client: pg.Client, err: unknown): void {
+    if (this.client !== client) return;
+    this.client = undefined;
+    this.pid = undefined;
+    this.reconnectAt = Date.now() + 2 * this.tickMs;
+    if (this.led.size > 0) this.log?.warn({ err, instanceId: this.instanceId, events: [...this.led] }, 'admission controller lost its connection and its leads');
+    this.led.clear();
+    this.carry.clear();
+    void client.end().catch(() => {});
+  }
+
+  /** Logs a problem, the same one at most every 30 s (a database outage would otherwise log every tick). */
+  private problem(err: unknown, message: string, extra: Record<string, unknown> = {}): void {
+    const text = `${message}: ${(err as Error)?.message ?? String(err)}`;
+    const now = Date.now();
+    if (text === this.lastProblem.message && now - this.lastProblem.at < 30_000) return;
+    this.lastProblem = { message: text, at: now };
+    this.log?.error({ err, instanceId: this.instanceId, ...extra }, message);
+  }
+}
