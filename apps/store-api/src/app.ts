@@ -7,7 +7,7 @@ import { createMetrics, type Metrics } from '@onsale/shared/metrics';
 import { CheckoutService, SimulatedPaymentGateway, type PaymentProvider } from '@onsale/shared/checkout';
 import { EventCache } from '@onsale/shared/events';
 import { HoldService, SeatmapCache } from '@onsale/shared/inventory';
-import { CachedTokenVerifier, createNodeTokenKey, QueueService, WatermarkStore } from '@onsale/shared/queue';
+import { CachedTokenVerifier, createNodeTokenKey, lastMinuteAdmissions, QueueService, WatermarkStore } from '@onsale/shared/queue';
 import type { StoreApiConfig } from './env.js';
 import { installErrorHandling } from './errors.js';
 import { authPlugin } from './plugins/auth.js';
@@ -66,7 +66,19 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
 
-  await app.register(metricsPlugin, { metrics, db: deps.db });
+  // Queue gauges at scrape time: the watermark from memory, last minute's admissions and holds from the database.
+  let watermarksForMetrics: WatermarkStore | undefined;
+  const beforeScrape = async () => {
+    metrics.admissionWatermark.reset();
+    for (const info of watermarksForMetrics?.all() ?? []) metrics.admissionWatermark.set({ event: info.watermark.eventId }, info.watermark.admittedThrough);
+    metrics.admittedPerMin.reset();
+    metrics.holdsPerAdmitted.reset();
+    for (const r of await lastMinuteAdmissions(deps.db)) {
+      metrics.admittedPerMin.set({ event: r.event_id }, r.admitted);
+      if (r.admitted > 0) metrics.holdsPerAdmitted.set({ event: r.event_id }, r.holds / r.admitted);
+    }
+  };
+  await app.register(metricsPlugin, { metrics, db: deps.db, beforeScrape });
   await app.register(authPlugin, { secret: deps.config.authSecret });
   const tokenKey = await createNodeTokenKey(deps.config.queueTokenSecret);
   const tokens = new CachedTokenVerifier(tokenKey);
@@ -83,8 +95,9 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   // Each instance keeps every event's watermark in memory (refreshed every 500 ms): polls never read the database.
   const watermarks = new WatermarkStore(deps.db);
   await watermarks.start();
+  watermarksForMetrics = watermarks;
   app.addHook('onClose', () => watermarks.stop());
-  const queue = new QueueService({ db: deps.db, events, watermarks, tokenKey, verifier: tokens });
+  const queue = new QueueService({ db: deps.db, events, watermarks, tokenKey, verifier: tokens, metrics });
   await app.register(queueRoutes, { queue });
   return app;
 }

@@ -120,3 +120,13 @@ describe('public fairness facts', () => {
     expect(w.json()).toMatchObject({ admittedThrough: 0, state: 'NOT_OPEN' });
   });
 });
+
+describe('queue metrics', () => {
+  it('exports joins, the watermark, admissions per minute and sold-out propagation', async () => {
+    const m = await h.app.inject({ url: '/metrics' });
+    expect(m.statusCode).toBe(200);
+    for (const name of ['queue_joined_total', 'admission_watermark', 'admitted_per_min', 'holds_created_per_min_per_admitted_per_min', 'soldout_propagation_seconds', 'requests_without_admission_token_total'])
+      expect(m.body, name).toContain(name);
+    expect(m.body).toMatch(new RegExp(`queue_joined_total\\{event="${eventId}"\\} [1-9]`));
+  });
+});

@@ -10,7 +10,7 @@ declare module 'fastify' {
 }
 
 /** Request timing by route, and `GET /metrics` in Prometheus text format. */
-export const metricsPlugin = fp<{ metrics: Metrics; db: Db }>(async (app, { metrics, db }) => {
+export const metricsPlugin = fp<{ metrics: Metrics; db: Db; beforeScrape?: () => Promise<void> }>(async (app, { metrics, db, beforeScrape }) => {
   app.decorate('metrics', metrics);
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';
@@ -19,6 +19,7 @@ export const metricsPlugin = fp<{ metrics: Metrics; db: Db }>(async (app, { metr
   app.get('/metrics', { config: { public: true }, schema: { hide: true } }, async (_req, reply) => {
     // Inventory gauges come from the reconciliation job's latest results (one small table read per scrape).
     recordReconciliations(metrics, await latestReconciliations(db));
+    await beforeScrape?.();
     reply.header('content-type', metrics.registry.contentType);
     return metrics.registry.metrics();
   });

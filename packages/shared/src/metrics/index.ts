@@ -68,6 +68,36 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
       help: 'Admission tokens presented from another account or device (shared or resold positions)',
       registers: [registry],
     }),
+    queueJoined: new Counter({
+      name: 'queue_joined_total',
+      help: 'Fans who took a position in the waiting room (repeat joins excluded)',
+      labelNames: ['event'] as const,
+      registers: [registry],
+    }),
+    admissionWatermark: new Gauge({
+      name: 'admission_watermark',
+      help: 'The admitted-through watermark each event publishes',
+      labelNames: ['event'] as const,
+      registers: [registry],
+    }),
+    admittedPerMin: new Gauge({
+      name: 'admitted_per_min',
+      help: 'Admission tokens issued in the last full minute',
+      labelNames: ['event'] as const,
+      registers: [registry],
+    }),
+    holdsPerAdmitted: new Gauge({
+      name: 'holds_created_per_min_per_admitted_per_min',
+      help: 'holds_created_per_min / admitted_per_min over the last full minute (should stay at or below ~1.2)',
+      labelNames: ['event'] as const,
+      registers: [registry],
+    }),
+    soldoutPropagation: new Histogram({
+      name: 'soldout_propagation_seconds',
+      help: 'From the sell-out to a polling fan being told SOLD_OUT (first time per fan)',
+      buckets: [0.5, 1, 2, 5, 10, 30, 60, 120],
+      registers: [registry],
+    }),
     inventorySeats: new Gauge({
       name: 'inventory_seats',
       help: 'Seats by effective status (read-time expiry), per event',

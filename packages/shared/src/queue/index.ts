@@ -1,6 +1,6 @@
 export * from './queue.service.js';
 export { WatermarkStore, type PublicQueueInfo } from './watermark-store.js';
-export { joinSequenceName } from './queue.repository.js';
+export { joinSequenceName, lastMinuteAdmissions } from './queue.repository.js';
 export * from './edge.js';
 export * from './fairness.js';
 export { CachedTokenVerifier, BoundedCache, createNodeTokenKey } from './token-cache.js';

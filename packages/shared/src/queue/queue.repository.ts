@@ -31,13 +31,14 @@ export interface WatermarkRow {
   seed_commitment: string;
   fairness_mode: string;
   listing_id: string;
+  sold_out_at: Date | null;
 }
 
 /** Every event's queue numbers (a small row per event): what each store-API instance keeps in memory. */
 export async function loadWatermarks(db: Db, eventId?: string): Promise<WatermarkRow[]> {
   const { rows } = await sql<WatermarkRow>`
     SELECT q.event_id, q.admitted_through, q.rate_per_min, q.paused, q.inventory_state, e.onsale_at, q.updated_at,
-           q.heartbeat_at, q.cohort_size, q.seed_hex, q.seed_revealed_at, q.seed_commitment, e.fairness_mode, e.listing_id
+           q.heartbeat_at, q.cohort_size, q.seed_hex, q.seed_revealed_at, q.seed_commitment, e.fairness_mode, e.listing_id, q.sold_out_at
     FROM queue_state q JOIN events e ON e.id = q.event_id
     ${eventId ? sql`WHERE q.event_id = ${eventId}` : sql``}`.execute(db);
   return rows;
@@ -56,4 +57,17 @@ export async function recordClaims(db: Db, claims: { eventId: string; accountId:
     INSERT INTO admission_minutes (event_id, minute, admission_tokens_issued)
     SELECT e, date_trunc('minute', now()), n FROM unnest(${[...perEvent.keys()]}::uuid[], ${[...perEvent.values()]}::int[]) AS t(e, n)
     ON CONFLICT (event_id, minute) DO UPDATE SET admission_tokens_issued = admission_minutes.admission_tokens_issued + excluded.admission_tokens_issued`.execute(db);
+}
+
+/** Per event, the last full minute: admission tokens issued and holds created (for the admission metrics). */
+export async function lastMinuteAdmissions(db: Db): Promise<{ event_id: string; admitted: number; holds: number }[]> {
+  const { rows } = await sql<{ event_id: string; admitted: number; holds: number }>`
+    SELECT q.event_id,
+           coalesce((SELECT admission_tokens_issued FROM admission_minutes m
+                     WHERE m.event_id = q.event_id AND m.minute = date_trunc('minute', now()) - interval '1 minute'), 0)::int AS admitted,
+           (SELECT count(*) FROM holds h WHERE h.event_id = q.event_id
+              AND h.created_at >= date_trunc('minute', now()) - interval '1 minute' AND h.created_at < date_trunc('minute', now()))::int AS holds
+    FROM queue_state q JOIN events e ON e.id = q.event_id
+    WHERE now() BETWEEN e.onsale_at - interval '2 hours' AND e.starts_at`.execute(db);
+  return rows;
 }

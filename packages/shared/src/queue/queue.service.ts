@@ -2,7 +2,8 @@ import type { Db, Trx } from '../db/connect.js';
 import { DomainError, invalid, notFound } from '../errors.js';
 import type { EventCache } from '../events/event-cache.js';
 import { admissionClaimsFor, computeStatus, queuePosition, signToken, type QueueStatus, type QueueTokenClaims, type TokenKey } from './edge.js';
-import { CachedTokenVerifier } from './token-cache.js';
+import { BoundedCache, CachedTokenVerifier } from './token-cache.js';
+import type { Metrics } from '../metrics/index.js';
 import { commitSeed, fairnessDescription, generateSeed, VERIFICATION_RECIPE, type FairnessMode } from './fairness.js';
 import { insertQueueState } from './queue.repository.js';
 import { JoinBatcher } from './join-batcher.js';
@@ -33,7 +34,15 @@ export class QueueService {
   private readonly tokens: CachedTokenVerifier;
   private readonly joins: JoinBatcher;
   constructor(
-    private readonly deps: { db: Db; events: EventCache; watermarks: WatermarkStore; tokenKey: TokenKey; verifier?: CachedTokenVerifier; now?: () => number },
+    private readonly deps: {
+      db: Db;
+      events: EventCache;
+      watermarks: WatermarkStore;
+      tokenKey: TokenKey;
+      verifier?: CachedTokenVerifier;
+      metrics?: Metrics;
+      now?: () => number;
+    },
   ) {
     this.tokens = deps.verifier ?? new CachedTokenVerifier(deps.tokenKey);
     this.joins = new JoinBatcher(deps.db);
@@ -50,6 +59,7 @@ export class QueueService {
     const deviceHash = await this.tokens.deviceHash(deviceId, accountId);
     const row = await this.joins.join(eventId, accountId, deviceHash, event.fairnessMode === 'RANDOMIZED_PREOPEN_THEN_FIFO');
     if (!row) throw new DomainError('unavailable', 'JOIN_RACE', 'please retry', { retryAfterSeconds: 1 });
+    if (row.created) this.deps.metrics?.queueJoined.inc({ event: eventId });
     // The position stays bound to the device it was taken on: a join from another device is refused.
     if (row.device_hash !== deviceHash)
       throw new DomainError('forbidden', 'TOKEN_WRONG_DEVICE', 'this account joined the queue from another device', { field: 'x-device-id' });
@@ -74,10 +84,19 @@ export class QueueService {
     const deviceHash = await this.tokens.deviceHash(deviceId, accountId);
     const claims = await this.tokens.verify(queueToken, { kind: 'queue', eventId, accountId, deviceHash, now: this.now() });
     const status = await this.statusOf(claims);
+    if (status.state === 'SOLD_OUT') this.observeSoldOut(eventId, queueToken);
     if (!status.admit) return status;
     const admission = admissionClaimsFor(claims, status.position!, this.now());
     this.deps.watermarks.countClaim(eventId, accountId);
     return { ...status, admissionToken: await signToken(this.deps.tokenKey, admission) };
+  }
+
+  private readonly toldSoldOut = new BoundedCache<string, true>(200_000);
+  private observeSoldOut(eventId: string, queueToken: string) {
+    if (this.toldSoldOut.get(queueToken)) return;
+    this.toldSoldOut.set(queueToken, true);
+    const at = this.deps.watermarks.peek(eventId)?.soldOutAt;
+    if (at) this.deps.metrics?.soldoutPropagation.observe(Math.max(0, this.now() - at) / 1000);
   }
 
   private async statusOf(claims: QueueTokenClaims): Promise<QueueStatus> {

@@ -4,6 +4,8 @@ import { loadWatermarks, recordClaims, type WatermarkRow } from './queue.reposit
 
 export interface PublicQueueInfo {
   watermark: WatermarkState;
+  /** When the event sold out (available = 0 and held = 0), for the propagation metric. */
+  soldOutAt: number | null;
   seedCommitment: string;
   fairnessMode: string;
   listingId: string;
@@ -45,7 +47,7 @@ export class WatermarkStore {
     const rows = await loadWatermarks(this.db);
     const now = Date.now();
     for (const r of rows)
-      this.byEvent.set(r.event_id, { watermark: WatermarkStore.toState(r, now), seedCommitment: r.seed_commitment, fairnessMode: r.fairness_mode, listingId: r.listing_id });
+      this.byEvent.set(r.event_id, { watermark: WatermarkStore.toState(r, now), soldOutAt: r.sold_out_at?.getTime() ?? null, seedCommitment: r.seed_commitment, fairnessMode: r.fairness_mode, listingId: r.listing_id });
     this.loadedAt = now;
     const claims = this.claims;
     this.claims = [];
@@ -80,9 +82,19 @@ export class WatermarkStore {
     if (hit) return hit;
     const [row] = await loadWatermarks(this.db, eventId);
     if (!row) return undefined;
-    const info = { watermark: WatermarkStore.toState(row), seedCommitment: row.seed_commitment, fairnessMode: row.fairness_mode, listingId: row.listing_id };
+    const info = { watermark: WatermarkStore.toState(row), soldOutAt: row.sold_out_at?.getTime() ?? null, seedCommitment: row.seed_commitment, fairnessMode: row.fairness_mode, listingId: row.listing_id };
     this.byEvent.set(eventId, info);
     return info;
+  }
+
+  /** The event's info as of the last refresh, without loading. */
+  peek(eventId: string): PublicQueueInfo | undefined {
+    return this.byEvent.get(eventId);
+  }
+
+  /** Every event's info as of the last refresh (for metrics). */
+  all(): PublicQueueInfo[] {
+    return [...this.byEvent.values()];
   }
 
   countClaim(eventId: string, accountId: string): void {
