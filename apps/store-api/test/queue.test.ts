@@ -67,6 +67,7 @@ describe('status polls', () => {
     await sql`UPDATE queue_state SET admitted_through = 1000, heartbeat_at = NULL WHERE event_id = ${eventId}`.execute(h.t.db);
     const r = await pollUntil(() => status(alice, q), (x) => x.json().admittedThrough === 1000);
     expect(r.json()).toMatchObject({ state: 'PAUSED', admittedThrough: 1000 });
+    expect(r.json().message).toMatch(/paused/i);
     expect(r.json().admissionToken).toBeUndefined();
     expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
   });
@@ -105,7 +106,10 @@ describe('status polls', () => {
 
 describe('public fairness facts', () => {
   it('publish the mode, its description and the seed commitment before the open, never the seed', async () => {
-    const { eventId: later } = await makeEvent(h.t, { onsaleAt: new Date(Date.now() + 86400_000).toISOString() });
+    const { eventId: later } = await makeEvent(h.t, {
+      onsaleAt: new Date(Date.now() + 86400_000).toISOString(),
+      queueCopy: { PAUSED: 'Hang tight: the line is paused, you keep your place.' },
+    });
     const f = await h.app.inject({ url: `/events/${later}/fairness` });
     expect(f.statusCode).toBe(200);
     expect(f.json()).toMatchObject({ mode: 'RANDOMIZED_PREOPEN_THEN_FIFO', seed: null, cohortSize: null });
@@ -115,7 +119,7 @@ describe('public fairness facts', () => {
 
     // A pre-open join is in the cohort: no position until the open is sealed.
     const j = await join(alice, later);
-    expect(j.json()).toMatchObject({ cohort: 'PREOPEN', position: null, state: 'PAUSED' });
+    expect(j.json()).toMatchObject({ cohort: 'PREOPEN', position: null, state: 'PAUSED', message: 'Hang tight: the line is paused, you keep your place.' });
     const w = await h.app.inject({ url: `/events/${later}/watermark` });
     expect(w.json()).toMatchObject({ admittedThrough: 0, state: 'NOT_OPEN' });
   });

@@ -74,6 +74,18 @@ export const eventFileSchema = z
         overbookFactor: z.number().min(1).max(5).default(1.3),
       })
       .default({ targetSaleMinutes: 25, ticketsPerOrder: 2.5, checkoutMinutes: 6, paymentTps: 1000, overbookFactor: 1.3 }),
+    /** The words fans read in each queue state; any state left out keeps the default. */
+    queueCopy: z
+      .object({
+        WAITING: z.string().min(1).max(500),
+        PAUSED: z.string().min(1).max(500),
+        ADMITTED: z.string().min(1).max(500),
+        LAST_CHANCE: z.string().min(1).max(500),
+        SOLD_OUT: z.string().min(1).max(500),
+      })
+      .partial()
+      .strict()
+      .optional(),
     priceLevels: z
       .array(z.object({ code, name: z.string().min(1).max(120), priceCents: z.number().int().min(0).max(100_000_000) }))
       .min(1),

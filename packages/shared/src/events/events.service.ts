@@ -28,6 +28,8 @@ export interface OnsaleEvent {
     overbookFactor: number;
   };
   capacity: number;
+  /** Fan-facing words per queue state where the promoter replaced the defaults. */
+  queueCopy: Record<string, string> | null;
   version: number;
   updatedAt: Date;
 }
@@ -65,6 +67,7 @@ export function toOnsaleEvent(r: Awaited<ReturnType<typeof repo.findEvent>> & {}
       overbookFactor: r.overbook_factor,
     },
     capacity: r.capacity,
+    queueCopy: r.queue_copy,
     version: r.version,
     updatedAt: r.updated_at,
   };
@@ -112,6 +115,7 @@ export async function createEvent(trx: Trx, spec: EventSpec, actor = 'system'): 
     payment_tps: spec.pacing.paymentTps,
     overbook_factor: spec.pacing.overbookFactor,
     capacity: seats.length,
+    queue_copy: spec.queueCopy ? JSON.stringify(spec.queueCopy) : null,
   });
   await repo.insertPriceLevels(trx, eventId, spec.priceLevels);
   const perSection = new Map<string, number>();

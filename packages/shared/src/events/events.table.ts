@@ -35,6 +35,8 @@ export interface EventsTable {
   payment_tps: number;
   overbook_factor: number;
   capacity: number;
+  /** Fan-facing words per queue state (partial; defaults elsewhere). */
+  queue_copy: ColumnType<Record<string, string> | null, string | null | undefined, string | null>;
   version: Generated<number>;
   created_at: CreatedAt;
   updated_at: UpdatedAt;

@@ -4,3 +4,4 @@ export { joinSequenceName, lastMinuteAdmissions } from './queue.repository.js';
 export * from './edge.js';
 export * from './fairness.js';
 export { CachedTokenVerifier, BoundedCache, createNodeTokenKey } from './token-cache.js';
+export * from './copy.js';

@@ -32,13 +32,14 @@ export interface WatermarkRow {
   fairness_mode: string;
   listing_id: string;
   sold_out_at: Date | null;
+  queue_copy: Record<string, string> | null;
 }
 
 /** Every event's queue numbers (a small row per event): what each store-API instance keeps in memory. */
 export async function loadWatermarks(db: Db, eventId?: string): Promise<WatermarkRow[]> {
   const { rows } = await sql<WatermarkRow>`
     SELECT q.event_id, q.admitted_through, q.rate_per_min, q.paused, q.inventory_state, e.onsale_at, q.updated_at,
-           q.heartbeat_at, q.cohort_size, q.seed_hex, q.seed_revealed_at, q.seed_commitment, e.fairness_mode, e.listing_id, q.sold_out_at
+           q.heartbeat_at, q.cohort_size, q.seed_hex, q.seed_revealed_at, q.seed_commitment, e.fairness_mode, e.listing_id, q.sold_out_at, e.queue_copy
     FROM queue_state q JOIN events e ON e.id = q.event_id
     ${eventId ? sql`WHERE q.event_id = ${eventId}` : sql``}`.execute(db);
   return rows;

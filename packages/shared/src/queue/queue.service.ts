@@ -17,9 +17,12 @@ export async function initQueue(trx: Trx, eventId: string): Promise<{ seedCommit
   return { seedCommitment };
 }
 
+/** A status with the event's words for its state. */
+export type StatusWithCopy = QueueStatus & { message: string };
+
 export const DEVICE_ID_PATTERN = /^[\x21-\x7e]{8,200}$/;
 
-export interface JoinResult extends QueueStatus {
+export interface JoinResult extends StatusWithCopy {
   queueToken: string;
   joinIndex: number;
   cohort: 'PREOPEN' | 'FIFO';
@@ -80,7 +83,7 @@ export class QueueService {
   }
 
   /** A status poll: verifies the queue token and answers from memory; issues an admission token when admitted. */
-  async status(eventId: string, queueToken: string, accountId: string, deviceId: string): Promise<QueueStatus & { admissionToken?: string }> {
+  async status(eventId: string, queueToken: string, accountId: string, deviceId: string): Promise<StatusWithCopy & { admissionToken?: string }> {
     const deviceHash = await this.tokens.deviceHash(deviceId, accountId);
     const claims = await this.tokens.verify(queueToken, { kind: 'queue', eventId, accountId, deviceHash, now: this.now() });
     const status = await this.statusOf(claims);
@@ -99,10 +102,11 @@ export class QueueService {
     if (at) this.deps.metrics?.soldoutPropagation.observe(Math.max(0, this.now() - at) / 1000);
   }
 
-  private async statusOf(claims: QueueTokenClaims): Promise<QueueStatus> {
+  private async statusOf(claims: QueueTokenClaims): Promise<StatusWithCopy> {
     const info = await this.deps.watermarks.get(claims.eventId);
     if (!info) throw notFound('EVENT_NOT_FOUND', `no event ${claims.eventId}`, 'id');
-    return computeStatus(claims, info.watermark, this.now());
+    const status = await computeStatus(claims, info.watermark, this.now());
+    return { ...status, message: info.copy[status.state] };
   }
 
   /** The public fairness facts of an event: mode, plain words, the commitment, and the seed once revealed. */

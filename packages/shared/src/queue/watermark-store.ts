@@ -1,11 +1,14 @@
 import type { Db } from '../db/connect.js';
 import type { WatermarkState } from './edge.js';
+import { queueCopy, type QueueCopy } from './copy.js';
 import { loadWatermarks, recordClaims, type WatermarkRow } from './queue.repository.js';
 
 export interface PublicQueueInfo {
   watermark: WatermarkState;
   /** When the event sold out (available = 0 and held = 0), for the propagation metric. */
   soldOutAt: number | null;
+  /** The event's words per state. */
+  copy: QueueCopy;
   seedCommitment: string;
   fairnessMode: string;
   listingId: string;
@@ -47,7 +50,7 @@ export class WatermarkStore {
     const rows = await loadWatermarks(this.db);
     const now = Date.now();
     for (const r of rows)
-      this.byEvent.set(r.event_id, { watermark: WatermarkStore.toState(r, now), soldOutAt: r.sold_out_at?.getTime() ?? null, seedCommitment: r.seed_commitment, fairnessMode: r.fairness_mode, listingId: r.listing_id });
+      this.byEvent.set(r.event_id, { watermark: WatermarkStore.toState(r, now), soldOutAt: r.sold_out_at?.getTime() ?? null, copy: queueCopy(r.queue_copy), seedCommitment: r.seed_commitment, fairnessMode: r.fairness_mode, listingId: r.listing_id });
     this.loadedAt = now;
     const claims = this.claims;
     this.claims = [];
@@ -82,7 +85,7 @@ export class WatermarkStore {
     if (hit) return hit;
     const [row] = await loadWatermarks(this.db, eventId);
     if (!row) return undefined;
-    const info = { watermark: WatermarkStore.toState(row), soldOutAt: row.sold_out_at?.getTime() ?? null, seedCommitment: row.seed_commitment, fairnessMode: row.fairness_mode, listingId: row.listing_id };
+    const info = { watermark: WatermarkStore.toState(row), soldOutAt: row.sold_out_at?.getTime() ?? null, copy: queueCopy(row.queue_copy), seedCommitment: row.seed_commitment, fairnessMode: row.fairness_mode, listingId: row.listing_id };
     this.byEvent.set(eventId, info);
     return info;
   }

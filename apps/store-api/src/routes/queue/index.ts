@@ -9,6 +9,7 @@ const states = z.enum(['WAITING', 'PAUSED', 'ADMITTED', 'LAST_CHANCE', 'SOLD_OUT
 
 const statusBody = z.object({
   state: states,
+  message: z.string(),
   position: z.number().nullable(),
   admittedThrough: z.number(),
   estWaitSeconds: z.number().nullable(),
@@ -26,7 +27,7 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
         params,
         headers: z.object({ 'x-device-id': deviceHeader }),
         response: {
-          200: z.object({ queueToken: z.string(), position: z.number().nullable(), state: states, estWaitSeconds: z.number().nullable(), cohort: z.enum(['PREOPEN', 'FIFO']) }),
+          200: z.object({ queueToken: z.string(), position: z.number().nullable(), state: states, message: z.string(), estWaitSeconds: z.number().nullable(), cohort: z.enum(['PREOPEN', 'FIFO']) }),
           ...errorResponses,
           503: errorSchema,
         },
@@ -35,7 +36,7 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
     async (req, reply) => {
       const r = await queue.join(req.accountId, req.params.id, req.headers['x-device-id']);
       reply.header('retry-after', String(r.retryAfterSeconds));
-      return { queueToken: r.queueToken, position: r.position, state: r.state, estWaitSeconds: r.estWaitSeconds, cohort: r.cohort };
+      return { queueToken: r.queueToken, position: r.position, state: r.state, message: r.message, estWaitSeconds: r.estWaitSeconds, cohort: r.cohort };
     },
   );
 
@@ -53,7 +54,7 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
     async (req, reply) => {
       const s = await queue.status(req.params.id, req.headers['x-queue-token'], req.accountId, req.headers['x-device-id']);
       reply.header('retry-after', String(s.retryAfterSeconds)).header('cache-control', 'no-store');
-      return { state: s.state, position: s.position, admittedThrough: s.admittedThrough, estWaitSeconds: s.estWaitSeconds, admissionToken: s.admissionToken };
+      return { state: s.state, message: s.message, position: s.position, admittedThrough: s.admittedThrough, estWaitSeconds: s.estWaitSeconds, admissionToken: s.admissionToken };
     },
   );
 

@@ -2,6 +2,9 @@ import { sql, type Kysely } from 'kysely';
 
 // Frozen once landed: never import application code here, never edit; add a new migration instead.
 export async function up(db: Kysely<any>): Promise<void> {
+  // The fan-facing words per queue state, where the promoter replaced the defaults.
+  await db.schema.alterTable('events').addColumn('queue_copy', 'jsonb').execute();
+
   // One row per event: the few numbers that cross to the edges (watermark, state, rate), the controller's
   // heartbeat, and the fairness seed (secret until the open; only its commitment is public before).
   await db.schema
@@ -64,4 +67,5 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   for (const t of ['admission_minutes', 'queue_entries', 'queue_state']) await db.schema.dropTable(t).ifExists().execute();
+  await db.schema.alterTable('events').dropColumn('queue_copy').execute();
 }
