@@ -4,7 +4,10 @@ import { parseArgs } from 'node:util';
 import { sql } from '@onsale/shared/db';
 import { AccountTokens } from '@onsale/shared/auth';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
-import { DEV_AUTH_SECRET } from '../src/env.js';
+import { DEV_AUTH_SECRET, DEV_QUEUE_TOKEN_SECRET } from '../src/env.js';
+import { AdmissionController } from '@onsale/shared/admission';
+import { admissionClaimsFor, createTokenKey, hashDevice, signToken } from '@onsale/shared/queue';
+import { TEST_CARDS } from '@onsale/shared/checkout';
 import { benchDatabase } from './database.js';
 import { createClient, round, runLoad, startProcess, stopProcess, summarize } from './load.js';
 
@@ -90,6 +93,56 @@ export async function main(argv: string[]) {
       states[s] = (states[s] ?? 0) + 1;
     });
     results.status = { pollsPerSec: round((statusLat.length / statusMs) * 1000, 0), ...summarize(statusLat), states, distinctFans: joined.length };
+
+    // --- sold-out propagation: the real controller (1 s ticks), 200 fans polling every 200 ms ---
+    const tiny = await newEvent({ sections: [{ code: 'LAST', priceLevel: club.priceLevels[0].code, qualityRank: 1, rows: [{ label: 'A', seats: 4 }] }] });
+    const controller = new AdmissionController({ db: bench.db, connectionString: bench.url });
+    await controller.start();
+    try {
+      const pollers: Record<string, string>[] = [];
+      for (let k = 0; k < 200; k++) {
+        const auth = `Bearer ${(await accounts.issue(`so-${k}`)).token}`;
+        const device = `soldout-device-${k}`;
+        const r = await client.request('POST', `/events/${tiny.eventId}/queue`, { authorization: auth, 'x-device-id': device });
+        pollers.push({ authorization: auth, 'x-device-id': device, 'x-queue-token': r.body.queueToken });
+      }
+      const buyer = 'so-buyer';
+      const key = await createTokenKey(DEV_QUEUE_TOKEN_SECRET);
+      const device = 'soldout-buyer-device';
+      const admission = await signToken(
+        key,
+        admissionClaimsFor({ kind: 'queue', eventId: tiny.eventId, accountId: buyer, deviceHash: await hashDevice(device, buyer), joinIndex: 0, cohort: 'FIFO', iat: 0, exp: 0 }, 1, Date.now()),
+      );
+      const buyerHeaders = { authorization: `Bearer ${(await accounts.issue(buyer)).token}`, 'x-device-id': device, 'x-admission-token': admission };
+      await new Promise((r) => setTimeout(r, 2500)); // the controller is ticking; every poller sees the live queue
+      const held = await client.request('POST', `/events/${tiny.eventId}/holds`, buyerHeaders, { section: 'LAST', quantity: 4 });
+      const firstSeen: number[] = new Array(pollers.length).fill(0);
+      let soldAt = 0;
+      const polling = Promise.all(
+        pollers.map(async (headers, k) => {
+          const deadline = performance.now() + 30_000;
+          while (!firstSeen[k] && performance.now() < deadline) {
+            const r = await client.request('GET', `/events/${tiny.eventId}/queue/status`, headers);
+            if (r.body?.state === 'SOLD_OUT') firstSeen[k] = performance.now();
+            else await new Promise((x) => setTimeout(x, 200));
+          }
+        }),
+      );
+      const paid = await client.request('POST', `/holds/${held.body.holdId}/checkout`, { ...buyerHeaders, 'idempotency-key': 'bench-last-seats-0001' }, { payment: { instrument: { type: 'card', number: TEST_CARDS.success } } });
+      soldAt = performance.now();
+      await polling;
+      const seen = firstSeen.filter((t) => t > 0);
+      results.soldOutPropagation = {
+        lastSeatsSold: paid.status === 200,
+        pollers: pollers.length,
+        pollersToldSoldOut: seen.length,
+        secondsToEveryPoller: seen.length === pollers.length ? round((Math.max(...seen) - soldAt) / 1000, 2) : null,
+        secondsToFirstPoller: seen.length > 0 ? round((Math.min(...seen) - soldAt) / 1000, 2) : null,
+        controllerTickMs: controller.tickMs,
+      };
+    } finally {
+      await controller.stop();
+    }
   } finally {
     client.close();
     await stopProcess(server.child);
@@ -102,6 +155,7 @@ export async function main(argv: string[]) {
   const joins = results.joins as { joinsPerSec: number; p99Ms: number };
   console.log(
     `queue: status ${status.pollsPerSec}/s p99 ${status.p99Ms} ms = ${round(status.pollsPerSec / bareRps, 3)} of bare Fastify (target >= 0.6, p99 < 20 ms); ` +
-      `joins ${joins.joinsPerSec}/s p99 ${joins.p99Ms} ms (target >= 5000/s, p99 < 100 ms)`,
+      `joins ${joins.joinsPerSec}/s p99 ${joins.p99Ms} ms (target >= 5000/s, p99 < 100 ms); ` +
+      `sold-out reached all ${(results.soldOutPropagation as { pollers: number }).pollers} pollers in ${(results.soldOutPropagation as { secondsToEveryPoller: number | null }).secondsToEveryPoller} s (target < 2 s)`,
   );
 }
