@@ -14,3 +14,4 @@ export {
 } from './controller.js';
 export { findActiveEvents, type ActiveEventRow } from './controller.repository.js';
 export * from './operator.js';
+export * from './audit.js';

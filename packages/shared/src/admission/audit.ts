@@ -1,0 +1,360 @@
+import type { Db, Trx } from '../db/connect.js';
+import { notFound } from '../errors.js';
+import { getInventoryCounts } from '../inventory/inventory.service.js';
+import { cohortPositions, fairnessDescription, verifyCommitment, type FairnessMode } from '../queue/fairness.js';
+import * as repo from './audit.repository.js';
+
+// The public fairness audit (ARCHITECTURE rules 1 and 10): re-deriving every pre-open position from the
+// published data alone, and the publishable summary of an on-sale.
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** One account of the published pre-open join list. */
+export interface PublishedJoin {
+  /** SHA-256 hex of `<event id><account id>`: a fan can find themselves, nobody else can be named. */
+  account: string;
+  joinIndex: number;
+}
+
+/** Everything the fairness audit needs, all of it public once the seed is revealed. */
+export interface PublishedCohort {
+  eventId: string;
+  fairnessMode: string;
+  seedCommitment: string;
+  /** Null until the reveal at the open. */
+  seed: string | null;
+  seedRevealedAt: Date | null;
+  /** Null until the cohort is sealed at the open. */
+  cohortSize: number | null;
+  joins: PublishedJoin[];
+}
+
+export interface AuditCheck {
+  name: 'seed_revealed' | 'commitment' | 'cohort_sealed' | 'join_list' | 'permutation' | 'positions';
+  ok: boolean;
+  detail: string;
+}
+
+export interface QueueAuditResult {
+  ok: boolean;
+  checks: AuditCheck[];
+  /** Every published account's recomputed position, by join index. Empty when the seed is not revealed yet. */
+  positions: { account: string; joinIndex: number; position: number }[];
+  cohortSize: number | null;
+  /** Positions of the cohort that belong to no published account (a repeated join uses up a join number). */
+  unheldPositions: number;
+}
+
+async function eventExists(db: Db | Trx, eventId: string): Promise<repo.PublicQueueRow> {
+  const row = UUID.test(eventId) ? await repo.findPublicQueue(db, eventId) : undefined;
+  if (!row) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'eventId');
+  return row;
+}
+
+/** The published pre-open join list: account pseudonyms with their join indexes, by join index. */
+export async function publishedJoinList(db: Db | Trx, eventId: string): Promise<PublishedJoin[]> {
+  await eventExists(db, eventId);
+  return (await repo.findPreopenJoins(db, eventId)).map((r) => ({ account: r.account, joinIndex: r.join_index }));
+}
+
+/** The public data of an event's fairness audit: commitment, seed (once revealed), cohort size and join list. */
+export async function publishedCohort(db: Db | Trx, eventId: string): Promise<PublishedCohort> {
+  const q = await eventExists(db, eventId);
+  return {
+    eventId,
+    fairnessMode: q.fairness_mode,
+    seedCommitment: q.seed_commitment,
+    seed: q.seed,
+    seedRevealedAt: q.seed_revealed_at,
+    cohortSize: q.cohort_size,
+    joins: (await repo.findPreopenJoins(db, eventId)).map((r) => ({ account: r.account, joinIndex: r.join_index })),
+  };
+}
+
+/**
+ * Verifies a published cohort from its data alone (no database): the revealed seed hashes to the commitment
+ * published before the open; the cohort is sealed; every published join index is a distinct integer inside the
+ * cohort and no account appears twice; the keyed permutation of join indexes 0..n-1 gives each position 1..n
+ * exactly once; so every account holds a distinct position. Returns each account's recomputed position.
+ */
+export async function verifyPublishedCohort(c: PublishedCohort): Promise<QueueAuditResult> {
+  const checks: AuditCheck[] = [];
+  const done = (positions: QueueAuditResult['positions'] = [], unheldPositions = 0): QueueAuditResult => ({
+    ok: checks.every((k) => k.ok),
+    checks,
+    positions,
+    cohortSize: c.cohortSize,
+    unheldPositions,
+  });
+
+  if (c.seed === null) {
+    checks.push({ name: 'seed_revealed', ok: false, detail: 'the seed has not been revealed yet (it is published at the open)' });
+    return done();
+  }
+  checks.push({ name: 'seed_revealed', ok: true, detail: `seed revealed${c.seedRevealedAt ? ` at ${c.seedRevealedAt.toISOString()}` : ''}` });
+  const committed = await verifyCommitment(c.seed, c.seedCommitment);
+  checks.push({
+    name: 'commitment',
+    ok: committed,
+    detail: committed
+      ? 'SHA-256 of the revealed seed equals the commitment published before the open'
+      : `SHA-256 of the revealed seed does not equal the published commitment ${c.seedCommitment}`,
+  });
+  if (c.cohortSize === null) {
+    checks.push({ name: 'cohort_sealed', ok: false, detail: 'the pre-open cohort has not been sealed' });
+    return done();
+  }
+  const n = c.cohortSize;
+  checks.push({ name: 'cohort_sealed', ok: true, detail: `pre-open cohort of ${n} join numbers` });
+
+  const seenIndex = new Set<number>();
+  const seenAccount = new Set<string>();
+  const problems: string[] = [];
+  for (const j of c.joins) {
+    if (!Number.isInteger(j.joinIndex) || j.joinIndex < 0 || j.joinIndex >= n) problems.push(`join index ${j.joinIndex} is outside 0..${n - 1}`);
+    else if (seenIndex.has(j.joinIndex)) problems.push(`join index ${j.joinIndex} appears twice`);
+    if (seenAccount.has(j.account)) problems.push(`account ${j.account} appears twice`);
+    seenIndex.add(j.joinIndex);
+    seenAccount.add(j.account);
+  }
+  checks.push({
+    name: 'join_list',
+    ok: problems.length === 0,
+    detail:
+      problems.length === 0
+        ? `${c.joins.length} accounts, one join number each, all inside the cohort`
+        : `${problems.length} problem(s): ${problems.slice(0, 5).join('; ')}${problems.length > 5 ? '; ...' : ''}`,
+  });
+
+  let slots: Uint32Array;
+  try {
+    slots = n === 0 ? new Uint32Array(0) : await cohortPositions(c.seed, n);
+  } catch (e) {
+    checks.push({ name: 'permutation', ok: false, detail: `cannot compute the permutation: ${(e as Error).message}` });
+    return done();
+  }
+  const used = new Uint8Array(n);
+  let repeated = 0;
+  for (const s of slots) {
+    if (s >= n || used[s]) repeated++;
+    else used[s] = 1;
+  }
+  checks.push({
+    name: 'permutation',
+    ok: repeated === 0,
+    detail: repeated === 0 ? `join numbers 0..${Math.max(0, n - 1)} map to positions 1..${n}, each exactly once` : `${repeated} positions are given twice or fall outside 1..${n}`,
+  });
+
+  const positions = c.joins
+    .filter((j) => Number.isInteger(j.joinIndex) && j.joinIndex >= 0 && j.joinIndex < n)
+    .map((j) => ({ account: j.account, joinIndex: j.joinIndex, position: slots[j.joinIndex]! + 1 }))
+    .sort((a, b) => a.joinIndex - b.joinIndex);
+  const distinct = new Set(positions.map((p) => p.position)).size;
+  const unheld = n - distinct;
+  const allPlaced = positions.length === c.joins.length && distinct === positions.length;
+  checks.push({
+    name: 'positions',
+    ok: allPlaced,
+    detail: allPlaced
+      ? `every account holds a distinct position in 1..${n}` + (unheld > 0 ? `; ${unheld} position(s) belong to join numbers no account holds (a repeated join uses up a number)` : '; every position is held exactly once')
+      : `${c.joins.length - distinct} account(s) share a position or have none`,
+  });
+  return done(positions, unheld);
+}
+
+/**
+ * Recomputes every pre-open position of the event from its public data only (the revealed seed, the
+ * published commitment, the cohort size and the published join list) and checks them; see verifyPublishedCohort.
+ * EVENT_NOT_FOUND for an unknown event.
+ */
+export async function verifyQueueAudit(db: Db | Trx, eventId: string): Promise<QueueAuditResult> {
+  return verifyPublishedCohort(await publishedCohort(db, eventId));
+}
+
+/** The publishable summary of an on-sale, as data. Times are ISO 8601 (UTC). */
+export interface AuditSummaryJson {
+  eventId: string;
+  eventName: string;
+  venueName: string;
+  onsaleAt: string;
+  startsAt: string;
+  generatedAt: string;
+  fairness: {
+    mode: string;
+    description: string;
+    seedCommitment: string;
+    seed: string | null;
+    seedRevealedAt: string | null;
+    cohortSize: number | null;
+    sealedAt: string | null;
+    howToVerify: string;
+  };
+  admissions: {
+    admittedThrough: number;
+    totalPositionsAdvanced: number;
+    totalAdmissionTokensIssued: number;
+    perMinute: { minute: string; positionsAdvanced: number; admissionTokensIssued: number; ratePerMin: number }[];
+  };
+  pauses: { pausedAt: string; pausedBy: string; reason: string; resumedAt: string | null; resumedBy: string | null; pausedSeconds: number | null; reasonUpdates?: { at: string; by: string; reason: string }[] }[];
+  rateOverrides: { at: string; by: string; perMinute: number | null; previousPerMinute: number | null; reason: string | null }[];
+  configurationChanges: { at: string; by: string; action: string; details: Record<string, unknown> }[];
+  soldOutAt: string | null;
+  inventory: { capacity: number; available: number; held: number; sold: number };
+}
+
+const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
+
+/**
+ * A publishable summary of the event's on-sale: the fairness mode in plain words, the seed commitment, its
+ * reveal and the seed, the cohort size, admissions per minute, every pause (who, why, when, for how long), every
+ * rate override, configuration changes, and the sell-out time; as JSON and as Markdown.
+ */
+export async function auditSummary(db: Db | Trx, eventId: string): Promise<{ json: AuditSummaryJson; markdown: string }> {
+  const q = await eventExists(db, eventId);
+  const [minutes, entries, counts] = await Promise.all([
+    repo.findAdmissionMinutes(db, eventId),
+    repo.findAuditEntries(db, eventId, ['queue.paused', 'queue.resumed', 'queue.rate_override'], ['event.']),
+    getInventoryCounts(db, eventId, q.capacity),
+  ]);
+
+  const pauses: AuditSummaryJson['pauses'] = [];
+  const rateOverrides: AuditSummaryJson['rateOverrides'] = [];
+  const configurationChanges: AuditSummaryJson['configurationChanges'] = [];
+  let open: AuditSummaryJson['pauses'][number] | undefined;
+  for (const a of entries) {
+    const d = a.details ?? {};
+    if (a.action === 'queue.paused') {
+      const reason = str(d.reason) ?? '';
+      if (open) (open.reasonUpdates ??= []).push({ at: a.at.toISOString(), by: a.actor, reason });
+      else pauses.push((open = { pausedAt: a.at.toISOString(), pausedBy: a.actor, reason, resumedAt: null, resumedBy: null, pausedSeconds: null }));
+    } else if (a.action === 'queue.resumed') {
+      if (open) {
+        open.resumedAt = a.at.toISOString();
+        open.resumedBy = a.actor;
+        open.pausedSeconds = Math.round((a.at.getTime() - Date.parse(open.pausedAt)) / 1000);
+        open = undefined;
+      }
+    } else if (a.action === 'queue.rate_override') {
+      rateOverrides.push({ at: a.at.toISOString(), by: a.actor, perMinute: num(d.perMinute), previousPerMinute: num(d.previousPerMinute), reason: str(d.reason) });
+    } else {
+      configurationChanges.push({ at: a.at.toISOString(), by: a.actor, action: a.action, details: d });
+    }
+  }
+
+  const mode = q.fairness_mode as FairnessMode;
+  const json: AuditSummaryJson = {
+    eventId,
+    eventName: q.name,
+    venueName: q.venue_name,
+    onsaleAt: q.onsale_at.toISOString(),
+    startsAt: q.starts_at.toISOString(),
+    generatedAt: new Date().toISOString(),
+    fairness: {
+      mode,
+      description: fairnessDescription(mode),
+      seedCommitment: q.seed_commitment,
+      seed: q.seed,
+      seedRevealedAt: iso(q.seed_revealed_at),
+      cohortSize: q.cohort_size,
+      sealedAt: iso(q.sealed_at),
+      howToVerify: `npm run onsale -- audit:verify ${eventId} (or follow the published verification recipe by hand)`,
+    },
+    admissions: {
+      admittedThrough: Number(q.admitted_through),
+      totalPositionsAdvanced: minutes.reduce((a, m) => a + m.watermark_advanced, 0),
+      totalAdmissionTokensIssued: minutes.reduce((a, m) => a + m.admission_tokens_issued, 0),
+      perMinute: minutes.map((m) => ({
+        minute: m.minute.toISOString(),
+        positionsAdvanced: m.watermark_advanced,
+        admissionTokensIssued: m.admission_tokens_issued,
+        ratePerMin: m.rate_per_min,
+      })),
+    },
+    pauses,
+    rateOverrides,
+    configurationChanges,
+    soldOutAt: iso(q.sold_out_at),
+    inventory: { capacity: counts.capacity, available: counts.available, held: counts.held, sold: counts.sold },
+  };
+  return { json, markdown: summaryMarkdown(json) };
+}
+
+/** A table cell: no line breaks, pipes escaped. */
+const cell = (v: unknown): string => (v === null || v === undefined || v === '' ? '-' : String(v).replace(/\s+/g, ' ').replace(/\|/g, '\\|'));
+const table = (head: string[], rows: unknown[][]): string =>
+  [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`)].join('\n');
+
+function summaryMarkdown(s: AuditSummaryJson): string {
+  const f = s.fairness;
+  const out: string[] = [
+    `# On-sale summary: ${s.eventName}`,
+    '',
+    `${s.venueName}. On sale from ${s.onsaleAt}; the event starts ${s.startsAt}. Event id \`${s.eventId}\`. Generated ${s.generatedAt}.`,
+    '',
+    '## How the queue was ordered',
+    '',
+    `Mode: \`${f.mode}\`.`,
+    '',
+    f.description,
+    '',
+    table(
+      ['', ''],
+      [
+        ['Seed commitment (published before the open)', `\`${f.seedCommitment}\``],
+        ['Seed', f.seed ? `\`${f.seed}\`` : 'not revealed yet (published at the open)'],
+        ['Seed revealed at', f.seedRevealedAt],
+        ['Pre-open cohort sealed at', f.sealedAt],
+        ['Pre-open cohort size', f.cohortSize],
+      ],
+    ),
+    '',
+    `To check every position: ${f.howToVerify}.`,
+    '',
+    '## Admissions per minute',
+    '',
+    `Admitted through position ${s.admissions.admittedThrough}: ${s.admissions.totalPositionsAdvanced} positions advanced, ${s.admissions.totalAdmissionTokensIssued} admission tokens issued.`,
+    '',
+  ];
+  out.push(
+    s.admissions.perMinute.length === 0
+      ? 'No admissions yet.'
+      : table(
+          ['Minute (UTC)', 'Positions advanced', 'Admission tokens issued', 'Rate (admits/min)'],
+          s.admissions.perMinute.map((m) => [m.minute, m.positionsAdvanced, m.admissionTokensIssued, Math.round(m.ratePerMin * 10) / 10]),
+        ),
+    '',
+    '## Pauses',
+    '',
+    s.pauses.length === 0
+      ? 'The queue was never paused.'
+      : table(
+          ['Paused at', 'By', 'Reason', 'Resumed at', 'By', 'Paused for (s)'],
+          s.pauses.map((p) => [p.pausedAt, p.pausedBy, [p.reason, ...(p.reasonUpdates ?? []).map((u) => `${u.at} ${u.by}: ${u.reason}`)].join('; then '), p.resumedAt ?? 'still paused', p.resumedBy, p.pausedSeconds]),
+        ),
+    '',
+    '## Admission rate overrides',
+    '',
+    s.rateOverrides.length === 0
+      ? 'The admission rate was never overridden; it followed the plan.'
+      : table(
+          ['At', 'By', 'Rate (admits/min)', 'Previous', 'Reason'],
+          s.rateOverrides.map((o) => [o.at, o.by, o.perMinute ?? 'off (back to the plan)', o.previousPerMinute ?? 'plan', o.reason]),
+        ),
+    '',
+    '## Configuration changes',
+    '',
+    s.configurationChanges.length === 0
+      ? 'None recorded.'
+      : table(['At', 'By', 'Change'], s.configurationChanges.map((c) => [c.at, c.by, c.action])),
+    '',
+    '## Sell-out',
+    '',
+    s.soldOutAt
+      ? `Sold out at ${s.soldOutAt} (no seat available and none held).`
+      : `Not sold out: ${s.inventory.available} available, ${s.inventory.held} held, ${s.inventory.sold} sold of ${s.inventory.capacity}.`,
+    '',
+  );
+  return out.join('\n');
+}
