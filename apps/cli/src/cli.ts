@@ -17,10 +17,25 @@ commands:
                                the admission plan as JSON: buyers/min (inventory pacing vs payment ceiling),
                                admits/min, concurrent shoppers, store req/s, and seats stranded by abandoned
                                holds at the hold TTL (default 6) and at 15 min; needs no database
+  queue:pause <eventId> --reason <text> [--actor <name>]
+                               pause admissions: every fan not yet admitted sees PAUSED, positions are kept;
+                               the reason and the actor go to the audit log; prints the queue controls as JSON
+  queue:resume <eventId> [--actor <name>] [--reason <text>]
+                               resume admissions (audited)
+  queue:rate <eventId> <perMinute|off> [--actor <name>] [--reason <text>]
+                               override the admission rate (0-100000 admits/min; 0 admits no one) or turn the
+                               override off to follow the plan again (audited)
+  audit:verify <eventId>       recompute every pre-open position from the published data (revealed seed,
+                               commitment, cohort size, join list) and print each check; exit 1 if one fails
+  audit:summary <eventId> [--format markdown|json]
+                               the publishable summary of the on-sale: fairness mode in plain words, seed
+                               commitment and reveal, admissions per minute, pauses and overrides with who and
+                               why, sell-out time (default markdown)
   help                         this text
 
 run from the repository root as \`npm run onsale -- <command>\` or \`pnpm onsale <command>\`.
 database: DATABASE_URL, else the embedded server under ./.data/ (the running one of \`npm start\` if any).
+--actor defaults to cli:<your user name>.
 exit status: 0 done, 1 failed, 2 bad command line.`;
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -32,7 +47,13 @@ interface Command {
 
 // The database layer and zod load only when a command needs them, so usage and help answer at once.
 const commandsModule = () => import('./commands.js');
+const operations = () => import('./operations.js');
 const databaseUrl = async () => (await import('./env.js')).loadCliConfig().databaseUrl;
+
+const text = (v: string | boolean | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
+const actorOf = async (values: Record<string, string | boolean | undefined>) => text(values.actor) ?? (await operations()).defaultActor();
+const ACTOR = { actor: { type: 'string' } } as const;
+const REASON = { reason: { type: 'string' } } as const;
 
 const commands: Record<string, Command> = {
   migrate: { options: {}, positionals: [], run: async ({ io }) => (await commandsModule()).migrate(await databaseUrl(), io) },
@@ -54,6 +75,44 @@ const commands: Record<string, Command> = {
     options: Object.fromEntries(Object.keys(PLAN_FLAGS).map((f) => [f, { type: 'string' }])) as Options,
     positionals: [],
     run: async ({ values, io }) => plan(values, io),
+  },
+  'queue:pause': {
+    options: { ...ACTOR, ...REASON },
+    positionals: ['eventId'],
+    run: async ({ values, positionals, io }) => {
+      const reason = text(values.reason);
+      if (reason === undefined) throw new UsageError('queue:pause needs --reason <text>: operators and the audit log need to know why');
+      return (await operations()).queuePause(await databaseUrl(), positionals[0]!, { reason, actor: await actorOf(values) }, io);
+    },
+  },
+  'queue:resume': {
+    options: { ...ACTOR, ...REASON },
+    positionals: ['eventId'],
+    run: async ({ values, positionals, io }) =>
+      (await operations()).queueResume(await databaseUrl(), positionals[0]!, { actor: await actorOf(values), reason: text(values.reason) }, io),
+  },
+  'queue:rate': {
+    options: { ...ACTOR, ...REASON },
+    positionals: ['eventId', 'perMinute|off'],
+    run: async ({ values, positionals, io }) => {
+      const ops = await operations();
+      const perMinute = ops.parseRate(positionals[1]!);
+      return ops.queueRate(await databaseUrl(), positionals[0]!, perMinute, { actor: await actorOf(values), reason: text(values.reason) }, io);
+    },
+  },
+  'audit:verify': {
+    options: {},
+    positionals: ['eventId'],
+    run: async ({ positionals, io }) => (await operations()).auditVerify(await databaseUrl(), positionals[0]!, io),
+  },
+  'audit:summary': {
+    options: { format: { type: 'string' } },
+    positionals: ['eventId'],
+    run: async ({ values, positionals, io }) => {
+      const format = text(values.format) ?? 'markdown';
+      if (format !== 'markdown' && format !== 'json') throw new UsageError(`audit:summary: --format must be markdown or json; got ${JSON.stringify(format)}`);
+      return (await operations()).auditSummaryCommand(await databaseUrl(), positionals[0]!, format, io);
+    },
   },
   help: { options: {}, positionals: [], run: async ({ io }) => io.out(USAGE) },
 };

@@ -1,5 +1,5 @@
 import { DomainError } from '@onsale/shared';
-import { planAdmission, type PlanInput } from '@onsale/shared/admission';
+import type { PlanInput } from '@onsale/shared/admission';
 import type { Io } from './commands.js';
 import { UsageError } from './errors.js';
 
@@ -30,9 +30,10 @@ function number(values: Record<string, string | boolean | undefined>, flag: stri
 
 /**
  * Prints the admission plan as JSON: the source's "Deep dive 1" table for any inputs, with seats stranded by
- * abandoned holds at the hold TTL (default 6 min) and at 15 min. No database.
+ * abandoned holds at the hold TTL (default 6 min) and at 15 min. No database (the admission module, which also
+ * holds the controller, loads only when the flags are good).
  */
-export function plan(values: Record<string, string | boolean | undefined>, io: Io): void {
+export async function plan(values: Record<string, string | boolean | undefined>, io: Io): Promise<void> {
   const missing = REQUIRED.filter((f) => values[f] === undefined);
   if (missing.length > 0) throw new UsageError(`plan needs ${missing.map((f) => `--${f} <n>`).join(' ')}`);
   const holdTtl = number(values, 'hold-ttl-min') ?? DEFAULT_HOLD_TTL_MIN;
@@ -47,6 +48,7 @@ export function plan(values: Record<string, string | boolean | undefined>, io: I
   };
   const attempts = number(values, 'payment-attempts');
   if (attempts !== undefined) input.paymentAttemptsPerBuyer = attempts;
+  const { planAdmission } = await import('@onsale/shared/admission');
   try {
     io.out(JSON.stringify(planAdmission(input), null, 2));
   } catch (e) {

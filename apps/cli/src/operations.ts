@@ -1,0 +1,67 @@
+import { userInfo } from 'node:os';
+import { DomainError } from '@onsale/shared';
+import { auditSummary, pauseQueue, resumeQueue, setRateOverride, verifyQueueAudit, type QueueControlState } from '@onsale/shared/admission';
+import { withDatabase, type Io } from './commands.js';
+import { CliError, UsageError } from './errors.js';
+
+// War-room commands: pause, resume and the rate override (the same domain functions the console calls), and
+// the public fairness audit.
+
+/** Who the audit log names when --actor is not given: `cli:<os user>`. */
+export function defaultActor(): string {
+  try {
+    return `cli:${userInfo().username}`;
+  } catch {
+    return 'cli:unknown';
+  }
+}
+
+const json = (v: unknown) => JSON.stringify(v, null, 2);
+const show = (s: QueueControlState) => json(s);
+
+export async function queuePause(databaseUrl: string | undefined, eventId: string, opts: { reason: string; actor: string }, io: Io): Promise<void> {
+  io.out(show(await withDatabase(databaseUrl, (db) => pauseQueue(db, eventId, opts))));
+}
+
+export async function queueResume(databaseUrl: string | undefined, eventId: string, opts: { actor: string; reason?: string }, io: Io): Promise<void> {
+  io.out(show(await withDatabase(databaseUrl, (db) => resumeQueue(db, eventId, opts))));
+}
+
+/** `<perMinute|off>` as the domain wants it: a whole number, or null for off. Anything else is a bad command line. */
+export function parseRate(raw: string): number | null {
+  if (raw.toLowerCase() === 'off') return null;
+  if (!/^\d+$/.test(raw)) throw new UsageError(`queue:rate: <perMinute> must be a whole number of admits per minute or "off"; got ${JSON.stringify(raw)}`);
+  return Number(raw);
+}
+
+export async function queueRate(databaseUrl: string | undefined, eventId: string, perMinute: number | null, opts: { actor: string; reason?: string }, io: Io): Promise<void> {
+  try {
+    io.out(show(await withDatabase(databaseUrl, (db) => setRateOverride(db, eventId, perMinute, opts))));
+  } catch (e) {
+    // A rate the domain refuses is a bad command line: name the argument.
+    if (e instanceof DomainError && e.code === 'INVALID_RATE_OVERRIDE') throw new UsageError(`queue:rate: <perMinute>: ${e.message}`);
+    throw e;
+  }
+}
+
+/**
+ * Recomputes every pre-open position from the published data (revealed seed, commitment, cohort size, join
+ * list) and prints each check; a failed check is `error AUDIT_FAILED` and exit status 1.
+ */
+export async function auditVerify(databaseUrl: string | undefined, eventId: string, io: Io): Promise<void> {
+  const result = await withDatabase(databaseUrl, (db) => verifyQueueAudit(db, eventId));
+  io.out(`fairness audit of event ${eventId}: pre-open cohort of ${result.cohortSize ?? 'unknown size'}, ${result.positions.length} accounts`);
+  const width = Math.max(...result.checks.map((c) => c.name.length));
+  for (const c of result.checks) io.out(`  ${c.ok ? 'ok  ' : 'FAIL'}  ${c.name.padEnd(width)}  ${c.detail}`);
+  const failed = result.checks.filter((c) => !c.ok);
+  if (failed.length > 0) throw new CliError('AUDIT_FAILED', `${failed.length} of ${result.checks.length} checks failed: ${failed.map((c) => c.name).join(', ')}`);
+  io.out(`verified: all ${result.checks.length} checks passed; every pre-open position was re-derived from the published data`);
+}
+
+export const SUMMARY_FORMATS = ['markdown', 'json'] as const;
+export type SummaryFormat = (typeof SUMMARY_FORMATS)[number];
+
+export async function auditSummaryCommand(databaseUrl: string | undefined, eventId: string, format: SummaryFormat, io: Io): Promise<void> {
+  const summary = await withDatabase(databaseUrl, (db) => auditSummary(db, eventId));
+  io.out(format === 'json' ? json(summary.json) : summary.markdown);
+}
