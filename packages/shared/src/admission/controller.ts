@@ -83,6 +83,17 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
     const actor = actorOf(ctx.controllerId);
 
     const open = now.getTime() >= e.onsale_at.getTime();
+    const counts = await getInventoryCounts(trx, e.event_id, e.capacity);
+    const inventoryState = inventoryStateOf(counts);
+    const soldOut = inventoryState === 'SOLD_OUT' && q.sold_out_at === null;
+    if (soldOut)
+      await insertAudit(trx, { actor, action: 'queue.sold_out', eventId: e.event_id, details: { soldOutAt: now.toISOString(), capacity: counts.capacity, sold: counts.sold } });
+
+    const signals = await repo.liveSignals(trx, e.event_id);
+    const rate = admissionRate(e, counts, signals, q.rate_override_per_min, ctx.budgetBuyersPerMinute);
+    const claimRatio = claimRatioOf(signals.tokens_5m, signals.advanced_5m);
+
+    // Sealing holds joins back (see sealCohort), so it comes last, just before the commit.
     let sealedCohortSize: number | undefined;
     if (open && q.sealed_at === null) {
       sealedCohortSize = await repo.sealCohort(trx, e.event_id, now);
@@ -93,16 +104,6 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
         details: { seed: q.seed_hex, seedCommitment: q.seed_commitment, cohortSize: sealedCohortSize, sealedAt: now.toISOString(), fairnessMode: e.fairness_mode },
       });
     }
-
-    const counts = await getInventoryCounts(trx, e.event_id, e.capacity);
-    const inventoryState = inventoryStateOf(counts);
-    const soldOut = inventoryState === 'SOLD_OUT' && q.sold_out_at === null;
-    if (soldOut)
-      await insertAudit(trx, { actor, action: 'queue.sold_out', eventId: e.event_id, details: { soldOutAt: now.toISOString(), capacity: counts.capacity, sold: counts.sold } });
-
-    const signals = await repo.liveSignals(trx, e.event_id);
-    const rate = admissionRate(e, counts, signals, q.rate_override_per_min, ctx.budgetBuyersPerMinute);
-    const claimRatio = claimRatioOf(signals.tokens_5m, signals.advanced_5m);
 
     const phase = !open ? 'BEFORE_OPEN' : q.paused ? 'PAUSED' : inventoryState === 'SOLD_OUT' ? 'SOLD_OUT' : 'ADMITTING';
     let advanced = 0;
