@@ -52,7 +52,7 @@ export function ensureConsoleBuilt(log: (line: string) => void): void {
 }
 
 /**
- * The demo event: examples/club.json with its on-sale opened a minute ago, so holds work at once.
+ * The demo event: examples/club.json with its on-sale opened a minute ago, so the waiting room admits at once.
  * Created once; found again by name on later starts.
  */
 export async function ensureDemoEvent(db: Db, now = new Date()): Promise<{ eventId: string; created: boolean; name: string }> {
@@ -67,16 +67,20 @@ export async function ensureDemoEvent(db: Db, now = new Date()): Promise<{ event
   return { eventId: r.eventId, created: true, name };
 }
 
-/** A ready-to-paste fan session against the demo event. */
+/** A ready-to-paste fan session against the demo event: sign in, join the waiting room, get admitted, hold, pay. */
 export function demoCurl(storeApi: string, eventId: string): string {
+  const json = (field: string) => `node -pe 'JSON.parse(require("fs").readFileSync(0)).${field} ?? ""'`;
   return [
     `S=${storeApi}`,
     `EVENT=${eventId}`,
-    `TOKEN=$(curl -s -X POST $S/auth/dev-login -H 'content-type: application/json' -d '{"accountId":"fan-1"}' | node -pe 'JSON.parse(require("fs").readFileSync(0)).token')`,
-    `curl -s $S/events/$EVENT`,
-    `curl -s $S/events/$EVENT/seatmap`,
-    `HOLD=$(curl -s -X POST $S/events/$EVENT/holds -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -d '{"section":"MAIN","quantity":2}' | tee /dev/stderr | node -pe 'JSON.parse(require("fs").readFileSync(0)).holdId')`,
-    `curl -s -X POST $S/holds/$HOLD/checkout -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -H "idempotency-key: $(node -pe 'crypto.randomUUID()')" -d '{"payment":{"instrument":{"type":"card","number":"4242424242424242"}}}'`,
+    `DEVICE=demo-device-0001`,
+    `TOKEN=$(curl -s -X POST $S/auth/dev-login -H 'content-type: application/json' -d '{"accountId":"fan-1"}' | ${json('token')})`,
+    `curl -s $S/events/$EVENT/fairness | ${json('description')}`,
+    `Q=$(curl -s -X POST $S/events/$EVENT/queue -H "authorization: Bearer $TOKEN" -H "x-device-id: $DEVICE" | tee /dev/stderr | ${json('queueToken')})`,
+    `# poll (the controller admits at the event's planned rate; the first fans within seconds)`,
+    `until ADM=$(curl -s $S/events/$EVENT/queue/status -H "authorization: Bearer $TOKEN" -H "x-device-id: $DEVICE" -H "x-queue-token: $Q" | tee /dev/stderr | ${json('admissionToken')}) && [ -n "$ADM" ]; do sleep 3; done`,
+    `HOLD=$(curl -s -X POST $S/events/$EVENT/holds -H "authorization: Bearer $TOKEN" -H "x-device-id: $DEVICE" -H "x-admission-token: $ADM" -H 'content-type: application/json' -d '{"section":"MAIN","quantity":2}' | tee /dev/stderr | ${json('holdId')})`,
+    `curl -s -X POST $S/holds/$HOLD/checkout -H "authorization: Bearer $TOKEN" -H "x-device-id: $DEVICE" -H "x-admission-token: $ADM" -H 'content-type: application/json' -H "idempotency-key: $(node -pe 'crypto.randomUUID()')" -d '{"payment":{"instrument":{"type":"card","number":"4242424242424242"}}}'`,
   ].join('\n');
 }
 

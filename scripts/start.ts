@@ -101,7 +101,7 @@ try {
   log(`store API   ${storeUrl}        (fans; dev sign-in ${storeConfig.devAuth ? 'on' : 'off'})`);
   log(`API docs    ${storeUrl}/docs`);
   log(`console     ${bffUrl}/         (operators and promoters)`);
-  log('worker      running (inventory reconciliation every minute, expired-hold sweeper)');
+  log('worker      running (admission controller every second, inventory reconciliation every minute, expired-hold sweeper)');
 
   if (flags.demo) {
     const demo = await ensureDemoEvent(storeDb);

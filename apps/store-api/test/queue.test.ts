@@ -108,7 +108,7 @@ describe('public fairness facts', () => {
   it('publish the mode, its description and the seed commitment before the open, never the seed', async () => {
     const { eventId: later } = await makeEvent(h.t, {
       onsaleAt: new Date(Date.now() + 86400_000).toISOString(),
-      queueCopy: { PAUSED: 'Hang tight: the line is paused, you keep your place.' },
+      queueCopy: { WAITING: 'You are in the pre-sale group: your place is drawn at the open.' },
     });
     const f = await h.app.inject({ url: `/events/${later}/fairness` });
     expect(f.statusCode).toBe(200);
@@ -119,7 +119,8 @@ describe('public fairness facts', () => {
 
     // A pre-open join is in the cohort: no position until the open is sealed.
     const j = await join(alice, later);
-    expect(j.json()).toMatchObject({ cohort: 'PREOPEN', position: null, state: 'PAUSED', message: 'Hang tight: the line is paused, you keep your place.' });
+    // Before the open: WAITING even with no controller heartbeat (nobody is admitted before the open anyway).
+    expect(j.json()).toMatchObject({ cohort: 'PREOPEN', position: null, state: 'WAITING', message: 'You are in the pre-sale group: your place is drawn at the open.' });
     const w = await h.app.inject({ url: `/events/${later}/watermark` });
     expect(w.json()).toMatchObject({ admittedThrough: 0, state: 'NOT_OPEN' });
   });

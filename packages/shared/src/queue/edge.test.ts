@@ -251,7 +251,9 @@ describe('computeStatus', () => {
           expect(s.admit).toBe(shouldAdmit);
           expect(s.state === 'ADMITTED').toBe(shouldAdmit);
           if (state === 'SOLD_OUT') expect(s.state).toBe('SOLD_OUT');
-          else if (!fresh || state === 'PAUSED') expect(s.state).toBe('PAUSED');
+          else if (state === 'PAUSED') expect(s.state).toBe('PAUSED');
+          else if (state === 'NOT_OPEN') expect(s.state).toBe('WAITING'); // before the open nobody is admitted anyway
+          else if (!fresh) expect(s.state).toBe('PAUSED');
           expect(s.retryAfterSeconds === 5 || (s.retryAfterSeconds >= 15 && s.retryAfterSeconds <= 30)).toBe(true);
           if (s.estWaitSeconds !== null) expect(s.estWaitSeconds).toBeGreaterThanOrEqual(0);
         },

@@ -289,10 +289,10 @@ export const POLL_SECONDS = { min: 15, max: 30, nearFront: 5, paused: 30 } as co
 
 /**
  * The status-poll rule, failing closed. In order: SOLD_OUT when the event is sold out (never admits, so it is
- * safe to show even when the heartbeat is stale, and it must reach every poller); PAUSED when an operator paused
- * or the controller heartbeat is older than heartbeatStaleMs: nobody is admitted; otherwise ADMITTED when
- * position <= admittedThrough; else WAITING (or LAST_CHANCE while held seats may still return). Before the open
- * (NOT_OPEN) everyone is WAITING. Polls come back every 15-30 s with jitter, after 5 s within one minute of
+ * safe to show even when the heartbeat is stale, and it must reach every poller); PAUSED when an operator paused;
+ * before the open (NOT_OPEN) everyone is WAITING (nobody is admitted then anyway); PAUSED when the controller
+ * heartbeat is older than heartbeatStaleMs: nobody is admitted; otherwise ADMITTED when position <=
+ * admittedThrough; else WAITING (or LAST_CHANCE while held seats may still return). Polls come back every 15-30 s with jitter, after 5 s within one minute of
  * admissions, after 30 s while paused. Throws TOKEN_WRONG_EVENT when the token and watermark disagree.
  * `now` is milliseconds since the epoch.
  */
@@ -306,9 +306,10 @@ export async function computeStatus(claims: QueueTokenClaims, w: WatermarkState,
   const base = { position, admittedThrough, admit: false };
 
   if (w.state === 'SOLD_OUT') return { ...base, state: 'SOLD_OUT', estWaitSeconds: null, retryAfterSeconds: POLL_SECONDS.paused };
-  if (w.state === 'PAUSED' || now - w.heartbeatAt > staleMs)
-    return { ...base, state: 'PAUSED', estWaitSeconds: null, retryAfterSeconds: POLL_SECONDS.paused };
+  if (w.state === 'PAUSED') return { ...base, state: 'PAUSED', estWaitSeconds: null, retryAfterSeconds: POLL_SECONDS.paused };
+  // Before the open nobody is admitted whatever the controller does, so a missing heartbeat changes nothing there.
   if (w.state === 'NOT_OPEN') return { ...base, state: 'WAITING', estWaitSeconds: null, retryAfterSeconds: waitingRetry };
+  if (now - w.heartbeatAt > staleMs) return { ...base, state: 'PAUSED', estWaitSeconds: null, retryAfterSeconds: POLL_SECONDS.paused };
 
   if (position !== null && position <= admittedThrough)
     return { ...base, state: 'ADMITTED', estWaitSeconds: 0, retryAfterSeconds: POLL_SECONDS.nearFront, admit: true };

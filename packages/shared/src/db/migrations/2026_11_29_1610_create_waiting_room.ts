@@ -52,6 +52,13 @@ export async function up(db: Kysely<any>): Promise<void> {
     INSERT INTO queue_state (event_id, seed_hex, seed_commitment)
     SELECT id, encode(s.seed, 'hex'), encode(sha256(s.seed), 'hex')
     FROM events, LATERAL (SELECT gen_random_bytes(32) AS seed) s`.execute(db);
+  // ...and their join sequences (one per event; new events get theirs at creation).
+  await sql`
+    DO $$ DECLARE r record; BEGIN
+      FOR r IN SELECT id FROM events LOOP
+        EXECUTE format('CREATE SEQUENCE IF NOT EXISTS %I MINVALUE 0 START 0', 'queue_join_' || replace(r.id::text, '-', ''));
+      END LOOP;
+    END $$`.execute(db);
 
   // Admissions per minute, for the controller's feedback and the public audit.
   await db.schema
