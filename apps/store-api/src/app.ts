@@ -67,10 +67,11 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
 
   // Queue gauges at scrape time: the watermark from memory, last minute's admissions and holds from the database.
-  let watermarksForMetrics: WatermarkStore | undefined;
+  // Each instance keeps every event's watermark in memory (refreshed every 500 ms): polls never read the database.
+  const watermarks = new WatermarkStore(deps.db);
   const beforeScrape = async () => {
     metrics.admissionWatermark.reset();
-    for (const info of watermarksForMetrics?.all() ?? []) metrics.admissionWatermark.set({ event: info.watermark.eventId }, info.watermark.admittedThrough);
+    for (const info of watermarks.all()) metrics.admissionWatermark.set({ event: info.watermark.eventId }, info.watermark.admittedThrough);
     metrics.admittedPerMin.reset();
     metrics.holdsPerAdmitted.reset();
     for (const r of await lastMinuteAdmissions(deps.db)) {
@@ -87,15 +88,12 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   if (deps.config.devAuth) await app.register(devAuthRoutes, { db: deps.db });
   const events = new EventCache(deps.db);
   const seatmap = new SeatmapCache(deps.db);
-  const holds = new HoldService({ db: deps.db, events, seatmap, metrics });
+  const holds = new HoldService({ db: deps.db, events, seatmap, metrics, onOutcome: (eventId, created) => watermarks.countHold(eventId, created) });
   const checkout = new CheckoutService({ db: deps.db, payments, metrics });
   await app.register(eventRoutes, { db: deps.db, events, seatmap });
   await app.register(holdRoutes, { db: deps.db, holds, checkout });
 
-  // Each instance keeps every event's watermark in memory (refreshed every 500 ms): polls never read the database.
-  const watermarks = new WatermarkStore(deps.db);
   await watermarks.start();
-  watermarksForMetrics = watermarks;
   app.addHook('onClose', () => watermarks.stop());
   const queue = new QueueService({ db: deps.db, events, watermarks, tokenKey, verifier: tokens, metrics });
   await app.register(queueRoutes, { queue });

@@ -79,5 +79,8 @@ describe('the admission gate', () => {
     await new Promise((r) => setTimeout(r, 800));
     const claimed = await sql<{ claimed_at: Date | null }>`SELECT claimed_at FROM queue_entries WHERE event_id = ${eventId} AND account_id = 'gate-fan'`.execute(h.t.db);
     expect(claimed.rows[0]!.claimed_at).not.toBeNull();
+    // Hold outcomes are flushed the same way, for the controller's hold-failure slow-down.
+    const outcomes = await sql<{ created: number }>`SELECT coalesce(sum(holds_created), 0)::int AS created FROM admission_minutes WHERE event_id = ${eventId}`.execute(h.t.db);
+    expect(outcomes.rows[0]!.created).toBeGreaterThanOrEqual(1);
   });
 });

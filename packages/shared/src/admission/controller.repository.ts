@@ -96,6 +96,9 @@ export interface LiveSignalsRow {
   /** Checkout attempts for the event's holds created in the last 2 minutes, and how many of them FAILED. */
   checkout_total: number;
   checkout_failed: number;
+  /** Holds made and refused for want of seats over the last 2 minutes (reported by the store-API instances). */
+  holds_created_2m: number;
+  holds_refused_2m: number;
   /** Admission tokens issued in the last 10 minutes (the current minute and the 9 before it). */
   tokens_10m: number;
   /** Orders created in the last 10 minutes. */
@@ -111,12 +114,14 @@ export interface LiveSignalsRow {
 
 export async function liveSignals(db: Db | Trx, eventId: string): Promise<LiveSignalsRow> {
   const { rows } = await sql<LiveSignalsRow>`
-    SELECT c.checkout_total, c.checkout_failed, m.tokens_10m, m.tokens_5m, m.advanced_5m, o.orders_10m,
+    SELECT c.checkout_total, c.checkout_failed, m.holds_created_2m, m.holds_refused_2m, m.tokens_10m, m.tokens_5m, m.advanced_5m, o.orders_10m,
            r.released_seats_1m, j.max_join_index
     FROM (SELECT count(*)::int AS checkout_total, count(*) FILTER (WHERE a.status = 'FAILED')::int AS checkout_failed
           FROM checkout_attempts a JOIN holds h ON h.id = a.hold_id
           WHERE h.event_id = ${eventId} AND a.created_at > now() - interval '2 minutes') c,
-         (SELECT coalesce(sum(admission_tokens_issued), 0)::int AS tokens_10m,
+         (SELECT coalesce(sum(holds_created) FILTER (WHERE minute >= date_trunc('minute', now()) - interval '1 minute'), 0)::int AS holds_created_2m,
+                 coalesce(sum(holds_refused) FILTER (WHERE minute >= date_trunc('minute', now()) - interval '1 minute'), 0)::int AS holds_refused_2m,
+                 coalesce(sum(admission_tokens_issued), 0)::int AS tokens_10m,
                  coalesce(sum(admission_tokens_issued) FILTER (WHERE minute < date_trunc('minute', now())
                                                               AND minute >= date_trunc('minute', now()) - interval '5 minutes'), 0)::int AS tokens_5m,
                  coalesce(sum(watermark_advanced) FILTER (WHERE minute < date_trunc('minute', now())

@@ -180,9 +180,8 @@ function admissionRate(
   return nextAdmissionRate({
     plan,
     checkoutErrorRate: s.checkout_total > 0 ? s.checkout_failed / s.checkout_total : 0,
-    // Hold failures are counted in memory by each store-API instance (hold_failures_total) and not yet exported
-    // to the database; until they are, the controller cannot see them and this slow-down never engages.
-    holdFailureRate: 0,
+    // Reported by every store-API instance (counted in memory, flushed each half second into admission_minutes).
+    holdFailureRate: s.holds_created_2m + s.holds_refused_2m > 0 ? s.holds_refused_2m / (s.holds_created_2m + s.holds_refused_2m) : 0,
     remainingSeats: counts.available,
     heldSeats: counts.held,
     admittedNotYetBought: Math.max(0, s.tokens_10m - s.orders_10m),

@@ -38,6 +38,8 @@ export interface HoldServiceDeps {
   seatmap: SeatmapCache;
   availability?: SectionAvailabilityCache;
   metrics?: Metrics;
+  /** Told of every hold made (true) or refused for want of seats (false): the admission controller's signal. */
+  onOutcome?: (eventId: string, created: boolean) => void;
   /** Conditional-write attempts before answering SECTION_NEARLY_FULL. */
   maxAttempts?: number;
   random?: () => number;
@@ -95,9 +97,13 @@ export class HoldService {
       try {
         hold = await this.createIn(cached, accountId, req);
       } catch (e) {
-        if (e instanceof SectionFull) throw await this.sectionRefusal(cached, e.section, e.quantity, e.view);
+        if (e instanceof SectionFull) {
+          this.deps.onOutcome?.(eventId, false);
+          throw await this.sectionRefusal(cached, e.section, e.quantity, e.view);
+        }
         throw e;
       }
+      this.deps.onOutcome?.(eventId, true);
       this.deps.metrics?.holdsCreated.inc({ event: eventId });
       this.deps.metrics?.holdLatency.observe((performance.now() - started) / 1000);
       return hold;

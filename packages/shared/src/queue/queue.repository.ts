@@ -72,3 +72,15 @@ export async function lastMinuteAdmissions(db: Db): Promise<{ event_id: string; 
     WHERE now() BETWEEN e.onsale_at - interval '2 hours' AND e.starts_at`.execute(db);
   return rows;
 }
+
+/** Adds hold outcomes (counted in memory by a store-API instance) to the current minute, per event. */
+export async function recordHoldOutcomes(db: Db, outcomes: Map<string, { created: number; refused: number }>): Promise<void> {
+  if (outcomes.size === 0) return;
+  const ids = [...outcomes.keys()];
+  await sql`
+    INSERT INTO admission_minutes (event_id, minute, holds_created, holds_refused)
+    SELECT e, date_trunc('minute', now()), c, r
+    FROM unnest(${ids}::uuid[], ${ids.map((k) => outcomes.get(k)!.created)}::int[], ${ids.map((k) => outcomes.get(k)!.refused)}::int[]) AS t(e, c, r)
+    ON CONFLICT (event_id, minute) DO UPDATE SET holds_created = admission_minutes.holds_created + excluded.holds_created,
+                                                 holds_refused = admission_minutes.holds_refused + excluded.holds_refused`.execute(db);
+}

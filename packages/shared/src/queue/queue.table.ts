@@ -37,4 +37,6 @@ export interface AdmissionMinutesTable {
   watermark_advanced: Generated<number>;
   admission_tokens_issued: Generated<number>;
   rate_per_min: Generated<number>;
+  holds_created: Generated<number>;
+  holds_refused: Generated<number>;
 }

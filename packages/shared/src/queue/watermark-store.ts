@@ -1,7 +1,7 @@
 import type { Db } from '../db/connect.js';
 import type { WatermarkState } from './edge.js';
 import { queueCopy, type QueueCopy } from './copy.js';
-import { loadWatermarks, recordClaims, type WatermarkRow } from './queue.repository.js';
+import { loadWatermarks, recordClaims, recordHoldOutcomes, type WatermarkRow } from './queue.repository.js';
 
 export interface PublicQueueInfo {
   watermark: WatermarkState;
@@ -22,6 +22,7 @@ export interface PublicQueueInfo {
 export class WatermarkStore {
   private readonly byEvent = new Map<string, PublicQueueInfo>();
   private claims: { eventId: string; accountId: string }[] = [];
+  private holdOutcomes = new Map<string, { created: number; refused: number }>();
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   loadedAt = 0;
@@ -57,6 +58,9 @@ export class WatermarkStore {
     await recordClaims(this.db, claims).catch(() => {
       this.claims.push(...claims); // keep them for the next beat
     });
+    const outcomes = this.holdOutcomes;
+    this.holdOutcomes = new Map();
+    await recordHoldOutcomes(this.db, outcomes).catch(() => {});
   }
 
   async start(): Promise<void> {
@@ -74,6 +78,7 @@ export class WatermarkStore {
     if (this.timer) clearInterval(this.timer);
     await this.running;
     await recordClaims(this.db, this.claims).catch(() => {});
+    await recordHoldOutcomes(this.db, this.holdOutcomes).catch(() => {});
   }
 
   /**
@@ -98,6 +103,14 @@ export class WatermarkStore {
   /** Every event's info as of the last refresh (for metrics). */
   all(): PublicQueueInfo[] {
     return [...this.byEvent.values()];
+  }
+
+  /** A hold made (true) or refused for want of seats (false), flushed with the claims on the next beat. */
+  countHold(eventId: string, created: boolean): void {
+    let o = this.holdOutcomes.get(eventId);
+    if (!o) this.holdOutcomes.set(eventId, (o = { created: 0, refused: 0 }));
+    if (created) o.created++;
+    else o.refused++;
   }
 
   countClaim(eventId: string, accountId: string): void {

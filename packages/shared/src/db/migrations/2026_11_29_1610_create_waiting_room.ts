@@ -68,6 +68,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('watermark_advanced', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('admission_tokens_issued', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('rate_per_min', 'double precision', (c) => c.notNull().defaultTo(0))
+    // Hold outcomes reported by the store-API instances (flushed with the claims), for the controller's slow-down.
+    .addColumn('holds_created', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('holds_refused', 'integer', (c) => c.notNull().defaultTo(0))
     .addPrimaryKeyConstraint('admission_minutes_pk', ['event_id', 'minute'])
     .execute();
 }
