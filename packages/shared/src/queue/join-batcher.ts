@@ -30,7 +30,7 @@ export class JoinBatcher {
     return new Promise((resolve, reject) => {
       this.pending.push({ eventId, accountId, deviceHash, randomizedPreopen, resolve, reject });
       if (this.pending.length >= (this.opts.maxBatch ?? 200)) this.flush();
-      else this.timer ??= setTimeout(() => this.flush(), this.opts.maxWaitMs ?? 3);
+      else this.timer ??= setTimeout(() => this.flush(), this.opts.maxWaitMs ?? 5);
     });
   }
 
@@ -38,7 +38,7 @@ export class JoinBatcher {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     if (this.pending.length === 0) return;
-    if (this.inFlight >= (this.opts.maxConcurrentBatches ?? 4)) {
+    if (this.inFlight >= (this.opts.maxConcurrentBatches ?? 2)) {
       this.timer = setTimeout(() => this.flush(), 1);
       return;
     }
