@@ -8,6 +8,7 @@ import { SectionAvailabilityCache } from './availability-cache.js';
 import { longestRun, pickCandidates, rankBlocks, type Block, type SeatCell } from './best-available.js';
 import * as repo from './holds.repository.js';
 import type { AvailableSeat } from './holds.repository.js';
+import { HoldBatcher } from './hold-batcher.js';
 import type { HoldRequest } from './holds.schema.js';
 import type { HoldStatus } from './inventory.table.js';
 import type { SeatmapCache } from './seatmap.js';
@@ -72,12 +73,14 @@ type Attempt = (seatIds: number[]) => Promise<{ used: number; taken: number[]; e
  */
 export class HoldService {
   private readonly availability: SectionAvailabilityCache;
+  private readonly batcher: HoldBatcher;
   private readonly maxAttempts: number;
   private readonly random: () => number;
   private readonly now: () => number;
 
   constructor(private readonly deps: HoldServiceDeps) {
     this.availability = deps.availability ?? new SectionAvailabilityCache();
+    this.batcher = new HoldBatcher(deps.db);
     this.maxAttempts = deps.maxAttempts ?? 8;
     this.random = deps.random ?? Math.random;
     this.now = deps.now ?? Date.now;
@@ -141,8 +144,11 @@ export class HoldService {
     const { event } = cached;
     const quantity = 'seatIds' in req ? req.seatIds.length : req.quantity;
     const holdId = randomUUID();
+    // Best-available attempts go through the batcher (their blocks are claimed in memory, so a batch's seats are
+    // disjoint); exact-seat picks run alone.
+    const run = 'seatIds' in req ? (a: repo.HoldAttempt) => repo.attemptHold(db, a) : (a: repo.HoldAttempt) => this.batcher.attempt(a);
     const attempt = async (seatIds: number[]) => {
-      const r = await repo.attemptHold(db, {
+      const r = await run({
         eventId: event.id,
         holdId,
         accountId,

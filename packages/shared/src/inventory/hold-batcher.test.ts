@@ -1,0 +1,51 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { sql } from 'kysely';
+import { createTestDatabase, type TestDatabase } from '../testing/index.js';
+import { createEvent, parseEventFile } from '../events/index.js';
+import { runBatch } from './hold-batcher.js';
+
+let t: TestDatabase;
+let eventId: string;
+let ids: number[];
+
+beforeAll(async () => {
+  t = await createTestDatabase(inject('templateDatabaseUrl'));
+  const spec = parseEventFile({
+    name: 'Batch',
+    venueName: 'Hall',
+    startsAt: new Date(Date.now() + 86400_000).toISOString(),
+    onsaleAt: new Date(Date.now() - 3600_000).toISOString(),
+    priceLevels: [{ code: 'P', name: 'All', priceCents: 1000 }],
+    sections: [{ code: 'S', priceLevel: 'P', qualityRank: 1, rowCount: 2, seatsPerRow: 10 }],
+  });
+  ({ eventId } = await t.db.transaction().execute((trx) => createEvent(trx, spec)));
+  ids = (await sql<{ id: number }>`SELECT id FROM seats WHERE event_id = ${eventId} ORDER BY id`.execute(t.db)).rows.map((r) => Number(r.id));
+});
+afterAll(() => t.drop());
+
+const attempt = (accountId: string, seatIds: number[], limit = 4) => ({ eventId, holdId: randomUUID(), accountId, sectionCode: 'S', seatIds, ttlSeconds: 360, limit });
+
+describe('a batch of hold attempts in one statement', () => {
+  it('takes each attempt whole or not at all, and applies each account limit', async () => {
+    // Seat ids[0] is already held by someone else: the attempt that wants it gets nothing, not a partial hold.
+    await sql`UPDATE seats SET status = 'HELD', hold_id = gen_random_uuid(), expires_at = now() + interval '5 minutes' WHERE id = ${ids[0]}`.execute(t.db);
+    // acct-full already has 3 seats: 3 + 2 > 4.
+    const [prior] = await runBatch(t.db, [attempt('acct-full', [ids[10]!, ids[11]!, ids[12]!])]);
+    expect(prior!.expiresAt).not.toBeNull();
+
+    const batch = [attempt('a1', [ids[0]!, ids[1]!]), attempt('a2', [ids[2]!, ids[3]!]), attempt('acct-full', [ids[4]!, ids[5]!]), attempt('a3', [ids[6]!])];
+    const results = await runBatch(t.db, batch);
+    expect(results[0]).toMatchObject({ taken: [], expiresAt: null }); // lost a seat: nothing taken
+    expect(results[1]!.taken.sort()).toEqual([ids[2], ids[3]].sort());
+    expect(results[1]!.expiresAt).not.toBeNull();
+    expect(results[2]).toMatchObject({ used: 3, taken: [], expiresAt: null }); // over the limit
+    expect(results[3]!.taken).toEqual([ids[6]]);
+
+    const held = await sql<{ id: number; hold_id: string }>`SELECT id, hold_id FROM seats WHERE event_id = ${eventId} AND status = 'HELD' ORDER BY id`.execute(t.db);
+    expect(held.rows.map((r) => Number(r.id))).toEqual([ids[0], ids[2], ids[3], ids[6], ids[10], ids[11], ids[12]]);
+    const priorHold = (await sql<{ id: string }>`SELECT hold_id AS id FROM seats WHERE id = ${ids[10]}`.execute(t.db)).rows[0]!.id;
+    const holds = await sql<{ id: string }>`SELECT id FROM holds WHERE event_id = ${eventId}`.execute(t.db);
+    expect(holds.rows.map((r) => r.id).sort()).toEqual([priorHold, batch[1]!.holdId, batch[3]!.holdId].sort());
+  });
+});

@@ -1,0 +1,142 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/connect.js';
+import { attemptHold, type HoldAttempt } from './holds.repository.js';
+
+export interface AttemptResult {
+  used: number;
+  taken: number[];
+  expiresAt: Date | null;
+}
+
+interface Pending {
+  attempt: HoldAttempt;
+  resolve: (r: AttemptResult) => void;
+  reject: (e: unknown) => void;
+}
+
+/**
+ * Hold attempts under load: attempts arriving within a few milliseconds share one statement and one commit
+ * (each still all-or-nothing, under its own account's lock), so the cost of a round trip and a commit is paid
+ * once per batch instead of once per fan. Two rules keep a batch exact:
+ *  - one attempt per (event, account) in flight at a time: a second waits for the next batch, so its count
+ *    sees the first (a statement cannot see its own writes);
+ *  - the seats of the attempts in a batch are disjoint: the hold service claims a block in memory before it
+ *    attempts it, and this batcher refuses to mix attempts that share a seat.
+ * Account locks are taken in account order, so two batches never wait on each other in a cycle; a batch that
+ * fails as a whole (a deadlock with another process, say) is retried one attempt at a time.
+ */
+export class HoldBatcher {
+  private queue: Pending[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private inFlight = 0;
+  private readonly busyAccounts = new Set<string>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly opts: { maxBatch?: number; maxWaitMs?: number; maxConcurrentBatches?: number } = {},
+  ) {}
+
+  attempt(a: HoldAttempt): Promise<AttemptResult> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ attempt: a, resolve, reject });
+      if (this.queue.length >= (this.opts.maxBatch ?? 100)) this.flush();
+      else this.timer ??= setTimeout(() => this.flush(), this.opts.maxWaitMs ?? 2);
+    });
+  }
+
+  private flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.queue.length === 0) return;
+    if (this.inFlight >= (this.opts.maxConcurrentBatches ?? 2)) {
+      this.timer = setTimeout(() => this.flush(), 1);
+      return;
+    }
+    const batch: Pending[] = [];
+    const rest: Pending[] = [];
+    const seats = new Set<string>();
+    const accounts = new Set<string>();
+    for (const p of this.queue) {
+      const acct = `${p.attempt.eventId}\u0000${p.attempt.accountId}`;
+      const seatKeys = p.attempt.seatIds.map((id) => `${p.attempt.eventId}\u0000${id}`);
+      const clash = this.busyAccounts.has(acct) || accounts.has(acct) || seatKeys.some((k) => seats.has(k));
+      if (clash || batch.length >= (this.opts.maxBatch ?? 100)) {
+        rest.push(p);
+        continue;
+      }
+      batch.push(p);
+      accounts.add(acct);
+      for (const k of seatKeys) seats.add(k);
+    }
+    this.queue = rest;
+    if (batch.length === 0) {
+      this.timer = setTimeout(() => this.flush(), 1);
+      return;
+    }
+    for (const a of accounts) this.busyAccounts.add(a);
+    this.inFlight++;
+    runBatch(this.db, batch.map((p) => p.attempt))
+      .catch(async () => Promise.all(batch.map((p) => attemptHold(this.db, p.attempt))))
+      .then(
+        (results) => batch.forEach((p, i) => p.resolve(results[i]!)),
+        (e) => batch.forEach((p) => p.reject(e)),
+      )
+      .finally(() => {
+        for (const a of accounts) this.busyAccounts.delete(a);
+        this.inFlight--;
+        if (this.queue.length > 0) this.flush();
+      });
+  }
+}
+
+/** The batch statement: attemptHold's rules, for many attempts at once. Results in the order of `attempts`. */
+export async function runBatch(db: Db, attempts: HoldAttempt[]): Promise<AttemptResult[]> {
+  if (attempts.length === 1) return [await attemptHold(db, attempts[0]!)];
+  const seatHold: string[] = [];
+  const seatIds: number[] = [];
+  for (const a of attempts)
+    for (const id of a.seatIds) {
+      seatHold.push(a.holdId);
+      seatIds.push(id);
+    }
+  const { rows } = await sql<{ hold_id: string; used: number; taken: (number | string)[] | null; expires_at: Date | null }>`
+    WITH input AS MATERIALIZED (
+      SELECT * FROM unnest(${attempts.map((a) => a.holdId)}::uuid[], ${attempts.map((a) => a.eventId)}::uuid[],
+                           ${attempts.map((a) => a.accountId)}::text[], ${attempts.map((a) => a.sectionCode)}::text[],
+                           ${attempts.map((a) => a.seatIds.length)}::int[], ${attempts.map((a) => a.ttlSeconds)}::int[],
+                           ${attempts.map((a) => a.limit)}::int[])
+        AS t(hold_id, event_id, account_id, section_code, qty, ttl, lim)
+      ORDER BY event_id, account_id),
+    used AS MATERIALIZED (SELECT hold_id, onsale_lock_account_seats(event_id, account_id) AS n FROM input),
+    wanted AS (SELECT * FROM unnest(${seatHold}::uuid[], ${seatIds}::bigint[]) AS w(hold_id, seat_id)),
+    free AS (
+      SELECT s.event_id, s.id, w.hold_id FROM wanted w
+      JOIN input i ON i.hold_id = w.hold_id
+      JOIN used u ON u.hold_id = w.hold_id
+      JOIN seats s ON s.event_id = i.event_id AND s.id = w.seat_id
+      WHERE (s.status = 'AVAILABLE' OR (s.status = 'HELD' AND s.expires_at <= now())) AND u.n + i.qty <= i.lim
+      FOR UPDATE OF s SKIP LOCKED),
+    complete AS (
+      SELECT f.hold_id FROM free f JOIN input i ON i.hold_id = f.hold_id GROUP BY f.hold_id, i.qty HAVING count(*) = i.qty),
+    taken AS (
+      UPDATE seats s SET status = 'HELD', hold_id = f.hold_id, expires_at = now() + make_interval(secs => i.ttl), version = s.version + 1
+      FROM free f JOIN input i ON i.hold_id = f.hold_id
+      WHERE s.event_id = f.event_id AND s.id = f.id AND f.hold_id IN (SELECT hold_id FROM complete)
+      RETURNING s.id, f.hold_id),
+    account AS (
+      INSERT INTO accounts (id) SELECT DISTINCT account_id FROM input WHERE hold_id IN (SELECT hold_id FROM complete)
+      ON CONFLICT (id) DO NOTHING),
+    hold AS (
+      INSERT INTO holds (id, event_id, account_id, section_code, quantity, expires_at)
+      SELECT hold_id, event_id, account_id, section_code, qty, now() + make_interval(secs => ttl)
+      FROM input WHERE hold_id IN (SELECT hold_id FROM complete)
+      RETURNING id, expires_at)
+    SELECT i.hold_id, u.n::int AS used, (SELECT array_agg(t.id) FROM taken t WHERE t.hold_id = i.hold_id) AS taken, h.expires_at
+    FROM input i JOIN used u ON u.hold_id = i.hold_id LEFT JOIN hold h ON h.id = i.hold_id`.execute(db);
+  const byHold = new Map(rows.map((r) => [r.hold_id, r]));
+  return attempts.map((a) => {
+    const r = byHold.get(a.holdId);
+    if (!r) throw new Error(`hold batch lost attempt ${a.holdId}`);
+    return { used: r.used, taken: (r.taken ?? []).map(Number), expiresAt: r.expires_at };
+  });
+}
