@@ -64,6 +64,14 @@ export class SectionAvailabilityCache {
     e.seats = e.seats.filter((s) => !gone.has(s.id));
   }
 
+  /** Puts seats back into the cached view (released by this process: available again at once). */
+  restore(eventId: string, section: string, seats: readonly AvailableSeat[]): void {
+    const e = this.entries.get(this.key(eventId, section));
+    if (!e) return;
+    const have = new Set(e.seats.map((s) => s.id));
+    e.seats = [...e.seats, ...seats.filter((s) => !have.has(s.id))];
+  }
+
   invalidate(eventId: string, section: string): void {
     this.entries.delete(this.key(eventId, section));
   }

@@ -69,12 +69,13 @@ export async function setHoldExpiry(trx: Trx, holdId: string, expiresAt: Date | 
 }
 
 /** Returns a hold's HELD seats to AVAILABLE and sets the hold's final status. */
-export async function releaseHoldSeats(trx: Trx, holdId: string, status: 'RELEASED' | 'EXPIRED'): Promise<number> {
-  const { rows } = await sql<{ id: number }>`
+export async function releaseHoldSeats(trx: Trx, holdId: string, status: 'RELEASED' | 'EXPIRED'): Promise<(AvailableSeat & { sectionCode: string })[]> {
+  const { rows } = await sql<AvailableSeat & { sectionCode: string }>`
     UPDATE seats SET status = 'AVAILABLE', hold_id = NULL, expires_at = NULL, version = version + 1
-    WHERE hold_id = ${holdId} AND status = 'HELD' RETURNING id`.execute(trx);
+    WHERE hold_id = ${holdId} AND status = 'HELD'
+    RETURNING id, section_code AS "sectionCode", row_index AS "rowIndex", row_label AS "rowLabel", seat_number AS "seatNumber", quality`.execute(trx);
   await sql`UPDATE holds SET status = ${status}, updated_at = now() WHERE id = ${holdId}`.execute(trx);
-  return rows.length;
+  return rows.map((r) => ({ ...r, id: Number(r.id) }));
 }
 
 export async function dbNow(db: Db | Trx): Promise<Date> {

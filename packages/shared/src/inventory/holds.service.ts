@@ -307,7 +307,11 @@ export class HoldService {
     if (row.status === 'PURCHASED') throw new DomainError('conflict', 'HOLD_PURCHASED', 'this hold has been paid for');
     if (row.status === 'HELD' || row.status === 'PAYING') {
       const lapsed = row.expires_at.getTime() <= (await repo.dbNow(trx)).getTime();
-      await repo.releaseHoldSeats(trx, holdId, lapsed ? 'EXPIRED' : 'RELEASED');
+      const released = await repo.releaseHoldSeats(trx, holdId, lapsed ? 'EXPIRED' : 'RELEASED');
+      // Back in this process's view at once (a stale view only costs a miss; the write decides).
+      const bySection = new Map<string, AvailableSeat[]>();
+      for (const r of released) bySection.set(r.sectionCode, [...(bySection.get(r.sectionCode) ?? []), r]);
+      for (const [section, seats] of bySection) this.availability.restore(row.event_id, section, seats);
       row.status = lapsed ? 'EXPIRED' : 'RELEASED';
     }
     return { holdId, eventId: row.event_id, status: row.status, seats: [], quantity: row.quantity, amountCents: 0, expiresAt: row.expires_at, extended: row.extended };
