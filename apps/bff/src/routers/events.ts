@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { getEvent, getSections, listEvents, type OnsaleEvent } from '@onsale/shared/events';
-import { getInventoryCounts } from '@onsale/shared/inventory';
+import { getInventoryCounts, sectionAvailability } from '@onsale/shared/inventory';
 import { publicProcedure, router } from '../trpc.js';
 
 // Dates leave as ISO strings: without a transformer JSON would turn them into strings anyway, and the
@@ -41,7 +41,6 @@ export const eventsRouter = router({
         getSections(ctx.db, event.id),
         getInventoryCounts(ctx.db, event.id, event.capacity),
       ]);
-      const countsBySection = new Map(inventory.sections.map((s) => [s.code, s]));
       return {
         ...eventSummary(event),
         perAccountSeatLimit: event.perAccountSeatLimit,
@@ -54,20 +53,7 @@ export const eventsRouter = router({
           sold: inventory.sold,
           drift: inventory.drift,
         },
-        sections: sections.map((s) => {
-          const c = countsBySection.get(s.code);
-          return {
-            code: s.code,
-            name: s.name,
-            priceLevelName: s.priceLevelName,
-            priceCents: s.priceCents,
-            qualityRank: s.qualityRank,
-            capacity: s.capacity,
-            available: c?.available ?? 0,
-            held: c?.held ?? 0,
-            sold: c?.sold ?? 0,
-          };
-        }),
+        sections: sectionAvailability(sections, inventory.sections).map((s, i) => ({ ...s, priceLevelName: sections[i]!.priceLevelName })),
       };
     }),
 });
