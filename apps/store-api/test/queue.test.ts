@@ -135,3 +135,28 @@ describe('queue metrics', () => {
     expect(m.body).toMatch(new RegExp(`queue_joined_total\\{event="${eventId}"\\} [1-9]`));
   });
 });
+
+describe('a position reached and never used', () => {
+  it('expires after the claim window: status says POSITION_EXPIRED, and joining again puts the fan at the back', async () => {
+    const { eventId: ev } = await makeEvent(h.t, { fairnessMode: 'FIFO' });
+    const late = await login(h.app, 'q-late');
+    const first = await join(late, ev, 'device-late-1');
+    const pos = first.json().position as number;
+    // The fan joined 20 minutes ago; the watermark passed their position 11 minutes ago and nobody claimed it.
+    await sql`UPDATE queue_entries SET joined_at = now() - interval '20 minutes' WHERE event_id = ${ev}`.execute(h.t.db);
+    const reached = Date.now() - 11 * 60_000;
+    await sql`UPDATE queue_state SET admitted_through = ${pos}, heartbeat_at = now() + interval '1 minute',
+              watermark_history = ${JSON.stringify([[reached, pos]])}::jsonb WHERE event_id = ${ev}`.execute(h.t.db);
+    const token = (await join(late, ev, 'device-late-1')).json().queueToken; // signed with the entry's joined_at
+    const s = await pollUntil(() => status(late, token, ev, 'device-late-1'), (x) => x.statusCode === 410);
+    expect(s.statusCode).toBe(410);
+    expect(s.json()).toMatchObject({ error: 'POSITION_EXPIRED', field: 'x-queue-token' });
+    const again = await join(late, ev, 'device-late-1');
+    expect(again.statusCode).toBe(200);
+    expect(again.json().position).toBeGreaterThan(pos);
+    expect(again.json().state).toBe('WAITING');
+    // and a fresh place does not expire at once, even behind an old watermark
+    const fresh = await status(late, again.json().queueToken, ev, 'device-late-1');
+    expect(fresh.statusCode).toBe(200);
+  });
+});

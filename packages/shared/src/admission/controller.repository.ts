@@ -156,6 +156,13 @@ export async function writeTick(
     SET admitted_through = admitted_through + ${t.advanced}, rate_per_min = ${t.ratePerMin},
         inventory_state = ${t.inventoryState}, sold_out_at = coalesce(sold_out_at, ${t.soldOutAt}::timestamptz),
         heartbeat_at = ${t.now}, controller_id = ${t.controllerId},
+        watermark_history = CASE
+          WHEN ${t.advanced} > 0 AND (jsonb_array_length(watermark_history) = 0
+                                     OR ${t.now.getTime()}::bigint - (watermark_history->-1->>0)::bigint >= 10000)
+          THEN coalesce((SELECT jsonb_agg(p) FROM jsonb_array_elements(watermark_history) p
+                         WHERE (p->>0)::bigint >= ${t.now.getTime()}::bigint - 1800000), '[]'::jsonb)
+               || jsonb_build_array(jsonb_build_array(${t.now.getTime()}::bigint, admitted_through + ${t.advanced}))
+          ELSE watermark_history END,
         updated_at = CASE WHEN ${t.changed} THEN ${t.now}::timestamptz ELSE updated_at END
     WHERE event_id = ${eventId}
     RETURNING admitted_through`.execute(trx);

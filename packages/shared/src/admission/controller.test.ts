@@ -96,6 +96,12 @@ describe('the admission controller advances the watermark at the planned rate', 
     expect(last.admitted_through).toBeLessThanOrEqual(34);
     expect(last.rate_per_min).toBe(600); // claim ratio 1: the watermark moves at the admission rate
     expect(last.controller_id).toBe(c.instanceId);
+    // The published history: when positions were reached, at most one point per 10 s, ending at or below the watermark.
+    const history = last.watermark_history;
+    expect(history.length).toBeGreaterThanOrEqual(1);
+    expect(history.length).toBeLessThanOrEqual(2);
+    expect(Number(history[0]![1])).toBeGreaterThan(0);
+    expect(Number(history[history.length - 1]![1])).toBeLessThanOrEqual(last.admitted_through);
     // Every advance is in the minute rows, once.
     const minutes = await t.db.selectFrom('admission_minutes').select(['watermark_advanced', 'rate_per_min']).where('event_id', '=', eventId).execute();
     expect(minutes.reduce((a, m) => a + m.watermark_advanced, 0)).toBe(last.admitted_through);

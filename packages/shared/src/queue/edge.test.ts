@@ -9,6 +9,7 @@ import {
   computeStatus,
   createTokenKey,
   hashDevice,
+  positionReachedAt,
   queuePosition,
   signToken,
   TokenError,
@@ -374,5 +375,32 @@ describe('a Node origin key (synchronous HMAC beside the Web Crypto key)', () =>
     await expect(verifyToken(nodeKey, a, { kind: 'queue', eventId: claims.eventId, now: 0 })).resolves.toMatchObject({ joinIndex: claims.joinIndex });
     const forged = a.slice(0, -2) + (a.endsWith('AA') ? 'BB' : 'AA');
     await rejects(verifyToken(nodeKey, forged, { kind: 'queue', eventId: claims.eventId, now: 0 }), 'TOKEN_FORGED');
+  });
+});
+
+describe('positions not claimed in time', () => {
+  it('expire once reached longer ago than the claim window, and only then', async () => {
+    const claims = queueClaims({ joinIndex: 9, iat: NOW_S - 3600 }); // position 10 (FIFO), joined an hour ago
+    const history = [
+      [NOW - 15 * 60_000, 5],
+      [NOW - 12 * 60_000, 12],
+      [NOW - 60_000, 40],
+    ] as const;
+    const late = await computeStatus(claims, watermark({ admittedThrough: 40, history }), NOW);
+    expect(late).toMatchObject({ expired: true, admit: false });
+    const inTime = await computeStatus(claims, watermark({ admittedThrough: 40, history, claimWindowMs: 13 * 60_000 }), NOW);
+    expect(inTime).toMatchObject({ state: 'ADMITTED', admit: true });
+    const noHistory = await computeStatus(claims, watermark({ admittedThrough: 40 }), NOW);
+    expect(noHistory.admit).toBe(true);
+    expect(positionReachedAt(10, watermark({ history }))).toBe(NOW - 12 * 60_000);
+    expect(positionReachedAt(41, watermark({ history }))).toBeNull();
+  });
+});
+
+describe('a place taken after its position was passed', () => {
+  it('does not expire before its fan joined (the clock starts at the later of reached and joined)', async () => {
+    const history = [[NOW - 30 * 60_000, 100]] as const;
+    const justJoined = queueClaims({ joinIndex: 9, iat: NOW_S - 60 });
+    expect(await computeStatus(justJoined, watermark({ admittedThrough: 100, history }), NOW)).toMatchObject({ admit: true });
   });
 });

@@ -249,6 +249,27 @@ export interface WatermarkState {
   cohortSize: number | null;
   /** The seed, revealed at the open; null before. */
   seedHex: string | null;
+  /**
+   * [[epoch ms, admittedThrough], ...], oldest first, at most one point per 10 s over the last 30 minutes: when
+   * each position was reached. Absent or empty: positions never expire.
+   */
+  history?: readonly (readonly [number, number])[];
+  /** How long a reached position stays claimable (default POSITION_CLAIM_WINDOW_MS). */
+  claimWindowMs?: number;
+}
+
+/** A position reached this long ago and not used expires; the fan joins again at the back. */
+export const POSITION_CLAIM_WINDOW_MS = 10 * 60 * 1000;
+
+/**
+ * When the watermark first reached `position` (ms since the epoch), from the published history: the first point at
+ * or past it (a position reached before the oldest point counts from that point). Null when there is no history.
+ */
+export function positionReachedAt(position: number, w: WatermarkState): number | null {
+  const h = w.history;
+  if (!h || h.length === 0) return null;
+  for (const [at, through] of h) if (through >= position) return at;
+  return null;
 }
 
 /**
@@ -268,6 +289,8 @@ export type QueueStatusState = 'WAITING' | 'PAUSED' | 'ADMITTED' | 'LAST_CHANCE'
 /** The answer to one status poll. `admit` true means: issue an admission token now. */
 export interface QueueStatus {
   state: QueueStatusState;
+  /** The position was reached longer ago than the claim window and was not used: the fan must join again. */
+  expired?: boolean;
   position: number | null;
   admittedThrough: number;
   estWaitSeconds: number | null;
@@ -311,8 +334,14 @@ export async function computeStatus(claims: QueueTokenClaims, w: WatermarkState,
   if (w.state === 'NOT_OPEN') return { ...base, state: 'WAITING', estWaitSeconds: null, retryAfterSeconds: waitingRetry };
   if (now - w.heartbeatAt > staleMs) return { ...base, state: 'PAUSED', estWaitSeconds: null, retryAfterSeconds: POLL_SECONDS.paused };
 
-  if (position !== null && position <= admittedThrough)
+  if (position !== null && position <= admittedThrough) {
+    // The clock starts when the position was reached, or when the fan took it (the token's iat), whichever is later.
+    const reached = positionReachedAt(position, w);
+    const reachedAt = reached === null ? null : Math.max(reached, claims.iat * 1000);
+    if (reachedAt !== null && now - reachedAt > (w.claimWindowMs ?? POSITION_CLAIM_WINDOW_MS))
+      return { ...base, state: 'WAITING', expired: true, estWaitSeconds: null, retryAfterSeconds: POLL_SECONDS.nearFront };
     return { ...base, state: 'ADMITTED', estWaitSeconds: 0, retryAfterSeconds: POLL_SECONDS.nearFront, admit: true };
+  }
 
   const state = w.state === 'LAST_CHANCE' ? 'LAST_CHANCE' : 'WAITING';
   // Open but the cohort not yet sealed (the first seconds after the open): the position is moments away.

@@ -13,6 +13,7 @@ export interface JoinRow {
   join_index: number;
   cohort: 'PREOPEN' | 'FIFO';
   device_hash: string;
+  joined_at: Date;
   created: boolean;
 }
 
@@ -33,13 +34,14 @@ export interface WatermarkRow {
   listing_id: string;
   sold_out_at: Date | null;
   queue_copy: Record<string, string> | null;
+  watermark_history: [number, number][];
 }
 
 /** Every event's queue numbers (a small row per event): what each store-API instance keeps in memory. */
 export async function loadWatermarks(db: Db, eventId?: string): Promise<WatermarkRow[]> {
   const { rows } = await sql<WatermarkRow>`
     SELECT q.event_id, q.admitted_through, q.rate_per_min, q.paused, q.inventory_state, e.onsale_at, q.updated_at,
-           q.heartbeat_at, q.cohort_size, q.seed_hex, q.seed_revealed_at, q.seed_commitment, e.fairness_mode, e.listing_id, q.sold_out_at, e.queue_copy
+           q.heartbeat_at, q.cohort_size, q.seed_hex, q.seed_revealed_at, q.seed_commitment, e.fairness_mode, e.listing_id, q.sold_out_at, e.queue_copy, q.watermark_history
     FROM queue_state q JOIN events e ON e.id = q.event_id
     ${eventId ? sql`WHERE q.event_id = ${eventId}` : sql``}`.execute(db);
   return rows;
@@ -83,4 +85,13 @@ export async function recordHoldOutcomes(db: Db, outcomes: Map<string, { created
     FROM unnest(${ids}::uuid[], ${ids.map((k) => outcomes.get(k)!.created)}::int[], ${ids.map((k) => outcomes.get(k)!.refused)}::int[]) AS t(e, c, r)
     ON CONFLICT (event_id, minute) DO UPDATE SET holds_created = admission_minutes.holds_created + excluded.holds_created,
                                                  holds_refused = admission_minutes.holds_refused + excluded.holds_refused`.execute(db);
+}
+
+/** A fan whose position expired unused goes to the back of the line: a new join index, FIFO, unclaimed. */
+export async function requeueEntry(db: Db, eventId: string, accountId: string): Promise<{ join_index: number; cohort: 'FIFO'; joined_at: Date } | undefined> {
+  const { rows } = await sql<{ join_index: number; cohort: 'FIFO'; joined_at: Date }>`
+    UPDATE queue_entries SET join_index = nextval(${joinSequenceName(eventId)}::regclass), cohort = 'FIFO', joined_at = now(), claimed_at = NULL
+    WHERE event_id = ${eventId} AND account_id = ${accountId}
+    RETURNING join_index, cohort, joined_at`.execute(db);
+  return rows[0];
 }

@@ -5,7 +5,7 @@ import { admissionClaimsFor, computeStatus, queuePosition, signToken, type Queue
 import { BoundedCache, CachedTokenVerifier } from './token-cache.js';
 import type { Metrics } from '../metrics/index.js';
 import { commitSeed, fairnessDescription, generateSeed, VERIFICATION_RECIPE, type FairnessMode } from './fairness.js';
-import { insertQueueState } from './queue.repository.js';
+import { insertQueueState, requeueEntry } from './queue.repository.js';
 import { JoinBatcher } from './join-batcher.js';
 import type { WatermarkStore } from './watermark-store.js';
 
@@ -67,19 +67,28 @@ export class QueueService {
     if (row.device_hash !== deviceHash)
       throw new DomainError('forbidden', 'TOKEN_WRONG_DEVICE', 'this account joined the queue from another device', { field: 'x-device-id' });
     const nowS = Math.floor(this.now() / 1000);
-    const claims: QueueTokenClaims = {
+    // iat is when the fan took this place: a position cannot expire before its fan joined.
+    const claimsFor = (joinIndex: number, cohort: 'PREOPEN' | 'FIFO', joinedAt: Date): QueueTokenClaims => ({
       kind: 'queue',
       eventId,
       accountId,
       deviceHash,
-      joinIndex: row.join_index,
-      cohort: row.cohort,
-      iat: nowS,
+      joinIndex,
+      cohort,
+      iat: Math.min(nowS, Math.floor(joinedAt.getTime() / 1000)),
       exp: Math.max(nowS + 3600, Math.floor(event.startsAt.getTime() / 1000)),
-    };
+    });
+    let claims = claimsFor(row.join_index, row.cohort, row.joined_at);
+    let status = await this.statusOf(claims);
+    if (status.expired) {
+      // Their turn came and went unused: a new place at the back of the line.
+      const again = await requeueEntry(this.deps.db, eventId, accountId);
+      if (!again) throw new DomainError('unavailable', 'JOIN_RACE', 'please retry', { retryAfterSeconds: 1 });
+      claims = claimsFor(again.join_index, again.cohort, again.joined_at);
+      status = await this.statusOf(claims);
+    }
     const queueToken = await signToken(this.deps.tokenKey, claims);
-    const status = await this.statusOf(claims);
-    return { ...status, queueToken, joinIndex: row.join_index, cohort: row.cohort, created: row.created };
+    return { ...status, queueToken, joinIndex: claims.joinIndex, cohort: claims.cohort, created: row.created };
   }
 
   /** A status poll: verifies the queue token and answers from memory; issues an admission token when admitted. */
@@ -87,6 +96,10 @@ export class QueueService {
     const deviceHash = await this.tokens.deviceHash(deviceId, accountId);
     const claims = await this.tokens.verify(queueToken, { kind: 'queue', eventId, accountId, deviceHash, now: this.now() });
     const status = await this.statusOf(claims);
+    if (status.expired)
+      throw new DomainError('gone', 'POSITION_EXPIRED', 'your turn came and passed unused; join the queue again for a new place at the back', {
+        field: 'x-queue-token',
+      });
     if (status.state === 'SOLD_OUT') this.observeSoldOut(eventId, queueToken);
     if (!status.admit) return status;
     const admission = admissionClaimsFor(claims, status.position!, this.now());

@@ -17,6 +17,7 @@ export interface QueueStateTable {
   inventory_state: Generated<'AVAILABLE' | 'LAST_CHANCE' | 'SOLD_OUT'>;
   sold_out_at: Date | null;
   heartbeat_at: Date | null;
+  watermark_history: ColumnType<[number, number][], string | undefined, string>;
   controller_id: string | null;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }

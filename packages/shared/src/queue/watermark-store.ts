@@ -44,6 +44,7 @@ export class WatermarkStore {
       cohortSize: r.cohort_size,
       // The seed never leaves the origin before the open's reveal.
       seedHex: revealed ? r.seed_hex : null,
+      history: r.watermark_history.map(([at, through]) => [Number(at), Number(through)] as const),
     };
   }
 

@@ -25,6 +25,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('inventory_state', 'text', (c) => c.notNull().defaultTo('AVAILABLE'))
     .addColumn('sold_out_at', 'timestamptz')
     .addColumn('heartbeat_at', 'timestamptz')
+    // [[epoch ms, admittedThrough], ...] at most one point per 10 s over the last 30 min: when a position was
+    // reached, so a position never claimed can expire (published with the watermark; edges can apply it).
+    .addColumn('watermark_history', 'jsonb', (c) => c.notNull().defaultTo(sql`'[]'::jsonb`))
     .addColumn('controller_id', 'text')
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addCheckConstraint('queue_state_override', sql`rate_override_per_min IS NULL OR rate_override_per_min >= 0`)
