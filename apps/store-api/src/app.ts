@@ -92,6 +92,12 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   const checkout = new CheckoutService({ db: deps.db, payments, metrics });
   await app.register(eventRoutes, { db: deps.db, events, seatmap });
   await app.register(holdRoutes, { db: deps.db, holds, checkout });
+  // Settles checkouts whose process died mid-payment (asks the provider, writes the order or gives the hold back).
+  const recovery = setInterval(() => {
+    checkout.recoverStalePayments().catch((err: unknown) => app.log.error({ err }, 'payment recovery failed'));
+  }, 30_000);
+  recovery.unref();
+  app.addHook('onClose', async () => clearInterval(recovery));
 
   await watermarks.start();
   app.addHook('onClose', () => watermarks.stop());

@@ -86,3 +86,12 @@ export function findOrderByHold(db: Db | Trx, holdId: string) {
 export async function setHoldStatus(trx: Trx, holdId: string, status: 'HELD' | 'PAYING' | 'PURCHASED') {
   await sql`UPDATE holds SET status = ${status}, updated_at = now() WHERE id = ${holdId}`.execute(trx);
 }
+
+/** Checkout attempts still PENDING well after their payment window: their process died mid-payment. */
+export async function stalePendingAttempts(db: Db, olderThanSeconds: number, limit = 100) {
+  const { rows } = await sql<{ account_id: string; idempotency_key: string; hold_id: string; instrument_fingerprint: string; seat_count: number }>`
+    SELECT account_id, idempotency_key, hold_id, instrument_fingerprint, seat_count FROM checkout_attempts
+    WHERE status = 'PENDING' AND created_at < now() - make_interval(secs => ${olderThanSeconds})
+    ORDER BY created_at LIMIT ${limit}`.execute(db);
+  return rows;
+}

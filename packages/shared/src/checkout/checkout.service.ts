@@ -158,6 +158,54 @@ export class CheckoutService {
     return outcome;
   }
 
+  /**
+   * Finishes checkouts whose process died between "payment started" and "order written": asks the provider what
+   * became of the charge under the attempt's idempotency key, then writes the order (if every seat is still the
+   * hold's) or refunds, or, when nothing was charged, fails the attempt and gives the hold back. Safe to run from
+   * any number of processes: each attempt is settled under its hold's lock, once.
+   */
+  async recoverStalePayments(olderThanSeconds = this.windowSeconds + 60): Promise<{ settled: number; confirmed: number }> {
+    const stale = await repo.stalePendingAttempts(this.deps.db, olderThanSeconds);
+    let confirmed = 0;
+    for (const a of stale) {
+      const result = await this.deps.payments.lookup(`${a.account_id}:${a.idempotency_key}`);
+      const outcome = await this.deps.db.transaction().execute(async (trx) => {
+        const hold = await holds.lockHoldWithEvent(trx, a.hold_id);
+        const still = await repo.findAttempt(trx, a.account_id, a.idempotency_key);
+        if (!hold || still?.status !== 'PENDING') return 'skipped' as const;
+        if (result?.status === 'succeeded') {
+          const sold = await repo.sellHoldSeats(trx, a.hold_id, hold.quantity);
+          if (sold === hold.quantity) {
+            const seats = await holds.seatsOfHold(trx, a.hold_id);
+            const orderId = await repo.insertOrder(trx, {
+              holdId: a.hold_id,
+              eventId: hold.event_id,
+              accountId: a.account_id,
+              key: a.idempotency_key,
+              seatCount: sold,
+              amountCents: seats.reduce((x, s) => x + s.priceCents, 0),
+              instrument: a.instrument_fingerprint,
+              reference: result.reference,
+            });
+            await repo.setHoldStatus(trx, a.hold_id, 'PURCHASED');
+            await repo.finishAttempt(trx, a.account_id, a.idempotency_key, { status: 'SUCCEEDED', orderId });
+            return 'confirmed' as const;
+          }
+          await this.deps.payments.refund(result.reference);
+          await repo.finishAttempt(trx, a.account_id, a.idempotency_key, { status: 'FAILED', errorCode: 'HOLD_EXPIRED' });
+          await repo.setHoldStatus(trx, a.hold_id, 'HELD');
+          return 'refunded' as const;
+        }
+        // Declined, or never charged (the process died before the call reached the provider).
+        await repo.finishAttempt(trx, a.account_id, a.idempotency_key, { status: 'FAILED', errorCode: 'PAYMENT_NOT_COMPLETED' });
+        await repo.setHoldStatus(trx, a.hold_id, 'HELD');
+        return 'failed' as const;
+      });
+      if (outcome === 'confirmed') confirmed++;
+    }
+    return { settled: stale.length, confirmed };
+  }
+
   /** Waits for the attempt under this key to finish, then answers exactly what it answered. */
   private async awaitAttempt(accountId: string, key: string, timeoutMs = 30_000): Promise<CheckoutResult> {
     const deadline = Date.now() + timeoutMs;
@@ -168,7 +216,8 @@ export class CheckoutService {
         const order = await repo.findOrder(this.deps.db, a.order_id!);
         return { orderId: order!.id, holdId: order!.hold_id, status: 'CONFIRMED', amountCents: order!.amount_cents, seatCount: order!.seat_count, replayed: true };
       }
-      if (a.status === 'FAILED') throw a.error_code === 'HOLD_EXPIRED' ? lapsedDuringPayment() : declined();
+      if (a.status === 'FAILED')
+        throw a.error_code === 'HOLD_EXPIRED' ? lapsedDuringPayment() : a.error_code === 'PAYMENT_NOT_COMPLETED' ? notCompleted() : declined();
       if (Date.now() > deadline)
         throw new DomainError('conflict', 'CHECKOUT_IN_PROGRESS', 'the first request with this Idempotency-Key is still being processed', { retryAfterSeconds: 2 });
       await new Promise((r) => setTimeout(r, 50));
@@ -178,4 +227,6 @@ export class CheckoutService {
 
 const lapsedDuringPayment = () =>
   new DomainError('gone', 'HOLD_EXPIRED', 'the hold lapsed while the payment was in flight; the charge was refunded');
+const notCompleted = () =>
+  new DomainError('conflict', 'PAYMENT_NOT_COMPLETED', 'this payment did not complete and nothing was charged; pay again with a new Idempotency-Key');
 const declined = () => new DomainError('payment', 'PAYMENT_DECLINED', 'the payment was declined; try another card', { field: 'payment.instrument' });

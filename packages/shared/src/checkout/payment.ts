@@ -18,6 +18,8 @@ export type ChargeResult =
 export interface PaymentProvider {
   charge(req: ChargeRequest): Promise<ChargeResult>;
   refund(reference: string): Promise<void>;
+  /** What became of the charge made under this idempotency key; null when none was made. */
+  lookup(idempotencyKey: string): Promise<ChargeResult | null>;
 }
 
 export interface SimulatedGatewayOptions {
@@ -76,5 +78,10 @@ export class SimulatedPaymentGateway implements PaymentProvider {
 
   async refund(reference: string): Promise<void> {
     this.refunds.push(reference);
+  }
+
+  async lookup(idempotencyKey: string): Promise<ChargeResult | null> {
+    const prior = this.byKey.get(idempotencyKey);
+    return prior ? prior.result : null;
   }
 }
