@@ -137,12 +137,17 @@ export async function main(argv: string[]) {
         SELECT count(*)::int AS n FROM holds h WHERE h.event_id = ${ev.eventId} AND h.status IN ('HELD','PAYING') AND h.expires_at > now()
           AND h.quantity <> (SELECT count(*) FROM seats s WHERE s.hold_id = h.id AND s.status = 'HELD')`.execute(bench.db);
       const recon = (await reconcileInventory(bench.db)).find((x) => x.eventId === ev.eventId)!;
+      // Conditional-write attempts per hold request, from the server's own metrics.
+      const metricsText = String((await client.request('GET', '/metrics', {})).body);
+      const attempts = (outcome: string) =>
+        [...metricsText.matchAll(new RegExp(`hold_attempts_total\\{event="${ev.eventId}",section="[^"]*",outcome="${outcome}"\\} (\\d+)`, 'g'))].reduce((a, m) => a + Number(m[1]), 0);
       results[scenario] = {
         successfulHoldsPerSec: round((ok / elapsedMs) * 1000, 0),
         holdRequestsPerSec: round((lat.length / elapsedMs) * 1000, 0),
         ...summarize(lat),
         afterFirstSecond: summarize(steady),
         refusals: codes,
+        writeAttempts: { hit: attempts('hit'), miss: attempts('miss') },
         serverErrors: errors5xx,
         doubleHeldSeats: doubleInResponses + rows[0]!.n,
         invariantDrift: recon.drift,
