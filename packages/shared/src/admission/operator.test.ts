@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DomainError } from '../errors.js';
-import { createEvent, parseEventFile } from '../events/index.js';
-import { createTestDatabase, type TestDatabase } from '../testing/index.js';
+import { createOpenEvent, createTestDatabase, type TestDatabase } from '../testing/index.js';
 import { MAX_RATE_OVERRIDE_PER_MIN, pauseQueue, resumeQueue, setRateOverride } from './operator.js';
 
 let t: TestDatabase;
@@ -9,15 +8,7 @@ let eventId: string;
 
 beforeAll(async () => {
   t = await createTestDatabase(inject('templateDatabaseUrl'));
-  const spec = parseEventFile({
-    name: 'Operator test',
-    venueName: 'Hall',
-    startsAt: new Date(Date.now() + 86_400_000).toISOString(),
-    onsaleAt: new Date(Date.now() - 60_000).toISOString(),
-    priceLevels: [{ code: 'P', name: 'All', priceCents: 1000 }],
-    sections: [{ code: 'S', priceLevel: 'P', qualityRank: 1, rowCount: 2, seatsPerRow: 10 }],
-  });
-  ({ eventId } = await t.db.transaction().execute((trx) => createEvent(trx, spec)));
+  ({ eventId } = await createOpenEvent(t.db, { name: 'Operator test', onsaleAt: new Date(Date.now() - 60_000).toISOString() }));
 });
 afterAll(() => t.drop());
 

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sql } from 'kysely';
-import { createTestDatabase, type TestDatabase } from '../testing/index.js';
-import { createEvent, EventCache, parseEventFile } from '../events/index.js';
+import { createOpenEvent, createTestDatabase, type TestDatabase } from '../testing/index.js';
+import { EventCache } from '../events/index.js';
 import { HoldService, SeatmapCache } from '../inventory/index.js';
 import { CheckoutService, instrumentFingerprint } from './checkout.service.js';
 import { SimulatedPaymentGateway, TEST_CARDS } from './payment.js';
@@ -15,15 +15,7 @@ let checkout: CheckoutService;
 
 beforeAll(async () => {
   t = await createTestDatabase(inject('templateDatabaseUrl'));
-  const spec = parseEventFile({
-    name: 'Recovery',
-    venueName: 'Hall',
-    startsAt: new Date(Date.now() + 86400_000).toISOString(),
-    onsaleAt: new Date(Date.now() - 3600_000).toISOString(),
-    priceLevels: [{ code: 'P', name: 'All', priceCents: 2500 }],
-    sections: [{ code: 'S', priceLevel: 'P', qualityRank: 1, rowCount: 2, seatsPerRow: 10 }],
-  });
-  ({ eventId } = await t.db.transaction().execute((trx) => createEvent(trx, spec)));
+  ({ eventId } = await createOpenEvent(t.db, { name: 'Recovery', priceLevels: [{ code: 'P', name: 'All', priceCents: 2500 }] }));
   holds = new HoldService({ db: t.db, events: new EventCache(t.db), seatmap: new SeatmapCache(t.db) });
   payments = new SimulatedPaymentGateway({ tps: 1000, latencyMs: 0, failureRate: 0 });
   checkout = new CheckoutService({ db: t.db, payments });

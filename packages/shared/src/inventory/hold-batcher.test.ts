@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sql } from 'kysely';
-import { createTestDatabase, type TestDatabase } from '../testing/index.js';
-import { createEvent, parseEventFile } from '../events/index.js';
+import { createOpenEvent, createTestDatabase, type TestDatabase } from '../testing/index.js';
 import { runBatch } from './hold-batcher.js';
 
 let t: TestDatabase;
@@ -11,15 +10,7 @@ let ids: number[];
 
 beforeAll(async () => {
   t = await createTestDatabase(inject('templateDatabaseUrl'));
-  const spec = parseEventFile({
-    name: 'Batch',
-    venueName: 'Hall',
-    startsAt: new Date(Date.now() + 86400_000).toISOString(),
-    onsaleAt: new Date(Date.now() - 3600_000).toISOString(),
-    priceLevels: [{ code: 'P', name: 'All', priceCents: 1000 }],
-    sections: [{ code: 'S', priceLevel: 'P', qualityRank: 1, rowCount: 2, seatsPerRow: 10 }],
-  });
-  ({ eventId } = await t.db.transaction().execute((trx) => createEvent(trx, spec)));
+  ({ eventId } = await createOpenEvent(t.db, { name: 'Batch' }));
   ids = (await sql<{ id: number }>`SELECT id FROM seats WHERE event_id = ${eventId} ORDER BY id`.execute(t.db)).rows.map((r) => Number(r.id));
 });
 afterAll(() => t.drop());

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sql } from 'kysely';
-import { createTestDatabase, type TestDatabase } from '../testing/index.js';
-import { createEvent, EventCache, parseEventFile } from '../events/index.js';
+import { createOpenEvent, createTestDatabase, type TestDatabase } from '../testing/index.js';
+import { EventCache } from '../events/index.js';
 import { HoldService, SeatmapCache } from '../inventory/index.js';
 import { reconcileInventory } from './reconcile.js';
 import { startWorker } from './worker.js';
@@ -12,15 +12,7 @@ let holds: HoldService;
 
 beforeAll(async () => {
   t = await createTestDatabase(inject('templateDatabaseUrl'));
-  const spec = parseEventFile({
-    name: 'Reconcile',
-    venueName: 'Hall',
-    startsAt: new Date(Date.now() + 86400_000).toISOString(),
-    onsaleAt: new Date(Date.now() - 3600_000).toISOString(),
-    priceLevels: [{ code: 'P', name: 'All', priceCents: 1000 }],
-    sections: [{ code: 'S', priceLevel: 'P', qualityRank: 1, rowCount: 4, seatsPerRow: 10 }],
-  });
-  ({ eventId } = await t.db.transaction().execute((trx) => createEvent(trx, spec)));
+  ({ eventId } = await createOpenEvent(t.db, { name: 'Reconcile', sections: [{ code: 'S', priceLevel: 'P', qualityRank: 1, rowCount: 4, seatsPerRow: 10 }] }));
   const events = new EventCache(t.db);
   holds = new HoldService({ db: t.db, events, seatmap: new SeatmapCache(t.db) });
 });

@@ -50,6 +50,7 @@ export async function createTestDatabase(templateUrl: string, opts: { max?: numb
 }
 
 export { admin as withAdminClient };
+export { createOpenEvent } from './events.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
