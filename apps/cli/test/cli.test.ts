@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,26 +6,9 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { expandSeats, parseEventFile } from '@onsale/shared/events';
 import { createTestDatabase, withAdminClient, withDatabase, type TestDatabase } from '@onsale/shared/testing';
 
-const root = join(import.meta.dirname, '..', '..', '..');
-const tsx = join(root, 'node_modules', '.bin', 'tsx');
-const main = join(root, 'apps', 'cli', 'src', 'main.ts');
+import { onsale, root } from './run.js';
+
 const readJson = (path: string) => JSON.parse(readFileSync(join(root, path), 'utf8')) as Record<string, unknown>;
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the CLI as an operator would: a child process with DATABASE_URL in its environment. */
-function onsale(databaseUrl: string, ...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(tsx, [main, ...args], { cwd: root, env: { ...process.env, DATABASE_URL: databaseUrl } }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 async function counts(t: TestDatabase) {
   const n = async (table: 'events' | 'listings' | 'sections' | 'seats' | 'price_levels') =>

@@ -1,5 +1,3 @@
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AdmissionController } from '@onsale/shared/admission';
@@ -7,24 +5,7 @@ import { createEvent, parseEventFile } from '@onsale/shared/events';
 import { generateSeed } from '@onsale/shared/queue/fairness';
 import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
 
-const root = join(import.meta.dirname, '..', '..', '..');
-const tsx = join(root, 'node_modules', '.bin', 'tsx');
-const main = join(root, 'apps', 'cli', 'src', 'main.ts');
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the CLI as an operator would: a child process with DATABASE_URL in its environment. */
-function onsale(databaseUrl: string, ...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(tsx, [main, ...args], { cwd: root, env: { ...process.env, DATABASE_URL: databaseUrl } }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
+import { onsale } from './run.js';
 
 let t: TestDatabase;
 let eventId: string;

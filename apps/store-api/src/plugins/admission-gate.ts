@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import { DomainError } from '@onsale/shared';
-import { TokenError, type AdmissionTokenClaims, type CachedTokenVerifier } from '@onsale/shared/queue';
+import { TokenError, verifyAdmission, type AdmissionTokenClaims, type CachedTokenVerifier } from '@onsale/shared/queue';
 import type { Metrics } from '@onsale/shared/metrics';
 
 declare module 'fastify' {
@@ -26,17 +26,8 @@ export const ADMISSION_OPT_OUT = new Set([
   'GET /events/:id/queue/status',
 ]);
 
-/** Routes on an existing hold: the hold's own expiry time-boxes them, so an expired admission token still serves. */
+/** Routes on an existing hold (see verifyAdmission for what that changes). */
 const HOLD_SCOPED = /^\/holds\/:id(\/|$)/;
-
-function peekEventId(token: string): string | undefined {
-  try {
-    const claims = JSON.parse(Buffer.from(token.split('.')[0] ?? '', 'base64url').toString('utf8')) as { eventId?: unknown };
-    return typeof claims.eventId === 'string' ? claims.eventId : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * The admission gate: one hook over the whole store namespace. A gated request carries `X-Admission-Token`
@@ -58,17 +49,13 @@ export const admissionGate = fp<{ tokens: CachedTokenVerifier; metrics: Metrics 
       const deviceId = req.headers['x-device-id'];
       if (typeof deviceId !== 'string' || deviceId.length < 8)
         throw new DomainError('invalid', 'DEVICE_ID_REQUIRED', 'X-Device-Id is required with an admission token', { field: 'x-device-id' });
-      const params = req.params as { id?: string };
-      const holdScoped = HOLD_SCOPED.test(route);
-      const eventId = holdScoped ? peekEventId(token) : params.id;
-      if (!eventId) throw new TokenError('TOKEN_MALFORMED');
       try {
-        req.admission = await tokens.verify(token, {
-          kind: 'admission',
-          eventId,
+        req.admission = await verifyAdmission(tokens, {
+          token,
           accountId: req.accountId,
-          deviceHash: await tokens.deviceHash(deviceId, req.accountId),
-          now: holdScoped ? 0 : Date.now(),
+          deviceId,
+          eventId: (req.params as { id?: string }).id,
+          onExistingHold: HOLD_SCOPED.test(route),
         });
       } catch (e) {
         if (e instanceof TokenError && (e.code === 'TOKEN_WRONG_DEVICE' || e.code === 'TOKEN_WRONG_ACCOUNT')) metrics.admissionDeviceMismatch.inc();

@@ -3,5 +3,5 @@ export { WatermarkStore, type PublicQueueInfo } from './watermark-store.js';
 export { joinSequenceName, lastMinuteAdmissions } from './queue.repository.js';
 export * from './edge.js';
 export * from './fairness.js';
-export { CachedTokenVerifier, BoundedCache, createNodeTokenKey } from './token-cache.js';
+export { CachedTokenVerifier, BoundedCache, createNodeTokenKey, verifyAdmission } from './token-cache.js';
 export * from './copy.js';

@@ -1,7 +1,7 @@
 import type { Db, Trx } from '../db/connect.js';
 import { DomainError, invalid, notFound } from '../errors.js';
 import type { EventCache } from '../events/event-cache.js';
-import { admissionClaimsFor, computeStatus, queuePosition, signToken, type QueueStatus, type QueueTokenClaims, type TokenKey } from './edge.js';
+import { admissionClaimsFor, computeStatus, signToken, type QueueStatus, type QueueTokenClaims, type TokenKey } from './edge.js';
 import { BoundedCache, CachedTokenVerifier } from './token-cache.js';
 import type { Metrics } from '../metrics/index.js';
 import { commitSeed, fairnessDescription, generateSeed, VERIFICATION_RECIPE, type FairnessMode } from './fairness.js';
@@ -146,4 +146,3 @@ export class QueueService {
   }
 }
 
-export { queuePosition };

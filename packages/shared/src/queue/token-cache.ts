@@ -1,5 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
-import { checkClaims, createTokenKey, hashDevice, verifyToken, type TokenClaims, type TokenExpectation, type TokenKey } from './edge.js';
+import { checkClaims, createTokenKey, hashDevice, TokenError, verifyToken, type AdmissionTokenClaims, type TokenClaims, type TokenExpectation, type TokenKey } from './edge.js';
 
 /** A token key for a Node origin: the same secret, with node:crypto's synchronous HMAC for the hot path. */
 export async function createNodeTokenKey(secret: string): Promise<TokenKey> {
@@ -59,4 +59,35 @@ export class CachedTokenVerifier {
     this.claims.set(token, claims);
     return claims as Extract<TokenClaims, { kind: K }>;
   }
+}
+
+/** The event a token names, read without verifying it (the verification that follows checks it). */
+function claimedEventId(token: string): string | undefined {
+  try {
+    const claims = JSON.parse(Buffer.from(token.split('.')[0] ?? '', 'base64url').toString('utf8')) as { eventId?: unknown };
+    return typeof claims.eventId === 'string' ? claims.eventId : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The admission rule of the store: a token for this event (or, on a route about an existing hold, for the event the
+ * token names; the hold's own event is checked by the domain), bound to the signed-in account and this device.
+ * New holds need an unexpired token; routes on an existing hold accept one past its 10 minutes, because the hold's
+ * own expiry time-boxes them (a fan who held seats at minute 9 can still pay at minute 12).
+ */
+export async function verifyAdmission(
+  tokens: CachedTokenVerifier,
+  a: { token: string; accountId: string; deviceId: string; eventId?: string; onExistingHold: boolean; now?: number },
+): Promise<AdmissionTokenClaims> {
+  const eventId = a.onExistingHold ? claimedEventId(a.token) : a.eventId;
+  if (!eventId) throw new TokenError('TOKEN_MALFORMED');
+  return tokens.verify(a.token, {
+    kind: 'admission',
+    eventId,
+    accountId: a.accountId,
+    deviceHash: await tokens.deviceHash(a.deviceId, a.accountId),
+    now: a.onExistingHold ? 0 : (a.now ?? Date.now()),
+  }) as Promise<AdmissionTokenClaims>;
 }
