@@ -6,6 +6,8 @@ import type { Database } from './database.js';
 pg.types.setTypeParser(20, (v) => Number(v));
 // numeric as number (aggregates such as SUM over integers).
 pg.types.setTypeParser(1700, (v) => Number(v));
+// `date` columns read as 'YYYY-MM-DD' (pg's default makes a local-time Date of them).
+pg.types.setTypeParser(1082, (v) => v);
 
 export type Db = Kysely<Database>;
 export type Trx = Transaction<Database>;
@@ -62,5 +64,16 @@ export function createDb(connectionString: string, opts: DbOptions = {}): Db {
   });
   pool.on('error', (err) => opts.onError?.(err));
   preparePerConnection(pool);
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  pools.set(db, pool);
+  return db;
+}
+
+const pools = new WeakMap<Db, pg.Pool>();
+
+/** The pg pool under a Db made by createDb (for libraries that take a pool, such as graphile-worker). */
+export function poolOf(db: Db): pg.Pool {
+  const pool = pools.get(db);
+  if (!pool) throw new Error('this Db was not made by createDb');
+  return pool;
 }

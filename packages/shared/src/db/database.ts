@@ -9,6 +9,8 @@ import type {
 } from '../events/events.table.js';
 import type { AdmissionMinutesTable, QueueEntriesTable, QueueStateTable } from '../queue/queue.table.js';
 import type { HoldsTable, InventoryReconciliationsTable, SeatsTable } from '../inventory/inventory.table.js';
+import type { NotificationsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../notify/notify.table.js';
+import type { AvailabilityEventsTable, WaitlistEntriesTable, WaitlistOffersTable } from '../waitlist/waitlist.table.js';
 
 /** Every table of the system of record, as Kysely sees it. */
 export interface Database {
@@ -26,4 +28,10 @@ export interface Database {
   queue_state: QueueStateTable;
   queue_entries: QueueEntriesTable;
   admission_minutes: AdmissionMinutesTable;
+  waitlist_entries: WaitlistEntriesTable;
+  availability_events: AvailabilityEventsTable;
+  waitlist_offers: WaitlistOffersTable;
+  notifications: NotificationsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }

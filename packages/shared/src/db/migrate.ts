@@ -1,12 +1,17 @@
+import { Logger, runMigrations } from 'graphile-worker';
 import { Migrator, type MigrationResultSet } from 'kysely';
-import type { Db } from './connect.js';
+import { poolOf, type Db } from './connect.js';
 import { migrations } from './migrations/index.js';
 
 export class MigrationError extends Error {
   readonly code = 'MIGRATION_FAILED';
 }
 
-/** Migrates to the latest schema; throws (never logs-and-continues) when a migration fails. */
+/**
+ * Migrates to the latest schema, then installs the job queue's own schema (graphile-worker's migrations), so
+ * a transaction can enqueue a job (`graphile_worker.add_job`) before any worker has started. Throws (never
+ * logs-and-continues) when a migration fails.
+ */
 export async function migrateToLatest(db: Db): Promise<MigrationResultSet> {
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
   const result = await migrator.migrateToLatest();
@@ -17,5 +22,8 @@ export async function migrateToLatest(db: Db): Promise<MigrationResultSet> {
       { cause: result.error },
     );
   }
+  await runMigrations({ pgPool: poolOf(db), logger: quietLogger });
   return result;
 }
+
+const quietLogger = new Logger(() => () => {});

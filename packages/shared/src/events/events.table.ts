@@ -13,6 +13,14 @@ export interface AccountsTable {
 export interface ListingsTable {
   id: Generated<string>;
   name: string;
+  /** OFFER: returned seats are reserved for the first matching fans in turn; BROADCAST: every match is told. */
+  waitlist_mode: Generated<'OFFER' | 'BROADCAST'>;
+  /** How long a waitlist entry lives (default four weeks). */
+  waitlist_ttl_seconds: Generated<number>;
+  /** How long a fan has to claim an offer (default 15 minutes). */
+  offer_ttl_seconds: Generated<number>;
+  /** Above this many matches a fan-out pages through the listing in batch jobs. */
+  fanout_inline_threshold: Generated<number>;
   created_at: CreatedAt;
 }
 

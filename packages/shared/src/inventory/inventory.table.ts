@@ -1,7 +1,8 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
 
 export type SeatStatus = 'AVAILABLE' | 'HELD' | 'SOLD';
-export type HoldStatus = 'HELD' | 'PAYING' | 'PURCHASED' | 'RELEASED' | 'EXPIRED';
+/** WAITLIST: seats set aside for the waitlist, owned by the system account '~waitlist'. */
+export type HoldStatus = 'HELD' | 'PAYING' | 'PURCHASED' | 'RELEASED' | 'EXPIRED' | 'WAITLIST';
 
 export interface SeatsTable {
   event_id: string;
