@@ -11,6 +11,7 @@ import type { AdmissionMinutesTable, QueueEntriesTable, QueueStateTable } from '
 import type { HoldsTable, InventoryReconciliationsTable, SeatsTable } from '../inventory/inventory.table.js';
 import type { NotificationsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../notify/notify.table.js';
 import type { AvailabilityEventsTable, WaitlistEntriesTable, WaitlistOffersTable } from '../waitlist/waitlist.table.js';
+import type { ConsoleSessionsTable, ConsoleUsersTable, OrganisationsTable } from '../users/users.table.js';
 
 /** Every table of the system of record, as Kysely sees it. */
 export interface Database {
@@ -34,4 +35,7 @@ export interface Database {
   notifications: NotificationsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  organisations: OrganisationsTable;
+  console_users: ConsoleUsersTable;
+  console_sessions: ConsoleSessionsTable;
 }

@@ -68,8 +68,10 @@ export function findEvent(db: Db | Trx, id: string) {
   return db.selectFrom('events').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export function listEvents(db: Db | Trx, limit = 200) {
-  return db.selectFrom('events').selectAll().orderBy('onsale_at', 'desc').orderBy('id').limit(limit).execute();
+export function listEvents(db: Db | Trx, limit = 200, organisationId?: string) {
+  let q = db.selectFrom('events').selectAll();
+  if (organisationId !== undefined) q = q.where('organisation_id', '=', organisationId);
+  return q.orderBy('onsale_at', 'desc').orderBy('id').limit(limit).execute();
 }
 
 export function findSections(db: Db | Trx, eventId: string) {

@@ -30,6 +30,8 @@ export interface OnsaleEvent {
   capacity: number;
   /** Fan-facing words per queue state where the promoter replaced the defaults. */
   queueCopy: Record<string, string> | null;
+  /** The organisation that owns the event (its promoters see it); null for a house event. */
+  organisationId: string | null;
   version: number;
   updatedAt: Date;
 }
@@ -68,6 +70,7 @@ export function toOnsaleEvent(r: Awaited<ReturnType<typeof repo.findEvent>> & {}
     },
     capacity: r.capacity,
     queueCopy: r.queue_copy,
+    organisationId: r.organisation_id,
     version: r.version,
     updatedAt: r.updated_at,
   };
@@ -145,8 +148,9 @@ export async function getEvent(db: Db | Trx, id: string): Promise<OnsaleEvent> {
   return toOnsaleEvent(row);
 }
 
-export async function listEvents(db: Db | Trx): Promise<OnsaleEvent[]> {
-  return (await repo.listEvents(db)).map(toOnsaleEvent);
+/** Events, newest on-sale first; with a scope, only that organisation's (what a promoter may see). */
+export async function listEvents(db: Db | Trx, scope: { organisationId: string } | null = null): Promise<OnsaleEvent[]> {
+  return (await repo.listEvents(db, 200, scope?.organisationId)).map(toOnsaleEvent);
 }
 
 export async function getSections(db: Db | Trx, eventId: string): Promise<EventSection[]> {

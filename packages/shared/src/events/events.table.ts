@@ -45,6 +45,8 @@ export interface EventsTable {
   capacity: number;
   /** Fan-facing words per queue state (partial; defaults elsewhere). */
   queue_copy: ColumnType<Record<string, string> | null, string | null | undefined, string | null>;
+  /** The promoter's organisation that owns the event; null: a house event, which promoters do not see. */
+  organisation_id: ColumnType<string | null, string | null | undefined, string | null>;
   version: Generated<number>;
   created_at: CreatedAt;
   updated_at: UpdatedAt;

@@ -2,10 +2,12 @@ import type { Migration } from 'kysely';
 import * as m20261129_1530 from './2026_11_29_1530_create_core_schema.js';
 import * as m20261129_1610 from './2026_11_29_1610_create_waiting_room.js';
 import * as m20261129_1800 from './2026_11_29_1800_create_waitlist.js';
+import * as m20261129_1900 from './2026_11_29_1900_create_console_users.js';
 
 /** Every migration, in order. A static list so the migrator works the same under tsx, vitest and a bundler. */
 export const migrations: Record<string, Migration> = {
   '2026_11_29_1530_create_core_schema': m20261129_1530,
   '2026_11_29_1610_create_waiting_room': m20261129_1610,
   '2026_11_29_1800_create_waitlist': m20261129_1800,
+  '2026_11_29_1900_create_console_users': m20261129_1900,
 };

@@ -1,0 +1,6 @@
+// Console users: sign-in, sessions, roles and the promoter's organisation scope. (Browser code imports
+// `@onsale/shared/users/schema` instead: this entry point uses node:crypto.)
+export * from './users.schema.js';
+export * from './users.service.js';
+export { generatePassword, hashPassword, verifyPassword } from './password.js';
+export type { Role } from './users.schema.js';

@@ -1,0 +1,107 @@
+// Console users: roles, what each may do, and the input schemas. Zod only, no Node built-ins: the console
+// imports this file (`@onsale/shared/users/schema`) to validate its forms with the very schemas the BFF uses.
+import { z } from 'zod';
+
+/** Console roles, most powerful first. */
+export const ROLES = ['admin', 'operator', 'promoter', 'viewer'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** One line per role, for the console and the CLI. */
+export const ROLE_DESCRIPTIONS: Record<Role, string> = {
+  admin: 'manages console users; everything an operator and a promoter can do, for every event',
+  operator: 'war-room controls (pause, resume, rate override) for every event; reads everything',
+  promoter: "configures and reads only the events of their own organisation",
+  viewer: 'reads every event; changes nothing',
+};
+
+/**
+ * What a role may do. The BFF builds its procedures from this table and the console hides what it denies, so
+ * the two cannot disagree. Promoters are further limited to their organisation's events (see `canSeeEvent`).
+ */
+export const PERMISSIONS = {
+  /** List and create console users. */
+  'users.manage': ['admin'],
+  /** Read events, inventory, the war room and the audit. */
+  'events.read': ['admin', 'operator', 'promoter', 'viewer'],
+  /** Create and edit events and their on-sale settings. */
+  'events.configure': ['admin', 'promoter'],
+  /** Pause and resume the queue, override the admission rate, run rehearsals. */
+  'warroom.control': ['admin', 'operator'],
+} as const satisfies Record<string, readonly Role[]>;
+export type Permission = keyof typeof PERMISSIONS;
+
+/** Whether `role` may do `permission` at all (for a promoter, only on their organisation's events). */
+export function can(role: Role, permission: Permission): boolean {
+  return (PERMISSIONS[permission] as readonly Role[]).includes(role);
+}
+
+/**
+ * Whether a user sees an event. Admins, operators and viewers see every event, including house events with no
+ * organisation; a promoter sees only the events whose organisation is theirs.
+ */
+export function canSeeEvent(user: { role: Role; organisationId: string | null }, event: { organisationId: string | null }): boolean {
+  if (user.role !== 'promoter') return true;
+  return user.organisationId !== null && event.organisationId === user.organisationId;
+}
+
+export const emailSchema = z
+  .string({ error: 'enter an e-mail address' })
+  .trim()
+  .toLowerCase()
+  .max(254, 'at most 254 characters')
+  .pipe(z.email({ error: 'not an e-mail address' }));
+
+/** A new password: long rather than clever (NIST 800-63B); no composition rules. */
+export const PASSWORD_MIN_LENGTH = 12;
+export const passwordSchema = z
+  .string({ error: 'enter a password' })
+  .min(PASSWORD_MIN_LENGTH, `at least ${PASSWORD_MIN_LENGTH} characters`)
+  .max(256, 'at most 256 characters');
+
+export const roleSchema = z.enum(ROLES, { error: `one of ${ROLES.join(', ')}` });
+
+export const organisationNameSchema = z
+  .string({ error: 'enter an organisation name' })
+  .trim()
+  .min(1, 'enter an organisation name')
+  .max(120, 'at most 120 characters');
+
+// Form fields arrive as '' when left empty; that means "not given".
+const emptyAsUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
+
+/**
+ * A new console user. `organisation` (a name; created if new) is required for a promoter and refused for the
+ * other roles. `password` may be left out: the service then generates one and returns it once.
+ */
+export const userCreateSchema = z
+  .object({
+    email: emailSchema,
+    role: roleSchema,
+    organisation: z.preprocess(emptyAsUndefined, organisationNameSchema.optional()),
+    password: z.preprocess(emptyAsUndefined, passwordSchema.optional()),
+  })
+  .superRefine((u, ctx) => {
+    if (u.role === 'promoter' && u.organisation === undefined)
+      ctx.addIssue({ code: 'custom', path: ['organisation'], message: 'a promoter needs an organisation' });
+    if (u.role !== 'promoter' && u.organisation !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['organisation'], message: `only promoters belong to an organisation; a ${u.role} sees every event` });
+  });
+export type UserCreateInput = z.input<typeof userCreateSchema>;
+export type UserCreate = z.output<typeof userCreateSchema>;
+
+/** Sign-in takes any non-empty password: the policy applies when one is set, not when one is tried. */
+export const signInSchema = z.object({
+  email: z.string({ error: 'enter your e-mail address' }).trim().toLowerCase().min(1, 'enter your e-mail address').max(254, 'at most 254 characters'),
+  password: z.string({ error: 'enter your password' }).min(1, 'enter your password').max(256, 'at most 256 characters'),
+});
+export type SignIn = z.output<typeof signInSchema>;
+
+/** Zod issues as `{ field, message }`, the first per field, for showing each at its field. */
+export function fieldErrors(error: z.ZodError): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const i of error.issues) {
+    const field = i.path.map(String).join('.') || '(root)';
+    out[field] ??= i.message;
+  }
+  return out;
+}

@@ -1,0 +1,183 @@
+import type { Db, Trx } from '../db/connect.js';
+import { DomainError, invalid, notFound } from '../errors.js';
+import { getEvent, isUuid } from '../events/events.service.js';
+import { insertAudit } from '../events/events.repository.js';
+import { generatePassword, hashPassword, hashSessionToken, newSessionToken, verifyNothing, verifyPassword } from './password.js';
+import * as repo from './users.repository.js';
+import { can, canSeeEvent, fieldErrors, organisationNameSchema, signInSchema, userCreateSchema, type Permission, type Role, type UserCreate } from './users.schema.js';
+
+/** A console user as the rest of the system sees one: never with the password hash. */
+export interface ConsoleUser {
+  id: string;
+  email: string;
+  role: Role;
+  /** Promoters only: the organisation whose events they configure and read. */
+  organisationId: string | null;
+  organisationName: string | null;
+  createdAt: Date;
+  createdBy: string;
+}
+
+/** A signed-in user and when their session ends. */
+export interface SessionUser extends ConsoleUser {
+  sessionExpiresAt: Date;
+}
+
+/** How long a console session lives unless set: a war-room shift. */
+export const DEFAULT_SESSION_TTL_SECONDS = 12 * 3600;
+
+type UserRow = NonNullable<Awaited<ReturnType<typeof repo.findUserById>>>;
+
+function toConsoleUser(r: UserRow): ConsoleUser {
+  return {
+    id: r.id,
+    email: r.email,
+    role: r.role,
+    organisationId: r.organisation_id,
+    organisationName: r.organisation_name,
+    createdAt: r.created_at,
+    createdBy: r.created_by,
+  };
+}
+
+function parseOrThrow<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: import('zod').ZodError } }, input: unknown, code: string, what: string): T {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const errors = fieldErrors(parsed.error);
+  const issues = Object.entries(errors).map(([path, message]) => ({ path, message }));
+  throw invalid(code, `${what}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues[0]?.path ?? '(root)', { issues });
+}
+
+/** Validates a new user (the schema the console's form uses); throws INVALID_USER naming the first bad field. */
+export function parseUserCreate(input: unknown): UserCreate {
+  return parseOrThrow(userCreateSchema, input, 'INVALID_USER', 'invalid user');
+}
+
+/**
+ * Creates a console user (and the promoter's organisation, by name, if new). Without a password one is
+ * generated and returned once, here only: the database keeps its scrypt hash. Runs in the caller's transaction.
+ * Throws INVALID_USER (field named) or EMAIL_TAKEN (field `email`).
+ */
+export async function createUser(trx: Trx, input: unknown, actor: string): Promise<{ user: ConsoleUser; generatedPassword: string | null }> {
+  const spec = parseUserCreate(input);
+  const generatedPassword = spec.password === undefined ? generatePassword() : null;
+  const passwordHash = await hashPassword(spec.password ?? generatedPassword!);
+  const organisation = spec.organisation === undefined ? null : await repo.upsertOrganisation(trx, spec.organisation);
+  // A unique violation would abort the caller's transaction; ask first (the constraint still guards a race).
+  if (await repo.findUserByEmail(trx, spec.email)) throw emailTaken(spec.email);
+  let created;
+  try {
+    created = await repo.insertUser(trx, {
+      email: spec.email,
+      password_hash: passwordHash,
+      role: spec.role,
+      organisation_id: organisation?.id ?? null,
+      created_by: actor,
+    });
+  } catch (e) {
+    if ((e as { code?: string }).code === '23505') throw emailTaken(spec.email);
+    throw e;
+  }
+  await insertAudit(trx, { actor, action: 'console_user.created', details: { email: spec.email, role: spec.role, organisation: organisation?.name ?? null } });
+  return {
+    user: {
+      id: created.id,
+      email: spec.email,
+      role: spec.role,
+      organisationId: organisation?.id ?? null,
+      organisationName: organisation?.name ?? null,
+      createdAt: created.created_at,
+      createdBy: actor,
+    },
+    generatedPassword,
+  };
+}
+
+const emailTaken = (email: string) => new DomainError('conflict', 'EMAIL_TAKEN', `a console user with e-mail ${email} already exists`, { field: 'email' });
+
+/** Every console user, oldest first. */
+export async function listUsers(db: Db | Trx): Promise<ConsoleUser[]> {
+  return (await repo.listUsers(db)).map(toConsoleUser);
+}
+
+/** How many console users exist (none: the first admin has yet to be created). */
+export function countUsers(db: Db | Trx): Promise<number> {
+  return repo.countUsers(db);
+}
+
+/**
+ * Checks an e-mail and password and opens a session. Returns the session token, which only the caller's
+ * cookie keeps. A wrong e-mail and a wrong password are the same INVALID_CREDENTIALS (field `password`) and
+ * take the same time, so sign-in does not tell which addresses have an account.
+ */
+export async function signIn(
+  db: Db,
+  input: unknown,
+  opts: { ttlSeconds?: number; userAgent?: string | null; now?: Date } = {},
+): Promise<{ user: SessionUser; token: string; expiresAt: Date }> {
+  const { email, password } = parseOrThrow(signInSchema, input, 'INVALID_SIGN_IN', 'invalid sign-in');
+  const row = await repo.findUserByEmail(db, email);
+  const ok = row ? await verifyPassword(password, row.password_hash) : await verifyNothing(password);
+  if (!row || !ok) throw new DomainError('unauthenticated', 'INVALID_CREDENTIALS', 'wrong e-mail address or password', { field: 'password' });
+  const expiresAt = new Date((opts.now ?? new Date()).getTime() + (opts.ttlSeconds ?? DEFAULT_SESSION_TTL_SECONDS) * 1000);
+  const { token, tokenHash } = newSessionToken();
+  await repo.deleteExpiredSessions(db, row.id);
+  await repo.insertSession(db, { tokenHash, userId: row.id, expiresAt, userAgent: opts.userAgent?.slice(0, 300) ?? null });
+  return { user: { ...toConsoleUser(row), sessionExpiresAt: expiresAt }, token, expiresAt };
+}
+
+/** The user of a live session, or null for a missing, unknown, expired or revoked token. */
+export async function verifySession(db: Db | Trx, token: string | undefined | null): Promise<SessionUser | null> {
+  // Tokens are 43 URL-safe characters; anything else cannot be one (and is not worth a query).
+  if (!token || !/^[A-Za-z0-9_-]{43}$/.test(token)) return null;
+  const row = await repo.findLiveSession(db, hashSessionToken(token));
+  return row ? { ...toConsoleUser(row), sessionExpiresAt: row.expires_at } : null;
+}
+
+/** Ends a session: its row is deleted, so no BFF instance accepts the token again. True if there was one. */
+export async function revokeSession(db: Db | Trx, token: string | undefined | null): Promise<boolean> {
+  if (!token || !/^[A-Za-z0-9_-]{43}$/.test(token)) return false;
+  return repo.deleteSession(db, hashSessionToken(token));
+}
+
+/** Throws ROLE_FORBIDDEN (field `role`) unless the user's role may do `permission`. */
+export function requirePermission(user: { role: Role }, permission: Permission): void {
+  if (!can(user.role, permission))
+    throw new DomainError('forbidden', 'ROLE_FORBIDDEN', `a ${user.role} may not do ${permission}`, { field: 'role', permission });
+}
+
+/** Throws ROLE_FORBIDDEN (field `role`) unless the user has one of `roles`. */
+export function requireRole(user: { role: Role }, roles: readonly Role[]): void {
+  if (!roles.includes(user.role))
+    throw new DomainError('forbidden', 'ROLE_FORBIDDEN', `this needs the role ${roles.join(' or ')}; you are a ${user.role}`, { field: 'role', roles });
+}
+
+/** Throws EVENT_FORBIDDEN (field `id`) when a promoter asks for an event that is not their organisation's. */
+export function requireEventAccess(user: { role: Role; organisationId: string | null }, event: { id: string; organisationId: string | null }): void {
+  if (!canSeeEvent(user, event))
+    throw new DomainError('forbidden', 'EVENT_FORBIDDEN', `event ${event.id} belongs to another organisation`, { field: 'id' });
+}
+
+/** Which events a user may list: every event (null), or one organisation's. */
+export function eventScope(user: { role: Role; organisationId: string | null }): { organisationId: string } | null {
+  if (user.role !== 'promoter') return null;
+  // A promoter always has an organisation (a check constraint); a nil id matches no event if one somehow has none.
+  return { organisationId: user.organisationId ?? '00000000-0000-0000-0000-000000000000' };
+}
+
+/**
+ * Gives an event to an organisation (by name; created if new), or back to the house with null. Audited.
+ * Runs in the caller's transaction. Throws EVENT_NOT_FOUND or INVALID_ORGANISATION (field `organisation`).
+ */
+export async function assignEventOrganisation(trx: Trx, eventId: string, organisationName: string | null, actor: string): Promise<{ eventId: string; organisation: { id: string; name: string } | null }> {
+  if (!isUuid(eventId)) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'eventId');
+  const event = await getEvent(trx, eventId);
+  let organisation: { id: string; name: string } | null = null;
+  if (organisationName !== null) {
+    const name = parseOrThrow(organisationNameSchema, organisationName, 'INVALID_ORGANISATION', 'invalid organisation');
+    organisation = await repo.upsertOrganisation(trx, name);
+  }
+  await repo.setEventOrganisation(trx, event.id, organisation?.id ?? null);
+  await insertAudit(trx, { actor, action: 'event.organisation_assigned', eventId: event.id, details: { organisation: organisation?.name ?? null } });
+  return { eventId: event.id, organisation };
+}

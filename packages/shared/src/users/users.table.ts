@@ -1,0 +1,38 @@
+import type { ColumnType, Generated, Selectable } from 'kysely';
+import type { Role } from './users.schema.js';
+
+type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
+
+/** A promoter's company: the scope of a promoter's console access (`events.organisation_id`). */
+export interface OrganisationsTable {
+  id: Generated<string>;
+  name: string;
+  created_at: CreatedAt;
+}
+
+/** Someone who signs in to the console. Not a fan: fans are `accounts`. */
+export interface ConsoleUsersTable {
+  id: Generated<string>;
+  /** Lowercased; unique. */
+  email: string;
+  /** `scrypt$N=…,r=…,p=…$<salt>$<hash>` (see password.ts). Never leaves the users domain. */
+  password_hash: string;
+  role: Role;
+  /** Set for promoters only (a check constraint says so). */
+  organisation_id: string | null;
+  /** Who created the user: `cli:<os user>`, `console:<email>`. */
+  created_by: string;
+  created_at: CreatedAt;
+}
+
+/** A signed-in console session. The token itself is only in the browser's cookie; here is its SHA-256. */
+export interface ConsoleSessionsTable {
+  token_hash: Buffer;
+  user_id: string;
+  created_at: CreatedAt;
+  expires_at: ColumnType<Date, Date | string, Date | string>;
+  user_agent: string | null;
+}
+
+export type ConsoleUserRow = Selectable<ConsoleUsersTable>;
+export type OrganisationRow = Selectable<OrganisationsTable>;
