@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
+import fastifyCookie from '@fastify/cookie';
 import fastifyStatic from '@fastify/static';
 import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
 import { sql, type Db } from '@onsale/shared/db';
-import { createContextFactory } from './context.js';
+import { createContextFactory, type AuthOptions } from './context.js';
 import { appRouter, type AppRouter } from './root.js';
 
 export interface BuildBffDeps {
@@ -12,6 +13,8 @@ export interface BuildBffDeps {
   /** Absolute path of the console's Vite build (apps/console/dist). Served with an SPA fallback when it exists. */
   consoleDir?: string;
   logger?: boolean;
+  /** Session lifetime and the cookie's Secure flag (from BFF_SESSION_HOURS and BFF_SECURE_COOKIES). */
+  auth?: AuthOptions;
 }
 
 /** The operator/promoter backend: tRPC at /trpc, /healthz, and the built console. Not listening yet. */
@@ -19,11 +22,14 @@ export async function buildBff(deps: BuildBffDeps): Promise<FastifyInstance> {
   // Long batched tRPC URLs exceed Fastify's default 100-character parameter limit (414 otherwise).
   const app = Fastify({ logger: deps.logger ?? false, routerOptions: { maxParamLength: 5000 } });
 
+  // Unsigned cookies: the session token is 256 random bits checked against PostgreSQL, so a signature adds nothing.
+  await app.register(fastifyCookie);
+
   await app.register(fastifyTRPCPlugin, {
     prefix: '/trpc',
     trpcOptions: {
       router: appRouter,
-      createContext: createContextFactory({ db: deps.db }),
+      createContext: createContextFactory({ db: deps.db, ...(deps.auth ? { auth: deps.auth } : {}) }),
       onError({ error, path, req }) {
         if (error.code === 'INTERNAL_SERVER_ERROR') req.log.error({ err: error.cause ?? error, path }, 'tRPC procedure failed');
       },

@@ -1,15 +1,63 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '@onsale/shared/db';
+import { DEFAULT_SESSION_TTL_SECONDS, verifySession, type SessionUser } from '@onsale/shared/users';
+
+/** The console's session cookie: httpOnly, SameSite=Strict, path /. Holds the random token; the database keeps its hash. */
+export const SESSION_COOKIE = 'onsale_console_session';
+
+/** The header every tRPC mutation must carry (see `csrfGuard` in trpc.ts). The console sends `x-csrf: 1`. */
+export const CSRF_HEADER = 'x-csrf';
+
+/** Writes and clears the session cookie: the only thing procedures may do to the HTTP response. */
+export interface SessionCookie {
+  set(token: string, expiresAt: Date): void;
+  clear(): void;
+}
 
 /** What every procedure may use. Built from injected deps so tests pass their own database; routers import no singletons. */
 export interface Context {
   db: Db;
+  /** The signed-in console user, or null (no cookie, or an unknown, expired or revoked session). */
+  user: SessionUser | null;
+  /** The session token from the cookie as sent, for sign-out. */
+  sessionToken: string | null;
+  /** Whether the request carried the anti-CSRF header; mutations are refused without it. */
+  csrfHeader: boolean;
+  sessionCookie: SessionCookie;
+  userAgent: string | null;
+  sessionTtlSeconds: number;
+}
+
+export interface AuthOptions {
+  /** How long a console session lives (default 12 hours). */
+  sessionTtlSeconds?: number;
+  /** Mark the cookie Secure (HTTPS only). On in production; off for http://127.0.0.1 in development and tests. */
+  secureCookies?: boolean;
 }
 
 export interface BffDeps {
   db: Db;
+  auth?: AuthOptions;
 }
 
-/** One context per request; today it only carries the deps, later the operator's identity. */
-export function createContextFactory(deps: BffDeps): () => Context {
-  return () => ({ db: deps.db });
+/** One context per request (one per batch): reads the session cookie and resolves the user from PostgreSQL. */
+export function createContextFactory(deps: BffDeps): (opts: { req: FastifyRequest; res: FastifyReply }) => Promise<Context> {
+  const ttl = deps.auth?.sessionTtlSeconds ?? DEFAULT_SESSION_TTL_SECONDS;
+  const cookieOptions = { path: '/', httpOnly: true, sameSite: 'strict', secure: deps.auth?.secureCookies ?? false } as const;
+  return async ({ req, res }) => {
+    const sessionToken = req.cookies[SESSION_COOKIE] ?? null;
+    const csrf = req.headers[CSRF_HEADER];
+    return {
+      db: deps.db,
+      user: await verifySession(deps.db, sessionToken),
+      sessionToken,
+      csrfHeader: typeof csrf === 'string' && csrf.length > 0,
+      sessionCookie: {
+        set: (token, expiresAt) => void res.setCookie(SESSION_COOKIE, token, { ...cookieOptions, expires: expiresAt }),
+        clear: () => void res.clearCookie(SESSION_COOKIE, cookieOptions),
+      },
+      userAgent: req.headers['user-agent'] ?? null,
+      sessionTtlSeconds: ttl,
+    };
+  };
 }

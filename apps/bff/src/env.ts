@@ -2,8 +2,13 @@ import { z } from 'zod';
 
 const envSchema = z.object({
   BFF_PORT: z.coerce.number().int().min(0).max(65_535).default(3001),
-  // Loopback by default: the console has no operator sign-in yet, so it must not face a network by accident.
+  // Loopback by default: put it behind a TLS-terminating proxy (and set BFF_SECURE_COOKIES) before facing a network.
   BFF_HOST: z.string().min(1).default('127.0.0.1'),
+  // How long a console sign-in lasts (a war-room shift by default).
+  BFF_SESSION_HOURS: z.coerce.number().min(0.1).max(24 * 14).default(12),
+  // The session cookie's Secure flag: browsers then send it over HTTPS only. Defaults to on in production.
+  BFF_SECURE_COOKIES: z.enum(['true', 'false']).optional(),
+  NODE_ENV: z.string().default('development'),
   // Optional here because `npm start` may run an embedded PostgreSQL and pass the db in; server.ts requires it.
   DATABASE_URL: z.string().min(1).optional(),
   // Where the built console lives; server.ts defaults it to apps/console/dist.
@@ -11,6 +16,14 @@ const envSchema = z.object({
 });
 
 export type BffEnv = z.infer<typeof envSchema>;
+
+/** The session settings buildBff takes, from the checked environment. */
+export function authOptionsOf(env: BffEnv): { sessionTtlSeconds: number; secureCookies: boolean } {
+  return {
+    sessionTtlSeconds: Math.round(env.BFF_SESSION_HOURS * 3600),
+    secureCookies: env.BFF_SECURE_COOKIES ? env.BFF_SECURE_COOKIES === 'true' : env.NODE_ENV === 'production',
+  };
+}
 
 /** The BFF's configuration, checked. The only place in the BFF that reads the environment; called, never run at import. */
 export function loadBffEnv(source: Record<string, string | undefined> = process.env): BffEnv {

@@ -1,9 +1,13 @@
 import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
+import { authRouter } from './routers/auth.js';
 import { eventsRouter } from './routers/events.js';
+import { usersRouter } from './routers/users.js';
 import { router } from './trpc.js';
 
 export const appRouter = router({
+  auth: authRouter,
   events: eventsRouter,
+  users: usersRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -5,17 +5,23 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createDb } from '@onsale/shared/db';
 import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
+import { signIn } from '@onsale/shared/users';
 import { buildBff } from '../src/app.js';
-import { seedEvent } from './fixtures.js';
+import { SESSION_COOKIE } from '../src/context.js';
+import { seedEvent, seedUser } from './fixtures.js';
 
 let tdb: TestDatabase;
 let app: FastifyInstance;
 let consoleDir: string;
 let eventId: string;
+/** A viewer's session cookie: every event procedure needs a signed-in user. */
+let cookie: string;
 
 beforeAll(async () => {
   tdb = await createTestDatabase(inject('templateDatabaseUrl'));
   ({ eventId } = await seedEvent(tdb.db, 'HTTP Test Night'));
+  await seedUser(tdb.db, 'viewer@app.test', 'viewer');
+  cookie = `${SESSION_COOKIE}=${(await signIn(tdb.db, { email: 'viewer@app.test', password: 'password of viewer@app.test' })).token}`;
   // A stand-in console build, so this file does not depend on Vite.
   consoleDir = mkdtempSync(join(tmpdir(), 'onsale-console-'));
   mkdirSync(join(consoleDir, 'assets'));
@@ -39,14 +45,14 @@ describe('buildBff over HTTP', () => {
 
   it('serves a tRPC query at /trpc', async () => {
     const input = encodeURIComponent(JSON.stringify({ id: eventId }));
-    const res = await app.inject({ method: 'GET', url: `/trpc/events.byId?input=${input}` });
+    const res = await app.inject({ method: 'GET', url: `/trpc/events.byId?input=${input}`, headers: { cookie } });
     expect(res.statusCode).toBe(200);
     expect(res.json().result.data.name).toBe('HTTP Test Night');
   });
 
   it('maps a domain not-found to HTTP 404 with the domain code', async () => {
     const input = encodeURIComponent(JSON.stringify({ id: 'nope' }));
-    const res = await app.inject({ method: 'GET', url: `/trpc/events.byId?input=${input}` });
+    const res = await app.inject({ method: 'GET', url: `/trpc/events.byId?input=${input}`, headers: { cookie } });
     expect(res.statusCode).toBe(404);
     expect(res.json().error.data).toMatchObject({ code: 'NOT_FOUND', domainCode: 'EVENT_NOT_FOUND', field: 'id' });
     expect(res.json().error.data.stack).toBeUndefined();
@@ -55,7 +61,7 @@ describe('buildBff over HTTP', () => {
   it('accepts long batched URLs', async () => {
     const calls = Array.from({ length: 40 }, () => 'events.list').join(',');
     const input = encodeURIComponent(JSON.stringify({}));
-    const res = await app.inject({ method: 'GET', url: `/trpc/${calls}?batch=1&input=${input}` });
+    const res = await app.inject({ method: 'GET', url: `/trpc/${calls}?batch=1&input=${input}`, headers: { cookie } });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toHaveLength(40);
   });
@@ -85,7 +91,8 @@ describe('an unknown error', () => {
     const broken = createDb('postgres://postgres@127.0.0.1:1/nothing', { max: 1 });
     const bad = await buildBff({ db: broken });
     try {
-      const res = await bad.inject({ method: 'GET', url: '/trpc/events.list' });
+      // With a session cookie, so resolving the user reaches the database.
+      const res = await bad.inject({ method: 'GET', url: '/trpc/events.list', headers: { cookie } });
       expect(res.statusCode).toBe(500);
       const body = res.json();
       expect(body.error.message).toBe('Internal server error');

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { TRPCError } from '@trpc/server';
 import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
-import { appRouter } from '../src/root.js';
-import { countsFromDb, holdSeats, seedEvent, sellSeats } from './fixtures.js';
+import type { ConsoleUser } from '@onsale/shared/users';
+import { callerAs, countsFromDb, holdSeats, seedEvent, seedUser, sellSeats } from './fixtures.js';
 
 let tdb: TestDatabase;
 let eventId: string;
 let otherEventId: string;
+let viewer: ConsoleUser;
 
 beforeAll(async () => {
   tdb = await createTestDatabase(inject('templateDatabaseUrl'));
@@ -14,13 +15,14 @@ beforeAll(async () => {
   ({ eventId: otherEventId } = await seedEvent(tdb.db, 'Untouched Matinee'));
   await holdSeats(tdb.db, eventId, 'A', 3);
   await sellSeats(tdb.db, eventId, 'B', 2);
+  viewer = await seedUser(tdb.db, 'viewer@router.test', 'viewer');
 });
 
 afterAll(async () => {
   await tdb?.drop();
 });
 
-const caller = () => appRouter.createCaller({ db: tdb.db });
+const caller = () => callerAs(tdb.db, viewer);
 
 async function trpcCodeOf(p: Promise<unknown>): Promise<string> {
   try {

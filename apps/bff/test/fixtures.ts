@@ -1,6 +1,9 @@
 import type { Db } from '@onsale/shared/db';
 import { sql } from '@onsale/shared/db';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
+import { createUser, type ConsoleUser, type Role } from '@onsale/shared/users';
+import type { Context } from '../src/context.js';
+import { appRouter } from '../src/root.js';
 
 /** A small house: two sections, 3x4 + 2x5 = 22 seats. */
 export function smallEventFile(name: string) {
@@ -51,3 +54,37 @@ export async function countsFromDb(db: Db, eventId: string): Promise<{ available
     FROM seats WHERE event_id = ${eventId}`.execute(db);
   return rows[0]!;
 }
+
+/** Creates a console user with a known password (roles other than promoter take no organisation). */
+export async function seedUser(db: Db, email: string, role: Role, organisation?: string): Promise<ConsoleUser & { password: string }> {
+  const password = `password of ${email}`;
+  const { user } = await db.transaction().execute((trx) => createUser(trx, { email, role, organisation, password }, 'test'));
+  return { ...user, password };
+}
+
+/** A recorded cookie write, for assertions on sign-in and sign-out through createCaller. */
+export type CookieWrite = { set: string; expiresAt: Date } | { cleared: true };
+
+/**
+ * A tRPC context as the BFF builds one per request, for createCaller: `user` is who is signed in (null: nobody),
+ * `csrf` whether the request carried the x-csrf header (the console always sends it).
+ */
+export function contextFor(db: Db, user: ConsoleUser | null, opts: { csrf?: boolean; sessionToken?: string } = {}): Context & { cookieWrites: CookieWrite[] } {
+  const cookieWrites: CookieWrite[] = [];
+  return {
+    db,
+    user: user ? { ...user, sessionExpiresAt: new Date(Date.now() + 3600_000) } : null,
+    sessionToken: opts.sessionToken ?? null,
+    csrfHeader: opts.csrf ?? true,
+    sessionCookie: {
+      set: (token, expiresAt) => void cookieWrites.push({ set: token, expiresAt }),
+      clear: () => void cookieWrites.push({ cleared: true }),
+    },
+    userAgent: 'vitest',
+    sessionTtlSeconds: 3600,
+    cookieWrites,
+  };
+}
+
+/** A caller of the app router as `user`. */
+export const callerAs = (db: Db, user: ConsoleUser | null, opts: { csrf?: boolean } = {}) => appRouter.createCaller(contextFor(db, user, opts));

@@ -1,7 +1,11 @@
 import { z } from 'zod';
 import { getEvent, getSections, listEvents, type OnsaleEvent } from '@onsale/shared/events';
 import { getInventoryCounts, sectionAvailability } from '@onsale/shared/inventory';
-import { publicProcedure, router } from '../trpc.js';
+import { eventScope, PERMISSIONS, requireEventAccess } from '@onsale/shared/users';
+import { roleProcedure, router } from '../trpc.js';
+
+// Every role reads events; a promoter only their organisation's (listed by scope, refused by id).
+const readEvents = roleProcedure(...PERMISSIONS['events.read']);
 
 // Dates leave as ISO strings: without a transformer JSON would turn them into strings anyway, and the
 // types should say what the client receives.
@@ -16,13 +20,14 @@ function eventSummary(e: OnsaleEvent) {
     seatPickingOpensAt: e.seatPickingOpensAt.toISOString(),
     fairnessMode: e.fairnessMode,
     capacity: e.capacity,
+    organisationId: e.organisationId,
   };
 }
 
 export const eventsRouter = router({
-  /** Every event, newest on-sale first, with live inventory totals. */
-  list: publicProcedure.query(async ({ ctx }) => {
-    const events = await listEvents(ctx.db);
+  /** The events the user may see (a promoter: their organisation's), newest on-sale first, with live inventory totals. */
+  list: readEvents.query(async ({ ctx }) => {
+    const events = await listEvents(ctx.db, eventScope(ctx.user));
     return Promise.all(
       events.map(async (e) => {
         const { available, held, sold, drift } = await getInventoryCounts(ctx.db, e.id, e.capacity);
@@ -31,12 +36,13 @@ export const eventsRouter = router({
     );
   }),
 
-  /** One event with its settings, sections and live inventory (totals and per section). */
-  byId: publicProcedure
+  /** One event with its settings, sections and live inventory (totals and per section). FORBIDDEN for another organisation's promoter. */
+  byId: readEvents
     // Any string: a malformed id is reported by the domain as EVENT_NOT_FOUND, like an unknown one.
     .input(z.object({ id: z.string().trim().min(1).max(100) }))
     .query(async ({ ctx, input }) => {
       const event = await getEvent(ctx.db, input.id);
+      requireEventAccess(ctx.user, event);
       const [sections, inventory] = await Promise.all([
         getSections(ctx.db, event.id),
         getInventoryCounts(ctx.db, event.id, event.capacity),
