@@ -3,6 +3,7 @@ import { DomainError } from '@onsale/shared';
 import type { Io } from './commands.js';
 import { CliError, UsageError } from './errors.js';
 import { PLAN_FLAGS, plan } from './plan.js';
+import { USERS_USAGE, userCommands } from './users.js';
 
 export const USAGE = `usage: onsale <command> [options]
 
@@ -31,6 +32,7 @@ commands:
                                the publishable summary of the on-sale: fairness mode in plain words, seed
                                commitment and reveal, admissions per minute, pauses and overrides with who and
                                why, sell-out time (default markdown)
+${USERS_USAGE}
   help                         this text
 
 run from the repository root as \`npm run onsale -- <command>\` or \`pnpm onsale <command>\`.
@@ -115,6 +117,7 @@ const commands: Record<string, Command> = {
     },
   },
   help: { options: {}, positionals: [], run: async ({ io }) => io.out(USAGE) },
+  ...userCommands,
 };
 
 /** Drops the password from a connection string before it is printed. */
