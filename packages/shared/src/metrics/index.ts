@@ -110,6 +110,19 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
       labelNames: ['event', 'check'] as const,
       registers: [registry],
     }),
+    waitlistNotifications: new Counter({
+      name: 'waitlist_notifications_total',
+      help: 'Waitlist notifications handed to a channel, by channel and outcome (delivered, retrying, dead, deferred)',
+      labelNames: ['channel', 'status'] as const,
+      registers: [registry],
+    }),
+    waitlistNotifyLatency: new Histogram({
+      name: 'waitlist_notify_latency_seconds',
+      help: 'From the availability event to the notification delivered, by channel (the architecture asks for under a minute)',
+      labelNames: ['channel'] as const,
+      buckets: [0.1, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300],
+      registers: [registry],
+    }),
   };
   return m;
 }
