@@ -1,3 +1,4 @@
 export * from './payment.js';
 export * from './checkout.schema.js';
 export * from './checkout.service.js';
+export * from './cancel.js';

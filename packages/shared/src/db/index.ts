@@ -3,3 +3,4 @@ export { createDb, poolOf, type Db, type Trx, type DbOptions } from './connect.j
 export { migrateToLatest, MigrationError } from './migrate.js';
 export { startEmbeddedPostgres, type EmbeddedServer } from './embedded.js';
 export { sql } from 'kysely';
+export { GroupCommit } from './group-commit.js';

@@ -12,6 +12,7 @@ import { HoldBatcher } from './hold-batcher.js';
 import type { HoldRequest } from './holds.schema.js';
 import type { HoldStatus } from './inventory.table.js';
 import type { SeatmapCache } from './seatmap.js';
+import { emitAvailability } from '../waitlist/availability.js';
 
 export interface HeldSeat {
   id: number;
@@ -21,11 +22,14 @@ export interface HeldSeat {
   priceCents: number;
 }
 
+export type FanHoldStatus = Exclude<HoldStatus, 'WAITLIST'>;
+
 /** A hold as a fan sees it. `status` applies read-time expiry: a lapsed hold reads EXPIRED. */
 export interface Hold {
   holdId: string;
   eventId: string;
-  status: HoldStatus;
+  /** A fan's hold is never WAITLIST (those belong to the system's waitlist account). */
+  status: FanHoldStatus;
   seats: HeldSeat[];
   quantity: number;
   amountCents: number;
@@ -308,13 +312,16 @@ export class HoldService {
     if (row.status === 'HELD' || row.status === 'PAYING') {
       const lapsed = row.expires_at.getTime() <= (await repo.dbNow(trx)).getTime();
       const released = await repo.releaseHoldSeats(trx, holdId, lapsed ? 'EXPIRED' : 'RELEASED');
+      // Seats came back: the waitlist hears of it in this transaction (after a sell-out they go to it, not on sale).
+      const emitted = await emitAvailability(trx, row.event_id, lapsed ? 'HOLD_EXPIRED' : 'HOLD_RELEASED', released);
       // Back in this process's view at once (a stale view only costs a miss; the write decides).
+      if (emitted?.pooled) released.length = 0;
       const bySection = new Map<string, AvailableSeat[]>();
       for (const r of released) bySection.set(r.sectionCode, [...(bySection.get(r.sectionCode) ?? []), r]);
       for (const [section, seats] of bySection) this.availability.restore(row.event_id, section, seats);
       row.status = lapsed ? 'EXPIRED' : 'RELEASED';
     }
-    return { holdId, eventId: row.event_id, status: row.status, seats: [], quantity: row.quantity, amountCents: 0, expiresAt: row.expires_at, extended: row.extended };
+    return { holdId, eventId: row.event_id, status: row.status as FanHoldStatus, seats: [], quantity: row.quantity, amountCents: 0, expiresAt: row.expires_at, extended: row.extended };
   }
 
   private async owned(db: Db | Trx, accountId: string, holdId: string, lock: true, admittedEventId?: string): Promise<NonNullable<Awaited<ReturnType<typeof repo.lockHoldWithEvent>>>>;
@@ -338,7 +345,8 @@ export class HoldService {
 
   private async toHold(db: Db | Trx, row: { id: string; event_id: string; status: HoldStatus; quantity: number; expires_at: Date; extended: boolean }): Promise<Hold> {
     const lapsed = (row.status === 'HELD' || row.status === 'PAYING') && row.expires_at.getTime() <= this.now();
-    const status: HoldStatus = lapsed ? 'EXPIRED' : row.status;
+    // owned() admits only the fan's own holds, never the waitlist account's.
+    const status = lapsed ? 'EXPIRED' : (row.status as FanHoldStatus);
     const seats = status === 'HELD' || status === 'PAYING' || status === 'PURCHASED' ? await repo.seatsOfHold(db, row.id) : [];
     return {
       holdId: row.id,

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
+import { emitAvailability, type ReturnedSeat } from '../waitlist/availability.js';
 
 export interface ReconciliationResult {
   eventId: string;
@@ -16,8 +17,10 @@ export interface ReconciliationResult {
 }
 
 /**
- * Tidies lapsed holds (cosmetic: every query already treats them as available) in small batches, so a
- * sweep never holds many row locks for long.
+ * Tidies lapsed holds in small batches, so a sweep never holds many row locks for long. Cosmetic for sale
+ * (every query already treats a lapsed hold's seats as available), but it is how the waitlist hears that seats
+ * came back: nothing writes at expiry, so the sweep that notices emits the availability event, in its own
+ * transaction (and after a sell-out the seats go to the waitlist).
  */
 export async function sweepExpiredHolds(db: Db, batch = 500): Promise<Map<string, number>> {
   const swept = new Map<string, number>();
@@ -28,9 +31,15 @@ export async function sweepExpiredHolds(db: Db, batch = 500): Promise<Map<string
         WHERE id IN (SELECT id FROM holds WHERE status IN ('HELD', 'PAYING') AND expires_at <= now()
                      ORDER BY expires_at LIMIT ${batch} FOR UPDATE SKIP LOCKED)
         RETURNING id, event_id`.execute(trx);
-      if (rows.length > 0)
-        await sql`UPDATE seats SET status = 'AVAILABLE', hold_id = NULL, expires_at = NULL, version = version + 1
-                  WHERE hold_id = ANY(${rows.map((r) => r.id)}::uuid[]) AND status = 'HELD' AND expires_at <= now()`.execute(trx);
+      if (rows.length > 0) {
+        const { rows: seats } = await sql<ReturnedSeat & { eventId: string }>`
+          UPDATE seats SET status = 'AVAILABLE', hold_id = NULL, expires_at = NULL, version = version + 1
+          WHERE hold_id = ANY(${rows.map((r) => r.id)}::uuid[]) AND status = 'HELD' AND expires_at <= now()
+          RETURNING event_id AS "eventId", id, section_code AS "sectionCode", row_index AS "rowIndex", seat_number AS "seatNumber"`.execute(trx);
+        const byEvent = new Map<string, ReturnedSeat[]>();
+        for (const s of seats) byEvent.set(s.eventId, [...(byEvent.get(s.eventId) ?? []), { ...s, id: Number(s.id) }]);
+        for (const [eventId, returned] of byEvent) await emitAvailability(trx, eventId, 'HOLD_EXPIRED', returned);
+      }
       return rows;
     });
     for (const r of rows) swept.set(r.event_id, (swept.get(r.event_id) ?? 0) + 1);

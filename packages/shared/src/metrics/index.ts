@@ -110,6 +110,18 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
       labelNames: ['event', 'check'] as const,
       registers: [registry],
     }),
+    waitlistEntries: new Gauge({
+      name: 'waitlist_entries',
+      help: 'Live waitlist entries per listing (listings with a performance still to come, the largest first)',
+      labelNames: ['listing'] as const,
+      registers: [registry],
+    }),
+    waitlistMatches: new Counter({
+      name: 'waitlist_matches_total',
+      help: 'Waitlist entries matched by availability events, by mode (OFFER counts offers made)',
+      labelNames: ['mode'] as const,
+      registers: [registry],
+    }),
     waitlistNotifications: new Counter({
       name: 'waitlist_notifications_total',
       help: 'Waitlist notifications handed to a channel, by channel and outcome (delivered, retrying, dead, deferred)',

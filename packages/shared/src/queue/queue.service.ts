@@ -18,7 +18,8 @@ export async function initQueue(trx: Trx, eventId: string): Promise<{ seedCommit
 }
 
 /** A status with the event's words for its state. */
-export type StatusWithCopy = QueueStatus & { message: string };
+/** A status with its words; when sold out, where to join the listing's waitlist (seats that come back go there). */
+export type StatusWithCopy = QueueStatus & { message: string; waitlist?: { listingId: string; join: string } };
 
 export const DEVICE_ID_PATTERN = /^[\x21-\x7e]{8,200}$/;
 
@@ -119,7 +120,8 @@ export class QueueService {
     const info = await this.deps.watermarks.get(claims.eventId);
     if (!info) throw notFound('EVENT_NOT_FOUND', `no event ${claims.eventId}`, 'id');
     const status = await computeStatus(claims, info.watermark, this.now());
-    return { ...status, message: info.copy[status.state] };
+    const waitlist = status.state === 'SOLD_OUT' ? { listingId: info.listingId, join: `/listings/${info.listingId}/waitlist` } : undefined;
+    return { ...status, message: info.copy[status.state], ...(waitlist ? { waitlist } : {}) };
   }
 
   /** The public fairness facts of an event: mode, plain words, the commitment, and the seed once revealed. */

@@ -14,6 +14,8 @@ const statusBody = z.object({
   admittedThrough: z.number(),
   estWaitSeconds: z.number().nullable(),
   admissionToken: z.string().optional(),
+  /** When SOLD_OUT: the listing's waitlist (PUT the join link with criteria); seats that come back go there. */
+  waitlist: z.object({ listingId: z.string(), join: z.string() }).optional(),
 });
 
 /** The waiting room: join, status polls (answered from memory), the public watermark and fairness facts. */
@@ -27,7 +29,15 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
         params,
         headers: z.object({ 'x-device-id': deviceHeader }),
         response: {
-          200: z.object({ queueToken: z.string(), position: z.number().nullable(), state: states, message: z.string(), estWaitSeconds: z.number().nullable(), cohort: z.enum(['PREOPEN', 'FIFO']) }),
+          200: z.object({
+            queueToken: z.string(),
+            position: z.number().nullable(),
+            state: states,
+            message: z.string(),
+            estWaitSeconds: z.number().nullable(),
+            cohort: z.enum(['PREOPEN', 'FIFO']),
+            waitlist: statusBody.shape.waitlist,
+          }),
           ...errorResponses,
           503: errorSchema,
         },
@@ -36,7 +46,7 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
     async (req, reply) => {
       const r = await queue.join(req.accountId, req.params.id, req.headers['x-device-id']);
       reply.header('retry-after', String(r.retryAfterSeconds));
-      return { queueToken: r.queueToken, position: r.position, state: r.state, message: r.message, estWaitSeconds: r.estWaitSeconds, cohort: r.cohort };
+      return { queueToken: r.queueToken, position: r.position, state: r.state, message: r.message, estWaitSeconds: r.estWaitSeconds, cohort: r.cohort, waitlist: r.waitlist };
     },
   );
 
@@ -54,7 +64,7 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
     async (req, reply) => {
       const s = await queue.status(req.params.id, req.headers['x-queue-token'], req.accountId, req.headers['x-device-id']);
       reply.header('retry-after', String(s.retryAfterSeconds)).header('cache-control', 'no-store');
-      return { state: s.state, message: s.message, position: s.position, admittedThrough: s.admittedThrough, estWaitSeconds: s.estWaitSeconds, admissionToken: s.admissionToken };
+      return { state: s.state, message: s.message, position: s.position, admittedThrough: s.admittedThrough, estWaitSeconds: s.estWaitSeconds, admissionToken: s.admissionToken, waitlist: s.waitlist };
     },
   );
 

@@ -1,0 +1,30 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/connect.js';
+import { DomainError, invalid, notFound } from '../errors.js';
+import { insertAudit } from '../events/events.repository.js';
+import { isUuid } from '../events/events.service.js';
+import { emitAvailability, type ReturnedSeat } from '../waitlist/availability.js';
+
+/**
+ * Cancels a confirmed order (an operator's decision, audited with who and why): the order is marked CANCELLED,
+ * its seats come back, and the availability event is emitted in the same transaction, so after a sell-out the
+ * seats go to the waitlist rather than to whoever refreshes first. Refunds are the payment provider's concern.
+ */
+export async function cancelOrder(db: Db, orderId: string, by: { actor: string; reason: string }) {
+  if (!isUuid(orderId)) throw notFound('ORDER_NOT_FOUND', `no order ${orderId}`, 'orderId');
+  if (!by.reason.trim()) throw invalid('REASON_REQUIRED', 'a cancellation needs a reason', 'reason');
+  return db.transaction().execute(async (trx) => {
+    const order = await trx.selectFrom('orders').selectAll().where('id', '=', orderId).forUpdate().executeTakeFirst();
+    if (!order) throw notFound('ORDER_NOT_FOUND', `no order ${orderId}`, 'orderId');
+    if (order.status === 'CANCELLED') throw new DomainError('conflict', 'ORDER_ALREADY_CANCELLED', 'this order is already cancelled', { field: 'orderId' });
+    await trx.updateTable('orders').set({ status: 'CANCELLED' }).where('id', '=', orderId).execute();
+    const { rows } = await sql<ReturnedSeat>`
+      UPDATE seats SET status = 'AVAILABLE', hold_id = NULL, expires_at = NULL, version = version + 1
+      WHERE hold_id = ${order.hold_id} AND status = 'SOLD'
+      RETURNING id, section_code AS "sectionCode", row_index AS "rowIndex", seat_number AS "seatNumber"`.execute(trx);
+    const seats = rows.map((r) => ({ ...r, id: Number(r.id) }));
+    await insertAudit(trx, { actor: by.actor, action: 'order.cancel', eventId: order.event_id, details: { orderId, reason: by.reason, seats: seats.length } });
+    const emitted = await emitAvailability(trx, order.event_id, 'ORDER_CANCELLED', seats);
+    return { orderId, eventId: order.event_id, status: 'CANCELLED' as const, seatsReturned: seats.length, availabilityId: emitted?.availabilityId ?? null, toWaitlist: emitted?.pooled ?? false };
+  });
+}

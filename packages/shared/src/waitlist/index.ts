@@ -1,0 +1,12 @@
+export * from './criteria.js';
+export * from './listings.js';
+export * from './waitlist.service.js';
+export * from './availability.js';
+export * from './fanout.js';
+export * from './pool.js';
+export * from './offers.js';
+export * from './claim-token.js';
+export * from './notifications.js';
+export * from './maintenance.js';
+export * from './tasks.js';
+export type * from './waitlist.table.js';

@@ -1,0 +1,107 @@
+import { sql } from 'kysely';
+import type { Db, Trx } from '../db/connect.js';
+import { notFound } from '../errors.js';
+import { isUuid } from '../events/events.service.js';
+import type { WaitlistMode } from './waitlist.table.js';
+
+/** One performance (event) of a listing, as the waitlist sees it. */
+export interface Performance {
+  eventId: string;
+  name: string;
+  startsAt: Date;
+  /** The performance's calendar date (UTC), which date criteria compare with. */
+  date: string;
+  perAccountSeatLimit: number;
+  soldOut: boolean;
+}
+
+/** A listing with what joining and matching need: its performances, and the sections and price levels they have. */
+export interface ListingInfo {
+  id: string;
+  name: string;
+  mode: WaitlistMode;
+  ttlSeconds: number;
+  offerTtlSeconds: number;
+  inlineThreshold: number;
+  performances: Performance[];
+  sections: Set<string>;
+  priceLevels: Set<string>;
+}
+
+export async function loadListing(db: Db | Trx, listingId: string): Promise<ListingInfo> {
+  if (!isUuid(listingId)) throw notFound('LISTING_NOT_FOUND', `no listing ${listingId}`, 'id');
+  const listing = await db.selectFrom('listings').selectAll().where('id', '=', listingId).executeTakeFirst();
+  if (!listing) throw notFound('LISTING_NOT_FOUND', `no listing ${listingId}`, 'id');
+  const { rows: performances } = await sql<{ id: string; name: string; starts_at: Date; date: string; per_account_seat_limit: number; sold_out: boolean }>`
+    SELECT e.id, e.name, e.starts_at, to_char(e.starts_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS date, e.per_account_seat_limit,
+           coalesce(q.sold_out_at IS NOT NULL, false) AS sold_out
+    FROM events e LEFT JOIN queue_state q ON q.event_id = e.id
+    WHERE e.listing_id = ${listingId} ORDER BY e.starts_at`.execute(db);
+  const { rows: places } = await sql<{ section: string; price_level: string }>`
+    SELECT DISTINCT s.code AS section, s.price_level FROM sections s JOIN events e ON e.id = s.event_id
+    WHERE e.listing_id = ${listingId}`.execute(db);
+  return {
+    id: listing.id,
+    name: listing.name,
+    mode: listing.waitlist_mode,
+    ttlSeconds: listing.waitlist_ttl_seconds,
+    offerTtlSeconds: listing.offer_ttl_seconds,
+    inlineThreshold: listing.fanout_inline_threshold,
+    performances: performances.map((p) => ({
+      eventId: p.id,
+      name: p.name,
+      startsAt: p.starts_at,
+      date: p.date,
+      perAccountSeatLimit: p.per_account_seat_limit,
+      soldOut: p.sold_out,
+    })),
+    sections: new Set(places.map((p) => p.section)),
+    priceLevels: new Set(places.map((p) => p.price_level)),
+  };
+}
+
+/**
+ * Listings cached per process for a few seconds: a join burst on a sold-out show reads the same listing
+ * thousands of times a second, and its performances and sections change rarely. Concurrent misses share a load.
+ */
+export class ListingCache {
+  private readonly entries = new Map<string, { at: number; value: Promise<ListingInfo> }>();
+  constructor(
+    private readonly db: Db,
+    private readonly ttlMs = 5000,
+  ) {}
+
+  get(listingId: string): Promise<ListingInfo> {
+    const now = Date.now();
+    const hit = this.entries.get(listingId);
+    if (hit && now - hit.at < this.ttlMs) return hit.value;
+    const value = loadListing(this.db, listingId);
+    this.entries.set(listingId, { at: now, value });
+    value.catch(() => this.entries.delete(listingId));
+    if (this.entries.size > 10_000) this.entries.clear();
+    return value;
+  }
+}
+
+/** Waitlist settings a promoter or operator may change per listing. */
+export interface ListingWaitlistSettings {
+  mode?: WaitlistMode;
+  ttlSeconds?: number;
+  offerTtlSeconds?: number;
+  inlineThreshold?: number;
+}
+
+export async function setListingWaitlistSettings(db: Db | Trx, listingId: string, s: ListingWaitlistSettings): Promise<void> {
+  if (!isUuid(listingId)) throw notFound('LISTING_NOT_FOUND', `no listing ${listingId}`, 'id');
+  const set = {
+    ...(s.mode ? { waitlist_mode: s.mode } : {}),
+    ...(s.ttlSeconds ? { waitlist_ttl_seconds: s.ttlSeconds } : {}),
+    ...(s.offerTtlSeconds ? { offer_ttl_seconds: s.offerTtlSeconds } : {}),
+    ...(s.inlineThreshold ? { fanout_inline_threshold: s.inlineThreshold } : {}),
+  };
+  const found =
+    Object.keys(set).length === 0
+      ? await db.selectFrom('listings').select('id').where('id', '=', listingId).executeTakeFirst()
+      : (await db.updateTable('listings').set(set).where('id', '=', listingId).executeTakeFirst()).numUpdatedRows > 0n;
+  if (!found) throw notFound('LISTING_NOT_FOUND', `no listing ${listingId}`, 'id');
+}

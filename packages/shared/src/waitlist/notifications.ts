@@ -1,0 +1,142 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/connect.js';
+import type { NotificationKind } from '../notify/notify.table.js';
+import type { ClaimTokens } from './claim-token.js';
+import type { AvailableSection, OfferStatus } from './waitlist.table.js';
+
+/** A notification as every channel shows it (the inbox, a webhook body, a future e-mail). */
+export interface NotificationView {
+  id: number;
+  accountId: string;
+  kind: NotificationKind;
+  createdAt: Date;
+  readAt: Date | null;
+  listingId: string;
+  listingName: string;
+  eventId: string | null;
+  eventName: string | null;
+  startsAt: Date | null;
+  message: string;
+  /** What came back: per section, price, how many seats and the longest run of adjacent seats. */
+  release: { availabilityId: number; sections: { section: string; priceLevel: string; priceCents: number; seats: number; longestRun: number }[] } | null;
+  /** OFFER: seats reserved for this fan until expiresAt. BROADCAST: a claim on the release, first come first served. */
+  claim: { offerId: string | null; status: OfferStatus | 'OPEN'; quantity: number | null; expiresAt: Date; claimToken: string | null } | null;
+  links: { claim: string | null; decline: string | null; event: string | null; waitlist: string };
+}
+
+interface Row {
+  id: number;
+  account_id: string;
+  kind: NotificationKind;
+  created_at: Date;
+  read_at: Date | null;
+  listing_id: string;
+  listing_name: string;
+  availability_id: number | null;
+  event_id: string | null;
+  event_name: string | null;
+  starts_at: Date | null;
+  sections: AvailableSection[] | null;
+  av_created_at: Date | null;
+  offer_ttl_seconds: number;
+  offer_id: string | null;
+  offer_status: OfferStatus | null;
+  offer_quantity: number | null;
+  offer_expires_at: Date | null;
+}
+
+/** Renders notifications by id (in id order: FIFO within a release), with their claim tokens derived, not stored. */
+export async function renderNotifications(db: Db, tokens: ClaimTokens, ids: number[]): Promise<NotificationView[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await sql<Row>`${selectViews} WHERE n.id = ANY(${ids}::bigint[]) ORDER BY n.id`.execute(db);
+  return rows.map((r) => toView(r, tokens));
+}
+
+/** A fan's inbox, newest first (fan-out on read: the rows were written once, at notification time). */
+export async function inbox(db: Db, tokens: ClaimTokens, accountId: string, opts: { beforeId?: number; limit?: number } = {}): Promise<NotificationView[]> {
+  const { rows } = await sql<Row>`${selectViews}
+    WHERE n.account_id = ${accountId} AND (${opts.beforeId ?? null}::bigint IS NULL OR n.id < ${opts.beforeId ?? null}::bigint)
+    ORDER BY n.id DESC LIMIT ${Math.min(Math.max(opts.limit ?? 50, 1), 200)}`.execute(db);
+  return rows.map((r) => toView(r, tokens));
+}
+
+/** Marks a fan's notifications read, up to and including `upToId`. Returns how many changed. */
+export async function markRead(db: Db, accountId: string, upToId: number): Promise<number> {
+  const r = await db
+    .updateTable('notifications')
+    .set({ read_at: new Date() })
+    .where('account_id', '=', accountId)
+    .where('id', '<=', upToId as never)
+    .where('read_at', 'is', null)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}
+
+const selectViews = sql`
+  SELECT n.id, n.account_id, n.kind, n.created_at, n.read_at, n.listing_id, l.name AS listing_name, n.availability_id,
+         a.event_id, e.name AS event_name, e.starts_at, a.sections, a.created_at AS av_created_at, l.offer_ttl_seconds,
+         o.id AS offer_id, o.status AS offer_status, o.quantity AS offer_quantity, o.expires_at AS offer_expires_at
+  FROM notifications n
+  JOIN listings l ON l.id = n.listing_id
+  LEFT JOIN availability_events a ON a.id = n.availability_id
+  LEFT JOIN events e ON e.id = a.event_id
+  LEFT JOIN waitlist_offers o ON o.id = n.offer_id`;
+
+function toView(r: Row, tokens: ClaimTokens): NotificationView {
+  const release = r.availability_id
+    ? {
+        availabilityId: Number(r.availability_id),
+        sections: (r.sections ?? []).map((s) => ({ section: s.section, priceLevel: s.priceLevel, priceCents: s.priceCents, seats: s.seatIds.length, longestRun: s.longestRun })),
+      }
+    : null;
+  let claim: NotificationView['claim'] = null;
+  if (r.kind === 'OFFER' && r.offer_id && r.offer_expires_at) {
+    const open = r.offer_status === 'OPEN' && r.offer_expires_at.getTime() > Date.now();
+    claim = {
+      offerId: r.offer_id,
+      status: r.offer_status!,
+      quantity: r.offer_quantity,
+      expiresAt: r.offer_expires_at,
+      claimToken: open ? tokens.sign({ kind: 'offer', offerId: r.offer_id, accountId: r.account_id, exp: Math.floor(r.offer_expires_at.getTime() / 1000) }) : null,
+    };
+  } else if (r.kind === 'BROADCAST' && r.av_created_at) {
+    const expiresAt = new Date(r.av_created_at.getTime() + r.offer_ttl_seconds * 1000);
+    claim = {
+      offerId: null,
+      status: 'OPEN',
+      quantity: null,
+      expiresAt,
+      claimToken: tokens.sign({ kind: 'broadcast', availabilityId: Number(r.availability_id), accountId: r.account_id, exp: Math.floor(expiresAt.getTime() / 1000) }),
+    };
+  }
+  const what = r.event_name ? `${r.event_name}` : r.listing_name;
+  const message =
+    r.kind === 'OFFER'
+      ? `Seats for ${what} are held for you until ${r.offer_expires_at?.toISOString()}: claim them or decline so the next fan can.`
+      : r.kind === 'BROADCAST'
+        ? `Seats came back for ${what}. Everyone on the waitlist who matches has been told; the first to claim gets them.`
+        : r.kind === 'ON_SALE'
+          ? `Seats matching your waitlist request are on sale again for ${what}.`
+          : `Your offer for ${what} has lapsed; the seats went to the next fan. You are still on the waitlist.`;
+  return {
+    id: Number(r.id),
+    accountId: r.account_id,
+    kind: r.kind,
+    createdAt: r.created_at,
+    readAt: r.read_at,
+    listingId: r.listing_id,
+    listingName: r.listing_name,
+    eventId: r.event_id,
+    eventName: r.event_name,
+    startsAt: r.starts_at,
+    message,
+    release,
+    claim,
+    links: {
+      claim: claim?.claimToken ? '/waitlist/claims' : null,
+      decline: r.kind === 'OFFER' && claim?.claimToken ? `/waitlist/offers/${r.offer_id}/decline` : null,
+      event: r.event_id ? `/events/${r.event_id}` : null,
+      waitlist: `/listings/${r.listing_id}/waitlist`,
+    },
+  };
+}
