@@ -5,8 +5,17 @@ import { createTrpc, TRPCProvider } from './trpc';
 import { Pending } from './routes/-components/Status';
 
 export function createRouter() {
-  const { queryClient, trpcClient, trpc } = createTrpc();
-  return createTanStackRouter({
+  const { queryClient, trpcClient, trpc } = createTrpc({
+    // The session ended under an open page (expired, or signed out in another tab): forget what this user could
+    // see and go to sign-in, coming back here afterwards.
+    onUnauthorized() {
+      const { pathname, href } = router.state.location;
+      if (pathname === '/sign-in') return;
+      queryClient.clear();
+      void router.navigate({ to: '/sign-in', search: { redirect: href } });
+    },
+  });
+  const router = createTanStackRouter({
     routeTree,
     context: { trpc, queryClient },
     defaultPreload: 'intent',
@@ -24,6 +33,7 @@ export function createRouter() {
       );
     },
   });
+  return router;
 }
 
 declare module '@tanstack/react-router' {

@@ -1,4 +1,4 @@
-import { QueryClient } from '@tanstack/react-query';
+import { QueryCache, QueryClient } from '@tanstack/react-query';
 import { createTRPCClient, httpBatchLink } from '@trpc/client';
 import { createTRPCContext, createTRPCOptionsProxy, type TRPCOptionsProxy } from '@trpc/tanstack-react-query';
 import type { AppRouter } from '@onsale/bff/root';
@@ -8,9 +8,17 @@ export type Trpc = TRPCOptionsProxy<AppRouter>;
 /** `useTRPC()` for components; the same proxy reaches loaders through the router context. */
 export const { TRPCProvider, useTRPC } = createTRPCContext<AppRouter>();
 
-/** A query client and tRPC proxy per app instance (one per page load; tests may make their own). */
-export function createTrpc(): { queryClient: QueryClient; trpcClient: ReturnType<typeof createTRPCClient<AppRouter>>; trpc: Trpc } {
+/**
+ * A query client and tRPC proxy per app instance (one per page load; tests may make their own).
+ * `onUnauthorized` runs when a query is refused for want of a session (it expired, or was signed out elsewhere).
+ */
+export function createTrpc(opts: { onUnauthorized?: () => void } = {}): { queryClient: QueryClient; trpcClient: ReturnType<typeof createTRPCClient<AppRouter>>; trpc: Trpc } {
   const queryClient = new QueryClient({
+    queryCache: new QueryCache({
+      onError: (error) => {
+        if (trpcCodeOf(error) === 'UNAUTHORIZED') opts.onUnauthorized?.();
+      },
+    }),
     defaultOptions: {
       queries: {
         // Counts move during a sale; a few seconds of staleness is what an operator can live with.
@@ -20,8 +28,9 @@ export function createTrpc(): { queryClient: QueryClient; trpcClient: ReturnType
       },
     },
   });
-  // Same origin: the BFF serves this build, and Vite's dev server proxies /trpc to it.
-  const trpcClient = createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: '/trpc' })] });
+  // Same origin: the BFF serves this build, and Vite's dev server proxies /trpc to it. The session cookie
+  // (httpOnly) goes along by itself; x-csrf is the header the BFF requires on every mutation.
+  const trpcClient = createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: '/trpc', headers: { 'x-csrf': '1' } })] });
   const trpc = createTRPCOptionsProxy<AppRouter>({ client: trpcClient, queryClient });
   return { queryClient, trpcClient, trpc };
 }
@@ -35,4 +44,17 @@ export function trpcCodeOf(error: unknown): string | undefined {
 function isClientError(error: unknown): boolean {
   const status = (error as { data?: { httpStatus?: unknown } } | null)?.data?.httpStatus;
   return typeof status === 'number' && status >= 400 && status < 500;
+}
+
+/** The BFF's messages per form field for a refused call (zod or domain validation), if any. */
+export function fieldErrorsOf(error: unknown): Record<string, string> {
+  const data = (error as { data?: { fieldErrors?: unknown; field?: unknown } } | null)?.data;
+  if (data?.fieldErrors && typeof data.fieldErrors === 'object') return data.fieldErrors as Record<string, string>;
+  return {};
+}
+
+/** The domain code of an error from the BFF (e.g. 'INVALID_CREDENTIALS'), if it has one. */
+export function domainCodeOf(error: unknown): string | undefined {
+  const code = (error as { data?: { domainCode?: unknown } } | null)?.data?.domainCode;
+  return typeof code === 'string' ? code : undefined;
 }

@@ -10,12 +10,16 @@ import { buildBff } from '@onsale/bff';
 import { sql } from '@onsale/shared/db';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
 import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
+import { assignEventOrganisation, createUser } from '@onsale/shared/users';
 
 const consoleRoot = fileURLToPath(new URL('..', import.meta.url));
 const distDir = join(consoleRoot, 'dist');
 const resultsDir = join(consoleRoot, '..', '..', '.test-results');
 const CHROMIUM = '/usr/bin/chromium';
 const EVENT_NAME = 'Browser Test Night';
+const ACME_EVENT_NAME = 'Acme Browser Matinee';
+const ADMIN = { email: 'admin@browser.test', password: 'admin password for the browser' };
+const PROMOTER = { email: 'promoter@acme.test', password: 'promoter password for the browser' };
 
 /** Newest modification time under a path (routeTree.gen.ts is the build's own output, so it does not count). */
 function newestMtime(path: string): number {
@@ -39,6 +43,7 @@ let browser: Browser;
 let page: Page;
 let baseUrl: string;
 let eventId: string;
+let acmeEventId: string;
 const pageErrors: string[] = [];
 
 beforeAll(async () => {
@@ -70,6 +75,26 @@ beforeAll(async () => {
             WHERE event_id = ${eventId} AND section_code = 'FLR' AND row_index = 0 AND seat_number <= 3`.execute(tdb.db);
   await sql`UPDATE seats SET status = 'SOLD', hold_id = gen_random_uuid()
             WHERE event_id = ${eventId} AND section_code = 'T1' AND row_index = 0 AND seat_number <= 5`.execute(tdb.db);
+
+  // A promoter's event (the one above is a house event, which promoters do not see), and the console's users.
+  ({ eventId: acmeEventId } = await tdb.db.transaction().execute((trx) =>
+    createEvent(
+      trx,
+      parseEventFile({
+        name: ACME_EVENT_NAME,
+        venueName: 'Acme Hall',
+        startsAt: '2030-07-01T19:00:00Z',
+        onsaleAt: '2030-04-01T10:00:00Z',
+        priceLevels: [{ code: 'P1', name: 'All', priceCents: 5_000 }],
+        sections: [{ code: 'S', name: 'Stalls', priceLevel: 'P1', qualityRank: 1, rowCount: 2, seatsPerRow: 5 }],
+      }),
+    ),
+  ));
+  await tdb.db.transaction().execute(async (trx) => {
+    await createUser(trx, { ...ADMIN, role: 'admin' }, 'test');
+    await createUser(trx, { ...PROMOTER, role: 'promoter', organisation: 'Acme Live' }, 'test');
+    await assignEventOrganisation(trx, acmeEventId, 'Acme Live', 'test');
+  });
 
   app = await buildBff({ db: tdb.db, consoleDir: distDir });
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -108,6 +133,50 @@ async function numberAt(testId: string, scope: Page | ReturnType<Page['locator']
   const text = await scope.getByTestId(testId).first().textContent();
   return Number((text ?? '').replace(/[^\d-]/g, ''));
 }
+
+/** Fills and sends the sign-in form. */
+async function submitSignIn(email: string, password: string): Promise<void> {
+  const form = page.getByTestId('sign-in-form');
+  await form.getByLabel('E-mail address').fill(email);
+  await form.getByLabel('Password').fill(password);
+  await form.getByRole('button', { name: 'Sign in' }).click();
+}
+
+describe('sign-in in Chromium', () => {
+  it('signed out, any page leads to sign-in; mistakes show inline, at the field or on the form', async () => {
+    await page.goto(`${baseUrl}/events/${eventId}`);
+    await page.waitForURL(/\/sign-in\?redirect=/);
+    await page.getByTestId('sign-in-form').waitFor();
+
+    // Blank fields: caught by the shared schema, at each field, before anything is sent.
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    expect(await page.getByTestId('error-email').textContent()).toBe('enter your e-mail address');
+    expect(await page.getByTestId('error-password').textContent()).toBe('enter your password');
+
+    // A wrong password: the BFF's refusal, shown on the form; no cookie, still on the sign-in page.
+    await submitSignIn(ADMIN.email, 'not the password at all');
+    const error = page.getByTestId('sign-in-error');
+    await error.waitFor();
+    expect(await error.textContent()).toBe('Wrong e-mail address or password.');
+    expect(await page.getByTestId('error-email').count()).toBe(0);
+    expect(page.url()).toContain('/sign-in');
+    expect((await page.context().cookies()).filter((c) => c.name === 'onsale_console_session')).toEqual([]);
+    mkdirSync(resultsDir, { recursive: true });
+    await page.screenshot({ path: join(resultsDir, 'console-sign-in-error.png') });
+  });
+
+  it('signs in through the page, lands where it was going, and shows who is signed in', async () => {
+    await submitSignIn(ADMIN.email, ADMIN.password);
+    await page.waitForURL(`**/events/${eventId}`);
+    await page.getByTestId('event-name').waitFor();
+    expect(await page.getByTestId('signed-in-user').textContent()).toBe(ADMIN.email);
+    expect(await page.getByTestId('signed-in-role').textContent()).toBe('Admin');
+    const [cookie] = (await page.context().cookies()).filter((c) => c.name === 'onsale_console_session');
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/' });
+    // httpOnly: page scripts cannot read it.
+    expect(await page.evaluate(() => document.cookie)).not.toContain('onsale_console_session');
+  });
+});
 
 describe('operator console in Chromium', () => {
   it('lists the event and shows its inventory counts, equal to the database', async () => {
@@ -152,8 +221,74 @@ describe('operator console in Chromium', () => {
     await page.getByTestId('not-found').waitFor();
   });
 
+});
+
+describe('roles in Chromium', () => {
+  it('an admin manages users: the form checks with the shared schema at each field, then creates the user', async () => {
+    await page.goto(`${baseUrl}/`);
+    await page.getByTestId('nav-users').click();
+    await page.waitForURL('**/users');
+    await page.getByTestId('users-table').waitFor();
+    expect(await page.getByTestId('user-row').count()).toBe(2);
+
+    const form = page.getByTestId('create-user-form');
+    await form.getByLabel('E-mail address').fill('not-an-email');
+    await form.getByLabel('Role').selectOption('promoter');
+    await form.getByLabel('Password').fill('short');
+    await form.getByRole('button', { name: 'Create user' }).click();
+    expect(await form.getByTestId('error-email').textContent()).toBe('not an e-mail address');
+    expect(await form.getByTestId('error-organisation').textContent()).toBe('a promoter needs an organisation');
+    expect(await form.getByTestId('error-password').textContent()).toBe('at least 12 characters');
+
+    await form.getByLabel('E-mail address').fill('second@acme.test');
+    await form.getByLabel('Organisation').fill('Acme Live');
+    await form.getByLabel('Password').fill('');
+    await form.getByRole('button', { name: 'Create user' }).click();
+    await page.getByTestId('user-created').waitFor();
+    expect(await page.getByTestId('generated-password').textContent()).toMatch(/^[A-Za-z0-9_-]{20}$/);
+    await page.locator('[data-testid="user-row"][data-email="second@acme.test"]').waitFor();
+    expect(await form.getByTestId('error-email').count()).toBe(0);
+
+    // A server-side refusal lands at its field too: the e-mail is taken.
+    await form.getByLabel('E-mail address').fill(ADMIN.email);
+    await form.getByLabel('Role').selectOption('viewer');
+    await form.getByLabel('Password').fill('a long enough password');
+    await form.getByRole('button', { name: 'Create user' }).click();
+    await form.getByTestId('error-email').waitFor();
+    expect(await form.getByTestId('error-email').textContent()).toContain('already exists');
+    await page.screenshot({ path: join(resultsDir, 'console-users.png'), fullPage: true });
+  });
+
+  it('sign-out ends the session: the page goes to sign-in and the old cookie no longer works', async () => {
+    const [cookie] = (await page.context().cookies()).filter((c) => c.name === 'onsale_console_session');
+    await page.getByTestId('sign-out').click();
+    await page.waitForURL('**/sign-in');
+    const res = await fetch(`${baseUrl}/trpc/events.list`, { headers: { cookie: `${cookie!.name}=${cookie!.value}` } });
+    expect(res.status).toBe(401);
+    await page.goto(`${baseUrl}/users`);
+    await page.waitForURL(/\/sign-in\?redirect=/);
+  });
+
+  it("a promoter sees only their organisation's events, no user admin, and is refused another organisation's event", async () => {
+    await page.goto(`${baseUrl}/sign-in`);
+    await submitSignIn(PROMOTER.email, PROMOTER.password);
+    await page.waitForURL(`${baseUrl}/`);
+    await page.getByTestId('events-table').waitFor();
+    expect(await page.getByTestId('signed-in-role').textContent()).toBe('Promoter · Acme Live');
+    expect(await page.getByTestId('event-link').allTextContents()).toEqual([ACME_EVENT_NAME]);
+    expect(await page.getByTestId('nav-users').count()).toBe(0);
+
+    await page.goto(`${baseUrl}/events/${eventId}`);
+    await page.getByTestId('forbidden').waitFor();
+    await page.goto(`${baseUrl}/users`);
+    await page.getByTestId('forbidden').waitFor();
+    await page.getByTestId('sign-out').click();
+    await page.waitForURL('**/sign-in');
+  });
+
   it('logged no errors in the page', () => {
-    // The unknown event's 404 is the expected answer, which Chromium logs anyway.
-    expect(pageErrors.filter((m) => !m.includes('status of 404'))).toEqual([]);
+    // Expected refusals, which Chromium logs anyway: the unknown event's 404, the wrong password's 401, the
+    // promoter's 403 and the taken e-mail's 409.
+    expect(pageErrors.filter((m) => !/status of (401|403|404|409)/.test(m))).toEqual([]);
   });
 });

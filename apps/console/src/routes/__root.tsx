@@ -9,33 +9,29 @@ export interface RouterContext {
   queryClient: QueryClient;
 }
 
+// The signed-in shell (navigation, user, sign-out) is the `_authed` layout's; the sign-in page has none.
 export const Route = createRootRouteWithContext<RouterContext>()({
-  component: () => (
-    <Shell>
-      <Outlet />
-    </Shell>
-  ),
-  // The root's error component replaces its layout, so it brings the shell back: the operator keeps the navigation.
+  component: Outlet,
+  // The root's error component replaces every layout, so it brings a bare top bar back: the way home stays.
   errorComponent: (props: ErrorComponentProps) => (
-    <Shell>
+    <BareShell>
       <ErrorNotice {...props} />
-    </Shell>
+    </BareShell>
   ),
-  notFoundComponent: () => <NotFound what="page" />,
+  notFoundComponent: () => (
+    <BareShell>
+      <NotFound what="page" />
+    </BareShell>
+  ),
 });
 
-function Shell({ children }: { children: ReactNode }) {
+export function BareShell({ children }: { children: ReactNode }) {
   return (
     <div className="shell">
       <header className="topbar">
         <Link to="/" className="brand">
           Onsale console
         </Link>
-        <nav>
-          <Link to="/" activeOptions={{ exact: true }} activeProps={{ className: 'active' }}>
-            Events
-          </Link>
-        </nav>
       </header>
       <main className="content">{children}</main>
     </div>

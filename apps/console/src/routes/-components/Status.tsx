@@ -15,6 +15,19 @@ export function NotFound({ what }: { what: string }) {
   );
 }
 
+/** The BFF refused this role (or this promoter's organisation) the thing asked for. */
+export function Forbidden({ what }: { what: string }) {
+  return (
+    <section className="notice" data-testid="forbidden">
+      <h1>Not available to you</h1>
+      <p>Your role or organisation does not give you this {what}.</p>
+      <p>
+        <Link to="/">Back to your events</Link>
+      </p>
+    </section>
+  );
+}
+
 /** Shows the BFF's message (never internals: the BFF masks those) and offers a retry. */
 export function ErrorNotice({ error, reset }: ErrorComponentProps) {
   return (

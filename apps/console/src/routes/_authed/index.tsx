@@ -1,12 +1,12 @@
 import { useSuspenseQuery } from '@tanstack/react-query';
 import { createFileRoute, Link } from '@tanstack/react-router';
-import { useTRPC } from '../trpc';
-import { formatCount, formatDateTime } from './-components/format';
+import { useTRPC } from '../../trpc';
+import { formatCount, formatDateTime } from '../-components/format';
 
 // Counts move during a sale: poll while the page is open.
 const REFRESH_MS = 5_000;
 
-export const Route = createFileRoute('/')({
+export const Route = createFileRoute('/_authed/')({
   loader: ({ context: { trpc, queryClient } }) => queryClient.ensureQueryData(trpc.events.list.queryOptions()),
   component: EventsPage,
 });
@@ -14,13 +14,20 @@ export const Route = createFileRoute('/')({
 function EventsPage() {
   const trpc = useTRPC();
   const { data: events } = useSuspenseQuery(trpc.events.list.queryOptions(undefined, { refetchInterval: REFRESH_MS }));
+  const { me } = Route.useRouteContext();
 
   return (
     <section>
       <h1>Events</h1>
       {events.length === 0 ? (
         <p className="muted" data-testid="no-events">
-          No events yet. Create one with the CLI (<code>npm run onsale -- event:create --file &lt;event.json&gt;</code>).
+          {me.role === 'promoter' ? (
+            <>No events of {me.organisationName} yet. An operator gives an event to your organisation.</>
+          ) : (
+            <>
+              No events yet. Create one with the CLI (<code>npm run onsale -- event:create --file &lt;event.json&gt;</code>).
+            </>
+          )}
         </p>
       ) : (
         <table className="grid" data-testid="events-table">

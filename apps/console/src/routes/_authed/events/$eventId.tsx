@@ -1,25 +1,27 @@
 import { useSuspenseQuery } from '@tanstack/react-query';
 import { createFileRoute, Link, notFound } from '@tanstack/react-router';
-import { trpcCodeOf, useTRPC } from '../../trpc';
-import { formatDateTime } from '../-components/format';
-import { InventoryTotals } from '../-components/InventoryTotals';
-import { SectionChart } from '../-components/SectionChart';
-import { SectionTable } from '../-components/SectionTable';
-import { NotFound } from '../-components/Status';
+import { trpcCodeOf, useTRPC } from '../../../trpc';
+import { formatDateTime } from '../../-components/format';
+import { InventoryTotals } from '../../-components/InventoryTotals';
+import { SectionChart } from '../../-components/SectionChart';
+import { SectionTable } from '../../-components/SectionTable';
+import { Forbidden, NotFound } from '../../-components/Status';
 
 const REFRESH_MS = 3_000;
 
-export const Route = createFileRoute('/events/$eventId')({
+export const Route = createFileRoute('/_authed/events/$eventId')({
   loader: async ({ context: { trpc, queryClient }, params: { eventId } }) => {
     try {
       return await queryClient.ensureQueryData(trpc.events.byId.queryOptions({ id: eventId }));
     } catch (err) {
       // Unknown and malformed ids both read as "no such event", not as a failure.
       if (trpcCodeOf(err) === 'NOT_FOUND' || trpcCodeOf(err) === 'BAD_REQUEST') throw notFound();
+      // The BFF refuses a promoter another organisation's event: an expected answer, not a failure.
+      if (trpcCodeOf(err) === 'FORBIDDEN') throw notFound({ data: { forbidden: true } });
       throw err;
     }
   },
-  notFoundComponent: () => <NotFound what="event" />,
+  notFoundComponent: ({ data }) => ((data as { forbidden?: boolean } | undefined)?.forbidden ? <Forbidden what="event" /> : <NotFound what="event" />),
   component: EventInventoryPage,
 });
 

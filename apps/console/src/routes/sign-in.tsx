@@ -1,0 +1,89 @@
+import { useState, type FormEvent } from 'react';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { createFileRoute, redirect, useNavigate } from '@tanstack/react-router';
+import { z } from 'zod';
+import { fieldErrors, signInSchema } from '@onsale/shared/users/schema';
+import { domainCodeOf, fieldErrorsOf, useTRPC } from '../trpc';
+import { Field } from './-components/Field';
+
+// Only a path of this console is a place to come back to; anything else (another origin, `//host`) is dropped.
+const searchSchema = z.object({
+  redirect: z
+    .string()
+    .regex(/^\/(?!\/)/)
+    .optional()
+    .catch(undefined),
+});
+
+export const Route = createFileRoute('/sign-in')({
+  validateSearch: (search) => searchSchema.parse(search),
+  beforeLoad: async ({ context: { trpc, queryClient }, search }) => {
+    const me = await queryClient.ensureQueryData(trpc.auth.me.queryOptions());
+    if (me) throw redirect({ href: search.redirect ?? '/' });
+  },
+  component: SignInPage,
+});
+
+function SignInPage() {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  const { redirect: back } = Route.useSearch();
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [formError, setFormError] = useState<string | null>(null);
+
+  const signIn = useMutation(
+    trpc.auth.signIn.mutationOptions({
+      onSuccess: async (me) => {
+        queryClient.setQueryData(trpc.auth.me.queryKey(), me);
+        await navigate({ href: back ?? '/', replace: true });
+      },
+      onError: (error) => {
+        if (domainCodeOf(error) === 'INVALID_CREDENTIALS') {
+          setFormError('Wrong e-mail address or password.');
+          return;
+        }
+        const fields = fieldErrorsOf(error);
+        setErrors(fields);
+        setFormError(Object.keys(fields).length ? null : `Could not sign in: ${error.message}`);
+      },
+    }),
+  );
+
+  function submit(e: FormEvent<HTMLFormElement>) {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget);
+    // The schema the BFF checks with: a blank field is caught here, at the field, without a round trip.
+    const parsed = signInSchema.safeParse({ email: form.get('email'), password: form.get('password') });
+    setFormError(null);
+    if (!parsed.success) {
+      setErrors(fieldErrors(parsed.error));
+      return;
+    }
+    setErrors({});
+    signIn.mutate(parsed.data);
+  }
+
+  return (
+    <main className="sign-in">
+      <form className="card" onSubmit={submit} noValidate aria-labelledby="sign-in-title" data-testid="sign-in-form">
+        <h1 id="sign-in-title">Onsale console</h1>
+        <p className="muted">Sign in with the e-mail address your administrator registered.</p>
+        <Field label="E-mail address" name="email" error={errors.email}>
+          <input name="email" type="email" autoComplete="username" autoFocus />
+        </Field>
+        <Field label="Password" name="password" error={errors.password}>
+          <input name="password" type="password" autoComplete="current-password" />
+        </Field>
+        {formError && (
+          <p className="form-error" role="alert" data-testid="sign-in-error">
+            {formError}
+          </p>
+        )}
+        <button type="submit" className="primary" disabled={signIn.isPending}>
+          {signIn.isPending ? 'Signing in…' : 'Sign in'}
+        </button>
+      </form>
+    </main>
+  );
+}
