@@ -1,13 +1,14 @@
 // `npm start`: the whole platform in one process. See START_USAGE in start-lib.ts.
 import { createDb, migrateToLatest } from '@onsale/shared/db';
+import { createMetrics } from '@onsale/shared/metrics';
 import { startWorker, type WorkerOptions } from '@onsale/shared/jobs';
 import { buildStoreApi } from '@onsale/store-api';
 import { loadStoreApiConfig } from '@onsale/store-api/env';
 import { buildBff } from '@onsale/bff';
-import { loadBffEnv } from '@onsale/bff/env';
+import { authOptionsOf, loadBffEnv } from '@onsale/bff/env';
 import { loadCliConfig } from '@onsale/cli/env';
 import { resolveDatabase } from '@onsale/cli/database';
-import { START_USAGE, Shutdown, consoleDir, demoCurl, ensureConsoleBuilt, ensureDemoEvent, parseStartFlags } from './start-lib.js';
+import { START_USAGE, Shutdown, consoleDir, consoleSignInHint, demoCurl, ensureConsoleBuilt, ensureDemoEvent, parseStartFlags } from './start-lib.js';
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const warn = (line: string) => process.stderr.write(`${line}\n`);
@@ -76,7 +77,9 @@ try {
 
   ensureConsoleBuilt(log);
 
-  const store = await buildStoreApi({ db: storeDb, config: storeConfig }, { logger: { level: 'warn' }, connectionTimeout: 10_000, requestTimeout: 15_000 });
+  // One metrics registry for the store API and the worker in this process (GET /metrics shows both).
+  const metrics = createMetrics({ defaultMetrics: true });
+  const store = await buildStoreApi({ db: storeDb, config: storeConfig, metrics }, { logger: { level: 'warn' }, connectionTimeout: 10_000, requestTimeout: 15_000 });
   shutdown.add('store API', () => store.close());
 
   // The worker reports invariant drift and job failures through the store API's logger (warnings and errors).
@@ -85,12 +88,12 @@ try {
     error: { value: (...a: [object]) => void (stopping || store.log.error(...a)) },
     warn: { value: (...a: [object]) => void (stopping || store.log.warn(...a)) },
   }) as NonNullable<WorkerOptions['logger']>;
-  const worker = await startWorker({ connectionString: target.url, db: opsDb, logger: workerLogger });
+  const worker = await startWorker({ connectionString: target.url, db: opsDb, logger: workerLogger, metrics, claimTokenSecret: storeConfig.queueTokenSecret });
   shutdown.add('worker', () => worker.stop());
 
   await store.listen({ port: storeConfig.port, host: storeConfig.host });
 
-  const bff = await buildBff({ db: opsDb, consoleDir, logger: false });
+  const bff = await buildBff({ db: opsDb, consoleDir, logger: false, auth: authOptionsOf(bffEnv) });
   shutdown.add('BFF', () => bff.close());
   await bff.listen({ port: bffEnv.BFF_PORT, host: bffEnv.BFF_HOST });
 
@@ -102,6 +105,7 @@ try {
   log(`API docs    ${storeUrl}/docs`);
   log(`console     ${bffUrl}/         (operators and promoters)`);
   log('worker      running (admission controller every second, inventory reconciliation every minute, expired-hold sweeper)');
+  log(`\nconsole sign-in: ${await consoleSignInHint(opsDb)}`);
 
   if (flags.demo) {
     const demo = await ensureDemoEvent(storeDb);

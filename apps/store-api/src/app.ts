@@ -18,6 +18,8 @@ import { devAuthRoutes } from './routes/auth/index.js';
 import { eventRoutes } from './routes/events/index.js';
 import { holdRoutes } from './routes/holds/index.js';
 import { queueRoutes } from './routes/queue/index.js';
+import { waitlistRoutes } from './routes/waitlist/index.js';
+import { ClaimTokens, WaitlistService, waitlistSizes } from '@onsale/shared/waitlist';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -78,6 +80,8 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
       metrics.admittedPerMin.set({ event: r.event_id }, r.admitted);
       if (r.admitted > 0) metrics.holdsPerAdmitted.set({ event: r.event_id }, r.holds / r.admitted);
     }
+    metrics.waitlistEntries.reset();
+    for (const w of await waitlistSizes(deps.db)) metrics.waitlistEntries.set({ listing: w.listingId }, w.entries);
   };
   await app.register(metricsPlugin, { metrics, db: deps.db, beforeScrape });
   await app.register(authPlugin, { secret: deps.config.authSecret });
@@ -103,5 +107,8 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   app.addHook('onClose', () => watermarks.stop());
   const queue = new QueueService({ db: deps.db, events, watermarks, tokenKey, verifier: tokens, metrics });
   await app.register(queueRoutes, { queue });
+  const waitlist = new WaitlistService(deps.db);
+  const claimTokens = new ClaimTokens(deps.config.queueTokenSecret);
+  await app.register(waitlistRoutes, { db: deps.db, waitlist, claimTokens, tokenKey, verifier: tokens });
   return app;
 }

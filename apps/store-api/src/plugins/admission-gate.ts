@@ -24,6 +24,16 @@ export const ADMISSION_OPT_OUT = new Set([
   'GET /events/:id/fairness',
   'POST /events/:id/queue',
   'GET /events/:id/queue/status',
+  // Waitlists and offers: after a sell-out there is no queue to pass; a claim token is the admission.
+  'GET /listings/:id',
+  'PUT /listings/:id/waitlist',
+  'DELETE /listings/:id/waitlist',
+  'GET /me/waitlist',
+  'GET /me/waitlist/matches',
+  'GET /me/notifications',
+  'POST /me/notifications/read',
+  'POST /waitlist/claims',
+  'POST /waitlist/offers/:id/decline',
 ]);
 
 /** Routes on an existing hold (see verifyAdmission for what that changes). */

@@ -46,7 +46,7 @@ describe('inventory reconciliation', () => {
 
   it('runs as a background job on graphile-worker at start', async () => {
     await sql`DELETE FROM inventory_reconciliations`.execute(t.db);
-    const worker = await startWorker({ connectionString: t.url, db: t.db, concurrency: 1 });
+    const worker = await startWorker({ connectionString: t.url, db: t.db, concurrency: 1, claimTokenSecret: 'test-claim-secret' });
     try {
       let found = false;
       for (let i = 0; i < 100 && !found; i++) {

@@ -2,6 +2,12 @@ import { Logger, run, type Runner, type TaskList } from 'graphile-worker';
 import type pino from 'pino';
 import { AdmissionController } from '../admission/controller.js';
 import type { Db } from '../db/connect.js';
+import type { Metrics } from '../metrics/index.js';
+import { deliverToChannels, inboxChannel, notifyTasks, webhookChannel } from '../notify/index.js';
+import { ClaimTokens } from '../waitlist/claim-token.js';
+import type { FanoutOptions } from '../waitlist/fanout.js';
+import { renderNotifications } from '../waitlist/notifications.js';
+import { waitlistTasks } from '../waitlist/tasks.js';
 import { reconcileInventory } from './reconcile.js';
 
 export interface WorkerOptions {
@@ -14,6 +20,11 @@ export interface WorkerOptions {
    * across every worker process. `false` runs the jobs only.
    */
   admission?: { tickMs?: number; paymentTpsBudget?: number } | false;
+  /** The secret claim tokens are derived from (the store API's QUEUE_TOKEN_SECRET): webhook bodies carry them. */
+  claimTokenSecret: string;
+  metrics?: Metrics;
+  /** Fan-out tuning (page and chunk sizes, time budget) and test hooks. */
+  fanout?: Omit<FanoutOptions, 'db' | 'onNotified' | 'metrics'>;
 }
 
 export interface BackgroundWorker {
@@ -29,12 +40,23 @@ export interface BackgroundWorker {
  * controller's loop beside them (see AdmissionController).
  */
 export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker> {
+  const claimTokens = new ClaimTokens(opts.claimTokenSecret);
+  // Where waitlist notifications go: the inbox (the rows themselves) and the operator's webhooks.
+  const channels = [inboxChannel(opts.metrics), webhookChannel()];
   const taskList: TaskList = {
     inventory_reconcile: async () => {
       const results = await reconcileInventory(opts.db);
       for (const r of results.filter((x) => x.drift !== 0 || x.orderDrift !== 0))
         opts.logger?.error({ reconciliation: r }, 'inventory invariant drift');
     },
+    ...waitlistTasks({
+      db: opts.db,
+      metrics: opts.metrics,
+      logger: opts.logger,
+      fanout: opts.fanout,
+      onNotified: (trx, chunk) => deliverToChannels(trx, channels, chunk),
+    }),
+    ...notifyTasks({ db: opts.db, metrics: opts.metrics, logger: opts.logger, render: (ids) => renderNotifications(opts.db, claimTokens, ids) }),
   };
   const log = opts.logger;
   const runner = await run({
@@ -44,7 +66,7 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
     pollInterval: 1000,
     taskList,
     // Every minute, as the source document asks of the invariant check; also once at start.
-    crontab: '* * * * * inventory_reconcile ?max=1',
+    crontab: ['* * * * * inventory_reconcile ?max=1', '* * * * * waitlist_maintain ?max=1'].join('\n'),
     logger: new Logger(() => (level, message) => {
       if (!log) return;
       if (level === 'error') log.error(message);
@@ -52,6 +74,8 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
     }),
   });
   await runner.addJob('inventory_reconcile', {}, { jobKey: 'inventory_reconcile_startup', maxAttempts: 1 });
+  // A worker that starts resumes any fan-out left mid-way (its old job may be locked by a worker that died).
+  await runner.addJob('waitlist_maintain', { staleAfterMs: 0 }, { jobKey: 'waitlist_maintain_startup', maxAttempts: 1 });
   let admission: AdmissionController | undefined;
   if (opts.admission !== false) {
     try {

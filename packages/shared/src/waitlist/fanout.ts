@@ -11,6 +11,8 @@ import type { AvailabilityMode, AvailableSection } from './waitlist.table.js';
 export interface NotifiedChunk {
   listingId: string;
   availabilityId: number;
+  /** When the seats came back: where the notify latency starts. */
+  availabilityCreatedAt: Date;
   notificationIds: number[];
 }
 
@@ -42,11 +44,12 @@ interface AvailabilityRow {
   sections: AvailableSection[];
   offer_ttl_seconds: number;
   inline_threshold: number;
+  created_at: Date;
 }
 
 async function lockAvailability(trx: Trx, id: number): Promise<AvailabilityRow | undefined> {
   const { rows } = await sql<AvailabilityRow>`
-    SELECT a.id, a.listing_id, a.event_id, a.mode, a.status, a.pool_hold_id, a.performance_date::text AS performance_date, a.sections,
+    SELECT a.id, a.listing_id, a.event_id, a.mode, a.status, a.pool_hold_id, a.performance_date::text AS performance_date, a.sections, a.created_at,
            l.offer_ttl_seconds, l.fanout_inline_threshold AS inline_threshold
     FROM availability_events a JOIN listings l ON l.id = a.listing_id
     WHERE a.id = ${id} FOR UPDATE OF a`.execute(trx);
@@ -150,7 +153,7 @@ async function broadcastPage(o: FanoutOptions, trx: Trx, av: AvailabilityRow): P
 async function handOver(o: FanoutOptions, trx: Trx, av: AvailabilityRow, ids: number[]) {
   const size = o.chunkSize ?? 500;
   for (let i = 0; i < ids.length; i += size)
-    await o.onNotified?.(trx, { listingId: av.listing_id, availabilityId: av.id, notificationIds: ids.slice(i, i + size) });
+    await o.onNotified?.(trx, { listingId: av.listing_id, availabilityId: Number(av.id), availabilityCreatedAt: av.created_at, notificationIds: ids.slice(i, i + size) });
 }
 
 /** Keeps the pool alive while offers are being made from it (seats and hold together). */

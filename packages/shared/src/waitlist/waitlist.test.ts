@@ -27,7 +27,7 @@ beforeAll(async () => {
     { code: 'A', name: 'Floor', priceCents: 9000 },
     { code: 'B', name: 'Upper', priceCents: 4000 },
   ];
-  ({ eventId } = await createOpenEvent(t.db, { name: 'Night one', sections, priceLevels, perAccountSeatLimit: 6 }));
+  ({ eventId } = await createOpenEvent(t.db, { name: 'Night one', sections, priceLevels, limits: { perAccountSeats: 6, perInstrumentSeats: 6 } }));
   const ev = await t.db.selectFrom('events').select('listing_id').where('id', '=', eventId).executeTakeFirstOrThrow();
   listingId = ev.listing_id;
   ({ eventId: laterEventId } = await createOpenEvent(t.db, {
@@ -206,7 +206,7 @@ describe('matching and fan-out', () => {
         { code: 'S2', priceLevel: 'B', qualityRank: 2, rowCount: 2, seatsPerRow: 8 },
         { code: 'S3', priceLevel: 'C', qualityRank: 3, rowCount: 2, seatsPerRow: 8 },
       ],
-      perAccountSeatLimit: 8,
+      limits: { perAccountSeats: 8, perInstrumentSeats: 8 },
     });
     const { listing_id: lid } = await t.db.selectFrom('events').select('listing_id').where('id', '=', ev).executeTakeFirstOrThrow();
     const perf = day(5);
