@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Db } from '@onsale/shared/db';
 import { createEvent, listEvents, parseEventFile } from '@onsale/shared/events';
+import { countUsers } from '@onsale/shared/users';
 import { repoRoot } from '@onsale/cli/database';
 
 export { repoRoot };
@@ -65,6 +66,21 @@ export async function ensureDemoEvent(db: Db, now = new Date()): Promise<{ event
   const spec = parseEventFile({ ...file, name, onsaleAt: onsaleAt.toISOString(), startsAt: startsAt.toISOString() });
   const r = await db.transaction().execute((trx) => createEvent(trx, spec, 'demo'));
   return { eventId: r.eventId, created: true, name };
+}
+
+/**
+ * What to print about console sign-in. With no console user yet, how to create the first admin: by the CLI, on
+ * purpose, rather than a built-in development admin with a known password that could outlive development.
+ */
+export async function consoleSignInHint(db: Db): Promise<string> {
+  if ((await countUsers(db)) > 0) return 'sign in to the console with your e-mail and password; admins add users on its Users page or with `npm run onsale -- user:create`.';
+  return [
+    'no console users yet. Create the first admin in another terminal (with the same DATABASE_URL, if you set one), then sign in with it:',
+    '',
+    '  npm run onsale -- user:create --email you@example.com --role admin',
+    '',
+    'It prints a generated password once (or takes ONSALE_PASSWORD / --password).',
+  ].join('\n');
 }
 
 /** A ready-to-paste fan session against the demo event: sign in, join the waiting room, get admitted, hold, pay. */
