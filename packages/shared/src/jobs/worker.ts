@@ -1,4 +1,5 @@
-import { Logger, run, type Runner, type TaskList } from 'graphile-worker';
+import { EventEmitter } from 'node:events';
+import { Logger, run, type Runner, type TaskList, type WorkerEvents } from 'graphile-worker';
 import type pino from 'pino';
 import { AdmissionController } from '../admission/controller.js';
 import type { Db } from '../db/connect.js';
@@ -8,6 +9,7 @@ import { ClaimTokens } from '../waitlist/claim-token.js';
 import type { FanoutOptions } from '../waitlist/fanout.js';
 import { renderNotifications } from '../waitlist/notifications.js';
 import { waitlistTasks } from '../waitlist/tasks.js';
+import { DEAD_AFTER_MS, HEARTBEAT_MS, releaseDeadWorkers, WorkerHeartbeat } from './liveness.js';
 import { reconcileInventory } from './reconcile.js';
 
 export interface WorkerOptions {
@@ -25,6 +27,8 @@ export interface WorkerOptions {
   metrics?: Metrics;
   /** Fan-out tuning (page and chunk sizes, time budget) and test hooks. */
   fanout?: Omit<FanoutOptions, 'db' | 'onNotified' | 'metrics'>;
+  /** Heartbeat period and the silence after which a worker counts as dead and its locked jobs are released. */
+  liveness?: { heartbeatMs?: number; deadAfterMs?: number };
 }
 
 export interface BackgroundWorker {
@@ -59,7 +63,11 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
     ...notifyTasks({ db: opts.db, metrics: opts.metrics, logger: opts.logger, render: (ids) => renderNotifications(opts.db, claimTokens, ids) }),
   };
   const log = opts.logger;
+  const events: WorkerEvents = new EventEmitter();
+  const heartbeat = new WorkerHeartbeat(opts.db, opts.liveness?.heartbeatMs ?? HEARTBEAT_MS, (err) => log?.warn({ err }, 'worker heartbeat failed'));
+  heartbeat.listen(events);
   const runner = await run({
+    events,
     connectionString: opts.connectionString,
     concurrency: opts.concurrency ?? 4,
     noHandleSignals: true,
@@ -76,6 +84,18 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
   await runner.addJob('inventory_reconcile', {}, { jobKey: 'inventory_reconcile_startup', maxAttempts: 1 });
   // A worker that starts resumes any fan-out left mid-way (its old job may be locked by a worker that died).
   await runner.addJob('waitlist_maintain', { staleAfterMs: 0 }, { jobKey: 'waitlist_maintain_startup', maxAttempts: 1 });
+  // Jobs locked by a worker that died are released once its heartbeat is stale, and interrupted fan-outs resume.
+  const deadAfterMs = opts.liveness?.deadAfterMs ?? DEAD_AFTER_MS;
+  const reaper = setInterval(() => {
+    releaseDeadWorkers(opts.db, deadAfterMs)
+      .then(async (dead) => {
+        if (dead.length === 0) return;
+        log?.warn({ workers: dead }, 'released the jobs of workers that stopped beating');
+        await runner.addJob('waitlist_maintain', { staleAfterMs: 0 }, { jobKey: 'waitlist_maintain_after_reap', maxAttempts: 1 });
+      })
+      .catch((err: unknown) => log?.warn({ err }, 'releasing dead workers failed'));
+  }, Math.max(250, Math.floor(deadAfterMs / 3)));
+  reaper.unref();
   let admission: AdmissionController | undefined;
   if (opts.admission !== false) {
     try {
@@ -88,7 +108,9 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
       });
       await admission.start();
     } catch (e) {
+      clearInterval(reaper);
       await runner.stop();
+      await heartbeat.stop();
       throw e;
     }
   }
@@ -97,8 +119,10 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
     admission,
     async stop() {
       // The controller first: its leads go to another process at once, and its ticks use the pool.
+      clearInterval(reaper);
       await admission?.stop();
       await runner.stop();
+      await heartbeat.stop();
     },
   };
 }
