@@ -4,6 +4,7 @@ import type { Io } from './commands.js';
 import { CliError, UsageError } from './errors.js';
 import { PLAN_FLAGS, plan } from './plan.js';
 import { USERS_USAGE, userCommands } from './users.js';
+import { WEBHOOKS_USAGE, webhookCommands } from './webhooks.js';
 
 export const USAGE = `usage: onsale <command> [options]
 
@@ -33,6 +34,7 @@ commands:
                                commitment and reveal, admissions per minute, pauses and overrides with who and
                                why, sell-out time (default markdown)
 ${USERS_USAGE}
+${WEBHOOKS_USAGE}
   help                         this text
 
 run from the repository root as \`npm run onsale -- <command>\` or \`pnpm onsale <command>\`.
@@ -118,6 +120,7 @@ const commands: Record<string, Command> = {
   },
   help: { options: {}, positionals: [], run: async ({ io }) => io.out(USAGE) },
   ...userCommands,
+  ...webhookCommands,
 };
 
 /** Drops the password from a connection string before it is printed. */
