@@ -186,25 +186,26 @@ describe('webhook_deliver on a real worker', () => {
     for (let i = 0; i < 6; i++) batches.push(await notificationsOf(2));
     // One listing for every chunk, so both endpoints get all six.
     const listingId = batches[0]!.listingId;
-    const silent = await addWebhookEndpoint(t.db, { url: `${base}/silent`, listingId, timeoutMs: 4000 });
+    const silent = await addWebhookEndpoint(t.db, { url: `${base}/silent`, listingId, timeoutMs: 8000 });
     const healthy = await addWebhookEndpoint(t.db, { url: `${base}/ok/healthy`, listingId });
     const started = Date.now();
     const ids = (await Promise.all(batches.map((b) => enqueue({ ...b, listingId })))).flat();
     expect(ids).toHaveLength(12);
 
     const healthyIds = (await deliveries(ids)).filter((d) => d.endpoint_id === healthy.id).map((d) => d.id);
-    await waitFor('healthy delivered', async () => (await deliveries(healthyIds)).every((d) => d.status === 'DELIVERED'), 3500);
+    await waitFor('healthy delivered', async () => (await deliveries(healthyIds)).every((d) => d.status === 'DELIVERED'), 7000);
     const tookMs = Date.now() - started;
-    expect(tookMs).toBeLessThan(4000); // before the silent endpoint's first timeout could even fire
+    expect(tookMs).toBeLessThan(8000); // before the silent endpoint's first timeout could even fire
+    // ...so the silent endpoint's first requests were all still hanging: not one attempt of it had ended.
     const silentRows = (await deliveries(ids)).filter((d) => d.endpoint_id === silent.id);
     expect(silentRows).toHaveLength(6);
-    for (const d of silentRows) expect(d.status).not.toBe('DELIVERED');
+    for (const d of silentRows) expect(d).toMatchObject({ status: 'PENDING', attempts: 0 });
     // The silent one held at most its lanes' worth of requests at once.
     expect(requestsTo('/silent').length).toBeLessThanOrEqual(WEBHOOK_LANES_PER_ENDPOINT);
 
     // Its timeouts then count as failures: retrying, and its circuit open.
-    const timedOut = await waitFor('silent timed out', async () => (await deliveries(silentRows.map((d) => d.id))).find((d) => d.status === 'RETRYING'), 10_000);
-    expect(timedOut.last_error).toBe('timeout: no answer within 4000 ms');
+    const timedOut = await waitFor('silent timed out', async () => (await deliveries(silentRows.map((d) => d.id))).find((d) => d.status === 'RETRYING'), 15_000);
+    expect(timedOut.last_error).toBe('timeout: no answer within 8000 ms');
     expect(timedOut.last_status_code).toBeNull();
     const e = await endpointRow(silent.id);
     expect(e.consecutive_failures).toBeGreaterThanOrEqual(1);

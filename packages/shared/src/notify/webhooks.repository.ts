@@ -15,23 +15,26 @@ export const WEBHOOK_DELIVER_TASK = 'webhook_deliver';
  */
 export const WEBHOOK_LANES_PER_ENDPOINT = 4;
 
-/** The lane (graphile queue name) of a delivery; the SQL below builds the same name. */
-export const webhookLane = (endpointId: string, deliveryId: number) => `webhook:${endpointId}:${deliveryId % WEBHOOK_LANES_PER_ENDPOINT}`;
+/** The lane (graphile queue name) of a delivery, `webhook:<endpoint>:<delivery id mod lanes>`, built in SQL. */
 const laneSql = (endpointId: string, deliveryId: string) =>
   sql.raw(`'webhook:' || ${endpointId} || ':' || (${deliveryId} % ${WEBHOOK_LANES_PER_ENDPOINT})`);
 
+/** Stores a new endpoint, returning every column (the caller shows the secret once). */
 export function insertEndpoint(db: Db | Trx, row: Insertable<WebhookEndpointsTable>) {
   return db.insertInto('webhook_endpoints').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
+/** Every endpoint, oldest first: few rows (operators' receivers), so no paging. */
 export function findEndpoints(db: Db | Trx) {
   return db.selectFrom('webhook_endpoints').selectAll().orderBy('created_at').orderBy('id').execute();
 }
 
+/** Turns an endpoint on or off; undefined when there is no such endpoint. */
 export function updateEndpointActive(db: Db | Trx, id: string, active: boolean) {
   return db.updateTable('webhook_endpoints').set({ active }).where('id', '=', id).returningAll().executeTakeFirst();
 }
 
+/** Newest deliveries first (the ones an operator is looking for), filtered by endpoint and status. */
 export function findDeliveries(db: Db | Trx, q: { endpointId?: string; status?: DeliveryStatus; limit: number }) {
   let query = db.selectFrom('webhook_deliveries').selectAll();
   if (q.endpointId !== undefined) query = query.where('endpoint_id', '=', q.endpointId);
@@ -39,6 +42,7 @@ export function findDeliveries(db: Db | Trx, q: { endpointId?: string; status?: 
   return query.orderBy('id', 'desc').limit(q.limit).execute();
 }
 
+/** One delivery, for redeliver's answer and its reasons for refusing. */
 export function findDelivery(db: Db | Trx, id: number) {
   return db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).executeTakeFirst();
 }

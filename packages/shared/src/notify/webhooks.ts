@@ -37,6 +37,7 @@ export interface WebhookDelivery {
   deliveredAt: Date | null;
 }
 
+/** A row as operators see it: camelCase, and without the secret. */
 const toEndpoint = (r: Selectable<WebhookEndpointsTable>): WebhookEndpoint => ({
   id: r.id,
   url: r.url,
@@ -49,6 +50,7 @@ const toEndpoint = (r: Selectable<WebhookEndpointsTable>): WebhookEndpoint => ({
   createdAt: r.created_at,
 });
 
+/** A row as operators see it (bigint[] ids arrive from pg as strings: made numbers here). */
 const toDelivery = (r: Selectable<WebhookDeliveriesTable>): WebhookDelivery => ({
   id: r.id,
   endpointId: r.endpoint_id,
@@ -115,8 +117,9 @@ export async function listDeliveries(db: Db | Trx, input: ListDeliveriesInput = 
  * only kill it again (conflict WEBHOOK_ENDPOINT_INACTIVE).
  */
 export async function redeliver(db: Db | Trx, deliveryId: number): Promise<WebhookDelivery> {
-  const requeued = Number.isSafeInteger(deliveryId) && deliveryId > 0 ? await repo.requeueDeadDelivery(db, deliveryId) : undefined;
-  const row = Number.isSafeInteger(deliveryId) && deliveryId > 0 ? await repo.findDelivery(db, deliveryId) : undefined;
+  const valid = Number.isSafeInteger(deliveryId) && deliveryId > 0;
+  const requeued = valid ? await repo.requeueDeadDelivery(db, deliveryId) : undefined;
+  const row = valid ? await repo.findDelivery(db, deliveryId) : undefined;
   if (!row) throw notFound('WEBHOOK_DELIVERY_NOT_FOUND', `no webhook delivery ${deliveryId}`, 'deliveryId');
   if (!requeued) {
     if (row.status !== 'DEAD') throw conflict('DELIVERY_NOT_DEAD', `delivery ${deliveryId} is ${row.status}; only DEAD deliveries are redelivered`, { status: row.status });
