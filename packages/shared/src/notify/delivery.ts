@@ -164,9 +164,9 @@ export function webhookDeliverTask(deps: WebhookDeliverDeps): Task {
       logger?.warn({ deliveryId, endpointId: d.endpoint_id, attempts: f.attempts, status: f.status, error: outcome.error }, 'webhook delivery failed');
       if (f.status === 'RETRYING') throw new WebhookRequestError(`delivery ${deliveryId} to endpoint ${d.endpoint_id}: ${outcome.error} (attempt ${f.attempts})`);
     } catch (e) {
-      // Whatever else failed (the database, rendering): on the job's last try the delivery must not be left
-      // RETRYING with no job behind it.
-      if (lastTry && !helpers.abortSignal?.aborted) await giveUp(`gave up: ${(e as Error).message}`).catch(() => {});
+      // Whatever else failed (the database, rendering, a shutdown): on the job's last try the delivery must not be
+      // left RETRYING with no job behind it; DEAD, it shows in the dead-letter list and can be redelivered.
+      if (lastTry) await giveUp(`gave up: ${(e as Error).message}`).catch(() => {});
       throw e;
     }
   };
