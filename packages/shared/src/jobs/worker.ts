@@ -69,7 +69,7 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
   const runner = await run({
     events,
     connectionString: opts.connectionString,
-    concurrency: opts.concurrency ?? 4,
+    concurrency: opts.concurrency ?? 8,
     noHandleSignals: true,
     pollInterval: 1000,
     taskList,
