@@ -5,6 +5,7 @@ import { CliError, UsageError } from './errors.js';
 import { PLAN_FLAGS, plan } from './plan.js';
 import { USERS_USAGE, userCommands } from './users.js';
 import { WEBHOOKS_USAGE, webhookCommands } from './webhooks.js';
+import { WAITLIST_USAGE, waitlistCommands } from './waitlist.js';
 
 export const USAGE = `usage: onsale <command> [options]
 
@@ -35,6 +36,7 @@ commands:
                                why, sell-out time (default markdown)
 ${USERS_USAGE}
 ${WEBHOOKS_USAGE}
+${WAITLIST_USAGE}
   help                         this text
 
 run from the repository root as \`npm run onsale -- <command>\` or \`pnpm onsale <command>\`.
@@ -121,6 +123,7 @@ const commands: Record<string, Command> = {
   help: { options: {}, positionals: [], run: async ({ io }) => io.out(USAGE) },
   ...userCommands,
   ...webhookCommands,
+  ...waitlistCommands,
 };
 
 /** Drops the password from a connection string before it is printed. */

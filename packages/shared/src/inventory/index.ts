@@ -5,3 +5,4 @@ export * from './holds.schema.js';
 export * from './seatmap.js';
 export { SectionAvailabilityCache } from './availability-cache.js';
 export type { SeatStatus, HoldStatus, SeatRow, HoldRow } from './inventory.table.js';
+export * from './add-seats.js';

@@ -1,0 +1,54 @@
+import { sql } from 'kysely';
+import { z } from 'zod';
+import type { Db } from '../db/connect.js';
+import { invalid, notFound } from '../errors.js';
+import { insertAudit, insertSeats } from '../events/events.repository.js';
+import { isUuid } from '../events/events.service.js';
+import { rowLabel, seatQuality, type SeatSpec } from '../events/layout.js';
+import { emitAvailability } from '../waitlist/availability.js';
+
+export const addSeatsSchema = z
+  .object({
+    section: z.string().min(1).max(40),
+    rows: z.number().int().min(1).max(200),
+    seatsPerRow: z.number().int().min(1).max(500),
+  })
+  .strict();
+export type AddSeatsInput = z.input<typeof addSeatsSchema>;
+
+/**
+ * New inventory for an event on sale (a production hold released, a stage layout changed): rows appended at the
+ * back of a section, the event's capacity raised, audited, and the availability event emitted in the same
+ * transaction (so after a sell-out the new seats go to the waitlist first).
+ */
+export async function addSeats(db: Db, eventId: string, input: AddSeatsInput, actor: string) {
+  if (!isUuid(eventId)) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'eventId');
+  const parsed = addSeatsSchema.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw invalid('INVALID_SEATS', issue.message, issue.path.join('.') || 'body');
+  }
+  const { section, rows, seatsPerRow } = parsed.data;
+  return db.transaction().execute(async (trx) => {
+    const event = await trx.selectFrom('events').select('id').where('id', '=', eventId).forUpdate().executeTakeFirst();
+    if (!event) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'eventId');
+    const found = await trx.selectFrom('sections').select('code').where('event_id', '=', eventId).where('code', '=', section).executeTakeFirst();
+    if (!found) throw notFound('SECTION_NOT_FOUND', `event has no section ${section}`, 'section');
+    const { rows: last } = await sql<{ next: number }>`
+      SELECT coalesce(max(row_index) + 1, 0)::int AS next FROM seats WHERE event_id = ${eventId} AND section_code = ${section}`.execute(trx);
+    const first = last[0]!.next;
+    const specs: SeatSpec[] = [];
+    for (let r = first; r < first + rows; r++)
+      for (let n = 1; n <= seatsPerRow; n++) specs.push({ sectionCode: section, rowLabel: rowLabel(r), rowIndex: r, seatNumber: n, quality: seatQuality(r, n, seatsPerRow) });
+    await insertSeats(trx, eventId, specs);
+    const added = specs.length;
+    await sql`UPDATE sections SET capacity = capacity + ${added} WHERE event_id = ${eventId} AND code = ${section}`.execute(trx);
+    await sql`UPDATE events SET capacity = capacity + ${added}, version = version + 1, updated_at = now() WHERE id = ${eventId}`.execute(trx);
+    const { rows: seats } = await sql<{ id: number; sectionCode: string; rowIndex: number; seatNumber: number }>`
+      SELECT id, section_code AS "sectionCode", row_index AS "rowIndex", seat_number AS "seatNumber" FROM seats
+      WHERE event_id = ${eventId} AND section_code = ${section} AND row_index >= ${first}`.execute(trx);
+    await insertAudit(trx, { actor, action: 'inventory.add', eventId, details: { section, rows, seatsPerRow, added } });
+    const emitted = await emitAvailability(trx, eventId, 'INVENTORY_ADDED', seats.map((s) => ({ ...s, id: Number(s.id) })));
+    return { eventId, section, added, firstRow: rowLabel(first), availabilityId: emitted?.availabilityId ?? null, toWaitlist: emitted?.pooled ?? false };
+  });
+}
