@@ -104,7 +104,7 @@ try {
   log(`store API   ${storeUrl}        (fans; dev sign-in ${storeConfig.devAuth ? 'on' : 'off'})`);
   log(`API docs    ${storeUrl}/docs`);
   log(`console     ${bffUrl}/         (operators and promoters)`);
-  log('worker      running (admission controller every second, inventory reconciliation every minute, expired-hold sweeper)');
+  log('worker      running (admission controller every second, inventory reconciliation and expired-hold sweep every minute, waitlist fan-out, offers and webhook deliveries)');
   log(`\nconsole sign-in: ${await consoleSignInHint(opsDb)}`);
 
   if (flags.demo) {
