@@ -1,6 +1,7 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { parseArgs } from 'node:util';
 import { DomainError } from '@onsale/shared';
 import type { Io } from './commands.js';
+import { text, type Command } from './command.js';
 import { CliError, UsageError } from './errors.js';
 import { PLAN_FLAGS, plan } from './plan.js';
 import { USERS_USAGE, userCommands } from './users.js';
@@ -44,19 +45,13 @@ database: DATABASE_URL, else the embedded server under ./.data/ (the running one
 --actor defaults to cli:<your user name>.
 exit status: 0 done, 1 failed, 2 bad command line.`;
 
-type Options = NonNullable<ParseArgsConfig['options']>;
-interface Command {
-  options: Options;
-  positionals: string[];
-  run(args: { values: Record<string, string | boolean | undefined>; positionals: string[]; io: Io }): Promise<void>;
-}
+type Options = Command['options'];
 
 // The database layer and zod load only when a command needs them, so usage and help answer at once.
 const commandsModule = () => import('./commands.js');
 const operations = () => import('./operations.js');
 const databaseUrl = async () => (await import('./env.js')).loadCliConfig().databaseUrl;
 
-const text = (v: string | boolean | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
 const actorOf = async (values: Record<string, string | boolean | undefined>) => text(values.actor) ?? (await operations()).defaultActor();
 const ACTOR = { actor: { type: 'string' } } as const;
 const REASON = { reason: { type: 'string' } } as const;

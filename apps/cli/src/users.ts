@@ -1,5 +1,4 @@
-import type { ParseArgsConfig } from 'node:util';
-import type { Io } from './commands.js';
+import { json, text, type Command } from './command.js';
 import { UsageError } from './errors.js';
 
 // Console users: `user:create` (the first admin is made this way), `user:list`, and `event:organisation`, which
@@ -15,15 +14,6 @@ export const USERS_USAGE = `  user:create --email <e-mail> --role <admin|operato
                                give an event to an organisation, whose promoters then see it, or back to the
                                house (admins, operators and viewers only); audited`;
 
-type Values = Record<string, string | boolean | undefined>;
-interface UserCommand {
-  options: NonNullable<ParseArgsConfig['options']>;
-  positionals: string[];
-  run(args: { values: Values; positionals: string[]; io: Io }): Promise<void>;
-}
-
-const text = (v: string | boolean | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
-const json = (v: unknown) => JSON.stringify(v, null, 2);
 
 async function context() {
   const [{ withDatabase }, { loadCliConfig, consolePasswordFromEnv }, { defaultActor }, users] = await Promise.all([
@@ -39,7 +29,7 @@ function userView(u: { id: string; email: string; role: string; organisationName
   return { id: u.id, email: u.email, role: u.role, organisation: u.organisationName, createdAt: u.createdAt.toISOString(), createdBy: u.createdBy };
 }
 
-export const userCommands: Record<string, UserCommand> = {
+export const userCommands: Record<string, Command> = {
   'user:create': {
     options: { email: { type: 'string' }, role: { type: 'string' }, organisation: { type: 'string' }, password: { type: 'string' } },
     positionals: [],

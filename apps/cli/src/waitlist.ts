@@ -1,5 +1,4 @@
-import type { ParseArgsConfig } from 'node:util';
-import type { Io } from './commands.js';
+import { json, text, wholeNumber, type Command } from './command.js';
 import { UsageError } from './errors.js';
 
 // Listings and their waitlists, and the ways seats come back that an operator starts: a cancelled order and new
@@ -18,22 +17,12 @@ export const WAITLIST_USAGE = `  listing:show <listingId>     a listing's perfor
   waitlist:maintain            run the waitlist housekeeping now (resume stalled fan-outs, lapse overdue offers,
                                delete expired entries) and print what it did`;
 
-type Values = Record<string, string | boolean | undefined>;
-interface WaitlistCommand {
-  options: NonNullable<ParseArgsConfig['options']>;
-  positionals: string[];
-  run(args: { values: Values; positionals: string[]; io: Io }): Promise<void>;
-}
 
-const text = (v: string | boolean | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
-const json = (v: unknown) => JSON.stringify(v, null, 2);
-
-/** A whole-number flag, or a usage error naming it. */
+/** A whole-number flag of at least 1. */
 function whole(name: string, v: string | boolean | undefined): number | undefined {
-  const s = text(v);
-  if (s === undefined) return undefined;
-  if (!/^\d+$/.test(s) || Number(s) < 1) throw new UsageError(`--${name} must be a whole number of at least 1; got ${JSON.stringify(s)}`);
-  return Number(s);
+  const n = wholeNumber(`--${name}`, v);
+  if (n !== undefined && n < 1) throw new UsageError(`--${name} must be at least 1`);
+  return n;
 }
 
 async function context() {
@@ -60,7 +49,7 @@ async function listingReport(db: import('@onsale/shared/db').Db, listingId: stri
   };
 }
 
-export const waitlistCommands: Record<string, WaitlistCommand> = {
+export const waitlistCommands: Record<string, Command> = {
   'listing:show': {
     options: {},
     positionals: ['listingId'],

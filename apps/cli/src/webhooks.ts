@@ -1,6 +1,5 @@
-import type { ParseArgsConfig } from 'node:util';
 import type { ListDeliveriesInput } from '@onsale/shared/notify';
-import type { Io } from './commands.js';
+import { json, text, wholeNumber, type Command } from './command.js';
 import { UsageError } from './errors.js';
 
 // Webhook endpoints for waitlist notifications: add (the secret is printed once), list, disable/enable, the
@@ -19,30 +18,13 @@ export const WEBHOOKS_USAGE = `  webhook:add --url <url> [--listing <listingId>]
   webhook:redeliver <deliveryId>
                                send a DEAD delivery again with a fresh attempt budget`;
 
-type Values = Record<string, string | boolean | undefined>;
-interface WebhookCommand {
-  options: NonNullable<ParseArgsConfig['options']>;
-  positionals: string[];
-  run(args: { values: Values; positionals: string[]; io: Io }): Promise<void>;
-}
-
-const text = (v: string | boolean | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
-const json = (v: unknown) => JSON.stringify(v, null, 2);
-
-/** A whole-number flag, or a usage error naming it (the domain checks the range). */
-function wholeNumber(name: string, v: string | boolean | undefined): number | undefined {
-  const s = text(v);
-  if (s === undefined) return undefined;
-  if (!/^\d+$/.test(s)) throw new UsageError(`${name} must be a whole number; got ${JSON.stringify(s)}`);
-  return Number(s);
-}
 
 async function context() {
   const [{ withDatabase }, { loadCliConfig }, notify] = await Promise.all([import('./commands.js'), import('./env.js'), import('@onsale/shared/notify')]);
   return { withDatabase, databaseUrl: loadCliConfig().databaseUrl, notify };
 }
 
-const setActive = (active: boolean): WebhookCommand => ({
+const setActive = (active: boolean): Command => ({
   options: {},
   positionals: ['endpointId'],
   async run({ positionals, io }) {
@@ -51,7 +33,7 @@ const setActive = (active: boolean): WebhookCommand => ({
   },
 });
 
-export const webhookCommands: Record<string, WebhookCommand> = {
+export const webhookCommands: Record<string, Command> = {
   'webhook:add': {
     options: { url: { type: 'string' }, listing: { type: 'string' }, 'max-attempts': { type: 'string' }, 'timeout-ms': { type: 'string' } },
     positionals: [],

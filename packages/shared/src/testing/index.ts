@@ -51,6 +51,7 @@ export async function createTestDatabase(templateUrl: string, opts: { max?: numb
 
 export { admin as withAdminClient };
 export { createOpenEvent } from './events.js';
+export { domainError } from './errors.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

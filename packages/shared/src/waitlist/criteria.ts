@@ -50,15 +50,18 @@ export function normalizeCriteria(c: z.output<typeof waitlistCriteriaSchema>): C
   };
 }
 
-/** Criteria from a waitlist_entries row. */
-export function entryCriteria(r: {
+/** The criteria columns of a waitlist_entries row (dates read as 'YYYY-MM-DD'). */
+export interface CriteriaRow {
   date_from: string | null;
   date_to: string | null;
   max_price_cents: number | null;
   quantity: number;
   sections: string[] | null;
   price_levels: string[] | null;
-}): Criteria {
+}
+
+/** Criteria from a waitlist_entries row. */
+export function entryCriteria(r: CriteriaRow): Criteria {
   return {
     dateFrom: r.date_from,
     dateTo: r.date_to,

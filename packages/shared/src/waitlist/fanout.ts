@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
 import type { Metrics } from '../metrics/index.js';
-import { criteriaMatch, entryCriteria } from './criteria.js';
+import { criteriaMatch, entryCriteria, type CriteriaRow } from './criteria.js';
 import { blockFor, poolSeats, type PoolSeat } from './pool.js';
 import { enqueueFanout, POOL_GRACE_SECONDS, summarize, WAITLIST_ACCOUNT } from './availability.js';
 import type { AvailabilityMode, AvailableSection } from './waitlist.table.js';
@@ -184,17 +184,7 @@ async function offerPage(o: FanoutOptions, trx: Trx, av: AvailabilityRow): Promi
 
   const summary = summarize(pool, new Map(pool.map((s) => [s.sectionCode, { price_level: s.priceLevel, price_cents: s.priceCents }])));
   const limit = o.offerPageSize ?? 200;
-  const { rows: candidates } = await sql<{
-    id: number;
-    cursor_at: string;
-    account_id: string;
-    date_from: string | null;
-    date_to: string | null;
-    max_price_cents: number | null;
-    quantity: number;
-    sections: string[] | null;
-    price_levels: string[] | null;
-  }>`
+  const { rows: candidates } = await sql<CriteriaRow & { id: number; cursor_at: string; account_id: string }>`
     WITH ${secsCte(summary)}
     SELECT w.id, w.created_at::text AS cursor_at, w.account_id, w.date_from::text AS date_from, w.date_to::text AS date_to,
            w.max_price_cents, w.quantity, w.sections, w.price_levels

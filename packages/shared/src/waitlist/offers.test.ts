@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sql } from 'kysely';
-import { createOpenEvent, createTestDatabase, type TestDatabase } from '../testing/index.js';
+import { createOpenEvent, createTestDatabase, domainError, type TestDatabase } from '../testing/index.js';
 import { DomainError } from '../errors.js';
 import { EventCache } from '../events/index.js';
 import { HoldService, SeatmapCache } from '../inventory/index.js';
@@ -24,16 +24,6 @@ beforeAll(async () => {
   holds = new HoldService({ db: t.db, events: new EventCache(t.db), seatmap: new SeatmapCache(t.db) });
 });
 afterAll(() => t.drop());
-
-async function domainError(p: Promise<unknown>): Promise<DomainError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof DomainError) return e;
-    throw e;
-  }
-  throw new Error('expected a DomainError');
-}
 
 /** A small sold-out show: every seat held by `holder` accounts except none; returns the event and its listing. */
 async function soldOutShow(name: string, mode: 'OFFER' | 'BROADCAST') {

@@ -8,8 +8,9 @@ import type { HeldSeat } from '../inventory/holds.service.js';
 import { enqueueFanout, POOL_GRACE_SECONDS } from './availability.js';
 import type { ClaimTokens } from './claim-token.js';
 import { blockFor, poolSeats } from './pool.js';
-import { entryCriteria } from './criteria.js';
-import type { OfferStatus } from './waitlist.table.js';
+import { entryCriteria, type CriteriaRow } from './criteria.js';
+import type { Selectable } from 'kysely';
+import type { OfferStatus, WaitlistOffersTable } from './waitlist.table.js';
 
 /** A claimed offer: the fan's own hold, to pay for as any other (POST /holds/:id/checkout). */
 export interface ClaimedHold {
@@ -24,19 +25,8 @@ export interface ClaimedHold {
   place: number;
 }
 
-interface OfferRow {
-  id: string;
-  availability_id: number;
-  listing_id: string;
-  event_id: string;
-  entry_id: number;
-  account_id: string;
-  quantity: number;
-  reserve_hold_id: string | null;
-  status: OfferStatus;
-  expires_at: Date;
-  expired: boolean;
-}
+/** An offer row, with whether its deadline has passed by the database's clock. */
+type OfferRow = Selectable<WaitlistOffersTable> & { expired: boolean };
 
 async function lockOffer(trx: Trx, offerId: string): Promise<OfferRow | undefined> {
   if (!isUuid(offerId)) return undefined;
@@ -73,7 +63,7 @@ export async function claimOffer(db: Db, tokens: ClaimTokens, accountId: string,
       .where('status', '=', 'CLAIMED')
       .executeTakeFirst();
     if (prior) throw new DomainError('conflict', 'OFFER_ALREADY_CLAIMED', 'this claim token has been used', { field: 'claimToken' });
-    const entry = await sql<{ id: number; date_from: string | null; date_to: string | null; max_price_cents: number | null; quantity: number; sections: string[] | null; price_levels: string[] | null }>`
+    const entry = await sql<CriteriaRow & { id: number }>`
       SELECT id, date_from::text, date_to::text, max_price_cents, quantity, sections, price_levels FROM waitlist_entries
       WHERE listing_id = ${av.listing_id} AND account_id = ${accountId} AND expires_at > now()`.execute(trx);
     const e = entry.rows[0];

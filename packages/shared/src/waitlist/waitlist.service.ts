@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 import { GroupCommit } from '../db/group-commit.js';
 import { DomainError, invalid } from '../errors.js';
-import { criteriaMatch, entryCriteria, normalizeCriteria, waitlistCriteriaSchema, type Criteria } from './criteria.js';
+import { criteriaMatch, entryCriteria, normalizeCriteria, waitlistCriteriaSchema, type Criteria, type CriteriaRow } from './criteria.js';
 import { ListingCache, type ListingInfo } from './listings.js';
 import { declineOpenOffersOf } from './offers.js';
 
@@ -164,18 +164,12 @@ export interface MatchNow {
   sections: { section: string; priceLevel: string; priceCents: number; available: number; longestRun: number }[];
 }
 
-interface EntryRow {
+interface EntryRow extends CriteriaRow {
   listing_id: string;
   id: number;
   account_id: string;
   created_at: Date;
   expires_at: Date;
-  date_from: string | null;
-  date_to: string | null;
-  max_price_cents: number | null;
-  quantity: number;
-  sections: string[] | null;
-  price_levels: string[] | null;
 }
 
 function toEntry(r: EntryRow, listingName: string): WaitlistEntry {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sql } from 'kysely';
 import fc from 'fast-check';
-import { createOpenEvent, createTestDatabase, type TestDatabase } from '../testing/index.js';
+import { createOpenEvent, createTestDatabase, domainError, type TestDatabase } from '../testing/index.js';
 import { DomainError } from '../errors.js';
 import { criteriaMatch, type Criteria } from './criteria.js';
 import { emitAvailability, type ReturnedSeat } from './availability.js';
@@ -40,16 +40,6 @@ beforeAll(async () => {
   waitlist = new WaitlistService(t.db);
 });
 afterAll(() => t.drop());
-
-async function domainError(p: Promise<unknown>): Promise<DomainError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof DomainError) return e;
-    throw e;
-  }
-  throw new Error('expected a DomainError');
-}
 
 describe('joining a waitlist', () => {
   it('is idempotent per (account, listing): a repeat keeps the place, new criteria update it in place', async () => {
