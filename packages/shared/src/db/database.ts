@@ -12,6 +12,7 @@ import type { HoldsTable, InventoryReconciliationsTable, SeatsTable } from '../i
 import type { NotificationsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../notify/notify.table.js';
 import type { AvailabilityEventsTable, WaitlistEntriesTable, WaitlistOffersTable } from '../waitlist/waitlist.table.js';
 import type { ConsoleSessionsTable, ConsoleUsersTable, OrganisationsTable } from '../users/users.table.js';
+import type { FairnessSignoffsTable } from '../events/signoff.table.js';
 
 /** Every table of the system of record, as Kysely sees it. */
 export interface Database {
@@ -38,4 +39,5 @@ export interface Database {
   organisations: OrganisationsTable;
   console_users: ConsoleUsersTable;
   console_sessions: ConsoleSessionsTable;
+  fairness_signoffs: FairnessSignoffsTable;
 }

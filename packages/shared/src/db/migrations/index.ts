@@ -4,6 +4,7 @@ import * as m20261129_1610 from './2026_11_29_1610_create_waiting_room.js';
 import * as m20261129_1800 from './2026_11_29_1800_create_waitlist.js';
 import * as m20261129_1900 from './2026_11_29_1900_create_console_users.js';
 import * as m20261129_1930 from './2026_11_29_1930_create_worker_heartbeats.js';
+import * as m20261129_2010 from './2026_11_29_2010_create_fairness_signoffs.js';
 
 /** Every migration, in order. A static list so the migrator works the same under tsx, vitest and a bundler. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_29_1800_create_waitlist': m20261129_1800,
   '2026_11_29_1900_create_console_users': m20261129_1900,
   '2026_11_29_1930_create_worker_heartbeats': m20261129_1930,
+  '2026_11_29_2010_create_fairness_signoffs': m20261129_2010,
 };
