@@ -1,0 +1,134 @@
+import { describe, expect, it } from 'vitest';
+import { ALERT_THRESHOLDS, evaluateAlerts, type AlertCode, type AlertInput } from './alerts.js';
+
+/** A healthy minute of the source's stadium sale: 1,300 admitted, holds a little below that, nothing broken. */
+const calm: AlertInput = {
+  paused: false,
+  pausedBy: null,
+  pausedReason: null,
+  controllerSilent: false,
+  heartbeatAgeSeconds: 0.4,
+  inventoryState: 'AVAILABLE',
+  admittedLastMinute: 1_300,
+  holdsCreatedLastMinute: 1_150,
+  holdsRefusedLastMinute: 20,
+  planAdmitsPerMin: 1_248,
+  rateOverridePerMin: null,
+  holdLatencyP99Ms: 120,
+  checkoutAttempts: 2_000,
+  checkoutFailed: 10,
+  paymentTps: 17,
+  paymentTpsCeiling: 1_000,
+  drift: 0,
+  orderDrift: 0,
+  soldOutPropagationP99Seconds: null,
+  soldOutOnce: false,
+  available: 40_000,
+  oldestExpiredUnsweptSeconds: null,
+  expiredUnsweptSeats: 0,
+  waitlistOldestPendingSeconds: null,
+};
+
+const codes = (over: Partial<AlertInput>): AlertCode[] => evaluateAlerts({ ...calm, ...over }).map((a) => a.code);
+const only = (over: Partial<AlertInput>, code: AlertCode) => {
+  const alerts = evaluateAlerts({ ...calm, ...over }).filter((a) => a.code === code);
+  expect(alerts).toHaveLength(1);
+  return alerts[0]!;
+};
+
+describe('evaluateAlerts', () => {
+  it('a calm sale raises nothing', () => {
+    expect(evaluateAlerts(calm)).toEqual([]);
+  });
+
+  it('section 4.1: holds per admitted fan above 1.2 is an admission bypass (critical, on the holds-per-fan figure)', () => {
+    expect(codes({ holdsCreatedLastMinute: 1_560 })).toEqual([]); // exactly 1.2
+    const a = only({ holdsCreatedLastMinute: 18_000 }, 'ADMISSION_BYPASS'); // the source's incident: 18,000 vs 1,300
+    expect(a).toMatchObject({ severity: 'critical', metric: 'holdsPerAdmitted', threshold: 1.2 });
+    expect(a.value).toBeCloseTo(18_000 / 1_300);
+    expect(a.detail).toContain('18,000 holds created vs 1,300 admitted');
+  });
+
+  it('holds with nobody admitted is a bypass too; too few of either is noise', () => {
+    expect(only({ admittedLastMinute: 0, holdsCreatedLastMinute: 50, planAdmitsPerMin: 0 }, 'ADMISSION_BYPASS').value).toBeNull();
+    expect(codes({ admittedLastMinute: 5, holdsCreatedLastMinute: 12 })).not.toContain('ADMISSION_BYPASS');
+    expect(ALERT_THRESHOLDS.holdsPerAdmittedMinVolume).toBe(20);
+  });
+
+  it('admitting well over the plan, or over the operator rate when one is set', () => {
+    expect(codes({ admittedLastMinute: 1_800, holdsCreatedLastMinute: 1_700 })).toEqual([]); // 1.44x plan
+    expect(only({ admittedLastMinute: 2_000, holdsCreatedLastMinute: 1_900 }, 'ADMITTED_OVER_PLAN')).toMatchObject({ severity: 'critical', metric: 'admittedPerMin' });
+    // The operator slowed the sale to 500/min: 1,300 a minute is now far too many.
+    expect(only({ rateOverridePerMin: 500 }, 'ADMITTED_OVER_PLAN').title).toContain("operator's rate");
+    // ...and raised it to 3,000/min: 2,000 is within it.
+    expect(codes({ rateOverridePerMin: 3_000, admittedLastMinute: 2_000, holdsCreatedLastMinute: 1_900 })).toEqual([]);
+  });
+
+  it('SLO: hold p99 over 500 ms; unmeasured (null) never fires', () => {
+    expect(codes({ holdLatencyP99Ms: 500 })).toEqual([]);
+    expect(only({ holdLatencyP99Ms: 8_000 }, 'HOLD_LATENCY_P99')).toMatchObject({ severity: 'critical', metric: 'holdLatencyP99', value: 8_000, threshold: 500 });
+    expect(codes({ holdLatencyP99Ms: null })).toEqual([]);
+  });
+
+  it('hold refusals: warning above 10%, critical from 50%, only with volume', () => {
+    expect(codes({ holdsCreatedLastMinute: 900, holdsRefusedLastMinute: 100 })).toEqual([]); // exactly 10%
+    expect(only({ holdsCreatedLastMinute: 800, holdsRefusedLastMinute: 200 }, 'HOLD_REFUSALS').severity).toBe('warning');
+    expect(only({ holdsCreatedLastMinute: 500, holdsRefusedLastMinute: 500 }, 'HOLD_REFUSALS').severity).toBe('critical');
+    expect(codes({ admittedLastMinute: 10, holdsCreatedLastMinute: 5, holdsRefusedLastMinute: 10 })).not.toContain('HOLD_REFUSALS');
+  });
+
+  it("checkout errors: where the controller's slow-down starts (2%) and bottoms out (20%)", () => {
+    expect(codes({ checkoutFailed: 40 })).toEqual([]); // exactly 2%
+    expect(only({ checkoutFailed: 100 }, 'CHECKOUT_ERRORS')).toMatchObject({ severity: 'warning', metric: 'checkoutErrorRate', value: 0.05 });
+    expect(only({ checkoutFailed: 400 }, 'CHECKOUT_ERRORS').severity).toBe('critical');
+    expect(codes({ checkoutAttempts: 10, checkoutFailed: 9 })).toEqual([]);
+  });
+
+  it('section 4.3: payment attempts against the contracted TPS (warning at 90%, critical at the ceiling)', () => {
+    expect(codes({ paymentTps: 449, paymentTpsCeiling: 500 })).toEqual([]);
+    expect(only({ paymentTps: 450, paymentTpsCeiling: 500 }, 'PAYMENT_TPS_CEILING').severity).toBe('warning');
+    expect(only({ paymentTps: 900, paymentTpsCeiling: 500 }, 'PAYMENT_TPS_CEILING')).toMatchObject({ severity: 'critical', metric: 'paymentTps', threshold: 500 });
+  });
+
+  it('the invariant: any drift is critical, either way; order drift too', () => {
+    expect(only({ drift: 3 }, 'INVARIANT_DRIFT')).toMatchObject({ severity: 'critical', metric: 'drift', value: 3 });
+    expect(only({ drift: -1 }, 'INVARIANT_DRIFT').detail).toBe('drift -1 seats');
+    expect(only({ orderDrift: 2 }, 'ORDER_DRIFT').severity).toBe('critical');
+    expect(codes({ orderDrift: null })).toEqual([]);
+  });
+
+  it('SLO: sold-out reaches fans within 60 s', () => {
+    expect(codes({ soldOutPropagationP99Seconds: 60 })).toEqual([]);
+    expect(only({ soldOutPropagationP99Seconds: 95 }, 'SOLDOUT_PROPAGATION')).toMatchObject({ severity: 'critical', metric: 'soldOutPropagation' });
+  });
+
+  it('section 4.2: sold out, then seats back on sale; expired holds left unswept by a stuck sweeper', () => {
+    expect(codes({ soldOutOnce: true, inventoryState: 'SOLD_OUT', available: 0 })).toEqual([]);
+    expect(only({ soldOutOnce: true, inventoryState: 'AVAILABLE', available: 12 }, 'SOLDOUT_FLIP')).toMatchObject({ severity: 'warning', metric: 'inventory' });
+    expect(codes({ oldestExpiredUnsweptSeconds: 90, expiredUnsweptSeats: 40 })).toEqual([]);
+    expect(only({ oldestExpiredUnsweptSeconds: 600, expiredUnsweptSeats: 9_000 }, 'EXPIRED_HOLDS_UNSWEPT').detail).toContain('9,000 seats');
+  });
+
+  it('fail closed: a silent controller is critical; an operator pause is a warning that says who and why', () => {
+    expect(only({ controllerSilent: true, heartbeatAgeSeconds: 12 }, 'CONTROLLER_SILENT')).toMatchObject({ severity: 'critical', metric: 'state' });
+    expect(only({ controllerSilent: true, heartbeatAgeSeconds: null }, 'CONTROLLER_SILENT').detail).toContain('ever');
+    const paused = only({ paused: true, pausedBy: 'ops@example.com', pausedReason: 'payment provider degraded' }, 'QUEUE_PAUSED');
+    expect(paused).toMatchObject({ severity: 'warning', metric: 'state', detail: 'ops@example.com: payment provider degraded' });
+  });
+
+  it('rule 8: returned seats waiting over a minute to reach the waitlist', () => {
+    expect(codes({ waitlistOldestPendingSeconds: 30 })).toEqual([]);
+    expect(only({ waitlistOldestPendingSeconds: 75 }, 'WAITLIST_FANOUT_BEHIND').metric).toBe('waitlist');
+  });
+
+  it('orders critical before warning, keeping rule order within a severity; every alert names its source', () => {
+    const alerts = evaluateAlerts({ ...calm, paused: true, drift: 1, checkoutFailed: 100, holdLatencyP99Ms: 900 });
+    expect(alerts.map((a) => [a.code, a.severity])).toEqual([
+      ['HOLD_LATENCY_P99', 'critical'],
+      ['INVARIANT_DRIFT', 'critical'],
+      ['QUEUE_PAUSED', 'warning'],
+      ['CHECKOUT_ERRORS', 'warning'],
+    ]);
+    for (const a of alerts) expect(a.source.length).toBeGreaterThan(5);
+  });
+});

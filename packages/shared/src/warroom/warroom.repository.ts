@@ -1,0 +1,192 @@
+import { sql } from 'kysely';
+import type { Db, Trx } from '../db/connect.js';
+
+// SQL of the war room. Every read takes a list of events and answers them in one statement, so a board of 40
+// on-sales costs the same number of round trips as one event. Plain functions; no rules here.
+
+/** An event with its pacing settings and queue row, and the database clock. */
+export interface WarRoomEventRow {
+  event_id: string;
+  name: string;
+  venue_name: string;
+  listing_id: string;
+  organisation_id: string | null;
+  onsale_at: Date;
+  starts_at: Date;
+  capacity: number;
+  hold_ttl_seconds: number;
+  target_sale_minutes: number;
+  tickets_per_order: number;
+  checkout_minutes: number;
+  payment_tps: number;
+  overbook_factor: number;
+  admitted_through: number;
+  rate_per_min: number;
+  rate_override_per_min: number | null;
+  paused: boolean;
+  paused_reason: string | null;
+  paused_by: string | null;
+  paused_at: Date | null;
+  inventory_state: 'AVAILABLE' | 'LAST_CHANCE' | 'SOLD_OUT';
+  sold_out_at: Date | null;
+  heartbeat_at: Date | null;
+  cohort_size: number | null;
+  sealed_at: Date | null;
+  now: Date;
+}
+
+export async function readEventRows(db: Db | Trx, eventIds: readonly string[]): Promise<WarRoomEventRow[]> {
+  if (eventIds.length === 0) return [];
+  const { rows } = await sql<WarRoomEventRow>`
+    SELECT e.id AS event_id, e.name, e.venue_name, e.listing_id, e.organisation_id, e.onsale_at, e.starts_at, e.capacity,
+           e.hold_ttl_seconds, e.target_sale_minutes, e.tickets_per_order, e.checkout_minutes, e.payment_tps, e.overbook_factor,
+           q.admitted_through, q.rate_per_min, q.rate_override_per_min, q.paused, q.paused_reason, q.paused_by, q.paused_at,
+           q.inventory_state, q.sold_out_at, q.heartbeat_at, q.cohort_size, q.sealed_at, now() AS now
+    FROM events e JOIN queue_state q ON q.event_id = e.id
+    WHERE e.id = ANY(${[...eventIds]}::uuid[])`.execute(db);
+  return rows;
+}
+
+/**
+ * Holds whose expiry has passed but that no sweeper has marked yet (their seats already count as available: expiry
+ * is read-time). From the live-holds index, so it costs next to nothing; seats of such holds and the oldest expiry.
+ */
+export interface UnsweptHoldsRow {
+  event_id: string;
+  seats: number;
+  oldest_expiry: Date | null;
+}
+
+export async function readUnsweptHolds(db: Db | Trx, eventIds: readonly string[]): Promise<UnsweptHoldsRow[]> {
+  if (eventIds.length === 0) return [];
+  const { rows } = await sql<UnsweptHoldsRow>`
+    SELECT event_id, coalesce(sum(quantity), 0)::int AS seats, min(expires_at) AS oldest_expiry
+    FROM holds
+    WHERE status IN ('HELD', 'PAYING') AND expires_at <= now() AND event_id = ANY(${[...eventIds]}::uuid[])
+    GROUP BY event_id`.execute(db);
+  return rows;
+}
+
+/**
+ * Positions issued per event: the highest join index + 1 (from the unique (event, join_index) index, one probe per
+ * event). Counting queue_entries would read every row of a two-million-fan queue each second.
+ */
+export async function readQueuePositions(db: Db | Trx, eventIds: readonly string[]): Promise<{ event_id: string; positions: number }[]> {
+  if (eventIds.length === 0) return [];
+  const { rows } = await sql<{ event_id: string; positions: number }>`
+    SELECT i.id AS event_id,
+           coalesce((SELECT max(join_index) + 1 FROM queue_entries WHERE event_id = i.id), 0)::int AS positions
+    FROM unnest(${[...eventIds]}::uuid[]) AS i(id)`.execute(db);
+  return rows;
+}
+
+/** One minute of admissions as the controller and the store-API instances recorded it. */
+export interface AdmissionMinuteRow {
+  event_id: string;
+  minute: Date;
+  watermark_advanced: number;
+  admission_tokens_issued: number;
+  rate_per_min: number;
+  holds_created: number;
+  holds_refused: number;
+}
+
+/** The last `minutes` minutes of admission_minutes per event (the current, partial minute included), oldest first. */
+export async function readAdmissionMinutes(db: Db | Trx, eventIds: readonly string[], minutes: number): Promise<AdmissionMinuteRow[]> {
+  if (eventIds.length === 0) return [];
+  const { rows } = await sql<AdmissionMinuteRow>`
+    SELECT event_id, minute, watermark_advanced, admission_tokens_issued, rate_per_min, holds_created, holds_refused
+    FROM admission_minutes
+    WHERE event_id = ANY(${[...eventIds]}::uuid[]) AND minute >= date_trunc('minute', now()) - make_interval(mins => ${minutes})
+    ORDER BY event_id, minute`.execute(db);
+  return rows;
+}
+
+/** Checkout attempts of the event's holds: the last 2 minutes (and how many failed), the last 10 s and 60 s. */
+export interface CheckoutWindowRow {
+  event_id: string;
+  attempts_2m: number;
+  failed_2m: number;
+  attempts_10s: number;
+  attempts_60s: number;
+}
+
+export async function readCheckoutWindows(db: Db | Trx, eventIds: readonly string[]): Promise<CheckoutWindowRow[]> {
+  if (eventIds.length === 0) return [];
+  const { rows } = await sql<CheckoutWindowRow>`
+    SELECT h.event_id,
+           count(*)::int AS attempts_2m,
+           count(*) FILTER (WHERE a.status = 'FAILED')::int AS failed_2m,
+           count(*) FILTER (WHERE a.created_at > now() - interval '10 seconds')::int AS attempts_10s,
+           count(*) FILTER (WHERE a.created_at > now() - interval '60 seconds')::int AS attempts_60s
+    FROM checkout_attempts a JOIN holds h ON h.id = a.hold_id
+    WHERE a.created_at > now() - interval '2 minutes' AND h.event_id = ANY(${[...eventIds]}::uuid[])
+    GROUP BY h.event_id`.execute(db);
+  return rows;
+}
+
+/** The latest reconciliation per event (the worker's, every minute): sold seats vs seats in confirmed orders. */
+export async function readReconciliations(db: Db | Trx, eventIds: readonly string[]): Promise<{ event_id: string; order_drift: number; checked_at: Date }[]> {
+  if (eventIds.length === 0) return [];
+  const { rows } = await sql<{ event_id: string; order_drift: number; checked_at: Date }>`
+    SELECT event_id, order_drift, checked_at FROM inventory_reconciliations WHERE event_id = ANY(${[...eventIds]}::uuid[])`.execute(db);
+  return rows;
+}
+
+/** The waitlist behind an event: live entries of its listing, seats returned to it, notifications, open offers. */
+export interface WaitlistRow {
+  event_id: string;
+  entries: number;
+  availability_events: number;
+  pending_availability_events: number;
+  oldest_pending_at: Date | null;
+  matched: number;
+  notified: number;
+  notified_10m: number;
+  open_offers: number;
+  last_fanout_seconds: number | null;
+}
+
+/**
+ * Waitlist figures per event. Entries are counted per listing (one hash partition each; the listing id is a
+ * constant per lateral probe, so PostgreSQL prunes to it); notifications are the availability events' own
+ * counters rather than a count of the inbox, which has no index by listing.
+ */
+export async function readWaitlist(db: Db | Trx, events: readonly { eventId: string; listingId: string }[]): Promise<WaitlistRow[]> {
+  if (events.length === 0) return [];
+  const { rows } = await sql<WaitlistRow>`
+    SELECT i.event_id,
+           (SELECT count(*) FROM waitlist_entries w WHERE w.listing_id = i.listing_id AND w.expires_at > now())::int AS entries,
+           a.availability_events, a.pending_availability_events, a.oldest_pending_at, a.matched, a.notified, a.notified_10m,
+           a.last_fanout_seconds,
+           (SELECT count(*) FROM waitlist_offers o WHERE o.event_id = i.event_id AND o.status = 'OPEN' AND o.expires_at > now())::int AS open_offers
+    FROM unnest(${events.map((e) => e.eventId)}::uuid[], ${events.map((e) => e.listingId)}::uuid[]) AS i(event_id, listing_id)
+    CROSS JOIN LATERAL (
+      SELECT count(*)::int AS availability_events,
+             count(*) FILTER (WHERE status <> 'DONE')::int AS pending_availability_events,
+             min(created_at) FILTER (WHERE status <> 'DONE') AS oldest_pending_at,
+             coalesce(sum(matched), 0)::int AS matched,
+             coalesce(sum(notified), 0)::int AS notified,
+             coalesce(sum(notified) FILTER (WHERE created_at > now() - interval '10 minutes'), 0)::int AS notified_10m,
+             (SELECT extract(epoch FROM completed_at - created_at)::float8 FROM availability_events l
+              WHERE l.event_id = i.event_id AND l.completed_at IS NOT NULL ORDER BY l.completed_at DESC LIMIT 1) AS last_fanout_seconds
+      FROM availability_events v WHERE v.event_id = i.event_id) a`.execute(db);
+  return rows;
+}
+
+/**
+ * The events on the board: on sale today in `timeZone` (their onsale_at falls on today's date there), or on sale
+ * now (opened, not started, not sold out); optionally one organisation's. Ordered by on-sale time, then name.
+ */
+export async function findBoardEventIds(db: Db | Trx, opts: { timeZone: string; organisationId: string | null; limit: number }): Promise<string[]> {
+  const { rows } = await sql<{ id: string }>`
+    SELECT e.id
+    FROM events e JOIN queue_state q ON q.event_id = e.id
+    WHERE ((e.onsale_at >= date_trunc('day', now() AT TIME ZONE ${opts.timeZone}) AT TIME ZONE ${opts.timeZone}
+            AND e.onsale_at < (date_trunc('day', now() AT TIME ZONE ${opts.timeZone}) + interval '1 day') AT TIME ZONE ${opts.timeZone})
+        OR (e.onsale_at <= now() AND now() < e.starts_at AND q.inventory_state <> 'SOLD_OUT'))
+      AND (${opts.organisationId}::uuid IS NULL OR e.organisation_id = ${opts.organisationId}::uuid)
+    ORDER BY e.onsale_at, e.name, e.id
+    LIMIT ${opts.limit}`.execute(db);
+  return rows.map((r) => r.id);
+}

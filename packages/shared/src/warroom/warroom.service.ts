@@ -1,0 +1,479 @@
+import type { Db, Trx } from '../db/connect.js';
+import { DomainError, notFound } from '../errors.js';
+import { isUuid } from '../events/events.service.js';
+import { getInventoryCounts, type InventoryCounts } from '../inventory/inventory.service.js';
+import { planAdmission, type BindingConstraint } from '../admission/plan.js';
+import { DEFAULT_HEARTBEAT_STALE_MS } from '../queue/edge.js';
+import { evaluateAlerts, type Alert } from './alerts.js';
+import { UNMEASURED_STORE_METRICS, type StoreMetrics } from './store-metrics.js';
+import * as repo from './warroom.repository.js';
+
+// The war room's reads: one event's figures, or many events' at once for the board, from PostgreSQL (and the
+// store API's latency histograms when given). Rows are turned into the domain's words here; the BFF only shapes
+// the transport. Times leave as ISO strings: the snapshot crosses tRPC as JSON.
+
+/**
+ * What the war room calls the queue's state, most important first:
+ * SOLD_OUT (available = 0 and held = 0), PAUSED (an operator), NOT_OPEN, ENDED (the event started; the controller
+ * stopped), FAILED_CLOSED (no controller heartbeat: fans read PAUSED), LAST_CHANCE (nothing available, seats held),
+ * ADMITTING.
+ */
+export type WarRoomState = 'SOLD_OUT' | 'PAUSED' | 'NOT_OPEN' | 'ENDED' | 'FAILED_CLOSED' | 'LAST_CHANCE' | 'ADMITTING';
+
+/** What a fan who is not yet admitted reads on a status poll in each war-room state (the store API's computeStatus). */
+export const FAN_STATE_OF: Record<WarRoomState, 'WAITING' | 'PAUSED' | 'LAST_CHANCE' | 'SOLD_OUT'> = {
+  SOLD_OUT: 'SOLD_OUT',
+  PAUSED: 'PAUSED',
+  NOT_OPEN: 'WAITING',
+  ENDED: 'PAUSED',
+  FAILED_CLOSED: 'PAUSED',
+  LAST_CHANCE: 'LAST_CHANCE',
+  ADMITTING: 'WAITING',
+};
+
+/** The war-room state from the queue row and the database clock (pure). */
+export function warRoomStateOf(
+  r: { now: Date; onsale_at: Date; starts_at: Date; paused: boolean; inventory_state: 'AVAILABLE' | 'LAST_CHANCE' | 'SOLD_OUT'; heartbeat_at: Date | null },
+  heartbeatStaleMs = DEFAULT_HEARTBEAT_STALE_MS,
+): WarRoomState {
+  const now = r.now.getTime();
+  if (r.inventory_state === 'SOLD_OUT') return 'SOLD_OUT';
+  if (r.paused) return 'PAUSED';
+  if (now < r.onsale_at.getTime()) return 'NOT_OPEN';
+  if (now >= r.starts_at.getTime()) return 'ENDED';
+  if (r.heartbeat_at === null || now - r.heartbeat_at.getTime() > heartbeatStaleMs) return 'FAILED_CLOSED';
+  if (r.inventory_state === 'LAST_CHANCE') return 'LAST_CHANCE';
+  return 'ADMITTING';
+}
+
+/** One minute of admissions, for the admitted-against-plan chart. */
+export interface WarRoomMinute {
+  /** The minute's start, ISO. */
+  minute: string;
+  /** Admission tokens issued: fans actually let in. */
+  admitted: number;
+  /** Positions the watermark moved. */
+  advanced: number;
+  /** The controller's admits per minute at the minute's last tick (after its slow-downs). */
+  controllerRatePerMin: number;
+  holdsCreated: number;
+  holdsRefused: number;
+}
+
+/** Everything the war room shows for one event at one instant. */
+export interface WarRoomSnapshot {
+  eventId: string;
+  name: string;
+  venueName: string;
+  listingId: string;
+  organisationId: string | null;
+  onsaleAt: string;
+  startsAt: string;
+  /** The database clock when the figures were read. */
+  at: string;
+  state: WarRoomState;
+  fanState: 'WAITING' | 'PAUSED' | 'LAST_CHANCE' | 'SOLD_OUT';
+  queue: {
+    /** Positions issued (highest join index + 1): fans who joined, plus the few who rejoined at the back. */
+    joined: number;
+    /** Positions beyond the watermark: fans still waiting. */
+    waiting: number;
+    /** The watermark: every position at or below it is admitted. */
+    admittedThrough: number;
+    /** How fast the watermark moves (positions per minute, published to the edges). */
+    publishedRatePerMin: number;
+    rateOverridePerMin: number | null;
+    paused: boolean;
+    pausedReason: string | null;
+    pausedBy: string | null;
+    pausedAt: string | null;
+    heartbeatAgeSeconds: number | null;
+    cohortSize: number | null;
+    sealedAt: string | null;
+  };
+  admission: {
+    /** Admission tokens issued in the last full minute (the admitted_per_min metric). */
+    admittedLastMinute: number;
+    /** ...and so far in the current minute. */
+    admittedThisMinute: number;
+    /** The controller's admits per minute now (0 while paused, before the open or sold out). */
+    controllerRatePerMin: number;
+    /** The published plan on the whole house (onsale plan), or null when the settings cannot be planned. */
+    plan: {
+      admitsPerMinute: number;
+      buyersPerMinute: number;
+      concurrentShoppers: number;
+      expectedSaleMinutes: number;
+      bindingConstraint: BindingConstraint;
+    } | null;
+    planError: string | null;
+    /** The last 30 minutes, oldest first, every minute present. */
+    minutes: WarRoomMinute[];
+  };
+  inventory: {
+    capacity: number;
+    available: number;
+    held: number;
+    sold: number;
+    /** available + held + sold - capacity; must stay 0. */
+    drift: number;
+    /** Sold seats - seats in confirmed orders at the worker's last reconciliation (null before the first). */
+    orderDrift: number | null;
+    reconciledAt: string | null;
+    expiredUnsweptSeats: number;
+    inventoryState: 'AVAILABLE' | 'LAST_CHANCE' | 'SOLD_OUT';
+    holdTtlSeconds: number;
+  };
+  holds: {
+    createdLastMinute: number;
+    refusedLastMinute: number;
+    /** Holds created per fan admitted over the last full minute (should stay <= ~1.2); null with no admissions. */
+    perAdmittedFan: number | null;
+  };
+  /** Platform-wide, from the store API's metrics (see store-metrics.ts). */
+  holdLatency: { p99Ms: number | null; observed: number; windowSeconds: number };
+  checkout: { attempts2m: number; failed2m: number; errorRate: number | null };
+  payment: { attemptsPerSecond: number; attemptsLastMinute: number; ceilingTps: number };
+  soldOut: { soldOutAt: string | null; propagationP99Seconds: number | null; pollsObserved: number };
+  waitlist: {
+    entries: number;
+    availabilityEvents: number;
+    pendingAvailabilityEvents: number;
+    oldestPendingSeconds: number | null;
+    matched: number;
+    notified: number;
+    notifiedLast10Min: number;
+    openOffers: number;
+    lastFanoutSeconds: number | null;
+  };
+  store: { configured: boolean; instances: number; reachable: number; gateRefusalsPerMin: number | null };
+  alerts: Alert[];
+}
+
+/** How many minutes of admissions the snapshot carries. */
+export const WAR_ROOM_MINUTES = 30;
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+const seconds = (later: Date, earlier: Date | null) => (earlier ? Math.max(0, (later.getTime() - earlier.getTime()) / 1000) : null);
+const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+function indexBy<T extends { event_id: string }>(rows: T[]): Map<string, T> {
+  return new Map(rows.map((r) => [r.event_id, r]));
+}
+
+function planOf(r: repo.WarRoomEventRow): { plan: WarRoomSnapshot['admission']['plan']; planError: string | null } {
+  if (r.capacity <= 0) return { plan: null, planError: 'the event has no seats' };
+  try {
+    const p = planAdmission({
+      seats: r.capacity,
+      ticketsPerOrder: r.tickets_per_order,
+      targetSaleMinutes: r.target_sale_minutes,
+      overbookFactor: r.overbook_factor,
+      checkoutMinutes: r.checkout_minutes,
+      paymentTps: r.payment_tps,
+    });
+    return {
+      plan: {
+        admitsPerMinute: p.admitsPerMinute,
+        buyersPerMinute: p.buyersPerMinute,
+        concurrentShoppers: p.concurrentShoppers,
+        expectedSaleMinutes: p.expectedSaleMinutes,
+        bindingConstraint: p.bindingConstraint,
+      },
+      planError: null,
+    };
+  } catch (err) {
+    if (err instanceof DomainError) return { plan: null, planError: err.message };
+    throw err;
+  }
+}
+
+/** The last WAR_ROOM_MINUTES minutes ending with the current one, every minute present (zeros where nothing happened). */
+function fillMinutes(now: Date, rows: repo.AdmissionMinuteRow[]): WarRoomMinute[] {
+  const byMinute = new Map(rows.map((r) => [r.minute.getTime(), r]));
+  const current = Math.floor(now.getTime() / 60_000) * 60_000;
+  const out: WarRoomMinute[] = [];
+  for (let m = current - (WAR_ROOM_MINUTES - 1) * 60_000; m <= current; m += 60_000) {
+    const r = byMinute.get(m);
+    out.push({
+      minute: new Date(m).toISOString(),
+      admitted: r?.admission_tokens_issued ?? 0,
+      advanced: r?.watermark_advanced ?? 0,
+      controllerRatePerMin: r ? round(r.rate_per_min) : 0,
+      holdsCreated: r?.holds_created ?? 0,
+      holdsRefused: r?.holds_refused ?? 0,
+    });
+  }
+  return out;
+}
+
+/**
+ * Builds the snapshots of `eventIds` (unknown ids are left out) from one consistent read: a read-only REPEATABLE
+ * READ transaction on one pooled connection, so every figure is of the same instant and the war room never takes
+ * more than one connection from a pool the admission controller also uses.
+ */
+export async function readWarRoomSnapshots(db: Db, eventIds: readonly string[], store: StoreMetrics = UNMEASURED_STORE_METRICS): Promise<WarRoomSnapshot[]> {
+  const ids = [...new Set(eventIds.filter(isUuid))];
+  if (ids.length === 0) return [];
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .setAccessMode('read only')
+    .execute(async (trx) => {
+      const events = await repo.readEventRows(trx, ids);
+      if (events.length === 0) return [];
+      const found = events.map((e) => e.event_id);
+      // Inventory by the inventory domain's own count (one statement per event: it knows seat rows and whatever
+      // else a section may be), so the war room and the event page can never disagree.
+      const inventory = new Map<string, InventoryCounts>();
+      for (const e of events) inventory.set(e.event_id, await getInventoryCounts(trx, e.event_id, e.capacity));
+      const unswept = indexBy(await repo.readUnsweptHolds(trx, found));
+      const positions = indexBy(await repo.readQueuePositions(trx, found));
+      const minuteRows = await repo.readAdmissionMinutes(trx, found, WAR_ROOM_MINUTES);
+      const checkout = indexBy(await repo.readCheckoutWindows(trx, found));
+      const reconciled = indexBy(await repo.readReconciliations(trx, found));
+      const waitlist = indexBy(await repo.readWaitlist(trx, events.map((e) => ({ eventId: e.event_id, listingId: e.listing_id }))));
+      const minutesByEvent = new Map<string, repo.AdmissionMinuteRow[]>();
+      for (const m of minuteRows) minutesByEvent.set(m.event_id, [...(minutesByEvent.get(m.event_id) ?? []), m]);
+      const order = new Map(ids.map((id, i) => [id, i]));
+      return events
+        .sort((a, b) => order.get(a.event_id)! - order.get(b.event_id)!)
+        .map((e) =>
+          toSnapshot(e, {
+            inventory: inventory.get(e.event_id)!,
+            unswept: unswept.get(e.event_id),
+            positions: positions.get(e.event_id)?.positions ?? 0,
+            minutes: minutesByEvent.get(e.event_id) ?? [],
+            checkout: checkout.get(e.event_id),
+            reconciliation: reconciled.get(e.event_id),
+            waitlist: waitlist.get(e.event_id),
+            store,
+          }),
+        );
+    });
+}
+
+/** One event's snapshot. EVENT_NOT_FOUND (field `eventId`) for an unknown or malformed id. */
+export async function readWarRoomSnapshot(db: Db, eventId: string, store?: StoreMetrics): Promise<WarRoomSnapshot> {
+  if (!isUuid(eventId)) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'eventId');
+  const [snapshot] = await readWarRoomSnapshots(db, [eventId], store);
+  if (!snapshot) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'eventId');
+  return snapshot;
+}
+
+/** The events on the board (see findBoardEventIds), at most `limit` (default 200). */
+export function findBoardEvents(db: Db | Trx, opts: { timeZone: string; organisationId: string | null; limit?: number }): Promise<string[]> {
+  return repo.findBoardEventIds(db, { timeZone: opts.timeZone, organisationId: opts.organisationId, limit: opts.limit ?? 200 });
+}
+
+interface SnapshotParts {
+  inventory: InventoryCounts;
+  unswept: repo.UnsweptHoldsRow | undefined;
+  positions: number;
+  minutes: repo.AdmissionMinuteRow[];
+  checkout: repo.CheckoutWindowRow | undefined;
+  reconciliation: { order_drift: number; checked_at: Date } | undefined;
+  waitlist: repo.WaitlistRow | undefined;
+  store: StoreMetrics;
+}
+
+function toSnapshot(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot {
+  const now = e.now;
+  const state = warRoomStateOf(e);
+  const { plan, planError } = planOf(e);
+  const minutes = fillMinutes(now, p.minutes);
+  const last = minutes[minutes.length - 2]!;
+  const current = minutes[minutes.length - 1]!;
+  const admittedThrough = Number(e.admitted_through);
+  const { available, held, sold } = p.inventory;
+  const attempts2m = p.checkout?.attempts_2m ?? 0;
+  const failed2m = p.checkout?.failed_2m ?? 0;
+  const heartbeatAgeSeconds = seconds(now, e.heartbeat_at);
+  const open = now.getTime() >= e.onsale_at.getTime() && now.getTime() < e.starts_at.getTime();
+  const w = p.waitlist;
+  const oldestPendingSeconds = w ? seconds(now, w.oldest_pending_at) : null;
+  const oldestUnswept = p.unswept ? seconds(now, p.unswept.oldest_expiry) : null;
+  const snapshot: Omit<WarRoomSnapshot, 'alerts'> = {
+    eventId: e.event_id,
+    name: e.name,
+    venueName: e.venue_name,
+    listingId: e.listing_id,
+    organisationId: e.organisation_id,
+    onsaleAt: e.onsale_at.toISOString(),
+    startsAt: e.starts_at.toISOString(),
+    at: now.toISOString(),
+    state,
+    fanState: FAN_STATE_OF[state],
+    queue: {
+      joined: p.positions,
+      waiting: Math.max(0, p.positions - admittedThrough),
+      admittedThrough,
+      publishedRatePerMin: round(e.rate_per_min),
+      rateOverridePerMin: e.rate_override_per_min,
+      paused: e.paused,
+      pausedReason: e.paused_reason,
+      pausedBy: e.paused_by,
+      pausedAt: iso(e.paused_at),
+      heartbeatAgeSeconds: heartbeatAgeSeconds === null ? null : round(heartbeatAgeSeconds, 1),
+      cohortSize: e.cohort_size,
+      sealedAt: iso(e.sealed_at),
+    },
+    admission: {
+      admittedLastMinute: last.admitted,
+      admittedThisMinute: current.admitted,
+      controllerRatePerMin: state === 'ADMITTING' || state === 'LAST_CHANCE' ? current.controllerRatePerMin || last.controllerRatePerMin : 0,
+      plan,
+      planError,
+      minutes,
+    },
+    inventory: {
+      capacity: e.capacity,
+      available,
+      held,
+      sold,
+      drift: p.inventory.drift,
+      orderDrift: p.reconciliation?.order_drift ?? null,
+      reconciledAt: iso(p.reconciliation?.checked_at ?? null),
+      expiredUnsweptSeats: p.unswept?.seats ?? 0,
+      inventoryState: e.inventory_state,
+      holdTtlSeconds: e.hold_ttl_seconds,
+    },
+    holds: {
+      createdLastMinute: last.holdsCreated,
+      refusedLastMinute: last.holdsRefused,
+      perAdmittedFan: last.admitted > 0 ? round(last.holdsCreated / last.admitted) : null,
+    },
+    holdLatency: { p99Ms: p.store.holdLatencyP99Ms, observed: p.store.holdsObserved, windowSeconds: p.store.windowSeconds },
+    checkout: { attempts2m, failed2m, errorRate: attempts2m > 0 ? round(failed2m / attempts2m, 4) : null },
+    payment: {
+      attemptsPerSecond: round((p.checkout?.attempts_10s ?? 0) / 10, 1),
+      attemptsLastMinute: p.checkout?.attempts_60s ?? 0,
+      ceilingTps: e.payment_tps,
+    },
+    soldOut: {
+      soldOutAt: iso(e.sold_out_at),
+      propagationP99Seconds: p.store.soldOutPropagationP99Seconds,
+      pollsObserved: p.store.soldOutPollsObserved,
+    },
+    waitlist: {
+      entries: w?.entries ?? 0,
+      availabilityEvents: w?.availability_events ?? 0,
+      pendingAvailabilityEvents: w?.pending_availability_events ?? 0,
+      oldestPendingSeconds: oldestPendingSeconds === null ? null : round(oldestPendingSeconds, 1),
+      matched: w?.matched ?? 0,
+      notified: w?.notified ?? 0,
+      notifiedLast10Min: w?.notified_10m ?? 0,
+      openOffers: w?.open_offers ?? 0,
+      lastFanoutSeconds: w?.last_fanout_seconds === null || w?.last_fanout_seconds === undefined ? null : round(w.last_fanout_seconds, 1),
+    },
+    store: { configured: p.store.configured, instances: p.store.instances, reachable: p.store.reachable, gateRefusalsPerMin: p.store.gateRefusalsPerMin },
+  };
+  const alerts = evaluateAlerts({
+    paused: e.paused,
+    pausedBy: e.paused_by,
+    pausedReason: e.paused_reason,
+    controllerSilent: open && e.inventory_state !== 'SOLD_OUT' && (heartbeatAgeSeconds === null || heartbeatAgeSeconds * 1000 > DEFAULT_HEARTBEAT_STALE_MS),
+    heartbeatAgeSeconds,
+    inventoryState: e.inventory_state,
+    admittedLastMinute: last.admitted,
+    holdsCreatedLastMinute: last.holdsCreated,
+    holdsRefusedLastMinute: last.holdsRefused,
+    planAdmitsPerMin: plan?.admitsPerMinute ?? 0,
+    rateOverridePerMin: e.rate_override_per_min,
+    holdLatencyP99Ms: p.store.holdLatencyP99Ms,
+    checkoutAttempts: attempts2m,
+    checkoutFailed: failed2m,
+    paymentTps: snapshot.payment.attemptsPerSecond,
+    paymentTpsCeiling: e.payment_tps,
+    drift: snapshot.inventory.drift,
+    orderDrift: snapshot.inventory.orderDrift,
+    soldOutPropagationP99Seconds: p.store.soldOutPropagationP99Seconds,
+    soldOutOnce: e.sold_out_at !== null,
+    available,
+    oldestExpiredUnsweptSeconds: oldestUnswept,
+    expiredUnsweptSeats: snapshot.inventory.expiredUnsweptSeats,
+    waitlistOldestPendingSeconds: oldestPendingSeconds,
+  });
+  return { ...snapshot, alerts };
+}
+
+/** One event's compact tile on the board of all on-sales (drill 9). */
+export interface WarRoomTile {
+  eventId: string;
+  name: string;
+  venueName: string;
+  onsaleAt: string;
+  state: WarRoomState;
+  pausedReason: string | null;
+  pausedBy: string | null;
+  joined: number;
+  waiting: number;
+  admittedLastMinute: number;
+  planAdmitsPerMin: number | null;
+  rateOverridePerMin: number | null;
+  capacity: number;
+  available: number;
+  held: number;
+  sold: number;
+  drift: number;
+  paymentAttemptsPerSecond: number;
+  paymentCeilingTps: number;
+  alerts: { critical: number; warning: number; top: { code: string; severity: 'critical' | 'warning'; title: string } | null };
+}
+
+/** The board's tile of a snapshot. */
+export function toTile(s: WarRoomSnapshot): WarRoomTile {
+  const top = s.alerts[0];
+  return {
+    eventId: s.eventId,
+    name: s.name,
+    venueName: s.venueName,
+    onsaleAt: s.onsaleAt,
+    state: s.state,
+    pausedReason: s.queue.pausedReason,
+    pausedBy: s.queue.pausedBy,
+    joined: s.queue.joined,
+    waiting: s.queue.waiting,
+    admittedLastMinute: s.admission.admittedLastMinute,
+    planAdmitsPerMin: s.admission.plan?.admitsPerMinute ?? null,
+    rateOverridePerMin: s.queue.rateOverridePerMin,
+    capacity: s.inventory.capacity,
+    available: s.inventory.available,
+    held: s.inventory.held,
+    sold: s.inventory.sold,
+    drift: s.inventory.drift,
+    paymentAttemptsPerSecond: s.payment.attemptsPerSecond,
+    paymentCeilingTps: s.payment.ceilingTps,
+    alerts: {
+      critical: s.alerts.filter((a) => a.severity === 'critical').length,
+      warning: s.alerts.filter((a) => a.severity === 'warning').length,
+      top: top ? { code: top.code, severity: top.severity, title: top.title } : null,
+    },
+  };
+}
+
+/** A point of the rolling series the war room charts (inventory over time and friends). */
+export interface WarRoomPoint {
+  /** ms since the epoch (database clock). */
+  t: number;
+  available: number;
+  held: number;
+  sold: number;
+  joined: number;
+  waiting: number;
+  admittedThrough: number;
+  paymentAttemptsPerSecond: number;
+}
+
+export function toPoint(s: WarRoomSnapshot): WarRoomPoint {
+  return {
+    t: Date.parse(s.at),
+    available: s.inventory.available,
+    held: s.inventory.held,
+    sold: s.inventory.sold,
+    joined: s.queue.joined,
+    waiting: s.queue.waiting,
+    admittedThrough: s.queue.admittedThrough,
+    paymentAttemptsPerSecond: s.payment.attemptsPerSecond,
+  };
+}
