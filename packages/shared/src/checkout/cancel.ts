@@ -3,6 +3,7 @@ import type { Db } from '../db/connect.js';
 import { DomainError, invalid, notFound } from '../errors.js';
 import { insertAudit } from '../events/events.repository.js';
 import { isUuid } from '../events/events.service.js';
+import { moveGaUnits } from '../inventory/ga.repository.js';
 import { emitAvailability, type ReturnedSeat } from '../waitlist/availability.js';
 
 /**
@@ -23,8 +24,10 @@ export async function cancelOrder(db: Db, orderId: string, by: { actor: string; 
       WHERE hold_id = ${order.hold_id} AND status = 'SOLD'
       RETURNING id, section_code AS "sectionCode", row_index AS "rowIndex", seat_number AS "seatNumber"`.execute(trx);
     const seats = rows.map((r) => ({ ...r, id: Number(r.id) }));
-    await insertAudit(trx, { actor: by.actor, action: 'order.cancel', eventId: order.event_id, details: { orderId, reason: by.reason, seats: seats.length } });
+    // General admission: the order's units go back to their shards (there are no seats to tell the waitlist of).
+    const units = seats.length === 0 ? await moveGaUnits(trx, [order.hold_id], 'SOLD', 'RETURNED') : 0;
+    await insertAudit(trx, { actor: by.actor, action: 'order.cancel', eventId: order.event_id, details: { orderId, reason: by.reason, seats: seats.length, ...(units > 0 ? { units } : {}) } });
     const emitted = await emitAvailability(trx, order.event_id, 'ORDER_CANCELLED', seats);
-    return { orderId, eventId: order.event_id, status: 'CANCELLED' as const, seatsReturned: seats.length, availabilityId: emitted?.availabilityId ?? null, toWaitlist: emitted?.pooled ?? false };
+    return { orderId, eventId: order.event_id, status: 'CANCELLED' as const, seatsReturned: seats.length + units, availabilityId: emitted?.availabilityId ?? null, toWaitlist: emitted?.pooled ?? false };
   });
 }

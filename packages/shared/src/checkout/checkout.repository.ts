@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
+import { moveGaUnits } from '../inventory/ga.repository.js';
 
 export function findAttempt(db: Db | Trx, accountId: string, key: string) {
   return db.selectFrom('checkout_attempts').selectAll().where('account_id', '=', accountId).where('idempotency_key', '=', key).executeTakeFirst();
@@ -43,7 +44,8 @@ export async function seatsOfInstrument(trx: Trx, eventId: string, fingerprint: 
 
 /**
  * The conditional transition HELD -> SOLD for every seat of the hold, all or nothing: if any seat is no longer
- * the hold's, nothing moves. Returns how many seats moved (0 or `quantity`).
+ * the hold's, nothing moves. Returns how many seats moved (0 or `quantity`). A general-admission hold (no seats)
+ * moves its units from held to sold in their shards, on the same terms.
  */
 export async function sellHoldSeats(trx: Trx, holdId: string, quantity: number): Promise<number> {
   const { rows } = await sql<{ id: number }>`
@@ -51,7 +53,7 @@ export async function sellHoldSeats(trx: Trx, holdId: string, quantity: number):
     UPDATE seats s SET status = 'SOLD', expires_at = NULL, version = s.version + 1
     FROM mine WHERE s.event_id = mine.event_id AND s.id = mine.id AND (SELECT count(*) FROM mine) = ${quantity}
     RETURNING s.id`.execute(trx);
-  return rows.length;
+  return rows.length > 0 ? rows.length : moveGaUnits(trx, [holdId], 'HELD', 'SOLD', quantity);
 }
 
 export async function insertOrder(

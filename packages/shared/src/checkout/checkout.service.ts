@@ -3,6 +3,7 @@ import type { Db } from '../db/connect.js';
 import { DomainError, notFound } from '../errors.js';
 import { isUuid } from '../events/events.service.js';
 import * as holds from '../inventory/holds.repository.js';
+import { amountOfGaHold } from '../inventory/ga.repository.js';
 import { assertAdmittedFor } from '../inventory/holds.service.js';
 import type { Metrics } from '../metrics/index.js';
 import * as repo from './checkout.repository.js';
@@ -92,7 +93,7 @@ export class CheckoutService {
         eventId: hold.event_id,
         quantity: hold.quantity,
         originalExpiry,
-        amountCents: seats.reduce((a, s) => a + s.priceCents, 0),
+        amountCents: seats.length > 0 ? seats.reduce((a, s) => a + s.priceCents, 0) : await amountOfGaHold(trx, holdId),
       };
     });
 
@@ -183,7 +184,7 @@ export class CheckoutService {
               accountId: a.account_id,
               key: a.idempotency_key,
               seatCount: sold,
-              amountCents: seats.reduce((x, s) => x + s.priceCents, 0),
+              amountCents: seats.length > 0 ? seats.reduce((x, s) => x + s.priceCents, 0) : await amountOfGaHold(trx, a.hold_id),
               instrument: a.instrument_fingerprint,
               reference: result.reference,
             });

@@ -9,6 +9,7 @@ import type {
 } from '../events/events.table.js';
 import type { AdmissionMinutesTable, QueueEntriesTable, QueueStateTable } from '../queue/queue.table.js';
 import type { HoldsTable, InventoryReconciliationsTable, SeatsTable } from '../inventory/inventory.table.js';
+import type { GaHoldUnitsTable, GaShardsTable } from '../inventory/ga.table.js';
 import type { NotificationsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../notify/notify.table.js';
 import type { AvailabilityEventsTable, WaitlistEntriesTable, WaitlistOffersTable } from '../waitlist/waitlist.table.js';
 import type { ConsoleSessionsTable, ConsoleUsersTable, OrganisationsTable } from '../users/users.table.js';
@@ -23,6 +24,8 @@ export interface Database {
   sections: SectionsTable;
   seats: SeatsTable;
   holds: HoldsTable;
+  ga_shards: GaShardsTable;
+  ga_hold_units: GaHoldUnitsTable;
   checkout_attempts: CheckoutAttemptsTable;
   orders: OrdersTable;
   audit_log: AuditLogTable;

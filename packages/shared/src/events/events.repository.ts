@@ -32,7 +32,7 @@ export async function insertPriceLevels(
 export async function insertSections(
   trx: Trx,
   eventId: string,
-  sections: { code: string; name: string; priceLevel: string; qualityRank: number; capacity: number }[],
+  sections: { code: string; name: string; kind?: 'RESERVED' | 'GA'; priceLevel: string; qualityRank: number; capacity: number }[],
 ): Promise<void> {
   await trx
     .insertInto('sections')
@@ -41,7 +41,7 @@ export async function insertSections(
         event_id: eventId,
         code: s.code,
         name: s.name,
-        kind: 'RESERVED' as const,
+        kind: s.kind ?? 'RESERVED',
         price_level: s.priceLevel,
         quality_rank: s.qualityRank,
         capacity: s.capacity,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_GA_SHARDS, MAX_GA_SHARDS } from '../inventory/ga.js';
 
 export const fairnessModes = ['RANDOMIZED_PREOPEN_THEN_FIFO', 'FIFO', 'REGISTRATION_LOTTERY'] as const;
 
@@ -13,8 +14,9 @@ const rowSchema = z.object({
   seats: z.number().int().min(1).max(200),
 });
 
-const sectionSchema = z
+const reservedSectionSchema = z
   .object({
+    kind: z.literal('RESERVED').optional(),
     code,
     name: z.string().min(1).max(120).optional(),
     priceLevel: code,
@@ -39,6 +41,26 @@ const sectionSchema = z
       });
     }
   });
+
+const noSeatRows = z.undefined({ error: 'a GA section has a capacity, not seat rows' }).optional();
+
+/** General admission: a capacity of identical units (a counter split into `shards` rows), no seat rows. */
+const gaSectionSchema = z.object({
+  kind: z.literal('GA'),
+  code,
+  name: z.string().min(1).max(120).optional(),
+  priceLevel: code,
+  qualityRank: z.number().int().min(1).max(10_000).default(1),
+  capacity: z.number().int('capacity must be a whole number').min(1).max(1_000_000),
+  /** More shards, fewer holds waiting on one counter row; a hold that must span shards locks them all. */
+  shards: z.number().int().min(1).max(MAX_GA_SHARDS).default(DEFAULT_GA_SHARDS),
+  rows: noSeatRows,
+  rowCount: noSeatRows,
+  seatsPerRow: noSeatRows,
+});
+
+/** A section: reserved seats (`kind` omitted or RESERVED) or general admission (`kind: 'GA'`). */
+const sectionSchema = z.discriminatedUnion('kind', [reservedSectionSchema, gaSectionSchema]);
 
 const isoDate = z.iso.datetime({ offset: true });
 

@@ -5,6 +5,7 @@ import { eventFileSchema, formatIssues, type EventSpec } from './events.schema.j
 import { expandSeats } from './layout.js';
 import * as repo from './events.repository.js';
 import { initQueue } from '../queue/queue.service.js';
+import { insertGaShards } from '../inventory/ga.repository.js';
 
 /** An event as the domain sees it: settings in domain words and units. */
 export interface OnsaleEvent {
@@ -39,7 +40,8 @@ export interface OnsaleEvent {
 export interface EventSection {
   code: string;
   name: string;
-  kind: 'RESERVED';
+  /** RESERVED: seats, best available or picked; GA: general admission, a count of identical units. */
+  kind: 'RESERVED' | 'GA';
   priceLevel: string;
   priceLevelName: string;
   priceCents: number;
@@ -89,7 +91,7 @@ export function parseEventFile(input: unknown): EventSpec {
   return parsed.data;
 }
 
-/** Creates an event with its listing, price levels, sections and every seat. Runs in the caller's transaction. */
+/** Creates an event with its listing, price levels, sections, every seat and the GA counters. Runs in the caller's transaction. */
 export async function createEvent(trx: Trx, spec: EventSpec, actor = 'system'): Promise<{ eventId: string; listingId: string; capacity: number }> {
   let listingId: string;
   if (spec.listing && 'id' in spec.listing) {
@@ -99,6 +101,8 @@ export async function createEvent(trx: Trx, spec: EventSpec, actor = 'system'): 
     listingId = await repo.insertListing(trx, spec.listing?.name ?? spec.name);
   }
   const seats = expandSeats(spec);
+  const generalAdmission = spec.sections.flatMap((s) => (s.kind === 'GA' ? [s] : []));
+  const capacity = seats.length + generalAdmission.reduce((a, s) => a + s.capacity, 0);
   const onsaleAt = new Date(spec.onsaleAt);
   const eventId = await repo.insertEvent(trx, {
     listing_id: listingId,
@@ -117,27 +121,30 @@ export async function createEvent(trx: Trx, spec: EventSpec, actor = 'system'): 
     checkout_minutes: spec.pacing.checkoutMinutes,
     payment_tps: spec.pacing.paymentTps,
     overbook_factor: spec.pacing.overbookFactor,
-    capacity: seats.length,
+    capacity,
     queue_copy: spec.queueCopy ? JSON.stringify(spec.queueCopy) : null,
   });
   await repo.insertPriceLevels(trx, eventId, spec.priceLevels);
   const perSection = new Map<string, number>();
   for (const s of seats) perSection.set(s.sectionCode, (perSection.get(s.sectionCode) ?? 0) + 1);
+  for (const s of generalAdmission) perSection.set(s.code, s.capacity);
   await repo.insertSections(
     trx,
     eventId,
     spec.sections.map((s) => ({
       code: s.code,
       name: s.name ?? `Section ${s.code}`,
+      kind: s.kind,
       priceLevel: s.priceLevel,
       qualityRank: s.qualityRank,
       capacity: perSection.get(s.code) ?? 0,
     })),
   );
   await repo.insertSeats(trx, eventId, seats);
+  await insertGaShards(trx, eventId, generalAdmission);
   const { seedCommitment } = await initQueue(trx, eventId);
-  await repo.insertAudit(trx, { actor, action: 'event.created', eventId, details: { name: spec.name, capacity: seats.length, fairnessMode: spec.fairnessMode, seedCommitment } });
-  return { eventId, listingId, capacity: seats.length };
+  await repo.insertAudit(trx, { actor, action: 'event.created', eventId, details: { name: spec.name, capacity, fairnessMode: spec.fairnessMode, seedCommitment } });
+  return { eventId, listingId, capacity };
 }
 
 /** The event, or EVENT_NOT_FOUND. Malformed ids are reported as not found too (field `id`). */

@@ -63,7 +63,8 @@ export interface SectionsTable {
   event_id: string;
   code: string;
   name: string;
-  kind: 'RESERVED';
+  /** RESERVED: seat rows; GA: general admission, a counter in ga_shards. */
+  kind: 'RESERVED' | 'GA';
   price_level: string;
   quality_rank: number;
   capacity: number;

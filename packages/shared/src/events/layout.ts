@@ -31,6 +31,7 @@ export function seatQuality(rowIndex: number, seatNumber: number, seatsInRow: nu
 export function expandSeats(spec: Pick<EventSpec, 'sections'>): SeatSpec[] {
   const seats: SeatSpec[] = [];
   for (const s of spec.sections) {
+    if (s.kind === 'GA') continue; // general admission is a counter (inventory/ga.ts), not seat rows
     const rows = s.rows ?? Array.from({ length: s.rowCount ?? 0 }, (_, i) => ({ label: rowLabel(i), seats: s.seatsPerRow ?? 0 }));
     rows.forEach((r, rowIndex) => {
       for (let n = 1; n <= r.seats; n++) {

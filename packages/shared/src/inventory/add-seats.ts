@@ -32,8 +32,9 @@ export async function addSeats(db: Db, eventId: string, input: AddSeatsInput, ac
   return db.transaction().execute(async (trx) => {
     const event = await trx.selectFrom('events').select('id').where('id', '=', eventId).forUpdate().executeTakeFirst();
     if (!event) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'eventId');
-    const found = await trx.selectFrom('sections').select('code').where('event_id', '=', eventId).where('code', '=', section).executeTakeFirst();
+    const found = await trx.selectFrom('sections').select(['code', 'kind']).where('event_id', '=', eventId).where('code', '=', section).executeTakeFirst();
     if (!found) throw notFound('SECTION_NOT_FOUND', `event has no section ${section}`, 'section');
+    if (found.kind === 'GA') throw invalid('SECTION_IS_GA', `section ${section} is general admission: it has a capacity, not seat rows`, 'section');
     const { rows: last } = await sql<{ next: number }>`
       SELECT coalesce(max(row_index) + 1, 0)::int AS next FROM seats WHERE event_id = ${eventId} AND section_code = ${section}`.execute(trx);
     const first = last[0]!.next;

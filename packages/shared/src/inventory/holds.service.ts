@@ -13,6 +13,8 @@ import type { HoldRequest } from './holds.schema.js';
 import type { HoldStatus } from './inventory.table.js';
 import type { SeatmapCache } from './seatmap.js';
 import { emitAvailability } from '../waitlist/availability.js';
+import { moveGaUnits, unitsOfHold, type HeldUnits } from './ga.repository.js';
+import { GaUnavailable, GeneralAdmission, isGeneralAdmission } from './ga.service.js';
 
 export interface HeldSeat {
   id: number;
@@ -31,6 +33,8 @@ export interface Hold {
   /** A fan's hold is never WAITLIST (those belong to the system's waitlist account). */
   status: FanHoldStatus;
   seats: HeldSeat[];
+  /** General admission: the hold's units per section (a GA hold has no seats). */
+  units?: HeldUnits[];
   quantity: number;
   amountCents: number;
   expiresAt: Date;
@@ -78,6 +82,7 @@ type Attempt = (seatIds: number[]) => Promise<{ used: number; taken: number[]; e
 export class HoldService {
   private readonly availability: SectionAvailabilityCache;
   private readonly batcher: HoldBatcher;
+  private readonly generalAdmission: GeneralAdmission;
   private readonly maxAttempts: number;
   private readonly random: () => number;
   private readonly now: () => number;
@@ -85,6 +90,7 @@ export class HoldService {
   constructor(private readonly deps: HoldServiceDeps) {
     this.availability = deps.availability ?? new SectionAvailabilityCache();
     this.batcher = new HoldBatcher(deps.db);
+    this.generalAdmission = new GeneralAdmission({ db: deps.db, seatmap: deps.seatmap, metrics: deps.metrics, random: deps.random });
     this.maxAttempts = deps.maxAttempts ?? 8;
     this.random = deps.random ?? Math.random;
     this.now = deps.now ?? Date.now;
@@ -102,11 +108,15 @@ export class HoldService {
       this.validate(cached, req);
       let hold: Hold;
       try {
-        hold = await this.createIn(cached, accountId, req);
+        hold = isGeneralAdmission(cached, req) ? await this.generalAdmission.hold(cached, accountId, req) : await this.createIn(cached, accountId, req);
       } catch (e) {
         if (e instanceof SectionFull) {
           this.deps.onOutcome?.(eventId, false);
           throw await this.sectionRefusal(cached, e.section, e.quantity, e.view);
+        }
+        if (e instanceof GaUnavailable) {
+          this.deps.onOutcome?.(eventId, false);
+          throw e.error;
         }
         throw e;
       }
@@ -312,6 +322,8 @@ export class HoldService {
     if (row.status === 'HELD' || row.status === 'PAYING') {
       const lapsed = row.expires_at.getTime() <= (await repo.dbNow(trx)).getTime();
       const released = await repo.releaseHoldSeats(trx, holdId, lapsed ? 'EXPIRED' : 'RELEASED');
+      // A hold without seats is general admission: its units go back to their shards' counters.
+      if (released.length === 0) await moveGaUnits(trx, [holdId], 'HELD', 'RETURNED');
       // Seats came back: the waitlist hears of it in this transaction (after a sell-out they go to it, not on sale).
       const emitted = await emitAvailability(trx, row.event_id, lapsed ? 'HOLD_EXPIRED' : 'HOLD_RELEASED', released);
       // Back in this process's view at once (a stale view only costs a miss; the write decides).
@@ -347,14 +359,18 @@ export class HoldService {
     const lapsed = (row.status === 'HELD' || row.status === 'PAYING') && row.expires_at.getTime() <= this.now();
     // owned() admits only the fan's own holds, never the waitlist account's.
     const status = lapsed ? 'EXPIRED' : (row.status as FanHoldStatus);
-    const seats = status === 'HELD' || status === 'PAYING' || status === 'PURCHASED' ? await repo.seatsOfHold(db, row.id) : [];
+    const owns = status === 'HELD' || status === 'PAYING' || status === 'PURCHASED';
+    const seats = owns ? await repo.seatsOfHold(db, row.id) : [];
+    // A hold that owns no seats is a general-admission hold: its units instead.
+    const units = owns && seats.length === 0 ? await unitsOfHold(db, row.id) : [];
     return {
       holdId: row.id,
       eventId: row.event_id,
       status,
       seats,
+      ...(units.length > 0 ? { units } : {}),
       quantity: row.quantity,
-      amountCents: seats.reduce((a, s) => a + s.priceCents, 0),
+      amountCents: seats.reduce((a, s) => a + s.priceCents, 0) + units.reduce((a, u) => a + u.quantity * u.priceCents, 0),
       expiresAt: row.expires_at,
       extended: row.extended,
     };

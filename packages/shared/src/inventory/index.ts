@@ -6,3 +6,5 @@ export * from './seatmap.js';
 export { SectionAvailabilityCache } from './availability-cache.js';
 export type { SeatStatus, HoldStatus, SeatRow, HoldRow } from './inventory.table.js';
 export * from './add-seats.js';
+export { DEFAULT_GA_SHARDS, MAX_GA_SHARDS, splitCapacity } from './ga.js';
+export { GeneralAdmission, isGeneralAdmission, type GaHold, type HeldUnits } from './ga.service.js';

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
 
 export interface SectionCounts {
@@ -10,7 +10,9 @@ export interface SectionCounts {
 
 /**
  * Counts seats by effective status. Expiry is a read-time predicate: a HELD seat whose expires_at has
- * passed counts as available, whether or not any sweeper has run.
+ * passed counts as available, whether or not any sweeper has run. General-admission sections count the same
+ * way (see gaHeldUnits): held = units of live holds; available = the shards' available plus units of lapsed
+ * holds nothing has given back yet; sold = the shards' sold.
  */
 export async function countBySection(db: Db | Trx, eventId: string): Promise<SectionCounts[]> {
   const { rows } = await sql<SectionCounts>`
@@ -19,6 +21,26 @@ export async function countBySection(db: Db | Trx, eventId: string): Promise<Sec
            count(*) FILTER (WHERE status = 'HELD' AND expires_at > now())::int AS held,
            count(*) FILTER (WHERE status = 'SOLD')::int AS sold
     FROM seats WHERE event_id = ${eventId}
-    GROUP BY section_code`.execute(db);
+    GROUP BY section_code
+    UNION ALL
+    SELECT g.section_code, (g.available + coalesce(u.lapsed, 0))::int, coalesce(u.held, 0)::int, g.sold::int
+    FROM (SELECT section_code, sum(available) AS available, sum(sold) AS sold FROM ga_shards WHERE event_id = ${eventId} GROUP BY section_code) g
+    LEFT JOIN (${gaHeldUnits(eventId)}) u ON u.section_code = g.section_code`.execute(db);
   return rows;
+}
+
+/**
+ * The HELD units of an event's GA holds per section, split by read-time expiry: `held` (the hold is live) and
+ * `lapsed` (it is not, and nothing has given its units back to the shard yet). Since every shard keeps
+ * available + held + sold = capacity, counting `available + lapsed` as available also checks the shards' held
+ * counters against these units: any disagreement shows as drift in the reconciliation.
+ */
+export function gaHeldUnits(eventId: string | RawBuilder<unknown>) {
+  return sql`
+    SELECT u.section_code,
+           coalesce(sum(u.quantity) FILTER (WHERE h.status IN ('HELD', 'PAYING', 'WAITLIST') AND h.expires_at > now()), 0) AS held,
+           coalesce(sum(u.quantity) FILTER (WHERE NOT (h.status IN ('HELD', 'PAYING', 'WAITLIST') AND h.expires_at > now())), 0) AS lapsed
+    FROM ga_hold_units u JOIN holds h ON h.id = u.hold_id
+    WHERE u.event_id = ${eventId} AND u.state = 'HELD'
+    GROUP BY u.section_code`;
 }

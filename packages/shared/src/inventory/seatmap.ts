@@ -5,6 +5,8 @@ import { countBySection } from './inventory.repository.js';
 export interface SeatmapSection {
   code: string;
   name: string;
+  /** RESERVED: seats; GA: general admission, a count of identical units (no seat map, no seat picking). */
+  kind: EventSection['kind'];
   priceLevel: string;
   priceCents: number;
   qualityRank: number;
@@ -31,6 +33,7 @@ export function sectionAvailability(
     return {
       code: s.code,
       name: s.name,
+      kind: s.kind,
       priceLevel: s.priceLevel,
       priceCents: s.priceCents,
       qualityRank: s.qualityRank,

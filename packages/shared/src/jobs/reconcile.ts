@@ -1,6 +1,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 import { emitAvailability, type ReturnedSeat } from '../waitlist/availability.js';
+import { moveGaUnits } from '../inventory/ga.repository.js';
+import { gaHeldUnits } from '../inventory/inventory.repository.js';
 
 export interface ReconciliationResult {
   eventId: string;
@@ -39,6 +41,8 @@ export async function sweepExpiredHolds(db: Db, batch = 500): Promise<Map<string
         const byEvent = new Map<string, ReturnedSeat[]>();
         for (const s of seats) byEvent.set(s.eventId, [...(byEvent.get(s.eventId) ?? []), { ...s, id: Number(s.id) }]);
         for (const [eventId, returned] of byEvent) await emitAvailability(trx, eventId, 'HOLD_EXPIRED', returned);
+        // General-admission units of the swept holds back to their shards' counters (reads already count them as available).
+        await moveGaUnits(trx, rows.map((r) => r.id), 'HELD', 'RETURNED');
       }
       return rows;
     });
@@ -55,14 +59,20 @@ export async function reconcileInventory(db: Db): Promise<ReconciliationResult[]
   const swept = await sweepExpiredHolds(db);
   const { rows } = await sql<{ event_id: string; capacity: number; available: number; held: number; sold: number; ordered: number }>`
     SELECT e.id AS event_id, e.capacity,
-           coalesce(s.available, 0)::int AS available, coalesce(s.held, 0)::int AS held, coalesce(s.sold, 0)::int AS sold,
+           (coalesce(s.available, 0) + coalesce(g.available, 0))::int AS available, (coalesce(s.held, 0) + coalesce(g.held, 0))::int AS held,
+           (coalesce(s.sold, 0) + coalesce(g.sold, 0))::int AS sold,
            coalesce((SELECT sum(seat_count) FROM orders o WHERE o.event_id = e.id AND o.status = 'CONFIRMED'), 0)::int AS ordered
     FROM events e
     LEFT JOIN LATERAL (
       SELECT count(*) FILTER (WHERE status = 'AVAILABLE' OR (status = 'HELD' AND expires_at <= now())) AS available,
              count(*) FILTER (WHERE status = 'HELD' AND expires_at > now()) AS held,
              count(*) FILTER (WHERE status = 'SOLD') AS sold
-      FROM seats WHERE event_id = e.id) s ON true`.execute(db);
+      FROM seats WHERE event_id = e.id) s ON true
+    LEFT JOIN LATERAL (
+      -- General admission with the same read-time expiry (units of lapsed holds are available); see gaHeldUnits.
+      SELECT sum(c.available) + coalesce(sum(u.lapsed), 0) AS available, coalesce(sum(u.held), 0) AS held, sum(c.sold) AS sold
+      FROM (SELECT section_code, sum(available) AS available, sum(sold) AS sold FROM ga_shards WHERE event_id = e.id GROUP BY section_code) c
+      LEFT JOIN (${gaHeldUnits(sql.ref('e.id'))}) u ON u.section_code = c.section_code) g ON true`.execute(db);
   const results = rows.map((r) => ({
     eventId: r.event_id,
     capacity: r.capacity,

@@ -5,6 +5,7 @@ import * as m20261129_1800 from './2026_11_29_1800_create_waitlist.js';
 import * as m20261129_1900 from './2026_11_29_1900_create_console_users.js';
 import * as m20261129_1930 from './2026_11_29_1930_create_worker_heartbeats.js';
 import * as m20261129_2010 from './2026_11_29_2010_create_fairness_signoffs.js';
+import * as m20261129_2020 from './2026_11_29_2020_create_ga_counters.js';
 
 /** Every migration, in order. A static list so the migrator works the same under tsx, vitest and a bundler. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_29_1900_create_console_users': m20261129_1900,
   '2026_11_29_1930_create_worker_heartbeats': m20261129_1930,
   '2026_11_29_2010_create_fairness_signoffs': m20261129_2010,
+  '2026_11_29_2020_create_ga_counters': m20261129_2020,
 };

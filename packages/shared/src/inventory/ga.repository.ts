@@ -1,0 +1,97 @@
+import { sql } from 'kysely';
+import type { Db, Trx } from '../db/connect.js';
+import { splitCapacity } from './ga.js';
+import type { GaUnitState } from './ga.table.js';
+
+/** Creates the shard rows of an event's general-admission sections (in the event's creating transaction). */
+export async function insertGaShards(trx: Trx, eventId: string, sections: { code: string; capacity: number; shards: number }[]): Promise<void> {
+  const rows = sections.flatMap((s) =>
+    splitCapacity(s.capacity, s.shards).map((capacity, shard) => ({ event_id: eventId, section_code: s.code, shard, capacity, available: capacity })),
+  );
+  if (rows.length > 0) await trx.insertInto('ga_shards').values(rows).execute();
+}
+
+export interface GaHoldAttempt {
+  eventId: string;
+  holdId: string;
+  accountId: string;
+  sectionCode: string;
+  quantity: number;
+  ttlSeconds: number;
+  /** The per-account seat limit of the event (reserved and GA together). */
+  limit: number;
+  /** Orders the shards for this attempt (a random start, then the others). */
+  seed: number;
+}
+
+/**
+ * One GA hold attempt as one statement (`onsale_hold_ga`: the account's lock and count, one conditional UPDATE on a
+ * free shard, or a take across shards under their locks, all or nothing). `expiresAt` is null when refused; then
+ * `available` says how many units are left when the refusal was for want of units (null for the account limit).
+ */
+export async function attemptGaHold(db: Db | Trx, a: GaHoldAttempt): Promise<{ used: number; expiresAt: Date | null; available: number | null }> {
+  const { rows } = await sql<{ used: number; expires_at: Date | null; available: number | null }>`
+    SELECT used, expires_at, available
+    FROM onsale_hold_ga(${a.holdId}::uuid, ${a.eventId}::uuid, ${a.accountId}::text, ${a.sectionCode}::text, ${a.quantity}::int,
+                        ${a.limit}::int, ${a.ttlSeconds}::int, ${a.seed}::int)`.execute(db);
+  const r = rows[0]!;
+  return { used: r.used, expiresAt: r.expires_at, available: r.available };
+}
+
+export interface HeldUnits {
+  section: string;
+  quantity: number;
+  priceCents: number;
+}
+
+/** A GA hold's units per section (held or sold; units given back are no longer the hold's). */
+export async function unitsOfHold(db: Db | Trx, holdId: string): Promise<HeldUnits[]> {
+  const { rows } = await sql<HeldUnits>`
+    SELECT u.section_code AS section, sum(u.quantity)::int AS quantity, p.price_cents AS "priceCents"
+    FROM ga_hold_units u
+    JOIN sections c ON c.event_id = u.event_id AND c.code = u.section_code
+    JOIN price_levels p ON p.event_id = c.event_id AND p.code = c.price_level
+    WHERE u.hold_id = ${holdId} AND u.state IN ('HELD', 'SOLD')
+    GROUP BY u.section_code, p.price_cents
+    ORDER BY u.section_code`.execute(db);
+  return rows;
+}
+
+/** What a GA hold costs: its units at their section's price (0 for a hold with no GA units). */
+export async function amountOfGaHold(db: Db | Trx, holdId: string): Promise<number> {
+  return (await unitsOfHold(db, holdId)).reduce((a, u) => a + u.quantity * u.priceCents, 0);
+}
+
+const counterColumn = { HELD: 'held', SOLD: 'sold', RETURNED: 'available' } as const;
+
+/**
+ * Moves the units of some holds from one state to another and the shard counters with them: HELD -> RETURNED
+ * (release, sweep), HELD -> SOLD (checkout), SOLD -> RETURNED (order cancelled). The shards are locked first, in
+ * (event, section, shard) order, the order every GA writer uses, so this never deadlocks with a hold attempt that
+ * reclaims lapsed units. With `expected`, all or nothing: unless exactly that many units are in `from`, nothing moves
+ * and 0 is returned. Returns the units moved. Runs in the caller's transaction.
+ */
+export async function moveGaUnits(trx: Trx, holdIds: string[], from: GaUnitState, to: GaUnitState, expected?: number): Promise<number> {
+  if (holdIds.length === 0 || from === to) return 0;
+  await sql`
+    SELECT 1 FROM ga_shards s
+    WHERE (s.event_id, s.section_code, s.shard) IN (SELECT event_id, section_code, shard FROM ga_hold_units WHERE hold_id = ANY(${holdIds}::uuid[]))
+    ORDER BY s.event_id, s.section_code, s.shard
+    FOR UPDATE OF s`.execute(trx);
+  const fromCol = sql.ref(counterColumn[from]);
+  const toCol = sql.ref(counterColumn[to]);
+  const { rows } = await sql<{ moved: number }>`
+    WITH moved AS (
+      UPDATE ga_hold_units SET state = ${to}
+      WHERE hold_id = ANY(${holdIds}::uuid[]) AND state = ${from}
+        AND (${expected ?? null}::int IS NULL OR
+             (SELECT coalesce(sum(quantity), 0) FROM ga_hold_units WHERE hold_id = ANY(${holdIds}::uuid[]) AND state = ${from}) = ${expected ?? null}::int)
+      RETURNING event_id, section_code, shard, quantity),
+    per_shard AS (SELECT event_id, section_code, shard, sum(quantity)::int AS q FROM moved GROUP BY event_id, section_code, shard),
+    counters AS (
+      UPDATE ga_shards s SET ${fromCol} = s.${fromCol} - p.q, ${toCol} = s.${toCol} + p.q
+      FROM per_shard p WHERE s.event_id = p.event_id AND s.section_code = p.section_code AND s.shard = p.shard
+      RETURNING p.q)
+    SELECT coalesce(sum(q), 0)::int AS moved FROM counters`.execute(trx);
+  return rows[0]?.moved ?? 0;
+}
