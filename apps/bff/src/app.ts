@@ -5,6 +5,7 @@ import fastifyCookie from '@fastify/cookie';
 import fastifyStatic from '@fastify/static';
 import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
 import { sql, type Db } from '@onsale/shared/db';
+import { StoreMetricsScraper, WarRoomHub } from '@onsale/shared/warroom';
 import { createContextFactory, type AuthOptions } from './context.js';
 import { appRouter, type AppRouter } from './root.js';
 
@@ -15,6 +16,12 @@ export interface BuildBffDeps {
   logger?: boolean;
   /** Session lifetime and the cookie's Secure flag (from BFF_SESSION_HOURS and BFF_SECURE_COOKIES). */
   auth?: AuthOptions;
+  /** Store-API base URLs whose /metrics the war room scrapes for hold latency and sold-out propagation (STORE_API_URL). */
+  storeApiUrls?: string[];
+  /** War-room tick in ms (default 1000). */
+  warRoomTickMs?: number;
+  /** A war-room hub to use instead of the app's own (tests watch its streams come and go); the caller closes it. */
+  warRoom?: WarRoomHub;
 }
 
 /** The operator/promoter backend: tRPC at /trpc, /healthz, and the built console. Not listening yet. */
@@ -25,11 +32,22 @@ export async function buildBff(deps: BuildBffDeps): Promise<FastifyInstance> {
   // Unsigned cookies: the session token is 256 random bits checked against PostgreSQL, so a signature adds nothing.
   await app.register(fastifyCookie);
 
+  // One war-room reader per process, shared by every open stream; it reads only while someone watches.
+  const warRoom =
+    deps.warRoom ??
+    new WarRoomHub({
+      db: deps.db,
+      ...(deps.storeApiUrls?.length ? { storeMetrics: new StoreMetricsScraper({ urls: deps.storeApiUrls }) } : {}),
+      ...(deps.warRoomTickMs ? { tickMs: deps.warRoomTickMs } : {}),
+      onError: (err) => app.log.warn({ err }, 'war room: figures could not be read'),
+    });
+  if (!deps.warRoom) app.addHook('onClose', () => warRoom.close());
+
   await app.register(fastifyTRPCPlugin, {
     prefix: '/trpc',
     trpcOptions: {
       router: appRouter,
-      createContext: createContextFactory({ db: deps.db, ...(deps.auth ? { auth: deps.auth } : {}) }),
+      createContext: createContextFactory({ db: deps.db, warRoom, ...(deps.auth ? { auth: deps.auth } : {}) }),
       onError({ error, path, req }) {
         if (error.code === 'INTERNAL_SERVER_ERROR') req.log.error({ err: error.cause ?? error, path }, 'tRPC procedure failed');
       },

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '@onsale/shared/db';
+import type { WarRoomHub } from '@onsale/shared/warroom';
 import { DEFAULT_SESSION_TTL_SECONDS, verifySession, type SessionUser } from '@onsale/shared/users';
 
 /** The console's session cookie: httpOnly, SameSite=Strict, path /. Holds the random token; the database keeps its hash. */
@@ -26,6 +27,8 @@ export interface Context {
   sessionCookie: SessionCookie;
   userAgent: string | null;
   sessionTtlSeconds: number;
+  /** The process's one reader of war-room figures (absent in createCaller tests: the router then makes a private one). */
+  warRoom?: WarRoomHub;
 }
 
 export interface AuthOptions {
@@ -38,6 +41,7 @@ export interface AuthOptions {
 export interface BffDeps {
   db: Db;
   auth?: AuthOptions;
+  warRoom?: WarRoomHub;
 }
 
 /** One context per request (one per batch): reads the session cookie and resolves the user from PostgreSQL. */
@@ -58,6 +62,7 @@ export function createContextFactory(deps: BffDeps): (opts: { req: FastifyReques
       },
       userAgent: req.headers['user-agent'] ?? null,
       sessionTtlSeconds: ttl,
+      ...(deps.warRoom ? { warRoom: deps.warRoom } : {}),
     };
   };
 }

@@ -13,6 +13,13 @@ const envSchema = z.object({
   DATABASE_URL: z.string().min(1).optional(),
   // Where the built console lives; server.ts defaults it to apps/console/dist.
   CONSOLE_DIR: z.string().min(1).optional(),
+  // The store API's base URL(s), comma-separated, one per instance: the war room reads hold latency and sold-out
+  // propagation from their /metrics. Unset: those two figures show as not measured.
+  STORE_API_URL: z
+    .string()
+    .optional()
+    .transform((v) => (v ?? '').split(',').map((u) => u.trim()).filter((u) => u !== ''))
+    .pipe(z.array(z.url({ protocol: /^https?$/, error: 'each STORE_API_URL must be an http(s) URL' }))),
 });
 
 export type BffEnv = z.infer<typeof envSchema>;

@@ -12,7 +12,7 @@ if (!env.DATABASE_URL) {
 
 const db = createDb(env.DATABASE_URL, { applicationName: 'onsale-bff', onError: (err) => console.error('database pool error', err) });
 const consoleDir = env.CONSOLE_DIR ?? fileURLToPath(new URL('../../console/dist', import.meta.url));
-const app = await buildBff({ db, consoleDir, logger: true, auth: authOptionsOf(env) });
+const app = await buildBff({ db, consoleDir, logger: true, auth: authOptionsOf(env), storeApiUrls: env.STORE_API_URL });
 
 let closing = false;
 async function shutdown(signal: string): Promise<void> {

@@ -21,6 +21,9 @@ const trpcCodeOf: Record<ErrorKind, TRPC_ERROR_CODE_KEY> = {
 const t = initTRPC.context<Context>().create({
   // Stack traces never leave the process, whatever NODE_ENV says.
   isDev: false,
+  // Subscriptions (the war room) stream over SSE: a ping comment every 2 s keeps proxies from closing a quiet
+  // stream, and a client that hears nothing for 5 s (ping or data) drops the stream and reconnects.
+  sse: { ping: { enabled: true, intervalMs: 2_000 }, client: { reconnectAfterInactivityMs: 5_000 } },
   errorFormatter({ shape, error }) {
     const { data } = shape;
     if (error.code === 'INTERNAL_SERVER_ERROR') {

@@ -1,5 +1,5 @@
 import type { Db } from '../db/connect.js';
-import type { StoreMetricsScraper } from './store-metrics.js';
+import type { StoreMetrics, StoreMetricsScraper } from './store-metrics.js';
 import { findBoardEvents, readWarRoomSnapshots, toPoint, toTile, type WarRoomPoint, type WarRoomSnapshot, type WarRoomTile } from './warroom.service.js';
 
 /** What a war-room stream carries for one event. */
@@ -114,6 +114,11 @@ export class WarRoomHub {
     this.historyMs = (opts.historyMinutes ?? 15) * 60_000;
     this.boardLimit = opts.boardLimit ?? 200;
     this.onError = opts.onError ?? (() => {});
+  }
+
+  /** The store API's figures as of the last scrape (undefined when no store API is configured). */
+  get storeMetrics(): StoreMetrics | undefined {
+    return this.store?.current;
   }
 
   /** How many streams are open (for tests and health). */

@@ -1,0 +1,192 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { TRPCError } from '@trpc/server';
+import { sql } from '@onsale/shared/db';
+import { createEvent, parseEventFile } from '@onsale/shared/events';
+import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
+import { ZodError } from 'zod';
+import { assignEventOrganisation, fieldErrors, type ConsoleUser } from '@onsale/shared/users';
+import type { WarRoomMessage } from '@onsale/shared/warroom';
+import { callerAs, seedUser, smallEventFile } from './fixtures.js';
+
+let tdb: TestDatabase;
+/** On sale now, a house event; `acmeEventId` is Acme Live's, also on sale. */
+let eventId: string;
+let acmeEventId: string;
+let admin: ConsoleUser;
+let operator: ConsoleUser;
+let viewer: ConsoleUser;
+let promoter: ConsoleUser;
+let otherPromoter: ConsoleUser;
+
+const onSaleNow = (name: string) => ({
+  ...smallEventFile(name),
+  onsaleAt: new Date(Date.now() - 600_000).toISOString(),
+  startsAt: new Date(Date.now() + 86_400_000).toISOString(),
+});
+
+beforeAll(async () => {
+  tdb = await createTestDatabase(inject('templateDatabaseUrl'));
+  ({ eventId } = await tdb.db.transaction().execute((trx) => createEvent(trx, parseEventFile(onSaleNow('War Room Night')))));
+  ({ eventId: acmeEventId } = await tdb.db.transaction().execute((trx) => createEvent(trx, parseEventFile(onSaleNow('Acme Matinee')))));
+  // A controller heartbeat, so the queue is admitting rather than failed closed.
+  await sql`UPDATE queue_state SET heartbeat_at = now() + interval '1 hour'`.execute(tdb.db);
+  admin = await seedUser(tdb.db, 'admin@warroom.test', 'admin');
+  operator = await seedUser(tdb.db, 'operator@warroom.test', 'operator');
+  viewer = await seedUser(tdb.db, 'viewer@warroom.test', 'viewer');
+  promoter = await seedUser(tdb.db, 'promoter@acme.test', 'promoter', 'Acme Live');
+  otherPromoter = await seedUser(tdb.db, 'promoter@other.test', 'promoter', 'Other Presents');
+  await tdb.db.transaction().execute((trx) => assignEventOrganisation(trx, acmeEventId, 'Acme Live', 'test'));
+});
+
+afterAll(async () => {
+  await tdb?.drop();
+});
+
+/** The refusal: tRPC code, domain code, and the fields zod named (what the BFF's error formatter sends). */
+async function codeOf(p: Promise<unknown>): Promise<{ code: string; domainCode: string | undefined; fields: string[] }> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(TRPCError);
+    const e = err as TRPCError;
+    const fields = e.cause instanceof ZodError ? Object.keys(fieldErrors(e.cause)) : [];
+    return { code: e.code, domainCode: (e.cause as { code?: string } | undefined)?.code, fields };
+  }
+  throw new Error('expected the call to fail');
+}
+
+/** The first message of a war-room stream (through createCaller: the subscription's async iterable). */
+async function firstMessage<T>(stream: Promise<AsyncIterable<T>>): Promise<T> {
+  const it = (await stream)[Symbol.asyncIterator]();
+  try {
+    const r = await it.next();
+    if (r.done) throw new Error('the stream ended');
+    return r.value;
+  } finally {
+    await it.return?.();
+  }
+}
+
+const audits = (action: string, id = eventId) =>
+  tdb.db.selectFrom('audit_log').select(['actor', 'details']).where('event_id', '=', id).where('action', '=', action).orderBy('id').execute();
+
+describe('warRoom: watching', () => {
+  it('a viewer reads the snapshot and watches the stream of an event', async () => {
+    const s = await callerAs(tdb.db, viewer).warRoom.snapshot({ eventId });
+    expect(s).toMatchObject({ eventId, name: 'War Room Night', state: 'ADMITTING', fanState: 'WAITING', inventory: { capacity: 22, available: 22, drift: 0 } });
+    const m = (await firstMessage(callerAs(tdb.db, viewer).warRoom.watch({ eventId }))) as Extract<WarRoomMessage, { type: 'snapshot' }>;
+    expect(m.type).toBe('snapshot');
+    expect(m.snapshot).toMatchObject({ eventId, state: 'ADMITTING' });
+    expect(m.history!.at(-1)).toMatchObject({ available: 22, held: 0, sold: 0 });
+  });
+
+  it("a promoter watches their organisation's event and is refused another's, by snapshot and by stream", async () => {
+    const acme = callerAs(tdb.db, promoter);
+    expect((await acme.warRoom.snapshot({ eventId: acmeEventId })).name).toBe('Acme Matinee');
+    expect(await codeOf(acme.warRoom.snapshot({ eventId }))).toMatchObject({ code: 'FORBIDDEN', domainCode: 'EVENT_FORBIDDEN' });
+    expect(await codeOf(firstMessage(acme.warRoom.watch({ eventId })))).toMatchObject({ code: 'FORBIDDEN', domainCode: 'EVENT_FORBIDDEN' });
+    expect(await codeOf(callerAs(tdb.db, otherPromoter).warRoom.snapshot({ eventId: acmeEventId }))).toMatchObject({ code: 'FORBIDDEN' });
+  });
+
+  it("the board has every event on sale now for staff, and only the organisation's for a promoter", async () => {
+    const all = await firstMessage(callerAs(tdb.db, viewer).warRoom.board({ timeZone: 'Europe/London' }));
+    expect(all.type).toBe('board');
+    if (all.type !== 'board') return;
+    expect(all.tiles.map((t) => t.name).sort()).toEqual(['Acme Matinee', 'War Room Night']);
+    const mine = await firstMessage(callerAs(tdb.db, promoter).warRoom.board({ timeZone: 'Europe/London' }));
+    expect(mine.type === 'board' && mine.tiles.map((t) => t.name)).toEqual(['Acme Matinee']);
+    const none = await firstMessage(callerAs(tdb.db, otherPromoter).warRoom.board({ timeZone: 'UTC' }));
+    expect(none.type === 'board' && none.tiles).toEqual([]);
+  });
+
+  it('refuses a time zone that does not exist, signed-out callers, and unknown events', async () => {
+    expect(await codeOf(firstMessage(callerAs(tdb.db, viewer).warRoom.board({ timeZone: 'Mars/Olympus_Mons' })))).toMatchObject({ code: 'BAD_REQUEST' });
+    expect(await codeOf(callerAs(tdb.db, null).warRoom.snapshot({ eventId }))).toMatchObject({ code: 'UNAUTHORIZED' });
+    expect(await codeOf(firstMessage(callerAs(tdb.db, null).warRoom.watch({ eventId })))).toMatchObject({ code: 'UNAUTHORIZED' });
+    expect(await codeOf(callerAs(tdb.db, viewer).warRoom.snapshot({ eventId: '00000000-0000-4000-8000-000000000000' }))).toMatchObject({ code: 'NOT_FOUND' });
+    expect(await codeOf(callerAs(tdb.db, viewer).warRoom.snapshot({ eventId: 'not-an-id' }))).toMatchObject({ code: 'NOT_FOUND' });
+  });
+});
+
+describe('warRoom: controls and their role boundaries', () => {
+  it('an operator pauses with a reason: the queue fails closed, the war room shows who and why, the audit has their e-mail', async () => {
+    const ops = callerAs(tdb.db, operator);
+    const state = await ops.warRoom.pause({ eventId, reason: '  gateway returning 429s  ' });
+    expect(state).toMatchObject({ eventId, paused: true, pausedBy: operator.email, pausedReason: 'gateway returning 429s' });
+    const s = await ops.warRoom.snapshot({ eventId });
+    expect(s).toMatchObject({ state: 'PAUSED', fanState: 'PAUSED', queue: { paused: true, pausedBy: operator.email } });
+    expect(s.alerts.map((a) => a.code)).toContain('QUEUE_PAUSED');
+    expect(await audits('queue.paused')).toEqual([{ actor: operator.email, details: expect.objectContaining({ reason: 'gateway returning 429s' }) }]);
+
+    const resumed = await ops.warRoom.resume({ eventId, reason: 'gateway healthy again' });
+    expect(resumed).toMatchObject({ paused: false, pausedBy: null });
+    expect(await audits('queue.resumed')).toEqual([{ actor: operator.email, details: expect.objectContaining({ reason: 'gateway healthy again', wasPaused: true }) }]);
+    expect((await ops.warRoom.snapshot({ eventId })).state).toBe('ADMITTING');
+  });
+
+  it('a viewer and a promoter may watch but not pause, resume or set the rate; nothing is written', async () => {
+    for (const user of [viewer, promoter]) {
+      const c = callerAs(tdb.db, user);
+      for (const target of [eventId, acmeEventId]) {
+        expect(await codeOf(c.warRoom.pause({ eventId: target, reason: 'curious' }))).toMatchObject({ code: 'FORBIDDEN', domainCode: 'ROLE_FORBIDDEN' });
+        expect(await codeOf(c.warRoom.resume({ eventId: target, reason: 'curious' }))).toMatchObject({ code: 'FORBIDDEN' });
+        expect(await codeOf(c.warRoom.setRate({ eventId: target, perMinute: 10, reason: 'curious' }))).toMatchObject({ code: 'FORBIDDEN' });
+      }
+    }
+    const { paused } = await tdb.db.selectFrom('queue_state').select('paused').where('event_id', '=', acmeEventId).executeTakeFirstOrThrow();
+    expect(paused).toBe(false);
+    expect(await audits('queue.paused', acmeEventId)).toEqual([]);
+  });
+
+  it('an admin may control any event, a house event included', async () => {
+    const a = callerAs(tdb.db, admin);
+    expect(await a.warRoom.pause({ eventId: acmeEventId, reason: 'admin drill' })).toMatchObject({ paused: true, pausedBy: admin.email });
+    expect(await a.warRoom.resume({ eventId: acmeEventId, reason: 'drill over' })).toMatchObject({ paused: false });
+  });
+
+  it('a pause or resume needs a reason, named at its field; a mutation needs the CSRF header', async () => {
+    const ops = callerAs(tdb.db, operator);
+    for (const reason of ['', '   ', 'x'.repeat(501)]) {
+      const e = await codeOf(ops.warRoom.pause({ eventId, reason }));
+      expect(e).toMatchObject({ code: 'BAD_REQUEST', fields: ['reason'] });
+    }
+    expect(await codeOf(ops.warRoom.resume({ eventId, reason: ' ' }))).toMatchObject({ code: 'BAD_REQUEST', fields: ['reason'] });
+    expect(await codeOf(callerAs(tdb.db, operator, { csrf: false }).warRoom.pause({ eventId, reason: 'no header' }))).toMatchObject({ code: 'FORBIDDEN', domainCode: 'CSRF_HEADER_MISSING' });
+    expect(await audits('queue.paused')).toHaveLength(1); // only the one from the first test
+  });
+
+  it('the rate override stays within 0..100,000 whole admits a minute, or clears back to the plan; each change audited', async () => {
+    const ops = callerAs(tdb.db, operator);
+    for (const perMinute of [-1, 100_001, 12.5]) {
+      const e = await codeOf(ops.warRoom.setRate({ eventId, perMinute, reason: 'out of bounds' }));
+      expect(e).toMatchObject({ code: 'BAD_REQUEST', fields: ['perMinute'] });
+    }
+    expect(await ops.warRoom.setRate({ eventId, perMinute: 600, reason: 'rehearsal: let the load in' })).toMatchObject({ rateOverridePerMin: 600 });
+    expect((await ops.warRoom.snapshot({ eventId })).queue.rateOverridePerMin).toBe(600);
+    expect(await ops.warRoom.setRate({ eventId, perMinute: null, reason: 'back to plan' })).toMatchObject({ rateOverridePerMin: null });
+    expect(await audits('queue.rate_override')).toEqual([
+      { actor: operator.email, details: { perMinute: 600, previousPerMinute: null, reason: 'rehearsal: let the load in' } },
+      { actor: operator.email, details: { perMinute: null, previousPerMinute: 600, reason: 'back to plan' } },
+    ]);
+  });
+
+  it('controls on an unknown event are NOT_FOUND', async () => {
+    expect(await codeOf(callerAs(tdb.db, operator).warRoom.pause({ eventId: '00000000-0000-4000-8000-000000000000', reason: 'x' }))).toMatchObject({ code: 'NOT_FOUND' });
+  });
+});
+
+describe('admissionPlan.inputs', () => {
+  it("answers the event's pacing inputs, seats and hold TTL, scoped like every event read", async () => {
+    const inputs = await callerAs(tdb.db, viewer).admissionPlan.inputs({ eventId });
+    expect(inputs).toMatchObject({
+      eventId,
+      seats: 22,
+      remainingSeats: 22,
+      holdTtlSeconds: 360,
+      pacing: { targetSaleMinutes: 25, ticketsPerOrder: 2.5, checkoutMinutes: 6, paymentTps: 1000, overbookFactor: 1.3 },
+      defaults: { abandonmentRate: 0.3, paymentAttemptsPerBuyer: 1.1 },
+    });
+    expect((await callerAs(tdb.db, promoter).admissionPlan.inputs({ eventId: acmeEventId })).name).toBe('Acme Matinee');
+    expect(await codeOf(callerAs(tdb.db, promoter).admissionPlan.inputs({ eventId }))).toMatchObject({ code: 'FORBIDDEN' });
+  });
+});
