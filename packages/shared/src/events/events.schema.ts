@@ -79,6 +79,8 @@ export const eventFileSchema = z
       .object({
         perAccountSeats: z.number().int().min(1).max(100).default(4),
         perInstrumentSeats: z.number().int().min(1).max(100).default(4),
+        /** Seats per device across the event (all accounts on it); left out: the same as perAccountSeats. */
+        perDeviceSeats: z.number().int().min(1).max(100).optional(),
       })
       .default({ perAccountSeats: 4, perInstrumentSeats: 4 }),
     holds: z

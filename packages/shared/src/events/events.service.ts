@@ -19,6 +19,8 @@ export interface OnsaleEvent {
   fairnessMode: FairnessMode;
   perAccountSeatLimit: number;
   perInstrumentSeatLimit: number;
+  /** Seats per device (holds + confirmed orders made from it, whatever the account); defaults to the per-account limit. */
+  perDeviceSeatLimit: number;
   holdTtlSeconds: number;
   holdExtensionSeconds: number;
   pacing: {
@@ -61,6 +63,7 @@ export function toOnsaleEvent(r: Awaited<ReturnType<typeof repo.findEvent>> & {}
     fairnessMode: r.fairness_mode,
     perAccountSeatLimit: r.per_account_seat_limit,
     perInstrumentSeatLimit: r.per_instrument_seat_limit,
+    perDeviceSeatLimit: r.per_device_seat_limit ?? r.per_account_seat_limit,
     holdTtlSeconds: r.hold_ttl_seconds,
     holdExtensionSeconds: r.hold_extension_seconds,
     pacing: {
@@ -114,6 +117,7 @@ export async function createEvent(trx: Trx, spec: EventSpec, actor = 'system'): 
     fairness_mode: spec.fairnessMode,
     per_account_seat_limit: spec.limits.perAccountSeats,
     per_instrument_seat_limit: spec.limits.perInstrumentSeats,
+    per_device_seat_limit: spec.limits.perDeviceSeats ?? null,
     hold_ttl_seconds: spec.holds.ttlSeconds,
     hold_extension_seconds: spec.holds.extensionSeconds,
     target_sale_minutes: spec.pacing.targetSaleMinutes,

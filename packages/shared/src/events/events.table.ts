@@ -35,6 +35,8 @@ export interface EventsTable {
   fairness_mode: FairnessMode;
   per_account_seat_limit: number;
   per_instrument_seat_limit: number;
+  /** Seats per device for the event; null: the per-account limit. */
+  per_device_seat_limit: ColumnType<number | null, number | null | undefined, number | null>;
   hold_ttl_seconds: number;
   hold_extension_seconds: number;
   target_sale_minutes: number;

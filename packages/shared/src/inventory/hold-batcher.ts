@@ -4,6 +4,7 @@ import { attemptHold, type HoldAttempt } from './holds.repository.js';
 
 export interface AttemptResult {
   used: number;
+  deviceUsed: number;
   taken: number[];
   expiresAt: Date | null;
 }
@@ -18,11 +19,12 @@ interface Pending {
  * Hold attempts under load: attempts arriving within a few milliseconds share one statement and one commit
  * (each still all-or-nothing, under its own account's lock), so the cost of a round trip and a commit is paid
  * once per batch instead of once per fan. Two rules keep a batch exact:
- *  - one attempt per (event, account) in flight at a time: a second waits for the next batch, so its count
- *    sees the first (a statement cannot see its own writes);
+ *  - one attempt per (event, account) and per (event, device) in flight at a time: a second waits for the next
+ *    batch, so its count sees the first (a statement cannot see its own writes);
  *  - the seats of the attempts in a batch are disjoint: the hold service claims a block in memory before it
  *    attempts it, and this batcher refuses to mix attempts that share a seat.
- * Account locks are taken in account order, so two batches never wait on each other in a cycle; a batch that
+ * Account locks are taken in account order, then device locks in device order, so two batches never wait on
+ * each other in a cycle; a batch that
  * fails as a whole (a deadlock with another process, say) is retried one attempt at a time.
  */
 export class HoldBatcher {
@@ -58,14 +60,18 @@ export class HoldBatcher {
     const accounts = new Set<string>();
     for (const p of this.queue) {
       const acct = `${p.attempt.eventId}\u0000${p.attempt.accountId}`;
+      // Devices share the account keys' space under a prefix no account id has.
+      const dev = p.attempt.deviceHash ? `${p.attempt.eventId}\u0000\u0001device:${p.attempt.deviceHash}` : undefined;
       const seatKeys = p.attempt.seatIds.map((id) => `${p.attempt.eventId}\u0000${id}`);
-      const clash = this.busyAccounts.has(acct) || accounts.has(acct) || seatKeys.some((k) => seats.has(k));
+      const clash =
+        this.busyAccounts.has(acct) || accounts.has(acct) || (dev !== undefined && (this.busyAccounts.has(dev) || accounts.has(dev))) || seatKeys.some((k) => seats.has(k));
       if (clash || batch.length >= (this.opts.maxBatch ?? 100)) {
         rest.push(p);
         continue;
       }
       batch.push(p);
       accounts.add(acct);
+      if (dev !== undefined) accounts.add(dev);
       for (const k of seatKeys) seats.add(k);
     }
     this.queue = rest;
@@ -99,22 +105,28 @@ export async function runBatch(db: Db, attempts: HoldAttempt[]): Promise<Attempt
       seatHold.push(a.holdId);
       seatIds.push(id);
     }
-  const { rows } = await sql<{ hold_id: string; used: number; taken: (number | string)[] | null; expires_at: Date | null }>`
+  const { rows } = await sql<{ hold_id: string; used: number; device_used: number; taken: (number | string)[] | null; expires_at: Date | null }>`
     WITH input AS MATERIALIZED (
       SELECT * FROM unnest(${attempts.map((a) => a.holdId)}::uuid[], ${attempts.map((a) => a.eventId)}::uuid[],
                            ${attempts.map((a) => a.accountId)}::text[], ${attempts.map((a) => a.sectionCode)}::text[],
                            ${attempts.map((a) => a.seatIds.length)}::int[], ${attempts.map((a) => a.ttlSeconds)}::int[],
-                           ${attempts.map((a) => a.limit)}::int[])
-        AS t(hold_id, event_id, account_id, section_code, qty, ttl, lim)
+                           ${attempts.map((a) => a.limit)}::int[], ${attempts.map((a) => a.deviceHash ?? null)}::text[],
+                           ${attempts.map((a) => a.deviceLimit ?? a.limit)}::int[])
+        AS t(hold_id, event_id, account_id, section_code, qty, ttl, lim, device_hash, device_lim)
       ORDER BY event_id, account_id),
-    used AS MATERIALIZED (SELECT hold_id, onsale_lock_account_seats(event_id, account_id) AS n FROM input),
+    accounts AS MATERIALIZED (SELECT hold_id, onsale_lock_account_seats(event_id, account_id) AS n FROM input),
+    -- Device locks after every account lock (the initplan on accounts runs first), in device order.
+    devices AS MATERIALIZED (
+      SELECT hold_id, onsale_lock_device_seats(event_id, device_hash) AS d FROM input
+      WHERE (SELECT count(*) FROM accounts) >= 0 ORDER BY event_id, device_hash),
+    used AS MATERIALIZED (SELECT a.hold_id, a.n, d.d FROM accounts a JOIN devices d ON d.hold_id = a.hold_id),
     wanted AS (SELECT * FROM unnest(${seatHold}::uuid[], ${seatIds}::bigint[]) AS w(hold_id, seat_id)),
     free AS (
       SELECT s.event_id, s.id, w.hold_id FROM wanted w
       JOIN input i ON i.hold_id = w.hold_id
       JOIN used u ON u.hold_id = w.hold_id
       JOIN seats s ON s.event_id = i.event_id AND s.id = w.seat_id
-      WHERE (s.status = 'AVAILABLE' OR (s.status = 'HELD' AND s.expires_at <= now())) AND u.n + i.qty <= i.lim
+      WHERE (s.status = 'AVAILABLE' OR (s.status = 'HELD' AND s.expires_at <= now())) AND u.n + i.qty <= i.lim AND u.d + i.qty <= i.device_lim
       FOR UPDATE OF s SKIP LOCKED),
     complete AS (
       SELECT f.hold_id FROM free f JOIN input i ON i.hold_id = f.hold_id GROUP BY f.hold_id, i.qty HAVING count(*) = i.qty),
@@ -127,16 +139,16 @@ export async function runBatch(db: Db, attempts: HoldAttempt[]): Promise<Attempt
       INSERT INTO accounts (id) SELECT DISTINCT account_id FROM input WHERE hold_id IN (SELECT hold_id FROM complete)
       ON CONFLICT (id) DO NOTHING),
     hold AS (
-      INSERT INTO holds (id, event_id, account_id, section_code, quantity, expires_at)
-      SELECT hold_id, event_id, account_id, section_code, qty, now() + make_interval(secs => ttl)
+      INSERT INTO holds (id, event_id, account_id, section_code, quantity, expires_at, device_hash)
+      SELECT hold_id, event_id, account_id, section_code, qty, now() + make_interval(secs => ttl), device_hash
       FROM input WHERE hold_id IN (SELECT hold_id FROM complete)
       RETURNING id, expires_at)
-    SELECT i.hold_id, u.n::int AS used, (SELECT array_agg(t.id) FROM taken t WHERE t.hold_id = i.hold_id) AS taken, h.expires_at
+    SELECT i.hold_id, u.n::int AS used, u.d::int AS device_used, (SELECT array_agg(t.id) FROM taken t WHERE t.hold_id = i.hold_id) AS taken, h.expires_at
     FROM input i JOIN used u ON u.hold_id = i.hold_id LEFT JOIN hold h ON h.id = i.hold_id`.execute(db);
   const byHold = new Map(rows.map((r) => [r.hold_id, r]));
   return attempts.map((a) => {
     const r = byHold.get(a.holdId);
     if (!r) throw new Error(`hold batch lost attempt ${a.holdId}`);
-    return { used: r.used, taken: (r.taken ?? []).map(Number), expiresAt: r.expires_at };
+    return { used: r.used, deviceUsed: r.device_used, taken: (r.taken ?? []).map(Number), expiresAt: r.expires_at };
   });
 }

@@ -93,25 +93,34 @@ export interface HoldAttempt {
   ttlSeconds: number;
   /** The per-account seat limit for the event. */
   limit: number;
+  /** deviceFingerprint of the fan's device, recorded on the hold; null: no device limit applies. */
+  deviceHash?: string | null;
+  /** The per-device seat limit for the event (counted over every account on the device). */
+  deviceLimit?: number;
 }
 
 /**
  * One attempt at a hold as one statement, hence one transaction and one round trip (the hot path of an
  * on-sale): takes the account's lock and counts its seats (onsale_lock_account_seats: live holds + confirmed
- * orders, with a snapshot taken after the lock), then, only if the limit allows and every seat is available
+ * orders, with a snapshot taken after the lock), then the device's (onsale_lock_device_seats, the same over
+ * every account on the device), then, only if both limits allow and every seat is available
  * now, takes them all (SKIP LOCKED: a seat another transaction is writing counts as taken; all or nothing,
  * so a lost race writes nothing) and records the account and the hold. Locks end with the statement.
- * Returns the count, the seats taken (all or none), and the hold's expiry (null when no hold was made).
+ * Returns the counts, the seats taken (all or none), and the hold's expiry (null when no hold was made).
  */
-export async function attemptHold(db: Db | Trx, a: HoldAttempt): Promise<{ used: number; taken: number[]; expiresAt: Date | null }> {
+export async function attemptHold(db: Db | Trx, a: HoldAttempt): Promise<{ used: number; deviceUsed: number; taken: number[]; expiresAt: Date | null }> {
   const quantity = a.seatIds.length;
-  const { rows } = await sql<{ used: number; taken: number[]; expires_at: Date | null }>`
-    WITH used AS (SELECT onsale_lock_account_seats(${a.eventId}::uuid, ${a.accountId}::text) AS n),
+  const device = a.deviceHash ?? null;
+  const { rows } = await sql<{ used: number; device_used: number; taken: number[]; expires_at: Date | null }>`
+    WITH used AS MATERIALIZED (
+      SELECT onsale_lock_account_seats(${a.eventId}::uuid, ${a.accountId}::text) AS n,
+             onsale_lock_device_seats(${a.eventId}::uuid, ${device}::text) AS d),
     free AS (
       SELECT event_id, id FROM seats
       WHERE event_id = ${a.eventId} AND id = ANY(${a.seatIds}::bigint[])
         AND (status = 'AVAILABLE' OR (status = 'HELD' AND expires_at <= now()))
         AND (SELECT n FROM used) + ${quantity} <= ${a.limit}
+        AND (SELECT d FROM used) + ${quantity} <= ${a.deviceLimit ?? a.limit}
       FOR UPDATE SKIP LOCKED),
     taken AS (
       UPDATE seats s SET status = 'HELD', hold_id = ${a.holdId}, expires_at = now() + make_interval(secs => ${a.ttlSeconds}),
@@ -122,11 +131,12 @@ export async function attemptHold(db: Db | Trx, a: HoldAttempt): Promise<{ used:
       INSERT INTO accounts (id) SELECT ${a.accountId} WHERE (SELECT count(*) FROM taken) = ${quantity}
       ON CONFLICT (id) DO NOTHING),
     hold AS (
-      INSERT INTO holds (id, event_id, account_id, section_code, quantity, expires_at)
-      SELECT ${a.holdId}, ${a.eventId}, ${a.accountId}, ${a.sectionCode}, ${quantity}, now() + make_interval(secs => ${a.ttlSeconds})
+      INSERT INTO holds (id, event_id, account_id, section_code, quantity, expires_at, device_hash)
+      SELECT ${a.holdId}, ${a.eventId}, ${a.accountId}, ${a.sectionCode}, ${quantity}, now() + make_interval(secs => ${a.ttlSeconds}), ${device}
       WHERE (SELECT count(*) FROM taken) = ${quantity}
       RETURNING expires_at)
-    SELECT (SELECT n FROM used)::int AS used, ARRAY(SELECT id FROM taken) AS taken, (SELECT expires_at FROM hold) AS expires_at`.execute(db);
+    SELECT (SELECT n FROM used)::int AS used, (SELECT d FROM used)::int AS device_used, ARRAY(SELECT id FROM taken) AS taken,
+           (SELECT expires_at FROM hold) AS expires_at`.execute(db);
   const r = rows[0]!;
-  return { used: r.used, taken: r.taken.map(Number), expiresAt: r.expires_at };
+  return { used: r.used, deviceUsed: r.device_used, taken: r.taken.map(Number), expiresAt: r.expires_at };
 }

@@ -74,6 +74,11 @@ export function assertAdmittedFor(holdEventId: string, admittedEventId: string |
 
 type Attempt = (seatIds: number[]) => Promise<{ used: number; taken: number[]; expiresAt: Date | null }>;
 
+/** Who is asking, beyond the account: the device the request came from (its deviceFingerprint). */
+export interface HoldRequester {
+  deviceHash?: string | null;
+}
+
 /**
  * Holds: server-assigned best-available as conditional writes, with read-time expiry, the per-account
  * limit enforced atomically, and a truthful answer for hot sections. A hold attempt is one statement (its own
@@ -101,14 +106,14 @@ export class HoldService {
    * transaction opens, and a refusal's alternatives are computed after it ends, so a transaction holds one
    * pool connection and never waits for another.
    */
-  async create(accountId: string, eventId: string, req: HoldRequest): Promise<Hold> {
+  async create(accountId: string, eventId: string, req: HoldRequest, requester: HoldRequester = {}): Promise<Hold> {
     const started = performance.now();
     try {
       const cached = await this.deps.events.get(eventId);
       this.validate(cached, req);
       let hold: Hold;
       try {
-        hold = isGeneralAdmission(cached, req) ? await this.generalAdmission.hold(cached, accountId, req) : await this.createIn(cached, accountId, req);
+        hold = isGeneralAdmission(cached, req) ? await this.generalAdmission.hold(cached, accountId, req) : await this.createIn(cached, accountId, req, requester.deviceHash ?? null);
       } catch (e) {
         if (e instanceof SectionFull) {
           this.deps.onOutcome?.(eventId, false);
@@ -153,7 +158,7 @@ export class HoldService {
   }
 
   /** Each attempt is one statement and so one transaction (see `attemptHold`): no transaction spans attempts. */
-  private async createIn(cached: CachedEvent, accountId: string, req: HoldRequest): Promise<Hold> {
+  private async createIn(cached: CachedEvent, accountId: string, req: HoldRequest, deviceHash: string | null): Promise<Hold> {
     const db = this.deps.db;
     const { event } = cached;
     const quantity = 'seatIds' in req ? req.seatIds.length : req.quantity;
@@ -170,12 +175,20 @@ export class HoldService {
         seatIds,
         ttlSeconds: event.holdTtlSeconds,
         limit: event.perAccountSeatLimit,
+        deviceHash,
+        deviceLimit: event.perDeviceSeatLimit,
       });
       if (r.used + quantity > event.perAccountSeatLimit)
         throw new DomainError('limit', 'ACCOUNT_LIMIT_EXCEEDED', `this account already has ${r.used} of ${event.perAccountSeatLimit} seats for this event`, {
           field: 'quantity',
           limit: event.perAccountSeatLimit,
           current: r.used,
+        });
+      if (deviceHash !== null && r.deviceUsed + quantity > event.perDeviceSeatLimit)
+        throw new DomainError('limit', 'DEVICE_LIMIT_EXCEEDED', `this device already has ${r.deviceUsed} of ${event.perDeviceSeatLimit} seats for this event`, {
+          field: 'x-device-id',
+          limit: event.perDeviceSeatLimit,
+          current: r.deviceUsed,
         });
       return r;
     };

@@ -27,6 +27,8 @@ export interface HoldsTable {
   status: Generated<HoldStatus>;
   expires_at: Date;
   extended: Generated<boolean>;
+  /** deviceFingerprint of the fan's device (abuse/device.ts); null for holds no fan's device made. */
+  device_hash: ColumnType<string | null, string | null | undefined, never>;
   created_at: ColumnType<Date, never, never>;
   updated_at: ColumnType<Date, never, Date | string>;
 }

@@ -1,0 +1,135 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { DomainError } from '../errors.js';
+import { TicketSigner } from './signed.js';
+
+/**
+ * Proof-of-work before joining, for requests the bot scorer finds suspicious. The server issues a signed
+ * challenge {nonce, difficulty, exp} bound to the account and the event; the client finds a suffix such that
+ * SHA-256(nonce + suffix) (UTF-8 strings concatenated) starts with `difficulty` zero bits, and sends
+ * `X-Proof-Of-Work: <challenge token>:<suffix>` with its join. Verification is stateless (signature, binding,
+ * expiry, the hash) except for single use, which each instance remembers until the challenge expires. A
+ * replay on another instance gains nothing: the proof is bound to one account and one event, and a join is
+ * idempotent per account.
+ *
+ * Cost: a difficulty of d bits takes 2^d hashes on average (18 bits: about 260,000, a fraction of a second
+ * natively, a second or two in a browser) and is checked with one hash.
+ */
+
+/** The challenge as a client receives it. `exp` is seconds since the epoch. */
+export interface IssuedChallenge {
+  token: string;
+  nonce: string;
+  difficulty: number;
+  exp: number;
+  expiresAt: string;
+  algorithm: 'sha256-leading-zero-bits';
+}
+
+export interface ProofOfWorkOptions {
+  secret: string;
+  /** Leading zero bits the hash must have (1-32). */
+  difficulty: number;
+  /** How long a challenge stays solvable. */
+  ttlSeconds: number;
+  now?: () => number;
+  /** Used challenges remembered at most (oldest forgotten first; they expire anyway). */
+  maxRemembered?: number;
+}
+
+export const POW_HEADER = 'x-proof-of-work';
+const SUFFIX = /^[A-Za-z0-9_-]{1,128}$/;
+
+/** Leading zero bits of a digest. */
+export function leadingZeroBits(digest: Uint8Array): number {
+  let bits = 0;
+  for (const byte of digest) {
+    if (byte === 0) {
+      bits += 8;
+      continue;
+    }
+    return bits + Math.clz32(byte) - 24;
+  }
+  return bits;
+}
+
+/** Whether `suffix` solves `nonce` at `difficulty`. */
+export function solves(nonce: string, suffix: string, difficulty: number): boolean {
+  return leadingZeroBits(createHash('sha256').update(nonce + suffix, 'utf8').digest()) >= difficulty;
+}
+
+/** What a client does: tries suffixes 0, 1, 2, ... (base 36) until one solves. For tests and reference clients. */
+export function solveChallenge(nonce: string, difficulty: number, maxTries = 2 ** 30): string {
+  for (let i = 0; i < maxTries; i++) {
+    const suffix = i.toString(36);
+    if (solves(nonce, suffix, difficulty)) return suffix;
+  }
+  throw new Error(`no solution within ${maxTries} tries`);
+}
+
+const powError = (kind: 'invalid' | 'forbidden' | 'gone' | 'conflict', code: string, message: string, extra: Record<string, unknown> = {}) =>
+  new DomainError(kind, code, message, { field: POW_HEADER, ...extra });
+
+/** Issues and verifies proof-of-work challenges (see the module comment). */
+export class ProofOfWork {
+  private readonly signer: TicketSigner;
+  private readonly used = new Map<string, number>();
+  private readonly now: () => number;
+
+  constructor(private readonly opts: ProofOfWorkOptions) {
+    if (!Number.isInteger(opts.difficulty) || opts.difficulty < 1 || opts.difficulty > 32) throw new Error('proof-of-work difficulty must be 1-32 bits');
+    this.signer = new TicketSigner(opts.secret, 'proof-of-work');
+    this.now = opts.now ?? Date.now;
+  }
+
+  get difficulty(): number {
+    return this.opts.difficulty;
+  }
+
+  /** A fresh challenge for this account and event. */
+  issue(accountId: string, eventId: string): IssuedChallenge {
+    const nonce = randomBytes(16).toString('hex');
+    const exp = Math.floor(this.now() / 1000) + this.opts.ttlSeconds;
+    const token = this.signer.sign({ k: 'pow', n: nonce, d: this.opts.difficulty, e: exp, a: accountId, v: eventId });
+    return { token, nonce, difficulty: this.opts.difficulty, exp, expiresAt: new Date(exp * 1000).toISOString(), algorithm: 'sha256-leading-zero-bits' };
+  }
+
+  /**
+   * Checks `<token>:<suffix>` for this account and event and uses it up. Throws, in order: POW_MALFORMED (400),
+   * POW_FORGED (403), POW_WRONG_ACCOUNT / POW_WRONG_EVENT (403), POW_EXPIRED (410, with a new challenge),
+   * POW_UNSOLVED (403), POW_REUSED (409).
+   */
+  verify(header: string, accountId: string, eventId: string): void {
+    const cut = header.lastIndexOf(':');
+    const token = cut > 0 ? header.slice(0, cut) : '';
+    const suffix = cut > 0 ? header.slice(cut + 1) : '';
+    if (!token || !SUFFIX.test(suffix)) throw powError('invalid', 'POW_MALFORMED', 'X-Proof-Of-Work must be "<challenge token>:<suffix>" (suffix: 1-128 of A-Z a-z 0-9 _ -)');
+    const opened = this.signer.open(token);
+    if (!opened.ok)
+      throw opened.why === 'forged'
+        ? powError('forbidden', 'POW_FORGED', 'the challenge was not issued by this service')
+        : powError('invalid', 'POW_MALFORMED', 'the challenge token is not well formed');
+    const c = opened.payload;
+    if (c.k !== 'pow' || typeof c.n !== 'string' || typeof c.d !== 'number' || typeof c.e !== 'number') throw powError('invalid', 'POW_MALFORMED', 'the challenge token is not well formed');
+    if (c.a !== accountId) throw powError('forbidden', 'POW_WRONG_ACCOUNT', 'the challenge was issued to another account');
+    if (c.v !== eventId) throw powError('forbidden', 'POW_WRONG_EVENT', 'the challenge was issued for another event');
+    const nowMs = this.now();
+    if (nowMs >= c.e * 1000) throw powError('gone', 'POW_EXPIRED', 'the challenge has expired; solve the new one', { challenge: this.issue(accountId, eventId) });
+    if (!solves(c.n, suffix, c.d)) throw powError('forbidden', 'POW_UNSOLVED', `SHA-256(nonce + suffix) does not start with ${c.d} zero bits`);
+    const key = `${accountId}\n${c.n}`;
+    this.prune(nowMs);
+    if (this.used.has(key)) throw powError('conflict', 'POW_REUSED', 'this proof-of-work has already been used; a new join needs a new challenge');
+    if (this.used.size >= (this.opts.maxRemembered ?? 1_000_000)) {
+      const oldest = this.used.keys().next();
+      if (!oldest.done) this.used.delete(oldest.value);
+    }
+    this.used.set(key, c.e * 1000);
+  }
+
+  /** Forgets used challenges that have expired (insertion order is close to expiry order: one TTL for all). */
+  private prune(nowMs: number) {
+    for (const [k, expMs] of this.used) {
+      if (expMs > nowMs) break;
+      this.used.delete(k);
+    }
+  }
+}
