@@ -15,3 +15,4 @@ export {
 export { findActiveEvents, type ActiveEventRow } from './controller.repository.js';
 export * from './operator.js';
 export * from './audit.js';
+export * from './fairness-report.js';

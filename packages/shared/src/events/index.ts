@@ -4,3 +4,5 @@ export * from './layout.js';
 export type { FairnessMode, EventRow, SectionRow } from './events.table.js';
 export { insertAudit } from './events.repository.js';
 export { EventCache, type CachedEvent } from './event-cache.js';
+export * from './configure.service.js';
+export * from './audit-log.service.js';

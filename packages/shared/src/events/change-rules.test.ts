@@ -1,0 +1,157 @@
+import { describe, expect, it } from 'vitest';
+import { diffEventSpecs, eventPhase, EVENT_SETTING_RULES, EVENT_SETTINGS, lockedSettings, refusedChanges, sameLayout, type ChangeContext } from './change-rules.js';
+import { eventFileSchema, type EventFile, type EventSpec } from './events.schema.js';
+
+const file: EventFile = {
+  name: 'Rules Night',
+  venueName: 'Rule Hall',
+  startsAt: '2030-06-01T19:00:00Z',
+  onsaleAt: '2030-03-01T10:00:00Z',
+  limits: { perAccountSeats: 4, perInstrumentSeats: 4 },
+  priceLevels: [
+    { code: 'P1', name: 'Front', priceCents: 10_000 },
+    { code: 'P2', name: 'Back', priceCents: 5_000 },
+  ],
+  sections: [
+    { code: 'A', name: 'Stalls', priceLevel: 'P1', qualityRank: 1, rowCount: 2, seatsPerRow: 3 },
+    { code: 'B', name: 'Balcony', priceLevel: 'P2', qualityRank: 2, rows: [{ label: 'A', seats: 4 }] },
+  ],
+};
+const spec = (over: Partial<EventFile> = {}): EventSpec => eventFileSchema.parse({ ...file, ...over });
+
+const now = new Date('2030-02-01T00:00:00Z');
+const before: ChangeContext = { phase: 'BEFORE_OPEN', now, queueHasFans: false, seatsInUse: false };
+const open: ChangeContext = { phase: 'OPEN', now: new Date('2030-03-01T11:00:00Z'), queueHasFans: true, seatsInUse: true };
+
+describe('eventPhase', () => {
+  it('is OPEN from onsale_at on, to the millisecond', () => {
+    expect(eventPhase('2030-03-01T10:00:00Z', new Date('2030-03-01T09:59:59.999Z'))).toBe('BEFORE_OPEN');
+    expect(eventPhase('2030-03-01T10:00:00Z', new Date('2030-03-01T10:00:00.000Z'))).toBe('OPEN');
+  });
+});
+
+describe('diffEventSpecs', () => {
+  it('finds nothing between a file and itself, or the same layout written another way', () => {
+    expect(diffEventSpecs(spec(), spec())).toEqual([]);
+    // The same instants with another offset; the grid written out as rows; sections and levels in another order.
+    const rewritten = spec({
+      startsAt: '2030-06-01T21:00:00+02:00',
+      sections: [
+        { code: 'B', name: 'Balcony', priceLevel: 'P2', qualityRank: 2, rowCount: 1, seatsPerRow: 4 },
+        { code: 'A', name: 'Stalls', priceLevel: 'P1', qualityRank: 1, rows: [{ label: 'A', seats: 3 }, { label: 'B', seats: 3 }] },
+      ],
+      priceLevels: [...file.priceLevels].reverse(),
+    });
+    expect(diffEventSpecs(spec(), rewritten)).toEqual([]);
+    expect(sameLayout(spec(), rewritten)).toBe(true);
+  });
+
+  it('names each changed setting with its old and new value; layout and prices summarised', () => {
+    const after = spec({
+      name: 'Renamed',
+      limits: { perAccountSeats: 2, perInstrumentSeats: 4 },
+      holds: { ttlSeconds: 300 },
+      sections: [...file.sections, { code: 'C', priceLevel: 'P2', qualityRank: 3, rowCount: 1, seatsPerRow: 5 }],
+    });
+    expect(diffEventSpecs(spec(), after)).toEqual([
+      { setting: 'name', from: 'Rules Night', to: 'Renamed' },
+      { setting: 'limits.perAccountSeats', from: 4, to: 2 },
+      // The device limit follows the account limit while it is not set.
+      { setting: 'limits.perDeviceSeats', from: 4, to: 2 },
+      { setting: 'holds.ttlSeconds', from: 360, to: 300 },
+      { setting: 'sections', from: '2 section(s), 10 seats', to: '3 section(s), 15 seats' },
+    ]);
+    expect(sameLayout(spec(), after)).toBe(false);
+  });
+
+  it('tells a section attribute change apart from a layout change', () => {
+    const renamed = spec({ sections: [{ ...file.sections[0]!, name: 'Orchestra' }, file.sections[1]!] });
+    expect(diffEventSpecs(spec(), renamed).map((c) => c.setting)).toEqual(['sections']);
+    expect(sameLayout(spec(), renamed)).toBe(true);
+  });
+
+  it('compares queue copy by content', () => {
+    expect(diffEventSpecs(spec({ queueCopy: {} }), spec())).toEqual([]);
+    expect(diffEventSpecs(spec(), spec({ queueCopy: { PAUSED: 'Hold tight' } }))).toEqual([{ setting: 'queueCopy', from: {}, to: { PAUSED: 'Hold tight' } }]);
+  });
+});
+
+describe('refusedChanges before the open', () => {
+  it('allows every setting while no fan has joined and no seat is in use', () => {
+    const after = spec({
+      name: 'x',
+      startsAt: '2030-07-01T19:00:00Z',
+      onsaleAt: '2030-04-01T10:00:00Z',
+      fairnessMode: 'FIFO',
+      limits: { perAccountSeats: 8, perInstrumentSeats: 8 },
+      priceLevels: [{ code: 'P1', name: 'All', priceCents: 1 }],
+      sections: [{ code: 'Z', priceLevel: 'P1', qualityRank: 1, rowCount: 1, seatsPerRow: 1 }],
+    });
+    const changes = diffEventSpecs(spec(), after);
+    expect(changes.length).toBeGreaterThan(6);
+    expect(refusedChanges(changes, before)).toEqual([]);
+  });
+
+  it('refuses an on-sale moved to now or the past', () => {
+    const changes = diffEventSpecs(spec(), spec({ onsaleAt: now.toISOString() }));
+    expect(refusedChanges(changes, before)).toEqual([expect.objectContaining({ field: 'onsaleAt', code: 'ONSALE_NOT_IN_FUTURE' })]);
+  });
+
+  it('refuses a new fairness mode once fans have joined, and a new layout or price once a seat is in use', () => {
+    const changes = diffEventSpecs(spec(), spec({ fairnessMode: 'FIFO', priceLevels: [{ code: 'P1', name: 'Front', priceCents: 1 }, file.priceLevels[1]!] }));
+    expect(refusedChanges(changes, { ...before, queueHasFans: true, seatsInUse: true }).map((r) => [r.field, r.code])).toEqual([
+      ['fairnessMode', 'QUEUE_HAS_FANS'],
+      ['priceLevels', 'SEATS_IN_USE'],
+    ]);
+  });
+});
+
+describe('refusedChanges after the open', () => {
+  it('refuses every BEFORE_OPEN setting, at its field', () => {
+    const after = spec({
+      startsAt: '2030-07-01T19:00:00Z',
+      onsaleAt: '2030-03-02T10:00:00Z',
+      seatPickingOpensAfterMinutes: 5,
+      fairnessMode: 'FIFO',
+      priceLevels: [{ code: 'P1', name: 'Front', priceCents: 1 }, file.priceLevels[1]!],
+      sections: [file.sections[0]!],
+    });
+    const refused = refusedChanges(diffEventSpecs(spec(), after), open);
+    expect(refused.map((r) => r.field)).toEqual(['startsAt', 'onsaleAt', 'seatPickingOpensAfterMinutes', 'fairnessMode', 'priceLevels', 'sections']);
+    expect(refused.every((r) => r.code === 'LOCKED_AFTER_OPEN')).toBe(true);
+  });
+
+  it('lets a limit be lowered, never raised', () => {
+    const lowered = diffEventSpecs(spec(), spec({ limits: { perAccountSeats: 2, perInstrumentSeats: 3, perDeviceSeats: 2 } }));
+    expect(refusedChanges(lowered, open)).toEqual([]);
+    const raised = diffEventSpecs(spec(), spec({ limits: { perAccountSeats: 6, perInstrumentSeats: 4, perDeviceSeats: 4 } }));
+    expect(refusedChanges(raised, open)).toEqual([expect.objectContaining({ field: 'limits.perAccountSeats', code: 'LIMIT_RAISED_AFTER_OPEN' })]);
+  });
+
+  it('allows display, pacing, hold times and queue copy', () => {
+    const after = spec({
+      name: 'New name',
+      venueName: 'New hall',
+      holds: { ttlSeconds: 240, extensionSeconds: 60 },
+      pacing: { targetSaleMinutes: 40, ticketsPerOrder: 3, checkoutMinutes: 4, paymentTps: 200, overbookFactor: 1.1 },
+      queueCopy: { WAITING: 'Soon' },
+    });
+    const changes = diffEventSpecs(spec(), after);
+    expect(changes).toHaveLength(10);
+    expect(refusedChanges(changes, open)).toEqual([]);
+  });
+});
+
+describe('lockedSettings', () => {
+  it('locks every BEFORE_OPEN setting after the open, with its reason', () => {
+    const locked = lockedSettings(open);
+    expect(Object.keys(locked).sort()).toEqual(EVENT_SETTINGS.filter((s) => EVENT_SETTING_RULES[s].rule === 'BEFORE_OPEN').sort());
+    expect(locked.sections).toContain('held and sold');
+  });
+
+  it('before the open, locks the mode once fans joined and the layout once a seat is in use', () => {
+    expect(lockedSettings(before)).toEqual({});
+    expect(Object.keys(lockedSettings({ ...before, queueHasFans: true }))).toEqual(['fairnessMode']);
+    expect(Object.keys(lockedSettings({ ...before, seatsInUse: true })).sort()).toEqual(['priceLevels', 'sections']);
+  });
+});

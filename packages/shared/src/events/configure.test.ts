@@ -1,0 +1,305 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { sql } from 'kysely';
+import { DomainError } from '../errors.js';
+import { fairnessDescription } from '../queue/fairness.js';
+import { createOpenEvent, createTestDatabase, type TestDatabase } from '../testing/index.js';
+import { createUser } from '../users/users.service.js';
+import { listAuditLog } from './audit-log.service.js';
+import {
+  createConfiguredEvent,
+  getEventConfiguration,
+  listListings,
+  requireListingInScope,
+  setListingWaitlist,
+  signOffFairness,
+  updateEventConfiguration,
+} from './configure.service.js';
+import { eventFileSchema, type EventFile } from './events.schema.js';
+
+let t: TestDatabase;
+let acmeId: string;
+let otherOrgId: string;
+
+const ACTOR = 'promoter@acme.test';
+
+function eventFile(name: string, over: Partial<EventFile> = {}): EventFile {
+  return {
+    name,
+    venueName: 'Config Hall',
+    startsAt: '2030-06-01T19:00:00Z',
+    onsaleAt: '2030-03-01T10:00:00Z',
+    priceLevels: [
+      { code: 'P1', name: 'Front', priceCents: 12_000 },
+      { code: 'P2', name: 'Back', priceCents: 6_000 },
+    ],
+    sections: [
+      { code: 'A', name: 'Stalls', priceLevel: 'P1', qualityRank: 1, rowCount: 3, seatsPerRow: 4 },
+      { code: 'B', name: 'Balcony', priceLevel: 'P2', qualityRank: 2, rows: [{ label: 'AA', seats: 5 }, { label: 'BB', seats: 6 }] },
+    ],
+    ...over,
+  };
+}
+
+async function domainError(p: Promise<unknown>): Promise<DomainError> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof DomainError) return e;
+    throw e;
+  }
+  throw new Error('expected a DomainError');
+}
+
+const create = (name: string, over: Partial<EventFile> = {}, organisationId: string | null = acmeId, waitlist?: unknown) =>
+  t.db.transaction().execute((trx) => createConfiguredEvent(trx, { event: eventFile(name, over), ...(waitlist ? { waitlist } : {}) }, { actor: ACTOR, organisationId }));
+
+const update = (eventId: string, expectedVersion: number, event: unknown, now?: Date) =>
+  t.db.transaction().execute((trx) => updateEventConfiguration(trx, { eventId, expectedVersion, event }, ACTOR, now));
+
+beforeAll(async () => {
+  t = await createTestDatabase(inject('templateDatabaseUrl'));
+  const acme = await t.db.transaction().execute((trx) => createUser(trx, { email: ACTOR, role: 'promoter', organisation: 'Acme Live', password: 'a long password here' }, 'test'));
+  acmeId = acme.user.organisationId!;
+  const other = await t.db.transaction().execute((trx) => createUser(trx, { email: 'p@other.test', role: 'promoter', organisation: 'Other Co', password: 'a long password here' }, 'test'));
+  otherOrgId = other.user.organisationId!;
+});
+afterAll(() => t.drop());
+
+describe('createConfiguredEvent', () => {
+  it("creates the event through createEvent, in the creator's organisation, with the listing's waitlist settings; audited by e-mail", async () => {
+    const created = await create('Created Night', {}, acmeId, { mode: 'BROADCAST', ttlDays: 14, offerTtlMinutes: 10 });
+    expect(created).toMatchObject({ capacity: 23, version: 1 });
+    const row = await t.db.selectFrom('events').selectAll().where('id', '=', created.eventId).executeTakeFirstOrThrow();
+    expect(row.organisation_id).toBe(acmeId);
+    const listing = await t.db.selectFrom('listings').selectAll().where('id', '=', created.listingId).executeTakeFirstOrThrow();
+    expect(listing).toMatchObject({ name: 'Created Night', waitlist_mode: 'BROADCAST', waitlist_ttl_seconds: 14 * 86_400, offer_ttl_seconds: 600 });
+    const audit = await t.db.selectFrom('audit_log').select(['actor', 'action']).where('event_id', '=', created.eventId).orderBy('id').execute();
+    expect(audit).toEqual([
+      { actor: ACTOR, action: 'event.created' },
+      { actor: ACTOR, action: 'event.organisation_assigned' },
+    ]);
+    const { count } = await t.db.selectFrom('seats').select((e) => e.fn.countAll<number>().as('count')).where('event_id', '=', created.eventId).executeTakeFirstOrThrow();
+    expect(Number(count)).toBe(23);
+  });
+
+  it('refuses an invalid file with every issue at its path, and writes nothing', async () => {
+    const before = await t.db.selectFrom('events').select('id').execute();
+    const err = await domainError(create('Bad', { sections: [{ code: 'A B', priceLevel: 'NOPE', qualityRank: 1, rowCount: 1, seatsPerRow: 1 }] }));
+    expect(err.code).toBe('INVALID_EVENT_FILE');
+    expect(err.details.issues).toEqual([
+      { path: 'sections.0.code', message: 'letters, digits, "-" and "_" only' },
+      { path: 'sections.0.priceLevel', message: 'unknown price level NOPE' },
+    ]);
+    expect(await t.db.selectFrom('events').select('id').execute()).toHaveLength(before.length);
+  });
+
+  it("lets a promoter add an event to their own listing, not to one with another organisation's events", async () => {
+    const mine = await create('Mine 1');
+    const second = await create('Mine 2', { listing: { id: mine.listingId } });
+    expect(second.listingId).toBe(mine.listingId);
+    const theirs = await create('Theirs', {}, otherOrgId);
+    const err = await domainError(create('Sneaky', { listing: { id: theirs.listingId } }));
+    expect([err.kind, err.code, err.details.field]).toEqual(['forbidden', 'LISTING_FORBIDDEN', 'listing.id']);
+    // The house may use any listing.
+    await expect(create('House', { listing: { id: theirs.listingId } }, null)).resolves.toMatchObject({ listingId: theirs.listingId });
+    await expect(requireListingInScope(t.db, theirs.listingId, otherOrgId)).rejects.toMatchObject({ code: 'LISTING_FORBIDDEN' });
+  });
+});
+
+describe('getEventConfiguration', () => {
+  it('reads the event back as the file it was made from; an edit of that file changes nothing', async () => {
+    const { eventId } = await create('Round Trip', { queueCopy: { PAUSED: 'Back soon' }, limits: { perAccountSeats: 6, perInstrumentSeats: 5, perDeviceSeats: 6 } });
+    const config = await getEventConfiguration(t.db, eventId, new Date('2030-01-01T00:00:00Z'));
+    const original = eventFileSchema.parse(eventFile('Round Trip', { queueCopy: { PAUSED: 'Back soon' }, limits: { perAccountSeats: 6, perInstrumentSeats: 5, perDeviceSeats: 6 } }));
+    expect(config.file).toEqual({ ...original, startsAt: '2030-06-01T19:00:00.000Z', onsaleAt: '2030-03-01T10:00:00.000Z' });
+    expect(config).toMatchObject({ version: 1, phase: 'BEFORE_OPEN', locked: {}, capacity: 23, queueHasFans: false, seatsInUse: false });
+    expect(config.listing.waitlist).toEqual({ mode: 'OFFER', ttlDays: 28, offerTtlMinutes: 15 });
+    expect(config.fairness).toMatchObject({ mode: 'RANDOMIZED_PREOPEN_THEN_FIFO', signOff: null, history: [] });
+
+    const result = await update(eventId, 1, config.file, new Date('2030-01-01T00:00:00Z'));
+    expect(result).toEqual({ eventId, version: 1, changes: [], signOffRequired: true });
+  });
+
+  it('reads a general-admission section back with its capacity and shards', async () => {
+    const { eventId } = await create('GA Night', {
+      sections: [{ kind: 'GA', code: 'FLOOR', priceLevel: 'P2', qualityRank: 1, capacity: 500, shards: 4 }, { code: 'A', priceLevel: 'P1', qualityRank: 2, rowCount: 1, seatsPerRow: 2 }],
+    });
+    const config = await getEventConfiguration(t.db, eventId);
+    expect(config.capacity).toBe(502);
+    expect(config.file.sections[0]).toEqual({ kind: 'GA', code: 'FLOOR', name: 'Section FLOOR', priceLevel: 'P2', qualityRank: 1, capacity: 500, shards: 4 });
+  });
+});
+
+describe('updateEventConfiguration', () => {
+  const early = new Date('2030-01-01T00:00:00Z');
+
+  it('refuses a stale version with STALE_EVENT_VERSION and overwrites nothing', async () => {
+    const { eventId } = await create('Stale');
+    const first = await update(eventId, 1, eventFile('Stale', { venueName: 'First edit' }), early);
+    expect(first.version).toBe(2);
+    const err = await domainError(update(eventId, 1, eventFile('Stale', { venueName: 'Second edit from an old page' }), early));
+    expect([err.kind, err.code, err.details.field, err.details.currentVersion]).toEqual(['conflict', 'STALE_EVENT_VERSION', 'version', 2]);
+    const config = await getEventConfiguration(t.db, eventId);
+    expect([config.file.venueName, config.version]).toEqual(['First edit', 2]);
+  });
+
+  it('before the open, rebuilds the layout and prices, bumps the version once and audits every change', async () => {
+    const { eventId } = await create('Relayout');
+    const result = await update(
+      eventId,
+      1,
+      eventFile('Relayout', {
+        priceLevels: [{ code: 'ONE', name: 'One price', priceCents: 5_000 }],
+        sections: [{ code: 'MAIN', name: 'Main floor', priceLevel: 'ONE', qualityRank: 1, rowCount: 10, seatsPerRow: 10 }],
+        holds: { ttlSeconds: 300, extensionSeconds: 120 },
+      }),
+      early,
+    );
+    expect(result.version).toBe(2);
+    expect(result.changes.map((c) => c.setting)).toEqual(['holds.ttlSeconds', 'holds.extensionSeconds', 'priceLevels', 'sections']);
+    const config = await getEventConfiguration(t.db, eventId);
+    expect(config.capacity).toBe(100);
+    expect(config.file.sections).toEqual([{ code: 'MAIN', name: 'Main floor', priceLevel: 'ONE', qualityRank: 1, rowCount: 10, seatsPerRow: 10 }]);
+    const seats = await sql<{ n: number }>`SELECT count(*)::int AS n FROM seats WHERE event_id = ${eventId} AND section_code = 'MAIN'`.execute(t.db);
+    expect(seats.rows[0]!.n).toBe(100);
+    const audit = await t.db.selectFrom('audit_log').selectAll().where('event_id', '=', eventId).where('action', '=', 'event.updated').execute();
+    expect(audit).toHaveLength(1);
+    expect(audit[0]).toMatchObject({ actor: ACTOR, details: { fromVersion: 1, version: 2, changes: expect.arrayContaining([{ setting: 'sections', from: '2 section(s), 23 seats', to: '1 section(s), 100 seats' }]) } });
+  });
+
+  it('after the open, refuses layout, price, time and mode changes at their fields; allows safe ones', async () => {
+    const { eventId } = await createOpenEvent(t.db, { name: 'Opened' });
+    const config = await getEventConfiguration(t.db, eventId);
+    expect(config.phase).toBe('OPEN');
+    expect(Object.keys(config.locked)).toEqual(expect.arrayContaining(['sections', 'priceLevels', 'fairnessMode', 'onsaleAt']));
+
+    const unsafe = { ...config.file, fairnessMode: 'FIFO' as const, sections: [{ code: 'S', priceLevel: 'P', qualityRank: 1, rowCount: 3, seatsPerRow: 10 }] };
+    const err = await domainError(update(eventId, config.version, unsafe));
+    expect([err.kind, err.code, err.details.field]).toEqual(['conflict', 'LOCKED_AFTER_OPEN', 'fairnessMode']);
+    expect((err.details.issues as { path: string }[]).map((i) => i.path)).toEqual(['fairnessMode', 'sections']);
+
+    const raised = await domainError(update(eventId, config.version, { ...config.file, limits: { perAccountSeats: 8, perInstrumentSeats: 4 } }));
+    expect([raised.code, raised.details.field]).toEqual(['LIMIT_RAISED_AFTER_OPEN', 'limits.perAccountSeats']);
+
+    const safe = await update(eventId, config.version, { ...config.file, name: 'Opened (late show)', limits: { perAccountSeats: 2, perInstrumentSeats: 2 }, holds: { ttlSeconds: 240, extensionSeconds: 60 } });
+    expect(safe.version).toBe(config.version + 1);
+    const after = await getEventConfiguration(t.db, eventId);
+    expect(after.file).toMatchObject({ name: 'Opened (late show)', limits: { perAccountSeats: 2, perInstrumentSeats: 2 }, holds: { ttlSeconds: 240, extensionSeconds: 60 } });
+    expect(after.capacity).toBe(20);
+  });
+
+  it('refuses moving an event to another listing', async () => {
+    const a = await create('Listing A');
+    const b = await create('Listing B');
+    const err = await domainError(update(a.eventId, 1, eventFile('Listing A', { listing: { id: b.listingId } }), early));
+    expect(err.code).toBe('LISTING_FIXED');
+  });
+});
+
+describe('fairness sign-off', () => {
+  it('records who signed off, when and the published description; a new mode supersedes it and needs its own', async () => {
+    const { eventId } = await create('Signed');
+    const signed = await t.db.transaction().execute((trx) => signOffFairness(trx, { eventId, fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO' }, ACTOR));
+    expect(signed.alreadySignedOff).toBe(false);
+    expect(signed.signOff).toMatchObject({ fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO', signedOffBy: ACTOR, description: fairnessDescription('RANDOMIZED_PREOPEN_THEN_FIFO'), eventVersion: 1, supersededAt: null });
+    const again = await t.db.transaction().execute((trx) => signOffFairness(trx, { eventId, fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO' }, 'someone@else.test'));
+    expect(again).toMatchObject({ alreadySignedOff: true, signOff: { id: signed.signOff.id, signedOffBy: ACTOR } });
+
+    const changed = await update(eventId, 1, eventFile('Signed', { fairnessMode: 'FIFO' }), new Date('2030-01-01T00:00:00Z'));
+    expect(changed.signOffRequired).toBe(true);
+    let config = await getEventConfiguration(t.db, eventId);
+    expect(config.fairness.signOff).toBeNull();
+    expect(config.fairness.history[0]).toMatchObject({ fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO', supersededBy: ACTOR, supersededReason: 'fairness mode changed from RANDOMIZED_PREOPEN_THEN_FIFO to FIFO' });
+
+    // Signing the mode the page showed before the change is refused: the promoter must read the new one.
+    const stale = await domainError(t.db.transaction().execute((trx) => signOffFairness(trx, { eventId, fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO' }, ACTOR)));
+    expect([stale.code, stale.details.field]).toEqual(['FAIRNESS_MODE_CHANGED', 'fairnessMode']);
+
+    await t.db.transaction().execute((trx) => signOffFairness(trx, { eventId, fairnessMode: 'FIFO' }, ACTOR));
+    config = await getEventConfiguration(t.db, eventId);
+    expect(config.fairness.signOff).toMatchObject({ fairnessMode: 'FIFO', description: fairnessDescription('FIFO'), eventVersion: 2 });
+    expect(config.fairness.history).toHaveLength(2);
+    const actions = await t.db.selectFrom('audit_log').select('action').where('event_id', '=', eventId).orderBy('id').execute();
+    expect(actions.map((a) => a.action)).toEqual([
+      'event.created',
+      'event.organisation_assigned',
+      'event.fairness_signed_off',
+      'event.fairness_signoff_superseded',
+      'event.updated',
+      'event.fairness_signed_off',
+    ]);
+  });
+
+  it('fixes the mode once a fan has joined the queue', async () => {
+    const { eventId } = await create('Queued');
+    await sql`INSERT INTO accounts (id) VALUES ('fan-1') ON CONFLICT DO NOTHING`.execute(t.db);
+    await sql`INSERT INTO queue_entries (event_id, account_id, device_hash, join_index, cohort) VALUES (${eventId}, 'fan-1', 'd', 0, 'PREOPEN')`.execute(t.db);
+    const config = await getEventConfiguration(t.db, eventId, new Date('2030-01-01T00:00:00Z'));
+    expect(config.locked.fairnessMode).toContain('fans have already joined');
+    const err = await domainError(update(eventId, 1, eventFile('Queued', { fairnessMode: 'FIFO' }), new Date('2030-01-01T00:00:00Z')));
+    expect([err.code, err.details.field]).toEqual(['QUEUE_HAS_FANS', 'fairnessMode']);
+  });
+});
+
+describe('listings', () => {
+  it('sets waitlist settings within the scope, audited with the listing id; lists only listings all of whose events are the organisation\'s', async () => {
+    const mine = await create('Waitlisted');
+    const view = await t.db.transaction().execute((trx) => setListingWaitlist(trx, { listingId: mine.listingId, mode: 'BROADCAST', ttlDays: 7, offerTtlMinutes: 5 }, { actor: ACTOR, organisationId: acmeId }));
+    expect(view).toEqual({ mode: 'BROADCAST', ttlDays: 7, offerTtlMinutes: 5 });
+    const refused = await domainError(
+      t.db.transaction().execute((trx) => setListingWaitlist(trx, { listingId: mine.listingId, mode: 'OFFER', ttlDays: 7, offerTtlMinutes: 5 }, { actor: 'x', organisationId: otherOrgId })),
+    );
+    expect(refused.code).toBe('LISTING_FORBIDDEN');
+    const invalidInput = await domainError(
+      t.db.transaction().execute((trx) => setListingWaitlist(trx, { listingId: mine.listingId, mode: 'OFFER', ttlDays: 0, offerTtlMinutes: 5 }, { actor: ACTOR, organisationId: acmeId })),
+    );
+    expect([invalidInput.code, invalidInput.details.field]).toEqual(['INVALID_WAITLIST_SETTINGS', 'waitlist.ttlDays']);
+
+    const acmeListings = await listListings(t.db, { organisationId: acmeId });
+    expect(acmeListings.map((l) => l.id)).toContain(mine.listingId);
+    expect((await listListings(t.db, { organisationId: otherOrgId })).map((l) => l.id)).not.toContain(mine.listingId);
+
+    // The promoter sees their listing's settings change in their part of the audit log.
+    const page = await listAuditLog(t.db, { action: 'listing.waitlist' }, { organisationId: acmeId });
+    expect(page.entries.map((e) => e.details.listingId)).toContain(mine.listingId);
+    const theirs = await listAuditLog(t.db, { action: 'listing.waitlist' }, { organisationId: otherOrgId });
+    expect(theirs.entries.map((e) => e.details.listingId)).not.toContain(mine.listingId);
+  });
+});
+
+describe('listAuditLog', () => {
+  it('filters by event, actor, action (exact or prefix) and time, newest first, paged', async () => {
+    const { eventId } = await create('Audited');
+    for (let i = 0; i < 5; i++) await update(eventId, i + 1, eventFile('Audited', { venueName: `Venue ${i}` }), new Date('2030-01-01T00:00:00Z'));
+    const all = await listAuditLog(t.db, { eventId }, null);
+    expect(all.entries.map((e) => e.action)).toEqual([...Array(5).fill('event.updated'), 'event.organisation_assigned', 'event.created']);
+    expect(all.entries.every((e) => e.eventName === 'Audited' && e.actor === ACTOR)).toBe(true);
+
+    const page1 = await listAuditLog(t.db, { eventId, limit: 3 }, null);
+    expect(page1.entries).toHaveLength(3);
+    const page2 = await listAuditLog(t.db, { eventId, limit: 3, before: page1.nextBefore! }, null);
+    const page3 = await listAuditLog(t.db, { eventId, limit: 3, before: page2.nextBefore! }, null);
+    expect([...page1.entries, ...page2.entries, ...page3.entries].map((e) => e.id)).toEqual(all.entries.map((e) => e.id));
+    expect(page3.nextBefore).toBeNull();
+
+    expect((await listAuditLog(t.db, { eventId, action: 'event.created' }, null)).entries).toHaveLength(1);
+    expect((await listAuditLog(t.db, { eventId, action: 'event.' }, null)).entries).toHaveLength(7);
+    expect((await listAuditLog(t.db, { eventId, actor: 'ACME.TEST' }, null)).entries).toHaveLength(7);
+    expect((await listAuditLog(t.db, { eventId, actor: '%' }, null)).entries).toHaveLength(0);
+    expect((await listAuditLog(t.db, { eventId, to: '2000-01-01T00:00:00Z' }, null)).entries).toHaveLength(0);
+    expect((await listAuditLog(t.db, { eventId, from: new Date(Date.now() - 60_000).toISOString() }, null)).entries).toHaveLength(7);
+
+    // A promoter of another organisation sees none of it, even asking by event id.
+    expect((await listAuditLog(t.db, { eventId }, { organisationId: otherOrgId })).entries).toEqual([]);
+    // Entries without an event (console users) are not a promoter's.
+    expect((await listAuditLog(t.db, { action: 'console_user.created' }, { organisationId: acmeId })).entries).toEqual([]);
+    expect((await listAuditLog(t.db, { action: 'console_user.created' }, null)).entries.length).toBeGreaterThan(0);
+  });
+
+  it('refuses a bad query naming the field', async () => {
+    const err = await domainError(listAuditLog(t.db, { eventId: 'nope' }, null));
+    expect([err.code, err.details.field]).toEqual(['INVALID_AUDIT_QUERY', 'eventId']);
+    const order = await domainError(listAuditLog(t.db, { from: '2030-01-02T00:00:00Z', to: '2030-01-01T00:00:00Z' }, null));
+    expect(order.details.field).toBe('to');
+  });
+});
