@@ -1,7 +1,11 @@
 import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
+import { auditLogRouter } from './routers/audit-log.js';
 import { authRouter } from './routers/auth.js';
+import { eventConfigRouter } from './routers/event-config.js';
 import { eventsRouter } from './routers/events.js';
+import { fairnessAuditRouter } from './routers/fairness-audit.js';
 import { usersRouter } from './routers/users.js';
+import { waitlistReportRouter } from './routers/waitlist-report.js';
 import { admissionPlanRouter } from './routers/plan.js';
 import { warRoomRouter } from './routers/warroom.js';
 import { router } from './trpc.js';
@@ -10,6 +14,10 @@ export const appRouter = router({
   auth: authRouter,
   events: eventsRouter,
   users: usersRouter,
+  eventConfig: eventConfigRouter,
+  fairnessAudit: fairnessAuditRouter,
+  waitlistReport: waitlistReportRouter,
+  auditLog: auditLogRouter,
   warRoom: warRoomRouter,
   admissionPlan: admissionPlanRouter,
 });

@@ -1,0 +1,20 @@
+import { auditLogFacets, getEvent, listAuditLog } from '@onsale/shared/events';
+import { auditLogQuerySchema } from '@onsale/shared/events/schema';
+import { eventScope, PERMISSIONS, requireEventAccess } from '@onsale/shared/users';
+import { roleProcedure, router } from '../trpc.js';
+
+// Everyone who reads events reads the audit log; a promoter only their organisation's part of it.
+const readEvents = roleProcedure(...PERMISSIONS['events.read']);
+
+export const auditLogRouter = router({
+  /** Who changed what and when (issue 6 item 7): filtered by event, actor, action and time, newest first, paged. */
+  list: readEvents.input(auditLogQuerySchema).query(async ({ ctx, input }) => {
+    // Asking for another organisation's event is refused outright, not answered with an empty page.
+    if (input.eventId) requireEventAccess(ctx.user, await getEvent(ctx.db, input.eventId));
+    const page = await listAuditLog(ctx.db, input, eventScope(ctx.user));
+    return { ...page, entries: page.entries.map((e) => ({ ...e, at: e.at.toISOString() })) };
+  }),
+
+  /** The actions and actors that occur in the user's part of the log, for the filters. */
+  facets: readEvents.query(({ ctx }) => auditLogFacets(ctx.db, eventScope(ctx.user))),
+});
