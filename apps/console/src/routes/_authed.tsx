@@ -43,6 +43,17 @@ function SignedInShell() {
           <Link to="/" activeOptions={{ exact: true }} activeProps={{ className: 'active' }}>
             Events
           </Link>
+          {me.permissions.includes('events.configure') && (
+            <Link to="/events/new" activeProps={{ className: 'active' }} data-testid="nav-new-event">
+              New event
+            </Link>
+          )}
+          <Link to="/listings" activeProps={{ className: 'active' }} data-testid="nav-waitlists">
+            Waitlists
+          </Link>
+          <Link to="/audit-log" activeProps={{ className: 'active' }} data-testid="nav-audit-log">
+            Audit log
+          </Link>
           {me.permissions.includes('users.manage') && (
             <Link to="/users" activeProps={{ className: 'active' }} data-testid="nav-users">
               Users

@@ -22,7 +22,9 @@ function EventsPage() {
       {events.length === 0 ? (
         <p className="muted" data-testid="no-events">
           {me.role === 'promoter' ? (
-            <>No events of {me.organisationName} yet. An operator gives an event to your organisation.</>
+            <>
+              No events of {me.organisationName} yet. <Link to="/events/new">Create one</Link>, or an operator gives an event to your organisation.
+            </>
           ) : (
             <>
               No events yet. Create one with the CLI (<code>npm run onsale -- event:create --file &lt;event.json&gt;</code>).

@@ -1,6 +1,7 @@
 import { useSuspenseQuery } from '@tanstack/react-query';
 import { createFileRoute, Link, notFound } from '@tanstack/react-router';
 import { trpcCodeOf, useTRPC } from '../../../trpc';
+import { EventLinks } from '../../-components/EventLinks';
 import { formatDateTime } from '../../-components/format';
 import { InventoryTotals } from '../../-components/InventoryTotals';
 import { SectionChart } from '../../-components/SectionChart';
@@ -36,6 +37,7 @@ function EventInventoryPage() {
         <Link to="/">Events</Link> / {event.name}
       </p>
       <h1 data-testid="event-name">{event.name}</h1>
+      <EventLinks eventId={event.id} listingId={event.listingId} />
       <p className="muted">
         {event.venueName} · on sale <time dateTime={event.onsaleAt}>{formatDateTime(event.onsaleAt)}</time> · starts{' '}
         <time dateTime={event.startsAt}>{formatDateTime(event.startsAt)}</time>

@@ -1,0 +1,27 @@
+import { Link } from '@tanstack/react-router';
+import './event-form.css';
+
+/** The pages of one event: inventory, configuration, fairness audit, its listing's waitlist, its audit log. */
+export function EventLinks({ eventId, listingId }: { eventId: string; listingId?: string | undefined }) {
+  return (
+    <nav className="page-links" aria-label="Event pages" data-testid="event-links">
+      <Link to="/events/$eventId" params={{ eventId }} activeOptions={{ exact: true }} activeProps={{ className: 'active' }}>
+        Inventory
+      </Link>
+      <Link to="/events/$eventId/edit" params={{ eventId }} activeProps={{ className: 'active' }} data-testid="link-configure">
+        Configuration
+      </Link>
+      <Link to="/events/$eventId/fairness" params={{ eventId }} activeProps={{ className: 'active' }} data-testid="link-fairness">
+        Fairness audit
+      </Link>
+      {listingId && (
+        <Link to="/listings/$listingId" params={{ listingId }} data-testid="link-waitlist">
+          Waitlist
+        </Link>
+      )}
+      <Link to="/audit-log" search={{ eventId }} data-testid="link-audit-log">
+        Audit log
+      </Link>
+    </nav>
+  );
+}

@@ -1,0 +1,276 @@
+// The event form's state and its two translations: an event file (the CLI's JSON, or the BFF's answer) into what
+// the inputs show, and the inputs back into an event file for `eventFileSchema`. Pure: no React, no I/O.
+import { rowLabel, type EventFile } from '@onsale/shared/events/schema';
+
+export const QUEUE_STATES = ['WAITING', 'PAUSED', 'ADMITTED', 'LAST_CHANCE', 'SOLD_OUT'] as const;
+export type QueueState = (typeof QUEUE_STATES)[number];
+
+/** How a section's seats are written: a block of rows x seats, row by row, or general admission (a capacity). */
+export type SectionLayout = 'grid' | 'rows' | 'ga';
+
+export interface SectionDraft {
+  /** React key; not part of the file. */
+  key: string;
+  layout: SectionLayout;
+  code: string;
+  name: string;
+  priceLevel: string;
+  qualityRank: string;
+  rowCount: string;
+  seatsPerRow: string;
+  /** Row by row: one row per line, "LABEL SEATS" (e.g. "A 12"). */
+  rowsText: string;
+  capacity: string;
+  shards: string;
+}
+
+export interface PriceLevelDraft {
+  key: string;
+  code: string;
+  name: string;
+  /** In currency units as typed ("65.00"); the file has integer cents. */
+  price: string;
+}
+
+/** Every input of the form, as typed (numbers are strings until they are checked). */
+export interface EventDraft {
+  name: string;
+  venueName: string;
+  /** Date-times as a datetime-local input shows them (the browser's zone), with the ISO text they came from. */
+  startsAt: string;
+  startsAtIso: string | null;
+  onsaleAt: string;
+  onsaleAtIso: string | null;
+  seatPickingOpensAfterMinutes: string;
+  fairnessMode: string;
+  perAccountSeats: string;
+  perInstrumentSeats: string;
+  perDeviceSeats: string;
+  ttlSeconds: string;
+  extensionSeconds: string;
+  targetSaleMinutes: string;
+  ticketsPerOrder: string;
+  checkoutMinutes: string;
+  paymentTps: string;
+  overbookFactor: string;
+  queueCopy: Record<QueueState, string>;
+  priceLevels: PriceLevelDraft[];
+  sections: SectionDraft[];
+}
+
+let keySeq = 0;
+export const newKey = () => `k${++keySeq}`;
+
+export const emptySection = (priceLevel = ''): SectionDraft => ({
+  key: newKey(),
+  layout: 'grid',
+  code: '',
+  name: '',
+  priceLevel,
+  qualityRank: '1',
+  rowCount: '',
+  seatsPerRow: '',
+  rowsText: '',
+  capacity: '',
+  shards: '',
+});
+
+export const emptyPriceLevel = (): PriceLevelDraft => ({ key: newKey(), code: '', name: '', price: '' });
+
+/** A new event's form: the schema's defaults filled in, one price level and one section to start from. */
+export function newEventDraft(): EventDraft {
+  return {
+    name: '',
+    venueName: '',
+    startsAt: '',
+    startsAtIso: null,
+    onsaleAt: '',
+    onsaleAtIso: null,
+    seatPickingOpensAfterMinutes: '30',
+    fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO',
+    perAccountSeats: '4',
+    perInstrumentSeats: '4',
+    perDeviceSeats: '',
+    ttlSeconds: '360',
+    extensionSeconds: '180',
+    targetSaleMinutes: '25',
+    ticketsPerOrder: '2.5',
+    checkoutMinutes: '6',
+    paymentTps: '1000',
+    overbookFactor: '1.3',
+    queueCopy: { WAITING: '', PAUSED: '', ADMITTED: '', LAST_CHANCE: '', SOLD_OUT: '' },
+    priceLevels: [emptyPriceLevel()],
+    sections: [emptySection()],
+  };
+}
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** An ISO instant as a datetime-local value in this browser's zone (seconds kept when not 0). '' for anything else. */
+export function localInputOf(iso: unknown): string {
+  if (typeof iso !== 'string') return '';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  // Whole minutes without seconds, as the browser itself writes a datetime-local value.
+  const seconds = d.getSeconds() === 0 ? '' : `:${pad(d.getSeconds())}`;
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}${seconds}`;
+}
+
+const text = (v: unknown): string => (v === undefined || v === null ? '' : String(v));
+const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+function sectionDraftOf(raw: unknown): SectionDraft {
+  const s = obj(raw);
+  const base = { ...emptySection(), code: text(s.code), name: text(s.name), priceLevel: text(s.priceLevel), qualityRank: text(s.qualityRank) };
+  if (s.kind === 'GA') return { ...base, layout: 'ga', capacity: text(s.capacity), shards: text(s.shards) };
+  const rows = arr(s.rows).map(obj);
+  if (rows.length > 0) {
+    // A block whose labels are A, B, C... with equal rows reads better as rows x seats.
+    const first = rows[0]!;
+    const grid = rows.every((r, i) => r.label === rowLabel(i) && r.seats === first.seats);
+    if (grid) return { ...base, layout: 'grid', rowCount: String(rows.length), seatsPerRow: text(first.seats) };
+    return { ...base, layout: 'rows', rowsText: rows.map((r) => `${text(r.label)} ${text(r.seats)}`).join('\n') };
+  }
+  return { ...base, layout: 'grid', rowCount: text(s.rowCount), seatsPerRow: text(s.seatsPerRow) };
+}
+
+/**
+ * The form for an event file (the JSON the CLI takes, or the event as the BFF reads it back). Whatever the file
+ * gets wrong stays as it is, for the schema to point at.
+ */
+export function draftFromFile(input: unknown): EventDraft {
+  const f = obj(input);
+  const limits = obj(f.limits);
+  const holds = obj(f.holds);
+  const pacing = obj(f.pacing);
+  const copy = obj(f.queueCopy);
+  const d = newEventDraft();
+  const or = (v: unknown, fallback: string) => (v === undefined ? fallback : text(v));
+  return {
+    name: text(f.name),
+    venueName: text(f.venueName),
+    startsAt: localInputOf(f.startsAt) || text(f.startsAt),
+    startsAtIso: typeof f.startsAt === 'string' ? f.startsAt : null,
+    onsaleAt: localInputOf(f.onsaleAt) || text(f.onsaleAt),
+    onsaleAtIso: typeof f.onsaleAt === 'string' ? f.onsaleAt : null,
+    seatPickingOpensAfterMinutes: or(f.seatPickingOpensAfterMinutes, d.seatPickingOpensAfterMinutes),
+    fairnessMode: or(f.fairnessMode, d.fairnessMode),
+    perAccountSeats: or(limits.perAccountSeats, d.perAccountSeats),
+    perInstrumentSeats: or(limits.perInstrumentSeats, d.perInstrumentSeats),
+    perDeviceSeats: text(limits.perDeviceSeats),
+    ttlSeconds: or(holds.ttlSeconds, d.ttlSeconds),
+    extensionSeconds: or(holds.extensionSeconds, d.extensionSeconds),
+    targetSaleMinutes: or(pacing.targetSaleMinutes, d.targetSaleMinutes),
+    ticketsPerOrder: or(pacing.ticketsPerOrder, d.ticketsPerOrder),
+    checkoutMinutes: or(pacing.checkoutMinutes, d.checkoutMinutes),
+    paymentTps: or(pacing.paymentTps, d.paymentTps),
+    overbookFactor: or(pacing.overbookFactor, d.overbookFactor),
+    queueCopy: Object.fromEntries(QUEUE_STATES.map((s) => [s, text(copy[s])])) as Record<QueueState, string>,
+    priceLevels: arr(f.priceLevels).map((raw) => {
+      const p = obj(raw);
+      const cents = p.priceCents;
+      return { key: newKey(), code: text(p.code), name: text(p.name), price: typeof cents === 'number' ? (cents / 100).toFixed(2) : text(cents) };
+    }),
+    sections: arr(f.sections).map(sectionDraftOf),
+  };
+}
+
+/** The listing part of an imported file, for the form's listing choice. */
+export function listingOfFile(input: unknown): { name: string } | { id: string } | undefined {
+  const l = obj(obj(input).listing);
+  if (typeof l.id === 'string') return { id: l.id };
+  if (typeof l.name === 'string') return { name: l.name };
+  return undefined;
+}
+
+/**
+ * The event file the form amounts to, and the inputs that are not even numbers ("enter a number" at the field,
+ * where the schema would only say NaN). Empty optional inputs are left out, so the schema's defaults apply.
+ */
+export function fileFromDraft(d: EventDraft): { file: EventFile; problems: Record<string, string> } {
+  const problems: Record<string, string> = {};
+  const num = (path: string, v: string, opts: { optional?: boolean } = {}): number | undefined => {
+    const t = v.trim();
+    if (t === '') {
+      if (!opts.optional) problems[path] = 'enter a number';
+      return undefined;
+    }
+    const n = Number(t);
+    if (!Number.isFinite(n)) problems[path] = 'enter a number';
+    return n;
+  };
+  const instant = (local: string, iso: string | null): string => {
+    if (iso !== null && localInputOf(iso) === local) return iso; // untouched: keep the exact instant it came as
+    const t = local.trim();
+    if (t === '') return t;
+    const date = new Date(t);
+    return Number.isNaN(date.getTime()) ? t : date.toISOString();
+  };
+  const optionalObject = <T extends Record<string, unknown>>(o: T): T | undefined => (Object.values(o).every((v) => v === undefined) ? undefined : o);
+
+  const copy = Object.fromEntries(QUEUE_STATES.flatMap((s) => (d.queueCopy[s].trim() === '' ? [] : [[s, d.queueCopy[s]]])));
+  const file: Record<string, unknown> = {
+    name: d.name,
+    venueName: d.venueName,
+    startsAt: instant(d.startsAt, d.startsAtIso),
+    onsaleAt: instant(d.onsaleAt, d.onsaleAtIso),
+    seatPickingOpensAfterMinutes: num('seatPickingOpensAfterMinutes', d.seatPickingOpensAfterMinutes, { optional: true }),
+    fairnessMode: d.fairnessMode,
+    limits: optionalObject({
+      perAccountSeats: num('limits.perAccountSeats', d.perAccountSeats, { optional: true }),
+      perInstrumentSeats: num('limits.perInstrumentSeats', d.perInstrumentSeats, { optional: true }),
+      perDeviceSeats: num('limits.perDeviceSeats', d.perDeviceSeats, { optional: true }),
+    }),
+    holds: optionalObject({
+      ttlSeconds: num('holds.ttlSeconds', d.ttlSeconds, { optional: true }),
+      extensionSeconds: num('holds.extensionSeconds', d.extensionSeconds, { optional: true }),
+    }),
+    pacing: optionalObject({
+      targetSaleMinutes: num('pacing.targetSaleMinutes', d.targetSaleMinutes, { optional: true }),
+      ticketsPerOrder: num('pacing.ticketsPerOrder', d.ticketsPerOrder, { optional: true }),
+      checkoutMinutes: num('pacing.checkoutMinutes', d.checkoutMinutes, { optional: true }),
+      paymentTps: num('pacing.paymentTps', d.paymentTps, { optional: true }),
+      overbookFactor: num('pacing.overbookFactor', d.overbookFactor, { optional: true }),
+    }),
+    ...(Object.keys(copy).length > 0 ? { queueCopy: copy } : {}),
+    priceLevels: d.priceLevels.map((p, i) => {
+      const price = num(`priceLevels.${i}.priceCents`, p.price);
+      return { code: p.code, name: p.name, priceCents: price === undefined || Number.isNaN(price) ? price : Math.round(price * 100) };
+    }),
+    sections: d.sections.map((s, i) => {
+      const base = {
+        code: s.code,
+        ...(s.name.trim() === '' ? {} : { name: s.name }),
+        priceLevel: s.priceLevel,
+        qualityRank: num(`sections.${i}.qualityRank`, s.qualityRank),
+      };
+      if (s.layout === 'ga')
+        return { kind: 'GA', ...base, capacity: num(`sections.${i}.capacity`, s.capacity), shards: num(`sections.${i}.shards`, s.shards, { optional: true }) };
+      if (s.layout === 'grid') return { ...base, rowCount: num(`sections.${i}.rowCount`, s.rowCount), seatsPerRow: num(`sections.${i}.seatsPerRow`, s.seatsPerRow) };
+      const rows = s.rowsText
+        .split(/[\n,;]+/)
+        .map((line) => line.trim())
+        .filter((line) => line !== '')
+        .map((line) => {
+          const m = /^(\S+)\s*[: ]\s*(\S+)$/.exec(line);
+          if (!m) {
+            problems[`sections.${i}.rows`] = `write each row as LABEL SEATS, e.g. "A 12" (not "${line}")`;
+            return { label: line, seats: Number.NaN };
+          }
+          const seats = Number(m[2]);
+          if (!Number.isFinite(seats)) problems[`sections.${i}.rows`] = `row ${m[1]}: the seats must be a number`;
+          return { label: m[1]!, seats };
+        });
+      return { ...base, rows };
+    }),
+  };
+  return { file: file as unknown as EventFile, problems };
+}
+
+/** The first message at `path` or under it (`sections.0` shows what `sections.0.rows.2.label` says). */
+export function errorAt(errors: Record<string, string>, path: string): string | undefined {
+  if (errors[path]) return errors[path];
+  const key = Object.keys(errors).find((k) => k.startsWith(`${path}.`));
+  return key ? errors[key] : undefined;
+}

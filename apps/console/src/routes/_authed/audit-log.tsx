@@ -1,0 +1,216 @@
+import { useState, type FormEvent } from 'react';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
+import { z } from 'zod';
+import { auditLogQuerySchema } from '@onsale/shared/events/schema';
+import { fieldErrors } from '@onsale/shared/users/schema';
+import { fieldErrorsOf, useTRPC } from '../../trpc';
+import { localInputOf } from '../-components/event-draft';
+import { Field } from '../-components/Field';
+import { formatDateTime } from '../-components/format';
+import '../-components/event-form.css';
+
+const PAGE_SIZE = 50;
+
+// The URL carries the filters, so a filtered view can be shared. Anything unusable in it is dropped, not fatal.
+const searchSchema = z.object({
+  eventId: z.string().optional().catch(undefined),
+  actor: z.string().optional().catch(undefined),
+  action: z.string().optional().catch(undefined),
+  from: z.string().optional().catch(undefined),
+  to: z.string().optional().catch(undefined),
+  before: z.number().int().positive().optional().catch(undefined),
+});
+type AuditSearch = z.infer<typeof searchSchema>;
+
+export const Route = createFileRoute('/_authed/audit-log')({
+  validateSearch: searchSchema,
+  component: AuditLogPage,
+});
+
+const clean = (s: AuditSearch): AuditSearch => Object.fromEntries(Object.entries(s).filter(([, v]) => v !== undefined && v !== '')) as AuditSearch;
+
+function AuditLogPage() {
+  const search = Route.useSearch();
+  const navigate = useNavigate({ from: Route.fullPath });
+  const trpc = useTRPC();
+  const events = useQuery(trpc.events.list.queryOptions());
+  const facets = useQuery(trpc.auditLog.facets.queryOptions());
+  const query = { ...clean(search), limit: PAGE_SIZE };
+  const page = useQuery(trpc.auditLog.list.queryOptions(query, { placeholderData: keepPreviousData, refetchInterval: 10_000 }));
+
+  return (
+    <section>
+      <h1>Audit log</h1>
+      <p className="muted">Who changed what, and when: configuration, sign-offs, pauses and rate overrides, waitlist settings, users. Newest first.</p>
+      <Filters key={JSON.stringify(search)} search={search} events={events.data ?? []} actions={facets.data?.actions ?? []} actors={facets.data?.actors ?? []} serverErrors={page.error ? fieldErrorsOf(page.error) : {}} onApply={(next) => void navigate({ search: clean(next) })} />
+      {page.error && Object.keys(fieldErrorsOf(page.error)).length === 0 && (
+        <p className="form-error" role="alert">
+          {page.error.message}
+        </p>
+      )}
+      {page.data && (
+        <>
+          {page.data.entries.length === 0 ? (
+            <p className="muted" data-testid="audit-empty">
+              No entries match.
+            </p>
+          ) : (
+            <table className="grid" data-testid="audit-table">
+              <thead>
+                <tr>
+                  <th>When</th>
+                  <th>Who</th>
+                  <th>What</th>
+                  <th>Event</th>
+                  <th>Details</th>
+                </tr>
+              </thead>
+              <tbody>
+                {page.data.entries.map((e) => (
+                  <tr key={e.id} data-testid="audit-row" data-action={e.action} data-actor={e.actor}>
+                    <td>
+                      <time dateTime={e.at}>{formatDateTime(e.at)}</time>
+                    </td>
+                    <td>{e.actor}</td>
+                    <td>
+                      <code>{e.action}</code>
+                    </td>
+                    <td>
+                      {e.eventId ? (
+                        <Link to="/audit-log" search={{ eventId: e.eventId }}>
+                          {e.eventName ?? e.eventId}
+                        </Link>
+                      ) : (
+                        '—'
+                      )}
+                    </td>
+                    <td className="details-cell">{summarise(e.details)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+          <div className="pager">
+            {search.before !== undefined && (
+              <button type="button" className="secondary" onClick={() => void navigate({ search: clean({ ...search, before: undefined }) })} data-testid="audit-newest">
+                ← Newest
+              </button>
+            )}
+            {page.data.nextBefore !== null && (
+              <button type="button" className="secondary" onClick={() => void navigate({ search: clean({ ...search, before: page.data.nextBefore ?? undefined }) })} data-testid="audit-older">
+                Older →
+              </button>
+            )}
+          </div>
+        </>
+      )}
+    </section>
+  );
+}
+
+const show = (v: unknown) => (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v));
+
+/** The details as one line: configuration changes as "setting: from → to", short values inline, the rest as JSON. */
+function summarise(details: Record<string, unknown>): string {
+  const parts = Object.entries(details).map(([k, v]) => {
+    if (k === 'changes' && Array.isArray(v))
+      return v.map((c: { setting?: unknown; from?: unknown; to?: unknown }) => `${show(c.setting)}: ${show(c.from)} → ${show(c.to)}`).join('; ');
+    return `${k}: ${show(v)}`;
+  });
+  const line = parts.join(' · ');
+  return line.length > 400 ? `${line.slice(0, 400)}…` : line;
+}
+
+function Filters({
+  search,
+  events,
+  actions,
+  actors,
+  serverErrors,
+  onApply,
+}: {
+  search: AuditSearch;
+  events: { id: string; name: string }[];
+  actions: string[];
+  actors: string[];
+  serverErrors: Record<string, string>;
+  onApply: (s: AuditSearch) => void;
+}) {
+  const [eventId, setEventId] = useState(search.eventId ?? '');
+  const [actor, setActor] = useState(search.actor ?? '');
+  const [action, setAction] = useState(search.action ?? '');
+  const [from, setFrom] = useState(localInputOf(search.from));
+  const [to, setTo] = useState(localInputOf(search.to));
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const prefixes = [...new Set(actions.map((a) => `${a.split('.')[0]}.`))];
+  const shown = { ...serverErrors, ...errors };
+
+  function apply(e: FormEvent) {
+    e.preventDefault();
+    const iso = (v: string) => (v.trim() === '' ? undefined : Number.isNaN(new Date(v).getTime()) ? v : new Date(v).toISOString());
+    const next = { eventId: eventId || undefined, actor: actor || undefined, action: action || undefined, from: iso(from), to: iso(to) };
+    // The schema the BFF checks with: a mistake shows here, at its field.
+    const parsed = auditLogQuerySchema.safeParse(next);
+    if (!parsed.success) {
+      setErrors(fieldErrors(parsed.error));
+      return;
+    }
+    setErrors({});
+    onApply(next);
+  }
+
+  return (
+    <form className="card filters" onSubmit={apply} noValidate data-testid="audit-filters">
+      <Field label="Event" name="eventId" error={shown.eventId}>
+        <select value={eventId} onChange={(e) => setEventId(e.target.value)}>
+          <option value="">Any event</option>
+          {events.map((ev) => (
+            <option key={ev.id} value={ev.id}>
+              {ev.name}
+            </option>
+          ))}
+          {eventId && !events.some((ev) => ev.id === eventId) && <option value={eventId}>{eventId}</option>}
+        </select>
+      </Field>
+      <Field label="Actor" name="actor" error={shown.actor} hint="Any part of the e-mail.">
+        <input value={actor} list="audit-actors" onChange={(e) => setActor(e.target.value)} />
+      </Field>
+      <datalist id="audit-actors">
+        {actors.map((a) => (
+          <option key={a} value={a} />
+        ))}
+      </datalist>
+      <Field label="Action" name="action" error={shown.action}>
+        <select value={action} onChange={(e) => setAction(e.target.value)}>
+          <option value="">Any action</option>
+          {prefixes.map((p) => (
+            <option key={p} value={p}>
+              {p}* (all)
+            </option>
+          ))}
+          {actions.map((a) => (
+            <option key={a} value={a}>
+              {a}
+            </option>
+          ))}
+          {action && !actions.includes(action) && !prefixes.includes(action) && <option value={action}>{action}</option>}
+        </select>
+      </Field>
+      <Field label="From" name="from" error={shown.from}>
+        <input type="datetime-local" step="1" value={from} onChange={(e) => setFrom(e.target.value)} />
+      </Field>
+      <Field label="To" name="to" error={shown.to}>
+        <input type="datetime-local" step="1" value={to} onChange={(e) => setTo(e.target.value)} />
+      </Field>
+      <div className="page-actions">
+        <button type="submit" className="primary">
+          Filter
+        </button>
+        <Link to="/audit-log" search={{}}>
+          Clear
+        </Link>
+      </div>
+    </form>
+  );
+}

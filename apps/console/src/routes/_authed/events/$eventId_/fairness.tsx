@@ -1,0 +1,303 @@
+import { useSuspenseQuery } from '@tanstack/react-query';
+import { createFileRoute, Link, notFound } from '@tanstack/react-router';
+import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import type { RouterOutputs } from '@onsale/bff/root';
+import { trpcCodeOf, useTRPC } from '../../../../trpc';
+import { EventLinks } from '../../../-components/EventLinks';
+import { FAIRNESS_LABELS } from '../../../-components/EventForm';
+import { downloadText } from '../../../-components/download';
+import { formatCount, formatDateTime } from '../../../-components/format';
+import { Forbidden, NotFound } from '../../../-components/Status';
+import '../../../-components/event-form.css';
+
+type Report = RouterOutputs['fairnessAudit']['get'];
+
+// The audit changes at the open (reveal) and minute by minute during the sale; a slow refresh is enough.
+const REFRESH_MS = 15_000;
+
+export const Route = createFileRoute('/_authed/events/$eventId_/fairness')({
+  loader: async ({ context: { trpc, queryClient }, params: { eventId } }) => {
+    try {
+      return await queryClient.ensureQueryData(trpc.fairnessAudit.get.queryOptions({ eventId }));
+    } catch (err) {
+      if (trpcCodeOf(err) === 'NOT_FOUND' || trpcCodeOf(err) === 'BAD_REQUEST') throw notFound();
+      if (trpcCodeOf(err) === 'FORBIDDEN') throw notFound({ data: { forbidden: true } });
+      throw err;
+    }
+  },
+  notFoundComponent: ({ data }) => ((data as { forbidden?: boolean } | undefined)?.forbidden ? <Forbidden what="event" /> : <NotFound what="event" />),
+  component: FairnessAuditPage,
+});
+
+function FairnessAuditPage() {
+  const { eventId } = Route.useParams();
+  const trpc = useTRPC();
+  const { data: r } = useSuspenseQuery(trpc.fairnessAudit.get.queryOptions({ eventId }, { refetchInterval: REFRESH_MS }));
+  const s = r.summary;
+  const f = s.fairness;
+  const mode = f.mode as keyof typeof FAIRNESS_LABELS;
+  const fileBase = `onsale-audit-${s.eventId}`;
+
+  return (
+    <section>
+      <p className="crumbs">
+        <Link to="/">Events</Link> / <Link to="/events/$eventId" params={{ eventId }}>{s.eventName}</Link> / Fairness audit
+      </p>
+      <h1 data-testid="fairness-title">Fairness audit: {s.eventName}</h1>
+      <EventLinks eventId={eventId} listingId={r.listingId} />
+      <p className="muted">
+        {s.venueName} · on sale <time dateTime={s.onsaleAt}>{formatDateTime(s.onsaleAt)}</time>. Anyone can check this with{' '}
+        <code>npm run onsale -- audit:verify {s.eventId}</code>.
+      </p>
+      <div className="page-actions">
+        <button type="button" className="primary" data-testid="download-markdown" onClick={() => downloadText(`${fileBase}.md`, r.markdown, 'text/markdown')}>
+          Download the summary (Markdown)
+        </button>
+        <button type="button" className="secondary" data-testid="download-json" onClick={() => downloadText(`${fileBase}.json`, `${JSON.stringify(s, null, 2)}\n`, 'application/json')}>
+          Download the summary (JSON)
+        </button>
+      </div>
+
+      <div className="two-col">
+        <div className="card">
+          <h2>How the queue is ordered</h2>
+          <p>
+            <strong>{FAIRNESS_LABELS[mode] ?? f.mode}</strong> <code>{f.mode}</code>
+          </p>
+          <blockquote className="fairness-description">{f.description}</blockquote>
+          <SignOffs signOffs={r.signOffs} mode={f.mode} />
+        </div>
+        <div className="card">
+          <h2>The draw</h2>
+          <dl className="kv">
+            <dt>Seed commitment (published before the open)</dt>
+            <dd className="mono" data-testid="seed-commitment">
+              {f.seedCommitment}
+            </dd>
+            <dt>Seed (revealed at the open)</dt>
+            <dd className="mono" data-testid="seed">
+              {f.seed ?? <span className="muted">not revealed yet: published when the on-sale opens</span>}
+            </dd>
+            <dt>Revealed at</dt>
+            <dd>{f.seedRevealedAt ? formatDateTime(f.seedRevealedAt) : '—'}</dd>
+            <dt>Pre-open cohort</dt>
+            <dd data-testid="cohort-size">{f.cohortSize === null ? 'not sealed yet' : `${formatCount(f.cohortSize)} join numbers, sealed ${f.sealedAt ? formatDateTime(f.sealedAt) : ''}`}</dd>
+          </dl>
+          <h3>Verification</h3>
+          <ul className="checks" data-testid="verification">
+            {r.verification.checks.map((c) => (
+              <li key={c.name} data-check={c.name} data-ok={c.ok}>
+                <span className={c.ok ? 'check-ok' : 'check-fail'}>{c.ok ? '✓' : '✗'}</span> {c.detail}
+              </li>
+            ))}
+          </ul>
+        </div>
+      </div>
+
+      <h2>Positions of the pre-open cohort</h2>
+      <PositionHistogram histogram={r.histogram} />
+
+      <h2>Admissions per minute</h2>
+      <p className="muted">
+        Admitted through position {formatCount(s.admissions.admittedThrough)}: {formatCount(s.admissions.totalPositionsAdvanced)} positions advanced,{' '}
+        {formatCount(s.admissions.totalAdmissionTokensIssued)} admission tokens issued.
+      </p>
+      {s.admissions.perMinute.length === 0 ? (
+        <p className="muted" data-testid="no-admissions">
+          No admissions yet.
+        </p>
+      ) : (
+        <figure className="chart" aria-label="Admissions per minute" data-testid="admissions-chart">
+          <ResponsiveContainer width="100%" height={240}>
+            <BarChart data={s.admissions.perMinute.map((m) => ({ ...m, label: new Date(m.minute).toISOString().slice(11, 16) }))}>
+              <CartesianGrid strokeDasharray="3 3" vertical={false} />
+              <XAxis dataKey="label" />
+              <YAxis allowDecimals={false} width={56} />
+              <Tooltip />
+              <Legend />
+              <Bar dataKey="positionsAdvanced" name="Positions advanced" fill="#2b6cb0" isAnimationActive={false} />
+              <Bar dataKey="admissionTokensIssued" name="Admission tokens issued" fill="#2f855a" isAnimationActive={false} />
+            </BarChart>
+          </ResponsiveContainer>
+        </figure>
+      )}
+
+      <h2>Pauses</h2>
+      {s.pauses.length === 0 ? (
+        <p className="muted" data-testid="no-pauses">
+          The queue was never paused.
+        </p>
+      ) : (
+        <table className="grid" data-testid="pauses">
+          <thead>
+            <tr>
+              <th>Paused</th>
+              <th>By</th>
+              <th>Why</th>
+              <th>Resumed</th>
+              <th>By</th>
+              <th className="num">Paused for</th>
+            </tr>
+          </thead>
+          <tbody>
+            {s.pauses.map((p) => (
+              <tr key={p.pausedAt}>
+                <td>{formatDateTime(p.pausedAt)}</td>
+                <td>{p.pausedBy}</td>
+                <td>
+                  {p.reason}
+                  {(p.reasonUpdates ?? []).map((u) => (
+                    <div key={u.at} className="muted">
+                      then {u.by}: {u.reason}
+                    </div>
+                  ))}
+                </td>
+                <td>{p.resumedAt ? formatDateTime(p.resumedAt) : <strong>still paused</strong>}</td>
+                <td>{p.resumedBy ?? '—'}</td>
+                <td className="num">{p.pausedSeconds === null ? '—' : `${p.pausedSeconds} s`}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+
+      {s.rateOverrides.length > 0 && (
+        <>
+          <h2>Admission rate overrides</h2>
+          <table className="grid">
+            <thead>
+              <tr>
+                <th>At</th>
+                <th>By</th>
+                <th className="num">Rate (admits/min)</th>
+                <th>Why</th>
+              </tr>
+            </thead>
+            <tbody>
+              {s.rateOverrides.map((o) => (
+                <tr key={o.at}>
+                  <td>{formatDateTime(o.at)}</td>
+                  <td>{o.by}</td>
+                  <td className="num">{o.perMinute ?? 'back to plan'}</td>
+                  <td>{o.reason ?? '—'}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      )}
+
+      <h2>Configuration changes</h2>
+      {s.configurationChanges.length === 0 ? (
+        <p className="muted">None recorded.</p>
+      ) : (
+        <table className="grid" data-testid="configuration-changes">
+          <thead>
+            <tr>
+              <th>At</th>
+              <th>By</th>
+              <th>Change</th>
+            </tr>
+          </thead>
+          <tbody>
+            {s.configurationChanges.map((c, i) => (
+              <tr key={`${c.at}-${i}`}>
+                <td>{formatDateTime(c.at)}</td>
+                <td>{c.by}</td>
+                <td>{c.action}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <p className="muted">
+        {s.soldOutAt
+          ? `Sold out at ${formatDateTime(s.soldOutAt)}.`
+          : `Not sold out: ${formatCount(s.inventory.available)} available, ${formatCount(s.inventory.held)} held, ${formatCount(s.inventory.sold)} sold of ${formatCount(s.inventory.capacity)}.`}
+      </p>
+    </section>
+  );
+}
+
+function SignOffs({ signOffs, mode }: { signOffs: Report['signOffs']; mode: string }) {
+  const live = signOffs.find((x) => x.supersededAt === null && x.fairnessMode === mode);
+  return (
+    <div data-testid="fairness-signoffs">
+      {live ? (
+        <p className="banner banner-ok">
+          Signed off by <strong>{live.signedOffBy}</strong> on {formatDateTime(live.signedOffAt)}.
+        </p>
+      ) : (
+        <p className="banner banner-warn">Not signed off by a promoter.</p>
+      )}
+      {signOffs.filter((x) => x.supersededAt).length > 0 && (
+        <ul className="muted">
+          {signOffs
+            .filter((x) => x.supersededAt)
+            .map((x) => (
+              <li key={x.id}>
+                {x.fairnessMode}: signed off by {x.signedOffBy} {formatDateTime(x.signedOffAt)}, withdrawn {formatDateTime(x.supersededAt!)} ({x.supersededReason})
+              </li>
+            ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+function PositionHistogram({ histogram }: { histogram: Report['histogram'] }) {
+  if (!histogram)
+    return (
+      <p className="muted" data-testid="no-histogram">
+        Positions are drawn at the open, from the seed committed above; they appear here once it is revealed.
+      </p>
+    );
+  if (histogram.accounts === 0) return <p className="muted">Nobody joined before the open.</p>;
+  const data = histogram.buckets.map((b) => ({ ...b, label: b.from === b.to ? String(b.from) : `${b.from}–${b.to}` }));
+  return (
+    <div className="split">
+      <figure className="chart" aria-label="Queue positions of the pre-open cohort" data-testid="position-histogram">
+        <ResponsiveContainer width="100%" height={260}>
+          <BarChart data={data}>
+            <CartesianGrid strokeDasharray="3 3" vertical={false} />
+            <XAxis dataKey="label" interval="preserveStartEnd" />
+            <YAxis allowDecimals={false} width={48} />
+            <Tooltip />
+            <Legend />
+            <Bar dataKey="earlyJoiners" name="Joined in the first half" stackId="p" fill="#2b6cb0" isAnimationActive={false} />
+            <Bar dataKey="lateJoiners" name="Joined in the second half" stackId="p" fill="#c05621" isAnimationActive={false} />
+          </BarChart>
+        </ResponsiveContainer>
+        <figcaption className="muted">
+          Queue positions of the {formatCount(histogram.accounts)} accounts that joined before the open. A fair draw spreads early and late joiners
+          evenly over every position.
+        </figcaption>
+      </figure>
+      <table className="grid" data-testid="join-deciles">
+        <thead>
+          <tr>
+            <th>Joined in the</th>
+            <th className="num">Accounts</th>
+            <th className="num">Mean position</th>
+          </tr>
+        </thead>
+        <tbody>
+          {histogram.meanPositionByJoinDecile.map((d) => (
+            <tr key={d.decile}>
+              <td>{ordinal(d.decile)} tenth</td>
+              <td className="num">{formatCount(d.accounts)}</td>
+              <td className="num">{d.meanPosition}</td>
+            </tr>
+          ))}
+          <tr>
+            <td className="muted">Expected under a fair draw</td>
+            <td />
+            <td className="num muted">{histogram.expectedMeanPosition}</td>
+          </tr>
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+const ordinal = (n: number) => `${n}${n === 1 ? 'st' : n === 2 ? 'nd' : n === 3 ? 'rd' : 'th'}`;

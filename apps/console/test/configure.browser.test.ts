@@ -1,0 +1,236 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { buildBff } from '@onsale/bff';
+import { sql } from '@onsale/shared/db';
+import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
+import { createUser } from '@onsale/shared/users';
+
+// Event configuration, the fairness audit and the audit log in Chromium, against the built console served by the
+// BFF: a promoter creates an event from the form (after an inline error), sees it listed, opens its fairness audit
+// and downloads the summary, then filters the audit log.
+
+const consoleRoot = fileURLToPath(new URL('..', import.meta.url));
+const resultsDir = join(consoleRoot, '..', '..', '.test-results');
+// Built into a directory of this test's own: other browser tests build into dist/ and may run at the same time.
+const distDir = join(resultsDir, 'console-dist-configure');
+const CHROMIUM = '/usr/bin/chromium';
+const PROMOTER = { email: 'promoter@acme.test', password: 'promoter password for the browser' };
+const EVENT_NAME = 'Form Made Night';
+// The promoter works in New York: the form's times are theirs, the database keeps instants.
+const TIMEZONE = 'America/New_York';
+
+let tdb: TestDatabase;
+let app: Awaited<ReturnType<typeof buildBff>>;
+let browser: Browser;
+let page: Page;
+let baseUrl: string;
+let eventId: string;
+const pageErrors: string[] = [];
+
+function buildConsole(): void {
+  const viteBin = join(dirname(createRequire(join(consoleRoot, 'package.json')).resolve('vite/package.json')), 'bin', 'vite.js');
+  execFileSync(process.execPath, [viteBin, 'build', '--outDir', distDir, '--emptyOutDir', '--logLevel', 'warn'], { cwd: consoleRoot, stdio: 'inherit' });
+}
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`Debian Chromium not found at ${CHROMIUM}: apt-get install -y chromium`);
+  mkdirSync(resultsDir, { recursive: true });
+  buildConsole();
+  tdb = await createTestDatabase(inject('templateDatabaseUrl'));
+  await tdb.db.transaction().execute((trx) => createUser(trx, { ...PROMOTER, role: 'promoter', organisation: 'Acme Live' }, 'test'));
+  app = await buildBff({ db: tdb.db, consoleDir: distDir });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+  });
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 }, timezoneId: TIMEZONE, acceptDownloads: true });
+  page.on('pageerror', (err) => pageErrors.push(err.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error') pageErrors.push(m.text());
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await app?.close();
+  await tdb?.drop();
+});
+
+describe('event configuration in Chromium', () => {
+  it('signs in as a promoter', async () => {
+    await page.goto(`${baseUrl}/sign-in`);
+    const form = page.getByTestId('sign-in-form');
+    await form.getByLabel('E-mail address').fill(PROMOTER.email);
+    await form.getByLabel('Password').fill(PROMOTER.password);
+    await form.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${baseUrl}/`);
+    expect(await page.getByTestId('signed-in-role').textContent()).toBe('Promoter · Acme Live');
+  });
+
+  it('creates an event from the form: a bad field is refused inline first, nothing is written, then it is created and signed off', async () => {
+    await page.getByTestId('nav-new-event').click();
+    await page.waitForURL('**/events/new');
+    const form = page.getByTestId('event-form');
+    await form.getByLabel('Event name').fill(EVENT_NAME);
+    await form.getByLabel('Venue').fill('Form Hall');
+    await form.getByLabel('Show starts').fill('2031-06-01T19:30:00');
+    await form.getByLabel('On sale from').fill('2031-03-01T10:00:00');
+    const level = form.getByTestId('price-level-row').first();
+    await level.getByLabel('Code').fill('P1');
+    await level.getByLabel('Name').fill('Stalls');
+    await level.getByLabel('Price (USD)').fill('65.50');
+    const section = form.getByTestId('section-editor').first();
+    await section.getByLabel('Code').fill('STALLS 1');
+    await section.getByLabel('Name').fill('Stalls');
+    await section.getByLabel('Price level').selectOption('P1');
+    await section.getByLabel('Rows', { exact: true }).fill('4');
+    await section.getByLabel('Seats per row').fill('10');
+    await form.getByLabel('Seats per account').fill('0');
+    await form.getByRole('button', { name: 'Create event' }).click();
+
+    // The shared schema's words, at the fields, before anything is sent.
+    expect(await page.getByTestId('error-sections.0.code').textContent()).toBe('letters, digits, "-" and "_" only');
+    expect(await page.getByTestId('error-limits.perAccountSeats').textContent()).toBe('Too small: expected number to be >=1');
+    await page.getByTestId('form-error').waitFor();
+    expect(page.url()).toContain('/events/new');
+    expect(await tdb.db.selectFrom('events').select('id').execute()).toEqual([]);
+    await page.screenshot({ path: join(resultsDir, 'console-event-form-error.png'), fullPage: true });
+
+    await section.getByLabel('Code').fill('STALLS');
+    await form.getByLabel('Seats per account').fill('6');
+    await page.getByTestId('sign-off-on-create').check();
+    await form.getByRole('button', { name: 'Create event' }).click();
+    await page.waitForURL(/\/events\/[0-9a-f-]{36}$/);
+    await page.getByTestId('event-name').waitFor();
+    expect(await page.getByTestId('event-name').textContent()).toBe(EVENT_NAME);
+    eventId = page.url().split('/').pop()!;
+    expect(await page.getByTestId('error-sections.0.code').count()).toBe(0);
+
+    const row = await tdb.db.selectFrom('events').selectAll().where('id', '=', eventId).executeTakeFirstOrThrow();
+    // 10:00 in New York on 1 March 2031 is 15:00 UTC (EST); 19:30 on 1 June is 23:30 UTC (EDT).
+    expect(row.onsale_at.toISOString()).toBe('2031-03-01T15:00:00.000Z');
+    expect(row.starts_at.toISOString()).toBe('2031-06-01T23:30:00.000Z');
+    expect(row).toMatchObject({ capacity: 40, per_account_seat_limit: 6, version: 1 });
+    const org = await tdb.db.selectFrom('organisations').select('id').where('name', '=', 'Acme Live').executeTakeFirstOrThrow();
+    expect(row.organisation_id).toBe(org.id);
+    const prices = await tdb.db.selectFrom('price_levels').select(['code', 'price_cents']).where('event_id', '=', eventId).execute();
+    expect(prices).toEqual([{ code: 'P1', price_cents: 6550 }]);
+    const signOff = await tdb.db.selectFrom('fairness_signoffs').selectAll().where('event_id', '=', eventId).executeTakeFirstOrThrow();
+    expect(signOff).toMatchObject({ signed_off_by: PROMOTER.email, fairness_mode: 'RANDOMIZED_PREOPEN_THEN_FIFO', superseded_at: null });
+  });
+
+  it('lists the new event', async () => {
+    await page.goto(`${baseUrl}/`);
+    const row = page.locator(`[data-testid="event-row"][data-event-id="${eventId}"]`);
+    await row.waitFor();
+    expect(await row.getByTestId('event-link').textContent()).toBe(EVENT_NAME);
+    expect(await row.getByTestId('event-capacity').textContent()).toBe('40');
+    await page.screenshot({ path: join(resultsDir, 'console-events-with-new.png') });
+  });
+
+  it('reads the event back into the edit form unchanged: saving it changes nothing; a real change is saved as the next version', async () => {
+    await page.goto(`${baseUrl}/events/${eventId}/edit`);
+    await page.getByTestId('config-title').waitFor();
+    expect(await page.getByTestId('config-version').textContent()).toBe('1');
+    expect(await page.getByTestId('signed-off').textContent()).toContain(PROMOTER.email);
+    const form = page.getByTestId('event-form');
+    expect(await form.getByLabel('On sale from').inputValue()).toBe('2031-03-01T10:00');
+    await form.getByRole('button', { name: 'Save changes' }).click();
+    expect(await page.getByTestId('saved').textContent()).toContain('Nothing to save');
+
+    await form.getByLabel('Venue').fill('Form Hall (upstairs)');
+    await form.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByText('Saved as version 2: venueName.').waitFor();
+    await expect.poll(() => page.getByTestId('config-version').textContent()).toBe('2');
+    expect(await page.getByTestId('newer-version').count()).toBe(0);
+    await page.screenshot({ path: join(resultsDir, 'console-event-config.png'), fullPage: true });
+  });
+
+  it('opens the fairness audit: the commitment before the open, the sign-off; downloads the Markdown summary', async () => {
+    await page.goto(`${baseUrl}/events/${eventId}`);
+    await page.getByTestId('link-fairness').click();
+    await page.waitForURL(`**/events/${eventId}/fairness`);
+    await page.getByTestId('fairness-title').waitFor();
+    const { rows } = await sql<{ seed_commitment: string }>`SELECT seed_commitment FROM queue_state WHERE event_id = ${eventId}`.execute(tdb.db);
+    const commitment = rows[0]!.seed_commitment;
+    expect(await page.getByTestId('seed-commitment').textContent()).toBe(commitment);
+    expect(await page.getByTestId('seed').textContent()).toContain('not revealed yet');
+    expect(await page.getByTestId('fairness-signoffs').textContent()).toContain(`Signed off by ${PROMOTER.email}`);
+    await page.getByTestId('no-histogram').waitFor();
+    await page.screenshot({ path: join(resultsDir, 'console-fairness-audit.png'), fullPage: true });
+
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-markdown').click()]);
+    expect(download.suggestedFilename()).toBe(`onsale-audit-${eventId}.md`);
+    const markdown = readFileSync((await download.path())!, 'utf8');
+    expect(markdown).toContain(`# On-sale summary: ${EVENT_NAME}`);
+    expect(markdown).toContain(`Form Hall (upstairs). On sale from 2031-03-01T15:00:00.000Z`);
+    expect(markdown).toContain(`| Seed commitment (published before the open) | \`${commitment}\` |`);
+    expect(markdown).toContain('not revealed yet (published at the open)');
+    expect(markdown).toContain('Everyone who joins before the on-sale opens is placed in a random order');
+    expect(markdown).toMatch(/\| [^|]+ \| promoter@acme\.test \| event\.fairness_signed_off \|/);
+  });
+
+  it('opens the audit log and filters it by action, then by event', async () => {
+    await page.getByTestId('nav-audit-log').click();
+    await page.waitForURL('**/audit-log');
+    await page.getByTestId('audit-table').waitFor();
+    const all = await tdb.db.selectFrom('audit_log').select(['action']).where('event_id', '=', eventId).execute();
+    // The promoter's part of the log: their event's entries and their listing's (the waitlist settings it was created with).
+    const { rows: listingEntries } = await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM audit_log WHERE details->>'listingId' = (SELECT listing_id::text FROM events WHERE id = ${eventId})`.execute(tdb.db);
+    expect(listingEntries[0]!.n).toBe(1);
+    expect(await page.getByTestId('audit-row').count()).toBe(all.length + 1);
+
+    const filters = page.getByTestId('audit-filters');
+    await filters.getByLabel('Action').selectOption('event.updated');
+    await filters.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/action=event.updated/);
+    await expect.poll(() => page.getByTestId('audit-row').count()).toBe(1);
+    const row = page.getByTestId('audit-row').first();
+    expect(await row.getAttribute('data-actor')).toBe(PROMOTER.email);
+    expect(await row.textContent()).toContain('venueName');
+
+    // A bad range is refused at its field by the shared schema.
+    await filters.getByLabel('From', { exact: true }).fill('2031-01-02T00:00:00');
+    await filters.getByLabel('To', { exact: true }).fill('2031-01-01T00:00:00');
+    await filters.getByRole('button', { name: 'Filter' }).click();
+    expect(await page.getByTestId('error-to').textContent()).toBe('must be after "from"');
+
+    await page.goto(`${baseUrl}/audit-log`);
+    await page.getByTestId('audit-table').waitFor();
+    await filters.getByLabel('Event').selectOption(eventId);
+    await filters.getByLabel('Action').selectOption('event.');
+    await filters.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(new RegExp(`eventId=${eventId}`));
+    const eventActions = all.map((a) => a.action).filter((a) => a.startsWith('event.'));
+    await expect.poll(() => page.getByTestId('audit-row').count()).toBe(eventActions.length);
+    expect((await page.getByTestId('audit-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-action')))).sort()).toEqual([...eventActions].sort());
+    await page.screenshot({ path: join(resultsDir, 'console-audit-log.png'), fullPage: true });
+  });
+
+  it("imports the CLI's example event file into the form, every field filled and nothing to correct", async () => {
+    await page.goto(`${baseUrl}/events/new`);
+    await page.getByTestId('import-event-file').locator('summary').click();
+    await page.getByTestId('import-file').setInputFiles(join(consoleRoot, '..', '..', 'examples', 'club.json'));
+    await page.getByTestId('imported').waitFor();
+    const form = page.getByTestId('event-form');
+    expect(await form.getByLabel('Event name').inputValue()).toBe('Maya Ortiz Quartet — Late Set');
+    expect(await form.getByTestId('section-editor').count()).toBe(3);
+    expect(await form.getByTestId('section-editor').first().getByLabel('Layout').inputValue()).toBe('rows');
+    expect(await form.getByLabel('Payment TPS').inputValue()).toBe('50');
+    expect(await page.locator('.field-error').count()).toBe(0);
+    expect(await page.getByTestId('imported').textContent()).not.toContain('need attention');
+  });
+
+  it('logged no errors in the page', () => {
+    expect(pageErrors.filter((m) => !/status of (401|403|404|409)/.test(m))).toEqual([]);
+  });
+});
