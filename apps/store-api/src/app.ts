@@ -20,6 +20,9 @@ import { holdRoutes } from './routes/holds/index.js';
 import { queueRoutes } from './routes/queue/index.js';
 import { waitlistRoutes } from './routes/waitlist/index.js';
 import { ClaimTokens, WaitlistService, waitlistSizes } from '@onsale/shared/waitlist';
+import { createAbuseMetrics, DefaultBotScorer, JoinGate, ProofOfWork, type BotScorer } from '@onsale/shared/abuse';
+import { rateLimitPlugin } from './plugins/rate-limit.js';
+import { botGatePlugin } from './plugins/bot-gate.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -32,6 +35,8 @@ export interface StoreApiDeps {
   config: StoreApiConfig;
   payments?: PaymentProvider;
   metrics?: Metrics;
+  /** The bot-score hook's scorer (default: DefaultBotScorer over the request's signals). */
+  botScorer?: BotScorer;
 }
 
 /** Builds the fan-facing store API. Tests import this; `server.ts` only adds listening and shutdown. */
@@ -84,6 +89,9 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
     for (const w of await waitlistSizes(deps.db)) metrics.waitlistEntries.set({ listing: w.listingId }, w.entries);
   };
   await app.register(metricsPlugin, { metrics, db: deps.db, beforeScrape });
+  // Before auth: a flood from one address is refused before any token is verified.
+  const abuseMetrics = createAbuseMetrics(metrics.registry);
+  await app.register(rateLimitPlugin, { config: deps.config.rateLimit, metrics: abuseMetrics });
   await app.register(authPlugin, { secret: deps.config.authSecret });
   const tokenKey = await createNodeTokenKey(deps.config.queueTokenSecret);
   const tokens = new CachedTokenVerifier(tokenKey);
@@ -106,6 +114,18 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   await watermarks.start();
   app.addHook('onClose', () => watermarks.stop());
   const queue = new QueueService({ db: deps.db, events, watermarks, tokenKey, verifier: tokens, metrics });
+  if (deps.config.botGate.enabled) {
+    const g = deps.config.botGate;
+    const pow = new ProofOfWork({ secret: deps.config.queueTokenSecret, difficulty: g.powDifficultyBits, ttlSeconds: g.powTtlSeconds });
+    const gate = new JoinGate({
+      scorer: deps.botScorer ?? new DefaultBotScorer(),
+      pow,
+      secret: deps.config.queueTokenSecret,
+      thresholds: { challenge: g.challengeScore, lowPriority: g.lowPriorityScore },
+      lowPriorityDelaySeconds: g.lowPriorityDelaySeconds,
+    });
+    await app.register(botGatePlugin, { gate, db: deps.db, events, metrics: abuseMetrics });
+  }
   await app.register(queueRoutes, { queue });
   const waitlist = new WaitlistService(deps.db);
   const claimTokens = new ClaimTokens(deps.config.queueTokenSecret);

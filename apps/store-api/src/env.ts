@@ -21,6 +21,27 @@ const schema = z.object({
   PAYMENT_TPS: z.coerce.number().int().min(1).default(1000),
   PAYMENT_LATENCY_MS: z.coerce.number().int().min(0).default(150),
   PAYMENT_FAILURE_RATE: z.coerce.number().min(0).max(1).default(0),
+  /**
+   * Request rate limits per account and per IP on join, status and hold, each per RATE_LIMIT_WINDOW_SECONDS.
+   * Counted in this instance's memory: N instances behind a balancer let through up to N times a limit.
+   */
+  RATE_LIMIT_ENABLED: bool.optional(),
+  RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+  RATE_LIMIT_JOIN_PER_ACCOUNT: z.coerce.number().int().min(1).default(20),
+  RATE_LIMIT_JOIN_PER_IP: z.coerce.number().int().min(1).default(300),
+  RATE_LIMIT_STATUS_PER_ACCOUNT: z.coerce.number().int().min(1).default(60),
+  RATE_LIMIT_STATUS_PER_IP: z.coerce.number().int().min(1).default(1200),
+  RATE_LIMIT_HOLD_PER_ACCOUNT: z.coerce.number().int().min(1).default(60),
+  RATE_LIMIT_HOLD_PER_IP: z.coerce.number().int().min(1).default(600),
+  /** Keys (accounts, addresses) remembered per limit; the least recently seen are forgotten first. */
+  RATE_LIMIT_CACHE_SIZE: z.coerce.number().int().min(100).default(100_000),
+  /** The bot-score hook on queue joins: a score at or above BOT_CHALLENGE_SCORE must solve a proof-of-work, at or above BOT_LOW_PRIORITY_SCORE joins later. */
+  BOT_GATE_ENABLED: bool.optional(),
+  BOT_CHALLENGE_SCORE: z.coerce.number().min(0).max(1).default(0.6),
+  BOT_LOW_PRIORITY_SCORE: z.coerce.number().min(0).max(1).default(0.85),
+  BOT_LOW_PRIORITY_DELAY_SECONDS: z.coerce.number().int().min(0).max(86_400).default(60),
+  POW_DIFFICULTY_BITS: z.coerce.number().int().min(1).max(32).default(18),
+  POW_TTL_SECONDS: z.coerce.number().int().min(10).max(3600).default(120),
 });
 
 export interface StoreApiConfig {
@@ -33,6 +54,28 @@ export interface StoreApiConfig {
   devAuth: boolean;
   dbPoolMax: number;
   payment: { tps: number; latencyMs: number; failureRate: number };
+  rateLimit: {
+    enabled: boolean;
+    windowSeconds: number;
+    cacheSize: number;
+    join: RouteLimits;
+    status: RouteLimits;
+    hold: RouteLimits;
+  };
+  botGate: {
+    enabled: boolean;
+    challengeScore: number;
+    lowPriorityScore: number;
+    lowPriorityDelaySeconds: number;
+    powDifficultyBits: number;
+    powTtlSeconds: number;
+  };
+}
+
+/** Requests allowed per window on one route group. */
+export interface RouteLimits {
+  perAccount: number;
+  perIp: number;
 }
 
 export const DEV_AUTH_SECRET = 'onsale-development-secret-not-for-production!!';
@@ -44,6 +87,7 @@ export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env): StoreA
   const production = e.NODE_ENV === 'production';
   if (production && !e.AUTH_SECRET) throw new Error('AUTH_SECRET (32+ characters) is required when NODE_ENV=production');
   if (production && !e.QUEUE_TOKEN_SECRET) throw new Error('QUEUE_TOKEN_SECRET (32+ characters) is required when NODE_ENV=production');
+  if (e.BOT_LOW_PRIORITY_SCORE < e.BOT_CHALLENGE_SCORE) throw new Error('BOT_LOW_PRIORITY_SCORE must be at least BOT_CHALLENGE_SCORE');
   return {
     nodeEnv: e.NODE_ENV,
     port: e.STORE_API_PORT,
@@ -54,5 +98,21 @@ export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env): StoreA
     devAuth: e.DEV_AUTH ?? !production,
     dbPoolMax: e.DB_POOL_MAX,
     payment: { tps: e.PAYMENT_TPS, latencyMs: e.PAYMENT_LATENCY_MS, failureRate: e.PAYMENT_FAILURE_RATE },
+    rateLimit: {
+      enabled: e.RATE_LIMIT_ENABLED ?? true,
+      windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS,
+      cacheSize: e.RATE_LIMIT_CACHE_SIZE,
+      join: { perAccount: e.RATE_LIMIT_JOIN_PER_ACCOUNT, perIp: e.RATE_LIMIT_JOIN_PER_IP },
+      status: { perAccount: e.RATE_LIMIT_STATUS_PER_ACCOUNT, perIp: e.RATE_LIMIT_STATUS_PER_IP },
+      hold: { perAccount: e.RATE_LIMIT_HOLD_PER_ACCOUNT, perIp: e.RATE_LIMIT_HOLD_PER_IP },
+    },
+    botGate: {
+      enabled: e.BOT_GATE_ENABLED ?? true,
+      challengeScore: e.BOT_CHALLENGE_SCORE,
+      lowPriorityScore: e.BOT_LOW_PRIORITY_SCORE,
+      lowPriorityDelaySeconds: e.BOT_LOW_PRIORITY_DELAY_SECONDS,
+      powDifficultyBits: e.POW_DIFFICULTY_BITS,
+      powTtlSeconds: e.POW_TTL_SECONDS,
+    },
   };
 }

@@ -8,6 +8,7 @@ import { sql } from '@onsale/shared/db';
 import { buildStoreApi } from '../src/app.js';
 import { DEV_QUEUE_TOKEN_SECRET, loadStoreApiConfig } from '../src/env.js';
 import { admissionClaimsFor, createTokenKey, hashDevice, signToken, type TokenKey } from '@onsale/shared/queue';
+import type { BotScorer } from '@onsale/shared/abuse';
 
 export interface TestApp {
   t: TestDatabase;
@@ -16,12 +17,16 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** A store API on its own fresh, migrated, real PostgreSQL database. */
-export async function setupApp(opts: { poolMax?: number; paymentLatencyMs?: number } = {}): Promise<TestApp> {
+/**
+ * A store API on its own fresh, migrated, real PostgreSQL database. Request rate limits and the bot gate are off
+ * unless `env` turns them on (every test client is one loopback address with no browser headers); the abuse
+ * tests turn them on.
+ */
+export async function setupApp(opts: { poolMax?: number; paymentLatencyMs?: number; env?: Record<string, string>; botScorer?: BotScorer } = {}): Promise<TestApp> {
   const t = await createTestDatabase(inject('templateDatabaseUrl'), { max: opts.poolMax ?? 40 });
-  const config = loadStoreApiConfig({ NODE_ENV: 'test', DEV_AUTH: 'true' });
+  const config = loadStoreApiConfig({ NODE_ENV: 'test', DEV_AUTH: 'true', RATE_LIMIT_ENABLED: 'false', BOT_GATE_ENABLED: 'false', ...opts.env });
   const payments = new SimulatedPaymentGateway({ tps: 10_000, latencyMs: opts.paymentLatencyMs ?? 5, failureRate: 0 });
-  const app = await buildStoreApi({ db: t.db, config, payments });
+  const app = await buildStoreApi({ db: t.db, config, payments, botScorer: opts.botScorer });
   await app.ready();
   return {
     t,
@@ -77,12 +82,15 @@ let key: Promise<TokenKey> | undefined;
 const admissions = new Map<string, string>();
 
 /**
- * Headers of a fan the waiting room has admitted to `eventId`: account token, device id and an admission token
- * signed as the status route would sign it (the queue itself is tested in queue.test.ts).
+ * Headers of a fan the waiting room has admitted to `eventId`: account token, device id (the fan's own unless
+ * `device` is given) and an admission token signed as the status route would sign it (the queue itself is tested
+ * in queue.test.ts).
  */
-export async function admitted(token: string, eventId: string, deviceId = 'test-device-0001'): Promise<Record<string, string>> {
+export async function admitted(token: string, eventId: string, device?: string): Promise<Record<string, string>> {
   const accountId = accountOfToken.get(token);
   if (!accountId) throw new Error('admitted(): log the fan in with login() first');
+  // Each fan on a phone of their own unless told otherwise (holds count seats per device too).
+  const deviceId = device ?? `test-device-of-${accountId}`;
   const cacheKey = `${token}|${eventId}|${deviceId}`;
   let admission = admissions.get(cacheKey);
   if (!admission) {

@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Db } from '@onsale/shared/db';
 import { holdRequestSchema, toHoldRequest, type Hold, type HoldService } from '@onsale/shared/inventory';
 import { checkoutRequestSchema, idempotencyKeySchema, type CheckoutService } from '@onsale/shared/checkout';
+import { deviceFingerprint } from '@onsale/shared/abuse';
 import { errorResponses, errorSchema, holdSchema } from '../schemas.js';
 
 const toBody = (h: Hold) => ({ ...h, expiresAt: h.expiresAt.toISOString() });
@@ -22,7 +23,8 @@ export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; che
       },
     },
     async (req, reply) => {
-      const hold = await holds.create(req.accountId, req.params.id, toHoldRequest(req.body));
+      // The admission gate has matched X-Device-Id with the token's binding; limits count the device across accounts.
+      const hold = await holds.create(req.accountId, req.params.id, toHoldRequest(req.body), { deviceHash: deviceFingerprint(req.headers['x-device-id'] as string) });
       return reply.status(201).send(toBody(hold));
     },
   );

@@ -26,8 +26,16 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
       schema: {
         tags: ['queue'],
         summary: 'Join the waiting room (idempotent per account: a repeat returns the same position)',
+        description:
+          'A join the bot score flags may be refused with 403 CHALLENGE_REQUIRED (solve the proof-of-work in the body, send X-Proof-Of-Work) ' +
+          'or 409 JOIN_DEFERRED (join again with X-Join-Deferral after Retry-After: a later place in line).',
         params,
-        headers: z.object({ 'x-device-id': deviceHeader }),
+        headers: z.object({
+          'x-device-id': deviceHeader,
+          'x-proof-of-work': z.string().max(4096).optional().describe('<challenge token>:<suffix> answering a CHALLENGE_REQUIRED'),
+          'x-join-deferral': z.string().max(4096).optional().describe('the deferral ticket of a JOIN_DEFERRED, once due'),
+          'x-client-attestation': z.string().max(8192).optional().describe('an optional client attestation for the bot scorer'),
+        }),
         response: {
           200: z.object({
             queueToken: z.string(),

@@ -1,0 +1,56 @@
+import fp from 'fastify-plugin';
+import type { Db } from '@onsale/shared/db';
+import { DomainError } from '@onsale/shared';
+import type { EventCache } from '@onsale/shared/events';
+import {
+  DEFERRAL_HEADER,
+  DeviceSightings,
+  hasQueuePosition,
+  POW_HEADER,
+  type AbuseMetrics,
+  type BotSignals,
+  type JoinGate,
+} from '@onsale/shared/abuse';
+
+const JOIN_ROUTE = '/events/:id/queue';
+
+const header = (v: string | string[] | undefined) => (typeof v === 'string' ? v : undefined);
+
+/**
+ * The bot-score hook on queue joins (see JoinGate): gathers the request's signals, lets the scorer decide, and
+ * lets the join through or answers CHALLENGE_REQUIRED / JOIN_DEFERRED / a proof-of-work or deferral error.
+ * Runs after validation (the device id is well formed) and before the join is written.
+ */
+export const botGatePlugin = fp<{ gate: JoinGate; db: Db; events: EventCache; metrics: AbuseMetrics; sightings?: DeviceSightings }>(
+  async (app, { gate, db, events, metrics, sightings = new DeviceSightings() }) => {
+    app.addHook('preHandler', async (req) => {
+      if (req.method !== 'POST' || req.routeOptions.url !== JOIN_ROUTE) return;
+      const eventId = (req.params as { id: string }).id;
+      const { event } = await events.get(eventId);
+      const now = Date.now();
+      const signals: BotSignals = {
+        userAgent: header(req.headers['user-agent']) ?? null,
+        headerNames: Object.keys(req.headers),
+        device: sightings.observe(header(req.headers['x-device-id']) ?? '', req.accountId, now),
+        requestRate: { accountPerWindow: req.requestCounts?.account ?? 0, ipPerWindow: req.requestCounts?.ip ?? 0 },
+        attestation: header(req.headers['x-client-attestation']) ?? null,
+      };
+      try {
+        const { decision } = await gate.check({
+          accountId: req.accountId,
+          eventId,
+          onsaleAt: event.onsaleAt,
+          signals,
+          proof: header(req.headers[POW_HEADER]),
+          deferral: header(req.headers[DEFERRAL_HEADER]),
+          hasPosition: () => hasQueuePosition(db, eventId, req.accountId),
+        });
+        metrics.joinGate.inc({ decision });
+      } catch (e) {
+        metrics.joinGate.inc({ decision: e instanceof DomainError && e.code === 'CHALLENGE_REQUIRED' ? 'CHALLENGED' : e instanceof DomainError && e.code === 'JOIN_DEFERRED' ? 'DEFERRED' : 'REFUSED' });
+        throw e;
+      }
+    });
+  },
+  { name: 'bot-gate', dependencies: ['auth'] },
+);
