@@ -7,6 +7,7 @@ import { PLAN_FLAGS, plan } from './plan.js';
 import { USERS_USAGE, userCommands } from './users.js';
 import { WEBHOOKS_USAGE, webhookCommands } from './webhooks.js';
 import { WAITLIST_USAGE, waitlistCommands } from './waitlist.js';
+import { REVIEW_USAGE, reviewCommands } from './review.js';
 
 export const USAGE = `usage: onsale <command> [options]
 
@@ -38,6 +39,7 @@ commands:
 ${USERS_USAGE}
 ${WEBHOOKS_USAGE}
 ${WAITLIST_USAGE}
+${REVIEW_USAGE}
   help                         this text
 
 run from the repository root as \`npm run onsale -- <command>\` or \`pnpm onsale <command>\`.
@@ -119,6 +121,7 @@ const commands: Record<string, Command> = {
   ...userCommands,
   ...webhookCommands,
   ...waitlistCommands,
+  ...reviewCommands,
 };
 
 /** Drops the password from a connection string before it is printed. */
