@@ -32,7 +32,7 @@ type Limiter = (req: FastifyRequest) => Promise<
  * address costs a map lookup; the account is checked once the account hook has identified the fan. A refusal is
  * 429 with Retry-After and `{ error: 'RATE_LIMITED', message, retryAfterSeconds }`. Counts live in this
  * instance's memory: behind a balancer each instance counts its own share, so a deployment of N instances either
- * divides the limits by N or gives the limiter a shared store (the plugin accepts a Redis client).
+ * divides the limits by N or moves the counts to a shared store (@fastify/rate-limit takes a Redis client).
  */
 export const rateLimitPlugin = fp<{ config: StoreApiConfig['rateLimit']; metrics: AbuseMetrics }>(
   async (app, { config, metrics }) => {
