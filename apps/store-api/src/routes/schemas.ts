@@ -5,11 +5,16 @@ export const errorSchema = z.object({ error: z.string(), message: z.string(), fi
 
 export const heldSeatSchema = z.object({ id: z.number(), section: z.string(), row: z.string(), number: z.number(), priceCents: z.number() });
 
+/** General admission: identical units of a section, no seat ids. */
+export const heldUnitsSchema = z.object({ section: z.string(), quantity: z.number(), priceCents: z.number() });
+
 export const holdSchema = z.object({
   holdId: z.string(),
   eventId: z.string(),
   status: z.enum(['HELD', 'PAYING', 'PURCHASED', 'RELEASED', 'EXPIRED']),
+  /** Empty for a general-admission hold, which has `units` instead. */
   seats: z.array(heldSeatSchema),
+  units: z.array(heldUnitsSchema).optional(),
   quantity: z.number(),
   amountCents: z.number(),
   expiresAt: z.string(),

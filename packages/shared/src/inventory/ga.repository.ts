@@ -20,22 +20,27 @@ export interface GaHoldAttempt {
   ttlSeconds: number;
   /** The per-account seat limit of the event (reserved and GA together). */
   limit: number;
+  /** deviceFingerprint of the fan's device, recorded on the hold; null: no device limit applies. */
+  deviceHash: string | null;
+  /** The per-device seat limit of the event (every account on the device, reserved and GA together). */
+  deviceLimit: number;
   /** Orders the shards for this attempt (a random start, then the others). */
   seed: number;
 }
 
 /**
- * One GA hold attempt as one statement (`onsale_hold_ga`: the account's lock and count, one conditional UPDATE on a
- * free shard, or a take across shards under their locks, all or nothing). `expiresAt` is null when refused; then
- * `available` says how many units are left when the refusal was for want of units (null for the account limit).
+ * One GA hold attempt as one statement (`onsale_hold_ga`: the account's and the device's locks and counts, one
+ * conditional UPDATE on a free shard, or a take across shards under their locks, all or nothing). `expiresAt` is
+ * null when refused; then `available` says how many units are left when the refusal was for want of units (null
+ * for a limit).
  */
-export async function attemptGaHold(db: Db | Trx, a: GaHoldAttempt): Promise<{ used: number; expiresAt: Date | null; available: number | null }> {
-  const { rows } = await sql<{ used: number; expires_at: Date | null; available: number | null }>`
-    SELECT used, expires_at, available
-    FROM onsale_hold_ga(${a.holdId}::uuid, ${a.eventId}::uuid, ${a.accountId}::text, ${a.sectionCode}::text, ${a.quantity}::int,
-                        ${a.limit}::int, ${a.ttlSeconds}::int, ${a.seed}::int)`.execute(db);
+export async function attemptGaHold(db: Db | Trx, a: GaHoldAttempt): Promise<{ used: number; deviceUsed: number; expiresAt: Date | null; available: number | null }> {
+  const { rows } = await sql<{ used: number; device_used: number; expires_at: Date | null; available: number | null }>`
+    SELECT used, device_used, expires_at, available
+    FROM onsale_hold_ga(${a.holdId}::uuid, ${a.eventId}::uuid, ${a.accountId}::text, ${a.deviceHash}::text, ${a.sectionCode}::text,
+                        ${a.quantity}::int, ${a.limit}::int, ${a.deviceLimit}::int, ${a.ttlSeconds}::int, ${a.seed}::int)`.execute(db);
   const r = rows[0]!;
-  return { used: r.used, expiresAt: r.expires_at, available: r.available };
+  return { used: r.used, deviceUsed: r.device_used, expiresAt: r.expires_at, available: r.available };
 }
 
 export interface HeldUnits {

@@ -35,7 +35,7 @@ export function isGeneralAdmission(cached: CachedEvent, req: { section: string }
 
 /**
  * Holds on general-admission sections: a sharded counter per section, one statement per hold (see
- * `onsale_hold_ga`), the same per-account limit as reserved seats (one count across both kinds), and a truthful
+ * `onsale_hold_ga`), the same per-account and per-device limits as reserved seats (one count across both kinds), and a truthful
  * refusal: SECTION_SOLD_OUT when nothing is left, GA_QUANTITY_UNAVAILABLE (with how many are) when fewer are left
  * than asked for, each with sections that could take the party now.
  */
@@ -44,7 +44,7 @@ export class GeneralAdmission {
     private readonly deps: { db: Db; seatmap: SeatmapCache; metrics?: Metrics; random?: () => number },
   ) {}
 
-  async hold(cached: CachedEvent, accountId: string, req: { section: string; quantity: number }): Promise<GaHold> {
+  async hold(cached: CachedEvent, accountId: string, req: { section: string; quantity: number }, deviceHash: string | null = null): Promise<GaHold> {
     const { event } = cached;
     const section = cached.sections.get(req.section)!;
     const holdId = randomUUID();
@@ -56,6 +56,8 @@ export class GeneralAdmission {
       quantity: req.quantity,
       ttlSeconds: event.holdTtlSeconds,
       limit: event.perAccountSeatLimit,
+      deviceHash,
+      deviceLimit: event.perDeviceSeatLimit,
       seed: Math.floor((this.deps.random ?? Math.random)() * 2 ** 30),
     });
     if (r.used + req.quantity > event.perAccountSeatLimit)
@@ -63,6 +65,12 @@ export class GeneralAdmission {
         field: 'quantity',
         limit: event.perAccountSeatLimit,
         current: r.used,
+      });
+    if (deviceHash !== null && r.deviceUsed + req.quantity > event.perDeviceSeatLimit)
+      throw new DomainError('limit', 'DEVICE_LIMIT_EXCEEDED', `this device already has ${r.deviceUsed} of ${event.perDeviceSeatLimit} seats for this event`, {
+        field: 'x-device-id',
+        limit: event.perDeviceSeatLimit,
+        current: r.deviceUsed,
       });
     this.deps.metrics?.holdAttempts.inc({ event: event.id, section: section.code, outcome: r.expiresAt ? 'hit' : 'miss' });
     if (!r.expiresAt) throw new GaUnavailable(await this.refusal(cached, section.code, req.quantity, r.available ?? 0));

@@ -183,6 +183,19 @@ describe('general admission: holds', () => {
     await checkGa(eventId, capacity);
   });
 
+  it('the per-device limit counts reserved seats and GA units of every account on the device', async () => {
+    const { eventId, capacity } = await gaEvent(100, 4, { reserved: true, limit: 4 });
+    const phone = { deviceHash: 'device-shared-by-two-accounts' };
+    await holds.create('device-a', eventId, { section: 'S', quantity: 3 }, phone);
+    const e = await refusal(holds.create('device-b', eventId, { section: 'GA', quantity: 2 }, phone));
+    expect(e).toMatchObject({ code: 'DEVICE_LIMIT_EXCEEDED', kind: 'limit', details: { field: 'x-device-id', limit: 4, current: 3 } });
+    const ga = await holds.create('device-b', eventId, { section: 'GA', quantity: 1 }, phone);
+    const row = await t.db.selectFrom('holds').select('device_hash').where('id', '=', ga.holdId).executeTakeFirstOrThrow();
+    expect(row.device_hash).toBe('device-shared-by-two-accounts');
+    expect((await refusal(holds.create('device-c', eventId, { section: 'S', quantity: 1 }, phone))).code).toBe('DEVICE_LIMIT_EXCEEDED');
+    await checkGa(eventId, capacity);
+  });
+
   it('the per-account limit holds under concurrent GA and reserved requests from one account', async () => {
     const { eventId, capacity } = await gaEvent(200, 8, { reserved: true, limit: 6 });
     const outcomes = await Promise.allSettled(

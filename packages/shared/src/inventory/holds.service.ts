@@ -113,7 +113,7 @@ export class HoldService {
       this.validate(cached, req);
       let hold: Hold;
       try {
-        hold = isGeneralAdmission(cached, req) ? await this.generalAdmission.hold(cached, accountId, req) : await this.createIn(cached, accountId, req, requester.deviceHash ?? null);
+        hold = isGeneralAdmission(cached, req) ? await this.generalAdmission.hold(cached, accountId, req, requester.deviceHash ?? null) : await this.createIn(cached, accountId, req, requester.deviceHash ?? null);
       } catch (e) {
         if (e instanceof SectionFull) {
           this.deps.onOutcome?.(eventId, false);

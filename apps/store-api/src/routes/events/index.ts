@@ -7,6 +7,8 @@ import { SeatmapCache } from '@onsale/shared/inventory';
 import { errorSchema } from '../schemas.js';
 
 const params = z.object({ id: z.string().max(64) });
+/** RESERVED: seats (best available, or picked once seat picking opens); GA: general admission, counts only. */
+const sectionKind = z.enum(['RESERVED', 'GA']);
 
 const eventPage = z.object({
   id: z.string(),
@@ -21,14 +23,26 @@ const eventPage = z.object({
   holdTtlSeconds: z.number(),
   holdExtensionSeconds: z.number(),
   capacity: z.number(),
-  sections: z.array(z.object({ code: z.string(), name: z.string(), priceLevel: z.string(), priceLevelName: z.string(), priceCents: z.number(), capacity: z.number() })),
+  sections: z.array(
+    z.object({ code: z.string(), name: z.string(), kind: sectionKind, priceLevel: z.string(), priceLevelName: z.string(), priceCents: z.number(), capacity: z.number() }),
+  ),
 });
 
 const seatmapSchema = z.object({
   eventId: z.string(),
   generatedAt: z.string(),
   sections: z.array(
-    z.object({ code: z.string(), name: z.string(), priceLevel: z.string(), priceCents: z.number(), capacity: z.number(), available: z.number(), held: z.number(), sold: z.number() }),
+    z.object({
+      code: z.string(),
+      name: z.string(),
+      kind: sectionKind,
+      priceLevel: z.string(),
+      priceCents: z.number(),
+      capacity: z.number(),
+      available: z.number(),
+      held: z.number(),
+      sold: z.number(),
+    }),
   ),
 });
 
@@ -58,7 +72,7 @@ export const eventRoutes: FastifyPluginAsyncZod<{ db: Db; events: EventCache; se
         holdTtlSeconds: event.holdTtlSeconds,
         holdExtensionSeconds: event.holdExtensionSeconds,
         capacity: event.capacity,
-        sections: [...sections.values()].map((s) => ({ code: s.code, name: s.name, priceLevel: s.priceLevel, priceLevelName: s.priceLevelName, priceCents: s.priceCents, capacity: s.capacity })),
+        sections: [...sections.values()].map((s) => ({ code: s.code, name: s.name, kind: s.kind, priceLevel: s.priceLevel, priceLevelName: s.priceLevelName, priceCents: s.priceCents, capacity: s.capacity })),
       };
     },
   );
