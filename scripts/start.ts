@@ -1,4 +1,5 @@
 // `npm start`: the whole platform in one process. See START_USAGE in start-lib.ts.
+import type { AddressInfo } from 'node:net';
 import { createDb, migrateToLatest } from '@onsale/shared/db';
 import { createMetrics } from '@onsale/shared/metrics';
 import { startWorker, type WorkerOptions } from '@onsale/shared/jobs';
@@ -93,7 +94,11 @@ try {
 
   await store.listen({ port: storeConfig.port, host: storeConfig.host });
 
-  const bff = await buildBff({ db: opsDb, consoleDir, logger: false, auth: authOptionsOf(bffEnv) });
+  // The war room reads hold latency and sold-out propagation from the store API's /metrics (STORE_API_URL when set:
+  // e.g. the instances behind a load balancer; else this process's own store API).
+  const storeHost = storeConfig.host === '0.0.0.0' || storeConfig.host === '::' ? '127.0.0.1' : storeConfig.host;
+  const storeApiUrls = bffEnv.STORE_API_URL.length > 0 ? bffEnv.STORE_API_URL : [`http://${storeHost}:${(store.server.address() as AddressInfo).port}`];
+  const bff = await buildBff({ db: opsDb, consoleDir, logger: false, auth: authOptionsOf(bffEnv), storeApiUrls });
   shutdown.add('BFF', () => bff.close());
   await bff.listen({ port: bffEnv.BFF_PORT, host: bffEnv.BFF_HOST });
 

@@ -1,5 +1,5 @@
 import { QueryCache, QueryClient } from '@tanstack/react-query';
-import { createTRPCClient, httpBatchLink } from '@trpc/client';
+import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink } from '@trpc/client';
 import { createTRPCContext, createTRPCOptionsProxy, type TRPCOptionsProxy } from '@trpc/tanstack-react-query';
 import type { AppRouter } from '@onsale/bff/root';
 
@@ -30,7 +30,16 @@ export function createTrpc(opts: { onUnauthorized?: () => void } = {}): { queryC
   });
   // Same origin: the BFF serves this build, and Vite's dev server proxies /trpc to it. The session cookie
   // (httpOnly) goes along by itself; x-csrf is the header the BFF requires on every mutation.
-  const trpcClient = createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: '/trpc', headers: { 'x-csrf': '1' } })] });
+  // Subscriptions (the war room) stream over Server-Sent Events; the browser's EventSource sends the cookie too.
+  const trpcClient = createTRPCClient<AppRouter>({
+    links: [
+      splitLink({
+        condition: (op) => op.type === 'subscription',
+        true: httpSubscriptionLink({ url: '/trpc' }),
+        false: httpBatchLink({ url: '/trpc', headers: { 'x-csrf': '1' } }),
+      }),
+    ],
+  });
   const trpc = createTRPCOptionsProxy<AppRouter>({ client: trpcClient, queryClient });
   return { queryClient, trpcClient, trpc };
 }

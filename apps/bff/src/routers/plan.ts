@@ -20,6 +20,7 @@ export const admissionPlanRouter = router({
     const counts = await getInventoryCounts(ctx.db, event.id, event.capacity);
     return {
       eventId: event.id,
+      listingId: event.listingId,
       name: event.name,
       venueName: event.venueName,
       onsaleAt: event.onsaleAt.toISOString(),

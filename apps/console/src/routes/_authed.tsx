@@ -43,6 +43,9 @@ function SignedInShell() {
           <Link to="/" activeOptions={{ exact: true }} activeProps={{ className: 'active' }}>
             Events
           </Link>
+          <Link to="/war-room" activeProps={{ className: 'active' }} data-testid="nav-war-room">
+            War room
+          </Link>
           {me.permissions.includes('events.configure') && (
             <Link to="/events/new" activeProps={{ className: 'active' }} data-testid="nav-new-event">
               New event

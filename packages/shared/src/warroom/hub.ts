@@ -1,6 +1,7 @@
 import type { Db } from '../db/connect.js';
 import type { StoreMetrics, StoreMetricsScraper } from './store-metrics.js';
-import { findBoardEvents, readWarRoomSnapshots, toPoint, toTile, type WarRoomPoint, type WarRoomSnapshot, type WarRoomTile } from './warroom.service.js';
+import { appendPoint, toPoint, type WarRoomPoint } from './series.js';
+import { findBoardEvents, readWarRoomSnapshots, toTile, type WarRoomSnapshot, type WarRoomTile } from './warroom.service.js';
 
 /** What a war-room stream carries for one event. */
 export type WarRoomMessage =
@@ -248,14 +249,7 @@ export class WarRoomHub {
 
   private remember(s: WarRoomSnapshot): void {
     this.latest.set(s.eventId, s);
-    const point = toPoint(s);
-    const series = this.history.get(s.eventId) ?? [];
-    if (series.length > 0 && series[series.length - 1]!.t >= point.t) return;
-    series.push(point);
-    const horizon = point.t - this.historyMs;
-    let drop = 0;
-    while (drop < series.length && series[drop]!.t < horizon) drop++;
-    this.history.set(s.eventId, drop > 0 ? series.slice(drop) : series);
+    this.history.set(s.eventId, appendPoint(this.history.get(s.eventId) ?? [], toPoint(s), this.historyMs));
   }
 
   /** Events nobody has watched for a whole history window are forgotten. */

@@ -2,6 +2,10 @@
 // to check its control dialogs with the very schemas the BFF enforces.
 import { z } from 'zod';
 
+// The rest of the war room's browser-safe parts, so the console needs one entry point.
+export { ALERT_THRESHOLDS, type Alert, type AlertCode, type AlertMetric, type AlertSeverity } from './alerts.js';
+export { appendPoint, toPoint, type WarRoomPoint } from './series.js';
+
 /**
  * The bounds of an operator's admission rate, admits per minute. The same bounds as `setRateOverride` in
  * admission/operator.ts (MAX_RATE_OVERRIDE_PER_MIN; a test pins them equal), kept here because that module

@@ -7,6 +7,7 @@ import { DEFAULT_HEARTBEAT_STALE_MS } from '../queue/edge.js';
 import { evaluateAlerts, type Alert } from './alerts.js';
 import { UNMEASURED_STORE_METRICS, type StoreMetrics } from './store-metrics.js';
 import * as repo from './warroom.repository.js';
+export { toPoint, appendPoint, type WarRoomPoint } from './series.js';
 
 // The war room's reads: one event's figures, or many events' at once for the board, from PostgreSQL (and the
 // store API's latency histograms when given). Rows are turned into the domain's words here; the BFF only shapes
@@ -449,31 +450,5 @@ export function toTile(s: WarRoomSnapshot): WarRoomTile {
       warning: s.alerts.filter((a) => a.severity === 'warning').length,
       top: top ? { code: top.code, severity: top.severity, title: top.title } : null,
     },
-  };
-}
-
-/** A point of the rolling series the war room charts (inventory over time and friends). */
-export interface WarRoomPoint {
-  /** ms since the epoch (database clock). */
-  t: number;
-  available: number;
-  held: number;
-  sold: number;
-  joined: number;
-  waiting: number;
-  admittedThrough: number;
-  paymentAttemptsPerSecond: number;
-}
-
-export function toPoint(s: WarRoomSnapshot): WarRoomPoint {
-  return {
-    t: Date.parse(s.at),
-    available: s.inventory.available,
-    held: s.inventory.held,
-    sold: s.inventory.sold,
-    joined: s.queue.joined,
-    waiting: s.queue.waiting,
-    admittedThrough: s.queue.admittedThrough,
-    paymentAttemptsPerSecond: s.payment.attemptsPerSecond,
   };
 }

@@ -1,7 +1,7 @@
 import { Link } from '@tanstack/react-router';
 import './event-form.css';
 
-/** The pages of one event: inventory, configuration, fairness audit, its listing's waitlist, its audit log. */
+/** The pages of one event: inventory, configuration, fairness audit, war room, admission plan, its listing's waitlist, its audit log. */
 export function EventLinks({ eventId, listingId }: { eventId: string; listingId?: string | undefined }) {
   return (
     <nav className="page-links" aria-label="Event pages" data-testid="event-links">
@@ -13,6 +13,12 @@ export function EventLinks({ eventId, listingId }: { eventId: string; listingId?
       </Link>
       <Link to="/events/$eventId/fairness" params={{ eventId }} activeProps={{ className: 'active' }} data-testid="link-fairness">
         Fairness audit
+      </Link>
+      <Link to="/events/$eventId/war-room" params={{ eventId }} activeProps={{ className: 'active' }} data-testid="link-war-room">
+        War room
+      </Link>
+      <Link to="/events/$eventId/plan" params={{ eventId }} activeProps={{ className: 'active' }} data-testid="link-plan">
+        Admission plan
       </Link>
       {listingId && (
         <Link to="/listings/$listingId" params={{ listingId }} data-testid="link-waitlist">

@@ -1,0 +1,127 @@
+import type { ReactNode } from 'react';
+import type { Alert, AlertMetric } from '@onsale/shared/warroom/schema';
+import type { RouterOutputs } from '@onsale/bff/root';
+import { formatCount } from '../format';
+import type { LinkState } from './useLiveStream';
+import './warroom.css';
+
+export type WarRoomSnapshot = RouterOutputs['warRoom']['snapshot'];
+export type WarRoomState = WarRoomSnapshot['state'];
+
+const time = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+export const formatTime = (iso: string | number) => time.format(new Date(iso));
+export const formatRate = (n: number) => (n >= 100 ? formatCount(Math.round(n)) : n.toLocaleString('en-US', { maximumFractionDigits: 1 }));
+export const formatPct = (x: number) => `${(x * 100).toLocaleString('en-US', { maximumFractionDigits: 1 })}%`;
+
+/** The words and colour of each war-room state. PAUSED and FAILED_CLOSED are the loud ones. */
+export const STATE_LOOK: Record<WarRoomState, { label: string; tone: 'ok' | 'alarm' | 'warn' | 'quiet' | 'done'; fan: string }> = {
+  ADMITTING: { label: 'ADMITTING', tone: 'ok', fan: 'fans waiting are let in at the admission rate' },
+  PAUSED: { label: 'PAUSED', tone: 'alarm', fan: 'nobody new is admitted; every fan not yet admitted reads PAUSED' },
+  FAILED_CLOSED: { label: 'PAUSED — CONTROLLER SILENT', tone: 'alarm', fan: 'no controller heartbeat: the queue fails closed, fans read PAUSED' },
+  NOT_OPEN: { label: 'NOT OPEN YET', tone: 'quiet', fan: 'fans who join now are in the pre-open cohort' },
+  LAST_CHANCE: { label: 'LAST CHANCE', tone: 'warn', fan: 'nothing available; held seats may come back' },
+  SOLD_OUT: { label: 'SOLD OUT', tone: 'done', fan: 'every poller is told SOLD_OUT and pointed to the waitlist' },
+  ENDED: { label: 'ENDED', tone: 'quiet', fan: 'the event has started; the queue is closed' },
+};
+
+/** The connection, said plainly: live with the age of the figures, or lost and reconnecting. */
+export function LinkBanner({ state, sinceMs, at }: { state: LinkState; sinceMs: number | null; at: string | null }) {
+  const age = sinceMs === null ? '' : sinceMs < 1_500 ? 'just now' : `${Math.round(sinceMs / 1000)} s ago`;
+  if (state === 'live')
+    return (
+      <p className="wr-link wr-link-live" data-testid="wr-connection" data-state="live">
+        <span className="wr-dot" aria-hidden /> Live · updated {age}
+      </p>
+    );
+  if (state === 'connecting')
+    return (
+      <p className="wr-link wr-link-connecting" data-testid="wr-connection" data-state="connecting" role="status">
+        Connecting to the war room…
+      </p>
+    );
+  const text =
+    state === 'lost'
+      ? `Connection lost — reconnecting… The figures below are from ${at ? formatTime(at) : 'before'} (${age}) and are not live.`
+      : state === 'unavailable'
+        ? 'The BFF cannot read the figures right now (database unreachable). The figures below are not live.'
+        : 'This stream was refused.';
+  return (
+    <p className="wr-link wr-link-lost" data-testid="wr-connection" data-state={state} role="alert">
+      {text}
+    </p>
+  );
+}
+
+/** The figures area: dimmed and marked when not live, so old numbers never pass for current ones. */
+export function LiveArea({ live, children }: { live: boolean; children: ReactNode }) {
+  return (
+    <div className={`wr-area${live ? '' : ' wr-stale'}`} data-testid="wr-area" data-live={live ? 'true' : 'false'} aria-busy={!live}>
+      {children}
+    </div>
+  );
+}
+
+/** The alerts firing now, critical first. */
+export function AlertList({ alerts }: { alerts: Alert[] }) {
+  if (alerts.length === 0)
+    return (
+      <p className="wr-no-alerts" data-testid="wr-alerts" data-count="0">
+        No alerts.
+      </p>
+    );
+  return (
+    <ul className="wr-alerts" data-testid="wr-alerts" data-count={alerts.length} aria-label="Alerts firing">
+      {alerts.map((a) => (
+        <li key={a.code} className={`wr-alert wr-alert-${a.severity}`} data-testid="wr-alert" data-code={a.code} data-severity={a.severity}>
+          <strong>{a.severity === 'critical' ? 'CRITICAL' : 'WARNING'}</strong> {a.title}
+          <span className="wr-alert-detail">{a.detail}</span>
+          <span className="wr-alert-source">{a.source}</span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** One figure, with any alert that belongs to it shown on it. */
+export function Metric({
+  label,
+  value,
+  testId,
+  note,
+  alerts = [],
+  metric,
+}: {
+  label: string;
+  value: ReactNode;
+  testId: string;
+  note?: ReactNode;
+  alerts?: Alert[];
+  metric?: AlertMetric;
+}) {
+  const mine = metric ? alerts.filter((a) => a.metric === metric) : [];
+  const severity = mine.some((a) => a.severity === 'critical') ? 'critical' : mine.length > 0 ? 'warning' : null;
+  return (
+    <div className={`wr-metric${severity ? ` wr-metric-${severity}` : ''}`} data-alert={severity ?? undefined}>
+      <span className="wr-metric-label">{label}</span>
+      <span className="wr-metric-value" data-testid={testId}>
+        {value}
+      </span>
+      {note && <span className="wr-metric-note">{note}</span>}
+      {mine.map((a) => (
+        <span key={a.code} className="wr-metric-alert" data-testid={`${testId}-alert`} data-code={a.code}>
+          {a.title}
+        </span>
+      ))}
+    </div>
+  );
+}
+
+/** A group of figures under a heading. */
+export function Panel({ title, children, testId }: { title: string; children: ReactNode; testId?: string }) {
+  return (
+    <section className="wr-panel" data-testid={testId}>
+      <h2>{title}</h2>
+      <div className="wr-metrics">{children}</div>
+    </section>
+  );
+}

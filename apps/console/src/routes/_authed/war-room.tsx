@@ -1,0 +1,126 @@
+import { useMemo, useState } from 'react';
+import { createFileRoute, Link } from '@tanstack/react-router';
+import { useSubscription } from '@trpc/tanstack-react-query';
+import type { WarRoomTile as Tile } from '@onsale/shared/warroom';
+import { useTRPC } from '../../trpc';
+import { formatCount } from '../-components/format';
+import { formatRate, formatTime, LinkBanner, LiveArea, STATE_LOOK } from '../-components/warroom/parts';
+import { useLinkState } from '../-components/warroom/useLiveStream';
+
+/**
+ * Every event on sale today or now, one compact tile each, over one stream (drill 9: 40 on-sales at 10:00 on a
+ * Saturday). "Today" is the operator's own day. Tiles keep their order (by on-sale time) so nothing jumps; alerts
+ * and pauses colour the tile and are counted at the top.
+ */
+export const Route = createFileRoute('/_authed/war-room')({
+  component: BoardPage,
+});
+
+function BoardPage() {
+  const trpc = useTRPC();
+  const timeZone = useMemo(() => Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC', []);
+  const [board, setBoard] = useState<{ at: string; tiles: Tile[] } | null>(null);
+  const [last, setLast] = useState<{ receivedAt: number; unavailable: boolean } | null>(null);
+  const sub = useSubscription(
+    trpc.warRoom.board.subscriptionOptions(
+      { timeZone },
+      {
+        onData: (m) => {
+          setLast({ receivedAt: Date.now(), unavailable: m.type === 'unavailable' });
+          if (m.type === 'board') setBoard({ at: m.at, tiles: m.tiles });
+        },
+      },
+    ),
+  );
+  const link = useLinkState(sub, last);
+  const tiles = board?.tiles ?? [];
+  const paused = tiles.filter((t) => t.state === 'PAUSED' || t.state === 'FAILED_CLOSED').length;
+  const critical = tiles.filter((t) => t.alerts.critical > 0).length;
+  const admitted = tiles.reduce((a, t) => a + t.admittedLastMinute, 0);
+  const payments = tiles.reduce((a, t) => a + t.paymentAttemptsPerSecond, 0);
+
+  return (
+    <section className="wr">
+      <h1>War room: all on-sales</h1>
+      <p className="muted">Every event on sale today ({timeZone}) or on sale now, updated every 2 seconds. Open a tile for its war room.</p>
+      <LinkBanner state={link.state} sinceMs={link.sinceMs} at={board?.at ?? null} />
+      <LiveArea live={link.state === 'live'}>
+        <div className="wr-board-summary" data-testid="board-summary">
+          <span>
+            <strong data-testid="board-count">{tiles.length}</strong> on-sales
+          </span>
+          <span className={paused > 0 ? 'wr-summary-alarm' : ''}>
+            <strong data-testid="board-paused">{paused}</strong> paused
+          </span>
+          <span className={critical > 0 ? 'wr-summary-alarm' : ''}>
+            <strong data-testid="board-critical">{critical}</strong> with critical alerts
+          </span>
+          <span>
+            <strong>{formatCount(admitted)}</strong> admitted last minute
+          </span>
+          <span>
+            <strong>{formatRate(payments)}</strong> payment attempts/s
+          </span>
+        </div>
+        {board && tiles.length === 0 && (
+          <p className="muted" data-testid="board-empty">
+            Nothing on sale today.
+          </p>
+        )}
+        <ul className="wr-board" data-testid="board">
+          {tiles.map((t) => (
+            <BoardTile key={t.eventId} t={t} />
+          ))}
+        </ul>
+      </LiveArea>
+    </section>
+  );
+}
+
+function BoardTile({ t }: { t: Tile }) {
+  const look = STATE_LOOK[t.state];
+  const pct = (n: number) => (t.capacity > 0 ? `${(n / t.capacity) * 100}%` : '0%');
+  const tone = t.alerts.critical > 0 ? 'critical' : t.alerts.warning > 0 ? 'warning' : 'ok';
+  return (
+    <li className={`wr-tile wr-tile-${tone} wr-tile-state-${look.tone}`} data-testid="board-tile" data-event-id={t.eventId} data-state={t.state}>
+      <Link to="/events/$eventId/war-room" params={{ eventId: t.eventId }} className="wr-tile-link">
+        <span className="wr-tile-head">
+          <span className="wr-tile-name">{t.name}</span>
+          <span className={`wr-badge wr-badge-${look.tone}`} data-testid="board-tile-state">
+            {look.label}
+          </span>
+        </span>
+        <span className="wr-tile-sub muted">
+          {t.venueName} · opens {formatTime(t.onsaleAt).slice(0, 5)}
+        </span>
+        <span className="wr-tile-figures">
+          <span>
+            <b>{formatCount(t.waiting)}</b> waiting
+          </span>
+          <span>
+            <b>{formatCount(t.admittedLastMinute)}</b>/{t.rateOverridePerMin !== null ? formatCount(t.rateOverridePerMin) : t.planAdmitsPerMin === null ? '—' : formatRate(t.planAdmitsPerMin)} admitted/min
+          </span>
+          <span className={t.drift !== 0 ? 'wr-summary-alarm' : ''}>drift {formatCount(t.drift)}</span>
+        </span>
+        <span className="wr-bar" aria-label={`${t.sold} sold, ${t.held} held, ${t.available} available of ${t.capacity}`}>
+          <span className="wr-bar-sold" style={{ width: pct(t.sold) }} />
+          <span className="wr-bar-held" style={{ width: pct(t.held) }} />
+        </span>
+        <span className="wr-tile-sub">
+          {formatCount(t.sold)} sold · {formatCount(t.held)} held · {formatCount(t.available)} left
+        </span>
+        {t.state === 'PAUSED' && t.pausedReason && (
+          <span className="wr-tile-alert" data-testid="board-tile-paused">
+            Paused by {t.pausedBy}: {t.pausedReason}
+          </span>
+        )}
+        {t.alerts.top && (
+          <span className={`wr-tile-alert wr-tile-alert-${t.alerts.top.severity}`} data-testid="board-tile-alert">
+            {t.alerts.top.title}
+            {t.alerts.critical + t.alerts.warning > 1 ? ` (+${t.alerts.critical + t.alerts.warning - 1})` : ''}
+          </span>
+        )}
+      </Link>
+    </li>
+  );
+}
