@@ -26,6 +26,8 @@ const OPERATOR = { email: 'ops@warroom.test', password: 'operator password for t
 const VIEWER = { email: 'viewer@warroom.test', password: 'viewer password for the war room' };
 const EVENT_NAME = 'War Room Rehearsal';
 const FANS = 10;
+/** Fans of the load who pay for their hold. */
+const PAYING = 7;
 
 let tdb: TestDatabase;
 let store: Awaited<ReturnType<typeof buildStoreApi>>;
@@ -79,7 +81,12 @@ beforeAll(async () => {
     await createUser(trx, { ...VIEWER, role: 'viewer' }, 'test');
   });
 
-  store = await buildStoreApi({ db: tdb.db, config: loadStoreApiConfig({ NODE_ENV: 'test', DEV_AUTH: 'true' }) });
+  // Request limits and the bot gate off, as in the store API's own tests: the scripted load is one loopback client
+  // with no browser headers standing for many fans.
+  store = await buildStoreApi({
+    db: tdb.db,
+    config: loadStoreApiConfig({ NODE_ENV: 'test', DEV_AUTH: 'true', RATE_LIMIT_ENABLED: 'false', BOT_GATE_ENABLED: 'false' }),
+  });
   await store.listen({ port: 0, host: '127.0.0.1' });
   storeUrl = `http://127.0.0.1:${(store.server.address() as AddressInfo).port}`;
   controller = new AdmissionController({ db: tdb.db, connectionString: tdb.url, tickMs: 500, instanceId: 'war-room-test' });
@@ -115,6 +122,7 @@ interface Fan {
   headers: Record<string, string>;
   queueToken?: string;
   admissionToken?: string;
+  holdId?: string;
 }
 
 async function storeCall(method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
@@ -124,6 +132,18 @@ async function storeCall(method: string, path: string, headers: Record<string, s
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+}
+
+/** A card number that passes the Luhn check, different per n (the per-card seat limit is per instrument). */
+function cardNumber(n: number): string {
+  const body = `4242${String(n).padStart(11, '0')}`;
+  let sum = 0;
+  for (let i = 0; i < body.length; i++) {
+    let d = Number(body[body.length - 1 - i]);
+    if (i % 2 === 0) d = d * 2 > 9 ? d * 2 - 9 : d * 2;
+    sum += d;
+  }
+  return `${body}${(10 - (sum % 10)) % 10}`;
 }
 
 async function newFan(n: number): Promise<Fan> {
@@ -229,10 +249,24 @@ describe('the war room in Chromium', () => {
       fan.admissionToken = s.admissionToken!;
       const hold = await storeCall('POST', `/events/${eventId}/holds`, { ...fan.headers, 'x-admission-token': fan.admissionToken }, { section: 'FLR', quantity: 2 });
       expect(hold.status).toBe(201);
+      fan.holdId = hold.json.holdId as string;
+    }
+    await eventually(async () => expect(await numberAt('wr-held')).toBe(2 * FANS));
+    // Most of them pay: held seats become sold, and the payment attempts show against the ceiling.
+    for (const [i, fan] of fans.slice(0, PAYING).entries()) {
+      const paid = await storeCall(
+        'POST',
+        `/holds/${fan.holdId}/checkout`,
+        { ...fan.headers, 'x-admission-token': fan.admissionToken!, 'idempotency-key': `war-room-checkout-${i}` },
+        { payment: { instrument: { type: 'card', number: cardNumber(i) } } },
+      );
+      expect(paid.status).toBe(200);
     }
     await eventually(async () => {
-      expect(await numberAt('wr-held')).toBe(2 * FANS);
+      expect(await numberAt('wr-held')).toBe(2 * (FANS - PAYING));
+      expect(await numberAt('wr-sold')).toBe(2 * PAYING);
       expect(await numberAt('wr-available')).toBe(100 - 2 * FANS);
+      expect(await page.getByTestId('wr-checkout-errors').textContent()).toBe('0%');
       expect(await numberAt('wr-watermark')).toBeGreaterThanOrEqual(FANS);
       expect(await numberAt('wr-waiting')).toBe(0);
     });
@@ -343,7 +377,8 @@ describe('the war room in Chromium', () => {
     await page.waitForURL(`**/events/${eventId}/war-room`);
     await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor();
     expect(await page.getByTestId('wr-controls').count()).toBe(0);
-    expect(await numberAt('wr-held')).toBe(2 * FANS);
+    expect(await numberAt('wr-held')).toBe(2 * (FANS - PAYING));
+    expect(await numberAt('wr-sold')).toBe(2 * PAYING);
   });
 
   it('logged no errors in the page', () => {
