@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildBff } from '@onsale/bff';
-import { AdmissionController, planAdmission } from '@onsale/shared/admission';
+import { AdmissionController, pauseQueue, planAdmission } from '@onsale/shared/admission';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
 import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
 import { createUser } from '@onsale/shared/users';
@@ -319,17 +319,43 @@ describe('the war room in Chromium', () => {
   it('saves the war-room screenshot', async () => {
     // Let a few more points into the charts first.
     await page.waitForTimeout(3_000);
+    await page.locator('[data-testid="wr-area"][data-live="true"]').waitFor();
     await page.screenshot({ path: join(screenshots, 'war-room.png'), fullPage: true });
   });
 
-  it('the board shows every event on sale today, one tile each, from the same stream', async () => {
+  it('the board shows every on-sale of a busy Saturday (drill 9: 40 at once), one tile each, from one stream', async () => {
+    // 39 more events open now beside the rehearsal; the controller picks them all up. One is paused.
+    const others: string[] = [];
+    for (let n = 1; n < 40; n++) {
+      const { eventId: id } = await tdb.db.transaction().execute((trx) =>
+        createEvent(
+          trx,
+          parseEventFile({
+            name: `Saturday on-sale ${String(n).padStart(2, '0')}`,
+            venueName: `Venue ${n}`,
+            onsaleAt: new Date(Date.now() - 30_000).toISOString(),
+            startsAt: new Date(Date.now() + 7 * 86_400_000).toISOString(),
+            priceLevels: [{ code: 'P', name: 'All', priceCents: 5_000 }],
+            sections: [{ code: 'S', name: 'Stalls', priceLevel: 'P', qualityRank: 1, rowCount: 2, seatsPerRow: 10 }],
+          }),
+        ),
+      );
+      others.push(id);
+    }
+    await pauseQueue(tdb.db, others[6]!, { actor: OPERATOR.email, reason: 'promoter asked to hold the open' });
+
     await page.getByTestId('nav-war-room').click();
     await page.waitForURL('**/war-room');
+    await eventually(async () => expect(await page.getByTestId('board-count').textContent()).toBe('40'));
     const tile = page.locator(`[data-testid="board-tile"][data-event-id="${eventId}"]`);
-    await tile.waitFor();
     expect(await tile.getAttribute('data-state')).toBe('ADMITTING');
-    expect(await page.getByTestId('board-count').textContent()).toBe('1');
-    await page.screenshot({ path: join(screenshots, 'war-room-board.png') });
+    const paused = page.locator(`[data-testid="board-tile"][data-event-id="${others[6]}"]`);
+    await eventually(async () => expect(await paused.getAttribute('data-state')).toBe('PAUSED'));
+    expect(await paused.getByTestId('board-tile-paused').textContent()).toContain('promoter asked to hold the open');
+    expect(await page.getByTestId('board-paused').textContent()).toBe('1');
+    await page.locator('[data-testid="wr-area"][data-live="true"]').waitFor();
+    await page.waitForTimeout(500);
+    await page.screenshot({ path: join(screenshots, 'war-room-board.png'), fullPage: true });
     await tile.click();
     await page.waitForURL(`**/events/${eventId}/war-room`);
   });
