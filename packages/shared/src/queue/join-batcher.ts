@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
+import { GroupCommit } from '../db/group-commit.js';
 import type { JoinRow } from './queue.repository.js';
 
 interface PendingJoin {
@@ -7,54 +8,28 @@ interface PendingJoin {
   accountId: string;
   deviceHash: string;
   randomizedPreopen: boolean;
-  resolve: (row: JoinRow | undefined) => void;
-  reject: (e: unknown) => void;
 }
 
 /**
  * Joins under a burst: requests arriving within a few milliseconds of each other share one INSERT and one
- * commit (an application-level group commit), so a join costs a fraction of a transaction. One position per
- * account still holds: the unique (event, account) key decides, and every caller gets the row that won.
+ * commit (GroupCommit, an application-level group commit), so a join costs a fraction of a transaction. One
+ * position per account still holds: the unique (event, account) key decides, and every caller gets the row that won.
  */
 export class JoinBatcher {
-  private pending: PendingJoin[] = [];
-  private timer: NodeJS.Timeout | undefined;
-  private inFlight = 0;
+  private readonly commit: GroupCommit<PendingJoin, JoinRow | undefined>;
 
-  constructor(
-    private readonly db: Db,
-    private readonly opts: { maxBatch?: number; maxWaitMs?: number; maxConcurrentBatches?: number } = {},
-  ) {}
-
-  join(eventId: string, accountId: string, deviceHash: string, randomizedPreopen: boolean): Promise<JoinRow | undefined> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ eventId, accountId, deviceHash, randomizedPreopen, resolve, reject });
-      if (this.pending.length >= (this.opts.maxBatch ?? 200)) this.flush();
-      else this.timer ??= setTimeout(() => this.flush(), this.opts.maxWaitMs ?? 5);
-    });
+  constructor(db: Db, opts: { maxBatch?: number; maxWaitMs?: number; maxConcurrentBatches?: number } = {}) {
+    this.commit = new GroupCommit(
+      async (batch) => {
+        const rows = await insertBatch(db, batch);
+        return batch.map((p) => rows.get(`${p.eventId}\u0000${p.accountId}`));
+      },
+      { maxBatch: opts.maxBatch ?? 200, maxWaitMs: opts.maxWaitMs ?? 5, maxConcurrentBatches: opts.maxConcurrentBatches ?? 2 },
+    );
   }
 
-  private flush(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    if (this.pending.length === 0) return;
-    if (this.inFlight >= (this.opts.maxConcurrentBatches ?? 2)) {
-      this.timer = setTimeout(() => this.flush(), 1);
-      return;
-    }
-    const batch = this.pending.splice(0, this.opts.maxBatch ?? 200);
-    this.inFlight++;
-    insertBatch(this.db, batch)
-      .then((rows) => {
-        for (const p of batch) p.resolve(rows.get(`${p.eventId}\u0000${p.accountId}`));
-      })
-      .catch((e) => {
-        for (const p of batch) p.reject(e);
-      })
-      .finally(() => {
-        this.inFlight--;
-        if (this.pending.length > 0) this.flush();
-      });
+  join(eventId: string, accountId: string, deviceHash: string, randomizedPreopen: boolean): Promise<JoinRow | undefined> {
+    return this.commit.submit({ eventId, accountId, deviceHash, randomizedPreopen });
   }
 }
 
