@@ -3,6 +3,7 @@ const benches: Record<string, () => Promise<{ main(argv: string[]): Promise<void
   holds: () => import('../apps/store-api/bench/holds.js'),
   queue: () => import('../apps/store-api/bench/queue.js'),
   ga: () => import('../apps/store-api/bench/ga.js'),
+  waitlist: () => import('../apps/store-api/bench/waitlist.js'),
 };
 
 const [name, ...rest] = process.argv.slice(2);
