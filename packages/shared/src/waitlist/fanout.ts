@@ -45,11 +45,15 @@ interface AvailabilityRow {
   offer_ttl_seconds: number;
   inline_threshold: number;
   created_at: Date;
+  /** The fan-out's cursor: the last entry considered (created_at as text, to keep its microseconds), and its id. */
+  cursor_at: string | null;
+  cursor_id: number | null;
 }
 
 async function lockAvailability(trx: Trx, id: number): Promise<AvailabilityRow | undefined> {
   const { rows } = await sql<AvailabilityRow>`
     SELECT a.id, a.listing_id, a.event_id, a.mode, a.status, a.pool_hold_id, a.performance_date::text AS performance_date, a.sections, a.created_at,
+           a.cursor_created_at::text AS cursor_at, a.cursor_id,
            l.offer_ttl_seconds, l.fanout_inline_threshold AS inline_threshold
     FROM availability_events a JOIN listings l ON l.id = a.listing_id
     WHERE a.id = ${id} FOR UPDATE OF a`.execute(trx);
@@ -57,19 +61,23 @@ async function lockAvailability(trx: Trx, id: number): Promise<AvailabilityRow |
 }
 
 /**
- * The match predicate over one listing's partition, in FIFO order after the availability event's cursor (`av`),
- * against the sections in the `secs` CTE (see secsCte). The rule is criteriaMatch's, property-tested against it.
+ * The match predicate over one listing's partition, in FIFO order after the availability event's cursor, against
+ * the sections in the `secs` CTE (see secsCte). The rule is criteriaMatch's, property-tested against it. The listing
+ * and the cursor are bound as values (not read from a join), so the planner walks the primary key
+ * (listing_id, created_at, id) in order and stops at the page's LIMIT instead of sorting the rest of the listing.
  */
-const matchSql = sql`
-  w.listing_id = av.listing_id AND w.expires_at > now()
-  AND (w.date_from IS NULL OR w.date_from <= av.performance_date)
-  AND (w.date_to IS NULL OR w.date_to >= av.performance_date)
-  AND (w.created_at, w.id) > (coalesce(av.cursor_created_at, '-infinity'::timestamptz), coalesce(av.cursor_id, 0))
+function matchSql(av: AvailabilityRow) {
+  return sql`
+  w.listing_id = ${av.listing_id}::uuid AND w.expires_at > now()
+  AND (w.date_from IS NULL OR w.date_from <= ${av.performance_date}::date)
+  AND (w.date_to IS NULL OR w.date_to >= ${av.performance_date}::date)
+  AND (w.created_at, w.id) > (coalesce(${av.cursor_at}::timestamptz, '-infinity'::timestamptz), coalesce(${av.cursor_id}::bigint, 0))
   AND EXISTS (SELECT 1 FROM secs s
               WHERE (w.sections IS NULL OR s.section = ANY(w.sections))
                 AND (w.price_levels IS NULL OR s.price_level = ANY(w.price_levels))
                 AND (w.max_price_cents IS NULL OR s.price_cents <= w.max_price_cents)
                 AND s.longest_run >= w.quantity)`;
+}
 
 /** The sections an availability event offers, as a small materialized relation the match predicate reads. */
 function secsCte(sections: Pick<AvailableSection, 'section' | 'priceLevel' | 'priceCents' | 'longestRun'>[]) {
@@ -115,17 +123,15 @@ async function broadcastPage(o: FanoutOptions, trx: Trx, av: AvailabilityRow): P
     const { rows } = await sql<{ n: number }>`
       WITH ${secsCte(av.sections)}
       SELECT count(*)::int AS n FROM (
-        SELECT 1 FROM waitlist_entries w, availability_events av
-        WHERE av.id = ${av.id} AND ${matchSql} LIMIT ${av.inline_threshold + 1}) m`.execute(trx);
+        SELECT 1 FROM waitlist_entries w WHERE ${matchSql(av)} LIMIT ${av.inline_threshold + 1}) m`.execute(trx);
     if (rows[0]!.n <= av.inline_threshold) limit = av.inline_threshold + 1;
   }
   const kind = av.mode === 'ON_SALE' ? 'ON_SALE' : 'BROADCAST';
   const { rows } = await sql<{ ids: number[]; n: number }>`
-    WITH av AS (SELECT * FROM availability_events WHERE id = ${av.id}),
-    ${secsCte(av.sections)},
+    WITH ${secsCte(av.sections)},
     page AS (
-      SELECT w.created_at, w.id, w.account_id FROM waitlist_entries w, av
-      WHERE ${matchSql}
+      SELECT w.created_at, w.id, w.account_id FROM waitlist_entries w
+      WHERE ${matchSql(av)}
       ORDER BY w.created_at, w.id LIMIT ${limit}),
     ins AS (
       INSERT INTO notifications (account_id, listing_id, availability_id, entry_id, kind)
@@ -188,9 +194,9 @@ async function offerPage(o: FanoutOptions, trx: Trx, av: AvailabilityRow): Promi
     WITH ${secsCte(summary)}
     SELECT w.id, w.created_at::text AS cursor_at, w.account_id, w.date_from::text AS date_from, w.date_to::text AS date_to,
            w.max_price_cents, w.quantity, w.sections, w.price_levels
-    FROM waitlist_entries w, availability_events av
-    WHERE av.id = ${av.id} AND ${matchSql}
-      AND NOT EXISTS (SELECT 1 FROM notifications n WHERE n.availability_id = av.id AND n.entry_id = w.id)
+    FROM waitlist_entries w
+    WHERE ${matchSql(av)}
+      AND NOT EXISTS (SELECT 1 FROM notifications n WHERE n.availability_id = ${av.id} AND n.entry_id = w.id)
     ORDER BY w.created_at, w.id LIMIT ${limit}`.execute(trx);
 
   const offerIds: string[] = [];

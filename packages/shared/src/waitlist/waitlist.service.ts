@@ -78,7 +78,7 @@ export class WaitlistService {
   private readonly joins: GroupCommit<JoinItem, JoinRow>;
 
   constructor(private readonly db: Db, opts: { listings?: ListingCache } = {}) {
-    this.listings = opts.listings ?? new ListingCache(db);
+    this.listings = opts.listings ?? new ListingCache(db, 15_000);
     this.joins = new GroupCommit((items) => insertJoins(db, items), { maxBatch: 500, maxWaitMs: 2, maxConcurrentBatches: 3 });
   }
 
@@ -125,7 +125,10 @@ export class WaitlistService {
    * quantity of adjacent seats at or below their price.
    */
   async matchesNow(accountId: string): Promise<MatchNow[]> {
-    const entries = await this.mine(accountId);
+    // The entries alone (no place counts: those scan the listing, and matching does not need them).
+    const { rows } = await sql<EntryRow>`
+      SELECT * FROM waitlist_entries WHERE account_id = ${accountId} AND expires_at > now() ORDER BY created_at`.execute(this.db);
+    const entries = rows.map((r) => toEntry(r, ''));
     if (entries.length === 0) return [];
     const listings = new Map<string, ListingInfo>();
     for (const e of entries) if (!listings.has(e.listingId)) listings.set(e.listingId, await this.listings.get(e.listingId));
