@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { sql } from '@onsale/shared/db';
+import { createDb, sql } from '@onsale/shared/db';
 import { AccountTokens } from '@onsale/shared/auth';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
 import { reconcileInventory } from '@onsale/shared/jobs';
@@ -13,14 +13,20 @@ import { createClient, percentile, round, runLoad, startProcess, stopProcess as 
 const root = join(import.meta.dirname, '..', '..', '..');
 
 const USAGE = `usage: pnpm bench ga [--concurrency 500] [--shards 16] [--rounds 2] [--seconds 60] [--pool 10] [--bare-seconds 5]
+                    [--commit-delay-us 0]
 
 HTTP load against a store API process on examples/ga.json (an all-GA event: one section of 20,000 identical
 units), 500 concurrent buyers, each request a fresh fan asking for 1-4 units, until the units are gone:
   baseline   a bare Fastify route on this machine (the HTTP limit), same client, same concurrency
+  raw        the hold statement alone (onsale_hold_ga through pg, --pool concurrent callers, no HTTP): what the
+             counter itself allows, one row against shards
   single     the event with its counter in one row (shards = 1): every hold updates the same row
   sharded    the same event with the counter split into --shards rows
 Each round sells out one event of each kind (the order alternates between rounds); prints successful holds/s and
-p50/p99 per run, the median over rounds, the ratio sharded / single, and the oversell check at the end of each run.`;
+p50/p99 per run, the median over rounds, the ratio sharded / single, and the oversell check at the end of each run.
+--commit-delay-us N sets PostgreSQL's commit_delay on the connections under test (the server's and the raw callers'):
+each commit waits N microseconds before its WAL flush, as a commit does on replicated or networked storage (the
+local disk here flushes in about 0.3 ms). Leave it at 0 for this machine's own figures.`;
 
 interface RunResult {
   shards: number;
@@ -51,6 +57,7 @@ export async function main(argv: string[]) {
       seconds: { type: 'string', default: '60' },
       pool: { type: 'string', default: '10' },
       'bare-seconds': { type: 'string', default: '5' },
+      'commit-delay-us': { type: 'string', default: '0' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -60,10 +67,15 @@ export async function main(argv: string[]) {
   const rounds = Number(values.rounds);
   const seconds = Number(values.seconds);
   const bench = await benchDatabase();
+  const commitDelayUs = Number(values['commit-delay-us']);
+  // The connections under test; with a commit delay, through the startup options (this run's connections only).
+  const testUrl = commitDelayUs > 0 ? withOptions(bench.url, `-c commit_delay=${commitDelayUs}`) : bench.url;
+  const testDb = commitDelayUs > 0 ? createDb(testUrl, { max: Number(values.pool), applicationName: 'bench-raw' }) : bench.db;
   const festival = JSON.parse(readFileSync(join(root, 'examples', 'ga.json'), 'utf8'));
   const section = festival.sections[0] as { code: string; capacity: number };
   console.log(
-    `database: ${bench.where}; ${concurrency} concurrent buyers; ${section.capacity} GA units; pool ${values.pool}; sharded = ${shards} shards; ${rounds} round(s)`,
+    `database: ${bench.where}; ${concurrency} concurrent buyers; ${section.capacity} GA units; pool ${values.pool}; sharded = ${shards} shards; ${rounds} round(s)` +
+      (commitDelayUs > 0 ? `; commit_delay ${commitDelayUs} us on the connections under test` : ''),
   );
 
   const newEvent = async (name: string, n: number) => {
@@ -96,6 +108,10 @@ export async function main(argv: string[]) {
   };
 
   const results: Record<string, unknown> = {};
+  const median = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  };
   // --- the HTTP limit: a bare Fastify route, same client, same concurrency ---
   const bare = await startProcess('apps/store-api/bench/bare-server.ts', {});
   {
@@ -110,7 +126,47 @@ export async function main(argv: string[]) {
   }
   await stop(bare.child);
 
-  const server = await startProcess('apps/store-api/bench/server.ts', { DATABASE_URL: bench.url, DB_POOL_MAX: String(values.pool), NODE_ENV: 'development', DEV_AUTH: 'false' });
+  // --- the counter alone: the hold statement through pg, as many callers as the server has connections ---
+  {
+    const callers = Number(values.pool);
+    const raw: Record<string, number[]> = { single: [], sharded: [] };
+    for (let round_ = 0; round_ < rounds; round_++) {
+      for (const n of round_ % 2 === 0 ? [1, shards] : [shards, 1]) {
+        const ev = await newEvent(`bench ga raw ${n} round ${round_ + 1}`, n);
+        let seq = 0;
+        let done = false;
+        let ok = 0;
+        let lastOkAt = 0;
+        const started = performance.now();
+        await Promise.all(
+          Array.from({ length: callers }, async () => {
+            while (!done && performance.now() - started < seconds * 1000) {
+              const i = seq++;
+              const { rows } = await sql<{ expires_at: Date | null; available: number | null }>`
+                SELECT expires_at, available FROM onsale_hold_ga(gen_random_uuid(), ${ev.eventId}::uuid, ${`raw-${n}-${round_}-${i}`}::text,
+                  ${`raw-device-${n}-${round_}-${i}`}::text, ${section.code}::text, ${1 + (i % 4)}::int, 4, 4, 360, ${i}::int)`.execute(testDb);
+              if (rows[0]!.expires_at) {
+                ok++;
+                lastOkAt = performance.now();
+              } else if (rows[0]!.available === 0) done = true;
+            }
+          }),
+        );
+        raw[n === 1 ? 'single' : 'sharded']!.push(round((ok / ((lastOkAt || performance.now()) - started)) * 1000, 0));
+      }
+    }
+    results.rawHoldStatement = {
+      callers,
+      singleHoldsPerSec: round(median(raw.single!), 0),
+      shardedHoldsPerSec: round(median(raw.sharded!), 0),
+      ratio: round(median(raw.sharded!) / median(raw.single!), 2),
+      runs: raw,
+    };
+    console.log(`raw hold statement, ${callers} callers: ${JSON.stringify(results.rawHoldStatement)}`);
+  }
+
+  if (testDb !== bench.db) await testDb.destroy();
+  const server = await startProcess('apps/store-api/bench/server.ts', { DATABASE_URL: testUrl, DB_POOL_MAX: String(values.pool), NODE_ENV: 'development', DEV_AUTH: 'false' });
   const client = createClient(`http://127.0.0.1:${server.port}`, concurrency);
   const runs: RunResult[] = [];
   try {
@@ -199,10 +255,6 @@ export async function main(argv: string[]) {
     };
   }
 
-  const median = (xs: number[]) => {
-    const s = [...xs].sort((a, b) => a - b);
-    return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-  };
   const pick = (n: number) => runs.filter((r) => r.shards === n);
   const summary = (rs: RunResult[]) => ({
     successfulHoldsPerSec: round(median(rs.map((r) => r.successfulHoldsPerSec)), 0),
@@ -221,7 +273,15 @@ export async function main(argv: string[]) {
   console.log(JSON.stringify(results, null, 2));
   console.log(
     `ga: single row ${single.successfulHoldsPerSec} holds/s p99 ${single.p99Ms} ms; ${shards} shards ${sharded.successfulHoldsPerSec} holds/s p99 ${sharded.p99Ms} ms; ` +
-      `ratio ${ratio} (target >= 3); bare Fastify ${bareRps} req/s (sharded = ${round(sharded.successfulHoldsPerSec / bareRps, 3)} of it); ` +
+      `ratio ${ratio} (target >= 3); the hold statement alone ${(results.rawHoldStatement as { ratio: number }).ratio}x; ` +
+      `bare Fastify ${bareRps} req/s (sharded = ${round(sharded.successfulHoldsPerSec / bareRps, 3)} of it); ` +
       `oversold ${oversold}; drift ${drift}`,
   );
+}
+
+/** A connection string with libpq startup options (e.g. `-c commit_delay=1000`) for every connection made with it. */
+function withOptions(url: string, options: string): string {
+  const u = new URL(url);
+  u.searchParams.set('options', options);
+  return u.toString();
 }

@@ -82,6 +82,12 @@ describe('general admission: event file', () => {
     expect(spec.sections[0]).toMatchObject({ kind: 'GA', code: 'FIELD', capacity: 20_000, shards: 16, qualityRank: 1 });
   });
 
+  it('reads examples/ga.json: an all-GA event of 20,000 units in 16 shards', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const spec = parseEventFile(JSON.parse(await readFile(new URL('../../../../examples/ga.json', import.meta.url), 'utf8')));
+    expect(spec.sections).toEqual([expect.objectContaining({ kind: 'GA', code: 'FIELD', capacity: 20_000, shards: 16 })]);
+  });
+
   it('rejects bad GA sections, naming the field', () => {
     const bad = (section: Record<string, unknown>) => {
       try {
