@@ -24,12 +24,17 @@ export class WorkerHeartbeat {
     private readonly onError: (err: unknown) => void = () => {},
   ) {}
 
-  /** Learns the worker ids from the runner's events (pass the emitter to run() so none is missed), and beats. */
+  /**
+   * Learns the ids that lock jobs from the runner's events (pass the emitter to run() so none is missed): the
+   * pool's (jobs fetched in batches for the local queue are locked by the pool) and each worker's; and beats.
+   */
   listen(events: WorkerEvents): void {
-    events.on('worker:create', ({ worker }) => {
-      this.ids.add(worker.workerId);
+    const learn = (id: string) => {
+      this.ids.add(id);
       this.beat().catch(this.onError);
-    });
+    };
+    events.on('pool:create', ({ workerPool }) => learn(workerPool.id));
+    events.on('worker:create', ({ worker }) => learn(worker.workerId));
     this.timer = setInterval(() => this.beat().catch(this.onError), this.heartbeatMs);
     this.timer.unref();
   }

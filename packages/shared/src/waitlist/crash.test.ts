@@ -34,7 +34,9 @@ afterAll(async () => {
 });
 
 function spawnWorker(): Promise<ChildProcess> {
-  const child = spawn(join(root, 'node_modules', '.bin', 'tsx'), [join(root, 'packages/shared/src/testing/fanout-worker.ts')], {
+  // node itself (not the tsx wrapper, whose child would outlive a SIGKILL): the pid killed is the worker's.
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'packages/shared/src/testing/fanout-worker.ts')], {
+    cwd: root,
     env: { ...process.env, DATABASE_URL: t.url, PAGE_SIZE: '50', PAGE_PAUSE_MS: '150' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -74,6 +76,8 @@ describe('a batch fan-out interrupted by a killed worker', () => {
     });
     first.kill('SIGKILL');
     await new Promise((r) => first.once('exit', r));
+    // It is gone: no process of it is left to finish the work.
+    expect(() => process.kill(first.pid!, 0)).toThrow();
     const mid = await t.db.selectFrom('availability_events').select(['status', 'notified']).where('id', '=', av.availabilityId as never).executeTakeFirstOrThrow();
     expect(mid.status).toBe('FANNING_OUT');
     expect(mid.notified).toBeLessThan(600);
