@@ -42,10 +42,11 @@ export async function main(argv: string[]) {
   // `pnpm bench queue`; here every fan has been admitted).
   const tokens = new AccountTokens(DEV_AUTH_SECRET);
   const queueKey = await createTokenKey(DEV_QUEUE_TOKEN_SECRET);
-  const DEVICE = 'bench-device-0001';
   let accountSeq = 0;
   const fanHeaders = async (eventId: string, i: number) => {
     const accountId = `bench-${i}`;
+    // Each fan on their own device, as at a real on-sale (the per-device seat limit counts a device's holds).
+    const DEVICE = `bench-device-${String(i).padStart(8, '0')}`;
     const claims = admissionClaimsFor(
       { kind: 'queue', eventId, accountId, deviceHash: await hashDevice(DEVICE, accountId), joinIndex: i, cohort: 'FIFO', iat: 0, exp: 0 },
       i + 1,
