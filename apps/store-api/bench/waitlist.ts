@@ -6,7 +6,7 @@ import { sql, type Db } from '@onsale/shared/db';
 import { AccountTokens } from '@onsale/shared/auth';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
 import { addWebhookEndpoint, setWebhookEndpointActive } from '@onsale/shared/notify';
-import { emitAvailability, type ReturnedSeat } from '@onsale/shared/waitlist';
+import { emitAvailability, insertJoins, normalizeCriteria, waitlistCriteriaSchema, type ReturnedSeat } from '@onsale/shared/waitlist';
 import { DEV_AUTH_SECRET } from '../src/env.js';
 import { benchDatabase, type BenchDatabase } from './database.js';
 import { createClient, percentile, round, runLoad, startProcess, stopProcess, summarize } from './load.js';
@@ -509,7 +509,7 @@ async function joins(bench: BenchDatabase, o: { listings: number; joinListingCou
   for (let i = 0; i < fanCount; i++) fans.push(`Bearer ${(await tokens.issue(`j-${i}`)).token}`);
   log(`[joins] ${fmt(fanCount)} account tokens in ${secs(performance.now() - started)} s`);
 
-  // The SQL limit: the join's group-commit statement (the shape of WaitlistService's insertJoins) straight through
+  // The SQL limit: the join's group-commit statement (WaitlistService's own insertJoins) straight through
   // pg, batches of RAW_BATCH new (listing, account) rows on RAW_CONNECTIONS connections at once (GroupCommit runs
   // at most 3 batches at a time), into the same loaded table. Its rows stay (accounts r-*).
   const rawLat: number[] = [];
@@ -520,26 +520,9 @@ async function joins(bench: BenchDatabase, o: { listings: number; joinListingCou
       const l = targets[Math.floor(Math.random() * targets.length)]!;
       return { listingId: l.id, accountId: `r-${rawSeq++}`, c: joinCriteria(l) };
     });
-    const list = (x: unknown) => (x === undefined ? null : JSON.stringify(x));
+    const batch = items.map((i) => ({ listingId: i.listingId, accountId: i.accountId, criteria: normalizeCriteria(waitlistCriteriaSchema.parse(i.c)), ttlSeconds: TTL_DAYS * 86400 }));
     const t = performance.now();
-    await sql`
-      INSERT INTO waitlist_entries AS w (listing_id, account_id, expires_at, date_from, date_to, max_price_cents, quantity, sections, price_levels)
-      SELECT t.listing_id, t.account_id, now() + make_interval(secs => t.ttl), t.date_from, t.date_to, t.max_price, t.quantity,
-             CASE WHEN t.sections IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(t.sections)) END,
-             CASE WHEN t.levels IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(t.levels)) END
-      FROM unnest(${items.map((i) => i.listingId)}::uuid[], ${items.map((i) => i.accountId)}::text[], ${items.map(() => TTL_DAYS * 86400)}::int[],
-                  ${items.map((i) => (i.c.dateFrom as string) ?? null)}::date[], ${items.map((i) => (i.c.dateTo as string) ?? null)}::date[],
-                  ${items.map((i) => (i.c.maxPriceCents as number) ?? null)}::int[], ${items.map((i) => i.c.quantity as number)}::smallint[],
-                  ${items.map((i) => list(i.c.sections))}::jsonb[], ${items.map((i) => list(i.c.priceLevels))}::jsonb[])
-           WITH ORDINALITY AS t(listing_id, account_id, ttl, date_from, date_to, max_price, quantity, sections, levels, ord)
-      ORDER BY t.ord
-      ON CONFLICT (listing_id, account_id) DO UPDATE SET
-        created_at = CASE WHEN w.expires_at <= now() THEN now() ELSE w.created_at END,
-        id = CASE WHEN w.expires_at <= now() THEN nextval('waitlist_entries_id_seq') ELSE w.id END,
-        expires_at = excluded.expires_at, date_from = excluded.date_from, date_to = excluded.date_to,
-        max_price_cents = excluded.max_price_cents, quantity = excluded.quantity, sections = excluded.sections,
-        price_levels = excluded.price_levels
-      RETURNING listing_id, account_id, id, created_at, expires_at, (created_at = now()) AS inserted`.execute(bench.db);
+    await insertJoins(bench.db, batch);
     rawLat.push(performance.now() - t);
   });
   const rawProbe = describe(before0, await snapshot(bench.db), rawLat.length * RAW_BATCH);

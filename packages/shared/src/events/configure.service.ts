@@ -15,7 +15,7 @@ import { listingWaitlistSchema, type ListingWaitlistInput } from './configure.sc
 import * as repo from './configure.repository.js';
 import { formatIssues, type EventSpec } from './events.schema.js';
 import { insertAudit, insertPriceLevels, insertSeats, insertSections } from './events.repository.js';
-import { createEvent, isUuid, parseEventFile } from './events.service.js';
+import { createEvent, eventColumns, isUuid, parseEventFile } from './events.service.js';
 import { expandSeats, rowLabel } from './layout.js';
 import { insertGaShards } from '../inventory/ga.repository.js';
 
@@ -304,27 +304,7 @@ export async function updateEventConfiguration(
     // Only reachable before the open with no seat in use (the rules above): the layout can be written anew.
     capacity = await rebuildLayout(trx, row.id, spec);
   }
-  const onsaleAt = new Date(spec.onsaleAt);
-  const version = await repo.updateEvent(trx, row.id, {
-    name: spec.name,
-    venue_name: spec.venueName,
-    starts_at: spec.startsAt,
-    onsale_at: onsaleAt,
-    seat_picking_opens_at: new Date(onsaleAt.getTime() + spec.seatPickingOpensAfterMinutes * 60_000),
-    fairness_mode: spec.fairnessMode,
-    per_account_seat_limit: spec.limits.perAccountSeats,
-    per_instrument_seat_limit: spec.limits.perInstrumentSeats,
-    per_device_seat_limit: spec.limits.perDeviceSeats ?? null,
-    hold_ttl_seconds: spec.holds.ttlSeconds,
-    hold_extension_seconds: spec.holds.extensionSeconds,
-    target_sale_minutes: spec.pacing.targetSaleMinutes,
-    tickets_per_order: spec.pacing.ticketsPerOrder,
-    checkout_minutes: spec.pacing.checkoutMinutes,
-    payment_tps: spec.pacing.paymentTps,
-    overbook_factor: spec.pacing.overbookFactor,
-    capacity,
-    queue_copy: spec.queueCopy && Object.keys(spec.queueCopy).length > 0 ? JSON.stringify(spec.queueCopy) : null,
-  });
+  const version = await repo.updateEvent(trx, row.id, eventColumns(spec, capacity));
   let signOffRequired = live?.fairness_mode !== spec.fairnessMode;
   if (changed.has('fairnessMode')) {
     const reason = `fairness mode changed from ${row.fairness_mode} to ${spec.fairnessMode}`;

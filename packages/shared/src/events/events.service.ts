@@ -94,21 +94,10 @@ export function parseEventFile(input: unknown): EventSpec {
   return parsed.data;
 }
 
-/** Creates an event with its listing, price levels, sections, every seat and the GA counters. Runs in the caller's transaction. */
-export async function createEvent(trx: Trx, spec: EventSpec, actor = 'system'): Promise<{ eventId: string; listingId: string; capacity: number }> {
-  let listingId: string;
-  if (spec.listing && 'id' in spec.listing) {
-    if (!(await repo.listingExists(trx, spec.listing.id))) throw notFound('LISTING_NOT_FOUND', `no listing ${spec.listing.id}`, 'listing.id');
-    listingId = spec.listing.id;
-  } else {
-    listingId = await repo.insertListing(trx, spec.listing?.name ?? spec.name);
-  }
-  const seats = expandSeats(spec);
-  const generalAdmission = spec.sections.flatMap((s) => (s.kind === 'GA' ? [s] : []));
-  const capacity = seats.length + generalAdmission.reduce((a, s) => a + s.capacity, 0);
+/** An event file's settings as the events row's columns (one home for create and edit). */
+export function eventColumns(spec: EventSpec, capacity: number) {
   const onsaleAt = new Date(spec.onsaleAt);
-  const eventId = await repo.insertEvent(trx, {
-    listing_id: listingId,
+  return {
     name: spec.name,
     venue_name: spec.venueName,
     starts_at: spec.startsAt,
@@ -126,8 +115,23 @@ export async function createEvent(trx: Trx, spec: EventSpec, actor = 'system'): 
     payment_tps: spec.pacing.paymentTps,
     overbook_factor: spec.pacing.overbookFactor,
     capacity,
-    queue_copy: spec.queueCopy ? JSON.stringify(spec.queueCopy) : null,
-  });
+    queue_copy: spec.queueCopy && Object.keys(spec.queueCopy).length > 0 ? JSON.stringify(spec.queueCopy) : null,
+  };
+}
+
+/** Creates an event with its listing, price levels, sections, every seat and the GA counters. Runs in the caller's transaction. */
+export async function createEvent(trx: Trx, spec: EventSpec, actor = 'system'): Promise<{ eventId: string; listingId: string; capacity: number }> {
+  let listingId: string;
+  if (spec.listing && 'id' in spec.listing) {
+    if (!(await repo.listingExists(trx, spec.listing.id))) throw notFound('LISTING_NOT_FOUND', `no listing ${spec.listing.id}`, 'listing.id');
+    listingId = spec.listing.id;
+  } else {
+    listingId = await repo.insertListing(trx, spec.listing?.name ?? spec.name);
+  }
+  const seats = expandSeats(spec);
+  const generalAdmission = spec.sections.flatMap((s) => (s.kind === 'GA' ? [s] : []));
+  const capacity = seats.length + generalAdmission.reduce((a, s) => a + s.capacity, 0);
+  const eventId = await repo.insertEvent(trx, { listing_id: listingId, ...eventColumns(spec, capacity) });
   await repo.insertPriceLevels(trx, eventId, spec.priceLevels);
   const perSection = new Map<string, number>();
   for (const s of seats) perSection.set(s.sectionCode, (perSection.get(s.sectionCode) ?? 0) + 1);

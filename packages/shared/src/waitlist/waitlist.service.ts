@@ -23,14 +23,14 @@ export interface WaitlistEntryWithPlace extends WaitlistEntry {
   listingEntries: number;
 }
 
-interface JoinItem {
+export interface JoinItem {
   listingId: string;
   accountId: string;
   criteria: Criteria;
   ttlSeconds: number;
 }
 
-interface JoinRow {
+export interface JoinRow {
   id: number;
   created_at: Date;
   expires_at: Date;
@@ -184,7 +184,7 @@ function toEntry(r: EntryRow, listingName: string): WaitlistEntry {
  * insert, or an expired entry starting again at the back; a partitioned table cannot return xmax). Repeats of one (listing, account) within the batch collapse to the last
  * (a statement cannot write a row twice); the first of them is told it created the entry, if one was created.
  */
-async function insertJoins(db: Db, items: JoinItem[]): Promise<JoinRow[]> {
+export async function insertJoins(db: Db, items: JoinItem[]): Promise<JoinRow[]> {
   const key = (i: JoinItem) => `${i.listingId}\u0000${i.accountId}`;
   const last = new Map<string, JoinItem>();
   for (const i of items) last.set(key(i), i);
