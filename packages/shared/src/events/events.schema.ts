@@ -1,7 +1,10 @@
 import { z } from 'zod';
 import { DEFAULT_GA_SHARDS, MAX_GA_SHARDS } from '../inventory/ga.js';
+import { allocationSchema } from '../allocations/allocations.schema.js';
+import { lotterySettingsSchema } from '../lottery/lottery.schema.js';
+import { fairnessModes } from './fairness-modes.js';
 
-export const fairnessModes = ['RANDOMIZED_PREOPEN_THEN_FIFO', 'FIFO', 'REGISTRATION_LOTTERY'] as const;
+export { fairnessModes };
 
 const code = z
   .string()
@@ -114,10 +117,21 @@ export const eventFileSchema = z
       .array(z.object({ code, name: z.string().min(1).max(120), priceCents: z.number().int().min(0).max(100_000_000) }))
       .min(1),
     sections: z.array(sectionSchema).min(1).max(2000),
+    /** Presale tiers, in sale order; the last is the general sale. Left out: one general sale of every seat. */
+    allocations: z.array(allocationSchema).min(2).max(10).optional(),
+    /** Registration and draw settings; required when fairnessMode is REGISTRATION_LOTTERY. */
+    lottery: lotterySettingsSchema.optional(),
   })
   .superRefine((e, ctx) => {
     if (Date.parse(e.onsaleAt) >= Date.parse(e.startsAt))
       ctx.addIssue({ code: 'custom', path: ['onsaleAt'], message: 'the on-sale must open before the event starts' });
+    if (e.fairnessMode === 'REGISTRATION_LOTTERY' && !e.lottery)
+      ctx.addIssue({ code: 'custom', path: ['lottery'], message: 'a REGISTRATION_LOTTERY event needs its lottery settings' });
+    if (e.lottery && e.fairnessMode !== 'REGISTRATION_LOTTERY')
+      ctx.addIssue({ code: 'custom', path: ['lottery'], message: 'lottery settings apply only to fairnessMode REGISTRATION_LOTTERY' });
+    if (e.lottery && Date.parse(e.lottery.registrationClosesAt) > Date.parse(e.onsaleAt))
+      ctx.addIssue({ code: 'custom', path: ['lottery', 'registrationClosesAt'], message: 'registration must close by the on-sale' });
+    if (e.allocations) checkAllocations(e, ctx);
     const levels = new Set<string>();
     e.priceLevels.forEach((p, i) => {
       if (levels.has(p.code)) ctx.addIssue({ code: 'custom', path: ['priceLevels', i, 'code'], message: `duplicate price level ${p.code}` });
@@ -131,6 +145,43 @@ export const eventFileSchema = z
         ctx.addIssue({ code: 'custom', path: ['sections', i, 'priceLevel'], message: `unknown price level ${s.priceLevel}` });
     });
   });
+
+/** Presale tiers: unique codes, a window and share for each presale, shares below the whole, windows in order. */
+function checkAllocations(e: { onsaleAt: string; startsAt: string; fairnessMode: string; allocations?: z.output<typeof allocationSchema>[]; sections: { kind?: string }[] }, ctx: z.RefinementCtx) {
+  const tiers = e.allocations!;
+  const at = (i: number, field: string) => ['allocations', i, field];
+  if (e.fairnessMode === 'REGISTRATION_LOTTERY')
+    ctx.addIssue({ code: 'custom', path: ['allocations'], message: 'a REGISTRATION_LOTTERY event sells through its draw, not presale tiers' });
+  if (!e.sections.some((s) => s.kind !== 'GA'))
+    ctx.addIssue({ code: 'custom', path: ['allocations'], message: 'presale tiers split reserved seats; this event has none' });
+  const codes = new Set<string>();
+  let shares = 0;
+  tiers.forEach((t, i) => {
+    if (codes.has(t.code)) ctx.addIssue({ code: 'custom', path: at(i, 'code'), message: `duplicate tier ${t.code}` });
+    codes.add(t.code);
+    if (t.access === 'CARD_BIN' && !t.binRanges) ctx.addIssue({ code: 'custom', path: at(i, 'binRanges'), message: 'a CARD_BIN tier needs the card ranges it accepts' });
+    if (t.access !== 'CARD_BIN' && t.binRanges) ctx.addIssue({ code: 'custom', path: at(i, 'binRanges'), message: 'card ranges apply only to access CARD_BIN' });
+    if (i === tiers.length - 1) {
+      // The general sale: the event's own window and queue, and whatever the presales leave.
+      for (const f of ['share', 'opensAt', 'closesAt', 'rollsForwardAt'] as const)
+        if (t[f] !== undefined) ctx.addIssue({ code: 'custom', path: at(i, f), message: `the last tier is the general sale: its ${f} comes from the event` });
+      return;
+    }
+    for (const f of ['share', 'opensAt', 'closesAt'] as const)
+      if (t[f] === undefined) ctx.addIssue({ code: 'custom', path: at(i, f), message: `a presale tier needs ${f}` });
+    shares += t.share ?? 0;
+    if (t.opensAt && t.closesAt && Date.parse(t.opensAt) >= Date.parse(t.closesAt))
+      ctx.addIssue({ code: 'custom', path: at(i, 'closesAt'), message: 'the window must close after it opens' });
+    if (t.closesAt && Date.parse(t.closesAt) > Date.parse(e.startsAt))
+      ctx.addIssue({ code: 'custom', path: at(i, 'closesAt'), message: 'a presale must close before the event starts' });
+    const roll = t.rollsForwardAt ?? t.closesAt;
+    if (t.rollsForwardAt && t.closesAt && Date.parse(t.rollsForwardAt) < Date.parse(t.closesAt))
+      ctx.addIssue({ code: 'custom', path: at(i, 'rollsForwardAt'), message: 'unsold seats roll forward when the window has closed, not before' });
+    if (roll && Date.parse(roll) > Date.parse(e.startsAt))
+      ctx.addIssue({ code: 'custom', path: at(i, 'rollsForwardAt'), message: 'unsold seats must roll forward before the event starts' });
+  });
+  if (shares >= 1) ctx.addIssue({ code: 'custom', path: ['allocations'], message: `presale shares add up to ${shares}; they must leave seats for the general sale (below 1)` });
+}
 
 export type EventFile = z.input<typeof eventFileSchema>;
 export type EventSpec = z.output<typeof eventFileSchema>;
