@@ -14,6 +14,7 @@ import type { NotificationsTable, WebhookDeliveriesTable, WebhookEndpointsTable 
 import type { AvailabilityEventsTable, WaitlistEntriesTable, WaitlistOffersTable } from '../waitlist/waitlist.table.js';
 import type { ConsoleSessionsTable, ConsoleUsersTable, OrganisationsTable } from '../users/users.table.js';
 import type { FairnessSignoffsTable } from '../events/signoff.table.js';
+import type { AccessCodeRedemptionsTable, AllocationsTable } from '../allocations/allocations.table.js';
 
 /** Every table of the system of record, as Kysely sees it. */
 export interface Database {
@@ -43,4 +44,6 @@ export interface Database {
   console_users: ConsoleUsersTable;
   console_sessions: ConsoleSessionsTable;
   fairness_signoffs: FairnessSignoffsTable;
+  allocations: AllocationsTable;
+  access_code_redemptions: AccessCodeRedemptionsTable;
 }

@@ -56,11 +56,11 @@ export async function insertSeats(trx: Trx, eventId: string, seats: SeatSpec[]):
   for (let i = 0; i < seats.length; i += chunk) {
     const part = seats.slice(i, i + chunk);
     await sql`
-      INSERT INTO seats (event_id, section_code, row_label, row_index, seat_number, quality)
-      SELECT ${eventId}::uuid, s, r, ri, n, q
+      INSERT INTO seats (event_id, section_code, row_label, row_index, seat_number, quality, allocation)
+      SELECT ${eventId}::uuid, s, r, ri, n, q, a
       FROM unnest(${part.map((x) => x.sectionCode)}::text[], ${part.map((x) => x.rowLabel)}::text[],
                   ${part.map((x) => x.rowIndex)}::int[], ${part.map((x) => x.seatNumber)}::int[],
-                  ${part.map((x) => x.quality)}::int[]) AS t(s, r, ri, n, q)`.execute(trx);
+                  ${part.map((x) => x.quality)}::int[], ${part.map((x) => x.allocation ?? null)}::text[]) AS t(s, r, ri, n, q, a)`.execute(trx);
   }
 }
 

@@ -6,6 +6,8 @@ import { expandSeats } from './layout.js';
 import * as repo from './events.repository.js';
 import { initQueue } from '../queue/queue.service.js';
 import { insertGaShards } from '../inventory/ga.repository.js';
+import { assignAllocations } from '../allocations/assign.js';
+import { createAllocations } from '../allocations/allocations.service.js';
 
 /** An event as the domain sees it: settings in domain words and units. */
 export interface OnsaleEvent {
@@ -128,7 +130,7 @@ export async function createEvent(trx: Trx, spec: EventSpec, actor = 'system'): 
   } else {
     listingId = await repo.insertListing(trx, spec.listing?.name ?? spec.name);
   }
-  const seats = expandSeats(spec);
+  const seats = assignAllocations(expandSeats(spec), spec.allocations);
   const generalAdmission = spec.sections.flatMap((s) => (s.kind === 'GA' ? [s] : []));
   const capacity = seats.length + generalAdmission.reduce((a, s) => a + s.capacity, 0);
   const eventId = await repo.insertEvent(trx, { listing_id: listingId, ...eventColumns(spec, capacity) });
@@ -151,6 +153,12 @@ export async function createEvent(trx: Trx, spec: EventSpec, actor = 'system'): 
   await repo.insertSeats(trx, eventId, seats);
   await insertGaShards(trx, eventId, generalAdmission);
   const { seedCommitment } = await initQueue(trx, eventId);
+  const perTier = new Map<string, number>();
+  for (const s of seats) if (s.allocation) perTier.set(s.allocation, (perTier.get(s.allocation) ?? 0) + 1);
+  // GA sections sell in the general sale (the last tier).
+  const last = spec.allocations?.at(-1);
+  if (last) perTier.set(last.code, (perTier.get(last.code) ?? 0) + generalAdmission.reduce((a, s) => a + s.capacity, 0));
+  await createAllocations(trx, eventId, spec, perTier);
   await repo.insertAudit(trx, { actor, action: 'event.created', eventId, details: { name: spec.name, capacity, fairnessMode: spec.fairnessMode, seedCommitment } });
   return { eventId, listingId, capacity };
 }

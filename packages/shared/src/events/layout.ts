@@ -7,6 +7,8 @@ export interface SeatSpec {
   seatNumber: number;
   /** Lower is better: front rows first, then seats nearer the centre of the row. */
   quality: number;
+  /** The presale tier that owns the seat (allocations/assign.ts); absent or null: the event has no tiers. */
+  allocation?: string | null;
 }
 
 /** Row labels A..Z, then AA, AB, ... */

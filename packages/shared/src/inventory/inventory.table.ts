@@ -16,6 +16,8 @@ export interface SeatsTable {
   hold_id: string | null;
   expires_at: Date | null;
   version: Generated<number>;
+  /** The presale tier that owns the seat; null when the event has no tiers. */
+  allocation: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface HoldsTable {
@@ -29,6 +31,8 @@ export interface HoldsTable {
   extended: Generated<boolean>;
   /** deviceFingerprint of the fan's device (abuse/device.ts); null for holds no fan's device made. */
   device_hash: ColumnType<string | null, string | null | undefined, never>;
+  /** The tier whose admission made the hold (its seats are that tier's); null when the event has no tiers. */
+  allocation: ColumnType<string | null, string | null | undefined, never>;
   created_at: ColumnType<Date, never, never>;
   updated_at: ColumnType<Date, never, Date | string>;
 }

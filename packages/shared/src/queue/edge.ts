@@ -38,6 +38,8 @@ export interface QueueTokenClaims {
   /** 0-based join order. PREOPEN: index into the pre-open cohort; FIFO: continues after the cohort. */
   joinIndex: number;
   cohort: 'PREOPEN' | 'FIFO';
+  /** A presale tier's queue (its allocation id); absent: the event's own queue. */
+  queueId?: string;
   iat: number;
   exp: number;
 }
@@ -50,6 +52,8 @@ export interface AdmissionTokenClaims {
   deviceHash: string;
   /** The 1-based queue position that was admitted. */
   position: number;
+  /** Admitted through a presale tier's queue: the tier's code (holds take that tier's seats); absent: the general sale. */
+  tier?: string;
   iat: number;
   exp: number;
 }
@@ -146,11 +150,13 @@ function wellFormed(c: unknown): TokenClaims | null {
   const common = { eventId: o.eventId, accountId: o.accountId, deviceHash: o.deviceHash };
   if (o.kind === 'queue') {
     if (!isCount(o.joinIndex) || (o.cohort !== 'PREOPEN' && o.cohort !== 'FIFO')) return null;
-    return { kind: 'queue', ...common, joinIndex: o.joinIndex, cohort: o.cohort, iat: o.iat, exp: o.exp };
+    if (o.queueId !== undefined && !isText(o.queueId)) return null;
+    return { kind: 'queue', ...common, joinIndex: o.joinIndex, cohort: o.cohort, ...(o.queueId !== undefined ? { queueId: o.queueId } : {}), iat: o.iat, exp: o.exp };
   }
   if (o.kind === 'admission') {
     if (!isCount(o.position) || o.position < 1) return null;
-    return { kind: 'admission', ...common, position: o.position, iat: o.iat, exp: o.exp };
+    if (o.tier !== undefined && !isText(o.tier)) return null;
+    return { kind: 'admission', ...common, position: o.position, ...(o.tier !== undefined ? { tier: o.tier } : {}), iat: o.iat, exp: o.exp };
   }
   return null;
 }
@@ -162,9 +168,37 @@ function wellFormed(c: unknown): TokenClaims | null {
 export async function signToken(key: TokenKey, claims: TokenClaims): Promise<string> {
   const canonical = wellFormed(claims);
   if (!canonical) throw new TokenError('TOKEN_MALFORMED', 'refusing to sign malformed claims');
-  const payload = toBase64Url(utf8.encode(JSON.stringify(canonical)));
+  return signPayload(key, canonical);
+}
+
+/** Signs any JSON value in this module's token format (other signed codes, e.g. presale access codes, use it). */
+export async function signPayload(key: TokenKey, value: unknown): Promise<string> {
+  const payload = toBase64Url(utf8.encode(JSON.stringify(value)));
   const mac = await hmac(key, utf8.encode(payload));
   return `${payload}.${toBase64Url(mac)}`;
+}
+
+/**
+ * Opens a token made by signPayload: checks its shape (TOKEN_MALFORMED) and signature (TOKEN_FORGED), then
+ * parses the payload. The caller checks the claims' own shape.
+ */
+export async function openPayload(key: TokenKey, token: string): Promise<unknown> {
+  if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH) throw new TokenError('TOKEN_MALFORMED');
+  const parts = token.split('.');
+  const [payload, signature] = parts;
+  if (parts.length !== 2 || !payload || !signature || !B64URL.test(payload) || !B64URL.test(signature)) throw new TokenError('TOKEN_MALFORMED');
+  let mac: Uint8Array<ArrayBuffer>;
+  try {
+    mac = fromBase64Url(signature);
+  } catch {
+    throw new TokenError('TOKEN_MALFORMED');
+  }
+  if (!(await hmacVerify(key, mac, utf8.encode(payload)))) throw new TokenError('TOKEN_FORGED');
+  try {
+    return JSON.parse(fromUtf8.decode(fromBase64Url(payload)));
+  } catch {
+    throw new TokenError('TOKEN_MALFORMED');
+  }
 }
 
 /** What a route expects of a token. `now` is milliseconds since the epoch (Date.now()), compared with exp x 1000. */
@@ -185,24 +219,7 @@ export interface TokenExpectation<K extends TokenClaims['kind']> {
 export async function verifyToken(key: TokenKey, token: string, expected: TokenExpectation<'queue'>): Promise<QueueTokenClaims>;
 export async function verifyToken(key: TokenKey, token: string, expected: TokenExpectation<'admission'>): Promise<AdmissionTokenClaims>;
 export async function verifyToken(key: TokenKey, token: string, expected: TokenExpectation<TokenClaims['kind']>): Promise<TokenClaims> {
-  if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH) throw new TokenError('TOKEN_MALFORMED');
-  const parts = token.split('.');
-  const [payload, signature] = parts;
-  if (parts.length !== 2 || !payload || !signature || !B64URL.test(payload) || !B64URL.test(signature)) throw new TokenError('TOKEN_MALFORMED');
-  let mac: Uint8Array<ArrayBuffer>;
-  try {
-    mac = fromBase64Url(signature);
-  } catch {
-    throw new TokenError('TOKEN_MALFORMED');
-  }
-  if (!(await hmacVerify(key, mac, utf8.encode(payload)))) throw new TokenError('TOKEN_FORGED');
-
-  let claims: TokenClaims | null;
-  try {
-    claims = wellFormed(JSON.parse(fromUtf8.decode(fromBase64Url(payload))));
-  } catch {
-    claims = null;
-  }
+  const claims = wellFormed(await openPayload(key, token));
   if (!claims) throw new TokenError('TOKEN_MALFORMED');
   return checkClaims(claims, expected);
 }
@@ -221,7 +238,7 @@ export function checkClaims<C extends TokenClaims>(claims: C, expected: TokenExp
 }
 
 /** The admission token's claims for a fan the status rule admitted (10-minute life). `nowMs`: Date.now(). */
-export function admissionClaimsFor(queue: QueueTokenClaims, position: number, nowMs: number): AdmissionTokenClaims {
+export function admissionClaimsFor(queue: QueueTokenClaims, position: number, nowMs: number, tier?: string): AdmissionTokenClaims {
   const iat = Math.floor(nowMs / 1000);
   return {
     kind: 'admission',
@@ -229,13 +246,15 @@ export function admissionClaimsFor(queue: QueueTokenClaims, position: number, no
     accountId: queue.accountId,
     deviceHash: queue.deviceHash,
     position,
+    ...(tier !== undefined ? { tier } : {}),
     iat,
     exp: iat + ADMISSION_TOKEN_TTL_SECONDS,
   };
 }
 
-/** The one number per event that crosses to the edges, with the event's queue state. */
+/** The one number per queue that crosses to the edges, with the queue's state. */
 export interface WatermarkState {
+  /** The queue's id: the event's, or a presale tier's (QueueTokenClaims.queueId). */
   eventId: string;
   /** Every 1-based position <= this is admitted. */
   admittedThrough: number;
@@ -320,7 +339,7 @@ export const POLL_SECONDS = { min: 15, max: 30, nearFront: 5, paused: 30 } as co
  * `now` is milliseconds since the epoch.
  */
 export async function computeStatus(claims: QueueTokenClaims, w: WatermarkState, now: number, opts: StatusOptions = {}): Promise<QueueStatus> {
-  if (claims.eventId !== w.eventId) throw new TokenError('TOKEN_WRONG_EVENT');
+  if ((claims.queueId ?? claims.eventId) !== w.eventId) throw new TokenError('TOKEN_WRONG_EVENT');
   const staleMs = opts.heartbeatStaleMs ?? DEFAULT_HEARTBEAT_STALE_MS;
   const jitter = Math.min(1, Math.max(0, (opts.jitter ?? Math.random)()));
   const waitingRetry = Math.round(POLL_SECONDS.min + jitter * (POLL_SECONDS.max - POLL_SECONDS.min));
