@@ -14,6 +14,7 @@ import type { NotificationsTable, WebhookDeliveriesTable, WebhookEndpointsTable 
 import type { AvailabilityEventsTable, WaitlistEntriesTable, WaitlistOffersTable } from '../waitlist/waitlist.table.js';
 import type { ConsoleSessionsTable, ConsoleUsersTable, OrganisationsTable } from '../users/users.table.js';
 import type { FairnessSignoffsTable } from '../events/signoff.table.js';
+import type { LotteriesTable, LotteryRegistrationsTable, LotteryWinnersTable } from '../lottery/lottery.table.js';
 import type { AccessCodeRedemptionsTable, AllocationsTable } from '../allocations/allocations.table.js';
 
 /** Every table of the system of record, as Kysely sees it. */
@@ -44,6 +45,9 @@ export interface Database {
   console_users: ConsoleUsersTable;
   console_sessions: ConsoleSessionsTable;
   fairness_signoffs: FairnessSignoffsTable;
+  lotteries: LotteriesTable;
+  lottery_registrations: LotteryRegistrationsTable;
+  lottery_winners: LotteryWinnersTable;
   allocations: AllocationsTable;
   access_code_redemptions: AccessCodeRedemptionsTable;
 }

@@ -6,6 +6,7 @@ import { expandSeats } from './layout.js';
 import * as repo from './events.repository.js';
 import { initQueue } from '../queue/queue.service.js';
 import { insertGaShards } from '../inventory/ga.repository.js';
+import { createLottery } from '../lottery/lottery.service.js';
 import { assignAllocations } from '../allocations/assign.js';
 import { createAllocations } from '../allocations/allocations.service.js';
 
@@ -153,6 +154,7 @@ export async function createEvent(trx: Trx, spec: EventSpec, actor = 'system'): 
   await repo.insertSeats(trx, eventId, seats);
   await insertGaShards(trx, eventId, generalAdmission);
   const { seedCommitment } = await initQueue(trx, eventId);
+  if (spec.lottery) await createLottery(trx, eventId, spec.lottery, actor);
   const perTier = new Map<string, number>();
   for (const s of seats) if (s.allocation) perTier.set(s.allocation, (perTier.get(s.allocation) ?? 0) + 1);
   // GA sections sell in the general sale (the last tier).
