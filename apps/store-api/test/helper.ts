@@ -84,19 +84,19 @@ const admissions = new Map<string, string>();
 /**
  * Headers of a fan the waiting room has admitted to `eventId`: account token, device id (the fan's own unless
  * `device` is given) and an admission token signed as the status route would sign it (the queue itself is tested
- * in queue.test.ts).
+ * in queue.test.ts); `tier`: admitted through that presale tier's queue.
  */
-export async function admitted(token: string, eventId: string, device?: string): Promise<Record<string, string>> {
+export async function admitted(token: string, eventId: string, device?: string, tier?: string): Promise<Record<string, string>> {
   const accountId = accountOfToken.get(token);
   if (!accountId) throw new Error('admitted(): log the fan in with login() first');
   // Each fan on a phone of their own unless told otherwise (holds count seats per device too).
   const deviceId = device ?? `test-device-of-${accountId}`;
-  const cacheKey = `${token}|${eventId}|${deviceId}`;
+  const cacheKey = `${token}|${eventId}|${deviceId}|${tier ?? ''}`;
   let admission = admissions.get(cacheKey);
   if (!admission) {
     key ??= createTokenKey(DEV_QUEUE_TOKEN_SECRET);
     const deviceHash = await hashDevice(deviceId, accountId);
-    const claims = admissionClaimsFor({ kind: 'queue', eventId, accountId, deviceHash, joinIndex: 0, cohort: 'FIFO', iat: 0, exp: 0 }, 1, Date.now());
+    const claims = admissionClaimsFor({ kind: 'queue', eventId, accountId, deviceHash, joinIndex: 0, cohort: 'FIFO', iat: 0, exp: 0 }, 1, Date.now(), tier);
     admission = await signToken(await key, claims);
     admissions.set(cacheKey, admission);
   }

@@ -6,7 +6,14 @@ import type { FairnessMode } from '../events/events.table.js';
 
 /** An event inside the controller's window, with its pacing settings and last reconciled availability. */
 export interface ActiveEventRow {
+  /** The queue's id: the event's own, or a presale tier's. */
   event_id: string;
+  /** The event the queue sells. */
+  owner_event_id: string;
+  /** The tier whose seats the queue sells (the general sale's code for an event's own queue); null: no tiers. */
+  allocation: string | null;
+  /** The queue is the event's own (the general sale). */
+  general: boolean;
   onsale_at: Date;
   starts_at: Date;
   /** The on-sale has opened (by the database clock). */
@@ -25,15 +32,28 @@ export interface ActiveEventRow {
 
 /** Events whose on-sale window is active: from `beforeOpenSeconds` before `onsale_at` until `starts_at`. */
 export async function findActiveEvents(db: Db | Trx, beforeOpenSeconds: number): Promise<ActiveEventRow[]> {
+  // Every event's own queue (selling its general tier when it has tiers), and each presale tier's queue in its window.
   const { rows } = await sql<ActiveEventRow>`
-    SELECT e.id AS event_id, e.onsale_at, e.starts_at, now() >= e.onsale_at AS open, e.fairness_mode, e.capacity, e.target_sale_minutes,
-           e.tickets_per_order, e.checkout_minutes, e.payment_tps, e.overbook_factor, q.inventory_state,
-           r.available + r.held AS reconciled_unsold
-    FROM events e
-    JOIN queue_state q ON q.event_id = e.id
-    LEFT JOIN inventory_reconciliations r ON r.event_id = e.id
-    WHERE now() >= e.onsale_at - make_interval(secs => ${beforeOpenSeconds}) AND now() < e.starts_at
-    ORDER BY e.onsale_at, e.id`.execute(db);
+    SELECT * FROM (
+      SELECT e.id AS event_id, e.id AS owner_event_id, g.code AS allocation, true AS general, e.onsale_at, e.starts_at, now() >= e.onsale_at AS open,
+             e.fairness_mode, coalesce(g.capacity, e.capacity) AS capacity, e.target_sale_minutes,
+             e.tickets_per_order, e.checkout_minutes, e.payment_tps, e.overbook_factor, q.inventory_state,
+             CASE WHEN g.code IS NULL THEN r.available + r.held END AS reconciled_unsold
+      FROM events e
+      JOIN queue_state q ON q.event_id = e.id
+      LEFT JOIN allocations g ON g.event_id = e.id AND g.general
+      LEFT JOIN inventory_reconciliations r ON r.event_id = e.id
+      WHERE now() >= e.onsale_at - make_interval(secs => ${beforeOpenSeconds}) AND now() < e.starts_at
+      UNION ALL
+      SELECT a.queue_id, a.event_id, a.code, false, a.opens_at, a.closes_at, now() >= a.opens_at,
+             a.fairness_mode, a.capacity, e.target_sale_minutes,
+             e.tickets_per_order, e.checkout_minutes, e.payment_tps, e.overbook_factor, q.inventory_state, NULL
+      FROM allocations a
+      JOIN events e ON e.id = a.event_id
+      JOIN queue_state q ON q.event_id = a.queue_id
+      WHERE NOT a.general AND a.rolled_at IS NULL
+        AND now() >= a.opens_at - make_interval(secs => ${beforeOpenSeconds}) AND now() < a.closes_at) active
+    ORDER BY onsale_at, event_id`.execute(db);
   return rows;
 }
 
@@ -112,7 +132,8 @@ export interface LiveSignalsRow {
   max_join_index: number | null;
 }
 
-export async function liveSignals(db: Db | Trx, eventId: string): Promise<LiveSignalsRow> {
+/** `eventId`: the event (its holds, orders, checkouts); `queueId`: the queue (its admissions and joins), the event's own by default. */
+export async function liveSignals(db: Db | Trx, eventId: string, queueId: string = eventId): Promise<LiveSignalsRow> {
   const { rows } = await sql<LiveSignalsRow>`
     SELECT c.checkout_total, c.checkout_failed, m.holds_created_2m, m.holds_refused_2m, m.tokens_10m, m.tokens_5m, m.advanced_5m, o.orders_10m,
            r.released_seats_1m, j.max_join_index
@@ -127,13 +148,13 @@ export async function liveSignals(db: Db | Trx, eventId: string): Promise<LiveSi
                  coalesce(sum(watermark_advanced) FILTER (WHERE minute < date_trunc('minute', now())
                                                          AND minute >= date_trunc('minute', now()) - interval '5 minutes'), 0)::int AS advanced_5m
           FROM admission_minutes
-          WHERE event_id = ${eventId} AND minute >= date_trunc('minute', now()) - interval '9 minutes') m,
+          WHERE event_id = ${queueId} AND minute >= date_trunc('minute', now()) - interval '9 minutes') m,
          (SELECT count(*)::int AS orders_10m FROM orders WHERE event_id = ${eventId} AND created_at > now() - interval '10 minutes') o,
          (SELECT coalesce(sum(quantity), 0)::int AS released_seats_1m FROM holds
           WHERE event_id = ${eventId}
             AND ((status = 'RELEASED' AND updated_at > now() - interval '1 minute')
               OR (status IN ('HELD', 'PAYING', 'EXPIRED') AND expires_at > now() - interval '1 minute' AND expires_at <= now()))) r,
-         (SELECT max(join_index) AS max_join_index FROM queue_entries WHERE event_id = ${eventId}) j`.execute(db);
+         (SELECT max(join_index) AS max_join_index FROM queue_entries WHERE event_id = ${queueId}) j`.execute(db);
   return rows[0]!;
 }
 

@@ -60,6 +60,8 @@ export interface EventTickContext {
 }
 
 const actorOf = (controllerId: string) => `admission-controller:${controllerId}`;
+/** A presale tier's queue names its tier (and queue id) in the event's audit entries. */
+const tierOf = (e: ActiveEventRow) => (e.general ? {} : { tier: e.allocation, queueId: e.event_id });
 
 /**
  * One event's tick, in one short transaction: lock the event's queue_state row, skip when another controller
@@ -83,13 +85,13 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
     const actor = actorOf(ctx.controllerId);
 
     const open = now.getTime() >= e.onsale_at.getTime();
-    const counts = await getInventoryCounts(trx, e.event_id, e.capacity);
+    const counts = await getInventoryCounts(trx, e.owner_event_id, e.capacity, e.allocation ? { code: e.allocation, general: e.general } : undefined);
     const inventoryState = inventoryStateOf(counts);
     const soldOut = inventoryState === 'SOLD_OUT' && q.sold_out_at === null;
     if (soldOut)
-      await insertAudit(trx, { actor, action: 'queue.sold_out', eventId: e.event_id, details: { soldOutAt: now.toISOString(), capacity: counts.capacity, sold: counts.sold } });
+      await insertAudit(trx, { actor, action: 'queue.sold_out', eventId: e.owner_event_id, details: { soldOutAt: now.toISOString(), capacity: counts.capacity, sold: counts.sold, ...tierOf(e) } });
 
-    const signals = await repo.liveSignals(trx, e.event_id);
+    const signals = await repo.liveSignals(trx, e.owner_event_id, e.event_id);
     const rate = admissionRate(e, counts, signals, q.rate_override_per_min, ctx.budgetBuyersPerMinute);
     const claimRatio = claimRatioOf(signals.tokens_5m, signals.advanced_5m);
 
@@ -100,8 +102,8 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
       await insertAudit(trx, {
         actor,
         action: 'queue.sealed',
-        eventId: e.event_id,
-        details: { seed: q.seed_hex, seedCommitment: q.seed_commitment, cohortSize: sealedCohortSize, sealedAt: now.toISOString(), fairnessMode: e.fairness_mode },
+        eventId: e.owner_event_id,
+        details: { seed: q.seed_hex, seedCommitment: q.seed_commitment, cohortSize: sealedCohortSize, sealedAt: now.toISOString(), fairnessMode: e.fairness_mode, ...tierOf(e) },
       });
     }
 

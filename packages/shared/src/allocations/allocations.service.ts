@@ -91,8 +91,19 @@ export async function createAllocations(trx: Trx, eventId: string, spec: EventSp
       .returningAll()
       .executeTakeFirstOrThrow();
     out.push(toTier(row));
+    // The roll runs at its time (the every-minute job also catches any roll this misses).
+    if (!general) await scheduleRoll(trx, eventId, t.code, row.rolls_forward_at!);
   }
   return out;
+}
+
+/** The task that rolls tiers forward; queued for each tier's roll time (and run every minute as a sweep). */
+export const ALLOCATION_ROLL_TASK = 'allocations_roll';
+
+async function scheduleRoll(trx: Trx, eventId: string, code: string, at: Date): Promise<void> {
+  await sql`
+    SELECT graphile_worker.add_job(${ALLOCATION_ROLL_TASK}, json_build_object('eventId', ${eventId}::text, 'tier', ${code}::text),
+                                   run_at := ${at}::timestamptz, job_key := ${`allocation_roll:${eventId}:${code}`}, max_attempts := 5)`.execute(trx);
 }
 
 export async function getTiers(db: Db | Trx, eventId: string): Promise<Tier[]> {

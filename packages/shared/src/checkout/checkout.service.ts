@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { cardEligible } from '../allocations/allocations.service.js';
 import type { Db } from '../db/connect.js';
 import { DomainError, notFound } from '../errors.js';
 import { isUuid } from '../events/events.service.js';
@@ -73,6 +74,10 @@ export class CheckoutService {
       const now = await holds.dbNow(trx);
       if (hold.status === 'EXPIRED' || hold.expires_at.getTime() <= now.getTime())
         throw new DomainError('gone', 'HOLD_EXPIRED', 'this hold has expired; its seats are back on sale');
+
+      // A card-partner presale's seats are paid for with a partner card.
+      if (hold.tier_access === 'CARD_BIN' && !cardEligible(hold.tier_bin_ranges ?? [], req.payment.instrument.number))
+        throw new DomainError('forbidden', 'CARD_NOT_ELIGIBLE', `the ${hold.tier_name} presale takes only the partner's cards`, { field: 'payment.instrument.number' });
 
       await holds.lockKey(trx, 'instrument', hold.event_id, fingerprint);
       const used = await repo.seatsOfInstrument(trx, hold.event_id, fingerprint);

@@ -1,9 +1,12 @@
 import type { Db } from '../db/connect.js';
 import { getEvent, getSections, type EventSection, type OnsaleEvent } from './events.service.js';
+import { getTiers, type Tier } from '../allocations/allocations.service.js';
 
 export interface CachedEvent {
   event: OnsaleEvent;
   sections: Map<string, EventSection>;
+  /** Presale tiers in sale order, the general sale last; empty when the event has none. */
+  tiers: Tier[];
 }
 
 /**
@@ -23,8 +26,8 @@ export class EventCache {
     if (hit && now - hit.at < this.ttlMs) return hit.value;
     const value = (async () => {
       const event = await getEvent(this.db, eventId);
-      const sections = new Map((await getSections(this.db, eventId)).map((s) => [s.code, s]));
-      return { event, sections };
+      const [sections, tiers] = await Promise.all([getSections(this.db, eventId), getTiers(this.db, eventId)]);
+      return { event, sections: new Map(sections.map((s) => [s.code, s])), tiers };
     })();
     this.entries.set(eventId, { at: now, value });
     value.catch(() => this.entries.delete(eventId));

@@ -111,8 +111,8 @@ export async function runBatch(db: Db, attempts: HoldAttempt[]): Promise<Attempt
                            ${attempts.map((a) => a.accountId)}::text[], ${attempts.map((a) => a.sectionCode)}::text[],
                            ${attempts.map((a) => a.seatIds.length)}::int[], ${attempts.map((a) => a.ttlSeconds)}::int[],
                            ${attempts.map((a) => a.limit)}::int[], ${attempts.map((a) => a.deviceHash ?? null)}::text[],
-                           ${attempts.map((a) => a.deviceLimit ?? a.limit)}::int[])
-        AS t(hold_id, event_id, account_id, section_code, qty, ttl, lim, device_hash, device_lim)
+                           ${attempts.map((a) => a.deviceLimit ?? a.limit)}::int[], ${attempts.map((a) => a.allocation ?? null)}::text[])
+        AS t(hold_id, event_id, account_id, section_code, qty, ttl, lim, device_hash, device_lim, allocation)
       ORDER BY event_id, account_id),
     accounts AS MATERIALIZED (SELECT hold_id, onsale_lock_account_seats(event_id, account_id) AS n FROM input),
     -- Device locks after every account lock (the initplan on accounts runs first), in device order.
@@ -127,6 +127,7 @@ export async function runBatch(db: Db, attempts: HoldAttempt[]): Promise<Attempt
       JOIN used u ON u.hold_id = w.hold_id
       JOIN seats s ON s.event_id = i.event_id AND s.id = w.seat_id
       WHERE (s.status = 'AVAILABLE' OR (s.status = 'HELD' AND s.expires_at <= now())) AND u.n + i.qty <= i.lim AND u.d + i.qty <= i.device_lim
+        AND s.allocation IS NOT DISTINCT FROM i.allocation
       FOR UPDATE OF s SKIP LOCKED),
     complete AS (
       SELECT f.hold_id FROM free f JOIN input i ON i.hold_id = f.hold_id GROUP BY f.hold_id, i.qty HAVING count(*) = i.qty),
@@ -139,8 +140,8 @@ export async function runBatch(db: Db, attempts: HoldAttempt[]): Promise<Attempt
       INSERT INTO accounts (id) SELECT DISTINCT account_id FROM input WHERE hold_id IN (SELECT hold_id FROM complete)
       ON CONFLICT (id) DO NOTHING),
     hold AS (
-      INSERT INTO holds (id, event_id, account_id, section_code, quantity, expires_at, device_hash)
-      SELECT hold_id, event_id, account_id, section_code, qty, now() + make_interval(secs => ttl), device_hash
+      INSERT INTO holds (id, event_id, account_id, section_code, quantity, expires_at, device_hash, allocation)
+      SELECT hold_id, event_id, account_id, section_code, qty, now() + make_interval(secs => ttl), device_hash, allocation
       FROM input WHERE hold_id IN (SELECT hold_id FROM complete)
       RETURNING id, expires_at)
     SELECT i.hold_id, u.n::int AS used, u.d::int AS device_used, (SELECT array_agg(t.id) FROM taken t WHERE t.hold_id = i.hold_id) AS taken, h.expires_at

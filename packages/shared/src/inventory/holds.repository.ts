@@ -6,12 +6,12 @@ export interface AvailableSeat extends SeatCell {
   rowLabel: string;
 }
 
-/** Seats of a section that are available now (AVAILABLE, or HELD with a passed expiry). */
-export async function findAvailableSeats(db: Db | Trx, eventId: string, sectionCode: string): Promise<AvailableSeat[]> {
+/** Seats of a section (of one presale tier, or of an event without tiers: null) that are available now (AVAILABLE, or HELD with a passed expiry). */
+export async function findAvailableSeats(db: Db | Trx, eventId: string, sectionCode: string, allocation: string | null = null): Promise<AvailableSeat[]> {
   const { rows } = await sql<AvailableSeat>`
     SELECT id, row_index AS "rowIndex", row_label AS "rowLabel", seat_number AS "seatNumber", quality
     FROM seats
-    WHERE event_id = ${eventId} AND section_code = ${sectionCode}
+    WHERE event_id = ${eventId} AND section_code = ${sectionCode} AND allocation IS NOT DISTINCT FROM ${allocation}::text
       AND (status = 'AVAILABLE' OR (status = 'HELD' AND expires_at <= now()))`.execute(db);
   return rows;
 }
@@ -38,7 +38,8 @@ export function lockHoldWithEvent(trx: Trx, id: string) {
     .selectFrom('holds as h')
     .innerJoin('events as e', 'e.id', 'h.event_id')
     .selectAll('h')
-    .select(['e.hold_extension_seconds', 'e.per_instrument_seat_limit'])
+    .leftJoin('allocations as a', (j) => j.onRef('a.event_id', '=', 'h.event_id').onRef('a.code', '=', 'h.allocation'))
+    .select(['e.hold_extension_seconds', 'e.per_instrument_seat_limit', 'a.access as tier_access', 'a.bin_ranges as tier_bin_ranges', 'a.name as tier_name'])
     .where('h.id', '=', id)
     .forUpdate('h')
     .executeTakeFirst();
@@ -69,11 +70,11 @@ export async function setHoldExpiry(trx: Trx, holdId: string, expiresAt: Date | 
 }
 
 /** Returns a hold's HELD seats to AVAILABLE and sets the hold's final status. */
-export async function releaseHoldSeats(trx: Trx, holdId: string, status: 'RELEASED' | 'EXPIRED'): Promise<(AvailableSeat & { sectionCode: string })[]> {
-  const { rows } = await sql<AvailableSeat & { sectionCode: string }>`
+export async function releaseHoldSeats(trx: Trx, holdId: string, status: 'RELEASED' | 'EXPIRED'): Promise<(AvailableSeat & { sectionCode: string; allocation: string | null })[]> {
+  const { rows } = await sql<AvailableSeat & { sectionCode: string; allocation: string | null }>`
     UPDATE seats SET status = 'AVAILABLE', hold_id = NULL, expires_at = NULL, version = version + 1
     WHERE hold_id = ${holdId} AND status = 'HELD'
-    RETURNING id, section_code AS "sectionCode", row_index AS "rowIndex", row_label AS "rowLabel", seat_number AS "seatNumber", quality`.execute(trx);
+    RETURNING id, section_code AS "sectionCode", row_index AS "rowIndex", row_label AS "rowLabel", seat_number AS "seatNumber", quality, allocation`.execute(trx);
   await sql`UPDATE holds SET status = ${status}, updated_at = now() WHERE id = ${holdId}`.execute(trx);
   return rows.map((r) => ({ ...r, id: Number(r.id) }));
 }
@@ -97,6 +98,8 @@ export interface HoldAttempt {
   deviceHash?: string | null;
   /** The per-device seat limit for the event (counted over every account on the device). */
   deviceLimit?: number;
+  /** The presale tier the seats must belong to (the fan's admission's); null: the event has no tiers. */
+  allocation?: string | null;
 }
 
 /**
@@ -117,7 +120,7 @@ export async function attemptHold(db: Db | Trx, a: HoldAttempt): Promise<{ used:
              onsale_lock_device_seats(${a.eventId}::uuid, ${device}::text) AS d),
     free AS (
       SELECT event_id, id FROM seats
-      WHERE event_id = ${a.eventId} AND id = ANY(${a.seatIds}::bigint[])
+      WHERE event_id = ${a.eventId} AND id = ANY(${a.seatIds}::bigint[]) AND allocation IS NOT DISTINCT FROM ${a.allocation ?? null}::text
         AND (status = 'AVAILABLE' OR (status = 'HELD' AND expires_at <= now()))
         AND (SELECT n FROM used) + ${quantity} <= ${a.limit}
         AND (SELECT d FROM used) + ${quantity} <= ${a.deviceLimit ?? a.limit}
@@ -131,8 +134,8 @@ export async function attemptHold(db: Db | Trx, a: HoldAttempt): Promise<{ used:
       INSERT INTO accounts (id) SELECT ${a.accountId} WHERE (SELECT count(*) FROM taken) = ${quantity}
       ON CONFLICT (id) DO NOTHING),
     hold AS (
-      INSERT INTO holds (id, event_id, account_id, section_code, quantity, expires_at, device_hash)
-      SELECT ${a.holdId}, ${a.eventId}, ${a.accountId}, ${a.sectionCode}, ${quantity}, now() + make_interval(secs => ${a.ttlSeconds}), ${device}
+      INSERT INTO holds (id, event_id, account_id, section_code, quantity, expires_at, device_hash, allocation)
+      SELECT ${a.holdId}, ${a.eventId}, ${a.accountId}, ${a.sectionCode}, ${quantity}, now() + make_interval(secs => ${a.ttlSeconds}), ${device}, ${a.allocation ?? null}
       WHERE (SELECT count(*) FROM taken) = ${quantity}
       RETURNING expires_at)
     SELECT (SELECT n FROM used)::int AS used, (SELECT d FROM used)::int AS device_used, ARRAY(SELECT id FROM taken) AS taken,

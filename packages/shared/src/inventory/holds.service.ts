@@ -15,6 +15,10 @@ import type { SeatmapCache } from './seatmap.js';
 import { emitAvailability } from '../waitlist/availability.js';
 import { moveGaUnits, unitsOfHold, type HeldUnits } from './ga.repository.js';
 import { GaUnavailable, GeneralAdmission, isGeneralAdmission } from './ga.service.js';
+import { assertTierSelling, tierOfAdmission, type Tier } from '../allocations/allocations.service.js';
+
+/** The availability cache's key for a section within a presale tier (the section's own code when no tiers). */
+const viewKey = (section: string, allocation: string | null) => (allocation === null ? section : `${section}\u0000${allocation}`);
 
 export interface HeldSeat {
   id: number;
@@ -77,6 +81,8 @@ type Attempt = (seatIds: number[]) => Promise<{ used: number; taken: number[]; e
 /** Who is asking, beyond the account: the device the request came from (its deviceFingerprint). */
 export interface HoldRequester {
   deviceHash?: string | null;
+  /** The presale tier the fan's admission is for (AdmissionTokenClaims.tier); absent: the general sale. */
+  tier?: string;
 }
 
 /**
@@ -111,9 +117,16 @@ export class HoldService {
     try {
       const cached = await this.deps.events.get(eventId);
       this.validate(cached, req);
+      const tier = tierOfAdmission(cached.tiers, requester.tier);
+      if (tier) assertTierSelling(tier, this.now());
       let hold: Hold;
       try {
-        hold = isGeneralAdmission(cached, req) ? await this.generalAdmission.hold(cached, accountId, req, requester.deviceHash ?? null) : await this.createIn(cached, accountId, req, requester.deviceHash ?? null);
+        if (isGeneralAdmission(cached, req)) {
+          // General admission sells in the general sale only.
+          if (tier && !tier.general)
+            throw new DomainError('conflict', 'SECTION_NOT_IN_TIER', `section ${req.section} is not part of the ${tier.name} presale`, { field: 'section', tier: tier.code });
+          hold = await this.generalAdmission.hold(cached, accountId, req, requester.deviceHash ?? null);
+        } else hold = await this.createIn(cached, accountId, req, requester.deviceHash ?? null, tier);
       } catch (e) {
         if (e instanceof SectionFull) {
           this.deps.onOutcome?.(eventId, false);
@@ -158,9 +171,10 @@ export class HoldService {
   }
 
   /** Each attempt is one statement and so one transaction (see `attemptHold`): no transaction spans attempts. */
-  private async createIn(cached: CachedEvent, accountId: string, req: HoldRequest, deviceHash: string | null): Promise<Hold> {
+  private async createIn(cached: CachedEvent, accountId: string, req: HoldRequest, deviceHash: string | null, tier: Tier | null): Promise<Hold> {
     const db = this.deps.db;
     const { event } = cached;
+    const allocation = tier?.code ?? null;
     const quantity = 'seatIds' in req ? req.seatIds.length : req.quantity;
     const holdId = randomUUID();
     // Best-available attempts go through the batcher (their blocks are claimed in memory, so a batch's seats are
@@ -177,6 +191,7 @@ export class HoldService {
         limit: event.perAccountSeatLimit,
         deviceHash,
         deviceLimit: event.perDeviceSeatLimit,
+        allocation,
       });
       if (r.used + quantity > event.perAccountSeatLimit)
         throw new DomainError('limit', 'ACCOUNT_LIMIT_EXCEEDED', `this account already has ${r.used} of ${event.perAccountSeatLimit} seats for this event`, {
@@ -194,18 +209,18 @@ export class HoldService {
     };
 
     if ('seatIds' in req) {
-      const expiresAt = await this.takeExact(db, event.id, req.seatIds, attempt);
+      const expiresAt = await this.takeExact(db, event.id, req.seatIds, attempt, tier);
       const seats = await repo.seatsOfHold(db, holdId);
       return { holdId, eventId: event.id, status: 'HELD', seats, quantity, amountCents: seats.reduce((a, s) => a + s.priceCents, 0), expiresAt, extended: false };
     }
-    const { seats: taken, expiresAt } = await this.takeBestAvailable(db, cached, req.section, req.quantity, attempt);
+    const { seats: taken, expiresAt } = await this.takeBestAvailable(db, cached, req.section, req.quantity, attempt, allocation);
     const priceCents = cached.sections.get(req.section)!.priceCents;
     const seats = taken.map((s) => ({ id: s.id, section: req.section, row: s.rowLabel, number: s.seatNumber, priceCents }));
     return { holdId, eventId: event.id, status: 'HELD', seats, quantity, amountCents: priceCents * quantity, expiresAt, extended: false };
   }
 
-  private async takeExact(db: Db, eventId: string, seatIds: number[], attempt: Attempt): Promise<Date> {
-    const existing = await db.selectFrom('seats').select('id').where('event_id', '=', eventId).where('id', 'in', seatIds).execute();
+  private async takeExact(db: Db, eventId: string, seatIds: number[], attempt: Attempt, tier: Tier | null): Promise<Date> {
+    const existing = await db.selectFrom('seats').select(['id', 'allocation']).where('event_id', '=', eventId).where('id', 'in', seatIds).execute();
     if (existing.length !== seatIds.length) {
       const known = new Set(existing.map((r) => r.id));
       throw new DomainError('not_found', 'SEAT_NOT_FOUND', 'some seats are not part of this event', {
@@ -213,6 +228,9 @@ export class HoldService {
         missing: seatIds.filter((id) => !known.has(id)),
       });
     }
+    const elsewhere = tier ? existing.filter((r) => r.allocation !== tier.code).map((r) => Number(r.id)) : [];
+    if (tier && elsewhere.length > 0)
+      throw new DomainError('conflict', 'SEAT_NOT_IN_TIER', `some seats are not part of the ${tier.name} sale`, { field: 'seatIds', tier: tier.code, seats: elsewhere });
     const r = await attempt(seatIds);
     if (!r.expiresAt) {
       const got = new Set(r.taken);
@@ -234,16 +252,18 @@ export class HoldService {
     section: string,
     quantity: number,
     attempt: Attempt,
+    allocation: string | null,
   ): Promise<{ seats: AvailableSeat[]; expiresAt: Date }> {
     const eventId = cached.event.id;
     const cache = this.availability;
+    const key = viewKey(section, allocation);
     const reload = async (): Promise<AvailableSeat[]> => {
-      const seats = await repo.findAvailableSeats(db, eventId, section);
-      cache.set(eventId, section, seats);
-      return cache.unclaimed(eventId, section, seats);
+      const seats = await repo.findAvailableSeats(db, eventId, section, allocation);
+      cache.set(eventId, key, seats);
+      return cache.unclaimed(eventId, key, seats);
     };
     let fresh = false;
-    let view: AvailableSeat[] | undefined = cache.get(eventId, section);
+    let view: AvailableSeat[] | undefined = cache.get(eventId, key);
     if (!view) {
       view = await reload();
       fresh = true;
@@ -260,19 +280,19 @@ export class HoldService {
       for (const block of candidates) {
         attempts++;
         const ids = block.seats.map((s) => s.id);
-        cache.claim(eventId, section, ids);
+        cache.claim(eventId, key, ids);
         try {
           const { taken, expiresAt } = await attempt(ids);
           if (expiresAt) {
             this.deps.metrics?.holdAttempts.inc({ event: eventId, section, outcome: 'hit' });
-            cache.remove(eventId, section, ids);
+            cache.remove(eventId, key, ids);
             return { seats: block.seats, expiresAt };
           }
           this.deps.metrics?.holdAttempts.inc({ event: eventId, section, outcome: 'miss' });
           const got = new Set(taken);
-          cache.remove(eventId, section, ids.filter((id) => !got.has(id)));
+          cache.remove(eventId, key, ids.filter((id) => !got.has(id)));
         } finally {
-          cache.unclaim(eventId, section, ids);
+          cache.unclaim(eventId, key, ids);
         }
       }
       const tried: Set<number> = new Set(candidates.flatMap((c) => c.seats.map((s) => s.id)));
@@ -342,7 +362,10 @@ export class HoldService {
       // Back in this process's view at once (a stale view only costs a miss; the write decides).
       if (emitted?.pooled) released.length = 0;
       const bySection = new Map<string, AvailableSeat[]>();
-      for (const r of released) bySection.set(r.sectionCode, [...(bySection.get(r.sectionCode) ?? []), r]);
+      for (const r of released) {
+        const key = viewKey(r.sectionCode, r.allocation);
+        bySection.set(key, [...(bySection.get(key) ?? []), r]);
+      }
       for (const [section, seats] of bySection) this.availability.restore(row.event_id, section, seats);
       row.status = lapsed ? 'EXPIRED' : 'RELEASED';
     }

@@ -14,18 +14,20 @@ export interface SectionCounts {
  * way (see gaHeldUnits): held = units of live holds; available = the shards' available plus units of lapsed
  * holds nothing has given back yet; sold = the shards' sold.
  */
-export async function countBySection(db: Db | Trx, eventId: string): Promise<SectionCounts[]> {
+export async function countBySection(db: Db | Trx, eventId: string, tier?: { code: string; general: boolean }): Promise<SectionCounts[]> {
+  // One presale tier's seats only (GA sections sell in the general sale) when a tier is given.
   const { rows } = await sql<SectionCounts>`
     SELECT section_code,
            count(*) FILTER (WHERE status = 'AVAILABLE' OR (status = 'HELD' AND expires_at <= now()))::int AS available,
            count(*) FILTER (WHERE status = 'HELD' AND expires_at > now())::int AS held,
            count(*) FILTER (WHERE status = 'SOLD')::int AS sold
-    FROM seats WHERE event_id = ${eventId}
+    FROM seats WHERE event_id = ${eventId} ${tier ? sql`AND allocation = ${tier.code}` : sql``}
     GROUP BY section_code
     UNION ALL
     SELECT g.section_code, (g.available + coalesce(u.lapsed, 0))::int, coalesce(u.held, 0)::int, g.sold::int
     FROM (SELECT section_code, sum(available) AS available, sum(sold) AS sold FROM ga_shards WHERE event_id = ${eventId} GROUP BY section_code) g
-    LEFT JOIN (${gaHeldUnits(eventId)}) u ON u.section_code = g.section_code`.execute(db);
+    LEFT JOIN (${gaHeldUnits(eventId)}) u ON u.section_code = g.section_code
+    WHERE ${tier === undefined || tier.general}::boolean`.execute(db);
   return rows;
 }
 

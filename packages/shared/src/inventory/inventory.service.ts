@@ -12,8 +12,8 @@ export interface InventoryCounts {
 }
 
 /** Live counts of an event's inventory with read-time expiry, and the invariant's drift against capacity. */
-export async function getInventoryCounts(db: Db | Trx, eventId: string, capacity: number): Promise<InventoryCounts> {
-  const rows = await countBySection(db, eventId);
+export async function getInventoryCounts(db: Db | Trx, eventId: string, capacity: number, tier?: { code: string; general: boolean }): Promise<InventoryCounts> {
+  const rows = await countBySection(db, eventId, tier);
   let available = 0, held = 0, sold = 0;
   for (const r of rows) {
     available += r.available;

@@ -11,6 +11,8 @@ import { renderNotifications } from '../waitlist/notifications.js';
 import { waitlistTasks } from '../waitlist/tasks.js';
 import { DEAD_AFTER_MS, HEARTBEAT_MS, releaseDeadWorkers, WorkerHeartbeat } from './liveness.js';
 import { reconcileInventory } from './reconcile.js';
+import { ALLOCATION_ROLL_TASK, rollDueAllocations, rollForward } from '../allocations/allocations.service.js';
+import { DomainError } from '../errors.js';
 
 export interface WorkerOptions {
   connectionString: string;
@@ -53,6 +55,19 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
       for (const r of results.filter((x) => x.drift !== 0 || x.orderDrift !== 0))
         opts.logger?.error({ reconciliation: r }, 'inventory invariant drift');
     },
+    // Presale tiers roll forward at their time (a job queued at creation), and every minute any tier that is due
+    // and still owns unsold seats (seats of holds that lapsed or were released after the roll) rolls again.
+    [ALLOCATION_ROLL_TASK]: async (payload) => {
+      const p = (payload ?? {}) as { eventId?: string; tier?: string };
+      try {
+        const results = p.eventId && p.tier ? [await rollForward(opts.db, p.eventId, p.tier, 'allocations-job')] : await rollDueAllocations(opts.db);
+        for (const r of results.filter((x) => x.moved > 0)) opts.logger?.info({ roll: r }, 'presale tier rolled forward');
+      } catch (e) {
+        // Not due (its time was moved) or gone: the every-minute sweep rolls it when it is due.
+        if (e instanceof DomainError && (e.code === 'ROLL_NOT_DUE' || e.code === 'TIER_NOT_FOUND')) return;
+        throw e;
+      }
+    },
     ...waitlistTasks({
       db: opts.db,
       metrics: opts.metrics,
@@ -74,7 +89,7 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
     pollInterval: 1000,
     taskList,
     // Every minute, as the source document asks of the invariant check; also once at start.
-    crontab: ['* * * * * inventory_reconcile ?max=1', '* * * * * waitlist_maintain ?max=1'].join('\n'),
+    crontab: ['* * * * * inventory_reconcile ?max=1', '* * * * * waitlist_maintain ?max=1', `* * * * * ${ALLOCATION_ROLL_TASK} ?max=1`].join('\n'),
     logger: new Logger(() => (level, message) => {
       if (!log) return;
       if (level === 'error') log.error(message);

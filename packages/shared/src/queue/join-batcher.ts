@@ -4,6 +4,7 @@ import { GroupCommit } from '../db/group-commit.js';
 import type { JoinRow } from './queue.repository.js';
 
 interface PendingJoin {
+  /** The queue's id: the event's, or a presale tier's. */
   eventId: string;
   accountId: string;
   deviceHash: string;
@@ -42,9 +43,12 @@ async function insertBatch(db: Db, batch: PendingJoin[]): Promise<Map<string, Jo
       SELECT * FROM unnest(${events}::uuid[], ${accounts}::text[], ${batch.map((p) => p.deviceHash)}::text[],
                            ${batch.map((p) => p.randomizedPreopen)}::boolean[]) WITH ORDINALITY AS t(event_id, account_id, device_hash, randomized, ord)),
     account AS (INSERT INTO accounts (id) SELECT DISTINCT account_id FROM input ON CONFLICT (id) DO NOTHING),
+    -- A queue is an event's own or a presale tier's (keyed by the tier's id; it opens at the tier's window).
     ordered AS (
-      SELECT i.*, e.onsale_at, q.sealed_at FROM input i
-      JOIN events e ON e.id = i.event_id JOIN queue_state q ON q.event_id = i.event_id
+      SELECT i.*, coalesce(a.opens_at, e.onsale_at) AS onsale_at, q.sealed_at FROM input i
+      JOIN queue_state q ON q.event_id = i.event_id
+      LEFT JOIN events e ON e.id = i.event_id
+      LEFT JOIN allocations a ON a.queue_id = i.event_id AND NOT a.general
       ORDER BY i.ord)
     INSERT INTO queue_entries (event_id, account_id, device_hash, join_index, cohort)
     SELECT event_id, account_id, device_hash, nextval(('queue_join_' || replace(event_id::text, '-', ''))::regclass),

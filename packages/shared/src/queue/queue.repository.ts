@@ -35,14 +35,24 @@ export interface WatermarkRow {
   sold_out_at: Date | null;
   queue_copy: Record<string, string> | null;
   watermark_history: [number, number][];
+  /** The event the queue sells (event_id is the queue's id: the event's, or a presale tier's). */
+  owner_event_id: string;
+  /** A presale tier's queue: its code, name and close; null for an event's own queue. */
+  tier: string | null;
+  tier_name: string | null;
+  closes_at: Date | null;
 }
 
 /** Every event's queue numbers (a small row per event): what each store-API instance keeps in memory. */
 export async function loadWatermarks(db: Db, eventId?: string): Promise<WatermarkRow[]> {
   const { rows } = await sql<WatermarkRow>`
-    SELECT q.event_id, q.admitted_through, q.rate_per_min, q.paused, q.inventory_state, e.onsale_at, q.updated_at,
-           q.heartbeat_at, q.cohort_size, q.seed_hex, q.seed_revealed_at, q.seed_commitment, e.fairness_mode, e.listing_id, q.sold_out_at, e.queue_copy, q.watermark_history
-    FROM queue_state q JOIN events e ON e.id = q.event_id
+    SELECT q.event_id, q.admitted_through, q.rate_per_min, q.paused, q.inventory_state, coalesce(a.opens_at, e.onsale_at) AS onsale_at, q.updated_at,
+           q.heartbeat_at, q.cohort_size, q.seed_hex, q.seed_revealed_at, q.seed_commitment, coalesce(a.fairness_mode, e.fairness_mode) AS fairness_mode,
+           e.listing_id, q.sold_out_at, e.queue_copy, q.watermark_history, e.id AS owner_event_id, a.code AS tier, a.name AS tier_name,
+           CASE WHEN a.rolled_at IS NOT NULL THEN least(a.closes_at, a.rolled_at) ELSE a.closes_at END AS closes_at
+    FROM queue_state q
+    LEFT JOIN allocations a ON a.queue_id = q.event_id AND NOT a.general
+    JOIN events e ON e.id = coalesce(a.event_id, q.event_id)
     ${eventId ? sql`WHERE q.event_id = ${eventId}` : sql``}`.execute(db);
   return rows;
 }

@@ -12,6 +12,11 @@ export interface PublicQueueInfo {
   seedCommitment: string;
   fairnessMode: string;
   listingId: string;
+  /** The event the queue sells: the queue's own id, or a presale tier's event. */
+  ownerEventId: string;
+  /** A presale tier's queue: the tier's code and name (admission tokens carry the code). */
+  tier: string | null;
+  tierName: string | null;
 }
 
 /**
@@ -37,7 +42,8 @@ export class WatermarkStore {
     return {
       eventId: r.event_id,
       admittedThrough: Number(r.admitted_through),
-      state: r.paused ? 'PAUSED' : r.inventory_state === 'SOLD_OUT' ? 'SOLD_OUT' : now < r.onsale_at.getTime() ? 'NOT_OPEN' : r.inventory_state === 'LAST_CHANCE' ? 'LAST_CHANCE' : 'OPEN',
+      // A presale that has closed admits nobody again: it reads as sold out (its seats roll to the next sale).
+      state: r.paused ? 'PAUSED' : r.inventory_state === 'SOLD_OUT' || (r.closes_at !== null && now >= r.closes_at.getTime()) ? 'SOLD_OUT' : now < r.onsale_at.getTime() ? 'NOT_OPEN' : r.inventory_state === 'LAST_CHANCE' ? 'LAST_CHANCE' : 'OPEN',
       ratePerMin: r.rate_per_min,
       updatedAt: r.updated_at.getTime(),
       heartbeatAt: r.heartbeat_at?.getTime() ?? 0,
@@ -48,11 +54,24 @@ export class WatermarkStore {
     };
   }
 
+  static toInfo(r: WatermarkRow, now = Date.now()): PublicQueueInfo {
+    return {
+      watermark: WatermarkStore.toState(r, now),
+      soldOutAt: r.sold_out_at?.getTime() ?? null,
+      copy: queueCopy(r.queue_copy),
+      seedCommitment: r.seed_commitment,
+      fairnessMode: r.fairness_mode,
+      listingId: r.listing_id,
+      ownerEventId: r.owner_event_id,
+      tier: r.tier,
+      tierName: r.tier_name,
+    };
+  }
+
   async refresh(): Promise<void> {
     const rows = await loadWatermarks(this.db);
     const now = Date.now();
-    for (const r of rows)
-      this.byEvent.set(r.event_id, { watermark: WatermarkStore.toState(r, now), soldOutAt: r.sold_out_at?.getTime() ?? null, copy: queueCopy(r.queue_copy), seedCommitment: r.seed_commitment, fairnessMode: r.fairness_mode, listingId: r.listing_id });
+    for (const r of rows) this.byEvent.set(r.event_id, WatermarkStore.toInfo(r, now));
     this.loadedAt = now;
     const claims = this.claims;
     this.claims = [];
@@ -91,7 +110,7 @@ export class WatermarkStore {
     if (hit) return hit;
     const [row] = await loadWatermarks(this.db, eventId);
     if (!row) return undefined;
-    const info = { watermark: WatermarkStore.toState(row), soldOutAt: row.sold_out_at?.getTime() ?? null, copy: queueCopy(row.queue_copy), seedCommitment: row.seed_commitment, fairnessMode: row.fairness_mode, listingId: row.listing_id };
+    const info = WatermarkStore.toInfo(row);
     this.byEvent.set(eventId, info);
     return info;
   }

@@ -24,7 +24,11 @@ export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; che
     },
     async (req, reply) => {
       // The admission gate has matched X-Device-Id with the token's binding; limits count the device across accounts.
-      const hold = await holds.create(req.accountId, req.params.id, toHoldRequest(req.body), { deviceHash: deviceFingerprint(req.headers['x-device-id'] as string) });
+      const hold = await holds.create(req.accountId, req.params.id, toHoldRequest(req.body), {
+        deviceHash: deviceFingerprint(req.headers['x-device-id'] as string),
+        // A presale's admission holds that tier's seats.
+        tier: req.admission?.tier,
+      });
       return reply.status(201).send(toBody(hold));
     },
   );

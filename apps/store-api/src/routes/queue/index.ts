@@ -4,6 +4,8 @@ import type { QueueService } from '@onsale/shared/queue';
 import { errorResponses, errorSchema } from '../schemas.js';
 
 const params = z.object({ id: z.string().max(64) });
+/** A presale tier's queue, by the tier's code; left out: the general sale (the event's own queue). */
+const tierQuery = z.object({ tier: z.string().min(1).max(32).optional().describe("a presale tier's code (GET /events/:id/fairness lists them); default: the general sale") });
 const deviceHeader = z.string().min(8, 'X-Device-Id must be 8-200 visible ASCII characters').max(200).regex(/^[\x21-\x7e]+$/, 'X-Device-Id must be 8-200 visible ASCII characters');
 const states = z.enum(['WAITING', 'PAUSED', 'ADMITTED', 'LAST_CHANCE', 'SOLD_OUT']);
 
@@ -30,8 +32,10 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
           'A join the bot score flags may be refused with 403 CHALLENGE_REQUIRED (solve the proof-of-work in the body, send X-Proof-Of-Work) ' +
           'or 409 JOIN_DEFERRED (join again with X-Join-Deferral after Retry-After: a later place in line).',
         params,
+        querystring: tierQuery,
         headers: z.object({
           'x-device-id': deviceHeader,
+          'x-access-code': z.string().max(4096).optional().describe("an ACCESS_CODE presale tier's signed access code (single-account: its first use binds it)"),
           'x-proof-of-work': z.string().max(4096).optional().describe('<challenge token>:<suffix> answering a CHALLENGE_REQUIRED'),
           'x-join-deferral': z.string().max(4096).optional().describe('the deferral ticket of a JOIN_DEFERRED, once due'),
           'x-client-attestation': z.string().max(8192).optional().describe('an optional client attestation for the bot scorer'),
@@ -52,7 +56,7 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
       },
     },
     async (req, reply) => {
-      const r = await queue.join(req.accountId, req.params.id, req.headers['x-device-id']);
+      const r = await queue.join(req.accountId, req.params.id, req.headers['x-device-id'], { tier: req.query.tier, accessCode: req.headers['x-access-code'] });
       reply.header('retry-after', String(r.retryAfterSeconds));
       return { queueToken: r.queueToken, position: r.position, state: r.state, message: r.message, estWaitSeconds: r.estWaitSeconds, cohort: r.cohort, waitlist: r.waitlist };
     },
@@ -85,11 +89,12 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
         summary: 'The admitted-through watermark, public and cacheable for edges',
         security: [],
         params,
+        querystring: tierQuery,
         response: { 200: z.object({ admittedThrough: z.number(), state: z.string(), ratePerMin: z.number(), updatedAt: z.string() }), 404: errorSchema },
       },
     },
     async (req, reply) => {
-      const w = await queue.watermark(req.params.id);
+      const w = await queue.watermark(req.params.id, req.query.tier);
       reply.header('cache-control', 'public, max-age=2');
       return { admittedThrough: w.admittedThrough, state: w.state, ratePerMin: w.ratePerMin, updatedAt: new Date(w.updatedAt).toISOString() };
     },
@@ -104,9 +109,11 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
         summary: "The event's fairness mode in plain words, the seed commitment before the open, the seed after",
         security: [],
         params,
+        querystring: tierQuery,
         response: {
           200: z.object({
             eventId: z.string(),
+            tier: z.string().optional(),
             mode: z.string(),
             description: z.string(),
             onsaleAt: z.string(),
@@ -114,6 +121,22 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
             seed: z.string().nullable(),
             cohortSize: z.number().nullable(),
             verificationRecipe: z.string(),
+            tiers: z
+              .array(
+                z.object({
+                  code: z.string(),
+                  name: z.string(),
+                  general: z.boolean(),
+                  queueId: z.string(),
+                  access: z.enum(['OPEN', 'ACCESS_CODE', 'CARD_BIN']),
+                  fairnessMode: z.string(),
+                  opensAt: z.string(),
+                  closesAt: z.string().nullable(),
+                  rollsForwardAt: z.string().nullable(),
+                  rollsInto: z.string().nullable(),
+                }),
+              )
+              .optional(),
           }),
           404: errorSchema,
         },
@@ -121,7 +144,7 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
     },
     async (req, reply) => {
       reply.header('cache-control', 'public, max-age=5');
-      return queue.fairness(req.params.id);
+      return queue.fairness(req.params.id, req.query.tier);
     },
   );
 };
