@@ -19,6 +19,7 @@ import { eventRoutes } from './routes/events/index.js';
 import { holdRoutes } from './routes/holds/index.js';
 import { queueRoutes } from './routes/queue/index.js';
 import { waitlistRoutes } from './routes/waitlist/index.js';
+import { lotteryRoutes } from './routes/lottery/index.js';
 import { ClaimTokens, WaitlistService, waitlistSizes } from '@onsale/shared/waitlist';
 import { createAbuseMetrics, DefaultBotScorer, JoinGate, ProofOfWork, type BotScorer } from '@onsale/shared/abuse';
 import { rateLimitPlugin } from './plugins/rate-limit.js';
@@ -130,5 +131,6 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   const waitlist = new WaitlistService(deps.db);
   const claimTokens = new ClaimTokens(deps.config.queueTokenSecret);
   await app.register(waitlistRoutes, { db: deps.db, waitlist, claimTokens, tokenKey, verifier: tokens });
+  await app.register(lotteryRoutes, { db: deps.db, tokenKey });
   return app;
 }

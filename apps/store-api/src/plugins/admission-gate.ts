@@ -34,6 +34,12 @@ export const ADMISSION_OPT_OUT = new Set([
   'POST /me/notifications/read',
   'POST /waitlist/claims',
   'POST /waitlist/offers/:id/decline',
+  // Registration lottery: registering and reading come before any admission; a winner's invitation code is
+  // what admits them (redeemed for an admission token).
+  'GET /events/:id/lottery',
+  'POST /events/:id/lottery/registrations',
+  'GET /events/:id/lottery/registration',
+  'POST /events/:id/lottery/admission',
 ]);
 
 /** Routes on an existing hold (see verifyAdmission for what that changes). */
