@@ -8,6 +8,13 @@ import { commitSeed, fairnessDescription, generateSeed, VERIFICATION_RECIPE, typ
 import { insertQueueState, requeueEntry } from './queue.repository.js';
 import { JoinBatcher } from './join-batcher.js';
 import type { WatermarkStore } from './watermark-store.js';
+import { admitWithAccessCode, assertTierJoinable, tierToJoin } from '../allocations/allocations.service.js';
+
+/** What a join may name beyond the event: a presale tier (default: the general sale) and its access code. */
+export interface JoinOptions {
+  tier?: string;
+  accessCode?: string;
+}
 
 /** Gives a new event its queue: a random seed (kept secret until the open) and its published commitment. */
 export async function initQueue(trx: Trx, eventId: string): Promise<{ seedCommitment: string }> {
@@ -56,9 +63,9 @@ export class QueueService {
     return (this.deps.now ?? Date.now)();
   }
 
-  async join(accountId: string, eventId: string, deviceId: string): Promise<JoinResult> {
+  async join(accountId: string, eventId: string, deviceId: string, opts: JoinOptions = {}): Promise<JoinResult> {
     if (!DEVICE_ID_PATTERN.test(deviceId)) throw invalid('INVALID_DEVICE_ID', 'X-Device-Id must be 8-200 visible ASCII characters', 'x-device-id');
-    const { event } = await this.deps.events.get(eventId);
+    const { event, tiers } = await this.deps.events.get(eventId);
     if (this.now() >= event.startsAt.getTime()) throw new DomainError('conflict', 'EVENT_CLOSED', 'this event has started; its queue is closed');
     // A registration lottery has no open queue: fans register, and winners come in with their invitation codes.
     if (event.fairnessMode === 'REGISTRATION_LOTTERY')
@@ -66,8 +73,15 @@ export class QueueService {
         registration: `/events/${eventId}/lottery/registrations`,
         lottery: `/events/${eventId}/lottery`,
       });
+    // A presale tier has a queue of its own (its id); the general sale uses the event's.
+    const tier = tierToJoin(tiers, opts.tier);
+    const presale = tier && !tier.general ? tier : null;
+    if (presale) assertTierJoinable(presale, this.now());
+    if (tier) await admitWithAccessCode(this.deps.db, this.deps.tokenKey, tier, accountId, opts.accessCode, this.now());
+    const queueId = presale?.id ?? eventId;
+    const fairnessMode = tier?.fairnessMode ?? event.fairnessMode;
     const deviceHash = await this.tokens.deviceHash(deviceId, accountId);
-    const row = await this.joins.join(eventId, accountId, deviceHash, event.fairnessMode === 'RANDOMIZED_PREOPEN_THEN_FIFO');
+    const row = await this.joins.join(queueId, accountId, deviceHash, fairnessMode === 'RANDOMIZED_PREOPEN_THEN_FIFO');
     if (!row) throw new DomainError('unavailable', 'JOIN_RACE', 'please retry', { retryAfterSeconds: 1 });
     if (row.created) this.deps.metrics?.queueJoined.inc({ event: eventId });
     // The position stays bound to the device it was taken on: a join from another device is refused.
@@ -82,6 +96,7 @@ export class QueueService {
       deviceHash,
       joinIndex,
       cohort,
+      ...(presale ? { queueId } : {}),
       iat: Math.min(nowS, Math.floor(joinedAt.getTime() / 1000)),
       exp: Math.max(nowS + 3600, Math.floor(event.startsAt.getTime() / 1000)),
     });
@@ -89,7 +104,7 @@ export class QueueService {
     let status = await this.statusOf(claims);
     if (status.expired) {
       // Their turn came and went unused: a new place at the back of the line.
-      const again = await requeueEntry(this.deps.db, eventId, accountId);
+      const again = await requeueEntry(this.deps.db, queueId, accountId);
       if (!again) throw new DomainError('unavailable', 'JOIN_RACE', 'please retry', { retryAfterSeconds: 1 });
       claims = claimsFor(again.join_index, again.cohort, again.joined_at);
       status = await this.statusOf(claims);
@@ -107,10 +122,12 @@ export class QueueService {
       throw new DomainError('gone', 'POSITION_EXPIRED', 'your turn came and passed unused; join the queue again for a new place at the back', {
         field: 'x-queue-token',
       });
-    if (status.state === 'SOLD_OUT') this.observeSoldOut(eventId, queueToken);
+    const queueId = claims.queueId ?? eventId;
+    if (status.state === 'SOLD_OUT') this.observeSoldOut(queueId, queueToken);
     if (!status.admit) return status;
-    const admission = admissionClaimsFor(claims, status.position!, this.now());
-    this.deps.watermarks.countClaim(eventId, accountId);
+    const info = await this.deps.watermarks.get(queueId);
+    const admission = admissionClaimsFor(claims, status.position!, this.now(), info?.tier ?? undefined);
+    this.deps.watermarks.countClaim(queueId, accountId);
     return { ...status, admissionToken: await signToken(this.deps.tokenKey, admission) };
   }
 
@@ -123,34 +140,62 @@ export class QueueService {
   }
 
   private async statusOf(claims: QueueTokenClaims): Promise<StatusWithCopy> {
-    const info = await this.deps.watermarks.get(claims.eventId);
-    if (!info) throw notFound('EVENT_NOT_FOUND', `no event ${claims.eventId}`, 'id');
+    const info = await this.deps.watermarks.get(claims.queueId ?? claims.eventId);
+    if (!info || info.ownerEventId !== claims.eventId) throw notFound('EVENT_NOT_FOUND', `no event ${claims.eventId}`, 'id');
     const status = await computeStatus(claims, info.watermark, this.now());
     const waitlist = status.state === 'SOLD_OUT' ? { listingId: info.listingId, join: `/listings/${info.listingId}/waitlist` } : undefined;
-    return { ...status, message: info.copy[status.state], ...(waitlist ? { waitlist } : {}) };
+    // A presale's queue after its window: say so, rather than "sold out".
+    const message = status.state === 'SOLD_OUT' && info.tier ? `The ${info.tierName} presale has ended; its unsold seats go to the next sale. Join the general sale's queue.` : info.copy[status.state];
+    return { ...status, message, ...(waitlist ? { waitlist } : {}) };
   }
 
-  /** The public fairness facts of an event: mode, plain words, the commitment, and the seed once revealed. */
-  async fairness(eventId: string) {
-    const { event } = await this.deps.events.get(eventId);
-    const info = await this.deps.watermarks.get(eventId);
+  /** The queue a tier sells through (the event's own without a tier, or for the general sale). */
+  private async queueOf(eventId: string, tierCode: string | undefined) {
+    const cached = await this.deps.events.get(eventId);
+    const tier = tierToJoin(cached.tiers, tierCode);
+    const presale = tier && !tier.general ? tier : null;
+    const info = await this.deps.watermarks.get(presale?.id ?? eventId);
     if (!info) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'id');
+    return { event: cached.event, tiers: cached.tiers, tier, presale, info };
+  }
+
+  /**
+   * The public fairness facts of an event's queue (a presale tier's with `tierCode`): mode, plain words, the
+   * commitment, and the seed once revealed; and the event's presale tiers, each with its window, access rule and queue.
+   */
+  async fairness(eventId: string, tierCode?: string) {
+    const { event, tiers, tier, presale, info } = await this.queueOf(eventId, tierCode);
+    const mode = (tier?.fairnessMode ?? event.fairnessMode) as FairnessMode;
     return {
       eventId,
-      mode: event.fairnessMode as FairnessMode,
-      description: fairnessDescription(event.fairnessMode as FairnessMode),
-      onsaleAt: event.onsaleAt.toISOString(),
+      ...(tier ? { tier: tier.code } : {}),
+      mode,
+      description: fairnessDescription(mode),
+      onsaleAt: (presale?.opensAt ?? event.onsaleAt).toISOString(),
       seedCommitment: info.seedCommitment,
       seed: info.watermark.seedHex,
       cohortSize: info.watermark.cohortSize,
       verificationRecipe: VERIFICATION_RECIPE,
+      ...(tiers.length > 0
+        ? {
+            tiers: tiers.map((t) => ({
+              code: t.code,
+              name: t.name,
+              general: t.general,
+              queueId: t.queueId,
+              access: t.access,
+              fairnessMode: t.fairnessMode,
+              opensAt: t.opensAt.toISOString(),
+              closesAt: t.closesAt?.toISOString() ?? null,
+              rollsForwardAt: t.rollsForwardAt?.toISOString() ?? null,
+              rollsInto: t.rollsInto,
+            })),
+          }
+        : {}),
     };
   }
 
-  async watermark(eventId: string) {
-    const info = await this.deps.watermarks.get(eventId);
-    if (!info) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'id');
-    return info.watermark;
+  async watermark(eventId: string, tierCode?: string) {
+    return (await this.queueOf(eventId, tierCode)).info.watermark;
   }
 }
-
