@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEV_QUEUE_TOKEN_SECRET } from '@onsale/shared/queue';
 
 const bool = z
   .enum(['true', 'false', '1', '0'])
@@ -79,7 +80,7 @@ export interface RouteLimits {
 }
 
 export const DEV_AUTH_SECRET = 'onsale-development-secret-not-for-production!!';
-export const DEV_QUEUE_TOKEN_SECRET = 'onsale-development-queue-secret-not-for-production!!';
+export { DEV_QUEUE_TOKEN_SECRET };
 
 /** The store API's configuration, read from the environment in this one place and checked. */
 export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env): StoreApiConfig {
