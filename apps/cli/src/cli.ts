@@ -8,6 +8,7 @@ import { USERS_USAGE, userCommands } from './users.js';
 import { WEBHOOKS_USAGE, webhookCommands } from './webhooks.js';
 import { WAITLIST_USAGE, waitlistCommands } from './waitlist.js';
 import { REVIEW_USAGE, reviewCommands } from './review.js';
+import { LOTTERY_USAGE, lotteryCommands } from './lottery.js';
 
 export const USAGE = `usage: onsale <command> [options]
 
@@ -31,7 +32,9 @@ commands:
                                override the admission rate (0-100000 admits/min; 0 admits no one) or turn the
                                override off to follow the plan again (audited)
   audit:verify <eventId>       recompute every pre-open position from the published data (revealed seed,
-                               commitment, cohort size, join list) and print each check; exit 1 if one fails
+                               commitment, cohort size, join list) and print each check; exit 1 if one fails;
+                               for a registration lottery, re-derive the winners from the revealed seed and the
+                               published registration list and compare them with the recorded winners
   audit:summary <eventId> [--format markdown|json]
                                the publishable summary of the on-sale: fairness mode in plain words, seed
                                commitment and reveal, admissions per minute, pauses and overrides with who and
@@ -40,6 +43,7 @@ ${USERS_USAGE}
 ${WEBHOOKS_USAGE}
 ${WAITLIST_USAGE}
 ${REVIEW_USAGE}
+${LOTTERY_USAGE}
   help                         this text
 
 run from the repository root as \`npm run onsale -- <command>\` or \`pnpm onsale <command>\`.
@@ -122,6 +126,7 @@ const commands: Record<string, Command> = {
   ...webhookCommands,
   ...waitlistCommands,
   ...reviewCommands,
+  ...lotteryCommands,
 };
 
 /** Drops the password from a connection string before it is printed. */

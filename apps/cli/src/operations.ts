@@ -49,7 +49,14 @@ export async function queueRate(databaseUrl: string | undefined, eventId: string
  * list) and prints each check; a failed check is `error AUDIT_FAILED` and exit status 1.
  */
 export async function auditVerify(databaseUrl: string | undefined, eventId: string, io: Io): Promise<void> {
-  const result = await withDatabase(databaseUrl, (db) => verifyQueueAudit(db, eventId));
+  const audit = await withDatabase(databaseUrl, async (db) => {
+    // A registration lottery is audited by re-deriving its draw (see lottery.ts).
+    const { isLotteryEvent, verifyLotteryAudit } = await import('@onsale/shared/lottery');
+    if (await isLotteryEvent(db, eventId)) return { kind: 'lottery' as const, result: await verifyLotteryAudit(db, eventId) };
+    return { kind: 'queue' as const, result: await verifyQueueAudit(db, eventId) };
+  });
+  if (audit.kind === 'lottery') return (await import('./lottery.js')).printLotteryAudit(eventId, audit.result, io);
+  const result = audit.result;
   io.out(`fairness audit of event ${eventId}: pre-open cohort of ${result.cohortSize ?? 'unknown size'}, ${result.positions.length} accounts`);
   const width = Math.max(...result.checks.map((c) => c.name.length));
   for (const c of result.checks) io.out(`  ${c.ok ? 'ok  ' : 'FAIL'}  ${c.name.padEnd(width)}  ${c.detail}`);

@@ -1,6 +1,6 @@
 import type { Db, Trx } from '../db/connect.js';
 import { DomainError, conflict, invalid, notFound } from '../errors.js';
-import { getEvent, type OnsaleEvent } from '../events/events.service.js';
+import { getEvent, isUuid, type OnsaleEvent } from '../events/events.service.js';
 import { insertAudit } from '../events/events.repository.js';
 import { ADMISSION_TOKEN_TTL_SECONDS, hashDevice, signToken, type AdmissionTokenClaims, type TokenKey } from '../queue/edge.js';
 import { commitSeed, fairnessDescription, generateSeed } from '../queue/fairness.js';
@@ -66,6 +66,11 @@ const toRegistration = (r: repo.RegistrationRow): LotteryRegistration => ({
   quantity: r.quantity,
   registeredAt: r.registered_at,
 });
+
+/** Whether the event has a registration lottery (false for an unknown or malformed id). */
+export async function isLotteryEvent(db: Db | Trx, eventId: string): Promise<boolean> {
+  return isUuid(eventId) && (await repo.findLottery(db, eventId)) !== undefined;
+}
 
 /**
  * Gives a new REGISTRATION_LOTTERY event its lottery: the settings and a fresh seed whose SHA-256 commitment is
