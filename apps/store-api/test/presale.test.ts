@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@onsale/shared/db';
 import { issueAccessCodes, rollDueAllocations, rollForward, signAccessCode, tierInventory } from '@onsale/shared/allocations';
 import { getInventoryCounts } from '@onsale/shared/inventory';
+import { reconcileInventory } from '@onsale/shared/jobs';
 import { createTokenKey, type TokenKey } from '@onsale/shared/queue';
 import type { EventFile } from '@onsale/shared/events';
 import { DEV_QUEUE_TOKEN_SECRET } from '../src/env.js';
@@ -296,5 +297,13 @@ describe('rolling forward', () => {
     expect(final.CARD!.drift).toBe(0);
     // Nothing left to roll: the sweep is a no-op.
     expect((await rollDueAllocations(h.t.db, 'test')).filter((r) => r.eventId === eventId)).toEqual([]);
+  });
+
+  it('is checked every minute: the reconciliation reports a tier whose seats do not add up', async () => {
+    const { eventId } = await makeEvent(h.t, tiered());
+    const clean = (await reconcileInventory(h.t.db)).find((r) => r.eventId === eventId)!;
+    expect(clean).toMatchObject({ drift: 0, tierDrift: {} });
+    await sql`UPDATE allocations SET capacity = capacity - 1 WHERE event_id = ${eventId} AND code = 'CARD'`.execute(h.t.db);
+    expect((await reconcileInventory(h.t.db)).find((r) => r.eventId === eventId)!.tierDrift).toEqual({ CARD: 1 });
   });
 });

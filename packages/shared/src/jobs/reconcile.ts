@@ -16,6 +16,8 @@ export interface ReconciliationResult {
   orderDrift: number;
   /** Lapsed holds whose rows the sweeper tidied (cosmetic: expiry is a read-time predicate). */
   expiredSwept: number;
+  /** Presale tiers whose seats do not add up to their capacity (available + held + sold = capacity per tier): code -> drift. */
+  tierDrift: Record<string, number>;
 }
 
 /**
@@ -73,6 +75,15 @@ export async function reconcileInventory(db: Db): Promise<ReconciliationResult[]
       SELECT sum(c.available) + coalesce(sum(u.lapsed), 0) AS available, coalesce(sum(u.held), 0) AS held, sum(c.sold) AS sold
       FROM (SELECT section_code, sum(available) AS available, sum(sold) AS sold FROM ga_shards WHERE event_id = e.id GROUP BY section_code) c
       LEFT JOIN (${gaHeldUnits(sql.ref('e.id'))}) u ON u.section_code = c.section_code) g ON true`.execute(db);
+  // Per presale tier: the seats it owns (and, for the general sale, the GA units) against its recorded capacity.
+  const { rows: tiers } = await sql<{ event_id: string; code: string; drift: number }>`
+    SELECT a.event_id, a.code,
+           ((SELECT count(*) FROM seats s WHERE s.event_id = a.event_id AND s.allocation = a.code)
+            + CASE WHEN a.general THEN coalesce((SELECT sum(available + held + sold) FROM ga_shards g WHERE g.event_id = a.event_id), 0) ELSE 0 END
+            - a.capacity)::int AS drift
+    FROM allocations a`.execute(db);
+  const tierDrift = new Map<string, Record<string, number>>();
+  for (const t of tiers.filter((x) => x.drift !== 0)) tierDrift.set(t.event_id, { ...tierDrift.get(t.event_id), [t.code]: t.drift });
   const results = rows.map((r) => ({
     eventId: r.event_id,
     capacity: r.capacity,
@@ -82,6 +93,7 @@ export async function reconcileInventory(db: Db): Promise<ReconciliationResult[]
     drift: r.available + r.held + r.sold - r.capacity,
     orderDrift: r.sold - r.ordered,
     expiredSwept: swept.get(r.event_id) ?? 0,
+    tierDrift: tierDrift.get(r.event_id) ?? {},
   }));
   for (const r of results) {
     await sql`

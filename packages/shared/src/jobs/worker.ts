@@ -52,7 +52,7 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
   const taskList: TaskList = {
     inventory_reconcile: async () => {
       const results = await reconcileInventory(opts.db);
-      for (const r of results.filter((x) => x.drift !== 0 || x.orderDrift !== 0))
+      for (const r of results.filter((x) => x.drift !== 0 || x.orderDrift !== 0 || Object.keys(x.tierDrift).length > 0))
         opts.logger?.error({ reconciliation: r }, 'inventory invariant drift');
     },
     // Presale tiers roll forward at their time (a job queued at creation), and every minute any tier that is due
