@@ -1,7 +1,7 @@
 // Pieces of `npm start` (scripts/start.ts) kept apart so the script reads as the order of things.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Db } from '@onsale/shared/db';
 import { createEvent, listEvents, parseEventFile } from '@onsale/shared/events';
@@ -42,13 +42,21 @@ function pnpm(): [string, string[]] {
   return ['npx', ['--yes', 'pnpm@12.4.2']];
 }
 
-/** Builds the console once (a fresh clone has no apps/console/dist); later starts reuse the build. */
-export function ensureConsoleBuilt(log: (line: string) => void): void {
-  if (existsSync(join(consoleDir, 'index.html'))) return;
+/**
+ * Builds the console once (a fresh clone has no apps/console/dist); later starts reuse the build. `dir` is where
+ * it is served from (CONSOLE_DIR, else apps/console/dist); another directory is built into only while it is new
+ * or empty, since the build empties its output directory first.
+ */
+export function ensureConsoleBuilt(log: (line: string) => void, dir: string = consoleDir): void {
+  if (existsSync(join(dir, 'index.html'))) return;
+  const custom = resolve(dir) !== resolve(consoleDir);
+  if (custom && existsSync(dir) && readdirSync(dir).length > 0)
+    throw new Error(`CONSOLE_DIR ${dir} holds no console build (no index.html) and is not empty: point it at a build, or at a new or empty directory to build into`);
   log('building the console (first start only)...');
   const [cmd, pre] = pnpm();
-  const r = spawnSync(cmd, [...pre, '--filter', '@onsale/console', 'build'], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] });
-  if (r.status !== 0 || !existsSync(join(consoleDir, 'index.html')))
+  const outDir = custom ? ['--outDir', resolve(dir)] : [];
+  const r = spawnSync(cmd, [...pre, '--filter', '@onsale/console', 'build', ...outDir], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (r.status !== 0 || !existsSync(join(dir, 'index.html')))
     throw new Error(`building the console failed (exit ${r.status ?? r.signal}); try \`npx pnpm@12.4.2 --filter @onsale/console build\``);
 }
 

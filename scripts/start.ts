@@ -1,5 +1,6 @@
 // `npm start`: the whole platform in one process. See START_USAGE in start-lib.ts.
 import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
 import { createDb, migrateToLatest } from '@onsale/shared/db';
 import { createMetrics } from '@onsale/shared/metrics';
 import { startWorker, type WorkerOptions } from '@onsale/shared/jobs';
@@ -76,7 +77,9 @@ try {
   const applied = migrated.results ?? [];
   log(applied.length ? `migrations: applied ${applied.map((r) => r.migrationName).join(', ')}` : 'migrations: up to date');
 
-  ensureConsoleBuilt(log);
+  // CONSOLE_DIR (the BFF's setting) serves another build; npm start builds into it too while it is new or empty.
+  const servedConsole = bffEnv.CONSOLE_DIR ? resolve(bffEnv.CONSOLE_DIR) : consoleDir;
+  ensureConsoleBuilt(log, servedConsole);
 
   // One metrics registry for the store API and the worker in this process (GET /metrics shows both).
   const metrics = createMetrics({ defaultMetrics: true });
@@ -98,7 +101,7 @@ try {
   // e.g. the instances behind a load balancer; else this process's own store API).
   const storeHost = storeConfig.host === '0.0.0.0' || storeConfig.host === '::' ? '127.0.0.1' : storeConfig.host;
   const storeApiUrls = bffEnv.STORE_API_URL.length > 0 ? bffEnv.STORE_API_URL : [`http://${storeHost}:${(store.server.address() as AddressInfo).port}`];
-  const bff = await buildBff({ db: opsDb, consoleDir, logger: false, auth: authOptionsOf(bffEnv), storeApiUrls });
+  const bff = await buildBff({ db: opsDb, consoleDir: servedConsole, logger: false, auth: authOptionsOf(bffEnv), storeApiUrls });
   shutdown.add('BFF', () => bff.close());
   await bff.listen({ port: bffEnv.BFF_PORT, host: bffEnv.BFF_HOST });
 

@@ -1,15 +1,16 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildBff } from '@onsale/bff';
 import { sql } from '@onsale/shared/db';
 import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
 import { createUser } from '@onsale/shared/users';
+import { launchChromium, signIn } from './browser-helpers';
 
 // Event configuration, the fairness audit and the audit log in Chromium, against the built console served by the
 // BFF: a promoter creates an event from the form (after an inline error), sees it listed, opens its fairness audit
@@ -19,7 +20,6 @@ const consoleRoot = fileURLToPath(new URL('..', import.meta.url));
 const resultsDir = join(consoleRoot, '..', '..', '.test-results');
 // Built into a directory of this test's own: other browser tests build into dist/ and may run at the same time.
 const distDir = join(resultsDir, 'console-dist-configure');
-const CHROMIUM = '/usr/bin/chromium';
 const PROMOTER = { email: 'promoter@acme.test', password: 'promoter password for the browser' };
 const EVENT_NAME = 'Form Made Night';
 // The promoter works in New York: the form's times are theirs, the database keeps instants.
@@ -39,7 +39,6 @@ function buildConsole(): void {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`Debian Chromium not found at ${CHROMIUM}: apt-get install -y chromium`);
   mkdirSync(resultsDir, { recursive: true });
   buildConsole();
   tdb = await createTestDatabase(inject('templateDatabaseUrl'));
@@ -47,10 +46,7 @@ beforeAll(async () => {
   app = await buildBff({ db: tdb.db, consoleDir: distDir });
   await app.listen({ port: 0, host: '127.0.0.1' });
   baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-  });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 900 }, timezoneId: TIMEZONE, acceptDownloads: true });
   page.on('pageerror', (err) => pageErrors.push(err.message));
   page.on('console', (m) => {
@@ -67,10 +63,7 @@ afterAll(async () => {
 describe('event configuration in Chromium', () => {
   it('signs in as a promoter', async () => {
     await page.goto(`${baseUrl}/sign-in`);
-    const form = page.getByTestId('sign-in-form');
-    await form.getByLabel('E-mail address').fill(PROMOTER.email);
-    await form.getByLabel('Password').fill(PROMOTER.password);
-    await form.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, PROMOTER);
     await page.waitForURL(`${baseUrl}/`);
     expect(await page.getByTestId('signed-in-role').textContent()).toBe('Promoter · Acme Live');
   });

@@ -4,18 +4,18 @@ import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildBff } from '@onsale/bff';
 import { sql } from '@onsale/shared/db';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
 import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
 import { assignEventOrganisation, createUser } from '@onsale/shared/users';
+import { launchChromium, numberAt, signIn } from './browser-helpers';
 
 const consoleRoot = fileURLToPath(new URL('..', import.meta.url));
 const distDir = join(consoleRoot, 'dist');
 const resultsDir = join(consoleRoot, '..', '..', '.test-results');
-const CHROMIUM = '/usr/bin/chromium';
 const EVENT_NAME = 'Browser Test Night';
 const ACME_EVENT_NAME = 'Acme Browser Matinee';
 const ADMIN = { email: 'admin@browser.test', password: 'admin password for the browser' };
@@ -47,7 +47,6 @@ let acmeEventId: string;
 const pageErrors: string[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`Debian Chromium not found at ${CHROMIUM}: apt-get install -y chromium`);
   ensureConsoleBuilt();
 
   tdb = await createTestDatabase(inject('templateDatabaseUrl'));
@@ -100,10 +99,7 @@ beforeAll(async () => {
   await app.listen({ port: 0, host: '127.0.0.1' });
   baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-  });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   page.on('pageerror', (err) => pageErrors.push(err.message));
   // React catches render errors for its error boundary and reports them on the console instead.
@@ -129,19 +125,6 @@ async function dbCounts() {
   return rows[0]!;
 }
 
-async function numberAt(testId: string, scope: Page | ReturnType<Page['locator']> = page): Promise<number> {
-  const text = await scope.getByTestId(testId).first().textContent();
-  return Number((text ?? '').replace(/[^\d-]/g, ''));
-}
-
-/** Fills and sends the sign-in form. */
-async function submitSignIn(email: string, password: string): Promise<void> {
-  const form = page.getByTestId('sign-in-form');
-  await form.getByLabel('E-mail address').fill(email);
-  await form.getByLabel('Password').fill(password);
-  await form.getByRole('button', { name: 'Sign in' }).click();
-}
-
 describe('sign-in in Chromium', () => {
   it('signed out, any page leads to sign-in; mistakes show inline, at the field or on the form', async () => {
     await page.goto(`${baseUrl}/events/${eventId}`);
@@ -154,7 +137,7 @@ describe('sign-in in Chromium', () => {
     expect(await page.getByTestId('error-password').textContent()).toBe('enter your password');
 
     // A wrong password: the BFF's refusal, shown on the form; no cookie, still on the sign-in page.
-    await submitSignIn(ADMIN.email, 'not the password at all');
+    await signIn(page, { email: ADMIN.email, password: 'not the password at all' });
     const error = page.getByTestId('sign-in-error');
     await error.waitFor();
     expect(await error.textContent()).toBe('Wrong e-mail address or password.');
@@ -166,7 +149,7 @@ describe('sign-in in Chromium', () => {
   });
 
   it('signs in through the page, lands where it was going, and shows who is signed in', async () => {
-    await submitSignIn(ADMIN.email, ADMIN.password);
+    await signIn(page, ADMIN);
     await page.waitForURL(`**/events/${eventId}`);
     await page.getByTestId('event-name').waitFor();
     expect(await page.getByTestId('signed-in-user').textContent()).toBe(ADMIN.email);
@@ -187,9 +170,9 @@ describe('operator console in Chromium', () => {
     await page.getByRole('link', { name: 'Onsale console' }).waitFor();
     const row = page.locator(`[data-testid="event-row"][data-event-id="${eventId}"]`);
     await row.getByText(EVENT_NAME).waitFor();
-    expect(await numberAt('event-available', row)).toBe(expected.available);
-    expect(await numberAt('event-held', row)).toBe(expected.held);
-    expect(await numberAt('event-sold', row)).toBe(expected.sold);
+    expect(await numberAt(row, 'event-available')).toBe(expected.available);
+    expect(await numberAt(row, 'event-held')).toBe(expected.held);
+    expect(await numberAt(row, 'event-sold')).toBe(expected.sold);
     mkdirSync(resultsDir, { recursive: true });
     await page.screenshot({ path: join(resultsDir, 'console-events.png') });
 
@@ -197,16 +180,16 @@ describe('operator console in Chromium', () => {
     await page.waitForURL(`**/events/${eventId}`);
     await page.getByTestId('count-available').waitFor();
     expect(await page.getByTestId('event-name').textContent()).toBe(EVENT_NAME);
-    expect(await numberAt('count-available')).toBe(expected.available);
-    expect(await numberAt('count-held')).toBe(expected.held);
-    expect(await numberAt('count-sold')).toBe(expected.sold);
-    expect(await numberAt('count-capacity')).toBe(expected.capacity);
-    expect(await numberAt('count-drift')).toBe(0);
+    expect(await numberAt(page, 'count-available')).toBe(expected.available);
+    expect(await numberAt(page, 'count-held')).toBe(expected.held);
+    expect(await numberAt(page, 'count-sold')).toBe(expected.sold);
+    expect(await numberAt(page, 'count-capacity')).toBe(expected.capacity);
+    expect(await numberAt(page, 'count-drift')).toBe(0);
 
     const floor = page.locator('[data-testid="section-row"][data-section="FLR"]');
-    expect(await numberAt('section-held', floor)).toBe(3);
+    expect(await numberAt(floor, 'section-held')).toBe(3);
     const tier = page.locator('[data-testid="section-row"][data-section="T1"]');
-    expect(await numberAt('section-sold', tier)).toBe(5);
+    expect(await numberAt(tier, 'section-sold')).toBe(5);
 
     await page.locator('.recharts-surface').first().waitFor();
     await page.screenshot({ path: join(resultsDir, 'console-event.png'), fullPage: true });
@@ -215,7 +198,7 @@ describe('operator console in Chromium', () => {
   it('serves a deep link to an event page (SPA fallback) and a not-found page for an unknown event', async () => {
     await page.goto(`${baseUrl}/events/${eventId}`);
     await page.getByTestId('count-held').waitFor();
-    expect(await numberAt('count-held')).toBe((await dbCounts()).held);
+    expect(await numberAt(page, 'count-held')).toBe((await dbCounts()).held);
 
     await page.goto(`${baseUrl}/events/00000000-0000-4000-8000-000000000000`);
     await page.getByTestId('not-found').waitFor();
@@ -271,7 +254,7 @@ describe('roles in Chromium', () => {
 
   it("a promoter sees only their organisation's events, no user admin, and is refused another organisation's event", async () => {
     await page.goto(`${baseUrl}/sign-in`);
-    await submitSignIn(PROMOTER.email, PROMOTER.password);
+    await signIn(page, PROMOTER);
     await page.waitForURL(`${baseUrl}/`);
     await page.getByTestId('events-table').waitFor();
     expect(await page.getByTestId('signed-in-role').textContent()).toBe('Promoter · Acme Live');

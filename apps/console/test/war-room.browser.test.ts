@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildBff } from '@onsale/bff';
 import { AdmissionController, pauseQueue, planAdmission } from '@onsale/shared/admission';
@@ -14,6 +14,7 @@ import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
 import { createUser } from '@onsale/shared/users';
 import { buildStoreApi } from '@onsale/store-api';
 import { loadStoreApiConfig } from '@onsale/store-api/env';
+import { cardNumber, eventually, launchChromium, numberAt as numberIn, signIn as signInAs } from './browser-helpers';
 
 // The war room and the admission plan preview in Chromium, against the product as `npm start` runs it: the store
 // API, the admission controller and the BFF serving a production build of the console, on one real PostgreSQL.
@@ -21,7 +22,6 @@ import { loadStoreApiConfig } from '@onsale/store-api/env';
 
 const consoleRoot = fileURLToPath(new URL('..', import.meta.url));
 const screenshots = join(consoleRoot, 'test', 'screenshots');
-const CHROMIUM = '/usr/bin/chromium';
 const OPERATOR = { email: 'ops@warroom.test', password: 'operator password for the war room' };
 const VIEWER = { email: 'viewer@warroom.test', password: 'viewer password for the war room' };
 const EVENT_NAME = 'War Room Rehearsal';
@@ -53,7 +53,6 @@ function buildConsole(): string {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`Debian Chromium not found at ${CHROMIUM}: apt-get install -y chromium`);
   distDir = buildConsole();
   tdb = await createTestDatabase(inject('templateDatabaseUrl'));
   ({ eventId } = await tdb.db.transaction().execute((trx) =>
@@ -95,10 +94,7 @@ beforeAll(async () => {
   await bff.listen({ port: 0, host: '127.0.0.1' });
   baseUrl = `http://127.0.0.1:${(bff.server.address() as AddressInfo).port}`;
 
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-  });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   page.on('pageerror', (err) => pageErrors.push(err.message));
   page.on('console', (m) => {
@@ -134,18 +130,6 @@ async function storeCall(method: string, path: string, headers: Record<string, s
   return { status: res.status, json: (await res.json()) as Record<string, unknown> };
 }
 
-/** A card number that passes the Luhn check, different per n (the per-card seat limit is per instrument). */
-function cardNumber(n: number): string {
-  const body = `4242${String(n).padStart(11, '0')}`;
-  let sum = 0;
-  for (let i = 0; i < body.length; i++) {
-    let d = Number(body[body.length - 1 - i]);
-    if (i % 2 === 0) d = d * 2 > 9 ? d * 2 - 9 : d * 2;
-    sum += d;
-  }
-  return `${body}${(10 - (sum % 10)) % 10}`;
-}
-
 async function newFan(n: number): Promise<Fan> {
   const id = `war-room-fan-${n}`;
   const login = await storeCall('POST', '/auth/dev-login', {}, { accountId: id });
@@ -165,30 +149,8 @@ async function status(fan: Fan): Promise<{ state: string; admissionToken?: strin
   return r.json as { state: string; admissionToken?: string };
 }
 
-/** Polls until `check` passes (its last failure is rethrown after `ms`). */
-async function eventually<T>(fn: () => Promise<T>, ms = 20_000, every = 250): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (Date.now() > end) throw err;
-      await new Promise((r) => setTimeout(r, every));
-    }
-  }
-}
-
-async function numberAt(testId: string): Promise<number> {
-  const text = await page.getByTestId(testId).first().textContent();
-  return Number((text ?? '').replace(/[^\d.-]/g, ''));
-}
-
-async function signIn(user: { email: string; password: string }): Promise<void> {
-  const form = page.getByTestId('sign-in-form');
-  await form.getByLabel('E-mail address').fill(user.email);
-  await form.getByLabel('Password').fill(user.password);
-  await form.getByRole('button', { name: 'Sign in' }).click();
-}
+const numberAt = (testId: string) => numberIn(page, testId);
+const signIn = (user: { email: string; password: string }) => signInAs(page, user);
 
 /** Opens the control dialog `kind`, fills the reason (and rate), confirms, and waits for the dialog to close. */
 async function control(kind: 'pause' | 'resume' | 'rate', reason: string, rate?: string): Promise<void> {
