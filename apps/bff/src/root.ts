@@ -8,6 +8,7 @@ import { usersRouter } from './routers/users.js';
 import { waitlistReportRouter } from './routers/waitlist-report.js';
 import { admissionPlanRouter } from './routers/plan.js';
 import { warRoomRouter } from './routers/warroom.js';
+import { lotteryRouter } from './routers/lottery.js';
 import { router } from './trpc.js';
 
 export const appRouter = router({
@@ -20,6 +21,7 @@ export const appRouter = router({
   auditLog: auditLogRouter,
   warRoom: warRoomRouter,
   admissionPlan: admissionPlanRouter,
+  lottery: lotteryRouter,
 });
 
 export type AppRouter = typeof appRouter;
