@@ -13,6 +13,11 @@ export async function insertLottery(
   await trx.insertInto('lotteries').values(row).execute();
 }
 
+/** The event's queue seed and commitment (initQueue), which the lottery shares. */
+export function findQueueSeed(trx: Trx, eventId: string): Promise<{ seed_hex: string; seed_commitment: string } | undefined> {
+  return trx.selectFrom('queue_state').select(['seed_hex', 'seed_commitment']).where('event_id', '=', eventId).executeTakeFirst();
+}
+
 export function findLottery(db: Db | Trx, eventId: string): Promise<LotteryRow | undefined> {
   return db.selectFrom('lotteries').selectAll().where('event_id', '=', eventId).executeTakeFirst();
 }

@@ -73,12 +73,16 @@ export async function isLotteryEvent(db: Db | Trx, eventId: string): Promise<boo
 }
 
 /**
- * Gives a new REGISTRATION_LOTTERY event its lottery: the settings and a fresh seed whose SHA-256 commitment is
- * public from now on (the seed itself is revealed by the draw). Audited. Runs in createEvent's transaction.
+ * Gives a new REGISTRATION_LOTTERY event its lottery: the settings and the event's seed, whose SHA-256 commitment
+ * is public from now on (the seed itself is revealed by the draw). The seed is the one initQueue drew for the
+ * event, so /fairness and /lottery publish one commitment (a lottery event's queue takes no joins, so the seed
+ * orders nothing else; the controller's reveal at the open comes after registration has closed). Audited. Runs in
+ * createEvent's transaction, after initQueue.
  */
 export async function createLottery(trx: Trx, eventId: string, settings: LotterySettings, actor = 'system'): Promise<{ seedCommitment: string }> {
-  const seed = generateSeed();
-  const seedCommitment = await commitSeed(seed);
+  const queueSeed = await repo.findQueueSeed(trx, eventId);
+  const seed = queueSeed?.seed_hex ?? generateSeed();
+  const seedCommitment = queueSeed?.seed_commitment ?? (await commitSeed(seed));
   await repo.insertLottery(trx, {
     event_id: eventId,
     registration_opens_at: settings.registrationOpensAt,

@@ -168,6 +168,9 @@ describe('registration', () => {
     const row = await t.db.selectFrom('lotteries').selectAll().where('event_id', '=', eventId).executeTakeFirstOrThrow();
     expect(row).toMatchObject({ expected_conversion: 0.5, cohorts: 3, cohort_minutes: 120, registration_count: 0, drawn_at: null });
     expect(await commitSeed(row.seed_hex)).toBe(row.seed_commitment);
+    // One commitment per event: /fairness publishes the same one.
+    const queue = await t.db.selectFrom('queue_state').select('seed_commitment').where('event_id', '=', eventId).executeTakeFirstOrThrow();
+    expect(queue.seed_commitment).toBe(row.seed_commitment);
     const facts = await lotteryFacts(t.db, eventId);
     expect(facts).toMatchObject({ mode: 'REGISTRATION_LOTTERY', seedCommitment: row.seed_commitment, seed: null, registrationCount: 0, seatsOffered: 20, targetRequestedSeats: 40 });
     const audit = await t.db.selectFrom('audit_log').select(['action', 'details']).where('event_id', '=', eventId).where('action', '=', 'lottery.seed_committed').execute();
