@@ -307,3 +307,54 @@ describe('rolling forward', () => {
     expect((await reconcileInventory(h.t.db)).find((r) => r.eventId === eventId)!.tierDrift).toEqual({ CARD: 1 });
   });
 });
+
+describe('tiers of a general-admission counter', () => {
+  it('splits the counter between tiers, never oversells either under concurrent holds, and rolls free units forward', async () => {
+    const { eventId, capacity } = await makeEvent(h.t, {
+      onsaleAt: at(-60),
+      limits: { perAccountSeats: 4, perInstrumentSeats: 4 },
+      priceLevels: [{ code: 'GA', name: 'Field', priceCents: 5_000 }],
+      sections: [{ kind: 'GA', code: 'FIELD', priceLevel: 'GA', capacity: 1000, shards: 8 }],
+      allocations: [
+        { code: 'FANCLUB', name: 'Fan club', share: 0.3, opensAt: at(-90), closesAt: at(120) },
+        { code: 'GENERAL', name: 'General sale' },
+      ],
+    });
+    expect(capacity).toBe(1000);
+    const before = await perTier(eventId);
+    expect([before.FANCLUB!.capacity, before.GENERAL!.capacity]).toEqual([300, 700]);
+    const { rows: shards } = await sql<{ allocation: string; shards: number; units: number }>`
+      SELECT allocation, count(*)::int AS shards, sum(capacity)::int AS units FROM ga_shards WHERE event_id = ${eventId} GROUP BY allocation ORDER BY allocation`.execute(h.t.db);
+    expect(shards).toEqual([
+      { allocation: 'FANCLUB', shards: 2, units: 300 },
+      { allocation: 'GENERAL', shards: 6, units: 700 },
+    ]);
+
+    // 200 fan-club fans ask for 2 units each (400 > 300); 100 general fans ask for 2 (200 < 700).
+    const club = await Promise.all(Array.from({ length: 200 }, (_, i) => fan(`ga-club-${i}`, eventId, 'FANCLUB')));
+    const open = await Promise.all(Array.from({ length: 100 }, (_, i) => fan(`ga-open-${i}`, eventId)));
+    const [clubHolds, openHolds] = await Promise.all([
+      Promise.all(club.map((headers) => hold(headers, eventId, { section: 'FIELD', quantity: 2 }))),
+      Promise.all(open.map((headers) => hold(headers, eventId, { section: 'FIELD', quantity: 2 }))),
+    ]);
+    expect(clubHolds.filter((r) => r.statusCode === 201)).toHaveLength(150);
+    expect(clubHolds.filter((r) => r.statusCode !== 201).every((r) => r.statusCode === 409)).toBe(true);
+    expect(openHolds.filter((r) => r.statusCode === 201)).toHaveLength(100);
+    const during = await perTier(eventId);
+    expect(during.FANCLUB).toMatchObject({ capacity: 300, available: 0, held: 300, sold: 0, drift: 0 });
+    expect(during.GENERAL).toMatchObject({ capacity: 700, available: 500, held: 200, drift: 0 });
+
+    // Ten fan-club holds are released; the presale rolls its 20 free units into the general sale.
+    const made = clubHolds.filter((r) => r.statusCode === 201).slice(0, 10);
+    for (const r of made) {
+      const owner = club[clubHolds.indexOf(r)]!;
+      expect((await h.app.inject({ method: 'DELETE', url: `/holds/${r.json().holdId}`, headers: owner })).statusCode).toBe(200);
+    }
+    expect(await rollForward(h.t.db, eventId, 'FANCLUB', 'test', { force: true })).toEqual({ eventId, from: 'FANCLUB', into: 'GENERAL', moved: 20 });
+    const after = await perTier(eventId);
+    expect(after.FANCLUB).toMatchObject({ capacity: 280, available: 0, held: 280, drift: 0 });
+    expect(after.GENERAL).toMatchObject({ capacity: 720, available: 520, held: 200, drift: 0 });
+    expect((await getInventoryCounts(h.t.db, eventId, capacity)).drift).toBe(0);
+    expect((await reconcileInventory(h.t.db)).find((r) => r.eventId === eventId)).toMatchObject({ drift: 0, tierDrift: {} });
+  });
+});

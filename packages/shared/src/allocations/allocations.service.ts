@@ -4,11 +4,14 @@ import type { Db, Trx } from '../db/connect.js';
 import { DomainError, notFound } from '../errors.js';
 import type { EventSpec } from '../events/events.schema.js';
 import { insertAudit } from '../events/events.repository.js';
+import { expandSeats } from '../events/layout.js';
 import { initQueue } from '../queue/queue.service.js';
+import { deleteQueue } from '../queue/queue.repository.js';
 import type { TokenKey } from '../queue/edge.js';
 import { emitAvailability } from '../waitlist/availability.js';
 import { ACCESS_CODE_MESSAGES, checkAccessCode, signAccessCode } from './access-code.js';
 import * as repo from './allocations.repository.js';
+import { assignAllocations, tierCapacities } from './assign.js';
 import type { AllocationAccess, AllocationRow } from './allocations.table.js';
 
 /** A presale tier as the domain sees it. */
@@ -54,6 +57,9 @@ export const toTier = (r: AllocationRow): Tier => ({
   capacity: r.capacity,
 });
 
+/** The general sale sells under the event's own fairness mode. */
+const generalFairness = (spec: EventSpec) => (spec.fairnessMode === 'FIFO' ? 'FIFO' : 'RANDOMIZED_PREOPEN_THEN_FIFO');
+
 /**
  * Creates an event's tiers (in the event's creating transaction): one row each with the seats the split gave it
  * (`seatsPerTier`), a queue of its own for every presale (seed and commitment, like the event's), and the roll
@@ -81,7 +87,7 @@ export async function createAllocations(trx: Trx, eventId: string, spec: EventSp
         share: general ? null : (t.share ?? null),
         access: t.access,
         bin_ranges: t.binRanges ? JSON.stringify(t.binRanges) : null,
-        fairness_mode: general ? (spec.fairnessMode === 'FIFO' ? 'FIFO' : 'RANDOMIZED_PREOPEN_THEN_FIFO') : t.fairnessMode,
+        fairness_mode: general ? generalFairness(spec) : t.fairnessMode,
         opens_at: new Date(general ? spec.onsaleAt : t.opensAt!),
         closes_at: general ? null : new Date(t.closesAt!),
         rolls_forward_at: general ? null : new Date(t.rollsForwardAt ?? t.closesAt!),
@@ -104,6 +110,45 @@ async function scheduleRoll(trx: Trx, eventId: string, code: string, at: Date): 
   await sql`
     SELECT graphile_worker.add_job(${ALLOCATION_ROLL_TASK}, json_build_object('eventId', ${eventId}::text, 'tier', ${code}::text),
                                    run_at := ${at}::timestamptz, job_key := ${`allocation_roll:${eventId}:${code}`}, max_attempts := 5)`.execute(trx);
+}
+
+async function unscheduleRoll(trx: Trx, eventId: string, code: string): Promise<void> {
+  await sql`SELECT graphile_worker.remove_job(${`allocation_roll:${eventId}:${code}`})`.execute(trx);
+}
+
+/**
+ * Writes an event's tiers anew from an edited event file, in the edit's transaction (configure.service.ts calls it
+ * only while no seat is in use, no fan is in a presale queue and no tier has opened): the old presales' queues
+ * and roll jobs go; each seat takes its tier from the new split (unless `seatsWritten`: the layout was just
+ * written with its tiers); then the tiers are created as createEvent creates them, each presale with a fresh
+ * queue. A file without tiers leaves the event without them.
+ */
+export async function replaceAllocations(trx: Trx, eventId: string, spec: EventSpec, opts: { seatsWritten?: boolean } = {}): Promise<Tier[]> {
+  for (const old of await repo.deleteAllocations(trx, eventId)) {
+    if (!old.general) await deleteQueue(trx, old.queue_id);
+    if (old.rolls_into) await unscheduleRoll(trx, eventId, old.code);
+  }
+  const seats = assignAllocations(expandSeats(spec), spec.allocations);
+  if (!opts.seatsWritten) await repo.setSeatAllocations(trx, eventId, seats);
+  return createAllocations(trx, eventId, spec, tierCapacities(seats, spec));
+}
+
+/**
+ * Keeps an event's unchanged tiers in step with an edit of the rest of its file: the general sale opens at the
+ * event's on-sale under its fairness mode, and after a new layout (written with the same split) each tier owns
+ * the seats the split gave it.
+ */
+export async function alignAllocations(trx: Trx, eventId: string, spec: EventSpec, opts: { layoutRewritten: boolean }): Promise<void> {
+  if (!spec.allocations) return;
+  await trx
+    .updateTable('allocations')
+    .set({ opens_at: new Date(spec.onsaleAt), fairness_mode: generalFairness(spec) })
+    .where('event_id', '=', eventId)
+    .where('general', '=', true)
+    .execute();
+  if (!opts.layoutRewritten) return;
+  for (const [code, capacity] of tierCapacities(assignAllocations(expandSeats(spec), spec.allocations), spec))
+    await trx.updateTable('allocations').set({ capacity }).where('event_id', '=', eventId).where('code', '=', code).execute();
 }
 
 export async function getTiers(db: Db | Trx, eventId: string): Promise<Tier[]> {
@@ -180,13 +225,17 @@ export async function admitWithAccessCode(db: Db | Trx, key: TokenKey, tier: Tie
   if (owner !== accountId) throw new DomainError('conflict', 'ACCESS_CODE_USED', 'this access code has been used by another account', { field: 'x-access-code', tier: tier.code });
 }
 
-/** Issues signed access codes for an ACCESS_CODE tier: bound to `accountId` when given, else to their first user. */
+/**
+ * Issues signed access codes for an ACCESS_CODE tier: bound to `accountId` when given, else to their first user;
+ * valid until `validUntil` (which must be in the future), else the tier's close. With `actor`, audited
+ * `allocation.codes_issued` (how many, for whom, until when; never the codes).
+ */
 export async function issueAccessCodes(
   db: Db | Trx,
   key: TokenKey,
   eventId: string,
   tierCode: string,
-  opts: { count?: number; accountId?: string; validUntil?: Date } = {},
+  opts: { count?: number; accountId?: string; validUntil?: Date; actor?: string } = {},
 ): Promise<{ tier: string; expiresAt: string; codes: string[] }> {
   const tiers = await getTiers(db, eventId);
   const tier = tiers.find((t) => t.code === tierCode);
@@ -195,11 +244,20 @@ export async function issueAccessCodes(
   const count = opts.count ?? 1;
   if (!Number.isInteger(count) || count < 1 || count > 100_000) throw new DomainError('invalid', 'INVALID_COUNT', 'count must be 1-100000', { field: 'count' });
   if (opts.accountId !== undefined && count !== 1) throw new DomainError('invalid', 'INVALID_COUNT', 'a code bound to an account is issued one at a time', { field: 'count' });
+  if (opts.validUntil !== undefined && !(opts.validUntil.getTime() > Date.now()))
+    throw new DomainError('invalid', 'INVALID_VALID_UNTIL', 'codes must be valid until a time in the future', { field: 'validUntil' });
   const until = opts.validUntil ?? tier.closesAt ?? tier.opensAt;
   const exp = Math.floor(until.getTime() / 1000);
   const codes: string[] = [];
   for (let i = 0; i < count; i++)
     codes.push(await signAccessCode(key, { kind: 'access', eventId, tier: tierCode, codeId: randomUUID(), ...(opts.accountId ? { accountId: opts.accountId } : {}), exp }));
+  if (opts.actor !== undefined)
+    await insertAudit(db, {
+      actor: opts.actor,
+      action: 'allocation.codes_issued',
+      eventId,
+      details: { tier: tierCode, count, accountId: opts.accountId ?? null, expiresAt: until.toISOString() },
+    });
   return { tier: tierCode, expiresAt: until.toISOString(), codes };
 }
 
@@ -223,9 +281,9 @@ export interface RollResult {
  * tiers' capacities move by the same count (so each keeps available + held + sold = capacity), the waitlist hears
  * of the seats (after a sell-out they go to it, not on sale), and the roll is audited. Seats of live holds stay
  * with the hold; if they come back, the next roll (the job runs every minute) moves them. Early rolls (before
- * `rollsForwardAt`) need `force`.
+ * `rollsForwardAt`) need `force`; `reason` (an operator's, from the console) goes to the audit entry.
  */
-export async function rollForward(db: Db, eventId: string, code: string, actor: string, opts: { force?: boolean } = {}): Promise<RollResult> {
+export async function rollForward(db: Db, eventId: string, code: string, actor: string, opts: { force?: boolean; reason?: string } = {}): Promise<RollResult> {
   return db.transaction().execute(async (trx) => {
     const tiers = (await repo.lockAllocations(trx, eventId)).map(toTier);
     if (tiers.length === 0) throw notFound('TIER_NOT_FOUND', `event ${eventId} has no presale tiers`, 'tier');
@@ -236,12 +294,21 @@ export async function rollForward(db: Db, eventId: string, code: string, actor: 
     if (!opts.force && tier.rollsForwardAt && rows[0]!.now < tier.rollsForwardAt)
       throw new DomainError('conflict', 'ROLL_NOT_DUE', `tier ${code} rolls forward at ${tier.rollsForwardAt.toISOString()}; pass force to roll now`, { rollsForwardAt: tier.rollsForwardAt.toISOString() });
     const seats = await repo.moveUnsoldSeats(trx, eventId, code, tier.rollsInto);
-    await repo.addCapacity(trx, eventId, code, -seats.length, true);
-    await repo.addCapacity(trx, eventId, tier.rollsInto, seats.length, false);
+    const units = await repo.moveUnsoldUnits(trx, eventId, code, tier.rollsInto);
+    const unitCount = [...units.values()].reduce((a, n) => a + n, 0);
+    const moved = seats.length + unitCount;
+    await repo.addCapacity(trx, eventId, code, -moved, true);
+    await repo.addCapacity(trx, eventId, tier.rollsInto, moved, false);
+    // The waitlist hears of returned seats (GA units are counted, not offered: see README, General admission).
     await emitAvailability(trx, eventId, 'ALLOCATION_ROLLED', seats);
-    if (seats.length > 0 || !tier.rolledAt)
-      await insertAudit(trx, { actor, action: 'allocation.rolled', eventId, details: { from: code, into: tier.rollsInto, seats: seats.length, early: !!opts.force } });
-    return { eventId, from: code, into: tier.rollsInto, moved: seats.length };
+    if (moved > 0 || !tier.rolledAt)
+      await insertAudit(trx, {
+        actor,
+        action: 'allocation.rolled',
+        eventId,
+        details: { from: code, into: tier.rollsInto, seats: seats.length, ...(unitCount > 0 ? { gaUnits: Object.fromEntries(units) } : {}), early: !!opts.force, ...(opts.reason ? { reason: opts.reason } : {}) },
+      });
+    return { eventId, from: code, into: tier.rollsInto, moved };
   });
 }
 

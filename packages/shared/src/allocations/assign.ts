@@ -1,3 +1,5 @@
+// Pure (no I/O, type imports only): the console's form shows the split live with these, so keep it browser-safe.
+import type { EventSpec } from '../events/events.schema.js';
 import type { SeatSpec } from '../events/layout.js';
 import type { AllocationSpec } from './allocations.schema.js';
 
@@ -30,4 +32,35 @@ export function assignAllocations<S extends Pick<SeatSpec, 'sectionCode' | 'rowI
     });
   }
   return out;
+}
+
+/**
+ * A general-admission section's units per tier: round(capacity x share) for each presale, the rest to the general
+ * sale (the last tier), and the section's shards in proportion (at least one per tier). Without tiers, the whole
+ * counter with no tier.
+ */
+export function splitGaByTier(capacity: number, shards: number, tiers: readonly { code: string; share?: number }[] | undefined): { allocation: string | null; capacity: number; shards: number }[] {
+  if (!tiers || tiers.length === 0) return [{ allocation: null, capacity, shards }];
+  let left = capacity;
+  return tiers.map((t, i) => {
+    const last = i === tiers.length - 1;
+    const units = last ? left : Math.min(left, Math.round(capacity * (t.share ?? 0)));
+    left -= units;
+    return { allocation: t.code, capacity: units, shards: Math.max(1, Math.round((shards * units) / capacity)) };
+  });
+}
+
+/**
+ * Units each tier owns after the split: its reserved seats and its part of every general-admission counter
+ * (splitGaByTier). Empty when the event has no tiers.
+ */
+export function tierCapacities(seats: readonly { allocation?: string | null }[], spec: Pick<EventSpec, 'allocations' | 'sections'>): Map<string, number> {
+  const perTier = new Map<string, number>();
+  const tiers = spec.allocations ?? [];
+  if (tiers.length === 0) return perTier;
+  for (const t of tiers) perTier.set(t.code, 0);
+  for (const s of seats) if (s.allocation) perTier.set(s.allocation, (perTier.get(s.allocation) ?? 0) + 1);
+  for (const s of spec.sections)
+    if (s.kind === 'GA') for (const part of splitGaByTier(s.capacity, s.shards, tiers)) perTier.set(part.allocation!, (perTier.get(part.allocation!) ?? 0) + part.capacity);
+  return perTier;
 }

@@ -18,6 +18,10 @@ import { insertAudit, insertPriceLevels, insertSeats, insertSections } from './e
 import { createEvent, eventColumns, isUuid, parseEventFile } from './events.service.js';
 import { expandSeats, rowLabel } from './layout.js';
 import { insertGaShards } from '../inventory/ga.repository.js';
+import { alignAllocations, replaceAllocations } from '../allocations/allocations.service.js';
+import { assignAllocations } from '../allocations/assign.js';
+import { findAllocations, presaleQueueHasFans } from '../allocations/allocations.repository.js';
+import type { AllocationRow } from '../allocations/allocations.table.js';
 
 // Event configuration from the console (ARCHITECTURE: promoters configure events; every change is audited).
 // Every function runs in the caller's transaction; `actor` is who the audit log names (the user's e-mail).
@@ -100,8 +104,13 @@ type EventRowT = NonNullable<Awaited<ReturnType<typeof repo.findEventRow>>>;
  * The event file an event amounts to, read back from its rows: rectangular sections come back as
  * rowCount x seatsPerRow, any other as explicit rows. Feeding it to an edit unchanged changes nothing.
  */
-async function eventSpecOf(db: Db | Trx, row: EventRowT): Promise<EventSpec> {
-  const [sections, levels, rows] = await Promise.all([repo.findSectionRows(db, row.id), repo.findPriceLevelRows(db, row.id), repo.findRows(db, row.id)]);
+async function eventSpecOf(db: Db | Trx, row: EventRowT, tierRows?: AllocationRow[]): Promise<EventSpec> {
+  const [sections, levels, rows, tiers] = await Promise.all([
+    repo.findSectionRows(db, row.id),
+    repo.findPriceLevelRows(db, row.id),
+    repo.findRows(db, row.id),
+    tierRows ?? findAllocations(db, row.id),
+  ]);
   const gaShards = sections.some((s) => s.kind === 'GA') ? await repo.findGaShardCounts(db, row.id) : new Map<string, number>();
   const rowsBySection = new Map<string, { label: string; seats: number }[]>();
   for (const r of rows) {
@@ -139,7 +148,35 @@ async function eventSpecOf(db: Db | Trx, row: EventRowT): Promise<EventSpec> {
       const grid = first !== undefined && sectionRows.every((r, i) => r.label === rowLabel(i) && r.seats === first.seats);
       return { ...base, ...(grid ? { rowCount: sectionRows.length, seatsPerRow: first.seats } : { rows: sectionRows }) };
     }),
+    ...(tiers.length > 0 ? { allocations: tiers.map(tierSpecOf) } : {}),
   };
+}
+
+/**
+ * A tier as the event file writes it. A presale's share and window as set (not its capacity now, which a roll
+ * changes), its roll time only where it differs from the close; the general sale only its code, name and access
+ * rule (its window and fairness mode are the event's).
+ */
+function tierSpecOf(t: AllocationRow): NonNullable<EventSpec['allocations']>[number] {
+  const access = { access: t.access, ...(t.bin_ranges ? { binRanges: t.bin_ranges.map((r) => ({ from: r.from, to: r.to })) } : {}) };
+  if (t.general) return { code: t.code, name: t.name, ...access, fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO' };
+  const rolls = t.rolls_forward_at && t.closes_at && t.rolls_forward_at.getTime() !== t.closes_at.getTime() ? { rollsForwardAt: t.rolls_forward_at.toISOString() } : {};
+  return {
+    code: t.code,
+    name: t.name,
+    ...(t.share !== null ? { share: t.share } : {}),
+    ...access,
+    opensAt: t.opens_at.toISOString(),
+    ...(t.closes_at ? { closesAt: t.closes_at.toISOString() } : {}),
+    ...rolls,
+    fairnessMode: t.fairness_mode,
+  };
+}
+
+/** When the event's tiers start selling: the first tier's opening, or an early roll forward if one came first. */
+function tiersStartAt(tiers: AllocationRow[]): Date | null {
+  const times = tiers.flatMap((t) => [t.opens_at, ...(t.rolled_at ? [t.rolled_at] : [])]).map((d) => d.getTime());
+  return times.length > 0 ? new Date(Math.min(...times)) : null;
 }
 
 async function eventRowOrThrow(db: Db | Trx, eventId: string, lock: boolean): Promise<EventRowT> {
@@ -152,12 +189,14 @@ async function eventRowOrThrow(db: Db | Trx, eventId: string, lock: boolean): Pr
 /** The event's configuration for the edit form: its file, version, what is locked now and why, and its sign-off. */
 export async function getEventConfiguration(db: Db | Trx, eventId: string, now: Date = new Date()): Promise<EventConfiguration> {
   const row = await eventRowOrThrow(db, eventId, false);
-  const [file, listing, hasFans, inUse, signoffs] = await Promise.all([
-    eventSpecOf(db, row),
+  const tiers = await findAllocations(db, row.id);
+  const [file, listing, hasFans, inUse, signoffs, presaleFans] = await Promise.all([
+    eventSpecOf(db, row, tiers),
     repo.findListing(db, row.listing_id),
     repo.queueHasFans(db, row.id),
     repo.seatsInUse(db, row.id),
     repo.findSignoffs(db, row.id),
+    tiers.length > 0 ? presaleQueueHasFans(db, row.id) : false,
   ]);
   const phase = eventPhase(row.onsale_at, now);
   const history = signoffs.map(toSignOff);
@@ -173,7 +212,7 @@ export async function getEventConfiguration(db: Db | Trx, eventId: string, now: 
     phase,
     queueHasFans: hasFans,
     seatsInUse: inUse,
-    locked: lockedSettings({ phase, now, queueHasFans: hasFans, seatsInUse: inUse }),
+    locked: lockedSettings({ phase, now, queueHasFans: hasFans, seatsInUse: inUse, tiersStartAt: tiersStartAt(tiers), presaleQueueHasFans: presaleFans }),
     fairness: { mode: row.fairness_mode, description: fairnessDescription(row.fairness_mode), signOff: live, history },
   };
 }
@@ -232,7 +271,7 @@ export async function createConfiguredEvent(
  * new capacity. Only for an event none of whose seats is in use.
  */
 async function rebuildLayout(trx: Trx, eventId: string, spec: EventSpec): Promise<number> {
-  const seats = expandSeats(spec);
+  const seats = assignAllocations(expandSeats(spec), spec.allocations);
   const generalAdmission = spec.sections.flatMap((s) => (s.kind === 'GA' ? [s] : []));
   await repo.deleteLayout(trx, eventId);
   await insertPriceLevels(trx, eventId, spec.priceLevels);
@@ -252,7 +291,7 @@ async function rebuildLayout(trx: Trx, eventId: string, spec: EventSpec): Promis
     })),
   );
   await insertSeats(trx, eventId, seats);
-  await insertGaShards(trx, eventId, generalAdmission);
+  await insertGaShards(trx, eventId, generalAdmission, spec.allocations);
   return seats.length + generalAdmission.reduce((a, s) => a + s.capacity, 0);
 }
 
@@ -262,6 +301,8 @@ async function rebuildLayout(trx: Trx, eventId: string, spec: EventSpec): Promis
  * - INVALID_EVENT_FILE (every issue at its path) for a file the schema refuses;
  * - the change rules (change-rules.ts) refuse what is unsafe now, each at its field (conflict, code of the first);
  * - a new layout or new prices rebuild the seats (only before the open, and only while no seat is in use);
+ * - new presale tiers re-split the seats and replace the tiers' rows and queues (only before any tier opens, while
+ *   no seat is in use and no fan is in a presale queue: PRESALE_OPENED, SEATS_IN_USE, QUEUE_HAS_FANS at `allocations`);
  * - a new fairness mode supersedes the live sign-off: the new mode needs its own.
  * Audited `event.updated` with every change. An edit that changes nothing writes nothing.
  */
@@ -285,13 +326,25 @@ export async function updateEventConfiguration(
     if (!same) throw invalid('LISTING_FIXED', 'an event stays on its listing; create the event anew to put it on another', 'listing');
   }
 
-  const before = await eventSpecOf(trx, row);
+  const tiers = await findAllocations(trx, row.id);
+  const before = await eventSpecOf(trx, row, tiers);
   const changes = diffEventSpecs(before, spec);
   const live = await repo.findLiveSignoff(trx, row.id);
   if (changes.length === 0) return { eventId: row.id, version: row.version, changes, signOffRequired: live?.fairness_mode !== row.fairness_mode };
 
-  const [hasFans, inUse] = await Promise.all([repo.queueHasFans(trx, row.id), repo.seatsInUse(trx, row.id)]);
-  const refused = refusedChanges(changes, { phase: eventPhase(row.onsale_at, now), now, queueHasFans: hasFans, seatsInUse: inUse });
+  const [hasFans, inUse, presaleFans] = await Promise.all([
+    repo.queueHasFans(trx, row.id),
+    repo.seatsInUse(trx, row.id),
+    tiers.length > 0 ? presaleQueueHasFans(trx, row.id) : false,
+  ]);
+  const refused = refusedChanges(changes, {
+    phase: eventPhase(row.onsale_at, now),
+    now,
+    queueHasFans: hasFans,
+    seatsInUse: inUse,
+    tiersStartAt: tiersStartAt(tiers),
+    presaleQueueHasFans: presaleFans,
+  });
   if (refused.length > 0)
     throw new DomainError('conflict', refused[0]!.code, refused.map((r) => `${r.field}: ${r.message}`).join('; '), {
       field: refused[0]!.field,
@@ -300,10 +353,22 @@ export async function updateEventConfiguration(
 
   const changed = new Set(changes.map((c) => c.setting));
   let capacity = row.capacity;
-  if (changed.has('sections') || changed.has('priceLevels')) {
+  const layoutRewritten = changed.has('sections') || changed.has('priceLevels');
+  if (layoutRewritten) {
     // Only reachable before the open with no seat in use (the rules above): the layout can be written anew.
     capacity = await rebuildLayout(trx, row.id, spec);
   }
+  // New tiers (only before any opened, with no seat in use and nobody in a presale queue): seats, rows and queues
+  // anew. Unchanged tiers follow the event's on-sale, fairness mode and layout.
+  if (changed.has('allocations')) {
+    if (!layoutRewritten) {
+      // GA counters are split between the tiers too (no unit is in use: the rules above): split them anew.
+      await repo.deleteGaShards(trx, row.id);
+      await insertGaShards(trx, row.id, spec.sections.flatMap((s) => (s.kind === 'GA' ? [s] : [])), spec.allocations);
+    }
+    await replaceAllocations(trx, row.id, spec, { seatsWritten: layoutRewritten });
+  }
+  else await alignAllocations(trx, row.id, spec, { layoutRewritten });
   const version = await repo.updateEvent(trx, row.id, eventColumns(spec, capacity));
   let signOffRequired = live?.fairness_mode !== spec.fairnessMode;
   if (changed.has('fairnessMode')) {

@@ -146,14 +146,12 @@ export const eventFileSchema = z
     });
   });
 
-/** Presale tiers: unique codes, a window and share for each presale, shares below the whole, windows in order. */
-function checkAllocations(e: { onsaleAt: string; startsAt: string; fairnessMode: string; allocations?: z.output<typeof allocationSchema>[]; sections: { kind?: string }[] }, ctx: z.RefinementCtx) {
+/** Presale tiers: unique codes, a window and share for each presale (of reserved seats and GA counters alike), shares below the whole. */
+function checkAllocations(e: { onsaleAt: string; startsAt: string; fairnessMode: string; allocations?: z.output<typeof allocationSchema>[] }, ctx: z.RefinementCtx) {
   const tiers = e.allocations!;
   const at = (i: number, field: string) => ['allocations', i, field];
   if (e.fairnessMode === 'REGISTRATION_LOTTERY')
     ctx.addIssue({ code: 'custom', path: ['allocations'], message: 'a REGISTRATION_LOTTERY event sells through its draw, not presale tiers' });
-  if (!e.sections.some((s) => s.kind !== 'GA'))
-    ctx.addIssue({ code: 'custom', path: ['allocations'], message: 'presale tiers split reserved seats; this event has none' });
   const codes = new Set<string>();
   let shares = 0;
   tiers.forEach((t, i) => {

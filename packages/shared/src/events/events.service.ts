@@ -7,7 +7,7 @@ import * as repo from './events.repository.js';
 import { initQueue } from '../queue/queue.service.js';
 import { insertGaShards } from '../inventory/ga.repository.js';
 import { createLottery } from '../lottery/lottery.service.js';
-import { assignAllocations } from '../allocations/assign.js';
+import { assignAllocations, tierCapacities } from '../allocations/assign.js';
 import { createAllocations } from '../allocations/allocations.service.js';
 
 /** An event as the domain sees it: settings in domain words and units. */
@@ -152,15 +152,10 @@ export async function createEvent(trx: Trx, spec: EventSpec, actor = 'system'): 
     })),
   );
   await repo.insertSeats(trx, eventId, seats);
-  await insertGaShards(trx, eventId, generalAdmission);
+  await insertGaShards(trx, eventId, generalAdmission, spec.allocations);
   const { seedCommitment } = await initQueue(trx, eventId);
   if (spec.lottery) await createLottery(trx, eventId, spec.lottery, actor);
-  const perTier = new Map<string, number>();
-  for (const s of seats) if (s.allocation) perTier.set(s.allocation, (perTier.get(s.allocation) ?? 0) + 1);
-  // GA sections sell in the general sale (the last tier).
-  const last = spec.allocations?.at(-1);
-  if (last) perTier.set(last.code, (perTier.get(last.code) ?? 0) + generalAdmission.reduce((a, s) => a + s.capacity, 0));
-  await createAllocations(trx, eventId, spec, perTier);
+  await createAllocations(trx, eventId, spec, tierCapacities(seats, spec));
   await repo.insertAudit(trx, { actor, action: 'event.created', eventId, details: { name: spec.name, capacity, fairnessMode: spec.fairnessMode, seedCommitment } });
   return { eventId, listingId, capacity };
 }

@@ -1,13 +1,27 @@
 import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
 import { splitCapacity } from './ga.js';
+import { splitGaByTier } from '../allocations/assign.js';
 import type { GaUnitState } from './ga.table.js';
 
-/** Creates the shard rows of an event's general-admission sections (in the event's creating transaction). */
-export async function insertGaShards(trx: Trx, eventId: string, sections: { code: string; capacity: number; shards: number }[]): Promise<void> {
-  const rows = sections.flatMap((s) =>
-    splitCapacity(s.capacity, s.shards).map((capacity, shard) => ({ event_id: eventId, section_code: s.code, shard, capacity, available: capacity })),
-  );
+/**
+ * Creates the shard rows of an event's general-admission sections (in the event's creating transaction). With
+ * presale tiers each counter is split between them (splitGaByTier) and every shard belongs to one tier.
+ */
+export async function insertGaShards(
+  trx: Trx,
+  eventId: string,
+  sections: { code: string; capacity: number; shards: number }[],
+  tiers?: readonly { code: string; share?: number }[],
+): Promise<void> {
+  const rows = sections.flatMap((s) => {
+    let shard = 0;
+    return splitGaByTier(s.capacity, s.shards, tiers).flatMap((p) =>
+      p.capacity === 0
+        ? []
+        : splitCapacity(p.capacity, p.shards).map((capacity) => ({ event_id: eventId, section_code: s.code, shard: shard++, capacity, available: capacity, allocation: p.allocation })),
+    );
+  });
   if (rows.length > 0) await trx.insertInto('ga_shards').values(rows).execute();
 }
 
@@ -26,6 +40,8 @@ export interface GaHoldAttempt {
   deviceLimit: number;
   /** Orders the shards for this attempt (a random start, then the others). */
   seed: number;
+  /** The presale tier whose shards the units come from; null: the event has no tiers. */
+  allocation: string | null;
 }
 
 /**
@@ -38,7 +54,7 @@ export async function attemptGaHold(db: Db | Trx, a: GaHoldAttempt): Promise<{ u
   const { rows } = await sql<{ used: number; device_used: number; expires_at: Date | null; available: number | null }>`
     SELECT used, device_used, expires_at, available
     FROM onsale_hold_ga(${a.holdId}::uuid, ${a.eventId}::uuid, ${a.accountId}::text, ${a.deviceHash}::text, ${a.sectionCode}::text,
-                        ${a.quantity}::int, ${a.limit}::int, ${a.deviceLimit}::int, ${a.ttlSeconds}::int, ${a.seed}::int)`.execute(db);
+                        ${a.quantity}::int, ${a.limit}::int, ${a.deviceLimit}::int, ${a.ttlSeconds}::int, ${a.seed}::int, ${a.allocation}::text)`.execute(db);
   const r = rows[0]!;
   return { used: r.used, deviceUsed: r.device_used, expiresAt: r.expires_at, available: r.available };
 }

@@ -44,7 +44,7 @@ export class GeneralAdmission {
     private readonly deps: { db: Db; seatmap: SeatmapCache; metrics?: Metrics; random?: () => number },
   ) {}
 
-  async hold(cached: CachedEvent, accountId: string, req: { section: string; quantity: number }, deviceHash: string | null = null): Promise<GaHold> {
+  async hold(cached: CachedEvent, accountId: string, req: { section: string; quantity: number }, deviceHash: string | null = null, allocation: string | null = null): Promise<GaHold> {
     const { event } = cached;
     const section = cached.sections.get(req.section)!;
     const holdId = randomUUID();
@@ -59,6 +59,7 @@ export class GeneralAdmission {
       deviceHash,
       deviceLimit: event.perDeviceSeatLimit,
       seed: Math.floor((this.deps.random ?? Math.random)() * 2 ** 30),
+      allocation,
     });
     if (r.used + req.quantity > event.perAccountSeatLimit)
       throw new DomainError('limit', 'ACCOUNT_LIMIT_EXCEEDED', `this account already has ${r.used} of ${event.perAccountSeatLimit} seats for this event`, {

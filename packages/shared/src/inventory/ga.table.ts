@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 
 /** A shard of a general-admission counter: available + held + sold = capacity (a CHECK in the database). */
 export interface GaShardsTable {
@@ -10,6 +10,8 @@ export interface GaShardsTable {
   /** Units taken by holds and not yet given back; units of lapsed holds stay here until reclaimed. */
   held: Generated<number>;
   sold: Generated<number>;
+  /** The presale tier the shard's units belong to; null when the event has no tiers. */
+  allocation: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** HELD: taken by the hold (live while the hold is); SOLD: paid for; RETURNED: back in the shard's `available`. */

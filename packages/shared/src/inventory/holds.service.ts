@@ -121,12 +121,8 @@ export class HoldService {
       if (tier) assertTierSelling(tier, this.now());
       let hold: Hold;
       try {
-        if (isGeneralAdmission(cached, req)) {
-          // General admission sells in the general sale only.
-          if (tier && !tier.general)
-            throw new DomainError('conflict', 'SECTION_NOT_IN_TIER', `section ${req.section} is not part of the ${tier.name} presale`, { field: 'section', tier: tier.code });
-          hold = await this.generalAdmission.hold(cached, accountId, req, requester.deviceHash ?? null);
-        } else hold = await this.createIn(cached, accountId, req, requester.deviceHash ?? null, tier);
+        if (isGeneralAdmission(cached, req)) hold = await this.generalAdmission.hold(cached, accountId, req, requester.deviceHash ?? null, tier?.code ?? null);
+        else hold = await this.createIn(cached, accountId, req, requester.deviceHash ?? null, tier);
       } catch (e) {
         if (e instanceof SectionFull) {
           this.deps.onOutcome?.(eventId, false);

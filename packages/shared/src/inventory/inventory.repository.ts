@@ -15,7 +15,7 @@ export interface SectionCounts {
  * holds nothing has given back yet; sold = the shards' sold.
  */
 export async function countBySection(db: Db | Trx, eventId: string, tier?: { code: string; general: boolean }): Promise<SectionCounts[]> {
-  // One presale tier's seats only (GA sections sell in the general sale) when a tier is given.
+  // One presale tier's seats and GA units only, when a tier is given.
   const { rows } = await sql<SectionCounts>`
     SELECT section_code,
            count(*) FILTER (WHERE status = 'AVAILABLE' OR (status = 'HELD' AND expires_at <= now()))::int AS available,
@@ -25,9 +25,9 @@ export async function countBySection(db: Db | Trx, eventId: string, tier?: { cod
     GROUP BY section_code
     UNION ALL
     SELECT g.section_code, (g.available + coalesce(u.lapsed, 0))::int, coalesce(u.held, 0)::int, g.sold::int
-    FROM (SELECT section_code, sum(available) AS available, sum(sold) AS sold FROM ga_shards WHERE event_id = ${eventId} GROUP BY section_code) g
-    LEFT JOIN (${gaHeldUnits(eventId)}) u ON u.section_code = g.section_code
-    WHERE ${tier === undefined || tier.general}::boolean`.execute(db);
+    FROM (SELECT section_code, sum(available) AS available, sum(sold) AS sold FROM ga_shards
+          WHERE event_id = ${eventId} ${tier ? sql`AND allocation = ${tier.code}` : sql``} GROUP BY section_code) g
+    LEFT JOIN (${gaHeldUnits(eventId, tier?.code)}) u ON u.section_code = g.section_code`.execute(db);
   return rows;
 }
 
@@ -37,12 +37,14 @@ export async function countBySection(db: Db | Trx, eventId: string, tier?: { cod
  * available + held + sold = capacity, counting `available + lapsed` as available also checks the shards' held
  * counters against these units: any disagreement shows as drift in the reconciliation.
  */
-export function gaHeldUnits(eventId: string | RawBuilder<unknown>) {
+export function gaHeldUnits(eventId: string | RawBuilder<unknown>, allocation?: string) {
+  // One presale tier's units: those on the tier's shards.
+  const tier = allocation === undefined ? sql`` : sql`AND EXISTS (SELECT 1 FROM ga_shards s WHERE s.event_id = u.event_id AND s.section_code = u.section_code AND s.shard = u.shard AND s.allocation = ${allocation})`;
   return sql`
     SELECT u.section_code,
            coalesce(sum(u.quantity) FILTER (WHERE h.status IN ('HELD', 'PAYING', 'WAITLIST') AND h.expires_at > now()), 0) AS held,
            coalesce(sum(u.quantity) FILTER (WHERE NOT (h.status IN ('HELD', 'PAYING', 'WAITLIST') AND h.expires_at > now())), 0) AS lapsed
     FROM ga_hold_units u JOIN holds h ON h.id = u.hold_id
-    WHERE u.event_id = ${eventId} AND u.state = 'HELD'
+    WHERE u.event_id = ${eventId} AND u.state = 'HELD' ${tier}
     GROUP BY u.section_code`;
 }

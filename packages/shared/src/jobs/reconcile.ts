@@ -75,11 +75,11 @@ export async function reconcileInventory(db: Db): Promise<ReconciliationResult[]
       SELECT sum(c.available) + coalesce(sum(u.lapsed), 0) AS available, coalesce(sum(u.held), 0) AS held, sum(c.sold) AS sold
       FROM (SELECT section_code, sum(available) AS available, sum(sold) AS sold FROM ga_shards WHERE event_id = e.id GROUP BY section_code) c
       LEFT JOIN (${gaHeldUnits(sql.ref('e.id'))}) u ON u.section_code = c.section_code) g ON true`.execute(db);
-  // Per presale tier: the seats it owns (and, for the general sale, the GA units) against its recorded capacity.
+  // Per presale tier: the seats and GA units it owns against its recorded capacity.
   const { rows: tiers } = await sql<{ event_id: string; code: string; drift: number }>`
     SELECT a.event_id, a.code,
            ((SELECT count(*) FROM seats s WHERE s.event_id = a.event_id AND s.allocation = a.code)
-            + CASE WHEN a.general THEN coalesce((SELECT sum(available + held + sold) FROM ga_shards g WHERE g.event_id = a.event_id), 0) ELSE 0 END
+            + coalesce((SELECT sum(available + held + sold) FROM ga_shards g WHERE g.event_id = a.event_id AND g.allocation = a.code), 0)
             - a.capacity)::int AS drift
     FROM allocations a`.execute(db);
   const tierDrift = new Map<string, Record<string, number>>();

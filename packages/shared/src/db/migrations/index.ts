@@ -11,6 +11,7 @@ import * as m20261129_2031 from './2026_11_29_2031_update_ga_hold_function.js';
 import * as m20261129_2040 from './2026_11_29_2040_index_checkout_attempts_created.js';
 import * as m20261129_2100 from './2026_11_29_2100_create_allocations.js';
 import * as m20261129_2110 from './2026_11_29_2110_create_lottery.js';
+import * as m20261129_2130 from './2026_11_29_2130_ga_allocations.js';
 
 /** Every migration, in order. A static list so the migrator works the same under tsx, vitest and a bundler. */
 export const migrations: Record<string, Migration> = {
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '2026_11_29_2040_index_checkout_attempts_created': m20261129_2040,
   '2026_11_29_2100_create_allocations': m20261129_2100,
   '2026_11_29_2110_create_lottery': m20261129_2110,
+  '2026_11_29_2130_ga_allocations': m20261129_2130,
 };
