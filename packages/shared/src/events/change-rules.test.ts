@@ -152,6 +152,56 @@ describe('lockedSettings', () => {
   it('before the open, locks the mode once fans joined and the layout once a seat is in use', () => {
     expect(lockedSettings(before)).toEqual({});
     expect(Object.keys(lockedSettings({ ...before, queueHasFans: true }))).toEqual(['fairnessMode']);
-    expect(Object.keys(lockedSettings({ ...before, seatsInUse: true })).sort()).toEqual(['priceLevels', 'sections']);
+    expect(Object.keys(lockedSettings({ ...before, seatsInUse: true })).sort()).toEqual(['allocations', 'priceLevels', 'sections']);
+  });
+
+  it('before the open, locks the tiers and the layout they split once a tier has opened, and the tiers once a presale queue has fans', () => {
+    const opened = lockedSettings({ ...before, tiersStartAt: new Date(now.getTime() - 1) });
+    expect(Object.keys(opened).sort()).toEqual(['allocations', 'priceLevels', 'sections']);
+    expect(opened.allocations).toContain('first presale tier opened');
+    expect(lockedSettings({ ...before, tiersStartAt: new Date(now.getTime() + 60_000) })).toEqual({});
+    expect(Object.keys(lockedSettings({ ...before, presaleQueueHasFans: true }))).toEqual(['allocations']);
+  });
+});
+
+describe('presale tiers', () => {
+  const tiers = (over: Record<string, unknown> = {}): EventFile['allocations'] => [
+    { code: 'FANS', name: 'Fan club', share: 0.3, access: 'ACCESS_CODE', opensAt: '2030-02-20T10:00:00Z', closesAt: '2030-02-21T10:00:00Z', ...over },
+    { code: 'GEN', name: 'General sale' },
+  ];
+
+  it('compares tiers as they take effect: instants, the roll defaulting to the close, the general sale without its own window', () => {
+    expect(diffEventSpecs(spec({ allocations: tiers() }), spec({ allocations: tiers() }))).toEqual([]);
+    const same = tiers({ opensAt: '2030-02-20T11:00:00+01:00', rollsForwardAt: '2030-02-21T10:00:00Z' });
+    expect(diffEventSpecs(spec({ allocations: tiers() }), spec({ allocations: same }))).toEqual([]);
+    // The general sale's fairness mode is the event's: what a file says for it is not a change.
+    const generalMode = [tiers()![0]!, { code: 'GEN', name: 'General sale', fairnessMode: 'FIFO' as const }];
+    expect(diffEventSpecs(spec({ allocations: tiers() }), spec({ allocations: generalMode }))).toEqual([]);
+  });
+
+  it('names a tier change with a line per tier; adding and removing tiers are changes too', () => {
+    const changes = diffEventSpecs(spec({ allocations: tiers() }), spec({ allocations: tiers({ share: 0.25 }) }));
+    expect(changes).toEqual([
+      {
+        setting: 'allocations',
+        from: ['FANS Fan club: 30%, ACCESS_CODE, 2030-02-20T10:00:00.000Z to 2030-02-21T10:00:00.000Z, rolls 2030-02-21T10:00:00.000Z, RANDOMIZED_PREOPEN_THEN_FIFO', 'GEN General sale: general sale, the rest, OPEN'],
+        to: ['FANS Fan club: 25%, ACCESS_CODE, 2030-02-20T10:00:00.000Z to 2030-02-21T10:00:00.000Z, rolls 2030-02-21T10:00:00.000Z, RANDOMIZED_PREOPEN_THEN_FIFO', 'GEN General sale: general sale, the rest, OPEN'],
+      },
+    ]);
+    expect(diffEventSpecs(spec(), spec({ allocations: tiers() })).map((c) => [c.setting, c.from])).toEqual([['allocations', []]]);
+    expect(diffEventSpecs(spec({ allocations: tiers() }), spec()).map((c) => [c.setting, c.to])).toEqual([['allocations', []]]);
+  });
+
+  it('allows new tiers before any opens with no seat in use and nobody in a presale queue; refuses them otherwise, at the field', () => {
+    const changes = diffEventSpecs(spec({ allocations: tiers() }), spec({ allocations: tiers({ share: 0.5 }) }));
+    expect(refusedChanges(changes, { ...before, tiersStartAt: new Date('2030-02-20T10:00:00Z') })).toEqual([]);
+    const codes = (ctx: Partial<ChangeContext>) => refusedChanges(changes, { ...before, ...ctx }).map((r) => [r.field, r.code]);
+    expect(codes({ seatsInUse: true })).toEqual([['allocations', 'SEATS_IN_USE']]);
+    expect(codes({ tiersStartAt: new Date(now.getTime() - 1000) })).toEqual([['allocations', 'PRESALE_OPENED']]);
+    expect(codes({ presaleQueueHasFans: true })).toEqual([['allocations', 'QUEUE_HAS_FANS']]);
+    expect(refusedChanges(changes, open).map((r) => [r.field, r.code])).toEqual([['allocations', 'LOCKED_AFTER_OPEN']]);
+    // Once a tier sells, the seats it splits are fixed too.
+    const relayout = diffEventSpecs(spec({ allocations: tiers() }), spec({ allocations: tiers(), sections: [file.sections[0]!] }));
+    expect(refusedChanges(relayout, { ...before, tiersStartAt: new Date(now.getTime() - 1000) }).map((r) => [r.field, r.code])).toEqual([['sections', 'PRESALE_OPENED']]);
   });
 });

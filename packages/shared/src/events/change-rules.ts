@@ -40,6 +40,7 @@ export const EVENT_SETTINGS = [
   'queueCopy',
   'priceLevels',
   'sections',
+  'allocations',
 ] as const;
 export type EventSetting = (typeof EVENT_SETTINGS)[number];
 
@@ -69,6 +70,7 @@ export const EVENT_SETTING_RULES: Record<EventSetting, { rule: ChangeRule; why: 
   queueCopy: { rule: 'ANY_TIME', why: 'fans read it on their next status poll' },
   priceLevels: { rule: 'BEFORE_OPEN', why: 'seats are held and sold at these prices' },
   sections: { rule: 'BEFORE_OPEN', why: 'seats are held and sold in this layout' },
+  allocations: { rule: 'BEFORE_OPEN', why: 'the presale tiers split the seats and each sells through its own queue' },
 };
 
 /** One setting an edit changes. Sections and price levels are summarised (a stadium has 60,000 seats). */
@@ -83,7 +85,7 @@ export interface RefusedChange {
   setting: EventSetting;
   /** The form field (the setting's path in the event file). */
   field: string;
-  code: 'LOCKED_AFTER_OPEN' | 'LIMIT_RAISED_AFTER_OPEN' | 'ONSALE_NOT_IN_FUTURE' | 'QUEUE_HAS_FANS' | 'SEATS_IN_USE';
+  code: 'LOCKED_AFTER_OPEN' | 'LIMIT_RAISED_AFTER_OPEN' | 'ONSALE_NOT_IN_FUTURE' | 'QUEUE_HAS_FANS' | 'SEATS_IN_USE' | 'PRESALE_OPENED';
   message: string;
 }
 
@@ -95,6 +97,13 @@ export interface ChangeContext {
   queueHasFans: boolean;
   /** Some seat is held or sold: the layout and prices are in use. */
   seatsInUse: boolean;
+  /**
+   * When the event's first presale tier opens (or opened; or a tier was rolled forward early, if that came
+   * first). Absent or null: the event has no tiers. From then on the tiers, and the seats they split, are selling.
+   */
+  tiersStartAt?: Date | null;
+  /** Fans have joined a presale tier's own queue (the general sale's queue is `queueHasFans`). */
+  presaleQueueHasFans?: boolean;
 }
 
 type Rows = { label: string; seats: number }[];
@@ -126,6 +135,32 @@ const copyKey = (copy: EventSpec['queueCopy']) =>
 /** Same sections with the same rows of the same number of seats: the seats themselves need not change. */
 export function sameLayout(a: Pick<EventSpec, 'sections'>, b: Pick<EventSpec, 'sections'>): boolean {
   return layoutKey(a.sections) === layoutKey(b.sections);
+}
+
+type Tiers = EventSpec['allocations'];
+const iso = (t: string | undefined) => (t === undefined ? null : new Date(t).toISOString());
+
+/**
+ * Tiers as they take effect: a presale's roll defaults to its close; the general sale (the last tier) takes its
+ * window and fairness mode from the event, so only its code, name and access rule are its own.
+ */
+const tiersKey = (tiers: Tiers) =>
+  JSON.stringify(
+    (tiers ?? []).map((t, i, all) => {
+      const ranges = t.binRanges?.map((r) => [r.from, r.to]) ?? null;
+      return i === all.length - 1
+        ? [t.code, t.name, t.access, ranges]
+        : [t.code, t.name, t.share ?? null, t.access, ranges, iso(t.opensAt), iso(t.closesAt), iso(t.rollsForwardAt ?? t.closesAt), t.fairnessMode];
+    }),
+  );
+
+/** One line per tier for the audit log: code, name, share, access and window. */
+export function tiersSummary(tiers: Tiers): string[] {
+  return (tiers ?? []).map((t, i, all) =>
+    i === all.length - 1
+      ? `${t.code} ${t.name}: general sale, the rest, ${t.access}`
+      : `${t.code} ${t.name}: ${Math.round((t.share ?? 0) * 1000) / 10}%, ${t.access}, ${iso(t.opensAt)} to ${iso(t.closesAt)}, rolls ${iso(t.rollsForwardAt ?? t.closesAt)}, ${t.fairnessMode}`,
+  );
 }
 
 const layoutSummary = (sections: Section[]) => `${sections.length} section(s), ${seatCount(sections)} seats`;
@@ -162,13 +197,21 @@ export function diffEventSpecs(before: EventSpec, after: EventSpec): EventChange
     changes.push({ setting: 'priceLevels', from: levelsSummary(before.priceLevels), to: levelsSummary(after.priceLevels) });
   if (sectionsKey(before.sections) !== sectionsKey(after.sections))
     changes.push({ setting: 'sections', from: layoutSummary(before.sections), to: layoutSummary(after.sections) });
+  if (tiersKey(before.allocations) !== tiersKey(after.allocations))
+    changes.push({ setting: 'allocations', from: tiersSummary(before.allocations), to: tiersSummary(after.allocations) });
   return changes;
 }
+
+const tiersStarted = (ctx: ChangeContext) => !!ctx.tiersStartAt && ctx.tiersStartAt.getTime() <= ctx.now.getTime();
+const tiersStartedMessage = (ctx: ChangeContext) =>
+  `the first presale tier opened at ${ctx.tiersStartAt!.toISOString()}: the tiers, and the seats they split, are fixed once a tier is selling`;
 
 /**
  * The changes the rules refuse (none: the edit may go ahead). Before the open: a new on-sale time must be in
  * the future, the fairness mode is fixed once a fan has joined the queue, and the layout and prices once a seat
- * is held or sold. From the open on: see EVENT_SETTING_RULES.
+ * is held or sold. Presale tiers may change only while no seat is in use, no fan has joined a presale's queue
+ * and no tier has opened; once a tier has opened, the layout and prices it splits are fixed too. From the open
+ * on: see EVENT_SETTING_RULES.
  */
 export function refusedChanges(changes: EventChange[], ctx: ChangeContext): RefusedChange[] {
   const refused: RefusedChange[] = [];
@@ -187,6 +230,12 @@ export function refusedChanges(changes: EventChange[], ctx: ChangeContext): Refu
       refuse('QUEUE_HAS_FANS', 'fans have already joined the queue under the published fairness mode; it can no longer change');
     if ((c.setting === 'sections' || c.setting === 'priceLevels') && ctx.seatsInUse)
       refuse('SEATS_IN_USE', 'some seats are already held or sold in this layout at these prices');
+    else if ((c.setting === 'sections' || c.setting === 'priceLevels') && tiersStarted(ctx)) refuse('PRESALE_OPENED', tiersStartedMessage(ctx));
+    if (c.setting === 'allocations') {
+      if (ctx.seatsInUse) refuse('SEATS_IN_USE', 'some seats are already held or sold: the tiers that own them can no longer change');
+      else if (tiersStarted(ctx)) refuse('PRESALE_OPENED', tiersStartedMessage(ctx));
+      else if (ctx.presaleQueueHasFans) refuse('QUEUE_HAS_FANS', 'fans have already joined a presale queue under these tiers; they can no longer change');
+    }
   }
   return refused;
 }
@@ -205,6 +254,12 @@ export function lockedSettings(ctx: ChangeContext): Partial<Record<EventSetting,
   if (ctx.phase === 'BEFORE_OPEN' && ctx.seatsInUse) {
     locked.sections = 'fixed: some seats are already held or sold';
     locked.priceLevels = 'fixed: some seats are already held or sold';
-  }
+    locked.allocations = 'fixed: some seats are already held or sold';
+  } else if (ctx.phase === 'BEFORE_OPEN' && tiersStarted(ctx)) {
+    const why = `fixed: the first presale tier opened at ${ctx.tiersStartAt!.toISOString()}`;
+    locked.sections = why;
+    locked.priceLevels = why;
+    locked.allocations = why;
+  } else if (ctx.phase === 'BEFORE_OPEN' && ctx.presaleQueueHasFans) locked.allocations = 'fixed: fans have already joined a presale queue';
   return locked;
 }

@@ -94,6 +94,11 @@ export async function deleteLayout(trx: Trx, eventId: string): Promise<void> {
   await trx.deleteFrom('price_levels').where('event_id', '=', eventId).execute();
 }
 
+/** Removes an event's GA counter shards (an edit that replaces the tiers splits the counters anew; no unit is in use). */
+export async function deleteGaShards(trx: Trx, eventId: string): Promise<void> {
+  await trx.deleteFrom('ga_shards').where('event_id', '=', eventId).execute();
+}
+
 export function findLiveSignoff(db: Db | Trx, eventId: string) {
   return db.selectFrom('fairness_signoffs').selectAll().where('event_id', '=', eventId).where('superseded_at', 'is', null).executeTakeFirst();
 }

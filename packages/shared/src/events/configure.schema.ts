@@ -6,7 +6,8 @@ import { fairnessModes, type EventFile } from './events.schema.js';
 export * from './events.schema.js';
 export * from './change-rules.js';
 export * from './audit-log.schema.js';
-export { rowLabel } from './layout.js';
+export { expandSeats, rowLabel } from './layout.js';
+export { assignAllocations, tierCapacities } from '../allocations/assign.js';
 
 export const waitlistModes = ['OFFER', 'BROADCAST'] as const;
 

@@ -15,6 +15,7 @@ import {
   updateEventConfiguration,
 } from './configure.service.js';
 import { eventFileSchema, type EventFile } from './events.schema.js';
+import { tierInventory } from '../allocations/allocations.service.js';
 
 let t: TestDatabase;
 let acmeId: string;
@@ -193,6 +194,213 @@ describe('updateEventConfiguration', () => {
     const b = await create('Listing B');
     const err = await domainError(update(a.eventId, 1, eventFile('Listing A', { listing: { id: b.listingId } }), early));
     expect(err.code).toBe('LISTING_FIXED');
+  });
+});
+
+describe('presale tiers in the edit path', () => {
+  const early = new Date('2030-01-01T00:00:00Z');
+  /** Fan club 25% by code (rolling a day after it closes), card partner 25% by card range, the general sale the rest. */
+  const tiers = (): NonNullable<EventFile['allocations']> => [
+    { code: 'FANS', name: 'Fan club', share: 0.25, access: 'ACCESS_CODE', opensAt: '2030-02-20T10:00:00Z', closesAt: '2030-02-21T10:00:00Z', rollsForwardAt: '2030-02-22T10:00:00Z', fairnessMode: 'FIFO' },
+    { code: 'CARD', name: 'Card partner', share: 0.25, access: 'CARD_BIN', binRanges: [{ from: '411100', to: '411199' }], opensAt: '2030-02-25T10:00:00Z', closesAt: '2030-02-26T10:00:00Z' },
+    { code: 'GEN', name: 'General sale' },
+  ];
+  const tiered = (name: string, over: Partial<EventFile> = {}) => create(name, { allocations: tiers(), ...over });
+
+  /** Seats per tier straight from the seats table. */
+  async function seatTiers(eventId: string): Promise<Record<string, number>> {
+    const { rows } = await sql<{ allocation: string | null; n: number }>`
+      SELECT allocation, count(*)::int AS n FROM seats WHERE event_id = ${eventId} GROUP BY allocation ORDER BY allocation`.execute(t.db);
+    return Object.fromEntries(rows.map((r) => [r.allocation ?? 'none', r.n]));
+  }
+  const tierRows = (eventId: string) => t.db.selectFrom('allocations').selectAll().where('event_id', '=', eventId).orderBy('position').execute();
+  const queues = async (ids: string[]) =>
+    ids.length === 0 ? [] : (await t.db.selectFrom('queue_state').select('event_id').where('event_id', 'in', ids).execute()).map((r) => r.event_id).sort();
+  async function rollJobs(eventId: string): Promise<Record<string, string>> {
+    const { rows } = await sql<{ key: string; run_at: Date }>`SELECT key, run_at FROM graphile_worker.jobs WHERE key LIKE ${`allocation_roll:${eventId}:%`}`.execute(t.db);
+    return Object.fromEntries(rows.map((r) => [r.key.split(':').pop()!, r.run_at.toISOString()]));
+  }
+  async function sequences(queueIds: string[]): Promise<number> {
+    const names = queueIds.map((id) => `queue_join_${id.replaceAll('-', '')}`);
+    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_class WHERE relkind = 'S' AND relname = ANY(${names}::text[])`.execute(t.db);
+    return rows[0]!.n;
+  }
+
+  it('reads the tiers back as the file wrote them; saving that file changes nothing', async () => {
+    const { eventId } = await tiered('Tier Round Trip');
+    const config = await getEventConfiguration(t.db, eventId, early);
+    const original = eventFileSchema.parse(eventFile('Tier Round Trip', { allocations: tiers() }));
+    expect(config.file.allocations).toEqual(
+      original.allocations!.map((a) => ({
+        ...a,
+        ...(a.opensAt ? { opensAt: new Date(a.opensAt).toISOString() } : {}),
+        ...(a.closesAt ? { closesAt: new Date(a.closesAt).toISOString() } : {}),
+        ...(a.rollsForwardAt ? { rollsForwardAt: new Date(a.rollsForwardAt).toISOString() } : {}),
+      })),
+    );
+    expect(config.locked).toEqual({});
+    expect(await update(eventId, 1, config.file, early)).toMatchObject({ version: 1, changes: [] });
+    // Sections A (12) and B (11): a quarter, a quarter and the rest of each.
+    expect(await seatTiers(eventId)).toEqual({ FANS: 6, CARD: 6, GEN: 11 });
+  });
+
+  it('rewrites the split, the tier rows, the presale queues and the roll jobs in the edit, audited', async () => {
+    const { eventId } = await tiered('Tier Edit');
+    const before = await tierRows(eventId);
+    const oldPresaleQueues = before.filter((r) => !r.general).map((r) => r.queue_id);
+    expect(await queues(oldPresaleQueues)).toEqual([...oldPresaleQueues].sort());
+    expect(Object.keys(await rollJobs(eventId)).sort()).toEqual(['CARD', 'FANS']);
+
+    // The fan club grows to half the house, the card partner goes, a members' tier is added after it.
+    const next: EventFile['allocations'] = [
+      { ...tiers()[0]!, share: 0.5 },
+      { code: 'MEMBERS', name: 'Members', share: 0.2, access: 'OPEN', opensAt: '2030-02-27T10:00:00Z', closesAt: '2030-02-28T10:00:00Z', fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO' },
+      { code: 'GEN', name: 'General sale' },
+    ];
+    const result = await update(eventId, 1, eventFile('Tier Edit', { allocations: next }), early);
+    expect(result).toMatchObject({ version: 2, changes: [{ setting: 'allocations' }] });
+
+    // A: 12 seats -> 6 / 2 (round(12 x 0.7) = 8) / 4; B: 11 seats -> 6 (round(5.5)) / 2 (round(7.7) = 8) / 3.
+    expect(await seatTiers(eventId)).toEqual({ FANS: 12, GEN: 7, MEMBERS: 4 });
+    const after = await tierRows(eventId);
+    expect(after.map((r) => [r.code, r.position, r.general, r.capacity, r.rolls_into])).toEqual([
+      ['FANS', 0, false, 12, 'MEMBERS'],
+      ['MEMBERS', 1, false, 4, 'GEN'],
+      ['GEN', 2, true, 7, null],
+    ]);
+    expect(after[2]!.queue_id).toBe(eventId);
+    const inventory = await tierInventory(t.db, eventId);
+    expect(inventory.map((i) => [i.code, i.available, i.drift])).toEqual([
+      ['FANS', 12, 0],
+      ['MEMBERS', 4, 0],
+      ['GEN', 7, 0],
+    ]);
+    // The old presales' queues (state and join sequence) are gone; each new presale has a queue of its own.
+    expect(await queues(oldPresaleQueues)).toEqual([]);
+    expect(await sequences(oldPresaleQueues)).toBe(0);
+    const newPresaleQueues = after.filter((r) => !r.general).map((r) => r.queue_id);
+    expect(await queues(newPresaleQueues)).toEqual([...newPresaleQueues].sort());
+    expect(await sequences(newPresaleQueues)).toBe(2);
+    expect(await rollJobs(eventId)).toEqual({ FANS: '2030-02-22T10:00:00.000Z', MEMBERS: '2030-02-28T10:00:00.000Z' });
+
+    const audit = await t.db.selectFrom('audit_log').selectAll().where('event_id', '=', eventId).where('action', '=', 'event.updated').execute();
+    expect(audit).toHaveLength(1);
+    const change = (audit[0]!.details as { changes: { setting: string; from: string[]; to: string[] }[] }).changes[0]!;
+    expect(change.from.map((l) => l.split(' ')[0])).toEqual(['FANS', 'CARD', 'GEN']);
+    expect(change.to.map((l) => l.split(' ')[0])).toEqual(['FANS', 'MEMBERS', 'GEN']);
+
+    const config = await getEventConfiguration(t.db, eventId, early);
+    expect(config.file.allocations!.map((a) => [a.code, a.share])).toEqual([
+      ['FANS', 0.5],
+      ['MEMBERS', 0.2],
+      ['GEN', undefined],
+    ]);
+    expect(await update(eventId, 2, config.file, early)).toMatchObject({ version: 2, changes: [] });
+  });
+
+  it('adds tiers to an event without them, and takes them away again', async () => {
+    const { eventId } = await create('Tiers Come And Go');
+    expect(await seatTiers(eventId)).toEqual({ none: 23 });
+    await update(eventId, 1, eventFile('Tiers Come And Go', { allocations: tiers() }), early);
+    expect(await seatTiers(eventId)).toEqual({ FANS: 6, CARD: 6, GEN: 11 });
+    const presales = (await tierRows(eventId)).filter((r) => !r.general).map((r) => r.queue_id);
+    const removed = await update(eventId, 2, eventFile('Tiers Come And Go'), early);
+    expect(removed.changes.map((c) => c.setting)).toEqual(['allocations']);
+    expect(await seatTiers(eventId)).toEqual({ none: 23 });
+    expect(await tierRows(eventId)).toEqual([]);
+    expect(await queues(presales)).toEqual([]);
+    expect(await rollJobs(eventId)).toEqual({});
+    // The event's own queue stays.
+    expect(await queues([eventId])).toEqual([eventId]);
+  });
+
+  it('keeps unchanged tiers with the event: a new layout re-splits the seats, a new on-sale and mode move the general sale', async () => {
+    const { eventId } = await tiered('Tier Relayout');
+    const before = await tierRows(eventId);
+    const result = await update(
+      eventId,
+      1,
+      eventFile('Tier Relayout', {
+        allocations: tiers(),
+        fairnessMode: 'FIFO',
+        onsaleAt: '2030-03-02T10:00:00Z',
+        sections: [{ code: 'MAIN', priceLevel: 'P1', qualityRank: 1, rowCount: 10, seatsPerRow: 10 }, { kind: 'GA', code: 'FLOOR', priceLevel: 'P2', qualityRank: 2, capacity: 50 }],
+      }),
+      early,
+    );
+    expect(result.changes.map((c) => c.setting)).toEqual(['onsaleAt', 'fairnessMode', 'sections']);
+    expect(await seatTiers(eventId)).toEqual({ FANS: 25, CARD: 25, GEN: 50 });
+    const after = await tierRows(eventId);
+    // Same rows and queues (the presales' seed commitments stand); capacities follow the split, GA in the general sale.
+    expect(after.map((r) => [r.id, r.queue_id])).toEqual(before.map((r) => [r.id, r.queue_id]));
+    // Each tier's share of the GA counter too: round(50 x 0.25) = 13 units each, the general sale the other 24.
+    expect(after.map((r) => r.capacity)).toEqual([25 + 13, 25 + 13, 50 + 24]);
+    expect(after[2]).toMatchObject({ opens_at: new Date('2030-03-02T10:00:00Z'), fairness_mode: 'FIFO' });
+    expect((await tierInventory(t.db, eventId)).map((i) => [i.code, i.available, i.drift])).toEqual([
+      ['FANS', 38, 0],
+      ['CARD', 38, 0],
+      ['GEN', 74, 0],
+    ]);
+
+    // New tiers re-split the GA counter as well as the seats.
+    const current = (await getEventConfiguration(t.db, eventId, early)).file;
+    await update(eventId, 2, { ...current, allocations: [{ ...tiers()[0]!, share: 0.5 }, tiers()[2]!] }, early);
+    expect((await tierInventory(t.db, eventId)).map((i) => [i.code, i.capacity, i.available, i.drift])).toEqual([
+      ['FANS', 50 + 25, 75, 0],
+      ['GEN', 50 + 25, 75, 0],
+    ]);
+    const { rows: shards } = await sql<{ allocation: string; units: number }>`
+      SELECT allocation, sum(capacity)::int AS units FROM ga_shards WHERE event_id = ${eventId} GROUP BY allocation ORDER BY allocation`.execute(t.db);
+    expect(shards).toEqual([
+      { allocation: 'FANS', units: 25 },
+      { allocation: 'GEN', units: 25 },
+    ]);
+  });
+
+  it('refuses new tiers once a seat is in use, once a tier has opened, or once a fan is in a presale queue: at the field, nothing written', async () => {
+    const changed = (name: string) => eventFile(name, { allocations: [{ ...tiers()[0]!, share: 0.4 }, tiers()[2]!] });
+    const unchanged = async (eventId: string) => {
+      expect((await getEventConfiguration(t.db, eventId, early)).version).toBe(1);
+      expect((await tierRows(eventId)).map((r) => r.code)).toEqual(['FANS', 'CARD', 'GEN']);
+      expect(await seatTiers(eventId)).toEqual({ FANS: 6, CARD: 6, GEN: 11 });
+    };
+
+    const held = await tiered('Tier Held');
+    await sql`
+      UPDATE seats SET status = 'HELD', hold_id = gen_random_uuid(), expires_at = now() + interval '5 min'
+      WHERE event_id = ${held.eventId} AND id = (SELECT min(id) FROM seats WHERE event_id = ${held.eventId})`.execute(t.db);
+    const inUse = await domainError(update(held.eventId, 1, changed('Tier Held'), early));
+    expect([inUse.kind, inUse.code, inUse.details.field]).toEqual(['conflict', 'SEATS_IN_USE', 'allocations']);
+    expect((await getEventConfiguration(t.db, held.eventId, early)).locked.allocations).toContain('held or sold');
+    await sql`UPDATE seats SET status = 'AVAILABLE', hold_id = NULL, expires_at = NULL WHERE event_id = ${held.eventId}`.execute(t.db);
+    await unchanged(held.eventId);
+
+    const opened = await tiered('Tier Opened');
+    const duringFanClub = new Date('2030-02-20T12:00:00Z');
+    const tooLate = await domainError(update(opened.eventId, 1, changed('Tier Opened'), duringFanClub));
+    expect([tooLate.code, tooLate.details.field]).toEqual(['PRESALE_OPENED', 'allocations']);
+    expect(tooLate.message).toContain('2030-02-20T10:00:00.000Z');
+    // The layout the tiers split is fixed too, and the form locks all three.
+    const relayout = await domainError(update(opened.eventId, 1, eventFile('Tier Opened', { allocations: tiers(), sections: [eventFile('x').sections[0]!] }), duringFanClub));
+    expect([relayout.code, relayout.details.field]).toEqual(['PRESALE_OPENED', 'sections']);
+    expect(Object.keys((await getEventConfiguration(t.db, opened.eventId, duringFanClub)).locked).sort()).toEqual(['allocations', 'priceLevels', 'sections']);
+    // Settings the tiers do not depend on still change.
+    await expect(update(opened.eventId, 1, eventFile('Tier Opened (renamed)', { allocations: tiers() }), duringFanClub)).resolves.toMatchObject({ version: 2 });
+
+    const queued = await tiered('Tier Queued');
+    const fanClub = (await tierRows(queued.eventId)).find((r) => r.code === 'FANS')!;
+    await sql`INSERT INTO accounts (id) VALUES ('presale-fan') ON CONFLICT DO NOTHING`.execute(t.db);
+    await sql`INSERT INTO queue_entries (event_id, account_id, device_hash, join_index, cohort) VALUES (${fanClub.queue_id}, 'presale-fan', 'd', 0, 'PREOPEN')`.execute(t.db);
+    const hasFans = await domainError(update(queued.eventId, 1, changed('Tier Queued'), early));
+    expect([hasFans.code, hasFans.details.field]).toEqual(['QUEUE_HAS_FANS', 'allocations']);
+    expect((await getEventConfiguration(t.db, queued.eventId, early)).locked).toEqual({ allocations: 'fixed: fans have already joined a presale queue' });
+    await unchanged(queued.eventId);
+  });
+
+  it('refuses an invalid tier at its path', async () => {
+    const { eventId } = await tiered('Tier Invalid');
+    const err = await domainError(update(eventId, 1, eventFile('Tier Invalid', { allocations: [{ ...tiers()[0]!, closesAt: '2030-02-19T10:00:00Z' }, tiers()[2]!] }), early));
+    expect([err.code, err.details.field]).toEqual(['INVALID_EVENT_FILE', 'allocations.0.closesAt']);
   });
 });
 

@@ -9,6 +9,17 @@ export async function insertQueueState(trx: Trx, eventId: string, seedHex: strin
   await sql`CREATE SEQUENCE IF NOT EXISTS ${sql.id(joinSequenceName(eventId))} MINVALUE 0 START 0`.execute(trx);
 }
 
+/**
+ * Removes a queue that has not been used (a presale tier's, when an edit replaces the tiers): its state, any
+ * entries and admission minutes, and its join sequence.
+ */
+export async function deleteQueue(trx: Trx, queueId: string): Promise<void> {
+  await trx.deleteFrom('queue_entries').where('event_id', '=', queueId).execute();
+  await trx.deleteFrom('admission_minutes').where('event_id', '=', queueId).execute();
+  await trx.deleteFrom('queue_state').where('event_id', '=', queueId).execute();
+  await sql`DROP SEQUENCE IF EXISTS ${sql.id(joinSequenceName(queueId))}`.execute(trx);
+}
+
 export interface JoinRow {
   join_index: number;
   cohort: 'PREOPEN' | 'FIFO';
