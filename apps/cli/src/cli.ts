@@ -9,6 +9,7 @@ import { WEBHOOKS_USAGE, webhookCommands } from './webhooks.js';
 import { WAITLIST_USAGE, waitlistCommands } from './waitlist.js';
 import { REVIEW_USAGE, reviewCommands } from './review.js';
 import { LOTTERY_USAGE, lotteryCommands } from './lottery.js';
+import { PRESALE_USAGE, presaleCommands } from './presale.js';
 
 export const USAGE = `usage: onsale <command> [options]
 
@@ -44,6 +45,7 @@ ${WEBHOOKS_USAGE}
 ${WAITLIST_USAGE}
 ${REVIEW_USAGE}
 ${LOTTERY_USAGE}
+${PRESALE_USAGE}
   help                         this text
 
 run from the repository root as \`npm run onsale -- <command>\` or \`pnpm onsale <command>\`.
@@ -127,6 +129,7 @@ const commands: Record<string, Command> = {
   ...waitlistCommands,
   ...reviewCommands,
   ...lotteryCommands,
+  ...presaleCommands,
 };
 
 /** Drops the password from a connection string before it is printed. */
