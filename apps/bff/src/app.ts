@@ -5,6 +5,7 @@ import fastifyCookie from '@fastify/cookie';
 import fastifyStatic from '@fastify/static';
 import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
 import { sql, type Db } from '@onsale/shared/db';
+import { createNodeTokenKey } from '@onsale/shared/queue';
 import { StoreMetricsScraper, WarRoomHub } from '@onsale/shared/warroom';
 import { createContextFactory, type AuthOptions } from './context.js';
 import { appRouter, type AppRouter } from './root.js';
@@ -43,11 +44,14 @@ export async function buildBff(deps: BuildBffDeps): Promise<FastifyInstance> {
     });
   if (!deps.warRoom) app.addHook('onClose', () => warRoom.close());
 
+  // Presale access codes are signed with the store API's token secret, so the store API (and an edge) accepts them.
+  const accessCodeKey = deps.auth?.queueTokenSecret ? await createNodeTokenKey(deps.auth.queueTokenSecret) : undefined;
+
   await app.register(fastifyTRPCPlugin, {
     prefix: '/trpc',
     trpcOptions: {
       router: appRouter,
-      createContext: createContextFactory({ db: deps.db, warRoom, ...(deps.auth ? { auth: deps.auth } : {}) }),
+      createContext: createContextFactory({ db: deps.db, warRoom, ...(deps.auth ? { auth: deps.auth } : {}), ...(accessCodeKey ? { accessCodeKey } : {}) }),
       onError({ error, path, req }) {
         if (error.code === 'INTERNAL_SERVER_ERROR') req.log.error({ err: error.cause ?? error, path }, 'tRPC procedure failed');
       },

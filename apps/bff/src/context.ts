@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '@onsale/shared/db';
+import type { TokenKey } from '@onsale/shared/queue';
 import type { WarRoomHub } from '@onsale/shared/warroom';
 import { DEFAULT_SESSION_TTL_SECONDS, verifySession, type SessionUser } from '@onsale/shared/users';
 
@@ -29,6 +30,8 @@ export interface Context {
   sessionTtlSeconds: number;
   /** The process's one reader of war-room figures (absent in createCaller tests: the router then makes a private one). */
   warRoom?: WarRoomHub;
+  /** The key presale access codes are signed with (the store API's queue token secret); absent: codes cannot be issued. */
+  accessCodeKey?: TokenKey;
 }
 
 export interface AuthOptions {
@@ -36,12 +39,15 @@ export interface AuthOptions {
   sessionTtlSeconds?: number;
   /** Mark the cookie Secure (HTTPS only). On in production; off for http://127.0.0.1 in development and tests. */
   secureCookies?: boolean;
+  /** The store API's QUEUE_TOKEN_SECRET: presale access codes issued here are signed with it. */
+  queueTokenSecret?: string;
 }
 
 export interface BffDeps {
   db: Db;
   auth?: AuthOptions;
   warRoom?: WarRoomHub;
+  accessCodeKey?: TokenKey;
 }
 
 /** One context per request (one per batch): reads the session cookie and resolves the user from PostgreSQL. */
@@ -63,6 +69,7 @@ export function createContextFactory(deps: BffDeps): (opts: { req: FastifyReques
       userAgent: req.headers['user-agent'] ?? null,
       sessionTtlSeconds: ttl,
       ...(deps.warRoom ? { warRoom: deps.warRoom } : {}),
+      ...(deps.accessCodeKey ? { accessCodeKey: deps.accessCodeKey } : {}),
     };
   };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEV_QUEUE_TOKEN_SECRET } from '@onsale/shared/queue';
 
 const envSchema = z.object({
   BFF_PORT: z.coerce.number().int().min(0).max(65_535).default(3001),
@@ -20,15 +21,22 @@ const envSchema = z.object({
     .optional()
     .transform((v) => (v ?? '').split(',').map((u) => u.trim()).filter((u) => u !== ''))
     .pipe(z.array(z.url({ protocol: /^https?$/, error: 'each STORE_API_URL must be an http(s) URL' }))),
+  // The store API's secret for queue-family tokens: the BFF signs presale access codes with it, so the store API
+  // (and any edge) accepts them. Required in production; the development secret otherwise.
+  QUEUE_TOKEN_SECRET: z.string().min(32, 'QUEUE_TOKEN_SECRET must be at least 32 characters').optional(),
+}).superRefine((env, ctx) => {
+  if (env.NODE_ENV === 'production' && !env.QUEUE_TOKEN_SECRET)
+    ctx.addIssue({ code: 'custom', path: ['QUEUE_TOKEN_SECRET'], message: 'required when NODE_ENV=production (the store API\'s, 32+ characters)' });
 });
 
 export type BffEnv = z.infer<typeof envSchema>;
 
-/** The session settings buildBff takes, from the checked environment. */
-export function authOptionsOf(env: BffEnv): { sessionTtlSeconds: number; secureCookies: boolean } {
+/** The session settings and token secret buildBff takes, from the checked environment. */
+export function authOptionsOf(env: BffEnv): { sessionTtlSeconds: number; secureCookies: boolean; queueTokenSecret: string } {
   return {
     sessionTtlSeconds: Math.round(env.BFF_SESSION_HOURS * 3600),
     secureCookies: env.BFF_SECURE_COOKIES ? env.BFF_SECURE_COOKIES === 'true' : env.NODE_ENV === 'production',
+    queueTokenSecret: env.QUEUE_TOKEN_SECRET ?? DEV_QUEUE_TOKEN_SECRET,
   };
 }
 

@@ -9,6 +9,7 @@ import { waitlistReportRouter } from './routers/waitlist-report.js';
 import { admissionPlanRouter } from './routers/plan.js';
 import { warRoomRouter } from './routers/warroom.js';
 import { lotteryRouter } from './routers/lottery.js';
+import { tiersRouter } from './routers/tiers.js';
 import { router } from './trpc.js';
 
 export const appRouter = router({
@@ -22,6 +23,7 @@ export const appRouter = router({
   warRoom: warRoomRouter,
   admissionPlan: admissionPlanRouter,
   lottery: lotteryRouter,
+  tiers: tiersRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { getEvent, getSections, listEvents, type OnsaleEvent } from '@onsale/shared/events';
 import { getInventoryCounts, sectionAvailability } from '@onsale/shared/inventory';
+import { tierInventory, toTierView } from '@onsale/shared/allocations';
 import { eventScope, PERMISSIONS, requireEventAccess } from '@onsale/shared/users';
 import { roleProcedure, router } from '../trpc.js';
 
@@ -36,17 +37,22 @@ export const eventsRouter = router({
     );
   }),
 
-  /** One event with its settings, sections and live inventory (totals and per section). FORBIDDEN for another organisation's promoter. */
+  /**
+   * One event with its settings, sections, presale tiers and live inventory (totals, per section, per tier).
+   * FORBIDDEN for another organisation's promoter.
+   */
   byId: readEvents
     // Any string: a malformed id is reported by the domain as EVENT_NOT_FOUND, like an unknown one.
     .input(z.object({ id: z.string().trim().min(1).max(100) }))
     .query(async ({ ctx, input }) => {
       const event = await getEvent(ctx.db, input.id);
       requireEventAccess(ctx.user, event);
-      const [sections, inventory] = await Promise.all([
+      const [sections, inventory, tiers] = await Promise.all([
         getSections(ctx.db, event.id),
         getInventoryCounts(ctx.db, event.id, event.capacity),
+        tierInventory(ctx.db, event.id),
       ]);
+      const now = new Date();
       return {
         ...eventSummary(event),
         perAccountSeatLimit: event.perAccountSeatLimit,
@@ -60,6 +66,8 @@ export const eventsRouter = router({
           drift: inventory.drift,
         },
         sections: sectionAvailability(sections, inventory.sections).map((s, i) => ({ ...s, priceLevelName: sections[i]!.priceLevelName })),
+        /** Presale tiers in sale order (the general sale last) with their live counts; empty without tiers. */
+        tiers: tiers.map((t) => toTierView(t, now)),
       };
     }),
 });

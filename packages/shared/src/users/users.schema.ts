@@ -27,6 +27,10 @@ export const PERMISSIONS = {
   'events.configure': ['admin', 'promoter'],
   /** Pause and resume the queue, override the admission rate, run rehearsals. */
   'warroom.control': ['admin', 'operator'],
+  /** Roll a presale tier's unsold seats forward now (a promoter: their organisation's events only). */
+  'tiers.roll': ['admin', 'operator', 'promoter'],
+  /** Issue a presale tier's access codes (a promoter: their organisation's events only). */
+  'tiers.codes': ['admin', 'promoter'],
 } as const satisfies Record<string, readonly Role[]>;
 export type Permission = keyof typeof PERMISSIONS;
 

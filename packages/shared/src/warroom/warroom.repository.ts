@@ -190,3 +190,9 @@ export async function findBoardEventIds(db: Db | Trx, opts: { timeZone: string; 
     LIMIT ${opts.limit}`.execute(db);
   return rows.map((r) => r.id);
 }
+
+/** The events (of `ids`) that have presale tiers. */
+export async function readTieredEventIds(db: Db | Trx, ids: string[]): Promise<string[]> {
+  const { rows } = await sql<{ event_id: string }>`SELECT DISTINCT event_id FROM allocations WHERE event_id = ANY(${ids}::uuid[])`.execute(db);
+  return rows.map((r) => r.event_id);
+}

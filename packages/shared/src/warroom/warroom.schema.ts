@@ -44,6 +44,38 @@ export const rateOverrideSchema = z.object({
   reason: controlReasonSchema,
 });
 
+const tier = z
+  .string({ error: 'a tier code' })
+  .trim()
+  .min(1, 'a tier code')
+  .max(32, 'at most 32 characters');
+
+/** Roll a presale tier's unsold seats forward into the next tier now, before its time. The reason is audited. */
+export const tierRollSchema = z.object({ eventId, tier, reason: controlReasonSchema });
+
+/** Most access codes one request issues (a bigger batch: the CLI's presale:codes). */
+export const ACCESS_CODES_MAX = 5_000;
+
+/**
+ * Issue signed access codes for an ACCESS_CODE tier: `count` codes each usable by the first account that joins
+ * with it, or one code bound to `accountId`; valid until the tier closes unless `validUntil` says otherwise.
+ */
+export const accessCodesSchema = z
+  .object({
+    eventId,
+    tier,
+    count: z
+      .number({ error: 'a number of codes' })
+      .int('whole codes')
+      .min(1, 'at least 1')
+      .max(ACCESS_CODES_MAX, `at most ${ACCESS_CODES_MAX.toLocaleString('en-US')} at a time`),
+    accountId: z.string().trim().min(1, 'an account id').max(200, 'at most 200 characters').optional(),
+    validUntil: z.iso.datetime({ offset: true, error: 'a date and time' }).optional(),
+  })
+  .superRefine((v, ctx) => {
+    if (v.accountId !== undefined && v.count !== 1) ctx.addIssue({ code: 'custom', path: ['count'], message: 'a code bound to an account is issued one at a time' });
+  });
+
 /** An IANA time zone this runtime knows (the board's "today" is the operator's day). */
 export function isTimeZone(tz: string): boolean {
   try {
@@ -62,3 +94,5 @@ export const warRoomBoardSchema = z.object({
 export type PauseQueueInput = z.input<typeof pauseQueueSchema>;
 export type ResumeQueueInput = z.input<typeof resumeQueueSchema>;
 export type RateOverrideInput = z.input<typeof rateOverrideSchema>;
+export type TierRollInput = z.input<typeof tierRollSchema>;
+export type AccessCodesInput = z.input<typeof accessCodesSchema>;

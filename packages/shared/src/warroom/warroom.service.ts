@@ -2,6 +2,8 @@ import type { Db, Trx } from '../db/connect.js';
 import { DomainError, notFound } from '../errors.js';
 import { isUuid } from '../events/events.service.js';
 import { getInventoryCounts, type InventoryCounts } from '../inventory/inventory.service.js';
+import { tierInventory } from '../allocations/allocations.service.js';
+import { toTierView, type TierView } from '../allocations/tier-view.js';
 import { planAdmission, type BindingConstraint } from '../admission/plan.js';
 import { DEFAULT_HEARTBEAT_STALE_MS } from '../queue/edge.js';
 import { evaluateAlerts, type Alert } from './alerts.js';
@@ -148,6 +150,8 @@ export interface WarRoomSnapshot {
     lastFanoutSeconds: number | null;
   };
   store: { configured: boolean; instances: number; reachable: number; gateRefusalsPerMin: number | null };
+  /** Presale tiers in sale order (the general sale last), each with its window, roll and live counts; empty without tiers. */
+  tiers: TierView[];
   alerts: Alert[];
 }
 
@@ -234,6 +238,9 @@ export async function readWarRoomSnapshots(db: Db, eventIds: readonly string[], 
       const checkout = indexBy(await repo.readCheckoutWindows(trx, found));
       const reconciled = indexBy(await repo.readReconciliations(trx, found));
       const waitlist = indexBy(await repo.readWaitlist(trx, events.map((e) => ({ eventId: e.event_id, listingId: e.listing_id }))));
+      // Per-tier counts, in the same snapshot as the totals (so the tiers add up to them), for events that have tiers.
+      const tiers = new Map<string, Awaited<ReturnType<typeof tierInventory>>>();
+      for (const id of await repo.readTieredEventIds(trx, found)) tiers.set(id, await tierInventory(trx, id));
       const minutesByEvent = new Map<string, repo.AdmissionMinuteRow[]>();
       for (const m of minuteRows) minutesByEvent.set(m.event_id, [...(minutesByEvent.get(m.event_id) ?? []), m]);
       const order = new Map(ids.map((id, i) => [id, i]));
@@ -248,6 +255,7 @@ export async function readWarRoomSnapshots(db: Db, eventIds: readonly string[], 
             checkout: checkout.get(e.event_id),
             reconciliation: reconciled.get(e.event_id),
             waitlist: waitlist.get(e.event_id),
+            tiers: tiers.get(e.event_id) ?? [],
             store,
           }),
         );
@@ -275,6 +283,7 @@ interface SnapshotParts {
   checkout: repo.CheckoutWindowRow | undefined;
   reconciliation: { order_drift: number; checked_at: Date } | undefined;
   waitlist: repo.WaitlistRow | undefined;
+  tiers: Awaited<ReturnType<typeof tierInventory>>;
   store: StoreMetrics;
 }
 
@@ -368,6 +377,7 @@ function toSnapshot(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot 
       lastFanoutSeconds: w?.last_fanout_seconds === null || w?.last_fanout_seconds === undefined ? null : round(w.last_fanout_seconds, 1),
     },
     store: { configured: p.store.configured, instances: p.store.instances, reachable: p.store.reachable, gateRefusalsPerMin: p.store.gateRefusalsPerMin },
+    tiers: p.tiers.map((t) => toTierView(t, now)),
   };
   const alerts = evaluateAlerts({
     paused: e.paused,
