@@ -7,7 +7,9 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildBff } from '@onsale/bff';
+import { checkAccessCode } from '@onsale/shared/allocations';
 import { sql } from '@onsale/shared/db';
+import { createNodeTokenKey, DEV_QUEUE_TOKEN_SECRET } from '@onsale/shared/queue';
 import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
 import { createUser } from '@onsale/shared/users';
 import { launchChromium, signIn } from './browser-helpers';
@@ -22,6 +24,7 @@ const resultsDir = join(consoleRoot, '..', '..', '.test-results');
 const distDir = join(resultsDir, 'console-dist-configure');
 const PROMOTER = { email: 'promoter@acme.test', password: 'promoter password for the browser' };
 const EVENT_NAME = 'Form Made Night';
+const TIERED_NAME = 'Tiered Form Night';
 // The promoter works in New York: the form's times are theirs, the database keeps instants.
 const TIMEZONE = 'America/New_York';
 
@@ -43,7 +46,8 @@ beforeAll(async () => {
   buildConsole();
   tdb = await createTestDatabase(inject('templateDatabaseUrl'));
   await tdb.db.transaction().execute((trx) => createUser(trx, { ...PROMOTER, role: 'promoter', organisation: 'Acme Live' }, 'test'));
-  app = await buildBff({ db: tdb.db, consoleDir: distDir });
+  // The store API's development token secret: the presale tiers test issues access codes the store API accepts.
+  app = await buildBff({ db: tdb.db, consoleDir: distDir, auth: { queueTokenSecret: DEV_QUEUE_TOKEN_SECRET } });
   await app.listen({ port: 0, host: '127.0.0.1' });
   baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   browser = await launchChromium();
@@ -221,6 +225,175 @@ describe('event configuration in Chromium', () => {
     expect(await form.getByLabel('Payment TPS').inputValue()).toBe('50');
     expect(await page.locator('.field-error').count()).toBe(0);
     expect(await page.getByTestId('imported').textContent()).not.toContain('need attention');
+  });
+
+  it('creates a tiered event from the form: tiers added, refused inline, reordered and previewed; the event page shows them; an edit re-splits them; codes issued; a tier rolled forward', async () => {
+    await page.goto(`${baseUrl}/events/new`);
+    const form = page.getByTestId('event-form');
+    await form.getByLabel('Event name').fill(TIERED_NAME);
+    await form.getByLabel('Venue').fill('Tier Hall');
+    await form.getByLabel('Show starts').fill('2031-06-01T19:30:00');
+    await form.getByLabel('On sale from').fill('2031-03-01T10:00:00');
+    const level = form.getByTestId('price-level-row').first();
+    await level.getByLabel('Code').fill('P1');
+    await level.getByLabel('Name').fill('Stalls');
+    await level.getByLabel('Price (USD)').fill('80');
+    const section = form.getByTestId('section-editor').first();
+    await section.getByLabel('Code').fill('STALLS');
+    await section.getByLabel('Price level').selectOption('P1');
+    await section.getByLabel('Rows', { exact: true }).fill('4');
+    await section.getByLabel('Seats per row').fill('10');
+
+    // One presale and the general sale to start from; a second presale goes before the general sale.
+    await form.getByTestId('no-tiers').waitFor();
+    await form.getByTestId('add-tiers').click();
+    const tiers = form.getByTestId('tier-editor');
+    expect(await tiers.count()).toBe(2);
+    expect(await tiers.nth(1).getAttribute('data-general')).toBe('true');
+    await form.getByTestId('add-tier').click();
+    expect(await tiers.count()).toBe(3);
+    const fanClub = tiers.nth(0);
+    await fanClub.getByLabel('Code').fill('FANCLUB');
+    await fanClub.getByLabel('Name').fill('Fan club');
+    await fanClub.getByLabel('Share (%)').fill('30');
+    await fanClub.getByLabel('Access').selectOption('ACCESS_CODE');
+    await fanClub.getByLabel('Opens').fill('2031-02-20T10:00:00');
+    await fanClub.getByLabel('Closes').fill('2031-02-21T10:00:00');
+    await fanClub.getByLabel('Queue order').selectOption('FIFO');
+    const card = tiers.nth(1);
+    await card.getByLabel('Code').fill('CARD');
+    await card.getByLabel('Name').fill('Card partner');
+    await card.getByLabel('Share (%)').fill('25');
+    await card.getByLabel('Access').selectOption('CARD_BIN');
+    await tiers.nth(2).getByLabel('Code').fill('GENERAL');
+    expect(await tiers.nth(2).getByLabel('Share (%)').count()).toBe(0);
+
+    // The live split: 40 seats, 30% (12), then 25% (round(40 x 0.55) - 12 = 10), the rest (18).
+    const summary = form.getByTestId('tier-summary');
+    const seatsOf = async () =>
+      summary.getByTestId('tier-summary-row').evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-tier'), r.querySelector('[data-testid="tier-summary-seats"]')?.textContent]));
+    await expect.poll(seatsOf).toEqual([
+      ['FANCLUB', '12'],
+      ['CARD', '10'],
+      ['GENERAL', '18'],
+    ]);
+    expect(await summary.getByTestId('tier-summary-total').textContent()).toBe('40 of 40');
+
+    // The shared schema refuses the card tier at its fields: no card ranges, no window. Nothing is written.
+    await form.getByRole('button', { name: 'Create event' }).click();
+    expect(await page.getByTestId('error-allocations.1.binRanges').textContent()).toBe('a CARD_BIN tier needs the card ranges it accepts');
+    expect(await page.getByTestId('error-allocations.1.opensAt').textContent()).toBe('a presale tier needs opensAt');
+    expect(await page.getByTestId('error-allocations.1.closesAt').textContent()).toBe('a presale tier needs closesAt');
+    expect(await tdb.db.selectFrom('events').select('id').where('name', '=', TIERED_NAME).execute()).toEqual([]);
+    await card.getByLabel('Card ranges (FROM-TO per line)').fill('4111');
+    await card.getByLabel('Opens').fill('2031-02-25T10:00:00');
+    await card.getByLabel('Closes').fill('2031-02-26T10:00:00');
+    await form.getByRole('button', { name: 'Create event' }).click();
+    expect(await page.getByTestId('error-allocations.1.binRanges').textContent()).toBe('6-8 digits');
+    await card.getByLabel('Card ranges (FROM-TO per line)').fill('411100-411199');
+    await page.screenshot({ path: join(resultsDir, 'console-event-form-tiers.png'), fullPage: true });
+
+    // Reordered, the card partner sells first and takes the front seats; moved back, the split is as before.
+    await card.getByRole('button', { name: 'Move tier 2 up' }).click();
+    await expect.poll(seatsOf).toEqual([
+      ['CARD', '10'],
+      ['FANCLUB', '12'],
+      ['GENERAL', '18'],
+    ]);
+    await tiers.nth(0).getByRole('button', { name: 'Move tier 1 down' }).click();
+    await expect.poll(seatsOf).toEqual([
+      ['FANCLUB', '12'],
+      ['CARD', '10'],
+      ['GENERAL', '18'],
+    ]);
+
+    await form.getByRole('button', { name: 'Create event' }).click();
+    await page.waitForURL(/\/events\/[0-9a-f-]{36}$/);
+    await page.getByTestId('tiers-panel').waitFor();
+    const tieredId = page.url().split('/').pop()!;
+    const row = (code: string) => page.locator(`[data-testid="tier-row"][data-tier="${code}"]`);
+    const cell = async (code: string, testId: string) => (await row(code).getByTestId(testId).textContent())?.trim();
+    expect(await page.getByTestId('tier-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-tier')))).toEqual(['FANCLUB', 'CARD', 'GENERAL']);
+    expect(await cell('FANCLUB', 'tier-capacity')).toBe('12');
+    expect(await cell('FANCLUB', 'tier-available')).toBe('12');
+    expect(await cell('FANCLUB', 'tier-drift')).toBe('0');
+    expect(await cell('FANCLUB', 'tier-phase')).toBe('NOT OPEN');
+    expect(await cell('FANCLUB', 'tier-roll')).toContain('roll into CARD');
+    expect(await cell('CARD', 'tier-access')).toContain('411100–411199');
+    expect(await cell('GENERAL', 'tier-capacity')).toBe('18');
+    const stored = await tdb.db.selectFrom('allocations').select(['code', 'capacity', 'opens_at', 'fairness_mode']).where('event_id', '=', tieredId).orderBy('position').execute();
+    // 10:00 in New York on 20 February 2031 is 15:00 UTC.
+    expect(stored[0]).toEqual({ code: 'FANCLUB', capacity: 12, opens_at: new Date('2031-02-20T15:00:00Z'), fairness_mode: 'FIFO' });
+
+    // The edit form reads the tiers back; a new share re-splits the seats.
+    await page.goto(`${baseUrl}/events/${tieredId}/edit`);
+    const edit = page.getByTestId('event-form');
+    await edit.getByTestId('tier-summary').waitFor();
+    expect(await edit.getByTestId('tier-editor').nth(0).getByLabel('Opens').inputValue()).toBe('2031-02-20T10:00');
+    expect(await edit.getByTestId('tier-editor').nth(1).getByLabel('Card ranges (FROM-TO per line)').inputValue()).toBe('411100-411199');
+    await edit.getByRole('button', { name: 'Save changes' }).click();
+    expect(await page.getByTestId('saved').textContent()).toContain('Nothing to save');
+    await edit.getByTestId('tier-editor').nth(0).getByLabel('Share (%)').fill('40');
+    await edit.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByText('Saved as version 2: allocations.').waitFor();
+    const capacities = await tdb.db.selectFrom('allocations').select(['code', 'capacity']).where('event_id', '=', tieredId).orderBy('position').execute();
+    expect(capacities).toEqual([
+      { code: 'FANCLUB', capacity: 16 },
+      { code: 'CARD', capacity: 10 },
+      { code: 'GENERAL', capacity: 14 },
+    ]);
+
+    // Access codes for the fan club, from the event page: shown once, checked here as the store API checks them.
+    await page.goto(`${baseUrl}/events/${tieredId}`);
+    await row('FANCLUB').getByTestId('tier-issue-codes').click();
+    const codesDialog = page.getByTestId('tier-dialog-codes');
+    await codesDialog.getByLabel('How many').fill('3');
+    await codesDialog.getByTestId('tier-confirm-codes').click();
+    await codesDialog.getByTestId('codes-issued').waitFor();
+    const codes = (await codesDialog.getByTestId('codes-list').inputValue()).split('\n');
+    expect(codes).toHaveLength(3);
+    const key = await createNodeTokenKey(DEV_QUEUE_TOKEN_SECRET);
+    expect((await checkAccessCode(key, codes[0]!, { eventId: tieredId, tier: 'FANCLUB', accountId: 'a-fan', now: Date.parse('2031-02-20T16:00:00Z') })).ok).toBe(true);
+    await codesDialog.getByRole('button', { name: 'Done' }).click();
+    expect(await row('CARD').getByTestId('tier-issue-codes').count()).toBe(0);
+
+    // Roll the fan club forward now: confirmed with a reason; its seats go to the card partner.
+    await row('FANCLUB').getByTestId('tier-roll-now').click();
+    const rollDialog = page.getByTestId('tier-dialog-roll');
+    await rollDialog.getByTestId('tier-confirm-roll').click();
+    expect(await rollDialog.getByTestId('error-reason').textContent()).toBe('give a reason');
+    await rollDialog.getByLabel('Reason (goes to the audit log)').fill('fan club allocation cancelled');
+    await rollDialog.getByTestId('tier-confirm-roll').click();
+    await expect.poll(() => row('FANCLUB').getAttribute('data-phase')).toBe('ROLLED');
+    await expect.poll(() => cell('CARD', 'tier-capacity')).toBe('26');
+    expect(await cell('FANCLUB', 'tier-capacity')).toBe('0');
+    expect(await cell('FANCLUB', 'tier-roll')).toContain('rolled into CARD');
+    const audit = await tdb.db.selectFrom('audit_log').select(['actor', 'action', 'details']).where('event_id', '=', tieredId).where('action', 'like', 'allocation.%').orderBy('id').execute();
+    expect(audit.map((a) => [a.actor, a.action])).toEqual([
+      [PROMOTER.email, 'allocation.codes_issued'],
+      [PROMOTER.email, 'allocation.rolled'],
+    ]);
+    expect(audit[1]!.details).toMatchObject({ from: 'FANCLUB', into: 'CARD', seats: 16, reason: 'fan club allocation cancelled' });
+    await page.screenshot({ path: join(resultsDir, 'console-event-tiers.png'), fullPage: true });
+
+    // The war room shows the same tiers, live from its stream; a promoter may roll there too, not pause.
+    await page.goto(`${baseUrl}/events/${tieredId}/war-room`);
+    await page.getByTestId('wr-connection').and(page.locator('[data-state="live"]')).waitFor();
+    const wrTiers = page.getByTestId('tiers-panel');
+    expect(await wrTiers.getByTestId('tier-row').evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-tier'), r.getAttribute('data-phase')]))).toEqual([
+      ['FANCLUB', 'ROLLED'],
+      ['CARD', 'UPCOMING'],
+      ['GENERAL', 'UPCOMING'],
+    ]);
+    expect(await wrTiers.locator('[data-tier="CARD"]').getByTestId('tier-capacity').textContent()).toBe('26');
+    expect(await wrTiers.locator('[data-tier="CARD"]').getByTestId('tier-roll-now').count()).toBe(1);
+    expect(await page.getByTestId('wr-controls').count()).toBe(0);
+    await page.screenshot({ path: join(resultsDir, 'console-war-room-tiers.png'), fullPage: true });
+
+    // Once a tier has rolled the tiers are fixed: the edit form says so at the field.
+    await page.goto(`${baseUrl}/events/${tieredId}/edit`);
+    await page.getByTestId('tiers').getByText(/Tiers: fixed: the first presale tier opened/).waitFor();
+    expect(await page.getByTestId('tier-editor').nth(0).getByLabel('Share (%)').isDisabled()).toBe(true);
   });
 
   it('logged no errors in the page', () => {

@@ -2,6 +2,7 @@ import type { ReactNode } from 'react';
 import { fairnessModes, type EventSetting } from '@onsale/shared/events/schema';
 import { fairnessDescription, type FairnessMode } from '@onsale/shared/queue/fairness';
 import { Field } from './Field';
+import { TiersEditor } from './TiersEditor';
 import { emptyPriceLevel, emptySection, errorAt, QUEUE_STATES, type EventDraft, type PriceLevelDraft, type SectionDraft, type SectionLayout } from './event-draft';
 import './event-form.css';
 
@@ -92,6 +93,8 @@ export function EventForm({ draft, onChange, errors, locked = {}, readOnly = fal
         {fairnessFooter}
       </fieldset>
 
+      <TiersEditor draft={draft} onChange={(v) => set('allocations', v)} errors={errors} disabled={disabled('allocations')} lockNote={lockOf('allocations')} />
+
       <fieldset className="card">
         <legend>Limits and holds</legend>
         <div className="form-grid">
@@ -132,10 +135,6 @@ export function EventForm({ draft, onChange, errors, locked = {}, readOnly = fal
         ))}
       </details>
 
-      <p className="muted presale-note" data-testid="presale-note">
-        Presale allocations (tiers, shares, windows, access codes) are not built yet: they come with the presale issue, and are not part of this
-        form.
-      </p>
     </div>
   );
 }

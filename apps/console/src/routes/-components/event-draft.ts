@@ -24,6 +24,32 @@ export interface SectionDraft {
   shards: string;
 }
 
+export const TIER_ACCESS = ['OPEN', 'ACCESS_CODE', 'CARD_BIN'] as const;
+
+/**
+ * A presale tier as typed. The last tier of the list is the general sale: only its code, name and access rule
+ * are its own (it opens at the event's on-sale, under the event's fairness mode, with the seats the others leave);
+ * its other inputs are kept while it is last, in case it is moved back up, but are not part of the file.
+ */
+export interface TierDraft {
+  key: string;
+  code: string;
+  name: string;
+  /** Percent of every section, as typed ("30"); the file has a fraction (0.3). */
+  sharePct: string;
+  access: string;
+  /** Card ranges, one "FROM-TO" per line (the first 6-8 digits of a card number). */
+  binRangesText: string;
+  opensAt: string;
+  opensAtIso: string | null;
+  closesAt: string;
+  closesAtIso: string | null;
+  /** Empty: the seats roll forward when the window closes. */
+  rollsForwardAt: string;
+  rollsForwardAtIso: string | null;
+  fairnessMode: string;
+}
+
 export interface PriceLevelDraft {
   key: string;
   code: string;
@@ -56,6 +82,8 @@ export interface EventDraft {
   queueCopy: Record<QueueState, string>;
   priceLevels: PriceLevelDraft[];
   sections: SectionDraft[];
+  /** Presale tiers in sale order, the general sale last; empty: one general sale of every seat. */
+  allocations: TierDraft[];
 }
 
 let keySeq = 0;
@@ -76,6 +104,26 @@ export const emptySection = (priceLevel = ''): SectionDraft => ({
 });
 
 export const emptyPriceLevel = (): PriceLevelDraft => ({ key: newKey(), code: '', name: '', price: '' });
+
+export const emptyTier = (over: Partial<TierDraft> = {}): TierDraft => ({
+  key: newKey(),
+  code: '',
+  name: '',
+  sharePct: '',
+  access: 'OPEN',
+  binRangesText: '',
+  opensAt: '',
+  opensAtIso: null,
+  closesAt: '',
+  closesAtIso: null,
+  rollsForwardAt: '',
+  rollsForwardAtIso: null,
+  fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO',
+  ...over,
+});
+
+/** What "Add presale tiers" starts from: one presale and the general sale. */
+export const starterTiers = (): TierDraft[] => [emptyTier({ code: 'PRESALE', name: 'Presale', sharePct: '20' }), emptyTier({ code: 'GENERAL', name: 'General sale' })];
 
 /** A new event's form: the schema's defaults filled in, one price level and one section to start from. */
 export function newEventDraft(): EventDraft {
@@ -101,6 +149,7 @@ export function newEventDraft(): EventDraft {
     queueCopy: { WAITING: '', PAUSED: '', ADMITTED: '', LAST_CHANCE: '', SOLD_OUT: '' },
     priceLevels: [emptyPriceLevel()],
     sections: [emptySection()],
+    allocations: [],
   };
 }
 
@@ -133,6 +182,32 @@ function sectionDraftOf(raw: unknown): SectionDraft {
     return { ...base, layout: 'rows', rowsText: rows.map((r) => `${text(r.label)} ${text(r.seats)}`).join('\n') };
   }
   return { ...base, layout: 'grid', rowCount: text(s.rowCount), seatsPerRow: text(s.seatsPerRow) };
+}
+
+/** A fraction (0.3) as the percent the form shows ("30"), without float noise. */
+const percentOf = (share: unknown): string => (typeof share === 'number' ? String(Math.round(share * 1e6) / 1e4) : text(share));
+
+function tierDraftOf(raw: unknown): TierDraft {
+  const t = obj(raw);
+  const time = (v: unknown) => ({ local: localInputOf(v) || text(v), iso: typeof v === 'string' ? v : null });
+  const [opens, closes, rolls] = [time(t.opensAt), time(t.closesAt), time(t.rollsForwardAt)];
+  return emptyTier({
+    code: text(t.code),
+    name: text(t.name),
+    sharePct: percentOf(t.share),
+    access: t.access === undefined ? 'OPEN' : text(t.access),
+    binRangesText: arr(t.binRanges)
+      .map(obj)
+      .map((r) => (r.from === r.to ? text(r.from) : `${text(r.from)}-${text(r.to)}`))
+      .join('\n'),
+    opensAt: opens.local,
+    opensAtIso: opens.iso,
+    closesAt: closes.local,
+    closesAtIso: closes.iso,
+    rollsForwardAt: rolls.local,
+    rollsForwardAtIso: rolls.iso,
+    fairnessMode: t.fairnessMode === undefined ? 'RANDOMIZED_PREOPEN_THEN_FIFO' : text(t.fairnessMode),
+  });
 }
 
 /**
@@ -173,6 +248,7 @@ export function draftFromFile(input: unknown): EventDraft {
       return { key: newKey(), code: text(p.code), name: text(p.name), price: typeof cents === 'number' ? (cents / 100).toFixed(2) : text(cents) };
     }),
     sections: arr(f.sections).map(sectionDraftOf),
+    allocations: arr(f.allocations).map(tierDraftOf),
   };
 }
 
@@ -264,8 +340,44 @@ export function fileFromDraft(d: EventDraft): { file: EventFile; problems: Recor
         });
       return { ...base, rows };
     }),
+    ...(d.allocations.length > 0 ? { allocations: d.allocations.map((t, i) => tierOfDraft(t, i, i === d.allocations.length - 1)) } : {}),
   };
   return { file: file as unknown as EventFile, problems };
+
+  function tierOfDraft(t: TierDraft, i: number, general: boolean): Record<string, unknown> {
+    const p = `allocations.${i}`;
+    const parsed = t.access === 'CARD_BIN' ? binRangesOf(t.binRangesText, `${p}.binRanges`) : [];
+    // None typed: left out, so the schema says a CARD_BIN tier needs its ranges.
+    const ranges = parsed.length > 0 ? { binRanges: parsed } : {};
+    const own = { code: t.code, name: t.name, access: t.access, ...ranges };
+    if (general) return own;
+    const pct = num(`${p}.share`, t.sharePct, { optional: true });
+    if (pct !== undefined && Number.isFinite(pct) && !(pct > 0 && pct <= 100)) problems[`${p}.share`] = 'a percentage above 0, at most 100';
+    const rolls = t.rollsForwardAt.trim() === '' ? {} : { rollsForwardAt: instant(t.rollsForwardAt, t.rollsForwardAtIso) };
+    return {
+      ...own,
+      ...(pct === undefined ? {} : { share: Number.isFinite(pct) ? Math.round(pct * 1e4) / 1e6 : pct }),
+      ...(t.opensAt.trim() === '' ? {} : { opensAt: instant(t.opensAt, t.opensAtIso) }),
+      ...(t.closesAt.trim() === '' ? {} : { closesAt: instant(t.closesAt, t.closesAtIso) }),
+      ...rolls,
+      fairnessMode: t.fairnessMode,
+    };
+  }
+
+  function binRangesOf(textIn: string, path: string): { from: string; to: string }[] {
+    return textIn
+      .split(/[\n,;]+/)
+      .map((line) => line.trim())
+      .filter((line) => line !== '')
+      .map((line) => {
+        const m = /^(\d+)(?:\s*[-–]\s*(\d+))?$/.exec(line);
+        if (!m) {
+          problems[path] = `write each range as FROM-TO, e.g. "411100-411199" (not "${line}")`;
+          return { from: line, to: line };
+        }
+        return { from: m[1]!, to: m[2] ?? m[1]! };
+      });
+  }
 }
 
 /** The first message at `path` or under it (`sections.0` shows what `sections.0.rows.2.label` says). */

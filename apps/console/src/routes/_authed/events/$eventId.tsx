@@ -1,4 +1,4 @@
-import { useSuspenseQuery } from '@tanstack/react-query';
+import { useQueryClient, useSuspenseQuery } from '@tanstack/react-query';
 import { createFileRoute, Link, notFound } from '@tanstack/react-router';
 import { trpcCodeOf, useTRPC } from '../../../trpc';
 import { EventLinks } from '../../-components/EventLinks';
@@ -7,6 +7,7 @@ import { InventoryTotals } from '../../-components/InventoryTotals';
 import { SectionChart } from '../../-components/SectionChart';
 import { SectionTable } from '../../-components/SectionTable';
 import { Forbidden, NotFound } from '../../-components/Status';
+import { TiersPanel } from '../../-components/TiersPanel';
 
 const REFRESH_MS = 3_000;
 
@@ -28,7 +29,9 @@ export const Route = createFileRoute('/_authed/events/$eventId')({
 
 function EventInventoryPage() {
   const { eventId } = Route.useParams();
+  const { me } = Route.useRouteContext();
   const trpc = useTRPC();
+  const queryClient = useQueryClient();
   const { data: event } = useSuspenseQuery(trpc.events.byId.queryOptions({ id: eventId }, { refetchInterval: REFRESH_MS }));
 
   return (
@@ -44,6 +47,14 @@ function EventInventoryPage() {
       </p>
 
       <InventoryTotals counts={event.counts} />
+
+      <TiersPanel
+        eventId={event.id}
+        eventName={event.name}
+        tiers={event.tiers}
+        permissions={me.permissions}
+        onChanged={() => void queryClient.invalidateQueries({ queryKey: trpc.events.byId.queryKey({ id: eventId }) })}
+      />
 
       <h2>Sections</h2>
       <div className="split">

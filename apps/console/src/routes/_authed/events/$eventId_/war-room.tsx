@@ -7,6 +7,7 @@ import { EventLinks } from '../../../-components/EventLinks';
 import '../../../-components/event-form.css';
 import { formatCount, formatDateTime } from '../../../-components/format';
 import { Forbidden, NotFound } from '../../../-components/Status';
+import { TiersPanel } from '../../../-components/TiersPanel';
 import { AdmissionChart, InventoryChart } from '../../../-components/warroom/charts';
 import { Controls } from '../../../-components/warroom/controls';
 import { AlertList, formatPct, formatRate, formatTime, LinkBanner, LiveArea, Metric, Panel, STATE_LOOK, type WarRoomSnapshot } from '../../../-components/warroom/parts';
@@ -194,6 +195,9 @@ function WarRoomPage() {
             />
           </Panel>
         </div>
+
+        {/* Tier figures come with every snapshot; a roll shows in the next one. */}
+        <TiersPanel eventId={eventId} eventName={s.name} tiers={s.tiers} permissions={me.permissions} />
 
         <div className="split wr-charts">
           <InventoryChart series={series} />

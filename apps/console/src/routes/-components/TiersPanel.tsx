@@ -1,0 +1,282 @@
+import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
+import { useMutation } from '@tanstack/react-query';
+import type { RouterOutputs } from '@onsale/bff/root';
+import { fieldErrors } from '@onsale/shared/users/schema';
+import { ACCESS_CODES_MAX, accessCodesSchema, tierRollSchema } from '@onsale/shared/warroom/schema';
+import { fieldErrorsOf, useTRPC } from '../../trpc';
+import { downloadText } from './download';
+import { Field } from './Field';
+import { formatCount, formatDateTime } from './format';
+import { ACCESS_LABELS } from './TiersEditor';
+import './warroom/warroom.css';
+import './event-form.css';
+
+/** A tier as the BFF sends it (the event page's and the war room's are the same shape). */
+export type TierRow = RouterOutputs['events']['byId']['tiers'][number];
+
+const PHASE_LOOK: Record<TierRow['phase'], { label: string; tone: string }> = {
+  UPCOMING: { label: 'NOT OPEN', tone: '' },
+  SELLING: { label: 'SELLING', tone: 'wr-badge-ok' },
+  CLOSED: { label: 'CLOSED, ROLL DUE', tone: 'wr-badge-warn' },
+  ROLLED: { label: 'ROLLED FORWARD', tone: 'wr-badge-done' },
+};
+
+const accessText = (t: TierRow) =>
+  t.access === 'CARD_BIN' && t.binRanges ? `${ACCESS_LABELS.CARD_BIN}: ${t.binRanges.map((r) => (r.from === r.to ? r.from : `${r.from}–${r.to}`)).join(', ')}` : ACCESS_LABELS[t.access];
+
+/**
+ * The event's presale tiers: each one's window, access rule, share and live counts (available + held + sold =
+ * capacity, drift 0), where its unsold seats go and when, and, for the roles allowed, rolling a tier forward now
+ * and issuing its access codes (each confirmed in a dialog; the BFF checks the role again and audits).
+ */
+export function TiersPanel({ eventId, eventName, tiers, permissions, onChanged }: { eventId: string; eventName: string; tiers: TierRow[]; permissions: readonly string[]; onChanged?: () => void }) {
+  const [open, setOpen] = useState<{ kind: 'roll' | 'codes'; tier: TierRow } | null>(null);
+  if (tiers.length === 0) return null;
+  const canRoll = permissions.includes('tiers.roll');
+  const canIssue = permissions.includes('tiers.codes');
+  return (
+    <section className="tiers-panel" data-testid="tiers-panel" aria-label="Presale tiers">
+      <h2>Presale tiers</h2>
+      <table className="grid tiers-table" data-testid="tiers-table">
+        <thead>
+          <tr>
+            <th>Tier</th>
+            <th>Access</th>
+            <th>Window</th>
+            <th className="num">Share</th>
+            <th className="num">Capacity</th>
+            <th className="num">Available</th>
+            <th className="num">Held</th>
+            <th className="num">Sold</th>
+            <th className="num">Drift</th>
+            <th>Unsold seats</th>
+            {(canRoll || canIssue) && <th>Actions</th>}
+          </tr>
+        </thead>
+        <tbody>
+          {tiers.map((t) => {
+            const look = PHASE_LOOK[t.phase];
+            // A rolled tier can roll again only if seats came back to it (a lapsed hold).
+            const rollable = !t.general && (t.phase !== 'ROLLED' || t.available > 0);
+            return (
+              <tr key={t.code} data-testid="tier-row" data-tier={t.code} data-phase={t.phase}>
+                <td>
+                  <strong>{t.code}</strong> <span className="muted">{t.name}</span>
+                  <br />
+                  <span className={`wr-badge ${look.tone}`} data-testid="tier-phase">
+                    {t.general ? (t.phase === 'SELLING' ? 'GENERAL SALE' : 'GENERAL SALE, NOT OPEN') : look.label}
+                  </span>
+                </td>
+                <td data-testid="tier-access">{accessText(t)}</td>
+                <td data-testid="tier-window">
+                  {t.general ? (
+                    <>
+                      from <time dateTime={t.opensAt}>{formatDateTime(t.opensAt)}</time> (the on-sale)
+                    </>
+                  ) : (
+                    <>
+                      <time dateTime={t.opensAt}>{formatDateTime(t.opensAt)}</time> to <time dateTime={t.closesAt ?? ''}>{t.closesAt ? formatDateTime(t.closesAt) : '—'}</time>
+                    </>
+                  )}
+                </td>
+                <td className="num">{t.share === null ? 'the rest' : `${Math.round(t.share * 1000) / 10}%`}</td>
+                <td className="num" data-testid="tier-capacity">
+                  {formatCount(t.capacity)}
+                </td>
+                <td className="num" data-testid="tier-available">
+                  {formatCount(t.available)}
+                </td>
+                <td className="num" data-testid="tier-held">
+                  {formatCount(t.held)}
+                </td>
+                <td className="num" data-testid="tier-sold">
+                  {formatCount(t.sold)}
+                </td>
+                <td className={`num${t.drift === 0 ? '' : ' check-fail'}`} data-testid="tier-drift" title="available + held + sold − capacity">
+                  {formatCount(t.drift)}
+                </td>
+                <td data-testid="tier-roll">
+                  {t.general ? (
+                    '—'
+                  ) : t.rolledAt ? (
+                    <>
+                      rolled into {t.rollsInto} at <time dateTime={t.rolledAt}>{formatDateTime(t.rolledAt)}</time>
+                    </>
+                  ) : (
+                    <>
+                      roll into {t.rollsInto} at <time dateTime={t.rollsForwardAt ?? ''}>{t.rollsForwardAt ? formatDateTime(t.rollsForwardAt) : '—'}</time>
+                    </>
+                  )}
+                </td>
+                {(canRoll || canIssue) && (
+                  <td className="tier-row-actions">
+                    <div>
+                      {canRoll && rollable && (
+                        <button type="button" className="wr-button" onClick={() => setOpen({ kind: 'roll', tier: t })} data-testid="tier-roll-now">
+                          Roll forward now…
+                        </button>
+                      )}
+                      {canIssue && t.access === 'ACCESS_CODE' && (
+                        <button type="button" className="wr-button" onClick={() => setOpen({ kind: 'codes', tier: t })} data-testid="tier-issue-codes">
+                          Issue codes…
+                        </button>
+                      )}
+                    </div>
+                  </td>
+                )}
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+      {open?.kind === 'roll' && (
+        <RollDialog
+          eventId={eventId}
+          eventName={eventName}
+          tier={open.tier}
+          onClose={() => setOpen(null)}
+          onDone={() => {
+            setOpen(null);
+            onChanged?.();
+          }}
+        />
+      )}
+      {open?.kind === 'codes' && <CodesDialog eventId={eventId} tier={open.tier} onClose={() => setOpen(null)} />}
+    </section>
+  );
+}
+
+function Dialog({ testId, title, onClose, children }: { testId: string; title: string; onClose: () => void; children: ReactNode }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const d = ref.current;
+    if (d && !d.open) d.showModal();
+    return () => d?.close();
+  }, []);
+  return (
+    <dialog ref={ref} className="wr-dialog" onCancel={onClose} data-testid={testId} aria-labelledby={`${testId}-title`}>
+      <h2 id={`${testId}-title`}>{title}</h2>
+      {children}
+    </dialog>
+  );
+}
+
+const errorsOf = (e: unknown) => (Object.keys(fieldErrorsOf(e)).length ? fieldErrorsOf(e) : { form: (e as Error).message });
+
+function RollDialog({ eventId, eventName, tier, onClose, onDone }: { eventId: string; eventName: string; tier: TierRow; onClose: () => void; onDone: () => void }) {
+  const trpc = useTRPC();
+  const [reason, setReason] = useState('');
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const roll = useMutation(trpc.tiers.roll.mutationOptions({ onSuccess: onDone, onError: (e) => setErrors(errorsOf(e)) }));
+
+  function submit(e: FormEvent) {
+    e.preventDefault();
+    const parsed = tierRollSchema.safeParse({ eventId, tier: tier.code, reason });
+    if (!parsed.success) return setErrors(fieldErrors(parsed.error));
+    roll.mutate(parsed.data);
+  }
+
+  return (
+    <Dialog testId="tier-dialog-roll" title={`Roll ${tier.name} forward now`} onClose={onClose}>
+      <form onSubmit={submit} noValidate>
+        <p>
+          The {formatCount(tier.available)} unsold seats of <strong>{tier.name}</strong> ({tier.code}) move to <strong>{tier.rollsInto}</strong> now, in one step,
+          instead of {tier.rollsForwardAt ? `at ${formatDateTime(tier.rollsForwardAt)}` : 'at its roll time'}; the waitlist of {eventName} hears of them.
+          {tier.held > 0 && ` The ${formatCount(tier.held)} seats held now stay with their holds; if they come back, the next roll moves them.`} The{' '}
+          {tier.name} presale closes to new fans.
+        </p>
+        <Field label="Reason (goes to the audit log)" name="reason" error={errors.reason}>
+          <textarea rows={2} value={reason} onChange={(e) => setReason(e.target.value)} maxLength={600} />
+        </Field>
+        {(errors.form || errors.tier) && (
+          <p className="form-error" role="alert">
+            {errors.form ?? errors.tier}
+          </p>
+        )}
+        <div className="wr-dialog-actions">
+          <button type="button" className="wr-button" onClick={onClose} disabled={roll.isPending}>
+            Cancel
+          </button>
+          <button type="submit" className="wr-button wr-button-stop" disabled={roll.isPending} data-testid="tier-confirm-roll">
+            Roll forward now
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+function CodesDialog({ eventId, tier, onClose }: { eventId: string; tier: TierRow; onClose: () => void }) {
+  const trpc = useTRPC();
+  const [count, setCount] = useState('10');
+  const [accountId, setAccountId] = useState('');
+  const [validUntil, setValidUntil] = useState('');
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const issue = useMutation(trpc.tiers.issueCodes.mutationOptions({ onSuccess: () => setErrors({}), onError: (e) => setErrors(errorsOf(e)) }));
+  const issued = issue.data;
+
+  function submit(e: FormEvent) {
+    e.preventDefault();
+    const until = validUntil.trim() === '' ? undefined : new Date(validUntil);
+    const parsed = accessCodesSchema.safeParse({
+      eventId,
+      tier: tier.code,
+      count: count.trim() === '' ? Number.NaN : Number(count),
+      ...(accountId.trim() === '' ? {} : { accountId: accountId.trim() }),
+      ...(until === undefined ? {} : { validUntil: Number.isNaN(until.getTime()) ? validUntil : until.toISOString() }),
+    });
+    if (!parsed.success) return setErrors(fieldErrors(parsed.error));
+    issue.mutate(parsed.data);
+  }
+
+  return (
+    <Dialog testId="tier-dialog-codes" title={`Access codes for ${tier.name}`} onClose={onClose}>
+      {issued ? (
+        <>
+          <p role="status" data-testid="codes-issued">
+            {formatCount(issued.codes.length)} code{issued.codes.length === 1 ? '' : 's'} for {tier.code}, valid until {formatDateTime(issued.expiresAt)}. They are shown
+            this once (the platform keeps no list): download or copy them now. Each works for one account.
+          </p>
+          <textarea className="codes-list mono" readOnly rows={6} value={issued.codes.join('\n')} data-testid="codes-list" />
+          <div className="wr-dialog-actions">
+            <button type="button" className="wr-button" onClick={() => downloadText(`access-codes-${tier.code}.csv`, `code\n${issued.codes.join('\n')}\n`, 'text/csv')} data-testid="codes-download">
+              Download CSV
+            </button>
+            <button type="button" className="wr-button wr-button-go" onClick={onClose}>
+              Done
+            </button>
+          </div>
+        </>
+      ) : (
+        <form onSubmit={submit} noValidate>
+          <p>
+            Signed codes for the <strong>{tier.name}</strong> presale queue, checked without the platform&apos;s database. Each is single-account: bound to the
+            account given, or else to the first account that joins with it. Issuing is audited (how many, for whom, until when; not the codes).
+          </p>
+          <Field label="How many" name="count" error={errors.count} hint={`At most ${formatCount(ACCESS_CODES_MAX)}; 1 when bound to an account.`}>
+            <input type="number" inputMode="numeric" min={1} max={ACCESS_CODES_MAX} value={count} onChange={(e) => setCount(e.target.value)} />
+          </Field>
+          <Field label="For account (optional)" name="accountId" error={errors.accountId} hint="Empty: the first account to use each code.">
+            <input value={accountId} onChange={(e) => setAccountId(e.target.value)} />
+          </Field>
+          <Field label="Valid until (optional)" name="validUntil" error={errors.validUntil} hint={`Empty: when the tier closes${tier.closesAt ? ` (${formatDateTime(tier.closesAt)})` : ''}.`}>
+            <input type="datetime-local" value={validUntil} onChange={(e) => setValidUntil(e.target.value)} />
+          </Field>
+          {(errors.form || errors.tier) && (
+            <p className="form-error" role="alert">
+              {errors.form ?? errors.tier}
+            </p>
+          )}
+          <div className="wr-dialog-actions">
+            <button type="button" className="wr-button" onClick={onClose} disabled={issue.isPending}>
+              Cancel
+            </button>
+            <button type="submit" className="wr-button wr-button-go" disabled={issue.isPending} data-testid="tier-confirm-codes">
+              Issue codes
+            </button>
+          </div>
+        </form>
+      )}
+    </Dialog>
+  );
+}
