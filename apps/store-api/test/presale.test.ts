@@ -31,7 +31,7 @@ function tiered(over: Partial<EventFile> = {}): Partial<EventFile> {
 }
 
 beforeAll(async () => {
-  h = await setupApp({ poolMax: 60 });
+  h = await setupApp({ poolMax: 30 });
   key = await createTokenKey(DEV_QUEUE_TOKEN_SECRET);
 });
 afterAll(() => h.close());
