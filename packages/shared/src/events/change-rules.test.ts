@@ -205,3 +205,67 @@ describe('presale tiers', () => {
     expect(refusedChanges(relayout, { ...before, tiersStartAt: new Date(now.getTime() - 1000) }).map((r) => [r.field, r.code])).toEqual([['sections', 'PRESALE_OPENED']]);
   });
 });
+
+describe('registration lottery', () => {
+  const lottery = (over: Record<string, unknown> = {}): Partial<EventFile> => ({
+    fairnessMode: 'REGISTRATION_LOTTERY',
+    lottery: { registrationOpensAt: '2030-02-10T10:00:00Z', registrationClosesAt: '2030-02-20T10:00:00Z', ...over },
+  });
+  const registering = (ctx: Partial<ChangeContext> = {}): ChangeContext => ({
+    ...before,
+    lottery: { registrationOpensAt: new Date('2030-02-10T10:00:00Z'), registrations: 0, drawnAt: null },
+    ...ctx,
+  });
+
+  it('compares settings as they take effect (instants, defaults filled in) and names a change with its old and new settings', () => {
+    expect(diffEventSpecs(spec(lottery()), spec(lottery({ registrationOpensAt: '2030-02-10T11:00:00+01:00', cohorts: 4 })))).toEqual([]);
+    expect(diffEventSpecs(spec(lottery()), spec(lottery({ cohortMinutes: 30 })))).toEqual([
+      {
+        setting: 'lottery',
+        from: { registrationOpensAt: '2030-02-10T10:00:00.000Z', registrationClosesAt: '2030-02-20T10:00:00.000Z', expectedConversion: 0.8, cohorts: 4, cohortMinutes: 60 },
+        to: { registrationOpensAt: '2030-02-10T10:00:00.000Z', registrationClosesAt: '2030-02-20T10:00:00.000Z', expectedConversion: 0.8, cohorts: 4, cohortMinutes: 30 },
+      },
+    ]);
+    // Switching to or from the lottery is a mode change and a lottery change.
+    expect(diffEventSpecs(spec(), spec(lottery())).map((c) => [c.setting, c.from])).toEqual([
+      ['fairnessMode', 'RANDOMIZED_PREOPEN_THEN_FIFO'],
+      ['lottery', null],
+    ]);
+    expect(diffEventSpecs(spec(lottery()), spec()).map((c) => [c.setting, c.to])).toEqual([
+      ['fairnessMode', 'RANDOMIZED_PREOPEN_THEN_FIFO'],
+      ['lottery', null],
+    ]);
+  });
+
+  it('allows lottery changes, and a switch to or from the lottery, until registration opens', () => {
+    const changes = diffEventSpecs(spec(lottery()), spec(lottery({ expectedConversion: 0.5 })));
+    expect(refusedChanges(changes, registering())).toEqual([]);
+    expect(refusedChanges(diffEventSpecs(spec(lottery()), spec()), registering())).toEqual([]);
+    expect(refusedChanges(diffEventSpecs(spec(), spec(lottery())), before)).toEqual([]);
+    expect(lockedSettings(registering())).toEqual({});
+  });
+
+  it('refuses them once registration has opened (REGISTRATION_OPENED) and once drawn (LOTTERY_DRAWN, the on-sale too), at their fields', () => {
+    const codes = (b: EventSpec, a: EventSpec, ctx: ChangeContext) => refusedChanges(diffEventSpecs(b, a), ctx).map((r) => [r.field, r.code]);
+    const opened = registering({ now: new Date('2030-02-10T10:00:00Z') });
+    expect(codes(spec(lottery()), spec(lottery({ cohorts: 2 })), opened)).toEqual([['lottery', 'REGISTRATION_OPENED']]);
+    // A registration counts whatever the clock says.
+    const registered = registering({ lottery: { registrationOpensAt: new Date('2030-02-10T10:00:00Z'), registrations: 1, drawnAt: null } });
+    expect(codes(spec(lottery()), spec(lottery({ cohorts: 2 })), registered)).toEqual([['lottery', 'REGISTRATION_OPENED']]);
+    // Leaving the lottery: the mode may change, the lottery may not, so the refusal is at `lottery`.
+    expect(codes(spec(lottery()), spec(), opened)).toEqual([['lottery', 'REGISTRATION_OPENED']]);
+    expect(refusedChanges(diffEventSpecs(spec(lottery()), spec(lottery({ cohorts: 2 }))), opened)[0]!.message).toContain('registration opened at 2030-02-10T10:00:00.000Z');
+    expect(Object.keys(lockedSettings(opened)).sort()).toEqual(['fairnessMode', 'lottery']);
+
+    const drawn = registering({ now: new Date('2030-02-21T00:00:00Z'), lottery: { registrationOpensAt: new Date('2030-02-10T10:00:00Z'), registrations: 5, drawnAt: new Date('2030-02-20T12:00:00Z') } });
+    expect(codes(spec(lottery()), spec(lottery({ cohorts: 2 })), drawn)).toEqual([['lottery', 'LOTTERY_DRAWN']]);
+    expect(codes(spec(lottery()), spec({ ...lottery(), onsaleAt: '2030-03-02T10:00:00Z' }), drawn)).toEqual([['onsaleAt', 'LOTTERY_DRAWN']]);
+    expect(codes(spec(lottery()), spec({ ...lottery(), name: 'Still fine' }), drawn)).toEqual([]);
+    const locked = lockedSettings(drawn);
+    expect(Object.keys(locked).sort()).toEqual(['fairnessMode', 'lottery', 'onsaleAt']);
+    expect(locked.onsaleAt).toContain('purchase windows');
+    // After the open too, the draw is the reason given.
+    expect(codes(spec(lottery()), spec(lottery({ cohorts: 2 })), { ...drawn, phase: 'OPEN', now: new Date('2030-03-01T11:00:00Z') })).toEqual([['lottery', 'LOTTERY_DRAWN']]);
+    expect(lockedSettings({ ...drawn, phase: 'OPEN' }).lottery).toContain('the draw ran');
+  });
+});

@@ -41,6 +41,7 @@ export const EVENT_SETTINGS = [
   'priceLevels',
   'sections',
   'allocations',
+  'lottery',
 ] as const;
 export type EventSetting = (typeof EVENT_SETTINGS)[number];
 
@@ -71,6 +72,7 @@ export const EVENT_SETTING_RULES: Record<EventSetting, { rule: ChangeRule; why: 
   priceLevels: { rule: 'BEFORE_OPEN', why: 'seats are held and sold at these prices' },
   sections: { rule: 'BEFORE_OPEN', why: 'seats are held and sold in this layout' },
   allocations: { rule: 'BEFORE_OPEN', why: 'the presale tiers split the seats and each sells through its own queue' },
+  lottery: { rule: 'BEFORE_OPEN', why: 'fans register under these settings and the draw is sized from them' },
 };
 
 /** One setting an edit changes. Sections and price levels are summarised (a stadium has 60,000 seats). */
@@ -85,7 +87,15 @@ export interface RefusedChange {
   setting: EventSetting;
   /** The form field (the setting's path in the event file). */
   field: string;
-  code: 'LOCKED_AFTER_OPEN' | 'LIMIT_RAISED_AFTER_OPEN' | 'ONSALE_NOT_IN_FUTURE' | 'QUEUE_HAS_FANS' | 'SEATS_IN_USE' | 'PRESALE_OPENED';
+  code:
+    | 'LOCKED_AFTER_OPEN'
+    | 'LIMIT_RAISED_AFTER_OPEN'
+    | 'ONSALE_NOT_IN_FUTURE'
+    | 'QUEUE_HAS_FANS'
+    | 'SEATS_IN_USE'
+    | 'PRESALE_OPENED'
+    | 'REGISTRATION_OPENED'
+    | 'LOTTERY_DRAWN';
   message: string;
 }
 
@@ -104,6 +114,11 @@ export interface ChangeContext {
   tiersStartAt?: Date | null;
   /** Fans have joined a presale tier's own queue (the general sale's queue is `queueHasFans`). */
   presaleQueueHasFans?: boolean;
+  /**
+   * The event's registration lottery as it stands (absent or null: it has none): when registration opens (or
+   * opened), how many fans have registered, and when the draw ran (null: not yet).
+   */
+  lottery?: { registrationOpensAt: Date; registrations: number; drawnAt: Date | null } | null;
 }
 
 type Rows = { label: string; seats: number }[];
@@ -154,6 +169,18 @@ const tiersKey = (tiers: Tiers) =>
     }),
   );
 
+/** Lottery settings as they take effect (instants, the schema's defaults filled in); null without a lottery. */
+function lotteryView(l: EventSpec['lottery']) {
+  if (!l) return null;
+  return {
+    registrationOpensAt: iso(l.registrationOpensAt),
+    registrationClosesAt: iso(l.registrationClosesAt),
+    expectedConversion: l.expectedConversion,
+    cohorts: l.cohorts,
+    cohortMinutes: l.cohortMinutes,
+  };
+}
+
 /** One line per tier for the audit log: code, name, share, access and window. */
 export function tiersSummary(tiers: Tiers): string[] {
   return (tiers ?? []).map((t, i, all) =>
@@ -199,8 +226,18 @@ export function diffEventSpecs(before: EventSpec, after: EventSpec): EventChange
     changes.push({ setting: 'sections', from: layoutSummary(before.sections), to: layoutSummary(after.sections) });
   if (tiersKey(before.allocations) !== tiersKey(after.allocations))
     changes.push({ setting: 'allocations', from: tiersSummary(before.allocations), to: tiersSummary(after.allocations) });
+  const [lotteryBefore, lotteryAfter] = [lotteryView(before.lottery), lotteryView(after.lottery)];
+  if (JSON.stringify(lotteryBefore) !== JSON.stringify(lotteryAfter)) changes.push({ setting: 'lottery', from: lotteryBefore, to: lotteryAfter });
   return changes;
 }
+
+const lotteryDrawn = (ctx: ChangeContext) => !!ctx.lottery?.drawnAt;
+/** Registration has opened (or someone has registered, whatever the clock says). */
+const registrationOpened = (ctx: ChangeContext) => !!ctx.lottery && (ctx.lottery.registrations > 0 || ctx.lottery.registrationOpensAt.getTime() <= ctx.now.getTime());
+const drawnMessage = (ctx: ChangeContext) =>
+  `the draw ran at ${ctx.lottery!.drawnAt!.toISOString()}: the winners hold invitations for their purchase windows, and the published audit re-derives them from these settings`;
+const registrationOpenedMessage = (ctx: ChangeContext) =>
+  `registration opened at ${ctx.lottery!.registrationOpensAt.toISOString()}: fans registered under these settings and the draw is sized from them; they can no longer change`;
 
 const tiersStarted = (ctx: ChangeContext) => !!ctx.tiersStartAt && ctx.tiersStartAt.getTime() <= ctx.now.getTime();
 const tiersStartedMessage = (ctx: ChangeContext) =>
@@ -210,14 +247,24 @@ const tiersStartedMessage = (ctx: ChangeContext) =>
  * The changes the rules refuse (none: the edit may go ahead). Before the open: a new on-sale time must be in
  * the future, the fairness mode is fixed once a fan has joined the queue, and the layout and prices once a seat
  * is held or sold. Presale tiers may change only while no seat is in use, no fan has joined a presale's queue
- * and no tier has opened; once a tier has opened, the layout and prices it splits are fixed too. From the open
- * on: see EVENT_SETTING_RULES.
+ * and no tier has opened; once a tier has opened, the layout and prices it splits are fixed too. A registration
+ * lottery's settings (and so a switch to or from REGISTRATION_LOTTERY) may change only until registration opens:
+ * REGISTRATION_OPENED after that, LOTTERY_DRAWN once drawn, when the on-sale (which the winners' purchase windows
+ * are counted from) is fixed too. From the open on: see EVENT_SETTING_RULES.
  */
 export function refusedChanges(changes: EventChange[], ctx: ChangeContext): RefusedChange[] {
   const refused: RefusedChange[] = [];
   for (const c of changes) {
     const { rule, why } = EVENT_SETTING_RULES[c.setting];
     const refuse = (code: RefusedChange['code'], message: string) => refused.push({ setting: c.setting, field: c.setting, code, message });
+    if ((c.setting === 'lottery' || c.setting === 'onsaleAt') && lotteryDrawn(ctx)) {
+      refuse('LOTTERY_DRAWN', drawnMessage(ctx));
+      continue;
+    }
+    if (c.setting === 'lottery' && registrationOpened(ctx)) {
+      refuse('REGISTRATION_OPENED', registrationOpenedMessage(ctx));
+      continue;
+    }
     if (ctx.phase === 'OPEN') {
       if (rule === 'BEFORE_OPEN') refuse('LOCKED_AFTER_OPEN', `cannot change after the on-sale opened: ${why}`);
       else if (rule === 'LOWER_AFTER_OPEN' && Number(c.to) > Number(c.from))
@@ -261,5 +308,16 @@ export function lockedSettings(ctx: ChangeContext): Partial<Record<EventSetting,
     locked.priceLevels = why;
     locked.allocations = why;
   } else if (ctx.phase === 'BEFORE_OPEN' && ctx.presaleQueueHasFans) locked.allocations = 'fixed: fans have already joined a presale queue';
+  // A lottery's own reasons are the more telling ones, before the open and after it.
+  if (lotteryDrawn(ctx)) {
+    const why = `fixed: the draw ran at ${ctx.lottery!.drawnAt!.toISOString()}`;
+    locked.lottery = why;
+    locked.fairnessMode = why;
+    locked.onsaleAt = `${why}: the winners' purchase windows are counted from the on-sale`;
+  } else if (registrationOpened(ctx)) {
+    const why = `fixed: registration opened at ${ctx.lottery!.registrationOpensAt.toISOString()} and fans register under these settings`;
+    locked.lottery = why;
+    locked.fairnessMode = why;
+  }
   return locked;
 }

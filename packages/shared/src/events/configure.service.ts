@@ -7,6 +7,7 @@ import {
   eventPhase,
   lockedSettings,
   refusedChanges,
+  type ChangeContext,
   type EventChange,
   type EventPhase,
   type EventSetting,
@@ -22,6 +23,8 @@ import { alignAllocations, replaceAllocations } from '../allocations/allocations
 import { assignAllocations } from '../allocations/assign.js';
 import { findAllocations, presaleQueueHasFans } from '../allocations/allocations.repository.js';
 import type { AllocationRow } from '../allocations/allocations.table.js';
+import { findLottery, lockLottery, type LotteryRow } from '../lottery/lottery.repository.js';
+import { alignLottery, lotterySettingsOf } from '../lottery/lottery.service.js';
 
 // Event configuration from the console (ARCHITECTURE: promoters configure events; every change is audited).
 // Every function runs in the caller's transaction; `actor` is who the audit log names (the user's e-mail).
@@ -104,12 +107,13 @@ type EventRowT = NonNullable<Awaited<ReturnType<typeof repo.findEventRow>>>;
  * The event file an event amounts to, read back from its rows: rectangular sections come back as
  * rowCount x seatsPerRow, any other as explicit rows. Feeding it to an edit unchanged changes nothing.
  */
-async function eventSpecOf(db: Db | Trx, row: EventRowT, tierRows?: AllocationRow[]): Promise<EventSpec> {
-  const [sections, levels, rows, tiers] = await Promise.all([
+async function eventSpecOf(db: Db | Trx, row: EventRowT, tierRows?: AllocationRow[], lotteryRow?: LotteryRow | null): Promise<EventSpec> {
+  const [sections, levels, rows, tiers, lottery] = await Promise.all([
     repo.findSectionRows(db, row.id),
     repo.findPriceLevelRows(db, row.id),
     repo.findRows(db, row.id),
     tierRows ?? findAllocations(db, row.id),
+    lotteryRow === undefined ? findLottery(db, row.id) : lotteryRow,
   ]);
   const gaShards = sections.some((s) => s.kind === 'GA') ? await repo.findGaShardCounts(db, row.id) : new Map<string, number>();
   const rowsBySection = new Map<string, { label: string; seats: number }[]>();
@@ -149,8 +153,14 @@ async function eventSpecOf(db: Db | Trx, row: EventRowT, tierRows?: AllocationRo
       return { ...base, ...(grid ? { rowCount: sectionRows.length, seatsPerRow: first.seats } : { rows: sectionRows }) };
     }),
     ...(tiers.length > 0 ? { allocations: tiers.map(tierSpecOf) } : {}),
+    // Only a lottery event's: the schema refuses lottery settings under another mode.
+    ...(lottery && row.fairness_mode === 'REGISTRATION_LOTTERY' ? { lottery: lotterySettingsOf(lottery) } : {}),
   };
 }
+
+/** What the change rules need to know of an event's lottery (null: it has none). */
+const lotteryContext = (l: LotteryRow | null | undefined): ChangeContext['lottery'] =>
+  l ? { registrationOpensAt: l.registration_opens_at, registrations: l.registration_count, drawnAt: l.drawn_at } : null;
 
 /**
  * A tier as the event file writes it. A presale's share and window as set (not its capacity now, which a roll
@@ -189,9 +199,9 @@ async function eventRowOrThrow(db: Db | Trx, eventId: string, lock: boolean): Pr
 /** The event's configuration for the edit form: its file, version, what is locked now and why, and its sign-off. */
 export async function getEventConfiguration(db: Db | Trx, eventId: string, now: Date = new Date()): Promise<EventConfiguration> {
   const row = await eventRowOrThrow(db, eventId, false);
-  const tiers = await findAllocations(db, row.id);
+  const [tiers, lottery] = await Promise.all([findAllocations(db, row.id), findLottery(db, row.id)]);
   const [file, listing, hasFans, inUse, signoffs, presaleFans] = await Promise.all([
-    eventSpecOf(db, row, tiers),
+    eventSpecOf(db, row, tiers, lottery ?? null),
     repo.findListing(db, row.listing_id),
     repo.queueHasFans(db, row.id),
     repo.seatsInUse(db, row.id),
@@ -212,7 +222,15 @@ export async function getEventConfiguration(db: Db | Trx, eventId: string, now: 
     phase,
     queueHasFans: hasFans,
     seatsInUse: inUse,
-    locked: lockedSettings({ phase, now, queueHasFans: hasFans, seatsInUse: inUse, tiersStartAt: tiersStartAt(tiers), presaleQueueHasFans: presaleFans }),
+    locked: lockedSettings({
+      phase,
+      now,
+      queueHasFans: hasFans,
+      seatsInUse: inUse,
+      tiersStartAt: tiersStartAt(tiers),
+      presaleQueueHasFans: presaleFans,
+      lottery: lotteryContext(lottery),
+    }),
     fairness: { mode: row.fairness_mode, description: fairnessDescription(row.fairness_mode), signOff: live, history },
   };
 }
@@ -303,6 +321,8 @@ async function rebuildLayout(trx: Trx, eventId: string, spec: EventSpec): Promis
  * - a new layout or new prices rebuild the seats (only before the open, and only while no seat is in use);
  * - new presale tiers re-split the seats and replace the tiers' rows and queues (only before any tier opens, while
  *   no seat is in use and no fan is in a presale queue: PRESALE_OPENED, SEATS_IN_USE, QUEUE_HAS_FANS at `allocations`);
+ * - new lottery settings create, change or remove the event's lottery (switching to or from REGISTRATION_LOTTERY),
+ *   only before registration opens (REGISTRATION_OPENED, LOTTERY_DRAWN at `lottery`; once drawn the on-sale is fixed too);
  * - a new fairness mode supersedes the live sign-off: the new mode needs its own.
  * Audited `event.updated` with every change. An edit that changes nothing writes nothing.
  */
@@ -327,7 +347,9 @@ export async function updateEventConfiguration(
   }
 
   const tiers = await findAllocations(trx, row.id);
-  const before = await eventSpecOf(trx, row, tiers);
+  // Locked: a registration waits for the edit, and then registers under the settings it leaves.
+  const lottery = await lockLottery(trx, row.id);
+  const before = await eventSpecOf(trx, row, tiers, lottery ?? null);
   const changes = diffEventSpecs(before, spec);
   const live = await repo.findLiveSignoff(trx, row.id);
   if (changes.length === 0) return { eventId: row.id, version: row.version, changes, signOffRequired: live?.fairness_mode !== row.fairness_mode };
@@ -344,6 +366,7 @@ export async function updateEventConfiguration(
     seatsInUse: inUse,
     tiersStartAt: tiersStartAt(tiers),
     presaleQueueHasFans: presaleFans,
+    lottery: lotteryContext(lottery),
   });
   if (refused.length > 0)
     throw new DomainError('conflict', refused[0]!.code, refused.map((r) => `${r.field}: ${r.message}`).join('; '), {
@@ -370,6 +393,8 @@ export async function updateEventConfiguration(
   }
   else await alignAllocations(trx, row.id, spec, { layoutRewritten });
   const version = await repo.updateEvent(trx, row.id, eventColumns(spec, capacity));
+  // After the event row: a new lottery is committed to the event as it now stands.
+  if (changed.has('lottery')) await alignLottery(trx, row.id, spec.lottery, actor);
   let signOffRequired = live?.fairness_mode !== spec.fairnessMode;
   if (changed.has('fairnessMode')) {
     const reason = `fairness mode changed from ${row.fairness_mode} to ${spec.fairnessMode}`;

@@ -16,6 +16,7 @@ import {
 } from './configure.service.js';
 import { eventFileSchema, type EventFile } from './events.schema.js';
 import { tierInventory } from '../allocations/allocations.service.js';
+import { drawLottery, registerForLottery } from '../lottery/lottery.service.js';
 
 let t: TestDatabase;
 let acmeId: string;
@@ -401,6 +402,141 @@ describe('presale tiers in the edit path', () => {
     const { eventId } = await tiered('Tier Invalid');
     const err = await domainError(update(eventId, 1, eventFile('Tier Invalid', { allocations: [{ ...tiers()[0]!, closesAt: '2030-02-19T10:00:00Z' }, tiers()[2]!] }), early));
     expect([err.code, err.details.field]).toEqual(['INVALID_EVENT_FILE', 'allocations.0.closesAt']);
+  });
+});
+
+describe('registration lottery in the edit path', () => {
+  const early = new Date('2030-01-01T00:00:00Z');
+  const during = new Date('2030-02-05T12:00:00Z');
+  const afterClose = new Date('2030-02-21T12:00:00Z');
+  const settings = (over: Partial<NonNullable<EventFile['lottery']>> = {}): NonNullable<EventFile['lottery']> => ({
+    registrationOpensAt: '2030-02-01T10:00:00Z',
+    registrationClosesAt: '2030-02-20T10:00:00Z',
+    expectedConversion: 0.8,
+    cohorts: 3,
+    cohortMinutes: 45,
+    ...over,
+  });
+  const lotteryFile = (name: string, over: Partial<NonNullable<EventFile['lottery']>> = {}, extra: Partial<EventFile> = {}) =>
+    eventFile(name, { fairnessMode: 'REGISTRATION_LOTTERY', lottery: settings(over), ...extra });
+  const lotteryRow = (eventId: string) => t.db.selectFrom('lotteries').selectAll().where('event_id', '=', eventId).executeTakeFirst();
+  const register = (eventId: string, accountId: string, now = during) =>
+    t.db.transaction().execute((trx) => registerForLottery(trx, { eventId, accountId, quantity: 2, now }));
+  const auditActions = async (eventId: string) =>
+    (await t.db.selectFrom('audit_log').select('action').where('event_id', '=', eventId).orderBy('id').execute()).map((a) => a.action);
+
+  it('reads the lottery settings back as the file wrote them; saving that file changes nothing', async () => {
+    const { eventId } = await create('Lottery Round Trip', { fairnessMode: 'REGISTRATION_LOTTERY', lottery: settings() });
+    const config = await getEventConfiguration(t.db, eventId, early);
+    expect(config.file.lottery).toEqual({ ...settings(), registrationOpensAt: '2030-02-01T10:00:00.000Z', registrationClosesAt: '2030-02-20T10:00:00.000Z' });
+    expect(eventFileSchema.safeParse(config.file).success).toBe(true);
+    expect(config.locked).toEqual({});
+    expect(await update(eventId, 1, config.file, early)).toMatchObject({ version: 1, changes: [] });
+    // The defaults a file leaves out read back filled in, and are no change either.
+    const { eventId: defaults } = await create('Lottery Defaults', {
+      fairnessMode: 'REGISTRATION_LOTTERY',
+      lottery: { registrationOpensAt: '2030-02-01T10:00:00Z', registrationClosesAt: '2030-02-20T10:00:00Z' },
+    });
+    const read = await getEventConfiguration(t.db, defaults, early);
+    expect(read.file.lottery).toMatchObject({ expectedConversion: 0.8, cohorts: 4, cohortMinutes: 60 });
+    expect((await update(defaults, 1, read.file, early)).changes).toEqual([]);
+  });
+
+  it('changes the settings before registration opens: the same seed and commitment, audited with the change', async () => {
+    const { eventId } = await create('Lottery Edit', { fairnessMode: 'REGISTRATION_LOTTERY', lottery: settings() });
+    const before = (await lotteryRow(eventId))!;
+    const result = await update(eventId, 1, lotteryFile('Lottery Edit', { registrationClosesAt: '2030-02-25T10:00:00+01:00', cohorts: 5 }), early);
+    expect(result).toMatchObject({ version: 2, changes: [{ setting: 'lottery' }] });
+    const after = (await lotteryRow(eventId))!;
+    expect(after).toMatchObject({ registration_closes_at: new Date('2030-02-25T09:00:00Z'), cohorts: 5, cohort_minutes: 45, expected_conversion: 0.8 });
+    expect([after.seed_hex, after.seed_commitment]).toEqual([before.seed_hex, before.seed_commitment]);
+    const audit = await t.db.selectFrom('audit_log').selectAll().where('event_id', '=', eventId).where('action', '=', 'event.updated').executeTakeFirstOrThrow();
+    expect(audit).toMatchObject({
+      actor: ACTOR,
+      details: {
+        changes: [
+          {
+            setting: 'lottery',
+            from: expect.objectContaining({ registrationClosesAt: '2030-02-20T10:00:00.000Z', cohorts: 3 }),
+            to: expect.objectContaining({ registrationClosesAt: '2030-02-25T09:00:00.000Z', cohorts: 5 }),
+          },
+        ],
+      },
+    });
+    expect((await getEventConfiguration(t.db, eventId, early)).file.lottery).toMatchObject({ registrationClosesAt: '2030-02-25T09:00:00.000Z', cohorts: 5 });
+  });
+
+  it('switching to REGISTRATION_LOTTERY creates the lottery on the event\'s own commitment, switching back removes it; fans can register once it is there', async () => {
+    const { eventId } = await create('Becomes A Lottery');
+    const plain = await getEventConfiguration(t.db, eventId, early);
+    expect(plain.file.lottery).toBeUndefined();
+    const toLottery = { ...plain.file, fairnessMode: 'REGISTRATION_LOTTERY' as const, lottery: settings() };
+    const switched = await update(eventId, 1, toLottery, early);
+    expect(switched.changes.map((c) => c.setting)).toEqual(['fairnessMode', 'lottery']);
+    expect(switched.changes[1]).toMatchObject({ from: null, to: expect.objectContaining({ cohorts: 3, cohortMinutes: 45 }) });
+    const row = (await lotteryRow(eventId))!;
+    const queue = await t.db.selectFrom('queue_state').select('seed_commitment').where('event_id', '=', eventId).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ seed_commitment: queue.seed_commitment, cohorts: 3, registration_count: 0, drawn_at: null });
+    expect(await auditActions(eventId)).toEqual(['event.created', 'event.organisation_assigned', 'lottery.seed_committed', 'event.updated']);
+
+    const read = await getEventConfiguration(t.db, eventId, early);
+    expect(read.file).toMatchObject({ fairnessMode: 'REGISTRATION_LOTTERY', lottery: { cohorts: 3 } });
+    const { lottery: _dropped, ...withoutLottery } = read.file;
+    const back = await update(eventId, 2, { ...withoutLottery, fairnessMode: 'FIFO' }, early);
+    expect(back.changes.map((c) => c.setting)).toEqual(['fairnessMode', 'lottery']);
+    expect(back.changes[1]).toMatchObject({ from: expect.objectContaining({ cohorts: 3 }), to: null });
+    expect(await lotteryRow(eventId)).toBeUndefined();
+    expect((await getEventConfiguration(t.db, eventId, early)).file.lottery).toBeUndefined();
+    await expect(register(eventId, 'early-fan')).rejects.toMatchObject({ code: 'NOT_A_LOTTERY_EVENT' });
+
+    // Back to a lottery: registration answers (it said LOTTERY_NOT_CONFIGURED before edits wrote the lottery).
+    await update(eventId, 3, toLottery, early);
+    expect((await lotteryRow(eventId))!.seed_commitment).toBe(queue.seed_commitment);
+    await expect(register(eventId, 'switched-fan')).resolves.toMatchObject({ created: true, registration: { sequence: 0 } });
+  });
+
+  it('refuses a lottery change once registration has opened, at the field; other settings still change', async () => {
+    const { eventId } = await create('Lottery Registering', { fairnessMode: 'REGISTRATION_LOTTERY', lottery: settings() });
+    // Opened by the clock alone, nobody registered yet.
+    const opened = await domainError(update(eventId, 1, lotteryFile('Lottery Registering', { cohorts: 2 }), during));
+    expect([opened.kind, opened.code, opened.details.field]).toEqual(['conflict', 'REGISTRATION_OPENED', 'lottery']);
+    expect(opened.message).toContain('2030-02-01T10:00:00.000Z');
+    await register(eventId, 'registered-fan');
+    const config = await getEventConfiguration(t.db, eventId, during);
+    expect(Object.keys(config.locked).sort()).toEqual(['fairnessMode', 'lottery']);
+    expect(config.locked.lottery).toContain('registration opened');
+    // Leaving the lottery is a lottery change too: refused at `lottery`, the registration kept.
+    const { lottery: _l, ...plainFile } = config.file;
+    const leave = await domainError(update(eventId, 1, { ...plainFile, fairnessMode: 'FIFO' }, during));
+    expect([leave.code, leave.details.field]).toEqual(['REGISTRATION_OPENED', 'lottery']);
+    expect(await lotteryRow(eventId)).toMatchObject({ registration_count: 1, cohorts: 3 });
+    expect((await getEventConfiguration(t.db, eventId, during)).version).toBe(1);
+    await expect(update(eventId, 1, { ...config.file, venueName: 'Bigger Hall' }, during)).resolves.toMatchObject({ version: 2, changes: [{ setting: 'venueName' }] });
+  });
+
+  it('after the draw refuses every lottery change and a new on-sale (the winners\' windows count from it), at their fields', async () => {
+    const { eventId } = await create('Lottery Drawn', { fairnessMode: 'REGISTRATION_LOTTERY', lottery: settings() });
+    await register(eventId, 'drawn-fan');
+    await t.db.transaction().execute((trx) => drawLottery(trx, eventId, { actor: ACTOR, now: afterClose }));
+    const config = await getEventConfiguration(t.db, eventId, afterClose);
+    expect(Object.keys(config.locked).sort()).toEqual(['fairnessMode', 'lottery', 'onsaleAt']);
+    const lottery = await domainError(update(eventId, 1, { ...config.file, lottery: { ...config.file.lottery!, cohorts: 1 } }, afterClose));
+    expect([lottery.code, lottery.details.field]).toEqual(['LOTTERY_DRAWN', 'lottery']);
+    const onsale = await domainError(update(eventId, 1, { ...config.file, onsaleAt: '2030-03-02T10:00:00Z' }, afterClose));
+    expect([onsale.code, onsale.details.field]).toEqual(['LOTTERY_DRAWN', 'onsaleAt']);
+    expect(await update(eventId, 1, config.file, afterClose)).toMatchObject({ version: 1, changes: [] });
+    await expect(update(eventId, 1, { ...config.file, name: 'Lottery Drawn (sold out)' }, afterClose)).resolves.toMatchObject({ version: 2 });
+  });
+
+  it('refuses bad lottery settings at their paths, writing nothing', async () => {
+    const { eventId } = await create('Lottery Invalid', { fairnessMode: 'REGISTRATION_LOTTERY', lottery: settings() });
+    const late = await domainError(update(eventId, 1, lotteryFile('Lottery Invalid', { registrationClosesAt: '2030-03-05T10:00:00Z' }), early));
+    expect([late.code, late.details.field]).toEqual(['INVALID_EVENT_FILE', 'lottery.registrationClosesAt']);
+    const missing = await domainError(update(eventId, 1, eventFile('Lottery Invalid', { fairnessMode: 'REGISTRATION_LOTTERY' }), early));
+    expect([missing.code, missing.details.field]).toEqual(['INVALID_EVENT_FILE', 'lottery']);
+    const conversion = await domainError(update(eventId, 1, lotteryFile('Lottery Invalid', { expectedConversion: 0 }), early));
+    expect([conversion.code, conversion.details.field]).toEqual(['INVALID_EVENT_FILE', 'lottery.expectedConversion']);
+    expect(await lotteryRow(eventId)).toMatchObject({ cohorts: 3, expected_conversion: 0.8 });
   });
 });
 

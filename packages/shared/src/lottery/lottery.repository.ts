@@ -13,6 +13,30 @@ export async function insertLottery(
   await trx.insertInto('lotteries').values(row).execute();
 }
 
+/** Changes a lottery's settings (an edit before registration opens); the seed and its commitment stay. */
+export async function updateLotterySettings(
+  trx: Trx,
+  eventId: string,
+  s: { registrationOpensAt: string; registrationClosesAt: string; expectedConversion: number; cohorts: number; cohortMinutes: number },
+): Promise<void> {
+  await trx
+    .updateTable('lotteries')
+    .set({
+      registration_opens_at: s.registrationOpensAt,
+      registration_closes_at: s.registrationClosesAt,
+      expected_conversion: s.expectedConversion,
+      cohorts: s.cohorts,
+      cohort_minutes: s.cohortMinutes,
+    })
+    .where('event_id', '=', eventId)
+    .execute();
+}
+
+/** Removes a lottery (an edit away from REGISTRATION_LOTTERY before registration opens; its registrations and winners go with it). */
+export async function deleteLottery(trx: Trx, eventId: string): Promise<void> {
+  await trx.deleteFrom('lotteries').where('event_id', '=', eventId).execute();
+}
+
 /** The event's queue seed and commitment (initQueue), which the lottery shares. */
 export function findQueueSeed(trx: Trx, eventId: string): Promise<{ seed_hex: string; seed_commitment: string } | undefined> {
   return trx.selectFrom('queue_state').select(['seed_hex', 'seed_commitment']).where('event_id', '=', eventId).executeTakeFirst();

@@ -102,6 +102,46 @@ export async function createLottery(trx: Trx, eventId: string, settings: Lottery
   return { seedCommitment };
 }
 
+/** A lottery's settings as the event file writes them (what the console's edit form reads back). */
+export function lotterySettingsOf(row: repo.LotteryRow): LotterySettings {
+  return {
+    registrationOpensAt: row.registration_opens_at.toISOString(),
+    registrationClosesAt: row.registration_closes_at.toISOString(),
+    expectedConversion: row.expected_conversion,
+    cohorts: row.cohorts,
+    cohortMinutes: row.cohort_minutes,
+  };
+}
+
+/**
+ * Brings an event's lottery in line with an edit of its event file, in the edit's transaction (the change rules
+ * have allowed it: nobody has registered and nothing is drawn). Settings and no lottery: one is created with the
+ * event's seed and commitment, as at creation (audited `lottery.seed_committed`); settings and a lottery: its
+ * settings change, the seed and commitment stay; no settings (the event leaves REGISTRATION_LOTTERY): the lottery
+ * is removed. The edit's own audit entry (`event.updated`) carries the change.
+ */
+export async function alignLottery(
+  trx: Trx,
+  eventId: string,
+  settings: LotterySettings | undefined,
+  actor: string,
+): Promise<'created' | 'updated' | 'removed' | 'unchanged'> {
+  const current = await repo.lockLottery(trx, eventId);
+  if (settings && !current) {
+    await createLottery(trx, eventId, settings, actor);
+    return 'created';
+  }
+  if (!current) return 'unchanged';
+  if (current.drawn_at !== null || current.registration_count > 0)
+    throw conflict(current.drawn_at !== null ? 'LOTTERY_DRAWN' : 'REGISTRATION_OPENED', 'fans have registered for this lottery: its settings can no longer change', { field: 'lottery' });
+  if (!settings) {
+    await repo.deleteLottery(trx, eventId);
+    return 'removed';
+  }
+  await repo.updateLotterySettings(trx, eventId, settings);
+  return 'updated';
+}
+
 /**
  * Registers an account for an event's lottery, or returns its registration (one per account: a repeat is the same
  * registration, `created` false; a repeat with another quantity changes the quantity while the window is open,
