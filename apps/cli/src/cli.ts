@@ -24,14 +24,16 @@ commands:
                                the admission plan as JSON: buyers/min (inventory pacing vs payment ceiling),
                                admits/min, concurrent shoppers, store req/s, and seats stranded by abandoned
                                holds at the hold TTL (default 6) and at 15 min; needs no database
-  queue:pause <eventId> --reason <text> [--actor <name>]
+  queue:pause <eventId> --reason <text> [--tier <code>] [--actor <name>]
                                pause admissions: every fan not yet admitted sees PAUSED, positions are kept;
-                               the reason and the actor go to the audit log; prints the queue controls as JSON
-  queue:resume <eventId> [--actor <name>] [--reason <text>]
-                               resume admissions (audited)
-  queue:rate <eventId> <perMinute|off> [--actor <name>] [--reason <text>]
+                               the reason and the actor go to the audit log; prints the queue controls as JSON.
+                               Every queue of the event (general sale and presales), or --tier's only
+  queue:resume <eventId> [--tier <code>] [--actor <name>] [--reason <text>]
+                               resume admissions (audited): every queue of the event, or --tier's only
+  queue:rate <eventId> <perMinute|off> [--tier <code>] [--actor <name>] [--reason <text>]
                                override the admission rate (0-100000 admits/min; 0 admits no one) or turn the
-                               override off to follow the plan again (audited)
+                               override off to follow the plan again (audited); the general sale's queue, or
+                               --tier's
   audit:verify <eventId>       recompute every pre-open position from the published data (revealed seed,
                                commitment, cohort size, join list) and print each check; exit 1 if one fails;
                                for a registration lottery, re-derive the winners from the revealed seed and the
@@ -63,6 +65,7 @@ const databaseUrl = async () => (await import('./env.js')).loadCliConfig().datab
 const actorOf = async (values: Record<string, string | boolean | undefined>) => text(values.actor) ?? (await operations()).defaultActor();
 const ACTOR = { actor: { type: 'string' } } as const;
 const REASON = { reason: { type: 'string' } } as const;
+const TIER = { tier: { type: 'string' } } as const;
 
 const commands: Record<string, Command> = {
   migrate: { options: {}, positionals: [], run: async ({ io }) => (await commandsModule()).migrate(await databaseUrl(), io) },
@@ -86,27 +89,27 @@ const commands: Record<string, Command> = {
     run: async ({ values, io }) => plan(values, io),
   },
   'queue:pause': {
-    options: { ...ACTOR, ...REASON },
+    options: { ...ACTOR, ...REASON, ...TIER },
     positionals: ['eventId'],
     run: async ({ values, positionals, io }) => {
       const reason = text(values.reason);
       if (reason === undefined) throw new UsageError('queue:pause needs --reason <text>: operators and the audit log need to know why');
-      return (await operations()).queuePause(await databaseUrl(), positionals[0]!, { reason, actor: await actorOf(values) }, io);
+      return (await operations()).queuePause(await databaseUrl(), positionals[0]!, { reason, actor: await actorOf(values), tier: text(values.tier) }, io);
     },
   },
   'queue:resume': {
-    options: { ...ACTOR, ...REASON },
+    options: { ...ACTOR, ...REASON, ...TIER },
     positionals: ['eventId'],
     run: async ({ values, positionals, io }) =>
-      (await operations()).queueResume(await databaseUrl(), positionals[0]!, { actor: await actorOf(values), reason: text(values.reason) }, io),
+      (await operations()).queueResume(await databaseUrl(), positionals[0]!, { actor: await actorOf(values), reason: text(values.reason), tier: text(values.tier) }, io),
   },
   'queue:rate': {
-    options: { ...ACTOR, ...REASON },
+    options: { ...ACTOR, ...REASON, ...TIER },
     positionals: ['eventId', 'perMinute|off'],
     run: async ({ values, positionals, io }) => {
       const ops = await operations();
       const perMinute = ops.parseRate(positionals[1]!);
-      return ops.queueRate(await databaseUrl(), positionals[0]!, perMinute, { actor: await actorOf(values), reason: text(values.reason) }, io);
+      return ops.queueRate(await databaseUrl(), positionals[0]!, perMinute, { actor: await actorOf(values), reason: text(values.reason), tier: text(values.tier) }, io);
     },
   },
   'audit:verify': {

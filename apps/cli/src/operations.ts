@@ -19,11 +19,11 @@ export function defaultActor(): string {
 const json = (v: unknown) => JSON.stringify(v, null, 2);
 const show = (s: QueueControlState) => json(s);
 
-export async function queuePause(databaseUrl: string | undefined, eventId: string, opts: { reason: string; actor: string }, io: Io): Promise<void> {
+export async function queuePause(databaseUrl: string | undefined, eventId: string, opts: { reason: string; actor: string; tier?: string }, io: Io): Promise<void> {
   io.out(show(await withDatabase(databaseUrl, (db) => pauseQueue(db, eventId, opts))));
 }
 
-export async function queueResume(databaseUrl: string | undefined, eventId: string, opts: { actor: string; reason?: string }, io: Io): Promise<void> {
+export async function queueResume(databaseUrl: string | undefined, eventId: string, opts: { actor: string; reason?: string; tier?: string }, io: Io): Promise<void> {
   io.out(show(await withDatabase(databaseUrl, (db) => resumeQueue(db, eventId, opts))));
 }
 
@@ -34,7 +34,7 @@ export function parseRate(raw: string): number | null {
   return Number(raw);
 }
 
-export async function queueRate(databaseUrl: string | undefined, eventId: string, perMinute: number | null, opts: { actor: string; reason?: string }, io: Io): Promise<void> {
+export async function queueRate(databaseUrl: string | undefined, eventId: string, perMinute: number | null, opts: { actor: string; reason?: string; tier?: string }, io: Io): Promise<void> {
   try {
     io.out(show(await withDatabase(databaseUrl, (db) => setRateOverride(db, eventId, perMinute, opts))));
   } catch (e) {

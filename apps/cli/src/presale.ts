@@ -6,13 +6,14 @@ import { UsageError } from './errors.js';
 
 export const PRESALE_USAGE = `  tier:list <eventId>          the event's presale tiers in sale order: window, access rule, queue, when unsold
                                seats roll forward, and live capacity / available / held / sold / drift per tier
-  tier:roll <eventId> <tier> [--force] [--actor <name>]
+  tier:roll <eventId> <tier> [--force] [--reason <text>] [--actor <name>]
                                roll the tier's unsold seats into the next tier now, in one transaction (audited;
                                the waitlist hears of them); before the tier's roll time it needs --force
-  access:issue <eventId> <tier> [--count <n>] [--account <accountId>] [--valid-until <iso date>]
+  access:issue <eventId> <tier> [--count <n>] [--account <accountId>] [--valid-until <iso date>] [--actor <name>]
                                signed access codes for an ACCESS_CODE tier, one per line: each admits one account
                                (the --account it is issued to, else the first to use it) to the tier's queue;
-                               valid until the tier closes unless --valid-until; uses QUEUE_TOKEN_SECRET`;
+                               valid until the tier closes unless --valid-until; uses QUEUE_TOKEN_SECRET;
+                               audited (how many, for whom, until when; never the codes)`;
 
 async function context() {
   const [{ withDatabase }, { loadCliConfig }, ops, allocations] = await Promise.all([
@@ -39,26 +40,26 @@ export const presaleCommands: Record<string, Command> = {
     },
   },
   'tier:roll': {
-    options: { force: { type: 'boolean' }, actor: { type: 'string' } },
+    options: { force: { type: 'boolean' }, reason: { type: 'string' }, actor: { type: 'string' } },
     positionals: ['eventId', 'tier'],
     run: async ({ values, positionals, io }) => {
       const { withDatabase, databaseUrl, defaultActor, allocations } = await context();
       await withDatabase(databaseUrl, async (db) => {
         const { getEvent } = await import('@onsale/shared/events');
         const event = await getEvent(db, positionals[0]!);
-        const result = await allocations.rollForward(db, event.id, positionals[1]!, text(values.actor) ?? defaultActor(), { force: values.force === true });
+        const result = await allocations.rollForward(db, event.id, positionals[1]!, text(values.actor) ?? defaultActor(), { force: values.force === true, reason: text(values.reason) });
         io.out(json(result));
       });
     },
   },
   'access:issue': {
-    options: { count: { type: 'string' }, account: { type: 'string' }, 'valid-until': { type: 'string' } },
+    options: { count: { type: 'string' }, account: { type: 'string' }, 'valid-until': { type: 'string' }, actor: { type: 'string' } },
     positionals: ['eventId', 'tier'],
     run: async ({ values, positionals, io }) => {
       const count = wholeNumber('--count', values.count);
       const until = text(values['valid-until']);
       if (until !== undefined && Number.isNaN(Date.parse(until))) throw new UsageError(`--valid-until must be an ISO date; got ${JSON.stringify(until)}`);
-      const { withDatabase, databaseUrl, allocations } = await context();
+      const { withDatabase, databaseUrl, defaultActor, allocations } = await context();
       const { createTokenKey, queueTokenSecretFrom } = await import('@onsale/shared/queue');
       const key = await createTokenKey(queueTokenSecretFrom());
       await withDatabase(databaseUrl, async (db) => {
@@ -68,6 +69,7 @@ export const presaleCommands: Record<string, Command> = {
           count,
           accountId: text(values.account),
           validUntil: until === undefined ? undefined : new Date(until),
+          actor: text(values.actor) ?? defaultActor(),
         });
         io.err(`${issued.codes.length} access code${issued.codes.length === 1 ? '' : 's'} for tier ${issued.tier}, valid until ${issued.expiresAt}`);
         for (const c of issued.codes) io.out(c);

@@ -3,6 +3,7 @@ import { sql } from '@onsale/shared/db';
 import { issueAccessCodes, rollDueAllocations, rollForward, signAccessCode, tierInventory } from '@onsale/shared/allocations';
 import { getInventoryCounts } from '@onsale/shared/inventory';
 import { reconcileInventory } from '@onsale/shared/jobs';
+import { pauseQueue, resumeQueue, setRateOverride } from '@onsale/shared/admission';
 import { createTokenKey, type TokenKey } from '@onsale/shared/queue';
 import type { EventFile } from '@onsale/shared/events';
 import { DEV_QUEUE_TOKEN_SECRET } from '../src/env.js';
@@ -356,5 +357,49 @@ describe('tiers of a general-admission counter', () => {
     expect(after.GENERAL).toMatchObject({ capacity: 720, available: 520, held: 200, drift: 0 });
     expect((await getInventoryCounts(h.t.db, eventId, capacity)).drift).toBe(0);
     expect((await reconcileInventory(h.t.db)).find((r) => r.eventId === eventId)).toMatchObject({ drift: 0, tierDrift: {} });
+  });
+});
+
+describe("operators' controls over presale queues", () => {
+  it('pauses every queue of the event at once (failing closed), and resumes or rates one tier by its code', async () => {
+    const { eventId } = await makeEvent(h.t, tiered());
+    const queues = async () =>
+      (
+        await sql<{ tier: string | null; paused: boolean; rate: number | null }>`
+          SELECT a.code AS tier, q.paused, q.rate_override_per_min AS rate FROM queue_state q
+          LEFT JOIN allocations a ON a.queue_id = q.event_id AND NOT a.general
+          WHERE q.event_id = ${eventId} OR q.event_id IN (SELECT queue_id FROM allocations WHERE event_id = ${eventId})
+          ORDER BY a.code NULLS FIRST`.execute(h.t.db)
+      ).rows;
+    const paused = await pauseQueue(h.t.db, eventId, { actor: 'ops@test', reason: 'payment provider incident' });
+    expect(paused).toMatchObject({ eventId, paused: true });
+    expect(await queues()).toEqual([
+      { tier: null, paused: true, rate: null },
+      { tier: 'CARD', paused: true, rate: null },
+      { tier: 'FANCLUB', paused: true, rate: null },
+    ]);
+    // A fan of the card presale reads PAUSED, and nobody is admitted.
+    const token = await login(h.app, 'paused-tier-fan');
+    const joined = await h.app.inject({ method: 'POST', url: `/events/${eventId}/queue?tier=CARD`, headers: { ...bearer(token), 'x-device-id': 'paused-tier-device' } });
+    expect(joined.json()).toMatchObject({ state: 'PAUSED' });
+
+    expect(await resumeQueue(h.t.db, eventId, { actor: 'ops@test', reason: 'fan club first', tier: 'FANCLUB' })).toMatchObject({ eventId, tier: 'FANCLUB', paused: false });
+    expect(await setRateOverride(h.t.db, eventId, 200, { actor: 'ops@test', tier: 'CARD' })).toMatchObject({ eventId, tier: 'CARD', rateOverridePerMin: 200 });
+    expect(await queues()).toEqual([
+      { tier: null, paused: true, rate: null },
+      { tier: 'CARD', paused: true, rate: 200 },
+      { tier: 'FANCLUB', paused: false, rate: null },
+    ]);
+    await expect(pauseQueue(h.t.db, eventId, { actor: 'ops@test', reason: 'x', tier: 'NOPE' })).rejects.toMatchObject({ code: 'TIER_NOT_FOUND', details: { field: 'tier' } });
+    const { rows: audit } = await sql<{ action: string; details: Record<string, unknown> }>`
+      SELECT action, details FROM audit_log WHERE event_id = ${eventId} AND action LIKE 'queue.%' ORDER BY id`.execute(h.t.db);
+    expect(audit.map((a) => [a.action, a.details.presales ?? a.details.tier ?? null])).toEqual([
+      ['queue.paused', ['FANCLUB', 'CARD']],
+      ['queue.resumed', 'FANCLUB'],
+      ['queue.rate_override', 'CARD'],
+    ]);
+    // Resuming the event resumes every queue.
+    await resumeQueue(h.t.db, eventId, { actor: 'ops@test' });
+    expect((await queues()).every((q) => !q.paused)).toBe(true);
   });
 });

@@ -79,6 +79,7 @@ async function* stream<T>(ctx: Authed, open: (hub: WarRoomHub) => AsyncGenerator
 function controlView(s: QueueControlState) {
   return {
     eventId: s.eventId,
+    ...(s.tier ? { tier: s.tier } : {}),
     paused: s.paused,
     pausedReason: s.pausedReason,
     pausedBy: s.pausedBy,
@@ -119,18 +120,18 @@ export const warRoomRouter = router({
   /** Pauses admissions (fails closed: everyone not yet admitted reads PAUSED). The reason is required; audited with the user's e-mail. */
   pause: controllers.input(pauseQueueSchema).mutation(async ({ ctx, input }) => {
     await visibleEvent(ctx, input.eventId);
-    return controlView(await pauseQueue(ctx.db, input.eventId, { actor: ctx.user.email, reason: input.reason }));
+    return controlView(await pauseQueue(ctx.db, input.eventId, { actor: ctx.user.email, reason: input.reason, tier: input.tier }));
   }),
 
   /** Resumes admissions; the war room asks for a reason here too. Audited with the user's e-mail. */
   resume: controllers.input(resumeQueueSchema).mutation(async ({ ctx, input }) => {
     await visibleEvent(ctx, input.eventId);
-    return controlView(await resumeQueue(ctx.db, input.eventId, { actor: ctx.user.email, reason: input.reason }));
+    return controlView(await resumeQueue(ctx.db, input.eventId, { actor: ctx.user.email, reason: input.reason, tier: input.tier }));
   }),
 
   /** Sets the operator's admission rate (0..100,000 admits per minute), or null to follow the plan again. Audited. */
   setRate: controllers.input(rateOverrideSchema).mutation(async ({ ctx, input }) => {
     await visibleEvent(ctx, input.eventId);
-    return controlView(await setRateOverride(ctx.db, input.eventId, input.perMinute, { actor: ctx.user.email, reason: input.reason }));
+    return controlView(await setRateOverride(ctx.db, input.eventId, input.perMinute, { actor: ctx.user.email, reason: input.reason, tier: input.tier }));
   }),
 });

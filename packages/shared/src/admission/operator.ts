@@ -13,6 +13,8 @@ const MAX_TEXT = 500;
 /** The queue's operator-facing state after a control was applied. */
 export interface QueueControlState {
   eventId: string;
+  /** The presale tier whose queue this is; absent: the event's own queue (the general sale). */
+  tier?: string;
   paused: boolean;
   pausedReason: string | null;
   pausedBy: string | null;
@@ -33,8 +35,9 @@ interface ControlRow {
   updated_at: Date;
 }
 
-const toState = (r: ControlRow): QueueControlState => ({
-  eventId: r.event_id,
+const toState = (r: ControlRow, eventId: string = r.event_id, tier: string | null = null): QueueControlState => ({
+  eventId,
+  ...(tier ? { tier } : {}),
   paused: r.paused,
   pausedReason: r.paused_reason,
   pausedBy: r.paused_by,
@@ -58,51 +61,84 @@ function inTransaction<T>(db: Db | Trx, fn: (trx: Trx) => Promise<T>): Promise<T
   return db.isTransaction ? fn(db as Trx) : (db as Db).transaction().execute(fn);
 }
 
-/** Locks the event's queue row; EVENT_NOT_FOUND (field `eventId`) when there is no such event. */
-async function lockControl(trx: Trx, eventId: string): Promise<ControlRow> {
+/** Which of an event's queues a control applies to: one presale tier's (by code), or every queue of the event. */
+export interface QueueScope {
+  /** A presale tier's code: that tier's queue only (the general sale's code: the event's own queue). */
+  tier?: string;
+}
+
+/**
+ * The queues a control applies to: the event's own queue first, then, with no tier named and `all`, each presale
+ * tier's queue; with a tier, that tier's queue only. EVENT_NOT_FOUND (field `eventId`), TIER_NOT_FOUND (field `tier`).
+ */
+async function queuesOf(trx: Trx, eventId: string, scope: QueueScope, all: boolean): Promise<{ queueId: string; tier: string | null }[]> {
   if (typeof eventId !== 'string' || !UUID.test(eventId)) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'eventId');
+  const tiers = await trx.selectFrom('allocations').select(['code', 'queue_id', 'general']).where('event_id', '=', eventId).orderBy('position').execute();
+  if (scope.tier !== undefined) {
+    const t = tiers.find((x) => x.code === scope.tier);
+    if (!t) throw notFound('TIER_NOT_FOUND', `event ${eventId} has no tier ${scope.tier}`, 'tier');
+    return [{ queueId: t.queue_id, tier: t.general ? null : t.code }];
+  }
+  return [{ queueId: eventId, tier: null }, ...(all ? tiers.filter((t) => !t.general).map((t) => ({ queueId: t.queue_id, tier: t.code })) : [])];
+}
+
+/** Locks the queues' rows (in id order, so two controls never wait on each other); EVENT_NOT_FOUND when one is missing. */
+async function lockControls(trx: Trx, eventId: string, queueIds: string[]): Promise<Map<string, ControlRow>> {
   const { rows } = await sql<ControlRow>`
     SELECT event_id, paused, paused_reason, paused_by, paused_at, rate_override_per_min, admitted_through, updated_at
-    FROM queue_state WHERE event_id = ${eventId} FOR UPDATE`.execute(trx);
-  if (!rows[0]) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'eventId');
-  return rows[0];
+    FROM queue_state WHERE event_id = ANY(${queueIds}::uuid[]) ORDER BY event_id FOR UPDATE`.execute(trx);
+  if (rows.length !== queueIds.length) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'eventId');
+  return new Map(rows.map((r) => [r.event_id, r]));
 }
 
 /**
  * Pauses admissions (ARCHITECTURE rule 3): nobody new is admitted, every status not yet admitted reads PAUSED,
  * positions are kept. The reason is required and is audited (`queue.paused`) with the actor. Pausing a paused
- * queue records the new reason and who gave it.
+ * queue records the new reason and who gave it. Without a tier every queue of the event stops (the general sale's
+ * and each presale's); with `tier`, that tier's queue only. Returns the state of the first queue paused (the
+ * event's own, or the tier's).
  */
-export async function pauseQueue(db: Db | Trx, eventId: string, opts: { actor: string; reason: string }): Promise<QueueControlState> {
+export async function pauseQueue(db: Db | Trx, eventId: string, opts: { actor: string; reason: string } & QueueScope): Promise<QueueControlState> {
   const actor = text(opts?.actor, 'actor', 'ACTOR_REQUIRED', 'the actor');
   const reason = text(opts?.reason, 'reason', 'REASON_REQUIRED', 'a reason for the pause');
   return inTransaction(db, async (trx) => {
-    const before = await lockControl(trx, eventId);
+    const queues = await queuesOf(trx, eventId, opts, true);
+    const before = await lockControls(trx, eventId, queues.map((q) => q.queueId));
     const { rows } = await sql<ControlRow>`
       UPDATE queue_state SET paused = true, paused_reason = ${reason}, paused_by = ${actor}, paused_at = now(), updated_at = now()
-      WHERE event_id = ${eventId}
+      WHERE event_id = ANY(${queues.map((q) => q.queueId)}::uuid[])
       RETURNING event_id, paused, paused_reason, paused_by, paused_at, rate_override_per_min, admitted_through, updated_at`.execute(trx);
+    const first = before.get(queues[0]!.queueId)!;
     await insertAudit(trx, {
       actor,
       action: 'queue.paused',
       eventId,
-      details: { reason, wasPaused: before.paused, admittedThrough: Number(before.admitted_through) },
+      details: { reason, wasPaused: first.paused, admittedThrough: Number(first.admitted_through), ...scopeDetails(queues) },
     });
-    return toState(rows[0]!);
+    return toState(rows.find((r) => r.event_id === queues[0]!.queueId)!, eventId, queues[0]!.tier);
   });
 }
 
-/** Resumes admissions; audited (`queue.resumed`) with how long the queue was paused. */
-export async function resumeQueue(db: Db | Trx, eventId: string, opts: { actor: string; reason?: string }): Promise<QueueControlState> {
+/** The audit's words for which queues a control touched (nothing extra for an event without presale tiers). */
+function scopeDetails(queues: { tier: string | null }[]) {
+  const tiers = queues.flatMap((q) => (q.tier ? [q.tier] : []));
+  if (queues.length === 1 && tiers.length === 1) return { tier: tiers[0] };
+  return tiers.length > 0 ? { presales: tiers } : {};
+}
+
+/** Resumes admissions (every queue of the event, or one tier's); audited (`queue.resumed`) with how long it was paused. */
+export async function resumeQueue(db: Db | Trx, eventId: string, opts: { actor: string; reason?: string } & QueueScope): Promise<QueueControlState> {
   const actor = text(opts?.actor, 'actor', 'ACTOR_REQUIRED', 'the actor');
   const reason = opts?.reason === undefined || opts.reason.trim() === '' ? null : text(opts.reason, 'reason', 'INVALID_REASON', 'the reason');
   return inTransaction(db, async (trx) => {
-    const before = await lockControl(trx, eventId);
+    const queues = await queuesOf(trx, eventId, opts, true);
+    const locked = await lockControls(trx, eventId, queues.map((q) => q.queueId));
+    const before = locked.get(queues[0]!.queueId)!;
     const { rows } = await sql<ControlRow & { now: Date }>`
       UPDATE queue_state SET paused = false, paused_reason = NULL, paused_by = NULL, paused_at = NULL, updated_at = now()
-      WHERE event_id = ${eventId}
+      WHERE event_id = ANY(${queues.map((q) => q.queueId)}::uuid[])
       RETURNING event_id, paused, paused_reason, paused_by, paused_at, rate_override_per_min, admitted_through, updated_at, now() AS now`.execute(trx);
-    const row = rows[0]!;
+    const row = rows.find((r) => r.event_id === queues[0]!.queueId)!;
     await insertAudit(trx, {
       actor,
       action: 'queue.resumed',
@@ -113,9 +149,10 @@ export async function resumeQueue(db: Db | Trx, eventId: string, opts: { actor: 
         ...(before.paused
           ? { pausedAt: before.paused_at?.toISOString() ?? null, pausedBy: before.paused_by, pauseReason: before.paused_reason, pausedSeconds: before.paused_at ? Math.round((row.now.getTime() - before.paused_at.getTime()) / 1000) : null }
           : {}),
+        ...scopeDetails(queues),
       },
     });
-    return toState(row);
+    return toState(row, eventId, queues[0]!.tier);
   });
 }
 
@@ -129,24 +166,27 @@ export async function setRateOverride(
   db: Db | Trx,
   eventId: string,
   perMinute: number | null,
-  opts: { actor: string; reason?: string },
+  opts: { actor: string; reason?: string } & QueueScope,
 ): Promise<QueueControlState> {
   const actor = text(opts?.actor, 'actor', 'ACTOR_REQUIRED', 'the actor');
   if (perMinute !== null && !(Number.isInteger(perMinute) && perMinute >= 0 && perMinute <= MAX_RATE_OVERRIDE_PER_MIN))
     throw invalid('INVALID_RATE_OVERRIDE', `the rate must be a whole number of admits per minute from 0 to ${MAX_RATE_OVERRIDE_PER_MIN}, or off`, 'perMinute', { value: perMinute });
   const reason = opts?.reason === undefined || opts.reason.trim() === '' ? null : text(opts.reason, 'reason', 'INVALID_REASON', 'the reason');
   return inTransaction(db, async (trx) => {
-    const before = await lockControl(trx, eventId);
+    // One queue: the event's own (the general sale), or the named tier's; each queue has its own rate.
+    const queues = await queuesOf(trx, eventId, opts, false);
+    const queueId = queues[0]!.queueId;
+    const before = (await lockControls(trx, eventId, [queueId])).get(queueId)!;
     const { rows } = await sql<ControlRow>`
       UPDATE queue_state SET rate_override_per_min = ${perMinute}, updated_at = now()
-      WHERE event_id = ${eventId}
+      WHERE event_id = ${queueId}
       RETURNING event_id, paused, paused_reason, paused_by, paused_at, rate_override_per_min, admitted_through, updated_at`.execute(trx);
     await insertAudit(trx, {
       actor,
       action: 'queue.rate_override',
       eventId,
-      details: { perMinute, previousPerMinute: before.rate_override_per_min, ...(reason ? { reason } : {}) },
+      details: { perMinute, previousPerMinute: before.rate_override_per_min, ...(reason ? { reason } : {}), ...scopeDetails(queues) },
     });
-    return toState(rows[0]!);
+    return toState(rows[0]!, eventId, queues[0]!.tier);
   });
 }

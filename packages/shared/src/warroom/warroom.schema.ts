@@ -26,11 +26,14 @@ export const controlReasonSchema = z
 
 export const warRoomEventSchema = z.object({ eventId });
 
+/** A presale tier's code: the control applies to that tier's queue only (left out: pause/resume every queue of the event, rate the general sale's). */
+const queueTier = z.string().min(1).max(32).optional();
+
 /** Pause admissions: the reason is required (ARCHITECTURE rule 10: pauses with who and why). */
-export const pauseQueueSchema = z.object({ eventId, reason: controlReasonSchema });
+export const pauseQueueSchema = z.object({ eventId, reason: controlReasonSchema, tier: queueTier });
 
 /** Resume admissions: the war room asks for a reason too, so the audit says why the queue moved again. */
-export const resumeQueueSchema = z.object({ eventId, reason: controlReasonSchema });
+export const resumeQueueSchema = z.object({ eventId, reason: controlReasonSchema, tier: queueTier });
 
 /** Set the operator's admission rate (whole admits per minute within the bounds), or null to follow the plan again. */
 export const rateOverrideSchema = z.object({
@@ -42,6 +45,7 @@ export const rateOverrideSchema = z.object({
     .max(RATE_OVERRIDE_BOUNDS.max, `at most ${RATE_OVERRIDE_BOUNDS.max.toLocaleString('en-US')} admits per minute`)
     .nullable(),
   reason: controlReasonSchema,
+  tier: queueTier,
 });
 
 const tier = z
