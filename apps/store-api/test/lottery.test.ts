@@ -187,6 +187,36 @@ describe('after the draw', () => {
     expect(entry.quantity).toBe(r.json().registration.quantity);
   });
 
+  it('told every registered fan in GET /me/notifications: a winner their cohort and purchase window, a non-winner the waitlist', async () => {
+    const inboxOf = async (account: string) => {
+      const r = await h.app.inject({ url: '/me/notifications', headers: bearer(tokens.get(account)!) });
+      expect(r.statusCode, r.body).toBe(200);
+      return (r.json() as { notifications: { kind: string; eventId: string }[] }).notifications.filter((n) => n.eventId === eventId);
+    };
+    const w = winners[0]!;
+    const row = await h.t.db.selectFrom('lottery_winners').selectAll().where('event_id', '=', eventId).where('account_id', '=', w.account_id).executeTakeFirstOrThrow();
+    expect(await inboxOf(w.account_id)).toEqual([
+      expect.objectContaining({
+        kind: 'LOTTERY_WON',
+        eventName: 'Lottery Night',
+        listingId,
+        claim: null,
+        lottery: { won: true, rank: w.rank, cohort: w.cohort, windowOpensAt: row.window_opens_at.toISOString(), windowClosesAt: row.window_closes_at.toISOString() },
+        links: expect.objectContaining({ lottery: `/events/${eventId}/lottery/registration`, event: `/events/${eventId}` }),
+        message: expect.stringContaining(row.window_opens_at.toISOString()),
+      }),
+    ]);
+    const loser = [...tokens.keys()].find((a) => !winners.some((x) => x.account_id === a))!;
+    expect(await inboxOf(loser)).toEqual([
+      expect.objectContaining({ kind: 'LOTTERY_NOT_DRAWN', lottery: { won: false, rank: null, cohort: null, windowOpensAt: null, windowClosesAt: null }, links: expect.objectContaining({ waitlist: `/listings/${listingId}/waitlist` }) }),
+    ]);
+    // One per registration; the draw run again writes none.
+    const count = async () => (await sql<{ n: number }>`SELECT count(*)::int AS n FROM notifications WHERE event_id = ${eventId}`.execute(h.t.db)).rows[0]!.n;
+    expect(await count()).toBe(60);
+    await h.t.db.transaction().execute((trx) => drawLottery(trx, eventId, { actor: 'test' }));
+    expect(await count()).toBe(60);
+  });
+
   it("redeems a cohort-0 winner's invitation for an admission token that holds their seats", async () => {
     const w = winners.find((x) => x.cohort === 0)!;
     const token = tokens.get(w.account_id)!;

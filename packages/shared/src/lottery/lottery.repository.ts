@@ -150,6 +150,24 @@ export async function markDrawn(
     .execute();
 }
 
+/**
+ * The draw's notifications, one per registration: LOTTERY_WON for each winner, LOTTERY_NOT_DRAWN for everyone else
+ * (winners first in rank order, then the rest in registration order). At most one per registration (a unique
+ * key): run again, it writes nothing. Returns the new ids, ascending.
+ */
+export async function insertLotteryNotifications(trx: Trx, eventId: string, listingId: string): Promise<number[]> {
+  const { rows } = await sql<{ id: number }>`
+    INSERT INTO notifications (account_id, listing_id, event_id, kind)
+    SELECT r.account_id, ${listingId}::uuid, r.event_id, CASE WHEN w.account_id IS NULL THEN 'LOTTERY_NOT_DRAWN' ELSE 'LOTTERY_WON' END
+    FROM lottery_registrations r
+    LEFT JOIN lottery_winners w ON w.event_id = r.event_id AND w.account_id = r.account_id
+    WHERE r.event_id = ${eventId}
+    ORDER BY w.rank NULLS LAST, r.sequence
+    ON CONFLICT DO NOTHING
+    RETURNING id`.execute(trx);
+  return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
+}
+
 /** Of `accountIds`, those with a live waitlist entry on the listing (their own criteria are kept). */
 export async function accountsOnWaitlist(db: Db | Trx, listingId: string, accountIds: string[]): Promise<Set<string>> {
   if (accountIds.length === 0) return new Set();

@@ -5,6 +5,7 @@ import { insertAudit } from '../events/events.repository.js';
 import { ADMISSION_TOKEN_TTL_SECONDS, hashDevice, signToken, type AdmissionTokenClaims, type TokenKey } from '../queue/edge.js';
 import { commitSeed, fairnessDescription, generateSeed } from '../queue/fairness.js';
 import { insertJoins, type JoinItem } from '../waitlist/waitlist.service.js';
+import { deliverToChannels, inboxChannel, webhookChannel, type NotificationChannel } from '../notify/channel.js';
 import { LOTTERY_VERIFICATION_RECIPE, runDraw, targetRequestedSeats } from './draw.js';
 import { InvitationError, peekInvitation, signInvitation, verifyInvitation, type InvitationClaims } from './invitation.js';
 import type { LotterySettings } from './lottery.schema.js';
@@ -301,13 +302,23 @@ async function recordedDraw(db: Db | Trx, event: OnsaleEvent, lottery: repo.Lott
   };
 }
 
+/** Notifications handed to the delivery channels per call, as the waitlist's fan-out hands them. */
+const NOTIFY_CHUNK = 500;
+
 /**
  * Runs the draw in the caller's transaction: reveals the seed, writes the winners with their cohorts (runDraw over
  * the registration list), puts every non-winner on the listing's waitlist for this performance with their
- * requested quantity (a fan already on it keeps their own entry and place), and audits it. Idempotent: once drawn,
- * it returns the recorded draw and writes nothing (`alreadyDrawn`). DRAW_TOO_EARLY before registration closes.
+ * requested quantity (a fan already on it keeps their own entry and place), tells every registered fan
+ * (LOTTERY_WON with their cohort and purchase window, LOTTERY_NOT_DRAWN with the waitlist) through the
+ * notification channels (by default the inbox and the operator's webhooks, whose deliveries are jobs enqueued in
+ * this transaction), and audits it. Idempotent: once drawn, it returns the recorded draw and writes nothing
+ * (`alreadyDrawn`). DRAW_TOO_EARLY before registration closes.
  */
-export async function drawLottery(trx: Trx, eventId: string, opts: { actor: string; now?: Date }): Promise<DrawSummary> {
+export async function drawLottery(
+  trx: Trx,
+  eventId: string,
+  opts: { actor: string; now?: Date; channels?: readonly NotificationChannel[] },
+): Promise<DrawSummary> {
   const { event, lottery } = await lotteryOf(trx, eventId, true);
   if (lottery.drawn_at !== null) return recordedDraw(trx, event, lottery, true);
   const now = opts.now ?? new Date();
@@ -369,6 +380,12 @@ export async function drawLottery(trx: Trx, eventId: string, opts: { actor: stri
     alreadyWaitlisted += present.size;
   }
 
+  // Everyone registered hears the outcome, in this transaction: a rolled-back draw tells nobody.
+  const notificationIds = await repo.insertLotteryNotifications(trx, event.id, event.listingId);
+  const channels = opts.channels ?? [inboxChannel(), webhookChannel()];
+  for (let i = 0; i < notificationIds.length; i += NOTIFY_CHUNK)
+    await deliverToChannels(trx, channels, { listingId: event.listingId, availabilityId: null, notificationIds: notificationIds.slice(i, i + NOTIFY_CHUNK) });
+
   await insertAudit(trx, {
     actor: opts.actor,
     action: 'lottery.drawn',
@@ -384,6 +401,7 @@ export async function drawLottery(trx: Trx, eventId: string, opts: { actor: stri
       winners: result.winners.length,
       waitlisted,
       alreadyWaitlisted,
+      notified: notificationIds.length,
     },
   });
   const drawn = (await repo.findLottery(trx, event.id))!;

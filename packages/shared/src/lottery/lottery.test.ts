@@ -6,6 +6,9 @@ import { createEvent, parseEventFile, type EventFile } from '../events/index.js'
 import { cohortPositions, commitSeed, generateSeed } from '../queue/fairness.js';
 import { createTokenKey, hashDevice, signToken, verifyToken, type TokenKey } from '../queue/edge.js';
 import { createTestDatabase, type TestDatabase } from '../testing/index.js';
+import { addWebhookEndpoint } from '../notify/webhooks.js';
+import { ClaimTokens, inbox, renderNotifications } from '../waitlist/index.js';
+import { insertLotteryNotifications } from './lottery.repository.js';
 import {
   LotteryInputError,
   drawLottery,
@@ -341,6 +344,89 @@ describe('the draw', () => {
     expect(bad.checks.find((c) => c.name === 'winners')).toMatchObject({ ok: false, detail: expect.stringContaining('2 difference(s)') });
     const badSeed = await verifyPublishedLottery({ ...p, seed: generateSeed() });
     expect(badSeed.checks.find((c) => c.name === 'commitment')!.ok).toBe(false);
+  });
+});
+
+describe('the draw tells every registered fan', () => {
+  let eventId: string;
+  let listingId: string;
+  let endpointId: string;
+  const N = 40;
+  const tokens = new ClaimTokens('a lottery test secret of at least 32 characters');
+  const notes = () => t.db.selectFrom('notifications').selectAll().where('event_id', '=', eventId).orderBy('id').execute();
+  const deliveries = () => t.db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId).orderBy('id').execute();
+
+  beforeAll(async () => {
+    ({ eventId, listingId } = await makeLottery());
+    await registerMany(eventId, 'told', N, inWindow());
+    // The operator's messaging gateway, for this listing: the draw's notifications go there too.
+    ({ id: endpointId } = await addWebhookEndpoint(t.db, { url: 'https://hooks.example.test/onsale', listingId }));
+  });
+
+  it('a draw rolled back tells nobody', async () => {
+    await expect(
+      t.db.transaction().execute(async (trx) => {
+        await drawLottery(trx, eventId, { actor: 'test' });
+        expect((await trx.selectFrom('notifications').select('id').where('event_id', '=', eventId).execute()).length).toBe(N);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect(await notes()).toEqual([]);
+    expect(await deliveries()).toEqual([]);
+  });
+
+  it('writes one notification per registration in the draw\'s transaction, winners LOTTERY_WON, the rest LOTTERY_NOT_DRAWN, handed to the webhooks', async () => {
+    const summary = await t.db.transaction().execute((trx) => drawLottery(trx, eventId, { actor: 'test' }));
+    const winners = new Map((await t.db.selectFrom('lottery_winners').selectAll().where('event_id', '=', eventId).execute()).map((w) => [w.account_id, w]));
+    expect(winners.size).toBe(summary.winners);
+    const written = await notes();
+    expect(written).toHaveLength(N);
+    expect(new Set(written.map((n) => n.account_id)).size).toBe(N);
+    for (const n of written) {
+      expect(n).toMatchObject({ listing_id: listingId, availability_id: null, entry_id: null, read_at: null });
+      expect(n.kind).toBe(winners.has(n.account_id) ? 'LOTTERY_WON' : 'LOTTERY_NOT_DRAWN');
+    }
+    // Winners first, in rank order.
+    expect(written.slice(0, winners.size).map((n) => winners.get(n.account_id)!.rank)).toEqual([...winners.values()].map((w) => w.rank).sort((a, b) => a - b));
+    const [delivery, ...more] = await deliveries();
+    expect(more).toEqual([]);
+    expect(delivery).toMatchObject({ status: 'PENDING', availability_id: null });
+    expect(delivery!.notification_ids.map(Number)).toEqual(written.map((n) => n.id));
+    const { rows: jobs } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM graphile_worker._private_jobs WHERE (payload->>'deliveryId')::bigint = ${delivery!.id}`.execute(t.db);
+    expect(jobs[0]!.n).toBe(1);
+    const audit = await t.db.selectFrom('audit_log').select('details').where('event_id', '=', eventId).where('action', '=', 'lottery.drawn').executeTakeFirstOrThrow();
+    expect(audit.details).toMatchObject({ notified: N });
+  });
+
+  it('renders them for the inbox and the webhook body: a winner\'s cohort and purchase window, a non-winner\'s waitlist', async () => {
+    const winner = (await t.db.selectFrom('lottery_winners').selectAll().where('event_id', '=', eventId).orderBy('rank').executeTakeFirstOrThrow());
+    const [won] = await inbox(t.db, tokens, winner.account_id);
+    expect(won).toMatchObject({
+      kind: 'LOTTERY_WON',
+      eventId,
+      eventName: 'Lottery Night',
+      listingId,
+      claim: null,
+      release: null,
+      lottery: { won: true, rank: winner.rank, cohort: winner.cohort, windowOpensAt: winner.window_opens_at, windowClosesAt: winner.window_closes_at },
+      links: { event: `/events/${eventId}`, lottery: `/events/${eventId}/lottery/registration`, waitlist: `/listings/${listingId}/waitlist`, claim: null },
+    });
+    expect(won!.message).toContain(`from ${winner.window_opens_at.toISOString()} until ${winner.window_closes_at.toISOString()}`);
+    const loser = (await notes()).find((n) => n.kind === 'LOTTERY_NOT_DRAWN')!;
+    const [notDrawn] = await renderNotifications(t.db, tokens, [loser.id]);
+    expect(notDrawn).toMatchObject({ kind: 'LOTTERY_NOT_DRAWN', eventId, lottery: { won: false, rank: null, cohort: null }, links: { waitlist: `/listings/${listingId}/waitlist` } });
+    expect(notDrawn!.message).toContain('waitlist');
+  });
+
+  it('a repeated draw writes no notification and no delivery', async () => {
+    const [before, sent] = [await notes(), await deliveries()];
+    const again = await t.db.transaction().execute((trx) => drawLottery(trx, eventId, { actor: 'test' }));
+    expect(again.alreadyDrawn).toBe(true);
+    expect(await notes()).toEqual(before);
+    expect(await deliveries()).toEqual(sent);
+    // And the key holds even if something wrote them again.
+    const ids = await t.db.transaction().execute((trx) => insertLotteryNotifications(trx, eventId, listingId));
+    expect(ids).toEqual([]);
   });
 });
 

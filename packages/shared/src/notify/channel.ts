@@ -2,7 +2,10 @@ import type { Trx } from '../db/connect.js';
 import type { Metrics } from '../metrics/index.js';
 import { enqueueDeliveries } from './webhooks.js';
 
-/** A chunk of notifications just inserted by a fan-out (a few hundred at most), all of one availability event. */
+/**
+ * A chunk of notifications just inserted (a few hundred at most): by a waitlist fan-out, all of one availability
+ * event, or by a lottery draw (no availability event: `availabilityId` null).
+ */
 export interface NotificationBatch {
   listingId: string;
   availabilityId: number | null;

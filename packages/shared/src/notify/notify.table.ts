@@ -3,7 +3,8 @@ import type { ColumnType, Generated } from 'kysely';
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
 type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 
-export type NotificationKind = 'OFFER' | 'BROADCAST' | 'ON_SALE' | 'OFFER_EXPIRED';
+/** The waitlist's kinds, and the registration lottery's (told at the draw: won, with the purchase window, or not drawn). */
+export type NotificationKind = 'OFFER' | 'BROADCAST' | 'ON_SALE' | 'OFFER_EXPIRED' | 'LOTTERY_WON' | 'LOTTERY_NOT_DRAWN';
 export type DeliveryStatus = 'PENDING' | 'RETRYING' | 'DELIVERED' | 'DEAD';
 
 /** The in-app inbox (fan-out on read: a fan's inbox is a query over this table). bigint ids read as numbers (see db/connect). */
@@ -13,6 +14,8 @@ export interface NotificationsTable {
   listing_id: string;
   availability_id: number | null;
   entry_id: number | null;
+  /** The lottery's notifications: the event drawn (null for the waitlist's, which have their availability event). */
+  event_id: ColumnType<string | null, string | null | undefined, never>;
   kind: NotificationKind;
   offer_id: string | null;
   created_at: CreatedAt;

@@ -21,7 +21,13 @@ export interface NotificationView {
   release: { availabilityId: number; sections: { section: string; priceLevel: string; priceCents: number; seats: number; longestRun: number }[] } | null;
   /** OFFER: seats reserved for this fan until expiresAt. BROADCAST: a claim on the release, first come first served. */
   claim: { offerId: string | null; status: OfferStatus | 'OPEN'; quantity: number | null; expiresAt: Date; claimToken: string | null } | null;
-  links: { claim: string | null; decline: string | null; event: string | null; waitlist: string };
+  /**
+   * A registration lottery's outcome (LOTTERY_WON, LOTTERY_NOT_DRAWN): a winner's rank and 0-based cohort with its
+   * purchase window (the invitation code itself is at `links.lottery`); otherwise null.
+   */
+  lottery: { won: boolean; rank: number | null; cohort: number | null; windowOpensAt: Date | null; windowClosesAt: Date | null } | null;
+  /** `lottery`: the fan's registration, where a winner's invitation code is (GET, signed in). */
+  links: { claim: string | null; decline: string | null; event: string | null; waitlist: string; lottery: string | null };
 }
 
 interface Row {
@@ -43,6 +49,10 @@ interface Row {
   offer_status: OfferStatus | null;
   offer_quantity: number | null;
   offer_expires_at: Date | null;
+  lottery_rank: number | null;
+  lottery_cohort: number | null;
+  window_opens_at: Date | null;
+  window_closes_at: Date | null;
 }
 
 /** Renders notifications by id (in id order: FIFO within a release), with their claim tokens derived, not stored. */
@@ -72,15 +82,18 @@ export async function markRead(db: Db, accountId: string, upToId: number): Promi
   return Number(r.numUpdatedRows);
 }
 
+// A waitlist notification's event is its availability event's; a lottery notification's is its own.
 const selectViews = sql`
   SELECT n.id, n.account_id, n.kind, n.created_at, n.read_at, n.listing_id, l.name AS listing_name, n.availability_id,
-         a.event_id, e.name AS event_name, e.starts_at, a.sections, a.created_at AS av_created_at, l.offer_ttl_seconds,
-         o.id AS offer_id, o.status AS offer_status, o.quantity AS offer_quantity, o.expires_at AS offer_expires_at
+         coalesce(a.event_id, n.event_id) AS event_id, e.name AS event_name, e.starts_at, a.sections, a.created_at AS av_created_at, l.offer_ttl_seconds,
+         o.id AS offer_id, o.status AS offer_status, o.quantity AS offer_quantity, o.expires_at AS offer_expires_at,
+         lw.rank AS lottery_rank, lw.cohort AS lottery_cohort, lw.window_opens_at, lw.window_closes_at
   FROM notifications n
   JOIN listings l ON l.id = n.listing_id
   LEFT JOIN availability_events a ON a.id = n.availability_id
-  LEFT JOIN events e ON e.id = a.event_id
-  LEFT JOIN waitlist_offers o ON o.id = n.offer_id`;
+  LEFT JOIN events e ON e.id = coalesce(a.event_id, n.event_id)
+  LEFT JOIN waitlist_offers o ON o.id = n.offer_id
+  LEFT JOIN lottery_winners lw ON n.kind = 'LOTTERY_WON' AND lw.event_id = n.event_id AND lw.account_id = n.account_id`;
 
 function toView(r: Row, tokens: ClaimTokens): NotificationView {
   const release = r.availability_id
@@ -110,14 +123,11 @@ function toView(r: Row, tokens: ClaimTokens): NotificationView {
     };
   }
   const what = r.event_name ? `${r.event_name}` : r.listing_name;
-  const message =
-    r.kind === 'OFFER'
-      ? `Seats for ${what} are held for you until ${r.offer_expires_at?.toISOString()}: claim them or decline so the next fan can.`
-      : r.kind === 'BROADCAST'
-        ? `Seats came back for ${what}. Everyone on the waitlist who matches has been told; the first to claim gets them.`
-        : r.kind === 'ON_SALE'
-          ? `Seats matching your waitlist request are on sale again for ${what}.`
-          : `Your offer for ${what} has lapsed; the seats went to the next fan. You are still on the waitlist.`;
+  const lotteryKind = r.kind === 'LOTTERY_WON' || r.kind === 'LOTTERY_NOT_DRAWN';
+  const lottery: NotificationView['lottery'] = lotteryKind
+    ? { won: r.kind === 'LOTTERY_WON', rank: r.lottery_rank, cohort: r.lottery_cohort, windowOpensAt: r.window_opens_at, windowClosesAt: r.window_closes_at }
+    : null;
+  const message = messageOf(r, what);
   return {
     id: Number(r.id),
     accountId: r.account_id,
@@ -132,11 +142,31 @@ function toView(r: Row, tokens: ClaimTokens): NotificationView {
     message,
     release,
     claim,
+    lottery,
     links: {
       claim: claim?.claimToken ? '/waitlist/claims' : null,
       decline: r.kind === 'OFFER' && claim?.claimToken ? `/waitlist/offers/${r.offer_id}/decline` : null,
       event: r.event_id ? `/events/${r.event_id}` : null,
       waitlist: `/listings/${r.listing_id}/waitlist`,
+      lottery: lotteryKind ? `/events/${r.event_id}/lottery/registration` : null,
     },
   };
+}
+
+/** The words every channel shows. */
+function messageOf(r: Row, what: string): string {
+  switch (r.kind) {
+    case 'OFFER':
+      return `Seats for ${what} are held for you until ${r.offer_expires_at?.toISOString()}: claim them or decline so the next fan can.`;
+    case 'BROADCAST':
+      return `Seats came back for ${what}. Everyone on the waitlist who matches has been told; the first to claim gets them.`;
+    case 'ON_SALE':
+      return `Seats matching your waitlist request are on sale again for ${what}.`;
+    case 'OFFER_EXPIRED':
+      return `Your offer for ${what} has lapsed; the seats went to the next fan. You are still on the waitlist.`;
+    case 'LOTTERY_WON':
+      return `You won the registration lottery for ${what}: you may buy in purchase window ${(r.lottery_cohort ?? 0) + 1} (cohort ${r.lottery_cohort}), from ${r.window_opens_at?.toISOString()} until ${r.window_closes_at?.toISOString()}. Your invitation code is with your registration.`;
+    case 'LOTTERY_NOT_DRAWN':
+      return `You were not drawn in the registration lottery for ${what}. You are on its waitlist and will be told if seats come back.`;
+  }
 }

@@ -47,7 +47,7 @@ const criteriaIn = z
 
 const notificationOut = z.object({
   id: z.number(),
-  kind: z.enum(['OFFER', 'BROADCAST', 'ON_SALE', 'OFFER_EXPIRED']),
+  kind: z.enum(['OFFER', 'BROADCAST', 'ON_SALE', 'OFFER_EXPIRED', 'LOTTERY_WON', 'LOTTERY_NOT_DRAWN']),
   createdAt: z.string(),
   readAt: z.string().nullable(),
   listingId: z.string(),
@@ -65,7 +65,11 @@ const notificationOut = z.object({
   claim: z
     .object({ offerId: z.string().nullable(), status: z.string(), quantity: z.number().nullable(), expiresAt: z.string(), claimToken: z.string().nullable() })
     .nullable(),
-  links: z.object({ claim: z.string().nullable(), decline: z.string().nullable(), event: z.string().nullable(), waitlist: z.string() }),
+  /** A registration lottery's outcome: a winner's rank, cohort and purchase window (the invitation code is at links.lottery). */
+  lottery: z
+    .object({ won: z.boolean(), rank: z.number().nullable(), cohort: z.number().nullable(), windowOpensAt: z.string().nullable(), windowClosesAt: z.string().nullable() })
+    .nullable(),
+  links: z.object({ claim: z.string().nullable(), decline: z.string().nullable(), event: z.string().nullable(), waitlist: z.string(), lottery: z.string().nullable() }),
 });
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -76,6 +80,7 @@ const notificationBody = (n: NotificationView) => ({
   readAt: iso(n.readAt),
   startsAt: iso(n.startsAt),
   claim: n.claim ? { ...n.claim, expiresAt: n.claim.expiresAt.toISOString() } : null,
+  lottery: n.lottery ? { ...n.lottery, windowOpensAt: iso(n.lottery.windowOpensAt), windowClosesAt: iso(n.lottery.windowClosesAt) } : null,
 });
 
 export interface WaitlistRouteDeps {
@@ -203,7 +208,7 @@ export const waitlistRoutes: FastifyPluginAsyncZod<WaitlistRouteDeps> = async (a
     {
       schema: {
         tags: ['waitlist'],
-        summary: 'Your in-app inbox, newest first (offers carry their claim token while open)',
+        summary: 'Your in-app inbox, newest first (offers carry their claim token while open; a lottery draw tells each registered fan whether they won)',
         querystring: z.object({ before: z.coerce.number().int().positive().optional(), limit: z.coerce.number().int().min(1).max(200).default(50) }),
         response: { 200: z.object({ notifications: z.array(notificationOut) }), ...errorResponses },
       },
