@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { bundleForEdge } from '../testing/edge-bundle.js';
 import {
   admissionClaimsFor,
   computeStatus,
@@ -266,25 +266,6 @@ describe('computeStatus', () => {
 
 // ---- as an edge would run it ------------------------------------------------------------------------------
 
-interface Esbuild {
-  build(o: Record<string, unknown>): Promise<{ outputFiles: { text: string }[]; metafile: { inputs: Record<string, { imports: { path: string; external?: boolean }[] }> } }>;
-  transform(code: string, o: Record<string, unknown>): Promise<{ code: string }>;
-}
-/** esbuild as installed for the toolchain (tsx's and vite's dependency); no new dependency. */
-function loadEsbuild(): Esbuild {
-  const here = createRequire(import.meta.url);
-  for (const host of ['tsx/package.json', 'vitest/package.json']) {
-    try {
-      let from = here.resolve(host);
-      if (host.startsWith('vitest')) from = createRequire(from).resolve('vite/package.json');
-      return createRequire(from)('esbuild') as Esbuild;
-    } catch {
-      // try the next host
-    }
-  }
-  throw new Error('esbuild not found next to tsx or vite');
-}
-
 describe('edge.ts as an edge runs it: one neutral ESM bundle in a bare V8 context', () => {
   const edgePath = fileURLToPath(new URL('./edge.ts', import.meta.url));
   let bundle = '';
@@ -294,15 +275,7 @@ describe('edge.ts as an edge runs it: one neutral ESM bundle in a bare V8 contex
   let context: vm.Context;
 
   beforeAll(async () => {
-    const esbuild = loadEsbuild();
-    const out = await esbuild.build({ entryPoints: [edgePath], bundle: true, format: 'esm', platform: 'neutral', target: 'es2022', write: false, metafile: true, logLevel: 'silent' });
-    bundle = out.outputFiles[0]!.text;
-    inputs = Object.keys(out.metafile.inputs);
-    // vm.Script runs scripts, not modules: wrap the very same bundle as an IIFE exposing its exports.
-    const script = (await esbuild.transform(bundle, { format: 'iife', globalName: '__edge', target: 'es2022', loader: 'js' })).code;
-    context = vm.createContext({ crypto: globalThis.crypto, TextEncoder, TextDecoder, atob, btoa, URL });
-    vm.runInContext(script, context, { filename: 'edge.bundle.js' });
-    edge = context.__edge as EdgeModule;
+    ({ bundle, inputs, module: edge, context } = await bundleForEdge<EdgeModule>({ path: edgePath }));
   });
 
   it('bundles edge.ts and fairness.ts only, with no node: import, require or process', () => {
