@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { TRPCError } from '@trpc/server';
 import { DomainError } from '@onsale/shared';
+import { sql } from '@onsale/shared/db';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
 import { registerForLottery } from '@onsale/shared/lottery';
 import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
@@ -93,5 +94,40 @@ describe('lottery procedures', () => {
     expect(s).toMatchObject({ seed: draw.seed, draw: { winners: draw.winners, nonWinners: 30 - draw.winners } });
     const v = await callerAs(tdb.db, viewer).lottery.verify({ eventId: acmeLottery });
     expect(v).toMatchObject({ ok: true, registrations: 30, winners: draw.winners });
+  });
+  it("the draw told each registered fan: one notification per registration, none more when run again", async () => {
+    const { rows } = await sql<{ kind: string; n: number }>`
+      SELECT kind, count(*)::int AS n FROM notifications WHERE event_id = ${acmeLottery} GROUP BY kind ORDER BY kind`.execute(tdb.db);
+    const s = await callerAs(tdb.db, admin).lottery.summary({ eventId: acmeLottery });
+    expect(rows).toEqual([
+      { kind: 'LOTTERY_NOT_DRAWN', n: 30 - s.draw!.winners },
+      { kind: 'LOTTERY_WON', n: s.draw!.winners },
+    ]);
+  });
+
+  it('lottery.draw is a permission the console reads: admin, operator and promoter have it, a viewer not', async () => {
+    for (const [user, has] of [[admin, true], [operator, true], [acme, true], [viewer, false]] as const)
+      expect((await callerAs(tdb.db, user).auth.me())?.permissions.includes('lottery.draw')).toBe(has);
+  });
+});
+
+describe('editing a lottery event', () => {
+  it('reads the lottery back; saved unchanged nothing changes; a change once registration opened is CONFLICT at `lottery`', async () => {
+    const config = await callerAs(tdb.db, admin).eventConfig.get({ id: openLottery });
+    expect(config.file.lottery).toMatchObject({ expectedConversion: 0.8, cohorts: 2, cohortMinutes: 30 });
+    expect(await callerAs(tdb.db, admin).eventConfig.update({ eventId: openLottery, expectedVersion: config.version, event: config.file })).toMatchObject({ changes: [] });
+    expect(config.locked.lottery).toContain('registration opened');
+    const refused = await refusal(callerAs(tdb.db, admin).eventConfig.update({ eventId: openLottery, expectedVersion: config.version, event: { ...config.file, lottery: { ...config.file.lottery!, cohorts: 3 } } }));
+    expect(refused).toEqual({ code: 'CONFLICT', domainCode: 'REGISTRATION_OPENED' });
+  });
+
+  it('an event switched to the lottery before registration opens takes registrations', async () => {
+    const { eventId } = await tdb.db.transaction().execute((trx) => createEvent(trx, parseEventFile({ ...smallEventFile('Switched'), startsAt: at(24 * 30), onsaleAt: at(48) })));
+    const config = await callerAs(tdb.db, admin).eventConfig.get({ id: eventId });
+    const lottery = { registrationOpensAt: at(1), registrationClosesAt: at(24) };
+    const saved = await callerAs(tdb.db, admin).eventConfig.update({ eventId, expectedVersion: config.version, event: { ...config.file, fairnessMode: 'REGISTRATION_LOTTERY', lottery } });
+    expect(saved.changes.map((c) => c.setting)).toEqual(['fairnessMode', 'lottery']);
+    const r = await tdb.db.transaction().execute((trx) => registerForLottery(trx, { eventId, accountId: 'switched-fan', quantity: 1, now: new Date(Date.now() + 2 * HOUR) }));
+    expect(r.created).toBe(true);
   });
 });

@@ -5,8 +5,8 @@ import { PERMISSIONS, requireEventAccess } from '@onsale/shared/users';
 import { roleProcedure, router } from '../trpc.js';
 
 const readers = roleProcedure(...PERMISSIONS['events.read']);
-/** Who runs a draw: the war room (admin, operator) and the event's own promoter (requireEventAccess below). */
-const drawers = roleProcedure('admin', 'operator', 'promoter');
+/** Who runs a draw (`lottery.draw`): the war room (admin, operator) and the event's own promoter (requireEventAccess below). */
+const drawers = roleProcedure(...PERMISSIONS['lottery.draw']);
 const eventInput = z.object({ eventId: z.string().trim().min(1).max(100) });
 
 const iso = (d: Date) => d.toISOString();

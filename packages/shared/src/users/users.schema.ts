@@ -31,6 +31,8 @@ export const PERMISSIONS = {
   'tiers.roll': ['admin', 'operator', 'promoter'],
   /** Issue a presale tier's access codes (a promoter: their organisation's events only). */
   'tiers.codes': ['admin', 'promoter'],
+  /** Run a registration lottery's draw (a promoter: their organisation's events only). */
+  'lottery.draw': ['admin', 'operator', 'promoter'],
 } as const satisfies Record<string, readonly Role[]>;
 export type Permission = keyof typeof PERMISSIONS;
 
