@@ -65,8 +65,15 @@ try {
   const where = { env: 'DATABASE_URL', 'embedded-running': 'the embedded server already running on ./.data/', embedded: 'embedded, data in ./.data/' }[target.source];
   log(`database: ${where}`);
 
-  const poolError = (name: string) => (err: Error) => {
-    if (!stopping) warn(`${name} database pool: ${err.message}`);
+  // The server ending every connection (57P01: it is shutting down; Ctrl-C reaches the embedded one too) is said
+  // once, not once per pooled connection, and quiets the worker's logs that would follow it.
+  let databaseStopping = false;
+  const poolError = (name: string) => (err: Error & { code?: string }) => {
+    if (stopping || databaseStopping) return;
+    if (err.code === '57P01') {
+      databaseStopping = true;
+      warn('the database is shutting down: its connections were ended');
+    } else warn(`${name} database pool: ${err.message}`);
   };
   const storeDb = createDb(target.url, { max: storeConfig.dbPoolMax, applicationName: 'store-api', onError: poolError('store API') });
   shutdown.add('store API pool', () => storeDb.destroy());
@@ -89,8 +96,8 @@ try {
   // The worker reports invariant drift and job failures through the store API's logger (warnings and errors).
   // Quiet once stopping: Ctrl-C reaches the embedded server too, and its connections then end under the worker.
   const workerLogger = Object.create(store.log, {
-    error: { value: (...a: [object]) => void (stopping || store.log.error(...a)) },
-    warn: { value: (...a: [object]) => void (stopping || store.log.warn(...a)) },
+    error: { value: (...a: [object]) => void (stopping || databaseStopping || store.log.error(...a)) },
+    warn: { value: (...a: [object]) => void (stopping || databaseStopping || store.log.warn(...a)) },
   }) as NonNullable<WorkerOptions['logger']>;
   const worker = await startWorker({ connectionString: target.url, db: opsDb, logger: workerLogger, metrics, claimTokenSecret: storeConfig.queueTokenSecret });
   shutdown.add('worker', () => worker.stop());

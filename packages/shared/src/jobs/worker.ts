@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { EventEmitter } from 'node:events';
 import { Logger, run, type Runner, type TaskList, type WorkerEvents } from 'graphile-worker';
 import type pino from 'pino';
@@ -81,9 +82,13 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
   const events: WorkerEvents = new EventEmitter();
   const heartbeat = new WorkerHeartbeat(opts.db, opts.liveness?.heartbeatMs ?? HEARTBEAT_MS, (err) => log?.warn({ err }, 'worker heartbeat failed'));
   heartbeat.listen(events);
+  // graphile-worker's own pool, made here so its errors are handled (a connection the server ends, as it does
+  // when the database stops, must not crash the process) and so it ends after the runner, not before.
+  const pgPool = new pg.Pool({ connectionString: opts.connectionString, max: (opts.concurrency ?? 8) + 2, application_name: 'onsale-worker' });
+  pgPool.on('error', (err) => log?.warn({ err }, 'worker database pool error'));
   const runner = await run({
     events,
-    connectionString: opts.connectionString,
+    pgPool,
     concurrency: opts.concurrency ?? 8,
     noHandleSignals: true,
     pollInterval: 1000,
@@ -126,6 +131,7 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
       clearInterval(reaper);
       await runner.stop();
       await heartbeat.stop();
+      await pgPool.end();
       throw e;
     }
   }
@@ -138,6 +144,7 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
       await admission?.stop();
       await runner.stop();
       await heartbeat.stop();
+      await pgPool.end();
     },
   };
 }
