@@ -87,11 +87,28 @@ describe('request rate limits', () => {
     expect(m.body).toMatch(/rate_limited_total\{route="status",scope="account"\} 1/);
   });
 
+  it("limit a lottery event's registrations like joins: per account, 429 with Retry-After", async () => {
+    const at = (minutes: number) => new Date(Date.now() + minutes * 60_000).toISOString();
+    const { eventId: lottery } = await makeEvent(h.t, {
+      fairnessMode: 'REGISTRATION_LOTTERY',
+      onsaleAt: at(120),
+      lottery: { registrationOpensAt: at(-10), registrationClosesAt: at(60) },
+    });
+    const fan = await login(h.app, 'rl-registrant');
+    const register = () =>
+      h.app.inject({ method: 'POST', url: `/events/${lottery}/lottery/registrations`, remoteAddress: '192.0.2.40', headers: bearer(fan), payload: { quantity: 2 } });
+    expect((await register()).statusCode).toBe(201);
+    expect((await register()).statusCode).toBe(200);
+    expect((await register()).statusCode).toBe(200);
+    expectRateLimited(await register(), 'account');
+  });
+
   it('publish the 429 in the OpenAPI document of the limited routes only', async () => {
     const doc = (await h.app.inject({ url: '/docs/json' })).json();
     expect(doc.paths['/events/{id}/queue'].post.responses['429']).toBeDefined();
     expect(doc.paths['/events/{id}/queue/status'].get.responses['429']).toBeDefined();
     expect(doc.paths['/events/{id}/holds'].post.responses['429']).toBeDefined();
+    expect(doc.paths['/events/{id}/lottery/registrations'].post.responses['429']).toBeDefined();
     expect(doc.paths['/events/{id}'].get.responses['429']).toBeUndefined();
     const join = doc.paths['/events/{id}/queue'].post.parameters.map((p: { name: string }) => p.name);
     expect(join).toEqual(expect.arrayContaining(['x-device-id', 'x-proof-of-work', 'x-join-deferral']));

@@ -19,6 +19,10 @@ export const RATE_LIMITED: Readonly<Record<string, Group>> = {
   'POST /events/:id/queue': 'join',
   'GET /events/:id/queue/status': 'status',
   'POST /events/:id/holds': 'hold',
+  // A lottery event's join is its registration, its status poll the fan's registration, its admission the invitation.
+  'POST /events/:id/lottery/registrations': 'join',
+  'GET /events/:id/lottery/registration': 'status',
+  'POST /events/:id/lottery/admission': 'join',
 };
 
 type Limiter = (req: FastifyRequest) => Promise<
