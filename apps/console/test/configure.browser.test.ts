@@ -12,6 +12,7 @@ import { sql } from '@onsale/shared/db';
 import { createNodeTokenKey, DEV_QUEUE_TOKEN_SECRET } from '@onsale/shared/queue';
 import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
 import { createUser } from '@onsale/shared/users';
+import { registerForLottery } from '@onsale/shared/lottery';
 import { launchChromium, signIn } from './browser-helpers';
 
 // Event configuration, the fairness audit and the audit log in Chromium, against the built console served by the
@@ -25,6 +26,7 @@ const distDir = join(resultsDir, 'console-dist-configure');
 const PROMOTER = { email: 'promoter@acme.test', password: 'promoter password for the browser' };
 const EVENT_NAME = 'Form Made Night';
 const TIERED_NAME = 'Tiered Form Night';
+const LOTTERY_NAME = 'Lottery Form Night';
 // The promoter works in New York: the form's times are theirs, the database keeps instants.
 const TIMEZONE = 'America/New_York';
 
@@ -394,6 +396,125 @@ describe('event configuration in Chromium', () => {
     await page.goto(`${baseUrl}/events/${tieredId}/edit`);
     await page.getByTestId('tiers').getByText(/Tiers: fixed: the first presale tier opened/).waitFor();
     expect(await page.getByTestId('tier-editor').nth(0).getByLabel('Share (%)').isDisabled()).toBe(true);
+  });
+
+  it('creates a registration lottery from the form (its settings refused inline first), shows the lottery, refuses the draw while registration is open, then draws: winners per window, the seed revealed, verified', async () => {
+    await page.goto(`${baseUrl}/events/new`);
+    const form = page.getByTestId('event-form');
+    await form.getByLabel('Event name').fill(LOTTERY_NAME);
+    await form.getByLabel('Venue').fill('Lottery Hall');
+    await form.getByLabel('Show starts').fill('2031-06-01T19:30:00');
+    await form.getByLabel('On sale from').fill('2031-03-01T10:00:00');
+    const level = form.getByTestId('price-level-row').first();
+    await level.getByLabel('Code').fill('P1');
+    await level.getByLabel('Name').fill('Stalls');
+    await level.getByLabel('Price (USD)').fill('90');
+    const section = form.getByTestId('section-editor').first();
+    await section.getByLabel('Code').fill('STALLS');
+    await section.getByLabel('Price level').selectOption('P1');
+    await section.getByLabel('Rows', { exact: true }).fill('4');
+    await section.getByLabel('Seats per row').fill('10');
+
+    // The lottery's settings appear with the mode (and the presale tiers go: a lottery sells through its draw).
+    expect(await form.getByTestId('lottery-settings').count()).toBe(0);
+    await form.getByLabel('Fairness mode').selectOption('REGISTRATION_LOTTERY');
+    const lottery = form.getByTestId('lottery-settings');
+    await lottery.waitFor();
+    expect(await form.getByTestId('tiers').count()).toBe(0);
+    // Registration has been open since January (so fans can register now) and, wrongly, closes after the on-sale.
+    await lottery.getByLabel('Registration opens').fill('2026-01-01T10:00:00');
+    await lottery.getByLabel('Registration closes').fill('2031-03-05T10:00:00');
+    await lottery.getByLabel('Expected conversion (%)').fill('150');
+    await lottery.getByLabel('Purchase windows (cohorts)').fill('2');
+    await lottery.getByLabel('Minutes per purchase window').fill('30');
+    await form.getByRole('button', { name: 'Create event' }).click();
+    expect(await page.getByTestId('error-lottery.registrationClosesAt').textContent()).toBe('registration must close by the on-sale');
+    expect(await page.getByTestId('error-lottery.expectedConversion').textContent()).toBe('a percentage above 0, at most 100');
+    expect(await tdb.db.selectFrom('events').select('id').where('name', '=', LOTTERY_NAME).execute()).toEqual([]);
+    await lottery.getByLabel('Registration closes').fill('2031-01-01T10:00:00');
+    await lottery.getByLabel('Expected conversion (%)').fill('80');
+    // 40 seats at 80%: the draw invites winners asking for 50.
+    await expect.poll(() => lottery.getByTestId('lottery-summary-invited').textContent(), { timeout: 5_000 }).toBe('50');
+    await page.screenshot({ path: join(resultsDir, 'console-event-form-lottery.png'), fullPage: true });
+    await page.getByTestId('sign-off-on-create').check();
+    await form.getByRole('button', { name: 'Create event' }).click();
+    await page.waitForURL(/\/events\/[0-9a-f-]{36}$/);
+    const lotteryId = page.url().split('/').pop()!;
+    const row = await tdb.db.selectFrom('lotteries').selectAll().where('event_id', '=', lotteryId).executeTakeFirstOrThrow();
+    // 10:00 in New York: 15:00 UTC in January.
+    expect(row).toMatchObject({
+      registration_opens_at: new Date('2026-01-01T15:00:00Z'),
+      registration_closes_at: new Date('2031-01-01T15:00:00Z'),
+      expected_conversion: 0.8,
+      cohorts: 2,
+      cohort_minutes: 30,
+      drawn_at: null,
+    });
+
+    const panel = page.getByTestId('lottery-panel');
+    await panel.waitFor();
+    expect(await panel.getAttribute('data-phase')).toBe('OPEN');
+    expect(await panel.getByTestId('lottery-registrations').textContent()).toBe('0');
+    expect(await panel.getByTestId('lottery-seats-offered').textContent()).toBe('40');
+    expect(await panel.getByTestId('lottery-target').textContent()).toBe('50');
+    expect(await panel.getByTestId('lottery-commitment').textContent()).toBe(row.seed_commitment);
+    expect(await panel.getByTestId('lottery-seed').textContent()).toContain('not revealed yet');
+
+    // The edit form reads the settings back (saving them changes nothing); registration is open, so they are fixed.
+    await page.goto(`${baseUrl}/events/${lotteryId}/edit`);
+    const edit = page.getByTestId('event-form');
+    const settings = edit.getByTestId('lottery-settings');
+    await settings.waitFor();
+    expect(await settings.getByLabel('Registration closes').inputValue()).toBe('2031-01-01T10:00');
+    expect(await settings.getByLabel('Expected conversion (%)').inputValue()).toBe('80');
+    expect(await settings.getByLabel('Minutes per purchase window').isDisabled()).toBe(true);
+    await settings.getByText(/Lottery: fixed: registration opened/).waitFor();
+    await edit.getByRole('button', { name: 'Save changes' }).click();
+    expect(await page.getByTestId('saved').textContent()).toContain('Nothing to save');
+
+    // Sixty fans register (through the domain, as the store API registers them), asking for 1 or 2 seats.
+    for (let i = 0; i < 60; i++)
+      await tdb.db.transaction().execute((trx) => registerForLottery(trx, { eventId: lotteryId, accountId: `browser-fan-${i}`, quantity: (i % 2) + 1, now: new Date() }));
+    await page.goto(`${baseUrl}/events/${lotteryId}`);
+    await expect.poll(() => panel.getByTestId('lottery-registrations').textContent(), { timeout: 10_000 }).toBe('60');
+
+    // Registration is still open: the draw is refused, and says why.
+    await panel.getByTestId('lottery-draw').click();
+    const dialog = page.getByTestId('lottery-dialog-draw');
+    await dialog.getByTestId('lottery-confirm-draw').click();
+    const refused = dialog.getByTestId('lottery-draw-error');
+    await refused.waitFor();
+    expect(await refused.getAttribute('data-code')).toBe('DRAW_TOO_EARLY');
+    expect(await refused.textContent()).toContain('registration is still open');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    expect((await tdb.db.selectFrom('lotteries').select('drawn_at').where('event_id', '=', lotteryId).executeTakeFirstOrThrow()).drawn_at).toBeNull();
+
+    // Time passes: registration closes; the panel says the draw is due, and the draw runs.
+    await sql`UPDATE lotteries SET registration_closes_at = now() - interval '1 second' WHERE event_id = ${lotteryId}`.execute(tdb.db);
+    await page.reload();
+    await panel.and(page.locator('[data-phase="DRAW_DUE"]')).waitFor();
+    await panel.getByTestId('lottery-draw').click();
+    await dialog.getByTestId('lottery-confirm-draw').click();
+    await expect.poll(() => panel.getAttribute('data-phase'), { timeout: 10_000 }).toBe('DRAWN');
+    expect(await dialog.count()).toBe(0);
+    expect(await panel.getByTestId('lottery-draw').count()).toBe(0);
+
+    const drawn = await tdb.db.selectFrom('lotteries').selectAll().where('event_id', '=', lotteryId).executeTakeFirstOrThrow();
+    expect(drawn.drawn_by).toBe(PROMOTER.email);
+    const winners = await tdb.db.selectFrom('lottery_winners').select(['cohort']).where('event_id', '=', lotteryId).execute();
+    expect(await panel.getByTestId('lottery-winners').textContent()).toBe(String(winners.length));
+    expect(await panel.getByTestId('lottery-non-winners').textContent()).toBe(String(60 - winners.length));
+    expect(await panel.getByTestId('lottery-seed').textContent()).toBe(drawn.seed_hex);
+    const perCohort = await panel
+      .getByTestId('lottery-cohort')
+      .evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-cohort'), r.querySelector('[data-testid="lottery-cohort-winners"]')?.textContent]));
+    expect(perCohort).toEqual([0, 1].map((c) => [String(c), String(winners.filter((w) => w.cohort === c).length)]));
+    await expect.poll(() => panel.getByTestId('lottery-verify').getAttribute('data-ok'), { timeout: 10_000 }).toBe('true');
+    expect(await panel.getByTestId('lottery-verify-result').textContent()).toContain(`the ${winners.length} winners re-derived`);
+    // Every registered fan was told, in the draw's transaction.
+    const { rows: told } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM notifications WHERE event_id = ${lotteryId}`.execute(tdb.db);
+    expect(told[0]!.n).toBe(60);
+    await page.screenshot({ path: join(resultsDir, 'console-event-lottery.png'), fullPage: true });
   });
 
   it('logged no errors in the page', () => {

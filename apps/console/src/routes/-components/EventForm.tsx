@@ -2,6 +2,7 @@ import type { ReactNode } from 'react';
 import { fairnessModes, type EventSetting } from '@onsale/shared/events/schema';
 import { fairnessDescription, type FairnessMode } from '@onsale/shared/queue/fairness';
 import { Field } from './Field';
+import { LotteryEditor } from './LotteryEditor';
 import { TiersEditor } from './TiersEditor';
 import { emptyPriceLevel, emptySection, errorAt, QUEUE_STATES, type EventDraft, type PriceLevelDraft, type SectionDraft, type SectionLayout } from './event-draft';
 import './event-form.css';
@@ -93,7 +94,14 @@ export function EventForm({ draft, onChange, errors, locked = {}, readOnly = fal
         {fairnessFooter}
       </fieldset>
 
-      <TiersEditor draft={draft} onChange={(v) => set('allocations', v)} errors={errors} disabled={disabled('allocations')} lockNote={lockOf('allocations')} />
+      {mode === 'REGISTRATION_LOTTERY' && (
+        <LotteryEditor draft={draft} onChange={(v) => set('lottery', v)} errors={errors} disabled={disabled('lottery')} lockNote={lockOf('lottery')} />
+      )}
+
+      {/* A lottery sells through its draw, not presale tiers (the schema says so at `allocations` if some are left). */}
+      {(mode !== 'REGISTRATION_LOTTERY' || draft.allocations.length > 0) && (
+        <TiersEditor draft={draft} onChange={(v) => set('allocations', v)} errors={errors} disabled={disabled('allocations')} lockNote={lockOf('allocations')} />
+      )}
 
       <fieldset className="card">
         <legend>Limits and holds</legend>

@@ -50,6 +50,21 @@ export interface TierDraft {
   fairnessMode: string;
 }
 
+/**
+ * A registration lottery's settings as typed (the event file's `lottery`, part of the file only while the fairness
+ * mode is REGISTRATION_LOTTERY; kept while another mode is chosen, in case it is chosen back).
+ */
+export interface LotteryDraft {
+  registrationOpensAt: string;
+  registrationOpensAtIso: string | null;
+  registrationClosesAt: string;
+  registrationClosesAtIso: string | null;
+  /** Percent of winners expected to buy, as typed ("80"); the file has a fraction (0.8). */
+  expectedConversionPct: string;
+  cohorts: string;
+  cohortMinutes: string;
+}
+
 export interface PriceLevelDraft {
   key: string;
   code: string;
@@ -84,6 +99,7 @@ export interface EventDraft {
   sections: SectionDraft[];
   /** Presale tiers in sale order, the general sale last; empty: one general sale of every seat. */
   allocations: TierDraft[];
+  lottery: LotteryDraft;
 }
 
 let keySeq = 0;
@@ -122,6 +138,17 @@ export const emptyTier = (over: Partial<TierDraft> = {}): TierDraft => ({
   ...over,
 });
 
+/** The lottery inputs before anything is typed: the schema's defaults (80% conversion, 4 windows of an hour). */
+export const emptyLottery = (): LotteryDraft => ({
+  registrationOpensAt: '',
+  registrationOpensAtIso: null,
+  registrationClosesAt: '',
+  registrationClosesAtIso: null,
+  expectedConversionPct: '80',
+  cohorts: '4',
+  cohortMinutes: '60',
+});
+
 /** What "Add presale tiers" starts from: one presale and the general sale. */
 export const starterTiers = (): TierDraft[] => [emptyTier({ code: 'PRESALE', name: 'Presale', sharePct: '20' }), emptyTier({ code: 'GENERAL', name: 'General sale' })];
 
@@ -150,6 +177,7 @@ export function newEventDraft(): EventDraft {
     priceLevels: [emptyPriceLevel()],
     sections: [emptySection()],
     allocations: [],
+    lottery: emptyLottery(),
   };
 }
 
@@ -186,6 +214,23 @@ function sectionDraftOf(raw: unknown): SectionDraft {
 
 /** A fraction (0.3) as the percent the form shows ("30"), without float noise. */
 const percentOf = (share: unknown): string => (typeof share === 'number' ? String(Math.round(share * 1e6) / 1e4) : text(share));
+
+function lotteryDraftOf(raw: unknown): LotteryDraft {
+  if (raw === undefined) return emptyLottery();
+  const l = obj(raw);
+  const d = emptyLottery();
+  const time = (v: unknown) => ({ local: localInputOf(v) || text(v), iso: typeof v === 'string' ? v : null });
+  const [opens, closes] = [time(l.registrationOpensAt), time(l.registrationClosesAt)];
+  return {
+    registrationOpensAt: opens.local,
+    registrationOpensAtIso: opens.iso,
+    registrationClosesAt: closes.local,
+    registrationClosesAtIso: closes.iso,
+    expectedConversionPct: l.expectedConversion === undefined ? d.expectedConversionPct : percentOf(l.expectedConversion),
+    cohorts: l.cohorts === undefined ? d.cohorts : text(l.cohorts),
+    cohortMinutes: l.cohortMinutes === undefined ? d.cohortMinutes : text(l.cohortMinutes),
+  };
+}
 
 function tierDraftOf(raw: unknown): TierDraft {
   const t = obj(raw);
@@ -249,6 +294,7 @@ export function draftFromFile(input: unknown): EventDraft {
     }),
     sections: arr(f.sections).map(sectionDraftOf),
     allocations: arr(f.allocations).map(tierDraftOf),
+    lottery: lotteryDraftOf(f.lottery),
   };
 }
 
@@ -341,8 +387,21 @@ export function fileFromDraft(d: EventDraft): { file: EventFile; problems: Recor
       return { ...base, rows };
     }),
     ...(d.allocations.length > 0 ? { allocations: d.allocations.map((t, i) => tierOfDraft(t, i, i === d.allocations.length - 1)) } : {}),
+    ...(d.fairnessMode === 'REGISTRATION_LOTTERY' ? { lottery: lotteryOfDraft(d.lottery) } : {}),
   };
   return { file: file as unknown as EventFile, problems };
+
+  function lotteryOfDraft(l: LotteryDraft): Record<string, unknown> {
+    const pct = num('lottery.expectedConversion', l.expectedConversionPct, { optional: true });
+    if (pct !== undefined && Number.isFinite(pct) && !(pct > 0 && pct <= 100)) problems['lottery.expectedConversion'] = 'a percentage above 0, at most 100';
+    return {
+      registrationOpensAt: instant(l.registrationOpensAt, l.registrationOpensAtIso),
+      registrationClosesAt: instant(l.registrationClosesAt, l.registrationClosesAtIso),
+      ...(pct === undefined ? {} : { expectedConversion: Number.isFinite(pct) ? Math.round(pct * 1e4) / 1e6 : pct }),
+      cohorts: num('lottery.cohorts', l.cohorts, { optional: true }),
+      cohortMinutes: num('lottery.cohortMinutes', l.cohortMinutes, { optional: true }),
+    };
+  }
 
   function tierOfDraft(t: TierDraft, i: number, general: boolean): Record<string, unknown> {
     const p = `allocations.${i}`;

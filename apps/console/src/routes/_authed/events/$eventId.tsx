@@ -4,6 +4,7 @@ import { trpcCodeOf, useTRPC } from '../../../trpc';
 import { EventLinks } from '../../-components/EventLinks';
 import { formatDateTime } from '../../-components/format';
 import { InventoryTotals } from '../../-components/InventoryTotals';
+import { LotteryPanel } from '../../-components/LotteryPanel';
 import { SectionChart } from '../../-components/SectionChart';
 import { SectionTable } from '../../-components/SectionTable';
 import { Forbidden, NotFound } from '../../-components/Status';
@@ -47,6 +48,8 @@ function EventInventoryPage() {
       </p>
 
       <InventoryTotals counts={event.counts} />
+
+      {event.fairnessMode === 'REGISTRATION_LOTTERY' && <LotteryPanel eventId={event.id} permissions={me.permissions} refreshMs={REFRESH_MS} />}
 
       <TiersPanel
         eventId={event.id}
