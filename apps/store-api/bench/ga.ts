@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -5,6 +6,7 @@ import { createDb, sql } from '@onsale/shared/db';
 import { AccountTokens } from '@onsale/shared/auth';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
 import { reconcileInventory } from '@onsale/shared/jobs';
+import { attemptGaHold } from '@onsale/shared/inventory';
 import { admissionClaimsFor, createTokenKey, hashDevice, signToken } from '@onsale/shared/queue';
 import { DEV_AUTH_SECRET, DEV_QUEUE_TOKEN_SECRET } from '../src/env.js';
 import { benchDatabase } from './database.js';
@@ -142,13 +144,24 @@ export async function main(argv: string[]) {
           Array.from({ length: callers }, async () => {
             while (!done && performance.now() - started < seconds * 1000) {
               const i = seq++;
-              const { rows } = await sql<{ expires_at: Date | null; available: number | null }>`
-                SELECT expires_at, available FROM onsale_hold_ga(gen_random_uuid(), ${ev.eventId}::uuid, ${`raw-${n}-${round_}-${i}`}::text,
-                  ${`raw-device-${n}-${round_}-${i}`}::text, ${section.code}::text, ${1 + (i % 4)}::int, 4, 4, 360, ${i}::int)`.execute(testDb);
-              if (rows[0]!.expires_at) {
+              // The service's own statement (one onsale_hold_ga call), without the service or HTTP around it.
+              const r = await attemptGaHold(testDb, {
+                eventId: ev.eventId,
+                holdId: randomUUID(),
+                accountId: `raw-${n}-${round_}-${i}`,
+                deviceHash: `raw-device-${n}-${round_}-${i}`,
+                sectionCode: section.code,
+                quantity: 1 + (i % 4),
+                limit: 4,
+                deviceLimit: 4,
+                ttlSeconds: 360,
+                seed: i,
+                allocation: null,
+              });
+              if (r.expiresAt) {
                 ok++;
                 lastOkAt = performance.now();
-              } else if (rows[0]!.available === 0) done = true;
+              } else if (r.available === 0) done = true;
             }
           }),
         );

@@ -8,3 +8,4 @@ export type { SeatStatus, HoldStatus, SeatRow, HoldRow } from './inventory.table
 export * from './add-seats.js';
 export { DEFAULT_GA_SHARDS, MAX_GA_SHARDS, splitCapacity } from './ga.js';
 export { GeneralAdmission, isGeneralAdmission, type GaHold, type HeldUnits } from './ga.service.js';
+export { attemptGaHold, type GaHoldAttempt } from './ga.repository.js';
