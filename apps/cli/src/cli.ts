@@ -34,8 +34,10 @@ commands:
                                override the admission rate (0-100000 admits/min; 0 admits no one) or turn the
                                override off to follow the plan again (audited); the general sale's queue, or
                                --tier's
-  audit:verify <eventId>       recompute every pre-open position from the published data (revealed seed,
+  audit:verify <eventId> [--tier <code>]
+                               recompute every pre-open position from the published data (revealed seed,
                                commitment, cohort size, join list) and print each check; exit 1 if one fails;
+                               an event with presale tiers: every tier's own queue too (or --tier's only);
                                for a registration lottery, re-derive the winners from the revealed seed and the
                                published registration list and compare them with the recorded winners
   audit:summary <eventId> [--format markdown|json]
@@ -113,9 +115,9 @@ const commands: Record<string, Command> = {
     },
   },
   'audit:verify': {
-    options: {},
+    options: { ...TIER },
     positionals: ['eventId'],
-    run: async ({ positionals, io }) => (await operations()).auditVerify(await databaseUrl(), positionals[0]!, io),
+    run: async ({ values, positionals, io }) => (await operations()).auditVerify(await databaseUrl(), positionals[0]!, io, { tier: text(values.tier) }),
   },
   'audit:summary': {
     options: { format: { type: 'string' } },

@@ -1,6 +1,6 @@
 import { userInfo } from 'node:os';
 import { DomainError } from '@onsale/shared';
-import { auditSummary, pauseQueue, resumeQueue, setRateOverride, verifyQueueAudit, type QueueControlState } from '@onsale/shared/admission';
+import { auditSummary, pauseQueue, publishedTierCohort, resumeQueue, setRateOverride, verifyEventQueues, verifyPublishedCohort, type QueueControlState } from '@onsale/shared/admission';
 import { withDatabase, type Io } from './commands.js';
 import { CliError, UsageError } from './errors.js';
 
@@ -48,21 +48,32 @@ export async function queueRate(databaseUrl: string | undefined, eventId: string
  * Recomputes every pre-open position from the published data (revealed seed, commitment, cohort size, join
  * list) and prints each check; a failed check is `error AUDIT_FAILED` and exit status 1.
  */
-export async function auditVerify(databaseUrl: string | undefined, eventId: string, io: Io): Promise<void> {
+export async function auditVerify(databaseUrl: string | undefined, eventId: string, io: Io, opts: { tier?: string } = {}): Promise<void> {
   const audit = await withDatabase(databaseUrl, async (db) => {
     // A registration lottery is audited by re-deriving its draw (see lottery.ts).
     const { isLotteryEvent, verifyLotteryAudit } = await import('@onsale/shared/lottery');
     if (await isLotteryEvent(db, eventId)) return { kind: 'lottery' as const, result: await verifyLotteryAudit(db, eventId) };
-    return { kind: 'queue' as const, result: await verifyQueueAudit(db, eventId) };
+    // Every queue of the event: its own (the general sale) and each presale tier's; or the one tier asked for.
+    const queues =
+      opts.tier === undefined
+        ? await verifyEventQueues(db, eventId)
+        : [{ tier: opts.tier, result: await verifyPublishedCohort(await publishedTierCohort(db, eventId, opts.tier)) }];
+    return { kind: 'queue' as const, queues };
   });
   if (audit.kind === 'lottery') return (await import('./lottery.js')).printLotteryAudit(eventId, audit.result, io);
-  const result = audit.result;
-  io.out(`fairness audit of event ${eventId}: pre-open cohort of ${result.cohortSize ?? 'unknown size'}, ${result.positions.length} accounts`);
-  const width = Math.max(...result.checks.map((c) => c.name.length));
-  for (const c of result.checks) io.out(`  ${c.ok ? 'ok  ' : 'FAIL'}  ${c.name.padEnd(width)}  ${c.detail}`);
-  const failed = result.checks.filter((c) => !c.ok);
-  if (failed.length > 0) throw new CliError('AUDIT_FAILED', `${failed.length} of ${result.checks.length} checks failed: ${failed.map((c) => c.name).join(', ')}`);
-  io.out(`verified: all ${result.checks.length} checks passed; every pre-open position was re-derived from the published data`);
+  const failed: string[] = [];
+  let total = 0;
+  for (const { tier, result } of audit.queues) {
+    const which = tier === null ? `event ${eventId}` : `presale tier ${tier} of event ${eventId}`;
+    io.out(`fairness audit of ${which}: pre-open cohort of ${result.cohortSize ?? 'unknown size'}, ${result.positions.length} accounts`);
+    const width = Math.max(...result.checks.map((c) => c.name.length));
+    for (const c of result.checks) io.out(`  ${c.ok ? 'ok  ' : 'FAIL'}  ${c.name.padEnd(width)}  ${c.detail}`);
+    failed.push(...result.checks.filter((c) => !c.ok).map((c) => (tier === null ? c.name : `${tier}:${c.name}`)));
+    total += result.checks.length;
+  }
+  if (failed.length > 0) throw new CliError('AUDIT_FAILED', `${failed.length} of ${total} checks failed: ${failed.join(', ')}`);
+  const queues = audit.queues.length === 1 ? '' : ` in ${audit.queues.length} queues`;
+  io.out(`verified: all ${total} checks passed${queues}; every pre-open position was re-derived from the published data`);
 }
 
 export const SUMMARY_FORMATS = ['markdown', 'json'] as const;

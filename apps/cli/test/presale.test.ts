@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
 import { checkAccessCode } from '@onsale/shared/allocations';
+import { findActiveEvents, tickEvent } from '@onsale/shared/admission';
+import { sql } from '@onsale/shared/db';
+import { createEvent, parseEventFile } from '@onsale/shared/events';
 import { createTokenKey, DEV_QUEUE_TOKEN_SECRET } from '@onsale/shared/queue';
 import { onsale } from './run.js';
 
@@ -48,5 +51,36 @@ describe('onsale tier:* / access:issue on examples/presale.json', () => {
     const audit = await t.db.selectFrom('audit_log').select(['actor', 'action']).where('event_id', '=', eventId).where('action', '=', 'allocation.rolled').execute();
     expect(audit).toEqual([{ actor: 'ops@test', action: 'allocation.rolled' }]);
     expect((await onsale(t.url, 'tier:roll', eventId, 'GENERAL', '--force')).stderr).toContain('TIER_DOES_NOT_ROLL');
+  });
+
+  it("audit:verify re-derives a presale tier's own pre-open cohort, and checks every queue of the event", async () => {
+    const at = (ms: number) => new Date(Date.now() + ms).toISOString();
+    const file = JSON.parse(await import('node:fs').then((fs) => fs.readFileSync('examples/presale.json', 'utf8')));
+    file.onsaleAt = at(3_600_000);
+    file.allocations[0] = { ...file.allocations[0], opensAt: at(1_500), closesAt: at(1_800_000), rollsForwardAt: undefined };
+    file.allocations[1] = { ...file.allocations[1], opensAt: at(1_800_000), closesAt: at(2_400_000), rollsForwardAt: undefined };
+    const { eventId } = await t.db.transaction().execute((trx) => createEvent(trx, parseEventFile(file)));
+    const { queue_id: queueId } = await t.db.selectFrom('allocations').select('queue_id').where('event_id', '=', eventId).where('code', '=', 'FANCLUB').executeTakeFirstOrThrow();
+    // Twenty fans joined the fan-club queue before it opened.
+    await sql`INSERT INTO accounts (id) SELECT 'club-' || i FROM generate_series(0, 19) i ON CONFLICT DO NOTHING`.execute(t.db);
+    await sql`INSERT INTO queue_entries (event_id, account_id, device_hash, join_index, cohort)
+              SELECT ${queueId}::uuid, 'club-' || i, md5(i::text), i, 'PREOPEN' FROM generate_series(0, 19) i`.execute(t.db);
+    // The presale opens; the controller's tick seals its cohort and reveals its seed.
+    await new Promise((r) => setTimeout(r, 1_700));
+    const row = (await findActiveEvents(t.db, 7200)).find((e) => e.event_id === queueId)!;
+    expect(row).toMatchObject({ owner_event_id: eventId, allocation: 'FANCLUB', general: false });
+    expect(await tickEvent(t.db, { event: row, controllerId: 'cli-test', tickMs: 1000 })).toMatchObject({ status: 'ticked' });
+
+    const tier = await onsale(t.url, 'audit:verify', eventId, '--tier', 'FANCLUB');
+    expect(tier.code).toBe(0);
+    expect(tier.stdout).toContain(`fairness audit of presale tier FANCLUB of event ${eventId}: pre-open cohort of 20, 20 accounts`);
+    // Without --tier every queue is checked: the general sale and the card presale have not opened, so their seeds are not out yet.
+    const all = await onsale(t.url, 'audit:verify', eventId);
+    expect(all.code).toBe(1);
+    expect(all.stdout).toContain('presale tier FANCLUB');
+    expect(all.stderr).toContain('AUDIT_FAILED');
+    expect(all.stderr).toMatch(/seed_revealed.*CARD:seed_revealed|CARD:seed_revealed/);
+    expect(all.stderr).not.toContain('FANCLUB:');
+    expect((await onsale(t.url, 'audit:verify', eventId, '--tier', 'NOPE')).stderr).toContain('TIER_NOT_FOUND');
   });
 });

@@ -32,9 +32,27 @@ export async function findPublicQueue(db: Db | Trx, eventId: string): Promise<Pu
   return rows[0];
 }
 
+/** A presale tier's queue as the audit sees it (the tier's window, fairness mode and seats; its own seed). */
+export async function findPublicTierQueue(db: Db | Trx, eventId: string, tier: string): Promise<PublicQueueRow | undefined> {
+  const { rows } = await sql<PublicQueueRow>`
+    SELECT a.queue_id AS event_id, e.name || ' — ' || a.name AS name, e.venue_name, a.opens_at AS onsale_at, e.starts_at, a.fairness_mode,
+           a.capacity, q.seed_commitment, CASE WHEN q.seed_revealed_at IS NOT NULL THEN q.seed_hex END AS seed,
+           q.seed_revealed_at, q.cohort_size, q.sealed_at, q.sold_out_at, q.admitted_through
+    FROM allocations a JOIN events e ON e.id = a.event_id JOIN queue_state q ON q.event_id = a.queue_id
+    WHERE a.event_id = ${eventId} AND a.code = ${tier} AND NOT a.general`.execute(db);
+  return rows[0];
+}
+
+/** The event's presale tiers that have a queue of their own, in sale order. */
+export async function findPresaleTiers(db: Db | Trx, eventId: string): Promise<string[]> {
+  const { rows } = await sql<{ code: string }>`SELECT code FROM allocations WHERE event_id = ${eventId} AND NOT general ORDER BY position`.execute(db);
+  return rows.map((r) => r.code);
+}
+
 /**
  * The pre-open cohort's join list: each account as a pseudonym, SHA-256 of the UTF-8 text
- * `<event id><account id>` (the event id in its lowercase 36-character form) in hex, with its join index.
+ * `<event id><account id>` (the event id in its lowercase 36-character form; a presale tier's queue id for its
+ * queue) in hex, with its join index.
  */
 export async function findPreopenJoins(db: Db | Trx, eventId: string): Promise<{ account: string; join_index: number }[]> {
   const { rows } = await sql<{ account: string; join_index: number }>`

@@ -171,6 +171,35 @@ export async function verifyQueueAudit(db: Db | Trx, eventId: string): Promise<Q
   return verifyPublishedCohort(await publishedCohort(db, eventId));
 }
 
+/**
+ * The public data of a presale tier's own queue (its commitment, seed, cohort and join list, pseudonyms keyed by
+ * the tier's queue id), as publishedCohort gives the event's. EVENT_NOT_FOUND / TIER_NOT_FOUND (field `tier`).
+ */
+export async function publishedTierCohort(db: Db | Trx, eventId: string, tier: string): Promise<PublishedCohort> {
+  await eventExists(db, eventId);
+  const q = await repo.findPublicTierQueue(db, eventId, tier);
+  if (!q) throw notFound('TIER_NOT_FOUND', `event ${eventId} has no presale tier ${tier}`, 'tier');
+  return {
+    eventId: q.event_id,
+    fairnessMode: q.fairness_mode,
+    seedCommitment: q.seed_commitment,
+    seed: q.seed,
+    seedRevealedAt: q.seed_revealed_at,
+    cohortSize: q.cohort_size,
+    joins: (await repo.findPreopenJoins(db, q.event_id)).map((r) => ({ account: r.account, joinIndex: r.join_index })),
+  };
+}
+
+/**
+ * Every queue of an event audited from its public data: the event's own (the general sale) and each presale
+ * tier's, each with its own seed and cohort (a tier whose queue has not opened yet fails `seed_revealed`).
+ */
+export async function verifyEventQueues(db: Db | Trx, eventId: string): Promise<{ tier: string | null; result: QueueAuditResult }[]> {
+  const out = [{ tier: null as string | null, result: await verifyQueueAudit(db, eventId) }];
+  for (const tier of await repo.findPresaleTiers(db, eventId)) out.push({ tier, result: await verifyPublishedCohort(await publishedTierCohort(db, eventId, tier)) });
+  return out;
+}
+
 /** The publishable summary of an on-sale, as data. Times are ISO 8601 (UTC). */
 export interface AuditSummaryJson {
   eventId: string;
