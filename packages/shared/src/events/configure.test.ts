@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sql } from 'kysely';
-import { DomainError } from '../errors.js';
 import { fairnessDescription } from '../queue/fairness.js';
 import { createOpenEvent, createTestDatabase, type TestDatabase } from '../testing/index.js';
 import { createUser } from '../users/users.service.js';
@@ -17,6 +16,7 @@ import {
 import { eventFileSchema, type EventFile } from './events.schema.js';
 import { tierInventory } from '../allocations/allocations.service.js';
 import { drawLottery, registerForLottery } from '../lottery/lottery.service.js';
+import { domainError } from '../testing/errors.js';
 
 let t: TestDatabase;
 let acmeId: string;
@@ -42,15 +42,6 @@ function eventFile(name: string, over: Partial<EventFile> = {}): EventFile {
   };
 }
 
-async function domainError(p: Promise<unknown>): Promise<DomainError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof DomainError) return e;
-    throw e;
-  }
-  throw new Error('expected a DomainError');
-}
 
 const create = (name: string, over: Partial<EventFile> = {}, organisationId: string | null = acmeId, waitlist?: unknown) =>
   t.db.transaction().execute((trx) => createConfiguredEvent(trx, { event: eventFile(name, over), ...(waitlist ? { waitlist } : {}) }, { actor: ACTOR, organisationId }));

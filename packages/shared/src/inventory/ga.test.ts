@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sql } from 'kysely';
-import { createOpenEvent, createTestDatabase, type TestDatabase } from '../testing/index.js';
+import { createOpenEvent, createTestDatabase, domainError, type TestDatabase } from '../testing/index.js';
 import { EventCache, parseEventFile } from '../events/index.js';
 import { DomainError } from '../errors.js';
 import { CheckoutService, SimulatedPaymentGateway, TEST_CARDS, cancelOrder } from '../checkout/index.js';
@@ -26,15 +26,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.drop());
 
-async function refusal(p: Promise<unknown>): Promise<DomainError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof DomainError) return e;
-    throw e;
-  }
-  throw new Error('expected a DomainError');
-}
+const refusal = domainError;
 
 /** An open event with one GA section `GA` (and, optionally, a reserved section `S` of 200 seats). */
 function gaEvent(capacity: number, shards: number, opts: { reserved?: boolean; limit?: number } = {}) {

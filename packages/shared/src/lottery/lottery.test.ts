@@ -24,6 +24,7 @@ import {
   verifyPublishedLottery,
   type InvitationClaims,
 } from './index.js';
+import { domainError } from '../testing/errors.js';
 
 let t: TestDatabase;
 let key: TokenKey;
@@ -71,15 +72,7 @@ async function registerMany(eventId: string, prefix: string, n: number, at: Date
 
 const inWindow = () => new Date(Date.now() - 2.5 * HOUR);
 
-async function refusal(p: Promise<unknown>): Promise<DomainError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof DomainError) return e;
-    throw e;
-  }
-  throw new Error('expected a DomainError');
-}
+const refusal = domainError;
 
 const count = async (table: 'lottery_registrations' | 'lottery_winners' | 'waitlist_entries') =>
   (await sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql.table(table)}`.execute(t.db)).rows[0]!.n;
