@@ -190,3 +190,81 @@ describe('admissionPlan.inputs', () => {
     expect(await codeOf(callerAs(tdb.db, promoter).admissionPlan.inputs({ eventId }))).toMatchObject({ code: 'FORBIDDEN' });
   });
 });
+
+describe('warRoom: presale tiers each have their own queue', () => {
+  /** Presales FANCLUB (selling now) and CARD (later), the general sale tomorrow. Created here so the board above never sees it. */
+  let tieredId: string;
+  const at = (minutes: number) => new Date(Date.now() + minutes * 60_000).toISOString();
+  const queueOf = async (code: string) =>
+    (await tdb.db.selectFrom('allocations').select('queue_id').where('event_id', '=', tieredId).where('code', '=', code).executeTakeFirstOrThrow()).queue_id;
+  const pausedOf = async (queueId: string) => (await tdb.db.selectFrom('queue_state').select('paused').where('event_id', '=', queueId).executeTakeFirstOrThrow()).paused;
+
+  beforeAll(async () => {
+    const file = {
+      ...smallEventFile('Tiered War Room'),
+      onsaleAt: at(24 * 60),
+      startsAt: at(7 * 24 * 60),
+      allocations: [
+        { code: 'FANCLUB', name: 'Fan club', share: 0.5, access: 'OPEN', opensAt: at(-30), closesAt: at(120), fairnessMode: 'FIFO' },
+        { code: 'CARD', name: 'Card partner', share: 0.25, access: 'OPEN', opensAt: at(180), closesAt: at(240) },
+        { code: 'GENERAL', name: 'General sale' },
+      ],
+    };
+    ({ eventId: tieredId } = await tdb.db.transaction().execute((trx) => createEvent(trx, parseEventFile(file))));
+    // The fan club's queue: 5 fans joined, 2 admitted, the controller beating on it at 30/min; the card queue has no heartbeat.
+    const fanclub = await queueOf('FANCLUB');
+    await sql`INSERT INTO accounts (id) SELECT 'tier-fan-' || i FROM generate_series(0, 4) i ON CONFLICT DO NOTHING`.execute(tdb.db);
+    await sql`INSERT INTO queue_entries (event_id, account_id, device_hash, join_index, cohort)
+              SELECT ${fanclub}::uuid, 'tier-fan-' || i, 'd' || i, i, 'FIFO' FROM generate_series(0, 4) i`.execute(tdb.db);
+    await sql`UPDATE queue_state SET admitted_through = 2, rate_per_min = 30, heartbeat_at = now() + interval '1 hour' WHERE event_id = ${fanclub}::uuid`.execute(tdb.db);
+  });
+
+  it("each presale tier carries its queue's figures; the general sale's are the event's own queue", async () => {
+    const s = await callerAs(tdb.db, viewer).warRoom.snapshot({ eventId: tieredId });
+    const [fanclub, card, general] = s.tiers;
+    expect(fanclub).toMatchObject({ code: 'FANCLUB', queue: { queueId: await queueOf('FANCLUB'), paused: false, joined: 5, admittedThrough: 2, waiting: 3, publishedRatePerMin: 30, rateOverridePerMin: null, heartbeatFresh: true } });
+    expect(card).toMatchObject({ code: 'CARD', queue: { paused: false, joined: 0, waiting: 0, heartbeatAgeSeconds: null, heartbeatFresh: false } });
+    expect(general).toMatchObject({ code: 'GENERAL', general: true, queue: { queueId: tieredId, paused: s.queue.paused, joined: s.queue.joined, admittedThrough: s.queue.admittedThrough } });
+  });
+
+  it('an operator pauses one tier: only its queue stops, the snapshot shows who and why on that tier; resume restores it', async () => {
+    const ops = callerAs(tdb.db, operator);
+    const state = await ops.warRoom.pause({ eventId: tieredId, tier: 'FANCLUB', reason: 'fan club codes leaked' });
+    expect(state).toMatchObject({ eventId: tieredId, tier: 'FANCLUB', paused: true, pausedBy: operator.email, pausedReason: 'fan club codes leaked' });
+    expect(await pausedOf(await queueOf('FANCLUB'))).toBe(true);
+    expect(await pausedOf(await queueOf('CARD'))).toBe(false);
+    expect(await pausedOf(tieredId)).toBe(false);
+
+    const s = await ops.warRoom.snapshot({ eventId: tieredId });
+    expect(s.queue.paused).toBe(false);
+    expect(s.tiers.map((t) => [t.code, t.queue?.paused])).toEqual([
+      ['FANCLUB', true],
+      ['CARD', false],
+      ['GENERAL', false],
+    ]);
+    expect(s.tiers[0]!.queue).toMatchObject({ pausedBy: operator.email, pausedReason: 'fan club codes leaked', pausedAt: expect.any(String), waiting: 3 });
+    expect(await audits('queue.paused', tieredId)).toEqual([{ actor: operator.email, details: expect.objectContaining({ reason: 'fan club codes leaked', tier: 'FANCLUB' }) }]);
+
+    expect(await ops.warRoom.resume({ eventId: tieredId, tier: 'FANCLUB', reason: 'codes rotated' })).toMatchObject({ tier: 'FANCLUB', paused: false });
+    expect((await ops.warRoom.snapshot({ eventId: tieredId })).tiers.every((t) => t.queue?.paused === false)).toBe(true);
+  });
+
+  it('a viewer may not pause or resume a tier; nothing is written', async () => {
+    const v = callerAs(tdb.db, viewer);
+    expect(await codeOf(v.warRoom.pause({ eventId: tieredId, tier: 'FANCLUB', reason: 'curious' }))).toMatchObject({ code: 'FORBIDDEN', domainCode: 'ROLE_FORBIDDEN' });
+    expect(await codeOf(v.warRoom.resume({ eventId: tieredId, tier: 'FANCLUB', reason: 'curious' }))).toMatchObject({ code: 'FORBIDDEN' });
+    expect(await pausedOf(await queueOf('FANCLUB'))).toBe(false);
+    expect(await audits('queue.paused', tieredId)).toHaveLength(1); // the operator's, above
+  });
+
+  it('the event-level pause stops every queue of the event and the snapshot shows each tier paused; an unknown tier is NOT_FOUND', async () => {
+    const ops = callerAs(tdb.db, operator);
+    await ops.warRoom.pause({ eventId: tieredId, reason: 'payment provider down' });
+    const s = await ops.warRoom.snapshot({ eventId: tieredId });
+    expect(s.queue.paused).toBe(true);
+    expect(s.tiers.map((t) => t.queue?.paused)).toEqual([true, true, true]);
+    await ops.warRoom.resume({ eventId: tieredId, reason: 'provider back' });
+    expect((await ops.warRoom.snapshot({ eventId: tieredId })).tiers.map((t) => t.queue?.paused)).toEqual([false, false, false]);
+    expect(await codeOf(ops.warRoom.pause({ eventId: tieredId, tier: 'NOPE', reason: 'x' }))).toMatchObject({ code: 'NOT_FOUND', domainCode: 'TIER_NOT_FOUND' });
+  });
+});

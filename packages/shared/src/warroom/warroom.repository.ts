@@ -196,3 +196,35 @@ export async function readTieredEventIds(db: Db | Trx, ids: string[]): Promise<s
   const { rows } = await sql<{ event_id: string }>`SELECT DISTINCT event_id FROM allocations WHERE event_id = ANY(${ids}::uuid[])`.execute(db);
   return rows.map((r) => r.event_id);
 }
+
+/** A presale tier's own queue row (keyed by the tier's queue id), with the positions its queue has issued. */
+export interface TierQueueRow {
+  event_id: string;
+  code: string;
+  queue_id: string;
+  admitted_through: number;
+  rate_per_min: number;
+  rate_override_per_min: number | null;
+  paused: boolean;
+  paused_reason: string | null;
+  paused_by: string | null;
+  paused_at: Date | null;
+  heartbeat_at: Date | null;
+  positions: number;
+}
+
+/**
+ * Every presale tier's queue of `eventIds` in one statement (the general sale's queue is the event's own, read by
+ * readEventRows): the queue_state row and positions issued (the same one-probe max(join_index) + 1 as readQueuePositions).
+ */
+export async function readTierQueues(db: Db | Trx, eventIds: readonly string[]): Promise<TierQueueRow[]> {
+  if (eventIds.length === 0) return [];
+  const { rows } = await sql<TierQueueRow>`
+    SELECT a.event_id, a.code, a.queue_id,
+           q.admitted_through, q.rate_per_min, q.rate_override_per_min, q.paused, q.paused_reason, q.paused_by, q.paused_at, q.heartbeat_at,
+           coalesce((SELECT max(join_index) + 1 FROM queue_entries WHERE event_id = a.queue_id), 0)::int AS positions
+    FROM allocations a JOIN queue_state q ON q.event_id = a.queue_id
+    WHERE a.event_id = ANY(${[...eventIds]}::uuid[]) AND NOT a.general
+    ORDER BY a.event_id, a.position`.execute(db);
+  return rows;
+}

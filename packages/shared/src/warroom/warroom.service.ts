@@ -150,10 +150,38 @@ export interface WarRoomSnapshot {
     lastFanoutSeconds: number | null;
   };
   store: { configured: boolean; instances: number; reachable: number; gateRefusalsPerMin: number | null };
-  /** Presale tiers in sale order (the general sale last), each with its window, roll and live counts; empty without tiers. */
-  tiers: TierView[];
+  /**
+   * Presale tiers in sale order (the general sale last), each with its window, roll, live counts and its queue's
+   * figures (the general sale's are the event's own queue, as in `queue`); empty without tiers.
+   */
+  tiers: WarRoomTier[];
   alerts: Alert[];
 }
+
+/** One tier's queue as the war room shows it: a presale's own queue, or (for the general sale) the event's. */
+export interface WarRoomTierQueue {
+  /** The queue_state key: the tier's queue id (the event's id for the general sale). */
+  queueId: string;
+  paused: boolean;
+  pausedReason: string | null;
+  pausedBy: string | null;
+  pausedAt: string | null;
+  /** The watermark: every position of this queue at or below it is admitted. */
+  admittedThrough: number;
+  /** Positions this queue issued. */
+  joined: number;
+  /** joined - admittedThrough (never below 0): fans still waiting in this queue. */
+  waiting: number;
+  /** How fast this queue's watermark moves (positions per minute). */
+  publishedRatePerMin: number;
+  rateOverridePerMin: number | null;
+  heartbeatAgeSeconds: number | null;
+  /** The controller's heartbeat on this queue is within the staleness limit (a stale one: its fans read PAUSED). */
+  heartbeatFresh: boolean;
+}
+
+/** A tier in the war room: its view (window, access, counts) and its queue (null if the queue row is missing). */
+export type WarRoomTier = TierView & { queue: WarRoomTierQueue | null };
 
 /** How many minutes of admissions the snapshot carries. */
 export const WAR_ROOM_MINUTES = 30;
@@ -241,6 +269,9 @@ export async function readWarRoomSnapshots(db: Db, eventIds: readonly string[], 
       // Per-tier counts, in the same snapshot as the totals (so the tiers add up to them), for events that have tiers.
       const tiers = new Map<string, Awaited<ReturnType<typeof tierInventory>>>();
       for (const id of await repo.readTieredEventIds(trx, found)) tiers.set(id, await tierInventory(trx, id));
+      // Each presale tier's own queue, all events in one statement (the general sale's queue is the event row's).
+      const tierQueues = new Map<string, repo.TierQueueRow>();
+      if (tiers.size > 0) for (const q of await repo.readTierQueues(trx, [...tiers.keys()])) tierQueues.set(`${q.event_id}/${q.code}`, q);
       const minutesByEvent = new Map<string, repo.AdmissionMinuteRow[]>();
       for (const m of minuteRows) minutesByEvent.set(m.event_id, [...(minutesByEvent.get(m.event_id) ?? []), m]);
       const order = new Map(ids.map((id, i) => [id, i]));
@@ -256,6 +287,7 @@ export async function readWarRoomSnapshots(db: Db, eventIds: readonly string[], 
             reconciliation: reconciled.get(e.event_id),
             waitlist: waitlist.get(e.event_id),
             tiers: tiers.get(e.event_id) ?? [],
+            tierQueues,
             store,
           }),
         );
@@ -284,7 +316,34 @@ interface SnapshotParts {
   reconciliation: { order_drift: number; checked_at: Date } | undefined;
   waitlist: repo.WaitlistRow | undefined;
   tiers: Awaited<ReturnType<typeof tierInventory>>;
+  /** Presale tiers' queue rows, keyed `eventId/code`. */
+  tierQueues: Map<string, repo.TierQueueRow>;
   store: StoreMetrics;
+}
+
+/** A queue row's war-room figures (the event's own queue or a presale tier's). */
+function tierQueueOf(
+  now: Date,
+  queueId: string,
+  q: Pick<repo.TierQueueRow, 'admitted_through' | 'rate_per_min' | 'rate_override_per_min' | 'paused' | 'paused_reason' | 'paused_by' | 'paused_at' | 'heartbeat_at'>,
+  positions: number,
+): WarRoomTierQueue {
+  const admittedThrough = Number(q.admitted_through);
+  const age = seconds(now, q.heartbeat_at);
+  return {
+    queueId,
+    paused: q.paused,
+    pausedReason: q.paused_reason,
+    pausedBy: q.paused_by,
+    pausedAt: iso(q.paused_at),
+    admittedThrough,
+    joined: positions,
+    waiting: Math.max(0, positions - admittedThrough),
+    publishedRatePerMin: round(q.rate_per_min),
+    rateOverridePerMin: q.rate_override_per_min,
+    heartbeatAgeSeconds: age === null ? null : round(age, 1),
+    heartbeatFresh: age !== null && age * 1000 <= DEFAULT_HEARTBEAT_STALE_MS,
+  };
 }
 
 function toSnapshot(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot {
@@ -377,7 +436,11 @@ function toSnapshot(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot 
       lastFanoutSeconds: w?.last_fanout_seconds === null || w?.last_fanout_seconds === undefined ? null : round(w.last_fanout_seconds, 1),
     },
     store: { configured: p.store.configured, instances: p.store.instances, reachable: p.store.reachable, gateRefusalsPerMin: p.store.gateRefusalsPerMin },
-    tiers: p.tiers.map((t) => toTierView(t, now)),
+    tiers: p.tiers.map((t) => {
+      const q = p.tierQueues.get(`${e.event_id}/${t.code}`);
+      const queue = t.general ? tierQueueOf(now, e.event_id, e, p.positions) : q ? tierQueueOf(now, q.queue_id, q, q.positions) : null;
+      return { ...toTierView(t, now), queue };
+    }),
   };
   const alerts = evaluateAlerts({
     paused: e.paused,
