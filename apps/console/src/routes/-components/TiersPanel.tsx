@@ -2,7 +2,7 @@ import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'rea
 import { useMutation } from '@tanstack/react-query';
 import type { RouterOutputs } from '@onsale/bff/root';
 import { fieldErrors } from '@onsale/shared/users/schema';
-import { ACCESS_CODES_MAX, accessCodesSchema, tierRollSchema } from '@onsale/shared/warroom/schema';
+import { ACCESS_CODES_MAX, accessCodesSchema, pauseQueueSchema, resumeQueueSchema, tierRollSchema } from '@onsale/shared/warroom/schema';
 import { fieldErrorsOf, useTRPC } from '../../trpc';
 import { downloadText } from './download';
 import { Field } from './Field';
@@ -13,6 +13,10 @@ import './event-form.css';
 
 /** A tier as the BFF sends it (the event page's and the war room's are the same shape). */
 export type TierRow = RouterOutputs['events']['byId']['tiers'][number];
+/** A tier's queue figures, as the war-room snapshot carries them (the event page has none). */
+export type TierQueue = NonNullable<RouterOutputs['warRoom']['snapshot']['tiers'][number]['queue']>;
+/** A tier row, with its queue's figures on the war room. */
+export type TierPanelRow = TierRow & { queue?: TierQueue | null };
 
 const PHASE_LOOK: Record<TierRow['phase'], { label: string; tone: string }> = {
   UPCOMING: { label: 'NOT OPEN', tone: '' },
@@ -29,11 +33,26 @@ const accessText = (t: TierRow) =>
  * capacity, drift 0), where its unsold seats go and when, and, for the roles allowed, rolling a tier forward now
  * and issuing its access codes (each confirmed in a dialog; the BFF checks the role again and audits).
  */
-export function TiersPanel({ eventId, eventName, tiers, permissions, onChanged }: { eventId: string; eventName: string; tiers: TierRow[]; permissions: readonly string[]; onChanged?: () => void }) {
-  const [open, setOpen] = useState<{ kind: 'roll' | 'codes'; tier: TierRow } | null>(null);
+export function TiersPanel({
+  eventId,
+  eventName,
+  tiers,
+  permissions,
+  onChanged,
+}: {
+  eventId: string;
+  eventName: string;
+  tiers: TierPanelRow[];
+  permissions: readonly string[];
+  onChanged?: () => void;
+}) {
+  const [open, setOpen] = useState<{ kind: 'roll' | 'codes' | 'pause' | 'resume'; tier: TierPanelRow } | null>(null);
   if (tiers.length === 0) return null;
   const canRoll = permissions.includes('tiers.roll');
   const canIssue = permissions.includes('tiers.codes');
+  // The war room's rows carry each tier's queue; pausing one needs the same permission as the event's pause button.
+  const showQueues = tiers.some((t) => t.queue !== undefined);
+  const canControl = showQueues && permissions.includes('warroom.control');
   return (
     <section className="tiers-panel" data-testid="tiers-panel" aria-label="Presale tiers">
       <h2>Presale tiers</h2>
@@ -50,7 +69,20 @@ export function TiersPanel({ eventId, eventName, tiers, permissions, onChanged }
             <th className="num">Sold</th>
             <th className="num">Drift</th>
             <th>Unsold seats</th>
-            {(canRoll || canIssue) && <th>Actions</th>}
+            {showQueues && (
+              <>
+                <th>Queue</th>
+                <th className="num" title="joined − admitted">
+                  Waiting
+                </th>
+                <th className="num" title="every position at or below it is admitted">
+                  Watermark
+                </th>
+                <th className="num">Rate / min</th>
+                <th>Controller</th>
+              </>
+            )}
+            {(canRoll || canIssue || canControl) && <th>Actions</th>}
           </tr>
         </thead>
         <tbody>
@@ -59,7 +91,7 @@ export function TiersPanel({ eventId, eventName, tiers, permissions, onChanged }
             // A rolled tier can roll again only if seats came back to it (a lapsed hold).
             const rollable = !t.general && (t.phase !== 'ROLLED' || t.available > 0);
             return (
-              <tr key={t.code} data-testid="tier-row" data-tier={t.code} data-phase={t.phase}>
+              <tr key={t.code} data-testid="tier-row" data-tier={t.code} data-phase={t.phase} data-paused={t.queue ? String(t.queue.paused) : undefined}>
                 <td>
                   <strong>{t.code}</strong> <span className="muted">{t.name}</span>
                   <br />
@@ -108,9 +140,20 @@ export function TiersPanel({ eventId, eventName, tiers, permissions, onChanged }
                     </>
                   )}
                 </td>
-                {(canRoll || canIssue) && (
+                {showQueues && <QueueCells queue={t.queue ?? null} />}
+                {(canRoll || canIssue || canControl) && (
                   <td className="tier-row-actions">
                     <div>
+                      {canControl && !t.general && t.queue && !t.queue.paused && (
+                        <button type="button" className="wr-button wr-button-stop" onClick={() => setOpen({ kind: 'pause', tier: t })} data-testid="tier-pause">
+                          Pause…
+                        </button>
+                      )}
+                      {canControl && !t.general && t.queue?.paused && (
+                        <button type="button" className="wr-button wr-button-go" onClick={() => setOpen({ kind: 'resume', tier: t })} data-testid="tier-resume">
+                          Resume…
+                        </button>
+                      )}
                       {canRoll && rollable && (
                         <button type="button" className="wr-button" onClick={() => setOpen({ kind: 'roll', tier: t })} data-testid="tier-roll-now">
                           Roll forward now…
@@ -142,7 +185,78 @@ export function TiersPanel({ eventId, eventName, tiers, permissions, onChanged }
         />
       )}
       {open?.kind === 'codes' && <CodesDialog eventId={eventId} tier={open.tier} onClose={() => setOpen(null)} />}
+      {(open?.kind === 'pause' || open?.kind === 'resume') && open.tier.queue && (
+        <QueueDialog
+          kind={open.kind}
+          eventId={eventId}
+          tier={open.tier}
+          queue={open.tier.queue}
+          onClose={() => setOpen(null)}
+          onDone={() => {
+            setOpen(null);
+            onChanged?.();
+          }}
+        />
+      )}
     </section>
+  );
+}
+
+/** One tier's queue figures: a PAUSED badge with who, why and when; waiting, watermark, rate and the controller's heartbeat. */
+function QueueCells({ queue: q }: { queue: TierQueue | null }) {
+  if (!q)
+    return (
+      <td colSpan={5} className="muted" data-testid="tier-queue">
+        no queue row
+      </td>
+    );
+  return (
+    <>
+      <td data-testid="tier-queue">
+        {q.paused ? (
+          <>
+            <span className="wr-badge wr-badge-alarm" data-testid="tier-paused">
+              PAUSED
+            </span>
+            <br />
+            <span className="muted" data-testid="tier-paused-by">
+              by {q.pausedBy ?? 'unknown'}
+              {q.pausedAt && (
+                <>
+                  {' '}
+                  at <time dateTime={q.pausedAt}>{formatDateTime(q.pausedAt)}</time>
+                </>
+              )}
+              : “{q.pausedReason ?? 'no reason recorded'}”
+            </span>
+          </>
+        ) : (
+          <span className="wr-badge">RUNNING</span>
+        )}
+      </td>
+      <td className="num" data-testid="tier-waiting" title={`${formatCount(q.joined)} joined − ${formatCount(q.admittedThrough)} admitted`}>
+        {formatCount(q.waiting)}
+        <br />
+        <span className="muted">of {formatCount(q.joined)} joined</span>
+      </td>
+      <td className="num" data-testid="tier-watermark">
+        {formatCount(q.admittedThrough)}
+      </td>
+      <td className="num" data-testid="tier-rate">
+        {formatCount(Math.round(q.publishedRatePerMin))}
+        {q.rateOverridePerMin !== null && (
+          <>
+            <br />
+            <span className="muted">override {formatCount(q.rateOverridePerMin)}</span>
+          </>
+        )}
+      </td>
+      <td data-testid="tier-heartbeat" data-fresh={String(q.heartbeatFresh)}>
+        <span className={`wr-badge ${q.heartbeatFresh ? 'wr-badge-ok' : 'wr-badge-warn'}`}>{q.heartbeatFresh ? 'FRESH' : 'STALE'}</span>
+        <br />
+        <span className="muted">{q.heartbeatAgeSeconds === null ? 'no heartbeat yet' : `${q.heartbeatAgeSeconds} s ago`}</span>
+      </td>
+    </>
   );
 }
 
@@ -277,6 +391,82 @@ function CodesDialog({ eventId, tier, onClose }: { eventId: string; tier: TierRo
           </div>
         </form>
       )}
+    </Dialog>
+  );
+}
+
+/** Pause or resume one presale tier's queue: says what happens, asks for a reason (audited) and an explicit confirmation. */
+function QueueDialog({
+  kind,
+  eventId,
+  tier,
+  queue,
+  onClose,
+  onDone,
+}: {
+  kind: 'pause' | 'resume';
+  eventId: string;
+  tier: TierPanelRow;
+  queue: TierQueue;
+  onClose: () => void;
+  onDone: () => void;
+}) {
+  const trpc = useTRPC();
+  const [reason, setReason] = useState('');
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const done = { onSuccess: onDone, onError: (e: unknown) => setErrors(errorsOf(e)) };
+  const pause = useMutation(trpc.warRoom.pause.mutationOptions(done));
+  const resume = useMutation(trpc.warRoom.resume.mutationOptions(done));
+  const pending = pause.isPending || resume.isPending;
+
+  function submit(e: FormEvent) {
+    e.preventDefault();
+    const input = { eventId, tier: tier.code, reason };
+    if (kind === 'pause') {
+      const parsed = pauseQueueSchema.safeParse(input);
+      if (!parsed.success) return setErrors(fieldErrors(parsed.error));
+      pause.mutate(parsed.data);
+    } else {
+      const parsed = resumeQueueSchema.safeParse(input);
+      if (!parsed.success) return setErrors(fieldErrors(parsed.error));
+      resume.mutate(parsed.data);
+    }
+  }
+
+  return (
+    <Dialog testId={`tier-dialog-${kind}`} title={kind === 'pause' ? `Pause the ${tier.name} queue` : `Resume the ${tier.name} queue`} onClose={onClose}>
+      <form onSubmit={submit} noValidate>
+        <p>
+          {kind === 'pause' ? (
+            <>
+              Nobody new is admitted from the <strong>{tier.name}</strong> ({tier.code}) presale queue until someone resumes it. Its {formatCount(queue.waiting)} fans
+              waiting keep their places and read <strong>PAUSED</strong>; fans already admitted can still buy. The event&apos;s other queues (the general sale and the
+              other presales) keep admitting.
+            </>
+          ) : (
+            <>
+              Admissions from the <strong>{tier.name}</strong> ({tier.code}) presale queue start again ({formatCount(queue.waiting)} fans waiting). Paused by {queue.pausedBy}: “
+              {queue.pausedReason}”.
+            </>
+          )}
+        </p>
+        <Field label={kind === 'pause' ? 'Why pause? (goes to the audit log)' : 'Reason (goes to the audit log)'} name="reason" error={errors.reason}>
+          <textarea rows={2} value={reason} onChange={(e) => setReason(e.target.value)} maxLength={600} />
+        </Field>
+        {(errors.form || errors.tier) && (
+          <p className="form-error" role="alert">
+            {errors.form ?? errors.tier}
+          </p>
+        )}
+        <div className="wr-dialog-actions">
+          <button type="button" className="wr-button" onClick={onClose} disabled={pending}>
+            Cancel
+          </button>
+          <button type="submit" className={`wr-button ${kind === 'pause' ? 'wr-button-stop' : 'wr-button-go'}`} disabled={pending} data-testid="tier-confirm-queue">
+            {kind === 'pause' ? `Pause ${tier.code}` : `Resume ${tier.code}`}
+          </button>
+        </div>
+      </form>
     </Dialog>
   );
 }

@@ -86,12 +86,19 @@ function ControlDialog({ kind, snapshot, onClose }: { kind: Kind; snapshot: WarR
       <>
         Nobody new is admitted to <strong>{snapshot.name}</strong> until someone resumes. The {formatCount(snapshot.queue.waiting)} fans waiting keep their places and read{' '}
         <strong>PAUSED</strong>. Fans already admitted can still buy.
+        {snapshot.tiers.length > 0 && (
+          <span data-testid="wr-pause-all-queues">
+            {' '}
+            This pauses every queue of the event: the general sale and each presale ({snapshot.tiers.filter((t) => !t.general).map((t) => t.code).join(', ')}); to pause one presale
+            only, use its Pause button in the tier table.
+          </span>
+        )}
       </>
     );
   else if (kind === 'resume')
     what = (
       <>
-        Admissions to <strong>{snapshot.name}</strong> start again at{' '}
+        Admissions to <strong>{snapshot.name}</strong>{snapshot.tiers.length > 0 ? ' (every queue: the general sale and each presale)' : ''} start again at{' '}
         {snapshot.queue.rateOverridePerMin === null ? `the plan's rate (${plan === null ? 'no plan' : `${formatCount(Math.round(plan))}/min`})` : `the operator's ${formatCount(snapshot.queue.rateOverridePerMin)}/min`}. Paused by{' '}
         {snapshot.queue.pausedBy}: “{snapshot.queue.pausedReason}”.
       </>
