@@ -24,6 +24,7 @@ const resultsDir = join(consoleRoot, '..', '..', '.test-results');
 // Built into a directory of this test's own: other browser tests build into dist/ and may run at the same time.
 const distDir = join(resultsDir, 'console-dist-configure');
 const PROMOTER = { email: 'promoter@acme.test', password: 'promoter password for the browser' };
+const OPERATOR = { email: 'operator@configure.test', password: 'operator password for the browser' };
 const EVENT_NAME = 'Form Made Night';
 const TIERED_NAME = 'Tiered Form Night';
 const LOTTERY_NAME = 'Lottery Form Night';
@@ -390,7 +391,47 @@ describe('event configuration in Chromium', () => {
     expect(await wrTiers.locator('[data-tier="CARD"]').getByTestId('tier-capacity').textContent()).toBe('26');
     expect(await wrTiers.locator('[data-tier="CARD"]').getByTestId('tier-roll-now').count()).toBe(1);
     expect(await page.getByTestId('wr-controls').count()).toBe(0);
+    // Each presale tier's own queue: running, nobody waiting, no controller yet; a promoter has no per-tier pause.
+    expect(await wrTiers.locator('[data-tier="CARD"]').getAttribute('data-paused')).toBe('false');
+    expect(await wrTiers.locator('[data-tier="CARD"]').getByTestId('tier-heartbeat').getAttribute('data-fresh')).toBe('false');
+    expect(await wrTiers.locator('[data-tier="CARD"]').getByTestId('tier-watermark').textContent()).toBe('0');
+    expect(await wrTiers.getByTestId('tier-pause').count()).toBe(0);
     await page.screenshot({ path: join(resultsDir, 'console-war-room-tiers.png'), fullPage: true });
+
+    // An operator pauses the card partner's queue only (reason required, confirmed): a PAUSED badge on its row, the
+    // event's own queue untouched; then resumes it.
+    await tdb.db.transaction().execute((trx) => createUser(trx, { ...OPERATOR, role: 'operator' }, 'test'));
+    const opsContext = await browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: TIMEZONE });
+    try {
+      const ops = await opsContext.newPage();
+      await ops.goto(`${baseUrl}/sign-in`);
+      await signIn(ops, OPERATOR);
+      await ops.waitForURL(`${baseUrl}/`);
+      await ops.goto(`${baseUrl}/events/${tieredId}/war-room`);
+      const opsRow = (code: string) => ops.getByTestId('tiers-panel').locator(`[data-tier="${code}"]`);
+      await opsRow('CARD').getByTestId('tier-pause').click();
+      const pauseDialog = ops.getByTestId('tier-dialog-pause');
+      expect(await pauseDialog.textContent()).toContain("The event's other queues");
+      await pauseDialog.getByTestId('tier-confirm-queue').click();
+      expect(await pauseDialog.getByTestId('error-reason').textContent()).toBe('give a reason');
+      await pauseDialog.getByLabel('Why pause? (goes to the audit log)').fill('card partner BIN list wrong');
+      await pauseDialog.getByTestId('tier-confirm-queue').click();
+      await expect.poll(() => opsRow('CARD').getAttribute('data-paused')).toBe('true');
+      expect(await opsRow('CARD').getByTestId('tier-paused-by').textContent()).toContain('card partner BIN list wrong');
+      expect(await opsRow('GENERAL').getAttribute('data-paused')).toBe('false');
+      const { paused } = await tdb.db.selectFrom('queue_state').select('paused').where('event_id', '=', tieredId).executeTakeFirstOrThrow();
+      expect(paused).toBe(false);
+      // The event-level pause says it stops every queue.
+      await ops.getByTestId('wr-pause').click();
+      expect(await ops.getByTestId('wr-pause-all-queues').textContent()).toContain('every queue of the event');
+      await ops.getByTestId('wr-dialog-pause').getByRole('button', { name: 'Cancel' }).click();
+      await opsRow('CARD').getByTestId('tier-resume').click();
+      await ops.getByTestId('tier-dialog-resume').getByLabel('Reason (goes to the audit log)').fill('BIN list fixed');
+      await ops.getByTestId('tier-dialog-resume').getByTestId('tier-confirm-queue').click();
+      await expect.poll(() => opsRow('CARD').getAttribute('data-paused')).toBe('false');
+    } finally {
+      await opsContext.close();
+    }
 
     // Once a tier has rolled the tiers are fixed: the edit form says so at the field.
     await page.goto(`${baseUrl}/events/${tieredId}/edit`);
