@@ -116,6 +116,19 @@ describe('evaluateAlerts', () => {
     expect(paused).toMatchObject({ severity: 'warning', metric: 'state', detail: 'ops@example.com: payment provider degraded' });
   });
 
+  it("a presale tier's own queue: paused on its own is a warning naming the tier; selling with a silent controller is critical", () => {
+    const queue = { tier: 'FANCLUB', paused: false, pausedBy: null, pausedReason: null, selling: true, heartbeatFresh: true, heartbeatAgeSeconds: 0.5 };
+    expect(codes({ presaleQueues: [queue] })).toEqual([]);
+    expect(only({ presaleQueues: [{ ...queue, paused: true, pausedBy: 'ops@example.com', pausedReason: 'fan club codes leaked' }] }, 'QUEUE_PAUSED')).toMatchObject({
+      title: 'FANCLUB presale queue paused by an operator',
+      detail: 'ops@example.com: fan club codes leaked',
+    });
+    expect(only({ presaleQueues: [{ ...queue, heartbeatFresh: false, heartbeatAgeSeconds: 9 }] }, 'CONTROLLER_SILENT')).toMatchObject({ severity: 'critical', title: expect.stringContaining('FANCLUB') });
+    // A presale not yet selling has no controller yet; the event paused as a whole raises one pause, not one per queue.
+    expect(codes({ presaleQueues: [{ ...queue, selling: false, heartbeatFresh: false, heartbeatAgeSeconds: null }] })).toEqual([]);
+    expect(codes({ paused: true, pausedBy: 'ops', pausedReason: 'x', presaleQueues: [{ ...queue, paused: true }] })).toEqual(['QUEUE_PAUSED']);
+  });
+
   it('rule 8: returned seats waiting over a minute to reach the waitlist', () => {
     expect(codes({ waitlistOldestPendingSeconds: 30 })).toEqual([]);
     expect(only({ waitlistOldestPendingSeconds: 75 }, 'WAITLIST_FANOUT_BEHIND').metric).toBe('waitlist');

@@ -115,6 +115,8 @@ export interface AlertInput {
   expiredUnsweptSeats: number;
   /** Age of the oldest availability event still fanning out to the waitlist (null: none pending). */
   waitlistOldestPendingSeconds: number | null;
+  /** The event's presale tiers' own queues (absent or empty: none): paused by an operator, or selling with a silent controller. */
+  presaleQueues?: { tier: string; paused: boolean; pausedBy: string | null; pausedReason: string | null; selling: boolean; heartbeatFresh: boolean; heartbeatAgeSeconds: number | null }[];
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
@@ -152,6 +154,32 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       threshold: null,
       source: 'ARCHITECTURE rule 3',
     });
+
+  // A presale's own queue fails closed and is paused on its own: the same alerts, naming the tier.
+  for (const q of i.presaleQueues ?? []) {
+    if (q.selling && !q.heartbeatFresh)
+      fire({
+        code: 'CONTROLLER_SILENT',
+        severity: 'critical',
+        metric: 'state',
+        title: `Admission controller silent on the ${q.tier} presale queue: it has failed closed`,
+        detail: `no heartbeat for ${q.heartbeatAgeSeconds === null ? 'ever' : `${num(Math.round(q.heartbeatAgeSeconds))} s`}; every ${q.tier} fan not yet admitted reads PAUSED`,
+        value: q.heartbeatAgeSeconds,
+        threshold: null,
+        source: 'ARCHITECTURE rule 3; section 4.7 (fail closed)',
+      });
+    if (q.paused && !i.paused)
+      fire({
+        code: 'QUEUE_PAUSED',
+        severity: 'warning',
+        metric: 'state',
+        title: `${q.tier} presale queue paused by an operator`,
+        detail: `${q.pausedBy ?? 'unknown'}: ${q.pausedReason ?? 'no reason recorded'}`,
+        value: null,
+        threshold: null,
+        source: 'ARCHITECTURE rule 3',
+      });
+  }
 
   const holds = i.holdsCreatedLastMinute;
   const admitted = i.admittedLastMinute;

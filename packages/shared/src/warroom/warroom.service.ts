@@ -467,6 +467,11 @@ function toSnapshot(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot 
     oldestExpiredUnsweptSeconds: oldestUnswept,
     expiredUnsweptSeats: snapshot.inventory.expiredUnsweptSeats,
     waitlistOldestPendingSeconds: oldestPendingSeconds,
+    presaleQueues: snapshot.tiers.flatMap((t) =>
+      !t.general && t.queue
+        ? [{ tier: t.code, paused: t.queue.paused, pausedBy: t.queue.pausedBy, pausedReason: t.queue.pausedReason, selling: t.phase === 'SELLING', heartbeatFresh: t.queue.heartbeatFresh, heartbeatAgeSeconds: t.queue.heartbeatAgeSeconds }]
+        : [],
+    ),
   });
   return { ...snapshot, alerts };
 }
