@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createDb, migrateToLatest, startEmbeddedPostgres, type Db } from '@onsale/shared/db';
+import { createDb, migrateToLatest, startEmbeddedPostgres, StatsKeeper, type Db } from '@onsale/shared/db';
 import { withAdminClient, withDatabase } from '@onsale/shared/testing';
 
 export interface BenchDatabase {
@@ -12,7 +12,7 @@ export interface BenchDatabase {
 }
 
 /**
- * A scratch database for a benchmark: BENCH_DATABASE_URL as given, else a fresh database on the local
+ * A scratch database for a benchmark, with the worker's StatsKeeper running on it: BENCH_DATABASE_URL as given, else a fresh database on the local
  * PostgreSQL at 127.0.0.1:5432 (dropped afterwards), else an embedded server in a temporary directory.
  */
 export async function benchDatabase(): Promise<BenchDatabase> {
@@ -55,11 +55,16 @@ export async function benchDatabase(): Promise<BenchDatabase> {
   }
   const db = createDb(url, { max: 40, applicationName: 'bench' });
   await migrateToLatest(db);
+  // What the product's worker runs beside the store API: the hot tables' statistics kept current as they fill
+  // (without it, plans cached while a table was empty scan it whole for the rest of the run).
+  const stats = new StatsKeeper(db);
+  stats.start();
   return {
     url,
     db,
     where,
     async close() {
+      await stats.stop();
       await db.destroy();
       await cleanup();
     },

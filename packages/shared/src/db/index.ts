@@ -4,3 +4,4 @@ export { migrateToLatest, MigrationError } from './migrate.js';
 export { startEmbeddedPostgres, type EmbeddedServer } from './embedded.js';
 export { sql } from 'kysely';
 export { GroupCommit } from './group-commit.js';
+export { StatsKeeper, HOT_TABLES, type StatsKeeperOptions } from './stats-keeper.js';

@@ -14,6 +14,7 @@ import { DEAD_AFTER_MS, HEARTBEAT_MS, releaseDeadWorkers, WorkerHeartbeat } from
 import { reconcileInventory } from './reconcile.js';
 import { ALLOCATION_ROLL_TASK, rollDueAllocations, rollForward } from '../allocations/allocations.service.js';
 import { DomainError } from '../errors.js';
+import { StatsKeeper } from '../db/stats-keeper.js';
 
 export interface WorkerOptions {
   connectionString: string;
@@ -116,6 +117,9 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
       .catch((err: unknown) => log?.warn({ err }, 'releasing dead workers failed'));
   }, Math.max(250, Math.floor(deadAfterMs / 3)));
   reaper.unref();
+  // The planner's statistics of the hot tables kept current while a sale fills them (see StatsKeeper).
+  const stats = new StatsKeeper(opts.db, { onError: (err) => log?.warn({ err }, 'analyzing the hot tables failed') });
+  stats.start();
   let admission: AdmissionController | undefined;
   if (opts.admission !== false) {
     try {
@@ -129,6 +133,7 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
       await admission.start();
     } catch (e) {
       clearInterval(reaper);
+      await stats.stop();
       await runner.stop();
       await heartbeat.stop();
       await pgPool.end();
@@ -141,6 +146,7 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
     async stop() {
       // The controller first: its leads go to another process at once, and its ticks use the pool.
       clearInterval(reaper);
+      await stats.stop();
       await admission?.stop();
       await runner.stop();
       await heartbeat.stop();
