@@ -198,18 +198,13 @@ export async function readTieredEventIds(db: Db | Trx, ids: string[]): Promise<s
 }
 
 /** A presale tier's own queue row (keyed by the tier's queue id), with the positions its queue has issued. */
-export interface TierQueueRow {
-  event_id: string;
+export interface TierQueueRow
+  extends Pick<
+    WarRoomEventRow,
+    'event_id' | 'admitted_through' | 'rate_per_min' | 'rate_override_per_min' | 'paused' | 'paused_reason' | 'paused_by' | 'paused_at' | 'heartbeat_at'
+  > {
   code: string;
   queue_id: string;
-  admitted_through: number;
-  rate_per_min: number;
-  rate_override_per_min: number | null;
-  paused: boolean;
-  paused_reason: string | null;
-  paused_by: string | null;
-  paused_at: Date | null;
-  heartbeat_at: Date | null;
   positions: number;
 }
 
