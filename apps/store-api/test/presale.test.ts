@@ -68,6 +68,13 @@ describe('splitting the house', () => {
     expect(fanclub.json()).toMatchObject({ tier: 'FANCLUB', mode: 'FIFO' });
     expect(fanclub.json().seedCommitment).not.toBe(facts.json().seedCommitment);
     expect((await h.app.inject({ url: `/events/${eventId}/fairness?tier=NOPE` })).json()).toMatchObject({ error: 'TIER_NOT_FOUND', field: 'tier' });
+    // The seat map per tier: what a presale's fans can hold.
+    const capacities = (body: { sections: { code: string; capacity: number; available: number }[] }) => body.sections.map((x) => [x.code, x.capacity, x.available]);
+    expect(capacities((await h.app.inject({ url: `/events/${eventId}/seatmap` })).json())).toEqual([['A', 300, 300], ['B', 50, 50], ['C', 50, 50]]);
+    const club = (await h.app.inject({ url: `/events/${eventId}/seatmap?tier=FANCLUB` })).json();
+    expect(club.tier).toBe('FANCLUB');
+    expect(capacities(club)).toEqual([['A', 90, 90], ['B', 15, 15], ['C', 15, 15]]);
+    expect((await h.app.inject({ url: `/events/${eventId}/seatmap?tier=NOPE` })).json()).toMatchObject({ error: 'TIER_NOT_FOUND', field: 'tier' });
   });
 
   it('refuses a bad tier file at the field, creating nothing', async () => {

@@ -74,7 +74,7 @@ export class GeneralAdmission {
         current: r.deviceUsed,
       });
     this.deps.metrics?.holdAttempts.inc({ event: event.id, section: section.code, outcome: r.expiresAt ? 'hit' : 'miss' });
-    if (!r.expiresAt) throw new GaUnavailable(await this.refusal(cached, section.code, req.quantity, r.available ?? 0));
+    if (!r.expiresAt) throw new GaUnavailable(await this.refusal(cached, section.code, req.quantity, r.available ?? 0, allocation));
     return {
       holdId,
       eventId: event.id,
@@ -88,8 +88,10 @@ export class GeneralAdmission {
     };
   }
 
-  private async refusal(cached: CachedEvent, code: string, quantity: number, available: number): Promise<DomainError> {
-    const map = await this.deps.seatmap.get(cached.event.id, cached.sections);
+  private async refusal(cached: CachedEvent, code: string, quantity: number, available: number, allocation: string | null): Promise<DomainError> {
+    // Alternatives from the fan's own tier (a presale's units in other sections), or the whole event without tiers.
+    const tier = allocation === null ? undefined : cached.tiers.find((t) => t.code === allocation);
+    const map = await this.deps.seatmap.get(cached.event.id, cached.sections, tier);
     const here = cached.sections.get(code)!;
     const alternatives = map.sections
       .filter((s) => s.code !== code && s.available >= quantity)

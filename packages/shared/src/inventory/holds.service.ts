@@ -126,7 +126,7 @@ export class HoldService {
       } catch (e) {
         if (e instanceof SectionFull) {
           this.deps.onOutcome?.(eventId, false);
-          throw await this.sectionRefusal(cached, e.section, e.quantity, e.view);
+          throw await this.sectionRefusal(cached, e.section, e.quantity, e.view, tier);
         }
         if (e instanceof GaUnavailable) {
           this.deps.onOutcome?.(eventId, false);
@@ -304,8 +304,9 @@ export class HoldService {
   }
 
   /** SECTION_SOLD_OUT or SECTION_NEARLY_FULL, with sections that can seat the party now (from the seat map). */
-  private async sectionRefusal(cached: CachedEvent, section: string, quantity: number, view: SeatCell[]) {
-    const map = await this.deps.seatmap.get(cached.event.id, cached.sections);
+  private async sectionRefusal(cached: CachedEvent, section: string, quantity: number, view: SeatCell[], tier: Tier | null) {
+    // Alternatives from the fan's own tier: seats of another tier are not theirs to hold.
+    const map = await this.deps.seatmap.get(cached.event.id, cached.sections, tier ?? undefined);
     const here = cached.sections.get(section)!;
     const alternatives = map.sections
       .filter((s) => s.code !== section && s.available >= quantity)

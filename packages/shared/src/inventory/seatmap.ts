@@ -18,6 +18,8 @@ export interface SeatmapSection {
 
 export interface Seatmap {
   eventId: string;
+  /** A presale tier's view: only that tier's seats and units (capacity = what the tier owns of the section). */
+  tier?: string;
   generatedAt: Date;
   sections: SeatmapSection[];
 }
@@ -56,20 +58,27 @@ export class SeatmapCache {
     private readonly ttlMs = 1500,
   ) {}
 
-  get(eventId: string, sections: Map<string, EventSection>): Promise<Seatmap> {
+  /** The event's section availability, or one presale tier's (`tier`: its code and whether it is the general sale). */
+  get(eventId: string, sections: Map<string, EventSection>, tier?: { code: string; general: boolean }): Promise<Seatmap> {
     const now = Date.now();
-    const hit = this.entries.get(eventId);
+    const key = tier ? `${eventId}/${tier.code}` : eventId;
+    const hit = this.entries.get(key);
     if (hit && now - hit.at < this.ttlMs) return hit.value;
-    const value = countBySection(this.db, eventId).then((rows) => ({
-      eventId,
-      generatedAt: new Date(now),
-      sections: sectionAvailability(
+    const value = countBySection(this.db, eventId, tier).then((rows) => {
+      const counted = sectionAvailability(
         sections.values(),
         rows.map((r) => ({ code: r.section_code, available: r.available, held: r.held, sold: r.sold })),
-      ),
-    }));
-    this.entries.set(eventId, { at: now, value });
-    value.catch(() => this.entries.delete(eventId));
+      );
+      return {
+        eventId,
+        ...(tier ? { tier: tier.code } : {}),
+        generatedAt: new Date(now),
+        // A tier owns part of each section: its capacity there is what it counts.
+        sections: tier ? counted.map((s) => ({ ...s, capacity: s.available + s.held + s.sold })) : counted,
+      };
+    });
+    this.entries.set(key, { at: now, value });
+    value.catch(() => this.entries.delete(key));
     return value;
   }
 }

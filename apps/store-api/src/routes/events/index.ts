@@ -4,6 +4,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Db } from '@onsale/shared/db';
 import { EventCache, fairnessModes } from '@onsale/shared/events';
 import { SeatmapCache } from '@onsale/shared/inventory';
+import { tierToJoin } from '@onsale/shared/allocations';
 import { errorSchema } from '../schemas.js';
 
 const params = z.object({ id: z.string().max(64) });
@@ -30,6 +31,7 @@ const eventPage = z.object({
 
 const seatmapSchema = z.object({
   eventId: z.string(),
+  tier: z.string().optional(),
   generatedAt: z.string(),
   sections: z.array(
     z.object({
@@ -81,13 +83,21 @@ export const eventRoutes: FastifyPluginAsyncZod<{ db: Db; events: EventCache; se
     '/events/:id/seatmap',
     {
       config: { public: true },
-      schema: { tags: ['events'], summary: 'Section availability (served from a 1-2 s cache)', security: [], params, response: { 200: seatmapSchema, 404: errorSchema } },
+      schema: {
+        tags: ['events'],
+        summary: 'Section availability (served from a 1-2 s cache); with ?tier=, one presale tier\'s seats and units only',
+        security: [],
+        params,
+        querystring: z.object({ tier: z.string().min(1).max(32).optional().describe("a presale tier's code; default: the whole event") }),
+        response: { 200: seatmapSchema, 404: errorSchema },
+      },
     },
     async (req, reply) => {
-      const { sections } = await events.get(req.params.id);
-      const map = await seatmap.get(req.params.id, sections);
+      const { sections, tiers } = await events.get(req.params.id);
+      const tier = req.query.tier === undefined ? undefined : (tierToJoin(tiers, req.query.tier) ?? undefined);
+      const map = await seatmap.get(req.params.id, sections, tier);
       reply.header('cache-control', 'public, max-age=1');
-      return { eventId: map.eventId, generatedAt: map.generatedAt.toISOString(), sections: map.sections };
+      return { eventId: map.eventId, ...(map.tier ? { tier: map.tier } : {}), generatedAt: map.generatedAt.toISOString(), sections: map.sections };
     },
   );
 };
