@@ -100,13 +100,18 @@ export async function runDraw(input: DrawInput): Promise<DrawResult> {
   let invited = 0;
   let winnersCount = 0;
   while (winnersCount < n && invited < target) invited += order[winnersCount++]!.quantity;
-  const minutesMs = input.cohortMinutes * 60_000;
   const winners = order.slice(0, winnersCount).map((r): DrawnWinner => {
     const cohort = cohortOf(r.rank, winnersCount, input.cohorts);
-    const opens = input.onsaleAtMs + cohort * minutesMs;
-    return { ...r, cohort, windowOpensAtMs: opens, windowClosesAtMs: opens + minutesMs };
+    const w = cohortWindow(input.onsaleAtMs, input.cohortMinutes, cohort);
+    return { ...r, cohort, windowOpensAtMs: w.opensAtMs, windowClosesAtMs: w.closesAtMs };
   });
   return { targetRequestedSeats: target, invitedSeats: invited, winners, nonWinners: order.slice(winnersCount) };
+}
+
+/** Cohort k's purchase window: from onsaleAt + k x cohortMinutes, for cohortMinutes. Times in ms since the epoch. */
+export function cohortWindow(onsaleAtMs: number, cohortMinutes: number, cohort: number): { opensAtMs: number; closesAtMs: number } {
+  const opensAtMs = onsaleAtMs + cohort * cohortMinutes * 60_000;
+  return { opensAtMs, closesAtMs: opensAtMs + cohortMinutes * 60_000 };
 }
 
 /** The published recipe: enough to recompute the winners from the registration list and the revealed seed. */

@@ -6,7 +6,7 @@ import { ADMISSION_TOKEN_TTL_SECONDS, hashDevice, signToken, type AdmissionToken
 import { commitSeed, fairnessDescription, generateSeed } from '../queue/fairness.js';
 import { insertJoins, type JoinItem } from '../waitlist/waitlist.service.js';
 import { deliverToChannels, inboxChannel, webhookChannel, type NotificationChannel } from '../notify/channel.js';
-import { LOTTERY_VERIFICATION_RECIPE, runDraw, targetRequestedSeats } from './draw.js';
+import { cohortWindow, LOTTERY_VERIFICATION_RECIPE, runDraw, targetRequestedSeats } from './draw.js';
 import { InvitationError, peekInvitation, signInvitation, verifyInvitation, type InvitationClaims } from './invitation.js';
 import type { LotterySettings } from './lottery.schema.js';
 import * as repo from './lottery.repository.js';
@@ -442,30 +442,19 @@ export async function lotteryFacts(db: Db, eventId: string, page: { from?: numbe
   const limit = Math.min(page.limit ?? 1000, MAX_REGISTRATION_PAGE);
   const rows = await repo.findPublishedRegistrations(db, event.id, { from, limit: limit + 1 });
   const drawn = lottery.drawn_at !== null;
-  const minutesMs = lottery.cohort_minutes * 60_000;
   return {
     eventId: event.id,
     mode: 'REGISTRATION_LOTTERY',
     description: fairnessDescription('REGISTRATION_LOTTERY'),
-    onsaleAt: event.onsaleAt,
-    registrationOpensAt: lottery.registration_opens_at,
-    registrationClosesAt: lottery.registration_closes_at,
-    expectedConversion: lottery.expected_conversion,
-    cohorts: lottery.cohorts,
-    cohortMinutes: lottery.cohort_minutes,
-    seatsOffered: lottery.seats_offered ?? event.capacity,
-    targetRequestedSeats: lottery.target_requested_seats ?? targetRequestedSeats(event.capacity, lottery.expected_conversion),
-    seedCommitment: lottery.seed_commitment,
-    seed: drawn ? lottery.seed_hex : null,
+    ...publicSettings(event, lottery),
     drawnAt: lottery.drawn_at,
     registrationCount: lottery.registration_count,
     winnersCount: lottery.winners_count,
     invitedSeats: lottery.invited_seats,
-    cohortWindows: Array.from({ length: lottery.cohorts }, (_, k) => ({
-      cohort: k,
-      opensAt: new Date(event.onsaleAt.getTime() + k * minutesMs),
-      closesAt: new Date(event.onsaleAt.getTime() + (k + 1) * minutesMs),
-    })),
+    cohortWindows: Array.from({ length: lottery.cohorts }, (_, k) => {
+      const w = cohortWindow(event.onsaleAt.getTime(), lottery.cohort_minutes, k);
+      return { cohort: k, opensAt: new Date(w.opensAtMs), closesAt: new Date(w.closesAtMs) };
+    }),
     registrations: rows.slice(0, limit).map((r) => ({
       account: r.account,
       sequence: r.sequence,
@@ -479,14 +468,9 @@ export async function lotteryFacts(db: Db, eventId: string, page: { from?: numbe
   };
 }
 
-/** The console's lottery summary: settings, counts and, once drawn, the draw per cohort. */
-export async function lotterySummary(db: Db | Trx, eventId: string) {
-  const { event, lottery } = await lotteryOf(db, eventId);
-  const drawn = lottery.drawn_at !== null;
+/** A lottery's public settings and sizing, with the seed once drawn (the public facts and the console share them). */
+function publicSettings(event: OnsaleEvent, lottery: Awaited<ReturnType<typeof lotteryOf>>['lottery']) {
   return {
-    eventId: event.id,
-    listingId: event.listingId,
-    name: event.name,
     onsaleAt: event.onsaleAt,
     registrationOpensAt: lottery.registration_opens_at,
     registrationClosesAt: lottery.registration_closes_at,
@@ -496,8 +480,19 @@ export async function lotterySummary(db: Db | Trx, eventId: string) {
     seatsOffered: lottery.seats_offered ?? event.capacity,
     targetRequestedSeats: lottery.target_requested_seats ?? targetRequestedSeats(event.capacity, lottery.expected_conversion),
     seedCommitment: lottery.seed_commitment,
-    seed: drawn ? lottery.seed_hex : null,
+    seed: lottery.drawn_at !== null ? lottery.seed_hex : null,
+  };
+}
+
+/** The console's lottery summary: settings, counts and, once drawn, the draw per cohort. */
+export async function lotterySummary(db: Db | Trx, eventId: string) {
+  const { event, lottery } = await lotteryOf(db, eventId);
+  return {
+    eventId: event.id,
+    listingId: event.listingId,
+    name: event.name,
+    ...publicSettings(event, lottery),
     registrationCount: lottery.registration_count,
-    draw: drawn ? await recordedDraw(db, event, lottery, true) : null,
+    draw: lottery.drawn_at !== null ? await recordedDraw(db, event, lottery, true) : null,
   };
 }
