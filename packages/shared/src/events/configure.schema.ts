@@ -8,6 +8,8 @@ export * from './change-rules.js';
 export * from './audit-log.schema.js';
 export { expandSeats, rowLabel } from './layout.js';
 export { assignAllocations, tierCapacities } from '../allocations/assign.js';
+// The draw's sizing and windows, for the form's live summary (draw.ts imports only fairness.ts: browser-safe).
+export { cohortWindow, targetRequestedSeats } from '../lottery/draw.js';
 
 export const waitlistModes = ['OFFER', 'BROADCAST'] as const;
 

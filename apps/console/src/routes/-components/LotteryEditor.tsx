@@ -1,5 +1,5 @@
 import { useMemo } from 'react';
-import { sectionCapacity, type EventSpec } from '@onsale/shared/events/schema';
+import { cohortWindow, sectionCapacity, targetRequestedSeats, type EventSpec } from '@onsale/shared/events/schema';
 import { Field } from './Field';
 import { errorAt, fileFromDraft, type EventDraft, type LotteryDraft } from './event-draft';
 import { formatCount, formatDateTime } from './format';
@@ -65,13 +65,14 @@ function LotterySummary({ draft }: { draft: EventDraft }) {
     }
     const onsale = Date.parse(String(file.onsaleAt));
     if (!lottery || !finite(lottery.expectedConversion) || !finite(lottery.cohorts) || !finite(lottery.cohortMinutes)) return null;
+    // Out of range: the fields show the schema's error; there is nothing to sum up.
+    if (lottery.expectedConversion > 1 || !Number.isInteger(seats)) return null;
     return {
       seats,
-      // The draw's sizing (lottery/draw.ts): floor(seats offered / expected conversion) requested seats.
-      invited: Math.floor(seats / lottery.expectedConversion),
+      invited: targetRequestedSeats(seats, lottery.expectedConversion),
       cohorts: lottery.cohorts,
       minutes: lottery.cohortMinutes,
-      lastCloses: Number.isNaN(onsale) ? null : new Date(onsale + lottery.cohorts * lottery.cohortMinutes * 60_000).toISOString(),
+      lastCloses: Number.isNaN(onsale) ? null : new Date(cohortWindow(onsale, lottery.cohortMinutes, lottery.cohorts - 1).closesAtMs).toISOString(),
     };
   }, [draft]);
   if (!summary) return null;
