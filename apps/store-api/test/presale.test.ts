@@ -213,6 +213,19 @@ describe('access rules', () => {
     expect(rows).toEqual([{ allocation: 'CARD' }]);
     // The tier's watermark is public per tier.
     expect((await h.app.inject({ url: `/events/${eventId}/watermark?tier=CARD` })).json().admittedThrough).toBe(10);
+    // A presale that stops selling tells its queue why: its seats went, or its window closed.
+    const until = async (pattern: RegExp) => {
+      let r = await poll();
+      for (let i = 0; i < 30 && !pattern.test(r.json().message ?? ''); i++) {
+        await new Promise((res) => setTimeout(res, 100));
+        r = await poll();
+      }
+      return r.json();
+    };
+    await sql`UPDATE queue_state SET inventory_state = 'SOLD_OUT' WHERE event_id = ${queueId}`.execute(h.t.db);
+    expect(await until(/sold out/)).toMatchObject({ state: 'SOLD_OUT', message: 'The Card partner presale has sold out. Join the general sale\'s queue.' });
+    await sql`UPDATE allocations SET closes_at = now() - interval '1 second', rolls_forward_at = now() WHERE queue_id = ${queueId}`.execute(h.t.db);
+    expect(await until(/has ended/)).toMatchObject({ state: 'SOLD_OUT', message: expect.stringMatching(/^The Card partner presale has ended/) });
   });
 
   it("takes only the partner's cards at a CARD_BIN tier's checkout, writing nothing for another card", async () => {

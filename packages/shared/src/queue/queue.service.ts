@@ -7,7 +7,7 @@ import type { Metrics } from '../metrics/index.js';
 import { commitSeed, fairnessDescription, generateSeed, VERIFICATION_RECIPE, type FairnessMode } from './fairness.js';
 import { insertQueueState, requeueEntry } from './queue.repository.js';
 import { JoinBatcher } from './join-batcher.js';
-import type { WatermarkStore } from './watermark-store.js';
+import type { PublicQueueInfo, WatermarkStore } from './watermark-store.js';
 import { admitWithAccessCode, assertTierJoinable, tierToJoin } from '../allocations/allocations.service.js';
 
 /** What a join may name beyond the event: a presale tier (default: the general sale) and its access code. */
@@ -101,13 +101,13 @@ export class QueueService {
       exp: Math.max(nowS + 3600, Math.floor(event.startsAt.getTime() / 1000)),
     });
     let claims = claimsFor(row.join_index, row.cohort, row.joined_at);
-    let status = await this.statusOf(claims);
+    let { status } = await this.statusOf(claims);
     if (status.expired) {
       // Their turn came and went unused: a new place at the back of the line.
       const again = await requeueEntry(this.deps.db, queueId, accountId);
       if (!again) throw new DomainError('unavailable', 'JOIN_RACE', 'please retry', { retryAfterSeconds: 1 });
       claims = claimsFor(again.join_index, again.cohort, again.joined_at);
-      status = await this.statusOf(claims);
+      ({ status } = await this.statusOf(claims));
     }
     const queueToken = await signToken(this.deps.tokenKey, claims);
     return { ...status, queueToken, joinIndex: claims.joinIndex, cohort: claims.cohort, created: row.created };
@@ -117,7 +117,7 @@ export class QueueService {
   async status(eventId: string, queueToken: string, accountId: string, deviceId: string): Promise<StatusWithCopy & { admissionToken?: string }> {
     const deviceHash = await this.tokens.deviceHash(deviceId, accountId);
     const claims = await this.tokens.verify(queueToken, { kind: 'queue', eventId, accountId, deviceHash, now: this.now() });
-    const status = await this.statusOf(claims);
+    const { status, info } = await this.statusOf(claims);
     if (status.expired)
       throw new DomainError('gone', 'POSITION_EXPIRED', 'your turn came and passed unused; join the queue again for a new place at the back', {
         field: 'x-queue-token',
@@ -125,8 +125,7 @@ export class QueueService {
     const queueId = claims.queueId ?? eventId;
     if (status.state === 'SOLD_OUT') this.observeSoldOut(queueId, queueToken);
     if (!status.admit) return status;
-    const info = await this.deps.watermarks.get(queueId);
-    const admission = admissionClaimsFor(claims, status.position!, this.now(), info?.tier ?? undefined);
+    const admission = admissionClaimsFor(claims, status.position!, this.now(), info.tier ?? undefined);
     this.deps.watermarks.countClaim(queueId, accountId);
     return { ...status, admissionToken: await signToken(this.deps.tokenKey, admission) };
   }
@@ -139,14 +138,20 @@ export class QueueService {
     if (at) this.deps.metrics?.soldoutPropagation.observe(Math.max(0, this.now() - at) / 1000);
   }
 
-  private async statusOf(claims: QueueTokenClaims): Promise<StatusWithCopy> {
+  private async statusOf(claims: QueueTokenClaims): Promise<{ status: StatusWithCopy; info: PublicQueueInfo }> {
     const info = await this.deps.watermarks.get(claims.queueId ?? claims.eventId);
     if (!info || info.ownerEventId !== claims.eventId) throw notFound('EVENT_NOT_FOUND', `no event ${claims.eventId}`, 'id');
     const status = await computeStatus(claims, info.watermark, this.now());
     const waitlist = status.state === 'SOLD_OUT' ? { listingId: info.listingId, join: `/listings/${info.listingId}/waitlist` } : undefined;
-    // A presale's queue after its window: say so, rather than "sold out".
-    const message = status.state === 'SOLD_OUT' && info.tier ? `The ${info.tierName} presale has ended; its unsold seats go to the next sale. Join the general sale's queue.` : info.copy[status.state];
-    return { ...status, message, ...(waitlist ? { waitlist } : {}) };
+    // A presale's queue that no longer sells: say why (its window closed, or its seats went), rather than "sold out".
+    const closed = info.closesAt !== null && this.now() >= info.closesAt;
+    const message =
+      status.state === 'SOLD_OUT' && info.tier
+        ? closed
+          ? `The ${info.tierName} presale has ended; its unsold seats go to the next sale. Join the general sale's queue.`
+          : `The ${info.tierName} presale has sold out. Join the general sale's queue.`
+        : info.copy[status.state];
+    return { status: { ...status, message, ...(waitlist ? { waitlist } : {}) }, info };
   }
 
   /** The queue a tier sells through (the event's own without a tier, or for the general sale). */

@@ -17,6 +17,8 @@ export interface PublicQueueInfo {
   /** A presale tier's queue: the tier's code and name (admission tokens carry the code). */
   tier: string | null;
   tierName: string | null;
+  /** A presale's close (ms since the epoch; its roll forward if earlier); null for an event's own queue. */
+  closesAt: number | null;
 }
 
 /**
@@ -65,6 +67,7 @@ export class WatermarkStore {
       ownerEventId: r.owner_event_id,
       tier: r.tier,
       tierName: r.tier_name,
+      closesAt: r.closes_at?.getTime() ?? null,
     };
   }
 
