@@ -1,7 +1,7 @@
 // `npm start`: the whole platform in one process. See START_USAGE in start-lib.ts.
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
-import { createDb, migrateToLatest } from '@onsale/shared/db';
+import { createDb, migrateToLatest, warmPool } from '@onsale/shared/db';
 import { createMetrics } from '@onsale/shared/metrics';
 import { startWorker, type WorkerOptions } from '@onsale/shared/jobs';
 import { buildStoreApi } from '@onsale/store-api';
@@ -102,6 +102,8 @@ try {
   const worker = await startWorker({ connectionString: target.url, db: opsDb, logger: workerLogger, metrics, claimTokenSecret: storeConfig.queueTokenSecret });
   shutdown.add('worker', () => worker.stop());
 
+  // The store API's connections open before the first fan arrives (an on-sale's opening burst should not start backends).
+  await warmPool(storeDb);
   await store.listen({ port: storeConfig.port, host: storeConfig.host });
 
   // The war room reads hold latency and sold-out propagation from the store API's /metrics (STORE_API_URL when set:

@@ -12,7 +12,7 @@ import { createClient, round, runLoad, startProcess, stopProcess as stop, summar
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
-const USAGE = `usage: pnpm bench holds [--seconds N] [--concurrency N] [--pool N]
+const USAGE = `usage: pnpm bench holds [--seconds N] [--concurrency N] [--pool N] [--scenario spread|hot]...
 
 HTTP load against a store API process on examples/stadium.json (60,000 seats, 150 sections), in one run:
   baseline   a bare Fastify route on this machine (the HTTP limit) and the raw conditional write through pg
@@ -23,9 +23,17 @@ Prints successful holds/s, p50/p99, double-held seats and invariant drift, with 
 export async function main(argv: string[]) {
   const { values } = parseArgs({
     args: argv,
-    options: { seconds: { type: 'string', default: '10' }, concurrency: { type: 'string', default: '200' }, pool: { type: 'string', default: '10' }, help: { type: 'boolean', default: false } },
+    options: {
+      seconds: { type: 'string', default: '10' },
+      concurrency: { type: 'string', default: '200' },
+      pool: { type: 'string', default: '10' },
+      scenario: { type: 'string', multiple: true },
+      help: { type: 'boolean', default: false },
+    },
   });
   if (values.help) return console.log(USAGE);
+  const scenarios = (values.scenario ?? ['spread', 'hot']) as ('spread' | 'hot')[];
+  for (const s of scenarios) if (s !== 'spread' && s !== 'hot') throw new Error(`--scenario must be spread or hot, not ${s}`);
   const seconds = Number(values.seconds);
   const concurrency = Number(values.concurrency);
   const bench = await benchDatabase();
@@ -65,10 +73,12 @@ export async function main(argv: string[]) {
   };
 
   const results: Record<string, unknown> = {};
+  const trace: string[] = [];
   // --- baselines ---
   const bare = await startProcess('apps/store-api/bench/bare-server.ts', {});
   {
     const client = createClient(`http://127.0.0.1:${bare.port}`, concurrency);
+    await client.connect(concurrency, '/bare-status');
     const lat: number[] = [];
     const { elapsedMs } = await runLoad(concurrency, seconds * 1000, async () => {
       const r = await client.request('POST', '/bare', { authorization: 'Bearer x' }, { section: '101', quantity: 2 });
@@ -97,7 +107,7 @@ export async function main(argv: string[]) {
   const server = await startProcess('apps/store-api/bench/server.ts', { DATABASE_URL: bench.url, DB_POOL_MAX: String(values.pool), NODE_ENV: 'development', DEV_AUTH: 'false' });
   const client = createClient(`http://127.0.0.1:${server.port}`, concurrency);
   try {
-    for (const scenario of ['spread', 'hot'] as const) {
+    for (const scenario of scenarios) {
       const ev = await newEvent(`bench ${scenario}`);
       const sections = stadium.sections.map((s: { code: string }) => s.code) as string[];
       const best = [...stadium.sections].sort((a: { qualityRank: number }, b: { qualityRank: number }) => a.qualityRank - b.qualityRank)[0].code as string;
@@ -109,14 +119,16 @@ export async function main(argv: string[]) {
       let ok = 0;
       let errors5xx = 0;
       await prepare(ev.eventId, Math.ceil(seconds * 1500));
+      await client.connect(concurrency);
       scenarioStart = performance.now();
+      if (process.env.BENCH_TRACE) trace.push(`start ${Date.now()}`);
       const { elapsedMs } = await runLoad(concurrency, seconds * 1000, async () => {
         const headers = await nextFan(ev.eventId);
         const section = scenario === 'hot' ? best : sections[Math.floor(Math.random() * sections.length)]!;
         const quantity = 1 + Math.floor(Math.random() * 4);
         const startedAt = performance.now();
         const r = await client.request('POST', `/events/${ev.eventId}/holds`, headers, { section, quantity });
-        lat.push(r.ms);
+        lat.push(r.ms); if (process.env.BENCH_TRACE) trace.push(`${Math.round(startedAt - scenarioStart)} ${Math.round(r.ms)} ${r.status}`);
         if (startedAt - scenarioStart > 1000) steady.push(r.ms);
         if (r.status === 201) {
           ok++;
@@ -163,15 +175,21 @@ export async function main(argv: string[]) {
 
   const bareRps = (results.bareFastify as { reqPerSec: number }).reqPerSec;
   const rawWps = (results.rawConditionalWrite as { writesPerSec: number }).writesPerSec;
-  for (const s of ['spread', 'hot'] as const) {
+  for (const s of scenarios) {
     const r = results[s] as { successfulHoldsPerSec: number; holdRequestsPerSec: number };
     Object.assign(r, { ratioToBareFastify: round(r.holdRequestsPerSec / bareRps, 3), ratioToRawWrite: round(r.successfulHoldsPerSec / rawWps, 3) });
   }
+  if (process.env.BENCH_TRACE) (await import("node:fs")).writeFileSync(process.env.BENCH_TRACE, trace.join("\n"));
   console.log(JSON.stringify(results, null, 2));
-  const spread = results.spread as { successfulHoldsPerSec: number; p99Ms: number; doubleHeldSeats: number; invariantDrift: number };
-  const hot = results.hot as { p99Ms: number; doubleHeldSeats: number; invariantDrift: number };
+  type Outcome = { successfulHoldsPerSec: number; p99Ms: number; doubleHeldSeats: number; invariantDrift: number };
+  const spread = results.spread as Outcome | undefined;
+  const hot = results.hot as Outcome | undefined;
+  const line = [
+    spread && `spread ${spread.successfulHoldsPerSec}/s p99 ${spread.p99Ms} ms (target >= 1000/s, p99 < 250 ms)`,
+    hot && `hot p99 ${hot.p99Ms} ms (target < 500 ms)`,
+  ].filter(Boolean);
+  const all = [spread, hot].filter((r): r is Outcome => r !== undefined);
   console.log(
-    `holds: spread ${spread.successfulHoldsPerSec}/s p99 ${spread.p99Ms} ms (target >= 1000/s, p99 < 250 ms); hot p99 ${hot.p99Ms} ms (target < 500 ms); ` +
-      `double-held ${spread.doubleHeldSeats + hot.doubleHeldSeats}; drift ${spread.invariantDrift + hot.invariantDrift}`,
+    `holds: ${line.join('; ')}; double-held ${all.reduce((a, r) => a + r.doubleHeldSeats, 0)}; drift ${all.reduce((a, r) => a + r.invariantDrift, 0)}`,
   );
 }

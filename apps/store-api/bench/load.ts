@@ -40,6 +40,13 @@ export function createClient(baseUrl: string, connections: number) {
         req.end();
       });
     },
+    /**
+     * Opens `n` keep-alive connections (one GET /healthz on each, concurrently) before a measured run, as a load
+     * balancer's pool of upstream connections is open before fans arrive: connection set-up is not what a hold costs.
+     */
+    async connect(n: number, path = '/healthz') {
+      await Promise.all(Array.from({ length: n }, () => this.request('GET', path, {})));
+    },
     close() {
       agent.destroy();
     },
@@ -84,6 +91,8 @@ export function startProcess(script: string, env: Record<string, string>): Promi
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
+      // Anything else the server prints (BENCH_NODE_ARGS=--trace-gc, say) goes to this process's stderr, tagged.
+      if (out.includes('READY ')) return void process.stderr.write(d.toString().replace(/^(?=.)/gm, `[${script.split('/').pop()}] `));
       out += d.toString();
       const m = /READY (\d+)/.exec(out);
       if (m) resolve({ child, port: Number(m[1]) });

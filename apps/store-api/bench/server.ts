@@ -1,12 +1,14 @@
-import { createDb } from '@onsale/shared/db';
+import { createDb, warmPool } from '@onsale/shared/db';
 import { buildStoreApi } from '../src/app.js';
 import { loadStoreApiConfig } from '../src/env.js';
 
-// The store API as the benchmark runs it: its own process, an ephemeral port, no request logging.
+// The store API as the benchmark runs it: its own process, an ephemeral port, no request logging, its pool opened
+// before traffic as server.ts does.
 // One loopback client stands for thousands of fans: request limits and the bot gate are off unless the env turns them on.
 const config = loadStoreApiConfig({ RATE_LIMIT_ENABLED: 'false', BOT_GATE_ENABLED: 'false', ...process.env, STORE_API_PORT: '0' });
 const db = createDb(config.databaseUrl!, { max: config.dbPoolMax, applicationName: 'store-api-bench' });
 const app = await buildStoreApi({ db, config });
+await warmPool(db);
 await app.listen({ port: 0, host: '127.0.0.1' });
 const addr = app.server.address();
 process.stdout.write(`READY ${typeof addr === 'object' && addr ? addr.port : 0}\n`);

@@ -1,4 +1,4 @@
-import { createDb } from '@onsale/shared/db';
+import { createDb, warmPool } from '@onsale/shared/db';
 import { buildStoreApi } from './app.js';
 import { loadStoreApiConfig } from './env.js';
 
@@ -7,6 +7,8 @@ const config = loadStoreApiConfig();
 if (!config.databaseUrl) throw new Error('DATABASE_URL is required (or use `npm start`, which provides one)');
 const db = createDb(config.databaseUrl, { max: config.dbPoolMax, applicationName: 'store-api' });
 const app = await buildStoreApi({ db, config }, { logger: { level: 'info' }, connectionTimeout: 10_000, requestTimeout: 15_000 });
+// The pool's connections open before the first fan arrives (an on-sale's opening burst should not start backends).
+await warmPool(db);
 await app.listen({ port: config.port, host: config.host });
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   process.once(sig, async () => {

@@ -1,5 +1,5 @@
 export type { Database } from './database.js';
-export { createDb, poolOf, type Db, type Trx, type DbOptions } from './connect.js';
+export { createDb, poolOf, warmPool, type Db, type Trx, type DbOptions } from './connect.js';
 export { migrateToLatest, MigrationError } from './migrate.js';
 export { startEmbeddedPostgres, type EmbeddedServer } from './embedded.js';
 export { sql } from 'kysely';

@@ -1,31 +1,109 @@
 import type { AvailableSeat } from './holds.repository.js';
 
 interface Entry {
+  /** When the read that filled it started (the view is at least this old). */
   at: number;
+  /** This entry's own lifetime: the TTL with jitter, so sections read together do not all expire together. */
+  ttlMs: number;
   seats: AvailableSeat[];
+}
+
+interface Loading {
+  startedAt: number;
+  promise: Promise<AvailableSeat[]>;
 }
 
 /** Seats this process is attempting right now, per section: its other requests steer around them. */
 type Claims = Map<number, number>;
 
+export type SeatLoader = () => Promise<AvailableSeat[]>;
+/** Every view of an event at once, by view key (a key with no available seats may be absent). */
+export type EventSeatLoader = () => Promise<Map<string, AvailableSeat[]>>;
+
 /**
  * A short-lived, per-process view of which seats of a section are available (the source's 1-2 s stale
  * seat map). Best-available picks candidates from it; the conditional write is the truth, so staleness costs
  * at most a retry. Seats this process takes are removed at once, so its own concurrent requests spread.
+ *
+ * The first request for an event fills every view of it with one read (an on-sale's opening burst touches every
+ * section at once); after that, reads are single-flight per section (the requests that need a section's seats at
+ * once share one query), and a view past its TTL is refreshed in the background while requests keep using it, so
+ * neither the opening burst nor the TTL's lapse sends a read per request to the database or makes fans wait for one.
  */
 export class SectionAvailabilityCache {
   private readonly entries = new Map<string, Entry>();
+  private readonly loading = new Map<string, Loading>();
+  /** Events whose views have been filled by an event-wide read (or are being): the promise of that read. */
+  private readonly events = new Map<string, Promise<void>>();
   private readonly claims = new Map<string, Claims>();
-  constructor(private readonly ttlMs = 5000) {}
+  constructor(
+    private readonly ttlMs = 5000,
+    private readonly random: () => number = Math.random,
+  ) {}
 
   private key(eventId: string, section: string) {
     return `${eventId}\u0000${section}`;
   }
 
-  /** The cached available seats, less those another request of this process is attempting. */
-  get(eventId: string, section: string, now = Date.now()): AvailableSeat[] | undefined {
+  /**
+   * The section's seats for a request, less those this process is attempting: the cached view (a lapsed one
+   * starts a background refresh and is used meanwhile), else the result of a read (`fresh`).
+   */
+  async view(eventId: string, section: string, load: SeatLoader, loadEvent?: EventSeatLoader, now = Date.now()): Promise<{ seats: AvailableSeat[]; fresh: boolean }> {
+    if (loadEvent && !this.events.has(eventId)) await this.fillEvent(eventId, loadEvent);
+    else if (loadEvent) await this.events.get(eventId);
     const e = this.entries.get(this.key(eventId, section));
-    return e && now - e.at < this.ttlMs ? this.unclaimed(eventId, section, e.seats) : undefined;
+    if (e) {
+      if (now - e.at >= e.ttlMs && !this.loading.has(this.key(eventId, section))) this.refresh(eventId, section, load, -Infinity).catch(() => {});
+      return { seats: this.unclaimed(eventId, section, e.seats), fresh: false };
+    }
+    // No view yet: any read in flight will do.
+    return { seats: this.unclaimed(eventId, section, await this.refresh(eventId, section, load, -Infinity)), fresh: true };
+  }
+
+  /** One read for every view of the event, shared by the requests that arrive while it runs. */
+  private fillEvent(eventId: string, loadEvent: EventSeatLoader): Promise<void> {
+    const startedAt = Date.now();
+    const filled = loadEvent().then(
+      (views) => {
+        for (const [section, seats] of views) if (!this.entries.has(this.key(eventId, section))) this.set(eventId, section, seats, startedAt);
+      },
+      (e: unknown) => {
+        this.events.delete(eventId); // the next request tries again
+        throw e;
+      },
+    );
+    this.events.set(eventId, filled);
+    return filled;
+  }
+
+  /**
+   * A read of the section that started at or after `since` (a `performance.now()` time, such as when a request
+   * found its view stale): joins the one in flight if it qualifies, else starts one. The result replaces the
+   * cached view. Returns all available seats (claims not applied).
+   */
+  refresh(eventId: string, section: string, load: SeatLoader, since = performance.now()): Promise<AvailableSeat[]> {
+    const k = this.key(eventId, section);
+    const current = this.loading.get(k);
+    if (current && current.startedAt >= since) return current.promise;
+    const startedAt = performance.now();
+    const at = Date.now();
+    const promise = load()
+      .then((seats) => {
+        this.set(eventId, section, seats, at);
+        return seats;
+      })
+      .finally(() => {
+        if (this.loading.get(k)?.promise === promise) this.loading.delete(k);
+      });
+    this.loading.set(k, { startedAt, promise });
+    return promise;
+  }
+
+  /** The cached view as it is now (with every removal and restore since its read), less claims; lapsed or not. */
+  current(eventId: string, section: string): AvailableSeat[] {
+    const e = this.entries.get(this.key(eventId, section));
+    return e ? this.unclaimed(eventId, section, e.seats) : [];
   }
 
   unclaimed(eventId: string, section: string, seats: AvailableSeat[]): AvailableSeat[] {
@@ -52,8 +130,8 @@ export class SectionAvailabilityCache {
     if (c.size === 0) this.claims.delete(k);
   }
 
-  set(eventId: string, section: string, seats: AvailableSeat[], now = Date.now()): void {
-    this.entries.set(this.key(eventId, section), { at: now, seats });
+  set(eventId: string, section: string, seats: AvailableSeat[], at = Date.now()): void {
+    this.entries.set(this.key(eventId, section), { at, ttlMs: this.ttlMs * (0.75 + 0.5 * this.random()), seats });
   }
 
   /** Drops seats from the cached view (taken by us, or found taken by someone else). */
@@ -70,9 +148,5 @@ export class SectionAvailabilityCache {
     if (!e) return;
     const have = new Set(e.seats.map((s) => s.id));
     e.seats = [...e.seats, ...seats.filter((s) => !have.has(s.id))];
-  }
-
-  invalidate(eventId: string, section: string): void {
-    this.entries.delete(this.key(eventId, section));
   }
 }

@@ -16,6 +16,15 @@ export async function findAvailableSeats(db: Db | Trx, eventId: string, sectionC
   return rows;
 }
 
+/** Every available seat of an event, with its section and presale tier: one read that fills a process's views at once. */
+export async function findAvailableSeatsOfEvent(db: Db | Trx, eventId: string): Promise<(AvailableSeat & { sectionCode: string; allocation: string | null })[]> {
+  const { rows } = await sql<AvailableSeat & { sectionCode: string; allocation: string | null }>`
+    SELECT id, row_index AS "rowIndex", row_label AS "rowLabel", seat_number AS "seatNumber", quality, section_code AS "sectionCode", allocation
+    FROM seats
+    WHERE event_id = ${eventId} AND (status = 'AVAILABLE' OR (status = 'HELD' AND expires_at <= now()))`.execute(db);
+  return rows;
+}
+
 /** Serializes the limit check of one key (account or payment instrument) within an event, until commit. */
 export async function lockKey(trx: Trx, scope: string, eventId: string, key: string): Promise<void> {
   await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${scope}:${eventId}:${key}`}, 0))`.execute(trx);

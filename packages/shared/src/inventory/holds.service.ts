@@ -17,6 +17,9 @@ import { moveGaUnits, unitsOfHold, type HeldUnits } from './ga.repository.js';
 import { GaUnavailable, GeneralAdmission, isGeneralAdmission } from './ga.service.js';
 import { assertTierSelling, tierOfAdmission, type Tier } from '../allocations/allocations.service.js';
 
+/** Fresh reads of a section one hold request makes or joins before it answers SECTION_NEARLY_FULL. */
+const MAX_READS = 3;
+
 /** The availability cache's key for a section within a presale tier (the section's own code when no tiers). */
 const viewKey = (section: string, allocation: string | null) => (allocation === null ? section : `${section}\u0000${allocation}`);
 
@@ -253,28 +256,43 @@ export class HoldService {
     const eventId = cached.event.id;
     const cache = this.availability;
     const key = viewKey(section, allocation);
-    const reload = async (): Promise<AvailableSeat[]> => {
-      const seats = await repo.findAvailableSeats(db, eventId, section, allocation);
-      cache.set(eventId, key, seats);
-      return cache.unclaimed(eventId, key, seats);
+    const load = () => repo.findAvailableSeats(db, eventId, section, allocation);
+    // After a miss, a read that started after it (shared with the section's other requests that missed before it
+    // started), less our claims.
+    let missedAt = performance.now();
+    const reload = async (): Promise<AvailableSeat[]> => cache.unclaimed(eventId, key, await cache.refresh(eventId, key, load, missedAt));
+    const loadEvent = async () => {
+      const views = new Map<string, AvailableSeat[]>();
+      for (const { sectionCode, allocation: a, ...seat } of await repo.findAvailableSeatsOfEvent(db, eventId)) {
+        const k = viewKey(sectionCode, a);
+        const list = views.get(k);
+        if (list) list.push(seat);
+        else views.set(k, [seat]);
+      }
+      return views;
     };
-    let fresh = false;
-    let view: AvailableSeat[] | undefined = cache.get(eventId, key);
-    if (!view) {
-      view = await reload();
-      fresh = true;
-    }
+    const { seats: first, fresh } = await cache.view(eventId, key, load, loadEvent);
+    let view = first;
+    // The view is known stale when it came from the cache, or when an attempt missed after its read started: then,
+    // before giving up on the section, a read that started after the miss (at most MAX_READS per request).
+    let stale = !fresh;
+    let reads = 0;
     let attempts = 0;
     while (attempts < this.maxAttempts) {
       const candidates: Block<AvailableSeat>[] = pickCandidates(rankBlocks(view, quantity, this.random), this.maxAttempts - attempts, 3);
       if (candidates.length === 0) {
-        if (fresh) break;
+        if (!stale || reads >= MAX_READS) break;
         view = await reload();
-        fresh = true;
+        reads++;
+        stale = false;
         continue;
       }
+      const tried = new Set<number>();
       for (const block of candidates) {
+        // A miss shows the view is stale: read again (while reads remain) rather than try more of it.
+        if (stale && tried.size > 0 && reads < MAX_READS) break;
         attempts++;
+        for (const s of block.seats) tried.add(s.id);
         const ids = block.seats.map((s) => s.id);
         cache.claim(eventId, key, ids);
         try {
@@ -285,19 +303,21 @@ export class HoldService {
             return { seats: block.seats, expiresAt };
           }
           this.deps.metrics?.holdAttempts.inc({ event: eventId, section, outcome: 'miss' });
+          missedAt = performance.now();
+          stale = true;
           const got = new Set(taken);
           cache.remove(eventId, key, ids.filter((id) => !got.has(id)));
         } finally {
           cache.unclaim(eventId, key, ids);
         }
       }
-      const tried: Set<number> = new Set(candidates.flatMap((c) => c.seats.map((s) => s.id)));
-      if (!fresh) {
-        // Our view was stale; one fresh read before giving up on this section.
+      if (stale && reads < MAX_READS) {
         view = (await reload()).filter((s) => !tried.has(s.id));
-        fresh = true;
+        reads++;
+        stale = false;
       } else {
-        view = view.filter((s) => !tried.has(s.id));
+        // The shared view, with what this process's other requests have learnt since (their hits and misses).
+        view = cache.current(eventId, key).filter((s) => !tried.has(s.id));
       }
     }
     throw new SectionFull(section, quantity, view);
