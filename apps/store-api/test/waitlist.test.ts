@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@onsale/shared/db';
 import { TEST_CARDS } from '@onsale/shared/checkout';
-import { runFanout } from '@onsale/shared/waitlist';
+import { relayFanouts, runFanout } from '@onsale/shared/waitlist';
 import { admitted, bearer, login, makeEvent, setupApp, type TestApp } from './helper.js';
 
 let h: TestApp;
@@ -103,8 +103,15 @@ describe('after a sell-out', () => {
 
     // The holder lets go: the seats go to the waitlist, not back on sale.
     expect((await call('DELETE', `/holds/${held.body.holdId}`, await admitted(holder, eventId))).status).toBe(200);
-    const av = await h.t.db.selectFrom('availability_events').select(['id', 'mode']).where('event_id', '=', eventId).executeTakeFirstOrThrow();
+    const av = await h.t.db.selectFrom('availability_events').select(['id', 'mode', 'fanout_enqueued']).where('event_id', '=', eventId).executeTakeFirstOrThrow();
     expect(av.mode).toBe('OFFER');
+    // A release defers its fan-out job to the relay (no job, no notification, in the release's own commit).
+    const jobKey = `waitlist_fanout:${av.id}`;
+    const jobs = () => sql<{ n: number }>`SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE key = ${jobKey}`.execute(h.t.db).then((r) => r.rows[0]!.n);
+    expect([av.fanout_enqueued, await jobs()]).toEqual([false, 0]);
+    expect(await relayFanouts(h.t.db)).toBeGreaterThanOrEqual(1);
+    expect(await jobs()).toBe(1);
+    expect(await relayFanouts(h.t.db)).toBe(0);
     await runFanout({ db: h.t.db }, Number(av.id));
 
     const inbox = await call('GET', '/me/notifications', bearer(fan));

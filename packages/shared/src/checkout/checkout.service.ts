@@ -71,8 +71,7 @@ export class CheckoutService {
       }
       if (hold.status === 'PAYING') throw new DomainError('conflict', 'CHECKOUT_IN_PROGRESS', 'a payment for this hold is in progress under another key');
       if (hold.status === 'RELEASED') throw new DomainError('conflict', 'HOLD_RELEASED', 'this hold was released');
-      const now = await holds.dbNow(trx);
-      if (hold.status === 'EXPIRED' || hold.expires_at.getTime() <= now.getTime())
+      if (hold.status === 'EXPIRED' || hold.expires_at.getTime() <= hold.db_now.getTime())
         throw new DomainError('gone', 'HOLD_EXPIRED', 'this hold has expired; its seats are back on sale');
 
       // A card-partner presale's seats are paid for with a partner card.
@@ -90,7 +89,7 @@ export class CheckoutService {
 
       const seats = await holds.seatsOfHold(trx, holdId);
       await repo.insertAttempt(trx, { accountId, key: idempotencyKey, holdId, requestHash, instrument: fingerprint, seatCount: hold.quantity });
-      const floor = new Date(now.getTime() + this.windowSeconds * 1000);
+      const floor = new Date(hold.db_now.getTime() + this.windowSeconds * 1000);
       const originalExpiry = hold.expires_at;
       await holds.setHoldExpiry(trx, holdId, floor > hold.expires_at ? floor : 'keep', { status: 'PAYING' });
       return {

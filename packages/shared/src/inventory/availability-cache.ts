@@ -111,6 +111,12 @@ export class SectionAvailabilityCache {
     return c && c.size > 0 ? seats.filter((s) => !c.has(s.id)) : seats;
   }
 
+  /** Whether another request of this process is attempting any of these seats now. */
+  claimed(eventId: string, section: string, seatIds: readonly number[]): boolean {
+    const c = this.claims.get(this.key(eventId, section));
+    return c !== undefined && seatIds.some((id) => c.has(id));
+  }
+
   claim(eventId: string, section: string, seatIds: readonly number[]): void {
     const k = this.key(eventId, section);
     let c = this.claims.get(k);

@@ -49,6 +49,8 @@ export function lockHoldWithEvent(trx: Trx, id: string) {
     .selectAll('h')
     .leftJoin('allocations as a', (j) => j.onRef('a.event_id', '=', 'h.event_id').onRef('a.code', '=', 'h.allocation'))
     .select(['e.hold_extension_seconds', 'e.per_instrument_seat_limit', 'a.access as tier_access', 'a.bin_ranges as tier_bin_ranges', 'a.name as tier_name'])
+    // The database's clock, read with the lock (a lapse is judged by it, not by this process's clock).
+    .select(sql<Date>`now()`.as('db_now'))
     .where('h.id', '=', id)
     .forUpdate('h')
     .executeTakeFirst();
@@ -80,19 +82,14 @@ export async function setHoldExpiry(trx: Trx, holdId: string, expiresAt: Date | 
 
 /** Returns a hold's HELD seats to AVAILABLE and sets the hold's final status. */
 export async function releaseHoldSeats(trx: Trx, holdId: string, status: 'RELEASED' | 'EXPIRED'): Promise<(AvailableSeat & { sectionCode: string; allocation: string | null })[]> {
+  // One statement: the seats back to AVAILABLE and the hold's new status.
   const { rows } = await sql<AvailableSeat & { sectionCode: string; allocation: string | null }>`
+    WITH hold AS (UPDATE holds SET status = ${status}, updated_at = now() WHERE id = ${holdId})
     UPDATE seats SET status = 'AVAILABLE', hold_id = NULL, expires_at = NULL, version = version + 1
     WHERE hold_id = ${holdId} AND status = 'HELD'
     RETURNING id, section_code AS "sectionCode", row_index AS "rowIndex", row_label AS "rowLabel", seat_number AS "seatNumber", quality, allocation`.execute(trx);
-  await sql`UPDATE holds SET status = ${status}, updated_at = now() WHERE id = ${holdId}`.execute(trx);
   return rows.map((r) => ({ ...r, id: Number(r.id) }));
 }
-
-export async function dbNow(db: Db | Trx): Promise<Date> {
-  const { rows } = await sql<{ now: Date }>`SELECT now() AS now`.execute(db);
-  return rows[0]!.now;
-}
-
 
 export interface HoldAttempt {
   eventId: string;

@@ -291,9 +291,11 @@ export class HoldService {
       for (const block of candidates) {
         // A miss shows the view is stale: read again (while reads remain) rather than try more of it.
         if (stale && tried.size > 0 && reads < MAX_READS) break;
+        const ids = block.seats.map((s) => s.id);
+        // Another request of this process took up part of this block since the candidates were picked: not ours to try.
+        if (cache.claimed(eventId, key, ids)) continue;
         attempts++;
         for (const s of block.seats) tried.add(s.id);
-        const ids = block.seats.map((s) => s.id);
         cache.claim(eventId, key, ids);
         try {
           const { taken, expiresAt } = await attempt(ids);
@@ -366,16 +368,17 @@ export class HoldService {
   /** Gives the seats back. Releasing an already released or lapsed hold is a no-op that reports its state. */
   async release(trx: Trx, accountId: string, holdId: string, admittedEventId?: string): Promise<Hold> {
     const row = await this.owned(trx, accountId, holdId, true, admittedEventId);
-    if (row.status === 'PAYING' && row.expires_at.getTime() > (await repo.dbNow(trx)).getTime())
+    if (row.status === 'PAYING' && row.expires_at.getTime() > row.db_now.getTime())
       throw new DomainError('conflict', 'CHECKOUT_IN_PROGRESS', 'a payment for this hold is in progress');
     if (row.status === 'PURCHASED') throw new DomainError('conflict', 'HOLD_PURCHASED', 'this hold has been paid for');
     if (row.status === 'HELD' || row.status === 'PAYING') {
-      const lapsed = row.expires_at.getTime() <= (await repo.dbNow(trx)).getTime();
+      const lapsed = row.expires_at.getTime() <= row.db_now.getTime();
       const released = await repo.releaseHoldSeats(trx, holdId, lapsed ? 'EXPIRED' : 'RELEASED');
       // A hold without seats is general admission: its units go back to their shards' counters.
       if (released.length === 0) await moveGaUnits(trx, [holdId], 'HELD', 'RETURNED');
       // Seats came back: the waitlist hears of it in this transaction (after a sell-out they go to it, not on sale).
-      const emitted = await emitAvailability(trx, row.event_id, lapsed ? 'HOLD_EXPIRED' : 'HOLD_RELEASED', released);
+      // Its fan-out job goes through the worker's relay (a release is a hot path; see emitAvailability).
+      const emitted = await emitAvailability(trx, row.event_id, lapsed ? 'HOLD_EXPIRED' : 'HOLD_RELEASED', released, { deferFanout: true });
       // Back in this process's view at once (a stale view only costs a miss; the write decides).
       if (emitted?.pooled) released.length = 0;
       const bySection = new Map<string, AvailableSeat[]>();

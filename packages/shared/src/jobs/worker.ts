@@ -10,6 +10,7 @@ import { ClaimTokens } from '../waitlist/claim-token.js';
 import type { FanoutOptions } from '../waitlist/fanout.js';
 import { renderNotifications } from '../waitlist/notifications.js';
 import { waitlistTasks } from '../waitlist/tasks.js';
+import { relayFanouts } from '../waitlist/availability.js';
 import { DEAD_AFTER_MS, HEARTBEAT_MS, releaseDeadWorkers, WorkerHeartbeat } from './liveness.js';
 import { reconcileInventory } from './reconcile.js';
 import { ALLOCATION_ROLL_TASK, rollDueAllocations, rollForward } from '../allocations/allocations.service.js';
@@ -33,7 +34,12 @@ export interface WorkerOptions {
   fanout?: Omit<FanoutOptions, 'db' | 'onNotified' | 'metrics'>;
   /** Heartbeat period and the silence after which a worker counts as dead and its locked jobs are released. */
   liveness?: { heartbeatMs?: number; deadAfterMs?: number };
+  /** How often deferred waitlist fan-outs (hold releases) are enqueued (ms); default RELAY_MS. */
+  relayMs?: number;
 }
+
+/** The relay's period: how long at most a released hold's seats wait before the waitlist's fan-out is queued. */
+export const RELAY_MS = 200;
 
 export interface BackgroundWorker {
   runner: Runner;
@@ -117,6 +123,16 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
       .catch((err: unknown) => log?.warn({ err }, 'releasing dead workers failed'));
   }, Math.max(250, Math.floor(deadAfterMs / 3)));
   reaper.unref();
+  // Deferred fan-outs (hold releases) enqueued in batches, one commit each (see relayFanouts).
+  let relaying = false;
+  const relay = setInterval(() => {
+    if (relaying) return;
+    relaying = true;
+    relayFanouts(opts.db)
+      .catch((err: unknown) => log?.warn({ err }, 'relaying waitlist fan-outs failed'))
+      .finally(() => (relaying = false));
+  }, opts.relayMs ?? RELAY_MS);
+  relay.unref();
   // The planner's statistics of the hot tables kept current while a sale fills them (see StatsKeeper).
   const stats = new StatsKeeper(opts.db, { onError: (err) => log?.warn({ err }, 'analyzing the hot tables failed') });
   stats.start();
@@ -133,6 +149,7 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
       await admission.start();
     } catch (e) {
       clearInterval(reaper);
+      clearInterval(relay);
       await stats.stop();
       await runner.stop();
       await heartbeat.stop();
@@ -146,6 +163,7 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
     async stop() {
       // The controller first: its leads go to another process at once, and its ticks use the pool.
       clearInterval(reaper);
+      clearInterval(relay);
       await stats.stop();
       await admission?.stop();
       await runner.stop();

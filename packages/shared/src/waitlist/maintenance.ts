@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
-import { enqueueFanout } from './availability.js';
+import { enqueueFanout, relayFanouts } from './availability.js';
 import { expireOffer } from './offers.js';
 
 export interface MaintenanceResult {
@@ -12,6 +12,7 @@ export interface MaintenanceResult {
 
 /**
  * The waitlist's housekeeping, run every minute by the worker (and once when a worker starts):
+ * - enqueues deferred fan-outs the relay has not (a worker's relay loop normally does within a fraction of a second);
  * - resumes fan-outs that stopped moving (a worker died mid-way: its job's lock outlives it, so the work is
  *   re-enqueued; the fan-out resumes from its committed cursor);
  * - lapses offers whose expiry job did not run on time (their seats cascade);
@@ -20,6 +21,7 @@ export interface MaintenanceResult {
  * - tidies lapsed waitlist pools (their seats are already on open sale by read-time expiry).
  */
 export async function maintainWaitlist(db: Db, opts: { staleAfterMs?: number; deleteBatch?: number } = {}): Promise<MaintenanceResult> {
+  while ((await relayFanouts(db)) > 0);
   const stale = await sql<{ id: number }>`
     SELECT id FROM availability_events
     WHERE status <> 'DONE' AND updated_at < now() - make_interval(secs => ${(opts.staleAfterMs ?? 30_000) / 1000})`.execute(db);

@@ -56,6 +56,8 @@ export interface AvailabilityEventsTable {
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   completed_at: NullableTimestamp;
+  /** False while a deferred fan-out (a release's) waits for the relay to enqueue its job. */
+  fanout_enqueued: Generated<boolean>;
 }
 
 export interface WaitlistOffersTable {
