@@ -111,6 +111,12 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   }, 30_000);
   recovery.unref();
   app.addHook('onClose', async () => clearInterval(recovery));
+  // Best-available views of the events in their on-sale rush are read before their fans ask (see warmOpening).
+  const warming = setInterval(() => {
+    holds.warmOpening().catch((err: unknown) => app.log.warn({ err }, 'warming seat views failed'));
+  }, 2_000);
+  warming.unref();
+  app.addHook('onClose', async () => clearInterval(warming));
 
   await watermarks.start();
   app.addHook('onClose', () => watermarks.stop());

@@ -61,6 +61,11 @@ export class SectionAvailabilityCache {
     return { seats: this.unclaimed(eventId, section, await this.refresh(eventId, section, load, -Infinity)), fresh: true };
   }
 
+  /** Fills every view of the event with one read, unless that has been done (or is under way). */
+  async warm(eventId: string, loadEvent: EventSeatLoader): Promise<void> {
+    await (this.events.get(eventId) ?? this.fillEvent(eventId, loadEvent));
+  }
+
   /** One read for every view of the event, shared by the requests that arrive while it runs. */
   private fillEvent(eventId: string, loadEvent: EventSeatLoader): Promise<void> {
     const startedAt = Date.now();

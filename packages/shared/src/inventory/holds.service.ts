@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
 import { DomainError, invalid, notFound } from '../errors.js';
 import type { CachedEvent, EventCache } from '../events/event-cache.js';
@@ -261,17 +262,7 @@ export class HoldService {
     // started), less our claims.
     let missedAt = performance.now();
     const reload = async (): Promise<AvailableSeat[]> => cache.unclaimed(eventId, key, await cache.refresh(eventId, key, load, missedAt));
-    const loadEvent = async () => {
-      const views = new Map<string, AvailableSeat[]>();
-      for (const { sectionCode, allocation: a, ...seat } of await repo.findAvailableSeatsOfEvent(db, eventId)) {
-        const k = viewKey(sectionCode, a);
-        const list = views.get(k);
-        if (list) list.push(seat);
-        else views.set(k, [seat]);
-      }
-      return views;
-    };
-    const { seats: first, fresh } = await cache.view(eventId, key, load, loadEvent);
+    const { seats: first, fresh } = await cache.view(eventId, key, load, () => this.eventViews(eventId));
     let view = first;
     // The view is known stale when it came from the cache, or when an attempt missed after its read started: then,
     // before giving up on the section, a read that started after the miss (at most MAX_READS per request).
@@ -323,6 +314,28 @@ export class HoldService {
       }
     }
     throw new SectionFull(section, quantity, view);
+  }
+
+  /** Every view of an event (by section and presale tier) from one read. */
+  private async eventViews(eventId: string): Promise<Map<string, AvailableSeat[]>> {
+    const views = new Map<string, AvailableSeat[]>();
+    for (const { sectionCode, allocation, ...seat } of await repo.findAvailableSeatsOfEvent(this.deps.db, eventId)) {
+      const k = viewKey(sectionCode, allocation);
+      const list = views.get(k);
+      if (list) list.push(seat);
+      else views.set(k, [seat]);
+    }
+    return views;
+  }
+
+  /**
+   * Fills this process's views of the events whose on-sale opens within the next two minutes or opened within
+   * the last hour (the rush), so their first fans do not wait for the read. Run every few seconds by the store API.
+   */
+  async warmOpening(): Promise<void> {
+    const { rows } = await sql<{ id: string }>`
+      SELECT id FROM events WHERE onsale_at BETWEEN now() - interval '1 hour' AND now() + interval '2 minutes' AND starts_at > now()`.execute(this.deps.db);
+    for (const { id } of rows) await this.availability.warm(id, () => this.eventViews(id));
   }
 
   /** SECTION_SOLD_OUT or SECTION_NEARLY_FULL, with sections that can seat the party now (from the seat map). */
