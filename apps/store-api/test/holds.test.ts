@@ -155,6 +155,34 @@ describe('a hold, end to end', () => {
     expect(r.json().error).toBe('HOLD_NOT_FOUND');
   });
 
+  it('answers each of many concurrent releases alone (batched into shared transactions): own, twice, another fan\'s, unknown', async () => {
+    const fans = await Promise.all(Array.from({ length: 30 }, (_, i) => login(h.app, `releaser-${i}`)));
+    const held = await Promise.all(fans.map(async (fan) => ({ fan, body: (await hold(fan, { section: 'A', quantity: 2 })).json() })));
+    for (const x of held) expect(x.body.holdId, JSON.stringify(x.body)).toBeDefined();
+    const del = async (fan: string, id: string) => h.app.inject({ method: 'DELETE', url: `/holds/${id}`, headers: await admitted(fan, eventId) });
+    const [own, twice, stolen, unknown] = await Promise.all([
+      Promise.all(held.map((x) => del(x.fan, x.body.holdId))),
+      Promise.all(held.slice(0, 10).map((x) => del(x.fan, x.body.holdId))),
+      Promise.all(held.slice(10, 20).map((x, i) => del(held[(i + 11) % 30]!.fan, x.body.holdId))),
+      del(fans[0]!, '11111111-1111-4111-8111-111111111111'),
+    ]);
+    for (const r of [...own, ...twice]) expect([r.statusCode, r.json().status]).toEqual([200, 'RELEASED']);
+    for (const r of stolen) expect([r.statusCode, r.json().error, r.json().field]).toEqual([403, 'HOLD_NOT_OWNED', 'id']);
+    expect([unknown.statusCode, unknown.json().error]).toEqual([404, 'HOLD_NOT_FOUND']);
+    const ids = held.map((x) => x.body.holdId as string);
+    const { rows } = await sql<{ released: number; seats: number; returned: number }>`
+      SELECT (SELECT count(*) FROM holds WHERE id = ANY(${ids}::uuid[]) AND status = 'RELEASED')::int AS released,
+             (SELECT count(*) FROM seats WHERE hold_id = ANY(${ids}::uuid[]))::int AS seats,
+             (SELECT coalesce(sum(seat_count), 0) FROM availability_events WHERE event_id = ${eventId} AND cause = 'HOLD_RELEASED'
+                AND created_at > now() - interval '1 minute')::int AS returned`.execute(h.t.db);
+    // Every hold released once, no seat still pointing at one, and the waitlist told of each seat once.
+    expect(rows[0]).toMatchObject({ released: 30, seats: 0 });
+    expect(rows[0]!.returned).toBeGreaterThanOrEqual(60);
+    const inv = await checkInvariants(h.t, eventId, capacity);
+    expect(inv.holdseatmismatch).toBe(0);
+    expect(inv.counts.available + inv.counts.held + inv.counts.sold).toBe(capacity);
+  });
+
   it('enforces the per-account limit across holds (held + sold)', async () => {
     const carol = await login(h.app, 'carol');
     expect((await hold(carol, { section: 'C', quantity: 3 })).statusCode).toBe(201);

@@ -42,7 +42,12 @@ export function lockHold(trx: Trx, id: string) {
  * Locks a hold and reads the event settings its rules need in the same statement, so a transaction never
  * waits on a second pool connection (which could starve the pool under load).
  */
-export function lockHoldWithEvent(trx: Trx, id: string) {
+export async function lockHoldWithEvent(trx: Trx, id: string) {
+  return (await lockHoldsWithEvent(trx, [id]))[0];
+}
+
+/** Holds by id, locked in id order (so two lockers never wait on each other in a cycle), with their event's settings. */
+export function lockHoldsWithEvent(trx: Trx, ids: string[]) {
   return trx
     .selectFrom('holds as h')
     .innerJoin('events as e', 'e.id', 'h.event_id')
@@ -51,9 +56,10 @@ export function lockHoldWithEvent(trx: Trx, id: string) {
     .select(['e.hold_extension_seconds', 'e.per_instrument_seat_limit', 'a.access as tier_access', 'a.bin_ranges as tier_bin_ranges', 'a.name as tier_name'])
     // The database's clock, read with the lock (a lapse is judged by it, not by this process's clock).
     .select(sql<Date>`now()`.as('db_now'))
-    .where('h.id', '=', id)
+    .where('h.id', 'in', ids)
+    .orderBy('h.id')
     .forUpdate('h')
-    .executeTakeFirst();
+    .execute();
 }
 
 export async function seatsOfHold(db: Db | Trx, holdId: string) {
@@ -81,13 +87,20 @@ export async function setHoldExpiry(trx: Trx, holdId: string, expiresAt: Date | 
 }
 
 /** Returns a hold's HELD seats to AVAILABLE and sets the hold's final status. */
-export async function releaseHoldSeats(trx: Trx, holdId: string, status: 'RELEASED' | 'EXPIRED'): Promise<(AvailableSeat & { sectionCode: string; allocation: string | null })[]> {
-  // One statement: the seats back to AVAILABLE and the hold's new status.
-  const { rows } = await sql<AvailableSeat & { sectionCode: string; allocation: string | null }>`
-    WITH hold AS (UPDATE holds SET status = ${status}, updated_at = now() WHERE id = ${holdId})
-    UPDATE seats SET status = 'AVAILABLE', hold_id = NULL, expires_at = NULL, version = version + 1
-    WHERE hold_id = ${holdId} AND status = 'HELD'
-    RETURNING id, section_code AS "sectionCode", row_index AS "rowIndex", row_label AS "rowLabel", seat_number AS "seatNumber", quality, allocation`.execute(trx);
+/** Holds' seats back to AVAILABLE and the holds' new statuses, in one statement; the seats with the hold each left. */
+export async function releaseHoldsSeats(
+  trx: Trx,
+  holds: { holdId: string; status: 'RELEASED' | 'EXPIRED' }[],
+): Promise<(AvailableSeat & { sectionCode: string; allocation: string | null; holdId: string })[]> {
+  if (holds.length === 0) return [];
+  const { rows } = await sql<AvailableSeat & { sectionCode: string; allocation: string | null; holdId: string }>`
+    WITH input AS (SELECT * FROM unnest(${holds.map((h) => h.holdId)}::uuid[], ${holds.map((h) => h.status)}::text[]) AS t(hold_id, status)),
+    hold AS (UPDATE holds h SET status = i.status, updated_at = now() FROM input i WHERE h.id = i.hold_id)
+    UPDATE seats s SET status = 'AVAILABLE', hold_id = NULL, expires_at = NULL, version = s.version + 1
+    FROM input i
+    WHERE s.hold_id = i.hold_id AND s.status = 'HELD'
+    RETURNING s.id, s.section_code AS "sectionCode", s.row_index AS "rowIndex", s.row_label AS "rowLabel", s.seat_number AS "seatNumber", s.quality,
+              s.allocation, i.hold_id AS "holdId"`.execute(trx);
   return rows.map((r) => ({ ...r, id: Number(r.id) }));
 }
 

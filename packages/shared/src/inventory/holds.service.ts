@@ -9,7 +9,7 @@ import { SectionAvailabilityCache } from './availability-cache.js';
 import { longestRun, pickCandidates, rankBlocks, type Block, type SeatCell } from './best-available.js';
 import * as repo from './holds.repository.js';
 import type { AvailableSeat } from './holds.repository.js';
-import { HoldBatcher } from './hold-batcher.js';
+import { HoldBatcher, ReleaseBatcher } from './hold-batcher.js';
 import type { HoldRequest } from './holds.schema.js';
 import type { HoldStatus } from './inventory.table.js';
 import type { SeatmapCache } from './seatmap.js';
@@ -82,6 +82,14 @@ export function assertAdmittedFor(holdEventId: string, admittedEventId: string |
 
 type Attempt = (seatIds: number[]) => Promise<{ used: number; taken: number[]; expiresAt: Date | null }>;
 
+/** One fan's request to release one of their holds. */
+export interface ReleaseRequest {
+  accountId: string;
+  holdId: string;
+  /** The event the fan's admission token is for, when the request carries one. */
+  admittedEventId?: string;
+}
+
 /** Who is asking, beyond the account: the device the request came from (its deviceFingerprint). */
 export interface HoldRequester {
   deviceHash?: string | null;
@@ -97,6 +105,7 @@ export interface HoldRequester {
 export class HoldService {
   private readonly availability: SectionAvailabilityCache;
   private readonly batcher: HoldBatcher;
+  private readonly releases: ReleaseBatcher<ReleaseRequest, Hold>;
   private readonly generalAdmission: GeneralAdmission;
   private readonly maxAttempts: number;
   private readonly random: () => number;
@@ -105,6 +114,7 @@ export class HoldService {
   constructor(private readonly deps: HoldServiceDeps) {
     this.availability = deps.availability ?? new SectionAvailabilityCache();
     this.batcher = new HoldBatcher(deps.db);
+    this.releases = new ReleaseBatcher<ReleaseRequest, Hold>(deps.db, (trx, reqs) => this.releaseMany(trx, reqs));
     this.generalAdmission = new GeneralAdmission({ db: deps.db, seatmap: deps.seatmap, metrics: deps.metrics, random: deps.random });
     this.maxAttempts = deps.maxAttempts ?? 8;
     this.random = deps.random ?? Math.random;
@@ -380,29 +390,77 @@ export class HoldService {
 
   /** Gives the seats back. Releasing an already released or lapsed hold is a no-op that reports its state. */
   async release(trx: Trx, accountId: string, holdId: string, admittedEventId?: string): Promise<Hold> {
-    const row = await this.owned(trx, accountId, holdId, true, admittedEventId);
-    if (row.status === 'PAYING' && row.expires_at.getTime() > row.db_now.getTime())
-      throw new DomainError('conflict', 'CHECKOUT_IN_PROGRESS', 'a payment for this hold is in progress');
-    if (row.status === 'PURCHASED') throw new DomainError('conflict', 'HOLD_PURCHASED', 'this hold has been paid for');
-    if (row.status === 'HELD' || row.status === 'PAYING') {
-      const lapsed = row.expires_at.getTime() <= row.db_now.getTime();
-      const released = await repo.releaseHoldSeats(trx, holdId, lapsed ? 'EXPIRED' : 'RELEASED');
-      // A hold without seats is general admission: its units go back to their shards' counters.
-      if (released.length === 0) await moveGaUnits(trx, [holdId], 'HELD', 'RETURNED');
-      // Seats came back: the waitlist hears of it in this transaction (after a sell-out they go to it, not on sale).
-      // Its fan-out job goes through the worker's relay (a release is a hot path; see emitAvailability).
-      const emitted = await emitAvailability(trx, row.event_id, lapsed ? 'HOLD_EXPIRED' : 'HOLD_RELEASED', released, { deferFanout: true });
-      // Back in this process's view at once (a stale view only costs a miss; the write decides).
-      if (emitted?.pooled) released.length = 0;
-      const bySection = new Map<string, AvailableSeat[]>();
-      for (const r of released) {
-        const key = viewKey(r.sectionCode, r.allocation);
-        bySection.set(key, [...(bySection.get(key) ?? []), r]);
+    const [r] = await this.releaseMany(trx, [{ accountId, holdId, admittedEventId }]);
+    if (r instanceof Error) throw r;
+    return r!;
+  }
+
+  /**
+   * A fan's release through the release batcher: releases arriving within a few milliseconds share one
+   * transaction (a handful of statements and one commit for all of them); each is still checked and answered alone.
+   */
+  releaseQueued(accountId: string, holdId: string, admittedEventId?: string): Promise<Hold> {
+    return this.releases.release({ accountId, holdId, admittedEventId });
+  }
+
+  /**
+   * Releases in the caller's transaction, each checked on its own (not found, another fan's, another event's
+   * admission, a payment in flight, paid for): a refusal is that request's answer alone, as a DomainError in its
+   * place. Holds are locked in id order; the seats of all of them go back in one statement, GA units in another,
+   * and the waitlist hears once per event and cause.
+   */
+  async releaseMany(trx: Trx, reqs: ReleaseRequest[]): Promise<(Hold | DomainError)[]> {
+    const ids = [...new Set(reqs.map((r) => r.holdId).filter(isUuid))];
+    const rows = new Map((ids.length > 0 ? await repo.lockHoldsWithEvent(trx, ids) : []).map((r) => [r.id, r]));
+    const out: (Hold | DomainError)[] = [];
+    const releasing = new Map<string, { row: NonNullable<ReturnType<typeof rows.get>>; lapsed: boolean }>();
+    for (const req of reqs) {
+      const row = rows.get(req.holdId);
+      try {
+        if (!row) throw notFound('HOLD_NOT_FOUND', `no hold ${req.holdId}`, 'id');
+        if (row.account_id !== req.accountId) throw new DomainError('forbidden', 'HOLD_NOT_OWNED', 'this hold belongs to another account', { field: 'id' });
+        assertAdmittedFor(row.event_id, req.admittedEventId);
+        const lapsed = row.expires_at.getTime() <= row.db_now.getTime();
+        if (row.status === 'PAYING' && !lapsed) throw new DomainError('conflict', 'CHECKOUT_IN_PROGRESS', 'a payment for this hold is in progress');
+        if (row.status === 'PURCHASED') throw new DomainError('conflict', 'HOLD_PURCHASED', 'this hold has been paid for');
+        if (row.status === 'HELD' || row.status === 'PAYING') {
+          releasing.set(row.id, { row, lapsed });
+          row.status = lapsed ? 'EXPIRED' : 'RELEASED'; // a second request for the same hold reports the new state
+        }
+        out.push({ holdId: row.id, eventId: row.event_id, status: row.status as FanHoldStatus, seats: [], quantity: row.quantity, amountCents: 0, expiresAt: row.expires_at, extended: row.extended });
+      } catch (e) {
+        if (!(e instanceof DomainError)) throw e;
+        out.push(e);
       }
-      for (const [section, seats] of bySection) this.availability.restore(row.event_id, section, seats);
-      row.status = lapsed ? 'EXPIRED' : 'RELEASED';
     }
-    return { holdId, eventId: row.event_id, status: row.status as FanHoldStatus, seats: [], quantity: row.quantity, amountCents: 0, expiresAt: row.expires_at, extended: row.extended };
+    if (releasing.size === 0) return out;
+
+    const released = await repo.releaseHoldsSeats(trx, [...releasing.values()].map(({ row, lapsed }) => ({ holdId: row.id, status: lapsed ? 'EXPIRED' : 'RELEASED' })));
+    // A hold without seats is general admission: its units go back to their shards' counters.
+    const withSeats = new Set(released.map((r) => r.holdId));
+    await moveGaUnits(trx, [...releasing.keys()].filter((id) => !withSeats.has(id)), 'HELD', 'RETURNED');
+    // Seats came back: the waitlist hears of it in this transaction (after a sell-out they go to it, not on sale),
+    // once per event and cause. Its fan-out job goes through the worker's relay (see emitAvailability).
+    const groups = new Map<string, { eventId: string; cause: 'HOLD_EXPIRED' | 'HOLD_RELEASED'; seats: typeof released }>();
+    for (const seat of released) {
+      const { row, lapsed } = releasing.get(seat.holdId)!;
+      const cause = lapsed ? 'HOLD_EXPIRED' : 'HOLD_RELEASED';
+      const k = `${row.event_id}\u0000${cause}`;
+      const g = groups.get(k) ?? groups.set(k, { eventId: row.event_id, cause, seats: [] }).get(k)!;
+      g.seats.push(seat);
+    }
+    for (const g of groups.values()) {
+      const emitted = await emitAvailability(trx, g.eventId, g.cause, g.seats, { deferFanout: true });
+      // Back in this process's view at once (a stale view only costs a miss; the write decides); pooled seats are the waitlist's.
+      if (emitted?.pooled) continue;
+      const byView = new Map<string, AvailableSeat[]>();
+      for (const r of g.seats) {
+        const key = viewKey(r.sectionCode, r.allocation);
+        byView.set(key, [...(byView.get(key) ?? []), r]);
+      }
+      for (const [key, seats] of byView) this.availability.restore(g.eventId, key, seats);
+    }
+    return out;
   }
 
   private async owned(db: Db | Trx, accountId: string, holdId: string, lock: true, admittedEventId?: string): Promise<NonNullable<Awaited<ReturnType<typeof repo.lockHoldWithEvent>>>>;

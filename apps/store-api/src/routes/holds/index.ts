@@ -66,7 +66,7 @@ export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; che
       },
     },
     async (req) => {
-      const hold = await db.transaction().execute((trx) => holds.release(trx, req.accountId, req.params.id, req.admission?.eventId));
+      const hold = await holds.releaseQueued(req.accountId, req.params.id, req.admission?.eventId);
       return { holdId: hold.holdId, status: hold.status };
     },
   );
