@@ -1,16 +1,38 @@
+export interface GroupCommitOptions<I> {
+  maxBatch?: number;
+  maxWaitMs?: number;
+  maxConcurrentBatches?: number;
+  /**
+   * Keys an item holds exclusively while its batch is being written: an item that shares a key with the batch
+   * being built, or with one in flight, waits for a later batch (say, one account's two requests: the second must
+   * see the first's writes, and a statement cannot see its own).
+   */
+  keys?: (item: I) => readonly string[];
+  /** A batch whose write fails as a whole (a deadlock with another process, say) is written again item by item. */
+  retryAlone?: boolean;
+}
+
+interface Pending<I, O> {
+  item: I;
+  resolve: (o: O) => void;
+  reject: (e: unknown) => void;
+}
+
 /**
  * An application-level group commit: calls arriving within a few milliseconds share one statement (and one
  * commit), so a burst of small writes costs a fraction of a transaction each. `write` receives the batch in
- * arrival order and returns one result per item, in the same order.
+ * arrival order and returns one result per item, in the same order; a result that is an Error is that item's
+ * refusal alone (its caller's promise rejects with it).
  */
 export class GroupCommit<I, O> {
-  private pending: { item: I; resolve: (o: O) => void; reject: (e: unknown) => void }[] = [];
+  private pending: Pending<I, O>[] = [];
   private timer: NodeJS.Timeout | undefined;
   private inFlight = 0;
+  private readonly busy = new Set<string>();
 
   constructor(
-    private readonly write: (items: I[]) => Promise<O[]>,
-    private readonly opts: { maxBatch?: number; maxWaitMs?: number; maxConcurrentBatches?: number } = {},
+    private readonly write: (items: I[]) => Promise<(O | Error)[]>,
+    private readonly opts: GroupCommitOptions<I> = {},
   ) {}
 
   submit(item: I): Promise<O> {
@@ -29,12 +51,36 @@ export class GroupCommit<I, O> {
       this.timer = setTimeout(() => this.flush(), 1);
       return;
     }
-    const batch = this.pending.splice(0, this.opts.maxBatch ?? 200);
+    const max = this.opts.maxBatch ?? 200;
+    const batch: Pending<I, O>[] = [];
+    const rest: Pending<I, O>[] = [];
+    const taken = new Set<string>();
+    for (const p of this.pending) {
+      const keys = this.opts.keys?.(p.item) ?? [];
+      if (batch.length >= max || keys.some((k) => this.busy.has(k) || taken.has(k))) rest.push(p);
+      else {
+        batch.push(p);
+        for (const k of keys) taken.add(k);
+      }
+    }
+    this.pending = rest;
+    if (batch.length === 0) {
+      this.timer = setTimeout(() => this.flush(), 1);
+      return;
+    }
+    for (const k of taken) this.busy.add(k);
     this.inFlight++;
+    const settle = (p: Pending<I, O>, o: O | Error) => (o instanceof Error ? p.reject(o) : p.resolve(o));
     this.write(batch.map((p) => p.item))
-      .then((out) => batch.forEach((p, i) => p.resolve(out[i]!)))
-      .catch((e) => batch.forEach((p) => p.reject(e)))
+      .then(
+        (out): unknown => batch.forEach((p, i) => settle(p, out[i]!)),
+        (e: unknown): unknown =>
+          this.opts.retryAlone
+            ? Promise.all(batch.map((p) => this.write([p.item]).then(([o]) => settle(p, o!), p.reject)))
+            : batch.forEach((p) => p.reject(e)),
+      )
       .finally(() => {
+        for (const k of taken) this.busy.delete(k);
         this.inFlight--;
         if (this.pending.length > 0) this.flush();
       });

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
+import { GroupCommit } from '../db/group-commit.js';
 import { attemptHold, type HoldAttempt } from './holds.repository.js';
 
 export interface AttemptResult {
@@ -9,89 +10,62 @@ export interface AttemptResult {
   expiresAt: Date | null;
 }
 
-interface Pending {
-  attempt: HoldAttempt;
-  resolve: (r: AttemptResult) => void;
-  reject: (e: unknown) => void;
-}
-
 /**
  * Hold attempts under load: attempts arriving within a few milliseconds share one statement and one commit
  * (each still all-or-nothing, under its own account's lock), so the cost of a round trip and a commit is paid
- * once per batch instead of once per fan. Two rules keep a batch exact:
+ * once per batch instead of once per fan (a GroupCommit). Two rules keep a batch exact:
  *  - one attempt per (event, account) and per (event, device) in flight at a time: a second waits for the next
  *    batch, so its count sees the first (a statement cannot see its own writes);
  *  - the seats of the attempts in a batch are disjoint: the hold service claims a block in memory before it
- *    attempts it, and this batcher refuses to mix attempts that share a seat.
+ *    attempts it, and the batcher does not mix attempts that share a seat.
  * Account locks are taken in account order, then device locks in device order, so two batches never wait on
- * each other in a cycle; a batch that
- * fails as a whole (a deadlock with another process, say) is retried one attempt at a time.
+ * each other in a cycle; a batch that fails as a whole (a deadlock with another process, say) is retried one
+ * attempt at a time.
  */
 export class HoldBatcher {
-  private queue: Pending[] = [];
-  private timer: NodeJS.Timeout | undefined;
-  private inFlight = 0;
-  private readonly busyAccounts = new Set<string>();
+  private readonly commit: GroupCommit<HoldAttempt, AttemptResult>;
 
-  constructor(
-    private readonly db: Db,
-    private readonly opts: { maxBatch?: number; maxWaitMs?: number; maxConcurrentBatches?: number } = {},
-  ) {}
-
-  attempt(a: HoldAttempt): Promise<AttemptResult> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ attempt: a, resolve, reject });
-      if (this.queue.length >= (this.opts.maxBatch ?? 100)) this.flush();
-      else this.timer ??= setTimeout(() => this.flush(), this.opts.maxWaitMs ?? 2);
+  constructor(db: Db, opts: { maxBatch?: number; maxWaitMs?: number; maxConcurrentBatches?: number } = {}) {
+    this.commit = new GroupCommit((attempts) => runBatch(db, attempts), {
+      maxBatch: opts.maxBatch ?? 100,
+      maxWaitMs: opts.maxWaitMs ?? 2,
+      maxConcurrentBatches: opts.maxConcurrentBatches ?? 2,
+      retryAlone: true,
+      keys: (a) => [
+        `${a.eventId}\u0000${a.accountId}`,
+        // Devices share the account keys' space under a prefix no account id has.
+        ...(a.deviceHash ? [`${a.eventId}\u0000\u0001device:${a.deviceHash}`] : []),
+        ...a.seatIds.map((id) => `${a.eventId}\u0000\u0002seat:${id}`),
+      ],
     });
   }
 
-  private flush(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    if (this.queue.length === 0) return;
-    if (this.inFlight >= (this.opts.maxConcurrentBatches ?? 2)) {
-      this.timer = setTimeout(() => this.flush(), 1);
-      return;
-    }
-    const batch: Pending[] = [];
-    const rest: Pending[] = [];
-    const seats = new Set<string>();
-    const accounts = new Set<string>();
-    for (const p of this.queue) {
-      const acct = `${p.attempt.eventId}\u0000${p.attempt.accountId}`;
-      // Devices share the account keys' space under a prefix no account id has.
-      const dev = p.attempt.deviceHash ? `${p.attempt.eventId}\u0000\u0001device:${p.attempt.deviceHash}` : undefined;
-      const seatKeys = p.attempt.seatIds.map((id) => `${p.attempt.eventId}\u0000${id}`);
-      const clash =
-        this.busyAccounts.has(acct) || accounts.has(acct) || (dev !== undefined && (this.busyAccounts.has(dev) || accounts.has(dev))) || seatKeys.some((k) => seats.has(k));
-      if (clash || batch.length >= (this.opts.maxBatch ?? 100)) {
-        rest.push(p);
-        continue;
-      }
-      batch.push(p);
-      accounts.add(acct);
-      if (dev !== undefined) accounts.add(dev);
-      for (const k of seatKeys) seats.add(k);
-    }
-    this.queue = rest;
-    if (batch.length === 0) {
-      this.timer = setTimeout(() => this.flush(), 1);
-      return;
-    }
-    for (const a of accounts) this.busyAccounts.add(a);
-    this.inFlight++;
-    runBatch(this.db, batch.map((p) => p.attempt))
-      .catch(async () => Promise.all(batch.map((p) => attemptHold(this.db, p.attempt))))
-      .then(
-        (results) => batch.forEach((p, i) => p.resolve(results[i]!)),
-        (e) => batch.forEach((p) => p.reject(e)),
-      )
-      .finally(() => {
-        for (const a of accounts) this.busyAccounts.delete(a);
-        this.inFlight--;
-        if (this.queue.length > 0) this.flush();
-      });
+  attempt(a: HoldAttempt): Promise<AttemptResult> {
+    return this.commit.submit(a);
+  }
+}
+
+/**
+ * Releases under load: those arriving within a few milliseconds share one transaction (`releaseMany` checks and
+ * answers each alone), so a stampede of releases costs a handful of statements and one commit per batch instead
+ * of per fan (a GroupCommit). A hold appears in one batch at a time (a second release of it waits for the next). A
+ * batch whose transaction fails as a whole (a deadlock with another process, say) is retried one release at a time.
+ */
+export class ReleaseBatcher<R extends { holdId: string }, H> {
+  private readonly commit: GroupCommit<R, H>;
+
+  constructor(db: Db, releaseMany: (trx: Trx, reqs: R[]) => Promise<(H | Error)[]>) {
+    this.commit = new GroupCommit((reqs) => db.transaction().execute((trx) => releaseMany(trx, reqs)), {
+      maxBatch: 100,
+      maxWaitMs: 2,
+      maxConcurrentBatches: 2,
+      retryAlone: true,
+      keys: (r) => [r.holdId],
+    });
+  }
+
+  release(req: R): Promise<H> {
+    return this.commit.submit(req);
   }
 }
 
@@ -154,76 +128,3 @@ export async function runBatch(db: Db, attempts: HoldAttempt[]): Promise<Attempt
   });
 }
 
-interface PendingRelease<R> {
-  req: R & { holdId: string };
-  resolve: (r: unknown) => void;
-  reject: (e: unknown) => void;
-}
-
-/**
- * Releases under load: those arriving within a few milliseconds share one transaction (`releaseMany` checks and
- * answers each alone), so a stampede of releases costs a handful of statements and one commit per batch instead
- * of per fan. A hold appears once per batch (a second release of it waits for the next). A batch whose transaction
- * fails as a whole (a deadlock with another process, say) is retried one release at a time.
- */
-export class ReleaseBatcher<R extends { holdId: string }, H> {
-  private queue: PendingRelease<R>[] = [];
-  private timer: NodeJS.Timeout | undefined;
-  private inFlight = 0;
-
-  constructor(
-    private readonly db: Db,
-    private readonly releaseMany: (trx: Trx, reqs: R[]) => Promise<(H | Error)[]>,
-    private readonly opts: { maxBatch?: number; maxWaitMs?: number; maxConcurrentBatches?: number } = {},
-  ) {}
-
-  release(req: R): Promise<H> {
-    return new Promise<H>((resolve, reject) => {
-      this.queue.push({ req, resolve: resolve as (r: unknown) => void, reject });
-      if (this.queue.length >= (this.opts.maxBatch ?? 100)) this.flush();
-      else this.timer ??= setTimeout(() => this.flush(), this.opts.maxWaitMs ?? 2);
-    });
-  }
-
-  private flush(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    if (this.queue.length === 0) return;
-    if (this.inFlight >= (this.opts.maxConcurrentBatches ?? 2)) {
-      this.timer = setTimeout(() => this.flush(), 1);
-      return;
-    }
-    const batch: PendingRelease<R>[] = [];
-    const rest: PendingRelease<R>[] = [];
-    const holds = new Set<string>();
-    for (const p of this.queue) {
-      if (holds.has(p.req.holdId) || batch.length >= (this.opts.maxBatch ?? 100)) rest.push(p);
-      else {
-        holds.add(p.req.holdId);
-        batch.push(p);
-      }
-    }
-    this.queue = rest;
-    this.inFlight++;
-    const settle = (p: PendingRelease<R>, r: H | Error) => (r instanceof Error ? p.reject(r) : p.resolve(r));
-    this.db
-      .transaction()
-      .execute((trx) => this.releaseMany(trx, batch.map((p) => p.req)))
-      .then(
-        (results) => batch.forEach((p, i) => settle(p, results[i]!)),
-        () =>
-          Promise.all(
-            batch.map((p) =>
-              this.db
-                .transaction()
-                .execute((trx) => this.releaseMany(trx, [p.req]))
-                .then(([r]) => settle(p, r!), p.reject),
-            ),
-          ),
-      )
-      .finally(() => {
-        this.inFlight--;
-        if (this.queue.length > 0) this.flush();
-      });
-  }
-}
