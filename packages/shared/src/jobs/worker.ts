@@ -93,6 +93,8 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
   // when the database stops, must not crash the process) and so it ends after the runner, not before.
   const pgPool = new pg.Pool({ connectionString: opts.connectionString, max: (opts.concurrency ?? 8) + 2, application_name: 'onsale-worker' });
   pgPool.on('error', (err) => log?.warn({ err }, 'worker database pool error'));
+  // A checked-out client's own errors too (graphile-worker warns at start when a pool it is given lacks this).
+  pgPool.on('connect', (client) => client.on('error', (err) => log?.warn({ err }, 'worker database connection error')));
   const runner = await run({
     events,
     pgPool,
