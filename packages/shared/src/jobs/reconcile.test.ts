@@ -44,6 +44,31 @@ describe('inventory reconciliation', () => {
     expect(r!.orderDrift).toBe(1);
   });
 
+  it("relays a release's deferred waitlist fan-out: the worker queues its job within moments, once", async () => {
+    const hold = await holds.create('relay-fan', eventId, { section: 'S', quantity: 2 });
+    await t.db.transaction().execute((trx) => holds.release(trx, 'relay-fan', hold.holdId));
+    const av = await t.db.selectFrom('availability_events').select(['id', 'fanout_enqueued']).where('event_id', '=', eventId).orderBy('id', 'desc').executeTakeFirstOrThrow();
+    expect(av.fanout_enqueued).toBe(false);
+    const worker = await startWorker({ connectionString: t.url, db: t.db, concurrency: 1, claimTokenSecret: 'test-claim-secret', admission: false, relayMs: 50 });
+    try {
+      let enqueued = false;
+      for (let i = 0; i < 100 && !enqueued; i++) {
+        enqueued = (await t.db.selectFrom('availability_events').select('fanout_enqueued').where('id', '=', av.id).executeTakeFirstOrThrow()).fanout_enqueued;
+        if (!enqueued) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(enqueued).toBe(true);
+      // Its fan-out then runs as a job (no waitlist here: it completes at once).
+      let done = false;
+      for (let i = 0; i < 100 && !done; i++) {
+        done = (await t.db.selectFrom('availability_events').select('status').where('id', '=', av.id).executeTakeFirstOrThrow()).status === 'DONE';
+        if (!done) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(done).toBe(true);
+    } finally {
+      await worker.stop();
+    }
+  });
+
   it('runs as a background job on graphile-worker at start', async () => {
     await sql`DELETE FROM inventory_reconciliations`.execute(t.db);
     const worker = await startWorker({ connectionString: t.url, db: t.db, concurrency: 1, claimTokenSecret: 'test-claim-secret' });
