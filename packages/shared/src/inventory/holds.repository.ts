@@ -16,6 +16,13 @@ export async function findAvailableSeats(db: Db | Trx, eventId: string, sectionC
   return rows;
 }
 
+/** Events in their on-sale rush: opening within two minutes or opened within the hour, not yet started. */
+export async function eventsInRush(db: Db): Promise<string[]> {
+  const { rows } = await sql<{ id: string }>`
+    SELECT id FROM events WHERE onsale_at BETWEEN now() - interval '1 hour' AND now() + interval '2 minutes' AND starts_at > now()`.execute(db);
+  return rows.map((r) => r.id);
+}
+
 /** Every available seat of an event, with its section and presale tier: one read that fills a process's views at once. */
 export async function findAvailableSeatsOfEvent(db: Db | Trx, eventId: string): Promise<(AvailableSeat & { sectionCode: string; allocation: string | null })[]> {
   const { rows } = await sql<AvailableSeat & { sectionCode: string; allocation: string | null }>`

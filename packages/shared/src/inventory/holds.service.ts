@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
 import { DomainError, invalid, notFound } from '../errors.js';
 import type { CachedEvent, EventCache } from '../events/event-cache.js';
@@ -81,6 +80,14 @@ export function assertAdmittedFor(holdEventId: string, admittedEventId: string |
 }
 
 type Attempt = (seatIds: number[]) => Promise<{ used: number; taken: number[]; expiresAt: Date | null }>;
+
+/** A fan touches only their own hold (HOLD_NOT_FOUND, HOLD_NOT_OWNED), with admission to its event when they carry one. */
+function assertOwned<R extends { account_id: string; event_id: string }>(row: R | undefined, holdId: string, accountId: string, admittedEventId?: string): R {
+  if (!row) throw notFound('HOLD_NOT_FOUND', `no hold ${holdId}`, 'id');
+  if (row.account_id !== accountId) throw new DomainError('forbidden', 'HOLD_NOT_OWNED', 'this hold belongs to another account', { field: 'id' });
+  assertAdmittedFor(row.event_id, admittedEventId);
+  return row;
+}
 
 /** One fan's request to release one of their holds. */
 export interface ReleaseRequest {
@@ -343,9 +350,7 @@ export class HoldService {
    * the last hour (the rush), so their first fans do not wait for the read. Run every few seconds by the store API.
    */
   async warmOpening(): Promise<void> {
-    const { rows } = await sql<{ id: string }>`
-      SELECT id FROM events WHERE onsale_at BETWEEN now() - interval '1 hour' AND now() + interval '2 minutes' AND starts_at > now()`.execute(this.deps.db);
-    for (const { id } of rows) await this.availability.warm(id, () => this.eventViews(id));
+    for (const id of await repo.eventsInRush(this.deps.db)) await this.availability.warm(id, () => this.eventViews(id));
   }
 
   /** SECTION_SOLD_OUT or SECTION_NEARLY_FULL, with sections that can seat the party now (from the seat map). */
@@ -415,11 +420,8 @@ export class HoldService {
     const out: (Hold | DomainError)[] = [];
     const releasing = new Map<string, { row: NonNullable<ReturnType<typeof rows.get>>; lapsed: boolean }>();
     for (const req of reqs) {
-      const row = rows.get(req.holdId);
       try {
-        if (!row) throw notFound('HOLD_NOT_FOUND', `no hold ${req.holdId}`, 'id');
-        if (row.account_id !== req.accountId) throw new DomainError('forbidden', 'HOLD_NOT_OWNED', 'this hold belongs to another account', { field: 'id' });
-        assertAdmittedFor(row.event_id, req.admittedEventId);
+        const row = assertOwned(rows.get(req.holdId), req.holdId, req.accountId, req.admittedEventId);
         const lapsed = row.expires_at.getTime() <= row.db_now.getTime();
         if (row.status === 'PAYING' && !lapsed) throw new DomainError('conflict', 'CHECKOUT_IN_PROGRESS', 'a payment for this hold is in progress');
         if (row.status === 'PURCHASED') throw new DomainError('conflict', 'HOLD_PURCHASED', 'this hold has been paid for');
@@ -466,12 +468,8 @@ export class HoldService {
   private async owned(db: Db | Trx, accountId: string, holdId: string, lock: true, admittedEventId?: string): Promise<NonNullable<Awaited<ReturnType<typeof repo.lockHoldWithEvent>>>>;
   private async owned(db: Db | Trx, accountId: string, holdId: string, lock: false, admittedEventId?: string): Promise<NonNullable<Awaited<ReturnType<typeof repo.findHold>>>>;
   private async owned(db: Db | Trx, accountId: string, holdId: string, lock: boolean, admittedEventId?: string) {
-    if (!isUuid(holdId)) throw notFound('HOLD_NOT_FOUND', `no hold ${holdId}`, 'id');
-    const row = lock ? await repo.lockHoldWithEvent(db as Trx, holdId) : await repo.findHold(db, holdId);
-    if (!row) throw notFound('HOLD_NOT_FOUND', `no hold ${holdId}`, 'id');
-    if (row.account_id !== accountId) throw new DomainError('forbidden', 'HOLD_NOT_OWNED', 'this hold belongs to another account', { field: 'id' });
-    assertAdmittedFor(row.event_id, admittedEventId);
-    return row;
+    const row = isUuid(holdId) ? (lock ? await repo.lockHoldWithEvent(db as Trx, holdId) : await repo.findHold(db, holdId)) : undefined;
+    return assertOwned(row, holdId, accountId, admittedEventId);
   }
 
   private assertLive(row: { status: HoldStatus; expires_at: Date }) {

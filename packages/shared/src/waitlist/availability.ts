@@ -58,8 +58,7 @@ export async function emitAvailability(
     WHERE e.id = ${eventId}`.execute(trx);
   const c = ctx[0];
   if (!c) return null;
-  const prices = c.prices;
-  const sections = summarize(seats, new Map(prices.map((p) => [p.code, p])));
+  const sections = summarize(seats, new Map(c.prices.map((p) => [p.code, p])));
 
   let poolHoldId: string | null = null;
   let mode: AvailabilityMode = 'ON_SALE';

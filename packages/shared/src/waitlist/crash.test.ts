@@ -90,7 +90,11 @@ describe('a batch fan-out interrupted by a killed worker', () => {
         const r = await t.db.selectFrom('availability_events').select(['status', 'notified']).where('id', '=', av.availabilityId as never).executeTakeFirstOrThrow();
         return r.status === 'DONE' && r.notified === 600;
       });
-      await until(async () => new Set(received).size >= 600 && true);
+      // Received at the sink is not yet recorded as delivered: wait for the worker to record every delivery too.
+      await until(async () => {
+        const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_deliveries WHERE status <> 'DELIVERED'`.execute(t.db);
+        return new Set(received).size >= 600 && rows[0]!.n === 0;
+      });
     } finally {
       await second?.stop();
     }

@@ -1,9 +1,10 @@
-import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
+import { useState, type FormEvent } from 'react';
 import { useMutation } from '@tanstack/react-query';
 import type { RouterOutputs } from '@onsale/bff/root';
 import { fieldErrors } from '@onsale/shared/users/schema';
 import { ACCESS_CODES_MAX, accessCodesSchema, pauseQueueSchema, resumeQueueSchema, tierRollSchema } from '@onsale/shared/warroom/schema';
-import { fieldErrorsOf, useTRPC } from '../../trpc';
+import { useTRPC } from '../../trpc';
+import { ConfirmActions, errorsOf, ModalDialog, ReasonField } from './warroom/dialog';
 import { downloadText } from './download';
 import { Field } from './Field';
 import { formatCount, formatDateTime } from './format';
@@ -260,23 +261,6 @@ function QueueCells({ queue: q }: { queue: TierQueue | null }) {
   );
 }
 
-function Dialog({ testId, title, onClose, children }: { testId: string; title: string; onClose: () => void; children: ReactNode }) {
-  const ref = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
-    const d = ref.current;
-    if (d && !d.open) d.showModal();
-    return () => d?.close();
-  }, []);
-  return (
-    <dialog ref={ref} className="wr-dialog" onCancel={onClose} data-testid={testId} aria-labelledby={`${testId}-title`}>
-      <h2 id={`${testId}-title`}>{title}</h2>
-      {children}
-    </dialog>
-  );
-}
-
-const errorsOf = (e: unknown) => (Object.keys(fieldErrorsOf(e)).length ? fieldErrorsOf(e) : { form: (e as Error).message });
-
 function RollDialog({ eventId, eventName, tier, onClose, onDone }: { eventId: string; eventName: string; tier: TierRow; onClose: () => void; onDone: () => void }) {
   const trpc = useTRPC();
   const [reason, setReason] = useState('');
@@ -291,7 +275,7 @@ function RollDialog({ eventId, eventName, tier, onClose, onDone }: { eventId: st
   }
 
   return (
-    <Dialog testId="tier-dialog-roll" title={`Roll ${tier.name} forward now`} onClose={onClose}>
+    <ModalDialog testId="tier-dialog-roll" title={`Roll ${tier.name} forward now`} onClose={onClose}>
       <form onSubmit={submit} noValidate>
         <p>
           The {formatCount(tier.available)} unsold seats of <strong>{tier.name}</strong> ({tier.code}) move to <strong>{tier.rollsInto}</strong> now, in one step,
@@ -299,24 +283,15 @@ function RollDialog({ eventId, eventName, tier, onClose, onDone }: { eventId: st
           {tier.held > 0 && ` The ${formatCount(tier.held)} seats held now stay with their holds; if they come back, the next roll moves them.`} The{' '}
           {tier.name} presale closes to new fans.
         </p>
-        <Field label="Reason (goes to the audit log)" name="reason" error={errors.reason}>
-          <textarea rows={2} value={reason} onChange={(e) => setReason(e.target.value)} maxLength={600} />
-        </Field>
-        {(errors.form || errors.tier) && (
-          <p className="form-error" role="alert">
-            {errors.form ?? errors.tier}
-          </p>
-        )}
-        <div className="wr-dialog-actions">
-          <button type="button" className="wr-button" onClick={onClose} disabled={roll.isPending}>
-            Cancel
-          </button>
-          <button type="submit" className="wr-button wr-button-stop" disabled={roll.isPending} data-testid="tier-confirm-roll">
-            Roll forward now
-          </button>
-        </div>
+        <ReasonField label="Reason (goes to the audit log)" value={reason} onChange={setReason} error={errors.reason} />
+        <ConfirmActions
+          error={errors.form ?? errors.tier}
+          pending={roll.isPending}
+          onClose={onClose}
+          confirm={{ label: 'Roll forward now', className: 'wr-button-stop', testId: 'tier-confirm-roll' }}
+        />
       </form>
-    </Dialog>
+    </ModalDialog>
   );
 }
 
@@ -344,7 +319,7 @@ function CodesDialog({ eventId, tier, onClose }: { eventId: string; tier: TierRo
   }
 
   return (
-    <Dialog testId="tier-dialog-codes" title={`Access codes for ${tier.name}`} onClose={onClose}>
+    <ModalDialog testId="tier-dialog-codes" title={`Access codes for ${tier.name}`} onClose={onClose}>
       {issued ? (
         <>
           <p role="status" data-testid="codes-issued">
@@ -376,22 +351,15 @@ function CodesDialog({ eventId, tier, onClose }: { eventId: string; tier: TierRo
           <Field label="Valid until (optional)" name="validUntil" error={errors.validUntil} hint={`Empty: when the tier closes${tier.closesAt ? ` (${formatDateTime(tier.closesAt)})` : ''}.`}>
             <input type="datetime-local" value={validUntil} onChange={(e) => setValidUntil(e.target.value)} />
           </Field>
-          {(errors.form || errors.tier) && (
-            <p className="form-error" role="alert">
-              {errors.form ?? errors.tier}
-            </p>
-          )}
-          <div className="wr-dialog-actions">
-            <button type="button" className="wr-button" onClick={onClose} disabled={issue.isPending}>
-              Cancel
-            </button>
-            <button type="submit" className="wr-button wr-button-go" disabled={issue.isPending} data-testid="tier-confirm-codes">
-              Issue codes
-            </button>
-          </div>
+          <ConfirmActions
+            error={errors.form ?? errors.tier}
+            pending={issue.isPending}
+            onClose={onClose}
+            confirm={{ label: 'Issue codes', className: 'wr-button-go', testId: 'tier-confirm-codes' }}
+          />
         </form>
       )}
-    </Dialog>
+    </ModalDialog>
   );
 }
 
@@ -434,7 +402,7 @@ function QueueDialog({
   }
 
   return (
-    <Dialog testId={`tier-dialog-${kind}`} title={kind === 'pause' ? `Pause the ${tier.name} queue` : `Resume the ${tier.name} queue`} onClose={onClose}>
+    <ModalDialog testId={`tier-dialog-${kind}`} title={kind === 'pause' ? `Pause the ${tier.name} queue` : `Resume the ${tier.name} queue`} onClose={onClose}>
       <form onSubmit={submit} noValidate>
         <p>
           {kind === 'pause' ? (
@@ -450,23 +418,18 @@ function QueueDialog({
             </>
           )}
         </p>
-        <Field label={kind === 'pause' ? 'Why pause? (goes to the audit log)' : 'Reason (goes to the audit log)'} name="reason" error={errors.reason}>
-          <textarea rows={2} value={reason} onChange={(e) => setReason(e.target.value)} maxLength={600} />
-        </Field>
-        {(errors.form || errors.tier) && (
-          <p className="form-error" role="alert">
-            {errors.form ?? errors.tier}
-          </p>
-        )}
-        <div className="wr-dialog-actions">
-          <button type="button" className="wr-button" onClick={onClose} disabled={pending}>
-            Cancel
-          </button>
-          <button type="submit" className={`wr-button ${kind === 'pause' ? 'wr-button-stop' : 'wr-button-go'}`} disabled={pending} data-testid="tier-confirm-queue">
-            {kind === 'pause' ? `Pause ${tier.code}` : `Resume ${tier.code}`}
-          </button>
-        </div>
+        <ReasonField label={kind === 'pause' ? 'Why pause? (goes to the audit log)' : 'Reason (goes to the audit log)'} value={reason} onChange={setReason} error={errors.reason} />
+        <ConfirmActions
+          error={errors.form ?? errors.tier}
+          pending={pending}
+          onClose={onClose}
+          confirm={{
+            label: kind === 'pause' ? `Pause ${tier.code}` : `Resume ${tier.code}`,
+            className: kind === 'pause' ? 'wr-button-stop' : 'wr-button-go',
+            testId: 'tier-confirm-queue',
+          }}
+        />
       </form>
-    </Dialog>
+    </ModalDialog>
   );
 }

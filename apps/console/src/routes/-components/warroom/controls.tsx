@@ -1,8 +1,9 @@
-import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
+import { useState, type FormEvent, type ReactNode } from 'react';
 import { useMutation } from '@tanstack/react-query';
 import { pauseQueueSchema, rateOverrideSchema, RATE_OVERRIDE_BOUNDS, resumeQueueSchema } from '@onsale/shared/warroom/schema';
 import { fieldErrors } from '@onsale/shared/users/schema';
-import { fieldErrorsOf, useTRPC } from '../../../trpc';
+import { useTRPC } from '../../../trpc';
+import { ConfirmActions, errorsOf, ModalDialog, ReasonField } from './dialog';
 import { Field } from '../Field';
 import { formatCount } from '../format';
 import type { WarRoomSnapshot } from './parts';
@@ -40,23 +41,16 @@ export function Controls({ snapshot }: { snapshot: WarRoomSnapshot }) {
 }
 
 function ControlDialog({ kind, snapshot, onClose }: { kind: Kind; snapshot: WarRoomSnapshot; onClose: () => void }) {
-  const ref = useRef<HTMLDialogElement>(null);
   const trpc = useTRPC();
   const [reason, setReason] = useState('');
   const [rate, setRate] = useState(snapshot.queue.rateOverridePerMin === null ? '' : String(snapshot.queue.rateOverridePerMin));
   const [followPlan, setFollowPlan] = useState(false);
   const [errors, setErrors] = useState<Record<string, string>>({});
-  const done = { onSuccess: onClose, onError: (e: unknown) => setErrors(Object.keys(fieldErrorsOf(e)).length ? fieldErrorsOf(e) : { form: (e as Error).message }) };
+  const done = { onSuccess: onClose, onError: (e: unknown) => setErrors(errorsOf(e)) };
   const pause = useMutation(trpc.warRoom.pause.mutationOptions(done));
   const resume = useMutation(trpc.warRoom.resume.mutationOptions(done));
   const setRateOverride = useMutation(trpc.warRoom.setRate.mutationOptions(done));
   const pending = pause.isPending || resume.isPending || setRateOverride.isPending;
-
-  useEffect(() => {
-    const d = ref.current;
-    if (d && !d.open) d.showModal();
-    return () => d?.close();
-  }, []);
 
   const plan = snapshot.admission.plan?.admitsPerMinute ?? null;
   const rateNumber = rate.trim() === '' ? Number.NaN : Number(rate);
@@ -112,9 +106,8 @@ function ControlDialog({ kind, snapshot, onClose }: { kind: Kind; snapshot: WarR
     );
 
   return (
-    <dialog ref={ref} className="wr-dialog" onCancel={onClose} data-testid={`wr-dialog-${kind}`} aria-labelledby="wr-dialog-title">
+    <ModalDialog testId={`wr-dialog-${kind}`} title={title} onClose={onClose}>
       <form onSubmit={submit} noValidate>
-        <h2 id="wr-dialog-title">{title}</h2>
         <p>{what}</p>
         {kind === 'rate' && (
           <>
@@ -133,23 +126,18 @@ function ControlDialog({ kind, snapshot, onClose }: { kind: Kind; snapshot: WarR
             )}
           </>
         )}
-        <Field label={kind === 'pause' ? 'Why pause? (goes to the audit log)' : 'Reason (goes to the audit log)'} name="reason" error={errors.reason}>
-          <textarea rows={2} value={reason} onChange={(e) => setReason(e.target.value)} maxLength={600} />
-        </Field>
-        {errors.form && (
-          <p className="form-error" role="alert">
-            {errors.form}
-          </p>
-        )}
-        <div className="wr-dialog-actions">
-          <button type="button" className="wr-button" onClick={onClose} disabled={pending}>
-            Cancel
-          </button>
-          <button type="submit" className={`wr-button ${kind === 'pause' ? 'wr-button-stop' : 'wr-button-go'}`} disabled={pending} data-testid="wr-confirm">
-            {kind === 'pause' ? 'Pause admissions' : kind === 'resume' ? 'Resume admissions' : followPlan ? 'Follow the plan' : 'Set the rate'}
-          </button>
-        </div>
+        <ReasonField label={kind === 'pause' ? 'Why pause? (goes to the audit log)' : 'Reason (goes to the audit log)'} value={reason} onChange={setReason} error={errors.reason} />
+        <ConfirmActions
+          error={errors.form}
+          pending={pending}
+          onClose={onClose}
+          confirm={{
+            label: kind === 'pause' ? 'Pause admissions' : kind === 'resume' ? 'Resume admissions' : followPlan ? 'Follow the plan' : 'Set the rate',
+            className: kind === 'pause' ? 'wr-button-stop' : 'wr-button-go',
+            testId: 'wr-confirm',
+          }}
+        />
       </form>
-    </dialog>
+    </ModalDialog>
   );
 }
