@@ -7,6 +7,9 @@ export default defineConfig({
     globalSetup: ['./scripts/test-global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    // A page's figures arrive on the war room's 1 s tick or a poll; with two test files sharing two cores a second
+    // is too tight a wait for the next one (vitest's default poll timeout is 1 s).
+    expect: { poll: { timeout: 10_000 } },
     fileParallelism: true,
     maxWorkers: 2,
     reporters: process.env.CI ? ['default', 'json'] : ['default'],

@@ -26,7 +26,9 @@ export const tiersRouter = router({
    */
   roll: rollers.input(tierRollSchema).mutation(async ({ ctx, input }) => {
     const event = await visibleEvent(ctx, input.eventId);
-    return rollForward(ctx.db, event.id, input.tier, ctx.user.email, { force: true, reason: input.reason });
+    const rolled = await rollForward(ctx.db, event.id, input.tier, ctx.user.email, { force: true, reason: input.reason });
+    ctx.warRoom?.refresh();
+    return rolled;
   }),
 
   /**

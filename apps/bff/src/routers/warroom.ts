@@ -90,6 +90,12 @@ function controlView(s: QueueControlState) {
   };
 }
 
+/** A control took effect: the war room's streams show it now rather than at the next tick. */
+function controlled(ctx: Context, s: QueueControlState) {
+  ctx.warRoom?.refresh();
+  return controlView(s);
+}
+
 export const warRoomRouter = router({
   /** One event's war-room figures now (the page's first paint; the stream below keeps them moving). */
   snapshot: watchers.input(warRoomEventSchema).query(async ({ ctx, input }) => {
@@ -120,18 +126,18 @@ export const warRoomRouter = router({
   /** Pauses admissions (fails closed: everyone not yet admitted reads PAUSED). The reason is required; audited with the user's e-mail. */
   pause: controllers.input(pauseQueueSchema).mutation(async ({ ctx, input }) => {
     await visibleEvent(ctx, input.eventId);
-    return controlView(await pauseQueue(ctx.db, input.eventId, { actor: ctx.user.email, reason: input.reason, tier: input.tier }));
+    return controlled(ctx, await pauseQueue(ctx.db, input.eventId, { actor: ctx.user.email, reason: input.reason, tier: input.tier }));
   }),
 
   /** Resumes admissions; the war room asks for a reason here too. Audited with the user's e-mail. */
   resume: controllers.input(resumeQueueSchema).mutation(async ({ ctx, input }) => {
     await visibleEvent(ctx, input.eventId);
-    return controlView(await resumeQueue(ctx.db, input.eventId, { actor: ctx.user.email, reason: input.reason, tier: input.tier }));
+    return controlled(ctx, await resumeQueue(ctx.db, input.eventId, { actor: ctx.user.email, reason: input.reason, tier: input.tier }));
   }),
 
   /** Sets the operator's admission rate (0..100,000 admits per minute), or null to follow the plan again. Audited. */
   setRate: controllers.input(rateOverrideSchema).mutation(async ({ ctx, input }) => {
     await visibleEvent(ctx, input.eventId);
-    return controlView(await setRateOverride(ctx.db, input.eventId, input.perMinute, { actor: ctx.user.email, reason: input.reason, tier: input.tier }));
+    return controlled(ctx, await setRateOverride(ctx.db, input.eventId, input.perMinute, { actor: ctx.user.email, reason: input.reason, tier: input.tier }));
   }),
 });

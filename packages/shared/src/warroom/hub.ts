@@ -103,6 +103,8 @@ export class WarRoomHub {
   private readonly latest = new Map<string, WarRoomSnapshot>();
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  /** A refresh was asked for while a tick was reading: the next tick runs as soon as that one ends. */
+  private again = false;
   private ticks = 0;
   private closed = false;
 
@@ -184,6 +186,16 @@ export class WarRoomHub {
     put(w.box, { type: 'snapshot', snapshot: s, history: this.seriesOf(w.eventId) });
   }
 
+  /**
+   * Reads the watched events again now instead of at the next tick: called after an operator's control (pause,
+   * resume, rate, roll) so the war room shows its effect at once. A tick already reading may have read before the
+   * change, so another follows it straight away.
+   */
+  refresh(): void {
+    if (this.running) this.again = true;
+    else this.kick();
+  }
+
   /** Runs a tick now unless one is running (a new stream should not wait a whole interval for its first figures). */
   private kick(): void {
     // A tick in flight schedules the next one when it ends.
@@ -200,11 +212,13 @@ export class WarRoomHub {
       .catch((err) => this.onError(err))
       .finally(() => {
         this.running = undefined;
+        const again = this.again;
+        this.again = false;
         if (this.closed || (this.eventWatchers.size === 0 && this.boardWatchers.size === 0)) return;
         this.timer = setTimeout(() => {
           this.timer = undefined;
           this.loop();
-        }, Math.max(0, this.tickMs - (Date.now() - started)));
+        }, again ? 0 : Math.max(0, this.tickMs - (Date.now() - started)));
         this.timer.unref?.();
       });
   }

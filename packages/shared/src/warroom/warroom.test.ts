@@ -252,6 +252,34 @@ describe('WarRoomHub', () => {
     }
   });
 
+  it('shows an operator\'s control at once after refresh(), not at the next tick', async () => {
+    const { eventId } = await createOpenEvent(t.db, { name: 'Refreshed', onsaleAt: ago(600_000) });
+    await heartbeat(eventId);
+    // A tick far longer than the test: only refresh() can bring the pause in time.
+    const hub = new WarRoomHub({ db: t.db, tickMs: 60_000 });
+    const abort = new AbortController();
+    try {
+      const stream = hub.watchEvent(eventId, abort.signal);
+      const m1 = (await next(stream)) as Extract<WarRoomMessage, { type: 'snapshot' }>;
+      expect(m1.snapshot.queue.paused).toBe(false);
+      await pauseQueue(t.db, eventId, { actor: 'ops@example.com', reason: 'refresh test' });
+      hub.refresh();
+      const m2 = (await next(stream)) as Extract<WarRoomMessage, { type: 'snapshot' }>;
+      expect(m2.snapshot.queue).toMatchObject({ paused: true, pausedReason: 'refresh test' });
+      // Asked for while a tick is reading: a second read follows it, so a change made meanwhile is not missed.
+      hub.refresh();
+      await resumeQueue(t.db, eventId, { actor: 'ops@example.com', reason: 'done' });
+      hub.refresh();
+      let m: WarRoomMessage;
+      do m = await next(stream);
+      while (m.type === 'snapshot' && m.snapshot.queue.paused);
+      expect(m).toMatchObject({ type: 'snapshot', snapshot: { queue: { paused: false } } });
+    } finally {
+      abort.abort();
+      await hub.close();
+    }
+  });
+
   it('streams the board as tiles, and says "unavailable" rather than repeating old figures when the database fails', async () => {
     const fresh = await createTestDatabase(inject('templateDatabaseUrl'));
     const hub = new WarRoomHub({ db: fresh.db, tickMs: 100, boardEveryTicks: 1 });
