@@ -100,11 +100,15 @@ export function demoCurl(storeApi: string, eventId: string): string {
     `DEVICE=demo-device-0001`,
     `TOKEN=$(curl -s -X POST $S/auth/dev-login -H 'content-type: application/json' -d '{"accountId":"fan-1"}' | ${json('token')})`,
     `curl -s $S/events/$EVENT/fairness | ${json('description')}`,
-    `Q=$(curl -s -X POST $S/events/$EVENT/queue -H "authorization: Bearer $TOKEN" -H "x-device-id: $DEVICE" | tee /dev/stderr | ${json('queueToken')})`,
-    `# poll (the controller admits at the event's planned rate; the first fans within seconds)`,
-    `until ADM=$(curl -s $S/events/$EVENT/queue/status -H "authorization: Bearer $TOKEN" -H "x-device-id: $DEVICE" -H "x-queue-token: $Q" | tee /dev/stderr | ${json('admissionToken')}) && [ -n "$ADM" ]; do sleep 3; done`,
-    `HOLD=$(curl -s -X POST $S/events/$EVENT/holds -H "authorization: Bearer $TOKEN" -H "x-device-id: $DEVICE" -H "x-admission-token: $ADM" -H 'content-type: application/json' -d '{"section":"MAIN","quantity":2}' | tee /dev/stderr | ${json('holdId')})`,
-    `curl -s -X POST $S/holds/$HOLD/checkout -H "authorization: Bearer $TOKEN" -H "x-device-id: $DEVICE" -H "x-admission-token: $ADM" -H 'content-type: application/json' -H "idempotency-key: $(node -pe 'crypto.randomUUID()')" -d '{"payment":{"instrument":{"type":"card","number":"4242424242424242"}}}'`,
+    `J=$(curl -s -w '\\n' -X POST $S/events/$EVENT/queue -H "authorization: Bearer $TOKEN" -H "x-device-id: $DEVICE" | tee /dev/stderr)`,
+    `# curl has none of a browser's signals, so the bot gate answers CHALLENGE_REQUIRED: solve the proof-of-work (a fan's page does it in JavaScript) and join again`,
+    `POW=$(echo "$J" | npm run -s onsale -- pow:solve)`,
+    `[ -z "$POW" ] || J=$(curl -s -w '\\n' -X POST $S/events/$EVENT/queue -H "authorization: Bearer $TOKEN" -H "x-device-id: $DEVICE" -H "x-proof-of-work: $POW" | tee /dev/stderr)`,
+    `Q=$(echo "$J" | ${json('queueToken')})`,
+    `# poll (the controller admits at the event's planned rate; the first fans within seconds); no queue token, no poll`,
+    `until ADM=$(curl -s -w '\\n' $S/events/$EVENT/queue/status -H "authorization: Bearer $TOKEN" -H "x-device-id: $DEVICE" -H "x-queue-token: $Q" | tee /dev/stderr | ${json('admissionToken')}) && [ -n "$ADM" ] || [ -z "$Q" ]; do sleep 3; done`,
+    `HOLD=$(curl -s -w '\\n' -X POST $S/events/$EVENT/holds -H "authorization: Bearer $TOKEN" -H "x-device-id: $DEVICE" -H "x-admission-token: $ADM" -H 'content-type: application/json' -d '{"section":"MAIN","quantity":2}' | tee /dev/stderr | ${json('holdId')})`,
+    `curl -s -w '\\n' -X POST $S/holds/$HOLD/checkout -H "authorization: Bearer $TOKEN" -H "x-device-id: $DEVICE" -H "x-admission-token: $ADM" -H 'content-type: application/json' -H "idempotency-key: $(node -pe 'crypto.randomUUID()')" -d '{"payment":{"instrument":{"type":"card","number":"4242424242424242"}}}'`,
   ].join('\n');
 }
 

@@ -10,6 +10,7 @@ import { WAITLIST_USAGE, waitlistCommands } from './waitlist.js';
 import { REVIEW_USAGE, reviewCommands } from './review.js';
 import { LOTTERY_USAGE, lotteryCommands } from './lottery.js';
 import { PRESALE_USAGE, presaleCommands } from './presale.js';
+import { POW_USAGE, powCommands } from './pow.js';
 
 export const USAGE = `usage: onsale <command> [options]
 
@@ -50,6 +51,7 @@ ${WAITLIST_USAGE}
 ${REVIEW_USAGE}
 ${LOTTERY_USAGE}
 ${PRESALE_USAGE}
+${POW_USAGE}
   help                         this text
 
 run from the repository root as \`npm run onsale -- <command>\` or \`pnpm onsale <command>\`.
@@ -135,6 +137,7 @@ const commands: Record<string, Command> = {
   ...reviewCommands,
   ...lotteryCommands,
   ...presaleCommands,
+  ...powCommands,
 };
 
 /** Drops the password from a connection string before it is printed. */
