@@ -1,3 +1,4 @@
+import { bySeat } from './best-available.js';
 import type { AvailableSeat } from './holds.repository.js';
 
 interface Entry {
@@ -94,10 +95,7 @@ export class SectionAvailabilityCache {
     const startedAt = performance.now();
     const at = Date.now();
     const promise = load()
-      .then((seats) => {
-        this.set(eventId, section, seats, at);
-        return seats;
-      })
+      .then((seats) => this.set(eventId, section, seats, at))
       .finally(() => {
         if (this.loading.get(k)?.promise === promise) this.loading.delete(k);
       });
@@ -141,8 +139,11 @@ export class SectionAvailabilityCache {
     if (c.size === 0) this.claims.delete(k);
   }
 
-  set(eventId: string, section: string, seats: AvailableSeat[], at = Date.now()): void {
-    this.entries.set(this.key(eventId, section), { at, ttlMs: this.ttlMs * (0.75 + 0.5 * this.random()), seats });
+  /** Replaces the view with a read's seats, kept in seat order (best-available walks them in that order). */
+  set(eventId: string, section: string, seats: AvailableSeat[], at = Date.now()): AvailableSeat[] {
+    const sorted = [...seats].sort(bySeat);
+    this.entries.set(this.key(eventId, section), { at, ttlMs: this.ttlMs * (0.75 + 0.5 * this.random()), seats: sorted });
+    return sorted;
   }
 
   /** Drops seats from the cached view (taken by us, or found taken by someone else). */
@@ -158,6 +159,6 @@ export class SectionAvailabilityCache {
     const e = this.entries.get(this.key(eventId, section));
     if (!e) return;
     const have = new Set(e.seats.map((s) => s.id));
-    e.seats = [...e.seats, ...seats.filter((s) => !have.has(s.id))];
+    e.seats = [...e.seats, ...seats.filter((s) => !have.has(s.id))].sort(bySeat);
   }
 }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { longestRun, pickCandidates, rankBlocks, type SeatCell } from './best-available.js';
+import { bestBlocks, longestRun, pickCandidates, rankBlocks, type SeatCell } from './best-available.js';
 import { seatQuality } from '../events/layout.js';
 
 function grid(rows: number, perRow: number, skip: (r: number, n: number) => boolean = () => false): SeatCell[] {
@@ -65,5 +65,64 @@ describe('pickCandidates', () => {
     const ids = picked.flatMap((b) => b.seats.map((s) => s.id));
     expect(new Set(ids).size).toBe(ids.length);
     expect(picked.length).toBeGreaterThanOrEqual(4); // greedy over random order: at least 2 disjoint blocks per row
+  });
+});
+
+describe('bestBlocks', () => {
+  const holesOf = (rows: number, perRow: number, holes: number[]) => {
+    const holeSet = new Set(holes);
+    return grid(rows, perRow, (r, n) => holeSet.has(r * perRow + n));
+  };
+
+  it('picks exactly what ranking every block and picking from the ranking picks, with the randomness taken out, whatever the input order (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer({ min: 1, max: 30 }),
+        fc.integer({ min: 1, max: 8 }),
+        fc.array(fc.nat(260)),
+        fc.integer({ min: 1, max: 12 }),
+        fc.oneof(fc.constant(Infinity), fc.integer({ min: 1, max: 4 })),
+        (rows, perRow, qty, holes, max, perTier) => {
+          const seats = holesOf(rows, perRow, holes);
+          // Shuffled input order: the view is not kept in seat order (released seats are appended).
+          const shuffled = [...seats].sort((a, b) => ((a.id * 7919) % 101) - ((b.id * 7919) % 101));
+          const zero = () => 0;
+          expect(bestBlocks(shuffled, qty, max, perTier, zero)).toEqual(pickCandidates(rankBlocks(seats, qty, zero), max, perTier));
+        },
+      ),
+    );
+  });
+
+  it('with real randomness: disjoint whole blocks, best tiers first, at most perTier from a tier, as many as the reference finds', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 1, max: 30 }), fc.integer({ min: 1, max: 6 }), fc.array(fc.nat(260)), fc.integer({ min: 0, max: 2 ** 31 }), (rows, perRow, qty, holes, seed) => {
+        const seats = holesOf(rows, perRow, holes);
+        let x = seed | 1;
+        const random = () => ((x = (x * 48271) % 2147483647) / 2147483647);
+        const picked = bestBlocks(seats, qty, 8, 3, random);
+        const ids = picked.flatMap((b) => b.seats.map((s) => s.id));
+        expect(new Set(ids).size).toBe(ids.length);
+        for (const b of picked) {
+          expect(b.seats).toHaveLength(qty);
+          b.seats.forEach((s, i) => i > 0 && expect([s.rowIndex, s.seatNumber]).toEqual([b.seats[i - 1]!.rowIndex, b.seats[i - 1]!.seatNumber + 1]));
+        }
+        for (let i = 1; i < picked.length; i++) expect(picked[i]!.tier).toBeGreaterThanOrEqual(picked[i - 1]!.tier);
+        const perTierCount = new Map<number, number>();
+        for (const b of picked) perTierCount.set(b.tier, (perTierCount.get(b.tier) ?? 0) + 1);
+        for (const c of perTierCount.values()) expect(c).toBeLessThanOrEqual(3);
+        // The best tier with any block is always where it starts.
+        const ranked = rankBlocks(seats, qty);
+        expect(picked.length > 0).toBe(ranked.length > 0);
+        if (ranked.length > 0) expect(picked[0]!.tier).toBe(ranked[0]!.tier);
+      }),
+    );
+  });
+
+  it('spreads equally good blocks across calls, as the reference does', () => {
+    const seats = grid(2, 30);
+    const firsts = new Set<number>();
+    for (let i = 0; i < 50; i++) firsts.add(bestBlocks(seats, 2, 1)[0]!.seats[0]!.id);
+    expect(firsts.size).toBeGreaterThan(3);
   });
 });

@@ -5,7 +5,7 @@ import type { CachedEvent, EventCache } from '../events/event-cache.js';
 import { isUuid } from '../events/events.service.js';
 import type { Metrics } from '../metrics/index.js';
 import { SectionAvailabilityCache } from './availability-cache.js';
-import { longestRun, pickCandidates, rankBlocks, type Block, type SeatCell } from './best-available.js';
+import { bestBlocks, longestRun, type Block, type SeatCell } from './best-available.js';
 import * as repo from './holds.repository.js';
 import type { AvailableSeat } from './holds.repository.js';
 import { HoldBatcher, ReleaseBatcher } from './hold-batcher.js';
@@ -287,7 +287,7 @@ export class HoldService {
     let reads = 0;
     let attempts = 0;
     while (attempts < this.maxAttempts) {
-      const candidates: Block<AvailableSeat>[] = pickCandidates(rankBlocks(view, quantity, this.random), this.maxAttempts - attempts, 3);
+      const candidates: Block<AvailableSeat>[] = bestBlocks(view, quantity, this.maxAttempts - attempts, 3, this.random);
       if (candidates.length === 0) {
         if (!stale || reads >= MAX_READS) break;
         view = await reload();
