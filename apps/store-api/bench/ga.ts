@@ -157,7 +157,7 @@ export async function main(argv: string[]) {
                 ttlSeconds: 360,
                 seed: i,
                 allocation: null,
-              });
+              }, 'async'); // as the service commits it (HOLD_COMMIT's default)
               if (r.expiresAt) {
                 ok++;
                 lastOkAt = performance.now();

@@ -101,7 +101,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   if (deps.config.devAuth) await app.register(devAuthRoutes, { db: deps.db });
   const events = new EventCache(deps.db);
   const seatmap = new SeatmapCache(deps.db);
-  const holds = new HoldService({ db: deps.db, events, seatmap, metrics, onOutcome: (eventId, created) => watermarks.countHold(eventId, created) });
+  const holds = new HoldService({ db: deps.db, events, seatmap, metrics, holdCommit: deps.config.holdCommit, onOutcome: (eventId, created) => watermarks.countHold(eventId, created) });
   const checkout = new CheckoutService({ db: deps.db, payments, metrics });
   await app.register(eventRoutes, { db: deps.db, events, seatmap });
   await app.register(holdRoutes, { db: deps.db, holds, checkout });

@@ -18,6 +18,11 @@ const schema = z.object({
   DEV_AUTH: bool.optional(),
   // Small on purpose: on a 2-core machine 8-12 connections out-run 30+ (less contention in PostgreSQL).
   DB_POOL_MAX: z.coerce.number().int().min(1).max(500).default(10),
+  /**
+   * How hold attempts and releases commit: 'async' (default) without waiting for the WAL flush, 'sync' waiting for
+   * it. Checkout and orders always wait. See HoldCommit in @onsale/shared/inventory for what 'async' risks.
+   */
+  HOLD_COMMIT: z.enum(['async', 'sync']).default('async'),
   /** Simulated payment gateway. */
   PAYMENT_TPS: z.coerce.number().int().min(1).default(1000),
   PAYMENT_LATENCY_MS: z.coerce.number().int().min(0).default(150),
@@ -54,6 +59,7 @@ export interface StoreApiConfig {
   queueTokenSecret: string;
   devAuth: boolean;
   dbPoolMax: number;
+  holdCommit: 'async' | 'sync';
   payment: { tps: number; latencyMs: number; failureRate: number };
   rateLimit: {
     enabled: boolean;
@@ -98,6 +104,7 @@ export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env): StoreA
     queueTokenSecret: e.QUEUE_TOKEN_SECRET ?? DEV_QUEUE_TOKEN_SECRET,
     devAuth: e.DEV_AUTH ?? !production,
     dbPoolMax: e.DB_POOL_MAX,
+    holdCommit: e.HOLD_COMMIT,
     payment: { tps: e.PAYMENT_TPS, latencyMs: e.PAYMENT_LATENCY_MS, failureRate: e.PAYMENT_FAILURE_RATE },
     rateLimit: {
       enabled: e.RATE_LIMIT_ENABLED ?? true,

@@ -76,6 +76,31 @@ describe('SectionAvailabilityCache', () => {
     expect(read.calls).toBe(1);
   });
 
+  it('refreshes lapsed views one background read at a time, each once, while serving them', async () => {
+    const cache = new SectionAvailabilityCache(1000, () => 0.5);
+    const sections = Array.from({ length: 20 }, (_, i) => `S${i}`);
+    for (const s of sections) cache.set('e', s, [seat(1)]);
+    let inFlight = 0;
+    let most = 0;
+    const reads: string[] = [];
+    const loader = (s: string) => async () => {
+      reads.push(s);
+      most = Math.max(most, ++inFlight);
+      await new Promise((r) => setTimeout(r, 2));
+      inFlight--;
+      return [seat(2)];
+    };
+    const later = Date.now() + 5000;
+    // Every view lapses at once; each is asked for three times.
+    for (let round = 0; round < 3; round++)
+      for (const s of sections) expect((await cache.view('e', s, loader(s), undefined, later)).seats.map((x) => x.id)).toEqual([1]);
+    for (let i = 0; i < 100 && reads.length < sections.length; i++) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(most).toBe(1);
+    expect([...reads].sort()).toEqual([...sections].sort());
+    for (const s of sections) expect(cache.current('e', s).map((x) => x.id)).toEqual([2]);
+  });
+
   it('joins a read in flight only if it started no earlier than asked', async () => {
     const cache = new SectionAvailabilityCache(1000, () => 0.5);
     const read = gate(() => [seat(1)]);

@@ -28,8 +28,9 @@ export type EventSeatLoader = () => Promise<Map<string, AvailableSeat[]>>;
  *
  * The first request for an event fills every view of it with one read (an on-sale's opening burst touches every
  * section at once); after that, reads are single-flight per section (the requests that need a section's seats at
- * once share one query), and a view past its TTL is refreshed in the background while requests keep using it, so
- * neither the opening burst nor the TTL's lapse sends a read per request to the database or makes fans wait for one.
+ * once share one query), and a view past its TTL is refreshed in the background while requests keep using it (one
+ * background read at a time), so neither the opening burst nor the TTL's lapse sends a read per request to the
+ * database, takes the pool's connections from the hold attempts, or makes fans wait for a read.
  */
 export class SectionAvailabilityCache {
   private readonly entries = new Map<string, Entry>();
@@ -37,9 +38,20 @@ export class SectionAvailabilityCache {
   /** Events whose views have been filled by an event-wide read (or are being): the promise of that read. */
   private readonly events = new Map<string, Promise<void>>();
   private readonly claims = new Map<string, Claims>();
+  /** Lapsed views waiting for a background read, in the order they lapsed (each once). */
+  private readonly backlog = new Map<string, () => Promise<unknown>>();
+  private backgroundReads = 0;
+  /**
+   * @param ttlMs how long a view serves before a background read refreshes it (jittered by +-25% per view)
+   * @param random the jitter's source
+   * @param maxBackgroundReads background refreshes in flight at once: the rest wait their turn, so the views of
+   *   a whole stadium lapsing together take one or two of the pool's connections, never all of them from the
+   *   hold attempts (150 sections refreshed at once stalled every hold for 150-300 ms every 5 s).
+   */
   constructor(
     private readonly ttlMs = 5000,
     private readonly random: () => number = Math.random,
+    private readonly maxBackgroundReads = 1,
   ) {}
 
   private key(eventId: string, section: string) {
@@ -55,11 +67,38 @@ export class SectionAvailabilityCache {
     else if (loadEvent) await this.events.get(eventId);
     const e = this.entries.get(this.key(eventId, section));
     if (e) {
-      if (now - e.at >= e.ttlMs && !this.loading.has(this.key(eventId, section))) this.refresh(eventId, section, load, -Infinity).catch(() => {});
+      if (now - e.at >= e.ttlMs) this.refreshInBackground(eventId, section, load);
       return { seats: this.unclaimed(eventId, section, e.seats), fresh: false };
     }
     // No view yet: any read in flight will do.
     return { seats: this.unclaimed(eventId, section, await this.refresh(eventId, section, load, -Infinity)), fresh: true };
+  }
+
+  /** Queues a lapsed view's refresh behind the other background reads (once; not if a read is in flight). */
+  private refreshInBackground(eventId: string, section: string, load: SeatLoader): void {
+    const k = this.key(eventId, section);
+    if (this.loading.has(k) || this.backlog.has(k)) return;
+    const lapsed = this.entries.get(k);
+    this.backlog.set(k, async () => {
+      // Replaced meanwhile (a request's own read after a miss): nothing to do.
+      if (this.entries.get(k) !== lapsed) return;
+      await this.refresh(eventId, section, load, -Infinity);
+    });
+    this.drainBacklog();
+  }
+
+  private drainBacklog(): void {
+    while (this.backgroundReads < this.maxBackgroundReads && this.backlog.size > 0) {
+      const [k, read] = this.backlog.entries().next().value!;
+      this.backlog.delete(k);
+      this.backgroundReads++;
+      read()
+        .catch(() => {})
+        .finally(() => {
+          this.backgroundReads--;
+          this.drainBacklog();
+        });
+    }
   }
 
   /** Fills every view of the event with one read, unless that has been done (or is under way). */

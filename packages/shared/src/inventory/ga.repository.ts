@@ -3,6 +3,7 @@ import type { Db, Trx } from '../db/connect.js';
 import { splitCapacity } from './ga.js';
 import { splitGaByTier } from '../allocations/assign.js';
 import type { GaUnitState } from './ga.table.js';
+import { commitModeExpression, type HoldCommit } from './hold-commit.js';
 
 /**
  * Creates the shard rows of an event's general-admission sections (in the event's creating transaction). With
@@ -50,9 +51,13 @@ export interface GaHoldAttempt {
  * null when refused; then `available` says how many units are left when the refusal was for want of units (null
  * for a limit).
  */
-export async function attemptGaHold(db: Db | Trx, a: GaHoldAttempt): Promise<{ used: number; deviceUsed: number; expiresAt: Date | null; available: number | null }> {
+export async function attemptGaHold(
+  db: Db | Trx,
+  a: GaHoldAttempt,
+  commit: HoldCommit,
+): Promise<{ used: number; deviceUsed: number; expiresAt: Date | null; available: number | null }> {
   const { rows } = await sql<{ used: number; device_used: number; expires_at: Date | null; available: number | null }>`
-    SELECT used, device_used, expires_at, available
+    SELECT used, device_used, expires_at, available, ${commitModeExpression(commit)} AS commit_mode
     FROM onsale_hold_ga(${a.holdId}::uuid, ${a.eventId}::uuid, ${a.accountId}::text, ${a.deviceHash}::text, ${a.sectionCode}::text,
                         ${a.quantity}::int, ${a.limit}::int, ${a.deviceLimit}::int, ${a.ttlSeconds}::int, ${a.seed}::int, ${a.allocation}::text)`.execute(db);
   const r = rows[0]!;

@@ -5,6 +5,7 @@ import type { CachedEvent } from '../events/event-cache.js';
 import type { Metrics } from '../metrics/index.js';
 import { attemptGaHold, type HeldUnits } from './ga.repository.js';
 import type { SeatmapCache } from './seatmap.js';
+import type { HoldCommit } from './hold-commit.js';
 
 export type { HeldUnits } from './ga.repository.js';
 
@@ -41,7 +42,7 @@ export function isGeneralAdmission(cached: CachedEvent, req: { section: string }
  */
 export class GeneralAdmission {
   constructor(
-    private readonly deps: { db: Db; seatmap: SeatmapCache; metrics?: Metrics; random?: () => number },
+    private readonly deps: { db: Db; seatmap: SeatmapCache; commit: HoldCommit; metrics?: Metrics; random?: () => number },
   ) {}
 
   async hold(cached: CachedEvent, accountId: string, req: { section: string; quantity: number }, deviceHash: string | null = null, allocation: string | null = null): Promise<GaHold> {
@@ -60,7 +61,7 @@ export class GeneralAdmission {
       deviceLimit: event.perDeviceSeatLimit,
       seed: Math.floor((this.deps.random ?? Math.random)() * 2 ** 30),
       allocation,
-    });
+    }, this.deps.commit);
     if (r.used + req.quantity > event.perAccountSeatLimit)
       throw new DomainError('limit', 'ACCOUNT_LIMIT_EXCEEDED', `this account already has ${r.used} of ${event.perAccountSeatLimit} seats for this event`, {
         field: 'quantity',

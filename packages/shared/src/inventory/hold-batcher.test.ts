@@ -22,11 +22,11 @@ describe('a batch of hold attempts in one statement', () => {
     // Seat ids[0] is already held by someone else: the attempt that wants it gets nothing, not a partial hold.
     await sql`UPDATE seats SET status = 'HELD', hold_id = gen_random_uuid(), expires_at = now() + interval '5 minutes' WHERE id = ${ids[0]}`.execute(t.db);
     // acct-full already has 3 seats: 3 + 2 > 4.
-    const [prior] = await runBatch(t.db, [attempt('acct-full', [ids[10]!, ids[11]!, ids[12]!])]);
+    const [prior] = await runBatch(t.db, [attempt('acct-full', [ids[10]!, ids[11]!, ids[12]!])], 'async');
     expect(prior!.expiresAt).not.toBeNull();
 
     const batch = [attempt('a1', [ids[0]!, ids[1]!]), attempt('a2', [ids[2]!, ids[3]!]), attempt('acct-full', [ids[4]!, ids[5]!]), attempt('a3', [ids[6]!])];
-    const results = await runBatch(t.db, batch);
+    const results = await runBatch(t.db, batch, 'async');
     expect(results[0]).toMatchObject({ taken: [], expiresAt: null }); // lost a seat: nothing taken
     expect(results[1]!.taken.sort()).toEqual([ids[2], ids[3]].sort());
     expect(results[1]!.expiresAt).not.toBeNull();
@@ -38,5 +38,24 @@ describe('a batch of hold attempts in one statement', () => {
     const priorHold = (await sql<{ id: string }>`SELECT hold_id AS id FROM seats WHERE id = ${ids[10]}`.execute(t.db)).rows[0]!.id;
     const holds = await sql<{ id: string }>`SELECT id FROM holds WHERE event_id = ${eventId}`.execute(t.db);
     expect(holds.rows.map((r) => r.id).sort()).toEqual([priorHold, batch[1]!.holdId, batch[3]!.holdId].sort());
+  });
+
+  it("commits without waiting for the WAL flush under 'async' (that transaction only), as the server says under 'sync'", async () => {
+    const { rows } = await sql<{ s: string }>`SELECT current_setting('synchronous_commit') AS s`.execute(t.db);
+    const serverSetting = rows[0]!.s;
+    expect(serverSetting).not.toBe('off');
+    for (const [mode, expected] of [['async', 'off'], ['sync', serverSetting]] as const) {
+      // A batch of two and an attempt alone (the single statement) report the setting their transaction committed with.
+      const two = await runBatch(t.db, [attempt(`m-${mode}-1`, [ids[13 + (mode === 'sync' ? 3 : 0)]!]), attempt(`m-${mode}-2`, [ids[14 + (mode === 'sync' ? 3 : 0)]!])], mode);
+      const one = await runBatch(t.db, [attempt(`m-${mode}-3`, [ids[15 + (mode === 'sync' ? 3 : 0)]!])], mode);
+      expect([...two, ...one].map((r) => [r.commitMode, r.expiresAt !== null])).toEqual([
+        [expected, true],
+        [expected, true],
+        [expected, true],
+      ]);
+    }
+    // Local to the transaction: the pool's sessions keep the server's setting.
+    const after = await sql<{ s: string }>`SELECT current_setting('synchronous_commit') AS s`.execute(t.db);
+    expect(after.rows[0]!.s).toBe(serverSetting);
   });
 });

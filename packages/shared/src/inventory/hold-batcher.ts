@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
 import { GroupCommit } from '../db/group-commit.js';
+import { commitModeExpression, setCommitMode, type HoldCommit } from './hold-commit.js';
 import { attemptHold, type HoldAttempt } from './holds.repository.js';
 
 export interface AttemptResult {
@@ -8,6 +9,8 @@ export interface AttemptResult {
   deviceUsed: number;
   taken: number[];
   expiresAt: Date | null;
+  /** synchronous_commit as the attempt's transaction committed ('off' under HoldCommit 'async'). */
+  commitMode: string;
 }
 
 /**
@@ -25,8 +28,8 @@ export interface AttemptResult {
 export class HoldBatcher {
   private readonly commit: GroupCommit<HoldAttempt, AttemptResult>;
 
-  constructor(db: Db, opts: { maxBatch?: number; maxWaitMs?: number; maxConcurrentBatches?: number } = {}) {
-    this.commit = new GroupCommit((attempts) => runBatch(db, attempts), {
+  constructor(db: Db, commit: HoldCommit, opts: { maxBatch?: number; maxWaitMs?: number; maxConcurrentBatches?: number } = {}) {
+    this.commit = new GroupCommit((attempts) => runBatch(db, attempts, commit), {
       maxBatch: opts.maxBatch ?? 100,
       maxWaitMs: opts.maxWaitMs ?? 2,
       maxConcurrentBatches: opts.maxConcurrentBatches ?? 2,
@@ -54,14 +57,21 @@ export class HoldBatcher {
 export class ReleaseBatcher<R extends { holdId: string }, H> {
   private readonly commit: GroupCommit<R, H>;
 
-  constructor(db: Db, releaseMany: (trx: Trx, reqs: R[]) => Promise<(H | Error)[]>) {
-    this.commit = new GroupCommit((reqs) => db.transaction().execute((trx) => releaseMany(trx, reqs)), {
-      maxBatch: 100,
-      maxWaitMs: 2,
-      maxConcurrentBatches: 2,
-      retryAlone: true,
-      keys: (r) => [r.holdId],
-    });
+  constructor(db: Db, commit: HoldCommit, releaseMany: (trx: Trx, reqs: R[]) => Promise<(H | Error)[]>) {
+    this.commit = new GroupCommit(
+      (reqs) =>
+        db.transaction().execute(async (trx) => {
+          await setCommitMode(trx, commit);
+          return releaseMany(trx, reqs);
+        }),
+      {
+        maxBatch: 100,
+        maxWaitMs: 2,
+        maxConcurrentBatches: 2,
+        retryAlone: true,
+        keys: (r) => [r.holdId],
+      },
+    );
   }
 
   release(req: R): Promise<H> {
@@ -70,8 +80,8 @@ export class ReleaseBatcher<R extends { holdId: string }, H> {
 }
 
 /** The batch statement: attemptHold's rules, for many attempts at once. Results in the order of `attempts`. */
-export async function runBatch(db: Db, attempts: HoldAttempt[]): Promise<AttemptResult[]> {
-  if (attempts.length === 1) return [await attemptHold(db, attempts[0]!)];
+export async function runBatch(db: Db, attempts: HoldAttempt[], commit: HoldCommit): Promise<AttemptResult[]> {
+  if (attempts.length === 1) return [await attemptHold(db, attempts[0]!, commit)];
   const seatHold: string[] = [];
   const seatIds: number[] = [];
   for (const a of attempts)
@@ -79,8 +89,9 @@ export async function runBatch(db: Db, attempts: HoldAttempt[]): Promise<Attempt
       seatHold.push(a.holdId);
       seatIds.push(id);
     }
-  const { rows } = await sql<{ hold_id: string; used: number; device_used: number; taken: (number | string)[] | null; expires_at: Date | null }>`
-    WITH input AS MATERIALIZED (
+  const { rows } = await sql<{ hold_id: string; used: number; device_used: number; taken: (number | string)[] | null; expires_at: Date | null; commit_mode: string }>`
+    WITH mode AS MATERIALIZED (SELECT ${commitModeExpression(commit)} AS commit_mode),
+    input AS MATERIALIZED (
       SELECT * FROM unnest(${attempts.map((a) => a.holdId)}::uuid[], ${attempts.map((a) => a.eventId)}::uuid[],
                            ${attempts.map((a) => a.accountId)}::text[], ${attempts.map((a) => a.sectionCode)}::text[],
                            ${attempts.map((a) => a.seatIds.length)}::int[], ${attempts.map((a) => a.ttlSeconds)}::int[],
@@ -118,13 +129,14 @@ export async function runBatch(db: Db, attempts: HoldAttempt[]): Promise<Attempt
       SELECT hold_id, event_id, account_id, section_code, qty, now() + make_interval(secs => ttl), device_hash, allocation
       FROM input WHERE hold_id IN (SELECT hold_id FROM complete)
       RETURNING id, expires_at)
-    SELECT i.hold_id, u.n::int AS used, u.d::int AS device_used, (SELECT array_agg(t.id) FROM taken t WHERE t.hold_id = i.hold_id) AS taken, h.expires_at
+    SELECT i.hold_id, u.n::int AS used, u.d::int AS device_used, (SELECT array_agg(t.id) FROM taken t WHERE t.hold_id = i.hold_id) AS taken, h.expires_at,
+           (SELECT commit_mode FROM mode) AS commit_mode
     FROM input i JOIN used u ON u.hold_id = i.hold_id LEFT JOIN hold h ON h.id = i.hold_id`.execute(db);
   const byHold = new Map(rows.map((r) => [r.hold_id, r]));
   return attempts.map((a) => {
     const r = byHold.get(a.holdId);
     if (!r) throw new Error(`hold batch lost attempt ${a.holdId}`);
-    return { used: r.used, deviceUsed: r.device_used, taken: (r.taken ?? []).map(Number), expiresAt: r.expires_at };
+    return { used: r.used, deviceUsed: r.device_used, taken: (r.taken ?? []).map(Number), expiresAt: r.expires_at, commitMode: r.commit_mode };
   });
 }
 

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
 import type { SeatCell } from './best-available.js';
+import { commitModeExpression, type HoldCommit } from './hold-commit.js';
 
 export interface AvailableSeat extends SeatCell {
   rowLabel: string;
@@ -137,13 +138,13 @@ export interface HoldAttempt {
  * so a lost race writes nothing) and records the account and the hold. Locks end with the statement.
  * Returns the counts, the seats taken (all or none), and the hold's expiry (null when no hold was made).
  */
-export async function attemptHold(db: Db | Trx, a: HoldAttempt): Promise<{ used: number; deviceUsed: number; taken: number[]; expiresAt: Date | null }> {
+export async function attemptHold(db: Db | Trx, a: HoldAttempt, commit: HoldCommit): Promise<{ used: number; deviceUsed: number; taken: number[]; expiresAt: Date | null; commitMode: string }> {
   const quantity = a.seatIds.length;
   const device = a.deviceHash ?? null;
-  const { rows } = await sql<{ used: number; device_used: number; taken: number[]; expires_at: Date | null }>`
+  const { rows } = await sql<{ used: number; device_used: number; taken: number[]; expires_at: Date | null; commit_mode: string }>`
     WITH used AS MATERIALIZED (
       SELECT onsale_lock_account_seats(${a.eventId}::uuid, ${a.accountId}::text) AS n,
-             onsale_lock_device_seats(${a.eventId}::uuid, ${device}::text) AS d),
+             onsale_lock_device_seats(${a.eventId}::uuid, ${device}::text) AS d, ${commitModeExpression(commit)} AS commit_mode),
     free AS (
       SELECT event_id, id FROM seats
       WHERE event_id = ${a.eventId} AND id = ANY(${a.seatIds}::bigint[]) AND allocation IS NOT DISTINCT FROM ${a.allocation ?? null}::text
@@ -165,7 +166,7 @@ export async function attemptHold(db: Db | Trx, a: HoldAttempt): Promise<{ used:
       WHERE (SELECT count(*) FROM taken) = ${quantity}
       RETURNING expires_at)
     SELECT (SELECT n FROM used)::int AS used, (SELECT d FROM used)::int AS device_used, ARRAY(SELECT id FROM taken) AS taken,
-           (SELECT expires_at FROM hold) AS expires_at`.execute(db);
+           (SELECT expires_at FROM hold) AS expires_at, (SELECT commit_mode FROM used) AS commit_mode`.execute(db);
   const r = rows[0]!;
-  return { used: r.used, deviceUsed: r.device_used, taken: r.taken.map(Number), expiresAt: r.expires_at };
+  return { used: r.used, deviceUsed: r.device_used, taken: r.taken.map(Number), expiresAt: r.expires_at, commitMode: r.commit_mode };
 }

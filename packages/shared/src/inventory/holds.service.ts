@@ -9,6 +9,7 @@ import { bestBlocks, longestRun, type Block, type SeatCell } from './best-availa
 import * as repo from './holds.repository.js';
 import type { AvailableSeat } from './holds.repository.js';
 import { HoldBatcher, ReleaseBatcher } from './hold-batcher.js';
+import type { HoldCommit } from './hold-commit.js';
 import type { HoldRequest } from './holds.schema.js';
 import type { HoldStatus } from './inventory.table.js';
 import type { SeatmapCache } from './seatmap.js';
@@ -58,6 +59,8 @@ export interface HoldServiceDeps {
   onOutcome?: (eventId: string, created: boolean) => void;
   /** Conditional-write attempts before answering SECTION_NEARLY_FULL. */
   maxAttempts?: number;
+  /** How hold attempts and releases commit (see HoldCommit); default 'async'. */
+  holdCommit?: HoldCommit;
   random?: () => number;
   now?: () => number;
 }
@@ -115,14 +118,16 @@ export class HoldService {
   private readonly releases: ReleaseBatcher<ReleaseRequest, Hold>;
   private readonly generalAdmission: GeneralAdmission;
   private readonly maxAttempts: number;
+  private readonly commit: HoldCommit;
   private readonly random: () => number;
   private readonly now: () => number;
 
   constructor(private readonly deps: HoldServiceDeps) {
     this.availability = deps.availability ?? new SectionAvailabilityCache();
-    this.batcher = new HoldBatcher(deps.db);
-    this.releases = new ReleaseBatcher<ReleaseRequest, Hold>(deps.db, (trx, reqs) => this.releaseMany(trx, reqs));
-    this.generalAdmission = new GeneralAdmission({ db: deps.db, seatmap: deps.seatmap, metrics: deps.metrics, random: deps.random });
+    this.commit = deps.holdCommit ?? 'async';
+    this.batcher = new HoldBatcher(deps.db, this.commit);
+    this.releases = new ReleaseBatcher<ReleaseRequest, Hold>(deps.db, this.commit, (trx, reqs) => this.releaseMany(trx, reqs));
+    this.generalAdmission = new GeneralAdmission({ db: deps.db, seatmap: deps.seatmap, commit: this.commit, metrics: deps.metrics, random: deps.random });
     this.maxAttempts = deps.maxAttempts ?? 8;
     this.random = deps.random ?? Math.random;
     this.now = deps.now ?? Date.now;
@@ -196,7 +201,7 @@ export class HoldService {
     const holdId = randomUUID();
     // Best-available attempts go through the batcher (their blocks are claimed in memory, so a batch's seats are
     // disjoint); exact-seat picks run alone.
-    const run = 'seatIds' in req ? (a: repo.HoldAttempt) => repo.attemptHold(db, a) : (a: repo.HoldAttempt) => this.batcher.attempt(a);
+    const run = 'seatIds' in req ? (a: repo.HoldAttempt) => repo.attemptHold(db, a, this.commit) : (a: repo.HoldAttempt) => this.batcher.attempt(a);
     const attempt = async (seatIds: number[]) => {
       const r = await run({
         eventId: event.id,

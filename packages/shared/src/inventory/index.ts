@@ -9,3 +9,4 @@ export * from './add-seats.js';
 export { DEFAULT_GA_SHARDS, MAX_GA_SHARDS, splitCapacity } from './ga.js';
 export { GeneralAdmission, isGeneralAdmission, type GaHold, type HeldUnits } from './ga.service.js';
 export { attemptGaHold, type GaHoldAttempt } from './ga.repository.js';
+export type { HoldCommit } from './hold-commit.js';
