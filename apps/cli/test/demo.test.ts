@@ -1,10 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
+import { createTestDatabase, freePort, type TestDatabase } from '@onsale/shared/testing';
 import { root } from './run.js';
 
 // `npm start -- --demo` prints a fan session "ready to paste". This pastes it, as a new user would: into bash, from
@@ -16,17 +15,6 @@ let product: ChildProcess;
 let exited: Promise<unknown>;
 let output = '';
 let workDir: string;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** A user's shell: no test-runner variables, the workspace's binaries on PATH as scripts/bootstrap.mjs puts them. */
 function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {

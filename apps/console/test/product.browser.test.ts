@@ -1,13 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { planAdmission } from '@onsale/shared/admission';
-import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
+import { createTestDatabase, freePort, type TestDatabase } from '@onsale/shared/testing';
 import { cardNumber, eventually, launchChromium, numberAt, signIn } from './browser-helpers';
 
 // Issue 6's "Done when", end to end against the product started as the README says: `npm start` (scripts/start.ts,
@@ -44,18 +43,6 @@ let page: Page;
 let admin: { email: string; password: string };
 let eventId: string;
 const pageErrors: string[] = [];
-
-/** A port nobody listens on now (the product is told it through STORE_API_PORT / BFF_PORT). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** The environment an operator's shell would give `npm start` and the CLI: this one without the test runner's. */
 function operatorEnv(extra: Record<string, string>): NodeJS.ProcessEnv {

@@ -58,3 +58,4 @@ declare module 'vitest' {
     templateDatabaseUrl: string;
   }
 }
+export { freePort } from './ports.js';
