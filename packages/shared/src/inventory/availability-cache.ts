@@ -45,7 +45,7 @@ export class SectionAvailabilityCache {
    * @param ttlMs how long a view serves before a background read refreshes it (jittered by +-25% per view)
    * @param random the jitter's source
    * @param maxBackgroundReads background refreshes in flight at once: the rest wait their turn, so the views of
-   *   a whole stadium lapsing together take one or two of the pool's connections, never all of them from the
+   *   a whole stadium lapsing together take one of the pool's connections (by default), never all of them from the
    *   hold attempts (150 sections refreshed at once stalled every hold for 150-300 ms every 5 s).
    */
   constructor(

@@ -85,7 +85,7 @@ describe('bestBlocks', () => {
         fc.oneof(fc.constant(Infinity), fc.integer({ min: 1, max: 4 })),
         (rows, perRow, qty, holes, max, perTier) => {
           const seats = holesOf(rows, perRow, holes);
-          // Shuffled input order: the view is not kept in seat order (released seats are appended).
+          // Input out of seat order is sorted first: the picks are the reference's on the seats in seat order.
           const shuffled = [...seats].sort((a, b) => ((a.id * 7919) % 101) - ((b.id * 7919) % 101));
           const zero = () => 0;
           expect(bestBlocks(shuffled, qty, max, perTier, zero)).toEqual(pickCandidates(rankBlocks(seats, qty, zero), max, perTier));
@@ -94,7 +94,7 @@ describe('bestBlocks', () => {
     );
   });
 
-  it('with real randomness: disjoint whole blocks, best tiers first, at most perTier from a tier, as many as the reference finds', () => {
+  it('with real randomness: disjoint whole blocks, tiers best first from the reference's best, at most perTier from a tier', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 1, max: 30 }), fc.integer({ min: 1, max: 6 }), fc.array(fc.nat(260)), fc.integer({ min: 0, max: 2 ** 31 }), (rows, perRow, qty, holes, seed) => {
         const seats = holesOf(rows, perRow, holes);
