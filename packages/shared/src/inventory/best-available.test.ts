@@ -94,7 +94,7 @@ describe('bestBlocks', () => {
     );
   });
 
-  it('with real randomness: disjoint whole blocks, tiers best first from the reference's best, at most perTier from a tier', () => {
+  it("with real randomness: disjoint whole blocks, tiers best first from the reference's best, at most perTier from a tier", () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 1, max: 30 }), fc.integer({ min: 1, max: 6 }), fc.array(fc.nat(260)), fc.integer({ min: 0, max: 2 ** 31 }), (rows, perRow, qty, holes, seed) => {
         const seats = holesOf(rows, perRow, holes);
