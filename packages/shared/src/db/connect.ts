@@ -58,7 +58,7 @@ export interface DbOptions {
   idleTimeoutMillis?: number;
 }
 
-/** Opens a pool on `connectionString`. The pool's 'error' listener keeps a restarting server from crashing Node. */
+/** Opens a pool on `connectionString`. Its 'error' listeners keep a restarting or stopping server from crashing Node. */
 export function createDb(connectionString: string, opts: DbOptions = {}): Db {
   const pool = new pg.Pool({
     connectionString,
@@ -69,6 +69,11 @@ export function createDb(connectionString: string, opts: DbOptions = {}): Db {
     allowExitOnIdle: true,
   });
   pool.on('error', (err) => opts.onError?.(err));
+  // The pool listens to its idle clients only. A client checked out when the server ends its connection (an
+  // embedded server stopping on Ctrl-C, say) emits 'error' on itself, and an 'error' nobody listens to ends the
+  // process: so every client has a listener. What it would report reaches the client's user anyway (its query
+  // rejects, and so does any later one), so it says nothing itself.
+  pool.on('connect', (client) => client.on('error', () => {}));
   preparePerConnection(pool);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   pools.set(db, pool);
