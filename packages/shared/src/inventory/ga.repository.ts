@@ -55,13 +55,13 @@ export async function attemptGaHold(
   db: Db | Trx,
   a: GaHoldAttempt,
   commit: HoldCommit,
-): Promise<{ used: number; deviceUsed: number; expiresAt: Date | null; available: number | null }> {
-  const { rows } = await sql<{ used: number; device_used: number; expires_at: Date | null; available: number | null }>`
+): Promise<{ used: number; deviceUsed: number; expiresAt: Date | null; available: number | null; commitMode: string }> {
+  const { rows } = await sql<{ used: number; device_used: number; expires_at: Date | null; available: number | null; commit_mode: string }>`
     SELECT used, device_used, expires_at, available, ${commitModeExpression(commit)} AS commit_mode
     FROM onsale_hold_ga(${a.holdId}::uuid, ${a.eventId}::uuid, ${a.accountId}::text, ${a.deviceHash}::text, ${a.sectionCode}::text,
                         ${a.quantity}::int, ${a.limit}::int, ${a.deviceLimit}::int, ${a.ttlSeconds}::int, ${a.seed}::int, ${a.allocation}::text)`.execute(db);
   const r = rows[0]!;
-  return { used: r.used, deviceUsed: r.device_used, expiresAt: r.expires_at, available: r.available };
+  return { used: r.used, deviceUsed: r.device_used, expiresAt: r.expires_at, available: r.available, commitMode: r.commit_mode };
 }
 
 export interface HeldUnits {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sql } from 'kysely';
 import { createOpenEvent, createTestDatabase, domainError, type TestDatabase } from '../testing/index.js';
@@ -9,6 +10,7 @@ import { HoldService } from './holds.service.js';
 import { SeatmapCache } from './seatmap.js';
 import { getInventoryCounts } from './inventory.service.js';
 import { splitCapacity } from './ga.js';
+import { attemptGaHold } from './ga.repository.js';
 
 let t: TestDatabase;
 let events: EventCache;
@@ -124,6 +126,18 @@ describe('general admission: event file', () => {
 });
 
 describe('general admission: holds', () => {
+  it("sets synchronous_commit off for a GA hold's own transaction under 'async' (the session keeps the server's), the server's under 'sync'", async () => {
+    const { eventId } = await gaEvent(100, 4);
+    const server = (await sql<{ s: string }>`SELECT current_setting('synchronous_commit') AS s`.execute(t.db)).rows[0]!.s;
+    expect(server).not.toBe('off');
+    const attempt = (accountId: string) =>
+      ({ eventId, holdId: randomUUID(), accountId, sectionCode: 'GA', quantity: 2, ttlSeconds: 360, limit: 4, deviceHash: null, deviceLimit: 4, seed: 1, allocation: null }) as const;
+    const a = await attemptGaHold(t.db, attempt('ga-commit-async'), 'async');
+    const s = await attemptGaHold(t.db, attempt('ga-commit-sync'), 'sync');
+    expect([a.commitMode, a.expiresAt !== null, s.commitMode, s.expiresAt !== null]).toEqual(['off', true, server, true]);
+    expect((await sql<{ s: string }>`SELECT current_setting('synchronous_commit') AS s`.execute(t.db)).rows[0]!.s).toBe(server);
+  });
+
   it('holds units from one shard: no seats, units with the price, counters moved', async () => {
     const { eventId, capacity } = await gaEvent(100, 4);
     const hold = await holds.create('ga-one', eventId, { section: 'GA', quantity: 3 });

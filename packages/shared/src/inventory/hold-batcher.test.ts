@@ -40,7 +40,7 @@ describe('a batch of hold attempts in one statement', () => {
     expect(holds.rows.map((r) => r.id).sort()).toEqual([priorHold, batch[1]!.holdId, batch[3]!.holdId].sort());
   });
 
-  it("commits without waiting for the WAL flush under 'async' (that transaction only), as the server says under 'sync'", async () => {
+  it("sets synchronous_commit off for the attempt's own transaction under 'async' (the session keeps the server's), the server's under 'sync'", async () => {
     const { rows } = await sql<{ s: string }>`SELECT current_setting('synchronous_commit') AS s`.execute(t.db);
     const serverSetting = rows[0]!.s;
     expect(serverSetting).not.toBe('off');
