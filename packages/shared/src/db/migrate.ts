@@ -13,7 +13,9 @@ export class MigrationError extends Error {
  * logs-and-continues) when a migration fails.
  */
 export async function migrateToLatest(db: Db): Promise<MigrationResultSet> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  // Unordered: migrations written side by side on branches land in any order; each is applied once by name, and
+  // an install that already ran a later one still gets an earlier one that landed after it.
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, allowUnorderedMigrations: true });
   const result = await migrator.migrateToLatest();
   if (result.error) {
     const failed = result.results?.find((r) => r.status === 'Error');
