@@ -76,7 +76,7 @@ describe('auth', () => {
     const ctx = contextFor(tdb.db, null);
     const me = await appRouter.createCaller(ctx).auth.signIn({ email: 'ADMIN@roles.test ', password: admin.password });
     expect(me).toMatchObject({ email: 'admin@roles.test', role: 'admin', organisationName: null });
-    expect(me.permissions).toEqual(['users.manage', 'events.read', 'events.configure', 'warroom.control', 'tiers.roll', 'tiers.codes', 'lottery.draw']);
+    expect(me.permissions).toEqual(['users.manage', 'events.read', 'events.configure', 'warroom.control', 'tiers.roll', 'tiers.codes', 'lottery.draw', 'support.read', 'support.act', 'orders.cancel', 'inventory.add', 'review.read', 'review.cancel', 'webhooks.manage']);
     expect(ctx.cookieWrites).toEqual([{ set: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), expiresAt: expect.any(Date) }]);
     expect((await callerAs(tdb.db, viewer).auth.me())?.permissions).toEqual(['events.read']);
   });

@@ -98,7 +98,7 @@ describe('event configuration in Chromium', () => {
 
     // The shared schema's words, at the fields, before anything is sent.
     expect(await page.getByTestId('error-sections.0.code').textContent()).toBe('letters, digits, "-" and "_" only');
-    expect(await page.getByTestId('error-limits.perAccountSeats').textContent()).toBe('Too small: expected number to be >=1');
+    expect(await page.getByTestId('error-limits.perAccountSeats').textContent()).toBe('Enter 1 or more.');
     await page.getByTestId('form-error').waitFor();
     expect(page.url()).toContain('/events/new');
     expect(await tdb.db.selectFrom('events').select('id').execute()).toEqual([]);

@@ -133,8 +133,8 @@ describe('sign-in in Chromium', () => {
 
     // Blank fields: caught by the shared schema, at each field, before anything is sent.
     await page.getByRole('button', { name: 'Sign in' }).click();
-    expect(await page.getByTestId('error-email').textContent()).toBe('enter your e-mail address');
-    expect(await page.getByTestId('error-password').textContent()).toBe('enter your password');
+    expect(await page.getByTestId('error-email').textContent()).toBe('Enter your e-mail address.');
+    expect(await page.getByTestId('error-password').textContent()).toBe('Enter your password.');
 
     // A wrong password: the BFF's refusal, shown on the form; no cookie, still on the sign-in page.
     await signIn(page, { email: ADMIN.email, password: 'not the password at all' });
@@ -221,7 +221,7 @@ describe('roles in Chromium', () => {
     await form.getByRole('button', { name: 'Create user' }).click();
     expect(await form.getByTestId('error-email').textContent()).toBe('not an e-mail address');
     expect(await form.getByTestId('error-organisation').textContent()).toBe('a promoter needs an organisation');
-    expect(await form.getByTestId('error-password').textContent()).toBe('at least 12 characters');
+    expect(await form.getByTestId('error-password').textContent()).toBe('At least 12 characters.');
 
     await form.getByLabel('E-mail address').fill('second@acme.test');
     await form.getByLabel('Organisation').fill('Acme Live');

@@ -1,5 +1,6 @@
+import { useEffect, useState } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { createFileRoute, Link, Outlet, redirect, useNavigate } from '@tanstack/react-router';
+import { createFileRoute, Link, Outlet, redirect, useNavigate, useRouterState } from '@tanstack/react-router';
 import { useTRPC } from '../trpc';
 
 /**
@@ -33,48 +34,70 @@ function SignedInShell() {
     }),
   );
 
+  // At phone width the menu folds behind one button; it closes again whenever a page is chosen.
+  const [menuOpen, setMenuOpen] = useState(false);
+  const pathname = useRouterState({ select: (st) => st.location.pathname });
+  useEffect(() => setMenuOpen(false), [pathname]);
+
   return (
     <div className="shell">
-      <header className="topbar">
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className={`topbar${menuOpen ? ' menu-open' : ''}`}>
         <Link to="/" className="brand">
           Onsale console
         </Link>
-        <nav>
-          <Link to="/" activeOptions={{ exact: true }} activeProps={{ className: 'active' }}>
-            Events
-          </Link>
-          <Link to="/war-room" activeProps={{ className: 'active' }} data-testid="nav-war-room">
-            War room
-          </Link>
-          {me.permissions.includes('events.configure') && (
-            <Link to="/events/new" activeProps={{ className: 'active' }} data-testid="nav-new-event">
-              New event
+        <button
+          type="button"
+          className="menu-button"
+          aria-expanded={menuOpen}
+          aria-controls="main-menu"
+          onClick={() => setMenuOpen((o) => !o)}
+          data-testid="menu-button"
+        >
+          {menuOpen ? 'Close menu' : 'Menu'}
+        </button>
+        <div className="menu" id="main-menu" data-testid="main-menu">
+          <nav aria-label="Console">
+            <Link to="/" activeOptions={{ exact: true }} activeProps={{ className: 'active' }} data-testid="nav-events">
+              Events
             </Link>
-          )}
-          <Link to="/listings" activeProps={{ className: 'active' }} data-testid="nav-waitlists">
-            Waitlists
-          </Link>
-          <Link to="/audit-log" activeProps={{ className: 'active' }} data-testid="nav-audit-log">
-            Audit log
-          </Link>
-          {me.permissions.includes('users.manage') && (
-            <Link to="/users" activeProps={{ className: 'active' }} data-testid="nav-users">
-              Users
+            <Link to="/war-room" activeProps={{ className: 'active' }} data-testid="nav-war-room">
+              War room
             </Link>
-          )}
-        </nav>
-        <div className="whoami">
-          <span data-testid="signed-in-user">{me.email}</span>
-          <span className={`role role-${me.role}`} data-testid="signed-in-role" title={me.organisationName ?? undefined}>
-            {ROLE_LABEL[me.role]}
-            {me.organisationName ? ` · ${me.organisationName}` : ''}
-          </span>
-          <button type="button" className="link-button" onClick={() => signOut.mutate()} disabled={signOut.isPending} data-testid="sign-out">
-            Sign out
-          </button>
+            {me.permissions.includes('events.configure') && (
+              <Link to="/events/new" activeProps={{ className: 'active' }} data-testid="nav-new-event">
+                New event
+              </Link>
+            )}
+            <Link to="/listings" activeProps={{ className: 'active' }} data-testid="nav-waitlists">
+              Waitlists
+            </Link>
+            <Link to="/audit-log" activeProps={{ className: 'active' }} data-testid="nav-audit-log">
+              Audit log
+            </Link>
+            {me.permissions.includes('users.manage') && (
+              <Link to="/users" activeProps={{ className: 'active' }} data-testid="nav-users">
+                Users
+              </Link>
+            )}
+          </nav>
+          <div className="whoami">
+            <Link to="/account" data-testid="signed-in-user" title="Your account">
+              {me.email}
+            </Link>
+            <span className={`role role-${me.role}`} data-testid="signed-in-role" title={me.organisationName ?? undefined}>
+              {ROLE_LABEL[me.role]}
+              {me.organisationName ? ` · ${me.organisationName}` : ''}
+            </span>
+            <button type="button" className="link-button" onClick={() => signOut.mutate()} disabled={signOut.isPending} data-testid="sign-out">
+              Sign out
+            </button>
+          </div>
         </div>
       </header>
-      <main className="content">
+      <main className="content" id="main" tabIndex={-1}>
         <Outlet />
       </main>
     </div>

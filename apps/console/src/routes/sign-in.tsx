@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { createFileRoute, redirect, useNavigate } from '@tanstack/react-router';
 import { z } from 'zod';
@@ -31,6 +31,18 @@ function SignInPage() {
   const { redirect: back } = Route.useSearch();
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [formError, setFormError] = useState<string | null>(null);
+  const formRef = useRef<HTMLFormElement>(null);
+  // After a refusal, focus goes back to the field to correct (its error is read out with it), not to the page top.
+  const [focusOn, setFocusOn] = useState<{ field: 'email' | 'password'; n: number } | null>(null);
+  useEffect(() => {
+    if (!focusOn) return;
+    const input = formRef.current?.elements.namedItem(focusOn.field);
+    if (input instanceof HTMLInputElement) {
+      input.focus();
+      input.select();
+    }
+  }, [focusOn]);
+  const focusField = (field: 'email' | 'password') => setFocusOn((f) => ({ field, n: (f?.n ?? 0) + 1 }));
 
   const signIn = useMutation(
     trpc.auth.signIn.mutationOptions({
@@ -41,11 +53,18 @@ function SignInPage() {
       onError: (error) => {
         if (domainCodeOf(error) === 'INVALID_CREDENTIALS') {
           setFormError('Wrong e-mail address or password.');
+          focusField('password');
+          return;
+        }
+        if (domainCodeOf(error) === 'USER_DISABLED') {
+          setFormError('This user is disabled. Ask an admin of this console to enable it.');
+          focusField('email');
           return;
         }
         const fields = fieldErrorsOf(error);
         setErrors(fields);
         setFormError(Object.keys(fields).length ? null : `Could not sign in: ${error.message}`);
+        focusField(fields.email ? 'email' : 'password');
       },
     }),
   );
@@ -57,7 +76,9 @@ function SignInPage() {
     const parsed = signInSchema.safeParse({ email: form.get('email'), password: form.get('password') });
     setFormError(null);
     if (!parsed.success) {
-      setErrors(fieldErrors(parsed.error));
+      const fields = fieldErrors(parsed.error);
+      setErrors(fields);
+      focusField(fields.email ? 'email' : 'password');
       return;
     }
     setErrors({});
@@ -66,7 +87,7 @@ function SignInPage() {
 
   return (
     <main className="sign-in">
-      <form className="card" onSubmit={submit} noValidate aria-labelledby="sign-in-title" data-testid="sign-in-form">
+      <form ref={formRef} className="card" onSubmit={submit} noValidate aria-labelledby="sign-in-title" data-testid="sign-in-form">
         <h1 id="sign-in-title">Onsale console</h1>
         <p className="muted">Sign in with the e-mail address your administrator registered.</p>
         <Field label="E-mail address" name="email" error={errors.email}>
@@ -76,7 +97,7 @@ function SignInPage() {
           <input name="password" type="password" autoComplete="current-password" />
         </Field>
         {formError && (
-          <p className="form-error" role="alert" data-testid="sign-in-error">
+          <p className="form-error" role="alert" id="sign-in-error" data-testid="sign-in-error">
             {formError}
           </p>
         )}

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import '../words/zod-messages.js';
 
 // The console's audit log query. Zod only: the console validates its search params with it, the BFF its input.
 

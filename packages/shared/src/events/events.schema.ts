@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import '../words/zod-messages.js';
 import { DEFAULT_GA_SHARDS, MAX_GA_SHARDS } from '../inventory/ga.js';
 import { allocationSchema } from '../allocations/allocations.schema.js';
 import { lotterySettingsSchema } from '../lottery/lottery.schema.js';

@@ -26,7 +26,7 @@ function usersWithOrganisation(db: Db | Trx) {
   return db
     .selectFrom('console_users as u')
     .leftJoin('organisations as o', 'o.id', 'u.organisation_id')
-    .select(['u.id', 'u.email', 'u.role', 'u.organisation_id', 'o.name as organisation_name', 'u.created_at', 'u.created_by']);
+    .select(['u.id', 'u.email', 'u.role', 'u.organisation_id', 'o.name as organisation_name', 'u.created_at', 'u.created_by', 'u.disabled_at', 'u.disabled_by']);
 }
 
 export function findUserByEmail(db: Db | Trx, email: string) {
@@ -60,6 +60,8 @@ export function findLiveSession(db: Db | Trx, tokenHash: Buffer) {
     .select('s.expires_at')
     .where('s.token_hash', '=', tokenHash)
     .where('s.expires_at', '>', sql<Date>`now()`)
+    // Disabling deletes the sessions too; this keeps a disabled user out even if one were left.
+    .where('u.disabled_at', 'is', null)
     .executeTakeFirst();
 }
 
@@ -75,4 +77,46 @@ export async function deleteExpiredSessions(db: Db | Trx, userId: string): Promi
 export async function setEventOrganisation(trx: Db | Trx, eventId: string, organisationId: string | null): Promise<boolean> {
   const r = await trx.updateTable('events').set({ organisation_id: organisationId }).where('id', '=', eventId).executeTakeFirst();
   return Number(r.numUpdatedRows) > 0;
+}
+
+/** The user's row with its password hash, locked until the caller's transaction ends. */
+export function lockUser(trx: Trx, id: string) {
+  return trx.selectFrom('console_users').select(['id', 'email', 'role', 'organisation_id', 'password_hash', 'disabled_at']).where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+/** The ids of the admins who may sign in, locked (so two admins demoting each other cannot leave none). */
+export async function lockEnabledAdmins(trx: Trx): Promise<string[]> {
+  const rows = await trx.selectFrom('console_users').select('id').where('role', '=', 'admin').where('disabled_at', 'is', null).orderBy('id').forUpdate().execute();
+  return rows.map((r) => r.id);
+}
+
+export async function setUserDisabled(trx: Db | Trx, id: string, disabledBy: string | null): Promise<void> {
+  await trx
+    .updateTable('console_users')
+    .set(disabledBy === null ? { disabled_at: null, disabled_by: null } : { disabled_at: sql<Date>`now()`, disabled_by: disabledBy })
+    .where('id', '=', id)
+    .execute();
+}
+
+export async function setUserRole(trx: Db | Trx, id: string, role: ConsoleUsersTable['role'], organisationId: string | null): Promise<void> {
+  await trx.updateTable('console_users').set({ role, organisation_id: organisationId }).where('id', '=', id).execute();
+}
+
+export async function setUserPassword(trx: Db | Trx, id: string, passwordHash: string): Promise<void> {
+  await trx.updateTable('console_users').set({ password_hash: passwordHash }).where('id', '=', id).execute();
+}
+
+/** Deletes every session of a user but the one with `keepTokenHash`; returns how many ended. */
+export async function deleteUserSessions(db: Db | Trx, userId: string, keepTokenHash?: Buffer): Promise<number> {
+  let q = db.deleteFrom('console_sessions').where('user_id', '=', userId);
+  if (keepTokenHash) q = q.where('token_hash', '!=', keepTokenHash);
+  const r = await q.executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
+/** Live sessions per user, for the users page. */
+export async function countLiveSessions(db: Db | Trx): Promise<Map<string, number>> {
+  const { rows } = await sql<{ user_id: string; n: number }>`
+    SELECT user_id, count(*)::int AS n FROM console_sessions WHERE expires_at > now() GROUP BY user_id`.execute(db);
+  return new Map(rows.map((r) => [r.user_id, r.n]));
 }

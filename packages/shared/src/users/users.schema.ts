@@ -1,6 +1,7 @@
 // Console users: roles, what each may do, and the input schemas. Zod only, no Node built-ins: the console
 // imports this file (`@onsale/shared/users/schema`) to validate its forms with the very schemas the BFF uses.
 import { z } from 'zod';
+import '../words/zod-messages.js';
 
 /** Console roles, most powerful first. */
 export const ROLES = ['admin', 'operator', 'promoter', 'viewer'] as const;
@@ -9,7 +10,7 @@ export type Role = (typeof ROLES)[number];
 /** One line per role, for the console and the CLI. */
 export const ROLE_DESCRIPTIONS: Record<Role, string> = {
   admin: 'manages console users; everything an operator and a promoter can do, for every event',
-  operator: 'war-room controls (pause, resume, rate override) for every event; reads everything',
+  operator: 'war-room controls (pause, resume, rate override), fan support, order cancellations, the post-sale review and webhooks for every event; reads everything',
   promoter: "configures and reads only the events of their own organisation",
   viewer: 'reads every event; changes nothing',
 };
@@ -33,6 +34,20 @@ export const PERMISSIONS = {
   'tiers.codes': ['admin', 'promoter'],
   /** Run a registration lottery's draw (a promoter: their organisation's events only). */
   'lottery.draw': ['admin', 'operator', 'promoter'],
+  /** Look a fan account up (queue positions, holds, orders, waitlist, notifications). */
+  'support.read': ['admin', 'operator'],
+  /** Release a fan's hold; block or unblock an account from an event. */
+  'support.act': ['admin', 'operator'],
+  /** Cancel a confirmed order (its seats come back, to the waitlist after a sell-out). */
+  'orders.cancel': ['admin', 'operator'],
+  /** Add rows of seats to an event on sale (a promoter: their organisation's events only). */
+  'inventory.add': ['admin', 'operator', 'promoter'],
+  /** Read the post-sale review (orders clustered by shared card, device and account signals). */
+  'review.read': ['admin', 'operator'],
+  /** Cancel every order of a review cluster. */
+  'review.cancel': ['admin', 'operator'],
+  /** Add, disable and enable webhook endpoints; read and redeliver their deliveries. */
+  'webhooks.manage': ['admin', 'operator'],
 } as const satisfies Record<string, readonly Role[]>;
 export type Permission = keyof typeof PERMISSIONS;
 
@@ -94,6 +109,47 @@ export const userCreateSchema = z
   });
 export type UserCreateInput = z.input<typeof userCreateSchema>;
 export type UserCreate = z.output<typeof userCreateSchema>;
+
+const userId = z.string({ error: 'choose a user' }).trim().min(1, 'choose a user').max(100, 'at most 100 characters');
+
+/**
+ * A new role for a console user. A promoter needs the organisation whose events they will configure (created if
+ * new); the other roles see every event and take none.
+ */
+export const userRoleChangeSchema = z
+  .object({
+    userId,
+    role: roleSchema,
+    organisation: z.preprocess(emptyAsUndefined, organisationNameSchema.optional()),
+  })
+  .superRefine((u, ctx) => {
+    if (u.role === 'promoter' && u.organisation === undefined)
+      ctx.addIssue({ code: 'custom', path: ['organisation'], message: 'a promoter needs an organisation' });
+    if (u.role !== 'promoter' && u.organisation !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['organisation'], message: `only promoters belong to an organisation; a ${u.role} sees every event` });
+  });
+export type UserRoleChangeInput = z.input<typeof userRoleChangeSchema>;
+
+/** An admin sets a user's password: the one given, or (left empty) a generated one shown once. */
+export const passwordResetSchema = z.object({
+  userId,
+  password: z.preprocess(emptyAsUndefined, passwordSchema.optional()),
+});
+export type PasswordResetInput = z.input<typeof passwordResetSchema>;
+
+/** Disable, enable, or end every session of a user. */
+export const userIdSchema = z.object({ userId });
+
+/** A signed-in user changes their own password: the current one proves it is them. */
+export const ownPasswordChangeSchema = z
+  .object({
+    currentPassword: z.string({ error: 'enter your current password' }).min(1, 'enter your current password').max(256, 'at most 256 characters'),
+    newPassword: passwordSchema,
+  })
+  .superRefine((p, ctx) => {
+    if (p.currentPassword === p.newPassword) ctx.addIssue({ code: 'custom', path: ['newPassword'], message: 'choose a password different from the current one' });
+  });
+export type OwnPasswordChangeInput = z.input<typeof ownPasswordChangeSchema>;
 
 /** Sign-in takes any non-empty password: the policy applies when one is set, not when one is tried. */
 export const signInSchema = z.object({

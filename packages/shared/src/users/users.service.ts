@@ -4,7 +4,21 @@ import { getEvent, isUuid } from '../events/events.service.js';
 import { insertAudit } from '../events/events.repository.js';
 import { generatePassword, hashPassword, hashSessionToken, newSessionToken, verifyNothing, verifyPassword } from './password.js';
 import * as repo from './users.repository.js';
-import { can, canSeeEvent, fieldErrors, organisationNameSchema, signInSchema, userCreateSchema, type Permission, type Role, type UserCreate } from './users.schema.js';
+import {
+  can,
+  canSeeEvent,
+  fieldErrors,
+  organisationNameSchema,
+  ownPasswordChangeSchema,
+  passwordResetSchema,
+  signInSchema,
+  userCreateSchema,
+  userIdSchema,
+  userRoleChangeSchema,
+  type Permission,
+  type Role,
+  type UserCreate,
+} from './users.schema.js';
 
 /** A console user as the rest of the system sees one: never with the password hash. */
 export interface ConsoleUser {
@@ -16,6 +30,9 @@ export interface ConsoleUser {
   organisationName: string | null;
   createdAt: Date;
   createdBy: string;
+  /** When an admin disabled the user (null: they may sign in), and who did. */
+  disabledAt: Date | null;
+  disabledBy: string | null;
 }
 
 /** A signed-in user and when their session ends. */
@@ -37,6 +54,8 @@ function toConsoleUser(r: UserRow): ConsoleUser {
     organisationName: r.organisation_name,
     createdAt: r.created_at,
     createdBy: r.created_by,
+    disabledAt: r.disabled_at,
+    disabledBy: r.disabled_by,
   };
 }
 
@@ -88,6 +107,8 @@ export async function createUser(trx: Trx, input: unknown, actor: string): Promi
       organisationName: organisation?.name ?? null,
       createdAt: created.created_at,
       createdBy: actor,
+      disabledAt: null,
+      disabledBy: null,
     },
     generatedPassword,
   };
@@ -119,6 +140,8 @@ export async function signIn(
   const row = await repo.findUserByEmail(db, email);
   const ok = row ? await verifyPassword(password, row.password_hash) : await verifyNothing(password);
   if (!row || !ok) throw new DomainError('unauthenticated', 'INVALID_CREDENTIALS', 'wrong e-mail address or password', { field: 'password' });
+  // Said only to someone who knows the password: it tells them whom to ask, and tells a stranger nothing.
+  if (row.disabled_at) throw new DomainError('forbidden', 'USER_DISABLED', 'this console user is disabled; ask an admin to enable it', { field: 'email' });
   const expiresAt = new Date((opts.now ?? new Date()).getTime() + (opts.ttlSeconds ?? DEFAULT_SESSION_TTL_SECONDS) * 1000);
   const { token, tokenHash } = newSessionToken();
   await repo.deleteExpiredSessions(db, row.id);
@@ -180,4 +203,113 @@ export async function assignEventOrganisation(trx: Trx, eventId: string, organis
   await repo.setEventOrganisation(trx, event.id, organisation?.id ?? null);
   await insertAudit(trx, { actor, action: 'event.organisation_assigned', eventId: event.id, details: { organisation: organisation?.name ?? null } });
   return { eventId: event.id, organisation };
+}
+
+/** Who does an admin's user operation: their id (to refuse acting on themselves where that locks them out) and e-mail. */
+export interface UserActor {
+  id: string;
+  email: string;
+}
+
+const auditActor = (a: UserActor) => `console:${a.email}`;
+
+async function lockedUser(trx: Trx, userId: string) {
+  const row = isUuid(userId) ? await repo.lockUser(trx, userId) : undefined;
+  if (!row) throw notFound('USER_NOT_FOUND', `no console user ${userId}`, 'userId');
+  return row;
+}
+
+/** Refuses a change that would leave no admin who can sign in (LAST_ADMIN, conflict at `field`). */
+async function keepAnAdmin(trx: Trx, userId: string, field: string, what: string): Promise<void> {
+  const admins = await repo.lockEnabledAdmins(trx);
+  if (admins.length === 1 && admins[0] === userId)
+    throw new DomainError('conflict', 'LAST_ADMIN', `${what} would leave no admin who can sign in; make another user an admin first`, { field });
+}
+
+/**
+ * Disables (or enables) a console user: a disabled user cannot sign in and every session of theirs ends at once.
+ * An admin cannot disable themselves (SELF_DISABLE) nor the last enabled admin (LAST_ADMIN). Audited
+ * `console_user.disabled` / `console_user.enabled`. Doing what is already done changes nothing and audits nothing.
+ */
+export async function setUserEnabled(trx: Trx, input: unknown, enabled: boolean, by: UserActor): Promise<{ user: ConsoleUser; sessionsEnded: number }> {
+  const { userId } = parseOrThrow(userIdSchema, input, 'INVALID_USER', 'invalid user');
+  const row = await lockedUser(trx, userId);
+  let sessionsEnded = 0;
+  if (!enabled && row.disabled_at === null) {
+    if (row.id === by.id) throw new DomainError('conflict', 'SELF_DISABLE', 'you cannot disable yourself; another admin can', { field: 'userId' });
+    if (row.role === 'admin') await keepAnAdmin(trx, row.id, 'userId', 'disabling this admin');
+    await repo.setUserDisabled(trx, row.id, auditActor(by));
+    sessionsEnded = await repo.deleteUserSessions(trx, row.id);
+    await insertAudit(trx, { actor: auditActor(by), action: 'console_user.disabled', details: { email: row.email, sessionsEnded } });
+  } else if (enabled && row.disabled_at !== null) {
+    await repo.setUserDisabled(trx, row.id, null);
+    await insertAudit(trx, { actor: auditActor(by), action: 'console_user.enabled', details: { email: row.email } });
+  }
+  return { user: toConsoleUser((await repo.findUserById(trx, row.id))!), sessionsEnded };
+}
+
+/**
+ * Gives a console user another role (a promoter with their organisation, created if new). It applies to their next
+ * request: the role is read with the session each time. An admin cannot change their own role (SELF_ROLE_CHANGE)
+ * nor demote the last enabled admin (LAST_ADMIN). Audited `console_user.role_changed` with before and after.
+ */
+export async function changeUserRole(trx: Trx, input: unknown, by: UserActor): Promise<ConsoleUser> {
+  const spec = parseOrThrow(userRoleChangeSchema, input, 'INVALID_USER', 'invalid role change');
+  const row = await lockedUser(trx, spec.userId);
+  const before = toConsoleUser((await repo.findUserById(trx, row.id))!);
+  if (row.id === by.id) throw new DomainError('conflict', 'SELF_ROLE_CHANGE', 'you cannot change your own role; another admin can', { field: 'role' });
+  if (row.role === 'admin' && spec.role !== 'admin' && row.disabled_at === null) await keepAnAdmin(trx, row.id, 'role', 'changing the role of this admin');
+  const organisation = spec.organisation === undefined ? null : await repo.upsertOrganisation(trx, spec.organisation);
+  if (before.role === spec.role && before.organisationId === (organisation?.id ?? null)) return before;
+  await repo.setUserRole(trx, row.id, spec.role, organisation?.id ?? null);
+  await insertAudit(trx, {
+    actor: auditActor(by),
+    action: 'console_user.role_changed',
+    details: { email: row.email, from: before.role, to: spec.role, fromOrganisation: before.organisationName, organisation: organisation?.name ?? null },
+  });
+  return toConsoleUser((await repo.findUserById(trx, row.id))!);
+}
+
+/**
+ * An admin sets a user's password: the one given, or a generated one returned here once. Every session of the
+ * user ends (whoever had the old password is out). Audited `console_user.password_reset`, never the password.
+ */
+export async function resetUserPassword(trx: Trx, input: unknown, by: UserActor): Promise<{ user: ConsoleUser; generatedPassword: string | null; sessionsEnded: number }> {
+  const spec = parseOrThrow(passwordResetSchema, input, 'INVALID_PASSWORD', 'invalid password');
+  const row = await lockedUser(trx, spec.userId);
+  const generatedPassword = spec.password === undefined ? generatePassword() : null;
+  await repo.setUserPassword(trx, row.id, await hashPassword(spec.password ?? generatedPassword!));
+  const sessionsEnded = await repo.deleteUserSessions(trx, row.id);
+  await insertAudit(trx, { actor: auditActor(by), action: 'console_user.password_reset', details: { email: row.email, generated: generatedPassword !== null, sessionsEnded } });
+  return { user: toConsoleUser((await repo.findUserById(trx, row.id))!), generatedPassword, sessionsEnded };
+}
+
+/** Ends every session of a user, on every device and BFF instance (a lost laptop). Audited `console_user.signed_out_everywhere`. */
+export async function signOutEverywhere(trx: Trx, input: unknown, by: UserActor): Promise<{ sessionsEnded: number }> {
+  const { userId } = parseOrThrow(userIdSchema, input, 'INVALID_USER', 'invalid user');
+  const row = await lockedUser(trx, userId);
+  const sessionsEnded = await repo.deleteUserSessions(trx, row.id);
+  await insertAudit(trx, { actor: auditActor(by), action: 'console_user.signed_out_everywhere', details: { email: row.email, sessionsEnded } });
+  return { sessionsEnded };
+}
+
+/**
+ * A signed-in user changes their own password. The current password must match (INVALID_CREDENTIALS at
+ * `currentPassword`); every other session of theirs ends, the one they used stays. Audited `console_user.password_changed`.
+ */
+export async function changeOwnPassword(trx: Trx, userId: string, input: unknown, currentSessionToken: string | null): Promise<{ otherSessionsEnded: number }> {
+  const spec = parseOrThrow(ownPasswordChangeSchema, input, 'INVALID_PASSWORD', 'invalid password change');
+  const row = await lockedUser(trx, userId);
+  if (!(await verifyPassword(spec.currentPassword, row.password_hash)))
+    throw new DomainError('invalid', 'INVALID_CREDENTIALS', 'that is not your current password', { field: 'currentPassword' });
+  await repo.setUserPassword(trx, row.id, await hashPassword(spec.newPassword));
+  const keep = currentSessionToken && /^[A-Za-z0-9_-]{43}$/.test(currentSessionToken) ? hashSessionToken(currentSessionToken) : undefined;
+  const otherSessionsEnded = await repo.deleteUserSessions(trx, row.id, keep);
+  await insertAudit(trx, { actor: `console:${row.email}`, action: 'console_user.password_changed', details: { email: row.email, otherSessionsEnded } });
+  return { otherSessionsEnded };
+}
+
+/** Live console sessions per user id (for the users page). */
+export function liveSessionCounts(db: Db | Trx): Promise<Map<string, number>> {
+  return repo.countLiveSessions(db);
 }

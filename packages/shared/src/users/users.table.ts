@@ -23,6 +23,10 @@ export interface ConsoleUsersTable {
   /** Who created the user: `cli:<os user>`, `console:<email>`. */
   created_by: string;
   created_at: CreatedAt;
+  /** Set while an admin has disabled the user: they cannot sign in and have no session. */
+  disabled_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** Who disabled them (an e-mail or `cli:<os user>`). */
+  disabled_by: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** A signed-in console session. The token itself is only in the browser's cookie; here is its SHA-256. */

@@ -1,6 +1,7 @@
 // War-room inputs: zod only, no Node built-ins. The console imports this file (`@onsale/shared/warroom/schema`)
 // to check its control dialogs with the very schemas the BFF enforces.
 import { z } from 'zod';
+import '../words/zod-messages.js';
 
 // The rest of the war room's browser-safe parts, so the console needs one entry point.
 export { ALERT_THRESHOLDS, type Alert, type AlertCode, type AlertMetric, type AlertSeverity } from './alerts.js';

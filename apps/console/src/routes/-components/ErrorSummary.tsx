@@ -1,0 +1,58 @@
+import { useEffect, useRef } from 'react';
+import { sentence } from '@onsale/shared/words';
+
+/** Moves focus to a form field by its id (the Field component gives each control its name as id) and shows it. */
+export function focusField(id: string): void {
+  const el = document.getElementById(id) ?? document.querySelector<HTMLElement>(`[name="${CSS.escape(id)}"]`);
+  if (!el) return;
+  el.scrollIntoView({ block: 'center' });
+  el.focus({ preventScroll: true });
+}
+
+/**
+ * The problems of a form, listed at its top with a link to each field (focus moves to this list when it appears,
+ * so a keyboard or screen-reader user hears what is wrong and can jump to it). `labels` names fields in words;
+ * a field without a label is named by the nearest label the page has for it.
+ */
+export function ErrorSummary({ errors, labels = {}, title = 'There is a problem', testId = 'error-summary' }: { errors: Record<string, string>; labels?: Record<string, string>; title?: string; testId?: string }) {
+  const ref = useRef<HTMLDivElement>(null);
+  const entries = Object.entries(errors);
+  const key = entries.map(([k, v]) => `${k}=${v}`).join('\n');
+  useEffect(() => {
+    if (key) ref.current?.focus();
+  }, [key]);
+  if (entries.length === 0) return null;
+  return (
+    <div className="error-summary" role="alert" aria-labelledby={`${testId}-title`} tabIndex={-1} ref={ref} data-testid={testId}>
+      <h2 id={`${testId}-title`}>
+        {title}: {entries.length === 1 ? 'one field needs' : `${entries.length} fields need`} attention
+      </h2>
+      <ul>
+        {entries.map(([field, message]) => (
+          <li key={field}>
+            <a
+              href={`#${field}`}
+              data-field={field}
+              onClick={(e) => {
+                e.preventDefault();
+                focusField(field);
+              }}
+            >
+              {labelOf(field, labels)}: {sentence(message)}
+            </a>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+/** A field's name in words: the given label, else the text of its <label> on the page, else its path. */
+function labelOf(field: string, labels: Record<string, string>): string {
+  if (labels[field]) return labels[field]!;
+  if (typeof document !== 'undefined') {
+    const label = document.querySelector(`label[for="${CSS.escape(field)}"]`)?.textContent?.trim();
+    if (label) return label;
+  }
+  return field;
+}
