@@ -219,9 +219,15 @@ describe('roles in Chromium', () => {
     await form.getByLabel('Role').selectOption('promoter');
     await form.getByLabel('Password').fill('short');
     await form.getByRole('button', { name: 'Create user' }).click();
-    expect(await form.getByTestId('error-email').textContent()).toBe('not an e-mail address');
-    expect(await form.getByTestId('error-organisation').textContent()).toBe('a promoter needs an organisation');
+    expect(await form.getByTestId('error-email').textContent()).toBe('Not an e-mail address.');
+    expect(await form.getByTestId('error-organisation').textContent()).toBe('A promoter needs an organisation.');
     expect(await form.getByTestId('error-password').textContent()).toBe('At least 12 characters.');
+    // The problems are listed at the top of the form, focused, each a link to its field.
+    const summary = form.getByTestId('error-summary');
+    expect(await summary.evaluate((el) => el === document.activeElement)).toBe(true);
+    expect(await summary.getByRole('link').allTextContents()).toEqual(['E-mail address: Not an e-mail address.', 'Organisation: A promoter needs an organisation.', 'Password: At least 12 characters.']);
+    await summary.getByRole('link', { name: /^Organisation/ }).click();
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('organisation');
 
     await form.getByLabel('E-mail address').fill('second@acme.test');
     await form.getByLabel('Organisation').fill('Acme Live');

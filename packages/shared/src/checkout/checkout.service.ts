@@ -6,6 +6,7 @@ import { isUuid } from '../events/events.service.js';
 import * as holds from '../inventory/holds.repository.js';
 import { amountOfGaHold } from '../inventory/ga.repository.js';
 import { assertAdmittedFor } from '../inventory/holds.service.js';
+import { accountBlocked } from '../support/blocks.js';
 import type { Metrics } from '../metrics/index.js';
 import * as repo from './checkout.repository.js';
 import type { CheckoutRequest } from './checkout.schema.js';
@@ -58,6 +59,7 @@ export class CheckoutService {
       if (!hold) throw notFound('HOLD_NOT_FOUND', `no hold ${holdId}`, 'id');
       if (hold.account_id !== accountId) throw new DomainError('forbidden', 'HOLD_NOT_OWNED', 'this hold belongs to another account', { field: 'id' });
       assertAdmittedFor(hold.event_id, admittedEventId);
+      if (hold.account_blocked) throw accountBlocked();
 
       const prior = await repo.findAttempt(trx, accountId, idempotencyKey);
       if (prior) {
@@ -98,6 +100,7 @@ export class CheckoutService {
         quantity: hold.quantity,
         originalExpiry,
         amountCents: seats.length > 0 ? seats.reduce((a, s) => a + s.priceCents, 0) : await amountOfGaHold(trx, holdId),
+        currency: hold.currency,
       };
     });
 
@@ -107,7 +110,8 @@ export class CheckoutService {
       .charge({
         idempotencyKey: `${accountId}:${idempotencyKey}`,
         amountCents: begun.amountCents,
-        currency: this.deps.currency ?? 'USD',
+        // The event's currency (its prices are in it); a configured one only overrides it for tests and rehearsals.
+        currency: this.deps.currency ?? begun.currency,
         instrument: req.payment.instrument,
       })
       .catch((e: unknown) => ({ status: 'error' as const, error: e }));

@@ -16,6 +16,7 @@ import type { ConsoleSessionsTable, ConsoleUsersTable, OrganisationsTable } from
 import type { FairnessSignoffsTable } from '../events/signoff.table.js';
 import type { LotteriesTable, LotteryRegistrationsTable, LotteryWinnersTable } from '../lottery/lottery.table.js';
 import type { AccessCodeRedemptionsTable, AllocationsTable } from '../allocations/allocations.table.js';
+import type { AccountBlocksTable } from '../support/blocks.table.js';
 
 /** Every table of the system of record, as Kysely sees it. */
 export interface Database {
@@ -50,4 +51,5 @@ export interface Database {
   lottery_winners: LotteryWinnersTable;
   allocations: AllocationsTable;
   access_code_redemptions: AccessCodeRedemptionsTable;
+  account_blocks: AccountBlocksTable;
 }

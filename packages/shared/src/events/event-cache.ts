@@ -1,12 +1,15 @@
 import type { Db } from '../db/connect.js';
 import { getEvent, getSections, type EventSection, type OnsaleEvent } from './events.service.js';
 import { getTiers, type Tier } from '../allocations/allocations.service.js';
+import { findBlockedAccounts } from '../support/support.repository.js';
 
 export interface CachedEvent {
   event: OnsaleEvent;
   sections: Map<string, EventSection>;
   /** Presale tiers in sale order, the general sale last; empty when the event has none. */
   tiers: Tier[];
+  /** Fan accounts an operator blocked from the event (fan support): refused its queue, holds and checkout. */
+  blockedAccounts: ReadonlySet<string>;
 }
 
 /**
@@ -26,8 +29,8 @@ export class EventCache {
     if (hit && now - hit.at < this.ttlMs) return hit.value;
     const value = (async () => {
       const event = await getEvent(this.db, eventId);
-      const [sections, tiers] = await Promise.all([getSections(this.db, eventId), getTiers(this.db, eventId)]);
-      return { event, sections: new Map(sections.map((s) => [s.code, s])), tiers };
+      const [sections, tiers, blocked] = await Promise.all([getSections(this.db, eventId), getTiers(this.db, eventId), findBlockedAccounts(this.db, eventId)]);
+      return { event, sections: new Map(sections.map((s) => [s.code, s])), tiers, blockedAccounts: new Set(blocked) };
     })();
     this.entries.set(eventId, { at: now, value });
     value.catch(() => this.entries.delete(eventId));

@@ -49,6 +49,10 @@ export interface EventsTable {
   queue_copy: ColumnType<Record<string, string> | null, string | null | undefined, string | null>;
   /** The promoter's organisation that owns the event; null: a house event, which promoters do not see. */
   organisation_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The venue's IANA time zone: the console shows the event's times in it. */
+  time_zone: ColumnType<string, string | undefined, string>;
+  /** ISO 4217 code of the prices' currency. */
+  currency: ColumnType<string, string | undefined, string>;
   version: Generated<number>;
   created_at: CreatedAt;
   updated_at: UpdatedAt;

@@ -61,7 +61,9 @@ export function lockHoldsWithEvent(trx: Trx, ids: string[]) {
     .innerJoin('events as e', 'e.id', 'h.event_id')
     .selectAll('h')
     .leftJoin('allocations as a', (j) => j.onRef('a.event_id', '=', 'h.event_id').onRef('a.code', '=', 'h.allocation'))
-    .select(['e.hold_extension_seconds', 'e.per_instrument_seat_limit', 'a.access as tier_access', 'a.bin_ranges as tier_bin_ranges', 'a.name as tier_name'])
+    .select(['e.hold_extension_seconds', 'e.per_instrument_seat_limit', 'e.currency', 'a.access as tier_access', 'a.bin_ranges as tier_bin_ranges', 'a.name as tier_name'])
+    // An operator may have blocked the account from the event since it held: checkout refuses it (fan support).
+    .select(sql<boolean>`EXISTS (SELECT 1 FROM account_blocks b WHERE b.event_id = h.event_id AND b.account_id = h.account_id)`.as('account_blocked'))
     // The database's clock, read with the lock (a lapse is judged by it, not by this process's clock).
     .select(sql<Date>`now()`.as('db_now'))
     .where('h.id', 'in', ids)

@@ -9,6 +9,7 @@ import { insertQueueState, requeueEntry } from './queue.repository.js';
 import { JoinBatcher } from './join-batcher.js';
 import type { PublicQueueInfo, WatermarkStore } from './watermark-store.js';
 import { admitWithAccessCode, assertTierJoinable, tierToJoin } from '../allocations/allocations.service.js';
+import { assertNotBlocked } from '../support/blocks.js';
 
 /** What a join may name beyond the event: a presale tier (default: the general sale) and its access code. */
 export interface JoinOptions {
@@ -65,7 +66,8 @@ export class QueueService {
 
   async join(accountId: string, eventId: string, deviceId: string, opts: JoinOptions = {}): Promise<JoinResult> {
     if (!DEVICE_ID_PATTERN.test(deviceId)) throw invalid('INVALID_DEVICE_ID', 'X-Device-Id must be 8-200 visible ASCII characters', 'x-device-id');
-    const { event, tiers } = await this.deps.events.get(eventId);
+    const { event, tiers, blockedAccounts } = await this.deps.events.get(eventId);
+    assertNotBlocked(blockedAccounts, accountId);
     if (this.now() >= event.startsAt.getTime()) throw new DomainError('conflict', 'EVENT_CLOSED', 'this event has started; its queue is closed');
     // A registration lottery has no open queue: fans register, and winners come in with their invitation codes.
     if (event.fairnessMode === 'REGISTRATION_LOTTERY')

@@ -16,7 +16,7 @@ export function focusField(id: string): void {
  */
 export function ErrorSummary({ errors, labels = {}, title = 'There is a problem', testId = 'error-summary' }: { errors: Record<string, string>; labels?: Record<string, string>; title?: string; testId?: string }) {
   const ref = useRef<HTMLDivElement>(null);
-  const entries = Object.entries(errors);
+  const entries = inPageOrder(Object.entries(errors));
   const key = entries.map(([k, v]) => `${k}=${v}`).join('\n');
   useEffect(() => {
     if (key) ref.current?.focus();
@@ -55,4 +55,19 @@ function labelOf(field: string, labels: Record<string, string>): string {
     if (label) return label;
   }
   return field;
+}
+
+/** Fields in the order the page shows them (a form reads top to bottom); fields not on the page last, as given. */
+function inPageOrder(entries: [string, string][]): [string, string][] {
+  if (typeof document === 'undefined') return entries;
+  const el = (f: string) => document.getElementById(f);
+  return entries
+    .map((e, i) => ({ e, i, node: el(e[0]) }))
+    .sort((a, b) => {
+      if (a.node && b.node) return a.node.compareDocumentPosition(b.node) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1;
+      if (a.node) return -1;
+      if (b.node) return 1;
+      return a.i - b.i;
+    })
+    .map((x) => x.e);
 }
