@@ -10,6 +10,9 @@ import { admissionPlanRouter } from './routers/plan.js';
 import { warRoomRouter } from './routers/warroom.js';
 import { lotteryRouter } from './routers/lottery.js';
 import { tiersRouter } from './routers/tiers.js';
+import { supportRouter } from './routers/support.js';
+import { operationsRouter } from './routers/operations.js';
+import { webhooksRouter } from './routers/webhooks.js';
 import { router } from './trpc.js';
 
 export const appRouter = router({
@@ -24,6 +27,9 @@ export const appRouter = router({
   admissionPlan: admissionPlanRouter,
   lottery: lotteryRouter,
   tiers: tiersRouter,
+  support: supportRouter,
+  operations: operationsRouter,
+  webhooks: webhooksRouter,
 });
 
 export type AppRouter = typeof appRouter;

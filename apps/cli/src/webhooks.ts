@@ -20,16 +20,16 @@ export const WEBHOOKS_USAGE = `  webhook:add --url <url> [--listing <listingId>]
 
 
 async function context() {
-  const [{ withDatabase }, { loadCliConfig }, notify] = await Promise.all([import('./commands.js'), import('./env.js'), import('@onsale/shared/notify')]);
-  return { withDatabase, databaseUrl: loadCliConfig().databaseUrl, notify };
+  const [{ withDatabase }, { loadCliConfig }, { defaultActor }, notify] = await Promise.all([import('./commands.js'), import('./env.js'), import('./operations.js'), import('@onsale/shared/notify')]);
+  return { withDatabase, databaseUrl: loadCliConfig().databaseUrl, notify, actor: defaultActor() };
 }
 
 const setActive = (active: boolean): Command => ({
   options: {},
   positionals: ['endpointId'],
   async run({ positionals, io }) {
-    const { withDatabase, databaseUrl, notify } = await context();
-    io.out(json(await withDatabase(databaseUrl, (db) => notify.setWebhookEndpointActive(db, positionals[0]!, active))));
+    const { withDatabase, databaseUrl, notify, actor } = await context();
+    io.out(json(await withDatabase(databaseUrl, (db) => notify.setWebhookEndpointActiveAs(db, positionals[0]!, active, actor))));
   },
 });
 
@@ -46,8 +46,8 @@ export const webhookCommands: Record<string, Command> = {
         maxAttempts: wholeNumber('--max-attempts', values['max-attempts']),
         timeoutMs: wholeNumber('--timeout-ms', values['timeout-ms']),
       };
-      const { withDatabase, databaseUrl, notify } = await context();
-      const endpoint = await withDatabase(databaseUrl, (db) => notify.addWebhookEndpoint(db, input));
+      const { withDatabase, databaseUrl, notify, actor } = await context();
+      const endpoint = await withDatabase(databaseUrl, (db) => notify.addWebhookEndpointAs(db, input, actor));
       io.out(json(endpoint));
       io.err(`the signing secret of endpoint ${endpoint.id} is shown only this once: give it to the receiver, which verifies X-Onsale-Signature with it.`);
     },
@@ -77,8 +77,8 @@ export const webhookCommands: Record<string, Command> = {
     positionals: ['deliveryId'],
     async run({ positionals, io }) {
       const deliveryId = wholeNumber('webhook:redeliver: <deliveryId>', positionals[0]);
-      const { withDatabase, databaseUrl, notify } = await context();
-      io.out(json(await withDatabase(databaseUrl, (db) => notify.redeliver(db, deliveryId!))));
+      const { withDatabase, databaseUrl, notify, actor } = await context();
+      io.out(json(await withDatabase(databaseUrl, (db) => notify.redeliverAs(db, deliveryId!, actor))));
     },
   },
 };

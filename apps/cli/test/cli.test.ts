@@ -114,7 +114,7 @@ describe('onsale CLI against real PostgreSQL', () => {
     const r = await onsale(t.url, 'event:create', '--file', file);
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toContain('sections.3.rows: give rows, or rowCount and seatsPerRow');
+    expect(r.stderr).toContain('sections.3.rows: give the number of rows and the seats per row (or the rows one by one)');
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(await counts(t)).toEqual(before);
 
@@ -123,7 +123,7 @@ describe('onsale CLI against real PostgreSQL', () => {
     writeFileSync(file, JSON.stringify(bad));
     const r2 = await onsale(t.url, 'event:create', '--file', file);
     expect(r2.code).toBe(1);
-    expect(r2.stderr).toContain('sections.1.priceLevel: unknown price level VIP');
+    expect(r2.stderr).toContain('sections.1.priceLevel: there is no price level VIP; choose one of the price levels above');
     expect(await counts(t)).toEqual(before);
 
     const notJson = join(scratch, 'not.json');

@@ -97,7 +97,7 @@ describe('event configuration in Chromium', () => {
     await form.getByRole('button', { name: 'Create event' }).click();
 
     // The shared schema's words, at the fields, before anything is sent.
-    expect(await page.getByTestId('error-sections.0.code').textContent()).toBe('letters, digits, "-" and "_" only');
+    expect(await page.getByTestId('error-sections.0.code').textContent()).toBe('Use letters, digits, "-" and "_" only (no spaces).');
     expect(await page.getByTestId('error-limits.perAccountSeats').textContent()).toBe('Enter 1 or more.');
     await page.getByTestId('form-error').waitFor();
     expect(page.url()).toContain('/events/new');
@@ -285,8 +285,8 @@ describe('event configuration in Chromium', () => {
     // The shared schema refuses the card tier at its fields: no card ranges, no window. Nothing is written.
     await form.getByRole('button', { name: 'Create event' }).click();
     expect(await page.getByTestId('error-allocations.1.binRanges').textContent()).toBe('a CARD_BIN tier needs the card ranges it accepts');
-    expect(await page.getByTestId('error-allocations.1.opensAt').textContent()).toBe('a presale tier needs opensAt');
-    expect(await page.getByTestId('error-allocations.1.closesAt').textContent()).toBe('a presale tier needs closesAt');
+    expect(await page.getByTestId('error-allocations.1.opensAt').textContent()).toBe('A presale tier needs the time its window opens.');
+    expect(await page.getByTestId('error-allocations.1.closesAt').textContent()).toBe('A presale tier needs the time its window closes.');
     expect(await tdb.db.selectFrom('events').select('id').where('name', '=', TIERED_NAME).execute()).toEqual([]);
     await card.getByLabel('Card ranges (FROM-TO per line)').fill('4111');
     await card.getByLabel('Opens').fill('2031-02-25T10:00:00');

@@ -74,6 +74,16 @@ function SignedInShell() {
             <Link to="/listings" activeProps={{ className: 'active' }} data-testid="nav-waitlists">
               Waitlists
             </Link>
+            {me.permissions.includes('support.read') && (
+              <Link to="/support" activeProps={{ className: 'active' }} data-testid="nav-support">
+                Fan support
+              </Link>
+            )}
+            {me.permissions.includes('webhooks.manage') && (
+              <Link to="/webhooks" activeProps={{ className: 'active' }} data-testid="nav-webhooks">
+                Webhooks
+              </Link>
+            )}
             <Link to="/audit-log" activeProps={{ className: 'active' }} data-testid="nav-audit-log">
               Audit log
             </Link>

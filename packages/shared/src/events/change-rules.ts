@@ -23,6 +23,8 @@ export type ChangeRule = 'ANY_TIME' | 'LOWER_AFTER_OPEN' | 'BEFORE_OPEN';
 export const EVENT_SETTINGS = [
   'name',
   'venueName',
+  'timeZone',
+  'currency',
   'startsAt',
   'onsaleAt',
   'seatPickingOpensAfterMinutes',
@@ -54,6 +56,8 @@ const limitWhy =
 export const EVENT_SETTING_RULES: Record<EventSetting, { rule: ChangeRule; why: string }> = {
   name: { rule: 'ANY_TIME', why: 'display only' },
   venueName: { rule: 'ANY_TIME', why: 'display only' },
+  timeZone: { rule: 'ANY_TIME', why: 'display only: the times themselves stay the same instants' },
+  currency: { rule: 'BEFORE_OPEN', why: 'seats are held and sold at prices in this currency' },
   startsAt: { rule: 'BEFORE_OPEN', why: 'fans queue and buy for this date, and the waitlist matches on it' },
   onsaleAt: { rule: 'BEFORE_OPEN', why: 'at the open the pre-open cohort is sealed and the seed revealed' },
   seatPickingOpensAfterMinutes: { rule: 'BEFORE_OPEN', why: 'announced to fans with the on-sale' },
@@ -204,6 +208,8 @@ export function diffEventSpecs(before: EventSpec, after: EventSpec): EventChange
   };
   scalar('name', before.name, after.name);
   scalar('venueName', before.venueName, after.venueName);
+  scalar('timeZone', before.timeZone, after.timeZone);
+  scalar('currency', before.currency, after.currency);
   instant('startsAt', before.startsAt, after.startsAt);
   instant('onsaleAt', before.onsaleAt, after.onsaleAt);
   scalar('seatPickingOpensAfterMinutes', before.seatPickingOpensAfterMinutes, after.seatPickingOpensAfterMinutes);
@@ -275,7 +281,7 @@ export function refusedChanges(changes: EventChange[], ctx: ChangeContext): Refu
       refuse('ONSALE_NOT_IN_FUTURE', 'the on-sale cannot be moved to now or the past: it would open at once, without the pre-open cohort fans were promised');
     if (c.setting === 'fairnessMode' && ctx.queueHasFans)
       refuse('QUEUE_HAS_FANS', 'fans have already joined the queue under the published fairness mode; it can no longer change');
-    if ((c.setting === 'sections' || c.setting === 'priceLevels') && ctx.seatsInUse)
+    if ((c.setting === 'sections' || c.setting === 'priceLevels' || c.setting === 'currency') && ctx.seatsInUse)
       refuse('SEATS_IN_USE', 'some seats are already held or sold in this layout at these prices');
     else if ((c.setting === 'sections' || c.setting === 'priceLevels') && tiersStarted(ctx)) refuse('PRESALE_OPENED', tiersStartedMessage(ctx));
     if (c.setting === 'allocations') {
@@ -301,6 +307,7 @@ export function lockedSettings(ctx: ChangeContext): Partial<Record<EventSetting,
   if (ctx.phase === 'BEFORE_OPEN' && ctx.seatsInUse) {
     locked.sections = 'fixed: some seats are already held or sold';
     locked.priceLevels = 'fixed: some seats are already held or sold';
+    locked.currency = 'fixed: some seats are already held or sold';
     locked.allocations = 'fixed: some seats are already held or sold';
   } else if (ctx.phase === 'BEFORE_OPEN' && tiersStarted(ctx)) {
     const why = `fixed: the first presale tier opened at ${ctx.tiersStartAt!.toISOString()}`;

@@ -125,6 +125,8 @@ async function eventSpecOf(db: Db | Trx, row: EventRowT, tierRows?: AllocationRo
   return {
     name: row.name,
     venueName: row.venue_name,
+    timeZone: row.time_zone,
+    currency: row.currency,
     startsAt: row.starts_at.toISOString(),
     onsaleAt: row.onsale_at.toISOString(),
     seatPickingOpensAfterMinutes: Math.round((row.seat_picking_opens_at.getTime() - row.onsale_at.getTime()) / 60_000),

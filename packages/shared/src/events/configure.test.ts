@@ -80,8 +80,8 @@ describe('createConfiguredEvent', () => {
     const err = await domainError(create('Bad', { sections: [{ code: 'A B', priceLevel: 'NOPE', qualityRank: 1, rowCount: 1, seatsPerRow: 1 }] }));
     expect(err.code).toBe('INVALID_EVENT_FILE');
     expect(err.details.issues).toEqual([
-      { path: 'sections.0.code', message: 'letters, digits, "-" and "_" only' },
-      { path: 'sections.0.priceLevel', message: 'unknown price level NOPE' },
+      { path: 'sections.0.code', message: 'use letters, digits, "-" and "_" only (no spaces)' },
+      { path: 'sections.0.priceLevel', message: 'there is no price level NOPE; choose one of the price levels above' },
     ]);
     expect(await t.db.selectFrom('events').select('id').execute()).toHaveLength(before.length);
   });

@@ -4,6 +4,8 @@ import { DEFAULT_GA_SHARDS, MAX_GA_SHARDS } from '../inventory/ga.js';
 import { allocationSchema } from '../allocations/allocations.schema.js';
 import { lotterySettingsSchema } from '../lottery/lottery.schema.js';
 import { fairnessModes } from './fairness-modes.js';
+import { isTimeZone } from '../words/time.js';
+import { isCurrency } from '../words/money.js';
 
 export { fairnessModes };
 
@@ -11,7 +13,7 @@ const code = z
   .string()
   .min(1)
   .max(32)
-  .regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, "-" and "_" only');
+  .regex(/^[A-Za-z0-9_-]+$/, 'use letters, digits, "-" and "_" only (no spaces)');
 
 const rowSchema = z.object({
   label: z.string().min(1).max(8),
@@ -34,13 +36,13 @@ const reservedSectionSchema = z
   })
   .superRefine((s, ctx) => {
     const grid = s.rowCount !== undefined || s.seatsPerRow !== undefined;
-    if (s.rows && grid) ctx.addIssue({ code: 'custom', path: ['rows'], message: 'give either rows or rowCount + seatsPerRow, not both' });
+    if (s.rows && grid) ctx.addIssue({ code: 'custom', path: ['rows'], message: 'give either the rows one by one or a number of rows and seats per row, not both' });
     if (!s.rows && !(s.rowCount !== undefined && s.seatsPerRow !== undefined))
-      ctx.addIssue({ code: 'custom', path: ['rows'], message: 'give rows, or rowCount and seatsPerRow' });
+      ctx.addIssue({ code: 'custom', path: ['rows'], message: 'give the number of rows and the seats per row (or the rows one by one)' });
     if (s.rows) {
       const seen = new Set<string>();
       s.rows.forEach((r, i) => {
-        if (seen.has(r.label)) ctx.addIssue({ code: 'custom', path: ['rows', i, 'label'], message: `duplicate row ${r.label}` });
+        if (seen.has(r.label)) ctx.addIssue({ code: 'custom', path: ['rows', i, 'label'], message: `row ${r.label} appears twice; give each row its own label` });
         seen.add(r.label);
       });
     }
@@ -55,7 +57,7 @@ const gaSectionSchema = z.object({
   name: z.string().min(1).max(120).optional(),
   priceLevel: code,
   qualityRank: z.number().int().min(1).max(10_000).default(1),
-  capacity: z.number().int('capacity must be a whole number').min(1).max(1_000_000),
+  capacity: z.number().int('enter a whole number of places').min(1).max(1_000_000),
   /** More shards, fewer holds waiting on one counter row; a hold that must span shards locks them all. */
   shards: z.number().int().min(1).max(MAX_GA_SHARDS).default(DEFAULT_GA_SHARDS),
   rows: noSeatRows,
@@ -66,16 +68,33 @@ const gaSectionSchema = z.object({
 /** A section: reserved seats (`kind` omitted or RESERVED) or general admission (`kind: 'GA'`). */
 const sectionSchema = z.discriminatedUnion('kind', [reservedSectionSchema, gaSectionSchema]);
 
-const isoDate = z.iso.datetime({ offset: true });
+const isoDate = (what: string) => z.iso.datetime({ offset: true, error: `enter the date and time ${what}` });
+
+/** The venue's IANA time zone ("Europe/London"): the console shows and takes the event's times in it. */
+export const timeZoneSchema = z
+  .string({ error: 'choose the time zone of the venue' })
+  .trim()
+  .refine(isTimeZone, 'choose a time zone from the list, such as Europe/London');
+
+/** The currency of the event's prices (ISO 4217). */
+export const currencySchema = z
+  .string({ error: 'choose the currency of the prices' })
+  .trim()
+  .toUpperCase()
+  .refine(isCurrency, 'choose a currency from the list, such as EUR or USD');
 
 /** The event file the CLI and the console take: an event, its venue layout, prices and on-sale settings. */
 export const eventFileSchema = z
   .object({
-    name: z.string().min(1).max(200),
-    venueName: z.string().min(1).max(200),
+    name: z.string({ error: "enter the event's name" }).trim().min(1, "enter the event's name").max(200, 'at most 200 characters'),
+    venueName: z.string({ error: "enter the venue's name" }).trim().min(1, "enter the venue's name").max(200, 'at most 200 characters'),
     listing: z.union([z.object({ name: z.string().min(1).max(200) }), z.object({ id: z.uuid() })]).optional(),
-    startsAt: isoDate,
-    onsaleAt: isoDate,
+    /** The venue's time zone; left out: UTC. Times in the file are instants (with their offset) whatever it is. */
+    timeZone: timeZoneSchema.default('UTC'),
+    /** The prices' currency; left out: USD. `priceCents` are its minor units (cents, pence; yen for JPY). */
+    currency: currencySchema.default('USD'),
+    startsAt: isoDate('the show starts'),
+    onsaleAt: isoDate('the on-sale opens'),
     /** Minutes after the open from which fans may pick exact seats; best-available only before. */
     seatPickingOpensAfterMinutes: z.number().int().min(0).max(7 * 24 * 60).default(30),
     fairnessMode: z.enum(fairnessModes).default('RANDOMIZED_PREOPEN_THEN_FIFO'),
@@ -125,49 +144,57 @@ export const eventFileSchema = z
   })
   .superRefine((e, ctx) => {
     if (Date.parse(e.onsaleAt) >= Date.parse(e.startsAt))
-      ctx.addIssue({ code: 'custom', path: ['onsaleAt'], message: 'the on-sale must open before the event starts' });
+      ctx.addIssue({ code: 'custom', path: ['onsaleAt'], message: 'the on-sale must open before the show starts' });
     if (e.fairnessMode === 'REGISTRATION_LOTTERY' && !e.lottery)
-      ctx.addIssue({ code: 'custom', path: ['lottery'], message: 'a REGISTRATION_LOTTERY event needs its lottery settings' });
+      ctx.addIssue({ code: 'custom', path: ['lottery'], message: 'a registration lottery needs its registration window and draw settings' });
     if (e.lottery && e.fairnessMode !== 'REGISTRATION_LOTTERY')
-      ctx.addIssue({ code: 'custom', path: ['lottery'], message: 'lottery settings apply only to fairnessMode REGISTRATION_LOTTERY' });
+      ctx.addIssue({ code: 'custom', path: ['lottery'], message: 'lottery settings apply only to the registration lottery fairness mode' });
     if (e.lottery && Date.parse(e.lottery.registrationClosesAt) > Date.parse(e.onsaleAt))
       ctx.addIssue({ code: 'custom', path: ['lottery', 'registrationClosesAt'], message: 'registration must close by the on-sale' });
     if (e.allocations) checkAllocations(e, ctx);
     const levels = new Set<string>();
     e.priceLevels.forEach((p, i) => {
-      if (levels.has(p.code)) ctx.addIssue({ code: 'custom', path: ['priceLevels', i, 'code'], message: `duplicate price level ${p.code}` });
+      if (levels.has(p.code)) ctx.addIssue({ code: 'custom', path: ['priceLevels', i, 'code'], message: `another price level already has the code ${p.code}` });
       levels.add(p.code);
     });
     const sections = new Set<string>();
     e.sections.forEach((s, i) => {
-      if (sections.has(s.code)) ctx.addIssue({ code: 'custom', path: ['sections', i, 'code'], message: `duplicate section ${s.code}` });
+      if (sections.has(s.code)) ctx.addIssue({ code: 'custom', path: ['sections', i, 'code'], message: `another section already has the code ${s.code}` });
       sections.add(s.code);
       if (!levels.has(s.priceLevel))
-        ctx.addIssue({ code: 'custom', path: ['sections', i, 'priceLevel'], message: `unknown price level ${s.priceLevel}` });
+        ctx.addIssue({ code: 'custom', path: ['sections', i, 'priceLevel'], message: `there is no price level ${s.priceLevel}; choose one of the price levels above` });
     });
   });
+
+/** The tier fields in words, for messages a promoter reads. */
+const TIER_FIELD_WORDS = {
+  share: 'its share of the seats',
+  opensAt: 'the time its window opens',
+  closesAt: 'the time its window closes',
+  rollsForwardAt: 'the time its unsold seats roll forward',
+} as const;
 
 /** Presale tiers: unique codes, a window and share for each presale (of reserved seats and GA counters alike), shares below the whole. */
 function checkAllocations(e: { onsaleAt: string; startsAt: string; fairnessMode: string; allocations?: z.output<typeof allocationSchema>[] }, ctx: z.RefinementCtx) {
   const tiers = e.allocations!;
   const at = (i: number, field: string) => ['allocations', i, field];
   if (e.fairnessMode === 'REGISTRATION_LOTTERY')
-    ctx.addIssue({ code: 'custom', path: ['allocations'], message: 'a REGISTRATION_LOTTERY event sells through its draw, not presale tiers' });
+    ctx.addIssue({ code: 'custom', path: ['allocations'], message: 'a registration lottery sells through its draw, not presale tiers; remove the tiers or choose another fairness mode' });
   const codes = new Set<string>();
   let shares = 0;
   tiers.forEach((t, i) => {
-    if (codes.has(t.code)) ctx.addIssue({ code: 'custom', path: at(i, 'code'), message: `duplicate tier ${t.code}` });
+    if (codes.has(t.code)) ctx.addIssue({ code: 'custom', path: at(i, 'code'), message: `another tier already has the code ${t.code}` });
     codes.add(t.code);
     if (t.access === 'CARD_BIN' && !t.binRanges) ctx.addIssue({ code: 'custom', path: at(i, 'binRanges'), message: 'a CARD_BIN tier needs the card ranges it accepts' });
     if (t.access !== 'CARD_BIN' && t.binRanges) ctx.addIssue({ code: 'custom', path: at(i, 'binRanges'), message: 'card ranges apply only to access CARD_BIN' });
     if (i === tiers.length - 1) {
       // The general sale: the event's own window and queue, and whatever the presales leave.
       for (const f of ['share', 'opensAt', 'closesAt', 'rollsForwardAt'] as const)
-        if (t[f] !== undefined) ctx.addIssue({ code: 'custom', path: at(i, f), message: `the last tier is the general sale: its ${f} comes from the event` });
+        if (t[f] !== undefined) ctx.addIssue({ code: 'custom', path: at(i, f), message: `the last tier is the general sale: its ${TIER_FIELD_WORDS[f]} comes from the event; leave it empty` });
       return;
     }
     for (const f of ['share', 'opensAt', 'closesAt'] as const)
-      if (t[f] === undefined) ctx.addIssue({ code: 'custom', path: at(i, f), message: `a presale tier needs ${f}` });
+      if (t[f] === undefined) ctx.addIssue({ code: 'custom', path: at(i, f), message: `a presale tier needs ${TIER_FIELD_WORDS[f]}` });
     shares += t.share ?? 0;
     if (t.opensAt && t.closesAt && Date.parse(t.opensAt) >= Date.parse(t.closesAt))
       ctx.addIssue({ code: 'custom', path: at(i, 'closesAt'), message: 'the window must close after it opens' });
@@ -179,7 +206,8 @@ function checkAllocations(e: { onsaleAt: string; startsAt: string; fairnessMode:
     if (roll && Date.parse(roll) > Date.parse(e.startsAt))
       ctx.addIssue({ code: 'custom', path: at(i, 'rollsForwardAt'), message: 'unsold seats must roll forward before the event starts' });
   });
-  if (shares >= 1) ctx.addIssue({ code: 'custom', path: ['allocations'], message: `presale shares add up to ${shares}; they must leave seats for the general sale (below 1)` });
+  if (shares >= 1)
+    ctx.addIssue({ code: 'custom', path: ['allocations'], message: `the presale shares add up to ${Math.round(shares * 1000) / 10}%; they must leave some seats for the general sale (below 100%)` });
 }
 
 export type EventFile = z.input<typeof eventFileSchema>;

@@ -38,6 +38,10 @@ export interface OnsaleEvent {
   queueCopy: Record<string, string> | null;
   /** The organisation that owns the event (its promoters see it); null for a house event. */
   organisationId: string | null;
+  /** The venue's IANA time zone: every time of the event is shown in it. */
+  timeZone: string;
+  /** ISO 4217 code of the currency its prices are in. */
+  currency: string;
   version: number;
   updatedAt: Date;
 }
@@ -79,6 +83,8 @@ export function toOnsaleEvent(r: Awaited<ReturnType<typeof repo.findEvent>> & {}
     capacity: r.capacity,
     queueCopy: r.queue_copy,
     organisationId: r.organisation_id,
+    timeZone: r.time_zone,
+    currency: r.currency,
     version: r.version,
     updatedAt: r.updated_at,
   };
@@ -119,6 +125,8 @@ export function eventColumns(spec: EventSpec, capacity: number) {
     overbook_factor: spec.pacing.overbookFactor,
     capacity,
     queue_copy: spec.queueCopy && Object.keys(spec.queueCopy).length > 0 ? JSON.stringify(spec.queueCopy) : null,
+    time_zone: spec.timeZone,
+    currency: spec.currency,
   };
 }
 

@@ -101,7 +101,7 @@ describe('general admission: event file', () => {
       message: 'a GA section has a capacity, not seat rows',
     });
     expect(bad({ code: 'F', kind: 'STANDING', priceLevel: 'GA', capacity: 10 })).toContainEqual(expect.objectContaining({ path: 'sections.0.kind' }));
-    expect(bad({ code: 'F', kind: 'GA', priceLevel: 'VIP', capacity: 10 })).toContainEqual({ path: 'sections.0.priceLevel', message: 'unknown price level VIP' });
+    expect(bad({ code: 'F', kind: 'GA', priceLevel: 'VIP', capacity: 10 })).toContainEqual({ path: 'sections.0.priceLevel', message: 'there is no price level VIP; choose one of the price levels above' });
   });
 
   it('splits a capacity evenly over its shards, never into empty shards', () => {

@@ -21,3 +21,4 @@ export {
   DELIVERY_HEADER,
   DEFAULT_SIGNATURE_TOLERANCE_SECONDS,
 } from './signature.js';
+export { addWebhookEndpointAs, setWebhookEndpointActiveAs, redeliverAs } from './webhook-admin.js';

@@ -1,8 +1,10 @@
-import { Link } from '@tanstack/react-router';
+import { Link, useRouteContext } from '@tanstack/react-router';
 import './event-form.css';
 
 /** The pages of one event: inventory, configuration, fairness audit, war room, admission plan, its listing's waitlist, its audit log. */
-export function EventLinks({ eventId, listingId }: { eventId: string; listingId?: string | undefined }) {
+export function EventLinks({ eventId, listingId }: { eventId: string; listingId?: string | undefined; permissions?: readonly string[] }) {
+  const { me } = useRouteContext({ from: '/_authed' });
+  const permissions: readonly string[] = me.permissions;
   return (
     <nav className="page-links" aria-label="Event pages" data-testid="event-links">
       <Link to="/events/$eventId" params={{ eventId }} activeOptions={{ exact: true }} activeProps={{ className: 'active' }}>
@@ -23,6 +25,11 @@ export function EventLinks({ eventId, listingId }: { eventId: string; listingId?
       {listingId && (
         <Link to="/listings/$listingId" params={{ listingId }} data-testid="link-waitlist">
           Waitlist
+        </Link>
+      )}
+      {permissions.includes('review.read') && (
+        <Link to="/events/$eventId/review" params={{ eventId }} activeProps={{ className: 'active' }} data-testid="link-review">
+          Post-sale review
         </Link>
       )}
       <Link to="/audit-log" search={{ eventId }} data-testid="link-audit-log">

@@ -3,6 +3,7 @@ import { createFileRoute, Link, notFound } from '@tanstack/react-router';
 import { trpcCodeOf, useTRPC } from '../../../trpc';
 import { EventLinks } from '../../-components/EventLinks';
 import { formatDateTime } from '../../-components/format';
+import { AddSeats } from '../../-components/AddSeats';
 import { InventoryTotals } from '../../-components/InventoryTotals';
 import { LotteryPanel } from '../../-components/LotteryPanel';
 import { SectionChart } from '../../-components/SectionChart';
@@ -58,6 +59,10 @@ function EventInventoryPage() {
         permissions={me.permissions}
         onChanged={() => void queryClient.invalidateQueries({ queryKey: trpc.events.byId.queryKey({ id: eventId }) })}
       />
+
+      {me.permissions.includes('inventory.add') && (
+        <AddSeats eventId={event.id} sections={event.sections} onAdded={() => void queryClient.invalidateQueries({ queryKey: trpc.events.byId.queryKey({ id: eventId }) })} />
+      )}
 
       <h2>Sections</h2>
       <div className="split">

@@ -1,0 +1,356 @@
+import { useState, type FormEvent } from 'react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
+import { z } from 'zod';
+import { accountLookupSchema } from '@onsale/shared/support/schema';
+import { causeWords, formatMoney } from '@onsale/shared/words';
+import { useTRPC } from '../../trpc';
+import { ErrorSummary } from '../-components/ErrorSummary';
+import { Field } from '../-components/Field';
+import { ReasonAction } from '../-components/ReasonAction';
+import { Forbidden } from '../-components/Status';
+import { When } from '../-components/When';
+
+// Fan support (issue 17 item 9): look a fan account up by id and see everything it has here, release a hold for the
+// fan, cancel an order, block the account from an event. Admins and operators; every action audited.
+const searchSchema = z.object({ account: z.string().optional().catch(undefined) });
+
+export const Route = createFileRoute('/_authed/support')({
+  validateSearch: searchSchema,
+  component: SupportPage,
+});
+
+const STATE_WORDS = {
+  WAITING_FOR_OPEN: ['Waiting for the open (position drawn then)', ''],
+  WAITING: ['Waiting', ''],
+  ADMITTED: ['Admitted: their turn (no admission token taken yet)', 'ok'],
+  ADMISSION_CLAIMED: ['Admitted: admission token issued', 'ok'],
+  PAUSED: ['Paused (queue paused)', 'warn'],
+  SOLD_OUT: ['Sold out', 'alarm'],
+} as const;
+
+function SupportPage() {
+  const { me } = Route.useRouteContext();
+  const { account } = Route.useSearch();
+  const navigate = useNavigate({ from: Route.fullPath });
+  const [typed, setTyped] = useState(account ?? '');
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  if (!me.permissions.includes('support.read')) return <Forbidden what="page (fan support is for admins and operators)" />;
+
+  function submit(e: FormEvent) {
+    e.preventDefault();
+    const parsed = accountLookupSchema.safeParse({ accountId: typed });
+    if (!parsed.success) return setErrors({ accountId: parsed.error.issues[0]!.message });
+    setErrors({});
+    void navigate({ search: { account: parsed.data.accountId } });
+  }
+
+  return (
+    <section>
+      <h1>Fan support</h1>
+      <p className="muted">
+        Look a fan account up by its id: where it stands in each queue, its holds, orders, waitlist entries and notifications. Release a hold for the
+        fan, cancel an order, or block the account from one event (it can no longer join, hold or pay there). Every action needs a reason and is audited.
+      </p>
+      <form className="card lookup-form" onSubmit={submit} noValidate data-testid="support-lookup">
+        <ErrorSummary errors={errors} labels={{ accountId: 'Account id' }} />
+        <Field label="Account id" name="accountId" error={errors.accountId} hint="As the fan's app or the identity provider names it, e.g. fan-1042.">
+          <input name="accountId" value={typed} onChange={(e) => setTyped(e.target.value)} autoComplete="off" />
+        </Field>
+        <div className="page-actions">
+          <button type="submit" className="primary">
+            Look up
+          </button>
+        </div>
+      </form>
+      {account && <AccountView accountId={account} canAct={me.permissions.includes('support.act')} canCancel={me.permissions.includes('orders.cancel')} />}
+    </section>
+  );
+}
+
+function AccountView({ accountId, canAct, canCancel }: { accountId: string; canAct: boolean; canCancel: boolean }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const lookup = useQuery(trpc.support.lookup.queryOptions({ accountId }, { refetchInterval: 5_000 }));
+  const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.support.lookup.queryKey({ accountId }) });
+  const release = useMutation(trpc.support.releaseHold.mutationOptions({ onSuccess: refresh }));
+  const cancel = useMutation(trpc.operations.cancelOrder.mutationOptions({ onSuccess: refresh }));
+  const block = useMutation(trpc.support.block.mutationOptions({ onSuccess: refresh }));
+  const unblock = useMutation(trpc.support.unblock.mutationOptions({ onSuccess: refresh }));
+
+  if (lookup.error)
+    return (
+      <p className="form-error" role="alert">
+        {lookup.error.message}
+      </p>
+    );
+  if (!lookup.data) return <p className="muted">Loading…</p>;
+  const a = lookup.data;
+  const blocked = new Set(a.blocks.map((b) => b.eventId));
+  const events = new Map<string, { name: string }>();
+  for (const x of [...a.queues, ...a.holds, ...a.orders]) events.set(x.eventId, { name: x.eventName });
+  const empty = a.queues.length + a.holds.length + a.orders.length + a.waitlist.length + a.notifications.length + a.blocks.length === 0;
+
+  return (
+    <div data-testid="support-account">
+      <h2>
+        Account <code>{a.accountId}</code>
+      </h2>
+      <p className="muted">{a.createdAt ? <>First seen <When iso={a.createdAt} />.</> : 'This account has not signed in to the store yet.'}</p>
+      {empty && <p data-testid="support-empty">Nothing on record for this account.</p>}
+
+      {a.blocks.length > 0 && (
+        <div className="section-block">
+          <h3>Blocks</h3>
+          <ul data-testid="support-blocks">
+            {a.blocks.map((b) => (
+              <li key={b.eventId}>
+                Blocked from <strong>{b.eventName}</strong> by {b.blockedBy} (<When iso={b.blockedAt} />): {b.reason}{' '}
+                {canAct && (
+                  <ReasonAction
+                    label="Lift the block"
+                    what={`The account may join, hold and pay for ${b.eventName} again.`}
+                    testId="unblock"
+                    run={async (reason) => {
+                      await unblock.mutateAsync({ eventId: b.eventId, accountId: a.accountId, reason });
+                      return 'Block lifted.';
+                    }}
+                  />
+                )}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+
+      <div className="section-block">
+        <h3>Queues</h3>
+        {a.queues.length === 0 ? (
+          <p className="muted">In no queue.</p>
+        ) : (
+          <table className="grid" data-testid="support-queues">
+            <thead>
+              <tr>
+                <th>Event</th>
+                <th>Joined</th>
+                <th className="num">Position</th>
+                <th className="num">Admitted through</th>
+                <th>State</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {a.queues.map((q) => (
+                <tr key={`${q.eventId}-${q.tier ?? ''}`} data-testid="support-queue-row">
+                  <td>
+                    <Link to="/events/$eventId" params={{ eventId: q.eventId }}>
+                      {q.eventName}
+                    </Link>
+                    {q.tier && <span className="muted"> · presale {q.tier}</span>}
+                  </td>
+                  <td>
+                    <When iso={q.joinedAt} zone={q.timeZone} /> <span className="muted">({q.cohort === 'PREOPEN' ? 'before the open' : 'after the open'})</span>
+                  </td>
+                  <td className="num">{q.position ?? '—'}</td>
+                  <td className="num">{q.admittedThrough}</td>
+                  <td data-testid="support-queue-state">
+                    <span className={`pill pill-${STATE_WORDS[q.state][1]}`}>{STATE_WORDS[q.state][0]}</span>
+                  </td>
+                  <td>
+                    {canAct && !blocked.has(q.eventId) && (
+                      <ReasonAction
+                        label="Block from this event"
+                        danger
+                        what={`The account can no longer join, hold or pay for ${q.eventName}; its live holds there go back now.`}
+                        testId="block"
+                        run={async (reason) => {
+                          const r = await block.mutateAsync({ eventId: q.eventId, accountId: a.accountId, reason });
+                          return `Blocked; ${r.holdsReleased} live hold(s) released.`;
+                        }}
+                      />
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </div>
+
+      <div className="section-block">
+        <h3>Holds</h3>
+        {a.holds.length === 0 ? (
+          <p className="muted">No holds.</p>
+        ) : (
+          <table className="grid" data-testid="support-holds">
+            <thead>
+              <tr>
+                <th>Event</th>
+                <th>Seats</th>
+                <th>Status</th>
+                <th>Expires</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {a.holds.map((h) => (
+                <tr key={h.id} data-testid="support-hold-row" data-hold-id={h.id}>
+                  <td>{h.eventName}</td>
+                  <td>
+                    {h.quantity}
+                    {h.section ? ` in ${h.section}` : ''}
+                  </td>
+                  <td>{h.live ? <span className="pill pill-warn">{h.status === 'PAYING' ? 'Paying' : 'Held'}</span> : h.status === 'HELD' ? 'Lapsed' : h.status.toLowerCase()}</td>
+                  <td>
+                    <When iso={h.expiresAt} zone={h.timeZone} />
+                  </td>
+                  <td>
+                    {canAct && h.live && h.status === 'HELD' && (
+                      <ReasonAction
+                        label="Release hold"
+                        what="The seats go back on sale now (to the waitlist after a sell-out); the fan loses them."
+                        testId="release-hold"
+                        run={async (reason) => {
+                          await release.mutateAsync({ holdId: h.id, reason });
+                          return 'Released.';
+                        }}
+                      />
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </div>
+
+      <div className="section-block">
+        <h3>Orders</h3>
+        {a.orders.length === 0 ? (
+          <p className="muted">No orders.</p>
+        ) : (
+          <table className="grid" data-testid="support-orders">
+            <thead>
+              <tr>
+                <th>Event</th>
+                <th>Ordered</th>
+                <th className="num">Seats</th>
+                <th className="num">Amount</th>
+                <th>Status</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {a.orders.map((o) => (
+                <tr key={o.id} data-testid="support-order-row" data-order-id={o.id}>
+                  <td>{o.eventName}</td>
+                  <td>
+                    <When iso={o.createdAt} zone={o.timeZone} />
+                  </td>
+                  <td className="num">{o.seats}</td>
+                  <td className="num">{formatMoney(o.amountCents, o.currency)}</td>
+                  <td>{o.status === 'CONFIRMED' ? 'Confirmed' : 'Cancelled'}</td>
+                  <td>
+                    {canCancel && o.status === 'CONFIRMED' && (
+                      <ReasonAction
+                        label="Cancel order"
+                        danger
+                        what="The order is cancelled and its seats come back (to the waitlist after a sell-out). Refunds are the payment provider's."
+                        testId="cancel-order"
+                        run={async (reason) => {
+                          const r = await cancel.mutateAsync({ orderId: o.id, reason });
+                          return `Cancelled; ${r.seatsReturned} seat(s) back${r.toWaitlist ? ' to the waitlist' : ''}.`;
+                        }}
+                      />
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </div>
+
+      <div className="section-block">
+        <h3>Waitlist entries</h3>
+        {a.waitlist.length === 0 ? (
+          <p className="muted">On no waitlist.</p>
+        ) : (
+          <table className="grid" data-testid="support-waitlist">
+            <thead>
+              <tr>
+                <th>Listing</th>
+                <th>Joined</th>
+                <th>Wants</th>
+                <th>Until</th>
+              </tr>
+            </thead>
+            <tbody>
+              {a.waitlist.map((w) => (
+                <tr key={w.id}>
+                  <td>
+                    <Link to="/listings/$listingId" params={{ listingId: w.listingId }}>
+                      {w.listingName}
+                    </Link>
+                  </td>
+                  <td>
+                    <When iso={w.createdAt} />
+                  </td>
+                  <td>
+                    {w.quantity} seat(s), shows {w.dateFrom} to {w.dateTo}
+                    {w.maxPriceCents !== null ? `, at most ${formatMoney(w.maxPriceCents)}` : ''}
+                    {w.sections ? `, in ${w.sections.join(', ')}` : ''}
+                  </td>
+                  <td>{w.live ? <When iso={w.expiresAt} /> : 'expired'}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </div>
+
+      <div className="section-block">
+        <h3>Notifications</h3>
+        {a.notifications.length === 0 ? (
+          <p className="muted">None sent.</p>
+        ) : (
+          <table className="grid" data-testid="support-notifications">
+            <thead>
+              <tr>
+                <th>Sent</th>
+                <th>Listing</th>
+                <th>What</th>
+                <th>Read</th>
+              </tr>
+            </thead>
+            <tbody>
+              {a.notifications.map((n) => (
+                <tr key={n.id}>
+                  <td>
+                    <When iso={n.createdAt} />
+                  </td>
+                  <td>{n.listingName}</td>
+                  <td>
+                    {KIND_WORDS[n.kind] ?? n.kind}
+                    {n.cause ? ` (${causeWords(n.cause)})` : ''}
+                    {n.offerStatus ? `; offer ${n.offerStatus.toLowerCase()}` : ''}
+                  </td>
+                  <td>{n.readAt ? <When iso={n.readAt} /> : 'not yet'}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </div>
+    </div>
+  );
+}
+
+const KIND_WORDS: Record<string, string> = {
+  OFFER: 'Offered seats to claim',
+  BROADCAST: 'Told seats came back',
+  ON_SALE: 'Told the sale opened',
+  OFFER_EXPIRED: 'Offer ran out',
+  LOTTERY_WON: 'Won the lottery',
+  LOTTERY_NOT_DRAWN: 'Not drawn in the lottery',
+};
