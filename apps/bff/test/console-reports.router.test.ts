@@ -84,11 +84,18 @@ describe('fairnessAudit.get', () => {
     expect(r.histogram?.accounts).toBe(COHORT);
     expect(r.histogram?.buckets.reduce((a, b) => a + b.earlyJoiners + b.lateJoiners, 0)).toBe(COHORT);
     expect(r.summary.admissions.perMinute.map((m) => m.positionsAdvanced)).toEqual([120, 130]);
-    expect(r.summary.pauses).toEqual([expect.objectContaining({ pausedBy: 'operator@reports.test', reason: 'payment gateway degraded', resumedBy: 'operator@reports.test' })]);
+    // The promoter reads the publishable summary: when the queue stopped, not who paused it or why.
+    expect(r.summary.pauses).toEqual([{ pausedAt: expect.any(String), resumedAt: expect.any(String), pausedSeconds: expect.any(Number), note: null }]);
+    expect(r.operatorExport).toBeNull();
     expect(r.signOffs).toEqual([expect.objectContaining({ signedOffBy: 'promoter@acme.test', fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO', supersededAt: null })]);
-    expect(r.markdown).toContain('# On-sale summary: Acme Open Night');
-    expect(r.markdown).toContain(r.summary.fairness.seedCommitment);
-    expect(r.markdown).toContain('payment gateway degraded');
+    expect(r.published.markdown).toContain('# On-sale summary: Acme Open Night');
+    expect(r.published.markdown).toContain(r.summary.fairness.seedCommitment);
+    expect(r.published.markdown).not.toContain('payment gateway degraded');
+    expect(JSON.stringify(r.summary)).not.toContain('operator@reports.test');
+    // Admins and operators also get the complete operator export: who paused and why.
+    const ops = await callerAs(tdb.db, admin).fairnessAudit.get({ eventId: acmeEventId });
+    expect(ops.operatorExport?.json.pauses).toEqual([expect.objectContaining({ pausedBy: 'operator@reports.test', reason: 'payment gateway degraded', resumedBy: 'operator@reports.test' })]);
+    expect(ops.operatorExport?.markdown).toContain('payment gateway degraded');
   });
 
   it('before the open: the commitment only, no seed, no histogram', async () => {
@@ -106,7 +113,7 @@ describe('fairnessAudit.get', () => {
     expect(r.summary.fairness.seed).toBeNull();
     expect(r.histogram).toBeNull();
     expect(r.verification).toMatchObject({ ok: false, checks: [{ name: 'seed_revealed', ok: false }] });
-    expect(r.markdown).toContain('not revealed yet');
+    expect(r.published.markdown).toContain('not revealed yet');
   });
 
   it("is every reader's; another organisation's promoter is FORBIDDEN; an unknown event NOT_FOUND; the signed-out UNAUTHORIZED", async () => {

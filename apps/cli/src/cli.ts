@@ -25,9 +25,10 @@ commands:
                                the admission plan as JSON: buyers/min (inventory pacing vs payment ceiling),
                                admits/min, concurrent shoppers, store req/s, and seats stranded by abandoned
                                holds at the hold TTL (default 6) and at 15 min; needs no database
-  queue:pause <eventId> --reason <text> [--tier <code>] [--actor <name>]
+  queue:pause <eventId> --reason <text> [--public-note <text>] [--tier <code>] [--actor <name>]
                                pause admissions: every fan not yet admitted sees PAUSED, positions are kept;
-                               the reason and the actor go to the audit log; prints the queue controls as JSON.
+                               the reason and the actor go to the audit log (internal); the public note, if any,
+                               to the publishable summary; prints the queue controls as JSON.
                                Every queue of the event (general sale and presales), or --tier's only
   queue:resume <eventId> [--tier <code>] [--actor <name>] [--reason <text>]
                                resume admissions (audited): every queue of the event, or --tier's only
@@ -41,10 +42,11 @@ commands:
                                an event with presale tiers: every tier's own queue too (or --tier's only);
                                for a registration lottery, re-derive the winners from the revealed seed and the
                                published registration list and compare them with the recorded winners
-  audit:summary <eventId> [--format markdown|json]
+  audit:summary <eventId> [--format markdown|json] [--operator]
                                the publishable summary of the on-sale: fairness mode in plain words, seed
-                               commitment and reveal, admissions per minute, pauses and overrides with who and
-                               why, sell-out time (default markdown)
+                               commitment and reveal, admissions per minute, when the queue stopped (with the
+                               operators' public notes), rate changes, sell-out time; nothing private (default
+                               markdown). --operator: the complete export, with who and why, for the organiser
 ${USERS_USAGE}
 ${WEBHOOKS_USAGE}
 ${WAITLIST_USAGE}
@@ -93,12 +95,13 @@ const commands: Record<string, Command> = {
     run: async ({ values, io }) => plan(values, io),
   },
   'queue:pause': {
-    options: { ...ACTOR, ...REASON, ...TIER },
+    options: { ...ACTOR, ...REASON, ...TIER, 'public-note': { type: 'string' } },
     positionals: ['eventId'],
     run: async ({ values, positionals, io }) => {
       const reason = text(values.reason);
       if (reason === undefined) throw new UsageError('queue:pause needs --reason <text>: operators and the audit log need to know why');
-      return (await operations()).queuePause(await databaseUrl(), positionals[0]!, { reason, actor: await actorOf(values), tier: text(values.tier) }, io);
+      const publicNote = text(values['public-note']);
+      return (await operations()).queuePause(await databaseUrl(), positionals[0]!, { reason, actor: await actorOf(values), tier: text(values.tier), ...(publicNote ? { publicNote } : {}) }, io);
     },
   },
   'queue:resume': {
@@ -122,12 +125,12 @@ const commands: Record<string, Command> = {
     run: async ({ values, positionals, io }) => (await operations()).auditVerify(await databaseUrl(), positionals[0]!, io, { tier: text(values.tier) }),
   },
   'audit:summary': {
-    options: { format: { type: 'string' } },
+    options: { format: { type: 'string' }, operator: { type: 'boolean' } },
     positionals: ['eventId'],
     run: async ({ values, positionals, io }) => {
       const format = text(values.format) ?? 'markdown';
       if (format !== 'markdown' && format !== 'json') throw new UsageError(`audit:summary: --format must be markdown or json; got ${JSON.stringify(format)}`);
-      return (await operations()).auditSummaryCommand(await databaseUrl(), positionals[0]!, format, io);
+      return (await operations()).auditSummaryCommand(await databaseUrl(), positionals[0]!, format, io, { operator: values.operator === true });
     },
   },
   help: { options: {}, positionals: [], run: async ({ io }) => io.out(USAGE) },

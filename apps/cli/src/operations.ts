@@ -19,7 +19,7 @@ export function defaultActor(): string {
 const json = (v: unknown) => JSON.stringify(v, null, 2);
 const show = (s: QueueControlState) => json(s);
 
-export async function queuePause(databaseUrl: string | undefined, eventId: string, opts: { reason: string; actor: string; tier?: string }, io: Io): Promise<void> {
+export async function queuePause(databaseUrl: string | undefined, eventId: string, opts: { reason: string; actor: string; tier?: string; publicNote?: string }, io: Io): Promise<void> {
   io.out(show(await withDatabase(databaseUrl, (db) => pauseQueue(db, eventId, opts))));
 }
 
@@ -79,7 +79,9 @@ export async function auditVerify(databaseUrl: string | undefined, eventId: stri
 export const SUMMARY_FORMATS = ['markdown', 'json'] as const;
 export type SummaryFormat = (typeof SUMMARY_FORMATS)[number];
 
-export async function auditSummaryCommand(databaseUrl: string | undefined, eventId: string, format: SummaryFormat, io: Io): Promise<void> {
+/** The publishable summary (nothing private), or with `operator` the complete export (who, why, configuration details). */
+export async function auditSummaryCommand(databaseUrl: string | undefined, eventId: string, format: SummaryFormat, io: Io, opts: { operator?: boolean } = {}): Promise<void> {
   const summary = await withDatabase(databaseUrl, (db) => auditSummary(db, eventId));
-  io.out(format === 'json' ? json(summary.json) : summary.markdown);
+  const chosen = opts.operator ? summary : summary.published;
+  io.out(format === 'json' ? json(chosen.json) : chosen.markdown);
 }

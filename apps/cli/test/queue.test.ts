@@ -115,20 +115,23 @@ describe('onsale audit:verify / audit:summary', () => {
     expect(r.stdout).toContain('verified: all 6 checks passed');
   });
 
-  it('summary: markdown by default, JSON with --format json; a bad format is exit 2', async () => {
-    const [md, js, bad] = await Promise.all([
+  it('summary: the publishable one (nothing private) as markdown by default, JSON with --format json, the complete one with --operator; a bad format is exit 2', async () => {
+    const [md, js, ops, bad] = await Promise.all([
       onsale(t.url, 'audit:summary', eventId),
       onsale(t.url, 'audit:summary', eventId, '--format', 'json'),
+      onsale(t.url, 'audit:summary', eventId, '--format', 'json', '--operator'),
       onsale(t.url, 'audit:summary', eventId, '--format', 'xml'),
     ]);
     expect(md.code).toBe(0);
     expect(md.stdout).toContain('# On-sale summary: CLI queue');
-    expect(md.stdout).toContain('## Pauses');
-    expect(md.stdout).toContain('payment provider degraded');
+    expect(md.stdout).toContain('## When the queue stopped');
+    expect(md.stdout).not.toContain('payment provider degraded');
+    expect(md.stdout).not.toContain('ops:alice');
     expect(js.code).toBe(0);
     const summary = JSON.parse(js.stdout);
     expect(summary).toMatchObject({ eventId, fairness: { mode: 'RANDOMIZED_PREOPEN_THEN_FIFO', cohortSize: 200 } });
-    expect(summary.pauses[0]).toMatchObject({ pausedBy: 'ops:alice', reason: 'payment provider degraded' });
+    expect(summary.pauses[0]).toEqual({ pausedAt: expect.any(String), resumedAt: null, pausedSeconds: null, note: null });
+    expect(JSON.parse(ops.stdout).pauses[0]).toMatchObject({ pausedBy: 'ops:alice', reason: 'payment provider degraded' });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--format must be markdown or json');
   });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { getEvent, getSections, listEvents, type OnsaleEvent } from '@onsale/shared/events';
+import { boardFacts, boardState, boardStateWords, compareBoard, getEvent, getSections, listEvents, type OnsaleEvent } from '@onsale/shared/events';
 import { getInventoryCounts, sectionAvailability } from '@onsale/shared/inventory';
 import { tierInventory, toTierView } from '@onsale/shared/allocations';
 import { eventScope, PERMISSIONS, requireEventAccess } from '@onsale/shared/users';
@@ -22,19 +22,37 @@ function eventSummary(e: OnsaleEvent) {
     fairnessMode: e.fairnessMode,
     capacity: e.capacity,
     organisationId: e.organisationId,
+    timeZone: e.timeZone,
+    currency: e.currency,
   };
 }
 
 export const eventsRouter = router({
-  /** The events the user may see (a promoter: their organisation's), newest on-sale first, with live inventory totals. */
+  /**
+   * The events board: the events the user may see (a promoter: their organisation's), each with its state (live,
+   * paused, opening in N min, scheduled, draft, sold out, ended), its organisation and live inventory totals, in the
+   * order that needs attention first (board.ts).
+   */
   list: readEvents.query(async ({ ctx }) => {
     const events = await listEvents(ctx.db, eventScope(ctx.user));
-    return Promise.all(
+    const facts = await boardFacts(ctx.db, events.map((e) => e.id));
+    const now = Date.now();
+    const rows = await Promise.all(
       events.map(async (e) => {
         const { available, held, sold, drift } = await getInventoryCounts(ctx.db, e.id, e.capacity);
-        return { ...eventSummary(e), counts: { available, held, sold, drift } };
+        const f = facts.get(e.id) ?? { organisationName: null, paused: false, soldOut: false, signedOff: false };
+        const state = boardState({ onsaleAt: e.onsaleAt, startsAt: e.startsAt, ...f }, now);
+        return {
+          ...eventSummary(e),
+          organisationName: f.organisationName,
+          signedOff: f.signedOff,
+          state,
+          stateWords: boardStateWords(state, e.onsaleAt, now),
+          counts: { available, held, sold, drift },
+        };
       }),
     );
+    return rows.sort(compareBoard);
   }),
 
   /**

@@ -126,7 +126,7 @@ export const warRoomRouter = router({
   /** Pauses admissions (fails closed: everyone not yet admitted reads PAUSED). The reason is required; audited with the user's e-mail. */
   pause: controllers.input(pauseQueueSchema).mutation(async ({ ctx, input }) => {
     await visibleEvent(ctx, input.eventId);
-    return controlled(ctx, await pauseQueue(ctx.db, input.eventId, { actor: ctx.user.email, reason: input.reason, tier: input.tier }));
+    return controlled(ctx, await pauseQueue(ctx.db, input.eventId, { actor: ctx.user.email, reason: input.reason, publicNote: input.publicNote, tier: input.tier }));
   }),
 
   /** Resumes admissions; the war room asks for a reason here too. Audited with the user's e-mail. */

@@ -20,11 +20,13 @@ export interface PublicQueueRow {
   sealed_at: Date | null;
   sold_out_at: Date | null;
   admitted_through: number;
+  /** The venue's time zone. */
+  time_zone: string;
 }
 
 export async function findPublicQueue(db: Db | Trx, eventId: string): Promise<PublicQueueRow | undefined> {
   const { rows } = await sql<PublicQueueRow>`
-    SELECT e.id AS event_id, e.name, e.venue_name, e.onsale_at, e.starts_at, e.fairness_mode, e.capacity,
+    SELECT e.id AS event_id, e.name, e.venue_name, e.onsale_at, e.starts_at, e.fairness_mode, e.capacity, e.time_zone,
            q.seed_commitment, CASE WHEN q.seed_revealed_at IS NOT NULL THEN q.seed_hex END AS seed,
            q.seed_revealed_at, q.cohort_size, q.sealed_at, q.sold_out_at, q.admitted_through
     FROM events e JOIN queue_state q ON q.event_id = e.id
@@ -35,7 +37,7 @@ export async function findPublicQueue(db: Db | Trx, eventId: string): Promise<Pu
 /** A presale tier's queue as the audit sees it (the tier's window, fairness mode and seats; its own seed). */
 export async function findPublicTierQueue(db: Db | Trx, eventId: string, tier: string): Promise<PublicQueueRow | undefined> {
   const { rows } = await sql<PublicQueueRow>`
-    SELECT a.queue_id AS event_id, e.name || ' — ' || a.name AS name, e.venue_name, a.opens_at AS onsale_at, e.starts_at, a.fairness_mode,
+    SELECT a.queue_id AS event_id, e.name || ' — ' || a.name AS name, e.venue_name, a.opens_at AS onsale_at, e.starts_at, a.fairness_mode, e.time_zone,
            a.capacity, q.seed_commitment, CASE WHEN q.seed_revealed_at IS NOT NULL THEN q.seed_hex END AS seed,
            q.seed_revealed_at, q.cohort_size, q.sealed_at, q.sold_out_at, q.admitted_through
     FROM allocations a JOIN events e ON e.id = a.event_id JOIN queue_state q ON q.event_id = a.queue_id

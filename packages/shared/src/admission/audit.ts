@@ -2,6 +2,8 @@ import type { Db, Trx } from '../db/connect.js';
 import { notFound } from '../errors.js';
 import { getInventoryCounts } from '../inventory/inventory.service.js';
 import { cohortPositions, fairnessDescription, verifyCommitment, type FairnessMode } from '../queue/fairness.js';
+import { formatDuration, formatInstant } from '../words/time.js';
+import { SETTING_WORDS } from '../words/audit.js';
 import * as repo from './audit.repository.js';
 
 // The public fairness audit (ARCHITECTURE rules 1 and 10): re-deriving every pre-open position from the
@@ -224,11 +226,82 @@ export interface AuditSummaryJson {
     totalAdmissionTokensIssued: number;
     perMinute: { minute: string; positionsAdvanced: number; admissionTokensIssued: number; ratePerMin: number }[];
   };
-  pauses: { pausedAt: string; pausedBy: string; reason: string; resumedAt: string | null; resumedBy: string | null; pausedSeconds: number | null; reasonUpdates?: { at: string; by: string; reason: string }[] }[];
+  pauses: {
+    pausedAt: string;
+    pausedBy: string;
+    reason: string;
+    /** What the operator chose to tell the public about this pause (null: nothing). */
+    publicNote: string | null;
+    resumedAt: string | null;
+    resumedBy: string | null;
+    pausedSeconds: number | null;
+    reasonUpdates?: { at: string; by: string; reason: string }[];
+  }[];
   rateOverrides: { at: string; by: string; perMinute: number | null; previousPerMinute: number | null; reason: string | null }[];
   configurationChanges: { at: string; by: string; action: string; details: Record<string, unknown> }[];
   soldOutAt: string | null;
   inventory: { capacity: number; available: number; held: number; sold: number };
+  /** The venue's time zone (the Markdown names its times in it). */
+  timeZone: string;
+}
+
+/**
+ * The publishable summary: what the public may read about an on-sale. Everything a fan needs to check the fairness
+ * (mode, commitment, seed, cohort, admissions per minute, when the queue stopped and for how long, the sell-out), and
+ * nothing private: no operator names or e-mails, no internal reasons, no configuration details; a pause carries only
+ * the note its operator wrote for the public.
+ */
+export interface PublishedSummaryJson {
+  eventId: string;
+  eventName: string;
+  venueName: string;
+  timeZone: string;
+  onsaleAt: string;
+  startsAt: string;
+  generatedAt: string;
+  fairness: AuditSummaryJson['fairness'];
+  admissions: AuditSummaryJson['admissions'];
+  pauses: { pausedAt: string; resumedAt: string | null; pausedSeconds: number | null; note: string | null }[];
+  rateChanges: { at: string; perMinute: number | null }[];
+  /** What changed, in words (which settings), never who or the values. */
+  configurationChanges: { at: string; change: string }[];
+  soldOutAt: string | null;
+  inventory: AuditSummaryJson['inventory'];
+}
+
+const CHANGE_WORDS: Record<string, string> = {
+  'event.created': 'Event created',
+  'event.fairness_signed_off': 'Fairness mode signed off by the promoter',
+  'event.fairness_signoff_superseded': 'Fairness sign-off withdrawn (the mode changed)',
+  'event.organisation_assigned': 'Promoter assigned',
+};
+
+/** The operator's complete summary with everything private taken out (see PublishedSummaryJson). Pure. */
+export function publishedSummary(s: AuditSummaryJson): PublishedSummaryJson {
+  return {
+    eventId: s.eventId,
+    eventName: s.eventName,
+    venueName: s.venueName,
+    timeZone: s.timeZone,
+    onsaleAt: s.onsaleAt,
+    startsAt: s.startsAt,
+    generatedAt: s.generatedAt,
+    fairness: s.fairness,
+    admissions: s.admissions,
+    pauses: s.pauses.map((p) => ({ pausedAt: p.pausedAt, resumedAt: p.resumedAt, pausedSeconds: p.pausedSeconds, note: p.publicNote })),
+    rateChanges: s.rateOverrides.map((o) => ({ at: o.at, perMinute: o.perMinute })),
+    configurationChanges: s.configurationChanges.map((c) => ({ at: c.at, change: changeWords(c.action, c.details) })),
+    soldOutAt: s.soldOutAt,
+    inventory: s.inventory,
+  };
+}
+
+function changeWords(action: string, details: Record<string, unknown>): string {
+  if (action === 'event.updated' && Array.isArray(details.changes)) {
+    const settings = (details.changes as { setting?: string }[]).map((c) => SETTING_WORDS[c.setting ?? ''] ?? c.setting ?? 'a setting');
+    return `Configuration changed: ${settings.join(', ')}`;
+  }
+  return CHANGE_WORDS[action] ?? 'Configuration changed';
 }
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
@@ -240,7 +313,10 @@ const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
  * reveal and the seed, the cohort size, admissions per minute, every pause (who, why, when, for how long), every
  * rate override, configuration changes, and the sell-out time; as JSON and as Markdown.
  */
-export async function auditSummary(db: Db | Trx, eventId: string): Promise<{ json: AuditSummaryJson; markdown: string }> {
+export async function auditSummary(
+  db: Db | Trx,
+  eventId: string,
+): Promise<{ json: AuditSummaryJson; markdown: string; published: { json: PublishedSummaryJson; markdown: string } }> {
   const q = await eventExists(db, eventId);
   const [minutes, entries, counts] = await Promise.all([
     repo.findAdmissionMinutes(db, eventId),
@@ -256,8 +332,11 @@ export async function auditSummary(db: Db | Trx, eventId: string): Promise<{ jso
     const d = a.details ?? {};
     if (a.action === 'queue.paused') {
       const reason = str(d.reason) ?? '';
-      if (open) (open.reasonUpdates ??= []).push({ at: a.at.toISOString(), by: a.actor, reason });
-      else pauses.push((open = { pausedAt: a.at.toISOString(), pausedBy: a.actor, reason, resumedAt: null, resumedBy: null, pausedSeconds: null }));
+      if (open) {
+        (open.reasonUpdates ??= []).push({ at: a.at.toISOString(), by: a.actor, reason });
+        if (str(d.publicNote)) open.publicNote = str(d.publicNote);
+      }
+      else pauses.push((open = { pausedAt: a.at.toISOString(), pausedBy: a.actor, reason, publicNote: str(d.publicNote), resumedAt: null, resumedBy: null, pausedSeconds: null }));
     } else if (a.action === 'queue.resumed') {
       if (open) {
         open.resumedAt = a.at.toISOString();
@@ -306,8 +385,10 @@ export async function auditSummary(db: Db | Trx, eventId: string): Promise<{ jso
     configurationChanges,
     soldOutAt: iso(q.sold_out_at),
     inventory: { capacity: counts.capacity, available: counts.available, held: counts.held, sold: counts.sold },
+    timeZone: q.time_zone,
   };
-  return { json, markdown: summaryMarkdown(json) };
+  const published = publishedSummary(json);
+  return { json, markdown: summaryMarkdown(json), published: { json: published, markdown: publishedMarkdown(published) } };
 }
 
 /** A table cell: no line breaks, pipes escaped. */
@@ -385,5 +466,71 @@ function summaryMarkdown(s: AuditSummaryJson): string {
       : `Not sold out: ${s.inventory.available} available, ${s.inventory.held} held, ${s.inventory.sold} sold of ${s.inventory.capacity}.`,
     '',
   );
+  return out.join('\n');
+}
+
+/** The publishable summary as Markdown: times in the venue's zone, named; nothing private (see PublishedSummaryJson). */
+export function publishedMarkdown(s: PublishedSummaryJson): string {
+  const f = s.fairness;
+  const at = (t: string | null) => (t ? formatInstant(t, s.timeZone) : '-');
+  const out: string[] = [
+    `# On-sale summary: ${s.eventName}`,
+    '',
+    `${s.venueName}. On sale from ${at(s.onsaleAt)}; the show starts ${at(s.startsAt)}. Times are the venue's (${s.timeZone}). Generated ${at(s.generatedAt)}.`,
+    '',
+    '## How the queue was ordered',
+    '',
+    f.description,
+    '',
+    table(
+      ['', ''],
+      [
+        ['Seed commitment (published before the open)', `\`${f.seedCommitment}\``],
+        ['Seed', f.seed ? `\`${f.seed}\`` : 'not revealed yet (published at the open)'],
+        ['Seed revealed at', at(f.seedRevealedAt)],
+        ['Pre-open cohort sealed at', at(f.sealedAt)],
+        ['Pre-open cohort size', f.cohortSize],
+      ],
+    ),
+    '',
+    `Anyone can check every position: ${f.howToVerify}.`,
+    '',
+    '## Admissions per minute',
+    '',
+    `Admitted through position ${s.admissions.admittedThrough}: ${s.admissions.totalPositionsAdvanced} positions advanced, ${s.admissions.totalAdmissionTokensIssued} admission tokens issued.`,
+    '',
+    s.admissions.perMinute.length === 0
+      ? 'No admissions yet.'
+      : table(
+          [`Minute (${s.timeZone})`, 'Positions advanced', 'Admission tokens issued', 'Rate (admits/min)'],
+          s.admissions.perMinute.map((m) => [at(m.minute), m.positionsAdvanced, m.admissionTokensIssued, Math.round(m.ratePerMin * 10) / 10]),
+        ),
+    '',
+    '## When the queue stopped',
+    '',
+    s.pauses.length === 0
+      ? 'The queue was never paused.'
+      : table(
+          ['Paused at', 'Resumed at', 'For', 'Note'],
+          s.pauses.map((p) => [at(p.pausedAt), p.resumedAt ? at(p.resumedAt) : 'still paused', p.pausedSeconds === null ? '-' : formatDuration(p.pausedSeconds), p.note]),
+        ),
+    '',
+    '## Admission rate changes',
+    '',
+    s.rateChanges.length === 0
+      ? 'The admission rate followed the plan throughout.'
+      : table(['At', 'Rate (admits/min)'], s.rateChanges.map((r) => [at(r.at), r.perMinute ?? 'back to the plan'])),
+    '',
+    '## Configuration changes',
+    '',
+    s.configurationChanges.length === 0 ? 'None recorded.' : table(['At', 'Change'], s.configurationChanges.map((c) => [at(c.at), c.change])),
+    '',
+    '## Sell-out',
+    '',
+    s.soldOutAt
+      ? `Sold out at ${at(s.soldOutAt)} (no seat available and none held).`
+      : `Not sold out: ${s.inventory.available} available, ${s.inventory.held} held, ${s.inventory.sold} sold of ${s.inventory.capacity}.`,
+    '',
+  ];
   return out.join('\n');
 }

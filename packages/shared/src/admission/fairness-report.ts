@@ -1,5 +1,5 @@
 import type { Db, Trx } from '../db/connect.js';
-import { auditSummary, verifyQueueAudit, type AuditCheck, type AuditSummaryJson } from './audit.js';
+import { auditSummary, verifyQueueAudit, type AuditCheck, type AuditSummaryJson, type PublishedSummaryJson } from './audit.js';
 
 // The console's fairness audit page: the publishable summary and the public verification (audit.ts, as the CLI's
 // audit:summary and audit:verify use them), plus the position distribution of the pre-open cohort.
@@ -62,9 +62,11 @@ export function positionHistogram(positions: { joinIndex: number; position: numb
 
 /** Everything the fairness audit page shows about one event. */
 export interface FairnessAuditReport {
-  /** The publishable summary (the CLI's audit:summary), as data and as Markdown. */
+  /** The operator's complete summary (the CLI's `audit:summary --operator`): names, reasons, configuration details. */
   summary: AuditSummaryJson;
   markdown: string;
+  /** The publishable summary (the CLI's audit:summary): nothing private. */
+  published: { json: PublishedSummaryJson; markdown: string };
   /** The public verification (the CLI's audit:verify): every check, with why it passed or failed. */
   verification: { ok: boolean; checks: AuditCheck[]; unheldPositions: number };
   /** Null until the seed is revealed and the cohort sealed (positions cannot be recomputed before). */
@@ -73,12 +75,13 @@ export interface FairnessAuditReport {
 
 /** The fairness audit of an event. EVENT_NOT_FOUND for an unknown one. */
 export async function fairnessAuditReport(db: Db | Trx, eventId: string): Promise<FairnessAuditReport> {
-  const { json, markdown } = await auditSummary(db, eventId);
+  const { json, markdown, published } = await auditSummary(db, eventId);
   const verified = await verifyQueueAudit(db, eventId);
   const revealed = json.fairness.seed !== null && verified.cohortSize !== null;
   return {
     summary: json,
     markdown,
+    published,
     verification: { ok: verified.ok, checks: verified.checks, unheldPositions: verified.unheldPositions },
     histogram: revealed ? positionHistogram(verified.positions, verified.cohortSize ?? 0) : null,
   };

@@ -98,9 +98,11 @@ async function lockControls(trx: Trx, eventId: string, queueIds: string[]): Prom
  * and each presale's); with `tier`, that tier's queue only. Returns the state of the first queue paused (the
  * event's own, or the tier's).
  */
-export async function pauseQueue(db: Db | Trx, eventId: string, opts: { actor: string; reason: string } & QueueScope): Promise<QueueControlState> {
+export async function pauseQueue(db: Db | Trx, eventId: string, opts: { actor: string; reason: string; publicNote?: string | undefined } & QueueScope): Promise<QueueControlState> {
   const actor = text(opts?.actor, 'actor', 'ACTOR_REQUIRED', 'the actor');
   const reason = text(opts?.reason, 'reason', 'REASON_REQUIRED', 'a reason for the pause');
+  // What the public summary says about this pause; the reason stays internal.
+  const publicNote = opts?.publicNote === undefined || opts.publicNote.trim() === '' ? null : text(opts.publicNote, 'publicNote', 'INVALID_PUBLIC_NOTE', 'the public note');
   return inTransaction(db, async (trx) => {
     const queues = await queuesOf(trx, eventId, opts, true);
     const before = await lockControls(trx, eventId, queues.map((q) => q.queueId));
@@ -113,7 +115,7 @@ export async function pauseQueue(db: Db | Trx, eventId: string, opts: { actor: s
       actor,
       action: 'queue.paused',
       eventId,
-      details: { reason, wasPaused: first.paused, admittedThrough: Number(first.admitted_through), ...scopeDetails(queues) },
+      details: { reason, ...(publicNote ? { publicNote } : {}), wasPaused: first.paused, admittedThrough: Number(first.admitted_through), ...scopeDetails(queues) },
     });
     return toState(rows.find((r) => r.event_id === queues[0]!.queueId)!, eventId, queues[0]!.tier);
   });

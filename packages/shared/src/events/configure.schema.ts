@@ -7,6 +7,7 @@ export * from './events.schema.js';
 export * from './change-rules.js';
 export * from './audit-log.schema.js';
 export { expandSeats, rowLabel } from './layout.js';
+export * from './board.js';
 export { assignAllocations, tierCapacities } from '../allocations/assign.js';
 // The draw's sizing and windows, for the form's live summary (draw.ts imports only fairness.ts: browser-safe).
 export { cohortWindow, targetRequestedSeats } from '../lottery/draw.js';

@@ -103,3 +103,16 @@ export async function insertAudit(
     })
     .execute();
 }
+
+/** What the events board needs beyond the event rows: organisation name, paused, sold out, signed off. */
+export async function findBoardFacts(db: Db | Trx, eventIds: string[]) {
+  if (eventIds.length === 0) return [];
+  const { rows } = await sql<{ id: string; organisation_name: string | null; paused: boolean; sold_out: boolean; signed_off: boolean }>`
+    SELECT e.id, o.name AS organisation_name, COALESCE(q.paused, false) AS paused, COALESCE(q.inventory_state = 'SOLD_OUT', false) AS sold_out,
+           EXISTS (SELECT 1 FROM fairness_signoffs f WHERE f.event_id = e.id AND f.fairness_mode = e.fairness_mode AND f.superseded_at IS NULL) AS signed_off
+    FROM events e
+    LEFT JOIN organisations o ON o.id = e.organisation_id
+    LEFT JOIN queue_state q ON q.event_id = e.id
+    WHERE e.id = ANY(${eventIds}::uuid[])`.execute(db);
+  return rows;
+}

@@ -30,8 +30,12 @@ export const warRoomEventSchema = z.object({ eventId });
 /** A presale tier's code: the control applies to that tier's queue only (left out: pause/resume every queue of the event, rate the general sale's). */
 const queueTier = z.string().min(1).max(32).optional();
 
-/** Pause admissions: the reason is required (ARCHITECTURE rule 10: pauses with who and why). */
-export const pauseQueueSchema = z.object({ eventId, reason: controlReasonSchema, tier: queueTier });
+/** What the publishable summary may say about a pause (optional; the reason stays internal). */
+export const PUBLIC_NOTE_MAX = 280;
+export const publicNoteSchema = z.string().trim().max(PUBLIC_NOTE_MAX, `at most ${PUBLIC_NOTE_MAX} characters`).optional();
+
+/** Pause admissions: the reason is required (ARCHITECTURE rule 10: pauses with who and why); a public note is optional. */
+export const pauseQueueSchema = z.object({ eventId, reason: controlReasonSchema, publicNote: publicNoteSchema, tier: queueTier });
 
 /** Resume admissions: the war room asks for a reason too, so the audit says why the queue moved again. */
 export const resumeQueueSchema = z.object({ eventId, reason: controlReasonSchema, tier: queueTier });

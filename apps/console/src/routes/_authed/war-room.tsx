@@ -91,7 +91,7 @@ function BoardTile({ t }: { t: Tile }) {
           </span>
         </span>
         <span className="wr-tile-sub muted">
-          {t.venueName} · opens {formatTime(t.onsaleAt).slice(0, 5)}
+          {t.venueName} · {Date.parse(t.onsaleAt) <= Date.now() ? 'opened' : 'opens'} <span data-testid="board-tile-open">{formatTime(t.onsaleAt).slice(0, 5)}</span>
         </span>
         <span className="wr-tile-figures">
           <span>

@@ -43,6 +43,7 @@ export function Controls({ snapshot }: { snapshot: WarRoomSnapshot }) {
 function ControlDialog({ kind, snapshot, onClose }: { kind: Kind; snapshot: WarRoomSnapshot; onClose: () => void }) {
   const trpc = useTRPC();
   const [reason, setReason] = useState('');
+  const [publicNote, setPublicNote] = useState('');
   const [rate, setRate] = useState(snapshot.queue.rateOverridePerMin === null ? '' : String(snapshot.queue.rateOverridePerMin));
   const [followPlan, setFollowPlan] = useState(false);
   const [errors, setErrors] = useState<Record<string, string>>({});
@@ -59,7 +60,7 @@ function ControlDialog({ kind, snapshot, onClose }: { kind: Kind; snapshot: WarR
     e.preventDefault();
     const eventId = snapshot.eventId;
     if (kind === 'pause') {
-      const parsed = pauseQueueSchema.safeParse({ eventId, reason });
+      const parsed = pauseQueueSchema.safeParse({ eventId, reason, publicNote });
       if (!parsed.success) return setErrors(fieldErrors(parsed.error));
       pause.mutate(parsed.data);
     } else if (kind === 'resume') {
@@ -127,6 +128,11 @@ function ControlDialog({ kind, snapshot, onClose }: { kind: Kind; snapshot: WarR
           </>
         )}
         <ReasonField label={kind === 'pause' ? 'Why pause? (goes to the audit log)' : 'Reason (goes to the audit log)'} value={reason} onChange={setReason} error={errors.reason} />
+        {kind === 'pause' && (
+          <Field label="Note for the public summary (optional)" name="publicNote" error={errors.publicNote} hint="The published summary shows this instead of the reason, e.g. “Paused while the payment provider recovered”.">
+            <input value={publicNote} onChange={(e) => setPublicNote(e.target.value)} maxLength={300} data-testid="wr-public-note" />
+          </Field>
+        )}
         <ConfirmActions
           error={errors.form}
           pending={pending}

@@ -8,6 +8,8 @@ import { FAIRNESS_LABELS } from '../../../-components/EventForm';
 import { downloadText } from '../../../-components/download';
 import { formatCount, formatDateTime } from '../../../-components/format';
 import { Forbidden, NotFound } from '../../../-components/Status';
+import { When } from '../../../-components/When';
+import { actorWords, formatDuration, formatInstant } from '@onsale/shared/words';
 import '../../../-components/event-form.css';
 
 type Report = RouterOutputs['fairnessAudit']['get'];
@@ -37,6 +39,8 @@ function FairnessAuditPage() {
   const f = s.fairness;
   const mode = f.mode as keyof typeof FAIRNESS_LABELS;
   const fileBase = `onsale-audit-${s.eventId}`;
+  // Admins and operators also get the internal columns (who, why) from the complete operator export.
+  const ops = r.operatorExport?.json ?? null;
 
   return (
     <section>
@@ -46,17 +50,33 @@ function FairnessAuditPage() {
       <h1 data-testid="fairness-title">Fairness audit: {s.eventName}</h1>
       <EventLinks eventId={eventId} listingId={r.listingId} />
       <p className="muted">
-        {s.venueName} · on sale <time dateTime={s.onsaleAt}>{formatDateTime(s.onsaleAt)}</time>. Anyone can check this with{' '}
-        <code>npm run onsale -- audit:verify {s.eventId}</code>.
+        {s.venueName} · on sale <When iso={s.onsaleAt} zone={r.timeZone} />. Anyone can check this with <code>npm run onsale -- audit:verify {s.eventId}</code>.
       </p>
       <div className="page-actions">
-        <button type="button" className="primary" data-testid="download-markdown" onClick={() => downloadText(`${fileBase}.md`, r.markdown, 'text/markdown')}>
-          Download the summary (Markdown)
+        <button type="button" className="primary" data-testid="download-markdown" onClick={() => downloadText(`${fileBase}.md`, r.published.markdown, 'text/markdown')}>
+          Download the publishable summary (Markdown)
         </button>
         <button type="button" className="secondary" data-testid="download-json" onClick={() => downloadText(`${fileBase}.json`, `${JSON.stringify(s, null, 2)}\n`, 'application/json')}>
-          Download the summary (JSON)
+          Download the publishable summary (JSON)
         </button>
       </div>
+      <p className="muted">The publishable summary is what fans and the press may read: no operator names, no internal reasons; a pause shows only its public note.</p>
+      {r.operatorExport && (
+        <div className="page-actions" data-testid="operator-export">
+          <span className="muted">Internal:</span>
+          <button
+            type="button"
+            className="secondary"
+            data-testid="download-operator-json"
+            onClick={() => downloadText(`${fileBase}-operator.json`, `${JSON.stringify(r.operatorExport!.json, null, 2)}\n`, 'application/json')}
+          >
+            Download the operator export (JSON)
+          </button>
+          <button type="button" className="secondary" data-testid="download-operator-markdown" onClick={() => downloadText(`${fileBase}-operator.md`, r.operatorExport!.markdown, 'text/markdown')}>
+            Download the operator export (Markdown)
+          </button>
+        </div>
+      )}
 
       <div className="two-col">
         <div className="card">
@@ -79,9 +99,9 @@ function FairnessAuditPage() {
               {f.seed ?? <span className="muted">not revealed yet: published when the on-sale opens</span>}
             </dd>
             <dt>Revealed at</dt>
-            <dd>{f.seedRevealedAt ? formatDateTime(f.seedRevealedAt) : '—'}</dd>
+            <dd>{f.seedRevealedAt ? <When iso={f.seedRevealedAt} zone={r.timeZone} /> : '—'}</dd>
             <dt>Pre-open cohort</dt>
-            <dd data-testid="cohort-size">{f.cohortSize === null ? 'not sealed yet' : `${formatCount(f.cohortSize)} join numbers, sealed ${f.sealedAt ? formatDateTime(f.sealedAt) : ''}`}</dd>
+            <dd data-testid="cohort-size">{f.cohortSize === null ? 'not sealed yet' : `${formatCount(f.cohortSize)} join numbers, sealed ${f.sealedAt ? formatInstant(f.sealedAt, r.timeZone) : ''}`}</dd>
           </dl>
           <h3>Verification</h3>
           <ul className="checks" data-testid="verification">
@@ -109,7 +129,7 @@ function FairnessAuditPage() {
       ) : (
         <figure className="chart" aria-label="Admissions per minute" data-testid="admissions-chart">
           <ResponsiveContainer width="100%" height={240}>
-            <BarChart data={s.admissions.perMinute.map((m) => ({ ...m, label: new Date(m.minute).toISOString().slice(11, 16) }))}>
+            <BarChart data={s.admissions.perMinute.map((m) => ({ ...m, label: formatInstant(m.minute, r.timeZone, { date: false }) }))}>
               <CartesianGrid strokeDasharray="3 3" vertical={false} />
               <XAxis dataKey="label" />
               <YAxis allowDecimals={false} width={56} />
@@ -122,7 +142,7 @@ function FairnessAuditPage() {
         </figure>
       )}
 
-      <h2>Pauses</h2>
+      <h2>When the queue stopped</h2>
       {s.pauses.length === 0 ? (
         <p className="muted" data-testid="no-pauses">
           The queue was never paused.
@@ -132,54 +152,54 @@ function FairnessAuditPage() {
           <thead>
             <tr>
               <th>Paused</th>
-              <th>By</th>
-              <th>Why</th>
               <th>Resumed</th>
-              <th>By</th>
               <th className="num">Paused for</th>
+              <th>Public note</th>
+              {ops && <th>By, and why (internal)</th>}
             </tr>
           </thead>
           <tbody>
-            {s.pauses.map((p) => (
-              <tr key={p.pausedAt}>
-                <td>{formatDateTime(p.pausedAt)}</td>
-                <td>{p.pausedBy}</td>
-                <td>
-                  {p.reason}
-                  {(p.reasonUpdates ?? []).map((u) => (
-                    <div key={u.at} className="muted">
-                      then {u.by}: {u.reason}
-                    </div>
-                  ))}
-                </td>
-                <td>{p.resumedAt ? formatDateTime(p.resumedAt) : <strong>still paused</strong>}</td>
-                <td>{p.resumedBy ?? '—'}</td>
-                <td className="num">{p.pausedSeconds === null ? '—' : `${p.pausedSeconds} s`}</td>
-              </tr>
-            ))}
+            {s.pauses.map((p, i) => {
+              const o = ops?.pauses[i];
+              return (
+                <tr key={p.pausedAt} data-testid="pause-row">
+                  <td>
+                    <When iso={p.pausedAt} zone={r.timeZone} />
+                  </td>
+                  <td>{p.resumedAt ? <When iso={p.resumedAt} zone={r.timeZone} /> : <strong>still paused</strong>}</td>
+                  <td className="num">{p.pausedSeconds === null ? '—' : formatDuration(p.pausedSeconds)}</td>
+                  <td data-testid="pause-note">{p.note ?? <span className="muted">none</span>}</td>
+                  {ops && (
+                    <td className="muted" data-testid="pause-internal">
+                      {o ? `${actorWords(o.pausedBy)}: ${o.reason}${o.resumedBy ? `; resumed by ${actorWords(o.resumedBy)}` : ''}` : '—'}
+                    </td>
+                  )}
+                </tr>
+              );
+            })}
           </tbody>
         </table>
       )}
 
-      {s.rateOverrides.length > 0 && (
+      {s.rateChanges.length > 0 && (
         <>
-          <h2>Admission rate overrides</h2>
+          <h2>Admission rate changes</h2>
           <table className="grid">
             <thead>
               <tr>
                 <th>At</th>
-                <th>By</th>
                 <th className="num">Rate (admits/min)</th>
-                <th>Why</th>
+                {ops && <th>By, and why (internal)</th>}
               </tr>
             </thead>
             <tbody>
-              {s.rateOverrides.map((o) => (
-                <tr key={o.at}>
-                  <td>{formatDateTime(o.at)}</td>
-                  <td>{o.by}</td>
-                  <td className="num">{o.perMinute ?? 'back to plan'}</td>
-                  <td>{o.reason ?? '—'}</td>
+              {s.rateChanges.map((o, i) => (
+                <tr key={`${o.at}-${i}`}>
+                  <td>
+                    <When iso={o.at} zone={r.timeZone} />
+                  </td>
+                  <td className="num">{o.perMinute ?? 'back to the plan'}</td>
+                  {ops && <td className="muted">{ops.rateOverrides[i] ? `${actorWords(ops.rateOverrides[i]!.by)}${ops.rateOverrides[i]!.reason ? `: ${ops.rateOverrides[i]!.reason}` : ''}` : '—'}</td>}
                 </tr>
               ))}
             </tbody>
@@ -195,16 +215,18 @@ function FairnessAuditPage() {
           <thead>
             <tr>
               <th>At</th>
-              <th>By</th>
               <th>Change</th>
+              {ops && <th>By (internal)</th>}
             </tr>
           </thead>
           <tbody>
             {s.configurationChanges.map((c, i) => (
               <tr key={`${c.at}-${i}`}>
-                <td>{formatDateTime(c.at)}</td>
-                <td>{c.by}</td>
-                <td>{c.action}</td>
+                <td>
+                  <When iso={c.at} zone={r.timeZone} />
+                </td>
+                <td>{c.change}</td>
+                {ops && <td className="muted">{ops.configurationChanges[i] ? actorWords(ops.configurationChanges[i]!.by) : '—'}</td>}
               </tr>
             ))}
           </tbody>
@@ -212,7 +234,7 @@ function FairnessAuditPage() {
       )}
       <p className="muted">
         {s.soldOutAt
-          ? `Sold out at ${formatDateTime(s.soldOutAt)}.`
+          ? `Sold out at ${formatInstant(s.soldOutAt, r.timeZone)}.`
           : `Not sold out: ${formatCount(s.inventory.available)} available, ${formatCount(s.inventory.held)} held, ${formatCount(s.inventory.sold)} sold of ${formatCount(s.inventory.capacity)}.`}
       </p>
     </section>
