@@ -59,3 +59,4 @@ declare module 'vitest' {
   }
 }
 export { freePort } from './ports.js';
+export { DatabaseProxy, type ProxyMode } from './db-proxy.js';
