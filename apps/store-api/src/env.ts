@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEV_QUEUE_TOKEN_SECRET } from '@onsale/shared/queue';
+import { installDataDir, installSecrets } from '@onsale/shared/install';
 
 const bool = z
   .enum(['true', 'false', '1', '0'])
@@ -10,11 +10,9 @@ const schema = z.object({
   STORE_API_PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   STORE_API_HOST: z.string().default('127.0.0.1'),
   DATABASE_URL: z.string().url().optional(),
-  /** Secret for account tokens; required in production, a fixed development value otherwise. */
-  AUTH_SECRET: z.string().min(32).optional(),
-  /** Secret for queue and admission tokens (shared with edges that verify them); required in production. */
-  QUEUE_TOKEN_SECRET: z.string().min(32).optional(),
-  /** Development sign-in (POST /auth/dev-login); off in production unless set explicitly. */
+  // AUTH_SECRET, QUEUE_TOKEN_SECRET and CARD_FINGERPRINT_SECRET are read by installSecrets (the install's own
+  // generated ones under ./.data/ when unset; required in production).
+  /** Development sign-in (POST /auth/dev-login); off in production, where turning it on is refused. */
   DEV_AUTH: bool.optional(),
   // Small on purpose: on a 2-core machine 8-12 connections out-run 30+ (less contention in PostgreSQL).
   DB_POOL_MAX: z.coerce.number().int().min(1).max(500).default(10),
@@ -57,6 +55,8 @@ export interface StoreApiConfig {
   databaseUrl: string | undefined;
   authSecret: string;
   queueTokenSecret: string;
+  /** Keys the stored fingerprints of payment cards (HMAC). */
+  cardFingerprintSecret: string;
   devAuth: boolean;
   dbPoolMax: number;
   holdCommit: 'async' | 'sync';
@@ -85,23 +85,25 @@ export interface RouteLimits {
   perIp: number;
 }
 
-export const DEV_AUTH_SECRET = 'onsale-development-secret-not-for-production!!';
-export { DEV_QUEUE_TOKEN_SECRET };
-
-/** The store API's configuration, read from the environment in this one place and checked. */
-export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env): StoreApiConfig {
+/**
+ * The store API's configuration, read from the environment in this one place and checked. Secrets not in the
+ * environment are the install's own (`installSecrets` under `dataDir`, default ./.data/); production refuses to
+ * start without explicit ones, and refuses DEV_AUTH.
+ */
+export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env, opts: { dataDir?: string } = {}): StoreApiConfig {
   const e = schema.parse(env);
   const production = e.NODE_ENV === 'production';
-  if (production && !e.AUTH_SECRET) throw new Error('AUTH_SECRET (32+ characters) is required when NODE_ENV=production');
-  if (production && !e.QUEUE_TOKEN_SECRET) throw new Error('QUEUE_TOKEN_SECRET (32+ characters) is required when NODE_ENV=production');
+  if (production && e.DEV_AUTH === true) throw new Error('DEV_AUTH is refused when NODE_ENV=production: anyone could sign in as any fan');
   if (e.BOT_LOW_PRIORITY_SCORE < e.BOT_CHALLENGE_SCORE) throw new Error('BOT_LOW_PRIORITY_SCORE must be at least BOT_CHALLENGE_SCORE');
+  const secrets = installSecrets(opts.dataDir ?? installDataDir(), env);
   return {
     nodeEnv: e.NODE_ENV,
     port: e.STORE_API_PORT,
     host: e.STORE_API_HOST,
     databaseUrl: e.DATABASE_URL,
-    authSecret: e.AUTH_SECRET ?? DEV_AUTH_SECRET,
-    queueTokenSecret: e.QUEUE_TOKEN_SECRET ?? DEV_QUEUE_TOKEN_SECRET,
+    authSecret: secrets.authSecret,
+    queueTokenSecret: secrets.queueTokenSecret,
+    cardFingerprintSecret: secrets.cardFingerprintSecret,
     devAuth: e.DEV_AUTH ?? !production,
     dbPoolMax: e.DB_POOL_MAX,
     holdCommit: e.HOLD_COMMIT,
