@@ -14,6 +14,16 @@ const schema = z.object({
   // generated ones under ./.data/ when unset; required in production).
   /** Development sign-in (POST /auth/dev-login); off in production, where turning it on is refused. */
   DEV_AUTH: bool.optional(),
+  /**
+   * Fans' identity provider (OIDC): its JSON Web Key Set, and the issuer and audience every token must carry. Set,
+   * account tokens are asymmetric JWTs (RS256, ES256, EdDSA) verified against it, the account being `sub`.
+   */
+  AUTH_JWKS_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  AUTH_ISSUER: z.string().min(1).optional(),
+  AUTH_AUDIENCE: z.string().min(1).optional(),
+  /** At most one key set fetch per this many seconds for an unknown `kid`; how long a fetched key set is used. */
+  AUTH_JWKS_COOLDOWN_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
+  AUTH_JWKS_CACHE_SECONDS: z.coerce.number().int().min(10).max(86_400).default(600),
   // Small on purpose: on a 2-core machine 8-12 connections out-run 30+ (less contention in PostgreSQL).
   DB_POOL_MAX: z.coerce.number().int().min(1).max(500).default(10),
   /**
@@ -58,6 +68,8 @@ export interface StoreApiConfig {
   /** Keys the stored fingerprints of payment cards (HMAC). */
   cardFingerprintSecret: string;
   devAuth: boolean;
+  /** Where fans' account tokens come from: the install's own HS256 secret (development), or an identity provider. */
+  identity: { kind: 'dev' } | { kind: 'jwks'; jwksUrl: string; issuer: string; audience: string; cooldownSeconds: number; cacheMaxAgeSeconds: number };
   dbPoolMax: number;
   holdCommit: 'async' | 'sync';
   payment: { tps: number; latencyMs: number; failureRate: number };
@@ -94,8 +106,17 @@ export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env, opts: {
   const e = schema.parse(env);
   const production = e.NODE_ENV === 'production';
   if (production && e.DEV_AUTH === true) throw new Error('DEV_AUTH is refused when NODE_ENV=production: anyone could sign in as any fan');
+  const jwks = e.AUTH_JWKS_URL;
+  if (jwks) {
+    if (!e.AUTH_ISSUER || !e.AUTH_AUDIENCE) throw new Error('AUTH_JWKS_URL needs AUTH_ISSUER and AUTH_AUDIENCE (a token for another application of the provider must not sign a fan in)');
+    if (e.DEV_AUTH === true) throw new Error('DEV_AUTH cannot be on with AUTH_JWKS_URL: fans sign in with the identity provider, and HS256 tokens are refused');
+    const host = new URL(jwks).hostname;
+    if (production && new URL(jwks).protocol !== 'https:' && host !== '127.0.0.1' && host !== 'localhost' && host !== '[::1]')
+      throw new Error('AUTH_JWKS_URL must be https:// when NODE_ENV=production');
+  }
   if (e.BOT_LOW_PRIORITY_SCORE < e.BOT_CHALLENGE_SCORE) throw new Error('BOT_LOW_PRIORITY_SCORE must be at least BOT_CHALLENGE_SCORE');
-  const secrets = installSecrets(opts.dataDir ?? installDataDir(), env);
+  // With an identity provider the install's HS256 secret signs nothing, so production does not ask for it.
+  const secrets = installSecrets(opts.dataDir ?? installDataDir(), env, jwks ? { optional: ['authSecret'] } : {});
   return {
     nodeEnv: e.NODE_ENV,
     port: e.STORE_API_PORT,
@@ -104,7 +125,10 @@ export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env, opts: {
     authSecret: secrets.authSecret,
     queueTokenSecret: secrets.queueTokenSecret,
     cardFingerprintSecret: secrets.cardFingerprintSecret,
-    devAuth: e.DEV_AUTH ?? !production,
+    devAuth: e.DEV_AUTH ?? (!production && !jwks),
+    identity: jwks
+      ? { kind: 'jwks', jwksUrl: jwks, issuer: e.AUTH_ISSUER!, audience: e.AUTH_AUDIENCE!, cooldownSeconds: e.AUTH_JWKS_COOLDOWN_SECONDS, cacheMaxAgeSeconds: e.AUTH_JWKS_CACHE_SECONDS }
+      : { kind: 'dev' },
     dbPoolMax: e.DB_POOL_MAX,
     holdCommit: e.HOLD_COMMIT,
     payment: { tps: e.PAYMENT_TPS, latencyMs: e.PAYMENT_LATENCY_MS, failureRate: e.PAYMENT_FAILURE_RATE },
