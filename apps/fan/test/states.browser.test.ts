@@ -6,7 +6,7 @@ import { pauseQueue, resumeQueue, setRateOverride } from '@onsale/shared/admissi
 import { cancelOrder, TEST_CARDS } from '@onsale/shared/checkout';
 import { admissionClaimsFor, createTokenKey, hashDevice, signToken } from '@onsale/shared/queue';
 import { testSecrets } from '@onsale/shared/testing';
-import { buildFanPage, devSignIn, docsShots, fanPage, http, launch, makeEvent, noOverflow, scriptedFan, startStack, WIDTHS, type Stack } from './harness';
+import { advanceUntil, buildFanPage, devSignIn, docsShots, fanPage, http, launch, makeEvent, noOverflow, scriptedFan, startStack, stateOf, WIDTHS, type Stack } from './harness';
 
 // The waiting room's other states in Chromium: a paused line that resumes without a reload (and a reload that keeps
 // the place), a join the bot gate challenges (the proof-of-work solved in a Web Worker), and a sale that goes
@@ -56,8 +56,7 @@ describe('the waiting room', () => {
     await setRateOverride(stack.t.db, eventId, 6, { actor: 'ops@test' });
     await resumeQueue(stack.t.db, eventId, { actor: 'ops@test' });
     await expect.poll(() => admittedThrough(eventId), { timeout: 30_000 }).toBeGreaterThan(0);
-    await page.clock.fastForward(35_000);
-    await expect.poll(() => page.getByTestId('queue-state').getAttribute('data-state'), { timeout: 20_000 }).toBe('WAITING');
+    await advanceUntil(page, async () => (await stateOf(page)) === 'WAITING', 'WAITING');
     const ahead = Number(await page.getByTestId('queue-ahead').getAttribute('data-ahead'));
     expect(ahead).toBeGreaterThan(0);
     expect(ahead).toBeLessThanOrEqual(12);
@@ -66,8 +65,7 @@ describe('the waiting room', () => {
 
     await setRateOverride(stack.t.db, eventId, 1200, { actor: 'ops@test' });
     await expect.poll(() => admittedThrough(eventId), { timeout: 30_000 }).toBeGreaterThanOrEqual(13);
-    await page.clock.fastForward(35_000);
-    await page.getByTestId('seats').waitFor({ timeout: 20_000 });
+    await advanceUntil(page, () => page.getByTestId('seats').isVisible(), 'the seats step');
     expect(errors).toEqual([]);
     await context.close();
   }, 120_000);
@@ -118,8 +116,7 @@ describe('the waiting room', () => {
     await expect
       .poll(async () => (await sql<{ s: string }>`SELECT inventory_state AS s FROM queue_state WHERE event_id = ${eventId}`.execute(stack.t.db)).rows[0]?.s, { timeout: 20_000 })
       .toBe('SOLD_OUT');
-    await page.clock.fastForward(35_000);
-    await expect.poll(() => page.getByTestId('queue-state').getAttribute('data-state'), { timeout: 20_000 }).toBe('SOLD_OUT');
+    await advanceUntil(page, async () => (await stateOf(page)) === 'SOLD_OUT', 'SOLD_OUT');
     await page.getByTestId('waitlist-form').waitFor();
     await page.getByTestId('waitlist-join').click();
     await page.getByTestId('waitlist-place').waitFor();
@@ -134,8 +131,7 @@ describe('the waiting room', () => {
         timeout: 30_000,
       })
       .toBe(1);
-    await page.clock.fastForward(20_000);
-    await page.getByTestId('offer').waitFor({ timeout: 20_000 });
+    await advanceUntil(page, () => page.getByTestId('offer').isVisible(), 'the offer', 20_000);
     expect(await page.getByTestId('offer-deadline').textContent()).toMatch(/Claim within \d+:\d\d/);
     await page.screenshot({ path: join(docsShots, 'offer-phone.png'), fullPage: true });
     await page.getByTestId('claim').click();
