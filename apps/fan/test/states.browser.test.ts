@@ -48,6 +48,30 @@ describe('the waiting room', () => {
     await noOverflow(page);
     await page.screenshot({ path: join(docsShots, 'paused-phone.png'), fullPage: true });
 
+    // Overload and outage on the status route: still in line, the place kept, checking again after Retry-After.
+    const answers = [
+      { status: 503, retryAfter: '12', body: { error: 'DATABASE_UNAVAILABLE', message: 'the database is not reachable' } },
+      { status: 429, retryAfter: '9', body: { error: 'RATE_LIMITED', message: 'too many requests', retryAfterSeconds: 9 } },
+      null, // no answer at all
+    ];
+    let polled = 0;
+    await page.route('**/queue/status', async (route) => {
+      const a = answers[polled++];
+      if (a === undefined) return route.continue();
+      if (a === null) return route.abort('connectionrefused');
+      return route.fulfill({ status: a.status, headers: { 'retry-after': a.retryAfter, 'content-type': 'application/json' }, body: JSON.stringify(a.body) });
+    });
+    const notice = page.getByTestId('queue-notice');
+    await advanceUntil(page, async () => /very busy.*Still in line\. Checking again in 1[0-5] s\./.test((await notice.textContent({ timeout: 500 })) ?? ''), 'the 503 as still in line');
+    expect(await page.getByTestId('queue-position').getAttribute('data-position')).toBe('13');
+    expect(await page.getByTestId('page-error').count()).toBe(0);
+    await page.screenshot({ path: join(docsShots, 'busy-phone.png'), fullPage: true });
+    await advanceUntil(page, async () => polled >= 2 && /Checking again in [0-9] s\./.test((await notice.textContent({ timeout: 500 })) ?? ''), 'the 429 as still in line', 13_000);
+    await advanceUntil(page, async () => polled >= 3 && /cannot reach the site.*Still in line/.test((await notice.textContent({ timeout: 500 })) ?? ''), 'no answer as still in line', 10_000);
+    await advanceUntil(page, async () => polled >= 4 && (await notice.count()) === 0, 'the line again', 6_000);
+    expect(await stateOf(page)).toBe('PAUSED');
+    await page.unroute('**/queue/status');
+
     await page.reload();
     await page.getByTestId('queue-card').waitFor();
     await expect.poll(() => page.getByTestId('queue-position').getAttribute('data-position')).toBe('13');
@@ -60,7 +84,8 @@ describe('the waiting room', () => {
     const ahead = Number(await page.getByTestId('queue-ahead').getAttribute('data-ahead'));
     expect(ahead).toBeGreaterThan(0);
     expect(ahead).toBeLessThanOrEqual(12);
-    expect(await page.getByTestId('queue-wait').textContent()).toMatch(/About .* to wait/);
+    // The wait shows once the controller publishes its rate (the first poll after the resume may come before).
+    await advanceUntil(page, async () => /About .* to wait/.test((await page.getByTestId('queue-wait').textContent({ timeout: 500 })) ?? ''), 'the wait estimate', 10_000);
     await page.screenshot({ path: join(docsShots, 'waiting-phone.png'), fullPage: true });
 
     await setRateOverride(stack.t.db, eventId, 1200, { actor: 'ops@test' });
