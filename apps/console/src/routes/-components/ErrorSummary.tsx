@@ -14,7 +14,20 @@ export function focusField(id: string): void {
  * so a keyboard or screen-reader user hears what is wrong and can jump to it). `labels` names fields in words;
  * a field without a label is named by the nearest label the page has for it.
  */
-export function ErrorSummary({ errors, labels = {}, title = 'There is a problem', testId = 'error-summary' }: { errors: Record<string, string>; labels?: Record<string, string>; title?: string; testId?: string }) {
+export function ErrorSummary({
+  errors,
+  labels = {},
+  prefixOf,
+  title = 'There is a problem',
+  testId = 'error-summary',
+}: {
+  errors: Record<string, string>;
+  labels?: Record<string, string>;
+  /** Words before a repeated row's label ("Section 2: Code"), from the field's path. */
+  prefixOf?: (field: string) => string | undefined;
+  title?: string;
+  testId?: string;
+}) {
   const ref = useRef<HTMLDivElement>(null);
   const entries = inPageOrder(Object.entries(errors));
   const key = entries.map(([k, v]) => `${k}=${v}`).join('\n');
@@ -38,6 +51,7 @@ export function ErrorSummary({ errors, labels = {}, title = 'There is a problem'
                 focusField(field);
               }}
             >
+              {prefixOf?.(field) ? `${prefixOf(field)}, ` : ''}
               {labelOf(field, labels)}: {sentence(message)}
             </a>
           </li>
@@ -70,4 +84,12 @@ function inPageOrder(entries: [string, string][]): [string, string][] {
       return a.i - b.i;
     })
     .map((x) => x.e);
+}
+
+/** The row a path of the event form is in, in words: sections.1.code -> "Section 2". */
+export function eventRowOf(field: string): string | undefined {
+  const m = /^(sections|priceLevels|allocations)\.(\d+)\./.exec(field);
+  if (!m) return undefined;
+  const what = { sections: 'Section', priceLevels: 'Price level', allocations: 'Tier' }[m[1] as 'sections' | 'priceLevels' | 'allocations'];
+  return `${what} ${Number(m[2]) + 1}`;
 }

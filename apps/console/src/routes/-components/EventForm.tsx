@@ -3,6 +3,7 @@ import { fairnessModes, type EventSetting } from '@onsale/shared/events/schema';
 import { fairnessDescription, type FairnessMode } from '@onsale/shared/queue/fairness';
 import { Field } from './Field';
 import { LookEditor } from './LookEditor';
+import { currencies, formatInstant, timeZones } from '@onsale/shared/words';
 import { LotteryEditor } from './LotteryEditor';
 import { TiersEditor } from './TiersEditor';
 import { emptyPriceLevel, emptySection, errorAt, QUEUE_STATES, type EventDraft, type PriceLevelDraft, type SectionDraft, type SectionLayout } from './event-draft';
@@ -30,6 +31,9 @@ export interface EventFormProps {
   /** Shown under the fairness mode's description (the sign-off). */
   fairnessFooter?: ReactNode;
 }
+
+const zones = timeZones();
+const currencyList = currencies();
 
 /** The event's settings, one field per path of the event file, errors at each field. Used to create and to edit. */
 export function EventForm({ draft, onChange, errors, locked = {}, readOnly = false, pacingAside, fairnessFooter }: EventFormProps) {
@@ -61,8 +65,26 @@ export function EventForm({ draft, onChange, errors, locked = {}, readOnly = fal
         <div className="form-grid">
           {text('name', 'Event name', 'name')}
           {text('venueName', 'Venue', 'venueName')}
-          {text('startsAt', 'Show starts', 'startsAt', { type: 'datetime-local', step: '1', hint: 'In your time zone.' })}
-          {text('onsaleAt', 'On sale from', 'onsaleAt', { type: 'datetime-local', step: '1', hint: 'In your time zone. The pre-open cohort is drawn then.' })}
+          <Field label="Venue time zone" name="timeZone" error={err('timeZone')} hint={hintOf('timeZone', `Every time of the event is on this clock (now ${formatInstant(Date.now(), draft.timeZone, { date: false })} there).`)}>
+            <select name="timeZone" value={draft.timeZone} disabled={disabled('timeZone')} onChange={(e) => set('timeZone', e.target.value)}>
+              {(zones.includes(draft.timeZone) ? zones : [draft.timeZone, ...zones]).map((z) => (
+                <option key={z} value={z}>
+                  {z}
+                </option>
+              ))}
+            </select>
+          </Field>
+          <Field label="Currency" name="currency" error={err('currency')} hint={hintOf('currency', 'The prices below are in it.')}>
+            <select name="currency" value={draft.currency} disabled={disabled('currency')} onChange={(e) => set('currency', e.target.value)}>
+              {(currencyList.includes(draft.currency) ? currencyList : [draft.currency, ...currencyList]).map((c) => (
+                <option key={c} value={c}>
+                  {c}
+                </option>
+              ))}
+            </select>
+          </Field>
+          {text('startsAt', 'Show starts', 'startsAt', { type: 'datetime-local', step: '1', hint: `On the venue's clock (${draft.timeZone}).` })}
+          {text('onsaleAt', 'On sale from', 'onsaleAt', { type: 'datetime-local', step: '1', hint: `On the venue's clock (${draft.timeZone}). The pre-open cohort is drawn then.` })}
           {text('seatPickingOpensAfterMinutes', 'Seat picking opens after (minutes)', 'seatPickingOpensAfterMinutes', { type: 'number', hint: 'Best-available only until then.' })}
         </div>
       </fieldset>
@@ -70,7 +92,7 @@ export function EventForm({ draft, onChange, errors, locked = {}, readOnly = fal
       <fieldset className="card">
         <legend>Venue: prices and sections</legend>
         {lockOf('priceLevels') && <p className="muted lock-note">Prices: {lockOf('priceLevels')}</p>}
-        <PriceLevels levels={draft.priceLevels} onChange={(v) => set('priceLevels', v)} errors={errors} disabled={disabled('priceLevels')} />
+        <PriceLevels currency={draft.currency} levels={draft.priceLevels} onChange={(v) => set('priceLevels', v)} errors={errors} disabled={disabled('priceLevels')} />
         {lockOf('sections') && <p className="muted lock-note">Sections: {lockOf('sections')}</p>}
         <Sections sections={draft.sections} priceLevels={draft.priceLevels} onChange={(v) => set('sections', v)} errors={errors} disabled={disabled('sections')} />
       </fieldset>
@@ -149,7 +171,7 @@ export function EventForm({ draft, onChange, errors, locked = {}, readOnly = fal
   );
 }
 
-function PriceLevels({ levels, onChange, errors, disabled }: { levels: PriceLevelDraft[]; onChange: (v: PriceLevelDraft[]) => void; errors: Record<string, string>; disabled: boolean }) {
+function PriceLevels({ currency, levels, onChange, errors, disabled }: { currency: string; levels: PriceLevelDraft[]; onChange: (v: PriceLevelDraft[]) => void; errors: Record<string, string>; disabled: boolean }) {
   const update = (i: number, patch: Partial<PriceLevelDraft>) => onChange(levels.map((l, j) => (j === i ? { ...l, ...patch } : l)));
   const listError = errors.priceLevels;
   return (
@@ -163,7 +185,7 @@ function PriceLevels({ levels, onChange, errors, disabled }: { levels: PriceLeve
           <Field label="Name" name={`priceLevels.${i}.name`} error={errorAt(errors, `priceLevels.${i}.name`)}>
             <input value={l.name} disabled={disabled} onChange={(e) => update(i, { name: e.target.value })} />
           </Field>
-          <Field label="Price (USD)" name={`priceLevels.${i}.priceCents`} error={errorAt(errors, `priceLevels.${i}.priceCents`)}>
+          <Field label={`Price (${currency})`} name={`priceLevels.${i}.priceCents`} error={errorAt(errors, `priceLevels.${i}.priceCents`)}>
             <input inputMode="decimal" value={l.price} disabled={disabled} onChange={(e) => update(i, { price: e.target.value })} />
           </Field>
           {!disabled && levels.length > 1 && (

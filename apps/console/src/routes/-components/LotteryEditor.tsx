@@ -25,7 +25,7 @@ export function LotteryEditor({ draft, onChange, errors, disabled, lockNote }: {
         windows from the on-sale, and everyone else goes on the waitlist. The settings can change until registration opens.
       </p>
       <div className="form-grid">
-        <Field label="Registration opens" name="lottery.registrationOpensAt" error={errorAt(errors, 'lottery.registrationOpensAt')} hint="In your time zone.">
+        <Field label="Registration opens" name="lottery.registrationOpensAt" error={errorAt(errors, 'lottery.registrationOpensAt')} hint="On the venue's clock.">
           <input type="datetime-local" step="1" value={l.registrationOpensAt} disabled={disabled} onChange={(e) => set({ registrationOpensAt: e.target.value })} />
         </Field>
         <Field label="Registration closes" name="lottery.registrationClosesAt" error={errorAt(errors, 'lottery.registrationClosesAt')} hint="By the on-sale; the draw runs after it.">

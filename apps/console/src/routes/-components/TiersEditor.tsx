@@ -99,7 +99,7 @@ export function TiersEditor({ draft, onChange, errors, disabled, lockNote }: { d
               <p className="muted tier-general-note">Opens at the on-sale, under the event&apos;s fairness mode; sells what the presales leave.</p>
             ) : (
               <>
-                <Field label="Opens" name={`${p}.opensAt`} error={errorAt(errors, `${p}.opensAt`)} hint="In your time zone.">
+                <Field label="Opens" name={`${p}.opensAt`} error={errorAt(errors, `${p}.opensAt`)} hint="On the venue's clock.">
                   <input type="datetime-local" step="1" value={t.opensAt} disabled={disabled} onChange={(e) => update(i, { opensAt: e.target.value })} />
                 </Field>
                 <Field label="Closes" name={`${p}.closesAt`} error={errorAt(errors, `${p}.closesAt`)}>

@@ -1,6 +1,7 @@
 // The event form's state and its two translations: an event file (the CLI's JSON, or the BFF's answer) into what
 // the inputs show, and the inputs back into an event file for `eventFileSchema`. Pure: no React, no I/O.
 import { rowLabel, type EventFile } from '@onsale/shared/events/schema';
+import { instantOfWallTime, minorUnitsPerUnit, wallTimeOf } from '@onsale/shared/words';
 import { emptyLook, lookDraftOf, lookOfDraft, type LookDraft } from './look-draft';
 
 export const QUEUE_STATES = ['WAITING', 'PAUSED', 'ADMITTED', 'LAST_CHANCE', 'SOLD_OUT'] as const;
@@ -78,7 +79,11 @@ export interface PriceLevelDraft {
 export interface EventDraft {
   name: string;
   venueName: string;
-  /** Date-times as a datetime-local input shows them (the browser's zone), with the ISO text they came from. */
+  /** The venue's IANA time zone: every date-time input of the form is a wall-clock time there. */
+  timeZone: string;
+  /** ISO 4217: the currency the prices are typed in. */
+  currency: string;
+  /** Date-times as a datetime-local input shows them (in the venue's zone), with the ISO text they came from. */
   startsAt: string;
   startsAtIso: string | null;
   onsaleAt: string;
@@ -160,6 +165,9 @@ export function newEventDraft(): EventDraft {
   return {
     name: '',
     venueName: '',
+    // A new event starts in the operator's own zone; the venue's is chosen in the form.
+    timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC',
+    currency: 'USD',
     startsAt: '',
     startsAtIso: null,
     onsaleAt: '',
@@ -219,11 +227,11 @@ function sectionDraftOf(raw: unknown): SectionDraft {
 /** A fraction (0.3) as the percent the form shows ("30"), without float noise. */
 const percentOf = (share: unknown): string => (typeof share === 'number' ? String(Math.round(share * 1e6) / 1e4) : text(share));
 
-function lotteryDraftOf(raw: unknown): LotteryDraft {
+function lotteryDraftOf(raw: unknown, zone: string): LotteryDraft {
   if (raw === undefined) return emptyLottery();
   const l = obj(raw);
   const d = emptyLottery();
-  const time = (v: unknown) => ({ local: localInputOf(v) || text(v), iso: typeof v === 'string' ? v : null });
+  const time = (v: unknown) => ({ local: wallTimeOf(v, zone) || text(v), iso: typeof v === 'string' ? v : null });
   const [opens, closes] = [time(l.registrationOpensAt), time(l.registrationClosesAt)];
   return {
     registrationOpensAt: opens.local,
@@ -236,9 +244,9 @@ function lotteryDraftOf(raw: unknown): LotteryDraft {
   };
 }
 
-function tierDraftOf(raw: unknown): TierDraft {
+function tierDraftOf(raw: unknown, zone: string): TierDraft {
   const t = obj(raw);
-  const time = (v: unknown) => ({ local: localInputOf(v) || text(v), iso: typeof v === 'string' ? v : null });
+  const time = (v: unknown) => ({ local: wallTimeOf(v, zone) || text(v), iso: typeof v === 'string' ? v : null });
   const [opens, closes, rolls] = [time(t.opensAt), time(t.closesAt), time(t.rollsForwardAt)];
   return emptyTier({
     code: text(t.code),
@@ -271,12 +279,18 @@ export function draftFromFile(input: unknown): EventDraft {
   const copy = obj(f.queueCopy);
   const d = newEventDraft();
   const or = (v: unknown, fallback: string) => (v === undefined ? fallback : text(v));
+  // The file's times are instants; the form shows them on the venue's clock (a file without a zone: UTC, as the schema).
+  const zone = typeof f.timeZone === 'string' && f.timeZone.trim() !== '' ? f.timeZone : 'UTC';
+  const currency = typeof f.currency === 'string' && f.currency.trim() !== '' ? f.currency : 'USD';
+  const unit = minorUnitsPerUnit(currency);
   return {
     name: text(f.name),
     venueName: text(f.venueName),
-    startsAt: localInputOf(f.startsAt) || text(f.startsAt),
+    timeZone: zone,
+    currency,
+    startsAt: wallTimeOf(f.startsAt, zone) || text(f.startsAt),
     startsAtIso: typeof f.startsAt === 'string' ? f.startsAt : null,
-    onsaleAt: localInputOf(f.onsaleAt) || text(f.onsaleAt),
+    onsaleAt: wallTimeOf(f.onsaleAt, zone) || text(f.onsaleAt),
     onsaleAtIso: typeof f.onsaleAt === 'string' ? f.onsaleAt : null,
     seatPickingOpensAfterMinutes: or(f.seatPickingOpensAfterMinutes, d.seatPickingOpensAfterMinutes),
     fairnessMode: or(f.fairnessMode, d.fairnessMode),
@@ -295,11 +309,11 @@ export function draftFromFile(input: unknown): EventDraft {
     priceLevels: arr(f.priceLevels).map((raw) => {
       const p = obj(raw);
       const cents = p.priceCents;
-      return { key: newKey(), code: text(p.code), name: text(p.name), price: typeof cents === 'number' ? (cents / 100).toFixed(2) : text(cents) };
+      return { key: newKey(), code: text(p.code), name: text(p.name), price: typeof cents === 'number' ? (cents / unit).toFixed(Math.log10(unit)) : text(cents) };
     }),
     sections: arr(f.sections).map(sectionDraftOf),
-    allocations: arr(f.allocations).map(tierDraftOf),
-    lottery: lotteryDraftOf(f.lottery),
+    allocations: arr(f.allocations).map((t) => tierDraftOf(t, zone)),
+    lottery: lotteryDraftOf(f.lottery, zone),
   };
 }
 
@@ -327,19 +341,22 @@ export function fileFromDraft(d: EventDraft): { file: EventFile; problems: Recor
     if (!Number.isFinite(n)) problems[path] = 'enter a number';
     return n;
   };
+  // Inputs are wall-clock times at the venue: read them in its zone.
   const instant = (local: string, iso: string | null): string => {
-    if (iso !== null && localInputOf(iso) === local) return iso; // untouched: keep the exact instant it came as
+    if (iso !== null && wallTimeOf(iso, d.timeZone) === local) return iso; // untouched: keep the exact instant it came as
     const t = local.trim();
     if (t === '') return t;
-    const date = new Date(t);
-    return Number.isNaN(date.getTime()) ? t : date.toISOString();
+    return instantOfWallTime(t, d.timeZone) ?? t;
   };
+  const unit = minorUnitsPerUnit(d.currency);
   const optionalObject = <T extends Record<string, unknown>>(o: T): T | undefined => (Object.values(o).every((v) => v === undefined) ? undefined : o);
 
   const copy = Object.fromEntries(QUEUE_STATES.flatMap((s) => (d.queueCopy[s].trim() === '' ? [] : [[s, d.queueCopy[s]]])));
   const file: Record<string, unknown> = {
     name: d.name,
     venueName: d.venueName,
+    timeZone: d.timeZone,
+    currency: d.currency,
     startsAt: instant(d.startsAt, d.startsAtIso),
     onsaleAt: instant(d.onsaleAt, d.onsaleAtIso),
     seatPickingOpensAfterMinutes: num('seatPickingOpensAfterMinutes', d.seatPickingOpensAfterMinutes, { optional: true }),
@@ -364,7 +381,7 @@ export function fileFromDraft(d: EventDraft): { file: EventFile; problems: Recor
     ...(lookOfDraft(d.look) ? { look: lookOfDraft(d.look) } : {}),
     priceLevels: d.priceLevels.map((p, i) => {
       const price = num(`priceLevels.${i}.priceCents`, p.price);
-      return { code: p.code, name: p.name, priceCents: price === undefined || Number.isNaN(price) ? price : Math.round(price * 100) };
+      return { code: p.code, name: p.name, priceCents: price === undefined || Number.isNaN(price) ? price : Math.round(price * unit) };
     }),
     sections: d.sections.map((s, i) => {
       const base = {

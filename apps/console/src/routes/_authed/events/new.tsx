@@ -6,6 +6,7 @@ import { fieldErrors } from '@onsale/shared/users/schema';
 import { fieldErrorsOf, useTRPC } from '../../../trpc';
 import { EventForm } from '../../-components/EventForm';
 import { draftFromFile, listingOfFile, newEventDraft, type EventDraft } from '../../-components/event-draft';
+import { ErrorSummary, eventRowOf } from '../../-components/ErrorSummary';
 import { Field } from '../../-components/Field';
 import { ImportEventFile } from '../../-components/ImportEventFile';
 import { Forbidden } from '../../-components/Status';
@@ -115,6 +116,7 @@ function NewEventForm({ organisationName }: { organisationName: string | null })
       )}
 
       <form onSubmit={submit} noValidate data-testid="event-form">
+        <ErrorSummary errors={errors} prefixOf={eventRowOf} />
         <EventForm
           draft={draft}
           onChange={setDraft}

@@ -8,6 +8,7 @@ import { domainCodeOf, fieldErrorsOf, trpcCodeOf, useTRPC } from '../../../../tr
 import { EventForm, FAIRNESS_LABELS } from '../../../-components/EventForm';
 import { EventLinks } from '../../../-components/EventLinks';
 import { draftFromFile, type EventDraft } from '../../../-components/event-draft';
+import { ErrorSummary, eventRowOf } from '../../../-components/ErrorSummary';
 import { Field } from '../../../-components/Field';
 import { formatDateTime } from '../../../-components/format';
 import { ImportEventFile } from '../../../-components/ImportEventFile';
@@ -175,6 +176,7 @@ function EditEvent({ config, onReload, saved, setSaved }: { config: Config; onRe
       )}
 
       <form onSubmit={submit} noValidate data-testid="event-form">
+        <ErrorSummary errors={errors} prefixOf={eventRowOf} />
         <EventForm
           draft={draft}
           onChange={setDraft}
