@@ -68,6 +68,12 @@ function WarRoomPage() {
 
   return (
     <section className="wr">
+      {/* Keyboard: straight to pause, resume and the rate, past the links above them. */}
+      {canControl && (
+        <a className="skip-link" href="#wr-controls" data-testid="skip-to-controls">
+          Skip to the war-room controls
+        </a>
+      )}
       <p className="crumbs">
         <Link to="/">Events</Link> / <Link to="/events/$eventId" params={{ eventId }}>{s.name}</Link> / War room ·{' '}
         <Link to="/war-room">All on-sales</Link> · <Link to="/events/$eventId/plan" params={{ eventId }}>Admission plan</Link>
@@ -80,7 +86,11 @@ function WarRoomPage() {
 
       <LinkBanner state={link.state} sinceMs={link.sinceMs} at={s.at} />
       {/* Outside the figures: an operator can pause even while the stream is down (controls are plain requests). */}
-      {canControl && <Controls snapshot={s} />}
+      {canControl && (
+        <div id="wr-controls" tabIndex={-1}>
+          <Controls snapshot={s} />
+        </div>
+      )}
 
       <LiveArea live={live}>
         <div className={`wr-state wr-state-${look.tone}`} data-testid="wr-state-banner" data-state={s.state} role={look.tone === 'alarm' ? 'alert' : undefined}>
