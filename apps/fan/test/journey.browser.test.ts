@@ -59,6 +59,18 @@ describe.each([
     await noOverflow(page);
     await page.screenshot({ path: join(docsShots, `waiting-preopen-${name}.png`), fullPage: true });
 
+    // What the waiting room cost to load: every script the page fetched so far, as sent (compressed) and as run.
+    const scripts = await page.evaluate(() =>
+      (performance.getEntriesByType('resource') as PerformanceResourceTiming[])
+        .filter((r) => r.name.endsWith('.js'))
+        .map((r) => ({ name: r.name.split('/').pop()!, sent: r.encodedBodySize, raw: r.decodedBodySize })),
+    );
+    const sent = scripts.reduce((a, r) => a + r.sent, 0);
+    const raw = scripts.reduce((a, r) => a + r.raw, 0);
+    console.log(`waiting room (${name}): ${scripts.length} script(s) ${scripts.map((s) => s.name).join(', ')}: ${(sent / 1024).toFixed(1)} KB sent (gzip), ${(raw / 1024).toFixed(1)} KB raw`);
+    expect(raw).toBeLessThan(100 * 1024);
+    expect(sent).toBeLessThan(35 * 1024);
+
     // A reload before the open keeps the place (the queue token is on the device; no second join).
     const joins = await sql<{ n: number }>`SELECT count(*)::int AS n FROM queue_entries WHERE event_id = ${eventId}`.execute(stack.t.db);
     await page.reload();
