@@ -138,8 +138,21 @@ try {
   }
   log('\nCtrl-C to stop.');
 } catch (e) {
-  const err = e as Error & { code?: string };
-  warn(`npm start failed: ${err.code === 'EADDRINUSE' ? `${err.message} (another process has the port; set STORE_API_PORT / BFF_PORT)` : (err.message ?? String(e))}`);
-  if (!(err.code === 'EADDRINUSE' || err.name === 'MigrationError' || err.code === 'ECONNREFUSED')) warn(err.stack ?? '');
+  warn(`npm start failed: ${startFailure(e)}`);
+  const err = e instanceof Error ? (e as Error & { code?: string }) : undefined;
+  const known = err && (err.code === 'EADDRINUSE' || err.code === 'ECONNREFUSED' || ['MigrationError', 'InstallDatabaseError', 'InstallSecretsError'].includes(err.name));
+  if (err && !known) warn(err.stack ?? '');
   await stop('startup failed', 1);
+}
+
+/** One line that says what went wrong at startup (anything may be thrown, not only an Error). */
+function startFailure(e: unknown): string {
+  if (!(e instanceof Error)) return String(e);
+  const err = e as Error & { code?: string; port?: number };
+  if (err.code === 'EADDRINUSE') {
+    const port = err.port ?? Number(/:(\d+)$/.exec(err.message)?.[1]);
+    const setting = port === storeConfig.port ? 'STORE_API_PORT' : port === bffEnv.BFF_PORT ? 'BFF_PORT' : 'STORE_API_PORT / BFF_PORT';
+    return `port ${port} is in use by another program; set ${setting} to a free port`;
+  }
+  return err.message || err.name;
 }

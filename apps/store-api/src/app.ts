@@ -8,6 +8,7 @@ import { CheckoutService, SimulatedPaymentGateway, type PaymentProvider } from '
 import { EventCache } from '@onsale/shared/events';
 import { HoldService, SeatmapCache, SectionSeatsCache } from '@onsale/shared/inventory';
 import { CachedTokenVerifier, createNodeTokenKey, lastMinuteAdmissions, QueueService, WatermarkStore } from '@onsale/shared/queue';
+import { AccountTokens, IdentityProviderTokens, type FanIdentity } from '@onsale/shared/auth';
 import type { StoreApiConfig } from './env.js';
 import { installErrorHandling } from './errors.js';
 import { authPlugin } from './plugins/auth.js';
@@ -39,6 +40,8 @@ export interface StoreApiDeps {
   metrics?: Metrics;
   /** The bot-score hook's scorer (default: DefaultBotScorer over the request's signals). */
   botScorer?: BotScorer;
+  /** Fan identity to use instead of the one the config names (tests). */
+  identity?: FanIdentity;
 }
 
 /** Builds the fan-facing store API. Tests import this; `server.ts` only adds listening and shutdown. */
@@ -94,12 +97,18 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   // Before auth: a flood from one address is refused before any token is verified.
   const abuseMetrics = createAbuseMetrics(metrics.registry);
   await app.register(rateLimitPlugin, { config: deps.config.rateLimit, metrics: abuseMetrics });
-  await app.register(authPlugin, { secret: deps.config.authSecret });
+  const devTokens = deps.config.identity.kind === 'dev' ? new AccountTokens(deps.config.authSecret) : null;
+  const identity =
+    deps.identity ??
+    (deps.config.identity.kind === 'jwks'
+      ? new IdentityProviderTokens({ ...deps.config.identity })
+      : devTokens!);
+  await app.register(authPlugin, { identity, devTokens, db: deps.db });
   const tokenKey = await createNodeTokenKey(deps.config.queueTokenSecret);
   const tokens = new CachedTokenVerifier(tokenKey);
   await app.register(admissionGate, { tokens, metrics });
   await app.register(healthRoutes, { db: deps.db });
-  if (deps.config.devAuth) await app.register(devAuthRoutes, { db: deps.db });
+  if (deps.config.devAuth && devTokens) await app.register(devAuthRoutes, { db: deps.db, tokens: devTokens });
   const events = new EventCache(deps.db);
   const seatmap = new SeatmapCache(deps.db);
   const holds = new HoldService({ db: deps.db, events, seatmap, metrics, holdCommit: deps.config.holdCommit, onOutcome: (eventId, created) => watermarks.countHold(eventId, created) });

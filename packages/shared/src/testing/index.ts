@@ -59,3 +59,4 @@ declare module 'vitest' {
   }
 }
 export { freePort } from './ports.js';
+export { testSecrets } from './secrets.js';
