@@ -55,7 +55,10 @@ describe('onsale CLI against real PostgreSQL', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout) as { eventId: string; listingId: string; capacity: number };
-    expect(out).toEqual({ eventId: expect.any(String), listingId: expect.any(String), capacity: 300 });
+    expect(out).toEqual({ eventId: expect.any(String), listingId: expect.any(String), capacity: 300, signedOff: true });
+    // An operator tool: the actor's sign-off of the fairness mode is recorded with the event, so it opens at its time.
+    const signOff = await t.db.selectFrom('fairness_signoffs').select(['fairness_mode', 'signed_off_by', 'superseded_at']).where('event_id', '=', out.eventId).execute();
+    expect(signOff).toEqual([{ fairness_mode: 'RANDOMIZED_PREOPEN_THEN_FIFO', signed_off_by: expect.stringMatching(/^cli:/), superseded_at: null }]);
 
     const seats = await t.db.selectFrom('seats').select(['section_code', 'status']).where('event_id', '=', out.eventId).execute();
     expect(seats).toHaveLength(300);
@@ -68,6 +71,17 @@ describe('onsale CLI against real PostgreSQL', () => {
     ]);
     const event = await t.db.selectFrom('events').select(['listing_id', 'capacity']).where('id', '=', out.eventId).executeTakeFirstOrThrow();
     expect(event).toEqual({ listing_id: out.listingId, capacity: 300 });
+  });
+
+  it('event:create --no-signoff leaves the sign-off to a promoter: the event is created but will not open; --actor names who signs', async () => {
+    const unsigned = JSON.parse((await onsale(t.url, 'event:create', '--file', 'examples/club.json', '--no-signoff')).stdout) as { eventId: string; signedOff: boolean };
+    expect(unsigned.signedOff).toBe(false);
+    expect(await t.db.selectFrom('fairness_signoffs').select('id').where('event_id', '=', unsigned.eventId).execute()).toEqual([]);
+    const shown = JSON.parse((await onsale(t.url, 'event:show', unsigned.eventId)).stdout) as { event: { fairnessSignedOff: boolean; awaitingSignOff: boolean } };
+    expect(shown.event).toMatchObject({ fairnessSignedOff: false, awaitingSignOff: true });
+    const signed = JSON.parse((await onsale(t.url, 'event:create', '--file', 'examples/club.json', '--actor', 'ops@example.com')).stdout) as { eventId: string };
+    const row = await t.db.selectFrom('fairness_signoffs').select('signed_off_by').where('event_id', '=', signed.eventId).executeTakeFirstOrThrow();
+    expect(row.signed_off_by).toBe('ops@example.com');
   });
 
   it('event:show prints settings and inventory counts; an unknown id is a clear error', async () => {

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
 import type { FairnessMode } from '../events/events.table.js';
+import { signedOffSql } from '../events/signoff.repository.js';
 
 // SQL of the admission controller. Plain functions; the row-locking one takes a Transaction.
 
@@ -28,6 +29,10 @@ export interface ActiveEventRow {
   inventory_state: 'AVAILABLE' | 'LAST_CHANCE' | 'SOLD_OUT';
   /** Seats not sold (available + held) at the last inventory reconciliation (every minute), null before the first. */
   reconciled_unsold: number | null;
+  /** The event's fairness mode has a live sign-off (see events/signoff.service.ts: unsigned, it does not open). */
+  signed_off: boolean;
+  /** When the queue's pre-open cohort was sealed (it opened); null before. */
+  sealed_at: Date | null;
 }
 
 /** Events whose on-sale window is active: from `beforeOpenSeconds` before `onsale_at` until `starts_at`. */
@@ -38,7 +43,8 @@ export async function findActiveEvents(db: Db | Trx, beforeOpenSeconds: number):
       SELECT e.id AS event_id, e.id AS owner_event_id, g.code AS allocation, true AS general, e.onsale_at, e.starts_at, now() >= e.onsale_at AS open,
              e.fairness_mode, coalesce(g.capacity, e.capacity) AS capacity, e.target_sale_minutes,
              e.tickets_per_order, e.checkout_minutes, e.payment_tps, e.overbook_factor, q.inventory_state,
-             CASE WHEN g.code IS NULL THEN r.available + r.held END AS reconciled_unsold
+             CASE WHEN g.code IS NULL THEN r.available + r.held END AS reconciled_unsold,
+             ${signedOffSql('e.id', 'e.fairness_mode')} AS signed_off, q.sealed_at
       FROM events e
       JOIN queue_state q ON q.event_id = e.id
       LEFT JOIN allocations g ON g.event_id = e.id AND g.general
@@ -47,7 +53,8 @@ export async function findActiveEvents(db: Db | Trx, beforeOpenSeconds: number):
       UNION ALL
       SELECT a.queue_id, a.event_id, a.code, false, a.opens_at, a.closes_at, now() >= a.opens_at,
              a.fairness_mode, a.capacity, e.target_sale_minutes,
-             e.tickets_per_order, e.checkout_minutes, e.payment_tps, e.overbook_factor, q.inventory_state, NULL
+             e.tickets_per_order, e.checkout_minutes, e.payment_tps, e.overbook_factor, q.inventory_state, NULL,
+             ${signedOffSql('e.id', 'e.fairness_mode')}, q.sealed_at
       FROM allocations a
       JOIN events e ON e.id = a.event_id
       JOIN queue_state q ON q.event_id = a.queue_id

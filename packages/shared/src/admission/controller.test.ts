@@ -41,7 +41,7 @@ async function makeEvent(o: EventOptions = {}): Promise<string> {
     priceLevels: [{ code: 'P', name: 'All', priceCents: 1000 }],
     sections: [{ code: 'S', priceLevel: 'P', qualityRank: 1, rowCount: o.rows ?? 100, seatsPerRow: o.seatsPerRow ?? 40 }],
   });
-  const { eventId } = await t.db.transaction().execute((trx) => createEvent(trx, spec));
+  const { eventId } = await t.db.transaction().execute((trx) => createEvent(trx, spec, 'test', { signOff: true }));
   events.push(eventId);
   return eventId;
 }

@@ -4,6 +4,7 @@ import pg from 'pg';
 import type pino from 'pino';
 import type { Db } from '../db/connect.js';
 import { insertAudit } from '../events/events.repository.js';
+import { awaitsSignOff } from '../events/signoff.service.js';
 import { getInventoryCounts } from '../inventory/inventory.service.js';
 import { DEFAULT_HEARTBEAT_STALE_MS } from '../queue/edge.js';
 import { advanceWatermark, claimRatioOf, effectivePaymentTps, eventBudgetShares, inventoryStateOf, type InventoryState } from './advance.js';
@@ -25,8 +26,11 @@ export type EventTickOutcome =
   | {
       eventId: string;
       status: 'ticked';
-      /** BEFORE_OPEN, PAUSED and SOLD_OUT only keep the heartbeat; ADMITTING advanced (or could have). */
-      phase: 'BEFORE_OPEN' | 'PAUSED' | 'SOLD_OUT' | 'ADMITTING';
+      /**
+       * BEFORE_OPEN, AWAITING_SIGNOFF (the on-sale time has come but the fairness mode is not signed off: the queue
+       * does not open), PAUSED and SOLD_OUT only keep the heartbeat; ADMITTING advanced (or could have).
+       */
+      phase: 'BEFORE_OPEN' | 'AWAITING_SIGNOFF' | 'PAUSED' | 'SOLD_OUT' | 'ADMITTING';
       advanced: number;
       admittedThrough: number;
       /** Admits per minute (real fans) from nextAdmissionRate; 0 unless ADMITTING. */
@@ -84,7 +88,10 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
     const elapsedMs = Number.isFinite(sinceLastMs) ? Math.min(Math.max(0, sinceLastMs), MAX_TICK_ELAPSED_MS) : 0;
     const actor = actorOf(ctx.controllerId);
 
-    const open = now.getTime() >= e.onsale_at.getTime();
+    // An event whose fairness mode is not signed off does not open: no seal, no reveal, nobody admitted.
+    const awaitingSignOff = awaitsSignOff({ signedOff: e.signed_off, sealedAt: q.sealed_at });
+    const timeHasCome = now.getTime() >= e.onsale_at.getTime();
+    const open = timeHasCome && !awaitingSignOff;
     const counts = await getInventoryCounts(trx, e.owner_event_id, e.capacity, e.allocation ? { code: e.allocation, general: e.general } : undefined);
     const inventoryState = inventoryStateOf(counts);
     const soldOut = inventoryState === 'SOLD_OUT' && q.sold_out_at === null;
@@ -107,7 +114,7 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
       });
     }
 
-    const phase = !open ? 'BEFORE_OPEN' : q.paused ? 'PAUSED' : inventoryState === 'SOLD_OUT' ? 'SOLD_OUT' : 'ADMITTING';
+    const phase = !open ? (timeHasCome ? 'AWAITING_SIGNOFF' : 'BEFORE_OPEN') : q.paused ? 'PAUSED' : inventoryState === 'SOLD_OUT' ? 'SOLD_OUT' : 'ADMITTING';
     let advanced = 0;
     let carry = 0;
     if (phase === 'ADMITTING') {
@@ -330,7 +337,7 @@ export class AdmissionController {
     }
     const shares = eventBudgetShares(
       active
-        .filter((e) => e.open && e.inventory_state !== 'SOLD_OUT')
+        .filter((e) => e.open && !awaitsSignOff({ signedOff: e.signed_off, sealedAt: e.sealed_at }) && e.inventory_state !== 'SOLD_OUT')
         .map((e) => ({
           eventId: e.event_id,
           capacity: e.capacity,

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
+import { signedOffSql } from '../events/signoff.repository.js';
 
 /** Each event's join order comes from its own sequence: cheap under a burst, no hot counter row. */
 export const joinSequenceName = (eventId: string) => `queue_join_${eventId.replaceAll('-', '')}`;
@@ -52,6 +53,8 @@ export interface WatermarkRow {
   tier: string | null;
   tier_name: string | null;
   closes_at: Date | null;
+  /** The event's fairness mode is not signed off and the queue has not opened: it stays closed (signoff.service.ts). */
+  awaiting_signoff: boolean;
 }
 
 /** Every event's queue numbers (a small row per event): what each store-API instance keeps in memory. */
@@ -60,7 +63,8 @@ export async function loadWatermarks(db: Db, eventId?: string): Promise<Watermar
     SELECT q.event_id, q.admitted_through, q.rate_per_min, q.paused, q.inventory_state, coalesce(a.opens_at, e.onsale_at) AS onsale_at, q.updated_at,
            q.heartbeat_at, q.cohort_size, q.seed_hex, q.seed_revealed_at, q.seed_commitment, coalesce(a.fairness_mode, e.fairness_mode) AS fairness_mode,
            e.listing_id, q.sold_out_at, e.queue_copy, q.watermark_history, e.id AS owner_event_id, a.code AS tier, a.name AS tier_name,
-           CASE WHEN a.rolled_at IS NOT NULL THEN least(a.closes_at, a.rolled_at) ELSE a.closes_at END AS closes_at
+           CASE WHEN a.rolled_at IS NOT NULL THEN least(a.closes_at, a.rolled_at) ELSE a.closes_at END AS closes_at,
+           (q.sealed_at IS NULL AND NOT ${signedOffSql('e.id', 'e.fairness_mode')}) AS awaiting_signoff
     FROM queue_state q
     LEFT JOIN allocations a ON a.queue_id = q.event_id AND NOT a.general
     JOIN events e ON e.id = coalesce(a.event_id, q.event_id)

@@ -19,6 +19,8 @@ export interface PublicQueueInfo {
   tierName: string | null;
   /** A presale's close (ms since the epoch; its roll forward if earlier); null for an event's own queue. */
   closesAt: number | null;
+  /** The event's fairness mode is not signed off: the queue stays closed (NOT_OPEN) whatever the time. */
+  awaitingSignOff: boolean;
 }
 
 /**
@@ -45,7 +47,7 @@ export class WatermarkStore {
       eventId: r.event_id,
       admittedThrough: Number(r.admitted_through),
       // A presale that has closed admits nobody again: it reads as sold out (its seats roll to the next sale).
-      state: r.paused ? 'PAUSED' : r.inventory_state === 'SOLD_OUT' || (r.closes_at !== null && now >= r.closes_at.getTime()) ? 'SOLD_OUT' : now < r.onsale_at.getTime() ? 'NOT_OPEN' : r.inventory_state === 'LAST_CHANCE' ? 'LAST_CHANCE' : 'OPEN',
+      state: r.paused ? 'PAUSED' : r.inventory_state === 'SOLD_OUT' || (r.closes_at !== null && now >= r.closes_at.getTime()) ? 'SOLD_OUT' : now < r.onsale_at.getTime() || r.awaiting_signoff ? 'NOT_OPEN' : r.inventory_state === 'LAST_CHANCE' ? 'LAST_CHANCE' : 'OPEN',
       ratePerMin: r.rate_per_min,
       updatedAt: r.updated_at.getTime(),
       heartbeatAt: r.heartbeat_at?.getTime() ?? 0,
@@ -68,6 +70,7 @@ export class WatermarkStore {
       tier: r.tier,
       tierName: r.tier_name,
       closesAt: r.closes_at?.getTime() ?? null,
+      awaitingSignOff: r.awaiting_signoff,
     };
   }
 

@@ -21,7 +21,8 @@ export type AlertCode =
   | 'SOLDOUT_PROPAGATION'
   | 'SOLDOUT_FLIP'
   | 'EXPIRED_HOLDS_UNSWEPT'
-  | 'WAITLIST_FANOUT_BEHIND';
+  | 'WAITLIST_FANOUT_BEHIND'
+  | 'FAIRNESS_NOT_SIGNED_OFF';
 
 /** The war-room figure an alert belongs to: the console shows the alert on that figure's tile. */
 export type AlertMetric =
@@ -82,6 +83,11 @@ export const ALERT_THRESHOLDS = {
 
 /** What the rules look at: one event's figures at one instant. Null means "not measured" and never fires. */
 export interface AlertInput {
+  /**
+   * The fairness mode is not signed off and the sale has not opened: it will not open at its time. With
+   * `secondsToOpen` (negative: the time has passed).
+   */
+  awaitingSignOff?: { secondsToOpen: number } | null;
   paused: boolean;
   pausedBy: string | null;
   pausedReason: string | null;
@@ -132,6 +138,21 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
   const out: Alert[] = [];
   const fire = (a: Alert) => out.push(a);
 
+  if (i.awaitingSignOff) {
+    const late = i.awaitingSignOff.secondsToOpen <= 0;
+    fire({
+      code: 'FAIRNESS_NOT_SIGNED_OFF',
+      severity: late ? 'critical' : 'warning',
+      metric: 'state',
+      title: late ? 'The sale has not opened: its fairness mode is not signed off' : 'The sale will not open at its time: its fairness mode is not signed off',
+      detail: late
+        ? 'Nobody is let in and fans read that the sale has not opened yet. A promoter or an admin signs the fairness mode off on the event\'s Configuration page; the sale opens at the next tick.'
+        : 'A promoter or an admin signs the fairness mode off on the event\'s Configuration page before the open; until then the queue stays closed.',
+      value: null,
+      threshold: null,
+      source: 'ARCHITECTURE rule 1 (fairness published and signed off before the open)',
+    });
+  }
   if (i.controllerSilent)
     fire({
       code: 'CONTROLLER_SILENT',

@@ -32,6 +32,11 @@ export interface WarRoomEventRow {
   heartbeat_at: Date | null;
   cohort_size: number | null;
   sealed_at: Date | null;
+  fairness_mode: string;
+  /** The fairness mode has a live sign-off (events/signoff.service.ts: unsigned, the sale does not open). */
+  signed_off: boolean;
+  signed_off_by: string | null;
+  signed_off_at: Date | null;
   now: Date;
 }
 
@@ -41,8 +46,10 @@ export async function readEventRows(db: Db | Trx, eventIds: readonly string[]): 
     SELECT e.id AS event_id, e.name, e.venue_name, e.listing_id, e.organisation_id, e.onsale_at, e.starts_at, e.capacity,
            e.hold_ttl_seconds, e.target_sale_minutes, e.tickets_per_order, e.checkout_minutes, e.payment_tps, e.overbook_factor,
            q.admitted_through, q.rate_per_min, q.rate_override_per_min, q.paused, q.paused_reason, q.paused_by, q.paused_at,
-           q.inventory_state, q.sold_out_at, q.heartbeat_at, q.cohort_size, q.sealed_at, now() AS now
+           q.inventory_state, q.sold_out_at, q.heartbeat_at, q.cohort_size, q.sealed_at, e.fairness_mode,
+           s.id IS NOT NULL AS signed_off, s.signed_off_by, s.signed_off_at, now() AS now
     FROM events e JOIN queue_state q ON q.event_id = e.id
+    LEFT JOIN fairness_signoffs s ON s.event_id = e.id AND s.superseded_at IS NULL AND s.fairness_mode = e.fairness_mode
     WHERE e.id = ANY(${[...eventIds]}::uuid[])`.execute(db);
   return rows;
 }

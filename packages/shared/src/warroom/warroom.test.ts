@@ -62,6 +62,11 @@ describe('warRoomStateOf', () => {
     expect(warRoomStateOf({ ...base, onsale_at: new Date(2_000_000), heartbeat_at: null })).toBe('NOT_OPEN');
     expect(warRoomStateOf({ ...base, starts_at: new Date(1_000_000) })).toBe('ENDED');
     expect(warRoomStateOf({ ...base, paused: true, inventory_state: 'SOLD_OUT' })).toBe('SOLD_OUT');
+    // Not signed off: the time has come but the sale does not open (before the time it reads NOT_OPEN as ever).
+    expect(warRoomStateOf({ ...base, signed_off: false, sealed_at: null })).toBe('AWAITING_SIGNOFF');
+    expect(warRoomStateOf({ ...base, signed_off: false, sealed_at: null, heartbeat_at: null })).toBe('AWAITING_SIGNOFF');
+    expect(warRoomStateOf({ ...base, signed_off: false, sealed_at: null, onsale_at: new Date(2_000_000) })).toBe('NOT_OPEN');
+    expect(warRoomStateOf({ ...base, signed_off: false, sealed_at: new Date(500_000) })).toBe('ADMITTING');
   });
 
   it("the console's rate bounds are the operator module's", () => {
@@ -87,6 +92,25 @@ describe('readWarRoomSnapshot', () => {
     expect(s.alerts).toEqual([]);
     expect(s.store.configured).toBe(false);
     expect(s.holdLatency.p99Ms).toBeNull();
+  });
+
+  it('an event that is not signed off: the war room says it will not open (warning before its time, critical after), and a tile says so', async () => {
+    const { eventId: later } = await createOpenEvent(t.db, { name: 'Unsigned later', onsaleAt: ahead(3_600_000), startsAt: ahead(86_400_000) }, { signOff: false });
+    let s = await readWarRoomSnapshot(t.db, later);
+    expect(s).toMatchObject({ state: 'NOT_OPEN', fairness: { signedOff: false, awaitingSignOff: true, signedOffBy: null } });
+    expect(s.alerts.map((a) => [a.code, a.severity])).toEqual([['FAIRNESS_NOT_SIGNED_OFF', 'warning']]);
+    expect(toTile(s).awaitingSignOff).toBe(true);
+
+    const { eventId: now } = await createOpenEvent(t.db, { name: 'Unsigned now', onsaleAt: ago(60_000) }, { signOff: false });
+    await heartbeat(now);
+    s = await readWarRoomSnapshot(t.db, now);
+    expect(s).toMatchObject({ state: 'AWAITING_SIGNOFF', fanState: 'WAITING' });
+    expect(s.alerts[0]).toMatchObject({ code: 'FAIRNESS_NOT_SIGNED_OFF', severity: 'critical' });
+
+    const { eventId: signed } = await createOpenEvent(t.db, { name: 'Signed', onsaleAt: ago(60_000) });
+    await heartbeat(signed);
+    s = await readWarRoomSnapshot(t.db, signed);
+    expect(s).toMatchObject({ state: 'ADMITTING', fairness: { signedOff: true, awaitingSignOff: false, signedOffBy: 'system' }, alerts: [] });
   });
 
   it('an unknown or malformed id is EVENT_NOT_FOUND', async () => {

@@ -22,6 +22,7 @@ export const STATE_LOOK: Record<WarRoomState, { label: string; tone: 'ok' | 'ala
   LAST_CHANCE: { label: 'LAST CHANCE', tone: 'warn', fan: 'nothing available; held seats may come back' },
   SOLD_OUT: { label: 'SOLD OUT', tone: 'done', fan: 'every poller is told SOLD_OUT and pointed to the waitlist' },
   ENDED: { label: 'ENDED', tone: 'quiet', fan: 'the event has started; the queue is closed' },
+  AWAITING_SIGNOFF: { label: 'NOT OPEN — AWAITING FAIRNESS SIGN-OFF', tone: 'alarm', fan: 'the sale has not opened: fans keep their places and read that the organiser is completing its final checks' },
 };
 
 /** The connection, said plainly: live with the age of the figures, or lost and reconnecting. */
