@@ -10,7 +10,7 @@ import { buildBff } from '@onsale/bff';
 import { authOptionsOf, loadBffEnv } from '@onsale/bff/env';
 import { loadCliConfig } from '@onsale/cli/env';
 import { resolveDatabase } from '@onsale/cli/database';
-import { START_USAGE, Shutdown, consoleDir, consoleSignInHint, demoCurl, ensureConsoleBuilt, ensureDemoEvent, parseStartFlags } from './start-lib.js';
+import { START_USAGE, Shutdown, consoleDir, consoleSignInHint, demoCurl, ensureConsoleBuilt, ensureDemoEvent, ensureFanPageBuilt, fanDir, parseStartFlags } from './start-lib.js';
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const warn = (line: string) => process.stderr.write(`${line}\n`);
@@ -87,10 +87,13 @@ try {
   // CONSOLE_DIR (the BFF's setting) serves another build; npm start builds into it too while it is new or empty.
   const servedConsole = bffEnv.CONSOLE_DIR ? resolve(bffEnv.CONSOLE_DIR) : consoleDir;
   ensureConsoleBuilt(log, servedConsole);
+  // The fans' page (/e/:eventId on the store API): FAN_DIR, else apps/fan/dist, built on the first start too.
+  const servedFan = storeConfig.fan.dir ? resolve(storeConfig.fan.dir) : fanDir;
+  ensureFanPageBuilt(log, servedFan);
 
   // One metrics registry for the store API and the worker in this process (GET /metrics shows both).
   const metrics = createMetrics({ defaultMetrics: true });
-  const store = await buildStoreApi({ db: storeDb, config: storeConfig, metrics }, { logger: { level: 'warn' }, connectionTimeout: 10_000, requestTimeout: 15_000 });
+  const store = await buildStoreApi({ db: storeDb, config: { ...storeConfig, fan: { ...storeConfig.fan, dir: servedFan } }, metrics }, { logger: { level: 'warn' }, connectionTimeout: 10_000, requestTimeout: 15_000 });
   shutdown.add('store API', () => store.close());
 
   // The worker reports invariant drift and job failures through the store API's logger (warnings and errors).
@@ -120,6 +123,7 @@ try {
   log('');
   log(`store API   ${storeUrl}        (fans; dev sign-in ${storeConfig.devAuth ? 'on' : 'off'})`);
   log(`API docs    ${storeUrl}/docs`);
+  log(`fans' page  ${storeUrl}/e/<eventId>  (the link a promoter publishes)`);
   log(`console     ${bffUrl}/         (operators and promoters)`);
   log('worker      running (admission controller every second, inventory reconciliation and expired-hold sweep every minute, waitlist fan-out, offers and webhook deliveries)');
   log(`\nconsole sign-in: ${await consoleSignInHint(opsDb)}`);
@@ -128,6 +132,7 @@ try {
     const demo = await ensureDemoEvent(storeDb);
     log('');
     log(`demo event  ${demo.eventId}  "${demo.name}"${demo.created ? ' (created)' : ' (already there)'}`);
+    log(`fan page    ${storeUrl}/e/${demo.eventId}`);
     if (storeConfig.devAuth) log(`try it (bash):\n\n${demoCurl(storeUrl, demo.eventId)}\n`);
     else log('dev sign-in is off (NODE_ENV=production or DEV_AUTH=false), so the curl tour needs a real account token.');
   }
