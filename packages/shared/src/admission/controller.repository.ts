@@ -120,7 +120,11 @@ export async function sealCohort(trx: Trx, eventId: string, at: Date): Promise<n
 
 /** What the database can tell the controller about one event right now. Counts over recent windows. */
 export interface LiveSignalsRow {
-  /** Checkout attempts for the event's holds created in the last 2 minutes, and how many of them FAILED. */
+  /**
+   * Checkouts of the event's holds over the last 2 minutes, and how many the platform failed: gateway failures
+   * (counted by the store API; their attempts are forgotten), payments that could not complete and holds that
+   * lapsed during payment. A card declined by its issuer is the fan's outcome and counts in neither.
+   */
   checkout_total: number;
   checkout_failed: number;
   /** Holds made and refused for want of seats over the last 2 minutes (reported by the store-API instances). */
@@ -142,9 +146,10 @@ export interface LiveSignalsRow {
 /** `eventId`: the event (its holds, orders, checkouts); `queueId`: the queue (its admissions and joins), the event's own by default. */
 export async function liveSignals(db: Db | Trx, eventId: string, queueId: string = eventId): Promise<LiveSignalsRow> {
   const { rows } = await sql<LiveSignalsRow>`
-    SELECT c.checkout_total, c.checkout_failed, m.holds_created_2m, m.holds_refused_2m, m.tokens_10m, m.tokens_5m, m.advanced_5m, o.orders_10m,
+    SELECT c.checkout_total + g.gateway_failures_2m AS checkout_total, c.checkout_failed + g.gateway_failures_2m AS checkout_failed, m.holds_created_2m, m.holds_refused_2m, m.tokens_10m, m.tokens_5m, m.advanced_5m, o.orders_10m,
            r.released_seats_1m, j.max_join_index
-    FROM (SELECT count(*)::int AS checkout_total, count(*) FILTER (WHERE a.status = 'FAILED')::int AS checkout_failed
+    FROM (SELECT count(*)::int AS checkout_total,
+                 count(*) FILTER (WHERE a.status = 'FAILED' AND a.error_code IS DISTINCT FROM 'PAYMENT_DECLINED')::int AS checkout_failed
           FROM checkout_attempts a JOIN holds h ON h.id = a.hold_id
           WHERE h.event_id = ${eventId} AND a.created_at > now() - interval '2 minutes') c,
          (SELECT coalesce(sum(holds_created) FILTER (WHERE minute >= date_trunc('minute', now()) - interval '1 minute'), 0)::int AS holds_created_2m,
@@ -156,6 +161,8 @@ export async function liveSignals(db: Db | Trx, eventId: string, queueId: string
                                                          AND minute >= date_trunc('minute', now()) - interval '5 minutes'), 0)::int AS advanced_5m
           FROM admission_minutes
           WHERE event_id = ${queueId} AND minute >= date_trunc('minute', now()) - interval '9 minutes') m,
+         (SELECT coalesce(sum(checkout_gateway_failures), 0)::int AS gateway_failures_2m FROM admission_minutes
+          WHERE event_id = ${eventId} AND minute >= date_trunc('minute', now()) - interval '1 minute') g,
          (SELECT count(*)::int AS orders_10m FROM orders WHERE event_id = ${eventId} AND created_at > now() - interval '10 minutes') o,
          (SELECT coalesce(sum(quantity), 0)::int AS released_seats_1m FROM holds
           WHERE event_id = ${eventId}

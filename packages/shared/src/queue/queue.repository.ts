@@ -100,16 +100,18 @@ export async function lastMinuteAdmissions(db: Db): Promise<{ event_id: string; 
   return rows;
 }
 
-/** Adds hold outcomes (counted in memory by a store-API instance) to the current minute, per event. */
-export async function recordHoldOutcomes(db: Db, outcomes: Map<string, { created: number; refused: number }>): Promise<void> {
+/** Adds hold outcomes and gateway-failed checkouts (counted in memory by a store-API instance) to the current minute, per event. */
+export async function recordHoldOutcomes(db: Db, outcomes: Map<string, { created: number; refused: number; gatewayFailures?: number }>): Promise<void> {
   if (outcomes.size === 0) return;
   const ids = [...outcomes.keys()];
   await sql`
-    INSERT INTO admission_minutes (event_id, minute, holds_created, holds_refused)
-    SELECT e, date_trunc('minute', now()), c, r
-    FROM unnest(${ids}::uuid[], ${ids.map((k) => outcomes.get(k)!.created)}::int[], ${ids.map((k) => outcomes.get(k)!.refused)}::int[]) AS t(e, c, r)
+    INSERT INTO admission_minutes (event_id, minute, holds_created, holds_refused, checkout_gateway_failures)
+    SELECT e, date_trunc('minute', now()), c, r, g
+    FROM unnest(${ids}::uuid[], ${ids.map((k) => outcomes.get(k)!.created)}::int[], ${ids.map((k) => outcomes.get(k)!.refused)}::int[],
+                ${ids.map((k) => outcomes.get(k)!.gatewayFailures ?? 0)}::int[]) AS t(e, c, r, g)
     ON CONFLICT (event_id, minute) DO UPDATE SET holds_created = admission_minutes.holds_created + excluded.holds_created,
-                                                 holds_refused = admission_minutes.holds_refused + excluded.holds_refused`.execute(db);
+                                                 holds_refused = admission_minutes.holds_refused + excluded.holds_refused,
+                                                 checkout_gateway_failures = admission_minutes.checkout_gateway_failures + excluded.checkout_gateway_failures`.execute(db);
 }
 
 /** A fan whose position expired unused goes to the back of the line: a new join index, FIFO, unclaimed. */

@@ -31,7 +31,7 @@ export interface PublicQueueInfo {
 export class WatermarkStore {
   private readonly byEvent = new Map<string, PublicQueueInfo>();
   private claims: { eventId: string; accountId: string }[] = [];
-  private holdOutcomes = new Map<string, { created: number; refused: number }>();
+  private holdOutcomes = new Map<string, { created: number; refused: number; gatewayFailures: number }>();
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   loadedAt = 0;
@@ -134,9 +134,19 @@ export class WatermarkStore {
   /** A hold made (true) or refused for want of seats (false), flushed with the claims on the next beat. */
   countHold(eventId: string, created: boolean): void {
     let o = this.holdOutcomes.get(eventId);
-    if (!o) this.holdOutcomes.set(eventId, (o = { created: 0, refused: 0 }));
+    if (!o) this.holdOutcomes.set(eventId, (o = { created: 0, refused: 0, gatewayFailures: 0 }));
     if (created) o.created++;
     else o.refused++;
+  }
+
+  /**
+   * A checkout the payment gateway failed (refused for load, errored, timed out: nothing charged), flushed on the
+   * next beat: what the war room and the controller count as the platform's checkout failures.
+   */
+  countGatewayFailure(eventId: string): void {
+    let o = this.holdOutcomes.get(eventId);
+    if (!o) this.holdOutcomes.set(eventId, (o = { created: 0, refused: 0, gatewayFailures: 0 }));
+    o.gatewayFailures++;
   }
 
   countClaim(eventId: string, accountId: string): void {

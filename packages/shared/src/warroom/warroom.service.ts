@@ -151,7 +151,12 @@ export interface WarRoomSnapshot {
   };
   /** Platform-wide, from the store API's metrics (see store-metrics.ts). */
   holdLatency: { p99Ms: number | null; observed: number; windowSeconds: number };
-  checkout: { attempts2m: number; failed2m: number; errorRate: number | null };
+  /**
+   * Checkouts over the last 2 minutes: attempts, those the platform failed (gateway failures and timeouts,
+   * payments that could not complete) and their share, and cards declined by their issuers (the fans' outcome:
+   * shown, never alerted on, never slowing admissions).
+   */
+  checkout: { attempts2m: number; failed2m: number; declined2m: number; errorRate: number | null };
   payment: { attemptsPerSecond: number; attemptsLastMinute: number; ceilingTps: number };
   soldOut: { soldOutAt: string | null; propagationP99Seconds: number | null; pollsObserved: number };
   waitlist: {
@@ -373,6 +378,7 @@ function toSnapshot(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot 
   const { available, held, sold } = p.inventory;
   const attempts2m = p.checkout?.attempts_2m ?? 0;
   const failed2m = p.checkout?.failed_2m ?? 0;
+  const declined2m = p.checkout?.declined_2m ?? 0;
   const heartbeatAgeSeconds = seconds(now, e.heartbeat_at);
   const open = now.getTime() >= e.onsale_at.getTime() && now.getTime() < e.starts_at.getTime();
   const w = p.waitlist;
@@ -436,7 +442,7 @@ function toSnapshot(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot 
       perAdmittedFan: last.admitted > 0 ? round(last.holdsCreated / last.admitted) : null,
     },
     holdLatency: { p99Ms: p.store.holdLatencyP99Ms, observed: p.store.holdsObserved, windowSeconds: p.store.windowSeconds },
-    checkout: { attempts2m, failed2m, errorRate: attempts2m > 0 ? round(failed2m / attempts2m, 4) : null },
+    checkout: { attempts2m, failed2m, declined2m, errorRate: attempts2m > 0 ? round(failed2m / attempts2m, 4) : null },
     payment: {
       attemptsPerSecond: round((p.checkout?.attempts_10s ?? 0) / 10, 1),
       attemptsLastMinute: p.checkout?.attempts_60s ?? 0,
@@ -479,13 +485,17 @@ function toSnapshot(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot 
     planAdmitsPerMin: plan?.admitsPerMinute ?? 0,
     rateOverridePerMin: e.rate_override_per_min,
     holdLatencyP99Ms: p.store.holdLatencyP99Ms,
+    holdLatencyObserved: p.store.holdsObserved,
     checkoutAttempts: attempts2m,
     checkoutFailed: failed2m,
+    checkoutDeclined: declined2m,
     paymentTps: snapshot.payment.attemptsPerSecond,
+    paymentAttempts10s: p.checkout?.attempts_10s ?? 0,
     paymentTpsCeiling: e.payment_tps,
     drift: snapshot.inventory.drift,
     orderDrift: snapshot.inventory.orderDrift,
     soldOutPropagationP99Seconds: p.store.soldOutPropagationP99Seconds,
+    soldOutPollsObserved: p.store.soldOutPollsObserved,
     soldOutOnce: e.sold_out_at !== null,
     available,
     oldestExpiredUnsweptSeconds: oldestUnswept,

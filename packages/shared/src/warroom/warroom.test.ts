@@ -151,7 +151,7 @@ describe('readWarRoomSnapshot', () => {
     const s = await readWarRoomSnapshot(t.db, eventId);
     expect(s.admission).toMatchObject({ admittedLastMinute: 30, admittedThisMinute: 0 });
     expect(s.holds).toMatchObject({ createdLastMinute: 90, perAdmittedFan: 3 });
-    expect(s.checkout).toEqual({ attempts2m: 25, failed2m: 5, errorRate: 0.2 });
+    expect(s.checkout).toEqual({ attempts2m: 25, failed2m: 5, declined2m: 0, errorRate: 0.2 });
     expect(s.payment).toMatchObject({ attemptsPerSecond: 2.5, attemptsLastMinute: 25, ceilingTps: 1000 });
     const codes = s.alerts.map((a) => a.code);
     expect(codes).toContain('ADMISSION_BYPASS');
@@ -159,6 +159,25 @@ describe('readWarRoomSnapshot', () => {
     expect(codes).toContain('CHECKOUT_ERRORS');
     // Live holds in the holds table (no seat rows taken here): the expired-unswept count stays 0 while they live.
     expect(s.inventory.expiredUnsweptSeats).toBe(0);
+  });
+
+  it('a card declined by its issuer is the fan\'s outcome: not a checkout failure and no alert; gateway failures the store API counted are', async () => {
+    const { eventId } = await createOpenEvent(t.db, { name: 'Declines', onsaleAt: ago(600_000) });
+    await heartbeat(eventId);
+    // 30 checkouts, 10 of them declined test cards (PAYMENT_DECLINED on the attempt).
+    for (let i = 0; i < 30; i++) await holdWithCheckouts(eventId, `decliner-${i}`, [i < 10 ? 'FAILED' : 'SUCCEEDED']);
+    await sql`UPDATE checkout_attempts a SET error_code = 'PAYMENT_DECLINED' FROM holds h WHERE h.id = a.hold_id AND h.event_id = ${eventId} AND a.status = 'FAILED'`.execute(t.db);
+    let s = await readWarRoomSnapshot(t.db, eventId);
+    expect(s.checkout).toEqual({ attempts2m: 30, failed2m: 0, declined2m: 10, errorRate: 0 });
+    expect(s.alerts.map((a) => a.code)).not.toContain('CHECKOUT_ERRORS');
+
+    // The gateway refused 5 for load (their attempts forgotten, counted by the store API in the minute's row).
+    await sql`INSERT INTO admission_minutes (event_id, minute, checkout_gateway_failures) VALUES (${eventId}, date_trunc('minute', now()), 5)`.execute(t.db);
+    s = await readWarRoomSnapshot(t.db, eventId);
+    expect(s.checkout).toEqual({ attempts2m: 35, failed2m: 5, declined2m: 10, errorRate: 0.1429 });
+    const alert = s.alerts.find((a) => a.code === 'CHECKOUT_ERRORS');
+    expect(alert).toMatchObject({ severity: 'warning', title: 'Payments are failing at the payment gateway' });
+    expect(alert!.detail).toContain("10 cards declined by their issuers are the fans' outcome and not counted");
   });
 
   it('inventory is the inventory domain\'s count; lapsed holds nobody swept are reported', async () => {

@@ -73,10 +73,16 @@ export function AlertList({ alerts }: { alerts: Alert[] }) {
   return (
     <ul className="wr-alerts" data-testid="wr-alerts" data-count={alerts.length} aria-label="Alerts firing">
       {alerts.map((a) => (
-        <li key={a.code} className={`wr-alert wr-alert-${a.severity}`} data-testid="wr-alert" data-code={a.code} data-severity={a.severity}>
-          <strong>{a.severity === 'critical' ? 'CRITICAL' : 'WARNING'}</strong> {a.title}
+        <li key={`${a.code}:${a.scope}`} className={`wr-alert wr-alert-${a.severity}`} data-testid="wr-alert" data-code={a.code} data-severity={a.severity}>
+          <strong>{a.severity === 'critical' ? 'Act now' : 'Look now'}:</strong> <span data-testid="wr-alert-title">{a.title}</span>
+          <span className="wr-alert-action" data-testid="wr-alert-action">
+            {a.action}
+          </span>
           <span className="wr-alert-detail">{a.detail}</span>
-          <span className="wr-alert-source">{a.source}</span>
+          <details className="wr-alert-source">
+            <summary>Why this rule</summary>
+            {a.source}
+          </details>
         </li>
       ))}
     </ul>
@@ -109,7 +115,7 @@ export function Metric({
       </span>
       {note && <span className="wr-metric-note">{note}</span>}
       {mine.map((a) => (
-        <span key={a.code} className="wr-metric-alert" data-testid={`${testId}-alert`} data-code={a.code}>
+        <span key={`${a.code}:${a.scope}`} className="wr-metric-alert" data-testid={`${testId}-alert`} data-code={a.code}>
           {a.title}
         </span>
       ))}

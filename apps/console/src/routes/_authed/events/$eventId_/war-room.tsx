@@ -160,10 +160,15 @@ function WarRoomPage() {
               metric="holdLatencyP99"
             />
             <Metric
-              label="Checkout errors"
+              label="Payment failures"
               value={s.checkout.errorRate === null ? '—' : formatPct(s.checkout.errorRate)}
               testId="wr-checkout-errors"
-              note={`${formatCount(s.checkout.failed2m)} of ${formatCount(s.checkout.attempts2m)} in 2 min`}
+              note={
+                <>
+                  {formatCount(s.checkout.failed2m)} of {formatCount(s.checkout.attempts2m)} checkouts in 2 min failed at the gateway or timed out ·{' '}
+                  <span data-testid="wr-checkout-declined">{formatCount(s.checkout.declined2m)}</span> cards declined by their issuers (the fan's outcome, not counted)
+                </>
+              }
               alerts={s.alerts}
               metric="checkoutErrorRate"
             />
