@@ -136,3 +136,22 @@ export async function devSignIn(page: Page, name: string): Promise<void> {
   await form.locator('input').fill(name);
   await form.getByRole('button').click();
 }
+
+/** What a browser sends, for fans scripted over HTTP beside the one in Chromium (the bot gate lets them join). */
+export const BROWSER_HEADERS = {
+  'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36',
+  accept: 'application/json',
+  'accept-language': 'en-GB,en;q=0.9',
+};
+
+/** A scripted fan on the store API: signed in, on a device of their own. */
+export async function scriptedFan(url: string, id: string): Promise<{ id: string; headers: Record<string, string> }> {
+  const r = await fetch(`${url}/auth/dev-login`, { method: 'POST', headers: { ...BROWSER_HEADERS, 'content-type': 'application/json' }, body: JSON.stringify({ accountId: id }) });
+  const { token } = (await r.json()) as { token: string };
+  return { id, headers: { ...BROWSER_HEADERS, authorization: `Bearer ${token}`, 'x-device-id': `device-of-${id}` } };
+}
+
+export async function http(url: string, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+  const r = await fetch(`${url}${path}`, { method, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+  return { status: r.status, json: (await r.json()) as Record<string, unknown> };
+}

@@ -119,3 +119,15 @@ export async function checkInvariants(t: TestDatabase, eventId: string, capacity
          AND h.quantity <> (SELECT count(*) FROM seats s WHERE s.hold_id = h.id))::int AS holdseatmismatch`.execute(t.db);
   return { counts, ...rows[0]! };
 }
+
+/** A card of one's own (the per-instrument limit is per event): a Luhn-valid 16-digit number from `i`. */
+export function cardNumberOf(i: number): string {
+  const body = `4111${String(i).padStart(11, '0')}`;
+  let sum = 0;
+  for (let k = 0; k < body.length; k++) {
+    let d = Number(body[body.length - 1 - k]);
+    if (k % 2 === 0) d = d * 2 > 9 ? d * 2 - 9 : d * 2;
+    sum += d;
+  }
+  return `${body}${(10 - (sum % 10)) % 10}`;
+}

@@ -19,7 +19,6 @@ interface StatusBody {
 
 type Phase =
   | { kind: 'joining'; pow?: string; deferral?: string }
-  | { kind: 'challenge'; pct: number }
   | { kind: 'line' }
   | { kind: 'expired' }
   | { kind: 'stopped'; text: string };
@@ -34,6 +33,8 @@ export function WaitingRoom() {
   const [phase, setPhase] = useState<Phase>(progress.queueToken ? { kind: 'line' } : { kind: 'joining' });
   const [status, setStatus] = useState<StatusBody | null>(null);
   const [notice, setNotice] = useState<{ text: string; until: number } | null>(null);
+  // Solving a proof-of-work (percent done), while the join waits for it; null: no challenge.
+  const [challengePct, setChallengePct] = useState<number | null>(null);
   const lastPosition = useRef<number | null>(null);
   const now = useNow(1000, serverNow);
 
@@ -92,9 +93,12 @@ export function WaitingRoom() {
           setPhase({ kind: 'joining' });
           return;
         }
-        setPhase({ kind: 'challenge', pct: 0 });
-        const pow = await solveInWorker(challenge, (pct) => setPhase({ kind: 'challenge', pct }), abort.signal);
-        if (!abort.signal.aborted) setPhase({ kind: 'joining', pow });
+        setChallengePct(0);
+        const pow = await solveInWorker(challenge, setChallengePct, abort.signal);
+        if (!abort.signal.aborted) {
+          setChallengePct(null);
+          setPhase({ kind: 'joining', pow });
+        }
         return;
       }
       if (e.error === 'JOIN_DEFERRED') {
@@ -164,15 +168,15 @@ export function WaitingRoom() {
   const first = progress.firstAhead;
   const pct = ahead !== null && first !== undefined && first > 0 ? Math.round((100 * (first - Math.min(first, ahead))) / first) : ahead === 0 ? 100 : null;
 
-  if (phase.kind === 'challenge')
+  if (challengePct !== null)
     return (
       <section className="card" data-testid="challenge">
         <h2>{t.challengeTitle}</h2>
         <p data-testid="challenge-progress" role="status">
-          {t.challengeProgress(phase.pct)}
+          {t.challengeProgress(challengePct)}
         </p>
-        <div className="progress" role="progressbar" aria-valuemin={0} aria-valuemax={100} aria-valuenow={phase.pct}>
-          <div className="progress-fill" style={{ width: `${Math.max(3, phase.pct)}%` }} />
+        <div className="progress" role="progressbar" aria-valuemin={0} aria-valuemax={100} aria-valuenow={challengePct}>
+          <div className="progress-fill" style={{ width: `${Math.max(3, challengePct)}%` }} />
         </div>
         <p className="muted small">{t.challengeWhy}</p>
       </section>

@@ -117,6 +117,14 @@ export interface WarRoomSnapshot {
     admittedThisMinute: number;
     /** The controller's admits per minute now (0 while paused, before the open or sold out). */
     controllerRatePerMin: number;
+    /**
+     * Why the controller's last tick admitted what it did: `constraint` is the stable code (admission/rate.ts
+     * AdmissionConstraint, or `paused`, `before_open`, `sold_out`), `reason` the words; `fansInside` the fans it counted
+     * as able to buy (holding, shopping within the checkout time, or on their way in); `cap` the most more fans it
+     * would let in. Null before the controller first ticked the event. With fans waiting, seats left and nobody let
+     * in, this says why (e.g. `no_plausible_seats`, `override` at 0).
+     */
+    controller: { constraint: string; reason: string; fansInside: number; cap: number } | null;
     /** The published plan on the whole house (onsale plan), or null when the settings cannot be planned. */
     plan: {
       admitsPerMinute: number;
@@ -420,6 +428,10 @@ function toSnapshot(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot 
       admittedLastMinute: last.admitted,
       admittedThisMinute: current.admitted,
       controllerRatePerMin: state === 'ADMITTING' || state === 'LAST_CHANCE' ? current.controllerRatePerMin || last.controllerRatePerMin : 0,
+      controller:
+        e.controller_constraint !== null && e.controller_reason !== null
+          ? { constraint: e.controller_constraint, reason: e.controller_reason, fansInside: e.fans_inside ?? 0, cap: e.admit_cap ?? 0 }
+          : null,
       plan,
       planError,
       minutes,
