@@ -1,5 +1,5 @@
 import type { ReactNode } from 'react';
-import type { Alert, AlertMetric } from '@onsale/shared/warroom/schema';
+import { explainSnapshot, type Alert, type AlertMetric } from '@onsale/shared/warroom/schema';
 import type { RouterOutputs } from '@onsale/bff/root';
 import { formatCount } from '../format';
 import type { LinkState } from './useLiveStream';
@@ -130,5 +130,28 @@ export function Panel({ title, children, testId }: { title: string; children: Re
       <h2>{title}</h2>
       <div className="wr-metrics">{children}</div>
     </section>
+  );
+}
+
+const clock = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', timeZoneName: 'short' });
+
+/**
+ * Why fans are or are not being let in, what the operator can do, and how long the queue takes to clear at the
+ * current rate (explainSnapshot, the domain's rule). Loud when admissions are below the plan or zero.
+ */
+export function AdmissionWhy({ snapshot }: { snapshot: WarRoomSnapshot }) {
+  const e = explainSnapshot(snapshot, (ms) => clock.format(new Date(ms)));
+  return (
+    <div className={`wr-why${e.stalled ? ' wr-why-stalled' : ''}`} data-testid="wr-why" data-code={e.code} data-stalled={e.stalled ? 'true' : 'false'} role={e.stalled ? 'status' : undefined}>
+      <strong className="wr-why-sentence" data-testid="wr-why-sentence">
+        {e.sentence}
+      </strong>
+      <span className="wr-why-action" data-testid="wr-why-action">
+        {e.action}
+      </span>
+      <span className="wr-why-clear" data-testid="wr-clear-queue">
+        {e.clearQueue}
+      </span>
+    </div>
   );
 }

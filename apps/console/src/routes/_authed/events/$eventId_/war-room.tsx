@@ -11,7 +11,7 @@ import { Forbidden, NotFound } from '../../../-components/Status';
 import { TiersPanel } from '../../../-components/TiersPanel';
 import { AdmissionChart, InventoryChart } from '../../../-components/warroom/charts';
 import { Controls } from '../../../-components/warroom/controls';
-import { AlertList, formatPct, formatRate, formatTime, LinkBanner, LiveArea, Metric, Panel, STATE_LOOK, type WarRoomSnapshot } from '../../../-components/warroom/parts';
+import { AdmissionWhy, AlertList, formatPct, formatRate, formatTime, LinkBanner, LiveArea, Metric, Panel, STATE_LOOK, type WarRoomSnapshot } from '../../../-components/warroom/parts';
 import { useLinkState } from '../../../-components/warroom/useLiveStream';
 import { useServerReach } from '../../../-components/warroom/reach';
 
@@ -101,6 +101,8 @@ function WarRoomPage() {
             </span>
           )}
         </div>
+
+        <AdmissionWhy snapshot={s} />
 
         <AlertList alerts={s.alerts} />
 
