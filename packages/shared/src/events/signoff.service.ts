@@ -1,4 +1,5 @@
 import type { Trx } from '../db/connect.js';
+import type { FanLanguage } from '../queue/copy.js';
 import { fairnessDescription } from '../queue/fairness.js';
 import * as repo from './configure.repository.js';
 import { insertAudit } from './events.repository.js';
@@ -14,9 +15,13 @@ export function awaitsSignOff(q: { signedOff: boolean; sealedAt: Date | string |
   return !q.signedOff && q.sealedAt === null;
 }
 
-/** What a fan reads while the sale waits for its sign-off (the status poll's message; the state is WAITING). */
-export const AWAITING_SIGNOFF_MESSAGE =
-  'This sale has not opened yet: the organiser is completing its final checks. You keep your place in line, and fans are let in as soon as it opens.';
+/** What a fan reads while the sale waits for its sign-off (the status poll's message; the state is WAITING), per fan language. */
+export const AWAITING_SIGNOFF_MESSAGES: Record<FanLanguage, string> = {
+  en: 'This sale has not opened yet: the organiser is completing its final checks. You keep your place in line, and fans are let in as soon as it opens.',
+  es: 'La venta aún no ha abierto: el organizador está terminando sus últimas comprobaciones. Conservas tu lugar en la fila y se dejará entrar a los fans en cuanto abra.',
+};
+/** The English message (AWAITING_SIGNOFF_MESSAGES.en). */
+export const AWAITING_SIGNOFF_MESSAGE = AWAITING_SIGNOFF_MESSAGES.en;
 
 /**
  * Records `actor`'s sign-off of the event's current mode with the plain-words description fans are shown, audited

@@ -8,13 +8,16 @@ import { commitSeed, fairnessDescription, generateSeed, VERIFICATION_RECIPE, typ
 import { insertQueueState, requeueEntry } from './queue.repository.js';
 import { JoinBatcher } from './join-batcher.js';
 import type { PublicQueueInfo, WatermarkStore } from './watermark-store.js';
-import { AWAITING_SIGNOFF_MESSAGE } from '../events/signoff.service.js';
+import { AWAITING_SIGNOFF_MESSAGES } from '../events/signoff.service.js';
+import { DEFAULT_FAN_LANGUAGE, type FanLanguage } from './copy.js';
 import { admitWithAccessCode, assertTierJoinable, tierToJoin } from '../allocations/allocations.service.js';
 
 /** What a join may name beyond the event: a presale tier (default: the general sale) and its access code. */
 export interface JoinOptions {
   tier?: string;
   accessCode?: string;
+  /** The language of the answer's words (the fan's Accept-Language); default English. */
+  language?: FanLanguage;
 }
 
 /** Gives a new event its queue: a random seed (kept secret until the open) and its published commitment. */
@@ -65,6 +68,7 @@ export class QueueService {
   }
 
   async join(accountId: string, eventId: string, deviceId: string, opts: JoinOptions = {}): Promise<JoinResult> {
+    const language = opts.language ?? DEFAULT_FAN_LANGUAGE;
     if (!DEVICE_ID_PATTERN.test(deviceId)) throw invalid('INVALID_DEVICE_ID', 'X-Device-Id must be 8-200 visible ASCII characters', 'x-device-id');
     const { event, tiers } = await this.deps.events.get(eventId);
     if (this.now() >= event.startsAt.getTime()) throw new DomainError('conflict', 'EVENT_CLOSED', 'this event has started; its queue is closed');
@@ -102,23 +106,23 @@ export class QueueService {
       exp: Math.max(nowS + 3600, Math.floor(event.startsAt.getTime() / 1000)),
     });
     let claims = claimsFor(row.join_index, row.cohort, row.joined_at);
-    let { status } = await this.statusOf(claims);
+    let { status } = await this.statusOf(claims, language);
     if (status.expired) {
       // Their turn came and went unused: a new place at the back of the line.
       const again = await requeueEntry(this.deps.db, queueId, accountId);
       if (!again) throw new DomainError('unavailable', 'JOIN_RACE', 'please retry', { retryAfterSeconds: 1 });
       claims = claimsFor(again.join_index, again.cohort, again.joined_at);
-      ({ status } = await this.statusOf(claims));
+      ({ status } = await this.statusOf(claims, language));
     }
     const queueToken = await signToken(this.deps.tokenKey, claims);
     return { ...status, queueToken, joinIndex: claims.joinIndex, cohort: claims.cohort, created: row.created };
   }
 
   /** A status poll: verifies the queue token and answers from memory; issues an admission token when admitted. */
-  async status(eventId: string, queueToken: string, accountId: string, deviceId: string): Promise<StatusWithCopy & { admissionToken?: string }> {
+  async status(eventId: string, queueToken: string, accountId: string, deviceId: string, language: FanLanguage = DEFAULT_FAN_LANGUAGE): Promise<StatusWithCopy & { admissionToken?: string }> {
     const deviceHash = await this.tokens.deviceHash(deviceId, accountId);
     const claims = await this.tokens.verify(queueToken, { kind: 'queue', eventId, accountId, deviceHash, now: this.now() });
-    const { status, info } = await this.statusOf(claims);
+    const { status, info } = await this.statusOf(claims, language);
     if (status.expired)
       throw new DomainError('gone', 'POSITION_EXPIRED', 'your turn came and passed unused; join the queue again for a new place at the back', {
         field: 'x-queue-token',
@@ -139,7 +143,7 @@ export class QueueService {
     if (at) this.deps.metrics?.soldoutPropagation.observe(Math.max(0, this.now() - at) / 1000);
   }
 
-  private async statusOf(claims: QueueTokenClaims): Promise<{ status: StatusWithCopy; info: PublicQueueInfo }> {
+  private async statusOf(claims: QueueTokenClaims, language: FanLanguage = DEFAULT_FAN_LANGUAGE): Promise<{ status: StatusWithCopy; info: PublicQueueInfo }> {
     const info = await this.deps.watermarks.get(claims.queueId ?? claims.eventId);
     if (!info || info.ownerEventId !== claims.eventId) throw notFound('EVENT_NOT_FOUND', `no event ${claims.eventId}`, 'id');
     const status = await computeStatus(claims, info.watermark, this.now());
@@ -152,8 +156,8 @@ export class QueueService {
           ? `The ${info.tierName} presale has ended; its unsold seats go to the next sale. Join the general sale's queue.`
           : `The ${info.tierName} presale has sold out. Join the general sale's queue.`
         : info.awaitingSignOff && status.state === 'WAITING'
-          ? AWAITING_SIGNOFF_MESSAGE
-          : info.copy[status.state];
+          ? AWAITING_SIGNOFF_MESSAGES[language]
+          : (info.copyByLanguage?.[language] ?? info.copy)[status.state];
     return { status: { ...status, message, ...(waitlist ? { waitlist } : {}) }, info };
   }
 

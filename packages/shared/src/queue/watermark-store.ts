@@ -1,14 +1,16 @@
 import type { Db } from '../db/connect.js';
 import type { WatermarkState } from './edge.js';
-import { queueCopy, type QueueCopy } from './copy.js';
+import { queueCopy, queueCopyByLanguage, type FanLanguage, type QueueCopy } from './copy.js';
 import { loadWatermarks, recordClaims, recordHoldOutcomes, type WatermarkRow } from './queue.repository.js';
 
 export interface PublicQueueInfo {
   watermark: WatermarkState;
   /** When the event sold out (available = 0 and held = 0), for the propagation metric. */
   soldOutAt: number | null;
-  /** The event's words per state. */
+  /** The event's words per state (English). */
   copy: QueueCopy;
+  /** The event's words per state in every fan language (English is `copy`). */
+  copyByLanguage: Record<FanLanguage, QueueCopy>;
   seedCommitment: string;
   fairnessMode: string;
   listingId: string;
@@ -63,6 +65,7 @@ export class WatermarkStore {
       watermark: WatermarkStore.toState(r, now),
       soldOutAt: r.sold_out_at?.getTime() ?? null,
       copy: queueCopy(r.queue_copy),
+      copyByLanguage: queueCopyByLanguage(r.queue_copy, r.look_copy),
       seedCommitment: r.seed_commitment,
       fairnessMode: r.fairness_mode,
       listingId: r.listing_id,
