@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@onsale/shared/db';
 import { pauseQueue, resumeQueue, setRateOverride } from '@onsale/shared/admission';
 import { cancelOrder, TEST_CARDS } from '@onsale/shared/checkout';
-import { admissionClaimsFor, createTokenKey, DEV_QUEUE_TOKEN_SECRET, hashDevice, signToken } from '@onsale/shared/queue';
+import { admissionClaimsFor, createTokenKey, hashDevice, signToken } from '@onsale/shared/queue';
+import { testSecrets } from '@onsale/shared/testing';
 import { advanceUntil, buildFanPage, devSignIn, docsShots, fanPage, http, launch, makeEvent, noOverflow, scriptedFan, startStack, stateOf, WIDTHS, type Stack } from './harness';
 
 // The waiting room's other states in Chromium: a paused line that resumes without a reload (and a reload that keeps
@@ -121,7 +122,7 @@ describe('the waiting room', () => {
     });
     // Another fan, admitted, holds both seats.
     const buyer = await scriptedFan(stack.url, 'box-buyer');
-    const key = await createTokenKey(DEV_QUEUE_TOKEN_SECRET);
+    const key = await createTokenKey(testSecrets().queueTokenSecret);
     const deviceHash = await hashDevice(buyer.headers['x-device-id']!, buyer.id);
     const admission = await signToken(key, admissionClaimsFor({ kind: 'queue', eventId, accountId: buyer.id, deviceHash, joinIndex: 0, cohort: 'FIFO', iat: 0, exp: 0 }, 1, Date.now()));
     const buyerHeaders = { ...buyer.headers, 'x-admission-token': admission };

@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { inject } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
+import { createTestDatabase, testSecrets, type TestDatabase } from '@onsale/shared/testing';
 import { createEvent, parseEventFile, type EventFile } from '@onsale/shared/events';
 import { getInventoryCounts } from '@onsale/shared/inventory';
 import { SimulatedPaymentGateway } from '@onsale/shared/checkout';
 import { sql } from '@onsale/shared/db';
 import { buildStoreApi } from '../src/app.js';
-import { DEV_QUEUE_TOKEN_SECRET, loadStoreApiConfig } from '../src/env.js';
+import { loadStoreApiConfig } from '../src/env.js';
 import { admissionClaimsFor, createTokenKey, hashDevice, signToken, type TokenKey } from '@onsale/shared/queue';
 import type { BotScorer } from '@onsale/shared/abuse';
 
@@ -94,7 +94,7 @@ export async function admitted(token: string, eventId: string, device?: string, 
   const cacheKey = `${token}|${eventId}|${deviceId}|${tier ?? ''}`;
   let admission = admissions.get(cacheKey);
   if (!admission) {
-    key ??= createTokenKey(DEV_QUEUE_TOKEN_SECRET);
+    key ??= createTokenKey(testSecrets().queueTokenSecret);
     const deviceHash = await hashDevice(deviceId, accountId);
     const claims = admissionClaimsFor({ kind: 'queue', eventId, accountId, deviceHash, joinIndex: 0, cohort: 'FIFO', iat: 0, exp: 0 }, 1, Date.now(), tier);
     admission = await signToken(await key, claims);

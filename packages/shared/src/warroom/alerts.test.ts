@@ -149,6 +149,15 @@ describe('evaluateAlerts', () => {
     expect(only({ waitlistOldestPendingSeconds: 75 }, 'WAITLIST_FANOUT_BEHIND').metric).toBe('waitlist');
   });
 
+  it('issue 13: the store API losing its database is critical; 503s answered (overload shed) are a warning', () => {
+    expect(codes({ storeDatabaseDownInstances: 0, storeUnavailablePerMin: 0 })).toEqual([]);
+    expect(codes({ storeUnavailablePerMin: null })).toEqual([]);
+    const down = only({ storeDatabaseDownInstances: 1, storeUnavailablePerMin: 2_351 }, 'STORE_UNAVAILABLE');
+    expect(down).toMatchObject({ severity: 'critical', metric: 'state', value: 2_351 });
+    expect(down.detail).toBe('1 store API instance without a database; 2,351 requests a minute answered "try again" (a database outage, or requests refused under load).');
+    expect(only({ storeUnavailablePerMin: 145 }, 'STORE_UNAVAILABLE').severity).toBe('warning');
+  });
+
   it('orders critical before warning, keeping rule order within a severity; every alert names its source', () => {
     const alerts = evaluateAlerts({ ...calm, paused: true, drift: 1, checkoutFailed: 100, holdLatencyP99Ms: 900 });
     expect(alerts.map((a) => [a.code, a.severity])).toEqual([
@@ -180,8 +189,10 @@ describe('evaluateAlerts', () => {
       soldOutOnce: true,
       oldestExpiredUnsweptSeconds: 600,
       waitlistOldestPendingSeconds: 600,
+      storeDatabaseDownInstances: 1,
+      storeUnavailablePerMin: 40,
     });
-    expect(new Set(all.map((a) => a.code)).size).toBe(15);
+    expect(new Set(all.map((a) => a.code)).size).toBe(16);
     for (const a of all) {
       for (const words of [a.title, a.action, a.detail]) {
         expect(words).not.toMatch(/Appendix|section \d|ARCHITECTURE|rule \d|SLO|E\.1|_/);

@@ -23,7 +23,8 @@ export type AlertCode =
   | 'SOLDOUT_PROPAGATION'
   | 'SOLDOUT_FLIP'
   | 'EXPIRED_HOLDS_UNSWEPT'
-  | 'WAITLIST_FANOUT_BEHIND';
+  | 'WAITLIST_FANOUT_BEHIND'
+  | 'STORE_UNAVAILABLE';
 
 /** The war-room figure an alert belongs to: the console shows the alert on that figure's tile. */
 export type AlertMetric =
@@ -150,6 +151,10 @@ export interface AlertInput {
   expiredUnsweptSeats: number;
   /** Age of the oldest availability event still fanning out to the waitlist (null: none pending). */
   waitlistOldestPendingSeconds: number | null;
+  /** Store-API instances reporting that they lost their database (0: none; absent: not measured). */
+  storeDatabaseDownInstances?: number;
+  /** Requests the store API answered 503 with Retry-After per minute (outage or shedding); null: not measured. */
+  storeUnavailablePerMin?: number | null;
   /** The event's presale tiers' own queues (absent or empty: none): paused by an operator, or selling with a silent controller. */
   presaleQueues?: { tier: string; paused: boolean; pausedBy: string | null; pausedReason: string | null; selling: boolean; heartbeatFresh: boolean; heartbeatAgeSeconds: number | null }[];
 }
@@ -235,6 +240,24 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
         threshold: null,
         source: 'ARCHITECTURE rule 3',
       });
+  }
+
+  if ((i.storeDatabaseDownInstances ?? 0) > 0 || (i.storeUnavailablePerMin ?? 0) > 0) {
+    const down = i.storeDatabaseDownInstances ?? 0;
+    fire({
+      code: 'STORE_UNAVAILABLE',
+      severity: down > 0 ? 'critical' : 'warning',
+      metric: 'state',
+      title: down > 0 ? 'The store cannot reach its database: fans are asked to try again in a moment' : 'The store is turning requests away: fans are asked to try again in a moment',
+      action:
+        down > 0
+          ? 'Call engineering to restore the database; consider pausing admissions so no more fans are let in meanwhile.'
+          : 'Lower the admission rate if it persists, and check the database and store API load.',
+      detail: `${down > 0 ? `${num(down)} store API instance${down === 1 ? '' : 's'} without a database; ` : ''}${num(i.storeUnavailablePerMin ?? 0)} requests a minute answered "try again" (a database outage, or requests refused under load).`,
+      value: i.storeUnavailablePerMin ?? null,
+      threshold: 0,
+      source: 'issue 13: a database outage or overload answers 503 with Retry-After, never a 500',
+    });
   }
 
   const holds = i.holdsCreatedLastMinute;
