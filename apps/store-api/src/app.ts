@@ -150,7 +150,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   // seconds (recoverOrphanedPayments); a clean stop ends the lease at once.
   const lease = new ProcessLease(deps.db);
   await lease.start();
-  const checkout = new CheckoutService({ db: deps.db, payments, metrics, lease });
+  const checkout = new CheckoutService({ db: deps.db, payments, metrics, lease, onGatewayFailure: (eventId) => watermarks.countGatewayFailure(eventId) });
   let settling: Promise<unknown> | undefined;
   const orphans = setInterval(() => {
     settling ??= checkout
