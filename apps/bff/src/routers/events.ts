@@ -24,6 +24,9 @@ function eventSummary(e: OnsaleEvent) {
     organisationId: e.organisationId,
     timeZone: e.timeZone,
     currency: e.currency,
+    fairnessSignedOff: e.fairnessSignedOff,
+    /** Not signed off and not opened: the sale will not open at its time (the console says so). */
+    awaitingSignOff: e.awaitingSignOff,
   };
 }
 

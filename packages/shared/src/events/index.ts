@@ -7,3 +7,4 @@ export { EventCache, type CachedEvent } from './event-cache.js';
 export * from './configure.service.js';
 export * from './audit-log.service.js';
 export * from './board.js';
+export { AWAITING_SIGNOFF_MESSAGE, AWAITING_SIGNOFF_MESSAGES, awaitsSignOff } from './signoff.service.js';

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { useTRPC } from '../../trpc';
 import { formatCount } from '../-components/format';
 import { When } from '../-components/When';
+import { SignOffNotice } from '../-components/SignOffNotice';
 
 // Counts and states move during a sale: poll while the page is open.
 const REFRESH_MS = 5_000;
@@ -134,6 +135,7 @@ function EventsPage() {
                         {e.name}
                       </Link>
                       <div className="muted">{e.venueName}</div>
+                      <SignOffNotice eventId={e.id} onsaleAt={e.onsaleAt} awaitingSignOff={e.awaitingSignOff} compact />
                     </td>
                     <td data-testid="event-state">
                       <span className={`pill pill-${STATE_TONE[e.state]}`}>{e.stateWords}</span>
