@@ -145,7 +145,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   if (deps.config.devAuth && devTokens) await app.register(devAuthRoutes, { db: deps.db, tokens: devTokens });
   const events = new EventCache(deps.db);
   const seatmap = new SeatmapCache(deps.db);
-  const holds = new HoldService({ db: deps.db, events, seatmap, metrics, holdCommit: deps.config.holdCommit, onOutcome: (eventId, created) => watermarks.countHold(eventId, created) });
+  const holds = new HoldService({ db: deps.db, events, seatmap, metrics, holdCommit: deps.config.holdCommit, repeatWindowSeconds: deps.config.holdRepeatWindowSeconds, onOutcome: (eventId, created) => watermarks.countHold(eventId, created) });
   // This process's lease on the checkouts it starts: if it dies mid-payment, another process settles them within
   // seconds (recoverOrphanedPayments); a clean stop ends the lease at once.
   const lease = new ProcessLease(deps.db);

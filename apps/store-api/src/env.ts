@@ -36,6 +36,11 @@ const schema = z.object({
    * it. Checkout and orders always wait. See HoldCommit in @onsale/shared/inventory for what 'async' risks.
    */
   HOLD_COMMIT: z.enum(['async', 'sync']).default('async'),
+  /**
+   * A fan's identical hold request without an Idempotency-Key within this many seconds of a live hold it made gets
+   * that hold back rather than a second one (a retry whose answer was lost); 0 turns it off.
+   */
+  HOLD_REPEAT_WINDOW_SECONDS: z.coerce.number().int().min(0).max(600).default(30),
   /** Simulated payment gateway. */
   PAYMENT_TPS: z.coerce.number().int().min(1).default(1000),
   PAYMENT_LATENCY_MS: z.coerce.number().int().min(0).default(150),
@@ -90,6 +95,7 @@ export interface StoreApiConfig {
   dbPoolMax: number;
   dbPoolWaitMs: number;
   holdCommit: 'async' | 'sync';
+  holdRepeatWindowSeconds: number;
   payment: { tps: number; latencyMs: number; failureRate: number };
   rateLimit: {
     enabled: boolean;
@@ -156,6 +162,7 @@ export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env, opts: {
     dbPoolMax: e.DB_POOL_MAX,
     dbPoolWaitMs: e.DB_POOL_WAIT_MS,
     holdCommit: e.HOLD_COMMIT,
+    holdRepeatWindowSeconds: e.HOLD_REPEAT_WINDOW_SECONDS,
     payment: { tps: e.PAYMENT_TPS, latencyMs: e.PAYMENT_LATENCY_MS, failureRate: e.PAYMENT_FAILURE_RATE },
     rateLimit: {
       enabled: e.RATE_LIMIT_ENABLED ?? true,

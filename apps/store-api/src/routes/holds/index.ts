@@ -17,18 +17,32 @@ export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; che
       schema: {
         tags: ['holds'],
         summary: 'Hold seats: best available in a section, or exact seats once seat picking is open',
+        description:
+          'Idempotent. With an `Idempotency-Key`, a retry (its first answer lost to a timeout or a reset connection) gets the hold that key made, with `Idempotent-Replayed: true`, whatever became of it since (its `status` says); the key with a different request is `400 IDEMPOTENCY_KEY_REUSED`. Without one, the same request within 30 s of a live hold it made gets that hold back (also `Idempotent-Replayed: true`) rather than a second one. A retry is never refused for the fan\'s own limit.',
         params: z.object({ id: z.string().max(64) }),
+        headers: z.object({
+          'idempotency-key': idempotencyKeySchema
+            .optional()
+            .describe('one per hold request, chosen by the client (a UUID is typical): a retry with it gets the same hold back'),
+        }),
         body: holdRequestSchema,
         response: { 201: holdSchema, ...errorResponses },
       },
     },
     async (req, reply) => {
       // The admission gate has matched X-Device-Id with the token's binding; limits count the device across accounts.
-      const hold = await holds.create(req.accountId, req.params.id, toHoldRequest(req.body), {
-        deviceHash: deviceFingerprint(req.headers['x-device-id'] as string),
-        // A presale's admission holds that tier's seats.
-        tier: req.admission?.tier,
-      });
+      const { hold, replayed } = await holds.hold(
+        req.accountId,
+        req.params.id,
+        toHoldRequest(req.body),
+        {
+          deviceHash: deviceFingerprint(req.headers['x-device-id'] as string),
+          // A presale's admission holds that tier's seats.
+          tier: req.admission?.tier,
+        },
+        req.headers['idempotency-key'],
+      );
+      if (replayed) reply.header('idempotent-replayed', 'true');
       return reply.status(201).send(toBody(hold));
     },
   );
