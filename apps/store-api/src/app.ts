@@ -4,7 +4,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Db } from '@onsale/shared/db';
 import { createMetrics, type Metrics } from '@onsale/shared/metrics';
-import { CheckoutService, SimulatedPaymentGateway, type PaymentProvider } from '@onsale/shared/checkout';
+import { CardFingerprints, CheckoutService, SimulatedPaymentGateway, type PaymentProvider } from '@onsale/shared/checkout';
 import { EventCache } from '@onsale/shared/events';
 import { HoldService, SeatmapCache, SectionSeatsCache } from '@onsale/shared/inventory';
 import { CachedTokenVerifier, createNodeTokenKey, lastMinuteAdmissions, QueueService, WatermarkStore } from '@onsale/shared/queue';
@@ -112,7 +112,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   const events = new EventCache(deps.db);
   const seatmap = new SeatmapCache(deps.db);
   const holds = new HoldService({ db: deps.db, events, seatmap, metrics, holdCommit: deps.config.holdCommit, onOutcome: (eventId, created) => watermarks.countHold(eventId, created) });
-  const checkout = new CheckoutService({ db: deps.db, payments, metrics });
+  const checkout = new CheckoutService({ db: deps.db, payments, metrics, cards: new CardFingerprints(deps.config.cardFingerprintSecret) });
   await app.register(eventRoutes, { db: deps.db, events, seatmap, sectionSeats: new SectionSeatsCache(deps.db) });
   await app.register(fanRoutes, { config: deps.config });
   await app.register(holdRoutes, { db: deps.db, holds, checkout });
