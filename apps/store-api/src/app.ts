@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import fastifyCookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -50,6 +51,8 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandling(app);
+  // Cookies (the admission_token a browser may carry) parsed by the Fastify plugin, before any hook reads them.
+  await app.register(fastifyCookie);
 
   const metrics = deps.metrics ?? createMetrics({ defaultMetrics: true });
   const payments =
@@ -115,7 +118,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   const checkout = new CheckoutService({ db: deps.db, payments, metrics, cards: new CardFingerprints(deps.config.cardFingerprintSecret) });
   await app.register(eventRoutes, { db: deps.db, events, seatmap, sectionSeats: new SectionSeatsCache(deps.db) });
   await app.register(fanRoutes, { config: deps.config });
-  await app.register(holdRoutes, { db: deps.db, holds, checkout });
+  await app.register(holdRoutes, { db: deps.db, holds, checkout, tokenKey });
   // Settles checkouts whose process died mid-payment (asks the provider, writes the order or gives the hold back).
   const recovery = setInterval(() => {
     checkout.recoverStalePayments().catch((err: unknown) => app.log.error({ err }, 'payment recovery failed'));
