@@ -1,7 +1,7 @@
 // `npm start`: the whole platform in one process. See START_USAGE in start-lib.ts.
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
-import { createDb, migrateToLatest, warmPool } from '@onsale/shared/db';
+import { createDb, databaseFaultOf, healthOf, migrateToLatest, warmPool } from '@onsale/shared/db';
 import { createMetrics } from '@onsale/shared/metrics';
 import { CardFingerprints, rekeyLegacyCardFingerprints } from '@onsale/shared/checkout';
 import { startWorker, type WorkerOptions } from '@onsale/shared/jobs';
@@ -74,10 +74,13 @@ try {
     if (err.code === '57P01') {
       databaseStopping = true;
       warn('the database is shutting down: its connections were ended');
-    } else warn(`${name} database pool: ${err.message}`);
+    } else if (!databaseFaultOf(err)) warn(`${name} database pool: ${err.message}`);
+    // A lost connection is part of an outage, which the store API logs once when it starts and once when it ends.
   };
-  const storeDb = createDb(target.url, { max: storeConfig.dbPoolMax, applicationName: 'store-api', onError: poolError('store API') });
+  const storeDb = createDb(target.url, { max: storeConfig.dbPoolMax, connectionTimeoutMillis: storeConfig.dbPoolWaitMs, applicationName: 'store-api', onError: poolError('store API') });
   shutdown.add('store API pool', () => storeDb.destroy());
+  // A database that shut down (57P01) and came back: the worker's logs speak again.
+  healthOf(storeDb).on('up', () => (databaseStopping = false));
   const opsDb = createDb(target.url, { max: 6, applicationName: 'onsale-ops', onError: poolError('BFF/worker') });
   shutdown.add('BFF and worker pool', () => opsDb.destroy());
 

@@ -27,6 +27,11 @@ const schema = z.object({
   // Small on purpose: on a 2-core machine 8-12 connections out-run 30+ (less contention in PostgreSQL).
   DB_POOL_MAX: z.coerce.number().int().min(1).max(500).default(10),
   /**
+   * The longest a request waits for a pooled connection, ms: past it the request is answered 503 with Retry-After
+   * (a database that hangs, or more work than the pool can do) instead of waiting for the socket timeouts.
+   */
+  DB_POOL_WAIT_MS: z.coerce.number().int().min(100).max(60_000).default(3000),
+  /**
    * How hold attempts and releases commit: 'async' (default) without waiting for the WAL flush, 'sync' waiting for
    * it. Checkout and orders always wait. See HoldCommit in @onsale/shared/inventory for what 'async' risks.
    */
@@ -83,6 +88,7 @@ export interface StoreApiConfig {
   /** Where fans' account tokens come from: the install's own HS256 secret (development), or an identity provider. */
   identity: { kind: 'dev' } | { kind: 'jwks'; jwksUrl: string; issuer: string; audience: string; cooldownSeconds: number; cacheMaxAgeSeconds: number };
   dbPoolMax: number;
+  dbPoolWaitMs: number;
   holdCommit: 'async' | 'sync';
   payment: { tps: number; latencyMs: number; failureRate: number };
   rateLimit: {
@@ -148,6 +154,7 @@ export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env, opts: {
       ? { kind: 'jwks', jwksUrl: jwks, issuer: e.AUTH_ISSUER!, audience: e.AUTH_AUDIENCE!, cooldownSeconds: e.AUTH_JWKS_COOLDOWN_SECONDS, cacheMaxAgeSeconds: e.AUTH_JWKS_CACHE_SECONDS }
       : { kind: 'dev' },
     dbPoolMax: e.DB_POOL_MAX,
+    dbPoolWaitMs: e.DB_POOL_WAIT_MS,
     holdCommit: e.HOLD_COMMIT,
     payment: { tps: e.PAYMENT_TPS, latencyMs: e.PAYMENT_LATENCY_MS, failureRate: e.PAYMENT_FAILURE_RATE },
     rateLimit: {

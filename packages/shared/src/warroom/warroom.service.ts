@@ -157,7 +157,8 @@ export interface WarRoomSnapshot {
     openOffers: number;
     lastFanoutSeconds: number | null;
   };
-  store: { configured: boolean; instances: number; reachable: number; gateRefusalsPerMin: number | null };
+  /** The store API as scraped: instances, refusals by the gate, 503s answered per minute and instances without a database. */
+  store: { configured: boolean; instances: number; reachable: number; gateRefusalsPerMin: number | null; unavailablePerMin: number | null; databaseDownInstances: number };
   /**
    * Presale tiers in sale order (the general sale last), each with its window, roll, live counts and its queue's
    * figures (the general sale's are the event's own queue, as in `queue`); empty without tiers.
@@ -447,7 +448,14 @@ function toSnapshot(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot 
       openOffers: w?.open_offers ?? 0,
       lastFanoutSeconds: w?.last_fanout_seconds === null || w?.last_fanout_seconds === undefined ? null : round(w.last_fanout_seconds, 1),
     },
-    store: { configured: p.store.configured, instances: p.store.instances, reachable: p.store.reachable, gateRefusalsPerMin: p.store.gateRefusalsPerMin },
+    store: {
+      configured: p.store.configured,
+      instances: p.store.instances,
+      reachable: p.store.reachable,
+      gateRefusalsPerMin: p.store.gateRefusalsPerMin,
+      unavailablePerMin: p.store.unavailablePerMin,
+      databaseDownInstances: p.store.databaseDownInstances,
+    },
     tiers: p.tiers.map((t) => {
       const q = p.tierQueues.get(`${e.event_id}/${t.code}`);
       const queue = t.general ? tierQueueOf(now, e.event_id, e, p.positions) : q ? tierQueueOf(now, q.queue_id, q, q.positions) : null;
@@ -474,6 +482,8 @@ function toSnapshot(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot 
     drift: snapshot.inventory.drift,
     orderDrift: snapshot.inventory.orderDrift,
     soldOutPropagationP99Seconds: p.store.soldOutPropagationP99Seconds,
+    storeDatabaseDownInstances: p.store.databaseDownInstances,
+    storeUnavailablePerMin: p.store.unavailablePerMin,
     soldOutOnce: e.sold_out_at !== null,
     available,
     oldestExpiredUnsweptSeconds: oldestUnswept,

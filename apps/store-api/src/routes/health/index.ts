@@ -11,7 +11,7 @@ export const healthRoutes: FastifyPluginAsyncZod<{ db: Db }> = async (app, { db 
       schema: {
         tags: ['ops'],
         summary: 'Liveness and database reachability',
-        response: { 200: z.object({ status: z.literal('ok'), database: z.literal('ok') }), 503: z.object({ error: z.string(), message: z.string() }) },
+        response: { 200: z.object({ status: z.literal('ok'), database: z.literal('ok') }), 503: z.object({ error: z.string(), message: z.string() }).describe('The database does not answer; look again after the Retry-After header') },
       },
     },
     async (_req, reply) => {
@@ -19,7 +19,7 @@ export const healthRoutes: FastifyPluginAsyncZod<{ db: Db }> = async (app, { db 
         await sql`select 1`.execute(db);
         return { status: 'ok' as const, database: 'ok' as const };
       } catch {
-        return reply.status(503).send({ error: 'DATABASE_UNAVAILABLE', message: 'the database does not answer' });
+        return reply.status(503).header('retry-after', '5').send({ error: 'DATABASE_UNAVAILABLE', message: 'the database does not answer' });
       }
     },
   );

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { negotiateLanguage, type QueueService } from '@onsale/shared/queue';
-import { errorResponses, errorSchema } from '../schemas.js';
+import { errorResponses, errorSchema, serviceUnavailableSchema } from '../schemas.js';
 
 const params = z.object({ id: z.string().max(64) });
 /** A presale tier's queue, by the tier's code; left out: the general sale (the event's own queue). */
@@ -51,7 +51,7 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
             waitlist: statusBody.shape.waitlist,
           }),
           ...errorResponses,
-          503: errorSchema,
+          503: serviceUnavailableSchema,
         },
       },
     },
