@@ -147,7 +147,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   const events = new EventCache(deps.db);
   const seatmap = new SeatmapCache(deps.db);
   const holds = new HoldService({ db: deps.db, events, seatmap, metrics, holdCommit: deps.config.holdCommit, onOutcome: (eventId, created) => watermarks.countHold(eventId, created) });
-  const checkout = new CheckoutService({ db: deps.db, payments, metrics, cards: new CardFingerprints(deps.config.cardFingerprintSecret) });
+  const checkout = new CheckoutService({ db: deps.db, payments, metrics, cards: new CardFingerprints(deps.config.cardFingerprintSecret), onGatewayFailure: (eventId) => watermarks.countGatewayFailure(eventId) });
   await app.register(eventRoutes, { db: deps.db, events, seatmap, sectionSeats: new SectionSeatsCache(deps.db) });
   await app.register(fanRoutes, { config: deps.config });
   await app.register(holdRoutes, { db: deps.db, holds, checkout, tokenKey });

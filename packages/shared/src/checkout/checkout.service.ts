@@ -36,6 +36,12 @@ export interface CheckoutDeps {
    */
   inProgressWaitMs?: number;
   currency?: string;
+  /**
+   * A checkout of the event the payment gateway failed (refused for load, errored, timed out): nothing was charged
+   * and the attempt is forgotten so the fan can retry with the same key. The store API counts these for the war
+   * room and the controller (a card declined by its issuer is the fan's outcome and is not one of these).
+   */
+  onGatewayFailure?: (eventId: string) => void;
 }
 
 /**
@@ -172,6 +178,7 @@ export class CheckoutService {
         await repo.deleteAttempt(trx, accountId, idempotencyKey);
         await restore();
         this.deps.metrics?.checkouts.inc({ event: begun.eventId, result: 'gateway_unavailable' });
+        this.deps.onGatewayFailure?.(begun.eventId);
         return new DomainError('unavailable', 'PAYMENT_GATEWAY_BUSY', 'the payment provider is busy; retry with the same Idempotency-Key', {
           retryAfterSeconds: result.status === 'rate_limited' ? result.retryAfterSeconds : 2,
         });

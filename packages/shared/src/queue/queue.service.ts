@@ -8,6 +8,7 @@ import { commitSeed, fairnessDescription, generateSeed, VERIFICATION_RECIPE, typ
 import { insertQueueState, requeueEntry } from './queue.repository.js';
 import { JoinBatcher } from './join-batcher.js';
 import type { PublicQueueInfo, WatermarkStore } from './watermark-store.js';
+import { AWAITING_SIGNOFF_MESSAGES } from '../events/signoff.service.js';
 import { DEFAULT_FAN_LANGUAGE, type FanLanguage } from './copy.js';
 import { admitWithAccessCode, assertTierJoinable, tierToJoin } from '../allocations/allocations.service.js';
 
@@ -154,7 +155,9 @@ export class QueueService {
         ? closed
           ? `The ${info.tierName} presale has ended; its unsold seats go to the next sale. Join the general sale's queue.`
           : `The ${info.tierName} presale has sold out. Join the general sale's queue.`
-        : (info.copyByLanguage?.[language] ?? info.copy)[status.state];
+        : info.awaitingSignOff && status.state === 'WAITING'
+          ? AWAITING_SIGNOFF_MESSAGES[language]
+          : (info.copyByLanguage?.[language] ?? info.copy)[status.state];
     return { status: { ...status, message, ...(waitlist ? { waitlist } : {}) }, info };
   }
 

@@ -17,6 +17,7 @@ import * as m20261130_0010 from './2026_11_30_0010_defer_release_fanout.js';
 import * as m20261202_0300 from './2026_12_02_0300_add_controller_inside.js';
 import * as m20261202_0500 from './2026_12_02_0500_add_event_look.js';
 import * as m20261202_0200 from './2026_12_02_0200_mark_legacy_card_fingerprints.js';
+import * as m20261202_0600 from './2026_12_02_0600_count_gateway_failures.js';
 
 /** Every migration, in order. A static list so the migrator works the same under tsx, vitest and a bundler. */
 export const migrations: Record<string, Migration> = {
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   '2026_12_02_0200_mark_legacy_card_fingerprints': m20261202_0200,
   '2026_12_02_0300_add_controller_inside': m20261202_0300,
   '2026_12_02_0500_add_event_look': m20261202_0500,
+  '2026_12_02_0600_count_gateway_failures': m20261202_0600,
 };
