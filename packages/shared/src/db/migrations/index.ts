@@ -17,6 +17,9 @@ import * as m20261130_0010 from './2026_11_30_0010_defer_release_fanout.js';
 import * as m20261202_0300 from './2026_12_02_0300_add_controller_inside.js';
 import * as m20261202_0500 from './2026_12_02_0500_add_event_look.js';
 import * as m20261202_0600 from './2026_12_02_0600_count_gateway_failures.js';
+import * as m20261202_0610 from './2026_12_02_0610_create_alerts.js';
+import * as m20261202_0620 from './2026_12_02_0620_create_queue_schedules.js';
+import * as m20261202_0630 from './2026_12_02_0630_create_sale_minutes.js';
 
 /** Every migration, in order. A static list so the migrator works the same under tsx, vitest and a bundler. */
 export const migrations: Record<string, Migration> = {
@@ -38,4 +41,7 @@ export const migrations: Record<string, Migration> = {
   '2026_12_02_0300_add_controller_inside': m20261202_0300,
   '2026_12_02_0500_add_event_look': m20261202_0500,
   '2026_12_02_0600_count_gateway_failures': m20261202_0600,
+  '2026_12_02_0610_create_alerts': m20261202_0610,
+  '2026_12_02_0620_create_queue_schedules': m20261202_0620,
+  '2026_12_02_0630_create_sale_minutes': m20261202_0630,
 };
