@@ -19,6 +19,9 @@ import * as m20261202_0310 from './2026_12_02_0310_add_checkout_owners.js';
 import * as m20261202_0500 from './2026_12_02_0500_add_event_look.js';
 import * as m20261202_0200 from './2026_12_02_0200_mark_legacy_card_fingerprints.js';
 import * as m20261202_0600 from './2026_12_02_0600_count_gateway_failures.js';
+import * as m20261202_0610 from './2026_12_02_0610_create_alerts.js';
+import * as m20261202_0620 from './2026_12_02_0620_create_queue_schedules.js';
+import * as m20261202_0630 from './2026_12_02_0630_create_sale_minutes.js';
 
 /** Every migration, in order. A static list so the migrator works the same under tsx, vitest and a bundler. */
 export const migrations: Record<string, Migration> = {
@@ -42,4 +45,7 @@ export const migrations: Record<string, Migration> = {
   '2026_12_02_0310_add_checkout_owners': m20261202_0310,
   '2026_12_02_0500_add_event_look': m20261202_0500,
   '2026_12_02_0600_count_gateway_failures': m20261202_0600,
+  '2026_12_02_0610_create_alerts': m20261202_0610,
+  '2026_12_02_0620_create_queue_schedules': m20261202_0620,
+  '2026_12_02_0630_create_sale_minutes': m20261202_0630,
 };
