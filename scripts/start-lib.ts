@@ -11,28 +11,36 @@ import { repoRoot } from '@onsale/cli/database';
 export { repoRoot };
 export const consoleDir = join(repoRoot, 'apps', 'console', 'dist');
 
-export const START_USAGE = `usage: npm start [-- --demo]
+export const START_USAGE = `usage: npm start [-- --demo] [--edge]
 
 Starts the whole platform in one process: PostgreSQL (embedded under ./.data/ unless DATABASE_URL is set),
 migrations, the store API (STORE_API_PORT, default 3000), the BFF serving the console (BFF_PORT, default 3001)
 and the background worker. Stop it with Ctrl-C (SIGINT) or SIGTERM.
 
   --demo   also create the club example event (once; it is found by name afterwards) with its on-sale
-           already open, and print a curl sequence that signs in, reads it and holds seats.`;
+           already open, and print a curl sequence that signs in, reads it and holds seats.
+  --edge   also run the edge worker (apps/edge) in workerd, Cloudflare's open-source runtime, in front of the
+           store API on EDGE_PORT (default 8787): fans use its URL; it answers status polls and watermark reads
+           itself and passes everything else to the store API.`;
 
 export interface StartFlags {
   demo: boolean;
+  edge: boolean;
   help: boolean;
 }
 
 export function parseStartFlags(argv: string[]): StartFlags {
   const { values } = parseArgs({
     args: argv,
-    options: { demo: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
+    options: {
+      demo: { type: 'boolean', default: false },
+      edge: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
     strict: true,
     allowPositionals: false,
   });
-  return { demo: values.demo === true, help: values.help === true };
+  return { demo: values.demo === true, edge: values.edge === true, help: values.help === true };
 }
 
 /** pnpm as the bootstrap finds it: the pinned version on PATH, else through npx. */

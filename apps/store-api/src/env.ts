@@ -9,6 +9,14 @@ const schema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   STORE_API_PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   STORE_API_HOST: z.string().default('127.0.0.1'),
+  /**
+   * Whose X-Forwarded-For to believe for the fan's address (rate limits per IP): unset, nobody's (the socket's
+   * address); `true`, any proxy's (only when nothing else can reach the store API); else addresses or CIDR ranges,
+   * comma-separated, or `loopback` (what `npm start -- --edge` sets: the local edge in front of it).
+   */
+  STORE_API_TRUST_PROXY: z.string().optional(),
+  /** This process's name in GET /healthz (the multi-process start names them store-1, store-2, ...). */
+  STORE_API_INSTANCE: z.string().min(1).max(64).default('store-1'),
   DATABASE_URL: z.string().url().optional(),
   /** Secret for account tokens; required in production, a fixed development value otherwise. */
   AUTH_SECRET: z.string().min(32).optional(),
@@ -54,6 +62,9 @@ export interface StoreApiConfig {
   nodeEnv: 'development' | 'production' | 'test';
   port: number;
   host: string;
+  /** Fastify's trustProxy: false, true, or the addresses / ranges whose X-Forwarded-For is believed. */
+  trustProxy: boolean | string[];
+  instance: string;
   databaseUrl: string | undefined;
   authSecret: string;
   queueTokenSecret: string;
@@ -99,6 +110,8 @@ export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env): StoreA
     nodeEnv: e.NODE_ENV,
     port: e.STORE_API_PORT,
     host: e.STORE_API_HOST,
+    trustProxy: trustProxyOf(e.STORE_API_TRUST_PROXY),
+    instance: e.STORE_API_INSTANCE,
     databaseUrl: e.DATABASE_URL,
     authSecret: e.AUTH_SECRET ?? DEV_AUTH_SECRET,
     queueTokenSecret: e.QUEUE_TOKEN_SECRET ?? DEV_QUEUE_TOKEN_SECRET,
@@ -123,4 +136,10 @@ export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env): StoreA
       powTtlSeconds: e.POW_TTL_SECONDS,
     },
   };
+}
+
+function trustProxyOf(v: string | undefined): boolean | string[] {
+  if (v === undefined || v === '' || v === 'false') return false;
+  if (v === 'true') return true;
+  return v.split(',').map((x) => x.trim()).filter(Boolean);
 }

@@ -1,11 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { DomainError } from '../errors.js';
+import { ACCOUNT_ID_PATTERN, ACCOUNT_TOKEN_AUDIENCE as AUDIENCE, ACCOUNT_TOKEN_ISSUER as ISSUER } from './edge.js';
 
-/** Account ids are opaque strings chosen by the identity provider (the dev sign-in takes one as given). */
-export const ACCOUNT_ID_PATTERN = /^[A-Za-z0-9._@:-]{1,128}$/;
-
-const ISSUER = 'onsale';
-const AUDIENCE = 'onsale:account';
+export { ACCOUNT_ID_PATTERN };
 const HEADER = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
 
 const invalidToken = () => new DomainError('unauthenticated', 'INVALID_TOKEN', 'the account token is not valid', { field: 'authorization' });
