@@ -10,6 +10,7 @@ import { repoRoot } from '@onsale/cli/database';
 
 export { repoRoot };
 export const consoleDir = join(repoRoot, 'apps', 'console', 'dist');
+export const fanDir = join(repoRoot, 'apps', 'fan', 'dist');
 
 export const START_USAGE = `usage: npm start [-- --demo] [--edge]
 
@@ -51,21 +52,31 @@ function pnpm(): [string, string[]] {
 }
 
 /**
- * Builds the console once (a fresh clone has no apps/console/dist); later starts reuse the build. `dir` is where
- * it is served from (CONSOLE_DIR, else apps/console/dist); another directory is built into only while it is new
- * or empty, since the build empties its output directory first.
+ * Builds a Vite app of the workspace once (a fresh clone has no dist/); later starts reuse the build. `dir` is
+ * where it is served from; a directory other than the app's own dist/ is built into only while it is new or
+ * empty, since the build empties its output directory first.
  */
-export function ensureConsoleBuilt(log: (line: string) => void, dir: string = consoleDir): void {
+function ensureBuilt(log: (line: string) => void, app: { name: string; pkg: string; defaultDir: string; setting: string }, dir: string): void {
   if (existsSync(join(dir, 'index.html'))) return;
-  const custom = resolve(dir) !== resolve(consoleDir);
+  const custom = resolve(dir) !== resolve(app.defaultDir);
   if (custom && existsSync(dir) && readdirSync(dir).length > 0)
-    throw new Error(`CONSOLE_DIR ${dir} holds no console build (no index.html) and is not empty: point it at a build, or at a new or empty directory to build into`);
-  log('building the console (first start only)...');
+    throw new Error(`${app.setting} ${dir} holds no ${app.name} build (no index.html) and is not empty: point it at a build, or at a new or empty directory to build into`);
+  log(`building the ${app.name} (first start only)...`);
   const [cmd, pre] = pnpm();
   const outDir = custom ? ['--outDir', resolve(dir)] : [];
-  const r = spawnSync(cmd, [...pre, '--filter', '@onsale/console', 'build', ...outDir], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] });
+  const r = spawnSync(cmd, [...pre, '--filter', app.pkg, 'build', ...outDir], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] });
   if (r.status !== 0 || !existsSync(join(dir, 'index.html')))
-    throw new Error(`building the console failed (exit ${r.status ?? r.signal}); try \`npx pnpm@12.4.2 --filter @onsale/console build\``);
+    throw new Error(`building the ${app.name} failed (exit ${r.status ?? r.signal}); try \`npx pnpm@12.4.2 --filter ${app.pkg} build\``);
+}
+
+/** Builds the console once (CONSOLE_DIR, else apps/console/dist). */
+export function ensureConsoleBuilt(log: (line: string) => void, dir: string = consoleDir): void {
+  ensureBuilt(log, { name: 'console', pkg: '@onsale/console', defaultDir: consoleDir, setting: 'CONSOLE_DIR' }, dir);
+}
+
+/** Builds the fans' page once (FAN_DIR, else apps/fan/dist). */
+export function ensureFanPageBuilt(log: (line: string) => void, dir: string = fanDir): void {
+  ensureBuilt(log, { name: 'fans\u2019 page', pkg: '@onsale/fan', defaultDir: fanDir, setting: 'FAN_DIR' }, dir);
 }
 
 /**

@@ -11,7 +11,7 @@ import { authOptionsOf, loadBffEnv } from '@onsale/bff/env';
 import { loadCliConfig } from '@onsale/cli/env';
 import { loadEdgeEnv } from '@onsale/edge/env';
 import { resolveDatabase } from '@onsale/cli/database';
-import { START_USAGE, Shutdown, consoleDir, consoleSignInHint, demoCurl, ensureConsoleBuilt, ensureDemoEvent, parseStartFlags } from './start-lib.js';
+import { START_USAGE, Shutdown, consoleDir, consoleSignInHint, demoCurl, ensureConsoleBuilt, ensureDemoEvent, ensureFanPageBuilt, fanDir, parseStartFlags } from './start-lib.js';
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const warn = (line: string) => process.stderr.write(`${line}\n`);
@@ -90,10 +90,13 @@ try {
   // CONSOLE_DIR (the BFF's setting) serves another build; npm start builds into it too while it is new or empty.
   const servedConsole = bffEnv.CONSOLE_DIR ? resolve(bffEnv.CONSOLE_DIR) : consoleDir;
   ensureConsoleBuilt(log, servedConsole);
+  // The fans' page (/e/:eventId on the store API): FAN_DIR, else apps/fan/dist, built on the first start too.
+  const servedFan = storeConfig.fan.dir ? resolve(storeConfig.fan.dir) : fanDir;
+  ensureFanPageBuilt(log, servedFan);
 
   // One metrics registry for the store API and the worker in this process (GET /metrics shows both).
   const metrics = createMetrics({ defaultMetrics: true });
-  const store = await buildStoreApi({ db: storeDb, config: storeConfig, metrics }, { logger: { level: 'warn' }, connectionTimeout: 10_000, requestTimeout: 15_000 });
+  const store = await buildStoreApi({ db: storeDb, config: { ...storeConfig, fan: { ...storeConfig.fan, dir: servedFan } }, metrics }, { logger: { level: 'warn' }, connectionTimeout: 10_000, requestTimeout: 15_000 });
   shutdown.add('store API', () => store.close());
 
   // The worker reports invariant drift and job failures through the store API's logger (warnings and errors).
@@ -144,6 +147,7 @@ try {
   if (edgeUrl) log(`edge        ${edgeUrl}        (fans: workerd in front of the store API; status polls and watermarks answered here)`);
   log(`store API   ${storeUrl}        (${edgeUrl ? 'the origin' : 'fans'}; dev sign-in ${storeConfig.devAuth ? 'on' : 'off'})`);
   log(`API docs    ${storeUrl}/docs`);
+  log(`fans' page  ${fansUrl}/e/<eventId>  (the link a promoter publishes)`);
   log(`console     ${bffUrl}/         (operators and promoters)`);
   log('worker      running (admission controller every second, inventory reconciliation and expired-hold sweep every minute, waitlist fan-out, offers and webhook deliveries)');
   log(`\nconsole sign-in: ${await consoleSignInHint(opsDb)}`);
@@ -152,6 +156,7 @@ try {
     const demo = await ensureDemoEvent(storeDb);
     log('');
     log(`demo event  ${demo.eventId}  "${demo.name}"${demo.created ? ' (created)' : ' (already there)'}`);
+    log(`fan page    ${fansUrl}/e/${demo.eventId}`);
     if (storeConfig.devAuth) log(`try it (bash):\n\n${demoCurl(fansUrl, demo.eventId)}\n`);
     else log('dev sign-in is off (NODE_ENV=production or DEV_AUTH=false), so the curl tour needs a real account token.');
   }

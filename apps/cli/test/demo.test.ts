@@ -37,12 +37,12 @@ async function printed(pattern: RegExp, ms: number): Promise<RegExpMatchArray> {
 beforeAll(async () => {
   tdb = await createTestDatabase(inject('templateDatabaseUrl'), { max: 2 });
   workDir = mkdtempSync(join(tmpdir(), 'onsale-demo-'));
-  // The console is not what this test is about: a stand-in build, so the start does not build one.
+  // The console and the fans' page are not what this test is about: a stand-in build, so the start builds neither.
   writeFileSync(join(workDir, 'index.html'), '<!doctype html><title>console</title>');
   const [storePort, bffPort] = [await freePort(), await freePort()];
   product = spawn(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'start.ts'), '--demo'], {
     cwd: root,
-    env: userEnv({ DATABASE_URL: tdb.url, STORE_API_PORT: String(storePort), BFF_PORT: String(bffPort), CONSOLE_DIR: workDir }),
+    env: userEnv({ DATABASE_URL: tdb.url, STORE_API_PORT: String(storePort), BFF_PORT: String(bffPort), CONSOLE_DIR: workDir, FAN_DIR: workDir }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   exited = new Promise((resolve) => product.once('exit', resolve));

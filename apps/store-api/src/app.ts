@@ -6,7 +6,7 @@ import type { Db } from '@onsale/shared/db';
 import { createMetrics, type Metrics } from '@onsale/shared/metrics';
 import { CheckoutService, SimulatedPaymentGateway, type PaymentProvider } from '@onsale/shared/checkout';
 import { EventCache } from '@onsale/shared/events';
-import { HoldService, SeatmapCache } from '@onsale/shared/inventory';
+import { HoldService, SeatmapCache, SectionSeatsCache } from '@onsale/shared/inventory';
 import { CachedTokenVerifier, createNodeTokenKey, lastMinuteAdmissions, QueueService, WatermarkStore } from '@onsale/shared/queue';
 import type { StoreApiConfig } from './env.js';
 import { installErrorHandling } from './errors.js';
@@ -20,6 +20,7 @@ import { holdRoutes } from './routes/holds/index.js';
 import { queueRoutes } from './routes/queue/index.js';
 import { waitlistRoutes } from './routes/waitlist/index.js';
 import { lotteryRoutes } from './routes/lottery/index.js';
+import { fanRoutes } from './routes/fan/index.js';
 import { ClaimTokens, WaitlistService, waitlistSizes } from '@onsale/shared/waitlist';
 import { createAbuseMetrics, DefaultBotScorer, JoinGate, ProofOfWork, type BotScorer } from '@onsale/shared/abuse';
 import { rateLimitPlugin } from './plugins/rate-limit.js';
@@ -61,7 +62,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   app.decorate('routeTable', routeTable);
   app.addHook('onRoute', (route) => {
     // The docs are public pages; everything else is decided by the route's own config.
-    if (route.url.startsWith('/docs')) route.config = { ...(route.config ?? {}), public: true };
+    if (route.url.startsWith('/docs') || route.url.startsWith('/e/')) route.config = { ...(route.config ?? {}), public: true };
     for (const method of [route.method].flat()) if (method !== 'HEAD') routeTable.push({ method, url: route.url });
   });
   await app.register(swagger, {
@@ -103,7 +104,8 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   const seatmap = new SeatmapCache(deps.db);
   const holds = new HoldService({ db: deps.db, events, seatmap, metrics, holdCommit: deps.config.holdCommit, onOutcome: (eventId, created) => watermarks.countHold(eventId, created) });
   const checkout = new CheckoutService({ db: deps.db, payments, metrics });
-  await app.register(eventRoutes, { db: deps.db, events, seatmap });
+  await app.register(eventRoutes, { db: deps.db, events, seatmap, sectionSeats: new SectionSeatsCache(deps.db) });
+  await app.register(fanRoutes, { config: deps.config });
   await app.register(holdRoutes, { db: deps.db, holds, checkout });
   // Settles checkouts whose process died mid-payment (asks the provider, writes the order or gives the hold back).
   const recovery = setInterval(() => {

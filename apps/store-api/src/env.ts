@@ -56,6 +56,18 @@ const schema = z.object({
   BOT_LOW_PRIORITY_DELAY_SECONDS: z.coerce.number().int().min(0).max(86_400).default(60),
   POW_DIFFICULTY_BITS: z.coerce.number().int().min(1).max(32).default(18),
   POW_TTL_SECONDS: z.coerce.number().int().min(10).max(3600).default(120),
+  /** The fans' page build (apps/fan's Vite output) served at /e/:eventId; unset: the page is not served. */
+  FAN_DIR: z.string().min(1).optional(),
+  /** Fans sign in with this OpenID Connect provider (authorization code + PKCE in the page); unset: no provider button. */
+  FAN_OIDC_ISSUER: z.string().url().optional(),
+  FAN_OIDC_CLIENT_ID: z.string().min(1).max(256).optional(),
+  FAN_OIDC_SCOPE: z.string().min(1).max(500).default('openid profile'),
+  /** Sent as `audience` to providers that want it (Auth0) for a JWT access token. */
+  FAN_OIDC_AUDIENCE: z.string().min(1).max(500).optional(),
+  /** Which of the provider's tokens the page sends as the account token (AUTH_AUDIENCE must match its `aud`). */
+  FAN_OIDC_TOKEN: z.enum(['id_token', 'access_token']).default('id_token'),
+  /** Where the provider sends fans back (registered with it as the redirect URI on this origin). */
+  FAN_OIDC_REDIRECT_PATH: z.string().regex(/^\/e\/[A-Za-z0-9._~/-]*$/, 'a path under /e/').default('/e/callback'),
 });
 
 export interface StoreApiConfig {
@@ -79,6 +91,11 @@ export interface StoreApiConfig {
     join: RouteLimits;
     status: RouteLimits;
     hold: RouteLimits;
+  };
+  /** The fans' page: where its build is, and how fans sign in. */
+  fan: {
+    dir: string | undefined;
+    oidc: { issuer: string; clientId: string; scope: string; audience: string | null; useToken: 'id_token' | 'access_token'; redirectPath: string } | null;
   };
   botGate: {
     enabled: boolean;
@@ -105,6 +122,7 @@ export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env): StoreA
   const production = e.NODE_ENV === 'production';
   if (production && !e.AUTH_SECRET) throw new Error('AUTH_SECRET (32+ characters) is required when NODE_ENV=production');
   if (production && !e.QUEUE_TOKEN_SECRET) throw new Error('QUEUE_TOKEN_SECRET (32+ characters) is required when NODE_ENV=production');
+  if (!!e.FAN_OIDC_ISSUER !== !!e.FAN_OIDC_CLIENT_ID) throw new Error('FAN_OIDC_ISSUER and FAN_OIDC_CLIENT_ID go together: set both, or neither');
   if (e.BOT_LOW_PRIORITY_SCORE < e.BOT_CHALLENGE_SCORE) throw new Error('BOT_LOW_PRIORITY_SCORE must be at least BOT_CHALLENGE_SCORE');
   return {
     nodeEnv: e.NODE_ENV,
@@ -126,6 +144,20 @@ export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env): StoreA
       join: { perAccount: e.RATE_LIMIT_JOIN_PER_ACCOUNT, perIp: e.RATE_LIMIT_JOIN_PER_IP },
       status: { perAccount: e.RATE_LIMIT_STATUS_PER_ACCOUNT, perIp: e.RATE_LIMIT_STATUS_PER_IP },
       hold: { perAccount: e.RATE_LIMIT_HOLD_PER_ACCOUNT, perIp: e.RATE_LIMIT_HOLD_PER_IP },
+    },
+    fan: {
+      dir: e.FAN_DIR,
+      oidc:
+        e.FAN_OIDC_ISSUER && e.FAN_OIDC_CLIENT_ID
+          ? {
+              issuer: e.FAN_OIDC_ISSUER,
+              clientId: e.FAN_OIDC_CLIENT_ID,
+              scope: e.FAN_OIDC_SCOPE,
+              audience: e.FAN_OIDC_AUDIENCE ?? null,
+              useToken: e.FAN_OIDC_TOKEN,
+              redirectPath: e.FAN_OIDC_REDIRECT_PATH,
+            }
+          : null,
     },
     botGate: {
       enabled: e.BOT_GATE_ENABLED ?? true,

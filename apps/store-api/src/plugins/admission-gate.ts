@@ -18,6 +18,10 @@ export const ADMISSION_OPT_OUT = new Set([
   'GET /healthz',
   'GET /metrics',
   'POST /auth/dev-login',
+  // The fans' page and its assets, and how fans sign in: before any queue.
+  'GET /fan/config',
+  'GET /e/:eventId',
+  'GET /e/assets/*',
   'GET /events/:id',
   'GET /events/:id/seatmap',
   'GET /events/:id/watermark',

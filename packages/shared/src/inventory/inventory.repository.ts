@@ -48,3 +48,23 @@ export function gaHeldUnits(eventId: string | RawBuilder<unknown>, allocation?: 
     WHERE u.event_id = ${eventId} AND u.state = 'HELD' ${tier}
     GROUP BY u.section_code`;
 }
+
+export interface SectionSeatRow {
+  id: number;
+  row_label: string;
+  seat_number: number;
+  available: boolean;
+}
+
+/**
+ * Every seat of one reserved section in seat-map order, each with whether it can be held now (read-time expiry:
+ * a lapsed hold's seat is available). With `allocation`, seats of other presale tiers read as unavailable.
+ */
+export async function sectionSeats(db: Db | Trx, eventId: string, sectionCode: string, allocation?: string): Promise<SectionSeatRow[]> {
+  const { rows } = await sql<SectionSeatRow>`
+    SELECT id, row_label, seat_number,
+           ((status = 'AVAILABLE' OR (status = 'HELD' AND expires_at <= now())) ${allocation === undefined ? sql`` : sql`AND allocation = ${allocation}`}) AS available
+    FROM seats WHERE event_id = ${eventId} AND section_code = ${sectionCode}
+    ORDER BY row_index, seat_number`.execute(db);
+  return rows;
+}

@@ -1,6 +1,7 @@
 import type { Db } from '../db/connect.js';
 import type { EventSection } from '../events/events.service.js';
-import { countBySection } from './inventory.repository.js';
+import { countBySection, sectionSeats } from './inventory.repository.js';
+import { DomainError } from '../errors.js';
 
 export interface SeatmapSection {
   code: string;
@@ -79,6 +80,44 @@ export class SeatmapCache {
     });
     this.entries.set(key, { at: now, value });
     value.catch(() => this.entries.delete(key));
+    return value;
+  }
+}
+
+/** One section's seats for the seat map: where each seat is and whether it can be held now. */
+export interface SectionSeatMap {
+  eventId: string;
+  section: string;
+  generatedAt: Date;
+  seats: { id: number; row: string; number: number; available: boolean }[];
+}
+
+/**
+ * A reserved section's seats for picking exact seats, served from a 1 s cache per section (and presale tier): the
+ * map is a guide, and the conditional write of the hold that follows is what decides.
+ */
+export class SectionSeatsCache {
+  private readonly entries = new Map<string, { at: number; value: Promise<SectionSeatMap> }>();
+  constructor(
+    private readonly db: Db,
+    private readonly ttlMs = 1000,
+  ) {}
+
+  get(eventId: string, section: EventSection, allocation?: string): Promise<SectionSeatMap> {
+    if (section.kind === 'GA') throw new DomainError('conflict', 'NO_SEAT_MAP', `section ${section.code} is general admission: ask for a quantity`, { field: 'code' });
+    const now = Date.now();
+    const key = `${eventId}/${section.code}/${allocation ?? ''}`;
+    const hit = this.entries.get(key);
+    if (hit && now - hit.at < this.ttlMs) return hit.value;
+    const value = sectionSeats(this.db, eventId, section.code, allocation).then((rows) => ({
+      eventId,
+      section: section.code,
+      generatedAt: new Date(now),
+      seats: rows.map((r) => ({ id: Number(r.id), row: r.row_label, number: r.seat_number, available: r.available })),
+    }));
+    this.entries.set(key, { at: now, value });
+    value.catch(() => this.entries.delete(key));
+    if (this.entries.size > 5000) this.entries.clear();
     return value;
   }
 }

@@ -3,9 +3,10 @@ import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Db } from '@onsale/shared/db';
 import { EventCache, fairnessModes } from '@onsale/shared/events';
-import { SeatmapCache } from '@onsale/shared/inventory';
+import { SeatmapCache, SectionSeatsCache } from '@onsale/shared/inventory';
+import { notFound } from '@onsale/shared';
 import { tierToJoin } from '@onsale/shared/allocations';
-import { errorSchema } from '../schemas.js';
+import { errorResponses, errorSchema } from '../schemas.js';
 
 const params = z.object({ id: z.string().max(64) });
 /** RESERVED: seats (best available, or picked once seat picking opens); GA: general admission, counts only. */
@@ -49,7 +50,10 @@ const seatmapSchema = z.object({
 });
 
 /** Public, cacheable reads: the event page (ETag) and the seat map (1-2 s stale by design). */
-export const eventRoutes: FastifyPluginAsyncZod<{ db: Db; events: EventCache; seatmap: SeatmapCache }> = async (app, { events, seatmap }) => {
+export const eventRoutes: FastifyPluginAsyncZod<{ db: Db; events: EventCache; seatmap: SeatmapCache; sectionSeats: SectionSeatsCache }> = async (
+  app,
+  { events, seatmap, sectionSeats },
+) => {
   app.get(
     '/events/:id',
     {
@@ -98,6 +102,35 @@ export const eventRoutes: FastifyPluginAsyncZod<{ db: Db; events: EventCache; se
       const map = await seatmap.get(req.params.id, sections, tier);
       reply.header('cache-control', 'public, max-age=1');
       return { eventId: map.eventId, ...(map.tier ? { tier: map.tier } : {}), generatedAt: map.generatedAt.toISOString(), sections: map.sections };
+    },
+  );
+
+  app.get(
+    '/events/:id/sections/:code/seats',
+    {
+      schema: {
+        tags: ['events'],
+        summary: "A reserved section's seats for the seat map, each available or not (1 s cache); needs the admission token",
+        description: 'For picking exact seats (POST /events/:id/holds {seatIds}) once seat picking opens. A presale admission sees only its tier\'s seats as available.',
+        params: z.object({ id: z.string().max(64), code: z.string().min(1).max(32) }),
+        response: {
+          200: z.object({
+            eventId: z.string(),
+            section: z.string(),
+            generatedAt: z.string(),
+            seats: z.array(z.object({ id: z.number(), row: z.string(), number: z.number(), available: z.boolean() })),
+          }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (req, reply) => {
+      const { sections } = await events.get(req.params.id);
+      const section = sections.get(req.params.code);
+      if (!section) throw notFound('SECTION_NOT_FOUND', `event has no section ${req.params.code}`, 'code');
+      const map = await sectionSeats.get(req.params.id, section, req.admission?.tier);
+      reply.header('cache-control', 'private, max-age=1');
+      return { ...map, generatedAt: map.generatedAt.toISOString() };
     },
   );
 };

@@ -1,0 +1,61 @@
+import { createContext, useContext } from 'react';
+import type { ApiContext } from './api';
+import type { Formatters, FanLanguage, Strings } from './i18n';
+import type { CopyByLanguage, FanLook } from './look';
+import type { Account, EventProgress } from './session';
+
+/** GET /events/:id as the page reads it. */
+export interface EventPage {
+  id: string;
+  listingId: string;
+  name: string;
+  venueName: string;
+  startsAt: string;
+  onsaleAt: string;
+  seatPickingOpensAt: string;
+  fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO' | 'FIFO' | 'REGISTRATION_LOTTERY';
+  perAccountSeatLimit: number;
+  holdTtlSeconds: number;
+  holdExtensionSeconds: number;
+  capacity: number;
+  currency?: string;
+  sections: { code: string; name: string; kind: 'RESERVED' | 'GA'; priceLevel: string; priceLevelName: string; priceCents: number; capacity: number }[];
+  look?: FanLook | null;
+  copy?: CopyByLanguage;
+}
+
+/** GET /fan/config: how fans sign in here, and whether to list test cards. */
+export interface FanConfig {
+  devSignIn: boolean;
+  oidc: { issuer: string; clientId: string; scope: string; audience: string | null; useToken: 'access_token' | 'id_token'; redirectPath: string } | null;
+  testCards: { number: string; outcome: 'success' | 'declined' }[] | null;
+}
+
+export interface Fan {
+  event: EventPage;
+  config: FanConfig;
+  lang: FanLanguage;
+  t: Strings;
+  f: Formatters;
+  account: Account;
+  api: ApiContext;
+  progress: EventProgress;
+  /** Merges into this fan's progress for the event and keeps it on the device. */
+  update: (patch: Partial<EventProgress> | ((p: EventProgress) => EventProgress)) => void;
+  /** The sale has sold out (the queue said SOLD_OUT): the waitlist is what is left. */
+  soldOut: boolean;
+  setSoldOut: (v: boolean) => void;
+}
+
+export const FanContext = createContext<Fan | null>(null);
+
+export function useFan(): Fan {
+  const f = useContext(FanContext);
+  if (!f) throw new Error('useFan outside FanContext');
+  return f;
+}
+
+/** A refusal in plain words: the page's own sentence for the code, else the server's message. */
+export function refusalText(t: Strings, err: { error: string; message: string }): string {
+  return t.refused[err.error] ?? t.somethingWrong(err.message);
+}

@@ -1,0 +1,195 @@
+import { useEffect, useState, type FormEvent } from 'react';
+import { call, serverNow } from '../api';
+import { refusalText, useFan } from '../context';
+import { useNow } from '../poll';
+import type { HoldView } from '../session';
+
+interface SeatmapSection {
+  code: string;
+  name: string;
+  kind: 'RESERVED' | 'GA';
+  priceCents: number;
+  capacity: number;
+  available: number;
+}
+interface SectionSeat {
+  id: number;
+  row: string;
+  number: number;
+  available: boolean;
+}
+
+/** After admission: best available by section and quantity, or exact seats on the map once seat picking opens. */
+export default function Seats() {
+  const { t, f, event, api, progress, update, lang } = useFan();
+  const [sections, setSections] = useState<SeatmapSection[] | null>(null);
+  const [section, setSection] = useState<string>('');
+  const [quantity, setQuantity] = useState(2);
+  const [mode, setMode] = useState<'best' | 'map'>('best');
+  const [busy, setBusy] = useState(false);
+  const [refusal, setRefusal] = useState<{ text: string; alternatives?: { section: string; available?: number }[] } | null>(null);
+  const [seats, setSeats] = useState<SectionSeat[] | null>(null);
+  const [picked, setPicked] = useState<number[]>([]);
+  const now = useNow(1000, serverNow);
+  const admission = { 'x-admission-token': progress.admissionToken ?? '' };
+  const pickingOpen = now >= Date.parse(event.seatPickingOpensAt);
+  const chosen = sections?.find((s) => s.code === section);
+  const limit = event.perAccountSeatLimit;
+
+  async function loadSeatmap() {
+    const r = await call<{ sections: SeatmapSection[] }>(api, 'GET', `/events/${event.id}/seatmap`);
+    if (r.kind !== 'ok') return;
+    setSections(r.body.sections);
+    setSection((cur) => cur || (r.body.sections.find((s) => s.available > 0)?.code ?? r.body.sections[0]?.code ?? ''));
+  }
+  useEffect(() => {
+    void loadSeatmap();
+    const id = setInterval(() => void loadSeatmap(), 10_000);
+    return () => clearInterval(id);
+  }, []);
+
+  useEffect(() => {
+    if (mode !== 'map' || !section || chosen?.kind === 'GA') return;
+    setSeats(null);
+    setPicked([]);
+    void call<{ seats: SectionSeat[] }>(api, 'GET', `/events/${event.id}/sections/${encodeURIComponent(section)}/seats`, { headers: admission }).then((r) => {
+      if (r.kind === 'ok') setSeats(r.body.seats);
+      else if (r.kind === 'refused') setRefusal({ text: refusalText(t, r.body) });
+    });
+  }, [mode, section]);
+
+  async function hold(body: unknown) {
+    setBusy(true);
+    setRefusal(null);
+    const r = await call<HoldView>(api, 'POST', `/events/${event.id}/holds`, { body, headers: admission });
+    setBusy(false);
+    if (r.kind === 'ok') {
+      update({ hold: r.body, payKey: undefined });
+      return;
+    }
+    if (r.kind === 'busy') {
+      setRefusal({ text: r.status === 429 ? t.refused.RATE_LIMITED! : r.offline ? t.offline : t.busy });
+      return;
+    }
+    const e = r.body;
+    if (e.error === 'ADMISSION_REQUIRED' || (e.error === 'TOKEN_EXPIRED' && e.field === 'token')) {
+      // The turn is over: back to the line (its status gives a fresh admission while the position may still be used).
+      update({ admissionToken: undefined, admissionExpiresAt: undefined });
+      return;
+    }
+    const alternatives = Array.isArray(e.alternatives) ? (e.alternatives as { section: string; available?: number }[]) : undefined;
+    setRefusal({ text: refusalText(t, e), alternatives });
+    if (e.error === 'SEATS_UNAVAILABLE' && mode === 'map') setMode('best');
+    void loadSeatmap();
+  }
+
+  function submit(e: FormEvent) {
+    e.preventDefault();
+    if (mode === 'map') void hold({ seatIds: picked });
+    else void hold({ section, quantity });
+  }
+
+  const until = progress.admissionExpiresAt ? new Date(progress.admissionExpiresAt) : null;
+  const max = Math.max(1, Math.min(limit, chosen?.available ?? limit));
+  return (
+    <section className="card seats" data-testid="seats">
+      <h2>{t.admittedTitle}</h2>
+      <p className="queue-message" data-testid="admitted-message">
+        {event.copy?.[lang]?.ADMITTED ?? ''}
+      </p>
+      {until && <p className="muted small">{t.admittedUntil(f.time(until))}</p>}
+      {pickingOpen && (
+        <div className="tabs" role="tablist">
+          <button type="button" role="tab" aria-selected={mode === 'best'} className={mode === 'best' ? 'tab on' : 'tab'} onClick={() => setMode('best')}>
+            {t.bestAvailable}
+          </button>
+          <button type="button" role="tab" aria-selected={mode === 'map'} className={mode === 'map' ? 'tab on' : 'tab'} onClick={() => setMode('map')} data-testid="tab-map">
+            {t.pickSeats}
+          </button>
+        </div>
+      )}
+      {!pickingOpen && <p className="muted small">{t.seatMapOpensAt(f.time(new Date(event.seatPickingOpensAt)))}</p>}
+      <form onSubmit={submit}>
+        <fieldset className="sections">
+          <legend>{t.section}</legend>
+          {(sections ?? []).map((s) => (
+            <label key={s.code} className={`section-option${s.available === 0 ? ' gone' : ''}`} data-testid={`section-${s.code}`}>
+              <input type="radio" name="section" value={s.code} checked={section === s.code} disabled={s.available === 0} onChange={() => setSection(s.code)} />
+              <span className="section-name">{s.name}</span>
+              <span className="section-price">{t.each(f.money(s.priceCents, event.currency))}</span>
+              <span className="section-left">{s.available === 0 ? t.soldOutSection : t.available(f.number(s.available))}</span>
+            </label>
+          ))}
+        </fieldset>
+        {mode === 'best' || chosen?.kind === 'GA' ? (
+          <label className="quantity">
+            {t.quantity}
+            <select value={Math.min(quantity, max)} onChange={(e) => setQuantity(Number(e.target.value))} data-testid="quantity">
+              {Array.from({ length: max }, (_, i) => i + 1).map((n) => (
+                <option key={n} value={n}>
+                  {n}
+                </option>
+              ))}
+            </select>
+            <span className="muted small">{t.limitNote(limit)}</span>
+          </label>
+        ) : (
+          <SeatGrid seats={seats} picked={picked} limit={limit} onToggle={(id) => setPicked((p) => (p.includes(id) ? p.filter((x) => x !== id) : p.length < limit ? [...p, id] : p))} />
+        )}
+        {refusal && (
+          <div className="refusal" role="alert" data-testid="refusal">
+            <p>{refusal.text}</p>
+            {refusal.alternatives && refusal.alternatives.length > 0 && (
+              <ul>
+                {refusal.alternatives.map((a) => (
+                  <li key={a.section}>
+                    <button type="button" className="link" onClick={() => setSection(a.section)}>
+                      {sections?.find((s) => s.code === a.section)?.name ?? a.section}
+                    </button>
+                  </li>
+                ))}
+              </ul>
+            )}
+          </div>
+        )}
+        <button type="submit" className="primary" disabled={busy || !section || (mode === 'map' && chosen?.kind !== 'GA' && picked.length === 0)} data-testid="find-seats">
+          {busy ? t.finding : mode === 'map' && chosen?.kind !== 'GA' ? t.holdPicked : t.findSeats}
+        </button>
+      </form>
+    </section>
+  );
+
+  function SeatGrid({ seats: list, picked: sel, limit: lim, onToggle }: { seats: SectionSeat[] | null; picked: number[]; limit: number; onToggle: (id: number) => void }) {
+    if (!list) return <p className="muted">{t.loading}</p>;
+    const rows = new Map<string, SectionSeat[]>();
+    for (const s of list) rows.set(s.row, [...(rows.get(s.row) ?? []), s]);
+    return (
+      <div className="seat-map" data-testid="seat-map">
+        <p className="muted small">{t.seatMapHelp}</p>
+        <p className="small" role="status">
+          {t.seatsPicked(sel.length)} · {t.limitNote(lim)}
+        </p>
+        {[...rows].map(([row, rowSeats]) => (
+          <div className="seat-row" key={row}>
+            <span className="row-label">{row}</span>
+            {rowSeats.map((s) => (
+              <button
+                type="button"
+                key={s.id}
+                className={`seat${sel.includes(s.id) ? ' picked' : ''}`}
+                disabled={!s.available}
+                aria-pressed={sel.includes(s.id)}
+                aria-label={t.seat(row, s.number)}
+                title={t.seat(row, s.number)}
+                data-testid="seat"
+                onClick={() => onToggle(s.id)}
+              >
+                {s.number}
+              </button>
+            ))}
+          </div>
+        ))}
+      </div>
+    );
+  }
+}

@@ -1,0 +1,151 @@
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from '@onsale/shared/db';
+import { pauseQueue, resumeQueue, setRateOverride } from '@onsale/shared/admission';
+import { cancelOrder, TEST_CARDS } from '@onsale/shared/checkout';
+import { admissionClaimsFor, createTokenKey, DEV_QUEUE_TOKEN_SECRET, hashDevice, signToken } from '@onsale/shared/queue';
+import { buildFanPage, devSignIn, docsShots, fanPage, http, launch, makeEvent, noOverflow, scriptedFan, startStack, WIDTHS, type Stack } from './harness';
+
+// The waiting room's other states in Chromium: a paused line that resumes without a reload (and a reload that keeps
+// the place), a join the bot gate challenges (the proof-of-work solved in a Web Worker), and a sale that goes
+// LAST_CHANCE then SOLD_OUT, where the page offers the waitlist and a returned seat's offer reaches it.
+
+let stack: Stack;
+let browser: Browser;
+
+beforeAll(async () => {
+  stack = await startStack(buildFanPage('states'));
+  browser = await launch();
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await stack?.close();
+});
+
+const admittedThrough = async (eventId: string) =>
+  (await sql<{ n: number }>`SELECT admitted_through::int AS n FROM queue_state WHERE event_id = ${eventId}`.execute(stack.t.db)).rows[0]?.n ?? 0;
+
+describe('the waiting room', () => {
+  it('reads PAUSED while an operator pauses the line, keeps the place over a reload, and moves on when it resumes, without a reload', async () => {
+    const eventId = await makeEvent(stack.t, { name: 'Paused Night' });
+    await pauseQueue(stack.t.db, eventId, { actor: 'ops@test', reason: 'payment provider slow' });
+    // Twelve fans ahead, joined over HTTP.
+    for (let i = 0; i < 12; i++) {
+      const other = await scriptedFan(stack.url, `ahead-${i}`);
+      expect((await http(stack.url, 'POST', `/events/${eventId}/queue`, other.headers)).status).toBe(200);
+    }
+    const { page, errors, context } = await fanPage(browser, WIDTHS.phone);
+    await page.goto(`${stack.url}/e/${eventId}`);
+    await devSignIn(page, 'paused-fan');
+    await page.getByTestId('queue-card').waitFor();
+    await expect.poll(() => page.getByTestId('queue-state').getAttribute('data-state')).toBe('PAUSED');
+    expect(await page.getByTestId('queue-message').textContent()).toContain('paused');
+    expect(await page.getByTestId('queue-position').getAttribute('data-position')).toBe('13');
+    expect(await page.getByTestId('queue-live').textContent()).toBe('Your place in line: 13. 12 ahead of you.');
+    await noOverflow(page);
+    await page.screenshot({ path: join(docsShots, 'paused-phone.png'), fullPage: true });
+
+    await page.reload();
+    await page.getByTestId('queue-card').waitFor();
+    await expect.poll(() => page.getByTestId('queue-position').getAttribute('data-position')).toBe('13');
+
+    // Resumed at a slow rate: the next poll reads WAITING with people ahead and a wait.
+    await setRateOverride(stack.t.db, eventId, 6, { actor: 'ops@test' });
+    await resumeQueue(stack.t.db, eventId, { actor: 'ops@test' });
+    await expect.poll(() => admittedThrough(eventId), { timeout: 30_000 }).toBeGreaterThan(0);
+    await page.clock.fastForward(35_000);
+    await expect.poll(() => page.getByTestId('queue-state').getAttribute('data-state'), { timeout: 20_000 }).toBe('WAITING');
+    const ahead = Number(await page.getByTestId('queue-ahead').getAttribute('data-ahead'));
+    expect(ahead).toBeGreaterThan(0);
+    expect(ahead).toBeLessThanOrEqual(12);
+    expect(await page.getByTestId('queue-wait').textContent()).toMatch(/About .* to wait/);
+    await page.screenshot({ path: join(docsShots, 'waiting-phone.png'), fullPage: true });
+
+    await setRateOverride(stack.t.db, eventId, 1200, { actor: 'ops@test' });
+    await expect.poll(() => admittedThrough(eventId), { timeout: 30_000 }).toBeGreaterThanOrEqual(13);
+    await page.clock.fastForward(35_000);
+    await page.getByTestId('seats').waitFor({ timeout: 20_000 });
+    expect(errors).toEqual([]);
+    await context.close();
+  }, 120_000);
+
+  it('solves the proof-of-work a challenged join asks for, in a Web Worker, then joins', async () => {
+    // A store API whose bot gate challenges every join (a browser's score is above 0).
+    const strict = await stack.extraApi({ BOT_CHALLENGE_SCORE: '0', BOT_LOW_PRIORITY_SCORE: '1' });
+    const eventId = await makeEvent(stack.t, { name: 'Challenged Night' });
+    const { page, errors, context } = await fanPage(browser, WIDTHS.desktop);
+    await page.goto(`${strict.url}/e/${eventId}`);
+    await devSignIn(page, 'challenged-fan');
+    await page.getByTestId('challenge').waitFor();
+    expect(await page.getByTestId('challenge-progress').textContent()).toMatch(/Checking your browser before you join: \d+% done/);
+    await page.screenshot({ path: join(docsShots, 'challenge-desktop.png') });
+    await page.getByTestId('queue-card').or(page.getByTestId('seats')).first().waitFor({ timeout: 60_000 });
+    const metrics = await (await fetch(`${strict.url}/metrics`)).text();
+    expect(metrics).toMatch(/bot_gate_decisions_total\{decision="CHALLENGED"\} 1/);
+    expect(metrics).toMatch(/bot_gate_decisions_total\{decision="SOLVED"\} 1/);
+    const entries = await sql<{ n: number }>`SELECT count(*)::int AS n FROM queue_entries WHERE event_id = ${eventId} AND account_id = 'challenged-fan'`.execute(stack.t.db);
+    expect(entries.rows[0]!.n).toBe(1);
+    expect(errors).toEqual([]);
+    await context.close();
+  }, 90_000);
+
+  it('reads LAST_CHANCE while every seat is held, SOLD_OUT when they are paid, offers the waitlist, and a returned seat’s offer reaches the page', async () => {
+    const eventId = await makeEvent(stack.t, {
+      name: 'Sold Out Night',
+      sections: [{ code: 'BOX', name: 'Box', priceLevel: 'P1', qualityRank: 1, rowCount: 1, seatsPerRow: 2 }],
+    });
+    // Another fan, admitted, holds both seats.
+    const buyer = await scriptedFan(stack.url, 'box-buyer');
+    const key = await createTokenKey(DEV_QUEUE_TOKEN_SECRET);
+    const deviceHash = await hashDevice(buyer.headers['x-device-id']!, buyer.id);
+    const admission = await signToken(key, admissionClaimsFor({ kind: 'queue', eventId, accountId: buyer.id, deviceHash, joinIndex: 0, cohort: 'FIFO', iat: 0, exp: 0 }, 1, Date.now()));
+    const buyerHeaders = { ...buyer.headers, 'x-admission-token': admission };
+    const hold = await http(stack.url, 'POST', `/events/${eventId}/holds`, buyerHeaders, { section: 'BOX', quantity: 2 });
+    expect(hold.status).toBe(201);
+
+    const { page, errors, context } = await fanPage(browser, WIDTHS.phone);
+    await page.goto(`${stack.url}/e/${eventId}`);
+    await devSignIn(page, 'waitlist-fan');
+    await page.getByTestId('queue-card').waitFor();
+    await expect.poll(() => page.getByTestId('queue-state').getAttribute('data-state'), { timeout: 20_000 }).toBe('LAST_CHANCE');
+    await page.screenshot({ path: join(docsShots, 'last-chance-phone.png'), fullPage: true });
+
+    const paid = await http(stack.url, 'POST', `/holds/${hold.json.holdId as string}/checkout`, { ...buyerHeaders, 'idempotency-key': 'box-buyer-pay-1' }, { payment: { instrument: { type: 'card', number: TEST_CARDS.success } } });
+    expect(paid.status).toBe(200);
+    await expect
+      .poll(async () => (await sql<{ s: string }>`SELECT inventory_state AS s FROM queue_state WHERE event_id = ${eventId}`.execute(stack.t.db)).rows[0]?.s, { timeout: 20_000 })
+      .toBe('SOLD_OUT');
+    await page.clock.fastForward(35_000);
+    await expect.poll(() => page.getByTestId('queue-state').getAttribute('data-state'), { timeout: 20_000 }).toBe('SOLD_OUT');
+    await page.getByTestId('waitlist-form').waitFor();
+    await page.getByTestId('waitlist-join').click();
+    await page.getByTestId('waitlist-place').waitFor();
+    expect(await page.getByTestId('waitlist-place').getAttribute('data-place')).toBe('1');
+    await noOverflow(page);
+    await page.screenshot({ path: join(docsShots, 'sold-out-waitlist-phone.png'), fullPage: true });
+
+    // The buyer's order is cancelled: the seats go to the waitlist, whose first match is offered them.
+    await cancelOrder(stack.t.db, paid.json.orderId as string, { actor: 'ops@test', reason: 'duplicate order' });
+    await expect
+      .poll(async () => (await sql<{ n: number }>`SELECT count(*)::int AS n FROM waitlist_offers WHERE account_id = 'waitlist-fan' AND status = 'OPEN'`.execute(stack.t.db)).rows[0]!.n, {
+        timeout: 30_000,
+      })
+      .toBe(1);
+    await page.clock.fastForward(20_000);
+    await page.getByTestId('offer').waitFor({ timeout: 20_000 });
+    expect(await page.getByTestId('offer-deadline').textContent()).toMatch(/Claim within \d+:\d\d/);
+    await page.screenshot({ path: join(docsShots, 'offer-phone.png'), fullPage: true });
+    await page.getByTestId('claim').click();
+    await page.getByTestId('hold').waitFor();
+    await page.getByTestId('continue-to-pay').click();
+    await page.getByTestId('card-number').fill(TEST_CARDS.success);
+    await page.getByTestId('pay').click();
+    await page.getByTestId('order').waitFor({ timeout: 20_000 });
+    const orders = await sql<{ n: number }>`SELECT count(*)::int AS n FROM orders WHERE event_id = ${eventId} AND account_id = 'waitlist-fan' AND status = 'CONFIRMED'`.execute(stack.t.db);
+    expect(orders.rows[0]!.n).toBe(1);
+    expect(errors).toEqual([]);
+    await context.close();
+  }, 120_000);
+});
