@@ -8,7 +8,7 @@ const USAGE = `usage: npm run edge
 Runs the edge worker (apps/edge) locally in workerd, Cloudflare's open-source runtime, in front of a running store
 API: STORE_API_URL (default http://127.0.0.1:3000), on EDGE_PORT (default 8787). It shares the store API's secrets
 (QUEUE_TOKEN_SECRET, AUTH_SECRET, as the store API reads them). \`npm start -- --edge\` starts it with the whole
-product instead. Settings: EDGE_WATERMARK_TTL_SECONDS (2), EDGE_STALE_SECONDS (15), EDGE_ORIGIN_TIMEOUT_MS (2000).`;
+product instead. Settings: EDGE_WATERMARK_TTL_SECONDS (2), EDGE_STALE_SECONDS (15), EDGE_ORIGIN_TIMEOUT_MS (5000).`;
 
 if (process.argv.slice(2).some((a) => a === '--help' || a === '-h')) {
   console.log(USAGE);

@@ -1,6 +1,6 @@
 // `npm start`: the whole platform in one process. See START_USAGE in start-lib.ts.
 import type { AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { createDb, migrateToLatest, warmPool } from '@onsale/shared/db';
 import { createMetrics } from '@onsale/shared/metrics';
 import { startWorker, type WorkerOptions } from '@onsale/shared/jobs';
@@ -11,7 +11,8 @@ import { authOptionsOf, loadBffEnv } from '@onsale/bff/env';
 import { loadCliConfig } from '@onsale/cli/env';
 import { loadEdgeEnv } from '@onsale/edge/env';
 import { resolveDatabase } from '@onsale/cli/database';
-import { START_USAGE, Shutdown, consoleDir, consoleSignInHint, demoCurl, ensureConsoleBuilt, ensureDemoEvent, ensureFanPageBuilt, fanDir, parseStartFlags } from './start-lib.js';
+import { ProcessGroup } from './process-group.js';
+import { START_USAGE, Shutdown, consoleDir, repoRoot, consoleSignInHint, demoCurl, ensureConsoleBuilt, ensureDemoEvent, ensureFanPageBuilt, fanDir, parseStartFlags } from './start-lib.js';
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const warn = (line: string) => process.stderr.write(`${line}\n`);
@@ -94,28 +95,55 @@ try {
   const servedFan = storeConfig.fan.dir ? resolve(storeConfig.fan.dir) : fanDir;
   ensureFanPageBuilt(log, servedFan);
 
-  // One metrics registry for the store API and the worker in this process (GET /metrics shows both).
-  const metrics = createMetrics({ defaultMetrics: true });
-  const store = await buildStoreApi({ db: storeDb, config: { ...storeConfig, fan: { ...storeConfig.fan, dir: servedFan } }, metrics }, { logger: { level: 'warn' }, connectionTimeout: 10_000, requestTimeout: 15_000 });
-  shutdown.add('store API', () => store.close());
+  const storeHost = storeConfig.host === '0.0.0.0' || storeConfig.host === '::' ? '127.0.0.1' : storeConfig.host;
+  let storePort: number;
+  let processLine: string;
+  if (flags.storeInstances === undefined && flags.workers === undefined) {
+    // One process: store API, BFF and worker share this event loop (the lightest start for a laptop).
+    // One metrics registry for the store API and the worker in this process (GET /metrics shows both).
+    const metrics = createMetrics({ defaultMetrics: true });
+    const store = await buildStoreApi({ db: storeDb, config: { ...storeConfig, fan: { ...storeConfig.fan, dir: servedFan } }, metrics }, { logger: { level: 'warn' }, connectionTimeout: 10_000, requestTimeout: 15_000 });
+    shutdown.add('store API', () => store.close());
 
-  // The worker reports invariant drift and job failures through the store API's logger (warnings and errors).
-  // Quiet once stopping: Ctrl-C reaches the embedded server too, and its connections then end under the worker.
-  const workerLogger = Object.create(store.log, {
-    error: { value: (...a: [object]) => void (stopping || databaseStopping || store.log.error(...a)) },
-    warn: { value: (...a: [object]) => void (stopping || databaseStopping || store.log.warn(...a)) },
-  }) as NonNullable<WorkerOptions['logger']>;
-  const worker = await startWorker({ connectionString: target.url, db: opsDb, logger: workerLogger, metrics, claimTokenSecret: storeConfig.queueTokenSecret });
-  shutdown.add('worker', () => worker.stop());
+    // The worker reports invariant drift and job failures through the store API's logger (warnings and errors).
+    // Quiet once stopping: Ctrl-C reaches the embedded server too, and its connections then end under the worker.
+    const workerLogger = Object.create(store.log, {
+      error: { value: (...a: [object]) => void (stopping || databaseStopping || store.log.error(...a)) },
+      warn: { value: (...a: [object]) => void (stopping || databaseStopping || store.log.warn(...a)) },
+    }) as NonNullable<WorkerOptions['logger']>;
+    const worker = await startWorker({ connectionString: target.url, db: opsDb, logger: workerLogger, metrics, claimTokenSecret: storeConfig.queueTokenSecret });
+    shutdown.add('worker', () => worker.stop());
 
-  // The store API's connections open before the first fan arrives (an on-sale's opening burst should not start backends).
-  await warmPool(storeDb);
-  await store.listen({ port: storeConfig.port, host: storeConfig.host });
+    // The store API's connections open before the first fan arrives (an on-sale's opening burst should not start backends).
+    await warmPool(storeDb);
+    await store.listen({ port: storeConfig.port, host: storeConfig.host });
+    storePort = (store.server.address() as AddressInfo).port;
+    processLine = 'worker      running (admission controller every second, inventory reconciliation and expired-hold sweep every minute, waitlist fan-out, offers and webhook deliveries)';
+  } else {
+    // Many processes (node:cluster): N store APIs listening on one port (this process owns the socket and hands
+    // each connection to the next in turn), M workers; each started again if it dies. See docs/edge.md.
+    const n = flags.storeInstances ?? 1;
+    const m = flags.workers ?? 1;
+    if (n > 1 && !storeConfig.redis)
+      warn(`note: ${n} store-API processes without REDIS_URL: request limits and proof-of-work replay are counted per process (up to ${n} times each limit); set REDIS_URL to share them`);
+    const group = new ProcessGroup({
+      exec: join(repoRoot, 'scripts', 'start-role.ts'),
+      env: { ...process.env, DATABASE_URL: target.url, FAN_DIR: servedFan, ...(flags.edge && !process.env.STORE_API_TRUST_PROXY ? { STORE_API_TRUST_PROXY: 'loopback' } : {}) },
+      log,
+      warn,
+    });
+    shutdown.add('store API and worker processes', () => group.stop());
+    await Promise.all([
+      ...Array.from({ length: m }, (_, j) => group.start({ role: 'worker', name: `worker-${j + 1}` })),
+      ...Array.from({ length: n }, (_, i) => group.start({ role: 'store', name: `store-${i + 1}` })),
+    ]);
+    storePort = storeConfig.port;
+    processLine = `processes   ${group.processes.map((p) => `${p.name} (pid ${p.pid})`).join(', ')}; restarted if they die${storeConfig.redis ? '; limits shared in Redis' : ''}`;
+  }
 
   // The war room reads hold latency and sold-out propagation from the store API's /metrics (STORE_API_URL when set:
-  // e.g. the instances behind a load balancer; else this process's own store API).
-  const storeHost = storeConfig.host === '0.0.0.0' || storeConfig.host === '::' ? '127.0.0.1' : storeConfig.host;
-  const storeApiUrls = bffEnv.STORE_API_URL.length > 0 ? bffEnv.STORE_API_URL : [`http://${storeHost}:${(store.server.address() as AddressInfo).port}`];
+  // e.g. the instances behind a load balancer; else this start's own store API).
+  const storeApiUrls = bffEnv.STORE_API_URL.length > 0 ? bffEnv.STORE_API_URL : [`http://${storeHost}:${storePort}`];
   const bff = await buildBff({ db: opsDb, consoleDir: servedConsole, logger: false, auth: authOptionsOf(bffEnv), storeApiUrls });
   shutdown.add('BFF', () => bff.close());
   await bff.listen({ port: bffEnv.BFF_PORT, host: bffEnv.BFF_HOST });
@@ -149,7 +177,7 @@ try {
   log(`API docs    ${storeUrl}/docs`);
   log(`fans' page  ${fansUrl}/e/<eventId>  (the link a promoter publishes)`);
   log(`console     ${bffUrl}/         (operators and promoters)`);
-  log('worker      running (admission controller every second, inventory reconciliation and expired-hold sweep every minute, waitlist fan-out, offers and webhook deliveries)');
+  log(processLine);
   log(`\nconsole sign-in: ${await consoleSignInHint(opsDb)}`);
 
   if (flags.demo) {

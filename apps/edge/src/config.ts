@@ -13,7 +13,7 @@ export interface EdgeEnv {
   EDGE_WATERMARK_TTL_SECONDS?: string;
   /** Seconds without a watermark from the origin after which fans read PAUSED and nobody is admitted (default 15). */
   EDGE_STALE_SECONDS?: string;
-  /** How long one origin request for the watermark may take, in milliseconds (default 2000). */
+  /** How long one origin request for the watermark may take, in milliseconds (default 5000). */
   EDGE_ORIGIN_TIMEOUT_MS?: string;
 }
 
@@ -60,7 +60,7 @@ export function loadEdgeConfig(env: EdgeEnv): EdgeConfig {
     authSecret,
     watermarkTtlMs: seconds(env.EDGE_WATERMARK_TTL_SECONDS, 'EDGE_WATERMARK_TTL_SECONDS', 2, 0.1, 300) * 1000,
     staleMs: seconds(env.EDGE_STALE_SECONDS, 'EDGE_STALE_SECONDS', 15, 1, 3600) * 1000,
-    originTimeoutMs: seconds(env.EDGE_ORIGIN_TIMEOUT_MS, 'EDGE_ORIGIN_TIMEOUT_MS', 2000, 50, 60_000),
+    originTimeoutMs: seconds(env.EDGE_ORIGIN_TIMEOUT_MS, 'EDGE_ORIGIN_TIMEOUT_MS', 5000, 50, 60_000),
     misconfigured: missing.length > 0 ? `${missing.join(' and ')} not set (32+ characters each, as Worker secrets): status polls go to the origin` : null,
   };
 }

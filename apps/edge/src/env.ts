@@ -8,7 +8,7 @@ const schema = z.object({
   EDGE_HOST: z.string().default('127.0.0.1'),
   EDGE_WATERMARK_TTL_SECONDS: z.coerce.number().min(0.1).max(300).default(2),
   EDGE_STALE_SECONDS: z.coerce.number().min(1).max(3600).default(15),
-  EDGE_ORIGIN_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(2000),
+  EDGE_ORIGIN_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(5000),
 });
 
 export interface LocalEdgeEnv {

@@ -136,7 +136,11 @@ async function queueStatus(req: Request, eventIdRaw: string, edge: Edge, waitUnt
   if (!known) return unavailable();
   const q = queueOf(known, claims.queueId ?? claims.eventId);
   if (!q) throw new DomainError('not_found', 'EVENT_NOT_FOUND', `no event ${eventId}`, { field: 'id' });
-  let answer = await answerStatus(claims, q, now);
+  // The controller's heartbeat is judged as of when the origin published the state, on the origin's own clock: the
+  // state's age is the edge's own rule below (EDGE_STALE_SECONDS), and no clock skew between the two counts.
+  const publishedAt = known.state!.generatedAt;
+  const asPublished = { ...q, watermark: { ...q.watermark, heartbeatAt: now - Math.max(0, publishedAt - q.watermark.heartbeatAt) } };
+  let answer = await answerStatus(claims, asPublished, now);
   if (now - known.fetchedAt > edge.config.staleMs) answer = failClosed(answer, q);
   if (answer.expired)
     throw new DomainError('gone', 'POSITION_EXPIRED', 'your turn came and passed unused; join the queue again for a new place at the back', { field: 'x-queue-token' });
@@ -154,7 +158,9 @@ async function queueStatus(req: Request, eventIdRaw: string, edge: Edge, waitUnt
     admissionToken,
     waitlist: answer.waitlist,
   };
-  return json(200, body, { 'retry-after': String(answer.retryAfterSeconds), 'cache-control': 'no-store' });
+  // How old the edge's numbers are (seconds since the origin last answered): what an operator checks first.
+  const age = String(Math.max(0, Math.floor((now - known.fetchedAt) / 1000)));
+  return json(200, body, { 'retry-after': String(answer.retryAfterSeconds), 'cache-control': 'no-store', 'x-onsale-watermark-age': age });
 }
 
 function queueOf(known: KnownState, queueId: string): EdgeQueueState | undefined {
@@ -183,7 +189,7 @@ async function watermark(url: URL, eventIdRaw: string, edge: Edge, waitUntil: Wa
   const body = publicWatermark(q.watermark);
   // Fail closed here too: a watermark the origin has not confirmed for EDGE_STALE_SECONDS admits nobody.
   if (Date.now() - known.fetchedAt > edge.config.staleMs && body.state !== 'SOLD_OUT') body.state = 'PAUSED';
-  return json(200, body, { 'cache-control': 'public, max-age=2' });
+  return json(200, body, { 'cache-control': 'public, max-age=2', 'x-onsale-watermark-age': String(Math.max(0, Math.floor((Date.now() - known.fetchedAt) / 1000))) });
 }
 
 /** Public responses the origin marks cacheable (event pages, fairness facts, the fans' page assets) are kept here. */

@@ -60,7 +60,7 @@ export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
     AUTH_SECRET: o.authSecret,
     EDGE_WATERMARK_TTL_SECONDS: String(o.watermarkTtlSeconds ?? 2),
     EDGE_STALE_SECONDS: String(o.staleSeconds ?? 15),
-    EDGE_ORIGIN_TIMEOUT_MS: String(o.originTimeoutMs ?? 2000),
+    EDGE_ORIGIN_TIMEOUT_MS: String(o.originTimeoutMs ?? 5000),
   };
   // Miniflare installs SIGINT/SIGTERM handlers that exit the process at once; whoever starts the edge owns the
   // signals and disposes it in order (npm start stops servers before the database), so they are taken back out.

@@ -27,6 +27,8 @@ export interface StateCacheOptions {
   /** The runtime's shared cache (caches.default), when it has one. */
   cache?: Cache | undefined;
   maxEvents?: number;
+  /** How long a poll past the TTL waits for the refresh before it is answered from the last state (default 500 ms). */
+  maxWaitMs?: number;
 }
 
 const FETCHED_AT = 'x-onsale-fetched-at';
@@ -34,10 +36,11 @@ const FETCHED_AT = 'x-onsale-fetched-at';
 /**
  * Every event's edge state for this isolate: fetched from the origin (`GET /events/:id/edge-state`) at most once
  * per event per TTL, whatever the poll rate. Concurrent requests share one fetch; once an event is known, a request
- * past the TTL is answered from what is known while one refresh runs in the background (so a slow or dead origin
- * never holds a poll up). The runtime's cache (the Cache API) sits between isolates and the origin: a state another
- * isolate fetched within the TTL is taken from it instead of the origin. A failed fetch keeps the last state; its
- * age (fetchedAt) is what the caller compares with EDGE_STALE_SECONDS.
+ * past the TTL waits for the one refresh at most `maxWaitMs` and is otherwise answered from what is known while the
+ * refresh goes on (so a slow or dead origin never holds a poll up for long). The runtime's cache (the Cache API) sits
+ * between isolates and the origin: a state another isolate fetched within the TTL is taken from it instead of the
+ * origin. A failed fetch keeps the last state; its age (fetchedAt) is what the caller compares with
+ * EDGE_STALE_SECONDS.
  */
 export class EventStateCache {
   private readonly entries = new Map<string, Entry>();
@@ -59,7 +62,14 @@ export class EventStateCache {
       entry.inflight = this.refresh(eventId, entry).finally(() => (entry.inflight = undefined));
     }
     if (e.known) {
-      if (e.inflight) waitUntil(e.inflight);
+      if (!e.inflight) return e.known;
+      waitUntil(e.inflight);
+      // A healthy origin answers in milliseconds: wait that long for the fresh state, never longer than
+      // maxWaitMs (a slow or dead origin then gets the last state, which fails closed once it is old).
+      const inflight = e.inflight;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([inflight, new Promise<void>((r) => (timer = setTimeout(r, this.o.maxWaitMs ?? 500)))]);
+      clearTimeout(timer);
       return e.known;
     }
     await e.inflight;

@@ -45,7 +45,7 @@ beforeAll(async () => {
   const [storePort, bffPort, edgePort] = [await freePort(), await freePort(), await freePort()];
   product = spawn(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'start.ts'), '--demo', '--edge'], {
     cwd: root,
-    env: userEnv({ DATABASE_URL: tdb.url, STORE_API_PORT: String(storePort), BFF_PORT: String(bffPort), EDGE_PORT: String(edgePort), CONSOLE_DIR: workDir }),
+    env: userEnv({ DATABASE_URL: tdb.url, STORE_API_PORT: String(storePort), BFF_PORT: String(bffPort), EDGE_PORT: String(edgePort), CONSOLE_DIR: workDir, FAN_DIR: workDir }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   exited = new Promise((resolve) => product.once('exit', resolve));
@@ -160,7 +160,7 @@ describe('npm start -- --demo --edge', () => {
       timeout: 170_000,
     });
     const stderr = readFileSync(errPath, 'utf8');
-    expect(r.status, `${r.stdout}\n${stderr}`).toBe(0);
+    expect(r.status, `${r.stdout}\n${stderr}\n--- npm start printed:\n${output.slice(-4000)}`).toBe(0);
     expect(stderr).toMatch(/"admissionToken":"[^"]+"/);
     const order = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { status?: string; seatCount?: number };
     expect(order).toMatchObject({ status: 'CONFIRMED', seatCount: 2 });

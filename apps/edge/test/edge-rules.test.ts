@@ -69,8 +69,10 @@ async function fan(joinIndex: number, patch: Partial<QueueTokenClaims> = {}, eve
   return { accountId, deviceId, headers, claims };
 }
 
+// A connection per request: a kept-alive one the runtime closes just as the client reuses it fails the request
+// ("other side closed"), which says nothing about the worker.
 const poll = (e: LocalEdge, f: Fan, headers: Record<string, string> = {}, eventId = f.claims.eventId) =>
-  fetch(`${e.url}/events/${eventId}/queue/status`, { headers: { ...f.headers, ...headers } });
+  fetch(`${e.url}/events/${eventId}/queue/status`, { headers: { ...f.headers, connection: 'close', ...headers } });
 
 beforeAll(async () => {
   key = await createTokenKey(QUEUE_SECRET);
@@ -232,7 +234,7 @@ describe('the watermark from cache', () => {
     for (let round = 0; round < 15; round++) {
       const batch = await Promise.all([
         ...fans.map((f) => poll(edge, f)),
-        ...Array.from({ length: 10 }, () => fetch(`${edge.url}/events/${EVENT}/watermark`)),
+        ...Array.from({ length: 10 }, () => fetch(`${edge.url}/events/${EVENT}/watermark`, { headers: { connection: 'close' } })),
       ]);
       for (const r of batch) {
         expect(r.status).toBe(200);

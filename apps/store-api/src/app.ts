@@ -23,6 +23,7 @@ import { lotteryRoutes } from './routes/lottery/index.js';
 import { fanRoutes } from './routes/fan/index.js';
 import { ClaimTokens, WaitlistService, waitlistSizes } from '@onsale/shared/waitlist';
 import { createAbuseMetrics, DefaultBotScorer, JoinGate, ProofOfWork, type BotScorer } from '@onsale/shared/abuse';
+import { createRedis, OutageLog, RedisUsedChallenges } from './plugins/redis.js';
 import { rateLimitPlugin } from './plugins/rate-limit.js';
 import { botGatePlugin } from './plugins/bot-gate.js';
 
@@ -91,9 +92,22 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
     for (const w of await waitlistSizes(deps.db)) metrics.waitlistEntries.set({ listing: w.listingId }, w.entries);
   };
   await app.register(metricsPlugin, { metrics, db: deps.db, beforeScrape });
+  // What every store-API process shares when REDIS_URL is set: request-limit counters and used proof-of-work
+  // challenges. Connected before the first request; if Redis does not answer, each falls back to this process's memory.
+  const redisConfig = deps.config.redis;
+  const redis = redisConfig ? createRedis(redisConfig.url) : null;
+  if (redis) {
+    redis.on('error', () => {}); // reported through the outage logs below, once per outage
+    await redis.connect().catch((err: unknown) => app.log.warn({ err }, `Redis at ${redisConfig!.url} does not answer: limits and proof-of-work replay stay per process until it does`));
+    app.addHook('onClose', async () => void redis.disconnect());
+  }
   // Before auth: a flood from one address is refused before any token is verified.
   const abuseMetrics = createAbuseMetrics(metrics.registry);
-  await app.register(rateLimitPlugin, { config: deps.config.rateLimit, metrics: abuseMetrics });
+  await app.register(rateLimitPlugin, {
+    config: deps.config.rateLimit,
+    metrics: abuseMetrics,
+    ...(redis ? { redis: { client: redis, keyPrefix: redisConfig!.keyPrefix, outage: new OutageLog(app.log, 'request-limit counters') } } : {}),
+  });
   await app.register(authPlugin, { secret: deps.config.authSecret });
   const tokenKey = await createNodeTokenKey(deps.config.queueTokenSecret);
   const tokens = new CachedTokenVerifier(tokenKey);
@@ -125,7 +139,12 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   const queue = new QueueService({ db: deps.db, events, watermarks, tokenKey, verifier: tokens, metrics });
   if (deps.config.botGate.enabled) {
     const g = deps.config.botGate;
-    const pow = new ProofOfWork({ secret: deps.config.queueTokenSecret, difficulty: g.powDifficultyBits, ttlSeconds: g.powTtlSeconds });
+    const pow = new ProofOfWork({
+      secret: deps.config.queueTokenSecret,
+      difficulty: g.powDifficultyBits,
+      ttlSeconds: g.powTtlSeconds,
+      ...(redis ? { used: new RedisUsedChallenges(redis, redisConfig!.keyPrefix, new OutageLog(app.log, 'used proof-of-work challenges')) } : {}),
+    });
     const gate = new JoinGate({
       scorer: deps.botScorer ?? new DefaultBotScorer(),
       pow,
