@@ -56,7 +56,7 @@ export class ProcessGroup {
           if (this.stopping) return;
           this.start(spec, deaths).then(
             () => this.o.log(`${spec.name} running again (pid ${this.members.get(spec.name)?.worker.process.pid})`),
-            (e: Error) => this.o.warn(e.message),
+            (e: Error) => void (this.stopping || this.o.warn(e.message)),
           );
         }, delayMs).unref();
       });

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -41,7 +41,9 @@ async function printed(pattern: RegExp, ms: number): Promise<RegExpMatchArray> {
 beforeAll(async () => {
   tdb = await createTestDatabase(inject('templateDatabaseUrl'), { max: 2 });
   workDir = mkdtempSync(join(tmpdir(), 'onsale-edge-product-'));
+  // Stand-ins for the console and the fans' page: neither is what this test is about, and the start then builds neither.
   writeFileSync(join(workDir, 'index.html'), '<!doctype html><title>console</title>');
+  mkdirSync(join(workDir, 'assets'));
   const [storePort, bffPort, edgePort] = [await freePort(), await freePort(), await freePort()];
   product = spawn(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'start.ts'), '--demo', '--edge'], {
     cwd: root,
@@ -51,11 +53,11 @@ beforeAll(async () => {
   exited = new Promise((resolve) => product.once('exit', resolve));
   product.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   product.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  await printed(/Ctrl-C to stop\./, 150_000);
+  await printed(/Ctrl-C to stop\./, 240_000);
   edgeUrl = (await printed(/^edge\s+(http:\/\/\S+)/m, 0))[1]!;
   storeUrl = (await printed(/^store API\s+(http:\/\/\S+)/m, 0))[1]!;
   eventId = (await printed(/^demo event\s+([0-9a-f-]{36})/m, 0))[1]!;
-}, 180_000);
+}, 270_000);
 
 afterAll(async () => {
   if (product && product.exitCode === null && product.signalCode === null) {

@@ -227,14 +227,14 @@ describe('refusals at the edge, the origin not called', () => {
 
 describe('the watermark from cache', () => {
   it('GET /events/:id/watermark is answered at the edge, and the origin is asked at most once per event per TTL whatever the poll rate', async () => {
-    const fans = await Promise.all(Array.from({ length: 20 }, (_, i) => fan(1000 + i)));
+    const fans = await Promise.all(Array.from({ length: 12 }, (_, i) => fan(1000 + i)));
     const fetchesBefore = origin.count(new RegExp(`^/events/${EVENT}/edge-state$`));
     const started = performance.now();
     let requests = 0;
-    for (let round = 0; round < 15; round++) {
+    for (let round = 0; round < 12; round++) {
       const batch = await Promise.all([
         ...fans.map((f) => poll(edge, f)),
-        ...Array.from({ length: 10 }, () => fetch(`${edge.url}/events/${EVENT}/watermark`, { headers: { connection: 'close' } })),
+        ...Array.from({ length: 8 }, () => fetch(`${edge.url}/events/${EVENT}/watermark`, { headers: { connection: 'close' } })),
       ]);
       for (const r of batch) {
         expect(r.status).toBe(200);
@@ -246,22 +246,21 @@ describe('the watermark from cache', () => {
     const elapsed = performance.now() - started;
     const fetches = origin.count(new RegExp(`^/events/${EVENT}/edge-state$`)) - fetchesBefore;
     // TTL 0.5 s: at most one fetch per started half-second (and one more for the window in flight), however many polls.
-    expect(requests).toBe(450);
+    expect(requests).toBe(240);
     expect(fetches).toBeLessThanOrEqual(Math.ceil(elapsed / 500) + 1);
     expect(fetches).toBeGreaterThanOrEqual(1);
     const w = await fetch(`${edge.url}/events/${EVENT}/watermark`);
     expect(w.headers.get('cache-control')).toBe('public, max-age=2');
     expect(await w.json()).toEqual({ admittedThrough: 100, state: 'OPEN', ratePerMin: 600, updatedAt: expect.any(String) });
-  });
+  }, 180_000);
 
   it('an unknown event is 404 EVENT_NOT_FOUND, and a malformed id is refused without asking the origin', async () => {
     const r = await fetch(`${edge.url}/events/${randomUUID()}/watermark`);
     expect(r.status).toBe(404);
     expect(await r.json()).toMatchObject({ error: 'EVENT_NOT_FOUND', field: 'id' });
-    const before = origin.received.length;
     const bad = await fetch(`${edge.url}/events/not-an-event/watermark`);
     expect(bad.status).toBe(404);
-    expect(origin.received.length).toBe(before);
+    expect(origin.received.filter((x) => x.url.includes('not-an-event'))).toEqual([]);
   });
 });
 
@@ -277,7 +276,7 @@ describe('everything else goes to the origin unchanged', () => {
     expect(r.headers.get('x-onsale-edge')).toBe('miss');
     expect(r.headers.get('x-origin')).toBe('yes');
     expect(await r.json()).toEqual({ echo: { method: 'POST', url: `/events/${EVENT}/queue?tier=GENERAL`, body: '{"hello":"origin"}' } });
-    const seen = origin.received.at(-1)!;
+    const seen = origin.received.findLast((x) => x.method === 'POST' && x.url === `/events/${EVENT}/queue?tier=GENERAL`)!;
     expect(seen.headers.authorization).toBe(f.headers.authorization);
     expect(seen.headers['x-device-id']).toBe(f.deviceId);
     expect(seen.headers['x-proof-of-work']).toBe('abc:123');

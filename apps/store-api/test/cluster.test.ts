@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -48,7 +48,7 @@ async function printed(pattern: RegExp, ms: number): Promise<RegExpMatchArray> {
 }
 
 const get = async (path: string, headers: Record<string, string> = {}) => {
-  const r = await fetch(`${base}${path}`, { headers, dispatcher: fresh });
+  const r = await fetch(`${base}${path}`, { headers, dispatcher: fresh, signal: AbortSignal.timeout(30_000) });
   return { status: r.status, body: (await r.json()) as Record<string, unknown> };
 };
 const post = async (path: string, headers: Record<string, string>, body?: unknown) => {
@@ -57,6 +57,7 @@ const post = async (path: string, headers: Record<string, string>, body?: unknow
     headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
     dispatcher: fresh,
+    signal: AbortSignal.timeout(30_000),
   });
   return { status: r.status, body: (await r.json()) as Record<string, unknown> };
 };
@@ -67,6 +68,7 @@ beforeAll(async () => {
   await redis.connect();
   workDir = mkdtempSync(join(tmpdir(), 'onsale-cluster-'));
   writeFileSync(join(workDir, 'index.html'), '<!doctype html><title>stand-in</title>');
+  mkdirSync(join(workDir, 'assets'));
   const [storePort, bffPort] = [await freePort(), await freePort()];
   product = spawn(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'start.ts'), '--store-instances', '2', '--workers', '2'], {
     cwd: root,
@@ -88,9 +90,10 @@ beforeAll(async () => {
   exited = new Promise((resolve) => product.once('exit', resolve));
   product.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   product.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  await printed(/Ctrl-C to stop\./, 240_000);
+  // Five processes each loading the code base: minutes on a busy 2-core machine.
+  await printed(/Ctrl-C to stop\./, 420_000);
   base = (await printed(/^store API\s+(http:\/\/\S+)/m, 0))[1]!;
-}, 300_000);
+}, 450_000);
 
 afterAll(async () => {
   if (product && product.exitCode === null && product.signalCode === null) {
@@ -170,7 +173,7 @@ describe('npm start -- --store-instances 2 --workers 2 with Redis', () => {
           const hold = await post(`/events/${eventId}/holds`, headers, { section: 'A', quantity: 2 });
           if (hold.status !== 201) continue;
           const idem = `cluster-${b}-${k}`;
-          for (let attempt = 0; attempt < 20; attempt++) {
+          for (let attempt = 0; attempt < 10; attempt++) {
             try {
               const paid = await post(`/holds/${hold.body.holdId as string}/checkout`, { ...headers, 'idempotency-key': idem }, { payment: { instrument: { type: 'card', number: '4242424242424242' } } });
               if (paid.status === 200) confirmed.set(paid.body.orderId as string, hold.body.holdId as string);
@@ -195,7 +198,8 @@ describe('npm start -- --store-instances 2 --workers 2 with Redis', () => {
     await load;
 
     expect(servedAfterKill).toBeGreaterThan(0);
-    await expect.poll(async () => (await storeProcesses(6)).get('store-1'), { timeout: 60_000, interval: 500 }).not.toBe(victim);
+    // The restarted process loads the code base again: minutes on a busy 2-core machine.
+    await expect.poll(async () => (await storeProcesses(6)).get('store-1'), { timeout: 300_000, interval: 1000 }).not.toBe(victim);
     const after = await storeProcesses();
     expect([...after.keys()].sort()).toEqual(['store-1', 'store-2']);
     expect(after.get('store-2')).toBe(before.get('store-2'));
@@ -211,5 +215,5 @@ describe('npm start -- --store-instances 2 --workers 2 with Redis', () => {
     expect(inv.counts.drift).toBe(0);
     expect(inv.soldseats).toBe(inv.ordered);
     expect(inv.holdseatmismatch).toBe(0);
-  }, 180_000);
+  }, 480_000);
 });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { publicWatermark, TokenError, type QueueService } from '@onsale/shared/queue';
 import { errorResponses, errorSchema } from '../schemas.js';
+import { compiledSerializer } from '../compiled-serializer.js';
 
 const params = z.object({ id: z.string().max(64) });
 /** A presale tier's queue, by the tier's code; left out: the general sale (the event's own queue). */
@@ -94,6 +95,8 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
   app.get(
     '/events/:id/queue/status',
     {
+      // The hottest route: its answers are written by a serializer compiled from the JSON Schema of its zod schemas.
+      serializerCompiler: compiledSerializer,
       schema: {
         tags: ['queue'],
         summary: 'Poll your place (no database read); carries an admission token once admitted. Honour Retry-After.',
