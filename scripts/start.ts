@@ -1,7 +1,7 @@
 // `npm start`: the whole platform in one process. See START_USAGE in start-lib.ts.
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { createDb, migrateToLatest, warmPool } from '@onsale/shared/db';
+import { createDb, databaseFaultOf, healthOf, migrateToLatest, warmPool } from '@onsale/shared/db';
 import { createMetrics } from '@onsale/shared/metrics';
 import { startWorker, type WorkerOptions } from '@onsale/shared/jobs';
 import { buildStoreApi } from '@onsale/store-api';
@@ -77,10 +77,13 @@ try {
     if (err.code === '57P01') {
       databaseStopping = true;
       warn('the database is shutting down: its connections were ended');
-    } else warn(`${name} database pool: ${err.message}`);
+    } else if (!databaseFaultOf(err)) warn(`${name} database pool: ${err.message}`);
+    // A lost connection is part of an outage, which the store API logs once when it starts and once when it ends.
   };
-  const storeDb = createDb(target.url, { max: storeConfig.dbPoolMax, applicationName: 'store-api', onError: poolError('store API') });
+  const storeDb = createDb(target.url, { max: storeConfig.dbPoolMax, connectionTimeoutMillis: storeConfig.dbPoolWaitMs, applicationName: 'store-api', onError: poolError('store API') });
   shutdown.add('store API pool', () => storeDb.destroy());
+  // A database that shut down (57P01) and came back: the worker's logs speak again.
+  healthOf(storeDb).on('up', () => (databaseStopping = false));
   const opsDb = createDb(target.url, { max: 6, applicationName: 'onsale-ops', onError: poolError('BFF/worker') });
   shutdown.add('BFF and worker pool', () => opsDb.destroy());
 
@@ -159,7 +162,8 @@ try {
     const edge = await startLocalEdge({
       storeApiUrl: storeUrl,
       queueTokenSecret: storeConfig.queueTokenSecret,
-      authSecret: storeConfig.authSecret,
+      // With an identity provider (AUTH_JWKS_URL) the edge cannot check account tokens yet: it then passes polls on.
+      authSecret: storeConfig.identity.kind === 'dev' ? storeConfig.authSecret : '',
       port: edgeEnv.port,
       host: edgeEnv.host,
       watermarkTtlSeconds: edgeEnv.watermarkTtlSeconds,
@@ -190,9 +194,21 @@ try {
   }
   log('\nCtrl-C to stop.');
 } catch (e) {
-  const err = e as Error & { code?: string };
-  const busy = err.code === 'EADDRINUSE' || /address already in use/i.test(err.message ?? '');
-  warn(`npm start failed: ${busy ? `${err.message} (another process has the port; set STORE_API_PORT / BFF_PORT / EDGE_PORT)` : (err.message ?? String(e))}`);
-  if (!(busy || err.name === 'MigrationError' || err.code === 'ECONNREFUSED')) warn(err.stack ?? '');
+  warn(`npm start failed: ${startFailure(e)}`);
+  const err = e instanceof Error ? (e as Error & { code?: string }) : undefined;
+  const known = err && (err.code === 'EADDRINUSE' || err.code === 'ECONNREFUSED' || ['MigrationError', 'InstallDatabaseError', 'InstallSecretsError'].includes(err.name));
+  if (err && !known) warn(err.stack ?? '');
   await stop('startup failed', 1);
+}
+
+/** One line that says what went wrong at startup (anything may be thrown, not only an Error). */
+function startFailure(e: unknown): string {
+  if (!(e instanceof Error)) return String(e);
+  const err = e as Error & { code?: string; port?: number };
+  if (err.code === 'EADDRINUSE' || /address already in use/i.test(err.message)) {
+    const port = err.port ?? Number(/:(\d+)$/.exec(err.message)?.[1]);
+    const setting = port === storeConfig.port ? 'STORE_API_PORT' : port === bffEnv.BFF_PORT ? 'BFF_PORT' : port === edgeEnv.port ? 'EDGE_PORT' : 'STORE_API_PORT / BFF_PORT / EDGE_PORT';
+    return `port ${port} is in use by another program; set ${setting} to a free port`;
+  }
+  return err.message || err.name;
 }

@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { createDb, migrateToLatest, startEmbeddedPostgres, type EmbeddedServer } from '@onsale/shared/db';
-import { testDatabasePrefix, withAdminClient, withDatabase } from '@onsale/shared/testing';
+import { freePort, testDatabasePrefix, testSecrets, withAdminClient, withDatabase } from '@onsale/shared/testing';
 import '@onsale/shared/testing';
 
 
@@ -26,9 +27,14 @@ export default async function setup(project: TestProject) {
   }
   if (!base) {
     embeddedDir = mkdtempSync(join(tmpdir(), 'onsale-test-pg-'));
-    embedded = await startEmbeddedPostgres(embeddedDir, 54329);
+    // As root the server runs as the postgres user, which must reach its data directory.
+    chmodSync(embeddedDir, 0o755);
+    embedded = await startEmbeddedPostgres(embeddedDir, { port: await freePort(), password: randomBytes(18).toString('base64url') });
     base = embedded.url;
   }
+  // The install's own secrets (./.data/secrets/), made once here before test files start in parallel: the apps the
+  // tests build, the CLI and `npm start` they spawn, and the tokens tests sign all use them.
+  testSecrets();
   const template = `onsale_tpl_${process.pid}`;
   await withAdminClient(withDatabase(base, 'postgres'), async (c) => {
     await c.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);

@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
 import fastifyStatic from '@fastify/static';
 import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
-import { sql, type Db } from '@onsale/shared/db';
+import { databaseFaultOf, sql, type Db } from '@onsale/shared/db';
 import { createNodeTokenKey } from '@onsale/shared/queue';
 import { StoreMetricsScraper, WarRoomHub } from '@onsale/shared/warroom';
 import { createContextFactory, type AuthOptions } from './context.js';
@@ -64,7 +64,7 @@ export async function buildBff(deps: BuildBffDeps): Promise<FastifyInstance> {
       return { status: 'ok' };
     } catch (err) {
       app.log.warn({ err }, 'health check: database unreachable');
-      return reply.code(503).send({ status: 'unavailable' });
+      return reply.code(503).header('retry-after', '5').send({ status: 'unavailable' });
     }
   });
 
@@ -94,6 +94,8 @@ export async function buildBff(deps: BuildBffDeps): Promise<FastifyInstance> {
   // Fastify's own errors (bad JSON, too large) keep their 4xx message; anything else is logged and masked.
   app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
     const status = err.statusCode && err.statusCode >= 400 ? err.statusCode : 500;
+    if (status >= 500 && databaseFaultOf(err))
+      return reply.code(503).header('retry-after', '5').send({ error: 'SERVICE_UNAVAILABLE', message: 'the database is briefly unavailable; retry in a few seconds' });
     if (status >= 500) {
       req.log.error({ err }, 'request failed');
       return reply.code(status).send({ error: 'INTERNAL', message: 'Internal server error' });

@@ -3,6 +3,8 @@ import type { Db } from '@onsale/shared/db';
 import type { TokenKey } from '@onsale/shared/queue';
 import type { WarRoomHub } from '@onsale/shared/warroom';
 import { DEFAULT_SESSION_TTL_SECONDS, verifySession, type SessionUser } from '@onsale/shared/users';
+import { TRPCError } from '@trpc/server';
+import { databaseFaultOf } from '@onsale/shared/db';
 
 /** The console's session cookie: httpOnly, SameSite=Strict, path /. Holds the random token; the database keeps its hash. */
 export const SESSION_COOKIE = 'onsale_console_session';
@@ -59,7 +61,11 @@ export function createContextFactory(deps: BffDeps): (opts: { req: FastifyReques
     const csrf = req.headers[CSRF_HEADER];
     return {
       db: deps.db,
-      user: await verifySession(deps.db, sessionToken),
+      user: await verifySession(deps.db, sessionToken).catch((err: unknown) => {
+        // The database is down: the console is told to retry (503), not that something broke (500).
+        if (databaseFaultOf(err)) throw new TRPCError({ code: 'SERVICE_UNAVAILABLE', message: 'the database is briefly unavailable; retry in a few seconds', cause: err as Error });
+        throw err;
+      }),
       sessionToken,
       csrfHeader: typeof csrf === 'string' && csrf.length > 0,
       sessionCookie: {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEV_QUEUE_TOKEN_SECRET } from '@onsale/shared/queue';
+import { installDataDir, installSecrets } from '@onsale/shared/install';
 
 const envSchema = z.object({
   BFF_PORT: z.coerce.number().int().min(0).max(65_535).default(3001),
@@ -21,31 +21,31 @@ const envSchema = z.object({
     .optional()
     .transform((v) => (v ?? '').split(',').map((u) => u.trim()).filter((u) => u !== ''))
     .pipe(z.array(z.url({ protocol: /^https?$/, error: 'each STORE_API_URL must be an http(s) URL' }))),
-  // The store API's secret for queue-family tokens: the BFF signs presale access codes with it, so the store API
-  // (and any edge) accepts them. Required in production; the development secret otherwise.
-  QUEUE_TOKEN_SECRET: z.string().min(32, 'QUEUE_TOKEN_SECRET must be at least 32 characters').optional(),
-}).superRefine((env, ctx) => {
-  if (env.NODE_ENV === 'production' && !env.QUEUE_TOKEN_SECRET)
-    ctx.addIssue({ code: 'custom', path: ['QUEUE_TOKEN_SECRET'], message: 'required when NODE_ENV=production (the store API\'s, 32+ characters)' });
 });
 
-export type BffEnv = z.infer<typeof envSchema>;
+/**
+ * The checked environment, and the store API's secret for queue-family tokens: the BFF signs presale access codes
+ * with it, so the store API (and any edge) accepts them. QUEUE_TOKEN_SECRET, else the install's own (./.data/);
+ * required in production.
+ */
+export type BffEnv = z.infer<typeof envSchema> & { queueTokenSecret: string };
 
 /** The session settings and token secret buildBff takes, from the checked environment. */
 export function authOptionsOf(env: BffEnv): { sessionTtlSeconds: number; secureCookies: boolean; queueTokenSecret: string } {
   return {
     sessionTtlSeconds: Math.round(env.BFF_SESSION_HOURS * 3600),
     secureCookies: env.BFF_SECURE_COOKIES ? env.BFF_SECURE_COOKIES === 'true' : env.NODE_ENV === 'production',
-    queueTokenSecret: env.QUEUE_TOKEN_SECRET ?? DEV_QUEUE_TOKEN_SECRET,
+    queueTokenSecret: env.queueTokenSecret,
   };
 }
 
 /** The BFF's configuration, checked. The only place in the BFF that reads the environment; called, never run at import. */
-export function loadBffEnv(source: Record<string, string | undefined> = process.env): BffEnv {
+export function loadBffEnv(source: Record<string, string | undefined> = process.env, opts: { dataDir?: string } = {}): BffEnv {
   const parsed = envSchema.safeParse(source);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n');
     throw new Error(`invalid BFF environment:\n${lines}`);
   }
-  return parsed.data;
+  const { queueTokenSecret } = installSecrets(opts.dataDir ?? installDataDir(), source, { optional: ['authSecret', 'cardFingerprintSecret'] });
+  return { ...parsed.data, queueTokenSecret };
 }

@@ -1,6 +1,7 @@
 import { initTRPC, TRPCError, type TRPC_ERROR_CODE_KEY } from '@trpc/server';
 import { ZodError } from 'zod';
 import { DomainError, type ErrorKind } from '@onsale/shared';
+import { databaseFaultOf } from '@onsale/shared/db';
 import { fieldErrors, requireRole, type Role } from '@onsale/shared/users';
 import { CSRF_HEADER, type Context } from './context.js';
 
@@ -53,6 +54,13 @@ const t = initTRPC.context<Context>().create({
 /** Turns a DomainError thrown below into the matching TRPCError, so callers, HTTP statuses and shapes agree. */
 const domainErrors = t.middleware(async ({ next }) => {
   const result = await next();
+  // A database outage (or a statement refused under load) is retryable: SERVICE_UNAVAILABLE, not an internal error.
+  if (!result.ok && !(result.error.cause instanceof DomainError) && databaseFaultOf(result.error.cause ?? result.error))
+    throw new TRPCError({
+      code: 'SERVICE_UNAVAILABLE',
+      message: 'the database is briefly unavailable; retry in a few seconds',
+      cause: new DomainError('unavailable', 'SERVICE_UNAVAILABLE', 'the database is briefly unavailable; retry in a few seconds', { retryAfterSeconds: 5 }),
+    });
   if (!result.ok && result.error.cause instanceof DomainError) {
     const cause = result.error.cause;
     throw new TRPCError({ code: trpcCodeOf[cause.kind], message: cause.message, cause });

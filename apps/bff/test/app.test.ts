@@ -85,22 +85,50 @@ describe('buildBff over HTTP', () => {
   });
 });
 
-describe('an unknown error', () => {
-  it('is a 500 that shows no internals', async () => {
+describe('errors show no internals', () => {
+  it('a database it cannot reach is a 503 (retry later, issue 13) that shows no internals', async () => {
     // A pool on a port nothing listens on: the driver's message (host, port) must not reach the client.
     const broken = createDb('postgres://postgres@127.0.0.1:1/nothing', { max: 1 });
     const bad = await buildBff({ db: broken });
     try {
       // With a session cookie, so resolving the user reaches the database.
       const res = await bad.inject({ method: 'GET', url: '/trpc/events.list', headers: { cookie } });
-      expect(res.statusCode).toBe(500);
+      expect(res.statusCode).toBe(503);
       const body = res.json();
-      expect(body.error.message).toBe('Internal server error');
+      expect(body.error.message).toBe('the database is briefly unavailable; retry in a few seconds');
       expect(JSON.stringify(body)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|stack/);
       expect((await bad.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(503);
     } finally {
       await bad.close();
       await broken.destroy();
+    }
+  });
+});
+
+describe('a database outage (issue 13)', () => {
+  it('answers 503 SERVICE_UNAVAILABLE with Retry-After, not an internal error, and serves again when it is back', async () => {
+    const { DatabaseProxy } = await import('@onsale/shared/testing');
+    const proxy = await DatabaseProxy.start(tdb.url);
+    const db = createDb(proxy.url(tdb.url), { max: 2, connectionTimeoutMillis: 1000 });
+    const bff = await buildBff({ db });
+    const input = encodeURIComponent(JSON.stringify({ id: eventId }));
+    const byId = () => bff.inject({ method: 'GET', url: `/trpc/events.byId?input=${input}`, headers: { cookie } });
+    try {
+      expect((await byId()).statusCode).toBe(200);
+      proxy.cut();
+      await proxy.setMode('refuse');
+      const down = await byId();
+      expect(down.statusCode).toBe(503);
+      expect(down.json().error).toMatchObject({ data: { code: 'SERVICE_UNAVAILABLE' } });
+      const health = await bff.inject({ method: 'GET', url: '/healthz' });
+      expect(health.statusCode).toBe(503);
+      expect(health.headers['retry-after']).toBe('5');
+      await proxy.setMode('pass');
+      expect((await byId()).statusCode).toBe(200);
+    } finally {
+      await bff.close();
+      await db.destroy();
+      await proxy.close();
     }
   });
 });

@@ -4,8 +4,8 @@ import { ZodError } from 'zod';
 import { sql } from '@onsale/shared/db';
 import { checkAccessCode } from '@onsale/shared/allocations';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
-import { createNodeTokenKey, DEV_QUEUE_TOKEN_SECRET, type TokenKey } from '@onsale/shared/queue';
-import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
+import { createNodeTokenKey, type TokenKey } from '@onsale/shared/queue';
+import { testSecrets, createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
 import { assignEventOrganisation, fieldErrors, type ConsoleUser } from '@onsale/shared/users';
 import { callerAs, seedUser, smallEventFile } from './fixtures.js';
 
@@ -29,7 +29,7 @@ const at = (minutes: number) => new Date(Date.now() + minutes * 60_000).toISOStr
 
 beforeAll(async () => {
   tdb = await createTestDatabase(inject('templateDatabaseUrl'));
-  key = await createNodeTokenKey(DEV_QUEUE_TOKEN_SECRET);
+  key = await createNodeTokenKey(testSecrets().queueTokenSecret);
   const file = {
     ...smallEventFile('Tiered Night'),
     onsaleAt: at(24 * 60),

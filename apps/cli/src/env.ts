@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { installDataDir, installSecrets, type InstallSecrets } from '@onsale/shared/install';
 
 const schema = z.object({
   /** Any PostgreSQL 15+. Unset: the embedded server under ./.data/ (the one `npm start` uses). */
@@ -23,4 +24,12 @@ const passwordSchema = z.object({
 /** ONSALE_PASSWORD, if set and not empty. */
 export function consolePasswordFromEnv(env: NodeJS.ProcessEnv = process.env): string | undefined {
   return passwordSchema.parse({ ONSALE_PASSWORD: env.ONSALE_PASSWORD || undefined }).ONSALE_PASSWORD;
+}
+
+/**
+ * The install's secrets as the store API has them (QUEUE_TOKEN_SECRET and the others from the environment, else
+ * this install's own under ./.data/), so codes the CLI signs are accepted by the store API of the same install.
+ */
+export function cliSecrets(env: NodeJS.ProcessEnv = process.env): InstallSecrets {
+  return installSecrets(installDataDir(), env, { optional: ['authSecret', 'cardFingerprintSecret'] });
 }

@@ -60,8 +60,8 @@ export const presaleCommands: Record<string, Command> = {
       const until = text(values['valid-until']);
       if (until !== undefined && Number.isNaN(Date.parse(until))) throw new UsageError(`--valid-until must be an ISO date; got ${JSON.stringify(until)}`);
       const { withDatabase, databaseUrl, defaultActor, allocations } = await context();
-      const { createTokenKey, queueTokenSecretFrom } = await import('@onsale/shared/queue');
-      const key = await createTokenKey(queueTokenSecretFrom());
+      const { createTokenKey } = await import('@onsale/shared/queue');
+      const key = await createTokenKey((await import('./env.js')).cliSecrets().queueTokenSecret);
       await withDatabase(databaseUrl, async (db) => {
         const { getEvent } = await import('@onsale/shared/events');
         const event = await getEvent(db, positionals[0]!);

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
+import { createTestDatabase, type TestDatabase, testSecrets } from '@onsale/shared/testing';
 import { checkAccessCode } from '@onsale/shared/allocations';
 import { findActiveEvents, tickEvent } from '@onsale/shared/admission';
 import { sql } from '@onsale/shared/db';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
-import { createTokenKey, DEV_QUEUE_TOKEN_SECRET } from '@onsale/shared/queue';
+import { createTokenKey } from '@onsale/shared/queue';
 import { onsale } from './run.js';
 
 let t: TestDatabase;
@@ -31,7 +31,7 @@ describe('onsale tier:* / access:issue on examples/presale.json', () => {
     expect(issued.code).toBe(0);
     const codes = issued.stdout.trim().split('\n');
     expect(codes).toHaveLength(3);
-    const key = await createTokenKey(DEV_QUEUE_TOKEN_SECRET);
+    const key = await createTokenKey(testSecrets().queueTokenSecret);
     const checked = await checkAccessCode(key, codes[0]!, { eventId, tier: 'FANCLUB', accountId: 'anyone', now: Date.parse('2027-03-02T12:00:00Z') });
     expect(checked.ok).toBe(true);
     const wrong = await onsale(t.url, 'access:issue', eventId, 'CARD');

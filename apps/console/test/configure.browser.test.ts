@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildBff } from '@onsale/bff';
 import { checkAccessCode } from '@onsale/shared/allocations';
 import { sql } from '@onsale/shared/db';
-import { createNodeTokenKey, DEV_QUEUE_TOKEN_SECRET } from '@onsale/shared/queue';
-import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
+import { createNodeTokenKey } from '@onsale/shared/queue';
+import { testSecrets, createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
 import { createUser } from '@onsale/shared/users';
 import { registerForLottery } from '@onsale/shared/lottery';
 import { launchChromium, signIn } from './browser-helpers';
@@ -50,7 +50,7 @@ beforeAll(async () => {
   tdb = await createTestDatabase(inject('templateDatabaseUrl'));
   await tdb.db.transaction().execute((trx) => createUser(trx, { ...PROMOTER, role: 'promoter', organisation: 'Acme Live' }, 'test'));
   // The store API's development token secret: the presale tiers test issues access codes the store API accepts.
-  app = await buildBff({ db: tdb.db, consoleDir: distDir, auth: { queueTokenSecret: DEV_QUEUE_TOKEN_SECRET } });
+  app = await buildBff({ db: tdb.db, consoleDir: distDir, auth: { queueTokenSecret: testSecrets().queueTokenSecret } });
   await app.listen({ port: 0, host: '127.0.0.1' });
   baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   browser = await launchChromium();
@@ -355,7 +355,7 @@ describe('event configuration in Chromium', () => {
     await codesDialog.getByTestId('codes-issued').waitFor();
     const codes = (await codesDialog.getByTestId('codes-list').inputValue()).split('\n');
     expect(codes).toHaveLength(3);
-    const key = await createNodeTokenKey(DEV_QUEUE_TOKEN_SECRET);
+    const key = await createNodeTokenKey(testSecrets().queueTokenSecret);
     expect((await checkAccessCode(key, codes[0]!, { eventId: tieredId, tier: 'FANCLUB', accountId: 'a-fan', now: Date.parse('2031-02-20T16:00:00Z') })).ok).toBe(true);
     await codesDialog.getByRole('button', { name: 'Done' }).click();
     expect(await row('CARD').getByTestId('tier-issue-codes').count()).toBe(0);

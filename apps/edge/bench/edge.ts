@@ -5,7 +5,7 @@ import { sql } from '@onsale/shared/db';
 import { AccountTokens } from '@onsale/shared/auth';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
 import { createTokenKey, hashDevice, signToken } from '@onsale/shared/queue';
-import { DEV_AUTH_SECRET, DEV_QUEUE_TOKEN_SECRET } from '../../store-api/src/env.js';
+import { installDataDir, installSecrets } from '@onsale/shared/install';
 import { benchDatabase } from '../../store-api/bench/database.js';
 import { startProcess, stopProcess } from '../../store-api/bench/load.js';
 import { startLocalEdge } from '../src/local.js';
@@ -63,8 +63,10 @@ export async function main(argv: string[]) {
   // The controller alive for the run, the watermark below every fan: everyone reads WAITING.
   await sql`UPDATE queue_state SET heartbeat_at = now() + interval '1 hour', admitted_through = 0, rate_per_min = 1300 WHERE event_id = ${eventId}`.execute(bench.db);
 
-  const key = await createTokenKey(DEV_QUEUE_TOKEN_SECRET);
-  const accounts = new AccountTokens(DEV_AUTH_SECRET);
+  // The install's own secrets, as the store API it starts reads them (./.data/secrets/).
+  const secrets = installSecrets(installDataDir());
+  const key = await createTokenKey(secrets.queueTokenSecret);
+  const accounts = new AccountTokens(secrets.authSecret);
   const headers: Record<string, string>[] = [];
   for (let i = 0; i < fans; i++) {
     const accountId = `edge-bench-${i}`;
@@ -83,7 +85,7 @@ export async function main(argv: string[]) {
   const storeUrl = `http://127.0.0.1:${server.port}`;
   const results: Record<string, unknown> = {};
   try {
-    const bare = await startLocalEdge({ storeApiUrl: storeUrl, queueTokenSecret: DEV_QUEUE_TOKEN_SECRET, authSecret: DEV_AUTH_SECRET, script: BARE });
+    const bare = await startLocalEdge({ storeApiUrl: storeUrl, queueTokenSecret: secrets.queueTokenSecret, authSecret: secrets.authSecret, script: BARE });
     try {
       await autocannon({ url: bare.url, connections, duration: 2, requests: [statusRequest] }); // warm-up
       results.bareWorkerd = figures(await autocannon({ url: bare.url, connections, duration: seconds, requests: [statusRequest] }));
@@ -91,7 +93,7 @@ export async function main(argv: string[]) {
       await bare.close();
     }
 
-    const edge = await startLocalEdge({ storeApiUrl: storeUrl, queueTokenSecret: DEV_QUEUE_TOKEN_SECRET, authSecret: DEV_AUTH_SECRET, watermarkTtlSeconds: ttl });
+    const edge = await startLocalEdge({ storeApiUrl: storeUrl, queueTokenSecret: secrets.queueTokenSecret, authSecret: secrets.authSecret, watermarkTtlSeconds: ttl });
     try {
       await autocannon({ url: edge.url, connections, duration: 2, requests: [statusRequest] }); // warm-up: every fan's tokens verified once
       const statusBefore = await originCount(storeUrl, '/events/:id/queue/status');

@@ -15,6 +15,7 @@ type FastifyInstance = Awaited<ReturnType<typeof buildStoreApi>>;
 import { loadStoreApiConfig } from '@onsale/store-api/env';
 import { SimulatedPaymentGateway } from '@onsale/shared/checkout';
 import { createEvent, parseEventFile, type EventFile } from '@onsale/shared/events';
+import { sql } from '@onsale/shared/db';
 import { startWorker, type BackgroundWorker } from '@onsale/shared/jobs';
 import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
 
@@ -155,3 +156,26 @@ export async function http(url: string, method: string, path: string, headers: R
   const r = await fetch(`${url}${path}`, { method, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
   return { status: r.status, json: (await r.json()) as Record<string, unknown> };
 }
+
+/**
+ * Moves the page's clock on by `stepMs` (a poll the server asked to come back later is due at once) until `check`
+ * holds; the store API serves each poll from a watermark it re-reads every 500 ms, so one step may see the old state.
+ */
+export async function advanceUntil(page: Page, check: () => Promise<boolean>, what: string, stepMs = 35_000, tries = 8): Promise<void> {
+  for (let i = 0; i < tries; i++) {
+    await page.clock.fastForward(stepMs);
+    const end = Date.now() + 5_000;
+    while (Date.now() < end) {
+      if (await check().catch(() => false)) return;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  throw new Error(`the page never showed ${what}`);
+}
+
+/** Opens an event's sale now (a test's clock for the on-sale): the controller seals the pre-open cohort on its next tick. */
+export async function openSaleNow(t: TestDatabase, eventId: string): Promise<void> {
+  await sql`UPDATE events SET seat_picking_opens_at = now() + (seat_picking_opens_at - onsale_at), onsale_at = now() WHERE id = ${eventId}`.execute(t.db);
+}
+
+export const stateOf = (page: Page) => page.getByTestId('queue-state').getAttribute('data-state', { timeout: 1000 });

@@ -4,8 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@onsale/shared/db';
 import { pauseQueue, resumeQueue, setRateOverride } from '@onsale/shared/admission';
 import { cancelOrder, TEST_CARDS } from '@onsale/shared/checkout';
-import { admissionClaimsFor, createTokenKey, DEV_QUEUE_TOKEN_SECRET, hashDevice, signToken } from '@onsale/shared/queue';
-import { buildFanPage, devSignIn, docsShots, fanPage, http, launch, makeEvent, noOverflow, scriptedFan, startStack, WIDTHS, type Stack } from './harness';
+import { admissionClaimsFor, createTokenKey, hashDevice, signToken } from '@onsale/shared/queue';
+import { testSecrets } from '@onsale/shared/testing';
+import { advanceUntil, buildFanPage, devSignIn, docsShots, fanPage, http, launch, makeEvent, noOverflow, scriptedFan, startStack, stateOf, WIDTHS, type Stack } from './harness';
 
 // The waiting room's other states in Chromium: a paused line that resumes without a reload (and a reload that keeps
 // the place), a join the bot gate challenges (the proof-of-work solved in a Web Worker), and a sale that goes
@@ -47,6 +48,30 @@ describe('the waiting room', () => {
     await noOverflow(page);
     await page.screenshot({ path: join(docsShots, 'paused-phone.png'), fullPage: true });
 
+    // Overload and outage on the status route: still in line, the place kept, checking again after Retry-After.
+    const answers = [
+      { status: 503, retryAfter: '12', body: { error: 'DATABASE_UNAVAILABLE', message: 'the database is not reachable' } },
+      { status: 429, retryAfter: '9', body: { error: 'RATE_LIMITED', message: 'too many requests', retryAfterSeconds: 9 } },
+      null, // no answer at all
+    ];
+    let polled = 0;
+    await page.route('**/queue/status', async (route) => {
+      const a = answers[polled++];
+      if (a === undefined) return route.continue();
+      if (a === null) return route.abort('connectionrefused');
+      return route.fulfill({ status: a.status, headers: { 'retry-after': a.retryAfter, 'content-type': 'application/json' }, body: JSON.stringify(a.body) });
+    });
+    const notice = page.getByTestId('queue-notice');
+    await advanceUntil(page, async () => /very busy.*Still in line\. Checking again in 1[0-5] s\./.test((await notice.textContent({ timeout: 500 })) ?? ''), 'the 503 as still in line');
+    expect(await page.getByTestId('queue-position').getAttribute('data-position')).toBe('13');
+    expect(await page.getByTestId('page-error').count()).toBe(0);
+    await page.screenshot({ path: join(docsShots, 'busy-phone.png'), fullPage: true });
+    await advanceUntil(page, async () => polled >= 2 && /Checking again in [0-9] s\./.test((await notice.textContent({ timeout: 500 })) ?? ''), 'the 429 as still in line', 13_000);
+    await advanceUntil(page, async () => polled >= 3 && /cannot reach the site.*Still in line/.test((await notice.textContent({ timeout: 500 })) ?? ''), 'no answer as still in line', 10_000);
+    await advanceUntil(page, async () => polled >= 4 && (await notice.count()) === 0, 'the line again', 6_000);
+    expect(await stateOf(page)).toBe('PAUSED');
+    await page.unroute('**/queue/status');
+
     await page.reload();
     await page.getByTestId('queue-card').waitFor();
     await expect.poll(() => page.getByTestId('queue-position').getAttribute('data-position')).toBe('13');
@@ -55,18 +80,17 @@ describe('the waiting room', () => {
     await setRateOverride(stack.t.db, eventId, 6, { actor: 'ops@test' });
     await resumeQueue(stack.t.db, eventId, { actor: 'ops@test' });
     await expect.poll(() => admittedThrough(eventId), { timeout: 30_000 }).toBeGreaterThan(0);
-    await page.clock.fastForward(35_000);
-    await expect.poll(() => page.getByTestId('queue-state').getAttribute('data-state'), { timeout: 20_000 }).toBe('WAITING');
+    await advanceUntil(page, async () => (await stateOf(page)) === 'WAITING', 'WAITING');
     const ahead = Number(await page.getByTestId('queue-ahead').getAttribute('data-ahead'));
     expect(ahead).toBeGreaterThan(0);
     expect(ahead).toBeLessThanOrEqual(12);
-    expect(await page.getByTestId('queue-wait').textContent()).toMatch(/About .* to wait/);
+    // The wait shows once the controller publishes its rate (the first poll after the resume may come before).
+    await advanceUntil(page, async () => /About .* to wait/.test((await page.getByTestId('queue-wait').textContent({ timeout: 500 })) ?? ''), 'the wait estimate', 10_000);
     await page.screenshot({ path: join(docsShots, 'waiting-phone.png'), fullPage: true });
 
     await setRateOverride(stack.t.db, eventId, 1200, { actor: 'ops@test' });
     await expect.poll(() => admittedThrough(eventId), { timeout: 30_000 }).toBeGreaterThanOrEqual(13);
-    await page.clock.fastForward(35_000);
-    await page.getByTestId('seats').waitFor({ timeout: 20_000 });
+    await advanceUntil(page, () => page.getByTestId('seats').isVisible(), 'the seats step');
     expect(errors).toEqual([]);
     await context.close();
   }, 120_000);
@@ -98,7 +122,7 @@ describe('the waiting room', () => {
     });
     // Another fan, admitted, holds both seats.
     const buyer = await scriptedFan(stack.url, 'box-buyer');
-    const key = await createTokenKey(DEV_QUEUE_TOKEN_SECRET);
+    const key = await createTokenKey(testSecrets().queueTokenSecret);
     const deviceHash = await hashDevice(buyer.headers['x-device-id']!, buyer.id);
     const admission = await signToken(key, admissionClaimsFor({ kind: 'queue', eventId, accountId: buyer.id, deviceHash, joinIndex: 0, cohort: 'FIFO', iat: 0, exp: 0 }, 1, Date.now()));
     const buyerHeaders = { ...buyer.headers, 'x-admission-token': admission };
@@ -117,8 +141,7 @@ describe('the waiting room', () => {
     await expect
       .poll(async () => (await sql<{ s: string }>`SELECT inventory_state AS s FROM queue_state WHERE event_id = ${eventId}`.execute(stack.t.db)).rows[0]?.s, { timeout: 20_000 })
       .toBe('SOLD_OUT');
-    await page.clock.fastForward(35_000);
-    await expect.poll(() => page.getByTestId('queue-state').getAttribute('data-state'), { timeout: 20_000 }).toBe('SOLD_OUT');
+    await advanceUntil(page, async () => (await stateOf(page)) === 'SOLD_OUT', 'SOLD_OUT');
     await page.getByTestId('waitlist-form').waitFor();
     await page.getByTestId('waitlist-join').click();
     await page.getByTestId('waitlist-place').waitFor();
@@ -133,8 +156,7 @@ describe('the waiting room', () => {
         timeout: 30_000,
       })
       .toBe(1);
-    await page.clock.fastForward(20_000);
-    await page.getByTestId('offer').waitFor({ timeout: 20_000 });
+    await advanceUntil(page, () => page.getByTestId('offer').isVisible(), 'the offer', 20_000);
     expect(await page.getByTestId('offer-deadline').textContent()).toMatch(/Claim within \d+:\d\d/);
     await page.screenshot({ path: join(docsShots, 'offer-phone.png'), fullPage: true });
     await page.getByTestId('claim').click();

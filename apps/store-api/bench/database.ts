@@ -1,8 +1,9 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDb, migrateToLatest, startEmbeddedPostgres, StatsKeeper, type Db } from '@onsale/shared/db';
-import { withAdminClient, withDatabase } from '@onsale/shared/testing';
+import { freePort, withAdminClient, withDatabase } from '@onsale/shared/testing';
 
 export interface BenchDatabase {
   url: string;
@@ -37,7 +38,8 @@ export async function benchDatabase(): Promise<BenchDatabase> {
       where = local.includes('host=') ? `local PostgreSQL (Unix socket ${socketDir})` : 'local PostgreSQL 127.0.0.1:5432';
     } catch {
       const dir = mkdtempSync(join(tmpdir(), 'onsale-bench-pg-'));
-      const server = await startEmbeddedPostgres(dir, 54331);
+      chmodSync(dir, 0o755); // as root the server runs as the postgres user
+      const server = await startEmbeddedPostgres(dir, { port: await freePort(), password: randomBytes(18).toString('base64url') });
       base = withDatabase(server.url, 'postgres');
       where = 'embedded PostgreSQL';
       cleanup = async () => {

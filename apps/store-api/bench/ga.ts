@@ -8,7 +8,7 @@ import { createEvent, parseEventFile } from '@onsale/shared/events';
 import { reconcileInventory } from '@onsale/shared/jobs';
 import { attemptGaHold } from '@onsale/shared/inventory';
 import { admissionClaimsFor, createTokenKey, hashDevice, signToken } from '@onsale/shared/queue';
-import { DEV_AUTH_SECRET, DEV_QUEUE_TOKEN_SECRET } from '../src/env.js';
+import { installDataDir, installSecrets } from '@onsale/shared/install';
 import { benchDatabase } from './database.js';
 import { createClient, percentile, round, runLoad, startProcess, stopProcess as stop, summarize } from './load.js';
 
@@ -94,8 +94,8 @@ export async function main(argv: string[]) {
   // One fan per request, on a device of their own (the per-device limit counts across accounts): an account token
   // and an admission token for the run's event, signed with the development secrets the bench server uses (the
   // waiting room that issues admission tokens is measured by `pnpm bench queue`; here every fan has been admitted).
-  const tokens = new AccountTokens(DEV_AUTH_SECRET);
-  const queueKey = await createTokenKey(DEV_QUEUE_TOKEN_SECRET);
+  const tokens = new AccountTokens(installSecrets(installDataDir()).authSecret);
+  const queueKey = await createTokenKey(installSecrets(installDataDir()).queueTokenSecret);
   let accountSeq = 0;
   const fanHeaders = async (eventId: string) => {
     const i = accountSeq++;

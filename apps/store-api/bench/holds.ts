@@ -5,7 +5,7 @@ import { sql } from '@onsale/shared/db';
 import { AccountTokens } from '@onsale/shared/auth';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
 import { reconcileInventory } from '@onsale/shared/jobs';
-import { DEV_AUTH_SECRET, DEV_QUEUE_TOKEN_SECRET } from '../src/env.js';
+import { installDataDir, installSecrets } from '@onsale/shared/install';
 import { admissionClaimsFor, createTokenKey, hashDevice, signToken } from '@onsale/shared/queue';
 import { benchDatabase } from './database.js';
 import { createClient, round, runLoad, startProcess, stopProcess as stop, summarize } from './load.js';
@@ -53,8 +53,8 @@ export async function main(argv: string[]) {
   // One fan per request: an account token and an admission token for the scenario's event, both signed with the
   // development secrets the bench server uses (the waiting room that issues admission tokens is measured by
   // `pnpm bench queue`; here every fan has been admitted).
-  const tokens = new AccountTokens(DEV_AUTH_SECRET);
-  const queueKey = await createTokenKey(DEV_QUEUE_TOKEN_SECRET);
+  const tokens = new AccountTokens(installSecrets(installDataDir()).authSecret);
+  const queueKey = await createTokenKey(installSecrets(installDataDir()).queueTokenSecret);
   let accountSeq = 0;
   const fanHeaders = async (eventId: string, i: number) => {
     const accountId = `bench-${i}`;

@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { sql } from '@onsale/shared/db';
 import { AccountTokens } from '@onsale/shared/auth';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
-import { DEV_AUTH_SECRET, DEV_QUEUE_TOKEN_SECRET } from '../src/env.js';
+import { installDataDir, installSecrets } from '@onsale/shared/install';
 import { AdmissionController } from '@onsale/shared/admission';
 import { admissionClaimsFor, createTokenKey, hashDevice, signToken } from '@onsale/shared/queue';
 import { TEST_CARDS } from '@onsale/shared/checkout';
@@ -42,7 +42,7 @@ export async function main(argv: string[]) {
     const spec = parseEventFile({ ...club, name: 'bench queue', fairnessMode: 'FIFO', onsaleAt: new Date(Date.now() - 60_000).toISOString(), startsAt: new Date(Date.now() + 30 * 86400_000).toISOString(), ...over });
     return bench.db.transaction().execute((trx) => createEvent(trx, spec, 'bench'));
   };
-  const accounts = new AccountTokens(DEV_AUTH_SECRET);
+  const accounts = new AccountTokens(installSecrets(installDataDir()).authSecret);
   const results: Record<string, unknown> = {};
 
   const bare = await startProcess('apps/store-api/bench/bare-server.ts', {});
@@ -107,7 +107,7 @@ export async function main(argv: string[]) {
         pollers.push({ authorization: auth, 'x-device-id': device, 'x-queue-token': r.body.queueToken });
       }
       const buyer = 'so-buyer';
-      const key = await createTokenKey(DEV_QUEUE_TOKEN_SECRET);
+      const key = await createTokenKey(installSecrets(installDataDir()).queueTokenSecret);
       const device = 'soldout-buyer-device';
       const admission = await signToken(
         key,

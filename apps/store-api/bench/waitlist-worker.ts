@@ -1,6 +1,6 @@
 import { createDb, poolOf } from '@onsale/shared/db';
 import { startWorker, type WorkerOptions } from '@onsale/shared/jobs';
-import { DEV_QUEUE_TOKEN_SECRET } from '../src/env.js';
+import { installDataDir, installSecrets } from '@onsale/shared/install';
 
 // The background worker as `pnpm bench waitlist` runs it: its own process (so its peak RSS is its own), the jobs
 // only (admission: false), tuned only through startWorker's public options. It times every statement it sends
@@ -60,7 +60,7 @@ const logger = { error: say('error'), warn: say('warn'), info: () => {}, debug: 
 const worker = await startWorker({
   connectionString: url,
   db,
-  claimTokenSecret: DEV_QUEUE_TOKEN_SECRET,
+  claimTokenSecret: installSecrets(installDataDir()).queueTokenSecret,
   concurrency,
   admission: false,
   logger,

@@ -7,7 +7,7 @@ import { AccountTokens } from '@onsale/shared/auth';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
 import { addWebhookEndpoint, setWebhookEndpointActive } from '@onsale/shared/notify';
 import { emitAvailability, insertJoins, normalizeCriteria, waitlistCriteriaSchema, type ReturnedSeat } from '@onsale/shared/waitlist';
-import { DEV_AUTH_SECRET } from '../src/env.js';
+import { installDataDir, installSecrets } from '@onsale/shared/install';
 import { benchDatabase, type BenchDatabase } from './database.js';
 import { createClient, percentile, round, runLoad, startProcess, stopProcess, summarize } from './load.js';
 
@@ -502,7 +502,7 @@ async function joins(bench: BenchDatabase, o: { listings: number; joinListingCou
   );
   log(`[joins] events in ${secs(performance.now() - started)} s`);
 
-  const tokens = new AccountTokens(DEV_AUTH_SECRET);
+  const tokens = new AccountTokens(installSecrets(installDataDir()).authSecret);
   const fanCount = Math.ceil(o.joinSeconds * 12_000);
   started = performance.now();
   const fans: string[] = [];
@@ -841,7 +841,7 @@ async function onRead(bench: BenchDatabase, o: { hotListingId: string; children:
   if (!storeApi) throw new Error('the store API is not running');
   const { rows } = await sql<{ account_id: string }>`
     SELECT account_id FROM waitlist_entries WHERE listing_id = ${o.hotListingId} ORDER BY random() LIMIT 320`.execute(bench.db);
-  const tokens = new AccountTokens(DEV_AUTH_SECRET);
+  const tokens = new AccountTokens(installSecrets(installDataDir()).authSecret);
   const auths: string[] = [];
   for (const r of rows) auths.push(`Bearer ${(await tokens.issue(r.account_id)).token}`);
   const client = createClient(`http://127.0.0.1:${storeApi.port}`, 4);

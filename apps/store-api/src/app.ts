@@ -2,14 +2,16 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { Db } from '@onsale/shared/db';
+import { DatabaseHealth, databaseFaultOf, healthOf, type Db } from '@onsale/shared/db';
 import { createMetrics, type Metrics } from '@onsale/shared/metrics';
 import { CheckoutService, SimulatedPaymentGateway, type PaymentProvider } from '@onsale/shared/checkout';
 import { EventCache } from '@onsale/shared/events';
 import { HoldService, SeatmapCache, SectionSeatsCache } from '@onsale/shared/inventory';
 import { CachedTokenVerifier, createNodeTokenKey, lastMinuteAdmissions, QueueService, WatermarkStore } from '@onsale/shared/queue';
+import { AccountTokens, IdentityProviderTokens, type FanIdentity } from '@onsale/shared/auth';
 import type { StoreApiConfig } from './env.js';
 import { installErrorHandling } from './errors.js';
+import { serviceUnavailableSchema } from './routes/schemas.js';
 import { authPlugin } from './plugins/auth.js';
 import { admissionGate } from './plugins/admission-gate.js';
 import { metricsPlugin } from './plugins/metrics.js';
@@ -40,6 +42,17 @@ export interface StoreApiDeps {
   metrics?: Metrics;
   /** The bot-score hook's scorer (default: DefaultBotScorer over the request's signals). */
   botScorer?: BotScorer;
+  /** Fan identity to use instead of the one the config names (tests). */
+  identity?: FanIdentity;
+}
+
+/** The pool's health tracker (createDb makes one per pool; any other Db gets its own, fed by the error handler alone). */
+function databaseHealthOf(db: Db): DatabaseHealth {
+  try {
+    return healthOf(db);
+  } catch {
+    return new DatabaseHealth();
+  }
 }
 
 /** Builds the fan-facing store API. Tests import this; `server.ts` only adds listening and shutdown. */
@@ -47,9 +60,28 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   const app = Fastify({ logger: false, trustProxy: deps.config.trustProxy, ...serverOptions }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
-  installErrorHandling(app);
-
   const metrics = deps.metrics ?? createMetrics({ defaultMetrics: true });
+  // A database outage is answered 503 + Retry-After on every route and logged twice (when it starts, when it ends),
+  // never once per request.
+  const health = databaseHealthOf(deps.db);
+  metrics.databaseUp.set(health.up ? 1 : 0);
+  const onDown = (e: { error: string }) => {
+    metrics.databaseUp.set(0);
+    metrics.databaseOutages.inc();
+    app.log.error({ error: e.error }, 'database unavailable: answering 503 with Retry-After until it is back');
+  };
+  const onUp = (e: { downForMs: number; failures: number }) => {
+    metrics.databaseUp.set(1);
+    app.log.warn({ downForMs: e.downForMs, failures: e.failures }, `database back after ${(e.downForMs / 1000).toFixed(1)} s (${e.failures} failed database calls meanwhile)`);
+  };
+  health.on('down', onDown);
+  health.on('up', onUp);
+  app.addHook('onClose', async () => {
+    health.off('down', onDown);
+    health.off('up', onUp);
+  });
+  installErrorHandling(app, { health, count503: (reason) => metrics.unavailableResponses.inc({ reason }) });
+
   const payments =
     deps.payments ??
     new SimulatedPaymentGateway({
@@ -65,6 +97,9 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
     // The docs are public pages; everything else is decided by the route's own config.
     if (route.url.startsWith('/docs') || route.url.startsWith('/e/')) route.config = { ...(route.config ?? {}), public: true };
     for (const method of [route.method].flat()) if (method !== 'HEAD') routeTable.push({ method, url: route.url });
+    // Every route may answer 503 with Retry-After (a database outage, load shed): the OpenAPI document says so.
+    const response = route.schema?.response as Record<string, unknown> | undefined;
+    if (response && !('503' in response)) route.schema!.response = { ...response, 503: serviceUnavailableSchema };
   });
   await app.register(swagger, {
     openapi: {
@@ -108,12 +143,18 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
     metrics: abuseMetrics,
     ...(redis ? { redis: { client: redis, keyPrefix: redisConfig!.keyPrefix, outage: new OutageLog(app.log, 'request-limit counters') } } : {}),
   });
-  await app.register(authPlugin, { secret: deps.config.authSecret });
+  const devTokens = deps.config.identity.kind === 'dev' ? new AccountTokens(deps.config.authSecret) : null;
+  const identity =
+    deps.identity ??
+    (deps.config.identity.kind === 'jwks'
+      ? new IdentityProviderTokens({ ...deps.config.identity })
+      : devTokens!);
+  await app.register(authPlugin, { identity, devTokens, db: deps.db });
   const tokenKey = await createNodeTokenKey(deps.config.queueTokenSecret);
   const tokens = new CachedTokenVerifier(tokenKey);
   await app.register(admissionGate, { tokens, metrics });
   await app.register(healthRoutes, { db: deps.db, instance: deps.config.instance });
-  if (deps.config.devAuth) await app.register(devAuthRoutes, { db: deps.db });
+  if (deps.config.devAuth && devTokens) await app.register(devAuthRoutes, { db: deps.db, tokens: devTokens });
   const events = new EventCache(deps.db);
   const seatmap = new SeatmapCache(deps.db);
   const holds = new HoldService({ db: deps.db, events, seatmap, metrics, holdCommit: deps.config.holdCommit, onOutcome: (eventId, created) => watermarks.countHold(eventId, created) });
@@ -123,13 +164,14 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   await app.register(holdRoutes, { db: deps.db, holds, checkout });
   // Settles checkouts whose process died mid-payment (asks the provider, writes the order or gives the hold back).
   const recovery = setInterval(() => {
-    checkout.recoverStalePayments().catch((err: unknown) => app.log.error({ err }, 'payment recovery failed'));
+    checkout.recoverStalePayments().catch((err: unknown) => databaseFaultOf(err) || app.log.error({ err }, 'payment recovery failed'));
   }, 30_000);
   recovery.unref();
   app.addHook('onClose', async () => clearInterval(recovery));
   // Best-available views of the events in their on-sale rush are read before their fans ask (see warmOpening).
   const warming = setInterval(() => {
-    holds.warmOpening().catch((err: unknown) => app.log.warn({ err }, 'warming seat views failed'));
+    // A database outage is logged once by the health listener, not by every background beat.
+    holds.warmOpening().catch((err: unknown) => databaseFaultOf(err) || app.log.warn({ err }, 'warming seat views failed'));
   }, 2_000);
   warming.unref();
   app.addHook('onClose', async () => clearInterval(warming));

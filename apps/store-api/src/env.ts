@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEV_QUEUE_TOKEN_SECRET } from '@onsale/shared/queue';
+import { installDataDir, installSecrets } from '@onsale/shared/install';
 
 const bool = z
   .enum(['true', 'false', '1', '0'])
@@ -25,14 +25,27 @@ const schema = z.object({
   /** This process's name in GET /healthz (the multi-process start names them store-1, store-2, ...). */
   STORE_API_INSTANCE: z.string().min(1).max(64).default('store-1'),
   DATABASE_URL: z.string().url().optional(),
-  /** Secret for account tokens; required in production, a fixed development value otherwise. */
-  AUTH_SECRET: z.string().min(32).optional(),
-  /** Secret for queue and admission tokens (shared with edges that verify them); required in production. */
-  QUEUE_TOKEN_SECRET: z.string().min(32).optional(),
-  /** Development sign-in (POST /auth/dev-login); off in production unless set explicitly. */
+  // AUTH_SECRET, QUEUE_TOKEN_SECRET and CARD_FINGERPRINT_SECRET are read by installSecrets (the install's own
+  // generated ones under ./.data/ when unset; required in production).
+  /** Development sign-in (POST /auth/dev-login); off in production, where turning it on is refused. */
   DEV_AUTH: bool.optional(),
+  /**
+   * Fans' identity provider (OIDC): its JSON Web Key Set, and the issuer and audience every token must carry. Set,
+   * account tokens are asymmetric JWTs (RS256, ES256, EdDSA) verified against it, the account being `sub`.
+   */
+  AUTH_JWKS_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  AUTH_ISSUER: z.string().min(1).optional(),
+  AUTH_AUDIENCE: z.string().min(1).optional(),
+  /** At most one key set fetch per this many seconds for an unknown `kid`; how long a fetched key set is used. */
+  AUTH_JWKS_COOLDOWN_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
+  AUTH_JWKS_CACHE_SECONDS: z.coerce.number().int().min(10).max(86_400).default(600),
   // Small on purpose: on a 2-core machine 8-12 connections out-run 30+ (less contention in PostgreSQL).
   DB_POOL_MAX: z.coerce.number().int().min(1).max(500).default(10),
+  /**
+   * The longest a request waits for a pooled connection, ms: past it the request is answered 503 with Retry-After
+   * (a database that hangs, or more work than the pool can do) instead of waiting for the socket timeouts.
+   */
+  DB_POOL_WAIT_MS: z.coerce.number().int().min(100).max(60_000).default(3000),
   /**
    * How hold attempts and releases commit: 'async' (default) without waiting for the WAL flush, 'sync' waiting for
    * it. Checkout and orders always wait. See HoldCommit in @onsale/shared/inventory for what 'async' risks.
@@ -90,8 +103,13 @@ export interface StoreApiConfig {
   databaseUrl: string | undefined;
   authSecret: string;
   queueTokenSecret: string;
+  /** Keys the stored fingerprints of payment cards (HMAC). */
+  cardFingerprintSecret: string;
   devAuth: boolean;
+  /** Where fans' account tokens come from: the install's own HS256 secret (development), or an identity provider. */
+  identity: { kind: 'dev' } | { kind: 'jwks'; jwksUrl: string; issuer: string; audience: string; cooldownSeconds: number; cacheMaxAgeSeconds: number };
   dbPoolMax: number;
+  dbPoolWaitMs: number;
   holdCommit: 'async' | 'sync';
   payment: { tps: number; latencyMs: number; failureRate: number };
   rateLimit: {
@@ -123,17 +141,27 @@ export interface RouteLimits {
   perIp: number;
 }
 
-export const DEV_AUTH_SECRET = 'onsale-development-secret-not-for-production!!';
-export { DEV_QUEUE_TOKEN_SECRET };
-
-/** The store API's configuration, read from the environment in this one place and checked. */
-export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env): StoreApiConfig {
+/**
+ * The store API's configuration, read from the environment in this one place and checked. Secrets not in the
+ * environment are the install's own (`installSecrets` under `dataDir`, default ./.data/); production refuses to
+ * start without explicit ones, and refuses DEV_AUTH.
+ */
+export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env, opts: { dataDir?: string } = {}): StoreApiConfig {
   const e = schema.parse(env);
   const production = e.NODE_ENV === 'production';
-  if (production && !e.AUTH_SECRET) throw new Error('AUTH_SECRET (32+ characters) is required when NODE_ENV=production');
-  if (production && !e.QUEUE_TOKEN_SECRET) throw new Error('QUEUE_TOKEN_SECRET (32+ characters) is required when NODE_ENV=production');
+  if (production && e.DEV_AUTH === true) throw new Error('DEV_AUTH is refused when NODE_ENV=production: anyone could sign in as any fan');
+  const jwks = e.AUTH_JWKS_URL;
+  if (jwks) {
+    if (!e.AUTH_ISSUER || !e.AUTH_AUDIENCE) throw new Error('AUTH_JWKS_URL needs AUTH_ISSUER and AUTH_AUDIENCE (a token for another application of the provider must not sign a fan in)');
+    if (e.DEV_AUTH === true) throw new Error('DEV_AUTH cannot be on with AUTH_JWKS_URL: fans sign in with the identity provider, and HS256 tokens are refused');
+    const host = new URL(jwks).hostname;
+    if (production && new URL(jwks).protocol !== 'https:' && host !== '127.0.0.1' && host !== 'localhost' && host !== '[::1]')
+      throw new Error('AUTH_JWKS_URL must be https:// when NODE_ENV=production');
+  }
   if (!!e.FAN_OIDC_ISSUER !== !!e.FAN_OIDC_CLIENT_ID) throw new Error('FAN_OIDC_ISSUER and FAN_OIDC_CLIENT_ID go together: set both, or neither');
   if (e.BOT_LOW_PRIORITY_SCORE < e.BOT_CHALLENGE_SCORE) throw new Error('BOT_LOW_PRIORITY_SCORE must be at least BOT_CHALLENGE_SCORE');
+  // With an identity provider the install's HS256 secret signs nothing, so production does not ask for it.
+  const secrets = installSecrets(opts.dataDir ?? installDataDir(), env, jwks ? { optional: ['authSecret'] } : {});
   return {
     nodeEnv: e.NODE_ENV,
     port: e.STORE_API_PORT,
@@ -142,10 +170,15 @@ export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env): StoreA
     instance: e.STORE_API_INSTANCE,
     redis: e.REDIS_URL ? { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX } : null,
     databaseUrl: e.DATABASE_URL,
-    authSecret: e.AUTH_SECRET ?? DEV_AUTH_SECRET,
-    queueTokenSecret: e.QUEUE_TOKEN_SECRET ?? DEV_QUEUE_TOKEN_SECRET,
-    devAuth: e.DEV_AUTH ?? !production,
+    authSecret: secrets.authSecret,
+    queueTokenSecret: secrets.queueTokenSecret,
+    cardFingerprintSecret: secrets.cardFingerprintSecret,
+    devAuth: e.DEV_AUTH ?? (!production && !jwks),
+    identity: jwks
+      ? { kind: 'jwks', jwksUrl: jwks, issuer: e.AUTH_ISSUER!, audience: e.AUTH_AUDIENCE!, cooldownSeconds: e.AUTH_JWKS_COOLDOWN_SECONDS, cacheMaxAgeSeconds: e.AUTH_JWKS_CACHE_SECONDS }
+      : { kind: 'dev' },
     dbPoolMax: e.DB_POOL_MAX,
+    dbPoolWaitMs: e.DB_POOL_WAIT_MS,
     holdCommit: e.HOLD_COMMIT,
     payment: { tps: e.PAYMENT_TPS, latencyMs: e.PAYMENT_LATENCY_MS, failureRate: e.PAYMENT_FAILURE_RATE },
     rateLimit: {

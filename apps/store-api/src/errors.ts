@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { DomainError, type ErrorKind } from '@onsale/shared';
+import type { DatabaseFault, DatabaseHealth } from '@onsale/shared/db';
 import { TokenError } from '@onsale/shared/queue';
 
 /** The one mapping from domain error kinds to HTTP statuses. */
@@ -23,9 +24,39 @@ export interface ErrorBody {
   [k: string]: unknown;
 }
 
-/** Every error leaves as `{ error, message, field? }`; a 5xx never shows internals. */
-export function installErrorHandling(app: FastifyInstance): void {
+/** How the error handler learns of database faults and counts the 503s it answers for them. */
+export interface FaultHandling {
+  /** The pool's health: a connection-class error starts (or continues) an outage, logged once by its listener. */
+  health: DatabaseHealth;
+  /** Counts a 503 answered for a database fault. */
+  count503(reason: 'database' | 'database_busy'): void;
+}
+
+/** Seconds a client waits before retrying during a database outage: 2-5 s, spread so retries do not arrive together. */
+export const outageRetryAfterSeconds = (random = Math.random) => 2 + Math.floor(random() * 4);
+
+/**
+ * Every error leaves as `{ error, message, field? }`; a 5xx never shows internals. A database that cannot be
+ * reached (refused, reset, terminated, starting up, pool wait timeout) or that refused a statement under load is a
+ * `503 SERVICE_UNAVAILABLE` with `Retry-After` on every route, never a 500: the outage is logged once by the
+ * health tracker's listener, not once per request.
+ */
+export function installErrorHandling(app: FastifyInstance, faults?: FaultHandling): void {
   app.setErrorHandler((err: FastifyError | DomainError | Error, req, reply) => {
+    const fault: DatabaseFault | null = faults ? faults.health.noteError(err) : null;
+    if (fault) {
+      faults!.count503(fault === 'unavailable' ? 'database' : 'database_busy');
+      if (fault === 'busy') req.log.warn({ err }, 'database refused a statement under load; answered 503');
+      const retryAfter = fault === 'unavailable' ? outageRetryAfterSeconds() : 1;
+      return reply
+        .status(503)
+        .header('retry-after', String(retryAfter))
+        .send({
+          error: 'SERVICE_UNAVAILABLE',
+          message: `the service is briefly unavailable; retry in ${retryAfter} s (a retried checkout with the same Idempotency-Key is never charged twice)`,
+          retryAfterSeconds: retryAfter,
+        } satisfies ErrorBody);
+    }
     if (err instanceof DomainError) {
       const status = statusOf[err.kind];
       if (err.details.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.details.retryAfterSeconds));

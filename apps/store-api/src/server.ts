@@ -5,7 +5,7 @@ import { loadStoreApiConfig } from './env.js';
 // Standalone store API process: logger, timeouts and graceful shutdown only.
 const config = loadStoreApiConfig();
 if (!config.databaseUrl) throw new Error('DATABASE_URL is required (or use `npm start`, which provides one)');
-const db = createDb(config.databaseUrl, { max: config.dbPoolMax, applicationName: 'store-api' });
+const db = createDb(config.databaseUrl, { max: config.dbPoolMax, connectionTimeoutMillis: config.dbPoolWaitMs, applicationName: 'store-api' });
 const app = await buildStoreApi({ db, config }, { logger: { level: 'info' }, connectionTimeout: 10_000, requestTimeout: 15_000 });
 // The pool's connections open before the first fan arrives (an on-sale's opening burst should not start backends).
 await warmPool(db);

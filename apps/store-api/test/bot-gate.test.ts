@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@onsale/shared/db';
 import { DefaultBotScorer, ProofOfWork, solveChallenge, solves, type BotScorer } from '@onsale/shared/abuse';
-import { DEV_QUEUE_TOKEN_SECRET } from '../src/env.js';
+import { testSecrets } from '@onsale/shared/testing';
 import { bearer, login, makeEvent, setupApp, type TestApp } from './helper.js';
 
 // The bot-score hook on joins, with the default scorer, except that a User-Agent of "farm-bot" scores 0.95.
@@ -70,7 +70,7 @@ describe('the bot gate on joins', () => {
     const tampered = await join(fan, 'cheat-device-1', { ...curl, 'x-proof-of-work': `${easier}.${mac}:0` });
     expect([tampered.statusCode, tampered.json().error]).toEqual([403, 'POW_FORGED']);
 
-    const old = new ProofOfWork({ secret: DEV_QUEUE_TOKEN_SECRET, difficulty: 12, ttlSeconds: 60, now: () => Date.now() - 120_000 }).issue('bg-cheat', eventId);
+    const old = new ProofOfWork({ secret: testSecrets().queueTokenSecret, difficulty: 12, ttlSeconds: 60, now: () => Date.now() - 120_000 }).issue('bg-cheat', eventId);
     const expired = await join(fan, 'cheat-device-1', { ...curl, 'x-proof-of-work': `${old.token}:${solveChallenge(old.nonce, 12)}` });
     expect([expired.statusCode, expired.json().error]).toEqual([410, 'POW_EXPIRED']);
     expect(expired.json().challenge.token).toBeTruthy(); // a fresh one to solve

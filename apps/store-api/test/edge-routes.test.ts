@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@onsale/shared/db';
 import { createTokenKey, signClaimsReport, signPayload, type TokenKey } from '@onsale/shared/queue';
-import { DEV_QUEUE_TOKEN_SECRET } from '../src/env.js';
+import { testSecrets } from '@onsale/shared/testing';
 import { bearer, login, makeEvent, setupApp, type TestApp } from './helper.js';
 
 // The two routes an edge worker uses (apps/edge): the state it answers polls from, and its reports of admissions.
@@ -12,7 +12,7 @@ const at = (minutes: number) => new Date(Date.now() + minutes * 60_000).toISOStr
 
 beforeAll(async () => {
   h = await setupApp();
-  key = await createTokenKey(DEV_QUEUE_TOKEN_SECRET);
+  key = await createTokenKey(testSecrets().queueTokenSecret);
 });
 afterAll(() => h.close());
 

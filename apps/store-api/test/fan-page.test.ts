@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from '@onsale/shared/db';
 import { buildStoreApi } from '../src/app.js';
 import { loadStoreApiConfig } from '../src/env.js';
 import { admitted, login, makeEvent, setupApp, type TestApp } from './helper.js';
@@ -105,5 +106,36 @@ describe('GET /events/:id/sections/:code/seats', () => {
     const unknown = await h.app.inject({ url: `/events/${eventId}/sections/NOPE/seats`, headers });
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json()).toMatchObject({ error: 'SECTION_NOT_FOUND', field: 'code' });
+  });
+});
+
+describe("the promoter's look and the fan's language", () => {
+  it('serves the look and the words per state in every language; join and status answer in the fan’s Accept-Language', async () => {
+    const look = {
+      logoUrl: 'https://cdn.example.com/acme.png',
+      logoAlt: 'Acme Live',
+      colors: { brand: '#5b21b6', brandText: '#ffffff' },
+      copy: { es: { WAITING: 'Estás en la fila de Acme.' } },
+    };
+    const { eventId: id } = await makeEvent(h.t, { fairnessMode: 'FIFO', queueCopy: { WAITING: 'You are in the Acme line.' }, look });
+    const page = (await h.app.inject({ url: `/events/${id}` })).json();
+    expect(page.look).toEqual({ logoUrl: look.logoUrl, logoAlt: 'Acme Live', colors: look.colors });
+    expect(page.copy.en.WAITING).toBe('You are in the Acme line.');
+    expect(page.copy.es.WAITING).toBe('Estás en la fila de Acme.');
+    expect(page.copy.es.PAUSED).toMatch(/pausa/);
+
+    const fan = await login(h.app, 'spanish-fan');
+    const headers = { authorization: `Bearer ${fan}`, 'x-device-id': 'telefono-de-ana', 'accept-language': 'es-MX,es;q=0.9,en;q=0.5' };
+    // A live controller (its heartbeat) admitting nobody yet: the line reads WAITING once the store API has read it.
+    await sql`UPDATE queue_state SET heartbeat_at = now() + interval '5 minutes' WHERE event_id = ${id}`.execute(h.t.db);
+    await expect.poll(async () => (await h.app.inject({ method: 'POST', url: `/events/${id}/queue`, headers })).json().state).toBe('WAITING');
+    const joined = await h.app.inject({ method: 'POST', url: `/events/${id}/queue`, headers });
+    expect(joined.statusCode).toBe(200);
+    expect(joined.headers['content-language']).toBe('es');
+    expect(joined.json().message).toBe('Estás en la fila de Acme.');
+    const status = await h.app.inject({ url: `/events/${id}/queue/status`, headers: { ...headers, 'accept-language': 'fr-FR, en;q=0.8', 'x-queue-token': joined.json().queueToken } });
+    expect(status.headers['content-language']).toBe('en');
+    expect(status.headers.vary).toContain('Accept-Language');
+    expect(status.json().message).toBe('You are in the Acme line.');
   });
 });

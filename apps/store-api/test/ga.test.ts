@@ -193,8 +193,15 @@ describe('general admission over HTTP', () => {
     const { eventId, capacity } = await gaEvent(10, 2);
     const [buyer, leaver] = await tokens('ga-flow', 2);
     const held = await call('POST', `/events/${eventId}/holds`, buyer!, { section: 'FLOOR', quantity: 3 });
+    // A duplicate still waiting on the first after a moment is told to retry (409 CHECKOUT_IN_PROGRESS): it does.
     const results = await Promise.all(
-      Array.from({ length: 10 }, () => call('POST', `/holds/${held.body.holdId}/checkout`, buyer!, pay, { 'idempotency-key': 'ga-one-key-for-all' })),
+      Array.from({ length: 10 }, async () => {
+        for (;;) {
+          const r = await call('POST', `/holds/${held.body.holdId}/checkout`, buyer!, pay, { 'idempotency-key': 'ga-one-key-for-all' });
+          if (r.body.error !== 'CHECKOUT_IN_PROGRESS') return r;
+          await new Promise((done) => setTimeout(done, 200));
+        }
+      }),
     );
     for (const r of results) expect(r.body).toMatchObject({ status: 'CONFIRMED', seatCount: 3, amountCents: 18_000 });
     expect(new Set(results.map((r) => r.body.orderId)).size).toBe(1);

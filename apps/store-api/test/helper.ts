@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { inject } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
+import { createTestDatabase, testSecrets, type TestDatabase } from '@onsale/shared/testing';
 import { createEvent, parseEventFile, type EventFile } from '@onsale/shared/events';
 import { getInventoryCounts } from '@onsale/shared/inventory';
 import { SimulatedPaymentGateway } from '@onsale/shared/checkout';
 import { sql } from '@onsale/shared/db';
 import { buildStoreApi } from '../src/app.js';
-import { DEV_QUEUE_TOKEN_SECRET, loadStoreApiConfig } from '../src/env.js';
+import { loadStoreApiConfig } from '../src/env.js';
 import { admissionClaimsFor, createTokenKey, hashDevice, signToken, type TokenKey } from '@onsale/shared/queue';
 import type { BotScorer } from '@onsale/shared/abuse';
 
@@ -94,7 +94,7 @@ export async function admitted(token: string, eventId: string, device?: string, 
   const cacheKey = `${token}|${eventId}|${deviceId}|${tier ?? ''}`;
   let admission = admissions.get(cacheKey);
   if (!admission) {
-    key ??= createTokenKey(DEV_QUEUE_TOKEN_SECRET);
+    key ??= createTokenKey(testSecrets().queueTokenSecret);
     const deviceHash = await hashDevice(deviceId, accountId);
     const claims = admissionClaimsFor({ kind: 'queue', eventId, accountId, deviceHash, joinIndex: 0, cohort: 'FIFO', iat: 0, exp: 0 }, 1, Date.now(), tier);
     admission = await signToken(await key, claims);
@@ -118,4 +118,16 @@ export async function checkInvariants(t: TestDatabase, eventId: string, capacity
       (SELECT count(*) FROM holds h WHERE h.event_id = ${eventId} AND (h.status = 'PURCHASED' OR (h.status IN ('HELD','PAYING') AND h.expires_at > now()))
          AND h.quantity <> (SELECT count(*) FROM seats s WHERE s.hold_id = h.id))::int AS holdseatmismatch`.execute(t.db);
   return { counts, ...rows[0]! };
+}
+
+/** A card of one's own (the per-instrument limit is per event): a Luhn-valid 16-digit number from `i`. */
+export function cardNumberOf(i: number): string {
+  const body = `4111${String(i).padStart(11, '0')}`;
+  let sum = 0;
+  for (let k = 0; k < body.length; k++) {
+    let d = Number(body[body.length - 1 - k]);
+    if (k % 2 === 0) d = d * 2 > 9 ? d * 2 - 9 : d * 2;
+    sum += d;
+  }
+  return `${body}${(10 - (sum % 10)) % 10}`;
 }

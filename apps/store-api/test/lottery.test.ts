@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@onsale/shared/db';
 import { drawLottery, signInvitation } from '@onsale/shared/lottery';
 import { createTokenKey } from '@onsale/shared/queue';
-import { DEV_QUEUE_TOKEN_SECRET } from '../src/env.js';
+import { testSecrets } from '@onsale/shared/testing';
 import { bearer, checkInvariants, login, makeEvent, setupApp, type TestApp } from './helper.js';
 
 // Registration + lottery over HTTP against real PostgreSQL: registration (once per account under real concurrent
@@ -242,7 +242,7 @@ describe('after the draw', () => {
     const stranger = tokens.get([...tokens.keys()].find((a) => a !== w0.account_id)!)!;
     const [payload, mac] = code0.split('.') as [string, string];
     const forgedPayload = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), cohort: 1 })).toString('base64url');
-    const key = await createTokenKey(DEV_QUEUE_TOKEN_SECRET);
+    const key = await createTokenKey(testSecrets().queueTokenSecret);
     const nowS = Math.floor(Date.now() / 1000);
     const expired = await signInvitation(key, { kind: 'invitation', eventId, accountId: w0.account_id, rank: w0.rank, cohort: w0.cohort, nbf: nowS - 7200, exp: nowS - 60 });
     const before = await snapshot();

@@ -6,7 +6,7 @@ import { reconcileInventory } from '@onsale/shared/jobs';
 import { pauseQueue, resumeQueue, setRateOverride } from '@onsale/shared/admission';
 import { createTokenKey, type TokenKey } from '@onsale/shared/queue';
 import type { EventFile } from '@onsale/shared/events';
-import { DEV_QUEUE_TOKEN_SECRET } from '../src/env.js';
+import { testSecrets } from '@onsale/shared/testing';
 import { admitted, bearer, login, makeEvent, setupApp, type TestApp } from './helper.js';
 
 // Presale tiers against real PostgreSQL through the store API: each tier a share of the seats with its own window,
@@ -33,7 +33,7 @@ function tiered(over: Partial<EventFile> = {}): Partial<EventFile> {
 
 beforeAll(async () => {
   h = await setupApp({ poolMax: 30 });
-  key = await createTokenKey(DEV_QUEUE_TOKEN_SECRET);
+  key = await createTokenKey(testSecrets().queueTokenSecret);
 });
 afterAll(() => h.close());
 

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
 import { recordReconciliations, type Metrics } from '@onsale/shared/metrics';
 import { latestReconciliations } from '@onsale/shared/jobs';
-import type { Db } from '@onsale/shared/db';
+import { databaseFaultOf, type Db } from '@onsale/shared/db';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -17,9 +17,14 @@ export const metricsPlugin = fp<{ metrics: Metrics; db: Db; beforeScrape?: () =>
     metrics.httpDuration.observe({ method: req.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
   });
   app.get('/metrics', { config: { public: true }, schema: { hide: true } }, async (_req, reply) => {
-    // Inventory gauges come from the reconciliation job's latest results (one small table read per scrape).
-    recordReconciliations(metrics, await latestReconciliations(db));
-    await beforeScrape?.();
+    // Inventory gauges come from the reconciliation job's latest results (one small table read per scrape). During
+    // a database outage the process's own figures are still served (database_up 0 among them: the war room reads it).
+    try {
+      recordReconciliations(metrics, await latestReconciliations(db));
+      await beforeScrape?.();
+    } catch (err) {
+      if (!databaseFaultOf(err)) throw err;
+    }
     reply.header('content-type', metrics.registry.contentType);
     return metrics.registry.metrics();
   });

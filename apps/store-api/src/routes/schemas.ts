@@ -29,3 +29,14 @@ export const errorResponses = {
   409: errorSchema,
   410: errorSchema,
 } as const;
+
+/**
+ * 503 on every route: the database is unreachable or refused the statement under load, or the request was shed
+ * because the process is overloaded. Nothing was done; retry after the Retry-After header's seconds (a checkout
+ * retried with the same Idempotency-Key is never charged twice).
+ */
+export const serviceUnavailableSchema = errorSchema
+  .extend({ retryAfterSeconds: z.number().optional() })
+  .describe(
+    'Service unavailable (error SERVICE_UNAVAILABLE: database outage or overload; PAYMENT_GATEWAY_BUSY at checkout): retry after the Retry-After header. A checkout retried with the same Idempotency-Key is never charged twice.',
+  );

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { advanceWatermark, claimRatioOf, effectivePaymentTps, eventBudgetShares, inventoryStateOf } from './advance.js';
+import { advanceWatermark, ARRIVAL_WINDOW_MS, arrivingFans, claimRatioOf, effectivePaymentTps, eventBudgetShares, inventoryStateOf, recordAdvance } from './advance.js';
 
 describe('inventoryStateOf (truthful sold-out)', () => {
   it.each([
@@ -40,6 +40,16 @@ describe('advanceWatermark', () => {
     expect(advanceWatermark({ ...base, room: 3 })).toEqual({ advanced: 3, carry: 0 });
     expect(advanceWatermark({ ...base, room: -5 })).toEqual({ advanced: 0, carry: 0 });
     expect(advanceWatermark({ ...base, ratePerMinute: 0 })).toEqual({ advanced: 0, carry: 0 });
+  });
+  it('admits admitAtOnce fans at once (in positions: rounded up over the claim ratio), within the cap and the room', () => {
+    const slow = { ...base, ratePerMinute: 0.06, elapsedMs: 1000 };
+    expect(advanceWatermark(slow)).toEqual({ advanced: 0, carry: expect.closeTo(0.001, 9) });
+    expect(advanceWatermark({ ...slow, admitAtOnce: 1 })).toEqual({ advanced: 1, carry: 0 });
+    expect(advanceWatermark({ ...slow, admitAtOnce: 1, claimRatio: 0.4 })).toEqual({ advanced: 3, carry: 0 });
+    expect(advanceWatermark({ ...slow, admitAtOnce: 1, room: 0 }).advanced).toBe(0);
+    expect(advanceWatermark({ ...slow, admitAtOnce: 1, cap: 0 }).advanced).toBe(0);
+    // A faster pace moves further than the floor, as before.
+    expect(advanceWatermark({ ...base, admitAtOnce: 1 })).toEqual({ advanced: 10, carry: 0 });
   });
   it('over many ticks, advances floor(total) exactly (property)', () => {
     fc.assert(
@@ -83,5 +93,25 @@ describe('payment budget shares', () => {
     expect(s.get('b')).toBe(0);
     expect(effectivePaymentTps(1000, 0)).toBe(1000);
     expect(effectivePaymentTps(1000, undefined)).toBe(1000);
+  });
+});
+
+describe('fans on their way in (recordAdvance, arrivingFans)', () => {
+  it('counts positions passed within the window, times the claim ratio, less the claims recorded in it', () => {
+    const now = 1_000_000;
+    let recent = recordAdvance([], now - 40_000, 5); // outside the window by the next tick
+    recent = recordAdvance(recent, now - 10_000, 3);
+    recent = recordAdvance(recent, now - 1_000, 0); // nothing advanced: nothing recorded
+    recent = recordAdvance(recent, now, 1);
+    expect(recent).toEqual([
+      [now - 10_000, 3],
+      [now, 1],
+    ]);
+    expect(arrivingFans(recent, now, 1, 0)).toBe(4);
+    expect(arrivingFans(recent, now, 1, 3)).toBe(1);
+    expect(arrivingFans(recent, now, 1, 9)).toBe(0);
+    expect(arrivingFans(recent, now, 0.5, 0)).toBe(2);
+    expect(arrivingFans(recent, now, 0.3, 0)).toBe(2); // 1.2 rounds up: a fan is whole
+    expect(arrivingFans(recent, now + ARRIVAL_WINDOW_MS, 1, 0)).toBe(0); // they took too long: no longer counted
   });
 });

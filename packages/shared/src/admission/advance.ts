@@ -42,21 +42,51 @@ export interface WatermarkStepInput {
   cap: number;
   /** Positions that exist beyond the watermark (highest position - admittedThrough); never admit past them. */
   room: number;
+  /** nextAdmissionRate's admitAtOnce: fans to let in on this tick whatever the elapsed time (default 0). */
+  admitAtOnce?: number;
 }
 
 /**
- * How many whole positions the watermark moves: rate x elapsed / claimRatio plus the carried fraction, never
- * more than cap / claimRatio (the plausible-seat cap, in positions) nor past the last position that exists
- * (otherwise an idle queue would bank admissions and let a later burst straight in). A step cut by a bound
- * carries nothing over.
+ * How many whole positions the watermark moves: rate x elapsed / claimRatio plus the carried fraction, at least
+ * admitAtOnce / claimRatio (rounded up: the positions one real fan takes), never more than cap / claimRatio (the
+ * plausible-seat cap, in positions) nor past the last position that exists (otherwise an idle queue would bank
+ * admissions and let a later burst straight in). A step cut by a bound, or raised to admitAtOnce, carries nothing over.
  */
 export function advanceWatermark(s: WatermarkStepInput): { advanced: number; carry: number } {
   const ratio = Math.min(1, Math.max(CLAIM_RATIO.floor, s.claimRatio));
   const exact = (Math.max(0, s.ratePerMinute) * Math.max(0, s.elapsedMs)) / 60_000 / ratio + Math.max(0, s.carry);
   const whole = Math.floor(exact + 1e-9);
   const limit = Math.max(0, Math.min(Math.floor(Math.max(0, s.cap) / ratio), Math.floor(s.room)));
+  const atOnce = Math.min(limit, Math.ceil(Math.max(0, s.admitAtOnce ?? 0) / ratio - 1e-9));
   if (whole > limit) return { advanced: limit, carry: 0 };
+  if (whole < atOnce) return { advanced: atOnce, carry: 0 };
   return { advanced: whole, carry: Math.max(0, exact - whole) };
+}
+
+/**
+ * How long the controller counts a position it just passed as a fan on their way in: the longest a waiting fan
+ * sleeps between status polls (POLL_SECONDS.max, 30 s) and a few seconds for the claim to be recorded.
+ */
+export const ARRIVAL_WINDOW_MS = 35_000;
+
+/** The controller's recent advances, [[epoch ms, positions]], oldest first. */
+export type RecentAdvances = [number, number][];
+
+/** The recent advances after a tick at `nowMs` that moved `advanced` positions: only those inside the window kept. */
+export function recordAdvance(recent: RecentAdvances, nowMs: number, advanced: number, windowMs = ARRIVAL_WINDOW_MS): RecentAdvances {
+  const kept = recent.filter(([at, n]) => Number.isFinite(at) && n > 0 && at > nowMs - windowMs && at <= nowMs);
+  return advanced > 0 ? [...kept, [nowMs, advanced]] : kept;
+}
+
+/**
+ * Fans on their way in: positions the watermark passed within the window, times the claim ratio (the share of
+ * positions that turn into a fan), less the claims recorded within the window; never below 0. Without it a tick
+ * would see an empty store while the fans it just let in are still between two polls, and let in more.
+ */
+export function arrivingFans(recent: RecentAdvances, nowMs: number, claimRatio: number, claimedInWindow: number, windowMs = ARRIVAL_WINDOW_MS): number {
+  const positions = recent.reduce((sum, [at, n]) => (at > nowMs - windowMs && at <= nowMs && n > 0 ? sum + n : sum), 0);
+  const ratio = Math.min(1, Math.max(CLAIM_RATIO.floor, claimRatio));
+  return Math.max(0, Math.ceil(positions * ratio - 1e-9) - Math.max(0, claimedInWindow));
 }
 
 /** One event on sale now, as the budget sees it. */

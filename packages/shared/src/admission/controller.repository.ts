@@ -71,6 +71,8 @@ export interface LockedQueueState {
   heartbeat_at: Date | null;
   controller_id: string | null;
   rate_per_min: number;
+  /** The controller's advances over its arrival window, [[epoch ms, positions]]. */
+  recent_advances: [number, number][];
   now: Date;
 }
 
@@ -82,7 +84,7 @@ export async function lockQueueState(trx: Trx, eventId: string): Promise<LockedQ
   const { rows } = await sql<LockedQueueState>`
     WITH locked AS (
       SELECT admitted_through, paused, rate_override_per_min, seed_hex, seed_commitment, cohort_size, sealed_at,
-             inventory_state, sold_out_at, heartbeat_at, controller_id, rate_per_min
+             inventory_state, sold_out_at, heartbeat_at, controller_id, rate_per_min, recent_advances
       FROM queue_state WHERE event_id = ${eventId} FOR UPDATE)
     SELECT locked.*, clock_timestamp() AS now FROM locked`.execute(trx);
   return rows[0];
@@ -119,10 +121,12 @@ export interface LiveSignalsRow {
   /** Holds made and refused for want of seats over the last 2 minutes (reported by the store-API instances). */
   holds_created_2m: number;
   holds_refused_2m: number;
-  /** Admission tokens issued in the last 10 minutes (the current minute and the 9 before it). */
-  tokens_10m: number;
-  /** Orders created in the last 10 minutes. */
-  orders_10m: number;
+  /** Fans (accounts) with a live hold on the queue's seats. */
+  holding: number;
+  /** Fans who claimed their admission within the checkout time, hold nothing and have no order for the event. */
+  shopping: number;
+  /** Claims recorded within the arrival window (whatever the fans did next). */
+  claimed_recently: number;
   /** Admission tokens issued and positions advanced in the 5 complete minutes before the current one. */
   tokens_5m: number;
   advanced_5m: number;
@@ -132,29 +136,54 @@ export interface LiveSignalsRow {
   max_join_index: number | null;
 }
 
-/** `eventId`: the event (its holds, orders, checkouts); `queueId`: the queue (its admissions and joins), the event's own by default. */
-export async function liveSignals(db: Db | Trx, eventId: string, queueId: string = eventId): Promise<LiveSignalsRow> {
+/** Which queue the live signals are about, beyond the event whose holds and orders it reads. */
+export interface LiveSignalsScope {
+  /** The queue (its admissions, joins and claims): the event's own, or a presale tier's. */
+  queueId: string;
+  /** The tier whose holds count as this queue's (null: the event has no tiers, every hold counts). */
+  allocation: string | null;
+  /** A fan who claimed admission this long ago and holds nothing is no longer counted as shopping. */
+  checkoutSeconds: number;
+  /** A claim this recent is counted against the positions the controller just passed. */
+  arrivalSeconds: number;
+}
+
+/** `eventId`: the event (its holds, orders, checkouts); `scope`: the queue and the windows (the event's own queue by default). */
+export async function liveSignals(db: Db | Trx, eventId: string, scope: LiveSignalsScope): Promise<LiveSignalsRow> {
+  const queueId = scope.queueId;
+  const tierHolds = scope.allocation === null ? sql`` : sql`AND h.allocation = ${scope.allocation}`;
   const { rows } = await sql<LiveSignalsRow>`
-    SELECT c.checkout_total, c.checkout_failed, m.holds_created_2m, m.holds_refused_2m, m.tokens_10m, m.tokens_5m, m.advanced_5m, o.orders_10m,
-           r.released_seats_1m, j.max_join_index
+    SELECT c.checkout_total, c.checkout_failed, m.holds_created_2m, m.holds_refused_2m, m.tokens_5m, m.advanced_5m,
+           r.released_seats_1m, j.max_join_index, f.holding, s.shopping, s.claimed_recently
     FROM (SELECT count(*)::int AS checkout_total, count(*) FILTER (WHERE a.status = 'FAILED')::int AS checkout_failed
           FROM checkout_attempts a JOIN holds h ON h.id = a.hold_id
           WHERE h.event_id = ${eventId} AND a.created_at > now() - interval '2 minutes') c,
          (SELECT coalesce(sum(holds_created) FILTER (WHERE minute >= date_trunc('minute', now()) - interval '1 minute'), 0)::int AS holds_created_2m,
                  coalesce(sum(holds_refused) FILTER (WHERE minute >= date_trunc('minute', now()) - interval '1 minute'), 0)::int AS holds_refused_2m,
-                 coalesce(sum(admission_tokens_issued), 0)::int AS tokens_10m,
                  coalesce(sum(admission_tokens_issued) FILTER (WHERE minute < date_trunc('minute', now())
                                                               AND minute >= date_trunc('minute', now()) - interval '5 minutes'), 0)::int AS tokens_5m,
                  coalesce(sum(watermark_advanced) FILTER (WHERE minute < date_trunc('minute', now())
                                                          AND minute >= date_trunc('minute', now()) - interval '5 minutes'), 0)::int AS advanced_5m
           FROM admission_minutes
-          WHERE event_id = ${queueId} AND minute >= date_trunc('minute', now()) - interval '9 minutes') m,
-         (SELECT count(*)::int AS orders_10m FROM orders WHERE event_id = ${eventId} AND created_at > now() - interval '10 minutes') o,
+          WHERE event_id = ${queueId} AND minute >= date_trunc('minute', now()) - interval '5 minutes') m,
          (SELECT coalesce(sum(quantity), 0)::int AS released_seats_1m FROM holds
           WHERE event_id = ${eventId}
             AND ((status = 'RELEASED' AND updated_at > now() - interval '1 minute')
               OR (status IN ('HELD', 'PAYING', 'EXPIRED') AND expires_at > now() - interval '1 minute' AND expires_at <= now()))) r,
-         (SELECT max(join_index) AS max_join_index FROM queue_entries WHERE event_id = ${queueId}) j`.execute(db);
+         (SELECT max(join_index) AS max_join_index FROM queue_entries WHERE event_id = ${queueId}) j,
+         -- Live holds come from the live-holds index (expires_at, HELD/PAYING only): a few thousand rows at most.
+         (SELECT count(DISTINCT h.account_id)::int AS holding FROM holds h
+          WHERE h.status IN ('HELD', 'PAYING') AND h.expires_at > now() AND h.event_id = ${eventId} ${tierHolds}) f,
+         (SELECT count(*) FILTER (
+                   WHERE e.claimed_at > now() - make_interval(secs => ${scope.checkoutSeconds})
+                     AND NOT EXISTS (SELECT 1 FROM holds h WHERE h.event_id = ${eventId} AND h.account_id = e.account_id
+                                       AND h.status IN ('HELD', 'PAYING') AND h.expires_at > now() ${tierHolds})
+                     -- Bought (claimed_at is written by a batch up to a second late, so not "since the claim"): done.
+                     AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.event_id = ${eventId} AND o.account_id = e.account_id
+                                       AND o.status = 'CONFIRMED'))::int AS shopping,
+                 count(*) FILTER (WHERE e.claimed_at > now() - make_interval(secs => ${scope.arrivalSeconds}))::int AS claimed_recently
+          FROM queue_entries e
+          WHERE e.event_id = ${queueId} AND e.claimed_at > now() - make_interval(secs => ${Math.max(scope.checkoutSeconds, scope.arrivalSeconds)})) s`.execute(db);
   return rows[0]!;
 }
 
@@ -170,6 +199,11 @@ export async function writeTick(
     now: Date;
     controllerId: string;
     changed: boolean;
+    recentAdvances: [number, number][];
+    constraint: string;
+    reason: string;
+    fansInside: number;
+    cap: number;
   },
 ): Promise<number> {
   const { rows } = await sql<{ admitted_through: number }>`
@@ -177,6 +211,8 @@ export async function writeTick(
     SET admitted_through = admitted_through + ${t.advanced}, rate_per_min = ${t.ratePerMin},
         inventory_state = ${t.inventoryState}, sold_out_at = coalesce(sold_out_at, ${t.soldOutAt}::timestamptz),
         heartbeat_at = ${t.now}, controller_id = ${t.controllerId},
+        recent_advances = ${JSON.stringify(t.recentAdvances)}::jsonb, controller_constraint = ${t.constraint},
+        controller_reason = ${t.reason}, fans_inside = ${t.fansInside}, admit_cap = ${t.cap},
         watermark_history = CASE
           WHEN ${t.advanced} > 0 AND (jsonb_array_length(watermark_history) = 0
                                      OR ${t.now.getTime()}::bigint - (watermark_history->-1->>0)::bigint >= 10000)

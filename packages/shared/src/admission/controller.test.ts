@@ -108,19 +108,26 @@ describe('the admission controller advances the watermark at the planned rate', 
     expect(minutes.every((m) => m.rate_per_min === 600)).toBe(true);
   });
 
-  it("with the plan's own rate for a small event (400 seats in 1 min, 1 ticket/order, x1.3 = 520/min)", async () => {
-    const eventId = await makeEvent({ rows: 20, seatsPerRow: 20, pacing: { targetSaleMinutes: 1, ticketsPerOrder: 1, overbookFactor: 1.3, checkoutMinutes: 6, paymentTps: 1000 } });
+  it("with the plan's own rate for a small event (800 seats in 2 min, 1 ticket/order, x1.3 = 520/min)", async () => {
+    const eventId = await makeEvent({ rows: 40, seatsPerRow: 20, pacing: { targetSaleMinutes: 2, ticketsPerOrder: 1, overbookFactor: 1.3, checkoutMinutes: 6, paymentTps: 1000 } });
     await addEntries(t.db, eventId, 500, 'FIFO');
     const c = controller({ tickMs: 200 });
     const firstTick = outcomeOf((await c.tickOnce()).events, eventId);
-    expect(firstTick).toMatchObject({ status: 'ticked', phase: 'ADMITTING', advanced: 0 }); // no earlier tick: nothing elapsed
+    // No earlier tick, so nothing elapsed; but nobody is inside yet, so one fan is let in at once.
+    expect(firstTick).toMatchObject({ status: 'ticked', phase: 'ADMITTING', advanced: 1, admitAtOnce: 1, inside: { total: 0 } });
     const first = await queueState(eventId);
     const last = await tickMany(c, eventId, 15, 200);
-    expect(last).toMatchObject({ status: 'ticked', phase: 'ADMITTING', ratePerMinute: 520, cap: 520, claimRatio: 1, inventoryState: 'AVAILABLE' });
+    expect(last).toMatchObject({ status: 'ticked', phase: 'ADMITTING', ratePerMinute: 520, constraint: 'plan', claimRatio: 1, inventoryState: 'AVAILABLE' });
     expect(last?.status === 'ticked' && last.reason).toMatch(/^plan: /);
     const end = await queueState(eventId);
+    // The fans let in before the last tick are on their way (nobody polls here): they count as inside, and the cap
+    // is what is left of 800 x 1.3.
+    const before = end.admitted_through - (last?.status === 'ticked' ? last.advanced : 0);
+    expect(last?.status === 'ticked' && last.inside).toEqual({ holding: 0, shopping: 0, arriving: before, total: before });
+    expect(last?.status === 'ticked' && last.cap).toBe(1040 - before);
+    expect(end).toMatchObject({ controller_constraint: 'plan', fans_inside: before, admit_cap: 1040 - before });
     const expected = (520 * (end.heartbeat_at!.getTime() - first.heartbeat_at!.getTime())) / 60_000;
-    expect(Math.abs(end.admitted_through - expected)).toBeLessThanOrEqual(1.01);
+    expect(Math.abs(end.admitted_through - first.admitted_through - expected)).toBeLessThanOrEqual(1.01);
     expect(end.admitted_through).toBeGreaterThanOrEqual(24);
   });
 
@@ -346,5 +353,64 @@ describe('one leader per event', () => {
     await sleep(150);
     await b.tickOnce();
     expect(b.leading).toContain(eventId);
+  });
+});
+
+describe('who counts as inside (fans who can still buy)', () => {
+  it('40 seats left, 27 admitted fans gone for 8 minutes, 61 waiting: a 120/min override admits, and only holders and recent shoppers count', async () => {
+    const eventId = await makeEvent({ rows: 2, seatsPerRow: 20, pacing: { targetSaleMinutes: 10, ticketsPerOrder: 2, overbookFactor: 1.2, checkoutMinutes: 5, paymentTps: 50 } });
+    await addEntries(t.db, eventId, 27 + 61, 'FIFO');
+    const account = (i: number) => `a-${eventId}-${i}`;
+    // The 27 first were admitted and claimed 8 minutes ago (past the 5-minute checkout time) and did nothing.
+    await sql`UPDATE queue_state SET admitted_through = 27 WHERE event_id = ${eventId}`.execute(t.db);
+    await sql`UPDATE queue_entries SET claimed_at = now() - interval '8 minutes' WHERE event_id = ${eventId} AND join_index < 27`.execute(t.db);
+    await setRateOverride(t.db, eventId, 120, { actor: 'ops', reason: 'sell the rest' });
+    const c = controller({ tickMs: 200 });
+    let o = outcomeOf((await c.tickOnce()).events, eventId);
+    // Before: 27 admitted in the last 10 minutes, none bought = 27 inside for 40 x 1.2 / 2 = 24 plausible fans: 0/min.
+    expect(o).toMatchObject({ status: 'ticked', inside: { holding: 0, shopping: 0, arriving: 0, total: 0 }, cap: 24, admitAtOnce: 1, advanced: 1 });
+    expect((await queueState(eventId)).admitted_through).toBe(28);
+    const more = await tickMany(c, eventId, 5, 200);
+    // The override is clamped to what the 40 seats can plausibly take: 24 fans, less those on their way in.
+    expect(more).toMatchObject({ status: 'ticked', constraint: 'plausible_seats' });
+    expect(more?.status === 'ticked' && more.ratePerMinute).toBeGreaterThan(0);
+    expect(more?.status === 'ticked' && more.reason).toMatch(/\(override: operator rate 120\/min\)$/);
+
+    // Three of the old ones come back and hold (they are inside again); two fans claimed a minute ago and hold nothing
+    // (shopping); one claimed two minutes ago and bought (done: not inside).
+    await sql`
+      INSERT INTO holds (event_id, account_id, section_code, quantity, status, expires_at)
+      SELECT ${eventId}, 'a-' || ${eventId}::text || '-' || g, 'S', 2, 'HELD', now() + interval '5 minutes' FROM generate_series(0, 2) g`.execute(t.db);
+    await sql`UPDATE queue_entries SET claimed_at = now() - interval '1 minute' WHERE event_id = ${eventId} AND join_index IN (27, 28)`.execute(t.db);
+    await sql`UPDATE queue_entries SET claimed_at = now() - interval '2 minutes' WHERE event_id = ${eventId} AND join_index = 29`.execute(t.db);
+    const bought = await sql<{ id: string }>`
+      INSERT INTO holds (event_id, account_id, section_code, quantity, status, expires_at)
+      VALUES (${eventId}, ${account(29)}, 'S', 2, 'PURCHASED', now()) RETURNING id`.execute(t.db);
+    await sql`
+      INSERT INTO orders (hold_id, event_id, account_id, idempotency_key, seat_count, amount_cents, instrument_fingerprint, payment_reference)
+      VALUES (${bought.rows[0]!.id}, ${eventId}, ${account(29)}, 'k', 2, 2000, 'fp', 'ref')`.execute(t.db);
+    await sleep(200);
+    o = outcomeOf((await c.tickOnce()).events, eventId);
+    expect(o?.status === 'ticked' && o.inside).toMatchObject({ holding: 3, shopping: 2 });
+    // A hold that lapsed gives its fan's slot back too (they claimed 8 minutes ago).
+    await sql`UPDATE holds SET expires_at = now() - interval '1 second' WHERE event_id = ${eventId} AND account_id = ${account(0)}`.execute(t.db);
+    await sleep(200);
+    o = outcomeOf((await c.tickOnce()).events, eventId);
+    expect(o?.status === 'ticked' && o.inside).toMatchObject({ holding: 2, shopping: 2 });
+  });
+
+  it('with seats available, none held and nobody inside, the next fan is let in on the next tick however slow the pace', async () => {
+    // 1 seat left of 40 at 2 tickets/order over 10 minutes: the plan's pace is 0.06 fans/min.
+    const eventId = await makeEvent({ rows: 2, seatsPerRow: 20, pacing: { targetSaleMinutes: 10, ticketsPerOrder: 2, overbookFactor: 1.2, checkoutMinutes: 5, paymentTps: 50 } });
+    await sql`UPDATE seats SET status = 'SOLD', hold_id = gen_random_uuid() WHERE event_id = ${eventId} AND id <> (SELECT min(id) FROM seats WHERE event_id = ${eventId})`.execute(t.db);
+    await addEntries(t.db, eventId, 3, 'FIFO');
+    const c = controller({ tickMs: 200 });
+    const o = outcomeOf((await c.tickOnce()).events, eventId);
+    expect(o).toMatchObject({ status: 'ticked', available: 1, held: 0, ratePerMinute: 0.06, admitAtOnce: 1, advanced: 1, cap: 1 });
+    // That fan is on their way now: nobody else is let in for the one seat until they claim and leave, or never come.
+    const next = await tickMany(c, eventId, 3, 200);
+    expect(next).toMatchObject({ status: 'ticked', constraint: 'no_plausible_seats', inside: { arriving: 1 }, advanced: 0 });
+    expect(await queueState(eventId)).toMatchObject({ admitted_through: 1, controller_constraint: 'no_plausible_seats', fans_inside: 1, admit_cap: 0 });
+    expect((await queueState(eventId)).controller_reason).toMatch(/^no_plausible_seats: 1 fans inside can still buy the 1 seats left/);
   });
 });

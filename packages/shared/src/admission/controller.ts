@@ -6,11 +6,21 @@ import type { Db } from '../db/connect.js';
 import { insertAudit } from '../events/events.repository.js';
 import { getInventoryCounts } from '../inventory/inventory.service.js';
 import { DEFAULT_HEARTBEAT_STALE_MS } from '../queue/edge.js';
-import { advanceWatermark, claimRatioOf, effectivePaymentTps, eventBudgetShares, inventoryStateOf, type InventoryState } from './advance.js';
+import {
+  advanceWatermark,
+  ARRIVAL_WINDOW_MS,
+  arrivingFans,
+  claimRatioOf,
+  effectivePaymentTps,
+  eventBudgetShares,
+  inventoryStateOf,
+  recordAdvance,
+  type InventoryState,
+} from './advance.js';
 import * as repo from './controller.repository.js';
 import type { ActiveEventRow } from './controller.repository.js';
 import { planAdmission } from './plan.js';
-import { nextAdmissionRate, type AdmissionRate } from './rate.js';
+import { nextAdmissionRate, type AdmissionConstraint, type AdmissionRate } from './rate.js';
 
 /** The controller works on an event from this long before its open until it starts. */
 export const ADMISSION_WINDOW_BEFORE_OPEN_MS = 2 * 60 * 60 * 1000;
@@ -20,7 +30,7 @@ export const ADMISSION_WINDOW_BEFORE_OPEN_MS = 2 * 60 * 60 * 1000;
  */
 export const MAX_TICK_ELAPSED_MS = DEFAULT_HEARTBEAT_STALE_MS;
 
-/** What the tick did for one event. */
+/** What the tick did for one event. `reason` and `constraint` say why it admitted what it did (kept for the war room). */
 export type EventTickOutcome =
   | {
       eventId: string;
@@ -33,8 +43,15 @@ export type EventTickOutcome =
       ratePerMinute: number;
       /** Positions per minute the watermark moves (ratePerMinute / claimRatio): what queue_state.rate_per_min publishes. */
       watermarkPerMinute: number;
+      /** What bound the admission on this tick (the phase's own code when not ADMITTING: paused, sold_out, before_open). */
+      constraint: AdmissionConstraint | 'paused' | 'before_open';
+      /** The constraint in words, starting with its code; kept in queue_state.controller_reason for the war room. */
       reason: string;
       cap: number;
+      /** Fans counted inside (able to buy), by why: the cap is the plausible fans less their total. */
+      inside: FansInside;
+      /** Fans let in at once because the store was empty (nextAdmissionRate's admitAtOnce), 0 or 1. */
+      admitAtOnce: number;
       claimRatio: number;
       inventoryState: InventoryState;
       available: number;
@@ -48,6 +65,17 @@ export type EventTickOutcome =
   | { eventId: string; status: 'fenced'; lastTickBy: string | null; lastTickAgoMs: number }
   | { eventId: string; status: 'missing' }
   | { eventId: string; status: 'failed'; error: string };
+
+/** Fans the controller counts as inside: they can still buy. */
+export interface FansInside {
+  /** Fans with a live hold on the queue's seats. */
+  holding: number;
+  /** Fans who claimed admission within the checkout time and hold nothing yet (a fan who left gives the slot back after it). */
+  shopping: number;
+  /** Fans on their way to claim a position passed within the arrival window (see arrivingFans). */
+  arriving: number;
+  total: number;
+}
 
 export interface EventTickContext {
   event: ActiveEventRow;
@@ -91,9 +119,16 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
     if (soldOut)
       await insertAudit(trx, { actor, action: 'queue.sold_out', eventId: e.owner_event_id, details: { soldOutAt: now.toISOString(), capacity: counts.capacity, sold: counts.sold, ...tierOf(e) } });
 
-    const signals = await repo.liveSignals(trx, e.owner_event_id, e.event_id);
-    const rate = admissionRate(e, counts, signals, q.rate_override_per_min, ctx.budgetBuyersPerMinute);
+    const signals = await repo.liveSignals(trx, e.owner_event_id, {
+      queueId: e.event_id,
+      allocation: e.allocation,
+      checkoutSeconds: Math.round(e.checkout_minutes * 60),
+      arrivalSeconds: ARRIVAL_WINDOW_MS / 1000,
+    });
     const claimRatio = claimRatioOf(signals.tokens_5m, signals.advanced_5m);
+    const arriving = arrivingFans(q.recent_advances ?? [], now.getTime(), claimRatio, signals.claimed_recently);
+    const inside: FansInside = { holding: signals.holding, shopping: signals.shopping, arriving, total: signals.holding + signals.shopping + arriving };
+    const rate = admissionRate(e, counts, signals, inside.total, q.rate_override_per_min, ctx.budgetBuyersPerMinute);
 
     // Sealing holds joins back (see sealCohort), so it comes last, just before the commit.
     let sealedCohortSize: number | undefined;
@@ -119,8 +154,11 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
         carry: ctx.carry ?? 0,
         cap: rate.cap,
         room: highestPosition - q.admitted_through,
+        admitAtOnce: rate.admitAtOnce,
       }));
     }
+    const constraint = phase === 'ADMITTING' ? rate.constraint : phase === 'BEFORE_OPEN' ? 'before_open' : phase === 'PAUSED' ? 'paused' : 'sold_out';
+    const reason = phase === 'ADMITTING' ? rate.reason : `${phase.toLowerCase()}: ${rate.reason}`;
     const ratePerMinute = phase === 'ADMITTING' ? rate.ratePerMinute : 0;
     const watermarkPerMinute = Math.round((ratePerMinute / claimRatio) * 1e6) / 1e6;
     const changed =
@@ -133,6 +171,11 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
       now,
       controllerId: ctx.controllerId,
       changed,
+      recentAdvances: recordAdvance(q.recent_advances ?? [], now.getTime(), advanced),
+      constraint,
+      reason,
+      fansInside: inside.total,
+      cap: rate.cap,
     });
     if (open && (phase !== 'SOLD_OUT' || advanced > 0)) await repo.upsertAdmissionMinute(trx, e.event_id, now, advanced, ratePerMinute);
 
@@ -144,8 +187,11 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
       admittedThrough,
       ratePerMinute,
       watermarkPerMinute,
-      reason: phase === 'ADMITTING' ? rate.reason : `${phase.toLowerCase()}: ${rate.reason}`,
+      constraint,
+      reason,
       cap: rate.cap,
+      inside,
+      admitAtOnce: phase === 'ADMITTING' ? rate.admitAtOnce : 0,
       claimRatio,
       inventoryState,
       available: counts.available,
@@ -166,10 +212,11 @@ function admissionRate(
   e: ActiveEventRow,
   counts: { available: number; held: number },
   s: repo.LiveSignalsRow,
+  fansInside: number,
   override: number | null,
   budgetBuyersPerMinute: number | undefined,
 ): AdmissionRate {
-  if (e.capacity <= 0) return { ratePerMinute: 0, reason: 'sold_out: the event has no seats', cap: 0 };
+  if (e.capacity <= 0) return { ratePerMinute: 0, constraint: 'sold_out', reason: 'sold_out: the event has no seats', cap: 0, admitAtOnce: 0 };
   const plan = planAdmission({
     seats: e.capacity,
     ticketsPerOrder: e.tickets_per_order,
@@ -186,7 +233,7 @@ function admissionRate(
     holdFailureRate: s.holds_created_2m + s.holds_refused_2m > 0 ? s.holds_refused_2m / (s.holds_created_2m + s.holds_refused_2m) : 0,
     remainingSeats: counts.available,
     heldSeats: counts.held,
-    admittedNotYetBought: Math.max(0, s.tokens_10m - s.orders_10m),
+    fansInside,
     ticketsPerOrder: e.tickets_per_order,
     overrideRatePerMinute: override,
     releasedSeatsPerMinute: s.released_seats_1m,

@@ -11,6 +11,7 @@ export {
   type ControllerTickReport,
   type EventTickContext,
   type EventTickOutcome,
+  type FansInside,
 } from './controller.js';
 export { findActiveEvents, type ActiveEventRow } from './controller.repository.js';
 export * from './operator.js';

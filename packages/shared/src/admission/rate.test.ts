@@ -12,7 +12,7 @@ const healthy: AdmissionRateInput = {
   holdFailureRate: 0,
   remainingSeats: 60_000,
   heldSeats: 0,
-  admittedNotYetBought: 0,
+  fansInside: 0,
   ticketsPerOrder: 2.5,
 };
 const rate = (patch: Partial<AdmissionRateInput>) => nextAdmissionRate({ ...healthy, ...patch });
@@ -71,30 +71,57 @@ describe('nextAdmissionRate', () => {
   });
 
   it('stops admitting more fans than there are plausible seats ("no point letting 8,000 people into a store with 400 seats left")', () => {
-    const r = rate({ remainingSeats: 400, admittedNotYetBought: 8000 });
+    const r = rate({ remainingSeats: 400, fansInside: 8000 });
     expect(r).toMatchObject({ ratePerMinute: 0, cap: 0, reason: expect.stringMatching(/^no_plausible_seats: /) });
     // 400 seats = 160 orders x 1.3 = 208 fans; 150 inside leaves room for 58 more
-    const some = rate({ remainingSeats: 400, admittedNotYetBought: 150 });
+    const some = rate({ remainingSeats: 400, fansInside: 150 });
     expect(some.cap).toBe(58);
     expect(some.ratePerMinute).toBe(58);
     expect(some.reason).toMatch(/^plausible_seats: /);
   });
 
   it('counts held seats as plausible, because their holders are among the admitted', () => {
-    // 1,000 available + 2,000 held (800 holders, in admittedNotYetBought) = 1,200 orders x 1.3 = 1,560 fans
-    expect(rate({ remainingSeats: 1000, heldSeats: 2000, admittedNotYetBought: 1000 }).cap).toBe(560);
+    // 1,000 available + 2,000 held (800 holders, in fansInside) = 1,200 orders x 1.3 = 1,560 fans
+    expect(rate({ remainingSeats: 1000, heldSeats: 2000, fansInside: 1000 }).cap).toBe(560);
   });
 
   it('LAST_CHANCE: no seats available, some held: admits at the rate seats are released', () => {
-    const r = rate({ remainingSeats: 0, heldSeats: 5000, admittedNotYetBought: 2000, releasedSeatsPerMinute: 250 });
+    const r = rate({ remainingSeats: 0, heldSeats: 5000, fansInside: 2000, releasedSeatsPerMinute: 250 });
     expect(r.ratePerMinute).toBe(100); // 250 seats / 2.5
     expect(r.reason).toMatch(/^last_chance: /);
     expect(r.cap).toBe(600); // 2,000 orders x 1.3 - 2,000
-    expect(rate({ remainingSeats: 0, heldSeats: 5000, admittedNotYetBought: 2000 }).ratePerMinute).toBe(0); // nothing released yet
+    expect(rate({ remainingSeats: 0, heldSeats: 5000, fansInside: 2000 }).ratePerMinute).toBe(0); // nothing released yet
     // never faster than the plan, however fast seats return
     expect(rate({ remainingSeats: 0, heldSeats: 50_000, releasedSeatsPerMinute: 1e6 }).ratePerMinute).toBe(1248);
     // and still slowed by errors
-    expect(rate({ remainingSeats: 0, heldSeats: 5000, admittedNotYetBought: 2000, releasedSeatsPerMinute: 250, checkoutErrorRate: 0.2 }).ratePerMinute).toBeCloseTo(10, 6);
+    expect(rate({ remainingSeats: 0, heldSeats: 5000, fansInside: 2000, releasedSeatsPerMinute: 250, checkoutErrorRate: 0.2 }).ratePerMinute).toBeCloseTo(10, 6);
+  });
+
+  it('the last seats: with seats available and nobody inside, one fan is let in at once, however slow the pace', () => {
+    // The club: 1 seat left of 300, 2 tickets/order, 10 min target: the pace is 0.06 fans/min, one every 17 min.
+    const club = planAdmission({ seats: 300, ticketsPerOrder: 2, targetSaleMinutes: 10, overbookFactor: 1.2, checkoutMinutes: 5, paymentTps: 50, remainingSeats: 1 });
+    const last = rate({ plan: club, ticketsPerOrder: 2, remainingSeats: 1, heldSeats: 0, fansInside: 0 });
+    expect(last).toMatchObject({ ratePerMinute: 0.06, constraint: 'plan', cap: 1, admitAtOnce: 1 });
+    // Someone inside can still buy it: no more than the plausible seats allow, and nobody at once.
+    expect(rate({ plan: club, ticketsPerOrder: 2, remainingSeats: 1, heldSeats: 0, fansInside: 1 })).toMatchObject({
+      ratePerMinute: 0,
+      constraint: 'no_plausible_seats',
+      admitAtOnce: 0,
+    });
+    // An operator's 0 stops admissions, idle store or not; LAST_CHANCE (nothing available) waits for seats to come back.
+    expect(rate({ plan: club, ticketsPerOrder: 2, remainingSeats: 1, fansInside: 0, overrideRatePerMinute: 0 }).admitAtOnce).toBe(0);
+    expect(rate({ plan: club, ticketsPerOrder: 2, remainingSeats: 0, heldSeats: 2, fansInside: 0 }).admitAtOnce).toBe(0);
+  });
+
+  it('40 seats left, 27 admitted fans who left long ago: they are not inside, so a 120/min override admits', () => {
+    // Before, every fan admitted in the last 10 minutes who had not bought counted: 27 for 40 seats x 1.2 / 2 = 24 -> 0/min.
+    const club = planAdmission({ seats: 300, ticketsPerOrder: 2, targetSaleMinutes: 10, overbookFactor: 1.2, checkoutMinutes: 5, paymentTps: 50 });
+    expect(rate({ plan: club, ticketsPerOrder: 2, remainingSeats: 40, fansInside: 27, overrideRatePerMinute: 120 })).toMatchObject({ ratePerMinute: 0, constraint: 'no_plausible_seats' });
+    expect(rate({ plan: club, ticketsPerOrder: 2, remainingSeats: 40, fansInside: 3, overrideRatePerMinute: 120 })).toMatchObject({
+      ratePerMinute: 21,
+      constraint: 'plausible_seats',
+      cap: 21,
+    });
   });
 
   it('sold out (nothing available, nothing held) admits no one', () => {
@@ -106,7 +133,7 @@ describe('nextAdmissionRate', () => {
     ['holdFailureRate', { holdFailureRate: 1.5 }],
     ['remainingSeats', { remainingSeats: -1 }],
     ['heldSeats', { heldSeats: Infinity }],
-    ['admittedNotYetBought', { admittedNotYetBought: -3 }],
+    ['fansInside', { fansInside: -3 }],
     ['ticketsPerOrder', { ticketsPerOrder: 0 }],
     ['overrideRatePerMinute', { overrideRatePerMinute: -10 }],
     ['releasedSeatsPerMinute', { releasedSeatsPerMinute: -1 }],
@@ -139,7 +166,7 @@ describe('nextAdmissionRate', () => {
         count,
         fc.option(fc.double({ min: 0, max: 10_000, noNaN: true })),
         fc.option(fc.double({ min: 0, max: 10_000, noNaN: true }), { nil: undefined }),
-        (p, checkoutErrorRate, holdFailureRate, remainingSeats, heldSeats, admittedNotYetBought, override, released) => {
+        (p, checkoutErrorRate, holdFailureRate, remainingSeats, heldSeats, fansInside, override, released) => {
           const plan = planAdmission({ seats: p.seats, ticketsPerOrder: p.perOrder, targetSaleMinutes: p.minutes, overbookFactor: p.overbook, checkoutMinutes: 6, paymentTps: p.tps });
           const r = nextAdmissionRate({
             plan,
@@ -147,7 +174,7 @@ describe('nextAdmissionRate', () => {
             holdFailureRate,
             remainingSeats,
             heldSeats,
-            admittedNotYetBought,
+            fansInside,
             ticketsPerOrder: p.perOrder,
             overrideRatePerMinute: override,
             releasedSeatsPerMinute: released,
@@ -157,13 +184,17 @@ describe('nextAdmissionRate', () => {
           expect(r.ratePerMinute).toBeLessThanOrEqual(start);
           expect(r.ratePerMinute).toBeLessThanOrEqual(r.cap);
           expect(Number.isInteger(r.cap) && r.cap >= 0).toBe(true);
-          expect(r.cap).toBeLessThanOrEqual(Math.max(0, Math.ceil(((remainingSeats + heldSeats) / p.perOrder) * p.overbook + 1e-6) - admittedNotYetBought));
+          expect(r.cap).toBeLessThanOrEqual(Math.max(0, Math.ceil(((remainingSeats + heldSeats) / p.perOrder) * p.overbook + 1e-6) - fansInside));
           if (remainingSeats === 0 && heldSeats === 0) expect(r.ratePerMinute).toBe(0);
           if (remainingSeats === 0 && heldSeats > 0) expect(r.ratePerMinute).toBeLessThanOrEqual((released ?? 0) / p.perOrder + 1e-9);
           if ((checkoutErrorRate > 0.02 || holdFailureRate > 0.1) && start > 1e-6) expect(r.ratePerMinute).toBeLessThan(start);
           if (checkoutErrorRate >= 0.2) expect(r.ratePerMinute).toBeLessThanOrEqual(start * 0.1 + 1e-9);
           if (holdFailureRate >= 0.5) expect(r.ratePerMinute).toBeLessThanOrEqual(start * 0.25 + 1e-9);
           expect(r.reason).toMatch(/^(plan|override|checkout_errors|hold_failures|last_chance|sold_out|plausible_seats|no_plausible_seats): /);
+          expect(r.reason.startsWith(`${r.constraint}: `)).toBe(true);
+          // One fan at once exactly when seats are available, nobody inside can buy them, and the rate is not 0.
+          expect(r.admitAtOnce).toBe(remainingSeats > 0 && fansInside === 0 && r.ratePerMinute > 0 ? 1 : 0);
+          expect(r.admitAtOnce).toBeLessThanOrEqual(r.cap);
         },
       ),
       { numRuns: 500 },

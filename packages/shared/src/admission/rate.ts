@@ -20,8 +20,12 @@ export interface AdmissionRateInput {
   remainingSeats: number;
   /** Seats held now (may return if their holds expire). */
   heldSeats: number;
-  /** Fans admitted whose admission is still live and who have not bought (holders included). */
-  admittedNotYetBought: number;
+  /**
+   * Fans inside who can still buy: holding seats, admitted within the expected checkout time and holding nothing
+   * yet, or on their way to claim a position just reached. A fan admitted long ago who never held (or whose hold
+   * lapsed) is not inside: their slot is given back.
+   */
+  fansInside: number;
   ticketsPerOrder: number;
   /** An operator's rate in admits per minute; null or absent follows the plan. */
   overrideRatePerMinute?: number | null;
@@ -29,14 +33,32 @@ export interface AdmissionRateInput {
   releasedSeatsPerMinute?: number;
 }
 
-/** The rate for the next ticks. `reason` starts with a stable code (`plan`, `override`, `checkout_errors`,
- * `hold_failures`, `last_chance`, `sold_out`, `plausible_seats`, `no_plausible_seats`) followed by `: ` and words. */
+/** What set the rate: the stable code that starts `reason`. */
+export type AdmissionConstraint =
+  | 'plan'
+  | 'override'
+  | 'checkout_errors'
+  | 'hold_failures'
+  | 'last_chance'
+  | 'sold_out'
+  | 'plausible_seats'
+  | 'no_plausible_seats';
+
+/** The rate for the next ticks. `reason` starts with its `constraint` code followed by `: ` and words. */
 export interface AdmissionRate {
   /** Admits per minute, 0 <= rate <= the override or the plan, and <= cap. */
   ratePerMinute: number;
+  /** The binding constraint: what set the rate (the first word of `reason`). */
+  constraint: AdmissionConstraint;
   reason: string;
   /** Most fans that may be admitted, in total, before the next tick recomputes it. */
   cap: number;
+  /**
+   * Fans to let in on this tick whatever the time since the last one: 1 when seats are available, nobody inside can
+   * buy them and the rate is not 0 (a pace planned on a handful of seats would otherwise let the next fan in
+   * minutes later, with the store empty); else 0. Never above cap.
+   */
+  admitAtOnce: number;
 }
 
 /** Linear slow-down factor: 1 up to `startRate`, `floorFactor` from `fullRate` on. */
@@ -60,9 +82,10 @@ function check(value: number, field: string, max = Infinity): number {
  * LAST_CHANCE (no seats available, some held) paces at the rate seats are released (released / ticketsPerOrder,
  * never above the start); slows linearly when checkout errors pass 2% or hold failures pass 10% (the tighter of
  * the two applies); and never admits more fans than there are plausible seats:
- * cap = max(0, ceil((remainingSeats + heldSeats) / ticketsPerOrder x overbook) - admittedNotYetBought).
- * Held seats count as plausible because their holders are inside admittedNotYetBought; counting the holders
- * without their seats would make LAST_CHANCE admit no one, ever. The rate is also clamped to the cap.
+ * cap = max(0, ceil((remainingSeats + heldSeats) / ticketsPerOrder x overbook) - fansInside).
+ * Held seats count as plausible because their holders are inside fansInside; counting the holders
+ * without their seats would make LAST_CHANCE admit no one, ever. The rate is also clamped to the cap. When seats
+ * are available, nobody is inside and the rate is not 0, one fan is let in at once (`admitAtOnce`).
  * Throws `INVALID_RATE_INPUT` for a negative or non-finite input or a rate outside 0..1: the tick fails, the
  * heartbeat goes stale, and the queue pauses (fail closed).
  */
@@ -71,7 +94,7 @@ export function nextAdmissionRate(input: AdmissionRateInput): AdmissionRate {
   const holdFailureRate = check(input.holdFailureRate, 'holdFailureRate', 1);
   const remainingSeats = check(input.remainingSeats, 'remainingSeats');
   const heldSeats = check(input.heldSeats, 'heldSeats');
-  const admittedNotYetBought = check(input.admittedNotYetBought, 'admittedNotYetBought');
+  const fansInside = check(input.fansInside, 'fansInside');
   const ticketsPerOrder = check(input.ticketsPerOrder, 'ticketsPerOrder');
   if (ticketsPerOrder === 0) throw invalid('INVALID_RATE_INPUT', 'ticketsPerOrder must be positive', 'ticketsPerOrder');
   const released = check(input.releasedSeatsPerMinute ?? 0, 'releasedSeatsPerMinute');
@@ -79,18 +102,21 @@ export function nextAdmissionRate(input: AdmissionRateInput): AdmissionRate {
   if (override !== null) check(override, 'overrideRatePerMinute');
   const overbook = input.plan.overbookFactor;
 
-  const cap = Math.max(0, Math.ceil(tidy(((remainingSeats + heldSeats) / ticketsPerOrder) * overbook)) - admittedNotYetBought);
+  const cap = Math.max(0, Math.ceil(tidy(((remainingSeats + heldSeats) / ticketsPerOrder) * overbook)) - fansInside);
 
-  if (remainingSeats === 0 && heldSeats === 0) return { ratePerMinute: 0, reason: 'sold_out: no seats available or held', cap: 0 };
+  if (remainingSeats === 0 && heldSeats === 0)
+    return { ratePerMinute: 0, constraint: 'sold_out', reason: 'sold_out: no seats available or held', cap: 0, admitAtOnce: 0 };
 
   const start = override ?? input.plan.admitsPerMinute;
   let rate = start;
+  let constraint: AdmissionConstraint = override !== null ? 'override' : 'plan';
   let reason = override !== null ? `override: operator rate ${start}/min` : `plan: ${start}/min`;
 
   if (remainingSeats === 0) {
     const pace = released / ticketsPerOrder;
     if (pace < rate) {
       rate = pace;
+      constraint = 'last_chance';
       reason = `last_chance: all seats held; admitting at the release rate, ${tidy(released)} seats/min = ${tidy(pace)} fans/min`;
     }
   }
@@ -100,6 +126,7 @@ export function nextAdmissionRate(input: AdmissionRateInput): AdmissionRate {
   const factor = Math.min(checkoutFactor, holdFactor);
   if (factor < 1 && rate > 0) {
     rate *= factor;
+    constraint = checkoutFactor <= holdFactor ? 'checkout_errors' : 'hold_failures';
     reason =
       checkoutFactor <= holdFactor
         ? `checkout_errors: ${pct(checkoutErrorRate)} of checkouts failing; rate x${factor.toFixed(2)} (${reason})`
@@ -109,14 +136,19 @@ export function nextAdmissionRate(input: AdmissionRateInput): AdmissionRate {
   if (cap === 0) {
     return {
       ratePerMinute: 0,
-      reason: `no_plausible_seats: ${admittedNotYetBought} fans already inside for ${remainingSeats + heldSeats} seats`,
+      constraint: 'no_plausible_seats',
+      reason: `no_plausible_seats: ${fansInside} fans inside can still buy the ${remainingSeats + heldSeats} seats left`,
       cap: 0,
+      admitAtOnce: 0,
     };
   }
   if (rate > cap) {
     rate = cap;
+    constraint = 'plausible_seats';
     reason = `plausible_seats: at most ${cap} more fans for ${remainingSeats + heldSeats} seats (${reason})`;
   }
   // tidy() drops float noise but must never round a rate up past its bound.
-  return { ratePerMinute: Math.min(tidy(rate), rate), reason, cap };
+  const ratePerMinute = Math.min(tidy(rate), rate);
+  const admitAtOnce = remainingSeats > 0 && fansInside === 0 && ratePerMinute > 0 ? 1 : 0;
+  return { ratePerMinute, constraint, reason, cap, admitAtOnce };
 }

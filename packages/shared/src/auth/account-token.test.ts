@@ -34,4 +34,15 @@ describe('account tokens', () => {
     expect(code(() => tokens.verifySync(`${h}.${p}.`))).toBe('INVALID_TOKEN');
     expect(code(() => tokens.verifySync(token, Date.now() + 61_000))).toBe('TOKEN_EXPIRED');
   });
+
+  it('accept one spelling only: padded or re-spelt signatures, other headers and alg none are refused', async () => {
+    const { token } = await tokens.issue('fan-1');
+    const [h, p, s] = token.split('.') as [string, string, string];
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const respelt = s.slice(0, -1) + alphabet[alphabet.indexOf(s.at(-1)!) ^ 1];
+    expect(Buffer.from(respelt, 'base64url')).toEqual(Buffer.from(s, 'base64url'));
+    const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    for (const variant of [`${token}=`, `${h}.${p}.${respelt}`, `${h}.${p}.${s.replace(/-/g, '+').replace(/_/g, '/')}=`, `${b64({ alg: 'none', typ: 'JWT' })}.${p}.`, `${b64({ typ: 'JWT', alg: 'HS256' })}.${p}.${s}`])
+      if (variant !== token) expect(code(() => tokens.verifySync(variant)), variant).toBe('INVALID_TOKEN');
+  });
 });

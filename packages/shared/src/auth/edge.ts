@@ -3,8 +3,11 @@
 // one import is ../errors.js, which imports nothing.
 import { DomainError } from '../errors.js';
 
-/** Account ids are opaque strings chosen by the identity provider (the dev sign-in takes one as given). */
-export const ACCOUNT_ID_PATTERN = /^[A-Za-z0-9._@:-]{1,128}$/;
+/**
+ * Account ids are opaque strings chosen by the identity provider (a token's `sub`; the dev sign-in takes one as
+ * given): Keycloak and Cognito use UUIDs, Auth0 `provider|id`.
+ */
+export const ACCOUNT_ID_PATTERN = /^[A-Za-z0-9._@:|+-]{1,128}$/;
 /** The `iss` and `aud` of the account tokens this install signs. */
 export const ACCOUNT_TOKEN_ISSUER = 'onsale';
 export const ACCOUNT_TOKEN_AUDIENCE = 'onsale:account';

@@ -27,6 +27,11 @@ export interface CheckoutDeps {
   metrics?: Metrics;
   /** While a payment is in flight the hold cannot lapse for at least this long (longer than any gateway call). */
   paymentWindowSeconds?: number;
+  /**
+   * How long a retry with the key of a checkout still in progress waits for it before answering
+   * `409 CHECKOUT_IN_PROGRESS` with Retry-After (default 800 ms).
+   */
+  inProgressWaitMs?: number;
   currency?: string;
 }
 
@@ -43,11 +48,21 @@ export const instrumentFingerprint = (number: string) => createHash('sha256').up
  */
 export class CheckoutService {
   private readonly windowSeconds: number;
+  private readonly inProgressWaitMs: number;
   constructor(private readonly deps: CheckoutDeps) {
     this.windowSeconds = deps.paymentWindowSeconds ?? 120;
+    this.inProgressWaitMs = deps.inProgressWaitMs ?? 800;
   }
 
-  async checkout(accountId: string, holdId: string, idempotencyKey: string, req: CheckoutRequest, admittedEventId?: string): Promise<CheckoutResult> {
+  /** `signal`: the client went away (a retry waiting for the first request stops waiting). */
+  async checkout(
+    accountId: string,
+    holdId: string,
+    idempotencyKey: string,
+    req: CheckoutRequest,
+    admittedEventId?: string,
+    signal?: AbortSignal,
+  ): Promise<CheckoutResult> {
     if (!isUuid(holdId)) throw notFound('HOLD_NOT_FOUND', `no hold ${holdId}`, 'id');
     const fingerprint = instrumentFingerprint(req.payment.instrument.number);
     const requestHash = createHash('sha256').update(JSON.stringify({ holdId, fingerprint })).digest('hex');
@@ -101,7 +116,7 @@ export class CheckoutService {
       };
     });
 
-    if (begun.kind === 'replay') return this.awaitAttempt(accountId, idempotencyKey);
+    if (begun.kind === 'replay') return this.awaitAttempt(accountId, idempotencyKey, signal);
 
     const result = await this.deps.payments
       .charge({
@@ -211,10 +226,15 @@ export class CheckoutService {
     return { settled: stale.length, confirmed };
   }
 
-  /** Waits for the attempt under this key to finish, then answers exactly what it answered. */
-  private async awaitAttempt(accountId: string, key: string, timeoutMs = 30_000): Promise<CheckoutResult> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
+  /**
+   * Waits a moment for the attempt under this key to finish, then answers exactly what it answered; still pending
+   * after `inProgressWaitMs` (or the client gone: `signal`), `409 CHECKOUT_IN_PROGRESS` with Retry-After. The wait is
+   * short on purpose: well inside the server's socket timeouts, so a retry is always answered, never left to a
+   * closed socket. The database is read with a growing pause (50 ms to 400 ms), not every 50 ms.
+   */
+  private async awaitAttempt(accountId: string, key: string, signal?: AbortSignal): Promise<CheckoutResult> {
+    const deadline = Date.now() + this.inProgressWaitMs;
+    for (let pause = 50; ; pause = Math.min(400, pause * 2)) {
       const a = await repo.findAttempt(this.deps.db, accountId, key);
       if (!a) throw new DomainError('unavailable', 'PAYMENT_GATEWAY_BUSY', 'the payment provider is busy; retry with the same Idempotency-Key', { retryAfterSeconds: 1 });
       if (a.status === 'SUCCEEDED') {
@@ -223,12 +243,18 @@ export class CheckoutService {
       }
       if (a.status === 'FAILED')
         throw a.error_code === 'HOLD_EXPIRED' ? lapsedDuringPayment() : a.error_code === 'PAYMENT_NOT_COMPLETED' ? notCompleted() : declined();
-      if (Date.now() > deadline)
-        throw new DomainError('conflict', 'CHECKOUT_IN_PROGRESS', 'the first request with this Idempotency-Key is still being processed', { retryAfterSeconds: 2 });
-      await new Promise((r) => setTimeout(r, 50));
+      const left = deadline - Date.now();
+      if (left <= 0 || signal?.aborted)
+        throw new DomainError('conflict', 'CHECKOUT_IN_PROGRESS', 'the first request with this Idempotency-Key is still being processed; retry with the same key', {
+          retryAfterSeconds: IN_PROGRESS_RETRY_AFTER_SECONDS,
+        });
+      await new Promise((r) => setTimeout(r, Math.min(pause, left)));
     }
   }
 }
+
+/** Retry-After of a checkout still in progress under the same key. */
+export const IN_PROGRESS_RETRY_AFTER_SECONDS = 2;
 
 const lapsedDuringPayment = () =>
   new DomainError('gone', 'HOLD_EXPIRED', 'the hold lapsed while the payment was in flight; the charge was refunded');

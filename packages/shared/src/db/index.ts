@@ -1,7 +1,8 @@
 export type { Database } from './database.js';
-export { createDb, poolOf, warmPool, type Db, type Trx, type DbOptions } from './connect.js';
+export { createDb, healthOf, poolOf, warmPool, type Db, type Trx, type DbOptions } from './connect.js';
+export { databaseFaultOf, DatabaseHealth, type DatabaseFault, type DatabaseHealthEvents } from './faults.js';
 export { migrateToLatest, MigrationError } from './migrate.js';
-export { startEmbeddedPostgres, type EmbeddedServer } from './embedded.js';
+export { startEmbeddedPostgres, EmbeddedPostgresError, type EmbeddedServer, type EmbeddedOptions } from './embedded.js';
 export { sql } from 'kysely';
 export { GroupCommit } from './group-commit.js';
 export { StatsKeeper, HOT_TABLES, type StatsKeeperOptions } from './stats-keeper.js';

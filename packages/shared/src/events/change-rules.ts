@@ -38,6 +38,7 @@ export const EVENT_SETTINGS = [
   'pacing.paymentTps',
   'pacing.overbookFactor',
   'queueCopy',
+  'look',
   'priceLevels',
   'sections',
   'allocations',
@@ -69,6 +70,7 @@ export const EVENT_SETTING_RULES: Record<EventSetting, { rule: ChangeRule; why: 
   'pacing.paymentTps': { rule: 'ANY_TIME', why: pacingWhy },
   'pacing.overbookFactor': { rule: 'ANY_TIME', why: pacingWhy },
   queueCopy: { rule: 'ANY_TIME', why: 'fans read it on their next status poll' },
+  look: { rule: 'ANY_TIME', why: 'fans see it when their page next loads; the words per state on their next status poll' },
   priceLevels: { rule: 'BEFORE_OPEN', why: 'seats are held and sold at these prices' },
   sections: { rule: 'BEFORE_OPEN', why: 'seats are held and sold in this layout' },
   allocations: { rule: 'BEFORE_OPEN', why: 'the presale tiers split the seats and each sells through its own queue' },
@@ -143,6 +145,18 @@ const sectionsKey = (sections: Section[]) =>
 
 const priceLevelsKey = (levels: EventSpec['priceLevels']) =>
   JSON.stringify([...levels].sort((a, b) => a.code.localeCompare(b.code)).map((p) => [p.code, p.name, p.priceCents]));
+
+/** JSON with object keys sorted at every level (jsonb gives them back in its own order). */
+const canonical = (v: unknown): string =>
+  v !== null && typeof v === 'object'
+    ? Array.isArray(v)
+      ? `[${v.map(canonical).join(',')}]`
+      : `{${Object.entries(v as Record<string, unknown>)
+          .filter(([, x]) => x !== undefined)
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([k, x]) => `${JSON.stringify(k)}:${canonical(x)}`)
+          .join(',')}}`
+    : JSON.stringify(v);
 
 const copyKey = (copy: EventSpec['queueCopy']) =>
   JSON.stringify(Object.entries(copy ?? {}).filter(([, v]) => v !== undefined).sort(([a], [b]) => a.localeCompare(b)));
@@ -220,6 +234,7 @@ export function diffEventSpecs(before: EventSpec, after: EventSpec): EventChange
   scalar('pacing.paymentTps', before.pacing.paymentTps, after.pacing.paymentTps);
   scalar('pacing.overbookFactor', before.pacing.overbookFactor, after.pacing.overbookFactor);
   if (copyKey(before.queueCopy) !== copyKey(after.queueCopy)) changes.push({ setting: 'queueCopy', from: before.queueCopy ?? {}, to: after.queueCopy ?? {} });
+  if (canonical(before.look ?? {}) !== canonical(after.look ?? {})) changes.push({ setting: 'look', from: before.look ?? {}, to: after.look ?? {} });
   if (priceLevelsKey(before.priceLevels) !== priceLevelsKey(after.priceLevels))
     changes.push({ setting: 'priceLevels', from: levelsSummary(before.priceLevels), to: levelsSummary(after.priceLevels) });
   if (sectionsKey(before.sections) !== sectionsKey(after.sections))

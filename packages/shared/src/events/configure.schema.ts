@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { fairnessModes, type EventFile } from './events.schema.js';
 
 export * from './events.schema.js';
+export * from './look.schema.js';
 export * from './change-rules.js';
 export * from './audit-log.schema.js';
 export { expandSeats, rowLabel } from './layout.js';

@@ -3,6 +3,7 @@ import { DEFAULT_GA_SHARDS, MAX_GA_SHARDS } from '../inventory/ga.js';
 import { allocationSchema } from '../allocations/allocations.schema.js';
 import { lotterySettingsSchema } from '../lottery/lottery.schema.js';
 import { fairnessModes } from './fairness-modes.js';
+import { lookSchema } from './look.schema.js';
 
 export { fairnessModes };
 
@@ -113,6 +114,8 @@ export const eventFileSchema = z
       .partial()
       .strict()
       .optional(),
+    /** The fans' page: logo, colours, and the per-state words in languages beside English. */
+    look: lookSchema.optional(),
     priceLevels: z
       .array(z.object({ code, name: z.string().min(1).max(120), priceCents: z.number().int().min(0).max(100_000_000) }))
       .min(1),

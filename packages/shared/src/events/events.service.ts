@@ -1,6 +1,6 @@
 import type { Db, Trx } from '../db/connect.js';
 import { DomainError, notFound } from '../errors.js';
-import type { FairnessMode } from './events.table.js';
+import type { EventLookColumn, FairnessMode } from './events.table.js';
 import { eventFileSchema, formatIssues, type EventSpec } from './events.schema.js';
 import { expandSeats } from './layout.js';
 import * as repo from './events.repository.js';
@@ -36,6 +36,8 @@ export interface OnsaleEvent {
   capacity: number;
   /** Fan-facing words per queue state where the promoter replaced the defaults. */
   queueCopy: Record<string, string> | null;
+  /** The fans' page look (logo, colours, per-state words beside English); null: the default look. */
+  look: EventLookColumn | null;
   /** The organisation that owns the event (its promoters see it); null for a house event. */
   organisationId: string | null;
   version: number;
@@ -78,6 +80,7 @@ export function toOnsaleEvent(r: Awaited<ReturnType<typeof repo.findEvent>> & {}
     },
     capacity: r.capacity,
     queueCopy: r.queue_copy,
+    look: r.look ?? null,
     organisationId: r.organisation_id,
     version: r.version,
     updatedAt: r.updated_at,
@@ -119,6 +122,7 @@ export function eventColumns(spec: EventSpec, capacity: number) {
     overbook_factor: spec.pacing.overbookFactor,
     capacity,
     queue_copy: spec.queueCopy && Object.keys(spec.queueCopy).length > 0 ? JSON.stringify(spec.queueCopy) : null,
+    look: spec.look && Object.keys(spec.look).length > 0 ? JSON.stringify(spec.look) : null,
   };
 }
 

@@ -47,11 +47,21 @@ export interface EventsTable {
   capacity: number;
   /** Fan-facing words per queue state (partial; defaults elsewhere). */
   queue_copy: ColumnType<Record<string, string> | null, string | null | undefined, string | null>;
+  /** The fans' page look (the event file's `look`); null: the default look. */
+  look: ColumnType<EventLookColumn | null, string | null | undefined, string | null>;
   /** The promoter's organisation that owns the event; null: a house event, which promoters do not see. */
   organisation_id: ColumnType<string | null, string | null | undefined, string | null>;
   version: Generated<number>;
   created_at: CreatedAt;
   updated_at: UpdatedAt;
+}
+
+/** What the `look` column holds (the event file's `look`, checked by lookSchema on the way in). */
+export interface EventLookColumn {
+  logoUrl?: string;
+  logoAlt?: string;
+  colors?: { brand?: string; brandText?: string; background?: string; text?: string };
+  copy?: Partial<Record<string, Partial<Record<string, string>>>>;
 }
 
 export interface PriceLevelsTable {

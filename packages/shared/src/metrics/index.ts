@@ -128,6 +128,22 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
       labelNames: ['channel', 'status'] as const,
       registers: [registry],
     }),
+    unavailableResponses: new Counter({
+      name: 'service_unavailable_responses_total',
+      help: 'Requests answered 503 with Retry-After, by reason (database: unreachable; database_busy: a statement refused under load; overload_*: shed before it queued)',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
+    databaseUp: new Gauge({
+      name: 'database_up',
+      help: "1 while this process reaches its database, 0 during an outage (learnt from the pool's own traffic)",
+      registers: [registry],
+    }),
+    databaseOutages: new Counter({
+      name: 'database_outages_total',
+      help: 'Database outages this process has seen (each logged once when it starts and once when it ends)',
+      registers: [registry],
+    }),
     waitlistNotifyLatency: new Histogram({
       name: 'waitlist_notify_latency_seconds',
       help: 'From the availability event to the notification delivered, by channel (the architecture asks for under a minute)',
@@ -136,6 +152,8 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
       registers: [registry],
     }),
   };
+  // Up until the process learns otherwise (a gauge nobody set would read 0: "no database").
+  m.databaseUp.set(1);
   return m;
 }
 

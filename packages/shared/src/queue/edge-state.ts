@@ -2,13 +2,15 @@
 // API (QueueService) and by the edge worker (apps/edge). Web Crypto only, like edge.ts: its imports are
 // ./edge.js, ./fairness.js and ./copy.js, none of which imports Node.
 import { computeStatus, signPayload, openPayload, TokenError, type QueueStatus, type QueueTokenClaims, type StatusOptions, type TokenKey, type WatermarkState } from './edge.js';
-import type { QueueCopy } from './copy.js';
+import type { FanLanguage, QueueCopy } from './copy.js';
 
 /** One queue of an event (its own, or a presale tier's) as the status answer needs it. */
 export interface QueueFacts {
   watermark: WatermarkState;
-  /** The event's words per state. */
+  /** The event's words per state (English). */
   copy: QueueCopy;
+  /** The event's words per state in every fan language (English is `copy`). */
+  copyByLanguage?: Partial<Record<FanLanguage, QueueCopy>>;
   listingId: string;
   /** A presale tier's queue: the tier's code and name (admission tokens carry the code); null for the event's own. */
   tier: string | null;
@@ -43,7 +45,7 @@ export type StatusAnswer = QueueStatus & { message: string; waitlist?: { listing
  * The status rule (computeStatus) with the words a fan reads: the event's copy for the state, or, for a presale's
  * queue that no longer sells, why (its window closed, or its seats went). `now` is ms since the epoch.
  */
-export async function answerStatus(claims: QueueTokenClaims, q: QueueFacts, now: number, opts: StatusOptions = {}): Promise<StatusAnswer> {
+export async function answerStatus(claims: QueueTokenClaims, q: QueueFacts, now: number, opts: StatusOptions = {}, language?: FanLanguage): Promise<StatusAnswer> {
   const status = await computeStatus(claims, q.watermark, now, opts);
   const waitlist = status.state === 'SOLD_OUT' ? { listingId: q.listingId, join: `/listings/${q.listingId}/waitlist` } : undefined;
   const closed = q.closesAt !== null && now >= q.closesAt;
@@ -52,7 +54,7 @@ export async function answerStatus(claims: QueueTokenClaims, q: QueueFacts, now:
       ? closed
         ? `The ${q.tierName} presale has ended; its unsold seats go to the next sale. Join the general sale's queue.`
         : `The ${q.tierName} presale has sold out. Join the general sale's queue.`
-      : q.copy[status.state];
+      : ((language && q.copyByLanguage?.[language]) || q.copy)[status.state];
   return { ...status, message, ...(waitlist ? { waitlist } : {}) };
 }
 

@@ -6,4 +6,3 @@ export * from './edge-state.js';
 export * from './fairness.js';
 export { CachedTokenVerifier, BoundedCache, createNodeTokenKey, verifyAdmission } from './token-cache.js';
 export * from './copy.js';
-export { DEV_QUEUE_TOKEN_SECRET, queueTokenSecretFrom } from './secret.js';

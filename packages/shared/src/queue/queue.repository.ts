@@ -1,3 +1,4 @@
+import type { FanLanguage, QueueCopy } from './copy.js';
 import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
 
@@ -45,6 +46,8 @@ export interface WatermarkRow {
   listing_id: string;
   sold_out_at: Date | null;
   queue_copy: Record<string, string> | null;
+  /** The event's words per state in languages beside English (the look's `copy`). */
+  look_copy: Partial<Record<FanLanguage, Partial<QueueCopy>>> | null;
   watermark_history: [number, number][];
   /** The event the queue sells (event_id is the queue's id: the event's, or a presale tier's). */
   owner_event_id: string;
@@ -59,7 +62,7 @@ export async function loadWatermarks(db: Db, eventId?: string): Promise<Watermar
   const { rows } = await sql<WatermarkRow>`
     SELECT q.event_id, q.admitted_through, q.rate_per_min, q.paused, q.inventory_state, coalesce(a.opens_at, e.onsale_at) AS onsale_at, q.updated_at,
            q.heartbeat_at, q.cohort_size, q.seed_hex, q.seed_revealed_at, q.seed_commitment, coalesce(a.fairness_mode, e.fairness_mode) AS fairness_mode,
-           e.listing_id, q.sold_out_at, e.queue_copy, q.watermark_history, e.id AS owner_event_id, a.code AS tier, a.name AS tier_name,
+           e.listing_id, q.sold_out_at, e.queue_copy, e.look -> 'copy' AS look_copy, q.watermark_history, e.id AS owner_event_id, a.code AS tier, a.name AS tier_name,
            CASE WHEN a.rolled_at IS NOT NULL THEN least(a.closes_at, a.rolled_at) ELSE a.closes_at END AS closes_at
     FROM queue_state q
     LEFT JOIN allocations a ON a.queue_id = q.event_id AND NOT a.general

@@ -9,12 +9,15 @@ import { commitSeed, fairnessDescription, generateSeed, VERIFICATION_RECIPE, typ
 import { insertQueueState, requeueEntry } from './queue.repository.js';
 import { JoinBatcher } from './join-batcher.js';
 import type { PublicQueueInfo, WatermarkStore } from './watermark-store.js';
+import { DEFAULT_FAN_LANGUAGE, type FanLanguage } from './copy.js';
 import { admitWithAccessCode, assertTierJoinable, tierToJoin } from '../allocations/allocations.service.js';
 
 /** What a join may name beyond the event: a presale tier (default: the general sale) and its access code. */
 export interface JoinOptions {
   tier?: string;
   accessCode?: string;
+  /** The language of the answer's words (the fan's Accept-Language); default English. */
+  language?: FanLanguage;
 }
 
 /** Gives a new event its queue: a random seed (kept secret until the open) and its published commitment. */
@@ -64,6 +67,7 @@ export class QueueService {
   }
 
   async join(accountId: string, eventId: string, deviceId: string, opts: JoinOptions = {}): Promise<JoinResult> {
+    const language = opts.language ?? DEFAULT_FAN_LANGUAGE;
     if (!DEVICE_ID_PATTERN.test(deviceId)) throw invalid('INVALID_DEVICE_ID', 'X-Device-Id must be 8-200 visible ASCII characters', 'x-device-id');
     const { event, tiers } = await this.deps.events.get(eventId);
     if (this.now() >= event.startsAt.getTime()) throw new DomainError('conflict', 'EVENT_CLOSED', 'this event has started; its queue is closed');
@@ -101,23 +105,23 @@ export class QueueService {
       exp: Math.max(nowS + 3600, Math.floor(event.startsAt.getTime() / 1000)),
     });
     let claims = claimsFor(row.join_index, row.cohort, row.joined_at);
-    let { status } = await this.statusOf(claims);
+    let { status } = await this.statusOf(claims, language);
     if (status.expired) {
       // Their turn came and went unused: a new place at the back of the line.
       const again = await requeueEntry(this.deps.db, queueId, accountId);
       if (!again) throw new DomainError('unavailable', 'JOIN_RACE', 'please retry', { retryAfterSeconds: 1 });
       claims = claimsFor(again.join_index, again.cohort, again.joined_at);
-      ({ status } = await this.statusOf(claims));
+      ({ status } = await this.statusOf(claims, language));
     }
     const queueToken = await signToken(this.deps.tokenKey, claims);
     return { ...status, queueToken, joinIndex: claims.joinIndex, cohort: claims.cohort, created: row.created };
   }
 
   /** A status poll: verifies the queue token and answers from memory; issues an admission token when admitted. */
-  async status(eventId: string, queueToken: string, accountId: string, deviceId: string): Promise<StatusWithCopy & { admissionToken?: string }> {
+  async status(eventId: string, queueToken: string, accountId: string, deviceId: string, language: FanLanguage = DEFAULT_FAN_LANGUAGE): Promise<StatusWithCopy & { admissionToken?: string }> {
     const deviceHash = await this.tokens.deviceHash(deviceId, accountId);
     const claims = await this.tokens.verify(queueToken, { kind: 'queue', eventId, accountId, deviceHash, now: this.now() });
-    const { status, info } = await this.statusOf(claims);
+    const { status, info } = await this.statusOf(claims, language);
     if (status.expired)
       throw new DomainError('gone', 'POSITION_EXPIRED', 'your turn came and passed unused; join the queue again for a new place at the back', {
         field: 'x-queue-token',
@@ -138,10 +142,10 @@ export class QueueService {
     if (at) this.deps.metrics?.soldoutPropagation.observe(Math.max(0, this.now() - at) / 1000);
   }
 
-  private async statusOf(claims: QueueTokenClaims): Promise<{ status: StatusWithCopy; info: PublicQueueInfo }> {
+  private async statusOf(claims: QueueTokenClaims, language: FanLanguage = DEFAULT_FAN_LANGUAGE): Promise<{ status: StatusWithCopy; info: PublicQueueInfo }> {
     const info = await this.deps.watermarks.get(claims.queueId ?? claims.eventId);
     if (!info || info.ownerEventId !== claims.eventId) throw notFound('EVENT_NOT_FOUND', `no event ${claims.eventId}`, 'id');
-    return { status: await answerStatus(claims, info, this.now()), info };
+    return { status: await answerStatus(claims, info, this.now(), {}, language), info };
   }
 
   /**
@@ -155,7 +159,7 @@ export class QueueService {
     for (const queueId of queueIds) {
       const info = await this.deps.watermarks.get(queueId);
       if (!info || info.ownerEventId !== eventId) continue;
-      queues.push({ queueId, watermark: info.watermark, copy: info.copy, listingId: info.listingId, tier: info.tier, tierName: info.tierName, closesAt: info.closesAt });
+      queues.push({ queueId, watermark: info.watermark, copy: info.copy, copyByLanguage: info.copyByLanguage, listingId: info.listingId, tier: info.tier, tierName: info.tierName, closesAt: info.closesAt });
     }
     if (!queues.some((q) => q.queueId === eventId)) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'id');
     return { eventId, tiers: tiers.map((t) => ({ code: t.code, queueId: t.queueId, general: t.general })), queues, generatedAt: this.now() };

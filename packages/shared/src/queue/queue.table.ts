@@ -20,6 +20,16 @@ export interface QueueStateTable {
   watermark_history: ColumnType<[number, number][], string | undefined, string>;
   controller_id: string | null;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  /** [[epoch ms, positions advanced]] over the controller's arrival window: positions whose fans may still be on their way. */
+  recent_advances: ColumnType<[number, number][], string | undefined, string>;
+  /** The stable code of what set the last tick's admission (admission/rate.ts AdmissionConstraint). */
+  controller_constraint: string | null;
+  /** The last tick's reason in words, starting with its code. */
+  controller_reason: string | null;
+  /** Fans the last tick counted as inside (able to buy): holding, shopping, or on their way. */
+  fans_inside: number | null;
+  /** The last tick's cap: most more fans it would let in. */
+  admit_cap: number | null;
 }
 
 export interface QueueEntriesTable {

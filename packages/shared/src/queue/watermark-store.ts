@@ -1,6 +1,6 @@
 import type { Db } from '../db/connect.js';
 import type { WatermarkState } from './edge.js';
-import { queueCopy } from './copy.js';
+import { queueCopy, queueCopyByLanguage } from './copy.js';
 import type { QueueFacts } from './edge-state.js';
 import { loadWatermarks, recordClaims, recordHoldOutcomes, type WatermarkRow } from './queue.repository.js';
 
@@ -54,6 +54,7 @@ export class WatermarkStore {
       watermark: WatermarkStore.toState(r, now),
       soldOutAt: r.sold_out_at?.getTime() ?? null,
       copy: queueCopy(r.queue_copy),
+      copyByLanguage: queueCopyByLanguage(r.queue_copy, r.look_copy),
       seedCommitment: r.seed_commitment,
       fairnessMode: r.fairness_mode,
       listingId: r.listing_id,

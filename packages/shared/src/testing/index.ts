@@ -59,3 +59,5 @@ declare module 'vitest' {
   }
 }
 export { freePort } from './ports.js';
+export { DatabaseProxy, type ProxyMode } from './db-proxy.js';
+export { testSecrets } from './secrets.js';

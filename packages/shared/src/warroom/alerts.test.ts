@@ -134,6 +134,15 @@ describe('evaluateAlerts', () => {
     expect(only({ waitlistOldestPendingSeconds: 75 }, 'WAITLIST_FANOUT_BEHIND').metric).toBe('waitlist');
   });
 
+  it('issue 13: the store API losing its database is critical; 503s answered (overload shed) are a warning', () => {
+    expect(codes({ storeDatabaseDownInstances: 0, storeUnavailablePerMin: 0 })).toEqual([]);
+    expect(codes({ storeUnavailablePerMin: null })).toEqual([]);
+    const down = only({ storeDatabaseDownInstances: 1, storeUnavailablePerMin: 2_351 }, 'STORE_UNAVAILABLE');
+    expect(down).toMatchObject({ severity: 'critical', metric: 'state', value: 2_351 });
+    expect(down.detail).toContain('1 instance(s) without a database; 2,351 requests/min answered 503');
+    expect(only({ storeUnavailablePerMin: 145 }, 'STORE_UNAVAILABLE').severity).toBe('warning');
+  });
+
   it('orders critical before warning, keeping rule order within a severity; every alert names its source', () => {
     const alerts = evaluateAlerts({ ...calm, paused: true, drift: 1, checkoutFailed: 100, holdLatencyP99Ms: 900 });
     expect(alerts.map((a) => [a.code, a.severity])).toEqual([

@@ -21,7 +21,8 @@ export type AlertCode =
   | 'SOLDOUT_PROPAGATION'
   | 'SOLDOUT_FLIP'
   | 'EXPIRED_HOLDS_UNSWEPT'
-  | 'WAITLIST_FANOUT_BEHIND';
+  | 'WAITLIST_FANOUT_BEHIND'
+  | 'STORE_UNAVAILABLE';
 
 /** The war-room figure an alert belongs to: the console shows the alert on that figure's tile. */
 export type AlertMetric =
@@ -115,6 +116,10 @@ export interface AlertInput {
   expiredUnsweptSeats: number;
   /** Age of the oldest availability event still fanning out to the waitlist (null: none pending). */
   waitlistOldestPendingSeconds: number | null;
+  /** Store-API instances reporting that they lost their database (0: none; absent: not measured). */
+  storeDatabaseDownInstances?: number;
+  /** Requests the store API answered 503 with Retry-After per minute (outage or shedding); null: not measured. */
+  storeUnavailablePerMin?: number | null;
   /** The event's presale tiers' own queues (absent or empty: none): paused by an operator, or selling with a silent controller. */
   presaleQueues?: { tier: string; paused: boolean; pausedBy: string | null; pausedReason: string | null; selling: boolean; heartbeatFresh: boolean; heartbeatAgeSeconds: number | null }[];
 }
@@ -179,6 +184,20 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
         threshold: null,
         source: 'ARCHITECTURE rule 3',
       });
+  }
+
+  if ((i.storeDatabaseDownInstances ?? 0) > 0 || (i.storeUnavailablePerMin ?? 0) > 0) {
+    const down = i.storeDatabaseDownInstances ?? 0;
+    fire({
+      code: 'STORE_UNAVAILABLE',
+      severity: down > 0 ? 'critical' : 'warning',
+      metric: 'state',
+      title: down > 0 ? 'Store API has lost its database: fans are told to retry (503)' : 'Store API is turning requests away (503 with Retry-After)',
+      detail: `${down > 0 ? `${num(down)} instance(s) without a database; ` : ''}${num(i.storeUnavailablePerMin ?? 0)} requests/min answered 503 (database outage, statements refused under load, or load shed)`,
+      value: i.storeUnavailablePerMin ?? null,
+      threshold: 0,
+      source: 'issue 13: a database outage or overload answers 503 with Retry-After, never a 500',
+    });
   }
 
   const holds = i.holdsCreatedLastMinute;

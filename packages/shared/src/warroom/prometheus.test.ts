@@ -80,14 +80,23 @@ describe('StoreMetricsScraper', () => {
     expect(later.holdsObserved).toBe(100);
     expect(later.holdLatencyP99Ms!).toBeLessThanOrEqual(5);
     expect(later.gateRefusalsPerMin).toBe(30);
+    expect(later).toMatchObject({ unavailablePerMin: 0, databaseDownInstances: 0 });
+
+    // An outage on one instance: it says database_up 0 and counts its 503s.
+    one.databaseUp.set(0);
+    one.unavailableResponses.inc({ reason: 'database' }, 45);
+    two.unavailableResponses.inc({ reason: 'overload_event_loop' }, 15);
+    const outage = await scraper.scrape(t0 + 90_000);
+    expect(outage).toMatchObject({ databaseDownInstances: 1, unavailablePerMin: 40 }); // 60 over the 90 s since the window's base scrape
+    one.databaseUp.set(1);
 
     // Slow holds now: p99 crosses 500 ms.
     for (let i = 0; i < 10; i++) one.holdLatency.observe(0.9);
-    const slow = await scraper.scrape(t0 + 120_000);
+    const slow = await scraper.scrape(t0 + 150_000);
     expect(slow.holdLatencyP99Ms!).toBeGreaterThan(500);
 
     twoUp = false;
-    expect((await scraper.scrape(t0 + 121_000)).reachable).toBe(1);
+    expect((await scraper.scrape(t0 + 151_000)).reachable).toBe(1);
   });
 
   it('without URLs nothing is measured, and says so', async () => {

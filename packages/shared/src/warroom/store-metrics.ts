@@ -26,6 +26,13 @@ export interface StoreMetrics {
   soldOutPollsObserved: number;
   /** Gated requests refused for lack of an admission token, per minute over the window (section 4.1's tell). */
   gateRefusalsPerMin: number | null;
+  /**
+   * Requests answered 503 with Retry-After per minute over the window, all instances (a database outage, a statement
+   * refused under load, load shed before it queued); null before two scrapes.
+   */
+  unavailablePerMin: number | null;
+  /** Instances that report losing their database (database_up 0) at the last scrape. */
+  databaseDownInstances: number;
   windowSeconds: number;
   scrapedAt: string | null;
 }
@@ -47,6 +54,7 @@ interface Sample {
   holdLatency: Histogram | null;
   propagation: Histogram | null;
   gateRefusals: number | null;
+  unavailable: number | null;
 }
 
 export const UNMEASURED_STORE_METRICS: StoreMetrics = {
@@ -58,6 +66,8 @@ export const UNMEASURED_STORE_METRICS: StoreMetrics = {
   soldOutPropagationP99Seconds: null,
   soldOutPollsObserved: 0,
   gateRefusalsPerMin: null,
+  unavailablePerMin: null,
+  databaseDownInstances: 0,
   windowSeconds: 60,
   scrapedAt: null,
 };
@@ -105,6 +115,7 @@ export class StoreMetricsScraper {
       holdLatency: addHistograms(ok.map((t) => parseHistogram(t, 'hold_latency_seconds')).filter((h): h is Histogram => h !== null)),
       propagation: addHistograms(ok.map((t) => parseHistogram(t, 'soldout_propagation_seconds')).filter((h): h is Histogram => h !== null)),
       gateRefusals: ok.length === 0 ? null : ok.reduce((sum, t) => sum + (parseCounter(t, 'requests_without_admission_token') ?? 0), 0),
+      unavailable: ok.length === 0 ? null : ok.reduce((sum, t) => sum + (parseCounter(t, 'service_unavailable_responses') ?? 0), 0),
     };
     // A scrape where some instance did not answer would look like a counter reset; keep it out of the history.
     const complete = ok.length === this.urls.length;
@@ -122,11 +133,13 @@ export class StoreMetricsScraper {
     const propagation = sample.propagation ? histogramDelta(sample.propagation, propagationBase?.propagation ?? null) : null;
     const latencyP99 = latency ? histogramQuantile(0.99, latency) : null;
     const propagationP99 = propagation ? histogramQuantile(0.99, propagation) : null;
-    let gateRefusalsPerMin: number | null = null;
-    if (sample.gateRefusals !== null && latencyBase && latencyBase.gateRefusals !== null && now > latencyBase.at) {
-      const d = sample.gateRefusals - latencyBase.gateRefusals;
-      gateRefusalsPerMin = Math.round(((d >= 0 ? d : sample.gateRefusals) * 60_000) / (now - latencyBase.at));
-    }
+    const perMin = (latest: number | null, earlier: number | null | undefined): number | null => {
+      if (latest === null || !latencyBase || earlier === null || earlier === undefined || !(now > latencyBase.at)) return null;
+      const d = latest - earlier;
+      return Math.round(((d >= 0 ? d : latest) * 60_000) / (now - latencyBase.at));
+    };
+    const gateRefusalsPerMin = perMin(sample.gateRefusals, latencyBase?.gateRefusals);
+    const unavailablePerMin = perMin(sample.unavailable, latencyBase?.unavailable);
     this.last = {
       configured: true,
       instances: this.urls.length,
@@ -136,6 +149,8 @@ export class StoreMetricsScraper {
       soldOutPropagationP99Seconds: propagationP99 === null ? null : Math.round(propagationP99 * 10) / 10,
       soldOutPollsObserved: propagation?.count ?? 0,
       gateRefusalsPerMin,
+      unavailablePerMin,
+      databaseDownInstances: ok.filter((t) => parseCounter(t, 'database_up') === 0).length,
       windowSeconds: this.windowMs / 1000,
       scrapedAt: new Date(now).toISOString(),
     };

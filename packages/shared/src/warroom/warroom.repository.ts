@@ -32,6 +32,10 @@ export interface WarRoomEventRow {
   heartbeat_at: Date | null;
   cohort_size: number | null;
   sealed_at: Date | null;
+  controller_constraint: string | null;
+  controller_reason: string | null;
+  fans_inside: number | null;
+  admit_cap: number | null;
   now: Date;
 }
 
@@ -41,7 +45,8 @@ export async function readEventRows(db: Db | Trx, eventIds: readonly string[]): 
     SELECT e.id AS event_id, e.name, e.venue_name, e.listing_id, e.organisation_id, e.onsale_at, e.starts_at, e.capacity,
            e.hold_ttl_seconds, e.target_sale_minutes, e.tickets_per_order, e.checkout_minutes, e.payment_tps, e.overbook_factor,
            q.admitted_through, q.rate_per_min, q.rate_override_per_min, q.paused, q.paused_reason, q.paused_by, q.paused_at,
-           q.inventory_state, q.sold_out_at, q.heartbeat_at, q.cohort_size, q.sealed_at, now() AS now
+           q.inventory_state, q.sold_out_at, q.heartbeat_at, q.cohort_size, q.sealed_at,
+           q.controller_constraint, q.controller_reason, q.fans_inside, q.admit_cap, now() AS now
     FROM events e JOIN queue_state q ON q.event_id = e.id
     WHERE e.id = ANY(${[...eventIds]}::uuid[])`.execute(db);
   return rows;

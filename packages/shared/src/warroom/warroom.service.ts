@@ -101,6 +101,14 @@ export interface WarRoomSnapshot {
     admittedThisMinute: number;
     /** The controller's admits per minute now (0 while paused, before the open or sold out). */
     controllerRatePerMin: number;
+    /**
+     * Why the controller's last tick admitted what it did: `constraint` is the stable code (admission/rate.ts
+     * AdmissionConstraint, or `paused`, `before_open`, `sold_out`), `reason` the words; `fansInside` the fans it counted
+     * as able to buy (holding, shopping within the checkout time, or on their way in); `cap` the most more fans it
+     * would let in. Null before the controller first ticked the event. With fans waiting, seats left and nobody let
+     * in, this says why (e.g. `no_plausible_seats`, `override` at 0).
+     */
+    controller: { constraint: string; reason: string; fansInside: number; cap: number } | null;
     /** The published plan on the whole house (onsale plan), or null when the settings cannot be planned. */
     plan: {
       admitsPerMinute: number;
@@ -149,7 +157,8 @@ export interface WarRoomSnapshot {
     openOffers: number;
     lastFanoutSeconds: number | null;
   };
-  store: { configured: boolean; instances: number; reachable: number; gateRefusalsPerMin: number | null };
+  /** The store API as scraped: instances, refusals by the gate, 503s answered per minute and instances without a database. */
+  store: { configured: boolean; instances: number; reachable: number; gateRefusalsPerMin: number | null; unavailablePerMin: number | null; databaseDownInstances: number };
   /**
    * Presale tiers in sale order (the general sale last), each with its window, roll, live counts and its queue's
    * figures (the general sale's are the event's own queue, as in `queue`); empty without tiers.
@@ -391,6 +400,10 @@ function toSnapshot(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot 
       admittedLastMinute: last.admitted,
       admittedThisMinute: current.admitted,
       controllerRatePerMin: state === 'ADMITTING' || state === 'LAST_CHANCE' ? current.controllerRatePerMin || last.controllerRatePerMin : 0,
+      controller:
+        e.controller_constraint !== null && e.controller_reason !== null
+          ? { constraint: e.controller_constraint, reason: e.controller_reason, fansInside: e.fans_inside ?? 0, cap: e.admit_cap ?? 0 }
+          : null,
       plan,
       planError,
       minutes,
@@ -435,7 +448,14 @@ function toSnapshot(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot 
       openOffers: w?.open_offers ?? 0,
       lastFanoutSeconds: w?.last_fanout_seconds === null || w?.last_fanout_seconds === undefined ? null : round(w.last_fanout_seconds, 1),
     },
-    store: { configured: p.store.configured, instances: p.store.instances, reachable: p.store.reachable, gateRefusalsPerMin: p.store.gateRefusalsPerMin },
+    store: {
+      configured: p.store.configured,
+      instances: p.store.instances,
+      reachable: p.store.reachable,
+      gateRefusalsPerMin: p.store.gateRefusalsPerMin,
+      unavailablePerMin: p.store.unavailablePerMin,
+      databaseDownInstances: p.store.databaseDownInstances,
+    },
     tiers: p.tiers.map((t) => {
       const q = p.tierQueues.get(`${e.event_id}/${t.code}`);
       const queue = t.general ? tierQueueOf(now, e.event_id, e, p.positions) : q ? tierQueueOf(now, q.queue_id, q, q.positions) : null;
@@ -462,6 +482,8 @@ function toSnapshot(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot 
     drift: snapshot.inventory.drift,
     orderDrift: snapshot.inventory.orderDrift,
     soldOutPropagationP99Seconds: p.store.soldOutPropagationP99Seconds,
+    storeDatabaseDownInstances: p.store.databaseDownInstances,
+    storeUnavailablePerMin: p.store.unavailablePerMin,
     soldOutOnce: e.sold_out_at !== null,
     available,
     oldestExpiredUnsweptSeconds: oldestUnswept,

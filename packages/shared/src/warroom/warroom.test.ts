@@ -1,7 +1,9 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { planAdmission } from '../admission/plan.js';
-import { MAX_RATE_OVERRIDE_PER_MIN, pauseQueue, resumeQueue } from '../admission/operator.js';
+import { MAX_RATE_OVERRIDE_PER_MIN, pauseQueue, resumeQueue, setRateOverride } from '../admission/operator.js';
+import { tickEvent } from '../admission/controller.js';
+import { findActiveEvents } from '../admission/controller.repository.js';
 import { DomainError } from '../errors.js';
 import { getInventoryCounts } from '../inventory/inventory.service.js';
 import { createOpenEvent, createTestDatabase, type TestDatabase } from '../testing/index.js';
@@ -116,6 +118,18 @@ describe('readWarRoomSnapshot', () => {
     expect(s).toMatchObject({ state: 'PAUSED', fanState: 'PAUSED', queue: { paused: true, pausedBy: 'ops@example.com', pausedReason: 'gateway 429s' } });
     expect(s.alerts.map((a) => [a.code, a.severity])).toEqual([['QUEUE_PAUSED', 'warning']]);
     await resumeQueue(t.db, eventId, { actor: 'ops@example.com', reason: 'gateway fine' });
+  });
+
+  it("says why nobody is being let in: the controller's last constraint, reason, fans inside and cap", async () => {
+    const { eventId } = await createOpenEvent(t.db, { name: 'Why not', onsaleAt: ago(600_000) });
+    await joinFans(eventId, 10, 500);
+    expect((await readWarRoomSnapshot(t.db, eventId)).admission.controller).toBeNull(); // never ticked
+    const [event] = (await findActiveEvents(t.db, 7200)).filter((e) => e.event_id === eventId);
+    await setRateOverride(t.db, eventId, 0, { actor: 'ops@example.com', reason: 'hold the line' });
+    await tickEvent(t.db, { event: event!, controllerId: 'c', tickMs: 1000 });
+    const s = await readWarRoomSnapshot(t.db, eventId);
+    expect(s.admission.controller).toMatchObject({ constraint: 'override', reason: 'override: operator rate 0/min', fansInside: 0 });
+    expect(s.admission.controller!.cap).toBeGreaterThan(0);
   });
 
   it('admissions, holds per admitted fan (the bypass alert), checkout errors and payment attempts from the tables', async () => {

@@ -2,6 +2,7 @@ import type { ReactNode } from 'react';
 import { fairnessModes, type EventSetting } from '@onsale/shared/events/schema';
 import { fairnessDescription, type FairnessMode } from '@onsale/shared/queue/fairness';
 import { Field } from './Field';
+import { LookEditor } from './LookEditor';
 import { LotteryEditor } from './LotteryEditor';
 import { TiersEditor } from './TiersEditor';
 import { emptyPriceLevel, emptySection, errorAt, QUEUE_STATES, type EventDraft, type PriceLevelDraft, type SectionDraft, type SectionLayout } from './event-draft';
@@ -143,6 +144,7 @@ export function EventForm({ draft, onChange, errors, locked = {}, readOnly = fal
         ))}
       </details>
 
+      <LookEditor draft={draft} onChange={(v) => set('look', v)} errors={errors} disabled={disabled('look')} />
     </div>
   );
 }

@@ -1,6 +1,7 @@
 // The event form's state and its two translations: an event file (the CLI's JSON, or the BFF's answer) into what
 // the inputs show, and the inputs back into an event file for `eventFileSchema`. Pure: no React, no I/O.
 import { rowLabel, type EventFile } from '@onsale/shared/events/schema';
+import { emptyLook, lookDraftOf, lookOfDraft, type LookDraft } from './look-draft';
 
 export const QUEUE_STATES = ['WAITING', 'PAUSED', 'ADMITTED', 'LAST_CHANCE', 'SOLD_OUT'] as const;
 export type QueueState = (typeof QUEUE_STATES)[number];
@@ -95,6 +96,8 @@ export interface EventDraft {
   paymentTps: string;
   overbookFactor: string;
   queueCopy: Record<QueueState, string>;
+  /** The fans' page: logo, colours, the words per state in Spanish (LookEditor). */
+  look: LookDraft;
   priceLevels: PriceLevelDraft[];
   sections: SectionDraft[];
   /** Presale tiers in sale order, the general sale last; empty: one general sale of every seat. */
@@ -174,6 +177,7 @@ export function newEventDraft(): EventDraft {
     paymentTps: '1000',
     overbookFactor: '1.3',
     queueCopy: { WAITING: '', PAUSED: '', ADMITTED: '', LAST_CHANCE: '', SOLD_OUT: '' },
+    look: emptyLook(),
     priceLevels: [emptyPriceLevel()],
     sections: [emptySection()],
     allocations: [],
@@ -287,6 +291,7 @@ export function draftFromFile(input: unknown): EventDraft {
     paymentTps: or(pacing.paymentTps, d.paymentTps),
     overbookFactor: or(pacing.overbookFactor, d.overbookFactor),
     queueCopy: Object.fromEntries(QUEUE_STATES.map((s) => [s, text(copy[s])])) as Record<QueueState, string>,
+    look: lookDraftOf(f.look),
     priceLevels: arr(f.priceLevels).map((raw) => {
       const p = obj(raw);
       const cents = p.priceCents;
@@ -356,6 +361,7 @@ export function fileFromDraft(d: EventDraft): { file: EventFile; problems: Recor
       overbookFactor: num('pacing.overbookFactor', d.overbookFactor, { optional: true }),
     }),
     ...(Object.keys(copy).length > 0 ? { queueCopy: copy } : {}),
+    ...(lookOfDraft(d.look) ? { look: lookOfDraft(d.look) } : {}),
     priceLevels: d.priceLevels.map((p, i) => {
       const price = num(`priceLevels.${i}.priceCents`, p.price);
       return { code: p.code, name: p.name, priceCents: price === undefined || Number.isNaN(price) ? price : Math.round(price * 100) };

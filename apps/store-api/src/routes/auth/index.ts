@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Db } from '@onsale/shared/db';
-import { ACCOUNT_ID_PATTERN, ensureAccount } from '@onsale/shared/auth';
+import { ACCOUNT_ID_PATTERN, ensureAccount, type AccountTokens } from '@onsale/shared/auth';
 
 /** Development sign-in: issues an account token for any account id. Registered only when dev auth is on. */
-export const devAuthRoutes: FastifyPluginAsyncZod<{ db: Db }> = async (app, { db }) => {
+export const devAuthRoutes: FastifyPluginAsyncZod<{ db: Db; tokens: AccountTokens }> = async (app, { db, tokens }) => {
   app.post(
     '/auth/dev-login',
     {
@@ -12,13 +12,13 @@ export const devAuthRoutes: FastifyPluginAsyncZod<{ db: Db }> = async (app, { db
       schema: {
         tags: ['auth'],
         summary: 'Development sign-in (disabled when NODE_ENV=production)',
-        body: z.object({ accountId: z.string().regex(ACCOUNT_ID_PATTERN, '1-128 of A-Z a-z 0-9 . _ @ : -') }),
+        body: z.object({ accountId: z.string().regex(ACCOUNT_ID_PATTERN, '1-128 of A-Z a-z 0-9 . _ @ : | + -') }),
         response: { 200: z.object({ accountId: z.string(), token: z.string(), expiresAt: z.string() }) },
       },
     },
     async (req) => {
       await ensureAccount(db, req.body.accountId);
-      const { token, expiresAt } = await app.accountTokens.issue(req.body.accountId);
+      const { token, expiresAt } = await tokens.issue(req.body.accountId);
       return { accountId: req.body.accountId, token, expiresAt: expiresAt.toISOString() };
     },
   );

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Db } from '@onsale/shared/db';
 import { EventCache, fairnessModes } from '@onsale/shared/events';
+import { FAN_LANGUAGES, queueCopyByLanguage } from '@onsale/shared/queue';
 import { SeatmapCache, SectionSeatsCache } from '@onsale/shared/inventory';
 import { notFound } from '@onsale/shared';
 import { tierToJoin } from '@onsale/shared/allocations';
@@ -28,6 +29,16 @@ const eventPage = z.object({
   sections: z.array(
     z.object({ code: z.string(), name: z.string(), kind: sectionKind, priceLevel: z.string(), priceLevelName: z.string(), priceCents: z.number(), capacity: z.number() }),
   ),
+  /** The promoter's look for the fans' page; null: the default look. */
+  look: z
+    .object({
+      logoUrl: z.string().optional(),
+      logoAlt: z.string().optional(),
+      colors: z.object({ brand: z.string(), brandText: z.string(), background: z.string(), text: z.string() }).partial().optional(),
+    })
+    .nullable(),
+  /** The event's words for each queue state, in every fan language (the promoter's, over the defaults). */
+  copy: z.record(z.enum(FAN_LANGUAGES), z.record(z.enum(['WAITING', 'PAUSED', 'ADMITTED', 'LAST_CHANCE', 'SOLD_OUT']), z.string())),
 });
 
 const seatmapSchema = z.object({
@@ -79,6 +90,8 @@ export const eventRoutes: FastifyPluginAsyncZod<{ db: Db; events: EventCache; se
         holdExtensionSeconds: event.holdExtensionSeconds,
         capacity: event.capacity,
         sections: [...sections.values()].map((s) => ({ code: s.code, name: s.name, kind: s.kind, priceLevel: s.priceLevel, priceLevelName: s.priceLevelName, priceCents: s.priceCents, capacity: s.capacity })),
+        look: event.look ? { logoUrl: event.look.logoUrl, logoAlt: event.look.logoAlt, colors: event.look.colors } : null,
+        copy: queueCopyByLanguage(event.queueCopy, event.look?.copy),
       };
     },
   );

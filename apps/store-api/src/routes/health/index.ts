@@ -14,7 +14,9 @@ export const healthRoutes: FastifyPluginAsyncZod<{ db: Db; instance: string }> =
         summary: 'Liveness, the process that answered (instance and pid) and database reachability',
         response: {
           200: z.object({ status: z.literal('ok'), instance: z.string(), pid: z.number(), database: z.literal('ok') }),
-          503: z.object({ error: z.string(), message: z.string(), status: z.literal('unavailable'), instance: z.string(), pid: z.number() }),
+          503: z
+            .object({ error: z.string(), message: z.string(), status: z.literal('unavailable'), instance: z.string(), pid: z.number() })
+            .describe('The database does not answer; look again after the Retry-After header'),
         },
       },
     },

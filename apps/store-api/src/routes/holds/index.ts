@@ -4,7 +4,7 @@ import type { Db } from '@onsale/shared/db';
 import { holdRequestSchema, toHoldRequest, type Hold, type HoldService } from '@onsale/shared/inventory';
 import { checkoutRequestSchema, idempotencyKeySchema, type CheckoutService } from '@onsale/shared/checkout';
 import { deviceFingerprint } from '@onsale/shared/abuse';
-import { errorResponses, errorSchema, holdSchema } from '../schemas.js';
+import { errorResponses, errorSchema, holdSchema, serviceUnavailableSchema } from '../schemas.js';
 
 const toBody = (h: Hold) => ({ ...h, expiresAt: h.expiresAt.toISOString() });
 const holdParams = z.object({ id: z.string().max(64) });
@@ -85,12 +85,15 @@ export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; che
           ...errorResponses,
           402: errorSchema,
           422: errorSchema,
-          503: errorSchema,
+          503: serviceUnavailableSchema,
         },
       },
     },
     async (req, reply) => {
-      const r = await checkout.checkout(req.accountId, req.params.id, req.headers['idempotency-key'], req.body, req.admission?.eventId);
+      // A retry waiting on the first request with its key stops waiting when its client goes.
+      const gone = new AbortController();
+      reply.raw.once('close', () => gone.abort());
+      const r = await checkout.checkout(req.accountId, req.params.id, req.headers['idempotency-key'], req.body, req.admission?.eventId, gone.signal);
       if (r.replayed) reply.header('idempotent-replayed', 'true');
       return { orderId: r.orderId, holdId: r.holdId, status: r.status, amountCents: r.amountCents, seatCount: r.seatCount };
     },

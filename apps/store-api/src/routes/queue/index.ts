@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { publicWatermark, TokenError, type QueueService } from '@onsale/shared/queue';
-import { errorResponses, errorSchema } from '../schemas.js';
+import { negotiateLanguage, publicWatermark, TokenError, type QueueService } from '@onsale/shared/queue';
+import { errorResponses, errorSchema, serviceUnavailableSchema } from '../schemas.js';
 import { compiledSerializer } from '../compiled-serializer.js';
 
 const params = z.object({ id: z.string().max(64) });
@@ -81,13 +81,14 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
             waitlist: statusBody.shape.waitlist,
           }),
           ...errorResponses,
-          503: errorSchema,
+          503: serviceUnavailableSchema,
         },
       },
     },
     async (req, reply) => {
-      const r = await queue.join(req.accountId, req.params.id, req.headers['x-device-id'], { tier: req.query.tier, accessCode: req.headers['x-access-code'] });
-      reply.header('retry-after', String(r.retryAfterSeconds));
+      const language = negotiateLanguage(req.headers['accept-language']);
+      const r = await queue.join(req.accountId, req.params.id, req.headers['x-device-id'], { tier: req.query.tier, accessCode: req.headers['x-access-code'], language });
+      reply.header('retry-after', String(r.retryAfterSeconds)).header('content-language', language).header('vary', 'Accept-Language');
       return { queueToken: r.queueToken, position: r.position, state: r.state, message: r.message, estWaitSeconds: r.estWaitSeconds, cohort: r.cohort, waitlist: r.waitlist };
     },
   );
@@ -100,14 +101,16 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
       schema: {
         tags: ['queue'],
         summary: 'Poll your place (no database read); carries an admission token once admitted. Honour Retry-After.',
+        description: "`message` is the event's words for the state in the fan's language (Accept-Language: English or Spanish; Content-Language says which).",
         params,
         headers: z.object({ 'x-device-id': deviceHeader, 'x-queue-token': z.string().min(1, 'X-Queue-Token is required').max(4096) }),
         response: { 200: statusBody, ...errorResponses },
       },
     },
     async (req, reply) => {
-      const s = await queue.status(req.params.id, req.headers['x-queue-token'], req.accountId, req.headers['x-device-id']);
-      reply.header('retry-after', String(s.retryAfterSeconds)).header('cache-control', 'no-store');
+      const language = negotiateLanguage(req.headers['accept-language']);
+      const s = await queue.status(req.params.id, req.headers['x-queue-token'], req.accountId, req.headers['x-device-id'], language);
+      reply.header('retry-after', String(s.retryAfterSeconds)).header('cache-control', 'no-store').header('content-language', language).header('vary', 'Accept-Language');
       return { state: s.state, message: s.message, position: s.position, admittedThrough: s.admittedThrough, estWaitSeconds: s.estWaitSeconds, admissionToken: s.admissionToken, waitlist: s.waitlist };
     },
   );
