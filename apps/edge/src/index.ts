@@ -4,6 +4,7 @@
 import { admissionClaimsFor, checkClaims, createTokenKey, hashDevice, POLL_SECONDS, signToken, TokenError, verifyToken, type QueueTokenClaims, type TokenKey } from '@onsale/shared/queue/edge';
 import { answerStatus, publicWatermark, type EdgeQueueState, type StatusAnswer } from '@onsale/shared/queue/edge-state';
 import { bearerToken, WebAccountTokenVerifier } from '@onsale/shared/auth/edge';
+import { negotiateLanguage, type FanLanguage } from '@onsale/shared/queue/copy';
 import { DomainError } from '@onsale/shared';
 import { loadEdgeConfig, type EdgeConfig, type EdgeEnv } from './config.js';
 import { EventStateCache, type KnownState, type WaitUntil } from './state-cache.js';
@@ -111,9 +112,9 @@ async function verifyQueueToken(edge: Edge, key: TokenKey, token: string, expect
 }
 
 /** The origin unreachable for longer than EDGE_STALE_SECONDS: PAUSED, the fan's place kept, nobody admitted. */
-function failClosed(answer: StatusAnswer, q: EdgeQueueState): StatusAnswer {
+function failClosed(answer: StatusAnswer, q: EdgeQueueState, language?: FanLanguage): StatusAnswer {
   const { waitlist: _w, expired: _e, ...rest } = answer;
-  return { ...rest, state: 'PAUSED', message: q.copy.PAUSED, estWaitSeconds: null, retryAfterSeconds: POLL_SECONDS.paused, admit: false };
+  return { ...rest, state: 'PAUSED', message: ((language && q.copyByLanguage?.[language]) || q.copy).PAUSED, estWaitSeconds: null, retryAfterSeconds: POLL_SECONDS.paused, admit: false };
 }
 
 async function queueStatus(req: Request, eventIdRaw: string, edge: Edge, waitUntil: WaitUntil): Promise<Response> {
@@ -140,8 +141,10 @@ async function queueStatus(req: Request, eventIdRaw: string, edge: Edge, waitUnt
   // state's age is the edge's own rule below (EDGE_STALE_SECONDS), and no clock skew between the two counts.
   const publishedAt = known.state!.generatedAt;
   const asPublished = { ...q, watermark: { ...q.watermark, heartbeatAt: now - Math.max(0, publishedAt - q.watermark.heartbeatAt) } };
-  let answer = await answerStatus(claims, asPublished, now);
-  if (now - known.fetchedAt > edge.config.staleMs) answer = failClosed(answer, q);
+  // The words in the fan's language (Accept-Language), as the origin answers them.
+  const language = negotiateLanguage(req.headers.get('accept-language'));
+  let answer = await answerStatus(claims, asPublished, now, {}, language);
+  if (now - known.fetchedAt > edge.config.staleMs) answer = failClosed(answer, q, language);
   if (answer.expired)
     throw new DomainError('gone', 'POSITION_EXPIRED', 'your turn came and passed unused; join the queue again for a new place at the back', { field: 'x-queue-token' });
   let admissionToken: string | undefined;
@@ -160,7 +163,7 @@ async function queueStatus(req: Request, eventIdRaw: string, edge: Edge, waitUnt
   };
   // How old the edge's numbers are (seconds since the origin last answered): what an operator checks first.
   const age = String(Math.max(0, Math.floor((now - known.fetchedAt) / 1000)));
-  return json(200, body, { 'retry-after': String(answer.retryAfterSeconds), 'cache-control': 'no-store', 'x-onsale-watermark-age': age });
+  return json(200, body, { 'retry-after': String(answer.retryAfterSeconds), 'cache-control': 'no-store', 'content-language': language, vary: 'Accept-Language', 'x-onsale-watermark-age': age });
 }
 
 function queueOf(known: KnownState, queueId: string): EdgeQueueState | undefined {
