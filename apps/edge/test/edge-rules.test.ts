@@ -220,8 +220,9 @@ describe('refusals at the edge, the origin not called', () => {
     const noToken = await fetch(`${edge.url}/events/${EVENT}/queue/status`, { headers: { authorization: good.headers.authorization!, 'x-device-id': good.deviceId } });
     expect(noToken.status).toBe(400);
     expect(await noToken.json()).toMatchObject({ error: 'VALIDATION_FAILED', field: 'headers.x-queue-token' });
-    // A foreign token for an event this edge never looked up: refused before any origin request.
-    expect(origin.received.length).toBe(received);
+    // Refused before any origin request: no poll reached it, nor a look-up of the foreign token's event (other
+    // traffic, a claims report of an earlier test or a refresh, may arrive meanwhile).
+    expect(origin.received.slice(received).filter((x) => x.url.includes('/queue/status') || x.url.includes(OTHER_EVENT))).toEqual([]);
   });
 });
 
