@@ -111,7 +111,7 @@ export async function ensureDemoEvent(db: Db, now = new Date()): Promise<{ event
   const onsaleAt = new Date(now.getTime() - 60_000);
   const startsAt = new Date(Math.max(Date.parse(String(file.startsAt)), now.getTime() + 30 * 24 * 3600_000));
   const spec = parseEventFile({ ...file, name, onsaleAt: onsaleAt.toISOString(), startsAt: startsAt.toISOString() });
-  const r = await db.transaction().execute((trx) => createEvent(trx, spec, 'demo'));
+  const r = await db.transaction().execute((trx) => createEvent(trx, spec, 'demo', { signOff: true }));
   return { eventId: r.eventId, created: true, name };
 }
 

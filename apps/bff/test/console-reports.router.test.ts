@@ -44,13 +44,15 @@ beforeAll(async () => {
     seedUser(tdb.db, 'promoter@acme.test', 'promoter', 'Acme Live'),
     seedUser(tdb.db, 'promoter@beta.test', 'promoter', 'Beta Presents'),
   ]);
-  ({ eventId: acmeEventId } = await createOpenEvent(tdb.db, { name: 'Acme Open Night' }));
+  // Acme's promoter signs its fairness mode off below, before the open (an unsigned event does not open).
+  ({ eventId: acmeEventId } = await createOpenEvent(tdb.db, { name: 'Acme Open Night' }, { signOff: false }));
   ({ eventId: betaEventId } = await createOpenEvent(tdb.db, { name: 'Beta Open Night' }));
   await tdb.db.transaction().execute(async (trx) => {
     await assignEventOrganisation(trx, acmeEventId, 'Acme Live', 'test');
     await assignEventOrganisation(trx, betaEventId, 'Beta Presents', 'test');
   });
   [acmeListingId, betaListingId] = [await listingOf(acmeEventId), await listingOf(betaEventId)];
+  await callerAs(tdb.db, acme).eventConfig.signOffFairness({ eventId: acmeEventId, fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO' });
 
   // The open as the controller leaves it: a pre-open cohort, sealed, the seed revealed; two minutes of admissions.
   await sql`INSERT INTO accounts (id) SELECT 'fan-' || g FROM generate_series(0, ${COHORT - 1}::int) g`.execute(tdb.db);
@@ -64,7 +66,6 @@ beforeAll(async () => {
            (${acmeEventId}, date_trunc('minute', now()) - interval '1 minute', 130, 125, 130)`.execute(tdb.db);
   await pauseQueue(tdb.db, acmeEventId, { actor: 'operator@reports.test', reason: 'payment gateway degraded' });
   await resumeQueue(tdb.db, acmeEventId, { actor: 'operator@reports.test' });
-  await callerAs(tdb.db, acme).eventConfig.signOffFairness({ eventId: acmeEventId, fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO' });
 
   await sql`INSERT INTO waitlist_entries (listing_id, account_id, expires_at, quantity) VALUES (${acmeListingId}, 'fan-1', now() + interval '1 day', 2)`.execute(tdb.db);
 });
@@ -132,9 +133,9 @@ describe('waitlistReport.get', () => {
 describe('auditLog', () => {
   it('lists who changed what and when, newest first, filtered and paged', async () => {
     const all = await callerAs(tdb.db, admin).auditLog.list({ eventId: acmeEventId });
-    expect(all.entries.map((e) => e.action)).toEqual(['event.fairness_signed_off', 'queue.resumed', 'queue.paused', 'event.organisation_assigned', 'event.created']);
-    expect(all.entries[0]).toMatchObject({ actor: 'promoter@acme.test', eventName: 'Acme Open Night' });
-    expect(all.entries[2]!.details).toMatchObject({ reason: 'payment gateway degraded' });
+    expect(all.entries.map((e) => e.action)).toEqual(['queue.resumed', 'queue.paused', 'event.fairness_signed_off', 'event.organisation_assigned', 'event.created']);
+    expect(all.entries[2]).toMatchObject({ actor: 'promoter@acme.test', eventName: 'Acme Open Night' });
+    expect(all.entries[1]!.details).toMatchObject({ reason: 'payment gateway degraded' });
 
     const paused = await callerAs(tdb.db, viewer).auditLog.list({ actor: 'operator@reports', action: 'queue.' });
     expect(paused.entries.map((e) => e.action)).toEqual(['queue.resumed', 'queue.paused']);

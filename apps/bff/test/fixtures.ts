@@ -25,7 +25,7 @@ export function smallEventFile(name: string) {
 }
 
 export async function seedEvent(db: Db, name: string): Promise<{ eventId: string; capacity: number }> {
-  return db.transaction().execute((trx) => createEvent(trx, parseEventFile(smallEventFile(name))));
+  return db.transaction().execute((trx) => createEvent(trx, parseEventFile(smallEventFile(name)), 'test', { signOff: true }));
 }
 
 /** Holds `count` seats of a section for five minutes (no holds row needed: seats.hold_id has no FK). */

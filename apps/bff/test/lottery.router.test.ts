@@ -52,9 +52,9 @@ beforeAll(async () => {
     seedUser(tdb.db, 'promoter@acme.test', 'promoter', 'Acme Live'),
     seedUser(tdb.db, 'promoter@beta.test', 'promoter', 'Beta Presents'),
   ]);
-  ({ eventId: acmeLottery } = await tdb.db.transaction().execute((trx) => createEvent(trx, lotteryFile(-3, -2, -1))));
-  ({ eventId: openLottery } = await tdb.db.transaction().execute((trx) => createEvent(trx, lotteryFile(-1, 1, 2))));
-  ({ eventId: plainEvent } = await tdb.db.transaction().execute((trx) => createEvent(trx, parseEventFile(smallEventFile('Plain')))));
+  ({ eventId: acmeLottery } = await tdb.db.transaction().execute((trx) => createEvent(trx, lotteryFile(-3, -2, -1), 'test', { signOff: true })));
+  ({ eventId: openLottery } = await tdb.db.transaction().execute((trx) => createEvent(trx, lotteryFile(-1, 1, 2), 'test', { signOff: true })));
+  ({ eventId: plainEvent } = await tdb.db.transaction().execute((trx) => createEvent(trx, parseEventFile(smallEventFile('Plain')), 'test', { signOff: true })));
   await tdb.db.transaction().execute((trx) => assignEventOrganisation(trx, acmeLottery, 'Acme Live', 'test'));
   const during = new Date(Date.now() - 2.5 * HOUR);
   for (let i = 0; i < 30; i++)
@@ -122,7 +122,7 @@ describe('editing a lottery event', () => {
   });
 
   it('an event switched to the lottery before registration opens takes registrations', async () => {
-    const { eventId } = await tdb.db.transaction().execute((trx) => createEvent(trx, parseEventFile({ ...smallEventFile('Switched'), startsAt: at(24 * 30), onsaleAt: at(48) })));
+    const { eventId } = await tdb.db.transaction().execute((trx) => createEvent(trx, parseEventFile({ ...smallEventFile('Switched'), startsAt: at(24 * 30), onsaleAt: at(48) }), 'test', { signOff: true }));
     const config = await callerAs(tdb.db, admin).eventConfig.get({ id: eventId });
     const lottery = { registrationOpensAt: at(1), registrationClosesAt: at(24) };
     const saved = await callerAs(tdb.db, admin).eventConfig.update({ eventId, expectedVersion: config.version, event: { ...config.file, fairnessMode: 'REGISTRATION_LOTTERY', lottery } });

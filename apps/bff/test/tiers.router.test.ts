@@ -40,8 +40,8 @@ beforeAll(async () => {
       { code: 'GENERAL', name: 'General sale' },
     ],
   };
-  ({ eventId } = await tdb.db.transaction().execute((trx) => createEvent(trx, parseEventFile(file))));
-  ({ eventId: plainId } = await tdb.db.transaction().execute((trx) => createEvent(trx, parseEventFile(smallEventFile('Plain Night')))));
+  ({ eventId } = await tdb.db.transaction().execute((trx) => createEvent(trx, parseEventFile(file), 'test', { signOff: true })));
+  ({ eventId: plainId } = await tdb.db.transaction().execute((trx) => createEvent(trx, parseEventFile(smallEventFile('Plain Night')), 'test', { signOff: true })));
   admin = await seedUser(tdb.db, 'admin@tiers.test', 'admin');
   operator = await seedUser(tdb.db, 'operator@tiers.test', 'operator');
   viewer = await seedUser(tdb.db, 'viewer@tiers.test', 'viewer');

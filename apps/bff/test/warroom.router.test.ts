@@ -26,8 +26,8 @@ const onSaleNow = (name: string) => ({
 
 beforeAll(async () => {
   tdb = await createTestDatabase(inject('templateDatabaseUrl'));
-  ({ eventId } = await tdb.db.transaction().execute((trx) => createEvent(trx, parseEventFile(onSaleNow('War Room Night')))));
-  ({ eventId: acmeEventId } = await tdb.db.transaction().execute((trx) => createEvent(trx, parseEventFile(onSaleNow('Acme Matinee')))));
+  ({ eventId } = await tdb.db.transaction().execute((trx) => createEvent(trx, parseEventFile(onSaleNow('War Room Night')), 'test', { signOff: true })));
+  ({ eventId: acmeEventId } = await tdb.db.transaction().execute((trx) => createEvent(trx, parseEventFile(onSaleNow('Acme Matinee')), 'test', { signOff: true })));
   // A controller heartbeat, so the queue is admitting rather than failed closed.
   await sql`UPDATE queue_state SET heartbeat_at = now() + interval '1 hour'`.execute(tdb.db);
   admin = await seedUser(tdb.db, 'admin@warroom.test', 'admin');
@@ -124,6 +124,18 @@ describe('warRoom: controls and their role boundaries', () => {
     expect((await ops.warRoom.snapshot({ eventId })).state).toBe('ADMITTING');
   });
 
+  it('reads the controls back as the server has them (what the console confirms a control by), scoped like every event read', async () => {
+    const ops = callerAs(tdb.db, operator);
+    await ops.warRoom.pause({ eventId, reason: 'read-back check' });
+    const read = await callerAs(tdb.db, viewer).warRoom.controls({ eventId });
+    expect(read).toMatchObject({ eventId, paused: true, pausedBy: operator.email, pausedReason: 'read-back check', rateOverridePerMin: null, at: expect.any(String) });
+    await ops.warRoom.resume({ eventId, reason: 'read-back done' });
+    expect((await ops.warRoom.controls({ eventId })).paused).toBe(false);
+    expect(await codeOf(callerAs(tdb.db, otherPromoter).warRoom.controls({ eventId: acmeEventId }))).toMatchObject({ code: 'FORBIDDEN' });
+    expect(await codeOf(callerAs(tdb.db, null).warRoom.controls({ eventId }))).toMatchObject({ code: 'UNAUTHORIZED' });
+    expect(await codeOf(ops.warRoom.controls({ eventId: '00000000-0000-4000-8000-000000000000' }))).toMatchObject({ code: 'NOT_FOUND' });
+  });
+
   it('a viewer and a promoter may watch but not pause, resume or set the rate; nothing is written', async () => {
     for (const user of [viewer, promoter]) {
       const c = callerAs(tdb.db, user);
@@ -210,7 +222,7 @@ describe('warRoom: presale tiers each have their own queue', () => {
         { code: 'GENERAL', name: 'General sale' },
       ],
     };
-    ({ eventId: tieredId } = await tdb.db.transaction().execute((trx) => createEvent(trx, parseEventFile(file))));
+    ({ eventId: tieredId } = await tdb.db.transaction().execute((trx) => createEvent(trx, parseEventFile(file), 'test', { signOff: true })));
     // The fan club's queue: 5 fans joined, 2 admitted, the controller beating on it at 30/min; the card queue has no heartbeat.
     const fanclub = await queueOf('FANCLUB');
     await sql`INSERT INTO accounts (id) SELECT 'tier-fan-' || i FROM generate_series(0, 4) i ON CONFLICT DO NOTHING`.execute(tdb.db);

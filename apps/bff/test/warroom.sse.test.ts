@@ -29,6 +29,8 @@ beforeAll(async () => {
     createEvent(
       trx,
       parseEventFile({ ...smallEventFile('SSE Night'), onsaleAt: new Date(Date.now() - 60_000).toISOString(), startsAt: new Date(Date.now() + 86_400_000).toISOString() }),
+      'test',
+      { signOff: true },
     ),
   ));
   await seedUser(tdb.db, 'viewer@sse.test', 'viewer');

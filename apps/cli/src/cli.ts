@@ -16,8 +16,12 @@ export const USAGE = `usage: onsale <command> [options]
 
 commands:
   migrate                      apply pending database migrations and list them
-  event:create --file <json>   validate an event file and create the event, its sections and seats;
-                               prints {"eventId", "listingId", "capacity"} as JSON
+  event:create --file <json> [--actor <name>] [--no-signoff]
+                               validate an event file and create the event, its sections and seats;
+                               records the actor's sign-off of its fairness mode (an event that is not
+                               signed off does not open) unless --no-signoff, which leaves it for a
+                               promoter to sign off in the console; prints {"eventId", "listingId",
+                               "capacity", "signedOff"} as JSON
   event:show <eventId>         event settings, sections and live inventory counts as JSON
   event:list                   every event (id, name, on-sale time, capacity) as JSON
   plan --seats <n> --tickets-per-order <x> --duration-min <m> --overbook <f> --checkout-min <c> --payment-tps <t>
@@ -74,11 +78,11 @@ const TIER = { tier: { type: 'string' } } as const;
 const commands: Record<string, Command> = {
   migrate: { options: {}, positionals: [], run: async ({ io }) => (await commandsModule()).migrate(await databaseUrl(), io) },
   'event:create': {
-    options: { file: { type: 'string', short: 'f' } },
+    options: { file: { type: 'string', short: 'f' }, 'no-signoff': { type: 'boolean' }, ...ACTOR },
     positionals: [],
     run: async ({ values, io }) => {
       if (typeof values.file !== 'string' || values.file === '') throw new UsageError('event:create needs --file <path to event json>');
-      return (await commandsModule()).eventCreate(await databaseUrl(), values.file, io);
+      return (await commandsModule()).eventCreate(await databaseUrl(), values.file, io, { actor: await actorOf(values), signOff: values['no-signoff'] !== true });
     },
   },
   'event:show': {

@@ -50,10 +50,14 @@ export async function readEventFile(path: string): Promise<EventSpec> {
   return parseEventFile(input);
 }
 
-export async function eventCreate(databaseUrl: string | undefined, file: string, io: Io): Promise<void> {
+/**
+ * Creates the event of an event file. An operator tool: unless `signOff` is false the actor's sign-off of the
+ * fairness mode is recorded with it (an event that is not signed off does not open).
+ */
+export async function eventCreate(databaseUrl: string | undefined, file: string, io: Io, opts: { actor: string; signOff: boolean } = { actor: 'cli', signOff: true }): Promise<void> {
   const spec = await readEventFile(file);
-  const created = await withDatabase(databaseUrl, (db) => db.transaction().execute((trx) => createEvent(trx, spec, 'cli')));
-  io.out(json(created));
+  const created = await withDatabase(databaseUrl, (db) => db.transaction().execute((trx) => createEvent(trx, spec, opts.actor, { signOff: opts.signOff })));
+  io.out(json({ ...created, signedOff: opts.signOff }));
 }
 
 /** An event's settings, its sections with prices, and live inventory counts (read-time hold expiry). */

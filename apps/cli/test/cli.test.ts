@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { expandSeats, parseEventFile } from '@onsale/shared/events';
+import { expandSeats, getEvent, parseEventFile } from '@onsale/shared/events';
 import { createTestDatabase, withAdminClient, withDatabase, type TestDatabase } from '@onsale/shared/testing';
 
 import { onsale, root } from './run.js';
@@ -55,7 +55,10 @@ describe('onsale CLI against real PostgreSQL', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout) as { eventId: string; listingId: string; capacity: number };
-    expect(out).toEqual({ eventId: expect.any(String), listingId: expect.any(String), capacity: 300 });
+    expect(out).toEqual({ eventId: expect.any(String), listingId: expect.any(String), capacity: 300, signedOff: true });
+    // An operator tool: the actor's sign-off of the fairness mode is recorded with the event, so it opens at its time.
+    const signOff = await t.db.selectFrom('fairness_signoffs').select(['fairness_mode', 'signed_off_by', 'superseded_at']).where('event_id', '=', out.eventId).execute();
+    expect(signOff).toEqual([{ fairness_mode: 'RANDOMIZED_PREOPEN_THEN_FIFO', signed_off_by: expect.stringMatching(/^cli:/), superseded_at: null }]);
 
     const seats = await t.db.selectFrom('seats').select(['section_code', 'status']).where('event_id', '=', out.eventId).execute();
     expect(seats).toHaveLength(300);
@@ -68,6 +71,15 @@ describe('onsale CLI against real PostgreSQL', () => {
     ]);
     const event = await t.db.selectFrom('events').select(['listing_id', 'capacity']).where('id', '=', out.eventId).executeTakeFirstOrThrow();
     expect(event).toEqual({ listing_id: out.listingId, capacity: 300 });
+  });
+
+  it('event:create --no-signoff leaves the sign-off to a promoter: the event is created but will not open', async () => {
+    const unsigned = JSON.parse((await onsale(t.url, 'event:create', '--file', 'examples/club.json', '--no-signoff', '--actor', 'ops@example.com')).stdout) as { eventId: string; signedOff: boolean };
+    expect(unsigned.signedOff).toBe(false);
+    expect(await t.db.selectFrom('fairness_signoffs').select('id').where('event_id', '=', unsigned.eventId).execute()).toEqual([]);
+    expect(await getEvent(t.db, unsigned.eventId)).toMatchObject({ fairnessSignedOff: false, awaitingSignOff: true });
+    const created = await t.db.selectFrom('audit_log').select('actor').where('event_id', '=', unsigned.eventId).where('action', '=', 'event.created').executeTakeFirstOrThrow();
+    expect(created.actor).toBe('ops@example.com');
   });
 
   it('event:show prints settings and inventory counts; an unknown id is a clear error', async () => {

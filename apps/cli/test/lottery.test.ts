@@ -31,9 +31,9 @@ function file(opensH: number, closesH: number, onsaleH: number, mode: 'REGISTRAT
 
 beforeAll(async () => {
   t = await createTestDatabase(inject('templateDatabaseUrl'), { max: 4 });
-  ({ eventId } = await t.db.transaction().execute((trx) => createEvent(trx, file(-3, -2, -1))));
-  ({ eventId: openEventId } = await t.db.transaction().execute((trx) => createEvent(trx, file(-1, 1, 2))));
-  ({ eventId: plainEventId } = await t.db.transaction().execute((trx) => createEvent(trx, file(0, 0, 1, 'FIFO'))));
+  ({ eventId } = await t.db.transaction().execute((trx) => createEvent(trx, file(-3, -2, -1), 'test', { signOff: true })));
+  ({ eventId: openEventId } = await t.db.transaction().execute((trx) => createEvent(trx, file(-1, 1, 2), 'test', { signOff: true })));
+  ({ eventId: plainEventId } = await t.db.transaction().execute((trx) => createEvent(trx, file(0, 0, 1, 'FIFO'), 'test', { signOff: true })));
   const during = new Date(Date.now() - 2.5 * HOUR);
   for (let i = 0; i < 50; i++)
     await t.db.transaction().execute((trx) => registerForLottery(trx, { eventId, accountId: `cli-fan-${i}`, quantity: (i % 4) + 1, now: during }));

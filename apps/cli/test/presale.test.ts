@@ -59,7 +59,7 @@ describe('onsale tier:* / access:issue on examples/presale.json', () => {
     file.onsaleAt = at(3_600_000);
     file.allocations[0] = { ...file.allocations[0], opensAt: at(1_500), closesAt: at(1_800_000), rollsForwardAt: undefined };
     file.allocations[1] = { ...file.allocations[1], opensAt: at(1_800_000), closesAt: at(2_400_000), rollsForwardAt: undefined };
-    const { eventId } = await t.db.transaction().execute((trx) => createEvent(trx, parseEventFile(file)));
+    const { eventId } = await t.db.transaction().execute((trx) => createEvent(trx, parseEventFile(file), 'test', { signOff: true }));
     const { queue_id: queueId } = await t.db.selectFrom('allocations').select('queue_id').where('event_id', '=', eventId).where('code', '=', 'FANCLUB').executeTakeFirstOrThrow();
     // Twenty fans joined the fan-club queue before it opened.
     await sql`INSERT INTO accounts (id) SELECT 'club-' || i FROM generate_series(0, 19) i ON CONFLICT DO NOTHING`.execute(t.db);

@@ -21,7 +21,7 @@ beforeAll(async () => {
     priceLevels: [{ code: 'P', name: 'All', priceCents: 1000 }],
     sections: [{ code: 'S', priceLevel: 'P', qualityRank: 1, rowCount: 5, seatsPerRow: 10 }],
   });
-  ({ eventId } = await t.db.transaction().execute((trx) => createEvent(trx, spec)));
+  ({ eventId } = await t.db.transaction().execute((trx) => createEvent(trx, spec, 'test', { signOff: true })));
 });
 afterAll(() => t?.drop());
 

@@ -67,6 +67,8 @@ beforeAll(async () => {
           { code: 'T1', name: 'Tier 1', priceLevel: 'P2', qualityRank: 2, rowCount: 3, seatsPerRow: 8 },
         ],
       }),
+      'test',
+      { signOff: true },
     ),
   ));
   // Some seats held (live holds), some sold, so the page must show three different non-trivial numbers.
@@ -87,6 +89,8 @@ beforeAll(async () => {
         priceLevels: [{ code: 'P1', name: 'All', priceCents: 5_000 }],
         sections: [{ code: 'S', name: 'Stalls', priceLevel: 'P1', qualityRank: 1, rowCount: 2, seatsPerRow: 5 }],
       }),
+      'test',
+      { signOff: true },
     ),
   ));
   await tdb.db.transaction().execute(async (trx) => {

@@ -73,6 +73,8 @@ beforeAll(async () => {
           { code: 'T1', name: 'Tier 1', priceLevel: 'P2', qualityRank: 2, rowCount: 5, seatsPerRow: 10 },
         ],
       }),
+      'test',
+      { signOff: true },
     ),
   ));
   await tdb.db.transaction().execute(async (trx) => {
@@ -300,6 +302,8 @@ describe('the war room in Chromium', () => {
             priceLevels: [{ code: 'P', name: 'All', priceCents: 5_000 }],
             sections: [{ code: 'S', name: 'Stalls', priceLevel: 'P', qualityRank: 1, rowCount: 2, seatsPerRow: 10 }],
           }),
+          'test',
+          { signOff: true },
         ),
       );
       others.push(id);

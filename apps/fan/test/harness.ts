@@ -95,7 +95,7 @@ export async function makeEvent(t: TestDatabase, over: Partial<EventFile> = {}):
     ],
     ...over,
   });
-  const r = await t.db.transaction().execute((trx) => createEvent(trx, spec, 'test'));
+  const r = await t.db.transaction().execute((trx) => createEvent(trx, spec, 'test', { signOff: true }));
   return r.eventId;
 }
 

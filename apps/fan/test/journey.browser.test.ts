@@ -42,6 +42,11 @@ describe.each([
   it('signs in, joins before the open, waits, is admitted, holds, extends, pays and sees the order; a reload keeps each step', async () => {
     const eventId = await makeEvent(stack.t, { name: `Opening Night (${name})`, onsaleAt: new Date(Date.now() + 3_600_000).toISOString() });
     const { page, errors, context } = await fanPage(browser, size);
+    const scripts: { name: string; sent: number; raw: number }[] = [];
+    page.on('response', (r) => {
+      if (!r.url().endsWith('.js')) return;
+      void Promise.all([r.request().sizes(), r.body()]).then(([sizes, body]) => scripts.push({ name: r.url().split('/').pop()!, sent: sizes.responseBodySize, raw: body.length }));
+    });
     await page.goto(`${stack.url}/e/${eventId}`);
     await page.getByTestId('sign-in').waitFor();
     expect(await page.getByTestId('event-name').textContent()).toBe(`Opening Night (${name})`);
@@ -58,6 +63,14 @@ describe.each([
     expect(await page.getByTestId('fairness-audit').getAttribute('href')).toBe(`/events/${eventId}/fairness`);
     await noOverflow(page);
     await page.screenshot({ path: join(docsShots, `waiting-preopen-${name}.png`), fullPage: true });
+
+    // What the waiting room cost to load: every script the page fetched so far, as sent (compressed) and as run.
+    const sent = scripts.reduce((a, r) => a + r.sent, 0);
+    const raw = scripts.reduce((a, r) => a + r.raw, 0);
+    console.log(`waiting room (${name}): ${scripts.length} script(s) ${scripts.map((s) => s.name).join(', ')}: ${(sent / 1024).toFixed(1)} KB sent (gzip), ${(raw / 1024).toFixed(1)} KB raw`);
+    expect(scripts.length).toBeGreaterThan(0);
+    expect(raw).toBeLessThan(100 * 1024);
+    expect(sent).toBeLessThan(35 * 1024);
 
     // A reload before the open keeps the place (the queue token is on the device; no second join).
     const joins = await sql<{ n: number }>`SELECT count(*)::int AS n FROM queue_entries WHERE event_id = ${eventId}`.execute(stack.t.db);

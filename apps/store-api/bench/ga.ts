@@ -88,7 +88,7 @@ export async function main(argv: string[]) {
       startsAt: new Date(Date.now() + 30 * 86400_000).toISOString(),
       sections: [{ ...festival.sections[0], shards: n }],
     });
-    return bench.db.transaction().execute((trx) => createEvent(trx, spec, 'bench'));
+    return bench.db.transaction().execute((trx) => createEvent(trx, spec, 'bench', { signOff: true }));
   };
 
   // One fan per request, on a device of their own (the per-device limit counts across accounts): an account token

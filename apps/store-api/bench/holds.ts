@@ -47,7 +47,7 @@ export async function main(argv: string[]) {
   const stadium = JSON.parse(readFileSync(join(root, 'examples', 'stadium.json'), 'utf8'));
   const newEvent = async (name: string) => {
     const spec = parseEventFile({ ...stadium, name, onsaleAt: new Date(Date.now() - 60_000).toISOString(), startsAt: new Date(Date.now() + 30 * 86400_000).toISOString() });
-    return bench.db.transaction().execute((trx) => createEvent(trx, spec, 'bench'));
+    return bench.db.transaction().execute((trx) => createEvent(trx, spec, 'bench', { signOff: true }));
   };
 
   // One fan per request: an account token and an admission token for the scenario's event, both signed with the

@@ -40,7 +40,7 @@ export async function main(argv: string[]) {
   const club = JSON.parse(readFileSync(join(root, 'examples', 'club.json'), 'utf8'));
   const newEvent = async (over: Record<string, unknown> = {}) => {
     const spec = parseEventFile({ ...club, name: 'bench queue', fairnessMode: 'FIFO', onsaleAt: new Date(Date.now() - 60_000).toISOString(), startsAt: new Date(Date.now() + 30 * 86400_000).toISOString(), ...over });
-    return bench.db.transaction().execute((trx) => createEvent(trx, spec, 'bench'));
+    return bench.db.transaction().execute((trx) => createEvent(trx, spec, 'bench', { signOff: true }));
   };
   const accounts = new AccountTokens(installSecrets(installDataDir()).authSecret);
   const results: Record<string, unknown> = {};

@@ -164,7 +164,7 @@ async function createHotEvent(db: Db): Promise<HotEvent> {
       { code: 'B', priceLevel: 'P2', qualityRank: 2, rowCount: 10, seatsPerRow: 20 },
     ],
   });
-  const ev = await db.transaction().execute((trx) => createEvent(trx, spec, 'bench'));
+  const ev = await db.transaction().execute((trx) => createEvent(trx, spec, 'bench', { signOff: true }));
   const crowd = randomUUID();
   await db.transaction().execute(async (trx) => {
     await sql`INSERT INTO accounts (id) VALUES ('bench-crowd'), ('bench-returner') ON CONFLICT DO NOTHING`.execute(trx);
@@ -495,7 +495,7 @@ async function joins(bench: BenchDatabase, o: { listings: number; joinListingCou
           priceLevels: [{ code: 'P', name: 'All', priceCents: 5000 }],
           sections: [{ code: 'S', priceLevel: 'P', qualityRank: 1, rowCount: 2, seatsPerRow: 10 }],
         });
-        await bench.db.transaction().execute((trx) => createEvent(trx, spec, 'bench'));
+        await bench.db.transaction().execute((trx) => createEvent(trx, spec, 'bench', { signOff: true }));
         targets.push({ id: listingId(n), date: startsAt.toISOString().slice(0, 10) });
       }
     }),

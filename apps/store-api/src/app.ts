@@ -4,7 +4,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { DatabaseHealth, databaseFaultOf, healthOf, type Db } from '@onsale/shared/db';
 import { createMetrics, type Metrics } from '@onsale/shared/metrics';
-import { CheckoutService, SimulatedPaymentGateway, type PaymentProvider } from '@onsale/shared/checkout';
+import { CheckoutService, ProcessLease, SimulatedPaymentGateway, type PaymentProvider } from '@onsale/shared/checkout';
 import { EventCache } from '@onsale/shared/events';
 import { HoldService, SeatmapCache, SectionSeatsCache } from '@onsale/shared/inventory';
 import { CachedTokenVerifier, createNodeTokenKey, lastMinuteAdmissions, QueueService, WatermarkStore } from '@onsale/shared/queue';
@@ -88,6 +88,8 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
       tps: deps.config.payment.tps,
       latencyMs: deps.config.payment.latencyMs,
       failureRate: deps.config.payment.failureRate,
+      // The simulator remembers its charges in its own table, as a real provider does (crash recovery asks it).
+      db: deps.db,
     });
 
   // The server's own route table (method + path), for the admission gate's deny-by-default test.
@@ -158,7 +160,24 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   const events = new EventCache(deps.db);
   const seatmap = new SeatmapCache(deps.db);
   const holds = new HoldService({ db: deps.db, events, seatmap, metrics, holdCommit: deps.config.holdCommit, onOutcome: (eventId, created) => watermarks.countHold(eventId, created) });
-  const checkout = new CheckoutService({ db: deps.db, payments, metrics });
+  // This process's lease on the checkouts it starts: if it dies mid-payment, another process settles them within
+  // seconds (recoverOrphanedPayments); a clean stop ends the lease at once.
+  const lease = new ProcessLease(deps.db);
+  await lease.start();
+  const checkout = new CheckoutService({ db: deps.db, payments, metrics, lease, onGatewayFailure: (eventId) => watermarks.countGatewayFailure(eventId) });
+  let settling: Promise<unknown> | undefined;
+  const orphans = setInterval(() => {
+    settling ??= checkout
+      .recoverOrphanedPayments()
+      .catch((err: unknown) => databaseFaultOf(err) || app.log.error({ err }, 'settling unfinished payments failed'))
+      .finally(() => (settling = undefined));
+  }, 1_000);
+  orphans.unref();
+  app.addHook('onClose', async () => {
+    clearInterval(orphans);
+    await settling;
+    await lease.stop();
+  });
   await app.register(eventRoutes, { db: deps.db, events, seatmap, sectionSeats: new SectionSeatsCache(deps.db) });
   await app.register(fanRoutes, { config: deps.config });
   await app.register(holdRoutes, { db: deps.db, holds, checkout });

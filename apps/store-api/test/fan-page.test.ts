@@ -62,6 +62,7 @@ describe('the fans\u2019 page', () => {
       NODE_ENV: 'production',
       AUTH_SECRET: 'a'.repeat(40),
       QUEUE_TOKEN_SECRET: 'b'.repeat(40),
+      CARD_FINGERPRINT_SECRET: 'c'.repeat(40),
       FAN_OIDC_ISSUER: 'https://id.example.com/realms/fans',
       FAN_OIDC_CLIENT_ID: 'fan-page',
     };

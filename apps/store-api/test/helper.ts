@@ -64,7 +64,7 @@ export function eventFile(over: Partial<EventFile> = {}): EventFile {
 }
 
 export async function makeEvent(t: TestDatabase, over: Partial<EventFile> = {}) {
-  return t.db.transaction().execute((trx) => createEvent(trx, parseEventFile(eventFile(over))));
+  return t.db.transaction().execute((trx) => createEvent(trx, parseEventFile(eventFile(over)), 'test', { signOff: true }));
 }
 
 const accountOfToken = new Map<string, string>();

@@ -29,7 +29,7 @@ beforeAll(async () => {
     startsAt: new Date(Date.now() + 7 * 86_400_000).toISOString(),
     pacing: { ...club.pacing, checkoutMinutes: CHECKOUT_MINUTES },
   });
-  ({ eventId } = await h.t.db.transaction().execute((trx) => createEvent(trx, spec)));
+  ({ eventId } = await h.t.db.transaction().execute((trx) => createEvent(trx, spec, 'test', { signOff: true })));
   controller = new AdmissionController({ db: h.t.db, connectionString: h.t.url, tickMs: 200 });
   await controller.start();
 });

@@ -58,7 +58,7 @@ export const eventConfigRouter = router({
       queueHasFans: c.queueHasFans,
       seatsInUse: c.seatsInUse,
       locked: c.locked,
-      fairness: { mode: c.fairness.mode, description: c.fairness.description, signOff: c.fairness.signOff && signOffView(c.fairness.signOff), history: c.fairness.history.map(signOffView) },
+      fairness: { mode: c.fairness.mode, description: c.fairness.description, signOff: c.fairness.signOff && signOffView(c.fairness.signOff), history: c.fairness.history.map(signOffView), openedAt: c.fairness.openedAt?.toISOString() ?? null },
       /** Whether this user may change it (the console shows a read-only page otherwise). */
       canConfigure: can(ctx.user.role, 'events.configure'),
     };

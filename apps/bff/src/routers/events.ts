@@ -22,6 +22,9 @@ function eventSummary(e: OnsaleEvent) {
     fairnessMode: e.fairnessMode,
     capacity: e.capacity,
     organisationId: e.organisationId,
+    fairnessSignedOff: e.fairnessSignedOff,
+    /** Not signed off and not opened: the sale will not open at its time (the console says so). */
+    awaitingSignOff: e.awaitingSignOff,
   };
 }
 

@@ -1,6 +1,6 @@
 import { TRPCError } from '@trpc/server';
 import { DomainError } from '@onsale/shared';
-import { pauseQueue, resumeQueue, setRateOverride, type QueueControlState } from '@onsale/shared/admission';
+import { pauseQueue, readQueueControls, resumeQueue, setRateOverride, type QueueControlState } from '@onsale/shared/admission';
 import { getEvent } from '@onsale/shared/events';
 import { eventScope, PERMISSIONS, requireEventAccess, verifySession, type SessionUser } from '@onsale/shared/users';
 import {
@@ -121,6 +121,17 @@ export const warRoomRouter = router({
   board: watchers.input(warRoomBoardSchema).subscription(({ ctx, input, signal }) => {
     const scope = eventScope(ctx.user);
     return stream(ctx, (hub) => hub.watchBoard({ timeZone: input.timeZone, organisationId: scope?.organisationId ?? null }, signal));
+  }),
+
+  /**
+   * The queue's controls as the server has them now (paused, by whom, the rate override) with the database clock:
+   * a plain request the console makes to confirm a control took effect, and to learn whether the server answers
+   * while the stream is down.
+   */
+  controls: watchers.input(warRoomEventSchema).query(async ({ ctx, input }) => {
+    await visibleEvent(ctx, input.eventId);
+    const s = await readQueueControls(ctx.db, input.eventId);
+    return { ...controlView(s), at: s.at.toISOString() };
   }),
 
   /** Pauses admissions (fails closed: everyone not yet admitted reads PAUSED). The reason is required; audited with the user's e-mail. */

@@ -30,7 +30,7 @@ async function makeEvent(name: string): Promise<string> {
     priceLevels: [{ code: 'P', name: 'All', priceCents: 1000 }],
     sections: [{ code: 'S', priceLevel: 'P', qualityRank: 1, rowCount: 10, seatsPerRow: 10 }],
   });
-  return (await t.db.transaction().execute((trx) => createEvent(trx, spec))).eventId;
+  return (await t.db.transaction().execute((trx) => createEvent(trx, spec, 'test', { signOff: true }))).eventId;
 }
 
 /** n pre-open joins straight into the table, join indexes 0..n-1 except `skip`. */
@@ -170,7 +170,7 @@ describe('the publishable summary', () => {
       expect.objectContaining({ by: 'ops:alice', perMinute: 1200, previousPerMinute: null, reason: 'warm-up' }),
       expect.objectContaining({ by: 'ops:alice', perMinute: null, previousPerMinute: 1200, reason: null }),
     ]);
-    expect(json.configurationChanges.map((c) => c.action)).toEqual(['event.created']);
+    expect(json.configurationChanges.map((c) => c.action)).toEqual(['event.created', 'event.fairness_signed_off']);
     expect(json.soldOutAt).toBe(q.sold_out_at!.toISOString());
 
     expect(markdown).toContain('# On-sale summary: Summer | Night');

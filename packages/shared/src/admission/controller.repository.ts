@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
 import type { FairnessMode } from '../events/events.table.js';
+import { signedOffSql } from '../events/signoff.repository.js';
 
 // SQL of the admission controller. Plain functions; the row-locking one takes a Transaction.
 
@@ -28,6 +29,10 @@ export interface ActiveEventRow {
   inventory_state: 'AVAILABLE' | 'LAST_CHANCE' | 'SOLD_OUT';
   /** Seats not sold (available + held) at the last inventory reconciliation (every minute), null before the first. */
   reconciled_unsold: number | null;
+  /** The event's fairness mode has a live sign-off (see events/signoff.service.ts: unsigned, it does not open). */
+  signed_off: boolean;
+  /** When the queue's pre-open cohort was sealed (it opened); null before. */
+  sealed_at: Date | null;
 }
 
 /** Events whose on-sale window is active: from `beforeOpenSeconds` before `onsale_at` until `starts_at`. */
@@ -38,7 +43,8 @@ export async function findActiveEvents(db: Db | Trx, beforeOpenSeconds: number):
       SELECT e.id AS event_id, e.id AS owner_event_id, g.code AS allocation, true AS general, e.onsale_at, e.starts_at, now() >= e.onsale_at AS open,
              e.fairness_mode, coalesce(g.capacity, e.capacity) AS capacity, e.target_sale_minutes,
              e.tickets_per_order, e.checkout_minutes, e.payment_tps, e.overbook_factor, q.inventory_state,
-             CASE WHEN g.code IS NULL THEN r.available + r.held END AS reconciled_unsold
+             CASE WHEN g.code IS NULL THEN r.available + r.held END AS reconciled_unsold,
+             ${signedOffSql('e.id', 'e.fairness_mode')} AS signed_off, q.sealed_at
       FROM events e
       JOIN queue_state q ON q.event_id = e.id
       LEFT JOIN allocations g ON g.event_id = e.id AND g.general
@@ -47,7 +53,8 @@ export async function findActiveEvents(db: Db | Trx, beforeOpenSeconds: number):
       UNION ALL
       SELECT a.queue_id, a.event_id, a.code, false, a.opens_at, a.closes_at, now() >= a.opens_at,
              a.fairness_mode, a.capacity, e.target_sale_minutes,
-             e.tickets_per_order, e.checkout_minutes, e.payment_tps, e.overbook_factor, q.inventory_state, NULL
+             e.tickets_per_order, e.checkout_minutes, e.payment_tps, e.overbook_factor, q.inventory_state, NULL,
+             ${signedOffSql('e.id', 'e.fairness_mode')}, q.sealed_at
       FROM allocations a
       JOIN events e ON e.id = a.event_id
       JOIN queue_state q ON q.event_id = a.queue_id
@@ -115,7 +122,11 @@ export async function sealCohort(trx: Trx, eventId: string, at: Date): Promise<n
 
 /** What the database can tell the controller about one event right now. Counts over recent windows. */
 export interface LiveSignalsRow {
-  /** Checkout attempts for the event's holds created in the last 2 minutes, and how many of them FAILED. */
+  /**
+   * Checkouts of the event's holds over the last 2 minutes, and how many the platform failed: gateway failures
+   * (counted by the store API; their attempts are forgotten), payments that could not complete and holds that
+   * lapsed during payment. A card declined by its issuer is the fan's outcome and counts in neither.
+   */
   checkout_total: number;
   checkout_failed: number;
   /** Holds made and refused for want of seats over the last 2 minutes (reported by the store-API instances). */
@@ -153,9 +164,11 @@ export async function liveSignals(db: Db | Trx, eventId: string, scope: LiveSign
   const queueId = scope.queueId;
   const tierHolds = scope.allocation === null ? sql`` : sql`AND h.allocation = ${scope.allocation}`;
   const { rows } = await sql<LiveSignalsRow>`
-    SELECT c.checkout_total, c.checkout_failed, m.holds_created_2m, m.holds_refused_2m, m.tokens_5m, m.advanced_5m,
+    SELECT c.checkout_total + g.gateway_failures_2m AS checkout_total, c.checkout_failed + g.gateway_failures_2m AS checkout_failed,
+           m.holds_created_2m, m.holds_refused_2m, m.tokens_5m, m.advanced_5m,
            r.released_seats_1m, j.max_join_index, f.holding, s.shopping, s.claimed_recently
-    FROM (SELECT count(*)::int AS checkout_total, count(*) FILTER (WHERE a.status = 'FAILED')::int AS checkout_failed
+    FROM (SELECT count(*)::int AS checkout_total,
+                 count(*) FILTER (WHERE a.status = 'FAILED' AND a.error_code IS DISTINCT FROM 'PAYMENT_DECLINED')::int AS checkout_failed
           FROM checkout_attempts a JOIN holds h ON h.id = a.hold_id
           WHERE h.event_id = ${eventId} AND a.created_at > now() - interval '2 minutes') c,
          (SELECT coalesce(sum(holds_created) FILTER (WHERE minute >= date_trunc('minute', now()) - interval '1 minute'), 0)::int AS holds_created_2m,
@@ -166,6 +179,8 @@ export async function liveSignals(db: Db | Trx, eventId: string, scope: LiveSign
                                                          AND minute >= date_trunc('minute', now()) - interval '5 minutes'), 0)::int AS advanced_5m
           FROM admission_minutes
           WHERE event_id = ${queueId} AND minute >= date_trunc('minute', now()) - interval '5 minutes') m,
+         (SELECT coalesce(sum(checkout_gateway_failures), 0)::int AS gateway_failures_2m FROM admission_minutes
+          WHERE event_id = ${eventId} AND minute >= date_trunc('minute', now()) - interval '1 minute') g,
          (SELECT coalesce(sum(quantity), 0)::int AS released_seats_1m FROM holds
           WHERE event_id = ${eventId}
             AND ((status = 'RELEASED' AND updated_at > now() - interval '1 minute')

@@ -5,7 +5,7 @@ import { createEvent, parseEventFile } from '../events/index.js';
 import { verifyCommitment } from '../queue/fairness.js';
 import { createTestDatabase, type TestDatabase } from '../testing/index.js';
 import { AdmissionController, tickEvent, type EventTickOutcome } from './controller.js';
-import { findActiveEvents } from './controller.repository.js';
+import { findActiveEvents, liveSignals } from './controller.repository.js';
 import { pauseQueue, resumeQueue, setRateOverride } from './operator.js';
 
 let t: TestDatabase;
@@ -41,7 +41,7 @@ async function makeEvent(o: EventOptions = {}): Promise<string> {
     priceLevels: [{ code: 'P', name: 'All', priceCents: 1000 }],
     sections: [{ code: 'S', priceLevel: 'P', qualityRank: 1, rowCount: o.rows ?? 100, seatsPerRow: o.seatsPerRow ?? 40 }],
   });
-  const { eventId } = await t.db.transaction().execute((trx) => createEvent(trx, spec));
+  const { eventId } = await t.db.transaction().execute((trx) => createEvent(trx, spec, 'test', { signOff: true }));
   events.push(eventId);
   return eventId;
 }
@@ -412,5 +412,29 @@ describe('who counts as inside (fans who can still buy)', () => {
     expect(next).toMatchObject({ status: 'ticked', constraint: 'no_plausible_seats', inside: { arriving: 1 }, advanced: 0 });
     expect(await queueState(eventId)).toMatchObject({ admitted_through: 1, controller_constraint: 'no_plausible_seats', fans_inside: 1, admit_cap: 0 });
     expect((await queueState(eventId)).controller_reason).toMatch(/^no_plausible_seats: 1 fans inside can still buy the 1 seats left/);
+  });
+});
+
+describe("the controller's checkout signal counts the platform's failures only", () => {
+  it('a card declined by its issuer is the fan\'s outcome; gateway failures counted by the store API and payments that could not complete are failures', async () => {
+    const eventId = await makeEvent({ rows: 2, seatsPerRow: 10 });
+    await sql`INSERT INTO accounts (id) SELECT 'buyer-' || g FROM generate_series(1, 4) g ON CONFLICT DO NOTHING`.execute(t.db);
+    const attempt = async (n: number, status: 'SUCCEEDED' | 'FAILED', errorCode: string | null) => {
+      const { rows } = await sql<{ id: string }>`
+        INSERT INTO holds (event_id, account_id, section_code, quantity, status, expires_at)
+        VALUES (${eventId}, ${`buyer-${n}`}, 'S', 1, 'HELD', now() + interval '5 minutes') RETURNING id`.execute(t.db);
+      await sql`
+        INSERT INTO checkout_attempts (account_id, idempotency_key, hold_id, request_hash, instrument_fingerprint, seat_count, status, error_code)
+        VALUES (${`buyer-${n}`}, ${`k-${n}`}, ${rows[0]!.id}, 'h', 'card', 1, ${status}, ${errorCode})`.execute(t.db);
+    };
+    await attempt(1, 'SUCCEEDED', null);
+    await attempt(2, 'FAILED', 'PAYMENT_DECLINED');
+    await attempt(3, 'FAILED', 'PAYMENT_DECLINED');
+    let s = await liveSignals(t.db, eventId, { queueId: eventId, allocation: null, checkoutSeconds: 300, arrivalSeconds: 35 });
+    expect({ total: s.checkout_total, failed: s.checkout_failed }).toEqual({ total: 3, failed: 0 });
+    await attempt(4, 'FAILED', 'PAYMENT_NOT_COMPLETED');
+    await sql`INSERT INTO admission_minutes (event_id, minute, checkout_gateway_failures) VALUES (${eventId}, date_trunc('minute', now()), 2)`.execute(t.db);
+    s = await liveSignals(t.db, eventId, { queueId: eventId, allocation: null, checkoutSeconds: 300, arrivalSeconds: 35 });
+    expect({ total: s.checkout_total, failed: s.checkout_failed }).toEqual({ total: 6, failed: 3 });
   });
 });

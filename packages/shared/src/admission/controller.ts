@@ -4,6 +4,7 @@ import pg from 'pg';
 import type pino from 'pino';
 import type { Db } from '../db/connect.js';
 import { insertAudit } from '../events/events.repository.js';
+import { awaitsSignOff } from '../events/signoff.service.js';
 import { getInventoryCounts } from '../inventory/inventory.service.js';
 import { DEFAULT_HEARTBEAT_STALE_MS } from '../queue/edge.js';
 import {
@@ -35,8 +36,11 @@ export type EventTickOutcome =
   | {
       eventId: string;
       status: 'ticked';
-      /** BEFORE_OPEN, PAUSED and SOLD_OUT only keep the heartbeat; ADMITTING advanced (or could have). */
-      phase: 'BEFORE_OPEN' | 'PAUSED' | 'SOLD_OUT' | 'ADMITTING';
+      /**
+       * BEFORE_OPEN, AWAITING_SIGNOFF (the on-sale time has come but the fairness mode is not signed off: the queue
+       * does not open), PAUSED and SOLD_OUT only keep the heartbeat; ADMITTING advanced (or could have).
+       */
+      phase: 'BEFORE_OPEN' | 'AWAITING_SIGNOFF' | 'PAUSED' | 'SOLD_OUT' | 'ADMITTING';
       advanced: number;
       admittedThrough: number;
       /** Admits per minute (real fans) from nextAdmissionRate; 0 unless ADMITTING. */
@@ -44,7 +48,7 @@ export type EventTickOutcome =
       /** Positions per minute the watermark moves (ratePerMinute / claimRatio): what queue_state.rate_per_min publishes. */
       watermarkPerMinute: number;
       /** What bound the admission on this tick (the phase's own code when not ADMITTING: paused, sold_out, before_open). */
-      constraint: AdmissionConstraint | 'paused' | 'before_open';
+      constraint: AdmissionConstraint | 'paused' | 'before_open' | 'awaiting_signoff';
       /** The constraint in words, starting with its code; kept in queue_state.controller_reason for the war room. */
       reason: string;
       cap: number;
@@ -112,7 +116,10 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
     const elapsedMs = Number.isFinite(sinceLastMs) ? Math.min(Math.max(0, sinceLastMs), MAX_TICK_ELAPSED_MS) : 0;
     const actor = actorOf(ctx.controllerId);
 
-    const open = now.getTime() >= e.onsale_at.getTime();
+    // An event whose fairness mode is not signed off does not open: no seal, no reveal, nobody admitted.
+    const awaitingSignOff = awaitsSignOff({ signedOff: e.signed_off, sealedAt: q.sealed_at });
+    const timeHasCome = now.getTime() >= e.onsale_at.getTime();
+    const open = timeHasCome && !awaitingSignOff;
     const counts = await getInventoryCounts(trx, e.owner_event_id, e.capacity, e.allocation ? { code: e.allocation, general: e.general } : undefined);
     const inventoryState = inventoryStateOf(counts);
     const soldOut = inventoryState === 'SOLD_OUT' && q.sold_out_at === null;
@@ -142,7 +149,7 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
       });
     }
 
-    const phase = !open ? 'BEFORE_OPEN' : q.paused ? 'PAUSED' : inventoryState === 'SOLD_OUT' ? 'SOLD_OUT' : 'ADMITTING';
+    const phase = !open ? (timeHasCome ? 'AWAITING_SIGNOFF' : 'BEFORE_OPEN') : q.paused ? 'PAUSED' : inventoryState === 'SOLD_OUT' ? 'SOLD_OUT' : 'ADMITTING';
     let advanced = 0;
     let carry = 0;
     if (phase === 'ADMITTING') {
@@ -157,7 +164,8 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
         admitAtOnce: rate.admitAtOnce,
       }));
     }
-    const constraint = phase === 'ADMITTING' ? rate.constraint : phase === 'BEFORE_OPEN' ? 'before_open' : phase === 'PAUSED' ? 'paused' : 'sold_out';
+    const constraint =
+      phase === 'ADMITTING' ? rate.constraint : phase === 'BEFORE_OPEN' ? 'before_open' : phase === 'AWAITING_SIGNOFF' ? 'awaiting_signoff' : phase === 'PAUSED' ? 'paused' : 'sold_out';
     const reason = phase === 'ADMITTING' ? rate.reason : `${phase.toLowerCase()}: ${rate.reason}`;
     const ratePerMinute = phase === 'ADMITTING' ? rate.ratePerMinute : 0;
     const watermarkPerMinute = Math.round((ratePerMinute / claimRatio) * 1e6) / 1e6;
@@ -377,7 +385,7 @@ export class AdmissionController {
     }
     const shares = eventBudgetShares(
       active
-        .filter((e) => e.open && e.inventory_state !== 'SOLD_OUT')
+        .filter((e) => e.open && !awaitsSignOff({ signedOff: e.signed_off, sealedAt: e.sealed_at }) && e.inventory_state !== 'SOLD_OUT')
         .map((e) => ({
           eventId: e.event_id,
           capacity: e.capacity,

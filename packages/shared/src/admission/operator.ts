@@ -92,6 +92,22 @@ async function lockControls(trx: Trx, eventId: string, queueIds: string[]): Prom
 }
 
 /**
+ * The operator-facing state of an event's own queue (or one tier's) as the server has it now, with the database
+ * clock: what the war room reads back after a control to confirm it took effect. EVENT_NOT_FOUND, TIER_NOT_FOUND.
+ */
+export async function readQueueControls(db: Db | Trx, eventId: string, scope: QueueScope = {}): Promise<QueueControlState & { at: Date }> {
+  return inTransaction(db, async (trx) => {
+    const [queue] = await queuesOf(trx, eventId, scope, false);
+    const { rows } = await sql<ControlRow & { now: Date }>`
+      SELECT event_id, paused, paused_reason, paused_by, paused_at, rate_override_per_min, admitted_through, updated_at, now() AS now
+      FROM queue_state WHERE event_id = ${queue!.queueId}`.execute(trx);
+    const row = rows[0];
+    if (!row) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'eventId');
+    return { ...toState(row, eventId, queue!.tier), at: row.now };
+  });
+}
+
+/**
  * Pauses admissions (ARCHITECTURE rule 3): nobody new is admitted, every status not yet admitted reads PAUSED,
  * positions are kept. The reason is required and is audited (`queue.paused`) with the actor. Pausing a paused
  * queue records the new reason and who gave it. Without a tier every queue of the event stops (the general sale's

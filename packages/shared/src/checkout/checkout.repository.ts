@@ -8,7 +8,7 @@ export function findAttempt(db: Db | Trx, accountId: string, key: string) {
 
 export async function insertAttempt(
   trx: Trx,
-  a: { accountId: string; key: string; holdId: string; requestHash: string; instrument: string; seatCount: number },
+  a: { accountId: string; key: string; holdId: string; requestHash: string; instrument: string; seatCount: number; owner: string | null },
 ) {
   await trx
     .insertInto('checkout_attempts')
@@ -19,6 +19,7 @@ export async function insertAttempt(
       request_hash: a.requestHash,
       instrument_fingerprint: a.instrument,
       seat_count: a.seatCount,
+      owner: a.owner,
     })
     .execute();
 }
@@ -96,4 +97,46 @@ export async function stalePendingAttempts(db: Db, olderThanSeconds: number, lim
     WHERE status = 'PENDING' AND created_at < now() - make_interval(secs => ${olderThanSeconds})
     ORDER BY created_at LIMIT ${limit}`.execute(db);
   return rows;
+}
+
+/** A pending attempt as recovery needs it. */
+export interface PendingAttemptRow {
+  account_id: string;
+  idempotency_key: string;
+  hold_id: string;
+  instrument_fingerprint: string;
+  seat_count: number;
+}
+
+/**
+ * PENDING attempts whose owner is gone: its lease ended (a clean stop), or was not renewed for `silentSeconds`, or
+ * (attempts with no owner, or an owner with no lease row) older than `unownedAfterSeconds`. Never this process's own.
+ */
+export async function orphanedAttempts(db: Db, self: string, silentSeconds: number, unownedAfterSeconds: number, limit = 100): Promise<PendingAttemptRow[]> {
+  const { rows } = await sql<PendingAttemptRow>`
+    SELECT a.account_id, a.idempotency_key, a.hold_id, a.instrument_fingerprint, a.seat_count
+    FROM checkout_attempts a LEFT JOIN store_processes p ON p.id = a.owner
+    WHERE a.status = 'PENDING' AND a.owner IS DISTINCT FROM ${self}
+      AND (p.stopped_at IS NOT NULL
+        OR p.seen_at < now() - make_interval(secs => ${silentSeconds})
+        OR (p.id IS NULL AND a.created_at < now() - make_interval(secs => ${unownedAfterSeconds})))
+    ORDER BY a.created_at LIMIT ${limit}`.execute(db);
+  return rows;
+}
+
+/** Renews a store-API process's lease (taking it on the first call). */
+export async function renewLease(db: Db, id: string): Promise<void> {
+  await sql`
+    INSERT INTO store_processes (id) VALUES (${id})
+    ON CONFLICT (id) DO UPDATE SET seen_at = now(), stopped_at = NULL`.execute(db);
+}
+
+export async function endLease(db: Db, id: string): Promise<void> {
+  await sql`UPDATE store_processes SET stopped_at = now() WHERE id = ${id}`.execute(db);
+}
+
+/** Forgets leases ended or silent for a day (their attempts were settled long ago). */
+export async function pruneLeases(db: Db): Promise<void> {
+  await sql`DELETE FROM store_processes WHERE coalesce(stopped_at, seen_at) < now() - interval '1 day'
+            AND NOT EXISTS (SELECT 1 FROM checkout_attempts a WHERE a.owner = store_processes.id AND a.status = 'PENDING')`.execute(db);
 }

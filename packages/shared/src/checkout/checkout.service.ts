@@ -9,7 +9,9 @@ import { assertAdmittedFor } from '../inventory/holds.service.js';
 import type { Metrics } from '../metrics/index.js';
 import * as repo from './checkout.repository.js';
 import type { CheckoutRequest } from './checkout.schema.js';
-import type { PaymentProvider } from './payment.js';
+import type { ChargeResult, PaymentProvider } from './payment.js';
+import { LEASE_SILENT_AFTER_MS, type ProcessLease } from './process-lease.js';
+import { databaseFaultOf } from '../db/faults.js';
 
 export interface CheckoutResult {
   orderId: string;
@@ -33,6 +35,39 @@ export interface CheckoutDeps {
    */
   inProgressWaitMs?: number;
   currency?: string;
+  /**
+   * A checkout of the event the payment gateway failed (refused for load, errored, timed out): nothing was charged
+   * and the attempt is forgotten so the fan can retry with the same key. The store API counts these for the war
+   * room and the controller (a card declined by its issuer is the fan's outcome and is not one of these).
+   */
+  onGatewayFailure?: (eventId: string) => void;
+  /**
+   * This process's lease (store_processes): attempts it starts name it as their owner, and once it has been renewed
+   * steadily it lets this process settle the attempts of processes that are gone. Without one, only the
+   * stale-payment recovery (minutes) settles another process's attempts.
+   */
+  lease?: ProcessLease;
+}
+
+/** A charge's answer as the checkout saw it: the provider's, or an error reaching it (nothing charged). */
+type ChargeOutcome = ChargeResult | { status: 'error'; error: unknown };
+
+/** What the checkout's first step recorded, for its last step. */
+interface Begun {
+  eventId: string;
+  quantity: number;
+  fingerprint: string;
+  originalExpiry: Date;
+  amountCents: number;
+}
+
+/** A checkout this process started and has not finished: its last step failed (the database went away). */
+interface Unfinished {
+  accountId: string;
+  key: string;
+  holdId: string;
+  begun: Begun;
+  result?: ChargeOutcome;
 }
 
 /** A card is identified by a one-way fingerprint; the number itself is never stored. */
@@ -49,6 +84,7 @@ export const instrumentFingerprint = (number: string) => createHash('sha256').up
 export class CheckoutService {
   private readonly windowSeconds: number;
   private readonly inProgressWaitMs: number;
+  private readonly unfinished = new Map<string, Unfinished>();
   constructor(private readonly deps: CheckoutDeps) {
     this.windowSeconds = deps.paymentWindowSeconds ?? 120;
     this.inProgressWaitMs = deps.inProgressWaitMs ?? 800;
@@ -103,7 +139,7 @@ export class CheckoutService {
         });
 
       const seats = await holds.seatsOfHold(trx, holdId);
-      await repo.insertAttempt(trx, { accountId, key: idempotencyKey, holdId, requestHash, instrument: fingerprint, seatCount: hold.quantity });
+      await repo.insertAttempt(trx, { accountId, key: idempotencyKey, holdId, requestHash, instrument: fingerprint, seatCount: hold.quantity, owner: this.deps.lease?.id ?? null });
       const floor = new Date(hold.db_now.getTime() + this.windowSeconds * 1000);
       const originalExpiry = hold.expires_at;
       await holds.setHoldExpiry(trx, holdId, floor > hold.expires_at ? floor : 'keep', { status: 'PAYING' });
@@ -111,6 +147,7 @@ export class CheckoutService {
         kind: 'new' as const,
         eventId: hold.event_id,
         quantity: hold.quantity,
+        fingerprint,
         originalExpiry,
         amountCents: seats.length > 0 ? seats.reduce((a, s) => a + s.priceCents, 0) : await amountOfGaHold(trx, holdId),
       };
@@ -118,19 +155,40 @@ export class CheckoutService {
 
     if (begun.kind === 'replay') return this.awaitAttempt(accountId, idempotencyKey, signal);
 
-    const result = await this.deps.payments
-      .charge({
-        idempotencyKey: `${accountId}:${idempotencyKey}`,
-        amountCents: begun.amountCents,
-        currency: this.deps.currency ?? 'USD',
-        instrument: req.payment.instrument,
-      })
-      .catch((e: unknown) => ({ status: 'error' as const, error: e }));
-    this.deps.metrics?.paymentAttempts.inc({ result: result.status });
+    const pending: Unfinished = { accountId, key: idempotencyKey, holdId, begun };
+    try {
+      const result: ChargeOutcome = await this.deps.payments
+        .charge({
+          idempotencyKey: `${accountId}:${idempotencyKey}`,
+          amountCents: begun.amountCents,
+          currency: this.deps.currency ?? 'USD',
+          instrument: req.payment.instrument,
+        })
+        .catch((e: unknown) => ({ status: 'error' as const, error: e }));
+      this.deps.metrics?.paymentAttempts.inc({ result: result.status });
+      pending.result = result;
+      const outcome = await this.finish(pending, result, false);
+      if (outcome instanceof DomainError) throw outcome;
+      return outcome as CheckoutResult;
+    } catch (err) {
+      // The flow broke after the attempt was recorded (the database went away, most likely): this process settles
+      // it as soon as it can (recoverOrphanedPayments, every second), with the charge's answer it already has.
+      if (!(err instanceof DomainError)) this.unfinished.set(`${accountId}\n${idempotencyKey}`, pending);
+      throw err;
+    }
+  }
 
-    // The transaction returns a refusal rather than throwing it, so what it recorded is committed.
-    const outcome = await db.transaction().execute(async (trx): Promise<CheckoutResult | DomainError> => {
+  /**
+   * The checkout's last step, in one transaction under the hold's lock: with the charge's answer, write the order
+   * (HELD -> SOLD for exactly the hold's seats), or refund when the seats are no longer the hold's, or give the hold
+   * back (declined, or nothing charged). Returns the refusal rather than throwing it, so what it recorded commits.
+   * `recheck`: a retry of a step that failed; it does nothing when the attempt was settled meanwhile.
+   */
+  private finish(p: Unfinished, result: ChargeOutcome, recheck: boolean): Promise<CheckoutResult | DomainError | 'settled'> {
+    const { accountId, key: idempotencyKey, holdId, begun } = p;
+    return this.deps.db.transaction().execute(async (trx): Promise<CheckoutResult | DomainError | 'settled'> => {
       await holds.lockHold(trx, holdId);
+      if (recheck && (await repo.findAttempt(trx, accountId, idempotencyKey))?.status !== 'PENDING') return 'settled';
       const restore = async () => {
         await repo.setHoldStatus(trx, holdId, 'HELD');
         await holds.setHoldExpiry(trx, holdId, begun.originalExpiry);
@@ -140,6 +198,7 @@ export class CheckoutService {
         await repo.deleteAttempt(trx, accountId, idempotencyKey);
         await restore();
         this.deps.metrics?.checkouts.inc({ event: begun.eventId, result: 'gateway_unavailable' });
+        this.deps.onGatewayFailure?.(begun.eventId);
         return new DomainError('unavailable', 'PAYMENT_GATEWAY_BUSY', 'the payment provider is busy; retry with the same Idempotency-Key', {
           retryAfterSeconds: result.status === 'rate_limited' ? result.retryAfterSeconds : 2,
         });
@@ -166,7 +225,7 @@ export class CheckoutService {
         key: idempotencyKey,
         seatCount: sold,
         amountCents: begun.amountCents,
-        instrument: fingerprint,
+        instrument: begun.fingerprint,
         reference: result.reference,
       });
       await repo.setHoldStatus(trx, holdId, 'PURCHASED');
@@ -174,56 +233,102 @@ export class CheckoutService {
       this.deps.metrics?.checkouts.inc({ event: begun.eventId, result: 'confirmed' });
       return { orderId, holdId, status: 'CONFIRMED' as const, amountCents: begun.amountCents, seatCount: sold, replayed: false };
     });
-    if (outcome instanceof DomainError) throw outcome;
-    return outcome;
   }
 
   /**
-   * Finishes checkouts whose process died between "payment started" and "order written": asks the provider what
-   * became of the charge under the attempt's idempotency key, then writes the order (if every seat is still the
-   * hold's) or refunds, or, when nothing was charged, fails the attempt and gives the hold back. Safe to run from
-   * any number of processes: each attempt is settled under its hold's lock, once.
+   * Settles the checkouts left unfinished, within seconds: first this process's own (the database went away between
+   * the charge and the order; the charge's answer is known), then, once this process's lease has been renewed
+   * steadily for LEASE_SILENT_AFTER_MS, those of processes that are gone (their lease ended or went silent), by
+   * asking the provider. Run every second by each store-API instance. Never settles an attempt twice.
+   */
+  async recoverOrphanedPayments(): Promise<{ settled: number; confirmed: number }> {
+    let settled = 0;
+    let confirmed = 0;
+    for (const [k, p] of this.unfinished) {
+      try {
+        const outcome = p.result ? await this.finish(p, p.result, true) : await this.settleByLookup(p.accountId, p.key, p.holdId);
+        this.unfinished.delete(k);
+        settled++;
+        if (outcome === 'confirmed' || (typeof outcome === 'object' && !(outcome instanceof DomainError))) confirmed++;
+      } catch (err) {
+        if (databaseFaultOf(err)) return { settled, confirmed }; // still down: the next beat tries again
+        this.unfinished.delete(k); // not ours to fix here: the stale-payment recovery settles it by asking the provider
+      }
+    }
+    const lease = this.deps.lease;
+    if (!lease || !lease.steadyFor(LEASE_SILENT_AFTER_MS)) return { settled, confirmed };
+    const orphans = await repo.orphanedAttempts(this.deps.db, lease.id, LEASE_SILENT_AFTER_MS / 1000, this.windowSeconds + 60);
+    for (const a of orphans) {
+      const outcome = await this.settleByLookup(a.account_id, a.idempotency_key, a.hold_id);
+      if (outcome !== 'skipped') settled++;
+      if (outcome === 'confirmed') confirmed++;
+    }
+    return { settled, confirmed };
+  }
+
+  /** Checkouts this process started and has yet to settle (the database went away before their last step). */
+  get unfinishedCount(): number {
+    return this.unfinished.size;
+  }
+
+  /**
+   * Finishes checkouts whose process died between "payment started" and "order written" and that nobody settled
+   * for `olderThanSeconds` (the safety net under recoverOrphanedPayments): see settleByLookup. Safe to run from any
+   * number of processes: each attempt is settled under its hold's lock, once.
    */
   async recoverStalePayments(olderThanSeconds = this.windowSeconds + 60): Promise<{ settled: number; confirmed: number }> {
     const stale = await repo.stalePendingAttempts(this.deps.db, olderThanSeconds);
     let confirmed = 0;
+    let settled = 0;
     for (const a of stale) {
-      const result = await this.deps.payments.lookup(`${a.account_id}:${a.idempotency_key}`);
-      const outcome = await this.deps.db.transaction().execute(async (trx) => {
-        const hold = await holds.lockHoldWithEvent(trx, a.hold_id);
-        const still = await repo.findAttempt(trx, a.account_id, a.idempotency_key);
-        if (!hold || still?.status !== 'PENDING') return 'skipped' as const;
-        if (result?.status === 'succeeded') {
-          const sold = await repo.sellHoldSeats(trx, a.hold_id, hold.quantity);
-          if (sold === hold.quantity) {
-            const seats = await holds.seatsOfHold(trx, a.hold_id);
-            const orderId = await repo.insertOrder(trx, {
-              holdId: a.hold_id,
-              eventId: hold.event_id,
-              accountId: a.account_id,
-              key: a.idempotency_key,
-              seatCount: sold,
-              amountCents: seats.length > 0 ? seats.reduce((x, s) => x + s.priceCents, 0) : await amountOfGaHold(trx, a.hold_id),
-              instrument: a.instrument_fingerprint,
-              reference: result.reference,
-            });
-            await repo.setHoldStatus(trx, a.hold_id, 'PURCHASED');
-            await repo.finishAttempt(trx, a.account_id, a.idempotency_key, { status: 'SUCCEEDED', orderId });
-            return 'confirmed' as const;
-          }
-          await this.deps.payments.refund(result.reference);
-          await repo.finishAttempt(trx, a.account_id, a.idempotency_key, { status: 'FAILED', errorCode: 'HOLD_EXPIRED' });
-          await repo.setHoldStatus(trx, a.hold_id, 'HELD');
-          return 'refunded' as const;
-        }
-        // Declined, or never charged (the process died before the call reached the provider).
-        await repo.finishAttempt(trx, a.account_id, a.idempotency_key, { status: 'FAILED', errorCode: 'PAYMENT_NOT_COMPLETED' });
-        await repo.setHoldStatus(trx, a.hold_id, 'HELD');
-        return 'failed' as const;
-      });
+      const outcome = await this.settleByLookup(a.account_id, a.idempotency_key, a.hold_id);
+      if (outcome !== 'skipped') settled++;
       if (outcome === 'confirmed') confirmed++;
     }
-    return { settled: stale.length, confirmed };
+    return { settled, confirmed };
+  }
+
+  /**
+   * Settles one PENDING attempt whose own process cannot: asks the provider what became of the charge under the
+   * attempt's idempotency key, then writes the order (if every seat is still the hold's) or refunds, or, when
+   * nothing was charged (or it was declined), fails the attempt and gives the hold back. Under the hold's lock, once.
+   */
+  private async settleByLookup(accountId: string, key: string, holdId: string): Promise<'confirmed' | 'refunded' | 'failed' | 'skipped'> {
+    const result = await this.deps.payments.lookup(`${accountId}:${key}`);
+    return this.deps.db.transaction().execute(async (trx) => {
+      const hold = await holds.lockHoldWithEvent(trx, holdId);
+      const still = await repo.findAttempt(trx, accountId, key);
+      if (!hold || still?.status !== 'PENDING') return 'skipped' as const;
+      if (result?.status === 'succeeded') {
+        const sold = await repo.sellHoldSeats(trx, holdId, hold.quantity);
+        if (sold === hold.quantity) {
+          const seats = await holds.seatsOfHold(trx, holdId);
+          const orderId = await repo.insertOrder(trx, {
+            holdId,
+            eventId: hold.event_id,
+            accountId,
+            key,
+            seatCount: sold,
+            amountCents: seats.length > 0 ? seats.reduce((x, s) => x + s.priceCents, 0) : await amountOfGaHold(trx, holdId),
+            instrument: still.instrument_fingerprint,
+            reference: result.reference,
+          });
+          await repo.setHoldStatus(trx, holdId, 'PURCHASED');
+          await repo.finishAttempt(trx, accountId, key, { status: 'SUCCEEDED', orderId });
+          this.deps.metrics?.checkouts.inc({ event: hold.event_id, result: 'recovered' });
+          return 'confirmed' as const;
+        }
+        await this.deps.payments.refund(result.reference);
+        await repo.finishAttempt(trx, accountId, key, { status: 'FAILED', errorCode: 'HOLD_EXPIRED' });
+        await repo.setHoldStatus(trx, holdId, 'HELD');
+        this.deps.metrics?.holdExpiredDuringPayment.inc();
+        return 'refunded' as const;
+      }
+      // Declined, or never charged (the process died before the call reached the provider).
+      await repo.finishAttempt(trx, accountId, key, { status: 'FAILED', errorCode: 'PAYMENT_NOT_COMPLETED' });
+      await repo.setHoldStatus(trx, holdId, 'HELD');
+      return 'failed' as const;
+    });
   }
 
   /**

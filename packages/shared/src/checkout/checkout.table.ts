@@ -12,8 +12,31 @@ export interface CheckoutAttemptsTable {
   status: Generated<AttemptStatus>;
   order_id: string | null;
   error_code: string | null;
+  /** The store-API process that started the attempt (store_processes.id); null for attempts made before owners. */
+  owner: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: ColumnType<Date, never, never>;
   updated_at: ColumnType<Date, never, Date | string>;
+}
+
+/** A store-API process's lease: renewed every second while it runs, stopped_at set on a clean stop. */
+export interface StoreProcessesTable {
+  id: string;
+  started_at: ColumnType<Date, never, never>;
+  seen_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  stopped_at: Date | null;
+}
+
+/** The simulated payment gateway's own record of what it charged (a real provider keeps one on its side). */
+export interface SimulatedGatewayChargesTable {
+  idempotency_key: string;
+  request_fingerprint: string;
+  status: 'succeeded' | 'declined';
+  reference: string | null;
+  reason: string | null;
+  amount_cents: number;
+  currency: string;
+  created_at: ColumnType<Date, never, never>;
+  refunded_at: Date | null;
 }
 
 export interface OrdersTable {

@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { sql } from 'kysely';
 import { createOpenEvent, createTestDatabase, type TestDatabase } from '../testing/index.js';
 import { EventCache } from '../events/index.js';
 import { HoldService, SeatmapCache } from '../inventory/index.js';
 import { CheckoutService, instrumentFingerprint } from './checkout.service.js';
+import { ProcessLease } from './process-lease.js';
+import { databaseFaultOf } from '../db/faults.js';
 import { SimulatedPaymentGateway, TEST_CARDS } from './payment.js';
 
 let t: TestDatabase;
@@ -60,5 +62,101 @@ describe('checkouts interrupted by a crash', () => {
     ).rejects.toMatchObject({ code: 'PAYMENT_NOT_COMPLETED' });
     expect(await checkout.recoverStalePayments(60)).toEqual({ settled: 0, confirmed: 0 });
     expect(payments.charges).toBe(1);
+  });
+});
+
+describe('a simulated gateway that remembers (issue 13, item 3)', () => {
+  it('records each charge in its own table when it is made: another instance (a restarted process) finds it, and a retry gets the first answer', async () => {
+    const first = new SimulatedPaymentGateway({ tps: 1000, latencyMs: 0, failureRate: 0, db: t.db });
+    const card = { type: 'card' as const, number: TEST_CARDS.success };
+    const charged = await first.charge({ idempotencyKey: 'acct:remember-1', amountCents: 1200, currency: 'USD', instrument: card });
+    expect(charged.status).toBe('succeeded');
+    const declined = await first.charge({ idempotencyKey: 'acct:remember-2', amountCents: 1200, currency: 'USD', instrument: { type: 'card', number: TEST_CARDS.declined } });
+    expect(declined).toEqual({ status: 'declined', reason: 'card_declined' });
+
+    const restarted = new SimulatedPaymentGateway({ tps: 1000, latencyMs: 0, failureRate: 0, db: t.db });
+    expect(await restarted.lookup('acct:remember-1')).toEqual(charged);
+    expect(await restarted.lookup('acct:remember-2')).toEqual(declined);
+    expect(await restarted.lookup('acct:never')).toBeNull();
+    // The same key again: the first answer, no second charge; another request under it is refused.
+    expect(await restarted.charge({ idempotencyKey: 'acct:remember-1', amountCents: 1200, currency: 'USD', instrument: card })).toEqual(charged);
+    expect(await restarted.charge({ idempotencyKey: 'acct:remember-1', amountCents: 999, currency: 'USD', instrument: card })).toMatchObject({ status: 'declined', reason: 'idempotency_key_reused' });
+    expect(first.charges + restarted.charges).toBe(2);
+    await restarted.refund((charged as { reference: string }).reference);
+    const row = await t.db.selectFrom('simulated_gateway_charges').selectAll().where('idempotency_key', '=', 'acct:remember-1').executeTakeFirstOrThrow();
+    expect(row.refunded_at).not.toBeNull();
+  });
+});
+
+describe('checkouts orphaned by a process that is gone (issue 13, item 2)', () => {
+  it("are settled by another process as soon as the owner's lease ended or went silent, once its own lease is steady; a live owner's are left alone", async () => {
+    const ledger = new SimulatedPaymentGateway({ tps: 1000, latencyMs: 0, failureRate: 0, db: t.db });
+    let now = Date.now();
+    const survivorLease = new ProcessLease(t.db, { id: 'survivor', now: () => now });
+    const survivor = new CheckoutService({ db: t.db, payments: ledger, lease: survivorLease });
+    const orphan = async (account: string, key: string, owner: string, charged: boolean) => {
+      const holdId = await diedMidPayment(account, key, false);
+      await sql`UPDATE checkout_attempts SET owner = ${owner}, created_at = now() WHERE account_id = ${account} AND idempotency_key = ${key}`.execute(t.db);
+      if (charged) await ledger.charge({ idempotencyKey: `${account}:${key}`, amountCents: 5000, currency: 'USD', instrument: { type: 'card', number: TEST_CARDS.success } });
+      return holdId;
+    };
+    await sql`INSERT INTO store_processes (id, seen_at) VALUES ('killed', now() - interval '8 seconds'), ('stopped', now()), ('alive', now())`.execute(t.db);
+    await sql`UPDATE store_processes SET stopped_at = now() WHERE id = 'stopped'`.execute(t.db);
+    const killedHold = await orphan('orphan-1', 'key-orphan-0001', 'killed', true);
+    const stoppedHold = await orphan('orphan-2', 'key-orphan-0002', 'stopped', false);
+    const aliveHold = await orphan('orphan-3', 'key-orphan-0003', 'alive', true);
+
+    // Just started (or just back from a database outage): not steady yet, so it settles nothing of others'.
+    await survivorLease.beat();
+    expect(await survivor.recoverOrphanedPayments()).toEqual({ settled: 0, confirmed: 0 });
+    for (let i = 0; i < 6; i++) {
+      now += 1000;
+      await survivorLease.beat();
+    }
+    await sql`UPDATE store_processes SET seen_at = now() WHERE id = 'alive'`.execute(t.db);
+    expect(await survivor.recoverOrphanedPayments()).toEqual({ settled: 2, confirmed: 1 });
+    const status = async (holdId: string) => (await t.db.selectFrom('holds').select('status').where('id', '=', holdId).executeTakeFirstOrThrow()).status;
+    expect(await status(killedHold)).toBe('PURCHASED'); // charged: the order is written
+    expect(await status(stoppedHold)).toBe('HELD'); // never charged: the hold is the fan's again
+    expect(await status(aliveHold)).toBe('PAYING'); // its owner is alive and will finish it
+  });
+
+  it('a checkout whose last step met a database outage is finished by its own process when the database is back', async () => {
+    const { DatabaseProxy } = await import('../testing/index.js');
+    const { createDb } = await import('../db/connect.js');
+    const proxy = await DatabaseProxy.start(t.url);
+    const db = createDb(proxy.url(t.url), { max: 4, connectionTimeoutMillis: 1000 });
+    // The gateway is another company's system: it keeps answering (and recording) while our database is away.
+    const gateway = new SimulatedPaymentGateway({ tps: 1000, latencyMs: 400, failureRate: 0, db: t.db, random: () => 0.5 });
+    const service = new CheckoutService({ db, payments: gateway, lease: new ProcessLease(db, { id: 'owner-of-outage' }) });
+    try {
+      const hold = await holds.create('outage-payer', eventId, { section: 'S', quantity: 2 });
+      const failedLater = service
+        .checkout('outage-payer', hold.holdId, 'key-outage-0001', { payment: { instrument: { type: 'card', number: '4111111111111111' } } })
+        .then(() => null, (err: unknown) => err);
+      // The database goes away while the gateway is answering: the charge is made, the order cannot be written.
+      await vi.waitFor(async () => {
+        const charged = await t.db.selectFrom('simulated_gateway_charges').select('status').where('idempotency_key', '=', 'outage-payer:key-outage-0001').executeTakeFirst();
+        expect(charged?.status).toBe('succeeded');
+      });
+      proxy.cut();
+      await proxy.setMode('refuse');
+      const failed = await failedLater;
+      expect(databaseFaultOf(failed)).toBe('unavailable'); // the store API answers it 503 + Retry-After
+      expect(service.unfinishedCount).toBe(1);
+      expect(await service.recoverOrphanedPayments()).toEqual({ settled: 0, confirmed: 0 }); // still down: kept
+      await proxy.setMode('pass');
+      expect(await service.recoverOrphanedPayments()).toEqual({ settled: 1, confirmed: 1 });
+      expect(service.unfinishedCount).toBe(0);
+      const order = await t.db.selectFrom('orders').selectAll().where('hold_id', '=', hold.holdId).executeTakeFirstOrThrow();
+      const charge = await t.db.selectFrom('simulated_gateway_charges').selectAll().where('idempotency_key', '=', 'outage-payer:key-outage-0001').executeTakeFirstOrThrow();
+      expect(order.payment_reference).toBe(charge.reference);
+      // The fan's retry with the same key gets the order.
+      const replay = await service.checkout('outage-payer', hold.holdId, 'key-outage-0001', { payment: { instrument: { type: 'card', number: '4111111111111111' } } });
+      expect(replay).toMatchObject({ orderId: order.id, replayed: true });
+    } finally {
+      await db.destroy();
+      await proxy.close();
+    }
   });
 });

@@ -1,4 +1,4 @@
-import type { CheckoutAttemptsTable, OrdersTable } from '../checkout/checkout.table.js';
+import type { CheckoutAttemptsTable, OrdersTable, SimulatedGatewayChargesTable, StoreProcessesTable } from '../checkout/checkout.table.js';
 import type {
   AccountsTable,
   AuditLogTable,
@@ -30,6 +30,8 @@ export interface Database {
   ga_hold_units: GaHoldUnitsTable;
   checkout_attempts: CheckoutAttemptsTable;
   orders: OrdersTable;
+  store_processes: StoreProcessesTable;
+  simulated_gateway_charges: SimulatedGatewayChargesTable;
   audit_log: AuditLogTable;
   inventory_reconciliations: InventoryReconciliationsTable;
   queue_state: QueueStateTable;

@@ -99,6 +99,12 @@ export async function deleteGaShards(trx: Trx, eventId: string): Promise<void> {
   await trx.deleteFrom('ga_shards').where('event_id', '=', eventId).execute();
 }
 
+/** When the event's own queue opened (its pre-open cohort sealed at the first tick after the open); null before. */
+export async function queueOpenedAt(db: Db | Trx, eventId: string): Promise<Date | null> {
+  const r = await db.selectFrom('queue_state').select('sealed_at').where('event_id', '=', eventId).executeTakeFirst();
+  return r?.sealed_at ?? null;
+}
+
 export function findLiveSignoff(db: Db | Trx, eventId: string) {
   return db.selectFrom('fairness_signoffs').selectAll().where('event_id', '=', eventId).where('superseded_at', 'is', null).executeTakeFirst();
 }

@@ -17,6 +17,7 @@ import * as repo from './configure.repository.js';
 import { formatIssues, type EventSpec } from './events.schema.js';
 import { insertAudit, insertPriceLevels, insertSeats, insertSections } from './events.repository.js';
 import { createEvent, eventColumns, isUuid, parseEventFile } from './events.service.js';
+import { insertFairnessSignOff } from './signoff.service.js';
 import { expandSeats, rowLabel } from './layout.js';
 import { insertGaShards } from '../inventory/ga.repository.js';
 import { alignAllocations, replaceAllocations } from '../allocations/allocations.service.js';
@@ -80,6 +81,8 @@ export interface EventConfiguration {
     signOff: FairnessSignOff | null;
     /** Every sign-off, newest first (superseded ones say who changed the mode and when). */
     history: FairnessSignOff[];
+    /** When the sale opened (its queue's cohort sealed); null before. Unsigned and not opened: it will not open. */
+    openedAt: Date | null;
   };
 }
 
@@ -201,13 +204,14 @@ async function eventRowOrThrow(db: Db | Trx, eventId: string, lock: boolean): Pr
 export async function getEventConfiguration(db: Db | Trx, eventId: string, now: Date = new Date()): Promise<EventConfiguration> {
   const row = await eventRowOrThrow(db, eventId, false);
   const [tiers, lottery] = await Promise.all([findAllocations(db, row.id), findLottery(db, row.id)]);
-  const [file, listing, hasFans, inUse, signoffs, presaleFans] = await Promise.all([
+  const [file, listing, hasFans, inUse, signoffs, presaleFans, openedAt] = await Promise.all([
     eventSpecOf(db, row, tiers, lottery ?? null),
     repo.findListing(db, row.listing_id),
     repo.queueHasFans(db, row.id),
     repo.seatsInUse(db, row.id),
     repo.findSignoffs(db, row.id),
     tiers.length > 0 ? presaleQueueHasFans(db, row.id) : false,
+    repo.queueOpenedAt(db, row.id),
   ]);
   const phase = eventPhase(row.onsale_at, now);
   const history = signoffs.map(toSignOff);
@@ -232,7 +236,7 @@ export async function getEventConfiguration(db: Db | Trx, eventId: string, now: 
       presaleQueueHasFans: presaleFans,
       lottery: lotteryContext(lottery),
     }),
-    fairness: { mode: row.fairness_mode, description: fairnessDescription(row.fairness_mode), signOff: live, history },
+    fairness: { mode: row.fairness_mode, description: fairnessDescription(row.fairness_mode), signOff: live, history, openedAt },
   };
 }
 
@@ -412,7 +416,9 @@ export async function updateEventConfiguration(
  * Records the actor's sign-off of the event's fairness mode with the plain-words description fans are shown
  * (queue/fairness.ts), audited `event.fairness_signed_off`. `fairnessMode` is the mode the promoter read: if the
  * event's mode is another by now, FAIRNESS_MODE_CHANGED (conflict, field `fairnessMode`). Signing a mode that
- * already has a live sign-off returns that one (`alreadySignedOff`).
+ * already has a live sign-off returns that one (`alreadySignedOff`). An unsigned event does not open (see
+ * signoff.service.ts), so signing it off is what opens it; a sale that opened unsigned (before sign-offs were
+ * enforced) is refused SALE_ALREADY_OPEN.
  */
 export async function signOffFairness(
   trx: Trx,
@@ -427,10 +433,19 @@ export async function signOffFairness(
     });
   const live = await repo.findLiveSignoff(trx, row.id);
   if (live && live.fairness_mode === row.fairness_mode) return { signOff: toSignOff(live), alreadySignedOff: true };
-  if (live) await repo.supersedeSignoff(trx, row.id, actor, `fairness mode is ${row.fairness_mode}, not ${live.fairness_mode}`);
-  const description = fairnessDescription(row.fairness_mode);
-  const inserted = await repo.insertSignoff(trx, { event_id: row.id, fairness_mode: row.fairness_mode, description, signed_off_by: actor, event_version: row.version });
-  await insertAudit(trx, { actor, action: 'event.fairness_signed_off', eventId: row.id, details: { signOffId: inserted.id, fairnessMode: row.fairness_mode, description, eventVersion: row.version } });
+  // A sign-off is given before the sale opens; a sale that opened without one (before sign-offs were enforced) cannot be signed off afterwards.
+  const openedAt = await repo.queueOpenedAt(trx, row.id);
+  if (openedAt !== null)
+    throw conflict('SALE_ALREADY_OPEN', `this sale opened on ${openedAt.toISOString()} without a fairness sign-off; a sign-off is given before the open and cannot be added now`, {
+      field: 'fairnessMode',
+      openedAt: openedAt.toISOString(),
+    });
+  const inserted = await insertFairnessSignOff(
+    trx,
+    { id: row.id, fairnessMode: row.fairness_mode, version: row.version },
+    actor,
+    live ? `fairness mode is ${row.fairness_mode}, not ${live.fairness_mode}` : undefined,
+  );
   return { signOff: toSignOff(inserted), alreadySignedOff: false };
 }
 

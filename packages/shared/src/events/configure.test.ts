@@ -508,6 +508,8 @@ describe('registration lottery in the edit path', () => {
   it('after the draw refuses every lottery change and a new on-sale (the winners\' windows count from it), at their fields', async () => {
     const { eventId } = await create('Lottery Drawn', { fairnessMode: 'REGISTRATION_LOTTERY', lottery: settings() });
     await register(eventId, 'drawn-fan');
+    // An unsigned lottery is not drawn: sign its mode off first.
+    await t.db.transaction().execute((trx) => signOffFairness(trx, { eventId, fairnessMode: 'REGISTRATION_LOTTERY' }, ACTOR));
     await t.db.transaction().execute((trx) => drawLottery(trx, eventId, { actor: ACTOR, now: afterClose }));
     const config = await getEventConfiguration(t.db, eventId, afterClose);
     expect(Object.keys(config.locked).sort()).toEqual(['fairnessMode', 'lottery', 'onsaleAt']);

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
 import type { SeatSpec } from './layout.js';
 import type { EventsTable } from './events.table.js';
+import { signedOffSql } from './signoff.repository.js';
 import type { Insertable } from 'kysely';
 
 export async function insertListing(trx: Trx, name: string): Promise<string> {
@@ -64,12 +65,23 @@ export async function insertSeats(trx: Trx, eventId: string, seats: SeatSpec[]):
   }
 }
 
+/** Every column of the event, with whether its fairness mode is signed off and whether its queue has opened (sealed). */
+function eventsWithSignOff(db: Db | Trx) {
+  return db
+    .selectFrom('events')
+    .selectAll()
+    .select([
+      signedOffSql('events.id', 'events.fairness_mode').as('fairness_signed_off'),
+      sql<boolean>`EXISTS (SELECT 1 FROM queue_state q WHERE q.event_id = events.id AND q.sealed_at IS NOT NULL)`.as('queue_opened'),
+    ]);
+}
+
 export function findEvent(db: Db | Trx, id: string) {
-  return db.selectFrom('events').selectAll().where('id', '=', id).executeTakeFirst();
+  return eventsWithSignOff(db).where('id', '=', id).executeTakeFirst();
 }
 
 export function listEvents(db: Db | Trx, limit = 200, organisationId?: string) {
-  let q = db.selectFrom('events').selectAll();
+  let q = eventsWithSignOff(db);
   if (organisationId !== undefined) q = q.where('organisation_id', '=', organisationId);
   return q.orderBy('onsale_at', 'desc').orderBy('id').limit(limit).execute();
 }

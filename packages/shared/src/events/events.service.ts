@@ -9,6 +9,7 @@ import { insertGaShards } from '../inventory/ga.repository.js';
 import { createLottery } from '../lottery/lottery.service.js';
 import { assignAllocations, tierCapacities } from '../allocations/assign.js';
 import { createAllocations } from '../allocations/allocations.service.js';
+import { awaitsSignOff, insertFairnessSignOff } from './signoff.service.js';
 
 /** An event as the domain sees it: settings in domain words and units. */
 export interface OnsaleEvent {
@@ -42,6 +43,10 @@ export interface OnsaleEvent {
   organisationId: string | null;
   version: number;
   updatedAt: Date;
+  /** The fairness mode has a live sign-off. */
+  fairnessSignedOff: boolean;
+  /** Not signed off and not opened yet: the sale will not open until someone signs the fairness mode off. */
+  awaitingSignOff: boolean;
 }
 
 export interface EventSection {
@@ -84,6 +89,8 @@ export function toOnsaleEvent(r: Awaited<ReturnType<typeof repo.findEvent>> & {}
     organisationId: r.organisation_id,
     version: r.version,
     updatedAt: r.updated_at,
+    fairnessSignedOff: r.fairness_signed_off,
+    awaitingSignOff: awaitsSignOff({ signedOff: r.fairness_signed_off, sealedAt: r.queue_opened ? 'opened' : null }),
   };
 }
 
@@ -126,8 +133,16 @@ export function eventColumns(spec: EventSpec, capacity: number) {
   };
 }
 
-/** Creates an event with its listing, price levels, sections, every seat and the GA counters. Runs in the caller's transaction. */
-export async function createEvent(trx: Trx, spec: EventSpec, actor = 'system'): Promise<{ eventId: string; listingId: string; capacity: number }> {
+/** How an event is created: `signOff` records `actor`'s sign-off of its fairness mode at once (see signoff.service.ts). */
+export interface CreateEventOptions {
+  signOff?: boolean;
+}
+
+/**
+ * Creates an event with its listing, price levels, sections, every seat and the GA counters. Runs in the caller's
+ * transaction. Without `signOff` the event does not open until someone signs its fairness mode off.
+ */
+export async function createEvent(trx: Trx, spec: EventSpec, actor = 'system', opts: CreateEventOptions = {}): Promise<{ eventId: string; listingId: string; capacity: number }> {
   let listingId: string;
   if (spec.listing && 'id' in spec.listing) {
     if (!(await repo.listingExists(trx, spec.listing.id))) throw notFound('LISTING_NOT_FOUND', `no listing ${spec.listing.id}`, 'listing.id');
@@ -161,6 +176,7 @@ export async function createEvent(trx: Trx, spec: EventSpec, actor = 'system'): 
   if (spec.lottery) await createLottery(trx, eventId, spec.lottery, actor);
   await createAllocations(trx, eventId, spec, tierCapacities(seats, spec));
   await repo.insertAudit(trx, { actor, action: 'event.created', eventId, details: { name: spec.name, capacity, fairnessMode: spec.fairnessMode, seedCommitment } });
+  if (opts.signOff) await insertFairnessSignOff(trx, { id: eventId, fairnessMode: spec.fairnessMode, version: 1 }, actor);
   return { eventId, listingId, capacity };
 }
 

@@ -2,6 +2,7 @@ import type { Db, Trx } from '../db/connect.js';
 import { DomainError, conflict, invalid, notFound } from '../errors.js';
 import { getEvent, isUuid, type OnsaleEvent } from '../events/events.service.js';
 import { insertAudit } from '../events/events.repository.js';
+import { findLiveSignoff } from '../events/configure.repository.js';
 import { ADMISSION_TOKEN_TTL_SECONDS, hashDevice, signToken, type AdmissionTokenClaims, type TokenKey } from '../queue/edge.js';
 import { commitSeed, fairnessDescription, generateSeed } from '../queue/fairness.js';
 import { insertJoins, type JoinItem } from '../waitlist/waitlist.service.js';
@@ -312,7 +313,8 @@ const NOTIFY_CHUNK = 500;
  * (LOTTERY_WON with their cohort and purchase window, LOTTERY_NOT_DRAWN with the waitlist) through the
  * notification channels (by default the inbox and the operator's webhooks, whose deliveries are jobs enqueued in
  * this transaction), and audits it. Idempotent: once drawn, it returns the recorded draw and writes nothing
- * (`alreadyDrawn`). DRAW_TOO_EARLY before registration closes.
+ * (`alreadyDrawn`). DRAW_TOO_EARLY before registration closes; FAIRNESS_NOT_SIGNED_OFF (conflict, field
+ * `fairnessMode`) while the event's fairness mode has no live sign-off.
  */
 export async function drawLottery(
   trx: Trx,
@@ -326,6 +328,14 @@ export async function drawLottery(
     throw conflict('DRAW_TOO_EARLY', `registration is open until ${lottery.registration_closes_at.toISOString()}; the draw runs after it closes`, {
       closesAt: lottery.registration_closes_at.toISOString(),
     });
+  // The draw is the lottery's open: an event whose fairness mode is not signed off does not open.
+  const signOff = await findLiveSignoff(trx, event.id);
+  if (!signOff || signOff.fairness_mode !== event.fairnessMode)
+    throw conflict(
+      'FAIRNESS_NOT_SIGNED_OFF',
+      'the fairness mode of this event has not been signed off, so the draw cannot run: a promoter or an admin signs it off on the event\'s Configuration page first',
+      { field: 'fairnessMode' },
+    );
   const registrations = await repo.findRegistrations(trx, event.id);
   const result = await runDraw({
     seedHex: lottery.seed_hex,

@@ -62,7 +62,7 @@ function lotteryFile(over: { opensH?: number; closesH?: number; onsaleH?: number
 }
 
 const makeLottery = (over?: Parameters<typeof lotteryFile>[0], extra?: Partial<EventFile>) =>
-  t.db.transaction().execute((trx) => createEvent(trx, parseEventFile(lotteryFile(over, extra))));
+  t.db.transaction().execute((trx) => createEvent(trx, parseEventFile(lotteryFile(over, extra)), 'test', { signOff: true }));
 
 /** Registers `n` fans (`<prefix>-<i>`, quantities 1..4 in turn) at a moment inside the window. */
 async function registerMany(eventId: string, prefix: string, n: number, at: Date) {
@@ -194,7 +194,7 @@ describe('registration', () => {
   it('refuses outside the window, above the limit and on a non-lottery event, writing nothing', async () => {
     const { eventId } = await makeLottery({ opensH: 1, closesH: 2, onsaleH: 3 });
     const { eventId: plain } = await t.db.transaction().execute((trx) =>
-      createEvent(trx, parseEventFile({ ...lotteryFile(), fairnessMode: 'FIFO', lottery: undefined })),
+      createEvent(trx, parseEventFile({ ...lotteryFile(), fairnessMode: 'FIFO', lottery: undefined }), 'test', { signOff: true }),
     );
     const before = await count('lottery_registrations');
     const reg = (id: string, quantity: number, now: Date) => refusal(t.db.transaction().execute((trx) => registerForLottery(trx, { eventId: id, accountId: 'late-fan', quantity, now })));
@@ -225,6 +225,13 @@ describe('the draw', () => {
     const e = await refusal(t.db.transaction().execute((trx) => drawLottery(trx, open, { actor: 'test' })));
     expect(e).toMatchObject({ kind: 'conflict', code: 'DRAW_TOO_EARLY', details: { closesAt: expect.any(String) } });
     expect((await t.db.selectFrom('lotteries').select('drawn_at').where('event_id', '=', open).executeTakeFirstOrThrow()).drawn_at).toBeNull();
+  });
+
+  it('refuses while the fairness mode is not signed off (FAIRNESS_NOT_SIGNED_OFF): the draw is the lottery\'s open', async () => {
+    const { eventId: unsigned } = await t.db.transaction().execute((trx) => createEvent(trx, parseEventFile(lotteryFile()), 'test'));
+    const e = await refusal(t.db.transaction().execute((trx) => drawLottery(trx, unsigned, { actor: 'test' })));
+    expect(e).toMatchObject({ kind: 'conflict', code: 'FAIRNESS_NOT_SIGNED_OFF', details: { field: 'fairnessMode' } });
+    expect((await t.db.selectFrom('lotteries').select('drawn_at').where('event_id', '=', unsigned).executeTakeFirstOrThrow()).drawn_at).toBeNull();
   });
 
   it('reveals the seed and draws winners anyone can recompute from the seed and the registration list', async () => {

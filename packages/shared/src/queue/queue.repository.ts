@@ -1,6 +1,7 @@
 import type { FanLanguage, QueueCopy } from './copy.js';
 import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
+import { signedOffSql } from '../events/signoff.repository.js';
 
 /** Each event's join order comes from its own sequence: cheap under a burst, no hot counter row. */
 export const joinSequenceName = (eventId: string) => `queue_join_${eventId.replaceAll('-', '')}`;
@@ -55,6 +56,8 @@ export interface WatermarkRow {
   tier: string | null;
   tier_name: string | null;
   closes_at: Date | null;
+  /** The event's fairness mode is not signed off and the queue has not opened: it stays closed (signoff.service.ts). */
+  awaiting_signoff: boolean;
 }
 
 /** Every event's queue numbers (a small row per event): what each store-API instance keeps in memory. */
@@ -63,7 +66,8 @@ export async function loadWatermarks(db: Db, eventId?: string): Promise<Watermar
     SELECT q.event_id, q.admitted_through, q.rate_per_min, q.paused, q.inventory_state, coalesce(a.opens_at, e.onsale_at) AS onsale_at, q.updated_at,
            q.heartbeat_at, q.cohort_size, q.seed_hex, q.seed_revealed_at, q.seed_commitment, coalesce(a.fairness_mode, e.fairness_mode) AS fairness_mode,
            e.listing_id, q.sold_out_at, e.queue_copy, e.look -> 'copy' AS look_copy, q.watermark_history, e.id AS owner_event_id, a.code AS tier, a.name AS tier_name,
-           CASE WHEN a.rolled_at IS NOT NULL THEN least(a.closes_at, a.rolled_at) ELSE a.closes_at END AS closes_at
+           CASE WHEN a.rolled_at IS NOT NULL THEN least(a.closes_at, a.rolled_at) ELSE a.closes_at END AS closes_at,
+           (q.sealed_at IS NULL AND NOT ${signedOffSql('e.id', 'e.fairness_mode')}) AS awaiting_signoff
     FROM queue_state q
     LEFT JOIN allocations a ON a.queue_id = q.event_id AND NOT a.general
     JOIN events e ON e.id = coalesce(a.event_id, q.event_id)
@@ -99,16 +103,18 @@ export async function lastMinuteAdmissions(db: Db): Promise<{ event_id: string; 
   return rows;
 }
 
-/** Adds hold outcomes (counted in memory by a store-API instance) to the current minute, per event. */
-export async function recordHoldOutcomes(db: Db, outcomes: Map<string, { created: number; refused: number }>): Promise<void> {
+/** Adds hold outcomes and gateway-failed checkouts (counted in memory by a store-API instance) to the current minute, per event. */
+export async function recordHoldOutcomes(db: Db, outcomes: Map<string, { created: number; refused: number; gatewayFailures?: number }>): Promise<void> {
   if (outcomes.size === 0) return;
   const ids = [...outcomes.keys()];
   await sql`
-    INSERT INTO admission_minutes (event_id, minute, holds_created, holds_refused)
-    SELECT e, date_trunc('minute', now()), c, r
-    FROM unnest(${ids}::uuid[], ${ids.map((k) => outcomes.get(k)!.created)}::int[], ${ids.map((k) => outcomes.get(k)!.refused)}::int[]) AS t(e, c, r)
+    INSERT INTO admission_minutes (event_id, minute, holds_created, holds_refused, checkout_gateway_failures)
+    SELECT e, date_trunc('minute', now()), c, r, g
+    FROM unnest(${ids}::uuid[], ${ids.map((k) => outcomes.get(k)!.created)}::int[], ${ids.map((k) => outcomes.get(k)!.refused)}::int[],
+                ${ids.map((k) => outcomes.get(k)!.gatewayFailures ?? 0)}::int[]) AS t(e, c, r, g)
     ON CONFLICT (event_id, minute) DO UPDATE SET holds_created = admission_minutes.holds_created + excluded.holds_created,
-                                                 holds_refused = admission_minutes.holds_refused + excluded.holds_refused`.execute(db);
+                                                 holds_refused = admission_minutes.holds_refused + excluded.holds_refused,
+                                                 checkout_gateway_failures = admission_minutes.checkout_gateway_failures + excluded.checkout_gateway_failures`.execute(db);
 }
 
 /** A fan whose position expired unused goes to the back of the line: a new join index, FIFO, unclaimed. */

@@ -9,6 +9,7 @@ import { commitSeed, fairnessDescription, generateSeed, VERIFICATION_RECIPE, typ
 import { insertQueueState, requeueEntry } from './queue.repository.js';
 import { JoinBatcher } from './join-batcher.js';
 import type { PublicQueueInfo, WatermarkStore } from './watermark-store.js';
+import { AWAITING_SIGNOFF_MESSAGES } from '../events/signoff.service.js';
 import { DEFAULT_FAN_LANGUAGE, type FanLanguage } from './copy.js';
 import { admitWithAccessCode, assertTierJoinable, tierToJoin } from '../allocations/allocations.service.js';
 
@@ -145,7 +146,10 @@ export class QueueService {
   private async statusOf(claims: QueueTokenClaims, language: FanLanguage = DEFAULT_FAN_LANGUAGE): Promise<{ status: StatusWithCopy; info: PublicQueueInfo }> {
     const info = await this.deps.watermarks.get(claims.queueId ?? claims.eventId);
     if (!info || info.ownerEventId !== claims.eventId) throw notFound('EVENT_NOT_FOUND', `no event ${claims.eventId}`, 'id');
-    return { status: await answerStatus(claims, info, this.now(), {}, language), info };
+    const status = await answerStatus(claims, info, this.now(), {}, language);
+    // An event whose fairness mode is not signed off says so while fans wait (the origin's words; an edge shows the state's).
+    if (info.awaitingSignOff && status.state === 'WAITING') status.message = AWAITING_SIGNOFF_MESSAGES[language];
+    return { status, info };
   }
 
   /**

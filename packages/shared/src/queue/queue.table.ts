@@ -50,4 +50,6 @@ export interface AdmissionMinutesTable {
   rate_per_min: Generated<number>;
   holds_created: Generated<number>;
   holds_refused: Generated<number>;
+  /** Checkouts the payment gateway failed (load refusal, error, timeout) in the minute, counted by the store-API instances. */
+  checkout_gateway_failures: Generated<number>;
 }

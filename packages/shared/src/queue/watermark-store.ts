@@ -12,6 +12,8 @@ export interface PublicQueueInfo extends QueueFacts {
   fairnessMode: string;
   /** The event the queue sells: the queue's own id, or a presale tier's event. */
   ownerEventId: string;
+  /** The event's fairness mode is not signed off: the queue stays closed (NOT_OPEN) whatever the time. */
+  awaitingSignOff: boolean;
 }
 
 /**
@@ -22,7 +24,7 @@ export interface PublicQueueInfo extends QueueFacts {
 export class WatermarkStore {
   private readonly byEvent = new Map<string, PublicQueueInfo>();
   private claims: { eventId: string; accountId: string }[] = [];
-  private holdOutcomes = new Map<string, { created: number; refused: number }>();
+  private holdOutcomes = new Map<string, { created: number; refused: number; gatewayFailures: number }>();
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   loadedAt = 0;
@@ -38,7 +40,7 @@ export class WatermarkStore {
       eventId: r.event_id,
       admittedThrough: Number(r.admitted_through),
       // A presale that has closed admits nobody again: it reads as sold out (its seats roll to the next sale).
-      state: r.paused ? 'PAUSED' : r.inventory_state === 'SOLD_OUT' || (r.closes_at !== null && now >= r.closes_at.getTime()) ? 'SOLD_OUT' : now < r.onsale_at.getTime() ? 'NOT_OPEN' : r.inventory_state === 'LAST_CHANCE' ? 'LAST_CHANCE' : 'OPEN',
+      state: r.paused ? 'PAUSED' : r.inventory_state === 'SOLD_OUT' || (r.closes_at !== null && now >= r.closes_at.getTime()) ? 'SOLD_OUT' : now < r.onsale_at.getTime() || r.awaiting_signoff ? 'NOT_OPEN' : r.inventory_state === 'LAST_CHANCE' ? 'LAST_CHANCE' : 'OPEN',
       ratePerMin: r.rate_per_min,
       updatedAt: r.updated_at.getTime(),
       heartbeatAt: r.heartbeat_at?.getTime() ?? 0,
@@ -62,6 +64,7 @@ export class WatermarkStore {
       tier: r.tier,
       tierName: r.tier_name,
       closesAt: r.closes_at?.getTime() ?? null,
+      awaitingSignOff: r.awaiting_signoff,
     };
   }
 
@@ -125,9 +128,19 @@ export class WatermarkStore {
   /** A hold made (true) or refused for want of seats (false), flushed with the claims on the next beat. */
   countHold(eventId: string, created: boolean): void {
     let o = this.holdOutcomes.get(eventId);
-    if (!o) this.holdOutcomes.set(eventId, (o = { created: 0, refused: 0 }));
+    if (!o) this.holdOutcomes.set(eventId, (o = { created: 0, refused: 0, gatewayFailures: 0 }));
     if (created) o.created++;
     else o.refused++;
+  }
+
+  /**
+   * A checkout the payment gateway failed (refused for load, errored, timed out: nothing charged), flushed on the
+   * next beat: what the war room and the controller count as the platform's checkout failures.
+   */
+  countGatewayFailure(eventId: string): void {
+    let o = this.holdOutcomes.get(eventId);
+    if (!o) this.holdOutcomes.set(eventId, (o = { created: 0, refused: 0, gatewayFailures: 0 }));
+    o.gatewayFailures++;
   }
 
   countClaim(eventId: string, accountId: string): void {

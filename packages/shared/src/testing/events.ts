@@ -4,9 +4,10 @@ import type { EventFile } from '../events/events.schema.js';
 
 /**
  * A small event already on sale (opened an hour ago, starts tomorrow): one price level `P` and one section `S` of
- * 2 rows x 10 seats unless overridden. For tests of the domain against a real database.
+ * 2 rows x 10 seats unless overridden. Its fairness mode is signed off (an unsigned event does not open) unless
+ * `opts.signOff` is false. For tests of the domain against a real database.
  */
-export async function createOpenEvent(db: Db, over: Partial<EventFile> = {}): Promise<{ eventId: string; capacity: number }> {
+export async function createOpenEvent(db: Db, over: Partial<EventFile> = {}, opts: { signOff?: boolean } = {}): Promise<{ eventId: string; capacity: number }> {
   const spec = parseEventFile({
     name: 'Test event',
     venueName: 'Hall',
@@ -16,5 +17,5 @@ export async function createOpenEvent(db: Db, over: Partial<EventFile> = {}): Pr
     sections: [{ code: 'S', priceLevel: 'P', qualityRank: 1, rowCount: 2, seatsPerRow: 10 }],
     ...over,
   });
-  return db.transaction().execute((trx) => createEvent(trx, spec));
+  return db.transaction().execute((trx) => createEvent(trx, spec, 'system', { signOff: opts.signOff ?? true }));
 }

@@ -1,13 +1,15 @@
 // The war room's alert rules: pure, no I/O, browser-safe. The source document's Appendix E lists the metrics
 // (E.1) and leaves the critical alerts (E.2) to the reader; each rule below takes its threshold from the place
 // in the source that states it (the detection lines of section 4, the SLOs of 6.4 follow-up 6, ARCHITECTURE's
-// rules), named in `source`.
+// rules), named in `source`. What an operator reads is `title` (what is wrong), `action` (what to do) and `detail`
+// (the numbers), in plain words; `source` is a reference for the curious, shown apart.
 
 /** `critical`: someone acts now. `warning`: someone looks now. */
 export type AlertSeverity = 'critical' | 'warning';
 
 /** Stable codes the console switches on. */
 export type AlertCode =
+  | 'FAIRNESS_NOT_SIGNED_OFF'
   | 'CONTROLLER_SILENT'
   | 'QUEUE_PAUSED'
   | 'ADMISSION_BYPASS'
@@ -41,14 +43,21 @@ export interface Alert {
   code: AlertCode;
   severity: AlertSeverity;
   metric: AlertMetric;
-  /** One line, in the war room's words. */
+  /**
+   * What the alert is about within its event: '' for the event itself, a presale tier's code for that tier's own
+   * queue. (event, code, scope) names one alert across evaluations: history and webhooks de-duplicate on it.
+   */
+  scope: string;
+  /** What is wrong, in one plain sentence. */
   title: string;
+  /** What to do about it, in one plain sentence. */
+  action: string;
   /** The numbers behind it. */
   detail: string;
   /** The measured value and the threshold it crossed, in the metric's own unit (null where there is none). */
   value: number | null;
   threshold: number | null;
-  /** Where the rule comes from. */
+  /** Where the rule comes from (a reference, shown apart from the words an operator acts on). */
   source: string;
 }
 
@@ -63,18 +72,28 @@ export const ALERT_THRESHOLDS = {
   admittedOverPlanMinVolume: 20,
   /** SLO (6.4 follow-up 6): hold p99 < 500 ms for admitted users. */
   holdLatencyP99MsMax: 500,
+  /** The p99 of fewer holds than this is the slowest one or two: the first holds at the open warm caches and pools. */
+  holdLatencyMinSample: 50,
   /** Share of hold requests refused for want of seats: the controller starts slowing at 10% (ADMISSION_SLOWDOWN). */
   holdRefusalWarn: 0.1,
   holdRefusalCritical: 0.5,
   holdRefusalMinVolume: 20,
-  /** Checkout errors: the controller starts slowing at 2% and is at its floor at 20% (ADMISSION_SLOWDOWN). */
+  /**
+   * Checkouts the platform failed (gateway errors, timeouts, payments that could not complete): the controller
+   * starts slowing at 2% and is at its floor at 20% (ADMISSION_SLOWDOWN). A card its issuer declines is the fan's
+   * outcome, not a platform failure, and is not counted.
+   */
   checkoutErrorWarn: 0.02,
   checkoutErrorCritical: 0.2,
   checkoutMinVolume: 20,
   /** Section 4.3: payment_attempts_per_sec vs contracted TPS; warn with 10% headroom left. */
   paymentTpsWarnShare: 0.9,
+  /** Payment attempts in the 10 s the rate is measured over: fewer is too few to call a rate. */
+  paymentTpsMinAttempts: 10,
   /** SLO: sold-out visible to everyone within 60 s. */
   soldOutPropagationSecondsMax: 60,
+  /** Fans told SOLD_OUT in the window before the p99 means anything. */
+  soldOutPropagationMinSample: 20,
   /** Expiry is a read-time predicate, so an unswept expired hold strands nothing; a sweeper this far behind is stuck. */
   expiredUnsweptSecondsMax: 120,
   /** ARCHITECTURE rule 8: notification latency under a minute. */
@@ -83,6 +102,11 @@ export const ALERT_THRESHOLDS = {
 
 /** What the rules look at: one event's figures at one instant. Null means "not measured" and never fires. */
 export interface AlertInput {
+  /**
+   * The fairness mode is not signed off and the sale has not opened: it will not open at its time. With
+   * `secondsToOpen` (zero or negative: the time has passed).
+   */
+  awaitingSignOff?: { secondsToOpen: number } | null;
   paused: boolean;
   pausedBy: string | null;
   pausedReason: string | null;
@@ -98,16 +122,27 @@ export interface AlertInput {
   planAdmitsPerMin: number;
   rateOverridePerMin: number | null;
   holdLatencyP99Ms: number | null;
-  /** Checkout attempts in the last two minutes and how many failed. */
+  /** Holds the p99 is taken over (absent: enough). */
+  holdLatencyObserved?: number;
+  /**
+   * Checkout attempts in the last two minutes and how many the platform failed (gateway errors and timeouts,
+   * payments that could not complete); cards declined by their issuer are neither (see `checkoutDeclined`).
+   */
   checkoutAttempts: number;
   checkoutFailed: number;
+  /** Cards declined by their issuer in the same two minutes: the fans' outcome, reported, never alerted on. */
+  checkoutDeclined?: number;
   paymentTps: number;
   paymentTpsCeiling: number;
+  /** Payment attempts in the 10 s `paymentTps` is measured over (absent: enough). */
+  paymentAttempts10s?: number;
   /** available + held + sold - capacity, now. */
   drift: number;
   /** Sold seats - seats in confirmed orders at the last reconciliation (null before the first). */
   orderDrift: number | null;
   soldOutPropagationP99Seconds: number | null;
+  /** Fans told SOLD_OUT the p99 is taken over (absent: enough). */
+  soldOutPollsObserved?: number;
   /** The event sold out at some point (queue_state.sold_out_at is set). */
   soldOutOnce: boolean;
   available: number;
@@ -126,24 +161,40 @@ export interface AlertInput {
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 const num = (x: number) => (Number.isInteger(x) ? x.toLocaleString('en-US') : x.toLocaleString('en-US', { maximumFractionDigits: 2 }));
+const seconds = (s: number | null) => (s === null ? 'ever' : `${num(Math.round(s))} s`);
 const ORDER: Record<AlertSeverity, number> = { critical: 0, warning: 1 };
 
 /**
  * The alerts that fire for one event now, critical first (stable order within a severity). A figure that is not
- * measured (null) never fires; ratios need a minimum volume before they mean anything.
+ * measured (null) never fires; ratios and percentiles need a minimum sample before they mean anything.
  */
 export function evaluateAlerts(i: AlertInput): Alert[] {
   const t = ALERT_THRESHOLDS;
   const out: Alert[] = [];
-  const fire = (a: Alert) => out.push(a);
+  const fire = (a: Omit<Alert, 'scope'> & { scope?: string }) => out.push({ scope: '', ...a });
 
+  if (i.awaitingSignOff) {
+    const late = i.awaitingSignOff.secondsToOpen <= 0;
+    fire({
+      code: 'FAIRNESS_NOT_SIGNED_OFF',
+      severity: late ? 'critical' : 'warning',
+      metric: 'state',
+      title: late ? 'The sale has not opened: its fairness mode is not signed off' : 'The sale will not open at its time: its fairness mode is not signed off',
+      action: "A promoter or an admin signs the fairness mode off on the event's Configuration page; the sale opens at the controller's next tick.",
+      detail: late ? 'Nobody is let in; fans keep their places and read that the sale has not opened yet.' : 'Until it is signed off, the queue stays closed at the on-sale time.',
+      value: null,
+      threshold: null,
+      source: 'ARCHITECTURE rule 1; issue 17 (sign-off before the open)',
+    });
+  }
   if (i.controllerSilent)
     fire({
       code: 'CONTROLLER_SILENT',
       severity: 'critical',
       metric: 'state',
-      title: 'Admission controller silent: the queue has failed closed',
-      detail: `no heartbeat for ${i.heartbeatAgeSeconds === null ? 'ever' : `${num(Math.round(i.heartbeatAgeSeconds))} s`}; every fan not yet admitted reads PAUSED`,
+      title: 'Nobody is being let in: the admission controller has stopped reporting',
+      action: 'Check that a worker process is running and can reach the database; admissions restart by themselves at its next heartbeat.',
+      detail: `No heartbeat for ${seconds(i.heartbeatAgeSeconds)}; every fan not yet let in reads PAUSED (the queue fails closed).`,
       value: i.heartbeatAgeSeconds,
       threshold: null,
       source: 'ARCHITECTURE rule 3; section 4.7 (fail closed)',
@@ -153,8 +204,9 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       code: 'QUEUE_PAUSED',
       severity: 'warning',
       metric: 'state',
-      title: 'Queue paused by an operator',
-      detail: `${i.pausedBy ?? 'unknown'}: ${i.pausedReason ?? 'no reason recorded'}`,
+      title: `Admissions are paused by ${i.pausedBy ?? 'an operator'}`,
+      action: 'Resume admissions once the cause is dealt with; fans keep their places meanwhile.',
+      detail: `Reason given: ${i.pausedReason ?? 'none recorded'}.`,
       value: null,
       threshold: null,
       source: 'ARCHITECTURE rule 3',
@@ -165,10 +217,12 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
     if (q.selling && !q.heartbeatFresh)
       fire({
         code: 'CONTROLLER_SILENT',
+        scope: q.tier,
         severity: 'critical',
         metric: 'state',
-        title: `Admission controller silent on the ${q.tier} presale queue: it has failed closed`,
-        detail: `no heartbeat for ${q.heartbeatAgeSeconds === null ? 'ever' : `${num(Math.round(q.heartbeatAgeSeconds))} s`}; every ${q.tier} fan not yet admitted reads PAUSED`,
+        title: `Nobody is being let in to the ${q.tier} presale: its admission controller has stopped reporting`,
+        action: 'Check that a worker process is running and can reach the database; admissions restart by themselves at its next heartbeat.',
+        detail: `No heartbeat for ${seconds(q.heartbeatAgeSeconds)}; every ${q.tier} fan not yet let in reads PAUSED.`,
         value: q.heartbeatAgeSeconds,
         threshold: null,
         source: 'ARCHITECTURE rule 3; section 4.7 (fail closed)',
@@ -176,10 +230,12 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
     if (q.paused && !i.paused)
       fire({
         code: 'QUEUE_PAUSED',
+        scope: q.tier,
         severity: 'warning',
         metric: 'state',
-        title: `${q.tier} presale queue paused by an operator`,
-        detail: `${q.pausedBy ?? 'unknown'}: ${q.pausedReason ?? 'no reason recorded'}`,
+        title: `The ${q.tier} presale's admissions are paused by ${q.pausedBy ?? 'an operator'}`,
+        action: 'Resume its admissions once the cause is dealt with (the Resume button in the tier table).',
+        detail: `Reason given: ${q.pausedReason ?? 'none recorded'}.`,
         value: null,
         threshold: null,
         source: 'ARCHITECTURE rule 3',
@@ -192,8 +248,12 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       code: 'STORE_UNAVAILABLE',
       severity: down > 0 ? 'critical' : 'warning',
       metric: 'state',
-      title: down > 0 ? 'Store API has lost its database: fans are told to retry (503)' : 'Store API is turning requests away (503 with Retry-After)',
-      detail: `${down > 0 ? `${num(down)} instance(s) without a database; ` : ''}${num(i.storeUnavailablePerMin ?? 0)} requests/min answered 503 (database outage, statements refused under load, or load shed)`,
+      title: down > 0 ? 'The store cannot reach its database: fans are asked to try again in a moment' : 'The store is turning requests away: fans are asked to try again in a moment',
+      action:
+        down > 0
+          ? 'Call engineering to restore the database; consider pausing admissions so no more fans are let in meanwhile.'
+          : 'Lower the admission rate if it persists, and check the database and store API load.',
+      detail: `${down > 0 ? `${num(down)} store API instance${down === 1 ? '' : 's'} without a database; ` : ''}${num(i.storeUnavailablePerMin ?? 0)} requests a minute answered "try again" (a database outage, or requests refused under load).`,
       value: i.storeUnavailablePerMin ?? null,
       threshold: 0,
       source: 'issue 13: a database outage or overload answers 503 with Retry-After, never a 500',
@@ -209,8 +269,9 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
         code: 'ADMISSION_BYPASS',
         severity: 'critical',
         metric: 'holdsPerAdmitted',
-        title: 'More holds than admitted fans: something reaches the store past the queue',
-        detail: `${num(holds)} holds created vs ${num(admitted)} admitted in the last minute (${Number.isFinite(ratio) ? `${ratio.toFixed(2)} per fan` : 'no admissions'}; should be <= ${t.holdsPerAdmittedMax})`,
+        title: 'More seats are being held than fans were let in: something reaches the store without passing the queue',
+        action: 'Pause admissions if holds keep climbing, and check for shared admission tokens or a route that skips the queue.',
+        detail: `${num(holds)} holds made against ${num(admitted)} fans let in over the last minute (${Number.isFinite(ratio) ? `${ratio.toFixed(2)} per fan` : 'nobody let in'}; normal is at most ${t.holdsPerAdmittedMax}).`,
         value: Number.isFinite(ratio) ? ratio : null,
         threshold: t.holdsPerAdmittedMax,
         source: 'Appendix E.1 holds_created_per_min / admitted_per_min; section 4.1',
@@ -223,20 +284,22 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       code: 'ADMITTED_OVER_PLAN',
       severity: 'critical',
       metric: 'admittedPerMin',
-      title: `Admitting faster than ${i.rateOverridePerMin === null ? 'the plan' : "the operator's rate"}`,
-      detail: `${num(admitted)} admitted in the last minute vs ${num(Math.round(allowed))}/min ${i.rateOverridePerMin === null ? 'planned' : 'set'}`,
+      title: `Fans are being let in much faster than ${i.rateOverridePerMin === null ? 'planned' : "the operator's rate"}`,
+      action: 'Pause admissions if the store is struggling, and check the rate override and the controller.',
+      detail: `${num(admitted)} let in over the last minute against ${num(Math.round(allowed))} a minute ${i.rateOverridePerMin === null ? 'planned' : 'set by an operator'}.`,
       value: admitted,
       threshold: allowed * t.admittedOverPlanFactor,
       source: 'Appendix E.1 admitted_per_min; ARCHITECTURE rule 2',
     });
 
-  if (i.holdLatencyP99Ms !== null && i.holdLatencyP99Ms > t.holdLatencyP99MsMax)
+  if (i.holdLatencyP99Ms !== null && i.holdLatencyP99Ms > t.holdLatencyP99MsMax && (i.holdLatencyObserved ?? Infinity) >= t.holdLatencyMinSample)
     fire({
       code: 'HOLD_LATENCY_P99',
       severity: 'critical',
       metric: 'holdLatencyP99',
-      title: 'Hold latency p99 over the SLO',
-      detail: `p99 ${num(Math.round(i.holdLatencyP99Ms))} ms > ${t.holdLatencyP99MsMax} ms`,
+      title: 'Seat holds are slow: the slowest fans wait over half a second for their seats',
+      action: 'Lower the admission rate while it lasts, and check the database and store API load.',
+      detail: `The slowest 1% of ${num(i.holdLatencyObserved ?? 0)} holds took over ${num(Math.round(i.holdLatencyP99Ms))} ms (the target is under ${t.holdLatencyP99MsMax} ms).`,
       value: i.holdLatencyP99Ms,
       threshold: t.holdLatencyP99MsMax,
       source: 'Appendix E.1 hold_latency_p99; SLO hold p99 < 500 ms',
@@ -250,8 +313,9 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
         code: 'HOLD_REFUSALS',
         severity: refused >= t.holdRefusalCritical ? 'critical' : 'warning',
         metric: 'holdsPerAdmitted',
-        title: 'Hold requests refused for want of seats',
-        detail: `${pct(refused)} of ${num(holdAttempts)} hold requests refused in the last minute; the controller slows admissions`,
+        title: 'Many fans let in find no seats to hold',
+        action: 'Expected near the end of a sale (the controller slows admissions by itself); earlier, check the sections on sale and the presale tiers.',
+        detail: `${pct(refused)} of ${num(holdAttempts)} hold requests over the last minute found no seats.`,
         value: refused,
         threshold: refused >= t.holdRefusalCritical ? t.holdRefusalCritical : t.holdRefusalWarn,
         source: 'Appendix E.1 hold_success_rate; section 4.6',
@@ -260,27 +324,30 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
 
   if (i.checkoutAttempts >= t.checkoutMinVolume) {
     const rate = i.checkoutFailed / i.checkoutAttempts;
+    const declined = i.checkoutDeclined ?? 0;
     if (rate > t.checkoutErrorWarn)
       fire({
         code: 'CHECKOUT_ERRORS',
         severity: rate >= t.checkoutErrorCritical ? 'critical' : 'warning',
         metric: 'checkoutErrorRate',
-        title: 'Checkout errors rising',
-        detail: `${pct(rate)} of ${num(i.checkoutAttempts)} checkouts failed in the last 2 minutes; the controller slows admissions`,
+        title: 'Payments are failing at the payment gateway',
+        action: "Check the payment provider's status; the controller slows admissions by itself while it lasts.",
+        detail: `${num(i.checkoutFailed)} of ${num(i.checkoutAttempts)} checkouts in the last 2 minutes failed at the gateway or timed out (${pct(rate)})${declined > 0 ? `; ${num(declined)} cards declined by their issuers are the fans' outcome and not counted` : ''}.`,
         value: rate,
         threshold: rate >= t.checkoutErrorCritical ? t.checkoutErrorCritical : t.checkoutErrorWarn,
         source: 'section 4.3; ADMISSION_SLOWDOWN',
       });
   }
 
-  if (i.paymentTpsCeiling > 0 && i.paymentTps >= i.paymentTpsCeiling * t.paymentTpsWarnShare) {
+  if (i.paymentTpsCeiling > 0 && i.paymentTps >= i.paymentTpsCeiling * t.paymentTpsWarnShare && (i.paymentAttempts10s ?? Infinity) >= t.paymentTpsMinAttempts) {
     const at = i.paymentTps >= i.paymentTpsCeiling;
     fire({
       code: 'PAYMENT_TPS_CEILING',
       severity: at ? 'critical' : 'warning',
       metric: 'paymentTps',
-      title: at ? 'Payment attempts at the contracted ceiling' : 'Payment attempts near the contracted ceiling',
-      detail: `${num(i.paymentTps)} attempts/s vs ${num(i.paymentTpsCeiling)} TPS contracted`,
+      title: at ? 'Payment attempts have reached the limit agreed with the payment provider' : 'Payment attempts are close to the limit agreed with the payment provider',
+      action: 'Lower the admission rate, or ask the payment provider for more headroom.',
+      detail: `${num(i.paymentTps)} payment attempts a second against ${num(i.paymentTpsCeiling)} agreed.`,
       value: i.paymentTps,
       threshold: at ? i.paymentTpsCeiling : i.paymentTpsCeiling * t.paymentTpsWarnShare,
       source: 'Appendix E.1 payment_attempts_per_sec vs contracted_tps; section 4.3',
@@ -292,8 +359,9 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       code: 'INVARIANT_DRIFT',
       severity: 'critical',
       metric: 'drift',
-      title: 'Inventory invariant broken: available + held + sold ≠ capacity',
-      detail: `drift ${i.drift > 0 ? '+' : ''}${num(i.drift)} seats`,
+      title: 'The seat counts do not add up: available, held and sold differ from the capacity',
+      action: 'Call engineering now, and add or cancel nothing until it is explained.',
+      detail: `Off by ${i.drift > 0 ? '+' : ''}${num(i.drift)} seats.`,
       value: i.drift,
       threshold: 0,
       source: 'Appendix E.1 inventory_invariant_drift; ARCHITECTURE rule 7',
@@ -303,20 +371,26 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       code: 'ORDER_DRIFT',
       severity: 'critical',
       metric: 'drift',
-      title: 'Sold seats and confirmed orders disagree',
-      detail: `sold seats - seats in confirmed orders = ${i.orderDrift > 0 ? '+' : ''}${num(i.orderDrift)} at the last reconciliation`,
+      title: 'Sold seats and paid orders disagree',
+      action: 'Call engineering, and hold refunds and cancellations until orders and seats are compared.',
+      detail: `Sold seats minus seats in confirmed orders: ${i.orderDrift > 0 ? '+' : ''}${num(i.orderDrift)} at the last check.`,
       value: i.orderDrift,
       threshold: 0,
       source: 'section 4.4 (orders_per_hold); ARCHITECTURE rule 7',
     });
 
-  if (i.soldOutPropagationP99Seconds !== null && i.soldOutPropagationP99Seconds > t.soldOutPropagationSecondsMax)
+  if (
+    i.soldOutPropagationP99Seconds !== null &&
+    i.soldOutPropagationP99Seconds > t.soldOutPropagationSecondsMax &&
+    (i.soldOutPollsObserved ?? Infinity) >= t.soldOutPropagationMinSample
+  )
     fire({
       code: 'SOLDOUT_PROPAGATION',
       severity: 'critical',
       metric: 'soldOutPropagation',
-      title: 'Sold-out reaches fans too slowly',
-      detail: `p99 ${num(Math.round(i.soldOutPropagationP99Seconds))} s from the sell-out to a polling fan > ${t.soldOutPropagationSecondsMax} s`,
+      title: 'Fans learn of the sell-out too slowly',
+      action: 'Check that every store API instance and edge cache is refreshing the queue state.',
+      detail: `The slowest 1% of ${num(i.soldOutPollsObserved ?? 0)} fans heard ${num(Math.round(i.soldOutPropagationP99Seconds))} s after the sell-out (the target is under ${t.soldOutPropagationSecondsMax} s).`,
       value: i.soldOutPropagationP99Seconds,
       threshold: t.soldOutPropagationSecondsMax,
       source: 'Appendix E.1 soldout_propagation_seconds; SLO < 60 s',
@@ -326,8 +400,9 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       code: 'SOLDOUT_FLIP',
       severity: 'warning',
       metric: 'inventory',
-      title: 'Sold out, then seats came back',
-      detail: `${num(i.available)} seats available after the sell-out (cancellations or returns; the waitlist should get them first)`,
+      title: 'Seats came back after the sell-out',
+      action: 'They go to the waitlist first: check that its offers are going out.',
+      detail: `${num(i.available)} seats available again (cancellations or returns).`,
       value: i.available,
       threshold: 0,
       source: 'section 4.2 (soldout_flip_count)',
@@ -337,8 +412,9 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       code: 'EXPIRED_HOLDS_UNSWEPT',
       severity: 'warning',
       metric: 'inventory',
-      title: 'Expired holds not swept',
-      detail: `${num(i.expiredUnsweptSeats)} seats in holds that expired up to ${num(Math.round(i.oldestExpiredUnsweptSeconds))} s ago (they sell anyway: expiry is read-time; the sweeper is behind)`,
+      title: 'Expired holds are not being cleared',
+      action: 'Check the worker process; the seats sell anyway, since an expired hold counts as available.',
+      detail: `${num(i.expiredUnsweptSeats)} seats in holds that expired up to ${num(Math.round(i.oldestExpiredUnsweptSeconds))} s ago.`,
       value: i.oldestExpiredUnsweptSeconds,
       threshold: t.expiredUnsweptSecondsMax,
       source: 'section 4.2 (held_expired_not_released)',
@@ -348,8 +424,9 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       code: 'WAITLIST_FANOUT_BEHIND',
       severity: 'warning',
       metric: 'waitlist',
-      title: 'Waitlist fan-out behind',
-      detail: `returned seats waiting ${num(Math.round(i.waitlistOldestPendingSeconds))} s to reach the waitlist (target under ${t.waitlistPendingSecondsMax} s)`,
+      title: 'Returned seats are slow to reach the waitlist',
+      action: 'Check the worker process and its job queue.',
+      detail: `Seats have waited ${num(Math.round(i.waitlistOldestPendingSeconds))} s to be offered (the target is under ${t.waitlistPendingSecondsMax} s).`,
       value: i.waitlistOldestPendingSeconds,
       threshold: t.waitlistPendingSecondsMax,
       source: 'ARCHITECTURE rule 8',
@@ -357,3 +434,6 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
 
   return out.map((a, idx) => ({ a, idx })).sort((x, y) => ORDER[x.a.severity] - ORDER[y.a.severity] || x.idx - y.idx).map((x) => x.a);
 }
+
+/** An alert's identity across evaluations: history and webhooks de-duplicate on it. */
+export const alertKey = (a: Pick<Alert, 'code' | 'scope'>) => (a.scope ? `${a.code}:${a.scope}` : a.code);

@@ -36,6 +36,11 @@ export interface WarRoomEventRow {
   controller_reason: string | null;
   fans_inside: number | null;
   admit_cap: number | null;
+  fairness_mode: string;
+  /** The fairness mode has a live sign-off (events/signoff.service.ts: unsigned, the sale does not open). */
+  signed_off: boolean;
+  signed_off_by: string | null;
+  signed_off_at: Date | null;
   now: Date;
 }
 
@@ -45,9 +50,11 @@ export async function readEventRows(db: Db | Trx, eventIds: readonly string[]): 
     SELECT e.id AS event_id, e.name, e.venue_name, e.listing_id, e.organisation_id, e.onsale_at, e.starts_at, e.capacity,
            e.hold_ttl_seconds, e.target_sale_minutes, e.tickets_per_order, e.checkout_minutes, e.payment_tps, e.overbook_factor,
            q.admitted_through, q.rate_per_min, q.rate_override_per_min, q.paused, q.paused_reason, q.paused_by, q.paused_at,
-           q.inventory_state, q.sold_out_at, q.heartbeat_at, q.cohort_size, q.sealed_at,
+           q.inventory_state, q.sold_out_at, q.heartbeat_at, q.cohort_size, q.sealed_at, e.fairness_mode,
+           s.id IS NOT NULL AS signed_off, s.signed_off_by, s.signed_off_at,
            q.controller_constraint, q.controller_reason, q.fans_inside, q.admit_cap, now() AS now
     FROM events e JOIN queue_state q ON q.event_id = e.id
+    LEFT JOIN fairness_signoffs s ON s.event_id = e.id AND s.superseded_at IS NULL AND s.fairness_mode = e.fairness_mode
     WHERE e.id = ANY(${[...eventIds]}::uuid[])`.execute(db);
   return rows;
 }
@@ -107,11 +114,17 @@ export async function readAdmissionMinutes(db: Db | Trx, eventIds: readonly stri
   return rows;
 }
 
-/** Checkout attempts of the event's holds: the last 2 minutes (and how many failed), the last 10 s and 60 s. */
+/**
+ * Checkouts of the event over the last 2 minutes: attempts (recorded attempts plus the gateway failures the store
+ * API counted, whose attempts are forgotten), how many the platform failed (gateway failures, payments that could
+ * not complete, holds that lapsed during payment) and how many cards their issuers declined (the fans' outcome);
+ * and the recorded attempts of the last 10 s and 60 s (the payment rate against the contracted TPS).
+ */
 export interface CheckoutWindowRow {
   event_id: string;
   attempts_2m: number;
   failed_2m: number;
+  declined_2m: number;
   attempts_10s: number;
   attempts_60s: number;
 }
@@ -119,14 +132,25 @@ export interface CheckoutWindowRow {
 export async function readCheckoutWindows(db: Db | Trx, eventIds: readonly string[]): Promise<CheckoutWindowRow[]> {
   if (eventIds.length === 0) return [];
   const { rows } = await sql<CheckoutWindowRow>`
-    SELECT h.event_id,
-           count(*)::int AS attempts_2m,
-           count(*) FILTER (WHERE a.status = 'FAILED')::int AS failed_2m,
-           count(*) FILTER (WHERE a.created_at > now() - interval '10 seconds')::int AS attempts_10s,
-           count(*) FILTER (WHERE a.created_at > now() - interval '60 seconds')::int AS attempts_60s
-    FROM checkout_attempts a JOIN holds h ON h.id = a.hold_id
-    WHERE a.created_at > now() - interval '2 minutes' AND h.event_id = ANY(${[...eventIds]}::uuid[])
-    GROUP BY h.event_id`.execute(db);
+    SELECT i.id AS event_id,
+           (coalesce(c.attempts, 0) + coalesce(g.failures, 0))::int AS attempts_2m,
+           (coalesce(c.failed, 0) + coalesce(g.failures, 0))::int AS failed_2m,
+           coalesce(c.declined, 0)::int AS declined_2m,
+           coalesce(c.attempts_10s, 0)::int AS attempts_10s,
+           coalesce(c.attempts_60s, 0)::int AS attempts_60s
+    FROM unnest(${[...eventIds]}::uuid[]) AS i(id)
+    LEFT JOIN LATERAL (
+      SELECT count(*) AS attempts,
+             count(*) FILTER (WHERE a.status = 'FAILED' AND a.error_code IS DISTINCT FROM 'PAYMENT_DECLINED') AS failed,
+             count(*) FILTER (WHERE a.status = 'FAILED' AND a.error_code = 'PAYMENT_DECLINED') AS declined,
+             count(*) FILTER (WHERE a.created_at > now() - interval '10 seconds') AS attempts_10s,
+             count(*) FILTER (WHERE a.created_at > now() - interval '60 seconds') AS attempts_60s
+      FROM checkout_attempts a JOIN holds h ON h.id = a.hold_id
+      WHERE a.created_at > now() - interval '2 minutes' AND h.event_id = i.id) c ON true
+    LEFT JOIN LATERAL (
+      SELECT sum(checkout_gateway_failures) AS failures FROM admission_minutes m
+      WHERE m.event_id = i.id AND m.minute >= date_trunc('minute', now()) - interval '1 minute') g ON true
+    WHERE c.attempts > 0 OR g.failures > 0`.execute(db);
   return rows;
 }
 

@@ -5,6 +5,7 @@ import { z } from 'zod';
 // The rest of the war room's browser-safe parts, so the console needs one entry point.
 export { ALERT_THRESHOLDS, type Alert, type AlertCode, type AlertMetric, type AlertSeverity } from './alerts.js';
 export { appendPoint, toPoint, type WarRoomPoint } from './series.js';
+export { explainAdmissions, explainSnapshot, formatDuration, type AdmissionExplanation, type AdmissionExplanationCode } from './explain.js';
 
 /**
  * The bounds of an operator's admission rate, admits per minute. The same bounds as `setRateOverride` in

@@ -6,6 +6,7 @@ import { tierInventory } from '../allocations/allocations.service.js';
 import { toTierView, type TierView } from '../allocations/tier-view.js';
 import { planAdmission, type BindingConstraint } from '../admission/plan.js';
 import { DEFAULT_HEARTBEAT_STALE_MS } from '../queue/edge.js';
+import { awaitsSignOff } from '../events/signoff.service.js';
 import { evaluateAlerts, type Alert } from './alerts.js';
 import { UNMEASURED_STORE_METRICS, type StoreMetrics } from './store-metrics.js';
 import * as repo from './warroom.repository.js';
@@ -18,10 +19,11 @@ export { toPoint, appendPoint, type WarRoomPoint } from './series.js';
 /**
  * What the war room calls the queue's state, most important first:
  * SOLD_OUT (available = 0 and held = 0), PAUSED (an operator), NOT_OPEN, ENDED (the event started; the controller
- * stopped), FAILED_CLOSED (no controller heartbeat: fans read PAUSED), LAST_CHANCE (nothing available, seats held),
+ * stopped), AWAITING_SIGNOFF (the on-sale time has come but the fairness mode is not signed off: the sale does not
+ * open), FAILED_CLOSED (no controller heartbeat: fans read PAUSED), LAST_CHANCE (nothing available, seats held),
  * ADMITTING.
  */
-export type WarRoomState = 'SOLD_OUT' | 'PAUSED' | 'NOT_OPEN' | 'ENDED' | 'FAILED_CLOSED' | 'LAST_CHANCE' | 'ADMITTING';
+export type WarRoomState = 'SOLD_OUT' | 'PAUSED' | 'NOT_OPEN' | 'ENDED' | 'AWAITING_SIGNOFF' | 'FAILED_CLOSED' | 'LAST_CHANCE' | 'ADMITTING';
 
 /** What a fan who is not yet admitted reads on a status poll in each war-room state (the store API's computeStatus). */
 export const FAN_STATE_OF: Record<WarRoomState, 'WAITING' | 'PAUSED' | 'LAST_CHANCE' | 'SOLD_OUT'> = {
@@ -29,6 +31,7 @@ export const FAN_STATE_OF: Record<WarRoomState, 'WAITING' | 'PAUSED' | 'LAST_CHA
   PAUSED: 'PAUSED',
   NOT_OPEN: 'WAITING',
   ENDED: 'PAUSED',
+  AWAITING_SIGNOFF: 'WAITING',
   FAILED_CLOSED: 'PAUSED',
   LAST_CHANCE: 'LAST_CHANCE',
   ADMITTING: 'WAITING',
@@ -36,7 +39,17 @@ export const FAN_STATE_OF: Record<WarRoomState, 'WAITING' | 'PAUSED' | 'LAST_CHA
 
 /** The war-room state from the queue row and the database clock (pure). */
 export function warRoomStateOf(
-  r: { now: Date; onsale_at: Date; starts_at: Date; paused: boolean; inventory_state: 'AVAILABLE' | 'LAST_CHANCE' | 'SOLD_OUT'; heartbeat_at: Date | null },
+  r: {
+    now: Date;
+    onsale_at: Date;
+    starts_at: Date;
+    paused: boolean;
+    inventory_state: 'AVAILABLE' | 'LAST_CHANCE' | 'SOLD_OUT';
+    heartbeat_at: Date | null;
+    /** Absent: signed off. */
+    signed_off?: boolean;
+    sealed_at?: Date | null;
+  },
   heartbeatStaleMs = DEFAULT_HEARTBEAT_STALE_MS,
 ): WarRoomState {
   const now = r.now.getTime();
@@ -44,6 +57,7 @@ export function warRoomStateOf(
   if (r.paused) return 'PAUSED';
   if (now < r.onsale_at.getTime()) return 'NOT_OPEN';
   if (now >= r.starts_at.getTime()) return 'ENDED';
+  if (awaitsSignOff({ signedOff: r.signed_off ?? true, sealedAt: r.sealed_at ?? null })) return 'AWAITING_SIGNOFF';
   if (r.heartbeat_at === null || now - r.heartbeat_at.getTime() > heartbeatStaleMs) return 'FAILED_CLOSED';
   if (r.inventory_state === 'LAST_CHANCE') return 'LAST_CHANCE';
   return 'ADMITTING';
@@ -76,6 +90,8 @@ export interface WarRoomSnapshot {
   at: string;
   state: WarRoomState;
   fanState: 'WAITING' | 'PAUSED' | 'LAST_CHANCE' | 'SOLD_OUT';
+  /** The fairness sign-off: unsigned (and not opened), the sale does not open at its time. */
+  fairness: { mode: string; signedOff: boolean; signedOffBy: string | null; signedOffAt: string | null; awaitingSignOff: boolean };
   queue: {
     /** Positions issued (highest join index + 1): fans who joined, plus the few who rejoined at the back. */
     joined: number;
@@ -143,7 +159,12 @@ export interface WarRoomSnapshot {
   };
   /** Platform-wide, from the store API's metrics (see store-metrics.ts). */
   holdLatency: { p99Ms: number | null; observed: number; windowSeconds: number };
-  checkout: { attempts2m: number; failed2m: number; errorRate: number | null };
+  /**
+   * Checkouts over the last 2 minutes: attempts, those the platform failed (gateway failures and timeouts,
+   * payments that could not complete) and their share, and cards declined by their issuers (the fans' outcome:
+   * shown, never alerted on, never slowing admissions).
+   */
+  checkout: { attempts2m: number; failed2m: number; declined2m: number; errorRate: number | null };
   payment: { attemptsPerSecond: number; attemptsLastMinute: number; ceilingTps: number };
   soldOut: { soldOutAt: string | null; propagationP99Seconds: number | null; pollsObserved: number };
   waitlist: {
@@ -366,6 +387,7 @@ function toSnapshot(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot 
   const { available, held, sold } = p.inventory;
   const attempts2m = p.checkout?.attempts_2m ?? 0;
   const failed2m = p.checkout?.failed_2m ?? 0;
+  const declined2m = p.checkout?.declined_2m ?? 0;
   const heartbeatAgeSeconds = seconds(now, e.heartbeat_at);
   const open = now.getTime() >= e.onsale_at.getTime() && now.getTime() < e.starts_at.getTime();
   const w = p.waitlist;
@@ -382,6 +404,13 @@ function toSnapshot(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot 
     at: now.toISOString(),
     state,
     fanState: FAN_STATE_OF[state],
+    fairness: {
+      mode: e.fairness_mode,
+      signedOff: e.signed_off,
+      signedOffBy: e.signed_off_by,
+      signedOffAt: iso(e.signed_off_at),
+      awaitingSignOff: awaitsSignOff({ signedOff: e.signed_off, sealedAt: e.sealed_at }),
+    },
     queue: {
       joined: p.positions,
       waiting: Math.max(0, p.positions - admittedThrough),
@@ -426,7 +455,7 @@ function toSnapshot(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot 
       perAdmittedFan: last.admitted > 0 ? round(last.holdsCreated / last.admitted) : null,
     },
     holdLatency: { p99Ms: p.store.holdLatencyP99Ms, observed: p.store.holdsObserved, windowSeconds: p.store.windowSeconds },
-    checkout: { attempts2m, failed2m, errorRate: attempts2m > 0 ? round(failed2m / attempts2m, 4) : null },
+    checkout: { attempts2m, failed2m, declined2m, errorRate: attempts2m > 0 ? round(failed2m / attempts2m, 4) : null },
     payment: {
       attemptsPerSecond: round((p.checkout?.attempts_10s ?? 0) / 10, 1),
       attemptsLastMinute: p.checkout?.attempts_60s ?? 0,
@@ -463,6 +492,7 @@ function toSnapshot(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot 
     }),
   };
   const alerts = evaluateAlerts({
+    awaitingSignOff: snapshot.fairness.awaitingSignOff ? { secondsToOpen: (e.onsale_at.getTime() - now.getTime()) / 1000 } : null,
     paused: e.paused,
     pausedBy: e.paused_by,
     pausedReason: e.paused_reason,
@@ -475,13 +505,17 @@ function toSnapshot(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot 
     planAdmitsPerMin: plan?.admitsPerMinute ?? 0,
     rateOverridePerMin: e.rate_override_per_min,
     holdLatencyP99Ms: p.store.holdLatencyP99Ms,
+    holdLatencyObserved: p.store.holdsObserved,
     checkoutAttempts: attempts2m,
     checkoutFailed: failed2m,
+    checkoutDeclined: declined2m,
     paymentTps: snapshot.payment.attemptsPerSecond,
+    paymentAttempts10s: p.checkout?.attempts_10s ?? 0,
     paymentTpsCeiling: e.payment_tps,
     drift: snapshot.inventory.drift,
     orderDrift: snapshot.inventory.orderDrift,
     soldOutPropagationP99Seconds: p.store.soldOutPropagationP99Seconds,
+    soldOutPollsObserved: p.store.soldOutPollsObserved,
     storeDatabaseDownInstances: p.store.databaseDownInstances,
     storeUnavailablePerMin: p.store.unavailablePerMin,
     soldOutOnce: e.sold_out_at !== null,
@@ -505,6 +539,8 @@ export interface WarRoomTile {
   venueName: string;
   onsaleAt: string;
   state: WarRoomState;
+  /** Not signed off and not opened: the sale will not open at its time. */
+  awaitingSignOff: boolean;
   pausedReason: string | null;
   pausedBy: string | null;
   joined: number;
@@ -531,6 +567,7 @@ export function toTile(s: WarRoomSnapshot): WarRoomTile {
     venueName: s.venueName,
     onsaleAt: s.onsaleAt,
     state: s.state,
+    awaitingSignOff: s.fairness.awaitingSignOff,
     pausedReason: s.queue.pausedReason,
     pausedBy: s.queue.pausedBy,
     joined: s.queue.joined,

@@ -64,6 +64,11 @@ describe('warRoomStateOf', () => {
     expect(warRoomStateOf({ ...base, onsale_at: new Date(2_000_000), heartbeat_at: null })).toBe('NOT_OPEN');
     expect(warRoomStateOf({ ...base, starts_at: new Date(1_000_000) })).toBe('ENDED');
     expect(warRoomStateOf({ ...base, paused: true, inventory_state: 'SOLD_OUT' })).toBe('SOLD_OUT');
+    // Not signed off: the time has come but the sale does not open (before the time it reads NOT_OPEN as ever).
+    expect(warRoomStateOf({ ...base, signed_off: false, sealed_at: null })).toBe('AWAITING_SIGNOFF');
+    expect(warRoomStateOf({ ...base, signed_off: false, sealed_at: null, heartbeat_at: null })).toBe('AWAITING_SIGNOFF');
+    expect(warRoomStateOf({ ...base, signed_off: false, sealed_at: null, onsale_at: new Date(2_000_000) })).toBe('NOT_OPEN');
+    expect(warRoomStateOf({ ...base, signed_off: false, sealed_at: new Date(500_000) })).toBe('ADMITTING');
   });
 
   it("the console's rate bounds are the operator module's", () => {
@@ -89,6 +94,25 @@ describe('readWarRoomSnapshot', () => {
     expect(s.alerts).toEqual([]);
     expect(s.store.configured).toBe(false);
     expect(s.holdLatency.p99Ms).toBeNull();
+  });
+
+  it('an event that is not signed off: the war room says it will not open (warning before its time, critical after), and a tile says so', async () => {
+    const { eventId: later } = await createOpenEvent(t.db, { name: 'Unsigned later', onsaleAt: ahead(3_600_000), startsAt: ahead(86_400_000) }, { signOff: false });
+    let s = await readWarRoomSnapshot(t.db, later);
+    expect(s).toMatchObject({ state: 'NOT_OPEN', fairness: { signedOff: false, awaitingSignOff: true, signedOffBy: null } });
+    expect(s.alerts.map((a) => [a.code, a.severity])).toEqual([['FAIRNESS_NOT_SIGNED_OFF', 'warning']]);
+    expect(toTile(s).awaitingSignOff).toBe(true);
+
+    const { eventId: now } = await createOpenEvent(t.db, { name: 'Unsigned now', onsaleAt: ago(60_000) }, { signOff: false });
+    await heartbeat(now);
+    s = await readWarRoomSnapshot(t.db, now);
+    expect(s).toMatchObject({ state: 'AWAITING_SIGNOFF', fanState: 'WAITING' });
+    expect(s.alerts[0]).toMatchObject({ code: 'FAIRNESS_NOT_SIGNED_OFF', severity: 'critical' });
+
+    const { eventId: signed } = await createOpenEvent(t.db, { name: 'Signed', onsaleAt: ago(60_000) });
+    await heartbeat(signed);
+    s = await readWarRoomSnapshot(t.db, signed);
+    expect(s).toMatchObject({ state: 'ADMITTING', fairness: { signedOff: true, awaitingSignOff: false, signedOffBy: 'system' }, alerts: [] });
   });
 
   it('an unknown or malformed id is EVENT_NOT_FOUND', async () => {
@@ -141,7 +165,7 @@ describe('readWarRoomSnapshot', () => {
     const s = await readWarRoomSnapshot(t.db, eventId);
     expect(s.admission).toMatchObject({ admittedLastMinute: 30, admittedThisMinute: 0 });
     expect(s.holds).toMatchObject({ createdLastMinute: 90, perAdmittedFan: 3 });
-    expect(s.checkout).toEqual({ attempts2m: 25, failed2m: 5, errorRate: 0.2 });
+    expect(s.checkout).toEqual({ attempts2m: 25, failed2m: 5, declined2m: 0, errorRate: 0.2 });
     expect(s.payment).toMatchObject({ attemptsPerSecond: 2.5, attemptsLastMinute: 25, ceilingTps: 1000 });
     const codes = s.alerts.map((a) => a.code);
     expect(codes).toContain('ADMISSION_BYPASS');
@@ -149,6 +173,25 @@ describe('readWarRoomSnapshot', () => {
     expect(codes).toContain('CHECKOUT_ERRORS');
     // Live holds in the holds table (no seat rows taken here): the expired-unswept count stays 0 while they live.
     expect(s.inventory.expiredUnsweptSeats).toBe(0);
+  });
+
+  it('a card declined by its issuer is the fan\'s outcome: not a checkout failure and no alert; gateway failures the store API counted are', async () => {
+    const { eventId } = await createOpenEvent(t.db, { name: 'Declines', onsaleAt: ago(600_000) });
+    await heartbeat(eventId);
+    // 30 checkouts, 10 of them declined test cards (PAYMENT_DECLINED on the attempt).
+    for (let i = 0; i < 30; i++) await holdWithCheckouts(eventId, `decliner-${i}`, [i < 10 ? 'FAILED' : 'SUCCEEDED']);
+    await sql`UPDATE checkout_attempts a SET error_code = 'PAYMENT_DECLINED' FROM holds h WHERE h.id = a.hold_id AND h.event_id = ${eventId} AND a.status = 'FAILED'`.execute(t.db);
+    let s = await readWarRoomSnapshot(t.db, eventId);
+    expect(s.checkout).toEqual({ attempts2m: 30, failed2m: 0, declined2m: 10, errorRate: 0 });
+    expect(s.alerts.map((a) => a.code)).not.toContain('CHECKOUT_ERRORS');
+
+    // The gateway refused 5 for load (their attempts forgotten, counted by the store API in the minute's row).
+    await sql`INSERT INTO admission_minutes (event_id, minute, checkout_gateway_failures) VALUES (${eventId}, date_trunc('minute', now()), 5)`.execute(t.db);
+    s = await readWarRoomSnapshot(t.db, eventId);
+    expect(s.checkout).toEqual({ attempts2m: 35, failed2m: 5, declined2m: 10, errorRate: 0.1429 });
+    const alert = s.alerts.find((a) => a.code === 'CHECKOUT_ERRORS');
+    expect(alert).toMatchObject({ severity: 'warning', title: 'Payments are failing at the payment gateway' });
+    expect(alert!.detail).toContain("10 cards declined by their issuers are the fans' outcome and not counted");
   });
 
   it('inventory is the inventory domain\'s count; lapsed holds nobody swept are reported', async () => {

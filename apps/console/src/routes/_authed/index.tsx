@@ -2,6 +2,7 @@ import { useSuspenseQuery } from '@tanstack/react-query';
 import { createFileRoute, Link } from '@tanstack/react-router';
 import { useTRPC } from '../../trpc';
 import { formatCount, formatDateTime } from '../-components/format';
+import { SignOffNotice } from '../-components/SignOffNotice';
 
 // Counts move during a sale: poll while the page is open.
 const REFRESH_MS = 5_000;
@@ -51,6 +52,7 @@ function EventsPage() {
                   <Link to="/events/$eventId" params={{ eventId: e.id }} data-testid="event-link">
                     {e.name}
                   </Link>
+                  <SignOffNotice eventId={e.id} onsaleAt={e.onsaleAt} awaitingSignOff={e.awaitingSignOff} compact />
                 </td>
                 <td>{e.venueName}</td>
                 <td>

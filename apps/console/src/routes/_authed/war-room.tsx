@@ -93,6 +93,11 @@ function BoardTile({ t }: { t: Tile }) {
         <span className="wr-tile-sub muted">
           {t.venueName} · opens {formatTime(t.onsaleAt).slice(0, 5)}
         </span>
+        {t.awaitingSignOff && (
+          <span className="wr-tile-alert wr-tile-alert-critical" data-testid="board-tile-signoff">
+            Fairness not signed off: {Date.parse(t.onsaleAt) <= Date.now() ? 'the sale has not opened' : 'it will not open at its time'}
+          </span>
+        )}
         <span className="wr-tile-figures">
           <span>
             <b>{formatCount(t.waiting)}</b> waiting

@@ -90,6 +90,8 @@ export const fanRoutes: FastifyPluginAsyncZod<FanPageDeps> = async (app, { confi
     root: join(dir, 'assets'),
     prefix: '/e/assets/',
     decorateReply: false,
+    // The build writes .br and .gz beside each asset: sent as they are to browsers that accept them.
+    preCompressed: true,
     cacheControl: false,
     schemaHide: true,
     setHeaders(res) {

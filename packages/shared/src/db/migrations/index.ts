@@ -15,7 +15,9 @@ import * as m20261129_2130 from './2026_11_29_2130_ga_allocations.js';
 import * as m20261129_2200 from './2026_11_29_2200_add_lottery_notifications.js';
 import * as m20261130_0010 from './2026_11_30_0010_defer_release_fanout.js';
 import * as m20261202_0300 from './2026_12_02_0300_add_controller_inside.js';
+import * as m20261202_0310 from './2026_12_02_0310_add_checkout_owners.js';
 import * as m20261202_0500 from './2026_12_02_0500_add_event_look.js';
+import * as m20261202_0600 from './2026_12_02_0600_count_gateway_failures.js';
 
 /** Every migration, in order. A static list so the migrator works the same under tsx, vitest and a bundler. */
 export const migrations: Record<string, Migration> = {
@@ -35,5 +37,7 @@ export const migrations: Record<string, Migration> = {
   '2026_11_29_2200_add_lottery_notifications': m20261129_2200,
   '2026_11_30_0010_defer_release_fanout': m20261130_0010,
   '2026_12_02_0300_add_controller_inside': m20261202_0300,
+  '2026_12_02_0310_add_checkout_owners': m20261202_0310,
   '2026_12_02_0500_add_event_look': m20261202_0500,
+  '2026_12_02_0600_count_gateway_failures': m20261202_0600,
 };

@@ -1,5 +1,5 @@
 import type { ReactNode } from 'react';
-import type { Alert, AlertMetric } from '@onsale/shared/warroom/schema';
+import { explainSnapshot, type Alert, type AlertMetric } from '@onsale/shared/warroom/schema';
 import type { RouterOutputs } from '@onsale/bff/root';
 import { formatCount } from '../format';
 import type { LinkState } from './useLiveStream';
@@ -22,6 +22,7 @@ export const STATE_LOOK: Record<WarRoomState, { label: string; tone: 'ok' | 'ala
   LAST_CHANCE: { label: 'LAST CHANCE', tone: 'warn', fan: 'nothing available; held seats may come back' },
   SOLD_OUT: { label: 'SOLD OUT', tone: 'done', fan: 'every poller is told SOLD_OUT and pointed to the waitlist' },
   ENDED: { label: 'ENDED', tone: 'quiet', fan: 'the event has started; the queue is closed' },
+  AWAITING_SIGNOFF: { label: 'NOT OPEN — AWAITING FAIRNESS SIGN-OFF', tone: 'alarm', fan: 'the sale has not opened: fans keep their places and read that the organiser is completing its final checks' },
 };
 
 /** The connection, said plainly: live with the age of the figures, or lost and reconnecting. */
@@ -72,10 +73,16 @@ export function AlertList({ alerts }: { alerts: Alert[] }) {
   return (
     <ul className="wr-alerts" data-testid="wr-alerts" data-count={alerts.length} aria-label="Alerts firing">
       {alerts.map((a) => (
-        <li key={a.code} className={`wr-alert wr-alert-${a.severity}`} data-testid="wr-alert" data-code={a.code} data-severity={a.severity}>
-          <strong>{a.severity === 'critical' ? 'CRITICAL' : 'WARNING'}</strong> {a.title}
+        <li key={`${a.code}:${a.scope}`} className={`wr-alert wr-alert-${a.severity}`} data-testid="wr-alert" data-code={a.code} data-severity={a.severity}>
+          <strong>{a.severity === 'critical' ? 'Act now' : 'Look now'}:</strong> <span data-testid="wr-alert-title">{a.title}</span>
+          <span className="wr-alert-action" data-testid="wr-alert-action">
+            {a.action}
+          </span>
           <span className="wr-alert-detail">{a.detail}</span>
-          <span className="wr-alert-source">{a.source}</span>
+          <details className="wr-alert-source">
+            <summary>Why this rule</summary>
+            {a.source}
+          </details>
         </li>
       ))}
     </ul>
@@ -108,7 +115,7 @@ export function Metric({
       </span>
       {note && <span className="wr-metric-note">{note}</span>}
       {mine.map((a) => (
-        <span key={a.code} className="wr-metric-alert" data-testid={`${testId}-alert`} data-code={a.code}>
+        <span key={`${a.code}:${a.scope}`} className="wr-metric-alert" data-testid={`${testId}-alert`} data-code={a.code}>
           {a.title}
         </span>
       ))}
@@ -123,5 +130,28 @@ export function Panel({ title, children, testId }: { title: string; children: Re
       <h2>{title}</h2>
       <div className="wr-metrics">{children}</div>
     </section>
+  );
+}
+
+const clock = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', timeZoneName: 'short' });
+
+/**
+ * Why fans are or are not being let in, what the operator can do, and how long the queue takes to clear at the
+ * current rate (explainSnapshot, the domain's rule). Loud when admissions are below the plan or zero.
+ */
+export function AdmissionWhy({ snapshot }: { snapshot: WarRoomSnapshot }) {
+  const e = explainSnapshot(snapshot, (ms) => clock.format(new Date(ms)));
+  return (
+    <div className={`wr-why${e.stalled ? ' wr-why-stalled' : ''}`} data-testid="wr-why" data-code={e.code} data-stalled={e.stalled ? 'true' : 'false'} role={e.stalled ? 'status' : undefined}>
+      <strong className="wr-why-sentence" data-testid="wr-why-sentence">
+        {e.sentence}
+      </strong>
+      <span className="wr-why-action" data-testid="wr-why-action">
+        {e.action}
+      </span>
+      <span className="wr-why-clear" data-testid="wr-clear-queue">
+        {e.clearQueue}
+      </span>
+    </div>
   );
 }

@@ -7,6 +7,7 @@ import { InventoryTotals } from '../../-components/InventoryTotals';
 import { LotteryPanel } from '../../-components/LotteryPanel';
 import { SectionChart } from '../../-components/SectionChart';
 import { SectionTable } from '../../-components/SectionTable';
+import { SignOffNotice } from '../../-components/SignOffNotice';
 import { Forbidden, NotFound } from '../../-components/Status';
 import { TiersPanel } from '../../-components/TiersPanel';
 
@@ -46,6 +47,8 @@ function EventInventoryPage() {
         {event.venueName} · on sale <time dateTime={event.onsaleAt}>{formatDateTime(event.onsaleAt)}</time> · starts{' '}
         <time dateTime={event.startsAt}>{formatDateTime(event.startsAt)}</time>
       </p>
+
+      <SignOffNotice eventId={event.id} onsaleAt={event.onsaleAt} awaitingSignOff={event.awaitingSignOff} />
 
       <InventoryTotals counts={event.counts} />
 

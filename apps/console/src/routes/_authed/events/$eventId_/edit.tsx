@@ -220,10 +220,19 @@ function SignOff({ config, formMode }: { config: Config; formMode: string }) {
         </p>
       ) : (
         <div className="banner banner-warn" data-testid="not-signed-off">
-          <p>
-            <strong>Not signed off.</strong> The saved mode, {FAIRNESS_LABELS[config.fairness.mode]}, has no promoter sign-off yet.
-          </p>
+          {config.fairness.openedAt ? (
+            <p>
+              <strong>Not signed off.</strong> This sale opened on <time dateTime={config.fairness.openedAt}>{formatDateTime(config.fairness.openedAt)}</time> without a sign-off
+              (before sign-offs were required); a sign-off is given before the open and cannot be added now.
+            </p>
+          ) : (
+            <p>
+              <strong>Not signed off.</strong> The saved mode, {FAIRNESS_LABELS[config.fairness.mode]}, has no promoter sign-off yet, so the sale does not open: nobody is let
+              in until it is signed off.
+            </p>
+          )}
           {config.canConfigure &&
+            !config.fairness.openedAt &&
             (formMode === config.fairness.mode ? (
               <button type="button" className="secondary" disabled={signOff.isPending} onClick={() => signOff.mutate({ eventId: config.eventId, fairnessMode: config.fairness.mode })} data-testid="sign-off">
                 I have read the description and sign it off

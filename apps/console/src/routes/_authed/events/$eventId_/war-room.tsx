@@ -6,12 +6,14 @@ import { trpcCodeOf, useTRPC } from '../../../../trpc';
 import { EventLinks } from '../../../-components/EventLinks';
 import '../../../-components/event-form.css';
 import { formatCount, formatDateTime } from '../../../-components/format';
+import { SignOffNotice } from '../../../-components/SignOffNotice';
 import { Forbidden, NotFound } from '../../../-components/Status';
 import { TiersPanel } from '../../../-components/TiersPanel';
 import { AdmissionChart, InventoryChart } from '../../../-components/warroom/charts';
 import { Controls } from '../../../-components/warroom/controls';
-import { AlertList, formatPct, formatRate, formatTime, LinkBanner, LiveArea, Metric, Panel, STATE_LOOK, type WarRoomSnapshot } from '../../../-components/warroom/parts';
+import { AdmissionWhy, AlertList, formatPct, formatRate, formatTime, LinkBanner, LiveArea, Metric, Panel, STATE_LOOK, type WarRoomSnapshot } from '../../../-components/warroom/parts';
 import { useLinkState } from '../../../-components/warroom/useLiveStream';
+import { useServerReach } from '../../../-components/warroom/reach';
 
 /** The inventory series the page keeps (the BFF keeps the same window, so a reload gets it back). */
 const SERIES_MS = 15 * 60_000;
@@ -59,8 +61,10 @@ function WarRoomPage() {
     ),
   );
   const link = useLinkState(sub, last);
-  if (link.state === 'refused') return <Forbidden what="event" />;
   const live = link.state === 'live';
+  // Only the controls need to know whether plain requests still pass while the stream is down.
+  const server = useServerReach(eventId, live || link.state === 'refused' || !me.permissions.includes('warroom.control'));
+  if (link.state === 'refused') return <Forbidden what="event" />;
   const s = snapshot;
   const look = STATE_LOOK[s.state];
   const plan = s.admission.plan;
@@ -78,9 +82,10 @@ function WarRoomPage() {
         {s.venueName} · on sale <time dateTime={s.onsaleAt}>{formatDateTime(s.onsaleAt)}</time>
       </p>
 
+      <SignOffNotice eventId={eventId} onsaleAt={s.onsaleAt} awaitingSignOff={s.fairness.awaitingSignOff} />
       <LinkBanner state={link.state} sinceMs={link.sinceMs} at={s.at} />
-      {/* Outside the figures: an operator can pause even while the stream is down (controls are plain requests). */}
-      {canControl && <Controls snapshot={s} />}
+      {/* Outside the figures: while the stream is down the controls work if the server still answers plain requests, and say so when it does not. */}
+      {canControl && <Controls snapshot={s} reach={server.reach} serverError={server.serverError} />}
 
       <LiveArea live={live}>
         <div className={`wr-state wr-state-${look.tone}`} data-testid="wr-state-banner" data-state={s.state} role={look.tone === 'alarm' ? 'alert' : undefined}>
@@ -96,6 +101,8 @@ function WarRoomPage() {
             </span>
           )}
         </div>
+
+        <AdmissionWhy snapshot={s} />
 
         <AlertList alerts={s.alerts} />
 
@@ -155,10 +162,15 @@ function WarRoomPage() {
               metric="holdLatencyP99"
             />
             <Metric
-              label="Checkout errors"
+              label="Payment failures"
               value={s.checkout.errorRate === null ? '—' : formatPct(s.checkout.errorRate)}
               testId="wr-checkout-errors"
-              note={`${formatCount(s.checkout.failed2m)} of ${formatCount(s.checkout.attempts2m)} in 2 min`}
+              note={
+                <>
+                  {formatCount(s.checkout.failed2m)} of {formatCount(s.checkout.attempts2m)} checkouts in 2 min failed at the gateway or timed out ·{' '}
+                  <span data-testid="wr-checkout-declined">{formatCount(s.checkout.declined2m)}</span> cards declined by their issuers (the fan's outcome, not counted)
+                </>
+              }
               alerts={s.alerts}
               metric="checkoutErrorRate"
             />
