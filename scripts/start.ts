@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { createDb, databaseFaultOf, healthOf, migrateToLatest, warmPool } from '@onsale/shared/db';
 import { createMetrics } from '@onsale/shared/metrics';
+import { CardFingerprints, rekeyLegacyCardFingerprints } from '@onsale/shared/checkout';
 import { startWorker, type WorkerOptions } from '@onsale/shared/jobs';
 import { buildStoreApi } from '@onsale/store-api';
 import { loadStoreApiConfig } from '@onsale/store-api/env';
@@ -88,6 +89,9 @@ try {
   shutdown.add('BFF and worker pool', () => opsDb.destroy());
 
   const migrated = await migrateToLatest(storeDb);
+  // Card fingerprints written before they were keyed are keyed in place (a migration cannot: it has no secret).
+  const rekeyed = await rekeyLegacyCardFingerprints(storeDb, new CardFingerprints(storeConfig.cardFingerprintSecret));
+  if (rekeyed > 0) log(`card fingerprints: keyed ${rekeyed} written before fingerprints were keyed`);
   const applied = migrated.results ?? [];
   log(applied.length ? `migrations: applied ${applied.map((r) => r.migrationName).join(', ')}` : 'migrations: up to date');
 

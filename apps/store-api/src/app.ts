@@ -1,10 +1,11 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import fastifyCookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { DatabaseHealth, databaseFaultOf, healthOf, type Db } from '@onsale/shared/db';
 import { createMetrics, type Metrics } from '@onsale/shared/metrics';
-import { CheckoutService, ProcessLease, SimulatedPaymentGateway, type PaymentProvider } from '@onsale/shared/checkout';
+import { CardFingerprints, CheckoutService, ProcessLease, SimulatedPaymentGateway, type PaymentProvider } from '@onsale/shared/checkout';
 import { EventCache } from '@onsale/shared/events';
 import { HoldService, SeatmapCache, SectionSeatsCache } from '@onsale/shared/inventory';
 import { CachedTokenVerifier, createNodeTokenKey, lastMinuteAdmissions, QueueService, WatermarkStore } from '@onsale/shared/queue';
@@ -81,6 +82,8 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
     health.off('up', onUp);
   });
   installErrorHandling(app, { health, count503: (reason) => metrics.unavailableResponses.inc({ reason }) });
+  // Cookies (the admission_token a browser may carry) parsed by the Fastify plugin, before any hook reads them.
+  await app.register(fastifyCookie);
 
   const payments =
     deps.payments ??
@@ -164,7 +167,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   // seconds (recoverOrphanedPayments); a clean stop ends the lease at once.
   const lease = new ProcessLease(deps.db);
   await lease.start();
-  const checkout = new CheckoutService({ db: deps.db, payments, metrics, lease, onGatewayFailure: (eventId) => watermarks.countGatewayFailure(eventId) });
+  const checkout = new CheckoutService({ db: deps.db, payments, metrics, lease, cards: new CardFingerprints(deps.config.cardFingerprintSecret), onGatewayFailure: (eventId) => watermarks.countGatewayFailure(eventId) });
   let settling: Promise<unknown> | undefined;
   const orphans = setInterval(() => {
     settling ??= checkout
@@ -180,7 +183,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   });
   await app.register(eventRoutes, { db: deps.db, events, seatmap, sectionSeats: new SectionSeatsCache(deps.db) });
   await app.register(fanRoutes, { config: deps.config });
-  await app.register(holdRoutes, { db: deps.db, holds, checkout });
+  await app.register(holdRoutes, { db: deps.db, holds, checkout, tokenKey });
   // Settles checkouts whose process died mid-payment (asks the provider, writes the order or gives the hold back).
   const recovery = setInterval(() => {
     checkout.recoverStalePayments().catch((err: unknown) => databaseFaultOf(err) || app.log.error({ err }, 'payment recovery failed'));

@@ -17,6 +17,9 @@ import type { FairnessSignoffsTable } from '../events/signoff.table.js';
 import type { LotteriesTable, LotteryRegistrationsTable, LotteryWinnersTable } from '../lottery/lottery.table.js';
 import type { AccessCodeRedemptionsTable, AllocationsTable } from '../allocations/allocations.table.js';
 
+import type { AlertDeliveriesTable, AlertEndpointsTable, EventAlertsTable, SaleMinutesTable } from '../warroom/warroom.table.js';
+import type { QueueSchedulesTable } from '../admission/schedule.table.js';
+
 /** Every table of the system of record, as Kysely sees it. */
 export interface Database {
   accounts: AccountsTable;
@@ -52,4 +55,9 @@ export interface Database {
   lottery_winners: LotteryWinnersTable;
   allocations: AllocationsTable;
   access_code_redemptions: AccessCodeRedemptionsTable;
+  event_alerts: EventAlertsTable;
+  alert_endpoints: AlertEndpointsTable;
+  alert_deliveries: AlertDeliveriesTable;
+  sale_minutes: SaleMinutesTable;
+  queue_schedules: QueueSchedulesTable;
 }

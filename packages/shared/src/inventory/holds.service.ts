@@ -140,8 +140,11 @@ export class HoldService {
    */
   async create(accountId: string, eventId: string, req: HoldRequest, requester: HoldRequester = {}): Promise<Hold> {
     const started = performance.now();
+    // Metrics are labelled with events that exist only: an id from the URL never becomes a label value.
+    let known = false;
     try {
       const cached = await this.deps.events.get(eventId);
+      known = true;
       this.validate(cached, req);
       const tier = tierOfAdmission(cached.tiers, requester.tier);
       if (tier) assertTierSelling(tier, this.now());
@@ -165,7 +168,7 @@ export class HoldService {
       this.deps.metrics?.holdLatency.observe((performance.now() - started) / 1000);
       return hold;
     } catch (e) {
-      if (e instanceof DomainError) this.deps.metrics?.holdFailures.inc({ event: eventId, code: e.code });
+      if (e instanceof DomainError && known) this.deps.metrics?.holdFailures.inc({ event: eventId, code: e.code });
       throw e;
     }
   }

@@ -4,13 +4,16 @@ import type { Db } from '@onsale/shared/db';
 import { holdRequestSchema, toHoldRequest, type Hold, type HoldService } from '@onsale/shared/inventory';
 import { checkoutRequestSchema, idempotencyKeySchema, type CheckoutService } from '@onsale/shared/checkout';
 import { deviceFingerprint } from '@onsale/shared/abuse';
+import { holdAdmissionClaims, signToken, type TokenKey } from '@onsale/shared/queue';
 import { errorResponses, errorSchema, holdSchema, serviceUnavailableSchema } from '../schemas.js';
 
 const toBody = (h: Hold) => ({ ...h, expiresAt: h.expiresAt.toISOString() });
 const holdParams = z.object({ id: z.string().max(64) });
+/** The longest extension an event may offer (the event file's holds.extensionSeconds). */
+const MAX_HOLD_EXTENSION_SECONDS = 1800;
 
 /** Holds and checkout. Every route here needs the fan's account token (the auth hook). */
-export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; checkout: CheckoutService }> = async (app, { db, holds, checkout }) => {
+export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; checkout: CheckoutService; tokenKey: TokenKey }> = async (app, { db, holds, checkout, tokenKey }) => {
   app.post(
     '/events/:id/holds',
     {
@@ -19,7 +22,12 @@ export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; che
         summary: 'Hold seats: best available in a section, or exact seats once seat picking is open',
         params: z.object({ id: z.string().max(64) }),
         body: holdRequestSchema,
-        response: { 201: holdSchema, ...errorResponses },
+        response: {
+          201: holdSchema.extend({
+            admissionToken: z.string().describe('X-Admission-Token for this hold\'s routes (pay, extend, release, read) until the hold can live no longer; it opens no new hold'),
+          }),
+          ...errorResponses,
+        },
       },
     },
     async (req, reply) => {
@@ -29,7 +37,10 @@ export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; che
         // A presale's admission holds that tier's seats.
         tier: req.admission?.tier,
       });
-      return reply.status(201).send(toBody(hold));
+      // The admission token is checked for expiry on every route; the hold comes with its own, so paying at minute
+      // 12 for seats held at minute 9 works while no new hold can be made past minute 10.
+      const admissionToken = await signToken(tokenKey, holdAdmissionClaims(req.admission!, hold.holdId, hold.expiresAt.getTime(), MAX_HOLD_EXTENSION_SECONDS, Date.now()));
+      return reply.status(201).send({ ...toBody(hold), admissionToken });
     },
   );
 
