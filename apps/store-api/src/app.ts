@@ -26,6 +26,7 @@ import { lotteryRoutes } from './routes/lottery/index.js';
 import { fanRoutes } from './routes/fan/index.js';
 import { ClaimTokens, WaitlistService, waitlistSizes } from '@onsale/shared/waitlist';
 import { createAbuseMetrics, DefaultBotScorer, JoinGate, ProofOfWork, type BotScorer } from '@onsale/shared/abuse';
+import { createRedis, OutageLog, RedisUsedChallenges } from './plugins/redis.js';
 import { rateLimitPlugin } from './plugins/rate-limit.js';
 import { botGatePlugin } from './plugins/bot-gate.js';
 
@@ -57,7 +58,7 @@ function databaseHealthOf(db: Db): DatabaseHealth {
 
 /** Builds the fan-facing store API. Tests import this; `server.ts` only adds listening and shutdown. */
 export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifyServerOptions = {}): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false, ...serverOptions }).withTypeProvider<ZodTypeProvider>();
+  const app = Fastify({ logger: false, trustProxy: deps.config.trustProxy, ...serverOptions }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   const metrics = deps.metrics ?? createMetrics({ defaultMetrics: true });
@@ -131,9 +132,22 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
     for (const w of await waitlistSizes(deps.db)) metrics.waitlistEntries.set({ listing: w.listingId }, w.entries);
   };
   await app.register(metricsPlugin, { metrics, db: deps.db, beforeScrape });
+  // What every store-API process shares when REDIS_URL is set: request-limit counters and used proof-of-work
+  // challenges. Connected before the first request; if Redis does not answer, each falls back to this process's memory.
+  const redisConfig = deps.config.redis;
+  const redis = redisConfig ? createRedis(redisConfig.url) : null;
+  if (redis) {
+    redis.on('error', () => {}); // reported through the outage logs below, once per outage
+    await redis.connect().catch((err: unknown) => app.log.warn({ err }, `Redis at ${redisConfig!.url} does not answer: limits and proof-of-work replay stay per process until it does`));
+    app.addHook('onClose', async () => void redis.disconnect());
+  }
   // Before auth: a flood from one address is refused before any token is verified.
   const abuseMetrics = createAbuseMetrics(metrics.registry);
-  await app.register(rateLimitPlugin, { config: deps.config.rateLimit, metrics: abuseMetrics });
+  await app.register(rateLimitPlugin, {
+    config: deps.config.rateLimit,
+    metrics: abuseMetrics,
+    ...(redis ? { redis: { client: redis, keyPrefix: redisConfig!.keyPrefix, outage: new OutageLog(app.log, 'request-limit counters') } } : {}),
+  });
   const devTokens = deps.config.identity.kind === 'dev' ? new AccountTokens(deps.config.authSecret) : null;
   const identity =
     deps.identity ??
@@ -144,7 +158,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   const tokenKey = await createNodeTokenKey(deps.config.queueTokenSecret);
   const tokens = new CachedTokenVerifier(tokenKey);
   await app.register(admissionGate, { tokens, metrics });
-  await app.register(healthRoutes, { db: deps.db });
+  await app.register(healthRoutes, { db: deps.db, instance: deps.config.instance });
   if (deps.config.devAuth && devTokens) await app.register(devAuthRoutes, { db: deps.db, tokens: devTokens });
   const events = new EventCache(deps.db);
   const seatmap = new SeatmapCache(deps.db);
@@ -189,7 +203,12 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   const queue = new QueueService({ db: deps.db, events, watermarks, tokenKey, verifier: tokens, metrics });
   if (deps.config.botGate.enabled) {
     const g = deps.config.botGate;
-    const pow = new ProofOfWork({ secret: deps.config.queueTokenSecret, difficulty: g.powDifficultyBits, ttlSeconds: g.powTtlSeconds });
+    const pow = new ProofOfWork({
+      secret: deps.config.queueTokenSecret,
+      difficulty: g.powDifficultyBits,
+      ttlSeconds: g.powTtlSeconds,
+      ...(redis ? { used: new RedisUsedChallenges(redis, redisConfig!.keyPrefix, new OutageLog(app.log, 'used proof-of-work challenges')) } : {}),
+    });
     const gate = new JoinGate({
       scorer: deps.botScorer ?? new DefaultBotScorer(),
       pow,

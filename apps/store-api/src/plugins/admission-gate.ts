@@ -28,6 +28,9 @@ export const ADMISSION_OPT_OUT = new Set([
   'GET /events/:id/fairness',
   'POST /events/:id/queue',
   'GET /events/:id/queue/status',
+  // Edge workers: the public state they answer polls from, and their reports of admissions (signed, see the route).
+  'GET /events/:id/edge-state',
+  'POST /edge/claims',
   // Waitlists and offers: after a sell-out there is no queue to pass; a claim token is the admission.
   'GET /listings/:id',
   'PUT /listings/:id/waitlist',
