@@ -21,6 +21,7 @@ export default defineConfig({
       { extends: true, test: { name: 'cli', include: ['apps/cli/test/**/*.test.ts'] } },
       { extends: true, test: { name: 'console', include: ['apps/console/test/**/*.test.ts'] } },
       { extends: true, test: { name: 'fan', include: ['apps/fan/test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'edge', include: ['apps/edge/test/**/*.test.ts'] } },
     ],
   },
 });

@@ -4,6 +4,7 @@ const benches: Record<string, () => Promise<{ main(argv: string[]): Promise<void
   queue: () => import('../apps/store-api/bench/queue.js'),
   ga: () => import('../apps/store-api/bench/ga.js'),
   waitlist: () => import('../apps/store-api/bench/waitlist.js'),
+  edge: () => import('../apps/edge/bench/edge.js'),
 };
 
 const [name, ...rest] = process.argv.slice(2);

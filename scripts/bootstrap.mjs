@@ -43,6 +43,7 @@ const targets = {
   start: [bin('tsx'), ['scripts/start.ts']],
   onsale: [bin('tsx'), ['apps/cli/src/main.ts']],
   bench: [bin('tsx'), ['scripts/bench.ts']],
+  edge: [bin('tsx'), ['scripts/edge.ts']],
   test: [bin('vitest'), ['run']],
 };
 const target = targets[command];

@@ -12,28 +12,56 @@ export { repoRoot };
 export const consoleDir = join(repoRoot, 'apps', 'console', 'dist');
 export const fanDir = join(repoRoot, 'apps', 'fan', 'dist');
 
-export const START_USAGE = `usage: npm start [-- --demo]
+export const START_USAGE = `usage: npm start [-- --demo] [--edge] [--store-instances N] [--workers M]
 
-Starts the whole platform in one process: PostgreSQL (embedded under ./.data/ unless DATABASE_URL is set),
-migrations, the store API (STORE_API_PORT, default 3000), the BFF serving the console (BFF_PORT, default 3001)
-and the background worker. Stop it with Ctrl-C (SIGINT) or SIGTERM.
+Starts the whole platform: PostgreSQL (embedded under ./.data/ unless DATABASE_URL is set), migrations, the store
+API (STORE_API_PORT, default 3000), the BFF serving the console (BFF_PORT, default 3001) and the background
+worker, in one process unless told otherwise. Stop it with Ctrl-C (SIGINT) or SIGTERM.
 
   --demo   also create the club example event (once; it is found by name afterwards) with its on-sale
-           already open, and print a curl sequence that signs in, reads it and holds seats.`;
+           already open, and print a curl sequence that signs in, reads it and holds seats.
+  --edge   also run the edge worker (apps/edge) in workerd, Cloudflare's open-source runtime, in front of the
+           store API on EDGE_PORT (default 8787): fans use its URL; it answers status polls and watermark reads
+           itself and passes everything else to the store API.
+  --store-instances N   run N store-API processes on the one port (node:cluster; 1-16), each started again if
+           it dies. With N > 1 set REDIS_URL so request limits and proof-of-work replay hold across them.
+  --workers M           run M background-worker processes (0-16; default 1 when --store-instances is given).`;
 
 export interface StartFlags {
   demo: boolean;
+  edge: boolean;
   help: boolean;
+  /** Separate store-API processes (undefined: the one-process start). */
+  storeInstances: number | undefined;
+  workers: number | undefined;
 }
 
 export function parseStartFlags(argv: string[]): StartFlags {
   const { values } = parseArgs({
     args: argv,
-    options: { demo: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
+    options: {
+      demo: { type: 'boolean', default: false },
+      edge: { type: 'boolean', default: false },
+      'store-instances': { type: 'string' },
+      workers: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
     strict: true,
     allowPositionals: false,
   });
-  return { demo: values.demo === true, help: values.help === true };
+  const count = (v: string | undefined, flag: string, min: number): number | undefined => {
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min || n > 16) throw new Error(`${flag} must be a whole number from ${min} to 16 (got ${JSON.stringify(v)})`);
+    return n;
+  };
+  return {
+    demo: values.demo === true,
+    edge: values.edge === true,
+    help: values.help === true,
+    storeInstances: count(values['store-instances'], '--store-instances', 1),
+    workers: count(values.workers, '--workers', 0),
+  };
 }
 
 /** pnpm as the bootstrap finds it: the pinned version on PATH, else through npx. */

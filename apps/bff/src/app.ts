@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
+import fastifyHelmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
 import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
 import { databaseFaultOf, sql, type Db } from '@onsale/shared/db';
@@ -32,6 +33,35 @@ export async function buildBff(deps: BuildBffDeps): Promise<FastifyInstance> {
 
   // Unsigned cookies: the session token is 256 random bits checked against PostgreSQL, so a signature adds nothing.
   await app.register(fastifyCookie);
+
+  // Security headers on every answer: a CSP that lets the console (a Vite build: its own scripts and styles only)
+  // run and nothing else, no framing (clickjacking on the war room's controls), nosniff, no referrer leaving the site.
+  // HSTS and upgrade-insecure-requests only when the console is served over HTTPS (secure cookies).
+  const https = deps.auth?.secureCookies === true;
+  await app.register(fastifyHelmet, {
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        'default-src': ["'self'"],
+        'script-src': ["'self'"],
+        'script-src-attr': ["'none'"],
+        // React and Recharts set style attributes; the look editor previews logos from https addresses and uploads.
+        'style-src': ["'self'", "'unsafe-inline'"],
+        'img-src': ["'self'", 'data:', 'blob:', 'https:'],
+        'font-src': ["'self'", 'data:'],
+        'connect-src': ["'self'"],
+        'object-src': ["'none'"],
+        'base-uri': ["'self'"],
+        'form-action': ["'self'"],
+        'frame-ancestors': ["'none'"],
+        ...(https ? { 'upgrade-insecure-requests': [] } : {}),
+      },
+    },
+    frameguard: { action: 'deny' },
+    referrerPolicy: { policy: 'same-origin' },
+    hsts: https ? { maxAge: 31_536_000, includeSubDomains: true } : false,
+    crossOriginEmbedderPolicy: false,
+  });
 
   // One war-room reader per process, shared by every open stream; it reads only while someone watches.
   const warRoom =

@@ -132,3 +132,27 @@ describe('a database outage (issue 13)', () => {
     }
   });
 });
+
+describe('security headers (@fastify/helmet)', () => {
+  it('sends a CSP with frame-ancestors none, nosniff and a referrer policy on the console and the API', async () => {
+    const tdb = await createTestDatabase(inject('templateDatabaseUrl'), { max: 2 });
+    const app = await buildBff({ db: tdb.db });
+    try {
+      for (const url of ['/healthz', '/trpc/auth.me', '/no-such-page']) {
+        const r = await app.inject({ method: 'GET', url });
+        const csp = String(r.headers['content-security-policy']);
+        expect(csp, url).toContain("frame-ancestors 'none'");
+        expect(csp).toContain("script-src 'self'");
+        expect(csp).toContain("object-src 'none'");
+        expect(r.headers['x-content-type-options']).toBe('nosniff');
+        expect(r.headers['referrer-policy']).toBe('same-origin');
+        expect(r.headers['x-frame-options']).toBe('DENY');
+        // Over plain http (development) no HSTS: a browser would pin 127.0.0.1 to https.
+        expect(r.headers['strict-transport-security']).toBeUndefined();
+      }
+    } finally {
+      await app.close();
+      await tdb.drop();
+    }
+  });
+});

@@ -124,18 +124,6 @@ describe('warRoom: controls and their role boundaries', () => {
     expect((await ops.warRoom.snapshot({ eventId })).state).toBe('ADMITTING');
   });
 
-  it('reads the controls back as the server has them (what the console confirms a control by), scoped like every event read', async () => {
-    const ops = callerAs(tdb.db, operator);
-    await ops.warRoom.pause({ eventId, reason: 'read-back check' });
-    const read = await callerAs(tdb.db, viewer).warRoom.controls({ eventId });
-    expect(read).toMatchObject({ eventId, paused: true, pausedBy: operator.email, pausedReason: 'read-back check', rateOverridePerMin: null, at: expect.any(String) });
-    await ops.warRoom.resume({ eventId, reason: 'read-back done' });
-    expect((await ops.warRoom.controls({ eventId })).paused).toBe(false);
-    expect(await codeOf(callerAs(tdb.db, otherPromoter).warRoom.controls({ eventId: acmeEventId }))).toMatchObject({ code: 'FORBIDDEN' });
-    expect(await codeOf(callerAs(tdb.db, null).warRoom.controls({ eventId }))).toMatchObject({ code: 'UNAUTHORIZED' });
-    expect(await codeOf(ops.warRoom.controls({ eventId: '00000000-0000-4000-8000-000000000000' }))).toMatchObject({ code: 'NOT_FOUND' });
-  });
-
   it('a viewer and a promoter may watch but not pause, resume or set the rate; nothing is written', async () => {
     for (const user of [viewer, promoter]) {
       const c = callerAs(tdb.db, user);
@@ -278,5 +266,72 @@ describe('warRoom: presale tiers each have their own queue', () => {
     await ops.warRoom.resume({ eventId: tieredId, reason: 'provider back' });
     expect((await ops.warRoom.snapshot({ eventId: tieredId })).tiers.map((t) => t.queue?.paused)).toEqual([false, false, false]);
     expect(await codeOf(ops.warRoom.pause({ eventId: tieredId, tier: 'NOPE', reason: 'x' }))).toMatchObject({ code: 'NOT_FOUND', domainCode: 'TIER_NOT_FOUND' });
+  });
+});
+
+describe('warRoom: alert history and receivers, the words fans read, schedules, the whole sale (issue 17, items 2, 3, 11, 12)', () => {
+  // Last in the file: it pauses and resumes, which the counts of the tests above must not see.
+  it('reads the controls back as the server has them (what the console confirms a control by), scoped like every event read', async () => {
+    const ops = callerAs(tdb.db, operator);
+    await ops.warRoom.pause({ eventId, reason: 'read-back check' });
+    const read = await callerAs(tdb.db, viewer).warRoom.controls({ eventId });
+    expect(read).toMatchObject({ eventId, paused: true, pausedBy: operator.email, pausedReason: 'read-back check', rateOverridePerMin: null, at: expect.any(String) });
+    await ops.warRoom.resume({ eventId, reason: 'read-back done' });
+    expect((await ops.warRoom.controls({ eventId })).paused).toBe(false);
+    expect(await codeOf(callerAs(tdb.db, otherPromoter).warRoom.controls({ eventId: acmeEventId }))).toMatchObject({ code: 'FORBIDDEN' });
+    expect(await codeOf(callerAs(tdb.db, null).warRoom.controls({ eventId }))).toMatchObject({ code: 'UNAUTHORIZED' });
+    expect(await codeOf(ops.warRoom.controls({ eventId: '00000000-0000-4000-8000-000000000000' }))).toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
+
+  it('every reader sees the alert history; only admins and operators manage alert receivers, audited', async () => {
+    expect(await callerAs(tdb.db, viewer).warRoom.alertHistory({ eventId })).toEqual(expect.any(Array));
+    expect(await codeOf(callerAs(tdb.db, otherPromoter).warRoom.alertHistory({ eventId: acmeEventId }))).toMatchObject({ code: 'FORBIDDEN' });
+    const added = await callerAs(tdb.db, operator).warRoom.addAlertReceiver({ url: 'https://hooks.slack.com/services/T1/B1/ops', eventId, minSeverity: 'critical' });
+    expect(added).toMatchObject({ url: 'https://hooks.slack.com/services/T1/B1/ops', eventId, minSeverity: 'critical', active: true, createdBy: operator.email, secret: expect.stringMatching(/^whsec_/) });
+    expect((await callerAs(tdb.db, admin).warRoom.alertReceivers()).map((r) => r.id)).toContain(added.id);
+    expect((await callerAs(tdb.db, admin).warRoom.alertReceivers())[0]).not.toHaveProperty('secret');
+    for (const u of [viewer, promoter]) {
+      expect(await codeOf(callerAs(tdb.db, u).warRoom.alertReceivers())).toMatchObject({ code: 'FORBIDDEN' });
+      expect(await codeOf(callerAs(tdb.db, u).warRoom.addAlertReceiver({ url: 'https://example.com/x' }))).toMatchObject({ code: 'FORBIDDEN' });
+    }
+    expect((await codeOf(callerAs(tdb.db, operator).warRoom.addAlertReceiver({ url: 'ftp://example.com' }))).fields).toEqual(['url']);
+    expect(await callerAs(tdb.db, operator).warRoom.setAlertReceiverActive({ id: added.id, active: false })).toMatchObject({ active: false });
+    expect((await audits('alerts.receiver_added')).map((a) => a.actor)).toEqual([operator.email]);
+    expect(await callerAs(tdb.db, operator).warRoom.alertDeliveries({ id: added.id })).toEqual([]);
+  });
+
+  it('the words fans read: every reader sees them; admins, operators and the event\'s promoter change them against the version; others are refused', async () => {
+    const view = await callerAs(tdb.db, viewer).warRoom.queueCopy({ eventId: acmeEventId });
+    expect(view.words.en.WAITING.custom).toBe(false);
+    const saved = await callerAs(tdb.db, promoter).warRoom.setQueueCopy({ eventId: acmeEventId, expectedVersion: view.version, words: { en: { PAUSED: 'A short pause: your place is kept.' } }, reason: 'our words' });
+    expect(saved.words.en.PAUSED).toMatchObject({ text: 'A short pause: your place is kept.', custom: true });
+    expect(await codeOf(callerAs(tdb.db, otherPromoter).warRoom.setQueueCopy({ eventId: acmeEventId, expectedVersion: saved.version, words: { en: { PAUSED: 'x' } }, reason: 'x' }))).toMatchObject({ code: 'FORBIDDEN' });
+    expect(await codeOf(callerAs(tdb.db, viewer).warRoom.setQueueCopy({ eventId: acmeEventId, expectedVersion: saved.version, words: { en: { PAUSED: 'x' } }, reason: 'x' }))).toMatchObject({ code: 'FORBIDDEN', domainCode: 'ROLE_FORBIDDEN' });
+    expect(await codeOf(callerAs(tdb.db, operator).warRoom.setQueueCopy({ eventId: acmeEventId, expectedVersion: view.version, words: { en: { PAUSED: 'x' } }, reason: 'x' }))).toMatchObject({ code: 'CONFLICT', domainCode: 'STALE_EVENT_VERSION' });
+  });
+
+  it('schedules: operators schedule and cancel with a reason, everyone sees them, viewers and promoters may not schedule', async () => {
+    const ops = callerAs(tdb.db, operator);
+    const s = await ops.warRoom.schedule({ eventId, action: 'RATE', perMinute: 300, runAt: inSeconds(1800), reason: 'second wave at half past' });
+    expect(s).toMatchObject({ action: 'RATE', perMinute: 300, status: 'PENDING', createdBy: operator.email });
+    expect((await callerAs(tdb.db, viewer).warRoom.schedules({ eventId })).map((x) => x.id)).toEqual([s.id]);
+    expect(await codeOf(callerAs(tdb.db, viewer).warRoom.schedule({ eventId, action: 'PAUSE', runAt: inSeconds(1800), reason: 'x' }))).toMatchObject({ code: 'FORBIDDEN' });
+    expect(await codeOf(callerAs(tdb.db, promoter).warRoom.schedule({ eventId: acmeEventId, action: 'PAUSE', runAt: inSeconds(1800), reason: 'x' }))).toMatchObject({ code: 'FORBIDDEN' });
+    expect((await codeOf(ops.warRoom.schedule({ eventId, action: 'PAUSE', runAt: inSeconds(-10), reason: 'x' }))).domainCode).toBe('SCHEDULE_IN_PAST');
+    expect(await ops.warRoom.cancelSchedule({ eventId, id: s.id, reason: 'no second wave' })).toMatchObject({ status: 'CANCELLED', cancelledBy: operator.email });
+  });
+
+  it('the series of the whole sale, every reader, scoped like the war room', async () => {
+    await sql`
+      INSERT INTO sale_minutes (event_id, minute, state, capacity, available, held, sold, joined, waiting, admitted_through, admitted, controller_rate_per_min,
+                                plan_admits_per_min, rate_override_per_min, checkout_attempts, checkout_failed, checkout_declined, payment_attempts_per_second,
+                                hold_latency_p99_ms, alerts_critical, alerts_warning)
+      VALUES (${eventId}, date_trunc('minute', now()) - interval '1 minute', 'ADMITTING', 40, 30, 4, 6, 20, 8, 12, 5, 6, 6, NULL, 3, 0, 1, 0.1, NULL, 0, 0)`.execute(tdb.db);
+    const series = await callerAs(tdb.db, viewer).warRoom.series({ eventId });
+    expect(series).toHaveLength(1);
+    expect(series[0]).toMatchObject({ state: 'ADMITTING', available: 30, held: 4, sold: 6, waiting: 8, admitted: 5 });
+    expect(await codeOf(callerAs(tdb.db, otherPromoter).warRoom.series({ eventId: acmeEventId }))).toMatchObject({ code: 'FORBIDDEN' });
   });
 });

@@ -29,6 +29,13 @@ export async function migrate(databaseUrl: string | undefined, io: Io): Promise<
     const { results = [] } = await migrateToLatest(db);
     if (results.length === 0) io.out('database is up to date; no migrations to apply');
     for (const r of results) io.out(`applied ${r.migrationName}`);
+    // Card fingerprints written before they were keyed are keyed in place with this install's secret.
+    const secret = (await import('./env.js')).cliSecrets().cardFingerprintSecret;
+    const { CardFingerprints, rekeyLegacyCardFingerprints } = await import('@onsale/shared/checkout');
+    if (secret) {
+      const n = await rekeyLegacyCardFingerprints(db, new CardFingerprints(secret));
+      if (n > 0) io.out(`keyed ${n} card fingerprints written before fingerprints were keyed`);
+    } else io.err('CARD_FINGERPRINT_SECRET is not set: card fingerprints written before they were keyed stay marked until the store API starts with it');
   });
 }
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sql } from 'kysely';
-import { createOpenEvent, createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
+import { createOpenEvent, createTestDatabase, testSecrets, type TestDatabase } from '@onsale/shared/testing';
 import { EventCache } from '@onsale/shared/events';
 import { HoldService, SeatmapCache } from '@onsale/shared/inventory';
-import { CheckoutService, SimulatedPaymentGateway } from '@onsale/shared/checkout';
+import { CardFingerprints, CheckoutService, SimulatedPaymentGateway } from '@onsale/shared/checkout';
 import { deviceFingerprint } from '@onsale/shared/abuse';
 import { run } from '../src/cli.js';
 import { onsale } from './run.js';
@@ -30,7 +30,7 @@ beforeAll(async () => {
   t = await createTestDatabase(inject('templateDatabaseUrl'), { max: 6 });
   ({ eventId } = await createOpenEvent(t.db, { name: 'Review night', limits: { perAccountSeats: 2, perInstrumentSeats: 10, perDeviceSeats: 10 } }));
   const holds = new HoldService({ db: t.db, events: new EventCache(t.db), seatmap: new SeatmapCache(t.db) });
-  const checkout = new CheckoutService({ db: t.db, payments: new SimulatedPaymentGateway({ tps: 1000, latencyMs: 0, failureRate: 0 }) });
+  const checkout = new CheckoutService({ db: t.db, cards: new CardFingerprints(testSecrets().cardFingerprintSecret), payments: new SimulatedPaymentGateway({ tps: 1000, latencyMs: 0, failureRate: 0 }) });
   const { rows: seats } = await sql<{ id: string }>`SELECT id FROM seats WHERE event_id = ${eventId} ORDER BY row_index, seat_number`.execute(t.db);
   for (const [i, b] of BUYERS.entries()) {
     const seatIds = [Number(seats[2 * i]!.id), Number(seats[2 * i + 1]!.id)];

@@ -1,10 +1,11 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import fastifyCookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { DatabaseHealth, databaseFaultOf, healthOf, type Db } from '@onsale/shared/db';
 import { createMetrics, type Metrics } from '@onsale/shared/metrics';
-import { CheckoutService, ProcessLease, SimulatedPaymentGateway, type PaymentProvider } from '@onsale/shared/checkout';
+import { CardFingerprints, CheckoutService, ProcessLease, SimulatedPaymentGateway, type PaymentProvider } from '@onsale/shared/checkout';
 import { EventCache } from '@onsale/shared/events';
 import { HoldService, SeatmapCache, SectionSeatsCache } from '@onsale/shared/inventory';
 import { CachedTokenVerifier, createNodeTokenKey, lastMinuteAdmissions, QueueService, WatermarkStore } from '@onsale/shared/queue';
@@ -25,6 +26,7 @@ import { lotteryRoutes } from './routes/lottery/index.js';
 import { fanRoutes } from './routes/fan/index.js';
 import { ClaimTokens, WaitlistService, waitlistSizes } from '@onsale/shared/waitlist';
 import { createAbuseMetrics, DefaultBotScorer, JoinGate, ProofOfWork, type BotScorer } from '@onsale/shared/abuse';
+import { createRedis, OutageLog, RedisUsedChallenges } from './plugins/redis.js';
 import { rateLimitPlugin } from './plugins/rate-limit.js';
 import { botGatePlugin } from './plugins/bot-gate.js';
 
@@ -56,7 +58,7 @@ function databaseHealthOf(db: Db): DatabaseHealth {
 
 /** Builds the fan-facing store API. Tests import this; `server.ts` only adds listening and shutdown. */
 export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifyServerOptions = {}): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false, ...serverOptions }).withTypeProvider<ZodTypeProvider>();
+  const app = Fastify({ logger: false, trustProxy: deps.config.trustProxy, ...serverOptions }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   const metrics = deps.metrics ?? createMetrics({ defaultMetrics: true });
@@ -80,6 +82,8 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
     health.off('up', onUp);
   });
   installErrorHandling(app, { health, count503: (reason) => metrics.unavailableResponses.inc({ reason }) });
+  // Cookies (the admission_token a browser may carry) parsed by the Fastify plugin, before any hook reads them.
+  await app.register(fastifyCookie);
 
   const payments =
     deps.payments ??
@@ -128,9 +132,22 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
     for (const w of await waitlistSizes(deps.db)) metrics.waitlistEntries.set({ listing: w.listingId }, w.entries);
   };
   await app.register(metricsPlugin, { metrics, db: deps.db, beforeScrape });
+  // What every store-API process shares when REDIS_URL is set: request-limit counters and used proof-of-work
+  // challenges. Connected before the first request; if Redis does not answer, each falls back to this process's memory.
+  const redisConfig = deps.config.redis;
+  const redis = redisConfig ? createRedis(redisConfig.url) : null;
+  if (redis) {
+    redis.on('error', () => {}); // reported through the outage logs below, once per outage
+    await redis.connect().catch((err: unknown) => app.log.warn({ err }, `Redis at ${redisConfig!.url} does not answer: limits and proof-of-work replay stay per process until it does`));
+    app.addHook('onClose', async () => void redis.disconnect());
+  }
   // Before auth: a flood from one address is refused before any token is verified.
   const abuseMetrics = createAbuseMetrics(metrics.registry);
-  await app.register(rateLimitPlugin, { config: deps.config.rateLimit, metrics: abuseMetrics });
+  await app.register(rateLimitPlugin, {
+    config: deps.config.rateLimit,
+    metrics: abuseMetrics,
+    ...(redis ? { redis: { client: redis, keyPrefix: redisConfig!.keyPrefix, outage: new OutageLog(app.log, 'request-limit counters') } } : {}),
+  });
   const devTokens = deps.config.identity.kind === 'dev' ? new AccountTokens(deps.config.authSecret) : null;
   const identity =
     deps.identity ??
@@ -141,16 +158,16 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   const tokenKey = await createNodeTokenKey(deps.config.queueTokenSecret);
   const tokens = new CachedTokenVerifier(tokenKey);
   await app.register(admissionGate, { tokens, metrics });
-  await app.register(healthRoutes, { db: deps.db });
+  await app.register(healthRoutes, { db: deps.db, instance: deps.config.instance });
   if (deps.config.devAuth && devTokens) await app.register(devAuthRoutes, { db: deps.db, tokens: devTokens });
   const events = new EventCache(deps.db);
   const seatmap = new SeatmapCache(deps.db);
-  const holds = new HoldService({ db: deps.db, events, seatmap, metrics, holdCommit: deps.config.holdCommit, onOutcome: (eventId, created) => watermarks.countHold(eventId, created) });
+  const holds = new HoldService({ db: deps.db, events, seatmap, metrics, holdCommit: deps.config.holdCommit, repeatWindowSeconds: deps.config.holdRepeatWindowSeconds, onOutcome: (eventId, created) => watermarks.countHold(eventId, created) });
   // This process's lease on the checkouts it starts: if it dies mid-payment, another process settles them within
   // seconds (recoverOrphanedPayments); a clean stop ends the lease at once.
   const lease = new ProcessLease(deps.db);
   await lease.start();
-  const checkout = new CheckoutService({ db: deps.db, payments, metrics, lease, onGatewayFailure: (eventId) => watermarks.countGatewayFailure(eventId) });
+  const checkout = new CheckoutService({ db: deps.db, payments, metrics, lease, cards: new CardFingerprints(deps.config.cardFingerprintSecret), onGatewayFailure: (eventId) => watermarks.countGatewayFailure(eventId) });
   let settling: Promise<unknown> | undefined;
   const orphans = setInterval(() => {
     settling ??= checkout
@@ -166,7 +183,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   });
   await app.register(eventRoutes, { db: deps.db, events, seatmap, sectionSeats: new SectionSeatsCache(deps.db) });
   await app.register(fanRoutes, { config: deps.config });
-  await app.register(holdRoutes, { db: deps.db, holds, checkout });
+  await app.register(holdRoutes, { db: deps.db, holds, checkout, tokenKey });
   // Settles checkouts whose process died mid-payment (asks the provider, writes the order or gives the hold back).
   const recovery = setInterval(() => {
     checkout.recoverStalePayments().catch((err: unknown) => databaseFaultOf(err) || app.log.error({ err }, 'payment recovery failed'));
@@ -186,7 +203,12 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   const queue = new QueueService({ db: deps.db, events, watermarks, tokenKey, verifier: tokens, metrics });
   if (deps.config.botGate.enabled) {
     const g = deps.config.botGate;
-    const pow = new ProofOfWork({ secret: deps.config.queueTokenSecret, difficulty: g.powDifficultyBits, ttlSeconds: g.powTtlSeconds });
+    const pow = new ProofOfWork({
+      secret: deps.config.queueTokenSecret,
+      difficulty: g.powDifficultyBits,
+      ttlSeconds: g.powTtlSeconds,
+      ...(redis ? { used: new RedisUsedChallenges(redis, redisConfig!.keyPrefix, new OutageLog(app.log, 'used proof-of-work challenges')) } : {}),
+    });
     const gate = new JoinGate({
       scorer: deps.botScorer ?? new DefaultBotScorer(),
       pow,

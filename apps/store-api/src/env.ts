@@ -9,6 +9,21 @@ const schema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   STORE_API_PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   STORE_API_HOST: z.string().default('127.0.0.1'),
+  /**
+   * Whose X-Forwarded-For to believe for the fan's address (rate limits per IP): unset, nobody's (the socket's
+   * address); `true`, any proxy's (only when nothing else can reach the store API); else addresses or CIDR ranges,
+   * comma-separated, or `loopback` (what `npm start -- --edge` sets: the local edge in front of it).
+   */
+  STORE_API_TRUST_PROXY: z.string().optional(),
+  /**
+   * Redis for what every store-API process must share: request-limit counters and used proof-of-work challenges.
+   * Unset: each process counts in its own memory (N processes let through up to N times a limit).
+   */
+  REDIS_URL: z.string().url().optional(),
+  /** Prefix of every key this install writes to Redis (tests use their own, so parallel runs do not collide). */
+  REDIS_KEY_PREFIX: z.string().min(1).max(64).default('onsale:'),
+  /** This process's name in GET /healthz (the multi-process start names them store-1, store-2, ...). */
+  STORE_API_INSTANCE: z.string().min(1).max(64).default('store-1'),
   DATABASE_URL: z.string().url().optional(),
   // AUTH_SECRET, QUEUE_TOKEN_SECRET and CARD_FINGERPRINT_SECRET are read by installSecrets (the install's own
   // generated ones under ./.data/ when unset; required in production).
@@ -36,13 +51,19 @@ const schema = z.object({
    * it. Checkout and orders always wait. See HoldCommit in @onsale/shared/inventory for what 'async' risks.
    */
   HOLD_COMMIT: z.enum(['async', 'sync']).default('async'),
+  /**
+   * A fan's identical hold request without an Idempotency-Key within this many seconds of a live hold it made gets
+   * that hold back rather than a second one (a retry whose answer was lost); 0 turns it off.
+   */
+  HOLD_REPEAT_WINDOW_SECONDS: z.coerce.number().int().min(0).max(600).default(30),
   /** Simulated payment gateway. */
   PAYMENT_TPS: z.coerce.number().int().min(1).default(1000),
   PAYMENT_LATENCY_MS: z.coerce.number().int().min(0).default(150),
   PAYMENT_FAILURE_RATE: z.coerce.number().min(0).max(1).default(0),
   /**
    * Request rate limits per account and per IP on join, status and hold, each per RATE_LIMIT_WINDOW_SECONDS.
-   * Counted in this instance's memory: N instances behind a balancer let through up to N times a limit.
+   * Counted in Redis when REDIS_URL is set (every instance shares them), else in this instance's memory: N
+   * instances behind a balancer then let through up to N times a limit.
    */
   RATE_LIMIT_ENABLED: bool.optional(),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
@@ -79,6 +100,11 @@ export interface StoreApiConfig {
   nodeEnv: 'development' | 'production' | 'test';
   port: number;
   host: string;
+  /** Fastify's trustProxy: false, true, or the addresses / ranges whose X-Forwarded-For is believed. */
+  trustProxy: boolean | string[];
+  instance: string;
+  /** Shared counters and single-use memory across processes; null: per process. */
+  redis: { url: string; keyPrefix: string } | null;
   databaseUrl: string | undefined;
   authSecret: string;
   queueTokenSecret: string;
@@ -90,6 +116,7 @@ export interface StoreApiConfig {
   dbPoolMax: number;
   dbPoolWaitMs: number;
   holdCommit: 'async' | 'sync';
+  holdRepeatWindowSeconds: number;
   payment: { tps: number; latencyMs: number; failureRate: number };
   rateLimit: {
     enabled: boolean;
@@ -145,6 +172,9 @@ export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env, opts: {
     nodeEnv: e.NODE_ENV,
     port: e.STORE_API_PORT,
     host: e.STORE_API_HOST,
+    trustProxy: trustProxyOf(e.STORE_API_TRUST_PROXY),
+    instance: e.STORE_API_INSTANCE,
+    redis: e.REDIS_URL ? { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX } : null,
     databaseUrl: e.DATABASE_URL,
     authSecret: secrets.authSecret,
     queueTokenSecret: secrets.queueTokenSecret,
@@ -156,6 +186,7 @@ export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env, opts: {
     dbPoolMax: e.DB_POOL_MAX,
     dbPoolWaitMs: e.DB_POOL_WAIT_MS,
     holdCommit: e.HOLD_COMMIT,
+    holdRepeatWindowSeconds: e.HOLD_REPEAT_WINDOW_SECONDS,
     payment: { tps: e.PAYMENT_TPS, latencyMs: e.PAYMENT_LATENCY_MS, failureRate: e.PAYMENT_FAILURE_RATE },
     rateLimit: {
       enabled: e.RATE_LIMIT_ENABLED ?? true,
@@ -188,4 +219,10 @@ export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env, opts: {
       powTtlSeconds: e.POW_TTL_SECONDS,
     },
   };
+}
+
+function trustProxyOf(v: string | undefined): boolean | string[] {
+  if (v === undefined || v === '' || v === 'false') return false;
+  if (v === 'true') return true;
+  return v.split(',').map((x) => x.trim()).filter(Boolean);
 }

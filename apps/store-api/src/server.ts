@@ -1,4 +1,5 @@
 import { createDb, warmPool } from '@onsale/shared/db';
+import { CardFingerprints, rekeyLegacyCardFingerprints } from '@onsale/shared/checkout';
 import { buildStoreApi } from './app.js';
 import { loadStoreApiConfig } from './env.js';
 
@@ -6,6 +7,8 @@ import { loadStoreApiConfig } from './env.js';
 const config = loadStoreApiConfig();
 if (!config.databaseUrl) throw new Error('DATABASE_URL is required (or use `npm start`, which provides one)');
 const db = createDb(config.databaseUrl, { max: config.dbPoolMax, connectionTimeoutMillis: config.dbPoolWaitMs, applicationName: 'store-api' });
+// Card fingerprints written before they were keyed are keyed in place (a migration cannot: it has no secret).
+await rekeyLegacyCardFingerprints(db, new CardFingerprints(config.cardFingerprintSecret));
 const app = await buildStoreApi({ db, config }, { logger: { level: 'info' }, connectionTimeout: 10_000, requestTimeout: 15_000 });
 // The pool's connections open before the first fan arrives (an on-sale's opening burst should not start backends).
 await warmPool(db);

@@ -93,7 +93,10 @@ describe('under concurrency', () => {
     const { eventId, capacity } = await makeEvent(h.t);
     currentEvent = eventId;
     const [fan] = await tokens('greedy', 1);
-    const results = await Promise.all(Array.from({ length: 30 }, () => call('POST', `/events/${eventId}/holds`, fan!, { section: 'A', quantity: 2 })));
+    // Thirty separate requests (each its own Idempotency-Key: an identical request without one gets the first's hold back).
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => call('POST', `/events/${eventId}/holds`, fan!, { section: 'A', quantity: 2 }, { 'idempotency-key': `greedy-request-${i}` })),
+    );
     const ok = results.filter((r) => r.status === 201);
     expect(ok.length).toBe(2); // limit 4 = two holds of 2
     for (const r of results.filter((r) => r.status !== 201)) expect(r.body.error).toBe('ACCOUNT_LIMIT_EXCEEDED');

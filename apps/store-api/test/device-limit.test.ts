@@ -36,7 +36,11 @@ describe('the per-device seat limit', () => {
     const farm = await fans('farm', 12);
     // 12 accounts, one phone, 3 requests of 2 seats each, all at once: 36 requests for 72 seats; the device may have 4.
     const requests = farm.flatMap((tk, i) =>
-      [0, 1, 2].map(async () => ({ fan: i, ...(await call('POST', `/events/${eventId}/holds`, await admitted(tk, eventId, 'one-farm-phone'), { section: 'A', quantity: 2 })) })),
+      [0, 1, 2].map(async (k) => ({
+        fan: i,
+        // Separate requests, each its own Idempotency-Key (an identical request without one gets the first's hold back).
+        ...(await call('POST', `/events/${eventId}/holds`, { ...(await admitted(tk, eventId, 'one-farm-phone')), 'idempotency-key': `farm-${i}-${k}-key` }, { section: 'A', quantity: 2 })),
+      })),
     );
     const honest = await fans('honest', 3);
     const others = honest.map(async (tk, i) => call('POST', `/events/${eventId}/holds`, await admitted(tk, eventId, `own-phone-${i}`), { section: 'A', quantity: 2 }));

@@ -179,7 +179,9 @@ describe('general admission over HTTP', () => {
     const { eventId, capacity } = await gaEvent(200, 8);
     const [fan] = await tokens('ga-greedy', 1);
     const results = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => call('POST', `/events/${eventId}/holds`, fan!, { section: i % 2 === 0 ? 'FLOOR' : 'A', quantity: 2 })),
+      Array.from({ length: 30 }, (_, i) =>
+        call('POST', `/events/${eventId}/holds`, fan!, { section: i % 2 === 0 ? 'FLOOR' : 'A', quantity: 2 }, { 'idempotency-key': `ga-greedy-request-${i}` }),
+      ),
     );
     const ok = results.filter((r) => r.status === 201);
     expect(ok.length).toBe(2); // limit 4 = two holds of 2, whichever kind

@@ -264,7 +264,7 @@ describe('the contract', () => {
   });
 
   it('serves Prometheus metrics and health', async () => {
-    expect((await h.app.inject({ url: '/healthz' })).json()).toEqual({ status: 'ok', database: 'ok' });
+    expect((await h.app.inject({ url: '/healthz' })).json()).toEqual({ status: 'ok', instance: 'store-1', pid: process.pid, database: 'ok' });
     const m = await h.app.inject({ url: '/metrics' });
     expect(m.statusCode).toBe(200);
     expect(m.body).toContain('holds_created_total');

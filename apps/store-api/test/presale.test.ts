@@ -253,7 +253,9 @@ describe('limits across tiers', () => {
     const token = await login(h.app, 'limit-fan');
     const tiers = ['FANCLUB', 'CARD', undefined];
     const attempts = await Promise.all(
-      Array.from({ length: 9 }, async (_, i) => hold(await admitted(token, eventId, undefined, tiers[i % 3]), eventId, { section: 'A', quantity: 2 })),
+      Array.from({ length: 9 }, async (_, i) =>
+        hold({ ...(await admitted(token, eventId, undefined, tiers[i % 3])), 'idempotency-key': `limit-fan-request-${i}` }, eventId, { section: 'A', quantity: 2 }),
+      ),
     );
     expect(attempts.filter((r) => r.statusCode === 201)).toHaveLength(2);
     expect(attempts.filter((r) => r.statusCode !== 201).every((r) => r.json().error === 'ACCOUNT_LIMIT_EXCEEDED')).toBe(true);

@@ -1,9 +1,27 @@
 import { TRPCError } from '@trpc/server';
 import { DomainError } from '@onsale/shared';
-import { pauseQueue, readQueueControls, resumeQueue, setRateOverride, type QueueControlState } from '@onsale/shared/admission';
+import { cancelQueueSchedule, listQueueSchedules, pauseQueue, readQueueControls, resumeQueue, scheduleQueueControl, setRateOverride, type QueueControlState, type QueueSchedule } from '@onsale/shared/admission';
 import { getEvent } from '@onsale/shared/events';
 import { eventScope, PERMISSIONS, requireEventAccess, verifySession, type SessionUser } from '@onsale/shared/users';
+import { insertAudit } from '@onsale/shared/events';
+import { z } from 'zod';
 import {
+  addAlertEndpoint,
+  alertEndpointActiveSchema,
+  alertEndpointInputSchema,
+  findSaleMinutes,
+  getQueueCopy,
+  listAlertDeliveries,
+  listAlertEndpoints,
+  listAlertHistory,
+  queueCopyEditSchema,
+  queueScheduleCancelSchema,
+  queueScheduleInputSchema,
+  setAlertEndpointActive,
+  setQueueCopy,
+  type AlertEndpoint,
+  type AlertHistoryEntry,
+  type QueueCopyView,
   pauseQueueSchema,
   rateOverrideSchema,
   readWarRoomSnapshot,
@@ -96,6 +114,29 @@ function controlled(ctx: Context, s: QueueControlState) {
   return controlView(s);
 }
 
+function scheduleView(s: QueueSchedule) {
+  return {
+    ...s,
+    runAt: s.runAt.toISOString(),
+    createdAt: s.createdAt.toISOString(),
+    ranAt: s.ranAt?.toISOString() ?? null,
+    cancelledAt: s.cancelledAt?.toISOString() ?? null,
+  };
+}
+
+function alertView(a: AlertHistoryEntry) {
+  return { ...a, firedAt: a.firedAt.toISOString(), lastSeenAt: a.lastSeenAt.toISOString(), resolvedAt: a.resolvedAt?.toISOString() ?? null };
+}
+
+function endpointView(e: AlertEndpoint) {
+  return { ...e, createdAt: e.createdAt.toISOString() };
+}
+
+const copyView = (v: QueueCopyView) => v;
+
+/** Who may change the words fans read: the war room's controllers, and the event's promoters (their configuration). */
+const copyEditors = roleProcedure(...new Set([...PERMISSIONS['warroom.control'], ...PERMISSIONS['events.configure']]));
+
 export const warRoomRouter = router({
   /** One event's war-room figures now (the page's first paint; the stream below keeps them moving). */
   snapshot: watchers.input(warRoomEventSchema).query(async ({ ctx, input }) => {
@@ -144,6 +185,84 @@ export const warRoomRouter = router({
   resume: controllers.input(resumeQueueSchema).mutation(async ({ ctx, input }) => {
     await visibleEvent(ctx, input.eventId);
     return controlled(ctx, await resumeQueue(ctx.db, input.eventId, { actor: ctx.user.email, reason: input.reason, tier: input.tier }));
+  }),
+
+  /**
+   * The event's alerts, newest first: what fired, when, for how long, and how many messages went out. Recorded by
+   * the worker's monitor whether or not anyone has the war room open.
+   */
+  alertHistory: watchers.input(warRoomEventSchema).query(async ({ ctx, input }) => {
+    await visibleEvent(ctx, input.eventId);
+    return (await listAlertHistory(ctx.db, input.eventId)).map(alertView);
+  }),
+
+  /** The alert receivers (Slack-compatible webhooks) with their delivery counts. Admins and operators. */
+  alertReceivers: controllers.query(async ({ ctx }) => (await listAlertEndpoints(ctx.db)).map(endpointView)),
+
+  /** Adds an alert receiver; its signing secret is shown this once. Audited `alerts.receiver_added`. */
+  addAlertReceiver: controllers.input(alertEndpointInputSchema).mutation(async ({ ctx, input }) => {
+    if (input.eventId !== undefined) await visibleEvent(ctx, input.eventId);
+    return ctx.db.transaction().execute(async (trx) => {
+      const e = await addAlertEndpoint(trx, input, ctx.user.email);
+      await insertAudit(trx, { actor: ctx.user.email, action: 'alerts.receiver_added', eventId: e.eventId, details: { receiverId: e.id, url: e.url, minSeverity: e.minSeverity } });
+      return endpointView(e);
+    });
+  }),
+
+  /** Turns an alert receiver off or on. Audited. */
+  setAlertReceiverActive: controllers.input(alertEndpointActiveSchema).mutation(async ({ ctx, input }) =>
+    ctx.db.transaction().execute(async (trx) => {
+      const e = await setAlertEndpointActive(trx, input.id, input.active);
+      await insertAudit(trx, { actor: ctx.user.email, action: input.active ? 'alerts.receiver_enabled' : 'alerts.receiver_disabled', eventId: e.eventId, details: { receiverId: e.id, url: e.url } });
+      return endpointView(e);
+    }),
+  ),
+
+  /** A receiver's latest messages and their outcome. */
+  alertDeliveries: controllers.input(z.object({ id: z.string().uuid('an alert receiver id') })).query(async ({ ctx, input }) =>
+    (await listAlertDeliveries(ctx.db, input.id)).map((d) => ({ ...d, createdAt: d.createdAt.toISOString(), deliveredAt: d.deliveredAt?.toISOString() ?? null })),
+  ),
+
+  /** The words waiting fans read per state and language, with the event's version to save against. */
+  queueCopy: watchers.input(warRoomEventSchema).query(async ({ ctx, input }) => {
+    await visibleEvent(ctx, input.eventId);
+    return copyView(await getQueueCopy(ctx.db, input.eventId));
+  }),
+
+  /**
+   * Saves the words waiting fans read (fans read them on their next poll), against the version they were edited
+   * from; audited with the reason. Admins, operators and the event's promoters.
+   */
+  setQueueCopy: copyEditors.input(queueCopyEditSchema).mutation(async ({ ctx, input }) => {
+    await visibleEvent(ctx, input.eventId);
+    return ctx.db.transaction().execute((trx) => setQueueCopy(trx, input, ctx.user.email));
+  }),
+
+  /** The event's scheduled controls: pending ones soonest first, then the rest. */
+  schedules: watchers.input(warRoomEventSchema).query(async ({ ctx, input }) => {
+    await visibleEvent(ctx, input.eventId);
+    return (await listQueueSchedules(ctx.db, input.eventId)).map(scheduleView);
+  }),
+
+  /** Schedules a pause, a resume or a rate change for a time (a worker job runs it). Audited with the reason. */
+  schedule: controllers.input(queueScheduleInputSchema).mutation(async ({ ctx, input }) => {
+    await visibleEvent(ctx, input.eventId);
+    return scheduleView(await ctx.db.transaction().execute((trx) => scheduleQueueControl(trx, input, ctx.user.email)));
+  }),
+
+  /** Cancels a scheduled control that has not run. Audited with the reason. */
+  cancelSchedule: controllers.input(queueScheduleCancelSchema).mutation(async ({ ctx, input }) => {
+    await visibleEvent(ctx, input.eventId);
+    return scheduleView(await ctx.db.transaction().execute((trx) => cancelQueueSchedule(trx, input, ctx.user.email)));
+  }),
+
+  /**
+   * The war room's series for the whole sale, one point a minute (recorded by the worker's monitor while the event
+   * is on sale), with the admissions of each minute as the store API counted them.
+   */
+  series: watchers.input(warRoomEventSchema).query(async ({ ctx, input }) => {
+    await visibleEvent(ctx, input.eventId);
+    return (await findSaleMinutes(ctx.db, input.eventId)).map((m) => ({ ...m, minute: m.minute.toISOString(), recorded_at: m.recorded_at.toISOString() }));
   }),
 
   /** Sets the operator's admission rate (0..100,000 admits per minute), or null to follow the plan again. Audited. */

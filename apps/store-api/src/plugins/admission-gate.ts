@@ -28,6 +28,9 @@ export const ADMISSION_OPT_OUT = new Set([
   'GET /events/:id/fairness',
   'POST /events/:id/queue',
   'GET /events/:id/queue/status',
+  // Edge workers: the public state they answer polls from, and their reports of admissions (signed, see the route).
+  'GET /events/:id/edge-state',
+  'POST /edge/claims',
   // Waitlists and offers: after a sell-out there is no queue to pass; a claim token is the admission.
   'GET /listings/:id',
   'PUT /listings/:id/waitlist',
@@ -61,7 +64,7 @@ export const admissionGate = fp<{ tokens: CachedTokenVerifier; metrics: Metrics 
     app.addHook('onRequest', async (req) => {
       const route = req.routeOptions.url;
       if (!route || route.startsWith('/docs') || ADMISSION_OPT_OUT.has(`${req.method} ${route}`)) return;
-      const token = (req.headers['x-admission-token'] as string | undefined) ?? cookie(req.headers.cookie, 'admission_token');
+      const token = (req.headers['x-admission-token'] as string | undefined) ?? cookieToken(req.cookies.admission_token);
       if (!token) {
         metrics.requestsWithoutAdmission.inc({ route });
         throw new DomainError('unauthenticated', 'ADMISSION_REQUIRED', 'this needs an admission token from the waiting room (X-Admission-Token)', { field: 'x-admission-token' });
@@ -75,7 +78,7 @@ export const admissionGate = fp<{ tokens: CachedTokenVerifier; metrics: Metrics 
           accountId: req.accountId,
           deviceId,
           eventId: (req.params as { id?: string }).id,
-          onExistingHold: HOLD_SCOPED.test(route),
+          ...(HOLD_SCOPED.test(route) ? { holdId: (req.params as { id?: string }).id ?? '' } : {}),
         });
       } catch (e) {
         if (e instanceof TokenError && (e.code === 'TOKEN_WRONG_DEVICE' || e.code === 'TOKEN_WRONG_ACCOUNT')) metrics.admissionDeviceMismatch.inc();
@@ -86,11 +89,13 @@ export const admissionGate = fp<{ tokens: CachedTokenVerifier; metrics: Metrics 
   { name: 'admission-gate', dependencies: ['auth'] },
 );
 
-function cookie(header: string | undefined, name: string): string | undefined {
-  if (!header) return undefined;
-  for (const part of header.split(';')) {
-    const [k, ...v] = part.trim().split('=');
-    if (k === name) return decodeURIComponent(v.join('='));
-  }
-  return undefined;
+/**
+ * The admission_token cookie as @fastify/cookie parsed it. A value that is not a token's characters (bad percent
+ * encoding is left undecoded, so it shows here) is a malformed Cookie header: 400, never a 500.
+ */
+function cookieToken(value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (!/^[A-Za-z0-9_.-]{1,4096}$/.test(value))
+    throw new DomainError('invalid', 'MALFORMED_COOKIE', 'the admission_token cookie is not a token', { field: 'cookie.admission_token' });
+  return value;
 }

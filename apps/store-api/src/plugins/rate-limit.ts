@@ -1,9 +1,11 @@
 import fp from 'fastify-plugin';
 import rateLimit, { normalizeIP } from '@fastify/rate-limit';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
 import type { AbuseMetrics } from '@onsale/shared/abuse';
 import type { StoreApiConfig } from '../env.js';
 import { errorSchema } from '../routes/schemas.js';
+import type { OutageLog } from './redis.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -30,28 +32,52 @@ type Limiter = (req: FastifyRequest) => Promise<
   | { isAllowed: false; key: string; max: number; remaining: number; ttlInSeconds: number; isExceeded: boolean }
 >;
 
+/** The limiters of every group, over one store (memory or Redis). */
+async function limiterSet(app: FastifyInstance, config: StoreApiConfig['rateLimit'], store: { cache: number } | { redis: Redis; nameSpace: string }) {
+  // Each store in a context of its own (the plugin decorates the context it is registered in).
+  let create!: FastifyInstance['createRateLimit'];
+  await app.register(async (child) => {
+    await child.register(rateLimit, { global: false, ...store });
+    create = child.createRateLimit.bind(child);
+  });
+  const timeWindow = config.windowSeconds * 1000;
+  // Keys name the group and the scope: with Redis every limiter shares one key space.
+  const limiter = (max: number, keyGenerator: (req: FastifyRequest) => string) =>
+    create({ max, timeWindow, keyGenerator, cache: config.cacheSize } as Parameters<typeof create>[0]) as Limiter;
+  return Object.fromEntries(
+    (['join', 'status', 'hold'] as const).map((g) => [
+      g,
+      { ip: limiter(config[g].perIp, (req) => `${g}:ip:${normalizeIP(req.ip)}`), account: limiter(config[g].perAccount, (req) => `${g}:account:${req.accountId}`) },
+    ]),
+  ) as Record<Group, { ip: Limiter; account: Limiter }>;
+}
+
 /**
- * Request limits per account and per IP on join, status and hold (@fastify/rate-limit's limiter and in-memory
- * store; fixed windows). The IP is checked first, before the account token is verified, so a flood from one
- * address costs a map lookup; the account is checked once the account hook has identified the fan. A refusal is
- * 429 with Retry-After and `{ error: 'RATE_LIMITED', message, retryAfterSeconds }`. Counts live in this
- * instance's memory: behind a balancer each instance counts its own share, so a deployment of N instances either
- * divides the limits by N or moves the counts to a shared store (@fastify/rate-limit takes a Redis client).
+ * Request limits per account and per IP on join, status and hold (@fastify/rate-limit's limiter; fixed windows).
+ * The IP is checked first, before the account token is verified, so a flood from one address costs a map lookup;
+ * the account is checked once the account hook has identified the fan. A refusal is 429 with Retry-After and
+ * `{ error: 'RATE_LIMITED', message, retryAfterSeconds }`. With a Redis client (REDIS_URL) the counts are Redis's,
+ * shared by every store-API process, so a limit holds across them; while Redis does not answer, and without it,
+ * each process counts in its own memory (N processes then let through up to N times a limit).
  */
-export const rateLimitPlugin = fp<{ config: StoreApiConfig['rateLimit']; metrics: AbuseMetrics }>(
-  async (app, { config, metrics }) => {
+export const rateLimitPlugin = fp<{ config: StoreApiConfig['rateLimit']; metrics: AbuseMetrics; redis?: { client: Redis; keyPrefix: string; outage: OutageLog } }>(
+  async (app, { config, metrics, redis }) => {
     app.decorateRequest('requestCounts', null);
     if (!config.enabled) return;
-    await app.register(rateLimit, { global: false, cache: config.cacheSize });
-    const timeWindow = config.windowSeconds * 1000;
-    const limiter = (max: number, keyGenerator: (req: FastifyRequest) => string) =>
-      app.createRateLimit({ max, timeWindow, keyGenerator, cache: config.cacheSize } as Parameters<typeof app.createRateLimit>[0]) as Limiter;
-    const limiters = Object.fromEntries(
-      (['join', 'status', 'hold'] as const).map((g) => [
-        g,
-        { ip: limiter(config[g].perIp, (req) => normalizeIP(req.ip)), account: limiter(config[g].perAccount, (req) => req.accountId) },
-      ]),
-    ) as Record<Group, { ip: Limiter; account: Limiter }>;
+    const local = await limiterSet(app, config, { cache: config.cacheSize });
+    const shared = redis ? await limiterSet(app, config, { redis: redis.client, nameSpace: `${redis.keyPrefix}rl:` }) : null;
+    const check = async (group: Group, scope: 'ip' | 'account', req: FastifyRequest) => {
+      if (shared) {
+        try {
+          const r = await shared[group][scope](req);
+          redis!.outage.ok();
+          return r;
+        } catch (err) {
+          redis!.outage.failed(err);
+        }
+      }
+      return local[group][scope](req);
+    };
 
     const groupOf = (req: FastifyRequest) => (req.routeOptions.url ? RATE_LIMITED[`${req.method} ${req.routeOptions.url}`] : undefined);
     const refuse = (reply: FastifyReply, group: Group, scope: 'ip' | 'account', r: { max: number; ttlInSeconds: number }) => {
@@ -82,7 +108,7 @@ export const rateLimitPlugin = fp<{ config: StoreApiConfig['rateLimit']; metrics
     app.addHook('onRequest', async (req, reply) => {
       const group = groupOf(req);
       if (!group) return;
-      const r = await limiters[group].ip(req);
+      const r = await check(group, 'ip', req);
       if (r.isAllowed) return;
       req.requestCounts = { account: 0, ip: r.max - r.remaining };
       if (r.isExceeded) return refuse(reply, group, 'ip', r);
@@ -91,7 +117,7 @@ export const rateLimitPlugin = fp<{ config: StoreApiConfig['rateLimit']; metrics
     app.addHook('preParsing', async (req, reply) => {
       const group = groupOf(req);
       if (!group || !req.accountId) return;
-      const r = await limiters[group].account(req);
+      const r = await check(group, 'account', req);
       if (r.isAllowed) return;
       req.requestCounts = { account: r.max - r.remaining, ip: req.requestCounts?.ip ?? 0 };
       if (r.isExceeded) return refuse(reply, group, 'account', r);

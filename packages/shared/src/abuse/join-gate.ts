@@ -67,7 +67,7 @@ export class JoinGate {
     }
     let solved = false;
     if (a.proof !== undefined) {
-      this.opts.pow.verify(a.proof, a.accountId, a.eventId);
+      await this.opts.pow.verify(a.proof, a.accountId, a.eventId);
       solved = true;
     }
     const score = await this.opts.scorer.score(a.signals);

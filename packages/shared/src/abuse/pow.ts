@@ -7,9 +7,10 @@ import { TicketSigner } from './signed.js';
  * challenge {nonce, difficulty, exp} bound to the account and the event; the client finds a suffix such that
  * SHA-256(nonce + suffix) (UTF-8 strings concatenated) starts with `difficulty` zero bits, and sends
  * `X-Proof-Of-Work: <challenge token>:<suffix>` with its join. Verification is stateless (signature, binding,
- * expiry, the hash) except for single use, which each instance remembers until the challenge expires. A
- * replay on another instance gains nothing: the proof is bound to one account and one event, and a join is
- * idempotent per account.
+ * expiry, the hash) except for single use: used challenges are remembered until they expire, in this process's
+ * memory by default, or in a store every instance shares (UsedChallenges; the store API uses Redis when REDIS_URL
+ * is set). A replay on an instance that does not share the memory gains little: the proof is bound to one account
+ * and one event, and a join is idempotent per account.
  *
  * Cost: a difficulty of d bits takes 2^d hashes on average (18 bits: about 260,000, a fraction of a second
  * natively, a second or two in a browser) and is checked with one hash.
@@ -32,8 +33,37 @@ export interface ProofOfWorkOptions {
   /** How long a challenge stays solvable. */
   ttlSeconds: number;
   now?: () => number;
-  /** Used challenges remembered at most (oldest forgotten first; they expire anyway). */
+  /** Used challenges remembered at most in memory (oldest forgotten first; they expire anyway). */
   maxRemembered?: number;
+  /** Where used challenges are remembered (default: this process's memory). */
+  used?: UsedChallenges;
+}
+
+/** Where used challenges are remembered, for single use. */
+export interface UsedChallenges {
+  /** Marks `key` used until `expiresAtMs`; false when it was already used. */
+  use(key: string, expiresAtMs: number, nowMs: number): Promise<boolean>;
+}
+
+/** Used challenges in this process's memory, forgotten once expired (or the oldest, past `max`). */
+export class MemoryUsedChallenges implements UsedChallenges {
+  private readonly used = new Map<string, number>();
+  constructor(private readonly max = 1_000_000) {}
+
+  async use(key: string, expiresAtMs: number, nowMs: number): Promise<boolean> {
+    // Insertion order is close to expiry order (one TTL for all): forget the expired from the front.
+    for (const [k, expMs] of this.used) {
+      if (expMs > nowMs) break;
+      this.used.delete(k);
+    }
+    if (this.used.has(key)) return false;
+    if (this.used.size >= this.max) {
+      const oldest = this.used.keys().next();
+      if (!oldest.done) this.used.delete(oldest.value);
+    }
+    this.used.set(key, expiresAtMs);
+    return true;
+  }
 }
 
 export const POW_HEADER = 'x-proof-of-work';
@@ -72,13 +102,14 @@ const powError = (kind: 'invalid' | 'forbidden' | 'gone' | 'conflict', code: str
 /** Issues and verifies proof-of-work challenges (see the module comment). */
 export class ProofOfWork {
   private readonly signer: TicketSigner;
-  private readonly used = new Map<string, number>();
+  private readonly used: UsedChallenges;
   private readonly now: () => number;
 
   constructor(private readonly opts: ProofOfWorkOptions) {
     if (!Number.isInteger(opts.difficulty) || opts.difficulty < 1 || opts.difficulty > 32) throw new Error('proof-of-work difficulty must be 1-32 bits');
     this.signer = new TicketSigner(opts.secret, 'proof-of-work');
     this.now = opts.now ?? Date.now;
+    this.used = opts.used ?? new MemoryUsedChallenges(opts.maxRemembered);
   }
 
   get difficulty(): number {
@@ -98,7 +129,7 @@ export class ProofOfWork {
    * POW_FORGED (403), POW_WRONG_ACCOUNT / POW_WRONG_EVENT (403), POW_EXPIRED (410, with a new challenge),
    * POW_UNSOLVED (403), POW_REUSED (409).
    */
-  verify(header: string, accountId: string, eventId: string): void {
+  async verify(header: string, accountId: string, eventId: string): Promise<void> {
     const cut = header.lastIndexOf(':');
     const token = cut > 0 ? header.slice(0, cut) : '';
     const suffix = cut > 0 ? header.slice(cut + 1) : '';
@@ -115,21 +146,7 @@ export class ProofOfWork {
     const nowMs = this.now();
     if (nowMs >= c.e * 1000) throw powError('gone', 'POW_EXPIRED', 'the challenge has expired; solve the new one', { challenge: this.issue(accountId, eventId) });
     if (!solves(c.n, suffix, c.d)) throw powError('forbidden', 'POW_UNSOLVED', `SHA-256(nonce + suffix) does not start with ${c.d} zero bits`);
-    const key = `${accountId}\n${c.n}`;
-    this.prune(nowMs);
-    if (this.used.has(key)) throw powError('conflict', 'POW_REUSED', 'this proof-of-work has already been used; a new join needs a new challenge');
-    if (this.used.size >= (this.opts.maxRemembered ?? 1_000_000)) {
-      const oldest = this.used.keys().next();
-      if (!oldest.done) this.used.delete(oldest.value);
-    }
-    this.used.set(key, c.e * 1000);
-  }
-
-  /** Forgets used challenges that have expired (insertion order is close to expiry order: one TTL for all). */
-  private prune(nowMs: number) {
-    for (const [k, expMs] of this.used) {
-      if (expMs > nowMs) break;
-      this.used.delete(k);
-    }
+    if (!(await this.used.use(`${accountId}\n${c.n}`, c.e * 1000, nowMs)))
+      throw powError('conflict', 'POW_REUSED', 'this proof-of-work has already been used; a new join needs a new challenge');
   }
 }

@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { decodeBase64UrlStrict } from '../encoding.js';
 
 /**
  * Small signed tickets the origin issues and later takes back without storing them: `base64url(JSON).base64url(mac)`,
@@ -23,12 +24,13 @@ export class TicketSigner {
     const parts = ticket.split('.');
     const [body, mac] = parts;
     if (parts.length !== 2 || !body || !mac || !/^[A-Za-z0-9_-]+$/.test(body) || !/^[A-Za-z0-9_-]+$/.test(mac)) return { ok: false, why: 'malformed' };
-    const given = Buffer.from(mac, 'base64url');
+    const given = decodeBase64UrlStrict(mac);
+    const raw = decodeBase64UrlStrict(body);
     const expected = this.mac(body);
-    if (given.length !== expected.length) return { ok: false, why: 'malformed' };
+    if (!given || !raw || given.length !== expected.length) return { ok: false, why: 'malformed' };
     if (!timingSafeEqual(given, expected)) return { ok: false, why: 'forged' };
     try {
-      const payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as unknown;
+      const payload = JSON.parse(raw.toString('utf8')) as unknown;
       if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return { ok: false, why: 'malformed' };
       return { ok: true, payload: payload as Record<string, unknown> };
     } catch {

@@ -17,3 +17,4 @@ export { findActiveEvents, type ActiveEventRow } from './controller.repository.j
 export * from './operator.js';
 export * from './audit.js';
 export * from './fairness-report.js';
+export * from './schedule.service.js';

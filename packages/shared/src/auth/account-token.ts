@@ -1,20 +1,14 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { decodeBase64UrlStrict } from '../encoding.js';
 import { DomainError } from '../errors.js';
+import { ACCOUNT_ID_PATTERN, ACCOUNT_TOKEN_AUDIENCE as AUDIENCE, ACCOUNT_TOKEN_ISSUER as ISSUER } from './edge.js';
 
-/**
- * Account ids are opaque strings chosen by the identity provider (a token's `sub`; the dev sign-in takes one as
- * given): Keycloak and Cognito use UUIDs, Auth0 `provider|id`.
- */
-export const ACCOUNT_ID_PATTERN = /^[A-Za-z0-9._@:|+-]{1,128}$/;
+export { ACCOUNT_ID_PATTERN };
 
 /** What the store API asks of fan identity: the account id of a token, or an `unauthenticated` DomainError. */
 export interface FanIdentity {
   verify(token: string): Promise<string>;
 }
-
-const ISSUER = 'onsale';
-const AUDIENCE = 'onsale:account';
 const HEADER = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
 
 const invalidToken = () => new DomainError('unauthenticated', 'INVALID_TOKEN', 'the account token is not valid', { field: 'authorization' });

@@ -33,14 +33,37 @@ export async function deleteAttempt(trx: Trx, accountId: string, key: string) {
   await trx.deleteFrom('checkout_attempts').where('account_id', '=', accountId).where('idempotency_key', '=', key).execute();
 }
 
-/** Seats bought (confirmed orders) or being paid for (pending attempts) with one instrument, for an event. */
-export async function seatsOfInstrument(trx: Trx, eventId: string, fingerprint: string): Promise<number> {
+/**
+ * Seats bought (confirmed orders) or being paid for (pending attempts) with one instrument, for an event: its keyed
+ * fingerprint, or the same card's row from before fingerprints were keyed (`legacy`, until it is keyed in place).
+ */
+export async function seatsOfInstrument(trx: Trx, eventId: string, fingerprint: string, legacy: string): Promise<number> {
   const { rows } = await sql<{ n: number }>`
     SELECT coalesce((SELECT sum(seat_count) FROM orders
-                     WHERE event_id = ${eventId} AND instrument_fingerprint = ${fingerprint} AND status = 'CONFIRMED'), 0)
+                     WHERE event_id = ${eventId} AND instrument_fingerprint IN (${fingerprint}, ${legacy}) AND status = 'CONFIRMED'), 0)
          + coalesce((SELECT sum(a.seat_count) FROM checkout_attempts a JOIN holds h ON h.id = a.hold_id
-                     WHERE h.event_id = ${eventId} AND a.instrument_fingerprint = ${fingerprint} AND a.status = 'PENDING'), 0) AS n`.execute(trx);
+                     WHERE h.event_id = ${eventId} AND a.instrument_fingerprint IN (${fingerprint}, ${legacy}) AND a.status = 'PENDING'), 0) AS n`.execute(trx);
   return rows[0]?.n ?? 0;
+}
+
+/** Up to `limit` fingerprints still marked `legacy:` (orders and attempts), for keying in place. */
+export async function legacyFingerprints(db: Db | Trx, prefix: string, limit: number): Promise<string[]> {
+  const { rows } = await sql<{ f: string }>`
+    SELECT f FROM (SELECT instrument_fingerprint AS f FROM orders WHERE instrument_fingerprint LIKE ${`${prefix}%`}
+                   UNION SELECT instrument_fingerprint FROM checkout_attempts WHERE instrument_fingerprint LIKE ${`${prefix}%`}) x
+    LIMIT ${limit}`.execute(db);
+  return rows.map((r) => r.f);
+}
+
+/** Replaces marked fingerprints by their keyed values, in orders and attempts alike. */
+export async function replaceFingerprints(db: Db | Trx, pairs: { from: string; to: string }[]): Promise<void> {
+  if (pairs.length === 0) return;
+  const from = pairs.map((p) => p.from);
+  const to = pairs.map((p) => p.to);
+  await sql`UPDATE orders o SET instrument_fingerprint = m.to_fp FROM unnest(${from}::text[], ${to}::text[]) AS m(from_fp, to_fp)
+            WHERE o.instrument_fingerprint = m.from_fp`.execute(db);
+  await sql`UPDATE checkout_attempts a SET instrument_fingerprint = m.to_fp FROM unnest(${from}::text[], ${to}::text[]) AS m(from_fp, to_fp)
+            WHERE a.instrument_fingerprint = m.from_fp`.execute(db);
 }
 
 /**

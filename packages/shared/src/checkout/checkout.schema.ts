@@ -17,9 +17,12 @@ export const checkoutRequestSchema = z.strictObject({
   payment: z.strictObject({
     instrument: z.strictObject({
       type: z.literal('card'),
+      // One card, one spelling: digits only (no spaces, dashes or non-ASCII digits) and no leading zero (no card
+      // number starts with 0; a zero in front passes the Luhn check and would make a second fingerprint).
       number: z
         .string()
-        .regex(/^\d{12,19}$/, 'card number must be 12-19 digits')
+        .regex(/^[0-9]{12,19}$/, 'card number must be 12-19 digits, written without spaces or dashes')
+        .regex(/^[1-9]/, 'card number cannot start with 0')
         .refine(luhn, 'card number fails the Luhn check'),
       expMonth: z.number().int().min(1).max(12).optional(),
       expYear: z.number().int().min(2000).max(2100).optional(),

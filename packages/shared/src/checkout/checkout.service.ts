@@ -13,6 +13,7 @@ import type { CheckoutRequest } from './checkout.schema.js';
 import type { ChargeResult, PaymentProvider } from './payment.js';
 import { LEASE_SILENT_AFTER_MS, type ProcessLease } from './process-lease.js';
 import { databaseFaultOf } from '../db/faults.js';
+import { legacyCardFingerprint, LEGACY_FINGERPRINT_PREFIX, type CardFingerprints } from './card-fingerprint.js';
 
 export interface CheckoutResult {
   orderId: string;
@@ -27,6 +28,8 @@ export interface CheckoutResult {
 export interface CheckoutDeps {
   db: Db;
   payments: PaymentProvider;
+  /** The install's card fingerprints (keyed with CARD_FINGERPRINT_SECRET). */
+  cards: CardFingerprints;
   metrics?: Metrics;
   /** While a payment is in flight the hold cannot lapse for at least this long (longer than any gateway call). */
   paymentWindowSeconds?: number;
@@ -71,8 +74,35 @@ interface Unfinished {
   result?: ChargeOutcome;
 }
 
-/** A card is identified by a one-way fingerprint; the number itself is never stored. */
-export const instrumentFingerprint = (number: string) => createHash('sha256').update(`card:${number}`).digest('hex').slice(0, 32);
+/**
+ * What an Idempotency-Key is bound to: the whole request as the fan sent it (the hold, and every field of the
+ * instrument, the card as its keyed fingerprint), so the same key with any other body is IDEMPOTENCY_KEY_REUSED.
+ */
+export function checkoutRequestHash(holdId: string, fingerprint: string, req: CheckoutRequest): string {
+  const i = req.payment.instrument;
+  const canonical = { holdId, instrument: { type: i.type, fingerprint, expMonth: i.expMonth ?? null, expYear: i.expYear ?? null } };
+  return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
+}
+
+/** The request hash attempts recorded before keyed fingerprints (hold and card only), still honoured on a replay. */
+function legacyRequestHash(holdId: string, number: string): string {
+  return createHash('sha256').update(JSON.stringify({ holdId, fingerprint: legacyCardFingerprint(number) })).digest('hex');
+}
+
+/**
+ * Keys in place every card fingerprint a migration marked `legacy:` (written before fingerprints were keyed), in
+ * batches; run by every process that holds the secret when it starts (npm start, the store API, `onsale migrate`).
+ * Idempotent; returns how many distinct fingerprints it keyed.
+ */
+export async function rekeyLegacyCardFingerprints(db: Db, cards: CardFingerprints, batch = 500): Promise<number> {
+  let done = 0;
+  for (;;) {
+    const marked = await repo.legacyFingerprints(db, LEGACY_FINGERPRINT_PREFIX, batch);
+    if (marked.length === 0) return done;
+    await repo.replaceFingerprints(db, marked.map((from) => ({ from, to: cards.rekey(from.slice(LEGACY_FINGERPRINT_PREFIX.length)) })));
+    done += marked.length;
+  }
+}
 
 /**
  * Checkout: idempotent per (account, Idempotency-Key), one order per hold, per-instrument limit. Three short
@@ -101,8 +131,10 @@ export class CheckoutService {
     signal?: AbortSignal,
   ): Promise<CheckoutResult> {
     if (!isUuid(holdId)) throw notFound('HOLD_NOT_FOUND', `no hold ${holdId}`, 'id');
-    const fingerprint = instrumentFingerprint(req.payment.instrument.number);
-    const requestHash = createHash('sha256').update(JSON.stringify({ holdId, fingerprint })).digest('hex');
+    const number = req.payment.instrument.number;
+    const fingerprint = this.deps.cards.of(number);
+    const legacyMarked = `${LEGACY_FINGERPRINT_PREFIX}${legacyCardFingerprint(number)}`;
+    const requestHash = checkoutRequestHash(holdId, fingerprint, req);
     const { db } = this.deps;
 
     const begun = await db.transaction().execute(async (trx) => {
@@ -114,7 +146,7 @@ export class CheckoutService {
 
       const prior = await repo.findAttempt(trx, accountId, idempotencyKey);
       if (prior) {
-        if (prior.request_hash !== requestHash)
+        if (prior.request_hash !== requestHash && prior.request_hash !== legacyRequestHash(holdId, number))
           throw new DomainError('invalid', 'IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for a different request', { field: 'idempotency-key' });
         return { kind: 'replay' as const };
       }
@@ -132,7 +164,7 @@ export class CheckoutService {
         throw new DomainError('forbidden', 'CARD_NOT_ELIGIBLE', `the ${hold.tier_name} presale takes only the partner's cards`, { field: 'payment.instrument.number' });
 
       await holds.lockKey(trx, 'instrument', hold.event_id, fingerprint);
-      const used = await repo.seatsOfInstrument(trx, hold.event_id, fingerprint);
+      const used = await repo.seatsOfInstrument(trx, hold.event_id, fingerprint, legacyMarked);
       if (used + hold.quantity > hold.per_instrument_seat_limit)
         throw new DomainError('limit', 'INSTRUMENT_LIMIT_EXCEEDED', `this payment card already has ${used} of ${hold.per_instrument_seat_limit} seats for this event`, {
           field: 'payment.instrument',

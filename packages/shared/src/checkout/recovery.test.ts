@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { sql } from 'kysely';
-import { createOpenEvent, createTestDatabase, type TestDatabase } from '../testing/index.js';
+import { createOpenEvent, createTestDatabase, testSecrets, type TestDatabase } from '../testing/index.js';
 import { EventCache } from '../events/index.js';
 import { HoldService, SeatmapCache } from '../inventory/index.js';
-import { CheckoutService, instrumentFingerprint } from './checkout.service.js';
+import { checkoutRequestHash, CheckoutService } from './checkout.service.js';
+import { CardFingerprints } from './card-fingerprint.js';
 import { ProcessLease } from './process-lease.js';
 import { databaseFaultOf } from '../db/faults.js';
 import { SimulatedPaymentGateway, TEST_CARDS } from './payment.js';
@@ -20,15 +20,15 @@ beforeAll(async () => {
   ({ eventId } = await createOpenEvent(t.db, { name: 'Recovery', priceLevels: [{ code: 'P', name: 'All', priceCents: 2500 }] }));
   holds = new HoldService({ db: t.db, events: new EventCache(t.db), seatmap: new SeatmapCache(t.db) });
   payments = new SimulatedPaymentGateway({ tps: 1000, latencyMs: 0, failureRate: 0 });
-  checkout = new CheckoutService({ db: t.db, payments });
+  checkout = new CheckoutService({ db: t.db, cards: new CardFingerprints(testSecrets().cardFingerprintSecret), payments });
 });
 afterAll(() => t.drop());
 
 /** What a process that died after "payment started" leaves behind: the attempt PENDING, the hold PAYING. */
 async function diedMidPayment(account: string, key: string, charged: boolean) {
   const hold = await holds.create(account, eventId, { section: 'S', quantity: 2 });
-  const fingerprint = instrumentFingerprint(TEST_CARDS.success);
-  const requestHash = createHash('sha256').update(JSON.stringify({ holdId: hold.holdId, fingerprint })).digest('hex');
+  const fingerprint = new CardFingerprints(testSecrets().cardFingerprintSecret).of(TEST_CARDS.success);
+  const requestHash = checkoutRequestHash(hold.holdId, fingerprint, { payment: { instrument: { type: 'card', number: TEST_CARDS.success } } });
   await sql`INSERT INTO checkout_attempts (account_id, idempotency_key, hold_id, request_hash, instrument_fingerprint, seat_count, created_at)
             VALUES (${account}, ${key}, ${hold.holdId}, ${requestHash}, ${fingerprint}, 2, now() - interval '10 minutes')`.execute(t.db);
   await sql`UPDATE holds SET status = 'PAYING' WHERE id = ${hold.holdId}`.execute(t.db);
@@ -93,7 +93,7 @@ describe('checkouts orphaned by a process that is gone (issue 13, item 2)', () =
     const ledger = new SimulatedPaymentGateway({ tps: 1000, latencyMs: 0, failureRate: 0, db: t.db });
     let now = Date.now();
     const survivorLease = new ProcessLease(t.db, { id: 'survivor', now: () => now });
-    const survivor = new CheckoutService({ db: t.db, payments: ledger, lease: survivorLease });
+    const survivor = new CheckoutService({ db: t.db, cards: new CardFingerprints(testSecrets().cardFingerprintSecret), payments: ledger, lease: survivorLease });
     const orphan = async (account: string, key: string, owner: string, charged: boolean) => {
       const holdId = await diedMidPayment(account, key, false);
       await sql`UPDATE checkout_attempts SET owner = ${owner}, created_at = now() WHERE account_id = ${account} AND idempotency_key = ${key}`.execute(t.db);
@@ -128,7 +128,7 @@ describe('checkouts orphaned by a process that is gone (issue 13, item 2)', () =
     const db = createDb(proxy.url(t.url), { max: 4, connectionTimeoutMillis: 1000 });
     // The gateway is another company's system: it keeps answering (and recording) while our database is away.
     const gateway = new SimulatedPaymentGateway({ tps: 1000, latencyMs: 400, failureRate: 0, db: t.db, random: () => 0.5 });
-    const service = new CheckoutService({ db, payments: gateway, lease: new ProcessLease(db, { id: 'owner-of-outage' }) });
+    const service = new CheckoutService({ db, cards: new CardFingerprints(testSecrets().cardFingerprintSecret), payments: gateway, lease: new ProcessLease(db, { id: 'owner-of-outage' }) });
     try {
       const hold = await holds.create('outage-payer', eventId, { section: 'S', quantity: 2 });
       const failedLater = service

@@ -18,6 +18,9 @@ import type { LotteriesTable, LotteryRegistrationsTable, LotteryWinnersTable } f
 import type { AccessCodeRedemptionsTable, AllocationsTable } from '../allocations/allocations.table.js';
 import type { AccountBlocksTable } from '../support/blocks.table.js';
 
+import type { AlertDeliveriesTable, AlertEndpointsTable, EventAlertsTable, SaleMinutesTable } from '../warroom/warroom.table.js';
+import type { QueueSchedulesTable } from '../admission/schedule.table.js';
+
 /** Every table of the system of record, as Kysely sees it. */
 export interface Database {
   accounts: AccountsTable;
@@ -54,4 +57,9 @@ export interface Database {
   allocations: AllocationsTable;
   access_code_redemptions: AccessCodeRedemptionsTable;
   account_blocks: AccountBlocksTable;
+  event_alerts: EventAlertsTable;
+  alert_endpoints: AlertEndpointsTable;
+  alert_deliveries: AlertDeliveriesTable;
+  sale_minutes: SaleMinutesTable;
+  queue_schedules: QueueSchedulesTable;
 }

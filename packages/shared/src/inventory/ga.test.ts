@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sql } from 'kysely';
-import { createOpenEvent, createTestDatabase, domainError, type TestDatabase } from '../testing/index.js';
+import { createOpenEvent, createTestDatabase, domainError, testSecrets, type TestDatabase } from '../testing/index.js';
 import { EventCache, parseEventFile } from '../events/index.js';
 import { DomainError } from '../errors.js';
-import { CheckoutService, SimulatedPaymentGateway, TEST_CARDS, cancelOrder } from '../checkout/index.js';
+import { CardFingerprints, CheckoutService, SimulatedPaymentGateway, TEST_CARDS, cancelOrder } from '../checkout/index.js';
 import { reconcileInventory, sweepExpiredHolds } from '../jobs/reconcile.js';
 import { HoldService } from './holds.service.js';
 import { SeatmapCache } from './seatmap.js';
@@ -24,7 +24,7 @@ beforeAll(async () => {
   // No event cache between steps: a test changes an event and reads it back at once.
   events = new EventCache(t.db, 0);
   holds = new HoldService({ db: t.db, events, seatmap: new SeatmapCache(t.db, 0) });
-  checkout = new CheckoutService({ db: t.db, payments: new SimulatedPaymentGateway({ tps: 10_000, latencyMs: 1, failureRate: 0 }) });
+  checkout = new CheckoutService({ db: t.db, cards: new CardFingerprints(testSecrets().cardFingerprintSecret), payments: new SimulatedPaymentGateway({ tps: 10_000, latencyMs: 1, failureRate: 0 }) });
 });
 afterAll(() => t.drop());
 
@@ -307,6 +307,7 @@ describe('general admission: expiry, release, checkout', () => {
     const hold = await holds.create('slow-payer', eventId, { section: 'GA', quantity: 2 });
     // The payment window is short and the gateway slow: the hold lapses mid-payment and another fan takes the units.
     const slow = new CheckoutService({
+      cards: new CardFingerprints(testSecrets().cardFingerprintSecret),
       db: t.db,
       payments: new SimulatedPaymentGateway({ tps: 10_000, latencyMs: 600, failureRate: 0 }),
       paymentWindowSeconds: 0,

@@ -172,3 +172,54 @@ export async function attemptHold(db: Db | Trx, a: HoldAttempt, commit: HoldComm
   const r = rows[0]!;
   return { used: r.used, deviceUsed: r.device_used, taken: r.taken.map(Number), expiresAt: r.expires_at, commitMode: r.commit_mode };
 }
+
+/** A fan's hold made under an Idempotency-Key (one per event and account), with the hash of the request that made it. */
+export async function findHoldByKey(db: Db | Trx, eventId: string, accountId: string, key: string): Promise<{ id: string; request_hash: string | null } | undefined> {
+  return db
+    .selectFrom('holds')
+    .select(['id', 'request_hash'])
+    .where('event_id', '=', eventId)
+    .where('account_id', '=', accountId)
+    .where('idempotency_key', '=', key)
+    .executeTakeFirst();
+}
+
+/**
+ * Records the key a hold was made under. Returns false when another hold of the fan's already has the key (a
+ * concurrent request with the same key won): the unique index decides.
+ */
+export async function setHoldKey(db: Db | Trx, holdId: string, key: string, requestHash: string): Promise<boolean> {
+  try {
+    await sql`UPDATE holds SET idempotency_key = ${key}, request_hash = ${requestHash} WHERE id = ${holdId}`.execute(db);
+    return true;
+  } catch (err) {
+    if ((err as { code?: string }).code === '23505') return false;
+    throw err;
+  }
+}
+
+/**
+ * The fan's live hold made by the same request within the last `windowSeconds` (same tier; same section and
+ * quantity, or exactly the same seats), newest first: a repeated request whose first answer was lost.
+ */
+export async function findRepeatHold(
+  db: Db | Trx,
+  eventId: string,
+  accountId: string,
+  req: { section: string; quantity: number } | { seatIds: number[] },
+  allocation: string | null,
+  windowSeconds: number,
+): Promise<string | undefined> {
+  const same =
+    'seatIds' in req
+      ? sql`h.quantity = ${req.seatIds.length}
+            AND (SELECT count(*) FROM seats s WHERE s.event_id = h.event_id AND s.hold_id = h.id AND s.id = ANY(${req.seatIds}::bigint[])) = ${req.seatIds.length}`
+      : sql`h.section_code = ${req.section} AND h.quantity = ${req.quantity}`;
+  const { rows } = await sql<{ id: string }>`
+    SELECT h.id FROM holds h
+    WHERE h.event_id = ${eventId} AND h.account_id = ${accountId} AND h.status = 'HELD' AND h.expires_at > now()
+      AND h.created_at > now() - make_interval(secs => ${windowSeconds}) AND h.allocation IS NOT DISTINCT FROM ${allocation}
+      AND ${same}
+    ORDER BY h.created_at DESC LIMIT 1`.execute(db);
+  return rows[0]?.id;
+}

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Db, Trx } from '../db/connect.js';
 import { DomainError, invalid, notFound } from '../errors.js';
 import type { CachedEvent, EventCache } from '../events/event-cache.js';
@@ -64,6 +64,23 @@ export interface HoldServiceDeps {
   holdCommit?: HoldCommit;
   random?: () => number;
   now?: () => number;
+  /**
+   * A fan's identical hold request (no Idempotency-Key) within this many seconds of a live hold it made returns
+   * that hold rather than a second (default 30): a retry whose first answer was lost. 0 turns it off.
+   */
+  repeatWindowSeconds?: number;
+}
+
+/** A hold request's answer, and whether it is an earlier request's hold given again (`Idempotent-Replayed`). */
+export interface HoldAnswer {
+  hold: Hold;
+  replayed: boolean;
+}
+
+/** The hash a hold made under an Idempotency-Key keeps of its request: the same key with another request is refused. */
+export function holdRequestHash(req: HoldRequest, tier: string | undefined): string {
+  const canonical = 'seatIds' in req ? { tier: tier ?? null, seatIds: [...req.seatIds].sort((a, b) => a - b) } : { tier: tier ?? null, section: req.section, quantity: req.quantity };
+  return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
 }
 
 /** Thrown inside the hold transaction when a section cannot seat the party; turned into a refusal outside it. */
@@ -76,6 +93,9 @@ class SectionFull extends Error {
     super('section full');
   }
 }
+
+const keyReused = () =>
+  new DomainError('invalid', 'IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for a different hold request', { field: 'idempotency-key' });
 
 /** A hold-scoped request must come with admission to the hold's own event. */
 export function assertAdmittedFor(holdEventId: string, admittedEventId: string | undefined): void {
@@ -134,6 +154,59 @@ export class HoldService {
     this.now = deps.now ?? Date.now;
   }
 
+  private readonly inFlight = new Map<string, { hash: string; answer: Promise<HoldAnswer> }>();
+
+  /**
+   * A hold request as the store API takes it: idempotent. With an Idempotency-Key, a retry gets the hold the key
+   * made (whatever became of it since) and the key with another request is `400 IDEMPOTENCY_KEY_REUSED`; without
+   * one, an identical request within `repeatWindowSeconds` of a live hold it made gets that hold. Either way the
+   * fan's own limit never refuses the retry of a hold whose answer was lost. Identical requests in flight at once
+   * in this process share one attempt; across processes the key's unique index decides, and the loser's seats go
+   * straight back.
+   */
+  async hold(accountId: string, eventId: string, req: HoldRequest, requester: HoldRequester = {}, idempotencyKey?: string): Promise<HoldAnswer> {
+    const hash = holdRequestHash(req, requester.tier);
+    const flight = `${eventId}\n${accountId}\n${idempotencyKey === undefined ? `=${hash}` : `#${idempotencyKey}`}`;
+    const joined = this.inFlight.get(flight);
+    if (joined) {
+      if (joined.hash !== hash) throw keyReused();
+      return { hold: (await joined.answer).hold, replayed: true };
+    }
+    const answer = this.holdOnce(accountId, eventId, req, requester, hash, idempotencyKey);
+    this.inFlight.set(flight, { hash, answer });
+    try {
+      return await answer;
+    } finally {
+      this.inFlight.delete(flight);
+    }
+  }
+
+  private async holdOnce(accountId: string, eventId: string, req: HoldRequest, requester: HoldRequester, hash: string, key: string | undefined): Promise<HoldAnswer> {
+    const db = this.deps.db;
+    if (!isUuid(eventId)) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'id');
+    if (key !== undefined) {
+      const made = await repo.findHoldByKey(db, eventId, accountId, key);
+      if (made) {
+        if (made.request_hash !== hash) throw keyReused();
+        return { hold: await this.get(db, accountId, made.id), replayed: true };
+      }
+    } else if ((this.deps.repeatWindowSeconds ?? 30) > 0) {
+      const allocation = tierOfAdmission((await this.deps.events.get(eventId)).tiers, requester.tier)?.code ?? null;
+      const repeat = await repo.findRepeatHold(db, eventId, accountId, req, allocation, this.deps.repeatWindowSeconds ?? 30);
+      if (repeat) return { hold: await this.get(db, accountId, repeat), replayed: true };
+    }
+    const hold = await this.create(accountId, eventId, req, requester);
+    if (key !== undefined && !(await repo.setHoldKey(db, hold.holdId, key, hash))) {
+      // A request with the same key, on another process, made its hold first: give these seats back, answer with that one.
+      await this.releaseQueued(accountId, hold.holdId).catch(() => {});
+      const made = await repo.findHoldByKey(db, eventId, accountId, key);
+      if (!made) throw new DomainError('unavailable', 'HOLD_RACE', 'please retry', { retryAfterSeconds: 1 });
+      if (made.request_hash !== hash) throw keyReused();
+      return { hold: await this.get(db, accountId, made.id), replayed: true };
+    }
+    return { hold, replayed: false };
+  }
+
   /**
    * Creates a hold in one transaction of its own. The event's settings come from the cache before the
    * transaction opens, and a refusal's alternatives are computed after it ends, so a transaction holds one
@@ -141,8 +214,11 @@ export class HoldService {
    */
   async create(accountId: string, eventId: string, req: HoldRequest, requester: HoldRequester = {}): Promise<Hold> {
     const started = performance.now();
+    // Metrics are labelled with events that exist only: an id from the URL never becomes a label value.
+    let known = false;
     try {
       const cached = await this.deps.events.get(eventId);
+      known = true;
       assertNotBlocked(cached.blockedAccounts, accountId);
       this.validate(cached, req);
       const tier = tierOfAdmission(cached.tiers, requester.tier);
@@ -167,7 +243,7 @@ export class HoldService {
       this.deps.metrics?.holdLatency.observe((performance.now() - started) / 1000);
       return hold;
     } catch (e) {
-      if (e instanceof DomainError) this.deps.metrics?.holdFailures.inc({ event: eventId, code: e.code });
+      if (e instanceof DomainError && known) this.deps.metrics?.holdFailures.inc({ event: eventId, code: e.code });
       throw e;
     }
   }

@@ -33,6 +33,9 @@ export interface HoldsTable {
   device_hash: ColumnType<string | null, string | null | undefined, never>;
   /** The tier whose admission made the hold (its seats are that tier's); null when the event has no tiers. */
   allocation: ColumnType<string | null, string | null | undefined, never>;
+  /** The Idempotency-Key the fan's hold request carried, and a hash of that request (a retry with the key gets this hold). */
+  idempotency_key: ColumnType<string | null, string | null | undefined, string | null>;
+  request_hash: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: ColumnType<Date, never, never>;
   updated_at: ColumnType<Date, never, Date | string>;
 }

@@ -16,6 +16,10 @@ import { reconcileInventory } from './reconcile.js';
 import { ALLOCATION_ROLL_TASK, rollDueAllocations, rollForward } from '../allocations/allocations.service.js';
 import { DomainError } from '../errors.js';
 import { StatsKeeper } from '../db/stats-keeper.js';
+import { alertTasks } from '../warroom/alert-delivery.js';
+import { WarRoomMonitor } from '../warroom/monitor.js';
+import { StoreMetricsScraper } from '../warroom/store-metrics.js';
+import { QUEUE_SCHEDULE_TASK, queueScheduleTask } from '../admission/schedule.service.js';
 
 export interface WorkerOptions {
   connectionString: string;
@@ -36,6 +40,12 @@ export interface WorkerOptions {
   liveness?: { heartbeatMs?: number; deadAfterMs?: number };
   /** How often deferred waitlist fan-outs (hold releases) are enqueued (ms); default RELAY_MS. */
   relayMs?: number;
+  /**
+   * The war-room monitor (alerts recorded and sent to the alert receivers, the sale's series by minute) beside the
+   * jobs, one process at a time: `storeApiUrls` lets it read hold latency and sold-out propagation from the store
+   * API's /metrics, `consoleUrl` links each alert message to the war room. `false`: off.
+   */
+  warRoomMonitor?: { everyMs?: number; resolveAfterMs?: number; storeApiUrls?: readonly string[]; consoleUrl?: string | null } | false;
 }
 
 /** The relay's period: how long at most a released hold's seats wait before the waitlist's fan-out is queued. */
@@ -84,6 +94,8 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
       onNotified: (trx, chunk) => deliverToChannels(trx, channels, chunk),
     }),
     ...notifyTasks({ db: opts.db, metrics: opts.metrics, logger: opts.logger, render: (ids) => renderNotifications(opts.db, claimTokens, ids) }),
+    ...alertTasks({ db: opts.db, logger: opts.logger, consoleUrl: opts.warRoomMonitor ? (opts.warRoomMonitor.consoleUrl ?? null) : null }),
+    [QUEUE_SCHEDULE_TASK]: queueScheduleTask({ db: opts.db, logger: opts.logger }),
   };
   const log = opts.logger;
   const events: WorkerEvents = new EventEmitter();
@@ -138,6 +150,18 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
   // The planner's statistics of the hot tables kept current while a sale fills them (see StatsKeeper).
   const stats = new StatsKeeper(opts.db, { onError: (err) => log?.warn({ err }, 'analyzing the hot tables failed') });
   stats.start();
+  // Alerts and the sale's series are recorded whether or not anyone has the war room open.
+  const monitor =
+    opts.warRoomMonitor === false
+      ? undefined
+      : new WarRoomMonitor({
+          db: opts.db,
+          everyMs: opts.warRoomMonitor?.everyMs,
+          resolveAfterMs: opts.warRoomMonitor?.resolveAfterMs,
+          storeMetrics: opts.warRoomMonitor?.storeApiUrls?.length ? new StoreMetricsScraper({ urls: opts.warRoomMonitor.storeApiUrls }) : undefined,
+          logger: opts.logger,
+        });
+  monitor?.start();
   let admission: AdmissionController | undefined;
   if (opts.admission !== false) {
     try {
@@ -152,6 +176,7 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
     } catch (e) {
       clearInterval(reaper);
       clearInterval(relay);
+      await monitor?.stop();
       await stats.stop();
       await runner.stop();
       await heartbeat.stop();
@@ -166,6 +191,7 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
       // The controller first: its leads go to another process at once, and its ticks use the pool.
       clearInterval(reaper);
       clearInterval(relay);
+      await monitor?.stop();
       await stats.stop();
       await admission?.stop();
       await runner.stop();

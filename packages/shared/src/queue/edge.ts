@@ -54,6 +54,11 @@ export interface AdmissionTokenClaims {
   position: number;
   /** Admitted through a presale tier's queue: the tier's code (holds take that tier's seats); absent: the general sale. */
   tier?: string;
+  /**
+   * A token for one hold (issued with the hold, living as long as the hold can): it opens the routes of that hold
+   * only, never a new hold, so a fan who held at minute 9 pays at minute 12 while shopping time stays 10 minutes.
+   */
+  holdId?: string;
   iat: number;
   exp: number;
 }
@@ -72,7 +77,8 @@ export type TokenErrorCode =
   | 'TOKEN_WRONG_EVENT'
   | 'TOKEN_WRONG_ACCOUNT'
   | 'TOKEN_WRONG_DEVICE'
-  | 'TOKEN_WRONG_KIND';
+  | 'TOKEN_WRONG_KIND'
+  | 'TOKEN_WRONG_HOLD';
 
 const TOKEN_ERROR_MESSAGES: Record<TokenErrorCode, string> = {
   TOKEN_MALFORMED: 'the token is not a well-formed token',
@@ -82,6 +88,7 @@ const TOKEN_ERROR_MESSAGES: Record<TokenErrorCode, string> = {
   TOKEN_WRONG_ACCOUNT: 'the token belongs to another account',
   TOKEN_WRONG_DEVICE: 'the token was issued to another device',
   TOKEN_WRONG_KIND: 'the token is not the kind this route needs',
+  TOKEN_WRONG_HOLD: 'the token is for one hold and opens that hold only',
 };
 
 /**
@@ -113,10 +120,13 @@ function toBase64Url(bytes: Uint8Array): string {
   return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
 
+/** Strict base64url: no padding, and only the canonical spelling of the bytes (else one token has many spellings). */
 function fromBase64Url(text: string): Uint8Array<ArrayBuffer> {
+  if (text.length % 4 === 1) throw new TokenError('TOKEN_MALFORMED');
   const bin = atob(text.replace(/-/g, '+').replace(/_/g, '/') + '='.repeat((4 - (text.length % 4)) % 4));
   const out = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  if (toBase64Url(out) !== text) throw new TokenError('TOKEN_MALFORMED');
   return out;
 }
 
@@ -156,7 +166,8 @@ function wellFormed(c: unknown): TokenClaims | null {
   if (o.kind === 'admission') {
     if (!isCount(o.position) || o.position < 1) return null;
     if (o.tier !== undefined && !isText(o.tier)) return null;
-    return { kind: 'admission', ...common, position: o.position, ...(o.tier !== undefined ? { tier: o.tier } : {}), iat: o.iat, exp: o.exp };
+    if (o.holdId !== undefined && !isText(o.holdId)) return null;
+    return { kind: 'admission', ...common, position: o.position, ...(o.tier !== undefined ? { tier: o.tier } : {}), ...(o.holdId !== undefined ? { holdId: o.holdId } : {}), iat: o.iat, exp: o.exp };
   }
   return null;
 }
@@ -207,6 +218,8 @@ export interface TokenExpectation<K extends TokenClaims['kind']> {
   eventId: string;
   accountId?: string;
   deviceHash?: string;
+  /** Admission tokens: the hold the route is about (a token for one hold opens that hold only); absent: no hold. */
+  holdId?: string;
   now?: number;
 }
 
@@ -233,9 +246,24 @@ export function checkClaims<C extends TokenClaims>(claims: C, expected: TokenExp
   if (claims.eventId !== expected.eventId) throw new TokenError('TOKEN_WRONG_EVENT');
   if (expected.accountId !== undefined && claims.accountId !== expected.accountId) throw new TokenError('TOKEN_WRONG_ACCOUNT');
   if (expected.deviceHash !== undefined && claims.deviceHash !== expected.deviceHash) throw new TokenError('TOKEN_WRONG_DEVICE');
+  if (claims.kind === 'admission' && claims.holdId !== undefined && claims.holdId !== expected.holdId) throw new TokenError('TOKEN_WRONG_HOLD');
   if ((expected.now ?? Date.now()) >= claims.exp * 1000) throw new TokenError('TOKEN_EXPIRED');
   return claims;
 }
+
+/**
+ * The token a new hold comes with: the fan's admission, for that hold only, living until the hold can live no
+ * longer (its expiry, one extension of up to `maxExtensionSeconds`, and a payment window), or as long as the
+ * admission it came from if that is later.
+ */
+export function holdAdmissionClaims(admission: AdmissionTokenClaims, holdId: string, holdExpiresAtMs: number, maxExtensionSeconds: number, nowMs: number): AdmissionTokenClaims {
+  const iat = Math.floor(nowMs / 1000);
+  const exp = Math.max(admission.exp, Math.ceil(holdExpiresAtMs / 1000) + maxExtensionSeconds + HOLD_PAYMENT_WINDOW_SECONDS);
+  return { ...admission, holdId, iat, exp };
+}
+
+/** How long past its expiry a hold may still be in payment (the checkout's payment window). */
+export const HOLD_PAYMENT_WINDOW_SECONDS = 120;
 
 /** The admission token's claims for a fan the status rule admitted (10-minute life). `nowMs`: Date.now(). */
 export function admissionClaimsFor(queue: QueueTokenClaims, position: number, nowMs: number, tier?: string): AdmissionTokenClaims {

@@ -1,7 +1,8 @@
 import type { Db, Trx } from '../db/connect.js';
 import { DomainError, invalid, notFound } from '../errors.js';
 import type { EventCache } from '../events/event-cache.js';
-import { admissionClaimsFor, computeStatus, signToken, type QueueStatus, type QueueTokenClaims, type TokenKey } from './edge.js';
+import { admissionClaimsFor, signToken, type QueueTokenClaims, type TokenKey } from './edge.js';
+import { answerStatus, openClaimsReport, EDGE_REPORT_MAX_AGE_MS, type EdgeEventState, type StatusAnswer } from './edge-state.js';
 import { BoundedCache, CachedTokenVerifier } from './token-cache.js';
 import type { Metrics } from '../metrics/index.js';
 import { commitSeed, fairnessDescription, generateSeed, VERIFICATION_RECIPE, type FairnessMode } from './fairness.js';
@@ -29,9 +30,8 @@ export async function initQueue(trx: Trx, eventId: string): Promise<{ seedCommit
   return { seedCommitment };
 }
 
-/** A status with the event's words for its state. */
 /** A status with its words; when sold out, where to join the listing's waitlist (seats that come back go there). */
-export type StatusWithCopy = QueueStatus & { message: string; waitlist?: { listingId: string; join: string } };
+export type StatusWithCopy = StatusAnswer;
 
 export const DEVICE_ID_PATTERN = /^[\x21-\x7e]{8,200}$/;
 
@@ -148,19 +148,42 @@ export class QueueService {
   private async statusOf(claims: QueueTokenClaims, language: FanLanguage = DEFAULT_FAN_LANGUAGE): Promise<{ status: StatusWithCopy; info: PublicQueueInfo }> {
     const info = await this.deps.watermarks.get(claims.queueId ?? claims.eventId);
     if (!info || info.ownerEventId !== claims.eventId) throw notFound('EVENT_NOT_FOUND', `no event ${claims.eventId}`, 'id');
-    const status = await computeStatus(claims, info.watermark, this.now());
-    const waitlist = status.state === 'SOLD_OUT' ? { listingId: info.listingId, join: `/listings/${info.listingId}/waitlist` } : undefined;
-    // A presale's queue that no longer sells: say why (its window closed, or its seats went), rather than "sold out".
-    const closed = info.closesAt !== null && this.now() >= info.closesAt;
-    const message =
-      status.state === 'SOLD_OUT' && info.tier
-        ? closed
-          ? `The ${info.tierName} presale has ended; its unsold seats go to the next sale. Join the general sale's queue.`
-          : `The ${info.tierName} presale has sold out. Join the general sale's queue.`
-        : info.awaitingSignOff && status.state === 'WAITING'
-          ? AWAITING_SIGNOFF_MESSAGES[language]
-          : (info.copyByLanguage?.[language] ?? info.copy)[status.state];
-    return { status: { ...status, message, ...(waitlist ? { waitlist } : {}) }, info };
+    const status = await answerStatus(claims, info, this.now(), {}, language);
+    // An event whose fairness mode is not signed off says so while fans wait (the origin's words; an edge shows the state's).
+    if (info.awaitingSignOff && status.state === 'WAITING') status.message = AWAITING_SIGNOFF_MESSAGES[language];
+    return { status, info };
+  }
+
+  /**
+   * What an edge needs to answer this event's status polls and watermark reads on its own (GET
+   * /events/:id/edge-state): every queue of the event, from memory as the status route reads them.
+   */
+  async edgeState(eventId: string): Promise<EdgeEventState> {
+    const { tiers } = await this.deps.events.get(eventId);
+    const queueIds = tiers.length > 0 ? tiers.map((t) => t.queueId) : [eventId];
+    const queues: EdgeEventState['queues'] = [];
+    for (const queueId of queueIds) {
+      const info = await this.deps.watermarks.get(queueId);
+      if (!info || info.ownerEventId !== eventId) continue;
+      queues.push({ queueId, watermark: info.watermark, copy: info.copy, copyByLanguage: info.copyByLanguage, listingId: info.listingId, tier: info.tier, tierName: info.tierName, closesAt: info.closesAt });
+    }
+    if (!queues.some((q) => q.queueId === eventId)) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'id');
+    return { eventId, tiers: tiers.map((t) => ({ code: t.code, queueId: t.queueId, general: t.general })), queues, generatedAt: this.now() };
+  }
+
+  private readonly edgeReports = new BoundedCache<string, number>(10_000);
+  /**
+   * Admission tokens an edge issued (a report signed with the queue token key): counted as the status route counts
+   * its own, so the admission controller sees every admission. Each report counts once (by its id, in this process;
+   * a report is refused once older than EDGE_REPORT_MAX_AGE_MS). Returns how many claims were counted.
+   */
+  async recordEdgeClaims(signed: string): Promise<number> {
+    const report = await openClaimsReport(this.deps.tokenKey, signed, this.now());
+    const seen = this.edgeReports.get(report.id);
+    if (seen !== undefined && this.now() - seen < 2 * EDGE_REPORT_MAX_AGE_MS) return 0;
+    this.edgeReports.set(report.id, this.now());
+    for (const c of report.claims) this.deps.watermarks.countClaim(c.queueId, c.accountId);
+    return report.claims.length;
   }
 
   /** The queue a tier sells through (the event's own without a tier, or for the general sale). */

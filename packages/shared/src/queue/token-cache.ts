@@ -73,21 +73,22 @@ function claimedEventId(token: string): string | undefined {
 
 /**
  * The admission rule of the store: a token for this event (or, on a route about an existing hold, for the event the
- * token names; the hold's own event is checked by the domain), bound to the signed-in account and this device.
- * New holds need an unexpired token; routes on an existing hold accept one past its 10 minutes, because the hold's
- * own expiry time-boxes them (a fan who held seats at minute 9 can still pay at minute 12).
+ * token names; the hold's own event is checked by the domain), bound to the signed-in account and this device, and
+ * unexpired on every route. A token issued with a hold (`holdId`) opens that hold's routes only; new holds need the
+ * waiting room's own token.
  */
 export async function verifyAdmission(
   tokens: CachedTokenVerifier,
-  a: { token: string; accountId: string; deviceId: string; eventId?: string; onExistingHold: boolean; now?: number },
+  a: { token: string; accountId: string; deviceId: string; eventId?: string; holdId?: string; now?: number },
 ): Promise<AdmissionTokenClaims> {
-  const eventId = a.onExistingHold ? claimedEventId(a.token) : a.eventId;
+  const eventId = a.holdId !== undefined ? claimedEventId(a.token) : a.eventId;
   if (!eventId) throw new TokenError('TOKEN_MALFORMED');
   return tokens.verify(a.token, {
     kind: 'admission',
     eventId,
     accountId: a.accountId,
     deviceHash: await tokens.deviceHash(a.deviceId, a.accountId),
-    now: a.onExistingHold ? 0 : (a.now ?? Date.now()),
+    ...(a.holdId !== undefined ? { holdId: a.holdId } : {}),
+    now: a.now ?? Date.now(),
   }) as Promise<AdmissionTokenClaims>;
 }

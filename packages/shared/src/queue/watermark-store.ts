@@ -1,26 +1,17 @@
 import type { Db } from '../db/connect.js';
 import type { WatermarkState } from './edge.js';
-import { queueCopy, queueCopyByLanguage, type FanLanguage, type QueueCopy } from './copy.js';
+import { queueCopy, queueCopyByLanguage } from './copy.js';
+import type { QueueFacts } from './edge-state.js';
 import { loadWatermarks, recordClaims, recordHoldOutcomes, type WatermarkRow } from './queue.repository.js';
 
-export interface PublicQueueInfo {
-  watermark: WatermarkState;
+/** A queue's facts (what a status answer needs, see QueueFacts) and the origin's own bookkeeping. */
+export interface PublicQueueInfo extends QueueFacts {
   /** When the event sold out (available = 0 and held = 0), for the propagation metric. */
   soldOutAt: number | null;
-  /** The event's words per state (English). */
-  copy: QueueCopy;
-  /** The event's words per state in every fan language (English is `copy`). */
-  copyByLanguage: Record<FanLanguage, QueueCopy>;
   seedCommitment: string;
   fairnessMode: string;
-  listingId: string;
   /** The event the queue sells: the queue's own id, or a presale tier's event. */
   ownerEventId: string;
-  /** A presale tier's queue: the tier's code and name (admission tokens carry the code). */
-  tier: string | null;
-  tierName: string | null;
-  /** A presale's close (ms since the epoch; its roll forward if earlier); null for an event's own queue. */
-  closesAt: number | null;
   /** The event's fairness mode is not signed off: the queue stays closed (NOT_OPEN) whatever the time. */
   awaitingSignOff: boolean;
 }

@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { decodeBase64UrlStrict } from '../encoding.js';
 import { DomainError } from '../errors.js';
 
 /**
@@ -35,12 +36,14 @@ export class ClaimTokens {
     if (typeof token !== 'string' || token.length > 1024) throw bad('CLAIM_TOKEN_INVALID', 'the claim token is malformed');
     const [payload, mac, extra] = token.split('.');
     if (!payload || !mac || extra !== undefined) throw bad('CLAIM_TOKEN_INVALID', 'the claim token is malformed');
+    const got = decodeBase64UrlStrict(mac);
+    const raw = decodeBase64UrlStrict(payload);
+    if (!got || !raw) throw bad('CLAIM_TOKEN_INVALID', 'the claim token is malformed');
     const want = createHmac('sha256', this.key).update(payload).digest();
-    const got = Buffer.from(mac, 'base64url');
     if (got.length !== want.length || !timingSafeEqual(got, want)) throw bad('CLAIM_TOKEN_FORGED', 'the claim token was not issued by this service');
     let body: { k?: string; o?: string; v?: number; a?: string; e?: number };
     try {
-      body = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+      body = JSON.parse(raw.toString('utf8'));
     } catch {
       throw bad('CLAIM_TOKEN_INVALID', 'the claim token is malformed');
     }

@@ -436,4 +436,4 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
 }
 
 /** An alert's identity across evaluations: history and webhooks de-duplicate on it. */
-export const alertKey = (a: Pick<Alert, 'code' | 'scope'>) => (a.scope ? `${a.code}:${a.scope}` : a.code);
+export const alertKey = (a: { code: string; scope: string }) => (a.scope ? `${a.code}:${a.scope}` : a.code);

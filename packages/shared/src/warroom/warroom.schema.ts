@@ -106,3 +106,81 @@ export type ResumeQueueInput = z.input<typeof resumeQueueSchema>;
 export type RateOverrideInput = z.input<typeof rateOverrideSchema>;
 export type TierRollInput = z.input<typeof tierRollSchema>;
 export type AccessCodesInput = z.input<typeof accessCodesSchema>;
+
+/** Severities an alert receiver may ask for: `warning` gets every alert, `critical` only the critical ones. */
+export const ALERT_SEVERITIES = ['warning', 'critical'] as const;
+
+/**
+ * An alert receiver: a Slack-compatible incoming-webhook URL (http or https), for one event's alerts or (no
+ * `eventId`) every event's, from `minSeverity` up.
+ */
+export const alertEndpointInputSchema = z.object({
+  url: z
+    .string({ error: 'enter the receiver\'s URL' })
+    .trim()
+    .max(2000, 'a URL of at most 2,000 characters')
+    .refine((u) => {
+      try {
+        const p = new URL(u);
+        return (p.protocol === 'https:' || p.protocol === 'http:') && p.hostname !== '';
+      } catch {
+        return false;
+      }
+    }, 'enter a web address starting with https:// (or http://)'),
+  eventId: eventId.optional(),
+  minSeverity: z.enum(ALERT_SEVERITIES, { error: 'choose warning (every alert) or critical (critical alerts only)' }).default('warning'),
+});
+
+/** Turn an alert receiver on or off. */
+export const alertEndpointActiveSchema = z.object({ id: z.string().uuid('an alert receiver id'), active: z.boolean() });
+
+export type AlertEndpointInput = z.input<typeof alertEndpointInputSchema>;
+
+/** What a scheduled queue control does. */
+export const SCHEDULED_ACTIONS = ['PAUSE', 'RESUME', 'RATE'] as const;
+
+/**
+ * A pause, a resume or a rate change set for a time (`runAt`, an ISO date-time with its offset). RATE takes
+ * `perMinute` (whole admits per minute within the bounds, or null to follow the plan again); the reason is
+ * required and goes to the audit log when it runs, with who scheduled it.
+ */
+export const queueScheduleInputSchema = z
+  .object({
+    eventId,
+    action: z.enum(SCHEDULED_ACTIONS, { error: 'choose pause, resume or a rate change' }),
+    runAt: z.iso.datetime({ offset: true, error: 'give the date and time it should happen' }),
+    perMinute: rateOverrideSchema.shape.perMinute.optional(),
+    reason: controlReasonSchema,
+    tier: queueTier,
+  })
+  .superRefine((v, ctx) => {
+    if (v.action === 'RATE' && v.perMinute === undefined)
+      ctx.addIssue({ code: 'custom', path: ['perMinute'], message: 'give the admits per minute, or choose to follow the plan' });
+    if (v.action !== 'RATE' && v.perMinute !== undefined && v.perMinute !== null)
+      ctx.addIssue({ code: 'custom', path: ['perMinute'], message: 'only a rate change takes admits per minute' });
+  });
+
+/** Cancel a scheduled control that has not run yet. */
+export const queueScheduleCancelSchema = z.object({ eventId, id: z.number({ error: 'a schedule id' }).int().positive(), reason: controlReasonSchema });
+
+export type QueueScheduleInput = z.input<typeof queueScheduleInputSchema>;
+
+/** One state's words: what a waiting fan reads (1 to 500 characters). */
+const stateWords = z.string({ error: 'write the words fans read' }).trim().min(1, 'write the words fans read').max(500, 'at most 500 characters');
+const wordsByState = z
+  .object({ WAITING: stateWords, PAUSED: stateWords, ADMITTED: stateWords, LAST_CHANCE: stateWords, SOLD_OUT: stateWords })
+  .partial()
+  .strict();
+
+/**
+ * The words waiting fans read per queue state, in English (`en`) and the other fan languages, edited live from the
+ * war room against the event's version; a reason is required (it goes to the audit log).
+ */
+export const queueCopyEditSchema = z.object({
+  eventId,
+  expectedVersion: z.number({ error: 'the version the words were edited from' }).int().positive(),
+  words: z.object({ en: wordsByState.optional(), es: wordsByState.optional() }).strict(),
+  reason: controlReasonSchema,
+});
+
+export type QueueCopyEditInput = z.input<typeof queueCopyEditSchema>;

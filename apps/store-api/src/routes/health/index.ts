@@ -3,23 +3,32 @@ import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Db } from '@onsale/shared/db';
 
-export const healthRoutes: FastifyPluginAsyncZod<{ db: Db }> = async (app, { db }) => {
+/** Liveness: which process answered (several serve one port under `npm start -- --store-instances N`), and the database. */
+export const healthRoutes: FastifyPluginAsyncZod<{ db: Db; instance: string }> = async (app, { db, instance }) => {
   app.get(
     '/healthz',
     {
       config: { public: true },
       schema: {
         tags: ['ops'],
-        summary: 'Liveness and database reachability',
-        response: { 200: z.object({ status: z.literal('ok'), database: z.literal('ok') }), 503: z.object({ error: z.string(), message: z.string() }).describe('The database does not answer; look again after the Retry-After header') },
+        summary: 'Liveness, the process that answered (instance and pid) and database reachability',
+        response: {
+          200: z.object({ status: z.literal('ok'), instance: z.string(), pid: z.number(), database: z.literal('ok') }),
+          503: z
+            .object({ error: z.string(), message: z.string(), status: z.literal('unavailable'), instance: z.string(), pid: z.number() })
+            .describe('The database does not answer; look again after the Retry-After header'),
+        },
       },
     },
     async (_req, reply) => {
       try {
         await sql`select 1`.execute(db);
-        return { status: 'ok' as const, database: 'ok' as const };
+        return { status: 'ok' as const, instance, pid: process.pid, database: 'ok' as const };
       } catch {
-        return reply.status(503).header('retry-after', '5').send({ error: 'DATABASE_UNAVAILABLE', message: 'the database does not answer' });
+        return reply
+          .status(503)
+          .header('retry-after', '5')
+          .send({ error: 'DATABASE_UNAVAILABLE', message: 'the database does not answer', status: 'unavailable' as const, instance, pid: process.pid });
       }
     },
   );

@@ -4,32 +4,57 @@ import type { Db } from '@onsale/shared/db';
 import { holdRequestSchema, toHoldRequest, type Hold, type HoldService } from '@onsale/shared/inventory';
 import { checkoutRequestSchema, idempotencyKeySchema, type CheckoutService } from '@onsale/shared/checkout';
 import { deviceFingerprint } from '@onsale/shared/abuse';
+import { holdAdmissionClaims, signToken, type TokenKey } from '@onsale/shared/queue';
 import { errorResponses, errorSchema, holdSchema, serviceUnavailableSchema } from '../schemas.js';
 
 const toBody = (h: Hold) => ({ ...h, expiresAt: h.expiresAt.toISOString() });
 const holdParams = z.object({ id: z.string().max(64) });
+/** The longest extension an event may offer (the event file's holds.extensionSeconds). */
+const MAX_HOLD_EXTENSION_SECONDS = 1800;
 
 /** Holds and checkout. Every route here needs the fan's account token (the auth hook). */
-export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; checkout: CheckoutService }> = async (app, { db, holds, checkout }) => {
+export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; checkout: CheckoutService; tokenKey: TokenKey }> = async (app, { db, holds, checkout, tokenKey }) => {
   app.post(
     '/events/:id/holds',
     {
       schema: {
         tags: ['holds'],
         summary: 'Hold seats: best available in a section, or exact seats once seat picking is open',
+        description:
+          'Idempotent. With an `Idempotency-Key`, a retry (its first answer lost to a timeout or a reset connection) gets the hold that key made, with `Idempotent-Replayed: true`, whatever became of it since (its `status` says); the key with a different request is `400 IDEMPOTENCY_KEY_REUSED`. Without one, the same request within 30 s of a live hold it made gets that hold back (also `Idempotent-Replayed: true`) rather than a second one. A retry is never refused for the fan\'s own limit.',
         params: z.object({ id: z.string().max(64) }),
+        headers: z.object({
+          'idempotency-key': idempotencyKeySchema
+            .optional()
+            .describe('one per hold request, chosen by the client (a UUID is typical): a retry with it gets the same hold back'),
+        }),
         body: holdRequestSchema,
-        response: { 201: holdSchema, ...errorResponses },
+        response: {
+          201: holdSchema.extend({
+            admissionToken: z.string().describe('X-Admission-Token for this hold\'s routes (pay, extend, release, read) until the hold can live no longer; it opens no new hold'),
+          }),
+          ...errorResponses,
+        },
       },
     },
     async (req, reply) => {
       // The admission gate has matched X-Device-Id with the token's binding; limits count the device across accounts.
-      const hold = await holds.create(req.accountId, req.params.id, toHoldRequest(req.body), {
-        deviceHash: deviceFingerprint(req.headers['x-device-id'] as string),
-        // A presale's admission holds that tier's seats.
-        tier: req.admission?.tier,
-      });
-      return reply.status(201).send(toBody(hold));
+      const { hold, replayed } = await holds.hold(
+        req.accountId,
+        req.params.id,
+        toHoldRequest(req.body),
+        {
+          deviceHash: deviceFingerprint(req.headers['x-device-id'] as string),
+          // A presale's admission holds that tier's seats.
+          tier: req.admission?.tier,
+        },
+        req.headers['idempotency-key'],
+      );
+      if (replayed) reply.header('idempotent-replayed', 'true');
+      // The admission token is checked for expiry on every route; the hold comes with its own, so paying at minute
+      // 12 for seats held at minute 9 works while no new hold can be made past minute 10.
+      const admissionToken = await signToken(tokenKey, holdAdmissionClaims(req.admission!, hold.holdId, hold.expiresAt.getTime(), MAX_HOLD_EXTENSION_SECONDS, Date.now()));
+      return reply.status(201).send({ ...toBody(hold), admissionToken });
     },
   );
 

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { negotiateLanguage, type QueueService } from '@onsale/shared/queue';
+import { negotiateLanguage, publicWatermark, TokenError, type QueueService } from '@onsale/shared/queue';
 import { errorResponses, errorSchema, serviceUnavailableSchema } from '../schemas.js';
+import { compiledSerializer } from '../compiled-serializer.js';
 
 const params = z.object({ id: z.string().max(64) });
 /** A presale tier's queue, by the tier's code; left out: the general sale (the event's own queue). */
@@ -18,6 +19,35 @@ const statusBody = z.object({
   admissionToken: z.string().optional(),
   /** When SOLD_OUT: the listing's waitlist (PUT the join link with criteria); seats that come back go there. */
   waitlist: z.object({ listingId: z.string(), join: z.string() }).optional(),
+});
+
+const watermarkState = z.object({
+  eventId: z.string(),
+  admittedThrough: z.number(),
+  state: z.enum(['OPEN', 'PAUSED', 'SOLD_OUT', 'LAST_CHANCE', 'NOT_OPEN']),
+  ratePerMin: z.number(),
+  updatedAt: z.number(),
+  heartbeatAt: z.number(),
+  cohortSize: z.number().nullable(),
+  seedHex: z.string().nullable(),
+  history: z.array(z.tuple([z.number(), z.number()]).readonly()).readonly().optional(),
+  claimWindowMs: z.number().optional(),
+});
+const edgeStateBody = z.object({
+  eventId: z.string(),
+  tiers: z.array(z.object({ code: z.string(), queueId: z.string(), general: z.boolean() })),
+  queues: z.array(
+    z.object({
+      queueId: z.string(),
+      watermark: watermarkState,
+      copy: z.record(states, z.string()),
+      listingId: z.string(),
+      tier: z.string().nullable(),
+      tierName: z.string().nullable(),
+      closesAt: z.number().nullable(),
+    }),
+  ),
+  generatedAt: z.number(),
 });
 
 /** The waiting room: join, status polls (answered from memory), the public watermark and fairness facts. */
@@ -66,6 +96,8 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
   app.get(
     '/events/:id/queue/status',
     {
+      // The hottest route: its answers are written by a serializer compiled from the JSON Schema of its zod schemas.
+      serializerCompiler: compiledSerializer,
       schema: {
         tags: ['queue'],
         summary: 'Poll your place (no database read); carries an admission token once admitted. Honour Retry-After.',
@@ -99,7 +131,52 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
     async (req, reply) => {
       const w = await queue.watermark(req.params.id, req.query.tier);
       reply.header('cache-control', 'public, max-age=2');
-      return { admittedThrough: w.admittedThrough, state: w.state, ratePerMin: w.ratePerMin, updatedAt: new Date(w.updatedAt).toISOString() };
+      return publicWatermark(w);
+    },
+  );
+
+  app.get(
+    '/events/:id/edge-state',
+    {
+      config: { public: true },
+      schema: {
+        tags: ['edge'],
+        summary: "What an edge worker needs to answer the event's status polls and watermark reads itself (apps/edge fetches it once per event per EDGE_WATERMARK_TTL_SECONDS)",
+        description:
+          'Every queue of the event (its own and each presale tier\'s): the watermark with the controller heartbeat and position history, ' +
+          'the words per state, the listing, the tier. Public: nothing in it is secret (the seed appears only after its reveal at the open).',
+        security: [],
+        params,
+        response: { 200: edgeStateBody, 404: errorSchema },
+      },
+    },
+    async (req, reply) => {
+      reply.header('cache-control', 'public, max-age=1');
+      return queue.edgeState(req.params.id);
+    },
+  );
+
+  app.post(
+    '/edge/claims',
+    {
+      config: { public: true },
+      schema: {
+        tags: ['edge'],
+        summary: 'Admission tokens an edge worker issued, reported in batches so the admission controller counts them',
+        description: 'The body is a report signed with the queue token secret (signClaimsReport); each report counts once. Refusals: 401 TOKEN_FORGED | TOKEN_MALFORMED | TOKEN_EXPIRED (field report).',
+        security: [],
+        body: z.object({ report: z.string().min(1).max(1_000_000) }),
+        response: { 202: z.object({ counted: z.number() }), ...errorResponses },
+      },
+    },
+    async (req, reply) => {
+      try {
+        const counted = await queue.recordEdgeClaims(req.body.report);
+        return reply.status(202).send({ counted });
+      } catch (e) {
+        if (e instanceof TokenError) return reply.status(401).send({ error: e.code, message: e.message, field: 'report' });
+        throw e;
+      }
     },
   );
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Db } from '@onsale/shared/db';
-import { signToken, ADMISSION_TOKEN_TTL_SECONDS, type TokenKey } from '@onsale/shared/queue/edge';
+import { signToken, holdAdmissionClaims, ADMISSION_TOKEN_TTL_SECONDS, type TokenKey } from '@onsale/shared/queue/edge';
 import type { CachedTokenVerifier } from '@onsale/shared/queue';
 import {
   claimOffer,
@@ -238,7 +238,7 @@ export const waitlistRoutes: FastifyPluginAsyncZod<WaitlistRouteDeps> = async (a
     {
       schema: {
         tags: ['waitlist'],
-        summary: 'Claim an offer (or a share of a broadcast release) with its claim token: the seats become your hold, with an admission token to pay for it',
+        summary: 'Claim an offer (or a share of a broadcast release) with its claim token: the seats become your hold, with an admission token for that hold (pay, extend, release)',
         headers: z.object({ 'x-device-id': deviceHeader }),
         body: z.object({ claimToken: z.string().min(1).max(1024) }).strict(),
         response: {
@@ -259,16 +259,19 @@ export const waitlistRoutes: FastifyPluginAsyncZod<WaitlistRouteDeps> = async (a
     async (req, reply) => {
       const hold = await claimOffer(db, claimTokens, req.accountId, req.body.claimToken);
       // The offer is the fan's admission: a token bound to account and device, as the waiting room would issue.
-      const iat = Math.floor(Date.now() / 1000);
-      const admissionToken = await signToken(tokenKey, {
-        kind: 'admission',
+      // For this hold only, as long as the hold can live (see holdAdmissionClaims).
+      const now = Date.now();
+      const iat = Math.floor(now / 1000);
+      const admission = {
+        kind: 'admission' as const,
         eventId: hold.eventId,
         accountId: req.accountId,
         deviceHash: await verifier.deviceHash(req.headers['x-device-id'], req.accountId),
         position: hold.place,
         iat,
         exp: iat + ADMISSION_TOKEN_TTL_SECONDS,
-      });
+      };
+      const admissionToken = await signToken(tokenKey, holdAdmissionClaims(admission, hold.holdId, hold.expiresAt.getTime(), 1800, now));
       const { place: _place, ...body } = hold;
       return reply.status(201).send({ ...body, expiresAt: hold.expiresAt.toISOString(), admissionToken });
     },

@@ -16,8 +16,13 @@ import * as m20261129_2200 from './2026_11_29_2200_add_lottery_notifications.js'
 import * as m20261130_0010 from './2026_11_30_0010_defer_release_fanout.js';
 import * as m20261202_0300 from './2026_12_02_0300_add_controller_inside.js';
 import * as m20261202_0310 from './2026_12_02_0310_add_checkout_owners.js';
+import * as m20261202_0320 from './2026_12_02_0320_add_hold_idempotency.js';
 import * as m20261202_0500 from './2026_12_02_0500_add_event_look.js';
+import * as m20261202_0200 from './2026_12_02_0200_mark_legacy_card_fingerprints.js';
 import * as m20261202_0600 from './2026_12_02_0600_count_gateway_failures.js';
+import * as m20261202_0610 from './2026_12_02_0610_create_alerts.js';
+import * as m20261202_0620 from './2026_12_02_0620_create_queue_schedules.js';
+import * as m20261202_0630 from './2026_12_02_0630_create_sale_minutes.js';
 import * as m20261202_0700 from './2026_12_02_0700_add_console_user_disabled.js';
 import * as m20261202_0710 from './2026_12_02_0710_create_account_blocks.js';
 import * as m20261202_0720 from './2026_12_02_0720_add_event_time_zone_currency.js';
@@ -39,10 +44,15 @@ export const migrations: Record<string, Migration> = {
   '2026_11_29_2130_ga_allocations': m20261129_2130,
   '2026_11_29_2200_add_lottery_notifications': m20261129_2200,
   '2026_11_30_0010_defer_release_fanout': m20261130_0010,
+  '2026_12_02_0200_mark_legacy_card_fingerprints': m20261202_0200,
   '2026_12_02_0300_add_controller_inside': m20261202_0300,
   '2026_12_02_0310_add_checkout_owners': m20261202_0310,
+  '2026_12_02_0320_add_hold_idempotency': m20261202_0320,
   '2026_12_02_0500_add_event_look': m20261202_0500,
   '2026_12_02_0600_count_gateway_failures': m20261202_0600,
+  '2026_12_02_0610_create_alerts': m20261202_0610,
+  '2026_12_02_0620_create_queue_schedules': m20261202_0620,
+  '2026_12_02_0630_create_sale_minutes': m20261202_0630,
   '2026_12_02_0700_add_console_user_disabled': m20261202_0700,
   '2026_12_02_0710_create_account_blocks': m20261202_0710,
   '2026_12_02_0720_add_event_time_zone_currency': m20261202_0720,

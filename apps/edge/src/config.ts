@@ -1,0 +1,66 @@
+// The worker's settings: its bindings (wrangler.toml [vars], Worker secrets, or miniflare's bindings locally),
+// read and checked in this one place, once per isolate.
+
+/** What the worker is bound to. Every value is a string, as Workers bindings of vars and secrets are. */
+export interface EdgeEnv {
+  /** The store API the worker fronts (e.g. https://origin.example.com). */
+  STORE_API_URL?: string;
+  /** The install's queue token secret (a Worker secret): verifies queue tokens, signs admission tokens. */
+  QUEUE_TOKEN_SECRET?: string;
+  /** The install's account token secret (a Worker secret): identifies the fan as the store API does. */
+  AUTH_SECRET?: string;
+  /** Seconds an event's watermark is answered from cache before the origin is asked again (default 2). */
+  EDGE_WATERMARK_TTL_SECONDS?: string;
+  /** Seconds without a watermark from the origin after which fans read PAUSED and nobody is admitted (default 15). */
+  EDGE_STALE_SECONDS?: string;
+  /** How long one origin request for the watermark may take, in milliseconds (default 5000). */
+  EDGE_ORIGIN_TIMEOUT_MS?: string;
+}
+
+export interface EdgeConfig {
+  originUrl: string;
+  queueTokenSecret: string | null;
+  authSecret: string | null;
+  watermarkTtlMs: number;
+  staleMs: number;
+  originTimeoutMs: number;
+  /** Why the worker cannot answer status polls itself (it then passes them to the origin), or null. */
+  misconfigured: string | null;
+}
+
+function seconds(v: string | undefined, name: string, fallback: number, min: number, max: number): number {
+  if (v === undefined || v === '') return fallback;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < min || n > max) throw new Error(`${name} must be a number from ${min} to ${max} (got ${JSON.stringify(v)})`);
+  return n;
+}
+
+/**
+ * Reads the bindings. Throws for a missing or malformed STORE_API_URL or a bad number (the worker then answers 503
+ * to everything: it cannot even proxy). Missing secrets do not throw: status polls then go to the origin, which
+ * answers them itself (slower, never wrong), and `misconfigured` says why.
+ */
+export function loadEdgeConfig(env: EdgeEnv): EdgeConfig {
+  const origin = env.STORE_API_URL;
+  if (!origin) throw new Error('STORE_API_URL is required: the store API this edge fronts');
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    throw new Error(`STORE_API_URL is not a URL: ${JSON.stringify(origin)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('STORE_API_URL must be http(s)');
+  const secret = (name: string, v: string | undefined) => (v && v.length >= 32 ? v : null);
+  const queueTokenSecret = secret('QUEUE_TOKEN_SECRET', env.QUEUE_TOKEN_SECRET);
+  const authSecret = secret('AUTH_SECRET', env.AUTH_SECRET);
+  const missing = [!queueTokenSecret && 'QUEUE_TOKEN_SECRET', !authSecret && 'AUTH_SECRET'].filter(Boolean);
+  return {
+    originUrl: url.origin + url.pathname.replace(/\/+$/, ''),
+    queueTokenSecret,
+    authSecret,
+    watermarkTtlMs: seconds(env.EDGE_WATERMARK_TTL_SECONDS, 'EDGE_WATERMARK_TTL_SECONDS', 2, 0.1, 300) * 1000,
+    staleMs: seconds(env.EDGE_STALE_SECONDS, 'EDGE_STALE_SECONDS', 15, 1, 3600) * 1000,
+    originTimeoutMs: seconds(env.EDGE_ORIGIN_TIMEOUT_MS, 'EDGE_ORIGIN_TIMEOUT_MS', 5000, 50, 60_000),
+    misconfigured: missing.length > 0 ? `${missing.join(' and ')} not set (32+ characters each, as Worker secrets): status polls go to the origin` : null,
+  };
+}

@@ -1,0 +1,35 @@
+import { z } from 'zod';
+
+// The local edge's settings (`npm start -- --edge`, `npm run edge`), read and checked in this one place. The worker
+// itself reads its bindings in config.ts; these become those bindings. Its secrets are the store API's own (the
+// caller passes them), so both sides of a token always agree.
+const schema = z.object({
+  EDGE_PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+  EDGE_HOST: z.string().default('127.0.0.1'),
+  EDGE_WATERMARK_TTL_SECONDS: z.coerce.number().min(0.1).max(300).default(2),
+  EDGE_STALE_SECONDS: z.coerce.number().min(1).max(3600).default(15),
+  EDGE_ORIGIN_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(5000),
+});
+
+export interface LocalEdgeEnv {
+  port: number;
+  host: string;
+  storeApiUrl: string | undefined;
+  watermarkTtlSeconds: number;
+  staleSeconds: number;
+  originTimeoutMs: number;
+}
+
+export function loadEdgeEnv(env: NodeJS.ProcessEnv = process.env): LocalEdgeEnv {
+  const e = schema.parse(env);
+  // STORE_API_URL may list several store APIs for the war room (comma-separated): the edge fronts the first.
+  const first = env.STORE_API_URL?.split(',')[0]?.trim();
+  return {
+    port: e.EDGE_PORT,
+    host: e.EDGE_HOST,
+    storeApiUrl: first ? z.string().url().parse(first) : undefined,
+    watermarkTtlSeconds: e.EDGE_WATERMARK_TTL_SECONDS,
+    staleSeconds: e.EDGE_STALE_SECONDS,
+    originTimeoutMs: e.EDGE_ORIGIN_TIMEOUT_MS,
+  };
+}

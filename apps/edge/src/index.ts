@@ -1,0 +1,267 @@
+// The edge worker (Cloudflare Workers, module syntax): answers status polls and watermark reads itself from the
+// signed queue token and a cached watermark, and passes every other request to the store API unchanged. Its only
+// export is the handler: workerd takes every named export of a module worker for an entrypoint.
+import { admissionClaimsFor, checkClaims, createTokenKey, hashDevice, POLL_SECONDS, signToken, TokenError, verifyToken, type QueueTokenClaims, type TokenKey } from '@onsale/shared/queue/edge';
+import { answerStatus, publicWatermark, type EdgeQueueState, type StatusAnswer } from '@onsale/shared/queue/edge-state';
+import { bearerToken, WebAccountTokenVerifier } from '@onsale/shared/auth/edge';
+import { negotiateLanguage, type FanLanguage } from '@onsale/shared/queue/copy';
+import { DomainError } from '@onsale/shared';
+import { loadEdgeConfig, type EdgeConfig, type EdgeEnv } from './config.js';
+import { EventStateCache, type KnownState, type WaitUntil } from './state-cache.js';
+import { ClaimsReporter } from './claims.js';
+
+export type { EdgeEnv } from './config.js';
+
+/** The header that says who answered: `hit` the edge alone, `miss` the origin (through the edge). */
+const EDGE_HEADER = 'x-onsale-edge';
+
+/** The store API's device id rule (X-Device-Id): 8-200 visible ASCII characters. */
+const DEVICE_ID = /^[\x21-\x7e]{8,200}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const STATUS_PATH = /^\/events\/([^/]+)\/queue\/status$/;
+const WATERMARK_PATH = /^\/events\/([^/]+)\/watermark$/;
+
+/** Everything one isolate keeps: settings, keys, caches. Built once per isolate (per bindings object). */
+interface Edge {
+  config: EdgeConfig;
+  states: EventStateCache;
+  key: Promise<TokenKey> | null;
+  accounts: WebAccountTokenVerifier | null;
+  claims: ClaimsReporter | null;
+  /** Verified queue tokens (a fan polls with the same one): signature once, binding and expiry every time. */
+  tokens: Map<string, QueueTokenClaims>;
+  devices: Map<string, string>;
+}
+
+let current: { env: EdgeEnv; edge: Edge | Error } | undefined;
+let warned = false;
+
+function edgeOf(env: EdgeEnv): Edge | Error {
+  if (current?.env === env) return current.edge;
+  let edge: Edge | Error;
+  try {
+    const config = loadEdgeConfig(env);
+    const key = config.queueTokenSecret ? createTokenKey(config.queueTokenSecret) : null;
+    edge = {
+      config,
+      key,
+      states: new EventStateCache({
+        originUrl: config.originUrl,
+        ttlMs: config.watermarkTtlMs,
+        originTimeoutMs: config.originTimeoutMs,
+        cache: typeof caches !== 'undefined' ? caches.default : undefined,
+      }),
+      accounts: config.authSecret ? new WebAccountTokenVerifier(config.authSecret) : null,
+      claims: key ? new ClaimsReporter({ originUrl: config.originUrl, key, timeoutMs: config.originTimeoutMs }) : null,
+      tokens: new Map(),
+      devices: new Map(),
+    };
+    if (config.misconfigured && !warned) {
+      warned = true;
+      console.error(`onsale edge: ${config.misconfigured}`);
+    }
+  } catch (e) {
+    edge = e instanceof Error ? e : new Error(String(e));
+    console.error(`onsale edge: ${edge.message}`);
+  }
+  current = { env, edge };
+  return edge;
+}
+
+function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8', [EDGE_HEADER]: 'hit', ...headers } });
+}
+
+/** An error as the store API words it: `{ error, message, field?, ... }` with the status of its kind. */
+function errorResponse(e: unknown): Response {
+  if (e instanceof TokenError) return json(e.kind === 'unauthenticated' ? 401 : 403, { error: e.code, message: e.message, field: 'token' });
+  if (e instanceof DomainError) {
+    const status = { invalid: 400, unauthenticated: 401, forbidden: 403, not_found: 404, conflict: 409, gone: 410, limit: 409, payment: 402, unavailable: 503 }[e.kind];
+    const retry = e.details.retryAfterSeconds;
+    return json(status, { error: e.code, message: e.message, ...e.details }, retry !== undefined ? { 'retry-after': String(retry) } : {});
+  }
+  console.error('onsale edge: unexpected error', e);
+  return json(500, { error: 'INTERNAL', message: 'internal error' });
+}
+
+function validationFailed(field: string, message: string): Response {
+  return json(400, { error: 'VALIDATION_FAILED', message: `${field}: ${message}`, field, issues: [{ field: field.replace(/^(params|headers|querystring)\./, ''), message }] });
+}
+
+const unavailable = () =>
+  json(503, { error: 'WAITING_ROOM_UNAVAILABLE', message: 'the waiting room cannot be reached just now; you keep your place: try again shortly', retryAfterSeconds: 5 }, { 'retry-after': '5' });
+
+const remember = <V>(m: Map<string, V>, k: string, v: V) => {
+  if (m.size >= 200_000) m.delete(m.keys().next().value!);
+  m.set(k, v);
+};
+
+async function deviceHash(edge: Edge, deviceId: string, accountId: string): Promise<string> {
+  const k = `${accountId}\n${deviceId}`;
+  let h = edge.devices.get(k);
+  if (h === undefined) remember(edge.devices, k, (h = await hashDevice(deviceId, accountId)));
+  return h;
+}
+
+async function verifyQueueToken(edge: Edge, key: TokenKey, token: string, expected: { eventId: string; accountId: string; deviceHash: string; now: number }): Promise<QueueTokenClaims> {
+  const hit = edge.tokens.get(token);
+  if (hit) return checkClaims(hit, { kind: 'queue', ...expected });
+  const claims = await verifyToken(key, token, { kind: 'queue', ...expected });
+  remember(edge.tokens, token, claims);
+  return claims;
+}
+
+/** The origin unreachable for longer than EDGE_STALE_SECONDS: PAUSED, the fan's place kept, nobody admitted. */
+function failClosed(answer: StatusAnswer, q: EdgeQueueState, language?: FanLanguage): StatusAnswer {
+  const { waitlist: _w, expired: _e, ...rest } = answer;
+  return { ...rest, state: 'PAUSED', message: ((language && q.copyByLanguage?.[language]) || q.copy).PAUSED, estWaitSeconds: null, retryAfterSeconds: POLL_SECONDS.paused, admit: false };
+}
+
+async function queueStatus(req: Request, eventIdRaw: string, edge: Edge, waitUntil: WaitUntil): Promise<Response> {
+  const key = await edge.key!;
+  // The store API's order: the account first, then the route's input, then the queue token.
+  const accountId = await edge.accounts!.verify(bearerToken(req.headers.get('authorization')));
+  const eventId = decodeURIComponent(eventIdRaw);
+  if (eventId.length > 64) return validationFailed('params.id', 'Too big: expected string to have <=64 characters');
+  const deviceId = req.headers.get('x-device-id');
+  if (deviceId === null) return validationFailed('headers.x-device-id', 'Invalid input: expected string, received undefined');
+  if (!DEVICE_ID.test(deviceId)) return validationFailed('headers.x-device-id', 'X-Device-Id must be 8-200 visible ASCII characters');
+  const queueToken = req.headers.get('x-queue-token');
+  if (queueToken === null) return validationFailed('headers.x-queue-token', 'Invalid input: expected string, received undefined');
+  if (queueToken.length === 0) return validationFailed('headers.x-queue-token', 'X-Queue-Token is required');
+  if (queueToken.length > 4096) return validationFailed('headers.x-queue-token', 'Too big: expected string to have <=4096 characters');
+
+  const now = Date.now();
+  const claims = await verifyQueueToken(edge, key, queueToken, { eventId, accountId, deviceHash: await deviceHash(edge, deviceId, accountId), now });
+  const known = await edge.states.get(eventId, waitUntil);
+  if (!known) return unavailable();
+  const q = queueOf(known, claims.queueId ?? claims.eventId);
+  if (!q) throw new DomainError('not_found', 'EVENT_NOT_FOUND', `no event ${eventId}`, { field: 'id' });
+  // The controller's heartbeat is judged as of when the origin published the state, on the origin's own clock: the
+  // state's age is the edge's own rule below (EDGE_STALE_SECONDS), and no clock skew between the two counts.
+  const publishedAt = known.state!.generatedAt;
+  const asPublished = { ...q, watermark: { ...q.watermark, heartbeatAt: now - Math.max(0, publishedAt - q.watermark.heartbeatAt) } };
+  // The words in the fan's language (Accept-Language), as the origin answers them.
+  const language = negotiateLanguage(req.headers.get('accept-language'));
+  let answer = await answerStatus(claims, asPublished, now, {}, language);
+  if (now - known.fetchedAt > edge.config.staleMs) answer = failClosed(answer, q, language);
+  if (answer.expired)
+    throw new DomainError('gone', 'POSITION_EXPIRED', 'your turn came and passed unused; join the queue again for a new place at the back', { field: 'x-queue-token' });
+  let admissionToken: string | undefined;
+  if (answer.admit && answer.position !== null) {
+    admissionToken = await signToken(key, admissionClaimsFor(claims, answer.position, now, q.tier ?? undefined));
+    edge.claims?.add(q.queueId, accountId, waitUntil);
+  }
+  const body = {
+    state: answer.state,
+    message: answer.message,
+    position: answer.position,
+    admittedThrough: answer.admittedThrough,
+    estWaitSeconds: answer.estWaitSeconds,
+    admissionToken,
+    waitlist: answer.waitlist,
+  };
+  // How old the edge's numbers are (seconds since the origin last answered): what an operator checks first.
+  const age = String(Math.max(0, Math.floor((now - known.fetchedAt) / 1000)));
+  return json(200, body, { 'retry-after': String(answer.retryAfterSeconds), 'cache-control': 'no-store', 'content-language': language, vary: 'Accept-Language', 'x-onsale-watermark-age': age });
+}
+
+function queueOf(known: KnownState, queueId: string): EdgeQueueState | undefined {
+  return known.state?.queues.find((q) => q.queueId === queueId);
+}
+
+async function watermark(url: URL, eventIdRaw: string, edge: Edge, waitUntil: WaitUntil): Promise<Response> {
+  const eventId = decodeURIComponent(eventIdRaw);
+  if (eventId.length > 64) return validationFailed('params.id', 'Too big: expected string to have <=64 characters');
+  const tier = url.searchParams.get('tier') ?? undefined;
+  if (tier !== undefined && (tier.length < 1 || tier.length > 32)) return validationFailed('querystring.tier', 'a tier code is 1-32 characters');
+  if (!UUID.test(eventId)) throw new DomainError('not_found', 'EVENT_NOT_FOUND', `no event ${eventId}`, { field: 'id' });
+  const known = await edge.states.get(eventId, waitUntil);
+  if (!known) return unavailable();
+  const state = known.state;
+  if (!state) throw new DomainError('not_found', 'EVENT_NOT_FOUND', `no event ${eventId}`, { field: 'id' });
+  let queueId = eventId;
+  if (tier !== undefined) {
+    if (state.tiers.length === 0) throw new DomainError('not_found', 'TIER_NOT_FOUND', 'this event has no presale tiers', { field: 'tier' });
+    const t = state.tiers.find((x) => x.code === tier);
+    if (!t) throw new DomainError('not_found', 'TIER_NOT_FOUND', `this event has no tier ${tier}`, { field: 'tier', tiers: state.tiers.map((x) => x.code) });
+    queueId = t.queueId;
+  }
+  const q = queueOf(known, queueId);
+  if (!q) throw new DomainError('not_found', 'EVENT_NOT_FOUND', `no event ${eventId}`, { field: 'id' });
+  const body = publicWatermark(q.watermark);
+  // Fail closed here too: a watermark the origin has not confirmed for EDGE_STALE_SECONDS admits nobody.
+  if (Date.now() - known.fetchedAt > edge.config.staleMs && body.state !== 'SOLD_OUT') body.state = 'PAUSED';
+  return json(200, body, { 'cache-control': 'public, max-age=2', 'x-onsale-watermark-age': String(Math.max(0, Math.floor((Date.now() - known.fetchedAt) / 1000))) });
+}
+
+/** Public responses the origin marks cacheable (event pages, fairness facts, the fans' page assets) are kept here. */
+function cacheable(req: Request): boolean {
+  return (req.method === 'GET' || req.method === 'HEAD') && !req.headers.has('authorization') && !req.headers.has('cookie');
+}
+
+function storable(res: Response): boolean {
+  if (res.status !== 200 || res.headers.has('set-cookie')) return false;
+  const cc = res.headers.get('cache-control') ?? '';
+  if (!/\bpublic\b/.test(cc) || /\b(no-store|private|no-cache)\b/.test(cc)) return false;
+  const maxAge = /\b(?:s-maxage|max-age)=(\d+)/.exec(cc);
+  if (!maxAge || Number(maxAge[1]) <= 0) return false;
+  const vary = res.headers.get('vary');
+  return !vary || vary.split(',').every((v) => v.trim().toLowerCase() === 'accept-encoding');
+}
+
+function marked(res: Response, how: 'hit' | 'miss'): Response {
+  const out = new Response(res.body, res);
+  out.headers.set(EDGE_HEADER, how);
+  return out;
+}
+
+/** Every other request goes to the origin unchanged (method, path, query, headers, body), the fan's address added. */
+async function proxy(req: Request, url: URL, config: EdgeConfig, waitUntil: WaitUntil): Promise<Response> {
+  const cache = typeof caches !== 'undefined' ? caches.default : undefined;
+  const useCache = cache !== undefined && cacheable(req);
+  if (useCache) {
+    const hit = await cache.match(req).catch(() => undefined);
+    if (hit) return marked(hit, 'hit');
+  }
+  const target = new Request(`${config.originUrl}${url.pathname}${url.search}`, req);
+  const client = req.headers.get('cf-connecting-ip');
+  if (client) target.headers.set('x-forwarded-for', client);
+  else target.headers.delete('x-forwarded-for');
+  target.headers.set('x-forwarded-proto', url.protocol.replace(':', ''));
+  target.headers.set('x-forwarded-host', url.host);
+  let res: Response;
+  try {
+    res = await fetch(target, { redirect: 'manual' });
+  } catch {
+    return json(503, { error: 'ORIGIN_UNAVAILABLE', message: 'the store cannot be reached just now; try again shortly', retryAfterSeconds: 5 }, { 'retry-after': '5', [EDGE_HEADER]: 'miss' });
+  }
+  const out = marked(res, 'miss');
+  if (useCache && req.method === 'GET' && storable(out)) {
+    const copy = out.clone();
+    copy.headers.delete(EDGE_HEADER);
+    waitUntil(cache.put(req, copy).catch(() => {}));
+  }
+  return out;
+}
+
+export default {
+  async fetch(req: Request, env: EdgeEnv, ctx: ExecutionContext): Promise<Response> {
+    const edge = edgeOf(env);
+    if (edge instanceof Error) return json(503, { error: 'EDGE_MISCONFIGURED', message: 'this edge is not configured; see its logs' }, { 'retry-after': '30' });
+    const waitUntil: WaitUntil = (p) => ctx.waitUntil(p);
+    const url = new URL(req.url);
+    try {
+      if (req.method === 'GET') {
+        const status = STATUS_PATH.exec(url.pathname);
+        if (status && edge.key && edge.accounts) return await queueStatus(req, status[1]!, edge, waitUntil);
+        const wm = WATERMARK_PATH.exec(url.pathname);
+        if (wm) return await watermark(url, wm[1]!, edge, waitUntil);
+      }
+      return await proxy(req, url, edge.config, waitUntil);
+    } catch (e) {
+      return errorResponse(e);
+    }
+  },
+};
+

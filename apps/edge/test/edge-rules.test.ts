@@ -1,0 +1,359 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AccountTokens } from '@onsale/shared/auth';
+import {
+  admissionClaimsFor,
+  createTokenKey,
+  DEFAULT_QUEUE_COPY,
+  hashDevice,
+  openClaimsReport,
+  signToken,
+  verifyToken,
+  type QueueTokenClaims,
+  type TokenKey,
+} from '@onsale/shared/queue';
+import { startLocalEdge, type LocalEdge } from '../src/local.js';
+import { FakeOrigin, queueState } from './fake-origin.js';
+
+// Every rule of the edge worker, run in workerd (miniflare) in front of a stand-in origin that counts what reaches
+// it. The store API as the origin is in edge-product.test.ts.
+
+const QUEUE_SECRET = 'edge rules test queue secret, 32+ characters';
+const AUTH_SECRET = 'edge rules test account secret, 32+ characters';
+
+const EVENT = randomUUID();
+const OTHER_EVENT = randomUUID();
+const PRESALE_QUEUE = randomUUID();
+
+let origin: FakeOrigin;
+let edge: LocalEdge;
+let key: TokenKey;
+const accounts = new AccountTokens(AUTH_SECRET);
+const nowS = () => Math.floor(Date.now() / 1000);
+
+/** What the stand-in origin publishes for EVENT; tests change it. */
+let eventState = () => ({
+  eventId: EVENT,
+  tiers: [] as { code: string; queueId: string; general: boolean }[],
+  queues: [queueState(EVENT)],
+  generatedAt: Date.now(),
+});
+
+interface Fan {
+  accountId: string;
+  deviceId: string;
+  headers: Record<string, string>;
+  claims: QueueTokenClaims;
+}
+
+/** A fan with an account token, a device and a queue token for `eventId` at `joinIndex` (FIFO: position joinIndex + 1). */
+async function fan(joinIndex: number, patch: Partial<QueueTokenClaims> = {}, eventId = EVENT): Promise<Fan> {
+  const accountId = `fan-${randomUUID().slice(0, 8)}`;
+  const deviceId = `device-${accountId}`;
+  const claims: QueueTokenClaims = {
+    kind: 'queue',
+    eventId,
+    accountId,
+    deviceHash: await hashDevice(deviceId, accountId),
+    joinIndex,
+    cohort: 'FIFO',
+    iat: nowS() - 60,
+    exp: nowS() + 3600,
+    ...patch,
+  };
+  const headers = {
+    authorization: `Bearer ${(await accounts.issue(accountId)).token}`,
+    'x-device-id': deviceId,
+    'x-queue-token': await signToken(key, claims),
+  };
+  return { accountId, deviceId, headers, claims };
+}
+
+// A connection per request: a kept-alive one the runtime closes just as the client reuses it fails the request
+// ("other side closed"), which says nothing about the worker.
+const poll = (e: LocalEdge, f: Fan, headers: Record<string, string> = {}, eventId = f.claims.eventId) =>
+  fetch(`${e.url}/events/${eventId}/queue/status`, { headers: { ...f.headers, connection: 'close', ...headers } });
+
+beforeAll(async () => {
+  key = await createTokenKey(QUEUE_SECRET);
+  origin = await new FakeOrigin().start();
+  origin.events.set(EVENT, () => eventState());
+  origin.events.set(OTHER_EVENT, () => ({ eventId: OTHER_EVENT, tiers: [], queues: [queueState(OTHER_EVENT)], generatedAt: Date.now() }));
+  edge = await startLocalEdge({ storeApiUrl: origin.url, queueTokenSecret: QUEUE_SECRET, authSecret: AUTH_SECRET, watermarkTtlSeconds: 0.5, staleSeconds: 15 });
+});
+
+afterAll(async () => {
+  await edge?.close();
+  await origin?.stop();
+});
+
+describe('status polls answered at the edge', () => {
+  it('WAITING: position against the watermark, the wait, the words, Retry-After as the origin gives it; the origin never sees the poll', async () => {
+    const f = await fan(999); // position 1000, admitted through 100, 600 a minute: 900 ahead, 90 s
+    const r = await poll(edge, f);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('x-onsale-edge')).toBe('hit');
+    expect(r.headers.get('cache-control')).toBe('no-store');
+    expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(15);
+    expect(Number(r.headers.get('retry-after'))).toBeLessThanOrEqual(30);
+    expect(await r.json()).toEqual({ state: 'WAITING', message: DEFAULT_QUEUE_COPY.WAITING, position: 1000, admittedThrough: 100, estWaitSeconds: 90 });
+    expect(origin.count(/\/queue\/status$/)).toBe(0);
+  });
+
+  it('ADMITTED: an admission token signed at the edge in the origin format, and the admission reported to the origin', async () => {
+    const f = await fan(41);
+    const before = origin.count(/^\/edge\/claims$/, 'POST');
+    const r = await poll(edge, f);
+    const body = (await r.json()) as { state: string; admissionToken: string; position: number };
+    expect(body).toMatchObject({ state: 'ADMITTED', position: 42, estWaitSeconds: 0, message: DEFAULT_QUEUE_COPY.ADMITTED });
+    expect(r.headers.get('retry-after')).toBe('5');
+    const admission = await verifyToken(key, body.admissionToken, { kind: 'admission', eventId: EVENT, accountId: f.accountId, deviceHash: f.claims.deviceHash });
+    const expected = admissionClaimsFor(f.claims, 42, admission.iat * 1000);
+    expect(admission).toEqual(expected);
+    // Reported in a batch about a second later, signed with the queue key.
+    await expect.poll(() => origin.count(/^\/edge\/claims$/, 'POST')).toBeGreaterThan(before);
+    const reports = origin.received.filter((x) => x.url === '/edge/claims');
+    const opened = await Promise.all(reports.map((x) => openClaimsReport(key, JSON.parse(x.body).report, Date.now())));
+    expect(opened.flatMap((o) => o.claims)).toContainEqual({ queueId: EVENT, accountId: f.accountId });
+  });
+
+  it('PAUSED by an operator, a silent controller, LAST_CHANCE and SOLD_OUT (with the waitlist): nobody admitted', async () => {
+    const f = await fan(9); // position 10, inside the watermark
+    const cases = [
+      { wm: { state: 'PAUSED' as const }, state: 'PAUSED', retry: '30' },
+      { wm: { heartbeatAt: Date.now() - 60_000 }, state: 'PAUSED', retry: '30' },
+      { wm: { state: 'SOLD_OUT' as const }, state: 'SOLD_OUT', retry: '30' },
+    ];
+    for (const c of cases) {
+      const saved = eventState;
+      eventState = () => ({ ...saved(), queues: [queueState(EVENT, {}, { ...c.wm, ...(c.wm.heartbeatAt ? { heartbeatAt: Date.now() - 60_000 } : {}) })] });
+      try {
+        await expect.poll(async () => ((await (await poll(edge, f)).json()) as { state: string }).state).toBe(c.state);
+        const r = await poll(edge, f);
+        const body = (await r.json()) as Record<string, unknown>;
+        expect(body.admissionToken).toBeUndefined();
+        expect(body.position).toBe(10);
+        expect(r.headers.get('retry-after')).toBe(c.retry);
+        if (c.state === 'SOLD_OUT') expect(body.waitlist).toEqual({ listingId: 'listing-1', join: '/listings/listing-1/waitlist' });
+      } finally {
+        eventState = saved;
+      }
+    }
+    const waiting = await fan(500);
+    const saved = eventState;
+    eventState = () => ({ ...saved(), queues: [queueState(EVENT, {}, { state: 'LAST_CHANCE' })] });
+    try {
+      await expect.poll(async () => ((await (await poll(edge, waiting)).json()) as { state: string }).state).toBe('LAST_CHANCE');
+    } finally {
+      eventState = saved;
+    }
+  });
+
+  it("a presale tier's queue answers from that queue, and its admission carries the tier", async () => {
+    const saved = eventState;
+    eventState = () => ({
+      ...saved(),
+      tiers: [
+        { code: 'FANCLUB', queueId: PRESALE_QUEUE, general: false },
+        { code: 'GENERAL', queueId: EVENT, general: true },
+      ],
+      queues: [queueState(EVENT, {}, { admittedThrough: 0 }), queueState(PRESALE_QUEUE, { tier: 'FANCLUB', tierName: 'Fan club', closesAt: Date.now() + 3600_000 }, { admittedThrough: 20 })],
+    });
+    try {
+      const f = await fan(4, { queueId: PRESALE_QUEUE });
+      let body: { state?: string; admissionToken?: string } = {};
+      await expect.poll(async () => (body = (await (await poll(edge, f)).json()) as typeof body).state).toBe('ADMITTED');
+      const admission = await verifyToken(key, body.admissionToken!, { kind: 'admission', eventId: EVENT });
+      expect(admission.tier).toBe('FANCLUB');
+      const w = await fetch(`${edge.url}/events/${EVENT}/watermark?tier=FANCLUB`);
+      expect(await w.json()).toMatchObject({ admittedThrough: 20, state: 'OPEN' });
+      const unknown = await fetch(`${edge.url}/events/${EVENT}/watermark?tier=NOPE`);
+      expect(unknown.status).toBe(404);
+      expect(await unknown.json()).toMatchObject({ error: 'TIER_NOT_FOUND', field: 'tier', tiers: ['FANCLUB', 'GENERAL'] });
+    } finally {
+      eventState = saved;
+    }
+  });
+
+  it('a position reached and left unused past the claim window: 410 POSITION_EXPIRED, as at the origin', async () => {
+    const saved = eventState;
+    eventState = () => ({ ...saved(), queues: [queueState(EVENT, {}, { history: [[Date.now() - 20 * 60_000, 50]] })] });
+    try {
+      const f = await fan(9, { iat: nowS() - 3600 });
+      await expect.poll(async () => (await poll(edge, f)).status).toBe(410);
+      expect(await (await poll(edge, f)).json()).toMatchObject({ error: 'POSITION_EXPIRED', field: 'x-queue-token' });
+    } finally {
+      eventState = saved;
+    }
+  });
+});
+
+describe('refusals at the edge, the origin not called', () => {
+  it('forged, expired, foreign-event, wrong-device and wrong-account queue tokens, bad account tokens and bad input get the origin codes', async () => {
+    const good = await fan(10);
+    const other = await fan(11);
+    const foreign = await fan(12, {}, OTHER_EVENT);
+    const forged = await signToken(await createTokenKey('another install queue secret, 32+ chars'), good.claims);
+    const expired = await signToken(key, { ...good.claims, exp: nowS() - 1 });
+    const expiredAccount = new AccountTokens(AUTH_SECRET, -10);
+    const cases: [string, Record<string, string>, number, string, string][] = [
+      ['forged queue token', { 'x-queue-token': forged }, 401, 'TOKEN_FORGED', 'token'],
+      ['expired queue token', { 'x-queue-token': expired }, 401, 'TOKEN_EXPIRED', 'token'],
+      ['malformed queue token', { 'x-queue-token': 'not.a-token!' }, 401, 'TOKEN_MALFORMED', 'token'],
+      ["another event's token", { 'x-queue-token': foreign.headers['x-queue-token']! }, 403, 'TOKEN_WRONG_EVENT', 'token'],
+      ["another fan's token", { 'x-queue-token': other.headers['x-queue-token']! }, 403, 'TOKEN_WRONG_ACCOUNT', 'token'],
+      ['another device', { 'x-device-id': 'somebody-elses-phone' }, 403, 'TOKEN_WRONG_DEVICE', 'token'],
+      ['no account token', { authorization: '' }, 401, 'MISSING_TOKEN', 'authorization'],
+      ['not a bearer', { authorization: 'Basic abc' }, 401, 'INVALID_TOKEN', 'authorization'],
+      ['forged account token', { authorization: `Bearer ${(await new AccountTokens('another install account secret, 32+ chars').issue(good.accountId)).token}` }, 401, 'INVALID_TOKEN', 'authorization'],
+      ['expired account token', { authorization: `Bearer ${(await expiredAccount.issue(good.accountId)).token}` }, 401, 'TOKEN_EXPIRED', 'authorization'],
+      ['short device id', { 'x-device-id': 'short' }, 400, 'VALIDATION_FAILED', 'headers.x-device-id'],
+    ];
+    const received = origin.received.length;
+    for (const [name, headers, status, code, field] of cases) {
+      const r = await poll(edge, good, headers);
+      const body = (await r.json()) as { error: string; field: string; message: string };
+      expect({ name, status: r.status, error: body.error, field: body.field }).toEqual({ name, status, error: code, field });
+      expect(r.headers.get('x-onsale-edge')).toBe('hit');
+      expect(body.message.length).toBeGreaterThan(0);
+    }
+    const noToken = await fetch(`${edge.url}/events/${EVENT}/queue/status`, { headers: { authorization: good.headers.authorization!, 'x-device-id': good.deviceId } });
+    expect(noToken.status).toBe(400);
+    expect(await noToken.json()).toMatchObject({ error: 'VALIDATION_FAILED', field: 'headers.x-queue-token' });
+    // Refused before any origin request: no poll reached it, nor a look-up of the foreign token's event (other
+    // traffic, a claims report of an earlier test or a refresh, may arrive meanwhile).
+    expect(origin.received.slice(received).filter((x) => x.url.includes('/queue/status') || x.url.includes(OTHER_EVENT))).toEqual([]);
+  });
+});
+
+describe('the watermark from cache', () => {
+  it('GET /events/:id/watermark is answered at the edge, and the origin is asked at most once per event per TTL whatever the poll rate', async () => {
+    const fans = await Promise.all(Array.from({ length: 12 }, (_, i) => fan(1000 + i)));
+    const fetchesBefore = origin.count(new RegExp(`^/events/${EVENT}/edge-state$`));
+    const started = performance.now();
+    let requests = 0;
+    for (let round = 0; round < 12; round++) {
+      const batch = await Promise.all([
+        ...fans.map((f) => poll(edge, f)),
+        ...Array.from({ length: 8 }, () => fetch(`${edge.url}/events/${EVENT}/watermark`, { headers: { connection: 'close' } })),
+      ]);
+      for (const r of batch) {
+        expect(r.status).toBe(200);
+        expect(r.headers.get('x-onsale-edge')).toBe('hit');
+        await r.arrayBuffer();
+      }
+      requests += batch.length;
+    }
+    const elapsed = performance.now() - started;
+    const fetches = origin.count(new RegExp(`^/events/${EVENT}/edge-state$`)) - fetchesBefore;
+    // TTL 0.5 s: at most one fetch per started half-second (and one more for the window in flight), however many polls.
+    expect(requests).toBe(240);
+    expect(fetches).toBeLessThanOrEqual(Math.ceil(elapsed / 500) + 1);
+    expect(fetches).toBeGreaterThanOrEqual(1);
+    const w = await fetch(`${edge.url}/events/${EVENT}/watermark`);
+    expect(w.headers.get('cache-control')).toBe('public, max-age=2');
+    expect(await w.json()).toEqual({ admittedThrough: 100, state: 'OPEN', ratePerMin: 600, updatedAt: expect.any(String) });
+  }, 180_000);
+
+  it('an unknown event is 404 EVENT_NOT_FOUND, and a malformed id is refused without asking the origin', async () => {
+    const r = await fetch(`${edge.url}/events/${randomUUID()}/watermark`);
+    expect(r.status).toBe(404);
+    expect(await r.json()).toMatchObject({ error: 'EVENT_NOT_FOUND', field: 'id' });
+    const bad = await fetch(`${edge.url}/events/not-an-event/watermark`);
+    expect(bad.status).toBe(404);
+    expect(origin.received.filter((x) => x.url.includes('not-an-event'))).toEqual([]);
+  });
+});
+
+describe('everything else goes to the origin unchanged', () => {
+  it('a join: method, path, query, headers and body as sent, the answer as the origin gave it, marked miss', async () => {
+    const f = await fan(1);
+    const r = await fetch(`${edge.url}/events/${EVENT}/queue?tier=GENERAL`, {
+      method: 'POST',
+      headers: { authorization: f.headers.authorization!, 'x-device-id': f.deviceId, 'content-type': 'application/json', 'x-proof-of-work': 'abc:123' },
+      body: '{"hello":"origin"}',
+    });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('x-onsale-edge')).toBe('miss');
+    expect(r.headers.get('x-origin')).toBe('yes');
+    expect(await r.json()).toEqual({ echo: { method: 'POST', url: `/events/${EVENT}/queue?tier=GENERAL`, body: '{"hello":"origin"}' } });
+    const seen = origin.received.findLast((x) => x.method === 'POST' && x.url === `/events/${EVENT}/queue?tier=GENERAL`)!;
+    expect(seen.headers.authorization).toBe(f.headers.authorization);
+    expect(seen.headers['x-device-id']).toBe(f.deviceId);
+    expect(seen.headers['x-proof-of-work']).toBe('abc:123');
+    expect(seen.headers['x-forwarded-host']).toBe(new URL(edge.url).host);
+  });
+
+  it("public answers the origin marks cacheable are kept at the edge; private or signed-in ones are not", async () => {
+    let served = 0;
+    origin.routes.set('GET /e/assets/app-1234.js', () => (served++, { status: 200, headers: { 'cache-control': 'public, max-age=31536000, immutable', 'content-type': 'text/javascript' }, body: 'console.log(1)' }));
+    origin.routes.set('GET /me/notifications', () => ({ status: 200, headers: { 'cache-control': 'no-store' }, body: '[]' }));
+    const first = await fetch(`${edge.url}/e/assets/app-1234.js`);
+    expect(first.headers.get('x-onsale-edge')).toBe('miss');
+    expect(await first.text()).toBe('console.log(1)');
+    await expect.poll(async () => (await fetch(`${edge.url}/e/assets/app-1234.js`)).headers.get('x-onsale-edge')).toBe('hit');
+    expect(served).toBe(1);
+    for (let i = 0; i < 2; i++) expect((await fetch(`${edge.url}/me/notifications`)).headers.get('x-onsale-edge')).toBe('miss');
+    const signedIn = await fetch(`${edge.url}/e/assets/app-1234.js`, { headers: { authorization: 'Bearer x' } });
+    expect(signedIn.headers.get('x-onsale-edge')).toBe('miss');
+  });
+});
+
+describe('failing closed when the origin cannot be reached', () => {
+  it('within EDGE_STALE_SECONDS the last watermark answers; past it fans read PAUSED with their place and no admission token', async () => {
+    const down = await new FakeOrigin().start();
+    const ev = randomUUID();
+    down.events.set(ev, () => ({ eventId: ev, tiers: [], queues: [queueState(ev)], generatedAt: Date.now() }));
+    const e = await startLocalEdge({ storeApiUrl: down.url, queueTokenSecret: QUEUE_SECRET, authSecret: AUTH_SECRET, watermarkTtlSeconds: 0.2, staleSeconds: 2 });
+    try {
+      const admittedFan = await fan(4, {}, ev);
+      const waitingFan = await fan(400, {}, ev);
+      const first = (await (await poll(e, admittedFan)).json()) as { state: string; admissionToken?: string };
+      expect(first.state).toBe('ADMITTED');
+      down.healthy = false; // the origin answers 503 from now on
+      const stillFresh = (await (await poll(e, waitingFan)).json()) as { state: string };
+      expect(stillFresh.state).toBe('WAITING');
+      await expect.poll(async () => ((await (await poll(e, admittedFan)).json()) as { state: string }).state, { timeout: 10_000 }).toBe('PAUSED');
+      const r = await poll(e, admittedFan);
+      const paused = (await r.json()) as Record<string, unknown>;
+      expect(paused).toEqual({ state: 'PAUSED', message: DEFAULT_QUEUE_COPY.PAUSED, position: 5, admittedThrough: 100, estWaitSeconds: null });
+      expect(r.headers.get('retry-after')).toBe('30');
+      expect(((await (await poll(e, waitingFan)).json()) as { position: number }).position).toBe(401);
+      expect(((await (await fetch(`${e.url}/events/${ev}/watermark`)).json()) as { state: string }).state).toBe('PAUSED');
+      // And the origin was asked at most once per TTL meanwhile (0.2 s), not once per poll.
+      const asked = down.count(new RegExp(`^/events/${ev}/edge-state$`));
+      expect(asked).toBeLessThan(40);
+      // Back: answers resume without a restart.
+      down.healthy = true;
+      await expect.poll(async () => ((await (await poll(e, admittedFan)).json()) as { state: string }).state, { timeout: 10_000 }).toBe('ADMITTED');
+      // An event the isolate never knew while the origin is down: 503 with Retry-After, never an admission.
+      await down.stop();
+      const unknownEv = randomUUID();
+      const stranger = await fan(0, {}, unknownEv);
+      const r503 = await poll(e, stranger);
+      expect(r503.status).toBe(503);
+      expect(r503.headers.get('retry-after')).toBe('5');
+      expect(await r503.json()).toMatchObject({ error: 'WAITING_ROOM_UNAVAILABLE' });
+      const proxied = await fetch(`${e.url}/events/${ev}/queue`, { method: 'POST' });
+      expect(proxied.status).toBe(503);
+      expect(await proxied.json()).toMatchObject({ error: 'ORIGIN_UNAVAILABLE' });
+    } finally {
+      await e.close();
+      await down.stop();
+    }
+  });
+});
+
+describe('an edge without its secrets', () => {
+  it('passes status polls to the origin (which answers them itself), never answers them unverified', async () => {
+    const e = await startLocalEdge({ storeApiUrl: origin.url, queueTokenSecret: '', authSecret: '' });
+    try {
+      const f = await fan(1);
+      const r = await poll(e, f);
+      expect(r.headers.get('x-onsale-edge')).toBe('miss');
+      expect(((await r.json()) as { echo: { url: string } }).echo.url).toBe(`/events/${EVENT}/queue/status`);
+    } finally {
+      await e.close();
+    }
+  });
+});

@@ -1,0 +1,49 @@
+// `npm run edge`: the edge worker alone, in workerd (miniflare), in front of the store API at STORE_API_URL.
+import { startLocalEdge } from '@onsale/edge/local';
+import { loadEdgeEnv } from '@onsale/edge/env';
+import { loadStoreApiConfig } from '@onsale/store-api/env';
+
+const USAGE = `usage: npm run edge
+
+Runs the edge worker (apps/edge) locally in workerd, Cloudflare's open-source runtime, in front of a running store
+API: STORE_API_URL (default http://127.0.0.1:3000), on EDGE_PORT (default 8787). It shares the store API's secrets
+(QUEUE_TOKEN_SECRET, AUTH_SECRET, as the store API reads them). \`npm start -- --edge\` starts it with the whole
+product instead. Settings: EDGE_WATERMARK_TTL_SECONDS (2), EDGE_STALE_SECONDS (15), EDGE_ORIGIN_TIMEOUT_MS (5000).`;
+
+if (process.argv.slice(2).some((a) => a === '--help' || a === '-h')) {
+  console.log(USAGE);
+  process.exit(0);
+}
+
+let settings;
+try {
+  settings = { edge: loadEdgeEnv(), store: loadStoreApiConfig() };
+} catch (e) {
+  console.error(`npm run edge: invalid configuration: ${e instanceof Error ? e.message : String(e)}`);
+  process.exit(1);
+}
+const { edge, store } = settings;
+const storeApiUrl = edge.storeApiUrl ?? 'http://127.0.0.1:3000';
+try {
+  const running = await startLocalEdge({
+    storeApiUrl,
+    queueTokenSecret: store.queueTokenSecret,
+    // With an identity provider (AUTH_JWKS_URL) the edge cannot check account tokens yet: it then passes polls on.
+    authSecret: store.identity.kind === 'dev' ? store.authSecret : '',
+    port: edge.port,
+    host: edge.host,
+    watermarkTtlSeconds: edge.watermarkTtlSeconds,
+    staleSeconds: edge.staleSeconds,
+    originTimeoutMs: edge.originTimeoutMs,
+  });
+  console.log(`edge        ${running.url}   (workerd, in front of ${storeApiUrl}; status polls and watermarks answered here)`);
+  console.log('\nCtrl-C to stop.');
+  for (const sig of ['SIGINT', 'SIGTERM'] as const)
+    process.once(sig, () => {
+      void running.close().finally(() => process.exit(0));
+    });
+} catch (e) {
+  const err = e as Error & { code?: string };
+  console.error(`npm run edge failed: ${err.message}${/EADDRINUSE|address already in use/i.test(err.message) ? ` (port ${edge.port} is taken; set EDGE_PORT)` : ''}`);
+  process.exit(1);
+}

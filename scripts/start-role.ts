@@ -1,0 +1,50 @@
+// One process of `npm start -- --store-instances N --workers M` (a node:cluster worker of scripts/start.ts): a store
+// API listening on the shared port, or a background worker. The start command has migrated the database and
+// passes DATABASE_URL; it stops this process with SIGTERM (Ctrl-C reaches the start command, which stops us in order).
+import { createDb, warmPool } from '@onsale/shared/db';
+import { createMetrics } from '@onsale/shared/metrics';
+import { startWorker } from '@onsale/shared/jobs';
+import { buildStoreApi } from '@onsale/store-api';
+import { loadStoreApiConfig } from '@onsale/store-api/env';
+import pino from 'pino';
+
+const role = process.env.ONSALE_ROLE;
+const name = process.env.ONSALE_PROCESS ?? role ?? 'process';
+const url = process.env.DATABASE_URL;
+if (!url || (role !== 'store' && role !== 'worker')) {
+  process.stderr.write('start-role: ONSALE_ROLE (store or worker) and DATABASE_URL are set by npm start\n');
+  process.exit(2);
+}
+process.on('SIGINT', () => {}); // the terminal's Ctrl-C is the start command's to handle
+
+const config = loadStoreApiConfig();
+let stopping = false;
+const onError = (err: Error & { code?: string }) => {
+  if (!stopping && err.code !== '57P01') process.stderr.write(`${name}: database pool: ${err.message}\n`);
+};
+
+if (role === 'store') {
+  const db = createDb(url, { max: config.dbPoolMax, applicationName: `store-api ${name}`, onError });
+  const app = await buildStoreApi({ db, config, metrics: createMetrics({ defaultMetrics: true }) }, { logger: { level: 'warn' }, connectionTimeout: 10_000, requestTimeout: 15_000 });
+  await warmPool(db);
+  await app.listen({ port: config.port, host: config.host });
+  process.once('SIGTERM', () => {
+    stopping = true;
+    void app
+      .close()
+      .then(() => db.destroy())
+      .finally(() => process.exit(0));
+  });
+} else {
+  const db = createDb(url, { max: 6, applicationName: `onsale ${name}`, onError });
+  const logger = pino({ level: 'warn', base: { process: name } });
+  const worker = await startWorker({ connectionString: url, db, logger, claimTokenSecret: config.queueTokenSecret, metrics: createMetrics({ defaultMetrics: false }) });
+  process.once('SIGTERM', () => {
+    stopping = true;
+    void worker
+      .stop()
+      .then(() => db.destroy())
+      .finally(() => process.exit(0));
+  });
+}
+process.send?.({ ready: true });
