@@ -392,7 +392,7 @@ export async function auditSummary(
 }
 
 /** A table cell: no line breaks, pipes escaped. */
-const cell = (v: unknown): string => (v === null || v === undefined || v === '' ? '-' : String(v).replace(/\s+/g, ' ').replace(/\|/g, '\\|'));
+const cell = (v: unknown): string => (v === null || v === undefined || v === '' ? '-' : (typeof v === 'object' ? JSON.stringify(v) : String(v as string | number | boolean | bigint)).replace(/\s+/g, ' ').replace(/\|/g, '\\|'));
 const table = (head: string[], rows: unknown[][]): string =>
   [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`)].join('\n');
 

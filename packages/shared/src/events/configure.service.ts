@@ -16,7 +16,9 @@ import { listingWaitlistSchema, type ListingWaitlistInput } from './configure.sc
 import * as repo from './configure.repository.js';
 import { formatIssues, type EventSpec } from './events.schema.js';
 import { insertAudit, insertPriceLevels, insertSeats, insertSections } from './events.repository.js';
-import { createEvent, eventColumns, isUuid, parseEventFile } from './events.service.js';
+import { isUuid } from '../ids.js';
+import { createEvent } from './create-event.js';
+import { eventColumns, parseEventFile } from './events.service.js';
 import { insertFairnessSignOff } from './signoff.service.js';
 import { expandSeats, rowLabel } from './layout.js';
 import { insertGaShards } from '../inventory/ga.repository.js';

@@ -17,7 +17,6 @@ import {
   type AdmissionTokenClaims,
   type QueueTokenClaims,
   type StatusOptions,
-  type TokenKey,
   type WatermarkState,
 } from './edge.js';
 import { cohortPositions, permutePosition } from './fairness.js';

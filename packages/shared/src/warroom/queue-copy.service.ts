@@ -5,7 +5,7 @@ import type { QueueStatusState } from '../queue/edge.js';
 import { queueCopyEditSchema } from './warroom.schema.js';
 import * as repo from '../events/configure.repository.js';
 import { insertAudit } from '../events/events.repository.js';
-import { isUuid } from '../events/events.service.js';
+import { isUuid } from '../ids.js';
 
 // The words waiting fans read in each queue state, edited live from the war room (issue 17, item 11): English is
 // the event's queueCopy, the other fan languages its look's copy, as the event file has them. A save is one more
