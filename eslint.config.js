@@ -14,7 +14,12 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        project: ['./tsconfig.json', './packages/*/tsconfig.json', './apps/*/tsconfig.json', './apps/edge/tsconfig.node.json'],
+        // Each file is checked against the nearest tsconfig.json that holds it; the edge's tests are in none (its
+        // tsconfig.json is the worker's) and use its tsconfig.node.json.
+        projectService: {
+          allowDefaultProject: ['apps/edge/test/*.ts'],
+          defaultProject: 'apps/edge/tsconfig.node.json',
+        },
         tsconfigRootDir: import.meta.dirname,
       },
     },

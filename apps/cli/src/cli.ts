@@ -65,8 +65,6 @@ database: DATABASE_URL, else the embedded server under ./.data/ (the running one
 --actor defaults to cli:<your user name>.
 exit status: 0 done, 1 failed, 2 bad command line.`;
 
-type Options = Command['options'];
-
 // The database layer and zod load only when a command needs them, so usage and help answer at once.
 const commandsModule = () => import('./commands.js');
 const operations = () => import('./operations.js');
@@ -94,7 +92,7 @@ const commands: Record<string, Command> = {
   },
   'event:list': { options: {}, positionals: [], run: async ({ io }) => (await commandsModule()).eventList(await databaseUrl(), io) },
   plan: {
-    options: Object.fromEntries(Object.keys(PLAN_FLAGS).map((f) => [f, { type: 'string' }])) as Options,
+    options: Object.fromEntries(Object.keys(PLAN_FLAGS).map((f) => [f, { type: 'string' }])),
     positionals: [],
     run: async ({ values, io }) => plan(values, io),
   },

@@ -395,7 +395,7 @@ describe('the product as `npm start` runs it, in Chromium', () => {
 
     const [md] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-markdown').click()]);
     expect(md.suggestedFilename()).toBe(`onsale-audit-${eventId}.md`);
-    const markdown = readFileSync((await md.path())!, 'utf8');
+    const markdown = readFileSync((await md.path()), 'utf8');
     expect(markdown).toContain(`# On-sale summary: ${EVENT_NAME}`);
     expect(markdown).toContain(`| Seed commitment (published before the open) | \`${commitment}\` |`);
     expect(markdown).toContain(`| Seed | \`${fairness.json.seed as string}\` |`);
@@ -404,7 +404,7 @@ describe('the product as `npm start` runs it, in Chromium', () => {
 
     const [js] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-json').click()]);
     expect(js.suggestedFilename()).toBe(`onsale-audit-${eventId}.json`);
-    const summary = JSON.parse(readFileSync((await js.path())!, 'utf8')) as {
+    const summary = JSON.parse(readFileSync((await js.path()), 'utf8')) as {
       eventId: string;
       fairness: { seedCommitment: string; seed: string | null };
       admissions: { admittedThrough: number; totalAdmissionTokensIssued: number };

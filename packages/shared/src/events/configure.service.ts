@@ -149,8 +149,8 @@ async function eventSpecOf(db: Db | Trx, row: EventRowT, tierRows?: AllocationRo
       paymentTps: row.payment_tps,
       overbookFactor: row.overbook_factor,
     },
-    ...(row.queue_copy && Object.keys(row.queue_copy).length > 0 ? { queueCopy: row.queue_copy as NonNullable<EventSpec['queueCopy']> } : {}),
-    ...(row.look && Object.keys(row.look).length > 0 ? { look: row.look as NonNullable<EventSpec['look']> } : {}),
+    ...(row.queue_copy && Object.keys(row.queue_copy).length > 0 ? { queueCopy: row.queue_copy } : {}),
+    ...(row.look && Object.keys(row.look).length > 0 ? { look: row.look } : {}),
     priceLevels: levels.map((p) => ({ code: p.code, name: p.name, priceCents: p.price_cents })),
     sections: sections.map((s): EventSpec['sections'][number] => {
       const base = { code: s.code, name: s.name, priceLevel: s.price_level, qualityRank: s.quality_rank };

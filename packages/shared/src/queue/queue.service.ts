@@ -1,11 +1,11 @@
-import type { Db, Trx } from '../db/connect.js';
+import type { Db } from '../db/connect.js';
 import { DomainError, invalid, notFound } from '../errors.js';
 import type { EventCache } from '../events/event-cache.js';
 import { admissionClaimsFor, signToken, type QueueTokenClaims, type TokenKey } from './edge.js';
 import { answerStatus, openClaimsReport, EDGE_REPORT_MAX_AGE_MS, type EdgeEventState, type StatusAnswer } from './edge-state.js';
 import { BoundedCache, CachedTokenVerifier } from './token-cache.js';
 import type { Metrics } from '../metrics/index.js';
-import { fairnessDescription, VERIFICATION_RECIPE, type FairnessMode } from './fairness.js';
+import { fairnessDescription, VERIFICATION_RECIPE } from './fairness.js';
 import { requeueEntry } from './queue.repository.js';
 import { JoinBatcher } from './join-batcher.js';
 import type { PublicQueueInfo, WatermarkStore } from './watermark-store.js';
@@ -194,7 +194,7 @@ export class QueueService {
    */
   async fairness(eventId: string, tierCode?: string) {
     const { event, tiers, tier, presale, info } = await this.queueOf(eventId, tierCode);
-    const mode = (tier?.fairnessMode ?? event.fairnessMode) as FairnessMode;
+    const mode = (tier?.fairnessMode ?? event.fairnessMode);
     return {
       eventId,
       ...(tier ? { tier: tier.code } : {}),

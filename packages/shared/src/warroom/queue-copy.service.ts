@@ -31,13 +31,13 @@ type Overrides = Partial<Record<QueueStatusState, string>>;
 
 function overridesOf(row: { queue_copy: unknown; look: { copy?: Partial<Record<string, Overrides>> } | null }, lang: FanLanguage): Overrides {
   if (lang === 'en') return (row.queue_copy as Overrides | null) ?? {};
-  return (row.look?.copy?.[lang] as Overrides | undefined) ?? {};
+  return (row.look?.copy?.[lang]) ?? {};
 }
 
 function viewOf(row: NonNullable<Awaited<ReturnType<typeof repo.findEventRow>>>): QueueCopyView {
   const words = {} as QueueCopyView['words'];
   for (const lang of FAN_LANGUAGES) {
-    const own = overridesOf(row as never, lang);
+    const own = overridesOf(row, lang);
     const defaults = DEFAULT_QUEUE_COPY_BY_LANGUAGE[lang];
     words[lang] = Object.fromEntries(
       QUEUE_STATES.map((s) => [s, { text: own[s] ?? defaults[s], custom: own[s] !== undefined && own[s] !== defaults[s], defaultText: defaults[s] }]),
