@@ -357,8 +357,13 @@ describe('failing closed when the origin cannot be reached', () => {
       // Back: answers resume without a restart.
       down.healthy = true;
       await expect.poll(async () => ((await (await poll(e, admittedFan)).json()) as { state: string }).state, { timeout: 10_000 }).toBe('ADMITTED');
-      // An event the isolate never knew while the origin is down: 503 with Retry-After, never an admission.
+      // The origin gone altogether (connections refused): the same, once the last state is older than the stale bound.
       await down.stop();
+      await expect.poll(async () => ((await (await poll(e, admittedFan)).json()) as { state: string }).state, { timeout: 10_000 }).toBe('PAUSED');
+      const gone = (await (await poll(e, admittedFan)).json()) as Record<string, unknown>;
+      expect(gone).toMatchObject({ state: 'PAUSED', position: 5 });
+      expect(gone.admissionToken).toBeUndefined();
+      // An event the isolate never knew while the origin is down: 503 with Retry-After, never an admission.
       const unknownEv = randomUUID();
       const stranger = await fan(0, {}, unknownEv);
       const r503 = await poll(e, stranger);
