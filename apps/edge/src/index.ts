@@ -76,7 +76,7 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
 function errorResponse(e: unknown): Response {
   if (e instanceof TokenError) return json(e.kind === 'unauthenticated' ? 401 : 403, { error: e.code, message: e.message, field: 'token' });
   if (e instanceof DomainError) {
-    const status = { invalid: 400, unauthenticated: 401, forbidden: 403, not_found: 404, conflict: 409, gone: 410, limit: 409, payment: 402, unavailable: 503 }[e.kind];
+    const status = { invalid: 400, unauthenticated: 401, forbidden: 403, not_found: 404, conflict: 409, gone: 410, limit: 409, payment: 402, throttled: 429, unavailable: 503 }[e.kind];
     const retry = e.details.retryAfterSeconds;
     return json(status, { error: e.code, message: e.message, ...e.details }, retry !== undefined ? { 'retry-after': String(retry) } : {});
   }
