@@ -5,7 +5,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     globalSetup: ['./scripts/test-global-setup.ts'],
-    testTimeout: 60_000,
+    // Generous: the suite must pass while another full run shares the machine's two cores (a stampede test of 1,000
+    // concurrent requests then takes minutes). A hung test fails later, never a slow one.
+    testTimeout: 180_000,
     hookTimeout: 120_000,
     // A page's figures arrive on the war room's 1 s tick or a poll; with two test files sharing two cores a second
     // is too tight a wait for the next one (vitest's default poll timeout is 1 s).
