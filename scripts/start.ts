@@ -9,7 +9,7 @@ import { startWorker, type WorkerOptions } from '@onsale/shared/jobs';
 import { buildStoreApi } from '@onsale/store-api';
 import { loadStoreApiConfig } from '@onsale/store-api/env';
 import { buildBff } from '@onsale/bff';
-import { authOptionsOf, loadBffEnv } from '@onsale/bff/env';
+import { authOptionsOf, loadBffEnv, trustProxyOf } from '@onsale/bff/env';
 import { loadCliConfig } from '@onsale/cli/env';
 import { loadEdgeEnv } from '@onsale/edge/env';
 import { resolveDatabase } from '@onsale/cli/database';
@@ -152,7 +152,7 @@ try {
   // The war room reads hold latency and sold-out propagation from the store API's /metrics (STORE_API_URL when set:
   // e.g. the instances behind a load balancer; else this start's own store API).
   const storeApiUrls = bffEnv.STORE_API_URL.length > 0 ? bffEnv.STORE_API_URL : [`http://${storeHost}:${storePort}`];
-  const bff = await buildBff({ db: opsDb, consoleDir: servedConsole, logger: false, auth: authOptionsOf(bffEnv), storeApiUrls, loadShedding: loadSheddingConfigOf(bffEnv) });
+  const bff = await buildBff({ db: opsDb, consoleDir: servedConsole, logger: false, auth: authOptionsOf(bffEnv), storeApiUrls, trustProxy: trustProxyOf(bffEnv), loadShedding: loadSheddingConfigOf(bffEnv) });
   shutdown.add('BFF', () => bff.close());
   await bff.listen({ port: bffEnv.BFF_PORT, host: bffEnv.BFF_HOST });
 

@@ -87,6 +87,8 @@ const schema = z.object({
   POW_TTL_SECONDS: z.coerce.number().int().min(10).max(3600).default(120),
   /** The fans' page build (apps/fan's Vite output) served at /e/:eventId; unset: the page is not served. */
   FAN_DIR: z.string().min(1).optional(),
+  /** Seconds an edge or CDN in front may serve `/e/:eventId` from its cache (CDN-Cache-Control); browsers always revalidate. 0: never. */
+  FAN_PAGE_EDGE_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   /** Fans sign in with this OpenID Connect provider (authorization code + PKCE in the page); unset: no provider button. */
   FAN_OIDC_ISSUER: z.string().url().optional(),
   FAN_OIDC_CLIENT_ID: z.string().min(1).max(256).optional(),
@@ -134,6 +136,8 @@ export interface StoreApiConfig {
   /** The fans' page: where its build is, and how fans sign in. */
   fan: {
     dir: string | undefined;
+    /** How long a shared cache in front (the edge) may keep the page itself (CDN-Cache-Control), 0: not at all. */
+    edgeCacheSeconds: number;
     oidc: { issuer: string; clientId: string; scope: string; audience: string | null; useToken: 'id_token' | 'access_token'; redirectPath: string } | null;
   };
   botGate: {
@@ -204,6 +208,7 @@ export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env, opts: {
     },
     fan: {
       dir: e.FAN_DIR,
+      edgeCacheSeconds: e.FAN_PAGE_EDGE_CACHE_SECONDS,
       oidc:
         e.FAN_OIDC_ISSUER && e.FAN_OIDC_CLIENT_ID
           ? {
