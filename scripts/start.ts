@@ -2,7 +2,7 @@
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { createDb, databaseFaultOf, healthOf, migrateToLatest, warmPool } from '@onsale/shared/db';
-import { createMetrics } from '@onsale/shared/metrics';
+import { createMetrics, relayClusterMetrics } from '@onsale/shared/metrics';
 import { CardFingerprints, rekeyLegacyCardFingerprints } from '@onsale/shared/checkout';
 import { startWorker, type WorkerOptions } from '@onsale/shared/jobs';
 import { buildStoreApi } from '@onsale/store-api';
@@ -133,6 +133,9 @@ try {
     const m = flags.workers ?? 1;
     if (n > 1 && !storeConfig.redis)
       warn(`note: ${n} store-API processes without REDIS_URL: request limits and proof-of-work replay are counted per process (up to ${n} times each limit); set REDIS_URL to share them`);
+    // A scrape of any store process reads the whole cluster's figures: this process relays them (no registry of its own).
+    const stopRelay = relayClusterMetrics();
+    shutdown.add('metrics relay', async () => stopRelay());
     const group = new ProcessGroup({
       exec: join(repoRoot, 'scripts', 'start-role.ts'),
       env: { ...process.env, DATABASE_URL: target.url, FAN_DIR: servedFan, ...(flags.edge && !process.env.STORE_API_TRUST_PROXY ? { STORE_API_TRUST_PROXY: 'loopback' } : {}) },

@@ -45,6 +45,8 @@ export interface StoreApiDeps {
   botScorer?: BotScorer;
   /** Fan identity to use instead of the one the config names (tests). */
   identity?: FanIdentity;
+  /** A store process of a cluster: merges every process's figures into GET /metrics (clusterMetricsGatherer). */
+  clusterMetrics?: ((own: Metrics['registry']) => Promise<string>) | null;
 }
 
 /** The pool's health tracker (createDb makes one per pool; any other Db gets its own, fed by the error handler alone). */
@@ -131,7 +133,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
     metrics.waitlistEntries.reset();
     for (const w of await waitlistSizes(deps.db)) metrics.waitlistEntries.set({ listing: w.listingId }, w.entries);
   };
-  await app.register(metricsPlugin, { metrics, db: deps.db, beforeScrape });
+  await app.register(metricsPlugin, { metrics, db: deps.db, beforeScrape, cluster: deps.clusterMetrics ?? null });
   // What every store-API process shares when REDIS_URL is set: request-limit counters and used proof-of-work
   // challenges. Connected before the first request; if Redis does not answer, each falls back to this process's memory.
   const redisConfig = deps.config.redis;
