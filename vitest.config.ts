@@ -21,8 +21,8 @@ export default defineConfig({
       { extends: true, test: { name: 'store-api', include: ['apps/store-api/test/**/*.test.ts'] } },
       { extends: true, test: { name: 'bff', include: ['apps/bff/test/**/*.test.ts'] } },
       // Each CLI step is a child process that loads the CLI through tsx (about a second of CPU): a test of ten steps on a
-      // machine running two suites at once outlives the default minute.
-      { extends: true, test: { name: 'cli', include: ['apps/cli/test/**/*.test.ts'], testTimeout: 240_000 } },
+      // machine running two suites at once (each step then 10-25 s) outlives minutes.
+      { extends: true, test: { name: 'cli', include: ['apps/cli/test/**/*.test.ts'], testTimeout: 600_000 } },
       { extends: true, test: { name: 'console', include: ['apps/console/test/**/*.test.ts'] } },
       { extends: true, test: { name: 'fan', include: ['apps/fan/test/**/*.test.ts'] } },
       { extends: true, test: { name: 'edge', include: ['apps/edge/test/**/*.test.ts'] } },

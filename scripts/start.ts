@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { createDb, databaseFaultOf, healthOf, migrateToLatest, warmPool } from '@onsale/shared/db';
 import { createMetrics, relayClusterMetrics } from '@onsale/shared/metrics';
+import { loadSheddingConfigOf } from '@onsale/shared/overload';
 import { CardFingerprints, rekeyLegacyCardFingerprints } from '@onsale/shared/checkout';
 import { startWorker, type WorkerOptions } from '@onsale/shared/jobs';
 import { buildStoreApi } from '@onsale/store-api';
@@ -154,7 +155,7 @@ try {
   // The war room reads hold latency and sold-out propagation from the store API's /metrics (STORE_API_URL when set:
   // e.g. the instances behind a load balancer; else this start's own store API).
   const storeApiUrls = bffEnv.STORE_API_URL.length > 0 ? bffEnv.STORE_API_URL : [`http://${storeHost}:${storePort}`];
-  const bff = await buildBff({ db: opsDb, consoleDir: servedConsole, logger: false, auth: authOptionsOf(bffEnv), storeApiUrls, trustProxy: trustProxyOf(bffEnv) });
+  const bff = await buildBff({ db: opsDb, consoleDir: servedConsole, logger: false, auth: authOptionsOf(bffEnv), storeApiUrls, trustProxy: trustProxyOf(bffEnv), loadShedding: loadSheddingConfigOf(bffEnv) });
   shutdown.add('BFF', () => bff.close());
   await bff.listen({ port: bffEnv.BFF_PORT, host: bffEnv.BFF_HOST });
 

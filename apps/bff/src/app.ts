@@ -6,11 +6,13 @@ import fastifyHelmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
 import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
 import { DomainError } from '@onsale/shared';
-import { databaseFaultOf, sql, type Db } from '@onsale/shared/db';
+import { databaseFaultOf, poolOf, sql, type Db } from '@onsale/shared/db';
+import type { LoadSheddingConfig } from '@onsale/shared/overload';
 import { createNodeTokenKey } from '@onsale/shared/queue';
 import { StoreMetricsScraper, WarRoomHub } from '@onsale/shared/warroom';
 import { createContextFactory, type AuthOptions } from './context.js';
 import { appRouter, type AppRouter } from './root.js';
+import { bffLoadShedding } from './load-shedding.js';
 
 export interface BuildBffDeps {
   db: Db;
@@ -29,12 +31,26 @@ export interface BuildBffDeps {
   trustProxy?: boolean | string[];
   /** The clock sign-in throttling reads (tests pass one they move); the wall clock by default. */
   clock?: () => Date;
+  /** Load shedding (LOAD_SHED_* settings, loadSheddingConfigOf); unset or null: none. */
+  loadShedding?: LoadSheddingConfig;
 }
 
 /** The operator/promoter backend: tRPC at /trpc, /healthz, and the built console. Not listening yet. */
 export async function buildBff(deps: BuildBffDeps): Promise<FastifyInstance> {
   // Long batched tRPC URLs exceed Fastify's default 100-character parameter limit (414 otherwise).
   const app = Fastify({ logger: deps.logger ?? false, routerOptions: { maxParamLength: 5000 }, trustProxy: deps.trustProxy ?? false });
+
+  // First of all: an overloaded process answers 503 + Retry-After at once, the heavy reports first and the war
+  // room's figures and controls last.
+  if (deps.loadShedding) {
+    let pool: { waitingCount: number } | null;
+    try {
+      pool = poolOf(deps.db);
+    } catch {
+      pool = null;
+    }
+    await app.register(bffLoadShedding, { ...deps.loadShedding, poolWaiting: () => (pool ? pool.waitingCount : null) });
+  }
 
   // Unsigned cookies: the session token is 256 random bits checked against PostgreSQL, so a signature adds nothing.
   await app.register(fastifyCookie);

@@ -5,6 +5,7 @@ import type { WarRoomHub } from '@onsale/shared/warroom';
 import { DEFAULT_SESSION_TTL_SECONDS, DEFAULT_SIGN_IN_THROTTLE, verifySession, type SessionUser, type SignInThrottleConfig } from '@onsale/shared/users';
 import { TRPCError } from '@trpc/server';
 import { databaseFaultOf } from '@onsale/shared/db';
+import { DomainError } from '@onsale/shared';
 
 /** The console's session cookie: httpOnly, SameSite=Strict, path /. Holds the random token; the database keeps its hash. */
 export const SESSION_COOKIE = 'onsale_console_session';
@@ -69,6 +70,13 @@ export function createContextFactory(deps: BffDeps): (opts: { req: FastifyReques
   const now = deps.clock ?? (() => new Date());
   const cookieOptions = { path: '/', httpOnly: true, sameSite: 'strict', secure: deps.auth?.secureCookies ?? false } as const;
   return async ({ req, res }) => {
+    // Shed under overload (load-shedding.ts): answered before the session is read, so it costs the database nothing.
+    if (req.shed)
+      throw new TRPCError({
+        code: 'SERVICE_UNAVAILABLE',
+        message: req.shed.message,
+        cause: new DomainError('unavailable', 'SERVICE_UNAVAILABLE', req.shed.message, { retryAfterSeconds: req.shed.retryAfterSeconds, reason: req.shed.reason }),
+      });
     const sessionToken = req.cookies[SESSION_COOKIE] ?? null;
     const csrf = req.headers[CSRF_HEADER];
     return {

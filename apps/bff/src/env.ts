@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { installDataDir, installSecrets } from '@onsale/shared/install';
 import type { SignInThrottleConfig } from '@onsale/shared/users';
+import { loadSheddingEnvShape } from '@onsale/shared/overload';
 
 const envSchema = z.object({
   BFF_PORT: z.coerce.number().int().min(0).max(65_535).default(3001),
@@ -33,6 +34,8 @@ const envSchema = z.object({
     .optional()
     .transform((v) => (v ?? '').split(',').map((u) => u.trim()).filter((u) => u !== ''))
     .pipe(z.array(z.url({ protocol: /^https?$/, error: 'each STORE_API_URL must be an http(s) URL' }))),
+  // Load shedding: the same settings as the store API's (see loadSheddingEnvShape).
+  ...loadSheddingEnvShape,
 });
 
 /**

@@ -3,7 +3,7 @@ import fastifyCookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import { DatabaseHealth, databaseFaultOf, healthOf, type Db } from '@onsale/shared/db';
+import { DatabaseHealth, databaseFaultOf, healthOf, poolOf, type Db } from '@onsale/shared/db';
 import { createMetrics, type Metrics } from '@onsale/shared/metrics';
 import { CardFingerprints, CheckoutService, ProcessLease, SimulatedPaymentGateway, type PaymentProvider } from '@onsale/shared/checkout';
 import { EventCache } from '@onsale/shared/events';
@@ -29,6 +29,7 @@ import { createAbuseMetrics, DefaultBotScorer, JoinGate, ProofOfWork, type BotSc
 import { createRedis, OutageLog, RedisUsedChallenges } from './plugins/redis.js';
 import { rateLimitPlugin } from './plugins/rate-limit.js';
 import { botGatePlugin } from './plugins/bot-gate.js';
+import { loadSheddingPlugin } from './plugins/load-shedding.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -143,6 +144,21 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
     await redis.connect().catch((err: unknown) => app.log.warn({ err }, `Redis at ${redisConfig!.url} does not answer: limits and proof-of-work replay stay per process until it does`));
     app.addHook('onClose', async () => void redis.disconnect());
   }
+  // First of all: an overloaded process answers 503 + Retry-After at once (expensive routes first, status polls last)
+  // rather than queueing requests until a socket timeout closes them unanswered.
+  if (deps.config.loadShedding) {
+    let pool: { waitingCount: number } | null = null;
+    try {
+      pool = poolOf(deps.db);
+    } catch {
+      pool = null; // a Db not made by createDb: the event-loop delay alone
+    }
+    await app.register(loadSheddingPlugin, {
+      ...deps.config.loadShedding,
+      poolWaiting: () => (pool ? pool.waitingCount : null),
+      countShed: (reason) => metrics.unavailableResponses.inc({ reason }),
+    });
+  }
   // Before auth: a flood from one address is refused before any token is verified.
   const abuseMetrics = createAbuseMetrics(metrics.registry);
   await app.register(rateLimitPlugin, {
@@ -185,7 +201,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   });
   await app.register(eventRoutes, { db: deps.db, events, seatmap, sectionSeats: new SectionSeatsCache(deps.db) });
   await app.register(fanRoutes, { config: deps.config });
-  await app.register(holdRoutes, { db: deps.db, holds, checkout, tokenKey });
+  await app.register(holdRoutes, { db: deps.db, holds, checkout, tokenKey, onHoldLost: (eventId) => metrics.holdsLost.inc({ event: eventId }) });
   // Settles checkouts whose process died mid-payment (asks the provider, writes the order or gives the hold back).
   const recovery = setInterval(() => {
     checkout.recoverStalePayments().catch((err: unknown) => databaseFaultOf(err) || app.log.error({ err }, 'payment recovery failed'));

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { installDataDir, installSecrets } from '@onsale/shared/install';
+import { loadSheddingConfigOf, loadSheddingEnvShape, type LoadSheddingConfig } from '@onsale/shared/overload';
 
 const bool = z
   .enum(['true', 'false', '1', '0'])
@@ -56,6 +57,8 @@ const schema = z.object({
    * that hold back rather than a second one (a retry whose answer was lost); 0 turns it off.
    */
   HOLD_REPEAT_WINDOW_SECONDS: z.coerce.number().int().min(0).max(600).default(30),
+  /** Load shedding (@fastify/under-pressure): see loadSheddingEnvShape; the store API's classes are in plugins/load-shedding.ts. */
+  ...loadSheddingEnvShape,
   /** Simulated payment gateway. */
   PAYMENT_TPS: z.coerce.number().int().min(1).default(1000),
   PAYMENT_LATENCY_MS: z.coerce.number().int().min(0).default(150),
@@ -120,6 +123,8 @@ export interface StoreApiConfig {
   holdCommit: 'async' | 'sync';
   holdRepeatWindowSeconds: number;
   payment: { tps: number; latencyMs: number; failureRate: number };
+  /** Load shedding: null when off. */
+  loadShedding: LoadSheddingConfig;
   rateLimit: {
     enabled: boolean;
     windowSeconds: number;
@@ -192,6 +197,7 @@ export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env, opts: {
     holdCommit: e.HOLD_COMMIT,
     holdRepeatWindowSeconds: e.HOLD_REPEAT_WINDOW_SECONDS,
     payment: { tps: e.PAYMENT_TPS, latencyMs: e.PAYMENT_LATENCY_MS, failureRate: e.PAYMENT_FAILURE_RATE },
+    loadShedding: loadSheddingConfigOf(e),
     rateLimit: {
       enabled: e.RATE_LIMIT_ENABLED ?? true,
       windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS,

@@ -8,7 +8,7 @@ import type {
   SectionsTable,
 } from '../events/events.table.js';
 import type { AdmissionMinutesTable, QueueEntriesTable, QueueStateTable } from '../queue/queue.table.js';
-import type { HoldsTable, InventoryReconciliationsTable, SeatsTable } from '../inventory/inventory.table.js';
+import type { HoldLossesTable, HoldsTable, InventoryReconciliationsTable, SeatsTable } from '../inventory/inventory.table.js';
 import type { GaHoldUnitsTable, GaShardsTable } from '../inventory/ga.table.js';
 import type { NotificationsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../notify/notify.table.js';
 import type { AvailabilityEventsTable, WaitlistEntriesTable, WaitlistOffersTable } from '../waitlist/waitlist.table.js';
@@ -30,6 +30,7 @@ export interface Database {
   sections: SectionsTable;
   seats: SeatsTable;
   holds: HoldsTable;
+  hold_losses: HoldLossesTable;
   ga_shards: GaShardsTable;
   ga_hold_units: GaHoldUnitsTable;
   checkout_attempts: CheckoutAttemptsTable;

@@ -37,6 +37,12 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
       labelNames: ['event', 'code'] as const,
       registers: [registry],
     }),
+    holdsLost: new Counter({
+      name: 'holds_lost_total',
+      help: 'Holds answered but lost to a database crash (HOLD_COMMIT=async), found when their fan next touched them (410 HOLD_LOST)',
+      labelNames: ['event'] as const,
+      registers: [registry],
+    }),
     holdLatency: new Histogram({
       name: 'hold_latency_seconds',
       help: 'Time to create a hold, end to end in the domain',
