@@ -346,7 +346,7 @@ describe('fuzzing every route of the OpenAPI document with bad input', () => {
           // A request its schema must refuse is refused.
           if (mustChanges.length > 0) expect(res.statusCode, `${name}: ${req.url} ${String(req.payload ?? '').slice(0, 200)} -> ${res.body.slice(0, 300)}`).toBeGreaterThanOrEqual(400);
         }),
-        { numRuns: 40, endOnFailure: true },
+        { numRuns: 30, endOnFailure: true },
       );
     }
     expect(await snapshot()).toEqual(before);
