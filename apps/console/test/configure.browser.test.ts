@@ -80,7 +80,7 @@ describe('event configuration in Chromium', () => {
     await page.waitForURL('**/events/new');
     const form = page.getByTestId('event-form');
     await form.getByLabel('Event name').fill(EVENT_NAME);
-    await form.getByLabel('Venue').fill('Form Hall');
+    await form.getByLabel('Venue', { exact: true }).fill('Form Hall');
     await form.getByLabel('Show starts').fill('2031-06-01T19:30:00');
     await form.getByLabel('On sale from').fill('2031-03-01T10:00:00');
     const level = form.getByTestId('price-level-row').first();
@@ -146,7 +146,7 @@ describe('event configuration in Chromium', () => {
     await form.getByRole('button', { name: 'Save changes' }).click();
     expect(await page.getByTestId('saved').textContent()).toContain('Nothing to save');
 
-    await form.getByLabel('Venue').fill('Form Hall (upstairs)');
+    await form.getByLabel('Venue', { exact: true }).fill('Form Hall (upstairs)');
     await form.getByRole('button', { name: 'Save changes' }).click();
     await page.getByText('Saved as version 2: venueName.').waitFor();
     await expect.poll(() => page.getByTestId('config-version').textContent()).toBe('2');
@@ -234,7 +234,7 @@ describe('event configuration in Chromium', () => {
     await page.goto(`${baseUrl}/events/new`);
     const form = page.getByTestId('event-form');
     await form.getByLabel('Event name').fill(TIERED_NAME);
-    await form.getByLabel('Venue').fill('Tier Hall');
+    await form.getByLabel('Venue', { exact: true }).fill('Tier Hall');
     await form.getByLabel('Show starts').fill('2031-06-01T19:30:00');
     await form.getByLabel('On sale from').fill('2031-03-01T10:00:00');
     const level = form.getByTestId('price-level-row').first();
@@ -443,7 +443,7 @@ describe('event configuration in Chromium', () => {
     await page.goto(`${baseUrl}/events/new`);
     const form = page.getByTestId('event-form');
     await form.getByLabel('Event name').fill(LOTTERY_NAME);
-    await form.getByLabel('Venue').fill('Lottery Hall');
+    await form.getByLabel('Venue', { exact: true }).fill('Lottery Hall');
     await form.getByLabel('Show starts').fill('2031-06-01T19:30:00');
     await form.getByLabel('On sale from').fill('2031-03-01T10:00:00');
     const level = form.getByTestId('price-level-row').first();

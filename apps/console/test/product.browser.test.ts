@@ -29,6 +29,8 @@ const PACING = { seats: SEATS, ticketsPerOrder: 2, targetSaleMinutes: 1, overboo
 const FANS = 8;
 const PAYING = 3;
 const PAUSE_REASON = 'payment provider returning 429s';
+/** What the operator chose to tell the public about the pause: the only word of it the publishable summary carries. */
+const PUBLIC_NOTE = 'Paused while the payment provider recovered';
 
 let tdb: TestDatabase;
 let product: ChildProcess | undefined;
@@ -207,11 +209,12 @@ async function signOut(): Promise<void> {
 }
 
 /** Opens the war room's control dialog `kind`, gives the reason, confirms, and waits for the dialog to close. */
-async function control(kind: 'pause' | 'resume', reason: string): Promise<void> {
+async function control(kind: 'pause' | 'resume', reason: string, publicNote?: string): Promise<void> {
   await page.getByTestId(`wr-${kind}`).click();
   const dialog = page.getByTestId(`wr-dialog-${kind}`);
   await dialog.waitFor();
   await dialog.getByLabel(/reason|Why pause/i).fill(reason);
+  if (publicNote !== undefined) await dialog.getByTestId('wr-public-note').fill(publicNote);
   await dialog.getByTestId('wr-confirm').click();
   await dialog.waitFor({ state: 'detached' });
 }
@@ -258,7 +261,7 @@ describe('the product as `npm start` runs it, in Chromium', () => {
     const form = page.getByTestId('event-form');
     const local = (ms: number) => new Date(ms).toISOString().slice(0, 19); // the page runs in UTC
     await form.getByLabel('Event name').fill(EVENT_NAME);
-    await form.getByLabel('Venue').fill('Product Hall');
+    await form.getByLabel('Venue', { exact: true }).fill('Product Hall');
     await form.getByLabel('Show starts').fill(local(Date.now() + 30 * 86_400_000));
     await form.getByLabel('On sale from').fill(local(Date.now() - 60_000));
     const level = form.getByTestId('price-level-row').first();
@@ -363,7 +366,7 @@ describe('the product as `npm start` runs it, in Chromium', () => {
 
   it("pauses with a reason: the page shows PAUSED and the store API's status route tells a fan in line PAUSED", { timeout: 120_000 }, async () => {
     late = await newFan(99);
-    await control('pause', PAUSE_REASON);
+    await control('pause', PAUSE_REASON, PUBLIC_NOTE);
     await eventually(async () => expect(await page.getByTestId('wr-state').textContent()).toBe('PAUSED'));
     expect(await page.getByTestId('wr-paused-by').textContent()).toContain(`Paused by ${ADMIN_EMAIL}`);
     expect(await page.getByTestId('wr-paused-by').textContent()).toContain(PAUSE_REASON);
@@ -383,7 +386,7 @@ describe('the product as `npm start` runs it, in Chromium', () => {
     await eventually(async () => expect(await numberAt(page, 'wr-waiting')).toBe(0), 30_000);
   });
 
-  it('downloads the audit summary as Markdown and JSON from the fairness audit page; the CLI verifies and agrees', { timeout: 120_000 }, async () => {
+  it('downloads the publishable summary (Markdown, JSON: nothing private, the public note) and the complete operator export from the fairness audit page; the CLI verifies and agrees', { timeout: 120_000 }, async () => {
     await page.getByTestId('link-fairness').click();
     await page.waitForURL(`**/events/${eventId}/fairness`);
     await page.getByTestId('fairness-title').waitFor();
@@ -393,33 +396,46 @@ describe('the product as `npm start` runs it, in Chromium', () => {
     expect(fairness.json.seed).toEqual(expect.any(String));
     expect(await page.getByTestId('seed-commitment').textContent()).toBe(commitment);
 
+    // The publishable summary: what fans and the press may read. The pause is there with its public note only.
     const [md] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-markdown').click()]);
     expect(md.suggestedFilename()).toBe(`onsale-audit-${eventId}.md`);
     const markdown = readFileSync((await md.path()), 'utf8');
     expect(markdown).toContain(`# On-sale summary: ${EVENT_NAME}`);
     expect(markdown).toContain(`| Seed commitment (published before the open) | \`${commitment}\` |`);
     expect(markdown).toContain(`| Seed | \`${fairness.json.seed as string}\` |`);
-    expect(markdown).toContain(PAUSE_REASON);
-    expect(markdown).toContain(ADMIN_EMAIL);
+    expect(markdown).toContain(PUBLIC_NOTE);
+    expect(markdown).not.toContain(PAUSE_REASON);
+    expect(markdown).not.toContain(ADMIN_EMAIL);
 
     const [js] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-json').click()]);
     expect(js.suggestedFilename()).toBe(`onsale-audit-${eventId}.json`);
-    const summary = JSON.parse(readFileSync((await js.path()), 'utf8')) as {
+    const publishedText = readFileSync(await js.path(), 'utf8');
+    expect(publishedText).not.toContain(PAUSE_REASON);
+    expect(publishedText).not.toContain(ADMIN_EMAIL);
+    const summary = JSON.parse(publishedText) as {
       eventId: string;
       fairness: { seedCommitment: string; seed: string | null };
       admissions: { admittedThrough: number; totalAdmissionTokensIssued: number };
-      pauses: { pausedBy: string; reason: string; resumedBy: string | null; resumedAt: string | null }[];
+      pauses: { pausedAt: string; resumedAt: string | null; pausedSeconds: number | null; note: string | null }[];
       inventory: { capacity: number; sold: number };
     };
     expect(summary.eventId).toBe(eventId);
     expect(summary.fairness).toMatchObject({ seedCommitment: commitment, seed: fairness.json.seed });
-    expect(summary.pauses).toEqual([expect.objectContaining({ pausedBy: ADMIN_EMAIL, reason: PAUSE_REASON, resumedBy: ADMIN_EMAIL, resumedAt: expect.any(String) })]);
+    expect(summary.pauses).toEqual([{ pausedAt: expect.any(String), resumedAt: expect.any(String), pausedSeconds: expect.any(Number), note: PUBLIC_NOTE }]);
     expect(summary.admissions.admittedThrough).toBeGreaterThanOrEqual(FANS + 1);
     // Tokens issued are counted by the store API and flushed every half second: the load's are in by now.
     expect(summary.admissions.totalAdmissionTokensIssued).toBeGreaterThanOrEqual(FANS);
     expect(summary.inventory).toMatchObject({ capacity: SEATS, sold: 2 * PAYING });
 
-    // "Anyone can check with the CLI": the same summary from audit:summary, and audit:verify passes.
+    // The operator export (admins and operators): complete, with who paused and why.
+    const [ops] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-operator-json').click()]);
+    expect(ops.suggestedFilename()).toBe(`onsale-audit-${eventId}-operator.json`);
+    const operator = JSON.parse(readFileSync((await ops.path())!, 'utf8')) as { pauses: { pausedBy: string; reason: string; publicNote: string | null; resumedBy: string | null; resumedAt: string | null }[] };
+    expect(operator.pauses).toEqual([
+      expect.objectContaining({ pausedBy: ADMIN_EMAIL, reason: PAUSE_REASON, publicNote: PUBLIC_NOTE, resumedBy: ADMIN_EMAIL, resumedAt: expect.any(String) }),
+    ]);
+
+    // "Anyone can check with the CLI": the same publishable summary from audit:summary, and audit:verify passes.
     const cli = await onsale(['audit:summary', eventId, '--format', 'json']);
     expect(cli.code, cli.stderr).toBe(0);
     const fromCli = JSON.parse(cli.stdout) as typeof summary;
