@@ -430,7 +430,7 @@ describe('the product as `npm start` runs it, in Chromium', () => {
     // The operator export (admins and operators): complete, with who paused and why.
     const [ops] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-operator-json').click()]);
     expect(ops.suggestedFilename()).toBe(`onsale-audit-${eventId}-operator.json`);
-    const operator = JSON.parse(readFileSync((await ops.path())!, 'utf8')) as { pauses: { pausedBy: string; reason: string; publicNote: string | null; resumedBy: string | null; resumedAt: string | null }[] };
+    const operator = JSON.parse(readFileSync((await ops.path()), 'utf8')) as { pauses: { pausedBy: string; reason: string; publicNote: string | null; resumedBy: string | null; resumedAt: string | null }[] };
     expect(operator.pauses).toEqual([
       expect.objectContaining({ pausedBy: ADMIN_EMAIL, reason: PAUSE_REASON, publicNote: PUBLIC_NOTE, resumedBy: ADMIN_EMAIL, resumedAt: expect.any(String) }),
     ]);
