@@ -14,6 +14,7 @@ import { Controls } from '../../../-components/warroom/controls';
 import { AdmissionWhy, AlertList, formatPct, formatRate, formatTime, LinkBanner, LiveArea, Metric, Panel, STATE_LOOK, type WarRoomSnapshot } from '../../../-components/warroom/parts';
 import { useLinkState } from '../../../-components/warroom/useLiveStream';
 import { useServerReach } from '../../../-components/warroom/reach';
+import { WholeSale } from '../../../-components/warroom/whole-sale';
 
 /** The inventory series the page keeps (the BFF keeps the same window, so a reload gets it back). */
 const SERIES_MS = 15 * 60_000;
@@ -219,13 +220,15 @@ function WarRoomPage() {
         </div>
 
         {/* Tier figures come with every snapshot; a roll shows in the next one. */}
-        <TiersPanel eventId={eventId} eventName={s.name} tiers={s.tiers} permissions={me.permissions} />
+        <TiersPanel eventId={eventId} eventName={s.name} tiers={s.tiers} permissions={me.permissions} offline={canControl && server.reach === 'unreachable'} />
 
         <div className="split wr-charts">
           <InventoryChart series={series} />
           <AdmissionChart minutes={s.admission.minutes} planPerMin={plan?.admitsPerMinute ?? null} />
         </div>
       </LiveArea>
+
+      <WholeSale eventId={eventId} />
     </section>
   );
 }
