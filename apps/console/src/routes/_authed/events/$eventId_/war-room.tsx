@@ -13,7 +13,7 @@ import { AdmissionChart, InventoryChart } from '../../../-components/warroom/cha
 import { Controls } from '../../../-components/warroom/controls';
 import { AdmissionWhy, AlertList, formatPct, formatRate, formatTime, LinkBanner, LiveArea, Metric, Panel, STATE_LOOK, type WarRoomSnapshot } from '../../../-components/warroom/parts';
 import { useLinkState } from '../../../-components/warroom/useLiveStream';
-import { useServerReach } from '../../../-components/warroom/reach';
+import { useOnline, useServerReach } from '../../../-components/warroom/reach';
 import { WholeSale } from '../../../-components/warroom/whole-sale';
 
 /** The inventory series the page keeps (the BFF keeps the same window, so a reload gets it back). */
@@ -61,7 +61,10 @@ function WarRoomPage() {
       },
     ),
   );
-  const link = useLinkState(sub, last);
+  const stream = useLinkState(sub, last);
+  // A browser that says it is offline has lost the link, even if the last figures arrived a moment ago.
+  const online = useOnline();
+  const link = !online && stream.state === 'live' ? { ...stream, state: 'lost' as const } : stream;
   const live = link.state === 'live';
   // Only the controls need to know whether plain requests still pass while the stream is down.
   const server = useServerReach(eventId, live || link.state === 'refused' || !me.permissions.includes('warroom.control'));
