@@ -407,7 +407,9 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
           await hold.getByTestId('release-hold').click();
           await page.getByTestId('release-hold-reason').fill('fan asked on the phone');
           await page.getByTestId('release-hold-confirm').click();
-          await page.getByTestId('release-hold-done').waitFor();
+          // Confirmed by reading the account back: the row says released and offers no release any more.
+          await expect.poll(() => hold.textContent(), { timeout: 30_000 }).toContain('released');
+          expect(await hold.getByTestId('release-hold').count()).toBe(0);
           await expect.poll(async () => (await sql<{ n: number }>`SELECT count(*)::int AS n FROM audit_log WHERE action = 'hold.released' AND details->>'accountId' = ${fan.id}`.execute(tdb.db)).rows[0]!.n).toBe(1);
         }
         await page.goto(`${baseUrl}/support?account=live-1`);
