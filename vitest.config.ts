@@ -5,7 +5,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     globalSetup: ['./scripts/test-global-setup.ts'],
-    testTimeout: 60_000,
+    // Generous: the suite must pass while another full run shares the machine's two cores (a stampede test of 1,000
+    // concurrent requests then takes minutes). A hung test fails later, never a slow one.
+    testTimeout: 180_000,
     hookTimeout: 120_000,
     // A page's figures arrive on the war room's 1 s tick or a poll; with two test files sharing two cores a second
     // is too tight a wait for the next one (vitest's default poll timeout is 1 s).
@@ -18,7 +20,9 @@ export default defineConfig({
       { extends: true, test: { name: 'shared', include: ['packages/shared/src/**/*.test.ts'] } },
       { extends: true, test: { name: 'store-api', include: ['apps/store-api/test/**/*.test.ts'] } },
       { extends: true, test: { name: 'bff', include: ['apps/bff/test/**/*.test.ts'] } },
-      { extends: true, test: { name: 'cli', include: ['apps/cli/test/**/*.test.ts'] } },
+      // Each CLI step is a child process that loads the CLI through tsx (about a second of CPU): a test of ten steps on a
+      // machine running two suites at once (each step then 10-25 s) outlives minutes.
+      { extends: true, test: { name: 'cli', include: ['apps/cli/test/**/*.test.ts'], testTimeout: 600_000 } },
       { extends: true, test: { name: 'console', include: ['apps/console/test/**/*.test.ts'] } },
       { extends: true, test: { name: 'fan', include: ['apps/fan/test/**/*.test.ts'] } },
       { extends: true, test: { name: 'edge', include: ['apps/edge/test/**/*.test.ts'] } },

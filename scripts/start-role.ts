@@ -2,7 +2,7 @@
 // API listening on the shared port, or a background worker. The start command has migrated the database and
 // passes DATABASE_URL; it stops this process with SIGTERM (Ctrl-C reaches the start command, which stops us in order).
 import { createDb, warmPool } from '@onsale/shared/db';
-import { createMetrics } from '@onsale/shared/metrics';
+import { answerClusterMetrics, clusterMetricsGatherer, createMetrics } from '@onsale/shared/metrics';
 import { startWorker } from '@onsale/shared/jobs';
 import { buildStoreApi } from '@onsale/store-api';
 import { loadStoreApiConfig } from '@onsale/store-api/env';
@@ -25,7 +25,10 @@ const onError = (err: Error & { code?: string }) => {
 
 if (role === 'store') {
   const db = createDb(url, { max: config.dbPoolMax, applicationName: `store-api ${name}`, onError });
-  const app = await buildStoreApi({ db, config, metrics: createMetrics({ defaultMetrics: true }) }, { logger: { level: 'warn' }, connectionTimeout: 10_000, requestTimeout: 15_000 });
+  // GET /metrics answers for the whole cluster: this process's figures with every other process's (through the primary).
+  const metrics = createMetrics({ defaultMetrics: true });
+  answerClusterMetrics(metrics.registry);
+  const app = await buildStoreApi({ db, config, metrics, clusterMetrics: clusterMetricsGatherer() }, { logger: { level: 'warn' }, connectionTimeout: 10_000, requestTimeout: 15_000 });
   await warmPool(db);
   await app.listen({ port: config.port, host: config.host });
   process.once('SIGTERM', () => {
@@ -38,7 +41,9 @@ if (role === 'store') {
 } else {
   const db = createDb(url, { max: 6, applicationName: `onsale ${name}`, onError });
   const logger = pino({ level: 'warn', base: { process: name } });
-  const worker = await startWorker({ connectionString: url, db, logger, claimTokenSecret: config.queueTokenSecret, metrics: createMetrics({ defaultMetrics: false }) });
+  const metrics = createMetrics({ defaultMetrics: false });
+  answerClusterMetrics(metrics.registry);
+  const worker = await startWorker({ connectionString: url, db, logger, claimTokenSecret: config.queueTokenSecret, metrics });
   process.once('SIGTERM', () => {
     stopping = true;
     void worker

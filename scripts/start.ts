@@ -2,13 +2,14 @@
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { createDb, databaseFaultOf, healthOf, migrateToLatest, warmPool } from '@onsale/shared/db';
-import { createMetrics } from '@onsale/shared/metrics';
+import { createMetrics, relayClusterMetrics } from '@onsale/shared/metrics';
+import { loadSheddingConfigOf } from '@onsale/shared/overload';
 import { CardFingerprints, rekeyLegacyCardFingerprints } from '@onsale/shared/checkout';
 import { startWorker, type WorkerOptions } from '@onsale/shared/jobs';
 import { buildStoreApi } from '@onsale/store-api';
 import { loadStoreApiConfig } from '@onsale/store-api/env';
 import { buildBff } from '@onsale/bff';
-import { authOptionsOf, loadBffEnv } from '@onsale/bff/env';
+import { authOptionsOf, loadBffEnv, trustProxyOf } from '@onsale/bff/env';
 import { loadCliConfig } from '@onsale/cli/env';
 import { loadEdgeEnv } from '@onsale/edge/env';
 import { resolveDatabase } from '@onsale/cli/database';
@@ -133,6 +134,9 @@ try {
     const m = flags.workers ?? 1;
     if (n > 1 && !storeConfig.redis)
       warn(`note: ${n} store-API processes without REDIS_URL: request limits and proof-of-work replay are counted per process (up to ${n} times each limit); set REDIS_URL to share them`);
+    // A scrape of any store process reads the whole cluster's figures: this process relays them (no registry of its own).
+    const stopRelay = relayClusterMetrics();
+    shutdown.add('metrics relay', async () => stopRelay());
     const group = new ProcessGroup({
       exec: join(repoRoot, 'scripts', 'start-role.ts'),
       env: { ...process.env, DATABASE_URL: target.url, FAN_DIR: servedFan, ...(flags.edge && !process.env.STORE_API_TRUST_PROXY ? { STORE_API_TRUST_PROXY: 'loopback' } : {}) },
@@ -151,7 +155,7 @@ try {
   // The war room reads hold latency and sold-out propagation from the store API's /metrics (STORE_API_URL when set:
   // e.g. the instances behind a load balancer; else this start's own store API).
   const storeApiUrls = bffEnv.STORE_API_URL.length > 0 ? bffEnv.STORE_API_URL : [`http://${storeHost}:${storePort}`];
-  const bff = await buildBff({ db: opsDb, consoleDir: servedConsole, logger: false, auth: authOptionsOf(bffEnv), storeApiUrls });
+  const bff = await buildBff({ db: opsDb, consoleDir: servedConsole, logger: false, auth: authOptionsOf(bffEnv), storeApiUrls, trustProxy: trustProxyOf(bffEnv), loadShedding: loadSheddingConfigOf(bffEnv) });
   shutdown.add('BFF', () => bff.close());
   await bff.listen({ port: bffEnv.BFF_PORT, host: bffEnv.BFF_HOST });
 

@@ -5,11 +5,14 @@ import fastifyCookie from '@fastify/cookie';
 import fastifyHelmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
 import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
-import { databaseFaultOf, sql, type Db } from '@onsale/shared/db';
+import { DomainError } from '@onsale/shared';
+import { databaseFaultOf, poolOf, sql, type Db } from '@onsale/shared/db';
+import type { LoadSheddingConfig } from '@onsale/shared/overload';
 import { createNodeTokenKey } from '@onsale/shared/queue';
 import { StoreMetricsScraper, WarRoomHub } from '@onsale/shared/warroom';
 import { createContextFactory, type AuthOptions } from './context.js';
 import { appRouter, type AppRouter } from './root.js';
+import { bffLoadShedding } from './load-shedding.js';
 
 export interface BuildBffDeps {
   db: Db;
@@ -24,12 +27,30 @@ export interface BuildBffDeps {
   warRoomTickMs?: number;
   /** A war-room hub to use instead of the app's own (tests watch its streams come and go); the caller closes it. */
   warRoom?: WarRoomHub;
+  /** Fastify's trustProxy (BFF_TRUST_PROXY): whose X-Forwarded-For gives the client's address, which sign-in throttling counts by. */
+  trustProxy?: boolean | string[];
+  /** The clock sign-in throttling reads (tests pass one they move); the wall clock by default. */
+  clock?: () => Date;
+  /** Load shedding (LOAD_SHED_* settings, loadSheddingConfigOf); unset or null: none. */
+  loadShedding?: LoadSheddingConfig;
 }
 
 /** The operator/promoter backend: tRPC at /trpc, /healthz, and the built console. Not listening yet. */
 export async function buildBff(deps: BuildBffDeps): Promise<FastifyInstance> {
   // Long batched tRPC URLs exceed Fastify's default 100-character parameter limit (414 otherwise).
-  const app = Fastify({ logger: deps.logger ?? false, routerOptions: { maxParamLength: 5000 } });
+  const app = Fastify({ logger: deps.logger ?? false, routerOptions: { maxParamLength: 5000 }, trustProxy: deps.trustProxy ?? false });
+
+  // First of all: an overloaded process answers 503 + Retry-After at once, the heavy reports first and the war
+  // room's figures and controls last.
+  if (deps.loadShedding) {
+    let pool: { waitingCount: number } | null;
+    try {
+      pool = poolOf(deps.db);
+    } catch {
+      pool = null;
+    }
+    await app.register(bffLoadShedding, { ...deps.loadShedding, poolWaiting: () => (pool ? pool.waitingCount : null) });
+  }
 
   // Unsigned cookies: the session token is 256 random bits checked against PostgreSQL, so a signature adds nothing.
   await app.register(fastifyCookie);
@@ -81,7 +102,12 @@ export async function buildBff(deps: BuildBffDeps): Promise<FastifyInstance> {
     prefix: '/trpc',
     trpcOptions: {
       router: appRouter,
-      createContext: createContextFactory({ db: deps.db, warRoom, ...(deps.auth ? { auth: deps.auth } : {}), ...(accessCodeKey ? { accessCodeKey } : {}) }),
+      createContext: createContextFactory({ db: deps.db, warRoom, ...(deps.auth ? { auth: deps.auth } : {}), ...(accessCodeKey ? { accessCodeKey } : {}), ...(deps.clock ? { clock: deps.clock } : {}) }),
+      // A refusal that says when to come back (a sign-in lockout, the database briefly away) says it in Retry-After too.
+      responseMeta({ errors }) {
+        const seconds = errors.map((e) => (e.cause instanceof DomainError ? e.cause.details.retryAfterSeconds : undefined)).filter((v): v is number => typeof v === 'number');
+        return seconds.length > 0 ? { headers: { 'retry-after': String(Math.max(...seconds)) } } : {};
+      },
       onError({ error, path, req }) {
         if (error.code === 'INTERNAL_SERVER_ERROR') req.log.error({ err: error.cause ?? error, path }, 'tRPC procedure failed');
       },

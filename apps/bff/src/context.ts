@@ -2,9 +2,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '@onsale/shared/db';
 import type { TokenKey } from '@onsale/shared/queue';
 import type { WarRoomHub } from '@onsale/shared/warroom';
-import { DEFAULT_SESSION_TTL_SECONDS, verifySession, type SessionUser } from '@onsale/shared/users';
+import { DEFAULT_SESSION_TTL_SECONDS, DEFAULT_SIGN_IN_THROTTLE, verifySession, type SessionUser, type SignInThrottleConfig } from '@onsale/shared/users';
 import { TRPCError } from '@trpc/server';
 import { databaseFaultOf } from '@onsale/shared/db';
+import { DomainError } from '@onsale/shared';
 
 /** The console's session cookie: httpOnly, SameSite=Strict, path /. Holds the random token; the database keeps its hash. */
 export const SESSION_COOKIE = 'onsale_console_session';
@@ -29,7 +30,13 @@ export interface Context {
   csrfHeader: boolean;
   sessionCookie: SessionCookie;
   userAgent: string | null;
+  /** The client's address (Fastify's `req.ip`: the socket's, or X-Forwarded-For's under `trustProxy`); sign-in failures count per address. */
+  clientIp: string | null;
   sessionTtlSeconds: number;
+  /** How console sign-in is throttled (failures per e-mail and per address, lockout lengths). */
+  signInThrottle: SignInThrottleConfig;
+  /** The clock sign-in throttling reads (tests move it instead of waiting out a window). */
+  now: () => Date;
   /** The process's one reader of war-room figures (absent in createCaller tests: the router then makes a private one). */
   warRoom?: WarRoomHub;
   /** The key presale access codes are signed with (the store API's queue token secret); absent: codes cannot be issued. */
@@ -43,6 +50,8 @@ export interface AuthOptions {
   secureCookies?: boolean;
   /** The store API's QUEUE_TOKEN_SECRET: presale access codes issued here are signed with it. */
   queueTokenSecret?: string;
+  /** Sign-in throttling; unset fields take DEFAULT_SIGN_IN_THROTTLE's (5 per e-mail, 50 per address, 15 minutes). */
+  signInThrottle?: Partial<SignInThrottleConfig>;
 }
 
 export interface BffDeps {
@@ -50,13 +59,24 @@ export interface BffDeps {
   auth?: AuthOptions;
   warRoom?: WarRoomHub;
   accessCodeKey?: TokenKey;
+  /** The clock sign-in throttling reads; the wall clock unless a test passes its own. */
+  clock?: () => Date;
 }
 
 /** One context per request (one per batch): reads the session cookie and resolves the user from PostgreSQL. */
 export function createContextFactory(deps: BffDeps): (opts: { req: FastifyRequest; res: FastifyReply }) => Promise<Context> {
   const ttl = deps.auth?.sessionTtlSeconds ?? DEFAULT_SESSION_TTL_SECONDS;
+  const signInThrottle = { ...DEFAULT_SIGN_IN_THROTTLE, ...deps.auth?.signInThrottle };
+  const now = deps.clock ?? (() => new Date());
   const cookieOptions = { path: '/', httpOnly: true, sameSite: 'strict', secure: deps.auth?.secureCookies ?? false } as const;
   return async ({ req, res }) => {
+    // Shed under overload (load-shedding.ts): answered before the session is read, so it costs the database nothing.
+    if (req.shed)
+      throw new TRPCError({
+        code: 'SERVICE_UNAVAILABLE',
+        message: req.shed.message,
+        cause: new DomainError('unavailable', 'SERVICE_UNAVAILABLE', req.shed.message, { retryAfterSeconds: req.shed.retryAfterSeconds, reason: req.shed.reason }),
+      });
     const sessionToken = req.cookies[SESSION_COOKIE] ?? null;
     const csrf = req.headers[CSRF_HEADER];
     return {
@@ -73,7 +93,10 @@ export function createContextFactory(deps: BffDeps): (opts: { req: FastifyReques
         clear: () => void res.clearCookie(SESSION_COOKIE, cookieOptions),
       },
       userAgent: req.headers['user-agent'] ?? null,
+      clientIp: req.ip || null,
       sessionTtlSeconds: ttl,
+      signInThrottle,
+      now,
       ...(deps.warRoom ? { warRoom: deps.warRoom } : {}),
       ...(deps.accessCodeKey ? { accessCodeKey: deps.accessCodeKey } : {}),
     };

@@ -1,7 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { createDb } from '@onsale/shared/db';
+import { loadSheddingConfigOf } from '@onsale/shared/overload';
 import { buildBff } from './app.js';
-import { authOptionsOf, loadBffEnv } from './env.js';
+import { authOptionsOf, loadBffEnv, trustProxyOf } from './env.js';
 
 // Standalone start of the BFF against an existing, migrated database (`npm start` runs the whole platform).
 const env = loadBffEnv();
@@ -12,7 +13,7 @@ if (!env.DATABASE_URL) {
 
 const db = createDb(env.DATABASE_URL, { applicationName: 'onsale-bff', onError: (err) => console.error('database pool error', err) });
 const consoleDir = env.CONSOLE_DIR ?? fileURLToPath(new URL('../../console/dist', import.meta.url));
-const app = await buildBff({ db, consoleDir, logger: true, auth: authOptionsOf(env), storeApiUrls: env.STORE_API_URL });
+const app = await buildBff({ db, consoleDir, logger: true, auth: authOptionsOf(env), storeApiUrls: env.STORE_API_URL, trustProxy: trustProxyOf(env), loadShedding: loadSheddingConfigOf(env) });
 
 let closing = false;
 async function shutdown(signal: string): Promise<void> {

@@ -16,6 +16,7 @@ const trpcCodeOf: Record<ErrorKind, TRPC_ERROR_CODE_KEY> = {
   gone: 'NOT_FOUND',
   limit: 'CONFLICT',
   payment: 'PAYMENT_REQUIRED',
+  throttled: 'TOO_MANY_REQUESTS',
   unavailable: 'SERVICE_UNAVAILABLE',
 };
 

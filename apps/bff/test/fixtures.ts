@@ -2,7 +2,7 @@ import type { Db } from '@onsale/shared/db';
 import { sql } from '@onsale/shared/db';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
 import type { TokenKey } from '@onsale/shared/queue';
-import { createUser, type ConsoleUser, type Role } from '@onsale/shared/users';
+import { createUser, DEFAULT_SIGN_IN_THROTTLE, type ConsoleUser, type Role } from '@onsale/shared/users';
 import type { Context } from '../src/context.js';
 import { appRouter } from '../src/root.js';
 
@@ -70,7 +70,7 @@ export type CookieWrite = { set: string; expiresAt: Date } | { cleared: true };
  * A tRPC context as the BFF builds one per request, for createCaller: `user` is who is signed in (null: nobody),
  * `csrf` whether the request carried the x-csrf header (the console always sends it).
  */
-export function contextFor(db: Db, user: ConsoleUser | null, opts: { csrf?: boolean; sessionToken?: string; accessCodeKey?: TokenKey } = {}): Context & { cookieWrites: CookieWrite[] } {
+export function contextFor(db: Db, user: ConsoleUser | null, opts: { csrf?: boolean; sessionToken?: string; accessCodeKey?: TokenKey; clientIp?: string } = {}): Context & { cookieWrites: CookieWrite[] } {
   const cookieWrites: CookieWrite[] = [];
   return {
     db,
@@ -82,7 +82,10 @@ export function contextFor(db: Db, user: ConsoleUser | null, opts: { csrf?: bool
       clear: () => void cookieWrites.push({ cleared: true }),
     },
     userAgent: 'vitest',
+    clientIp: opts.clientIp ?? null,
     sessionTtlSeconds: 3600,
+    signInThrottle: DEFAULT_SIGN_IN_THROTTLE,
+    now: () => new Date(),
     ...(opts.accessCodeKey ? { accessCodeKey: opts.accessCodeKey } : {}),
     cookieWrites,
   };

@@ -86,7 +86,7 @@ beforeAll(async () => {
   // with no browser headers standing for many fans.
   store = await buildStoreApi({
     db: tdb.db,
-    config: loadStoreApiConfig({ NODE_ENV: 'test', DEV_AUTH: 'true', RATE_LIMIT_ENABLED: 'false', BOT_GATE_ENABLED: 'false' }),
+    config: loadStoreApiConfig({ NODE_ENV: 'test', DEV_AUTH: 'true', RATE_LIMIT_ENABLED: 'false', BOT_GATE_ENABLED: 'false', LOAD_SHED_ENABLED: 'false' }),
   });
   await store.listen({ port: 0, host: '127.0.0.1' });
   storeUrl = `http://127.0.0.1:${(store.server.address() as AddressInfo).port}`;

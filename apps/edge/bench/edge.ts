@@ -9,7 +9,7 @@ import { installDataDir, installSecrets } from '@onsale/shared/install';
 import { benchDatabase } from '../../store-api/bench/database.js';
 import { startProcess, stopProcess } from '../../store-api/bench/load.js';
 import { startLocalEdge } from '../src/local.js';
-import { autocannon, figures, type AutocannonRequest } from './autocannon.js';
+import { autocannon, figures, type AutocannonRequest } from '../../store-api/bench/autocannon.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 

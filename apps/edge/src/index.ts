@@ -76,7 +76,7 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
 function errorResponse(e: unknown): Response {
   if (e instanceof TokenError) return json(e.kind === 'unauthenticated' ? 401 : 403, { error: e.code, message: e.message, field: 'token' });
   if (e instanceof DomainError) {
-    const status = { invalid: 400, unauthenticated: 401, forbidden: 403, not_found: 404, conflict: 409, gone: 410, limit: 409, payment: 402, unavailable: 503 }[e.kind];
+    const status = { invalid: 400, unauthenticated: 401, forbidden: 403, not_found: 404, conflict: 409, gone: 410, limit: 409, payment: 402, throttled: 429, unavailable: 503 }[e.kind];
     const retry = e.details.retryAfterSeconds;
     return json(status, { error: e.code, message: e.message, ...e.details }, retry !== undefined ? { 'retry-after': String(retry) } : {});
   }
@@ -195,19 +195,36 @@ async function watermark(url: URL, eventIdRaw: string, edge: Edge, waitUntil: Wa
   return json(200, body, { 'cache-control': 'public, max-age=2', 'x-onsale-watermark-age': String(Math.max(0, Math.floor((Date.now() - known.fetchedAt) / 1000))) });
 }
 
-/** Public responses the origin marks cacheable (event pages, fairness facts, the fans' page assets) are kept here. */
-function cacheable(req: Request): boolean {
-  return (req.method === 'GET' || req.method === 'HEAD') && !req.headers.has('authorization') && !req.headers.has('cookie');
+/**
+ * Requests the edge may answer from its cache: a GET or HEAD without credentials. The fans' page and its assets
+ * (`/e/...`) are the same for everyone and the origin never reads a cookie there, so a cookie a browser carries for
+ * the domain does not keep them from the cache.
+ */
+function cacheable(req: Request, url: URL): boolean {
+  if ((req.method !== 'GET' && req.method !== 'HEAD') || req.headers.has('authorization')) return false;
+  return !req.headers.has('cookie') || url.pathname.startsWith('/e/');
 }
 
-function storable(res: Response): boolean {
-  if (res.status !== 200 || res.headers.has('set-cookie')) return false;
-  const cc = res.headers.get('cache-control') ?? '';
-  if (!/\bpublic\b/.test(cc) || /\b(no-store|private|no-cache)\b/.test(cc)) return false;
+/** The header that carries the origin's Cache-Control for browsers on a copy the edge keeps under its own lifetime. */
+const BROWSER_CACHE_CONTROL = 'x-onsale-browser-cache-control';
+
+/**
+ * How long the edge may keep an origin answer, in seconds, or null: the origin's CDN-Cache-Control (RFC 9213: for
+ * shared caches in front, e.g. the fans' page, which browsers must revalidate but the edge may keep) when it sent
+ * one, else its Cache-Control when that is public with a lifetime. Never an answer that sets a cookie or varies on
+ * more than the encoding.
+ */
+function edgeLifetime(res: Response): number | null {
+  if (res.status !== 200 || res.headers.has('set-cookie')) return null;
+  const targeted = res.headers.get('cdn-cache-control');
+  const cc = targeted ?? res.headers.get('cache-control') ?? '';
+  if (/\b(no-store|private|no-cache)\b/.test(cc)) return null;
+  if (targeted === null && !/\bpublic\b/.test(cc)) return null;
   const maxAge = /\b(?:s-maxage|max-age)=(\d+)/.exec(cc);
-  if (!maxAge || Number(maxAge[1]) <= 0) return false;
+  if (!maxAge || Number(maxAge[1]) <= 0) return null;
   const vary = res.headers.get('vary');
-  return !vary || vary.split(',').every((v) => v.trim().toLowerCase() === 'accept-encoding');
+  if (vary && !vary.split(',').every((v) => v.trim().toLowerCase() === 'accept-encoding')) return null;
+  return Number(maxAge[1]);
 }
 
 function marked(res: Response, how: 'hit' | 'miss'): Response {
@@ -216,13 +233,24 @@ function marked(res: Response, how: 'hit' | 'miss'): Response {
   return out;
 }
 
+/** A kept copy as the fan gets it: the origin's own Cache-Control for browsers back in place. */
+function fromCache(hit: Response): Response {
+  const out = marked(hit, 'hit');
+  const forBrowsers = out.headers.get(BROWSER_CACHE_CONTROL);
+  if (forBrowsers !== null) {
+    out.headers.set('cache-control', forBrowsers);
+    out.headers.delete(BROWSER_CACHE_CONTROL);
+  }
+  return out;
+}
+
 /** Every other request goes to the origin unchanged (method, path, query, headers, body), the fan's address added. */
 async function proxy(req: Request, url: URL, config: EdgeConfig, waitUntil: WaitUntil): Promise<Response> {
   const cache = typeof caches !== 'undefined' ? caches.default : undefined;
-  const useCache = cache !== undefined && cacheable(req);
+  const useCache = cache !== undefined && cacheable(req, url);
   if (useCache) {
     const hit = await cache.match(req).catch(() => undefined);
-    if (hit) return marked(hit, 'hit');
+    if (hit) return fromCache(hit);
   }
   const target = new Request(`${config.originUrl}${url.pathname}${url.search}`, req);
   const client = req.headers.get('cf-connecting-ip');
@@ -237,9 +265,14 @@ async function proxy(req: Request, url: URL, config: EdgeConfig, waitUntil: Wait
     return json(503, { error: 'ORIGIN_UNAVAILABLE', message: 'the store cannot be reached just now; try again shortly', retryAfterSeconds: 5 }, { 'retry-after': '5', [EDGE_HEADER]: 'miss' });
   }
   const out = marked(res, 'miss');
-  if (useCache && req.method === 'GET' && storable(out)) {
+  const lifetime = useCache && req.method === 'GET' ? edgeLifetime(out) : null;
+  if (lifetime !== null && cache) {
+    // Kept for the edge's lifetime (the Cache API expires it by Cache-Control); the fan's copy says what the origin said.
     const copy = out.clone();
     copy.headers.delete(EDGE_HEADER);
+    const forBrowsers = copy.headers.get('cache-control');
+    copy.headers.set('cache-control', `public, max-age=${lifetime}`);
+    if (forBrowsers !== null) copy.headers.set(BROWSER_CACHE_CONTROL, forBrowsers);
     waitUntil(cache.put(req, copy).catch(() => {}));
   }
   return out;

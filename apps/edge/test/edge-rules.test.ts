@@ -297,6 +297,37 @@ describe('everything else goes to the origin unchanged', () => {
     const signedIn = await fetch(`${edge.url}/e/assets/app-1234.js`, { headers: { authorization: 'Bearer x' } });
     expect(signedIn.headers.get('x-onsale-edge')).toBe('miss');
   });
+
+  it("the fans' page: kept for the origin's CDN-Cache-Control while browsers are still told to revalidate; a cookie does not bypass it", async () => {
+    const page = `/e/${EVENT}`;
+    let served = 0;
+    origin.routes.set(`GET ${page}`, () => (served++, { status: 200, headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache', 'cdn-cache-control': 'public, max-age=30' }, body: '<!doctype html><title>fans</title>' }));
+    const first = await fetch(`${edge.url}${page}`);
+    expect(first.headers.get('x-onsale-edge')).toBe('miss');
+    expect(first.headers.get('cache-control')).toBe('no-cache');
+    expect(await first.text()).toContain('<title>fans</title>');
+    await expect.poll(async () => (await fetch(`${edge.url}${page}`, { headers: { cookie: 'analytics=1' } })).headers.get('x-onsale-edge')).toBe('hit');
+    const hit = await fetch(`${edge.url}${page}`);
+    expect(hit.headers.get('x-onsale-edge')).toBe('hit');
+    // What the browser reads is the origin's word for browsers, not the edge's lifetime.
+    expect(hit.headers.get('cache-control')).toBe('no-cache');
+    expect(hit.headers.get('x-onsale-browser-cache-control')).toBeNull();
+    expect(hit.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(await hit.text()).toContain('<title>fans</title>');
+    expect(served).toBe(1);
+    // An origin that says no-store to shared caches (FAN_PAGE_EDGE_CACHE_SECONDS=0) is asked every time.
+    const fresh = `/e/${OTHER_EVENT}`;
+    let freshServed = 0;
+    origin.routes.set(`GET ${fresh}`, () => (freshServed++, { status: 200, headers: { 'content-type': 'text/html', 'cache-control': 'no-cache', 'cdn-cache-control': 'no-store' }, body: 'page' }));
+    for (let i = 0; i < 3; i++) expect((await fetch(`${edge.url}${fresh}`)).headers.get('x-onsale-edge')).toBe('miss');
+    expect(freshServed).toBe(3);
+    // The page's assets with a cookie: from the cache too; elsewhere a cookie keeps a request away from it.
+    expect((await fetch(`${edge.url}/e/assets/app-1234.js`, { headers: { cookie: 'session=1' } })).headers.get('x-onsale-edge')).toBe('hit');
+    let facts = 0;
+    origin.routes.set(`GET /events/${EVENT}/fairness`, () => (facts++, { status: 200, headers: { 'cache-control': 'public, max-age=60' }, body: '{}' }));
+    for (let i = 0; i < 3; i++) expect((await fetch(`${edge.url}/events/${EVENT}/fairness`, { headers: { cookie: 'session=1' } })).headers.get('x-onsale-edge')).toBe('miss');
+    expect(facts).toBe(3);
+  });
 });
 
 describe('failing closed when the origin cannot be reached', () => {
@@ -326,8 +357,13 @@ describe('failing closed when the origin cannot be reached', () => {
       // Back: answers resume without a restart.
       down.healthy = true;
       await expect.poll(async () => ((await (await poll(e, admittedFan)).json()) as { state: string }).state, { timeout: 10_000 }).toBe('ADMITTED');
-      // An event the isolate never knew while the origin is down: 503 with Retry-After, never an admission.
+      // The origin gone altogether (connections refused): the same, once the last state is older than the stale bound.
       await down.stop();
+      await expect.poll(async () => ((await (await poll(e, admittedFan)).json()) as { state: string }).state, { timeout: 10_000 }).toBe('PAUSED');
+      const gone = (await (await poll(e, admittedFan)).json()) as Record<string, unknown>;
+      expect(gone).toMatchObject({ state: 'PAUSED', position: 5 });
+      expect(gone.admissionToken).toBeUndefined();
+      // An event the isolate never knew while the origin is down: 503 with Retry-After, never an admission.
       const unknownEv = randomUUID();
       const stranger = await fan(0, {}, unknownEv);
       const r503 = await poll(e, stranger);

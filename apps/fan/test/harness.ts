@@ -44,7 +44,8 @@ export interface Stack {
 
 export async function startStack(fanDir: string, env: Record<string, string> = {}): Promise<Stack> {
   const t = await createTestDatabase(inject('templateDatabaseUrl'), { max: 20 });
-  const base = { NODE_ENV: 'test', DEV_AUTH: 'true', FAN_DIR: fanDir, ...env };
+  // Load shedding off: the browser driver and the page's build share this process's event loop with the server.
+  const base = { NODE_ENV: 'test', DEV_AUTH: 'true', FAN_DIR: fanDir, LOAD_SHED_ENABLED: 'false', ...env };
   const make = async (extra: Record<string, string>) => {
     const config = loadStoreApiConfig({ ...base, ...extra });
     const payments = new SimulatedPaymentGateway({ tps: 1000, latencyMs: 20, failureRate: 0 });

@@ -55,7 +55,8 @@ export async function benchDatabase(): Promise<BenchDatabase> {
       await inner();
     };
   }
-  const db = createDb(url, { max: 40, applicationName: 'bench' });
+  // Idle connections closed within a second: the server's connections are shared (the product the bench starts needs its own).
+  const db = createDb(url, { max: 40, applicationName: 'bench', idleTimeoutMillis: 1000 });
   await migrateToLatest(db);
   // What the product's worker runs beside the store API: the hot tables' statistics kept current as they fill
   // (without it, plans cached while a table was empty scan it whole for the rest of the run).

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool, type Dispatcher } from 'undici';
 
@@ -97,3 +98,28 @@ export async function stopProcess(child: ChildProcess) {
   });
 }
 
+
+/**
+ * CPU time (user + system, in microseconds) a process has used so far, from /proc (Linux); null elsewhere. Per
+ * request, it says what a route costs whatever else shares the machine's cores during the run.
+ */
+export function cpuMicros(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of the whole line)
+    return (ticks * 1_000_000) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+const CLOCK_TICKS = 100; // USER_HZ on Linux
+
+/** Runs `f` and returns its result with the CPU microseconds `pid` used meanwhile, per request (`count(result)`). */
+export async function withCpu<T>(pid: number, f: () => Promise<T>, count: (r: T) => number): Promise<T & { cpuUsPerRequest: number | null }> {
+  const before = cpuMicros(pid);
+  const r = await f();
+  const after = cpuMicros(pid);
+  const n = count(r);
+  return { ...r, cpuUsPerRequest: before === null || after === null || n === 0 ? null : Math.round((after - before) / n) };
+}

@@ -9,17 +9,27 @@ import { AdmissionController } from '@onsale/shared/admission';
 import { admissionClaimsFor, createTokenKey, hashDevice, signToken } from '@onsale/shared/queue';
 import { TEST_CARDS } from '@onsale/shared/checkout';
 import { benchDatabase } from './database.js';
-import { createClient, round, runLoad, startProcess, stopProcess, summarize } from './load.js';
+import { createClient, round, runLoad, startProcess, stopProcess, summarize, withCpu } from './load.js';
+import { autocannon, figures, type AutocannonRequest } from './autocannon.js';
+import { startProduct } from './product.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
-const USAGE = `usage: pnpm bench queue [--seconds N] [--concurrency N] [--fans N]
+/** The bare route's CPU per request over the status route's: the rate ratio a server bound by its own CPU would show. */
+const cpuRatio = (status: { cpuUsPerRequest: number | null }, bare: { cpuUsPerRequest: number | null }) =>
+  status.cpuUsPerRequest && bare.cpuUsPerRequest ? Math.round((bare.cpuUsPerRequest / status.cpuUsPerRequest) * 1000) / 1000 : null;
+
+const USAGE = `usage: pnpm bench queue [--seconds N] [--concurrency N] [--connections N] [--fans N]
 
 The waiting room under load, in one run on this machine:
-  baseline   a bare Fastify GET route (the HTTP limit)
-  joins      POST /events/:id/queue, a fresh account per request, real PostgreSQL
-  status     GET /events/:id/queue/status with real queue tokens (no database read per poll)
-  sold-out   time from the last seat sold to every polling fan seeing SOLD_OUT (controller + watermark refresh)`;
+  baseline   a bare Fastify GET route (the HTTP limit), with this bench's own client and with autocannon
+  joins      POST /events/:id/queue, a fresh account per request, real PostgreSQL (the store API alone)
+  status     GET /events/:id/queue/status with real queue tokens (no database read per poll), on the store API alone
+  npm start  the same status polls against \`npm start\` as a user runs it (one process: store API, BFF and worker
+             sharing its event loop), with both clients, beside the bare route measured the same way
+  sold-out   time from the last seat sold to every polling fan seeing SOLD_OUT (controller + watermark refresh)
+--concurrency is the own client's connections (default 200), --connections autocannon's (default 100).
+--only npm-start measures the last part alone (with its bare route), e.g. while profiling.`;
 
 export async function main(argv: string[]) {
   const { values } = parseArgs({
@@ -27,13 +37,16 @@ export async function main(argv: string[]) {
     options: {
       seconds: { type: 'string', default: '10' },
       concurrency: { type: 'string', default: '200' },
+      connections: { type: 'string', default: '100' },
       fans: { type: 'string', default: '2000' },
+      only: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) return console.log(USAGE);
   const seconds = Number(values.seconds);
   const concurrency = Number(values.concurrency);
+  const connections = Number(values.connections);
   const fans = Number(values.fans);
   const bench = await benchDatabase();
   console.log(`database: ${bench.where}; ${concurrency} connections; ${seconds} s per measurement`);
@@ -45,21 +58,38 @@ export async function main(argv: string[]) {
   const accounts = new AccountTokens(installSecrets(installDataDir()).authSecret);
   const results: Record<string, unknown> = {};
 
+  // The bare route's process runs through the whole bench: each status measurement is beside one of it, same client.
   const bare = await startProcess('apps/store-api/bench/bare-server.ts', {});
-  {
-    const client = createClient(`http://127.0.0.1:${bare.port}`, concurrency);
+  const bareUrl = `http://127.0.0.1:${bare.port}`;
+  /** The own client (undici, `concurrency` connections) for `seconds` on a route; requests/s and latencies. */
+  /** 2 s of the same load unmeasured: a process that has not served the route yet (V8 compiles its hot path meanwhile). */
+  const warmUp = async (base: string, path: string, headersOf: (i: number) => Record<string, string>) => {
+    const c = createClient(base, concurrency);
+    let i = 0;
+    await runLoad(concurrency, 2000, async () => void (await c.request('GET', path, headersOf(i++))));
+    c.close();
+  };
+  const ownRun = async (base: string, path: string, headersOf: (i: number) => Record<string, string>) => {
+    const c = createClient(base, concurrency);
+    let i = 0;
     const lat: number[] = [];
+    const states: Record<string, number> = {};
     const { elapsedMs } = await runLoad(concurrency, seconds * 1000, async () => {
-      lat.push((await client.request('GET', '/bare-status', { authorization: 'Bearer x', 'x-queue-token': 'x' })).ms);
+      const r = await c.request('GET', path, headersOf(i++));
+      lat.push(r.ms);
+      const s = r.status === 200 ? (r.body?.state ?? 'OK') : `HTTP ${r.status}`;
+      states[s] = (states[s] ?? 0) + 1;
     });
-    client.close();
-    results.bareFastify = { reqPerSec: round((lat.length / elapsedMs) * 1000, 0), ...summarize(lat) };
-  }
-  await stopProcess(bare.child);
+    c.close();
+    return { reqPerSec: round((lat.length / elapsedMs) * 1000, 0), ...summarize(lat), states };
+  };
+  const bareHeaders = () => ({ authorization: 'Bearer x', 'x-queue-token': 'x' });
+  results.bareFastify = await ownRun(bareUrl, '/bare-status', bareHeaders);
 
-  const server = await startProcess('apps/store-api/bench/server.ts', { DATABASE_URL: bench.url, NODE_ENV: 'development', DEV_AUTH: 'false' });
-  const client = createClient(`http://127.0.0.1:${server.port}`, concurrency);
-  try {
+  const alone = values.only !== 'npm-start';
+  const server = alone ? await startProcess('apps/store-api/bench/server.ts', { DATABASE_URL: bench.url, NODE_ENV: 'development', DEV_AUTH: 'false' }) : null;
+  const client = createClient(`http://127.0.0.1:${server?.port ?? bare.port}`, concurrency);
+  if (server) try {
     // --- joins: a fresh account per join ---
     const ev = await newEvent();
     const prepared: { auth: string; device: string }[] = [];
@@ -145,17 +175,76 @@ export async function main(argv: string[]) {
     }
   } finally {
     client.close();
-    await stopProcess(server.child);
+    if (server) await stopProcess(server.child);
+  }
+
+  // --- status polls against `npm start` (the default topology: one process), both clients, beside the bare route ---
+  // Limits stay on (their hooks are part of the route's cost) but high enough that one loopback client standing for
+  // thousands of fans is not refused; the bot gate is off for the joins that hand out the queue tokens.
+  const big = '1000000000';
+  const product = await startProduct(bench.url, [], {
+    BOT_GATE_ENABLED: 'false',
+    RATE_LIMIT_STATUS_PER_IP: big,
+    RATE_LIMIT_STATUS_PER_ACCOUNT: big,
+    RATE_LIMIT_JOIN_PER_IP: big,
+  });
+  try {
+    // Fans behind a block of earlier joins, so the running admission controller (it stops at the plausible seats)
+    // leaves them WAITING for the run.
+    const ev = await newEvent();
+    const c = createClient(product.storeUrl, 50);
+    const pollers: Record<string, string>[] = [];
+    const ahead = 1000;
+    let joined = 0;
+    await runLoad(50, 600_000, async () => {
+      const n = joined++;
+      const auth = `Bearer ${(await accounts.issue(`start-${n}`)).token}`;
+      const device = `start-device-${n}`;
+      const r = await c.request('POST', `/events/${ev.eventId}/queue`, { authorization: auth, 'x-device-id': device });
+      if (r.status !== 200) throw new Error(`join under npm start: HTTP ${r.status} ${JSON.stringify(r.body)}`);
+      if (r.body.position === null || r.body.position > ahead) pollers.push({ authorization: auth, 'x-device-id': device, 'x-queue-token': r.body.queueToken });
+    }, fans + ahead);
+    c.close();
+    const path = `/events/${ev.eventId}/queue/status`;
+    // CPU per request of the server process besides the rates: on a shared machine, what each route costs its process.
+    const pollerHeaders = (i: number) => pollers[i % pollers.length]!;
+    await warmUp(product.storeUrl, path, pollerHeaders);
+    const own = await withCpu(product.pid, () => ownRun(product.storeUrl, path, pollerHeaders), (r) => r.count);
+    const ownBare = await withCpu(bare.child.pid!, () => ownRun(bareUrl, '/bare-status', bareHeaders), (r) => r.count);
+
+    let k = 0;
+    const statusReq: AutocannonRequest = { method: 'GET', setupRequest: (req) => ({ ...req, path, headers: pollers[k++ % pollers.length] }) };
+    const bareReq: AutocannonRequest = { method: 'GET', setupRequest: (req) => ({ ...req, path: '/bare-status', headers: bareHeaders() }) };
+    await autocannon({ url: product.storeUrl, connections, duration: 2, requests: [statusReq] }); // warm-up
+    const ac = await withCpu(product.pid, async () => figures(await autocannon({ url: product.storeUrl, connections, duration: seconds, requests: [statusReq] })), (r) => r.ok + r.non2xx);
+    await autocannon({ url: bareUrl, connections, duration: 2, requests: [bareReq] });
+    const acBare = await withCpu(bare.child.pid!, async () => figures(await autocannon({ url: bareUrl, connections, duration: seconds, requests: [bareReq] })), (r) => r.ok + r.non2xx);
+    results.npmStart = {
+      pollers: pollers.length,
+      ownClient: { status: own, bareFastify: ownBare, ratio: round(own.reqPerSec / ownBare.reqPerSec, 3), p99Ratio: round(own.p99Ms / Math.max(0.1, ownBare.p99Ms), 2), cpuRatio: cpuRatio(own, ownBare) },
+      autocannon: { status: ac, bareFastify: acBare, ratio: round(ac.reqPerSec / acBare.reqPerSec, 3), p99Ratio: round(ac.p99Ms / Math.max(1, acBare.p99Ms), 2), cpuRatio: cpuRatio(ac, acBare) },
+    };
+  } finally {
+    await product.stop();
+    await stopProcess(bare.child);
     await bench.close();
   }
   const bareRps = (results.bareFastify as { reqPerSec: number }).reqPerSec;
   const status = results.status as { pollsPerSec: number; p99Ms: number };
-  Object.assign(status, { ratioToBareFastify: round(status.pollsPerSec / bareRps, 3) });
+  if (status) Object.assign(status, { ratioToBareFastify: round(status.pollsPerSec / bareRps, 3) });
   console.log(JSON.stringify(results, null, 2));
   const joins = results.joins as { joinsPerSec: number; p99Ms: number };
-  console.log(
-    `queue: status ${status.pollsPerSec}/s p99 ${status.p99Ms} ms = ${round(status.pollsPerSec / bareRps, 3)} of bare Fastify (target >= 0.6, p99 < 20 ms); ` +
+  const ns = results.npmStart as {
+    ownClient: { status: { reqPerSec: number; p99Ms: number; cpuUsPerRequest: number | null }; bareFastify: { reqPerSec: number; p99Ms: number; cpuUsPerRequest: number | null }; ratio: number; p99Ratio: number; cpuRatio: number | null };
+    autocannon: { status: ReturnType<typeof figures> & { cpuUsPerRequest: number | null }; bareFastify: ReturnType<typeof figures> & { cpuUsPerRequest: number | null }; ratio: number; p99Ratio: number; cpuRatio: number | null };
+  };
+  type Fig = { reqPerSec: number; p99Ms: number; cpuUsPerRequest: number | null };
+  const line = (name: string, x: { status: Fig; bareFastify: Fig; ratio: number; p99Ratio: number; cpuRatio: number | null }) =>
+    `${name}: status ${x.status.reqPerSec}/s p99 ${x.status.p99Ms} ms (${x.status.cpuUsPerRequest} us CPU/request) vs bare Fastify ${x.bareFastify.reqPerSec}/s p99 ${x.bareFastify.p99Ms} ms (${x.bareFastify.cpuUsPerRequest} us) = ${x.ratio} of bare, p99 ${x.p99Ratio}x, CPU ${x.cpuRatio} of bare's`;
+  if (status) console.log(
+    `queue (store API alone): status ${status.pollsPerSec}/s p99 ${status.p99Ms} ms = ${round(status.pollsPerSec / bareRps, 3)} of bare Fastify; ` +
       `joins ${joins.joinsPerSec}/s p99 ${joins.p99Ms} ms (target >= 5000/s, p99 < 100 ms); ` +
       `sold-out reached all ${(results.soldOutPropagation as { pollers: number }).pollers} pollers in ${(results.soldOutPropagation as { secondsToEveryPoller: number | null }).secondsToEveryPoller} s (target < 2 s)`,
   );
+  console.log(`queue under npm start (target >= 0.6 of bare, p99 <= 1.5x): ${line('own client', ns.ownClient)}; ${line('autocannon', ns.autocannon)}`);
 }

@@ -4,8 +4,8 @@ import { loadStoreApiConfig } from '../src/env.js';
 
 // The store API as the benchmark runs it: its own process, an ephemeral port, no request logging, its pool opened
 // before traffic as server.ts does.
-// One loopback client stands for thousands of fans: request limits and the bot gate are off unless the env turns them on.
-const config = loadStoreApiConfig({ RATE_LIMIT_ENABLED: 'false', BOT_GATE_ENABLED: 'false', ...process.env, STORE_API_PORT: '0' });
+// One loopback client stands for thousands of fans: request limits, the bot gate and load shedding (capacity is what is measured) are off unless the env turns them on.
+const config = loadStoreApiConfig({ RATE_LIMIT_ENABLED: 'false', BOT_GATE_ENABLED: 'false', LOAD_SHED_ENABLED: 'false', ...process.env, STORE_API_PORT: '0' });
 const db = createDb(config.databaseUrl!, { max: config.dbPoolMax, applicationName: 'store-api-bench' });
 const app = await buildStoreApi({ db, config });
 await warmPool(db);

@@ -3,7 +3,7 @@ import fastifyCookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import { DatabaseHealth, databaseFaultOf, healthOf, type Db } from '@onsale/shared/db';
+import { DatabaseHealth, databaseFaultOf, healthOf, poolOf, type Db } from '@onsale/shared/db';
 import { createMetrics, type Metrics } from '@onsale/shared/metrics';
 import { CardFingerprints, CheckoutService, ProcessLease, SimulatedPaymentGateway, type PaymentProvider } from '@onsale/shared/checkout';
 import { EventCache } from '@onsale/shared/events';
@@ -29,6 +29,7 @@ import { createAbuseMetrics, DefaultBotScorer, JoinGate, ProofOfWork, type BotSc
 import { createRedis, OutageLog, RedisUsedChallenges } from './plugins/redis.js';
 import { rateLimitPlugin } from './plugins/rate-limit.js';
 import { botGatePlugin } from './plugins/bot-gate.js';
+import { loadSheddingPlugin } from './plugins/load-shedding.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -45,6 +46,8 @@ export interface StoreApiDeps {
   botScorer?: BotScorer;
   /** Fan identity to use instead of the one the config names (tests). */
   identity?: FanIdentity;
+  /** A store process of a cluster: merges every process's figures into GET /metrics (clusterMetricsGatherer). */
+  clusterMetrics?: ((own: Metrics['registry']) => Promise<string>) | null;
 }
 
 /** The pool's health tracker (createDb makes one per pool; any other Db gets its own, fed by the error handler alone). */
@@ -131,7 +134,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
     metrics.waitlistEntries.reset();
     for (const w of await waitlistSizes(deps.db)) metrics.waitlistEntries.set({ listing: w.listingId }, w.entries);
   };
-  await app.register(metricsPlugin, { metrics, db: deps.db, beforeScrape });
+  await app.register(metricsPlugin, { metrics, db: deps.db, beforeScrape, cluster: deps.clusterMetrics ?? null });
   // What every store-API process shares when REDIS_URL is set: request-limit counters and used proof-of-work
   // challenges. Connected before the first request; if Redis does not answer, each falls back to this process's memory.
   const redisConfig = deps.config.redis;
@@ -140,6 +143,21 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
     redis.on('error', () => {}); // reported through the outage logs below, once per outage
     await redis.connect().catch((err: unknown) => app.log.warn({ err }, `Redis at ${redisConfig!.url} does not answer: limits and proof-of-work replay stay per process until it does`));
     app.addHook('onClose', async () => void redis.disconnect());
+  }
+  // First of all: an overloaded process answers 503 + Retry-After at once (expensive routes first, status polls last)
+  // rather than queueing requests until a socket timeout closes them unanswered.
+  if (deps.config.loadShedding) {
+    let pool: { waitingCount: number } | null = null;
+    try {
+      pool = poolOf(deps.db);
+    } catch {
+      pool = null; // a Db not made by createDb: the event-loop delay alone
+    }
+    await app.register(loadSheddingPlugin, {
+      ...deps.config.loadShedding,
+      poolWaiting: () => (pool ? pool.waitingCount : null),
+      countShed: (reason) => metrics.unavailableResponses.inc({ reason }),
+    });
   }
   // Before auth: a flood from one address is refused before any token is verified.
   const abuseMetrics = createAbuseMetrics(metrics.registry);
@@ -183,7 +201,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   });
   await app.register(eventRoutes, { db: deps.db, events, seatmap, sectionSeats: new SectionSeatsCache(deps.db) });
   await app.register(fanRoutes, { config: deps.config });
-  await app.register(holdRoutes, { db: deps.db, holds, checkout, tokenKey });
+  await app.register(holdRoutes, { db: deps.db, holds, checkout, tokenKey, onHoldLost: (eventId) => metrics.holdsLost.inc({ event: eventId }) });
   // Settles checkouts whose process died mid-payment (asks the provider, writes the order or gives the hold back).
   const recovery = setInterval(() => {
     checkout.recoverStalePayments().catch((err: unknown) => databaseFaultOf(err) || app.log.error({ err }, 'payment recovery failed'));

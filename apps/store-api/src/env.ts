@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { installDataDir, installSecrets } from '@onsale/shared/install';
+import { loadSheddingConfigOf, loadSheddingEnvShape, type LoadSheddingConfig } from '@onsale/shared/overload';
 
 const bool = z
   .enum(['true', 'false', '1', '0'])
@@ -56,6 +57,8 @@ const schema = z.object({
    * that hold back rather than a second one (a retry whose answer was lost); 0 turns it off.
    */
   HOLD_REPEAT_WINDOW_SECONDS: z.coerce.number().int().min(0).max(600).default(30),
+  /** Load shedding (@fastify/under-pressure): see loadSheddingEnvShape; the store API's classes are in plugins/load-shedding.ts. */
+  ...loadSheddingEnvShape,
   /** Simulated payment gateway. */
   PAYMENT_TPS: z.coerce.number().int().min(1).default(1000),
   PAYMENT_LATENCY_MS: z.coerce.number().int().min(0).default(150),
@@ -84,6 +87,8 @@ const schema = z.object({
   POW_TTL_SECONDS: z.coerce.number().int().min(10).max(3600).default(120),
   /** The fans' page build (apps/fan's Vite output) served at /e/:eventId; unset: the page is not served. */
   FAN_DIR: z.string().min(1).optional(),
+  /** Seconds an edge or CDN in front may serve `/e/:eventId` from its cache (CDN-Cache-Control); browsers always revalidate. 0: never. */
+  FAN_PAGE_EDGE_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   /** Fans sign in with this OpenID Connect provider (authorization code + PKCE in the page); unset: no provider button. */
   FAN_OIDC_ISSUER: z.string().url().optional(),
   FAN_OIDC_CLIENT_ID: z.string().min(1).max(256).optional(),
@@ -118,6 +123,8 @@ export interface StoreApiConfig {
   holdCommit: 'async' | 'sync';
   holdRepeatWindowSeconds: number;
   payment: { tps: number; latencyMs: number; failureRate: number };
+  /** Load shedding: null when off. */
+  loadShedding: LoadSheddingConfig;
   rateLimit: {
     enabled: boolean;
     windowSeconds: number;
@@ -129,6 +136,8 @@ export interface StoreApiConfig {
   /** The fans' page: where its build is, and how fans sign in. */
   fan: {
     dir: string | undefined;
+    /** How long a shared cache in front (the edge) may keep the page itself (CDN-Cache-Control), 0: not at all. */
+    edgeCacheSeconds: number;
     oidc: { issuer: string; clientId: string; scope: string; audience: string | null; useToken: 'id_token' | 'access_token'; redirectPath: string } | null;
   };
   botGate: {
@@ -188,6 +197,7 @@ export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env, opts: {
     holdCommit: e.HOLD_COMMIT,
     holdRepeatWindowSeconds: e.HOLD_REPEAT_WINDOW_SECONDS,
     payment: { tps: e.PAYMENT_TPS, latencyMs: e.PAYMENT_LATENCY_MS, failureRate: e.PAYMENT_FAILURE_RATE },
+    loadShedding: loadSheddingConfigOf(e),
     rateLimit: {
       enabled: e.RATE_LIMIT_ENABLED ?? true,
       windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS,
@@ -198,6 +208,7 @@ export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env, opts: {
     },
     fan: {
       dir: e.FAN_DIR,
+      edgeCacheSeconds: e.FAN_PAGE_EDGE_CACHE_SECONDS,
       oidc:
         e.FAN_OIDC_ISSUER && e.FAN_OIDC_CLIENT_ID
           ? {

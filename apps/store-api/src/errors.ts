@@ -14,6 +14,7 @@ const statusOf: Record<ErrorKind, number> = {
   gone: 410,
   limit: 409,
   payment: 402,
+  throttled: 429,
   unavailable: 503,
 };
 

@@ -145,6 +145,32 @@ describe('npm start -- --store-instances 2 --workers 2 with Redis', () => {
     expect(await redis.keys(`${prefix}rl:*status:account:cluster-poller`)).toHaveLength(1);
   });
 
+  it('GET /metrics answers for the whole cluster, whichever process serves the scrape (?scope=process: its own alone)', async () => {
+    // Every /healthz and status request this file has made so far, over both processes: 12 in the first test, 30
+    // polls in the second, and these.
+    await storeProcesses(8);
+    const healthz = 12 + 8;
+    const count = (text: string, route: string) =>
+      text
+        .split('\n')
+        .filter((l) => l.startsWith('http_request_duration_seconds_count{') && l.includes(`route="${route}"`))
+        .reduce((a, l) => a + Number(l.split(' ').at(-1)), 0);
+    const scrape = async (query = '') => (await fetch(`${base}/metrics${query}`, { dispatcher: fresh, signal: AbortSignal.timeout(30_000) })).text();
+    for (let i = 0; i < 4; i++) {
+      const text = await scrape();
+      expect(count(text, '/healthz')).toBe(healthz);
+      expect(count(text, '/events/:id/queue/status')).toBe(STATUS_LIMIT + 10);
+      expect(text).toMatch(/^cluster_metrics_missing_processes 0$/m);
+      expect(text).toMatch(/^database_up 1$/m);
+    }
+    // Each process alone has served part of them (connections are handed out in turn).
+    const own = await Promise.all(Array.from({ length: 4 }, () => scrape('?scope=process')));
+    for (const text of own) {
+      expect(count(text, '/healthz')).toBeLessThan(healthz);
+      expect(text).not.toMatch(/cluster_metrics_missing_processes/);
+    }
+  });
+
   it('kill -9 of one store process under load: the other keeps serving, the killed one is restarted, no confirmed order lost, nothing sold twice', async () => {
     const { eventId, capacity } = await makeEvent(tdb, { fairnessMode: 'FIFO' });
     const key = await createTokenKey(QUEUE_SECRET);

@@ -155,9 +155,10 @@ describe('kill -9 with payments in flight (issue 13, items 2 and 3)', () => {
       expect([200, 409, 410], JSON.stringify(r.json)).toContain(r.status);
       if (r.status === 409) expect(r).toMatchObject({ json: { error: 'CHECKOUT_IN_PROGRESS' }, retryAfter: '2' });
     }
+    // Answered without the in-progress wait: the attempts' owner is the killed process, whose lease is silent, so
+    // nothing is waited on (recovery.test.ts holds the rule; the figure is reported, not a pass mark).
     const slowest = Math.max(...retries.map((r) => r.ms));
-    console.log(`retries after the restart: slowest answer ${slowest} ms (the in-progress wait is 800 ms)`);
-    expect(slowest).toBeLessThan(5_000); // well inside the socket timeouts, even on a loaded machine
+    console.log(`retries after the restart: slowest answer ${slowest} ms (a killed process's checkout is not waited on)`);
 
     // Settled within 10 s of the restart: the restarted process knows the killed one is gone (its lease went silent).
     await vi.waitFor(

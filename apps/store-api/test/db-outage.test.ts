@@ -26,7 +26,7 @@ beforeAll(async () => {
   t = await createTestDatabase(inject('templateDatabaseUrl'));
   proxy = await DatabaseProxy.start(t.url);
   appDb = createDb(proxy.url(t.url), { max: 10, connectionTimeoutMillis: 1500, applicationName: 'outage-test' });
-  const config = loadStoreApiConfig({ NODE_ENV: 'test', DEV_AUTH: 'true', RATE_LIMIT_ENABLED: 'false', BOT_GATE_ENABLED: 'false' });
+  const config = loadStoreApiConfig({ NODE_ENV: 'test', DEV_AUTH: 'true', RATE_LIMIT_ENABLED: 'false', BOT_GATE_ENABLED: 'false', LOAD_SHED_ENABLED: 'false' });
   const stream = new Writable({
     write(chunk, _enc, done) {
       for (const line of String(chunk).split('\n')) if (line.trim()) logLines.push(JSON.parse(line));

@@ -28,11 +28,13 @@ afterAll(async () => {
 });
 
 describe('the fans\u2019 page', () => {
-  it('serves the page at /e/:eventId, never cached, under a strict CSP; assets for a year; a missing asset is 404', async () => {
+  it('serves the page at /e/:eventId, revalidated by browsers (an edge may keep it 30 s), under a strict CSP; assets for a year; a missing asset is 404', async () => {
     const page = await h.app.inject({ url: `/e/${eventId}` });
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toContain('text/html');
     expect(page.headers['cache-control']).toBe('no-cache');
+    // An edge or CDN in front may keep it for FAN_PAGE_EDGE_CACHE_SECONDS (30 s); browsers ignore this header.
+    expect(page.headers['cdn-cache-control']).toBe('public, max-age=30');
     expect(page.headers['content-security-policy']).toContain("frame-ancestors 'none'");
     expect(page.headers['content-security-policy']).toContain("script-src 'self'");
     expect(page.body).toContain('/e/assets/index-abc.js');

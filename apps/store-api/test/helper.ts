@@ -20,11 +20,12 @@ export interface TestApp {
 /**
  * A store API on its own fresh, migrated, real PostgreSQL database. Request rate limits and the bot gate are off
  * unless `env` turns them on (every test client is one loopback address with no browser headers); the abuse
- * tests turn them on.
+ * tests turn them on. Load shedding is off too (the test runner shares the server's event loop and blocks it at
+ * will); load-shedding.test.ts turns it on.
  */
 export async function setupApp(opts: { poolMax?: number; paymentLatencyMs?: number; env?: Record<string, string>; botScorer?: BotScorer } = {}): Promise<TestApp> {
   const t = await createTestDatabase(inject('templateDatabaseUrl'), { max: opts.poolMax ?? 40 });
-  const config = loadStoreApiConfig({ NODE_ENV: 'test', DEV_AUTH: 'true', RATE_LIMIT_ENABLED: 'false', BOT_GATE_ENABLED: 'false', ...opts.env });
+  const config = loadStoreApiConfig({ NODE_ENV: 'test', DEV_AUTH: 'true', RATE_LIMIT_ENABLED: 'false', BOT_GATE_ENABLED: 'false', LOAD_SHED_ENABLED: 'false', ...opts.env });
   const payments = new SimulatedPaymentGateway({ tps: 10_000, latencyMs: opts.paymentLatencyMs ?? 5, failureRate: 0 });
   const app = await buildStoreApi({ db: t.db, config, payments, botScorer: opts.botScorer });
   await app.ready();

@@ -107,7 +107,7 @@ describe('holds are idempotent (issue 13, item 4)', () => {
   });
 
   it('two store-API processes given one key at once: one hold survives, the other seats go straight back', async () => {
-    const config = loadStoreApiConfig({ NODE_ENV: 'test', DEV_AUTH: 'true', RATE_LIMIT_ENABLED: 'false', BOT_GATE_ENABLED: 'false' });
+    const config = loadStoreApiConfig({ NODE_ENV: 'test', DEV_AUTH: 'true', RATE_LIMIT_ENABLED: 'false', BOT_GATE_ENABLED: 'false', LOAD_SHED_ENABLED: 'false' });
     const second: FastifyInstance = await buildStoreApi({ db: h.t.db, config, payments: new SimulatedPaymentGateway({ tps: 1000, latencyMs: 1, failureRate: 0 }) });
     await second.listen({ port: 0, host: '127.0.0.1' });
     try {

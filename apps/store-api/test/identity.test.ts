@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { exportJWK, exportSPKI, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
+import { createTestDatabase, testSecrets, type TestDatabase } from '@onsale/shared/testing';
 import { sql } from '@onsale/shared/db';
 import type { FastifyInstance } from 'fastify';
 import { buildStoreApi } from '../src/app.js';
@@ -125,6 +125,35 @@ describe('fan identity from an identity provider (AUTH_JWKS_URL)', () => {
 
   it('the development sign-in is off and so are the install\'s own HS256 tokens', async () => {
     expect((await app.inject({ method: 'POST', url: '/auth/dev-login', payload: { accountId: 'fan-1' } })).statusCode).toBe(404);
+    // A token as the development sign-in would make it, on this install's own AUTH_SECRET: refused with a key set.
+    const devToken = await new SignJWT({ sub: 'fan-1' }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode(testSecrets().authSecret));
+    const r = await asFan(devToken);
+    expect(r.statusCode, r.body).toBe(401);
+    expect(r.json().error).toBe('INVALID_TOKEN');
+  });
+
+  it('refuses with 401 a good signature on claims it must not take: no exp, no sub, a sub that is no account id, nbf in the future, a tampered payload', async () => {
+    const noExp = await new SignJWT({}).setProtectedHeader({ alg: 'RS256', kid: 'rsa-1' }).setIssuer(ISSUER).setAudience(AUDIENCE).setSubject('auth0|forever').setIssuedAt().sign(rsa.privateKey);
+    const noSub = await new SignJWT({}).setProtectedHeader({ alg: 'RS256', kid: 'rsa-1' }).setIssuer(ISSUER).setAudience(AUDIENCE).setIssuedAt().setExpirationTime('1h').sign(rsa.privateKey);
+    const good = await sign(rsa, { sub: 'auth0|honest' });
+    const [header, , signature] = good.split('.');
+    const tampered = `${header}.${Buffer.from(JSON.stringify({ sub: 'auth0|someone-else', iss: ISSUER, aud: AUDIENCE, exp: Math.floor(Date.now() / 1000) + 3600 })).toString('base64url')}.${signature}`;
+    const cases: Record<string, string> = {
+      'no exp': noExp,
+      'no sub': noSub,
+      'sub with a space': await sign(rsa, { sub: 'auth0|two words' }),
+      'sub too long': await sign(rsa, { sub: `auth0|${'x'.repeat(200)}` }),
+      'nbf in an hour': await new SignJWT({}).setProtectedHeader({ alg: 'RS256', kid: 'rsa-1' }).setIssuer(ISSUER).setAudience(AUDIENCE).setSubject('auth0|early').setNotBefore('1h').setExpirationTime('2h').sign(rsa.privateKey),
+      'payload swapped under a good signature': tampered,
+    };
+    for (const [what, token] of Object.entries(cases)) {
+      const r = await asFan(token);
+      expect(r.statusCode, `${what}: ${r.body}`).toBe(401);
+      expect(r.json().error, what).toBe('INVALID_TOKEN');
+    }
+    expect((await asFan(good)).statusCode).toBe(200);
+    const { rows } = await sql<{ id: string }>`SELECT id FROM accounts WHERE id IN ('auth0|forever', 'auth0|early', 'auth0|someone-else')`.execute(t.db);
+    expect(rows).toEqual([]);
   });
 
   it('a verified token is kept: polling with it fetches no keys', async () => {

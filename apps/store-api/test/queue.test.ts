@@ -19,7 +19,7 @@ const join = (token: string, id = eventId, device = 'device-alice-1') =>
 const status = (token: string, queueToken: string, id = eventId, device = 'device-alice-1') =>
   h.app.inject({ url: `/events/${id}/queue/status`, headers: { ...bearer(token), 'x-device-id': device, 'x-queue-token': queueToken } });
 
-async function pollUntil<T>(f: () => Promise<T>, ok: (v: T) => boolean, ms = 5000): Promise<T> {
+async function pollUntil<T>(f: () => Promise<T>, ok: (v: T) => boolean, ms = 30_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await f();

@@ -66,7 +66,10 @@ describe('request rate limits', () => {
     expectRateLimited(await poll(), 'account');
 
     const buyer = await login(h.app, 'rl-buyer');
-    const hold = async () => h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, remoteAddress: '192.0.2.30', headers: await admitted(buyer, eventId), payload: { section: 'C', quantity: 1 } });
+    // Each hold a request of its own (its own Idempotency-Key): the same request again would get the first hold back.
+    let n = 0;
+    const hold = async () =>
+      h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, remoteAddress: '192.0.2.30', headers: { ...(await admitted(buyer, eventId)), 'idempotency-key': `rl-buyer-hold-${++n}` }, payload: { section: 'C', quantity: 1 } });
     expect((await hold()).statusCode).toBe(201);
     expect((await hold()).statusCode).toBe(201);
     expectRateLimited(await hold(), 'account');

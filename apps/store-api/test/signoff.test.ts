@@ -26,7 +26,7 @@ async function tick(eventId: string) {
   return tickEvent(h.t.db, { event, controllerId: 'signoff-test', tickMs: 1000 });
 }
 
-async function pollUntil<T>(f: () => Promise<T>, ok: (v: T) => boolean, ms = 5000): Promise<T> {
+async function pollUntil<T>(f: () => Promise<T>, ok: (v: T) => boolean, ms = 30_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await f();

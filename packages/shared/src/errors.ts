@@ -11,6 +11,7 @@ export type ErrorKind =
   | 'gone' // expired
   | 'limit' // a per-account / per-instrument limit
   | 'payment' // the payment was declined
+  | 'throttled' // too many attempts: retry after `details.retryAfterSeconds`
   | 'unavailable'; // a dependency is saturated; retry later
 
 /** A rule of the domain was not met. `code` is stable and is what clients switch on. */

@@ -56,6 +56,13 @@ function SignInPage() {
           focusField('password');
           return;
         }
+        if (domainCodeOf(error) === 'SIGN_IN_THROTTLED') {
+          // Locked out for a while (too many failures for this e-mail or from this network): the BFF's words say how long.
+          setErrors({});
+          setFormError(`${error.message.charAt(0).toUpperCase()}${error.message.slice(1)}.`);
+          focusField('email');
+          return;
+        }
         if (domainCodeOf(error) === 'USER_DISABLED') {
           setFormError('This user is disabled. Ask an admin of this console to enable it.');
           focusField('email');

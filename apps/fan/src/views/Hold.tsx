@@ -20,6 +20,7 @@ export default function Hold() {
   // Read the hold back on arrival (a reload, a claim): read-time expiry says whether it still stands.
   useEffect(() => {
     void call<HoldView>(api, 'GET', `/holds/${hold.holdId}`, { headers: admission }).then((r) => {
+      if (r.kind === 'refused' && r.body.error === 'HOLD_LOST') lost(r.body);
       if (r.kind === 'ok') {
         if (r.body.status === 'HELD' || r.body.status === 'PAYING') update({ hold: r.body });
         else if (r.body.status !== 'PURCHASED') gone(r.body.status === 'EXPIRED' ? 'HOLD_EXPIRED' : 'HOLD_RELEASED');
@@ -35,12 +36,18 @@ export default function Hold() {
     update({ hold: undefined, payKey: undefined, notice: t.refused[code] });
   }
 
+  /** A hold lost to a database fault (410 HOLD_LOST): the answer's token lets the fan hold again at once. */
+  function lost(err: Record<string, unknown>) {
+    update({ hold: undefined, payKey: undefined, notice: t.refused.HOLD_LOST, ...(typeof err.admissionToken === 'string' ? { admissionToken: err.admissionToken } : {}) });
+  }
+
   async function startPayment() {
     setPaying(true);
     if (hold.extended || event.holdExtensionSeconds <= 0) return;
     const r = await call<{ holdId: string; expiresAt: string }>(api, 'POST', `/holds/${hold.holdId}/extend`, { headers: admission });
     if (r.kind === 'ok') update({ hold: { ...hold, expiresAt: r.body.expiresAt, extended: true } });
     else if (r.kind === 'refused' && (r.body.error === 'HOLD_EXPIRED' || r.body.error === 'HOLD_RELEASED')) gone(r.body.error);
+    else if (r.kind === 'refused' && r.body.error === 'HOLD_LOST') lost(r.body);
   }
 
   async function pay(e: FormEvent, retryKey?: string) {
@@ -73,6 +80,7 @@ export default function Hold() {
     setBusy(false);
     const err = r.body;
     if (err.error === 'HOLD_EXPIRED' || err.error === 'HOLD_RELEASED') return gone(err.error);
+    if (err.error === 'HOLD_LOST') return lost(err);
     if (err.error === 'CHECKOUT_IN_PROGRESS') {
       setRefusal(t.refused.CHECKOUT_IN_PROGRESS!);
       setTimeout(() => void pay(e, key), 2000);

@@ -36,7 +36,10 @@ export const errorResponses = {
  * retried with the same Idempotency-Key is never charged twice).
  */
 export const serviceUnavailableSchema = errorSchema
-  .extend({ retryAfterSeconds: z.number().optional() })
+  .extend({
+    retryAfterSeconds: z.number().optional(),
+    reason: z.string().optional().describe('for a request shed under overload: overload_event_loop (the process lags) or overload_pool (queries queue for the database)'),
+  })
   .describe(
-    'Service unavailable (error SERVICE_UNAVAILABLE: database outage or overload; PAYMENT_GATEWAY_BUSY at checkout): retry after the Retry-After header. A checkout retried with the same Idempotency-Key is never charged twice.',
+    'Service unavailable (error SERVICE_UNAVAILABLE: database outage or overload, shed before any work: expensive routes first, status polls last; PAYMENT_GATEWAY_BUSY at checkout): retry after the Retry-After header. A checkout retried with the same Idempotency-Key is never charged twice.',
   );

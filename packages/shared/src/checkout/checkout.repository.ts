@@ -147,6 +147,17 @@ export async function orphanedAttempts(db: Db, self: string, silentSeconds: numb
   return rows;
 }
 
+/**
+ * Whether the process `owner` is renewing its lease now (renewed within `withinSeconds`, not ended). False for an
+ * owner with no lease row.
+ */
+export async function leaseIsLive(db: Db, owner: string, withinSeconds: number): Promise<boolean> {
+  const { rows } = await sql<{ live: boolean }>`
+    SELECT (stopped_at IS NULL AND seen_at >= now() - make_interval(secs => ${withinSeconds})) AS live
+    FROM store_processes WHERE id = ${owner}`.execute(db);
+  return rows[0]?.live ?? false;
+}
+
 /** Renews a store-API process's lease (taking it on the first call). */
 export async function renewLease(db: Db, id: string): Promise<void> {
   await sql`

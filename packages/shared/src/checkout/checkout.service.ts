@@ -11,7 +11,7 @@ import type { Metrics } from '../metrics/index.js';
 import * as repo from './checkout.repository.js';
 import type { CheckoutRequest } from './checkout.schema.js';
 import type { ChargeResult, PaymentProvider } from './payment.js';
-import { LEASE_SILENT_AFTER_MS, type ProcessLease } from './process-lease.js';
+import { LEASE_BEAT_MS, LEASE_SILENT_AFTER_MS, type ProcessLease } from './process-lease.js';
 import { databaseFaultOf } from '../db/faults.js';
 import { legacyCardFingerprint, LEGACY_FINGERPRINT_PREFIX, type CardFingerprints } from './card-fingerprint.js';
 
@@ -371,11 +371,12 @@ export class CheckoutService {
    * Waits a moment for the attempt under this key to finish, then answers exactly what it answered; still pending
    * after `inProgressWaitMs` (or the client gone: `signal`), `409 CHECKOUT_IN_PROGRESS` with Retry-After. The wait is
    * short on purpose: well inside the server's socket timeouts, so a retry is always answered, never left to a
-   * closed socket. The database is read with a growing pause (50 ms to 400 ms), not every 50 ms.
+   * closed socket. The database is read with a growing pause (50 ms to 400 ms), not every 50 ms. An attempt whose
+   * owner is another process no longer renewing its lease (killed mid-payment) is not waited on at all.
    */
   private async awaitAttempt(accountId: string, key: string, signal?: AbortSignal): Promise<CheckoutResult> {
     const deadline = Date.now() + this.inProgressWaitMs;
-    for (let pause = 50; ; pause = Math.min(400, pause * 2)) {
+    for (let pause = 50, first = true; ; pause = Math.min(400, pause * 2), first = false) {
       const a = await repo.findAttempt(this.deps.db, accountId, key);
       if (!a) throw new DomainError('unavailable', 'PAYMENT_GATEWAY_BUSY', 'the payment provider is busy; retry with the same Idempotency-Key', { retryAfterSeconds: 1 });
       if (a.status === 'SUCCEEDED') {
@@ -384,8 +385,12 @@ export class CheckoutService {
       }
       if (a.status === 'FAILED')
         throw a.error_code === 'HOLD_EXPIRED' ? lapsedDuringPayment() : a.error_code === 'PAYMENT_NOT_COMPLETED' ? notCompleted() : declined();
+      // Its owner is another process that is not renewing its lease (killed, or stopped): nobody will finish it
+      // while this retry waits; recovery settles it within seconds. Answer at once, without waiting on it.
+      const orphaned =
+        first && a.owner !== null && a.owner !== (this.deps.lease?.id ?? null) && !(await repo.leaseIsLive(this.deps.db, a.owner, (LEASE_BEAT_MS * 2.5) / 1000));
       const left = deadline - Date.now();
-      if (left <= 0 || signal?.aborted)
+      if (orphaned || left <= 0 || signal?.aborted)
         throw new DomainError('conflict', 'CHECKOUT_IN_PROGRESS', 'the first request with this Idempotency-Key is still being processed; retry with the same key', {
           retryAfterSeconds: IN_PROGRESS_RETRY_AFTER_SECONDS,
         });

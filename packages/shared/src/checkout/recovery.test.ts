@@ -121,6 +121,27 @@ describe('checkouts orphaned by a process that is gone (issue 13, item 2)', () =
     expect(await status(aliveHold)).toBe('PAYING'); // its owner is alive and will finish it
   });
 
+  it("a retry of a checkout whose process was killed is answered CHECKOUT_IN_PROGRESS at once, without the in-progress wait; a live owner's retry waits for it", async () => {
+    // The in-progress wait is ten minutes here: a retry that waited on the dead owner would not be answered in this test.
+    const lease = new ProcessLease(t.db, { id: 'restarted' });
+    await lease.beat();
+    const retrying = new CheckoutService({ db: t.db, cards: new CardFingerprints(testSecrets().cardFingerprintSecret), payments, lease, inProgressWaitMs: 600_000 });
+    const request = { payment: { instrument: { type: 'card' as const, number: TEST_CARDS.success } } };
+    await sql`INSERT INTO store_processes (id, seen_at) VALUES ('killed-mid-payment', now() - interval '3 seconds'), ('paying-now', now())`.execute(t.db);
+    const orphaned = await diedMidPayment('retry-1', 'key-retry-0001', true);
+    await sql`UPDATE checkout_attempts SET owner = 'killed-mid-payment', created_at = now() WHERE account_id = 'retry-1'`.execute(t.db);
+    const answer = await retrying.checkout('retry-1', orphaned, 'key-retry-0001', request).catch((e: unknown) => e);
+    expect(answer).toMatchObject({ code: 'CHECKOUT_IN_PROGRESS', details: { retryAfterSeconds: 2 } });
+
+    // An owner renewing its lease is waited on: its retry gets the owner's answer when it comes (here the owner
+    // finds nothing was charged), not CHECKOUT_IN_PROGRESS at once.
+    const live = await diedMidPayment('retry-2', 'key-retry-0002', false);
+    await sql`UPDATE checkout_attempts SET owner = 'paying-now', created_at = now() WHERE account_id = 'retry-2'`.execute(t.db);
+    const pending = retrying.checkout('retry-2', live, 'key-retry-0002', request).catch((e: unknown) => e);
+    await sql`UPDATE checkout_attempts SET status = 'FAILED', error_code = 'PAYMENT_NOT_COMPLETED' WHERE account_id = 'retry-2'`.execute(t.db);
+    expect(await pending).toMatchObject({ code: 'PAYMENT_NOT_COMPLETED' });
+  });
+
   it('a checkout whose last step met a database outage is finished by its own process when the database is back', async () => {
     const { DatabaseProxy } = await import('../testing/index.js');
     const { createDb } = await import('../db/connect.js');

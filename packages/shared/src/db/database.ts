@@ -8,11 +8,11 @@ import type {
   SectionsTable,
 } from '../events/events.table.js';
 import type { AdmissionMinutesTable, QueueEntriesTable, QueueStateTable } from '../queue/queue.table.js';
-import type { HoldsTable, InventoryReconciliationsTable, SeatsTable } from '../inventory/inventory.table.js';
+import type { HoldLossesTable, HoldsTable, InventoryReconciliationsTable, SeatsTable } from '../inventory/inventory.table.js';
 import type { GaHoldUnitsTable, GaShardsTable } from '../inventory/ga.table.js';
 import type { NotificationsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../notify/notify.table.js';
 import type { AvailabilityEventsTable, WaitlistEntriesTable, WaitlistOffersTable } from '../waitlist/waitlist.table.js';
-import type { ConsoleSessionsTable, ConsoleUsersTable, OrganisationsTable } from '../users/users.table.js';
+import type { ConsoleSessionsTable, ConsoleUsersTable, OrganisationsTable, SignInFailuresTable, SignInLockoutsTable } from '../users/users.table.js';
 import type { FairnessSignoffsTable } from '../events/signoff.table.js';
 import type { LotteriesTable, LotteryRegistrationsTable, LotteryWinnersTable } from '../lottery/lottery.table.js';
 import type { AccessCodeRedemptionsTable, AllocationsTable } from '../allocations/allocations.table.js';
@@ -30,6 +30,7 @@ export interface Database {
   sections: SectionsTable;
   seats: SeatsTable;
   holds: HoldsTable;
+  hold_losses: HoldLossesTable;
   ga_shards: GaShardsTable;
   ga_hold_units: GaHoldUnitsTable;
   checkout_attempts: CheckoutAttemptsTable;
@@ -50,6 +51,8 @@ export interface Database {
   organisations: OrganisationsTable;
   console_users: ConsoleUsersTable;
   console_sessions: ConsoleSessionsTable;
+  sign_in_failures: SignInFailuresTable;
+  sign_in_lockouts: SignInLockoutsTable;
   fairness_signoffs: FairnessSignoffsTable;
   lotteries: LotteriesTable;
   lottery_registrations: LotteryRegistrationsTable;

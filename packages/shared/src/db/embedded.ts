@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface EmbeddedServer {
@@ -28,6 +28,13 @@ export class EmbeddedPostgresError extends Error {
  */
 export async function startEmbeddedPostgres(dataDir: string, opts: EmbeddedOptions): Promise<EmbeddedServer> {
   mkdirSync(dataDir, { recursive: true });
+  // As root the server runs as the postgres user, which must pass through the data directory to reach pg/ (a
+  // directory made 0700 by an earlier version would stop initdb with "Permission denied"). Passing through is all
+  // it gets: no listing, and the secrets and settings beside pg/ stay private to their owner.
+  if (process.getuid?.() === 0) {
+    const mode = statSync(dataDir).mode & 0o777;
+    if ((mode & 0o011) !== 0o011) chmodSync(dataDir, mode | 0o011);
+  }
   const pgDir = join(dataDir, 'pg');
   const fresh = !existsSync(join(pgDir, 'PG_VERSION'));
   // Imported only when a server is really wanted: the package installs process exit hooks on import

@@ -152,7 +152,7 @@ describe('lockedSettings', () => {
   it('before the open, locks the mode once fans joined and the layout once a seat is in use', () => {
     expect(lockedSettings(before)).toEqual({});
     expect(Object.keys(lockedSettings({ ...before, queueHasFans: true }))).toEqual(['fairnessMode']);
-    expect(Object.keys(lockedSettings({ ...before, seatsInUse: true })).sort()).toEqual(['allocations', 'priceLevels', 'sections']);
+    expect(Object.keys(lockedSettings({ ...before, seatsInUse: true })).sort()).toEqual(['allocations', 'currency', 'priceLevels', 'sections']);
   });
 
   it('before the open, locks the tiers and the layout they split once a tier has opened, and the tiers once a presale queue has fans', () => {

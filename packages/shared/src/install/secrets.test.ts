@@ -26,6 +26,13 @@ describe('installSecrets', () => {
     expect(installSecrets(dir, {})).toEqual(first);
   });
 
+  it('makes only secrets/ private: a data directory it creates keeps the default mode, so the embedded server can reach pg/ beside it', () => {
+    const dataDir = join(scratch(), '.data');
+    installSecrets(dataDir, {});
+    expect(statSync(dataDir).mode & 0o777).toBe(0o777 & ~process.umask());
+    expect(statSync(join(dataDir, 'secrets')).mode & 0o777).toBe(0o700);
+  });
+
   it('gives two installs (two data directories) different secrets', () => {
     const a = installSecrets(scratch(), {});
     const b = installSecrets(scratch(), {});

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 /**
  * The secrets of one install. None is ever in the source: each comes from the environment, else (outside
@@ -74,6 +74,9 @@ function readOrCreate(dir: string, file: string): string {
   const path = join(dir, file);
   const existing = readSecretFile(path);
   if (existing !== undefined) return existing;
+  // The data directory itself keeps the default mode: a recursive mkdir would give it 0700 too, and then the embedded
+  // PostgreSQL, which runs as the postgres user when we are root, could not reach its data under it.
+  mkdirSync(dirname(dir), { recursive: true });
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   chmodSync(dir, 0o700);
   // Written whole to a private temporary name, then linked into place: link() fails if the name exists, so two

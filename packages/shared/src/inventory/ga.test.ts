@@ -93,7 +93,7 @@ describe('general admission: event file', () => {
     };
     expect(bad({ code: 'F', kind: 'GA', priceLevel: 'GA' })).toContainEqual(expect.objectContaining({ path: 'sections.0.capacity' }));
     expect(bad({ code: 'F', kind: 'GA', priceLevel: 'GA', capacity: 0 })).toContainEqual(expect.objectContaining({ path: 'sections.0.capacity' }));
-    expect(bad({ code: 'F', kind: 'GA', priceLevel: 'GA', capacity: 2.5 })).toContainEqual({ path: 'sections.0.capacity', message: 'capacity must be a whole number' });
+    expect(bad({ code: 'F', kind: 'GA', priceLevel: 'GA', capacity: 2.5 })).toContainEqual({ path: 'sections.0.capacity', message: 'enter a whole number of places' });
     expect(bad({ code: 'F', kind: 'GA', priceLevel: 'GA', capacity: 10, shards: 0 })).toContainEqual(expect.objectContaining({ path: 'sections.0.shards' }));
     expect(bad({ code: 'F', kind: 'GA', priceLevel: 'GA', capacity: 10, shards: 1000 })).toContainEqual(expect.objectContaining({ path: 'sections.0.shards' }));
     expect(bad({ code: 'F', kind: 'GA', priceLevel: 'GA', capacity: 10, rowCount: 2 })).toContainEqual({

@@ -223,3 +223,13 @@ export async function findRepeatHold(
     ORDER BY h.created_at DESC LIMIT 1`.execute(db);
   return rows[0]?.id;
 }
+
+/** Records a hold lost to a database crash, once per hold (a second report of the same hold changes nothing); true when this call recorded it. */
+export async function recordHoldLoss(db: Db | Trx, loss: { holdId: string; eventId: string; accountId: string }): Promise<boolean> {
+  const r = await db
+    .insertInto('hold_losses')
+    .values({ hold_id: loss.holdId, event_id: loss.eventId, account_id: loss.accountId })
+    .onConflict((oc) => oc.column('hold_id').doNothing())
+    .executeTakeFirst();
+  return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
+}

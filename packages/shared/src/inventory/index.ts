@@ -10,3 +10,4 @@ export { DEFAULT_GA_SHARDS, MAX_GA_SHARDS, splitCapacity } from './ga.js';
 export { GeneralAdmission, isGeneralAdmission, type GaHold, type HeldUnits } from './ga.service.js';
 export { attemptGaHold, type GaHoldAttempt } from './ga.repository.js';
 export type { HoldCommit } from './hold-commit.js';
+export { holdLost, isLostHold, type HoldProof } from './hold-loss.js';

@@ -54,3 +54,11 @@ export interface InventoryReconciliationsTable {
   order_drift: number;
   expired_swept: number;
 }
+
+/** A hold lost to a PostgreSQL crash under HOLD_COMMIT=async, recorded when its fan next touched it (see hold-loss.ts). */
+export interface HoldLossesTable {
+  hold_id: string;
+  event_id: string;
+  account_id: string;
+  detected_at: ColumnType<Date, Date | undefined, never>;
+}

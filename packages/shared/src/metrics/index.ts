@@ -2,7 +2,10 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 
 /**
  * The Prometheus metrics of one process. A registry per instance (not the global one), so tests and
- * several apps in one process never collide.
+ * several apps in one process never collide. Under a cluster (`npm start -- --store-instances N`) a scrape merges
+ * every process's (metrics/cluster.ts): counters and histograms are summed; the gauges read from the database at
+ * scrape time are the scraping process's own (`aggregator: 'first'`); `database_up` is the lowest (0 when any
+ * process cannot reach the database).
  */
 export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
   const registry = new Registry();
@@ -32,6 +35,12 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
       name: 'hold_failures_total',
       help: 'Hold requests refused, by code',
       labelNames: ['event', 'code'] as const,
+      registers: [registry],
+    }),
+    holdsLost: new Counter({
+      name: 'holds_lost_total',
+      help: 'Holds answered but lost to a database crash (HOLD_COMMIT=async), found when their fan next touched them (410 HOLD_LOST)',
+      labelNames: ['event'] as const,
       registers: [registry],
     }),
     holdLatency: new Histogram({
@@ -78,18 +87,21 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
       name: 'admission_watermark',
       help: 'The admitted-through watermark each event publishes',
       labelNames: ['event'] as const,
+      aggregator: 'first',
       registers: [registry],
     }),
     admittedPerMin: new Gauge({
       name: 'admitted_per_min',
       help: 'Admission tokens issued in the last full minute',
       labelNames: ['event'] as const,
+      aggregator: 'first',
       registers: [registry],
     }),
     holdsPerAdmitted: new Gauge({
       name: 'holds_created_per_min_per_admitted_per_min',
       help: 'holds_created_per_min / admitted_per_min over the last full minute (should stay at or below ~1.2)',
       labelNames: ['event'] as const,
+      aggregator: 'first',
       registers: [registry],
     }),
     soldoutPropagation: new Histogram({
@@ -102,18 +114,21 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
       name: 'inventory_seats',
       help: 'Seats by effective status (read-time expiry), per event',
       labelNames: ['event', 'status'] as const,
+      aggregator: 'first',
       registers: [registry],
     }),
     invariantDrift: new Gauge({
       name: 'inventory_invariant_drift',
       help: 'available + held + sold - capacity, and sold seats - seats in confirmed orders; must be 0',
       labelNames: ['event', 'check'] as const,
+      aggregator: 'first',
       registers: [registry],
     }),
     waitlistEntries: new Gauge({
       name: 'waitlist_entries',
       help: 'Live waitlist entries per listing (listings with a performance still to come, the largest first)',
       labelNames: ['listing'] as const,
+      aggregator: 'first',
       registers: [registry],
     }),
     waitlistMatches: new Counter({
@@ -137,6 +152,7 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
     databaseUp: new Gauge({
       name: 'database_up',
       help: "1 while this process reaches its database, 0 during an outage (learnt from the pool's own traffic)",
+      aggregator: 'min',
       registers: [registry],
     }),
     databaseOutages: new Counter({
@@ -174,3 +190,5 @@ export function recordReconciliations(
     m.invariantDrift.set({ event: r.event_id, check: 'orders' }, r.order_drift);
   }
 }
+
+export { answerClusterMetrics, clusterMetricsGatherer, relayClusterMetrics } from './cluster.js';

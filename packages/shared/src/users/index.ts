@@ -4,3 +4,5 @@ export * from './users.schema.js';
 export * from './users.service.js';
 export { generatePassword, hashPassword, verifyPassword } from './password.js';
 export type { Role } from './users.schema.js';
+export { isCommonPassword, COMMON_PASSWORD_MESSAGE } from './common-passwords.js';
+export { DEFAULT_SIGN_IN_THROTTLE, clientAddressKey, type SignInThrottleConfig } from './sign-in-throttle.service.js';

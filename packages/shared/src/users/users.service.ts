@@ -4,6 +4,9 @@ import { getEvent, isUuid } from '../events/events.service.js';
 import { insertAudit } from '../events/events.repository.js';
 import { generatePassword, hashPassword, hashSessionToken, newSessionToken, verifyNothing, verifyPassword } from './password.js';
 import * as repo from './users.repository.js';
+import { COMMON_PASSWORD_MESSAGE, isCommonPassword } from './common-passwords.js';
+import { DEFAULT_SIGN_IN_THROTTLE, clientAddressKey, reserveSignInAttempt, signInSucceeded, type SignInThrottleConfig } from './sign-in-throttle.service.js';
+import { clearEmail as clearSignInThrottle } from './sign-in-throttle.repository.js';
 import {
   can,
   canSeeEvent,
@@ -67,6 +70,15 @@ function parseOrThrow<T>(schema: { safeParse(v: unknown): { success: true; data:
   throw invalid(code, `${what}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues[0]?.path ?? '(root)', { issues });
 }
 
+/**
+ * Refuses a password on the common-password list (or one padded or repeated): `code` at `field`. The length rule is
+ * the schema's; this one needs the list, which the console's bundle does not carry, so it is checked here.
+ */
+async function refuseCommonPassword(password: string | undefined, code: string, field: string): Promise<void> {
+  if (password === undefined || !(await isCommonPassword(password))) return;
+  throw invalid(code, `${field}: ${COMMON_PASSWORD_MESSAGE}`, field, { issues: [{ path: field, message: COMMON_PASSWORD_MESSAGE }] });
+}
+
 /** Validates a new user (the schema the console's form uses); throws INVALID_USER naming the first bad field. */
 export function parseUserCreate(input: unknown): UserCreate {
   return parseOrThrow(userCreateSchema, input, 'INVALID_USER', 'invalid user');
@@ -79,6 +91,7 @@ export function parseUserCreate(input: unknown): UserCreate {
  */
 export async function createUser(trx: Trx, input: unknown, actor: string): Promise<{ user: ConsoleUser; generatedPassword: string | null }> {
   const spec = parseUserCreate(input);
+  await refuseCommonPassword(spec.password, 'INVALID_USER', 'password');
   const generatedPassword = spec.password === undefined ? generatePassword() : null;
   const passwordHash = await hashPassword(spec.password ?? generatedPassword!);
   const organisation = spec.organisation === undefined ? null : await repo.upsertOrganisation(trx, spec.organisation);
@@ -130,19 +143,27 @@ export function countUsers(db: Db | Trx): Promise<number> {
  * Checks an e-mail and password and opens a session. Returns the session token, which only the caller's
  * cookie keeps. A wrong e-mail and a wrong password are the same INVALID_CREDENTIALS (field `password`) and
  * take the same time, so sign-in does not tell which addresses have an account.
+ *
+ * Throttled (see sign-in-throttle.service.ts): the attempt is counted against the e-mail and the client address
+ * (`ip`) before the password is checked; while either is locked out this throws SIGN_IN_THROTTLED (kind
+ * `throttled`, `details.retryAfterSeconds`) without running scrypt. A right password clears the e-mail's count.
+ * `now` is the throttle's clock and the session's start.
  */
 export async function signIn(
   db: Db,
   input: unknown,
-  opts: { ttlSeconds?: number; userAgent?: string | null; now?: Date } = {},
+  opts: { ttlSeconds?: number; userAgent?: string | null; now?: Date; ip?: string | null; throttle?: SignInThrottleConfig } = {},
 ): Promise<{ user: SessionUser; token: string; expiresAt: Date }> {
   const { email, password } = parseOrThrow(signInSchema, input, 'INVALID_SIGN_IN', 'invalid sign-in');
+  const now = opts.now ?? new Date();
+  await reserveSignInAttempt(db, { email, ip: clientAddressKey(opts.ip) }, now, opts.throttle ?? DEFAULT_SIGN_IN_THROTTLE);
   const row = await repo.findUserByEmail(db, email);
   const ok = row ? await verifyPassword(password, row.password_hash) : await verifyNothing(password);
   if (!row || !ok) throw new DomainError('unauthenticated', 'INVALID_CREDENTIALS', 'wrong e-mail address or password', { field: 'password' });
+  await signInSucceeded(db, email);
   // Said only to someone who knows the password: it tells them whom to ask, and tells a stranger nothing.
   if (row.disabled_at) throw new DomainError('forbidden', 'USER_DISABLED', 'this console user is disabled; ask an admin to enable it', { field: 'email' });
-  const expiresAt = new Date((opts.now ?? new Date()).getTime() + (opts.ttlSeconds ?? DEFAULT_SESSION_TTL_SECONDS) * 1000);
+  const expiresAt = new Date(now.getTime() + (opts.ttlSeconds ?? DEFAULT_SESSION_TTL_SECONDS) * 1000);
   const { token, tokenHash } = newSessionToken();
   await repo.deleteExpiredSessions(db, row.id);
   await repo.insertSession(db, { tokenHash, userId: row.id, expiresAt, userAgent: opts.userAgent?.slice(0, 300) ?? null });
@@ -276,10 +297,13 @@ export async function changeUserRole(trx: Trx, input: unknown, by: UserActor): P
  */
 export async function resetUserPassword(trx: Trx, input: unknown, by: UserActor): Promise<{ user: ConsoleUser; generatedPassword: string | null; sessionsEnded: number }> {
   const spec = parseOrThrow(passwordResetSchema, input, 'INVALID_PASSWORD', 'invalid password');
+  await refuseCommonPassword(spec.password, 'INVALID_PASSWORD', 'password');
   const row = await lockedUser(trx, spec.userId);
   const generatedPassword = spec.password === undefined ? generatePassword() : null;
   await repo.setUserPassword(trx, row.id, await hashPassword(spec.password ?? generatedPassword!));
   const sessionsEnded = await repo.deleteUserSessions(trx, row.id);
+  // The new password is the admin's answer to a locked-out user: their e-mail may sign in again at once.
+  await clearSignInThrottle(trx, row.email);
   await insertAudit(trx, { actor: auditActor(by), action: 'console_user.password_reset', details: { email: row.email, generated: generatedPassword !== null, sessionsEnded } });
   return { user: toConsoleUser((await repo.findUserById(trx, row.id))!), generatedPassword, sessionsEnded };
 }
@@ -299,6 +323,7 @@ export async function signOutEverywhere(trx: Trx, input: unknown, by: UserActor)
  */
 export async function changeOwnPassword(trx: Trx, userId: string, input: unknown, currentSessionToken: string | null): Promise<{ otherSessionsEnded: number }> {
   const spec = parseOrThrow(ownPasswordChangeSchema, input, 'INVALID_PASSWORD', 'invalid password change');
+  await refuseCommonPassword(spec.newPassword, 'INVALID_PASSWORD', 'newPassword');
   const row = await lockedUser(trx, userId);
   if (!(await verifyPassword(spec.currentPassword, row.password_hash)))
     throw new DomainError('invalid', 'INVALID_CREDENTIALS', 'that is not your current password', { field: 'currentPassword' });

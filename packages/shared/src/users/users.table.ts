@@ -40,3 +40,25 @@ export interface ConsoleSessionsTable {
 
 export type ConsoleUserRow = Selectable<ConsoleUsersTable>;
 export type OrganisationRow = Selectable<OrganisationsTable>;
+
+/**
+ * A console sign-in attempt that has not succeeded: written before the password is checked (so attempts sent at
+ * once are all counted), deleted when the e-mail's password is right. Rows older than the window count for nothing.
+ */
+export interface SignInFailuresTable {
+  id: Generated<string>;
+  /** As typed, lowercased: unknown addresses are counted too, so a lockout tells nobody which ones have an account. */
+  email: string;
+  /** The client's address (an IPv6 address as its /64), or null when unknown. */
+  ip: string | null;
+  failed_at: ColumnType<Date, Date | string, Date | string>;
+}
+
+/** The current (or last) lockout of one e-mail address or client address, and how many came in a row. */
+export interface SignInLockoutsTable {
+  scope: 'email' | 'ip';
+  key: string;
+  locked_at: ColumnType<Date, Date | string, Date | string>;
+  locked_until: ColumnType<Date, Date | string, Date | string>;
+  lockouts: number;
+}

@@ -79,6 +79,16 @@ export async function readUnsweptHolds(db: Db | Trx, eventIds: readonly string[]
   return rows;
 }
 
+/** Holds lost to a database crash (HOLD_COMMIT=async) per event: in all, and found in the last 5 minutes. */
+export async function readHoldLosses(db: Db | Trx, eventIds: readonly string[]): Promise<{ event_id: string; lost: number; lost_5m: number }[]> {
+  if (eventIds.length === 0) return [];
+  const { rows } = await sql<{ event_id: string; lost: number; lost_5m: number }>`
+    SELECT event_id, count(*)::int AS lost, count(*) FILTER (WHERE detected_at > now() - interval '5 minutes')::int AS lost_5m
+    FROM hold_losses WHERE event_id = ANY(${[...eventIds]}::uuid[])
+    GROUP BY event_id`.execute(db);
+  return rows;
+}
+
 /**
  * Positions issued per event: the highest join index + 1 (from the unique (event, join_index) index, one probe per
  * event). Counting queue_entries would read every row of a two-million-fan queue each second.

@@ -156,6 +156,12 @@ export interface WarRoomSnapshot {
     refusedLastMinute: number;
     /** Holds created per fan admitted over the last full minute (should stay <= ~1.2); null with no admissions. */
     perAdmittedFan: number | null;
+    /**
+     * Holds answered to fans but lost to a database crash (HOLD_COMMIT=async), found when each fan next touched
+     * theirs (told 410 HOLD_LOST and to hold again): this sale's total, and those found in the last 5 minutes.
+     */
+    lost: number;
+    lostLast5Minutes: number;
   };
   /** Platform-wide, from the store API's metrics (see store-metrics.ts). */
   holdLatency: { p99Ms: number | null; observed: number; windowSeconds: number };
@@ -291,6 +297,7 @@ export async function readWarRoomSnapshots(db: Db, eventIds: readonly string[], 
       const inventory = new Map<string, InventoryCounts>();
       for (const e of events) inventory.set(e.event_id, await getInventoryCounts(trx, e.event_id, e.capacity));
       const unswept = indexBy(await repo.readUnsweptHolds(trx, found));
+      const losses = indexBy(await repo.readHoldLosses(trx, found));
       const positions = indexBy(await repo.readQueuePositions(trx, found));
       const minuteRows = await repo.readAdmissionMinutes(trx, found, WAR_ROOM_MINUTES);
       const checkout = indexBy(await repo.readCheckoutWindows(trx, found));
@@ -311,6 +318,7 @@ export async function readWarRoomSnapshots(db: Db, eventIds: readonly string[], 
           toSnapshot(e, {
             inventory: inventory.get(e.event_id)!,
             unswept: unswept.get(e.event_id),
+            losses: losses.get(e.event_id),
             positions: positions.get(e.event_id)?.positions ?? 0,
             minutes: minutesByEvent.get(e.event_id) ?? [],
             checkout: checkout.get(e.event_id),
@@ -340,6 +348,7 @@ export function findBoardEvents(db: Db | Trx, opts: { timeZone: string; organisa
 interface SnapshotParts {
   inventory: InventoryCounts;
   unswept: repo.UnsweptHoldsRow | undefined;
+  losses: { lost: number; lost_5m: number } | undefined;
   positions: number;
   minutes: repo.AdmissionMinuteRow[];
   checkout: repo.CheckoutWindowRow | undefined;
@@ -453,6 +462,8 @@ function toSnapshot(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot 
       createdLastMinute: last.holdsCreated,
       refusedLastMinute: last.holdsRefused,
       perAdmittedFan: last.admitted > 0 ? round(last.holdsCreated / last.admitted) : null,
+      lost: p.losses?.lost ?? 0,
+      lostLast5Minutes: p.losses?.lost_5m ?? 0,
     },
     holdLatency: { p99Ms: p.store.holdLatencyP99Ms, observed: p.store.holdsObserved, windowSeconds: p.store.windowSeconds },
     checkout: { attempts2m, failed2m, declined2m, errorRate: attempts2m > 0 ? round(failed2m / attempts2m, 4) : null },

@@ -29,7 +29,8 @@ function contentSecurityPolicy(config: StoreApiConfig): string {
 
 /**
  * The fans' page: `GET /fan/config` (how fans sign in here), and when the build is there (FAN_DIR), the page at
- * `/e/:eventId` (the link a promoter publishes; never cached, so a new build reaches fans at once) with its
+ * `/e/:eventId` (the link a promoter publishes; revalidated by browsers on every load, kept by an edge in front for
+ * FAN_PAGE_EDGE_CACHE_SECONDS) with its
  * fingerprinted assets under `/e/assets/` (cached for a year: their names change with their content).
  */
 export const fanRoutes: FastifyPluginAsyncZod<FanPageDeps> = async (app, { config }) => {
@@ -77,10 +78,15 @@ export const fanRoutes: FastifyPluginAsyncZod<FanPageDeps> = async (app, { confi
   const index = readFileSync(join(dir, 'index.html'));
   const csp = contentSecurityPolicy(config);
   const page = { config: { public: true }, schema: { hide: true, params: z.object({ eventId: z.string().max(200) }) } };
+  // Browsers revalidate the page on every load (a new build reaches them at once); a shared cache in front (the
+  // edge, a CDN) may keep it for FAN_PAGE_EDGE_CACHE_SECONDS (RFC 9213's CDN-Cache-Control, which browsers ignore),
+  // so an on-sale's opening crowd loads it from the edge, and a new build reaches them within that time.
+  const edgeCache = config.fan.edgeCacheSeconds > 0 ? `public, max-age=${config.fan.edgeCacheSeconds}` : 'no-store';
   app.get('/e/:eventId', page, async (_req, reply) =>
     reply
       .header('content-type', 'text/html; charset=utf-8')
       .header('cache-control', 'no-cache')
+      .header('cdn-cache-control', edgeCache)
       .header('content-security-policy', csp)
       .header('x-content-type-options', 'nosniff')
       .header('referrer-policy', 'no-referrer')

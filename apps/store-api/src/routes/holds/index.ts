@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Db } from '@onsale/shared/db';
-import { holdRequestSchema, toHoldRequest, type Hold, type HoldService } from '@onsale/shared/inventory';
+import { holdLost, holdRequestSchema, isLostHold, toHoldRequest, type Hold, type HoldService } from '@onsale/shared/inventory';
 import { checkoutRequestSchema, idempotencyKeySchema, type CheckoutService } from '@onsale/shared/checkout';
 import { deviceFingerprint } from '@onsale/shared/abuse';
 import { holdAdmissionClaims, signToken, type TokenKey } from '@onsale/shared/queue';
@@ -13,7 +14,27 @@ const holdParams = z.object({ id: z.string().max(64) });
 const MAX_HOLD_EXTENSION_SECONDS = 1800;
 
 /** Holds and checkout. Every route here needs the fan's account token (the auth hook). */
-export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; checkout: CheckoutService; tokenKey: TokenKey }> = async (app, { db, holds, checkout, tokenKey }) => {
+export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; checkout: CheckoutService; tokenKey: TokenKey; onHoldLost?: (eventId: string) => void }> = async (
+  app,
+  { db, holds, checkout, tokenKey, onHoldLost },
+) => {
+  /**
+   * A route on one hold, answering `410 HOLD_LOST` (see holdLost) when the hold is missing and the request's token
+   * was signed for it: the hold was answered but lost to a database crash (HOLD_COMMIT=async). The answer carries
+   * an admission token for the event, no longer tied to the lost hold, so the fan can hold again at once.
+   */
+  const onHold = async <T>(req: Pick<FastifyRequest, 'admission' | 'accountId'> & { params: { id: string } }, work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (err) {
+      const a = req.admission;
+      const proof = a && { holdId: req.params.id, tokenHoldId: a.holdId, eventId: a.eventId, accountId: req.accountId };
+      if (!a || !proof || !isLostHold(err, proof)) throw err;
+      const { holdId: _lost, ...eventClaims } = a;
+      const admissionToken = await signToken(tokenKey, eventClaims);
+      throw await holdLost(db, proof, { admissionToken }, () => onHoldLost?.(a.eventId));
+    }
+  };
   app.post(
     '/events/:id/holds',
     {
@@ -61,7 +82,7 @@ export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; che
   app.get(
     '/holds/:id',
     { schema: { tags: ['holds'], summary: 'A hold of yours, with read-time expiry applied', params: holdParams, response: { 200: holdSchema, ...errorResponses } } },
-    async (req) => toBody(await holds.get(db, req.accountId, req.params.id, req.admission?.eventId)),
+    async (req) => onHold(req, async () => toBody(await holds.get(db, req.accountId, req.params.id, req.admission?.eventId))),
   );
 
   app.post(
@@ -74,10 +95,11 @@ export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; che
         response: { 200: z.object({ holdId: z.string(), expiresAt: z.string() }), ...errorResponses },
       },
     },
-    async (req) => {
-      const hold = await db.transaction().execute((trx) => holds.extend(trx, req.accountId, req.params.id, req.admission?.eventId));
-      return { holdId: hold.holdId, expiresAt: hold.expiresAt.toISOString() };
-    },
+    async (req) =>
+      onHold(req, async () => {
+        const hold = await db.transaction().execute((trx) => holds.extend(trx, req.accountId, req.params.id, req.admission?.eventId));
+        return { holdId: hold.holdId, expiresAt: hold.expiresAt.toISOString() };
+      }),
   );
 
   app.delete(
@@ -90,10 +112,11 @@ export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; che
         response: { 200: z.object({ holdId: z.string(), status: z.enum(['HELD', 'PAYING', 'PURCHASED', 'RELEASED', 'EXPIRED']) }), ...errorResponses },
       },
     },
-    async (req) => {
-      const hold = await holds.releaseQueued(req.accountId, req.params.id, req.admission?.eventId);
-      return { holdId: hold.holdId, status: hold.status };
-    },
+    async (req) =>
+      onHold(req, async () => {
+        const hold = await holds.releaseQueued(req.accountId, req.params.id, req.admission?.eventId);
+        return { holdId: hold.holdId, status: hold.status };
+      }),
   );
 
   app.post(
@@ -102,6 +125,8 @@ export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; che
       schema: {
         tags: ['checkout'],
         summary: 'Pay for a hold. Idempotent per Idempotency-Key: retries return the same order, never a second charge',
+        description:
+          '`410 HOLD_LOST` (also on reading, extending and releasing a hold): the hold was answered but lost to a brief database failure (HOLD_COMMIT=async), so its seats went back on sale and nothing was charged; hold again, with the `admissionToken` the answer carries (a token for the event, no longer for the lost hold). Sent only to the fan whose token was signed for that hold; any other missing hold is `404 HOLD_NOT_FOUND`.',
         params: holdParams,
         headers: z.object({ 'idempotency-key': idempotencyKeySchema }),
         body: checkoutRequestSchema,
@@ -118,7 +143,7 @@ export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; che
       // A retry waiting on the first request with its key stops waiting when its client goes.
       const gone = new AbortController();
       reply.raw.once('close', () => gone.abort());
-      const r = await checkout.checkout(req.accountId, req.params.id, req.headers['idempotency-key'], req.body, req.admission?.eventId, gone.signal);
+      const r = await onHold(req, () => checkout.checkout(req.accountId, req.params.id, req.headers['idempotency-key'], req.body, req.admission?.eventId, gone.signal));
       if (r.replayed) reply.header('idempotent-replayed', 'true');
       return { orderId: r.orderId, holdId: r.holdId, status: r.status, amountCents: r.amountCents, seatCount: r.seatCount };
     },

@@ -164,6 +164,12 @@ function WarRoomPage() {
               metric="holdsPerAdmitted"
             />
             <Metric
+              label="Holds lost"
+              value={formatCount(s.holds.lost)}
+              testId="wr-holds-lost"
+              note={`answered, then lost to a database crash (HOLD_COMMIT=async); those fans were told to hold again · ${formatCount(s.holds.lostLast5Minutes)} in the last 5 min`}
+            />
+            <Metric
               label="Hold latency p99"
               value={s.holdLatency.p99Ms === null ? '—' : `${formatCount(Math.round(s.holdLatency.p99Ms))} ms`}
               testId="wr-hold-p99"

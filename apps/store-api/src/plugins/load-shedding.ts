@@ -1,0 +1,75 @@
+import fp from 'fastify-plugin';
+import underPressure from '@fastify/under-pressure';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { lowestDelayLimit, LoadShedder, type ShedOrder, type ShedReason, type SheddingLimits } from '@onsale/shared/overload';
+
+/**
+ * The store API's routes by when they are shed. Not named: `standard`. `first`: the expensive ones that start new
+ * work (a join runs the bot score and writes a place in line; a hold runs the conditional seat writes; waitlist and
+ * lottery writes; sign-in). `last`: the cheap ones that keep fans in line and the edges and the war room sighted;
+ * status polls are answered from memory, and a fan told to come back keeps their place anyway.
+ */
+export const SHED_ORDER_OF: Record<string, Exclude<ShedOrder, 'standard'>> = {
+  'POST /events/:id/queue': 'first',
+  'POST /events/:id/holds': 'first',
+  'POST /auth/dev-login': 'first',
+  'PUT /listings/:id/waitlist': 'first',
+  'POST /events/:id/lottery/registrations': 'first',
+  'POST /waitlist/claims': 'first',
+  'GET /events/:id/queue/status': 'last',
+  'GET /events/:id/watermark': 'last',
+  'GET /events/:id/edge-state': 'last',
+  'POST /edge/claims': 'last',
+  'GET /healthz': 'last',
+  'GET /metrics': 'last',
+};
+
+export const shedOrderOf = (method: string, route: string | undefined): ShedOrder => (route && SHED_ORDER_OF[`${method} ${route}`]) || 'standard';
+
+export interface LoadSheddingOptions {
+  limits: SheddingLimits;
+  /** How often the event-loop delay (and the pool's queue) is sampled, ms. */
+  sampleIntervalMs: number;
+  /** Queries waiting for a pooled connection now (null when this process cannot tell). */
+  poolWaiting: () => number | null;
+  /** Counts each answer shed, by reason. */
+  countShed: (reason: ShedReason) => void;
+}
+
+/**
+ * Load shedding with @fastify/under-pressure: while the event loop lags (or queries queue for the pool) past a
+ * class's limit, that class's requests are answered at once, before any token check or body parse, with
+ * `503 SERVICE_UNAVAILABLE`, `Retry-After` and the reason, instead of queueing until a socket timeout closes them
+ * unanswered. The expensive routes go first, status polls last (see LoadShedder for the rule and its logging).
+ */
+export const loadSheddingPlugin = fp<LoadSheddingOptions>(
+  async (app, opts) => {
+    const shedder = new LoadShedder({ limits: opts.limits, sampleIntervalMs: opts.sampleIntervalMs, poolWaiting: opts.poolWaiting, onShed: opts.countShed, log: app.log });
+    const timer = setInterval(() => shedder.tick(), shedder.quietMs);
+    timer.unref();
+    app.addHook('onClose', async () => clearInterval(timer));
+
+    // Called by under-pressure only while some limit is passed (the lowest event-loop delay, or the pool's queue
+    // as its health check samples it); the request's own class decides, the pool's queue read as it arrives.
+    const pressureHandler = (req: FastifyRequest, reply: FastifyReply) => {
+      const shed = shedder.decide(shedOrderOf(req.method, req.routeOptions.url), app.memoryUsage().eventLoopDelay);
+      if (!shed) return; // served as usual
+      void reply
+        .status(503)
+        .header('retry-after', String(shed.retryAfterSeconds))
+        .send({
+          error: 'SERVICE_UNAVAILABLE',
+          message: `${shed.message} (your place in line is kept; a retried checkout with the same Idempotency-Key is never charged twice)`,
+          reason: shed.reason,
+          retryAfterSeconds: shed.retryAfterSeconds,
+        });
+    };
+    await app.register(underPressure, {
+      maxEventLoopDelay: lowestDelayLimit(opts.limits),
+      sampleInterval: opts.sampleIntervalMs,
+      ...(shedder.poolLimit > 0 && opts.poolWaiting() !== null ? { healthCheck: async () => !shedder.poolOverloaded(), healthCheckInterval: opts.sampleIntervalMs } : {}),
+      pressureHandler,
+    });
+  },
+  { name: 'load-shedding' },
+);
