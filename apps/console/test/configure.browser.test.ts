@@ -98,7 +98,7 @@ describe('event configuration in Chromium', () => {
     await form.getByRole('button', { name: 'Create event' }).click();
 
     // The shared schema's words, at the fields, before anything is sent.
-    expect(await page.getByTestId('error-sections.0.code').textContent()).toBe('Use letters, digits, "-" and "_" only (no spaces).');
+    expect(await page.getByTestId('error-sections.0.code').textContent()).toBe('Use letters, digits, "-" and "_" only (no spaces)');
     expect(await page.getByTestId('error-limits.perAccountSeats').textContent()).toBe('Enter 1 or more.');
     await page.getByTestId('form-error').waitFor();
     expect(page.url()).toContain('/events/new');

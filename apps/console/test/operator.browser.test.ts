@@ -95,13 +95,21 @@ interface Fan {
   holdId?: string;
 }
 
+/**
+ * One store-API call, retried as a client should when the store sheds load (503 with Retry-After: joins are idempotent
+ * per account, holds and checkouts carry an Idempotency-Key), at most five times.
+ */
 async function storeCall(method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-  const res = await fetch(`${storeUrl}${path}`, {
-    method,
-    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+  for (let attempt = 1; ; attempt++) {
+    const res = await fetch(`${storeUrl}${path}`, {
+      method,
+      headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = (await res.json()) as Record<string, unknown>;
+    if (res.status !== 503 || attempt === 5) return { status: res.status, json };
+    await new Promise((r) => setTimeout(r, Number(res.headers.get('retry-after') ?? 1) * 1000));
+  }
 }
 
 async function newFan(id: string): Promise<Fan> {
@@ -130,7 +138,7 @@ async function admitAndHold(fan: Fan, eventId: string): Promise<void> {
     return s;
   }, 60_000);
   fan.admissionToken = admitted.admissionToken as string;
-  const hold = await storeCall('POST', `/events/${eventId}/holds`, { ...fan.headers, 'x-admission-token': fan.admissionToken }, { section: 'A', quantity: 1 });
+  const hold = await storeCall('POST', `/events/${eventId}/holds`, { ...fan.headers, 'x-admission-token': fan.admissionToken, 'idempotency-key': `hold-${fan.id}` }, { section: 'A', quantity: 1 });
   expect(hold.status, JSON.stringify(hold.json)).toBe(201);
   fan.holdId = hold.json.holdId as string;
 }
