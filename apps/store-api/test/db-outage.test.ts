@@ -138,6 +138,10 @@ describe('a database outage is a retryable 503, not a 500 (issue 13, item 1)', (
     await phase('hang', 3000, true);
     await phase('pass', 0);
     await vi.waitFor(() => expect(answers.slice(hangFrom).filter((a) => a.what === 'hold' && a.status === 201).length).toBeGreaterThan(5), { timeout: 30_000 });
+    // An outage ends once queries have succeeded for a settling time: keep the load on until the last one is logged
+    // as over (on a loaded machine that can come after the holds above).
+    const logged = (prefix: string) => logLines.filter((l) => String(l.msg).startsWith(prefix)).length;
+    await vi.waitFor(() => expect(logged('database back after')).toBe(logged('database unavailable')), { timeout: 60_000 });
     running = false;
     await load;
 
