@@ -52,6 +52,17 @@ if (!target) {
   process.exit(2);
 }
 const env = { ...process.env, PATH: `${join(root, 'node_modules', '.bin')}${delimiter}${process.env.PATH ?? ''}` };
+// The tests run only on code that type-checks and passes the linter: a type error or an import cycle fails
+// `npm test` (and so CI) before a single test starts.
+if (command === 'test') {
+  for (const check of ['typecheck', 'lint']) {
+    const code = run(pnpm, [...pnpmPre, 'run', check], { env });
+    if (code !== 0) {
+      console.error(`npm test: \`npm run ${check}\` failed (exit ${code}); the tests were not run`);
+      process.exit(code);
+    }
+  }
+}
 const child = spawn(target[0], [...target[1], ...args], { cwd: root, stdio: 'inherit', env });
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

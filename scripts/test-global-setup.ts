@@ -50,7 +50,7 @@ export default async function setup(project: TestProject) {
   project.provide('templateDatabaseUrl', templateUrl);
 
   return async () => {
-    await withAdminClient(withDatabase(base!, 'postgres'), async (c) => {
+    await withAdminClient(withDatabase(base, 'postgres'), async (c) => {
       const { rows } = await c.query<{ datname: string }>(
         `SELECT datname FROM pg_database WHERE starts_with(datname, $2) OR datname = $1`,
         [template, testDatabasePrefix(template)],

@@ -83,7 +83,7 @@ export function createContextFactory(deps: BffDeps): (opts: { req: FastifyReques
       db: deps.db,
       user: await verifySession(deps.db, sessionToken).catch((err: unknown) => {
         // The database is down: the console is told to retry (503), not that something broke (500).
-        if (databaseFaultOf(err)) throw new TRPCError({ code: 'SERVICE_UNAVAILABLE', message: 'the database is briefly unavailable; retry in a few seconds', cause: err as Error });
+        if (databaseFaultOf(err)) throw new TRPCError({ code: 'SERVICE_UNAVAILABLE', message: 'the database is briefly unavailable; retry in a few seconds', cause: err });
         throw err;
       }),
       sessionToken,

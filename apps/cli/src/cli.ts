@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { DomainError } from '@onsale/shared';
 import type { Io } from './commands.js';
-import { text, type Command } from './command.js';
+import { defaultActor, text, type Command } from './command.js';
 import { CliError, UsageError } from './errors.js';
 import { PLAN_FLAGS, plan } from './plan.js';
 import { USERS_USAGE, userCommands } from './users.js';
@@ -65,14 +65,12 @@ database: DATABASE_URL, else the embedded server under ./.data/ (the running one
 --actor defaults to cli:<your user name>.
 exit status: 0 done, 1 failed, 2 bad command line.`;
 
-type Options = Command['options'];
-
 // The database layer and zod load only when a command needs them, so usage and help answer at once.
 const commandsModule = () => import('./commands.js');
 const operations = () => import('./operations.js');
 const databaseUrl = async () => (await import('./env.js')).loadCliConfig().databaseUrl;
 
-const actorOf = async (values: Record<string, string | boolean | undefined>) => text(values.actor) ?? (await operations()).defaultActor();
+const actorOf = (values: Record<string, string | boolean | undefined>) => text(values.actor) ?? defaultActor();
 const ACTOR = { actor: { type: 'string' } } as const;
 const REASON = { reason: { type: 'string' } } as const;
 const TIER = { tier: { type: 'string' } } as const;
@@ -84,7 +82,7 @@ const commands: Record<string, Command> = {
     positionals: [],
     run: async ({ values, io }) => {
       if (typeof values.file !== 'string' || values.file === '') throw new UsageError('event:create needs --file <path to event json>');
-      return (await commandsModule()).eventCreate(await databaseUrl(), values.file, io, { actor: await actorOf(values), signOff: values['no-signoff'] !== true });
+      return (await commandsModule()).eventCreate(await databaseUrl(), values.file, io, { actor: actorOf(values), signOff: values['no-signoff'] !== true });
     },
   },
   'event:show': {
@@ -94,7 +92,7 @@ const commands: Record<string, Command> = {
   },
   'event:list': { options: {}, positionals: [], run: async ({ io }) => (await commandsModule()).eventList(await databaseUrl(), io) },
   plan: {
-    options: Object.fromEntries(Object.keys(PLAN_FLAGS).map((f) => [f, { type: 'string' }])) as Options,
+    options: Object.fromEntries(Object.keys(PLAN_FLAGS).map((f) => [f, { type: 'string' }])),
     positionals: [],
     run: async ({ values, io }) => plan(values, io),
   },
@@ -105,14 +103,14 @@ const commands: Record<string, Command> = {
       const reason = text(values.reason);
       if (reason === undefined) throw new UsageError('queue:pause needs --reason <text>: operators and the audit log need to know why');
       const publicNote = text(values['public-note']);
-      return (await operations()).queuePause(await databaseUrl(), positionals[0]!, { reason, actor: await actorOf(values), tier: text(values.tier), ...(publicNote ? { publicNote } : {}) }, io);
+      return (await operations()).queuePause(await databaseUrl(), positionals[0]!, { reason, actor: actorOf(values), tier: text(values.tier), ...(publicNote ? { publicNote } : {}) }, io);
     },
   },
   'queue:resume': {
     options: { ...ACTOR, ...REASON, ...TIER },
     positionals: ['eventId'],
     run: async ({ values, positionals, io }) =>
-      (await operations()).queueResume(await databaseUrl(), positionals[0]!, { actor: await actorOf(values), reason: text(values.reason), tier: text(values.tier) }, io),
+      (await operations()).queueResume(await databaseUrl(), positionals[0]!, { actor: actorOf(values), reason: text(values.reason), tier: text(values.tier) }, io),
   },
   'queue:rate': {
     options: { ...ACTOR, ...REASON, ...TIER },
@@ -120,7 +118,7 @@ const commands: Record<string, Command> = {
     run: async ({ values, positionals, io }) => {
       const ops = await operations();
       const perMinute = ops.parseRate(positionals[1]!);
-      return ops.queueRate(await databaseUrl(), positionals[0]!, perMinute, { actor: await actorOf(values), reason: text(values.reason), tier: text(values.tier) }, io);
+      return ops.queueRate(await databaseUrl(), positionals[0]!, perMinute, { actor: actorOf(values), reason: text(values.reason), tier: text(values.tier) }, io);
     },
   },
   'audit:verify': {
@@ -198,7 +196,8 @@ export function report(e: unknown, io: Io): number {
 export async function run(argv: string[], io: Io): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h') {
-    (name === undefined ? io.err : io.out)(USAGE);
+    if (name === undefined) io.err(USAGE);
+    else io.out(USAGE);
     return name === undefined ? 2 : 0;
   }
   try {

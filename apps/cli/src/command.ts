@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os';
 import type { ParseArgsConfig } from 'node:util';
 import type { Io } from './commands.js';
 import { UsageError } from './errors.js';
@@ -23,4 +24,13 @@ export function wholeNumber(name: string, v: string | boolean | undefined): numb
   if (s === undefined) return undefined;
   if (!/^\d+$/.test(s)) throw new UsageError(`${name} must be a whole number; got ${JSON.stringify(s)}`);
   return Number(s);
+}
+
+/** Who the audit log names when --actor is not given: `cli:<os user>`. */
+export function defaultActor(): string {
+  try {
+    return `cli:${userInfo().username}`;
+  } catch {
+    return 'cli:unknown';
+  }
 }

@@ -13,7 +13,7 @@ export const LOTTERY_USAGE = `  lottery:draw <eventId> [--actor <name>]
   lottery:show <eventId>       a registration lottery's settings, registration count and draw as JSON`;
 
 async function context() {
-  const [{ withDatabase }, { loadCliConfig }, ops] = await Promise.all([import('./commands.js'), import('./env.js'), import('./operations.js')]);
+  const [{ withDatabase }, { loadCliConfig }, ops] = await Promise.all([import('./commands.js'), import('./env.js'), import('./command.js')]);
   return { withDatabase, databaseUrl: loadCliConfig().databaseUrl, defaultActor: ops.defaultActor };
 }
 

@@ -1,4 +1,3 @@
-import { userInfo } from 'node:os';
 import { DomainError } from '@onsale/shared';
 import { auditSummary, pauseQueue, publishedTierCohort, resumeQueue, setRateOverride, verifyEventQueues, verifyPublishedCohort, type QueueControlState } from '@onsale/shared/admission';
 import { withDatabase, type Io } from './commands.js';
@@ -6,15 +5,6 @@ import { CliError, UsageError } from './errors.js';
 
 // War-room commands: pause, resume and the rate override (the same domain functions the console calls), and
 // the public fairness audit.
-
-/** Who the audit log names when --actor is not given: `cli:<os user>`. */
-export function defaultActor(): string {
-  try {
-    return `cli:${userInfo().username}`;
-  } catch {
-    return 'cli:unknown';
-  }
-}
 
 const json = (v: unknown) => JSON.stringify(v, null, 2);
 const show = (s: QueueControlState) => json(s);

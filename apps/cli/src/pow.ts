@@ -11,7 +11,7 @@ export const POW_USAGE = `  pow:solve                    read a queue join's res
 
 /** The challenge in a join's response body, or the body itself when it is one; null when there is none. */
 function challengeOf(body: unknown): { token: string; nonce: string; difficulty: number } | null {
-  const c = body !== null && typeof body === 'object' && 'challenge' in body ? (body as { challenge: unknown }).challenge : body;
+  const c = body !== null && typeof body === 'object' && 'challenge' in body ? (body).challenge : body;
   if (c === null || typeof c !== 'object') return null;
   const { token, nonce, difficulty } = c as Record<string, unknown>;
   if (token === undefined && nonce === undefined) return null;

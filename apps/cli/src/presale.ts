@@ -19,7 +19,7 @@ async function context() {
   const [{ withDatabase }, { loadCliConfig }, ops, allocations] = await Promise.all([
     import('./commands.js'),
     import('./env.js'),
-    import('./operations.js'),
+    import('./command.js'),
     import('@onsale/shared/allocations'),
   ]);
   return { withDatabase, databaseUrl: loadCliConfig().databaseUrl, defaultActor: ops.defaultActor, allocations };

@@ -66,7 +66,7 @@ export const reviewCommands: Record<string, Command> = {
       const [{ withDatabase }, { loadCliConfig }, { defaultActor }, abuse] = await Promise.all([
         import('./commands.js'),
         import('./env.js'),
-        import('./operations.js'),
+        import('./command.js'),
         import('@onsale/shared/abuse'),
       ]);
       const eventId = positionals[0]!;

@@ -19,7 +19,7 @@ async function context() {
   const [{ withDatabase }, { loadCliConfig, consolePasswordFromEnv }, { defaultActor }, users] = await Promise.all([
     import('./commands.js'),
     import('./env.js'),
-    import('./operations.js'),
+    import('./command.js'),
     import('@onsale/shared/users'),
   ]);
   return { withDatabase, databaseUrl: loadCliConfig().databaseUrl, consolePasswordFromEnv, actor: defaultActor(), users };

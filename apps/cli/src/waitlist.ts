@@ -26,7 +26,7 @@ function whole(name: string, v: string | boolean | undefined): number | undefine
 }
 
 async function context() {
-  const [{ withDatabase }, { loadCliConfig }, ops] = await Promise.all([import('./commands.js'), import('./env.js'), import('./operations.js')]);
+  const [{ withDatabase }, { loadCliConfig }, ops] = await Promise.all([import('./commands.js'), import('./env.js'), import('./command.js')]);
   return { withDatabase, databaseUrl: loadCliConfig().databaseUrl, defaultActor: ops.defaultActor };
 }
 

@@ -20,7 +20,7 @@ export const WEBHOOKS_USAGE = `  webhook:add --url <url> [--listing <listingId>]
 
 
 async function context() {
-  const [{ withDatabase }, { loadCliConfig }, { defaultActor }, notify] = await Promise.all([import('./commands.js'), import('./env.js'), import('./operations.js'), import('@onsale/shared/notify')]);
+  const [{ withDatabase }, { loadCliConfig }, { defaultActor }, notify] = await Promise.all([import('./commands.js'), import('./env.js'), import('./command.js'), import('@onsale/shared/notify')]);
   return { withDatabase, databaseUrl: loadCliConfig().databaseUrl, notify, actor: defaultActor() };
 }
 

@@ -74,9 +74,9 @@ describe('onsale queue:pause / queue:resume / queue:rate', () => {
       expect(r.code).toBe(2);
       expect(r.stdout).toBe('');
     }
-    expect(bad[0]!.stderr).toContain('<perMinute> must be a whole number');
-    expect(bad[1]!.stderr).toContain('<perMinute>: the rate must be a whole number of admits per minute from 0 to 100000');
-    expect(bad[2]!.stderr).toContain('<eventId> <perMinute|off>');
+    expect(bad[0].stderr).toContain('<perMinute> must be a whole number');
+    expect(bad[1].stderr).toContain('<perMinute>: the rate must be a whole number of admits per minute from 0 to 100000');
+    expect(bad[2].stderr).toContain('<eventId> <perMinute|off>');
   });
 
   it('an unknown event: exit 1, EVENT_NOT_FOUND, no stack trace', async () => {

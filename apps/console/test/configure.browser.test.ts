@@ -170,7 +170,7 @@ describe('event configuration in Chromium', () => {
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-markdown').click()]);
     expect(download.suggestedFilename()).toBe(`onsale-audit-${eventId}.md`);
-    const markdown = readFileSync((await download.path())!, 'utf8');
+    const markdown = readFileSync((await download.path()), 'utf8');
     expect(markdown).toContain(`# On-sale summary: ${EVENT_NAME}`);
     expect(markdown).toContain(`Form Hall (upstairs). On sale from 2031-03-01T15:00:00.000Z`);
     expect(markdown).toContain(`| Seed commitment (published before the open) | \`${commitment}\` |`);

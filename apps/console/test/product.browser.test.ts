@@ -399,7 +399,7 @@ describe('the product as `npm start` runs it, in Chromium', () => {
     // The publishable summary: what fans and the press may read. The pause is there with its public note only.
     const [md] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-markdown').click()]);
     expect(md.suggestedFilename()).toBe(`onsale-audit-${eventId}.md`);
-    const markdown = readFileSync((await md.path())!, 'utf8');
+    const markdown = readFileSync((await md.path()), 'utf8');
     expect(markdown).toContain(`# On-sale summary: ${EVENT_NAME}`);
     expect(markdown).toContain(`| Seed commitment (published before the open) | \`${commitment}\` |`);
     expect(markdown).toContain(`| Seed | \`${fairness.json.seed as string}\` |`);
@@ -409,7 +409,7 @@ describe('the product as `npm start` runs it, in Chromium', () => {
 
     const [js] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-json').click()]);
     expect(js.suggestedFilename()).toBe(`onsale-audit-${eventId}.json`);
-    const publishedText = readFileSync((await js.path())!, 'utf8');
+    const publishedText = readFileSync(await js.path(), 'utf8');
     expect(publishedText).not.toContain(PAUSE_REASON);
     expect(publishedText).not.toContain(ADMIN_EMAIL);
     const summary = JSON.parse(publishedText) as {
@@ -430,7 +430,7 @@ describe('the product as `npm start` runs it, in Chromium', () => {
     // The operator export (admins and operators): complete, with who paused and why.
     const [ops] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-operator-json').click()]);
     expect(ops.suggestedFilename()).toBe(`onsale-audit-${eventId}-operator.json`);
-    const operator = JSON.parse(readFileSync((await ops.path())!, 'utf8')) as { pauses: { pausedBy: string; reason: string; publicNote: string | null; resumedBy: string | null; resumedAt: string | null }[] };
+    const operator = JSON.parse(readFileSync((await ops.path()), 'utf8')) as { pauses: { pausedBy: string; reason: string; publicNote: string | null; resumedBy: string | null; resumedAt: string | null }[] };
     expect(operator.pauses).toEqual([
       expect.objectContaining({ pausedBy: ADMIN_EMAIL, reason: PAUSE_REASON, publicNote: PUBLIC_NOTE, resumedBy: ADMIN_EMAIL, resumedAt: expect.any(String) }),
     ]);

@@ -78,7 +78,7 @@ function errorResponse(e: unknown): Response {
   if (e instanceof DomainError) {
     const status = { invalid: 400, unauthenticated: 401, forbidden: 403, not_found: 404, conflict: 409, gone: 410, limit: 409, payment: 402, throttled: 429, unavailable: 503 }[e.kind];
     const retry = e.details.retryAfterSeconds;
-    return json(status, { error: e.code, message: e.message, ...e.details }, retry !== undefined ? { 'retry-after': String(retry) } : {});
+    return json(status, { error: e.code, message: e.message, ...e.details }, retry !== undefined ? { 'retry-after': String(Number(retry)) } : {});
   }
   console.error('onsale edge: unexpected error', e);
   return json(500, { error: 'INTERNAL', message: 'internal error' });

@@ -74,7 +74,7 @@ export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
     port: o.port ?? 0,
     log: new Log(o.logLevel ?? LogLevel.WARN),
   });
-  for (const [ev, had] of before) for (const l of process.listeners(ev as 'SIGINT')) if (!had.has(l)) process.removeListener(ev as 'SIGINT', l);
+  for (const [ev, had] of before) for (const l of process.listeners(ev as 'SIGINT')) if (!had.has(l)) process.removeListener(ev, l);
   const url = (await miniflare.ready).toString().replace(/\/$/, '');
   return { url, miniflare, close: () => miniflare.dispose() };
 }

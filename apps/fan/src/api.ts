@@ -53,7 +53,7 @@ export async function call<T>(
   }
   const retryHeader = res.headers.get('retry-after');
   const retryAfter = retryHeader !== null && /^\d+$/.test(retryHeader.trim()) ? Number(retryHeader) : null;
-  let body: unknown = null;
+  let body: unknown;
   try {
     body = res.status === 204 ? null : await res.json();
   } catch {

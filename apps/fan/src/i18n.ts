@@ -309,7 +309,7 @@ const es: Strings = {
   offerGone: 'Esta oferta ha terminado.',
 };
 
-export const STRINGS: Record<FanLanguage, Strings> = { en: en as Strings, es };
+export const STRINGS: Record<FanLanguage, Strings> = { en: en, es };
 
 const LOCALES: Record<FanLanguage, string> = { en: 'en-GB', es: 'es-ES' };
 

@@ -51,7 +51,7 @@ export async function benchDatabase(): Promise<BenchDatabase> {
     url = withDatabase(base, name);
     const inner = cleanup;
     cleanup = async () => {
-      await withAdminClient(base!, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      await withAdminClient(base, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
       await inner();
     };
   }

@@ -41,7 +41,7 @@ export async function main(argv: string[]) {
   });
   if (values.help) return console.log(USAGE);
   const scenarios = (values.scenario ?? ['spread', 'hot']) as ('spread' | 'hot')[];
-  for (const s of scenarios) if (s !== 'spread' && s !== 'hot') throw new Error(`--scenario must be spread or hot, not ${s}`);
+  for (const s of scenarios) if (s !== 'spread' && s !== 'hot') throw new Error(`--scenario must be spread or hot, not ${String(s)}`);
   const seconds = Number(values.seconds);
   const concurrency = Number(values.concurrency);
   const warmupSeconds = Number(values['warmup-seconds']);

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Pool, type Dispatcher } from 'undici';
+import { Pool } from 'undici';
 
 /**
  * The load generator's HTTP client: an undici pool of `connections` keep-alive connections. It shares this
@@ -15,7 +15,7 @@ export function createClient(baseUrl: string, connections: number) {
       const payload = body === undefined ? undefined : JSON.stringify(body);
       const started = performance.now();
       const res = await pool.request({
-        method: method as Dispatcher.HttpMethod,
+        method: method,
         path,
         headers: payload ? { ...headers, 'content-type': 'application/json' } : headers,
         body: payload,
@@ -79,7 +79,7 @@ export function startProcess(script: string, env: Record<string, string>): Promi
   const child = spawn(process.execPath, [...extra, '--import', 'tsx', script], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       // Anything else the server prints (BENCH_NODE_ARGS=--trace-gc, say) goes to this process's stderr, tagged.
       if (out.includes('READY ')) return void process.stderr.write(d.toString().replace(/^(?=.)/gm, `[${script.split('/').pop()}] `));
       out += d.toString();

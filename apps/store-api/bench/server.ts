@@ -12,7 +12,7 @@ await warmPool(db);
 await app.listen({ port: 0, host: '127.0.0.1' });
 const addr = app.server.address();
 process.stdout.write(`READY ${typeof addr === 'object' && addr ? addr.port : 0}\n`);
-process.on('SIGTERM', () => app.close().then(() => db.destroy()).then(() => process.exit(0)));
+process.on('SIGTERM', () => void app.close().then(() => db.destroy()).then(() => process.exit(0)));
 
 // BENCH_LAG=1: report event-loop stalls of the server (a timer late by more than 30 ms), as `LAG <epoch ms> <ms>`.
 if (process.env.BENCH_LAG) {

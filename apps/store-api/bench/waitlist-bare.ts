@@ -26,4 +26,4 @@ app.put<{ Params: { id: string }; Body: { criteria?: Record<string, unknown> } }
 await app.listen({ port: 0, host: '127.0.0.1' });
 const addr = app.server.address();
 process.stdout.write(`READY ${typeof addr === 'object' && addr ? addr.port : 0}\n`);
-process.on('SIGTERM', () => app.close().then(() => process.exit(0)));
+process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));

@@ -715,8 +715,8 @@ async function fanout(
   let enqueuedWall = 0;
   let deliveredWall = 0;
   let peakRssKb = 0;
-  let last: Record<string, any> = {};
-  let lastSink: Record<string, any> = {};
+  let last: Record<string, any>;
+  let lastSink: Record<string, any>;
   let lastPrint = 0;
   const deadline = Date.now() + 600_000;
   for (;;) {

@@ -60,7 +60,7 @@ export function installErrorHandling(app: FastifyInstance, faults?: FaultHandlin
     }
     if (err instanceof DomainError) {
       const status = statusOf[err.kind];
-      if (err.details.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.details.retryAfterSeconds));
+      if (err.details.retryAfterSeconds !== undefined) reply.header('retry-after', String(Number(err.details.retryAfterSeconds)));
       return reply.status(status).send({ error: err.code, message: err.message, ...err.details } satisfies ErrorBody);
     }
     if (err instanceof TokenError) {

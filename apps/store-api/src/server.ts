@@ -14,9 +14,10 @@ const app = await buildStoreApi({ db, config }, { logger: { level: 'info' }, con
 await warmPool(db);
 await app.listen({ port: config.port, host: config.host });
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(sig, async () => {
-    await app.close();
-    await db.destroy();
-    process.exit(0);
+  process.once(sig, () => {
+    void app
+      .close()
+      .then(() => db.destroy())
+      .then(() => process.exit(0));
   });
 }

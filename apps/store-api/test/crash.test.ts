@@ -37,8 +37,8 @@ async function start(): Promise<number> {
   output = '';
   const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'scripts/start.ts')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   product = child;
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
   const end = Date.now() + 120_000;
   while (!/Ctrl-C to stop/.test(output)) {
     if (child.exitCode !== null) throw new Error(`the product exited:\n${output}`);

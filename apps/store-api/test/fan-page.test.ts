@@ -45,7 +45,7 @@ describe('the fans\u2019 page', () => {
     expect(asset.headers['cache-control']).toBe('public, max-age=31536000, immutable');
     expect((await h.app.inject({ url: '/e/assets/nope.js' })).statusCode).toBe(404);
     // Not in the OpenAPI document: pages, not API.
-    const doc = (await h.app.inject({ url: '/docs/json' })).json() as { paths: Record<string, unknown> };
+    const doc = (await h.app.inject({ url: '/docs/json' })).json<{ paths: Record<string, unknown> }>();
     expect(Object.keys(doc.paths).some((p) => p.startsWith('/e/'))).toBe(false);
     expect(doc.paths['/fan/config']).toBeDefined();
   });

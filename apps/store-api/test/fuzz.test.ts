@@ -185,10 +185,10 @@ function refusedStrings(s: Schema, header: boolean): fc.Arbitrary<string> | unde
 function refusedBodies(s: Schema, path: string[] = []): fc.Arbitrary<Change>[] {
   const out: fc.Arbitrary<Change>[] = [];
   const own = refusedValues(s);
-  if (own) out.push(own.map((value) => (path.length === 0 ? ({ at: 'body', value } as Change) : ({ at: 'bodyPath', path, value } as Change))));
+  if (own) out.push(own.map((value) => (path.length === 0 ? ({ at: 'body', value }) : ({ at: 'bodyPath', path, value }))));
   if (typesOf(s).includes('object')) {
-    for (const k of s.required ?? []) out.push(fc.constant({ at: 'bodyPath', path: [...path, k], value: undefined, drop: true } as Change));
-    if (s.additionalProperties === false) out.push(fc.constantFrom('__fuzz', 'constructor', 'extra').map((k) => ({ at: 'bodyPath', path: [...path, k], value: 1 }) as Change));
+    for (const k of s.required ?? []) out.push(fc.constant({ at: 'bodyPath', path: [...path, k], value: undefined, drop: true }));
+    if (s.additionalProperties === false) out.push(fc.constantFrom('__fuzz', 'constructor', 'extra').map((k) => ({ at: 'bodyPath', path: [...path, k], value: 1 })));
     for (const [k, v] of Object.entries(s.properties ?? {})) out.push(...refusedBodies(v, [...path, k]));
   }
   return out;
@@ -200,29 +200,29 @@ function changesOf(op: Operation): { must: fc.Arbitrary<Change>[]; may: fc.Arbit
   const may: fc.Arbitrary<Change>[] = [];
   for (const p of op.parameters) {
     if (p.in === 'path') {
-      must.push(fc.oneof(fc.constantFrom(...BAD_IDS), fc.string({ unit: 'grapheme', maxLength: 30 }).filter((v) => !Object.values(plausible.ids).includes(v))).map((value) => ({ at: 'path', name: p.name, value }) as Change));
+      must.push(fc.oneof(fc.constantFrom(...BAD_IDS), fc.string({ unit: 'grapheme', maxLength: 30 }).filter((v) => !Object.values(plausible.ids).includes(v))).map((value) => ({ at: 'path', name: p.name, value })));
       continue;
     }
     const refused = refusedStrings(p.schema, p.in === 'header');
-    if (refused) must.push(refused.map((value) => ({ at: p.in as 'query' | 'header', name: p.name, value }) as Change));
-    if (p.required) must.push(fc.constant({ at: p.in as 'query' | 'header', name: p.name, value: undefined } as Change));
-    if (p.in === 'query') may.push(fc.constant({ at: 'query', name: p.name, value: ['1', 'x'] } as Change));
+    if (refused) must.push(refused.map((value) => ({ at: p.in as 'query' | 'header', name: p.name, value })));
+    if (p.required) must.push(fc.constant({ at: p.in, name: p.name, value: undefined }));
+    if (p.in === 'query') may.push(fc.constant({ at: 'query', name: p.name, value: ['1', 'x'] }));
   }
   if (op.body) {
     must.push(...refusedBodies(op.body.schema));
-    must.push(fc.constantFrom(...NOT_JSON).map((payload) => ({ at: 'rawBody', contentType: 'application/json', payload }) as Change));
-    must.push(fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml').map((contentType) => ({ at: 'rawBody', contentType, payload: 'a=1&b=2' }) as Change));
-    must.push(fc.constant({ at: 'rawBody', contentType: 'application/json', payload: JSON.stringify({ pad: 'z'.repeat(1_100_000) }) } as Change));
+    must.push(fc.constantFrom(...NOT_JSON).map((payload) => ({ at: 'rawBody', contentType: 'application/json', payload })));
+    must.push(fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml').map((contentType) => ({ at: 'rawBody', contentType, payload: 'a=1&b=2' })));
+    must.push(fc.constant({ at: 'rawBody', contentType: 'application/json', payload: JSON.stringify({ pad: 'z'.repeat(1_100_000) }) }));
   }
   // Bad headers any route may meet: account tokens, cookies, device ids, proxies, content types.
-  may.push(fc.constantFrom(...BAD_TOKENS).map((value) => ({ at: 'header', name: 'authorization', value }) as Change));
-  may.push(fc.constantFrom(...BAD_COOKIES).map((value) => ({ at: 'header', name: 'cookie', value }) as Change));
-  may.push(fc.constantFrom('', ' ', 'x', 'bad device id with spaces', 'd'.repeat(5000), '\u00ff\u00fe').map((value) => ({ at: 'header', name: 'x-device-id', value }) as Change));
-  may.push(fc.constantFrom('not-a-token', 'a.b', 'a.b.c.d', '', `${'q'.repeat(9000)}`).map((value) => ({ at: 'header', name: 'x-admission-token', value }) as Change));
-  may.push(fc.constantFrom('not-a-token', '..', '').map((value) => ({ at: 'header', name: 'x-queue-token', value }) as Change));
-  may.push(fc.constantFrom('999.999.1.1, ::zz', 'garbage', '').map((value) => ({ at: 'header', name: 'x-forwarded-for', value }) as Change));
-  may.push(fc.constantFrom('en;q=abc', '*'.repeat(3000), '\u00ff').map((value) => ({ at: 'header', name: 'accept-language', value }) as Change));
-  may.push(fc.constantFrom('"', 'W/', '*'.repeat(1000)).map((value) => ({ at: 'header', name: 'if-none-match', value }) as Change));
+  may.push(fc.constantFrom(...BAD_TOKENS).map((value) => ({ at: 'header', name: 'authorization', value })));
+  may.push(fc.constantFrom(...BAD_COOKIES).map((value) => ({ at: 'header', name: 'cookie', value })));
+  may.push(fc.constantFrom('', ' ', 'x', 'bad device id with spaces', 'd'.repeat(5000), '\u00ff\u00fe').map((value) => ({ at: 'header', name: 'x-device-id', value })));
+  may.push(fc.constantFrom('not-a-token', 'a.b', 'a.b.c.d', '', `${'q'.repeat(9000)}`).map((value) => ({ at: 'header', name: 'x-admission-token', value })));
+  may.push(fc.constantFrom('not-a-token', '..', '').map((value) => ({ at: 'header', name: 'x-queue-token', value })));
+  may.push(fc.constantFrom('999.999.1.1, ::zz', 'garbage', '').map((value) => ({ at: 'header', name: 'x-forwarded-for', value })));
+  may.push(fc.constantFrom('en;q=abc', '*'.repeat(3000), '\u00ff').map((value) => ({ at: 'header', name: 'accept-language', value })));
+  may.push(fc.constantFrom('"', 'W/', '*'.repeat(1000)).map((value) => ({ at: 'header', name: 'if-none-match', value })));
   return { must, may };
 }
 
@@ -259,7 +259,7 @@ function buildRequest(op: Operation, changes: Change[]) {
   const url = op.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(path[name] ?? ''));
   const qs = new URLSearchParams();
   for (const [k, v] of Object.entries(query)) for (const one of [v].flat()) qs.append(k, one);
-  const withQuery = qs.size > 0 ? `${url}?${qs}` : url;
+  const withQuery = qs.size > 0 ? `${url}?${qs.toString()}` : url;
   if (raw) return { method: op.method, url: withQuery, headers: { ...headers, 'content-type': raw.contentType }, payload: raw.payload };
   if (body === undefined) return { method: op.method, url: withQuery, headers };
   return { method: op.method, url: withQuery, headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify(body) ?? 'null' };
@@ -284,7 +284,7 @@ async function snapshot(): Promise<Record<string, string>> {
 
 beforeAll(async () => {
   h = await setupApp({ poolMax: 8 });
-  const doc = (await h.app.inject({ url: '/docs/json' })).json() as { paths: Record<string, Record<string, { parameters?: Parameter[]; requestBody?: { required?: boolean; content?: Record<string, { schema: Schema }> } }>> };
+  const doc = (await h.app.inject({ url: '/docs/json' })).json<{ paths: Record<string, Record<string, { parameters?: Parameter[]; requestBody?: { required?: boolean; content?: Record<string, { schema: Schema }> } }>> }>();
   operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
     Object.entries(ops).map(([method, op]) => {
       const schema = op.requestBody?.content?.['application/json']?.schema;
@@ -300,7 +300,7 @@ beforeAll(async () => {
   expect(joined.statusCode, joined.body).toBe(200);
   const held = await h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, headers, payload: { section: 'B', quantity: 2 } });
   expect(held.statusCode, held.body).toBe(201);
-  const { holdId, admissionToken } = held.json() as { holdId: string; admissionToken: string };
+  const { holdId, admissionToken } = held.json<{ holdId: string; admissionToken: string }>();
   // The hold is counted in memory and written in a batch: wait for it, so the snapshot starts after it.
   await vi.waitFor(
     async () => {
@@ -339,7 +339,7 @@ describe('fuzzing every route of the OpenAPI document with bad input', () => {
           (seen.get(name) ?? seen.set(name, new Set()).get(name)!).add(res.statusCode);
           expect(res.statusCode, `${name}: ${req.url} -> ${res.body.slice(0, 300)}`).toBeLessThan(500);
           if (res.statusCode >= 400) {
-            const body = res.json() as { error?: unknown; message?: unknown };
+            const body = res.json<{ error?: unknown; message?: unknown }>();
             expect(typeof body.error, `${name}: ${res.body.slice(0, 300)}`).toBe('string');
             expect(typeof body.message, `${name}: ${res.body.slice(0, 300)}`).toBe('string');
           }

@@ -42,7 +42,7 @@ describe('a hold lost to a database crash under HOLD_COMMIT=async (issue 13, ite
     const fan = await admitted(await login(h.app, 'lost-fan'), eventId);
     const first = await h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, headers: fan, payload: { section: 'A', quantity: 2 } });
     expect(first.statusCode, first.body).toBe(201);
-    const { holdId, admissionToken: holdToken } = first.json() as { holdId: string; admissionToken: string };
+    const { holdId, admissionToken: holdToken } = first.json<{ holdId: string; admissionToken: string }>();
 
     await loseHold(holdId);
 

@@ -258,7 +258,7 @@ describe('the contract', () => {
     const paths = Object.keys(r.json().paths);
     expect(paths).toEqual(expect.arrayContaining(['/events/{id}', '/events/{id}/seatmap', '/events/{id}/holds', '/holds/{id}/checkout', '/holds/{id}/extend', '/holds/{id}']));
     // Every documented route says it may answer 503 with Retry-After (a database outage, load shed).
-    const doc = r.json() as { paths: Record<string, Record<string, { responses: Record<string, { description?: string }> }>> };
+    const doc = r.json<{ paths: Record<string, Record<string, { responses: Record<string, { description?: string }> }>> }>();
     for (const [path, ops] of Object.entries(doc.paths))
       for (const [method, op] of Object.entries(ops)) expect(op.responses['503']?.description, `${method} ${path}`).toMatch(/Retry-After/);
   });

@@ -65,7 +65,7 @@ async function enter(n: number): Promise<{ fan: Fan; admission: string | null; s
 /** Holds up to `want` seats where the seat map says there are some (fewer when no section has that many together). */
 async function holdSome(fan: Fan, want: number): Promise<{ holdId: string; seats: number } | null> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const map = (await h.app.inject({ url: `/events/${eventId}/seatmap` })).json() as { sections: { code: string; available: number }[] };
+    const map = (await h.app.inject({ url: `/events/${eventId}/seatmap` })).json<{ sections: { code: string; available: number }[] }>();
     const sections = map.sections.filter((s) => s.available > 0).sort((a, b) => b.available - a.available);
     for (const s of sections)
       for (let q = Math.min(want, s.available); q >= 1; q--) {

@@ -191,7 +191,7 @@ describe('after the draw', () => {
     const inboxOf = async (account: string) => {
       const r = await h.app.inject({ url: '/me/notifications', headers: bearer(tokens.get(account)!) });
       expect(r.statusCode, r.body).toBe(200);
-      return (r.json() as { notifications: { kind: string; eventId: string }[] }).notifications.filter((n) => n.eventId === eventId);
+      return r.json<{ notifications: { kind: string; eventId: string }[] }>().notifications.filter((n) => n.eventId === eventId);
     };
     const w = winners[0]!;
     const row = await h.t.db.selectFrom('lottery_winners').selectAll().where('event_id', '=', eventId).where('account_id', '=', w.account_id).executeTakeFirstOrThrow();

@@ -36,7 +36,7 @@ describe('admission-token expiry on every gated route', () => {
     const base = { authorization: `Bearer ${token}`, 'x-device-id': device };
     const held = await h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, headers: { ...base, 'x-admission-token': adm }, payload: { section: 'A', quantity: 2 } });
     expect(held.statusCode, held.body).toBe(201);
-    const { holdId, admissionToken: holdToken } = held.json() as { holdId: string; admissionToken: string };
+    const { holdId, admissionToken: holdToken } = held.json<{ holdId: string; admissionToken: string }>();
     const second = await h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, headers: { ...base, 'x-admission-token': adm }, payload: { section: 'B', quantity: 1 } });
     expect(second.statusCode).toBe(201);
 

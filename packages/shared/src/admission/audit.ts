@@ -392,7 +392,11 @@ export async function auditSummary(
 }
 
 /** A table cell: no line breaks, pipes escaped. */
-const cell = (v: unknown): string => (v === null || v === undefined || v === '' ? '-' : String(v).replace(/\s+/g, ' ').replace(/\|/g, '\\|'));
+const cell = (v: unknown): string => {
+  if (v === null || v === undefined || v === '') return '-';
+  const text = typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint' ? String(v) : JSON.stringify(v);
+  return text.replace(/\s+/g, ' ').replace(/\|/g, '\\|');
+};
 const table = (head: string[], rows: unknown[][]): string =>
   [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`)].join('\n');
 

@@ -58,7 +58,7 @@ function text(value: unknown, field: string, code: string, what: string): string
 
 /** Runs fn in the caller's transaction, or in a new one. */
 function inTransaction<T>(db: Db | Trx, fn: (trx: Trx) => Promise<T>): Promise<T> {
-  return db.isTransaction ? fn(db as Trx) : (db as Db).transaction().execute(fn);
+  return db.isTransaction ? fn(db as Trx) : (db).transaction().execute(fn);
 }
 
 /** Which of an event's queues a control applies to: one presale tier's (by code), or every queue of the event. */

@@ -3,7 +3,7 @@ import type pino from 'pino';
 import type { Db, Trx } from '../db/connect.js';
 import { conflict, DomainError, invalid, notFound } from '../errors.js';
 import { insertAudit } from '../events/events.repository.js';
-import { isUuid } from '../events/events.service.js';
+import { isUuid } from '../ids.js';
 import { queueScheduleCancelSchema, queueScheduleInputSchema } from '../warroom/warroom.schema.js';
 import { pauseQueue, resumeQueue, setRateOverride } from './operator.js';
 import * as repo from './schedule.repository.js';

@@ -5,7 +5,7 @@ import { DomainError, notFound } from '../errors.js';
 import type { EventSpec } from '../events/events.schema.js';
 import { insertAudit } from '../events/events.repository.js';
 import { expandSeats } from '../events/layout.js';
-import { initQueue } from '../queue/queue.service.js';
+import { initQueue } from '../queue/queue-init.js';
 import { deleteQueue } from '../queue/queue.repository.js';
 import type { TokenKey } from '../queue/edge.js';
 import { emitAvailability } from '../waitlist/availability.js';

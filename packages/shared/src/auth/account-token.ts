@@ -67,7 +67,7 @@ export class AccountTokens implements FanIdentity {
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalidToken();
     let c: { sub?: unknown; iss?: unknown; aud?: unknown; exp?: unknown };
     try {
-      c = JSON.parse(body.toString('utf8'));
+      c = JSON.parse(body.toString('utf8')) as typeof c;
     } catch {
       throw invalidToken();
     }

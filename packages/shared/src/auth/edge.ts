@@ -69,8 +69,8 @@ export class WebAccountTokenVerifier {
       const ok = await globalThis.crypto.subtle.verify('HMAC', await this.key, fromBase64Url(signature), this.utf8.encode(`${header}.${payload}`));
       if (!ok) throw invalidToken();
       const text = new TextDecoder('utf-8', { fatal: true });
-      h = JSON.parse(text.decode(fromBase64Url(header)));
-      c = JSON.parse(text.decode(fromBase64Url(payload)));
+      h = JSON.parse(text.decode(fromBase64Url(header))) as typeof h;
+      c = JSON.parse(text.decode(fromBase64Url(payload))) as typeof c;
     } catch {
       throw invalidToken();
     }

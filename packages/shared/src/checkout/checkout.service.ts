@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { cardEligible } from '../allocations/allocations.service.js';
 import type { Db } from '../db/connect.js';
 import { DomainError, notFound } from '../errors.js';
-import { isUuid } from '../events/events.service.js';
+import { isUuid } from '../ids.js';
 import * as holds from '../inventory/holds.repository.js';
 import { amountOfGaHold } from '../inventory/ga.repository.js';
 import { assertAdmittedFor } from '../inventory/holds.service.js';

@@ -20,7 +20,7 @@ export async function migrateToLatest(db: Db): Promise<MigrationResultSet> {
   if (result.error) {
     const failed = result.results?.find((r) => r.status === 'Error');
     throw new MigrationError(
-      `migration ${failed?.migrationName ?? '?'} failed: ${(result.error as Error).message ?? String(result.error)}`,
+      `migration ${failed?.migrationName ?? '?'} failed: ${result.error instanceof Error ? result.error.message : JSON.stringify(result.error)}`,
       { cause: result.error },
     );
   }

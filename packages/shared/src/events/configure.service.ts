@@ -16,7 +16,9 @@ import { listingWaitlistSchema, type ListingWaitlistInput } from './configure.sc
 import * as repo from './configure.repository.js';
 import { formatIssues, type EventSpec } from './events.schema.js';
 import { insertAudit, insertPriceLevels, insertSeats, insertSections } from './events.repository.js';
-import { createEvent, eventColumns, isUuid, parseEventFile } from './events.service.js';
+import { isUuid } from '../ids.js';
+import { createEvent } from './create-event.js';
+import { eventColumns, parseEventFile } from './events.service.js';
 import { insertFairnessSignOff } from './signoff.service.js';
 import { expandSeats, rowLabel } from './layout.js';
 import { insertGaShards } from '../inventory/ga.repository.js';
@@ -147,8 +149,8 @@ async function eventSpecOf(db: Db | Trx, row: EventRowT, tierRows?: AllocationRo
       paymentTps: row.payment_tps,
       overbookFactor: row.overbook_factor,
     },
-    ...(row.queue_copy && Object.keys(row.queue_copy).length > 0 ? { queueCopy: row.queue_copy as NonNullable<EventSpec['queueCopy']> } : {}),
-    ...(row.look && Object.keys(row.look).length > 0 ? { look: row.look as NonNullable<EventSpec['look']> } : {}),
+    ...(row.queue_copy && Object.keys(row.queue_copy).length > 0 ? { queueCopy: row.queue_copy } : {}),
+    ...(row.look && Object.keys(row.look).length > 0 ? { look: row.look } : {}),
     priceLevels: levels.map((p) => ({ code: p.code, name: p.name, priceCents: p.price_cents })),
     sections: sections.map((s): EventSpec['sections'][number] => {
       const base = { code: s.code, name: s.name, priceLevel: s.price_level, qualityRank: s.quality_rank };

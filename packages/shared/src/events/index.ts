@@ -1,5 +1,7 @@
 export * from './events.schema.js';
 export * from './events.service.js';
+export { createEvent, type CreateEventOptions } from './create-event.js';
+export { isUuid } from '../ids.js';
 export * from './layout.js';
 export type { FairnessMode, EventRow, SectionRow } from './events.table.js';
 export { insertAudit } from './events.repository.js';

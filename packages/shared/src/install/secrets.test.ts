@@ -79,7 +79,7 @@ describe('installSecrets', () => {
     const script = `const { installSecrets } = await import(${JSON.stringify(module)}); console.log(JSON.stringify(installSecrets(${JSON.stringify(dir)}, {})));`;
     const results = await Promise.all(
       Array.from({ length: 4 }, () => new Promise<unknown>((resolve, reject) => {
-        execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], (err, stdout) => (err ? reject(err) : resolve(JSON.parse(stdout))));
+        execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], (err, stdout) => (err ? reject(new Error(err.message, { cause: err })) : resolve(JSON.parse(stdout) as unknown)));
       })),
     );
     for (const r of results) expect(r).toEqual(results[0]);

@@ -162,7 +162,7 @@ export class SectionAvailabilityCache {
   claim(eventId: string, section: string, seatIds: readonly number[]): void {
     const k = this.key(eventId, section);
     let c = this.claims.get(k);
-    if (!c) this.claims.set(k, (c = new Map()));
+    if (!c) this.claims.set(k, (c = new Map<number, number>()));
     for (const id of seatIds) c.set(id, (c.get(id) ?? 0) + 1);
   }
 

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Db, Trx } from '../db/connect.js';
 import { DomainError, invalid, notFound } from '../errors.js';
 import type { CachedEvent, EventCache } from '../events/event-cache.js';
-import { isUuid } from '../events/events.service.js';
+import { isUuid } from '../ids.js';
 import type { Metrics } from '../metrics/index.js';
 import { SectionAvailabilityCache } from './availability-cache.js';
 import { bestBlocks, longestRun, type Block, type SeatCell } from './best-available.js';

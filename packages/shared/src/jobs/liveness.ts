@@ -35,7 +35,7 @@ export class WorkerHeartbeat {
     };
     events.on('pool:create', ({ workerPool }) => learn(workerPool.id));
     events.on('worker:create', ({ worker }) => learn(worker.workerId));
-    this.timer = setInterval(() => this.beat().catch(this.onError), this.heartbeatMs);
+    this.timer = setInterval(() => void this.beat().catch(this.onError), this.heartbeatMs);
     this.timer.unref();
   }
 

@@ -77,7 +77,7 @@ export function cohortOf(rank: number, winners: number, cohorts: number): number
  */
 export async function runDraw(input: DrawInput): Promise<DrawResult> {
   const n = input.registrations.length;
-  const bySequence: (DrawRegistration | undefined)[] = new Array(n);
+  const bySequence = new Array<DrawRegistration | undefined>(n);
   const accounts = new Set<string>();
   for (const r of input.registrations) {
     if (!Number.isInteger(r.sequence) || r.sequence < 0 || r.sequence >= n) throw new LotteryInputError(`sequence ${r.sequence} is outside 0..${n - 1}`, 'sequence');
@@ -91,7 +91,7 @@ export async function runDraw(input: DrawInput): Promise<DrawResult> {
   if (!Number.isInteger(input.cohortMinutes) || input.cohortMinutes < 1) throw new LotteryInputError('cohortMinutes must be a whole number >= 1', 'cohortMinutes');
   const target = targetRequestedSeats(input.seatsOffered, input.expectedConversion);
 
-  const order: (DrawRegistration & { rank: number })[] = new Array(n);
+  const order = new Array<DrawRegistration & { rank: number }>(n);
   if (n > 0) {
     const slots = await cohortPositions(input.seedHex, n);
     for (let s = 0; s < n; s++) order[slots[s]!] = { ...bySequence[s]!, rank: slots[s]! + 1 };

@@ -1,6 +1,7 @@
 import type { Db, Trx } from '../db/connect.js';
 import { DomainError, conflict, invalid, notFound } from '../errors.js';
-import { getEvent, isUuid, type OnsaleEvent } from '../events/events.service.js';
+import { isUuid } from '../ids.js';
+import { getEvent, type OnsaleEvent } from '../events/events.service.js';
 import { insertAudit } from '../events/events.repository.js';
 import { findLiveSignoff } from '../events/configure.repository.js';
 import { ADMISSION_TOKEN_TTL_SECONDS, hashDevice, signToken, type AdmissionTokenClaims, type TokenKey } from '../queue/edge.js';

@@ -109,6 +109,6 @@ export function clusterMetricsGatherer(): ((own: Registry) => Promise<string>) |
     const ownOnly = new Set(mine.filter((m) => m.aggregator === 'first').map((m) => m.name));
     const others = (answer?.parts ?? []).map((part) => part.filter((m) => !ownOnly.has(m.name)));
     const parts = [mine, ...others, await extra.getMetricsAsJSON()];
-    return AggregatorRegistry.aggregate(parts as Parameters<typeof AggregatorRegistry.aggregate>[0]).metrics();
+    return AggregatorRegistry.aggregate(parts).metrics();
   };
 }

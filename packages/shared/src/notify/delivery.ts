@@ -43,7 +43,7 @@ type Outcome = { ok: true; statusCode: number } | { ok: false; statusCode: numbe
 /** Reads at most `max` bytes of a response body as text and drops the rest (a hostile receiver cannot make us buffer it all). */
 async function readSome(res: Response, max: number): Promise<string> {
   if (!res.body) return '';
-  const reader = res.body.getReader();
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   try {

@@ -24,8 +24,7 @@ export const loadSheddingEnvShape = {
   LOAD_SHED_RETRY_AFTER_MAX_SECONDS: z.coerce.number().int().min(1).max(600).default(5),
 };
 
-const schema = z.object(loadSheddingEnvShape);
-type LoadSheddingEnv = z.infer<typeof schema>;
+type LoadSheddingEnv = z.infer<z.ZodObject<typeof loadSheddingEnvShape>>;
 
 /** A process's load shedding: its limits and sample interval; null when LOAD_SHED_ENABLED=false. */
 export type LoadSheddingConfig = { limits: SheddingLimits; sampleIntervalMs: number } | null;

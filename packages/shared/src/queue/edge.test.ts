@@ -17,7 +17,6 @@ import {
   type AdmissionTokenClaims,
   type QueueTokenClaims,
   type StatusOptions,
-  type TokenKey,
   type WatermarkState,
 } from './edge.js';
 import { cohortPositions, permutePosition } from './fairness.js';
@@ -241,7 +240,7 @@ describe('computeStatus', () => {
       fc.asyncProperty(
         fc.nat(10_000),
         fc.nat(10_000),
-        fc.constantFrom('OPEN', 'PAUSED', 'SOLD_OUT', 'LAST_CHANCE', 'NOT_OPEN') as fc.Arbitrary<WatermarkState['state']>,
+        fc.constantFrom<WatermarkState['state']>('OPEN', 'PAUSED', 'SOLD_OUT', 'LAST_CHANCE', 'NOT_OPEN'),
         fc.nat(20_000),
         fc.double({ min: 0, max: 5000, noNaN: true }),
         fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),

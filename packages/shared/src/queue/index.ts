@@ -1,4 +1,5 @@
 export * from './queue.service.js';
+export { initQueue } from './queue-init.js';
 export { WatermarkStore, type PublicQueueInfo } from './watermark-store.js';
 export { joinSequenceName, lastMinuteAdmissions } from './queue.repository.js';
 export * from './edge.js';

@@ -1,12 +1,12 @@
-import type { Db, Trx } from '../db/connect.js';
+import type { Db } from '../db/connect.js';
 import { DomainError, invalid, notFound } from '../errors.js';
 import type { EventCache } from '../events/event-cache.js';
 import { admissionClaimsFor, signToken, type QueueTokenClaims, type TokenKey } from './edge.js';
 import { answerStatus, openClaimsReport, EDGE_REPORT_MAX_AGE_MS, type EdgeEventState, type StatusAnswer } from './edge-state.js';
 import { BoundedCache, CachedTokenVerifier } from './token-cache.js';
 import type { Metrics } from '../metrics/index.js';
-import { commitSeed, fairnessDescription, generateSeed, VERIFICATION_RECIPE, type FairnessMode } from './fairness.js';
-import { insertQueueState, requeueEntry } from './queue.repository.js';
+import { fairnessDescription, VERIFICATION_RECIPE } from './fairness.js';
+import { requeueEntry } from './queue.repository.js';
 import { JoinBatcher } from './join-batcher.js';
 import type { PublicQueueInfo, WatermarkStore } from './watermark-store.js';
 import { AWAITING_SIGNOFF_MESSAGES } from '../events/signoff.service.js';
@@ -20,14 +20,6 @@ export interface JoinOptions {
   accessCode?: string;
   /** The language of the answer's words (the fan's Accept-Language); default English. */
   language?: FanLanguage;
-}
-
-/** Gives a new event its queue: a random seed (kept secret until the open) and its published commitment. */
-export async function initQueue(trx: Trx, eventId: string): Promise<{ seedCommitment: string }> {
-  const seed = generateSeed();
-  const seedCommitment = await commitSeed(seed);
-  await insertQueueState(trx, eventId, seed, seedCommitment);
-  return { seedCommitment };
 }
 
 /** A status with its words; when sold out, where to join the listing's waitlist (seats that come back go there). */
@@ -202,7 +194,7 @@ export class QueueService {
    */
   async fairness(eventId: string, tierCode?: string) {
     const { event, tiers, tier, presale, info } = await this.queueOf(eventId, tierCode);
-    const mode = (tier?.fairnessMode ?? event.fairnessMode) as FairnessMode;
+    const mode = (tier?.fairnessMode ?? event.fairnessMode);
     return {
       eventId,
       ...(tier ? { tier: tier.code } : {}),

@@ -83,12 +83,12 @@ export async function verifyAdmission(
 ): Promise<AdmissionTokenClaims> {
   const eventId = a.holdId !== undefined ? claimedEventId(a.token) : a.eventId;
   if (!eventId) throw new TokenError('TOKEN_MALFORMED');
-  return tokens.verify(a.token, {
+  return tokens.verify<'admission'>(a.token, {
     kind: 'admission',
     eventId,
     accountId: a.accountId,
     deviceHash: await tokens.deviceHash(a.deviceId, a.accountId),
     ...(a.holdId !== undefined ? { holdId: a.holdId } : {}),
     now: a.now ?? Date.now(),
-  }) as Promise<AdmissionTokenClaims>;
+  });
 }

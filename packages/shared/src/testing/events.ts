@@ -1,5 +1,6 @@
 import type { Db } from '../db/connect.js';
-import { createEvent, parseEventFile } from '../events/events.service.js';
+import { createEvent } from '../events/create-event.js';
+import { parseEventFile } from '../events/events.service.js';
 import type { EventFile } from '../events/events.schema.js';
 
 /**

@@ -53,6 +53,9 @@ export { admin as withAdminClient };
 export { createOpenEvent } from './events.js';
 export { domainError } from './errors.js';
 
+// Vitest's `inject('templateDatabaseUrl')` is typed by this augmentation. The type-only import loads 'vitest' into
+// every program that reaches this file: an augmentation alone does not, and then fails where nothing else imports it.
+import type {} from 'vitest';
 declare module 'vitest' {
   export interface ProvidedContext {
     templateDatabaseUrl: string;

@@ -1,6 +1,7 @@
 import type { Db, Trx } from '../db/connect.js';
 import { DomainError, invalid, notFound } from '../errors.js';
-import { getEvent, isUuid } from '../events/events.service.js';
+import { isUuid } from '../ids.js';
+import { getEvent } from '../events/events.service.js';
 import { insertAudit } from '../events/events.repository.js';
 import { generatePassword, hashPassword, hashSessionToken, newSessionToken, verifyNothing, verifyPassword } from './password.js';
 import * as repo from './users.repository.js';

@@ -43,7 +43,7 @@ export class ClaimTokens {
     if (got.length !== want.length || !timingSafeEqual(got, want)) throw bad('CLAIM_TOKEN_FORGED', 'the claim token was not issued by this service');
     let body: { k?: string; o?: string; v?: number; a?: string; e?: number };
     try {
-      body = JSON.parse(raw.toString('utf8'));
+      body = JSON.parse(raw.toString('utf8')) as typeof body;
     } catch {
       throw bad('CLAIM_TOKEN_INVALID', 'the claim token is malformed');
     }

@@ -41,7 +41,7 @@ function spawnWorker(): Promise<ChildProcess> {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve(child));
+    child.stdout.on('data', (d: Buffer) => d.toString().includes('ready') && resolve(child));
     child.on('exit', (code) => reject(new Error(`worker exited with ${code}`)));
   });
 }

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
 import { notFound } from '../errors.js';
-import { isUuid } from '../events/events.service.js';
+import { isUuid } from '../ids.js';
 import type { WaitlistMode } from './waitlist.table.js';
 
 /** One performance (event) of a listing, as the waitlist sees it. */

@@ -169,6 +169,6 @@ describe('BROADCAST mode after a sell-out', () => {
     const claims = await Promise.allSettled(views.map((v) => claimOffer(t.db, tokens, v.accountId, v.claim!.claimToken)));
     const won = claims.filter((c) => c.status === 'fulfilled');
     expect(won).toHaveLength(1);
-    for (const c of claims.filter((x) => x.status === 'rejected')) expect(((c as PromiseRejectedResult).reason as DomainError).code).toBe('OFFER_SEATS_GONE');
+    for (const c of claims.filter((x) => x.status === 'rejected')) expect(((c).reason as DomainError).code).toBe('OFFER_SEATS_GONE');
   });
 });

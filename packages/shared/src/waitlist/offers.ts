@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
 import { DomainError, notFound } from '../errors.js';
-import { isUuid } from '../events/events.service.js';
+import { isUuid } from '../ids.js';
 import { seatsOfHold } from '../inventory/holds.repository.js';
 import type { HeldSeat } from '../inventory/holds.service.js';
 import { enqueueFanout, POOL_GRACE_SECONDS } from './availability.js';

@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sql } from 'kysely';
 import fc from 'fast-check';
 import { createOpenEvent, createTestDatabase, domainError, type TestDatabase } from '../testing/index.js';
-import { DomainError } from '../errors.js';
 import { criteriaMatch, type Criteria } from './criteria.js';
 import { emitAvailability, type ReturnedSeat } from './availability.js';
 import { runFanout } from './fanout.js';
@@ -12,7 +11,6 @@ import { WaitlistService } from './waitlist.service.js';
 let t: TestDatabase;
 let listingId: string;
 let eventId: string;
-let laterEventId: string;
 let waitlist: WaitlistService;
 
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
@@ -30,13 +28,14 @@ beforeAll(async () => {
   ({ eventId } = await createOpenEvent(t.db, { name: 'Night one', sections, priceLevels, limits: { perAccountSeats: 6, perInstrumentSeats: 6 } }));
   const ev = await t.db.selectFrom('events').select('listing_id').where('id', '=', eventId).executeTakeFirstOrThrow();
   listingId = ev.listing_id;
-  ({ eventId: laterEventId } = await createOpenEvent(t.db, {
+  // A second night on the same listing: the waitlist spans the listing's events.
+  await createOpenEvent(t.db, {
     name: 'Night two',
     sections,
     priceLevels,
     listing: { id: listingId },
     startsAt: new Date(Date.now() + 10 * 86_400_000).toISOString(),
-  }));
+  });
   waitlist = new WaitlistService(t.db);
 });
 afterAll(() => t.drop());

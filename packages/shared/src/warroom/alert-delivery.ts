@@ -64,7 +64,7 @@ export function alertDeliverTask(deps: AlertDeliverDeps): Task {
       error = `HTTP ${res.status}${text ? `: ${text}` : ''}`;
     } catch (e) {
       const err = e as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-      if (helpers.abortSignal?.aborted) throw new Error(`alert delivery ${id} interrupted by shutdown`);
+      if (helpers.abortSignal?.aborted) throw new Error(`alert delivery ${id} interrupted by shutdown`, { cause: e });
       error = err?.name === 'TimeoutError' ? `timeout: no answer within ${timeoutMs} ms` : `network error: ${err?.cause?.code ?? err?.cause?.message ?? err?.message ?? String(e)}`;
     }
     await repo.recordAlertFailure(deps.db, id, { statusCode, error, dead: lastTry, requested: true });

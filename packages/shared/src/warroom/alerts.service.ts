@@ -1,6 +1,6 @@
 import type { Db, Trx } from '../db/connect.js';
 import { invalid, notFound } from '../errors.js';
-import { isUuid } from '../events/events.service.js';
+import { isUuid } from '../ids.js';
 import { generateWebhookSecret } from '../notify/webhooks.js';
 import { diffAlerts } from './alert-history.js';
 import * as repo from './alerts.repository.js';

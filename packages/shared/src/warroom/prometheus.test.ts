@@ -58,7 +58,7 @@ describe('StoreMetricsScraper', () => {
     const two = createMetrics();
     let twoUp = true;
     const fake: typeof fetch = async (url) => {
-      const u = String(url);
+      const u = url instanceof Request ? url.url : String(url);
       if (u.startsWith('http://two') && !twoUp) throw new Error('connection refused');
       const m = u.startsWith('http://one') ? one : two;
       return new Response(await m.registry.metrics());

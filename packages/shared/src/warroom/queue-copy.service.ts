@@ -5,7 +5,7 @@ import type { QueueStatusState } from '../queue/edge.js';
 import { queueCopyEditSchema } from './warroom.schema.js';
 import * as repo from '../events/configure.repository.js';
 import { insertAudit } from '../events/events.repository.js';
-import { isUuid } from '../events/events.service.js';
+import { isUuid } from '../ids.js';
 
 // The words waiting fans read in each queue state, edited live from the war room (issue 17, item 11): English is
 // the event's queueCopy, the other fan languages its look's copy, as the event file has them. A save is one more
@@ -31,13 +31,13 @@ type Overrides = Partial<Record<QueueStatusState, string>>;
 
 function overridesOf(row: { queue_copy: unknown; look: { copy?: Partial<Record<string, Overrides>> } | null }, lang: FanLanguage): Overrides {
   if (lang === 'en') return (row.queue_copy as Overrides | null) ?? {};
-  return (row.look?.copy?.[lang] as Overrides | undefined) ?? {};
+  return (row.look?.copy?.[lang]) ?? {};
 }
 
 function viewOf(row: NonNullable<Awaited<ReturnType<typeof repo.findEventRow>>>): QueueCopyView {
   const words = {} as QueueCopyView['words'];
   for (const lang of FAN_LANGUAGES) {
-    const own = overridesOf(row as never, lang);
+    const own = overridesOf(row, lang);
     const defaults = DEFAULT_QUEUE_COPY_BY_LANGUAGE[lang];
     words[lang] = Object.fromEntries(
       QUEUE_STATES.map((s) => [s, { text: own[s] ?? defaults[s], custom: own[s] !== undefined && own[s] !== defaults[s], defaultText: defaults[s] }]),

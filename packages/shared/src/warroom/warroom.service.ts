@@ -1,6 +1,6 @@
 import type { Db, Trx } from '../db/connect.js';
 import { DomainError, notFound } from '../errors.js';
-import { isUuid } from '../events/events.service.js';
+import { isUuid } from '../ids.js';
 import { getInventoryCounts, type InventoryCounts } from '../inventory/inventory.service.js';
 import { tierInventory } from '../allocations/allocations.service.js';
 import { toTierView, type TierView } from '../allocations/tier-view.js';
@@ -10,7 +10,6 @@ import { awaitsSignOff } from '../events/signoff.service.js';
 import { evaluateAlerts, type Alert } from './alerts.js';
 import { UNMEASURED_STORE_METRICS, type StoreMetrics } from './store-metrics.js';
 import * as repo from './warroom.repository.js';
-export { toPoint, appendPoint, type WarRoomPoint } from './series.js';
 
 // The war room's reads: one event's figures, or many events' at once for the board, from PostgreSQL (and the
 // store API's latency histograms when given). Rows are turned into the domain's words here; the BFF only shapes

@@ -9,7 +9,8 @@ import { getInventoryCounts } from '../inventory/inventory.service.js';
 import { createOpenEvent, createTestDatabase, type TestDatabase } from '../testing/index.js';
 import { WarRoomHub, type WarRoomBoardMessage, type WarRoomMessage } from './hub.js';
 import { RATE_OVERRIDE_BOUNDS } from './warroom.schema.js';
-import { findBoardEvents, readWarRoomSnapshot, readWarRoomSnapshots, toPoint, toTile, warRoomStateOf } from './warroom.service.js';
+import { findBoardEvents, readWarRoomSnapshot, readWarRoomSnapshots, toTile, warRoomStateOf } from './warroom.service.js';
+import { toPoint } from './series.js';
 
 let t: TestDatabase;
 

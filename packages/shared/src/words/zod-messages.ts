@@ -67,4 +67,4 @@ export function plainMessage(issue: { code?: string; input?: unknown; [k: string
   }
 }
 
-z.config({ customError: (issue) => plainMessage(issue as never) });
+z.config({ customError: (issue) => plainMessage(issue) });

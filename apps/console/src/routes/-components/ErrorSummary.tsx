@@ -63,7 +63,7 @@ export function ErrorSummary({
 
 /** A field's name in words: the given label, else the text of its <label> on the page, else its path. */
 function labelOf(field: string, labels: Record<string, string>): string {
-  if (labels[field]) return labels[field]!;
+  if (labels[field]) return labels[field];
   if (typeof document !== 'undefined') {
     const label = document.querySelector(`label[for="${CSS.escape(field)}"]`)?.textContent?.trim();
     if (label) return label;

@@ -41,7 +41,7 @@ export function LookEditor({ draft, onChange, errors, disabled }: LookEditorProp
     setUploadError(null);
     const reader = new FileReader();
     reader.onload = () => {
-      const url = String(reader.result);
+      const url = typeof reader.result === 'string' ? reader.result : '';
       if (url.length > MAX_LOGO_CHARS) setUploadError(`This image is too large (${Math.round(file.size / 1024)} KB): use one under ${Math.floor((MAX_LOGO_CHARS * 3) / 4 / 1024)} KB, or an https:// address.`);
       else set({ logoUrl: url });
     };

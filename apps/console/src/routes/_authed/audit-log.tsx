@@ -30,7 +30,7 @@ export const Route = createFileRoute('/_authed/audit-log')({
   component: AuditLogPage,
 });
 
-const clean = (s: AuditSearch): AuditSearch => Object.fromEntries(Object.entries(s).filter(([, v]) => v !== undefined && v !== '')) as AuditSearch;
+const clean = (s: AuditSearch): AuditSearch => Object.fromEntries(Object.entries(s).filter(([, v]) => v !== undefined && v !== ''));
 
 function AuditLogPage() {
   const search = Route.useSearch();

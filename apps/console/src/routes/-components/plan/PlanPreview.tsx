@@ -122,7 +122,7 @@ export function PlanPreview({ inputs }: { inputs: PacingValues }) {
             <CartesianGrid strokeDasharray="3 3" vertical={false} />
             <XAxis dataKey="ttl" type="number" domain={[0, 30]} ticks={[0, 5, 10, 15, 20, 25, 30]} unit=" min" />
             <YAxis allowDecimals={false} width={64} />
-            <Tooltip formatter={(v) => [formatCount(Number(v)), 'stranded seats']} labelFormatter={(t) => `hold TTL ${t} min`} />
+            <Tooltip formatter={(v) => [formatCount(Number(v)), 'stranded seats']} labelFormatter={(t) => `hold TTL ${Number(t)} min`} />
             {seats > 0 && <ReferenceLine y={seats * 0.1} stroke="#94a3b8" strokeDasharray="4 4" label={{ value: '10% of the house', position: 'insideTopLeft', fill: '#64748b', fontSize: 12 }} />}
             <Line type="linear" dataKey="stranded" name="Stranded seats" stroke="#c05621" strokeWidth={2} dot={{ r: 2 }} isAnimationActive={false} />
             <ReferenceDot x={ttl} y={Math.round(stranded)} r={6} fill="#c53030" stroke="#fff" label={{ value: `${ttl} min`, position: 'top', fill: '#c53030' }} />

@@ -199,7 +199,7 @@ function FairnessAuditPage() {
                     <When iso={o.at} zone={r.timeZone} />
                   </td>
                   <td className="num">{o.perMinute ?? 'back to the plan'}</td>
-                  {ops && <td className="muted">{ops.rateOverrides[i] ? `${actorWords(ops.rateOverrides[i]!.by)}${ops.rateOverrides[i]!.reason ? `: ${ops.rateOverrides[i]!.reason}` : ''}` : '—'}</td>}
+                  {ops && <td className="muted">{ops.rateOverrides[i] ? `${actorWords(ops.rateOverrides[i].by)}${ops.rateOverrides[i].reason ? `: ${ops.rateOverrides[i].reason}` : ''}` : '—'}</td>}
                 </tr>
               ))}
             </tbody>
@@ -226,7 +226,7 @@ function FairnessAuditPage() {
                   <When iso={c.at} zone={r.timeZone} />
                 </td>
                 <td>{c.change}</td>
-                {ops && <td className="muted">{ops.configurationChanges[i] ? actorWords(ops.configurationChanges[i]!.by) : '—'}</td>}
+                {ops && <td className="muted">{ops.configurationChanges[i] ? actorWords(ops.configurationChanges[i].by) : '—'}</td>}
               </tr>
             ))}
           </tbody>

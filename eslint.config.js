@@ -1,0 +1,66 @@
+// One lint configuration for the whole workspace: typescript-eslint's recommended type-aware rules over every
+// TypeScript file, each checked against the tsconfig of the package it belongs to. Import cycles are found by
+// madge (`npm run lint:cycles`, part of `npm run lint`): import-x's no-cycle would walk every import again per file.
+import js from '@eslint/js';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  {
+    ignores: ['**/node_modules/', '**/dist/', '.data/', '.test-results/', 'bench-results/', 'coverage/', 'apps/console/src/routeTree.gen.ts'],
+  },
+  js.configs.recommended,
+  tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: {
+        // Each file is checked against the nearest tsconfig.json that holds it; the edge's tests are in none (its
+        // tsconfig.json is the worker's) and use its tsconfig.node.json.
+        projectService: {
+          allowDefaultProject: ['apps/edge/test/*.ts'],
+          defaultProject: 'apps/edge/tsconfig.node.json',
+        },
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    rules: {
+      // Fastify plugins, route modules and interface implementations are async by contract, awaited or not.
+      '@typescript-eslint/require-await': 'off',
+      // A leading underscore marks a value kept on purpose (an omitted rest property, an unused parameter).
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
+      '@typescript-eslint/only-throw-error': [
+        'error',
+        // TanStack Router's loaders signal a redirect or a missing page by throwing its redirect() / notFound().
+        { allow: [{ from: 'package', package: '@tanstack/router-core', name: ['Redirect', 'NotFoundError'] }] },
+      ],
+      // React event handlers may be async: the handlers catch and show their own errors.
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { attributes: false } }],
+    },
+  },
+  {
+    // Migrations take `Kysely<any>`: they must not depend on the app's table types, which change after them.
+    files: ['packages/shared/src/db/migrations/**/*.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    // Tests and benchmarks read HTTP and JSON answers as `any` and check their shape with assertions.
+    files: ['**/*.test.ts', '**/test/**/*.ts', '**/bench/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+    },
+  },
+  {
+    files: ['**/*.js', '**/*.mjs'],
+    extends: [tseslint.configs.disableTypeChecked],
+    languageOptions: { globals: globals.node },
+  },
+);

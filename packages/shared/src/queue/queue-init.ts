@@ -1,0 +1,13 @@
+// A new queue's state, apart from the queue service: creating an event or a presale tier starts a queue, and the
+// queue service itself depends on those allocations (tiers, access codes), so the start lives below both.
+import type { Trx } from '../db/connect.js';
+import { commitSeed, generateSeed } from './fairness.js';
+import { insertQueueState } from './queue.repository.js';
+
+/** Gives a new event its queue: a random seed (kept secret until the open) and its published commitment. */
+export async function initQueue(trx: Trx, eventId: string): Promise<{ seedCommitment: string }> {
+  const seed = generateSeed();
+  const seedCommitment = await commitSeed(seed);
+  await insertQueueState(trx, eventId, seed, seedCommitment);
+  return { seedCommitment };
+}
