@@ -1,3 +1,4 @@
+import { parse } from 'csv-parse/sync';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { TRPCError } from '@trpc/server';
@@ -163,6 +164,41 @@ describe('auditLog', () => {
     const facets = await callerAs(tdb.db, beta).auditLog.facets();
     expect(facets.actions).not.toContain('console_user.created');
     expect(facets.actions).not.toContain('queue.paused');
+  });
+
+  it('exports every entry the filters select as CSV (all pages, words beside the raw values), scoped like the list', async () => {
+    const listed = await callerAs(tdb.db, admin).auditLog.list({ eventId: acmeEventId });
+    const r = await callerAs(tdb.db, viewer).auditLog.exportCsv({ eventId: acmeEventId, limit: 1, before: 1 });
+    expect(r).toMatchObject({ filename: `onsale-audit-log-${acmeEventId}.csv`, rows: listed.entries.length, truncated: false });
+    expect(r.csv).toContain('\r\n');
+    const [header, ...rows] = parse(r.csv) as string[][];
+    expect(header).toEqual(['Time (UTC)', 'Time at the venue', 'Venue time zone', 'Who', 'Actor id', 'What', 'Action', 'Event', 'Event id', 'Details', 'Details (JSON)']);
+    // Paging and `before` are the list's: the export has them all, newest first.
+    expect(rows.map((row) => row[6])).toEqual(listed.entries.map((e) => e.action));
+    const paused = rows.find((row) => row[6] === 'queue.paused')!;
+    expect(paused[5]).toBe('Paused admissions');
+    expect(paused[3]).toBe('operator@reports.test');
+    expect(paused[7]).toBe('Acme Open Night');
+    expect(paused[9]).toContain('Reason: payment gateway degraded');
+    expect(JSON.parse(paused[10]!)).toMatchObject({ reason: 'payment gateway degraded' });
+    expect(new Date(paused[0]!).toISOString()).toBe(paused[0]);
+
+    // A promoter's export is their organisation's part; another's event is refused as the list is.
+    const mine = parse((await callerAs(tdb.db, acme).auditLog.exportCsv({})).csv, { columns: true }) as Record<string, string>[];
+    expect(mine.length).toBeGreaterThan(0);
+    expect(new Set(mine.map((row) => row['Event id']))).toEqual(new Set([acmeEventId]));
+    expect(await refusal(callerAs(tdb.db, acme).auditLog.exportCsv({ eventId: betaEventId }))).toEqual({ code: 'FORBIDDEN', domainCode: 'EVENT_FORBIDDEN' });
+    expect(await refusal(callerAs(tdb.db, admin).auditLog.exportCsv({ to: 'tomorrow' }))).toMatchObject({ code: 'BAD_REQUEST' });
+    expect(await refusal(callerAs(tdb.db, null).auditLog.exportCsv({}))).toMatchObject({ code: 'UNAUTHORIZED' });
+  });
+
+  it('a CSV export stops at its cap and says so (the newest entries first)', async () => {
+    const { auditLogCsv } = await import('@onsale/shared/events');
+    const all = await auditLogCsv(tdb.db, { eventId: acmeEventId }, null);
+    expect(all.rows).toBeGreaterThan(2);
+    const capped = await auditLogCsv(tdb.db, { eventId: acmeEventId }, null, 2);
+    expect(capped).toMatchObject({ rows: 2, truncated: true });
+    expect((parse(capped.csv) as string[][]).slice(1).map((row) => row[6])).toEqual((parse(all.csv) as string[][]).slice(1, 3).map((row) => row[6]));
   });
 
   it('refuses a bad filter naming the field (BAD_REQUEST), and the signed-out (UNAUTHORIZED)', async () => {

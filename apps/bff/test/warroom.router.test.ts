@@ -1,3 +1,4 @@
+import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { TRPCError } from '@trpc/server';
 import { sql } from '@onsale/shared/db';
@@ -333,5 +334,15 @@ describe('warRoom: alert history and receivers, the words fans read, schedules, 
     expect(series).toHaveLength(1);
     expect(series[0]).toMatchObject({ state: 'ADMITTING', available: 30, held: 4, sold: 6, waiting: 8, admitted: 5 });
     expect(await codeOf(callerAs(tdb.db, otherPromoter).warRoom.series({ eventId: acmeEventId }))).toMatchObject({ code: 'FORBIDDEN' });
+
+    // The same minutes as CSV: one row a minute, UTC and the venue's wall clock, units in the column names.
+    const csv = await callerAs(tdb.db, viewer).warRoom.seriesCsv({ eventId });
+    expect(csv).toMatchObject({ filename: `onsale-series-${eventId}.csv`, rows: 1 });
+    const rows = parse(csv.csv, { columns: true }) as Record<string, string>[];
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ 'Minute (UTC)': series[0]!.minute, State: 'ADMITTING', Capacity: '40', Available: '30', Held: '4', Sold: '6', Waiting: '8', 'Admitted (admission tokens issued)': '5', 'Operator rate override (admits/min)': '', 'Cards declined by their issuer': '1' });
+    expect(rows[0]!['Minute at the venue']).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:00$/);
+    expect(await codeOf(callerAs(tdb.db, otherPromoter).warRoom.seriesCsv({ eventId: acmeEventId }))).toMatchObject({ code: 'FORBIDDEN' });
+    expect(await codeOf(callerAs(tdb.db, null).warRoom.seriesCsv({ eventId }))).toMatchObject({ code: 'UNAUTHORIZED' });
   });
 });

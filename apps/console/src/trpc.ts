@@ -67,3 +67,20 @@ export function domainCodeOf(error: unknown): string | undefined {
   const code = (error as { data?: { domainCode?: unknown } } | null)?.data?.domainCode;
   return typeof code === 'string' ? code : undefined;
 }
+
+/**
+ * A failed call in words a person can act on. The server's refusal is its own message (a sentence about what was
+ * wrong); no answer at all ("Failed to fetch", "NetworkError…") says the server could not be reached and, for a
+ * change (`change: true`), that it is not known whether it was made; a 5xx says the server cannot do it now.
+ */
+export function messageOf(error: unknown, opts: { change?: boolean } = {}): string {
+  const data = (error as { data?: { httpStatus?: unknown } } | null)?.data;
+  const status = typeof data?.httpStatus === 'number' ? data.httpStatus : undefined;
+  if (status === undefined)
+    return opts.change
+      ? 'Could not reach the server, so it is not known whether this was done. Check the connection, then look at the page again before retrying.'
+      : 'Could not reach the server. Check the connection; the page tries again by itself.';
+  const message = error instanceof Error ? error.message : String(error);
+  if (status >= 500) return `The server cannot do this right now (${message.replace(/[.\s]+$/, '')}). Try again in a moment.`;
+  return message;
+}

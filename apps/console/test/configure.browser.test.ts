@@ -1,3 +1,4 @@
+import { parse } from 'csv-parse/sync';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -97,7 +98,7 @@ describe('event configuration in Chromium', () => {
     await form.getByRole('button', { name: 'Create event' }).click();
 
     // The shared schema's words, at the fields, before anything is sent.
-    expect(await page.getByTestId('error-sections.0.code').textContent()).toBe('Use letters, digits, "-" and "_" only (no spaces).');
+    expect(await page.getByTestId('error-sections.0.code').textContent()).toBe('Use letters, digits, "-" and "_" only (no spaces)');
     expect(await page.getByTestId('error-limits.perAccountSeats').textContent()).toBe('Enter 1 or more.');
     await page.getByTestId('form-error').waitFor();
     expect(page.url()).toContain('/events/new');
@@ -196,7 +197,9 @@ describe('event configuration in Chromium', () => {
     await expect.poll(() => page.getByTestId('audit-row').count()).toBe(1);
     const row = page.getByTestId('audit-row').first();
     expect(await row.getAttribute('data-actor')).toBe(PROMOTER.email);
-    expect(await row.textContent()).toContain('venueName');
+    // In words: the setting's name and its values, not the event file's keys.
+    expect(await row.textContent()).toContain('Changed the configuration');
+    expect(await row.textContent()).toContain('venue: Form Hall → Form Hall (upstairs)');
 
     // A bad range is refused at its field by the shared schema.
     await filters.getByLabel('From', { exact: true }).fill('2031-01-02T00:00:00');
@@ -213,6 +216,14 @@ describe('event configuration in Chromium', () => {
     const eventActions = all.map((a) => a.action).filter((a) => a.startsWith('event.'));
     await expect.poll(() => page.getByTestId('audit-row').count()).toBe(eventActions.length);
     expect((await page.getByTestId('audit-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-action')))).sort()).toEqual([...eventActions].sort());
+
+    // The CSV export: every entry these filters select, words beside the raw values.
+    const [csvFile] = await Promise.all([page.waitForEvent('download'), page.getByTestId('audit-export-csv').click()]);
+    expect(csvFile.suggestedFilename()).toBe(`onsale-audit-log-${eventId}.csv`);
+    const exported = parse(readFileSync((await csvFile.path())!, 'utf8'), { columns: true }) as Record<string, string>[];
+    expect(exported.map((r) => r.Action).sort()).toEqual([...eventActions].sort());
+    expect(exported.find((r) => r.Action === 'event.updated')).toMatchObject({ What: 'Changed the configuration', Who: PROMOTER.email, 'Event id': eventId });
+    expect(await page.getByTestId('audit-export-note').textContent()).toBe(`Downloaded ${eventActions.length} entries.`);
     await page.screenshot({ path: join(resultsDir, 'console-audit-log.png'), fullPage: true });
   });
 

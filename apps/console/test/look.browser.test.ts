@@ -71,7 +71,7 @@ describe("the fans' page look in the event form", () => {
     await editor.getByLabel('Brand colour', { exact: true }).fill('#ffee00');
     await page.getByTestId('event-form').getByRole('button', { name: 'Save changes' }).click();
     await page.getByTestId('error-look.colors.brand').waitFor();
-    expect(await page.getByTestId('error-look.colors.brand').textContent()).toMatch(/text on the brand colour is hard to read: contrast 1\.\d:1/);
+    expect(await page.getByTestId('error-look.colors.brand').textContent()).toMatch(/^Text on the brand colour is hard to read: contrast 1\.\d:1/);
     expect((await tdb.db.selectFrom('events').select('look').where('id', '=', eventId).executeTakeFirstOrThrow()).look).toBeNull();
   });
 

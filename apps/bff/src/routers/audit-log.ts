@@ -1,4 +1,4 @@
-import { auditLogFacets, getEvent, listAuditLog } from '@onsale/shared/events';
+import { auditLogCsv, auditLogFacets, getEvent, listAuditLog } from '@onsale/shared/events';
 import { auditLogQuerySchema } from '@onsale/shared/events/schema';
 import { eventScope, PERMISSIONS, requireEventAccess } from '@onsale/shared/users';
 import { roleProcedure, router } from '../trpc.js';
@@ -13,6 +13,16 @@ export const auditLogRouter = router({
     if (input.eventId) requireEventAccess(ctx.user, await getEvent(ctx.db, input.eventId));
     const page = await listAuditLog(ctx.db, input, eventScope(ctx.user));
     return { ...page, entries: page.entries.map((e) => ({ ...e, at: e.at.toISOString() })) };
+  }),
+
+  /**
+   * Every entry the filters select (all pages, newest first, up to AUDIT_EXPORT_MAX_ROWS) as CSV: words beside the
+   * raw values. `truncated` says the export stopped at the cap (narrow the filters for the rest).
+   */
+  exportCsv: readEvents.input(auditLogQuerySchema).query(async ({ ctx, input }) => {
+    if (input.eventId) requireEventAccess(ctx.user, await getEvent(ctx.db, input.eventId));
+    const r = await auditLogCsv(ctx.db, input, eventScope(ctx.user));
+    return { filename: `onsale-audit-log${input.eventId ? `-${input.eventId}` : ''}.csv`, ...r };
   }),
 
   /** The actions and actors that occur in the user's part of the log, for the filters. */

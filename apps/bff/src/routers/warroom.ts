@@ -11,6 +11,7 @@ import {
   alertEndpointInputSchema,
   findSaleMinutes,
   getQueueCopy,
+  saleMinutesCsv,
   listAlertDeliveries,
   listAlertEndpoints,
   listAlertHistory,
@@ -263,6 +264,13 @@ export const warRoomRouter = router({
   series: watchers.input(warRoomEventSchema).query(async ({ ctx, input }) => {
     await visibleEvent(ctx, input.eventId);
     return (await findSaleMinutes(ctx.db, input.eventId)).map((m) => ({ ...m, minute: m.minute.toISOString(), recorded_at: m.recorded_at.toISOString() }));
+  }),
+
+  /** The whole sale's series as CSV (one row a minute, UTC and the venue's wall clock), for the operator's records. */
+  seriesCsv: watchers.input(warRoomEventSchema).query(async ({ ctx, input }) => {
+    const event = await visibleEvent(ctx, input.eventId);
+    const minutes = await findSaleMinutes(ctx.db, input.eventId);
+    return { filename: `onsale-series-${input.eventId}.csv`, csv: saleMinutesCsv(minutes, event.timeZone), rows: minutes.length };
   }),
 
   /** Sets the operator's admission rate (0..100,000 admits per minute), or null to follow the plan again. Audited. */

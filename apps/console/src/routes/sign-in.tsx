@@ -3,7 +3,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { createFileRoute, redirect, useNavigate } from '@tanstack/react-router';
 import { z } from 'zod';
 import { fieldErrors, signInSchema } from '@onsale/shared/users/schema';
-import { domainCodeOf, fieldErrorsOf, useTRPC } from '../trpc';
+import { domainCodeOf, fieldErrorsOf, messageOf, useTRPC } from '../trpc';
 import { Field } from './-components/Field';
 
 // Only a path of this console is a place to come back to; anything else (another origin, `//host`) is dropped.
@@ -70,7 +70,7 @@ function SignInPage() {
         }
         const fields = fieldErrorsOf(error);
         setErrors(fields);
-        setFormError(Object.keys(fields).length ? null : `Could not sign in: ${error.message}`);
+        setFormError(Object.keys(fields).length ? null : `Could not sign in: ${messageOf(error)}`);
         focusField(fields.email ? 'email' : 'password');
       },
     }),

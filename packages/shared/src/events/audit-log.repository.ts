@@ -11,6 +11,8 @@ export interface AuditLogRow {
   action: string;
   event_id: string | null;
   event_name: string | null;
+  /** The event's venue time zone (null for entries about no event). */
+  event_time_zone: string | null;
   details: Record<string, unknown>;
 }
 
@@ -39,7 +41,7 @@ export async function findAuditEntries(db: Db | Trx, q: AuditLogQuery, organisat
   if (q.to) conditions.push(sql`a.at < ${q.to}::timestamptz`);
   if (q.before !== undefined) conditions.push(sql`a.id < ${q.before}`);
   const { rows } = await sql<AuditLogRow>`
-    SELECT a.id, a.at, a.actor, a.action, a.event_id, e.name AS event_name, a.details
+    SELECT a.id, a.at, a.actor, a.action, a.event_id, e.name AS event_name, e.time_zone AS event_time_zone, a.details
     FROM audit_log a LEFT JOIN events e ON e.id = a.event_id
     WHERE ${sql.join(conditions, sql` AND `)}
     ORDER BY a.id DESC

@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { useMutation } from '@tanstack/react-query';
 import { inventoryAddSchema } from '@onsale/shared/support/schema';
 import { fieldErrors } from '@onsale/shared/users/schema';
-import { fieldErrorsOf, useTRPC } from '../../trpc';
+import { fieldErrorsOf, messageOf, useTRPC } from '../../trpc';
 import { ErrorSummary } from './ErrorSummary';
 import { Field } from './Field';
 
@@ -26,7 +26,7 @@ export function AddSeats({ eventId, sections, onAdded }: { eventId: string; sect
       },
       onError: (error) => {
         const fields = fieldErrorsOf(error);
-        setErrors(Object.keys(fields).length ? fields : { section: error.message });
+        setErrors(Object.keys(fields).length ? fields : { section: messageOf(error, { change: true }) });
       },
     }),
   );

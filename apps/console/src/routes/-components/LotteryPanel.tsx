@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { RouterOutputs } from '@onsale/bff/root';
-import { domainCodeOf, useTRPC } from '../../trpc';
+import { domainCodeOf, messageOf, useTRPC } from '../../trpc';
 import { formatCount, formatDateTime } from './format';
 import './warroom/warroom.css';
 import './event-form.css';
@@ -26,7 +26,7 @@ function phaseOf(s: Summary, now: number): Phase {
 /** A refusal of the draw in the operator's words, with the domain's code beside it. */
 function refusalText(error: unknown): { code: string | undefined; text: string } {
   const code = domainCodeOf(error);
-  const message = (error as Error).message;
+  const message = messageOf(error, { change: true });
   if (code === 'DRAW_TOO_EARLY') return { code, text: `Not drawn: registration is still open. ${message}` };
   if (code === 'EVENT_FORBIDDEN' || code === 'ROLE_FORBIDDEN') return { code, text: `Not drawn: your role may not run this draw. ${message}` };
   return { code, text: `Not drawn. ${message}` };
@@ -51,7 +51,7 @@ export function LotteryPanel({ eventId, permissions, refreshMs }: { eventId: str
       <section className="card lottery-panel" data-testid="lottery-panel" aria-label="Registration lottery">
         <h2>Registration lottery</h2>
         <p className="form-error" role="alert" data-testid="lottery-error">
-          {domainCodeOf(summary.error) === 'LOTTERY_NOT_CONFIGURED' ? 'This event is a registration lottery without its settings: give them in the event’s configuration.' : summary.error.message}
+          {domainCodeOf(summary.error) === 'LOTTERY_NOT_CONFIGURED' ? 'This event is a registration lottery without its settings: give them in the event’s configuration.' : messageOf(summary.error)}
         </p>
       </section>
     );
@@ -159,7 +159,7 @@ function Verification({ data: v, error }: { data: RouterOutputs['lottery']['veri
   if (error)
     return (
       <p className="form-error" data-testid="lottery-verify">
-        The audit could not run: {error.message}
+        The audit could not run: {messageOf(error)}
       </p>
     );
   if (!v) return <p className="muted">Re-deriving the winners from the published data…</p>;

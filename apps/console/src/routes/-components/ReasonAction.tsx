@@ -1,7 +1,7 @@
 import { useId, useState, type FormEvent } from 'react';
 import { supportReasonSchema } from '@onsale/shared/support/schema';
 import { sentence } from '@onsale/shared/words';
-import { fieldErrorsOf } from '../../trpc';
+import { fieldErrorsOf, messageOf } from '../../trpc';
 import { Field } from './Field';
 
 /**
@@ -29,7 +29,7 @@ export function ReasonAction({ label, what, run, testId, danger = false }: { lab
       setReason('');
     } catch (err) {
       const fields = fieldErrorsOf(err);
-      setError(Object.values(fields)[0] ?? (err as Error).message);
+      setError(Object.values(fields)[0] ?? messageOf(err, { change: true }));
     } finally {
       setBusy(false);
     }

@@ -29,6 +29,8 @@ const PHASE_LOOK: Record<TierRow['phase'], { label: string; tone: string }> = {
 const accessText = (t: TierRow) =>
   t.access === 'CARD_BIN' && t.binRanges ? `${ACCESS_LABELS.CARD_BIN}: ${t.binRanges.map((r) => (r.from === r.to ? r.from : `${r.from}–${r.to}`)).join(', ')}` : ACCESS_LABELS[t.access];
 
+const OFFLINE_TITLE = 'Cannot reach the server: the tier controls are off until it answers again.';
+
 /**
  * The event's presale tiers: each one's window, access rule, share and live counts (available + held + sold =
  * capacity, drift 0), where its unsold seats go and when, and, for the roles allowed, rolling a tier forward now
@@ -40,12 +42,15 @@ export function TiersPanel({
   tiers,
   permissions,
   onChanged,
+  offline = false,
 }: {
   eventId: string;
   eventName: string;
   tiers: TierPanelRow[];
   permissions: readonly string[];
   onChanged?: () => void;
+  /** The server cannot be reached (the war room knows): the controls are off and say why. */
+  offline?: boolean;
 }) {
   const [open, setOpen] = useState<{ kind: 'roll' | 'codes' | 'pause' | 'resume'; tier: TierPanelRow } | null>(null);
   if (tiers.length === 0) return null;
@@ -146,22 +151,22 @@ export function TiersPanel({
                   <td className="tier-row-actions">
                     <div>
                       {canControl && !t.general && t.queue && !t.queue.paused && (
-                        <button type="button" className="wr-button wr-button-stop" onClick={() => setOpen({ kind: 'pause', tier: t })} data-testid="tier-pause">
+                        <button type="button" className="wr-button wr-button-stop" onClick={() => setOpen({ kind: 'pause', tier: t })} disabled={offline} title={offline ? OFFLINE_TITLE : undefined} data-testid="tier-pause">
                           Pause…
                         </button>
                       )}
                       {canControl && !t.general && t.queue?.paused && (
-                        <button type="button" className="wr-button wr-button-go" onClick={() => setOpen({ kind: 'resume', tier: t })} data-testid="tier-resume">
+                        <button type="button" className="wr-button wr-button-go" onClick={() => setOpen({ kind: 'resume', tier: t })} disabled={offline} title={offline ? OFFLINE_TITLE : undefined} data-testid="tier-resume">
                           Resume…
                         </button>
                       )}
                       {canRoll && rollable && (
-                        <button type="button" className="wr-button" onClick={() => setOpen({ kind: 'roll', tier: t })} data-testid="tier-roll-now">
+                        <button type="button" className="wr-button" onClick={() => setOpen({ kind: 'roll', tier: t })} disabled={offline} title={offline ? OFFLINE_TITLE : undefined} data-testid="tier-roll-now">
                           Roll forward now…
                         </button>
                       )}
                       {canIssue && t.access === 'ACCESS_CODE' && (
-                        <button type="button" className="wr-button" onClick={() => setOpen({ kind: 'codes', tier: t })} data-testid="tier-issue-codes">
+                        <button type="button" className="wr-button" onClick={() => setOpen({ kind: 'codes', tier: t })} disabled={offline} title={offline ? OFFLINE_TITLE : undefined} data-testid="tier-issue-codes">
                           Issue codes…
                         </button>
                       )}
@@ -173,7 +178,12 @@ export function TiersPanel({
           })}
         </tbody>
       </table>
-      {open?.kind === 'roll' && (
+      {offline && (canRoll || canIssue || canControl) && (
+        <p className="wr-controls-offline" role="status" data-testid="tiers-offline">
+          {OFFLINE_TITLE}
+        </p>
+      )}
+      {open?.kind === 'roll' && !offline && (
         <RollDialog
           eventId={eventId}
           eventName={eventName}
@@ -185,8 +195,8 @@ export function TiersPanel({
           }}
         />
       )}
-      {open?.kind === 'codes' && <CodesDialog eventId={eventId} tier={open.tier} onClose={() => setOpen(null)} />}
-      {(open?.kind === 'pause' || open?.kind === 'resume') && open.tier.queue && (
+      {open?.kind === 'codes' && !offline && <CodesDialog eventId={eventId} tier={open.tier} onClose={() => setOpen(null)} />}
+      {(open?.kind === 'pause' || open?.kind === 'resume') && open.tier.queue && !offline && (
         <QueueDialog
           kind={open.kind}
           eventId={eventId}

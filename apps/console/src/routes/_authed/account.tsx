@@ -2,7 +2,7 @@ import { useRef, useState, type FormEvent } from 'react';
 import { useMutation } from '@tanstack/react-query';
 import { createFileRoute } from '@tanstack/react-router';
 import { fieldErrors, ownPasswordChangeSchema, ROLE_DESCRIPTIONS } from '@onsale/shared/users/schema';
-import { fieldErrorsOf, useTRPC } from '../../trpc';
+import { fieldErrorsOf, messageOf, useTRPC } from '../../trpc';
 import { ErrorSummary } from '../-components/ErrorSummary';
 import { Field } from '../-components/Field';
 import { When } from '../-components/When';
@@ -50,7 +50,7 @@ function ChangePassword() {
       },
       onError: (error) => {
         const fields = fieldErrorsOf(error);
-        setErrors(Object.keys(fields).length ? fields : { currentPassword: error.message });
+        setErrors(Object.keys(fields).length ? fields : { currentPassword: messageOf(error, { change: true }) });
       },
     }),
   );

@@ -1,10 +1,12 @@
 import { useState, type FormEvent } from 'react';
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
 import { z } from 'zod';
 import { auditLogQuerySchema } from '@onsale/shared/events/schema';
+import { actionWords, actorWords, auditDetailsWords } from '@onsale/shared/words';
 import { fieldErrors } from '@onsale/shared/users/schema';
-import { fieldErrorsOf, useTRPC } from '../../trpc';
+import { fieldErrorsOf, messageOf, useTRPC } from '../../trpc';
+import { downloadText } from '../-components/download';
 import { localInputOf } from '../-components/event-draft';
 import { Field } from '../-components/Field';
 import { formatDateTime } from '../-components/format';
@@ -43,10 +45,11 @@ function AuditLogPage() {
     <section>
       <h1>Audit log</h1>
       <p className="muted">Who changed what, and when: configuration, sign-offs, pauses and rate overrides, waitlist settings, users. Newest first.</p>
+      <ExportCsv search={search} />
       <Filters key={JSON.stringify(search)} search={search} events={events.data ?? []} actions={facets.data?.actions ?? []} actors={facets.data?.actors ?? []} serverErrors={page.error ? fieldErrorsOf(page.error) : {}} onApply={(next) => void navigate({ search: clean(next) })} />
       {page.error && Object.keys(fieldErrorsOf(page.error)).length === 0 && (
         <p className="form-error" role="alert">
-          {page.error.message}
+          {messageOf(page.error)}
         </p>
       )}
       {page.data && (
@@ -72,10 +75,8 @@ function AuditLogPage() {
                     <td>
                       <time dateTime={e.at}>{formatDateTime(e.at)}</time>
                     </td>
-                    <td>{e.actor}</td>
-                    <td>
-                      <code>{e.action}</code>
-                    </td>
+                    <td title={e.actor}>{actorWords(e.actor)}</td>
+                    <td title={e.action}>{actionWords(e.action)}</td>
                     <td>
                       {e.eventId ? (
                         <Link to="/audit-log" search={{ eventId: e.eventId }}>
@@ -85,7 +86,7 @@ function AuditLogPage() {
                         '—'
                       )}
                     </td>
-                    <td className="details-cell">{summarise(e.details)}</td>
+                    <td className="details-cell">{auditDetailsWords(e.action, e.details, e.eventTimeZone ?? 'UTC')}</td>
                   </tr>
                 ))}
               </tbody>
@@ -109,17 +110,46 @@ function AuditLogPage() {
   );
 }
 
-const show = (v: unknown) => (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v));
-
-/** The details as one line: configuration changes as "setting: from → to", short values inline, the rest as JSON. */
-function summarise(details: Record<string, unknown>): string {
-  const parts = Object.entries(details).map(([k, v]) => {
-    if (k === 'changes' && Array.isArray(v))
-      return v.map((c: { setting?: unknown; from?: unknown; to?: unknown }) => `${show(c.setting)}: ${show(c.from)} → ${show(c.to)}`).join('; ');
-    return `${k}: ${show(v)}`;
-  });
-  const line = parts.join(' · ');
-  return line.length > 400 ? `${line.slice(0, 400)}…` : line;
+/**
+ * Downloads every entry the current filters select as CSV (all pages, not only the one shown): who, what and the
+ * details in words beside the raw values, for the operator's records.
+ */
+function ExportCsv({ search }: { search: AuditSearch }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const [state, setState] = useState<{ busy: boolean; note?: string; error?: string }>({ busy: false });
+  async function download() {
+    setState({ busy: true });
+    try {
+      const r = await queryClient.fetchQuery({ ...trpc.auditLog.exportCsv.queryOptions({ ...clean({ ...search, before: undefined }) }), staleTime: 0 });
+      downloadText(r.filename, r.csv, 'text/csv');
+      setState({
+        busy: false,
+        note: r.truncated
+          ? `Downloaded the newest ${r.rows.toLocaleString('en-US')} entries: the export stops there. Narrow the filters (an event, a time range) for the rest.`
+          : `Downloaded ${r.rows.toLocaleString('en-US')} ${r.rows === 1 ? 'entry' : 'entries'}.`,
+      });
+    } catch (e) {
+      setState({ busy: false, error: `The export failed. ${messageOf(e)}` });
+    }
+  }
+  return (
+    <div className="page-actions">
+      <button type="button" className="secondary" onClick={() => void download()} disabled={state.busy} data-testid="audit-export-csv">
+        {state.busy ? 'Preparing the CSV…' : 'Download CSV (every entry these filters select)'}
+      </button>
+      {state.note && (
+        <span className="muted" role="status" data-testid="audit-export-note">
+          {state.note}
+        </span>
+      )}
+      {state.error && (
+        <span className="form-error" role="alert">
+          {state.error}
+        </span>
+      )}
+    </div>
+  );
 }
 
 function Filters({
@@ -191,7 +221,7 @@ function Filters({
           ))}
           {actions.map((a) => (
             <option key={a} value={a}>
-              {a}
+              {actionWords(a)}
             </option>
           ))}
           {action && !actions.includes(action) && !prefixes.includes(action) && <option value={action}>{action}</option>}

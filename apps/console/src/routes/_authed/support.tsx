@@ -4,7 +4,7 @@ import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
 import { z } from 'zod';
 import { accountLookupSchema } from '@onsale/shared/support/schema';
 import { causeWords, formatMoney } from '@onsale/shared/words';
-import { useTRPC } from '../../trpc';
+import { messageOf, useTRPC } from '../../trpc';
 import { ErrorSummary } from '../-components/ErrorSummary';
 import { Field } from '../-components/Field';
 import { ReasonAction } from '../-components/ReasonAction';
@@ -81,7 +81,7 @@ function AccountView({ accountId, canAct, canCancel }: { accountId: string; canA
   if (lookup.error)
     return (
       <p className="form-error" role="alert">
-        {lookup.error.message}
+        {messageOf(lookup.error)}
       </p>
     );
   if (!lookup.data) return <p className="muted">Loading…</p>;

@@ -4,7 +4,7 @@ import { createFileRoute, Link } from '@tanstack/react-router';
 import type { RouterOutputs } from '@onsale/bff/root';
 import { fieldErrors, ROLE_DESCRIPTIONS, ROLES, userCreateSchema, userRoleChangeSchema, type Role } from '@onsale/shared/users/schema';
 import { actorWords, sentence } from '@onsale/shared/words';
-import { fieldErrorsOf, useTRPC } from '../../trpc';
+import { fieldErrorsOf, messageOf, useTRPC } from '../../trpc';
 import { ErrorSummary } from '../-components/ErrorSummary';
 import { Field } from '../-components/Field';
 import { Forbidden } from '../-components/Status';
@@ -120,7 +120,7 @@ function ManageUser({ user }: { user: UserRow }) {
   const onError = (error: unknown) => {
     const fields = fieldErrorsOf(error);
     setDone(null);
-    setErrors(Object.keys(fields).length ? fields : { form: (error as Error).message });
+    setErrors(Object.keys(fields).length ? fields : { form: messageOf(error, { change: true }) });
   };
   const ok = (message: string) => {
     setErrors({});
@@ -225,7 +225,7 @@ function CreateUserForm() {
       onError: (error) => {
         const fields = fieldErrorsOf(error);
         setErrors(fields);
-        setFormError(Object.keys(fields).length ? null : error.message);
+        setFormError(Object.keys(fields).length ? null : messageOf(error, { change: true }));
       },
     }),
   );

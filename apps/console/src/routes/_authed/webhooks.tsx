@@ -4,7 +4,7 @@ import { createFileRoute } from '@tanstack/react-router';
 import { webhookEndpointInputSchema } from '@onsale/shared/notify/schema';
 import { fieldErrors } from '@onsale/shared/users/schema';
 import { sentence } from '@onsale/shared/words';
-import { fieldErrorsOf, useTRPC } from '../../trpc';
+import { fieldErrorsOf, messageOf, useTRPC } from '../../trpc';
 import { ErrorSummary } from '../-components/ErrorSummary';
 import { Field } from '../-components/Field';
 import { Forbidden } from '../-components/Status';
@@ -39,10 +39,10 @@ function Webhooks() {
     setMessage({ ok, text });
     void refresh();
   };
-  const setActive = (active: boolean) => ({ onSuccess: () => report(true, active ? 'Endpoint enabled.' : 'Endpoint disabled: its pending deliveries go DEAD; redeliver them once it is back.'), onError: (e: { message: string }) => report(false, e.message) });
+  const setActive = (active: boolean) => ({ onSuccess: () => report(true, active ? 'Endpoint enabled.' : 'Endpoint disabled: its pending deliveries go DEAD; redeliver them once it is back.'), onError: (e: unknown) => report(false, messageOf(e, { change: true })) });
   const disable = useMutation(trpc.webhooks.disable.mutationOptions(setActive(false)));
   const enable = useMutation(trpc.webhooks.enable.mutationOptions(setActive(true)));
-  const redeliver = useMutation(trpc.webhooks.redeliver.mutationOptions({ onSuccess: (d) => report(true, `Delivery ${d.id} queued again.`), onError: (e) => report(false, e.message) }));
+  const redeliver = useMutation(trpc.webhooks.redeliver.mutationOptions({ onSuccess: (d) => report(true, `Delivery ${d.id} queued again.`), onError: (e) => report(false, messageOf(e, { change: true })) }));
 
   return (
     <section>
@@ -181,7 +181,7 @@ function AddEndpoint({ onAdded }: { onAdded: () => void }) {
       },
       onError: (error) => {
         const fields = fieldErrorsOf(error);
-        setErrors(Object.keys(fields).length ? fields : { url: error.message });
+        setErrors(Object.keys(fields).length ? fields : { url: messageOf(error, { change: true }) });
       },
     }),
   );

@@ -1,7 +1,7 @@
 import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { pauseQueueSchema, rateOverrideSchema, RATE_OVERRIDE_BOUNDS, resumeQueueSchema } from '@onsale/shared/warroom/schema';
-import { fieldErrorsOf, useTRPC } from '../../../trpc';
+import { fieldErrorsOf, messageOf, useTRPC } from '../../../trpc';
 import { fieldErrors } from '@onsale/shared/users/schema';
 import type { RouterOutputs } from '@onsale/bff/root';
 import { ConfirmActions, ModalDialog, ReasonField } from './dialog';
@@ -172,7 +172,7 @@ function ControlDialog({
       // No answer (or a 5xx): whether it took effect is unknown until the state is read back.
       onSent(false);
       setErrors({
-        form: `Could not reach the server (${(e as Error).message}). It is not known whether this took effect; the war room checks with the server and says so below. Close this and watch the result, or try again.`,
+        form: `${(e as { data?: unknown }).data ? messageOf(e) : 'Could not reach the server.'} It is not known whether this took effect: the war room checks with the server and says so below. Close this and watch the result, or try again.`,
       });
     },
   };

@@ -1,9 +1,9 @@
 import { useEffect, useRef, type ReactNode } from 'react';
-import { fieldErrorsOf } from '../../../trpc';
+import { fieldErrorsOf, messageOf } from '../../../trpc';
 import { Field } from '../Field';
 
 /** A mutation's refusal as form errors: the fields it names, else one form-level message. */
-export const errorsOf = (e: unknown): Record<string, string> => (Object.keys(fieldErrorsOf(e)).length ? fieldErrorsOf(e) : { form: (e as Error).message });
+export const errorsOf = (e: unknown): Record<string, string> => (Object.keys(fieldErrorsOf(e)).length ? fieldErrorsOf(e) : { form: messageOf(e, { change: true }) });
 
 /** A modal <dialog>, open while mounted (Escape calls `onClose`). */
 export function ModalDialog({ testId, title, onClose, children }: { testId: string; title: string; onClose: () => void; children: ReactNode }) {

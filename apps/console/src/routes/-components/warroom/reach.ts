@@ -5,6 +5,22 @@ import { useTRPC } from '../../../trpc';
 /** Whether the console can reach the BFF now, as the war room's controls need to know before offering themselves. */
 export type Reach = 'reachable' | 'unreachable' | 'checking';
 
+/** Whether the browser says it has a network (`navigator.onLine`, and its online / offline events). */
+export function useOnline(): boolean {
+  const [online, setOnline] = useState(() => (typeof navigator === 'undefined' ? true : navigator.onLine));
+  useEffect(() => {
+    const up = () => setOnline(true);
+    const down = () => setOnline(false);
+    window.addEventListener('online', up);
+    window.addEventListener('offline', down);
+    return () => {
+      window.removeEventListener('online', up);
+      window.removeEventListener('offline', down);
+    };
+  }, []);
+  return online;
+}
+
 /** A probe this old no longer says the server answers. */
 const PROBE_FRESH_MS = 7_000;
 const PROBE_EVERY_MS = 3_000;
@@ -17,17 +33,7 @@ const PROBE_EVERY_MS = 3_000;
  */
 export function useServerReach(eventId: string, live: boolean): { reach: Reach; lastAnswerAt: number | null; serverError: boolean } {
   const trpc = useTRPC();
-  const [online, setOnline] = useState(() => (typeof navigator === 'undefined' ? true : navigator.onLine));
-  useEffect(() => {
-    const up = () => setOnline(true);
-    const down = () => setOnline(false);
-    window.addEventListener('online', up);
-    window.addEventListener('offline', down);
-    return () => {
-      window.removeEventListener('online', up);
-      window.removeEventListener('offline', down);
-    };
-  }, []);
+  const online = useOnline();
   const probe = useQuery({
     ...trpc.warRoom.controls.queryOptions({ eventId }),
     enabled: !live,

@@ -3,7 +3,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
 import { listingWaitlistSchema, waitlistModes } from '@onsale/shared/events/schema';
 import { fieldErrors } from '@onsale/shared/users/schema';
-import { fieldErrorsOf, useTRPC } from '../../../trpc';
+import { fieldErrorsOf, messageOf, useTRPC } from '../../../trpc';
 import { EventForm } from '../../-components/EventForm';
 import { draftFromFile, listingOfFile, newEventDraft, type EventDraft } from '../../-components/event-draft';
 import { ErrorSummary, eventRowOf } from '../../-components/ErrorSummary';
@@ -53,7 +53,7 @@ function NewEventForm({ organisationName }: { organisationName: string | null })
       onError: (error) => {
         const fields = fieldErrorsOf(error);
         setErrors(fields);
-        setFormError(Object.keys(fields).length ? 'The server refused some fields; see below.' : error.message);
+        setFormError(Object.keys(fields).length ? 'The server refused some fields; see below.' : messageOf(error, { change: true }));
       },
     }),
   );

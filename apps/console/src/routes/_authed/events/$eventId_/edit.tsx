@@ -4,7 +4,7 @@ import { createFileRoute, Link, notFound } from '@tanstack/react-router';
 import type { RouterOutputs } from '@onsale/bff/root';
 import { listingWaitlistSchema, waitlistModes } from '@onsale/shared/events/schema';
 import { fieldErrors } from '@onsale/shared/users/schema';
-import { domainCodeOf, fieldErrorsOf, trpcCodeOf, useTRPC } from '../../../../trpc';
+import { domainCodeOf, fieldErrorsOf, messageOf, trpcCodeOf, useTRPC } from '../../../../trpc';
 import { EventForm, FAIRNESS_LABELS } from '../../../-components/EventForm';
 import { EventLinks } from '../../../-components/EventLinks';
 import { draftFromFile, type EventDraft } from '../../../-components/event-draft';
@@ -77,7 +77,7 @@ function EditEvent({ config, onReload, saved, setSaved }: { config: Config; onRe
         }
         const fields = fieldErrorsOf(error);
         setErrors(fields);
-        setFormError(Object.keys(fields).length ? 'Not saved: the server refused some changes; each says why at its field.' : error.message);
+        setFormError(Object.keys(fields).length ? 'Not saved: the server refused some changes; each says why at its field.' : messageOf(error, { change: true }));
       },
     }),
   );
@@ -242,7 +242,7 @@ function SignOff({ config, formMode }: { config: Config; formMode: string }) {
             ) : (
               <p className="muted">Save the new mode first, then sign its description off.</p>
             ))}
-          {signOff.error && <p className="form-error">{signOff.error.message}</p>}
+          {signOff.error && <p className="form-error">{messageOf(signOff.error, { change: true })}</p>}
         </div>
       )}
       {live && formMode !== config.fairness.mode && <p className="muted">Saving another mode withdraws this sign-off; the new mode needs its own.</p>}

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { reviewOptionsSchema } from '@onsale/shared/support/schema';
 import { fieldErrors } from '@onsale/shared/users/schema';
 import { formatMoney } from '@onsale/shared/words';
-import { useTRPC } from '../../../../trpc';
+import { messageOf, useTRPC } from '../../../../trpc';
 import { ErrorSummary } from '../../../-components/ErrorSummary';
 import { EventLinks } from '../../../-components/EventLinks';
 import { Field } from '../../../-components/Field';
@@ -85,7 +85,7 @@ function ReviewPage() {
       </form>
       {review.error && (
         <p className="form-error" role="alert">
-          {review.error.message}
+          {messageOf(review.error)}
         </p>
       )}
       {r && (

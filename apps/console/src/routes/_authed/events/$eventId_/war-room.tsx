@@ -13,7 +13,8 @@ import { AdmissionChart, InventoryChart } from '../../../-components/warroom/cha
 import { Controls } from '../../../-components/warroom/controls';
 import { AdmissionWhy, AlertList, formatPct, formatRate, formatTime, LinkBanner, LiveArea, Metric, Panel, STATE_LOOK, type WarRoomSnapshot } from '../../../-components/warroom/parts';
 import { useLinkState } from '../../../-components/warroom/useLiveStream';
-import { useServerReach } from '../../../-components/warroom/reach';
+import { useOnline, useServerReach } from '../../../-components/warroom/reach';
+import { WholeSale } from '../../../-components/warroom/whole-sale';
 
 /** The inventory series the page keeps (the BFF keeps the same window, so a reload gets it back). */
 const SERIES_MS = 15 * 60_000;
@@ -60,7 +61,10 @@ function WarRoomPage() {
       },
     ),
   );
-  const link = useLinkState(sub, last);
+  const stream = useLinkState(sub, last);
+  // A browser that says it is offline has lost the link, even if the last figures arrived a moment ago.
+  const online = useOnline();
+  const link = !online && stream.state === 'live' ? { ...stream, state: 'lost' as const } : stream;
   const live = link.state === 'live';
   // Only the controls need to know whether plain requests still pass while the stream is down.
   const server = useServerReach(eventId, live || link.state === 'refused' || !me.permissions.includes('warroom.control'));
@@ -225,13 +229,15 @@ function WarRoomPage() {
         </div>
 
         {/* Tier figures come with every snapshot; a roll shows in the next one. */}
-        <TiersPanel eventId={eventId} eventName={s.name} tiers={s.tiers} permissions={me.permissions} />
+        <TiersPanel eventId={eventId} eventName={s.name} tiers={s.tiers} permissions={me.permissions} offline={canControl && server.reach === 'unreachable'} />
 
         <div className="split wr-charts">
           <InventoryChart series={series} />
           <AdmissionChart minutes={s.admission.minutes} planPerMin={plan?.admitsPerMinute ?? null} />
         </div>
       </LiveArea>
+
+      <WholeSale eventId={eventId} />
     </section>
   );
 }

@@ -1,0 +1,1 @@
+export { csvWallTime, toCsv, type CsvCell } from './csv.js';
