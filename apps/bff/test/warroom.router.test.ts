@@ -338,7 +338,7 @@ describe('warRoom: alert history and receivers, the words fans read, schedules, 
     // The same minutes as CSV: one row a minute, UTC and the venue's wall clock, units in the column names.
     const csv = await callerAs(tdb.db, viewer).warRoom.seriesCsv({ eventId });
     expect(csv).toMatchObject({ filename: `onsale-series-${eventId}.csv`, rows: 1 });
-    const rows = parse(csv.csv, { columns: true }) as Record<string, string>[];
+    const rows = parse<Record<string, string>>(csv.csv, { columns: true });
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ 'Minute (UTC)': series[0]!.minute, State: 'ADMITTING', Capacity: '40', Available: '30', Held: '4', Sold: '6', Waiting: '8', 'Admitted (admission tokens issued)': '5', 'Operator rate override (admits/min)': '', 'Cards declined by their issuer': '1' });
     expect(rows[0]!['Minute at the venue']).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:00$/);

@@ -332,7 +332,7 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
         await expect.poll(async () => Number(await panel.getAttribute('data-minutes')), { timeout: 30_000 }).toBeGreaterThanOrEqual(1);
         const [csv] = await Promise.all([page.waitForEvent('download'), page.getByTestId('wr-series-csv').click()]);
         expect(csv.suggestedFilename()).toBe(`onsale-series-${ids.live}.csv`);
-        const rows = parse(readFileSync((await csv.path())!, 'utf8'), { columns: true }) as Record<string, string>[];
+        const rows = parse<Record<string, string>>(readFileSync((await csv.path()), 'utf8'), { columns: true });
         expect(rows.length).toBeGreaterThanOrEqual(1);
         expect(rows.at(-1)).toMatchObject({ Capacity: '20', 'Cards declined by their issuer': expect.any(String) });
         expect(await sideways(page)).toBeLessThanOrEqual(0);
@@ -393,12 +393,12 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
         await page.goto(`${baseUrl}/events/${ids.paused}/fairness`);
         await page.getByTestId('fairness-title').waitFor();
         const [md] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-markdown').click()]);
-        const published = readFileSync((await md.path())!, 'utf8');
+        const published = readFileSync((await md.path()), 'utf8');
         expect(published).toContain(PUBLIC_NOTE);
         expect(published).not.toContain(PAUSE_REASON);
         expect(published).not.toContain(OPERATOR.email);
         const [ops] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-operator-markdown').click()]);
-        const operator = readFileSync((await ops.path())!, 'utf8');
+        const operator = readFileSync((await ops.path()), 'utf8');
         expect(operator).toContain(PAUSE_REASON);
         expect(operator).toContain(OPERATOR.email);
         expect(await sideways(page)).toBeLessThanOrEqual(0);

@@ -8,7 +8,7 @@ export type CsvCell = string | number | null | undefined;
 
 /** The header row and the rows as one CSV text (RFC 4180, CRLF line ends, formulas escaped). */
 export function toCsv(header: readonly string[], rows: readonly (readonly CsvCell[])[]): string {
-  return stringify([header as string[], ...rows.map((r) => r.map((c) => (c === null || c === undefined ? '' : c)))], {
+  return stringify([header, ...rows.map((r) => r.map((c) => (c === null || c === undefined ? '' : c)))], {
     record_delimiter: 'windows',
     escape_formulas: true,
   });
