@@ -332,7 +332,7 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
         await expect.poll(async () => Number(await panel.getAttribute('data-minutes')), { timeout: 30_000 }).toBeGreaterThanOrEqual(1);
         const [csv] = await Promise.all([page.waitForEvent('download'), page.getByTestId('wr-series-csv').click()]);
         expect(csv.suggestedFilename()).toBe(`onsale-series-${ids.live}.csv`);
-        const rows = parse<Record<string, string>>(readFileSync(await csv.path(), 'utf8'), { columns: true });
+        const rows = parse<Record<string, string>>(readFileSync((await csv.path()), 'utf8'), { columns: true });
         expect(rows.length).toBeGreaterThanOrEqual(1);
         expect(rows.at(-1)).toMatchObject({ Capacity: '20', 'Cards declined by their issuer': expect.any(String) });
         expect(await sideways(page)).toBeLessThanOrEqual(0);
