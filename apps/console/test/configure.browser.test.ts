@@ -13,6 +13,7 @@ import { sql } from '@onsale/shared/db';
 import { createNodeTokenKey } from '@onsale/shared/queue';
 import { testSecrets, createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
 import { createUser } from '@onsale/shared/users';
+import { sentence } from '@onsale/shared/words';
 import { registerForLottery } from '@onsale/shared/lottery';
 import { launchChromium, signIn } from './browser-helpers';
 
@@ -172,7 +173,8 @@ describe('event configuration in Chromium', () => {
     expect(download.suggestedFilename()).toBe(`onsale-audit-${eventId}.md`);
     const markdown = readFileSync((await download.path()), 'utf8');
     expect(markdown).toContain(`# On-sale summary: ${EVENT_NAME}`);
-    expect(markdown).toContain(`Form Hall (upstairs). On sale from 2031-03-01T15:00:00.000Z`);
+    // Times in the venue's zone (America/New_York in March: 10:00, five hours behind UTC).
+    expect(markdown).toContain('Form Hall (upstairs). On sale from 1 Mar 2031, 10:00');
     expect(markdown).toContain(`| Seed commitment (published before the open) | \`${commitment}\` |`);
     expect(markdown).toContain('not revealed yet (published at the open)');
     expect(markdown).toContain('Everyone who joins before the on-sale opens is placed in a random order');
@@ -205,7 +207,7 @@ describe('event configuration in Chromium', () => {
     await filters.getByLabel('From', { exact: true }).fill('2031-01-02T00:00:00');
     await filters.getByLabel('To', { exact: true }).fill('2031-01-01T00:00:00');
     await filters.getByRole('button', { name: 'Filter' }).click();
-    expect(await page.getByTestId('error-to').textContent()).toBe('must be after "from"');
+    expect(await page.getByTestId('error-to').textContent()).toBe(sentence('must be after "from"'));
 
     await page.goto(`${baseUrl}/audit-log`);
     await page.getByTestId('audit-table').waitFor();
@@ -295,7 +297,7 @@ describe('event configuration in Chromium', () => {
 
     // The shared schema refuses the card tier at its fields: no card ranges, no window. Nothing is written.
     await form.getByRole('button', { name: 'Create event' }).click();
-    expect(await page.getByTestId('error-allocations.1.binRanges').textContent()).toBe('a CARD_BIN tier needs the card ranges it accepts');
+    expect(await page.getByTestId('error-allocations.1.binRanges').textContent()).toBe(sentence('a CARD_BIN tier needs the card ranges it accepts'));
     expect(await page.getByTestId('error-allocations.1.opensAt').textContent()).toBe('A presale tier needs the time its window opens.');
     expect(await page.getByTestId('error-allocations.1.closesAt').textContent()).toBe('A presale tier needs the time its window closes.');
     expect(await tdb.db.selectFrom('events').select('id').where('name', '=', TIERED_NAME).execute()).toEqual([]);
@@ -303,7 +305,7 @@ describe('event configuration in Chromium', () => {
     await card.getByLabel('Opens').fill('2031-02-25T10:00:00');
     await card.getByLabel('Closes').fill('2031-02-26T10:00:00');
     await form.getByRole('button', { name: 'Create event' }).click();
-    expect(await page.getByTestId('error-allocations.1.binRanges').textContent()).toBe('6-8 digits');
+    expect(await page.getByTestId('error-allocations.1.binRanges').textContent()).toBe(sentence('6-8 digits'));
     await card.getByLabel('Card ranges (FROM-TO per line)').fill('411100-411199');
     await page.screenshot({ path: join(resultsDir, 'console-event-form-tiers.png'), fullPage: true });
 
@@ -375,7 +377,7 @@ describe('event configuration in Chromium', () => {
     await row('FANCLUB').getByTestId('tier-roll-now').click();
     const rollDialog = page.getByTestId('tier-dialog-roll');
     await rollDialog.getByTestId('tier-confirm-roll').click();
-    expect(await rollDialog.getByTestId('error-reason').textContent()).toBe('give a reason');
+    expect(await rollDialog.getByTestId('error-reason').textContent()).toBe(sentence('give a reason'));
     await rollDialog.getByLabel('Reason (goes to the audit log)').fill('fan club allocation cancelled');
     await rollDialog.getByTestId('tier-confirm-roll').click();
     await expect.poll(() => row('FANCLUB').getAttribute('data-phase')).toBe('ROLLED');
@@ -424,7 +426,7 @@ describe('event configuration in Chromium', () => {
       const pauseDialog = ops.getByTestId('tier-dialog-pause');
       expect(await pauseDialog.textContent()).toContain("The event's other queues");
       await pauseDialog.getByTestId('tier-confirm-queue').click();
-      expect(await pauseDialog.getByTestId('error-reason').textContent()).toBe('give a reason');
+      expect(await pauseDialog.getByTestId('error-reason').textContent()).toBe(sentence('give a reason'));
       await pauseDialog.getByLabel('Why pause? (goes to the audit log)').fill('card partner BIN list wrong');
       await pauseDialog.getByTestId('tier-confirm-queue').click();
       await expect.poll(() => opsRow('CARD').getAttribute('data-paused')).toBe('true');
@@ -480,8 +482,8 @@ describe('event configuration in Chromium', () => {
     await lottery.getByLabel('Purchase windows (cohorts)').fill('2');
     await lottery.getByLabel('Minutes per purchase window').fill('30');
     await form.getByRole('button', { name: 'Create event' }).click();
-    expect(await page.getByTestId('error-lottery.registrationClosesAt').textContent()).toBe('registration must close by the on-sale');
-    expect(await page.getByTestId('error-lottery.expectedConversion').textContent()).toBe('a percentage above 0, at most 100');
+    expect(await page.getByTestId('error-lottery.registrationClosesAt').textContent()).toBe(sentence('registration must close by the on-sale'));
+    expect(await page.getByTestId('error-lottery.expectedConversion').textContent()).toBe(sentence('a percentage above 0, at most 100'));
     expect(await tdb.db.selectFrom('events').select('id').where('name', '=', LOTTERY_NAME).execute()).toEqual([]);
     await lottery.getByLabel('Registration closes').fill('2031-01-01T10:00:00');
     await lottery.getByLabel('Expected conversion (%)').fill('80');
