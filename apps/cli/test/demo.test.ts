@@ -1,9 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createTestDatabase, freePort, type TestDatabase } from '@onsale/shared/testing';
+import { createTestDatabase, freePort, type TestDatabase, userShellEnv, waitForOutput } from '@onsale/shared/testing';
 import { root } from './run.js';
 
 // `npm start -- --demo` prints a fan session "ready to paste". This pastes it, as a new user would: into bash, from
@@ -16,23 +16,8 @@ let exited: Promise<unknown>;
 let output = '';
 let workDir: string;
 
-/** A user's shell: no test-runner variables, the workspace's binaries on PATH as scripts/bootstrap.mjs puts them. */
-function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of Object.keys(env)) if (k.startsWith('VITEST') || k === 'NODE_ENV' || k === 'TEST_DATABASE_URL' || k === 'DATABASE_URL') delete env[k];
-  return { ...env, PATH: `${join(root, 'node_modules', '.bin')}${delimiter}${env.PATH ?? ''}`, ...extra };
-}
-
-async function printed(pattern: RegExp, ms: number): Promise<RegExpMatchArray> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const m = output.match(pattern);
-    if (m) return m;
-    if (product.exitCode !== null || product.signalCode !== null) throw new Error(`npm start exited before printing ${pattern}:\n${output}`);
-    if (Date.now() > end) throw new Error(`npm start did not print ${pattern} within ${ms / 1000} s:\n${output}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const userEnv = (extra: Record<string, string> = {}) => userShellEnv(root, extra);
+const printed = (pattern: RegExp, ms: number) => waitForOutput(product, () => output, pattern, ms);
 
 beforeAll(async () => {
   tdb = await createTestDatabase(inject('templateDatabaseUrl'), { max: 2 });

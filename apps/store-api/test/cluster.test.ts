@@ -2,11 +2,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { Agent, fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createTestDatabase, freePort, type TestDatabase } from '@onsale/shared/testing';
+import { createTestDatabase, freePort, type TestDatabase, userShellEnv, waitForOutput } from '@onsale/shared/testing';
 import { sql } from '@onsale/shared/db';
 import { admissionClaimsFor, createTokenKey, hashDevice, signToken } from '@onsale/shared/queue';
 import { checkInvariants, makeEvent } from './helper.js';
@@ -30,22 +30,8 @@ let redis: Redis;
 /** A connection per request (pipelining 0: no keep-alive), so the cluster's round robin spreads them over the processes. */
 const fresh = new Agent({ pipelining: 0 });
 
-function userEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of Object.keys(env)) if (k.startsWith('VITEST') || k === 'NODE_ENV' || k === 'TEST_DATABASE_URL' || k === 'DATABASE_URL') delete env[k];
-  return { ...env, PATH: `${join(root, 'node_modules', '.bin')}${delimiter}${env.PATH ?? ''}`, ...extra };
-}
-
-async function printed(pattern: RegExp, ms: number): Promise<RegExpMatchArray> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const m = output.match(pattern);
-    if (m) return m;
-    if (product.exitCode !== null || product.signalCode !== null) throw new Error(`npm start exited before printing ${pattern}:\n${output}`);
-    if (Date.now() > end) throw new Error(`npm start did not print ${pattern} within ${ms / 1000} s:\n${output}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const userEnv = (extra: Record<string, string> = {}) => userShellEnv(root, extra);
+const printed = (pattern: RegExp, ms: number) => waitForOutput(product, () => output, pattern, ms);
 
 const get = async (path: string, headers: Record<string, string> = {}) => {
   const r = await fetch(`${base}${path}`, { headers, dispatcher: fresh, signal: AbortSignal.timeout(30_000) });

@@ -62,5 +62,6 @@ declare module 'vitest' {
   }
 }
 export { freePort } from './ports.js';
+export { userEnv as userShellEnv, waitForOutput } from './user-shell.js';
 export { DatabaseProxy, type ProxyMode } from './db-proxy.js';
 export { testSecrets } from './secrets.js';
