@@ -145,6 +145,21 @@ export async function createTokenKey(secret: string): Promise<WebCryptoKey> {
   return subtle().importKey('raw', utf8.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
 }
 
+/**
+ * The device id rule (X-Device-Id): 8-200 visible ASCII characters, any id a client makes up once and keeps (the
+ * fan page's is `web-<uuid>`). Queue and admission tokens are bound to its hash with the account, so the same id
+ * must be accepted everywhere a token is issued or checked: the store API's routes, the domain, the edge worker.
+ */
+export const DEVICE_ID_MIN_LENGTH = 8;
+export const DEVICE_ID_MAX_LENGTH = 200;
+/** The characters a device id may use: visible ASCII, no spaces. */
+export const DEVICE_ID_CHARACTERS = /^[\x21-\x7e]+$/;
+/** What a client is told when its device id breaks the rule. */
+export const DEVICE_ID_RULE = `X-Device-Id must be ${DEVICE_ID_MIN_LENGTH}-${DEVICE_ID_MAX_LENGTH} visible ASCII characters`;
+/** Whether `v` is a well-formed device id. */
+export const isDeviceId = (v: unknown): v is string =>
+  typeof v === 'string' && v.length >= DEVICE_ID_MIN_LENGTH && v.length <= DEVICE_ID_MAX_LENGTH && DEVICE_ID_CHARACTERS.test(v);
+
 /** SHA-256 hex of a domain-separated, length-prefixed (account, device) pair: what tokens are bound to. */
 export async function hashDevice(deviceId: string, accountId: string, sha256Sync?: (data: Uint8Array) => Uint8Array): Promise<string> {
   const input = utf8.encode(`onsale/device-hash/v1\n${accountId.length}:${accountId}\n${deviceId.length}:${deviceId}`);
