@@ -298,13 +298,16 @@ export function admissionClaimsFor(queue: QueueTokenClaims, position: number, no
   };
 }
 
+/** A queue's own state as its watermark publishes it (what the edges and the store API answer fans from). */
+export const WATERMARK_STATES = ['OPEN', 'PAUSED', 'SOLD_OUT', 'LAST_CHANCE', 'NOT_OPEN'] as const;
+
 /** The one number per queue that crosses to the edges, with the queue's state. */
 export interface WatermarkState {
   /** The queue's id: the event's, or a presale tier's (QueueTokenClaims.queueId). */
   eventId: string;
   /** Every 1-based position <= this is admitted. */
   admittedThrough: number;
-  state: 'OPEN' | 'PAUSED' | 'SOLD_OUT' | 'LAST_CHANCE' | 'NOT_OPEN';
+  state: (typeof WATERMARK_STATES)[number];
   ratePerMin: number;
   /** When the watermark last changed, ms since the epoch. */
   updatedAt: number;
@@ -348,8 +351,10 @@ export async function queuePosition(claims: QueueTokenClaims, w: WatermarkState)
   return (await permutePosition(w.seedHex, w.cohortSize, claims.joinIndex)) + 1;
 }
 
-/** Fan-facing queue states. */
-export type QueueStatusState = 'WAITING' | 'PAUSED' | 'ADMITTED' | 'LAST_CHANCE' | 'SOLD_OUT';
+/** The queue states fans read, in the order a sale goes through them. */
+export const QUEUE_STATES = ['WAITING', 'PAUSED', 'ADMITTED', 'LAST_CHANCE', 'SOLD_OUT'] as const;
+/** A fan-facing queue state. */
+export type QueueStatusState = (typeof QUEUE_STATES)[number];
 
 /** The answer to one status poll. `admit` true means: issue an admission token now. */
 export interface QueueStatus {

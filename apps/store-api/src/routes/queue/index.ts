@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { deviceIdHeaderSchema, negotiateLanguage, publicWatermark, TokenError, type QueueService } from '@onsale/shared/queue';
+import { deviceIdHeaderSchema, negotiateLanguage, publicWatermark, QUEUE_STATES, TokenError, WATERMARK_STATES, type QueueService } from '@onsale/shared/queue';
 import { errorResponses, errorSchema, serviceUnavailableSchema } from '../schemas.js';
 import { compiledSerializer } from '../compiled-serializer.js';
 
 const params = z.object({ id: z.string().max(64) });
 /** A presale tier's queue, by the tier's code; left out: the general sale (the event's own queue). */
 const tierQuery = z.object({ tier: z.string().min(1).max(32).optional().describe("a presale tier's code (GET /events/:id/fairness lists them); default: the general sale") });
-const states = z.enum(['WAITING', 'PAUSED', 'ADMITTED', 'LAST_CHANCE', 'SOLD_OUT']);
+const states = z.enum(QUEUE_STATES);
 
 const statusBody = z.object({
   state: states,
@@ -23,7 +23,7 @@ const statusBody = z.object({
 const watermarkState = z.object({
   eventId: z.string(),
   admittedThrough: z.number(),
-  state: z.enum(['OPEN', 'PAUSED', 'SOLD_OUT', 'LAST_CHANCE', 'NOT_OPEN']),
+  state: z.enum(WATERMARK_STATES),
   ratePerMin: z.number(),
   updatedAt: z.number(),
   heartbeatAt: z.number(),
