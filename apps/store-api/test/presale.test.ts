@@ -6,13 +6,15 @@ import { reconcileInventory } from '@onsale/shared/jobs';
 import { pauseQueue, resumeQueue, setRateOverride } from '@onsale/shared/admission';
 import { createTokenKey, type TokenKey } from '@onsale/shared/queue';
 import type { EventFile } from '@onsale/shared/events';
-import { testSecrets } from '@onsale/shared/testing';
+import { manualClock, testSecrets } from '@onsale/shared/testing';
 import { admitted, bearer, login, makeEvent, setupApp, type TestApp } from './helper.js';
 
 // Presale tiers against real PostgreSQL through the store API: each tier a share of the seats with its own window,
 // access rule and queue; never oversold alone or together; unsold seats roll forward exactly; limits span tiers.
 
 let h: TestApp;
+/** The store API's clock: the tests move it past a cache's second or a deferral instead of waiting. */
+const clock = manualClock();
 let key: TokenKey;
 const at = (minutes: number) => new Date(Date.now() + minutes * 60_000).toISOString();
 const PARTNER_CARD = '4111111111111111'; // BIN 411111, in the partner's range
@@ -32,7 +34,7 @@ function tiered(over: Partial<EventFile> = {}): Partial<EventFile> {
 }
 
 beforeAll(async () => {
-  h = await setupApp({ poolMax: 30 });
+  h = await setupApp({ poolMax: 30, clock: clock.now });
   key = await createTokenKey(testSecrets().queueTokenSecret);
 });
 afterAll(() => h.close());
@@ -307,7 +309,7 @@ describe('rolling forward', () => {
     expect(audit.map((a) => a.details)).toContainEqual(expect.objectContaining({ from: 'FANCLUB', into: 'CARD', seats: unsold }));
 
     // The presale has closed: its admissions hold nothing more (once each instance's one-second event cache has turned).
-    await new Promise((r) => setTimeout(r, 1100));
+    clock.advance(1100);
     const late = await hold(await fan('roll-late', eventId, 'FANCLUB'), eventId, { section: 'A', quantity: 1 });
     expect(late.json()).toMatchObject({ error: 'TIER_CLOSED' });
     // The live hold is released after the roll; the sweep moves its seats on once the roll is due.
