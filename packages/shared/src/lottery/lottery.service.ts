@@ -4,7 +4,7 @@ import { isUuid } from '../ids.js';
 import { getEvent, type OnsaleEvent } from '../events/events.service.js';
 import { insertAudit } from '../events/events.repository.js';
 import { findLiveSignoff } from '../events/configure.repository.js';
-import { ADMISSION_TOKEN_TTL_SECONDS, hashDevice, signToken, type AdmissionTokenClaims, type TokenKey } from '../queue/edge.js';
+import { ADMISSION_TOKEN_TTL_SECONDS, DEVICE_ID_RULE, hashDevice, isDeviceId, signToken, type AdmissionTokenClaims, type TokenKey } from '../queue/edge.js';
 import { commitSeed, fairnessDescription, generateSeed } from '../queue/fairness.js';
 import { insertJoins, type JoinItem } from '../waitlist/waitlist.service.js';
 import { deliverToChannels, inboxChannel, webhookChannel, type NotificationChannel } from '../notify/channel.js';
@@ -18,8 +18,6 @@ import * as repo from './lottery.repository.js';
 // invitation codes; everyone else goes to the listing's waitlist. Functions that write take the caller's
 // transaction.
 
-/** The device id rule of the waiting room (X-Device-Id). */
-const DEVICE_ID_PATTERN = /^[\x21-\x7e]{8,200}$/;
 /** Published registration list pages. */
 export const MAX_REGISTRATION_PAGE = 10_000;
 
@@ -227,7 +225,7 @@ export async function redeemInvitation(
   tokenKey: TokenKey,
   input: { eventId: string; accountId: string; deviceId: string; invitationCode: string; now: number },
 ): Promise<{ admissionToken: string; expiresAt: Date; position: number; cohort: number; windowClosesAt: Date }> {
-  if (!DEVICE_ID_PATTERN.test(input.deviceId)) throw invalid('INVALID_DEVICE_ID', 'X-Device-Id must be 8-200 visible ASCII characters', 'x-device-id');
+  if (!isDeviceId(input.deviceId)) throw invalid('INVALID_DEVICE_ID', DEVICE_ID_RULE, 'x-device-id');
   const { event } = await lotteryOf(db, input.eventId);
   let claims: InvitationClaims;
   try {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Db } from '@onsale/shared/db';
 import { signToken, holdAdmissionClaims, ADMISSION_TOKEN_TTL_SECONDS, type TokenKey } from '@onsale/shared/queue/edge';
-import type { CachedTokenVerifier } from '@onsale/shared/queue';
+import { deviceIdHeaderSchema, type CachedTokenVerifier } from '@onsale/shared/queue';
 import {
   claimOffer,
   declineOffer,
@@ -16,7 +16,6 @@ import {
 import { errorResponses, errorSchema, heldSeatSchema } from '../schemas.js';
 
 const listingParams = z.object({ id: z.string().max(64) });
-const deviceHeader = z.string().min(8, 'X-Device-Id must be 8-200 visible ASCII characters').max(200).regex(/^[\x21-\x7e]+$/, 'X-Device-Id must be 8-200 visible ASCII characters');
 
 const criteriaOut = z.object({
   dateFrom: z.string().nullable(),
@@ -239,7 +238,7 @@ export const waitlistRoutes: FastifyPluginAsyncZod<WaitlistRouteDeps> = async (a
       schema: {
         tags: ['waitlist'],
         summary: 'Claim an offer (or a share of a broadcast release) with its claim token: the seats become your hold, with an admission token for that hold (pay, extend, release)',
-        headers: z.object({ 'x-device-id': deviceHeader }),
+        headers: z.object({ 'x-device-id': deviceIdHeaderSchema }),
         body: z.object({ claimToken: z.string().min(1).max(1024) }).strict(),
         response: {
           201: z.object({
