@@ -6,7 +6,7 @@ import { reconcileInventory } from '@onsale/shared/jobs';
 import { pauseQueue, resumeQueue, setRateOverride } from '@onsale/shared/admission';
 import { createTokenKey, type TokenKey } from '@onsale/shared/queue';
 import type { EventFile } from '@onsale/shared/events';
-import { manualClock, testSecrets } from '@onsale/shared/testing';
+import { manualClock, pollUntil, testSecrets } from '@onsale/shared/testing';
 import { admitted, bearer, login, makeEvent, setupApp, type TestApp } from './helper.js';
 
 // Presale tiers against real PostgreSQL through the store API: each tier a share of the seats with its own window,
@@ -200,11 +200,7 @@ describe('access rules', () => {
     await sql`UPDATE queue_state SET admitted_through = 10, heartbeat_at = now() + interval '1 minute', cohort_size = 0, sealed_at = now(), seed_revealed_at = now() WHERE event_id = ${queueId}`.execute(h.t.db);
     const poll = () => h.app.inject({ url: `/events/${eventId}/queue/status`, headers: { ...bearer(token), 'x-device-id': device, 'x-queue-token': joined.json().queueToken } });
     // Each store-API instance refreshes its watermarks every 500 ms.
-    let status = await poll();
-    for (let i = 0; i < 30 && status.json().state !== 'ADMITTED'; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      status = await poll();
-    }
+    const status = await pollUntil(poll, (r) => r.json().state === 'ADMITTED');
     expect(status.json()).toMatchObject({ state: 'ADMITTED' });
     const admission = status.json().admissionToken as string;
     expect(JSON.parse(Buffer.from(admission.split('.')[0]!, 'base64url').toString())).toMatchObject({ tier: 'CARD', eventId });
@@ -216,14 +212,7 @@ describe('access rules', () => {
     // The tier's watermark is public per tier.
     expect((await h.app.inject({ url: `/events/${eventId}/watermark?tier=CARD` })).json().admittedThrough).toBe(10);
     // A presale that stops selling tells its queue why: its seats went, or its window closed.
-    const until = async (pattern: RegExp) => {
-      let r = await poll();
-      for (let i = 0; i < 30 && !pattern.test(r.json().message ?? ''); i++) {
-        await new Promise((res) => setTimeout(res, 100));
-        r = await poll();
-      }
-      return r.json();
-    };
+    const until = async (pattern: RegExp) => (await pollUntil(poll, (r) => pattern.test(r.json().message ?? ''))).json();
     await sql`UPDATE queue_state SET inventory_state = 'SOLD_OUT' WHERE event_id = ${queueId}`.execute(h.t.db);
     expect(await until(/sold out/)).toMatchObject({ state: 'SOLD_OUT', message: 'The Card partner presale has sold out. Join the general sale\'s queue.' });
     await sql`UPDATE allocations SET closes_at = now() - interval '1 second', rolls_forward_at = now() WHERE queue_id = ${queueId}`.execute(h.t.db);
