@@ -4,7 +4,7 @@ import { isUuid } from '../ids.js';
 import { getEvent, type OnsaleEvent } from '../events/events.service.js';
 import { insertAudit } from '../events/events.repository.js';
 import { findLiveSignoff } from '../events/configure.repository.js';
-import { ADMISSION_TOKEN_TTL_SECONDS, DEVICE_ID_RULE, hashDevice, isDeviceId, signToken, type AdmissionTokenClaims, type TokenKey } from '../queue/edge.js';
+import { DEVICE_ID_RULE, directAdmissionClaims, hashDevice, isDeviceId, signToken, type TokenKey } from '../queue/edge.js';
 import { commitSeed, fairnessDescription, generateSeed } from '../queue/fairness.js';
 import { insertJoins, type JoinItem } from '../waitlist/waitlist.service.js';
 import { deliverToChannels, inboxChannel, webhookChannel, type NotificationChannel } from '../notify/channel.js';
@@ -238,16 +238,14 @@ export async function redeemInvitation(
   const w = await repo.findWinner(db, event.id, input.accountId);
   if (!w || w.rank !== claims.rank || w.cohort !== claims.cohort)
     throw new DomainError('forbidden', 'INVITATION_REVOKED', 'the invitation code does not match a winner of this draw', { field: 'invitationCode' });
-  const iat = Math.floor(input.now / 1000);
-  const admission: AdmissionTokenClaims = {
-    kind: 'admission',
+  const admission = directAdmissionClaims({
     eventId: event.id,
     accountId: input.accountId,
     deviceHash: await hashDevice(input.deviceId, input.accountId),
     position: claims.rank,
-    iat,
-    exp: Math.min(iat + ADMISSION_TOKEN_TTL_SECONDS, claims.exp),
-  };
+    nowMs: input.now,
+    notAfterSeconds: claims.exp,
+  });
   return {
     admissionToken: await signToken(tokenKey, admission),
     expiresAt: new Date(admission.exp * 1000),

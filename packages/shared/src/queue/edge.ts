@@ -283,6 +283,28 @@ export function holdAdmissionClaims(admission: AdmissionTokenClaims, holdId: str
 /** How long past its expiry a hold may still be in payment (the checkout's payment window). */
 export const HOLD_PAYMENT_WINDOW_SECONDS = 120;
 
+/** The longest extension an event may give a hold (the event file's holds.extensionSeconds). */
+export const MAX_HOLD_EXTENSION_SECONDS = 1800;
+
+/**
+ * The admission token's claims for a fan let in without passing the queue (a lottery winner's invitation, a
+ * claimed waitlist offer): the waiting room's own token, bound to the account and the device, at `position`. It
+ * lives ADMISSION_TOKEN_TTL_SECONDS, or until `notAfterSeconds` if that is sooner. `nowMs`: Date.now().
+ */
+export function directAdmissionClaims(input: { eventId: string; accountId: string; deviceHash: string; position: number; nowMs: number; notAfterSeconds?: number }): AdmissionTokenClaims {
+  const iat = Math.floor(input.nowMs / 1000);
+  const exp = iat + ADMISSION_TOKEN_TTL_SECONDS;
+  return {
+    kind: 'admission',
+    eventId: input.eventId,
+    accountId: input.accountId,
+    deviceHash: input.deviceHash,
+    position: input.position,
+    iat,
+    exp: input.notAfterSeconds === undefined ? exp : Math.min(exp, input.notAfterSeconds),
+  };
+}
+
 /** The admission token's claims for a fan the status rule admitted (10-minute life). `nowMs`: Date.now(). */
 export function admissionClaimsFor(queue: QueueTokenClaims, position: number, nowMs: number, tier?: string): AdmissionTokenClaims {
   const iat = Math.floor(nowMs / 1000);
