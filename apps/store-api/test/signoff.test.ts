@@ -68,7 +68,6 @@ describe('an event that is not signed off does not open', () => {
         return status(fans[0]!, eventId, 'unsigned-device-0', tokens[0]!);
       },
       (r) => r.json().state === 'ADMITTED',
-      10_000,
     );
     expect(admittedStatus.json().state).toBe('ADMITTED');
     expect(admittedStatus.json().admissionToken).toBeTruthy();

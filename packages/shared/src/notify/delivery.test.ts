@@ -166,7 +166,7 @@ describe('webhook_deliver on a real worker', () => {
       const { rows } = await sql<{ n: number }>`
         SELECT count(*)::int AS n FROM graphile_worker._private_jobs WHERE (payload->>'deliveryId')::bigint = ${deliveryId!}`.execute(t.db);
       return rows[0]!.n === 0;
-    }, 2000);
+    });
     expect(await counter('webhook', 'dead')).toBeGreaterThanOrEqual(2);
     await setWebhookEndpointActive(t.db, endpoint.id, false);
   });
