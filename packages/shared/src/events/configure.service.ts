@@ -8,6 +8,7 @@ import {
   eventPhase,
   lockedSettings,
   refusedChanges,
+  seatCount,
   type ChangeContext,
   type EventChange,
   type EventPhase,
@@ -333,7 +334,7 @@ async function rebuildLayout(trx: Trx, eventId: string, spec: EventSpec): Promis
   );
   await insertSeats(trx, eventId, seats);
   await insertGaShards(trx, eventId, generalAdmission, spec.allocations);
-  return seats.length + generalAdmission.reduce((a, s) => a + s.capacity, 0);
+  return seatCount(spec.sections);
 }
 
 /**
