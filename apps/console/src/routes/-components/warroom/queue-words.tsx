@@ -36,7 +36,7 @@ const renameReason = (errors: Record<string, string>) => Object.fromEntries(Obje
  * on their next poll. Everyone who sees the war room reads them; admins, operators and the event's promoters
  * change them (the BFF checks again). The state fans are in now is marked.
  */
-export function QueueWords({ eventId, fanState, canEdit }: { eventId: string; fanState: string; canEdit: boolean }) {
+export function QueueWords({ eventId, fanState, canEdit, offline = false }: { eventId: string; fanState: string; canEdit: boolean; offline?: boolean }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const copy = useQuery(trpc.warRoom.queueCopy.queryOptions({ eventId }));
@@ -112,7 +112,7 @@ export function QueueWords({ eventId, fanState, canEdit }: { eventId: string; fa
       <div className="wr-talk-head">
         <h2 id="wr-words-title">What waiting fans read</h2>
         {canEdit && !editing && (
-          <button type="button" className="wr-button" onClick={edit} disabled={!v} data-testid="wr-words-edit">
+          <button type="button" className="wr-button" onClick={edit} disabled={!v || offline} data-testid="wr-words-edit">
             Change the words…
           </button>
         )}
@@ -181,6 +181,11 @@ export function QueueWords({ eventId, fanState, canEdit }: { eventId: string; fa
           <Field label="Reason (goes to the audit log)" name={REASON_FIELD} error={errors[REASON_FIELD]}>
             <input value={reason} onChange={(e) => setReason(e.target.value)} maxLength={600} />
           </Field>
+          {offline && (
+            <p className="wr-controls-offline" role="alert" data-testid="wr-words-offline">
+              Cannot reach the server: saving is off until it answers again. Your words stay here meanwhile.
+            </p>
+          )}
           {form && (
             <p className="form-error" role="alert" data-testid="wr-words-error">
               {form}
@@ -199,7 +204,7 @@ export function QueueWords({ eventId, fanState, canEdit }: { eventId: string; fa
             <button type="button" className="wr-button" onClick={() => (setDrafts(null), setErrors({}))} disabled={save.isPending}>
               Cancel
             </button>
-            <button type="submit" className="wr-button wr-button-go" disabled={save.isPending} data-testid="wr-words-save">
+            <button type="submit" className="wr-button wr-button-go" disabled={save.isPending || offline} data-testid="wr-words-save">
               {save.isPending ? 'Saving…' : 'Save the words'}
             </button>
           </div>

@@ -23,14 +23,27 @@ export function scheduleWords(s: Pick<Schedule, 'action' | 'perMinute' | 'tier'>
   return s.tier ? `${what} (presale ${s.tier})` : what;
 }
 
-const FIELD_LABELS = { action: 'What to do', runAt: 'When', perMinute: 'Admits per minute', reason: 'Reason' };
+const FIELD_LABELS = { action: 'What to do', tier: 'Which queue', runAt: 'When', perMinute: 'Admits per minute', reason: 'Reason' };
 
 /**
  * Controls set for a time: a pause, a resume or a rate change that a worker job applies at its time through the
  * same functions as the buttons above, audited with who scheduled it. Everyone who sees the war room sees the list;
  * admins and operators schedule and cancel (the BFF checks the role again). Times are the venue's.
  */
-export function ScheduledControls({ eventId, timeZone, canControl, offline }: { eventId: string; timeZone: string; canControl: boolean; offline: boolean }) {
+export function ScheduledControls({
+  eventId,
+  timeZone,
+  canControl,
+  offline,
+  presales = [],
+}: {
+  eventId: string;
+  timeZone: string;
+  canControl: boolean;
+  offline: boolean;
+  /** The event's presale tiers (not the general sale): a control may be set for one presale's queue. */
+  presales?: { code: string; name: string }[];
+}) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const schedules = useQuery(trpc.warRoom.schedules.queryOptions({ eventId }, { refetchInterval: 5_000 }));
@@ -75,7 +88,7 @@ export function ScheduledControls({ eventId, timeZone, canControl, offline }: { 
         </p>
       )}
       {list.length > 0 && (
-        <table className="grid" data-testid="wr-schedule-table">
+        <table className="grid wr-stack" data-testid="wr-schedule-table">
           <thead>
             <tr>
               <th>When</th>
@@ -88,16 +101,18 @@ export function ScheduledControls({ eventId, timeZone, canControl, offline }: { 
           <tbody>
             {list.map((s) => (
               <tr key={s.id} data-testid="wr-schedule-row" data-id={s.id} data-status={s.status}>
-                <td>
+                <td data-label="When">
                   <When iso={s.runAt} zone={timeZone} />
                 </td>
-                <td data-testid="wr-schedule-what">{scheduleWords(s)}</td>
-                <td>
+                <td data-label="What" data-testid="wr-schedule-what">
+                  {scheduleWords(s)}
+                </td>
+                <td data-label="Why">
                   {s.reason}
                   <br />
                   <small className="muted">by {s.createdBy}</small>
                 </td>
-                <td data-testid="wr-schedule-state">
+                <td data-label="State" data-testid="wr-schedule-state">
                   <ScheduleState s={s} timeZone={timeZone} />
                 </td>
                 {canControl && (
@@ -126,6 +141,7 @@ export function ScheduledControls({ eventId, timeZone, canControl, offline }: { 
         <ScheduleDialog
           eventId={eventId}
           timeZone={timeZone}
+          presales={presales}
           onClose={() => setOpen(false)}
           onScheduled={(s) => {
             setMade(s);
@@ -159,9 +175,22 @@ function ScheduleState({ s, timeZone }: { s: Schedule; timeZone: string }) {
   );
 }
 
-function ScheduleDialog({ eventId, timeZone, onClose, onScheduled }: { eventId: string; timeZone: string; onClose: () => void; onScheduled: (s: Schedule) => void }) {
+function ScheduleDialog({
+  eventId,
+  timeZone,
+  presales,
+  onClose,
+  onScheduled,
+}: {
+  eventId: string;
+  timeZone: string;
+  presales: { code: string; name: string }[];
+  onClose: () => void;
+  onScheduled: (s: Schedule) => void;
+}) {
   const trpc = useTRPC();
   const [action, setAction] = useState<Action>('PAUSE');
+  const [tier, setTier] = useState('');
   // Ten minutes from now on the venue's clock, to the minute: a starting point the operator changes.
   const [runAt, setRunAt] = useState(() => wallTimeOf(new Date(Math.ceil((Date.now() + 10 * 60_000) / 60_000) * 60_000).toISOString(), timeZone));
   const [rate, setRate] = useState('');
@@ -178,6 +207,7 @@ function ScheduleDialog({ eventId, timeZone, onClose, onScheduled }: { eventId: 
       action,
       runAt: at ?? '',
       reason,
+      ...(tier ? { tier } : {}),
       ...(action === 'RATE' ? { perMinute: followPlan ? null : rate.trim() === '' ? undefined : Number(rate) } : {}),
     };
     const parsed = queueScheduleInputSchema.safeParse(input);
@@ -204,6 +234,18 @@ function ScheduleDialog({ eventId, timeZone, onClose, onScheduled }: { eventId: 
             ))}
           </select>
         </Field>
+        {presales.length > 0 && (
+          <Field label="Which queue" name="tier" error={errors.tier}>
+            <select value={tier} onChange={(e) => setTier(e.target.value)}>
+              <option value="">The whole event (a pause or resume: every queue; a rate: the general sale’s)</option>
+              {presales.map((t) => (
+                <option key={t.code} value={t.code}>
+                  Presale {t.code}: {t.name}
+                </option>
+              ))}
+            </select>
+          </Field>
+        )}
         <Field label={`When (venue time, ${timeZone})`} name="runAt" error={errors.runAt} hint="A time still ahead, before the event starts; for a control needed now, use the buttons above.">
           <input type="datetime-local" value={runAt} onChange={(e) => setRunAt(e.target.value)} />
         </Field>

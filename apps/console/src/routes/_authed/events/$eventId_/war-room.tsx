@@ -247,10 +247,17 @@ function WarRoomPage() {
 
       {venueZone && (
         <div className="wr-talk-grid" id="wr-talk">
-          <ScheduledControls eventId={eventId} timeZone={venueZone} canControl={canControl} offline={canControl && server.reach === 'unreachable'} />
+          <ScheduledControls
+            eventId={eventId}
+            timeZone={venueZone}
+            canControl={canControl}
+            offline={canControl && server.reach === 'unreachable'}
+            presales={s.tiers.filter((t) => !t.general).map((t) => ({ code: t.code, name: t.name }))}
+          />
           <QueueWords
             eventId={eventId}
             fanState={s.fanState}
+            offline={canControl && server.reach === 'unreachable'}
             canEdit={me.permissions.includes('warroom.control') || me.permissions.includes('events.configure')}
           />
         </div>
