@@ -47,22 +47,19 @@ export interface DriverOptions {
   pollBudgetPerSecond: number;
   connections: number;
   seed: number;
+  /** From when fans may pick exact seats (epoch ms); some do, from the section's seat list. */
+  seatPickingOpensAtMs: number;
+  /** Share of fans who pick exact seats once they may. */
+  pickers: number;
   /** Prefix of every account id of this run (bots' ids continue it with `b`). */
   accountPrefix: string;
   /** Gives up this long after the open. */
   deadlineMs: number;
 }
 
-const enum Phase {
-  PENDING = 0,
-  JOINING = 1,
-  WAITING = 2,
-  HOLDING = 3,
-  PAYING = 4,
-  BOUGHT = 5,
-  WAITLISTED = 6,
-  GAVE_UP = 7,
-}
+/** Where a fan is, as one byte of a Uint8Array. */
+const Phase = { PENDING: 0, JOINING: 1, WAITING: 2, HOLDING: 3, PAYING: 4, BOUGHT: 5, WAITLISTED: 6, GAVE_UP: 7 } as const;
+type Phase = (typeof Phase)[keyof typeof Phase];
 
 const HUMAN_HEADERS = {
   'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36',
@@ -80,12 +77,38 @@ interface Shopper {
   seats?: number[];
   quantity: number;
   section: string;
+  /** A slow payer: takes the extension when payment starts, then most of the longer hold. */
+  slow?: boolean;
+  extended?: boolean;
+  /** Exact seats this fan picked (null: best available). */
+  seatIds?: number[] | null;
+  /** The fan has read the seat map for this attempt. */
+  looked?: boolean;
   idempotencyKey?: string;
   declinedOnce?: boolean;
   expiresAtMs?: number;
 }
 
-type Answer = { status: number; code: string | null; body: any; retryAfterS: number | null; ms: number; key: string };
+/** The fields of the product's answers the fans read (each route's own; all optional here). */
+interface Body {
+  error?: string;
+  queueToken?: string;
+  cohort?: string;
+  position?: number | null;
+  state?: string;
+  admissionToken?: string;
+  challenge?: { token: string; nonce: string; difficulty: number };
+  deferral?: { token: string };
+  sections?: { code: string; available: number }[];
+  seats?: { id: number; available?: boolean }[];
+  alternatives?: { section: string; available: number }[];
+  holdId?: string;
+  expiresAt?: string;
+  orderId?: string;
+  seatCount?: number;
+}
+
+type Answer = { status: number; code: string | null; body: Body | null; retryAfterS: number | null; ms: number; key: string };
 
 /** What the driver saw, for the report. */
 export interface DriverResult {
@@ -265,9 +288,9 @@ export class Crowd {
     try {
       const res = await pool.request({ method, path, headers: payload ? { ...headers, 'content-type': 'application/json' } : headers, body: payload });
       const text = await res.body.text();
-      let parsed: any = null;
+      let parsed: Body | null = null;
       try {
-        parsed = text ? JSON.parse(text) : null;
+        parsed = text ? (JSON.parse(text) as Body) : null;
       } catch {
         parsed = null;
       }
@@ -293,12 +316,17 @@ export class Crowd {
     return ((seconds * 1000) / this.o.timeScale) * (0.8 + 0.4 * this.random());
   }
 
-  /** How long a fan waits before the next poll: Retry-After on the event's clock, spread to the poll budget, bots 4x sooner. */
+  /**
+   * How long a fan waits before the next poll: Retry-After on the event's clock, never more often than the per-account
+   * limit allows (60 a minute by default), never later than told in real seconds. Fans told to come back soon (near
+   * the front) do; the rest of the crowd is spread so that all of it together stays within the poll budget. Bots
+   * poll four times sooner than told.
+   */
   private pollDelay(i: number, retryAfterS: number | null) {
-    const told = this.eventWait(retryAfterS ?? 5);
-    // Never more often than the per-account limit allows (60 a minute by default), never beyond the budget.
-    const floor = Math.max(1500, (this.waiting / this.o.pollBudgetPerSecond) * 1000) * (0.8 + 0.4 * this.random());
-    const wait = Math.min(Math.max(told, floor), (retryAfterS ?? 5) * 1000);
+    const ra = retryAfterS ?? 5;
+    const told = this.eventWait(ra);
+    let wait = Math.max(told, 1500 * (0.9 + 0.2 * this.random()));
+    if (ra > 5) wait = Math.min(Math.max(wait, (this.waiting / this.o.pollBudgetPerSecond) * 1000 * (0.8 + 0.4 * this.random())), ra * 1000);
     return this.isBot(i) ? Math.max(250, wait / 4) : wait;
   }
 
@@ -344,9 +372,9 @@ export class Crowd {
     const sentAt = this.now;
     const a = await this.request('POST', `/events/${this.o.eventId}/queue`, h);
     this.extraHeader.delete(i);
-    if (a.status === 200) {
+    if (a.status === 200 && a.body?.queueToken) {
       this.retries[i] = 0;
-      this.queueToken[i] = a.body.queueToken as string;
+      this.queueToken[i] = a.body.queueToken;
       this.joinedAt[i] = sentAt;
       if (a.body.cohort === 'PREOPEN') this.preOpen[i] = 1;
       if (typeof a.body.position === 'number' && this.sinceOpen() >= 0) this.position[i] = a.body.position;
@@ -355,12 +383,12 @@ export class Crowd {
       return this.schedule(i, this.pollDelay(i, a.retryAfterS));
     }
     if (a.code === 'CHALLENGE_REQUIRED' && a.body?.challenge) {
-      const c = a.body.challenge as { token: string; nonce: string; difficulty: number };
+      const c = a.body.challenge;
       this.extraHeader.set(i, ['x-proof-of-work', `${c.token}:${solveChallenge(c.nonce, c.difficulty)}`]);
       return this.schedule(i, 0);
     }
     if (a.code === 'JOIN_DEFERRED' && a.body?.deferral?.token) {
-      this.extraHeader.set(i, ['x-join-deferral', a.body.deferral.token as string]);
+      this.extraHeader.set(i, ['x-join-deferral', a.body.deferral.token]);
       // A deferral's Retry-After is the product's own clock (its delay is real seconds): wait it out as told.
       return this.schedule(i, (a.retryAfterS ?? 1) * 1000 + 50);
     }
@@ -427,13 +455,41 @@ export class Crowd {
     return { section, quantity: q };
   }
 
+  /**
+   * Before holding, a fan reads the seat map (cached by the product for a second or two) and asks for a section that
+   * can seat the party, the party made smaller when none can; some fans, once picking is open, choose exact seats
+   * from the section's seat list. Nothing left anywhere: back to polling, where LAST_CHANCE or SOLD_OUT says what next.
+   */
+  private async look(i: number, s: Shopper, h: Record<string, string>): Promise<boolean> {
+    s.looked = true;
+    s.seatIds = null;
+    const m = await this.request('GET', `/events/${this.o.eventId}/seatmap`, h);
+    if (m.status !== 200 || !Array.isArray(m.body?.sections)) return true;
+    const open = (m.body.sections as { code: string; available: number }[]).filter((x) => x.available > 0);
+    if (open.length === 0) return false;
+    const fits = open.filter((x) => x.available >= s.quantity);
+    if (fits.length === 0) s.quantity = Math.max(...open.map((x) => x.available));
+    const pool = fits.length > 0 ? fits : open.filter((x) => x.available >= s.quantity);
+    if (!pool.some((x) => x.code === s.section)) s.section = pool[Math.floor(this.random() * pool.length)]!.code;
+    if (!this.isBot(i) && this.now >= this.o.seatPickingOpensAtMs && this.random() < this.o.pickers) {
+      const l = await this.request('GET', `/events/${this.o.eventId}/sections/${s.section}/seats`, h);
+      const free = l.status === 200 && Array.isArray(l.body?.seats) ? (l.body.seats as { id: number; available: boolean }[]).filter((x) => x.available) : [];
+      if (free.length >= s.quantity) {
+        const start = Math.floor(this.random() * (free.length - s.quantity + 1));
+        s.seatIds = free.slice(start, start + s.quantity).map((x) => x.id);
+      }
+    }
+    return true;
+  }
+
   private async hold(i: number) {
     const s = this.shoppers.get(i);
     if (!s) return this.finish(i, Phase.GAVE_UP);
     const h = await this.headers(i);
     h['x-admission-token'] = s.admissionToken;
+    if (!s.looked && !(await this.look(i, s, h))) return this.backToQueue(i);
     h['idempotency-key'] = (s.idempotencyKey ??= randomUUID());
-    const a = await this.request('POST', `/events/${this.o.eventId}/holds`, h, { section: s.section, quantity: s.quantity });
+    const a = await this.request('POST', `/events/${this.o.eventId}/holds`, h, s.seatIds ? { seatIds: s.seatIds } : { section: s.section, quantity: s.quantity });
     s.last = `hold ${a.key}`;
     if (a.status === 201) {
       this.retries[i] = 0;
@@ -456,17 +512,18 @@ export class Crowd {
       this.setPhase(i, Phase.PAYING);
       if (!this.isBot(i) && u < this.o.abandon + this.o.slowPayers) {
         // A slow payer asks for the extension when payment starts, then takes most of the longer hold.
-        (s as Shopper & { slow?: boolean }).slow = true;
+        s.slow = true;
         return this.schedule(i, Math.max(0, ttl * (0.5 + 0.3 * this.random())));
       }
       return this.schedule(i, Math.max(0, ttl * (0.1 + 0.3 * this.random())));
     }
     s.idempotencyKey = a.status === 0 || a.status >= 500 ? s.idempotencyKey : undefined;
-    if (a.code === 'SECTION_NEARLY_FULL' || a.code === 'SECTION_SOLD_OUT') {
-      const alt = (a.body?.alternatives as { section: string; available: number }[] | undefined) ?? [];
+    if (a.code === 'SECTION_NEARLY_FULL' || a.code === 'SECTION_SOLD_OUT' || a.code === 'SEATS_UNAVAILABLE' || a.code === 'SEAT_PICKING_NOT_OPEN') {
+      // Someone was quicker: take the first alternative offered, or look at the seat map again.
+      const alt = a.body?.alternatives ?? [];
+      s.seatIds = null;
       if (alt[0]) s.section = alt[0].section;
-      else if (s.quantity > 1) s.quantity = 1;
-      else return this.backToQueue(i);
+      else s.looked = false;
       return this.schedule(i, this.eventWait(2));
     }
     if (a.code === 'ONSALE_NOT_OPEN') return this.schedule(i, 300);
@@ -485,7 +542,7 @@ export class Crowd {
   }
 
   private async pay(i: number) {
-    const s = this.shoppers.get(i) as (Shopper & { slow?: boolean; extended?: boolean }) | undefined;
+    const s = this.shoppers.get(i);
     if (!s?.holdId) return this.finish(i, Phase.GAVE_UP);
     const h = await this.headers(i);
     h['x-admission-token'] = s.admissionToken;
@@ -501,15 +558,15 @@ export class Crowd {
     h['idempotency-key'] = (s.idempotencyKey ??= randomUUID());
     const a = await this.request('POST', `/holds/${s.holdId}/checkout`, h, { payment: { instrument: { type: 'card', number } } });
     s.last = `checkout ${a.key}`;
-    if (a.status === 200) {
-      const orderId = a.body.orderId as string;
+    if (a.status === 200 && a.body?.orderId) {
+      const orderId = a.body.orderId;
       const prior = this.ordersByHold.get(s.holdId);
       if (prior && prior !== orderId) this.duplicateOrdersSeen++;
       if (!prior) {
         this.ordersByHold.set(s.holdId, orderId);
         this.noteSold(s.seats ?? [], orderId);
         this.bought++;
-        this.seatsBought += a.body.seatCount as number;
+        this.seatsBought += a.body.seatCount ?? 0;
       }
       return this.finish(i, Phase.BOUGHT);
     }

@@ -102,7 +102,7 @@ export interface BotShape {
   cardsPerOperator: number;
 }
 
-export const DEFAULT_BOT_SHAPE: BotShape = { accountsPerOperator: 50, devicesPerOperator: 1, cardsPerOperator: 2 };
+export const DEFAULT_BOT_SHAPE: BotShape = { accountsPerOperator: 100, devicesPerOperator: 1, cardsPerOperator: 2 };
 
 /**
  * The crowd's make-up: fan i is a bot when `botOperator[i] >= 0` (its operator's number). Bots are spread through

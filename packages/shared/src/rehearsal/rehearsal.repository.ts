@@ -115,7 +115,7 @@ export async function durableHolds(db: Db, eventId: string, holdIds: readonly st
     .select('id')
     .where('event_id', '=', eventId)
     .where('id', 'in', [...holdIds])
-    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('hold_losses').select('hold_id').whereRef('hold_losses.hold_id', '=', 'holds.id'))))
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('hold_losses').select('hold_id').whereRef('hold_losses.hold_id', '=', 'holds.id'))))
     .execute();
   return new Set(rows.map((r) => r.id));
 }

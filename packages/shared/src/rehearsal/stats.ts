@@ -48,7 +48,7 @@ export function percentile(values: ArrayLike<number>, p: number): number | null 
   if (!(p >= 0 && p <= 100)) throw new Error(`percentile: p must be 0-100; got ${p}`);
   const n = values.length;
   if (n === 0) return null;
-  const sorted = Float64Array.from(values as ArrayLike<number>).sort();
+  const sorted = Float64Array.from(values).sort();
   const rank = Math.max(1, Math.ceil((p / 100) * n));
   return sorted[rank - 1]!;
 }
