@@ -51,7 +51,13 @@ export async function spawnProduct(o: SpawnOptions): Promise<SpawnedProduct> {
   if (process.getuid?.() === 0) chmodSync(scratch, 0o711);
   const password = randomBytes(18).toString('base64url');
   const pgPort = await freePort();
-  let db: EmbeddedServer = await startEmbeddedPostgres(join(scratch, 'db'), { port: pgPort, password });
+  let db: EmbeddedServer;
+  try {
+    db = await startEmbeddedPostgres(join(scratch, 'db'), { port: pgPort, password });
+  } catch (e) {
+    rmSync(scratch, { recursive: true, force: true });
+    throw e;
+  }
   // The rehearsal needs no console and no fans' page: a placeholder keeps `npm start` from building them.
   const placeholder = join(scratch, 'www');
   mkdirSync(placeholder);
