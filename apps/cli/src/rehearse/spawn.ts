@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmbeddedPostgres, type EmbeddedServer } from '@onsale/shared/db';
 import { repoRoot } from '../database.js';
+import { cliEnv } from '../env.js';
 
 // `rehearse --spawn`: the product started by the rehearsal itself, as `npm start` starts it (store-API and worker
 // processes on one port, optionally the edge), on a scratch embedded PostgreSQL of its own, so the rehearsal may
@@ -69,7 +70,7 @@ export async function spawnProduct(o: SpawnOptions): Promise<SpawnedProduct> {
   // cost (log2 of the scale fewer bits, as a challenge should take the same share of a fan's compressed wait).
   const powBits = Math.max(8, 18 - Math.round(Math.log2(o.timeScale)));
   const env: NodeJS.ProcessEnv = {
-    ...process.env,
+    ...cliEnv(),
     DATABASE_URL: db.url,
     STORE_API_PORT: String(storePort),
     BFF_PORT: String(bffPort),
