@@ -11,6 +11,7 @@ import { REVIEW_USAGE, reviewCommands } from './review.js';
 import { LOTTERY_USAGE, lotteryCommands } from './lottery.js';
 import { PRESALE_USAGE, presaleCommands } from './presale.js';
 import { POW_USAGE, powCommands } from './pow.js';
+import { REHEARSE_USAGE, rehearseCommands } from './rehearse/command.js';
 
 export const USAGE = `usage: onsale <command> [options]
 
@@ -58,6 +59,7 @@ ${REVIEW_USAGE}
 ${LOTTERY_USAGE}
 ${PRESALE_USAGE}
 ${POW_USAGE}
+${REHEARSE_USAGE}
   help                         this text
 
 run from the repository root as \`npm run onsale -- <command>\` or \`pnpm onsale <command>\`.
@@ -143,6 +145,7 @@ const commands: Record<string, Command> = {
   ...lotteryCommands,
   ...presaleCommands,
   ...powCommands,
+  ...rehearseCommands,
 };
 
 /** Drops the password from a connection string before it is printed. */

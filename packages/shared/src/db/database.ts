@@ -20,6 +20,7 @@ import type { AccountBlocksTable } from '../support/blocks.table.js';
 
 import type { AlertDeliveriesTable, AlertEndpointsTable, EventAlertsTable, SaleMinutesTable } from '../warroom/warroom.table.js';
 import type { QueueSchedulesTable } from '../admission/schedule.table.js';
+import type { RehearsalReportsTable } from '../rehearsal/rehearsal.table.js';
 
 /** Every table of the system of record, as Kysely sees it. */
 export interface Database {
@@ -65,4 +66,5 @@ export interface Database {
   alert_deliveries: AlertDeliveriesTable;
   sale_minutes: SaleMinutesTable;
   queue_schedules: QueueSchedulesTable;
+  rehearsal_reports: RehearsalReportsTable;
 }

@@ -55,6 +55,8 @@ export interface EventsTable {
   time_zone: ColumnType<string, string | undefined, string>;
   /** ISO 4217 code of the prices' currency. */
   currency: ColumnType<string, string | undefined, string>;
+  /** A rehearsal's event: the factor its clock was compressed by; null for a real event. */
+  rehearsal_time_scale: ColumnType<number | null, number | null | undefined, number | null>;
   version: Generated<number>;
   created_at: CreatedAt;
   updated_at: UpdatedAt;

@@ -1,0 +1,727 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { randomUUID } from 'node:crypto';
+import { Pool } from 'undici';
+import { AccountTokens } from '@onsale/shared/auth';
+import { solveChallenge } from '@onsale/shared/abuse';
+import { arrivalOffsets, botOperators, DEFAULT_BOT_SHAPE, seededRandom, testCardNumber, type BotShape } from '@onsale/shared/rehearsal';
+
+// The virtual crowd: one process, one event loop, a keep-alive pool, and per fan a few numbers in typed arrays (the
+// strings a fan must carry, its tokens, only while it needs them). A fan is a small state machine driven by a timer
+// wheel: arrive, join (solving a proof-of-work or waiting out a deferral when told), poll honouring Retry-After,
+// hold when admitted, pay (or not), join the waitlist on SOLD_OUT.
+
+export interface DriverSection {
+  code: string;
+  qualityRank: number;
+  capacity: number;
+}
+
+export interface DriverOptions {
+  /** Where fans go (the edge, or the store API). */
+  fansUrl: string;
+  eventId: string;
+  listingId: string;
+  onsaleAtMs: number;
+  /** When the first fan arrives (the pre-open crowd starts then). */
+  startAtMs: number;
+  fans: number;
+  timeScale: number;
+  botsShare: number;
+  botShape?: BotShape;
+  /** Shares of the fans (not bots) who abandon their hold, pay slowly, and whose first card is declined. */
+  abandon: number;
+  slowPayers: number;
+  failingPayers: number;
+  /** Signs the fans' account tokens (the install's AUTH_SECRET). */
+  authSecret: string;
+  sections: DriverSection[];
+  perAccountSeats: number;
+  ticketsPerOrder: number;
+  holdTtlSeconds: number;
+  checkoutMinutes: number;
+  /** How the crowd arrives, ms: the pre-open crowd's window (it ends before the open), and the tail's mean. */
+  preOpenMs: number;
+  preOpenShare: number;
+  tailMeanMs: number;
+  /** Status polls a second the crowd may make at most (spreads the polls of a large crowd). */
+  pollBudgetPerSecond: number;
+  connections: number;
+  seed: number;
+  /** From when fans may pick exact seats (epoch ms); some do, from the section's seat list. */
+  seatPickingOpensAtMs: number;
+  /** Share of fans who pick exact seats once they may. */
+  pickers: number;
+  /** Prefix of every account id of this run (bots' ids continue it with `b`). */
+  accountPrefix: string;
+  /** Gives up this long after the open. */
+  deadlineMs: number;
+}
+
+/** Where a fan is, as one byte of a Uint8Array. */
+const Phase = { PENDING: 0, JOINING: 1, WAITING: 2, HOLDING: 3, PAYING: 4, BOUGHT: 5, WAITLISTED: 6, GAVE_UP: 7 } as const;
+type Phase = (typeof Phase)[keyof typeof Phase];
+
+const HUMAN_HEADERS = {
+  'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36',
+  accept: 'application/json',
+  'accept-language': 'en-GB,en;q=0.9',
+};
+const BOT_HEADERS = { 'user-agent': 'python-requests/2.32.3', accept: '*/*' };
+
+/** A shopper in the store: the few strings a fan needs between admission and its order (held by active fans only). */
+interface Shopper {
+  admissionToken: string;
+  /** The last answer this shopper got (why a fan is still in the store at the deadline). */
+  last?: string;
+  holdId?: string;
+  seats?: number[];
+  quantity: number;
+  section: string;
+  /** A slow payer: takes the extension when payment starts, then most of the longer hold. */
+  slow?: boolean;
+  extended?: boolean;
+  /** Exact seats this fan picked (null: best available). */
+  seatIds?: number[] | null;
+  /** The fan has read the seat map for this attempt. */
+  looked?: boolean;
+  idempotencyKey?: string;
+  declinedOnce?: boolean;
+  expiresAtMs?: number;
+}
+
+/** The fields of the product's answers the fans read (each route's own; all optional here). */
+interface Body {
+  error?: string;
+  queueToken?: string;
+  cohort?: string;
+  position?: number | null;
+  state?: string;
+  admissionToken?: string;
+  challenge?: { token: string; nonce: string; difficulty: number };
+  deferral?: { token: string };
+  sections?: { code: string; available: number }[];
+  seats?: { id: number; available?: boolean }[];
+  alternatives?: { section: string; available: number }[];
+  holdId?: string;
+  expiresAt?: string;
+  orderId?: string;
+  seatCount?: number;
+}
+
+type Answer = { status: number; code: string | null; body: Body | null; retryAfterS: number | null; ms: number; key: string };
+
+/** What the driver saw, for the report. */
+export interface DriverResult {
+  humans: number;
+  bots: number;
+  /** Pre-open fans: arrival (join) order and the place they were given. */
+  ranked: { arrival: Float64Array; position: Float64Array };
+  holdLatencies: Float64Array;
+  soldOutReadsAtMs: Float64Array;
+  admitted: number;
+  firstAdmitAtMs: number | null;
+  lastAdmitAtMs: number | null;
+  strandedSeats: [number, number][];
+  answers: Map<string, number>;
+  /** Seats in two confirmed orders as the fans saw them, and pairs of holds that held one seat at once. */
+  doubleSoldSeen: number;
+  holdConflicts: { seat: number; first: string; second: string }[];
+  /** Holds for which the fans saw two different orders. */
+  duplicateOrdersSeen: number;
+  waitlistJoined: number;
+  requests: number;
+  bought: number;
+  gaveUp: number;
+  unfinished: number;
+  /** Fans still in the store at the deadline, by what they were doing and the last answer they got. */
+  unfinishedBy: Record<string, number>;
+  eventLoopDelayP99Ms: number | null;
+}
+
+export interface Progress {
+  tMs: number;
+  joined: number;
+  waiting: number;
+  admitted: number;
+  shopping: number;
+  bought: number;
+  seatsBought: number;
+  done: number;
+  errors: number;
+  requests: number;
+}
+
+/** The crowd. `run()` resolves when every fan has finished or the deadline passed. */
+export class Crowd {
+  /** Status polls go through their own connections, so a hold or a payment never waits in line behind them. */
+  private readonly pollPool: Pool;
+  private readonly pool: Pool;
+  private readonly random: () => number;
+  private readonly phase: Uint8Array;
+  private readonly arrival: Float64Array;
+  private readonly operator: Int32Array;
+  private readonly joinedAt: Float64Array;
+  private readonly preOpen: Uint8Array;
+  private readonly position: Float64Array;
+  private readonly soldOutAt: Float64Array;
+  private readonly retries: Uint16Array;
+  private readonly queueToken: (string | undefined)[];
+  private readonly accountToken: (string | undefined)[];
+  private readonly extraHeader = new Map<number, [string, string]>();
+  private readonly shoppers = new Map<number, Shopper>();
+  private readonly tokens: AccountTokens;
+  private readonly wheel = new Map<number, number[]>();
+  private readonly tickMs = 20;
+  private nextTick = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private finished = 0;
+  private inFlight = 0;
+  private pollsThisSecond = 0;
+  private waiting = 0;
+  private readonly holdLatencies: number[] = [];
+  private readonly soldOutReads: number[] = [];
+  private readonly abandoned: { expiresAtMs: number; seats: number }[] = [];
+  private readonly strandedSeries: [number, number][] = [];
+  private readonly seatOrder = new Map<number, string>();
+  private readonly seatHold = new Map<number, { holdId: string; untilMs: number }>();
+  private readonly holdConflicts: { seat: number; first: string; second: string }[] = [];
+  private readonly ordersByHold = new Map<string, string>();
+  private doubleSoldSeen = 0;
+  private duplicateOrdersSeen = 0;
+  private admitted = 0;
+  private firstAdmitAt: number | null = null;
+  private lastAdmitAt: number | null = null;
+  private waitlistJoined = 0;
+  private bought = 0;
+  private seatsBought = 0;
+  private gaveUp = 0;
+  private errors = 0;
+  requests = 0;
+  readonly answers = new Map<string, number>();
+  /** Called with every answer's key (faults count what fans read while they last). */
+  onAnswer: ((key: string) => void) | undefined;
+  private resolveDone: (() => void) | undefined;
+  private readonly loopDelay = monitorEventLoopDelay({ resolution: 20 });
+
+  constructor(private readonly o: DriverOptions) {
+    const pool = (connections: number) => new Pool(o.fansUrl, { connections, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 30_000, bodyTimeout: 30_000 });
+    this.pool = pool(o.connections);
+    this.pollPool = pool(Math.max(1, Math.ceil(o.connections / 2)));
+    this.random = seededRandom(o.seed);
+    const n = o.fans;
+    this.phase = new Uint8Array(n);
+    this.arrival = arrivalOffsets(n, { preOpenMs: o.preOpenMs, openMs: o.onsaleAtMs - o.startAtMs, preOpenShare: o.preOpenShare, tailMeanMs: o.tailMeanMs }, this.random);
+    this.operator = botOperators(n, o.botsShare, o.botShape ?? DEFAULT_BOT_SHAPE, this.random);
+    this.joinedAt = new Float64Array(n).fill(Number.NaN);
+    this.preOpen = new Uint8Array(n);
+    this.position = new Float64Array(n).fill(Number.NaN);
+    this.soldOutAt = new Float64Array(n).fill(Number.NaN);
+    this.retries = new Uint16Array(n);
+    this.queueToken = new Array<string | undefined>(n);
+    this.accountToken = new Array<string | undefined>(n);
+    this.tokens = new AccountTokens(o.authSecret, 24 * 3600);
+  }
+
+  private get now() {
+    return Date.now();
+  }
+
+  /** Milliseconds since the open (negative before it). */
+  private sinceOpen(t = this.now) {
+    return t - this.o.onsaleAtMs;
+  }
+
+  private isBot(i: number) {
+    return this.operator[i]! >= 0;
+  }
+
+  private accountId(i: number) {
+    const op = this.operator[i]!;
+    return op >= 0 ? `${this.o.accountPrefix}b${op}-${i}` : `${this.o.accountPrefix}f${i}`;
+  }
+
+  /** Bots share their operator's few devices; a fan has its own. */
+  private device(i: number) {
+    const op = this.operator[i]!;
+    const shape = this.o.botShape ?? DEFAULT_BOT_SHAPE;
+    return op >= 0 ? `rehearsal-bot-${this.o.seed}-${op}-${i % shape.devicesPerOperator}` : `rehearsal-fan-${this.o.seed}-${i}`;
+  }
+
+  private card(i: number) {
+    const op = this.operator[i]!;
+    const shape = this.o.botShape ?? DEFAULT_BOT_SHAPE;
+    return op >= 0 ? testCardNumber(this.o.seed * 1_000_003 + 10_000_000 + op * shape.cardsPerOperator + (i % shape.cardsPerOperator)) : testCardNumber(this.o.seed * 1_000_003 + i);
+  }
+
+  /** Fans from their own addresses (an /16 of test space), a bot operator from one. */
+  private address(i: number) {
+    const k = this.isBot(i) ? 60_000 + this.operator[i]! : i % 60_000;
+    return `10.${100 + (k >> 16)}.${(k >> 8) & 255}.${k & 255}`;
+  }
+
+  private async headers(i: number): Promise<Record<string, string>> {
+    let t = this.accountToken[i];
+    if (t === undefined) {
+      t = (await this.tokens.issue(this.accountId(i))).token;
+      this.accountToken[i] = t;
+    }
+    return { authorization: `Bearer ${t}`, 'x-device-id': this.device(i), 'x-forwarded-for': this.address(i), ...(this.isBot(i) ? BOT_HEADERS : HUMAN_HEADERS) };
+  }
+
+  private schedule(i: number, delayMs: number) {
+    const tick = Math.max(this.nextTick, Math.ceil((this.now + Math.max(0, delayMs) - this.o.startAtMs) / this.tickMs));
+    let list = this.wheel.get(tick);
+    if (!list) this.wheel.set(tick, (list = []));
+    list.push(i);
+  }
+
+  private record(key: string) {
+    this.answers.set(key, (this.answers.get(key) ?? 0) + 1);
+    this.onAnswer?.(key);
+  }
+
+  private async request(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, headers: Record<string, string>, body?: unknown, pool = this.pool): Promise<Answer> {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const started = performance.now();
+    this.requests++;
+    this.inFlight++;
+    try {
+      const res = await pool.request({ method, path, headers: payload ? { ...headers, 'content-type': 'application/json' } : headers, body: payload });
+      const text = await res.body.text();
+      let parsed: Body | null = null;
+      try {
+        parsed = text ? (JSON.parse(text) as Body) : null;
+      } catch {
+        parsed = null;
+      }
+      const ra = res.headers['retry-after'];
+      const retryAfterS = typeof ra === 'string' && /^\d+$/.test(ra) ? Number(ra) : null;
+      const code = res.statusCode >= 400 ? (typeof parsed?.error === 'string' ? parsed.error : null) : null;
+      const key = code ? `${res.statusCode} ${code}` : String(res.statusCode);
+      this.record(key);
+      if (res.statusCode >= 500) this.errors++;
+      return { status: res.statusCode, code, body: parsed, retryAfterS, ms: performance.now() - started, key };
+    } catch (e) {
+      this.errors++;
+      const code = (e as { code?: string }).code ?? 'network';
+      this.record(`network ${code}`);
+      return { status: 0, code, body: null, retryAfterS: null, ms: performance.now() - started, key: `network ${code}` };
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  /** A wait in the fan's compressed clock: `seconds` of the event's time, with ±20% jitter. */
+  private eventWait(seconds: number) {
+    return ((seconds * 1000) / this.o.timeScale) * (0.8 + 0.4 * this.random());
+  }
+
+  /**
+   * How long a fan waits before the next poll: Retry-After on the event's clock, never more often than the per-account
+   * limit allows (60 a minute by default), never later than told in real seconds. Fans told to come back soon (near
+   * the front) do; the rest of the crowd is spread so that all of it together stays within the poll budget. Bots
+   * poll four times sooner than told.
+   */
+  private pollDelay(i: number, retryAfterS: number | null) {
+    const ra = retryAfterS ?? 5;
+    const told = this.eventWait(ra);
+    let wait = Math.max(told, 1500 * (0.9 + 0.2 * this.random()));
+    if (ra > 5) wait = Math.min(Math.max(wait, (this.waiting / this.o.pollBudgetPerSecond) * 1000 * (0.8 + 0.4 * this.random())), ra * 1000);
+    return this.isBot(i) ? Math.max(250, wait / 4) : wait;
+  }
+
+  /** After a refusal that says to come back (429, 503, a network error): Retry-After in real seconds, capped. */
+  private backoff(i: number, a: Answer) {
+    const n = Math.min(10, this.retries[i]!++);
+    const s = a.retryAfterS ?? Math.min(5, 0.25 * 2 ** n);
+    return Math.min(10_000, s * 1000) * (0.5 + this.random());
+  }
+
+  private finish(i: number, phase: Phase) {
+    if (this.phase[i] === Phase.WAITING) this.waiting--;
+    this.phase[i] = phase;
+    this.queueToken[i] = undefined;
+    this.accountToken[i] = undefined;
+    this.extraHeader.delete(i);
+    this.shoppers.delete(i);
+    if (phase === Phase.GAVE_UP) this.gaveUp++;
+    this.finished++;
+    if (this.finished === this.o.fans) this.resolveDone?.();
+  }
+
+  private setPhase(i: number, phase: Phase) {
+    if (this.phase[i] === Phase.WAITING && phase !== Phase.WAITING) this.waiting--;
+    if (this.phase[i] !== Phase.WAITING && phase === Phase.WAITING) this.waiting++;
+    this.phase[i] = phase;
+  }
+
+  private step(i: number) {
+    const p = this.phase[i]!;
+    const go = p === Phase.PENDING || p === Phase.JOINING ? this.join(i) : p === Phase.WAITING ? this.poll(i) : p === Phase.HOLDING ? this.hold(i) : p === Phase.PAYING ? this.pay(i) : undefined;
+    go?.catch((e: unknown) => {
+      this.record(`driver ${(e as Error).message.slice(0, 60)}`);
+      this.finish(i, Phase.GAVE_UP);
+    });
+  }
+
+  private async join(i: number) {
+    this.setPhase(i, Phase.JOINING);
+    const h = await this.headers(i);
+    const extra = this.extraHeader.get(i);
+    if (extra) h[extra[0]] = extra[1];
+    const sentAt = this.now;
+    const a = await this.request('POST', `/events/${this.o.eventId}/queue`, h);
+    this.extraHeader.delete(i);
+    if (a.status === 200 && a.body?.queueToken) {
+      this.retries[i] = 0;
+      this.queueToken[i] = a.body.queueToken;
+      this.joinedAt[i] = sentAt;
+      if (a.body.cohort === 'PREOPEN') this.preOpen[i] = 1;
+      if (typeof a.body.position === 'number' && this.sinceOpen() >= 0) this.position[i] = a.body.position;
+      if (a.body.state === 'SOLD_OUT') return this.soldOut(i, false);
+      this.setPhase(i, Phase.WAITING);
+      return this.schedule(i, this.pollDelay(i, a.retryAfterS));
+    }
+    if (a.code === 'CHALLENGE_REQUIRED' && a.body?.challenge) {
+      const c = a.body.challenge;
+      this.extraHeader.set(i, ['x-proof-of-work', `${c.token}:${solveChallenge(c.nonce, c.difficulty)}`]);
+      return this.schedule(i, 0);
+    }
+    if (a.code === 'JOIN_DEFERRED' && a.body?.deferral?.token) {
+      this.extraHeader.set(i, ['x-join-deferral', a.body.deferral.token]);
+      // A deferral's Retry-After is the product's own clock (its delay is real seconds): wait it out as told.
+      return this.schedule(i, (a.retryAfterS ?? 1) * 1000 + 50);
+    }
+    if (a.status === 0 || a.status === 429 || a.status >= 500 || a.code === 'JOIN_RACE' || a.code === 'POW_EXPIRED' || a.code === 'DEFERRAL_EXPIRED') {
+      if (this.sinceOpen() > this.o.deadlineMs) return this.finish(i, Phase.GAVE_UP);
+      return this.schedule(i, this.backoff(i, a));
+    }
+    this.finish(i, Phase.GAVE_UP);
+  }
+
+  private async poll(i: number) {
+    if (this.sinceOpen() > this.o.deadlineMs) return this.finish(i, Phase.GAVE_UP);
+    const token = this.queueToken[i];
+    if (!token) return this.finish(i, Phase.GAVE_UP);
+    const h = await this.headers(i);
+    h['x-queue-token'] = token;
+    this.pollsThisSecond++;
+    const a = await this.request('GET', `/events/${this.o.eventId}/queue/status`, h, undefined, this.pollPool);
+    if (a.status !== 200) {
+      if (a.status === 401 || a.status === 403) return this.rejoin(i);
+      return this.schedule(i, this.backoff(i, a));
+    }
+    this.retries[i] = 0;
+    const s = a.body as { state: string; position: number | null; admissionToken?: string };
+    if (typeof s.position === 'number' && this.sinceOpen() >= 0 && Number.isNaN(this.position[i]!)) this.position[i] = s.position;
+    if (s.state === 'SOLD_OUT') return this.soldOut(i, true);
+    if (s.admissionToken) {
+      this.admitted++;
+      const t = this.sinceOpen();
+      this.firstAdmitAt ??= t;
+      this.lastAdmitAt = t;
+      this.shoppers.set(i, { admissionToken: s.admissionToken, ...this.choose(i) });
+      this.setPhase(i, Phase.HOLDING);
+      // A moment to look at the seat map before holding.
+      return this.schedule(i, this.eventWait(10));
+    }
+    this.schedule(i, this.pollDelay(i, a.retryAfterS));
+  }
+
+  private async rejoin(i: number) {
+    this.queueToken[i] = undefined;
+    this.setPhase(i, Phase.JOINING);
+    this.schedule(i, 200);
+  }
+
+  /** The section and party size a fan asks for: bots the most they may, fans one to four (about tickets per order). */
+  private choose(i: number): { section: string; quantity: number } {
+    const secs = this.o.sections;
+    // Better sections draw more fans: weight 1 / sqrt(quality rank).
+    let total = 0;
+    for (const s of secs) total += 1 / Math.sqrt(s.qualityRank);
+    let r = this.random() * total;
+    let section = secs[0]!.code;
+    for (const s of secs) {
+      r -= 1 / Math.sqrt(s.qualityRank);
+      if (r <= 0) {
+        section = s.code;
+        break;
+      }
+    }
+    if (this.isBot(i)) return { section, quantity: this.o.perAccountSeats };
+    const mean = Math.min(this.o.perAccountSeats, this.o.ticketsPerOrder);
+    const q = Math.max(1, Math.min(this.o.perAccountSeats, Math.round(mean + (this.random() - 0.5) * 2)));
+    return { section, quantity: q };
+  }
+
+  /**
+   * Before holding, a fan reads the seat map (cached by the product for a second or two) and asks for a section that
+   * can seat the party, the party made smaller when none can; some fans, once picking is open, choose exact seats
+   * from the section's seat list. Nothing left anywhere: back to polling, where LAST_CHANCE or SOLD_OUT says what next.
+   */
+  private async look(i: number, s: Shopper, h: Record<string, string>): Promise<boolean> {
+    s.looked = true;
+    s.seatIds = null;
+    const m = await this.request('GET', `/events/${this.o.eventId}/seatmap`, h);
+    if (m.status !== 200 || !Array.isArray(m.body?.sections)) return true;
+    const open = (m.body.sections as { code: string; available: number }[]).filter((x) => x.available > 0);
+    if (open.length === 0) return false;
+    const fits = open.filter((x) => x.available >= s.quantity);
+    if (fits.length === 0) s.quantity = Math.max(...open.map((x) => x.available));
+    const pool = fits.length > 0 ? fits : open.filter((x) => x.available >= s.quantity);
+    if (!pool.some((x) => x.code === s.section)) s.section = pool[Math.floor(this.random() * pool.length)]!.code;
+    if (!this.isBot(i) && this.now >= this.o.seatPickingOpensAtMs && this.random() < this.o.pickers) {
+      const l = await this.request('GET', `/events/${this.o.eventId}/sections/${s.section}/seats`, h);
+      const free = l.status === 200 && Array.isArray(l.body?.seats) ? (l.body.seats as { id: number; available: boolean }[]).filter((x) => x.available) : [];
+      if (free.length >= s.quantity) {
+        const start = Math.floor(this.random() * (free.length - s.quantity + 1));
+        s.seatIds = free.slice(start, start + s.quantity).map((x) => x.id);
+      }
+    }
+    return true;
+  }
+
+  private async hold(i: number) {
+    const s = this.shoppers.get(i);
+    if (!s) return this.finish(i, Phase.GAVE_UP);
+    const h = await this.headers(i);
+    h['x-admission-token'] = s.admissionToken;
+    if (!s.looked && !(await this.look(i, s, h))) return this.backToQueue(i);
+    h['idempotency-key'] = (s.idempotencyKey ??= randomUUID());
+    const a = await this.request('POST', `/events/${this.o.eventId}/holds`, h, s.seatIds ? { seatIds: s.seatIds } : { section: s.section, quantity: s.quantity });
+    s.last = `hold ${a.key}`;
+    if (a.status === 201) {
+      this.retries[i] = 0;
+      this.holdLatencies.push(a.ms);
+      const hold = a.body as { holdId: string; seats: { seatId?: number; id?: number }[]; expiresAt: string; admissionToken: string };
+      s.holdId = hold.holdId;
+      s.admissionToken = hold.admissionToken;
+      s.expiresAtMs = Date.parse(hold.expiresAt);
+      s.seats = (hold.seats ?? []).map((x) => Number(x.seatId ?? x.id)).filter((x) => Number.isFinite(x));
+      s.idempotencyKey = undefined;
+      // The hold was made when the server says: its expiry less the TTL (the driver's send time may be long before).
+      this.noteHeld(s.holdId, s.seats, s.expiresAtMs - this.o.holdTtlSeconds * 1000, s.expiresAtMs);
+      const ttl = s.expiresAtMs - this.now;
+      const u = this.random();
+      if (!this.isBot(i) && u < this.o.abandon) {
+        // Abandoned: the seats stay stranded until the hold expires.
+        this.abandoned.push({ expiresAtMs: s.expiresAtMs, seats: s.quantity });
+        return this.finish(i, Phase.GAVE_UP);
+      }
+      this.setPhase(i, Phase.PAYING);
+      if (!this.isBot(i) && u < this.o.abandon + this.o.slowPayers) {
+        // A slow payer asks for the extension when payment starts, then takes most of the longer hold.
+        s.slow = true;
+        return this.schedule(i, Math.max(0, ttl * (0.5 + 0.3 * this.random())));
+      }
+      return this.schedule(i, Math.max(0, ttl * (0.1 + 0.3 * this.random())));
+    }
+    s.idempotencyKey = a.status === 0 || a.status >= 500 ? s.idempotencyKey : undefined;
+    if (a.code === 'SECTION_NEARLY_FULL' || a.code === 'SECTION_SOLD_OUT' || a.code === 'SEATS_UNAVAILABLE' || a.code === 'SEAT_PICKING_NOT_OPEN') {
+      // Someone was quicker: take the first alternative offered, or look at the seat map again.
+      const alt = a.body?.alternatives ?? [];
+      s.seatIds = null;
+      if (alt[0]) s.section = alt[0].section;
+      else s.looked = false;
+      return this.schedule(i, this.eventWait(2));
+    }
+    if (a.code === 'ONSALE_NOT_OPEN') return this.schedule(i, 300);
+    if (a.status === 0 || a.status === 429 || a.status >= 500) return this.schedule(i, this.backoff(i, a));
+    if (a.status === 401 || a.status === 403) return this.backToQueue(i);
+    // The fan's limits (account, device, card) and anything else: this fan is done.
+    this.finish(i, Phase.GAVE_UP);
+  }
+
+  /** No seats for this fan now: back to polling, where LAST_CHANCE or SOLD_OUT will say what next. */
+  private backToQueue(i: number) {
+    this.shoppers.delete(i);
+    if (!this.queueToken[i]) return this.finish(i, Phase.GAVE_UP);
+    this.setPhase(i, Phase.WAITING);
+    this.schedule(i, this.pollDelay(i, 5));
+  }
+
+  private async pay(i: number) {
+    const s = this.shoppers.get(i);
+    if (!s?.holdId) return this.finish(i, Phase.GAVE_UP);
+    const h = await this.headers(i);
+    h['x-admission-token'] = s.admissionToken;
+    if (s.slow && !s.extended) {
+      s.extended = true;
+      const e = await this.request('POST', `/holds/${s.holdId}/extend`, h);
+      if (e.status === 200 && typeof e.body?.expiresAt === 'string') s.expiresAtMs = Date.parse(e.body.expiresAt);
+      const left = (s.expiresAtMs ?? this.now) - this.now;
+      return this.schedule(i, Math.max(0, left * (0.3 + 0.5 * this.random())));
+    }
+    const failing = !this.isBot(i) && !s.declinedOnce && this.random() < this.o.failingPayers / Math.max(1e-9, 1 - this.o.abandon);
+    const number = failing ? '4000000000000002' : this.card(i);
+    h['idempotency-key'] = (s.idempotencyKey ??= randomUUID());
+    const a = await this.request('POST', `/holds/${s.holdId}/checkout`, h, { payment: { instrument: { type: 'card', number } } });
+    s.last = `checkout ${a.key}`;
+    if (a.status === 200 && a.body?.orderId) {
+      const orderId = a.body.orderId;
+      const prior = this.ordersByHold.get(s.holdId);
+      if (prior && prior !== orderId) this.duplicateOrdersSeen++;
+      if (!prior) {
+        this.ordersByHold.set(s.holdId, orderId);
+        this.noteSold(s.seats ?? [], orderId);
+        this.bought++;
+        this.seatsBought += a.body.seatCount ?? 0;
+      }
+      return this.finish(i, Phase.BOUGHT);
+    }
+    if (a.status === 0 || a.status === 429 || a.status >= 500 || a.code === 'CHECKOUT_IN_PROGRESS') {
+      // The same key again: a retry must never make a second order or charge.
+      if (this.sinceOpen() > this.o.deadlineMs) return this.finish(i, Phase.GAVE_UP);
+      return this.schedule(i, this.backoff(i, a));
+    }
+    s.idempotencyKey = undefined;
+    if (a.status === 402 && !s.declinedOnce) {
+      s.declinedOnce = true;
+      return this.schedule(i, this.eventWait(20));
+    }
+    if (a.code === 'HOLD_LOST' && typeof a.body?.admissionToken === 'string') {
+      s.admissionToken = a.body.admissionToken;
+      s.holdId = undefined;
+      this.setPhase(i, Phase.HOLDING);
+      return this.schedule(i, 0);
+    }
+    if (a.code === 'HOLD_EXPIRED' || a.code === 'HOLD_NOT_ACTIVE' || a.status === 409 || a.status === 410) {
+      // Too slow: back in line for whatever is left.
+      return this.backToQueue(i);
+    }
+    this.finish(i, Phase.GAVE_UP);
+  }
+
+  private async soldOut(i: number, polling: boolean) {
+    if (polling) this.soldOutAt[i] = this.now;
+    // The fan follows the listing: the waitlist hands it seats that come back.
+    const h = await this.headers(i);
+    const a = await this.request('PUT', `/listings/${this.o.listingId}/waitlist`, h, { criteria: { quantity: Math.min(2, this.o.perAccountSeats) } });
+    if (a.status === 200 || a.status === 201) this.waitlistJoined++;
+    this.finish(i, Phase.WAITLISTED);
+  }
+
+  private noteHeld(holdId: string, seats: number[], madeAtMs: number, untilMs: number) {
+    for (const seat of seats) {
+      const prior = this.seatHold.get(seat);
+      // Held by another hold that was still live when this one was made: a candidate double hold, checked against
+      // the database at the end (a hold lost to a crash was never real). A second's grace for rounding of the TTL.
+      if (prior && prior.holdId !== holdId && prior.untilMs > madeAtMs + 1000 && !this.seatOrder.has(seat)) this.holdConflicts.push({ seat, first: prior.holdId, second: holdId });
+      this.seatHold.set(seat, { holdId, untilMs });
+    }
+  }
+
+  private noteSold(seats: number[], orderId: string) {
+    for (const seat of seats) {
+      const prior = this.seatOrder.get(seat);
+      if (prior && prior !== orderId) this.doubleSoldSeen++;
+      this.seatOrder.set(seat, orderId);
+    }
+  }
+
+  progress(): Progress {
+    let shopping = 0;
+    for (const i of this.shoppers.keys()) if (this.phase[i] === Phase.HOLDING || this.phase[i] === Phase.PAYING) shopping++;
+    let joined = 0;
+    for (let i = 0; i < this.o.fans; i++) if (!Number.isNaN(this.joinedAt[i]!)) joined++;
+    return {
+      tMs: this.sinceOpen(),
+      joined,
+      waiting: this.waiting,
+      admitted: this.admitted,
+      shopping,
+      bought: this.bought,
+      seatsBought: this.seatsBought,
+      done: this.finished,
+      errors: this.errors,
+      requests: this.requests,
+    };
+  }
+
+  private sampleStranded() {
+    const now = this.now;
+    let seats = 0;
+    for (const a of this.abandoned) if (a.expiresAtMs > now) seats += a.seats;
+    this.strandedSeries.push([Math.round(this.sinceOpen(now)), seats]);
+  }
+
+  async run(): Promise<DriverResult> {
+    // Fans in order of arrival, onto the wheel.
+    const order = Array.from({ length: this.o.fans }, (_, i) => i).sort((a, b) => this.arrival[a]! - this.arrival[b]!);
+    let next = 0;
+    const done = new Promise<void>((r) => (this.resolveDone = r));
+    this.loopDelay.enable();
+    let lastSample = 0;
+    let lastSecond = 0;
+    const tick = () => {
+      const now = this.now;
+      const elapsed = now - this.o.startAtMs;
+      while (next < order.length && this.arrival[order[next]!]! <= elapsed) {
+        const i = order[next++]!;
+        this.step(i);
+      }
+      const upTo = Math.floor(elapsed / this.tickMs);
+      for (; this.nextTick <= upTo; this.nextTick++) {
+        const list = this.wheel.get(this.nextTick);
+        if (!list) continue;
+        this.wheel.delete(this.nextTick);
+        for (const i of list) this.step(i);
+      }
+      if (now - lastSecond >= 1000) {
+        lastSecond = now;
+        this.pollsThisSecond = 0;
+      }
+      if (now - lastSample >= 1000 && now >= this.o.onsaleAtMs) {
+        lastSample = now;
+        this.sampleStranded();
+      }
+      if (this.sinceOpen(now) > this.o.deadlineMs + 30_000 && this.inFlight === 0) this.resolveDone?.();
+    };
+    this.timer = setInterval(tick, this.tickMs);
+    await done;
+    clearInterval(this.timer);
+    this.sampleStranded();
+    this.loopDelay.disable();
+    await Promise.all([this.pool.close(), this.pollPool.close()]);
+    const ranked = { arrival: [] as number[], position: [] as number[] };
+    for (let i = 0; i < this.o.fans; i++) {
+      if (this.preOpen[i] === 1 && !Number.isNaN(this.position[i]!)) {
+        ranked.arrival.push(this.joinedAt[i]!);
+        ranked.position.push(this.position[i]!);
+      }
+    }
+    for (let i = 0; i < this.o.fans; i++) if (!Number.isNaN(this.soldOutAt[i]!)) this.soldOutReads.push(this.soldOutAt[i]! - this.o.onsaleAtMs);
+    const bots = this.operator.reduce((a, o) => a + (o >= 0 ? 1 : 0), 0);
+    const unfinishedBy: Record<string, number> = {};
+    const names = ['arriving', 'joining', 'waiting', 'holding', 'paying'];
+    for (let i = 0; i < this.o.fans; i++) {
+      const p = this.phase[i]!;
+      if (p >= Phase.BOUGHT) continue;
+      const k = `${names[p]}${this.shoppers.get(i)?.last ? ` (last: ${this.shoppers.get(i)!.last})` : ''}`;
+      unfinishedBy[k] = (unfinishedBy[k] ?? 0) + 1;
+    }
+    return {
+      humans: this.o.fans - bots,
+      bots,
+      ranked: { arrival: Float64Array.from(ranked.arrival), position: Float64Array.from(ranked.position) },
+      holdLatencies: Float64Array.from(this.holdLatencies),
+      soldOutReadsAtMs: Float64Array.from(this.soldOutReads),
+      admitted: this.admitted,
+      firstAdmitAtMs: this.firstAdmitAt,
+      lastAdmitAtMs: this.lastAdmitAt,
+      strandedSeats: this.strandedSeries,
+      answers: this.answers,
+      doubleSoldSeen: this.doubleSoldSeen,
+      holdConflicts: this.holdConflicts,
+      duplicateOrdersSeen: this.duplicateOrdersSeen,
+      waitlistJoined: this.waitlistJoined,
+      requests: this.requests,
+      bought: this.bought,
+      gaveUp: this.gaveUp,
+      unfinished: this.o.fans - this.finished,
+      unfinishedBy,
+      eventLoopDelayP99Ms: Number.isFinite(this.loopDelay.percentile(99)) ? Math.round(this.loopDelay.percentile(99) / 1e6) : null,
+    };
+  }
+}

@@ -1,0 +1,172 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startEmbeddedPostgres, type EmbeddedServer } from '@onsale/shared/db';
+import { repoRoot } from '../database.js';
+import { cliEnv } from '../env.js';
+
+// `rehearse --spawn`: the product started by the rehearsal itself, as `npm start` starts it (store-API and worker
+// processes on one port, optionally the edge), on a scratch embedded PostgreSQL of its own, so the rehearsal may
+// kill its processes and restart its database.
+
+export interface SpawnOptions {
+  storeInstances: number;
+  workers: number;
+  edge: boolean;
+  timeScale: number;
+  log: (line: string) => void;
+}
+
+export interface SpawnedProduct {
+  fansUrl: string;
+  originUrl: string;
+  databaseUrl: string;
+  authSecret: string;
+  describe: string;
+  /** Kills a process of the group with SIGKILL (`store-1`, `worker-1`); resolves with what was done. */
+  kill(name: string): string;
+  /** Resolves when the named process says it runs again after `since` (epoch ms). */
+  restartedSince(name: string, since: number): boolean;
+  /** Stops the database server and starts it again on the same data. */
+  restartDatabase(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export async function spawnProduct(o: SpawnOptions): Promise<SpawnedProduct> {
+  const scratch = mkdtempSync(join(tmpdir(), 'onsale-rehearsal-'));
+  // As root the server runs as the postgres user, who must pass through the scratch directory to its data.
+  if (process.getuid?.() === 0) chmodSync(scratch, 0o711);
+  const password = randomBytes(18).toString('base64url');
+  const pgPort = await freePort();
+  let db: EmbeddedServer;
+  try {
+    db = await startEmbeddedPostgres(join(scratch, 'db'), { port: pgPort, password });
+  } catch (e) {
+    rmSync(scratch, { recursive: true, force: true });
+    throw e;
+  }
+  // The rehearsal needs no console and no fans' page: a placeholder keeps `npm start` from building them.
+  const placeholder = join(scratch, 'www');
+  mkdirSync(placeholder);
+  writeFileSync(join(placeholder, 'index.html'), '<!doctype html><title>rehearsal</title>');
+  const [storePort, bffPort, edgePort] = [await freePort(), await freePort(), await freePort()];
+  const secret = () => randomBytes(32).toString('base64url');
+  const authSecret = secret();
+  // The event's clock runs timeScale times fast, so does the bot gate's: its low-priority delay, and the proof-of-work's
+  // cost (log2 of the scale fewer bits, as a challenge should take the same share of a fan's compressed wait).
+  const powBits = Math.max(8, 18 - Math.round(Math.log2(o.timeScale)));
+  const env: NodeJS.ProcessEnv = {
+    ...cliEnv(),
+    DATABASE_URL: db.url,
+    STORE_API_PORT: String(storePort),
+    BFF_PORT: String(bffPort),
+    EDGE_PORT: String(edgePort),
+    AUTH_SECRET: authSecret,
+    QUEUE_TOKEN_SECRET: secret(),
+    CARD_FINGERPRINT_SECRET: secret(),
+    CONSOLE_DIR: placeholder,
+    FAN_DIR: placeholder,
+    // The virtual fans come from one machine with X-Forwarded-For saying whose address each is.
+    STORE_API_TRUST_PROXY: 'loopback',
+    BOT_LOW_PRIORITY_DELAY_SECONDS: String(Math.max(1, Math.round(60 / o.timeScale))),
+    POW_DIFFICULTY_BITS: String(powBits),
+    NODE_ENV: 'development',
+  };
+  const flags = ['--store-instances', String(o.storeInstances), '--workers', String(o.workers), ...(o.edge ? ['--edge'] : [])];
+  const child: ChildProcess = spawn(join(repoRoot, 'node_modules', '.bin', 'tsx'), [join(repoRoot, 'scripts', 'start.ts'), ...flags], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const pids = new Map<string, number>();
+  const restarts = new Map<string, number>();
+  let out = '';
+  const onLine = (line: string) => {
+    for (const m of line.matchAll(/((?:store|worker)-\d+) \(pid (\d+)\)/g)) pids.set(m[1]!, Number(m[2]));
+    const again = /^((?:store|worker)-\d+) running again \(pid (\d+)\)/.exec(line);
+    if (again) {
+      pids.set(again[1]!, Number(again[2]));
+      restarts.set(again[1]!, Date.now());
+    }
+    if (/running again|was killed|exited|failed|error/i.test(line)) o.log(`  product: ${line}`);
+  };
+  const split = (chunk: Buffer) => {
+    out += chunk.toString('utf8');
+    let nl;
+    while ((nl = out.indexOf('\n')) >= 0) {
+      onLine(out.slice(0, nl));
+      out = out.slice(nl + 1);
+    }
+  };
+  let started = false;
+  const ready = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the spawned product did not start within 120 s')), 120_000);
+    const watch = (chunk: Buffer) => {
+      if (chunk.toString('utf8').includes('Ctrl-C to stop.')) {
+        clearTimeout(timer);
+        started = true;
+        resolve();
+      }
+    };
+    child.stdout!.on('data', (c: Buffer) => {
+      split(c);
+      if (!started) watch(c);
+    });
+    child.stderr!.on('data', (c: Buffer) => split(c));
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (!started) reject(new Error(`the spawned product exited before it was ready (${signal ?? `exit ${code}`})`));
+    });
+  });
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise<void>((r) => child.once('exit', () => r()));
+      child.kill('SIGTERM');
+      const force = setTimeout(() => child.kill('SIGKILL'), 25_000);
+      await exited;
+      clearTimeout(force);
+    }
+    await db.stop().catch(() => {});
+    rmSync(scratch, { recursive: true, force: true });
+  };
+  try {
+    await ready;
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  const originUrl = `http://127.0.0.1:${storePort}`;
+  return {
+    fansUrl: o.edge ? `http://127.0.0.1:${edgePort}` : originUrl,
+    originUrl,
+    databaseUrl: db.url,
+    authSecret,
+    describe: `spawn (${o.storeInstances} store API process${o.storeInstances === 1 ? '' : 'es'}, ${o.workers} worker${o.workers === 1 ? '' : 's'}${o.edge ? ', edge' : ''}, scratch embedded PostgreSQL)`,
+    kill(name) {
+      const pid = pids.get(name);
+      if (pid === undefined) throw new Error(`no process ${name} in the spawned product`);
+      process.kill(pid, 'SIGKILL');
+      return `killed ${name} (pid ${pid}) with SIGKILL`;
+    },
+    restartedSince(name, since) {
+      return (restarts.get(name) ?? 0) >= since;
+    },
+    async restartDatabase() {
+      const t0 = Date.now();
+      await db.stop();
+      db = await startEmbeddedPostgres(join(scratch, 'db'), { port: pgPort, password });
+      return `stopped and started PostgreSQL (down ${((Date.now() - t0) / 1000).toFixed(1)} s)`;
+    },
+    stop,
+  };
+}

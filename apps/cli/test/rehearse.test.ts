@@ -1,0 +1,128 @@
+// The rehearsal, end to end: `onsale rehearse` drives a real product over HTTP with 3,000 virtual fans (30% bots) on
+// the club's event at time scale 30, once against a running store API (--target) and once against a product of its
+// own with a store process killed, the worker killed and the database restarted mid-sale (--spawn --fault ...). Each
+// must sell out with nothing sold twice, no duplicate order and no drift, bots held to under a tenth of the seats, and
+// the pre-open crowd's places uncorrelated with when they came.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { buildStoreApi } from '@onsale/store-api';
+import { loadStoreApiConfig } from '@onsale/store-api/env';
+import { startWorker, type BackgroundWorker } from '@onsale/shared/jobs';
+import { createTestDatabase, testSecrets, type TestDatabase } from '@onsale/shared/testing';
+import type { RehearsalReport } from '@onsale/shared/rehearsal';
+import { root, type Run } from './run.js';
+
+const tsx = join(root, 'node_modules', '.bin', 'tsx');
+const main = join(root, 'apps', 'cli', 'src', 'main.ts');
+
+function rehearse(env: Record<string, string>, ...args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(tsx, [main, 'rehearse', ...args], { cwd: root, env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** What every rehearsal of the club must show, faults or not. */
+function expectASoundSale(r: RehearsalReport) {
+  expect(r.verdict).toBe('PASS');
+  expect(r.doubleSold).toBe(0);
+  expect(r.duplicateOrders).toBe(0);
+  expect(r.drift).toBe(0);
+  expect(r.soldOut).toBe(true);
+  expect(r.seatsSold).toBe(300);
+  expect(r.botSeatShare).toBeLessThan(0.1);
+  // Enough of the pre-open cohort for the correlation to mean something (its spread is about 1/sqrt(n)).
+  expect(r.rankedFans).toBeGreaterThan(300);
+  expect(Math.abs(r.rankCorrelation!)).toBeLessThan(0.1);
+  expect(r.soldOutPropagationMs.count).toBeGreaterThan(0);
+  expect(r.soldOutPropagationMs.max!).toBeLessThan(60_000);
+  expect(r.holdLatencyMs.count).toBeGreaterThan(0);
+}
+
+describe('onsale rehearse', () => {
+  let t: TestDatabase;
+  let dir: string;
+  beforeAll(async () => {
+    t = await createTestDatabase(inject('templateDatabaseUrl'), { max: 12 });
+    dir = mkdtempSync(join(tmpdir(), 'rehearse-test-'));
+  });
+  afterAll(async () => {
+    await t?.drop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('sells the club out to 3,000 fans and bots at time scale 30 against a running store API, and keeps the report', async () => {
+    const secrets = testSecrets();
+    const env = {
+      NODE_ENV: 'test',
+      DEV_AUTH: 'true',
+      AUTH_SECRET: secrets.authSecret,
+      QUEUE_TOKEN_SECRET: secrets.queueTokenSecret,
+      CARD_FINGERPRINT_SECRET: secrets.cardFingerprintSecret,
+      // The driver's fans come from one machine, each with its own X-Forwarded-For; the bot gate's delay on the
+      // rehearsal's compressed clock, as --spawn sets it.
+      STORE_API_TRUST_PROXY: 'loopback',
+      BOT_LOW_PRIORITY_DELAY_SECONDS: '2',
+      POW_DIFFICULTY_BITS: '13',
+    };
+    const config = loadStoreApiConfig(env);
+    const app = await buildStoreApi({ db: t.db, config });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    let worker: BackgroundWorker | undefined;
+    try {
+      worker = await startWorker({ connectionString: t.url, db: t.db, claimTokenSecret: config.queueTokenSecret });
+      const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+      const file = join(dir, 'target.json');
+      const run = await rehearse({ ...env, DATABASE_URL: t.url }, '--event-file', join(root, 'examples', 'club.json'), '--fans', '3000', '--bots-share', '0.3', '--time-scale', '30', '--target', url, '--seed', '11', '--report', file);
+      expect(run.stderr).toMatch(/rehearse: t\+\d+ s {2}joined \d+/);
+      expect(run.code, run.stderr.slice(-3000)).toBe(0);
+      const report = JSON.parse(readFileSync(file, 'utf8')) as RehearsalReport;
+      expectASoundSale(report);
+      expect(report.faults).toEqual([]);
+      expect(report.admittedPerMinute.plan).toBeGreaterThan(0);
+      expect(readFileSync(join(dir, 'target.md'), 'utf8')).toMatch(/^# Rehearsal of .*: PASS/);
+      expect(run.stdout).toMatch(/\| double-sold seats \| 0 \|/);
+
+      // Kept in the database for the console: one row per run, and the event marked as a rehearsal's.
+      const rows = await t.db.selectFrom('rehearsal_reports').selectAll().execute();
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toMatchObject({ event_id: report.eventId, status: 'PASS', fans: 3000, time_scale: 30 });
+      expect(rows[0]!.finished_at).toBeInstanceOf(Date);
+      expect((rows[0]!.report as unknown as RehearsalReport).verdict).toBe('PASS');
+      const event = await t.db.selectFrom('events').select(['rehearsal_time_scale', 'hold_ttl_seconds', 'target_sale_minutes']).where('id', '=', report.eventId).executeTakeFirstOrThrow();
+      expect(event).toEqual({ rehearsal_time_scale: 30, hold_ttl_seconds: 12, target_sale_minutes: 10 / 30 });
+    } finally {
+      await worker?.stop();
+      await app.close();
+    }
+  });
+
+  it('keeps the zeros with its own product through a killed store process, a killed worker and a database restart', async () => {
+    const file = join(dir, 'spawn.json');
+    const run = await rehearse(
+      { DATABASE_URL: t.url },
+      '--event-file', join(root, 'examples', 'club.json'), '--fans', '3000', '--bots-share', '0.3', '--time-scale', '30', '--seed', '12', '--report', file,
+      // A longer pre-open window: this product's processes start cold and share the machine with the driver.
+      '--pre-open-seconds', '25', '--spawn', '--fault', 'kill-store@30%', '--fault', 'kill-worker@50%', '--fault', 'restart-db@70%',
+    );
+    expect(run.code, run.stderr.slice(-3000)).toBe(0);
+    const report = JSON.parse(readFileSync(file, 'utf8')) as RehearsalReport;
+    expectASoundSale(report);
+    expect(report.faults.map((f) => f.fault)).toEqual(['kill-store@30%', 'kill-worker@50%', 'restart-db@70%']);
+    for (const f of report.faults) {
+      expect(f.recoveredAtMs).not.toBeNull();
+      expect(Object.keys(f.fansRead).length).toBeGreaterThan(0);
+    }
+    expect(report.faults[0]!.action).toMatch(/killed store-1 \(pid \d+\)/);
+    expect(report.faults[2]!.action).toMatch(/stopped and started PostgreSQL/);
+    // The report row lives in the configured database; the event lived in the scratch one.
+    const rows = await t.db.selectFrom('rehearsal_reports').select(['status', 'target']).where('event_id', '=', report.eventId).execute();
+    expect(rows).toEqual([{ status: 'PASS', target: expect.stringMatching(/^spawn/) }]);
+  });
+});

@@ -1,0 +1,5 @@
+export * from './stats.js';
+export * from './plan.js';
+export * from './report.js';
+export type { RehearsalReportRow, RehearsalStatus } from './rehearsal.table.js';
+export * from './rehearsal.repository.js';

@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { arrivalOffsets, botOperators, compressClock, DEFAULT_BOT_SHAPE, faultOffsetMs, parseFault, seededRandom, testCardNumber, verdictOf } from './plan.js';
+import { checkoutRequestSchema } from '../checkout/checkout.schema.js';
+
+describe('parseFault', () => {
+  it('reads a share of the sale or seconds after the open', () => {
+    expect(parseFault('kill-store@30%')).toEqual({ kind: 'kill-store', at: { percentOfSale: 30 }, text: 'kill-store@30%' });
+    expect(parseFault('restart-db@90s')).toEqual({ kind: 'restart-db', at: { secondsAfterOpen: 90 }, text: 'restart-db@90s' });
+    expect(faultOffsetMs({ percentOfSale: 50 }, 20_000)).toBe(10_000);
+    expect(faultOffsetMs({ secondsAfterOpen: 1.5 }, 20_000)).toBe(1500);
+  });
+
+  it('names what is wrong', () => {
+    expect(() => parseFault('kill-store')).toThrow(/NAME@P%/);
+    expect(() => parseFault('unplug@10%')).toThrow(/unknown fault "unplug"/);
+    expect(() => parseFault('kill-store@120%')).toThrow(/0-100%/);
+  });
+});
+
+describe('compressClock', () => {
+  it('divides every duration by the scale, whole seconds never below 1', () => {
+    const c = compressClock({ holdTtlSeconds: 360, holdExtensionSeconds: 180, targetSaleMinutes: 10, checkoutMinutes: 5, seatPickingOpensAfterMinutes: 15, offerTtlSeconds: 900 }, 30);
+    expect(c).toEqual({ holdTtlSeconds: 12, holdExtensionSeconds: 6, targetSaleMinutes: 10 / 30, checkoutMinutes: 5 / 30, seatPickingOpensAfterMinutes: 0.5, offerTtlSeconds: 30 });
+    expect(compressClock({ holdTtlSeconds: 30, holdExtensionSeconds: 0, targetSaleMinutes: 1, checkoutMinutes: 1, seatPickingOpensAfterMinutes: 0, offerTtlSeconds: 60 }, 1000).holdTtlSeconds).toBe(1);
+    expect(() => compressClock({ holdTtlSeconds: 1, holdExtensionSeconds: 0, targetSaleMinutes: 1, checkoutMinutes: 1, seatPickingOpensAfterMinutes: 0, offerTtlSeconds: 1 }, 0.5)).toThrow();
+  });
+});
+
+describe('the crowd', () => {
+  it('arrives before the open in the pre-open share, after it in the tail', () => {
+    const t = arrivalOffsets(10_000, { preOpenMs: 5000, preOpenShare: 0.7, tailMeanMs: 3000 }, seededRandom(1));
+    const before = t.filter((v) => v < 5000).length;
+    expect(before / 10_000).toBeGreaterThan(0.67);
+    expect(before / 10_000).toBeLessThan(0.73);
+    // The crowd grows towards the open: the last half of the pre-open window holds about 3/4 of its arrivals.
+    expect(t.filter((v) => v >= 2500 && v < 5000).length / before).toBeGreaterThan(0.7);
+  });
+
+  it('makes the asked share of bots, grouped by operator', () => {
+    const ops = botOperators(3000, 0.3, DEFAULT_BOT_SHAPE, seededRandom(7));
+    const bots = ops.filter((o) => o >= 0);
+    expect(bots.length).toBe(900);
+    expect(Math.max(...bots)).toBe(900 / DEFAULT_BOT_SHAPE.accountsPerOperator - 1);
+    expect(bots.filter((o) => o === 0).length).toBe(DEFAULT_BOT_SHAPE.accountsPerOperator);
+  });
+
+  it('pays with card numbers the checkout accepts', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2 ** 40 }), (n) => {
+        const number = testCardNumber(n);
+        expect(checkoutRequestSchema.safeParse({ payment: { instrument: { type: 'card', number } } }).success).toBe(true);
+      }),
+    );
+    expect(testCardNumber(1)).not.toBe(testCardNumber(2));
+  });
+});
+
+describe('verdictOf', () => {
+  it('passes only with no double sale, no duplicate order, no drift and every fault recovered', () => {
+    const ok = { doubleSold: 0, duplicateOrders: 0, drift: 0, faults: [{ recoveredAtMs: 1200 }] };
+    expect(verdictOf(ok)).toEqual({ verdict: 'PASS', reasons: [] });
+    expect(verdictOf({ ...ok, doubleSold: 1 }).verdict).toBe('FAIL');
+    expect(verdictOf({ ...ok, duplicateOrders: 2 }).reasons).toEqual(['2 duplicate order(s)']);
+    expect(verdictOf({ ...ok, drift: -1 }).verdict).toBe('FAIL');
+    expect(verdictOf({ ...ok, faults: [{ recoveredAtMs: null }] }).reasons).toEqual(['1 fault(s) without recovery']);
+  });
+});
