@@ -13,6 +13,7 @@ import { StoreMetricsScraper, WarRoomHub } from '@onsale/shared/warroom';
 import { createContextFactory, type AuthOptions } from './context.js';
 import { appRouter, type AppRouter } from './root.js';
 import { bffLoadShedding } from './load-shedding.js';
+import type { RehearsalLauncher } from './rehearsals.js';
 
 export interface BuildBffDeps {
   db: Db;
@@ -33,6 +34,8 @@ export interface BuildBffDeps {
   clock?: () => Date;
   /** Load shedding (LOAD_SHED_* settings, loadSheddingConfigOf); unset or null: none. */
   loadShedding?: LoadSheddingConfig;
+  /** Starts rehearsals from the console (cliRehearsalLauncher); unset: reports can be read, none started. */
+  rehearsals?: RehearsalLauncher;
 }
 
 /** The operator/promoter backend: tRPC at /trpc, /healthz, and the built console. Not listening yet. */
@@ -102,7 +105,7 @@ export async function buildBff(deps: BuildBffDeps): Promise<FastifyInstance> {
     prefix: '/trpc',
     trpcOptions: {
       router: appRouter,
-      createContext: createContextFactory({ db: deps.db, warRoom, ...(deps.auth ? { auth: deps.auth } : {}), ...(accessCodeKey ? { accessCodeKey } : {}), ...(deps.clock ? { clock: deps.clock } : {}) }),
+      createContext: createContextFactory({ db: deps.db, warRoom, ...(deps.auth ? { auth: deps.auth } : {}), ...(accessCodeKey ? { accessCodeKey } : {}), ...(deps.clock ? { clock: deps.clock } : {}), ...(deps.rehearsals ? { rehearsals: deps.rehearsals } : {}) }),
       // A refusal that says when to come back (a sign-in lockout, the database briefly away) says it in Retry-After too.
       responseMeta({ errors }) {
         const seconds = errors.map((e) => (e.cause instanceof DomainError ? e.cause.details.retryAfterSeconds : undefined)).filter((v): v is number => typeof v === 'number');
@@ -161,3 +164,4 @@ export async function buildBff(deps: BuildBffDeps): Promise<FastifyInstance> {
 
   return app;
 }
+export { cliRehearsalLauncher, type RehearsalLauncher } from './rehearsals.js';
