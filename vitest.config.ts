@@ -20,8 +20,8 @@ export default defineConfig({
       { extends: true, test: { name: 'shared', include: ['packages/shared/src/**/*.test.ts'] } },
       { extends: true, test: { name: 'store-api', include: ['apps/store-api/test/**/*.test.ts'] } },
       { extends: true, test: { name: 'bff', include: ['apps/bff/test/**/*.test.ts'] } },
-      // Each CLI step is a child process that loads the CLI through tsx (about a second of CPU): a test of ten steps on a
-      // machine running two suites at once (each step then 10-25 s) outlives minutes.
+      // Most command lines run in the test's process (apps/cli/test/run.ts); the few that run the real binary, and the
+      // demo that starts the product with `npm start`, load tsx in a child (seconds each on a machine running two suites).
       { extends: true, test: { name: 'cli', include: ['apps/cli/test/**/*.test.ts'], testTimeout: 600_000 } },
       { extends: true, test: { name: 'console', include: ['apps/console/test/**/*.test.ts'] } },
       { extends: true, test: { name: 'fan', include: ['apps/fan/test/**/*.test.ts'] } },

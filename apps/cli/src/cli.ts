@@ -195,8 +195,12 @@ export function report(e: unknown, io: Io): number {
   return 1;
 }
 
-/** Runs one command line; returns the exit status. */
-export async function run(argv: string[], io: Io): Promise<number> {
+/** Runs one command line; returns the exit status. `env`: the environment it reads (default process.env). */
+export async function run(argv: string[], io: Io, env?: NodeJS.ProcessEnv): Promise<number> {
+  if (env) {
+    const { withCliEnv } = await import('./env.js');
+    return withCliEnv(env, () => run(argv, io));
+  }
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h') {
     if (name === undefined) io.err(USAGE);

@@ -66,24 +66,23 @@ export const waitlistCommands: Record<string, Command> = {
       if (mode !== undefined && mode !== 'OFFER' && mode !== 'BROADCAST') throw new UsageError(`--mode must be OFFER or BROADCAST; got ${JSON.stringify(mode)}`);
       const waitlistMode: 'OFFER' | 'BROADCAST' | undefined = mode;
       const ttlDays = whole('ttl-days', values['ttl-days']);
-      const offerMinutes = whole('offer-minutes', values['offer-minutes']);
-      const settings = {
-        mode: waitlistMode,
-        ttlSeconds: ttlDays === undefined ? undefined : ttlDays * 86400,
-        offerTtlSeconds: offerMinutes === undefined ? undefined : offerMinutes * 60,
-        inlineThreshold: whole('inline-threshold', values['inline-threshold']),
+      const offerTtlMinutes = whole('offer-minutes', values['offer-minutes']);
+      const inlineThreshold = whole('inline-threshold', values['inline-threshold']);
+      const change = {
+        listingId: positionals[0]!,
+        ...(waitlistMode !== undefined ? { mode: waitlistMode } : {}),
+        ...(ttlDays !== undefined ? { ttlDays } : {}),
+        ...(offerTtlMinutes !== undefined ? { offerTtlMinutes } : {}),
+        ...(inlineThreshold !== undefined ? { inlineThreshold } : {}),
       };
       const { withDatabase, databaseUrl, defaultActor } = await context();
       const actor = text(values.actor) ?? defaultActor();
-      const { setListingWaitlistSettings } = await import('@onsale/shared/waitlist');
-      const { insertAudit } = await import('@onsale/shared/events');
+      // The console's own service: the same bounds, the same audit row; the CLI acts for the house.
+      const { setListingWaitlist } = await import('@onsale/shared/events');
       io.out(
         json(
           await withDatabase(databaseUrl, async (db) => {
-            await db.transaction().execute(async (trx) => {
-              await setListingWaitlistSettings(trx, positionals[0]!, settings);
-              await insertAudit(trx, { actor, action: 'listing.waitlist', details: { listingId: positionals[0], ...settings } });
-            });
+            await db.transaction().execute((trx) => setListingWaitlist(trx, change, { actor, organisationId: null }));
             return listingReport(db, positionals[0]!);
           }),
         ),

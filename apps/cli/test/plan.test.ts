@@ -1,19 +1,8 @@
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { onsaleWith } from './run.js';
 
-const root = join(import.meta.dirname, '..', '..', '..');
-const tsx = join(root, 'node_modules', '.bin', 'tsx');
-const main = join(root, 'apps', 'cli', 'src', 'main.ts');
-
-/** Runs the CLI as an operator would; `plan` needs no database. */
-function onsale(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(tsx, [main, ...args], { cwd: root }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
+/** `plan` needs no database. */
+const onsale = (...args: string[]) => onsaleWith({}, ...args);
 
 // The source's "Deep dive 1: Admission math" inputs.
 const SOURCE = ['--seats', '60000', '--tickets-per-order', '2.5', '--duration-min', '25', '--overbook', '1.3', '--checkout-min', '6', '--payment-tps', '1000'];

@@ -65,11 +65,12 @@ describe('onsale tier:* / access:issue on examples/presale.json', () => {
     await sql`INSERT INTO accounts (id) SELECT 'club-' || i FROM generate_series(0, 19) i ON CONFLICT DO NOTHING`.execute(t.db);
     await sql`INSERT INTO queue_entries (event_id, account_id, device_hash, join_index, cohort)
               SELECT ${queueId}::uuid, 'club-' || i, md5(i::text), i, 'PREOPEN' FROM generate_series(0, 19) i`.execute(t.db);
-    // The presale opens; the controller's tick seals its cohort and reveals its seed.
-    await new Promise((r) => setTimeout(r, 1_700));
-    const row = (await findActiveEvents(t.db, 7200)).find((e) => e.event_id === queueId)!;
-    expect(row).toMatchObject({ owner_event_id: eventId, allocation: 'FANCLUB', general: false });
-    expect(await tickEvent(t.db, { event: row, controllerId: 'cli-test', tickMs: 1000 })).toMatchObject({ status: 'ticked' });
+    // The presale opens: the controller's tick, at a time just after the open (the controller's clock, moved by the
+    // test), seals its cohort and reveals its seed.
+    const opened = new Date(Date.parse(file.allocations[0].opensAt) + 200);
+    const row = (await findActiveEvents(t.db, 7200, opened)).find((e) => e.event_id === queueId)!;
+    expect(row).toMatchObject({ owner_event_id: eventId, allocation: 'FANCLUB', general: false, open: true });
+    expect(await tickEvent(t.db, { event: row, controllerId: 'cli-test', tickMs: 1000, now: opened })).toMatchObject({ status: 'ticked', sealedCohortSize: 20 });
 
     const tier = await onsale(t.url, 'audit:verify', eventId, '--tier', 'FANCLUB');
     expect(tier.code).toBe(0);

@@ -5,7 +5,6 @@ import { EventCache } from '@onsale/shared/events';
 import { HoldService, SeatmapCache } from '@onsale/shared/inventory';
 import { CardFingerprints, CheckoutService, SimulatedPaymentGateway } from '@onsale/shared/checkout';
 import { deviceFingerprint } from '@onsale/shared/abuse';
-import { run } from '../src/cli.js';
 import { onsale } from './run.js';
 
 // A sold-out event of 20 seats bought by: a card ring (three accounts, one card, numbered ids), two accounts on one
@@ -42,21 +41,6 @@ beforeAll(async () => {
 });
 afterAll(() => t?.drop());
 
-/** The CLI in this process (argument checks and reads); the flows that matter run as a real process with onsale(). */
-async function cli(...args: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const saved = process.env.DATABASE_URL;
-  process.env.DATABASE_URL = t.url;
-  try {
-    const code = await run(args, { out: (l) => out.push(l), err: (l) => err.push(l) });
-    return { code, stdout: out.join('\n'), stderr: err.join('\n') };
-  } finally {
-    if (saved === undefined) delete process.env.DATABASE_URL;
-    else process.env.DATABASE_URL = saved;
-  }
-}
-
 interface Cluster {
   id: string;
   accounts: string[];
@@ -66,12 +50,11 @@ interface Cluster {
   evidence: { signal: string; accounts: string[] }[];
 }
 const review = async (...args: string[]) => {
-  const r = await cli('review', eventId, '--format', 'json', ...args);
+  const r = await onsale(t.url, 'review', eventId, '--format', 'json', ...args);
   expect(r.code, r.stderr).toBe(0);
   return JSON.parse(r.stdout) as { confirmedOrders: number; clusters: Cluster[] };
 };
 
-// Each test spawns the CLI at most twice; on a busy machine a spawn takes seconds.
 describe('onsale review', { timeout: 180_000 }, () => {
   it('clusters orders by shared card, device and id sequence, with the evidence', async () => {
     const json = await onsale(t.url, 'review', eventId, '--format', 'json');
@@ -96,17 +79,17 @@ describe('onsale review', { timeout: 180_000 }, () => {
 
   it('refuses a cancel without a reason, or of a cluster it does not print now, and changes nothing', async () => {
     const [ring] = (await review()).clusters as [Cluster];
-    expect((await cli('review', eventId, '--cancel', ring.id)).code).toBe(2);
-    expect((await cli('review', eventId, '--cancel', ring.id, '--reason', '  ')).code).toBe(2);
-    expect((await cli('review', eventId, '--reason', 'why')).code).toBe(2);
-    expect((await cli('review', eventId, '--format', 'yaml')).code).toBe(2);
+    expect((await onsale(t.url, 'review', eventId, '--cancel', ring.id)).code).toBe(2);
+    expect((await onsale(t.url, 'review', eventId, '--cancel', ring.id, '--reason', '  ')).code).toBe(2);
+    expect((await onsale(t.url, 'review', eventId, '--reason', 'why')).code).toBe(2);
+    expect((await onsale(t.url, 'review', eventId, '--format', 'yaml')).code).toBe(2);
     const unknown = await onsale(t.url, 'review', eventId, '--cancel', 'c0000000000', '--reason', 'card ring');
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('CLUSTER_NOT_FOUND');
     // With other clustering flags the ring has other members, so its id is not the one printed: not found either.
-    const otherRule = await cli('review', eventId, '--cancel', ring.id, '--reason', 'x', '--created-within', '3600');
+    const otherRule = await onsale(t.url, 'review', eventId, '--cancel', ring.id, '--reason', 'x', '--created-within', '3600');
     expect(otherRule.stderr).toContain('CLUSTER_NOT_FOUND');
-    const missing = await cli('review', '00000000-0000-4000-8000-000000000000');
+    const missing = await onsale(t.url, 'review', '00000000-0000-4000-8000-000000000000');
     expect([missing.code, missing.stderr.includes('EVENT_NOT_FOUND')]).toEqual([1, true]);
     const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM orders WHERE status = 'CANCELLED'`.execute(t.db);
     expect(rows[0]!.n).toBe(0);
@@ -136,7 +119,7 @@ describe('onsale review', { timeout: 180_000 }, () => {
 
     // The review now shows what is left; the cancelled cluster cannot be cancelled twice.
     expect((await review()).clusters.map((c) => c.accounts)).toEqual([['mia', 'noah']]);
-    const again = await cli('review', eventId, '--cancel', ring.id, '--reason', 'again');
+    const again = await onsale(t.url, 'review', eventId, '--cancel', ring.id, '--reason', 'again');
     expect(again.stderr).toContain('CLUSTER_NOT_FOUND');
   });
 });

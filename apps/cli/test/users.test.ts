@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createOpenEvent, createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
 import { signIn } from '@onsale/shared/users';
 
-import { onsale, type Run } from './run.js';
+import { onsale, onsaleWith, type Run } from './run.js';
 
 let t: TestDatabase;
 
@@ -13,14 +13,7 @@ afterAll(() => t?.drop());
 
 /** Runs the CLI with ONSALE_PASSWORD set (the child copies the environment when it starts, synchronously). */
 function onsaleWithPassword(password: string, ...args: string[]): Promise<Run> {
-  const before = process.env.ONSALE_PASSWORD;
-  process.env.ONSALE_PASSWORD = password;
-  try {
-    return onsale(t.url, ...args);
-  } finally {
-    if (before === undefined) delete process.env.ONSALE_PASSWORD;
-    else process.env.ONSALE_PASSWORD = before;
-  }
+  return onsaleWith({ DATABASE_URL: t.url, ONSALE_PASSWORD: password }, ...args);
 }
 
 const userCount = async () => Number((await t.db.selectFrom('console_users').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);

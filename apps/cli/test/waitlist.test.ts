@@ -25,6 +25,9 @@ describe('onsale listing:* / order:cancel / inventory:add', () => {
     expect(audit).toEqual([{ actor: 'ops@test', action: 'listing.waitlist' }]);
     const bad = await onsale(t.url, 'listing:waitlist', listingId, '--mode', 'SOMETIMES');
     expect(bad.code).toBe(2);
+    // The console's bounds: the CLI changes the settings through the same service.
+    const tooLong = await onsale(t.url, 'listing:waitlist', listingId, '--ttl-days', '400');
+    expect([tooLong.code, tooLong.stderr.includes('INVALID_WAITLIST_SETTINGS')]).toEqual([1, true]);
     const unknown = await onsale(t.url, 'listing:show', '00000000-0000-4000-8000-000000000000');
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('LISTING_NOT_FOUND');

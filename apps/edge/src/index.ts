@@ -1,7 +1,7 @@
 // The edge worker (Cloudflare Workers, module syntax): answers status polls and watermark reads itself from the
 // signed queue token and a cached watermark, and passes every other request to the store API unchanged. Its only
 // export is the handler: workerd takes every named export of a module worker for an entrypoint.
-import { admissionClaimsFor, checkClaims, createTokenKey, hashDevice, POLL_SECONDS, signToken, TokenError, verifyToken, type QueueTokenClaims, type TokenKey } from '@onsale/shared/queue/edge';
+import { admissionClaimsFor, checkClaims, createTokenKey, DEVICE_ID_RULE, hashDevice, isDeviceId, POLL_SECONDS, signToken, TokenError, verifyToken, type QueueTokenClaims, type TokenKey } from '@onsale/shared/queue/edge';
 import { answerStatus, publicWatermark, type EdgeQueueState, type StatusAnswer } from '@onsale/shared/queue/edge-state';
 import { bearerToken, WebAccountTokenVerifier } from '@onsale/shared/auth/edge';
 import { negotiateLanguage, type FanLanguage } from '@onsale/shared/queue/copy';
@@ -15,8 +15,6 @@ export type { EdgeEnv } from './config.js';
 /** The header that says who answered: `hit` the edge alone, `miss` the origin (through the edge). */
 const EDGE_HEADER = 'x-onsale-edge';
 
-/** The store API's device id rule (X-Device-Id): 8-200 visible ASCII characters. */
-const DEVICE_ID = /^[\x21-\x7e]{8,200}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const STATUS_PATH = /^\/events\/([^/]+)\/queue\/status$/;
 const WATERMARK_PATH = /^\/events\/([^/]+)\/watermark$/;
@@ -125,7 +123,7 @@ async function queueStatus(req: Request, eventIdRaw: string, edge: Edge, waitUnt
   if (eventId.length > 64) return validationFailed('params.id', 'Too big: expected string to have <=64 characters');
   const deviceId = req.headers.get('x-device-id');
   if (deviceId === null) return validationFailed('headers.x-device-id', 'Invalid input: expected string, received undefined');
-  if (!DEVICE_ID.test(deviceId)) return validationFailed('headers.x-device-id', 'X-Device-Id must be 8-200 visible ASCII characters');
+  if (!isDeviceId(deviceId)) return validationFailed('headers.x-device-id', DEVICE_ID_RULE);
   const queueToken = req.headers.get('x-queue-token');
   if (queueToken === null) return validationFailed('headers.x-queue-token', 'Invalid input: expected string, received undefined');
   if (queueToken.length === 0) return validationFailed('headers.x-queue-token', 'X-Queue-Token is required');

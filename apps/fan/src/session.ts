@@ -1,5 +1,6 @@
 // What the page keeps on this device, so a reload or a closed tab keeps the fan's place: the device id (tokens are
 // bound to it), the account token, and per event and account the queue and admission tokens, the hold and the order.
+import { isDeviceId } from '@onsale/shared/queue/edge';
 
 const DEVICE_KEY = 'onsale.device';
 const ACCOUNT_KEY = 'onsale.account';
@@ -24,7 +25,7 @@ function write(key: string, value: unknown): void {
 /** This browser's device id: random, made once, never derived from anything about the fan. */
 export function deviceId(): string {
   let id = read<string>(DEVICE_KEY);
-  if (!id || !/^[\x21-\x7e]{8,200}$/.test(id)) {
+  if (!isDeviceId(id)) {
     id = `web-${crypto.randomUUID()}`;
     write(DEVICE_KEY, id);
   }

@@ -48,6 +48,11 @@ export interface StoreApiDeps {
   identity?: FanIdentity;
   /** A store process of a cluster: merges every process's figures into GET /metrics (clusterMetricsGatherer). */
   clusterMetrics?: ((own: Metrics['registry']) => Promise<string>) | null;
+  /**
+   * The clock of the caches (event settings, seat maps), the hold rules and the bot gate, in epoch ms (default
+   * Date.now). Tests move an injected clock instead of waiting for a cache to turn or a deferral to pass.
+   */
+  clock?: () => number;
 }
 
 /** The pool's health tracker (createDb makes one per pool; any other Db gets its own, fed by the error handler alone). */
@@ -178,9 +183,10 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   await app.register(admissionGate, { tokens, metrics });
   await app.register(healthRoutes, { db: deps.db, instance: deps.config.instance });
   if (deps.config.devAuth && devTokens) await app.register(devAuthRoutes, { db: deps.db, tokens: devTokens });
-  const events = new EventCache(deps.db);
-  const seatmap = new SeatmapCache(deps.db);
-  const holds = new HoldService({ db: deps.db, events, seatmap, metrics, holdCommit: deps.config.holdCommit, repeatWindowSeconds: deps.config.holdRepeatWindowSeconds, onOutcome: (eventId, created) => watermarks.countHold(eventId, created) });
+  const clock = deps.clock ?? Date.now;
+  const events = new EventCache(deps.db, undefined, clock);
+  const seatmap = new SeatmapCache(deps.db, undefined, clock);
+  const holds = new HoldService({ db: deps.db, events, seatmap, metrics, now: clock, holdCommit: deps.config.holdCommit, repeatWindowSeconds: deps.config.holdRepeatWindowSeconds, onOutcome: (eventId, created) => watermarks.countHold(eventId, created) });
   // This process's lease on the checkouts it starts: if it dies mid-payment, another process settles them within
   // seconds (recoverOrphanedPayments); a clean stop ends the lease at once.
   const lease = new ProcessLease(deps.db);
@@ -199,7 +205,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
     await settling;
     await lease.stop();
   });
-  await app.register(eventRoutes, { db: deps.db, events, seatmap, sectionSeats: new SectionSeatsCache(deps.db) });
+  await app.register(eventRoutes, { db: deps.db, events, seatmap, sectionSeats: new SectionSeatsCache(deps.db, undefined, clock) });
   await app.register(fanRoutes, { config: deps.config });
   await app.register(holdRoutes, { db: deps.db, holds, checkout, tokenKey, onHoldLost: (eventId) => metrics.holdsLost.inc({ event: eventId }) });
   // Settles checkouts whose process died mid-payment (asks the provider, writes the order or gives the hold back).
@@ -225,6 +231,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
       secret: deps.config.queueTokenSecret,
       difficulty: g.powDifficultyBits,
       ttlSeconds: g.powTtlSeconds,
+      now: clock,
       ...(redis ? { used: new RedisUsedChallenges(redis, redisConfig!.keyPrefix, new OutageLog(app.log, 'used proof-of-work challenges')) } : {}),
     });
     const gate = new JoinGate({
@@ -233,8 +240,9 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
       secret: deps.config.queueTokenSecret,
       thresholds: { challenge: g.challengeScore, lowPriority: g.lowPriorityScore },
       lowPriorityDelaySeconds: g.lowPriorityDelaySeconds,
+      now: clock,
     });
-    await app.register(botGatePlugin, { gate, db: deps.db, events, metrics: abuseMetrics });
+    await app.register(botGatePlugin, { gate, db: deps.db, events, metrics: abuseMetrics, now: clock });
   }
   await app.register(queueRoutes, { queue });
   const waitlist = new WaitlistService(deps.db);

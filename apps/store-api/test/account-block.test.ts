@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pollUntil } from '@onsale/shared/testing';
 import { TEST_CARDS } from '@onsale/shared/checkout';
 import { blockAccount, unblockAccount } from '@onsale/shared/support';
 import { admitted, bearer, checkInvariants, login, makeEvent, setupApp, type TestApp } from './helper.js';
@@ -15,16 +16,6 @@ afterAll(() => h.close());
 const device = { 'x-device-id': 'blocked-test-device-1' };
 const card = (n: string = TEST_CARDS.success) => ({ payment: { instrument: { type: 'card', number: n } } });
 
-/** Polls until the store's per-process event cache (1 s) has the block: never a fixed sleep. */
-async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
-  const end = Date.now() + 10_000;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 describe('an account blocked from an event', () => {
   it('is refused the queue, holds and checkout of that event with ACCOUNT_BLOCKED, and its live hold goes back', async () => {
     const { eventId, capacity } = await makeEvent(h.t);
@@ -40,7 +31,7 @@ describe('an account blocked from an event', () => {
     expect(r).toMatchObject({ blocked: true, holdsReleased: 1 });
     expect((await checkInvariants(h.t, eventId, capacity)).counts.held).toBe(0);
 
-    const join = await eventually(
+    const join = await pollUntil(
       () => h.app.inject({ method: 'POST', url: `/events/${eventId}/queue`, headers: { ...bearer(scalper), ...device } }),
       (x) => x.statusCode === 403,
     );
@@ -57,7 +48,7 @@ describe('an account blocked from an event', () => {
 
     // Lifted: the account may hold and pay again.
     await unblockAccount(h.t.db, { eventId, accountId: 'scalper-1', reason: 'cleared by the promoter' }, 'console:ops@test');
-    const again = await eventually(
+    const again = await pollUntil(
       async () => h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, headers: await admitted(scalper, eventId), payload: { section: 'A', quantity: 1 } }),
       (x) => x.statusCode === 201,
     );

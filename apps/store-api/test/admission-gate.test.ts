@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql } from '@onsale/shared/db';
 import { TEST_CARDS } from '@onsale/shared/checkout';
 import { ADMISSION_OPT_OUT } from '../src/plugins/admission-gate.js';
@@ -75,12 +75,16 @@ describe('the admission gate', () => {
       payload: { payment: { instrument: { type: 'card', number: TEST_CARDS.success } } },
     });
     expect(paid.statusCode).toBe(200);
-    // The claim was counted in memory and flushed in a batch.
-    await new Promise((r) => setTimeout(r, 800));
-    const claimed = await sql<{ claimed_at: Date | null }>`SELECT claimed_at FROM queue_entries WHERE event_id = ${eventId} AND account_id = 'gate-fan'`.execute(h.t.db);
-    expect(claimed.rows[0]!.claimed_at).not.toBeNull();
-    // Hold outcomes are flushed the same way, for the controller's hold-failure slow-down.
-    const outcomes = await sql<{ created: number }>`SELECT coalesce(sum(holds_created), 0)::int AS created FROM admission_minutes WHERE event_id = ${eventId}`.execute(h.t.db);
-    expect(outcomes.rows[0]!.created).toBeGreaterThanOrEqual(1);
+    // The claim was counted in memory and flushed in a batch (every half second).
+    await vi.waitFor(
+      async () => {
+        const claimed = await sql<{ claimed_at: Date | null }>`SELECT claimed_at FROM queue_entries WHERE event_id = ${eventId} AND account_id = 'gate-fan'`.execute(h.t.db);
+        expect(claimed.rows[0]!.claimed_at).not.toBeNull();
+        // Hold outcomes are flushed the same way, for the controller's hold-failure slow-down.
+        const outcomes = await sql<{ created: number }>`SELECT coalesce(sum(holds_created), 0)::int AS created FROM admission_minutes WHERE event_id = ${eventId}`.execute(h.t.db);
+        expect(outcomes.rows[0]!.created).toBeGreaterThanOrEqual(1);
+      },
+      { timeout: 60_000, interval: 50 },
+    );
   });
 });

@@ -23,11 +23,13 @@ export interface TestApp {
  * tests turn them on. Load shedding is off too (the test runner shares the server's event loop and blocks it at
  * will); load-shedding.test.ts turns it on.
  */
-export async function setupApp(opts: { poolMax?: number; paymentLatencyMs?: number; env?: Record<string, string>; botScorer?: BotScorer } = {}): Promise<TestApp> {
+export async function setupApp(
+  opts: { poolMax?: number; paymentLatencyMs?: number; env?: Record<string, string>; botScorer?: BotScorer; clock?: () => number } = {},
+): Promise<TestApp> {
   const t = await createTestDatabase(inject('templateDatabaseUrl'), { max: opts.poolMax ?? 40 });
   const config = loadStoreApiConfig({ NODE_ENV: 'test', DEV_AUTH: 'true', RATE_LIMIT_ENABLED: 'false', BOT_GATE_ENABLED: 'false', LOAD_SHED_ENABLED: 'false', ...opts.env });
   const payments = new SimulatedPaymentGateway({ tps: 10_000, latencyMs: opts.paymentLatencyMs ?? 5, failureRate: 0 });
-  const app = await buildStoreApi({ db: t.db, config, payments, botScorer: opts.botScorer });
+  const app = await buildStoreApi({ db: t.db, config, payments, botScorer: opts.botScorer, ...(opts.clock ? { clock: opts.clock } : {}) });
   await app.ready();
   return {
     t,

@@ -6,13 +6,15 @@ import { reconcileInventory } from '@onsale/shared/jobs';
 import { pauseQueue, resumeQueue, setRateOverride } from '@onsale/shared/admission';
 import { createTokenKey, type TokenKey } from '@onsale/shared/queue';
 import type { EventFile } from '@onsale/shared/events';
-import { testSecrets } from '@onsale/shared/testing';
+import { manualClock, pollUntil, testSecrets } from '@onsale/shared/testing';
 import { admitted, bearer, login, makeEvent, setupApp, type TestApp } from './helper.js';
 
 // Presale tiers against real PostgreSQL through the store API: each tier a share of the seats with its own window,
 // access rule and queue; never oversold alone or together; unsold seats roll forward exactly; limits span tiers.
 
 let h: TestApp;
+/** The store API's clock: the tests move it past a cache's second or a deferral instead of waiting. */
+const clock = manualClock();
 let key: TokenKey;
 const at = (minutes: number) => new Date(Date.now() + minutes * 60_000).toISOString();
 const PARTNER_CARD = '4111111111111111'; // BIN 411111, in the partner's range
@@ -32,7 +34,7 @@ function tiered(over: Partial<EventFile> = {}): Partial<EventFile> {
 }
 
 beforeAll(async () => {
-  h = await setupApp({ poolMax: 30 });
+  h = await setupApp({ poolMax: 30, clock: clock.now });
   key = await createTokenKey(testSecrets().queueTokenSecret);
 });
 afterAll(() => h.close());
@@ -198,11 +200,7 @@ describe('access rules', () => {
     await sql`UPDATE queue_state SET admitted_through = 10, heartbeat_at = now() + interval '1 minute', cohort_size = 0, sealed_at = now(), seed_revealed_at = now() WHERE event_id = ${queueId}`.execute(h.t.db);
     const poll = () => h.app.inject({ url: `/events/${eventId}/queue/status`, headers: { ...bearer(token), 'x-device-id': device, 'x-queue-token': joined.json().queueToken } });
     // Each store-API instance refreshes its watermarks every 500 ms.
-    let status = await poll();
-    for (let i = 0; i < 30 && status.json().state !== 'ADMITTED'; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      status = await poll();
-    }
+    const status = await pollUntil(poll, (r) => r.json().state === 'ADMITTED');
     expect(status.json()).toMatchObject({ state: 'ADMITTED' });
     const admission = status.json().admissionToken as string;
     expect(JSON.parse(Buffer.from(admission.split('.')[0]!, 'base64url').toString())).toMatchObject({ tier: 'CARD', eventId });
@@ -214,14 +212,7 @@ describe('access rules', () => {
     // The tier's watermark is public per tier.
     expect((await h.app.inject({ url: `/events/${eventId}/watermark?tier=CARD` })).json().admittedThrough).toBe(10);
     // A presale that stops selling tells its queue why: its seats went, or its window closed.
-    const until = async (pattern: RegExp) => {
-      let r = await poll();
-      for (let i = 0; i < 30 && !pattern.test(r.json().message ?? ''); i++) {
-        await new Promise((res) => setTimeout(res, 100));
-        r = await poll();
-      }
-      return r.json();
-    };
+    const until = async (pattern: RegExp) => (await pollUntil(poll, (r) => pattern.test(r.json().message ?? ''))).json();
     await sql`UPDATE queue_state SET inventory_state = 'SOLD_OUT' WHERE event_id = ${queueId}`.execute(h.t.db);
     expect(await until(/sold out/)).toMatchObject({ state: 'SOLD_OUT', message: 'The Card partner presale has sold out. Join the general sale\'s queue.' });
     await sql`UPDATE allocations SET closes_at = now() - interval '1 second', rolls_forward_at = now() WHERE queue_id = ${queueId}`.execute(h.t.db);
@@ -307,7 +298,7 @@ describe('rolling forward', () => {
     expect(audit.map((a) => a.details)).toContainEqual(expect.objectContaining({ from: 'FANCLUB', into: 'CARD', seats: unsold }));
 
     // The presale has closed: its admissions hold nothing more (once each instance's one-second event cache has turned).
-    await new Promise((r) => setTimeout(r, 1100));
+    clock.advance(1100);
     const late = await hold(await fan('roll-late', eventId, 'FANCLUB'), eventId, { section: 'A', quantity: 1 });
     expect(late.json()).toMatchObject({ error: 'TIER_CLOSED' });
     // The live hold is released after the roll; the sweep moves its seats on once the roll is due.

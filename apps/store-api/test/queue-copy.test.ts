@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@onsale/shared/db';
 import { getQueueCopy, setQueueCopy } from '@onsale/shared/warroom';
-import { domainError } from '@onsale/shared/testing';
+import { domainError, pollUntil } from '@onsale/shared/testing';
 import { bearer, login, makeEvent, setupApp, type TestApp } from './helper.js';
 
 // Issue 17, item 11: the words waiting fans read, edited live from the war room, audited, read on the next poll.
@@ -16,15 +16,6 @@ beforeAll(async () => {
   await sql`UPDATE queue_state SET heartbeat_at = now() + interval '1 hour' WHERE event_id = ${eventId}`.execute(h.t.db);
 });
 afterAll(() => h.close());
-
-async function pollUntil<T>(f: () => Promise<T>, ok: (v: T) => boolean, ms = 5000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('the words fans read, edited live', () => {
   it('a change reaches a polling fan on their next poll (in their language), is audited, and a stale edit is refused', async () => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pollUntil } from '@onsale/shared/testing';
 import { sql } from '@onsale/shared/db';
 import { commitSeed } from '@onsale/shared/queue';
 import { bearer, login, makeEvent, setupApp, type TestApp } from './helper.js';
@@ -18,15 +19,6 @@ const join = (token: string, id = eventId, device = 'device-alice-1') =>
   h.app.inject({ method: 'POST', url: `/events/${id}/queue`, headers: { ...bearer(token), 'x-device-id': device } });
 const status = (token: string, queueToken: string, id = eventId, device = 'device-alice-1') =>
   h.app.inject({ url: `/events/${id}/queue/status`, headers: { ...bearer(token), 'x-device-id': device, 'x-queue-token': queueToken } });
-
-async function pollUntil<T>(f: () => Promise<T>, ok: (v: T) => boolean, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('joining the waiting room', () => {
   it('gives one position per account: a repeated join returns the same position', async () => {

@@ -1,4 +1,5 @@
 // The waitlist over real HTTP against real PostgreSQL: join, leave, mine, bad input, and the sold-out bridge
+import { pollUntil } from '@onsale/shared/testing';
 // (queue status links the waitlist; returned seats become an offer; the claim makes a hold the fan can pay for).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@onsale/shared/db';
@@ -90,11 +91,11 @@ describe('after a sell-out', () => {
 
     const fan = await login(h.app, 'wl-fan');
     const joined = await call('POST', `/events/${eventId}/queue`, { ...bearer(fan), 'x-device-id': 'device-wl-fan' });
-    let status = await call('GET', `/events/${eventId}/queue/status`, { ...bearer(fan), 'x-device-id': 'device-wl-fan', 'x-queue-token': joined.body.queueToken });
-    for (let i = 0; i < 30 && status.body.state !== 'SOLD_OUT'; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      status = await call('GET', `/events/${eventId}/queue/status`, { ...bearer(fan), 'x-device-id': 'device-wl-fan', 'x-queue-token': joined.body.queueToken });
-    }
+    // Each store-API instance reads the watermarks every half second.
+    const status = await pollUntil(
+      () => call('GET', `/events/${eventId}/queue/status`, { ...bearer(fan), 'x-device-id': 'device-wl-fan', 'x-queue-token': joined.body.queueToken }),
+      (r) => r.body.state === 'SOLD_OUT',
+    );
     expect(status.body).toMatchObject({ state: 'SOLD_OUT', waitlist: { listingId, join: `/listings/${listingId}/waitlist` } });
 
     expect((await call('PUT', status.body.waitlist.join, bearer(fan), { criteria: { quantity: 2, sections: ['A'] } })).status).toBe(201);

@@ -206,7 +206,8 @@ export const warRoomRouter = router({
     return ctx.db.transaction().execute(async (trx) => {
       const e = await addAlertEndpoint(trx, input, ctx.user.email);
       await insertAudit(trx, { actor: ctx.user.email, action: 'alerts.receiver_added', eventId: e.eventId, details: { receiverId: e.id, url: e.url, minSeverity: e.minSeverity } });
-      return endpointView(e);
+      // The signing secret, this once: the receiver needs it to check X-Onsale-Signature.
+      return { ...endpointView(e), secret: e.secret };
     });
   }),
 

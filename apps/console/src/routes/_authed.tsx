@@ -79,6 +79,11 @@ function SignedInShell() {
                 Fan support
               </Link>
             )}
+            {me.permissions.includes('warroom.control') && (
+              <Link to="/alerts" activeProps={{ className: 'active' }} data-testid="nav-alerts">
+                Alerts
+              </Link>
+            )}
             {me.permissions.includes('webhooks.manage') && (
               <Link to="/webhooks" activeProps={{ className: 'active' }} data-testid="nav-webhooks">
                 Webhooks

@@ -1,6 +1,7 @@
 import type { Formatters, Strings } from '../i18n';
+import type { QueueStatusState } from '@onsale/shared/queue/edge';
 
-export type QueueState = 'WAITING' | 'PAUSED' | 'ADMITTED' | 'LAST_CHANCE' | 'SOLD_OUT';
+export type QueueState = QueueStatusState;
 
 export interface QueueCardProps {
   t: Strings;

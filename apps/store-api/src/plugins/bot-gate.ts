@@ -21,13 +21,13 @@ const header = (v: string | string[] | undefined) => (typeof v === 'string' ? v 
  * lets the join through or answers CHALLENGE_REQUIRED / JOIN_DEFERRED / a proof-of-work or deferral error.
  * Runs after validation (the device id is well formed) and before the join is written.
  */
-export const botGatePlugin = fp<{ gate: JoinGate; db: Db; events: EventCache; metrics: AbuseMetrics; sightings?: DeviceSightings }>(
-  async (app, { gate, db, events, metrics, sightings = new DeviceSightings() }) => {
+export const botGatePlugin = fp<{ gate: JoinGate; db: Db; events: EventCache; metrics: AbuseMetrics; sightings?: DeviceSightings; now?: () => number }>(
+  async (app, { gate, db, events, metrics, sightings = new DeviceSightings(), now: clock = Date.now }) => {
     app.addHook('preHandler', async (req) => {
       if (req.method !== 'POST' || req.routeOptions.url !== JOIN_ROUTE) return;
       const eventId = (req.params as { id: string }).id;
       const { event } = await events.get(eventId);
-      const now = Date.now();
+      const now = clock();
       const signals: BotSignals = {
         userAgent: header(req.headers['user-agent']) ?? null,
         headerNames: Object.keys(req.headers),

@@ -4,17 +4,19 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DomainError } from '../errors.js';
 import { createEvent, parseEventFile } from '../events/index.js';
 import { generateSeed } from '../queue/fairness.js';
-import { createTestDatabase, type TestDatabase } from '../testing/index.js';
+import { createTestDatabase, manualClock, type TestDatabase } from '../testing/index.js';
 import { auditSummary, publishedJoinList, verifyPublishedCohort, verifyQueueAudit } from './audit.js';
 import { AdmissionController } from './controller.js';
 import { pauseQueue, resumeQueue, setRateOverride } from './operator.js';
 
 let t: TestDatabase;
 let controller: AdmissionController;
+/** The controller's clock: the test moves it between ticks. */
+const clock = manualClock();
 
 beforeAll(async () => {
   t = await createTestDatabase(inject('templateDatabaseUrl'));
-  controller = new AdmissionController({ db: t.db, connectionString: t.url, tickMs: 200, instanceId: 'audit-test' });
+  controller = new AdmissionController({ db: t.db, connectionString: t.url, tickMs: 200, instanceId: 'audit-test', clock: clock.now });
 });
 afterAll(async () => {
   await controller.stop();
@@ -30,7 +32,10 @@ async function makeEvent(name: string): Promise<string> {
     priceLevels: [{ code: 'P', name: 'All', priceCents: 1000 }],
     sections: [{ code: 'S', priceLevel: 'P', qualityRank: 1, rowCount: 10, seatsPerRow: 10 }],
   });
-  return (await t.db.transaction().execute((trx) => createEvent(trx, spec, 'test', { signOff: true }))).eventId;
+  const { eventId } = await t.db.transaction().execute((trx) => createEvent(trx, spec, 'test', { signOff: true }));
+  // The controller's clock catches up with the wall clock the event was made by (its open has passed).
+  clock.set(Math.max(clock.now(), Date.now()));
+  return eventId;
 }
 
 /** n pre-open joins straight into the table, join indexes 0..n-1 except `skip`. */
@@ -140,7 +145,7 @@ describe('the publishable summary', () => {
     await preopenJoins(eventId, 30);
     await setRateOverride(t.db, eventId, 1200, { actor: 'ops:alice', reason: 'warm-up' });
     await controller.tickOnce();
-    await new Promise((r) => setTimeout(r, 300));
+    clock.advance(300);
     await controller.tickOnce();
     await pauseQueue(t.db, eventId, { actor: 'ops:bob', reason: 'payments | degraded' });
     await resumeQueue(t.db, eventId, { actor: 'ops:bob' });

@@ -35,12 +35,13 @@ export interface ActiveEventRow {
   sealed_at: Date | null;
 }
 
-/** Events whose on-sale window is active: from `beforeOpenSeconds` before `onsale_at` until `starts_at`. */
-export async function findActiveEvents(db: Db | Trx, beforeOpenSeconds: number): Promise<ActiveEventRow[]> {
+/** Events whose on-sale window is active at `at` (the database's clock by default): from `beforeOpenSeconds` before `onsale_at` until `starts_at`. */
+export async function findActiveEvents(db: Db | Trx, beforeOpenSeconds: number, at?: Date): Promise<ActiveEventRow[]> {
+  const now = at ? sql`${at}::timestamptz` : sql`now()`;
   // Every event's own queue (selling its general tier when it has tiers), and each presale tier's queue in its window.
   const { rows } = await sql<ActiveEventRow>`
     SELECT * FROM (
-      SELECT e.id AS event_id, e.id AS owner_event_id, g.code AS allocation, true AS general, e.onsale_at, e.starts_at, now() >= e.onsale_at AS open,
+      SELECT e.id AS event_id, e.id AS owner_event_id, g.code AS allocation, true AS general, e.onsale_at, e.starts_at, ${now} >= e.onsale_at AS open,
              e.fairness_mode, coalesce(g.capacity, e.capacity) AS capacity, e.target_sale_minutes,
              e.tickets_per_order, e.checkout_minutes, e.payment_tps, e.overbook_factor, q.inventory_state,
              CASE WHEN g.code IS NULL THEN r.available + r.held END AS reconciled_unsold,
@@ -49,9 +50,9 @@ export async function findActiveEvents(db: Db | Trx, beforeOpenSeconds: number):
       JOIN queue_state q ON q.event_id = e.id
       LEFT JOIN allocations g ON g.event_id = e.id AND g.general
       LEFT JOIN inventory_reconciliations r ON r.event_id = e.id
-      WHERE now() >= e.onsale_at - make_interval(secs => ${beforeOpenSeconds}) AND now() < e.starts_at
+      WHERE ${now} >= e.onsale_at - make_interval(secs => ${beforeOpenSeconds}) AND ${now} < e.starts_at
       UNION ALL
-      SELECT a.queue_id, a.event_id, a.code, false, a.opens_at, a.closes_at, now() >= a.opens_at,
+      SELECT a.queue_id, a.event_id, a.code, false, a.opens_at, a.closes_at, ${now} >= a.opens_at,
              a.fairness_mode, a.capacity, e.target_sale_minutes,
              e.tickets_per_order, e.checkout_minutes, e.payment_tps, e.overbook_factor, q.inventory_state, NULL,
              ${signedOffSql('e.id', 'e.fairness_mode')}, q.sealed_at
@@ -59,7 +60,7 @@ export async function findActiveEvents(db: Db | Trx, beforeOpenSeconds: number):
       JOIN events e ON e.id = a.event_id
       JOIN queue_state q ON q.event_id = a.queue_id
       WHERE NOT a.general AND a.rolled_at IS NULL
-        AND now() >= a.opens_at - make_interval(secs => ${beforeOpenSeconds}) AND now() < a.closes_at) active
+        AND ${now} >= a.opens_at - make_interval(secs => ${beforeOpenSeconds}) AND ${now} < a.closes_at) active
     ORDER BY onsale_at, event_id`.execute(db);
   return rows;
 }
@@ -160,7 +161,9 @@ export interface LiveSignalsScope {
 }
 
 /** `eventId`: the event (its holds, orders, checkouts); `scope`: the queue and the windows (the event's own queue by default). */
-export async function liveSignals(db: Db | Trx, eventId: string, scope: LiveSignalsScope): Promise<LiveSignalsRow> {
+export async function liveSignals(db: Db | Trx, eventId: string, scope: LiveSignalsScope, at?: Date): Promise<LiveSignalsRow> {
+  // The windows end at the tick's own time (an injected clock in tests), or the database's.
+  const now = at ? sql`${at}::timestamptz` : sql`now()`;
   const queueId = scope.queueId;
   const tierHolds = scope.allocation === null ? sql`` : sql`AND h.allocation = ${scope.allocation}`;
   const { rows } = await sql<LiveSignalsRow>`
@@ -170,35 +173,35 @@ export async function liveSignals(db: Db | Trx, eventId: string, scope: LiveSign
     FROM (SELECT count(*)::int AS checkout_total,
                  count(*) FILTER (WHERE a.status = 'FAILED' AND a.error_code IS DISTINCT FROM 'PAYMENT_DECLINED')::int AS checkout_failed
           FROM checkout_attempts a JOIN holds h ON h.id = a.hold_id
-          WHERE h.event_id = ${eventId} AND a.created_at > now() - interval '2 minutes') c,
-         (SELECT coalesce(sum(holds_created) FILTER (WHERE minute >= date_trunc('minute', now()) - interval '1 minute'), 0)::int AS holds_created_2m,
-                 coalesce(sum(holds_refused) FILTER (WHERE minute >= date_trunc('minute', now()) - interval '1 minute'), 0)::int AS holds_refused_2m,
-                 coalesce(sum(admission_tokens_issued) FILTER (WHERE minute < date_trunc('minute', now())
-                                                              AND minute >= date_trunc('minute', now()) - interval '5 minutes'), 0)::int AS tokens_5m,
-                 coalesce(sum(watermark_advanced) FILTER (WHERE minute < date_trunc('minute', now())
-                                                         AND minute >= date_trunc('minute', now()) - interval '5 minutes'), 0)::int AS advanced_5m
+          WHERE h.event_id = ${eventId} AND a.created_at > ${now} - interval '2 minutes') c,
+         (SELECT coalesce(sum(holds_created) FILTER (WHERE minute >= date_trunc('minute', ${now}) - interval '1 minute'), 0)::int AS holds_created_2m,
+                 coalesce(sum(holds_refused) FILTER (WHERE minute >= date_trunc('minute', ${now}) - interval '1 minute'), 0)::int AS holds_refused_2m,
+                 coalesce(sum(admission_tokens_issued) FILTER (WHERE minute < date_trunc('minute', ${now})
+                                                              AND minute >= date_trunc('minute', ${now}) - interval '5 minutes'), 0)::int AS tokens_5m,
+                 coalesce(sum(watermark_advanced) FILTER (WHERE minute < date_trunc('minute', ${now})
+                                                         AND minute >= date_trunc('minute', ${now}) - interval '5 minutes'), 0)::int AS advanced_5m
           FROM admission_minutes
-          WHERE event_id = ${queueId} AND minute >= date_trunc('minute', now()) - interval '5 minutes') m,
+          WHERE event_id = ${queueId} AND minute >= date_trunc('minute', ${now}) - interval '5 minutes') m,
          (SELECT coalesce(sum(checkout_gateway_failures), 0)::int AS gateway_failures_2m FROM admission_minutes
-          WHERE event_id = ${eventId} AND minute >= date_trunc('minute', now()) - interval '1 minute') g,
+          WHERE event_id = ${eventId} AND minute >= date_trunc('minute', ${now}) - interval '1 minute') g,
          (SELECT coalesce(sum(quantity), 0)::int AS released_seats_1m FROM holds
           WHERE event_id = ${eventId}
-            AND ((status = 'RELEASED' AND updated_at > now() - interval '1 minute')
-              OR (status IN ('HELD', 'PAYING', 'EXPIRED') AND expires_at > now() - interval '1 minute' AND expires_at <= now()))) r,
+            AND ((status = 'RELEASED' AND updated_at > ${now} - interval '1 minute')
+              OR (status IN ('HELD', 'PAYING', 'EXPIRED') AND expires_at > ${now} - interval '1 minute' AND expires_at <= ${now}))) r,
          (SELECT max(join_index) AS max_join_index FROM queue_entries WHERE event_id = ${queueId}) j,
          -- Live holds come from the live-holds index (expires_at, HELD/PAYING only): a few thousand rows at most.
          (SELECT count(DISTINCT h.account_id)::int AS holding FROM holds h
-          WHERE h.status IN ('HELD', 'PAYING') AND h.expires_at > now() AND h.event_id = ${eventId} ${tierHolds}) f,
+          WHERE h.status IN ('HELD', 'PAYING') AND h.expires_at > ${now} AND h.event_id = ${eventId} ${tierHolds}) f,
          (SELECT count(*) FILTER (
-                   WHERE e.claimed_at > now() - make_interval(secs => ${scope.checkoutSeconds})
+                   WHERE e.claimed_at > ${now} - make_interval(secs => ${scope.checkoutSeconds})
                      AND NOT EXISTS (SELECT 1 FROM holds h WHERE h.event_id = ${eventId} AND h.account_id = e.account_id
-                                       AND h.status IN ('HELD', 'PAYING') AND h.expires_at > now() ${tierHolds})
+                                       AND h.status IN ('HELD', 'PAYING') AND h.expires_at > ${now} ${tierHolds})
                      -- Bought (claimed_at is written by a batch up to a second late, so not "since the claim"): done.
                      AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.event_id = ${eventId} AND o.account_id = e.account_id
                                        AND o.status = 'CONFIRMED'))::int AS shopping,
-                 count(*) FILTER (WHERE e.claimed_at > now() - make_interval(secs => ${scope.arrivalSeconds}))::int AS claimed_recently
+                 count(*) FILTER (WHERE e.claimed_at > ${now} - make_interval(secs => ${scope.arrivalSeconds}))::int AS claimed_recently
           FROM queue_entries e
-          WHERE e.event_id = ${queueId} AND e.claimed_at > now() - make_interval(secs => ${Math.max(scope.checkoutSeconds, scope.arrivalSeconds)})) s`.execute(db);
+          WHERE e.event_id = ${queueId} AND e.claimed_at > ${now} - make_interval(secs => ${Math.max(scope.checkoutSeconds, scope.arrivalSeconds)})) s`.execute(db);
   return rows[0]!;
 }
 

@@ -89,6 +89,11 @@ export interface EventTickContext {
   budgetBuyersPerMinute?: number;
   /** The fraction of a position carried from this controller's previous tick. */
   carry?: number;
+  /**
+   * The tick's time. Unset: the database's clock, read once the queue row is locked (one clock for every process).
+   * Tests pass an injected clock's time instead of waiting for the wall clock.
+   */
+  now?: Date;
 }
 
 const actorOf = (controllerId: string) => `admission-controller:${controllerId}`;
@@ -109,7 +114,7 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
     await repo.boundTickTransaction(trx);
     const q = await repo.lockQueueState(trx, e.event_id);
     if (!q) return { eventId: e.event_id, status: 'missing' };
-    const now = q.now;
+    const now = ctx.now ?? q.now;
     const sinceLastMs = q.heartbeat_at ? now.getTime() - q.heartbeat_at.getTime() : Infinity;
     if (q.controller_id !== ctx.controllerId && sinceLastMs < ctx.tickMs / 2)
       return { eventId: e.event_id, status: 'fenced', lastTickBy: q.controller_id, lastTickAgoMs: sinceLastMs };
@@ -131,7 +136,7 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
       allocation: e.allocation,
       checkoutSeconds: Math.round(e.checkout_minutes * 60),
       arrivalSeconds: ARRIVAL_WINDOW_MS / 1000,
-    });
+    }, now);
     const claimRatio = claimRatioOf(signals.tokens_5m, signals.advanced_5m);
     const arriving = arrivingFans(q.recent_advances ?? [], now.getTime(), claimRatio, signals.claimed_recently);
     const inside: FansInside = { holding: signals.holding, shopping: signals.shopping, arriving, total: signals.holding + signals.shopping + arriving };
@@ -261,6 +266,11 @@ export interface AdmissionControllerOptions {
   /** Payment TPS shared by every event on sale at once (default 1000). */
   paymentTpsBudget?: number;
   logger?: pino.Logger;
+  /**
+   * The controller's clock, in epoch milliseconds. Unset (production): each tick reads the database's clock, and
+   * the reconnect back-off uses the process's. Tests inject a clock they move themselves.
+   */
+  clock?: () => number;
 }
 
 /** What one pass of the controller did. */
@@ -298,6 +308,7 @@ export class AdmissionController {
   private running = false;
   private lastProblem = { message: '', at: 0 };
   private reconnectAt = 0;
+  private readonly clock: (() => number) | undefined;
 
   constructor(opts: AdmissionControllerOptions) {
     this.db = opts.db;
@@ -308,6 +319,11 @@ export class AdmissionController {
     if (!(this.paymentTpsBudget > 0)) throw new RangeError('paymentTpsBudget must be positive');
     this.instanceId = opts.instanceId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
     this.log = opts.logger;
+    this.clock = opts.clock;
+  }
+
+  private nowMs(): number {
+    return this.clock ? this.clock() : Date.now();
   }
 
   /** The events this controller leads now. */
@@ -377,7 +393,7 @@ export class AdmissionController {
   private async pass(): Promise<ControllerTickReport> {
     let active: ActiveEventRow[];
     try {
-      active = await repo.findActiveEvents(this.db, ADMISSION_WINDOW_BEFORE_OPEN_MS / 1000);
+      active = await repo.findActiveEvents(this.db, ADMISSION_WINDOW_BEFORE_OPEN_MS / 1000, this.clock ? new Date(this.clock()) : undefined);
       await this.lead(active.map((e) => e.event_id));
     } catch (err) {
       this.problem(err, 'admission controller pass failed; no event ticked (queues fail closed)');
@@ -408,6 +424,7 @@ export class AdmissionController {
           tickMs: this.tickMs,
           budgetBuyersPerMinute: shares.get(event.event_id),
           carry: this.carry.get(event.event_id) ?? 0,
+          ...(this.clock ? { now: new Date(this.clock()) } : {}),
         });
         if (outcome.status === 'ticked') {
           this.carry.set(event.event_id, outcome.carry);
@@ -451,7 +468,7 @@ export class AdmissionController {
   private async connection(): Promise<pg.Client> {
     if (this.client) return this.client;
     // After losing its connection a process sits out two ticks, so a healthy one takes its events over first.
-    if (Date.now() < this.reconnectAt) throw new Error('waiting to reconnect after losing the dedicated connection');
+    if (this.nowMs() < this.reconnectAt) throw new Error('waiting to reconnect after losing the dedicated connection');
     this.led.clear();
     this.carry.clear();
     const client = new pg.Client({
@@ -480,7 +497,7 @@ export class AdmissionController {
     if (this.client !== client) return;
     this.client = undefined;
     this.pid = undefined;
-    this.reconnectAt = Date.now() + 2 * this.tickMs;
+    this.reconnectAt = this.nowMs() + 2 * this.tickMs;
     if (this.led.size > 0) this.log?.warn({ err, instanceId: this.instanceId, events: [...this.led] }, 'admission controller lost its connection and its leads');
     this.led.clear();
     this.carry.clear();

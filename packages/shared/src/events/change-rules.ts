@@ -139,7 +139,8 @@ export function sectionRows(s: Section): Rows {
 /** Seats a section holds: its rows' seats, or a GA section's capacity. */
 export const sectionCapacity = (s: Section): number => (s.kind === 'GA' ? s.capacity : sectionRows(s).reduce((m, r) => m + r.seats, 0));
 
-const seatCount = (sections: Section[]) => sections.reduce((n, s) => n + sectionCapacity(s), 0);
+/** An event's capacity from its sections as written: every reserved seat and every GA place (what creating it stores). */
+export const seatCount = (sections: readonly Section[]): number => sections.reduce((n, s) => n + sectionCapacity(s), 0);
 
 const byCode = (sections: Section[]) => [...sections].sort((a, b) => a.code.localeCompare(b.code));
 const shape = (s: Section) => (s.kind === 'GA' ? ['GA', s.capacity, s.shards] : ['RESERVED', sectionRows(s)]);

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { Db, Trx } from '../db/connect.js';
 import { DomainError, conflict, invalid, notFound } from '../errors.js';
 import { fairnessDescription, type FairnessMode } from '../queue/fairness.js';
@@ -7,6 +8,7 @@ import {
   eventPhase,
   lockedSettings,
   refusedChanges,
+  seatCount,
   type ChangeContext,
   type EventChange,
   type EventPhase,
@@ -244,8 +246,17 @@ export async function getEventConfiguration(db: Db | Trx, eventId: string, now: 
   };
 }
 
-function parseWaitlist(input: unknown): { mode: 'OFFER' | 'BROADCAST'; ttlDays: number; offerTtlMinutes: number } {
-  const parsed = listingWaitlistSchema.safeParse(input);
+/**
+ * A change to a listing's waitlist settings: any of them (the console sends the three it shows); `inlineThreshold`
+ * (how many matches a fan-out tells in the releasing transaction before it goes to a background job) is set by
+ * operators from the CLI only.
+ */
+export type ListingWaitlistChange = Partial<ListingWaitlistInput> & { inlineThreshold?: number };
+
+const waitlistChangeSchema = listingWaitlistSchema.partial().extend({ inlineThreshold: z.number().int('whole fans').min(1).optional() });
+
+function parseWaitlist<T>(schema: z.ZodType<T>, input: unknown): T {
+  const parsed = schema.safeParse(input);
   if (parsed.success) return parsed.data;
   const issues = formatIssues(parsed.error).map((i) => ({ path: `waitlist.${i.path}`, message: i.message }));
   throw invalid('INVALID_WAITLIST_SETTINGS', issues.map((i) => `${i.path}: ${i.message}`).join('; '), issues[0]!.path, { issues });
@@ -263,10 +274,14 @@ export async function requireListingInScope(db: Db | Trx, listingId: string, org
     throw new DomainError('forbidden', 'LISTING_FORBIDDEN', `listing ${listingId} has events of another organisation`, { field });
 }
 
-async function applyWaitlistSettings(trx: Trx, listingId: string, w: { mode: 'OFFER' | 'BROADCAST'; ttlDays: number; offerTtlMinutes: number }, actor: string): Promise<void> {
-  const settings = { mode: w.mode, ttlSeconds: w.ttlDays * 86_400, offerTtlSeconds: w.offerTtlMinutes * 60 };
+async function applyWaitlistSettings(trx: Trx, listingId: string, w: ListingWaitlistChange, actor: string): Promise<void> {
+  const settings = {
+    ...(w.mode !== undefined ? { mode: w.mode } : {}),
+    ...(w.ttlDays !== undefined ? { ttlSeconds: w.ttlDays * 86_400 } : {}),
+    ...(w.offerTtlMinutes !== undefined ? { offerTtlSeconds: w.offerTtlMinutes * 60 } : {}),
+    ...(w.inlineThreshold !== undefined ? { inlineThreshold: w.inlineThreshold } : {}),
+  };
   await setListingWaitlistSettings(trx, listingId, settings);
-  // The same action the CLI's listing:waitlist writes.
   await insertAudit(trx, { actor, action: 'listing.waitlist', details: { listingId, ...settings } });
 }
 
@@ -282,7 +297,7 @@ export async function createConfiguredEvent(
   who: ConfigureActor,
 ): Promise<{ eventId: string; listingId: string; capacity: number; version: number }> {
   const spec = parseEventFile(input.event);
-  const waitlist = input.waitlist === undefined ? undefined : parseWaitlist(input.waitlist);
+  const waitlist = input.waitlist === undefined ? undefined : parseWaitlist(listingWaitlistSchema, input.waitlist);
   if (spec.listing && 'id' in spec.listing) await requireListingInScope(trx, spec.listing.id, who.organisationId, 'listing.id');
   const created = await createEvent(trx, spec, who.actor);
   if (who.organisationId !== null) {
@@ -319,7 +334,7 @@ async function rebuildLayout(trx: Trx, eventId: string, spec: EventSpec): Promis
   );
   await insertSeats(trx, eventId, seats);
   await insertGaShards(trx, eventId, generalAdmission, spec.allocations);
-  return seats.length + generalAdmission.reduce((a, s) => a + s.capacity, 0);
+  return seatCount(spec.sections);
 }
 
 /**
@@ -453,9 +468,12 @@ export async function signOffFairness(
   return { signOff: toSignOff(inserted), alreadySignedOff: false };
 }
 
-/** Sets a listing's waitlist mode and times (audited `listing.waitlist`). LISTING_FORBIDDEN outside a promoter's scope. */
-export async function setListingWaitlist(trx: Trx, input: { listingId: string } & ListingWaitlistInput, who: ConfigureActor): Promise<ListingWaitlistSettingsView> {
-  const settings = parseWaitlist({ mode: input.mode, ttlDays: input.ttlDays, offerTtlMinutes: input.offerTtlMinutes });
+/**
+ * Sets a listing's waitlist settings, those given (audited `listing.waitlist`): the console's and the CLI's one
+ * way to change them. INVALID_WAITLIST_SETTINGS at the field; LISTING_FORBIDDEN outside a promoter's scope.
+ */
+export async function setListingWaitlist(trx: Trx, input: { listingId: string } & ListingWaitlistChange, who: ConfigureActor): Promise<ListingWaitlistSettingsView> {
+  const settings = parseWaitlist(waitlistChangeSchema, { mode: input.mode, ttlDays: input.ttlDays, offerTtlMinutes: input.offerTtlMinutes, inlineThreshold: input.inlineThreshold });
   await requireListingInScope(trx, input.listingId, who.organisationId);
   await applyWaitlistSettings(trx, input.listingId, settings, who.actor);
   return toWaitlistView((await repo.findListing(trx, input.listingId))!);

@@ -11,6 +11,7 @@ import { initQueue } from '../queue/queue-init.js';
 import { eventColumns } from './events.service.js';
 import type { EventSpec } from './events.schema.js';
 import { expandSeats } from './layout.js';
+import { seatCount } from './change-rules.js';
 import * as repo from './events.repository.js';
 import { insertFairnessSignOff } from './signoff.service.js';
 
@@ -33,7 +34,7 @@ export async function createEvent(trx: Trx, spec: EventSpec, actor = 'system', o
   }
   const seats = assignAllocations(expandSeats(spec), spec.allocations);
   const generalAdmission = spec.sections.flatMap((s) => (s.kind === 'GA' ? [s] : []));
-  const capacity = seats.length + generalAdmission.reduce((a, s) => a + s.capacity, 0);
+  const capacity = seatCount(spec.sections);
   const eventId = await repo.insertEvent(trx, { listing_id: listingId, ...eventColumns(spec, capacity) });
   await repo.insertPriceLevels(trx, eventId, spec.priceLevels);
   const perSection = new Map<string, number>();

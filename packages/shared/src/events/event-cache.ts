@@ -21,10 +21,12 @@ export class EventCache {
   constructor(
     private readonly db: Db,
     private readonly ttlMs = 1000,
+    /** The cache's clock (epoch ms); tests move an injected one instead of waiting out the TTL. */
+    private readonly now: () => number = Date.now,
   ) {}
 
   get(eventId: string): Promise<CachedEvent> {
-    const now = Date.now();
+    const now = this.now();
     const hit = this.entries.get(eventId);
     if (hit && now - hit.at < this.ttlMs) return hit.value;
     const value = (async () => {

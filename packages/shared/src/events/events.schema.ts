@@ -7,6 +7,7 @@ import { fairnessModes } from './fairness-modes.js';
 import { isTimeZone } from '../words/time.js';
 import { isCurrency } from '../words/money.js';
 import { lookSchema } from './look.schema.js';
+import { MAX_HOLD_EXTENSION_SECONDS } from '../queue/edge.js';
 
 export { fairnessModes };
 
@@ -110,7 +111,7 @@ export const eventFileSchema = z
     holds: z
       .object({
         ttlSeconds: z.number().int().min(30).max(3600).default(360),
-        extensionSeconds: z.number().int().min(0).max(1800).default(180),
+        extensionSeconds: z.number().int().min(0).max(MAX_HOLD_EXTENSION_SECONDS).default(180),
       })
       .default({ ttlSeconds: 360, extensionSeconds: 180 }),
     pacing: z

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { sql } from 'kysely';
 import { createOpenEvent, createTestDatabase, domainError, testSecrets, type TestDatabase } from '../testing/index.js';
 import { EventCache, parseEventFile } from '../events/index.js';
@@ -306,16 +306,22 @@ describe('general admission: expiry, release, checkout', () => {
     const { eventId, capacity } = await gaEvent(2, 1);
     const hold = await holds.create('slow-payer', eventId, { section: 'GA', quantity: 2 });
     // The payment window is short and the gateway slow: the hold lapses mid-payment and another fan takes the units.
+    // The gateway answers only when the test lets it, so "mid-payment" holds however slow the machine is.
+    const gateway = new SimulatedPaymentGateway({ tps: 10_000, latencyMs: 0, failureRate: 0 });
+    let answer!: () => void;
+    const answered = new Promise<void>((r) => (answer = r));
     const slow = new CheckoutService({
       cards: new CardFingerprints(testSecrets().cardFingerprintSecret),
       db: t.db,
-      payments: new SimulatedPaymentGateway({ tps: 10_000, latencyMs: 600, failureRate: 0 }),
+      payments: { charge: async (req) => (await answered, gateway.charge(req)), refund: (ref) => gateway.refund(ref), lookup: (key) => gateway.lookup(key) },
       paymentWindowSeconds: 0,
     });
-    await sql`UPDATE holds SET expires_at = now() + interval '200 milliseconds' WHERE id = ${hold.holdId}`.execute(t.db);
     const paying = refusal(slow.checkout('slow-payer', hold.holdId, 'slow-key-01', card));
-    await new Promise((r) => setTimeout(r, 350));
+    // Once the payment has started, the hold lapses.
+    await vi.waitFor(async () => expect((await holds.get(t.db, 'slow-payer', hold.holdId)).status).toBe('PAYING'), { timeout: 60_000, interval: 10 });
+    await sql`UPDATE holds SET expires_at = now() - interval '1 millisecond' WHERE id = ${hold.holdId}`.execute(t.db);
     const other = await holds.create('quick', eventId, { section: 'GA', quantity: 2 });
+    answer();
     expect(other.quantity).toBe(2);
     expect((await paying).code).toBe('HOLD_EXPIRED');
     const counts = await checkGa(eventId, capacity);

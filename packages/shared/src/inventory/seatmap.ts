@@ -57,11 +57,13 @@ export class SeatmapCache {
   constructor(
     private readonly db: Db,
     private readonly ttlMs = 1500,
+    /** The cache's clock (epoch ms); tests move an injected one instead of waiting out the TTL. */
+    private readonly now: () => number = Date.now,
   ) {}
 
   /** The event's section availability, or one presale tier's (`tier`: its code and whether it is the general sale). */
   get(eventId: string, sections: Map<string, EventSection>, tier?: { code: string; general: boolean }): Promise<Seatmap> {
-    const now = Date.now();
+    const now = this.now();
     const key = tier ? `${eventId}/${tier.code}` : eventId;
     const hit = this.entries.get(key);
     if (hit && now - hit.at < this.ttlMs) return hit.value;
@@ -101,11 +103,13 @@ export class SectionSeatsCache {
   constructor(
     private readonly db: Db,
     private readonly ttlMs = 1000,
+    /** The cache's clock (epoch ms); tests move an injected one instead of waiting out the TTL. */
+    private readonly now: () => number = Date.now,
   ) {}
 
   get(eventId: string, section: EventSection, allocation?: string): Promise<SectionSeatMap> {
     if (section.kind === 'GA') throw new DomainError('conflict', 'NO_SEAT_MAP', `section ${section.code} is general admission: ask for a quantity`, { field: 'code' });
-    const now = Date.now();
+    const now = this.now();
     const key = `${eventId}/${section.code}/${allocation ?? ''}`;
     const hit = this.entries.get(key);
     if (hit && now - hit.at < this.ttlMs) return hit.value;

@@ -4,7 +4,7 @@ import { isUuid } from '../ids.js';
 import { getEvent, type OnsaleEvent } from '../events/events.service.js';
 import { insertAudit } from '../events/events.repository.js';
 import { findLiveSignoff } from '../events/configure.repository.js';
-import { ADMISSION_TOKEN_TTL_SECONDS, hashDevice, signToken, type AdmissionTokenClaims, type TokenKey } from '../queue/edge.js';
+import { DEVICE_ID_RULE, directAdmissionClaims, hashDevice, isDeviceId, signToken, type TokenKey } from '../queue/edge.js';
 import { commitSeed, fairnessDescription, generateSeed } from '../queue/fairness.js';
 import { insertJoins, type JoinItem } from '../waitlist/waitlist.service.js';
 import { deliverToChannels, inboxChannel, webhookChannel, type NotificationChannel } from '../notify/channel.js';
@@ -18,8 +18,6 @@ import * as repo from './lottery.repository.js';
 // invitation codes; everyone else goes to the listing's waitlist. Functions that write take the caller's
 // transaction.
 
-/** The device id rule of the waiting room (X-Device-Id). */
-const DEVICE_ID_PATTERN = /^[\x21-\x7e]{8,200}$/;
 /** Published registration list pages. */
 export const MAX_REGISTRATION_PAGE = 10_000;
 
@@ -227,7 +225,7 @@ export async function redeemInvitation(
   tokenKey: TokenKey,
   input: { eventId: string; accountId: string; deviceId: string; invitationCode: string; now: number },
 ): Promise<{ admissionToken: string; expiresAt: Date; position: number; cohort: number; windowClosesAt: Date }> {
-  if (!DEVICE_ID_PATTERN.test(input.deviceId)) throw invalid('INVALID_DEVICE_ID', 'X-Device-Id must be 8-200 visible ASCII characters', 'x-device-id');
+  if (!isDeviceId(input.deviceId)) throw invalid('INVALID_DEVICE_ID', DEVICE_ID_RULE, 'x-device-id');
   const { event } = await lotteryOf(db, input.eventId);
   let claims: InvitationClaims;
   try {
@@ -240,16 +238,14 @@ export async function redeemInvitation(
   const w = await repo.findWinner(db, event.id, input.accountId);
   if (!w || w.rank !== claims.rank || w.cohort !== claims.cohort)
     throw new DomainError('forbidden', 'INVITATION_REVOKED', 'the invitation code does not match a winner of this draw', { field: 'invitationCode' });
-  const iat = Math.floor(input.now / 1000);
-  const admission: AdmissionTokenClaims = {
-    kind: 'admission',
+  const admission = directAdmissionClaims({
     eventId: event.id,
     accountId: input.accountId,
     deviceHash: await hashDevice(input.deviceId, input.accountId),
     position: claims.rank,
-    iat,
-    exp: Math.min(iat + ADMISSION_TOKEN_TTL_SECONDS, claims.exp),
-  };
+    nowMs: input.now,
+    notAfterSeconds: claims.exp,
+  });
   return {
     admissionToken: await signToken(tokenKey, admission),
     expiresAt: new Date(admission.exp * 1000),

@@ -4,7 +4,7 @@ import { Logger, run, type Runner } from 'graphile-worker';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createMetrics, type Metrics } from '../metrics/index.js';
-import { createOpenEvent, createTestDatabase, type TestDatabase } from '../testing/index.js';
+import { createOpenEvent, createTestDatabase, waitUntil, type TestDatabase } from '../testing/index.js';
 import {
   addWebhookEndpoint,
   DELIVERY_HEADER,
@@ -38,15 +38,6 @@ const received: Received[] = [];
 const behaviours = new Map<string, Behaviour>();
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 const requestsTo = (path: string) => received.filter((r) => r.path === path);
 
 beforeAll(async () => {
@@ -127,7 +118,7 @@ describe('webhook_deliver on a real worker', () => {
     const endpoint = await addWebhookEndpoint(t.db, { url: `${base}/ok/signed`, listingId: batch.listingId });
     const [deliveryId] = await enqueue(batch);
 
-    const [d] = await waitFor('delivered', async () => {
+    const [d] = await waitUntil('delivered', async () => {
       const rows = await deliveries([deliveryId!]);
       return rows[0]?.status === 'DELIVERED' && rows;
     });
@@ -161,21 +152,21 @@ describe('webhook_deliver on a real worker', () => {
     const endpoint = await addWebhookEndpoint(t.db, { url: `${base}/fail/500`, listingId: batch.listingId, maxAttempts: 2 });
     const [deliveryId] = await enqueue(batch);
 
-    const retrying = await waitFor('first failure', async () => (await deliveries([deliveryId!])).find((r) => r.attempts === 1));
+    const retrying = await waitUntil('first failure', async () => (await deliveries([deliveryId!])).find((r) => r.attempts === 1));
     expect(retrying).toMatchObject({ status: 'RETRYING', last_status_code: 500, last_error: 'HTTP 500: receiver says 500' });
     // graphile's backoff (e^1 s) and the circuit (2^1 s) bring the second and last attempt a few seconds later.
-    const dead = await waitFor('dead', async () => (await deliveries([deliveryId!])).find((r) => r.status === 'DEAD'), 20_000);
+    const dead = await waitUntil('dead', async () => (await deliveries([deliveryId!])).find((r) => r.status === 'DEAD'), { timeoutMs: 20_000 });
     expect(dead).toMatchObject({ attempts: 2, last_status_code: 500, delivered_at: null });
     const sent = requestsTo('/fail/500');
     expect(sent).toHaveLength(2);
     expect(sent.map((r) => r.headers[DELIVERY_HEADER.toLowerCase()])).toEqual([String(deliveryId), String(deliveryId)]);
     expect(sent[1]!.at - sent[0]!.at).toBeGreaterThan(2000);
     // Not rethrown once DEAD: graphile completes the job (a moment after the row is written).
-    await waitFor('job completed', async () => {
+    await waitUntil('job completed', async () => {
       const { rows } = await sql<{ n: number }>`
         SELECT count(*)::int AS n FROM graphile_worker._private_jobs WHERE (payload->>'deliveryId')::bigint = ${deliveryId!}`.execute(t.db);
       return rows[0]!.n === 0;
-    }, 2000);
+    });
     expect(await counter('webhook', 'dead')).toBeGreaterThanOrEqual(2);
     await setWebhookEndpointActive(t.db, endpoint.id, false);
   });
@@ -193,7 +184,7 @@ describe('webhook_deliver on a real worker', () => {
     expect(ids).toHaveLength(12);
 
     const healthyIds = (await deliveries(ids)).filter((d) => d.endpoint_id === healthy.id).map((d) => d.id);
-    await waitFor('healthy delivered', async () => (await deliveries(healthyIds)).every((d) => d.status === 'DELIVERED'), 7000);
+    await waitUntil('healthy delivered', async () => (await deliveries(healthyIds)).every((d) => d.status === 'DELIVERED'), { timeoutMs: 7000 });
     const tookMs = Date.now() - started;
     expect(tookMs).toBeLessThan(8000); // before the silent endpoint's first timeout could even fire
     // ...so the silent endpoint's first requests were all still hanging: not one attempt of it had ended.
@@ -204,7 +195,7 @@ describe('webhook_deliver on a real worker', () => {
     expect(requestsTo('/silent').length).toBeLessThanOrEqual(WEBHOOK_LANES_PER_ENDPOINT);
 
     // Its timeouts then count as failures: retrying, and its circuit open.
-    const timedOut = await waitFor('silent timed out', async () => (await deliveries(silentRows.map((d) => d.id))).find((d) => d.status === 'RETRYING'), 15_000);
+    const timedOut = await waitUntil('silent timed out', async () => (await deliveries(silentRows.map((d) => d.id))).find((d) => d.status === 'RETRYING'), { timeoutMs: 15_000 });
     expect(timedOut.last_error).toBe('timeout: no answer within 8000 ms');
     expect(timedOut.last_status_code).toBeNull();
     const e = await endpointRow(silent.id);
@@ -225,7 +216,7 @@ describe('webhook_deliver on a real worker', () => {
     expect(ids).toHaveLength(8);
 
     // Every job tried once: the first in each lane asked the endpoint and failed, the rest found the circuit open.
-    await waitFor('every delivery tried once', async () => {
+    await waitUntil('every delivery tried once', async () => {
       const { rows } = await sql<{ n: number }>`
         SELECT count(*)::int AS n FROM graphile_worker._private_jobs
         WHERE attempts >= 1 AND locked_at IS NULL AND (payload->>'deliveryId')::bigint = ANY(${ids}::bigint[])`.execute(t.db);
@@ -250,18 +241,18 @@ describe('webhook_deliver on a real worker', () => {
     behaviours.set(path, { kind: 'hold', held });
     await sql`UPDATE webhook_endpoints SET open_until = now() WHERE id = ${endpoint.id}`.execute(t.db);
     await hurry(ids);
-    await waitFor('the probe', async () => held.length === 1);
+    await waitUntil('the probe', async () => held.length === 1);
     await sleep(600);
     expect(held).toHaveLength(1); // one probe; every other due job stayed off the endpoint meanwhile
 
     // The probe succeeds: the circuit closes, and the rest go through.
     behaviours.set(path, { kind: 'ok' });
     held[0]!.writeHead(200).end('ok');
-    await waitFor('circuit closed', async () => (await endpointRow(endpoint.id)).consecutive_failures === 0);
+    await waitUntil('circuit closed', async () => (await endpointRow(endpoint.id)).consecutive_failures === 0);
     e = await endpointRow(endpoint.id);
     expect(e.open_until).toBeNull();
     await hurry(ids);
-    rows = await waitFor('all delivered', async () => {
+    rows = await waitUntil('all delivered', async () => {
       const r = await deliveries(ids);
       return r.every((d) => d.status === 'DELIVERED') && r;
     });
@@ -277,7 +268,7 @@ describe('webhook_deliver on a real worker', () => {
       await setWebhookEndpointActive(trx, e.id, false);
       return [id!, e.id] as const;
     });
-    const dead = await waitFor('dead', async () => (await deliveries([deliveryId])).find((d) => d.status === 'DEAD'));
+    const dead = await waitUntil('dead', async () => (await deliveries([deliveryId])).find((d) => d.status === 'DEAD'));
     expect(dead).toMatchObject({ endpoint_id: endpointId, attempts: 0, last_error: 'endpoint disabled' });
     expect(requestsTo('/ok/disabled')).toHaveLength(0);
   });

@@ -1,10 +1,9 @@
-import type { QueueStatusState } from './edge.js';
+import { QUEUE_STATES, type QueueStatusState } from './edge.js';
 
 /** The fan-facing words for each queue state: prewritten, so nobody improvises them at 10:00:00 on the day. */
 export type QueueCopy = Record<QueueStatusState, string>;
 
-/** The queue states fans read, in the order a sale goes through them. */
-export const QUEUE_STATES = ['WAITING', 'PAUSED', 'ADMITTED', 'LAST_CHANCE', 'SOLD_OUT'] as const satisfies readonly QueueStatusState[];
+export { QUEUE_STATES };
 
 /** The languages fans' pages and queue messages come in; the first is the default. */
 export const FAN_LANGUAGES = ['en', 'es'] as const;

@@ -145,6 +145,21 @@ export async function createTokenKey(secret: string): Promise<WebCryptoKey> {
   return subtle().importKey('raw', utf8.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
 }
 
+/**
+ * The device id rule (X-Device-Id): 8-200 visible ASCII characters, any id a client makes up once and keeps (the
+ * fan page's is `web-<uuid>`). Queue and admission tokens are bound to its hash with the account, so the same id
+ * must be accepted everywhere a token is issued or checked: the store API's routes, the domain, the edge worker.
+ */
+export const DEVICE_ID_MIN_LENGTH = 8;
+export const DEVICE_ID_MAX_LENGTH = 200;
+/** The characters a device id may use: visible ASCII, no spaces. */
+export const DEVICE_ID_CHARACTERS = /^[\x21-\x7e]+$/;
+/** What a client is told when its device id breaks the rule. */
+export const DEVICE_ID_RULE = `X-Device-Id must be ${DEVICE_ID_MIN_LENGTH}-${DEVICE_ID_MAX_LENGTH} visible ASCII characters`;
+/** Whether `v` is a well-formed device id. */
+export const isDeviceId = (v: unknown): v is string =>
+  typeof v === 'string' && v.length >= DEVICE_ID_MIN_LENGTH && v.length <= DEVICE_ID_MAX_LENGTH && DEVICE_ID_CHARACTERS.test(v);
+
 /** SHA-256 hex of a domain-separated, length-prefixed (account, device) pair: what tokens are bound to. */
 export async function hashDevice(deviceId: string, accountId: string, sha256Sync?: (data: Uint8Array) => Uint8Array): Promise<string> {
   const input = utf8.encode(`onsale/device-hash/v1\n${accountId.length}:${accountId}\n${deviceId.length}:${deviceId}`);
@@ -268,6 +283,28 @@ export function holdAdmissionClaims(admission: AdmissionTokenClaims, holdId: str
 /** How long past its expiry a hold may still be in payment (the checkout's payment window). */
 export const HOLD_PAYMENT_WINDOW_SECONDS = 120;
 
+/** The longest extension an event may give a hold (the event file's holds.extensionSeconds). */
+export const MAX_HOLD_EXTENSION_SECONDS = 1800;
+
+/**
+ * The admission token's claims for a fan let in without passing the queue (a lottery winner's invitation, a
+ * claimed waitlist offer): the waiting room's own token, bound to the account and the device, at `position`. It
+ * lives ADMISSION_TOKEN_TTL_SECONDS, or until `notAfterSeconds` if that is sooner. `nowMs`: Date.now().
+ */
+export function directAdmissionClaims(input: { eventId: string; accountId: string; deviceHash: string; position: number; nowMs: number; notAfterSeconds?: number }): AdmissionTokenClaims {
+  const iat = Math.floor(input.nowMs / 1000);
+  const exp = iat + ADMISSION_TOKEN_TTL_SECONDS;
+  return {
+    kind: 'admission',
+    eventId: input.eventId,
+    accountId: input.accountId,
+    deviceHash: input.deviceHash,
+    position: input.position,
+    iat,
+    exp: input.notAfterSeconds === undefined ? exp : Math.min(exp, input.notAfterSeconds),
+  };
+}
+
 /** The admission token's claims for a fan the status rule admitted (10-minute life). `nowMs`: Date.now(). */
 export function admissionClaimsFor(queue: QueueTokenClaims, position: number, nowMs: number, tier?: string): AdmissionTokenClaims {
   const iat = Math.floor(nowMs / 1000);
@@ -283,13 +320,16 @@ export function admissionClaimsFor(queue: QueueTokenClaims, position: number, no
   };
 }
 
+/** A queue's own state as its watermark publishes it (what the edges and the store API answer fans from). */
+export const WATERMARK_STATES = ['OPEN', 'PAUSED', 'SOLD_OUT', 'LAST_CHANCE', 'NOT_OPEN'] as const;
+
 /** The one number per queue that crosses to the edges, with the queue's state. */
 export interface WatermarkState {
   /** The queue's id: the event's, or a presale tier's (QueueTokenClaims.queueId). */
   eventId: string;
   /** Every 1-based position <= this is admitted. */
   admittedThrough: number;
-  state: 'OPEN' | 'PAUSED' | 'SOLD_OUT' | 'LAST_CHANCE' | 'NOT_OPEN';
+  state: (typeof WATERMARK_STATES)[number];
   ratePerMin: number;
   /** When the watermark last changed, ms since the epoch. */
   updatedAt: number;
@@ -333,8 +373,10 @@ export async function queuePosition(claims: QueueTokenClaims, w: WatermarkState)
   return (await permutePosition(w.seedHex, w.cohortSize, claims.joinIndex)) + 1;
 }
 
-/** Fan-facing queue states. */
-export type QueueStatusState = 'WAITING' | 'PAUSED' | 'ADMITTED' | 'LAST_CHANCE' | 'SOLD_OUT';
+/** The queue states fans read, in the order a sale goes through them. */
+export const QUEUE_STATES = ['WAITING', 'PAUSED', 'ADMITTED', 'LAST_CHANCE', 'SOLD_OUT'] as const;
+/** A fan-facing queue state. */
+export type QueueStatusState = (typeof QUEUE_STATES)[number];
 
 /** The answer to one status poll. `admit` true means: issue an admission token now. */
 export interface QueueStatus {

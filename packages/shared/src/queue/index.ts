@@ -7,3 +7,4 @@ export * from './edge-state.js';
 export * from './fairness.js';
 export { CachedTokenVerifier, BoundedCache, createNodeTokenKey, verifyAdmission } from './token-cache.js';
 export * from './copy.js';
+export { deviceIdHeaderSchema } from './queue.schema.js';

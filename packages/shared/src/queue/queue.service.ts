@@ -1,7 +1,7 @@
 import type { Db } from '../db/connect.js';
 import { DomainError, invalid, notFound } from '../errors.js';
 import type { EventCache } from '../events/event-cache.js';
-import { admissionClaimsFor, signToken, type QueueTokenClaims, type TokenKey } from './edge.js';
+import { admissionClaimsFor, DEVICE_ID_RULE, isDeviceId, signToken, type QueueTokenClaims, type TokenKey } from './edge.js';
 import { answerStatus, openClaimsReport, EDGE_REPORT_MAX_AGE_MS, type EdgeEventState, type StatusAnswer } from './edge-state.js';
 import { BoundedCache, CachedTokenVerifier } from './token-cache.js';
 import type { Metrics } from '../metrics/index.js';
@@ -24,8 +24,6 @@ export interface JoinOptions {
 
 /** A status with its words; when sold out, where to join the listing's waitlist (seats that come back go there). */
 export type StatusWithCopy = StatusAnswer;
-
-export const DEVICE_ID_PATTERN = /^[\x21-\x7e]{8,200}$/;
 
 export interface JoinResult extends StatusWithCopy {
   queueToken: string;
@@ -62,7 +60,7 @@ export class QueueService {
 
   async join(accountId: string, eventId: string, deviceId: string, opts: JoinOptions = {}): Promise<JoinResult> {
     const language = opts.language ?? DEFAULT_FAN_LANGUAGE;
-    if (!DEVICE_ID_PATTERN.test(deviceId)) throw invalid('INVALID_DEVICE_ID', 'X-Device-Id must be 8-200 visible ASCII characters', 'x-device-id');
+    if (!isDeviceId(deviceId)) throw invalid('INVALID_DEVICE_ID', DEVICE_ID_RULE, 'x-device-id');
     const { event, tiers, blockedAccounts } = await this.deps.events.get(eventId);
     assertNotBlocked(blockedAccounts, accountId);
     if (this.now() >= event.startsAt.getTime()) throw new DomainError('conflict', 'EVENT_CLOSED', 'this event has started; its queue is closed');

@@ -65,3 +65,5 @@ export { freePort } from './ports.js';
 export { userEnv as userShellEnv, waitForOutput } from './user-shell.js';
 export { DatabaseProxy, type ProxyMode } from './db-proxy.js';
 export { testSecrets } from './secrets.js';
+export { manualClock, type ManualClock } from './clock.js';
+export { pollUntil, waitUntil } from './poll.js';

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sql } from 'kysely';
-import { createOpenEvent, createTestDatabase, type TestDatabase } from '../testing/index.js';
+import { createOpenEvent, createTestDatabase, waitUntil, type TestDatabase } from '../testing/index.js';
 import { startWorker, type BackgroundWorker } from '../jobs/worker.js';
 import { addWebhookEndpoint } from '../notify/index.js';
 import { emitAvailability, type ReturnedSeat } from './availability.js';
@@ -46,15 +46,6 @@ function spawnWorker(): Promise<ChildProcess> {
   });
 }
 
-async function until<T>(f: () => Promise<T | undefined | false>, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('a batch fan-out interrupted by a killed worker (issue 13, item 7)', () => {
   it('killed between pages, resumes in another worker without a duplicate or a gap, in FIFO order, in the inbox and at the webhook', { timeout: 60_000 }, async () => {
@@ -70,7 +61,7 @@ describe('a batch fan-out interrupted by a killed worker (issue 13, item 7)', ()
     const av = (await t.db.transaction().execute((trx) => emitAvailability(trx, eventId, 'HOLD_RELEASED', [{ ...seat.rows[0]!, id: Number(seat.rows[0]!.id) }])))!;
 
     // Kill it once a few pages have committed, well before the end.
-    await until(async () => {
+    await waitUntil('a few pages committed', async () => {
       const r = await t.db.selectFrom('availability_events').select('notified').where('id', '=', av.availabilityId as never).executeTakeFirstOrThrow();
       return r.notified >= 150;
     });
@@ -90,12 +81,12 @@ describe('a batch fan-out interrupted by a killed worker (issue 13, item 7)', ()
     let second: BackgroundWorker | undefined;
     try {
       second = await startWorker({ connectionString: t.url, db: t.db, concurrency: 4, admission: false, claimTokenSecret: 'crash-test-secret', liveness: { heartbeatMs: 200, deadAfterMs: 1500 } });
-      await until(async () => {
+      await waitUntil('the fan-out done', async () => {
         const r = await t.db.selectFrom('availability_events').select(['status', 'notified']).where('id', '=', av.availabilityId as never).executeTakeFirstOrThrow();
         return r.status === 'DONE' && r.notified === 600;
       });
       // Received at the sink is not yet recorded as delivered: wait for the worker to record every delivery too.
-      await until(async () => {
+      await waitUntil('every delivery recorded', async () => {
         const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_deliveries WHERE status <> 'DELIVERED'`.execute(t.db);
         return new Set(received).size >= 600 && rows[0]!.n === 0;
       });

@@ -7,6 +7,7 @@ import { seatsOfHold } from '../inventory/holds.repository.js';
 import type { HeldSeat } from '../inventory/holds.service.js';
 import { enqueueFanout, POOL_GRACE_SECONDS } from './availability.js';
 import type { ClaimTokens } from './claim-token.js';
+import { directAdmissionClaims, holdAdmissionClaims, MAX_HOLD_EXTENSION_SECONDS, signToken, type TokenKey } from '../queue/edge.js';
 import { blockFor, poolSeats } from './pool.js';
 import { entryCriteria, type CriteriaRow } from './criteria.js';
 import type { Selectable } from 'kysely';
@@ -77,6 +78,25 @@ export async function claimOffer(db: Db, tokens: ClaimTokens, accountId: string,
     const offer = (await lockOffer(trx, offerId))!;
     return takeSeats(trx, offer, accountId, av.pool_hold_id, block.map((s) => s.id));
   });
+}
+
+/**
+ * Claims an offer (claimOffer) and issues the fan's admission for the new hold: the offer is the admission, as a
+ * lottery invitation is, so the fan gets the waiting room's own token, bound to the account and the device
+ * (`deviceHash`, hashDevice of X-Device-Id), at their place in the release, for this hold only and as long as
+ * the hold can live (holdAdmissionClaims): they pay, extend or release it as any other hold.
+ */
+export async function claimOfferWithAdmission(
+  db: Db,
+  tokens: ClaimTokens,
+  tokenKey: TokenKey,
+  input: { accountId: string; deviceHash: string; claimToken: unknown; nowMs?: number },
+): Promise<ClaimedHold & { admissionToken: string }> {
+  const hold = await claimOffer(db, tokens, input.accountId, input.claimToken);
+  const nowMs = input.nowMs ?? Date.now();
+  const admission = directAdmissionClaims({ eventId: hold.eventId, accountId: input.accountId, deviceHash: input.deviceHash, position: hold.place, nowMs });
+  const admissionToken = await signToken(tokenKey, holdAdmissionClaims(admission, hold.holdId, hold.expiresAt.getTime(), MAX_HOLD_EXTENSION_SECONDS, nowMs));
+  return { ...hold, admissionToken };
 }
 
 function assertOpen(offer: OfferRow) {

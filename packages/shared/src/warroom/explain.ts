@@ -2,7 +2,7 @@
 // takes to clear at the current rate. Pure and browser-safe: computed from the figures the admission controller
 // and the queue state give (the state, the controller's binding constraint and its fans inside, the rate, the
 // plan, the override), so the war room, the board and the tests read the same words.
-import type { WarRoomSnapshot } from './warroom.service.js';
+import type { WarRoomSnapshot, WarRoomState } from './warroom.service.js';
 
 /** Why admissions are what they are. */
 export type AdmissionExplanationCode =
@@ -40,8 +40,8 @@ export interface AdmissionExplanation {
 
 /** What the explanation is computed from: one event's war-room figures at one instant. */
 export interface AdmissionExplainInput {
-  /** The war room's state (warroom.service.ts WarRoomState). */
-  state: 'SOLD_OUT' | 'PAUSED' | 'NOT_OPEN' | 'ENDED' | 'AWAITING_SIGNOFF' | 'FAILED_CLOSED' | 'LAST_CHANCE' | 'ADMITTING';
+  /** The war room's state. */
+  state: WarRoomState;
   /** The database clock and the on-sale time, ms since the epoch. */
   nowMs: number;
   onsaleAtMs: number;

@@ -1,5 +1,5 @@
 import { useMemo } from 'react';
-import { assignAllocations, expandSeats, fairnessModes, tierCapacities, type EventSpec } from '@onsale/shared/events/schema';
+import { assignAllocations, expandSeats, fairnessModes, seatCount, tierCapacities, type EventSpec } from '@onsale/shared/events/schema';
 import { Field } from './Field';
 import { emptyTier, errorAt, fileFromDraft, starterTiers, TIER_ACCESS, type EventDraft, type TierDraft } from './event-draft';
 import { formatCount } from './format';
@@ -169,7 +169,7 @@ function TierSummary({ draft }: { draft: EventDraft }) {
     const sections = (file.sections as Record<string, unknown>[]).filter((s) =>
       s.kind === 'GA' ? finite(s.capacity) : Array.isArray(s.rows) ? (s.rows as { seats: unknown }[]).every((r) => finite(r.seats)) : finite(s.rowCount) && finite(s.seatsPerRow),
     ) as unknown as EventSpec['sections'];
-    const reserved = sections.reduce((n, s) => n + (s.kind === 'GA' ? 0 : s.rows ? s.rows.reduce((m, r) => m + r.seats, 0) : (s.rowCount ?? 0) * (s.seatsPerRow ?? 0)), 0);
+    const reserved = seatCount(sections.filter((s) => s.kind !== 'GA'));
     if (reserved > PREVIEW_MAX_SEATS) return null;
     const tiers = (file.allocations ?? []).map((t) => ({ ...t, share: typeof t.share === 'number' && Number.isFinite(t.share) ? t.share : 0 })) as NonNullable<EventSpec['allocations']>;
     const seats = assignAllocations(expandSeats({ sections }), tiers);
@@ -181,8 +181,7 @@ function TierSummary({ draft }: { draft: EventDraft }) {
       m.set(s.sectionCode, (m.get(s.sectionCode) ?? 0) + 1);
       bySection.set(tier, m);
     }
-    const ga = sections.reduce((n, s) => n + (s.kind === 'GA' ? s.capacity : 0), 0);
-    return { tiers, total, bySection, capacity: reserved + ga };
+    return { tiers, total, bySection, capacity: seatCount(sections) };
   }, [draft]);
 
   if (!summary) return <p className="muted">Too many seats to preview the split here; it is made when the event is saved.</p>;

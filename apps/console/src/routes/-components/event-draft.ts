@@ -1,10 +1,11 @@
 // The event form's state and its two translations: an event file (the CLI's JSON, or the BFF's answer) into what
 // the inputs show, and the inputs back into an event file for `eventFileSchema`. Pure: no React, no I/O.
 import { rowLabel, type EventFile } from '@onsale/shared/events/schema';
+import { QUEUE_STATES } from '@onsale/shared/queue/copy';
 import { instantOfWallTime, minorUnitsPerUnit, wallTimeOf } from '@onsale/shared/words';
 import { emptyLook, lookDraftOf, lookOfDraft, type LookDraft } from './look-draft';
 
-export const QUEUE_STATES = ['WAITING', 'PAUSED', 'ADMITTED', 'LAST_CHANCE', 'SOLD_OUT'] as const;
+export { QUEUE_STATES };
 export type QueueState = (typeof QUEUE_STATES)[number];
 
 /** How a section's seats are written: a block of rows x seats, row by row, or general admission (a capacity). */

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Db } from '@onsale/shared/db';
 import { EventCache, fairnessModes } from '@onsale/shared/events';
-import { FAN_LANGUAGES, queueCopyByLanguage } from '@onsale/shared/queue';
+import { FAN_LANGUAGES, QUEUE_STATES, queueCopyByLanguage } from '@onsale/shared/queue';
 import { SeatmapCache, SectionSeatsCache } from '@onsale/shared/inventory';
 import { notFound } from '@onsale/shared';
 import { tierToJoin } from '@onsale/shared/allocations';
@@ -38,7 +38,7 @@ const eventPage = z.object({
     })
     .nullable(),
   /** The event's words for each queue state, in every fan language (the promoter's, over the defaults). */
-  copy: z.record(z.enum(FAN_LANGUAGES), z.record(z.enum(['WAITING', 'PAUSED', 'ADMITTED', 'LAST_CHANCE', 'SOLD_OUT']), z.string())),
+  copy: z.record(z.enum(FAN_LANGUAGES), z.record(z.enum(QUEUE_STATES), z.string())),
 });
 
 const seatmapSchema = z.object({

@@ -5,13 +5,11 @@ import type { Db } from '@onsale/shared/db';
 import { holdLost, holdRequestSchema, isLostHold, toHoldRequest, type Hold, type HoldService } from '@onsale/shared/inventory';
 import { checkoutRequestSchema, idempotencyKeySchema, type CheckoutService } from '@onsale/shared/checkout';
 import { deviceFingerprint } from '@onsale/shared/abuse';
-import { holdAdmissionClaims, signToken, type TokenKey } from '@onsale/shared/queue';
+import { holdAdmissionClaims, MAX_HOLD_EXTENSION_SECONDS, signToken, type TokenKey } from '@onsale/shared/queue';
 import { errorResponses, errorSchema, holdSchema, serviceUnavailableSchema } from '../schemas.js';
 
 const toBody = (h: Hold) => ({ ...h, expiresAt: h.expiresAt.toISOString() });
 const holdParams = z.object({ id: z.string().max(64) });
-/** The longest extension an event may offer (the event file's holds.extensionSeconds). */
-const MAX_HOLD_EXTENSION_SECONDS = 1800;
 
 /** Holds and checkout. Every route here needs the fan's account token (the auth hook). */
 export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; checkout: CheckoutService; tokenKey: TokenKey; onHoldLost?: (eventId: string) => void }> = async (

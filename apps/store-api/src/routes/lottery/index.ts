@@ -2,11 +2,11 @@ import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Db } from '@onsale/shared/db';
 import type { TokenKey } from '@onsale/shared/queue/edge';
+import { deviceIdHeaderSchema } from '@onsale/shared/queue';
 import { MAX_REGISTRATION_PAGE, lotteryFacts, myLottery, redeemInvitation, registerForLottery, type LotteryRegistration } from '@onsale/shared/lottery';
 import { errorResponses } from '../schemas.js';
 
 const params = z.object({ id: z.string().max(64) });
-const deviceHeader = z.string().min(8, 'X-Device-Id must be 8-200 visible ASCII characters').max(200).regex(/^[\x21-\x7e]+$/, 'X-Device-Id must be 8-200 visible ASCII characters');
 
 const registrationOut = z.object({ eventId: z.string(), sequence: z.number(), quantity: z.number(), registeredAt: z.string() });
 const registrationBody = (r: LotteryRegistration) => ({ ...r, registeredAt: r.registeredAt.toISOString() });
@@ -141,7 +141,7 @@ export const lotteryRoutes: FastifyPluginAsyncZod<{ db: Db; tokenKey: TokenKey; 
           'Refusals write nothing: 400 INVITATION_MALFORMED, 403 INVITATION_FORGED | INVITATION_WRONG_EVENT | INVITATION_WRONG_ACCOUNT | INVITATION_REVOKED, ' +
           '409 INVITATION_NOT_YET_VALID (with opensAt), 410 INVITATION_EXPIRED (with closesAt).',
         params,
-        headers: z.object({ 'x-device-id': deviceHeader }),
+        headers: z.object({ 'x-device-id': deviceIdHeaderSchema }),
         body: z.object({ invitationCode: z.string().min(1).max(2048) }).strict(),
         response: {
           200: z.object({ admissionToken: z.string(), expiresAt: z.string(), position: z.number(), cohort: z.number(), windowClosesAt: z.string() }),

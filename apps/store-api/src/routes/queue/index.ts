@@ -1,14 +1,13 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { negotiateLanguage, publicWatermark, TokenError, type QueueService } from '@onsale/shared/queue';
+import { deviceIdHeaderSchema, negotiateLanguage, publicWatermark, QUEUE_STATES, TokenError, WATERMARK_STATES, type QueueService } from '@onsale/shared/queue';
 import { errorResponses, errorSchema, serviceUnavailableSchema } from '../schemas.js';
 import { compiledSerializer } from '../compiled-serializer.js';
 
 const params = z.object({ id: z.string().max(64) });
 /** A presale tier's queue, by the tier's code; left out: the general sale (the event's own queue). */
 const tierQuery = z.object({ tier: z.string().min(1).max(32).optional().describe("a presale tier's code (GET /events/:id/fairness lists them); default: the general sale") });
-const deviceHeader = z.string().min(8, 'X-Device-Id must be 8-200 visible ASCII characters').max(200).regex(/^[\x21-\x7e]+$/, 'X-Device-Id must be 8-200 visible ASCII characters');
-const states = z.enum(['WAITING', 'PAUSED', 'ADMITTED', 'LAST_CHANCE', 'SOLD_OUT']);
+const states = z.enum(QUEUE_STATES);
 
 const statusBody = z.object({
   state: states,
@@ -24,7 +23,7 @@ const statusBody = z.object({
 const watermarkState = z.object({
   eventId: z.string(),
   admittedThrough: z.number(),
-  state: z.enum(['OPEN', 'PAUSED', 'SOLD_OUT', 'LAST_CHANCE', 'NOT_OPEN']),
+  state: z.enum(WATERMARK_STATES),
   ratePerMin: z.number(),
   updatedAt: z.number(),
   heartbeatAt: z.number(),
@@ -64,7 +63,7 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
         params,
         querystring: tierQuery,
         headers: z.object({
-          'x-device-id': deviceHeader,
+          'x-device-id': deviceIdHeaderSchema,
           'x-access-code': z.string().max(4096).optional().describe("an ACCESS_CODE presale tier's signed access code (single-account: its first use binds it)"),
           'x-proof-of-work': z.string().max(4096).optional().describe('<challenge token>:<suffix> answering a CHALLENGE_REQUIRED'),
           'x-join-deferral': z.string().max(4096).optional().describe('the deferral ticket of a JOIN_DEFERRED, once due'),
@@ -103,7 +102,7 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
         summary: 'Poll your place (no database read); carries an admission token once admitted. Honour Retry-After.',
         description: "`message` is the event's words for the state in the fan's language (Accept-Language: English or Spanish; Content-Language says which).",
         params,
-        headers: z.object({ 'x-device-id': deviceHeader, 'x-queue-token': z.string().min(1, 'X-Queue-Token is required').max(4096) }),
+        headers: z.object({ 'x-device-id': deviceIdHeaderSchema, 'x-queue-token': z.string().min(1, 'X-Queue-Token is required').max(4096) }),
         response: { 200: statusBody, ...errorResponses },
       },
     },

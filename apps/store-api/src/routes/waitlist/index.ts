@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Db } from '@onsale/shared/db';
-import { signToken, holdAdmissionClaims, ADMISSION_TOKEN_TTL_SECONDS, type TokenKey } from '@onsale/shared/queue/edge';
-import type { CachedTokenVerifier } from '@onsale/shared/queue';
+import type { TokenKey } from '@onsale/shared/queue/edge';
+import { deviceIdHeaderSchema, type CachedTokenVerifier } from '@onsale/shared/queue';
 import {
-  claimOffer,
+  claimOfferWithAdmission,
   declineOffer,
   inbox,
   markRead,
@@ -16,7 +16,6 @@ import {
 import { errorResponses, errorSchema, heldSeatSchema } from '../schemas.js';
 
 const listingParams = z.object({ id: z.string().max(64) });
-const deviceHeader = z.string().min(8, 'X-Device-Id must be 8-200 visible ASCII characters').max(200).regex(/^[\x21-\x7e]+$/, 'X-Device-Id must be 8-200 visible ASCII characters');
 
 const criteriaOut = z.object({
   dateFrom: z.string().nullable(),
@@ -239,7 +238,7 @@ export const waitlistRoutes: FastifyPluginAsyncZod<WaitlistRouteDeps> = async (a
       schema: {
         tags: ['waitlist'],
         summary: 'Claim an offer (or a share of a broadcast release) with its claim token: the seats become your hold, with an admission token for that hold (pay, extend, release)',
-        headers: z.object({ 'x-device-id': deviceHeader }),
+        headers: z.object({ 'x-device-id': deviceIdHeaderSchema }),
         body: z.object({ claimToken: z.string().min(1).max(1024) }).strict(),
         response: {
           201: z.object({
@@ -257,23 +256,9 @@ export const waitlistRoutes: FastifyPluginAsyncZod<WaitlistRouteDeps> = async (a
       },
     },
     async (req, reply) => {
-      const hold = await claimOffer(db, claimTokens, req.accountId, req.body.claimToken);
-      // The offer is the fan's admission: a token bound to account and device, as the waiting room would issue.
-      // For this hold only, as long as the hold can live (see holdAdmissionClaims).
-      const now = Date.now();
-      const iat = Math.floor(now / 1000);
-      const admission = {
-        kind: 'admission' as const,
-        eventId: hold.eventId,
-        accountId: req.accountId,
-        deviceHash: await verifier.deviceHash(req.headers['x-device-id'], req.accountId),
-        position: hold.place,
-        iat,
-        exp: iat + ADMISSION_TOKEN_TTL_SECONDS,
-      };
-      const admissionToken = await signToken(tokenKey, holdAdmissionClaims(admission, hold.holdId, hold.expiresAt.getTime(), 1800, now));
-      const { place: _place, ...body } = hold;
-      return reply.status(201).send({ ...body, expiresAt: hold.expiresAt.toISOString(), admissionToken });
+      const deviceHash = await verifier.deviceHash(req.headers['x-device-id'], req.accountId);
+      const { place: _place, ...body } = await claimOfferWithAdmission(db, claimTokens, tokenKey, { accountId: req.accountId, deviceHash, claimToken: req.body.claimToken });
+      return reply.status(201).send({ ...body, expiresAt: body.expiresAt.toISOString() });
     },
   );
 

@@ -42,6 +42,8 @@ function ReviewPage() {
   const [within, setWithin] = useState(search.within === undefined ? '' : String(search.within));
   const [min, setMin] = useState(search.min === undefined ? '2' : String(search.min));
   const [errors, setErrors] = useState<Record<string, string>>({});
+  // A cancelled cluster leaves the review (its orders are no longer confirmed): what was done is said above the list.
+  const [cancelled, setCancelled] = useState<{ clusterId: string; text: string } | null>(null);
   const opts = { eventId, createdWithinSeconds: search.within ?? null, ...(search.min !== undefined ? { minAccounts: search.min } : {}) };
   const review = useQuery(trpc.operations.review.queryOptions(opts, { enabled: me.permissions.includes('review.read') }));
   const cancel = useMutation(trpc.operations.cancelCluster.mutationOptions({ onSuccess: () => queryClient.invalidateQueries({ queryKey: trpc.operations.review.queryKey(opts) }) }));
@@ -93,6 +95,12 @@ function ReviewPage() {
           <p data-testid="review-summary">
             {r.confirmedOrders} confirmed orders; {r.clusters.length === 0 ? 'no clusters' : `${r.clusters.length} cluster(s) with ${r.clusteredOrders} orders and ${r.clusteredSeats} seats`}.
           </p>
+          {cancelled && (
+            <p className="form-ok" role="status" data-testid="cluster-cancelled" data-gone={r.clusters.some((c) => c.id === cancelled.clusterId) ? 'false' : 'true'}>
+              {cancelled.text}
+              {r.clusters.some((c) => c.id === cancelled.clusterId) ? ' Reading the review again…' : ' The review read again no longer lists that cluster.'}
+            </p>
+          )}
           {r.clusters.map((c) => (
             <div key={c.id} className="card cluster" data-testid="review-cluster" data-cluster-id={c.id}>
               <h3>
@@ -146,7 +154,9 @@ function ReviewPage() {
                   testId="cancel-cluster"
                   run={async (reason) => {
                     const done = await cancel.mutateAsync({ ...opts, clusterId: c.id, reason });
-                    return `Cancelled ${done.cancelled.length} orders; ${done.seatsReturned} seats back${done.skipped.length ? `; ${done.skipped.length} skipped` : ''}.`;
+                    const text = `Cancelled ${done.cancelled.length} orders of ${c.accounts.join(', ')}; ${done.seatsReturned} seats back${done.skipped.length ? `; ${done.skipped.length} skipped` : ''}.`;
+                    setCancelled({ clusterId: c.id, text });
+                    return text;
                   }}
                 />
               )}

@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import { useQuery } from '@tanstack/react-query';
 import { createFileRoute, Link, notFound } from '@tanstack/react-router';
 import { useSubscription } from '@trpc/tanstack-react-query';
 import { appendPoint, toPoint, type WarRoomPoint } from '@onsale/shared/warroom/schema';
@@ -15,6 +16,9 @@ import { AdmissionWhy, AlertList, formatPct, formatRate, formatTime, LinkBanner,
 import { useLinkState } from '../../../-components/warroom/useLiveStream';
 import { useOnline, useServerReach } from '../../../-components/warroom/reach';
 import { WholeSale } from '../../../-components/warroom/whole-sale';
+import { AlertHistory } from '../../../-components/warroom/alert-history';
+import { QueueWords } from '../../../-components/warroom/queue-words';
+import { ScheduledControls } from '../../../-components/warroom/schedules';
 
 /** The inventory series the page keeps (the BFF keeps the same window, so a reload gets it back). */
 const SERIES_MS = 15 * 60_000;
@@ -61,6 +65,9 @@ function WarRoomPage() {
       },
     ),
   );
+  // The venue's zone, for the times of schedules and alerts (the figures stream does not carry it).
+  const event = useQuery(trpc.events.byId.queryOptions({ id: eventId }, { staleTime: 60_000 }));
+  const venueZone = event.data?.timeZone;
   const stream = useLinkState(sub, last);
   // A browser that says it is offline has lost the link, even if the last figures arrived a moment ago.
   const online = useOnline();
@@ -84,7 +91,8 @@ function WarRoomPage() {
       )}
       <p className="crumbs">
         <Link to="/">Events</Link> / <Link to="/events/$eventId" params={{ eventId }}>{s.name}</Link> / War room ·{' '}
-        <Link to="/war-room">All on-sales</Link> · <Link to="/events/$eventId/plan" params={{ eventId }}>Admission plan</Link>
+        <Link to="/war-room">All on-sales</Link> · <Link to="/events/$eventId/plan" params={{ eventId }}>Admission plan</Link> · <a href="#wr-talk">Schedules and fans’ words</a> ·{' '}
+        <a href="#wr-history">Alert history</a>
       </p>
       <h1 data-testid="wr-title">War room: {s.name}</h1>
       <EventLinks eventId={eventId} listingId={s.listingId} />
@@ -236,6 +244,26 @@ function WarRoomPage() {
           <AdmissionChart minutes={s.admission.minutes} planPerMin={plan?.admitsPerMinute ?? null} />
         </div>
       </LiveArea>
+
+      {venueZone && (
+        <div className="wr-talk-grid" id="wr-talk">
+          <ScheduledControls
+            eventId={eventId}
+            timeZone={venueZone}
+            canControl={canControl}
+            offline={canControl && server.reach === 'unreachable'}
+            presales={s.tiers.filter((t) => !t.general).map((t) => ({ code: t.code, name: t.name }))}
+          />
+          <QueueWords
+            eventId={eventId}
+            fanState={s.fanState}
+            offline={canControl && server.reach === 'unreachable'}
+            canEdit={me.permissions.includes('warroom.control') || me.permissions.includes('events.configure')}
+          />
+        </div>
+      )}
+
+      <div id="wr-history">{venueZone && <AlertHistory eventId={eventId} timeZone={venueZone} canManageReceivers={canControl} />}</div>
 
       <WholeSale eventId={eventId} />
     </section>
