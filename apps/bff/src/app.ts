@@ -38,6 +38,7 @@ export interface BuildBffDeps {
   rehearsals?: RehearsalLauncher;
 }
 
+
 /** The operator/promoter backend: tRPC at /trpc, /healthz, and the built console. Not listening yet. */
 export async function buildBff(deps: BuildBffDeps): Promise<FastifyInstance> {
   // Long batched tRPC URLs exceed Fastify's default 100-character parameter limit (414 otherwise).
@@ -97,6 +98,8 @@ export async function buildBff(deps: BuildBffDeps): Promise<FastifyInstance> {
       onError: (err) => app.log.warn({ err }, 'war room: figures could not be read'),
     });
   if (!deps.warRoom) app.addHook('onClose', () => warRoom.close());
+  // Rehearsals started from this console stop with it (each records itself as stopped).
+  if (deps.rehearsals) app.addHook('onClose', () => deps.rehearsals!.close());
 
   // Presale access codes are signed with the store API's token secret, so the store API (and an edge) accepts them.
   const accessCodeKey = deps.auth?.queueTokenSecret ? await createNodeTokenKey(deps.auth.queueTokenSecret) : undefined;

@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync, closeSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DomainError } from '@onsale/shared';
 import type { Db } from '@onsale/shared/db';
-import { rehearseArgs, type RehearsalLaunch } from '@onsale/shared/rehearsal';
+import { abandonRehearsalRun, rehearseArgs, type RehearsalLaunch } from '@onsale/shared/rehearsal';
 
 /** Starts rehearsals for the console: `onsale rehearse` against the product's fan-facing URL, on its database. */
 export interface RehearsalLauncher {
@@ -11,6 +11,8 @@ export interface RehearsalLauncher {
   readonly target: string;
   /** Starts one and resolves with its run's id once the run is recorded; refuses with REHEARSAL_NOT_STARTED if it stopped first. */
   start(launch: RehearsalLaunch): Promise<{ runId: string; pid: number; log: string }>;
+  /** Stops the runs still going and waits for them (each is then ERROR unless it finished); the BFF calls it on close. */
+  close(): Promise<void>;
 }
 
 export interface CliRehearsalLauncherOptions {
@@ -32,8 +34,18 @@ export interface CliRehearsalLauncherOptions {
  */
 export function cliRehearsalLauncher(o: CliRehearsalLauncherOptions): RehearsalLauncher {
   const logDir = o.logDir ?? join(o.root, '.data', 'rehearsals');
+  const running = new Set<ChildProcess>();
+  const stopping = new WeakMap<ChildProcess, Promise<void>>();
   return {
     target: o.target,
+    async close() {
+      await Promise.all(
+        [...running].map((c) => {
+          c.kill('SIGTERM');
+          return stopping.get(c);
+        }),
+      );
+    },
     async start(launch) {
       mkdirSync(logDir, { recursive: true });
       const log = join(logDir, `rehearsal-${new Date().toISOString().replace(/[:.]/g, '-')}.log`);
@@ -45,8 +57,20 @@ export function cliRehearsalLauncher(o: CliRehearsalLauncherOptions): RehearsalL
         stdio: ['ignore', fd, fd],
       });
       closeSync(fd);
+      running.add(child);
       let exited: number | null | undefined;
-      child.on('exit', (code) => (exited = code ?? 1));
+      let runId: string | undefined;
+      const ended = new Promise<void>((resolve) =>
+        child.on('exit', (code) => {
+          exited = code ?? 1;
+          // A driver that stopped without writing its report leaves its run ERROR, not RUNNING for ever.
+          void (runId ? abandonRehearsalRun(o.db, runId).catch(() => {}) : Promise.resolve()).finally(() => {
+            running.delete(child);
+            resolve();
+          });
+        }),
+      );
+      stopping.set(child, ended);
       const deadline = Date.now() + (o.startTimeoutMs ?? 120_000);
       for (;;) {
         const row = await o.db
@@ -56,7 +80,10 @@ export function cliRehearsalLauncher(o: CliRehearsalLauncherOptions): RehearsalL
           .where('fans', '=', launch.fans)
           .orderBy('started_at', 'desc')
           .executeTakeFirst();
-        if (row) return { runId: row.id, pid: child.pid ?? 0, log };
+        if (row) {
+          runId = row.id;
+          return { runId, pid: child.pid ?? 0, log };
+        }
         if (exited !== undefined || Date.now() > deadline) {
           if (exited === undefined) child.kill('SIGTERM');
           const tail = readFileSync(log, 'utf8').trim().split('\n').slice(-3).join(' ');

@@ -7,7 +7,8 @@ import { insertRehearsalRun, finishRehearsalRun } from '@onsale/shared/rehearsal
 import type { ConsoleUser } from '@onsale/shared/users';
 import { buildStoreApi } from '@onsale/store-api';
 import { loadStoreApiConfig } from '@onsale/store-api/env';
-import { cliRehearsalLauncher } from '../src/rehearsals.js';
+import { AdmissionController } from '@onsale/shared/admission';
+import { cliRehearsalLauncher, type RehearsalLauncher } from '../src/rehearsals.js';
 import { callerAs, seedUser } from './fixtures.js';
 
 // Rehearsals from the console, through the BFF: the reports every reader reads, a start that only operators and
@@ -20,6 +21,8 @@ let operator: ConsoleUser;
 let viewer: ConsoleUser;
 let store: Awaited<ReturnType<typeof buildStoreApi>>;
 let target: string;
+let controller: AdmissionController;
+const launchers: RehearsalLauncher[] = [];
 
 beforeAll(async () => {
   tdb = await createTestDatabase(inject('templateDatabaseUrl'), { max: 20 });
@@ -37,8 +40,13 @@ beforeAll(async () => {
   store = await buildStoreApi({ db: tdb.db, config });
   await store.listen({ port: 0, host: '127.0.0.1' });
   target = `http://127.0.0.1:${(store.server.address() as AddressInfo).port}`;
+  // The product's admission controller (the worker runs it under `npm start`): it lets the rehearsal's fans in.
+  controller = new AdmissionController({ db: tdb.db, connectionString: tdb.url, tickMs: 250 });
+  await controller.start();
 });
 afterAll(async () => {
+  await Promise.all(launchers.map((l) => l.close()));
+  await controller?.stop();
   await store?.close();
   await tdb?.drop();
 });
@@ -83,6 +91,7 @@ describe('rehearsals in the console', () => {
 
   it('an operator starts a real one against the store API: it runs on a rehearsal event, audited, and its report comes back PASS', async () => {
     const launcher = cliRehearsalLauncher({ db: tdb.db, databaseUrl: tdb.url, target, root, logDir: join(root, '.test-results', 'rehearsals') });
+    launchers.push(launcher);
     const ops = callerAs(tdb.db, operator, { rehearsals: launcher });
     expect(await ops.rehearsals.options()).toMatchObject({ target });
     const { runId } = await ops.rehearsals.start({ example: 'club', fans: 60, botsShare: 0.2, timeScale: 60 });

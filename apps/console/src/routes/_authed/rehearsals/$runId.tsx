@@ -96,7 +96,7 @@ function ReportView({ r }: { r: Report }) {
           Not a pass: {r.reasons.join('; ')}.
         </p>
       )}
-      <div className="tiles" data-testid="rehearsal-checks">
+      <div className="tiles tiles-compact" data-testid="rehearsal-checks">
         {checks.map((c) => (
           <div key={c.key} className={`tile${c.bad ? ' tile-alarm' : ''}`} data-testid={`rehearsal-${c.key}`}>
             <span className="tile-label">{c.label}</span>
