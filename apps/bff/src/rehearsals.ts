@@ -42,7 +42,7 @@ export function cliRehearsalLauncher(o: CliRehearsalLauncherOptions): RehearsalL
       await Promise.all(
         [...running].map((c) => {
           c.kill('SIGTERM');
-          return stopping.get(c);
+          return stopping.get(c) ?? Promise.resolve();
         }),
       );
     },
