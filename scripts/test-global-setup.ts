@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { createDb, migrateToLatest, startEmbeddedPostgres, type EmbeddedServer } from '@onsale/shared/db';
-import { freePort, testDatabasePrefix, testSecrets, withAdminClient, withDatabase } from '@onsale/shared/testing';
+import { consoleBuildDir, freePort, testDatabasePrefix, testSecrets, withAdminClient, withDatabase } from '@onsale/shared/testing';
 import '@onsale/shared/testing';
 
 
@@ -57,6 +57,8 @@ export default async function setup(project: TestProject) {
       );
       for (const r of rows) await c.query(`DROP DATABASE IF EXISTS ${r.datname} WITH (FORCE)`);
     });
+    // The console build the browser tests shared (see builtConsole in apps/console/test/browser-helpers.ts).
+    for (const dir of [consoleBuildDir(templateUrl), `${consoleBuildDir(templateUrl)}.lock`]) rmSync(dir, { recursive: true, force: true });
     if (embedded) await embedded.stop();
     if (embeddedDir) rmSync(embeddedDir, { recursive: true, force: true });
   };

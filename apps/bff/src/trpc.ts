@@ -1,6 +1,6 @@
 import { initTRPC, TRPCError, type TRPC_ERROR_CODE_KEY } from '@trpc/server';
 import { ZodError } from 'zod';
-import { DomainError, type ErrorKind } from '@onsale/shared';
+import { DomainError, type ErrorCode, type ErrorKind } from '@onsale/shared';
 import { databaseFaultOf } from '@onsale/shared/db';
 import { fieldErrors, requireRole, type Role } from '@onsale/shared/users';
 import { CSRF_HEADER, type Context } from './context.js';
@@ -20,6 +20,9 @@ const trpcCodeOf: Record<ErrorKind, TRPC_ERROR_CODE_KEY> = {
   unavailable: 'SERVICE_UNAVAILABLE',
 };
 
+/** `data.domainCode` of every tRPC error: a registered code, or null for an internal error. */
+type DomainCode = ErrorCode | null;
+
 const t = initTRPC.context<Context>().create({
   // Stack traces never leave the process, whatever NODE_ENV says.
   isDev: false,
@@ -30,13 +33,13 @@ const t = initTRPC.context<Context>().create({
     const { data } = shape;
     if (error.code === 'INTERNAL_SERVER_ERROR') {
       // An unknown error: its message may carry SQL, paths or secrets. The server log has it (onError in app.ts).
-      return { ...shape, message: 'Internal server error', data: { ...data, domainCode: null, field: null, fieldErrors: null } };
+      return { ...shape, message: 'Internal server error', data: { ...data, domainCode: null as DomainCode, field: null, fieldErrors: null } };
     }
     // Input that failed a procedure's zod schema: name every field, as the service's own validation does.
     if (error.cause instanceof ZodError) {
       const fields = fieldErrors(error.cause);
       const first = Object.keys(fields)[0] ?? null;
-      return { ...shape, message: first ? `${first}: ${fields[first]}` : 'invalid input', data: { ...data, domainCode: 'INVALID_INPUT', field: first, fieldErrors: fields } };
+      return { ...shape, message: first ? `${first}: ${fields[first]}` : 'invalid input', data: { ...data, domainCode: 'INVALID_INPUT' satisfies ErrorCode, field: first, fieldErrors: fields } };
     }
     const cause = error.cause instanceof DomainError ? error.cause : undefined;
     const issues = cause?.details.issues as { path: string; message: string }[] | undefined;
@@ -44,7 +47,7 @@ const t = initTRPC.context<Context>().create({
       ...shape,
       data: {
         ...data,
-        domainCode: cause?.code ?? null,
+        domainCode: (cause?.code ?? null) satisfies DomainCode,
         field: cause?.details.field ?? null,
         fieldErrors: issues ? Object.fromEntries(issues.map((i) => [i.path, i.message])) : cause?.details.field ? { [cause.details.field]: cause.message } : null,
       },

@@ -1,7 +1,9 @@
+import type { ErrorCode } from '@onsale/shared';
+
 /** An expected failure of a CLI command: printed as `error CODE: message`, exit 1, no stack trace. */
 export class CliError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
   ) {
     super(message);

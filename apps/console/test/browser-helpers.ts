@@ -1,7 +1,13 @@
 // Shared by the console's browser tests: Debian's Chromium, waiting on conditions, the sign-in form, numbers on the
 // page, and card numbers for scripted checkouts.
-import { existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { inject } from 'vitest';
+import { consoleBuildDir, waitUntil } from '@onsale/shared/testing';
 
 /** Debian's Chromium; playwright-core never downloads a browser. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -52,4 +58,26 @@ export function cardNumber(n: number): string {
     sum += d;
   }
   return `${body}${(10 - (sum % 10)) % 10}`;
+}
+
+/**
+ * A production build of the console, made once per test run and shared by the browser tests (each used to build its
+ * own: a few seconds of CPU each). The first test file to ask builds it into a directory named after this run; the
+ * others wait for it. The run's global teardown removes it.
+ */
+export async function builtConsole(): Promise<string> {
+  const dir = consoleBuildDir(inject('templateDatabaseUrl'));
+  const done = join(dir, '.built');
+  if (existsSync(done)) return dir;
+  try {
+    mkdirSync(`${dir}.lock`);
+  } catch {
+    await waitUntil('the console build of this run', async () => existsSync(done), { timeoutMs: 600_000, intervalMs: 200 });
+    return dir;
+  }
+  const consoleRoot = fileURLToPath(new URL('..', import.meta.url));
+  const viteBin = join(dirname(createRequire(join(consoleRoot, 'package.json')).resolve('vite/package.json')), 'bin', 'vite.js');
+  execFileSync(process.execPath, [viteBin, 'build', '--logLevel', 'warn', '--outDir', dir, '--emptyOutDir'], { cwd: consoleRoot, stdio: 'inherit' });
+  writeFileSync(done, '');
+  return dir;
 }

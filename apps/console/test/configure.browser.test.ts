@@ -1,9 +1,7 @@
 import { parse } from 'csv-parse/sync';
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -15,7 +13,7 @@ import { testSecrets, createTestDatabase, type TestDatabase } from '@onsale/shar
 import { createUser } from '@onsale/shared/users';
 import { sentence } from '@onsale/shared/words';
 import { registerForLottery } from '@onsale/shared/lottery';
-import { launchChromium, signIn } from './browser-helpers';
+import { launchChromium, signIn, builtConsole } from './browser-helpers';
 
 // Event configuration, the fairness audit and the audit log in Chromium, against the built console served by the
 // BFF: a promoter creates an event from the form (after an inline error), sees it listed, opens its fairness audit
@@ -24,7 +22,7 @@ import { launchChromium, signIn } from './browser-helpers';
 const consoleRoot = fileURLToPath(new URL('..', import.meta.url));
 const resultsDir = join(consoleRoot, '..', '..', '.test-results');
 // Built into a directory of this test's own: other browser tests build into dist/ and may run at the same time.
-const distDir = join(resultsDir, 'console-dist-configure');
+let distDir: string;
 const PROMOTER = { email: 'promoter@acme.test', password: 'promoter password for the browser' };
 const OPERATOR = { email: 'operator@configure.test', password: 'operator password for the browser' };
 const EVENT_NAME = 'Form Made Night';
@@ -41,14 +39,9 @@ let baseUrl: string;
 let eventId: string;
 const pageErrors: string[] = [];
 
-function buildConsole(): void {
-  const viteBin = join(dirname(createRequire(join(consoleRoot, 'package.json')).resolve('vite/package.json')), 'bin', 'vite.js');
-  execFileSync(process.execPath, [viteBin, 'build', '--outDir', distDir, '--emptyOutDir', '--logLevel', 'warn'], { cwd: consoleRoot, stdio: 'inherit' });
-}
-
 beforeAll(async () => {
   mkdirSync(resultsDir, { recursive: true });
-  buildConsole();
+  distDir = await builtConsole();
   tdb = await createTestDatabase(inject('templateDatabaseUrl'));
   await tdb.db.transaction().execute((trx) => createUser(trx, { ...PROMOTER, role: 'promoter', organisation: 'Acme Live' }, 'test'));
   // The store API's development token secret: the presale tiers test issues access codes the store API accepts.

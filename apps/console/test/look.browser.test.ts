@@ -1,8 +1,6 @@
-import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -10,16 +8,15 @@ import { buildBff } from '@onsale/bff';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
 import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
 import { createUser } from '@onsale/shared/users';
-import { launchChromium, signIn } from './browser-helpers';
+import { launchChromium, signIn, builtConsole } from './browser-helpers';
 
 // The fans' page look in the event form: colours checked for contrast at the field, a logo uploaded, the Spanish
 // words per state, the preview of the fan page in every state and both languages (the page's own components), and
 // the look saved with the event.
 
 const consoleRoot = fileURLToPath(new URL('..', import.meta.url));
-const resultsDir = join(consoleRoot, '..', '..', '.test-results');
 const docsShots = join(consoleRoot, '..', '..', 'docs', 'fan-pages');
-const distDir = join(resultsDir, 'console-dist-look');
+let distDir: string;
 const ADMIN = { email: 'admin@look.test', password: 'admin password for the look test' };
 const LOGO_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="120" height="40"><rect width="120" height="40" rx="8" fill="#fbbf24"/><text x="60" y="27" font-family="sans-serif" font-size="18" font-weight="700" text-anchor="middle" fill="#3b0764">ACME</text></svg>';
 
@@ -33,8 +30,7 @@ const pageErrors: string[] = [];
 
 beforeAll(async () => {
   mkdirSync(docsShots, { recursive: true });
-  const viteBin = join(dirname(createRequire(join(consoleRoot, 'package.json')).resolve('vite/package.json')), 'bin', 'vite.js');
-  execFileSync(process.execPath, [viteBin, 'build', '--outDir', distDir, '--emptyOutDir', '--logLevel', 'warn'], { cwd: consoleRoot, stdio: 'inherit' });
+  distDir = await builtConsole();
   tdb = await createTestDatabase(inject('templateDatabaseUrl'));
   await tdb.db.transaction().execute((trx) => createUser(trx, { ...ADMIN, role: 'admin' }, 'test'));
   const spec = parseEventFile({

@@ -1,10 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildBff } from '@onsale/bff';
@@ -16,7 +10,7 @@ import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
 import { createUser } from '@onsale/shared/users';
 import { buildStoreApi } from '@onsale/store-api';
 import { loadStoreApiConfig } from '@onsale/store-api/env';
-import { cardNumber, eventually, launchChromium, signIn } from './browser-helpers';
+import { cardNumber, eventually, launchChromium, signIn, builtConsole } from './browser-helpers';
 
 // Operations pages' changes in Chromium at 1440 and 390 px wide, against the product as `npm start` runs it (the
 // store API, the admission controller and the BFF serving a production build of the console) on real PostgreSQL:
@@ -25,7 +19,6 @@ import { cardNumber, eventually, launchChromium, signIn } from './browser-helper
 // again, and an admin changing a user's role (a promoter without an organisation refused at the field). Each page's
 // result is what the server answers when read back; nothing scrolls sideways at 390 px.
 
-const consoleRoot = fileURLToPath(new URL('..', import.meta.url));
 const ADMIN = { email: 'admin@ops-pages.test', password: 'admin password for the operations test' };
 const OPERATOR = { email: 'ops@ops-pages.test', password: 'operator password for the operations test' };
 const VIEWS = [
@@ -48,13 +41,6 @@ let eventId: string;
 const endpoints: Partial<Record<View['name'], { id: string; url: string; deliveryId: number }>> = {};
 const pageErrors: string[] = [];
 const contexts: BrowserContext[] = [];
-
-function buildConsole(): string {
-  const out = mkdtempSync(join(tmpdir(), 'onsale-console-operations-'));
-  const viteBin = join(dirname(createRequire(join(consoleRoot, 'package.json')).resolve('vite/package.json')), 'bin', 'vite.js');
-  execFileSync(process.execPath, [viteBin, 'build', '--logLevel', 'warn', '--outDir', out, '--emptyOutDir'], { cwd: consoleRoot, stdio: 'inherit' });
-  return out;
-}
 
 const minutes = (n: number) => new Date(Date.now() + n * 60_000).toISOString();
 
@@ -123,7 +109,7 @@ async function buyWith(accountId: string, card: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  distDir = buildConsole();
+  distDir = await builtConsole();
   tdb = await createTestDatabase(inject('templateDatabaseUrl'), { max: 4 });
   ({ eventId } = await tdb.db.transaction().execute((trx) =>
     createEvent(
@@ -159,7 +145,7 @@ beforeAll(async () => {
     endpoints[view.name] = { id: e.id, url, deliveryId: Number(rows[0]!.id) };
   }
 
-  store = await buildStoreApi({ db: tdb.db, config: loadStoreApiConfig({ NODE_ENV: 'test', DEV_AUTH: 'true', RATE_LIMIT_ENABLED: 'false', BOT_GATE_ENABLED: 'false' }) });
+  store = await buildStoreApi({ db: tdb.db, config: loadStoreApiConfig({ NODE_ENV: 'test', DEV_AUTH: 'true', RATE_LIMIT_ENABLED: 'false', BOT_GATE_ENABLED: 'false', LOAD_SHED_ENABLED: 'false' }) });
   await store.listen({ port: 0, host: '127.0.0.1' });
   storeUrl = `http://127.0.0.1:${(store.server.address() as AddressInfo).port}`;
   controller = new AdmissionController({ db: tdb.db, connectionString: tdb.url, tickMs: 500, instanceId: 'operations-test' });
@@ -177,7 +163,6 @@ afterAll(async () => {
   await controller?.stop();
   await store?.close();
   await tdb?.drop();
-  if (distDir) rmSync(distDir, { recursive: true, force: true });
 }, 60_000);
 
 describe('operations pages change things, in Chromium at 1440 and 390 px', () => {

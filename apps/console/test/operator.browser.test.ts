@@ -1,9 +1,6 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -17,7 +14,7 @@ import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
 import { assignEventOrganisation, createUser } from '@onsale/shared/users';
 import { buildStoreApi } from '@onsale/store-api';
 import { loadStoreApiConfig } from '@onsale/store-api/env';
-import { cardNumber, eventually, launchChromium, signIn } from './browser-helpers';
+import { cardNumber, eventually, launchChromium, signIn, builtConsole } from './browser-helpers';
 
 // Issue 17's "Done when", in Chromium at 1440 and at 390 px wide, against the product as `npm start` runs it (the
 // store API, the admission controller and the BFF serving a production build of the console) on real PostgreSQL:
@@ -27,7 +24,6 @@ import { cardNumber, eventually, launchChromium, signIn } from './browser-helper
 // review, webhooks, users) with their happy paths and their refusals by role. One browser, a context per width and
 // role. The screenshots go to docs/console/, where docs/console.md shows them.
 
-const consoleRoot = fileURLToPath(new URL('..', import.meta.url));
 const docsShots = fileURLToPath(new URL('../../../docs/console', import.meta.url));
 const ADMIN = { email: 'admin@operator.test', password: 'admin password for the operator test' };
 const OPERATOR = { email: 'ops@operator.test', password: 'operator password for the operator test' };
@@ -53,14 +49,6 @@ const ids: Record<'live' | 'stalled' | 'unsigned' | 'paused' | 'soon' | 'later',
 let liveListingId: string;
 const pageErrors: string[] = [];
 const contexts: BrowserContext[] = [];
-
-/** A production build of the console in a directory of this run's own (other browser tests build at the same time). */
-function buildConsole(): string {
-  const out = mkdtempSync(join(tmpdir(), 'onsale-console-operator-'));
-  const viteBin = join(dirname(createRequire(join(consoleRoot, 'package.json')).resolve('vite/package.json')), 'bin', 'vite.js');
-  execFileSync(process.execPath, [viteBin, 'build', '--logLevel', 'warn', '--outDir', out, '--emptyOutDir'], { cwd: consoleRoot, stdio: 'inherit' });
-  return out;
-}
 
 const minutes = (n: number) => new Date(Date.now() + n * 60_000).toISOString();
 
@@ -185,7 +173,7 @@ async function sideways(page: Page): Promise<number> {
 const pageText = (page: Page) => page.evaluate(() => document.body.innerText);
 
 beforeAll(async () => {
-  distDir = buildConsole();
+  distDir = await builtConsole();
   tdb = await createTestDatabase(inject('templateDatabaseUrl'), { max: 4 });
   let live: { eventId: string; listingId: string };
   [live, { eventId: ids.stalled }, { eventId: ids.unsigned }, { eventId: ids.paused }, { eventId: ids.soon }, { eventId: ids.later }] = [
@@ -209,7 +197,7 @@ beforeAll(async () => {
   await pauseQueue(tdb.db, ids.paused, { actor: OPERATOR.email, reason: PAUSE_REASON, publicNote: PUBLIC_NOTE });
 
   // Request limits and the bot gate off, as in the store API's own tests: one loopback client stands for many fans.
-  store = await buildStoreApi({ db: tdb.db, config: loadStoreApiConfig({ NODE_ENV: 'test', DEV_AUTH: 'true', RATE_LIMIT_ENABLED: 'false', BOT_GATE_ENABLED: 'false' }) });
+  store = await buildStoreApi({ db: tdb.db, config: loadStoreApiConfig({ NODE_ENV: 'test', DEV_AUTH: 'true', RATE_LIMIT_ENABLED: 'false', BOT_GATE_ENABLED: 'false', LOAD_SHED_ENABLED: 'false' }) });
   await store.listen({ port: 0, host: '127.0.0.1' });
   storeUrl = `http://127.0.0.1:${(store.server.address() as AddressInfo).port}`;
   controller = new AdmissionController({ db: tdb.db, connectionString: tdb.url, tickMs: 500, instanceId: 'operator-test' });
@@ -228,7 +216,6 @@ afterAll(async () => {
   await controller?.stop();
   await store?.close();
   await tdb?.drop();
-  if (distDir) rmSync(distDir, { recursive: true, force: true });
 }, 60_000);
 
 describe('the console an operator would pick, in Chromium at 1440 and 390 px', () => {

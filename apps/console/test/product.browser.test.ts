@@ -486,8 +486,10 @@ describe('the product as `npm start` runs it, in Chromium', () => {
   });
 
   it('logged no errors in the page', () => {
-    // Expected refusals, which Chromium logs anyway: the signed-out first visit's 401 and the rival's 403s.
-    expect(pageErrors.filter((m) => !/status of (401|403)/.test(m))).toEqual([]);
+    // Expected refusals, which Chromium logs anyway: the signed-out first visit's 401 and the rival's 403s; and, on a
+    // machine loaded enough that the product sheds load (as it runs here, with load shedding on), its 503s with
+    // Retry-After, which the console retries.
+    expect(pageErrors.filter((m) => !/status of (401|403|503)/.test(m))).toEqual([]);
   });
 
   it('stops on SIGTERM as the README says: servers, worker and pools in order, exit 0', async () => {

@@ -1,9 +1,6 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -16,7 +13,7 @@ import { setQueueCopy } from '@onsale/shared/warroom';
 import { assignEventOrganisation, createUser } from '@onsale/shared/users';
 import { buildStoreApi } from '@onsale/store-api';
 import { loadStoreApiConfig } from '@onsale/store-api/env';
-import { eventually, launchChromium, signIn } from './browser-helpers';
+import { eventually, launchChromium, signIn, builtConsole } from './browser-helpers';
 
 // Talking to the queue from the war room, in Chromium at 1440 and 390 px wide, against the product as `npm start`
 // runs it (the store API, the admission controller and the BFF serving a production build of the console) on real
@@ -25,7 +22,6 @@ import { eventually, launchChromium, signIn } from './browser-helpers';
 // server's state back, audited, refused to the roles the BFF refuses, and nothing wider than a phone at 390 px.
 // The screenshots go to docs/console/.
 
-const consoleRoot = fileURLToPath(new URL('..', import.meta.url));
 const docsShots = fileURLToPath(new URL('../../../docs/console', import.meta.url));
 const OPERATOR = { email: 'ops@talk.test', password: 'operator password for the talk test' };
 const VIEWER = { email: 'viewer@talk.test', password: 'viewer password for the talk test' };
@@ -50,14 +46,6 @@ let eventId: string;
 let presaleId: string;
 const pageErrors: string[] = [];
 const contexts: BrowserContext[] = [];
-
-/** A production build of the console in a directory of this run's own (other browser tests build at the same time). */
-function buildConsole(): string {
-  const out = mkdtempSync(join(tmpdir(), 'onsale-console-talk-'));
-  const viteBin = join(dirname(createRequire(join(consoleRoot, 'package.json')).resolve('vite/package.json')), 'bin', 'vite.js');
-  execFileSync(process.execPath, [viteBin, 'build', '--logLevel', 'warn', '--outDir', out, '--emptyOutDir'], { cwd: consoleRoot, stdio: 'inherit' });
-  return out;
-}
 
 const minutes = (n: number) => new Date(Date.now() + n * 60_000).toISOString();
 
@@ -114,7 +102,7 @@ async function waitingFan(id: string): Promise<() => Promise<{ state: string; me
 }
 
 beforeAll(async () => {
-  distDir = buildConsole();
+  distDir = await builtConsole();
   tdb = await createTestDatabase(inject('templateDatabaseUrl'), { max: 4 });
   ({ eventId } = await tdb.db.transaction().execute((trx) =>
     createEvent(
@@ -173,7 +161,7 @@ beforeAll(async () => {
             'Stop admissions and call the on-call engineer.', 'available + held + sold differs from capacity by 1.', 'inventory invariant',
             now() - interval '5 minutes', now(), NULL)`.execute(tdb.db);
 
-  store = await buildStoreApi({ db: tdb.db, config: loadStoreApiConfig({ NODE_ENV: 'test', DEV_AUTH: 'true', RATE_LIMIT_ENABLED: 'false', BOT_GATE_ENABLED: 'false' }) });
+  store = await buildStoreApi({ db: tdb.db, config: loadStoreApiConfig({ NODE_ENV: 'test', DEV_AUTH: 'true', RATE_LIMIT_ENABLED: 'false', BOT_GATE_ENABLED: 'false', LOAD_SHED_ENABLED: 'false' }) });
   await store.listen({ port: 0, host: '127.0.0.1' });
   storeUrl = `http://127.0.0.1:${(store.server.address() as AddressInfo).port}`;
   controller = new AdmissionController({ db: tdb.db, connectionString: tdb.url, tickMs: 500, instanceId: 'talk-test' });
@@ -192,7 +180,6 @@ afterAll(async () => {
   await controller?.stop();
   await store?.close();
   await tdb?.drop();
-  if (distDir) rmSync(distDir, { recursive: true, force: true });
 }, 60_000);
 
 describe('talking to the queue from the war room, in Chromium at 1440 and 390 px', () => {

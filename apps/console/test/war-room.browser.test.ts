@@ -1,9 +1,6 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -14,7 +11,7 @@ import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
 import { createUser } from '@onsale/shared/users';
 import { buildStoreApi } from '@onsale/store-api';
 import { loadStoreApiConfig } from '@onsale/store-api/env';
-import { cardNumber, eventually, launchChromium, numberAt as numberIn, signIn as signInAs } from './browser-helpers';
+import { cardNumber, eventually, launchChromium, numberAt as numberIn, signIn as signInAs, builtConsole } from './browser-helpers';
 
 // The war room and the admission plan preview in Chromium, against the product as `npm start` runs it: the store
 // API, the admission controller and the BFF serving a production build of the console, on one real PostgreSQL.
@@ -45,15 +42,8 @@ const pageErrors: string[] = [];
  * A production build of the console in a directory of this run's own: the other browser test may be rebuilding
  * apps/console/dist at the same moment.
  */
-function buildConsole(): string {
-  const out = mkdtempSync(join(tmpdir(), 'onsale-console-war-room-'));
-  const viteBin = join(dirname(createRequire(join(consoleRoot, 'package.json')).resolve('vite/package.json')), 'bin', 'vite.js');
-  execFileSync(process.execPath, [viteBin, 'build', '--logLevel', 'warn', '--outDir', out, '--emptyOutDir'], { cwd: consoleRoot, stdio: 'inherit' });
-  return out;
-}
-
 beforeAll(async () => {
-  distDir = buildConsole();
+  distDir = await builtConsole();
   tdb = await createTestDatabase(inject('templateDatabaseUrl'));
   ({ eventId } = await tdb.db.transaction().execute((trx) =>
     createEvent(
@@ -111,7 +101,6 @@ afterAll(async () => {
   await controller?.stop();
   await store?.close();
   await tdb?.drop();
-  if (distDir) rmSync(distDir, { recursive: true, force: true });
 });
 
 /** A fan of the scripted load: signed in through the store API's development sign-in, on their own device. */

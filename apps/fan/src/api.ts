@@ -1,10 +1,11 @@
 // The store API as the page uses it: same origin, the fan's headers on every call, and every answer classified so
 // that a busy or unreachable site reads as "still in line" rather than an error page.
+import type { ErrorCode } from '@onsale/shared';
 import { deviceId, type Account } from './session';
 import type { FanLanguage } from './i18n';
 
 export interface ApiError {
-  error: string;
+  error: ErrorCode;
   message: string;
   field?: string;
   [k: string]: unknown;

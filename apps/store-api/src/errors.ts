@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { DomainError, type ErrorKind } from '@onsale/shared';
+import { DomainError, type ErrorCode, type ErrorKind } from '@onsale/shared';
 import type { DatabaseFault, DatabaseHealth } from '@onsale/shared/db';
 import { TokenError } from '@onsale/shared/queue';
 
@@ -19,7 +19,7 @@ const statusOf: Record<ErrorKind, number> = {
 };
 
 export interface ErrorBody {
-  error: string;
+  error: ErrorCode;
   message: string;
   field?: string;
   [k: string]: unknown;
@@ -65,7 +65,7 @@ export function installErrorHandling(app: FastifyInstance, faults?: FaultHandlin
     }
     if (err instanceof TokenError) {
       // Queue and admission tokens: the edge module's own error type (it may not import DomainError).
-      return reply.status(statusOf[err.kind]).send({ error: err.code, message: err.message, field: 'token' });
+      return reply.status(statusOf[err.kind]).send({ error: err.code, message: err.message, field: 'token' } satisfies ErrorBody);
     }
     if (hasZodFastifySchemaValidationErrors(err)) {
       const first = err.validation[0];
@@ -77,11 +77,11 @@ export function installErrorHandling(app: FastifyInstance, faults?: FaultHandlin
         message: `${field}: ${first?.message ?? 'invalid'}`,
         field,
         issues: err.validation.map((v) => ({ field: v.instancePath.replace(/^\//, '').replaceAll('/', '.') || where, message: v.message })),
-      });
+      } satisfies ErrorBody);
     }
     const fe = err as FastifyError;
     if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
-      const code =
+      const code: ErrorCode =
         fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || fe.name === 'SyntaxError'
           ? 'INVALID_JSON'
           : fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY'
@@ -91,13 +91,13 @@ export function installErrorHandling(app: FastifyInstance, faults?: FaultHandlin
               : fe.statusCode === 429
                 ? 'RATE_LIMITED'
                 : 'BAD_REQUEST';
-      return reply.status(fe.statusCode).send({ error: code, message: fe.message, field: 'body' });
+      return reply.status(fe.statusCode).send({ error: code, message: fe.message, field: 'body' } satisfies ErrorBody);
     }
     req.log.error({ err }, 'unhandled error');
-    return reply.status(500).send({ error: 'INTERNAL', message: 'internal error' });
+    return reply.status(500).send({ error: 'INTERNAL', message: 'internal error' } satisfies ErrorBody);
   });
 
   app.setNotFoundHandler((req, reply) =>
-    reply.status(404).send({ error: 'ROUTE_NOT_FOUND', message: `no route ${req.method} ${req.url.split('?')[0]}` }),
+    reply.status(404).send({ error: 'ROUTE_NOT_FOUND', message: `no route ${req.method} ${req.url.split('?')[0]}` } satisfies ErrorBody),
   );
 }

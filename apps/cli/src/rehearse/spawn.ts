@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmbeddedPostgres, type EmbeddedServer } from '@onsale/shared/db';
 import { repoRoot } from '../database.js';
+import { cliEnv } from '../env.js';
 
 // `rehearse --spawn`: the product started by the rehearsal itself, as `npm start` starts it (store-API and worker
 // processes on one port, optionally the edge), on a scratch embedded PostgreSQL of its own, so the rehearsal may
@@ -51,7 +52,13 @@ export async function spawnProduct(o: SpawnOptions): Promise<SpawnedProduct> {
   if (process.getuid?.() === 0) chmodSync(scratch, 0o711);
   const password = randomBytes(18).toString('base64url');
   const pgPort = await freePort();
-  let db: EmbeddedServer = await startEmbeddedPostgres(join(scratch, 'db'), { port: pgPort, password });
+  let db: EmbeddedServer;
+  try {
+    db = await startEmbeddedPostgres(join(scratch, 'db'), { port: pgPort, password });
+  } catch (e) {
+    rmSync(scratch, { recursive: true, force: true });
+    throw e;
+  }
   // The rehearsal needs no console and no fans' page: a placeholder keeps `npm start` from building them.
   const placeholder = join(scratch, 'www');
   mkdirSync(placeholder);
@@ -63,7 +70,7 @@ export async function spawnProduct(o: SpawnOptions): Promise<SpawnedProduct> {
   // cost (log2 of the scale fewer bits, as a challenge should take the same share of a fan's compressed wait).
   const powBits = Math.max(8, 18 - Math.round(Math.log2(o.timeScale)));
   const env: NodeJS.ProcessEnv = {
-    ...process.env,
+    ...cliEnv(),
     DATABASE_URL: db.url,
     STORE_API_PORT: String(storePort),
     BFF_PORT: String(bffPort),

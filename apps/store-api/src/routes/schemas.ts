@@ -1,7 +1,14 @@
 import { z } from 'zod';
+import { ERROR_CODES } from '@onsale/shared';
+
+/**
+ * Every error code (the shared registry): one component of the OpenAPI document (`#/components/schemas/ErrorCode`,
+ * by its id in zod's global registry, where `.describe()` keeps descriptions too) that error answers refer to.
+ */
+export const errorCodeSchema = z.enum(ERROR_CODES).meta({ id: 'ErrorCode', description: 'a stable error code; clients switch on it' });
 
 /** The error shape every route answers with. */
-export const errorSchema = z.object({ error: z.string(), message: z.string(), field: z.string().optional() }).passthrough();
+export const errorSchema = z.object({ error: errorCodeSchema, message: z.string(), field: z.string().optional() }).passthrough();
 
 export const heldSeatSchema = z.object({ id: z.number(), section: z.string(), row: z.string(), number: z.number(), priceCents: z.number() });
 

@@ -1,4 +1,4 @@
-import { DomainError } from '../errors.js';
+import { DomainError, type ErrorCode } from '../errors.js';
 import { botVerdict, DEFAULT_BOT_THRESHOLDS, type BotScorer, type BotSignals, type BotThresholds, type BotVerdict } from './bot-score.js';
 import { ProofOfWork } from './pow.js';
 import { TicketSigner } from './signed.js';
@@ -92,7 +92,7 @@ export class JoinGate {
   }
 
   private redeemDeferral(a: JoinAttempt): void {
-    const err = (kind: 'invalid' | 'forbidden' | 'gone', code: string, message: string) => new DomainError(kind, code, message, { field: DEFERRAL_HEADER });
+    const err = (kind: 'invalid' | 'forbidden' | 'gone', code: ErrorCode, message: string) => new DomainError(kind, code, message, { field: DEFERRAL_HEADER });
     const opened = this.deferrals.open(a.deferral!);
     if (!opened.ok)
       throw opened.why === 'forged'

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { DomainError } from '../errors.js';
+import { DomainError, type ErrorCode } from '../errors.js';
 import { TicketSigner } from './signed.js';
 
 /**
@@ -96,7 +96,7 @@ export function solveChallenge(nonce: string, difficulty: number, maxTries = 2 *
   throw new Error(`no solution within ${maxTries} tries`);
 }
 
-const powError = (kind: 'invalid' | 'forbidden' | 'gone' | 'conflict', code: string, message: string, extra: Record<string, unknown> = {}) =>
+const powError = (kind: 'invalid' | 'forbidden' | 'gone' | 'conflict', code: ErrorCode, message: string, extra: Record<string, unknown> = {}) =>
   new DomainError(kind, code, message, { field: POW_HEADER, ...extra });
 
 /** Issues and verifies proof-of-work challenges (see the module comment). */

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
-import { invalid, notFound } from '../errors.js';
+import { invalid, notFound, type ErrorCode } from '../errors.js';
 import { insertAudit } from '../events/events.repository.js';
 
 // Operator controls of the waiting room: what the CLI and the console call. Each writes queue_state and its
@@ -49,7 +49,7 @@ const toState = (r: ControlRow, eventId: string = r.event_id, tier: string | nul
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function text(value: unknown, field: string, code: string, what: string): string {
+function text(value: unknown, field: string, code: ErrorCode, what: string): string {
   const v = typeof value === 'string' ? value.trim() : '';
   if (v === '') throw invalid(code, `${what} is required`, field);
   if (v.length > MAX_TEXT) throw invalid(code, `${what} must be at most ${MAX_TEXT} characters`, field);

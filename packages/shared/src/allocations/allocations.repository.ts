@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
-import type { AllocationRow } from './allocations.table.js';
+import type { Insertable } from 'kysely';
+import type { AllocationRow, AllocationsTable } from './allocations.table.js';
 
 export function findAllocations(db: Db | Trx, eventId: string): Promise<AllocationRow[]> {
   return db.selectFrom('allocations').selectAll().where('event_id', '=', eventId).orderBy('position').execute();
@@ -157,4 +158,34 @@ export async function presaleQueueHasFans(db: Db | Trx, eventId: string): Promis
       SELECT 1 FROM allocations a JOIN queue_entries q ON q.event_id = a.queue_id
       WHERE a.event_id = ${eventId} AND NOT a.general) AS any`.execute(db);
   return rows[0]?.any ?? false;
+}
+
+export function insertAllocation(trx: Trx, row: Insertable<AllocationsTable>): Promise<AllocationRow> {
+  return trx.insertInto('allocations').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+/** The general sale opens at the event's on-sale, under its fairness mode. */
+export async function setGeneralSaleOpening(trx: Trx, eventId: string, opensAt: Date, fairnessMode: AllocationRow['fairness_mode']): Promise<void> {
+  await trx.updateTable('allocations').set({ opens_at: opensAt, fairness_mode: fairnessMode }).where('event_id', '=', eventId).where('general', '=', true).execute();
+}
+
+export async function setCapacity(trx: Trx, eventId: string, code: string, capacity: number): Promise<void> {
+  await trx.updateTable('allocations').set({ capacity }).where('event_id', '=', eventId).where('code', '=', code).execute();
+}
+
+/** Queues the graphile-worker job `task` for `runAt` under `jobKey` (a job with that key is moved, not doubled). */
+export async function addRollJob(trx: Trx, task: string, payload: { eventId: string; tier: string }, runAt: Date, jobKey: string): Promise<void> {
+  await sql`
+    SELECT graphile_worker.add_job(${task}, json_build_object('eventId', ${payload.eventId}::text, 'tier', ${payload.tier}::text),
+                                   run_at := ${runAt}::timestamptz, job_key := ${jobKey}, max_attempts := 5)`.execute(trx);
+}
+
+export async function removeRollJob(trx: Trx, jobKey: string): Promise<void> {
+  await sql`SELECT graphile_worker.remove_job(${jobKey})`.execute(trx);
+}
+
+/** The database's clock (roll times are compared with it, as the roll sweep does). */
+export async function databaseNow(db: Db | Trx): Promise<Date> {
+  const { rows } = await sql<{ now: Date }>`SELECT now() AS now`.execute(db);
+  return rows[0]!.now;
 }

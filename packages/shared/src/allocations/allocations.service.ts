@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
 import { DomainError, notFound } from '../errors.js';
 import type { EventSpec } from '../events/events.schema.js';
@@ -74,28 +73,24 @@ export async function createAllocations(trx: Trx, eventId: string, spec: EventSp
     const id = randomUUID();
     const queueId = general ? eventId : id;
     if (!general) await initQueue(trx, queueId);
-    const row = await trx
-      .insertInto('allocations')
-      .values({
-        id,
-        event_id: eventId,
-        code: t.code,
-        name: t.name,
-        position: i,
-        general,
-        queue_id: queueId,
-        share: general ? null : (t.share ?? null),
-        access: t.access,
-        bin_ranges: t.binRanges ? JSON.stringify(t.binRanges) : null,
-        fairness_mode: general ? generalFairness(spec) : t.fairnessMode,
-        opens_at: new Date(general ? spec.onsaleAt : t.opensAt!),
-        closes_at: general ? null : new Date(t.closesAt!),
-        rolls_forward_at: general ? null : new Date(t.rollsForwardAt ?? t.closesAt!),
-        rolls_into: general ? null : tiers[i + 1]!.code,
-        capacity: seatsPerTier.get(t.code) ?? 0,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    const row = await repo.insertAllocation(trx, {
+      id,
+      event_id: eventId,
+      code: t.code,
+      name: t.name,
+      position: i,
+      general,
+      queue_id: queueId,
+      share: general ? null : (t.share ?? null),
+      access: t.access,
+      bin_ranges: t.binRanges ? JSON.stringify(t.binRanges) : null,
+      fairness_mode: general ? generalFairness(spec) : t.fairnessMode,
+      opens_at: new Date(general ? spec.onsaleAt : t.opensAt!),
+      closes_at: general ? null : new Date(t.closesAt!),
+      rolls_forward_at: general ? null : new Date(t.rollsForwardAt ?? t.closesAt!),
+      rolls_into: general ? null : tiers[i + 1]!.code,
+      capacity: seatsPerTier.get(t.code) ?? 0,
+    });
     out.push(toTier(row));
     // The roll runs at its time (the every-minute job also catches any roll this misses).
     if (!general) await scheduleRoll(trx, eventId, t.code, row.rolls_forward_at!);
@@ -106,15 +101,12 @@ export async function createAllocations(trx: Trx, eventId: string, spec: EventSp
 /** The task that rolls tiers forward; queued for each tier's roll time (and run every minute as a sweep). */
 export const ALLOCATION_ROLL_TASK = 'allocations_roll';
 
-async function scheduleRoll(trx: Trx, eventId: string, code: string, at: Date): Promise<void> {
-  await sql`
-    SELECT graphile_worker.add_job(${ALLOCATION_ROLL_TASK}, json_build_object('eventId', ${eventId}::text, 'tier', ${code}::text),
-                                   run_at := ${at}::timestamptz, job_key := ${`allocation_roll:${eventId}:${code}`}, max_attempts := 5)`.execute(trx);
-}
+/** The roll job's key: one job per tier, so scheduling it again moves it. */
+const rollJobKey = (eventId: string, code: string) => `allocation_roll:${eventId}:${code}`;
 
-async function unscheduleRoll(trx: Trx, eventId: string, code: string): Promise<void> {
-  await sql`SELECT graphile_worker.remove_job(${`allocation_roll:${eventId}:${code}`})`.execute(trx);
-}
+const scheduleRoll = (trx: Trx, eventId: string, code: string, at: Date) => repo.addRollJob(trx, ALLOCATION_ROLL_TASK, { eventId, tier: code }, at, rollJobKey(eventId, code));
+
+const unscheduleRoll = (trx: Trx, eventId: string, code: string) => repo.removeRollJob(trx, rollJobKey(eventId, code));
 
 /**
  * Writes an event's tiers anew from an edited event file, in the edit's transaction (configure.service.ts calls it
@@ -140,15 +132,9 @@ export async function replaceAllocations(trx: Trx, eventId: string, spec: EventS
  */
 export async function alignAllocations(trx: Trx, eventId: string, spec: EventSpec, opts: { layoutRewritten: boolean }): Promise<void> {
   if (!spec.allocations) return;
-  await trx
-    .updateTable('allocations')
-    .set({ opens_at: new Date(spec.onsaleAt), fairness_mode: generalFairness(spec) })
-    .where('event_id', '=', eventId)
-    .where('general', '=', true)
-    .execute();
+  await repo.setGeneralSaleOpening(trx, eventId, new Date(spec.onsaleAt), generalFairness(spec));
   if (!opts.layoutRewritten) return;
-  for (const [code, capacity] of tierCapacities(assignAllocations(expandSeats(spec), spec.allocations), spec))
-    await trx.updateTable('allocations').set({ capacity }).where('event_id', '=', eventId).where('code', '=', code).execute();
+  for (const [code, capacity] of tierCapacities(assignAllocations(expandSeats(spec), spec.allocations), spec)) await repo.setCapacity(trx, eventId, code, capacity);
 }
 
 export async function getTiers(db: Db | Trx, eventId: string): Promise<Tier[]> {
@@ -290,8 +276,7 @@ export async function rollForward(db: Db, eventId: string, code: string, actor: 
     const tier = tiers.find((t) => t.code === code);
     if (!tier) throw notFound('TIER_NOT_FOUND', `event ${eventId} has no tier ${code}`, 'tier');
     if (tier.general || !tier.rollsInto) throw new DomainError('invalid', 'TIER_DOES_NOT_ROLL', 'the general sale is the last tier; nothing rolls out of it', { field: 'tier' });
-    const { rows } = await sql<{ now: Date }>`SELECT now() AS now`.execute(trx);
-    if (!opts.force && tier.rollsForwardAt && rows[0]!.now < tier.rollsForwardAt)
+    if (!opts.force && tier.rollsForwardAt && (await repo.databaseNow(trx)) < tier.rollsForwardAt)
       throw new DomainError('conflict', 'ROLL_NOT_DUE', `tier ${code} rolls forward at ${tier.rollsForwardAt.toISOString()}; pass force to roll now`, { rollsForwardAt: tier.rollsForwardAt.toISOString() });
     const seats = await repo.moveUnsoldSeats(trx, eventId, code, tier.rollsInto);
     const units = await repo.moveUnsoldUnits(trx, eventId, code, tier.rollsInto);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DomainError } from '../errors.js';
+import { DomainError, type ErrorCode } from '../errors.js';
 import { formatIssues } from '../events/events.schema.js';
 import type { DeliveryStatus } from './notify.table.js';
 
@@ -27,7 +27,7 @@ export const listDeliveriesSchema = z.object({
 export type ListDeliveriesInput = z.input<typeof listDeliveriesSchema>;
 
 /** Parses with `schema`; a failure is an `invalid` DomainError naming the first field at fault (and listing all). */
-export function parseInput<S extends z.ZodType>(schema: S, input: unknown, code: string): z.output<S> {
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown, code: ErrorCode): z.output<S> {
   const parsed = schema.safeParse(input);
   if (parsed.success) return parsed.data;
   const issues = formatIssues(parsed.error);

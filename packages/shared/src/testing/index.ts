@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { createDb, type Db } from '../db/connect.js';
 
@@ -67,3 +69,6 @@ export { DatabaseProxy, type ProxyMode } from './db-proxy.js';
 export { testSecrets } from './secrets.js';
 export { manualClock, type ManualClock } from './clock.js';
 export { pollUntil, waitUntil } from './poll.js';
+
+/** Where one test run (named by its template database) keeps its shared console build (see the console's builtConsole). */
+export const consoleBuildDir = (templateUrl: string) => join(tmpdir(), `onsale-console-build-${new URL(templateUrl).pathname.slice(1)}`);

@@ -1,5 +1,5 @@
 import type { Db, Trx } from '../db/connect.js';
-import { DomainError, invalid, notFound } from '../errors.js';
+import { DomainError, invalid, notFound, type ErrorCode } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { getEvent } from '../events/events.service.js';
 import { insertAudit } from '../events/events.repository.js';
@@ -63,7 +63,7 @@ function toConsoleUser(r: UserRow): ConsoleUser {
   };
 }
 
-function parseOrThrow<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: import('zod').ZodError } }, input: unknown, code: string, what: string): T {
+function parseOrThrow<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: import('zod').ZodError } }, input: unknown, code: ErrorCode, what: string): T {
   const parsed = schema.safeParse(input);
   if (parsed.success) return parsed.data;
   const errors = fieldErrors(parsed.error);
@@ -75,7 +75,7 @@ function parseOrThrow<T>(schema: { safeParse(v: unknown): { success: true; data:
  * Refuses a password on the common-password list (or one padded or repeated): `code` at `field`. The length rule is
  * the schema's; this one needs the list, which the console's bundle does not carry, so it is checked here.
  */
-async function refuseCommonPassword(password: string | undefined, code: string, field: string): Promise<void> {
+async function refuseCommonPassword(password: string | undefined, code: ErrorCode, field: string): Promise<void> {
   if (password === undefined || !(await isCommonPassword(password))) return;
   throw invalid(code, `${field}: ${COMMON_PASSWORD_MESSAGE}`, field, { issues: [{ path: field, message: COMMON_PASSWORD_MESSAGE }] });
 }

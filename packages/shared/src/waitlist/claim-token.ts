@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { decodeBase64UrlStrict } from '../encoding.js';
-import { DomainError } from '../errors.js';
+import { DomainError, type ErrorCode } from '../errors.js';
 
 /**
  * What a claim token grants: an OFFER (seats reserved for this fan until `exp`) or a share of a BROADCAST
@@ -31,7 +31,7 @@ export class ClaimTokens {
 
   /** The token's claims, or CLAIM_TOKEN_INVALID / CLAIM_TOKEN_FORGED / CLAIM_TOKEN_WRONG_ACCOUNT / CLAIM_TOKEN_EXPIRED. */
   verify(token: unknown, accountId: string, now = Date.now()): ClaimClaims {
-    const bad = (code: string, message: string, kind: 'invalid' | 'forbidden' | 'gone' = 'invalid') =>
+    const bad = (code: ErrorCode, message: string, kind: 'invalid' | 'forbidden' | 'gone' = 'invalid') =>
       new DomainError(kind, code, message, { field: 'claimToken' });
     if (typeof token !== 'string' || token.length > 1024) throw bad('CLAIM_TOKEN_INVALID', 'the claim token is malformed');
     const [payload, mac, extra] = token.split('.');

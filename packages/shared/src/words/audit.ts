@@ -48,7 +48,31 @@ export const ACTION_WORDS: Record<string, string> = {
   'webhook.disabled': 'Disabled a webhook endpoint',
   'webhook.enabled': 'Enabled a webhook endpoint',
   'webhook.redelivered': 'Redelivered a webhook',
+  'queue.control_scheduled': 'Scheduled a queue control',
+  'queue.schedule_cancelled': 'Cancelled a scheduled queue control',
+  'event.queue_copy_changed': 'Changed the words waiting fans read',
+  'alerts.receiver_added': 'Added an alert receiver',
+  'alerts.receiver_enabled': 'Turned an alert receiver on',
+  'alerts.receiver_disabled': 'Turned an alert receiver off',
 };
+
+/** The queue states fans read, in words (for the audit of the words they read). */
+const QUEUE_STATE_WORDS: Record<string, string> = {
+  WAITING: 'waiting in line',
+  PAUSED: 'line paused',
+  ADMITTED: 'their turn',
+  LAST_CHANCE: 'every seat held',
+  SOLD_OUT: 'sold out',
+};
+const LANGUAGE_WORDS: Record<string, string> = { en: 'English', es: 'Spanish' };
+
+/** A scheduled queue control's action in words ("Pause admissions", "Set the rate to 45/min"). */
+function scheduledWords(d: Record<string, unknown>): string {
+  const action = str(d.action);
+  const per = num(d.perMinute);
+  const what = action === 'PAUSE' ? 'Pause admissions' : action === 'RESUME' ? 'Resume admissions' : per === null ? "Follow the plan's rate again" : `Set the rate to ${per.toLocaleString('en-US')}/min`;
+  return d.tier ? `${what} (presale tier ${str(d.tier)})` : what;
+}
 
 export function actionWords(action: string): string {
   return ACTION_WORDS[action] ?? action.replace(/[._]/g, ' ');
@@ -148,6 +172,25 @@ export function auditDetailsWords(action: string, details: Record<string, unknow
       break;
     case 'console_user.role_changed':
       parts.push(`${str(d.email)}: ${str(d.from)} → ${str(d.to)}${str(d.organisation) ? ` of ${str(d.organisation)}` : ''}`);
+      break;
+    case 'queue.control_scheduled':
+    case 'queue.schedule_cancelled':
+      parts.push(`${scheduledWords(d)} at ${valueWords(d.runAt, timeZone)}${action === 'queue.schedule_cancelled' ? ': will not run' : ''}`);
+      if (reason) parts.push(`Reason: ${reason}`);
+      break;
+    case 'event.queue_copy_changed': {
+      if (reason) parts.push(`Reason: ${reason}`);
+      const changes = Array.isArray(d.changes) ? (d.changes as { language?: string; state?: string; before?: unknown; after?: unknown }[]) : [];
+      for (const c of changes)
+        parts.push(`${QUEUE_STATE_WORDS[c.state ?? ''] ?? c.state} (${LANGUAGE_WORDS[c.language ?? ''] ?? c.language}): “${valueWords(c.before)}” → “${valueWords(c.after)}”`);
+      break;
+    }
+    case 'alerts.receiver_added':
+      parts.push(`${str(d.url)}, ${d.minSeverity === 'critical' ? 'critical alerts only' : 'every alert'}`);
+      break;
+    case 'alerts.receiver_enabled':
+    case 'alerts.receiver_disabled':
+      parts.push(String(str(d.url)));
       break;
     case 'account.blocked':
     case 'account.unblocked':

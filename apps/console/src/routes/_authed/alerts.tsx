@@ -11,6 +11,7 @@ import { Field } from '../-components/Field';
 import { formatCount } from '../-components/format';
 import { Forbidden } from '../-components/Status';
 import { When } from '../-components/When';
+import '../-components/warroom/warroom.css';
 
 // Where the war room's alerts go outside the browser: receivers (Slack-compatible incoming webhooks) for every
 // event or one, from a severity up, told when an alert fires, becomes critical and resolves, once each. Admins and
@@ -87,7 +88,7 @@ function AlertReceivers() {
         </p>
       )}
       {list.length > 0 && (
-        <table className="grid" data-testid="alert-receivers">
+        <table className="grid wr-stack" data-testid="alert-receivers">
           <thead>
             <tr>
               <th>Receiver</th>
@@ -125,11 +126,13 @@ function AlertReceivers() {
 function ReceiverRow({ r, shown, onShow, onActive, busy }: { r: Receiver; shown: boolean; onShow: () => void; onActive: (active: boolean) => void; busy: boolean }) {
   return (
     <tr data-testid="alert-receiver-row" data-url={r.url} data-active={r.active ? 'true' : 'false'}>
-      <td className="secret">{r.url}</td>
-      <td>
+      <td data-label="Receiver">
+        <span className="secret">{r.url}</span>
+      </td>
+      <td data-label="Hears of">
         {r.eventName ?? 'every event'}: {SEVERITY_WORDS[r.minSeverity]}
       </td>
-      <td data-testid="alert-receiver-state">
+      <td data-label="State" data-testid="alert-receiver-state">
         {r.active ? <span className="pill pill-ok">On</span> : <span className="pill pill-alarm">Off</span>}
         {r.lastError && (
           <>
@@ -138,11 +141,11 @@ function ReceiverRow({ r, shown, onShow, onActive, busy }: { r: Receiver; shown:
           </>
         )}
       </td>
-      <td className="num">
+      <td className="num" data-label="Messages">
         {formatCount(r.delivered)} delivered
         {r.failing > 0 && <span className="pill pill-warn"> {formatCount(r.failing)} failing</span>}
       </td>
-      <td>
+      <td data-label="Added">
         <When iso={r.createdAt} />
         <br />
         <small className="muted">by {r.createdBy}</small>
@@ -180,7 +183,7 @@ function Deliveries({ id, url }: { id: string; url: string }) {
       )}
       {deliveries.data && deliveries.data.length === 0 && <p className="muted">No messages yet.</p>}
       {deliveries.data && deliveries.data.length > 0 && (
-        <table className="grid">
+        <table className="grid wr-stack">
           <thead>
             <tr>
               <th>Sent</th>
@@ -194,17 +197,19 @@ function Deliveries({ id, url }: { id: string; url: string }) {
               const st = STATUS_WORDS[d.status] ?? { text: d.status.toLowerCase(), tone: '' };
               return (
                 <tr key={d.id} data-testid="alert-delivery-row" data-status={d.status}>
-                  <td>
+                  <td data-label="Sent">
                     <When iso={d.deliveredAt ?? d.createdAt} />
                   </td>
-                  <td>
+                  <td data-label="Message">
                     {d.eventName}: “{d.title}” {KIND_WORDS[d.kind] ?? d.kind.toLowerCase()}
                   </td>
-                  <td>
+                  <td data-label="Outcome">
                     <span className={`pill pill-${st.tone}`}>{st.text}</span>
                     {(d.lastStatusCode || d.lastError) && <small className="muted"> {d.lastStatusCode ? `the receiver answered HTTP ${d.lastStatusCode}` : d.lastError}</small>}
                   </td>
-                  <td className="num">{d.attempts}</td>
+                  <td className="num" data-label="Tries">
+                    {d.attempts}
+                  </td>
                 </tr>
               );
             })}

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Db } from '@onsale/shared/db';
+import { errorCodeSchema } from '../schemas.js';
 
 /** Liveness: which process answered (several serve one port under `npm start -- --store-instances N`), and the database. */
 export const healthRoutes: FastifyPluginAsyncZod<{ db: Db; instance: string }> = async (app, { db, instance }) => {
@@ -15,7 +16,7 @@ export const healthRoutes: FastifyPluginAsyncZod<{ db: Db; instance: string }> =
         response: {
           200: z.object({ status: z.literal('ok'), instance: z.string(), pid: z.number(), database: z.literal('ok') }),
           503: z
-            .object({ error: z.string(), message: z.string(), status: z.literal('unavailable'), instance: z.string(), pid: z.number() })
+            .object({ error: errorCodeSchema, message: z.string(), status: z.literal('unavailable'), instance: z.string(), pid: z.number() })
             .describe('The database does not answer; look again after the Retry-After header'),
         },
       },

@@ -40,7 +40,7 @@ export function AlertHistory({ eventId, timeZone, canManageReceivers }: { eventI
           <p className="muted">
             {formatCount(list.length)} alert{list.length === 1 ? '' : 's'} so far{firing > 0 ? `, ${formatCount(firing)} still firing` : ''}. Times in the venue’s zone ({timeZone}).
           </p>
-          <table className="grid" data-testid="wr-alert-history-table">
+          <table className="grid wr-stack" data-testid="wr-alert-history-table">
             <thead>
               <tr>
                 <th>Alert</th>
@@ -67,11 +67,11 @@ export function AlertHistory({ eventId, timeZone, canManageReceivers }: { eventI
                         </details>
                       )}
                     </td>
-                    <td>
+                    <td data-label="Fired">
                       <When iso={a.firedAt} zone={timeZone} />
                     </td>
-                    <td data-testid="wr-alert-history-lasted">{a.resolvedAt ? formatDuration(lastedSeconds) : <strong>still firing</strong>}</td>
-                    <td className="num" data-testid="wr-alert-history-messages">
+                    <td data-label="Lasted" data-testid="wr-alert-history-lasted">{a.resolvedAt ? formatDuration(lastedSeconds) : <strong>still firing</strong>}</td>
+                    <td className="num" data-label="Messages sent" data-testid="wr-alert-history-messages">
                       {a.messages.queued === 0 ? 'none' : `${formatCount(a.messages.delivered)} of ${formatCount(a.messages.queued)} delivered`}
                       {a.messages.dead > 0 && <span className="pill pill-alarm"> {formatCount(a.messages.dead)} failed</span>}
                     </td>

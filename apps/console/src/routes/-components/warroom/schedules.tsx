@@ -88,7 +88,7 @@ export function ScheduledControls({
         </p>
       )}
       {list.length > 0 && (
-        <table className="grid" data-testid="wr-schedule-table">
+        <table className="grid wr-stack" data-testid="wr-schedule-table">
           <thead>
             <tr>
               <th>When</th>
@@ -101,16 +101,18 @@ export function ScheduledControls({
           <tbody>
             {list.map((s) => (
               <tr key={s.id} data-testid="wr-schedule-row" data-id={s.id} data-status={s.status}>
-                <td>
+                <td data-label="When">
                   <When iso={s.runAt} zone={timeZone} />
                 </td>
-                <td data-testid="wr-schedule-what">{scheduleWords(s)}</td>
-                <td>
+                <td data-label="What" data-testid="wr-schedule-what">
+                  {scheduleWords(s)}
+                </td>
+                <td data-label="Why">
                   {s.reason}
                   <br />
                   <small className="muted">by {s.createdBy}</small>
                 </td>
-                <td data-testid="wr-schedule-state">
+                <td data-label="State" data-testid="wr-schedule-state">
                   <ScheduleState s={s} timeZone={timeZone} />
                 </td>
                 {canControl && (
