@@ -1,9 +1,6 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -13,14 +10,13 @@ import { createEvent, parseEventFile } from '@onsale/shared/events';
 import { finishRehearsalRun, insertRehearsalRun, setRehearsalEvent, type RehearsalReport } from '@onsale/shared/rehearsal';
 import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
 import { createUser } from '@onsale/shared/users';
-import { launchChromium, signIn } from './browser-helpers';
+import { builtConsole, launchChromium, signIn } from './browser-helpers';
 
 // Rehearsals in the console, in Chromium at 1440 and 390 px wide: the events board marks a rehearsal's event; the
 // rehearsals page lists runs and opens a report (the verdict, the figures that decide it, its charts, the faults);
 // an operator's start form refuses bad input at its field with an error summary; a viewer reads but starts nothing.
 // (A real run started through the BFF is in apps/bff/test/rehearsals.router.test.ts.) Screenshots go to docs/console/.
 
-const consoleRoot = fileURLToPath(new URL('..', import.meta.url));
 const repoRoot = fileURLToPath(new URL('../../..', import.meta.url));
 const docsShots = fileURLToPath(new URL('../../../docs/console', import.meta.url));
 const OPERATOR = { email: 'ops@rehearse.test', password: 'operator password for the rehearsal test' };
@@ -39,13 +35,6 @@ let runId: string;
 let eventId: string;
 const pageErrors: string[] = [];
 const contexts: BrowserContext[] = [];
-
-function buildConsole(): string {
-  const out = mkdtempSync(join(tmpdir(), 'onsale-console-rehearse-'));
-  const viteBin = join(dirname(createRequire(join(consoleRoot, 'package.json')).resolve('vite/package.json')), 'bin', 'vite.js');
-  execFileSync(process.execPath, [viteBin, 'build', '--logLevel', 'warn', '--outDir', out, '--emptyOutDir'], { cwd: consoleRoot, stdio: 'inherit' });
-  return out;
-}
 
 async function pageAs(user: { email: string; password: string }, view: (typeof VIEWS)[number]): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: view.width, height: view.height }, timezoneId: 'UTC' });
@@ -111,7 +100,7 @@ function report(): RehearsalReport {
 }
 
 beforeAll(async () => {
-  distDir = buildConsole();
+  distDir = await builtConsole();
   tdb = await createTestDatabase(inject('templateDatabaseUrl'), { max: 4 });
   ({ eventId } = await tdb.db.transaction().execute((trx) =>
     createEvent(
@@ -149,7 +138,6 @@ afterAll(async () => {
   await browser?.close();
   await bff?.close();
   await tdb?.drop();
-  if (distDir) rmSync(distDir, { recursive: true, force: true });
 }, 60_000);
 
 describe('rehearsals in the console, in Chromium at 1440 and 390 px', () => {
