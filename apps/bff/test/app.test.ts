@@ -86,7 +86,7 @@ describe('buildBff over HTTP', () => {
 });
 
 describe('errors show no internals', () => {
-  it('a database it cannot reach is a 503 (retry later, issue 13) that shows no internals', async () => {
+  it('a database it cannot reach is a 503 (retry later) that shows no internals', async () => {
     // A pool on a port nothing listens on: the driver's message (host, port) must not reach the client.
     const broken = createDb('postgres://postgres@127.0.0.1:1/nothing', { max: 1 });
     const bad = await buildBff({ db: broken });
@@ -105,7 +105,7 @@ describe('errors show no internals', () => {
   });
 });
 
-describe('a database outage (issue 13)', () => {
+describe('a database outage', () => {
   it('answers 503 SERVICE_UNAVAILABLE with Retry-After, not an internal error, and serves again when it is back', async () => {
     const { DatabaseProxy } = await import('@onsale/shared/testing');
     const proxy = await DatabaseProxy.start(tdb.url);

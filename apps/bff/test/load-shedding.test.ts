@@ -10,7 +10,7 @@ import { BFF_SHED_ORDER_OF, bffShedOrderOf } from '../src/load-shedding.js';
 import { appRouter } from '../src/root.js';
 import { seedEvent, seedUser } from './fixtures.js';
 
-// Issue 13, item 5, in the console's BFF: overloaded, it answers the heavy reports 503 SERVICE_UNAVAILABLE with
+// In the console's BFF: overloaded, it answers the heavy reports 503 SERVICE_UNAVAILABLE with
 // Retry-After (in tRPC's shape, per procedure) before they queue, and keeps the war room's figures and controls.
 
 let tdb: TestDatabase;
@@ -52,7 +52,7 @@ const query = async (path: string, input: unknown) => {
   return { status: r.status, retryAfter: r.headers.get('retry-after'), json: (await r.json()) as any };
 };
 
-describe('load shedding in the BFF (issue 13, item 5)', () => {
+describe('load shedding in the BFF', () => {
   it('names real procedures; a batch is shed as its most expensive procedure; the war room goes last', () => {
     const procedures = new Set(Object.keys(appRouter._def.procedures));
     for (const p of Object.keys(BFF_SHED_ORDER_OF)) expect(procedures, p).toContain(p);

@@ -5,7 +5,7 @@ import { assignEventOrganisation, type ConsoleUser } from '@onsale/shared/users'
 import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
 import { callerAs, seedEvent, seedUser } from './fixtures.js';
 
-// Every operation in the browser (issue 17 item 9), through the BFF: fan support (lookup, hold release, block),
+// Every operation in the browser, through the BFF: fan support (lookup, hold release, block),
 // order cancel, inventory add, the post-sale review with cluster cancel, webhook endpoints; refusals by role; audit.
 
 let tdb: TestDatabase;

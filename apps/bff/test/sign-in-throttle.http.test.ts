@@ -5,7 +5,7 @@ import { COMMON_PASSWORD_MESSAGE } from '@onsale/shared/users';
 import { buildBff } from '../src/app.js';
 import { seedUser } from './fixtures.js';
 
-// Console sign-in throttling over real HTTP (issue 12 item 4): 429 with Retry-After from the BFF, counted in
+// Console sign-in throttling over real HTTP: 429 with Retry-After from the BFF, counted in
 // PostgreSQL so two BFF instances share it, per client address behind a trusted proxy; and common passwords refused
 // where a password is set. The clock is the test's: lockouts end when the test moves it, not after a wait.
 

@@ -6,7 +6,7 @@ import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
 import { appRouter } from '../src/root.js';
 import { callerAs, contextFor, seedUser } from './fixtures.js';
 
-// Users from the console (issue 17 item 10): disable and enable, change a role, reset a password, sign a user out
+// Users from the console: disable and enable, change a role, reset a password, sign a user out
 // everywhere, change one's own password; through createCaller against real PostgreSQL.
 
 let tdb: TestDatabase;

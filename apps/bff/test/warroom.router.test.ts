@@ -270,7 +270,7 @@ describe('warRoom: presale tiers each have their own queue', () => {
   });
 });
 
-describe('warRoom: alert history and receivers, the words fans read, schedules, the whole sale (issue 17, items 2, 3, 11, 12)', () => {
+describe('warRoom: alert history and receivers, the words fans read, schedules, the whole sale', () => {
   // Last in the file: it pauses and resumes, which the counts of the tests above must not see.
   it('reads the controls back as the server has them (what the console confirms a control by), scoped like every event read', async () => {
     const ops = callerAs(tdb.db, operator);

@@ -16,7 +16,7 @@ import { buildStoreApi } from '@onsale/store-api';
 import { loadStoreApiConfig } from '@onsale/store-api/env';
 import { cardNumber, eventually, launchChromium, signIn, builtConsole } from './browser-helpers';
 
-// Issue 17's "Done when", in Chromium at 1440 and at 390 px wide, against the product as `npm start` runs it (the
+// An operator's day, in Chromium at 1440 and at 390 px wide, against the product as `npm start` runs it (the
 // store API, the admission controller and the BFF serving a production build of the console) on real PostgreSQL:
 // the stall explained, the alert sample rule (a declined card is not a platform error), a control during a
 // connection loss, an unsigned event that does not open, a form error summary with focus, the board order, a

@@ -9,7 +9,7 @@ import { planAdmission } from '@onsale/shared/admission';
 import { createTestDatabase, freePort, type TestDatabase } from '@onsale/shared/testing';
 import { cardNumber, eventually, launchChromium, numberAt, signIn } from './browser-helpers';
 
-// Issue 6's "Done when", end to end against the product started as the README says: `npm start` (scripts/start.ts,
+// The console end to end, against the product started as the README says: `npm start` (scripts/start.ts,
 // run by node itself so the process stopped at the end is the product's) on a fresh database given as DATABASE_URL,
 // on free ports, building the console it serves; the first admin made with the CLI's user:create. Then in Chromium:
 // sign in, create an event from the form, watch the war room while a scripted load joins and holds through the

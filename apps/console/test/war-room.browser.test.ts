@@ -276,7 +276,7 @@ describe('the war room in Chromium', () => {
     await page.screenshot({ path: join(screenshots, 'war-room.png'), fullPage: true });
   });
 
-  it('the board shows every on-sale of a busy Saturday (drill 9: 40 at once), one tile each, from one stream', async () => {
+  it('the board shows every on-sale of a busy Saturday (40 at once), one tile each, from one stream', async () => {
     // 39 more events open now beside the rehearsal; the controller picks them all up. One is paused.
     const others: string[] = [];
     for (let n = 1; n < 40; n++) {

@@ -4,7 +4,7 @@ import { TEST_CARDS } from '@onsale/shared/checkout';
 import { blockAccount, unblockAccount } from '@onsale/shared/support';
 import { admitted, bearer, checkInvariants, login, makeEvent, setupApp, type TestApp } from './helper.js';
 
-// An account an operator blocked from an event (fan support, issue 17 item 9) is refused that event's queue, holds and
+// An account an operator blocked from an event (fan support) is refused that event's queue, holds and
 // checkout with ACCOUNT_BLOCKED; its live holds go back at the block; other events and other fans are untouched.
 let h: TestApp;
 

@@ -7,7 +7,7 @@ import { buildStoreApi } from '../src/app.js';
 import { loadStoreApiConfig } from '../src/env.js';
 import { admitted, login, makeEvent } from './helper.js';
 
-// Issue 17, item 2: a card refused by its issuer is the fan's outcome, not a platform error; only the gateway's
+// A card refused by its issuer is the fan's outcome, not a platform error; only the gateway's
 // failures (refusals for load, errors, timeouts) count towards slowing admissions. The store API counts the
 // gateway's failures (their attempts are forgotten so the fan can retry) into the minute's admission row.
 

@@ -10,7 +10,7 @@ import { admissionClaimsFor, createTokenKey, hashDevice, signToken } from '@onsa
 import { createTestDatabase, freePort, testSecrets, type TestDatabase } from '@onsale/shared/testing';
 import { cardNumberOf, makeEvent } from './helper.js';
 
-// Issue 13, items 2 and 3: after kill -9 with payments in flight, fans retrying with the same Idempotency-Key
+// After kill -9 with payments in flight, fans retrying with the same Idempotency-Key
 // waited 10 s for a closed socket, eleven times over three minutes, until recovery (which looked only at attempts
 // older than 180 s) settled them; and the simulated gateway, its charges in memory, told recovery "nothing
 // charged" for money it had taken. Here the product itself (`npm start`'s scripts/start.ts, its own process, on a
@@ -107,7 +107,7 @@ async function request(method: string, path: string, headers: Record<string, str
   }
 }
 
-describe('kill -9 with payments in flight (issue 13, items 2 and 3)', () => {
+describe('kill -9 with payments in flight', () => {
   it('retries with the same keys are answered at once and settled within seconds of the restart; every charged payment is an order or a refund', async () => {
     await start();
     const { eventId, capacity } = await makeEvent(t, { fairnessMode: 'FIFO' });

@@ -9,7 +9,7 @@ import { buildStoreApi } from '../src/app.js';
 import { loadStoreApiConfig } from '../src/env.js';
 import { admitted, cardNumberOf, checkInvariants, login, makeEvent } from './helper.js';
 
-// Issue 13, item 1: while PostgreSQL was down, holds, checkout and release answered 500 INTERNAL, with an
+// While PostgreSQL was down, holds, checkout and release answered 500 INTERNAL, with an
 // "unhandled error" log line per request. Here the store API reaches its database through a proxy the test cuts
 // (the machine's shared server is never stopped): connections reset and refused, a server "starting up", a server
 // that accepts and never answers (the pool's wait limit) — under concurrent fans holding, paying, releasing,
@@ -57,7 +57,7 @@ interface Answer {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe('a database outage is a retryable 503, not a 500 (issue 13, item 1)', () => {
+describe('a database outage is a retryable 503, not a 500', () => {
   it('under concurrent holds, checkouts, releases, joins and polls, every answer is a 2xx, a 4xx with a code, or a 503 with Retry-After; logged once per outage; counted in /metrics', async () => {
     const { eventId, capacity } = await makeEvent(t, { fairnessMode: 'FIFO' });
     const fans = await Promise.all(Array.from({ length: 16 }, (_, i) => login(app, `outage-fan-${i}`)));

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { sql } from '@onsale/shared/db';
 import { admitted, login, makeEvent, setupApp, type TestApp } from './helper.js';
 
-// Issue 12 item 8: every route of the store API's OpenAPI document, walked with bad input generated from its own
+// Every route of the store API's OpenAPI document, walked with bad input generated from its own
 // schemas (fast-check): wrong types, missing and unknown fields, huge strings, out-of-range numbers, strings that
 // break a pattern, bad ids, bad and missing headers, bad tokens and cookies, bodies that are not JSON or not of the
 // declared type. Each request starts from a plausible one (a signed-in, admitted fan, the ids of a real event,

@@ -3,7 +3,7 @@ import { sql } from '@onsale/shared/db';
 import { readWarRoomSnapshot } from '@onsale/shared/warroom';
 import { admitted, cardNumberOf, checkInvariants, login, makeEvent, setupApp, type TestApp } from './helper.js';
 
-// Issue 13, item 6: with HOLD_COMMIT=async, a PostgreSQL crash lost 12 holds answered 201 within ~270 ms, and their
+// With HOLD_COMMIT=async, a PostgreSQL crash lost 12 holds answered 201 within ~270 ms, and their
 // fans' next step (checkout) read a bare HOLD_NOT_FOUND. The commit mode stays; a hold lost that way is now answered
 // 410 HOLD_LOST with a token to hold again, and counted for the war room.
 //
@@ -37,7 +37,7 @@ const pay = (holdId: string, token: string, headers: Record<string, string>, key
     payload: { payment: { instrument: { type: 'card', number: cardNumberOf(61) } } },
   });
 
-describe('a hold lost to a database crash under HOLD_COMMIT=async (issue 13, item 6)', () => {
+describe('a hold lost to a database crash under HOLD_COMMIT=async', () => {
   it('its checkout answers 410 HOLD_LOST with a token to hold again (not a bare HOLD_NOT_FOUND); the fan holds again and pays; the war room counts it once', async () => {
     const fan = await admitted(await login(h.app, 'lost-fan'), eventId);
     const first = await h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, headers: fan, payload: { section: 'A', quantity: 2 } });

@@ -7,7 +7,7 @@ import { buildStoreApi } from '../src/app.js';
 import { loadStoreApiConfig } from '../src/env.js';
 import { admitted, checkInvariants, login, makeEvent, setupApp, type TestApp } from './helper.js';
 
-// Issue 13, item 4: a hold whose answer was lost (a timeout, a reset connection) stayed held and counted against
+// A hold whose answer was lost (a timeout, a reset connection) stayed held and counted against
 // the fan's limit, so the retry got ACCOUNT_LIMIT_EXCEEDED and the seats were stranded for six minutes (228 holds,
 // 320 seats in one run). Holds are idempotent now, over real HTTP against real PostgreSQL.
 
@@ -56,7 +56,7 @@ async function seatsHeldBy(account: string): Promise<{ holds: number; seats: num
   return rows[0]!;
 }
 
-describe('holds are idempotent (issue 13, item 4)', () => {
+describe('holds are idempotent', () => {
   it('a hold whose answer was lost, retried with the same Idempotency-Key, gets the same hold; the limit never refuses the retry', async () => {
     const fan = await admitted(await login(h.app, 'lost-answer'), eventId);
     const headers = { ...fan, 'idempotency-key': 'hold-lost-answer-0001' };

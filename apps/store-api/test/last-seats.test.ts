@@ -6,7 +6,7 @@ import { createEvent, parseEventFile } from '@onsale/shared/events';
 import { getInventoryCounts } from '@onsale/shared/inventory';
 import { bearer, cardNumberOf, login, setupApp, type TestApp } from './helper.js';
 
-// Issue 13, item 8: the 300-seat club example sold to one-at-a-time buyers (each admitted, holding and paying at
+// The 300-seat club example sold to one-at-a-time buyers (each admitted, holding and paying at
 // once) stopped at 107 orders with one seat available and none held: the controller counted every fan admitted in
 // the last 10 minutes who had not bought as inside, and a pace planned on one seat lets the next fan in 17 minutes
 // later. Here the same example is bought to its last seat through the real waiting room, a real controller and the
@@ -80,7 +80,7 @@ async function holdSome(fan: Fan, want: number): Promise<{ holdId: string; seats
   return null;
 }
 
-describe('the last seats are sold (issue 13, item 8)', () => {
+describe('the last seats are sold', () => {
   it('the club example bought to its last seat by one-at-a-time buyers ends SOLD_OUT (available 0, held 0), with fans who leave without buying along the way', async () => {
     let orders = 0;
     let n = 0;

@@ -5,7 +5,7 @@ import { poolOf, sql } from '@onsale/shared/db';
 import { SHED_ORDER_OF } from '../src/plugins/load-shedding.js';
 import { admitted, bearer, login, makeEvent, setupApp, type TestApp } from './helper.js';
 
-// Issue 13, item 5: with 1,000 joins in a second on a loaded machine, 145 got no answer (the socket closed at
+// With 1,000 joins in a second on a loaded machine, 145 got no answer (the socket closed at
 // 14-21 s by the server's timeouts). An overloaded store API now answers at once, 503 SERVICE_UNAVAILABLE with
 // Retry-After and the reason, shedding the expensive routes first and status polls last. Both overloads are made
 // for real: a blocked event loop (a busy loop in this very process, the server's), and queries queueing for a pool
@@ -79,7 +79,7 @@ const shedAnswer = (reason: string) => ({
   json: { error: 'SERVICE_UNAVAILABLE', reason, retryAfterSeconds: expect.any(Number), message: expect.stringContaining('overloaded') },
 });
 
-describe('load shedding (issue 13, item 5)', () => {
+describe('load shedding', () => {
   it('names the expensive routes and the cheap ones among the real route table', async () => {
     h = await setupApp({ poolMax: 2 });
     const routes = new Set(h.app.routeTable.map((r) => `${r.method} ${r.url}`));

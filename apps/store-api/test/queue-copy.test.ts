@@ -4,7 +4,7 @@ import { getQueueCopy, setQueueCopy } from '@onsale/shared/warroom';
 import { domainError, pollUntil } from '@onsale/shared/testing';
 import { bearer, login, makeEvent, setupApp, type TestApp } from './helper.js';
 
-// Issue 17, item 11: the words waiting fans read, edited live from the war room, audited, read on the next poll.
+// The words waiting fans read, edited live from the war room, audited, read on the next poll.
 
 let h: TestApp;
 let eventId: string;

@@ -5,7 +5,7 @@ import { AWAITING_SIGNOFF_MESSAGE, createEvent, parseEventFile, signOffFairness 
 import { findActiveEvents, setRateOverride, tickEvent } from '@onsale/shared/admission';
 import { bearer, eventFile, login, setupApp, type TestApp } from './helper.js';
 
-// Issue 17, item 4: an event whose fairness mode is not signed off does not open. Its queue stays closed (no seal,
+// An event whose fairness mode is not signed off does not open. Its queue stays closed (no seal,
 // no reveal, nobody admitted) with a plain message to fans; signing it off opens it at the next tick.
 
 let h: TestApp;

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, withAdminClient } from '@onsale/shared/testing';
 
-// Issue 12, "Done when": two installs from two clones of the repository, started at once with `npm start` (DATABASE_URL
+// Two installs from two clones of the repository, started at once with `npm start` (DATABASE_URL
 // unset, so each runs its own embedded PostgreSQL), refuse each other's tokens and each use a database of their own.
 //
 // A clone here is a copy of the repository's files as git sees them (tracked and new, never ignored: no .data/, no

@@ -7,7 +7,7 @@ import { roleProcedure, router } from '../trpc.js';
 const readEvents = roleProcedure(...PERMISSIONS['events.read']);
 
 export const auditLogRouter = router({
-  /** Who changed what and when (issue 6 item 7): filtered by event, actor, action and time, newest first, paged. */
+  /** Who changed what and when: filtered by event, actor, action and time, newest first, paged. */
   list: readEvents.input(auditLogQuerySchema).query(async ({ ctx, input }) => {
     // Asking for another organisation's event is refused outright, not answered with an empty page.
     if (input.eventId) requireEventAccess(ctx.user, await getEvent(ctx.db, input.eventId));

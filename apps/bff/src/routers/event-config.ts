@@ -13,7 +13,7 @@ import { eventCreateInputSchema, eventUpdateInputSchema, fairnessSignOffInputSch
 import { can, eventScope, PERMISSIONS, requireEventAccess, type SessionUser } from '@onsale/shared/users';
 import { roleProcedure, router } from '../trpc.js';
 
-// Event configuration (issue 6 item 2): every role reads, admins and promoters change; a promoter only their
+// Event configuration: every role reads, admins and promoters change; a promoter only their
 // organisation's events and listings. The rules, the validation and the audit are the domain's.
 const readEvents = roleProcedure(...PERMISSIONS['events.read']);
 const configureEvents = roleProcedure(...PERMISSIONS['events.configure']);

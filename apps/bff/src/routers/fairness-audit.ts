@@ -9,7 +9,7 @@ const readEvents = roleProcedure(...PERMISSIONS['events.read']);
 
 export const fairnessAuditRouter = router({
   /**
-   * The fairness audit of an event (issue 6 item 5): the publishable summary as JSON and Markdown (the CLI's
+   * The fairness audit of an event: the publishable summary as JSON and Markdown (the CLI's
    * audit:summary: nothing private), the public verification (audit:verify), the pre-open position distribution,
    * the sign-offs; and, for admins and operators only, the complete operator export (who, why, configuration details).
    */

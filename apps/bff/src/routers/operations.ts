@@ -6,7 +6,7 @@ import { clusterCancelSchema, inventoryAddSchema, orderCancelSchema, reviewOptio
 import { PERMISSIONS, requireEventAccess } from '@onsale/shared/users';
 import { roleProcedure, router } from '../trpc.js';
 
-// What the CLI's order:cancel, inventory:add and review do, from the console (issue 17 item 9), through the same
+// What the CLI's order:cancel, inventory:add and review do, from the console, through the same
 // domain functions; each audited with the user's e-mail (and the reason where there is one).
 const cancellers = roleProcedure(...PERMISSIONS['orders.cancel']);
 const adders = roleProcedure(...PERMISSIONS['inventory.add']);

@@ -2,7 +2,7 @@ import { accountBlockSchema, accountLookupSchema, accountUnblockSchema, blockAcc
 import { PERMISSIONS } from '@onsale/shared/users';
 import { roleProcedure, router } from '../trpc.js';
 
-// Fan support (issue 17 item 9): an account's whole picture, a hold released for a fan, an account blocked from an
+// Fan support: an account's whole picture, a hold released for a fan, an account blocked from an
 // event. Admins and operators; every change audited with the user's e-mail and the reason.
 const readers = roleProcedure(...PERMISSIONS['support.read']);
 const actors = roleProcedure(...PERMISSIONS['support.act']);

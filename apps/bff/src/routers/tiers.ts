@@ -6,7 +6,7 @@ import { accessCodesSchema, tierRollSchema } from '@onsale/shared/warroom/schema
 import type { Context } from '../context.js';
 import { roleProcedure, router } from '../trpc.js';
 
-// Presale tiers from the console (issue 5 item 1, issue 6 item 2): rolling a tier forward now and issuing its access
+// Presale tiers from the console: rolling a tier forward now and issuing its access
 // codes. The tiers themselves are read with the event (events.byId) and in the war room's snapshot. A promoter acts
 // only on their organisation's events (requireEventAccess); the domain audits both with the user's e-mail.
 const rollers = roleProcedure(...PERMISSIONS['tiers.roll']);

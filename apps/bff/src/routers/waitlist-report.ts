@@ -9,7 +9,7 @@ const iso = (d: Date | null) => d?.toISOString() ?? null;
 
 export const waitlistReportRouter = router({
   /**
-   * The waitlist of a listing (issue 6 item 6): entries by criteria, matches, offers out and their expiry,
+   * The waitlist of a listing: entries by criteria, matches, offers out and their expiry,
    * deliveries by status, notification latency. A promoter only for a listing all of whose events are theirs.
    */
   get: readEvents.input(z.object({ listingId: z.string().trim().min(1).max(100) })).query(async ({ ctx, input }) => {

@@ -157,7 +157,7 @@ export const warRoomRouter = router({
 
   /**
    * The board of every event on sale today (in the operator's time zone) or on sale now, one compact tile each,
-   * every 2 s: the same read as the event pages, batched (drill 9: 40 on-sales at 10:00 on a Saturday). A
+   * every 2 s: the same read as the event pages, batched (a busy Saturday opens 40 on-sales at 10:00). A
    * promoter's board has only their organisation's events.
    */
   board: watchers.input(warRoomBoardSchema).subscription(({ ctx, input, signal }) => {

@@ -17,7 +17,7 @@ describe('shareAdmissionBudget', () => {
     expect(caps).toEqual(new Map([['a', 960], ['b', 300]]));
   });
 
-  it("drill 9: 40 on-sales at 10:00 share one 1,000 TPS gateway; each gets a floor, the rest follows demand", () => {
+  it("40 on-sales at 10:00 share one 1,000 TPS gateway; each gets a floor, the rest follows demand", () => {
     // 40 stadium on-sales each planned like the source (960 buyers/min): 38,400 asked of 54,545.
     // Make two of them mega events asking 20,000 each: 38 x 960 + 40,000 = 76,480 > 54,545.
     const events = Array.from({ length: 40 }, (_, i) => ({ eventId: `e${i}`, plannedBuyersPerMinute: i < 2 ? 20_000 : 960 }));

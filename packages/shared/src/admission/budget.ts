@@ -15,7 +15,7 @@ export const DEFAULT_FLOOR_FRACTION = 0.5;
 
 /**
  * Splits one payment budget (paymentTps x 60 / attemptsPerBuyer buyers per minute) among every event on sale at
- * the same moment (the source's drill 9: 40 on-sales at 10:00). Each event first gets its floor (default
+ * the same moment (a busy Saturday has 40 on-sales opening at 10:00). Each event first gets its floor (default
  * 0.5 x budget / n, never more than it asked for; floors that add up to more than the budget are scaled down to
  * fit); the rest is water-filled in proportion to demand: an event never gets more than it asked for and what it
  * leaves goes to the others. Returns eventId -> buyers-per-minute cap, in input order.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { publishedMarkdown, publishedSummary, type AuditSummaryJson } from './audit.js';
 
-// The publishable summary (issue 17 item 7): the operator's complete summary with everything private taken out.
+// The publishable summary: the operator's complete summary with everything private taken out.
 const complete: AuditSummaryJson = {
   eventId: 'e1',
   eventName: 'Night | One',

@@ -11,7 +11,7 @@ import type { ScheduledAction, ScheduleStatus } from './schedule.table.js';
 
 export { QUEUE_SCHEDULE_TASK } from './schedule.repository.js';
 
-// Queue controls set for a time (issue 17, item 11): an operator schedules a pause, a resume or a rate change; a
+// Queue controls set for a time: an operator schedules a pause, a resume or a rate change; a
 // graphile-worker job runs it at its time through the same functions as the war room's buttons (pauseQueue,
 // resumeQueue, setRateOverride), audited with who scheduled it and why. Cancelled before it runs, it never runs.
 

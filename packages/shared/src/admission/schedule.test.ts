@@ -5,7 +5,7 @@ import { createOpenEvent, createTestDatabase, domainError, type TestDatabase } f
 import { readQueueControls } from './operator.js';
 import { cancelQueueSchedule, listQueueSchedules, QUEUE_SCHEDULE_TASK, runScheduledControl, scheduleQueueControl } from './schedule.service.js';
 
-// Issue 17, item 11: a pause, a resume or a rate change set for a time, run once at that time by a graphile-worker
+// A pause, a resume or a rate change set for a time, run once at that time by a graphile-worker
 // job through the war room's own controls, audited with who scheduled it; cancelled before it runs, it never runs.
 
 let t: TestDatabase;

@@ -65,7 +65,7 @@ describe('checkouts interrupted by a crash', () => {
   });
 });
 
-describe('a simulated gateway that remembers (issue 13, item 3)', () => {
+describe('a simulated gateway that remembers', () => {
   it('records each charge in its own table when it is made: another instance (a restarted process) finds it, and a retry gets the first answer', async () => {
     const first = new SimulatedPaymentGateway({ tps: 1000, latencyMs: 0, failureRate: 0, db: t.db });
     const card = { type: 'card' as const, number: TEST_CARDS.success };
@@ -88,7 +88,7 @@ describe('a simulated gateway that remembers (issue 13, item 3)', () => {
   });
 });
 
-describe('checkouts orphaned by a process that is gone (issue 13, item 2)', () => {
+describe('checkouts orphaned by a process that is gone', () => {
   it("are settled by another process as soon as the owner's lease ended or went silent, once its own lease is steady; a live owner's are left alone", async () => {
     const ledger = new SimulatedPaymentGateway({ tps: 1000, latencyMs: 0, failureRate: 0, db: t.db });
     let now = Date.now();

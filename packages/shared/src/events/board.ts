@@ -1,4 +1,4 @@
-// The events board's rule (issue 17 item 6): what state each event is in, in words an operator reads, and the order
+// The events board's rule: what state each event is in, in words an operator reads, and the order
 // that puts what needs attention first. Pure: the console and the BFF use it alike.
 
 /** An event's state on the board. */

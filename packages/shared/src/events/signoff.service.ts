@@ -5,7 +5,7 @@ import * as repo from './configure.repository.js';
 import { insertAudit } from './events.repository.js';
 import type { FairnessMode } from './events.table.js';
 
-// The fairness sign-off rule (issue 17, item 4): an event whose fairness mode is not signed off does not open.
+// The fairness sign-off rule: an event whose fairness mode is not signed off does not open.
 // Its queues stay closed (nobody is admitted, the pre-open cohort is not sealed, the seed is not revealed) and
 // fans read a plain message, until a promoter or an admin signs the mode off. An event that already opened (its
 // cohort sealed) stays open: the mode cannot change once a fan has joined, so its sign-off cannot lapse then.

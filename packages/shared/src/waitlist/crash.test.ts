@@ -47,7 +47,7 @@ function spawnWorker(): Promise<ChildProcess> {
 }
 
 
-describe('a batch fan-out interrupted by a killed worker (issue 13, item 7)', () => {
+describe('a batch fan-out interrupted by a killed worker', () => {
   it('killed between pages, resumes in another worker without a duplicate or a gap, in FIFO order, in the inbox and at the webhook', { timeout: 60_000 }, async () => {
     const { eventId } = await createOpenEvent(t.db, { name: 'Crash' });
     const { listing_id: listingId } = await t.db.selectFrom('events').select('listing_id').where('id', '=', eventId).executeTakeFirstOrThrow();

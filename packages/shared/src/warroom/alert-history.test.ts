@@ -13,7 +13,7 @@ import { ALERT_DELIVER_TASK } from './alerts.repository.js';
 import { addAlertEndpoint, listAlertDeliveries, listAlertEndpoints, listAlertHistory, setAlertEndpointActive } from './alerts.service.js';
 import { WarRoomMonitor } from './monitor.js';
 
-// Issue 17, item 2: alert history per event in PostgreSQL, and alert messages outside the browser: webhooks
+// Alert history per event in PostgreSQL, and alert messages outside the browser: webhooks
 // (Slack-compatible JSON) when an alert fires and when it resolves, de-duplicated, carried by graphile-worker jobs.
 
 const T0 = new Date('2026-12-02T10:00:00Z');

@@ -149,7 +149,7 @@ describe('evaluateAlerts', () => {
     expect(only({ waitlistOldestPendingSeconds: 75 }, 'WAITLIST_FANOUT_BEHIND').metric).toBe('waitlist');
   });
 
-  it('issue 13: the store API losing its database is critical; 503s answered (overload shed) are a warning', () => {
+  it('the store API losing its database is critical; 503s answered (overload shed) are a warning', () => {
     expect(codes({ storeDatabaseDownInstances: 0, storeUnavailablePerMin: 0 })).toEqual([]);
     expect(codes({ storeUnavailablePerMin: null })).toEqual([]);
     const down = only({ storeDatabaseDownInstances: 1, storeUnavailablePerMin: 2_351 }, 'STORE_UNAVAILABLE');

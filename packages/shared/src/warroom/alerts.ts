@@ -184,7 +184,7 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       detail: late ? 'Nobody is let in; fans keep their places and read that the sale has not opened yet.' : 'Until it is signed off, the queue stays closed at the on-sale time.',
       value: null,
       threshold: null,
-      source: 'ARCHITECTURE rule 1; issue 17 (sign-off before the open)',
+      source: 'ARCHITECTURE rule 1; fairness sign-off before the open',
     });
   }
   if (i.controllerSilent)
@@ -256,7 +256,7 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       detail: `${down > 0 ? `${num(down)} store API instance${down === 1 ? '' : 's'} without a database; ` : ''}${num(i.storeUnavailablePerMin ?? 0)} requests a minute answered "try again" (a database outage, or requests refused under load).`,
       value: i.storeUnavailablePerMin ?? null,
       threshold: 0,
-      source: 'issue 13: a database outage or overload answers 503 with Retry-After, never a 500',
+      source: 'a database outage or overload answers 503 with Retry-After, never a 500',
     });
   }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { explainAdmissions, formatDuration, type AdmissionExplainInput, type AdmissionExplanationCode } from './explain.js';
 
-// Issue 17, item 1: whenever admissions are below plan or zero the war room says why in one sentence, what the
+// Whenever admissions are below plan or zero the war room says why in one sentence, what the
 // operator can do, and how long the queue takes to clear at the current rate. Every reason, from the inputs.
 
 const NOW = Date.parse('2026-12-02T10:05:00Z');

@@ -7,7 +7,7 @@ import * as repo from '../events/configure.repository.js';
 import { insertAudit } from '../events/events.repository.js';
 import { isUuid } from '../ids.js';
 
-// The words waiting fans read in each queue state, edited live from the war room (issue 17, item 11): English is
+// The words waiting fans read in each queue state, edited live from the war room: English is
 // the event's queueCopy, the other fan languages its look's copy, as the event file has them. A save is one more
 // version of the event (an edit form open elsewhere is then refused as stale rather than overwriting it), audited
 // with the words before and after; each store-API instance re-reads the words with the watermark (every 500 ms),

@@ -542,7 +542,7 @@ function toSnapshot(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot 
   return { ...snapshot, alerts };
 }
 
-/** One event's compact tile on the board of all on-sales (drill 9). */
+/** One event's compact tile on the board of all on-sales (dozens at once on a busy day). */
 export interface WarRoomTile {
   eventId: string;
   name: string;

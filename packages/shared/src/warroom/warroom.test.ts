@@ -234,7 +234,7 @@ describe('readWarRoomSnapshot', () => {
   });
 });
 
-describe('the board (drill 9)', () => {
+describe('the board of every on-sale', () => {
   it('has every event on sale today in the operator\'s zone or on sale now; a promoter\'s board has only theirs', async () => {
     const fresh = await createTestDatabase(inject('templateDatabaseUrl'));
     try {

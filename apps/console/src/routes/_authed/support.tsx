@@ -11,7 +11,7 @@ import { ReasonAction } from '../-components/ReasonAction';
 import { Forbidden } from '../-components/Status';
 import { When } from '../-components/When';
 
-// Fan support (issue 17 item 9): look a fan account up by id and see everything it has here, release a hold for the
+// Fan support: look a fan account up by id and see everything it has here, release a hold for the
 // fan, cancel an order, block the account from an event. Admins and operators; every action audited.
 const searchSchema = z.object({ account: z.string().optional().catch(undefined) });
 

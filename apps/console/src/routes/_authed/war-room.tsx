@@ -8,9 +8,9 @@ import { formatRate, formatTime, LinkBanner, LiveArea, STATE_LOOK } from '../-co
 import { useLinkState } from '../-components/warroom/useLiveStream';
 
 /**
- * Every event on sale today or now, one compact tile each, over one stream (drill 9: 40 on-sales at 10:00 on a
- * Saturday). "Today" is the operator's own day. Tiles keep their order (by on-sale time) so nothing jumps; alerts
- * and pauses colour the tile and are counted at the top.
+ * Every event on sale today or now, one compact tile each, over one stream (a busy Saturday opens 40 on-sales at
+ * 10:00, and each would otherwise hold a stream of its own). "Today" is the operator's own day. Tiles keep their
+ * order (by on-sale time) so nothing jumps; alerts and pauses colour the tile and are counted at the top.
  */
 export const Route = createFileRoute('/_authed/war-room')({
   component: BoardPage,
