@@ -213,3 +213,177 @@ export async function insertOfferExpiredNotice(trx: Trx, offer: OfferRow): Promi
   await sql`INSERT INTO notifications (account_id, listing_id, availability_id, entry_id, kind, offer_id)
             VALUES (${offer.account_id}, ${offer.listing_id}, ${offer.availability_id}, ${offer.entry_id}, 'OFFER_EXPIRED', ${offer.id})`.execute(trx);
 }
+
+// The fan-out.
+
+/** A release being fanned out, with its listing's offer time and inline threshold. */
+export interface AvailabilityRow {
+  id: number;
+  listing_id: string;
+  event_id: string;
+  mode: AvailabilityMode;
+  status: 'PENDING' | 'FANNING_OUT' | 'DONE';
+  pool_hold_id: string | null;
+  performance_date: string;
+  sections: AvailableSection[];
+  offer_ttl_seconds: number;
+  inline_threshold: number;
+  created_at: Date;
+  /** The fan-out's cursor: the last entry considered (created_at as text, to keep its microseconds), and its id. */
+  cursor_at: string | null;
+  cursor_id: number | null;
+}
+
+export async function lockAvailability(trx: Trx, id: number): Promise<AvailabilityRow | undefined> {
+  const { rows } = await sql<AvailabilityRow>`
+    SELECT a.id, a.listing_id, a.event_id, a.mode, a.status, a.pool_hold_id, a.performance_date::text AS performance_date, a.sections, a.created_at,
+           a.cursor_created_at::text AS cursor_at, a.cursor_id,
+           l.offer_ttl_seconds, l.fanout_inline_threshold AS inline_threshold
+    FROM availability_events a JOIN listings l ON l.id = a.listing_id
+    WHERE a.id = ${id} FOR UPDATE OF a`.execute(trx);
+  return rows[0];
+}
+
+/**
+ * The match predicate over one listing's partition, in FIFO order after the availability event's cursor, against
+ * the sections in the `secs` CTE (see secsCte). The rule is criteriaMatch's, property-tested against it. The listing
+ * and the cursor are bound as values (not read from a join), so the planner walks the primary key
+ * (listing_id, created_at, id) in order and stops at the page's LIMIT instead of sorting the rest of the listing.
+ */
+function matchSql(av: AvailabilityRow) {
+  return sql`
+  w.listing_id = ${av.listing_id}::uuid AND w.expires_at > now()
+  AND (w.date_from IS NULL OR w.date_from <= ${av.performance_date}::date)
+  AND (w.date_to IS NULL OR w.date_to >= ${av.performance_date}::date)
+  AND (w.created_at, w.id) > (coalesce(${av.cursor_at}::timestamptz, '-infinity'::timestamptz), coalesce(${av.cursor_id}::bigint, 0))
+  AND EXISTS (SELECT 1 FROM secs s
+              WHERE (w.sections IS NULL OR s.section = ANY(w.sections))
+                AND (w.price_levels IS NULL OR s.price_level = ANY(w.price_levels))
+                AND (w.max_price_cents IS NULL OR s.price_cents <= w.max_price_cents)
+                AND s.longest_run >= w.quantity)`;
+}
+
+/** The sections an availability event offers, as a small materialized relation the match predicate reads. */
+function secsCte(sections: Pick<AvailableSection, 'section' | 'priceLevel' | 'priceCents' | 'longestRun'>[]) {
+  return sql`secs AS MATERIALIZED (
+    SELECT * FROM unnest(${sections.map((x) => x.section)}::text[], ${sections.map((x) => x.priceLevel)}::text[],
+                         ${sections.map((x) => x.priceCents)}::int[], ${sections.map((x) => x.longestRun)}::int[])
+      AS t(section, price_level, price_cents, longest_run))`;
+}
+
+/** How many entries match the release, counting no further than `cap`. */
+export async function countMatches(trx: Trx, av: AvailabilityRow, cap: number): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    WITH ${secsCte(av.sections)}
+    SELECT count(*)::int AS n FROM (
+      SELECT 1 FROM waitlist_entries w WHERE ${matchSql(av)} LIMIT ${cap}) m`.execute(trx);
+  return rows[0]!.n;
+}
+
+/**
+ * One page of a BROADCAST or ON_SALE fan-out in one statement: the next `limit` matches after the cursor get a
+ * notification of `kind` (at most once per entry), and the cursor, the counts and the status move. Returns the
+ * new notifications' ids and how many matched.
+ */
+export async function notifyMatchesPage(trx: Trx, av: AvailabilityRow, limit: number, kind: 'ON_SALE' | 'BROADCAST'): Promise<{ ids: number[]; n: number }> {
+  const { rows } = await sql<{ ids: number[]; n: number }>`
+    WITH ${secsCte(av.sections)},
+    page AS (
+      SELECT w.created_at, w.id, w.account_id FROM waitlist_entries w
+      WHERE ${matchSql(av)}
+      ORDER BY w.created_at, w.id LIMIT ${limit}),
+    ins AS (
+      INSERT INTO notifications (account_id, listing_id, availability_id, entry_id, kind)
+      SELECT p.account_id, ${av.listing_id}::uuid, ${av.id}::bigint, p.id, ${kind} FROM page p ORDER BY p.created_at, p.id
+      ON CONFLICT DO NOTHING
+      RETURNING id),
+    last AS (SELECT created_at, id FROM page ORDER BY created_at DESC, id DESC LIMIT 1),
+    upd AS (
+      UPDATE availability_events a SET
+        cursor_created_at = coalesce((SELECT created_at FROM last), a.cursor_created_at),
+        cursor_id = coalesce((SELECT id FROM last), a.cursor_id),
+        matched = a.matched + (SELECT count(*) FROM page),
+        notified = a.notified + (SELECT count(*) FROM ins),
+        status = CASE WHEN (SELECT count(*) FROM page) < ${limit} THEN 'DONE' ELSE 'FANNING_OUT' END,
+        completed_at = CASE WHEN (SELECT count(*) FROM page) < ${limit} THEN now() END,
+        updated_at = now()
+      WHERE a.id = ${av.id})
+    SELECT ARRAY(SELECT id FROM ins ORDER BY id) AS ids, (SELECT count(*) FROM page)::int AS n`.execute(trx);
+  return rows[0]!;
+}
+
+/** Keeps the pool alive while offers are being made from it (seats and hold together). */
+export async function renewPool(trx: Trx, poolHoldId: string, ttlSeconds: number): Promise<void> {
+  await sql`UPDATE holds SET status = 'WAITLIST', expires_at = now() + make_interval(secs => ${ttlSeconds}), updated_at = now() WHERE id = ${poolHoldId}`.execute(trx);
+  await sql`UPDATE seats SET expires_at = now() + make_interval(secs => ${ttlSeconds}) WHERE hold_id = ${poolHoldId} AND status = 'HELD'`.execute(trx);
+}
+
+/** The pool's seats go back on open sale. */
+export async function returnPoolToSale(trx: Trx, poolHoldId: string): Promise<void> {
+  await sql`UPDATE seats SET status = 'AVAILABLE', hold_id = NULL, expires_at = NULL, version = version + 1
+            WHERE hold_id = ${poolHoldId} AND status = 'HELD'`.execute(trx);
+}
+
+export async function markReleaseDone(trx: Trx, availabilityId: number): Promise<void> {
+  await sql`UPDATE availability_events SET status = 'DONE', completed_at = now(), updated_at = now() WHERE id = ${availabilityId}`.execute(trx);
+}
+
+/** The next `limit` matches of an OFFER release after its cursor that have not been told of it, in FIFO order. */
+export async function findOfferCandidates(
+  trx: Trx,
+  av: AvailabilityRow,
+  summary: Pick<AvailableSection, 'section' | 'priceLevel' | 'priceCents' | 'longestRun'>[],
+  limit: number,
+): Promise<(CriteriaRow & { id: number; cursor_at: string; account_id: string })[]> {
+  const { rows } = await sql<CriteriaRow & { id: number; cursor_at: string; account_id: string }>`
+    WITH ${secsCte(summary)}
+    SELECT w.id, w.created_at::text AS cursor_at, w.account_id, w.date_from::text AS date_from, w.date_to::text AS date_to,
+           w.max_price_cents, w.quantity, w.sections, w.price_levels
+    FROM waitlist_entries w
+    WHERE ${matchSql(av)}
+      AND NOT EXISTS (SELECT 1 FROM notifications n WHERE n.availability_id = ${av.id} AND n.entry_id = w.id)
+    ORDER BY w.created_at, w.id LIMIT ${limit}`.execute(trx);
+  return rows;
+}
+
+/**
+ * An offer to one fan: `seatIds` move from the pool into a reserve hold (kept `reserveSeconds`), the offer lives
+ * the listing's offer time, and its lapse is scheduled as a job at its deadline.
+ */
+export async function reserveOffer(
+  trx: Trx,
+  av: AvailabilityRow,
+  a: { offerId: string; reserveId: string; accountId: string; fan: { entryId: number; accountId: string }; sectionCode: string; seatIds: number[]; poolHoldId: string; reserveSeconds: number },
+): Promise<void> {
+  await sql`
+    INSERT INTO holds (id, event_id, account_id, section_code, quantity, status, expires_at)
+    VALUES (${a.reserveId}, ${av.event_id}, ${a.accountId}, ${a.sectionCode}, ${a.seatIds.length}, 'WAITLIST',
+            now() + make_interval(secs => ${a.reserveSeconds}))`.execute(trx);
+  await sql`
+    UPDATE seats SET hold_id = ${a.reserveId}, expires_at = now() + make_interval(secs => ${a.reserveSeconds}), version = version + 1
+    WHERE hold_id = ${a.poolHoldId} AND status = 'HELD' AND id = ANY(${a.seatIds}::bigint[])`.execute(trx);
+  await sql`
+    INSERT INTO waitlist_offers (id, availability_id, listing_id, event_id, entry_id, account_id, quantity, reserve_hold_id, expires_at)
+    VALUES (${a.offerId}, ${av.id}, ${av.listing_id}, ${av.event_id}, ${a.fan.entryId}, ${a.fan.accountId}, ${a.seatIds.length}, ${a.reserveId},
+            now() + make_interval(secs => ${av.offer_ttl_seconds}))`.execute(trx);
+  await sql`
+    SELECT graphile_worker.add_job('waitlist_offer_expire', json_build_object('offerId', ${a.offerId}::text),
+      run_at := now() + make_interval(secs => ${av.offer_ttl_seconds}), job_key := ${`waitlist_offer_expire:${a.offerId}`}, max_attempts := 25)`.execute(trx);
+}
+
+/** The inbox notices of new offers, in the order of `offerIds`; returns their ids. */
+export async function insertOfferNotices(trx: Trx, offerIds: string[]): Promise<number[]> {
+  const { rows } = await sql<{ id: number }>`
+    INSERT INTO notifications (account_id, listing_id, availability_id, entry_id, kind, offer_id)
+    SELECT o.account_id, o.listing_id, o.availability_id, o.entry_id, 'OFFER', o.id
+    FROM unnest(${offerIds}::uuid[]) WITH ORDINALITY AS t(id, ord) JOIN waitlist_offers o ON o.id = t.id
+    ORDER BY t.ord
+    RETURNING id`.execute(trx);
+  return rows.map((r) => Number(r.id));
+}
+
+export async function advanceOfferCursor(trx: Trx, availabilityId: number, a: { cursorAt: string; cursorId: number; matched: number; notified: number }): Promise<void> {
+  await sql`UPDATE availability_events SET cursor_created_at = ${a.cursorAt}::timestamptz, cursor_id = ${a.cursorId},
+              matched = matched + ${a.matched}, notified = notified + ${a.notified}, status = 'FANNING_OUT', updated_at = now()
+            WHERE id = ${availabilityId}`.execute(trx);
+}
