@@ -265,7 +265,10 @@ export class Crowd {
       t = (await this.tokens.issue(this.accountId(i))).token;
       this.accountToken[i] = t;
     }
-    return { authorization: `Bearer ${t}`, 'x-device-id': this.device(i), 'x-forwarded-for': this.address(i), ...(this.isBot(i) ? BOT_HEADERS : HUMAN_HEADERS) };
+    // The fan's address as a proxy in front of the store API says it (X-Forwarded-For), and as Cloudflare would give
+    // it to the edge worker (CF-Connecting-IP, which the local workerd does not set).
+    const address = this.address(i);
+    return { authorization: `Bearer ${t}`, 'x-device-id': this.device(i), 'x-forwarded-for': address, 'cf-connecting-ip': address, ...(this.isBot(i) ? BOT_HEADERS : HUMAN_HEADERS) };
   }
 
   private schedule(i: number, delayMs: number) {
