@@ -8,7 +8,7 @@ import { CardFingerprints, rekeyLegacyCardFingerprints } from '@onsale/shared/ch
 import { startWorker, type WorkerOptions } from '@onsale/shared/jobs';
 import { buildStoreApi } from '@onsale/store-api';
 import { loadStoreApiConfig } from '@onsale/store-api/env';
-import { buildBff } from '@onsale/bff';
+import { buildBff, cliRehearsalLauncher } from '@onsale/bff';
 import { authOptionsOf, loadBffEnv, trustProxyOf } from '@onsale/bff/env';
 import { loadCliConfig } from '@onsale/cli/env';
 import { loadEdgeEnv } from '@onsale/edge/env';
@@ -155,11 +155,24 @@ try {
   // The war room reads hold latency and sold-out propagation from the store API's /metrics (STORE_API_URL when set:
   // e.g. the instances behind a load balancer; else this start's own store API).
   const storeApiUrls = bffEnv.STORE_API_URL.length > 0 ? bffEnv.STORE_API_URL : [`http://${storeHost}:${storePort}`];
-  const bff = await buildBff({ db: opsDb, consoleDir: servedConsole, logger: false, auth: authOptionsOf(bffEnv), storeApiUrls, trustProxy: trustProxyOf(bffEnv), loadShedding: loadSheddingConfigOf(bffEnv) });
+  const url = (host: string, port: number) => `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`;
+  // Rehearsals from the console drive this product's fan-facing URL with dev sign-ins (never on in production).
+  const rehearsals = storeConfig.devAuth
+    ? cliRehearsalLauncher({ db: opsDb, databaseUrl: target.url, target: flags.edge ? url(edgeEnv.host, edgeEnv.port) : url(storeConfig.host, storeConfig.port), root: repoRoot })
+    : undefined;
+  const bff = await buildBff({
+    db: opsDb,
+    consoleDir: servedConsole,
+    logger: false,
+    auth: authOptionsOf(bffEnv),
+    storeApiUrls,
+    trustProxy: trustProxyOf(bffEnv),
+    loadShedding: loadSheddingConfigOf(bffEnv),
+    ...(rehearsals ? { rehearsals } : {}),
+  });
   shutdown.add('BFF', () => bff.close());
   await bff.listen({ port: bffEnv.BFF_PORT, host: bffEnv.BFF_HOST });
 
-  const url = (host: string, port: number) => `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`;
   const storeUrl = url(storeConfig.host, storeConfig.port);
   const bffUrl = url(bffEnv.BFF_HOST, bffEnv.BFF_PORT);
 

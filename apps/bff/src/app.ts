@@ -13,6 +13,7 @@ import { StoreMetricsScraper, WarRoomHub } from '@onsale/shared/warroom';
 import { createContextFactory, type AuthOptions } from './context.js';
 import { appRouter, type AppRouter } from './root.js';
 import { bffLoadShedding } from './load-shedding.js';
+import type { RehearsalLauncher } from './rehearsals.js';
 
 export interface BuildBffDeps {
   db: Db;
@@ -33,7 +34,10 @@ export interface BuildBffDeps {
   clock?: () => Date;
   /** Load shedding (LOAD_SHED_* settings, loadSheddingConfigOf); unset or null: none. */
   loadShedding?: LoadSheddingConfig;
+  /** Starts rehearsals from the console (cliRehearsalLauncher); unset: reports can be read, none started. */
+  rehearsals?: RehearsalLauncher;
 }
+
 
 /** The operator/promoter backend: tRPC at /trpc, /healthz, and the built console. Not listening yet. */
 export async function buildBff(deps: BuildBffDeps): Promise<FastifyInstance> {
@@ -94,6 +98,8 @@ export async function buildBff(deps: BuildBffDeps): Promise<FastifyInstance> {
       onError: (err) => app.log.warn({ err }, 'war room: figures could not be read'),
     });
   if (!deps.warRoom) app.addHook('onClose', () => warRoom.close());
+  // Rehearsals started from this console stop with it (each records itself as stopped).
+  if (deps.rehearsals) app.addHook('onClose', () => deps.rehearsals!.close());
 
   // Presale access codes are signed with the store API's token secret, so the store API (and an edge) accepts them.
   const accessCodeKey = deps.auth?.queueTokenSecret ? await createNodeTokenKey(deps.auth.queueTokenSecret) : undefined;
@@ -102,7 +108,7 @@ export async function buildBff(deps: BuildBffDeps): Promise<FastifyInstance> {
     prefix: '/trpc',
     trpcOptions: {
       router: appRouter,
-      createContext: createContextFactory({ db: deps.db, warRoom, ...(deps.auth ? { auth: deps.auth } : {}), ...(accessCodeKey ? { accessCodeKey } : {}), ...(deps.clock ? { clock: deps.clock } : {}) }),
+      createContext: createContextFactory({ db: deps.db, warRoom, ...(deps.auth ? { auth: deps.auth } : {}), ...(accessCodeKey ? { accessCodeKey } : {}), ...(deps.clock ? { clock: deps.clock } : {}), ...(deps.rehearsals ? { rehearsals: deps.rehearsals } : {}) }),
       // A refusal that says when to come back (a sign-in lockout, the database briefly away) says it in Retry-After too.
       responseMeta({ errors }) {
         const seconds = errors.map((e) => (e.cause instanceof DomainError ? e.cause.details.retryAfterSeconds : undefined)).filter((v): v is number => typeof v === 'number');
@@ -161,3 +167,4 @@ export async function buildBff(deps: BuildBffDeps): Promise<FastifyInstance> {
 
   return app;
 }
+export { cliRehearsalLauncher, type RehearsalLauncher } from './rehearsals.js';

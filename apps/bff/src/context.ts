@@ -6,6 +6,7 @@ import { DEFAULT_SESSION_TTL_SECONDS, DEFAULT_SIGN_IN_THROTTLE, verifySession, t
 import { TRPCError } from '@trpc/server';
 import { databaseFaultOf } from '@onsale/shared/db';
 import { DomainError } from '@onsale/shared';
+import type { RehearsalLauncher } from './rehearsals.js';
 
 /** The console's session cookie: httpOnly, SameSite=Strict, path /. Holds the random token; the database keeps its hash. */
 export const SESSION_COOKIE = 'onsale_console_session';
@@ -41,6 +42,8 @@ export interface Context {
   warRoom?: WarRoomHub;
   /** The key presale access codes are signed with (the store API's queue token secret); absent: codes cannot be issued. */
   accessCodeKey?: TokenKey;
+  /** Starts rehearsals against the product (`npm start` gives one); absent: the console can read reports but not start one. */
+  rehearsals?: RehearsalLauncher;
 }
 
 export interface AuthOptions {
@@ -59,6 +62,7 @@ export interface BffDeps {
   auth?: AuthOptions;
   warRoom?: WarRoomHub;
   accessCodeKey?: TokenKey;
+  rehearsals?: RehearsalLauncher;
   /** The clock sign-in throttling reads; the wall clock unless a test passes its own. */
   clock?: () => Date;
 }
@@ -99,6 +103,7 @@ export function createContextFactory(deps: BffDeps): (opts: { req: FastifyReques
       now,
       ...(deps.warRoom ? { warRoom: deps.warRoom } : {}),
       ...(deps.accessCodeKey ? { accessCodeKey: deps.accessCodeKey } : {}),
+      ...(deps.rehearsals ? { rehearsals: deps.rehearsals } : {}),
     };
   };
 }

@@ -13,6 +13,7 @@ import { tiersRouter } from './routers/tiers.js';
 import { supportRouter } from './routers/support.js';
 import { operationsRouter } from './routers/operations.js';
 import { webhooksRouter } from './routers/webhooks.js';
+import { rehearsalsRouter } from './routers/rehearsals.js';
 import { router } from './trpc.js';
 
 export const appRouter = router({
@@ -30,6 +31,7 @@ export const appRouter = router({
   support: supportRouter,
   operations: operationsRouter,
   webhooks: webhooksRouter,
+  rehearsals: rehearsalsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -1,4 +1,5 @@
 import type { Db } from '@onsale/shared/db';
+import type { RehearsalLauncher } from '../src/rehearsals.js';
 import { sql } from '@onsale/shared/db';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
 import type { TokenKey } from '@onsale/shared/queue';
@@ -70,7 +71,11 @@ export type CookieWrite = { set: string; expiresAt: Date } | { cleared: true };
  * A tRPC context as the BFF builds one per request, for createCaller: `user` is who is signed in (null: nobody),
  * `csrf` whether the request carried the x-csrf header (the console always sends it).
  */
-export function contextFor(db: Db, user: ConsoleUser | null, opts: { csrf?: boolean; sessionToken?: string; accessCodeKey?: TokenKey; clientIp?: string } = {}): Context & { cookieWrites: CookieWrite[] } {
+export function contextFor(
+  db: Db,
+  user: ConsoleUser | null,
+  opts: { csrf?: boolean; sessionToken?: string; accessCodeKey?: TokenKey; clientIp?: string; rehearsals?: RehearsalLauncher } = {},
+): Context & { cookieWrites: CookieWrite[] } {
   const cookieWrites: CookieWrite[] = [];
   return {
     db,
@@ -87,9 +92,10 @@ export function contextFor(db: Db, user: ConsoleUser | null, opts: { csrf?: bool
     signInThrottle: DEFAULT_SIGN_IN_THROTTLE,
     now: () => new Date(),
     ...(opts.accessCodeKey ? { accessCodeKey: opts.accessCodeKey } : {}),
+    ...(opts.rehearsals ? { rehearsals: opts.rehearsals } : {}),
     cookieWrites,
   };
 }
 
 /** A caller of the app router as `user`. */
-export const callerAs = (db: Db, user: ConsoleUser | null, opts: { csrf?: boolean; accessCodeKey?: TokenKey } = {}) => appRouter.createCaller(contextFor(db, user, opts));
+export const callerAs = (db: Db, user: ConsoleUser | null, opts: { csrf?: boolean; accessCodeKey?: TokenKey; rehearsals?: RehearsalLauncher } = {}) => appRouter.createCaller(contextFor(db, user, opts));

@@ -24,6 +24,7 @@ function eventSummary(e: OnsaleEvent) {
     organisationId: e.organisationId,
     timeZone: e.timeZone,
     currency: e.currency,
+    rehearsalTimeScale: e.rehearsalTimeScale,
     fairnessSignedOff: e.fairnessSignedOff,
     /** Not signed off and not opened: the sale will not open at its time (the console says so). */
     awaitingSignOff: e.awaitingSignOff,

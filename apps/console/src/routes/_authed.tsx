@@ -89,6 +89,9 @@ function SignedInShell() {
                 Webhooks
               </Link>
             )}
+            <Link to="/rehearsals" activeProps={{ className: 'active' }} data-testid="nav-rehearsals">
+              Rehearsals
+            </Link>
             <Link to="/audit-log" activeProps={{ className: 'active' }} data-testid="nav-audit-log">
               Audit log
             </Link>

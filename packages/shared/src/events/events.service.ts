@@ -40,6 +40,8 @@ export interface OnsaleEvent {
   timeZone: string;
   /** ISO 4217 code of the currency its prices are in. */
   currency: string;
+  /** A rehearsal's event (a synthetic on-sale, `onsale rehearse`): how many times fast its clock runs; null for a real event. */
+  rehearsalTimeScale: number | null;
   version: number;
   updatedAt: Date;
   /** The fairness mode has a live sign-off. */
@@ -88,6 +90,7 @@ export function toOnsaleEvent(r: Awaited<ReturnType<typeof repo.findEvent>> & {}
     organisationId: r.organisation_id,
     timeZone: r.time_zone,
     currency: r.currency,
+    rehearsalTimeScale: r.rehearsal_time_scale ?? null,
     version: r.version,
     updatedAt: r.updated_at,
     fairnessSignedOff: r.fairness_signed_off,

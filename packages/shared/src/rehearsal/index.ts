@@ -3,3 +3,4 @@ export * from './plan.js';
 export * from './report.js';
 export type { RehearsalReportRow, RehearsalStatus } from './rehearsal.table.js';
 export * from './rehearsal.repository.js';
+export * from './launch.js';

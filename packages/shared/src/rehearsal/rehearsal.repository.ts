@@ -119,3 +119,8 @@ export async function durableHolds(db: Db, eventId: string, holdIds: readonly st
     .execute();
   return new Set(rows.map((r) => r.id));
 }
+
+/** A run whose driver stopped without finishing it (killed, crashed): ERROR, so no page shows it running for ever. */
+export async function abandonRehearsalRun(db: Db, id: string): Promise<void> {
+  await db.updateTable('rehearsal_reports').set({ status: 'ERROR', finished_at: new Date() }).where('id', '=', id).where('status', '=', 'RUNNING').execute();
+}

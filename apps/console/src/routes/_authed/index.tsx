@@ -135,6 +135,11 @@ function EventsPage() {
                         {e.name}
                       </Link>
                       <div className="muted">{e.venueName}</div>
+                      {e.rehearsalTimeScale !== null && (
+                        <span className="pill pill-warn" data-testid="event-rehearsal" title={`A synthetic on-sale's event: its clock runs ${e.rehearsalTimeScale} times fast`}>
+                          Rehearsal
+                        </span>
+                      )}
                       <SignOffNotice eventId={e.id} onsaleAt={e.onsaleAt} awaitingSignOff={e.awaitingSignOff} compact />
                     </td>
                     <td data-testid="event-state">

@@ -1,0 +1,216 @@
+import { useSuspenseQuery } from '@tanstack/react-query';
+import { createFileRoute, Link, notFound } from '@tanstack/react-router';
+import { Bar, BarChart, CartesianGrid, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import type { RouterOutputs } from '@onsale/bff/root';
+import { trpcCodeOf, useTRPC } from '../../../trpc';
+import { formatCount } from '../../-components/format';
+import { NotFound } from '../../-components/Status';
+import { When } from '../../-components/When';
+
+type Run = RouterOutputs['rehearsals']['get'];
+type Report = NonNullable<Run['report']>;
+
+// One rehearsal: while it runs, a link to its event's war room; once done, its report: the verdict and the figures
+// that decide it first, then the charts (seats stranded in abandoned holds over the sale, admissions per minute
+// against the plan, sold-out propagation), the faults and the answers fans got.
+export const Route = createFileRoute('/_authed/rehearsals/$runId')({
+  loader: async ({ context: { trpc, queryClient }, params: { runId } }) => {
+    try {
+      return await queryClient.ensureQueryData(trpc.rehearsals.get.queryOptions({ id: runId }));
+    } catch (err) {
+      if (trpcCodeOf(err) === 'NOT_FOUND' || trpcCodeOf(err) === 'BAD_REQUEST') throw notFound();
+      throw err;
+    }
+  },
+  notFoundComponent: () => <NotFound what="rehearsal" />,
+  component: RehearsalPage,
+});
+
+const ms = (v: number | null | undefined) => (v === null || v === undefined ? '—' : v < 1000 ? `${Math.round(v)} ms` : `${(v / 1000).toFixed(2)} s`);
+const pct = (v: number) => `${(v * 100).toFixed(1)}%`;
+
+function RehearsalPage() {
+  const { runId } = Route.useParams();
+  const trpc = useTRPC();
+  const { data: run } = useSuspenseQuery(trpc.rehearsals.get.queryOptions({ id: runId }, { refetchInterval: (q) => (q.state.data?.status === 'RUNNING' ? 2_000 : false) }));
+  return (
+    <section>
+      <p>
+        <Link to="/rehearsals">All rehearsals</Link>
+      </p>
+      <h1>
+        Rehearsal of {run.eventName}{' '}
+        <span className={`pill pill-${run.status === 'PASS' ? 'ok' : run.status === 'RUNNING' ? 'warn' : 'alarm'}`} data-testid="rehearsal-verdict">
+          {run.status === 'RUNNING' ? 'running' : run.status === 'PASS' ? 'PASS' : run.status === 'FAIL' ? 'FAIL' : 'stopped with an error'}
+        </span>
+      </h1>
+      <p className="muted">
+        {formatCount(run.fans)} virtual fans, the event's clock {run.timeScale} times fast, against {run.target}; started <When iso={run.startedAt} />
+        {run.finishedAt && (
+          <>
+            , finished <When iso={run.finishedAt} />
+          </>
+        )}
+        . A rehearsal's event is its own, marked as a rehearsal: no real event's data is touched.
+      </p>
+      {run.status === 'RUNNING' && (
+        <p className="form-ok" role="status" data-testid="rehearsal-running">
+          Running: its report appears here when it ends.{' '}
+          {run.eventId && (
+            <Link to="/events/$eventId/war-room" params={{ eventId: run.eventId }} data-testid="rehearsal-war-room">
+              Watch its event in the war room
+            </Link>
+          )}
+        </p>
+      )}
+      {run.report ? <ReportView r={run.report} /> : run.status !== 'RUNNING' && <p className="form-error">This run ended without a report (see the driver's output).</p>}
+    </section>
+  );
+}
+
+function ReportView({ r }: { r: Report }) {
+  const checks: { key: string; label: string; value: string; bad: boolean }[] = [
+    { key: 'double-sold', label: 'Seats sold twice', value: formatCount(r.doubleSold), bad: r.doubleSold !== 0 },
+    { key: 'duplicate-orders', label: 'Duplicate orders', value: formatCount(r.duplicateOrders), bad: r.duplicateOrders !== 0 },
+    { key: 'drift', label: 'Inventory drift', value: formatCount(r.drift), bad: r.drift !== 0 },
+    { key: 'sold', label: 'Seats sold', value: `${formatCount(r.seatsSold)} of ${formatCount(r.seats)}${r.soldOut ? ' (sold out)' : ''}`, bad: false },
+    { key: 'orders', label: 'Orders', value: formatCount(r.orders), bad: false },
+    { key: 'bots', label: 'Seats bought by bots', value: pct(r.botSeatShare), bad: r.botSeatShare >= 0.1 },
+    { key: 'rank', label: 'Arrival vs place (Spearman)', value: r.rankCorrelation === null ? '—' : r.rankCorrelation.toFixed(3), bad: r.rankCorrelation !== null && Math.abs(r.rankCorrelation) >= 0.1 },
+    { key: 'waitlist', label: 'Waitlist notified after the sell-out', value: `${formatCount(r.waitlistNotified)} of ${formatCount(r.waitlistJoined)}`, bad: false },
+  ];
+  const stranded = r.strandedSeats.map(([at, seats]) => ({ s: Math.round(at / 100) / 10, seats }));
+  const admitted = [
+    { name: 'plan', perMinute: r.admittedPerMinute.plan },
+    { name: 'actual', perMinute: r.admittedPerMinute.actual ?? 0 },
+  ];
+  const propagation = [
+    { name: 'p50', ms: r.soldOutPropagationMs.p50 ?? 0 },
+    { name: 'p99', ms: r.soldOutPropagationMs.p99 ?? 0 },
+    { name: 'max', ms: r.soldOutPropagationMs.max ?? 0 },
+  ];
+  return (
+    <>
+      {r.reasons.length > 0 && (
+        <p className="form-error" role="alert" data-testid="rehearsal-reasons">
+          Not a pass: {r.reasons.join('; ')}.
+        </p>
+      )}
+      <div className="tiles tiles-compact" data-testid="rehearsal-checks">
+        {checks.map((c) => (
+          <div key={c.key} className={`tile${c.bad ? ' tile-alarm' : ''}`} data-testid={`rehearsal-${c.key}`}>
+            <span className="tile-label">{c.label}</span>
+            <span className="tile-value">{c.value}</span>
+          </div>
+        ))}
+      </div>
+      <h2>Speed</h2>
+      <ul>
+        <li>
+          Sold-out reached the polling fans in {ms(r.soldOutPropagationMs.p50)} (median), {ms(r.soldOutPropagationMs.p99)} (p99), {ms(r.soldOutPropagationMs.max)} at
+          most ({formatCount(r.soldOutPropagationMs.count)} fans).
+        </li>
+        <li>
+          Holds took {ms(r.holdLatencyMs.p50)} (median) and {ms(r.holdLatencyMs.p99)} (p99) over {formatCount(r.holdLatencyMs.count)} holds.
+        </li>
+      </ul>
+      <div className="charts">
+        <figure className="card" data-testid="rehearsal-stranded-chart">
+          <figcaption>Seats stranded in abandoned holds, by seconds after the open</figcaption>
+          <ResponsiveContainer width="100%" height={220}>
+            <LineChart data={stranded}>
+              <CartesianGrid strokeDasharray="3 3" />
+              <XAxis dataKey="s" unit=" s" />
+              <YAxis allowDecimals={false} />
+              <Tooltip />
+              <Line type="stepAfter" dataKey="seats" stroke="#b45309" dot={false} isAnimationActive={false} />
+            </LineChart>
+          </ResponsiveContainer>
+        </figure>
+        <figure className="card" data-testid="rehearsal-admitted-chart">
+          <figcaption>Fans admitted per minute: the plan and what happened</figcaption>
+          <ResponsiveContainer width="100%" height={220}>
+            <BarChart data={admitted}>
+              <CartesianGrid strokeDasharray="3 3" />
+              <XAxis dataKey="name" />
+              <YAxis />
+              <Tooltip />
+              <Bar dataKey="perMinute" fill="#2563eb" isAnimationActive={false} />
+            </BarChart>
+          </ResponsiveContainer>
+        </figure>
+        <figure className="card" data-testid="rehearsal-propagation-chart">
+          <figcaption>Sold-out propagation to polling fans (ms)</figcaption>
+          <ResponsiveContainer width="100%" height={220}>
+            <BarChart data={propagation}>
+              <CartesianGrid strokeDasharray="3 3" />
+              <XAxis dataKey="name" />
+              <YAxis />
+              <Tooltip />
+              <Bar dataKey="ms" fill="#059669" isAnimationActive={false} />
+            </BarChart>
+          </ResponsiveContainer>
+        </figure>
+      </div>
+      {r.faults.length > 0 && (
+        <>
+          <h2>Faults</h2>
+          <div className="table-scroll">
+            <table className="grid" data-testid="rehearsal-faults">
+              <thead>
+                <tr>
+                  <th>Fault</th>
+                  <th>What was done</th>
+                  <th className="num">At</th>
+                  <th className="num">Recovered after</th>
+                  <th>What fans read meanwhile</th>
+                </tr>
+              </thead>
+              <tbody>
+                {r.faults.map((f) => (
+                  <tr key={f.fault}>
+                    <td>{f.fault}</td>
+                    <td>{f.action}</td>
+                    <td className="num">{(f.startedAtMs / 1000).toFixed(1)} s</td>
+                    <td className="num">{f.recoveryMs === null ? 'never' : `${(f.recoveryMs / 1000).toFixed(1)} s`}</td>
+                    <td>
+                      {Object.entries(f.fansRead)
+                        .sort((a, b) => b[1] - a[1])
+                        .map(([k, v]) => `${k}: ${formatCount(v)}`)
+                        .join(', ') || 'nothing'}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </>
+      )}
+      <h2>Answers fans got</h2>
+      <div className="table-scroll">
+        <table className="grid" data-testid="rehearsal-answers">
+          <thead>
+            <tr>
+              <th>Answer</th>
+              <th className="num">Count</th>
+            </tr>
+          </thead>
+          <tbody>
+            {Object.entries(r.answers)
+              .sort((a, b) => b[1] - a[1])
+              .map(([k, v]) => (
+                <tr key={k}>
+                  <td>{k}</td>
+                  <td className="num">{formatCount(v)}</td>
+                </tr>
+              ))}
+          </tbody>
+        </table>
+      </div>
+      <p className="muted">
+        The driver: {formatCount(r.driver.requests)} requests in {r.driver.wallSeconds.toFixed(1)} s, its own CPU {r.driver.cpuSeconds.toFixed(1)} s, peak memory{' '}
+        {formatCount(r.driver.peakRssMb)} MB.
+      </p>
+    </>
+  );
+}
