@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin';
+import type { FastifyRequest } from 'fastify';
 import { DomainError } from '@onsale/shared';
 import { TokenError, verifyAdmission, type AdmissionTokenClaims, type CachedTokenVerifier } from '@onsale/shared/queue';
 import type { Metrics } from '@onsale/shared/metrics';
@@ -61,9 +62,13 @@ export const admissionGate = fp<{ tokens: CachedTokenVerifier; metrics: Metrics 
   async (app, { tokens, metrics }) => {
     app.decorateRequest('admission', null);
     // onRequest, right after the account check: a request without admission costs no body parsing or validation.
-    app.addHook('onRequest', async (req) => {
+    // Routes that need no admission (status polls among them) pass without a promise; the rest are checked below.
+    app.addHook('onRequest', (req, _reply, done) => {
       const route = req.routeOptions.url;
-      if (!route || route.startsWith('/docs') || ADMISSION_OPT_OUT.has(`${req.method} ${route}`)) return;
+      if (!route || route.startsWith('/docs') || ADMISSION_OPT_OUT.has(`${req.method} ${route}`)) return done();
+      gate(req, route).then(() => done(), done);
+    });
+    const gate = async (req: FastifyRequest, route: string) => {
       const token = (req.headers['x-admission-token'] as string | undefined) ?? cookieToken(req.cookies.admission_token);
       if (!token) {
         metrics.requestsWithoutAdmission.inc({ route });
@@ -84,7 +89,7 @@ export const admissionGate = fp<{ tokens: CachedTokenVerifier; metrics: Metrics 
         if (e instanceof TokenError && (e.code === 'TOKEN_WRONG_DEVICE' || e.code === 'TOKEN_WRONG_ACCOUNT')) metrics.admissionDeviceMismatch.inc();
         throw e;
       }
-    });
+    };
   },
   { name: 'admission-gate', dependencies: ['auth'] },
 );

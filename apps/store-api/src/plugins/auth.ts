@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin';
+import type { FastifyRequest } from 'fastify';
 import { AccountTokens, ensureAccount, type FanIdentity } from '@onsale/shared/auth';
 import { BoundedCache } from '@onsale/shared/queue';
 import type { Db } from '@onsale/shared/db';
@@ -29,17 +30,36 @@ export const authPlugin = fp<{ identity: FanIdentity; devTokens: AccountTokens |
   app.decorate('accountTokens', opts.devTokens);
   app.decorateRequest('accountId', '');
   const known = new BoundedCache<string, true>(200_000);
-  app.addHook('onRequest', async (req) => {
-    if (req.routeOptions.config?.public || !req.routeOptions.url) return;
+  // The install's own tokens are verified synchronously (each verified once, its expiry checked every time); a
+  // fan this process already knows then passes without a promise, which is most of the cost of a status poll's hook.
+  const devIdentity = opts.identity instanceof AccountTokens ? opts.identity : null;
+  const accountOf = (req: FastifyRequest): string | Promise<string> => {
     const header = req.headers.authorization;
     if (!header) throw new DomainError('unauthenticated', 'MISSING_TOKEN', 'Authorization: Bearer <account token> is required', { field: 'authorization' });
     const m = /^Bearer\s+(\S+)$/i.exec(header);
     if (!m?.[1]) throw new DomainError('unauthenticated', 'INVALID_TOKEN', 'Authorization must be "Bearer <account token>"', { field: 'authorization' });
-    const accountId = await opts.identity.verify(m[1]);
+    return devIdentity ? devIdentity.verifySync(m[1]) : opts.identity.verify(m[1]);
+  };
+  const remember = async (req: FastifyRequest, pending: string | Promise<string>) => {
+    const accountId = await pending;
     if (!known.get(accountId)) {
       await ensureAccount(opts.db, accountId);
       known.set(accountId, true);
     }
     req.accountId = accountId;
+  };
+  app.addHook('onRequest', (req, _reply, done) => {
+    if (req.routeOptions.config?.public || !req.routeOptions.url) return done();
+    let account: string | Promise<string>;
+    try {
+      account = accountOf(req);
+    } catch (e) {
+      return done(e as Error);
+    }
+    if (typeof account === 'string' && known.get(account)) {
+      req.accountId = account;
+      return done();
+    }
+    remember(req, account).then(() => done(), done);
   });
 }, { name: 'auth' });

@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin';
+import type { FastifyRequest } from 'fastify';
 import type { Db } from '@onsale/shared/db';
 import { DomainError } from '@onsale/shared';
 import type { EventCache } from '@onsale/shared/events';
@@ -23,8 +24,12 @@ const header = (v: string | string[] | undefined) => (typeof v === 'string' ? v 
  */
 export const botGatePlugin = fp<{ gate: JoinGate; db: Db; events: EventCache; metrics: AbuseMetrics; sightings?: DeviceSightings; now?: () => number }>(
   async (app, { gate, db, events, metrics, sightings = new DeviceSightings(), now: clock = Date.now }) => {
-    app.addHook('preHandler', async (req) => {
-      if (req.method !== 'POST' || req.routeOptions.url !== JOIN_ROUTE) return;
+    // Every other route passes without a promise (status polls are the hottest of them).
+    app.addHook('preHandler', (req, _reply, done) => {
+      if (req.method !== 'POST' || req.routeOptions.url !== JOIN_ROUTE) return done();
+      score(req).then(() => done(), done);
+    });
+    const score = async (req: FastifyRequest) => {
       const eventId = (req.params as { id: string }).id;
       const { event } = await events.get(eventId);
       const now = clock();
@@ -50,7 +55,7 @@ export const botGatePlugin = fp<{ gate: JoinGate; db: Db; events: EventCache; me
         metrics.joinGate.inc({ decision: e instanceof DomainError && e.code === 'CHALLENGE_REQUIRED' ? 'CHALLENGED' : e instanceof DomainError && e.code === 'JOIN_DEFERRED' ? 'DEFERRED' : 'REFUSED' });
         throw e;
       }
-    });
+    };
   },
   { name: 'bot-gate', dependencies: ['auth'] },
 );

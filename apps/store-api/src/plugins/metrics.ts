@@ -16,9 +16,11 @@ declare module 'fastify' {
  */
 export const metricsPlugin = fp<{ metrics: Metrics; db: Db; beforeScrape?: () => Promise<void>; cluster?: ((own: Metrics['registry']) => Promise<string>) | null }>(async (app, { metrics, db, beforeScrape, cluster }) => {
   app.decorate('metrics', metrics);
-  app.addHook('onResponse', async (req, reply) => {
+  // A callback hook, not an async one: every response passes here, and an async hook costs a promise per request.
+  app.addHook('onResponse', (req, reply, done) => {
     const route = req.routeOptions.url ?? 'unmatched';
     metrics.httpDuration.observe({ method: req.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    done();
   });
   // Under a cluster the whole cluster's figures, whichever process answers (`?scope=process`: this process's alone).
   const query = z.object({ scope: z.enum(['cluster', 'process']).default('cluster') });

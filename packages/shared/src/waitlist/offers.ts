@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
 import { DomainError, notFound } from '../errors.js';
 import { isUuid } from '../ids.js';
@@ -9,9 +8,10 @@ import { enqueueFanout, POOL_GRACE_SECONDS } from './availability.js';
 import type { ClaimTokens } from './claim-token.js';
 import { directAdmissionClaims, holdAdmissionClaims, MAX_HOLD_EXTENSION_SECONDS, signToken, type TokenKey } from '../queue/edge.js';
 import { blockFor, poolSeats } from './pool.js';
-import { entryCriteria, type CriteriaRow } from './criteria.js';
-import type { Selectable } from 'kysely';
-import type { OfferStatus, WaitlistOffersTable } from './waitlist.table.js';
+import { entryCriteria } from './criteria.js';
+import type { OfferStatus } from './waitlist.table.js';
+import * as repo from './waitlist.repository.js';
+import type { OfferRow } from './waitlist.repository.js';
 
 /** A claimed offer: the fan's own hold, to pay for as any other (POST /holds/:id/checkout). */
 export interface ClaimedHold {
@@ -26,14 +26,9 @@ export interface ClaimedHold {
   place: number;
 }
 
-/** An offer row, with whether its deadline has passed by the database's clock. */
-type OfferRow = Selectable<WaitlistOffersTable> & { expired: boolean };
-
 async function lockOffer(trx: Trx, offerId: string): Promise<OfferRow | undefined> {
   if (!isUuid(offerId)) return undefined;
-  const { rows } = await sql<OfferRow>`
-    SELECT *, expires_at <= now() AS expired FROM waitlist_offers WHERE id = ${offerId} FOR UPDATE`.execute(trx);
-  return rows[0] ? { ...rows[0], availability_id: Number(rows[0].availability_id), entry_id: Number(rows[0].entry_id) } : undefined;
+  return repo.lockOffer(trx, offerId);
 }
 
 /**
@@ -52,29 +47,16 @@ export async function claimOffer(db: Db, tokens: ClaimTokens, accountId: string,
       assertOpen(offer);
       return takeSeats(trx, offer, accountId, offer.reserve_hold_id!, null);
     }
-    const { rows } = await sql<{ id: number; listing_id: string; event_id: string; mode: string; pool_hold_id: string | null }>`
-      SELECT id, listing_id, event_id, mode, pool_hold_id FROM availability_events WHERE id = ${claims.availabilityId} FOR UPDATE`.execute(trx);
-    const av = rows[0];
+    const av = await repo.lockAvailabilityEvent(trx, claims.availabilityId);
     if (!av || av.mode !== 'BROADCAST' || !av.pool_hold_id) throw notFound('OFFER_NOT_FOUND', 'no such release', 'claimToken');
-    const prior = await trx
-      .selectFrom('waitlist_offers')
-      .select('id')
-      .where('availability_id', '=', Number(av.id))
-      .where('account_id', '=', accountId)
-      .where('status', '=', 'CLAIMED')
-      .executeTakeFirst();
+    const prior = await repo.findClaimedOffer(trx, Number(av.id), accountId);
     if (prior) throw new DomainError('conflict', 'OFFER_ALREADY_CLAIMED', 'this claim token has been used', { field: 'claimToken' });
-    const entry = await sql<CriteriaRow & { id: number }>`
-      SELECT id, date_from::text, date_to::text, max_price_cents, quantity, sections, price_levels FROM waitlist_entries
-      WHERE listing_id = ${av.listing_id} AND account_id = ${accountId} AND expires_at > now()`.execute(trx);
-    const e = entry.rows[0];
+    const e = await repo.findLiveEntry(trx, av.listing_id, accountId);
     if (!e) throw new DomainError('conflict', 'WAITLIST_ENTRY_GONE', 'you are no longer on this waitlist', { field: 'claimToken' });
     const block = blockFor(entryCriteria(e), await poolSeats(trx, av.pool_hold_id));
     if (!block) throw new DomainError('conflict', 'OFFER_SEATS_GONE', 'every seat of this release that fits your request has been claimed', { field: 'claimToken' });
     const offerId = randomUUID();
-    await sql`
-      INSERT INTO waitlist_offers (id, availability_id, listing_id, event_id, entry_id, account_id, quantity, status, expires_at)
-      VALUES (${offerId}, ${av.id}, ${av.listing_id}, ${av.event_id}, ${e.id}, ${accountId}, ${block.length}, 'OPEN', to_timestamp(${claims.exp}))`.execute(trx);
+    await repo.insertClaimRecord(trx, { offerId, availabilityId: av.id, listingId: av.listing_id, eventId: av.event_id, entryId: e.id, accountId, quantity: block.length, expiresAtSeconds: claims.exp });
     const offer = (await lockOffer(trx, offerId))!;
     return takeSeats(trx, offer, accountId, av.pool_hold_id, block.map((s) => s.id));
   });
@@ -107,9 +89,7 @@ function assertOpen(offer: OfferRow) {
 
 /** Moves the seats (all of `fromHold`'s, or `seatIds` of it) into a new hold of the fan's, under the account limit. */
 async function takeSeats(trx: Trx, offer: OfferRow, accountId: string, fromHold: string, seatIds: number[] | null): Promise<ClaimedHold> {
-  const { rows: ev } = await sql<{ hold_ttl_seconds: number; per_account_seat_limit: number; used: number }>`
-    SELECT hold_ttl_seconds, per_account_seat_limit, onsale_lock_account_seats(id, ${accountId}) AS used FROM events WHERE id = ${offer.event_id}`.execute(trx);
-  const e = ev[0]!;
+  const e = await repo.lockAccountSeats(trx, offer.event_id, accountId);
   if (e.used + offer.quantity > e.per_account_seat_limit)
     throw new DomainError('limit', 'ACCOUNT_LIMIT_EXCEEDED', `this account already has ${e.used} of ${e.per_account_seat_limit} seats for this event`, {
       field: 'claimToken',
@@ -117,23 +97,16 @@ async function takeSeats(trx: Trx, offer: OfferRow, accountId: string, fromHold:
       current: e.used,
     });
   const holdId = randomUUID();
-  await sql`INSERT INTO accounts (id) VALUES (${accountId}) ON CONFLICT DO NOTHING`.execute(trx);
-  const { rows: hold } = await sql<{ expires_at: Date }>`
-    INSERT INTO holds (id, event_id, account_id, section_code, quantity, expires_at)
-    VALUES (${holdId}, ${offer.event_id}, ${accountId}, NULL, ${offer.quantity}, now() + make_interval(secs => ${e.hold_ttl_seconds}))
-    RETURNING expires_at`.execute(trx);
-  const moved = await sql`
-    UPDATE seats SET hold_id = ${holdId}, expires_at = ${hold[0]!.expires_at}, version = version + 1
-    WHERE hold_id = ${fromHold} AND status = 'HELD' AND (${seatIds}::bigint[] IS NULL OR id = ANY(${seatIds}::bigint[]))`.execute(trx);
-  if (Number(moved.numAffectedRows) !== offer.quantity)
+  const expiresAt = await repo.insertFanHold(trx, { holdId, eventId: offer.event_id, accountId, quantity: offer.quantity, ttlSeconds: e.hold_ttl_seconds });
+  const moved = await repo.moveHeldSeats(trx, { fromHold, toHold: holdId, expiresAt, seatIds });
+  if (moved !== offer.quantity)
     throw new DomainError('gone', 'OFFER_SEATS_GONE', 'the seats of this offer are no longer held for you', { field: 'claimToken' });
   const seats = await seatsOfHold(trx, holdId);
-  await sql`UPDATE holds SET section_code = ${seats[0]!.section} WHERE id = ${holdId} AND ${new Set(seats.map((s) => s.section)).size === 1}`.execute(trx);
-  if (offer.reserve_hold_id) await sql`UPDATE holds SET status = 'RELEASED', updated_at = now() WHERE id = ${offer.reserve_hold_id}`.execute(trx);
-  await sql`UPDATE waitlist_offers SET status = 'CLAIMED', claimed_hold_id = ${holdId}, decided_at = now() WHERE id = ${offer.id}`.execute(trx);
-  await sql`DELETE FROM waitlist_entries WHERE listing_id = ${offer.listing_id} AND account_id = ${accountId}`.execute(trx);
-  const { rows: place } = await sql<{ n: number }>`
-    SELECT count(*)::int AS n FROM waitlist_offers WHERE availability_id = ${offer.availability_id} AND created_at <= (SELECT created_at FROM waitlist_offers WHERE id = ${offer.id})`.execute(trx);
+  if (new Set(seats.map((s) => s.section)).size === 1) await repo.setHoldSection(trx, holdId, seats[0]!.section);
+  if (offer.reserve_hold_id) await repo.releaseHold(trx, offer.reserve_hold_id);
+  await repo.markOfferClaimed(trx, offer.id, holdId);
+  await repo.deleteEntry(trx, offer.listing_id, accountId);
+  const place = await repo.offerPlace(trx, offer.availability_id, offer.id);
   return {
     holdId,
     eventId: offer.event_id,
@@ -141,8 +114,8 @@ async function takeSeats(trx: Trx, offer: OfferRow, accountId: string, fromHold:
     seats,
     quantity: offer.quantity,
     amountCents: seats.reduce((a, s) => a + s.priceCents, 0),
-    expiresAt: hold[0]!.expires_at,
-    place: Math.max(1, place[0]!.n),
+    expiresAt,
+    place: Math.max(1, place),
   };
 }
 
@@ -174,14 +147,7 @@ export async function expireOffer(db: Db, offerId: string): Promise<boolean> {
 
 /** Leaving a waitlist declines the fan's open offers on it. Runs in the caller's transaction. */
 export async function declineOpenOffersOf(trx: Trx, accountId: string, listingId: string): Promise<void> {
-  const open = await trx
-    .selectFrom('waitlist_offers')
-    .select('id')
-    .where('account_id', '=', accountId)
-    .where('listing_id', '=', listingId)
-    .where('status', '=', 'OPEN')
-    .execute();
-  for (const o of open) {
+  for (const o of await repo.findOpenOffers(trx, accountId, listingId)) {
     const offer = await lockOffer(trx, o.id);
     if (offer?.status === 'OPEN') await returnOffer(trx, offer, 'DECLINED');
   }
@@ -192,21 +158,11 @@ export async function declineOpenOffersOf(trx: Trx, accountId: string, listingId
  * the last fan it considered, so the next match gets them. The fan whose offer lapsed is told (in the inbox).
  */
 async function returnOffer(trx: Trx, offer: OfferRow, status: 'DECLINED' | 'EXPIRED'): Promise<void> {
-  await sql`UPDATE waitlist_offers SET status = ${status}, decided_at = now() WHERE id = ${offer.id}`.execute(trx);
+  await repo.markOfferDecided(trx, offer.id, status);
   if (!offer.reserve_hold_id) return; // a BROADCAST claim record has nothing reserved
-  const { rows } = await sql<{ pool_hold_id: string; offer_ttl_seconds: number }>`
-    SELECT a.pool_hold_id, l.offer_ttl_seconds FROM availability_events a JOIN listings l ON l.id = a.listing_id
-    WHERE a.id = ${offer.availability_id} FOR UPDATE OF a`.execute(trx);
-  const av = rows[0]!;
-  const ttl = av.offer_ttl_seconds + POOL_GRACE_SECONDS;
-  await sql`UPDATE holds SET status = 'WAITLIST', expires_at = now() + make_interval(secs => ${ttl}), updated_at = now() WHERE id = ${av.pool_hold_id}`.execute(trx);
-  await sql`
-    UPDATE seats SET hold_id = ${av.pool_hold_id}, expires_at = now() + make_interval(secs => ${ttl}), version = version + 1
-    WHERE hold_id = ${offer.reserve_hold_id} AND status = 'HELD'`.execute(trx);
-  await sql`UPDATE holds SET status = 'RELEASED', updated_at = now() WHERE id = ${offer.reserve_hold_id}`.execute(trx);
-  await sql`UPDATE availability_events SET status = 'FANNING_OUT', completed_at = NULL, updated_at = now() WHERE id = ${offer.availability_id}`.execute(trx);
-  if (status === 'EXPIRED')
-    await sql`INSERT INTO notifications (account_id, listing_id, availability_id, entry_id, kind, offer_id)
-              VALUES (${offer.account_id}, ${offer.listing_id}, ${offer.availability_id}, ${offer.entry_id}, 'OFFER_EXPIRED', ${offer.id})`.execute(trx);
+  const av = await repo.lockReleasePool(trx, offer.availability_id);
+  await repo.returnSeatsToPool(trx, { poolHoldId: av.pool_hold_id, reserveHoldId: offer.reserve_hold_id, ttlSeconds: av.offer_ttl_seconds + POOL_GRACE_SECONDS });
+  await repo.resumeFanout(trx, offer.availability_id);
+  if (status === 'EXPIRED') await repo.insertOfferExpiredNotice(trx, offer);
   await enqueueFanout(trx, offer.availability_id);
 }

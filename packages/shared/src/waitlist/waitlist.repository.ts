@@ -1,6 +1,7 @@
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
-import type { AvailabilityCause, AvailabilityMode, AvailableSection } from './waitlist.table.js';
+import type { CriteriaRow } from './criteria.js';
+import type { AvailabilityCause, AvailabilityMode, AvailableSection, WaitlistOffersTable } from './waitlist.table.js';
 
 // The waitlist's SQL: availability events, the seats set aside for the waitlist, and the fan-out jobs. Plain
 // functions taking `db` or the caller's transaction; the rules are in availability.ts, offers.ts and fanout.ts.
@@ -89,4 +90,126 @@ export async function relayDeferredFanouts(db: Db, limit: number): Promise<numbe
     marked AS (UPDATE availability_events a SET fanout_enqueued = true FROM due WHERE a.id = due.id RETURNING a.id)
     SELECT marked.id, ${fanoutJob(sql`marked.id`)} FROM marked`.execute(db);
   return rows.length;
+}
+
+/** An offer row, with whether its deadline has passed by the database's clock. */
+export type OfferRow = Selectable<WaitlistOffersTable> & { expired: boolean };
+
+export async function lockOffer(trx: Trx, offerId: string): Promise<OfferRow | undefined> {
+  const { rows } = await sql<OfferRow>`
+    SELECT *, expires_at <= now() AS expired FROM waitlist_offers WHERE id = ${offerId} FOR UPDATE`.execute(trx);
+  return rows[0] ? { ...rows[0], availability_id: Number(rows[0].availability_id), entry_id: Number(rows[0].entry_id) } : undefined;
+}
+
+export async function lockAvailabilityEvent(trx: Trx, availabilityId: number) {
+  const { rows } = await sql<{ id: number; listing_id: string; event_id: string; mode: string; pool_hold_id: string | null }>`
+    SELECT id, listing_id, event_id, mode, pool_hold_id FROM availability_events WHERE id = ${availabilityId} FOR UPDATE`.execute(trx);
+  return rows[0];
+}
+
+/** The account's claim of a BROADCAST release, if it made one. */
+export function findClaimedOffer(trx: Trx, availabilityId: number, accountId: string) {
+  return trx.selectFrom('waitlist_offers').select('id').where('availability_id', '=', availabilityId).where('account_id', '=', accountId).where('status', '=', 'CLAIMED').executeTakeFirst();
+}
+
+/** The account's entry on the listing's waitlist while it lives, with its criteria. */
+export async function findLiveEntry(trx: Trx, listingId: string, accountId: string): Promise<(CriteriaRow & { id: number }) | undefined> {
+  const { rows } = await sql<CriteriaRow & { id: number }>`
+    SELECT id, date_from::text, date_to::text, max_price_cents, quantity, sections, price_levels FROM waitlist_entries
+    WHERE listing_id = ${listingId} AND account_id = ${accountId} AND expires_at > now()`.execute(trx);
+  return rows[0];
+}
+
+/** The record of a BROADCAST claim: an open offer of the seats the fan picked, until the claim token's expiry. */
+export async function insertClaimRecord(
+  trx: Trx,
+  a: { offerId: string; availabilityId: number; listingId: string; eventId: string; entryId: number; accountId: string; quantity: number; expiresAtSeconds: number },
+): Promise<void> {
+  await sql`
+    INSERT INTO waitlist_offers (id, availability_id, listing_id, event_id, entry_id, account_id, quantity, status, expires_at)
+    VALUES (${a.offerId}, ${a.availabilityId}, ${a.listingId}, ${a.eventId}, ${a.entryId}, ${a.accountId}, ${a.quantity}, 'OPEN', to_timestamp(${a.expiresAtSeconds}))`.execute(trx);
+}
+
+/** The event's hold time and per-account limit, and the seats the account has (its row locked for the count). */
+export async function lockAccountSeats(trx: Trx, eventId: string, accountId: string) {
+  const { rows } = await sql<{ hold_ttl_seconds: number; per_account_seat_limit: number; used: number }>`
+    SELECT hold_ttl_seconds, per_account_seat_limit, onsale_lock_account_seats(id, ${accountId}) AS used FROM events WHERE id = ${eventId}`.execute(trx);
+  return rows[0]!;
+}
+
+/** A fan's new hold of `quantity` seats (their account recorded first), for `ttlSeconds`; returns its expiry. */
+export async function insertFanHold(trx: Trx, a: { holdId: string; eventId: string; accountId: string; quantity: number; ttlSeconds: number }): Promise<Date> {
+  await sql`INSERT INTO accounts (id) VALUES (${a.accountId}) ON CONFLICT DO NOTHING`.execute(trx);
+  const { rows } = await sql<{ expires_at: Date }>`
+    INSERT INTO holds (id, event_id, account_id, section_code, quantity, expires_at)
+    VALUES (${a.holdId}, ${a.eventId}, ${a.accountId}, NULL, ${a.quantity}, now() + make_interval(secs => ${a.ttlSeconds}))
+    RETURNING expires_at`.execute(trx);
+  return rows[0]!.expires_at;
+}
+
+/** Moves the held seats of `fromHold` (all, or `seatIds` of them) into `toHold`; returns how many moved. */
+export async function moveHeldSeats(trx: Trx, a: { fromHold: string; toHold: string; expiresAt: Date; seatIds: number[] | null }): Promise<number> {
+  const moved = await sql`
+    UPDATE seats SET hold_id = ${a.toHold}, expires_at = ${a.expiresAt}, version = version + 1
+    WHERE hold_id = ${a.fromHold} AND status = 'HELD' AND (${a.seatIds}::bigint[] IS NULL OR id = ANY(${a.seatIds}::bigint[]))`.execute(trx);
+  return Number(moved.numAffectedRows);
+}
+
+export async function setHoldSection(trx: Trx, holdId: string, section: string): Promise<void> {
+  await sql`UPDATE holds SET section_code = ${section} WHERE id = ${holdId}`.execute(trx);
+}
+
+export async function releaseHold(trx: Trx, holdId: string): Promise<void> {
+  await sql`UPDATE holds SET status = 'RELEASED', updated_at = now() WHERE id = ${holdId}`.execute(trx);
+}
+
+export async function markOfferClaimed(trx: Trx, offerId: string, holdId: string): Promise<void> {
+  await sql`UPDATE waitlist_offers SET status = 'CLAIMED', claimed_hold_id = ${holdId}, decided_at = now() WHERE id = ${offerId}`.execute(trx);
+}
+
+export async function markOfferDecided(trx: Trx, offerId: string, status: 'DECLINED' | 'EXPIRED'): Promise<void> {
+  await sql`UPDATE waitlist_offers SET status = ${status}, decided_at = now() WHERE id = ${offerId}`.execute(trx);
+}
+
+export async function deleteEntry(trx: Trx, listingId: string, accountId: string): Promise<void> {
+  await sql`DELETE FROM waitlist_entries WHERE listing_id = ${listingId} AND account_id = ${accountId}`.execute(trx);
+}
+
+/** How many offers of the release were made up to and including `offerId` (the fan's place in it). */
+export async function offerPlace(trx: Trx, availabilityId: number, offerId: string): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    SELECT count(*)::int AS n FROM waitlist_offers WHERE availability_id = ${availabilityId} AND created_at <= (SELECT created_at FROM waitlist_offers WHERE id = ${offerId})`.execute(trx);
+  return rows[0]!.n;
+}
+
+export function findOpenOffers(trx: Trx, accountId: string, listingId: string) {
+  return trx.selectFrom('waitlist_offers').select('id').where('account_id', '=', accountId).where('listing_id', '=', listingId).where('status', '=', 'OPEN').execute();
+}
+
+/** The release's pool hold and its listing's offer time, the release locked. */
+export async function lockReleasePool(trx: Trx, availabilityId: number): Promise<{ pool_hold_id: string; offer_ttl_seconds: number }> {
+  const { rows } = await sql<{ pool_hold_id: string; offer_ttl_seconds: number }>`
+    SELECT a.pool_hold_id, l.offer_ttl_seconds FROM availability_events a JOIN listings l ON l.id = a.listing_id
+    WHERE a.id = ${availabilityId} FOR UPDATE OF a`.execute(trx);
+  return rows[0]!;
+}
+
+/** An offer's reserved seats go back into the release's pool (kept `ttlSeconds` more); the reserve is released. */
+export async function returnSeatsToPool(trx: Trx, a: { poolHoldId: string; reserveHoldId: string; ttlSeconds: number }): Promise<void> {
+  await sql`UPDATE holds SET status = 'WAITLIST', expires_at = now() + make_interval(secs => ${a.ttlSeconds}), updated_at = now() WHERE id = ${a.poolHoldId}`.execute(trx);
+  await sql`
+    UPDATE seats SET hold_id = ${a.poolHoldId}, expires_at = now() + make_interval(secs => ${a.ttlSeconds}), version = version + 1
+    WHERE hold_id = ${a.reserveHoldId} AND status = 'HELD'`.execute(trx);
+  await releaseHold(trx, a.reserveHoldId);
+}
+
+/** The release fans out again (from where it stopped). */
+export async function resumeFanout(trx: Trx, availabilityId: number): Promise<void> {
+  await sql`UPDATE availability_events SET status = 'FANNING_OUT', completed_at = NULL, updated_at = now() WHERE id = ${availabilityId}`.execute(trx);
+}
+
+/** Tells the fan (in the inbox) that their offer lapsed. */
+export async function insertOfferExpiredNotice(trx: Trx, offer: OfferRow): Promise<void> {
+  await sql`INSERT INTO notifications (account_id, listing_id, availability_id, entry_id, kind, offer_id)
+            VALUES (${offer.account_id}, ${offer.listing_id}, ${offer.availability_id}, ${offer.entry_id}, 'OFFER_EXPIRED', ${offer.id})`.execute(trx);
 }
