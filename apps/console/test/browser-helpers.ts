@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { inject } from 'vitest';
 import { consoleBuildDir, waitUntil } from '@onsale/shared/testing';
 
@@ -80,4 +80,57 @@ export async function builtConsole(): Promise<string> {
   execFileSync(process.execPath, [viteBin, 'build', '--logLevel', 'warn', '--outDir', dir, '--emptyOutDir'], { cwd: consoleRoot, stdio: 'inherit' });
   writeFileSync(done, '');
   return dir;
+}
+
+/** The two widths every console page is checked at. */
+export const VIEWS = [
+  { name: 'desktop', width: 1440, height: 900 },
+  { name: 'phone', width: 390, height: 844 },
+] as const;
+export type View = (typeof VIEWS)[number];
+
+/**
+ * Signed-in browser pages for a test file: `pageAs(user, view)` opens a context at the view's width in UTC (so a
+ * venue's zone is never the browser's by chance), signs in through the form and lands on the board; every page error
+ * and console error is kept in `pageErrors` for the file's "logged no errors" check; `contexts` for its teardown.
+ * `where()` gives the browser and the console's URL once the file's setup has made them.
+ */
+export function consoleSessions(where: () => { browser: Browser; baseUrl: string }) {
+  const pageErrors: string[] = [];
+  const contexts: BrowserContext[] = [];
+  async function pageAs(user: { email: string; password: string }, view: View): Promise<Page> {
+    const { browser, baseUrl } = where();
+    const context = await browser.newContext({ viewport: { width: view.width, height: view.height }, timezoneId: 'UTC', acceptDownloads: true });
+    contexts.push(context);
+    const page = await context.newPage();
+    page.on('pageerror', (err) => pageErrors.push(`${view.name}: ${err.message}`));
+    page.on('console', (m) => {
+      if (m.type() === 'error') pageErrors.push(`${view.name} ${page.url()}: ${m.text()}`);
+    });
+    await page.goto(`${baseUrl}/sign-in`);
+    await signIn(page, user);
+    await page.waitForURL(`${baseUrl}/`);
+    return page;
+  }
+  return { pageErrors, contexts, pageAs };
+}
+
+/**
+ * How far the page scrolls sideways: 0 when nothing overflows the viewport. When something does, the elements that
+ * reach past the right edge are named in a warning (tables scroll inside their own box and are not counted).
+ */
+export async function sideways(page: Page): Promise<number> {
+  const r = await page.evaluate(() => {
+    const over = document.documentElement.scrollWidth - window.innerWidth;
+    const offenders: string[] = [];
+    if (over > 0)
+      for (const el of Array.from(document.querySelectorAll('body *'))) {
+        const box = el.getBoundingClientRect();
+        if (box.right + window.scrollX > window.innerWidth + 1 && offenders.length < 8)
+          offenders.push(`${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}.${String(el.className).replace(/\s+/g, '.')} (${Math.round(box.width)} px)`);
+      }
+    return { over, offenders };
+  });
+  if (r.over > 0) console.warn(`${page.url()} scrolls ${r.over} px sideways: ${r.offenders.join(', ')}`);
+  return r.over;
 }

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildBff } from '@onsale/bff';
 import { AdmissionController } from '@onsale/shared/admission';
@@ -10,7 +10,7 @@ import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
 import { createUser } from '@onsale/shared/users';
 import { buildStoreApi } from '@onsale/store-api';
 import { loadStoreApiConfig } from '@onsale/store-api/env';
-import { cardNumber, eventually, launchChromium, signIn, builtConsole } from './browser-helpers';
+import { cardNumber, eventually, launchChromium, builtConsole, consoleSessions, sideways, VIEWS, type View } from './browser-helpers';
 
 // Operations pages' changes in Chromium at 1440 and 390 px wide, against the product as `npm start` runs it (the
 // store API, the admission controller and the BFF serving a production build of the console) on real PostgreSQL:
@@ -21,11 +21,6 @@ import { cardNumber, eventually, launchChromium, signIn, builtConsole } from './
 
 const ADMIN = { email: 'admin@ops-pages.test', password: 'admin password for the operations test' };
 const OPERATOR = { email: 'ops@ops-pages.test', password: 'operator password for the operations test' };
-const VIEWS = [
-  { name: 'desktop', width: 1440, height: 900 },
-  { name: 'phone', width: 390, height: 844 },
-] as const;
-type View = (typeof VIEWS)[number];
 /** Two fans per width who pay with one card: no digits in their ids, so only the card links them. */
 const PAIRS: Record<View['name'], [string, string]> = { desktop: ['rowan-desk', 'ellis-desk'], phone: ['rowan-phone', 'ellis-phone'] };
 
@@ -39,39 +34,9 @@ let baseUrl: string;
 let distDir: string;
 let eventId: string;
 const endpoints: Partial<Record<View['name'], { id: string; url: string; deliveryId: number }>> = {};
-const pageErrors: string[] = [];
-const contexts: BrowserContext[] = [];
+const { pageErrors, contexts, pageAs } = consoleSessions(() => ({ browser, baseUrl }));
 
 const minutes = (n: number) => new Date(Date.now() + n * 60_000).toISOString();
-
-async function pageAs(user: { email: string; password: string }, view: View): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: view.width, height: view.height }, timezoneId: 'UTC' });
-  contexts.push(context);
-  const page = await context.newPage();
-  page.on('pageerror', (err) => pageErrors.push(`${view.name}: ${err.message}`));
-  page.on('console', (m) => {
-    if (m.type() === 'error') pageErrors.push(`${view.name} ${page.url()}: ${m.text()}`);
-  });
-  await page.goto(`${baseUrl}/sign-in`);
-  await signIn(page, user);
-  await page.waitForURL(`${baseUrl}/`);
-  return page;
-}
-
-async function sideways(page: Page): Promise<number> {
-  const r = await page.evaluate(() => {
-    const over = document.documentElement.scrollWidth - window.innerWidth;
-    const offenders: string[] = [];
-    if (over > 0)
-      for (const el of Array.from(document.querySelectorAll('main *'))) {
-        const box = el.getBoundingClientRect();
-        if (box.right + window.scrollX > window.innerWidth + 1 && offenders.length < 8) offenders.push(`${el.tagName.toLowerCase()}.${String(el.className).replace(/\s+/g, '.')} (${Math.round(box.width)} px)`);
-      }
-    return { over, offenders };
-  });
-  if (r.over > 0) console.warn(`${page.url()} scrolls ${r.over} px sideways: ${r.offenders.join(', ')}`);
-  return r.over;
-}
 
 const auditCount = async (action: string, needle: string) =>
   (await sql<{ n: number }>`SELECT count(*)::int AS n FROM audit_log WHERE action = ${action} AND details::text LIKE ${`%${needle}%`}`.execute(tdb.db)).rows[0]!.n;

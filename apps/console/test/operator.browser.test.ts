@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildBff } from '@onsale/bff';
 import { AdmissionController, pauseQueue, setRateOverride } from '@onsale/shared/admission';
@@ -14,7 +14,7 @@ import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
 import { assignEventOrganisation, createUser } from '@onsale/shared/users';
 import { buildStoreApi } from '@onsale/store-api';
 import { loadStoreApiConfig } from '@onsale/store-api/env';
-import { cardNumber, eventually, launchChromium, signIn, builtConsole } from './browser-helpers';
+import { cardNumber, eventually, launchChromium, builtConsole, consoleSessions, sideways, VIEWS } from './browser-helpers';
 
 // An operator's day, in Chromium at 1440 and at 390 px wide, against the product as `npm start` runs it (the
 // store API, the admission controller and the BFF serving a production build of the console) on real PostgreSQL:
@@ -29,11 +29,6 @@ const ADMIN = { email: 'admin@operator.test', password: 'admin password for the 
 const OPERATOR = { email: 'ops@operator.test', password: 'operator password for the operator test' };
 const VIEWER = { email: 'viewer@operator.test', password: 'viewer password for the operator test' };
 const PROMOTER = { email: 'pat@acme.test', password: 'promoter password for the operator test' };
-const VIEWS = [
-  { name: 'desktop', width: 1440, height: 900 },
-  { name: 'phone', width: 390, height: 844 },
-] as const;
-type View = (typeof VIEWS)[number];
 const PAUSE_REASON = 'doors delayed by the fire marshal';
 const PUBLIC_NOTE = 'Paused while the doors opened late';
 
@@ -47,8 +42,7 @@ let baseUrl: string;
 let distDir: string;
 const ids: Record<'live' | 'stalled' | 'unsigned' | 'paused' | 'soon' | 'later', string> = { live: '', stalled: '', unsigned: '', paused: '', soon: '', later: '' };
 let liveListingId: string;
-const pageErrors: string[] = [];
-const contexts: BrowserContext[] = [];
+const { pageErrors, contexts, pageAs } = consoleSessions(() => ({ browser, baseUrl }));
 
 const minutes = (n: number) => new Date(Date.now() + n * 60_000).toISOString();
 
@@ -133,40 +127,6 @@ async function admitAndHold(fan: Fan, eventId: string): Promise<void> {
 
 async function pay(fan: Fan, card: string, key: string): Promise<{ status: number; json: Record<string, unknown> }> {
   return storeCall('POST', `/holds/${fan.holdId}/checkout`, { ...fan.headers, 'x-admission-token': fan.admissionToken!, 'idempotency-key': key }, { payment: { instrument: { type: 'card', number: card } } });
-}
-
-/** A signed-in page at a width, as `user`. */
-async function pageAs(user: { email: string; password: string }, view: View): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: view.width, height: view.height }, timezoneId: 'UTC', acceptDownloads: true });
-  contexts.push(context);
-  const page = await context.newPage();
-  page.on('pageerror', (err) => pageErrors.push(`${view.name}: ${err.message}`));
-  page.on('console', (m) => {
-    if (m.type() === 'error') pageErrors.push(`${view.name} ${page.url()}: ${m.text()}`);
-  });
-  await page.goto(`${baseUrl}/sign-in`);
-  await signIn(page, user);
-  await page.waitForURL(`${baseUrl}/`);
-  return page;
-}
-
-/**
- * How far the page scrolls sideways: 0 when nothing overflows the viewport. When something does, the elements that
- * reach past the right edge are named in the failure (tables scroll inside their own box and are not counted).
- */
-async function sideways(page: Page): Promise<number> {
-  const r = await page.evaluate(() => {
-    const over = document.documentElement.scrollWidth - window.innerWidth;
-    const offenders: string[] = [];
-    if (over > 0)
-      for (const el of Array.from(document.querySelectorAll('main *'))) {
-        const box = el.getBoundingClientRect();
-        if (box.right > window.innerWidth + 1 && offenders.length < 5) offenders.push(`${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}.${String(el.className).replace(/\s+/g, '.')} (${Math.round(box.width)} px)`);
-      }
-    return { over, offenders };
-  });
-  if (r.over > 0) console.warn(`${page.url()} scrolls ${r.over} px sideways: ${r.offenders.join(', ')}`);
-  return r.over;
 }
 
 /** The page's words, for checking that no raw network error reaches a person. */

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildBff, cliRehearsalLauncher } from '@onsale/bff';
 import { sql } from '@onsale/shared/db';
@@ -10,7 +10,7 @@ import { createEvent, parseEventFile } from '@onsale/shared/events';
 import { finishRehearsalRun, insertRehearsalRun, setRehearsalEvent, type RehearsalReport } from '@onsale/shared/rehearsal';
 import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
 import { createUser } from '@onsale/shared/users';
-import { builtConsole, launchChromium, signIn } from './browser-helpers';
+import { builtConsole, launchChromium, consoleSessions, sideways, VIEWS } from './browser-helpers';
 
 // Rehearsals in the console, in Chromium at 1440 and 390 px wide: the events board marks a rehearsal's event; the
 // rehearsals page lists runs and opens a report (the verdict, the figures that decide it, its charts, the faults);
@@ -21,10 +21,6 @@ const repoRoot = fileURLToPath(new URL('../../..', import.meta.url));
 const docsShots = fileURLToPath(new URL('../../../docs/console', import.meta.url));
 const OPERATOR = { email: 'ops@rehearse.test', password: 'operator password for the rehearsal test' };
 const VIEWER = { email: 'viewer@rehearse.test', password: 'viewer password for the rehearsal test' };
-const VIEWS = [
-  { name: 'desktop', width: 1440, height: 900 },
-  { name: 'phone', width: 390, height: 844 },
-] as const;
 
 let tdb: TestDatabase;
 let bff: Awaited<ReturnType<typeof buildBff>>;
@@ -33,24 +29,7 @@ let baseUrl: string;
 let distDir: string;
 let runId: string;
 let eventId: string;
-const pageErrors: string[] = [];
-const contexts: BrowserContext[] = [];
-
-async function pageAs(user: { email: string; password: string }, view: (typeof VIEWS)[number]): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: view.width, height: view.height }, timezoneId: 'UTC' });
-  contexts.push(context);
-  const page = await context.newPage();
-  page.on('pageerror', (err) => pageErrors.push(`${view.name}: ${err.message}`));
-  page.on('console', (m) => {
-    if (m.type() === 'error') pageErrors.push(`${view.name} ${page.url()}: ${m.text()}`);
-  });
-  await page.goto(`${baseUrl}/sign-in`);
-  await signIn(page, user);
-  await page.waitForURL(`${baseUrl}/`);
-  return page;
-}
-
-const sideways = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+const { pageErrors, contexts, pageAs } = consoleSessions(() => ({ browser, baseUrl }));
 
 /** A finished rehearsal's report as the driver writes it: a pass with one fault recovered. */
 function report(): RehearsalReport {

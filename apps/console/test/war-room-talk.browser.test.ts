@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildBff } from '@onsale/bff';
 import { AdmissionController, runScheduledControl, setRateOverride } from '@onsale/shared/admission';
@@ -13,7 +13,7 @@ import { setQueueCopy } from '@onsale/shared/warroom';
 import { assignEventOrganisation, createUser } from '@onsale/shared/users';
 import { buildStoreApi } from '@onsale/store-api';
 import { loadStoreApiConfig } from '@onsale/store-api/env';
-import { eventually, launchChromium, signIn, builtConsole } from './browser-helpers';
+import { eventually, launchChromium, builtConsole, consoleSessions, sideways, VIEWS } from './browser-helpers';
 
 // Talking to the queue from the war room, in Chromium at 1440 and 390 px wide, against the product as `npm start`
 // runs it (the store API, the admission controller and the BFF serving a production build of the console) on real
@@ -26,11 +26,6 @@ const docsShots = fileURLToPath(new URL('../../../docs/console', import.meta.url
 const OPERATOR = { email: 'ops@talk.test', password: 'operator password for the talk test' };
 const VIEWER = { email: 'viewer@talk.test', password: 'viewer password for the talk test' };
 const PROMOTER = { email: 'pat@acme-talk.test', password: 'promoter password for the talk test' };
-const VIEWS = [
-  { name: 'desktop', width: 1440, height: 900 },
-  { name: 'phone', width: 390, height: 844 },
-] as const;
-type View = (typeof VIEWS)[number];
 const ZONE = 'America/New_York';
 
 let tdb: TestDatabase;
@@ -44,41 +39,9 @@ let distDir: string;
 let eventId: string;
 /** An event with presales, whose controls may be set for one presale's queue. */
 let presaleId: string;
-const pageErrors: string[] = [];
-const contexts: BrowserContext[] = [];
+const { pageErrors, contexts, pageAs } = consoleSessions(() => ({ browser, baseUrl }));
 
 const minutes = (n: number) => new Date(Date.now() + n * 60_000).toISOString();
-
-/** A signed-in page at a width, as `user`, in UTC (so the venue's zone is never the browser's by chance). */
-async function pageAs(user: { email: string; password: string }, view: View): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: view.width, height: view.height }, timezoneId: 'UTC' });
-  contexts.push(context);
-  const page = await context.newPage();
-  page.on('pageerror', (err) => pageErrors.push(`${view.name}: ${err.message}`));
-  page.on('console', (m) => {
-    if (m.type() === 'error') pageErrors.push(`${view.name} ${page.url()}: ${m.text()}`);
-  });
-  await page.goto(`${baseUrl}/sign-in`);
-  await signIn(page, user);
-  await page.waitForURL(`${baseUrl}/`);
-  return page;
-}
-
-/** How far the page scrolls sideways: 0 when nothing overflows (tables scroll inside their own box). */
-async function sideways(page: Page): Promise<number> {
-  const r = await page.evaluate(() => {
-    const over = document.documentElement.scrollWidth - window.innerWidth;
-    const offenders: string[] = [];
-    if (over > 0)
-      for (const el of Array.from(document.querySelectorAll('body *'))) {
-        const box = el.getBoundingClientRect();
-        if (box.right + window.scrollX > window.innerWidth + 1 && offenders.length < 8) offenders.push(`${el.tagName.toLowerCase()}.${String(el.className).replace(/\s+/g, '.')} (${Math.round(box.width)} px)`);
-      }
-    return { over, offenders };
-  });
-  if (r.over > 0) console.warn(`${page.url()} scrolls ${r.over} px sideways: ${r.offenders.join(', ')}`);
-  return r.over;
-}
 
 /** A tRPC mutation sent from the page with its session, as a hand-made request would be: the HTTP status. */
 const mutationStatus = (page: Page, path: string, input: unknown) =>
