@@ -153,8 +153,13 @@ export interface Progress {
 
 /** The crowd. `run()` resolves when every fan has finished or the deadline passed. */
 export class Crowd {
-  /** Status polls go through their own connections, so a hold or a payment never waits in line behind them. */
+  /**
+   * Three sets of keep-alive connections: status polls, joins (and the waitlist), and the shoppers' requests (seat map,
+   * hold, payment). A crowd's requests do not queue behind one another as one client's would: a backlog of joins the
+   * product cannot take yet must not hold up the payments of fans already inside.
+   */
   private readonly pollPool: Pool;
+  private readonly joinPool: Pool;
   private readonly pool: Pool;
   private readonly random: () => number;
   private readonly phase: Uint8Array;
@@ -207,6 +212,7 @@ export class Crowd {
     const pool = (connections: number) => new Pool(o.fansUrl, { connections, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 30_000, bodyTimeout: 30_000 });
     this.pool = pool(o.connections);
     this.pollPool = pool(Math.max(1, Math.ceil(o.connections / 2)));
+    this.joinPool = pool(o.connections);
     this.random = seededRandom(o.seed);
     const n = o.fans;
     this.phase = new Uint8Array(n);
@@ -373,7 +379,7 @@ export class Crowd {
     const extra = this.extraHeader.get(i);
     if (extra) h[extra[0]] = extra[1];
     const sentAt = this.now;
-    const a = await this.request('POST', `/events/${this.o.eventId}/queue`, h);
+    const a = await this.request('POST', `/events/${this.o.eventId}/queue`, h, undefined, this.joinPool);
     this.extraHeader.delete(i);
     if (a.status === 200 && a.body?.queueToken) {
       this.retries[i] = 0;
@@ -600,7 +606,7 @@ export class Crowd {
     if (polling) this.soldOutAt[i] = this.now;
     // The fan follows the listing: the waitlist hands it seats that come back.
     const h = await this.headers(i);
-    const a = await this.request('PUT', `/listings/${this.o.listingId}/waitlist`, h, { criteria: { quantity: Math.min(2, this.o.perAccountSeats) } });
+    const a = await this.request('PUT', `/listings/${this.o.listingId}/waitlist`, h, { criteria: { quantity: Math.min(2, this.o.perAccountSeats) } }, this.joinPool);
     if (a.status === 200 || a.status === 201) this.waitlistJoined++;
     this.finish(i, Phase.WAITLISTED);
   }
@@ -686,7 +692,7 @@ export class Crowd {
     clearInterval(this.timer);
     this.sampleStranded();
     this.loopDelay.disable();
-    await Promise.all([this.pool.close(), this.pollPool.close()]);
+    await Promise.all([this.pool.close(), this.pollPool.close(), this.joinPool.close()]);
     const ranked = { arrival: [] as number[], position: [] as number[] };
     for (let i = 0; i < this.o.fans; i++) {
       if (this.preOpen[i] === 1 && !Number.isNaN(this.position[i]!)) {
