@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { pollUntil } from '@onsale/shared/testing';
 import { sql } from '@onsale/shared/db';
 import { TEST_CARDS } from '@onsale/shared/checkout';
 import { ADMISSION_OPT_OUT } from '../src/plugins/admission-gate.js';
@@ -58,12 +59,13 @@ describe('the admission gate', () => {
     const joined = await h.app.inject({ method: 'POST', url: `/events/${eventId}/queue`, headers: { ...bearer(fan), ...device } });
     expect(joined.statusCode).toBe(200);
     await sql`UPDATE queue_state SET admitted_through = 100, heartbeat_at = now() + interval '1 minute' WHERE event_id = ${eventId}`.execute(h.t.db);
-    let admission: string | undefined;
-    for (let i = 0; i < 50 && !admission; i++) {
-      const s = await h.app.inject({ url: `/events/${eventId}/queue/status`, headers: { ...bearer(fan), ...device, 'x-queue-token': joined.json().queueToken } });
-      admission = s.json().admissionToken;
-      if (!admission) await new Promise((r) => setTimeout(r, 100));
-    }
+    // Each store-API instance reads the watermarks every half second.
+    const admission = (
+      await pollUntil(
+        () => h.app.inject({ url: `/events/${eventId}/queue/status`, headers: { ...bearer(fan), ...device, 'x-queue-token': joined.json().queueToken } }),
+        (s) => Boolean(s.json().admissionToken),
+      )
+    ).json().admissionToken as string | undefined;
     expect(admission).toBeDefined();
     const headers = { ...bearer(fan), ...device, 'x-admission-token': admission! };
     const held = await h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, headers, payload: { section: 'B', quantity: 2 } });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sql } from 'kysely';
-import { createOpenEvent, createTestDatabase, type TestDatabase } from '../testing/index.js';
+import { createOpenEvent, createTestDatabase, pollUntil, type TestDatabase } from '../testing/index.js';
 import { EventCache } from '../events/index.js';
 import { HoldService, SeatmapCache } from '../inventory/index.js';
 import { reconcileInventory } from './reconcile.js';
@@ -51,19 +51,11 @@ describe('inventory reconciliation', () => {
     expect(av.fanout_enqueued).toBe(false);
     const worker = await startWorker({ connectionString: t.url, db: t.db, concurrency: 1, claimTokenSecret: 'test-claim-secret', admission: false, relayMs: 50 });
     try {
-      let enqueued = false;
-      for (let i = 0; i < 100 && !enqueued; i++) {
-        enqueued = (await t.db.selectFrom('availability_events').select('fanout_enqueued').where('id', '=', av.id).executeTakeFirstOrThrow()).fanout_enqueued;
-        if (!enqueued) await new Promise((r) => setTimeout(r, 50));
-      }
+      const enqueued = await pollUntil(async () => (await t.db.selectFrom('availability_events').select('fanout_enqueued').where('id', '=', av.id).executeTakeFirstOrThrow()).fanout_enqueued, (v) => v);
       expect(enqueued).toBe(true);
       // Its fan-out then runs as a job (no waitlist here: it completes at once).
-      let done = false;
-      for (let i = 0; i < 100 && !done; i++) {
-        done = (await t.db.selectFrom('availability_events').select('status').where('id', '=', av.id).executeTakeFirstOrThrow()).status === 'DONE';
-        if (!done) await new Promise((r) => setTimeout(r, 100));
-      }
-      expect(done).toBe(true);
+      const status = await pollUntil(async () => (await t.db.selectFrom('availability_events').select('status').where('id', '=', av.id).executeTakeFirstOrThrow()).status, (v) => v === 'DONE');
+      expect(status).toBe('DONE');
     } finally {
       await worker.stop();
     }
@@ -73,11 +65,7 @@ describe('inventory reconciliation', () => {
     await sql`DELETE FROM inventory_reconciliations`.execute(t.db);
     const worker = await startWorker({ connectionString: t.url, db: t.db, concurrency: 1, claimTokenSecret: 'test-claim-secret' });
     try {
-      let found = false;
-      for (let i = 0; i < 100 && !found; i++) {
-        found = !!(await t.db.selectFrom('inventory_reconciliations').select('event_id').executeTakeFirst());
-        if (!found) await new Promise((r) => setTimeout(r, 100));
-      }
+      const found = await pollUntil(async () => !!(await t.db.selectFrom('inventory_reconciliations').select('event_id').executeTakeFirst()), (v) => v);
       expect(found).toBe(true);
     } finally {
       await worker.stop();
