@@ -31,19 +31,14 @@ async function context() {
 }
 
 async function listingReport(db: import('@onsale/shared/db').Db, listingId: string) {
-  const { loadListing } = await import('@onsale/shared/waitlist');
-  const { sql } = await import('@onsale/shared/db');
+  const { loadListing, countListingEntries, recentAvailability } = await import('@onsale/shared/waitlist');
   const l = await loadListing(db, listingId);
-  const { rows: entries } = await sql<{ live: number; expired: number }>`
-    SELECT count(*) FILTER (WHERE expires_at > now())::int AS live, count(*) FILTER (WHERE expires_at <= now())::int AS expired
-    FROM waitlist_entries WHERE listing_id = ${listingId}`.execute(db);
-  const { rows: recent } = await sql`
-    SELECT id, event_id AS "eventId", cause, mode, seat_count AS "seats", status, matched, notified, created_at AS "createdAt", completed_at AS "completedAt"
-    FROM availability_events WHERE listing_id = ${listingId} ORDER BY id DESC LIMIT 20`.execute(db);
+  const entries = await countListingEntries(db, listingId);
+  const recent = await recentAvailability(db, listingId, 20);
   return {
     id: l.id,
     name: l.name,
-    waitlist: { mode: l.mode, ttlDays: l.ttlSeconds / 86400, offerMinutes: l.offerTtlSeconds / 60, inlineThreshold: l.inlineThreshold, ...entries[0] },
+    waitlist: { mode: l.mode, ttlDays: l.ttlSeconds / 86400, offerMinutes: l.offerTtlSeconds / 60, inlineThreshold: l.inlineThreshold, ...entries },
     performances: l.performances,
     recentAvailability: recent,
   };

@@ -10,3 +10,4 @@ export * from './notifications.js';
 export * from './maintenance.js';
 export * from './tasks.js';
 export type * from './waitlist.table.js';
+export { countListingEntries, recentAvailability } from './waitlist.repository.js';

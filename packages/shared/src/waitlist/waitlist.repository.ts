@@ -387,3 +387,30 @@ export async function advanceOfferCursor(trx: Trx, availabilityId: number, a: { 
               matched = matched + ${a.matched}, notified = notified + ${a.notified}, status = 'FANNING_OUT', updated_at = now()
             WHERE id = ${availabilityId}`.execute(trx);
 }
+
+/** A listing's waitlist entries: live, and expired but not yet deleted. */
+export async function countListingEntries(db: Db | Trx, listingId: string): Promise<{ live: number; expired: number }> {
+  const { rows } = await sql<{ live: number; expired: number }>`
+    SELECT count(*) FILTER (WHERE expires_at > now())::int AS live, count(*) FILTER (WHERE expires_at <= now())::int AS expired
+    FROM waitlist_entries WHERE listing_id = ${listingId}`.execute(db);
+  return rows[0]!;
+}
+
+/** A listing's latest availability events, newest first: what came back, how it went out, how many were told. */
+export async function recentAvailability(db: Db | Trx, listingId: string, limit: number) {
+  const { rows } = await sql<{
+    id: number;
+    eventId: string;
+    cause: AvailabilityCause;
+    mode: AvailabilityMode;
+    seats: number;
+    status: string;
+    matched: number;
+    notified: number;
+    createdAt: Date;
+    completedAt: Date | null;
+  }>`
+    SELECT id, event_id AS "eventId", cause, mode, seat_count AS "seats", status, matched, notified, created_at AS "createdAt", completed_at AS "completedAt"
+    FROM availability_events WHERE listing_id = ${listingId} ORDER BY id DESC LIMIT ${limit}`.execute(db);
+  return rows;
+}
