@@ -54,13 +54,23 @@ if (!target) {
 const env = { ...process.env, PATH: `${join(root, 'node_modules', '.bin')}${delimiter}${process.env.PATH ?? ''}` };
 // The tests run only on code that type-checks and passes the linter: a type error or an import cycle fails
 // `npm test` (and so CI) before a single test starts.
+// The checks run side by side (each is mostly one core's work), and the tests start once all of them passed.
 if (command === 'test') {
-  for (const check of ['typecheck', 'lint']) {
-    const code = run(pnpm, [...pnpmPre, 'run', check], { env });
-    if (code !== 0) {
-      console.error(`npm test: \`npm run ${check}\` failed (exit ${code}); the tests were not run`);
-      process.exit(code);
-    }
+  const checks = ['typecheck', 'lint', 'format:check'];
+  const codes = await Promise.all(
+    checks.map(
+      (check) =>
+        new Promise((resolve) => {
+          const c = spawn(pnpm, [...pnpmPre, 'run', '--silent', check], { cwd: root, stdio: 'inherit', env });
+          c.on('error', () => resolve(1));
+          c.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+        }),
+    ),
+  );
+  const failed = checks.filter((_, i) => codes[i] !== 0);
+  if (failed.length > 0) {
+    for (const check of failed) console.error(`npm test: \`npm run ${check}\` failed; the tests were not run`);
+    process.exit(1);
   }
 }
 const child = spawn(target[0], [...target[1], ...args], { cwd: root, stdio: 'inherit', env });
