@@ -7,7 +7,15 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['**/node_modules/', '**/dist/', '.data/', '.test-results/', 'bench-results/', 'coverage/', 'apps/console/src/routeTree.gen.ts'],
+    ignores: [
+      '**/node_modules/',
+      '**/dist/',
+      '.data/',
+      '.test-results/',
+      'bench-results/',
+      'coverage/',
+      'apps/console/src/routeTree.gen.ts',
+    ],
   },
   js.configs.recommended,
   tseslint.configs.recommendedTypeChecked,
@@ -30,7 +38,13 @@ export default tseslint.config(
       // A leading underscore marks a value kept on purpose (an omitted rest property, an unused parameter).
       '@typescript-eslint/no-unused-vars': [
         'error',
-        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', ignoreRestSiblings: true },
+        {
+          argsIgnorePattern: '^_',
+          varsIgnorePattern: '^_',
+          destructuredArrayIgnorePattern: '^_',
+          caughtErrorsIgnorePattern: '^_',
+          ignoreRestSiblings: true,
+        },
       ],
       '@typescript-eslint/only-throw-error': [
         'error',

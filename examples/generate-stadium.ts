@@ -18,16 +18,42 @@ const placed: Placed[] = [];
 
 // Floor: 2 columns x 5 blocks in front of the stage.
 for (let i = 0; i < 5; i++)
-  for (const [side, x] of [['L', -12], ['R', 12]] as const)
-    placed.push({ code: `F${i + 1}${side}`, name: `Floor ${i + 1} ${side === 'L' ? 'Left' : 'Right'}`, priceLevel: 'FLOOR', x, y: 40 - 12 * i, z: 0 });
+  for (const [side, x] of [
+    ['L', -12],
+    ['R', 12],
+  ] as const)
+    placed.push({
+      code: `F${i + 1}${side}`,
+      name: `Floor ${i + 1} ${side === 'L' ? 'Left' : 'Right'}`,
+      priceLevel: 'FLOOR',
+      x,
+      y: 40 - 12 * i,
+      z: 0,
+    });
 
 // A horseshoe bowl: angle 0 faces the stage from the far end; the arc stops short of the sides of the stage.
-function bowl(prefix: string, first: number, count: number, radius: number, height: number, maxDegrees: number, level: Placed['priceLevel'], label: string) {
+function bowl(
+  prefix: string,
+  first: number,
+  count: number,
+  radius: number,
+  height: number,
+  maxDegrees: number,
+  level: Placed['priceLevel'],
+  label: string,
+) {
   for (let i = 0; i < count; i++) {
     const deg = -maxDegrees + (2 * maxDegrees * i) / (count - 1);
     const rad = (deg * Math.PI) / 180;
     const n = first + i;
-    placed.push({ code: `${prefix}${n}`, name: `${label} ${n}`, priceLevel: level, x: radius * Math.sin(rad), y: -radius * Math.cos(rad), z: height });
+    placed.push({
+      code: `${prefix}${n}`,
+      name: `${label} ${n}`,
+      priceLevel: level,
+      x: radius * Math.sin(rad),
+      y: -radius * Math.cos(rad),
+      z: height,
+    });
   }
 }
 bowl('L', 101, 60, 75, 10, 135, 'LOWER', 'Lower');
@@ -53,7 +79,14 @@ const event = {
     { code: 'LOWER', name: 'Lower bowl', priceCents: 12900 },
     { code: 'UPPER', name: 'Upper bowl', priceCents: 6900 },
   ],
-  sections: placed.map((p) => ({ code: p.code, name: p.name, priceLevel: p.priceLevel, qualityRank: rank.get(p.code)!, rowCount: 20, seatsPerRow: 20 })),
+  sections: placed.map((p) => ({
+    code: p.code,
+    name: p.name,
+    priceLevel: p.priceLevel,
+    qualityRank: rank.get(p.code)!,
+    rowCount: 20,
+    seatsPerRow: 20,
+  })),
 };
 
 // One section per line keeps the file reviewable.

@@ -44,6 +44,8 @@ try {
     });
 } catch (e) {
   const err = e as Error & { code?: string };
-  console.error(`npm run edge failed: ${err.message}${/EADDRINUSE|address already in use/i.test(err.message) ? ` (port ${edge.port} is taken; set EDGE_PORT)` : ''}`);
+  console.error(
+    `npm run edge failed: ${err.message}${/EADDRINUSE|address already in use/i.test(err.message) ? ` (port ${edge.port} is taken; set EDGE_PORT)` : ''}`,
+  );
   process.exit(1);
 }

@@ -27,15 +27,18 @@ export class ProcessGroup {
   private readonly members = new Map<string, Member>();
   private stopping = false;
 
-  constructor(
-    private readonly o: { exec: string; env: NodeJS.ProcessEnv; log: (line: string) => void; warn: (line: string) => void },
-  ) {
+  constructor(private readonly o: { exec: string; env: NodeJS.ProcessEnv; log: (line: string) => void; warn: (line: string) => void }) {
     cluster.setupPrimary({ exec: o.exec, execArgv: process.execArgv, silent: false });
   }
 
   /** Starts a process; resolves once it is ready, rejects if it exits first. */
   start(spec: ProcessSpec, restarts = 0): Promise<void> {
-    const worker = cluster.fork({ ...this.o.env, ONSALE_ROLE: spec.role, ONSALE_PROCESS: spec.name, ...(spec.role === 'store' ? { STORE_API_INSTANCE: spec.name } : {}) });
+    const worker = cluster.fork({
+      ...this.o.env,
+      ONSALE_ROLE: spec.role,
+      ONSALE_PROCESS: spec.name,
+      ...(spec.role === 'store' ? { STORE_API_INSTANCE: spec.name } : {}),
+    });
     const member: Member = { ...spec, worker, startedAt: Date.now(), quickDeaths: restarts, ready: false };
     this.members.set(spec.name, member);
     return new Promise<void>((resolve, reject) => {
@@ -51,7 +54,9 @@ export class ProcessGroup {
         const quick = Date.now() - member.startedAt < FLAPPING_MS;
         const deaths = quick ? member.quickDeaths + 1 : 0;
         const delayMs = Math.min(30_000, 500 * 2 ** Math.max(0, deaths - 1));
-        this.o.warn(`${spec.name} (pid ${worker.process.pid}) ${signal ? `was killed (${signal})` : `exited (code ${code})`}: starting it again in ${delayMs / 1000} s`);
+        this.o.warn(
+          `${spec.name} (pid ${worker.process.pid}) ${signal ? `was killed (${signal})` : `exited (code ${code})`}: starting it again in ${delayMs / 1000} s`,
+        );
         setTimeout(() => {
           if (this.stopping) return;
           this.start(spec, deaths).then(

@@ -52,7 +52,8 @@ export function parseStartFlags(argv: string[]): StartFlags {
   const count = (v: string | undefined, flag: string, min: number): number | undefined => {
     if (v === undefined) return undefined;
     const n = Number(v);
-    if (!Number.isInteger(n) || n < min || n > 16) throw new Error(`${flag} must be a whole number from ${min} to 16 (got ${JSON.stringify(v)})`);
+    if (!Number.isInteger(n) || n < min || n > 16)
+      throw new Error(`${flag} must be a whole number from ${min} to 16 (got ${JSON.stringify(v)})`);
     return n;
   };
   return {
@@ -76,11 +77,17 @@ function pnpm(): [string, string[]] {
  * where it is served from; a directory other than the app's own dist/ is built into only while it is new or
  * empty, since the build empties its output directory first.
  */
-function ensureBuilt(log: (line: string) => void, app: { name: string; pkg: string; defaultDir: string; setting: string }, dir: string): void {
+function ensureBuilt(
+  log: (line: string) => void,
+  app: { name: string; pkg: string; defaultDir: string; setting: string },
+  dir: string,
+): void {
   if (existsSync(join(dir, 'index.html'))) return;
   const custom = resolve(dir) !== resolve(app.defaultDir);
   if (custom && existsSync(dir) && readdirSync(dir).length > 0)
-    throw new Error(`${app.setting} ${dir} holds no ${app.name} build (no index.html) and is not empty: point it at a build, or at a new or empty directory to build into`);
+    throw new Error(
+      `${app.setting} ${dir} holds no ${app.name} build (no index.html) and is not empty: point it at a build, or at a new or empty directory to build into`,
+    );
   log(`building the ${app.name} (first start only)...`);
   const [cmd, pre] = pnpm();
   const outDir = custom ? ['--outDir', resolve(dir)] : [];
@@ -120,7 +127,8 @@ export async function ensureDemoEvent(db: Db, now = new Date()): Promise<{ event
  * purpose, rather than a built-in development admin with a known password that could outlive development.
  */
 export async function consoleSignInHint(db: Db): Promise<string> {
-  if ((await countUsers(db)) > 0) return 'sign in to the console with your e-mail and password; admins add users on its Users page or with `npm run onsale -- user:create`.';
+  if ((await countUsers(db)) > 0)
+    return 'sign in to the console with your e-mail and password; admins add users on its Users page or with `npm run onsale -- user:create`.';
   return [
     'no console users yet. Create the first admin in another terminal (with the same DATABASE_URL, if you set one), then sign in with it:',
     '',

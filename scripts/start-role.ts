@@ -28,7 +28,10 @@ if (role === 'store') {
   // GET /metrics answers for the whole cluster: this process's figures with every other process's (through the primary).
   const metrics = createMetrics({ defaultMetrics: true });
   answerClusterMetrics(metrics.registry);
-  const app = await buildStoreApi({ db, config, metrics, clusterMetrics: clusterMetricsGatherer() }, { logger: { level: 'warn' }, connectionTimeout: 10_000, requestTimeout: 15_000 });
+  const app = await buildStoreApi(
+    { db, config, metrics, clusterMetrics: clusterMetricsGatherer() },
+    { logger: { level: 'warn' }, connectionTimeout: 10_000, requestTimeout: 15_000 },
+  );
   await warmPool(db);
   await app.listen({ port: config.port, host: config.host });
   process.once('SIGTERM', () => {

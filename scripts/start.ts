@@ -14,7 +14,19 @@ import { loadCliConfig } from '@onsale/cli/env';
 import { loadEdgeEnv } from '@onsale/edge/env';
 import { resolveDatabase } from '@onsale/cli/database';
 import { ProcessGroup } from './process-group.js';
-import { START_USAGE, Shutdown, consoleDir, repoRoot, consoleSignInHint, demoCurl, ensureConsoleBuilt, ensureDemoEvent, ensureFanPageBuilt, fanDir, parseStartFlags } from './start-lib.js';
+import {
+  START_USAGE,
+  Shutdown,
+  consoleDir,
+  repoRoot,
+  consoleSignInHint,
+  demoCurl,
+  ensureConsoleBuilt,
+  ensureDemoEvent,
+  ensureFanPageBuilt,
+  fanDir,
+  parseStartFlags,
+} from './start-lib.js';
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const warn = (line: string) => process.stderr.write(`${line}\n`);
@@ -36,7 +48,12 @@ let settings;
 try {
   // Behind the local edge, the store API believes the edge's X-Forwarded-For (the fan's address, for limits per IP).
   const env = flags.edge && !process.env.STORE_API_TRUST_PROXY ? { ...process.env, STORE_API_TRUST_PROXY: 'loopback' } : process.env;
-  settings = { databaseUrl: loadCliConfig().databaseUrl, storeConfig: loadStoreApiConfig(env), bffEnv: loadBffEnv(), edgeEnv: loadEdgeEnv() };
+  settings = {
+    databaseUrl: loadCliConfig().databaseUrl,
+    storeConfig: loadStoreApiConfig(env),
+    bffEnv: loadBffEnv(),
+    edgeEnv: loadEdgeEnv(),
+  };
 } catch (e) {
   warn(`npm start: invalid configuration: ${e instanceof Error ? e.message : String(e)}`);
   process.exit(1);
@@ -68,7 +85,11 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () =
 try {
   const target = await resolveDatabase(databaseUrl);
   shutdown.add('embedded PostgreSQL', () => target.release());
-  const where = { env: 'DATABASE_URL', 'embedded-running': 'the embedded server already running on ./.data/', embedded: 'embedded, data in ./.data/' }[target.source];
+  const where = {
+    env: 'DATABASE_URL',
+    'embedded-running': 'the embedded server already running on ./.data/',
+    embedded: 'embedded, data in ./.data/',
+  }[target.source];
   log(`database: ${where}`);
 
   // The server ending every connection (57P01: it is shutting down; Ctrl-C reaches the embedded one too) is said
@@ -82,7 +103,12 @@ try {
     } else if (!databaseFaultOf(err)) warn(`${name} database pool: ${err.message}`);
     // A lost connection is part of an outage, which the store API logs once when it starts and once when it ends.
   };
-  const storeDb = createDb(target.url, { max: storeConfig.dbPoolMax, connectionTimeoutMillis: storeConfig.dbPoolWaitMs, applicationName: 'store-api', onError: poolError('store API') });
+  const storeDb = createDb(target.url, {
+    max: storeConfig.dbPoolMax,
+    connectionTimeoutMillis: storeConfig.dbPoolWaitMs,
+    applicationName: 'store-api',
+    onError: poolError('store API'),
+  });
   shutdown.add('store API pool', () => storeDb.destroy());
   // A database that shut down (57P01) and came back: the worker's logs speak again.
   healthOf(storeDb).on('up', () => (databaseStopping = false));
@@ -110,7 +136,10 @@ try {
     // One process: store API, BFF and worker share this event loop (the lightest start for a laptop).
     // One metrics registry for the store API and the worker in this process (GET /metrics shows both).
     const metrics = createMetrics({ defaultMetrics: true });
-    const store = await buildStoreApi({ db: storeDb, config: { ...storeConfig, fan: { ...storeConfig.fan, dir: servedFan } }, metrics }, { logger: { level: 'warn' }, connectionTimeout: 10_000, requestTimeout: 15_000 });
+    const store = await buildStoreApi(
+      { db: storeDb, config: { ...storeConfig, fan: { ...storeConfig.fan, dir: servedFan } }, metrics },
+      { logger: { level: 'warn' }, connectionTimeout: 10_000, requestTimeout: 15_000 },
+    );
     shutdown.add('store API', () => store.close());
 
     // The worker reports invariant drift and job failures through the store API's logger (warnings and errors).
@@ -119,27 +148,41 @@ try {
       error: { value: (...a: [object]) => void (stopping || databaseStopping || store.log.error(...a)) },
       warn: { value: (...a: [object]) => void (stopping || databaseStopping || store.log.warn(...a)) },
     }) as NonNullable<WorkerOptions['logger']>;
-    const worker = await startWorker({ connectionString: target.url, db: opsDb, logger: workerLogger, metrics, claimTokenSecret: storeConfig.queueTokenSecret });
+    const worker = await startWorker({
+      connectionString: target.url,
+      db: opsDb,
+      logger: workerLogger,
+      metrics,
+      claimTokenSecret: storeConfig.queueTokenSecret,
+    });
     shutdown.add('worker', () => worker.stop());
 
     // The store API's connections open before the first fan arrives (an on-sale's opening burst should not start backends).
     await warmPool(storeDb);
     await store.listen({ port: storeConfig.port, host: storeConfig.host });
     storePort = (store.server.address() as AddressInfo).port;
-    processLine = 'worker      running (admission controller every second, inventory reconciliation and expired-hold sweep every minute, waitlist fan-out, offers and webhook deliveries)';
+    processLine =
+      'worker      running (admission controller every second, inventory reconciliation and expired-hold sweep every minute, waitlist fan-out, offers and webhook deliveries)';
   } else {
     // Many processes (node:cluster): N store APIs listening on one port (this process owns the socket and hands
     // each connection to the next in turn), M workers; each started again if it dies. See docs/edge.md.
     const n = flags.storeInstances ?? 1;
     const m = flags.workers ?? 1;
     if (n > 1 && !storeConfig.redis)
-      warn(`note: ${n} store-API processes without REDIS_URL: request limits and proof-of-work replay are counted per process (up to ${n} times each limit); set REDIS_URL to share them`);
+      warn(
+        `note: ${n} store-API processes without REDIS_URL: request limits and proof-of-work replay are counted per process (up to ${n} times each limit); set REDIS_URL to share them`,
+      );
     // A scrape of any store process reads the whole cluster's figures: this process relays them (no registry of its own).
     const stopRelay = relayClusterMetrics();
     shutdown.add('metrics relay', async () => stopRelay());
     const group = new ProcessGroup({
       exec: join(repoRoot, 'scripts', 'start-role.ts'),
-      env: { ...process.env, DATABASE_URL: target.url, FAN_DIR: servedFan, ...(flags.edge && !process.env.STORE_API_TRUST_PROXY ? { STORE_API_TRUST_PROXY: 'loopback' } : {}) },
+      env: {
+        ...process.env,
+        DATABASE_URL: target.url,
+        FAN_DIR: servedFan,
+        ...(flags.edge && !process.env.STORE_API_TRUST_PROXY ? { STORE_API_TRUST_PROXY: 'loopback' } : {}),
+      },
       log,
       warn,
     });
@@ -158,7 +201,12 @@ try {
   const url = (host: string, port: number) => `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`;
   // Rehearsals from the console drive this product's fan-facing URL with dev sign-ins (never on in production).
   const rehearsals = storeConfig.devAuth
-    ? cliRehearsalLauncher({ db: opsDb, databaseUrl: target.url, target: flags.edge ? url(edgeEnv.host, edgeEnv.port) : url(storeConfig.host, storeConfig.port), root: repoRoot })
+    ? cliRehearsalLauncher({
+        db: opsDb,
+        databaseUrl: target.url,
+        target: flags.edge ? url(edgeEnv.host, edgeEnv.port) : url(storeConfig.host, storeConfig.port),
+        root: repoRoot,
+      })
     : undefined;
   const bff = await buildBff({
     db: opsDb,
@@ -217,7 +265,11 @@ try {
 } catch (e) {
   warn(`npm start failed: ${startFailure(e)}`);
   const err = e instanceof Error ? (e as Error & { code?: string }) : undefined;
-  const known = err && (err.code === 'EADDRINUSE' || err.code === 'ECONNREFUSED' || ['MigrationError', 'InstallDatabaseError', 'InstallSecretsError'].includes(err.name));
+  const known =
+    err &&
+    (err.code === 'EADDRINUSE' ||
+      err.code === 'ECONNREFUSED' ||
+      ['MigrationError', 'InstallDatabaseError', 'InstallSecretsError'].includes(err.name));
   if (err && !known) warn(err.stack ?? '');
   await stop('startup failed', 1);
 }
@@ -228,7 +280,14 @@ function startFailure(e: unknown): string {
   const err = e as Error & { code?: string; port?: number };
   if (err.code === 'EADDRINUSE' || /address already in use/i.test(err.message)) {
     const port = err.port ?? Number(/:(\d+)$/.exec(err.message)?.[1]);
-    const setting = port === storeConfig.port ? 'STORE_API_PORT' : port === bffEnv.BFF_PORT ? 'BFF_PORT' : port === edgeEnv.port ? 'EDGE_PORT' : 'STORE_API_PORT / BFF_PORT / EDGE_PORT';
+    const setting =
+      port === storeConfig.port
+        ? 'STORE_API_PORT'
+        : port === bffEnv.BFF_PORT
+          ? 'BFF_PORT'
+          : port === edgeEnv.port
+            ? 'EDGE_PORT'
+            : 'STORE_API_PORT / BFF_PORT / EDGE_PORT';
     return `port ${port} is in use by another program; set ${setting} to a free port`;
   }
   return err.message || err.name;

@@ -7,7 +7,6 @@ import { createDb, migrateToLatest, startEmbeddedPostgres, type EmbeddedServer }
 import { consoleBuildDir, freePort, testDatabasePrefix, testSecrets, withAdminClient, withDatabase } from '@onsale/shared/testing';
 import '@onsale/shared/testing';
 
-
 async function reachable(url: string): Promise<boolean> {
   try {
     await withAdminClient(url, (c) => c.query('select 1'));

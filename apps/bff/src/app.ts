@@ -38,7 +38,6 @@ export interface BuildBffDeps {
   rehearsals?: RehearsalLauncher;
 }
 
-
 /** The operator/promoter backend: tRPC at /trpc, /healthz, and the built console. Not listening yet. */
 export async function buildBff(deps: BuildBffDeps): Promise<FastifyInstance> {
   // Long batched tRPC URLs exceed Fastify's default 100-character parameter limit (414 otherwise).
@@ -108,10 +107,19 @@ export async function buildBff(deps: BuildBffDeps): Promise<FastifyInstance> {
     prefix: '/trpc',
     trpcOptions: {
       router: appRouter,
-      createContext: createContextFactory({ db: deps.db, warRoom, ...(deps.auth ? { auth: deps.auth } : {}), ...(accessCodeKey ? { accessCodeKey } : {}), ...(deps.clock ? { clock: deps.clock } : {}), ...(deps.rehearsals ? { rehearsals: deps.rehearsals } : {}) }),
+      createContext: createContextFactory({
+        db: deps.db,
+        warRoom,
+        ...(deps.auth ? { auth: deps.auth } : {}),
+        ...(accessCodeKey ? { accessCodeKey } : {}),
+        ...(deps.clock ? { clock: deps.clock } : {}),
+        ...(deps.rehearsals ? { rehearsals: deps.rehearsals } : {}),
+      }),
       // A refusal that says when to come back (a sign-in lockout, the database briefly away) says it in Retry-After too.
       responseMeta({ errors }) {
-        const seconds = errors.map((e) => (e.cause instanceof DomainError ? e.cause.details.retryAfterSeconds : undefined)).filter((v): v is number => typeof v === 'number');
+        const seconds = errors
+          .map((e) => (e.cause instanceof DomainError ? e.cause.details.retryAfterSeconds : undefined))
+          .filter((v): v is number => typeof v === 'number');
         return seconds.length > 0 ? { headers: { 'retry-after': String(Math.max(...seconds)) } } : {};
       },
       onError({ error, path, req }) {
@@ -157,7 +165,10 @@ export async function buildBff(deps: BuildBffDeps): Promise<FastifyInstance> {
   app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
     const status = err.statusCode && err.statusCode >= 400 ? err.statusCode : 500;
     if (status >= 500 && databaseFaultOf(err))
-      return reply.code(503).header('retry-after', '5').send({ error: 'SERVICE_UNAVAILABLE', message: 'the database is briefly unavailable; retry in a few seconds' });
+      return reply
+        .code(503)
+        .header('retry-after', '5')
+        .send({ error: 'SERVICE_UNAVAILABLE', message: 'the database is briefly unavailable; retry in a few seconds' });
     if (status >= 500) {
       req.log.error({ err }, 'request failed');
       return reply.code(status).send({ error: 'INTERNAL', message: 'Internal server error' });

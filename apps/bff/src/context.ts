@@ -2,7 +2,13 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '@onsale/shared/db';
 import type { TokenKey } from '@onsale/shared/queue';
 import type { WarRoomHub } from '@onsale/shared/warroom';
-import { DEFAULT_SESSION_TTL_SECONDS, DEFAULT_SIGN_IN_THROTTLE, verifySession, type SessionUser, type SignInThrottleConfig } from '@onsale/shared/users';
+import {
+  DEFAULT_SESSION_TTL_SECONDS,
+  DEFAULT_SIGN_IN_THROTTLE,
+  verifySession,
+  type SessionUser,
+  type SignInThrottleConfig,
+} from '@onsale/shared/users';
 import { TRPCError } from '@trpc/server';
 import { databaseFaultOf } from '@onsale/shared/db';
 import { DomainError } from '@onsale/shared';
@@ -79,7 +85,10 @@ export function createContextFactory(deps: BffDeps): (opts: { req: FastifyReques
       throw new TRPCError({
         code: 'SERVICE_UNAVAILABLE',
         message: req.shed.message,
-        cause: new DomainError('unavailable', 'SERVICE_UNAVAILABLE', req.shed.message, { retryAfterSeconds: req.shed.retryAfterSeconds, reason: req.shed.reason }),
+        cause: new DomainError('unavailable', 'SERVICE_UNAVAILABLE', req.shed.message, {
+          retryAfterSeconds: req.shed.retryAfterSeconds,
+          reason: req.shed.reason,
+        }),
       });
     const sessionToken = req.cookies[SESSION_COOKIE] ?? null;
     const csrf = req.headers[CSRF_HEADER];
@@ -87,7 +96,12 @@ export function createContextFactory(deps: BffDeps): (opts: { req: FastifyReques
       db: deps.db,
       user: await verifySession(deps.db, sessionToken).catch((err: unknown) => {
         // The database is down: the console is told to retry (503), not that something broke (500).
-        if (databaseFaultOf(err)) throw new TRPCError({ code: 'SERVICE_UNAVAILABLE', message: 'the database is briefly unavailable; retry in a few seconds', cause: err });
+        if (databaseFaultOf(err))
+          throw new TRPCError({
+            code: 'SERVICE_UNAVAILABLE',
+            message: 'the database is briefly unavailable; retry in a few seconds',
+            cause: err,
+          });
         throw err;
       }),
       sessionToken,

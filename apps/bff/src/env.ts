@@ -8,7 +8,11 @@ const envSchema = z.object({
   // Loopback by default: put it behind a TLS-terminating proxy (and set BFF_SECURE_COOKIES) before facing a network.
   BFF_HOST: z.string().min(1).default('127.0.0.1'),
   // How long a console sign-in lasts (a war-room shift by default).
-  BFF_SESSION_HOURS: z.coerce.number().min(0.1).max(24 * 14).default(12),
+  BFF_SESSION_HOURS: z.coerce
+    .number()
+    .min(0.1)
+    .max(24 * 14)
+    .default(12),
   // The session cookie's Secure flag: browsers then send it over HTTPS only. Defaults to on in production.
   BFF_SECURE_COOKIES: z.enum(['true', 'false']).optional(),
   // Whose X-Forwarded-For the BFF believes for the client's address (sign-in failures count per address): unset
@@ -19,9 +23,24 @@ const envSchema = z.object({
   // and each lockout in a row lasts twice as long (up to the maximum).
   BFF_SIGN_IN_MAX_FAILURES_PER_EMAIL: z.coerce.number().int().min(1).max(1000).default(5),
   BFF_SIGN_IN_MAX_FAILURES_PER_IP: z.coerce.number().int().min(1).max(100_000).default(50),
-  BFF_SIGN_IN_WINDOW_SECONDS: z.coerce.number().int().min(1).max(7 * 86_400).default(900),
-  BFF_SIGN_IN_LOCKOUT_SECONDS: z.coerce.number().int().min(1).max(7 * 86_400).default(900),
-  BFF_SIGN_IN_MAX_LOCKOUT_SECONDS: z.coerce.number().int().min(1).max(30 * 86_400).default(86_400),
+  BFF_SIGN_IN_WINDOW_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 86_400)
+    .default(900),
+  BFF_SIGN_IN_LOCKOUT_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 86_400)
+    .default(900),
+  BFF_SIGN_IN_MAX_LOCKOUT_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(30 * 86_400)
+    .default(86_400),
   NODE_ENV: z.string().default('development'),
   // Optional here because `npm start` may run an embedded PostgreSQL and pass the db in; server.ts requires it.
   DATABASE_URL: z.string().min(1).optional(),
@@ -32,7 +51,12 @@ const envSchema = z.object({
   STORE_API_URL: z
     .string()
     .optional()
-    .transform((v) => (v ?? '').split(',').map((u) => u.trim()).filter((u) => u !== ''))
+    .transform((v) =>
+      (v ?? '')
+        .split(',')
+        .map((u) => u.trim())
+        .filter((u) => u !== ''),
+    )
     .pipe(z.array(z.url({ protocol: /^https?$/, error: 'each STORE_API_URL must be an http(s) URL' }))),
   // Load shedding: the same settings as the store API's (see loadSheddingEnvShape).
   ...loadSheddingEnvShape,
@@ -46,7 +70,12 @@ const envSchema = z.object({
 export type BffEnv = z.infer<typeof envSchema> & { queueTokenSecret: string };
 
 /** The session settings, sign-in throttling and token secret buildBff takes, from the checked environment. */
-export function authOptionsOf(env: BffEnv): { sessionTtlSeconds: number; secureCookies: boolean; queueTokenSecret: string; signInThrottle: SignInThrottleConfig } {
+export function authOptionsOf(env: BffEnv): {
+  sessionTtlSeconds: number;
+  secureCookies: boolean;
+  queueTokenSecret: string;
+  signInThrottle: SignInThrottleConfig;
+} {
   return {
     sessionTtlSeconds: Math.round(env.BFF_SESSION_HOURS * 3600),
     secureCookies: env.BFF_SECURE_COOKIES ? env.BFF_SECURE_COOKIES === 'true' : env.NODE_ENV === 'production',
@@ -66,7 +95,10 @@ export function trustProxyOf(env: BffEnv): boolean | string[] {
   const v = env.BFF_TRUST_PROXY?.trim();
   if (v === undefined || v === '' || v === 'false') return false;
   if (v === 'true') return true;
-  return v.split(',').map((x) => x.trim()).filter(Boolean);
+  return v
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
 }
 
 /** The BFF's configuration, checked. The only place in the BFF that reads the environment; called, never run at import. */
@@ -76,6 +108,8 @@ export function loadBffEnv(source: Record<string, string | undefined> = process.
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n');
     throw new Error(`invalid BFF environment:\n${lines}`);
   }
-  const { queueTokenSecret } = installSecrets(opts.dataDir ?? installDataDir(), source, { optional: ['authSecret', 'cardFingerprintSecret'] });
+  const { queueTokenSecret } = installSecrets(opts.dataDir ?? installDataDir(), source, {
+    optional: ['authSecret', 'cardFingerprintSecret'],
+  });
   return { ...parsed.data, queueTokenSecret };
 }

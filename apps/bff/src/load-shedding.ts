@@ -68,12 +68,16 @@ export const bffLoadShedding = fp<BffLoadSheddingOptions>(
         req.shed = shed; // answered by tRPC in its own shape
         return;
       }
-      void reply.status(503).send({ error: 'SERVICE_UNAVAILABLE', message: shed.message, reason: shed.reason, retryAfterSeconds: shed.retryAfterSeconds });
+      void reply
+        .status(503)
+        .send({ error: 'SERVICE_UNAVAILABLE', message: shed.message, reason: shed.reason, retryAfterSeconds: shed.retryAfterSeconds });
     };
     await app.register(underPressure, {
       maxEventLoopDelay: lowestDelayLimit(opts.limits),
       sampleInterval: opts.sampleIntervalMs,
-      ...(shedder.poolLimit > 0 && opts.poolWaiting() !== null ? { healthCheck: async () => !shedder.poolOverloaded(), healthCheckInterval: opts.sampleIntervalMs } : {}),
+      ...(shedder.poolLimit > 0 && opts.poolWaiting() !== null
+        ? { healthCheck: async () => !shedder.poolOverloaded(), healthCheckInterval: opts.sampleIntervalMs }
+        : {}),
       pressureHandler,
     });
   },

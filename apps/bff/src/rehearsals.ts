@@ -51,11 +51,15 @@ export function cliRehearsalLauncher(o: CliRehearsalLauncherOptions): RehearsalL
       const log = join(logDir, `rehearsal-${new Date().toISOString().replace(/[:.]/g, '-')}.log`);
       const fd = openSync(log, 'a');
       const startedAt = await o.db.selectNoFrom((eb) => eb.fn<Date>('now', []).as('now')).executeTakeFirstOrThrow();
-      const child = spawn(process.execPath, ['--import', 'tsx', join(o.root, 'apps', 'cli', 'src', 'main.ts'), ...rehearseArgs(launch, o.target)], {
-        cwd: o.root,
-        env: { ...process.env, DATABASE_URL: o.databaseUrl },
-        stdio: ['ignore', fd, fd],
-      });
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', join(o.root, 'apps', 'cli', 'src', 'main.ts'), ...rehearseArgs(launch, o.target)],
+        {
+          cwd: o.root,
+          env: { ...process.env, DATABASE_URL: o.databaseUrl },
+          stdio: ['ignore', fd, fd],
+        },
+      );
       closeSync(fd);
       running.add(child);
       let exited: number | null | undefined;
@@ -87,7 +91,9 @@ export function cliRehearsalLauncher(o: CliRehearsalLauncherOptions): RehearsalL
         if (exited !== undefined || Date.now() > deadline) {
           if (exited === undefined) child.kill('SIGTERM');
           const tail = readFileSync(log, 'utf8').trim().split('\n').slice(-3).join(' ');
-          throw new DomainError('unavailable', 'REHEARSAL_NOT_STARTED', `The rehearsal stopped before it started: ${tail || 'no output'}`, { field: 'example' });
+          throw new DomainError('unavailable', 'REHEARSAL_NOT_STARTED', `The rehearsal stopped before it started: ${tail || 'no output'}`, {
+            field: 'example',
+          });
         }
         await new Promise((r) => setTimeout(r, 250));
       }

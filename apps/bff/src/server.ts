@@ -13,7 +13,15 @@ if (!env.DATABASE_URL) {
 
 const db = createDb(env.DATABASE_URL, { applicationName: 'onsale-bff', onError: (err) => console.error('database pool error', err) });
 const consoleDir = env.CONSOLE_DIR ?? fileURLToPath(new URL('../../console/dist', import.meta.url));
-const app = await buildBff({ db, consoleDir, logger: true, auth: authOptionsOf(env), storeApiUrls: env.STORE_API_URL, trustProxy: trustProxyOf(env), loadShedding: loadSheddingConfigOf(env) });
+const app = await buildBff({
+  db,
+  consoleDir,
+  logger: true,
+  auth: authOptionsOf(env),
+  storeApiUrls: env.STORE_API_URL,
+  trustProxy: trustProxyOf(env),
+  loadShedding: loadSheddingConfigOf(env),
+});
 
 let closing = false;
 async function shutdown(signal: string): Promise<void> {

@@ -33,13 +33,21 @@ const t = initTRPC.context<Context>().create({
     const { data } = shape;
     if (error.code === 'INTERNAL_SERVER_ERROR') {
       // An unknown error: its message may carry SQL, paths or secrets. The server log has it (onError in app.ts).
-      return { ...shape, message: 'Internal server error', data: { ...data, domainCode: null as DomainCode, field: null, fieldErrors: null } };
+      return {
+        ...shape,
+        message: 'Internal server error',
+        data: { ...data, domainCode: null as DomainCode, field: null, fieldErrors: null },
+      };
     }
     // Input that failed a procedure's zod schema: name every field, as the service's own validation does.
     if (error.cause instanceof ZodError) {
       const fields = fieldErrors(error.cause);
       const first = Object.keys(fields)[0] ?? null;
-      return { ...shape, message: first ? `${first}: ${fields[first]}` : 'invalid input', data: { ...data, domainCode: 'INVALID_INPUT' satisfies ErrorCode, field: first, fieldErrors: fields } };
+      return {
+        ...shape,
+        message: first ? `${first}: ${fields[first]}` : 'invalid input',
+        data: { ...data, domainCode: 'INVALID_INPUT' satisfies ErrorCode, field: first, fieldErrors: fields },
+      };
     }
     const cause = error.cause instanceof DomainError ? error.cause : undefined;
     const issues = cause?.details.issues as { path: string; message: string }[] | undefined;
@@ -49,7 +57,11 @@ const t = initTRPC.context<Context>().create({
         ...data,
         domainCode: (cause?.code ?? null) satisfies DomainCode,
         field: cause?.details.field ?? null,
-        fieldErrors: issues ? Object.fromEntries(issues.map((i) => [i.path, i.message])) : cause?.details.field ? { [cause.details.field]: cause.message } : null,
+        fieldErrors: issues
+          ? Object.fromEntries(issues.map((i) => [i.path, i.message]))
+          : cause?.details.field
+            ? { [cause.details.field]: cause.message }
+            : null,
       },
     };
   },
@@ -63,7 +75,9 @@ const domainErrors = t.middleware(async ({ next }) => {
     throw new TRPCError({
       code: 'SERVICE_UNAVAILABLE',
       message: 'the database is briefly unavailable; retry in a few seconds',
-      cause: new DomainError('unavailable', 'SERVICE_UNAVAILABLE', 'the database is briefly unavailable; retry in a few seconds', { retryAfterSeconds: 5 }),
+      cause: new DomainError('unavailable', 'SERVICE_UNAVAILABLE', 'the database is briefly unavailable; retry in a few seconds', {
+        retryAfterSeconds: 5,
+      }),
     });
   if (!result.ok && result.error.cause instanceof DomainError) {
     const cause = result.error.cause;
@@ -84,7 +98,9 @@ const domainErrors = t.middleware(async ({ next }) => {
  */
 const csrfGuard = t.middleware(({ type, ctx, next }) => {
   if (type === 'mutation' && !ctx.csrfHeader)
-    throw new DomainError('forbidden', 'CSRF_HEADER_MISSING', `a change needs the ${CSRF_HEADER} header (the console sends it)`, { field: CSRF_HEADER });
+    throw new DomainError('forbidden', 'CSRF_HEADER_MISSING', `a change needs the ${CSRF_HEADER} header (the console sends it)`, {
+      field: CSRF_HEADER,
+    });
   return next();
 });
 

@@ -37,7 +37,12 @@ afterAll(async () => {
 const CSRF = { 'x-csrf': '1' };
 
 function mutate(path: string, body: unknown, headers: Record<string, string> = {}) {
-  return app.inject({ method: 'POST', url: `/trpc/${path}`, headers: { 'content-type': 'application/json', ...headers }, payload: JSON.stringify(body ?? {}) });
+  return app.inject({
+    method: 'POST',
+    url: `/trpc/${path}`,
+    headers: { 'content-type': 'application/json', ...headers },
+    payload: JSON.stringify(body ?? {}),
+  });
 }
 
 function query(path: string, cookie: string | undefined, input?: unknown) {
@@ -53,7 +58,15 @@ async function signIn(email: string, password = `password of ${email}`): Promise
   return { cookie: setCookie.split(';')[0]!, setCookie };
 }
 
-const sessionCount = async () => Number((await tdb.db.selectFrom('console_sessions').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+const sessionCount = async () =>
+  Number(
+    (
+      await tdb.db
+        .selectFrom('console_sessions')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 describe('sign-in over HTTP', () => {
   it('a wrong password is 401 INVALID_CREDENTIALS at the password field, with no cookie and no session', async () => {
@@ -62,7 +75,10 @@ describe('sign-in over HTTP', () => {
       const res = await mutate('auth.signIn', { email, password: 'not my password' }, CSRF);
       expect(res.statusCode).toBe(401);
       expect(res.headers['set-cookie']).toBeUndefined();
-      expect(res.json().error).toMatchObject({ message: 'wrong e-mail address or password', data: { code: 'UNAUTHORIZED', domainCode: 'INVALID_CREDENTIALS', field: 'password' } });
+      expect(res.json().error).toMatchObject({
+        message: 'wrong e-mail address or password',
+        data: { code: 'UNAUTHORIZED', domainCode: 'INVALID_CREDENTIALS', field: 'password' },
+      });
     }
     expect(await sessionCount()).toBe(before);
   });
@@ -88,7 +104,12 @@ describe('sign-in over HTTP', () => {
   it('a Secure cookie when asked for', async () => {
     const secure = await buildBff({ db: tdb.db, auth: { secureCookies: true } });
     try {
-      const res = await secure.inject({ method: 'POST', url: '/trpc/auth.signIn', headers: { 'content-type': 'application/json', ...CSRF }, payload: JSON.stringify({ email: 'viewer@http.test', password: 'password of viewer@http.test' }) });
+      const res = await secure.inject({
+        method: 'POST',
+        url: '/trpc/auth.signIn',
+        headers: { 'content-type': 'application/json', ...CSRF },
+        payload: JSON.stringify({ email: 'viewer@http.test', password: 'password of viewer@http.test' }),
+      });
       expect(String(res.headers['set-cookie'])).toContain('Secure');
     } finally {
       await secure.close();
@@ -99,7 +120,15 @@ describe('sign-in over HTTP', () => {
 describe('CSRF', () => {
   it('a mutation without the x-csrf header is 403 and changes nothing, even with a valid session cookie', async () => {
     const { cookie } = await signIn('admin@http.test');
-    const users = async () => Number((await tdb.db.selectFrom('console_users').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    const users = async () =>
+      Number(
+        (
+          await tdb.db
+            .selectFrom('console_users')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
     const before = await users();
     const res = await mutate('users.create', { email: 'csrf@http.test', role: 'viewer', password: 'a long enough password' }, { cookie });
     expect(res.statusCode).toBe(403);
@@ -114,7 +143,11 @@ describe('CSRF', () => {
     expect((await mutate('auth.signOut', {}, { cookie })).statusCode).toBe(403);
     expect((await query('auth.me', cookie)).json().result.data).not.toBeNull();
 
-    const ok = await mutate('users.create', { email: 'csrf@http.test', role: 'viewer', password: 'a long enough password' }, { cookie, ...CSRF });
+    const ok = await mutate(
+      'users.create',
+      { email: 'csrf@http.test', role: 'viewer', password: 'a long enough password' },
+      { cookie, ...CSRF },
+    );
     expect(ok.statusCode).toBe(200);
     expect(await users()).toBe(before + 1);
   });
@@ -123,7 +156,11 @@ describe('CSRF', () => {
 describe('roles over HTTP', () => {
   it('a viewer cannot create users (403 ROLE_FORBIDDEN)', async () => {
     const { cookie } = await signIn('viewer@http.test');
-    const res = await mutate('users.create', { email: 'sneaky@http.test', role: 'admin', password: 'a long enough password' }, { cookie, ...CSRF });
+    const res = await mutate(
+      'users.create',
+      { email: 'sneaky@http.test', role: 'admin', password: 'a long enough password' },
+      { cookie, ...CSRF },
+    );
     expect(res.statusCode).toBe(403);
     expect(res.json().error.data).toMatchObject({ domainCode: 'ROLE_FORBIDDEN', field: 'role' });
     expect(await tdb.db.selectFrom('console_users').select('id').where('email', '=', 'sneaky@http.test').execute()).toEqual([]);

@@ -40,7 +40,9 @@ afterAll(async () => {
 });
 
 /** The tRPC code and the data the console reads (domain code, field) of a refused call. */
-async function refusal(p: Promise<unknown>): Promise<{ code: string; domainCode: string | undefined; field: string | undefined; message: string }> {
+async function refusal(
+  p: Promise<unknown>,
+): Promise<{ code: string; domainCode: string | undefined; field: string | undefined; message: string }> {
   try {
     await p;
   } catch (err) {
@@ -67,7 +69,12 @@ describe('auth', () => {
   it('signIn with a wrong password is UNAUTHORIZED INVALID_CREDENTIALS at the password field, and sets no cookie', async () => {
     const ctx = contextFor(tdb.db, null);
     const r = await refusal(appRouter.createCaller(ctx).auth.signIn({ email: admin.email, password: 'wrong password' }));
-    expect(r).toEqual({ code: 'UNAUTHORIZED', domainCode: 'INVALID_CREDENTIALS', field: 'password', message: 'wrong e-mail address or password' });
+    expect(r).toEqual({
+      code: 'UNAUTHORIZED',
+      domainCode: 'INVALID_CREDENTIALS',
+      field: 'password',
+      message: 'wrong e-mail address or password',
+    });
     expect(ctx.cookieWrites).toEqual([]);
     expect(await tdb.db.selectFrom('console_sessions').selectAll().where('user_id', '=', admin.id).execute()).toEqual([]);
   });
@@ -76,7 +83,22 @@ describe('auth', () => {
     const ctx = contextFor(tdb.db, null);
     const me = await appRouter.createCaller(ctx).auth.signIn({ email: 'ADMIN@roles.test ', password: admin.password });
     expect(me).toMatchObject({ email: 'admin@roles.test', role: 'admin', organisationName: null });
-    expect(me.permissions).toEqual(['users.manage', 'events.read', 'events.configure', 'warroom.control', 'tiers.roll', 'tiers.codes', 'lottery.draw', 'support.read', 'support.act', 'orders.cancel', 'inventory.add', 'review.read', 'review.cancel', 'webhooks.manage']);
+    expect(me.permissions).toEqual([
+      'users.manage',
+      'events.read',
+      'events.configure',
+      'warroom.control',
+      'tiers.roll',
+      'tiers.codes',
+      'lottery.draw',
+      'support.read',
+      'support.act',
+      'orders.cancel',
+      'inventory.add',
+      'review.read',
+      'review.cancel',
+      'webhooks.manage',
+    ]);
     expect(ctx.cookieWrites).toEqual([{ set: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), expiresAt: expect.any(Date) }]);
     expect((await callerAs(tdb.db, viewer).auth.me())?.permissions).toEqual(['events.read']);
   });
@@ -87,7 +109,10 @@ describe('auth', () => {
     expect(r).toMatchObject({ code: 'FORBIDDEN', domainCode: 'CSRF_HEADER_MISSING', field: 'x-csrf' });
     expect(ctx.cookieWrites).toEqual([]);
     const before = (await callerAs(tdb.db, admin).users.list()).length;
-    expect(await refusal(callerAs(tdb.db, admin, { csrf: false }).users.create(newUser))).toMatchObject({ code: 'FORBIDDEN', domainCode: 'CSRF_HEADER_MISSING' });
+    expect(await refusal(callerAs(tdb.db, admin, { csrf: false }).users.create(newUser))).toMatchObject({
+      code: 'FORBIDDEN',
+      domainCode: 'CSRF_HEADER_MISSING',
+    });
     expect((await callerAs(tdb.db, admin).users.list()).length).toBe(before);
     // Queries change nothing and need no header.
     expect(await callerAs(tdb.db, admin, { csrf: false }).events.list()).toHaveLength(3);
@@ -96,8 +121,17 @@ describe('auth', () => {
 
 describe('users (admin only)', () => {
   it('an admin lists and creates users; the answer never carries a password hash', async () => {
-    const created = await callerAs(tdb.db, admin).users.create({ email: 'Promoter2@Acme.test', role: 'promoter', organisation: 'acme live' });
-    expect(created.user).toMatchObject({ email: 'promoter2@acme.test', role: 'promoter', organisationName: 'Acme Live', createdBy: 'console:admin@roles.test' });
+    const created = await callerAs(tdb.db, admin).users.create({
+      email: 'Promoter2@Acme.test',
+      role: 'promoter',
+      organisation: 'acme live',
+    });
+    expect(created.user).toMatchObject({
+      email: 'promoter2@acme.test',
+      role: 'promoter',
+      organisationName: 'Acme Live',
+      createdBy: 'console:admin@roles.test',
+    });
     expect(created.generatedPassword).toMatch(/^[A-Za-z0-9_-]{20}$/);
     const list = await callerAs(tdb.db, admin).users.list();
     expect(list.map((u) => u.email)).toContain('promoter2@acme.test');
@@ -106,16 +140,27 @@ describe('users (admin only)', () => {
 
   it('operators, promoters and viewers are refused both, with ROLE_FORBIDDEN', async () => {
     for (const user of [operator, viewer, acmePromoter]) {
-      expect(await refusal(callerAs(tdb.db, user).users.list())).toMatchObject({ code: 'FORBIDDEN', domainCode: 'ROLE_FORBIDDEN', field: 'role' });
-      expect(await refusal(callerAs(tdb.db, user).users.create(newUser))).toMatchObject({ code: 'FORBIDDEN', domainCode: 'ROLE_FORBIDDEN' });
+      expect(await refusal(callerAs(tdb.db, user).users.list())).toMatchObject({
+        code: 'FORBIDDEN',
+        domainCode: 'ROLE_FORBIDDEN',
+        field: 'role',
+      });
+      expect(await refusal(callerAs(tdb.db, user).users.create(newUser))).toMatchObject({
+        code: 'FORBIDDEN',
+        domainCode: 'ROLE_FORBIDDEN',
+      });
     }
-    expect((await tdb.db.selectFrom('console_users').select('id').where('email', '=', newUser.email).execute())).toEqual([]);
+    expect(await tdb.db.selectFrom('console_users').select('id').where('email', '=', newUser.email).execute()).toEqual([]);
   });
 
   it('bad input is BAD_REQUEST naming the field; a taken e-mail is CONFLICT at the email field', async () => {
-    const bad = await refusal(callerAs(tdb.db, admin).users.create({ email: 'x@roles.test', role: 'promoter', password: 'a long enough password' }));
+    const bad = await refusal(
+      callerAs(tdb.db, admin).users.create({ email: 'x@roles.test', role: 'promoter', password: 'a long enough password' }),
+    );
     expect(bad).toMatchObject({ code: 'BAD_REQUEST' });
-    const taken = await refusal(callerAs(tdb.db, admin).users.create({ email: 'viewer@roles.test', role: 'viewer', password: 'a long enough password' }));
+    const taken = await refusal(
+      callerAs(tdb.db, admin).users.create({ email: 'viewer@roles.test', role: 'viewer', password: 'a long enough password' }),
+    );
     expect(taken).toMatchObject({ code: 'CONFLICT', domainCode: 'EMAIL_TAKEN', field: 'email' });
   });
 });
@@ -134,8 +179,14 @@ describe('events by role', () => {
     expect((await callerAs(tdb.db, betaPromoter).events.list()).map((e) => e.name)).toEqual(['Beta Night']);
     expect((await callerAs(tdb.db, acmePromoter).events.byId({ id: acmeEvent })).name).toBe('Acme Night');
     for (const id of [betaEvent, houseEvent])
-      expect(await refusal(callerAs(tdb.db, acmePromoter).events.byId({ id }))).toMatchObject({ code: 'FORBIDDEN', domainCode: 'EVENT_FORBIDDEN', field: 'id' });
+      expect(await refusal(callerAs(tdb.db, acmePromoter).events.byId({ id }))).toMatchObject({
+        code: 'FORBIDDEN',
+        domainCode: 'EVENT_FORBIDDEN',
+        field: 'id',
+      });
     // An unknown event is still NOT_FOUND, for a promoter too.
-    expect((await refusal(callerAs(tdb.db, acmePromoter).events.byId({ id: '00000000-0000-4000-8000-000000000000' }))).code).toBe('NOT_FOUND');
+    expect((await refusal(callerAs(tdb.db, acmePromoter).events.byId({ id: '00000000-0000-4000-8000-000000000000' }))).code).toBe(
+      'NOT_FOUND',
+    );
   });
 });

@@ -34,7 +34,8 @@ async function refusal(p: Promise<unknown>): Promise<{ code: string; domainCode:
   throw new Error('expected the call to be refused');
 }
 
-const listingOf = async (eventId: string) => (await tdb.db.selectFrom('events').select('listing_id').where('id', '=', eventId).executeTakeFirstOrThrow()).listing_id;
+const listingOf = async (eventId: string) =>
+  (await tdb.db.selectFrom('events').select('listing_id').where('id', '=', eventId).executeTakeFirstOrThrow()).listing_id;
 
 beforeAll(async () => {
   tdb = await createTestDatabase(inject('templateDatabaseUrl'));
@@ -59,8 +60,12 @@ beforeAll(async () => {
   await sql`INSERT INTO accounts (id) SELECT 'fan-' || g FROM generate_series(0, ${COHORT - 1}::int) g`.execute(tdb.db);
   await sql`
     INSERT INTO queue_entries (event_id, account_id, device_hash, join_index, cohort, joined_at)
-    SELECT ${acmeEventId}, 'fan-' || g, md5(g::text), g, 'PREOPEN', now() - interval '2 hours' FROM generate_series(0, ${COHORT - 1}::int) g`.execute(tdb.db);
-  await sql`UPDATE queue_state SET cohort_size = ${COHORT}, sealed_at = now() - interval '1 hour', seed_revealed_at = now() - interval '1 hour' WHERE event_id = ${acmeEventId}`.execute(tdb.db);
+    SELECT ${acmeEventId}, 'fan-' || g, md5(g::text), g, 'PREOPEN', now() - interval '2 hours' FROM generate_series(0, ${COHORT - 1}::int) g`.execute(
+    tdb.db,
+  );
+  await sql`UPDATE queue_state SET cohort_size = ${COHORT}, sealed_at = now() - interval '1 hour', seed_revealed_at = now() - interval '1 hour' WHERE event_id = ${acmeEventId}`.execute(
+    tdb.db,
+  );
   await sql`
     INSERT INTO admission_minutes (event_id, minute, watermark_advanced, admission_tokens_issued, rate_per_min)
     VALUES (${acmeEventId}, date_trunc('minute', now()) - interval '2 minutes', 120, 100, 120),
@@ -68,7 +73,9 @@ beforeAll(async () => {
   await pauseQueue(tdb.db, acmeEventId, { actor: 'operator@reports.test', reason: 'payment gateway degraded' });
   await resumeQueue(tdb.db, acmeEventId, { actor: 'operator@reports.test' });
 
-  await sql`INSERT INTO waitlist_entries (listing_id, account_id, expires_at, quantity) VALUES (${acmeListingId}, 'fan-1', now() + interval '1 day', 2)`.execute(tdb.db);
+  await sql`INSERT INTO waitlist_entries (listing_id, account_id, expires_at, quantity) VALUES (${acmeListingId}, 'fan-1', now() + interval '1 day', 2)`.execute(
+    tdb.db,
+  );
 });
 
 afterAll(async () => {
@@ -82,21 +89,38 @@ describe('fairnessAudit.get', () => {
     expect(r.summary.fairness.seedCommitment).toMatch(/^[0-9a-f]{64}$/);
     expect(r.summary.fairness.seed).toMatch(/^[0-9a-f]{64}$/);
     expect(r.verification.ok).toBe(true);
-    expect(r.verification.checks.map((c) => c.name)).toEqual(['seed_revealed', 'commitment', 'cohort_sealed', 'join_list', 'permutation', 'positions']);
+    expect(r.verification.checks.map((c) => c.name)).toEqual([
+      'seed_revealed',
+      'commitment',
+      'cohort_sealed',
+      'join_list',
+      'permutation',
+      'positions',
+    ]);
     expect(r.histogram?.accounts).toBe(COHORT);
     expect(r.histogram?.buckets.reduce((a, b) => a + b.earlyJoiners + b.lateJoiners, 0)).toBe(COHORT);
     expect(r.summary.admissions.perMinute.map((m) => m.positionsAdvanced)).toEqual([120, 130]);
     // The promoter reads the publishable summary: when the queue stopped, not who paused it or why.
-    expect(r.summary.pauses).toEqual([{ pausedAt: expect.any(String), resumedAt: expect.any(String), pausedSeconds: expect.any(Number), note: null }]);
+    expect(r.summary.pauses).toEqual([
+      { pausedAt: expect.any(String), resumedAt: expect.any(String), pausedSeconds: expect.any(Number), note: null },
+    ]);
     expect(r.operatorExport).toBeNull();
-    expect(r.signOffs).toEqual([expect.objectContaining({ signedOffBy: 'promoter@acme.test', fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO', supersededAt: null })]);
+    expect(r.signOffs).toEqual([
+      expect.objectContaining({ signedOffBy: 'promoter@acme.test', fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO', supersededAt: null }),
+    ]);
     expect(r.published.markdown).toContain('# On-sale summary: Acme Open Night');
     expect(r.published.markdown).toContain(r.summary.fairness.seedCommitment);
     expect(r.published.markdown).not.toContain('payment gateway degraded');
     expect(JSON.stringify(r.summary)).not.toContain('operator@reports.test');
     // Admins and operators also get the complete operator export: who paused and why.
     const ops = await callerAs(tdb.db, admin).fairnessAudit.get({ eventId: acmeEventId });
-    expect(ops.operatorExport?.json.pauses).toEqual([expect.objectContaining({ pausedBy: 'operator@reports.test', reason: 'payment gateway degraded', resumedBy: 'operator@reports.test' })]);
+    expect(ops.operatorExport?.json.pauses).toEqual([
+      expect.objectContaining({
+        pausedBy: 'operator@reports.test',
+        reason: 'payment gateway degraded',
+        resumedBy: 'operator@reports.test',
+      }),
+    ]);
     expect(ops.operatorExport?.markdown).toContain('payment gateway degraded');
   });
 
@@ -119,9 +143,15 @@ describe('fairnessAudit.get', () => {
   });
 
   it("is every reader's; another organisation's promoter is FORBIDDEN; an unknown event NOT_FOUND; the signed-out UNAUTHORIZED", async () => {
-    for (const u of [admin, operator, viewer]) expect((await callerAs(tdb.db, u).fairnessAudit.get({ eventId: acmeEventId })).summary.eventId).toBe(acmeEventId);
-    expect(await refusal(callerAs(tdb.db, beta).fairnessAudit.get({ eventId: acmeEventId }))).toEqual({ code: 'FORBIDDEN', domainCode: 'EVENT_FORBIDDEN' });
-    expect(await refusal(callerAs(tdb.db, viewer).fairnessAudit.get({ eventId: '00000000-0000-4000-8000-000000000000' }))).toMatchObject({ code: 'NOT_FOUND' });
+    for (const u of [admin, operator, viewer])
+      expect((await callerAs(tdb.db, u).fairnessAudit.get({ eventId: acmeEventId })).summary.eventId).toBe(acmeEventId);
+    expect(await refusal(callerAs(tdb.db, beta).fairnessAudit.get({ eventId: acmeEventId }))).toEqual({
+      code: 'FORBIDDEN',
+      domainCode: 'EVENT_FORBIDDEN',
+    });
+    expect(await refusal(callerAs(tdb.db, viewer).fairnessAudit.get({ eventId: '00000000-0000-4000-8000-000000000000' }))).toMatchObject({
+      code: 'NOT_FOUND',
+    });
     expect(await refusal(callerAs(tdb.db, null).fairnessAudit.get({ eventId: acmeEventId }))).toMatchObject({ code: 'UNAUTHORIZED' });
   });
 });
@@ -132,8 +162,12 @@ describe('waitlistReport.get', () => {
     expect(r.listing.id).toBe(acmeListingId);
     expect(r.entries.live).toBe(1);
     expect(typeof r.generatedAt).toBe('string');
-    for (const u of [admin, operator, viewer]) expect((await callerAs(tdb.db, u).waitlistReport.get({ listingId: betaListingId })).entries.live).toBe(0);
-    expect(await refusal(callerAs(tdb.db, acme).waitlistReport.get({ listingId: betaListingId }))).toEqual({ code: 'FORBIDDEN', domainCode: 'LISTING_FORBIDDEN' });
+    for (const u of [admin, operator, viewer])
+      expect((await callerAs(tdb.db, u).waitlistReport.get({ listingId: betaListingId })).entries.live).toBe(0);
+    expect(await refusal(callerAs(tdb.db, acme).waitlistReport.get({ listingId: betaListingId }))).toEqual({
+      code: 'FORBIDDEN',
+      domainCode: 'LISTING_FORBIDDEN',
+    });
     expect(await refusal(callerAs(tdb.db, acme).waitlistReport.get({ listingId: 'nope' }))).toMatchObject({ code: 'NOT_FOUND' });
   });
 });
@@ -141,7 +175,13 @@ describe('waitlistReport.get', () => {
 describe('auditLog', () => {
   it('lists who changed what and when, newest first, filtered and paged', async () => {
     const all = await callerAs(tdb.db, admin).auditLog.list({ eventId: acmeEventId });
-    expect(all.entries.map((e) => e.action)).toEqual(['queue.resumed', 'queue.paused', 'event.fairness_signed_off', 'event.organisation_assigned', 'event.created']);
+    expect(all.entries.map((e) => e.action)).toEqual([
+      'queue.resumed',
+      'queue.paused',
+      'event.fairness_signed_off',
+      'event.organisation_assigned',
+      'event.created',
+    ]);
     expect(all.entries[2]).toMatchObject({ actor: 'promoter@acme.test', eventName: 'Acme Open Night' });
     expect(all.entries[1]!.details).toMatchObject({ reason: 'payment gateway degraded' });
 
@@ -160,7 +200,10 @@ describe('auditLog', () => {
   it("shows a promoter only their organisation's part; asking for another's event is FORBIDDEN", async () => {
     const mine = await callerAs(tdb.db, acme).auditLog.list({});
     expect(new Set(mine.entries.map((e) => e.eventId))).toEqual(new Set([acmeEventId]));
-    expect(await refusal(callerAs(tdb.db, acme).auditLog.list({ eventId: betaEventId }))).toEqual({ code: 'FORBIDDEN', domainCode: 'EVENT_FORBIDDEN' });
+    expect(await refusal(callerAs(tdb.db, acme).auditLog.list({ eventId: betaEventId }))).toEqual({
+      code: 'FORBIDDEN',
+      domainCode: 'EVENT_FORBIDDEN',
+    });
     const facets = await callerAs(tdb.db, beta).auditLog.facets();
     expect(facets.actions).not.toContain('console_user.created');
     expect(facets.actions).not.toContain('queue.paused');
@@ -172,7 +215,19 @@ describe('auditLog', () => {
     expect(r).toMatchObject({ filename: `onsale-audit-log-${acmeEventId}.csv`, rows: listed.entries.length, truncated: false });
     expect(r.csv).toContain('\r\n');
     const [header, ...rows] = parse(r.csv);
-    expect(header).toEqual(['Time (UTC)', 'Time at the venue', 'Venue time zone', 'Who', 'Actor id', 'What', 'Action', 'Event', 'Event id', 'Details', 'Details (JSON)']);
+    expect(header).toEqual([
+      'Time (UTC)',
+      'Time at the venue',
+      'Venue time zone',
+      'Who',
+      'Actor id',
+      'What',
+      'Action',
+      'Event',
+      'Event id',
+      'Details',
+      'Details (JSON)',
+    ]);
     // Paging and `before` are the list's: the export has them all, newest first.
     expect(rows.map((row) => row[6])).toEqual(listed.entries.map((e) => e.action));
     const paused = rows.find((row) => row[6] === 'queue.paused')!;
@@ -187,7 +242,10 @@ describe('auditLog', () => {
     const mine = parse<Record<string, string>>((await callerAs(tdb.db, acme).auditLog.exportCsv({})).csv, { columns: true });
     expect(mine.length).toBeGreaterThan(0);
     expect(new Set(mine.map((row) => row['Event id']))).toEqual(new Set([acmeEventId]));
-    expect(await refusal(callerAs(tdb.db, acme).auditLog.exportCsv({ eventId: betaEventId }))).toEqual({ code: 'FORBIDDEN', domainCode: 'EVENT_FORBIDDEN' });
+    expect(await refusal(callerAs(tdb.db, acme).auditLog.exportCsv({ eventId: betaEventId }))).toEqual({
+      code: 'FORBIDDEN',
+      domainCode: 'EVENT_FORBIDDEN',
+    });
     expect(await refusal(callerAs(tdb.db, admin).auditLog.exportCsv({ to: 'tomorrow' }))).toMatchObject({ code: 'BAD_REQUEST' });
     expect(await refusal(callerAs(tdb.db, null).auditLog.exportCsv({}))).toMatchObject({ code: 'UNAUTHORIZED' });
   });
@@ -198,7 +256,15 @@ describe('auditLog', () => {
     expect(all.rows).toBeGreaterThan(2);
     const capped = await auditLogCsv(tdb.db, { eventId: acmeEventId }, null, 2);
     expect(capped).toMatchObject({ rows: 2, truncated: true });
-    expect(parse(capped.csv).slice(1).map((row) => row[6])).toEqual(parse(all.csv).slice(1, 3).map((row) => row[6]));
+    expect(
+      parse(capped.csv)
+        .slice(1)
+        .map((row) => row[6]),
+    ).toEqual(
+      parse(all.csv)
+        .slice(1, 3)
+        .map((row) => row[6]),
+    );
   });
 
   it('refuses a bad filter naming the field (BAD_REQUEST), and the signed-out (UNAUTHORIZED)', async () => {

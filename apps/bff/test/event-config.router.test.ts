@@ -26,7 +26,12 @@ let betaListingId: string;
 /** A file for the form's own future: on sale in a year, show a month later. */
 function futureFile(name: string, over: Partial<EventFile> = {}): EventFile {
   const onsale = new Date(Date.now() + 365 * 86_400_000);
-  return { ...smallEventFile(name), onsaleAt: onsale.toISOString(), startsAt: new Date(onsale.getTime() + 30 * 86_400_000).toISOString(), ...over };
+  return {
+    ...smallEventFile(name),
+    onsaleAt: onsale.toISOString(),
+    startsAt: new Date(onsale.getTime() + 30 * 86_400_000).toISOString(),
+    ...over,
+  };
 }
 
 async function refusal(p: Promise<unknown>): Promise<{ code: string; domainCode: string | undefined; field: unknown; issues: unknown }> {
@@ -50,8 +55,12 @@ beforeAll(async () => {
     seedUser(tdb.db, 'promoter@acme.test', 'promoter', 'Acme Live'),
     seedUser(tdb.db, 'promoter@beta.test', 'promoter', 'Beta Presents'),
   ]);
-  ({ eventId: acmeEventId, listingId: acmeListingId } = await callerAs(tdb.db, acme).eventConfig.create({ event: futureFile('Acme Night') }));
-  ({ eventId: betaEventId, listingId: betaListingId } = await callerAs(tdb.db, beta).eventConfig.create({ event: futureFile('Beta Night') }));
+  ({ eventId: acmeEventId, listingId: acmeListingId } = await callerAs(tdb.db, acme).eventConfig.create({
+    event: futureFile('Acme Night'),
+  }));
+  ({ eventId: betaEventId, listingId: betaListingId } = await callerAs(tdb.db, beta).eventConfig.create({
+    event: futureFile('Beta Night'),
+  }));
 });
 
 afterAll(async () => {
@@ -60,13 +69,21 @@ afterAll(async () => {
 
 describe('eventConfig.create', () => {
   it("a promoter's new event is their organisation's, audited with their e-mail, with the listing's waitlist settings", async () => {
-    const created = await callerAs(tdb.db, acme).eventConfig.create({ event: futureFile('Acme Matinee'), waitlist: { mode: 'BROADCAST', ttlDays: 10, offerTtlMinutes: 20 } });
+    const created = await callerAs(tdb.db, acme).eventConfig.create({
+      event: futureFile('Acme Matinee'),
+      waitlist: { mode: 'BROADCAST', ttlDays: 10, offerTtlMinutes: 20 },
+    });
     expect(created).toMatchObject({ capacity: 22, version: 1 });
     const row = await tdb.db.selectFrom('events').select(['organisation_id']).where('id', '=', created.eventId).executeTakeFirstOrThrow();
     expect(row.organisation_id).toBe(acme.organisationId);
     const config = await callerAs(tdb.db, acme).eventConfig.get({ id: created.eventId });
     expect(config.listing.waitlist).toEqual({ mode: 'BROADCAST', ttlDays: 10, offerTtlMinutes: 20 });
-    const audit = await tdb.db.selectFrom('audit_log').select(['actor', 'action']).where('event_id', '=', created.eventId).orderBy('id').execute();
+    const audit = await tdb.db
+      .selectFrom('audit_log')
+      .select(['actor', 'action'])
+      .where('event_id', '=', created.eventId)
+      .orderBy('id')
+      .execute();
     expect(audit[0]).toEqual({ actor: 'promoter@acme.test', action: 'event.created' });
     // Beta's promoter does not see it; Acme's does.
     expect((await callerAs(tdb.db, beta).events.list()).map((e) => e.id)).not.toContain(created.eventId);
@@ -81,15 +98,28 @@ describe('eventConfig.create', () => {
 
   it('refuses viewers and operators (FORBIDDEN), the signed-out (UNAUTHORIZED) and a request without x-csrf (FORBIDDEN); writes nothing', async () => {
     const before = (await tdb.db.selectFrom('events').select('id').execute()).length;
-    expect(await refusal(callerAs(tdb.db, viewer).eventConfig.create({ event: futureFile('Viewer Night') }))).toMatchObject({ code: 'FORBIDDEN', domainCode: 'ROLE_FORBIDDEN' });
-    expect(await refusal(callerAs(tdb.db, operator).eventConfig.create({ event: futureFile('Operator Night') }))).toMatchObject({ code: 'FORBIDDEN', domainCode: 'ROLE_FORBIDDEN' });
-    expect(await refusal(callerAs(tdb.db, null).eventConfig.create({ event: futureFile('Nobody Night') }))).toMatchObject({ code: 'UNAUTHORIZED' });
-    expect(await refusal(callerAs(tdb.db, acme, { csrf: false }).eventConfig.create({ event: futureFile('No CSRF') }))).toMatchObject({ code: 'FORBIDDEN', domainCode: 'CSRF_HEADER_MISSING' });
+    expect(await refusal(callerAs(tdb.db, viewer).eventConfig.create({ event: futureFile('Viewer Night') }))).toMatchObject({
+      code: 'FORBIDDEN',
+      domainCode: 'ROLE_FORBIDDEN',
+    });
+    expect(await refusal(callerAs(tdb.db, operator).eventConfig.create({ event: futureFile('Operator Night') }))).toMatchObject({
+      code: 'FORBIDDEN',
+      domainCode: 'ROLE_FORBIDDEN',
+    });
+    expect(await refusal(callerAs(tdb.db, null).eventConfig.create({ event: futureFile('Nobody Night') }))).toMatchObject({
+      code: 'UNAUTHORIZED',
+    });
+    expect(await refusal(callerAs(tdb.db, acme, { csrf: false }).eventConfig.create({ event: futureFile('No CSRF') }))).toMatchObject({
+      code: 'FORBIDDEN',
+      domainCode: 'CSRF_HEADER_MISSING',
+    });
     expect((await tdb.db.selectFrom('events').select('id').execute()).length).toBe(before);
   });
 
   it("refuses a promoter's event on another organisation's listing", async () => {
-    expect(await refusal(callerAs(tdb.db, acme).eventConfig.create({ event: futureFile('Sneaky', { listing: { id: betaListingId } }) }))).toMatchObject({
+    expect(
+      await refusal(callerAs(tdb.db, acme).eventConfig.create({ event: futureFile('Sneaky', { listing: { id: betaListingId } }) })),
+    ).toMatchObject({
       code: 'FORBIDDEN',
       domainCode: 'LISTING_FORBIDDEN',
       field: 'listing.id',
@@ -112,7 +142,14 @@ describe('eventConfig.create', () => {
       expect(r.issues).toEqual(formatIssues(form.error!));
       expect(r.field).toBe(formatIssues(form.error!)[0]!.path);
     }
-    expect(await refusal(callerAs(tdb.db, acme).eventConfig.create({ event: futureFile('Bad waitlist'), waitlist: { mode: 'OFFER', ttlDays: 0, offerTtlMinutes: 1 } }))).toMatchObject({
+    expect(
+      await refusal(
+        callerAs(tdb.db, acme).eventConfig.create({
+          event: futureFile('Bad waitlist'),
+          waitlist: { mode: 'OFFER', ttlDays: 0, offerTtlMinutes: 1 },
+        }),
+      ),
+    ).toMatchObject({
       code: 'BAD_REQUEST',
     });
   });
@@ -123,11 +160,16 @@ describe('eventConfig.get', () => {
     const config = await callerAs(tdb.db, acme).eventConfig.get({ id: acmeEventId });
     expect(config).toMatchObject({ eventId: acmeEventId, version: 1, phase: 'BEFORE_OPEN', canConfigure: true, capacity: 22 });
     expect(config.file.name).toBe('Acme Night');
-    expect(await refusal(callerAs(tdb.db, acme).eventConfig.get({ id: betaEventId }))).toMatchObject({ code: 'FORBIDDEN', domainCode: 'EVENT_FORBIDDEN' });
+    expect(await refusal(callerAs(tdb.db, acme).eventConfig.get({ id: betaEventId }))).toMatchObject({
+      code: 'FORBIDDEN',
+      domainCode: 'EVENT_FORBIDDEN',
+    });
     expect((await callerAs(tdb.db, viewer).eventConfig.get({ id: betaEventId })).canConfigure).toBe(false);
     expect((await callerAs(tdb.db, operator).eventConfig.get({ id: betaEventId })).canConfigure).toBe(false);
     expect((await callerAs(tdb.db, admin).eventConfig.get({ id: betaEventId })).canConfigure).toBe(true);
-    expect(await refusal(callerAs(tdb.db, viewer).eventConfig.get({ id: '00000000-0000-4000-8000-000000000000' }))).toMatchObject({ code: 'NOT_FOUND' });
+    expect(await refusal(callerAs(tdb.db, viewer).eventConfig.get({ id: '00000000-0000-4000-8000-000000000000' }))).toMatchObject({
+      code: 'NOT_FOUND',
+    });
     expect(await refusal(callerAs(tdb.db, viewer).eventConfig.get({ id: 'not-an-id' }))).toMatchObject({ code: 'NOT_FOUND' });
   });
 });
@@ -136,24 +178,53 @@ describe('eventConfig.update', () => {
   it('applies an edit from the current version and bumps it; the same edit from the old version is a CONFLICT that overwrites nothing', async () => {
     const { eventId } = await callerAs(tdb.db, acme).eventConfig.create({ event: futureFile('Edit Night') });
     const config = await callerAs(tdb.db, acme).eventConfig.get({ id: eventId });
-    const mine = await callerAs(tdb.db, acme).eventConfig.update({ eventId, expectedVersion: config.version, event: { ...config.file, venueName: 'Mine' } });
+    const mine = await callerAs(tdb.db, acme).eventConfig.update({
+      eventId,
+      expectedVersion: config.version,
+      event: { ...config.file, venueName: 'Mine' },
+    });
     expect(mine).toMatchObject({ version: config.version + 1, changes: [{ setting: 'venueName', from: 'Test Hall', to: 'Mine' }] });
 
     // A second tab still on the old version.
-    const stale = await refusal(callerAs(tdb.db, admin).eventConfig.update({ eventId, expectedVersion: config.version, event: { ...config.file, venueName: 'Theirs' } }));
+    const stale = await refusal(
+      callerAs(tdb.db, admin).eventConfig.update({
+        eventId,
+        expectedVersion: config.version,
+        event: { ...config.file, venueName: 'Theirs' },
+      }),
+    );
     expect(stale).toMatchObject({ code: 'CONFLICT', domainCode: 'STALE_EVENT_VERSION', field: 'version' });
     expect((await callerAs(tdb.db, acme).eventConfig.get({ id: eventId })).file.venueName).toBe('Mine');
 
-    const audit = await tdb.db.selectFrom('audit_log').select(['actor', 'details']).where('event_id', '=', eventId).where('action', '=', 'event.updated').execute();
-    expect(audit).toEqual([{ actor: 'promoter@acme.test', details: { fromVersion: 1, version: 2, changes: [{ setting: 'venueName', from: 'Test Hall', to: 'Mine' }] } }]);
+    const audit = await tdb.db
+      .selectFrom('audit_log')
+      .select(['actor', 'details'])
+      .where('event_id', '=', eventId)
+      .where('action', '=', 'event.updated')
+      .execute();
+    expect(audit).toEqual([
+      {
+        actor: 'promoter@acme.test',
+        details: { fromVersion: 1, version: 2, changes: [{ setting: 'venueName', from: 'Test Hall', to: 'Mine' }] },
+      },
+    ]);
   });
 
   it("refuses another organisation's event (FORBIDDEN), viewers and operators (FORBIDDEN), and changes nothing", async () => {
     const config = await callerAs(tdb.db, beta).eventConfig.get({ id: betaEventId });
     const edit = { eventId: betaEventId, expectedVersion: config.version, event: { ...config.file, name: 'Hijacked' } };
-    expect(await refusal(callerAs(tdb.db, acme).eventConfig.update(edit))).toMatchObject({ code: 'FORBIDDEN', domainCode: 'EVENT_FORBIDDEN' });
-    expect(await refusal(callerAs(tdb.db, viewer).eventConfig.update(edit))).toMatchObject({ code: 'FORBIDDEN', domainCode: 'ROLE_FORBIDDEN' });
-    expect(await refusal(callerAs(tdb.db, operator).eventConfig.update(edit))).toMatchObject({ code: 'FORBIDDEN', domainCode: 'ROLE_FORBIDDEN' });
+    expect(await refusal(callerAs(tdb.db, acme).eventConfig.update(edit))).toMatchObject({
+      code: 'FORBIDDEN',
+      domainCode: 'EVENT_FORBIDDEN',
+    });
+    expect(await refusal(callerAs(tdb.db, viewer).eventConfig.update(edit))).toMatchObject({
+      code: 'FORBIDDEN',
+      domainCode: 'ROLE_FORBIDDEN',
+    });
+    expect(await refusal(callerAs(tdb.db, operator).eventConfig.update(edit))).toMatchObject({
+      code: 'FORBIDDEN',
+      domainCode: 'ROLE_FORBIDDEN',
+    });
     expect((await callerAs(tdb.db, beta).eventConfig.get({ id: betaEventId })).file.name).toBe('Beta Night');
   });
 
@@ -164,11 +235,23 @@ describe('eventConfig.update', () => {
     expect(config.phase).toBe('OPEN');
     expect(config.locked.sections).toMatch(/fixed since the on-sale opened/);
     const refused = await refusal(
-      callerAs(tdb.db, acme).eventConfig.update({ eventId, expectedVersion: config.version, event: { ...config.file, fairnessMode: 'FIFO', limits: { perAccountSeats: 9, perInstrumentSeats: 4 } } }),
+      callerAs(tdb.db, acme).eventConfig.update({
+        eventId,
+        expectedVersion: config.version,
+        event: { ...config.file, fairnessMode: 'FIFO', limits: { perAccountSeats: 9, perInstrumentSeats: 4 } },
+      }),
     );
     expect(refused).toMatchObject({ code: 'CONFLICT', domainCode: 'LOCKED_AFTER_OPEN', field: 'fairnessMode' });
-    expect((refused.issues as { path: string }[]).map((i) => i.path)).toEqual(['fairnessMode', 'limits.perAccountSeats', 'limits.perDeviceSeats']);
-    const lowered = await callerAs(tdb.db, acme).eventConfig.update({ eventId, expectedVersion: config.version, event: { ...config.file, limits: { perAccountSeats: 2, perInstrumentSeats: 2 } } });
+    expect((refused.issues as { path: string }[]).map((i) => i.path)).toEqual([
+      'fairnessMode',
+      'limits.perAccountSeats',
+      'limits.perDeviceSeats',
+    ]);
+    const lowered = await callerAs(tdb.db, acme).eventConfig.update({
+      eventId,
+      expectedVersion: config.version,
+      event: { ...config.file, limits: { perAccountSeats: 2, perInstrumentSeats: 2 } },
+    });
     expect(lowered.version).toBe(config.version + 1);
   });
 });
@@ -176,8 +259,12 @@ describe('eventConfig.update', () => {
 describe('eventConfig.signOffFairness', () => {
   it('records the sign-off of the mode the promoter read; a mode change needs a new one; viewers and other organisations are refused', async () => {
     const { eventId } = await callerAs(tdb.db, acme).eventConfig.create({ event: futureFile('Fair Night') });
-    expect(await refusal(callerAs(tdb.db, viewer).eventConfig.signOffFairness({ eventId, fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO' }))).toMatchObject({ code: 'FORBIDDEN' });
-    expect(await refusal(callerAs(tdb.db, beta).eventConfig.signOffFairness({ eventId, fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO' }))).toMatchObject({ code: 'FORBIDDEN', domainCode: 'EVENT_FORBIDDEN' });
+    expect(
+      await refusal(callerAs(tdb.db, viewer).eventConfig.signOffFairness({ eventId, fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO' })),
+    ).toMatchObject({ code: 'FORBIDDEN' });
+    expect(
+      await refusal(callerAs(tdb.db, beta).eventConfig.signOffFairness({ eventId, fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO' })),
+    ).toMatchObject({ code: 'FORBIDDEN', domainCode: 'EVENT_FORBIDDEN' });
 
     const { signOff } = await callerAs(tdb.db, acme).eventConfig.signOffFairness({ eventId, fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO' });
     expect(signOff).toMatchObject({ signedOffBy: 'promoter@acme.test', fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO', supersededAt: null });
@@ -185,12 +272,18 @@ describe('eventConfig.signOffFairness', () => {
 
     const config = await callerAs(tdb.db, acme).eventConfig.get({ id: eventId });
     expect(config.fairness.signOff?.id).toBe(signOff.id);
-    const changed = await callerAs(tdb.db, acme).eventConfig.update({ eventId, expectedVersion: config.version, event: { ...config.file, fairnessMode: 'FIFO' } });
+    const changed = await callerAs(tdb.db, acme).eventConfig.update({
+      eventId,
+      expectedVersion: config.version,
+      event: { ...config.file, fairnessMode: 'FIFO' },
+    });
     expect(changed.signOffRequired).toBe(true);
     const after = await callerAs(tdb.db, acme).eventConfig.get({ id: eventId });
     expect(after.fairness).toMatchObject({ mode: 'FIFO', signOff: null });
     expect(after.fairness.history[0]).toMatchObject({ supersededBy: 'promoter@acme.test' });
-    expect(await refusal(callerAs(tdb.db, acme).eventConfig.signOffFairness({ eventId, fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO' }))).toMatchObject({
+    expect(
+      await refusal(callerAs(tdb.db, acme).eventConfig.signOffFairness({ eventId, fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO' })),
+    ).toMatchObject({
       code: 'CONFLICT',
       domainCode: 'FAIRNESS_MODE_CHANGED',
       field: 'fairnessMode',
@@ -200,14 +293,31 @@ describe('eventConfig.signOffFairness', () => {
 
 describe('eventConfig.setWaitlist and listings', () => {
   it("sets a listing's waitlist mode for its own promoter only; lists each promoter's own listings", async () => {
-    const set = await callerAs(tdb.db, acme).eventConfig.setWaitlist({ listingId: acmeListingId, mode: 'BROADCAST', ttlDays: 3, offerTtlMinutes: 30 });
+    const set = await callerAs(tdb.db, acme).eventConfig.setWaitlist({
+      listingId: acmeListingId,
+      mode: 'BROADCAST',
+      ttlDays: 3,
+      offerTtlMinutes: 30,
+    });
     expect(set).toEqual({ mode: 'BROADCAST', ttlDays: 3, offerTtlMinutes: 30 });
-    expect(await refusal(callerAs(tdb.db, acme).eventConfig.setWaitlist({ listingId: betaListingId, mode: 'OFFER', ttlDays: 3, offerTtlMinutes: 30 }))).toMatchObject({
+    expect(
+      await refusal(
+        callerAs(tdb.db, acme).eventConfig.setWaitlist({ listingId: betaListingId, mode: 'OFFER', ttlDays: 3, offerTtlMinutes: 30 }),
+      ),
+    ).toMatchObject({
       code: 'FORBIDDEN',
       domainCode: 'LISTING_FORBIDDEN',
     });
-    expect(await refusal(callerAs(tdb.db, viewer).eventConfig.setWaitlist({ listingId: acmeListingId, mode: 'OFFER', ttlDays: 3, offerTtlMinutes: 30 }))).toMatchObject({ code: 'FORBIDDEN' });
-    expect(await refusal(callerAs(tdb.db, acme).eventConfig.setWaitlist({ listingId: acmeListingId, mode: 'OFFER', ttlDays: 3.5, offerTtlMinutes: 30 }))).toMatchObject({ code: 'BAD_REQUEST' });
+    expect(
+      await refusal(
+        callerAs(tdb.db, viewer).eventConfig.setWaitlist({ listingId: acmeListingId, mode: 'OFFER', ttlDays: 3, offerTtlMinutes: 30 }),
+      ),
+    ).toMatchObject({ code: 'FORBIDDEN' });
+    expect(
+      await refusal(
+        callerAs(tdb.db, acme).eventConfig.setWaitlist({ listingId: acmeListingId, mode: 'OFFER', ttlDays: 3.5, offerTtlMinutes: 30 }),
+      ),
+    ).toMatchObject({ code: 'BAD_REQUEST' });
 
     const acmeListings = (await callerAs(tdb.db, acme).eventConfig.listings()).map((l) => l.id);
     expect(acmeListings).toContain(acmeListingId);

@@ -65,7 +65,12 @@ describe('events.byId', () => {
   it('counts an expired hold as available (read-time expiry)', async () => {
     const fresh = await seedEvent(tdb.db, 'Expiry Check');
     await holdSeats(tdb.db, fresh.eventId, 'A', 2);
-    await tdb.db.updateTable('seats').set({ expires_at: new Date(Date.now() - 1000) }).where('event_id', '=', fresh.eventId).where('status', '=', 'HELD').execute();
+    await tdb.db
+      .updateTable('seats')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('event_id', '=', fresh.eventId)
+      .where('status', '=', 'HELD')
+      .execute();
     const ev = await caller().events.byId({ id: fresh.eventId });
     expect(ev.counts).toMatchObject({ available: 22, held: 0, sold: 0, drift: 0 });
   });

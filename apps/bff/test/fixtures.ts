@@ -98,4 +98,8 @@ export function contextFor(
 }
 
 /** A caller of the app router as `user`. */
-export const callerAs = (db: Db, user: ConsoleUser | null, opts: { csrf?: boolean; accessCodeKey?: TokenKey; rehearsals?: RehearsalLauncher } = {}) => appRouter.createCaller(contextFor(db, user, opts));
+export const callerAs = (
+  db: Db,
+  user: ConsoleUser | null,
+  opts: { csrf?: boolean; accessCodeKey?: TokenKey; rehearsals?: RehearsalLauncher } = {},
+) => appRouter.createCaller(contextFor(db, user, opts));

@@ -27,7 +27,11 @@ beforeAll(async () => {
     db: tdb.db,
     auth: { sessionTtlSeconds: 3600 },
     loadShedding: {
-      limits: { ...DEFAULT_SHEDDING_LIMITS, eventLoopDelayMs: { first: 60_000, standard: 60_000, last: 60_000 }, poolWaiting: { first: 2, standard: 40 } },
+      limits: {
+        ...DEFAULT_SHEDDING_LIMITS,
+        eventLoopDelayMs: { first: 60_000, standard: 60_000, last: 60_000 },
+        poolWaiting: { first: 2, standard: 40 },
+      },
       sampleIntervalMs: 100,
     },
   });
@@ -48,7 +52,10 @@ afterAll(async () => {
 });
 
 const query = async (path: string, input: unknown) => {
-  const r = await fetch(`${base}/trpc/${path}?input=${encodeURIComponent(JSON.stringify(input))}`, { headers: { cookie }, signal: AbortSignal.timeout(30_000) });
+  const r = await fetch(`${base}/trpc/${path}?input=${encodeURIComponent(JSON.stringify(input))}`, {
+    headers: { cookie },
+    signal: AbortSignal.timeout(30_000),
+  });
   return { status: r.status, retryAfter: r.headers.get('retry-after'), json: (await r.json()) as any };
 };
 
@@ -74,7 +81,12 @@ describe('load shedding in the BFF', () => {
       expect(shed).toMatchObject({
         status: 503,
         retryAfter: expect.stringMatching(/^[2-5]$/),
-        json: { error: { data: { code: 'SERVICE_UNAVAILABLE', httpStatus: 503, domainCode: 'SERVICE_UNAVAILABLE' }, message: expect.stringContaining('overloaded') } },
+        json: {
+          error: {
+            data: { code: 'SERVICE_UNAVAILABLE', httpStatus: 503, domainCode: 'SERVICE_UNAVAILABLE' },
+            message: expect.stringContaining('overloaded'),
+          },
+        },
       });
     } finally {
       for (const c of held) c.release();

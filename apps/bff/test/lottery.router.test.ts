@@ -52,32 +52,66 @@ beforeAll(async () => {
     seedUser(tdb.db, 'promoter@acme.test', 'promoter', 'Acme Live'),
     seedUser(tdb.db, 'promoter@beta.test', 'promoter', 'Beta Presents'),
   ]);
-  ({ eventId: acmeLottery } = await tdb.db.transaction().execute((trx) => createEvent(trx, lotteryFile(-3, -2, -1), 'test', { signOff: true })));
-  ({ eventId: openLottery } = await tdb.db.transaction().execute((trx) => createEvent(trx, lotteryFile(-1, 1, 2), 'test', { signOff: true })));
-  ({ eventId: plainEvent } = await tdb.db.transaction().execute((trx) => createEvent(trx, parseEventFile(smallEventFile('Plain')), 'test', { signOff: true })));
+  ({ eventId: acmeLottery } = await tdb.db
+    .transaction()
+    .execute((trx) => createEvent(trx, lotteryFile(-3, -2, -1), 'test', { signOff: true })));
+  ({ eventId: openLottery } = await tdb.db
+    .transaction()
+    .execute((trx) => createEvent(trx, lotteryFile(-1, 1, 2), 'test', { signOff: true })));
+  ({ eventId: plainEvent } = await tdb.db
+    .transaction()
+    .execute((trx) => createEvent(trx, parseEventFile(smallEventFile('Plain')), 'test', { signOff: true })));
   await tdb.db.transaction().execute((trx) => assignEventOrganisation(trx, acmeLottery, 'Acme Live', 'test'));
   const during = new Date(Date.now() - 2.5 * HOUR);
   for (let i = 0; i < 30; i++)
-    await tdb.db.transaction().execute((trx) => registerForLottery(trx, { eventId: acmeLottery, accountId: `bff-fan-${i}`, quantity: (i % 2) + 1, now: during }));
+    await tdb.db
+      .transaction()
+      .execute((trx) => registerForLottery(trx, { eventId: acmeLottery, accountId: `bff-fan-${i}`, quantity: (i % 2) + 1, now: during }));
 });
 afterAll(() => tdb?.drop());
 
 describe('lottery procedures', () => {
   it('summary before the draw: the commitment, no seed, the registrations; refused to another organisation', async () => {
     const s = await callerAs(tdb.db, viewer).lottery.summary({ eventId: acmeLottery });
-    expect(s).toMatchObject({ eventId: acmeLottery, registrationCount: 30, seed: null, draw: null, seatsOffered: 22, targetRequestedSeats: 27, cohorts: 2 });
+    expect(s).toMatchObject({
+      eventId: acmeLottery,
+      registrationCount: 30,
+      seed: null,
+      draw: null,
+      seatsOffered: 22,
+      targetRequestedSeats: 27,
+      cohorts: 2,
+    });
     expect(s.seedCommitment).toMatch(/^[0-9a-f]{64}$/);
     expect(await callerAs(tdb.db, acme).lottery.summary({ eventId: acmeLottery })).toMatchObject({ registrationCount: 30 });
-    expect(await refusal(callerAs(tdb.db, beta).lottery.summary({ eventId: acmeLottery }))).toEqual({ code: 'FORBIDDEN', domainCode: 'EVENT_FORBIDDEN' });
-    expect(await refusal(callerAs(tdb.db, admin).lottery.summary({ eventId: plainEvent }))).toEqual({ code: 'CONFLICT', domainCode: 'NOT_A_LOTTERY_EVENT' });
+    expect(await refusal(callerAs(tdb.db, beta).lottery.summary({ eventId: acmeLottery }))).toEqual({
+      code: 'FORBIDDEN',
+      domainCode: 'EVENT_FORBIDDEN',
+    });
+    expect(await refusal(callerAs(tdb.db, admin).lottery.summary({ eventId: plainEvent }))).toEqual({
+      code: 'CONFLICT',
+      domainCode: 'NOT_A_LOTTERY_EVENT',
+    });
     expect(await refusal(callerAs(tdb.db, null).lottery.summary({ eventId: acmeLottery }))).toMatchObject({ code: 'UNAUTHORIZED' });
   });
 
   it('draw: viewers, other organisations and early draws are refused; nothing is written', async () => {
-    expect(await refusal(callerAs(tdb.db, viewer).lottery.draw({ eventId: acmeLottery }))).toEqual({ code: 'FORBIDDEN', domainCode: 'ROLE_FORBIDDEN' });
-    expect(await refusal(callerAs(tdb.db, beta).lottery.draw({ eventId: acmeLottery }))).toEqual({ code: 'FORBIDDEN', domainCode: 'EVENT_FORBIDDEN' });
-    expect(await refusal(callerAs(tdb.db, operator).lottery.draw({ eventId: openLottery }))).toEqual({ code: 'CONFLICT', domainCode: 'DRAW_TOO_EARLY' });
-    expect(await refusal(callerAs(tdb.db, acme, { csrf: false }).lottery.draw({ eventId: acmeLottery }))).toEqual({ code: 'FORBIDDEN', domainCode: 'CSRF_HEADER_MISSING' });
+    expect(await refusal(callerAs(tdb.db, viewer).lottery.draw({ eventId: acmeLottery }))).toEqual({
+      code: 'FORBIDDEN',
+      domainCode: 'ROLE_FORBIDDEN',
+    });
+    expect(await refusal(callerAs(tdb.db, beta).lottery.draw({ eventId: acmeLottery }))).toEqual({
+      code: 'FORBIDDEN',
+      domainCode: 'EVENT_FORBIDDEN',
+    });
+    expect(await refusal(callerAs(tdb.db, operator).lottery.draw({ eventId: openLottery }))).toEqual({
+      code: 'CONFLICT',
+      domainCode: 'DRAW_TOO_EARLY',
+    });
+    expect(await refusal(callerAs(tdb.db, acme, { csrf: false }).lottery.draw({ eventId: acmeLottery }))).toEqual({
+      code: 'FORBIDDEN',
+      domainCode: 'CSRF_HEADER_MISSING',
+    });
     expect(await tdb.db.selectFrom('lottery_winners').select('rank').execute()).toEqual([]);
   });
 
@@ -88,14 +122,19 @@ describe('lottery procedures', () => {
     expect(draw.cohorts.map((c) => c.cohort)).toEqual([0, 1]);
     const again = await callerAs(tdb.db, operator).lottery.draw({ eventId: acmeLottery });
     expect(again).toMatchObject({ alreadyDrawn: true, seed: draw.seed, winners: draw.winners, drawnBy: 'promoter@acme.test' });
-    const audit = await tdb.db.selectFrom('audit_log').select(['actor']).where('event_id', '=', acmeLottery).where('action', '=', 'lottery.drawn').execute();
+    const audit = await tdb.db
+      .selectFrom('audit_log')
+      .select(['actor'])
+      .where('event_id', '=', acmeLottery)
+      .where('action', '=', 'lottery.drawn')
+      .execute();
     expect(audit).toEqual([{ actor: 'promoter@acme.test' }]);
     const s = await callerAs(tdb.db, admin).lottery.summary({ eventId: acmeLottery });
     expect(s).toMatchObject({ seed: draw.seed, draw: { winners: draw.winners, nonWinners: 30 - draw.winners } });
     const v = await callerAs(tdb.db, viewer).lottery.verify({ eventId: acmeLottery });
     expect(v).toMatchObject({ ok: true, registrations: 30, winners: draw.winners });
   });
-  it("the draw told each registered fan: one notification per registration, none more when run again", async () => {
+  it('the draw told each registered fan: one notification per registration, none more when run again', async () => {
     const { rows } = await sql<{ kind: string; n: number }>`
       SELECT kind, count(*)::int AS n FROM notifications WHERE event_id = ${acmeLottery} GROUP BY kind ORDER BY kind`.execute(tdb.db);
     const s = await callerAs(tdb.db, admin).lottery.summary({ eventId: acmeLottery });
@@ -106,7 +145,12 @@ describe('lottery procedures', () => {
   });
 
   it('lottery.draw is a permission the console reads: admin, operator and promoter have it, a viewer not', async () => {
-    for (const [user, has] of [[admin, true], [operator, true], [acme, true], [viewer, false]] as const)
+    for (const [user, has] of [
+      [admin, true],
+      [operator, true],
+      [acme, true],
+      [viewer, false],
+    ] as const)
       expect((await callerAs(tdb.db, user).auth.me())?.permissions.includes('lottery.draw')).toBe(has);
   });
 });
@@ -115,19 +159,37 @@ describe('editing a lottery event', () => {
   it('reads the lottery back; saved unchanged nothing changes; a change once registration opened is CONFLICT at `lottery`', async () => {
     const config = await callerAs(tdb.db, admin).eventConfig.get({ id: openLottery });
     expect(config.file.lottery).toMatchObject({ expectedConversion: 0.8, cohorts: 2, cohortMinutes: 30 });
-    expect(await callerAs(tdb.db, admin).eventConfig.update({ eventId: openLottery, expectedVersion: config.version, event: config.file })).toMatchObject({ changes: [] });
+    expect(
+      await callerAs(tdb.db, admin).eventConfig.update({ eventId: openLottery, expectedVersion: config.version, event: config.file }),
+    ).toMatchObject({ changes: [] });
     expect(config.locked.lottery).toContain('registration opened');
-    const refused = await refusal(callerAs(tdb.db, admin).eventConfig.update({ eventId: openLottery, expectedVersion: config.version, event: { ...config.file, lottery: { ...config.file.lottery!, cohorts: 3 } } }));
+    const refused = await refusal(
+      callerAs(tdb.db, admin).eventConfig.update({
+        eventId: openLottery,
+        expectedVersion: config.version,
+        event: { ...config.file, lottery: { ...config.file.lottery!, cohorts: 3 } },
+      }),
+    );
     expect(refused).toEqual({ code: 'CONFLICT', domainCode: 'REGISTRATION_OPENED' });
   });
 
   it('an event switched to the lottery before registration opens takes registrations', async () => {
-    const { eventId } = await tdb.db.transaction().execute((trx) => createEvent(trx, parseEventFile({ ...smallEventFile('Switched'), startsAt: at(24 * 30), onsaleAt: at(48) }), 'test', { signOff: true }));
+    const { eventId } = await tdb.db.transaction().execute((trx) =>
+      createEvent(trx, parseEventFile({ ...smallEventFile('Switched'), startsAt: at(24 * 30), onsaleAt: at(48) }), 'test', {
+        signOff: true,
+      }),
+    );
     const config = await callerAs(tdb.db, admin).eventConfig.get({ id: eventId });
     const lottery = { registrationOpensAt: at(1), registrationClosesAt: at(24) };
-    const saved = await callerAs(tdb.db, admin).eventConfig.update({ eventId, expectedVersion: config.version, event: { ...config.file, fairnessMode: 'REGISTRATION_LOTTERY', lottery } });
+    const saved = await callerAs(tdb.db, admin).eventConfig.update({
+      eventId,
+      expectedVersion: config.version,
+      event: { ...config.file, fairnessMode: 'REGISTRATION_LOTTERY', lottery },
+    });
     expect(saved.changes.map((c) => c.setting)).toEqual(['fairnessMode', 'lottery']);
-    const r = await tdb.db.transaction().execute((trx) => registerForLottery(trx, { eventId, accountId: 'switched-fan', quantity: 1, now: new Date(Date.now() + 2 * HOUR) }));
+    const r = await tdb.db
+      .transaction()
+      .execute((trx) => registerForLottery(trx, { eventId, accountId: 'switched-fan', quantity: 1, now: new Date(Date.now() + 2 * HOUR) }));
     expect(r.created).toBe(true);
   });
 });

@@ -39,7 +39,12 @@ async function refusal(p: Promise<unknown>) {
 }
 
 /** A fan with a live hold of `n` seats and, if `paid`, a confirmed order of them (the checkout's rows, written directly). */
-async function fanWith(accountId: string, n: number, paid: boolean, card = `card-of-${accountId}`): Promise<{ holdId: string; orderId: string | null }> {
+async function fanWith(
+  accountId: string,
+  n: number,
+  paid: boolean,
+  card = `card-of-${accountId}`,
+): Promise<{ holdId: string; orderId: string | null }> {
   await sql`INSERT INTO accounts (id) VALUES (${accountId}) ON CONFLICT DO NOTHING`.execute(tdb.db);
   const { rows } = await sql<{ id: string }>`
     INSERT INTO holds (event_id, account_id, section_code, quantity, status, expires_at)
@@ -71,8 +76,13 @@ describe('operations from the console', () => {
         expect(await refusal(call)).toMatchObject({ code: 'FORBIDDEN', domainCode: 'ROLE_FORBIDDEN' });
     }
     // Inventory: a viewer never; a promoter only on their organisation's events.
-    expect(await refusal(callerAs(tdb.db, viewer).operations.addSeats({ eventId, section: 'A', rows: 1, seatsPerRow: 2 }))).toMatchObject({ code: 'FORBIDDEN', domainCode: 'ROLE_FORBIDDEN' });
-    expect(await refusal(callerAs(tdb.db, promoter).operations.addSeats({ eventId, section: 'A', rows: 1, seatsPerRow: 2 }))).toMatchObject({ code: 'FORBIDDEN', domainCode: 'EVENT_FORBIDDEN' });
+    expect(await refusal(callerAs(tdb.db, viewer).operations.addSeats({ eventId, section: 'A', rows: 1, seatsPerRow: 2 }))).toMatchObject({
+      code: 'FORBIDDEN',
+      domainCode: 'ROLE_FORBIDDEN',
+    });
+    expect(await refusal(callerAs(tdb.db, promoter).operations.addSeats({ eventId, section: 'A', rows: 1, seatsPerRow: 2 }))).toMatchObject(
+      { code: 'FORBIDDEN', domainCode: 'EVENT_FORBIDDEN' },
+    );
   });
 
   it('fan support: lookup shows holds and orders; a hold released and an account blocked, each audited with the reason', async () => {
@@ -83,31 +93,60 @@ describe('operations from the console', () => {
     expect(before.holds.map((h) => [h.id, h.live])).toEqual(expect.arrayContaining([[held.holdId, true]]));
     expect(before.orders.map((o) => [o.id, o.status, o.currency])).toEqual([[bought.orderId, 'CONFIRMED', 'USD']]);
 
-    expect(await ops.support.releaseHold({ holdId: held.holdId, reason: 'fan called: card stuck' })).toMatchObject({ status: 'RELEASED', accountId: 'fan-support-1' });
-    expect(await refusal(ops.support.releaseHold({ holdId: held.holdId, reason: 'again' }))).toMatchObject({ code: 'CONFLICT', domainCode: 'HOLD_NOT_LIVE' });
+    expect(await ops.support.releaseHold({ holdId: held.holdId, reason: 'fan called: card stuck' })).toMatchObject({
+      status: 'RELEASED',
+      accountId: 'fan-support-1',
+    });
+    expect(await refusal(ops.support.releaseHold({ holdId: held.holdId, reason: 'again' }))).toMatchObject({
+      code: 'CONFLICT',
+      domainCode: 'HOLD_NOT_LIVE',
+    });
     expect(await refusal(ops.support.releaseHold({ holdId: held.holdId, reason: '  ' }))).toMatchObject({ code: 'BAD_REQUEST' });
 
     expect(await ops.support.block({ eventId, accountId: 'fan-support-1', reason: 'resale ring' })).toMatchObject({ blocked: true });
     const after = await ops.support.lookup({ accountId: 'fan-support-1' });
     expect(after.blocks).toEqual([expect.objectContaining({ eventId, reason: 'resale ring', blockedBy: 'operator@ops.test' })]);
     await ops.support.unblock({ eventId, accountId: 'fan-support-1', reason: 'appeal upheld' });
-    expect(await refusal(ops.support.unblock({ eventId, accountId: 'fan-support-1', reason: 'twice' }))).toMatchObject({ code: 'NOT_FOUND', domainCode: 'NOT_BLOCKED' });
+    expect(await refusal(ops.support.unblock({ eventId, accountId: 'fan-support-1', reason: 'twice' }))).toMatchObject({
+      code: 'NOT_FOUND',
+      domainCode: 'NOT_BLOCKED',
+    });
 
-    expect(await ops.operations.cancelOrder({ orderId: bought.orderId!, reason: 'duplicate purchase' })).toMatchObject({ status: 'CANCELLED', seatsReturned: 1 });
-    const audit = await tdb.db.selectFrom('audit_log').select(['action', 'actor', 'details']).where('event_id', '=', eventId).orderBy('id').execute();
+    expect(await ops.operations.cancelOrder({ orderId: bought.orderId!, reason: 'duplicate purchase' })).toMatchObject({
+      status: 'CANCELLED',
+      seatsReturned: 1,
+    });
+    const audit = await tdb.db
+      .selectFrom('audit_log')
+      .select(['action', 'actor', 'details'])
+      .where('event_id', '=', eventId)
+      .orderBy('id')
+      .execute();
     expect(audit.map((a) => `${a.action} ${a.actor}`)).toEqual(
-      expect.arrayContaining(['hold.released operator@ops.test', 'account.blocked operator@ops.test', 'account.unblocked operator@ops.test', 'order.cancel operator@ops.test']),
+      expect.arrayContaining([
+        'hold.released operator@ops.test',
+        'account.blocked operator@ops.test',
+        'account.unblocked operator@ops.test',
+        'order.cancel operator@ops.test',
+      ]),
     );
-    expect(audit.find((a) => a.action === 'hold.released')!.details).toMatchObject({ reason: 'fan called: card stuck', accountId: 'fan-support-1' });
+    expect(audit.find((a) => a.action === 'hold.released')!.details).toMatchObject({
+      reason: 'fan called: card stuck',
+      accountId: 'fan-support-1',
+    });
   });
 
   it('adds seats to a section (a promoter on their own event too); bad input names the field', async () => {
     const r = await callerAs(tdb.db, admin).operations.addSeats({ eventId, section: 'B', rows: 1, seatsPerRow: 4 });
     expect(r).toMatchObject({ added: 4, section: 'B', firstRow: 'C' });
-    expect(await refusal(callerAs(tdb.db, admin).operations.addSeats({ eventId, section: 'B', rows: 0, seatsPerRow: 4 }))).toMatchObject({ code: 'BAD_REQUEST' });
+    expect(await refusal(callerAs(tdb.db, admin).operations.addSeats({ eventId, section: 'B', rows: 0, seatsPerRow: 4 }))).toMatchObject({
+      code: 'BAD_REQUEST',
+    });
     const { eventId: acme } = await seedEvent(tdb.db, 'Acme Ops Night');
     await tdb.db.transaction().execute((trx) => assignEventOrganisation(trx, acme, 'Acme Live', 'test'));
-    expect(await callerAs(tdb.db, promoter).operations.addSeats({ eventId: acme, section: 'A', rows: 1, seatsPerRow: 2 })).toMatchObject({ added: 2 });
+    expect(await callerAs(tdb.db, promoter).operations.addSeats({ eventId: acme, section: 'A', rows: 1, seatsPerRow: 2 })).toMatchObject({
+      added: 2,
+    });
   });
 
   it('the post-sale review clusters orders on one card; cancelling the cluster needs a reason and cancels each order', async () => {
@@ -117,7 +156,9 @@ describe('operations from the console', () => {
     const cluster = review.clusters.find((c) => c.accounts.includes('ring-001'))!;
     expect(cluster.accounts).toEqual(['ring-001', 'ring-002', 'ring-003']);
     expect(cluster.signals).toContain('INSTRUMENT');
-    expect(await refusal(ops.operations.cancelCluster({ eventId, clusterId: cluster.id, reason: '' }))).toMatchObject({ code: 'BAD_REQUEST' });
+    expect(await refusal(ops.operations.cancelCluster({ eventId, clusterId: cluster.id, reason: '' }))).toMatchObject({
+      code: 'BAD_REQUEST',
+    });
     const done = await ops.operations.cancelCluster({ eventId, clusterId: cluster.id, reason: 'one card, three accounts' });
     expect(done.cancelled).toHaveLength(3);
     const audit = await tdb.db.selectFrom('audit_log').select(['action']).where('action', '=', 'review.cancel_cluster').execute();
@@ -133,9 +174,17 @@ describe('operations from the console', () => {
     expect((await ops.webhooks.disable({ endpointId: added.id })).active).toBe(false);
     expect((await ops.webhooks.enable({ endpointId: added.id })).active).toBe(true);
     expect(await ops.webhooks.deliveries({ status: 'DEAD' })).toEqual([]);
-    expect(await refusal(ops.webhooks.redeliver({ deliveryId: 999999 }))).toMatchObject({ code: 'NOT_FOUND', domainCode: 'WEBHOOK_DELIVERY_NOT_FOUND' });
+    expect(await refusal(ops.webhooks.redeliver({ deliveryId: 999999 }))).toMatchObject({
+      code: 'NOT_FOUND',
+      domainCode: 'WEBHOOK_DELIVERY_NOT_FOUND',
+    });
     expect(await refusal(ops.webhooks.add({ url: 'ftp://nope' }))).toMatchObject({ code: 'BAD_REQUEST' });
-    const audit = await tdb.db.selectFrom('audit_log').select(['action', 'details']).where('action', 'like', 'webhook.%').orderBy('id').execute();
+    const audit = await tdb.db
+      .selectFrom('audit_log')
+      .select(['action', 'details'])
+      .where('action', 'like', 'webhook.%')
+      .orderBy('id')
+      .execute();
     expect(audit.map((a) => a.action)).toEqual(['webhook.added', 'webhook.disabled', 'webhook.enabled']);
     expect(JSON.stringify(audit)).not.toContain(added.secret);
   });

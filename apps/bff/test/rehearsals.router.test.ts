@@ -26,7 +26,10 @@ const launchers: RehearsalLauncher[] = [];
 
 beforeAll(async () => {
   tdb = await createTestDatabase(inject('templateDatabaseUrl'), { max: 20 });
-  [operator, viewer] = await Promise.all([seedUser(tdb.db, 'operator@rehearse.test', 'operator'), seedUser(tdb.db, 'viewer@rehearse.test', 'viewer')]);
+  [operator, viewer] = await Promise.all([
+    seedUser(tdb.db, 'operator@rehearse.test', 'operator'),
+    seedUser(tdb.db, 'viewer@rehearse.test', 'viewer'),
+  ]);
   const secrets = testSecrets();
   const config = loadStoreApiConfig({
     NODE_ENV: 'test',
@@ -57,32 +60,63 @@ async function refusal(p: Promise<unknown>) {
   } catch (err) {
     expect(err).toBeInstanceOf(TRPCError);
     const e = err as TRPCError;
-    return { code: e.code, domainCode: (e.cause as { code?: string } | undefined)?.code, field: (e.cause as { details?: { field?: string } } | undefined)?.details?.field };
+    return {
+      code: e.code,
+      domainCode: (e.cause as { code?: string } | undefined)?.code,
+      field: (e.cause as { details?: { field?: string } } | undefined)?.details?.field,
+    };
   }
   throw new Error('expected the call to be refused');
 }
 
 describe('rehearsals in the console', () => {
   it('every reader lists runs and reads a report; an unknown run is NOT_FOUND', async () => {
-    const id = await insertRehearsalRun(tdb.db, { eventId: null, eventName: 'Seeded', target: 'http://x', fans: 10, timeScale: 30, settings: {} });
+    const id = await insertRehearsalRun(tdb.db, {
+      eventId: null,
+      eventName: 'Seeded',
+      target: 'http://x',
+      fans: 10,
+      timeScale: 30,
+      settings: {},
+    });
     await finishRehearsalRun(tdb.db, id, 'PASS', { verdict: 'PASS', seats: 300, seatsSold: 300 });
     const list = await callerAs(tdb.db, viewer).rehearsals.list();
-    expect(list).toContainEqual(expect.objectContaining({ id, eventName: 'Seeded', status: 'PASS', verdict: 'PASS', seats: 300, seatsSold: 300 }));
+    expect(list).toContainEqual(
+      expect.objectContaining({ id, eventName: 'Seeded', status: 'PASS', verdict: 'PASS', seats: 300, seatsSold: 300 }),
+    );
     expect(await callerAs(tdb.db, viewer).rehearsals.get({ id })).toMatchObject({ id, report: { verdict: 'PASS' } });
-    expect(await refusal(callerAs(tdb.db, viewer).rehearsals.get({ id: '00000000-0000-4000-8000-000000000000' }))).toMatchObject({ code: 'NOT_FOUND', domainCode: 'REHEARSAL_NOT_FOUND' });
-    expect(await callerAs(tdb.db, viewer).rehearsals.options()).toMatchObject({ target: null, examples: expect.arrayContaining([expect.objectContaining({ id: 'club' })]) });
+    expect(await refusal(callerAs(tdb.db, viewer).rehearsals.get({ id: '00000000-0000-4000-8000-000000000000' }))).toMatchObject({
+      code: 'NOT_FOUND',
+      domainCode: 'REHEARSAL_NOT_FOUND',
+    });
+    expect(await callerAs(tdb.db, viewer).rehearsals.options()).toMatchObject({
+      target: null,
+      examples: expect.arrayContaining([expect.objectContaining({ id: 'club' })]),
+    });
   });
 
   it('only operators and admins start one; bad input is refused at its field; without a launcher it says so', async () => {
     const launcher = cliRehearsalLauncher({ db: tdb.db, databaseUrl: tdb.url, target, root });
-    expect(await refusal(callerAs(tdb.db, viewer, { rehearsals: launcher }).rehearsals.start({ example: 'club', fans: 50, botsShare: 0.3, timeScale: 30 }))).toMatchObject({
+    expect(
+      await refusal(
+        callerAs(tdb.db, viewer, { rehearsals: launcher }).rehearsals.start({ example: 'club', fans: 50, botsShare: 0.3, timeScale: 30 }),
+      ),
+    ).toMatchObject({
       code: 'FORBIDDEN',
     });
     const ops = callerAs(tdb.db, operator, { rehearsals: launcher });
-    expect(await refusal(ops.rehearsals.start({ example: 'club', fans: 5, botsShare: 0.3, timeScale: 30 }))).toMatchObject({ code: 'BAD_REQUEST' });
-    expect(await refusal(ops.rehearsals.start({ example: 'nowhere' as 'club', fans: 50, botsShare: 0.3, timeScale: 30 }))).toMatchObject({ code: 'BAD_REQUEST' });
-    expect(await refusal(ops.rehearsals.start({ example: 'club', fans: 50, botsShare: 0.95, timeScale: 30 }))).toMatchObject({ code: 'BAD_REQUEST' });
-    expect(await refusal(callerAs(tdb.db, operator).rehearsals.start({ example: 'club', fans: 50, botsShare: 0.3, timeScale: 30 }))).toMatchObject({
+    expect(await refusal(ops.rehearsals.start({ example: 'club', fans: 5, botsShare: 0.3, timeScale: 30 }))).toMatchObject({
+      code: 'BAD_REQUEST',
+    });
+    expect(await refusal(ops.rehearsals.start({ example: 'nowhere' as 'club', fans: 50, botsShare: 0.3, timeScale: 30 }))).toMatchObject({
+      code: 'BAD_REQUEST',
+    });
+    expect(await refusal(ops.rehearsals.start({ example: 'club', fans: 50, botsShare: 0.95, timeScale: 30 }))).toMatchObject({
+      code: 'BAD_REQUEST',
+    });
+    expect(
+      await refusal(callerAs(tdb.db, operator).rehearsals.start({ example: 'club', fans: 50, botsShare: 0.3, timeScale: 30 })),
+    ).toMatchObject({
       domainCode: 'REHEARSALS_UNAVAILABLE',
       field: 'example',
     });
@@ -90,18 +124,32 @@ describe('rehearsals in the console', () => {
   });
 
   it('an operator starts a real one against the store API: it runs on a rehearsal event, audited, and its report comes back PASS', async () => {
-    const launcher = cliRehearsalLauncher({ db: tdb.db, databaseUrl: tdb.url, target, root, logDir: join(root, '.test-results', 'rehearsals') });
+    const launcher = cliRehearsalLauncher({
+      db: tdb.db,
+      databaseUrl: tdb.url,
+      target,
+      root,
+      logDir: join(root, '.test-results', 'rehearsals'),
+    });
     launchers.push(launcher);
     const ops = callerAs(tdb.db, operator, { rehearsals: launcher });
     expect(await ops.rehearsals.options()).toMatchObject({ target });
     const { runId } = await ops.rehearsals.start({ example: 'club', fans: 60, botsShare: 0.2, timeScale: 60 });
     const audit = await tdb.db.selectFrom('audit_log').select(['actor', 'details']).where('action', '=', 'rehearsal.started').execute();
     expect(audit).toEqual([{ actor: operator.email, details: expect.objectContaining({ runId, example: 'club', fans: 60, target }) }]);
-    const done = await pollUntil(() => ops.rehearsals.get({ id: runId }), (r) => r.status !== 'RUNNING', { timeoutMs: 540_000, intervalMs: 500 });
+    const done = await pollUntil(
+      () => ops.rehearsals.get({ id: runId }),
+      (r) => r.status !== 'RUNNING',
+      { timeoutMs: 540_000, intervalMs: 500 },
+    );
     expect(done.status).toBe('PASS');
     expect(done.report).toMatchObject({ verdict: 'PASS', doubleSold: 0, duplicateOrders: 0, drift: 0, fans: 60 });
     // Its event is a rehearsal's, and the board says so.
-    const event = await tdb.db.selectFrom('events').select('rehearsal_time_scale').where('id', '=', done.eventId!).executeTakeFirstOrThrow();
+    const event = await tdb.db
+      .selectFrom('events')
+      .select('rehearsal_time_scale')
+      .where('id', '=', done.eventId!)
+      .executeTakeFirstOrThrow();
     expect(event.rehearsal_time_scale).toBe(60);
     const board = await callerAs(tdb.db, viewer).events.list();
     expect(board.find((e) => e.id === done.eventId)).toMatchObject({ rehearsalTimeScale: 60 });

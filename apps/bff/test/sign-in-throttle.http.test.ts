@@ -66,8 +66,17 @@ describe('console sign-in throttling over HTTP', () => {
     advance(301);
     expect((await signIn(two, 'viewer@throttle.http.test', 'password of viewer@throttle.http.test', '192.0.2.11')).statusCode).toBe(200);
 
-    const audit = await tdb.db.selectFrom('audit_log').select(['actor', 'details']).where('action', '=', 'console_user.sign_in_locked').execute();
-    expect(audit).toEqual([expect.objectContaining({ actor: 'sign-in:192.0.2.10', details: expect.objectContaining({ scope: 'email', email: 'viewer@throttle.http.test' }) })]);
+    const audit = await tdb.db
+      .selectFrom('audit_log')
+      .select(['actor', 'details'])
+      .where('action', '=', 'console_user.sign_in_locked')
+      .execute();
+    expect(audit).toEqual([
+      expect.objectContaining({
+        actor: 'sign-in:192.0.2.10',
+        details: expect.objectContaining({ scope: 'email', email: 'viewer@throttle.http.test' }),
+      }),
+    ]);
   });
 
   it('the client address comes from X-Forwarded-For behind a trusted proxy, and not from one anyone can send', async () => {
@@ -85,7 +94,9 @@ describe('console sign-in throttling over HTTP', () => {
       await direct.close();
     }
     await signIn(one, 'someone-else@throttle.http.test', 'not my password', '198.51.100.23');
-    const ips = (await tdb.db.selectFrom('sign_in_failures').select(['email', 'ip']).where('email', 'like', 'someone%').orderBy('email').execute()).map((r) => `${r.email} ${r.ip}`);
+    const ips = (
+      await tdb.db.selectFrom('sign_in_failures').select(['email', 'ip']).where('email', 'like', 'someone%').orderBy('email').execute()
+    ).map((r) => `${r.email} ${r.ip}`);
     expect(ips).toEqual(['someone-else@throttle.http.test 198.51.100.23', 'someone@throttle.http.test 192.0.2.99']);
   });
 });
@@ -96,23 +107,52 @@ describe('common passwords', () => {
     expect(session.statusCode).toBe(200);
     const cookie = String(session.headers['set-cookie']).split(';')[0]!;
     const mutate = (path: string, body: unknown) =>
-      one.inject({ method: 'POST', url: `/trpc/${path}`, headers: { 'content-type': 'application/json', 'x-csrf': '1', cookie }, payload: JSON.stringify(body) });
-    const users = async () => Number((await tdb.db.selectFrom('console_users').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+      one.inject({
+        method: 'POST',
+        url: `/trpc/${path}`,
+        headers: { 'content-type': 'application/json', 'x-csrf': '1', cookie },
+        payload: JSON.stringify(body),
+      });
+    const users = async () =>
+      Number(
+        (
+          await tdb.db
+            .selectFrom('console_users')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
     const before = await users();
 
     const created = await mutate('users.create', { email: 'weak@throttle.http.test', role: 'viewer', password: 'Password1234' });
     expect(created.statusCode).toBe(400);
-    expect(created.json().error.data).toMatchObject({ domainCode: 'INVALID_USER', field: 'password', fieldErrors: { password: COMMON_PASSWORD_MESSAGE } });
+    expect(created.json().error.data).toMatchObject({
+      domainCode: 'INVALID_USER',
+      field: 'password',
+      fieldErrors: { password: COMMON_PASSWORD_MESSAGE },
+    });
     expect(await users()).toBe(before);
 
-    const viewer = await tdb.db.selectFrom('console_users').select(['id', 'password_hash']).where('email', '=', 'viewer@throttle.http.test').executeTakeFirstOrThrow();
+    const viewer = await tdb.db
+      .selectFrom('console_users')
+      .select(['id', 'password_hash'])
+      .where('email', '=', 'viewer@throttle.http.test')
+      .executeTakeFirstOrThrow();
     const reset = await mutate('users.resetPassword', { userId: viewer.id, password: 'qwerty123456' });
     expect(reset.statusCode).toBe(400);
-    expect(reset.json().error.data).toMatchObject({ domainCode: 'INVALID_PASSWORD', field: 'password', fieldErrors: { password: COMMON_PASSWORD_MESSAGE } });
+    expect(reset.json().error.data).toMatchObject({
+      domainCode: 'INVALID_PASSWORD',
+      field: 'password',
+      fieldErrors: { password: COMMON_PASSWORD_MESSAGE },
+    });
 
     const own = await mutate('users.changeOwnPassword', { currentPassword: admin.password, newPassword: 'sunshine2024!' });
     expect(own.statusCode).toBe(400);
-    expect(own.json().error.data).toMatchObject({ domainCode: 'INVALID_PASSWORD', field: 'newPassword', fieldErrors: { newPassword: COMMON_PASSWORD_MESSAGE } });
+    expect(own.json().error.data).toMatchObject({
+      domainCode: 'INVALID_PASSWORD',
+      field: 'newPassword',
+      fieldErrors: { newPassword: COMMON_PASSWORD_MESSAGE },
+    });
 
     // Nothing changed: both old passwords still work.
     const after = await tdb.db.selectFrom('console_users').select('password_hash').where('id', '=', viewer.id).executeTakeFirstOrThrow();
@@ -120,6 +160,9 @@ describe('common passwords', () => {
     expect((await signIn(two, admin.email, admin.password, '192.0.2.20')).statusCode).toBe(200);
 
     // A passphrase passes.
-    expect((await mutate('users.create', { email: 'strong@throttle.http.test', role: 'viewer', password: 'tram lantern oboe seventeen' })).statusCode).toBe(200);
+    expect(
+      (await mutate('users.create', { email: 'strong@throttle.http.test', role: 'viewer', password: 'tram lantern oboe seventeen' }))
+        .statusCode,
+    ).toBe(200);
   });
 });

@@ -36,12 +36,22 @@ beforeAll(async () => {
     startsAt: at(7 * 24 * 60),
     allocations: [
       { code: 'FANCLUB', name: 'Fan club', share: 0.5, access: 'ACCESS_CODE', opensAt: at(-30), closesAt: at(120), fairnessMode: 'FIFO' },
-      { code: 'CARD', name: 'Card partner', share: 0.25, access: 'CARD_BIN', binRanges: [{ from: '411100', to: '411199' }], opensAt: at(180), closesAt: at(240) },
+      {
+        code: 'CARD',
+        name: 'Card partner',
+        share: 0.25,
+        access: 'CARD_BIN',
+        binRanges: [{ from: '411100', to: '411199' }],
+        opensAt: at(180),
+        closesAt: at(240),
+      },
       { code: 'GENERAL', name: 'General sale' },
     ],
   };
   ({ eventId } = await tdb.db.transaction().execute((trx) => createEvent(trx, parseEventFile(file), 'test', { signOff: true })));
-  ({ eventId: plainId } = await tdb.db.transaction().execute((trx) => createEvent(trx, parseEventFile(smallEventFile('Plain Night')), 'test', { signOff: true })));
+  ({ eventId: plainId } = await tdb.db
+    .transaction()
+    .execute((trx) => createEvent(trx, parseEventFile(smallEventFile('Plain Night')), 'test', { signOff: true })));
   admin = await seedUser(tdb.db, 'admin@tiers.test', 'admin');
   operator = await seedUser(tdb.db, 'operator@tiers.test', 'operator');
   viewer = await seedUser(tdb.db, 'viewer@tiers.test', 'viewer');
@@ -69,14 +79,22 @@ async function refusal(p: Promise<unknown>): Promise<{ code: string; domainCode:
 }
 
 const audits = (action: string) =>
-  tdb.db.selectFrom('audit_log').select(['actor', 'details']).where('event_id', '=', eventId).where('action', '=', action).orderBy('id').execute();
+  tdb.db
+    .selectFrom('audit_log')
+    .select(['actor', 'details'])
+    .where('event_id', '=', eventId)
+    .where('action', '=', action)
+    .orderBy('id')
+    .execute();
 
 /** Holds `count` seats of a tier (no holds row needed: seats.hold_id has no FK). */
 async function holdTierSeats(tier: string, count: number): Promise<void> {
   await sql`
     UPDATE seats SET status = 'HELD', hold_id = gen_random_uuid(), expires_at = now() + interval '5 min'
     WHERE event_id = ${eventId} AND id IN (
-      SELECT id FROM seats WHERE event_id = ${eventId} AND allocation = ${tier} AND status = 'AVAILABLE' ORDER BY id LIMIT ${count})`.execute(tdb.db);
+      SELECT id FROM seats WHERE event_id = ${eventId} AND allocation = ${tier} AND status = 'AVAILABLE' ORDER BY id LIMIT ${count})`.execute(
+    tdb.db,
+  );
 }
 
 describe('tiers on the event page and in the war room', () => {
@@ -89,7 +107,14 @@ describe('tiers on the event page and in the war room', () => {
       ['CARD', 'UPCOMING', 'CARD_BIN', 6, 6, 0, 0, 0],
       ['GENERAL', 'UPCOMING', 'OPEN', 5, 5, 0, 0, 0],
     ]);
-    expect(event.tiers[0]).toMatchObject({ share: 0.5, fairnessMode: 'FIFO', rollsInto: 'CARD', rolledAt: null, general: false, binRanges: null });
+    expect(event.tiers[0]).toMatchObject({
+      share: 0.5,
+      fairnessMode: 'FIFO',
+      rollsInto: 'CARD',
+      rolledAt: null,
+      general: false,
+      binRanges: null,
+    });
     expect(event.tiers[1]!.binRanges).toEqual([{ from: '411100', to: '411199' }]);
     expect(event.tiers[2]).toMatchObject({ general: true, closesAt: null, rollsForwardAt: null, opensAt: event.onsaleAt });
     // The tiers add up to the event's totals.
@@ -115,14 +140,34 @@ describe('tiers.roll', () => {
     roll = { eventId, tier: 'FANCLUB', reason };
   });
 
-  it('is refused to a viewer, to another organisation\'s promoter, without a reason and without the CSRF header', async () => {
+  it("is refused to a viewer, to another organisation's promoter, without a reason and without the CSRF header", async () => {
     expect(await refusal(callerAs(tdb.db, viewer).tiers.roll(roll))).toMatchObject({ code: 'FORBIDDEN', domainCode: 'ROLE_FORBIDDEN' });
-    expect(await refusal(callerAs(tdb.db, otherPromoter).tiers.roll(roll))).toMatchObject({ code: 'FORBIDDEN', domainCode: 'EVENT_FORBIDDEN' });
-    expect(await refusal(callerAs(tdb.db, operator).tiers.roll({ ...roll, reason: '  ' }))).toMatchObject({ code: 'BAD_REQUEST', fields: ['reason'] });
-    expect(await refusal(callerAs(tdb.db, operator, { csrf: false }).tiers.roll(roll))).toMatchObject({ code: 'FORBIDDEN', domainCode: 'CSRF_HEADER_MISSING' });
-    expect(await refusal(callerAs(tdb.db, operator).tiers.roll({ ...roll, tier: 'NOPE' }))).toMatchObject({ code: 'NOT_FOUND', domainCode: 'TIER_NOT_FOUND', fields: ['tier'] });
-    expect(await refusal(callerAs(tdb.db, operator).tiers.roll({ ...roll, tier: 'GENERAL' }))).toMatchObject({ code: 'BAD_REQUEST', domainCode: 'TIER_DOES_NOT_ROLL', fields: ['tier'] });
-    expect(await refusal(callerAs(tdb.db, operator).tiers.roll({ ...roll, eventId: plainId }))).toMatchObject({ code: 'NOT_FOUND', domainCode: 'TIER_NOT_FOUND' });
+    expect(await refusal(callerAs(tdb.db, otherPromoter).tiers.roll(roll))).toMatchObject({
+      code: 'FORBIDDEN',
+      domainCode: 'EVENT_FORBIDDEN',
+    });
+    expect(await refusal(callerAs(tdb.db, operator).tiers.roll({ ...roll, reason: '  ' }))).toMatchObject({
+      code: 'BAD_REQUEST',
+      fields: ['reason'],
+    });
+    expect(await refusal(callerAs(tdb.db, operator, { csrf: false }).tiers.roll(roll))).toMatchObject({
+      code: 'FORBIDDEN',
+      domainCode: 'CSRF_HEADER_MISSING',
+    });
+    expect(await refusal(callerAs(tdb.db, operator).tiers.roll({ ...roll, tier: 'NOPE' }))).toMatchObject({
+      code: 'NOT_FOUND',
+      domainCode: 'TIER_NOT_FOUND',
+      fields: ['tier'],
+    });
+    expect(await refusal(callerAs(tdb.db, operator).tiers.roll({ ...roll, tier: 'GENERAL' }))).toMatchObject({
+      code: 'BAD_REQUEST',
+      domainCode: 'TIER_DOES_NOT_ROLL',
+      fields: ['tier'],
+    });
+    expect(await refusal(callerAs(tdb.db, operator).tiers.roll({ ...roll, eventId: plainId }))).toMatchObject({
+      code: 'NOT_FOUND',
+      domainCode: 'TIER_NOT_FOUND',
+    });
     expect(await audits('allocation.rolled')).toEqual([]);
     const fanClub = (await callerAs(tdb.db, viewer).events.byId({ id: eventId })).tiers[0]!;
     expect([fanClub.capacity, fanClub.rolledAt]).toEqual([11, null]);
@@ -143,7 +188,11 @@ describe('tiers.roll', () => {
   });
 
   it("the event's own promoter and an admin may roll too", async () => {
-    expect(await callerAs(tdb.db, promoter).tiers.roll({ eventId, tier: 'CARD', reason: 'partner presale cancelled' })).toMatchObject({ from: 'CARD', into: 'GENERAL', moved: 15 });
+    expect(await callerAs(tdb.db, promoter).tiers.roll({ eventId, tier: 'CARD', reason: 'partner presale cancelled' })).toMatchObject({
+      from: 'CARD',
+      into: 'GENERAL',
+      moved: 15,
+    });
     // Nothing left to move: a second roll moves nothing and writes no audit entry.
     expect(await callerAs(tdb.db, admin).tiers.roll({ eventId, tier: 'CARD', reason: 'again' })).toMatchObject({ moved: 0 });
     expect((await audits('allocation.rolled')).map((a) => a.actor)).toEqual([operator.email, promoter.email]);
@@ -165,13 +214,33 @@ describe('tiers.issueCodes', () => {
     expect(await refusal(as(viewer).tiers.issueCodes(issue))).toMatchObject({ code: 'FORBIDDEN', domainCode: 'ROLE_FORBIDDEN' });
     expect(await refusal(as(otherPromoter).tiers.issueCodes(issue))).toMatchObject({ code: 'FORBIDDEN', domainCode: 'EVENT_FORBIDDEN' });
     expect(await refusal(as(promoter).tiers.issueCodes({ ...issue, count: 0 }))).toMatchObject({ code: 'BAD_REQUEST', fields: ['count'] });
-    expect(await refusal(as(promoter).tiers.issueCodes({ ...issue, count: 5001 }))).toMatchObject({ code: 'BAD_REQUEST', fields: ['count'] });
-    expect(await refusal(as(promoter).tiers.issueCodes({ ...issue, accountId: 'fan-1' }))).toMatchObject({ code: 'BAD_REQUEST', fields: ['count'] });
-    expect(await refusal(as(promoter).tiers.issueCodes({ ...issue, validUntil: 'tomorrow' }))).toMatchObject({ code: 'BAD_REQUEST', fields: ['validUntil'] });
-    expect(await refusal(as(promoter).tiers.issueCodes({ ...issue, validUntil: at(-1) }))).toMatchObject({ code: 'BAD_REQUEST', domainCode: 'INVALID_VALID_UNTIL', fields: ['validUntil'] });
-    expect(await refusal(as(promoter).tiers.issueCodes({ ...issue, tier: 'CARD' }))).toMatchObject({ code: 'BAD_REQUEST', domainCode: 'TIER_TAKES_NO_CODES', fields: ['tier'] });
+    expect(await refusal(as(promoter).tiers.issueCodes({ ...issue, count: 5001 }))).toMatchObject({
+      code: 'BAD_REQUEST',
+      fields: ['count'],
+    });
+    expect(await refusal(as(promoter).tiers.issueCodes({ ...issue, accountId: 'fan-1' }))).toMatchObject({
+      code: 'BAD_REQUEST',
+      fields: ['count'],
+    });
+    expect(await refusal(as(promoter).tiers.issueCodes({ ...issue, validUntil: 'tomorrow' }))).toMatchObject({
+      code: 'BAD_REQUEST',
+      fields: ['validUntil'],
+    });
+    expect(await refusal(as(promoter).tiers.issueCodes({ ...issue, validUntil: at(-1) }))).toMatchObject({
+      code: 'BAD_REQUEST',
+      domainCode: 'INVALID_VALID_UNTIL',
+      fields: ['validUntil'],
+    });
+    expect(await refusal(as(promoter).tiers.issueCodes({ ...issue, tier: 'CARD' }))).toMatchObject({
+      code: 'BAD_REQUEST',
+      domainCode: 'TIER_TAKES_NO_CODES',
+      fields: ['tier'],
+    });
     // A console without the token secret cannot sign codes, and says so.
-    expect(await refusal(callerAs(tdb.db, promoter).tiers.issueCodes(issue))).toMatchObject({ code: 'SERVICE_UNAVAILABLE', domainCode: 'ACCESS_CODES_UNAVAILABLE' });
+    expect(await refusal(callerAs(tdb.db, promoter).tiers.issueCodes(issue))).toMatchObject({
+      code: 'SERVICE_UNAVAILABLE',
+      domainCode: 'ACCESS_CODES_UNAVAILABLE',
+    });
     expect(await audits('allocation.codes_issued')).toEqual([]);
   });
 
@@ -188,8 +257,17 @@ describe('tiers.issueCodes', () => {
     }
     expect((await checkAccessCode(key, issued.codes[0]!, { eventId, tier: 'CARD', accountId: 'any-fan', now: Date.now() })).ok).toBe(false);
 
-    const bound = await callerAs(tdb.db, admin, { accessCodeKey: key }).tiers.issueCodes({ eventId, tier: 'FANCLUB', count: 1, accountId: 'fan-42', validUntil: at(60) });
-    expect(await checkAccessCode(key, bound.codes[0]!, { eventId, tier: 'FANCLUB', accountId: 'fan-7', now: Date.now() })).toEqual({ ok: false, problem: 'ACCESS_CODE_WRONG_ACCOUNT' });
+    const bound = await callerAs(tdb.db, admin, { accessCodeKey: key }).tiers.issueCodes({
+      eventId,
+      tier: 'FANCLUB',
+      count: 1,
+      accountId: 'fan-42',
+      validUntil: at(60),
+    });
+    expect(await checkAccessCode(key, bound.codes[0]!, { eventId, tier: 'FANCLUB', accountId: 'fan-7', now: Date.now() })).toEqual({
+      ok: false,
+      problem: 'ACCESS_CODE_WRONG_ACCOUNT',
+    });
     expect((await checkAccessCode(key, bound.codes[0]!, { eventId, tier: 'FANCLUB', accountId: 'fan-42', now: Date.now() })).ok).toBe(true);
 
     const entries = await audits('allocation.codes_issued');

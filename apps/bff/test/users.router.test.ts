@@ -37,7 +37,8 @@ async function refusal(p: Promise<unknown>): Promise<{ code: string; domainCode:
 }
 
 const sessionOf = async (u: { email: string; password: string }) => (await signIn(tdb.db, { email: u.email, password: u.password })).token;
-const auditActions = async () => (await tdb.db.selectFrom('audit_log').select(['action', 'actor']).orderBy('id').execute()).map((r) => `${r.action} ${r.actor}`);
+const auditActions = async () =>
+  (await tdb.db.selectFrom('audit_log').select(['action', 'actor']).orderBy('id').execute()).map((r) => `${r.action} ${r.actor}`);
 
 describe('users from the console', () => {
   it('only admins manage users; every role changes its own password', async () => {
@@ -53,7 +54,9 @@ describe('users from the console', () => {
       ])
         expect(await refusal(call)).toMatchObject({ code: 'FORBIDDEN', domainCode: 'ROLE_FORBIDDEN' });
     }
-    expect(await refusal(callerAs(tdb.db, null).users.changeOwnPassword({ currentPassword: 'x', newPassword: 'a long enough password' }))).toMatchObject({ code: 'UNAUTHORIZED' });
+    expect(
+      await refusal(callerAs(tdb.db, null).users.changeOwnPassword({ currentPassword: 'x', newPassword: 'a long enough password' })),
+    ).toMatchObject({ code: 'UNAUTHORIZED' });
   });
 
   it('disabling ends every session at once and refuses sign-in with USER_DISABLED; enabling lets them back', async () => {
@@ -66,38 +69,64 @@ describe('users from the console', () => {
     expect(await verifySession(tdb.db, token)).toBeNull();
     await expect(signIn(tdb.db, { email: operator.email, password: operator.password })).rejects.toMatchObject({ code: 'USER_DISABLED' });
     // A wrong password still reads as wrong credentials: "disabled" is only said to who knows the password.
-    await expect(signIn(tdb.db, { email: operator.email, password: 'not the password' })).rejects.toMatchObject({ code: 'INVALID_CREDENTIALS' });
+    await expect(signIn(tdb.db, { email: operator.email, password: 'not the password' })).rejects.toMatchObject({
+      code: 'INVALID_CREDENTIALS',
+    });
     const listed = (await callerAs(tdb.db, admin).users.list()).find((u) => u.id === operator.id)!;
     expect(listed.disabledAt).not.toBeNull();
 
     await callerAs(tdb.db, admin).users.enable({ userId: operator.id });
     expect(await sessionOf(operator)).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(await auditActions()).toEqual(expect.arrayContaining(['console_user.disabled console:admin@users.test', 'console_user.enabled console:admin@users.test']));
+    expect(await auditActions()).toEqual(
+      expect.arrayContaining(['console_user.disabled console:admin@users.test', 'console_user.enabled console:admin@users.test']),
+    );
   });
 
   it('an admin cannot disable or demote themselves, nor leave the console without an admin', async () => {
     const c = callerAs(tdb.db, admin);
-    expect(await refusal(c.users.disable({ userId: admin.id }))).toMatchObject({ code: 'CONFLICT', domainCode: 'SELF_DISABLE', field: 'userId' });
-    expect(await refusal(c.users.changeRole({ userId: admin.id, role: 'viewer' }))).toMatchObject({ code: 'CONFLICT', domainCode: 'SELF_ROLE_CHANGE', field: 'role' });
+    expect(await refusal(c.users.disable({ userId: admin.id }))).toMatchObject({
+      code: 'CONFLICT',
+      domainCode: 'SELF_DISABLE',
+      field: 'userId',
+    });
+    expect(await refusal(c.users.changeRole({ userId: admin.id, role: 'viewer' }))).toMatchObject({
+      code: 'CONFLICT',
+      domainCode: 'SELF_ROLE_CHANGE',
+      field: 'role',
+    });
     // A second admin demoting the only other one would leave nobody: refused.
     const second = await seedUser(tdb.db, 'second@users.test', 'admin');
     await callerAs(tdb.db, admin).users.disable({ userId: second.id });
     const seconds = callerAs(tdb.db, { ...second, disabledAt: null });
-    expect(await refusal(seconds.users.changeRole({ userId: admin.id, role: 'operator' }))).toMatchObject({ domainCode: 'LAST_ADMIN', field: 'role' });
+    expect(await refusal(seconds.users.changeRole({ userId: admin.id, role: 'operator' }))).toMatchObject({
+      domainCode: 'LAST_ADMIN',
+      field: 'role',
+    });
     await callerAs(tdb.db, admin).users.enable({ userId: second.id });
-    expect(await refusal(c.users.disable({ userId: '00000000-0000-0000-0000-000000000000' }))).toMatchObject({ code: 'NOT_FOUND', domainCode: 'USER_NOT_FOUND' });
+    expect(await refusal(c.users.disable({ userId: '00000000-0000-0000-0000-000000000000' }))).toMatchObject({
+      code: 'NOT_FOUND',
+      domainCode: 'USER_NOT_FOUND',
+    });
   });
 
   it('a role change applies to the next request; a promoter needs an organisation', async () => {
     const token = await sessionOf(viewer);
     const c = callerAs(tdb.db, admin);
-    expect(await refusal(c.users.changeRole({ userId: viewer.id, role: 'promoter' }))).toMatchObject({ code: 'BAD_REQUEST', field: 'organisation' });
+    expect(await refusal(c.users.changeRole({ userId: viewer.id, role: 'promoter' }))).toMatchObject({
+      code: 'BAD_REQUEST',
+      field: 'organisation',
+    });
     const changed = await c.users.changeRole({ userId: viewer.id, role: 'promoter', organisation: 'Acme Live' });
     expect(changed).toMatchObject({ role: 'promoter', organisationName: 'Acme Live' });
     expect(await verifySession(tdb.db, token)).toMatchObject({ role: 'promoter', organisationName: 'Acme Live' });
     await c.users.changeRole({ userId: viewer.id, role: 'viewer' });
     expect(await verifySession(tdb.db, token)).toMatchObject({ role: 'viewer', organisationId: null });
-    const audit = await tdb.db.selectFrom('audit_log').select('details').where('action', '=', 'console_user.role_changed').orderBy('id').execute();
+    const audit = await tdb.db
+      .selectFrom('audit_log')
+      .select('details')
+      .where('action', '=', 'console_user.role_changed')
+      .orderBy('id')
+      .execute();
     expect(audit[0]!.details).toMatchObject({ email: viewer.email, from: 'viewer', to: 'promoter', organisation: 'Acme Live' });
   });
 
@@ -109,8 +138,15 @@ describe('users from the console', () => {
     expect(await verifySession(tdb.db, token)).toBeNull();
     await expect(signIn(tdb.db, { email: viewer.email, password: viewer.password })).rejects.toMatchObject({ code: 'INVALID_CREDENTIALS' });
     await signIn(tdb.db, { email: viewer.email, password: r.generatedPassword! });
-    expect(await refusal(callerAs(tdb.db, admin).users.resetPassword({ userId: viewer.id, password: 'short' }))).toMatchObject({ code: 'BAD_REQUEST', field: 'password' });
-    const audit = await tdb.db.selectFrom('audit_log').select('details').where('action', '=', 'console_user.password_reset').executeTakeFirstOrThrow();
+    expect(await refusal(callerAs(tdb.db, admin).users.resetPassword({ userId: viewer.id, password: 'short' }))).toMatchObject({
+      code: 'BAD_REQUEST',
+      field: 'password',
+    });
+    const audit = await tdb.db
+      .selectFrom('audit_log')
+      .select('details')
+      .where('action', '=', 'console_user.password_reset')
+      .executeTakeFirstOrThrow();
     expect(JSON.stringify(audit.details)).not.toContain(r.generatedPassword!);
     viewer = { ...viewer, password: r.generatedPassword! };
   });
@@ -127,13 +163,19 @@ describe('users from the console', () => {
     const [here, elsewhere] = [await sessionOf(viewer), await sessionOf(viewer)];
     const me = (await verifySession(tdb.db, here))!;
     const caller = appRouter.createCaller({ ...contextFor(tdb.db, me), sessionToken: here });
-    expect(await refusal(caller.users.changeOwnPassword({ currentPassword: 'wrong password', newPassword: 'my brand new passphrase' }))).toMatchObject({
+    expect(
+      await refusal(caller.users.changeOwnPassword({ currentPassword: 'wrong password', newPassword: 'my brand new passphrase' })),
+    ).toMatchObject({
       code: 'BAD_REQUEST',
       domainCode: 'INVALID_CREDENTIALS',
       field: 'currentPassword',
     });
-    expect(await refusal(caller.users.changeOwnPassword({ currentPassword: viewer.password, newPassword: viewer.password }))).toMatchObject({ field: 'newPassword' });
-    expect(await caller.users.changeOwnPassword({ currentPassword: viewer.password, newPassword: 'my brand new passphrase' })).toEqual({ otherSessionsEnded: 1 });
+    expect(await refusal(caller.users.changeOwnPassword({ currentPassword: viewer.password, newPassword: viewer.password }))).toMatchObject(
+      { field: 'newPassword' },
+    );
+    expect(await caller.users.changeOwnPassword({ currentPassword: viewer.password, newPassword: 'my brand new passphrase' })).toEqual({
+      otherSessionsEnded: 1,
+    });
     expect(await verifySession(tdb.db, here)).not.toBeNull();
     expect(await verifySession(tdb.db, elsewhere)).toBeNull();
     await signIn(tdb.db, { email: viewer.email, password: 'my brand new passphrase' });

@@ -28,7 +28,11 @@ beforeAll(async () => {
   ({ eventId } = await tdb.db.transaction().execute((trx) =>
     createEvent(
       trx,
-      parseEventFile({ ...smallEventFile('SSE Night'), onsaleAt: new Date(Date.now() - 60_000).toISOString(), startsAt: new Date(Date.now() + 86_400_000).toISOString() }),
+      parseEventFile({
+        ...smallEventFile('SSE Night'),
+        onsaleAt: new Date(Date.now() - 60_000).toISOString(),
+        startsAt: new Date(Date.now() + 86_400_000).toISOString(),
+      }),
       'test',
       { signOff: true },
     ),
@@ -55,7 +59,8 @@ function client(cookieHeader: string | null) {
         url: `${baseUrl}/trpc`,
         EventSource,
         eventSourceOptions: {
-          fetch: (input, init) => fetch(input, { ...init, headers: { ...(init?.headers ?? {}), ...(cookieHeader ? { cookie: cookieHeader } : {}) } }),
+          fetch: (input, init) =>
+            fetch(input, { ...init, headers: { ...(init?.headers ?? {}), ...(cookieHeader ? { cookie: cookieHeader } : {}) } }),
         },
       }),
     ],
@@ -91,7 +96,11 @@ describe('warRoom.watch over SSE', () => {
       await sql`UPDATE seats SET status = 'HELD', hold_id = gen_random_uuid(), expires_at = now() + interval '5 min'
                 WHERE event_id = ${eventId} AND section_code = 'A' AND row_index = 0`.execute(tdb.db);
       const seen = messages.length;
-      await until(() => messages.slice(seen).some((m) => m.type === 'snapshot' && m.snapshot.inventory.held === 4), 5_000, 'the held seats');
+      await until(
+        () => messages.slice(seen).some((m) => m.type === 'snapshot' && m.snapshot.inventory.held === 4),
+        5_000,
+        'the held seats',
+      );
     } finally {
       sub.unsubscribe();
     }
@@ -105,7 +114,10 @@ describe('warRoom.watch over SSE', () => {
   it('a dropped connection reads as "connecting" (the console shows it as lost), then the stream comes back by itself', async () => {
     const messages: WarRoomMessage[] = [];
     const states: string[] = [];
-    const sub = client(cookie).warRoom.watch.subscribe({ eventId }, { onData: (m) => messages.push(m), onConnectionStateChange: (s) => states.push(s.state) });
+    const sub = client(cookie).warRoom.watch.subscribe(
+      { eventId },
+      { onData: (m) => messages.push(m), onConnectionStateChange: (s) => states.push(s.state) },
+    );
     try {
       await until(() => messages.length >= 1, 10_000, 'a first message');
       states.length = 0;

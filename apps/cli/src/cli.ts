@@ -84,7 +84,10 @@ const commands: Record<string, Command> = {
     positionals: [],
     run: async ({ values, io }) => {
       if (typeof values.file !== 'string' || values.file === '') throw new UsageError('event:create needs --file <path to event json>');
-      return (await commandsModule()).eventCreate(await databaseUrl(), values.file, io, { actor: actorOf(values), signOff: values['no-signoff'] !== true });
+      return (await commandsModule()).eventCreate(await databaseUrl(), values.file, io, {
+        actor: actorOf(values),
+        signOff: values['no-signoff'] !== true,
+      });
     },
   },
   'event:show': {
@@ -105,14 +108,24 @@ const commands: Record<string, Command> = {
       const reason = text(values.reason);
       if (reason === undefined) throw new UsageError('queue:pause needs --reason <text>: operators and the audit log need to know why');
       const publicNote = text(values['public-note']);
-      return (await operations()).queuePause(await databaseUrl(), positionals[0]!, { reason, actor: actorOf(values), tier: text(values.tier), ...(publicNote ? { publicNote } : {}) }, io);
+      return (await operations()).queuePause(
+        await databaseUrl(),
+        positionals[0]!,
+        { reason, actor: actorOf(values), tier: text(values.tier), ...(publicNote ? { publicNote } : {}) },
+        io,
+      );
     },
   },
   'queue:resume': {
     options: { ...ACTOR, ...REASON, ...TIER },
     positionals: ['eventId'],
     run: async ({ values, positionals, io }) =>
-      (await operations()).queueResume(await databaseUrl(), positionals[0]!, { actor: actorOf(values), reason: text(values.reason), tier: text(values.tier) }, io),
+      (await operations()).queueResume(
+        await databaseUrl(),
+        positionals[0]!,
+        { actor: actorOf(values), reason: text(values.reason), tier: text(values.tier) },
+        io,
+      ),
   },
   'queue:rate': {
     options: { ...ACTOR, ...REASON, ...TIER },
@@ -120,21 +133,31 @@ const commands: Record<string, Command> = {
     run: async ({ values, positionals, io }) => {
       const ops = await operations();
       const perMinute = ops.parseRate(positionals[1]!);
-      return ops.queueRate(await databaseUrl(), positionals[0]!, perMinute, { actor: actorOf(values), reason: text(values.reason), tier: text(values.tier) }, io);
+      return ops.queueRate(
+        await databaseUrl(),
+        positionals[0]!,
+        perMinute,
+        { actor: actorOf(values), reason: text(values.reason), tier: text(values.tier) },
+        io,
+      );
     },
   },
   'audit:verify': {
     options: { ...TIER },
     positionals: ['eventId'],
-    run: async ({ values, positionals, io }) => (await operations()).auditVerify(await databaseUrl(), positionals[0]!, io, { tier: text(values.tier) }),
+    run: async ({ values, positionals, io }) =>
+      (await operations()).auditVerify(await databaseUrl(), positionals[0]!, io, { tier: text(values.tier) }),
   },
   'audit:summary': {
     options: { format: { type: 'string' }, operator: { type: 'boolean' } },
     positionals: ['eventId'],
     run: async ({ values, positionals, io }) => {
       const format = text(values.format) ?? 'markdown';
-      if (format !== 'markdown' && format !== 'json') throw new UsageError(`audit:summary: --format must be markdown or json; got ${JSON.stringify(format)}`);
-      return (await operations()).auditSummaryCommand(await databaseUrl(), positionals[0]!, format, io, { operator: values.operator === true });
+      if (format !== 'markdown' && format !== 'json')
+        throw new UsageError(`audit:summary: --format must be markdown or json; got ${JSON.stringify(format)}`);
+      return (await operations()).auditSummaryCommand(await databaseUrl(), positionals[0]!, format, io, {
+        operator: values.operator === true,
+      });
     },
   },
   help: { options: {}, positionals: [], run: async ({ io }) => io.out(USAGE) },
@@ -212,7 +235,12 @@ export async function run(argv: string[], io: Io, env?: NodeJS.ProcessEnv): Prom
     if (!command) throw new UsageError(`unknown command ${JSON.stringify(name)}`);
     let parsed;
     try {
-      parsed = parseArgs({ args: rest, options: { ...command.options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+      parsed = parseArgs({
+        args: rest,
+        options: { ...command.options, help: { type: 'boolean', short: 'h' } },
+        allowPositionals: true,
+        strict: true,
+      });
     } catch (e) {
       throw new UsageError(`${name}: ${(e as Error).message}`);
     }

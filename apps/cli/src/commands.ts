@@ -35,7 +35,10 @@ export async function migrate(databaseUrl: string | undefined, io: Io): Promise<
     if (secret) {
       const n = await rekeyLegacyCardFingerprints(db, new CardFingerprints(secret));
       if (n > 0) io.out(`keyed ${n} card fingerprints written before fingerprints were keyed`);
-    } else io.err('CARD_FINGERPRINT_SECRET is not set: card fingerprints written before they were keyed stay marked until the store API starts with it');
+    } else
+      io.err(
+        'CARD_FINGERPRINT_SECRET is not set: card fingerprints written before they were keyed stay marked until the store API starts with it',
+      );
   });
 }
 
@@ -61,9 +64,16 @@ export async function readEventFile(path: string): Promise<EventSpec> {
  * Creates the event of an event file. An operator tool: unless `signOff` is false the actor's sign-off of the
  * fairness mode is recorded with it (an event that is not signed off does not open).
  */
-export async function eventCreate(databaseUrl: string | undefined, file: string, io: Io, opts: { actor: string; signOff: boolean } = { actor: 'cli', signOff: true }): Promise<void> {
+export async function eventCreate(
+  databaseUrl: string | undefined,
+  file: string,
+  io: Io,
+  opts: { actor: string; signOff: boolean } = { actor: 'cli', signOff: true },
+): Promise<void> {
   const spec = await readEventFile(file);
-  const created = await withDatabase(databaseUrl, (db) => db.transaction().execute((trx) => createEvent(trx, spec, opts.actor, { signOff: opts.signOff })));
+  const created = await withDatabase(databaseUrl, (db) =>
+    db.transaction().execute((trx) => createEvent(trx, spec, opts.actor, { signOff: opts.signOff })),
+  );
   io.out(json({ ...created, signedOff: opts.signOff }));
 }
 

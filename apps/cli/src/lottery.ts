@@ -13,7 +13,11 @@ export const LOTTERY_USAGE = `  lottery:draw <eventId> [--actor <name>]
   lottery:show <eventId>       a registration lottery's settings, registration count and draw as JSON`;
 
 async function context() {
-  const [{ withDatabase }, { loadCliConfig }, ops] = await Promise.all([import('./commands.js'), import('./env.js'), import('./command.js')]);
+  const [{ withDatabase }, { loadCliConfig }, ops] = await Promise.all([
+    import('./commands.js'),
+    import('./env.js'),
+    import('./command.js'),
+  ]);
   return { withDatabase, databaseUrl: loadCliConfig().databaseUrl, defaultActor: ops.defaultActor };
 }
 
@@ -25,7 +29,9 @@ export const lotteryCommands: Record<string, Command> = {
       const { withDatabase, databaseUrl, defaultActor } = await context();
       const { drawLottery } = await import('@onsale/shared/lottery');
       const actor = text(values.actor) ?? defaultActor();
-      io.out(json(await withDatabase(databaseUrl, (db) => db.transaction().execute((trx) => drawLottery(trx, positionals[0]!, { actor })))));
+      io.out(
+        json(await withDatabase(databaseUrl, (db) => db.transaction().execute((trx) => drawLottery(trx, positionals[0]!, { actor })))),
+      );
     },
   },
   'lottery:show': {
@@ -48,6 +54,12 @@ export function printLotteryAudit(eventId: string, result: import('@onsale/share
   const width = Math.max(...result.checks.map((c) => c.name.length));
   for (const c of result.checks) io.out(`  ${c.ok ? 'ok  ' : 'FAIL'}  ${c.name.padEnd(width)}  ${c.detail}`);
   const failed = result.checks.filter((c) => !c.ok);
-  if (failed.length > 0) throw new CliError('AUDIT_FAILED', `${failed.length} of ${result.checks.length} checks failed: ${failed.map((c) => c.name).join(', ')}`);
-  io.out(`verified: all ${result.checks.length} checks passed; the winners were re-derived from the revealed seed and the published registration list`);
+  if (failed.length > 0)
+    throw new CliError(
+      'AUDIT_FAILED',
+      `${failed.length} of ${result.checks.length} checks failed: ${failed.map((c) => c.name).join(', ')}`,
+    );
+  io.out(
+    `verified: all ${result.checks.length} checks passed; the winners were re-derived from the revealed seed and the published registration list`,
+  );
 }

@@ -1,5 +1,14 @@
 import { DomainError } from '@onsale/shared';
-import { auditSummary, pauseQueue, publishedTierCohort, resumeQueue, setRateOverride, verifyEventQueues, verifyPublishedCohort, type QueueControlState } from '@onsale/shared/admission';
+import {
+  auditSummary,
+  pauseQueue,
+  publishedTierCohort,
+  resumeQueue,
+  setRateOverride,
+  verifyEventQueues,
+  verifyPublishedCohort,
+  type QueueControlState,
+} from '@onsale/shared/admission';
 import { withDatabase, type Io } from './commands.js';
 import { CliError, UsageError } from './errors.js';
 
@@ -9,22 +18,39 @@ import { CliError, UsageError } from './errors.js';
 const json = (v: unknown) => JSON.stringify(v, null, 2);
 const show = (s: QueueControlState) => json(s);
 
-export async function queuePause(databaseUrl: string | undefined, eventId: string, opts: { reason: string; actor: string; tier?: string; publicNote?: string }, io: Io): Promise<void> {
+export async function queuePause(
+  databaseUrl: string | undefined,
+  eventId: string,
+  opts: { reason: string; actor: string; tier?: string; publicNote?: string },
+  io: Io,
+): Promise<void> {
   io.out(show(await withDatabase(databaseUrl, (db) => pauseQueue(db, eventId, opts))));
 }
 
-export async function queueResume(databaseUrl: string | undefined, eventId: string, opts: { actor: string; reason?: string; tier?: string }, io: Io): Promise<void> {
+export async function queueResume(
+  databaseUrl: string | undefined,
+  eventId: string,
+  opts: { actor: string; reason?: string; tier?: string },
+  io: Io,
+): Promise<void> {
   io.out(show(await withDatabase(databaseUrl, (db) => resumeQueue(db, eventId, opts))));
 }
 
 /** `<perMinute|off>` as the domain wants it: a whole number, or null for off. Anything else is a bad command line. */
 export function parseRate(raw: string): number | null {
   if (raw.toLowerCase() === 'off') return null;
-  if (!/^\d+$/.test(raw)) throw new UsageError(`queue:rate: <perMinute> must be a whole number of admits per minute or "off"; got ${JSON.stringify(raw)}`);
+  if (!/^\d+$/.test(raw))
+    throw new UsageError(`queue:rate: <perMinute> must be a whole number of admits per minute or "off"; got ${JSON.stringify(raw)}`);
   return Number(raw);
 }
 
-export async function queueRate(databaseUrl: string | undefined, eventId: string, perMinute: number | null, opts: { actor: string; reason?: string; tier?: string }, io: Io): Promise<void> {
+export async function queueRate(
+  databaseUrl: string | undefined,
+  eventId: string,
+  perMinute: number | null,
+  opts: { actor: string; reason?: string; tier?: string },
+  io: Io,
+): Promise<void> {
   try {
     io.out(show(await withDatabase(databaseUrl, (db) => setRateOverride(db, eventId, perMinute, opts))));
   } catch (e) {
@@ -70,7 +96,13 @@ export const SUMMARY_FORMATS = ['markdown', 'json'] as const;
 export type SummaryFormat = (typeof SUMMARY_FORMATS)[number];
 
 /** The publishable summary (nothing private), or with `operator` the complete export (who, why, configuration details). */
-export async function auditSummaryCommand(databaseUrl: string | undefined, eventId: string, format: SummaryFormat, io: Io, opts: { operator?: boolean } = {}): Promise<void> {
+export async function auditSummaryCommand(
+  databaseUrl: string | undefined,
+  eventId: string,
+  format: SummaryFormat,
+  io: Io,
+  opts: { operator?: boolean } = {},
+): Promise<void> {
   const summary = await withDatabase(databaseUrl, (db) => auditSummary(db, eventId));
   const chosen = opts.operator ? summary : summary.published;
   io.out(format === 'json' ? json(chosen.json) : chosen.markdown);

@@ -11,11 +11,18 @@ export const POW_USAGE = `  pow:solve                    read a queue join's res
 
 /** The challenge in a join's response body, or the body itself when it is one; null when there is none. */
 function challengeOf(body: unknown): { token: string; nonce: string; difficulty: number } | null {
-  const c = body !== null && typeof body === 'object' && 'challenge' in body ? (body).challenge : body;
+  const c = body !== null && typeof body === 'object' && 'challenge' in body ? body.challenge : body;
   if (c === null || typeof c !== 'object') return null;
   const { token, nonce, difficulty } = c as Record<string, unknown>;
   if (token === undefined && nonce === undefined) return null;
-  if (typeof token !== 'string' || typeof nonce !== 'string' || typeof difficulty !== 'number' || !Number.isInteger(difficulty) || difficulty < 1 || difficulty > 32)
+  if (
+    typeof token !== 'string' ||
+    typeof nonce !== 'string' ||
+    typeof difficulty !== 'number' ||
+    !Number.isInteger(difficulty) ||
+    difficulty < 1 ||
+    difficulty > 32
+  )
     throw new CliError('INVALID_CHALLENGE', 'the challenge needs a string token and nonce and a difficulty of 1-32 bits');
   return { token, nonce, difficulty };
 }

@@ -47,7 +47,10 @@ export const presaleCommands: Record<string, Command> = {
       await withDatabase(databaseUrl, async (db) => {
         const { getEvent } = await import('@onsale/shared/events');
         const event = await getEvent(db, positionals[0]!);
-        const result = await allocations.rollForward(db, event.id, positionals[1]!, text(values.actor) ?? defaultActor(), { force: values.force === true, reason: text(values.reason) });
+        const result = await allocations.rollForward(db, event.id, positionals[1]!, text(values.actor) ?? defaultActor(), {
+          force: values.force === true,
+          reason: text(values.reason),
+        });
         io.out(json(result));
       });
     },
@@ -58,7 +61,8 @@ export const presaleCommands: Record<string, Command> = {
     run: async ({ values, positionals, io }) => {
       const count = wholeNumber('--count', values.count);
       const until = text(values['valid-until']);
-      if (until !== undefined && Number.isNaN(Date.parse(until))) throw new UsageError(`--valid-until must be an ISO date; got ${JSON.stringify(until)}`);
+      if (until !== undefined && Number.isNaN(Date.parse(until)))
+        throw new UsageError(`--valid-until must be an ISO date; got ${JSON.stringify(until)}`);
       const { withDatabase, databaseUrl, defaultActor, allocations } = await context();
       const { createTokenKey } = await import('@onsale/shared/queue');
       const key = await createTokenKey((await import('./env.js')).cliSecrets().queueTokenSecret);
@@ -71,7 +75,9 @@ export const presaleCommands: Record<string, Command> = {
           validUntil: until === undefined ? undefined : new Date(until),
           actor: text(values.actor) ?? defaultActor(),
         });
-        io.err(`${issued.codes.length} access code${issued.codes.length === 1 ? '' : 's'} for tier ${issued.tier}, valid until ${issued.expiresAt}`);
+        io.err(
+          `${issued.codes.length} access code${issued.codes.length === 1 ? '' : 's'} for tier ${issued.tier}, valid until ${issued.expiresAt}`,
+        );
         for (const c of issued.codes) io.out(c);
       });
     },

@@ -17,10 +17,13 @@ type Review = import('@onsale/shared/abuse').EventReview;
 type Cluster = import('@onsale/shared/abuse').ReviewCluster;
 
 const money = (cents: number) => `$${(cents / 100).toFixed(2)}`;
-const span = (s: number) => (s < 120 ? `${s} s` : s < 7200 ? `${Math.round(s / 60)} min` : s < 172_800 ? `${Math.round(s / 3600)} h` : `${Math.round(s / 86_400)} d`);
+const span = (s: number) =>
+  s < 120 ? `${s} s` : s < 7200 ? `${Math.round(s / 60)} min` : s < 172_800 ? `${Math.round(s / 3600)} h` : `${Math.round(s / 86_400)} d`;
 
 function printCluster(c: Cluster, eventId: string, io: Io) {
-  io.out(`cluster ${c.id}: ${c.accounts.length} accounts, ${c.orders.length} orders, ${c.seats} seats, ${money(c.amountCents)}; linked by ${c.signals.join(', ')}`);
+  io.out(
+    `cluster ${c.id}: ${c.accounts.length} accounts, ${c.orders.length} orders, ${c.seats} seats, ${money(c.amountCents)}; linked by ${c.signals.join(', ')}`,
+  );
   io.out(`  accounts created within ${span(c.accountsCreatedWithinSeconds)} of each other`);
   io.out('  evidence:');
   for (const e of c.evidence) io.out(`    ${e.signal.padEnd(17)} ${e.value}: ${e.accounts.join(', ')} (${e.orders.length} orders)`);
@@ -53,14 +56,16 @@ export const reviewCommands: Record<string, Command> = {
     positionals: ['eventId'],
     async run({ values, positionals, io }) {
       const format = text(values.format) ?? 'text';
-      if (format !== 'text' && format !== 'json') throw new UsageError(`review: --format must be text or json; got ${JSON.stringify(format)}`);
+      if (format !== 'text' && format !== 'json')
+        throw new UsageError(`review: --format must be text or json; got ${JSON.stringify(format)}`);
       const minAccounts = wholeNumber('--min-accounts', values['min-accounts']);
       if (minAccounts !== undefined && minAccounts < 2) throw new UsageError('--min-accounts must be at least 2');
       const opts = { createdWithinSeconds: wholeNumber('--created-within', values['created-within']) ?? null, minAccounts };
       const cluster = text(values.cancel);
       const reason = text(values.reason);
       if (values.cancel !== undefined && !cluster) throw new UsageError('review --cancel needs a cluster id (as the review prints it)');
-      if (cluster && !reason?.trim()) throw new UsageError('review --cancel needs --reason <text>: it goes to the audit log with every cancelled order');
+      if (cluster && !reason?.trim())
+        throw new UsageError('review --cancel needs --reason <text>: it goes to the audit log with every cancelled order');
       if (!cluster && reason !== undefined) throw new UsageError('review: --reason goes with --cancel <clusterId>');
 
       const [{ withDatabase }, { loadCliConfig }, { defaultActor }, abuse] = await Promise.all([
@@ -79,8 +84,11 @@ export const reviewCommands: Record<string, Command> = {
         }
         const r = await abuse.cancelCluster(db, eventId, cluster, { actor: text(values.actor) ?? defaultActor(), reason: reason! }, opts);
         if (format === 'json') return io.out(json(r));
-        io.out(`cancelled ${r.cancelled.length} orders of cluster ${r.clusterId}; ${r.seatsReturned} seats returned${r.cancelled.some((c) => c.toWaitlist) ? ' to the waitlist' : ''}`);
-        for (const c of r.cancelled) io.out(`  ${c.orderId}  ${c.accountId}  ${c.seatsReturned} seats${c.toWaitlist ? '  -> waitlist' : ''}`);
+        io.out(
+          `cancelled ${r.cancelled.length} orders of cluster ${r.clusterId}; ${r.seatsReturned} seats returned${r.cancelled.some((c) => c.toWaitlist) ? ' to the waitlist' : ''}`,
+        );
+        for (const c of r.cancelled)
+          io.out(`  ${c.orderId}  ${c.accountId}  ${c.seatsReturned} seats${c.toWaitlist ? '  -> waitlist' : ''}`);
         for (const s of r.skipped) io.out(`  ${s.orderId}  not cancelled: ${s.code}`);
       });
     },

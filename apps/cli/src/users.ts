@@ -14,7 +14,6 @@ export const USERS_USAGE = `  user:create --email <e-mail> --role <admin|operato
                                give an event to an organisation, whose promoters then see it, or back to the
                                house (admins, operators and viewers only); audited`;
 
-
 async function context() {
   const [{ withDatabase }, { loadCliConfig, consolePasswordFromEnv }, { defaultActor }, users] = await Promise.all([
     import('./commands.js'),
@@ -26,7 +25,14 @@ async function context() {
 }
 
 function userView(u: { id: string; email: string; role: string; organisationName: string | null; createdAt: Date; createdBy: string }) {
-  return { id: u.id, email: u.email, role: u.role, organisation: u.organisationName, createdAt: u.createdAt.toISOString(), createdBy: u.createdBy };
+  return {
+    id: u.id,
+    email: u.email,
+    role: u.role,
+    organisation: u.organisationName,
+    createdAt: u.createdAt.toISOString(),
+    createdBy: u.createdBy,
+  };
 }
 
 export const userCommands: Record<string, Command> = {
@@ -44,7 +50,10 @@ export const userCommands: Record<string, Command> = {
         db.transaction().execute((trx) => users.createUser(trx, { email, role, organisation, password }, actor)),
       );
       io.out(json(generatedPassword ? { ...userView(user), password: generatedPassword } : userView(user)));
-      if (generatedPassword) io.err(`generated a password for ${user.email}: it is shown only this once (the database keeps its hash). Sign in to the console with it.`);
+      if (generatedPassword)
+        io.err(
+          `generated a password for ${user.email}: it is shown only this once (the database keeps its hash). Sign in to the console with it.`,
+        );
     },
   },
   'user:list': {
@@ -63,7 +72,9 @@ export const userCommands: Record<string, Command> = {
       if ((organisation === undefined) === (values.house !== true))
         throw new UsageError('event:organisation needs exactly one of --organisation <name> or --house');
       const { withDatabase, databaseUrl, actor, users } = await context();
-      const r = await withDatabase(databaseUrl, (db) => db.transaction().execute((trx) => users.assignEventOrganisation(trx, positionals[0]!, organisation ?? null, actor)));
+      const r = await withDatabase(databaseUrl, (db) =>
+        db.transaction().execute((trx) => users.assignEventOrganisation(trx, positionals[0]!, organisation ?? null, actor)),
+      );
       io.out(json({ eventId: r.eventId, organisation: r.organisation?.name ?? null }));
     },
   },

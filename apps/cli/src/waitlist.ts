@@ -17,7 +17,6 @@ export const WAITLIST_USAGE = `  listing:show <listingId>     a listing's perfor
   waitlist:maintain            run the waitlist housekeeping now (resume stalled fan-outs, lapse overdue offers,
                                delete expired entries) and print what it did`;
 
-
 /** A whole-number flag of at least 1. */
 function whole(name: string, v: string | boolean | undefined): number | undefined {
   const n = wholeNumber(`--${name}`, v);
@@ -26,7 +25,11 @@ function whole(name: string, v: string | boolean | undefined): number | undefine
 }
 
 async function context() {
-  const [{ withDatabase }, { loadCliConfig }, ops] = await Promise.all([import('./commands.js'), import('./env.js'), import('./command.js')]);
+  const [{ withDatabase }, { loadCliConfig }, ops] = await Promise.all([
+    import('./commands.js'),
+    import('./env.js'),
+    import('./command.js'),
+  ]);
   return { withDatabase, databaseUrl: loadCliConfig().databaseUrl, defaultActor: ops.defaultActor };
 }
 
@@ -38,7 +41,13 @@ async function listingReport(db: import('@onsale/shared/db').Db, listingId: stri
   return {
     id: l.id,
     name: l.name,
-    waitlist: { mode: l.mode, ttlDays: l.ttlSeconds / 86400, offerMinutes: l.offerTtlSeconds / 60, inlineThreshold: l.inlineThreshold, ...entries },
+    waitlist: {
+      mode: l.mode,
+      ttlDays: l.ttlSeconds / 86400,
+      offerMinutes: l.offerTtlSeconds / 60,
+      inlineThreshold: l.inlineThreshold,
+      ...entries,
+    },
     performances: l.performances,
     recentAvailability: recent,
   };
@@ -54,11 +63,18 @@ export const waitlistCommands: Record<string, Command> = {
     },
   },
   'listing:waitlist': {
-    options: { mode: { type: 'string' }, 'ttl-days': { type: 'string' }, 'offer-minutes': { type: 'string' }, 'inline-threshold': { type: 'string' }, actor: { type: 'string' } },
+    options: {
+      mode: { type: 'string' },
+      'ttl-days': { type: 'string' },
+      'offer-minutes': { type: 'string' },
+      'inline-threshold': { type: 'string' },
+      actor: { type: 'string' },
+    },
     positionals: ['listingId'],
     async run({ values, positionals, io }) {
       const mode = text(values.mode);
-      if (mode !== undefined && mode !== 'OFFER' && mode !== 'BROADCAST') throw new UsageError(`--mode must be OFFER or BROADCAST; got ${JSON.stringify(mode)}`);
+      if (mode !== undefined && mode !== 'OFFER' && mode !== 'BROADCAST')
+        throw new UsageError(`--mode must be OFFER or BROADCAST; got ${JSON.stringify(mode)}`);
       const waitlistMode: 'OFFER' | 'BROADCAST' | undefined = mode;
       const ttlDays = whole('ttl-days', values['ttl-days']);
       const offerTtlMinutes = whole('offer-minutes', values['offer-minutes']);
@@ -92,7 +108,13 @@ export const waitlistCommands: Record<string, Command> = {
       if (!reason) throw new UsageError('order:cancel needs --reason <text> (it goes to the audit log)');
       const { withDatabase, databaseUrl, defaultActor } = await context();
       const { cancelOrder } = await import('@onsale/shared/checkout');
-      io.out(json(await withDatabase(databaseUrl, (db) => cancelOrder(db, positionals[0]!, { actor: text(values.actor) ?? defaultActor(), reason }))));
+      io.out(
+        json(
+          await withDatabase(databaseUrl, (db) =>
+            cancelOrder(db, positionals[0]!, { actor: text(values.actor) ?? defaultActor(), reason }),
+          ),
+        ),
+      );
     },
   },
   'inventory:add': {
@@ -106,7 +128,13 @@ export const waitlistCommands: Record<string, Command> = {
         throw new UsageError('inventory:add needs --section <code> --rows <n> --seats-per-row <n>');
       const { withDatabase, databaseUrl, defaultActor } = await context();
       const { addSeats } = await import('@onsale/shared/inventory');
-      io.out(json(await withDatabase(databaseUrl, (db) => addSeats(db, positionals[0]!, { section, rows, seatsPerRow }, text(values.actor) ?? defaultActor()))));
+      io.out(
+        json(
+          await withDatabase(databaseUrl, (db) =>
+            addSeats(db, positionals[0]!, { section, rows, seatsPerRow }, text(values.actor) ?? defaultActor()),
+          ),
+        ),
+      );
     },
   },
   'waitlist:maintain': {

@@ -18,9 +18,13 @@ export const WEBHOOKS_USAGE = `  webhook:add --url <url> [--listing <listingId>]
   webhook:redeliver <deliveryId>
                                send a DEAD delivery again with a fresh attempt budget`;
 
-
 async function context() {
-  const [{ withDatabase }, { loadCliConfig }, { defaultActor }, notify] = await Promise.all([import('./commands.js'), import('./env.js'), import('./command.js'), import('@onsale/shared/notify')]);
+  const [{ withDatabase }, { loadCliConfig }, { defaultActor }, notify] = await Promise.all([
+    import('./commands.js'),
+    import('./env.js'),
+    import('./command.js'),
+    import('@onsale/shared/notify'),
+  ]);
   return { withDatabase, databaseUrl: loadCliConfig().databaseUrl, notify, actor: defaultActor() };
 }
 
@@ -49,7 +53,9 @@ export const webhookCommands: Record<string, Command> = {
       const { withDatabase, databaseUrl, notify, actor } = await context();
       const endpoint = await withDatabase(databaseUrl, (db) => notify.addWebhookEndpointAs(db, input, actor));
       io.out(json(endpoint));
-      io.err(`the signing secret of endpoint ${endpoint.id} is shown only this once: give it to the receiver, which verifies X-Onsale-Signature with it.`);
+      io.err(
+        `the signing secret of endpoint ${endpoint.id} is shown only this once: give it to the receiver, which verifies X-Onsale-Signature with it.`,
+      );
     },
   },
   'webhook:list': {
@@ -67,7 +73,11 @@ export const webhookCommands: Record<string, Command> = {
     positionals: [],
     async run({ values, io }) {
       const status = text(values.status)?.toUpperCase();
-      const query = { endpointId: text(values.endpoint), status: status as ListDeliveriesInput['status'], limit: wholeNumber('--limit', values.limit) };
+      const query = {
+        endpointId: text(values.endpoint),
+        status: status as ListDeliveriesInput['status'],
+        limit: wholeNumber('--limit', values.limit),
+      };
       const { withDatabase, databaseUrl, notify } = await context();
       io.out(json(await withDatabase(databaseUrl, (db) => notify.listDeliveries(db, query))));
     },

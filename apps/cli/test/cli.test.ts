@@ -12,8 +12,21 @@ const readJson = (path: string) => JSON.parse(readFileSync(join(root, path), 'ut
 
 async function counts(t: TestDatabase) {
   const n = async (table: 'events' | 'listings' | 'sections' | 'seats' | 'price_levels') =>
-    Number((await t.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
-  return { events: await n('events'), listings: await n('listings'), sections: await n('sections'), seats: await n('seats'), priceLevels: await n('price_levels') };
+    Number(
+      (
+        await t.db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+  return {
+    events: await n('events'),
+    listings: await n('listings'),
+    sections: await n('sections'),
+    seats: await n('seats'),
+    priceLevels: await n('price_levels'),
+  };
 }
 
 describe('example event files', () => {
@@ -58,28 +71,50 @@ describe('onsale CLI against real PostgreSQL', () => {
     const out = JSON.parse(r.stdout) as { eventId: string; listingId: string; capacity: number };
     expect(out).toEqual({ eventId: expect.any(String), listingId: expect.any(String), capacity: 300, signedOff: true });
     // An operator tool: the actor's sign-off of the fairness mode is recorded with the event, so it opens at its time.
-    const signOff = await t.db.selectFrom('fairness_signoffs').select(['fairness_mode', 'signed_off_by', 'superseded_at']).where('event_id', '=', out.eventId).execute();
-    expect(signOff).toEqual([{ fairness_mode: 'RANDOMIZED_PREOPEN_THEN_FIFO', signed_off_by: expect.stringMatching(/^cli:/), superseded_at: null }]);
+    const signOff = await t.db
+      .selectFrom('fairness_signoffs')
+      .select(['fairness_mode', 'signed_off_by', 'superseded_at'])
+      .where('event_id', '=', out.eventId)
+      .execute();
+    expect(signOff).toEqual([
+      { fairness_mode: 'RANDOMIZED_PREOPEN_THEN_FIFO', signed_off_by: expect.stringMatching(/^cli:/), superseded_at: null },
+    ]);
 
     const seats = await t.db.selectFrom('seats').select(['section_code', 'status']).where('event_id', '=', out.eventId).execute();
     expect(seats).toHaveLength(300);
     expect(seats.every((s) => s.status === 'AVAILABLE')).toBe(true);
-    const sections = await t.db.selectFrom('sections').select(['code', 'capacity']).where('event_id', '=', out.eventId).orderBy('code').execute();
+    const sections = await t.db
+      .selectFrom('sections')
+      .select(['code', 'capacity'])
+      .where('event_id', '=', out.eventId)
+      .orderBy('code')
+      .execute();
     expect(sections).toEqual([
       { code: 'BALC', capacity: 64 },
       { code: 'FRONT', capacity: 76 },
       { code: 'MAIN', capacity: 160 },
     ]);
-    const event = await t.db.selectFrom('events').select(['listing_id', 'capacity']).where('id', '=', out.eventId).executeTakeFirstOrThrow();
+    const event = await t.db
+      .selectFrom('events')
+      .select(['listing_id', 'capacity'])
+      .where('id', '=', out.eventId)
+      .executeTakeFirstOrThrow();
     expect(event).toEqual({ listing_id: out.listingId, capacity: 300 });
   });
 
   it('event:create --no-signoff leaves the sign-off to a promoter: the event is created but will not open', async () => {
-    const unsigned = JSON.parse((await onsale(t.url, 'event:create', '--file', 'examples/club.json', '--no-signoff', '--actor', 'ops@example.com')).stdout) as { eventId: string; signedOff: boolean };
+    const unsigned = JSON.parse(
+      (await onsale(t.url, 'event:create', '--file', 'examples/club.json', '--no-signoff', '--actor', 'ops@example.com')).stdout,
+    ) as { eventId: string; signedOff: boolean };
     expect(unsigned.signedOff).toBe(false);
     expect(await t.db.selectFrom('fairness_signoffs').select('id').where('event_id', '=', unsigned.eventId).execute()).toEqual([]);
     expect(await getEvent(t.db, unsigned.eventId)).toMatchObject({ fairnessSignedOff: false, awaitingSignOff: true });
-    const created = await t.db.selectFrom('audit_log').select('actor').where('event_id', '=', unsigned.eventId).where('action', '=', 'event.created').executeTakeFirstOrThrow();
+    const created = await t.db
+      .selectFrom('audit_log')
+      .select('actor')
+      .where('event_id', '=', unsigned.eventId)
+      .where('action', '=', 'event.created')
+      .executeTakeFirstOrThrow();
     expect(created.actor).toBe('ops@example.com');
   });
 
@@ -88,13 +123,21 @@ describe('onsale CLI against real PostgreSQL', () => {
     const r = await onsale(t.url, 'event:show', created.eventId);
     expect(r.code).toBe(0);
     const shown = JSON.parse(r.stdout);
-    expect(shown.event).toMatchObject({ id: created.eventId, venueName: 'The Lantern Room', holdTtlSeconds: 360, perAccountSeatLimit: 4, capacity: 300 });
+    expect(shown.event).toMatchObject({
+      id: created.eventId,
+      venueName: 'The Lantern Room',
+      holdTtlSeconds: 360,
+      perAccountSeatLimit: 4,
+      capacity: 300,
+    });
     expect(shown.inventory).toEqual({ capacity: 300, available: 300, held: 0, sold: 0, drift: 0 });
-    expect(shown.sections.map((s: { code: string; available: number; priceCents: number }) => [s.code, s.available, s.priceCents])).toEqual([
-      ['FRONT', 76, 6500],
-      ['MAIN', 160, 3800],
-      ['BALC', 64, 3800],
-    ]);
+    expect(shown.sections.map((s: { code: string; available: number; priceCents: number }) => [s.code, s.available, s.priceCents])).toEqual(
+      [
+        ['FRONT', 76, 6500],
+        ['MAIN', 160, 3800],
+        ['BALC', 64, 3800],
+      ],
+    );
 
     const ids = ['00000000-0000-4000-8000-000000000000', 'not-a-uuid'];
     const runs = await Promise.all(ids.map((id) => onsale(t.url, 'event:show', id)));

@@ -27,7 +27,13 @@ beforeAll(async () => {
   const [storePort, bffPort] = [await freePort(), await freePort()];
   product = spawn(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'start.ts'), '--demo'], {
     cwd: root,
-    env: userEnv({ DATABASE_URL: tdb.url, STORE_API_PORT: String(storePort), BFF_PORT: String(bffPort), CONSOLE_DIR: workDir, FAN_DIR: workDir }),
+    env: userEnv({
+      DATABASE_URL: tdb.url,
+      STORE_API_PORT: String(storePort),
+      BFF_PORT: String(bffPort),
+      CONSOLE_DIR: workDir,
+      FAN_DIR: workDir,
+    }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   exited = new Promise((resolve) => product.once('exit', resolve));
@@ -70,7 +76,10 @@ describe('npm start -- --demo', () => {
     const order = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { orderId?: string; status?: string; seatCount?: number };
     expect(order).toMatchObject({ status: 'CONFIRMED', seatCount: 2 });
     expect(order.orderId).toMatch(/^[0-9a-f-]{36}$/);
-    const { n } = await tdb.db.selectFrom('orders').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+    const { n } = await tdb.db
+      .selectFrom('orders')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(n)).toBe(1);
   });
 });

@@ -24,7 +24,15 @@ function file(opensH: number, closesH: number, onsaleH: number, mode: 'REGISTRAT
     priceLevels: [{ code: 'P', name: 'All', priceCents: 1000 }],
     sections: [{ code: 'S', priceLevel: 'P', qualityRank: 1, rowCount: 2, seatsPerRow: 10 }],
     ...(mode === 'REGISTRATION_LOTTERY'
-      ? { lottery: { registrationOpensAt: at(opensH), registrationClosesAt: at(closesH), expectedConversion: 0.5, cohorts: 2, cohortMinutes: 60 } }
+      ? {
+          lottery: {
+            registrationOpensAt: at(opensH),
+            registrationClosesAt: at(closesH),
+            expectedConversion: 0.5,
+            cohorts: 2,
+            cohortMinutes: 60,
+          },
+        }
       : {}),
   });
 }
@@ -33,10 +41,14 @@ beforeAll(async () => {
   t = await createTestDatabase(inject('templateDatabaseUrl'), { max: 4 });
   ({ eventId } = await t.db.transaction().execute((trx) => createEvent(trx, file(-3, -2, -1), 'test', { signOff: true })));
   ({ eventId: openEventId } = await t.db.transaction().execute((trx) => createEvent(trx, file(-1, 1, 2), 'test', { signOff: true })));
-  ({ eventId: plainEventId } = await t.db.transaction().execute((trx) => createEvent(trx, file(0, 0, 1, 'FIFO'), 'test', { signOff: true })));
+  ({ eventId: plainEventId } = await t.db
+    .transaction()
+    .execute((trx) => createEvent(trx, file(0, 0, 1, 'FIFO'), 'test', { signOff: true })));
   const during = new Date(Date.now() - 2.5 * HOUR);
   for (let i = 0; i < 50; i++)
-    await t.db.transaction().execute((trx) => registerForLottery(trx, { eventId, accountId: `cli-fan-${i}`, quantity: (i % 4) + 1, now: during }));
+    await t.db
+      .transaction()
+      .execute((trx) => registerForLottery(trx, { eventId, accountId: `cli-fan-${i}`, quantity: (i % 4) + 1, now: during }));
 });
 afterAll(() => t?.drop());
 
@@ -62,7 +74,14 @@ describe('onsale lottery:draw', { timeout: 180_000 }, () => {
     expect(first.stderr).toBe('');
     expect(first.code).toBe(0);
     const draw = JSON.parse(first.stdout);
-    expect(draw).toMatchObject({ eventId, alreadyDrawn: false, drawnBy: 'ops:alice', registrations: 50, seatsOffered: 20, targetRequestedSeats: 40 });
+    expect(draw).toMatchObject({
+      eventId,
+      alreadyDrawn: false,
+      drawnBy: 'ops:alice',
+      registrations: 50,
+      seatsOffered: 20,
+      targetRequestedSeats: 40,
+    });
     expect(draw.seed).toMatch(/^[0-9a-f]{64}$/);
     const winners = await t.db.selectFrom('lottery_winners').selectAll().where('event_id', '=', eventId).orderBy('rank').execute();
     expect(winners).toHaveLength(draw.winners);
@@ -79,17 +98,28 @@ describe('onsale lottery:draw', { timeout: 180_000 }, () => {
     expect(ok.stderr).toBe('');
     expect(ok.code).toBe(0);
     expect(ok.stdout).toContain('lottery audit of event');
-    for (const check of ['seed_revealed', 'commitment', 'registration_list', 'sizing', 'winners', 'cohorts']) expect(ok.stdout).toMatch(new RegExp(`ok +${check} `));
+    for (const check of ['seed_revealed', 'commitment', 'registration_list', 'sizing', 'winners', 'cohorts'])
+      expect(ok.stdout).toMatch(new RegExp(`ok +${check} `));
     expect(ok.stdout).toContain('verified: all 6 checks passed');
 
     // Hand the last winner's place to someone who lost.
-    const last = await t.db.selectFrom('lottery_winners').selectAll().where('event_id', '=', eventId).orderBy('rank', 'desc').executeTakeFirstOrThrow();
+    const last = await t.db
+      .selectFrom('lottery_winners')
+      .selectAll()
+      .where('event_id', '=', eventId)
+      .orderBy('rank', 'desc')
+      .executeTakeFirstOrThrow();
     const loser = await sql<{ account_id: string; sequence: number; quantity: number }>`
       SELECT account_id, sequence, quantity FROM lottery_registrations r WHERE event_id = ${eventId}
-        AND NOT EXISTS (SELECT 1 FROM lottery_winners w WHERE w.event_id = r.event_id AND w.account_id = r.account_id) LIMIT 1`.execute(t.db);
+        AND NOT EXISTS (SELECT 1 FROM lottery_winners w WHERE w.event_id = r.event_id AND w.account_id = r.account_id) LIMIT 1`.execute(
+      t.db,
+    );
     const l = loser.rows[0]!;
     await t.db.deleteFrom('lottery_winners').where('event_id', '=', eventId).where('account_id', '=', last.account_id).execute();
-    await t.db.insertInto('lottery_winners').values({ ...last, account_id: l.account_id, sequence: l.sequence, quantity: l.quantity }).execute();
+    await t.db
+      .insertInto('lottery_winners')
+      .values({ ...last, account_id: l.account_id, sequence: l.sequence, quantity: l.quantity })
+      .execute();
     const bad = await onsale(t.url, 'audit:verify', eventId);
     expect(bad.code).toBe(1);
     expect(bad.stdout).toMatch(/FAIL +winners /);

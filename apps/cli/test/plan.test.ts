@@ -5,7 +5,20 @@ import { onsaleWith } from './run.js';
 const onsale = (...args: string[]) => onsaleWith({}, ...args);
 
 // The source's "Deep dive 1: Admission math" inputs.
-const SOURCE = ['--seats', '60000', '--tickets-per-order', '2.5', '--duration-min', '25', '--overbook', '1.3', '--checkout-min', '6', '--payment-tps', '1000'];
+const SOURCE = [
+  '--seats',
+  '60000',
+  '--tickets-per-order',
+  '2.5',
+  '--duration-min',
+  '25',
+  '--overbook',
+  '1.3',
+  '--checkout-min',
+  '6',
+  '--payment-tps',
+  '1000',
+];
 
 describe('onsale plan', () => {
   it("prints the source's plan as JSON: ~24,000 orders, ~1,000 buyers/min, ~1,300 admits/min, ~8,000 shoppers", async () => {

@@ -21,7 +21,9 @@ describe('onsale tier:* / access:issue on examples/presale.json', () => {
     expect(capacity).toBe(5000);
 
     const listed = JSON.parse((await onsale(t.url, 'tier:list', eventId)).stdout);
-    expect(listed.tiers.map((x: { code: string; capacity: number; access: string; drift: number }) => [x.code, x.capacity, x.access, x.drift])).toEqual([
+    expect(
+      listed.tiers.map((x: { code: string; capacity: number; access: string; drift: number }) => [x.code, x.capacity, x.access, x.drift]),
+    ).toEqual([
       ['FANCLUB', 1500, 'ACCESS_CODE', 0],
       ['CARD', 1000, 'CARD_BIN', 0],
       ['GENERAL', 2500, 'OPEN', 0],
@@ -32,7 +34,12 @@ describe('onsale tier:* / access:issue on examples/presale.json', () => {
     const codes = issued.stdout.trim().split('\n');
     expect(codes).toHaveLength(3);
     const key = await createTokenKey(testSecrets().queueTokenSecret);
-    const checked = await checkAccessCode(key, codes[0]!, { eventId, tier: 'FANCLUB', accountId: 'anyone', now: Date.parse('2027-03-02T12:00:00Z') });
+    const checked = await checkAccessCode(key, codes[0]!, {
+      eventId,
+      tier: 'FANCLUB',
+      accountId: 'anyone',
+      now: Date.parse('2027-03-02T12:00:00Z'),
+    });
     expect(checked.ok).toBe(true);
     const wrong = await onsale(t.url, 'access:issue', eventId, 'CARD');
     expect([wrong.code, wrong.stderr.includes('TIER_TAKES_NO_CODES')]).toEqual([1, true]);
@@ -48,7 +55,12 @@ describe('onsale tier:* / access:issue on examples/presale.json', () => {
       [2500, 0],
       [2500, 0],
     ]);
-    const audit = await t.db.selectFrom('audit_log').select(['actor', 'action']).where('event_id', '=', eventId).where('action', '=', 'allocation.rolled').execute();
+    const audit = await t.db
+      .selectFrom('audit_log')
+      .select(['actor', 'action'])
+      .where('event_id', '=', eventId)
+      .where('action', '=', 'allocation.rolled')
+      .execute();
     expect(audit).toEqual([{ actor: 'ops@test', action: 'allocation.rolled' }]);
     expect((await onsale(t.url, 'tier:roll', eventId, 'GENERAL', '--force')).stderr).toContain('TIER_DOES_NOT_ROLL');
   });
@@ -60,7 +72,12 @@ describe('onsale tier:* / access:issue on examples/presale.json', () => {
     file.allocations[0] = { ...file.allocations[0], opensAt: at(1_500), closesAt: at(1_800_000), rollsForwardAt: undefined };
     file.allocations[1] = { ...file.allocations[1], opensAt: at(1_800_000), closesAt: at(2_400_000), rollsForwardAt: undefined };
     const { eventId } = await t.db.transaction().execute((trx) => createEvent(trx, parseEventFile(file), 'test', { signOff: true }));
-    const { queue_id: queueId } = await t.db.selectFrom('allocations').select('queue_id').where('event_id', '=', eventId).where('code', '=', 'FANCLUB').executeTakeFirstOrThrow();
+    const { queue_id: queueId } = await t.db
+      .selectFrom('allocations')
+      .select('queue_id')
+      .where('event_id', '=', eventId)
+      .where('code', '=', 'FANCLUB')
+      .executeTakeFirstOrThrow();
     // Twenty fans joined the fan-club queue before it opened.
     await sql`INSERT INTO accounts (id) SELECT 'club-' || i FROM generate_series(0, 19) i ON CONFLICT DO NOTHING`.execute(t.db);
     await sql`INSERT INTO queue_entries (event_id, account_id, device_hash, join_index, cohort)
@@ -70,7 +87,10 @@ describe('onsale tier:* / access:issue on examples/presale.json', () => {
     const opened = new Date(Date.parse(file.allocations[0].opensAt) + 200);
     const row = (await findActiveEvents(t.db, 7200, opened)).find((e) => e.event_id === queueId)!;
     expect(row).toMatchObject({ owner_event_id: eventId, allocation: 'FANCLUB', general: false, open: true });
-    expect(await tickEvent(t.db, { event: row, controllerId: 'cli-test', tickMs: 1000, now: opened })).toMatchObject({ status: 'ticked', sealedCohortSize: 20 });
+    expect(await tickEvent(t.db, { event: row, controllerId: 'cli-test', tickMs: 1000, now: opened })).toMatchObject({
+      status: 'ticked',
+      sealedCohortSize: 20,
+    });
 
     const tier = await onsale(t.url, 'audit:verify', eventId, '--tier', 'FANCLUB');
     expect(tier.code).toBe(0);

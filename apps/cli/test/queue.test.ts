@@ -26,7 +26,13 @@ beforeAll(async () => {
 afterAll(() => t?.drop());
 
 const audits = (action: string) =>
-  t.db.selectFrom('audit_log').select(['actor', 'details']).where('event_id', '=', eventId).where('action', '=', action).orderBy('id').execute();
+  t.db
+    .selectFrom('audit_log')
+    .select(['actor', 'details'])
+    .where('event_id', '=', eventId)
+    .where('action', '=', action)
+    .orderBy('id')
+    .execute();
 
 describe('onsale queue:pause / queue:resume / queue:rate', () => {
   it('pause with a reason: prints the controls as JSON, writes queue_state and the audit log', async () => {
@@ -34,7 +40,11 @@ describe('onsale queue:pause / queue:resume / queue:rate', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ eventId, paused: true, pausedReason: 'payment provider degraded', pausedBy: 'ops:alice' });
-    const q = await t.db.selectFrom('queue_state').select(['paused', 'paused_by']).where('event_id', '=', eventId).executeTakeFirstOrThrow();
+    const q = await t.db
+      .selectFrom('queue_state')
+      .select(['paused', 'paused_by'])
+      .where('event_id', '=', eventId)
+      .executeTakeFirstOrThrow();
     expect(q).toEqual({ paused: true, paused_by: 'ops:alice' });
     expect((await audits('queue.paused')).at(-1)).toMatchObject({ actor: 'ops:alice', details: { reason: 'payment provider degraded' } });
   });
@@ -47,14 +57,19 @@ describe('onsale queue:pause / queue:resume / queue:rate', () => {
   });
 
   it('a pause without --reason is a bad command line (exit 2); an empty reason is refused by the domain (exit 1)', async () => {
-    const [none, empty] = await Promise.all([onsale(t.url, 'queue:pause', eventId), onsale(t.url, 'queue:pause', eventId, '--reason', '  ')]);
+    const [none, empty] = await Promise.all([
+      onsale(t.url, 'queue:pause', eventId),
+      onsale(t.url, 'queue:pause', eventId, '--reason', '  '),
+    ]);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('--reason');
     expect(none.stderr).toContain('usage: onsale');
     expect(empty.code).toBe(1);
     expect(empty.stderr).toContain('error REASON_REQUIRED');
     expect(empty.stderr).not.toMatch(/\n\s+at /);
-    expect((await t.db.selectFrom('queue_state').select('paused').where('event_id', '=', eventId).executeTakeFirstOrThrow()).paused).toBe(false);
+    expect((await t.db.selectFrom('queue_state').select('paused').where('event_id', '=', eventId).executeTakeFirstOrThrow()).paused).toBe(
+      false,
+    );
   });
 
   it('rate: sets and clears the override; a bad value is exit 2 naming <perMinute>', async () => {
@@ -69,7 +84,11 @@ describe('onsale queue:pause / queue:resume / queue:rate', () => {
       { perMinute: null, previousPerMinute: 900 },
     ]);
 
-    const bad = await Promise.all([onsale(t.url, 'queue:rate', eventId, 'fast'), onsale(t.url, 'queue:rate', eventId, '200000'), onsale(t.url, 'queue:rate', eventId)]);
+    const bad = await Promise.all([
+      onsale(t.url, 'queue:rate', eventId, 'fast'),
+      onsale(t.url, 'queue:rate', eventId, '200000'),
+      onsale(t.url, 'queue:rate', eventId),
+    ]);
     for (const r of bad) {
       expect(r.code).toBe(2);
       expect(r.stdout).toBe('');
@@ -111,7 +130,8 @@ describe('onsale audit:verify / audit:summary', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('pre-open cohort of 200, 200 accounts');
-    for (const check of ['seed_revealed', 'commitment', 'cohort_sealed', 'join_list', 'permutation', 'positions']) expect(r.stdout).toMatch(new RegExp(`ok +${check} `));
+    for (const check of ['seed_revealed', 'commitment', 'cohort_sealed', 'join_list', 'permutation', 'positions'])
+      expect(r.stdout).toMatch(new RegExp(`ok +${check} `));
     expect(r.stdout).toContain('verified: all 6 checks passed');
   });
 
@@ -131,7 +151,12 @@ describe('onsale audit:verify / audit:summary', () => {
     const summary = JSON.parse(js.stdout);
     expect(summary).toMatchObject({ eventId, fairness: { mode: 'RANDOMIZED_PREOPEN_THEN_FIFO', cohortSize: 200 } });
     // The pause of the first test, resumed by the second: its length is published, not who paused or why.
-    expect(summary.pauses[0]).toEqual({ pausedAt: expect.any(String), resumedAt: expect.any(String), pausedSeconds: expect.any(Number), note: null });
+    expect(summary.pauses[0]).toEqual({
+      pausedAt: expect.any(String),
+      resumedAt: expect.any(String),
+      pausedSeconds: expect.any(Number),
+      note: null,
+    });
     expect(JSON.parse(ops.stdout).pauses[0]).toMatchObject({ pausedBy: 'ops:alice', reason: 'payment provider degraded' });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--format must be markdown or json');
@@ -150,7 +175,13 @@ describe('usage', () => {
   it('lists the war-room and audit commands', async () => {
     const r = await onsale(t.url, 'help');
     expect(r.code).toBe(0);
-    for (const c of ['queue:pause <eventId> --reason <text>', 'queue:resume <eventId>', 'queue:rate <eventId> <perMinute|off>', 'audit:verify <eventId>', 'audit:summary <eventId> [--format markdown|json]'])
+    for (const c of [
+      'queue:pause <eventId> --reason <text>',
+      'queue:resume <eventId>',
+      'queue:rate <eventId> <perMinute|off>',
+      'audit:verify <eventId>',
+      'audit:summary <eventId> [--format markdown|json]',
+    ])
       expect(r.stdout).toContain(c);
   });
 });

@@ -22,9 +22,14 @@ const main = join(root, 'apps', 'cli', 'src', 'main.ts');
 
 function rehearse(env: Record<string, string>, ...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(tsx, [main, 'rehearse', ...args], { cwd: root, env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      tsx,
+      [main, 'rehearse', ...args],
+      { cwd: root, env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -79,7 +84,23 @@ describe('onsale rehearse', () => {
       worker = await startWorker({ connectionString: t.url, db: t.db, claimTokenSecret: config.queueTokenSecret });
       const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
       const file = join(dir, 'target.json');
-      const run = await rehearse({ ...env, DATABASE_URL: t.url }, '--event-file', join(root, 'examples', 'club.json'), '--fans', '3000', '--bots-share', '0.3', '--time-scale', '30', '--target', url, '--seed', '11', '--report', file);
+      const run = await rehearse(
+        { ...env, DATABASE_URL: t.url },
+        '--event-file',
+        join(root, 'examples', 'club.json'),
+        '--fans',
+        '3000',
+        '--bots-share',
+        '0.3',
+        '--time-scale',
+        '30',
+        '--target',
+        url,
+        '--seed',
+        '11',
+        '--report',
+        file,
+      );
       expect(run.stderr).toMatch(/rehearse: t\+\d+ s {2}joined \d+/);
       expect(run.code, run.stderr.slice(-3000)).toBe(0);
       const report = JSON.parse(readFileSync(file, 'utf8')) as RehearsalReport;
@@ -95,7 +116,11 @@ describe('onsale rehearse', () => {
       expect(rows[0]).toMatchObject({ event_id: report.eventId, status: 'PASS', fans: 3000, time_scale: 30 });
       expect(rows[0]!.finished_at).toBeInstanceOf(Date);
       expect((rows[0]!.report as unknown as RehearsalReport).verdict).toBe('PASS');
-      const event = await t.db.selectFrom('events').select(['rehearsal_time_scale', 'hold_ttl_seconds', 'target_sale_minutes']).where('id', '=', report.eventId).executeTakeFirstOrThrow();
+      const event = await t.db
+        .selectFrom('events')
+        .select(['rehearsal_time_scale', 'hold_ttl_seconds', 'target_sale_minutes'])
+        .where('id', '=', report.eventId)
+        .executeTakeFirstOrThrow();
       expect(event).toEqual({ rehearsal_time_scale: 30, hold_ttl_seconds: 12, target_sale_minutes: 10 / 30 });
     } finally {
       await worker?.stop();
@@ -107,9 +132,28 @@ describe('onsale rehearse', () => {
     const file = join(dir, 'spawn.json');
     const run = await rehearse(
       { DATABASE_URL: t.url },
-      '--event-file', join(root, 'examples', 'club.json'), '--fans', '3000', '--bots-share', '0.3', '--time-scale', '30', '--seed', '12', '--report', file,
+      '--event-file',
+      join(root, 'examples', 'club.json'),
+      '--fans',
+      '3000',
+      '--bots-share',
+      '0.3',
+      '--time-scale',
+      '30',
+      '--seed',
+      '12',
+      '--report',
+      file,
       // A longer pre-open window: this product's processes start cold and share the machine with the driver.
-      '--pre-open-seconds', '25', '--spawn', '--fault', 'kill-store@30%', '--fault', 'kill-worker@50%', '--fault', 'restart-db@70%',
+      '--pre-open-seconds',
+      '25',
+      '--spawn',
+      '--fault',
+      'kill-store@30%',
+      '--fault',
+      'kill-worker@50%',
+      '--fault',
+      'restart-db@70%',
     );
     expect(run.code, run.stderr.slice(-3000)).toBe(0);
     const report = JSON.parse(readFileSync(file, 'utf8')) as RehearsalReport;

@@ -27,10 +27,19 @@ const BUYERS: { account: string; card: string; device: string }[] = [
 
 beforeAll(async () => {
   t = await createTestDatabase(inject('templateDatabaseUrl'), { max: 6 });
-  ({ eventId } = await createOpenEvent(t.db, { name: 'Review night', limits: { perAccountSeats: 2, perInstrumentSeats: 10, perDeviceSeats: 10 } }));
+  ({ eventId } = await createOpenEvent(t.db, {
+    name: 'Review night',
+    limits: { perAccountSeats: 2, perInstrumentSeats: 10, perDeviceSeats: 10 },
+  }));
   const holds = new HoldService({ db: t.db, events: new EventCache(t.db), seatmap: new SeatmapCache(t.db) });
-  const checkout = new CheckoutService({ db: t.db, cards: new CardFingerprints(testSecrets().cardFingerprintSecret), payments: new SimulatedPaymentGateway({ tps: 1000, latencyMs: 0, failureRate: 0 }) });
-  const { rows: seats } = await sql<{ id: string }>`SELECT id FROM seats WHERE event_id = ${eventId} ORDER BY row_index, seat_number`.execute(t.db);
+  const checkout = new CheckoutService({
+    db: t.db,
+    cards: new CardFingerprints(testSecrets().cardFingerprintSecret),
+    payments: new SimulatedPaymentGateway({ tps: 1000, latencyMs: 0, failureRate: 0 }),
+  });
+  const { rows: seats } = await sql<{
+    id: string;
+  }>`SELECT id FROM seats WHERE event_id = ${eventId} ORDER BY row_index, seat_number`.execute(t.db);
   for (const [i, b] of BUYERS.entries()) {
     const seatIds = [Number(seats[2 * i]!.id), Number(seats[2 * i + 1]!.id)];
     const hold = await holds.create(b.account, eventId, { seatIds }, { deviceHash: deviceFingerprint(b.device) });
@@ -61,7 +70,10 @@ describe('onsale review', { timeout: 180_000 }, () => {
     expect(json.code, json.stderr).toBe(0);
     const r = JSON.parse(json.stdout) as { confirmedOrders: number; clusters: Cluster[] };
     expect(r.confirmedOrders).toBe(10);
-    expect(r.clusters.map((c) => c.accounts)).toEqual([['scalper-01', 'scalper-02', 'scalper-03'], ['mia', 'noah']]);
+    expect(r.clusters.map((c) => c.accounts)).toEqual([
+      ['scalper-01', 'scalper-02', 'scalper-03'],
+      ['mia', 'noah'],
+    ]);
     const [ring, tablet] = r.clusters as [Cluster, Cluster];
     expect(ring.signals).toEqual(['ACCOUNT_SEQUENCE', 'INSTRUMENT']);
     expect(ring.seats).toBe(6);
@@ -97,24 +109,45 @@ describe('onsale review', { timeout: 180_000 }, () => {
 
   it('--cancel cancels the cluster through cancelOrder: audited with the reason, seats to the waitlist', async () => {
     const [ring] = (await review()).clusters as [Cluster];
-    const r = await onsale(t.url, 'review', eventId, '--cancel', ring.id, '--reason', 'one card across three accounts', '--actor', 'trust@test', '--format', 'json');
+    const r = await onsale(
+      t.url,
+      'review',
+      eventId,
+      '--cancel',
+      ring.id,
+      '--reason',
+      'one card across three accounts',
+      '--actor',
+      'trust@test',
+      '--format',
+      'json',
+    );
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out).toMatchObject({ clusterId: ring.id, seatsReturned: 6, skipped: [] });
     expect(out.cancelled.map((c: { accountId: string }) => c.accountId)).toEqual(['scalper-01', 'scalper-02', 'scalper-03']);
     for (const c of out.cancelled) expect(c.toWaitlist).toBe(true);
 
-    const orders = await sql<{ account_id: string; status: string }>`SELECT account_id, status FROM orders WHERE event_id = ${eventId} ORDER BY account_id`.execute(t.db);
+    const orders = await sql<{
+      account_id: string;
+      status: string;
+    }>`SELECT account_id, status FROM orders WHERE event_id = ${eventId} ORDER BY account_id`.execute(t.db);
     for (const o of orders.rows) expect(o.status, o.account_id).toBe(o.account_id.startsWith('scalper-') ? 'CANCELLED' : 'CONFIRMED');
     const audit = await sql<{ actor: string; action: string; reason: string }>`
-      SELECT actor, action, details->>'reason' AS reason FROM audit_log WHERE event_id = ${eventId} AND action IN ('order.cancel', 'review.cancel_cluster') ORDER BY id`.execute(t.db);
+      SELECT actor, action, details->>'reason' AS reason FROM audit_log WHERE event_id = ${eventId} AND action IN ('order.cancel', 'review.cancel_cluster') ORDER BY id`.execute(
+      t.db,
+    );
     expect(audit.rows.map((a) => a.action)).toEqual(['order.cancel', 'order.cancel', 'order.cancel', 'review.cancel_cluster']);
     for (const a of audit.rows) expect([a.actor, a.reason.startsWith('one card across three accounts')]).toEqual(['trust@test', true]);
     // The seats went to the waitlist's pool, not back on open sale.
     const seats = await sql<{ status: string; n: number }>`
-      SELECT h.status, count(*)::int AS n FROM seats s JOIN holds h ON h.id = s.hold_id WHERE s.event_id = ${eventId} AND h.status = 'WAITLIST' GROUP BY h.status`.execute(t.db);
+      SELECT h.status, count(*)::int AS n FROM seats s JOIN holds h ON h.id = s.hold_id WHERE s.event_id = ${eventId} AND h.status = 'WAITLIST' GROUP BY h.status`.execute(
+      t.db,
+    );
     expect(seats.rows).toEqual([{ status: 'WAITLIST', n: 6 }]);
-    const available = await sql<{ n: number }>`SELECT count(*)::int AS n FROM seats WHERE event_id = ${eventId} AND status = 'AVAILABLE'`.execute(t.db);
+    const available = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM seats WHERE event_id = ${eventId} AND status = 'AVAILABLE'`.execute(t.db);
     expect(available.rows[0]!.n).toBe(0);
 
     // The review now shows what is left; the cancelled cluster cannot be cancelled twice.

@@ -16,14 +16,27 @@ function onsaleWithPassword(password: string, ...args: string[]): Promise<Run> {
   return onsaleWith({ DATABASE_URL: t.url, ONSALE_PASSWORD: password }, ...args);
 }
 
-const userCount = async () => Number((await t.db.selectFrom('console_users').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+const userCount = async () =>
+  Number(
+    (
+      await t.db
+        .selectFrom('console_users')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 describe('onsale user:create and user:list', () => {
   it('without a password, generates one, prints it once, and it signs in', async () => {
     const r = await onsale(t.url, 'user:create', '--email', 'First.Admin@Example.com', '--role', 'admin');
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout) as { email: string; role: string; organisation: string | null; password: string; createdBy: string };
-    expect(out).toMatchObject({ email: 'first.admin@example.com', role: 'admin', organisation: null, createdBy: expect.stringMatching(/^cli:/) });
+    expect(out).toMatchObject({
+      email: 'first.admin@example.com',
+      role: 'admin',
+      organisation: null,
+      createdBy: expect.stringMatching(/^cli:/),
+    });
     expect(out.password).toMatch(/^[A-Za-z0-9_-]{20}$/);
     expect(r.stderr).toContain('shown only this once');
     const session = await signIn(t.db, { email: 'first.admin@example.com', password: out.password });
@@ -35,7 +48,18 @@ describe('onsale user:create and user:list', () => {
   it('takes the password from ONSALE_PASSWORD or --password, and prints none', async () => {
     const [fromEnv, fromFlag] = await Promise.all([
       onsaleWithPassword('operator password from env', 'user:create', '--email', 'ops@example.com', '--role', 'operator'),
-      onsale(t.url, 'user:create', '--email', 'promoter@acme.test', '--role', 'promoter', '--organisation', 'Acme Live', '--password', 'promoter password flag'),
+      onsale(
+        t.url,
+        'user:create',
+        '--email',
+        'promoter@acme.test',
+        '--role',
+        'promoter',
+        '--organisation',
+        'Acme Live',
+        '--password',
+        'promoter password flag',
+      ),
     ]);
     for (const r of [fromEnv, fromFlag]) {
       expect(r.stderr).toBe('');
@@ -44,7 +68,9 @@ describe('onsale user:create and user:list', () => {
     }
     expect(JSON.parse(fromFlag.stdout)).toMatchObject({ role: 'promoter', organisation: 'Acme Live' });
     expect((await signIn(t.db, { email: 'ops@example.com', password: 'operator password from env' })).user.role).toBe('operator');
-    expect((await signIn(t.db, { email: 'promoter@acme.test', password: 'promoter password flag' })).user.organisationName).toBe('Acme Live');
+    expect((await signIn(t.db, { email: 'promoter@acme.test', password: 'promoter password flag' })).user.organisationName).toBe(
+      'Acme Live',
+    );
   });
 
   it('bad input exits 1 naming the field and writes nothing; a bad command line exits 2', async () => {
@@ -86,7 +112,12 @@ describe('onsale user:create and user:list', () => {
     const given = await onsale(t.url, 'event:organisation', eventId, '--organisation', 'acme live');
     expect(given.code).toBe(0);
     expect(JSON.parse(given.stdout)).toEqual({ eventId, organisation: 'Acme Live' });
-    const org = await t.db.selectFrom('events').innerJoin('organisations', 'organisations.id', 'events.organisation_id').select('organisations.name').where('events.id', '=', eventId).executeTakeFirstOrThrow();
+    const org = await t.db
+      .selectFrom('events')
+      .innerJoin('organisations', 'organisations.id', 'events.organisation_id')
+      .select('organisations.name')
+      .where('events.id', '=', eventId)
+      .executeTakeFirstOrThrow();
     expect(org.name).toBe('Acme Live');
 
     const [house, both, missing] = await Promise.all([
@@ -98,7 +129,13 @@ describe('onsale user:create and user:list', () => {
     expect(both.code).toBe(2);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('EVENT_NOT_FOUND');
-    const audit = await t.db.selectFrom('audit_log').select('details').where('event_id', '=', eventId).where('action', '=', 'event.organisation_assigned').orderBy('id').execute();
+    const audit = await t.db
+      .selectFrom('audit_log')
+      .select('details')
+      .where('event_id', '=', eventId)
+      .where('action', '=', 'event.organisation_assigned')
+      .orderBy('id')
+      .execute();
     expect(audit.map((a) => a.details)).toEqual([{ organisation: 'Acme Live' }, { organisation: null }]);
   });
 

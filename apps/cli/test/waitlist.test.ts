@@ -18,7 +18,19 @@ afterAll(() => t?.drop());
 
 describe('onsale listing:* / order:cancel / inventory:add', () => {
   it('listing:waitlist changes the settings (audited) and listing:show reports them with the live entries', async () => {
-    const r = await onsale(t.url, 'listing:waitlist', listingId, '--mode', 'BROADCAST', '--offer-minutes', '10', '--ttl-days', '14', '--actor', 'ops@test');
+    const r = await onsale(
+      t.url,
+      'listing:waitlist',
+      listingId,
+      '--mode',
+      'BROADCAST',
+      '--offer-minutes',
+      '10',
+      '--ttl-days',
+      '14',
+      '--actor',
+      'ops@test',
+    );
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).waitlist).toMatchObject({ mode: 'BROADCAST', offerMinutes: 10, ttlDays: 14, live: 1 });
     const audit = await t.db.selectFrom('audit_log').select(['actor', 'action']).where('action', '=', 'listing.waitlist').execute();
@@ -42,7 +54,9 @@ describe('onsale listing:* / order:cancel / inventory:add', () => {
     expect(ev.capacity).toBe(26);
     const av = await t.db.selectFrom('availability_events').selectAll().where('id', '=', out.availabilityId).executeTakeFirstOrThrow();
     expect(av).toMatchObject({ cause: 'INVENTORY_ADDED', seat_count: 6, mode: 'ON_SALE' });
-    expect((await onsale(t.url, 'inventory:add', eventId, '--section', 'NOPE', '--rows', '1', '--seats-per-row', '2')).stderr).toContain('SECTION_NOT_FOUND');
+    expect((await onsale(t.url, 'inventory:add', eventId, '--section', 'NOPE', '--rows', '1', '--seats-per-row', '2')).stderr).toContain(
+      'SECTION_NOT_FOUND',
+    );
     expect((await onsale(t.url, 'order:cancel', '00000000-0000-4000-8000-000000000000')).code).toBe(2);
     const missing = await onsale(t.url, 'order:cancel', '00000000-0000-4000-8000-000000000000', '--reason', 'fraud');
     expect([missing.code, missing.stderr.includes('ORDER_NOT_FOUND')]).toEqual([1, true]);

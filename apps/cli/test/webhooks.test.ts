@@ -17,10 +17,28 @@ afterAll(() => t?.drop());
 
 describe('onsale webhook:*', () => {
   it('webhook:add prints the endpoint with its secret once; webhook:list never shows a secret; webhook:disable turns it off', async () => {
-    const r = await onsale(t.url, 'webhook:add', '--url', 'https://gateway.example/onsale', '--listing', listingId, '--max-attempts', '3', '--timeout-ms', '2000');
+    const r = await onsale(
+      t.url,
+      'webhook:add',
+      '--url',
+      'https://gateway.example/onsale',
+      '--listing',
+      listingId,
+      '--max-attempts',
+      '3',
+      '--timeout-ms',
+      '2000',
+    );
     expect(r.code).toBe(0);
     const added = JSON.parse(r.stdout) as { id: string; secret: string };
-    expect(added).toMatchObject({ url: 'https://gateway.example/onsale', listingId, active: true, maxAttempts: 3, timeoutMs: 2000, secret: expect.stringMatching(/^whsec_/) });
+    expect(added).toMatchObject({
+      url: 'https://gateway.example/onsale',
+      listingId,
+      active: true,
+      maxAttempts: 3,
+      timeoutMs: 2000,
+      secret: expect.stringMatching(/^whsec_/),
+    });
     expect(r.stderr).toContain('shown only this once');
     const row = await t.db.selectFrom('webhook_endpoints').select('secret').where('id', '=', added.id).executeTakeFirstOrThrow();
     expect(row.secret).toBe(added.secret);
@@ -56,23 +74,34 @@ describe('onsale webhook:*', () => {
   it('webhook:deliveries lists the dead letters; webhook:redeliver sends a DEAD one again and refuses anything else', async () => {
     const add = await onsale(t.url, 'webhook:add', '--url', 'https://receiver.example/hook', '--listing', listingId);
     const endpoint = JSON.parse(add.stdout) as { id: string };
-    const [dead, pending] = await t.db.transaction().execute(async (trx) => [
-      ...(await enqueueDeliveries(trx, { listingId, availabilityId: null, notificationIds: [1, 2] })),
-      ...(await enqueueDeliveries(trx, { listingId, availabilityId: null, notificationIds: [3] })),
-    ]);
+    const [dead, pending] = await t.db
+      .transaction()
+      .execute(async (trx) => [
+        ...(await enqueueDeliveries(trx, { listingId, availabilityId: null, notificationIds: [1, 2] })),
+        ...(await enqueueDeliveries(trx, { listingId, availabilityId: null, notificationIds: [3] })),
+      ]);
     // As the worker leaves a delivery it gave up on: DEAD, its job gone.
     await sql`DELETE FROM graphile_worker._private_jobs WHERE (payload->>'deliveryId')::bigint = ${dead!}`.execute(t.db);
-    await t.db.updateTable('webhook_deliveries').set({ status: 'DEAD', attempts: 8, last_status_code: 502, last_error: 'HTTP 502' }).where('id', '=', dead!).execute();
+    await t.db
+      .updateTable('webhook_deliveries')
+      .set({ status: 'DEAD', attempts: 8, last_status_code: 502, last_error: 'HTTP 502' })
+      .where('id', '=', dead!)
+      .execute();
 
     const [deadList, all] = await Promise.all([
       onsale(t.url, 'webhook:deliveries', '--endpoint', endpoint.id, '--status', 'dead'),
       onsale(t.url, 'webhook:deliveries', '--endpoint', endpoint.id),
     ]);
     expect(deadList.code).toBe(0);
-    expect(JSON.parse(deadList.stdout)).toEqual([expect.objectContaining({ id: dead, status: 'DEAD', attempts: 8, lastError: 'HTTP 502', notificationIds: [1, 2] })]);
+    expect(JSON.parse(deadList.stdout)).toEqual([
+      expect.objectContaining({ id: dead, status: 'DEAD', attempts: 8, lastError: 'HTTP 502', notificationIds: [1, 2] }),
+    ]);
     expect((JSON.parse(all.stdout) as { id: number }[]).map((d) => d.id)).toEqual([pending, dead]);
 
-    const [again, refused] = await Promise.all([onsale(t.url, 'webhook:redeliver', String(dead)), onsale(t.url, 'webhook:redeliver', String(pending))]);
+    const [again, refused] = await Promise.all([
+      onsale(t.url, 'webhook:redeliver', String(dead)),
+      onsale(t.url, 'webhook:redeliver', String(pending)),
+    ]);
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ id: dead, status: 'PENDING', attempts: 0 });
     const { rows } = await sql<{ n: number }>`

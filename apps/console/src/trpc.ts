@@ -12,7 +12,11 @@ export const { TRPCProvider, useTRPC } = createTRPCContext<AppRouter>();
  * A query client and tRPC proxy per app instance (one per page load; tests may make their own).
  * `onUnauthorized` runs when a query is refused for want of a session (it expired, or was signed out elsewhere).
  */
-export function createTrpc(opts: { onUnauthorized?: () => void } = {}): { queryClient: QueryClient; trpcClient: ReturnType<typeof createTRPCClient<AppRouter>>; trpc: Trpc } {
+export function createTrpc(opts: { onUnauthorized?: () => void } = {}): {
+  queryClient: QueryClient;
+  trpcClient: ReturnType<typeof createTRPCClient<AppRouter>>;
+  trpc: Trpc;
+} {
   const queryClient = new QueryClient({
     queryCache: new QueryCache({
       onError: (error) => {

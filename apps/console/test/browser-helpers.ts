@@ -17,7 +17,15 @@ export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) throw new Error(`Debian Chromium not found at ${CHROMIUM}: apt-get install -y chromium`);
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+    ],
   });
 }
 
@@ -77,7 +85,10 @@ export async function builtConsole(): Promise<string> {
   }
   const consoleRoot = fileURLToPath(new URL('..', import.meta.url));
   const viteBin = join(dirname(createRequire(join(consoleRoot, 'package.json')).resolve('vite/package.json')), 'bin', 'vite.js');
-  execFileSync(process.execPath, [viteBin, 'build', '--logLevel', 'warn', '--outDir', dir, '--emptyOutDir'], { cwd: consoleRoot, stdio: 'inherit' });
+  execFileSync(process.execPath, [viteBin, 'build', '--logLevel', 'warn', '--outDir', dir, '--emptyOutDir'], {
+    cwd: consoleRoot,
+    stdio: 'inherit',
+  });
   writeFileSync(done, '');
   return dir;
 }
@@ -100,7 +111,11 @@ export function consoleSessions(where: () => { browser: Browser; baseUrl: string
   const contexts: BrowserContext[] = [];
   async function pageAs(user: { email: string; password: string }, view: View): Promise<Page> {
     const { browser, baseUrl } = where();
-    const context = await browser.newContext({ viewport: { width: view.width, height: view.height }, timezoneId: 'UTC', acceptDownloads: true });
+    const context = await browser.newContext({
+      viewport: { width: view.width, height: view.height },
+      timezoneId: 'UTC',
+      acceptDownloads: true,
+    });
     contexts.push(context);
     const page = await context.newPage();
     page.on('pageerror', (err) => pageErrors.push(`${view.name}: ${err.message}`));
@@ -127,7 +142,9 @@ export async function sideways(page: Page): Promise<number> {
       for (const el of Array.from(document.querySelectorAll('body *'))) {
         const box = el.getBoundingClientRect();
         if (box.right + window.scrollX > window.innerWidth + 1 && offenders.length < 8)
-          offenders.push(`${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}.${String(el.className).replace(/\s+/g, '.')} (${Math.round(box.width)} px)`);
+          offenders.push(
+            `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}.${String(el.className).replace(/\s+/g, '.')} (${Math.round(box.width)} px)`,
+          );
       }
     return { over, offenders };
   });

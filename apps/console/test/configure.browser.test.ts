@@ -154,7 +154,9 @@ describe('event configuration in Chromium', () => {
     await page.getByTestId('link-fairness').click();
     await page.waitForURL(`**/events/${eventId}/fairness`);
     await page.getByTestId('fairness-title').waitFor();
-    const { rows } = await sql<{ seed_commitment: string }>`SELECT seed_commitment FROM queue_state WHERE event_id = ${eventId}`.execute(tdb.db);
+    const { rows } = await sql<{ seed_commitment: string }>`SELECT seed_commitment FROM queue_state WHERE event_id = ${eventId}`.execute(
+      tdb.db,
+    );
     const commitment = rows[0]!.seed_commitment;
     expect(await page.getByTestId('seed-commitment').textContent()).toBe(commitment);
     expect(await page.getByTestId('seed').textContent()).toContain('not revealed yet');
@@ -164,7 +166,7 @@ describe('event configuration in Chromium', () => {
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-markdown').click()]);
     expect(download.suggestedFilename()).toBe(`onsale-audit-${eventId}.md`);
-    const markdown = readFileSync((await download.path()), 'utf8');
+    const markdown = readFileSync(await download.path(), 'utf8');
     expect(markdown).toContain(`# On-sale summary: ${EVENT_NAME}`);
     // Times in the venue's zone (America/New_York in March: 10:00, five hours behind UTC).
     expect(markdown).toContain('Form Hall (upstairs). On sale from 1 Mar 2031, 10:00');
@@ -182,7 +184,9 @@ describe('event configuration in Chromium', () => {
     const all = await tdb.db.selectFrom('audit_log').select(['action']).where('event_id', '=', eventId).execute();
     // The promoter's part of the log: their event's entries and their listing's (the waitlist settings it was created with).
     const { rows: listingEntries } = await sql<{ n: number }>`
-      SELECT count(*)::int AS n FROM audit_log WHERE details->>'listingId' = (SELECT listing_id::text FROM events WHERE id = ${eventId})`.execute(tdb.db);
+      SELECT count(*)::int AS n FROM audit_log WHERE details->>'listingId' = (SELECT listing_id::text FROM events WHERE id = ${eventId})`.execute(
+      tdb.db,
+    );
     expect(listingEntries[0]!.n).toBe(1);
     expect(await page.getByTestId('audit-row').count()).toBe(all.length + 1);
 
@@ -211,14 +215,20 @@ describe('event configuration in Chromium', () => {
     await page.waitForURL(new RegExp(`eventId=${eventId}`));
     const eventActions = all.map((a) => a.action).filter((a) => a.startsWith('event.'));
     await expect.poll(() => page.getByTestId('audit-row').count()).toBe(eventActions.length);
-    expect((await page.getByTestId('audit-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-action')))).sort()).toEqual([...eventActions].sort());
+    expect((await page.getByTestId('audit-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-action')))).sort()).toEqual(
+      [...eventActions].sort(),
+    );
 
     // The CSV export: every entry these filters select, words beside the raw values.
     const [csvFile] = await Promise.all([page.waitForEvent('download'), page.getByTestId('audit-export-csv').click()]);
     expect(csvFile.suggestedFilename()).toBe(`onsale-audit-log-${eventId}.csv`);
     const exported = parse<Record<string, string>>(readFileSync(await csvFile.path(), 'utf8'), { columns: true });
     expect(exported.map((r) => r.Action).sort()).toEqual([...eventActions].sort());
-    expect(exported.find((r) => r.Action === 'event.updated')).toMatchObject({ What: 'Changed the configuration', Who: PROMOTER.email, 'Event id': eventId });
+    expect(exported.find((r) => r.Action === 'event.updated')).toMatchObject({
+      What: 'Changed the configuration',
+      Who: PROMOTER.email,
+      'Event id': eventId,
+    });
     expect(await page.getByTestId('audit-export-note').textContent()).toBe(`Downloaded ${eventActions.length} entries.`);
     await page.screenshot({ path: join(resultsDir, 'console-audit-log.png'), fullPage: true });
   });
@@ -281,7 +291,11 @@ describe('event configuration in Chromium', () => {
     // The live split: 40 seats, 30% (12), then 25% (round(40 x 0.55) - 12 = 10), the rest (18).
     const summary = form.getByTestId('tier-summary');
     const seatsOf = async () =>
-      summary.getByTestId('tier-summary-row').evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-tier'), r.querySelector('[data-testid="tier-summary-seats"]')?.textContent]));
+      summary
+        .getByTestId('tier-summary-row')
+        .evaluateAll((rows) =>
+          rows.map((r) => [r.getAttribute('data-tier'), r.querySelector('[data-testid="tier-summary-seats"]')?.textContent]),
+        );
     await expect.poll(seatsOf).toEqual([
       ['FANCLUB', '12'],
       ['CARD', '10'],
@@ -291,7 +305,9 @@ describe('event configuration in Chromium', () => {
 
     // The shared schema refuses the card tier at its fields: no card ranges, no window. Nothing is written.
     await form.getByRole('button', { name: 'Create event' }).click();
-    expect(await page.getByTestId('error-allocations.1.binRanges').textContent()).toBe(sentence('a CARD_BIN tier needs the card ranges it accepts'));
+    expect(await page.getByTestId('error-allocations.1.binRanges').textContent()).toBe(
+      sentence('a CARD_BIN tier needs the card ranges it accepts'),
+    );
     expect(await page.getByTestId('error-allocations.1.opensAt').textContent()).toBe('A presale tier needs the time its window opens.');
     expect(await page.getByTestId('error-allocations.1.closesAt').textContent()).toBe('A presale tier needs the time its window closes.');
     expect(await tdb.db.selectFrom('events').select('id').where('name', '=', TIERED_NAME).execute()).toEqual([]);
@@ -323,7 +339,11 @@ describe('event configuration in Chromium', () => {
     const tieredId = page.url().split('/').pop()!;
     const row = (code: string) => page.locator(`[data-testid="tier-row"][data-tier="${code}"]`);
     const cell = async (code: string, testId: string) => (await row(code).getByTestId(testId).textContent())?.trim();
-    expect(await page.getByTestId('tier-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-tier')))).toEqual(['FANCLUB', 'CARD', 'GENERAL']);
+    expect(await page.getByTestId('tier-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-tier')))).toEqual([
+      'FANCLUB',
+      'CARD',
+      'GENERAL',
+    ]);
     expect(await cell('FANCLUB', 'tier-capacity')).toBe('12');
     expect(await cell('FANCLUB', 'tier-available')).toBe('12');
     expect(await cell('FANCLUB', 'tier-drift')).toBe('0');
@@ -331,7 +351,12 @@ describe('event configuration in Chromium', () => {
     expect(await cell('FANCLUB', 'tier-roll')).toContain('roll into CARD');
     expect(await cell('CARD', 'tier-access')).toContain('411100–411199');
     expect(await cell('GENERAL', 'tier-capacity')).toBe('18');
-    const stored = await tdb.db.selectFrom('allocations').select(['code', 'capacity', 'opens_at', 'fairness_mode']).where('event_id', '=', tieredId).orderBy('position').execute();
+    const stored = await tdb.db
+      .selectFrom('allocations')
+      .select(['code', 'capacity', 'opens_at', 'fairness_mode'])
+      .where('event_id', '=', tieredId)
+      .orderBy('position')
+      .execute();
     // 10:00 in New York on 20 February 2031 is 15:00 UTC.
     expect(stored[0]).toEqual({ code: 'FANCLUB', capacity: 12, opens_at: new Date('2031-02-20T15:00:00Z'), fairness_mode: 'FIFO' });
 
@@ -346,7 +371,12 @@ describe('event configuration in Chromium', () => {
     await edit.getByTestId('tier-editor').nth(0).getByLabel('Share (%)').fill('40');
     await edit.getByRole('button', { name: 'Save changes' }).click();
     await page.getByText('Saved as version 2: allocations.').waitFor();
-    const capacities = await tdb.db.selectFrom('allocations').select(['code', 'capacity']).where('event_id', '=', tieredId).orderBy('position').execute();
+    const capacities = await tdb.db
+      .selectFrom('allocations')
+      .select(['code', 'capacity'])
+      .where('event_id', '=', tieredId)
+      .orderBy('position')
+      .execute();
     expect(capacities).toEqual([
       { code: 'FANCLUB', capacity: 16 },
       { code: 'CARD', capacity: 10 },
@@ -363,7 +393,16 @@ describe('event configuration in Chromium', () => {
     const codes = (await codesDialog.getByTestId('codes-list').inputValue()).split('\n');
     expect(codes).toHaveLength(3);
     const key = await createNodeTokenKey(testSecrets().queueTokenSecret);
-    expect((await checkAccessCode(key, codes[0]!, { eventId: tieredId, tier: 'FANCLUB', accountId: 'a-fan', now: Date.parse('2031-02-20T16:00:00Z') })).ok).toBe(true);
+    expect(
+      (
+        await checkAccessCode(key, codes[0]!, {
+          eventId: tieredId,
+          tier: 'FANCLUB',
+          accountId: 'a-fan',
+          now: Date.parse('2031-02-20T16:00:00Z'),
+        })
+      ).ok,
+    ).toBe(true);
     await codesDialog.getByRole('button', { name: 'Done' }).click();
     expect(await row('CARD').getByTestId('tier-issue-codes').count()).toBe(0);
 
@@ -378,7 +417,13 @@ describe('event configuration in Chromium', () => {
     await expect.poll(() => cell('CARD', 'tier-capacity')).toBe('26');
     expect(await cell('FANCLUB', 'tier-capacity')).toBe('0');
     expect(await cell('FANCLUB', 'tier-roll')).toContain('rolled into CARD');
-    const audit = await tdb.db.selectFrom('audit_log').select(['actor', 'action', 'details']).where('event_id', '=', tieredId).where('action', 'like', 'allocation.%').orderBy('id').execute();
+    const audit = await tdb.db
+      .selectFrom('audit_log')
+      .select(['actor', 'action', 'details'])
+      .where('event_id', '=', tieredId)
+      .where('action', 'like', 'allocation.%')
+      .orderBy('id')
+      .execute();
     expect(audit.map((a) => [a.actor, a.action])).toEqual([
       [PROMOTER.email, 'allocation.codes_issued'],
       [PROMOTER.email, 'allocation.rolled'],
@@ -390,7 +435,11 @@ describe('event configuration in Chromium', () => {
     await page.goto(`${baseUrl}/events/${tieredId}/war-room`);
     await page.getByTestId('wr-connection').and(page.locator('[data-state="live"]')).waitFor();
     const wrTiers = page.getByTestId('tiers-panel');
-    expect(await wrTiers.getByTestId('tier-row').evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-tier'), r.getAttribute('data-phase')]))).toEqual([
+    expect(
+      await wrTiers
+        .getByTestId('tier-row')
+        .evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-tier'), r.getAttribute('data-phase')])),
+    ).toEqual([
       ['FANCLUB', 'ROLLED'],
       ['CARD', 'UPCOMING'],
       ['GENERAL', 'UPCOMING'],
@@ -442,7 +491,10 @@ describe('event configuration in Chromium', () => {
 
     // Once a tier has rolled the tiers are fixed: the edit form says so at the field.
     await page.goto(`${baseUrl}/events/${tieredId}/edit`);
-    await page.getByTestId('tiers').getByText(/Tiers: fixed: the first presale tier opened/).waitFor();
+    await page
+      .getByTestId('tiers')
+      .getByText(/Tiers: fixed: the first presale tier opened/)
+      .waitFor();
     expect(await page.getByTestId('tier-editor').nth(0).getByLabel('Share (%)').isDisabled()).toBe(true);
   });
 
@@ -476,7 +528,9 @@ describe('event configuration in Chromium', () => {
     await lottery.getByLabel('Purchase windows (cohorts)').fill('2');
     await lottery.getByLabel('Minutes per purchase window').fill('30');
     await form.getByRole('button', { name: 'Create event' }).click();
-    expect(await page.getByTestId('error-lottery.registrationClosesAt').textContent()).toBe(sentence('registration must close by the on-sale'));
+    expect(await page.getByTestId('error-lottery.registrationClosesAt').textContent()).toBe(
+      sentence('registration must close by the on-sale'),
+    );
     expect(await page.getByTestId('error-lottery.expectedConversion').textContent()).toBe(sentence('a percentage above 0, at most 100'));
     expect(await tdb.db.selectFrom('events').select('id').where('name', '=', LOTTERY_NAME).execute()).toEqual([]);
     await lottery.getByLabel('Registration closes').fill('2031-01-01T10:00:00');
@@ -522,7 +576,11 @@ describe('event configuration in Chromium', () => {
 
     // Sixty fans register (through the domain, as the store API registers them), asking for 1 or 2 seats.
     for (let i = 0; i < 60; i++)
-      await tdb.db.transaction().execute((trx) => registerForLottery(trx, { eventId: lotteryId, accountId: `browser-fan-${i}`, quantity: (i % 2) + 1, now: new Date() }));
+      await tdb.db
+        .transaction()
+        .execute((trx) =>
+          registerForLottery(trx, { eventId: lotteryId, accountId: `browser-fan-${i}`, quantity: (i % 2) + 1, now: new Date() }),
+        );
     await page.goto(`${baseUrl}/events/${lotteryId}`);
     await expect.poll(() => panel.getByTestId('lottery-registrations').textContent(), { timeout: 10_000 }).toBe('60');
 
@@ -535,7 +593,9 @@ describe('event configuration in Chromium', () => {
     expect(await refused.getAttribute('data-code')).toBe('DRAW_TOO_EARLY');
     expect(await refused.textContent()).toContain('registration is still open');
     await dialog.getByRole('button', { name: 'Cancel' }).click();
-    expect((await tdb.db.selectFrom('lotteries').select('drawn_at').where('event_id', '=', lotteryId).executeTakeFirstOrThrow()).drawn_at).toBeNull();
+    expect(
+      (await tdb.db.selectFrom('lotteries').select('drawn_at').where('event_id', '=', lotteryId).executeTakeFirstOrThrow()).drawn_at,
+    ).toBeNull();
 
     // Time passes: registration closes; the panel says the draw is due, and the draw runs.
     await sql`UPDATE lotteries SET registration_closes_at = now() - interval '1 second' WHERE event_id = ${lotteryId}`.execute(tdb.db);
@@ -555,12 +615,16 @@ describe('event configuration in Chromium', () => {
     expect(await panel.getByTestId('lottery-seed').textContent()).toBe(drawn.seed_hex);
     const perCohort = await panel
       .getByTestId('lottery-cohort')
-      .evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-cohort'), r.querySelector('[data-testid="lottery-cohort-winners"]')?.textContent]));
+      .evaluateAll((rows) =>
+        rows.map((r) => [r.getAttribute('data-cohort'), r.querySelector('[data-testid="lottery-cohort-winners"]')?.textContent]),
+      );
     expect(perCohort).toEqual([0, 1].map((c) => [String(c), String(winners.filter((w) => w.cohort === c).length)]));
     await expect.poll(() => panel.getByTestId('lottery-verify').getAttribute('data-ok'), { timeout: 10_000 }).toBe('true');
     expect(await panel.getByTestId('lottery-verify-result').textContent()).toContain(`the ${winners.length} winners re-derived`);
     // Every registered fan was told, in the draw's transaction.
-    const { rows: told } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM notifications WHERE event_id = ${lotteryId}`.execute(tdb.db);
+    const { rows: told } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM notifications WHERE event_id = ${lotteryId}`.execute(
+      tdb.db,
+    );
     expect(told[0]!.n).toBe(60);
     await page.screenshot({ path: join(resultsDir, 'console-event-lottery.png'), fullPage: true });
   });

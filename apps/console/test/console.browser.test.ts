@@ -207,7 +207,6 @@ describe('operator console in Chromium', () => {
     await page.goto(`${baseUrl}/events/00000000-0000-4000-8000-000000000000`);
     await page.getByTestId('not-found').waitFor();
   });
-
 });
 
 describe('roles in Chromium', () => {
@@ -229,7 +228,11 @@ describe('roles in Chromium', () => {
     // The problems are listed at the top of the form, focused, each a link to its field.
     const summary = form.getByTestId('error-summary');
     expect(await summary.evaluate((el) => el === document.activeElement)).toBe(true);
-    expect(await summary.getByRole('link').allTextContents()).toEqual(['E-mail address: Not an e-mail address.', 'Organisation: A promoter needs an organisation.', 'Password: At least 12 characters.']);
+    expect(await summary.getByRole('link').allTextContents()).toEqual([
+      'E-mail address: Not an e-mail address.',
+      'Organisation: A promoter needs an organisation.',
+      'Password: At least 12 characters.',
+    ]);
     await summary.getByRole('link', { name: /^Organisation/ }).click();
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('organisation');
 

@@ -18,7 +18,8 @@ const consoleRoot = fileURLToPath(new URL('..', import.meta.url));
 const docsShots = join(consoleRoot, '..', '..', 'docs', 'fan-pages');
 let distDir: string;
 const ADMIN = { email: 'admin@look.test', password: 'admin password for the look test' };
-const LOGO_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="120" height="40"><rect width="120" height="40" rx="8" fill="#fbbf24"/><text x="60" y="27" font-family="sans-serif" font-size="18" font-weight="700" text-anchor="middle" fill="#3b0764">ACME</text></svg>';
+const LOGO_SVG =
+  '<svg xmlns="http://www.w3.org/2000/svg" width="120" height="40"><rect width="120" height="40" rx="8" fill="#fbbf24"/><text x="60" y="27" font-family="sans-serif" font-size="18" font-weight="700" text-anchor="middle" fill="#3b0764">ACME</text></svg>';
 
 let tdb: TestDatabase;
 let app: Awaited<ReturnType<typeof buildBff>>;
@@ -67,7 +68,9 @@ describe("the fans' page look in the event form", () => {
     await editor.getByLabel('Brand colour', { exact: true }).fill('#ffee00');
     await page.getByTestId('event-form').getByRole('button', { name: 'Save changes' }).click();
     await page.getByTestId('error-look.colors.brand').waitFor();
-    expect(await page.getByTestId('error-look.colors.brand').textContent()).toMatch(/^Text on the brand colour is hard to read: contrast 1\.\d:1/);
+    expect(await page.getByTestId('error-look.colors.brand').textContent()).toMatch(
+      /^Text on the brand colour is hard to read: contrast 1\.\d:1/,
+    );
     expect((await tdb.db.selectFrom('events').select('look').where('id', '=', eventId).executeTakeFirstOrThrow()).look).toBeNull();
   });
 

@@ -40,7 +40,14 @@ let browser: Browser;
 let storeUrl: string;
 let baseUrl: string;
 let distDir: string;
-const ids: Record<'live' | 'stalled' | 'unsigned' | 'paused' | 'soon' | 'later', string> = { live: '', stalled: '', unsigned: '', paused: '', soon: '', later: '' };
+const ids: Record<'live' | 'stalled' | 'unsigned' | 'paused' | 'soon' | 'later', string> = {
+  live: '',
+  stalled: '',
+  unsigned: '',
+  paused: '',
+  soon: '',
+  later: '',
+};
 let liveListingId: string;
 const { pageErrors, contexts, pageAs } = consoleSessions(() => ({ browser, baseUrl }));
 
@@ -81,7 +88,12 @@ interface Fan {
  * One store-API call, retried as a client should when the store sheds load (503 with Retry-After: joins are idempotent
  * per account, holds and checkouts carry an Idempotency-Key), at most five times.
  */
-async function storeCall(method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+async function storeCall(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<{ status: number; json: Record<string, unknown> }> {
   for (let attempt = 1; ; attempt++) {
     const res = await fetch(`${storeUrl}${path}`, {
       method,
@@ -120,13 +132,23 @@ async function admitAndHold(fan: Fan, eventId: string): Promise<void> {
     return s;
   }, 60_000);
   fan.admissionToken = admitted.admissionToken as string;
-  const hold = await storeCall('POST', `/events/${eventId}/holds`, { ...fan.headers, 'x-admission-token': fan.admissionToken, 'idempotency-key': `hold-${fan.id}` }, { section: 'A', quantity: 1 });
+  const hold = await storeCall(
+    'POST',
+    `/events/${eventId}/holds`,
+    { ...fan.headers, 'x-admission-token': fan.admissionToken, 'idempotency-key': `hold-${fan.id}` },
+    { section: 'A', quantity: 1 },
+  );
   expect(hold.status, JSON.stringify(hold.json)).toBe(201);
   fan.holdId = hold.json.holdId as string;
 }
 
 async function pay(fan: Fan, card: string, key: string): Promise<{ status: number; json: Record<string, unknown> }> {
-  return storeCall('POST', `/holds/${fan.holdId}/checkout`, { ...fan.headers, 'x-admission-token': fan.admissionToken!, 'idempotency-key': key }, { payment: { instrument: { type: 'card', number: card } } });
+  return storeCall(
+    'POST',
+    `/holds/${fan.holdId}/checkout`,
+    { ...fan.headers, 'x-admission-token': fan.admissionToken!, 'idempotency-key': key },
+    { payment: { instrument: { type: 'card', number: card } } },
+  );
 }
 
 /** The page's words, for checking that no raw network error reaches a person. */
@@ -157,7 +179,16 @@ beforeAll(async () => {
   await pauseQueue(tdb.db, ids.paused, { actor: OPERATOR.email, reason: PAUSE_REASON, publicNote: PUBLIC_NOTE });
 
   // Request limits and the bot gate off, as in the store API's own tests: one loopback client stands for many fans.
-  store = await buildStoreApi({ db: tdb.db, config: loadStoreApiConfig({ NODE_ENV: 'test', DEV_AUTH: 'true', RATE_LIMIT_ENABLED: 'false', BOT_GATE_ENABLED: 'false', LOAD_SHED_ENABLED: 'false' }) });
+  store = await buildStoreApi({
+    db: tdb.db,
+    config: loadStoreApiConfig({
+      NODE_ENV: 'test',
+      DEV_AUTH: 'true',
+      RATE_LIMIT_ENABLED: 'false',
+      BOT_GATE_ENABLED: 'false',
+      LOAD_SHED_ENABLED: 'false',
+    }),
+  });
   await store.listen({ port: 0, host: '127.0.0.1' });
   storeUrl = `http://127.0.0.1:${(store.server.address() as AddressInfo).port}`;
   controller = new AdmissionController({ db: tdb.db, connectionString: tdb.url, tickMs: 500, instanceId: 'operator-test' });
@@ -181,25 +212,29 @@ afterAll(async () => {
 describe('the console an operator would pick, in Chromium at 1440 and 390 px', () => {
   const fans: Record<string, Fan> = {};
 
-  it('a scripted load: on Live Night two fans pay with one card, one card is declined, one fan holds; fans wait on the stalled and the unsigned events', { timeout: 180_000 }, async () => {
-    for (const id of ['live-1', 'live-2', 'live-3', 'live-4', 'stall-1', 'stall-2', 'stall-3', 'unsigned-1']) fans[id] = await newFan(id);
-    await Promise.all(['live-1', 'live-2', 'live-3', 'live-4'].map((id) => admitAndHold(fans[id]!, ids.live)));
-    const shared = cardNumber(1);
-    expect((await pay(fans['live-1']!, shared, 'op-pay-1')).status).toBe(200);
-    expect((await pay(fans['live-2']!, shared, 'op-pay-2')).status).toBe(200);
-    const declined = await pay(fans['live-3']!, TEST_CARDS.declined, 'op-pay-3');
-    expect(declined.json.error).toBe('PAYMENT_DECLINED');
-    for (const id of ['stall-1', 'stall-2', 'stall-3']) await joinQueue(fans[id]!, ids.stalled);
-    await joinQueue(fans['unsigned-1']!, ids.unsigned);
+  it(
+    'a scripted load: on Live Night two fans pay with one card, one card is declined, one fan holds; fans wait on the stalled and the unsigned events',
+    { timeout: 180_000 },
+    async () => {
+      for (const id of ['live-1', 'live-2', 'live-3', 'live-4', 'stall-1', 'stall-2', 'stall-3', 'unsigned-1']) fans[id] = await newFan(id);
+      await Promise.all(['live-1', 'live-2', 'live-3', 'live-4'].map((id) => admitAndHold(fans[id]!, ids.live)));
+      const shared = cardNumber(1);
+      expect((await pay(fans['live-1']!, shared, 'op-pay-1')).status).toBe(200);
+      expect((await pay(fans['live-2']!, shared, 'op-pay-2')).status).toBe(200);
+      const declined = await pay(fans['live-3']!, TEST_CARDS.declined, 'op-pay-3');
+      expect(declined.json.error).toBe('PAYMENT_DECLINED');
+      for (const id of ['stall-1', 'stall-2', 'stall-3']) await joinQueue(fans[id]!, ids.stalled);
+      await joinQueue(fans['unsigned-1']!, ids.unsigned);
 
-    // The controller has ticked over every event (Live Night's fans are in): the unsigned sale did not open, and its
-    // fan reads why in plain words; nobody on the stalled sale was let in.
-    const unsigned = await statusOf(fans['unsigned-1']!, ids.unsigned);
-    expect(unsigned.state).toBe('WAITING');
-    expect(unsigned.admissionToken).toBeUndefined();
-    expect(unsigned.message).toBe(AWAITING_SIGNOFF_MESSAGES.en);
-    for (const id of ['stall-1', 'stall-2', 'stall-3']) expect((await statusOf(fans[id]!, ids.stalled)).state).toBe('WAITING');
-  });
+      // The controller has ticked over every event (Live Night's fans are in): the unsigned sale did not open, and its
+      // fan reads why in plain words; nobody on the stalled sale was let in.
+      const unsigned = await statusOf(fans['unsigned-1']!, ids.unsigned);
+      expect(unsigned.state).toBe('WAITING');
+      expect(unsigned.admissionToken).toBeUndefined();
+      expect(unsigned.message).toBe(AWAITING_SIGNOFF_MESSAGES.en);
+      for (const id of ['stall-1', 'stall-2', 'stall-3']) expect((await statusOf(fans[id]!, ids.stalled)).state).toBe('WAITING');
+    },
+  );
 
   for (const view of VIEWS) {
     describe(`at ${view.width} px`, () => {
@@ -213,7 +248,14 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
         await page.getByTestId('events-table').waitFor();
         const rows = page.getByTestId('event-row');
         await expect.poll(() => rows.count()).toBe(6);
-        expect(await page.getByTestId('event-link').allTextContents()).toEqual(['Paused Night', 'Live Night', 'Stalled Night', 'Soon Night', 'Later Night', 'Unsigned Night']);
+        expect(await page.getByTestId('event-link').allTextContents()).toEqual([
+          'Paused Night',
+          'Live Night',
+          'Stalled Night',
+          'Soon Night',
+          'Later Night',
+          'Unsigned Night',
+        ]);
         const states = (await page.getByTestId('event-state').allTextContents()).map((s) => s.trim());
         expect(states[0]).toMatch(/^Paused/);
         expect(states[1]).toMatch(/^Live/);
@@ -230,7 +272,9 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
         const why = page.getByTestId('wr-why');
         await expect.poll(() => why.getAttribute('data-code')).toBe('OVERRIDE_ZERO');
         expect(await why.getAttribute('data-stalled')).toBe('true');
-        expect(await page.getByTestId('wr-why-sentence').textContent()).toBe('Nobody is let in: an operator set the admission rate to 0 a minute.');
+        expect(await page.getByTestId('wr-why-sentence').textContent()).toBe(
+          'Nobody is let in: an operator set the admission rate to 0 a minute.',
+        );
         expect(await page.getByTestId('wr-why-action').textContent()).toBe('Set a rate, or clear the override to follow the plan.');
         expect(await page.getByTestId('wr-clear-queue').textContent()).toBe('At 0 a minute the 3 fans waiting are not let in.');
         expect(await sideways(page)).toBeLessThanOrEqual(0);
@@ -250,7 +294,7 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
         expect(await sideways(page)).toBeLessThanOrEqual(0);
       });
 
-      it('the alert sample rule: a card declined by its issuer is counted as the fan\'s outcome, not as a payment failure, and raises no alert', async () => {
+      it("the alert sample rule: a card declined by its issuer is counted as the fan's outcome, not as a payment failure, and raises no alert", async () => {
         // A fan of this width's own is let in, holds and pays with a card its issuer declines (the war room counts the
         // last two minutes).
         const fan = await newFan(`declined-${view.name}`);
@@ -279,79 +323,85 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
         await expect.poll(async () => Number(await panel.getAttribute('data-minutes')), { timeout: 30_000 }).toBeGreaterThanOrEqual(1);
         const [csv] = await Promise.all([page.waitForEvent('download'), page.getByTestId('wr-series-csv').click()]);
         expect(csv.suggestedFilename()).toBe(`onsale-series-${ids.live}.csv`);
-        const rows = parse<Record<string, string>>(readFileSync((await csv.path()), 'utf8'), { columns: true });
+        const rows = parse<Record<string, string>>(readFileSync(await csv.path(), 'utf8'), { columns: true });
         expect(rows.length).toBeGreaterThanOrEqual(1);
         expect(rows.at(-1)).toMatchObject({ Capacity: '20', 'Cards declined by their issuer': expect.any(String) });
         expect(await sideways(page)).toBeLessThanOrEqual(0);
       });
 
-      it('a control during a connection loss: the controls say they cannot reach the server and send nothing; back online, a pause is confirmed by reading the state back', { timeout: 240_000 }, async () => {
-        await page.goto(`${baseUrl}/events/${ids.live}/war-room`);
-        await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 30_000 });
-        const context = page.context();
-        await context.setOffline(true);
-        await page.getByTestId('wr-controls-offline').waitFor();
-        expect(await page.getByTestId('wr-controls-offline').textContent()).toContain('Cannot reach the server');
-        expect(await page.getByTestId('wr-pause').isDisabled()).toBe(true);
-        expect(await page.getByTestId('wr-rate').isDisabled()).toBe(true);
-        // The figures say they are not live either.
-        await expect.poll(() => page.getByTestId('wr-connection').getAttribute('data-state')).toBe('lost');
-        expect(await page.getByTestId('wr-area').getAttribute('data-live')).toBe('false');
-        expect(await pageText(page)).not.toMatch(/Failed to fetch|NetworkError/);
-        await page.getByTestId('wr-title').scrollIntoViewIfNeeded();
-        await page.screenshot({ path: join(docsShots, `war-room-connection-lost-${view.width}.png`), fullPage: false });
-        await context.setOffline(false);
-        await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 30_000 });
-        await expect.poll(() => page.getByTestId('wr-pause').isEnabled()).toBe(true);
+      it(
+        'a control during a connection loss: the controls say they cannot reach the server and send nothing; back online, a pause is confirmed by reading the state back',
+        { timeout: 240_000 },
+        async () => {
+          await page.goto(`${baseUrl}/events/${ids.live}/war-room`);
+          await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 30_000 });
+          const context = page.context();
+          await context.setOffline(true);
+          await page.getByTestId('wr-controls-offline').waitFor();
+          expect(await page.getByTestId('wr-controls-offline').textContent()).toContain('Cannot reach the server');
+          expect(await page.getByTestId('wr-pause').isDisabled()).toBe(true);
+          expect(await page.getByTestId('wr-rate').isDisabled()).toBe(true);
+          // The figures say they are not live either.
+          await expect.poll(() => page.getByTestId('wr-connection').getAttribute('data-state')).toBe('lost');
+          expect(await page.getByTestId('wr-area').getAttribute('data-live')).toBe('false');
+          expect(await pageText(page)).not.toMatch(/Failed to fetch|NetworkError/);
+          await page.getByTestId('wr-title').scrollIntoViewIfNeeded();
+          await page.screenshot({ path: join(docsShots, `war-room-connection-lost-${view.width}.png`), fullPage: false });
+          await context.setOffline(false);
+          await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 30_000 });
+          await expect.poll(() => page.getByTestId('wr-pause').isEnabled()).toBe(true);
 
-        // The request is lost on its way (the server never sees it): the page says it cannot tell, then what the
-        // server reports.
-        await page.route('**/trpc/warRoom.pause*', (route) => route.abort('internetdisconnected'));
-        await page.getByTestId('wr-pause').click();
-        let dialog = page.getByTestId('wr-dialog-pause');
-        await dialog.getByLabel(/Why pause/).fill('testing a lost request');
-        await dialog.getByTestId('wr-confirm').click();
-        await expect.poll(() => dialog.locator('.form-error').textContent()).toContain('Could not reach the server. It is not known whether this took effect');
-        expect(await pageText(page)).not.toMatch(/Failed to fetch|NetworkError/);
-        await dialog.getByRole('button', { name: 'Cancel' }).click();
-        await expect.poll(() => page.getByTestId('wr-control-outcome').getAttribute('data-status')).toBe('not-applied');
-        expect(await page.getByTestId('wr-control-outcome').textContent()).toContain('did not take effect');
-        expect(await page.getByTestId('wr-state').textContent()).toBe('ADMITTING');
-        await page.unroute('**/trpc/warRoom.pause*');
+          // The request is lost on its way (the server never sees it): the page says it cannot tell, then what the
+          // server reports.
+          await page.route('**/trpc/warRoom.pause*', (route) => route.abort('internetdisconnected'));
+          await page.getByTestId('wr-pause').click();
+          let dialog = page.getByTestId('wr-dialog-pause');
+          await dialog.getByLabel(/Why pause/).fill('testing a lost request');
+          await dialog.getByTestId('wr-confirm').click();
+          await expect
+            .poll(() => dialog.locator('.form-error').textContent())
+            .toContain('Could not reach the server. It is not known whether this took effect');
+          expect(await pageText(page)).not.toMatch(/Failed to fetch|NetworkError/);
+          await dialog.getByRole('button', { name: 'Cancel' }).click();
+          await expect.poll(() => page.getByTestId('wr-control-outcome').getAttribute('data-status')).toBe('not-applied');
+          expect(await page.getByTestId('wr-control-outcome').textContent()).toContain('did not take effect');
+          expect(await page.getByTestId('wr-state').textContent()).toBe('ADMITTING');
+          await page.unroute('**/trpc/warRoom.pause*');
 
-        // Reachable again: a pause the server confirms by its state read back; the banner follows the server.
-        await page.getByTestId('wr-pause').click();
-        dialog = page.getByTestId('wr-dialog-pause');
-        await dialog.getByLabel(/Why pause/).fill(`${view.name}: checking the gateway`);
-        await dialog.getByTestId('wr-confirm').click();
-        await dialog.waitFor({ state: 'detached' });
-        await expect.poll(() => page.getByTestId('wr-control-outcome').getAttribute('data-status')).toBe('confirmed');
-        await expect.poll(() => page.getByTestId('wr-state').textContent()).toBe('PAUSED');
-        await page.getByTestId('wr-resume').click();
-        dialog = page.getByTestId('wr-dialog-resume');
-        await dialog.getByLabel(/reason/i).fill(`${view.name}: gateway fine`);
-        await dialog.getByTestId('wr-confirm').click();
-        await dialog.waitFor({ state: 'detached' });
-        await expect.poll(() => page.getByTestId('wr-control-outcome').getAttribute('data-status')).toBe('confirmed');
-        await expect.poll(() => page.getByTestId('wr-state').textContent()).toBe('ADMITTING');
-      });
+          // Reachable again: a pause the server confirms by its state read back; the banner follows the server.
+          await page.getByTestId('wr-pause').click();
+          dialog = page.getByTestId('wr-dialog-pause');
+          await dialog.getByLabel(/Why pause/).fill(`${view.name}: checking the gateway`);
+          await dialog.getByTestId('wr-confirm').click();
+          await dialog.waitFor({ state: 'detached' });
+          await expect.poll(() => page.getByTestId('wr-control-outcome').getAttribute('data-status')).toBe('confirmed');
+          await expect.poll(() => page.getByTestId('wr-state').textContent()).toBe('PAUSED');
+          await page.getByTestId('wr-resume').click();
+          dialog = page.getByTestId('wr-dialog-resume');
+          await dialog.getByLabel(/reason/i).fill(`${view.name}: gateway fine`);
+          await dialog.getByTestId('wr-confirm').click();
+          await dialog.waitFor({ state: 'detached' });
+          await expect.poll(() => page.getByTestId('wr-control-outcome').getAttribute('data-status')).toBe('confirmed');
+          await expect.poll(() => page.getByTestId('wr-state').textContent()).toBe('ADMITTING');
+        },
+      );
 
       it('the publishable summary is redacted: the public note only, no reason, no e-mail; the operator export keeps both', async () => {
         await page.goto(`${baseUrl}/events/${ids.paused}/fairness`);
         await page.getByTestId('fairness-title').waitFor();
         const [md] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-markdown').click()]);
-        const published = readFileSync((await md.path()), 'utf8');
+        const published = readFileSync(await md.path(), 'utf8');
         expect(published).toContain(PUBLIC_NOTE);
         expect(published).not.toContain(PAUSE_REASON);
         expect(published).not.toContain(OPERATOR.email);
         const [ops] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-operator-markdown').click()]);
-        const operator = readFileSync((await ops.path()), 'utf8');
+        const operator = readFileSync(await ops.path(), 'utf8');
         expect(operator).toContain(PAUSE_REASON);
         expect(operator).toContain(OPERATOR.email);
         expect(await sideways(page)).toBeLessThanOrEqual(0);
       });
 
-      it('fan support: an account\'s queue places, holds and orders; release a hold with a reason (audited)', async () => {
+      it("fan support: an account's queue places, holds and orders; release a hold with a reason (audited)", async () => {
         // A hold made now (a hold lives 6 minutes), released from the support page with a reason.
         const fan = await newFan(`support-${view.name}`);
         await admitAndHold(fan, ids.live);
@@ -365,7 +415,18 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
           // Confirmed by reading the account back: the row says released and offers no release any more.
           await expect.poll(() => hold.textContent(), { timeout: 30_000 }).toContain('released');
           expect(await hold.getByTestId('release-hold').count()).toBe(0);
-          await expect.poll(async () => (await sql<{ n: number }>`SELECT count(*)::int AS n FROM audit_log WHERE action = 'hold.released' AND details->>'accountId' = ${fan.id}`.execute(tdb.db)).rows[0]!.n).toBe(1);
+          await expect
+            .poll(
+              async () =>
+                (
+                  await sql<{
+                    n: number;
+                  }>`SELECT count(*)::int AS n FROM audit_log WHERE action = 'hold.released' AND details->>'accountId' = ${fan.id}`.execute(
+                    tdb.db,
+                  )
+                ).rows[0]!.n,
+            )
+            .toBe(1);
         }
         await page.goto(`${baseUrl}/support?account=live-1`);
         await page.getByTestId('support-orders').waitFor();
@@ -409,7 +470,9 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
       for (const text of await links.allTextContents()) expect(text).not.toMatch(/Too small|Invalid ISO|expected string/);
       const field = await links.first().getAttribute('data-field');
       await links.first().click();
-      await expect.poll(() => page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.name || document.activeElement?.id)).toBe(field);
+      await expect
+        .poll(() => page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.name || document.activeElement?.id))
+        .toBe(field);
       expect(await sideways(page)).toBeLessThanOrEqual(0);
       await page.screenshot({ path: join(docsShots, `form-error-summary-${view.width}.png`), fullPage: false });
     }
@@ -439,7 +502,9 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
           await page.goto(`${baseUrl}${path}`);
           await page.getByTestId('forbidden').waitFor();
         }
-        const support = await page.evaluate(async () => (await fetch(`/trpc/support.lookup?input=${encodeURIComponent(JSON.stringify({ accountId: 'live-1' }))}`)).status);
+        const support = await page.evaluate(
+          async () => (await fetch(`/trpc/support.lookup?input=${encodeURIComponent(JSON.stringify({ accountId: 'live-1' }))}`)).status,
+        );
         expect(support).toBe(403);
       }
     }
@@ -470,7 +535,8 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
       await admin.goto(`${baseUrl}${route}`);
       await admin.locator('main h1').first().waitFor();
       // The war room's figures and charts are drawn once its stream is live.
-      if (route.endsWith('/war-room') && route !== '/war-room') await admin.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 30_000 });
+      if (route.endsWith('/war-room') && route !== '/war-room')
+        await admin.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 30_000 });
       const over = await sideways(admin);
       if (over > 0) overflowing.push(`${route}: ${over}px`);
     }

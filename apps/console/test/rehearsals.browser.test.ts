@@ -70,7 +70,17 @@ function report(): RehearsalReport {
     unfinishedBy: {},
     waitlistJoined: 1_650,
     waitlistNotified: 12,
-    faults: [{ fault: 'kill-store@30%', kind: 'kill-store', action: 'killed store-1 (pid 4242) with SIGKILL', startedAtMs: 18_000, recoveredAtMs: 19_400, recoveryMs: 1_400, fansRead: { '200': 410, network: 12 } }],
+    faults: [
+      {
+        fault: 'kill-store@30%',
+        kind: 'kill-store',
+        action: 'killed store-1 (pid 4242) with SIGKILL',
+        startedAtMs: 18_000,
+        recoveredAtMs: 19_400,
+        recoveryMs: 1_400,
+        fansRead: { '200': 410, network: 12 },
+      },
+    ],
     answers: { '200': 41_000, '201': 260, '409 JOIN_DEFERRED': 300 },
     driver: { cpuSeconds: 21.5, wallSeconds: 190, peakRssMb: 160, requests: 41_560, requestsPerSecond: 219, eventLoopDelayP99Ms: 12 },
     verdict: 'PASS',
@@ -97,7 +107,14 @@ beforeAll(async () => {
     ),
   ));
   await sql`UPDATE events SET rehearsal_time_scale = 30 WHERE id = ${eventId}`.execute(tdb.db);
-  runId = await insertRehearsalRun(tdb.db, { eventId: null, eventName: 'Club Night (rehearsal)', target: 'spawn (2 store, 1 worker)', fans: 3000, timeScale: 30, settings: {} });
+  runId = await insertRehearsalRun(tdb.db, {
+    eventId: null,
+    eventName: 'Club Night (rehearsal)',
+    target: 'spawn (2 store, 1 worker)',
+    fans: 3000,
+    timeScale: 30,
+    settings: {},
+  });
   await setRehearsalEvent(tdb.db, runId, eventId);
   await finishRehearsalRun(tdb.db, runId, 'PASS', report() as unknown as Record<string, unknown>);
   await tdb.db.transaction().execute(async (trx) => {
@@ -105,7 +122,11 @@ beforeAll(async () => {
     await createUser(trx, { ...VIEWER, role: 'viewer' }, 'test');
   });
   // A launcher aimed at nothing: this test only reaches its form's checks (the BFF test runs a real rehearsal).
-  bff = await buildBff({ db: tdb.db, consoleDir: distDir, rehearsals: cliRehearsalLauncher({ db: tdb.db, databaseUrl: tdb.url, target: 'http://127.0.0.1:9', root: repoRoot }) });
+  bff = await buildBff({
+    db: tdb.db,
+    consoleDir: distDir,
+    rehearsals: cliRehearsalLauncher({ db: tdb.db, databaseUrl: tdb.url, target: 'http://127.0.0.1:9', root: repoRoot }),
+  });
   await bff.listen({ port: 0, host: '127.0.0.1' });
   baseUrl = `http://127.0.0.1:${(bff.server.address() as AddressInfo).port}`;
   browser = await launchChromium();
@@ -152,7 +173,8 @@ describe('rehearsals in the console, in Chromium at 1440 and 390 px', () => {
           ['bots', '2.0%'],
         ] as const)
           expect(await page.getByTestId(`rehearsal-${id}`).locator('.tile-value').textContent(), id).toBe(value);
-        for (const chart of ['stranded', 'admitted', 'propagation']) await page.getByTestId(`rehearsal-${chart}-chart`).locator('svg.recharts-surface').first().waitFor({ timeout: 30_000 });
+        for (const chart of ['stranded', 'admitted', 'propagation'])
+          await page.getByTestId(`rehearsal-${chart}-chart`).locator('svg.recharts-surface').first().waitFor({ timeout: 30_000 });
         expect(await page.getByTestId('rehearsal-faults').textContent()).toContain('killed store-1 (pid 4242) with SIGKILL');
         expect(await sideways(page)).toBe(0);
         await page.screenshot({ path: join(docsShots, `rehearsal-report-${view.width}.png`), fullPage: true });
@@ -184,7 +206,13 @@ describe('rehearsals in the console, in Chromium at 1440 and 390 px', () => {
     expect(await page.getByTestId('rehearsal-run').count()).toBe(1);
     const status = await page.evaluate(
       async () =>
-        (await fetch('/trpc/rehearsals.start', { method: 'POST', headers: { 'content-type': 'application/json', 'x-csrf': '1' }, body: JSON.stringify({ example: 'club', fans: 50, botsShare: 0.3, timeScale: 30 }) })).status,
+        (
+          await fetch('/trpc/rehearsals.start', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-csrf': '1' },
+            body: JSON.stringify({ example: 'club', fans: 50, botsShare: 0.3, timeScale: 30 }),
+          })
+        ).status,
     );
     expect(status).toBe(403);
   });

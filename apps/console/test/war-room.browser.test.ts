@@ -76,7 +76,13 @@ beforeAll(async () => {
   // with no browser headers standing for many fans.
   store = await buildStoreApi({
     db: tdb.db,
-    config: loadStoreApiConfig({ NODE_ENV: 'test', DEV_AUTH: 'true', RATE_LIMIT_ENABLED: 'false', BOT_GATE_ENABLED: 'false', LOAD_SHED_ENABLED: 'false' }),
+    config: loadStoreApiConfig({
+      NODE_ENV: 'test',
+      DEV_AUTH: 'true',
+      RATE_LIMIT_ENABLED: 'false',
+      BOT_GATE_ENABLED: 'false',
+      LOAD_SHED_ENABLED: 'false',
+    }),
   });
   await store.listen({ port: 0, host: '127.0.0.1' });
   storeUrl = `http://127.0.0.1:${(store.server.address() as AddressInfo).port}`;
@@ -112,7 +118,12 @@ interface Fan {
   holdId?: string;
 }
 
-async function storeCall(method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+async function storeCall(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<{ status: number; json: Record<string, unknown> }> {
   const res = await fetch(`${storeUrl}${path}`, {
     method,
     headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -169,8 +180,17 @@ describe('the war room in Chromium', () => {
     expect(await numberAt('wr-held')).toBe(0);
     expect(await numberAt('wr-available')).toBe(100);
     expect(await numberAt('wr-drift')).toBe(0);
-    const plan = planAdmission({ seats: 100, ticketsPerOrder: 2.5, targetSaleMinutes: 25, overbookFactor: 1.3, checkoutMinutes: 6, paymentTps: 1000 });
-    expect(await page.getByTestId('wr-plan-per-min').textContent()).toBe(plan.admitsPerMinute.toLocaleString('en-US', { maximumFractionDigits: 1 }));
+    const plan = planAdmission({
+      seats: 100,
+      ticketsPerOrder: 2.5,
+      targetSaleMinutes: 25,
+      overbookFactor: 1.3,
+      checkoutMinutes: 6,
+      paymentTps: 1000,
+    });
+    expect(await page.getByTestId('wr-plan-per-min').textContent()).toBe(
+      plan.admitsPerMinute.toLocaleString('en-US', { maximumFractionDigits: 1 }),
+    );
   });
 
   it('a rate override, confirmed in a dialog with a reason, is refused out of bounds at the field and then applied', async () => {
@@ -200,7 +220,12 @@ describe('the war room in Chromium', () => {
         return r;
       });
       fan.admissionToken = s.admissionToken!;
-      const hold = await storeCall('POST', `/events/${eventId}/holds`, { ...fan.headers, 'x-admission-token': fan.admissionToken }, { section: 'FLR', quantity: 2 });
+      const hold = await storeCall(
+        'POST',
+        `/events/${eventId}/holds`,
+        { ...fan.headers, 'x-admission-token': fan.admissionToken },
+        { section: 'FLR', quantity: 2 },
+      );
       expect(hold.status).toBe(201);
       fan.holdId = hold.json.holdId as string;
     }
@@ -249,7 +274,13 @@ describe('the war room in Chromium', () => {
     await eventually(async () => expect((await status(late)).state).toBe('ADMITTED'));
     await eventually(async () => expect(await numberAt('wr-joined')).toBe(FANS + 1));
 
-    const audit = await tdb.db.selectFrom('audit_log').select(['action', 'actor']).where('event_id', '=', eventId).where('action', 'in', ['queue.paused', 'queue.resumed', 'queue.rate_override']).orderBy('id').execute();
+    const audit = await tdb.db
+      .selectFrom('audit_log')
+      .select(['action', 'actor'])
+      .where('event_id', '=', eventId)
+      .where('action', 'in', ['queue.paused', 'queue.resumed', 'queue.rate_override'])
+      .orderBy('id')
+      .execute();
     expect(audit).toEqual([
       { action: 'queue.rate_override', actor: OPERATOR.email },
       { action: 'queue.paused', actor: OPERATOR.email },
@@ -316,7 +347,7 @@ describe('the war room in Chromium', () => {
     await page.waitForURL(`**/events/${eventId}/war-room`);
   });
 
-  it('the plan preview shows the event\'s pacing inputs and follows every change, with stranded seats by hold TTL', async () => {
+  it("the plan preview shows the event's pacing inputs and follows every change, with stranded seats by hold TTL", async () => {
     await page.goto(`${baseUrl}/events/${eventId}/plan`);
     await page.getByTestId('plan-title').waitFor();
     const inputs = page.getByTestId('plan-inputs');
@@ -326,13 +357,23 @@ describe('the war room in Chromium', () => {
 
     // The source's stadium: 60,000 seats, 2.5 per order, 25 min, x1.3, 6-min checkout, 1,000 TPS.
     await inputs.getByLabel('Seats on sale').fill('60000');
-    const stadium = planAdmission({ seats: 60_000, ticketsPerOrder: 2.5, targetSaleMinutes: 25, overbookFactor: 1.3, checkoutMinutes: 6, paymentTps: 1000, holdTtlMinutes: [6, 15] });
+    const stadium = planAdmission({
+      seats: 60_000,
+      ticketsPerOrder: 2.5,
+      targetSaleMinutes: 25,
+      overbookFactor: 1.3,
+      checkoutMinutes: 6,
+      paymentTps: 1000,
+      holdTtlMinutes: [6, 15],
+    });
     await eventually(async () => expect(await numberAt('plan-admits')).toBe(Math.round(stadium.admitsPerMinute)));
     expect(await numberAt('plan-shoppers')).toBe(Math.round(stadium.concurrentShoppers));
     expect(await page.getByTestId('plan-duration').textContent()).toBe('25 min');
     expect(await numberAt('plan-stranded')).toBe(Math.round(stadium.strandedSeatsByHoldTtl![0]!.strandedSeats));
     await inputs.getByLabel('Hold TTL (min)').fill('15');
-    await eventually(async () => expect(await numberAt('plan-stranded')).toBe(Math.round(stadium.strandedSeatsByHoldTtl![1]!.strandedSeats)));
+    await eventually(async () =>
+      expect(await numberAt('plan-stranded')).toBe(Math.round(stadium.strandedSeatsByHoldTtl![1]!.strandedSeats)),
+    );
     expect(await page.getByTestId('plan-whatif').textContent()).toContain('not saved');
 
     // A payment ceiling below the pacing rate binds, and the expected duration grows.

@@ -56,12 +56,22 @@ export async function main(argv: string[]) {
   const ttl = Number(values.ttl);
 
   const bench = await benchDatabase();
-  console.log(`database: ${bench.where}; ${connections} connections; ${seconds} s per measurement; ${fans} fans; EDGE_WATERMARK_TTL_SECONDS ${ttl}`);
+  console.log(
+    `database: ${bench.where}; ${connections} connections; ${seconds} s per measurement; ${fans} fans; EDGE_WATERMARK_TTL_SECONDS ${ttl}`,
+  );
   const club = JSON.parse(readFileSync(join(root, 'examples', 'club.json'), 'utf8'));
-  const spec = parseEventFile({ ...club, name: 'bench edge', fairnessMode: 'FIFO', onsaleAt: new Date(Date.now() - 60_000).toISOString(), startsAt: new Date(Date.now() + 30 * 86400_000).toISOString() });
+  const spec = parseEventFile({
+    ...club,
+    name: 'bench edge',
+    fairnessMode: 'FIFO',
+    onsaleAt: new Date(Date.now() - 60_000).toISOString(),
+    startsAt: new Date(Date.now() + 30 * 86400_000).toISOString(),
+  });
   const { eventId } = await bench.db.transaction().execute((trx) => createEvent(trx, spec, 'bench'));
   // The controller alive for the run, the watermark below every fan: everyone reads WAITING.
-  await sql`UPDATE queue_state SET heartbeat_at = now() + interval '1 hour', admitted_through = 0, rate_per_min = 1300 WHERE event_id = ${eventId}`.execute(bench.db);
+  await sql`UPDATE queue_state SET heartbeat_at = now() + interval '1 hour', admitted_through = 0, rate_per_min = 1300 WHERE event_id = ${eventId}`.execute(
+    bench.db,
+  );
 
   // The install's own secrets, as the store API it starts reads them (./.data/secrets/).
   const secrets = installSecrets(installDataDir());
@@ -72,8 +82,21 @@ export async function main(argv: string[]) {
     const accountId = `edge-bench-${i}`;
     const deviceId = `edge-bench-device-${i}`;
     const now = Math.floor(Date.now() / 1000);
-    const queueToken = await signToken(key, { kind: 'queue', eventId, accountId, deviceHash: await hashDevice(deviceId, accountId), joinIndex: 10_000 + i, cohort: 'FIFO', iat: now, exp: now + 3600 });
-    headers.push({ authorization: `Bearer ${(await accounts.issue(accountId)).token}`, 'x-device-id': deviceId, 'x-queue-token': queueToken });
+    const queueToken = await signToken(key, {
+      kind: 'queue',
+      eventId,
+      accountId,
+      deviceHash: await hashDevice(deviceId, accountId),
+      joinIndex: 10_000 + i,
+      cohort: 'FIFO',
+      iat: now,
+      exp: now + 3600,
+    });
+    headers.push({
+      authorization: `Bearer ${(await accounts.issue(accountId)).token}`,
+      'x-device-id': deviceId,
+      'x-queue-token': queueToken,
+    });
   }
   let next = 0;
   const statusRequest: AutocannonRequest = {
@@ -81,11 +104,20 @@ export async function main(argv: string[]) {
     setupRequest: (req) => ({ ...req, path: `/events/${eventId}/queue/status`, headers: headers[next++ % headers.length] }),
   };
 
-  const server = await startProcess('apps/store-api/bench/server.ts', { DATABASE_URL: bench.url, NODE_ENV: 'development', DEV_AUTH: 'false' });
+  const server = await startProcess('apps/store-api/bench/server.ts', {
+    DATABASE_URL: bench.url,
+    NODE_ENV: 'development',
+    DEV_AUTH: 'false',
+  });
   const storeUrl = `http://127.0.0.1:${server.port}`;
   const results: Record<string, unknown> = {};
   try {
-    const bare = await startLocalEdge({ storeApiUrl: storeUrl, queueTokenSecret: secrets.queueTokenSecret, authSecret: secrets.authSecret, script: BARE });
+    const bare = await startLocalEdge({
+      storeApiUrl: storeUrl,
+      queueTokenSecret: secrets.queueTokenSecret,
+      authSecret: secrets.authSecret,
+      script: BARE,
+    });
     try {
       await autocannon({ url: bare.url, connections, duration: 2, requests: [statusRequest] }); // warm-up
       results.bareWorkerd = figures(await autocannon({ url: bare.url, connections, duration: seconds, requests: [statusRequest] }));
@@ -93,7 +125,12 @@ export async function main(argv: string[]) {
       await bare.close();
     }
 
-    const edge = await startLocalEdge({ storeApiUrl: storeUrl, queueTokenSecret: secrets.queueTokenSecret, authSecret: secrets.authSecret, watermarkTtlSeconds: ttl });
+    const edge = await startLocalEdge({
+      storeApiUrl: storeUrl,
+      queueTokenSecret: secrets.queueTokenSecret,
+      authSecret: secrets.authSecret,
+      watermarkTtlSeconds: ttl,
+    });
     try {
       await autocannon({ url: edge.url, connections, duration: 2, requests: [statusRequest] }); // warm-up: every fan's tokens verified once
       const statusBefore = await originCount(storeUrl, '/events/:id/queue/status');
@@ -116,7 +153,11 @@ export async function main(argv: string[]) {
     await bench.close();
   }
   const bare = results.bareWorkerd as ReturnType<typeof figures>;
-  const edge = results.edgeStatus as ReturnType<typeof figures> & { originStateRequests: number; originStateBound: number; originStatusRequests: number };
+  const edge = results.edgeStatus as ReturnType<typeof figures> & {
+    originStateRequests: number;
+    originStateBound: number;
+    originStatusRequests: number;
+  };
   Object.assign(edge, { ratioToBare: round(edge.reqPerSec / bare.reqPerSec), p99RatioToBare: round(edge.p99Ms / Math.max(1, bare.p99Ms)) });
   console.log(JSON.stringify(results, null, 2));
   console.log(

@@ -11,9 +11,7 @@ export class ClaimsReporter {
   private pending: EdgeClaimsReport['claims'] = [];
   private flushing: Promise<void> | undefined;
 
-  constructor(
-    private readonly o: { originUrl: string; key: Promise<TokenKey>; delayMs?: number; timeoutMs: number },
-  ) {}
+  constructor(private readonly o: { originUrl: string; key: Promise<TokenKey>; delayMs?: number; timeoutMs: number }) {}
 
   add(queueId: string, accountId: string, waitUntil: WaitUntil): void {
     if (this.pending.length < EDGE_REPORT_MAX_CLAIMS) this.pending.push({ queueId, accountId });

@@ -31,7 +31,8 @@ export interface EdgeConfig {
 function seconds(v: string | undefined, name: string, fallback: number, min: number, max: number): number {
   if (v === undefined || v === '') return fallback;
   const n = Number(v);
-  if (!Number.isFinite(n) || n < min || n > max) throw new Error(`${name} must be a number from ${min} to ${max} (got ${JSON.stringify(v)})`);
+  if (!Number.isFinite(n) || n < min || n > max)
+    throw new Error(`${name} must be a number from ${min} to ${max} (got ${JSON.stringify(v)})`);
   return n;
 }
 
@@ -61,6 +62,9 @@ export function loadEdgeConfig(env: EdgeEnv): EdgeConfig {
     watermarkTtlMs: seconds(env.EDGE_WATERMARK_TTL_SECONDS, 'EDGE_WATERMARK_TTL_SECONDS', 2, 0.1, 300) * 1000,
     staleMs: seconds(env.EDGE_STALE_SECONDS, 'EDGE_STALE_SECONDS', 15, 1, 3600) * 1000,
     originTimeoutMs: seconds(env.EDGE_ORIGIN_TIMEOUT_MS, 'EDGE_ORIGIN_TIMEOUT_MS', 5000, 50, 60_000),
-    misconfigured: missing.length > 0 ? `${missing.join(' and ')} not set (32+ characters each, as Worker secrets): status polls go to the origin` : null,
+    misconfigured:
+      missing.length > 0
+        ? `${missing.join(' and ')} not set (32+ characters each, as Worker secrets): status polls go to the origin`
+        : null,
   };
 }

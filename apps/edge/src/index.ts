@@ -1,7 +1,20 @@
 // The edge worker (Cloudflare Workers, module syntax): answers status polls and watermark reads itself from the
 // signed queue token and a cached watermark, and passes every other request to the store API unchanged. Its only
 // export is the handler: workerd takes every named export of a module worker for an entrypoint.
-import { admissionClaimsFor, checkClaims, createTokenKey, DEVICE_ID_RULE, hashDevice, isDeviceId, POLL_SECONDS, signToken, TokenError, verifyToken, type QueueTokenClaims, type TokenKey } from '@onsale/shared/queue/edge';
+import {
+  admissionClaimsFor,
+  checkClaims,
+  createTokenKey,
+  DEVICE_ID_RULE,
+  hashDevice,
+  isDeviceId,
+  POLL_SECONDS,
+  signToken,
+  TokenError,
+  verifyToken,
+  type QueueTokenClaims,
+  type TokenKey,
+} from '@onsale/shared/queue/edge';
 import { answerStatus, publicWatermark, type EdgeQueueState, type StatusAnswer } from '@onsale/shared/queue/edge-state';
 import { bearerToken, WebAccountTokenVerifier } from '@onsale/shared/auth/edge';
 import { negotiateLanguage, type FanLanguage } from '@onsale/shared/queue/copy';
@@ -67,27 +80,58 @@ function edgeOf(env: EdgeEnv): Edge | Error {
 }
 
 function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json; charset=utf-8', [EDGE_HEADER]: 'hit', ...headers } });
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', [EDGE_HEADER]: 'hit', ...headers },
+  });
 }
 
 /** An error as the store API words it: `{ error, message, field?, ... }` with the status of its kind. */
 function errorResponse(e: unknown): Response {
   if (e instanceof TokenError) return json(e.kind === 'unauthenticated' ? 401 : 403, { error: e.code, message: e.message, field: 'token' });
   if (e instanceof DomainError) {
-    const status = { invalid: 400, unauthenticated: 401, forbidden: 403, not_found: 404, conflict: 409, gone: 410, limit: 409, payment: 402, throttled: 429, unavailable: 503 }[e.kind];
+    const status = {
+      invalid: 400,
+      unauthenticated: 401,
+      forbidden: 403,
+      not_found: 404,
+      conflict: 409,
+      gone: 410,
+      limit: 409,
+      payment: 402,
+      throttled: 429,
+      unavailable: 503,
+    }[e.kind];
     const retry = e.details.retryAfterSeconds;
-    return json(status, { error: e.code, message: e.message, ...e.details }, retry !== undefined ? { 'retry-after': String(Number(retry)) } : {});
+    return json(
+      status,
+      { error: e.code, message: e.message, ...e.details },
+      retry !== undefined ? { 'retry-after': String(Number(retry)) } : {},
+    );
   }
   console.error('onsale edge: unexpected error', e);
   return json(500, { error: 'INTERNAL', message: 'internal error' });
 }
 
 function validationFailed(field: string, message: string): Response {
-  return json(400, { error: 'VALIDATION_FAILED', message: `${field}: ${message}`, field, issues: [{ field: field.replace(/^(params|headers|querystring)\./, ''), message }] });
+  return json(400, {
+    error: 'VALIDATION_FAILED',
+    message: `${field}: ${message}`,
+    field,
+    issues: [{ field: field.replace(/^(params|headers|querystring)\./, ''), message }],
+  });
 }
 
 const unavailable = () =>
-  json(503, { error: 'WAITING_ROOM_UNAVAILABLE', message: 'the waiting room cannot be reached just now; you keep your place: try again shortly', retryAfterSeconds: 5 }, { 'retry-after': '5' });
+  json(
+    503,
+    {
+      error: 'WAITING_ROOM_UNAVAILABLE',
+      message: 'the waiting room cannot be reached just now; you keep your place: try again shortly',
+      retryAfterSeconds: 5,
+    },
+    { 'retry-after': '5' },
+  );
 
 const remember = <V>(m: Map<string, V>, k: string, v: V) => {
   if (m.size >= 200_000) m.delete(m.keys().next().value!);
@@ -101,7 +145,12 @@ async function deviceHash(edge: Edge, deviceId: string, accountId: string): Prom
   return h;
 }
 
-async function verifyQueueToken(edge: Edge, key: TokenKey, token: string, expected: { eventId: string; accountId: string; deviceHash: string; now: number }): Promise<QueueTokenClaims> {
+async function verifyQueueToken(
+  edge: Edge,
+  key: TokenKey,
+  token: string,
+  expected: { eventId: string; accountId: string; deviceHash: string; now: number },
+): Promise<QueueTokenClaims> {
   const hit = edge.tokens.get(token);
   if (hit) return checkClaims(hit, { kind: 'queue', ...expected });
   const claims = await verifyToken(key, token, { kind: 'queue', ...expected });
@@ -112,7 +161,14 @@ async function verifyQueueToken(edge: Edge, key: TokenKey, token: string, expect
 /** The origin unreachable for longer than EDGE_STALE_SECONDS: PAUSED, the fan's place kept, nobody admitted. */
 function failClosed(answer: StatusAnswer, q: EdgeQueueState, language?: FanLanguage): StatusAnswer {
   const { waitlist: _w, expired: _e, ...rest } = answer;
-  return { ...rest, state: 'PAUSED', message: ((language && q.copyByLanguage?.[language]) || q.copy).PAUSED, estWaitSeconds: null, retryAfterSeconds: POLL_SECONDS.paused, admit: false };
+  return {
+    ...rest,
+    state: 'PAUSED',
+    message: ((language && q.copyByLanguage?.[language]) || q.copy).PAUSED,
+    estWaitSeconds: null,
+    retryAfterSeconds: POLL_SECONDS.paused,
+    admit: false,
+  };
 }
 
 async function queueStatus(req: Request, eventIdRaw: string, edge: Edge, waitUntil: WaitUntil): Promise<Response> {
@@ -130,7 +186,12 @@ async function queueStatus(req: Request, eventIdRaw: string, edge: Edge, waitUnt
   if (queueToken.length > 4096) return validationFailed('headers.x-queue-token', 'Too big: expected string to have <=4096 characters');
 
   const now = Date.now();
-  const claims = await verifyQueueToken(edge, key, queueToken, { eventId, accountId, deviceHash: await deviceHash(edge, deviceId, accountId), now });
+  const claims = await verifyQueueToken(edge, key, queueToken, {
+    eventId,
+    accountId,
+    deviceHash: await deviceHash(edge, deviceId, accountId),
+    now,
+  });
   const known = await edge.states.get(eventId, waitUntil);
   if (!known) return unavailable();
   const q = queueOf(known, claims.queueId ?? claims.eventId);
@@ -144,7 +205,12 @@ async function queueStatus(req: Request, eventIdRaw: string, edge: Edge, waitUnt
   let answer = await answerStatus(claims, asPublished, now, {}, language);
   if (now - known.fetchedAt > edge.config.staleMs) answer = failClosed(answer, q, language);
   if (answer.expired)
-    throw new DomainError('gone', 'POSITION_EXPIRED', 'your turn came and passed unused; join the queue again for a new place at the back', { field: 'x-queue-token' });
+    throw new DomainError(
+      'gone',
+      'POSITION_EXPIRED',
+      'your turn came and passed unused; join the queue again for a new place at the back',
+      { field: 'x-queue-token' },
+    );
   let admissionToken: string | undefined;
   if (answer.admit && answer.position !== null) {
     admissionToken = await signToken(key, admissionClaimsFor(claims, answer.position, now, q.tier ?? undefined));
@@ -161,7 +227,13 @@ async function queueStatus(req: Request, eventIdRaw: string, edge: Edge, waitUnt
   };
   // How old the edge's numbers are (seconds since the origin last answered): what an operator checks first.
   const age = String(Math.max(0, Math.floor((now - known.fetchedAt) / 1000)));
-  return json(200, body, { 'retry-after': String(answer.retryAfterSeconds), 'cache-control': 'no-store', 'content-language': language, vary: 'Accept-Language', 'x-onsale-watermark-age': age });
+  return json(200, body, {
+    'retry-after': String(answer.retryAfterSeconds),
+    'cache-control': 'no-store',
+    'content-language': language,
+    vary: 'Accept-Language',
+    'x-onsale-watermark-age': age,
+  });
 }
 
 function queueOf(known: KnownState, queueId: string): EdgeQueueState | undefined {
@@ -172,7 +244,8 @@ async function watermark(url: URL, eventIdRaw: string, edge: Edge, waitUntil: Wa
   const eventId = decodeURIComponent(eventIdRaw);
   if (eventId.length > 64) return validationFailed('params.id', 'Too big: expected string to have <=64 characters');
   const tier = url.searchParams.get('tier') ?? undefined;
-  if (tier !== undefined && (tier.length < 1 || tier.length > 32)) return validationFailed('querystring.tier', 'a tier code is 1-32 characters');
+  if (tier !== undefined && (tier.length < 1 || tier.length > 32))
+    return validationFailed('querystring.tier', 'a tier code is 1-32 characters');
   if (!UUID.test(eventId)) throw new DomainError('not_found', 'EVENT_NOT_FOUND', `no event ${eventId}`, { field: 'id' });
   const known = await edge.states.get(eventId, waitUntil);
   if (!known) return unavailable();
@@ -180,9 +253,14 @@ async function watermark(url: URL, eventIdRaw: string, edge: Edge, waitUntil: Wa
   if (!state) throw new DomainError('not_found', 'EVENT_NOT_FOUND', `no event ${eventId}`, { field: 'id' });
   let queueId = eventId;
   if (tier !== undefined) {
-    if (state.tiers.length === 0) throw new DomainError('not_found', 'TIER_NOT_FOUND', 'this event has no presale tiers', { field: 'tier' });
+    if (state.tiers.length === 0)
+      throw new DomainError('not_found', 'TIER_NOT_FOUND', 'this event has no presale tiers', { field: 'tier' });
     const t = state.tiers.find((x) => x.code === tier);
-    if (!t) throw new DomainError('not_found', 'TIER_NOT_FOUND', `this event has no tier ${tier}`, { field: 'tier', tiers: state.tiers.map((x) => x.code) });
+    if (!t)
+      throw new DomainError('not_found', 'TIER_NOT_FOUND', `this event has no tier ${tier}`, {
+        field: 'tier',
+        tiers: state.tiers.map((x) => x.code),
+      });
     queueId = t.queueId;
   }
   const q = queueOf(known, queueId);
@@ -190,7 +268,10 @@ async function watermark(url: URL, eventIdRaw: string, edge: Edge, waitUntil: Wa
   const body = publicWatermark(q.watermark);
   // Fail closed here too: a watermark the origin has not confirmed for EDGE_STALE_SECONDS admits nobody.
   if (Date.now() - known.fetchedAt > edge.config.staleMs && body.state !== 'SOLD_OUT') body.state = 'PAUSED';
-  return json(200, body, { 'cache-control': 'public, max-age=2', 'x-onsale-watermark-age': String(Math.max(0, Math.floor((Date.now() - known.fetchedAt) / 1000))) });
+  return json(200, body, {
+    'cache-control': 'public, max-age=2',
+    'x-onsale-watermark-age': String(Math.max(0, Math.floor((Date.now() - known.fetchedAt) / 1000))),
+  });
 }
 
 /**
@@ -260,7 +341,11 @@ async function proxy(req: Request, url: URL, config: EdgeConfig, waitUntil: Wait
   try {
     res = await fetch(target, { redirect: 'manual' });
   } catch {
-    return json(503, { error: 'ORIGIN_UNAVAILABLE', message: 'the store cannot be reached just now; try again shortly', retryAfterSeconds: 5 }, { 'retry-after': '5', [EDGE_HEADER]: 'miss' });
+    return json(
+      503,
+      { error: 'ORIGIN_UNAVAILABLE', message: 'the store cannot be reached just now; try again shortly', retryAfterSeconds: 5 },
+      { 'retry-after': '5', [EDGE_HEADER]: 'miss' },
+    );
   }
   const out = marked(res, 'miss');
   const lifetime = useCache && req.method === 'GET' ? edgeLifetime(out) : null;
@@ -279,7 +364,8 @@ async function proxy(req: Request, url: URL, config: EdgeConfig, waitUntil: Wait
 export default {
   async fetch(req: Request, env: EdgeEnv, ctx: ExecutionContext): Promise<Response> {
     const edge = edgeOf(env);
-    if (edge instanceof Error) return json(503, { error: 'EDGE_MISCONFIGURED', message: 'this edge is not configured; see its logs' }, { 'retry-after': '30' });
+    if (edge instanceof Error)
+      return json(503, { error: 'EDGE_MISCONFIGURED', message: 'this edge is not configured; see its logs' }, { 'retry-after': '30' });
     const waitUntil: WaitUntil = (p) => ctx.waitUntil(p);
     const url = new URL(req.url);
     try {
@@ -295,4 +381,3 @@ export default {
     }
   },
 };
-

@@ -113,7 +113,12 @@ export class EventStateCache {
     if (this.o.cache) {
       const ttl = Math.max(1, Math.ceil(this.o.ttlMs / 1000));
       await this.o.cache
-        .put(key, new Response(text, { headers: { 'content-type': 'application/json', 'cache-control': `public, max-age=${ttl}`, [FETCHED_AT]: String(fetchedAt) } }))
+        .put(
+          key,
+          new Response(text, {
+            headers: { 'content-type': 'application/json', 'cache-control': `public, max-age=${ttl}`, [FETCHED_AT]: String(fetchedAt) },
+          }),
+        )
         .catch(() => {});
     }
   }

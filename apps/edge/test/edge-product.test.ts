@@ -33,7 +33,14 @@ beforeAll(async () => {
   const [storePort, bffPort, edgePort] = [await freePort(), await freePort(), await freePort()];
   product = spawn(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'start.ts'), '--demo', '--edge'], {
     cwd: root,
-    env: userEnv({ DATABASE_URL: tdb.url, STORE_API_PORT: String(storePort), BFF_PORT: String(bffPort), EDGE_PORT: String(edgePort), CONSOLE_DIR: workDir, FAN_DIR: workDir }),
+    env: userEnv({
+      DATABASE_URL: tdb.url,
+      STORE_API_PORT: String(storePort),
+      BFF_PORT: String(bffPort),
+      EDGE_PORT: String(edgePort),
+      CONSOLE_DIR: workDir,
+      FAN_DIR: workDir,
+    }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   exited = new Promise((resolve) => product.once('exit', resolve));
@@ -74,7 +81,11 @@ describe('npm start -- --demo --edge', () => {
   it('a fan joins, polls and is admitted through the edge, holds and pays through it; the polls never reach the store API', async () => {
     const accountId = 'edge-fan-1';
     const deviceId = 'edge-fan-device-0001';
-    const login = await fetch(`${edgeUrl}/auth/dev-login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ accountId }) });
+    const login = await fetch(`${edgeUrl}/auth/dev-login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ accountId }),
+    });
     expect(login.headers.get('x-onsale-edge')).toBe('miss');
     const { token } = (await login.json()) as { token: string };
     const fan = { authorization: `Bearer ${token}`, 'x-device-id': deviceId };
@@ -111,13 +122,21 @@ describe('npm start -- --demo --edge', () => {
     // The same poll at the store API answers the same (the edge runs the origin's rule on the origin's numbers; the
     // watermark itself may have moved on between the two reads).
     const pick = ({ state, position, message, estWaitSeconds }: Record<string, unknown>) => ({ state, position, message, estWaitSeconds });
-    const atOrigin = (await (await fetch(`${storeUrl}/events/${eventId}/queue/status`, { headers: { ...fan, 'x-queue-token': queueToken } })).json()) as Record<string, unknown>;
-    const atEdge = (await (await fetch(`${edgeUrl}/events/${eventId}/queue/status`, { headers: { ...fan, 'x-queue-token': queueToken } })).json()) as Record<string, unknown>;
+    const atOrigin = (await (
+      await fetch(`${storeUrl}/events/${eventId}/queue/status`, { headers: { ...fan, 'x-queue-token': queueToken } })
+    ).json()) as Record<string, unknown>;
+    const atEdge = (await (
+      await fetch(`${edgeUrl}/events/${eventId}/queue/status`, { headers: { ...fan, 'x-queue-token': queueToken } })
+    ).json()) as Record<string, unknown>;
     expect(pick(atEdge)).toEqual(pick(atOrigin));
     expect(Object.keys(atEdge).sort()).toEqual(Object.keys(atOrigin).sort());
 
     const admitted = { ...fan, 'x-admission-token': admissionToken!, 'content-type': 'application/json' };
-    const hold = await fetch(`${edgeUrl}/events/${eventId}/holds`, { method: 'POST', headers: admitted, body: JSON.stringify({ section: 'MAIN', quantity: 2 }) });
+    const hold = await fetch(`${edgeUrl}/events/${eventId}/holds`, {
+      method: 'POST',
+      headers: admitted,
+      body: JSON.stringify({ section: 'MAIN', quantity: 2 }),
+    });
     expect(hold.headers.get('x-onsale-edge')).toBe('miss');
     expect(hold.status).toBe(201);
     const { holdId } = (await hold.json()) as { holdId: string };
@@ -128,13 +147,27 @@ describe('npm start -- --demo --edge', () => {
     });
     expect(paid.status).toBe(200);
     expect(await paid.json()).toMatchObject({ status: 'CONFIRMED', seatCount: 2 });
-    const orders = await sql<{ n: number }>`SELECT count(*)::int AS n FROM orders WHERE hold_id = ${holdId} AND status = 'CONFIRMED'`.execute(tdb.db);
+    const orders = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM orders WHERE hold_id = ${holdId} AND status = 'CONFIRMED'`.execute(tdb.db);
     expect(orders.rows[0]!.n).toBe(1);
     // The admission made at the edge reached the store API's counters (the admission controller reads them).
     await expect
-      .poll(async () => (await sql<{ n: number }>`SELECT coalesce(sum(admission_tokens_issued), 0)::int AS n FROM admission_minutes WHERE event_id = ${eventId}`.execute(tdb.db)).rows[0]!.n, { timeout: 15_000 })
+      .poll(
+        async () =>
+          (
+            await sql<{
+              n: number;
+            }>`SELECT coalesce(sum(admission_tokens_issued), 0)::int AS n FROM admission_minutes WHERE event_id = ${eventId}`.execute(
+              tdb.db,
+            )
+          ).rows[0]!.n,
+        { timeout: 15_000 },
+      )
       .toBeGreaterThan(0);
-    const claimed = await sql<{ claimed_at: Date | null }>`SELECT claimed_at FROM queue_entries WHERE event_id = ${eventId} AND account_id = ${accountId}`.execute(tdb.db);
+    const claimed = await sql<{
+      claimed_at: Date | null;
+    }>`SELECT claimed_at FROM queue_entries WHERE event_id = ${eventId} AND account_id = ${accountId}`.execute(tdb.db);
     expect(claimed.rows[0]!.claimed_at).not.toBeNull();
   });
 

@@ -79,7 +79,13 @@ beforeAll(async () => {
   origin = await new FakeOrigin().start();
   origin.events.set(EVENT, () => eventState());
   origin.events.set(OTHER_EVENT, () => ({ eventId: OTHER_EVENT, tiers: [], queues: [queueState(OTHER_EVENT)], generatedAt: Date.now() }));
-  edge = await startLocalEdge({ storeApiUrl: origin.url, queueTokenSecret: QUEUE_SECRET, authSecret: AUTH_SECRET, watermarkTtlSeconds: 0.5, staleSeconds: 15 });
+  edge = await startLocalEdge({
+    storeApiUrl: origin.url,
+    queueTokenSecret: QUEUE_SECRET,
+    authSecret: AUTH_SECRET,
+    watermarkTtlSeconds: 0.5,
+    staleSeconds: 15,
+  });
 });
 
 afterAll(async () => {
@@ -96,7 +102,13 @@ describe('status polls answered at the edge', () => {
     expect(r.headers.get('cache-control')).toBe('no-store');
     expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(15);
     expect(Number(r.headers.get('retry-after'))).toBeLessThanOrEqual(30);
-    expect(await r.json()).toEqual({ state: 'WAITING', message: DEFAULT_QUEUE_COPY.WAITING, position: 1000, admittedThrough: 100, estWaitSeconds: 90 });
+    expect(await r.json()).toEqual({
+      state: 'WAITING',
+      message: DEFAULT_QUEUE_COPY.WAITING,
+      position: 1000,
+      admittedThrough: 100,
+      estWaitSeconds: 90,
+    });
     expect(origin.count(/\/queue\/status$/)).toBe(0);
   });
 
@@ -107,7 +119,12 @@ describe('status polls answered at the edge', () => {
     const body = (await r.json()) as { state: string; admissionToken: string; position: number };
     expect(body).toMatchObject({ state: 'ADMITTED', position: 42, estWaitSeconds: 0, message: DEFAULT_QUEUE_COPY.ADMITTED });
     expect(r.headers.get('retry-after')).toBe('5');
-    const admission = await verifyToken(key, body.admissionToken, { kind: 'admission', eventId: EVENT, accountId: f.accountId, deviceHash: f.claims.deviceHash });
+    const admission = await verifyToken(key, body.admissionToken, {
+      kind: 'admission',
+      eventId: EVENT,
+      accountId: f.accountId,
+      deviceHash: f.claims.deviceHash,
+    });
     const expected = admissionClaimsFor(f.claims, 42, admission.iat * 1000);
     expect(admission).toEqual(expected);
     // Reported in a batch about a second later, signed with the queue key.
@@ -126,7 +143,10 @@ describe('status polls answered at the edge', () => {
     ];
     for (const c of cases) {
       const saved = eventState;
-      eventState = () => ({ ...saved(), queues: [queueState(EVENT, {}, { ...c.wm, ...(c.wm.heartbeatAt ? { heartbeatAt: Date.now() - 60_000 } : {}) })] });
+      eventState = () => ({
+        ...saved(),
+        queues: [queueState(EVENT, {}, { ...c.wm, ...(c.wm.heartbeatAt ? { heartbeatAt: Date.now() - 60_000 } : {}) })],
+      });
       try {
         await expect.poll(async () => ((await (await poll(edge, f)).json()) as { state: string }).state).toBe(c.state);
         const r = await poll(edge, f);
@@ -157,7 +177,10 @@ describe('status polls answered at the edge', () => {
         { code: 'FANCLUB', queueId: PRESALE_QUEUE, general: false },
         { code: 'GENERAL', queueId: EVENT, general: true },
       ],
-      queues: [queueState(EVENT, {}, { admittedThrough: 0 }), queueState(PRESALE_QUEUE, { tier: 'FANCLUB', tierName: 'Fan club', closesAt: Date.now() + 3600_000 }, { admittedThrough: 20 })],
+      queues: [
+        queueState(EVENT, {}, { admittedThrough: 0 }),
+        queueState(PRESALE_QUEUE, { tier: 'FANCLUB', tierName: 'Fan club', closesAt: Date.now() + 3600_000 }, { admittedThrough: 20 }),
+      ],
     });
     try {
       const f = await fan(4, { queueId: PRESALE_QUEUE });
@@ -205,8 +228,20 @@ describe('refusals at the edge, the origin not called', () => {
       ['another device', { 'x-device-id': 'somebody-elses-phone' }, 403, 'TOKEN_WRONG_DEVICE', 'token'],
       ['no account token', { authorization: '' }, 401, 'MISSING_TOKEN', 'authorization'],
       ['not a bearer', { authorization: 'Basic abc' }, 401, 'INVALID_TOKEN', 'authorization'],
-      ['forged account token', { authorization: `Bearer ${(await new AccountTokens('another install account secret, 32+ chars').issue(good.accountId)).token}` }, 401, 'INVALID_TOKEN', 'authorization'],
-      ['expired account token', { authorization: `Bearer ${(await expiredAccount.issue(good.accountId)).token}` }, 401, 'TOKEN_EXPIRED', 'authorization'],
+      [
+        'forged account token',
+        { authorization: `Bearer ${(await new AccountTokens('another install account secret, 32+ chars').issue(good.accountId)).token}` },
+        401,
+        'INVALID_TOKEN',
+        'authorization',
+      ],
+      [
+        'expired account token',
+        { authorization: `Bearer ${(await expiredAccount.issue(good.accountId)).token}` },
+        401,
+        'TOKEN_EXPIRED',
+        'authorization',
+      ],
       ['short device id', { 'x-device-id': 'short' }, 400, 'VALIDATION_FAILED', 'headers.x-device-id'],
     ];
     const received = origin.received.length;
@@ -217,7 +252,9 @@ describe('refusals at the edge, the origin not called', () => {
       expect(r.headers.get('x-onsale-edge')).toBe('hit');
       expect(body.message.length).toBeGreaterThan(0);
     }
-    const noToken = await fetch(`${edge.url}/events/${EVENT}/queue/status`, { headers: { authorization: good.headers.authorization!, 'x-device-id': good.deviceId } });
+    const noToken = await fetch(`${edge.url}/events/${EVENT}/queue/status`, {
+      headers: { authorization: good.headers.authorization!, 'x-device-id': good.deviceId },
+    });
     expect(noToken.status).toBe(400);
     expect(await noToken.json()).toMatchObject({ error: 'VALIDATION_FAILED', field: 'headers.x-queue-token' });
     // Refused before any origin request: no poll reached it, nor a look-up of the foreign token's event (other
@@ -270,7 +307,12 @@ describe('everything else goes to the origin unchanged', () => {
     const f = await fan(1);
     const r = await fetch(`${edge.url}/events/${EVENT}/queue?tier=GENERAL`, {
       method: 'POST',
-      headers: { authorization: f.headers.authorization!, 'x-device-id': f.deviceId, 'content-type': 'application/json', 'x-proof-of-work': 'abc:123' },
+      headers: {
+        authorization: f.headers.authorization!,
+        'x-device-id': f.deviceId,
+        'content-type': 'application/json',
+        'x-proof-of-work': 'abc:123',
+      },
       body: '{"hello":"origin"}',
     });
     expect(r.status).toBe(200);
@@ -284,9 +326,19 @@ describe('everything else goes to the origin unchanged', () => {
     expect(seen.headers['x-forwarded-host']).toBe(new URL(edge.url).host);
   });
 
-  it("public answers the origin marks cacheable are kept at the edge; private or signed-in ones are not", async () => {
+  it('public answers the origin marks cacheable are kept at the edge; private or signed-in ones are not', async () => {
     let served = 0;
-    origin.routes.set('GET /e/assets/app-1234.js', () => (served++, { status: 200, headers: { 'cache-control': 'public, max-age=31536000, immutable', 'content-type': 'text/javascript' }, body: 'console.log(1)' }));
+    origin.routes.set(
+      'GET /e/assets/app-1234.js',
+      () => (
+        served++,
+        {
+          status: 200,
+          headers: { 'cache-control': 'public, max-age=31536000, immutable', 'content-type': 'text/javascript' },
+          body: 'console.log(1)',
+        }
+      ),
+    );
     origin.routes.set('GET /me/notifications', () => ({ status: 200, headers: { 'cache-control': 'no-store' }, body: '[]' }));
     const first = await fetch(`${edge.url}/e/assets/app-1234.js`);
     expect(first.headers.get('x-onsale-edge')).toBe('miss');
@@ -301,12 +353,24 @@ describe('everything else goes to the origin unchanged', () => {
   it("the fans' page: kept for the origin's CDN-Cache-Control while browsers are still told to revalidate; a cookie does not bypass it", async () => {
     const page = `/e/${EVENT}`;
     let served = 0;
-    origin.routes.set(`GET ${page}`, () => (served++, { status: 200, headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache', 'cdn-cache-control': 'public, max-age=30' }, body: '<!doctype html><title>fans</title>' }));
+    origin.routes.set(
+      `GET ${page}`,
+      () => (
+        served++,
+        {
+          status: 200,
+          headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache', 'cdn-cache-control': 'public, max-age=30' },
+          body: '<!doctype html><title>fans</title>',
+        }
+      ),
+    );
     const first = await fetch(`${edge.url}${page}`);
     expect(first.headers.get('x-onsale-edge')).toBe('miss');
     expect(first.headers.get('cache-control')).toBe('no-cache');
     expect(await first.text()).toContain('<title>fans</title>');
-    await expect.poll(async () => (await fetch(`${edge.url}${page}`, { headers: { cookie: 'analytics=1' } })).headers.get('x-onsale-edge')).toBe('hit');
+    await expect
+      .poll(async () => (await fetch(`${edge.url}${page}`, { headers: { cookie: 'analytics=1' } })).headers.get('x-onsale-edge'))
+      .toBe('hit');
     const hit = await fetch(`${edge.url}${page}`);
     expect(hit.headers.get('x-onsale-edge')).toBe('hit');
     // What the browser reads is the origin's word for browsers, not the edge's lifetime.
@@ -318,14 +382,32 @@ describe('everything else goes to the origin unchanged', () => {
     // An origin that says no-store to shared caches (FAN_PAGE_EDGE_CACHE_SECONDS=0) is asked every time.
     const fresh = `/e/${OTHER_EVENT}`;
     let freshServed = 0;
-    origin.routes.set(`GET ${fresh}`, () => (freshServed++, { status: 200, headers: { 'content-type': 'text/html', 'cache-control': 'no-cache', 'cdn-cache-control': 'no-store' }, body: 'page' }));
+    origin.routes.set(
+      `GET ${fresh}`,
+      () => (
+        freshServed++,
+        {
+          status: 200,
+          headers: { 'content-type': 'text/html', 'cache-control': 'no-cache', 'cdn-cache-control': 'no-store' },
+          body: 'page',
+        }
+      ),
+    );
     for (let i = 0; i < 3; i++) expect((await fetch(`${edge.url}${fresh}`)).headers.get('x-onsale-edge')).toBe('miss');
     expect(freshServed).toBe(3);
     // The page's assets with a cookie: from the cache too; elsewhere a cookie keeps a request away from it.
-    expect((await fetch(`${edge.url}/e/assets/app-1234.js`, { headers: { cookie: 'session=1' } })).headers.get('x-onsale-edge')).toBe('hit');
+    expect((await fetch(`${edge.url}/e/assets/app-1234.js`, { headers: { cookie: 'session=1' } })).headers.get('x-onsale-edge')).toBe(
+      'hit',
+    );
     let facts = 0;
-    origin.routes.set(`GET /events/${EVENT}/fairness`, () => (facts++, { status: 200, headers: { 'cache-control': 'public, max-age=60' }, body: '{}' }));
-    for (let i = 0; i < 3; i++) expect((await fetch(`${edge.url}/events/${EVENT}/fairness`, { headers: { cookie: 'session=1' } })).headers.get('x-onsale-edge')).toBe('miss');
+    origin.routes.set(
+      `GET /events/${EVENT}/fairness`,
+      () => (facts++, { status: 200, headers: { 'cache-control': 'public, max-age=60' }, body: '{}' }),
+    );
+    for (let i = 0; i < 3; i++)
+      expect((await fetch(`${edge.url}/events/${EVENT}/fairness`, { headers: { cookie: 'session=1' } })).headers.get('x-onsale-edge')).toBe(
+        'miss',
+      );
     expect(facts).toBe(3);
   });
 });
@@ -335,7 +417,13 @@ describe('failing closed when the origin cannot be reached', () => {
     const down = await new FakeOrigin().start();
     const ev = randomUUID();
     down.events.set(ev, () => ({ eventId: ev, tiers: [], queues: [queueState(ev)], generatedAt: Date.now() }));
-    const e = await startLocalEdge({ storeApiUrl: down.url, queueTokenSecret: QUEUE_SECRET, authSecret: AUTH_SECRET, watermarkTtlSeconds: 0.2, staleSeconds: 2 });
+    const e = await startLocalEdge({
+      storeApiUrl: down.url,
+      queueTokenSecret: QUEUE_SECRET,
+      authSecret: AUTH_SECRET,
+      watermarkTtlSeconds: 0.2,
+      staleSeconds: 2,
+    });
     try {
       const admittedFan = await fan(4, {}, ev);
       const waitingFan = await fan(400, {}, ev);
@@ -344,10 +432,18 @@ describe('failing closed when the origin cannot be reached', () => {
       down.healthy = false; // the origin answers 503 from now on
       const stillFresh = (await (await poll(e, waitingFan)).json()) as { state: string };
       expect(stillFresh.state).toBe('WAITING');
-      await expect.poll(async () => ((await (await poll(e, admittedFan)).json()) as { state: string }).state, { timeout: 10_000 }).toBe('PAUSED');
+      await expect
+        .poll(async () => ((await (await poll(e, admittedFan)).json()) as { state: string }).state, { timeout: 10_000 })
+        .toBe('PAUSED');
       const r = await poll(e, admittedFan);
       const paused = (await r.json()) as Record<string, unknown>;
-      expect(paused).toEqual({ state: 'PAUSED', message: DEFAULT_QUEUE_COPY.PAUSED, position: 5, admittedThrough: 100, estWaitSeconds: null });
+      expect(paused).toEqual({
+        state: 'PAUSED',
+        message: DEFAULT_QUEUE_COPY.PAUSED,
+        position: 5,
+        admittedThrough: 100,
+        estWaitSeconds: null,
+      });
       expect(r.headers.get('retry-after')).toBe('30');
       expect(((await (await poll(e, waitingFan)).json()) as { position: number }).position).toBe(401);
       expect(((await (await fetch(`${e.url}/events/${ev}/watermark`)).json()) as { state: string }).state).toBe('PAUSED');
@@ -356,10 +452,14 @@ describe('failing closed when the origin cannot be reached', () => {
       expect(asked).toBeLessThan(40);
       // Back: answers resume without a restart.
       down.healthy = true;
-      await expect.poll(async () => ((await (await poll(e, admittedFan)).json()) as { state: string }).state, { timeout: 10_000 }).toBe('ADMITTED');
+      await expect
+        .poll(async () => ((await (await poll(e, admittedFan)).json()) as { state: string }).state, { timeout: 10_000 })
+        .toBe('ADMITTED');
       // The origin gone altogether (connections refused): the same, once the last state is older than the stale bound.
       await down.stop();
-      await expect.poll(async () => ((await (await poll(e, admittedFan)).json()) as { state: string }).state, { timeout: 10_000 }).toBe('PAUSED');
+      await expect
+        .poll(async () => ((await (await poll(e, admittedFan)).json()) as { state: string }).state, { timeout: 10_000 })
+        .toBe('PAUSED');
       const gone = (await (await poll(e, admittedFan)).json()) as Record<string, unknown>;
       expect(gone).toMatchObject({ state: 'PAUSED', position: 5 });
       expect(gone.admissionToken).toBeUndefined();

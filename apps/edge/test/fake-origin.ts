@@ -36,7 +36,10 @@ export class FakeOrigin {
         const body = Buffer.concat(chunks).toString('utf8');
         this.received.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
         const answer = () => {
-          if (!this.healthy) return void res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '5' }).end('{"error":"UNAVAILABLE","message":"down"}');
+          if (!this.healthy)
+            return void res
+              .writeHead(503, { 'content-type': 'application/json', 'retry-after': '5' })
+              .end('{"error":"UNAVAILABLE","message":"down"}');
           const path = (req.url ?? '').split('?')[0]!;
           const route = this.routes.get(`${req.method} ${path}`);
           if (route) {
@@ -46,11 +49,19 @@ export class FakeOrigin {
           const m = /^\/events\/([^/]+)\/edge-state$/.exec(path);
           if (req.method === 'GET' && m) {
             const make = this.events.get(decodeURIComponent(m[1]!));
-            if (!make) return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"EVENT_NOT_FOUND","message":"no event","field":"id"}');
-            return void res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'public, max-age=1' }).end(JSON.stringify(make()));
+            if (!make)
+              return void res
+                .writeHead(404, { 'content-type': 'application/json' })
+                .end('{"error":"EVENT_NOT_FOUND","message":"no event","field":"id"}');
+            return void res
+              .writeHead(200, { 'content-type': 'application/json', 'cache-control': 'public, max-age=1' })
+              .end(JSON.stringify(make()));
           }
-          if (req.method === 'POST' && path === '/edge/claims') return void res.writeHead(202, { 'content-type': 'application/json' }).end('{"counted":0}');
-          res.writeHead(200, { 'content-type': 'application/json', 'x-origin': 'yes' }).end(JSON.stringify({ echo: { method: req.method, url: req.url, body } }));
+          if (req.method === 'POST' && path === '/edge/claims')
+            return void res.writeHead(202, { 'content-type': 'application/json' }).end('{"counted":0}');
+          res
+            .writeHead(200, { 'content-type': 'application/json', 'x-origin': 'yes' })
+            .end(JSON.stringify({ echo: { method: req.method, url: req.url, body } }));
         };
         if (this.delayMs > 0) setTimeout(answer, this.delayMs);
         else answer();
@@ -82,9 +93,29 @@ export class FakeOrigin {
 /** A queue's watermark: open, the controller alive now, FIFO. */
 export function liveWatermark(queueId: string, patch: Partial<WatermarkState> = {}): WatermarkState {
   const now = Date.now();
-  return { eventId: queueId, admittedThrough: 100, state: 'OPEN', ratePerMin: 600, updatedAt: now - 1000, heartbeatAt: now, cohortSize: null, seedHex: null, history: [], ...patch };
+  return {
+    eventId: queueId,
+    admittedThrough: 100,
+    state: 'OPEN',
+    ratePerMin: 600,
+    updatedAt: now - 1000,
+    heartbeatAt: now,
+    cohortSize: null,
+    seedHex: null,
+    history: [],
+    ...patch,
+  };
 }
 
 export function queueState(queueId: string, patch: Partial<EdgeQueueState> = {}, wm: Partial<WatermarkState> = {}): EdgeQueueState {
-  return { queueId, watermark: liveWatermark(queueId, wm), copy: DEFAULT_QUEUE_COPY, listingId: 'listing-1', tier: null, tierName: null, closesAt: null, ...patch };
+  return {
+    queueId,
+    watermark: liveWatermark(queueId, wm),
+    copy: DEFAULT_QUEUE_COPY,
+    listingId: 'listing-1',
+    tier: null,
+    tierName: null,
+    closesAt: null,
+    ...patch,
+  };
 }

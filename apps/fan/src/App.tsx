@@ -59,7 +59,10 @@ export function App() {
     if (!eventId || eventId === 'callback') return;
     let stop = false;
     const load = async () => {
-      const [ev, cfg] = await Promise.all([call<EventPage>({ account: null, language: lang }, 'GET', `/events/${encodeURIComponent(eventId)}`), call<FanConfig>({ account: null, language: lang }, 'GET', '/fan/config')]);
+      const [ev, cfg] = await Promise.all([
+        call<EventPage>({ account: null, language: lang }, 'GET', `/events/${encodeURIComponent(eventId)}`),
+        call<FanConfig>({ account: null, language: lang }, 'GET', '/fan/config'),
+      ]);
       if (stop) return;
       if (ev.kind === 'ok' && cfg.kind === 'ok') {
         setEvent(ev.body);
@@ -126,7 +129,13 @@ export function App() {
 
   const fan: Fan = { event, config, lang, t, f, account, api, progress, update, soldOut, setSoldOut };
   const admitted = progress.admissionToken && (progress.admissionExpiresAt ?? 0) > serverNow();
-  const step = progress.order ? <Order /> : progress.hold ? <Hold /> : admitted ? <Seats /> : (
+  const step = progress.order ? (
+    <Order />
+  ) : progress.hold ? (
+    <Hold />
+  ) : admitted ? (
+    <Seats />
+  ) : (
     <>
       <WaitingRoom />
       {soldOut && <Waitlist />}

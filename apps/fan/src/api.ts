@@ -41,7 +41,13 @@ export async function call<T>(
   if (opts.body !== undefined) headers['content-type'] = 'application/json';
   let res: Response;
   try {
-    res = await fetch(path, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal: opts.signal, credentials: 'same-origin' });
+    res = await fetch(path, {
+      method,
+      headers,
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+      signal: opts.signal,
+      credentials: 'same-origin',
+    });
   } catch (e) {
     if ((e as Error).name === 'AbortError') throw e;
     return { kind: 'busy', status: 0, body: null, retryAfterSeconds: 5, offline: true };
@@ -60,9 +66,19 @@ export async function call<T>(
   } catch {
     body = null;
   }
-  if (res.ok) return { kind: 'ok', status: res.status, body: body as T, retryAfterSeconds: retryAfter, language: res.headers.get('content-language') };
-  const err = (body && typeof body === 'object' && 'error' in body ? body : { error: `HTTP_${res.status}`, message: res.statusText }) as ApiError;
-  if (res.status === 429 || res.status >= 500) return { kind: 'busy', status: res.status, body: err, retryAfterSeconds: retryAfter ?? 5, offline: false };
+  if (res.ok)
+    return {
+      kind: 'ok',
+      status: res.status,
+      body: body as T,
+      retryAfterSeconds: retryAfter,
+      language: res.headers.get('content-language'),
+    };
+  const err = (
+    body && typeof body === 'object' && 'error' in body ? body : { error: `HTTP_${res.status}`, message: res.statusText }
+  ) as ApiError;
+  if (res.status === 429 || res.status >= 500)
+    return { kind: 'busy', status: res.status, body: err, retryAfterSeconds: retryAfter ?? 5, offline: false };
   if (res.status === 401 && err.field === 'authorization') ctx.onSignedOut?.();
   return { kind: 'refused', status: res.status, body: err, retryAfterSeconds: retryAfter };
 }

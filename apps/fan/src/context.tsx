@@ -19,7 +19,15 @@ export interface EventPage {
   holdExtensionSeconds: number;
   capacity: number;
   currency?: string;
-  sections: { code: string; name: string; kind: 'RESERVED' | 'GA'; priceLevel: string; priceLevelName: string; priceCents: number; capacity: number }[];
+  sections: {
+    code: string;
+    name: string;
+    kind: 'RESERVED' | 'GA';
+    priceLevel: string;
+    priceLevelName: string;
+    priceCents: number;
+    capacity: number;
+  }[];
   look?: FanLook | null;
   copy?: CopyByLanguage;
 }
@@ -27,7 +35,14 @@ export interface EventPage {
 /** GET /fan/config: how fans sign in here, and whether to list test cards. */
 export interface FanConfig {
   devSignIn: boolean;
-  oidc: { issuer: string; clientId: string; scope: string; audience: string | null; useToken: 'access_token' | 'id_token'; redirectPath: string } | null;
+  oidc: {
+    issuer: string;
+    clientId: string;
+    scope: string;
+    audience: string | null;
+    useToken: 'access_token' | 'id_token';
+    redirectPath: string;
+  } | null;
   testCards: { number: string; outcome: 'success' | 'declined' }[] | null;
 }
 

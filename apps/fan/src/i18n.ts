@@ -52,7 +52,10 @@ const en = {
   eventClosed: 'This show has started; the line is closed.',
   lotteryEvent: 'This sale is a registration lottery: fans register in advance and winners buy with their invitation.',
   progressLabel: 'Progress through the line',
-  stateName: { WAITING: 'Waiting', PAUSED: 'Paused', ADMITTED: 'Your turn', LAST_CHANCE: 'Last chance', SOLD_OUT: 'Sold out' } as Record<string, string>,
+  stateName: { WAITING: 'Waiting', PAUSED: 'Paused', ADMITTED: 'Your turn', LAST_CHANCE: 'Last chance', SOLD_OUT: 'Sold out' } as Record<
+    string,
+    string
+  >,
   fairnessModes: {
     RANDOMIZED_PREOPEN_THEN_FIFO: 'Everyone in line before the open gets a random place at the open; after that, first come, first served.',
     FIFO: 'First come, first served.',
@@ -102,7 +105,8 @@ const en = {
   orderPaid: (amount: string) => `Paid ${amount}`,
   // refusals, in plain words with the next step
   refused: {
-    ACCOUNT_LIMIT_EXCEEDED: 'You already hold or have bought the most tickets one fan may have for this show. Pay for the seats you hold, or choose fewer.',
+    ACCOUNT_LIMIT_EXCEEDED:
+      'You already hold or have bought the most tickets one fan may have for this show. Pay for the seats you hold, or choose fewer.',
     DEVICE_LIMIT_EXCEEDED: 'This device already holds or has bought the most tickets allowed for this show. Choose fewer.',
     SECTION_NEARLY_FULL: 'There are not enough seats together left in that section. Try one of these instead:',
     SECTION_SOLD_OUT: 'That section has sold out. Choose another section.',
@@ -134,7 +138,8 @@ const en = {
   tryAgain: 'Try again',
   // waitlist
   waitlistTitle: 'Join the waitlist',
-  waitlistExplain: 'Seats that come back (unpaid holds, cancellations) are offered to fans on the waitlist in the order they joined, not to whoever refreshes fastest.',
+  waitlistExplain:
+    'Seats that come back (unpaid holds, cancellations) are offered to fans on the waitlist in the order they joined, not to whoever refreshes fastest.',
   wlDateFrom: 'From date',
   wlDateTo: 'To date',
   wlMaxPrice: 'Highest price per ticket',
@@ -160,7 +165,11 @@ const en = {
 } as const;
 
 export type Strings = {
-  [K in keyof typeof en]: (typeof en)[K] extends (...a: infer A) => string ? (...a: A) => string : (typeof en)[K] extends string ? string : (typeof en)[K];
+  [K in keyof typeof en]: (typeof en)[K] extends (...a: infer A) => string
+    ? (...a: A) => string
+    : (typeof en)[K] extends string
+      ? string
+      : (typeof en)[K];
 };
 
 const es: Strings = {
@@ -210,7 +219,8 @@ const es: Strings = {
   progressLabel: 'Avance en la fila',
   stateName: { WAITING: 'En espera', PAUSED: 'En pausa', ADMITTED: 'Es tu turno', LAST_CHANCE: 'Última oportunidad', SOLD_OUT: 'Agotado' },
   fairnessModes: {
-    RANDOMIZED_PREOPEN_THEN_FIFO: 'Quienes están en la fila antes de la apertura reciben un lugar al azar al abrir; después, por orden de llegada.',
+    RANDOMIZED_PREOPEN_THEN_FIFO:
+      'Quienes están en la fila antes de la apertura reciben un lugar al azar al abrir; después, por orden de llegada.',
     FIFO: 'Por orden de llegada.',
     REGISTRATION_LOTTERY: 'Un sorteo entre los fans que se registraron antes.',
   },
@@ -253,7 +263,8 @@ const es: Strings = {
   orderSeats: (n) => `${n} entrada${n === 1 ? '' : 's'}`,
   orderPaid: (amount) => `Pagado ${amount}`,
   refused: {
-    ACCOUNT_LIMIT_EXCEEDED: 'Ya tienes reservadas o compradas todas las entradas que un fan puede tener para esta función. Paga las que tienes o elige menos.',
+    ACCOUNT_LIMIT_EXCEEDED:
+      'Ya tienes reservadas o compradas todas las entradas que un fan puede tener para esta función. Paga las que tienes o elige menos.',
     DEVICE_LIMIT_EXCEEDED: 'Este dispositivo ya tiene el máximo de entradas permitido para esta función. Elige menos.',
     SECTION_NEARLY_FULL: 'No quedan suficientes asientos juntos en esa sección. Prueba una de estas:',
     SECTION_SOLD_OUT: 'Esa sección está agotada. Elige otra.',
@@ -284,7 +295,8 @@ const es: Strings = {
   somethingWrong: (msg) => `No ha funcionado: ${msg}`,
   tryAgain: 'Reintentar',
   waitlistTitle: 'Únete a la lista de espera',
-  waitlistExplain: 'Los asientos que vuelven (reservas sin pagar, cancelaciones) se ofrecen a los fans de la lista por orden de llegada, no a quien recarga más rápido.',
+  waitlistExplain:
+    'Los asientos que vuelven (reservas sin pagar, cancelaciones) se ofrecen a los fans de la lista por orden de llegada, no a quien recarga más rápido.',
   wlDateFrom: 'Desde',
   wlDateTo: 'Hasta',
   wlMaxPrice: 'Precio máximo por entrada',
@@ -321,7 +333,8 @@ export function formatters(lang: FanLanguage) {
     number: (n: number) => number.format(n),
     money: (cents: number, currency = 'USD') => new Intl.NumberFormat(locale, { style: 'currency', currency }).format(cents / 100),
     time: (d: Date) => d.toLocaleTimeString(locale, { hour: '2-digit', minute: '2-digit' }),
-    dateTime: (d: Date) => d.toLocaleString(locale, { weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' }),
+    dateTime: (d: Date) =>
+      d.toLocaleString(locale, { weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' }),
     /** "4:05", "1:02:03" */
     clock: (seconds: number) => {
       const s = Math.max(0, Math.ceil(seconds));

@@ -58,7 +58,9 @@ export async function finishSignIn(cfg: Oidc, current: URL): Promise<{ account: 
   const tokens = await oauth.processAuthorizationCodeResponse(as, client, res, { expectedNonce: pending.nonce, requireIdToken: true });
   const claims = oauth.getValidatedIdTokenClaims(tokens)!;
   const token = cfg.useToken === 'id_token' ? tokens.id_token! : tokens.access_token;
-  const name = [claims.name, claims.preferred_username, claims.email, claims.sub].find((v): v is string => typeof v === 'string' && v !== '')!;
+  const name = [claims.name, claims.preferred_username, claims.email, claims.sub].find(
+    (v): v is string => typeof v === 'string' && v !== '',
+  )!;
   return {
     account: {
       accountId: claims.sub,

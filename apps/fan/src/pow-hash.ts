@@ -3,12 +3,12 @@
 // 10x slower here. Checked against node:crypto by pow-hash.test.ts.
 
 const K = new Uint32Array([
-  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3,
-  0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-  0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
-  0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-  0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
-  0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be,
+  0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa,
+  0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85,
+  0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3,
+  0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f,
+  0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 ]);
 const H0 = new Uint32Array([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]);
 const W = new Uint32Array(64);
@@ -28,7 +28,14 @@ export function sha256Short(bytes: Uint8Array, length: number): Uint32Array {
     const s1 = ((w2 >>> 17) | (w2 << 15)) ^ ((w2 >>> 19) | (w2 << 13)) ^ (w2 >>> 10);
     W[i] = (W[i - 16]! + s0 + W[i - 7]! + s1) | 0;
   }
-  let a = H0[0]!, b = H0[1]!, c = H0[2]!, d = H0[3]!, e = H0[4]!, f = H0[5]!, g = H0[6]!, h = H0[7]!;
+  let a = H0[0]!,
+    b = H0[1]!,
+    c = H0[2]!,
+    d = H0[3]!,
+    e = H0[4]!,
+    f = H0[5]!,
+    g = H0[6]!,
+    h = H0[7]!;
   for (let i = 0; i < 64; i++) {
     const S1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
     const t1 = (h + S1 + ((e & f) ^ (~e & g)) + K[i]! + W[i]!) | 0;
@@ -43,8 +50,14 @@ export function sha256Short(bytes: Uint8Array, length: number): Uint32Array {
     b = a;
     a = (t1 + t2) | 0;
   }
-  OUT[0] = H0[0]! + a; OUT[1] = H0[1]! + b; OUT[2] = H0[2]! + c; OUT[3] = H0[3]! + d;
-  OUT[4] = H0[4]! + e; OUT[5] = H0[5]! + f; OUT[6] = H0[6]! + g; OUT[7] = H0[7]! + h;
+  OUT[0] = H0[0]! + a;
+  OUT[1] = H0[1]! + b;
+  OUT[2] = H0[2]! + c;
+  OUT[3] = H0[3]! + d;
+  OUT[4] = H0[4]! + e;
+  OUT[5] = H0[5]! + f;
+  OUT[6] = H0[6]! + g;
+  OUT[7] = H0[7]! + h;
   return OUT;
 }
 

@@ -90,7 +90,8 @@ export interface EventProgress {
 }
 
 const progressKey = (accountId: string, eventId: string) => `onsale.progress.${accountId}.${eventId}`;
-export const loadProgress = (accountId: string, eventId: string): EventProgress => read<EventProgress>(progressKey(accountId, eventId)) ?? {};
+export const loadProgress = (accountId: string, eventId: string): EventProgress =>
+  read<EventProgress>(progressKey(accountId, eventId)) ?? {};
 export const saveProgress = (accountId: string, eventId: string, p: EventProgress) => write(progressKey(accountId, eventId), p);
 
 /** The expiry (ms) a signed token carries in its payload (`exp`, seconds), or null. Not a verification. */

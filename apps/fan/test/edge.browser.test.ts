@@ -4,7 +4,19 @@ import { sql } from '@onsale/shared/db';
 import { TEST_CARDS } from '@onsale/shared/checkout';
 import { loadStoreApiConfig } from '@onsale/store-api/env';
 import { startLocalEdge, type LocalEdge } from '@onsale/edge/local';
-import { advanceUntil, buildFanPage, devSignIn, fanPage, launch, makeEvent, noOverflow, openSaleNow, startStack, WIDTHS, type Stack } from './harness';
+import {
+  advanceUntil,
+  buildFanPage,
+  devSignIn,
+  fanPage,
+  launch,
+  makeEvent,
+  noOverflow,
+  openSaleNow,
+  startStack,
+  WIDTHS,
+  type Stack,
+} from './harness';
 
 // The fans' page through the edge, as `npm start -- --edge` serves it: the edge worker in workerd (miniflare) in
 // front of the store API, the page loaded from the edge's URL in Chromium. A fan joins before the open, waits, is
@@ -83,7 +95,12 @@ describe("the fans' page through the edge", () => {
     // The open: the controller admits, the edge learns it from the origin's state and signs the admission itself.
     await openSaleNow(stack.t, eventId);
     await expect
-      .poll(async () => (await sql<{ n: number }>`SELECT admitted_through::int AS n FROM queue_state WHERE event_id = ${eventId}`.execute(stack.t.db)).rows[0]?.n ?? 0, { timeout: 40_000, interval: 250 })
+      .poll(
+        async () =>
+          (await sql<{ n: number }>`SELECT admitted_through::int AS n FROM queue_state WHERE event_id = ${eventId}`.execute(stack.t.db))
+            .rows[0]?.n ?? 0,
+        { timeout: 40_000, interval: 250 },
+      )
       .toBeGreaterThan(0);
     await advanceUntil(page, () => page.getByTestId('seats').isVisible(), 'the seats step');
 
@@ -109,7 +126,12 @@ describe("the fans' page through the edge", () => {
     // The way in and the money went to the origin through the edge, unchanged.
     expect(seen.find((s) => s.method === 'POST' && s.url === `/events/${eventId}/holds`)).toMatchObject({ status: 201, edge: 'miss' });
     expect(seen.find((s) => s.method === 'POST' && /^\/holds\/[^/]+\/checkout$/.test(s.url))).toMatchObject({ status: 200, edge: 'miss' });
-    const orders = await sql<{ n: number; seats: number }>`SELECT count(*)::int AS n, coalesce(sum(seat_count), 0)::int AS seats FROM orders WHERE event_id = ${eventId} AND status = 'CONFIRMED'`.execute(stack.t.db);
+    const orders = await sql<{
+      n: number;
+      seats: number;
+    }>`SELECT count(*)::int AS n, coalesce(sum(seat_count), 0)::int AS seats FROM orders WHERE event_id = ${eventId} AND status = 'CONFIRMED'`.execute(
+      stack.t.db,
+    );
     expect(orders.rows[0]).toEqual({ n: 1, seats: 2 });
     expect(errors).toEqual([]);
     await context.close();
@@ -125,7 +147,10 @@ describe("the fans' page through the edge", () => {
     expect(await second.page.getByTestId('event-name').textContent()).toBe('Edge Night');
     const fromEdge = seen2.filter((s) => s.url === `/e/${eventId}` || s.url.startsWith('/e/assets/'));
     expect(fromEdge.length).toBeGreaterThan(1);
-    expect(fromEdge.every((s) => s.status === 200 && s.edge === 'hit'), JSON.stringify(fromEdge)).toBe(true);
+    expect(
+      fromEdge.every((s) => s.status === 200 && s.edge === 'hit'),
+      JSON.stringify(fromEdge),
+    ).toBe(true);
     const again = await originCounts();
     expect(again.get('/e/:eventId') ?? 0).toBe(pageServed);
     expect([...again].filter(([route]) => route.startsWith('/e/assets')).reduce((a, [, n]) => a + n, 0)).toBe(assetsServed);

@@ -28,7 +28,10 @@ export function buildFanPage(name: string): string {
   const out = join(resultsDir, `fan-dist-${name}`);
   mkdirSync(resultsDir, { recursive: true });
   const viteBin = join(dirname(createRequire(join(fanRoot, 'package.json')).resolve('vite/package.json')), 'bin', 'vite.js');
-  execFileSync(process.execPath, [viteBin, 'build', '--outDir', out, '--emptyOutDir', '--logLevel', 'warn'], { cwd: fanRoot, stdio: 'inherit' });
+  execFileSync(process.execPath, [viteBin, 'build', '--outDir', out, '--emptyOutDir', '--logLevel', 'warn'], {
+    cwd: fanRoot,
+    stdio: 'inherit',
+  });
   return out;
 }
 
@@ -56,7 +59,12 @@ export async function startStack(fanDir: string, env: Record<string, string> = {
   const main = await make({});
   const extras: FastifyInstance[] = [];
   const config = loadStoreApiConfig(base);
-  const worker = await startWorker({ connectionString: t.url, db: t.db, claimTokenSecret: config.queueTokenSecret, admission: { tickMs: 500 } });
+  const worker = await startWorker({
+    connectionString: t.url,
+    db: t.db,
+    claimTokenSecret: config.queueTokenSecret,
+    admission: { tickMs: 500 },
+  });
   return {
     t,
     app: main.app,
@@ -106,15 +114,33 @@ export async function launch(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) throw new Error(`Debian Chromium not found at ${CHROMIUM}: apt-get install -y chromium`);
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+    ],
   });
 }
 
 export const WIDTHS = { desktop: { width: 1440, height: 1000 }, phone: { width: 390, height: 844 } } as const;
 
 /** A fan's browser: its own context (storage), at a width, in a language, with page errors collected. */
-export async function fanPage(browser: Browser, size: { width: number; height: number }, locale = 'en-GB'): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
-  const context = await browser.newContext({ viewport: size, locale, timezoneId: 'UTC', isMobile: size.width < 500, hasTouch: size.width < 500 });
+export async function fanPage(
+  browser: Browser,
+  size: { width: number; height: number },
+  locale = 'en-GB',
+): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  const context = await browser.newContext({
+    viewport: size,
+    locale,
+    timezoneId: 'UTC',
+    isMobile: size.width < 500,
+    hasTouch: size.width < 500,
+  });
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
@@ -128,7 +154,10 @@ export async function fanPage(browser: Browser, size: { width: number; height: n
 
 /** No horizontal scrolling at this width. */
 export async function noOverflow(page: Page): Promise<void> {
-  const { scroll, client } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
+  const { scroll, client } = await page.evaluate(() => ({
+    scroll: document.documentElement.scrollWidth,
+    client: document.documentElement.clientWidth,
+  }));
   if (scroll > client) throw new Error(`the page overflows: scrollWidth ${scroll} > clientWidth ${client}`);
 }
 
@@ -148,13 +177,27 @@ export const BROWSER_HEADERS = {
 
 /** A scripted fan on the store API: signed in, on a device of their own. */
 export async function scriptedFan(url: string, id: string): Promise<{ id: string; headers: Record<string, string> }> {
-  const r = await fetch(`${url}/auth/dev-login`, { method: 'POST', headers: { ...BROWSER_HEADERS, 'content-type': 'application/json' }, body: JSON.stringify({ accountId: id }) });
+  const r = await fetch(`${url}/auth/dev-login`, {
+    method: 'POST',
+    headers: { ...BROWSER_HEADERS, 'content-type': 'application/json' },
+    body: JSON.stringify({ accountId: id }),
+  });
   const { token } = (await r.json()) as { token: string };
   return { id, headers: { ...BROWSER_HEADERS, authorization: `Bearer ${token}`, 'x-device-id': `device-of-${id}` } };
 }
 
-export async function http(url: string, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-  const r = await fetch(`${url}${path}`, { method, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+export async function http(
+  url: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  const r = await fetch(`${url}${path}`, {
+    method,
+    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   return { status: r.status, json: (await r.json()) as Record<string, unknown> };
 }
 
@@ -176,7 +219,9 @@ export async function advanceUntil(page: Page, check: () => Promise<boolean>, wh
 
 /** Opens an event's sale now (a test's clock for the on-sale): the controller seals the pre-open cohort on its next tick. */
 export async function openSaleNow(t: TestDatabase, eventId: string): Promise<void> {
-  await sql`UPDATE events SET seat_picking_opens_at = now() + (seat_picking_opens_at - onsale_at), onsale_at = now() WHERE id = ${eventId}`.execute(t.db);
+  await sql`UPDATE events SET seat_picking_opens_at = now() + (seat_picking_opens_at - onsale_at), onsale_at = now() WHERE id = ${eventId}`.execute(
+    t.db,
+  );
 }
 
 export const stateOf = (page: Page) => page.getByTestId('queue-state').getAttribute('data-state', { timeout: 1000 });

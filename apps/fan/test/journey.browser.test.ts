@@ -4,7 +4,20 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@onsale/shared/db';
 import { TEST_CARDS } from '@onsale/shared/checkout';
-import { advanceUntil, buildFanPage, devSignIn, docsShots, fanPage, launch, makeEvent, noOverflow, openSaleNow, startStack, WIDTHS, type Stack } from './harness';
+import {
+  advanceUntil,
+  buildFanPage,
+  devSignIn,
+  docsShots,
+  fanPage,
+  launch,
+  makeEvent,
+  noOverflow,
+  openSaleNow,
+  startStack,
+  WIDTHS,
+  type Stack,
+} from './harness';
 
 // The fan's way from the link a promoter publishes to a paid order, in Chromium at 1440 and 390 px, against the
 // store API serving the built page, the worker's admission controller and PostgreSQL: sign in, join before the open,
@@ -28,10 +41,15 @@ afterAll(async () => {
 async function waitForOpen(eventId: string): Promise<void> {
   // The controller seals the pre-open cohort at the open and starts admitting.
   await expect
-    .poll(async () => (await sql<{ n: number }>`SELECT admitted_through::int AS n FROM queue_state WHERE event_id = ${eventId}`.execute(stack.t.db)).rows[0]?.n ?? 0, {
-      timeout: 40_000,
-      interval: 250,
-    })
+    .poll(
+      async () =>
+        (await sql<{ n: number }>`SELECT admitted_through::int AS n FROM queue_state WHERE event_id = ${eventId}`.execute(stack.t.db))
+          .rows[0]?.n ?? 0,
+      {
+        timeout: 40_000,
+        interval: 250,
+      },
+    )
     .toBeGreaterThan(0);
 }
 
@@ -45,7 +63,9 @@ describe.each([
     const scripts: { name: string; sent: number; raw: number }[] = [];
     page.on('response', (r) => {
       if (!r.url().endsWith('.js')) return;
-      void Promise.all([r.request().sizes(), r.body()]).then(([sizes, body]) => scripts.push({ name: r.url().split('/').pop()!, sent: sizes.responseBodySize, raw: body.length }));
+      void Promise.all([r.request().sizes(), r.body()]).then(([sizes, body]) =>
+        scripts.push({ name: r.url().split('/').pop()!, sent: sizes.responseBodySize, raw: body.length }),
+      );
     });
     await page.goto(`${stack.url}/e/${eventId}`);
     await page.getByTestId('sign-in').waitFor();
@@ -67,7 +87,9 @@ describe.each([
     // What the waiting room cost to load: every script the page fetched so far, as sent (compressed) and as run.
     const sent = scripts.reduce((a, r) => a + r.sent, 0);
     const raw = scripts.reduce((a, r) => a + r.raw, 0);
-    console.log(`waiting room (${name}): ${scripts.length} script(s) ${scripts.map((s) => s.name).join(', ')}: ${(sent / 1024).toFixed(1)} KB sent (gzip), ${(raw / 1024).toFixed(1)} KB raw`);
+    console.log(
+      `waiting room (${name}): ${scripts.length} script(s) ${scripts.map((s) => s.name).join(', ')}: ${(sent / 1024).toFixed(1)} KB sent (gzip), ${(raw / 1024).toFixed(1)} KB raw`,
+    );
     expect(scripts.length).toBeGreaterThan(0);
     expect(raw).toBeLessThan(100 * 1024);
     expect(sent).toBeLessThan(35 * 1024);
@@ -77,7 +99,9 @@ describe.each([
     await page.reload();
     await card.waitFor();
     expect(await page.getByTestId('queue-state').getAttribute('data-state')).toBe('WAITING');
-    expect((await sql<{ n: number }>`SELECT count(*)::int AS n FROM queue_entries WHERE event_id = ${eventId}`.execute(stack.t.db)).rows[0]!.n).toBe(joins.rows[0]!.n);
+    expect(
+      (await sql<{ n: number }>`SELECT count(*)::int AS n FROM queue_entries WHERE event_id = ${eventId}`.execute(stack.t.db)).rows[0]!.n,
+    ).toBe(joins.rows[0]!.n);
 
     // The open (brought forward to now): the next poll (after Retry-After, skipped on the page's clock) admits the fan.
     await openSaleNow(stack.t, eventId);
@@ -121,7 +145,12 @@ describe.each([
     await noOverflow(page);
     await page.screenshot({ path: join(docsShots, `order-${name}.png`), fullPage: true });
 
-    const orders = await sql<{ n: number; seats: number }>`SELECT count(*)::int AS n, coalesce(sum(seat_count), 0)::int AS seats FROM orders WHERE event_id = ${eventId} AND status = 'CONFIRMED'`.execute(stack.t.db);
+    const orders = await sql<{
+      n: number;
+      seats: number;
+    }>`SELECT count(*)::int AS n, coalesce(sum(seat_count), 0)::int AS seats FROM orders WHERE event_id = ${eventId} AND status = 'CONFIRMED'`.execute(
+      stack.t.db,
+    );
     expect(orders.rows[0]).toEqual({ n: 1, seats: 2 });
     // And after a reload, still the order.
     await page.reload();

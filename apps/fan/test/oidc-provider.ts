@@ -17,7 +17,11 @@ export interface TestProvider {
   close(): Promise<void>;
 }
 
-export async function startTestProvider(opts: { clientId: string; user: { sub: string; name: string }; audience?: string }): Promise<TestProvider> {
+export async function startTestProvider(opts: {
+  clientId: string;
+  user: { sub: string; name: string };
+  audience?: string;
+}): Promise<TestProvider> {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const kid = randomBytes(6).toString('hex');
   const codes = new Map<string, { challenge: string; redirectUri: string; nonce: string | null }>();
@@ -57,7 +61,13 @@ export async function startTestProvider(opts: { clientId: string; user: { sub: s
       const q = url.searchParams;
       authorizations.push(q);
       const redirect = q.get('redirect_uri');
-      if (q.get('client_id') !== opts.clientId || !redirect || q.get('response_type') !== 'code' || q.get('code_challenge_method') !== 'S256' || !q.get('code_challenge'))
+      if (
+        q.get('client_id') !== opts.clientId ||
+        !redirect ||
+        q.get('response_type') !== 'code' ||
+        q.get('code_challenge_method') !== 'S256' ||
+        !q.get('code_challenge')
+      )
         return json(400, { error: 'invalid_request' });
       const code = randomBytes(16).toString('hex');
       codes.set(code, { challenge: q.get('code_challenge')!, redirectUri: redirect, nonce: q.get('nonce') });
@@ -75,13 +85,33 @@ export async function startTestProvider(opts: { clientId: string; user: { sub: s
         const grant = codes.get(form.get('code') ?? '');
         codes.delete(form.get('code') ?? '');
         const verifier = form.get('code_verifier') ?? '';
-        if (!grant || form.get('grant_type') !== 'authorization_code' || form.get('client_id') !== opts.clientId || form.get('redirect_uri') !== grant.redirectUri)
+        if (
+          !grant ||
+          form.get('grant_type') !== 'authorization_code' ||
+          form.get('client_id') !== opts.clientId ||
+          form.get('redirect_uri') !== grant.redirectUri
+        )
           return json(400, { error: 'invalid_grant' });
         // PKCE: the verifier must hash to the challenge the page sent with the authorization request.
-        if (createHash('sha256').update(verifier).digest('base64url') !== grant.challenge) return json(400, { error: 'invalid_grant', error_description: 'PKCE verification failed' });
+        if (createHash('sha256').update(verifier).digest('base64url') !== grant.challenge)
+          return json(400, { error: 'invalid_grant', error_description: 'PKCE verification failed' });
         const now = Math.floor(Date.now() / 1000);
-        const idToken = jwt({ iss: issuer, sub: opts.user.sub, aud: opts.clientId, iat: now, exp: now + 3600, name: opts.user.name, ...(grant.nonce ? { nonce: grant.nonce } : {}) }, privateKey);
-        const accessToken = jwt({ iss: issuer, sub: opts.user.sub, aud: opts.audience ?? opts.clientId, iat: now, exp: now + 3600, scope: 'openid profile' }, privateKey);
+        const idToken = jwt(
+          {
+            iss: issuer,
+            sub: opts.user.sub,
+            aud: opts.clientId,
+            iat: now,
+            exp: now + 3600,
+            name: opts.user.name,
+            ...(grant.nonce ? { nonce: grant.nonce } : {}),
+          },
+          privateKey,
+        );
+        const accessToken = jwt(
+          { iss: issuer, sub: opts.user.sub, aud: opts.audience ?? opts.clientId, iat: now, exp: now + 3600, scope: 'openid profile' },
+          privateKey,
+        );
         issued.push({ sub: opts.user.sub, idToken, accessToken });
         return json(200, { access_token: accessToken, id_token: idToken, token_type: 'Bearer', expires_in: 3600 });
       });

@@ -6,7 +6,22 @@ import { pauseQueue, resumeQueue, setRateOverride } from '@onsale/shared/admissi
 import { cancelOrder, TEST_CARDS } from '@onsale/shared/checkout';
 import { admissionClaimsFor, createTokenKey, hashDevice, signToken } from '@onsale/shared/queue';
 import { testSecrets } from '@onsale/shared/testing';
-import { advanceUntil, buildFanPage, devSignIn, docsShots, fanPage, http, launch, makeEvent, noOverflow, scriptedFan, startStack, stateOf, WIDTHS, type Stack } from './harness';
+import {
+  advanceUntil,
+  buildFanPage,
+  devSignIn,
+  docsShots,
+  fanPage,
+  http,
+  launch,
+  makeEvent,
+  noOverflow,
+  scriptedFan,
+  startStack,
+  stateOf,
+  WIDTHS,
+  type Stack,
+} from './harness';
 
 // The waiting room's other states in Chromium: a paused line that resumes without a reload (and a reload that keeps
 // the place), a join the bot gate challenges (the proof-of-work solved in a Web Worker), and a sale that goes
@@ -26,7 +41,8 @@ afterAll(async () => {
 });
 
 const admittedThrough = async (eventId: string) =>
-  (await sql<{ n: number }>`SELECT admitted_through::int AS n FROM queue_state WHERE event_id = ${eventId}`.execute(stack.t.db)).rows[0]?.n ?? 0;
+  (await sql<{ n: number }>`SELECT admitted_through::int AS n FROM queue_state WHERE event_id = ${eventId}`.execute(stack.t.db)).rows[0]
+    ?.n ?? 0;
 
 describe('the waiting room', () => {
   it('reads PAUSED while an operator pauses the line, keeps the place over a reload, and moves on when it resumes, without a reload', async () => {
@@ -59,15 +75,33 @@ describe('the waiting room', () => {
       const a = answers[polled++];
       if (a === undefined) return route.continue();
       if (a === null) return route.abort('connectionrefused');
-      return route.fulfill({ status: a.status, headers: { 'retry-after': a.retryAfter, 'content-type': 'application/json' }, body: JSON.stringify(a.body) });
+      return route.fulfill({
+        status: a.status,
+        headers: { 'retry-after': a.retryAfter, 'content-type': 'application/json' },
+        body: JSON.stringify(a.body),
+      });
     });
     const notice = page.getByTestId('queue-notice');
-    await advanceUntil(page, async () => /very busy.*Still in line\. Checking again in 1[0-5] s\./.test((await notice.textContent({ timeout: 500 })) ?? ''), 'the 503 as still in line');
+    await advanceUntil(
+      page,
+      async () => /very busy.*Still in line\. Checking again in 1[0-5] s\./.test((await notice.textContent({ timeout: 500 })) ?? ''),
+      'the 503 as still in line',
+    );
     expect(await page.getByTestId('queue-position').getAttribute('data-position')).toBe('13');
     expect(await page.getByTestId('page-error').count()).toBe(0);
     await page.screenshot({ path: join(docsShots, 'busy-phone.png'), fullPage: true });
-    await advanceUntil(page, async () => polled >= 2 && /Checking again in [0-9] s\./.test((await notice.textContent({ timeout: 500 })) ?? ''), 'the 429 as still in line', 13_000);
-    await advanceUntil(page, async () => polled >= 3 && /cannot reach the site.*Still in line/.test((await notice.textContent({ timeout: 500 })) ?? ''), 'no answer as still in line', 10_000);
+    await advanceUntil(
+      page,
+      async () => polled >= 2 && /Checking again in [0-9] s\./.test((await notice.textContent({ timeout: 500 })) ?? ''),
+      'the 429 as still in line',
+      13_000,
+    );
+    await advanceUntil(
+      page,
+      async () => polled >= 3 && /cannot reach the site.*Still in line/.test((await notice.textContent({ timeout: 500 })) ?? ''),
+      'no answer as still in line',
+      10_000,
+    );
     await advanceUntil(page, async () => polled >= 4 && (await notice.count()) === 0, 'the line again', 6_000);
     expect(await stateOf(page)).toBe('PAUSED');
     await page.unroute('**/queue/status');
@@ -85,7 +119,12 @@ describe('the waiting room', () => {
     expect(ahead).toBeGreaterThan(0);
     expect(ahead).toBeLessThanOrEqual(12);
     // The wait shows once the controller publishes its rate (the first poll after the resume may come before).
-    await advanceUntil(page, async () => /About .* to wait/.test((await page.getByTestId('queue-wait').textContent({ timeout: 500 })) ?? ''), 'the wait estimate', 10_000);
+    await advanceUntil(
+      page,
+      async () => /About .* to wait/.test((await page.getByTestId('queue-wait').textContent({ timeout: 500 })) ?? ''),
+      'the wait estimate',
+      10_000,
+    );
     await page.screenshot({ path: join(docsShots, 'waiting-phone.png'), fullPage: true });
 
     await setRateOverride(stack.t.db, eventId, 1200, { actor: 'ops@test' });
@@ -104,7 +143,10 @@ describe('the waiting room', () => {
     await devSignIn(page, 'challenged-fan');
     await page.getByTestId('challenge').waitFor();
     // A quick solve can end the challenge step before it is read: the progress line is checked while it is there.
-    const progress = await page.getByTestId('challenge-progress').textContent({ timeout: 1000 }).catch(() => null);
+    const progress = await page
+      .getByTestId('challenge-progress')
+      .textContent({ timeout: 1000 })
+      .catch(() => null);
     if (progress !== null) {
       expect(progress).toMatch(/Checking your browser before you join: \d+% done/);
       await page.screenshot({ path: join(docsShots, 'challenge-desktop.png') }).catch(() => undefined);
@@ -113,7 +155,9 @@ describe('the waiting room', () => {
     const metrics = await (await fetch(`${strict.url}/metrics`)).text();
     expect(metrics).toMatch(/bot_gate_decisions_total\{decision="CHALLENGED"\} 1/);
     expect(metrics).toMatch(/bot_gate_decisions_total\{decision="SOLVED"\} 1/);
-    const entries = await sql<{ n: number }>`SELECT count(*)::int AS n FROM queue_entries WHERE event_id = ${eventId} AND account_id = 'challenged-fan'`.execute(stack.t.db);
+    const entries = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM queue_entries WHERE event_id = ${eventId} AND account_id = 'challenged-fan'`.execute(stack.t.db);
     expect(entries.rows[0]!.n).toBe(1);
     expect(errors).toEqual([]);
     await context.close();
@@ -128,7 +172,14 @@ describe('the waiting room', () => {
     const buyer = await scriptedFan(stack.url, 'box-buyer');
     const key = await createTokenKey(testSecrets().queueTokenSecret);
     const deviceHash = await hashDevice(buyer.headers['x-device-id']!, buyer.id);
-    const admission = await signToken(key, admissionClaimsFor({ kind: 'queue', eventId, accountId: buyer.id, deviceHash, joinIndex: 0, cohort: 'FIFO', iat: 0, exp: 0 }, 1, Date.now()));
+    const admission = await signToken(
+      key,
+      admissionClaimsFor(
+        { kind: 'queue', eventId, accountId: buyer.id, deviceHash, joinIndex: 0, cohort: 'FIFO', iat: 0, exp: 0 },
+        1,
+        Date.now(),
+      ),
+    );
     const buyerHeaders = { ...buyer.headers, 'x-admission-token': admission };
     const hold = await http(stack.url, 'POST', `/events/${eventId}/holds`, buyerHeaders, { section: 'BOX', quantity: 2 });
     expect(hold.status).toBe(201);
@@ -140,10 +191,21 @@ describe('the waiting room', () => {
     await expect.poll(() => page.getByTestId('queue-state').getAttribute('data-state'), { timeout: 20_000 }).toBe('LAST_CHANCE');
     await page.screenshot({ path: join(docsShots, 'last-chance-phone.png'), fullPage: true });
 
-    const paid = await http(stack.url, 'POST', `/holds/${hold.json.holdId as string}/checkout`, { ...buyerHeaders, 'idempotency-key': 'box-buyer-pay-1' }, { payment: { instrument: { type: 'card', number: TEST_CARDS.success } } });
+    const paid = await http(
+      stack.url,
+      'POST',
+      `/holds/${hold.json.holdId as string}/checkout`,
+      { ...buyerHeaders, 'idempotency-key': 'box-buyer-pay-1' },
+      { payment: { instrument: { type: 'card', number: TEST_CARDS.success } } },
+    );
     expect(paid.status).toBe(200);
     await expect
-      .poll(async () => (await sql<{ s: string }>`SELECT inventory_state AS s FROM queue_state WHERE event_id = ${eventId}`.execute(stack.t.db)).rows[0]?.s, { timeout: 20_000 })
+      .poll(
+        async () =>
+          (await sql<{ s: string }>`SELECT inventory_state AS s FROM queue_state WHERE event_id = ${eventId}`.execute(stack.t.db)).rows[0]
+            ?.s,
+        { timeout: 20_000 },
+      )
       .toBe('SOLD_OUT');
     await advanceUntil(page, async () => (await stateOf(page)) === 'SOLD_OUT', 'SOLD_OUT');
     await page.getByTestId('waitlist-form').waitFor();
@@ -156,9 +218,17 @@ describe('the waiting room', () => {
     // The buyer's order is cancelled: the seats go to the waitlist, whose first match is offered them.
     await cancelOrder(stack.t.db, paid.json.orderId as string, { actor: 'ops@test', reason: 'duplicate order' });
     await expect
-      .poll(async () => (await sql<{ n: number }>`SELECT count(*)::int AS n FROM waitlist_offers WHERE account_id = 'waitlist-fan' AND status = 'OPEN'`.execute(stack.t.db)).rows[0]!.n, {
-        timeout: 30_000,
-      })
+      .poll(
+        async () =>
+          (
+            await sql<{
+              n: number;
+            }>`SELECT count(*)::int AS n FROM waitlist_offers WHERE account_id = 'waitlist-fan' AND status = 'OPEN'`.execute(stack.t.db)
+          ).rows[0]!.n,
+        {
+          timeout: 30_000,
+        },
+      )
       .toBe(1);
     await advanceUntil(page, () => page.getByTestId('offer').isVisible(), 'the offer', 20_000);
     expect(await page.getByTestId('offer-deadline').textContent()).toMatch(/Claim within \d+:\d\d/);
@@ -169,7 +239,11 @@ describe('the waiting room', () => {
     await page.getByTestId('card-number').fill(TEST_CARDS.success);
     await page.getByTestId('pay').click();
     await page.getByTestId('order').waitFor({ timeout: 20_000 });
-    const orders = await sql<{ n: number }>`SELECT count(*)::int AS n FROM orders WHERE event_id = ${eventId} AND account_id = 'waitlist-fan' AND status = 'CONFIRMED'`.execute(stack.t.db);
+    const orders = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM orders WHERE event_id = ${eventId} AND account_id = 'waitlist-fan' AND status = 'CONFIRMED'`.execute(
+      stack.t.db,
+    );
     expect(orders.rows[0]!.n).toBe(1);
     expect(errors).toEqual([]);
     await context.close();

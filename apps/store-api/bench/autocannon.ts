@@ -18,7 +18,14 @@ export interface AutocannonResult {
   duration: number;
   '2xx': number;
 }
-type Autocannon = (o: { url: string; connections: number; duration: number; pipelining?: number; requests?: AutocannonRequest[]; headers?: Record<string, string> }) => Promise<AutocannonResult>;
+type Autocannon = (o: {
+  url: string;
+  connections: number;
+  duration: number;
+  pipelining?: number;
+  requests?: AutocannonRequest[];
+  headers?: Record<string, string>;
+}) => Promise<AutocannonResult>;
 
 const require = createRequire(import.meta.url);
 export const autocannon = require('autocannon') as Autocannon;

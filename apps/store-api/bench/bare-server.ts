@@ -2,7 +2,11 @@ import Fastify from 'fastify';
 
 // The physical limit for the HTTP side: a bare Fastify route on this machine, same body size, same client.
 const app = Fastify({ logger: false });
-app.post('/bare', async () => ({ holdId: '00000000-0000-0000-0000-000000000000', seats: [{ id: 1 }, { id: 2 }], expiresAt: new Date().toISOString() }));
+app.post('/bare', async () => ({
+  holdId: '00000000-0000-0000-0000-000000000000',
+  seats: [{ id: 1 }, { id: 2 }],
+  expiresAt: new Date().toISOString(),
+}));
 app.get('/bare-status', async (_req, reply) => {
   reply.header('retry-after', '20');
   return { state: 'WAITING', position: 1234, admittedThrough: 1000, estWaitSeconds: 20 };

@@ -106,7 +106,11 @@ export async function main(argv: string[]) {
       i + 1,
       Date.now(),
     );
-    return { authorization: `Bearer ${(await tokens.issue(accountId)).token}`, 'x-device-id': device, 'x-admission-token': await signToken(queueKey, claims) };
+    return {
+      authorization: `Bearer ${(await tokens.issue(accountId)).token}`,
+      'x-device-id': device,
+      'x-admission-token': await signToken(queueKey, claims),
+    };
   };
 
   const results: Record<string, unknown> = {};
@@ -145,19 +149,23 @@ export async function main(argv: string[]) {
             while (!done && performance.now() - started < seconds * 1000) {
               const i = seq++;
               // The service's own statement (one onsale_hold_ga call), without the service or HTTP around it.
-              const r = await attemptGaHold(testDb, {
-                eventId: ev.eventId,
-                holdId: randomUUID(),
-                accountId: `raw-${n}-${round_}-${i}`,
-                deviceHash: `raw-device-${n}-${round_}-${i}`,
-                sectionCode: section.code,
-                quantity: 1 + (i % 4),
-                limit: 4,
-                deviceLimit: 4,
-                ttlSeconds: 360,
-                seed: i,
-                allocation: null,
-              }, 'async'); // as the service commits it (HOLD_COMMIT's default)
+              const r = await attemptGaHold(
+                testDb,
+                {
+                  eventId: ev.eventId,
+                  holdId: randomUUID(),
+                  accountId: `raw-${n}-${round_}-${i}`,
+                  deviceHash: `raw-device-${n}-${round_}-${i}`,
+                  sectionCode: section.code,
+                  quantity: 1 + (i % 4),
+                  limit: 4,
+                  deviceLimit: 4,
+                  ttlSeconds: 360,
+                  seed: i,
+                  allocation: null,
+                },
+                'async',
+              ); // as the service commits it (HOLD_COMMIT's default)
               if (r.expiresAt) {
                 ok++;
                 lastOkAt = performance.now();
@@ -179,7 +187,12 @@ export async function main(argv: string[]) {
   }
 
   if (testDb !== bench.db) await testDb.destroy();
-  const server = await startProcess('apps/store-api/bench/server.ts', { DATABASE_URL: testUrl, DB_POOL_MAX: String(values.pool), NODE_ENV: 'development', DEV_AUTH: 'false' });
+  const server = await startProcess('apps/store-api/bench/server.ts', {
+    DATABASE_URL: testUrl,
+    DB_POOL_MAX: String(values.pool),
+    NODE_ENV: 'development',
+    DEV_AUTH: 'false',
+  });
   const client = createClient(`http://127.0.0.1:${server.port}`, concurrency);
   const runs: RunResult[] = [];
   try {
@@ -223,7 +236,10 @@ export async function main(argv: string[]) {
           lat.push(r.ms);
           if (r.status === 201) {
             okLat.push(r.ms);
-            held.set(r.body.holdId, (r.body.units as { quantity: number }[]).reduce((a, u) => a + u.quantity, 0));
+            held.set(
+              r.body.holdId,
+              (r.body.units as { quantity: number }[]).reduce((a, u) => a + u.quantity, 0),
+            );
             lastOkAt = performance.now();
           } else {
             const code = r.body?.error ?? String(r.status);
@@ -244,7 +260,9 @@ export async function main(argv: string[]) {
               WHERE u.event_id = ${ev.eventId} AND u.state = 'HELD' AND h.status = 'HELD' AND h.expires_at > now())::int AS held_units,
              (SELECT count(*) FROM ga_shards s WHERE s.event_id = ${ev.eventId}
                 AND s.held <> (SELECT coalesce(sum(quantity), 0) FROM ga_hold_units u
-                               WHERE u.event_id = s.event_id AND u.section_code = s.section_code AND u.shard = s.shard AND u.state = 'HELD'))::int AS counter_mismatch`.execute(bench.db);
+                               WHERE u.event_id = s.event_id AND u.section_code = s.section_code AND u.shard = s.shard AND u.state = 'HELD'))::int AS counter_mismatch`.execute(
+      bench.db,
+    );
     const recon = (await reconcileInventory(bench.db)).find((x) => x.eventId === ev.eventId)!;
     const heldUnits = rows[0]!.held_units;
     const oversold = Math.max(0, unitsInAnswers - ev.capacity, heldUnits + recon.sold - ev.capacity);
@@ -264,7 +282,14 @@ export async function main(argv: string[]) {
       oversold,
       unitsInAnswers,
       answersMatchDatabase: heldUnits === unitsInAnswers,
-      inventory: { capacity: recon.capacity, available: recon.available, held: recon.held, sold: recon.sold, drift: recon.drift, counterMismatch: rows[0]!.counter_mismatch },
+      inventory: {
+        capacity: recon.capacity,
+        available: recon.available,
+        held: recon.held,
+        sold: recon.sold,
+        drift: recon.drift,
+        counterMismatch: rows[0]!.counter_mismatch,
+      },
     };
   }
 

@@ -46,14 +46,22 @@ export async function main(argv: string[]) {
   const concurrency = Number(values.concurrency);
   const warmupSeconds = Number(values['warmup-seconds']);
   const instances = values['store-instances'] === undefined ? null : Number(values['store-instances']);
-  if (instances !== null && !(Number.isInteger(instances) && instances >= 1 && instances <= 16)) throw new Error(`--store-instances must be 1-16, not ${values['store-instances']}`);
+  if (instances !== null && !(Number.isInteger(instances) && instances >= 1 && instances <= 16))
+    throw new Error(`--store-instances must be 1-16, not ${values['store-instances']}`);
   if (!(warmupSeconds >= 0)) throw new Error(`--warmup-seconds must be 0 or more, not ${values['warmup-seconds']}`);
   const bench = await benchDatabase();
-  console.log(`database: ${bench.where}; ${concurrency} concurrent clients; ${seconds} s per scenario, after a ${warmupSeconds} s warm-up of the new store API process`);
+  console.log(
+    `database: ${bench.where}; ${concurrency} concurrent clients; ${seconds} s per scenario, after a ${warmupSeconds} s warm-up of the new store API process`,
+  );
 
   const stadium = JSON.parse(readFileSync(join(root, 'examples', 'stadium.json'), 'utf8'));
   const newEvent = async (name: string) => {
-    const spec = parseEventFile({ ...stadium, name, onsaleAt: new Date(Date.now() - 60_000).toISOString(), startsAt: new Date(Date.now() + 30 * 86400_000).toISOString() });
+    const spec = parseEventFile({
+      ...stadium,
+      name,
+      onsaleAt: new Date(Date.now() - 60_000).toISOString(),
+      startsAt: new Date(Date.now() + 30 * 86400_000).toISOString(),
+    });
     return bench.db.transaction().execute((trx) => createEvent(trx, spec, 'bench', { signOff: true }));
   };
 
@@ -72,7 +80,11 @@ export async function main(argv: string[]) {
       i + 1,
       Date.now(),
     );
-    return { authorization: `Bearer ${(await tokens.issue(accountId)).token}`, 'x-device-id': DEVICE, 'x-admission-token': await signToken(queueKey, claims) };
+    return {
+      authorization: `Bearer ${(await tokens.issue(accountId)).token}`,
+      'x-device-id': DEVICE,
+      'x-admission-token': await signToken(queueKey, claims),
+    };
   };
   let prepared: Record<string, string>[] = [];
   const prepare = async (eventId: string, n: number) => {
@@ -105,14 +117,25 @@ export async function main(argv: string[]) {
     const { rows } = await sql<{ id: number }>`SELECT id FROM seats WHERE event_id = ${ev.eventId} ORDER BY random()`.execute(bench.db);
     let next = 0;
     const lat: number[] = [];
-    const { elapsedMs } = await runLoad(concurrency, seconds * 1000, async () => {
-      const seat = rows[next++ % rows.length]!.id;
-      const t0 = performance.now();
-      await sql`UPDATE seats SET status = 'HELD', hold_id = gen_random_uuid(), expires_at = now() + interval '6 minutes', version = version + 1
-                WHERE event_id = ${ev.eventId} AND id = ${seat} AND (status = 'AVAILABLE' OR (status = 'HELD' AND expires_at <= now()))`.execute(bench.db);
-      lat.push(performance.now() - t0);
-    }, rows.length);
-    results.rawConditionalWrite = { writesPerSec: round((lat.length / elapsedMs) * 1000, 0), ...summarize(lat), note: 'one autocommit UPDATE per seat, pool of 40' };
+    const { elapsedMs } = await runLoad(
+      concurrency,
+      seconds * 1000,
+      async () => {
+        const seat = rows[next++ % rows.length]!.id;
+        const t0 = performance.now();
+        await sql`UPDATE seats SET status = 'HELD', hold_id = gen_random_uuid(), expires_at = now() + interval '6 minutes', version = version + 1
+                WHERE event_id = ${ev.eventId} AND id = ${seat} AND (status = 'AVAILABLE' OR (status = 'HELD' AND expires_at <= now()))`.execute(
+          bench.db,
+        );
+        lat.push(performance.now() - t0);
+      },
+      rows.length,
+    );
+    results.rawConditionalWrite = {
+      writesPerSec: round((lat.length / elapsedMs) * 1000, 0),
+      ...summarize(lat),
+      note: 'one autocommit UPDATE per seat, pool of 40',
+    };
   }
 
   // --- the store API under load ---
@@ -130,7 +153,9 @@ export async function main(argv: string[]) {
       for (const { name, scenario, seconds } of runs) {
         const ev = await newEvent(`bench ${name}`);
         const sections = stadium.sections.map((s: { code: string }) => s.code) as string[];
-        const best = [...stadium.sections].sort((a: { qualityRank: number }, b: { qualityRank: number }) => a.qualityRank - b.qualityRank)[0].code as string;
+        const best = [...stadium.sections].sort(
+          (a: { qualityRank: number }, b: { qualityRank: number }) => a.qualityRank - b.qualityRank,
+        )[0].code as string;
         const lat: number[] = [];
         const steady: number[] = []; // requests that started after the first second (warm caches)
         let scenarioStart = performance.now();
@@ -156,14 +181,23 @@ export async function main(argv: string[]) {
             codes.CONNECTION_CLOSED = (codes.CONNECTION_CLOSED ?? 0) + 1;
             return;
           }
-          lat.push(r.ms); if (process.env.BENCH_TRACE) trace.push(`${Math.round(startedAt - scenarioStart)} ${Math.round(r.ms)} ${r.status}`);
+          lat.push(r.ms);
+          if (process.env.BENCH_TRACE) trace.push(`${Math.round(startedAt - scenarioStart)} ${Math.round(r.ms)} ${r.status}`);
           if (startedAt - scenarioStart > 1000) steady.push(r.ms);
           if (r.status === 201) {
             ok++;
             if (scenario === 'hot') {
               const d = await client.request('DELETE', `/holds/${r.body.holdId}`, headers).catch(() => null);
-              if (d?.status !== 200) live.set(r.body.holdId, r.body.seats.map((s: { id: number }) => s.id));
-            } else live.set(r.body.holdId, r.body.seats.map((s: { id: number }) => s.id));
+              if (d?.status !== 200)
+                live.set(
+                  r.body.holdId,
+                  r.body.seats.map((s: { id: number }) => s.id),
+                );
+            } else
+              live.set(
+                r.body.holdId,
+                r.body.seats.map((s: { id: number }) => s.id),
+              );
           } else {
             const code = r.body?.error ?? String(r.status);
             codes[code] = (codes[code] ?? 0) + 1;
@@ -181,7 +215,11 @@ export async function main(argv: string[]) {
         // Conditional-write attempts per hold request, from the server's own metrics (one process's, under a cluster).
         const metricsText = perProcessMetrics ? '' : String((await client.request('GET', '/metrics', {})).body);
         const attempts = (outcome: string) =>
-          [...metricsText.matchAll(new RegExp(`hold_attempts_total\\{event="${ev.eventId}",section="[^"]*",outcome="${outcome}"\\} (\\d+)`, 'g'))].reduce((a, m) => a + Number(m[1]), 0);
+          [
+            ...metricsText.matchAll(
+              new RegExp(`hold_attempts_total\\{event="${ev.eventId}",section="[^"]*",outcome="${outcome}"\\} (\\d+)`, 'g'),
+            ),
+          ].reduce((a, m) => a + Number(m[1]), 0);
         into[name] = {
           successfulHoldsPerSec: round((ok / elapsedMs) * 1000, 0),
           holdRequestsPerSec: round((lat.length / elapsedMs) * 1000, 0),
@@ -203,7 +241,12 @@ export async function main(argv: string[]) {
   const topologies: Record<string, Record<string, unknown>> = {};
   try {
     if (instances === null) {
-      const server = await startProcess('apps/store-api/bench/server.ts', { DATABASE_URL: bench.url, DB_POOL_MAX: String(values.pool), NODE_ENV: 'development', DEV_AUTH: 'false' });
+      const server = await startProcess('apps/store-api/bench/server.ts', {
+        DATABASE_URL: bench.url,
+        DB_POOL_MAX: String(values.pool),
+        NODE_ENV: 'development',
+        DEV_AUTH: 'false',
+      });
       try {
         await measure(`http://127.0.0.1:${server.port}`, results, false);
       } finally {
@@ -238,9 +281,12 @@ export async function main(argv: string[]) {
   for (const set of sets)
     for (const s of scenarios) {
       const r = set[s] as { successfulHoldsPerSec: number; holdRequestsPerSec: number };
-      Object.assign(r, { ratioToBareFastify: round(r.holdRequestsPerSec / bareRps, 3), ratioToRawWrite: round(r.successfulHoldsPerSec / rawWps, 3) });
+      Object.assign(r, {
+        ratioToBareFastify: round(r.holdRequestsPerSec / bareRps, 3),
+        ratioToRawWrite: round(r.successfulHoldsPerSec / rawWps, 3),
+      });
     }
-  if (process.env.BENCH_TRACE) (await import("node:fs")).writeFileSync(process.env.BENCH_TRACE, trace.join("\n"));
+  if (process.env.BENCH_TRACE) (await import('node:fs')).writeFileSync(process.env.BENCH_TRACE, trace.join('\n'));
   console.log(JSON.stringify(results, null, 2));
   type Outcome = { successfulHoldsPerSec: number; p99Ms: number; doubleHeldSeats: number; invariantDrift: number };
   const summary = (set: Record<string, unknown>) => {
@@ -259,9 +305,13 @@ export async function main(argv: string[]) {
   else {
     const one = topologies.storeInstances1!;
     const many = topologies[`storeInstances${instances}`]!;
-    const ratios = scenarios.map((s) => `${s} ${round((many[s] as Outcome).successfulHoldsPerSec / Math.max(1, (one[s] as Outcome).successfulHoldsPerSec), 2)}x`);
+    const ratios = scenarios.map(
+      (s) => `${s} ${round((many[s] as Outcome).successfulHoldsPerSec / Math.max(1, (one[s] as Outcome).successfulHoldsPerSec), 2)}x`,
+    );
     console.log(`holds, npm start with 1 store process: ${summary(one)}`);
     if (instances !== 1) console.log(`holds, npm start with ${instances} store processes: ${summary(many)}`);
-    console.log(`holds: ${instances} store processes against 1 (successful holds/s): ${ratios.join(', ')}; bare Fastify ${bareRps} req/s, raw conditional write ${rawWps}/s`);
+    console.log(
+      `holds: ${instances} store processes against 1 (successful holds/s): ${ratios.join(', ')}; bare Fastify ${bareRps} req/s, raw conditional write ${rawWps}/s`,
+    );
   }
 }

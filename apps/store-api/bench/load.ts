@@ -11,7 +11,12 @@ import { Pool } from 'undici';
 export function createClient(baseUrl: string, connections: number) {
   const pool = new Pool(baseUrl, { connections, pipelining: 1, keepAliveTimeout: 60_000 });
   return {
-    async request(method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; body: any; ms: number }> {
+    async request(
+      method: string,
+      path: string,
+      headers: Record<string, string>,
+      body?: unknown,
+    ): Promise<{ status: number; body: any; ms: number }> {
       const payload = body === undefined ? undefined : JSON.stringify(body);
       const started = performance.now();
       const res = await pool.request({
@@ -76,7 +81,11 @@ const root = join(import.meta.dirname, '..', '..', '..');
 export function startProcess(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
   // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") is passed to the server processes.
   const extra = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...extra, '--import', 'tsx', script], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...extra, '--import', 'tsx', script], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (d: Buffer) => {
@@ -98,7 +107,6 @@ export async function stopProcess(child: ChildProcess) {
   });
 }
 
-
 /**
  * CPU time (user + system, in microseconds) a process has used so far, from /proc (Linux); null elsewhere. Per
  * request, it says what a route costs whatever else shares the machine's cores during the run.
@@ -116,7 +124,11 @@ export function cpuMicros(pid: number): number | null {
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
 /** Runs `f` and returns its result with the CPU microseconds `pid` used meanwhile, per request (`count(result)`). */
-export async function withCpu<T>(pid: number, f: () => Promise<T>, count: (r: T) => number): Promise<T & { cpuUsPerRequest: number | null }> {
+export async function withCpu<T>(
+  pid: number,
+  f: () => Promise<T>,
+  count: (r: T) => number,
+): Promise<T & { cpuUsPerRequest: number | null }> {
   const before = cpuMicros(pid);
   const r = await f();
   const after = cpuMicros(pid);

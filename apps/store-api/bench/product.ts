@@ -31,7 +31,15 @@ export async function startProduct(databaseUrl: string, args: string[], env: Rec
   const extra = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child: ChildProcess = spawn(process.execPath, [...extra, '--import', 'tsx', join(root, 'scripts', 'start.ts'), ...args], {
     cwd: root,
-    env: { ...clean, DATABASE_URL: databaseUrl, STORE_API_PORT: String(await freePort()), BFF_PORT: String(await freePort()), CONSOLE_DIR: dir, FAN_DIR: dir, ...env },
+    env: {
+      ...clean,
+      DATABASE_URL: databaseUrl,
+      STORE_API_PORT: String(await freePort()),
+      BFF_PORT: String(await freePort()),
+      CONSOLE_DIR: dir,
+      FAN_DIR: dir,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

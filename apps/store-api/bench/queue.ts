@@ -52,7 +52,14 @@ export async function main(argv: string[]) {
   console.log(`database: ${bench.where}; ${concurrency} connections; ${seconds} s per measurement`);
   const club = JSON.parse(readFileSync(join(root, 'examples', 'club.json'), 'utf8'));
   const newEvent = async (over: Record<string, unknown> = {}) => {
-    const spec = parseEventFile({ ...club, name: 'bench queue', fairnessMode: 'FIFO', onsaleAt: new Date(Date.now() - 60_000).toISOString(), startsAt: new Date(Date.now() + 30 * 86400_000).toISOString(), ...over });
+    const spec = parseEventFile({
+      ...club,
+      name: 'bench queue',
+      fairnessMode: 'FIFO',
+      onsaleAt: new Date(Date.now() - 60_000).toISOString(),
+      startsAt: new Date(Date.now() + 30 * 86400_000).toISOString(),
+      ...over,
+    });
     return bench.db.transaction().execute((trx) => createEvent(trx, spec, 'bench', { signOff: true }));
   };
   const accounts = new AccountTokens(installSecrets(installDataDir()).authSecret);
@@ -87,96 +94,143 @@ export async function main(argv: string[]) {
   results.bareFastify = await ownRun(bareUrl, '/bare-status', bareHeaders);
 
   const alone = values.only !== 'npm-start';
-  const server = alone ? await startProcess('apps/store-api/bench/server.ts', { DATABASE_URL: bench.url, NODE_ENV: 'development', DEV_AUTH: 'false' }) : null;
+  const server = alone
+    ? await startProcess('apps/store-api/bench/server.ts', { DATABASE_URL: bench.url, NODE_ENV: 'development', DEV_AUTH: 'false' })
+    : null;
   const client = createClient(`http://127.0.0.1:${server?.port ?? bare.port}`, concurrency);
-  if (server) try {
-    // --- joins: a fresh account per join ---
-    const ev = await newEvent();
-    const prepared: { auth: string; device: string }[] = [];
-    for (let i = 0; i < Math.ceil(seconds * 12_000); i++) prepared.push({ auth: `Bearer ${(await accounts.issue(`q-${i}`)).token}`, device: `bench-device-${i}` });
-    let next = 0;
-    const joined: { headers: Record<string, string> }[] = [];
-    const joinLat: number[] = [];
-    let joinErrors = 0;
-    const { elapsedMs: joinMs } = await runLoad(concurrency, seconds * 1000, async () => {
-      const fan = prepared[next++];
-      if (!fan) return;
-      const r = await client.request('POST', `/events/${ev.eventId}/queue`, { authorization: fan.auth, 'x-device-id': fan.device });
-      joinLat.push(r.ms);
-      if (r.status !== 200) joinErrors++;
-      else if (joined.length < fans) joined.push({ headers: { authorization: fan.auth, 'x-device-id': fan.device, 'x-queue-token': r.body.queueToken } });
-    });
-    const rows = await sql<{ n: number; distinct: number }>`SELECT count(*)::int AS n, count(DISTINCT join_index)::int AS distinct FROM queue_entries WHERE event_id = ${ev.eventId}`.execute(bench.db);
-    results.joins = { joinsPerSec: round((joinLat.length / joinMs) * 1000, 0), ...summarize(joinLat), errors: joinErrors, rows: rows.rows[0]!.n, distinctPositions: rows.rows[0]!.distinct };
-
-    // --- status polls: the controller is alive, the watermark is below these fans (WAITING) ---
-    await sql`UPDATE queue_state SET heartbeat_at = now() + interval '1 hour', admitted_through = 0, rate_per_min = 1300 WHERE event_id = ${ev.eventId}`.execute(bench.db);
-    await new Promise((r) => setTimeout(r, 1200));
-    const statusLat: number[] = [];
-    const states: Record<string, number> = {};
-    let i = 0;
-    const { elapsedMs: statusMs } = await runLoad(concurrency, seconds * 1000, async () => {
-      const fan = joined[i++ % joined.length]!;
-      const r = await client.request('GET', `/events/${ev.eventId}/queue/status`, fan.headers);
-      statusLat.push(r.ms);
-      const s = r.status === 200 ? r.body.state : `HTTP ${r.status}`;
-      states[s] = (states[s] ?? 0) + 1;
-    });
-    results.status = { pollsPerSec: round((statusLat.length / statusMs) * 1000, 0), ...summarize(statusLat), states, distinctFans: joined.length };
-
-    // --- sold-out propagation: the real controller (1 s ticks), 200 fans polling every 200 ms ---
-    const tiny = await newEvent({ sections: [{ code: 'LAST', priceLevel: club.priceLevels[0].code, qualityRank: 1, rows: [{ label: 'A', seats: 4 }] }] });
-    const controller = new AdmissionController({ db: bench.db, connectionString: bench.url });
-    await controller.start();
+  if (server)
     try {
-      const pollers: Record<string, string>[] = [];
-      for (let k = 0; k < 200; k++) {
-        const auth = `Bearer ${(await accounts.issue(`so-${k}`)).token}`;
-        const device = `soldout-device-${k}`;
-        const r = await client.request('POST', `/events/${tiny.eventId}/queue`, { authorization: auth, 'x-device-id': device });
-        pollers.push({ authorization: auth, 'x-device-id': device, 'x-queue-token': r.body.queueToken });
-      }
-      const buyer = 'so-buyer';
-      const key = await createTokenKey(installSecrets(installDataDir()).queueTokenSecret);
-      const device = 'soldout-buyer-device';
-      const admission = await signToken(
-        key,
-        admissionClaimsFor({ kind: 'queue', eventId: tiny.eventId, accountId: buyer, deviceHash: await hashDevice(device, buyer), joinIndex: 0, cohort: 'FIFO', iat: 0, exp: 0 }, 1, Date.now()),
+      // --- joins: a fresh account per join ---
+      const ev = await newEvent();
+      const prepared: { auth: string; device: string }[] = [];
+      for (let i = 0; i < Math.ceil(seconds * 12_000); i++)
+        prepared.push({ auth: `Bearer ${(await accounts.issue(`q-${i}`)).token}`, device: `bench-device-${i}` });
+      let next = 0;
+      const joined: { headers: Record<string, string> }[] = [];
+      const joinLat: number[] = [];
+      let joinErrors = 0;
+      const { elapsedMs: joinMs } = await runLoad(concurrency, seconds * 1000, async () => {
+        const fan = prepared[next++];
+        if (!fan) return;
+        const r = await client.request('POST', `/events/${ev.eventId}/queue`, { authorization: fan.auth, 'x-device-id': fan.device });
+        joinLat.push(r.ms);
+        if (r.status !== 200) joinErrors++;
+        else if (joined.length < fans)
+          joined.push({ headers: { authorization: fan.auth, 'x-device-id': fan.device, 'x-queue-token': r.body.queueToken } });
+      });
+      const rows = await sql<{
+        n: number;
+        distinct: number;
+      }>`SELECT count(*)::int AS n, count(DISTINCT join_index)::int AS distinct FROM queue_entries WHERE event_id = ${ev.eventId}`.execute(
+        bench.db,
       );
-      const buyerHeaders = { authorization: `Bearer ${(await accounts.issue(buyer)).token}`, 'x-device-id': device, 'x-admission-token': admission };
-      await new Promise((r) => setTimeout(r, 2500)); // the controller is ticking; every poller sees the live queue
-      const held = await client.request('POST', `/events/${tiny.eventId}/holds`, buyerHeaders, { section: 'LAST', quantity: 4 });
-      const firstSeen: number[] = new Array(pollers.length).fill(0);
-      let soldAt = 0;
-      const polling = Promise.all(
-        pollers.map(async (headers, k) => {
-          const deadline = performance.now() + 30_000;
-          while (!firstSeen[k] && performance.now() < deadline) {
-            const r = await client.request('GET', `/events/${tiny.eventId}/queue/status`, headers);
-            if (r.body?.state === 'SOLD_OUT') firstSeen[k] = performance.now();
-            else await new Promise((x) => setTimeout(x, 200));
-          }
-        }),
-      );
-      const paid = await client.request('POST', `/holds/${held.body.holdId}/checkout`, { ...buyerHeaders, 'idempotency-key': 'bench-last-seats-0001' }, { payment: { instrument: { type: 'card', number: TEST_CARDS.success } } });
-      soldAt = performance.now();
-      await polling;
-      const seen = firstSeen.filter((t) => t > 0);
-      results.soldOutPropagation = {
-        lastSeatsSold: paid.status === 200,
-        pollers: pollers.length,
-        pollersToldSoldOut: seen.length,
-        secondsToEveryPoller: seen.length === pollers.length ? round((Math.max(...seen) - soldAt) / 1000, 2) : null,
-        secondsToFirstPoller: seen.length > 0 ? round((Math.min(...seen) - soldAt) / 1000, 2) : null,
-        controllerTickMs: controller.tickMs,
+      results.joins = {
+        joinsPerSec: round((joinLat.length / joinMs) * 1000, 0),
+        ...summarize(joinLat),
+        errors: joinErrors,
+        rows: rows.rows[0]!.n,
+        distinctPositions: rows.rows[0]!.distinct,
       };
+
+      // --- status polls: the controller is alive, the watermark is below these fans (WAITING) ---
+      await sql`UPDATE queue_state SET heartbeat_at = now() + interval '1 hour', admitted_through = 0, rate_per_min = 1300 WHERE event_id = ${ev.eventId}`.execute(
+        bench.db,
+      );
+      await new Promise((r) => setTimeout(r, 1200));
+      const statusLat: number[] = [];
+      const states: Record<string, number> = {};
+      let i = 0;
+      const { elapsedMs: statusMs } = await runLoad(concurrency, seconds * 1000, async () => {
+        const fan = joined[i++ % joined.length]!;
+        const r = await client.request('GET', `/events/${ev.eventId}/queue/status`, fan.headers);
+        statusLat.push(r.ms);
+        const s = r.status === 200 ? r.body.state : `HTTP ${r.status}`;
+        states[s] = (states[s] ?? 0) + 1;
+      });
+      results.status = {
+        pollsPerSec: round((statusLat.length / statusMs) * 1000, 0),
+        ...summarize(statusLat),
+        states,
+        distinctFans: joined.length,
+      };
+
+      // --- sold-out propagation: the real controller (1 s ticks), 200 fans polling every 200 ms ---
+      const tiny = await newEvent({
+        sections: [{ code: 'LAST', priceLevel: club.priceLevels[0].code, qualityRank: 1, rows: [{ label: 'A', seats: 4 }] }],
+      });
+      const controller = new AdmissionController({ db: bench.db, connectionString: bench.url });
+      await controller.start();
+      try {
+        const pollers: Record<string, string>[] = [];
+        for (let k = 0; k < 200; k++) {
+          const auth = `Bearer ${(await accounts.issue(`so-${k}`)).token}`;
+          const device = `soldout-device-${k}`;
+          const r = await client.request('POST', `/events/${tiny.eventId}/queue`, { authorization: auth, 'x-device-id': device });
+          pollers.push({ authorization: auth, 'x-device-id': device, 'x-queue-token': r.body.queueToken });
+        }
+        const buyer = 'so-buyer';
+        const key = await createTokenKey(installSecrets(installDataDir()).queueTokenSecret);
+        const device = 'soldout-buyer-device';
+        const admission = await signToken(
+          key,
+          admissionClaimsFor(
+            {
+              kind: 'queue',
+              eventId: tiny.eventId,
+              accountId: buyer,
+              deviceHash: await hashDevice(device, buyer),
+              joinIndex: 0,
+              cohort: 'FIFO',
+              iat: 0,
+              exp: 0,
+            },
+            1,
+            Date.now(),
+          ),
+        );
+        const buyerHeaders = {
+          authorization: `Bearer ${(await accounts.issue(buyer)).token}`,
+          'x-device-id': device,
+          'x-admission-token': admission,
+        };
+        await new Promise((r) => setTimeout(r, 2500)); // the controller is ticking; every poller sees the live queue
+        const held = await client.request('POST', `/events/${tiny.eventId}/holds`, buyerHeaders, { section: 'LAST', quantity: 4 });
+        const firstSeen: number[] = new Array(pollers.length).fill(0);
+        let soldAt = 0;
+        const polling = Promise.all(
+          pollers.map(async (headers, k) => {
+            const deadline = performance.now() + 30_000;
+            while (!firstSeen[k] && performance.now() < deadline) {
+              const r = await client.request('GET', `/events/${tiny.eventId}/queue/status`, headers);
+              if (r.body?.state === 'SOLD_OUT') firstSeen[k] = performance.now();
+              else await new Promise((x) => setTimeout(x, 200));
+            }
+          }),
+        );
+        const paid = await client.request(
+          'POST',
+          `/holds/${held.body.holdId}/checkout`,
+          { ...buyerHeaders, 'idempotency-key': 'bench-last-seats-0001' },
+          { payment: { instrument: { type: 'card', number: TEST_CARDS.success } } },
+        );
+        soldAt = performance.now();
+        await polling;
+        const seen = firstSeen.filter((t) => t > 0);
+        results.soldOutPropagation = {
+          lastSeatsSold: paid.status === 200,
+          pollers: pollers.length,
+          pollersToldSoldOut: seen.length,
+          secondsToEveryPoller: seen.length === pollers.length ? round((Math.max(...seen) - soldAt) / 1000, 2) : null,
+          secondsToFirstPoller: seen.length > 0 ? round((Math.min(...seen) - soldAt) / 1000, 2) : null,
+          controllerTickMs: controller.tickMs,
+        };
+      } finally {
+        await controller.stop();
+      }
     } finally {
-      await controller.stop();
+      client.close();
+      if (server) await stopProcess(server.child);
     }
-  } finally {
-    client.close();
-    if (server) await stopProcess(server.child);
-  }
 
   // --- status polls against `npm start` (the default topology: one process), both clients, beside the bare route ---
   // Limits stay on (their hooks are part of the route's cost) but high enough that one loopback client standing for
@@ -196,33 +250,70 @@ export async function main(argv: string[]) {
     const pollers: Record<string, string>[] = [];
     const ahead = 1000;
     let joined = 0;
-    await runLoad(50, 600_000, async () => {
-      const n = joined++;
-      const auth = `Bearer ${(await accounts.issue(`start-${n}`)).token}`;
-      const device = `start-device-${n}`;
-      const r = await c.request('POST', `/events/${ev.eventId}/queue`, { authorization: auth, 'x-device-id': device });
-      if (r.status !== 200) throw new Error(`join under npm start: HTTP ${r.status} ${JSON.stringify(r.body)}`);
-      if (r.body.position === null || r.body.position > ahead) pollers.push({ authorization: auth, 'x-device-id': device, 'x-queue-token': r.body.queueToken });
-    }, fans + ahead);
+    await runLoad(
+      50,
+      600_000,
+      async () => {
+        const n = joined++;
+        const auth = `Bearer ${(await accounts.issue(`start-${n}`)).token}`;
+        const device = `start-device-${n}`;
+        const r = await c.request('POST', `/events/${ev.eventId}/queue`, { authorization: auth, 'x-device-id': device });
+        if (r.status !== 200) throw new Error(`join under npm start: HTTP ${r.status} ${JSON.stringify(r.body)}`);
+        if (r.body.position === null || r.body.position > ahead)
+          pollers.push({ authorization: auth, 'x-device-id': device, 'x-queue-token': r.body.queueToken });
+      },
+      fans + ahead,
+    );
     c.close();
     const path = `/events/${ev.eventId}/queue/status`;
     // CPU per request of the server process besides the rates: on a shared machine, what each route costs its process.
     const pollerHeaders = (i: number) => pollers[i % pollers.length]!;
     await warmUp(product.storeUrl, path, pollerHeaders);
-    const own = await withCpu(product.pid, () => ownRun(product.storeUrl, path, pollerHeaders), (r) => r.count);
-    const ownBare = await withCpu(bare.child.pid!, () => ownRun(bareUrl, '/bare-status', bareHeaders), (r) => r.count);
+    const own = await withCpu(
+      product.pid,
+      () => ownRun(product.storeUrl, path, pollerHeaders),
+      (r) => r.count,
+    );
+    const ownBare = await withCpu(
+      bare.child.pid!,
+      () => ownRun(bareUrl, '/bare-status', bareHeaders),
+      (r) => r.count,
+    );
 
     let k = 0;
-    const statusReq: AutocannonRequest = { method: 'GET', setupRequest: (req) => ({ ...req, path, headers: pollers[k++ % pollers.length] }) };
+    const statusReq: AutocannonRequest = {
+      method: 'GET',
+      setupRequest: (req) => ({ ...req, path, headers: pollers[k++ % pollers.length] }),
+    };
     const bareReq: AutocannonRequest = { method: 'GET', setupRequest: (req) => ({ ...req, path: '/bare-status', headers: bareHeaders() }) };
     await autocannon({ url: product.storeUrl, connections, duration: 2, requests: [statusReq] }); // warm-up
-    const ac = await withCpu(product.pid, async () => figures(await autocannon({ url: product.storeUrl, connections, duration: seconds, requests: [statusReq] })), (r) => r.ok + r.non2xx);
+    const ac = await withCpu(
+      product.pid,
+      async () => figures(await autocannon({ url: product.storeUrl, connections, duration: seconds, requests: [statusReq] })),
+      (r) => r.ok + r.non2xx,
+    );
     await autocannon({ url: bareUrl, connections, duration: 2, requests: [bareReq] });
-    const acBare = await withCpu(bare.child.pid!, async () => figures(await autocannon({ url: bareUrl, connections, duration: seconds, requests: [bareReq] })), (r) => r.ok + r.non2xx);
+    const acBare = await withCpu(
+      bare.child.pid!,
+      async () => figures(await autocannon({ url: bareUrl, connections, duration: seconds, requests: [bareReq] })),
+      (r) => r.ok + r.non2xx,
+    );
     results.npmStart = {
       pollers: pollers.length,
-      ownClient: { status: own, bareFastify: ownBare, ratio: round(own.reqPerSec / ownBare.reqPerSec, 3), p99Ratio: round(own.p99Ms / Math.max(0.1, ownBare.p99Ms), 2), cpuRatio: cpuRatio(own, ownBare) },
-      autocannon: { status: ac, bareFastify: acBare, ratio: round(ac.reqPerSec / acBare.reqPerSec, 3), p99Ratio: round(ac.p99Ms / Math.max(1, acBare.p99Ms), 2), cpuRatio: cpuRatio(ac, acBare) },
+      ownClient: {
+        status: own,
+        bareFastify: ownBare,
+        ratio: round(own.reqPerSec / ownBare.reqPerSec, 3),
+        p99Ratio: round(own.p99Ms / Math.max(0.1, ownBare.p99Ms), 2),
+        cpuRatio: cpuRatio(own, ownBare),
+      },
+      autocannon: {
+        status: ac,
+        bareFastify: acBare,
+        ratio: round(ac.reqPerSec / acBare.reqPerSec, 3),
+        p99Ratio: round(ac.p99Ms / Math.max(1, acBare.p99Ms), 2),
+        cpuRatio: cpuRatio(ac, acBare),
+      },
     };
   } finally {
     await product.stop();
@@ -235,16 +326,31 @@ export async function main(argv: string[]) {
   console.log(JSON.stringify(results, null, 2));
   const joins = results.joins as { joinsPerSec: number; p99Ms: number };
   const ns = results.npmStart as {
-    ownClient: { status: { reqPerSec: number; p99Ms: number; cpuUsPerRequest: number | null }; bareFastify: { reqPerSec: number; p99Ms: number; cpuUsPerRequest: number | null }; ratio: number; p99Ratio: number; cpuRatio: number | null };
-    autocannon: { status: ReturnType<typeof figures> & { cpuUsPerRequest: number | null }; bareFastify: ReturnType<typeof figures> & { cpuUsPerRequest: number | null }; ratio: number; p99Ratio: number; cpuRatio: number | null };
+    ownClient: {
+      status: { reqPerSec: number; p99Ms: number; cpuUsPerRequest: number | null };
+      bareFastify: { reqPerSec: number; p99Ms: number; cpuUsPerRequest: number | null };
+      ratio: number;
+      p99Ratio: number;
+      cpuRatio: number | null;
+    };
+    autocannon: {
+      status: ReturnType<typeof figures> & { cpuUsPerRequest: number | null };
+      bareFastify: ReturnType<typeof figures> & { cpuUsPerRequest: number | null };
+      ratio: number;
+      p99Ratio: number;
+      cpuRatio: number | null;
+    };
   };
   type Fig = { reqPerSec: number; p99Ms: number; cpuUsPerRequest: number | null };
   const line = (name: string, x: { status: Fig; bareFastify: Fig; ratio: number; p99Ratio: number; cpuRatio: number | null }) =>
     `${name}: status ${x.status.reqPerSec}/s p99 ${x.status.p99Ms} ms (${x.status.cpuUsPerRequest} us CPU/request) vs bare Fastify ${x.bareFastify.reqPerSec}/s p99 ${x.bareFastify.p99Ms} ms (${x.bareFastify.cpuUsPerRequest} us) = ${x.ratio} of bare, p99 ${x.p99Ratio}x, CPU ${x.cpuRatio} of bare's`;
-  if (status) console.log(
-    `queue (store API alone): status ${status.pollsPerSec}/s p99 ${status.p99Ms} ms = ${round(status.pollsPerSec / bareRps, 3)} of bare Fastify; ` +
-      `joins ${joins.joinsPerSec}/s p99 ${joins.p99Ms} ms (target >= 5000/s, p99 < 100 ms); ` +
-      `sold-out reached all ${(results.soldOutPropagation as { pollers: number }).pollers} pollers in ${(results.soldOutPropagation as { secondsToEveryPoller: number | null }).secondsToEveryPoller} s (target < 2 s)`,
+  if (status)
+    console.log(
+      `queue (store API alone): status ${status.pollsPerSec}/s p99 ${status.p99Ms} ms = ${round(status.pollsPerSec / bareRps, 3)} of bare Fastify; ` +
+        `joins ${joins.joinsPerSec}/s p99 ${joins.p99Ms} ms (target >= 5000/s, p99 < 100 ms); ` +
+        `sold-out reached all ${(results.soldOutPropagation as { pollers: number }).pollers} pollers in ${(results.soldOutPropagation as { secondsToEveryPoller: number | null }).secondsToEveryPoller} s (target < 2 s)`,
+    );
+  console.log(
+    `queue under npm start (target >= 0.6 of bare, p99 <= 1.5x): ${line('own client', ns.ownClient)}; ${line('autocannon', ns.autocannon)}`,
   );
-  console.log(`queue under npm start (target >= 0.6 of bare, p99 <= 1.5x): ${line('own client', ns.ownClient)}; ${line('autocannon', ns.autocannon)}`);
 }

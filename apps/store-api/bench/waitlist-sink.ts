@@ -57,7 +57,10 @@ const server = http.createServer((req, res) => {
     const header = req.headers[SIGNATURE_HEADER.toLowerCase()];
     if (!verifyWebhookSignature(secret, typeof header === 'string' ? header : undefined, raw)) badSignatures++;
     try {
-      const body = JSON.parse(raw.toString('utf8')) as { deliveryId: number; notifications: { id: number; kind: string; listingId: string }[] };
+      const body = JSON.parse(raw.toString('utf8')) as {
+        deliveryId: number;
+        notifications: { id: number; kind: string; listingId: string }[];
+      };
       if (deliveries.has(body.deliveryId)) duplicateDeliveries++;
       deliveries.add(body.deliveryId);
       for (const n of body.notifications) {

@@ -55,7 +55,9 @@ const say = (level: string) => (obj: unknown, msg?: string) => {
   if (errors.length < 50) errors.push(line.slice(0, 500));
   process.stderr.write(`${line.slice(0, 2000)}\n`);
 };
-const logger = { error: say('error'), warn: say('warn'), info: () => {}, debug: () => {} } as unknown as NonNullable<WorkerOptions['logger']>;
+const logger = { error: say('error'), warn: say('warn'), info: () => {}, debug: () => {} } as unknown as NonNullable<
+  WorkerOptions['logger']
+>;
 
 const worker = await startWorker({
   connectionString: url,

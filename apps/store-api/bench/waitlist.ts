@@ -51,7 +51,8 @@ const secs = (ms: number) => round(ms / 1000, 2);
 const log = (s: string) => console.log(s);
 
 /** A v4-shaped uuid derived from a listing number, the same in SQL and here (zod's uuid checks version/variant). */
-const listingIdSql = (n: string) => `(overlay(overlay(md5('bench-listing-' || (${n})::text) placing '4' from 13) placing '8' from 17)::uuid)`;
+const listingIdSql = (n: string) =>
+  `(overlay(overlay(md5('bench-listing-' || (${n})::text) placing '4' from 13) placing '8' from 17)::uuid)`;
 function listingId(n: number): string {
   const h = createHash('md5').update(`bench-listing-${n}`).digest('hex').split('');
   h[12] = '4';
@@ -104,7 +105,11 @@ export async function main(argv: string[]) {
   const variants: { pageSize?: number; chunkSize?: number; workerConcurrency: number }[] = values.variants
     ? values.variants.split(',').map((v) => {
         const [p, c, w] = v.split(':');
-        return { pageSize: p ? Number(p) : pageSize, chunkSize: c ? Number(c) : chunkSize, workerConcurrency: w ? Number(w) : workerConcurrency };
+        return {
+          pageSize: p ? Number(p) : pageSize,
+          chunkSize: c ? Number(c) : chunkSize,
+          workerConcurrency: w ? Number(w) : workerConcurrency,
+        };
       })
     : [{ pageSize, chunkSize, workerConcurrency }];
   for (const [k, v] of Object.entries({ rows, listings, hot, joinSeconds, clients, joinListingCount, workerConcurrency }))
@@ -116,10 +121,22 @@ export async function main(argv: string[]) {
   const children: ChildProcess[] = [];
   const first = variants[0]!;
   const results: Record<string, any> = {
-    config: { rows, listings, hot, joinSeconds, clients, joinListings: joinListingCount, workerConcurrency: first.workerConcurrency, pageSize: first.pageSize ?? 'default (10000)', chunkSize: first.chunkSize ?? 'default (500)' },
+    config: {
+      rows,
+      listings,
+      hot,
+      joinSeconds,
+      clients,
+      joinListings: joinListingCount,
+      workerConcurrency: first.workerConcurrency,
+      pageSize: first.pageSize ?? 'default (10000)',
+      chunkSize: first.chunkSize ?? 'default (500)',
+    },
   };
   log(`database: ${bench.where}`);
-  log(`rows ${fmt(rows)} over ${fmt(listings)} listings, hot listing ${fmt(hot)} entries; joins ${clients} clients x ${joinSeconds} s; worker concurrency ${workerConcurrency}`);
+  log(
+    `rows ${fmt(rows)} over ${fmt(listings)} listings, hot listing ${fmt(hot)} entries; joins ${clients} clients x ${joinSeconds} s; worker concurrency ${workerConcurrency}`,
+  );
   try {
     const hotEvent = await createHotEvent(bench.db);
     results.load = await load(bench, { rows, listings, hot, hotListingId: hotEvent.listingId, hotDate: hotEvent.date });
@@ -127,7 +144,16 @@ export async function main(argv: string[]) {
     const runs = [];
     for (const v of variants) runs.push(await fanout(bench, { hot, hotEvent, ...v, children }));
     results.fanout = runs[0];
-    if (runs.length > 1) results.fanoutVariants = runs.map((f) => ({ ...f.settings, enqueuedSeconds: f.enqueuedSeconds, deliveredSeconds: f.deliveredSeconds, sqlLimitFifoSeconds: f.sqlLimit.loggedFifoInsertSelectSeconds, ratioToFifo: f.sqlLimit.ratioToFifoInsertSelect, vmHwmMb: f.workerRss.vmHwmMb, pages: f.pages }));
+    if (runs.length > 1)
+      results.fanoutVariants = runs.map((f) => ({
+        ...f.settings,
+        enqueuedSeconds: f.enqueuedSeconds,
+        deliveredSeconds: f.deliveredSeconds,
+        sqlLimitFifoSeconds: f.sqlLimit.loggedFifoInsertSelectSeconds,
+        ratioToFifo: f.sqlLimit.ratioToFifoInsertSelect,
+        vmHwmMb: f.workerRss.vmHwmMb,
+        pages: f.pages,
+      }));
     results.onRead = await onRead(bench, { hotListingId: hotEvent.listingId, children });
   } finally {
     for (const c of children) if (c.exitCode === null && c.signalCode === null) await stopProcess(c).catch(() => {});
@@ -172,7 +198,9 @@ async function createHotEvent(db: Db): Promise<HotEvent> {
               VALUES (${crowd}, ${ev.eventId}, 'bench-crowd', NULL, ${ev.capacity - 4}, 'HELD', now() + interval '1 day')`.execute(trx);
     await sql`UPDATE seats SET status = 'HELD', hold_id = ${crowd}, expires_at = now() + interval '1 day'
               WHERE event_id = ${ev.eventId} AND id NOT IN (
-                SELECT id FROM seats WHERE event_id = ${ev.eventId} AND section_code = 'A' ORDER BY row_index, seat_number LIMIT 4 OFFSET 8)`.execute(trx);
+                SELECT id FROM seats WHERE event_id = ${ev.eventId} AND section_code = 'A' ORDER BY row_index, seat_number LIMIT 4 OFFSET 8)`.execute(
+      trx,
+    );
   });
   return { eventId: ev.eventId, listingId: ev.listingId, date: startsAt.toISOString().slice(0, 10) };
 }
@@ -208,7 +236,9 @@ async function load(bench: BenchDatabase, o: { rows: number; listings: number; h
 
   log(`\n[load] ${fmt(Lc)} cold listings (no events: the waitlist table has no foreign keys)`);
   let started = performance.now();
-  await sql`INSERT INTO listings (id, name) SELECT ${sql.raw(listingIdSql('n'))}, 'Bench listing ' || n FROM generate_series(0, ${Lc - 1}::int) n`.execute(db);
+  await sql`INSERT INTO listings (id, name) SELECT ${sql.raw(listingIdSql('n'))}, 'Bench listing ' || n FROM generate_series(0, ${Lc - 1}::int) n`.execute(
+    db,
+  );
   const listingsMs = performance.now() - started;
   log(`[load] listings in ${secs(listingsMs)} s`);
 
@@ -268,7 +298,9 @@ async function load(bench: BenchDatabase, o: { rows: number; listings: number; h
           await sliceSql(slice[0], slice[1]).execute(conn);
           loaded += slice[1] - slice[0];
           const el = performance.now() - started;
-          log(`[load]   statement ${s + 1}/${slices.length}: ${fmt(slice[1] - slice[0])} rows in ${secs(performance.now() - t)} s; ${fmt(loaded)} rows so far, ${fmt(loaded / (el / 1000))} rows/s`);
+          log(
+            `[load]   statement ${s + 1}/${slices.length}: ${fmt(slice[1] - slice[0])} rows in ${secs(performance.now() - t)} s; ${fmt(loaded)} rows so far, ${fmt(loaded / (el / 1000))} rows/s`,
+          );
         }
       }),
     ),
@@ -308,7 +340,9 @@ async function load(bench: BenchDatabase, o: { rows: number; listings: number; h
     SELECT (SELECT count(*) FROM waitlist_entries)::bigint AS n,
            (SELECT count(*) FROM waitlist_entries WHERE listing_id = ${o.hotListingId})::bigint AS hot,
            (SELECT count(*) FROM waitlist_entries WHERE listing_id = ${o.hotListingId} AND expires_at > now())::bigint AS live,
-           (SELECT max(n) FROM (SELECT count(*) AS n FROM waitlist_entries WHERE listing_id <> ${o.hotListingId} GROUP BY listing_id) x)::bigint AS max_listing`.execute(db);
+           (SELECT max(n) FROM (SELECT count(*) AS n FROM waitlist_entries WHERE listing_id <> ${o.hotListingId} GROUP BY listing_id) x)::bigint AS max_listing`.execute(
+    db,
+  );
   const z = sizes[0]!;
   const c = counted[0]!;
   const perRow = (b: number) => round(b / c.n, 1);
@@ -330,7 +364,9 @@ async function load(bench: BenchDatabase, o: { rows: number; listings: number; h
     bytesPerRowByIndex: Object.fromEntries(perIndex.map((r) => [r.index, perRow(r.bytes)])),
   };
   log(`[load] ${fmt(c.n)} rows; hot listing ${fmt(c.hot)} (${fmt(c.live)} live); largest cold listing ${fmt(c.max_listing)}`);
-  log(`[load] ${round(z.total_bytes / 2 ** 20, 0)} MiB = ${out.bytesPerRow.total} bytes/row (table ${out.bytesPerRow.table} + indexes ${out.bytesPerRow.indexes}: ${perIndex.map((r) => `${r.index} ${perRow(r.bytes)}`).join(', ')})`);
+  log(
+    `[load] ${round(z.total_bytes / 2 ** 20, 0)} MiB = ${out.bytesPerRow.total} bytes/row (table ${out.bytesPerRow.table} + indexes ${out.bytesPerRow.indexes}: ${perIndex.map((r) => `${r.index} ${perRow(r.bytes)}`).join(', ')})`,
+  );
   return out;
 }
 
@@ -376,7 +412,12 @@ function procCpuTicks(pid: number | undefined): number {
 
 async function snapshot(db: Db, procs: Record<string, number | undefined> = {}): Promise<Snapshot> {
   const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
-  return { at: performance.now(), pg: await pgCounters(db), cpu, procs: Object.fromEntries(Object.entries(procs).map(([k, pid]) => [k, procCpuTicks(pid)])) };
+  return {
+    at: performance.now(),
+    pg: await pgCounters(db),
+    cpu,
+    procs: Object.fromEntries(Object.entries(procs).map(([k, pid]) => [k, procCpuTicks(pid)])),
+  };
 }
 
 /** What happened between two snapshots, per unit of work (`per`: joins, notifications...). */
@@ -387,7 +428,9 @@ function describe(a: Snapshot, b: Snapshot, units: number) {
   const total = cpuD.reduce((x, y) => x + y, 0) || 1;
   const pct = (i: number) => round((100 * cpuD[i]!) / total, 0);
   const per = (n: number) => (units > 0 ? round(n / units, 2) : null);
-  const procs = Object.fromEntries(Object.keys(b.procs).map((k) => [k, round(((b.procs[k]! - (a.procs[k] ?? 0)) / 100 / seconds) * 100, 0)]));
+  const procs = Object.fromEntries(
+    Object.keys(b.procs).map((k) => [k, round(((b.procs[k]! - (a.procs[k] ?? 0)) / 100 / seconds) * 100, 0)]),
+  );
   return {
     seconds: round(seconds, 1),
     walMB: round(d('wal.wal_bytes') / 2 ** 20, 1),
@@ -444,8 +487,16 @@ function logProbe(tag: string, unit: string, p: ReturnType<typeof describe>, wai
       `${p.fullPageImagesPerUnit} full-page images per ${unit}), checkpoints started ${p.checkpointsStarted}, buffers written by backends ` +
       `${fmt(p.buffersWrittenByBackends)}; this database: blocks read into shared_buffers ${p.blocksReadPerUnit} per ${unit} (hits ${p.blocksHitPerUnit})`,
   );
-  log(`[${tag}] machine CPU % ${JSON.stringify(p.machineCpuPct)}; our processes, % of one core ${JSON.stringify(p.processCpuPctOfOneCore)}`);
-  log(`[${tag}] active backends of this database on average, by wait: ${Object.entries(waits).map(([k, v]) => `${k} ${v}`).join('; ') || 'none sampled'}`);
+  log(
+    `[${tag}] machine CPU % ${JSON.stringify(p.machineCpuPct)}; our processes, % of one core ${JSON.stringify(p.processCpuPctOfOneCore)}`,
+  );
+  log(
+    `[${tag}] active backends of this database on average, by wait: ${
+      Object.entries(waits)
+        .map(([k, v]) => `${k} ${v}`)
+        .join('; ') || 'none sampled'
+    }`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -471,7 +522,10 @@ function joinCriteria(l: JoinListing): Record<string, unknown> {
   return c;
 }
 
-async function joins(bench: BenchDatabase, o: { listings: number; joinListingCount: number; joinSeconds: number; clients: number; children: ChildProcess[] }) {
+async function joins(
+  bench: BenchDatabase,
+  o: { listings: number; joinListingCount: number; joinSeconds: number; clients: number; children: ChildProcess[] },
+) {
   const Lc = o.listings - 1;
   // Listings fans join over HTTP need a performance (criteria are checked against it): one small event each, on
   // cold listings spread over the catalog (so each already holds its loaded entries).
@@ -520,22 +574,39 @@ async function joins(bench: BenchDatabase, o: { listings: number; joinListingCou
       const l = targets[Math.floor(Math.random() * targets.length)]!;
       return { listingId: l.id, accountId: `r-${rawSeq++}`, c: joinCriteria(l) };
     });
-    const batch = items.map((i) => ({ listingId: i.listingId, accountId: i.accountId, criteria: normalizeCriteria(waitlistCriteriaSchema.parse(i.c)), ttlSeconds: TTL_DAYS * 86400 }));
+    const batch = items.map((i) => ({
+      listingId: i.listingId,
+      accountId: i.accountId,
+      criteria: normalizeCriteria(waitlistCriteriaSchema.parse(i.c)),
+      ttlSeconds: TTL_DAYS * 86400,
+    }));
     const t = performance.now();
     await insertJoins(bench.db, batch);
     rawLat.push(performance.now() - t);
   });
   const rawProbe = describe(before0, await snapshot(bench.db), rawLat.length * RAW_BATCH);
-  const rawResult = { rowsPerSec: Math.round(((rawLat.length * RAW_BATCH) / rawMs) * 1000), batch: RAW_BATCH, connections: RAW_CONNECTIONS, batchLatency: summarize(rawLat), during: rawProbe };
-  log(`[joins] raw SQL: the join statement through pg, ${RAW_BATCH} rows x ${RAW_CONNECTIONS} connections: ${fmt(rawResult.rowsPerSec)} rows/s, batch p50 ${rawResult.batchLatency.p50Ms} ms p99 ${rawResult.batchLatency.p99Ms} ms; ` +
-    `server-wide ${fmt(rawProbe.walBytesPerUnit ?? 0)} WAL bytes and ${rawProbe.fullPageImagesPerUnit} full-page images per row`);
+  const rawResult = {
+    rowsPerSec: Math.round(((rawLat.length * RAW_BATCH) / rawMs) * 1000),
+    batch: RAW_BATCH,
+    connections: RAW_CONNECTIONS,
+    batchLatency: summarize(rawLat),
+    during: rawProbe,
+  };
+  log(
+    `[joins] raw SQL: the join statement through pg, ${RAW_BATCH} rows x ${RAW_CONNECTIONS} connections: ${fmt(rawResult.rowsPerSec)} rows/s, batch p50 ${rawResult.batchLatency.p50Ms} ms p99 ${rawResult.batchLatency.p99Ms} ms; ` +
+      `server-wide ${fmt(rawProbe.walBytesPerUnit ?? 0)} WAL bytes and ${rawProbe.fullPageImagesPerUnit} full-page images per row`,
+  );
 
   // The HTTP limit and the route, interleaved: both servers run, and 1-second windows alternate between a bare
   // Fastify PUT route (same client, same bodies: the HTTP limit) and the store API, so a burst of other work on
   // this shared machine falls on both alike. One window of each first, not counted (connections, JIT, caches).
   const bare = await startProcess('apps/store-api/bench/waitlist-bare.ts', {});
   o.children.push(bare.child);
-  const server = await startProcess('apps/store-api/bench/server.ts', { DATABASE_URL: bench.url, NODE_ENV: 'development', DEV_AUTH: 'false' });
+  const server = await startProcess('apps/store-api/bench/server.ts', {
+    DATABASE_URL: bench.url,
+    NODE_ENV: 'development',
+    DEV_AUTH: 'false',
+  });
   o.children.push(server.child);
   storeApi = server;
   const bareClient = createClient(`http://127.0.0.1:${bare.port}`, o.clients);
@@ -591,14 +662,20 @@ async function joins(bench: BenchDatabase, o: { listings: number; joinListingCou
     elapsedMs += a.elapsedMs;
     windowRatios.push((lat.length - m0) / a.elapsedMs / ((bareLat.length - n0) / b.elapsedMs));
   }
-  const probe = describe(before, await snapshot(bench.db, { storeApi: server.child.pid, bareFastify: bare.child.pid, benchClient: process.pid }), lat.length);
+  const probe = describe(
+    before,
+    await snapshot(bench.db, { storeApi: server.child.pid, bareFastify: bare.child.pid, benchClient: process.pid }),
+    lat.length,
+  );
   const waits = await stopWaits();
   client.close();
   bareClient.close();
   await stopProcess(bare.child);
   const bareResult = { reqPerSec: Math.round((bareLat.length / bareMs) * 1000), ...summarize(bareLat) };
   const { rows } = await sql<{ n: number }>`
-    SELECT count(*)::int AS n FROM waitlist_entries WHERE listing_id = ANY(${targets.map((t) => t.id)}::uuid[]) AND account_id LIKE 'j-%'`.execute(bench.db);
+    SELECT count(*)::int AS n FROM waitlist_entries WHERE listing_id = ANY(${targets.map((t) => t.id)}::uuid[]) AND account_id LIKE 'j-%'`.execute(
+    bench.db,
+  );
   const joinsPerSec = Math.round((lat.length / elapsedMs) * 1000);
   const sortedRatios = [...windowRatios].sort((x, y) => x - y);
   const out = {
@@ -613,7 +690,11 @@ async function joins(bench: BenchDatabase, o: { listings: number; joinListingCou
     listings: targets.length,
     bareFastify: bareResult,
     ratioToBareFastify: round(joinsPerSec / bareResult.reqPerSec, 3),
-    ratioToBareFastifyPerWindow: { median: round(percentile(sortedRatios, 50), 3), min: round(sortedRatios[0] ?? 0, 3), max: round(sortedRatios.at(-1) ?? 0, 3) },
+    ratioToBareFastifyPerWindow: {
+      median: round(percentile(sortedRatios, 50), 3),
+      min: round(sortedRatios[0] ?? 0, 3),
+      max: round(sortedRatios.at(-1) ?? 0, 3),
+    },
     rawSql: rawResult,
     ratioToRawSql: round(joinsPerSec / rawResult.rowsPerSec, 3),
     during: { ...probe, waits },
@@ -624,7 +705,7 @@ async function joins(bench: BenchDatabase, o: { listings: number; joinListingCou
       `${fmt(repeats)} repeats (${fmt(repeatsKeptPlace)} kept their entry), ${errors} errors; ${out.ratioToBareFastify} of bare Fastify ` +
       `(per 1-s window pair: median ${out.ratioToBareFastifyPerWindow.median}, ${out.ratioToBareFastifyPerWindow.min}-${out.ratioToBareFastifyPerWindow.max}), ${out.ratioToRawSql} of the raw SQL`,
   );
-  logProbe('joins', 'join (both servers\' windows)', probe, waits);
+  logProbe('joins', "join (both servers' windows)", probe, waits);
   return out;
 }
 
@@ -660,13 +741,17 @@ async function fanout(
   o: { hot: number; hotEvent: HotEvent; workerConcurrency: number; pageSize?: number; chunkSize?: number; children: ChildProcess[] },
 ) {
   const db = bench.db;
-  log(`\n[fan-out] hot listing ${o.hotEvent.listingId}: ${fmt(o.hot)} entries; worker concurrency ${o.workerConcurrency}, page ${o.pageSize ?? 'default'}, chunk ${o.chunkSize ?? 'default'}`);
+  log(
+    `\n[fan-out] hot listing ${o.hotEvent.listingId}: ${fmt(o.hot)} entries; worker concurrency ${o.workerConcurrency}, page ${o.pageSize ?? 'default'}, chunk ${o.chunkSize ?? 'default'}`,
+  );
   const returningHoldId = await holdReturningSeats(db, o.hotEvent.eventId);
 
   // The SQL limit, measured in the same run just before the fan-out and again just after it.
   const rawBefore = await fanoutSqlLimit(db, o.hot, o.hotEvent.listingId);
-  log(`[fan-out] SQL limit before: ${fmt(o.hot)} rows from generate_series into a temp table in ${rawBefore.tempTableGenerateSeriesSeconds} s; ` +
-    `the hot listing's entries in FIFO order into a logged, indexed copy of notifications in ${rawBefore.loggedFifoInsertSelectSeconds} s`);
+  log(
+    `[fan-out] SQL limit before: ${fmt(o.hot)} rows from generate_series into a temp table in ${rawBefore.tempTableGenerateSeriesSeconds} s; ` +
+      `the hot listing's entries in FIFO order into a logged, indexed copy of notifications in ${rawBefore.loggedFifoInsertSelectSeconds} s`,
+  );
 
   // The webhook sink, registered for the hot listing.
   const secret = `whsec_bench_${randomBytes(16).toString('hex')}`;
@@ -688,7 +773,9 @@ async function fanout(
   // Let its start-up jobs (reconciliation, waitlist housekeeping) finish.
   const idleBy = performance.now() + 30_000;
   while (performance.now() < idleBy) {
-    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE run_at <= now() OR locked_at IS NOT NULL`.execute(db);
+    const { rows } = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE run_at <= now() OR locked_at IS NOT NULL`.execute(db);
     if (rows[0]!.n === 0) break;
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -705,7 +792,12 @@ async function fanout(
       UPDATE seats SET status = 'AVAILABLE', hold_id = NULL, expires_at = NULL, version = version + 1
       WHERE event_id = ${o.hotEvent.eventId} AND hold_id = ${returningHoldId} AND status = 'HELD'
       RETURNING id, section_code, row_index, seat_number`.execute(trx);
-    const seats: ReturnedSeat[] = rows.map((r) => ({ id: Number(r.id), sectionCode: r.section_code, rowIndex: r.row_index, seatNumber: r.seat_number }));
+    const seats: ReturnedSeat[] = rows.map((r) => ({
+      id: Number(r.id),
+      sectionCode: r.section_code,
+      rowIndex: r.row_index,
+      seatNumber: r.seat_number,
+    }));
     return emitAvailability(trx, o.hotEvent.eventId, 'HOLD_RELEASED', seats);
   });
   if (!emitted) throw new Error('emitAvailability emitted nothing');
@@ -743,11 +835,14 @@ async function fanout(
     peakRssKb = Math.max(peakRssKb, readRss(worker.child.pid).rssKb);
     const now = Date.now();
     if (!enqueuedWall && last.status === 'DONE') enqueuedWall = now;
-    const allDelivered = last.status === 'DONE' && last.deliveries > 0 && last.delivered === last.deliveries && lastSink.distinctNotifications >= o.hot;
+    const allDelivered =
+      last.status === 'DONE' && last.deliveries > 0 && last.delivered === last.deliveries && lastSink.distinctNotifications >= o.hot;
     if (!deliveredWall && allDelivered) deliveredWall = now;
     if (now - lastPrint > 2000 || allDelivered) {
       lastPrint = now;
-      log(`[fan-out]   +${secs(now - emitWall)} s: ${last.status} notified ${fmt(last.notified)}; deliveries ${fmt(last.delivered)}/${fmt(last.deliveries)} delivered; sink has ${fmt(lastSink.distinctNotifications)} notifications; worker RSS ${round(readRss(worker.child.pid).rssKb / 1024, 0)} MB`);
+      log(
+        `[fan-out]   +${secs(now - emitWall)} s: ${last.status} notified ${fmt(last.notified)}; deliveries ${fmt(last.delivered)}/${fmt(last.deliveries)} delivered; sink has ${fmt(lastSink.distinctNotifications)} notifications; worker RSS ${round(readRss(worker.child.pid).rssKb / 1024, 0)} MB`,
+      );
     }
     if (allDelivered || now > deadline || last.dead > 0) break;
     await new Promise((r) => setTimeout(r, 100));
@@ -762,14 +857,22 @@ async function fanout(
     before: rawBefore,
     after: rawAfter,
   };
-  log(`[fan-out] SQL limit after: ${rawAfter.tempTableGenerateSeriesSeconds} s (temp table), ${rawAfter.loggedFifoInsertSelectSeconds} s (FIFO insert-select); the ratios use the mean of before and after`);
+  log(
+    `[fan-out] SQL limit after: ${rawAfter.tempTableGenerateSeriesSeconds} s (temp table), ${rawAfter.loggedFifoInsertSelectSeconds} s (FIFO insert-select); the ratios use the mean of before and after`,
+  );
   // Stop the worker and collect its statement timings.
   await stopProcess(worker.child);
   // This variant's receiver goes away: its endpoint is switched off first (a later variant registers its own).
   await setWebhookEndpointActive(db, endpoint.id, false);
   await stopProcess(sink.child);
   const statsLine = workerOut.split('\n').find((l) => l.startsWith('STATS '));
-  const stats = statsLine ? (JSON.parse(statsLine.slice(6)) as { statements: { sql: string; n: number; ms: number; maxMs: number }[]; pageEnds: number[]; errors: string[] }) : undefined;
+  const stats = statsLine
+    ? (JSON.parse(statsLine.slice(6)) as {
+        statements: { sql: string; n: number; ms: number; maxMs: number }[];
+        pageEnds: number[];
+        errors: string[];
+      })
+    : undefined;
 
   const { rows: check } = await sql<{ notifications: number; distinct_entries: number; ids: number }>`
     SELECT count(*)::int AS notifications, count(DISTINCT entry_id)::int AS distinct_entries,
@@ -813,24 +916,40 @@ async function fanout(
     },
     pages: pageDurations.length + (last.status === 'DONE' ? 1 : 0),
     pageSeconds: pageDurations.length
-      ? { first: secs(pageDurations[0]!), p50: secs(percentile(sorted, 50)), max: secs(sorted.at(-1)!), lastEndToDone: last.completed_ms && pages.length ? secs(Number(last.completed_ms) - pages.at(-1)!) : null }
+      ? {
+          first: secs(pageDurations[0]!),
+          p50: secs(percentile(sorted, 50)),
+          max: secs(sorted.at(-1)!),
+          lastEndToDone: last.completed_ms && pages.length ? secs(Number(last.completed_ms) - pages.at(-1)!) : null,
+        }
       : null,
-    workerRss: { beforeMb: round(rssBefore.rssKb / 1024, 0), peakSampledMb: round(peakRssKb / 1024, 0), vmHwmMb: round(rss.hwmKb / 1024, 0) },
+    workerRss: {
+      beforeMb: round(rssBefore.rssKb / 1024, 0),
+      peakSampledMb: round(peakRssKb / 1024, 0),
+      vmHwmMb: round(rss.hwmKb / 1024, 0),
+    },
     sqlLimit: {
       ...raw,
       ratioToTempInsert: enqueuedDbMs ? round(enqueuedDbMs / 1000 / raw.tempTableGenerateSeriesSeconds, 1) : null,
       ratioToFifoInsertSelect: enqueuedDbMs ? round(enqueuedDbMs / 1000 / raw.loggedFifoInsertSelectSeconds, 1) : null,
     },
-    workerStatements: (stats?.statements ?? []).slice(0, 12).map((s) => ({ totalMs: Math.round(s.ms), calls: s.n, avgMs: round(s.ms / s.n, 1), maxMs: Math.round(s.maxMs), sql: s.sql })),
+    workerStatements: (stats?.statements ?? [])
+      .slice(0, 12)
+      .map((s) => ({ totalMs: Math.round(s.ms), calls: s.n, avgMs: round(s.ms / s.n, 1), maxMs: Math.round(s.maxMs), sql: s.sql })),
     workerErrors: stats?.errors ?? [],
     during: { ...probe, waits },
     endpointId: endpoint.id,
     settings: { workerConcurrency: o.workerConcurrency, pageSize: o.pageSize ?? null, chunkSize: o.chunkSize ?? null },
   };
-  log(`[fan-out] enqueued ${fmt(out.notified)} in ${out.enqueuedSeconds} s (${fmt(out.enqueuedPerSec ?? 0)}/s, ${out.pages} pages); delivered to the sink in ${out.deliveredSeconds} s; worker VmHWM ${out.workerRss.vmHwmMb} MB`);
+  log(
+    `[fan-out] enqueued ${fmt(out.notified)} in ${out.enqueuedSeconds} s (${fmt(out.enqueuedPerSec ?? 0)}/s, ${out.pages} pages); delivered to the sink in ${out.deliveredSeconds} s; worker VmHWM ${out.workerRss.vmHwmMb} MB`,
+  );
   logProbe('fan-out', 'notification', probe, waits);
-  log('[fan-out] where the worker\'s database time went (its pool; statements overlap, fan-out and deliveries run at once):');
-  for (const s of out.workerStatements) log(`[fan-out]   ${String(s.totalMs).padStart(7)} ms ${String(s.calls).padStart(6)} calls avg ${String(s.avgMs).padStart(7)} max ${String(s.maxMs).padStart(6)}  ${s.sql.slice(0, 100)}`);
+  log("[fan-out] where the worker's database time went (its pool; statements overlap, fan-out and deliveries run at once):");
+  for (const s of out.workerStatements)
+    log(
+      `[fan-out]   ${String(s.totalMs).padStart(7)} ms ${String(s.calls).padStart(6)} calls avg ${String(s.avgMs).padStart(7)} max ${String(s.maxMs).padStart(6)}  ${s.sql.slice(0, 100)}`,
+    );
   return out;
 }
 
@@ -865,7 +984,9 @@ async function onRead(bench: BenchDatabase, o: { hotListingId: string; children:
   const waits = await stopWaits!();
   client.close();
   const out = { calls: lat.length, ...summarize(lat), withHotMatch: withMatch, errors, during: { ...probe, waits } };
-  log(`\n[on read] GET /me/waitlist/matches x ${out.calls} (one client, fans at random places on the hot listing): p50 ${out.p50Ms} ms p99 ${out.p99Ms} ms; ${withMatch} saw the hot match; ${errors} errors`);
+  log(
+    `\n[on read] GET /me/waitlist/matches x ${out.calls} (one client, fans at random places on the hot listing): p50 ${out.p50Ms} ms p99 ${out.p99Ms} ms; ${withMatch} saw the hot match; ${errors} errors`,
+  );
   logProbe('on read', 'call', probe, waits);
   await stopProcess(storeApi.child);
   return out;
@@ -886,11 +1007,15 @@ function printSummary(r: Record<string, any>) {
     `worker peak RSS     ${f.workerRss.vmHwmMb} MB (VmHWM)   target < 300 MB: ${verdict(f.workerRss.vmHwmMb > 0 ? f.workerRss.vmHwmMb < 300 : null)}`,
     `fan-out on read     GET /me/waitlist/matches p50 ${r.onRead.p50Ms} ms p99 ${r.onRead.p99Ms} ms over ${r.onRead.calls} calls (no per-fan writes; on write: ${f.enqueuedSeconds} s from the event to ${fmt(f.notified)} notifications enqueued = ${f.enqueuedSeconds ? round((f.enqueuedSeconds * 1e6) / f.notified, 0) : '-'} us per fan)`,
   ];
-  console.log(`\n== waitlist summary: ${fmt(r.config.rows)} rows, ${fmt(r.config.listings)} listings, hot ${fmt(r.config.hot)}; page ${r.config.pageSize}, chunk ${r.config.chunkSize}, worker concurrency ${r.config.workerConcurrency}${r.fanoutVariants ? ' (the first variant)' : ''} ==`);
+  console.log(
+    `\n== waitlist summary: ${fmt(r.config.rows)} rows, ${fmt(r.config.listings)} listings, hot ${fmt(r.config.hot)}; page ${r.config.pageSize}, chunk ${r.config.chunkSize}, worker concurrency ${r.config.workerConcurrency}${r.fanoutVariants ? ' (the first variant)' : ''} ==`,
+  );
   for (const l of lines) console.log(l);
   if (r.fanoutVariants) {
     console.log('fan-out variants (in run order; each a new availability event on the hot listing, a fresh worker process):');
     for (const v of r.fanoutVariants)
-      console.log(`  page ${v.pageSize ?? 'default'} chunk ${v.chunkSize ?? 'default'} concurrency ${v.workerConcurrency}: enqueued ${v.enqueuedSeconds} s (x${v.ratioToFifo} of the FIFO insert-select, ${v.sqlLimitFifoSeconds} s), delivered ${v.deliveredSeconds} s, VmHWM ${v.vmHwmMb} MB, ${v.pages} pages`);
+      console.log(
+        `  page ${v.pageSize ?? 'default'} chunk ${v.chunkSize ?? 'default'} concurrency ${v.workerConcurrency}: enqueued ${v.enqueuedSeconds} s (x${v.ratioToFifo} of the FIFO insert-select, ${v.sqlLimitFifoSeconds} s), delivered ${v.deliveredSeconds} s, VmHWM ${v.vmHwmMb} MB, ${v.pages} pages`,
+      );
   }
 }

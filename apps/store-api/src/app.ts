@@ -2,7 +2,13 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import fastifyCookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import {
+  jsonSchemaTransform,
+  jsonSchemaTransformObject,
+  serializerCompiler,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from 'fastify-type-provider-zod';
 import { DatabaseHealth, databaseFaultOf, healthOf, poolOf, type Db } from '@onsale/shared/db';
 import { createMetrics, type Metrics } from '@onsale/shared/metrics';
 import { CardFingerprints, CheckoutService, ProcessLease, SimulatedPaymentGateway, type PaymentProvider } from '@onsale/shared/checkout';
@@ -81,7 +87,10 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   };
   const onUp = (e: { downForMs: number; failures: number }) => {
     metrics.databaseUp.set(1);
-    app.log.warn({ downForMs: e.downForMs, failures: e.failures }, `database back after ${(e.downForMs / 1000).toFixed(1)} s (${e.failures} failed database calls meanwhile)`);
+    app.log.warn(
+      { downForMs: e.downForMs, failures: e.failures },
+      `database back after ${(e.downForMs / 1000).toFixed(1)} s (${e.failures} failed database calls meanwhile)`,
+    );
   };
   health.on('down', onDown);
   health.on('up', onUp);
@@ -148,7 +157,14 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   const redis = redisConfig ? createRedis(redisConfig.url) : null;
   if (redis) {
     redis.on('error', () => {}); // reported through the outage logs below, once per outage
-    await redis.connect().catch((err: unknown) => app.log.warn({ err }, `Redis at ${redisConfig!.url} does not answer: limits and proof-of-work replay stay per process until it does`));
+    await redis
+      .connect()
+      .catch((err: unknown) =>
+        app.log.warn(
+          { err },
+          `Redis at ${redisConfig!.url} does not answer: limits and proof-of-work replay stay per process until it does`,
+        ),
+      );
     app.addHook('onClose', async () => void redis.disconnect());
   }
   // First of all: an overloaded process answers 503 + Retry-After at once (expensive routes first, status polls last)
@@ -171,14 +187,13 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   await app.register(rateLimitPlugin, {
     config: deps.config.rateLimit,
     metrics: abuseMetrics,
-    ...(redis ? { redis: { client: redis, keyPrefix: redisConfig!.keyPrefix, outage: new OutageLog(app.log, 'request-limit counters') } } : {}),
+    ...(redis
+      ? { redis: { client: redis, keyPrefix: redisConfig!.keyPrefix, outage: new OutageLog(app.log, 'request-limit counters') } }
+      : {}),
   });
   const devTokens = deps.config.identity.kind === 'dev' ? new AccountTokens(deps.config.authSecret) : null;
   const identity =
-    deps.identity ??
-    (deps.config.identity.kind === 'jwks'
-      ? new IdentityProviderTokens({ ...deps.config.identity })
-      : devTokens!);
+    deps.identity ?? (deps.config.identity.kind === 'jwks' ? new IdentityProviderTokens({ ...deps.config.identity }) : devTokens!);
   await app.register(authPlugin, { identity, devTokens, db: deps.db });
   const tokenKey = await createNodeTokenKey(deps.config.queueTokenSecret);
   const tokens = new CachedTokenVerifier(tokenKey);
@@ -188,12 +203,28 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   const clock = deps.clock ?? Date.now;
   const events = new EventCache(deps.db, undefined, clock);
   const seatmap = new SeatmapCache(deps.db, undefined, clock);
-  const holds = new HoldService({ db: deps.db, events, seatmap, metrics, now: clock, holdCommit: deps.config.holdCommit, repeatWindowSeconds: deps.config.holdRepeatWindowSeconds, onOutcome: (eventId, created) => watermarks.countHold(eventId, created) });
+  const holds = new HoldService({
+    db: deps.db,
+    events,
+    seatmap,
+    metrics,
+    now: clock,
+    holdCommit: deps.config.holdCommit,
+    repeatWindowSeconds: deps.config.holdRepeatWindowSeconds,
+    onOutcome: (eventId, created) => watermarks.countHold(eventId, created),
+  });
   // This process's lease on the checkouts it starts: if it dies mid-payment, another process settles them within
   // seconds (recoverOrphanedPayments); a clean stop ends the lease at once.
   const lease = new ProcessLease(deps.db);
   await lease.start();
-  const checkout = new CheckoutService({ db: deps.db, payments, metrics, lease, cards: new CardFingerprints(deps.config.cardFingerprintSecret), onGatewayFailure: (eventId) => watermarks.countGatewayFailure(eventId) });
+  const checkout = new CheckoutService({
+    db: deps.db,
+    payments,
+    metrics,
+    lease,
+    cards: new CardFingerprints(deps.config.cardFingerprintSecret),
+    onGatewayFailure: (eventId) => watermarks.countGatewayFailure(eventId),
+  });
   let settling: Promise<unknown> | undefined;
   const orphans = setInterval(() => {
     settling ??= checkout
@@ -209,7 +240,13 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   });
   await app.register(eventRoutes, { db: deps.db, events, seatmap, sectionSeats: new SectionSeatsCache(deps.db, undefined, clock) });
   await app.register(fanRoutes, { config: deps.config });
-  await app.register(holdRoutes, { db: deps.db, holds, checkout, tokenKey, onHoldLost: (eventId) => metrics.holdsLost.inc({ event: eventId }) });
+  await app.register(holdRoutes, {
+    db: deps.db,
+    holds,
+    checkout,
+    tokenKey,
+    onHoldLost: (eventId) => metrics.holdsLost.inc({ event: eventId }),
+  });
   // Settles checkouts whose process died mid-payment (asks the provider, writes the order or gives the hold back).
   const recovery = setInterval(() => {
     checkout.recoverStalePayments().catch((err: unknown) => databaseFaultOf(err) || app.log.error({ err }, 'payment recovery failed'));
@@ -234,7 +271,9 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
       difficulty: g.powDifficultyBits,
       ttlSeconds: g.powTtlSeconds,
       now: clock,
-      ...(redis ? { used: new RedisUsedChallenges(redis, redisConfig!.keyPrefix, new OutageLog(app.log, 'used proof-of-work challenges')) } : {}),
+      ...(redis
+        ? { used: new RedisUsedChallenges(redis, redisConfig!.keyPrefix, new OutageLog(app.log, 'used proof-of-work challenges')) }
+        : {}),
     });
     const gate = new JoinGate({
       scorer: deps.botScorer ?? new DefaultBotScorer(),

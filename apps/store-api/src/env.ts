@@ -2,9 +2,7 @@ import { z } from 'zod';
 import { installDataDir, installSecrets } from '@onsale/shared/install';
 import { loadSheddingConfigOf, loadSheddingEnvShape, type LoadSheddingConfig } from '@onsale/shared/overload';
 
-const bool = z
-  .enum(['true', 'false', '1', '0'])
-  .transform((v) => v === 'true' || v === '1');
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 const schema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -98,7 +96,10 @@ const schema = z.object({
   /** Which of the provider's tokens the page sends as the account token (AUTH_AUDIENCE must match its `aud`). */
   FAN_OIDC_TOKEN: z.enum(['id_token', 'access_token']).default('id_token'),
   /** Where the provider sends fans back (registered with it as the redirect URI on this origin). */
-  FAN_OIDC_REDIRECT_PATH: z.string().regex(/^\/e\/[A-Za-z0-9._~/-]*$/, 'a path under /e/').default('/e/callback'),
+  FAN_OIDC_REDIRECT_PATH: z
+    .string()
+    .regex(/^\/e\/[A-Za-z0-9._~/-]*$/, 'a path under /e/')
+    .default('/e/callback'),
 });
 
 export interface StoreApiConfig {
@@ -117,7 +118,9 @@ export interface StoreApiConfig {
   cardFingerprintSecret: string;
   devAuth: boolean;
   /** Where fans' account tokens come from: the install's own HS256 secret (development), or an identity provider. */
-  identity: { kind: 'dev' } | { kind: 'jwks'; jwksUrl: string; issuer: string; audience: string; cooldownSeconds: number; cacheMaxAgeSeconds: number };
+  identity:
+    | { kind: 'dev' }
+    | { kind: 'jwks'; jwksUrl: string; issuer: string; audience: string; cooldownSeconds: number; cacheMaxAgeSeconds: number };
   dbPoolMax: number;
   dbPoolWaitMs: number;
   holdCommit: 'async' | 'sync';
@@ -138,7 +141,14 @@ export interface StoreApiConfig {
     dir: string | undefined;
     /** How long a shared cache in front (the edge) may keep the page itself (CDN-Cache-Control), 0: not at all. */
     edgeCacheSeconds: number;
-    oidc: { issuer: string; clientId: string; scope: string; audience: string | null; useToken: 'id_token' | 'access_token'; redirectPath: string } | null;
+    oidc: {
+      issuer: string;
+      clientId: string;
+      scope: string;
+      audience: string | null;
+      useToken: 'id_token' | 'access_token';
+      redirectPath: string;
+    } | null;
   };
   botGate: {
     enabled: boolean;
@@ -167,13 +177,18 @@ export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env, opts: {
   if (production && e.DEV_AUTH === true) throw new Error('DEV_AUTH is refused when NODE_ENV=production: anyone could sign in as any fan');
   const jwks = e.AUTH_JWKS_URL;
   if (jwks) {
-    if (!e.AUTH_ISSUER || !e.AUTH_AUDIENCE) throw new Error('AUTH_JWKS_URL needs AUTH_ISSUER and AUTH_AUDIENCE (a token for another application of the provider must not sign a fan in)');
-    if (e.DEV_AUTH === true) throw new Error('DEV_AUTH cannot be on with AUTH_JWKS_URL: fans sign in with the identity provider, and HS256 tokens are refused');
+    if (!e.AUTH_ISSUER || !e.AUTH_AUDIENCE)
+      throw new Error(
+        'AUTH_JWKS_URL needs AUTH_ISSUER and AUTH_AUDIENCE (a token for another application of the provider must not sign a fan in)',
+      );
+    if (e.DEV_AUTH === true)
+      throw new Error('DEV_AUTH cannot be on with AUTH_JWKS_URL: fans sign in with the identity provider, and HS256 tokens are refused');
     const host = new URL(jwks).hostname;
     if (production && new URL(jwks).protocol !== 'https:' && host !== '127.0.0.1' && host !== 'localhost' && host !== '[::1]')
       throw new Error('AUTH_JWKS_URL must be https:// when NODE_ENV=production');
   }
-  if (!!e.FAN_OIDC_ISSUER !== !!e.FAN_OIDC_CLIENT_ID) throw new Error('FAN_OIDC_ISSUER and FAN_OIDC_CLIENT_ID go together: set both, or neither');
+  if (!!e.FAN_OIDC_ISSUER !== !!e.FAN_OIDC_CLIENT_ID)
+    throw new Error('FAN_OIDC_ISSUER and FAN_OIDC_CLIENT_ID go together: set both, or neither');
   if (e.BOT_LOW_PRIORITY_SCORE < e.BOT_CHALLENGE_SCORE) throw new Error('BOT_LOW_PRIORITY_SCORE must be at least BOT_CHALLENGE_SCORE');
   // With an identity provider the install's HS256 secret signs nothing, so production does not ask for it.
   const secrets = installSecrets(opts.dataDir ?? installDataDir(), env, jwks ? { optional: ['authSecret'] } : {});
@@ -190,7 +205,14 @@ export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env, opts: {
     cardFingerprintSecret: secrets.cardFingerprintSecret,
     devAuth: e.DEV_AUTH ?? (!production && !jwks),
     identity: jwks
-      ? { kind: 'jwks', jwksUrl: jwks, issuer: e.AUTH_ISSUER!, audience: e.AUTH_AUDIENCE!, cooldownSeconds: e.AUTH_JWKS_COOLDOWN_SECONDS, cacheMaxAgeSeconds: e.AUTH_JWKS_CACHE_SECONDS }
+      ? {
+          kind: 'jwks',
+          jwksUrl: jwks,
+          issuer: e.AUTH_ISSUER!,
+          audience: e.AUTH_AUDIENCE!,
+          cooldownSeconds: e.AUTH_JWKS_COOLDOWN_SECONDS,
+          cacheMaxAgeSeconds: e.AUTH_JWKS_CACHE_SECONDS,
+        }
       : { kind: 'dev' },
     dbPoolMax: e.DB_POOL_MAX,
     dbPoolWaitMs: e.DB_POOL_WAIT_MS,
@@ -235,5 +257,8 @@ export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env, opts: {
 function trustProxyOf(v: string | undefined): boolean | string[] {
   if (v === undefined || v === '' || v === 'false') return false;
   if (v === 'true') return true;
-  return v.split(',').map((x) => x.trim()).filter(Boolean);
+  return v
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
 }

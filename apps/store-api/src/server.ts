@@ -6,7 +6,11 @@ import { loadStoreApiConfig } from './env.js';
 // Standalone store API process: logger, timeouts and graceful shutdown only.
 const config = loadStoreApiConfig();
 if (!config.databaseUrl) throw new Error('DATABASE_URL is required (or use `npm start`, which provides one)');
-const db = createDb(config.databaseUrl, { max: config.dbPoolMax, connectionTimeoutMillis: config.dbPoolWaitMs, applicationName: 'store-api' });
+const db = createDb(config.databaseUrl, {
+  max: config.dbPoolMax,
+  connectionTimeoutMillis: config.dbPoolWaitMs,
+  applicationName: 'store-api',
+});
 // Card fingerprints written before they were keyed are keyed in place (a migration cannot: it has no secret).
 await rekeyLegacyCardFingerprints(db, new CardFingerprints(config.cardFingerprintSecret));
 const app = await buildStoreApi({ db, config }, { logger: { level: 'info' }, connectionTimeout: 10_000, requestTimeout: 15_000 });

@@ -23,11 +23,20 @@ describe('an account blocked from an event', () => {
     const [scalper, fan] = [await login(h.app, 'scalper-1'), await login(h.app, 'fan-1')];
 
     // Before the block: the scalper holds two seats and keeps a second hold to try paying for later.
-    const held = await h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, headers: await admitted(scalper, eventId), payload: { section: 'A', quantity: 2 } });
+    const held = await h.app.inject({
+      method: 'POST',
+      url: `/events/${eventId}/holds`,
+      headers: await admitted(scalper, eventId),
+      payload: { section: 'A', quantity: 2 },
+    });
     expect(held.statusCode).toBe(201);
     expect((await checkInvariants(h.t, eventId, capacity)).counts.held).toBe(2);
 
-    const r = await blockAccount(h.t.db, { eventId, accountId: 'scalper-1', reason: 'linked to 40 accounts on one card' }, 'console:ops@test');
+    const r = await blockAccount(
+      h.t.db,
+      { eventId, accountId: 'scalper-1', reason: 'linked to 40 accounts on one card' },
+      'console:ops@test',
+    );
     expect(r).toMatchObject({ blocked: true, holdsReleased: 1 });
     expect((await checkInvariants(h.t, eventId, capacity)).counts.held).toBe(0);
 
@@ -37,19 +46,43 @@ describe('an account blocked from an event', () => {
     );
     expect(join.statusCode).toBe(403);
     expect(join.json()).toMatchObject({ error: 'ACCOUNT_BLOCKED', field: 'authorization' });
-    const hold = await h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, headers: await admitted(scalper, eventId), payload: { section: 'A', quantity: 1 } });
+    const hold = await h.app.inject({
+      method: 'POST',
+      url: `/events/${eventId}/holds`,
+      headers: await admitted(scalper, eventId),
+      payload: { section: 'A', quantity: 1 },
+    });
     expect(hold.statusCode).toBe(403);
     expect(hold.json().error).toBe('ACCOUNT_BLOCKED');
 
     // Another fan and another event are untouched.
-    expect((await h.app.inject({ method: 'POST', url: `/events/${eventId}/queue`, headers: { ...bearer(fan), 'x-device-id': 'fan-device-0001' } })).statusCode).toBe(200);
-    const elsewhere = await h.app.inject({ method: 'POST', url: `/events/${otherEvent}/holds`, headers: await admitted(scalper, otherEvent), payload: { section: 'A', quantity: 1 } });
+    expect(
+      (
+        await h.app.inject({
+          method: 'POST',
+          url: `/events/${eventId}/queue`,
+          headers: { ...bearer(fan), 'x-device-id': 'fan-device-0001' },
+        })
+      ).statusCode,
+    ).toBe(200);
+    const elsewhere = await h.app.inject({
+      method: 'POST',
+      url: `/events/${otherEvent}/holds`,
+      headers: await admitted(scalper, otherEvent),
+      payload: { section: 'A', quantity: 1 },
+    });
     expect(elsewhere.statusCode).toBe(201);
 
     // Lifted: the account may hold and pay again.
     await unblockAccount(h.t.db, { eventId, accountId: 'scalper-1', reason: 'cleared by the promoter' }, 'console:ops@test');
     const again = await pollUntil(
-      async () => h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, headers: await admitted(scalper, eventId), payload: { section: 'A', quantity: 1 } }),
+      async () =>
+        h.app.inject({
+          method: 'POST',
+          url: `/events/${eventId}/holds`,
+          headers: await admitted(scalper, eventId),
+          payload: { section: 'A', quantity: 1 },
+        }),
       (x) => x.statusCode === 201,
     );
     expect(again.statusCode).toBe(201);
@@ -57,11 +90,24 @@ describe('an account blocked from an event', () => {
     // Blocked while holding: the checkout itself refuses, and no order or charge is made.
     const holdId = again.json().holdId as string;
     await blockAccount(h.t.db, { eventId, accountId: 'scalper-1', reason: 'second look: same device as the cluster' }, 'console:ops@test');
-    const pay = await h.app.inject({ method: 'POST', url: `/holds/${holdId}/checkout`, headers: { ...(await admitted(scalper, eventId)), 'idempotency-key': 'blocked-checkout-1' }, payload: card() });
+    const pay = await h.app.inject({
+      method: 'POST',
+      url: `/holds/${holdId}/checkout`,
+      headers: { ...(await admitted(scalper, eventId)), 'idempotency-key': 'blocked-checkout-1' },
+      payload: card(),
+    });
     expect(pay.statusCode).toBe(403);
     expect(pay.json().error).toBe('ACCOUNT_BLOCKED');
-    expect(await h.t.db.selectFrom('orders').select('id').where('account_id', '=', 'scalper-1').where('event_id', '=', eventId).execute()).toEqual([]);
-    const audit = await h.t.db.selectFrom('audit_log').select(['action', 'actor']).where('event_id', '=', eventId).where('action', 'like', 'account.%').orderBy('id').execute();
+    expect(
+      await h.t.db.selectFrom('orders').select('id').where('account_id', '=', 'scalper-1').where('event_id', '=', eventId).execute(),
+    ).toEqual([]);
+    const audit = await h.t.db
+      .selectFrom('audit_log')
+      .select(['action', 'actor'])
+      .where('event_id', '=', eventId)
+      .where('action', 'like', 'account.%')
+      .orderBy('id')
+      .execute();
     expect(audit.map((a) => a.action)).toEqual(['account.blocked', 'account.unblocked', 'account.blocked']);
     expect((await checkInvariants(h.t, eventId, capacity)).counts.drift).toBe(0);
   });

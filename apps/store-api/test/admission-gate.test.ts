@@ -22,7 +22,12 @@ describe('the admission gate', () => {
     expect(gated.length).toBeGreaterThanOrEqual(5);
     for (const r of gated) {
       const url = r.url.replace(':id', r.url.startsWith('/events') ? eventId : '00000000-0000-0000-0000-000000000000');
-      const res = await h.app.inject({ method: r.method as 'GET', url, headers: { ...bearer(fan), 'idempotency-key': 'gate-test-key-1' }, payload: r.method === 'GET' || r.method === 'DELETE' ? undefined : {} });
+      const res = await h.app.inject({
+        method: r.method as 'GET',
+        url,
+        headers: { ...bearer(fan), 'idempotency-key': 'gate-test-key-1' },
+        payload: r.method === 'GET' || r.method === 'DELETE' ? undefined : {},
+      });
       expect(res.statusCode, `${r.method} ${r.url}`).toBe(401);
       expect(res.json().error, `${r.method} ${r.url}`).toBe('ADMISSION_REQUIRED');
     }
@@ -39,14 +44,29 @@ describe('the admission gate', () => {
   it('refuses a token presented from another device or account, and counts it', async () => {
     const other = await login(h.app, 'gate-other');
     const headers = await admitted(fan, eventId, 'device-of-the-fan');
-    const fromElsewhere = await h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, headers: { ...headers, 'x-device-id': 'a-resold-device' }, payload: { section: 'A', quantity: 1 } });
+    const fromElsewhere = await h.app.inject({
+      method: 'POST',
+      url: `/events/${eventId}/holds`,
+      headers: { ...headers, 'x-device-id': 'a-resold-device' },
+      payload: { section: 'A', quantity: 1 },
+    });
     expect(fromElsewhere.statusCode).toBe(403);
     expect(fromElsewhere.json().error).toBe('TOKEN_WRONG_DEVICE');
-    const otherAccount = await h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, headers: { ...headers, ...bearer(other) }, payload: { section: 'A', quantity: 1 } });
+    const otherAccount = await h.app.inject({
+      method: 'POST',
+      url: `/events/${eventId}/holds`,
+      headers: { ...headers, ...bearer(other) },
+      payload: { section: 'A', quantity: 1 },
+    });
     expect(otherAccount.statusCode).toBe(403);
     expect(otherAccount.json().error).toBe('TOKEN_WRONG_ACCOUNT');
     const { eventId: second } = await makeEvent(h.t);
-    const wrongEvent = await h.app.inject({ method: 'POST', url: `/events/${second}/holds`, headers, payload: { section: 'A', quantity: 1 } });
+    const wrongEvent = await h.app.inject({
+      method: 'POST',
+      url: `/events/${second}/holds`,
+      headers,
+      payload: { section: 'A', quantity: 1 },
+    });
     expect(wrongEvent.json().error).toBe('TOKEN_WRONG_EVENT');
     const m = await h.app.inject({ url: '/metrics' });
     expect(m.body).toMatch(/admission_token_device_mismatch_total [2-9]/);
@@ -58,11 +78,17 @@ describe('the admission gate', () => {
     const device = { 'x-device-id': 'phone-of-gate-fan' };
     const joined = await h.app.inject({ method: 'POST', url: `/events/${eventId}/queue`, headers: { ...bearer(fan), ...device } });
     expect(joined.statusCode).toBe(200);
-    await sql`UPDATE queue_state SET admitted_through = 100, heartbeat_at = now() + interval '1 minute' WHERE event_id = ${eventId}`.execute(h.t.db);
+    await sql`UPDATE queue_state SET admitted_through = 100, heartbeat_at = now() + interval '1 minute' WHERE event_id = ${eventId}`.execute(
+      h.t.db,
+    );
     // Each store-API instance reads the watermarks every half second.
     const admission = (
       await pollUntil(
-        () => h.app.inject({ url: `/events/${eventId}/queue/status`, headers: { ...bearer(fan), ...device, 'x-queue-token': joined.json().queueToken } }),
+        () =>
+          h.app.inject({
+            url: `/events/${eventId}/queue/status`,
+            headers: { ...bearer(fan), ...device, 'x-queue-token': joined.json().queueToken },
+          }),
         (s) => Boolean(s.json().admissionToken),
       )
     ).json().admissionToken as string | undefined;
@@ -80,10 +106,14 @@ describe('the admission gate', () => {
     // The claim was counted in memory and flushed in a batch (every half second).
     await vi.waitFor(
       async () => {
-        const claimed = await sql<{ claimed_at: Date | null }>`SELECT claimed_at FROM queue_entries WHERE event_id = ${eventId} AND account_id = 'gate-fan'`.execute(h.t.db);
+        const claimed = await sql<{
+          claimed_at: Date | null;
+        }>`SELECT claimed_at FROM queue_entries WHERE event_id = ${eventId} AND account_id = 'gate-fan'`.execute(h.t.db);
         expect(claimed.rows[0]!.claimed_at).not.toBeNull();
         // Hold outcomes are flushed the same way, for the controller's hold-failure slow-down.
-        const outcomes = await sql<{ created: number }>`SELECT coalesce(sum(holds_created), 0)::int AS created FROM admission_minutes WHERE event_id = ${eventId}`.execute(h.t.db);
+        const outcomes = await sql<{
+          created: number;
+        }>`SELECT coalesce(sum(holds_created), 0)::int AS created FROM admission_minutes WHERE event_id = ${eventId}`.execute(h.t.db);
         expect(outcomes.rows[0]!.created).toBeGreaterThanOrEqual(1);
       },
       { timeout: 60_000, interval: 50 },

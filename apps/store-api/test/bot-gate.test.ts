@@ -14,7 +14,11 @@ const clock = manualClock();
 let eventId: string;
 
 beforeAll(async () => {
-  h = await setupApp({ clock: clock.now, env: { BOT_GATE_ENABLED: 'true', POW_DIFFICULTY_BITS: '12', BOT_LOW_PRIORITY_DELAY_SECONDS: '1' }, botScorer: scorer });
+  h = await setupApp({
+    clock: clock.now,
+    env: { BOT_GATE_ENABLED: 'true', POW_DIFFICULTY_BITS: '12', BOT_LOW_PRIORITY_DELAY_SECONDS: '1' },
+    botScorer: scorer,
+  });
   ({ eventId } = await makeEvent(h.t, { fairnessMode: 'FIFO' }));
 });
 afterAll(() => h.close());
@@ -27,7 +31,11 @@ const BROWSER = {
 const join = (token: string, device: string, headers: Record<string, string> = {}) =>
   h.app.inject({ method: 'POST', url: `/events/${eventId}/queue`, headers: { ...bearer(token), 'x-device-id': device, ...headers } });
 const entries = async (account: string) =>
-  (await sql<{ n: number }>`SELECT count(*)::int AS n FROM queue_entries WHERE event_id = ${eventId} AND account_id = ${account}`.execute(h.t.db)).rows[0]!.n;
+  (
+    await sql<{ n: number }>`SELECT count(*)::int AS n FROM queue_entries WHERE event_id = ${eventId} AND account_id = ${account}`.execute(
+      h.t.db,
+    )
+  ).rows[0]!.n;
 
 describe('the bot gate on joins', () => {
   it('lets a browser join with no friction', async () => {
@@ -63,8 +71,14 @@ describe('the bot gate on joins', () => {
     const { challenge } = (await join(fan, 'cheat-device-1', curl)).json();
     const suffix = solveChallenge(challenge.nonce, challenge.difficulty);
 
-    const foreign = new ProofOfWork({ secret: 'some-other-secret-that-is-32-chars-long!', difficulty: 1, ttlSeconds: 60 }).issue('bg-cheat', eventId);
-    const forged = await join(fan, 'cheat-device-1', { ...curl, 'x-proof-of-work': `${foreign.token}:${solveChallenge(foreign.nonce, 1)}` });
+    const foreign = new ProofOfWork({ secret: 'some-other-secret-that-is-32-chars-long!', difficulty: 1, ttlSeconds: 60 }).issue(
+      'bg-cheat',
+      eventId,
+    );
+    const forged = await join(fan, 'cheat-device-1', {
+      ...curl,
+      'x-proof-of-work': `${foreign.token}:${solveChallenge(foreign.nonce, 1)}`,
+    });
     expect([forged.statusCode, forged.json().error]).toEqual([403, 'POW_FORGED']);
 
     const [payload, mac] = challenge.token.split('.');
@@ -72,7 +86,12 @@ describe('the bot gate on joins', () => {
     const tampered = await join(fan, 'cheat-device-1', { ...curl, 'x-proof-of-work': `${easier}.${mac}:0` });
     expect([tampered.statusCode, tampered.json().error]).toEqual([403, 'POW_FORGED']);
 
-    const old = new ProofOfWork({ secret: testSecrets().queueTokenSecret, difficulty: 12, ttlSeconds: 60, now: () => Date.now() - 120_000 }).issue('bg-cheat', eventId);
+    const old = new ProofOfWork({
+      secret: testSecrets().queueTokenSecret,
+      difficulty: 12,
+      ttlSeconds: 60,
+      now: () => Date.now() - 120_000,
+    }).issue('bg-cheat', eventId);
     const expired = await join(fan, 'cheat-device-1', { ...curl, 'x-proof-of-work': `${old.token}:${solveChallenge(old.nonce, 12)}` });
     expect([expired.statusCode, expired.json().error]).toEqual([410, 'POW_EXPIRED']);
     expect(expired.json().challenge.token).toBeTruthy(); // a fresh one to solve

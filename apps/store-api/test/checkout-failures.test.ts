@@ -59,7 +59,7 @@ async function holdAndPay(fan: string, card: string, key: string) {
 }
 
 describe('checkout failures the war room and the controller count', () => {
-  it('declined cards are recorded as the fans\' outcome; gateway errors are counted per event and minute, nothing charged', async () => {
+  it("declined cards are recorded as the fans' outcome; gateway errors are counted per event and minute, nothing charged", async () => {
     expect((await holdAndPay('pays', TEST_CARDS.success, 'key-ok-0001')).statusCode).toBe(200);
     const declined = await holdAndPay('declined', TEST_CARDS.declined, 'key-declined-01');
     expect(declined.json()).toMatchObject({ error: 'PAYMENT_DECLINED' });
@@ -73,7 +73,16 @@ describe('checkout failures the war room and the controller count', () => {
     gateway.down = false;
     // Flushed with the hold outcomes on the watermark store's beat (500 ms).
     await expect
-      .poll(async () => (await sql<{ n: number }>`SELECT coalesce(sum(checkout_gateway_failures), 0)::int AS n FROM admission_minutes WHERE event_id = ${eventId}`.execute(t.db)).rows[0]!.n)
+      .poll(
+        async () =>
+          (
+            await sql<{
+              n: number;
+            }>`SELECT coalesce(sum(checkout_gateway_failures), 0)::int AS n FROM admission_minutes WHERE event_id = ${eventId}`.execute(
+              t.db,
+            )
+          ).rows[0]!.n,
+      )
       .toBe(3);
     const s = await readWarRoomSnapshot(t.db, eventId);
     expect(s.checkout).toEqual({ attempts2m: 5, failed2m: 3, declined2m: 1, errorRate: 0.6 });

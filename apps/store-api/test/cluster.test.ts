@@ -124,7 +124,8 @@ describe('npm start -- --store-instances 2 --workers 2 with Redis', () => {
     const joined = await post(`/events/${eventId}/queue`, fan);
     expect(joined.status).toBe(200);
     const statuses: number[] = [];
-    for (let i = 0; i < STATUS_LIMIT + 10; i++) statuses.push((await get(`/events/${eventId}/queue/status`, { ...fan, 'x-queue-token': joined.body.queueToken as string })).status);
+    for (let i = 0; i < STATUS_LIMIT + 10; i++)
+      statuses.push((await get(`/events/${eventId}/queue/status`, { ...fan, 'x-queue-token': joined.body.queueToken as string })).status);
     // Per process, 30 polls over two processes would all pass (15 each, under 20): the shared count refuses 10.
     expect(statuses.filter((s) => s === 200)).toHaveLength(STATUS_LIMIT);
     expect(statuses.filter((s) => s === 429)).toHaveLength(10);
@@ -141,7 +142,8 @@ describe('npm start -- --store-instances 2 --workers 2 with Redis', () => {
         .split('\n')
         .filter((l) => l.startsWith('http_request_duration_seconds_count{') && l.includes(`route="${route}"`))
         .reduce((a, l) => a + Number(l.split(' ').at(-1)), 0);
-    const scrape = async (query = '') => (await fetch(`${base}/metrics${query}`, { dispatcher: fresh, signal: AbortSignal.timeout(30_000) })).text();
+    const scrape = async (query = '') =>
+      (await fetch(`${base}/metrics${query}`, { dispatcher: fresh, signal: AbortSignal.timeout(30_000) })).text();
     for (let i = 0; i < 4; i++) {
       const text = await scrape();
       expect(count(text, '/healthz')).toBe(healthz);
@@ -177,17 +179,34 @@ describe('npm start -- --store-instances 2 --workers 2 with Redis', () => {
         try {
           const login = await post('/auth/dev-login', {}, { accountId });
           const claims = admissionClaimsFor(
-            { kind: 'queue', eventId, accountId, deviceHash: await hashDevice(deviceId, accountId), joinIndex: 0, cohort: 'FIFO', iat: 0, exp: 0 },
+            {
+              kind: 'queue',
+              eventId,
+              accountId,
+              deviceHash: await hashDevice(deviceId, accountId),
+              joinIndex: 0,
+              cohort: 'FIFO',
+              iat: 0,
+              exp: 0,
+            },
             1,
             Date.now(),
           );
-          const headers = { authorization: `Bearer ${login.body.token as string}`, 'x-device-id': deviceId, 'x-admission-token': await signToken(key, claims) };
+          const headers = {
+            authorization: `Bearer ${login.body.token as string}`,
+            'x-device-id': deviceId,
+            'x-admission-token': await signToken(key, claims),
+          };
           const hold = await post(`/events/${eventId}/holds`, headers, { section: 'A', quantity: 2 });
           if (hold.status !== 201) continue;
           const idem = `cluster-${b}-${k}`;
           for (let attempt = 0; attempt < 10; attempt++) {
             try {
-              const paid = await post(`/holds/${hold.body.holdId as string}/checkout`, { ...headers, 'idempotency-key': idem }, { payment: { instrument: { type: 'card', number: '4242424242424242' } } });
+              const paid = await post(
+                `/holds/${hold.body.holdId as string}/checkout`,
+                { ...headers, 'idempotency-key': idem },
+                { payment: { instrument: { type: 'card', number: '4242424242424242' } } },
+              );
               if (paid.status === 200) confirmed.set(paid.body.orderId as string, hold.body.holdId as string);
               if (paid.status < 500) break;
             } catch {
@@ -211,7 +230,9 @@ describe('npm start -- --store-instances 2 --workers 2 with Redis', () => {
 
     expect(servedAfterKill).toBeGreaterThan(0);
     // The restarted process loads the code base again: minutes on a busy 2-core machine.
-    await expect.poll(async () => (await storeProcesses(6)).get('store-1'), { timeout: 300_000, interval: 1000 }).toSatisfy((pid) => pid !== undefined && pid !== victim);
+    await expect
+      .poll(async () => (await storeProcesses(6)).get('store-1'), { timeout: 300_000, interval: 1000 })
+      .toSatisfy((pid) => pid !== undefined && pid !== victim);
     const after = await storeProcesses();
     expect([...after.keys()].sort()).toEqual(['store-1', 'store-2']);
     expect(after.get('store-2')).toBe(before.get('store-2'));
@@ -219,7 +240,11 @@ describe('npm start -- --store-instances 2 --workers 2 with Redis', () => {
 
     // Every order a fan was told CONFIRMED is in the database, confirmed, once per hold; no seat sold twice.
     expect(confirmed.size).toBeGreaterThan(0);
-    const rows = await sql<{ id: string; hold_id: string; status: string }>`SELECT id, hold_id, status FROM orders WHERE event_id = ${eventId}`.execute(tdb.db);
+    const rows = await sql<{
+      id: string;
+      hold_id: string;
+      status: string;
+    }>`SELECT id, hold_id, status FROM orders WHERE event_id = ${eventId}`.execute(tdb.db);
     const byId = new Map(rows.rows.map((r) => [r.id, r]));
     for (const [orderId, holdId] of confirmed) expect(byId.get(orderId)).toMatchObject({ hold_id: holdId, status: 'CONFIRMED' });
     expect(new Set(rows.rows.map((r) => r.hold_id)).size).toBe(rows.rows.length);

@@ -33,7 +33,9 @@ describe('under concurrency', () => {
     const { eventId, capacity } = await makeEvent(h.t);
     currentEvent = eventId;
     const fans = await tokens('stampede', 500);
-    const results = await Promise.all(fans.map((tk, i) => call('POST', `/events/${eventId}/holds`, tk, { section: 'A', quantity: (i % 4) + 1 })));
+    const results = await Promise.all(
+      fans.map((tk, i) => call('POST', `/events/${eventId}/holds`, tk, { section: 'A', quantity: (i % 4) + 1 })),
+    );
 
     const ok = results.filter((r) => r.status === 201);
     const refused = results.filter((r) => r.status !== 201);
@@ -47,7 +49,9 @@ describe('under concurrency', () => {
     expect(seatIds.length).toBeGreaterThan(250); // most of the section sells, few seats stranded by party sizes
     for (const r of ok) expect(new Set(r.body.seats.map((s: { section: string }) => s.section))).toEqual(new Set(['A']));
 
-    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM seats WHERE event_id = ${eventId} AND section_code = 'A' AND status = 'HELD'`.execute(h.t.db);
+    const { rows } = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM seats WHERE event_id = ${eventId} AND section_code = 'A' AND status = 'HELD'`.execute(h.t.db);
     expect(rows[0]!.n).toBe(seatIds.length);
     const inv = await checkInvariants(h.t, eventId, capacity);
     expect(inv.counts.drift).toBe(0);
@@ -64,7 +68,9 @@ describe('under concurrency', () => {
     const chargesBefore = h.payments.charges;
     const body = { payment: { instrument: { type: 'card', number: TEST_CARDS.success } } };
     const results = await Promise.all(
-      Array.from({ length: 50 }, () => call('POST', `/holds/${held.body.holdId}/checkout`, fan!, body, { 'idempotency-key': 'one-key-for-all-50' })),
+      Array.from({ length: 50 }, () =>
+        call('POST', `/holds/${held.body.holdId}/checkout`, fan!, body, { 'idempotency-key': 'one-key-for-all-50' }),
+      ),
     );
     // Each duplicate waits a moment for the first; one still waiting after it is told to retry (409 with Retry-After),
     // and its retry with the same key gets the same order.
@@ -80,7 +86,9 @@ describe('under concurrency', () => {
 
     // 20 more with fresh keys on the same, now purchased, hold: no second order.
     const more = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => call('POST', `/holds/${held.body.holdId}/checkout`, fan!, body, { 'idempotency-key': `other-key-${i}-xx` })),
+      Array.from({ length: 20 }, (_, i) =>
+        call('POST', `/holds/${held.body.holdId}/checkout`, fan!, body, { 'idempotency-key': `other-key-${i}-xx` }),
+      ),
     );
     for (const r of more) expect(r.body.error).toBe('HOLD_PURCHASED');
     const inv = await checkInvariants(h.t, eventId, capacity);
@@ -95,7 +103,9 @@ describe('under concurrency', () => {
     const [fan] = await tokens('greedy', 1);
     // Thirty separate requests (each its own Idempotency-Key: an identical request without one gets the first's hold back).
     const results = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => call('POST', `/events/${eventId}/holds`, fan!, { section: 'A', quantity: 2 }, { 'idempotency-key': `greedy-request-${i}` })),
+      Array.from({ length: 30 }, (_, i) =>
+        call('POST', `/events/${eventId}/holds`, fan!, { section: 'A', quantity: 2 }, { 'idempotency-key': `greedy-request-${i}` }),
+      ),
     );
     const ok = results.filter((r) => r.status === 201);
     expect(ok.length).toBe(2); // limit 4 = two holds of 2
@@ -113,7 +123,9 @@ describe('under concurrency', () => {
     for (const hd of holds) expect(hd.status, JSON.stringify(hd.body)).toBe(201);
     const body = { payment: { instrument: { type: 'card', number: '5555555555554444' } } };
     const results = await Promise.all(
-      holds.map((hd, i) => call('POST', `/holds/${hd.body.holdId}/checkout`, fans[i]!, body, { 'idempotency-key': `shared-card-${i}-key` })),
+      holds.map((hd, i) =>
+        call('POST', `/holds/${hd.body.holdId}/checkout`, fans[i]!, body, { 'idempotency-key': `shared-card-${i}-key` }),
+      ),
     );
     expect(results.filter((r) => r.status === 200).length).toBe(1); // 3 + 3 > 4
     for (const r of results.filter((r) => r.status !== 200)) expect(r.body.error).toBe('INSTRUMENT_LIMIT_EXCEEDED');
@@ -144,7 +156,13 @@ describe('under concurrency', () => {
     expect(b.status).toBe(201);
     const lapsed = await call('GET', `/holds/${a.body.holdId}`, first!);
     expect(lapsed.body.status).toBe('EXPIRED');
-    const late = await call('POST', `/holds/${a.body.holdId}/checkout`, first!, { payment: { instrument: { type: 'card', number: TEST_CARDS.success } } }, { 'idempotency-key': 'late-payer-key' });
+    const late = await call(
+      'POST',
+      `/holds/${a.body.holdId}/checkout`,
+      first!,
+      { payment: { instrument: { type: 'card', number: TEST_CARDS.success } } },
+      { 'idempotency-key': 'late-payer-key' },
+    );
     expect(late.status).toBe(410);
     const inv = await checkInvariants(h.t, eventId, capacity);
     expect(inv.counts).toMatchObject({ available: 2, held: 2, sold: 0, drift: 0 });

@@ -13,7 +13,7 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 const secrets = { AUTH_SECRET: 'a'.repeat(32), QUEUE_TOKEN_SECRET: 'q'.repeat(32), CARD_FINGERPRINT_SECRET: 'c'.repeat(32) };
 
 describe('store API and BFF configuration', () => {
-  it('outside production uses the install\'s own generated secrets, the same for the store API and the BFF', () => {
+  it("outside production uses the install's own generated secrets, the same for the store API and the BFF", () => {
     const store = loadStoreApiConfig({ NODE_ENV: 'development' }, { dataDir });
     const bff = loadBffEnv({ NODE_ENV: 'development' }, { dataDir });
     expect(store.queueTokenSecret).toBe(bff.queueTokenSecret);
@@ -24,13 +24,21 @@ describe('store API and BFF configuration', () => {
   });
 
   it('in production refuses to start without explicit secrets of 32+ bytes, and refuses DEV_AUTH', () => {
-    expect(() => loadStoreApiConfig({ NODE_ENV: 'production' }, { dataDir })).toThrow(/AUTH_SECRET, QUEUE_TOKEN_SECRET, CARD_FINGERPRINT_SECRET are required when NODE_ENV=production/);
-    expect(() => loadStoreApiConfig({ NODE_ENV: 'production', ...secrets, QUEUE_TOKEN_SECRET: 'short' }, { dataDir })).toThrow(/QUEUE_TOKEN_SECRET must be at least 32 bytes/);
-    expect(() => loadStoreApiConfig({ NODE_ENV: 'production', ...secrets, DEV_AUTH: 'true' }, { dataDir })).toThrow(/DEV_AUTH is refused when NODE_ENV=production/);
+    expect(() => loadStoreApiConfig({ NODE_ENV: 'production' }, { dataDir })).toThrow(
+      /AUTH_SECRET, QUEUE_TOKEN_SECRET, CARD_FINGERPRINT_SECRET are required when NODE_ENV=production/,
+    );
+    expect(() => loadStoreApiConfig({ NODE_ENV: 'production', ...secrets, QUEUE_TOKEN_SECRET: 'short' }, { dataDir })).toThrow(
+      /QUEUE_TOKEN_SECRET must be at least 32 bytes/,
+    );
+    expect(() => loadStoreApiConfig({ NODE_ENV: 'production', ...secrets, DEV_AUTH: 'true' }, { dataDir })).toThrow(
+      /DEV_AUTH is refused when NODE_ENV=production/,
+    );
     const ok = loadStoreApiConfig({ NODE_ENV: 'production', ...secrets }, { dataDir });
     expect(ok).toMatchObject({ authSecret: secrets.AUTH_SECRET, queueTokenSecret: secrets.QUEUE_TOKEN_SECRET, devAuth: false });
     expect(() => loadBffEnv({ NODE_ENV: 'production' }, { dataDir })).toThrow(/QUEUE_TOKEN_SECRET is required when NODE_ENV=production/);
-    expect(loadBffEnv({ NODE_ENV: 'production', QUEUE_TOKEN_SECRET: secrets.QUEUE_TOKEN_SECRET }, { dataDir }).queueTokenSecret).toBe(secrets.QUEUE_TOKEN_SECRET);
+    expect(loadBffEnv({ NODE_ENV: 'production', QUEUE_TOKEN_SECRET: secrets.QUEUE_TOKEN_SECRET }, { dataDir }).queueTokenSecret).toBe(
+      secrets.QUEUE_TOKEN_SECRET,
+    );
   });
 
   it('npm start with NODE_ENV=production and no secrets exits 1 with the reason, before starting anything', async () => {

@@ -35,7 +35,11 @@ function productEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 /** Starts the product (node itself with tsx as a loader: the pid killed is the product's) and waits until it serves. */
 async function start(): Promise<number> {
   output = '';
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'scripts/start.ts')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'scripts/start.ts')], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   product = child;
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));
@@ -100,8 +104,18 @@ interface Payer {
 async function request(method: string, path: string, headers: Record<string, string>, body?: string) {
   const started = Date.now();
   try {
-    const r = await fetch(storeUrl + path, { method, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) }, body, signal: AbortSignal.timeout(30_000) });
-    return { status: r.status, json: (await r.json().catch(() => ({}))) as Record<string, any>, ms: Date.now() - started, retryAfter: r.headers.get('retry-after') };
+    const r = await fetch(storeUrl + path, {
+      method,
+      headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body,
+      signal: AbortSignal.timeout(30_000),
+    });
+    return {
+      status: r.status,
+      json: (await r.json().catch(() => ({}))) as Record<string, any>,
+      ms: Date.now() - started,
+      retryAfter: r.headers.get('retry-after'),
+    };
   } catch (err) {
     return { status: 0, json: { error: String(err) } as Record<string, any>, ms: Date.now() - started, retryAfter: null };
   }
@@ -119,11 +133,34 @@ describe('kill -9 with payments in flight', () => {
       const login = await request('POST', '/auth/dev-login', {}, JSON.stringify({ accountId: `crash-fan-${n}` }));
       expect(login.status, JSON.stringify(login.json)).toBe(200);
       const deviceId = `crash-device-${n}`;
-      const claims = admissionClaimsFor({ kind: 'queue', eventId, accountId: `crash-fan-${n}`, deviceHash: await hashDevice(deviceId, `crash-fan-${n}`), joinIndex: n, cohort: 'FIFO', iat: 0, exp: 0 }, n + 1, Date.now());
-      const headers = { authorization: `Bearer ${login.json.token}`, 'x-device-id': deviceId, 'x-admission-token': await signToken(key, claims) };
+      const claims = admissionClaimsFor(
+        {
+          kind: 'queue',
+          eventId,
+          accountId: `crash-fan-${n}`,
+          deviceHash: await hashDevice(deviceId, `crash-fan-${n}`),
+          joinIndex: n,
+          cohort: 'FIFO',
+          iat: 0,
+          exp: 0,
+        },
+        n + 1,
+        Date.now(),
+      );
+      const headers = {
+        authorization: `Bearer ${login.json.token}`,
+        'x-device-id': deviceId,
+        'x-admission-token': await signToken(key, claims),
+      };
       const hold = await request('POST', `/events/${eventId}/holds`, headers, JSON.stringify({ section: 'A', quantity: 2 }));
       expect(hold.status, JSON.stringify(hold.json)).toBe(201);
-      payers.push({ n, headers, holdId: hold.json.holdId, key: randomUUID(), body: JSON.stringify({ payment: { instrument: { type: 'card', number: cardNumberOf(2000 + n) } } }) });
+      payers.push({
+        n,
+        headers,
+        holdId: hold.json.holdId,
+        key: randomUUID(),
+        body: JSON.stringify({ payment: { instrument: { type: 'card', number: cardNumberOf(2000 + n) } } }),
+      });
     }
     const pay = (p: Payer) => request('POST', `/holds/${p.holdId}/checkout`, { ...p.headers, 'idempotency-key': p.key }, p.body);
     const inFlight = payers.map(pay);
@@ -131,7 +168,9 @@ describe('kill -9 with payments in flight', () => {
     // Kill -9 once every payment is charged at the gateway and none has its order yet.
     await vi.waitFor(
       async () => {
-        const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM simulated_gateway_charges WHERE status = 'succeeded'`.execute(t.db);
+        const { rows } = await sql<{
+          n: number;
+        }>`SELECT count(*)::int AS n FROM simulated_gateway_charges WHERE status = 'succeeded'`.execute(t.db);
         expect(rows[0]!.n).toBe(PAYERS);
       },
       { timeout: 30_000, interval: 50 },
@@ -141,7 +180,14 @@ describe('kill -9 with payments in flight', () => {
     expect(lost.every((r) => r.status === 0)).toBe(true); // the process died under them: no answer came
     const orphans = await sql<{ n: number }>`SELECT count(*)::int AS n FROM checkout_attempts WHERE status = 'PENDING'`.execute(t.db);
     expect(orphans.rows[0]!.n).toBe(PAYERS);
-    expect((await t.db.selectFrom('orders').select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow()).n).toBe(0);
+    expect(
+      (
+        await t.db
+          .selectFrom('orders')
+          .select(sql<number>`count(*)::int`.as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    ).toBe(0);
 
     // While the product was down one fan's hold lapsed and its seats went back on sale: that charge is refunded.
     const lapsed = payers[0]!;
@@ -180,12 +226,23 @@ describe('kill -9 with payments in flight', () => {
     // Every charged payment is an order or a refund; nothing was charged twice; the inventory adds up.
     const { rows: unaccounted } = await sql<{ idempotency_key: string }>`
       SELECT c.idempotency_key FROM simulated_gateway_charges c
-      WHERE c.status = 'succeeded' AND c.refunded_at IS NULL AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.payment_reference = c.reference)`.execute(t.db);
+      WHERE c.status = 'succeeded' AND c.refunded_at IS NULL AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.payment_reference = c.reference)`.execute(
+      t.db,
+    );
     expect(unaccounted).toEqual([]);
     const charges = await sql<{ n: number; refunded: number }>`
-      SELECT count(*)::int AS n, count(*) FILTER (WHERE refunded_at IS NOT NULL)::int AS refunded FROM simulated_gateway_charges`.execute(t.db);
+      SELECT count(*)::int AS n, count(*) FILTER (WHERE refunded_at IS NOT NULL)::int AS refunded FROM simulated_gateway_charges`.execute(
+      t.db,
+    );
     expect(charges.rows[0]).toEqual({ n: PAYERS, refunded: 1 });
-    expect((await t.db.selectFrom('orders').select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow()).n).toBe(PAYERS - 1);
+    expect(
+      (
+        await t.db
+          .selectFrom('orders')
+          .select(sql<number>`count(*)::int`.as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    ).toBe(PAYERS - 1);
     const counts = await getInventoryCounts(t.db, eventId, capacity);
     expect(counts.drift).toBe(0);
     expect(counts.sold).toBe((PAYERS - 1) * 2);

@@ -26,7 +26,13 @@ beforeAll(async () => {
   t = await createTestDatabase(inject('templateDatabaseUrl'));
   proxy = await DatabaseProxy.start(t.url);
   appDb = createDb(proxy.url(t.url), { max: 10, connectionTimeoutMillis: 1500, applicationName: 'outage-test' });
-  const config = loadStoreApiConfig({ NODE_ENV: 'test', DEV_AUTH: 'true', RATE_LIMIT_ENABLED: 'false', BOT_GATE_ENABLED: 'false', LOAD_SHED_ENABLED: 'false' });
+  const config = loadStoreApiConfig({
+    NODE_ENV: 'test',
+    DEV_AUTH: 'true',
+    RATE_LIMIT_ENABLED: 'false',
+    BOT_GATE_ENABLED: 'false',
+    LOAD_SHED_ENABLED: 'false',
+  });
   const stream = new Writable({
     write(chunk, _enc, done) {
       for (const line of String(chunk).split('\n')) if (line.trim()) logLines.push(JSON.parse(line));
@@ -132,12 +138,17 @@ describe('a database outage is a retryable 503, not a 500', () => {
     await phase('starting', 1000);
     await phase('pass', 0);
     const firstOutage = answers.length;
-    await vi.waitFor(() => expect(answers.slice(firstOutage).filter((a) => a.what === 'hold' && a.status === 201).length).toBeGreaterThan(5), { timeout: 30_000 });
+    await vi.waitFor(
+      () => expect(answers.slice(firstOutage).filter((a) => a.what === 'hold' && a.status === 201).length).toBeGreaterThan(5),
+      { timeout: 30_000 },
+    );
     // Later a server that accepts and never answers: requests wait at most the pool's limit, then 503.
     const hangFrom = answers.length;
     await phase('hang', 3000, true);
     await phase('pass', 0);
-    await vi.waitFor(() => expect(answers.slice(hangFrom).filter((a) => a.what === 'hold' && a.status === 201).length).toBeGreaterThan(5), { timeout: 30_000 });
+    await vi.waitFor(() => expect(answers.slice(hangFrom).filter((a) => a.what === 'hold' && a.status === 201).length).toBeGreaterThan(5), {
+      timeout: 30_000,
+    });
     // An outage ends once queries have succeeded for a settling time: keep the load on until the last one is logged
     // as over (on a loaded machine that can come after the holds above).
     const logged = (prefix: string) => logLines.filter((l) => String(l.msg).startsWith(prefix)).length;
@@ -146,11 +157,14 @@ describe('a database outage is a retryable 503, not a 500', () => {
     await load;
 
     // No 500, no socket closed without an answer; every refusal has a code; every 503 says when to retry.
-    const bad = answers.filter((a) => a.status === 0 || a.status >= 500 ? a.status !== 503 || !a.retryAfter || !a.error : a.status >= 400 && !a.error);
+    const bad = answers.filter((a) =>
+      a.status === 0 || a.status >= 500 ? a.status !== 503 || !a.retryAfter || !a.error : a.status >= 400 && !a.error,
+    );
     expect(bad).toEqual([]);
     const unavailable = answers.filter((a) => a.status === 503 && a.error === 'SERVICE_UNAVAILABLE');
     expect(unavailable.length).toBeGreaterThan(0);
-    for (const what of ['hold', 'checkout', 'release']) expect(answers.filter((a) => a.what === what && a.status === 503).length, what).toBeGreaterThan(0);
+    for (const what of ['hold', 'checkout', 'release'])
+      expect(answers.filter((a) => a.what === what && a.status === 503).length, what).toBeGreaterThan(0);
     for (const a of unavailable) expect(Number(a.retryAfter)).toBeGreaterThanOrEqual(1);
     // The pool's wait limit answered the hanging server's requests too (they did not wait for the socket timeouts).
     expect(answers.slice(hangFrom).filter((a) => a.status === 503).length).toBeGreaterThan(0);

@@ -17,7 +17,11 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 async function call(method: string, path: string, headers: Record<string, string>, body?: unknown) {
-  const r = await fetch(base + path, { method, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  const r = await fetch(base + path, {
+    method,
+    headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
   return { status: r.status, body: (await r.json()) as Record<string, any> };
 }
 
@@ -39,11 +43,18 @@ describe('the per-device seat limit', () => {
       [0, 1, 2].map(async (k) => ({
         fan: i,
         // Separate requests, each its own Idempotency-Key (an identical request without one gets the first's hold back).
-        ...(await call('POST', `/events/${eventId}/holds`, { ...(await admitted(tk, eventId, 'one-farm-phone')), 'idempotency-key': `farm-${i}-${k}-key` }, { section: 'A', quantity: 2 })),
+        ...(await call(
+          'POST',
+          `/events/${eventId}/holds`,
+          { ...(await admitted(tk, eventId, 'one-farm-phone')), 'idempotency-key': `farm-${i}-${k}-key` },
+          { section: 'A', quantity: 2 },
+        )),
       })),
     );
     const honest = await fans('honest', 3);
-    const others = honest.map(async (tk, i) => call('POST', `/events/${eventId}/holds`, await admitted(tk, eventId, `own-phone-${i}`), { section: 'A', quantity: 2 }));
+    const others = honest.map(async (tk, i) =>
+      call('POST', `/events/${eventId}/holds`, await admitted(tk, eventId, `own-phone-${i}`), { section: 'A', quantity: 2 }),
+    );
     const results = await Promise.all(requests);
     const ok = results.filter((r) => r.status === 201);
     expect(ok.length).toBe(2);
@@ -66,9 +77,15 @@ describe('the per-device seat limit', () => {
 
   it('holds for exact-seat picks too, counts bought seats, and defaults to the per-account limit', async () => {
     // No perDeviceSeats: the device may have as many seats as one account (3 here).
-    const { eventId, capacity } = await makeEvent(h.t, { seatPickingOpensAfterMinutes: 0, limits: { perAccountSeats: 3, perInstrumentSeats: 10 } });
+    const { eventId, capacity } = await makeEvent(h.t, {
+      seatPickingOpensAfterMinutes: 0,
+      limits: { perAccountSeats: 3, perInstrumentSeats: 10 },
+    });
     const [buyer, ...pickers] = await fans('picker', 9);
-    const held = await call('POST', `/events/${eventId}/holds`, await admitted(buyer!, eventId, 'family-tablet'), { section: 'B', quantity: 2 });
+    const held = await call('POST', `/events/${eventId}/holds`, await admitted(buyer!, eventId, 'family-tablet'), {
+      section: 'B',
+      quantity: 2,
+    });
     expect(held.status).toBe(201);
     const paid = await call(
       'POST',
@@ -78,10 +95,17 @@ describe('the per-device seat limit', () => {
     );
     expect(paid.status).toBe(200);
     // One seat left for the tablet; 8 accounts on it each pick a different exact seat at once.
-    const { rows: seats } = await sql<{ id: string }>`SELECT id FROM seats WHERE event_id = ${eventId} AND section_code = 'C' ORDER BY id LIMIT 8`.execute(h.t.db);
-    const picks = await Promise.all(pickers.map(async (tk, i) => call('POST', `/events/${eventId}/holds`, await admitted(tk, eventId, 'family-tablet'), { seatIds: [Number(seats[i]!.id)] })));
+    const { rows: seats } = await sql<{
+      id: string;
+    }>`SELECT id FROM seats WHERE event_id = ${eventId} AND section_code = 'C' ORDER BY id LIMIT 8`.execute(h.t.db);
+    const picks = await Promise.all(
+      pickers.map(async (tk, i) =>
+        call('POST', `/events/${eventId}/holds`, await admitted(tk, eventId, 'family-tablet'), { seatIds: [Number(seats[i]!.id)] }),
+      ),
+    );
     expect(picks.filter((r) => r.status === 201).length).toBe(1);
-    for (const r of picks.filter((r) => r.status !== 201)) expect(r.body).toMatchObject({ error: 'DEVICE_LIMIT_EXCEEDED', current: 3, limit: 3 });
+    for (const r of picks.filter((r) => r.status !== 201))
+      expect(r.body).toMatchObject({ error: 'DEVICE_LIMIT_EXCEEDED', current: 3, limit: 3 });
     expect(await deviceSeats(eventId, 'family-tablet')).toEqual({ live: 3, holds: 2 });
     expect((await checkInvariants(h.t, eventId, capacity)).counts.drift).toBe(0);
   });
@@ -91,7 +115,12 @@ describe('the per-device seat limit', () => {
     const [owner] = await fans('reseller', 1);
     const headers = await admitted(owner!, eventId, 'the-owners-phone');
     // The same account and admission token, presented from the buyer's device: the token is bound to the owner's.
-    const resold = await call('POST', `/events/${eventId}/holds`, { ...headers, 'x-device-id': 'the-buyers-phone' }, { section: 'A', quantity: 2 });
+    const resold = await call(
+      'POST',
+      `/events/${eventId}/holds`,
+      { ...headers, 'x-device-id': 'the-buyers-phone' },
+      { section: 'A', quantity: 2 },
+    );
     expect(resold.status).toBe(403);
     expect(resold.body.error).toBe('TOKEN_WRONG_DEVICE');
     const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM holds WHERE event_id = ${eventId}`.execute(h.t.db);

@@ -17,7 +17,7 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 describe('GET /events/:id/edge-state', () => {
-  it("publishes every queue of the event with the watermark, its heartbeat and history, the words and the tier; public", async () => {
+  it('publishes every queue of the event with the watermark, its heartbeat and history, the words and the tier; public', async () => {
     const { eventId } = await makeEvent(h.t, {
       fairnessMode: 'FIFO',
       onsaleAt: at(-60),
@@ -26,7 +26,9 @@ describe('GET /events/:id/edge-state', () => {
         { code: 'GENERAL', name: 'General sale' },
       ],
     });
-    await sql`UPDATE queue_state SET admitted_through = 37, heartbeat_at = now(), rate_per_min = 900 WHERE event_id = ${eventId}`.execute(h.t.db);
+    await sql`UPDATE queue_state SET admitted_through = 37, heartbeat_at = now(), rate_per_min = 900 WHERE event_id = ${eventId}`.execute(
+      h.t.db,
+    );
     const r = await h.app.inject({ url: `/events/${eventId}/edge-state` });
     expect(r.statusCode).toBe(200);
     expect(r.headers['cache-control']).toBe('public, max-age=1');
@@ -42,7 +44,14 @@ describe('GET /events/:id/edge-state', () => {
     const presale = s.queues.find((q: { queueId: string }) => q.queueId === presaleQueue);
     expect(presale).toMatchObject({ tier: 'FANCLUB', tierName: 'Fan club', closesAt: expect.any(Number) });
     // The watermark the edge reads moves with the database (within the store's 500 ms refresh).
-    await expect.poll(async () => (await h.app.inject({ url: `/events/${eventId}/edge-state` })).json().queues.find((q: { queueId: string }) => q.queueId === eventId).watermark.admittedThrough).toBe(37);
+    await expect
+      .poll(
+        async () =>
+          (await h.app.inject({ url: `/events/${eventId}/edge-state` }))
+            .json()
+            .queues.find((q: { queueId: string }) => q.queueId === eventId).watermark.admittedThrough,
+      )
+      .toBe(37);
   });
 
   it('answers 404 EVENT_NOT_FOUND for an unknown event, needs no account and no admission', async () => {
@@ -56,18 +65,40 @@ describe('POST /edge/claims', () => {
   it("counts an edge's admissions as the status route counts its own (claimed_at and the minute's tokens), each report once", async () => {
     const { eventId } = await makeEvent(h.t, { fairnessMode: 'FIFO' });
     const fan = await login(h.app, 'edge-claim-fan');
-    const joined = await h.app.inject({ method: 'POST', url: `/events/${eventId}/queue`, headers: { ...bearer(fan), 'x-device-id': 'edge-claim-device' } });
+    const joined = await h.app.inject({
+      method: 'POST',
+      url: `/events/${eventId}/queue`,
+      headers: { ...bearer(fan), 'x-device-id': 'edge-claim-device' },
+    });
     expect(joined.statusCode).toBe(200);
-    const report = await signClaimsReport(key, [{ queueId: eventId, accountId: 'edge-claim-fan' }, { queueId: eventId, accountId: 'never-joined' }], Date.now());
+    const report = await signClaimsReport(
+      key,
+      [
+        { queueId: eventId, accountId: 'edge-claim-fan' },
+        { queueId: eventId, accountId: 'never-joined' },
+      ],
+      Date.now(),
+    );
     const r = await h.app.inject({ method: 'POST', url: '/edge/claims', payload: { report } });
     expect(r.statusCode).toBe(202);
     expect(r.json()).toEqual({ counted: 2 });
     const again = await h.app.inject({ method: 'POST', url: '/edge/claims', payload: { report } });
     expect(again.json()).toEqual({ counted: 0 });
     await expect
-      .poll(async () => (await sql<{ n: number }>`SELECT coalesce(sum(admission_tokens_issued), 0)::int AS n FROM admission_minutes WHERE event_id = ${eventId}`.execute(h.t.db)).rows[0]!.n)
+      .poll(
+        async () =>
+          (
+            await sql<{
+              n: number;
+            }>`SELECT coalesce(sum(admission_tokens_issued), 0)::int AS n FROM admission_minutes WHERE event_id = ${eventId}`.execute(
+              h.t.db,
+            )
+          ).rows[0]!.n,
+      )
       .toBe(2);
-    const entry = await sql<{ claimed_at: Date | null }>`SELECT claimed_at FROM queue_entries WHERE event_id = ${eventId} AND account_id = 'edge-claim-fan'`.execute(h.t.db);
+    const entry = await sql<{
+      claimed_at: Date | null;
+    }>`SELECT claimed_at FROM queue_entries WHERE event_id = ${eventId} AND account_id = 'edge-claim-fan'`.execute(h.t.db);
     expect(entry.rows[0]!.claimed_at).not.toBeNull();
   });
 
@@ -89,11 +120,26 @@ describe('POST /edge/claims', () => {
     expect(empty.statusCode).toBe(400);
     // A good report for another event after them: once it is in the database, the counters were flushed after the refusals.
     const marker = await makeEvent(h.t, { fairnessMode: 'FIFO' });
-    await h.app.inject({ method: 'POST', url: '/edge/claims', payload: { report: await signClaimsReport(key, [{ queueId: marker.eventId, accountId: 'y' }], Date.now()) } });
+    await h.app.inject({
+      method: 'POST',
+      url: '/edge/claims',
+      payload: { report: await signClaimsReport(key, [{ queueId: marker.eventId, accountId: 'y' }], Date.now()) },
+    });
     await expect
-      .poll(async () => (await sql<{ n: number }>`SELECT coalesce(sum(admission_tokens_issued), 0)::int AS n FROM admission_minutes WHERE event_id = ${marker.eventId}`.execute(h.t.db)).rows[0]!.n)
+      .poll(
+        async () =>
+          (
+            await sql<{
+              n: number;
+            }>`SELECT coalesce(sum(admission_tokens_issued), 0)::int AS n FROM admission_minutes WHERE event_id = ${marker.eventId}`.execute(
+              h.t.db,
+            )
+          ).rows[0]!.n,
+      )
       .toBe(1);
-    const n = await sql<{ n: number }>`SELECT count(*)::int AS n FROM admission_minutes WHERE event_id = ${eventId} AND admission_tokens_issued > 0`.execute(h.t.db);
+    const n = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM admission_minutes WHERE event_id = ${eventId} AND admission_tokens_issued > 0`.execute(h.t.db);
     expect(n.rows[0]!.n).toBe(0);
   });
 });

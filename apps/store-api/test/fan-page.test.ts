@@ -17,7 +17,10 @@ let eventId: string;
 beforeAll(async () => {
   fanDir = mkdtempSync(join(tmpdir(), 'fan-dist-'));
   mkdirSync(join(fanDir, 'assets'));
-  writeFileSync(join(fanDir, 'index.html'), '<!doctype html><title>fan</title><script type="module" src="/e/assets/index-abc.js"></script>');
+  writeFileSync(
+    join(fanDir, 'index.html'),
+    '<!doctype html><title>fan</title><script type="module" src="/e/assets/index-abc.js"></script>',
+  );
   writeFileSync(join(fanDir, 'assets', 'index-abc.js'), 'console.log(1)');
   h = await setupApp({ env: { FAN_DIR: fanDir } });
   ({ eventId } = await makeEvent(h.t, { seatPickingOpensAfterMinutes: 0 }));
@@ -73,7 +76,14 @@ describe('the fans\u2019 page', () => {
       const p = (await prod.inject({ url: '/fan/config' })).json();
       expect(p).toEqual({
         devSignIn: false,
-        oidc: { issuer: 'https://id.example.com/realms/fans', clientId: 'fan-page', scope: 'openid profile', audience: null, useToken: 'id_token', redirectPath: '/e/callback' },
+        oidc: {
+          issuer: 'https://id.example.com/realms/fans',
+          clientId: 'fan-page',
+          scope: 'openid profile',
+          audience: null,
+          useToken: 'id_token',
+          redirectPath: '/e/callback',
+        },
         testCards: null,
       });
     } finally {
@@ -99,11 +109,18 @@ describe('GET /events/:id/sections/:code/seats', () => {
     expect(seats.slice(0, 3).map((s) => `${s.row}${s.number}`)).toEqual(['A1', 'A2', 'A3']);
     expect(seats.every((s) => s.available)).toBe(true);
 
-    const hold = await h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, headers, payload: { seatIds: [seats[0]!.id, seats[1]!.id] } });
+    const hold = await h.app.inject({
+      method: 'POST',
+      url: `/events/${eventId}/holds`,
+      headers,
+      payload: { seatIds: [seats[0]!.id, seats[1]!.id] },
+    });
     expect(hold.statusCode).toBe(201);
     // The map is served from a 1 s cache: the taken seats show on a later read.
     await expect
-      .poll(async () => ((await h.app.inject({ url, headers })).json().seats as { available: boolean }[]).filter((s) => !s.available).length)
+      .poll(
+        async () => ((await h.app.inject({ url, headers })).json().seats as { available: boolean }[]).filter((s) => !s.available).length,
+      )
       .toBe(2);
 
     const unknown = await h.app.inject({ url: `/events/${eventId}/sections/NOPE/seats`, headers });
@@ -131,12 +148,17 @@ describe("the promoter's look and the fan's language", () => {
     const headers = { authorization: `Bearer ${fan}`, 'x-device-id': 'telefono-de-ana', 'accept-language': 'es-MX,es;q=0.9,en;q=0.5' };
     // A live controller (its heartbeat) admitting nobody yet: the line reads WAITING once the store API has read it.
     await sql`UPDATE queue_state SET heartbeat_at = now() + interval '5 minutes' WHERE event_id = ${id}`.execute(h.t.db);
-    await expect.poll(async () => (await h.app.inject({ method: 'POST', url: `/events/${id}/queue`, headers })).json().state).toBe('WAITING');
+    await expect
+      .poll(async () => (await h.app.inject({ method: 'POST', url: `/events/${id}/queue`, headers })).json().state)
+      .toBe('WAITING');
     const joined = await h.app.inject({ method: 'POST', url: `/events/${id}/queue`, headers });
     expect(joined.statusCode).toBe(200);
     expect(joined.headers['content-language']).toBe('es');
     expect(joined.json().message).toBe('Estás en la fila de Acme.');
-    const status = await h.app.inject({ url: `/events/${id}/queue/status`, headers: { ...headers, 'accept-language': 'fr-FR, en;q=0.8', 'x-queue-token': joined.json().queueToken } });
+    const status = await h.app.inject({
+      url: `/events/${id}/queue/status`,
+      headers: { ...headers, 'accept-language': 'fr-FR, en;q=0.8', 'x-queue-token': joined.json().queueToken },
+    });
     expect(status.headers['content-language']).toBe('en');
     expect(status.headers.vary).toContain('Accept-Language');
     expect(status.json().message).toBe('You are in the Acme line.');

@@ -80,8 +80,28 @@ const BAD_TOKENS = [
   'Bearer eyJhbGciOiJIUzI1NiJ9.e30.AAAA=',
   'bearer\u00ff\u00fe',
 ];
-const BAD_COOKIES = ['admission_token=%E0%A4%A', '=;;;=', 'admission_token', `admission_token=${'y'.repeat(10_000)}`, 'a=b; admission_token=not.a.token', 'admission_token="unterminated'];
-const NOT_JSON = ['{', '{"a":', '[1,2', 'nul', '{"a":1}}', "{'a':1}", '\u0000', '', ' ', 'NaN', '{"__proto__":{"polluted":true}}', `${'['.repeat(5000)}${']'.repeat(5000)}`];
+const BAD_COOKIES = [
+  'admission_token=%E0%A4%A',
+  '=;;;=',
+  'admission_token',
+  `admission_token=${'y'.repeat(10_000)}`,
+  'a=b; admission_token=not.a.token',
+  'admission_token="unterminated',
+];
+const NOT_JSON = [
+  '{',
+  '{"a":',
+  '[1,2',
+  'nul',
+  '{"a":1}}',
+  "{'a':1}",
+  '\u0000',
+  '',
+  ' ',
+  'NaN',
+  '{"__proto__":{"polluted":true}}',
+  `${'['.repeat(5000)}${']'.repeat(5000)}`,
+];
 
 const typesOf = (s: Schema): string[] => {
   if (s.type) return [s.type].flat();
@@ -99,7 +119,9 @@ function plausibleValue(s: Schema, name = ''): unknown {
   switch (t) {
     case 'string': {
       const candidates = ['fuzz-plausible-01', '4111111111111111', '2030-06-01', 'A', 'P1', 'abcdefgh'];
-      const fits = candidates.find((c) => patternsOf(s).every((re) => re.test(c)) && c.length >= (s.minLength ?? 0) && c.length <= (s.maxLength ?? Infinity));
+      const fits = candidates.find(
+        (c) => patternsOf(s).every((re) => re.test(c)) && c.length >= (s.minLength ?? 0) && c.length <= (s.maxLength ?? Infinity),
+      );
       return fits ?? (name === 'section' ? 'A' : 'fuzz');
     }
     case 'integer':
@@ -111,7 +133,8 @@ function plausibleValue(s: Schema, name = ''): unknown {
       return s.items ? Array.from({ length: Math.max(1, s.minItems ?? 0) }, () => plausibleValue(s.items!)) : [];
     case 'object': {
       const o: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(s.properties ?? {})) if (s.required?.includes(k) || Math.random() < 0.5) o[k] = plausibleValue(v, k);
+      for (const [k, v] of Object.entries(s.properties ?? {}))
+        if (s.required?.includes(k) || Math.random() < 0.5) o[k] = plausibleValue(v, k);
       return o;
     }
     default:
@@ -176,7 +199,10 @@ function refusedStrings(s: Schema, header: boolean): fc.Arbitrary<string> | unde
     if ((s.minLength ?? 0) > 0) options.push(fc.constant('x'.repeat(s.minLength! - 1)));
     const patterns = patternsOf(s);
     // Header values stay printable ASCII (what HTTP carries); query strings get any Unicode.
-    if (patterns.length > 0) options.push(fc.string({ unit: header ? 'grapheme-ascii' : 'grapheme', maxLength: 40 }).filter((v) => !patterns.every((re) => re.test(v))));
+    if (patterns.length > 0)
+      options.push(
+        fc.string({ unit: header ? 'grapheme-ascii' : 'grapheme', maxLength: 40 }).filter((v) => !patterns.every((re) => re.test(v))),
+      );
   }
   return options.length > 0 ? fc.oneof(...options) : undefined;
 }
@@ -185,10 +211,11 @@ function refusedStrings(s: Schema, header: boolean): fc.Arbitrary<string> | unde
 function refusedBodies(s: Schema, path: string[] = []): fc.Arbitrary<Change>[] {
   const out: fc.Arbitrary<Change>[] = [];
   const own = refusedValues(s);
-  if (own) out.push(own.map((value) => (path.length === 0 ? ({ at: 'body', value }) : ({ at: 'bodyPath', path, value }))));
+  if (own) out.push(own.map((value) => (path.length === 0 ? { at: 'body', value } : { at: 'bodyPath', path, value })));
   if (typesOf(s).includes('object')) {
     for (const k of s.required ?? []) out.push(fc.constant({ at: 'bodyPath', path: [...path, k], value: undefined, drop: true }));
-    if (s.additionalProperties === false) out.push(fc.constantFrom('__fuzz', 'constructor', 'extra').map((k) => ({ at: 'bodyPath', path: [...path, k], value: 1 })));
+    if (s.additionalProperties === false)
+      out.push(fc.constantFrom('__fuzz', 'constructor', 'extra').map((k) => ({ at: 'bodyPath', path: [...path, k], value: 1 })));
     for (const [k, v] of Object.entries(s.properties ?? {})) out.push(...refusedBodies(v, [...path, k]));
   }
   return out;
@@ -200,7 +227,14 @@ function changesOf(op: Operation): { must: fc.Arbitrary<Change>[]; may: fc.Arbit
   const may: fc.Arbitrary<Change>[] = [];
   for (const p of op.parameters) {
     if (p.in === 'path') {
-      must.push(fc.oneof(fc.constantFrom(...BAD_IDS), fc.string({ unit: 'grapheme', maxLength: 30 }).filter((v) => !Object.values(plausible.ids).includes(v))).map((value) => ({ at: 'path', name: p.name, value })));
+      must.push(
+        fc
+          .oneof(
+            fc.constantFrom(...BAD_IDS),
+            fc.string({ unit: 'grapheme', maxLength: 30 }).filter((v) => !Object.values(plausible.ids).includes(v)),
+          )
+          .map((value) => ({ at: 'path', name: p.name, value })),
+      );
       continue;
     }
     const refused = refusedStrings(p.schema, p.in === 'header');
@@ -211,14 +245,26 @@ function changesOf(op: Operation): { must: fc.Arbitrary<Change>[]; may: fc.Arbit
   if (op.body) {
     must.push(...refusedBodies(op.body.schema));
     must.push(fc.constantFrom(...NOT_JSON).map((payload) => ({ at: 'rawBody', contentType: 'application/json', payload })));
-    must.push(fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml').map((contentType) => ({ at: 'rawBody', contentType, payload: 'a=1&b=2' })));
+    must.push(
+      fc
+        .constantFrom('text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml')
+        .map((contentType) => ({ at: 'rawBody', contentType, payload: 'a=1&b=2' })),
+    );
     must.push(fc.constant({ at: 'rawBody', contentType: 'application/json', payload: JSON.stringify({ pad: 'z'.repeat(1_100_000) }) }));
   }
   // Bad headers any route may meet: account tokens, cookies, device ids, proxies, content types.
   may.push(fc.constantFrom(...BAD_TOKENS).map((value) => ({ at: 'header', name: 'authorization', value })));
   may.push(fc.constantFrom(...BAD_COOKIES).map((value) => ({ at: 'header', name: 'cookie', value })));
-  may.push(fc.constantFrom('', ' ', 'x', 'bad device id with spaces', 'd'.repeat(5000), '\u00ff\u00fe').map((value) => ({ at: 'header', name: 'x-device-id', value })));
-  may.push(fc.constantFrom('not-a-token', 'a.b', 'a.b.c.d', '', `${'q'.repeat(9000)}`).map((value) => ({ at: 'header', name: 'x-admission-token', value })));
+  may.push(
+    fc
+      .constantFrom('', ' ', 'x', 'bad device id with spaces', 'd'.repeat(5000), '\u00ff\u00fe')
+      .map((value) => ({ at: 'header', name: 'x-device-id', value })),
+  );
+  may.push(
+    fc
+      .constantFrom('not-a-token', 'a.b', 'a.b.c.d', '', `${'q'.repeat(9000)}`)
+      .map((value) => ({ at: 'header', name: 'x-admission-token', value })),
+  );
   may.push(fc.constantFrom('not-a-token', '..', '').map((value) => ({ at: 'header', name: 'x-queue-token', value })));
   may.push(fc.constantFrom('999.999.1.1, ::zz', 'garbage', '').map((value) => ({ at: 'header', name: 'x-forwarded-for', value })));
   may.push(fc.constantFrom('en;q=abc', '*'.repeat(3000), '\u00ff').map((value) => ({ at: 'header', name: 'accept-language', value })));
@@ -229,9 +275,13 @@ function changesOf(op: Operation): { must: fc.Arbitrary<Change>[]; may: fc.Arbit
 function buildRequest(op: Operation, changes: Change[]) {
   const onHold = op.path.startsWith('/holds/');
   const path: Record<string, string> = {};
-  for (const p of op.parameters.filter((x) => x.in === 'path')) path[p.name] = plausible.ids[`${op.path.split('/')[1]}.${p.name}`] ?? plausible.ids[p.name] ?? '00000000-0000-0000-0000-000000000000';
+  for (const p of op.parameters.filter((x) => x.in === 'path'))
+    path[p.name] = plausible.ids[`${op.path.split('/')[1]}.${p.name}`] ?? plausible.ids[p.name] ?? '00000000-0000-0000-0000-000000000000';
   const query: Record<string, string | string[]> = {};
-  const headers: Record<string, string> = { ...(onHold ? plausible.holdHeaders : plausible.headers), 'idempotency-key': `fuzz-key-${Math.random().toString(36).slice(2, 12)}` };
+  const headers: Record<string, string> = {
+    ...(onHold ? plausible.holdHeaders : plausible.headers),
+    'idempotency-key': `fuzz-key-${Math.random().toString(36).slice(2, 12)}`,
+  };
   let body: unknown = op.body ? plausibleValue(op.body.schema) : undefined;
   let raw: { contentType: string; payload: string } | undefined;
   for (const c of changes) {
@@ -262,7 +312,12 @@ function buildRequest(op: Operation, changes: Change[]) {
   const withQuery = qs.size > 0 ? `${url}?${qs.toString()}` : url;
   if (raw) return { method: op.method, url: withQuery, headers: { ...headers, 'content-type': raw.contentType }, payload: raw.payload };
   if (body === undefined) return { method: op.method, url: withQuery, headers };
-  return { method: op.method, url: withQuery, headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify(body) ?? 'null' };
+  return {
+    method: op.method,
+    url: withQuery,
+    headers: { ...headers, 'content-type': 'application/json' },
+    payload: JSON.stringify(body) ?? 'null',
+  };
 }
 
 /** Every table's row count, and a digest of its contents (tables the server writes on its own clock: counts only). */
@@ -284,11 +339,21 @@ async function snapshot(): Promise<Record<string, string>> {
 
 beforeAll(async () => {
   h = await setupApp({ poolMax: 8 });
-  const doc = (await h.app.inject({ url: '/docs/json' })).json<{ paths: Record<string, Record<string, { parameters?: Parameter[]; requestBody?: { required?: boolean; content?: Record<string, { schema: Schema }> } }>> }>();
+  const doc = (await h.app.inject({ url: '/docs/json' })).json<{
+    paths: Record<
+      string,
+      Record<string, { parameters?: Parameter[]; requestBody?: { required?: boolean; content?: Record<string, { schema: Schema }> } }>
+    >;
+  }>();
   operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
     Object.entries(ops).map(([method, op]) => {
       const schema = op.requestBody?.content?.['application/json']?.schema;
-      return { method: method.toUpperCase(), path, parameters: op.parameters ?? [], ...(schema ? { body: { required: op.requestBody?.required ?? false, schema } } : {}) };
+      return {
+        method: method.toUpperCase(),
+        path,
+        parameters: op.parameters ?? [],
+        ...(schema ? { body: { required: op.requestBody?.required ?? false, schema } } : {}),
+      };
     }),
   );
 
@@ -296,7 +361,11 @@ beforeAll(async () => {
   const { eventId, listingId } = await makeEvent(h.t);
   const fan = await login(h.app, 'fuzz-fan');
   const headers = await admitted(fan, eventId, 'fuzz-fan-phone');
-  const joined = await h.app.inject({ method: 'POST', url: `/events/${eventId}/queue`, headers: { authorization: headers.authorization!, 'x-device-id': 'fuzz-fan-phone' } });
+  const joined = await h.app.inject({
+    method: 'POST',
+    url: `/events/${eventId}/queue`,
+    headers: { authorization: headers.authorization!, 'x-device-id': 'fuzz-fan-phone' },
+  });
   expect(joined.statusCode, joined.body).toBe(200);
   const held = await h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, headers, payload: { section: 'B', quantity: 2 } });
   expect(held.statusCode, held.body).toBe(201);
@@ -304,7 +373,9 @@ beforeAll(async () => {
   // The hold is counted in memory and written in a batch: wait for it, so the snapshot starts after it.
   await vi.waitFor(
     async () => {
-      const { rows } = await sql<{ n: number }>`SELECT coalesce(sum(holds_created), 0)::int AS n FROM admission_minutes WHERE event_id = ${eventId}`.execute(h.t.db);
+      const { rows } = await sql<{
+        n: number;
+      }>`SELECT coalesce(sum(holds_created), 0)::int AS n FROM admission_minutes WHERE event_id = ${eventId}`.execute(h.t.db);
       if (rows[0]!.n !== 1) throw new Error(`holds counted: ${rows[0]!.n}`);
     },
     { timeout: 15_000, interval: 100 },
@@ -320,7 +391,13 @@ afterAll(() => h?.close());
 describe('fuzzing every route of the OpenAPI document with bad input', () => {
   it('finds the routes to walk in the document', () => {
     expect(operations.length).toBeGreaterThanOrEqual(25);
-    for (const name of ['POST /events/{id}/holds', 'POST /holds/{id}/checkout', 'POST /events/{id}/queue', 'PUT /listings/{id}/waitlist', 'POST /auth/dev-login'])
+    for (const name of [
+      'POST /events/{id}/holds',
+      'POST /holds/{id}/checkout',
+      'POST /events/{id}/queue',
+      'PUT /listings/{id}/waitlist',
+      'POST /auth/dev-login',
+    ])
       expect(operations.map((o) => `${o.method} ${o.path}`)).toContain(name);
   });
 
@@ -344,7 +421,11 @@ describe('fuzzing every route of the OpenAPI document with bad input', () => {
             expect(typeof body.message, `${name}: ${res.body.slice(0, 300)}`).toBe('string');
           }
           // A request its schema must refuse is refused.
-          if (mustChanges.length > 0) expect(res.statusCode, `${name}: ${req.url} ${String(req.payload ?? '').slice(0, 200)} -> ${res.body.slice(0, 300)}`).toBeGreaterThanOrEqual(400);
+          if (mustChanges.length > 0)
+            expect(
+              res.statusCode,
+              `${name}: ${req.url} ${String(req.payload ?? '').slice(0, 200)} -> ${res.body.slice(0, 300)}`,
+            ).toBeGreaterThanOrEqual(400);
         }),
         { numRuns: 30, endOnFailure: true },
       );

@@ -66,7 +66,9 @@ async function checkGa(eventId: string, capacity: number) {
       (SELECT coalesce(sum(u.quantity), 0) FROM ga_hold_units u JOIN holds h ON h.id = u.hold_id
          WHERE u.event_id = ${eventId} AND u.state = 'HELD' AND h.status IN ('HELD', 'PAYING') AND h.expires_at > now())::int AS live,
       (SELECT coalesce(sum(seat_count), 0) FROM orders WHERE event_id = ${eventId} AND status = 'CONFIRMED')::int AS ordered,
-      (SELECT coalesce(sum(quantity), 0) FROM ga_hold_units WHERE event_id = ${eventId} AND state = 'SOLD')::int AS soldunits`.execute(h.t.db);
+      (SELECT coalesce(sum(quantity), 0) FROM ga_hold_units WHERE event_id = ${eventId} AND state = 'SOLD')::int AS soldunits`.execute(
+    h.t.db,
+  );
   const r = rows[0]!;
   const counts = await getInventoryCounts(h.t.db, eventId, capacity);
   const floor = counts.sections.find((s) => s.code === 'FLOOR')!;
@@ -83,7 +85,9 @@ describe('general admission over HTTP', () => {
   it('1,000 concurrent GA holds on 1,500 units: no oversell, held + sold + available = capacity, then checkouts, releases and more holds at once', async () => {
     const { eventId, capacity } = await gaEvent(1500, 16);
     const fans = await tokens('ga-stampede', 1000);
-    const results = await Promise.all(fans.map((tk, i) => call('POST', `/events/${eventId}/holds`, tk, { section: 'FLOOR', quantity: (i % 4) + 1 })));
+    const results = await Promise.all(
+      fans.map((tk, i) => call('POST', `/events/${eventId}/holds`, tk, { section: 'FLOOR', quantity: (i % 4) + 1 })),
+    );
 
     const ok = results.flatMap((r, i) => (r.status === 201 ? [{ ...r, fan: fans[i]! }] : []));
     for (const r of results.filter((x) => x.status !== 201)) {
@@ -107,7 +111,9 @@ describe('general admission over HTTP', () => {
     const releasing = ok.slice(150, 300);
     const newcomers = await tokens('ga-newcomer', 300);
     const [paid, released, more] = await Promise.all([
-      Promise.all(paying.map((r, i) => call('POST', `/holds/${r.body.holdId}/checkout`, r.fan, cardOf(i), { 'idempotency-key': `ga-pay-${i}-key` }))),
+      Promise.all(
+        paying.map((r, i) => call('POST', `/holds/${r.body.holdId}/checkout`, r.fan, cardOf(i), { 'idempotency-key': `ga-pay-${i}-key` })),
+      ),
       Promise.all(releasing.map((r) => call('DELETE', `/holds/${r.body.holdId}`, r.fan))),
       Promise.all(newcomers.map((tk) => call('POST', `/events/${eventId}/holds`, tk, { section: 'FLOOR', quantity: 1 }))),
     ]);
@@ -123,7 +129,10 @@ describe('general admission over HTTP', () => {
     expect(after.ordered).toBe(soldUnits);
     expect(after.floor.held).toBe(heldUnits - soldUnits - releasedUnits + newUnits);
     expect(after.floor.available + after.floor.held + after.floor.sold).toBe(1500);
-    const orders = await sql<{ n: number; cents: number }>`SELECT count(*)::int AS n, sum(amount_cents)::int AS cents FROM orders WHERE event_id = ${eventId}`.execute(h.t.db);
+    const orders = await sql<{
+      n: number;
+      cents: number;
+    }>`SELECT count(*)::int AS n, sum(amount_cents)::int AS cents FROM orders WHERE event_id = ${eventId}`.execute(h.t.db);
     expect(orders.rows[0]).toEqual({ n: 150, cents: soldUnits * 6000 });
   }, 180_000); // 1,300 fans on a shared two-core machine
 
@@ -132,16 +141,32 @@ describe('general admission over HTTP', () => {
     const [fan] = await tokens('ga-shape', 1);
     const held = await call('POST', `/events/${eventId}/holds`, fan!, { section: 'FLOOR', quantity: 2 });
     expect(held.status).toBe(201);
-    expect(held.body).toMatchObject({ status: 'HELD', seats: [], units: [{ section: 'FLOOR', quantity: 2, priceCents: 6000 }], quantity: 2, amountCents: 12_000, extended: false });
+    expect(held.body).toMatchObject({
+      status: 'HELD',
+      seats: [],
+      units: [{ section: 'FLOOR', quantity: 2, priceCents: 6000 }],
+      quantity: 2,
+      amountCents: 12_000,
+      extended: false,
+    });
     const read = await call('GET', `/holds/${held.body.holdId}`, fan!);
-    expect(read.body).toMatchObject({ status: 'HELD', seats: [], units: [{ section: 'FLOOR', quantity: 2, priceCents: 6000 }], amountCents: 12_000 });
+    expect(read.body).toMatchObject({
+      status: 'HELD',
+      seats: [],
+      units: [{ section: 'FLOOR', quantity: 2, priceCents: 6000 }],
+      amountCents: 12_000,
+    });
     const ext = await call('POST', `/holds/${held.body.holdId}/extend`, fan!);
     expect(ext.status).toBe(200);
 
     const map = await fetch(`${base}/events/${eventId}/seatmap`).then((r) => r.json() as Promise<{ sections: Record<string, unknown>[] }>);
-    expect(map.sections).toContainEqual(expect.objectContaining({ code: 'FLOOR', kind: 'GA', capacity: 100, available: 98, held: 2, sold: 0 }));
+    expect(map.sections).toContainEqual(
+      expect.objectContaining({ code: 'FLOOR', kind: 'GA', capacity: 100, available: 98, held: 2, sold: 0 }),
+    );
     expect(map.sections).toContainEqual(expect.objectContaining({ code: 'A', kind: 'RESERVED', capacity: 300 }));
-    const page = await fetch(`${base}/events/${eventId}`).then((r) => r.json() as Promise<{ capacity: number; sections: Record<string, unknown>[] }>);
+    const page = await fetch(`${base}/events/${eventId}`).then(
+      (r) => r.json() as Promise<{ capacity: number; sections: Record<string, unknown>[] }>,
+    );
     expect(page.capacity).toBe(400);
     expect(page.sections).toContainEqual(expect.objectContaining({ code: 'FLOOR', kind: 'GA', capacity: 100 }));
   });
@@ -180,12 +205,19 @@ describe('general admission over HTTP', () => {
     const [fan] = await tokens('ga-greedy', 1);
     const results = await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
-        call('POST', `/events/${eventId}/holds`, fan!, { section: i % 2 === 0 ? 'FLOOR' : 'A', quantity: 2 }, { 'idempotency-key': `ga-greedy-request-${i}` }),
+        call(
+          'POST',
+          `/events/${eventId}/holds`,
+          fan!,
+          { section: i % 2 === 0 ? 'FLOOR' : 'A', quantity: 2 },
+          { 'idempotency-key': `ga-greedy-request-${i}` },
+        ),
       ),
     );
     const ok = results.filter((r) => r.status === 201);
     expect(ok.length).toBe(2); // limit 4 = two holds of 2, whichever kind
-    for (const r of results.filter((x) => x.status !== 201)) expect(r.body).toMatchObject({ error: 'ACCOUNT_LIMIT_EXCEEDED', field: 'quantity', limit: 4 });
+    for (const r of results.filter((x) => x.status !== 201))
+      expect(r.body).toMatchObject({ error: 'ACCOUNT_LIMIT_EXCEEDED', field: 'quantity', limit: 4 });
     const counts = await getInventoryCounts(h.t.db, eventId, capacity);
     expect(counts.held).toBe(4);
     await checkGa(eventId, capacity);
@@ -207,7 +239,10 @@ describe('general admission over HTTP', () => {
     );
     for (const r of results) expect(r.body).toMatchObject({ status: 'CONFIRMED', seatCount: 3, amountCents: 18_000 });
     expect(new Set(results.map((r) => r.body.orderId)).size).toBe(1);
-    expect((await call('GET', `/holds/${held.body.holdId}`, buyer!)).body).toMatchObject({ status: 'PURCHASED', units: [{ section: 'FLOOR', quantity: 3 }] });
+    expect((await call('GET', `/holds/${held.body.holdId}`, buyer!)).body).toMatchObject({
+      status: 'PURCHASED',
+      units: [{ section: 'FLOOR', quantity: 3 }],
+    });
     const again = await call('POST', `/events/${eventId}/holds`, buyer!, { section: 'FLOOR', quantity: 2 });
     expect(again.body).toMatchObject({ error: 'ACCOUNT_LIMIT_EXCEEDED', current: 3 });
 
@@ -225,10 +260,17 @@ describe('general admission over HTTP', () => {
     const [first, second] = await tokens('ga-expiry', 2);
     const a = await call('POST', `/events/${eventId}/holds`, first!, { section: 'FLOOR', quantity: 4 });
     expect(a.status).toBe(201);
-    expect((await call('POST', `/events/${eventId}/holds`, second!, { section: 'FLOOR', quantity: 2 })).body.error).toBe('SECTION_SOLD_OUT');
+    expect((await call('POST', `/events/${eventId}/holds`, second!, { section: 'FLOOR', quantity: 2 })).body.error).toBe(
+      'SECTION_SOLD_OUT',
+    );
 
     await sql`UPDATE holds SET expires_at = now() - interval '1 millisecond' WHERE id = ${a.body.holdId}`.execute(h.t.db);
-    expect((await getInventoryCounts(h.t.db, eventId, capacity)).sections).toContainEqual({ code: 'FLOOR', available: 4, held: 0, sold: 0 });
+    expect((await getInventoryCounts(h.t.db, eventId, capacity)).sections).toContainEqual({
+      code: 'FLOOR',
+      available: 4,
+      held: 0,
+      sold: 0,
+    });
     const b = await call('POST', `/events/${eventId}/holds`, second!, { section: 'FLOOR', quantity: 2 });
     expect(b.status).toBe(201);
     expect((await call('GET', `/holds/${a.body.holdId}`, first!)).body.status).toBe('EXPIRED');

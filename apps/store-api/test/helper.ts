@@ -27,7 +27,14 @@ export async function setupApp(
   opts: { poolMax?: number; paymentLatencyMs?: number; env?: Record<string, string>; botScorer?: BotScorer; clock?: () => number } = {},
 ): Promise<TestApp> {
   const t = await createTestDatabase(inject('templateDatabaseUrl'), { max: opts.poolMax ?? 40 });
-  const config = loadStoreApiConfig({ NODE_ENV: 'test', DEV_AUTH: 'true', RATE_LIMIT_ENABLED: 'false', BOT_GATE_ENABLED: 'false', LOAD_SHED_ENABLED: 'false', ...opts.env });
+  const config = loadStoreApiConfig({
+    NODE_ENV: 'test',
+    DEV_AUTH: 'true',
+    RATE_LIMIT_ENABLED: 'false',
+    BOT_GATE_ENABLED: 'false',
+    LOAD_SHED_ENABLED: 'false',
+    ...opts.env,
+  });
   const payments = new SimulatedPaymentGateway({ tps: 10_000, latencyMs: opts.paymentLatencyMs ?? 5, failureRate: 0 });
   const app = await buildStoreApi({ db: t.db, config, payments, botScorer: opts.botScorer, ...(opts.clock ? { clock: opts.clock } : {}) });
   await app.ready();
@@ -99,7 +106,12 @@ export async function admitted(token: string, eventId: string, device?: string, 
   if (!admission) {
     key ??= createTokenKey(testSecrets().queueTokenSecret);
     const deviceHash = await hashDevice(deviceId, accountId);
-    const claims = admissionClaimsFor({ kind: 'queue', eventId, accountId, deviceHash, joinIndex: 0, cohort: 'FIFO', iat: 0, exp: 0 }, 1, Date.now(), tier);
+    const claims = admissionClaimsFor(
+      { kind: 'queue', eventId, accountId, deviceHash, joinIndex: 0, cohort: 'FIFO', iat: 0, exp: 0 },
+      1,
+      Date.now(),
+      tier,
+    );
     admission = await signToken(await key, claims);
     admissions.set(cacheKey, admission);
   }

@@ -40,7 +40,12 @@ const pay = (holdId: string, token: string, headers: Record<string, string>, key
 describe('a hold lost to a database crash under HOLD_COMMIT=async', () => {
   it('its checkout answers 410 HOLD_LOST with a token to hold again (not a bare HOLD_NOT_FOUND); the fan holds again and pays; the war room counts it once', async () => {
     const fan = await admitted(await login(h.app, 'lost-fan'), eventId);
-    const first = await h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, headers: fan, payload: { section: 'A', quantity: 2 } });
+    const first = await h.app.inject({
+      method: 'POST',
+      url: `/events/${eventId}/holds`,
+      headers: fan,
+      payload: { section: 'A', quantity: 2 },
+    });
     expect(first.statusCode, first.body).toBe(201);
     const { holdId, admissionToken: holdToken } = first.json<{ holdId: string; admissionToken: string }>();
 
@@ -49,7 +54,13 @@ describe('a hold lost to a database crash under HOLD_COMMIT=async', () => {
     // The fan pays with the token the hold came with: told the hold was lost, and given a token to hold again.
     const lost = await pay(holdId, holdToken, fan, 'lost-key-1');
     expect(lost.statusCode, lost.body).toBe(410);
-    expect(lost.json()).toMatchObject({ error: 'HOLD_LOST', field: 'id', holdId, admissionToken: expect.any(String), message: expect.stringContaining('hold again') });
+    expect(lost.json()).toMatchObject({
+      error: 'HOLD_LOST',
+      field: 'id',
+      holdId,
+      admissionToken: expect.any(String),
+      message: expect.stringContaining('hold again'),
+    });
     // Retried (another key, or a reload reading the hold): the same answer, counted once.
     expect((await pay(holdId, holdToken, fan, 'lost-key-2')).json()).toMatchObject({ error: 'HOLD_LOST' });
     const read = await h.app.inject({ url: `/holds/${holdId}`, headers: { ...fan, 'x-admission-token': holdToken } });
@@ -62,9 +73,19 @@ describe('a hold lost to a database crash under HOLD_COMMIT=async', () => {
     expect(unproven.json()).toMatchObject({ error: 'HOLD_NOT_FOUND' });
 
     // The hold's token opens no new hold; the HOLD_LOST answer's token does, and the fan pays for the new hold.
-    const withHoldToken = await h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, headers: { ...fan, 'x-admission-token': holdToken }, payload: { section: 'A', quantity: 2 } });
+    const withHoldToken = await h.app.inject({
+      method: 'POST',
+      url: `/events/${eventId}/holds`,
+      headers: { ...fan, 'x-admission-token': holdToken },
+      payload: { section: 'A', quantity: 2 },
+    });
     expect(withHoldToken.json()).toMatchObject({ error: 'TOKEN_WRONG_HOLD' });
-    const again = await h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, headers: { ...fan, 'x-admission-token': lost.json().admissionToken }, payload: { section: 'A', quantity: 2 } });
+    const again = await h.app.inject({
+      method: 'POST',
+      url: `/events/${eventId}/holds`,
+      headers: { ...fan, 'x-admission-token': lost.json().admissionToken },
+      payload: { section: 'A', quantity: 2 },
+    });
     expect(again.statusCode, again.body).toBe(201);
     const paid = await pay(again.json().holdId, again.json().admissionToken, fan, 'paid-key');
     expect(paid.statusCode, paid.body).toBe(200);

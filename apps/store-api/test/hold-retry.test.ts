@@ -26,7 +26,11 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 async function hold(headers: Record<string, string>, body: unknown, url = base) {
-  const r = await fetch(`${url}/events/${eventId}/holds`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const r = await fetch(`${url}/events/${eventId}/holds`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: r.status, replayed: r.headers.get('idempotent-replayed'), body: (await r.json()) as Record<string, any> };
 }
 
@@ -38,7 +42,13 @@ function lostHold(headers: Record<string, string>, body: unknown): Promise<void>
   const payload = JSON.stringify(body);
   const u = new URL(`${base}/events/${eventId}/holds`);
   return new Promise((resolve) => {
-    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } });
+    const req = http.request({
+      host: u.hostname,
+      port: u.port,
+      path: u.pathname,
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+    });
     req.on('error', () => resolve());
     req.on('response', (res) => {
       res.destroy();
@@ -77,12 +87,18 @@ describe('holds are idempotent', () => {
     // Once released, the key still names that hold: its retry tells the fan what became of it.
     const holdId = retries[0]!.body.holdId as string;
     expect((await fetch(`${base}/holds/${holdId}`, { method: 'DELETE', headers: fan })).status).toBe(200);
-    expect(await hold(headers, { section: 'A', quantity: 3 })).toMatchObject({ status: 201, replayed: 'true', body: { holdId, status: 'RELEASED' } });
+    expect(await hold(headers, { section: 'A', quantity: 3 })).toMatchObject({
+      status: 201,
+      replayed: 'true',
+      body: { holdId, status: 'RELEASED' },
+    });
   });
 
   it('ten requests with one key at once make one hold', async () => {
     const fan = await admitted(await login(h.app, 'key-stampede'), eventId);
-    const results = await Promise.all(Array.from({ length: 10 }, () => hold({ ...fan, 'idempotency-key': 'hold-stampede-0001' }, { section: 'B', quantity: 2 })));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => hold({ ...fan, 'idempotency-key': 'hold-stampede-0001' }, { section: 'B', quantity: 2 })),
+    );
     for (const r of results) expect(r.status).toBe(201);
     expect(new Set(results.map((r) => r.body.holdId)).size).toBe(1);
     expect(results.filter((r) => r.replayed === 'true')).toHaveLength(9);
@@ -107,15 +123,27 @@ describe('holds are idempotent', () => {
   });
 
   it('two store-API processes given one key at once: one hold survives, the other seats go straight back', async () => {
-    const config = loadStoreApiConfig({ NODE_ENV: 'test', DEV_AUTH: 'true', RATE_LIMIT_ENABLED: 'false', BOT_GATE_ENABLED: 'false', LOAD_SHED_ENABLED: 'false' });
-    const second: FastifyInstance = await buildStoreApi({ db: h.t.db, config, payments: new SimulatedPaymentGateway({ tps: 1000, latencyMs: 1, failureRate: 0 }) });
+    const config = loadStoreApiConfig({
+      NODE_ENV: 'test',
+      DEV_AUTH: 'true',
+      RATE_LIMIT_ENABLED: 'false',
+      BOT_GATE_ENABLED: 'false',
+      LOAD_SHED_ENABLED: 'false',
+    });
+    const second: FastifyInstance = await buildStoreApi({
+      db: h.t.db,
+      config,
+      payments: new SimulatedPaymentGateway({ tps: 1000, latencyMs: 1, failureRate: 0 }),
+    });
     await second.listen({ port: 0, host: '127.0.0.1' });
     try {
       const addr = second.server.address();
       const secondBase = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
       const fan = await admitted(await login(h.app, 'two-processes'), eventId);
       const headers = { ...fan, 'idempotency-key': 'hold-two-processes-01' };
-      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => hold(headers, { section: 'A', quantity: 2 }, i % 2 ? secondBase : base)));
+      const results = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => hold(headers, { section: 'A', quantity: 2 }, i % 2 ? secondBase : base)),
+      );
       for (const r of results) expect(r.status, JSON.stringify(r.body)).toBe(201);
       expect(new Set(results.map((r) => r.body.holdId)).size).toBe(1);
       expect(await seatsHeldBy('two-processes')).toEqual({ holds: 1, seats: 2 });
@@ -128,7 +156,9 @@ describe('holds are idempotent', () => {
   });
 
   it('the OpenAPI document describes the header and the replay', async () => {
-    const doc = (await (await fetch(`${base}/docs/json`)).json()) as { paths: Record<string, Record<string, { description?: string; parameters?: { name: string; in: string }[] }>> };
+    const doc = (await (await fetch(`${base}/docs/json`)).json()) as {
+      paths: Record<string, Record<string, { description?: string; parameters?: { name: string; in: string }[] }>>;
+    };
     const op = doc.paths['/events/{id}/holds']!.post!;
     expect(op.parameters?.find((p) => p.name === 'idempotency-key')).toMatchObject({ in: 'header' });
     expect(op.description).toMatch(/Idempotent-Replayed/);

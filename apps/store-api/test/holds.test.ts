@@ -18,7 +18,13 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 const snapshot = async () =>
-  (await sql<{ s: string }>`SELECT (SELECT count(*) FROM holds)::text || '/' || (SELECT count(*) FROM seats WHERE status <> 'AVAILABLE')::text || '/' || (SELECT count(*) FROM orders)::text AS s`.execute(h.t.db)).rows[0]!.s;
+  (
+    await sql<{
+      s: string;
+    }>`SELECT (SELECT count(*) FROM holds)::text || '/' || (SELECT count(*) FROM seats WHERE status <> 'AVAILABLE')::text || '/' || (SELECT count(*) FROM orders)::text AS s`.execute(
+      h.t.db,
+    )
+  ).rows[0]!.s;
 
 const hold = async (token: string, body: unknown, id = eventId) =>
   h.app.inject({ method: 'POST', url: `/events/${id}/holds`, headers: await admitted(token, id), payload: body as object });
@@ -95,7 +101,12 @@ describe('bad input never writes', () => {
     expect(none.statusCode).toBe(401);
     expect(none.json()).toMatchObject({ error: 'MISSING_TOKEN', field: 'authorization' });
     const forged = alice.slice(0, -4) + (alice.endsWith('AAAA') ? 'BBBB' : 'AAAA');
-    const bad = await h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, headers: { ...(await admitted(alice, eventId)), ...bearer(forged) }, payload: { section: 'A', quantity: 1 } });
+    const bad = await h.app.inject({
+      method: 'POST',
+      url: `/events/${eventId}/holds`,
+      headers: { ...(await admitted(alice, eventId)), ...bearer(forged) },
+      payload: { section: 'A', quantity: 1 },
+    });
     expect(bad.statusCode).toBe(401);
     expect(bad.json().error).toBe('INVALID_TOKEN');
   });
@@ -150,16 +161,21 @@ describe('a hold, end to end', () => {
   });
 
   it('answers 404 for an unknown hold', async () => {
-    const r = await h.app.inject({ method: 'DELETE', url: '/holds/00000000-0000-0000-0000-000000000000', headers: await admitted(alice, eventId) });
+    const r = await h.app.inject({
+      method: 'DELETE',
+      url: '/holds/00000000-0000-0000-0000-000000000000',
+      headers: await admitted(alice, eventId),
+    });
     expect(r.statusCode).toBe(404);
     expect(r.json().error).toBe('HOLD_NOT_FOUND');
   });
 
-  it('answers each of many concurrent releases alone (batched into shared transactions): own, twice, another fan\'s, unknown', async () => {
+  it("answers each of many concurrent releases alone (batched into shared transactions): own, twice, another fan's, unknown", async () => {
     const fans = await Promise.all(Array.from({ length: 30 }, (_, i) => login(h.app, `releaser-${i}`)));
     const held = await Promise.all(fans.map(async (fan) => ({ fan, body: (await hold(fan, { section: 'A', quantity: 2 })).json() })));
     for (const x of held) expect(x.body.holdId, JSON.stringify(x.body)).toBeDefined();
-    const del = async (fan: string, id: string) => h.app.inject({ method: 'DELETE', url: `/holds/${id}`, headers: await admitted(fan, eventId) });
+    const del = async (fan: string, id: string) =>
+      h.app.inject({ method: 'DELETE', url: `/holds/${id}`, headers: await admitted(fan, eventId) });
     const [own, twice, stolen, unknown] = await Promise.all([
       Promise.all(held.map((x) => del(x.fan, x.body.holdId))),
       Promise.all(held.slice(0, 10).map((x) => del(x.fan, x.body.holdId))),
@@ -201,7 +217,12 @@ describe('a hold, end to end', () => {
         headers: { ...(await admitted(dave, eventId)), 'idempotency-key': key },
         payload: { payment: { instrument: { type: 'card', number } } },
       });
-    const missingKey = await h.app.inject({ method: 'POST', url: `/holds/${held.holdId}/checkout`, headers: await admitted(dave, eventId), payload: { payment: { instrument: { type: 'card', number: TEST_CARDS.success } } } });
+    const missingKey = await h.app.inject({
+      method: 'POST',
+      url: `/holds/${held.holdId}/checkout`,
+      headers: await admitted(dave, eventId),
+      payload: { payment: { instrument: { type: 'card', number: TEST_CARDS.success } } },
+    });
     expect(missingKey.statusCode).toBe(400);
     expect(missingKey.json().field).toContain('idempotency-key');
 
@@ -256,7 +277,16 @@ describe('the contract', () => {
     const r = await h.app.inject({ url: '/docs/json' });
     expect(r.statusCode).toBe(200);
     const paths = Object.keys(r.json().paths);
-    expect(paths).toEqual(expect.arrayContaining(['/events/{id}', '/events/{id}/seatmap', '/events/{id}/holds', '/holds/{id}/checkout', '/holds/{id}/extend', '/holds/{id}']));
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        '/events/{id}',
+        '/events/{id}/seatmap',
+        '/events/{id}/holds',
+        '/holds/{id}/checkout',
+        '/holds/{id}/extend',
+        '/holds/{id}',
+      ]),
+    );
     // Every documented route says it may answer 503 with Retry-After (a database outage, load shed).
     const doc = r.json<{ paths: Record<string, Record<string, { responses: Record<string, { description?: string }> }>> }>();
     for (const [path, ops] of Object.entries(doc.paths))
@@ -264,7 +294,12 @@ describe('the contract', () => {
   });
 
   it('serves Prometheus metrics and health', async () => {
-    expect((await h.app.inject({ url: '/healthz' })).json()).toEqual({ status: 'ok', instance: 'store-1', pid: process.pid, database: 'ok' });
+    expect((await h.app.inject({ url: '/healthz' })).json()).toEqual({
+      status: 'ok',
+      instance: 'store-1',
+      pid: process.pid,
+      database: 'ok',
+    });
     const m = await h.app.inject({ url: '/metrics' });
     expect(m.statusCode).toBe(200);
     expect(m.body).toContain('holds_created_total');

@@ -95,7 +95,7 @@ describe('fan identity from an identity provider (AUTH_JWKS_URL)', () => {
   it('refuses with 401 a token signed by another key, expired, for another audience or issuer, HS256 keyed with the public key, or alg none', async () => {
     const stranger = await makeKey('rsa-1', 'RS256'); // the provider's kid, someone else's key
     const publicPem = await exportSPKI((await generateKeyPair('RS256', { extractable: true })).publicKey);
-    const servedPem = await exportSPKI(await (await import('jose')).importJWK(rsa.jwk, 'RS256') as CryptoKey);
+    const servedPem = await exportSPKI((await (await import('jose')).importJWK(rsa.jwk, 'RS256')) as CryptoKey);
     const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
     const now = Math.floor(Date.now() / 1000);
     const claims = { sub: 'auth0|mallory', iss: ISSUER, aud: AUDIENCE, iat: now, exp: now + 3600 };
@@ -107,7 +107,13 @@ describe('fan identity from an identity provider (AUTH_JWKS_URL)', () => {
       'another key': await sign(stranger),
       expired: await sign(rsa, {}, { exp: now - 3600 }),
       'another audience': await sign(rsa, {}, { aud: 'some-other-app' }),
-      'another issuer': await new SignJWT({}).setProtectedHeader({ alg: 'RS256', kid: 'rsa-1' }).setIssuer('https://evil.test/').setAudience(AUDIENCE).setSubject('x').setExpirationTime('1h').sign(rsa.privateKey),
+      'another issuer': await new SignJWT({})
+        .setProtectedHeader({ alg: 'RS256', kid: 'rsa-1' })
+        .setIssuer('https://evil.test/')
+        .setAudience(AUDIENCE)
+        .setSubject('x')
+        .setExpirationTime('1h')
+        .sign(rsa.privateKey),
       'HS256 keyed with the provider public key': hs256(servedPem),
       'HS256 keyed with a PEM': hs256(publicPem),
       'alg none': `${b64({ alg: 'none', typ: 'JWT' })}.${b64(claims)}.`,
@@ -123,18 +129,34 @@ describe('fan identity from an identity provider (AUTH_JWKS_URL)', () => {
     expect(rows[0]!.n).toBe(0);
   });
 
-  it('the development sign-in is off and so are the install\'s own HS256 tokens', async () => {
+  it("the development sign-in is off and so are the install's own HS256 tokens", async () => {
     expect((await app.inject({ method: 'POST', url: '/auth/dev-login', payload: { accountId: 'fan-1' } })).statusCode).toBe(404);
     // A token as the development sign-in would make it, on this install's own AUTH_SECRET: refused with a key set.
-    const devToken = await new SignJWT({ sub: 'fan-1' }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode(testSecrets().authSecret));
+    const devToken = await new SignJWT({ sub: 'fan-1' })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setIssuedAt()
+      .setExpirationTime('1h')
+      .sign(new TextEncoder().encode(testSecrets().authSecret));
     const r = await asFan(devToken);
     expect(r.statusCode, r.body).toBe(401);
     expect(r.json().error).toBe('INVALID_TOKEN');
   });
 
   it('refuses with 401 a good signature on claims it must not take: no exp, no sub, a sub that is no account id, nbf in the future, a tampered payload', async () => {
-    const noExp = await new SignJWT({}).setProtectedHeader({ alg: 'RS256', kid: 'rsa-1' }).setIssuer(ISSUER).setAudience(AUDIENCE).setSubject('auth0|forever').setIssuedAt().sign(rsa.privateKey);
-    const noSub = await new SignJWT({}).setProtectedHeader({ alg: 'RS256', kid: 'rsa-1' }).setIssuer(ISSUER).setAudience(AUDIENCE).setIssuedAt().setExpirationTime('1h').sign(rsa.privateKey);
+    const noExp = await new SignJWT({})
+      .setProtectedHeader({ alg: 'RS256', kid: 'rsa-1' })
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setSubject('auth0|forever')
+      .setIssuedAt()
+      .sign(rsa.privateKey);
+    const noSub = await new SignJWT({})
+      .setProtectedHeader({ alg: 'RS256', kid: 'rsa-1' })
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setIssuedAt()
+      .setExpirationTime('1h')
+      .sign(rsa.privateKey);
     const good = await sign(rsa, { sub: 'auth0|honest' });
     const [header, , signature] = good.split('.');
     const tampered = `${header}.${Buffer.from(JSON.stringify({ sub: 'auth0|someone-else', iss: ISSUER, aud: AUDIENCE, exp: Math.floor(Date.now() / 1000) + 3600 })).toString('base64url')}.${signature}`;
@@ -143,7 +165,14 @@ describe('fan identity from an identity provider (AUTH_JWKS_URL)', () => {
       'no sub': noSub,
       'sub with a space': await sign(rsa, { sub: 'auth0|two words' }),
       'sub too long': await sign(rsa, { sub: `auth0|${'x'.repeat(200)}` }),
-      'nbf in an hour': await new SignJWT({}).setProtectedHeader({ alg: 'RS256', kid: 'rsa-1' }).setIssuer(ISSUER).setAudience(AUDIENCE).setSubject('auth0|early').setNotBefore('1h').setExpirationTime('2h').sign(rsa.privateKey),
+      'nbf in an hour': await new SignJWT({})
+        .setProtectedHeader({ alg: 'RS256', kid: 'rsa-1' })
+        .setIssuer(ISSUER)
+        .setAudience(AUDIENCE)
+        .setSubject('auth0|early')
+        .setNotBefore('1h')
+        .setExpirationTime('2h')
+        .sign(rsa.privateKey),
       'payload swapped under a good signature': tampered,
     };
     for (const [what, token] of Object.entries(cases)) {
@@ -152,7 +181,9 @@ describe('fan identity from an identity provider (AUTH_JWKS_URL)', () => {
       expect(r.json().error, what).toBe('INVALID_TOKEN');
     }
     expect((await asFan(good)).statusCode).toBe(200);
-    const { rows } = await sql<{ id: string }>`SELECT id FROM accounts WHERE id IN ('auth0|forever', 'auth0|early', 'auth0|someone-else')`.execute(t.db);
+    const { rows } = await sql<{
+      id: string;
+    }>`SELECT id FROM accounts WHERE id IN ('auth0|forever', 'auth0|early', 'auth0|someone-else')`.execute(t.db);
     expect(rows).toEqual([]);
   });
 
@@ -196,11 +227,31 @@ describe('fan identity from an identity provider (AUTH_JWKS_URL)', () => {
 
 describe('configuration', () => {
   it('needs the issuer and audience with a key set, refuses DEV_AUTH with it, and wants https in production', () => {
-    expect(() => loadStoreApiConfig({ NODE_ENV: 'test', AUTH_JWKS_URL: 'https://idp.test/certs' })).toThrow(/AUTH_ISSUER and AUTH_AUDIENCE/);
-    expect(() => loadStoreApiConfig({ NODE_ENV: 'test', AUTH_JWKS_URL: 'https://idp.test/certs', AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, DEV_AUTH: 'true' })).toThrow(/DEV_AUTH cannot be on/);
-    const prod = { NODE_ENV: 'production', QUEUE_TOKEN_SECRET: 'q'.repeat(32), CARD_FINGERPRINT_SECRET: 'c'.repeat(32), AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE };
+    expect(() => loadStoreApiConfig({ NODE_ENV: 'test', AUTH_JWKS_URL: 'https://idp.test/certs' })).toThrow(
+      /AUTH_ISSUER and AUTH_AUDIENCE/,
+    );
+    expect(() =>
+      loadStoreApiConfig({
+        NODE_ENV: 'test',
+        AUTH_JWKS_URL: 'https://idp.test/certs',
+        AUTH_ISSUER: ISSUER,
+        AUTH_AUDIENCE: AUDIENCE,
+        DEV_AUTH: 'true',
+      }),
+    ).toThrow(/DEV_AUTH cannot be on/);
+    const prod = {
+      NODE_ENV: 'production',
+      QUEUE_TOKEN_SECRET: 'q'.repeat(32),
+      CARD_FINGERPRINT_SECRET: 'c'.repeat(32),
+      AUTH_ISSUER: ISSUER,
+      AUTH_AUDIENCE: AUDIENCE,
+    };
     expect(() => loadStoreApiConfig({ ...prod, AUTH_JWKS_URL: 'http://idp.test/certs' })).toThrow(/must be https/);
     // With a key set, production does not ask for AUTH_SECRET: nothing is signed with it.
-    expect(loadStoreApiConfig({ ...prod, AUTH_JWKS_URL: 'https://idp.test/certs' }).identity).toMatchObject({ kind: 'jwks', issuer: ISSUER, audience: AUDIENCE });
+    expect(loadStoreApiConfig({ ...prod, AUTH_JWKS_URL: 'https://idp.test/certs' }).identity).toMatchObject({
+      kind: 'jwks',
+      issuer: ISSUER,
+      audience: AUDIENCE,
+    });
   });
 });

@@ -56,7 +56,8 @@ async function enter(n: number): Promise<{ fan: Fan; admission: string | null; s
     const r = await h.app.inject({ url: `/events/${eventId}/queue/status`, headers: { ...headers, 'x-queue-token': queueToken } });
     expect(r.statusCode, r.body).toBe(200);
     const s = r.json();
-    if (s.admissionToken) return { fan: { n, headers: { ...headers, 'x-admission-token': s.admissionToken } }, admission: s.admissionToken, state: s.state };
+    if (s.admissionToken)
+      return { fan: { n, headers: { ...headers, 'x-admission-token': s.admissionToken } }, admission: s.admissionToken, state: s.state };
     if (s.state === 'SOLD_OUT') return { fan: { n, headers }, admission: null, state: s.state };
     await sleep(100);
   }
@@ -69,7 +70,12 @@ async function holdSome(fan: Fan, want: number): Promise<{ holdId: string; seats
     const sections = map.sections.filter((s) => s.available > 0).sort((a, b) => b.available - a.available);
     for (const s of sections)
       for (let q = Math.min(want, s.available); q >= 1; q--) {
-        const r = await h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, headers: fan.headers, payload: { section: s.code, quantity: q } });
+        const r = await h.app.inject({
+          method: 'POST',
+          url: `/events/${eventId}/holds`,
+          headers: fan.headers,
+          payload: { section: s.code, quantity: q },
+        });
         if (r.statusCode === 201) return { holdId: r.json().holdId, seats: r.json().seats.length };
         expect(r.statusCode, r.body).toBe(409); // SECTION_NEARLY_FULL / SECTION_SOLD_OUT from a stale seat map
       }
@@ -120,11 +126,19 @@ describe('the last seats are sold', () => {
     }
     const counts = await getInventoryCounts(h.t.db, eventId, 300);
     expect(counts).toMatchObject({ capacity: 300, available: 0, held: 0, sold: 300, drift: 0 });
-    const confirmed = await h.t.db.selectFrom('orders').select((eb) => eb.fn.sum<number>('seat_count').as('seats')).where('event_id', '=', eventId).executeTakeFirstOrThrow();
+    const confirmed = await h.t.db
+      .selectFrom('orders')
+      .select((eb) => eb.fn.sum<number>('seat_count').as('seats'))
+      .where('event_id', '=', eventId)
+      .executeTakeFirstOrThrow();
     expect(Number(confirmed.seats)).toBe(300);
     expect(orders).toBeGreaterThan(75);
     expect(leavers.length).toBeGreaterThanOrEqual(3);
-    const q = await h.t.db.selectFrom('queue_state').select(['inventory_state', 'controller_constraint']).where('event_id', '=', eventId).executeTakeFirstOrThrow();
+    const q = await h.t.db
+      .selectFrom('queue_state')
+      .select(['inventory_state', 'controller_constraint'])
+      .where('event_id', '=', eventId)
+      .executeTakeFirstOrThrow();
     expect(q).toMatchObject({ inventory_state: 'SOLD_OUT', controller_constraint: 'sold_out' });
   }, 300_000);
 });

@@ -45,8 +45,17 @@ async function listen(app: TestApp['app']): Promise<string> {
 }
 
 async function call(base: string, method: string, path: string, headers: Record<string, string>, body?: unknown) {
-  const r = await fetch(base + path, { method, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined, signal: AbortSignal.timeout(30_000) });
-  return { status: r.status, retryAfter: r.headers.get('retry-after'), json: (await r.json().catch(() => null)) as Record<string, any> | null };
+  const r = await fetch(base + path, {
+    method,
+    headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+    signal: AbortSignal.timeout(30_000),
+  });
+  return {
+    status: r.status,
+    retryAfter: r.headers.get('retry-after'),
+    json: (await r.json().catch(() => null)) as Record<string, any> | null,
+  };
 }
 
 /** Sends until the answer is not a shed 503 (the test runner's own work can lag this loop past a low limit). */
@@ -65,7 +74,9 @@ async function unshed(send: () => Promise<Awaited<ReturnType<typeof call>>>) {
 async function fan(base: string, eventId: string) {
   const token = await vi.waitFor(() => login(h!.app, 'shed-fan'), { timeout: 60_000, interval: 250 });
   const headers = await admitted(token, eventId);
-  const joined = await unshed(() => call(base, 'POST', `/events/${eventId}/queue`, { ...bearer(token), 'x-device-id': headers['x-device-id']! }));
+  const joined = await unshed(() =>
+    call(base, 'POST', `/events/${eventId}/queue`, { ...bearer(token), 'x-device-id': headers['x-device-id']! }),
+  );
   expect(joined.status, JSON.stringify(joined.json)).toBe(200);
   const poll = { ...bearer(token), 'x-device-id': headers['x-device-id']!, 'x-queue-token': joined.json!.queueToken };
   const first = await unshed(() => call(base, 'POST', `/events/${eventId}/holds`, headers, { section: 'A', quantity: 1 }));
@@ -106,22 +117,35 @@ describe('load shedding', () => {
 
     // Every turn of the loop takes 100 ms: past the limit of the expensive routes, far under the others'.
     stopHog = hogEventLoop(100);
-    await expect.poll(() => call(base, 'POST', `/events/${eventId}/holds`, headers, { section: 'B', quantity: 1 }), { timeout: 30_000 }).toMatchObject(shedAnswer('overload_event_loop'));
+    await expect
+      .poll(() => call(base, 'POST', `/events/${eventId}/holds`, headers, { section: 'B', quantity: 1 }), { timeout: 30_000 })
+      .toMatchObject(shedAnswer('overload_event_loop'));
     // Meanwhile the fan's status poll and their hold (a standard route) are served.
-    expect(await call(base, 'GET', `/events/${eventId}/queue/status`, poll)).toMatchObject({ status: 200, json: { state: expect.any(String) } });
+    expect(await call(base, 'GET', `/events/${eventId}/queue/status`, poll)).toMatchObject({
+      status: 200,
+      json: { state: expect.any(String) },
+    });
     expect(await call(base, 'GET', `/holds/${holdId}`, headers)).toMatchObject({ status: 200, json: { holdId } });
     stopHog();
 
     // Every turn takes 0.7 s: now the status polls are shed too, still with an answer.
     stopHog = hogEventLoop(700);
-    await expect.poll(() => call(base, 'GET', `/events/${eventId}/queue/status`, poll), { timeout: 60_000 }).toMatchObject(shedAnswer('overload_event_loop'));
+    await expect
+      .poll(() => call(base, 'GET', `/events/${eventId}/queue/status`, poll), { timeout: 60_000 })
+      .toMatchObject(shedAnswer('overload_event_loop'));
     stopHog();
     stopHog = undefined;
 
     // The loop free again: the hold the fan asked for is made.
-    await expect.poll(async () => (await call(base, 'POST', `/events/${eventId}/holds`, headers, { section: 'B', quantity: 1 })).status, { timeout: 30_000 }).toBe(201);
+    await expect
+      .poll(async () => (await call(base, 'POST', `/events/${eventId}/holds`, headers, { section: 'B', quantity: 1 })).status, {
+        timeout: 30_000,
+      })
+      .toBe(201);
     const metrics = await (await fetch(`${base}/metrics`)).text();
-    expect(Number(/service_unavailable_responses_total\{reason="overload_event_loop"\} (\d+)/.exec(metrics)?.[1] ?? 0)).toBeGreaterThanOrEqual(2);
+    expect(
+      Number(/service_unavailable_responses_total\{reason="overload_event_loop"\} (\d+)/.exec(metrics)?.[1] ?? 0),
+    ).toBeGreaterThanOrEqual(2);
   }, 180_000);
 
   it('queries queueing for a full pool shed new holds first; status polls (answered from memory) are never shed for it', async () => {
@@ -148,7 +172,9 @@ describe('load shedding', () => {
     await expect.poll(() => pool.waitingCount).toBeGreaterThanOrEqual(3);
     // The pool's queue is sampled (every 100 ms here); a request sent before the sample would queue with the others.
     await expect.poll(() => h!.app.isUnderPressure()).toBe(true);
-    expect(await call(base, 'POST', `/events/${eventId}/holds`, headers, { section: 'B', quantity: 1 })).toMatchObject(shedAnswer('overload_pool'));
+    expect(await call(base, 'POST', `/events/${eventId}/holds`, headers, { section: 'B', quantity: 1 })).toMatchObject(
+      shedAnswer('overload_pool'),
+    );
     expect(await call(base, 'GET', `/events/${eventId}/queue/status`, poll)).toMatchObject({ status: 200 });
     // A standard route is not shed at this depth: it queues with the others (and is answered below). The shedding
     // is decided as the request arrives, before the server's own 'request' listeners after Fastify's have run.
@@ -171,7 +197,9 @@ describe('load shedding', () => {
     held = [];
     await Promise.all([...queued, ...deeper]);
     expect(await standard).toMatchObject({ status: 200, json: { holdId, status: 'HELD' } });
-    await expect.poll(async () => (await call(base, 'POST', `/events/${eventId}/holds`, headers, { section: 'B', quantity: 1 })).status).toBe(201);
+    await expect
+      .poll(async () => (await call(base, 'POST', `/events/${eventId}/holds`, headers, { section: 'B', quantity: 1 })).status)
+      .toBe(201);
     const metrics = await (await fetch(`${base}/metrics`)).text();
     expect(Number(/service_unavailable_responses_total\{reason="overload_pool"\} (\d+)/.exec(metrics)?.[1] ?? 0)).toBeGreaterThanOrEqual(2);
   }, 120_000);

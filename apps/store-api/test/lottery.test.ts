@@ -23,7 +23,13 @@ function lottery(opensH: number, closesH: number, onsaleH: number, over: Record<
     fairnessMode: 'REGISTRATION_LOTTERY' as const,
     priceLevels: [{ code: 'P', name: 'All', priceCents: 5000 }],
     sections: [{ code: 'S', priceLevel: 'P', qualityRank: 1, rowCount: 2, seatsPerRow: 20 }],
-    lottery: { registrationOpensAt: at(opensH), registrationClosesAt: at(closesH), expectedConversion: 0.5, cohorts: 2, cohortMinutes: 120 },
+    lottery: {
+      registrationOpensAt: at(opensH),
+      registrationClosesAt: at(closesH),
+      expectedConversion: 0.5,
+      cohorts: 2,
+      cohortMinutes: 120,
+    },
     ...over,
   };
 }
@@ -41,12 +47,21 @@ const register = (token: string, eventId: string, payload: unknown) =>
   h.app.inject({ method: 'POST', url: `/events/${eventId}/lottery/registrations`, headers: bearer(token), payload: payload as object });
 const mine = (token: string, eventId: string) => h.app.inject({ url: `/events/${eventId}/lottery/registration`, headers: bearer(token) });
 const redeem = (token: string, eventId: string, invitationCode: string, device = 'phone-of-the-winner') =>
-  h.app.inject({ method: 'POST', url: `/events/${eventId}/lottery/admission`, headers: { ...bearer(token), 'x-device-id': device }, payload: { invitationCode } });
+  h.app.inject({
+    method: 'POST',
+    url: `/events/${eventId}/lottery/admission`,
+    headers: { ...bearer(token), 'x-device-id': device },
+    payload: { invitationCode },
+  });
 
 const snapshot = async () =>
   (
-    await sql<{ s: string }>`SELECT concat_ws('/', (SELECT count(*) FROM holds), (SELECT count(*) FROM seats WHERE status <> 'AVAILABLE'), (SELECT count(*) FROM lottery_registrations),
-      (SELECT count(*) FROM lottery_winners), (SELECT count(*) FROM waitlist_entries), (SELECT count(*) FROM audit_log), (SELECT count(*) FROM accounts)) AS s`.execute(h.t.db)
+    await sql<{
+      s: string;
+    }>`SELECT concat_ws('/', (SELECT count(*) FROM holds), (SELECT count(*) FROM seats WHERE status <> 'AVAILABLE'), (SELECT count(*) FROM lottery_registrations),
+      (SELECT count(*) FROM lottery_winners), (SELECT count(*) FROM waitlist_entries), (SELECT count(*) FROM audit_log), (SELECT count(*) FROM accounts)) AS s`.execute(
+      h.t.db,
+    )
   ).rows[0]!.s;
 
 describe('registration', () => {
@@ -74,10 +89,18 @@ describe('registration', () => {
       expect(new Set(own.map((a) => a.body.sequence)).size).toBe(1);
       expect(own[0]!.body.quantity).toBe((i % 4) + 1);
     }
-    const rows = await h.t.db.selectFrom('lottery_registrations').select(['account_id', 'sequence']).where('event_id', '=', eventId).orderBy('sequence').execute();
+    const rows = await h.t.db
+      .selectFrom('lottery_registrations')
+      .select(['account_id', 'sequence'])
+      .where('event_id', '=', eventId)
+      .orderBy('sequence')
+      .execute();
     expect(rows).toHaveLength(40);
     expect(rows.map((r) => r.sequence)).toEqual(Array.from({ length: 40 }, (_, i) => i));
-    expect((await h.t.db.selectFrom('lotteries').select('registration_count').where('event_id', '=', eventId).executeTakeFirstOrThrow()).registration_count).toBe(40);
+    expect(
+      (await h.t.db.selectFrom('lotteries').select('registration_count').where('event_id', '=', eventId).executeTakeFirstOrThrow())
+        .registration_count,
+    ).toBe(40);
   });
 
   it('shows the fan their registration, and the public its facts with the hashed registration list', async () => {
@@ -88,14 +111,26 @@ describe('registration', () => {
     const facts = await h.app.inject({ url: `/events/${eventId}/lottery?limit=10` });
     expect(facts.statusCode).toBe(200);
     const f = facts.json();
-    expect(f).toMatchObject({ mode: 'REGISTRATION_LOTTERY', seed: null, drawnAt: null, registrationCount: 40, winnersCount: null, seatsOffered: 40, targetRequestedSeats: 80, nextFrom: 10 });
+    expect(f).toMatchObject({
+      mode: 'REGISTRATION_LOTTERY',
+      seed: null,
+      drawnAt: null,
+      registrationCount: 40,
+      winnersCount: null,
+      seatsOffered: 40,
+      targetRequestedSeats: 80,
+      nextFrom: 10,
+    });
     expect(f.seedCommitment).toMatch(/^[0-9a-f]{64}$/);
     expect(f.registrations).toHaveLength(10);
     const own = createHash('sha256').update(`${eventId}conc-0`).digest('hex');
     const seq = r.json().registration.sequence;
     if (seq < 10) expect(f.registrations[seq]).toEqual({ account: own, sequence: seq, quantity: 1, won: null, rank: null, cohort: null });
     expect(facts.headers['cache-control']).toContain('public');
-    expect((await h.app.inject({ url: `/events/${eventId}/lottery?limit=0` })).json()).toMatchObject({ error: 'VALIDATION_FAILED', field: 'querystring.limit' });
+    expect((await h.app.inject({ url: `/events/${eventId}/lottery?limit=0` })).json()).toMatchObject({
+      error: 'VALIDATION_FAILED',
+      field: 'querystring.limit',
+    });
   });
 
   it('refuses, writing nothing: above the limit, a bad quantity, outside the window, a non-lottery event, no account', async () => {
@@ -128,10 +163,16 @@ describe('registration', () => {
 
   it('the waiting room refuses to queue for a lottery event, pointing at the registration', async () => {
     const fan = await login(h.app, 'queue-fan');
-    const r = await h.app.inject({ method: 'POST', url: `/events/${eventId}/queue`, headers: { ...bearer(fan), 'x-device-id': 'phone-of-queue-fan' } });
+    const r = await h.app.inject({
+      method: 'POST',
+      url: `/events/${eventId}/queue`,
+      headers: { ...bearer(fan), 'x-device-id': 'phone-of-queue-fan' },
+    });
     expect(r.statusCode).toBe(409);
     expect(r.json()).toMatchObject({ error: 'LOTTERY_REGISTRATION_REQUIRED', registration: `/events/${eventId}/lottery/registrations` });
-    expect((await sql<{ n: number }>`SELECT count(*)::int AS n FROM queue_entries WHERE event_id = ${eventId}`.execute(h.t.db)).rows[0]!.n).toBe(0);
+    expect(
+      (await sql<{ n: number }>`SELECT count(*)::int AS n FROM queue_entries WHERE event_id = ${eventId}`.execute(h.t.db)).rows[0]!.n,
+    ).toBe(0);
   });
 });
 
@@ -157,7 +198,12 @@ describe('after the draw', () => {
     await sql`UPDATE lotteries SET registration_closes_at = now() - interval '1 second' WHERE event_id = ${eventId}`.execute(h.t.db);
     await sql`UPDATE events SET onsale_at = now() - interval '1 hour', seat_picking_opens_at = now() WHERE id = ${eventId}`.execute(h.t.db);
     await h.t.db.transaction().execute((trx) => drawLottery(trx, eventId, { actor: 'test' }));
-    winners = await h.t.db.selectFrom('lottery_winners').select(['account_id', 'rank', 'cohort', 'quantity']).where('event_id', '=', eventId).orderBy('rank').execute();
+    winners = await h.t.db
+      .selectFrom('lottery_winners')
+      .select(['account_id', 'rank', 'cohort', 'quantity'])
+      .where('event_id', '=', eventId)
+      .orderBy('rank')
+      .execute();
     invitations = new Map();
     for (const w of winners) {
       const r = await mine(tokens.get(w.account_id)!, eventId);
@@ -183,7 +229,12 @@ describe('after the draw', () => {
     const list = await h.app.inject({ url: '/me/waitlist', headers: bearer(tokens.get(loser)!) });
     expect(list.statusCode).toBe(200);
     expect(JSON.stringify(list.json())).toContain(listingId);
-    const entry = await h.t.db.selectFrom('waitlist_entries').select('quantity').where('listing_id', '=', listingId).where('account_id', '=', loser).executeTakeFirstOrThrow();
+    const entry = await h.t.db
+      .selectFrom('waitlist_entries')
+      .select('quantity')
+      .where('listing_id', '=', listingId)
+      .where('account_id', '=', loser)
+      .executeTakeFirstOrThrow();
     expect(entry.quantity).toBe(r.json().registration.quantity);
   });
 
@@ -194,24 +245,40 @@ describe('after the draw', () => {
       return r.json<{ notifications: { kind: string; eventId: string }[] }>().notifications.filter((n) => n.eventId === eventId);
     };
     const w = winners[0]!;
-    const row = await h.t.db.selectFrom('lottery_winners').selectAll().where('event_id', '=', eventId).where('account_id', '=', w.account_id).executeTakeFirstOrThrow();
+    const row = await h.t.db
+      .selectFrom('lottery_winners')
+      .selectAll()
+      .where('event_id', '=', eventId)
+      .where('account_id', '=', w.account_id)
+      .executeTakeFirstOrThrow();
     expect(await inboxOf(w.account_id)).toEqual([
       expect.objectContaining({
         kind: 'LOTTERY_WON',
         eventName: 'Lottery Night',
         listingId,
         claim: null,
-        lottery: { won: true, rank: w.rank, cohort: w.cohort, windowOpensAt: row.window_opens_at.toISOString(), windowClosesAt: row.window_closes_at.toISOString() },
+        lottery: {
+          won: true,
+          rank: w.rank,
+          cohort: w.cohort,
+          windowOpensAt: row.window_opens_at.toISOString(),
+          windowClosesAt: row.window_closes_at.toISOString(),
+        },
         links: expect.objectContaining({ lottery: `/events/${eventId}/lottery/registration`, event: `/events/${eventId}` }),
         message: expect.stringContaining(row.window_opens_at.toISOString()),
       }),
     ]);
     const loser = [...tokens.keys()].find((a) => !winners.some((x) => x.account_id === a))!;
     expect(await inboxOf(loser)).toEqual([
-      expect.objectContaining({ kind: 'LOTTERY_NOT_DRAWN', lottery: { won: false, rank: null, cohort: null, windowOpensAt: null, windowClosesAt: null }, links: expect.objectContaining({ waitlist: `/listings/${listingId}/waitlist` }) }),
+      expect.objectContaining({
+        kind: 'LOTTERY_NOT_DRAWN',
+        lottery: { won: false, rank: null, cohort: null, windowOpensAt: null, windowClosesAt: null },
+        links: expect.objectContaining({ waitlist: `/listings/${listingId}/waitlist` }),
+      }),
     ]);
     // One per registration; the draw run again writes none.
-    const count = async () => (await sql<{ n: number }>`SELECT count(*)::int AS n FROM notifications WHERE event_id = ${eventId}`.execute(h.t.db)).rows[0]!.n;
+    const count = async () =>
+      (await sql<{ n: number }>`SELECT count(*)::int AS n FROM notifications WHERE event_id = ${eventId}`.execute(h.t.db)).rows[0]!.n;
     expect(await count()).toBe(60);
     await h.t.db.transaction().execute((trx) => drawLottery(trx, eventId, { actor: 'test' }));
     expect(await count()).toBe(60);
@@ -224,11 +291,21 @@ describe('after the draw', () => {
     expect(r.statusCode).toBe(200);
     expect(r.json()).toMatchObject({ position: w.rank, cohort: 0, admissionToken: expect.any(String) });
     const headers = { ...bearer(token), 'x-device-id': 'phone-of-the-winner', 'x-admission-token': r.json().admissionToken };
-    const hold = await h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, headers, payload: { section: 'S', quantity: w.quantity } });
+    const hold = await h.app.inject({
+      method: 'POST',
+      url: `/events/${eventId}/holds`,
+      headers,
+      payload: { section: 'S', quantity: w.quantity },
+    });
     expect(hold.statusCode, hold.body).toBe(201);
     expect(hold.json().seats).toHaveLength(w.quantity);
     // The token is bound to the device it was redeemed on.
-    const elsewhere = await h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, headers: { ...headers, 'x-device-id': 'another-phone-0001' }, payload: { section: 'S', quantity: 1 } });
+    const elsewhere = await h.app.inject({
+      method: 'POST',
+      url: `/events/${eventId}/holds`,
+      headers: { ...headers, 'x-device-id': 'another-phone-0001' },
+      payload: { section: 'S', quantity: 1 },
+    });
     expect(elsewhere.json().error).toBe('TOKEN_WRONG_DEVICE');
     const inv = await checkInvariants(h.t, eventId, capacity);
     expect(inv.counts.drift).toBe(0);
@@ -241,20 +318,50 @@ describe('after the draw', () => {
     const token0 = tokens.get(w0.account_id)!;
     const stranger = tokens.get([...tokens.keys()].find((a) => a !== w0.account_id)!)!;
     const [payload, mac] = code0.split('.') as [string, string];
-    const forgedPayload = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), cohort: 1 })).toString('base64url');
+    const forgedPayload = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), cohort: 1 })).toString(
+      'base64url',
+    );
     const key = await createTokenKey(testSecrets().queueTokenSecret);
     const nowS = Math.floor(Date.now() / 1000);
-    const expired = await signInvitation(key, { kind: 'invitation', eventId, accountId: w0.account_id, rank: w0.rank, cohort: w0.cohort, nbf: nowS - 7200, exp: nowS - 60 });
+    const expired = await signInvitation(key, {
+      kind: 'invitation',
+      eventId,
+      accountId: w0.account_id,
+      rank: w0.rank,
+      cohort: w0.cohort,
+      nbf: nowS - 7200,
+      exp: nowS - 60,
+    });
     const before = await snapshot();
     const cases: [string, ReturnType<typeof redeem>, number, Record<string, unknown>][] = [
       ['forged', redeem(token0, eventId, `${forgedPayload}.${mac}`), 403, { error: 'INVITATION_FORGED', field: 'invitationCode' }],
-      ['bad signature', redeem(token0, eventId, `${payload}.${mac[0] === 'A' ? 'B' : 'A'}${mac.slice(1)}`), 403, { error: 'INVITATION_FORGED' }],
+      [
+        'bad signature',
+        redeem(token0, eventId, `${payload}.${mac[0] === 'A' ? 'B' : 'A'}${mac.slice(1)}`),
+        403,
+        { error: 'INVITATION_FORGED' },
+      ],
       ['malformed', redeem(token0, eventId, 'not-a-code'), 400, { error: 'INVITATION_MALFORMED', field: 'invitationCode' }],
       ['expired', redeem(token0, eventId, expired), 410, { error: 'INVITATION_EXPIRED', closesAt: expect.any(String) }],
-      ['early', redeem(tokens.get(w1.account_id)!, eventId, invitations.get(w1.account_id)!.code), 409, { error: 'INVITATION_NOT_YET_VALID', opensAt: expect.any(String) }],
+      [
+        'early',
+        redeem(tokens.get(w1.account_id)!, eventId, invitations.get(w1.account_id)!.code),
+        409,
+        { error: 'INVITATION_NOT_YET_VALID', opensAt: expect.any(String) },
+      ],
       ["another account's", redeem(stranger, eventId, code0), 403, { error: 'INVITATION_WRONG_ACCOUNT' }],
       ["another event's", redeem(token0, otherLottery, code0), 403, { error: 'INVITATION_WRONG_EVENT' }],
-      ['no device', h.app.inject({ method: 'POST', url: `/events/${eventId}/lottery/admission`, headers: bearer(token0), payload: { invitationCode: code0 } }), 400, { error: 'VALIDATION_FAILED' }],
+      [
+        'no device',
+        h.app.inject({
+          method: 'POST',
+          url: `/events/${eventId}/lottery/admission`,
+          headers: bearer(token0),
+          payload: { invitationCode: code0 },
+        }),
+        400,
+        { error: 'VALIDATION_FAILED' },
+      ],
     ];
     for (const [name, p, status, json] of cases) {
       const r = await p;
@@ -276,7 +383,12 @@ describe('after the draw', () => {
 
   it('lists the lottery routes in the OpenAPI document', async () => {
     const doc = (await h.app.inject({ url: '/docs/json' })).json();
-    for (const p of ['/events/{id}/lottery', '/events/{id}/lottery/registrations', '/events/{id}/lottery/registration', '/events/{id}/lottery/admission'])
+    for (const p of [
+      '/events/{id}/lottery',
+      '/events/{id}/lottery/registrations',
+      '/events/{id}/lottery/registration',
+      '/events/{id}/lottery/admission',
+    ])
       expect(doc.paths[p], p).toBeDefined();
     expect(doc.paths['/events/{id}/lottery/admission'].post.responses['410']).toBeDefined();
   });

@@ -32,8 +32,19 @@ describe('payment instruments', () => {
     const { eventId } = await makeEvent(h.t);
     const { holdId, headers } = await hold(eventId, 'spelling-fan');
     const before = await count('checkout_attempts');
-    for (const number of [`0${TEST_CARDS.success}`, `00${TEST_CARDS.success}`, '4242 4242 4242 4242', '4242-4242-4242-4242', '４２４２４２４２４２４２４２４２']) {
-      const r = await h.app.inject({ method: 'POST', url: `/holds/${holdId}/checkout`, headers: { ...headers, 'idempotency-key': `spell-${number.length}-${Math.random()}` }, payload: card(number) });
+    for (const number of [
+      `0${TEST_CARDS.success}`,
+      `00${TEST_CARDS.success}`,
+      '4242 4242 4242 4242',
+      '4242-4242-4242-4242',
+      '４２４２４２４２４２４２４２４２',
+    ]) {
+      const r = await h.app.inject({
+        method: 'POST',
+        url: `/holds/${holdId}/checkout`,
+        headers: { ...headers, 'idempotency-key': `spell-${number.length}-${Math.random()}` },
+        payload: card(number),
+      });
       expect(r.statusCode, number).toBe(400);
       expect(r.json().field, number).toBe('payment.instrument.number');
     }
@@ -43,9 +54,16 @@ describe('payment instruments', () => {
   it('stores a fingerprint keyed with the install secret: not the unkeyed hash a BIN and last four could be searched for', async () => {
     const { eventId } = await makeEvent(h.t);
     const { holdId, headers } = await hold(eventId, 'keyed-fan');
-    const r = await h.app.inject({ method: 'POST', url: `/holds/${holdId}/checkout`, headers: { ...headers, 'idempotency-key': 'keyed-fan-0001' }, payload: card(TEST_CARDS.success) });
+    const r = await h.app.inject({
+      method: 'POST',
+      url: `/holds/${holdId}/checkout`,
+      headers: { ...headers, 'idempotency-key': 'keyed-fan-0001' },
+      payload: card(TEST_CARDS.success),
+    });
     expect(r.statusCode, r.body).toBe(200);
-    const { rows } = await sql<{ f: string }>`SELECT instrument_fingerprint AS f FROM orders WHERE id = ${r.json().orderId}`.execute(h.t.db);
+    const { rows } = await sql<{ f: string }>`SELECT instrument_fingerprint AS f FROM orders WHERE id = ${r.json().orderId}`.execute(
+      h.t.db,
+    );
     expect(rows[0]!.f).toBe(cards().of(TEST_CARDS.success));
     expect(rows[0]!.f).toMatch(/^[0-9a-f]{64}$/);
     expect(rows[0]!.f).not.toContain(legacyCardFingerprint(TEST_CARDS.success));
@@ -56,15 +74,29 @@ describe('payment instruments', () => {
     const { eventId } = await makeEvent(h.t);
     const { holdId, headers } = await hold(eventId, 'replay-fan');
     const key = { ...headers, 'idempotency-key': 'replay-fan-0001' };
-    const first = await h.app.inject({ method: 'POST', url: `/holds/${holdId}/checkout`, headers: key, payload: card(TEST_CARDS.success, { expMonth: 12, expYear: 2030 }) });
+    const first = await h.app.inject({
+      method: 'POST',
+      url: `/holds/${holdId}/checkout`,
+      headers: key,
+      payload: card(TEST_CARDS.success, { expMonth: 12, expYear: 2030 }),
+    });
     expect(first.statusCode, first.body).toBe(200);
     const [orders, attempts] = [await count('orders'), await count('checkout_attempts')];
-    for (const body of [card(TEST_CARDS.success, { expMonth: 11, expYear: 2030 }), card(TEST_CARDS.success), card('5555555555554444', { expMonth: 12, expYear: 2030 })]) {
+    for (const body of [
+      card(TEST_CARDS.success, { expMonth: 11, expYear: 2030 }),
+      card(TEST_CARDS.success),
+      card('5555555555554444', { expMonth: 12, expYear: 2030 }),
+    ]) {
       const r = await h.app.inject({ method: 'POST', url: `/holds/${holdId}/checkout`, headers: key, payload: body });
       expect(r.statusCode, r.body).toBe(400);
       expect(r.json()).toMatchObject({ error: 'IDEMPOTENCY_KEY_REUSED', field: 'idempotency-key' });
     }
-    const again = await h.app.inject({ method: 'POST', url: `/holds/${holdId}/checkout`, headers: key, payload: card(TEST_CARDS.success, { expMonth: 12, expYear: 2030 }) });
+    const again = await h.app.inject({
+      method: 'POST',
+      url: `/holds/${holdId}/checkout`,
+      headers: key,
+      payload: card(TEST_CARDS.success, { expMonth: 12, expYear: 2030 }),
+    });
     expect(again.statusCode).toBe(200);
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.json().orderId).toBe(first.json().orderId);
@@ -78,19 +110,35 @@ describe('payment instruments', () => {
     await sql`UPDATE holds SET status = 'PURCHASED' WHERE id = ${earlier.holdId}`.execute(h.t.db);
     await sql`UPDATE seats SET status = 'SOLD', expires_at = NULL WHERE hold_id = ${earlier.holdId}`.execute(h.t.db);
     await sql`INSERT INTO orders (hold_id, event_id, account_id, idempotency_key, seat_count, amount_cents, instrument_fingerprint, payment_reference)
-              VALUES (${earlier.holdId}, ${eventId}, 'early-buyer', 'early-key-0001', 2, 24000, ${`legacy:${legacyCardFingerprint(TEST_CARDS.success)}`}, 'ref-early')`.execute(h.t.db);
+              VALUES (${earlier.holdId}, ${eventId}, 'early-buyer', 'early-key-0001', 2, 24000, ${`legacy:${legacyCardFingerprint(TEST_CARDS.success)}`}, 'ref-early')`.execute(
+      h.t.db,
+    );
     const { holdId, headers } = await hold(eventId, 'late-buyer');
-    const refused = await h.app.inject({ method: 'POST', url: `/holds/${holdId}/checkout`, headers: { ...headers, 'idempotency-key': 'late-buyer-0001' }, payload: card(TEST_CARDS.success) });
+    const refused = await h.app.inject({
+      method: 'POST',
+      url: `/holds/${holdId}/checkout`,
+      headers: { ...headers, 'idempotency-key': 'late-buyer-0001' },
+      payload: card(TEST_CARDS.success),
+    });
     expect(refused.statusCode, refused.body).toBe(409);
     expect(refused.json()).toMatchObject({ error: 'INSTRUMENT_LIMIT_EXCEEDED', current: 2 });
 
     expect(await rekeyLegacyCardFingerprints(h.t.db, cards())).toBeGreaterThanOrEqual(1);
-    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM orders WHERE instrument_fingerprint LIKE 'legacy:%'`.execute(h.t.db);
+    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM orders WHERE instrument_fingerprint LIKE 'legacy:%'`.execute(
+      h.t.db,
+    );
     expect(rows[0]!.n).toBe(0);
-    const keyed = await sql<{ f: string }>`SELECT instrument_fingerprint AS f FROM orders WHERE idempotency_key = 'early-key-0001'`.execute(h.t.db);
+    const keyed = await sql<{ f: string }>`SELECT instrument_fingerprint AS f FROM orders WHERE idempotency_key = 'early-key-0001'`.execute(
+      h.t.db,
+    );
     expect(keyed.rows[0]!.f).toBe(cards().of(TEST_CARDS.success));
     expect(await rekeyLegacyCardFingerprints(h.t.db, cards())).toBe(0);
-    const still = await h.app.inject({ method: 'POST', url: `/holds/${holdId}/checkout`, headers: { ...headers, 'idempotency-key': 'late-buyer-0002' }, payload: card(TEST_CARDS.success) });
+    const still = await h.app.inject({
+      method: 'POST',
+      url: `/holds/${holdId}/checkout`,
+      headers: { ...headers, 'idempotency-key': 'late-buyer-0002' },
+      payload: card(TEST_CARDS.success),
+    });
     expect(still.json()).toMatchObject({ error: 'INSTRUMENT_LIMIT_EXCEEDED', current: 2 });
   });
 });

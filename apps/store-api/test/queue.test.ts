@@ -28,7 +28,9 @@ describe('joining the waiting room', () => {
     const claims = (t: string) => JSON.parse(Buffer.from(t.split('.')[0]!, 'base64url').toString());
     expect(claims(b.json().queueToken).joinIndex).toBe(claims(a.json().queueToken).joinIndex);
     expect(b.json().position).toBe(a.json().position);
-    const rows = await sql<{ n: number }>`SELECT count(*)::int AS n FROM queue_entries WHERE event_id = ${eventId} AND account_id = 'q-alice'`.execute(h.t.db);
+    const rows = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM queue_entries WHERE event_id = ${eventId} AND account_id = 'q-alice'`.execute(h.t.db);
     expect(rows.rows[0]!.n).toBe(1);
   });
 
@@ -37,7 +39,9 @@ describe('joining the waiting room', () => {
     const results = await Promise.all(Array.from({ length: 20 }, () => join(bob, eventId, 'device-bob-1')));
     for (const r of results) expect(r.statusCode).toBe(200);
     expect(new Set(results.map((r) => r.json().position)).size).toBe(1);
-    const rows = await sql<{ n: number }>`SELECT count(*)::int AS n FROM queue_entries WHERE event_id = ${eventId} AND account_id = 'q-bob'`.execute(h.t.db);
+    const rows = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM queue_entries WHERE event_id = ${eventId} AND account_id = 'q-bob'`.execute(h.t.db);
     expect(rows.rows[0]!.n).toBe(1);
   });
 
@@ -57,7 +61,10 @@ describe('status polls', () => {
   it('fail closed: with no controller heartbeat the queue is PAUSED and nobody is admitted', async () => {
     const q = (await join(alice)).json().queueToken;
     await sql`UPDATE queue_state SET admitted_through = 1000, heartbeat_at = NULL WHERE event_id = ${eventId}`.execute(h.t.db);
-    const r = await pollUntil(() => status(alice, q), (x) => x.json().admittedThrough === 1000);
+    const r = await pollUntil(
+      () => status(alice, q),
+      (x) => x.json().admittedThrough === 1000,
+    );
     expect(r.json()).toMatchObject({ state: 'PAUSED', admittedThrough: 1000 });
     expect(r.json().message).toMatch(/paused/i);
     expect(r.json().admissionToken).toBeUndefined();
@@ -66,13 +73,21 @@ describe('status polls', () => {
 
   it('admit at or below the watermark while the controller is alive, and pause when an operator pauses', async () => {
     const q = (await join(alice)).json().queueToken;
-    await sql`UPDATE queue_state SET admitted_through = 1000, heartbeat_at = now() + interval '1 minute', paused = false WHERE event_id = ${eventId}`.execute(h.t.db);
-    const r = await pollUntil(() => status(alice, q), (x) => x.json().state === 'ADMITTED');
+    await sql`UPDATE queue_state SET admitted_through = 1000, heartbeat_at = now() + interval '1 minute', paused = false WHERE event_id = ${eventId}`.execute(
+      h.t.db,
+    );
+    const r = await pollUntil(
+      () => status(alice, q),
+      (x) => x.json().state === 'ADMITTED',
+    );
     expect(r.json().state).toBe('ADMITTED');
     expect(r.json().admissionToken).toMatch(/^[\w-]+\.[\w-]+$/);
 
     await sql`UPDATE queue_state SET paused = true, paused_reason = 'test' WHERE event_id = ${eventId}`.execute(h.t.db);
-    const p = await pollUntil(() => status(alice, q), (x) => x.json().state === 'PAUSED');
+    const p = await pollUntil(
+      () => status(alice, q),
+      (x) => x.json().state === 'PAUSED',
+    );
     expect(p.json().state).toBe('PAUSED');
     expect(p.json().admissionToken).toBeUndefined();
     await sql`UPDATE queue_state SET paused = false, heartbeat_at = NULL WHERE event_id = ${eventId}`.execute(h.t.db);
@@ -90,7 +105,10 @@ describe('status polls', () => {
     const wrongEvent = await status(alice, q, other);
     expect(wrongEvent.statusCode).toBe(403);
     expect(wrongEvent.json().error).toBe('TOKEN_WRONG_EVENT');
-    const missing = await h.app.inject({ url: `/events/${eventId}/queue/status`, headers: { ...bearer(alice), 'x-device-id': 'device-alice-1' } });
+    const missing = await h.app.inject({
+      url: `/events/${eventId}/queue/status`,
+      headers: { ...bearer(alice), 'x-device-id': 'device-alice-1' },
+    });
     expect(missing.statusCode).toBe(400);
     expect(missing.json().field).toContain('x-queue-token');
   });
@@ -112,7 +130,12 @@ describe('public fairness facts', () => {
     // A pre-open join is in the cohort: no position until the open is sealed.
     const j = await join(alice, later);
     // Before the open: WAITING even with no controller heartbeat (nobody is admitted before the open anyway).
-    expect(j.json()).toMatchObject({ cohort: 'PREOPEN', position: null, state: 'WAITING', message: 'You are in the pre-sale group: your place is drawn at the open.' });
+    expect(j.json()).toMatchObject({
+      cohort: 'PREOPEN',
+      position: null,
+      state: 'WAITING',
+      message: 'You are in the pre-sale group: your place is drawn at the open.',
+    });
     const w = await h.app.inject({ url: `/events/${later}/watermark` });
     expect(w.json()).toMatchObject({ admittedThrough: 0, state: 'NOT_OPEN' });
   });
@@ -122,7 +145,14 @@ describe('queue metrics', () => {
   it('exports joins, the watermark, admissions per minute and sold-out propagation', async () => {
     const m = await h.app.inject({ url: '/metrics' });
     expect(m.statusCode).toBe(200);
-    for (const name of ['queue_joined_total', 'admission_watermark', 'admitted_per_min', 'holds_created_per_min_per_admitted_per_min', 'soldout_propagation_seconds', 'requests_without_admission_token_total'])
+    for (const name of [
+      'queue_joined_total',
+      'admission_watermark',
+      'admitted_per_min',
+      'holds_created_per_min_per_admitted_per_min',
+      'soldout_propagation_seconds',
+      'requests_without_admission_token_total',
+    ])
       expect(m.body, name).toContain(name);
     expect(m.body).toMatch(new RegExp(`queue_joined_total\\{event="${eventId}"\\} [1-9]`));
   });
@@ -140,7 +170,10 @@ describe('a position reached and never used', () => {
     await sql`UPDATE queue_state SET admitted_through = ${pos}, heartbeat_at = now() + interval '1 minute',
               watermark_history = ${JSON.stringify([[reached, pos]])}::jsonb WHERE event_id = ${ev}`.execute(h.t.db);
     const token = (await join(late, ev, 'device-late-1')).json().queueToken; // signed with the entry's joined_at
-    const s = await pollUntil(() => status(late, token, ev, 'device-late-1'), (x) => x.statusCode === 410);
+    const s = await pollUntil(
+      () => status(late, token, ev, 'device-late-1'),
+      (x) => x.statusCode === 410,
+    );
     expect(s.statusCode).toBe(410);
     expect(s.json()).toMatchObject({ error: 'POSITION_EXPIRED', field: 'x-queue-token' });
     const again = await join(late, ev, 'device-late-1');

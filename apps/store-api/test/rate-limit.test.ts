@@ -24,7 +24,12 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 const join = (token: string, ip: string, device = `device-of-${ip}`) =>
-  h.app.inject({ method: 'POST', url: `/events/${eventId}/queue`, remoteAddress: ip, headers: { ...bearer(token), 'x-device-id': device } });
+  h.app.inject({
+    method: 'POST',
+    url: `/events/${eventId}/queue`,
+    remoteAddress: ip,
+    headers: { ...bearer(token), 'x-device-id': device },
+  });
 
 function expectRateLimited(r: Awaited<ReturnType<typeof join>>, scope: 'account' | 'ip') {
   expect(r.statusCode).toBe(429);
@@ -53,7 +58,12 @@ describe('request rate limits', () => {
     expect(results.slice(0, 6).map((r) => r.statusCode)).toEqual([200, 200, 200, 200, 200, 200]);
     expectRateLimited(results[6]!, 'ip');
     // A forged account token from the same address is refused by the limit, not by the token check.
-    const forged = await h.app.inject({ method: 'POST', url: `/events/${eventId}/queue`, remoteAddress: ip, headers: { authorization: 'Bearer forged', 'x-device-id': 'forged-device' } });
+    const forged = await h.app.inject({
+      method: 'POST',
+      url: `/events/${eventId}/queue`,
+      remoteAddress: ip,
+      headers: { authorization: 'Bearer forged', 'x-device-id': 'forged-device' },
+    });
     expect(forged.statusCode).toBe(429);
   });
 
@@ -61,7 +71,12 @@ describe('request rate limits', () => {
     const fan = await login(h.app, 'rl-poller');
     const joined = await join(fan, '192.0.2.20', 'poller-device');
     const token = joined.json().queueToken;
-    const poll = () => h.app.inject({ url: `/events/${eventId}/queue/status`, remoteAddress: '192.0.2.20', headers: { ...bearer(fan), 'x-device-id': 'poller-device', 'x-queue-token': token } });
+    const poll = () =>
+      h.app.inject({
+        url: `/events/${eventId}/queue/status`,
+        remoteAddress: '192.0.2.20',
+        headers: { ...bearer(fan), 'x-device-id': 'poller-device', 'x-queue-token': token },
+      });
     for (let i = 0; i < 4; i++) expect((await poll()).statusCode).toBe(200);
     expectRateLimited(await poll(), 'account');
 
@@ -69,7 +84,13 @@ describe('request rate limits', () => {
     // Each hold a request of its own (its own Idempotency-Key): the same request again would get the first hold back.
     let n = 0;
     const hold = async () =>
-      h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, remoteAddress: '192.0.2.30', headers: { ...(await admitted(buyer, eventId)), 'idempotency-key': `rl-buyer-hold-${++n}` }, payload: { section: 'C', quantity: 1 } });
+      h.app.inject({
+        method: 'POST',
+        url: `/events/${eventId}/holds`,
+        remoteAddress: '192.0.2.30',
+        headers: { ...(await admitted(buyer, eventId)), 'idempotency-key': `rl-buyer-hold-${++n}` },
+        payload: { section: 'C', quantity: 1 },
+      });
     expect((await hold()).statusCode).toBe(201);
     expect((await hold()).statusCode).toBe(201);
     expectRateLimited(await hold(), 'account');
@@ -99,7 +120,13 @@ describe('request rate limits', () => {
     });
     const fan = await login(h.app, 'rl-registrant');
     const register = () =>
-      h.app.inject({ method: 'POST', url: `/events/${lottery}/lottery/registrations`, remoteAddress: '192.0.2.40', headers: bearer(fan), payload: { quantity: 2 } });
+      h.app.inject({
+        method: 'POST',
+        url: `/events/${lottery}/lottery/registrations`,
+        remoteAddress: '192.0.2.40',
+        headers: bearer(fan),
+        payload: { quantity: 2 },
+      });
     expect((await register()).statusCode).toBe(201);
     expect((await register()).statusCode).toBe(200);
     expect((await register()).statusCode).toBe(200);

@@ -19,30 +19,53 @@ afterAll(() => h?.close());
 async function admissionToken(accountId: string, eventId: string, deviceId: string, ageSeconds: number) {
   const key = await createTokenKey(testSecrets().queueTokenSecret);
   const deviceHash = await hashDevice(deviceId, accountId);
-  const claims = admissionClaimsFor({ kind: 'queue', eventId, accountId, deviceHash, joinIndex: 0, cohort: 'FIFO', iat: 0, exp: 0 }, 1, Date.now() - ageSeconds * 1000);
+  const claims = admissionClaimsFor(
+    { kind: 'queue', eventId, accountId, deviceHash, joinIndex: 0, cohort: 'FIFO', iat: 0, exp: 0 },
+    1,
+    Date.now() - ageSeconds * 1000,
+  );
   return signToken(key, claims);
 }
 
 const pay = (holdId: string, headers: Record<string, string>, key = randomUUID()) =>
-  h.app.inject({ method: 'POST', url: `/holds/${holdId}/checkout`, headers: { ...headers, 'idempotency-key': key }, payload: { payment: { instrument: { type: 'card', number: TEST_CARDS.success } } } });
+  h.app.inject({
+    method: 'POST',
+    url: `/holds/${holdId}/checkout`,
+    headers: { ...headers, 'idempotency-key': key },
+    payload: { payment: { instrument: { type: 'card', number: TEST_CARDS.success } } },
+  });
 
 describe('admission-token expiry on every gated route', () => {
-  it('refuses an expired admission token on a hold\'s routes too; the token a hold came with opens that hold only, and never a new one', async () => {
+  it("refuses an expired admission token on a hold's routes too; the token a hold came with opens that hold only, and never a new one", async () => {
     const { eventId } = await makeEvent(h.t);
     const token = await login(h.app, 'late-payer');
     const device = 'late-payer-phone';
     // Admitted 9 minutes ago: holds now, with a minute of the admission left.
     const adm = await admissionToken('late-payer', eventId, device, 9 * 60);
     const base = { authorization: `Bearer ${token}`, 'x-device-id': device };
-    const held = await h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, headers: { ...base, 'x-admission-token': adm }, payload: { section: 'A', quantity: 2 } });
+    const held = await h.app.inject({
+      method: 'POST',
+      url: `/events/${eventId}/holds`,
+      headers: { ...base, 'x-admission-token': adm },
+      payload: { section: 'A', quantity: 2 },
+    });
     expect(held.statusCode, held.body).toBe(201);
     const { holdId, admissionToken: holdToken } = held.json<{ holdId: string; admissionToken: string }>();
-    const second = await h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, headers: { ...base, 'x-admission-token': adm }, payload: { section: 'B', quantity: 1 } });
+    const second = await h.app.inject({
+      method: 'POST',
+      url: `/events/${eventId}/holds`,
+      headers: { ...base, 'x-admission-token': adm },
+      payload: { section: 'B', quantity: 1 },
+    });
     expect(second.statusCode).toBe(201);
 
     // Minute 12: the waiting room's token has expired, on every route, /holds/:id included.
     const expired = await admissionToken('late-payer', eventId, device, 12 * 60);
-    for (const [method, url] of [['GET', `/holds/${holdId}`], ['POST', `/holds/${holdId}/extend`], ['DELETE', `/holds/${holdId}`]] as const) {
+    for (const [method, url] of [
+      ['GET', `/holds/${holdId}`],
+      ['POST', `/holds/${holdId}/extend`],
+      ['DELETE', `/holds/${holdId}`],
+    ] as const) {
       const r = await h.app.inject({ method, url, headers: { ...base, 'x-admission-token': expired } });
       expect(r.statusCode, `${method} ${url}`).toBe(401);
       expect(r.json().error).toBe('TOKEN_EXPIRED');
@@ -50,17 +73,32 @@ describe('admission-token expiry on every gated route', () => {
     expect((await pay(holdId, { ...base, 'x-admission-token': expired })).json().error).toBe('TOKEN_EXPIRED');
 
     // The hold's own token: opens this hold, not the fan's other hold, and no new hold.
-    const other = await h.app.inject({ method: 'GET', url: `/holds/${second.json().holdId}`, headers: { ...base, 'x-admission-token': holdToken } });
+    const other = await h.app.inject({
+      method: 'GET',
+      url: `/holds/${second.json().holdId}`,
+      headers: { ...base, 'x-admission-token': holdToken },
+    });
     expect(other.statusCode).toBe(403);
     expect(other.json().error).toBe('TOKEN_WRONG_HOLD');
-    const newHold = await h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, headers: { ...base, 'x-admission-token': holdToken }, payload: { section: 'C', quantity: 1 } });
+    const newHold = await h.app.inject({
+      method: 'POST',
+      url: `/events/${eventId}/holds`,
+      headers: { ...base, 'x-admission-token': holdToken },
+      payload: { section: 'C', quantity: 1 },
+    });
     expect(newHold.statusCode).toBe(403);
     expect(newHold.json().error).toBe('TOKEN_WRONG_HOLD');
-    expect((await h.app.inject({ method: 'GET', url: `/holds/${holdId}`, headers: { ...base, 'x-admission-token': holdToken } })).statusCode).toBe(200);
+    expect(
+      (await h.app.inject({ method: 'GET', url: `/holds/${holdId}`, headers: { ...base, 'x-admission-token': holdToken } })).statusCode,
+    ).toBe(200);
     const paid = await pay(holdId, { ...base, 'x-admission-token': holdToken });
     expect(paid.statusCode, paid.body).toBe(200);
     // Still bound to the fan and the device.
-    const elsewhere = await h.app.inject({ method: 'GET', url: `/holds/${holdId}`, headers: { ...base, 'x-device-id': 'another-phone', 'x-admission-token': holdToken } });
+    const elsewhere = await h.app.inject({
+      method: 'GET',
+      url: `/holds/${holdId}`,
+      headers: { ...base, 'x-device-id': 'another-phone', 'x-admission-token': holdToken },
+    });
     expect(elsewhere.json().error).toBe('TOKEN_WRONG_DEVICE');
   });
 });
@@ -72,10 +110,26 @@ describe('cookies and signatures', () => {
     const headers = await admitted(token, eventId);
     const adm = headers['x-admission-token']!;
     const base = { authorization: headers.authorization!, 'x-device-id': headers['x-device-id']! };
-    const ok = await h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, headers: { ...base, cookie: `theme=dark; admission_token=${adm}` }, payload: { section: 'A', quantity: 1 } });
+    const ok = await h.app.inject({
+      method: 'POST',
+      url: `/events/${eventId}/holds`,
+      headers: { ...base, cookie: `theme=dark; admission_token=${adm}` },
+      payload: { section: 'A', quantity: 1 },
+    });
     expect(ok.statusCode, ok.body).toBe(201);
-    for (const cookie of ['admission_token=%E0%A4%A', 'admission_token=%', 'admission_token="abc', `admission_token=${adm}%00`, 'admission_token=a b']) {
-      const r = await h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, headers: { ...base, cookie }, payload: { section: 'A', quantity: 1 } });
+    for (const cookie of [
+      'admission_token=%E0%A4%A',
+      'admission_token=%',
+      'admission_token="abc',
+      `admission_token=${adm}%00`,
+      'admission_token=a b',
+    ]) {
+      const r = await h.app.inject({
+        method: 'POST',
+        url: `/events/${eventId}/holds`,
+        headers: { ...base, cookie },
+        payload: { section: 'A', quantity: 1 },
+      });
       expect(r.statusCode, cookie).toBe(400);
       expect(r.json()).toMatchObject({ error: 'MALFORMED_COOKIE', field: 'cookie.admission_token' });
     }
@@ -92,7 +146,12 @@ describe('cookies and signatures', () => {
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
     const respelt = adm.slice(0, -1) + alphabet[alphabet.indexOf(adm.at(-1)!) ^ 1];
     for (const variant of [`${adm}=`, respelt]) {
-      const r = await h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, headers: { ...headers, 'x-admission-token': variant }, payload: { section: 'A', quantity: 1 } });
+      const r = await h.app.inject({
+        method: 'POST',
+        url: `/events/${eventId}/holds`,
+        headers: { ...headers, 'x-admission-token': variant },
+        payload: { section: 'A', quantity: 1 },
+      });
       expect(r.statusCode, variant).toBe(401);
       expect(r.json().error).toBe('TOKEN_MALFORMED');
     }
@@ -105,12 +164,30 @@ describe('Prometheus labels', () => {
     const token = await login(h.app, 'label-fan');
     const bogus = ['00000000-0000-4000-8000-000000000000', 'attacker-chosen-label', randomUUID()];
     for (const id of bogus) {
-      await h.app.inject({ method: 'POST', url: `/events/${id}/holds`, headers: await admitted(token, id), payload: { section: 'A', quantity: 1 } });
-      await h.app.inject({ method: 'GET', url: `/events/${id}/queue/status`, headers: { authorization: `Bearer ${token}`, 'x-device-id': 'label-fan-phone', 'x-queue-token': 'x.y' } });
-      await h.app.inject({ method: 'POST', url: `/events/${id}/queue`, headers: { authorization: `Bearer ${token}`, 'x-device-id': 'label-fan-phone' } });
+      await h.app.inject({
+        method: 'POST',
+        url: `/events/${id}/holds`,
+        headers: await admitted(token, id),
+        payload: { section: 'A', quantity: 1 },
+      });
+      await h.app.inject({
+        method: 'GET',
+        url: `/events/${id}/queue/status`,
+        headers: { authorization: `Bearer ${token}`, 'x-device-id': 'label-fan-phone', 'x-queue-token': 'x.y' },
+      });
+      await h.app.inject({
+        method: 'POST',
+        url: `/events/${id}/queue`,
+        headers: { authorization: `Bearer ${token}`, 'x-device-id': 'label-fan-phone' },
+      });
       await h.app.inject({ method: 'GET', url: `/events/${id}/watermark` });
     }
-    await h.app.inject({ method: 'POST', url: `/events/${eventId}/holds`, headers: await admitted(token, eventId), payload: { section: 'NOPE', quantity: 1 } });
+    await h.app.inject({
+      method: 'POST',
+      url: `/events/${eventId}/holds`,
+      headers: await admitted(token, eventId),
+      payload: { section: 'NOPE', quantity: 1 },
+    });
     const text = (await h.app.inject({ method: 'GET', url: '/metrics' })).body;
     for (const id of bogus) expect(text).not.toContain(id);
     expect(text).toContain(`hold_failures_total{event="${eventId}",code="SECTION_NOT_FOUND"} 1`);

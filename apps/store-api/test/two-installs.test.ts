@@ -1,5 +1,18 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,7 +46,9 @@ function cloneRepository(): string {
   const dir = mkdtempSync(join(tmpdir(), 'onsale-install-'));
   // The embedded server runs as the postgres user, which must reach the data directory under it.
   chmodSync(dir, 0o755);
-  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: root, encoding: 'utf8' }).split('\0').filter(Boolean);
+  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: root, encoding: 'utf8' })
+    .split('\0')
+    .filter(Boolean);
   for (const f of files) {
     const from = join(root, f);
     if (!existsSync(from)) continue; // deleted in the working tree, not yet committed
@@ -47,7 +62,11 @@ function cloneRepository(): string {
   for (const w of workspaceDirs) {
     const from = join(root, w, 'node_modules');
     if (!existsSync(from)) continue;
-    cpSync(from, join(dir, w, 'node_modules'), { recursive: true, verbatimSymlinks: true, filter: (src) => src !== join(root, 'node_modules', '.pnpm') });
+    cpSync(from, join(dir, w, 'node_modules'), {
+      recursive: true,
+      verbatimSymlinks: true,
+      filter: (src) => src !== join(root, 'node_modules', '.pnpm'),
+    });
   }
   symlinkSync(realpathSync(join(root, 'node_modules', '.pnpm')), join(dir, 'node_modules', '.pnpm'));
   return dir;
@@ -57,7 +76,20 @@ function cloneRepository(): string {
 function userEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const k of Object.keys(env))
-    if (k.startsWith('VITEST') || ['NODE_ENV', 'TEST_DATABASE_URL', 'DATABASE_URL', 'AUTH_SECRET', 'QUEUE_TOKEN_SECRET', 'CARD_FINGERPRINT_SECRET', 'AUTH_JWKS_URL', 'REDIS_URL'].includes(k)) delete env[k];
+    if (
+      k.startsWith('VITEST') ||
+      [
+        'NODE_ENV',
+        'TEST_DATABASE_URL',
+        'DATABASE_URL',
+        'AUTH_SECRET',
+        'QUEUE_TOKEN_SECRET',
+        'CARD_FINGERPRINT_SECRET',
+        'AUTH_JWKS_URL',
+        'REDIS_URL',
+      ].includes(k)
+    )
+      delete env[k];
   return { ...env, ...extra };
 }
 
@@ -66,7 +98,8 @@ async function printed(install: Install, pattern: RegExp, ms: number): Promise<R
   for (;;) {
     const m = install.output.match(pattern);
     if (m) return m;
-    if (install.product!.exitCode !== null || install.product!.signalCode !== null) throw new Error(`npm start in ${install.dir} exited before printing ${pattern}:\n${install.output}`);
+    if (install.product!.exitCode !== null || install.product!.signalCode !== null)
+      throw new Error(`npm start in ${install.dir} exited before printing ${pattern}:\n${install.output}`);
     if (Date.now() > end) throw new Error(`npm start in ${install.dir} did not print ${pattern} within ${ms / 1000} s:\n${install.output}`);
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -88,7 +121,15 @@ beforeAll(async () => {
     const site = join(install.dir, '.site');
     install.product = spawn(process.execPath, ['--import', 'tsx', join(install.dir, 'scripts', 'start.ts'), '--demo'], {
       cwd: install.dir,
-      env: userEnv({ STORE_API_PORT: String(install.storePort), BFF_PORT: String(install.bffPort), EDGE_PORT: String(await freePort()), CONSOLE_DIR: site, FAN_DIR: site, TMPDIR: install.tmp, BOT_GATE_ENABLED: 'false' }),
+      env: userEnv({
+        STORE_API_PORT: String(install.storePort),
+        BFF_PORT: String(install.bffPort),
+        EDGE_PORT: String(await freePort()),
+        CONSOLE_DIR: site,
+        FAN_DIR: site,
+        TMPDIR: install.tmp,
+        BOT_GATE_ENABLED: 'false',
+      }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     install.exited = new Promise((resolve) => install.product!.once('exit', resolve));
@@ -130,22 +171,31 @@ describe('two installs from two clones, started at once', () => {
   it('each runs its own embedded PostgreSQL: its own port, password and data directory, on 127.0.0.1', async () => {
     const [a, b] = installs as [Install, Install];
     for (const install of installs) expect(install.output).toMatch(/^database: embedded, data in \.\/\.data\//m);
-    const settings = installs.map((i) => JSON.parse(readFileSync(join(i.dir, '.data', 'embedded-postgres.json'), 'utf8')) as { port: number; password: string });
+    const settings = installs.map(
+      (i) => JSON.parse(readFileSync(join(i.dir, '.data', 'embedded-postgres.json'), 'utf8')) as { port: number; password: string },
+    );
     expect(settings[0]!.port).not.toBe(settings[1]!.port);
     expect(settings[0]!.password).not.toBe(settings[1]!.password);
     expect(lstatSync(join(a.dir, '.data', 'embedded-postgres.json')).mode & 0o777).toBe(0o600);
 
     const events: string[][] = [];
     for (const [i, install] of installs.entries()) {
-      const url = (database: string, password = settings[i]!.password) => `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${settings[i]!.port}/${database}`;
+      const url = (database: string, password = settings[i]!.password) =>
+        `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${settings[i]!.port}/${database}`;
       await withAdminClient(url('postgres'), async (c) => {
         const dataDir = (await c.query<{ data_directory: string }>('SHOW data_directory')).rows[0]!.data_directory;
         expect(realpathSync(dataDir)).toBe(realpathSync(join(install.dir, '.data', 'pg')));
         expect((await c.query<{ listen_addresses: string }>('SHOW listen_addresses')).rows[0]!.listen_addresses).toBe('127.0.0.1');
       });
-      events.push(await withAdminClient(url('onsale'), async (c) => (await c.query<{ id: string }>('SELECT id FROM events ORDER BY id')).rows.map((r) => r.id)));
+      events.push(
+        await withAdminClient(url('onsale'), async (c) =>
+          (await c.query<{ id: string }>('SELECT id FROM events ORDER BY id')).rows.map((r) => r.id),
+        ),
+      );
       // The other install's password is refused here (scram-sha-256, not trust).
-      await expect(withAdminClient(url('postgres', settings[1 - i]!.password), async () => {})).rejects.toThrow(/password authentication failed/);
+      await expect(withAdminClient(url('postgres', settings[1 - i]!.password), async () => {})).rejects.toThrow(
+        /password authentication failed/,
+      );
     }
     // Each holds its own demo event, and only it.
     expect(events[0]).toEqual([a.demoEventId]);
@@ -155,7 +205,8 @@ describe('two installs from two clones, started at once', () => {
   it("each refuses the other's account tokens and queue tokens (401), and accepts its own", async () => {
     const [a, b] = installs as [Install, Install];
     const device = 'two-installs-phone';
-    const signIn = async (install: Install) => (await call(install, 'POST', '/auth/dev-login', {}, { accountId: 'same-fan' })).body.token as string;
+    const signIn = async (install: Install) =>
+      (await call(install, 'POST', '/auth/dev-login', {}, { accountId: 'same-fan' })).body.token as string;
     const tokenA = await signIn(a);
     const tokenB = await signIn(b);
     expect(tokenA).not.toBe(tokenB);
@@ -170,14 +221,21 @@ describe('two installs from two clones, started at once', () => {
 
     // Queue tokens: joined on each install's demo event; each install's status route takes only its own.
     const join = async (install: Install, token: string) => {
-      const r = await call(install, 'POST', `/events/${install.demoEventId}/queue`, { authorization: `Bearer ${token}`, 'x-device-id': device });
+      const r = await call(install, 'POST', `/events/${install.demoEventId}/queue`, {
+        authorization: `Bearer ${token}`,
+        'x-device-id': device,
+      });
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       return r.body.queueToken as string;
     };
     const queueA = await join(a, tokenA);
     const queueB = await join(b, tokenB);
     const status = (install: Install, token: string, queueToken: string, eventId = install.demoEventId) =>
-      call(install, 'GET', `/events/${eventId}/queue/status`, { authorization: `Bearer ${token}`, 'x-device-id': device, 'x-queue-token': queueToken });
+      call(install, 'GET', `/events/${eventId}/queue/status`, {
+        authorization: `Bearer ${token}`,
+        'x-device-id': device,
+        'x-queue-token': queueToken,
+      });
     expect((await status(a, tokenA, queueA)).status).toBe(200);
     expect((await status(b, tokenB, queueB)).status).toBe(200);
     // A's queue token on B, presented by B's own signed-in fan for B's event: refused as a token B did not sign.

@@ -46,14 +46,23 @@ describe('joining and leaving over HTTP', () => {
 
   it('concurrent identical joins make one row and one 201; a repeat keeps the place', async () => {
     const fan = await login(h.app, 'wl-burst');
-    const results = await Promise.all(Array.from({ length: 30 }, () => call('PUT', `/listings/${listingId}/waitlist`, bearer(fan), { criteria: { quantity: 2 } })));
+    const results = await Promise.all(
+      Array.from({ length: 30 }, () => call('PUT', `/listings/${listingId}/waitlist`, bearer(fan), { criteria: { quantity: 2 } })),
+    );
     expect(results.filter((r) => r.status === 201)).toHaveLength(1);
     expect(results.filter((r) => r.status === 200)).toHaveLength(29);
     expect(new Set(results.map((r) => r.body.entryId)).size).toBe(1);
     const rows = await sql<{ n: number }>`SELECT count(*)::int AS n FROM waitlist_entries WHERE account_id = 'wl-burst'`.execute(h.t.db);
     expect(rows.rows[0]!.n).toBe(1);
     const mine = await call('GET', '/me/waitlist', bearer(fan));
-    expect(mine.body.entries).toEqual([expect.objectContaining({ listingId, entryId: results[0]!.body.entryId, place: 1, criteria: expect.objectContaining({ quantity: 2 }) })]);
+    expect(mine.body.entries).toEqual([
+      expect.objectContaining({
+        listingId,
+        entryId: results[0]!.body.entryId,
+        place: 1,
+        criteria: expect.objectContaining({ quantity: 2 }),
+      }),
+    ]);
     const left = await call('DELETE', `/listings/${listingId}/waitlist`, bearer(fan));
     expect(left.body).toEqual({ listingId, left: true });
     expect((await call('GET', '/me/waitlist', bearer(fan))).body.entries).toEqual([]);
@@ -93,7 +102,12 @@ describe('after a sell-out', () => {
     const joined = await call('POST', `/events/${eventId}/queue`, { ...bearer(fan), 'x-device-id': 'device-wl-fan' });
     // Each store-API instance reads the watermarks every half second.
     const status = await pollUntil(
-      () => call('GET', `/events/${eventId}/queue/status`, { ...bearer(fan), 'x-device-id': 'device-wl-fan', 'x-queue-token': joined.body.queueToken }),
+      () =>
+        call('GET', `/events/${eventId}/queue/status`, {
+          ...bearer(fan),
+          'x-device-id': 'device-wl-fan',
+          'x-queue-token': joined.body.queueToken,
+        }),
       (r) => r.body.state === 'SOLD_OUT',
     );
     expect(status.body).toMatchObject({ state: 'SOLD_OUT', waitlist: { listingId, join: `/listings/${listingId}/waitlist` } });
@@ -104,11 +118,18 @@ describe('after a sell-out', () => {
 
     // The holder lets go: the seats go to the waitlist, not back on sale.
     expect((await call('DELETE', `/holds/${held.body.holdId}`, await admitted(holder, eventId))).status).toBe(200);
-    const av = await h.t.db.selectFrom('availability_events').select(['id', 'mode', 'fanout_enqueued']).where('event_id', '=', eventId).executeTakeFirstOrThrow();
+    const av = await h.t.db
+      .selectFrom('availability_events')
+      .select(['id', 'mode', 'fanout_enqueued'])
+      .where('event_id', '=', eventId)
+      .executeTakeFirstOrThrow();
     expect(av.mode).toBe('OFFER');
     // A release defers its fan-out job to the relay (no job, no notification, in the release's own commit).
     const jobKey = `waitlist_fanout:${av.id}`;
-    const jobs = () => sql<{ n: number }>`SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE key = ${jobKey}`.execute(h.t.db).then((r) => r.rows[0]!.n);
+    const jobs = () =>
+      sql<{ n: number }>`SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE key = ${jobKey}`
+        .execute(h.t.db)
+        .then((r) => r.rows[0]!.n);
     expect([av.fanout_enqueued, await jobs()]).toEqual([false, 0]);
     expect(await relayFanouts(h.t.db)).toBeGreaterThanOrEqual(1);
     expect(await jobs()).toBe(1);
@@ -118,20 +139,46 @@ describe('after a sell-out', () => {
     const inbox = await call('GET', '/me/notifications', bearer(fan));
     expect(inbox.status).toBe(200);
     const [offer] = inbox.body.notifications;
-    expect(offer).toMatchObject({ kind: 'OFFER', listingId, eventId, claim: { status: 'OPEN', quantity: 2 }, links: { claim: '/waitlist/claims' } });
+    expect(offer).toMatchObject({
+      kind: 'OFFER',
+      listingId,
+      eventId,
+      claim: { status: 'OPEN', quantity: 2 },
+      links: { claim: '/waitlist/claims' },
+    });
     // The second fan got the other two seats.
     const otherInbox = await call('GET', '/me/notifications', bearer(other));
     expect(otherInbox.body.notifications[0]).toMatchObject({ kind: 'OFFER', claim: { quantity: 2 } });
 
-    const wrong = await call('POST', '/waitlist/claims', { ...bearer(other), 'x-device-id': 'device-wl-other' }, { claimToken: offer.claim.claimToken });
+    const wrong = await call(
+      'POST',
+      '/waitlist/claims',
+      { ...bearer(other), 'x-device-id': 'device-wl-other' },
+      { claimToken: offer.claim.claimToken },
+    );
     expect([wrong.status, wrong.body.error, wrong.body.field]).toEqual([403, 'CLAIM_TOKEN_WRONG_ACCOUNT', 'claimToken']);
-    const forged = await call('POST', '/waitlist/claims', { ...bearer(fan), 'x-device-id': 'device-wl-fan' }, { claimToken: `${offer.claim.claimToken}x` });
+    const forged = await call(
+      'POST',
+      '/waitlist/claims',
+      { ...bearer(fan), 'x-device-id': 'device-wl-fan' },
+      { claimToken: `${offer.claim.claimToken}x` },
+    );
     expect([forged.status, forged.body.error]).toEqual([400, 'CLAIM_TOKEN_FORGED']);
 
-    const claimed = await call('POST', '/waitlist/claims', { ...bearer(fan), 'x-device-id': 'device-wl-fan' }, { claimToken: offer.claim.claimToken });
+    const claimed = await call(
+      'POST',
+      '/waitlist/claims',
+      { ...bearer(fan), 'x-device-id': 'device-wl-fan' },
+      { claimToken: offer.claim.claimToken },
+    );
     expect(claimed.status).toBe(201);
     expect(claimed.body.seats).toHaveLength(2);
-    const again = await call('POST', '/waitlist/claims', { ...bearer(fan), 'x-device-id': 'device-wl-fan' }, { claimToken: offer.claim.claimToken });
+    const again = await call(
+      'POST',
+      '/waitlist/claims',
+      { ...bearer(fan), 'x-device-id': 'device-wl-fan' },
+      { claimToken: offer.claim.claimToken },
+    );
     expect([again.status, again.body.error]).toEqual([409, 'OFFER_ALREADY_CLAIMED']);
 
     const paid = await call(
@@ -149,7 +196,9 @@ describe('after a sell-out', () => {
     expect(declined.body).toMatchObject({ status: 'DECLINED' });
     await runFanout({ db: h.t.db }, Number(av.id));
     const seats = await sql<{ status: string; n: number }>`
-      SELECT status, count(*)::int AS n FROM seats WHERE event_id = ${eventId} AND section_code = 'A' GROUP BY status ORDER BY status`.execute(h.t.db);
+      SELECT status, count(*)::int AS n FROM seats WHERE event_id = ${eventId} AND section_code = 'A' GROUP BY status ORDER BY status`.execute(
+      h.t.db,
+    );
     expect(seats.rows).toEqual([
       { status: 'AVAILABLE', n: 2 },
       { status: 'SOLD', n: 2 },
@@ -162,7 +211,10 @@ describe('after a sell-out', () => {
     const r = await call('GET', '/me/waitlist/matches', bearer(fan));
     expect(r.status).toBe(200);
     expect(r.body.matches).toEqual([
-      expect.objectContaining({ eventId, sections: expect.arrayContaining([expect.objectContaining({ section: 'A', available: 2, longestRun: 2 })]) }),
+      expect.objectContaining({
+        eventId,
+        sections: expect.arrayContaining([expect.objectContaining({ section: 'A', available: 2, longestRun: 2 })]),
+      }),
     ]);
   });
 });

@@ -4,10 +4,13 @@ import { decodeBase64UrlStrict } from './encoding.js';
 
 describe('decodeBase64UrlStrict', () => {
   it('decodes exactly what Buffer encodes, for any bytes', () => {
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 80 }), (bytes) => {
-      const text = Buffer.from(bytes).toString('base64url');
-      expect(decodeBase64UrlStrict(text)).toEqual(Buffer.from(bytes));
-    }), { seed: 12, numRuns: 300 });
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 80 }), (bytes) => {
+        const text = Buffer.from(bytes).toString('base64url');
+        expect(decodeBase64UrlStrict(text)).toEqual(Buffer.from(bytes));
+      }),
+      { seed: 12, numRuns: 300 },
+    );
   });
 
   it('refuses padding, the standard alphabet, stray characters and non-canonical last characters', () => {

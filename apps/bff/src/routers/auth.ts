@@ -20,7 +20,13 @@ export const authRouter = router({
    * client's address: TOO_MANY_REQUESTS (HTTP 429, Retry-After) with domain code SIGN_IN_THROTTLED, no password checked.
    */
   signIn: publicProcedure.input(signInSchema).mutation(async ({ ctx, input }) => {
-    const session = await signIn(ctx.db, input, { ttlSeconds: ctx.sessionTtlSeconds, userAgent: ctx.userAgent, ip: ctx.clientIp, now: ctx.now(), throttle: ctx.signInThrottle });
+    const session = await signIn(ctx.db, input, {
+      ttlSeconds: ctx.sessionTtlSeconds,
+      userAgent: ctx.userAgent,
+      ip: ctx.clientIp,
+      now: ctx.now(),
+      throttle: ctx.signInThrottle,
+    });
     // A session cookie already in the browser (another user, or the same one) is replaced; end its session too.
     if (ctx.sessionToken) await revokeSession(ctx.db, ctx.sessionToken);
     ctx.sessionCookie.set(session.token, session.expiresAt);

@@ -9,7 +9,12 @@ import {
   updateEventConfiguration,
   type FairnessSignOff,
 } from '@onsale/shared/events';
-import { eventCreateInputSchema, eventUpdateInputSchema, fairnessSignOffInputSchema, listingWaitlistInputSchema } from '@onsale/shared/events/schema';
+import {
+  eventCreateInputSchema,
+  eventUpdateInputSchema,
+  fairnessSignOffInputSchema,
+  listingWaitlistInputSchema,
+} from '@onsale/shared/events/schema';
 import { can, eventScope, PERMISSIONS, requireEventAccess, type SessionUser } from '@onsale/shared/users';
 import { roleProcedure, router } from '../trpc.js';
 
@@ -58,7 +63,13 @@ export const eventConfigRouter = router({
       queueHasFans: c.queueHasFans,
       seatsInUse: c.seatsInUse,
       locked: c.locked,
-      fairness: { mode: c.fairness.mode, description: c.fairness.description, signOff: c.fairness.signOff && signOffView(c.fairness.signOff), history: c.fairness.history.map(signOffView), openedAt: c.fairness.openedAt?.toISOString() ?? null },
+      fairness: {
+        mode: c.fairness.mode,
+        description: c.fairness.description,
+        signOff: c.fairness.signOff && signOffView(c.fairness.signOff),
+        history: c.fairness.history.map(signOffView),
+        openedAt: c.fairness.openedAt?.toISOString() ?? null,
+      },
       /** Whether this user may change it (the console shows a read-only page otherwise). */
       canConfigure: can(ctx.user.role, 'events.configure'),
     };
@@ -70,9 +81,9 @@ export const eventConfigRouter = router({
   ),
 
   /** Creates an event from an event file (the CLI's), in the promoter's organisation; problems at their paths. */
-  create: configureEvents.input(eventCreateInputSchema).mutation(({ ctx, input }) =>
-    ctx.db.transaction().execute((trx) => createConfiguredEvent(trx, input, actorOf(ctx.user))),
-  ),
+  create: configureEvents
+    .input(eventCreateInputSchema)
+    .mutation(({ ctx, input }) => ctx.db.transaction().execute((trx) => createConfiguredEvent(trx, input, actorOf(ctx.user)))),
 
   /** Edits an event made from `expectedVersion`: CONFLICT for a stale version or a change the rules refuse now. */
   update: configureEvents.input(eventUpdateInputSchema).mutation(async ({ ctx, input }) => {
@@ -83,12 +94,14 @@ export const eventConfigRouter = router({
   /** Signs off the fairness mode the user read (CONFLICT if the event's mode is another by now). */
   signOffFairness: configureEvents.input(fairnessSignOffInputSchema).mutation(async ({ ctx, input }) => {
     const event = await accessibleEvent(ctx, input.eventId);
-    const { signOff, alreadySignedOff } = await ctx.db.transaction().execute((trx) => signOffFairness(trx, { ...input, eventId: event.id }, ctx.user.email));
+    const { signOff, alreadySignedOff } = await ctx.db
+      .transaction()
+      .execute((trx) => signOffFairness(trx, { ...input, eventId: event.id }, ctx.user.email));
     return { signOff: signOffView(signOff), alreadySignedOff };
   }),
 
   /** Sets a listing's waitlist mode, entry lifetime and offer time. */
-  setWaitlist: configureEvents.input(listingWaitlistInputSchema).mutation(({ ctx, input }) =>
-    ctx.db.transaction().execute((trx) => setListingWaitlist(trx, input, actorOf(ctx.user))),
-  ),
+  setWaitlist: configureEvents
+    .input(listingWaitlistInputSchema)
+    .mutation(({ ctx, input }) => ctx.db.transaction().execute((trx) => setListingWaitlist(trx, input, actorOf(ctx.user)))),
 });

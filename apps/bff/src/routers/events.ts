@@ -1,5 +1,14 @@
 import { z } from 'zod';
-import { boardFacts, boardState, boardStateWords, compareBoard, getEvent, getSections, listEvents, type OnsaleEvent } from '@onsale/shared/events';
+import {
+  boardFacts,
+  boardState,
+  boardStateWords,
+  compareBoard,
+  getEvent,
+  getSections,
+  listEvents,
+  type OnsaleEvent,
+} from '@onsale/shared/events';
 import { getInventoryCounts, sectionAvailability } from '@onsale/shared/inventory';
 import { tierInventory, toTierView } from '@onsale/shared/allocations';
 import { eventScope, PERMISSIONS, requireEventAccess } from '@onsale/shared/users';
@@ -39,7 +48,10 @@ export const eventsRouter = router({
    */
   list: readEvents.query(async ({ ctx }) => {
     const events = await listEvents(ctx.db, eventScope(ctx.user));
-    const facts = await boardFacts(ctx.db, events.map((e) => e.id));
+    const facts = await boardFacts(
+      ctx.db,
+      events.map((e) => e.id),
+    );
     const now = Date.now();
     const rows = await Promise.all(
       events.map(async (e) => {

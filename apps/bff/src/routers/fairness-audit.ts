@@ -19,6 +19,13 @@ export const fairnessAuditRouter = router({
     const [report, signOffs] = await Promise.all([fairnessAuditReport(ctx.db, event.id), listFairnessSignOffs(ctx.db, event.id)]);
     const { summary, markdown, ...rest } = report;
     const operatorExport = can(ctx.user.role, 'warroom.control') ? { json: summary, markdown } : null;
-    return { ...rest, summary: report.published.json, operatorExport, signOffs: signOffs.map(signOffView), listingId: event.listingId, timeZone: event.timeZone };
+    return {
+      ...rest,
+      summary: report.published.json,
+      operatorExport,
+      signOffs: signOffs.map(signOffView),
+      listingId: event.listingId,
+      timeZone: event.timeZone,
+    };
   }),
 });

@@ -29,7 +29,12 @@ export const operationsRouter = router({
   /** Appends rows of new seats to a section; capacity rises and the waitlist hears of them. A promoter: their events. */
   addSeats: adders.input(inventoryAddSchema).mutation(async ({ ctx, input }) => {
     requireEventAccess(ctx.user, await getEvent(ctx.db, input.eventId));
-    const r = await addSeats(ctx.db, input.eventId, { section: input.section, rows: input.rows, seatsPerRow: input.seatsPerRow }, ctx.user.email);
+    const r = await addSeats(
+      ctx.db,
+      input.eventId,
+      { section: input.section, rows: input.rows, seatsPerRow: input.seatsPerRow },
+      ctx.user.email,
+    );
     ctx.warRoom?.refresh();
     return r;
   }),

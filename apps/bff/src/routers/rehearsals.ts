@@ -1,7 +1,14 @@
 import { z } from 'zod';
 import { DomainError } from '@onsale/shared';
 import { insertAudit } from '@onsale/shared/events';
-import { getRehearsalRun, listRehearsalRuns, rehearsalLaunchSchema, REHEARSAL_EXAMPLES, type RehearsalReport, type RehearsalReportRow } from '@onsale/shared/rehearsal';
+import {
+  getRehearsalRun,
+  listRehearsalRuns,
+  rehearsalLaunchSchema,
+  REHEARSAL_EXAMPLES,
+  type RehearsalReport,
+  type RehearsalReportRow,
+} from '@onsale/shared/rehearsal';
 import { PERMISSIONS } from '@onsale/shared/users';
 import { roleProcedure, router } from '../trpc.js';
 
@@ -48,11 +55,20 @@ export const rehearsalsRouter = router({
   /** Starts a rehearsal on a new rehearsal event made from an example sale. Audited. REHEARSALS_UNAVAILABLE, REHEARSAL_NOT_STARTED. */
   start: controllers.input(rehearsalLaunchSchema).mutation(async ({ ctx, input }) => {
     if (!ctx.rehearsals)
-      throw new DomainError('unavailable', 'REHEARSALS_UNAVAILABLE', 'This console cannot start rehearsals: it was not started with the product (use `npm start`, or the CLI).', {
-        field: 'example',
-      });
+      throw new DomainError(
+        'unavailable',
+        'REHEARSALS_UNAVAILABLE',
+        'This console cannot start rehearsals: it was not started with the product (use `npm start`, or the CLI).',
+        {
+          field: 'example',
+        },
+      );
     const started = await ctx.rehearsals.start(input);
-    await insertAudit(ctx.db, { actor: ctx.user.email, action: 'rehearsal.started', details: { runId: started.runId, ...input, target: ctx.rehearsals.target } });
+    await insertAudit(ctx.db, {
+      actor: ctx.user.email,
+      action: 'rehearsal.started',
+      details: { runId: started.runId, ...input, target: ctx.rehearsals.target },
+    });
     return { runId: started.runId };
   }),
 });

@@ -1,4 +1,13 @@
-import { accountBlockSchema, accountLookupSchema, accountUnblockSchema, blockAccount, holdReleaseSchema, lookupAccount, releaseFanHold, unblockAccount } from '@onsale/shared/support';
+import {
+  accountBlockSchema,
+  accountLookupSchema,
+  accountUnblockSchema,
+  blockAccount,
+  holdReleaseSchema,
+  lookupAccount,
+  releaseFanHold,
+  unblockAccount,
+} from '@onsale/shared/support';
 import { PERMISSIONS } from '@onsale/shared/users';
 import { roleProcedure, router } from '../trpc.js';
 

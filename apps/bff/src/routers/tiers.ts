@@ -38,7 +38,12 @@ export const tiersRouter = router({
   issueCodes: codeIssuers.input(accessCodesSchema).mutation(async ({ ctx, input }) => {
     const event = await visibleEvent(ctx, input.eventId);
     if (!ctx.accessCodeKey)
-      throw new DomainError('unavailable', 'ACCESS_CODES_UNAVAILABLE', 'this console has no token secret to sign access codes with (QUEUE_TOKEN_SECRET)', { field: 'tier' });
+      throw new DomainError(
+        'unavailable',
+        'ACCESS_CODES_UNAVAILABLE',
+        'this console has no token secret to sign access codes with (QUEUE_TOKEN_SECRET)',
+        { field: 'tier' },
+      );
     return issueAccessCodes(ctx.db, ctx.accessCodeKey, event.id, input.tier, {
       count: input.count,
       ...(input.accountId !== undefined ? { accountId: input.accountId } : {}),

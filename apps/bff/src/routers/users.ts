@@ -66,9 +66,9 @@ export const usersRouter = router({
   }),
 
   /** Another role (a promoter with an organisation); it applies to the user's next request. SELF_ROLE_CHANGE, LAST_ADMIN. */
-  changeRole: manageUsers.input(userRoleChangeSchema).mutation(async ({ ctx, input }) =>
-    userView(await ctx.db.transaction().execute((trx) => changeUserRole(trx, input, by(ctx.user)))),
-  ),
+  changeRole: manageUsers
+    .input(userRoleChangeSchema)
+    .mutation(async ({ ctx, input }) => userView(await ctx.db.transaction().execute((trx) => changeUserRole(trx, input, by(ctx.user))))),
 
   /** Sets a user's password (generated and returned once when none is given); their sessions end. */
   resetPassword: manageUsers.input(passwordResetSchema).mutation(async ({ ctx, input }) => {
@@ -77,7 +77,9 @@ export const usersRouter = router({
   }),
 
   /** Ends every session of a user, wherever it is open. */
-  signOutEverywhere: manageUsers.input(userIdSchema).mutation(({ ctx, input }) => ctx.db.transaction().execute((trx) => signOutEverywhere(trx, input, by(ctx.user)))),
+  signOutEverywhere: manageUsers
+    .input(userIdSchema)
+    .mutation(({ ctx, input }) => ctx.db.transaction().execute((trx) => signOutEverywhere(trx, input, by(ctx.user)))),
 
   /** Any signed-in user: their own password, proved by the current one; their other sessions end. */
   changeOwnPassword: authedProcedure

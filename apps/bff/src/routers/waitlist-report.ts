@@ -19,8 +19,14 @@ export const waitlistReportRouter = router({
       ...r,
       generatedAt: r.generatedAt.toISOString(),
       entries: { ...r.entries, oldestLiveAt: iso(r.entries.oldestLiveAt), newestAt: iso(r.entries.newestAt) },
-      matches: { ...r.matches, recent: r.matches.recent.map((a) => ({ ...a, createdAt: a.createdAt.toISOString(), completedAt: iso(a.completedAt) })) },
-      offers: { ...r.offers, open: r.offers.open.map((o) => ({ ...o, createdAt: o.createdAt.toISOString(), expiresAt: o.expiresAt.toISOString() })) },
+      matches: {
+        ...r.matches,
+        recent: r.matches.recent.map((a) => ({ ...a, createdAt: a.createdAt.toISOString(), completedAt: iso(a.completedAt) })),
+      },
+      offers: {
+        ...r.offers,
+        open: r.offers.open.map((o) => ({ ...o, createdAt: o.createdAt.toISOString(), expiresAt: o.expiresAt.toISOString() })),
+      },
       deliveries: { ...r.deliveries, failing: r.deliveries.failing.map((d) => ({ ...d, updatedAt: d.updatedAt.toISOString() })) },
     };
   }),

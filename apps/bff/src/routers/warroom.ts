@@ -1,6 +1,16 @@
 import { TRPCError } from '@trpc/server';
 import { DomainError } from '@onsale/shared';
-import { cancelQueueSchedule, listQueueSchedules, pauseQueue, readQueueControls, resumeQueue, scheduleQueueControl, setRateOverride, type QueueControlState, type QueueSchedule } from '@onsale/shared/admission';
+import {
+  cancelQueueSchedule,
+  listQueueSchedules,
+  pauseQueue,
+  readQueueControls,
+  resumeQueue,
+  scheduleQueueControl,
+  setRateOverride,
+  type QueueControlState,
+  type QueueSchedule,
+} from '@onsale/shared/admission';
 import { getEvent } from '@onsale/shared/events';
 import { eventScope, PERMISSIONS, requireEventAccess, verifySession, type SessionUser } from '@onsale/shared/users';
 import { insertAudit } from '@onsale/shared/events';
@@ -126,7 +136,12 @@ function scheduleView(s: QueueSchedule) {
 }
 
 function alertView(a: AlertHistoryEntry) {
-  return { ...a, firedAt: a.firedAt.toISOString(), lastSeenAt: a.lastSeenAt.toISOString(), resolvedAt: a.resolvedAt?.toISOString() ?? null };
+  return {
+    ...a,
+    firedAt: a.firedAt.toISOString(),
+    lastSeenAt: a.lastSeenAt.toISOString(),
+    resolvedAt: a.resolvedAt?.toISOString() ?? null,
+  };
 }
 
 function endpointView(e: AlertEndpoint) {
@@ -179,7 +194,15 @@ export const warRoomRouter = router({
   /** Pauses admissions (fails closed: everyone not yet admitted reads PAUSED). The reason is required; audited with the user's e-mail. */
   pause: controllers.input(pauseQueueSchema).mutation(async ({ ctx, input }) => {
     await visibleEvent(ctx, input.eventId);
-    return controlled(ctx, await pauseQueue(ctx.db, input.eventId, { actor: ctx.user.email, reason: input.reason, publicNote: input.publicNote, tier: input.tier }));
+    return controlled(
+      ctx,
+      await pauseQueue(ctx.db, input.eventId, {
+        actor: ctx.user.email,
+        reason: input.reason,
+        publicNote: input.publicNote,
+        tier: input.tier,
+      }),
+    );
   }),
 
   /** Resumes admissions; the war room asks for a reason here too. Audited with the user's e-mail. */
@@ -205,7 +228,12 @@ export const warRoomRouter = router({
     if (input.eventId !== undefined) await visibleEvent(ctx, input.eventId);
     return ctx.db.transaction().execute(async (trx) => {
       const e = await addAlertEndpoint(trx, input, ctx.user.email);
-      await insertAudit(trx, { actor: ctx.user.email, action: 'alerts.receiver_added', eventId: e.eventId, details: { receiverId: e.id, url: e.url, minSeverity: e.minSeverity } });
+      await insertAudit(trx, {
+        actor: ctx.user.email,
+        action: 'alerts.receiver_added',
+        eventId: e.eventId,
+        details: { receiverId: e.id, url: e.url, minSeverity: e.minSeverity },
+      });
       // The signing secret, this once: the receiver needs it to check X-Onsale-Signature.
       return { ...endpointView(e), secret: e.secret };
     });
@@ -215,14 +243,23 @@ export const warRoomRouter = router({
   setAlertReceiverActive: controllers.input(alertEndpointActiveSchema).mutation(async ({ ctx, input }) =>
     ctx.db.transaction().execute(async (trx) => {
       const e = await setAlertEndpointActive(trx, input.id, input.active);
-      await insertAudit(trx, { actor: ctx.user.email, action: input.active ? 'alerts.receiver_enabled' : 'alerts.receiver_disabled', eventId: e.eventId, details: { receiverId: e.id, url: e.url } });
+      await insertAudit(trx, {
+        actor: ctx.user.email,
+        action: input.active ? 'alerts.receiver_enabled' : 'alerts.receiver_disabled',
+        eventId: e.eventId,
+        details: { receiverId: e.id, url: e.url },
+      });
       return endpointView(e);
     }),
   ),
 
   /** A receiver's latest messages and their outcome. */
   alertDeliveries: controllers.input(z.object({ id: z.string().uuid('an alert receiver id') })).query(async ({ ctx, input }) =>
-    (await listAlertDeliveries(ctx.db, input.id)).map((d) => ({ ...d, createdAt: d.createdAt.toISOString(), deliveredAt: d.deliveredAt?.toISOString() ?? null })),
+    (await listAlertDeliveries(ctx.db, input.id)).map((d) => ({
+      ...d,
+      createdAt: d.createdAt.toISOString(),
+      deliveredAt: d.deliveredAt?.toISOString() ?? null,
+    })),
   ),
 
   /** The words waiting fans read per state and language, with the event's version to save against. */
@@ -264,7 +301,11 @@ export const warRoomRouter = router({
    */
   series: watchers.input(warRoomEventSchema).query(async ({ ctx, input }) => {
     await visibleEvent(ctx, input.eventId);
-    return (await findSaleMinutes(ctx.db, input.eventId)).map((m) => ({ ...m, minute: m.minute.toISOString(), recorded_at: m.recorded_at.toISOString() }));
+    return (await findSaleMinutes(ctx.db, input.eventId)).map((m) => ({
+      ...m,
+      minute: m.minute.toISOString(),
+      recorded_at: m.recorded_at.toISOString(),
+    }));
   }),
 
   /** The whole sale's series as CSV (one row a minute, UTC and the venue's wall clock), for the operator's records. */
@@ -277,6 +318,9 @@ export const warRoomRouter = router({
   /** Sets the operator's admission rate (0..100,000 admits per minute), or null to follow the plan again. Audited. */
   setRate: controllers.input(rateOverrideSchema).mutation(async ({ ctx, input }) => {
     await visibleEvent(ctx, input.eventId);
-    return controlled(ctx, await setRateOverride(ctx.db, input.eventId, input.perMinute, { actor: ctx.user.email, reason: input.reason, tier: input.tier }));
+    return controlled(
+      ctx,
+      await setRateOverride(ctx.db, input.eventId, input.perMinute, { actor: ctx.user.email, reason: input.reason, tier: input.tier }),
+    );
   }),
 });

@@ -23,14 +23,16 @@ const share = (name: string, v: string | boolean | undefined, dflt: number): num
   const s = text(v);
   if (s === undefined) return dflt;
   const n = Number(s);
-  if (!/^\d*\.?\d+$/.test(s) || n < 0 || n > 1) throw new UsageError(`rehearse: ${name} must be a share from 0 to 1; got ${JSON.stringify(s)}`);
+  if (!/^\d*\.?\d+$/.test(s) || n < 0 || n > 1)
+    throw new UsageError(`rehearse: ${name} must be a share from 0 to 1; got ${JSON.stringify(s)}`);
   return n;
 };
 const count = (name: string, v: string | boolean | undefined, dflt: number | undefined, min: number, max: number): number | undefined => {
   const s = text(v);
   if (s === undefined) return dflt;
   const n = Number(s);
-  if (!/^\d+$/.test(s) || n < min || n > max) throw new UsageError(`rehearse: ${name} must be a whole number from ${min} to ${max}; got ${JSON.stringify(s)}`);
+  if (!/^\d+$/.test(s) || n < min || n > max)
+    throw new UsageError(`rehearse: ${name} must be a whole number from ${min} to ${max}; got ${JSON.stringify(s)}`);
   return n;
 };
 
@@ -64,11 +66,13 @@ export const rehearseCommands: Record<string, Command> = {
       if (fans === undefined) throw new UsageError('rehearse needs --fans <n>');
       const ts = text(values['time-scale']);
       const timeScale = ts === undefined ? 30 : Number(ts);
-      if (!(timeScale >= 1 && timeScale <= 1000)) throw new UsageError(`rehearse: --time-scale must be a number from 1 to 1000; got ${JSON.stringify(ts)}`);
+      if (!(timeScale >= 1 && timeScale <= 1000))
+        throw new UsageError(`rehearse: --time-scale must be a number from 1 to 1000; got ${JSON.stringify(ts)}`);
       const target = text(values.target);
       const spawn = values.spawn === true;
       if (spawn === (target !== undefined)) throw new UsageError('rehearse needs exactly one of --target <url> or --spawn');
-      if (target !== undefined && !/^https?:\/\/[^\s/]+(\/.*)?$/.test(target)) throw new UsageError(`rehearse: --target must be an http(s) URL; got ${JSON.stringify(target)}`);
+      if (target !== undefined && !/^https?:\/\/[^\s/]+(\/.*)?$/.test(target))
+        throw new UsageError(`rehearse: --target must be an http(s) URL; got ${JSON.stringify(target)}`);
       if (!spawn && (values['store-instances'] !== undefined || values.workers !== undefined || values.edge === true))
         throw new UsageError('rehearse: --store-instances, --workers and --edge go with --spawn');
       const { parseFault } = await import('@onsale/shared/rehearsal');
@@ -80,7 +84,8 @@ export const rehearseCommands: Record<string, Command> = {
           throw new UsageError(`rehearse: ${(e as Error).message}`);
         }
       });
-      if (faults.length > 0 && !spawn) throw new UsageError('rehearse: --fault needs --spawn (the rehearsal must own the processes and the database it strikes)');
+      if (faults.length > 0 && !spawn)
+        throw new UsageError('rehearse: --fault needs --spawn (the rehearsal must own the processes and the database it strikes)');
       const seedText = text(values.seed);
       const { rehearse } = await import('./run.js');
       const report = await rehearse(
@@ -94,7 +99,13 @@ export const rehearseCommands: Record<string, Command> = {
           slowPayers: share('--slow-payers', values['slow-payers'], 0.1),
           failingPayers: share('--failing-payers', values['failing-payers'], 0.05),
           target,
-          spawn: spawn ? { storeInstances: count('--store-instances', values['store-instances'], 2, 1, 16)!, workers: count('--workers', values.workers, 1, 1, 16)!, edge: values.edge === true } : undefined,
+          spawn: spawn
+            ? {
+                storeInstances: count('--store-instances', values['store-instances'], 2, 1, 16)!,
+                workers: count('--workers', values.workers, 1, 1, 16)!,
+                edge: values.edge === true,
+              }
+            : undefined,
           faults,
           reportFile: text(values.report),
           seed: seedText === undefined ? Math.floor(Math.random() * 1_000_000) : count('--seed', seedText, 0, 0, 2 ** 31 - 1)!,

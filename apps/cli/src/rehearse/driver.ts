@@ -209,14 +209,19 @@ export class Crowd {
   private readonly loopDelay = monitorEventLoopDelay({ resolution: 20 });
 
   constructor(private readonly o: DriverOptions) {
-    const pool = (connections: number) => new Pool(o.fansUrl, { connections, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 30_000, bodyTimeout: 30_000 });
+    const pool = (connections: number) =>
+      new Pool(o.fansUrl, { connections, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 30_000, bodyTimeout: 30_000 });
     this.pool = pool(o.connections);
     this.pollPool = pool(Math.max(1, Math.ceil(o.connections / 2)));
     this.joinPool = pool(o.connections);
     this.random = seededRandom(o.seed);
     const n = o.fans;
     this.phase = new Uint8Array(n);
-    this.arrival = arrivalOffsets(n, { preOpenMs: o.preOpenMs, openMs: o.onsaleAtMs - o.startAtMs, preOpenShare: o.preOpenShare, tailMeanMs: o.tailMeanMs }, this.random);
+    this.arrival = arrivalOffsets(
+      n,
+      { preOpenMs: o.preOpenMs, openMs: o.onsaleAtMs - o.startAtMs, preOpenShare: o.preOpenShare, tailMeanMs: o.tailMeanMs },
+      this.random,
+    );
     this.operator = botOperators(n, o.botsShare, o.botShape ?? DEFAULT_BOT_SHAPE, this.random);
     this.joinedAt = new Float64Array(n).fill(Number.NaN);
     this.preOpen = new Uint8Array(n);
@@ -256,7 +261,9 @@ export class Crowd {
   private card(i: number) {
     const op = this.operator[i]!;
     const shape = this.o.botShape ?? DEFAULT_BOT_SHAPE;
-    return op >= 0 ? testCardNumber(this.o.seed * 1_000_003 + 10_000_000 + op * shape.cardsPerOperator + (i % shape.cardsPerOperator)) : testCardNumber(this.o.seed * 1_000_003 + i);
+    return op >= 0
+      ? testCardNumber(this.o.seed * 1_000_003 + 10_000_000 + op * shape.cardsPerOperator + (i % shape.cardsPerOperator))
+      : testCardNumber(this.o.seed * 1_000_003 + i);
   }
 
   /** Fans from their own addresses (an /16 of test space), a bot operator from one. */
@@ -274,7 +281,13 @@ export class Crowd {
     // The fan's address as a proxy in front of the store API says it (X-Forwarded-For), and as Cloudflare would give
     // it to the edge worker (CF-Connecting-IP, which the local workerd does not set).
     const address = this.address(i);
-    return { authorization: `Bearer ${t}`, 'x-device-id': this.device(i), 'x-forwarded-for': address, 'cf-connecting-ip': address, ...(this.isBot(i) ? BOT_HEADERS : HUMAN_HEADERS) };
+    return {
+      authorization: `Bearer ${t}`,
+      'x-device-id': this.device(i),
+      'x-forwarded-for': address,
+      'cf-connecting-ip': address,
+      ...(this.isBot(i) ? BOT_HEADERS : HUMAN_HEADERS),
+    };
   }
 
   private schedule(i: number, delayMs: number) {
@@ -289,13 +302,24 @@ export class Crowd {
     this.onAnswer?.(key);
   }
 
-  private async request(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, headers: Record<string, string>, body?: unknown, pool = this.pool): Promise<Answer> {
+  private async request(
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    path: string,
+    headers: Record<string, string>,
+    body?: unknown,
+    pool = this.pool,
+  ): Promise<Answer> {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const started = performance.now();
     this.requests++;
     this.inFlight++;
     try {
-      const res = await pool.request({ method, path, headers: payload ? { ...headers, 'content-type': 'application/json' } : headers, body: payload });
+      const res = await pool.request({
+        method,
+        path,
+        headers: payload ? { ...headers, 'content-type': 'application/json' } : headers,
+        body: payload,
+      });
       const text = await res.body.text();
       let parsed: Body | null = null;
       try {
@@ -335,7 +359,8 @@ export class Crowd {
     const ra = retryAfterS ?? 5;
     const told = this.eventWait(ra);
     let wait = Math.max(told, 1500 * (0.9 + 0.2 * this.random()));
-    if (ra > 5) wait = Math.min(Math.max(wait, (this.waiting / this.o.pollBudgetPerSecond) * 1000 * (0.8 + 0.4 * this.random())), ra * 1000);
+    if (ra > 5)
+      wait = Math.min(Math.max(wait, (this.waiting / this.o.pollBudgetPerSecond) * 1000 * (0.8 + 0.4 * this.random())), ra * 1000);
     return this.isBot(i) ? Math.max(250, wait / 4) : wait;
   }
 
@@ -366,7 +391,16 @@ export class Crowd {
 
   private step(i: number) {
     const p = this.phase[i]!;
-    const go = p === Phase.PENDING || p === Phase.JOINING ? this.join(i) : p === Phase.WAITING ? this.poll(i) : p === Phase.HOLDING ? this.hold(i) : p === Phase.PAYING ? this.pay(i) : undefined;
+    const go =
+      p === Phase.PENDING || p === Phase.JOINING
+        ? this.join(i)
+        : p === Phase.WAITING
+          ? this.poll(i)
+          : p === Phase.HOLDING
+            ? this.hold(i)
+            : p === Phase.PAYING
+              ? this.pay(i)
+              : undefined;
     go?.catch((e: unknown) => {
       this.record(`driver ${(e as Error).message.slice(0, 60)}`);
       this.finish(i, Phase.GAVE_UP);
@@ -401,7 +435,14 @@ export class Crowd {
       // A deferral's Retry-After is the product's own clock (its delay is real seconds): wait it out as told.
       return this.schedule(i, (a.retryAfterS ?? 1) * 1000 + 50);
     }
-    if (a.status === 0 || a.status === 429 || a.status >= 500 || a.code === 'JOIN_RACE' || a.code === 'POW_EXPIRED' || a.code === 'DEFERRAL_EXPIRED') {
+    if (
+      a.status === 0 ||
+      a.status === 429 ||
+      a.status >= 500 ||
+      a.code === 'JOIN_RACE' ||
+      a.code === 'POW_EXPIRED' ||
+      a.code === 'DEFERRAL_EXPIRED'
+    ) {
       if (this.sinceOpen() > this.o.deadlineMs) return this.finish(i, Phase.GAVE_UP);
       return this.schedule(i, this.backoff(i, a));
     }
@@ -482,7 +523,10 @@ export class Crowd {
     if (!pool.some((x) => x.code === s.section)) s.section = pool[Math.floor(this.random() * pool.length)]!.code;
     if (!this.isBot(i) && this.now >= this.o.seatPickingOpensAtMs && this.random() < this.o.pickers) {
       const l = await this.request('GET', `/events/${this.o.eventId}/sections/${s.section}/seats`, h);
-      const free = l.status === 200 && Array.isArray(l.body?.seats) ? (l.body.seats as { id: number; available: boolean }[]).filter((x) => x.available) : [];
+      const free =
+        l.status === 200 && Array.isArray(l.body?.seats)
+          ? (l.body.seats as { id: number; available: boolean }[]).filter((x) => x.available)
+          : [];
       if (free.length >= s.quantity) {
         const start = Math.floor(this.random() * (free.length - s.quantity + 1));
         s.seatIds = free.slice(start, start + s.quantity).map((x) => x.id);
@@ -497,8 +541,13 @@ export class Crowd {
     const h = await this.headers(i);
     h['x-admission-token'] = s.admissionToken;
     if (!s.looked && !(await this.look(i, s, h))) return this.backToQueue(i);
-    h['idempotency-key'] = (s.idempotencyKey ??= randomUUID());
-    const a = await this.request('POST', `/events/${this.o.eventId}/holds`, h, s.seatIds ? { seatIds: s.seatIds } : { section: s.section, quantity: s.quantity });
+    h['idempotency-key'] = s.idempotencyKey ??= randomUUID();
+    const a = await this.request(
+      'POST',
+      `/events/${this.o.eventId}/holds`,
+      h,
+      s.seatIds ? { seatIds: s.seatIds } : { section: s.section, quantity: s.quantity },
+    );
     s.last = `hold ${a.key}`;
     if (a.status === 201) {
       this.retries[i] = 0;
@@ -527,7 +576,12 @@ export class Crowd {
       return this.schedule(i, Math.max(0, ttl * (0.1 + 0.3 * this.random())));
     }
     s.idempotencyKey = a.status === 0 || a.status >= 500 ? s.idempotencyKey : undefined;
-    if (a.code === 'SECTION_NEARLY_FULL' || a.code === 'SECTION_SOLD_OUT' || a.code === 'SEATS_UNAVAILABLE' || a.code === 'SEAT_PICKING_NOT_OPEN') {
+    if (
+      a.code === 'SECTION_NEARLY_FULL' ||
+      a.code === 'SECTION_SOLD_OUT' ||
+      a.code === 'SEATS_UNAVAILABLE' ||
+      a.code === 'SEAT_PICKING_NOT_OPEN'
+    ) {
       // Someone was quicker: take the first alternative offered, or look at the seat map again.
       const alt = a.body?.alternatives ?? [];
       s.seatIds = null;
@@ -564,7 +618,7 @@ export class Crowd {
     }
     const failing = !this.isBot(i) && !s.declinedOnce && this.random() < this.o.failingPayers / Math.max(1e-9, 1 - this.o.abandon);
     const number = failing ? '4000000000000002' : this.card(i);
-    h['idempotency-key'] = (s.idempotencyKey ??= randomUUID());
+    h['idempotency-key'] = s.idempotencyKey ??= randomUUID();
     const a = await this.request('POST', `/holds/${s.holdId}/checkout`, h, { payment: { instrument: { type: 'card', number } } });
     s.last = `checkout ${a.key}`;
     if (a.status === 200 && a.body?.orderId) {
@@ -606,7 +660,13 @@ export class Crowd {
     if (polling) this.soldOutAt[i] = this.now;
     // The fan follows the listing: the waitlist hands it seats that come back.
     const h = await this.headers(i);
-    const a = await this.request('PUT', `/listings/${this.o.listingId}/waitlist`, h, { criteria: { quantity: Math.min(2, this.o.perAccountSeats) } }, this.joinPool);
+    const a = await this.request(
+      'PUT',
+      `/listings/${this.o.listingId}/waitlist`,
+      h,
+      { criteria: { quantity: Math.min(2, this.o.perAccountSeats) } },
+      this.joinPool,
+    );
     if (a.status === 200 || a.status === 201) this.waitlistJoined++;
     this.finish(i, Phase.WAITLISTED);
   }
@@ -616,7 +676,8 @@ export class Crowd {
       const prior = this.seatHold.get(seat);
       // Held by another hold that was still live when this one was made: a candidate double hold, checked against
       // the database at the end (a hold lost to a crash was never real). A second's grace for rounding of the TTL.
-      if (prior && prior.holdId !== holdId && prior.untilMs > madeAtMs + 1000 && !this.seatOrder.has(seat)) this.holdConflicts.push({ seat, first: prior.holdId, second: holdId });
+      if (prior && prior.holdId !== holdId && prior.untilMs > madeAtMs + 1000 && !this.seatOrder.has(seat))
+        this.holdConflicts.push({ seat, first: prior.holdId, second: holdId });
       this.seatHold.set(seat, { holdId, untilMs });
     }
   }
@@ -700,7 +761,8 @@ export class Crowd {
         ranked.position.push(this.position[i]!);
       }
     }
-    for (let i = 0; i < this.o.fans; i++) if (!Number.isNaN(this.soldOutAt[i]!)) this.soldOutReads.push(this.soldOutAt[i]! - this.o.onsaleAtMs);
+    for (let i = 0; i < this.o.fans; i++)
+      if (!Number.isNaN(this.soldOutAt[i]!)) this.soldOutReads.push(this.soldOutAt[i]! - this.o.onsaleAtMs);
     const bots = this.operator.reduce((a, o) => a + (o >= 0 ? 1 : 0), 0);
     const unfinishedBy: Record<string, number> = {};
     const names = ['arriving', 'joining', 'waiting', 'holding', 'paying'];

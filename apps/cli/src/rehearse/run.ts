@@ -69,7 +69,9 @@ export async function rehearse(databaseUrl: string | undefined, o: RehearseOptio
   let target: string;
   if (o.spawn) {
     const { spawnProduct } = await import('./spawn.js');
-    io.err(`rehearse: starting the product (${o.spawn.storeInstances} store, ${o.spawn.workers} worker${o.spawn.edge ? ', edge' : ''}) on a scratch database...`);
+    io.err(
+      `rehearse: starting the product (${o.spawn.storeInstances} store, ${o.spawn.workers} worker${o.spawn.edge ? ', edge' : ''}) on a scratch database...`,
+    );
     product = await spawnProduct({ ...o.spawn, timeScale: o.timeScale, log: (line) => io.err(line) });
     ({ fansUrl, originUrl } = product);
     productUrl = product.databaseUrl;
@@ -98,7 +100,17 @@ export async function rehearse(databaseUrl: string | undefined, o: RehearseOptio
 async function runOn(
   db: Db,
   reportDb: Db,
-  c: { o: RehearseOptions; file: Record<string, unknown> & { name: string; startsAt: string }; fansUrl: string; originUrl: string; authSecret: string; target: string; product: SpawnedProduct | undefined; wallStart: number; cpuStart: NodeJS.CpuUsage },
+  c: {
+    o: RehearseOptions;
+    file: Record<string, unknown> & { name: string; startsAt: string };
+    fansUrl: string;
+    originUrl: string;
+    authSecret: string;
+    target: string;
+    product: SpawnedProduct | undefined;
+    wallStart: number;
+    cpuStart: NodeJS.CpuUsage;
+  },
   io: Io,
 ): Promise<RehearsalReport> {
   const { o, file } = c;
@@ -110,7 +122,12 @@ async function runOn(
   const onsaleAt = new Date(startAt + Math.round(preOpenMs * 1.25));
   const startsAt = new Date(Math.max(Date.parse(file.startsAt), onsaleAt.getTime() + 30 * 24 * 3600_000));
   const stamp = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-  const spec = parseEventFile({ ...file, name: `${file.name} (rehearsal ${stamp})`.slice(0, 200), onsaleAt: onsaleAt.toISOString(), startsAt: startsAt.toISOString() });
+  const spec = parseEventFile({
+    ...file,
+    name: `${file.name} (rehearsal ${stamp})`.slice(0, 200),
+    onsaleAt: onsaleAt.toISOString(),
+    startsAt: startsAt.toISOString(),
+  });
   const settings = {
     eventFile: o.eventFile,
     fans: o.fans,
@@ -127,7 +144,14 @@ async function runOn(
     pollBudgetPerSecond: o.pollBudgetPerSecond,
     preOpenSeconds: preOpenMs / 1000,
   };
-  const runId = await insertRehearsalRun(reportDb, { eventId: null, eventName: spec.name, target: c.target, fans: o.fans, timeScale: K, settings });
+  const runId = await insertRehearsalRun(reportDb, {
+    eventId: null,
+    eventName: spec.name,
+    target: c.target,
+    fans: o.fans,
+    timeScale: K,
+    settings,
+  });
   try {
     const created = await db.transaction().execute(async (trx) => {
       const r = await createEvent(trx, spec, 'rehearsal', { signOff: true });
@@ -146,7 +170,9 @@ async function runOn(
       return { ...r, clock };
     });
     await setRehearsalEvent(reportDb, runId, created.eventId);
-    io.err(`rehearse: event ${created.eventId} "${spec.name}": ${created.capacity} seats, opens in ${(preOpenMs / 1000).toFixed(0)} s; ${o.fans} fans against ${c.fansUrl}`);
+    io.err(
+      `rehearse: event ${created.eventId} "${spec.name}": ${created.capacity} seats, opens in ${(preOpenMs / 1000).toFixed(0)} s; ${o.fans} fans against ${c.fansUrl}`,
+    );
     const plannedSaleMs = created.clock.targetSaleMinutes * 60_000;
     const plan = planAdmission({
       seats: created.capacity,
@@ -197,28 +223,42 @@ async function runOn(
     for (const spec of o.faults) {
       const at = onsaleAt.getTime() + faultOffsetMs(spec.at, plannedSaleMs);
       timers.push(
-        setTimeout(() => {
-          void strike(spec, c.product, db, c.originUrl, created.eventId, onsaleAt.getTime(), io).then(
-            (f) => {
-              open.push(f);
-              outcomes.push(f.outcome);
-            },
-            (e: unknown) => {
-              outcomes.push({ fault: spec.text, kind: spec.kind, action: `could not strike: ${(e as Error).message}`, startedAtMs: Date.now() - onsaleAt.getTime(), recoveredAtMs: null, recoveryMs: null, fansRead: {} });
-            },
-          );
-        }, Math.max(0, at - Date.now())),
+        setTimeout(
+          () => {
+            void strike(spec, c.product, db, c.originUrl, created.eventId, onsaleAt.getTime(), io).then(
+              (f) => {
+                open.push(f);
+                outcomes.push(f.outcome);
+              },
+              (e: unknown) => {
+                outcomes.push({
+                  fault: spec.text,
+                  kind: spec.kind,
+                  action: `could not strike: ${(e as Error).message}`,
+                  startedAtMs: Date.now() - onsaleAt.getTime(),
+                  recoveredAtMs: null,
+                  recoveryMs: null,
+                  fansRead: {},
+                });
+              },
+            );
+          },
+          Math.max(0, at - Date.now()),
+        ),
       );
     }
     const recoveryProbe = setInterval(() => {
       for (const f of [...open]) {
-        void f.recovered().then((ok) => {
-          if (!ok || !open.includes(f)) return;
-          open.splice(open.indexOf(f), 1);
-          f.outcome.recoveredAtMs = Date.now() - onsaleAt.getTime();
-          f.outcome.recoveryMs = f.outcome.recoveredAtMs - f.outcome.startedAtMs;
-          io.err(`rehearse: ${f.spec.text}: recovered after ${(f.outcome.recoveryMs / 1000).toFixed(1)} s`);
-        }, () => {});
+        void f.recovered().then(
+          (ok) => {
+            if (!ok || !open.includes(f)) return;
+            open.splice(open.indexOf(f), 1);
+            f.outcome.recoveredAtMs = Date.now() - onsaleAt.getTime();
+            f.outcome.recoveryMs = f.outcome.recoveredAtMs - f.outcome.startedAtMs;
+            io.err(`rehearse: ${f.spec.text}: recovered after ${(f.outcome.recoveryMs / 1000).toFixed(1)} s`);
+          },
+          () => {},
+        );
       }
     }, 250);
     let peakRss = process.memoryUsage.rss();
@@ -226,13 +266,23 @@ async function runOn(
     let controller = '';
     const progress = setInterval(() => {
       peakRss = Math.max(peakRss, process.memoryUsage.rss());
-      io.err(progressLine(crowd.progress(), created.capacity, open.map((f) => f.spec.text), controller));
+      io.err(
+        progressLine(
+          crowd.progress(),
+          created.capacity,
+          open.map((f) => f.spec.text),
+          controller,
+        ),
+      );
       void db
         .selectFrom('queue_state')
         .select('controller_reason')
         .where('event_id', '=', created.eventId)
         .executeTakeFirst()
-        .then((r) => (controller = r?.controller_reason ?? ''), () => (controller = 'unreadable (the database does not answer)'));
+        .then(
+          (r) => (controller = r?.controller_reason ?? ''),
+          () => (controller = 'unreadable (the database does not answer)'),
+        );
     }, 2000);
     let result;
     try {
@@ -259,11 +309,19 @@ async function runOn(
     const doubleSold = result.doubleSoldSeen + liveDoubleHolds + soldBeyondOrders;
     const duplicateOrders = sales.duplicateOrders + result.duplicateOrdersSeen;
     const lastSaleMs = sales.lastSaleAt ? sales.lastSaleAt.getTime() - onsaleAt.getTime() : null;
-    const propagation = lastSaleMs === null ? [] : Array.from(result.soldOutReadsAtMs).filter((t) => t >= lastSaleMs).map((t) => t - lastSaleMs);
+    const propagation =
+      lastSaleMs === null
+        ? []
+        : Array.from(result.soldOutReadsAtMs)
+            .filter((t) => t >= lastSaleMs)
+            .map((t) => t - lastSaleMs);
     const prop = latencySummary(propagation);
     const hold = latencySummary(result.holdLatencies);
     const rankCorrelation = spearman(result.ranked.arrival, result.ranked.position);
-    const admittedMinutes = result.firstAdmitAtMs !== null && result.lastAdmitAtMs !== null ? Math.max(1000, result.lastAdmitAtMs - Math.max(0, result.firstAdmitAtMs)) / 60_000 : null;
+    const admittedMinutes =
+      result.firstAdmitAtMs !== null && result.lastAdmitAtMs !== null
+        ? Math.max(1000, result.lastAdmitAtMs - Math.max(0, result.firstAdmitAtMs)) / 60_000
+        : null;
     const faults = outcomes.sort((a, b) => a.startedAtMs - b.startedAtMs);
     const verdict = verdictOf({ doubleSold, duplicateOrders, drift: counts.drift, faults });
     const wallSeconds = (Date.now() - c.wallStart) / 1000;
@@ -289,7 +347,10 @@ async function runOn(
       drift: counts.drift,
       soldOutPropagationMs: prop,
       holdLatencyMs: { p50: hold.p50, p99: hold.p99, count: hold.count },
-      admittedPerMinute: { plan: Math.round(plan.admitsPerMinute * 10) / 10, actual: admittedMinutes === null ? null : Math.round((result.admitted / admittedMinutes) * 10) / 10 },
+      admittedPerMinute: {
+        plan: Math.round(plan.admitsPerMinute * 10) / 10,
+        actual: admittedMinutes === null ? null : Math.round((result.admitted / admittedMinutes) * 10) / 10,
+      },
       strandedSeats: result.strandedSeats,
       rankCorrelation: rankCorrelation === null ? null : Math.round(rankCorrelation * 10_000) / 10_000,
       rankedFans: result.ranked.arrival.length,
@@ -334,10 +395,27 @@ function progressLine(p: Progress, seats: number, faults: string[], controller: 
 }
 
 /** Strikes one fault; the outcome's recovery is filled in when `recovered` first answers true. */
-async function strike(spec: FaultSpec, product: SpawnedProduct | undefined, db: Db, originUrl: string, eventId: string, onsaleAtMs: number, io: Io): Promise<OpenFault> {
-  if (!product) throw new CliError('FAULT_NEEDS_SPAWN', `${spec.text}: faults need --spawn (the rehearsal must own the processes it kills)`);
+async function strike(
+  spec: FaultSpec,
+  product: SpawnedProduct | undefined,
+  db: Db,
+  originUrl: string,
+  eventId: string,
+  onsaleAtMs: number,
+  io: Io,
+): Promise<OpenFault> {
+  if (!product)
+    throw new CliError('FAULT_NEEDS_SPAWN', `${spec.text}: faults need --spawn (the rehearsal must own the processes it kills)`);
   const t0 = Date.now();
-  const outcome: FaultOutcome = { fault: spec.text, kind: spec.kind, action: '', startedAtMs: t0 - onsaleAtMs, recoveredAtMs: null, recoveryMs: null, fansRead: {} };
+  const outcome: FaultOutcome = {
+    fault: spec.text,
+    kind: spec.kind,
+    action: '',
+    startedAtMs: t0 - onsaleAtMs,
+    recoveredAtMs: null,
+    recoveryMs: null,
+    fansRead: {},
+  };
   const healthy = async () => {
     try {
       const r = await fetch(`${originUrl}/healthz`, { signal: AbortSignal.timeout(2000) });
@@ -349,7 +427,11 @@ async function strike(spec: FaultSpec, product: SpawnedProduct | undefined, db: 
   // The admission controller ticked after `since`: the worker side is back.
   const ticked = async (since: number) => {
     try {
-      const r = await db.selectFrom('queue_state').select(sql<Date | null>`greatest(heartbeat_at, sold_out_at)`.as('t')).where('event_id', '=', eventId).executeTakeFirst();
+      const r = await db
+        .selectFrom('queue_state')
+        .select(sql<Date | null>`greatest(heartbeat_at, sold_out_at)`.as('t'))
+        .where('event_id', '=', eventId)
+        .executeTakeFirst();
       return !!r?.t && r.t.getTime() >= since;
     } catch {
       return false;
@@ -372,7 +454,10 @@ async function strike(spec: FaultSpec, product: SpawnedProduct | undefined, db: 
       break;
     }
     case 'slow-payments':
-      throw new CliError('FAULT_UNAVAILABLE', 'slow-payments is not available: the simulated gateway takes its limits from the store processes\' environment at start');
+      throw new CliError(
+        'FAULT_UNAVAILABLE',
+        "slow-payments is not available: the simulated gateway takes its limits from the store processes' environment at start",
+      );
   }
   io.err(`rehearse: ${spec.text}: ${outcome.action}`);
   return { spec, outcome, recovered };

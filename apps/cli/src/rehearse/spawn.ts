@@ -87,7 +87,11 @@ export async function spawnProduct(o: SpawnOptions): Promise<SpawnedProduct> {
     NODE_ENV: 'development',
   };
   const flags = ['--store-instances', String(o.storeInstances), '--workers', String(o.workers), ...(o.edge ? ['--edge'] : [])];
-  const child: ChildProcess = spawn(join(repoRoot, 'node_modules', '.bin', 'tsx'), [join(repoRoot, 'scripts', 'start.ts'), ...flags], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(join(repoRoot, 'node_modules', '.bin', 'tsx'), [join(repoRoot, 'scripts', 'start.ts'), ...flags], {
+    cwd: repoRoot,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const pids = new Map<string, number>();
   const restarts = new Map<string, number>();
   let out = '';

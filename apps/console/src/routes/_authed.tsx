@@ -109,7 +109,13 @@ function SignedInShell() {
               {ROLE_LABEL[me.role]}
               {me.organisationName ? ` · ${me.organisationName}` : ''}
             </span>
-            <button type="button" className="link-button" onClick={() => signOut.mutate()} disabled={signOut.isPending} data-testid="sign-out">
+            <button
+              type="button"
+              className="link-button"
+              onClick={() => signOut.mutate()}
+              disabled={signOut.isPending}
+              data-testid="sign-out"
+            >
               Sign out
             </button>
           </div>

@@ -38,7 +38,12 @@ export default function Hold() {
 
   /** A hold lost to a database fault (410 HOLD_LOST): the answer's token lets the fan hold again at once. */
   function lost(err: Record<string, unknown>) {
-    update({ hold: undefined, payKey: undefined, notice: t.refused.HOLD_LOST, ...(typeof err.admissionToken === 'string' ? { admissionToken: err.admissionToken } : {}) });
+    update({
+      hold: undefined,
+      payKey: undefined,
+      notice: t.refused.HOLD_LOST,
+      ...(typeof err.admissionToken === 'string' ? { admissionToken: err.admissionToken } : {}),
+    });
   }
 
   async function startPayment() {
@@ -67,7 +72,14 @@ export default function Hold() {
       headers: { ...admission, 'idempotency-key': key },
     });
     if (r.kind === 'ok') {
-      const order: OrderView = { orderId: r.body.orderId, holdId: hold.holdId, amountCents: r.body.amountCents, seatCount: r.body.seatCount, seats: hold.seats, units: hold.units };
+      const order: OrderView = {
+        orderId: r.body.orderId,
+        holdId: hold.holdId,
+        amountCents: r.body.amountCents,
+        seatCount: r.body.seatCount,
+        seats: hold.seats,
+        units: hold.units,
+      };
       update({ order, hold: undefined, payKey: undefined, admissionToken: undefined });
       return;
     }
@@ -102,7 +114,13 @@ export default function Hold() {
   return (
     <section className="card hold" data-testid="hold">
       <h2>{t.holdTitle}</h2>
-      <p className={`countdown${left < 60 ? ' urgent' : ''}`} data-testid="hold-countdown" data-seconds={Math.max(0, Math.ceil(left))} role="timer" aria-live="off">
+      <p
+        className={`countdown${left < 60 ? ' urgent' : ''}`}
+        data-testid="hold-countdown"
+        data-seconds={Math.max(0, Math.ceil(left))}
+        role="timer"
+        aria-live="off"
+      >
         {t.holdCountdown(f.clock(left))}
       </p>
       {hold.extended && (
@@ -113,7 +131,8 @@ export default function Hold() {
       <ul className="held" data-testid="held-seats">
         {hold.seats.map((s) => (
           <li key={s.id}>
-            {t.seatLine(event.sections.find((x) => x.code === s.section)?.name ?? s.section, s.row, s.number)} · {f.money(s.priceCents, event.currency)}
+            {t.seatLine(event.sections.find((x) => x.code === s.section)?.name ?? s.section, s.row, s.number)} ·{' '}
+            {f.money(s.priceCents, event.currency)}
           </li>
         ))}
         {(hold.units ?? []).map((u) => (
@@ -137,11 +156,26 @@ export default function Hold() {
           <h3>{t.payTitle}</h3>
           <label>
             {t.cardNumber}
-            <input inputMode="numeric" autoComplete="cc-number" value={card} onChange={(e) => setCard(e.target.value)} required minLength={12} maxLength={23} data-testid="card-number" />
+            <input
+              inputMode="numeric"
+              autoComplete="cc-number"
+              value={card}
+              onChange={(e) => setCard(e.target.value)}
+              required
+              minLength={12}
+              maxLength={23}
+              data-testid="card-number"
+            />
           </label>
           <label>
             {t.expiry}
-            <input inputMode="numeric" autoComplete="cc-exp" value={expiry} onChange={(e) => setExpiry(e.target.value)} pattern="\d{1,2}\s*/\s*\d{2,4}" />
+            <input
+              inputMode="numeric"
+              autoComplete="cc-exp"
+              value={expiry}
+              onChange={(e) => setExpiry(e.target.value)}
+              pattern="\d{1,2}\s*/\s*\d{2,4}"
+            />
           </label>
           {config.testCards && (
             <div className="test-cards" data-testid="test-cards">

@@ -21,7 +21,18 @@ export interface QueueCardProps {
 }
 
 /** The waiting room's card: state, the event's words, place, people ahead, wait and progress. Shown in the console's preview too. */
-export function QueueCard({ t, f, state, message, position, admittedThrough, estWaitSeconds, progressPct, opensInSeconds, notice }: QueueCardProps) {
+export function QueueCard({
+  t,
+  f,
+  state,
+  message,
+  position,
+  admittedThrough,
+  estWaitSeconds,
+  progressPct,
+  opensInSeconds,
+  notice,
+}: QueueCardProps) {
   const ahead = position !== null && admittedThrough !== null ? Math.max(0, position - admittedThrough - 1) : null;
   const showPlace = state === 'WAITING' || state === 'PAUSED' || state === 'LAST_CHANCE';
   return (
@@ -72,7 +83,10 @@ export function QueueCard({ t, f, state, message, position, admittedThrough, est
             aria-valuenow={progressPct ?? undefined}
             data-testid="queue-progress"
           >
-            <div className={`progress-fill${progressPct === null ? ' indeterminate' : ''}`} style={{ width: progressPct === null ? undefined : `${Math.max(3, progressPct)}%` }} />
+            <div
+              className={`progress-fill${progressPct === null ? ' indeterminate' : ''}`}
+              style={{ width: progressPct === null ? undefined : `${Math.max(3, progressPct)}%` }}
+            />
           </div>
         </div>
       )}

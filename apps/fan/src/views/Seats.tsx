@@ -52,7 +52,9 @@ export default function Seats() {
     if (mode !== 'map' || !section || chosen?.kind === 'GA') return;
     setSeats(null);
     setPicked([]);
-    void call<{ seats: SectionSeat[] }>(api, 'GET', `/events/${event.id}/sections/${encodeURIComponent(section)}/seats`, { headers: admission }).then((r) => {
+    void call<{ seats: SectionSeat[] }>(api, 'GET', `/events/${event.id}/sections/${encodeURIComponent(section)}/seats`, {
+      headers: admission,
+    }).then((r) => {
       if (r.kind === 'ok') setSeats(r.body.seats);
       else if (r.kind === 'refused') setRefusal({ text: refusalText(t, r.body) });
     });
@@ -100,10 +102,23 @@ export default function Seats() {
       {until && <p className="muted small">{t.admittedUntil(f.time(until))}</p>}
       {pickingOpen && (
         <div className="tabs" role="tablist">
-          <button type="button" role="tab" aria-selected={mode === 'best'} className={mode === 'best' ? 'tab on' : 'tab'} onClick={() => setMode('best')}>
+          <button
+            type="button"
+            role="tab"
+            aria-selected={mode === 'best'}
+            className={mode === 'best' ? 'tab on' : 'tab'}
+            onClick={() => setMode('best')}
+          >
             {t.bestAvailable}
           </button>
-          <button type="button" role="tab" aria-selected={mode === 'map'} className={mode === 'map' ? 'tab on' : 'tab'} onClick={() => setMode('map')} data-testid="tab-map">
+          <button
+            type="button"
+            role="tab"
+            aria-selected={mode === 'map'}
+            className={mode === 'map' ? 'tab on' : 'tab'}
+            onClick={() => setMode('map')}
+            data-testid="tab-map"
+          >
             {t.pickSeats}
           </button>
         </div>
@@ -114,7 +129,14 @@ export default function Seats() {
           <legend>{t.section}</legend>
           {(sections ?? []).map((s) => (
             <label key={s.code} className={`section-option${s.available === 0 ? ' gone' : ''}`} data-testid={`section-${s.code}`}>
-              <input type="radio" name="section" value={s.code} checked={section === s.code} disabled={s.available === 0} onChange={() => setSection(s.code)} />
+              <input
+                type="radio"
+                name="section"
+                value={s.code}
+                checked={section === s.code}
+                disabled={s.available === 0}
+                onChange={() => setSection(s.code)}
+              />
               <span className="section-name">{s.name}</span>
               <span className="section-price">{t.each(f.money(s.priceCents, event.currency))}</span>
               <span className="section-left">{s.available === 0 ? t.soldOutSection : t.available(f.number(s.available))}</span>
@@ -134,7 +156,12 @@ export default function Seats() {
             <span className="muted small">{t.limitNote(limit)}</span>
           </label>
         ) : (
-          <SeatGrid seats={seats} picked={picked} limit={limit} onToggle={(id) => setPicked((p) => (p.includes(id) ? p.filter((x) => x !== id) : p.length < limit ? [...p, id] : p))} />
+          <SeatGrid
+            seats={seats}
+            picked={picked}
+            limit={limit}
+            onToggle={(id) => setPicked((p) => (p.includes(id) ? p.filter((x) => x !== id) : p.length < limit ? [...p, id] : p))}
+          />
         )}
         {refusal && (
           <div className="refusal" role="alert" data-testid="refusal">
@@ -152,14 +179,29 @@ export default function Seats() {
             )}
           </div>
         )}
-        <button type="submit" className="primary" disabled={busy || !section || (mode === 'map' && chosen?.kind !== 'GA' && picked.length === 0)} data-testid="find-seats">
+        <button
+          type="submit"
+          className="primary"
+          disabled={busy || !section || (mode === 'map' && chosen?.kind !== 'GA' && picked.length === 0)}
+          data-testid="find-seats"
+        >
           {busy ? t.finding : mode === 'map' && chosen?.kind !== 'GA' ? t.holdPicked : t.findSeats}
         </button>
       </form>
     </section>
   );
 
-  function SeatGrid({ seats: list, picked: sel, limit: lim, onToggle }: { seats: SectionSeat[] | null; picked: number[]; limit: number; onToggle: (id: number) => void }) {
+  function SeatGrid({
+    seats: list,
+    picked: sel,
+    limit: lim,
+    onToggle,
+  }: {
+    seats: SectionSeat[] | null;
+    picked: number[];
+    limit: number;
+    onToggle: (id: number) => void;
+  }) {
     if (!list) return <p className="muted">{t.loading}</p>;
     const rows = new Map<string, SectionSeat[]>();
     for (const s of list) rows.set(s.row, [...(rows.get(s.row) ?? []), s]);

@@ -5,7 +5,19 @@ import type { Strings } from '../i18n';
 import type { Account } from '../session';
 
 /** Sign-in before joining: the promoter's identity provider when configured, the development sign-in on `npm start`. */
-export function SignIn({ t, config, api, expired, onSignedIn }: { t: Strings; config: FanConfig; api: ApiContext; expired: boolean; onSignedIn: (a: Account) => void }) {
+export function SignIn({
+  t,
+  config,
+  api,
+  expired,
+  onSignedIn,
+}: {
+  t: Strings;
+  config: FanConfig;
+  api: ApiContext;
+  expired: boolean;
+  onSignedIn: (a: Account) => void;
+}) {
   const [name, setName] = useState(() => `fan-${Math.random().toString(36).slice(2, 8)}`);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -14,9 +26,18 @@ export function SignIn({ t, config, api, expired, onSignedIn }: { t: Strings; co
     e.preventDefault();
     setBusy(true);
     setError(null);
-    const r = await call<{ accountId: string; token: string; expiresAt: string }>({ ...api, account: null }, 'POST', '/auth/dev-login', { body: { accountId: name.trim() } });
+    const r = await call<{ accountId: string; token: string; expiresAt: string }>({ ...api, account: null }, 'POST', '/auth/dev-login', {
+      body: { accountId: name.trim() },
+    });
     setBusy(false);
-    if (r.kind === 'ok') onSignedIn({ accountId: r.body.accountId, displayName: r.body.accountId, token: r.body.token, expiresAt: Date.parse(r.body.expiresAt), via: 'dev' });
+    if (r.kind === 'ok')
+      onSignedIn({
+        accountId: r.body.accountId,
+        displayName: r.body.accountId,
+        token: r.body.token,
+        expiresAt: Date.parse(r.body.expiresAt),
+        via: 'dev',
+      });
     else setError(t.signInFailed(r.body?.message ?? t.offline));
   }
 
@@ -52,7 +73,14 @@ export function SignIn({ t, config, api, expired, onSignedIn }: { t: Strings; co
           <p className="muted small">{t.devSignInHint}</p>
           <label>
             {t.accountName}
-            <input value={name} onChange={(e) => setName(e.target.value)} maxLength={128} pattern="[A-Za-z0-9._@:\-]{1,128}" required autoComplete="username" />
+            <input
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+              maxLength={128}
+              pattern="[A-Za-z0-9._@:\-]{1,128}"
+              required
+              autoComplete="username"
+            />
           </label>
           <button type="submit" className="primary" disabled={busy}>
             {busy ? t.signingIn : t.signInButton}

@@ -18,10 +18,7 @@ interface StatusBody {
 }
 
 type Phase =
-  | { kind: 'joining'; pow?: string; deferral?: string }
-  | { kind: 'line' }
-  | { kind: 'expired' }
-  | { kind: 'stopped'; text: string };
+  { kind: 'joining'; pow?: string; deferral?: string } | { kind: 'line' } | { kind: 'expired' } | { kind: 'stopped'; text: string };
 
 /**
  * The waiting room: joins (solving a proof-of-work when asked, waiting out a deferral), then polls the status
@@ -50,11 +47,13 @@ export function WaitingRoom() {
       setNotice(null);
       if (s.position !== null) {
         const ahead = Math.max(0, s.position - s.admittedThrough - 1);
-        if (progress.firstAhead === undefined || lastPosition.current === null) update((p) => (p.firstAhead === undefined ? { ...p, firstAhead: ahead } : p));
+        if (progress.firstAhead === undefined || lastPosition.current === null)
+          update((p) => (p.firstAhead === undefined ? { ...p, firstAhead: ahead } : p));
         lastPosition.current = s.position;
       }
       if (s.state === 'SOLD_OUT') fan.setSoldOut(true);
-      if (s.admissionToken) update({ admissionToken: s.admissionToken, admissionExpiresAt: tokenExpiry(s.admissionToken) ?? serverNow() + 600_000 });
+      if (s.admissionToken)
+        update({ admissionToken: s.admissionToken, admissionExpiresAt: tokenExpiry(s.admissionToken) ?? serverNow() + 600_000 });
     },
     [fan, progress.firstAhead, update],
   );
@@ -72,7 +71,10 @@ export function WaitingRoom() {
       const headers: Record<string, string> = {};
       if (phase.pow) headers['x-proof-of-work'] = phase.pow;
       if (phase.deferral) headers['x-join-deferral'] = phase.deferral;
-      const r = await call<StatusBody & { queueToken: string }>(api, 'POST', `/events/${event.id}/queue`, { headers, signal: abort.signal });
+      const r = await call<StatusBody & { queueToken: string }>(api, 'POST', `/events/${event.id}/queue`, {
+        headers,
+        signal: abort.signal,
+      });
       if (abort.signal.aborted) return;
       if (r.kind === 'ok') {
         update({ queueToken: r.body.queueToken });
@@ -82,7 +84,10 @@ export function WaitingRoom() {
       }
       if (r.kind === 'busy') {
         busyNotice(r.retryAfterSeconds, r.offline);
-        timer = setTimeout(() => setPhase({ kind: 'joining', pow: phase.pow, deferral: phase.deferral }), r.retryAfterSeconds * 1000 * (1 + Math.random() * 0.25));
+        timer = setTimeout(
+          () => setPhase({ kind: 'joining', pow: phase.pow, deferral: phase.deferral }),
+          r.retryAfterSeconds * 1000 * (1 + Math.random() * 0.25),
+        );
         return;
       }
       const e = r.body;
@@ -166,7 +171,12 @@ export function WaitingRoom() {
   const noticeText = notice ? `${notice.text} ${waitSeconds !== null ? t.checkingAgain(waitSeconds) : ''}`.trim() : null;
   const ahead = status?.position != null ? Math.max(0, status.position - status.admittedThrough - 1) : null;
   const first = progress.firstAhead;
-  const pct = ahead !== null && first !== undefined && first > 0 ? Math.round((100 * (first - Math.min(first, ahead))) / first) : ahead === 0 ? 100 : null;
+  const pct =
+    ahead !== null && first !== undefined && first > 0
+      ? Math.round((100 * (first - Math.min(first, ahead))) / first)
+      : ahead === 0
+        ? 100
+        : null;
 
   if (challengePct !== null)
     return (

@@ -35,7 +35,13 @@ export default function Waitlist() {
   const { t, f, event, api, update } = useFan();
   const [listing, setListing] = useState<Listing | null>(null);
   const [entry, setEntry] = useState<Entry | null | undefined>(undefined);
-  const [form, setForm] = useState({ dateFrom: event.startsAt.slice(0, 10), dateTo: event.startsAt.slice(0, 10), maxPriceCents: '', quantity: '2', sections: [] as string[] });
+  const [form, setForm] = useState({
+    dateFrom: event.startsAt.slice(0, 10),
+    dateTo: event.startsAt.slice(0, 10),
+    maxPriceCents: '',
+    quantity: '2',
+    sections: [] as string[],
+  });
   const [message, setMessage] = useState<string | null>(null);
   const [notes, setNotes] = useState<Notification[]>([]);
   const [busy, setBusy] = useState(false);
@@ -100,11 +106,19 @@ export default function Waitlist() {
 
   async function claim(n: Notification) {
     setBusy(true);
-    const r = await call<HoldView & { admissionToken: string }>(api, 'POST', '/waitlist/claims', { body: { claimToken: n.claim!.claimToken } });
+    const r = await call<HoldView & { admissionToken: string }>(api, 'POST', '/waitlist/claims', {
+      body: { claimToken: n.claim!.claimToken },
+    });
     setBusy(false);
     if (r.kind === 'ok') {
       const { admissionToken, ...hold } = r.body;
-      update({ hold: { ...hold, status: 'HELD', extended: false }, admissionToken, admissionExpiresAt: serverNow() + 600_000, payKey: undefined, notice: t.claimed });
+      update({
+        hold: { ...hold, status: 'HELD', extended: false },
+        admissionToken,
+        admissionExpiresAt: serverNow() + 600_000,
+        payKey: undefined,
+        notice: t.claimed,
+      });
     } else setMessage(r.kind === 'refused' ? refusalText(t, r.body) : t.busy);
   }
 
@@ -159,7 +173,11 @@ export default function Waitlist() {
           <div className="row2">
             <label>
               {t.wlMaxPrice}
-              <select value={form.maxPriceCents} onChange={(e) => setForm({ ...form, maxPriceCents: e.target.value })} data-testid="wl-price">
+              <select
+                value={form.maxPriceCents}
+                onChange={(e) => setForm({ ...form, maxPriceCents: e.target.value })}
+                data-testid="wl-price"
+              >
                 <option value="">{t.wlAnyPrice}</option>
                 {prices.map((p) => (
                   <option key={p} value={p}>
@@ -185,7 +203,9 @@ export default function Waitlist() {
                 <input
                   type="checkbox"
                   checked={form.sections.includes(code)}
-                  onChange={(e) => setForm({ ...form, sections: e.target.checked ? [...form.sections, code] : form.sections.filter((c) => c !== code) })}
+                  onChange={(e) =>
+                    setForm({ ...form, sections: e.target.checked ? [...form.sections, code] : form.sections.filter((c) => c !== code) })
+                  }
                 />
                 {sectionName(code)}
               </label>

@@ -72,7 +72,12 @@ export const admissionGate = fp<{ tokens: CachedTokenVerifier; metrics: Metrics 
       const token = (req.headers['x-admission-token'] as string | undefined) ?? cookieToken(req.cookies.admission_token);
       if (!token) {
         metrics.requestsWithoutAdmission.inc({ route });
-        throw new DomainError('unauthenticated', 'ADMISSION_REQUIRED', 'this needs an admission token from the waiting room (X-Admission-Token)', { field: 'x-admission-token' });
+        throw new DomainError(
+          'unauthenticated',
+          'ADMISSION_REQUIRED',
+          'this needs an admission token from the waiting room (X-Admission-Token)',
+          { field: 'x-admission-token' },
+        );
       }
       const deviceId = req.headers['x-device-id'];
       if (typeof deviceId !== 'string' || deviceId.length < 8)
@@ -86,7 +91,8 @@ export const admissionGate = fp<{ tokens: CachedTokenVerifier; metrics: Metrics 
           ...(HOLD_SCOPED.test(route) ? { holdId: (req.params as { id?: string }).id ?? '' } : {}),
         });
       } catch (e) {
-        if (e instanceof TokenError && (e.code === 'TOKEN_WRONG_DEVICE' || e.code === 'TOKEN_WRONG_ACCOUNT')) metrics.admissionDeviceMismatch.inc();
+        if (e instanceof TokenError && (e.code === 'TOKEN_WRONG_DEVICE' || e.code === 'TOKEN_WRONG_ACCOUNT'))
+          metrics.admissionDeviceMismatch.inc();
         throw e;
       }
     };

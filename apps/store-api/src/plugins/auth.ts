@@ -26,40 +26,49 @@ declare module 'fastify' {
  * by `identity` (the identity provider's key set, or the install's own HS256 secret in development); an account is
  * recorded the first time this process sees it (the provider's fans exist nowhere else until they arrive).
  */
-export const authPlugin = fp<{ identity: FanIdentity; devTokens: AccountTokens | null; db: Db }>(async (app, opts) => {
-  app.decorate('accountTokens', opts.devTokens);
-  app.decorateRequest('accountId', '');
-  const known = new BoundedCache<string, true>(200_000);
-  // The install's own tokens are verified synchronously (each verified once, its expiry checked every time); a
-  // fan this process already knows then passes without a promise, which is most of the cost of a status poll's hook.
-  const devIdentity = opts.identity instanceof AccountTokens ? opts.identity : null;
-  const accountOf = (req: FastifyRequest): string | Promise<string> => {
-    const header = req.headers.authorization;
-    if (!header) throw new DomainError('unauthenticated', 'MISSING_TOKEN', 'Authorization: Bearer <account token> is required', { field: 'authorization' });
-    const m = /^Bearer\s+(\S+)$/i.exec(header);
-    if (!m?.[1]) throw new DomainError('unauthenticated', 'INVALID_TOKEN', 'Authorization must be "Bearer <account token>"', { field: 'authorization' });
-    return devIdentity ? devIdentity.verifySync(m[1]) : opts.identity.verify(m[1]);
-  };
-  const remember = async (req: FastifyRequest, pending: string | Promise<string>) => {
-    const accountId = await pending;
-    if (!known.get(accountId)) {
-      await ensureAccount(opts.db, accountId);
-      known.set(accountId, true);
-    }
-    req.accountId = accountId;
-  };
-  app.addHook('onRequest', (req, _reply, done) => {
-    if (req.routeOptions.config?.public || !req.routeOptions.url) return done();
-    let account: string | Promise<string>;
-    try {
-      account = accountOf(req);
-    } catch (e) {
-      return done(e as Error);
-    }
-    if (typeof account === 'string' && known.get(account)) {
-      req.accountId = account;
-      return done();
-    }
-    remember(req, account).then(() => done(), done);
-  });
-}, { name: 'auth' });
+export const authPlugin = fp<{ identity: FanIdentity; devTokens: AccountTokens | null; db: Db }>(
+  async (app, opts) => {
+    app.decorate('accountTokens', opts.devTokens);
+    app.decorateRequest('accountId', '');
+    const known = new BoundedCache<string, true>(200_000);
+    // The install's own tokens are verified synchronously (each verified once, its expiry checked every time); a
+    // fan this process already knows then passes without a promise, which is most of the cost of a status poll's hook.
+    const devIdentity = opts.identity instanceof AccountTokens ? opts.identity : null;
+    const accountOf = (req: FastifyRequest): string | Promise<string> => {
+      const header = req.headers.authorization;
+      if (!header)
+        throw new DomainError('unauthenticated', 'MISSING_TOKEN', 'Authorization: Bearer <account token> is required', {
+          field: 'authorization',
+        });
+      const m = /^Bearer\s+(\S+)$/i.exec(header);
+      if (!m?.[1])
+        throw new DomainError('unauthenticated', 'INVALID_TOKEN', 'Authorization must be "Bearer <account token>"', {
+          field: 'authorization',
+        });
+      return devIdentity ? devIdentity.verifySync(m[1]) : opts.identity.verify(m[1]);
+    };
+    const remember = async (req: FastifyRequest, pending: string | Promise<string>) => {
+      const accountId = await pending;
+      if (!known.get(accountId)) {
+        await ensureAccount(opts.db, accountId);
+        known.set(accountId, true);
+      }
+      req.accountId = accountId;
+    };
+    app.addHook('onRequest', (req, _reply, done) => {
+      if (req.routeOptions.config?.public || !req.routeOptions.url) return done();
+      let account: string | Promise<string>;
+      try {
+        account = accountOf(req);
+      } catch (e) {
+        return done(e as Error);
+      }
+      if (typeof account === 'string' && known.get(account)) {
+        req.accountId = account;
+        return done();
+      }
+      remember(req, account).then(() => done(), done);
+    });
+  },
+  { name: 'auth' },
+);

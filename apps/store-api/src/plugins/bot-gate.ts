@@ -22,7 +22,14 @@ const header = (v: string | string[] | undefined) => (typeof v === 'string' ? v 
  * lets the join through or answers CHALLENGE_REQUIRED / JOIN_DEFERRED / a proof-of-work or deferral error.
  * Runs after validation (the device id is well formed) and before the join is written.
  */
-export const botGatePlugin = fp<{ gate: JoinGate; db: Db; events: EventCache; metrics: AbuseMetrics; sightings?: DeviceSightings; now?: () => number }>(
+export const botGatePlugin = fp<{
+  gate: JoinGate;
+  db: Db;
+  events: EventCache;
+  metrics: AbuseMetrics;
+  sightings?: DeviceSightings;
+  now?: () => number;
+}>(
   async (app, { gate, db, events, metrics, sightings = new DeviceSightings(), now: clock = Date.now }) => {
     // Every other route passes without a promise (status polls are the hottest of them).
     app.addHook('preHandler', (req, _reply, done) => {
@@ -52,7 +59,14 @@ export const botGatePlugin = fp<{ gate: JoinGate; db: Db; events: EventCache; me
         });
         metrics.joinGate.inc({ decision });
       } catch (e) {
-        metrics.joinGate.inc({ decision: e instanceof DomainError && e.code === 'CHALLENGE_REQUIRED' ? 'CHALLENGED' : e instanceof DomainError && e.code === 'JOIN_DEFERRED' ? 'DEFERRED' : 'REFUSED' });
+        metrics.joinGate.inc({
+          decision:
+            e instanceof DomainError && e.code === 'CHALLENGE_REQUIRED'
+              ? 'CHALLENGED'
+              : e instanceof DomainError && e.code === 'JOIN_DEFERRED'
+                ? 'DEFERRED'
+                : 'REFUSED',
+        });
         throw e;
       }
     };

@@ -24,7 +24,8 @@ export const SHED_ORDER_OF: Record<string, Exclude<ShedOrder, 'standard'>> = {
   'GET /metrics': 'last',
 };
 
-export const shedOrderOf = (method: string, route: string | undefined): ShedOrder => (route && SHED_ORDER_OF[`${method} ${route}`]) || 'standard';
+export const shedOrderOf = (method: string, route: string | undefined): ShedOrder =>
+  (route && SHED_ORDER_OF[`${method} ${route}`]) || 'standard';
 
 export interface LoadSheddingOptions {
   limits: SheddingLimits;
@@ -44,7 +45,13 @@ export interface LoadSheddingOptions {
  */
 export const loadSheddingPlugin = fp<LoadSheddingOptions>(
   async (app, opts) => {
-    const shedder = new LoadShedder({ limits: opts.limits, sampleIntervalMs: opts.sampleIntervalMs, poolWaiting: opts.poolWaiting, onShed: opts.countShed, log: app.log });
+    const shedder = new LoadShedder({
+      limits: opts.limits,
+      sampleIntervalMs: opts.sampleIntervalMs,
+      poolWaiting: opts.poolWaiting,
+      onShed: opts.countShed,
+      log: app.log,
+    });
     const timer = setInterval(() => shedder.tick(), shedder.quietMs);
     timer.unref();
     app.addHook('onClose', async () => clearInterval(timer));
@@ -67,7 +74,9 @@ export const loadSheddingPlugin = fp<LoadSheddingOptions>(
     await app.register(underPressure, {
       maxEventLoopDelay: lowestDelayLimit(opts.limits),
       sampleInterval: opts.sampleIntervalMs,
-      ...(shedder.poolLimit > 0 && opts.poolWaiting() !== null ? { healthCheck: async () => !shedder.poolOverloaded(), healthCheckInterval: opts.sampleIntervalMs } : {}),
+      ...(shedder.poolLimit > 0 && opts.poolWaiting() !== null
+        ? { healthCheck: async () => !shedder.poolOverloaded(), healthCheckInterval: opts.sampleIntervalMs }
+        : {}),
       pressureHandler,
     });
   },

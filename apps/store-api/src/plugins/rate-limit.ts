@@ -27,13 +27,19 @@ export const RATE_LIMITED: Readonly<Record<string, Group>> = {
   'POST /events/:id/lottery/admission': 'join',
 };
 
-type Limiter = (req: FastifyRequest) => Promise<
+type Limiter = (
+  req: FastifyRequest,
+) => Promise<
   | { isAllowed: true; key: string }
   | { isAllowed: false; key: string; max: number; remaining: number; ttlInSeconds: number; isExceeded: boolean }
 >;
 
 /** The limiters of every group, over one store (memory or Redis). */
-async function limiterSet(app: FastifyInstance, config: StoreApiConfig['rateLimit'], store: { cache: number } | { redis: Redis; nameSpace: string }) {
+async function limiterSet(
+  app: FastifyInstance,
+  config: StoreApiConfig['rateLimit'],
+  store: { cache: number } | { redis: Redis; nameSpace: string },
+) {
   // Each store in a context of its own (the plugin decorates the context it is registered in).
   let create!: FastifyInstance['createRateLimit'];
   await app.register(async (child) => {
@@ -47,7 +53,10 @@ async function limiterSet(app: FastifyInstance, config: StoreApiConfig['rateLimi
   return Object.fromEntries(
     (['join', 'status', 'hold'] as const).map((g) => [
       g,
-      { ip: limiter(config[g].perIp, (req) => `${g}:ip:${normalizeIP(req.ip)}`), account: limiter(config[g].perAccount, (req) => `${g}:account:${req.accountId}`) },
+      {
+        ip: limiter(config[g].perIp, (req) => `${g}:ip:${normalizeIP(req.ip)}`),
+        account: limiter(config[g].perAccount, (req) => `${g}:account:${req.accountId}`),
+      },
     ]),
   ) as Record<Group, { ip: Limiter; account: Limiter }>;
 }
@@ -60,7 +69,11 @@ async function limiterSet(app: FastifyInstance, config: StoreApiConfig['rateLimi
  * shared by every store-API process, so a limit holds across them; while Redis does not answer, and without it,
  * each process counts in its own memory (N processes then let through up to N times a limit).
  */
-export const rateLimitPlugin = fp<{ config: StoreApiConfig['rateLimit']; metrics: AbuseMetrics; redis?: { client: Redis; keyPrefix: string; outage: OutageLog } }>(
+export const rateLimitPlugin = fp<{
+  config: StoreApiConfig['rateLimit'];
+  metrics: AbuseMetrics;
+  redis?: { client: Redis; keyPrefix: string; outage: OutageLog };
+}>(
   async (app, { config, metrics, redis }) => {
     app.decorateRequest('requestCounts', null);
     if (!config.enabled) return;

@@ -8,7 +8,13 @@ import { MemoryUsedChallenges, type UsedChallenges } from '@onsale/shared/abuse'
  * process's memory and say so once per outage.
  */
 export function createRedis(url: string): Redis {
-  return new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 250, connectTimeout: 2000, lazyConnect: true });
+  return new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: 250,
+    connectTimeout: 2000,
+    lazyConnect: true,
+  });
 }
 
 /** Logs a shared store's outage once when it starts and once when it ends. */

@@ -8,4 +8,6 @@ import { z } from 'zod';
  * fields not in the schema are left out as before.
  */
 export const compiledSerializer = ({ schema }: { schema: unknown }): ((data: unknown) => string) =>
-  fastJson(z.toJSONSchema(schema as z.ZodType, { target: 'draft-7', io: 'output', unrepresentable: 'any' }) as Parameters<typeof fastJson>[0]);
+  fastJson(
+    z.toJSONSchema(schema as z.ZodType, { target: 'draft-7', io: 'output', unrepresentable: 'any' }) as Parameters<typeof fastJson>[0],
+  );

@@ -10,7 +10,13 @@ export const errorCodeSchema = z.enum(ERROR_CODES).meta({ id: 'ErrorCode', descr
 /** The error shape every route answers with. */
 export const errorSchema = z.object({ error: errorCodeSchema, message: z.string(), field: z.string().optional() }).passthrough();
 
-export const heldSeatSchema = z.object({ id: z.number(), section: z.string(), row: z.string(), number: z.number(), priceCents: z.number() });
+export const heldSeatSchema = z.object({
+  id: z.number(),
+  section: z.string(),
+  row: z.string(),
+  number: z.number(),
+  priceCents: z.number(),
+});
 
 /** General admission: identical units of a section, no seat ids. */
 export const heldUnitsSchema = z.object({ section: z.string(), quantity: z.number(), priceCents: z.number() });
@@ -45,7 +51,12 @@ export const errorResponses = {
 export const serviceUnavailableSchema = errorSchema
   .extend({
     retryAfterSeconds: z.number().optional(),
-    reason: z.string().optional().describe('for a request shed under overload: overload_event_loop (the process lags) or overload_pool (queries queue for the database)'),
+    reason: z
+      .string()
+      .optional()
+      .describe(
+        'for a request shed under overload: overload_event_loop (the process lags) or overload_pool (queries queue for the database)',
+      ),
   })
   .describe(
     'Service unavailable (error SERVICE_UNAVAILABLE: database outage or overload, shed before any work: expensive routes first, status polls last; PAYMENT_GATEWAY_BUSY at checkout): retry after the Retry-After header. A checkout retried with the same Idempotency-Key is never charged twice.',

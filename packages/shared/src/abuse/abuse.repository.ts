@@ -35,6 +35,8 @@ export async function confirmedOrdersForReview(db: Db, eventId: string): Promise
 
 /** Whether the account already holds a place in the event's queue (one indexed read; only for flagged joins). */
 export async function hasQueuePosition(db: Db, eventId: string, accountId: string): Promise<boolean> {
-  const { rows } = await sql<{ one: number }>`SELECT 1 AS one FROM queue_entries WHERE event_id = ${eventId} AND account_id = ${accountId}`.execute(db);
+  const { rows } = await sql<{
+    one: number;
+  }>`SELECT 1 AS one FROM queue_entries WHERE event_id = ${eventId} AND account_id = ${accountId}`.execute(db);
   return rows.length > 0;
 }

@@ -14,7 +14,9 @@ const browser: BotSignals = {
 describe('the default bot scorer', () => {
   it('lets a browser through without friction', async () => {
     expect(await new DefaultBotScorer().score(browser)).toBe(0);
-    expect(botVerdict(await new DefaultBotScorer().score({ ...browser, device: { firstSeenSecondsAgo: null, accountsSeen: 1 } }))).toBe('PASS');
+    expect(botVerdict(await new DefaultBotScorer().score({ ...browser, device: { firstSeenSecondsAgo: null, accountsSeen: 1 } }))).toBe(
+      'PASS',
+    );
   });
 
   it('challenges a script: an automation User-Agent, or none, without the headers a browser sends', () => {
@@ -26,7 +28,12 @@ describe('the default bot scorer', () => {
   });
 
   it('puts a script that shares its device with other accounts, or hammers the API, behind everyone', () => {
-    const farm = { ...browser, userAgent: 'python-requests/2.31', headerNames: ['host', 'user-agent'], device: { firstSeenSecondsAgo: 5, accountsSeen: 4 } };
+    const farm = {
+      ...browser,
+      userAgent: 'python-requests/2.31',
+      headerNames: ['host', 'user-agent'],
+      device: { firstSeenSecondsAgo: 5, accountsSeen: 4 },
+    };
     expect(botVerdict(scoreSignals(farm))).toBe('LOW_PRIORITY');
     const hammer = { ...browser, userAgent: null, headerNames: ['host'], requestRate: { accountPerWindow: 50, ipPerWindow: 5000 } };
     expect(botVerdict(scoreSignals(hammer))).toBe('LOW_PRIORITY');

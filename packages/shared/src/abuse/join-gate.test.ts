@@ -5,7 +5,13 @@ import { JoinGate } from './join-gate.js';
 import { ProofOfWork, solveChallenge } from './pow.js';
 
 const SECRET = 'a-test-secret-that-is-at-least-32-chars!';
-const signals: BotSignals = { userAgent: 'x', headerNames: [], device: { firstSeenSecondsAgo: null, accountsSeen: 1 }, requestRate: { accountPerWindow: 0, ipPerWindow: 0 }, attestation: null };
+const signals: BotSignals = {
+  userAgent: 'x',
+  headerNames: [],
+  device: { firstSeenSecondsAgo: null, accountsSeen: 1 },
+  requestRate: { accountPerWindow: 0, ipPerWindow: 0 },
+  attestation: null,
+};
 
 function gateWith(score: number, now: { ms: number }) {
   const pow = new ProofOfWork({ secret: SECRET, difficulty: 8, ttlSeconds: 60, now: () => now.ms });
@@ -59,7 +65,7 @@ describe('the join gate', () => {
     const e = await refusal(gate.check(attempt()));
     expect(e).toMatchObject({ kind: 'conflict', code: 'JOIN_DEFERRED' });
     expect(e.details.retryAfterSeconds).toBe(60);
-    const ticket = (e.details.deferral as { token: string; notBefore: string });
+    const ticket = e.details.deferral as { token: string; notBefore: string };
     expect(ticket.notBefore).toBe(new Date(open.getTime() + 70_000).toISOString());
     now.ms += 30_000;
     const early = await refusal(gate.check(attempt({ deferral: ticket.token })));
@@ -67,8 +73,12 @@ describe('the join gate', () => {
     expect(early.details.retryAfterSeconds).toBe(30);
     now.ms += 30_000;
     expect(await gate.check(attempt({ deferral: ticket.token }))).toMatchObject({ decision: 'DEFERRAL_SERVED' });
-    expect(await refusal(gate.check(attempt({ deferral: ticket.token, accountId: 'fan-2' })))).toMatchObject({ code: 'DEFERRAL_WRONG_ACCOUNT' });
-    expect(await refusal(gate.check(attempt({ deferral: ticket.token, eventId: 'event-2' })))).toMatchObject({ code: 'DEFERRAL_WRONG_EVENT' });
+    expect(await refusal(gate.check(attempt({ deferral: ticket.token, accountId: 'fan-2' })))).toMatchObject({
+      code: 'DEFERRAL_WRONG_ACCOUNT',
+    });
+    expect(await refusal(gate.check(attempt({ deferral: ticket.token, eventId: 'event-2' })))).toMatchObject({
+      code: 'DEFERRAL_WRONG_EVENT',
+    });
     now.ms += 700_000;
     expect(await refusal(gate.check(attempt({ deferral: ticket.token })))).toMatchObject({ code: 'DEFERRAL_EXPIRED', kind: 'gone' });
   });
@@ -82,11 +92,23 @@ describe('the join gate', () => {
 
   it('refuses a forged or malformed deferral ticket', async () => {
     const now = { ms: open.getTime() };
-    const other = new JoinGate({ scorer: { score: () => 0.9 }, pow: new ProofOfWork({ secret: SECRET, difficulty: 8, ttlSeconds: 60 }), secret: `${SECRET}-other`, lowPriorityDelaySeconds: 0, now: () => now.ms });
+    const other = new JoinGate({
+      scorer: { score: () => 0.9 },
+      pow: new ProofOfWork({ secret: SECRET, difficulty: 8, ttlSeconds: 60 }),
+      secret: `${SECRET}-other`,
+      lowPriorityDelaySeconds: 0,
+      now: () => now.ms,
+    });
     const e = await refusal(other.check(attempt()));
     const forged = (e.details.deferral as { token: string }).token;
-    expect(await refusal(gateWith(0.9, now).check(attempt({ deferral: forged })))).toMatchObject({ code: 'DEFERRAL_FORGED', kind: 'forbidden' });
-    expect(await refusal(gateWith(0.9, now).check(attempt({ deferral: 'x' })))).toMatchObject({ code: 'DEFERRAL_MALFORMED', kind: 'invalid' });
+    expect(await refusal(gateWith(0.9, now).check(attempt({ deferral: forged })))).toMatchObject({
+      code: 'DEFERRAL_FORGED',
+      kind: 'forbidden',
+    });
+    expect(await refusal(gateWith(0.9, now).check(attempt({ deferral: 'x' })))).toMatchObject({
+      code: 'DEFERRAL_MALFORMED',
+      kind: 'invalid',
+    });
   });
 
   it('never challenges or defers an account that already has its place (a join is idempotent)', async () => {

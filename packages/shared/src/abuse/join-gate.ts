@@ -76,10 +76,15 @@ export class JoinGate {
     if (verdict === 'CHALLENGE' && solved) return { decision: 'SOLVED', score, verdict };
     if (await a.hasPosition()) return { decision: 'HAS_POSITION', score, verdict };
     if (verdict === 'CHALLENGE')
-      throw new DomainError('forbidden', 'CHALLENGE_REQUIRED', 'solve the proof-of-work challenge and join again with X-Proof-Of-Work: <token>:<suffix>', {
-        field: 'x-proof-of-work',
-        challenge: this.opts.pow.issue(a.accountId, a.eventId),
-      });
+      throw new DomainError(
+        'forbidden',
+        'CHALLENGE_REQUIRED',
+        'solve the proof-of-work challenge and join again with X-Proof-Of-Work: <token>:<suffix>',
+        {
+          field: 'x-proof-of-work',
+          challenge: this.opts.pow.issue(a.accountId, a.eventId),
+        },
+      );
     throw this.defer(a);
   }
 
@@ -92,26 +97,32 @@ export class JoinGate {
   }
 
   private redeemDeferral(a: JoinAttempt): void {
-    const err = (kind: 'invalid' | 'forbidden' | 'gone', code: ErrorCode, message: string) => new DomainError(kind, code, message, { field: DEFERRAL_HEADER });
+    const err = (kind: 'invalid' | 'forbidden' | 'gone', code: ErrorCode, message: string) =>
+      new DomainError(kind, code, message, { field: DEFERRAL_HEADER });
     const opened = this.deferrals.open(a.deferral!);
     if (!opened.ok)
       throw opened.why === 'forged'
         ? err('forbidden', 'DEFERRAL_FORGED', 'the deferral ticket was not issued by this service')
         : err('invalid', 'DEFERRAL_MALFORMED', 'the deferral ticket is not well formed');
     const t = opened.payload;
-    if (t.k !== 'deferral' || typeof t.nb !== 'number' || typeof t.e !== 'number') throw err('invalid', 'DEFERRAL_MALFORMED', 'the deferral ticket is not well formed');
+    if (t.k !== 'deferral' || typeof t.nb !== 'number' || typeof t.e !== 'number')
+      throw err('invalid', 'DEFERRAL_MALFORMED', 'the deferral ticket is not well formed');
     if (t.a !== a.accountId) throw err('forbidden', 'DEFERRAL_WRONG_ACCOUNT', 'the deferral ticket was issued to another account');
     if (t.v !== a.eventId) throw err('forbidden', 'DEFERRAL_WRONG_EVENT', 'the deferral ticket was issued for another event');
     const nowS = this.now() / 1000;
     if (nowS >= t.e) throw err('gone', 'DEFERRAL_EXPIRED', 'the deferral ticket has expired; join again');
-    if (nowS < t.nb)
-      throw deferred(Math.ceil(t.nb - nowS), { token: a.deferral!, notBefore: new Date(t.nb * 1000).toISOString() });
+    if (nowS < t.nb) throw deferred(Math.ceil(t.nb - nowS), { token: a.deferral!, notBefore: new Date(t.nb * 1000).toISOString() });
   }
 }
 
 const deferred = (retryAfterSeconds: number, deferral: { token: string; notBefore: string }) =>
-  new DomainError('conflict', 'JOIN_DEFERRED', `you are in line behind fans who join in the next ${retryAfterSeconds} s; join again with X-Join-Deferral after Retry-After`, {
-    field: DEFERRAL_HEADER,
-    retryAfterSeconds,
-    deferral,
-  });
+  new DomainError(
+    'conflict',
+    'JOIN_DEFERRED',
+    `you are in line behind fans who join in the next ${retryAfterSeconds} s; join again with X-Join-Deferral after Retry-After`,
+    {
+      field: DEFERRAL_HEADER,
+      retryAfterSeconds,
+      deferral,
+    },
+  );

@@ -29,7 +29,10 @@ describe('proof-of-work', () => {
     const suffix = solveChallenge(c.nonce, c.difficulty);
     expect(solves(c.nonce, suffix, 10)).toBe(true);
     expect(await codeOf(() => pow.verify(`${c.token}:${suffix}`, 'fan-1', 'event-1'))).toBeNull();
-    expect(await codeOf(() => pow.verify(`${c.token}:${suffix}`, 'fan-1', 'event-1'))).toMatchObject({ code: 'POW_REUSED', kind: 'conflict' });
+    expect(await codeOf(() => pow.verify(`${c.token}:${suffix}`, 'fan-1', 'event-1'))).toMatchObject({
+      code: 'POW_REUSED',
+      kind: 'conflict',
+    });
   });
 
   it('refuses forged, misbound, malformed and unsolved proofs with a code', async () => {
@@ -38,7 +41,10 @@ describe('proof-of-work', () => {
     const c = pow.issue('fan-1', 'event-1');
     const suffix = solveChallenge(c.nonce, 12);
     const forged = other.issue('fan-1', 'event-1');
-    expect(await codeOf(() => pow.verify(`${forged.token}:${solveChallenge(forged.nonce, 12)}`, 'fan-1', 'event-1'))).toMatchObject({ code: 'POW_FORGED', kind: 'forbidden' });
+    expect(await codeOf(() => pow.verify(`${forged.token}:${solveChallenge(forged.nonce, 12)}`, 'fan-1', 'event-1'))).toMatchObject({
+      code: 'POW_FORGED',
+      kind: 'forbidden',
+    });
     // A payload edited to a lower difficulty no longer matches its signature.
     const [body, mac] = c.token.split('.') as [string, string];
     const easier = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(body, 'base64url').toString()), d: 1 })).toString('base64url');

@@ -84,7 +84,13 @@ export function leadingZeroBits(digest: Uint8Array): number {
 
 /** Whether `suffix` solves `nonce` at `difficulty`. */
 export function solves(nonce: string, suffix: string, difficulty: number): boolean {
-  return leadingZeroBits(createHash('sha256').update(nonce + suffix, 'utf8').digest()) >= difficulty;
+  return (
+    leadingZeroBits(
+      createHash('sha256')
+        .update(nonce + suffix, 'utf8')
+        .digest(),
+    ) >= difficulty
+  );
 }
 
 /** What a client does: tries suffixes 0, 1, 2, ... (base 36) until one solves. For tests and reference clients. */
@@ -96,8 +102,12 @@ export function solveChallenge(nonce: string, difficulty: number, maxTries = 2 *
   throw new Error(`no solution within ${maxTries} tries`);
 }
 
-const powError = (kind: 'invalid' | 'forbidden' | 'gone' | 'conflict', code: ErrorCode, message: string, extra: Record<string, unknown> = {}) =>
-  new DomainError(kind, code, message, { field: POW_HEADER, ...extra });
+const powError = (
+  kind: 'invalid' | 'forbidden' | 'gone' | 'conflict',
+  code: ErrorCode,
+  message: string,
+  extra: Record<string, unknown> = {},
+) => new DomainError(kind, code, message, { field: POW_HEADER, ...extra });
 
 /** Issues and verifies proof-of-work challenges (see the module comment). */
 export class ProofOfWork {
@@ -106,7 +116,8 @@ export class ProofOfWork {
   private readonly now: () => number;
 
   constructor(private readonly opts: ProofOfWorkOptions) {
-    if (!Number.isInteger(opts.difficulty) || opts.difficulty < 1 || opts.difficulty > 32) throw new Error('proof-of-work difficulty must be 1-32 bits');
+    if (!Number.isInteger(opts.difficulty) || opts.difficulty < 1 || opts.difficulty > 32)
+      throw new Error('proof-of-work difficulty must be 1-32 bits');
     this.signer = new TicketSigner(opts.secret, 'proof-of-work');
     this.now = opts.now ?? Date.now;
     this.used = opts.used ?? new MemoryUsedChallenges(opts.maxRemembered);
@@ -121,7 +132,14 @@ export class ProofOfWork {
     const nonce = randomBytes(16).toString('hex');
     const exp = Math.floor(this.now() / 1000) + this.opts.ttlSeconds;
     const token = this.signer.sign({ k: 'pow', n: nonce, d: this.opts.difficulty, e: exp, a: accountId, v: eventId });
-    return { token, nonce, difficulty: this.opts.difficulty, exp, expiresAt: new Date(exp * 1000).toISOString(), algorithm: 'sha256-leading-zero-bits' };
+    return {
+      token,
+      nonce,
+      difficulty: this.opts.difficulty,
+      exp,
+      expiresAt: new Date(exp * 1000).toISOString(),
+      algorithm: 'sha256-leading-zero-bits',
+    };
   }
 
   /**
@@ -133,19 +151,23 @@ export class ProofOfWork {
     const cut = header.lastIndexOf(':');
     const token = cut > 0 ? header.slice(0, cut) : '';
     const suffix = cut > 0 ? header.slice(cut + 1) : '';
-    if (!token || !SUFFIX.test(suffix)) throw powError('invalid', 'POW_MALFORMED', 'X-Proof-Of-Work must be "<challenge token>:<suffix>" (suffix: 1-128 of A-Z a-z 0-9 _ -)');
+    if (!token || !SUFFIX.test(suffix))
+      throw powError('invalid', 'POW_MALFORMED', 'X-Proof-Of-Work must be "<challenge token>:<suffix>" (suffix: 1-128 of A-Z a-z 0-9 _ -)');
     const opened = this.signer.open(token);
     if (!opened.ok)
       throw opened.why === 'forged'
         ? powError('forbidden', 'POW_FORGED', 'the challenge was not issued by this service')
         : powError('invalid', 'POW_MALFORMED', 'the challenge token is not well formed');
     const c = opened.payload;
-    if (c.k !== 'pow' || typeof c.n !== 'string' || typeof c.d !== 'number' || typeof c.e !== 'number') throw powError('invalid', 'POW_MALFORMED', 'the challenge token is not well formed');
+    if (c.k !== 'pow' || typeof c.n !== 'string' || typeof c.d !== 'number' || typeof c.e !== 'number')
+      throw powError('invalid', 'POW_MALFORMED', 'the challenge token is not well formed');
     if (c.a !== accountId) throw powError('forbidden', 'POW_WRONG_ACCOUNT', 'the challenge was issued to another account');
     if (c.v !== eventId) throw powError('forbidden', 'POW_WRONG_EVENT', 'the challenge was issued for another event');
     const nowMs = this.now();
-    if (nowMs >= c.e * 1000) throw powError('gone', 'POW_EXPIRED', 'the challenge has expired; solve the new one', { challenge: this.issue(accountId, eventId) });
-    if (!solves(c.n, suffix, c.d)) throw powError('forbidden', 'POW_UNSOLVED', `SHA-256(nonce + suffix) does not start with ${c.d} zero bits`);
+    if (nowMs >= c.e * 1000)
+      throw powError('gone', 'POW_EXPIRED', 'the challenge has expired; solve the new one', { challenge: this.issue(accountId, eventId) });
+    if (!solves(c.n, suffix, c.d))
+      throw powError('forbidden', 'POW_UNSOLVED', `SHA-256(nonce + suffix) does not start with ${c.d} zero bits`);
     if (!(await this.used.use(`${accountId}\n${c.n}`, c.e * 1000, nowMs)))
       throw powError('conflict', 'POW_REUSED', 'this proof-of-work has already been used; a new join needs a new challenge');
   }

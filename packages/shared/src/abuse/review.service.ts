@@ -59,9 +59,14 @@ export async function cancelCluster(
   const review = await reviewEvent(db, eventId, opts);
   const cluster = review.clusters.find((c) => c.id === clusterId);
   if (!cluster)
-    throw new DomainError('not_found', 'CLUSTER_NOT_FOUND', `no cluster ${clusterId} in the review of event ${eventId} now; run the review again and use an id it prints`, {
-      field: 'cluster',
-    });
+    throw new DomainError(
+      'not_found',
+      'CLUSTER_NOT_FOUND',
+      `no cluster ${clusterId} in the review of event ${eventId} now; run the review again and use an id it prints`,
+      {
+        field: 'cluster',
+      },
+    );
   const result: ClusterCancellation = { eventId, clusterId, reason: by.reason, cancelled: [], skipped: [], seatsReturned: 0 };
   for (const o of cluster.orders) {
     try {

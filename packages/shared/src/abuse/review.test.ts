@@ -37,7 +37,9 @@ describe('clustering orders', () => {
     expect(rest).toEqual([]);
     expect(c!.accounts).toEqual(['alice', 'bob']);
     expect(c!.signals).toEqual(['INSTRUMENT']);
-    expect(c!.evidence).toEqual([{ signal: 'INSTRUMENT', value: 'card cardX', accounts: ['alice', 'bob'], orders: [orders[0]!.orderId, orders[1]!.orderId] }]);
+    expect(c!.evidence).toEqual([
+      { signal: 'INSTRUMENT', value: 'card cardX', accounts: ['alice', 'bob'], orders: [orders[0]!.orderId, orders[1]!.orderId] },
+    ]);
     expect(c!.seats).toBe(4);
     expect(c!.amountCents).toBe(40_000);
   });
@@ -75,7 +77,13 @@ describe('clustering orders', () => {
   });
 
   it('gives a cluster an id from its members: the same orders give the same ids, new members a new id', () => {
-    const orders = [order('m1', { instrument: 'k' }), order('m2', { instrument: 'k' }), order('z1', { deviceHash: 'd' }), order('z2', { deviceHash: 'd' }), order('z3', { deviceHash: 'd' })];
+    const orders = [
+      order('m1', { instrument: 'k' }),
+      order('m2', { instrument: 'k' }),
+      order('z1', { deviceHash: 'd' }),
+      order('z2', { deviceHash: 'd' }),
+      order('z3', { deviceHash: 'd' }),
+    ];
     const first = clusterOrders(orders);
     expect(clusterOrders([...orders].reverse())).toEqual(first);
     expect(first.map((c) => c.accounts.length)).toEqual([3, 2]); // largest first

@@ -125,7 +125,11 @@ export function clusterOrders(orders: readonly ReviewOrder[], opts: ReviewOption
     const flush = () => {
       if (run.length >= 2) {
         const set = new Set(run);
-        link('CREATED_TOGETHER', `created within ${window} s of each other`, orders.filter((o) => set.has(o.accountId)));
+        link(
+          'CREATED_TOGETHER',
+          `created within ${window} s of each other`,
+          orders.filter((o) => set.has(o.accountId)),
+        );
       }
       run = [];
     };
@@ -153,7 +157,13 @@ export function clusterOrders(orders: readonly ReviewOrder[], opts: ReviewOption
       accounts,
       orders: [...group]
         .sort((a, b) => a.orderedAt.getTime() - b.orderedAt.getTime() || (a.orderId < b.orderId ? -1 : 1))
-        .map((o) => ({ orderId: o.orderId, accountId: o.accountId, seats: o.seats, amountCents: o.amountCents, orderedAt: o.orderedAt.toISOString() })),
+        .map((o) => ({
+          orderId: o.orderId,
+          accountId: o.accountId,
+          seats: o.seats,
+          amountCents: o.amountCents,
+          orderedAt: o.orderedAt.toISOString(),
+        })),
       seats: group.reduce((n, o) => n + o.seats, 0),
       amountCents: group.reduce((n, o) => n + o.amountCents, 0),
       signals: [...new Set(ev.map((e) => e.signal))].sort(),

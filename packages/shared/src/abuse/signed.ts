@@ -23,7 +23,8 @@ export class TicketSigner {
     if (typeof ticket !== 'string' || ticket.length > 2048) return { ok: false, why: 'malformed' };
     const parts = ticket.split('.');
     const [body, mac] = parts;
-    if (parts.length !== 2 || !body || !mac || !/^[A-Za-z0-9_-]+$/.test(body) || !/^[A-Za-z0-9_-]+$/.test(mac)) return { ok: false, why: 'malformed' };
+    if (parts.length !== 2 || !body || !mac || !/^[A-Za-z0-9_-]+$/.test(body) || !/^[A-Za-z0-9_-]+$/.test(mac))
+      return { ok: false, why: 'malformed' };
     const given = decodeBase64UrlStrict(mac);
     const raw = decodeBase64UrlStrict(body);
     const expected = this.mac(body);

@@ -1,6 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { advanceWatermark, ARRIVAL_WINDOW_MS, arrivingFans, claimRatioOf, effectivePaymentTps, eventBudgetShares, inventoryStateOf, recordAdvance } from './advance.js';
+import {
+  advanceWatermark,
+  ARRIVAL_WINDOW_MS,
+  arrivingFans,
+  claimRatioOf,
+  effectivePaymentTps,
+  eventBudgetShares,
+  inventoryStateOf,
+  recordAdvance,
+} from './advance.js';
 
 describe('inventoryStateOf (truthful sold-out)', () => {
   it.each([
@@ -53,18 +62,22 @@ describe('advanceWatermark', () => {
   });
   it('over many ticks, advances floor(total) exactly (property)', () => {
     fc.assert(
-      fc.property(fc.double({ min: 0, max: 5000, noNaN: true }), fc.array(fc.integer({ min: 0, max: 3000 }), { minLength: 1, maxLength: 50 }), (rate, ticks) => {
-        let carry = 0;
-        let total = 0;
-        for (const ms of ticks) {
-          const r = advanceWatermark({ ...base, ratePerMinute: rate, elapsedMs: ms, carry });
-          total += r.advanced;
-          carry = r.carry;
-        }
-        const exact = ticks.reduce((a, ms) => a + (rate * ms) / 60_000, 0);
-        expect(total).toBeLessThanOrEqual(Math.floor(exact + 1e-6));
-        expect(total).toBeGreaterThanOrEqual(Math.floor(exact - 1e-6));
-      }),
+      fc.property(
+        fc.double({ min: 0, max: 5000, noNaN: true }),
+        fc.array(fc.integer({ min: 0, max: 3000 }), { minLength: 1, maxLength: 50 }),
+        (rate, ticks) => {
+          let carry = 0;
+          let total = 0;
+          for (const ms of ticks) {
+            const r = advanceWatermark({ ...base, ratePerMinute: rate, elapsedMs: ms, carry });
+            total += r.advanced;
+            carry = r.carry;
+          }
+          const exact = ticks.reduce((a, ms) => a + (rate * ms) / 60_000, 0);
+          expect(total).toBeLessThanOrEqual(Math.floor(exact + 1e-6));
+          expect(total).toBeGreaterThanOrEqual(Math.floor(exact - 1e-6));
+        },
+      ),
     );
   });
 });

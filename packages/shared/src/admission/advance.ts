@@ -83,7 +83,13 @@ export function recordAdvance(recent: RecentAdvances, nowMs: number, advanced: n
  * positions that turn into a fan), less the claims recorded within the window; never below 0. Without it a tick
  * would see an empty store while the fans it just let in are still between two polls, and let in more.
  */
-export function arrivingFans(recent: RecentAdvances, nowMs: number, claimRatio: number, claimedInWindow: number, windowMs = ARRIVAL_WINDOW_MS): number {
+export function arrivingFans(
+  recent: RecentAdvances,
+  nowMs: number,
+  claimRatio: number,
+  claimedInWindow: number,
+  windowMs = ARRIVAL_WINDOW_MS,
+): number {
   const positions = recent.reduce((sum, [at, n]) => (at > nowMs - windowMs && at <= nowMs && n > 0 ? sum + n : sum), 0);
   const ratio = Math.min(1, Math.max(CLAIM_RATIO.floor, claimRatio));
   return Math.max(0, Math.ceil(positions * ratio - 1e-9) - Math.max(0, claimedInWindow));
@@ -135,7 +141,11 @@ export function eventBudgetShares(events: readonly BudgetEvent[], paymentTpsBudg
  * The payment TPS an event's plan uses: its own setting, or less when its share of the shared budget (buyers per
  * minute) is smaller. A share of 0 (the event asked for nothing) leaves its own setting: it has nothing to sell.
  */
-export function effectivePaymentTps(ownPaymentTps: number, shareBuyersPerMinute: number | undefined, attemptsPerBuyer = DEFAULT_PAYMENT_ATTEMPTS_PER_BUYER): number {
+export function effectivePaymentTps(
+  ownPaymentTps: number,
+  shareBuyersPerMinute: number | undefined,
+  attemptsPerBuyer = DEFAULT_PAYMENT_ATTEMPTS_PER_BUYER,
+): number {
   if (shareBuyersPerMinute === undefined || !(shareBuyersPerMinute > 0)) return ownPaymentTps;
   return Math.min(ownPaymentTps, (shareBuyersPerMinute * attemptsPerBuyer) / 60);
 }

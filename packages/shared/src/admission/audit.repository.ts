@@ -47,7 +47,9 @@ export async function findPublicTierQueue(db: Db | Trx, eventId: string, tier: s
 
 /** The event's presale tiers that have a queue of their own, in sale order. */
 export async function findPresaleTiers(db: Db | Trx, eventId: string): Promise<string[]> {
-  const { rows } = await sql<{ code: string }>`SELECT code FROM allocations WHERE event_id = ${eventId} AND NOT general ORDER BY position`.execute(db);
+  const { rows } = await sql<{
+    code: string;
+  }>`SELECT code FROM allocations WHERE event_id = ${eventId} AND NOT general ORDER BY position`.execute(db);
   return rows.map((r) => r.code);
 }
 

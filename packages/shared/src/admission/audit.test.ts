@@ -68,7 +68,14 @@ describe('the fairness audit', () => {
     expect(result.ok).toBe(true);
     expect(result.cohortSize).toBe(10_000);
     expect(result.unheldPositions).toBe(0);
-    expect(result.checks.map((c) => c.name)).toEqual(['seed_revealed', 'commitment', 'cohort_sealed', 'join_list', 'permutation', 'positions']);
+    expect(result.checks.map((c) => c.name)).toEqual([
+      'seed_revealed',
+      'commitment',
+      'cohort_sealed',
+      'join_list',
+      'permutation',
+      'positions',
+    ]);
     expect(result.positions).toHaveLength(10_000);
     const sorted = result.positions.map((p) => p.position).sort((a, b) => a - b);
     expect(sorted.every((p, i) => p === i + 1)).toBe(true);
@@ -128,7 +135,14 @@ describe('the fairness audit, edge cases', () => {
     expect(ok.ok).toBe(true);
     // The published recipe's test vector: seed of zeros, n = 10.
     expect(ok.positions.map((p) => p.position - 1)).toEqual([2, 4, 9, 8, 6, 1, 3, 0, 5, 7]);
-    const bad = await verifyPublishedCohort({ ...base, joins: [{ account: 'a', joinIndex: 1 }, { account: 'b', joinIndex: 1 }, { account: 'c', joinIndex: 10 }] });
+    const bad = await verifyPublishedCohort({
+      ...base,
+      joins: [
+        { account: 'a', joinIndex: 1 },
+        { account: 'b', joinIndex: 1 },
+        { account: 'c', joinIndex: 10 },
+      ],
+    });
     expect(bad.ok).toBe(false);
     expect(bad.checks.filter((c) => !c.ok).map((c) => c.name)).toEqual(['join_list', 'positions']);
   });
@@ -168,7 +182,12 @@ describe('the publishable summary', () => {
     expect(json.admissions.perMinute.length).toBeGreaterThanOrEqual(1);
     expect(json.admissions.totalPositionsAdvanced).toBe(q.admitted_through);
     expect(json.pauses).toEqual([
-      expect.objectContaining({ pausedBy: 'ops:bob', reason: 'payments | degraded', resumedBy: 'ops:bob', pausedSeconds: expect.any(Number) }),
+      expect.objectContaining({
+        pausedBy: 'ops:bob',
+        reason: 'payments | degraded',
+        resumedBy: 'ops:bob',
+        pausedSeconds: expect.any(Number),
+      }),
       expect.objectContaining({ pausedBy: 'ops:carol', reason: 'bot wave', resumedBy: 'ops:carol' }),
     ]);
     expect(json.rateOverrides).toEqual([

@@ -93,7 +93,11 @@ export async function verifyPublishedCohort(c: PublishedCohort): Promise<QueueAu
     checks.push({ name: 'seed_revealed', ok: false, detail: 'the seed has not been revealed yet (it is published at the open)' });
     return done();
   }
-  checks.push({ name: 'seed_revealed', ok: true, detail: `seed revealed${c.seedRevealedAt ? ` at ${c.seedRevealedAt.toISOString()}` : ''}` });
+  checks.push({
+    name: 'seed_revealed',
+    ok: true,
+    detail: `seed revealed${c.seedRevealedAt ? ` at ${c.seedRevealedAt.toISOString()}` : ''}`,
+  });
   const committed = await verifyCommitment(c.seed, c.seedCommitment);
   checks.push({
     name: 'commitment',
@@ -113,7 +117,8 @@ export async function verifyPublishedCohort(c: PublishedCohort): Promise<QueueAu
   const seenAccount = new Set<string>();
   const problems: string[] = [];
   for (const j of c.joins) {
-    if (!Number.isInteger(j.joinIndex) || j.joinIndex < 0 || j.joinIndex >= n) problems.push(`join index ${j.joinIndex} is outside 0..${n - 1}`);
+    if (!Number.isInteger(j.joinIndex) || j.joinIndex < 0 || j.joinIndex >= n)
+      problems.push(`join index ${j.joinIndex} is outside 0..${n - 1}`);
     else if (seenIndex.has(j.joinIndex)) problems.push(`join index ${j.joinIndex} appears twice`);
     if (seenAccount.has(j.account)) problems.push(`account ${j.account} appears twice`);
     seenIndex.add(j.joinIndex);
@@ -144,7 +149,10 @@ export async function verifyPublishedCohort(c: PublishedCohort): Promise<QueueAu
   checks.push({
     name: 'permutation',
     ok: repeated === 0,
-    detail: repeated === 0 ? `join numbers 0..${Math.max(0, n - 1)} map to positions 1..${n}, each exactly once` : `${repeated} positions are given twice or fall outside 1..${n}`,
+    detail:
+      repeated === 0
+        ? `join numbers 0..${Math.max(0, n - 1)} map to positions 1..${n}, each exactly once`
+        : `${repeated} positions are given twice or fall outside 1..${n}`,
   });
 
   const positions = c.joins
@@ -158,7 +166,10 @@ export async function verifyPublishedCohort(c: PublishedCohort): Promise<QueueAu
     name: 'positions',
     ok: allPlaced,
     detail: allPlaced
-      ? `every account holds a distinct position in 1..${n}` + (unheld > 0 ? `; ${unheld} position(s) belong to join numbers no account holds (a repeated join uses up a number)` : '; every position is held exactly once')
+      ? `every account holds a distinct position in 1..${n}` +
+        (unheld > 0
+          ? `; ${unheld} position(s) belong to join numbers no account holds (a repeated join uses up a number)`
+          : '; every position is held exactly once')
       : `${c.joins.length - distinct} account(s) share a position or have none`,
   });
   return done(positions, unheld);
@@ -198,7 +209,8 @@ export async function publishedTierCohort(db: Db | Trx, eventId: string, tier: s
  */
 export async function verifyEventQueues(db: Db | Trx, eventId: string): Promise<{ tier: string | null; result: QueueAuditResult }[]> {
   const out = [{ tier: null as string | null, result: await verifyQueueAudit(db, eventId) }];
-  for (const tier of await repo.findPresaleTiers(db, eventId)) out.push({ tier, result: await verifyPublishedCohort(await publishedTierCohort(db, eventId, tier)) });
+  for (const tier of await repo.findPresaleTiers(db, eventId))
+    out.push({ tier, result: await verifyPublishedCohort(await publishedTierCohort(db, eventId, tier)) });
   return out;
 }
 
@@ -335,8 +347,18 @@ export async function auditSummary(
       if (open) {
         (open.reasonUpdates ??= []).push({ at: a.at.toISOString(), by: a.actor, reason });
         if (str(d.publicNote)) open.publicNote = str(d.publicNote);
-      }
-      else pauses.push((open = { pausedAt: a.at.toISOString(), pausedBy: a.actor, reason, publicNote: str(d.publicNote), resumedAt: null, resumedBy: null, pausedSeconds: null }));
+      } else
+        pauses.push(
+          (open = {
+            pausedAt: a.at.toISOString(),
+            pausedBy: a.actor,
+            reason,
+            publicNote: str(d.publicNote),
+            resumedAt: null,
+            resumedBy: null,
+            pausedSeconds: null,
+          }),
+        );
     } else if (a.action === 'queue.resumed') {
       if (open) {
         open.resumedAt = a.at.toISOString();
@@ -345,7 +367,13 @@ export async function auditSummary(
         open = undefined;
       }
     } else if (a.action === 'queue.rate_override') {
-      rateOverrides.push({ at: a.at.toISOString(), by: a.actor, perMinute: num(d.perMinute), previousPerMinute: num(d.previousPerMinute), reason: str(d.reason) });
+      rateOverrides.push({
+        at: a.at.toISOString(),
+        by: a.actor,
+        perMinute: num(d.perMinute),
+        previousPerMinute: num(d.previousPerMinute),
+        reason: str(d.reason),
+      });
     } else {
       configurationChanges.push({ at: a.at.toISOString(), by: a.actor, action: a.action, details: d });
     }
@@ -394,7 +422,8 @@ export async function auditSummary(
 /** A table cell: no line breaks, pipes escaped. */
 const cell = (v: unknown): string => {
   if (v === null || v === undefined || v === '') return '-';
-  const text = typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint' ? String(v) : JSON.stringify(v);
+  const text =
+    typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint' ? String(v) : JSON.stringify(v);
   return text.replace(/\s+/g, ' ').replace(/\|/g, '\\|');
 };
 const table = (head: string[], rows: unknown[][]): string =>
@@ -445,7 +474,14 @@ function summaryMarkdown(s: AuditSummaryJson): string {
       ? 'The queue was never paused.'
       : table(
           ['Paused at', 'By', 'Reason', 'Resumed at', 'By', 'Paused for (s)'],
-          s.pauses.map((p) => [p.pausedAt, p.pausedBy, [p.reason, ...(p.reasonUpdates ?? []).map((u) => `${u.at} ${u.by}: ${u.reason}`)].join('; then '), p.resumedAt ?? 'still paused', p.resumedBy, p.pausedSeconds]),
+          s.pauses.map((p) => [
+            p.pausedAt,
+            p.pausedBy,
+            [p.reason, ...(p.reasonUpdates ?? []).map((u) => `${u.at} ${u.by}: ${u.reason}`)].join('; then '),
+            p.resumedAt ?? 'still paused',
+            p.resumedBy,
+            p.pausedSeconds,
+          ]),
         ),
     '',
     '## Admission rate overrides',
@@ -461,7 +497,10 @@ function summaryMarkdown(s: AuditSummaryJson): string {
     '',
     s.configurationChanges.length === 0
       ? 'None recorded.'
-      : table(['At', 'By', 'Change'], s.configurationChanges.map((c) => [c.at, c.by, c.action])),
+      : table(
+          ['At', 'By', 'Change'],
+          s.configurationChanges.map((c) => [c.at, c.by, c.action]),
+        ),
     '',
     '## Sell-out',
     '',
@@ -507,7 +546,12 @@ export function publishedMarkdown(s: PublishedSummaryJson): string {
       ? 'No admissions yet.'
       : table(
           [`Minute (${s.timeZone})`, 'Positions advanced', 'Admission tokens issued', 'Rate (admits/min)'],
-          s.admissions.perMinute.map((m) => [at(m.minute), m.positionsAdvanced, m.admissionTokensIssued, Math.round(m.ratePerMin * 10) / 10]),
+          s.admissions.perMinute.map((m) => [
+            at(m.minute),
+            m.positionsAdvanced,
+            m.admissionTokensIssued,
+            Math.round(m.ratePerMin * 10) / 10,
+          ]),
         ),
     '',
     '## When the queue stopped',
@@ -516,18 +560,31 @@ export function publishedMarkdown(s: PublishedSummaryJson): string {
       ? 'The queue was never paused.'
       : table(
           ['Paused at', 'Resumed at', 'For', 'Note'],
-          s.pauses.map((p) => [at(p.pausedAt), p.resumedAt ? at(p.resumedAt) : 'still paused', p.pausedSeconds === null ? '-' : formatDuration(p.pausedSeconds), p.note]),
+          s.pauses.map((p) => [
+            at(p.pausedAt),
+            p.resumedAt ? at(p.resumedAt) : 'still paused',
+            p.pausedSeconds === null ? '-' : formatDuration(p.pausedSeconds),
+            p.note,
+          ]),
         ),
     '',
     '## Admission rate changes',
     '',
     s.rateChanges.length === 0
       ? 'The admission rate followed the plan throughout.'
-      : table(['At', 'Rate (admits/min)'], s.rateChanges.map((r) => [at(r.at), r.perMinute ?? 'back to the plan'])),
+      : table(
+          ['At', 'Rate (admits/min)'],
+          s.rateChanges.map((r) => [at(r.at), r.perMinute ?? 'back to the plan']),
+        ),
     '',
     '## Configuration changes',
     '',
-    s.configurationChanges.length === 0 ? 'None recorded.' : table(['At', 'Change'], s.configurationChanges.map((c) => [at(c.at), c.change])),
+    s.configurationChanges.length === 0
+      ? 'None recorded.'
+      : table(
+          ['At', 'Change'],
+          s.configurationChanges.map((c) => [at(c.at), c.change]),
+        ),
     '',
     '## Sell-out',
     '',

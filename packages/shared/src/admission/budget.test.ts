@@ -14,10 +14,15 @@ describe('shareAdmissionBudget', () => {
       ],
       1000,
     );
-    expect(caps).toEqual(new Map([['a', 960], ['b', 300]]));
+    expect(caps).toEqual(
+      new Map([
+        ['a', 960],
+        ['b', 300],
+      ]),
+    );
   });
 
-  it("40 on-sales at 10:00 share one 1,000 TPS gateway; each gets a floor, the rest follows demand", () => {
+  it('40 on-sales at 10:00 share one 1,000 TPS gateway; each gets a floor, the rest follows demand', () => {
     // 40 stadium on-sales each planned like the source (960 buyers/min): 38,400 asked of 54,545.
     // Make two of them mega events asking 20,000 each: 38 x 960 + 40,000 = 76,480 > 54,545.
     const events = Array.from({ length: 40 }, (_, i) => ({ eventId: `e${i}`, plannedBuyersPerMinute: i < 2 ? 20_000 : 960 }));
@@ -83,7 +88,14 @@ describe('shareAdmissionBudget', () => {
 
   it('rejects duplicates, negative asks, bad floors and a non-positive budget', () => {
     const bad = [
-      () => shareAdmissionBudget([{ eventId: 'a', plannedBuyersPerMinute: 1 }, { eventId: 'a', plannedBuyersPerMinute: 1 }], 10),
+      () =>
+        shareAdmissionBudget(
+          [
+            { eventId: 'a', plannedBuyersPerMinute: 1 },
+            { eventId: 'a', plannedBuyersPerMinute: 1 },
+          ],
+          10,
+        ),
       () => shareAdmissionBudget([{ eventId: 'a', plannedBuyersPerMinute: -1 }], 10),
       () => shareAdmissionBudget([{ eventId: 'a', plannedBuyersPerMinute: 1, floorShare: 1.5 }], 10),
       () => shareAdmissionBudget([{ eventId: 'a', plannedBuyersPerMinute: 1 }], 0),

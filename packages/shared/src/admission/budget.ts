@@ -59,7 +59,9 @@ export function shareAdmissionBudget(
   let active = events.map((_, i) => i).filter((i) => cap[i]! < events[i]!.plannedBuyersPerMinute);
   while (remaining > 0 && active.length > 0) {
     const demand = active.reduce((a, i) => a + events[i]!.plannedBuyersPerMinute, 0);
-    const saturated = active.filter((i) => cap[i]! + (remaining * events[i]!.plannedBuyersPerMinute) / demand >= events[i]!.plannedBuyersPerMinute);
+    const saturated = active.filter(
+      (i) => cap[i]! + (remaining * events[i]!.plannedBuyersPerMinute) / demand >= events[i]!.plannedBuyersPerMinute,
+    );
     if (saturated.length === 0) {
       for (const i of active) cap[i]! += (remaining * events[i]!.plannedBuyersPerMinute) / demand;
       remaining = 0;

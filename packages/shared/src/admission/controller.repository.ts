@@ -201,7 +201,9 @@ export async function liveSignals(db: Db | Trx, eventId: string, scope: LiveSign
                                        AND o.status = 'CONFIRMED'))::int AS shopping,
                  count(*) FILTER (WHERE e.claimed_at > ${now} - make_interval(secs => ${scope.arrivalSeconds}))::int AS claimed_recently
           FROM queue_entries e
-          WHERE e.event_id = ${queueId} AND e.claimed_at > ${now} - make_interval(secs => ${Math.max(scope.checkoutSeconds, scope.arrivalSeconds)})) s`.execute(db);
+          WHERE e.event_id = ${queueId} AND e.claimed_at > ${now} - make_interval(secs => ${Math.max(scope.checkoutSeconds, scope.arrivalSeconds)})) s`.execute(
+    db,
+  );
   return rows[0]!;
 }
 
@@ -253,4 +255,3 @@ export async function upsertAdmissionMinute(trx: Trx, eventId: string, now: Date
     SET watermark_advanced = admission_minutes.watermark_advanced + excluded.watermark_advanced,
         rate_per_min = excluded.rate_per_min`.execute(trx);
 }
-

@@ -20,7 +20,9 @@ afterEach(async () => {
   await Promise.all(controllers.splice(0).map((c) => c.stop()));
   // Take this test's events out of the controller window so the next test's controllers leave them alone.
   if (events.length > 0)
-    await sql`UPDATE events SET onsale_at = now() - interval '2 days', starts_at = now() - interval '1 day' WHERE id = ANY(${events.splice(0)}::uuid[])`.execute(t.db);
+    await sql`UPDATE events SET onsale_at = now() - interval '2 days', starts_at = now() - interval '1 day' WHERE id = ANY(${events.splice(0)}::uuid[])`.execute(
+      t.db,
+    );
 });
 
 interface EventOptions {
@@ -47,7 +49,9 @@ async function makeEvent(o: EventOptions = {}): Promise<string> {
 
 /** Queue entries straight into the table (accounts too): join indexes from..from+n-1. */
 async function addEntries(db: Db, eventId: string, n: number, cohort: 'PREOPEN' | 'FIFO', from = 0): Promise<void> {
-  await sql`INSERT INTO accounts (id) SELECT 'a-' || ${eventId}::text || '-' || g FROM generate_series(${from}::int, ${from + n - 1}::int) g ON CONFLICT DO NOTHING`.execute(db);
+  await sql`INSERT INTO accounts (id) SELECT 'a-' || ${eventId}::text || '-' || g FROM generate_series(${from}::int, ${from + n - 1}::int) g ON CONFLICT DO NOTHING`.execute(
+    db,
+  );
   await sql`
     INSERT INTO queue_entries (event_id, account_id, device_hash, join_index, cohort)
     SELECT ${eventId}, 'a-' || ${eventId}::text || '-' || g, md5(g::text), g, ${cohort}
@@ -56,7 +60,13 @@ async function addEntries(db: Db, eventId: string, n: number, cohort: 'PREOPEN' 
 
 /** A controller on the test's clock: time passes only when the test moves it (see tickMany). */
 function controller(clock: ManualClock, opts: { tickMs?: number; instanceId?: string } = {}): AdmissionController {
-  const c = new AdmissionController({ db: t.db, connectionString: t.url, tickMs: opts.tickMs ?? 200, instanceId: opts.instanceId, clock: clock.now });
+  const c = new AdmissionController({
+    db: t.db,
+    connectionString: t.url,
+    tickMs: opts.tickMs ?? 200,
+    instanceId: opts.instanceId,
+    clock: clock.now,
+  });
   controllers.push(c);
   return c;
 }
@@ -104,13 +114,21 @@ describe('the admission controller advances the watermark at the planned rate', 
     expect(Number(history[0]![1])).toBeGreaterThan(0);
     expect(Number(history[history.length - 1]![1])).toBeLessThanOrEqual(last.admitted_through);
     // Every advance is in the minute rows, once.
-    const minutes = await t.db.selectFrom('admission_minutes').select(['watermark_advanced', 'rate_per_min']).where('event_id', '=', eventId).execute();
+    const minutes = await t.db
+      .selectFrom('admission_minutes')
+      .select(['watermark_advanced', 'rate_per_min'])
+      .where('event_id', '=', eventId)
+      .execute();
     expect(minutes.reduce((a, m) => a + m.watermark_advanced, 0)).toBe(last.admitted_through);
     expect(minutes.every((m) => m.rate_per_min === 600)).toBe(true);
   });
 
   it("with the plan's own rate for a small event (800 seats in 2 min, 1 ticket/order, x1.3 = 520/min)", async () => {
-    const eventId = await makeEvent({ rows: 40, seatsPerRow: 20, pacing: { targetSaleMinutes: 2, ticketsPerOrder: 1, overbookFactor: 1.3, checkoutMinutes: 6, paymentTps: 1000 } });
+    const eventId = await makeEvent({
+      rows: 40,
+      seatsPerRow: 20,
+      pacing: { targetSaleMinutes: 2, ticketsPerOrder: 1, overbookFactor: 1.3, checkoutMinutes: 6, paymentTps: 1000 },
+    });
     await addEntries(t.db, eventId, 500, 'FIFO');
     const clock = manualClock();
     const c = controller(clock, { tickMs: 200 });
@@ -119,7 +137,14 @@ describe('the admission controller advances the watermark at the planned rate', 
     expect(firstTick).toMatchObject({ status: 'ticked', phase: 'ADMITTING', advanced: 1, admitAtOnce: 1, inside: { total: 0 } });
     const first = await queueState(eventId);
     const last = await tickMany(c, clock, eventId, 15, 200);
-    expect(last).toMatchObject({ status: 'ticked', phase: 'ADMITTING', ratePerMinute: 520, constraint: 'plan', claimRatio: 1, inventoryState: 'AVAILABLE' });
+    expect(last).toMatchObject({
+      status: 'ticked',
+      phase: 'ADMITTING',
+      ratePerMinute: 520,
+      constraint: 'plan',
+      claimRatio: 1,
+      inventoryState: 'AVAILABLE',
+    });
     expect(last?.status === 'ticked' && last.reason).toMatch(/^plan: /);
     const end = await queueState(eventId);
     // The fans let in before the last tick are on their way (nobody polls here): they count as inside, and the cap
@@ -156,7 +181,9 @@ describe('the admission controller advances the watermark at the planned rate', 
     // The five complete minutes before this one: 1,000 positions advanced, 500 admission tokens issued.
     await sql`
       INSERT INTO admission_minutes (event_id, minute, watermark_advanced, admission_tokens_issued, rate_per_min)
-      SELECT ${eventId}, date_trunc('minute', ${clock.date()}::timestamptz) - make_interval(mins => g), 200, 100, 600 FROM generate_series(1, 5) g`.execute(t.db);
+      SELECT ${eventId}, date_trunc('minute', ${clock.date()}::timestamptz) - make_interval(mins => g), 200, 100, 600 FROM generate_series(1, 5) g`.execute(
+      t.db,
+    );
     await setRateOverride(t.db, eventId, 600, { actor: 'test' });
     const c = controller(clock, { tickMs: 200 });
     await c.tickOnce();
@@ -218,7 +245,12 @@ describe('fail closed', () => {
     expect(q1.seed_revealed_at).toEqual(q1.sealed_at);
     const event = await t.db.selectFrom('events').select('onsale_at').where('id', '=', eventId).executeTakeFirstOrThrow();
     expect(q1.sealed_at!.getTime()).toBeGreaterThanOrEqual(event.onsale_at.getTime());
-    const audit = await t.db.selectFrom('audit_log').selectAll().where('event_id', '=', eventId).where('action', '=', 'queue.sealed').execute();
+    const audit = await t.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('event_id', '=', eventId)
+      .where('action', '=', 'queue.sealed')
+      .execute();
     expect(audit).toHaveLength(1);
     const details = audit[0]!.details as { seed: string; seedCommitment: string; cohortSize: number };
     expect(details).toMatchObject({ seed: q1.seed_hex, seedCommitment: q1.seed_commitment, cohortSize: 7 });
@@ -233,7 +265,11 @@ describe('fail closed', () => {
   });
 
   it('SOLD_OUT only when available = 0 and held = 0; LAST_CHANCE while seats are held', async () => {
-    const eventId = await makeEvent({ rows: 1, seatsPerRow: 4, pacing: { targetSaleMinutes: 1, ticketsPerOrder: 2.5, overbookFactor: 1.3, checkoutMinutes: 6, paymentTps: 1000 } });
+    const eventId = await makeEvent({
+      rows: 1,
+      seatsPerRow: 4,
+      pacing: { targetSaleMinutes: 1, ticketsPerOrder: 2.5, overbookFactor: 1.3, checkoutMinutes: 6, paymentTps: 1000 },
+    });
     await addEntries(t.db, eventId, 100, 'FIFO');
     const clock = manualClock();
     const c = controller(clock, { tickMs: 200 });
@@ -254,7 +290,9 @@ describe('fail closed', () => {
     // LAST_CHANCE admits at the rate seats come back (2 seats released in the last minute / 2.5 per order), below
     // the plan on the unsold seats (2 held / 2.5 per order / 1 min x 1.3 = 1.04).
     await sql`INSERT INTO accounts (id) VALUES ('releaser') ON CONFLICT DO NOTHING`.execute(t.db);
-    await sql`INSERT INTO holds (event_id, account_id, section_code, quantity, status, expires_at) VALUES (${eventId}, 'releaser', 'S', 2, 'RELEASED', now() + interval '5 minutes')`.execute(t.db);
+    await sql`INSERT INTO holds (event_id, account_id, section_code, quantity, status, expires_at) VALUES (${eventId}, 'releaser', 'S', 2, 'RELEASED', now() + interval '5 minutes')`.execute(
+      t.db,
+    );
     clock.advance(200);
     o = outcomeOf((await c.tickOnce()).events, eventId);
     expect(o).toMatchObject({ status: 'ticked', inventoryState: 'LAST_CHANCE', ratePerMinute: 0.8 });
@@ -279,7 +317,12 @@ describe('fail closed', () => {
     expect(later.admitted_through).toBe(soldOut.admitted_through);
     expect(later.heartbeat_at!.getTime()).toBeGreaterThan(soldOut.heartbeat_at!.getTime());
     expect(later.sold_out_at).toEqual(soldOut.sold_out_at);
-    const audits = await t.db.selectFrom('audit_log').select('details').where('event_id', '=', eventId).where('action', '=', 'queue.sold_out').execute();
+    const audits = await t.db
+      .selectFrom('audit_log')
+      .select('details')
+      .where('event_id', '=', eventId)
+      .where('action', '=', 'queue.sold_out')
+      .execute();
     expect(audits).toHaveLength(1);
   });
 });
@@ -343,7 +386,7 @@ describe('one leader per event', () => {
     expect(minutes.reduce((s, m) => s + m.watermark_advanced, 0)).toBe(final.admitted_through);
   });
 
-  it("the fence: a tick from another controller less than tickMs/2 after the last one is skipped", async () => {
+  it('the fence: a tick from another controller less than tickMs/2 after the last one is skipped', async () => {
     const eventId = await makeEvent();
     await addEntries(t.db, eventId, 100, 'FIFO');
     const [event] = (await findActiveEvents(t.db, 7200)).filter((e) => e.event_id === eventId);
@@ -385,18 +428,30 @@ describe('one leader per event', () => {
 
 describe('who counts as inside (fans who can still buy)', () => {
   it('40 seats left, 27 admitted fans gone for 8 minutes, 61 waiting: a 120/min override admits, and only holders and recent shoppers count', async () => {
-    const eventId = await makeEvent({ rows: 2, seatsPerRow: 20, pacing: { targetSaleMinutes: 10, ticketsPerOrder: 2, overbookFactor: 1.2, checkoutMinutes: 5, paymentTps: 50 } });
+    const eventId = await makeEvent({
+      rows: 2,
+      seatsPerRow: 20,
+      pacing: { targetSaleMinutes: 10, ticketsPerOrder: 2, overbookFactor: 1.2, checkoutMinutes: 5, paymentTps: 50 },
+    });
     await addEntries(t.db, eventId, 27 + 61, 'FIFO');
     const account = (i: number) => `a-${eventId}-${i}`;
     // The 27 first were admitted and claimed 8 minutes ago (past the 5-minute checkout time) and did nothing.
     await sql`UPDATE queue_state SET admitted_through = 27 WHERE event_id = ${eventId}`.execute(t.db);
-    await sql`UPDATE queue_entries SET claimed_at = now() - interval '8 minutes' WHERE event_id = ${eventId} AND join_index < 27`.execute(t.db);
+    await sql`UPDATE queue_entries SET claimed_at = now() - interval '8 minutes' WHERE event_id = ${eventId} AND join_index < 27`.execute(
+      t.db,
+    );
     await setRateOverride(t.db, eventId, 120, { actor: 'ops', reason: 'sell the rest' });
     const clock = manualClock();
     const c = controller(clock, { tickMs: 200 });
     let o = outcomeOf((await c.tickOnce()).events, eventId);
     // Before: 27 admitted in the last 10 minutes, none bought = 27 inside for 40 x 1.2 / 2 = 24 plausible fans: 0/min.
-    expect(o).toMatchObject({ status: 'ticked', inside: { holding: 0, shopping: 0, arriving: 0, total: 0 }, cap: 24, admitAtOnce: 1, advanced: 1 });
+    expect(o).toMatchObject({
+      status: 'ticked',
+      inside: { holding: 0, shopping: 0, arriving: 0, total: 0 },
+      cap: 24,
+      admitAtOnce: 1,
+      advanced: 1,
+    });
     expect((await queueState(eventId)).admitted_through).toBe(28);
     const more = await tickMany(c, clock, eventId, 5, 200);
     // The override is clamped to what the 40 seats can plausibly take: 24 fans, less those on their way in.
@@ -408,9 +463,15 @@ describe('who counts as inside (fans who can still buy)', () => {
     // (shopping); one claimed two minutes ago and bought (done: not inside).
     await sql`
       INSERT INTO holds (event_id, account_id, section_code, quantity, status, expires_at)
-      SELECT ${eventId}, 'a-' || ${eventId}::text || '-' || g, 'S', 2, 'HELD', now() + interval '5 minutes' FROM generate_series(0, 2) g`.execute(t.db);
-    await sql`UPDATE queue_entries SET claimed_at = now() - interval '1 minute' WHERE event_id = ${eventId} AND join_index IN (27, 28)`.execute(t.db);
-    await sql`UPDATE queue_entries SET claimed_at = now() - interval '2 minutes' WHERE event_id = ${eventId} AND join_index = 29`.execute(t.db);
+      SELECT ${eventId}, 'a-' || ${eventId}::text || '-' || g, 'S', 2, 'HELD', now() + interval '5 minutes' FROM generate_series(0, 2) g`.execute(
+      t.db,
+    );
+    await sql`UPDATE queue_entries SET claimed_at = now() - interval '1 minute' WHERE event_id = ${eventId} AND join_index IN (27, 28)`.execute(
+      t.db,
+    );
+    await sql`UPDATE queue_entries SET claimed_at = now() - interval '2 minutes' WHERE event_id = ${eventId} AND join_index = 29`.execute(
+      t.db,
+    );
     const bought = await sql<{ id: string }>`
       INSERT INTO holds (event_id, account_id, section_code, quantity, status, expires_at)
       VALUES (${eventId}, ${account(29)}, 'S', 2, 'PURCHASED', now()) RETURNING id`.execute(t.db);
@@ -421,7 +482,9 @@ describe('who counts as inside (fans who can still buy)', () => {
     o = outcomeOf((await c.tickOnce()).events, eventId);
     expect(o?.status === 'ticked' && o.inside).toMatchObject({ holding: 3, shopping: 2 });
     // A hold that lapsed gives its fan's slot back too (they claimed 8 minutes ago).
-    await sql`UPDATE holds SET expires_at = now() - interval '1 second' WHERE event_id = ${eventId} AND account_id = ${account(0)}`.execute(t.db);
+    await sql`UPDATE holds SET expires_at = now() - interval '1 second' WHERE event_id = ${eventId} AND account_id = ${account(0)}`.execute(
+      t.db,
+    );
     clock.advance(200);
     o = outcomeOf((await c.tickOnce()).events, eventId);
     expect(o?.status === 'ticked' && o.inside).toMatchObject({ holding: 2, shopping: 2 });
@@ -429,8 +492,14 @@ describe('who counts as inside (fans who can still buy)', () => {
 
   it('with seats available, none held and nobody inside, the next fan is let in on the next tick however slow the pace', async () => {
     // 1 seat left of 40 at 2 tickets/order over 10 minutes: the plan's pace is 0.06 fans/min.
-    const eventId = await makeEvent({ rows: 2, seatsPerRow: 20, pacing: { targetSaleMinutes: 10, ticketsPerOrder: 2, overbookFactor: 1.2, checkoutMinutes: 5, paymentTps: 50 } });
-    await sql`UPDATE seats SET status = 'SOLD', hold_id = gen_random_uuid() WHERE event_id = ${eventId} AND id <> (SELECT min(id) FROM seats WHERE event_id = ${eventId})`.execute(t.db);
+    const eventId = await makeEvent({
+      rows: 2,
+      seatsPerRow: 20,
+      pacing: { targetSaleMinutes: 10, ticketsPerOrder: 2, overbookFactor: 1.2, checkoutMinutes: 5, paymentTps: 50 },
+    });
+    await sql`UPDATE seats SET status = 'SOLD', hold_id = gen_random_uuid() WHERE event_id = ${eventId} AND id <> (SELECT min(id) FROM seats WHERE event_id = ${eventId})`.execute(
+      t.db,
+    );
     await addEntries(t.db, eventId, 3, 'FIFO');
     const clock = manualClock();
     const c = controller(clock, { tickMs: 200 });
@@ -439,13 +508,18 @@ describe('who counts as inside (fans who can still buy)', () => {
     // That fan is on their way now: nobody else is let in for the one seat until they claim and leave, or never come.
     const next = await tickMany(c, clock, eventId, 3, 200);
     expect(next).toMatchObject({ status: 'ticked', constraint: 'no_plausible_seats', inside: { arriving: 1 }, advanced: 0 });
-    expect(await queueState(eventId)).toMatchObject({ admitted_through: 1, controller_constraint: 'no_plausible_seats', fans_inside: 1, admit_cap: 0 });
+    expect(await queueState(eventId)).toMatchObject({
+      admitted_through: 1,
+      controller_constraint: 'no_plausible_seats',
+      fans_inside: 1,
+      admit_cap: 0,
+    });
     expect((await queueState(eventId)).controller_reason).toMatch(/^no_plausible_seats: 1 fans inside can still buy the 1 seats left/);
   });
 });
 
 describe("the controller's checkout signal counts the platform's failures only", () => {
-  it('a card declined by its issuer is the fan\'s outcome; gateway failures counted by the store API and payments that could not complete are failures', async () => {
+  it("a card declined by its issuer is the fan's outcome; gateway failures counted by the store API and payments that could not complete are failures", async () => {
     const eventId = await makeEvent({ rows: 2, seatsPerRow: 10 });
     await sql`INSERT INTO accounts (id) SELECT 'buyer-' || g FROM generate_series(1, 4) g ON CONFLICT DO NOTHING`.execute(t.db);
     const attempt = async (n: number, status: 'SUCCEEDED' | 'FAILED', errorCode: string | null) => {
@@ -462,7 +536,9 @@ describe("the controller's checkout signal counts the platform's failures only",
     let s = await liveSignals(t.db, eventId, { queueId: eventId, allocation: null, checkoutSeconds: 300, arrivalSeconds: 35 });
     expect({ total: s.checkout_total, failed: s.checkout_failed }).toEqual({ total: 3, failed: 0 });
     await attempt(4, 'FAILED', 'PAYMENT_NOT_COMPLETED');
-    await sql`INSERT INTO admission_minutes (event_id, minute, checkout_gateway_failures) VALUES (${eventId}, date_trunc('minute', now()), 2)`.execute(t.db);
+    await sql`INSERT INTO admission_minutes (event_id, minute, checkout_gateway_failures) VALUES (${eventId}, date_trunc('minute', now()), 2)`.execute(
+      t.db,
+    );
     s = await liveSignals(t.db, eventId, { queueId: eventId, allocation: null, checkoutSeconds: 300, arrivalSeconds: 35 });
     expect({ total: s.checkout_total, failed: s.checkout_failed }).toEqual({ total: 6, failed: 3 });
   });

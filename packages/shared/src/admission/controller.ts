@@ -125,21 +125,41 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
     const awaitingSignOff = awaitsSignOff({ signedOff: e.signed_off, sealedAt: q.sealed_at });
     const timeHasCome = now.getTime() >= e.onsale_at.getTime();
     const open = timeHasCome && !awaitingSignOff;
-    const counts = await getInventoryCounts(trx, e.owner_event_id, e.capacity, e.allocation ? { code: e.allocation, general: e.general } : undefined);
+    const counts = await getInventoryCounts(
+      trx,
+      e.owner_event_id,
+      e.capacity,
+      e.allocation ? { code: e.allocation, general: e.general } : undefined,
+    );
     const inventoryState = inventoryStateOf(counts);
     const soldOut = inventoryState === 'SOLD_OUT' && q.sold_out_at === null;
     if (soldOut)
-      await insertAudit(trx, { actor, action: 'queue.sold_out', eventId: e.owner_event_id, details: { soldOutAt: now.toISOString(), capacity: counts.capacity, sold: counts.sold, ...tierOf(e) } });
+      await insertAudit(trx, {
+        actor,
+        action: 'queue.sold_out',
+        eventId: e.owner_event_id,
+        details: { soldOutAt: now.toISOString(), capacity: counts.capacity, sold: counts.sold, ...tierOf(e) },
+      });
 
-    const signals = await repo.liveSignals(trx, e.owner_event_id, {
-      queueId: e.event_id,
-      allocation: e.allocation,
-      checkoutSeconds: Math.round(e.checkout_minutes * 60),
-      arrivalSeconds: ARRIVAL_WINDOW_MS / 1000,
-    }, now);
+    const signals = await repo.liveSignals(
+      trx,
+      e.owner_event_id,
+      {
+        queueId: e.event_id,
+        allocation: e.allocation,
+        checkoutSeconds: Math.round(e.checkout_minutes * 60),
+        arrivalSeconds: ARRIVAL_WINDOW_MS / 1000,
+      },
+      now,
+    );
     const claimRatio = claimRatioOf(signals.tokens_5m, signals.advanced_5m);
     const arriving = arrivingFans(q.recent_advances ?? [], now.getTime(), claimRatio, signals.claimed_recently);
-    const inside: FansInside = { holding: signals.holding, shopping: signals.shopping, arriving, total: signals.holding + signals.shopping + arriving };
+    const inside: FansInside = {
+      holding: signals.holding,
+      shopping: signals.shopping,
+      arriving,
+      total: signals.holding + signals.shopping + arriving,
+    };
     const rate = admissionRate(e, counts, signals, inside.total, q.rate_override_per_min, ctx.budgetBuyersPerMinute);
 
     // Sealing holds joins back (see sealCohort), so it comes last, just before the commit.
@@ -150,11 +170,26 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
         actor,
         action: 'queue.sealed',
         eventId: e.owner_event_id,
-        details: { seed: q.seed_hex, seedCommitment: q.seed_commitment, cohortSize: sealedCohortSize, sealedAt: now.toISOString(), fairnessMode: e.fairness_mode, ...tierOf(e) },
+        details: {
+          seed: q.seed_hex,
+          seedCommitment: q.seed_commitment,
+          cohortSize: sealedCohortSize,
+          sealedAt: now.toISOString(),
+          fairnessMode: e.fairness_mode,
+          ...tierOf(e),
+        },
       });
     }
 
-    const phase = !open ? (timeHasCome ? 'AWAITING_SIGNOFF' : 'BEFORE_OPEN') : q.paused ? 'PAUSED' : inventoryState === 'SOLD_OUT' ? 'SOLD_OUT' : 'ADMITTING';
+    const phase = !open
+      ? timeHasCome
+        ? 'AWAITING_SIGNOFF'
+        : 'BEFORE_OPEN'
+      : q.paused
+        ? 'PAUSED'
+        : inventoryState === 'SOLD_OUT'
+          ? 'SOLD_OUT'
+          : 'ADMITTING';
     let advanced = 0;
     let carry = 0;
     if (phase === 'ADMITTING') {
@@ -170,12 +205,23 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
       }));
     }
     const constraint =
-      phase === 'ADMITTING' ? rate.constraint : phase === 'BEFORE_OPEN' ? 'before_open' : phase === 'AWAITING_SIGNOFF' ? 'awaiting_signoff' : phase === 'PAUSED' ? 'paused' : 'sold_out';
+      phase === 'ADMITTING'
+        ? rate.constraint
+        : phase === 'BEFORE_OPEN'
+          ? 'before_open'
+          : phase === 'AWAITING_SIGNOFF'
+            ? 'awaiting_signoff'
+            : phase === 'PAUSED'
+              ? 'paused'
+              : 'sold_out';
     const reason = phase === 'ADMITTING' ? rate.reason : `${phase.toLowerCase()}: ${rate.reason}`;
     const ratePerMinute = phase === 'ADMITTING' ? rate.ratePerMinute : 0;
     const watermarkPerMinute = Math.round((ratePerMinute / claimRatio) * 1e6) / 1e6;
     const changed =
-      advanced > 0 || Math.abs(watermarkPerMinute - q.rate_per_min) > 1e-9 || inventoryState !== q.inventory_state || sealedCohortSize !== undefined;
+      advanced > 0 ||
+      Math.abs(watermarkPerMinute - q.rate_per_min) > 1e-9 ||
+      inventoryState !== q.inventory_state ||
+      sealedCohortSize !== undefined;
     const admittedThrough = await repo.writeTick(trx, e.event_id, {
       advanced,
       ratePerMin: watermarkPerMinute,
@@ -229,7 +275,8 @@ function admissionRate(
   override: number | null,
   budgetBuyersPerMinute: number | undefined,
 ): AdmissionRate {
-  if (e.capacity <= 0) return { ratePerMinute: 0, constraint: 'sold_out', reason: 'sold_out: the event has no seats', cap: 0, admitAtOnce: 0 };
+  if (e.capacity <= 0)
+    return { ratePerMinute: 0, constraint: 'sold_out', reason: 'sold_out: the event has no seats', cap: 0, admitAtOnce: 0 };
   const plan = planAdmission({
     seats: e.capacity,
     ticketsPerOrder: e.tickets_per_order,
@@ -393,7 +440,11 @@ export class AdmissionController {
   private async pass(): Promise<ControllerTickReport> {
     let active: ActiveEventRow[];
     try {
-      active = await repo.findActiveEvents(this.db, ADMISSION_WINDOW_BEFORE_OPEN_MS / 1000, this.clock ? new Date(this.clock()) : undefined);
+      active = await repo.findActiveEvents(
+        this.db,
+        ADMISSION_WINDOW_BEFORE_OPEN_MS / 1000,
+        this.clock ? new Date(this.clock()) : undefined,
+      );
       await this.lead(active.map((e) => e.event_id));
     } catch (err) {
       this.problem(err, 'admission controller pass failed; no event ticked (queues fail closed)');
@@ -498,7 +549,8 @@ export class AdmissionController {
     this.client = undefined;
     this.pid = undefined;
     this.reconnectAt = this.nowMs() + 2 * this.tickMs;
-    if (this.led.size > 0) this.log?.warn({ err, instanceId: this.instanceId, events: [...this.led] }, 'admission controller lost its connection and its leads');
+    if (this.led.size > 0)
+      this.log?.warn({ err, instanceId: this.instanceId, events: [...this.led] }, 'admission controller lost its connection and its leads');
     this.led.clear();
     this.carry.clear();
     void client.end().catch(() => {});

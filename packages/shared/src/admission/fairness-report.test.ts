@@ -21,14 +21,21 @@ describe('positionHistogram', () => {
   it('a seeded draw of 5,000 spreads early and late joiners evenly: every join decile near the middle', async () => {
     const n = 5000;
     const slots = await cohortPositions(generateSeed(), n);
-    const h = positionHistogram(Array.from(slots, (s, joinIndex) => ({ joinIndex, position: s + 1 })), n);
+    const h = positionHistogram(
+      Array.from(slots, (s, joinIndex) => ({ joinIndex, position: s + 1 })),
+      n,
+    );
     expect(h.buckets).toHaveLength(20);
     expect(h.buckets.reduce((a, b) => a + b.earlyJoiners + b.lateJoiners, 0)).toBe(n);
     for (const d of h.meanPositionByJoinDecile) expect(Math.abs(d.meanPosition - h.expectedMeanPosition)).toBeLessThan(n * 0.06);
   });
 
   it('join order itself (FIFO) shows as early joiners all at the front', () => {
-    const h = positionHistogram(Array.from({ length: 100 }, (_, i) => ({ joinIndex: i, position: i + 1 })), 100, 4);
+    const h = positionHistogram(
+      Array.from({ length: 100 }, (_, i) => ({ joinIndex: i, position: i + 1 })),
+      100,
+      4,
+    );
     expect(h.buckets.map((b) => [b.earlyJoiners, b.lateJoiners])).toEqual([
       [25, 0],
       [25, 0],

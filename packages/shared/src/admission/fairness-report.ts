@@ -31,7 +31,11 @@ export interface PositionHistogram {
  * The position distribution of a cohort of `cohortSize` from each account's join index and recomputed position.
  * Pure. At most `bucketCount` buckets of equal width (the last may be narrower).
  */
-export function positionHistogram(positions: { joinIndex: number; position: number }[], cohortSize: number, bucketCount = 20): PositionHistogram {
+export function positionHistogram(
+  positions: { joinIndex: number; position: number }[],
+  cohortSize: number,
+  bucketCount = 20,
+): PositionHistogram {
   const n = Math.max(0, cohortSize);
   const width = Math.max(1, Math.ceil(n / Math.max(1, bucketCount)));
   const buckets: PositionBucket[] = [];

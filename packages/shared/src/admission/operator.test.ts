@@ -13,7 +13,13 @@ beforeAll(async () => {
 afterAll(() => t.drop());
 
 const audits = (action: string) =>
-  t.db.selectFrom('audit_log').select(['actor', 'details', 'at']).where('event_id', '=', eventId).where('action', '=', action).orderBy('id').execute();
+  t.db
+    .selectFrom('audit_log')
+    .select(['actor', 'details', 'at'])
+    .where('event_id', '=', eventId)
+    .where('action', '=', action)
+    .orderBy('id')
+    .execute();
 
 async function refusal(p: Promise<unknown>): Promise<DomainError> {
   const e = await p.then(
@@ -32,13 +38,19 @@ describe('operator controls', () => {
     const row = await t.db.selectFrom('queue_state').selectAll().where('event_id', '=', eventId).executeTakeFirstOrThrow();
     expect(row).toMatchObject({ paused: true, paused_reason: 'payment provider degraded', paused_by: 'ops:alice' });
     expect(await audits('queue.paused')).toEqual([
-      expect.objectContaining({ actor: 'ops:alice', details: expect.objectContaining({ reason: 'payment provider degraded', wasPaused: false }) }),
+      expect.objectContaining({
+        actor: 'ops:alice',
+        details: expect.objectContaining({ reason: 'payment provider degraded', wasPaused: false }),
+      }),
     ]);
 
     const resumed = await resumeQueue(t.db, eventId, { actor: 'ops:bob' });
     expect(resumed).toMatchObject({ paused: false, pausedReason: null, pausedBy: null, pausedAt: null });
     const [r] = await audits('queue.resumed');
-    expect(r).toMatchObject({ actor: 'ops:bob', details: { wasPaused: true, pausedBy: 'ops:alice', pauseReason: 'payment provider degraded' } });
+    expect(r).toMatchObject({
+      actor: 'ops:bob',
+      details: { wasPaused: true, pausedBy: 'ops:alice', pauseReason: 'payment provider degraded' },
+    });
     expect((r!.details as { pausedSeconds: number }).pausedSeconds).toBeGreaterThanOrEqual(0);
   });
 
@@ -48,24 +60,38 @@ describe('operator controls', () => {
       const e = await refusal(pauseQueue(t.db, eventId, { actor: 'ops', reason }));
       expect(e).toMatchObject({ kind: 'invalid', code: 'REASON_REQUIRED', details: { field: 'reason' } });
     }
-    expect(await refusal(pauseQueue(t.db, eventId, { actor: ' ', reason: 'x' }))).toMatchObject({ kind: 'invalid', details: { field: 'actor' } });
-    expect(await refusal(pauseQueue(t.db, eventId, { actor: 'ops', reason: 'x'.repeat(501) }))).toMatchObject({ details: { field: 'reason' } });
+    expect(await refusal(pauseQueue(t.db, eventId, { actor: ' ', reason: 'x' }))).toMatchObject({
+      kind: 'invalid',
+      details: { field: 'actor' },
+    });
+    expect(await refusal(pauseQueue(t.db, eventId, { actor: 'ops', reason: 'x'.repeat(501) }))).toMatchObject({
+      details: { field: 'reason' },
+    });
     expect((await audits('queue.paused')).length).toBe(before);
-    expect((await t.db.selectFrom('queue_state').select('paused').where('event_id', '=', eventId).executeTakeFirstOrThrow()).paused).toBe(false);
+    expect((await t.db.selectFrom('queue_state').select('paused').where('event_id', '=', eventId).executeTakeFirstOrThrow()).paused).toBe(
+      false,
+    );
   });
 
   it('an unknown or malformed event is EVENT_NOT_FOUND', async () => {
     for (const id of ['00000000-0000-4000-8000-000000000000', 'not-an-event']) {
-      expect(await refusal(pauseQueue(t.db, id, { actor: 'ops', reason: 'x' }))).toMatchObject({ kind: 'not_found', code: 'EVENT_NOT_FOUND' });
+      expect(await refusal(pauseQueue(t.db, id, { actor: 'ops', reason: 'x' }))).toMatchObject({
+        kind: 'not_found',
+        code: 'EVENT_NOT_FOUND',
+      });
       expect(await refusal(resumeQueue(t.db, id, { actor: 'ops' }))).toMatchObject({ kind: 'not_found', code: 'EVENT_NOT_FOUND' });
       expect(await refusal(setRateOverride(t.db, id, 5, { actor: 'ops' }))).toMatchObject({ kind: 'not_found', code: 'EVENT_NOT_FOUND' });
     }
   });
 
   it('sets, bounds and clears the rate override, auditing each change with the previous value', async () => {
-    expect(await setRateOverride(t.db, eventId, 900, { actor: 'ops:alice', reason: 'gateway at half capacity' })).toMatchObject({ rateOverridePerMin: 900 });
+    expect(await setRateOverride(t.db, eventId, 900, { actor: 'ops:alice', reason: 'gateway at half capacity' })).toMatchObject({
+      rateOverridePerMin: 900,
+    });
     expect(await setRateOverride(t.db, eventId, 0, { actor: 'ops:alice' })).toMatchObject({ rateOverridePerMin: 0 });
-    expect(await setRateOverride(t.db, eventId, MAX_RATE_OVERRIDE_PER_MIN, { actor: 'ops:alice' })).toMatchObject({ rateOverridePerMin: 100_000 });
+    expect(await setRateOverride(t.db, eventId, MAX_RATE_OVERRIDE_PER_MIN, { actor: 'ops:alice' })).toMatchObject({
+      rateOverridePerMin: 100_000,
+    });
     expect(await setRateOverride(t.db, eventId, null, { actor: 'ops:bob' })).toMatchObject({ rateOverridePerMin: null });
     for (const bad of [-1, 100_001, 1.5, Number.NaN, Infinity]) {
       const e = await refusal(setRateOverride(t.db, eventId, bad, { actor: 'ops' }));
@@ -88,7 +114,9 @@ describe('operator controls', () => {
         throw new Error('abort');
       })
       .catch(() => {});
-    expect((await t.db.selectFrom('queue_state').select('paused').where('event_id', '=', eventId).executeTakeFirstOrThrow()).paused).toBe(false);
+    expect((await t.db.selectFrom('queue_state').select('paused').where('event_id', '=', eventId).executeTakeFirstOrThrow()).paused).toBe(
+      false,
+    );
     expect((await audits('queue.paused')).some((a) => (a.details as { reason: string }).reason === 'rolled back')).toBe(false);
   });
 });

@@ -58,7 +58,7 @@ function text(value: unknown, field: string, code: ErrorCode, what: string): str
 
 /** Runs fn in the caller's transaction, or in a new one. */
 function inTransaction<T>(db: Db | Trx, fn: (trx: Trx) => Promise<T>): Promise<T> {
-  return db.isTransaction ? fn(db as Trx) : (db).transaction().execute(fn);
+  return db.isTransaction ? fn(db as Trx) : db.transaction().execute(fn);
 }
 
 /** Which of an event's queues a control applies to: one presale tier's (by code), or every queue of the event. */
@@ -73,13 +73,21 @@ export interface QueueScope {
  */
 async function queuesOf(trx: Trx, eventId: string, scope: QueueScope, all: boolean): Promise<{ queueId: string; tier: string | null }[]> {
   if (typeof eventId !== 'string' || !UUID.test(eventId)) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'eventId');
-  const tiers = await trx.selectFrom('allocations').select(['code', 'queue_id', 'general']).where('event_id', '=', eventId).orderBy('position').execute();
+  const tiers = await trx
+    .selectFrom('allocations')
+    .select(['code', 'queue_id', 'general'])
+    .where('event_id', '=', eventId)
+    .orderBy('position')
+    .execute();
   if (scope.tier !== undefined) {
     const t = tiers.find((x) => x.code === scope.tier);
     if (!t) throw notFound('TIER_NOT_FOUND', `event ${eventId} has no tier ${scope.tier}`, 'tier');
     return [{ queueId: t.queue_id, tier: t.general ? null : t.code }];
   }
-  return [{ queueId: eventId, tier: null }, ...(all ? tiers.filter((t) => !t.general).map((t) => ({ queueId: t.queue_id, tier: t.code })) : [])];
+  return [
+    { queueId: eventId, tier: null },
+    ...(all ? tiers.filter((t) => !t.general).map((t) => ({ queueId: t.queue_id, tier: t.code })) : []),
+  ];
 }
 
 /** Locks the queues' rows (in id order, so two controls never wait on each other); EVENT_NOT_FOUND when one is missing. */
@@ -114,14 +122,25 @@ export async function readQueueControls(db: Db | Trx, eventId: string, scope: Qu
  * and each presale's); with `tier`, that tier's queue only. Returns the state of the first queue paused (the
  * event's own, or the tier's).
  */
-export async function pauseQueue(db: Db | Trx, eventId: string, opts: { actor: string; reason: string; publicNote?: string | undefined } & QueueScope): Promise<QueueControlState> {
+export async function pauseQueue(
+  db: Db | Trx,
+  eventId: string,
+  opts: { actor: string; reason: string; publicNote?: string | undefined } & QueueScope,
+): Promise<QueueControlState> {
   const actor = text(opts?.actor, 'actor', 'ACTOR_REQUIRED', 'the actor');
   const reason = text(opts?.reason, 'reason', 'REASON_REQUIRED', 'a reason for the pause');
   // What the public summary says about this pause; the reason stays internal.
-  const publicNote = opts?.publicNote === undefined || opts.publicNote.trim() === '' ? null : text(opts.publicNote, 'publicNote', 'INVALID_PUBLIC_NOTE', 'the public note');
+  const publicNote =
+    opts?.publicNote === undefined || opts.publicNote.trim() === ''
+      ? null
+      : text(opts.publicNote, 'publicNote', 'INVALID_PUBLIC_NOTE', 'the public note');
   return inTransaction(db, async (trx) => {
     const queues = await queuesOf(trx, eventId, opts, true);
-    const before = await lockControls(trx, eventId, queues.map((q) => q.queueId));
+    const before = await lockControls(
+      trx,
+      eventId,
+      queues.map((q) => q.queueId),
+    );
     const { rows } = await sql<ControlRow>`
       UPDATE queue_state SET paused = true, paused_reason = ${reason}, paused_by = ${actor}, paused_at = now(), updated_at = now()
       WHERE event_id = ANY(${queues.map((q) => q.queueId)}::uuid[])
@@ -131,9 +150,19 @@ export async function pauseQueue(db: Db | Trx, eventId: string, opts: { actor: s
       actor,
       action: 'queue.paused',
       eventId,
-      details: { reason, ...(publicNote ? { publicNote } : {}), wasPaused: first.paused, admittedThrough: Number(first.admitted_through), ...scopeDetails(queues) },
+      details: {
+        reason,
+        ...(publicNote ? { publicNote } : {}),
+        wasPaused: first.paused,
+        admittedThrough: Number(first.admitted_through),
+        ...scopeDetails(queues),
+      },
     });
-    return toState(rows.find((r) => r.event_id === queues[0]!.queueId)!, eventId, queues[0]!.tier);
+    return toState(
+      rows.find((r) => r.event_id === queues[0]!.queueId)!,
+      eventId,
+      queues[0]!.tier,
+    );
   });
 }
 
@@ -145,17 +174,28 @@ function scopeDetails(queues: { tier: string | null }[]) {
 }
 
 /** Resumes admissions (every queue of the event, or one tier's); audited (`queue.resumed`) with how long it was paused. */
-export async function resumeQueue(db: Db | Trx, eventId: string, opts: { actor: string; reason?: string } & QueueScope): Promise<QueueControlState> {
+export async function resumeQueue(
+  db: Db | Trx,
+  eventId: string,
+  opts: { actor: string; reason?: string } & QueueScope,
+): Promise<QueueControlState> {
   const actor = text(opts?.actor, 'actor', 'ACTOR_REQUIRED', 'the actor');
-  const reason = opts?.reason === undefined || opts.reason.trim() === '' ? null : text(opts.reason, 'reason', 'INVALID_REASON', 'the reason');
+  const reason =
+    opts?.reason === undefined || opts.reason.trim() === '' ? null : text(opts.reason, 'reason', 'INVALID_REASON', 'the reason');
   return inTransaction(db, async (trx) => {
     const queues = await queuesOf(trx, eventId, opts, true);
-    const locked = await lockControls(trx, eventId, queues.map((q) => q.queueId));
+    const locked = await lockControls(
+      trx,
+      eventId,
+      queues.map((q) => q.queueId),
+    );
     const before = locked.get(queues[0]!.queueId)!;
     const { rows } = await sql<ControlRow & { now: Date }>`
       UPDATE queue_state SET paused = false, paused_reason = NULL, paused_by = NULL, paused_at = NULL, updated_at = now()
       WHERE event_id = ANY(${queues.map((q) => q.queueId)}::uuid[])
-      RETURNING event_id, paused, paused_reason, paused_by, paused_at, rate_override_per_min, admitted_through, updated_at, now() AS now`.execute(trx);
+      RETURNING event_id, paused, paused_reason, paused_by, paused_at, rate_override_per_min, admitted_through, updated_at, now() AS now`.execute(
+      trx,
+    );
     const row = rows.find((r) => r.event_id === queues[0]!.queueId)!;
     await insertAudit(trx, {
       actor,
@@ -165,7 +205,12 @@ export async function resumeQueue(db: Db | Trx, eventId: string, opts: { actor: 
         wasPaused: before.paused,
         ...(reason ? { reason } : {}),
         ...(before.paused
-          ? { pausedAt: before.paused_at?.toISOString() ?? null, pausedBy: before.paused_by, pauseReason: before.paused_reason, pausedSeconds: before.paused_at ? Math.round((row.now.getTime() - before.paused_at.getTime()) / 1000) : null }
+          ? {
+              pausedAt: before.paused_at?.toISOString() ?? null,
+              pausedBy: before.paused_by,
+              pauseReason: before.paused_reason,
+              pausedSeconds: before.paused_at ? Math.round((row.now.getTime() - before.paused_at.getTime()) / 1000) : null,
+            }
           : {}),
         ...scopeDetails(queues),
       },
@@ -188,8 +233,14 @@ export async function setRateOverride(
 ): Promise<QueueControlState> {
   const actor = text(opts?.actor, 'actor', 'ACTOR_REQUIRED', 'the actor');
   if (perMinute !== null && !(Number.isInteger(perMinute) && perMinute >= 0 && perMinute <= MAX_RATE_OVERRIDE_PER_MIN))
-    throw invalid('INVALID_RATE_OVERRIDE', `the rate must be a whole number of admits per minute from 0 to ${MAX_RATE_OVERRIDE_PER_MIN}, or off`, 'perMinute', { value: perMinute });
-  const reason = opts?.reason === undefined || opts.reason.trim() === '' ? null : text(opts.reason, 'reason', 'INVALID_REASON', 'the reason');
+    throw invalid(
+      'INVALID_RATE_OVERRIDE',
+      `the rate must be a whole number of admits per minute from 0 to ${MAX_RATE_OVERRIDE_PER_MIN}, or off`,
+      'perMinute',
+      { value: perMinute },
+    );
+  const reason =
+    opts?.reason === undefined || opts.reason.trim() === '' ? null : text(opts.reason, 'reason', 'INVALID_REASON', 'the reason');
   return inTransaction(db, async (trx) => {
     // One queue: the event's own (the general sale), or the named tier's; each queue has its own rate.
     const queues = await queuesOf(trx, eventId, opts, false);

@@ -5,7 +5,14 @@ import { planAdmission, strandedSeats, type PlanInput } from './plan.js';
 
 // The source's inputs ("Deep dive 1: Admission math"): 60,000 seats, avg 2.5 tickets/order, ~25 min target,
 // x1.3 overbooking, ~6 min checkout, payment gateway 1,000 TPS.
-const SOURCE: PlanInput = { seats: 60_000, ticketsPerOrder: 2.5, targetSaleMinutes: 25, overbookFactor: 1.3, checkoutMinutes: 6, paymentTps: 1000 };
+const SOURCE: PlanInput = {
+  seats: 60_000,
+  ticketsPerOrder: 2.5,
+  targetSaleMinutes: 25,
+  overbookFactor: 1.3,
+  checkoutMinutes: 6,
+  paymentTps: 1000,
+};
 
 describe('planAdmission with the source inputs', () => {
   const plan = planAdmission(SOURCE);
@@ -91,16 +98,31 @@ describe('planAdmission', () => {
   it('holds its identities for any inputs (property)', () => {
     const pos = (min: number, max: number) => fc.double({ min, max, noNaN: true, noDefaultInfinity: true });
     fc.assert(
-      fc.property(pos(1, 200_000), pos(1, 8), pos(1, 240), pos(1, 3), pos(0.5, 30), pos(0.1, 10_000), (seats, perOrder, minutes, overbook, checkout, tps) => {
-        const p = planAdmission({ seats, ticketsPerOrder: perOrder, targetSaleMinutes: minutes, overbookFactor: overbook, checkoutMinutes: checkout, paymentTps: tps });
-        const rel = (a: number, b: number) => Math.abs(a - b) <= 1e-4 * Math.max(1, Math.abs(b)) // outputs are rounded to 1e-6;
-        expect(rel(p.buyersPerMinute, Math.min(p.buyersPerMin.inventoryPacing, p.buyersPerMin.paymentCeiling))).toBe(true);
-        expect(p.bindingConstraint === 'payment_tps').toBe(p.buyersPerMin.paymentCeiling < p.buyersPerMin.inventoryPacing);
-        expect(rel(p.admitsPerMinute, p.buyersPerMinute * overbook)).toBe(true);
-        expect(rel(p.concurrentShoppers, p.admitsPerMinute * checkout)).toBe(true);
-        expect(p.expectedSaleMinutes).toBeGreaterThanOrEqual(minutes - 1e-6);
-        expect(p.storeRequestsPerSecond.low).toBeLessThanOrEqual(p.storeRequestsPerSecond.high);
-      }),
+      fc.property(
+        pos(1, 200_000),
+        pos(1, 8),
+        pos(1, 240),
+        pos(1, 3),
+        pos(0.5, 30),
+        pos(0.1, 10_000),
+        (seats, perOrder, minutes, overbook, checkout, tps) => {
+          const p = planAdmission({
+            seats,
+            ticketsPerOrder: perOrder,
+            targetSaleMinutes: minutes,
+            overbookFactor: overbook,
+            checkoutMinutes: checkout,
+            paymentTps: tps,
+          });
+          const rel = (a: number, b: number) => Math.abs(a - b) <= 1e-4 * Math.max(1, Math.abs(b)); // outputs are rounded to 1e-6;
+          expect(rel(p.buyersPerMinute, Math.min(p.buyersPerMin.inventoryPacing, p.buyersPerMin.paymentCeiling))).toBe(true);
+          expect(p.bindingConstraint === 'payment_tps').toBe(p.buyersPerMin.paymentCeiling < p.buyersPerMin.inventoryPacing);
+          expect(rel(p.admitsPerMinute, p.buyersPerMinute * overbook)).toBe(true);
+          expect(rel(p.concurrentShoppers, p.admitsPerMinute * checkout)).toBe(true);
+          expect(p.expectedSaleMinutes).toBeGreaterThanOrEqual(minutes - 1e-6);
+          expect(p.storeRequestsPerSecond.low).toBeLessThanOrEqual(p.storeRequestsPerSecond.high);
+        },
+      ),
     );
   });
 });
@@ -116,6 +138,8 @@ describe('strandedSeats (section 3.3)', () => {
   });
   it('is zero with no abandonment and rejects a rate above 1', () => {
     expect(strandedSeats({ admitsPerMinute: 1300, abandonmentRate: 0, holdTtlMinutes: 6, ticketsPerOrder: 2.5 })).toBe(0);
-    expect(() => strandedSeats({ admitsPerMinute: 1300, abandonmentRate: 1.2, holdTtlMinutes: 6, ticketsPerOrder: 2.5 })).toThrow(DomainError);
+    expect(() => strandedSeats({ admitsPerMinute: 1300, abandonmentRate: 1.2, holdTtlMinutes: 6, ticketsPerOrder: 2.5 })).toThrow(
+      DomainError,
+    );
   });
 });

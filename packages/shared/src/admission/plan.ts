@@ -84,7 +84,8 @@ function nonNegative(value: number, field: string): number {
   return value;
 }
 function fraction(value: number, field: string): number {
-  if (!Number.isFinite(value) || value < 0 || value > 1) throw invalid('INVALID_PLAN_INPUT', `${field} must be between 0 and 1`, field, { value });
+  if (!Number.isFinite(value) || value < 0 || value > 1)
+    throw invalid('INVALID_PLAN_INPUT', `${field} must be between 0 and 1`, field, { value });
   return value;
 }
 
@@ -116,12 +117,14 @@ export function planAdmission(input: PlanInput): AdmissionPlan {
   const ticketsPerOrder = positive(input.ticketsPerOrder, 'ticketsPerOrder');
   const targetSaleMinutes = positive(input.targetSaleMinutes, 'targetSaleMinutes');
   const overbookFactor = positive(input.overbookFactor, 'overbookFactor');
-  if (overbookFactor < 1) throw invalid('INVALID_PLAN_INPUT', 'overbookFactor must be at least 1', 'overbookFactor', { value: overbookFactor });
+  if (overbookFactor < 1)
+    throw invalid('INVALID_PLAN_INPUT', 'overbookFactor must be at least 1', 'overbookFactor', { value: overbookFactor });
   const checkoutMinutes = positive(input.checkoutMinutes, 'checkoutMinutes');
   const paymentTps = positive(input.paymentTps, 'paymentTps');
   const attempts = positive(input.paymentAttemptsPerBuyer ?? DEFAULT_PAYMENT_ATTEMPTS_PER_BUYER, 'paymentAttemptsPerBuyer');
   const remainingSeats = nonNegative(input.remainingSeats ?? seats, 'remainingSeats');
-  if (remainingSeats > seats) throw invalid('INVALID_PLAN_INPUT', 'remainingSeats cannot exceed seats', 'remainingSeats', { value: remainingSeats });
+  if (remainingSeats > seats)
+    throw invalid('INVALID_PLAN_INPUT', 'remainingSeats cannot exceed seats', 'remainingSeats', { value: remainingSeats });
 
   const orders = remainingSeats / ticketsPerOrder;
   const inventoryPacing = orders / targetSaleMinutes;

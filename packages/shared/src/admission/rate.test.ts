@@ -5,7 +5,14 @@ import { planAdmission } from './plan.js';
 import { nextAdmissionRate, type AdmissionRateInput } from './rate.js';
 
 // The source's plan: 1,248 admits/min ("about 1,300"), x1.3, 2.5 tickets/order.
-const plan = planAdmission({ seats: 60_000, ticketsPerOrder: 2.5, targetSaleMinutes: 25, overbookFactor: 1.3, checkoutMinutes: 6, paymentTps: 1000 });
+const plan = planAdmission({
+  seats: 60_000,
+  ticketsPerOrder: 2.5,
+  targetSaleMinutes: 25,
+  overbookFactor: 1.3,
+  checkoutMinutes: 6,
+  paymentTps: 1000,
+});
 const healthy: AdmissionRateInput = {
   plan,
   checkoutErrorRate: 0,
@@ -94,12 +101,22 @@ describe('nextAdmissionRate', () => {
     // never faster than the plan, however fast seats return
     expect(rate({ remainingSeats: 0, heldSeats: 50_000, releasedSeatsPerMinute: 1e6 }).ratePerMinute).toBe(1248);
     // and still slowed by errors
-    expect(rate({ remainingSeats: 0, heldSeats: 5000, fansInside: 2000, releasedSeatsPerMinute: 250, checkoutErrorRate: 0.2 }).ratePerMinute).toBeCloseTo(10, 6);
+    expect(
+      rate({ remainingSeats: 0, heldSeats: 5000, fansInside: 2000, releasedSeatsPerMinute: 250, checkoutErrorRate: 0.2 }).ratePerMinute,
+    ).toBeCloseTo(10, 6);
   });
 
   it('the last seats: with seats available and nobody inside, one fan is let in at once, however slow the pace', () => {
     // The club: 1 seat left of 300, 2 tickets/order, 10 min target: the pace is 0.06 fans/min, one every 17 min.
-    const club = planAdmission({ seats: 300, ticketsPerOrder: 2, targetSaleMinutes: 10, overbookFactor: 1.2, checkoutMinutes: 5, paymentTps: 50, remainingSeats: 1 });
+    const club = planAdmission({
+      seats: 300,
+      ticketsPerOrder: 2,
+      targetSaleMinutes: 10,
+      overbookFactor: 1.2,
+      checkoutMinutes: 5,
+      paymentTps: 50,
+      remainingSeats: 1,
+    });
     const last = rate({ plan: club, ticketsPerOrder: 2, remainingSeats: 1, heldSeats: 0, fansInside: 0 });
     expect(last).toMatchObject({ ratePerMinute: 0.06, constraint: 'plan', cap: 1, admitAtOnce: 1 });
     // Someone inside can still buy it: no more than the plausible seats allow, and nobody at once.
@@ -115,8 +132,18 @@ describe('nextAdmissionRate', () => {
 
   it('40 seats left, 27 admitted fans who left long ago: they are not inside, so a 120/min override admits', () => {
     // Before, every fan admitted in the last 10 minutes who had not bought counted: 27 for 40 seats x 1.2 / 2 = 24 -> 0/min.
-    const club = planAdmission({ seats: 300, ticketsPerOrder: 2, targetSaleMinutes: 10, overbookFactor: 1.2, checkoutMinutes: 5, paymentTps: 50 });
-    expect(rate({ plan: club, ticketsPerOrder: 2, remainingSeats: 40, fansInside: 27, overrideRatePerMinute: 120 })).toMatchObject({ ratePerMinute: 0, constraint: 'no_plausible_seats' });
+    const club = planAdmission({
+      seats: 300,
+      ticketsPerOrder: 2,
+      targetSaleMinutes: 10,
+      overbookFactor: 1.2,
+      checkoutMinutes: 5,
+      paymentTps: 50,
+    });
+    expect(rate({ plan: club, ticketsPerOrder: 2, remainingSeats: 40, fansInside: 27, overrideRatePerMinute: 120 })).toMatchObject({
+      ratePerMinute: 0,
+      constraint: 'no_plausible_seats',
+    });
     expect(rate({ plan: club, ticketsPerOrder: 2, remainingSeats: 40, fansInside: 3, overrideRatePerMinute: 120 })).toMatchObject({
       ratePerMinute: 21,
       constraint: 'plausible_seats',
@@ -125,7 +152,11 @@ describe('nextAdmissionRate', () => {
   });
 
   it('sold out (nothing available, nothing held) admits no one', () => {
-    expect(rate({ remainingSeats: 0, heldSeats: 0, overrideRatePerMinute: 5000 })).toMatchObject({ ratePerMinute: 0, cap: 0, reason: expect.stringMatching(/^sold_out: /) });
+    expect(rate({ remainingSeats: 0, heldSeats: 0, overrideRatePerMinute: 5000 })).toMatchObject({
+      ratePerMinute: 0,
+      cap: 0,
+      reason: expect.stringMatching(/^sold_out: /),
+    });
   });
 
   it.each([
@@ -167,7 +198,14 @@ describe('nextAdmissionRate', () => {
         fc.option(fc.double({ min: 0, max: 10_000, noNaN: true })),
         fc.option(fc.double({ min: 0, max: 10_000, noNaN: true }), { nil: undefined }),
         (p, checkoutErrorRate, holdFailureRate, remainingSeats, heldSeats, fansInside, override, released) => {
-          const plan = planAdmission({ seats: p.seats, ticketsPerOrder: p.perOrder, targetSaleMinutes: p.minutes, overbookFactor: p.overbook, checkoutMinutes: 6, paymentTps: p.tps });
+          const plan = planAdmission({
+            seats: p.seats,
+            ticketsPerOrder: p.perOrder,
+            targetSaleMinutes: p.minutes,
+            overbookFactor: p.overbook,
+            checkoutMinutes: 6,
+            paymentTps: p.tps,
+          });
           const r = nextAdmissionRate({
             plan,
             checkoutErrorRate,
@@ -184,13 +222,17 @@ describe('nextAdmissionRate', () => {
           expect(r.ratePerMinute).toBeLessThanOrEqual(start);
           expect(r.ratePerMinute).toBeLessThanOrEqual(r.cap);
           expect(Number.isInteger(r.cap) && r.cap >= 0).toBe(true);
-          expect(r.cap).toBeLessThanOrEqual(Math.max(0, Math.ceil(((remainingSeats + heldSeats) / p.perOrder) * p.overbook + 1e-6) - fansInside));
+          expect(r.cap).toBeLessThanOrEqual(
+            Math.max(0, Math.ceil(((remainingSeats + heldSeats) / p.perOrder) * p.overbook + 1e-6) - fansInside),
+          );
           if (remainingSeats === 0 && heldSeats === 0) expect(r.ratePerMinute).toBe(0);
           if (remainingSeats === 0 && heldSeats > 0) expect(r.ratePerMinute).toBeLessThanOrEqual((released ?? 0) / p.perOrder + 1e-9);
           if ((checkoutErrorRate > 0.02 || holdFailureRate > 0.1) && start > 1e-6) expect(r.ratePerMinute).toBeLessThan(start);
           if (checkoutErrorRate >= 0.2) expect(r.ratePerMinute).toBeLessThanOrEqual(start * 0.1 + 1e-9);
           if (holdFailureRate >= 0.5) expect(r.ratePerMinute).toBeLessThanOrEqual(start * 0.25 + 1e-9);
-          expect(r.reason).toMatch(/^(plan|override|checkout_errors|hold_failures|last_chance|sold_out|plausible_seats|no_plausible_seats): /);
+          expect(r.reason).toMatch(
+            /^(plan|override|checkout_errors|hold_failures|last_chance|sold_out|plausible_seats|no_plausible_seats): /,
+          );
           expect(r.reason.startsWith(`${r.constraint}: `)).toBe(true);
           // One fan at once exactly when seats are available, nobody inside can buy them, and the rate is not 0.
           expect(r.admitAtOnce).toBe(remainingSeats > 0 && fansInside === 0 && r.ratePerMinute > 0 ? 1 : 0);
@@ -203,11 +245,20 @@ describe('nextAdmissionRate', () => {
 
   it('is monotone: more errors never mean a faster rate (property)', () => {
     fc.assert(
-      fc.property(fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 0, max: 1, noNaN: true }), (a, b, h) => {
-        const [lo, hi] = a <= b ? [a, b] : [b, a];
-        expect(rate({ checkoutErrorRate: hi, holdFailureRate: h }).ratePerMinute).toBeLessThanOrEqual(rate({ checkoutErrorRate: lo, holdFailureRate: h }).ratePerMinute);
-        expect(rate({ holdFailureRate: hi, checkoutErrorRate: h }).ratePerMinute).toBeLessThanOrEqual(rate({ holdFailureRate: lo, checkoutErrorRate: h }).ratePerMinute);
-      }),
+      fc.property(
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (a, b, h) => {
+          const [lo, hi] = a <= b ? [a, b] : [b, a];
+          expect(rate({ checkoutErrorRate: hi, holdFailureRate: h }).ratePerMinute).toBeLessThanOrEqual(
+            rate({ checkoutErrorRate: lo, holdFailureRate: h }).ratePerMinute,
+          );
+          expect(rate({ holdFailureRate: hi, checkoutErrorRate: h }).ratePerMinute).toBeLessThanOrEqual(
+            rate({ holdFailureRate: lo, checkoutErrorRate: h }).ratePerMinute,
+          );
+        },
+      ),
     );
   });
 });

@@ -35,14 +35,7 @@ export interface AdmissionRateInput {
 
 /** What set the rate: the stable code that starts `reason`. */
 export type AdmissionConstraint =
-  | 'plan'
-  | 'override'
-  | 'checkout_errors'
-  | 'hold_failures'
-  | 'last_chance'
-  | 'sold_out'
-  | 'plausible_seats'
-  | 'no_plausible_seats';
+  'plan' | 'override' | 'checkout_errors' | 'hold_failures' | 'last_chance' | 'sold_out' | 'plausible_seats' | 'no_plausible_seats';
 
 /** The rate for the next ticks. `reason` starts with its `constraint` code followed by `: ` and words. */
 export interface AdmissionRate {

@@ -31,7 +31,15 @@ const num = (r: QueueScheduleRow): QueueScheduleRow => ({ ...r, id: Number(r.id)
 /** Records the schedule and its job (due at its time, keyed by the schedule, so it exists once). */
 export async function insertSchedule(
   trx: Trx,
-  s: { eventId: string; tier: string | null; action: ScheduledAction; perMinute: number | null; reason: string; runAt: Date; createdBy: string },
+  s: {
+    eventId: string;
+    tier: string | null;
+    action: ScheduledAction;
+    perMinute: number | null;
+    reason: string;
+    runAt: Date;
+    createdBy: string;
+  },
 ): Promise<QueueScheduleRow> {
   const { rows } = await sql<QueueScheduleRow>`
     INSERT INTO queue_schedules (event_id, tier, action, per_minute, reason, run_at, created_by)

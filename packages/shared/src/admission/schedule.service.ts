@@ -53,7 +53,12 @@ const toSchedule = (r: repo.QueueScheduleRow): QueueSchedule => ({
 /** A schedule must be at least this far ahead (a control needed now is the war room's button). */
 export const MIN_SCHEDULE_LEAD_SECONDS = 10;
 
-function parse<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }, input: unknown): T {
+function parse<T>(
+  schema: {
+    safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } };
+  },
+  input: unknown,
+): T {
   const r = schema.safeParse(input);
   if (r.success) return r.data;
   const issue = r.error.issues[0]!;
@@ -71,12 +76,21 @@ export async function scheduleQueueControl(trx: Trx, input: unknown, actor: stri
   if (!isUuid(i.eventId)) throw notFound('EVENT_NOT_FOUND', `no event ${i.eventId}`, 'eventId');
   const window = await repo.scheduleWindow(trx, i.eventId);
   if (!window) throw notFound('EVENT_NOT_FOUND', `no event ${i.eventId}`, 'eventId');
-  if (i.tier !== undefined && !(await repo.tierExists(trx, i.eventId, i.tier))) throw notFound('TIER_NOT_FOUND', `event ${i.eventId} has no tier ${i.tier}`, 'tier');
+  if (i.tier !== undefined && !(await repo.tierExists(trx, i.eventId, i.tier)))
+    throw notFound('TIER_NOT_FOUND', `event ${i.eventId} has no tier ${i.tier}`, 'tier');
   const runAt = new Date(i.runAt);
   if (runAt.getTime() < window.now.getTime() + MIN_SCHEDULE_LEAD_SECONDS * 1000)
-    throw invalid('SCHEDULE_IN_PAST', `choose a time at least ${MIN_SCHEDULE_LEAD_SECONDS} seconds from now; for a control needed now, use the war room's buttons`, 'runAt');
+    throw invalid(
+      'SCHEDULE_IN_PAST',
+      `choose a time at least ${MIN_SCHEDULE_LEAD_SECONDS} seconds from now; for a control needed now, use the war room's buttons`,
+      'runAt',
+    );
   if (runAt.getTime() >= window.starts_at.getTime())
-    throw invalid('SCHEDULE_AFTER_EVENT', `choose a time before the event starts (${window.starts_at.toISOString()}): its queue closes then`, 'runAt');
+    throw invalid(
+      'SCHEDULE_AFTER_EVENT',
+      `choose a time before the event starts (${window.starts_at.toISOString()}): its queue closes then`,
+      'runAt',
+    );
   const row = await repo.insertSchedule(trx, {
     eventId: i.eventId,
     tier: i.tier ?? null,
@@ -90,7 +104,14 @@ export async function scheduleQueueControl(trx: Trx, input: unknown, actor: stri
     actor,
     action: 'queue.control_scheduled',
     eventId: i.eventId,
-    details: { scheduleId: row.id, action: row.action, perMinute: row.per_minute, runAt: row.run_at.toISOString(), reason: row.reason, ...(row.tier ? { tier: row.tier } : {}) },
+    details: {
+      scheduleId: row.id,
+      action: row.action,
+      perMinute: row.per_minute,
+      runAt: row.run_at.toISOString(),
+      reason: row.reason,
+      ...(row.tier ? { tier: row.tier } : {}),
+    },
   });
   return toSchedule(row);
 }
@@ -100,9 +121,18 @@ export async function cancelQueueSchedule(trx: Trx, input: unknown, actor: strin
   const i = parse(queueScheduleCancelSchema, input);
   const row = await repo.lockSchedule(trx, i.id);
   if (!row || row.event_id !== i.eventId) throw notFound('SCHEDULE_NOT_FOUND', `no scheduled control ${i.id} for this event`, 'id');
-  if (row.status !== 'PENDING') throw conflict('SCHEDULE_NOT_PENDING', `this control is ${row.status.toLowerCase()} already and cannot be cancelled`, { field: 'id', status: row.status });
+  if (row.status !== 'PENDING')
+    throw conflict('SCHEDULE_NOT_PENDING', `this control is ${row.status.toLowerCase()} already and cannot be cancelled`, {
+      field: 'id',
+      status: row.status,
+    });
   const cancelled = await repo.cancelSchedule(trx, row.id, actor);
-  await insertAudit(trx, { actor, action: 'queue.schedule_cancelled', eventId: row.event_id, details: { scheduleId: row.id, action: row.action, runAt: row.run_at.toISOString(), reason: i.reason } });
+  await insertAudit(trx, {
+    actor,
+    action: 'queue.schedule_cancelled',
+    eventId: row.event_id,
+    details: { scheduleId: row.id, action: row.action, runAt: row.run_at.toISOString(), reason: i.reason },
+  });
   return toSchedule(cancelled);
 }
 
@@ -131,7 +161,14 @@ export async function runScheduledControl(db: Db, scheduleId: number): Promise<Q
       await repo.finishSchedule(trx, s.id, 'FAILED', e.message);
       return toSchedule({ ...s, status: 'FAILED', result: e.message });
     }
-    const result = s.action === 'PAUSE' ? 'admissions paused' : s.action === 'RESUME' ? 'admissions resumed' : s.per_minute === null ? 'rate back to the plan' : `rate set to ${s.per_minute}/min`;
+    const result =
+      s.action === 'PAUSE'
+        ? 'admissions paused'
+        : s.action === 'RESUME'
+          ? 'admissions resumed'
+          : s.per_minute === null
+            ? 'rate back to the plan'
+            : `rate set to ${s.per_minute}/min`;
     await repo.finishSchedule(trx, s.id, 'DONE', result);
     return toSchedule({ ...s, status: 'DONE', result });
   });
@@ -143,6 +180,10 @@ export function queueScheduleTask(deps: { db: Db; logger?: pino.Logger }): Task 
     const id = Number((payload as { scheduleId?: unknown } | null)?.scheduleId);
     if (!Number.isSafeInteger(id) || id <= 0) throw new Error(`queue_schedule_run: bad payload ${JSON.stringify(payload)}`);
     const done = await runScheduledControl(deps.db, id);
-    if (done) deps.logger?.info({ schedule: { id: done.id, eventId: done.eventId, action: done.action, status: done.status, result: done.result } }, 'scheduled queue control ran');
+    if (done)
+      deps.logger?.info(
+        { schedule: { id: done.id, eventId: done.eventId, action: done.action, status: done.status, result: done.result } },
+        'scheduled queue control ran',
+      );
   };
 }

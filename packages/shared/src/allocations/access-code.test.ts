@@ -18,7 +18,11 @@ describe('access-code.ts as an edge runs it', () => {
   let edge: typeof import('./access-code.js') & typeof import('../queue/edge.js');
 
   beforeAll(async () => {
-    ({ bundle, inputs, module: edge } = await bundleForEdge<typeof edge>({
+    ({
+      bundle,
+      inputs,
+      module: edge,
+    } = await bundleForEdge<typeof edge>({
       contents: "export * from './access-code.ts'; export { createTokenKey } from '../queue/edge.ts';",
       resolveDir: fileURLToPath(new URL('.', import.meta.url)),
     }));
@@ -26,7 +30,12 @@ describe('access-code.ts as an edge runs it', () => {
 
   it('bundles with no node: import, require or process', () => {
     // This file and the two it imports (beside the bundle's own entry), nothing else.
-    expect(inputs.map((p) => p.replace(/^.*src\//, '')).filter((p) => !p.endsWith('edge-entry.ts')).sort()).toEqual(['allocations/access-code.ts', 'queue/edge.ts', 'queue/fairness.ts']);
+    expect(
+      inputs
+        .map((p) => p.replace(/^.*src\//, ''))
+        .filter((p) => !p.endsWith('edge-entry.ts'))
+        .sort(),
+    ).toEqual(['allocations/access-code.ts', 'queue/edge.ts', 'queue/fairness.ts']);
     expect(bundle).not.toMatch(/node:|\brequire\s*\(|\bprocess\./);
   });
 
@@ -52,6 +61,9 @@ describe('access-code.ts as an edge runs it', () => {
   it('agrees with the origin: the same check runs under Node', async () => {
     const key = await createNodeTokenKey(SECRET);
     const code = await signAccessCode(key, claims);
-    expect(await checkAccessCode(key, code, { eventId: 'ev-1', tier: 'FANCLUB', accountId: 'anyone', now: NOW })).toEqual({ ok: true, claims });
+    expect(await checkAccessCode(key, code, { eventId: 'ev-1', tier: 'FANCLUB', accountId: 'anyone', now: NOW })).toEqual({
+      ok: true,
+      claims,
+    });
   });
 });

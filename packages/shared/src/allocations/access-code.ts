@@ -15,7 +15,13 @@ export interface AccessCodeClaims {
   exp: number;
 }
 
-export type AccessCodeProblem = 'ACCESS_CODE_MALFORMED' | 'ACCESS_CODE_FORGED' | 'ACCESS_CODE_EXPIRED' | 'ACCESS_CODE_WRONG_EVENT' | 'ACCESS_CODE_WRONG_TIER' | 'ACCESS_CODE_WRONG_ACCOUNT';
+export type AccessCodeProblem =
+  | 'ACCESS_CODE_MALFORMED'
+  | 'ACCESS_CODE_FORGED'
+  | 'ACCESS_CODE_EXPIRED'
+  | 'ACCESS_CODE_WRONG_EVENT'
+  | 'ACCESS_CODE_WRONG_TIER'
+  | 'ACCESS_CODE_WRONG_ACCOUNT';
 
 export const ACCESS_CODE_MESSAGES: Record<AccessCodeProblem, string> = {
   ACCESS_CODE_MALFORMED: 'the access code is not a well-formed code',
@@ -47,7 +53,14 @@ export async function checkAccessCode(
     throw e;
   }
   const o = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
-  if (o.kind !== 'access' || !text(o.eventId) || !text(o.tier) || !text(o.codeId) || (o.accountId !== undefined && !text(o.accountId)) || typeof o.exp !== 'number')
+  if (
+    o.kind !== 'access' ||
+    !text(o.eventId) ||
+    !text(o.tier) ||
+    !text(o.codeId) ||
+    (o.accountId !== undefined && !text(o.accountId)) ||
+    typeof o.exp !== 'number'
+  )
     return { ok: false, problem: 'ACCESS_CODE_MALFORMED' };
   const claims = o as unknown as AccessCodeClaims;
   if (claims.eventId !== expected.eventId) return { ok: false, problem: 'ACCESS_CODE_WRONG_EVENT' };

@@ -85,7 +85,15 @@ export async function moveUnsoldUnits(trx: Trx, eventId: string, from: string, i
  * them. Seats of live holds stay: if those holds lapse or are released, a later roll moves them.
  */
 export async function moveUnsoldSeats(trx: Trx, eventId: string, from: string, into: string) {
-  const { rows } = await sql<{ id: string; sectionCode: string; rowIndex: number; rowLabel: string; seatNumber: number; quality: number; lapsedHold: string | null }>`
+  const { rows } = await sql<{
+    id: string;
+    sectionCode: string;
+    rowIndex: number;
+    rowLabel: string;
+    seatNumber: number;
+    quality: number;
+    lapsedHold: string | null;
+  }>`
     WITH moved AS (
       SELECT id, hold_id FROM seats
       WHERE event_id = ${eventId} AND allocation = ${from}
@@ -128,7 +136,12 @@ export async function redeemAccessCode(db: Db | Trx, eventId: string, codeId: st
     .executeTakeFirst();
   if (inserted) return inserted.account_id;
   // Taken already (a new statement, so a redemption that committed while this one waited is seen).
-  const row = await db.selectFrom('access_code_redemptions').select('account_id').where('event_id', '=', eventId).where('code_id', '=', codeId).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('access_code_redemptions')
+    .select('account_id')
+    .where('event_id', '=', eventId)
+    .where('code_id', '=', codeId)
+    .executeTakeFirstOrThrow();
   return row.account_id;
 }
 
@@ -138,7 +151,11 @@ export function deleteAllocations(trx: Trx, eventId: string): Promise<Allocation
 }
 
 /** Sets each seat's tier (null: the event has no tiers), matched by section, row and seat number. */
-export async function setSeatAllocations(trx: Trx, eventId: string, seats: { sectionCode: string; rowIndex: number; seatNumber: number; allocation: string | null }[]): Promise<void> {
+export async function setSeatAllocations(
+  trx: Trx,
+  eventId: string,
+  seats: { sectionCode: string; rowIndex: number; seatNumber: number; allocation: string | null }[],
+): Promise<void> {
   const chunk = 20_000;
   for (let i = 0; i < seats.length; i += chunk) {
     const part = seats.slice(i, i + chunk);
@@ -165,8 +182,18 @@ export function insertAllocation(trx: Trx, row: Insertable<AllocationsTable>): P
 }
 
 /** The general sale opens at the event's on-sale, under its fairness mode. */
-export async function setGeneralSaleOpening(trx: Trx, eventId: string, opensAt: Date, fairnessMode: AllocationRow['fairness_mode']): Promise<void> {
-  await trx.updateTable('allocations').set({ opens_at: opensAt, fairness_mode: fairnessMode }).where('event_id', '=', eventId).where('general', '=', true).execute();
+export async function setGeneralSaleOpening(
+  trx: Trx,
+  eventId: string,
+  opensAt: Date,
+  fairnessMode: AllocationRow['fairness_mode'],
+): Promise<void> {
+  await trx
+    .updateTable('allocations')
+    .set({ opens_at: opensAt, fairness_mode: fairnessMode })
+    .where('event_id', '=', eventId)
+    .where('general', '=', true)
+    .execute();
 }
 
 export async function setCapacity(trx: Trx, eventId: string, code: string, capacity: number): Promise<void> {
@@ -174,7 +201,13 @@ export async function setCapacity(trx: Trx, eventId: string, code: string, capac
 }
 
 /** Queues the graphile-worker job `task` for `runAt` under `jobKey` (a job with that key is moved, not doubled). */
-export async function addRollJob(trx: Trx, task: string, payload: { eventId: string; tier: string }, runAt: Date, jobKey: string): Promise<void> {
+export async function addRollJob(
+  trx: Trx,
+  task: string,
+  payload: { eventId: string; tier: string },
+  runAt: Date,
+  jobKey: string,
+): Promise<void> {
   await sql`
     SELECT graphile_worker.add_job(${task}, json_build_object('eventId', ${payload.eventId}::text, 'tier', ${payload.tier}::text),
                                    run_at := ${runAt}::timestamptz, job_key := ${jobKey}, max_attempts := 5)`.execute(trx);

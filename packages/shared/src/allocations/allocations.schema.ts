@@ -12,7 +12,8 @@ const code = z
 const binRangeSchema = z
   .object({ from: z.string().regex(/^\d{6,8}$/, '6-8 digits'), to: z.string().regex(/^\d{6,8}$/, '6-8 digits') })
   .superRefine((r, ctx) => {
-    if (r.from.length !== r.to.length) ctx.addIssue({ code: 'custom', path: ['to'], message: 'from and to must have the same number of digits' });
+    if (r.from.length !== r.to.length)
+      ctx.addIssue({ code: 'custom', path: ['to'], message: 'from and to must have the same number of digits' });
     else if (r.from > r.to) ctx.addIssue({ code: 'custom', path: ['to'], message: 'the range ends before it starts' });
   });
 

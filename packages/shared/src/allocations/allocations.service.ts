@@ -104,7 +104,8 @@ export const ALLOCATION_ROLL_TASK = 'allocations_roll';
 /** The roll job's key: one job per tier, so scheduling it again moves it. */
 const rollJobKey = (eventId: string, code: string) => `allocation_roll:${eventId}:${code}`;
 
-const scheduleRoll = (trx: Trx, eventId: string, code: string, at: Date) => repo.addRollJob(trx, ALLOCATION_ROLL_TASK, { eventId, tier: code }, at, rollJobKey(eventId, code));
+const scheduleRoll = (trx: Trx, eventId: string, code: string, at: Date) =>
+  repo.addRollJob(trx, ALLOCATION_ROLL_TASK, { eventId, tier: code }, at, rollJobKey(eventId, code));
 
 const unscheduleRoll = (trx: Trx, eventId: string, code: string) => repo.removeRollJob(trx, rollJobKey(eventId, code));
 
@@ -115,7 +116,12 @@ const unscheduleRoll = (trx: Trx, eventId: string, code: string) => repo.removeR
  * written with its tiers); then the tiers are created as createEvent creates them, each presale with a fresh
  * queue. A file without tiers leaves the event without them.
  */
-export async function replaceAllocations(trx: Trx, eventId: string, spec: EventSpec, opts: { seatsWritten?: boolean } = {}): Promise<Tier[]> {
+export async function replaceAllocations(
+  trx: Trx,
+  eventId: string,
+  spec: EventSpec,
+  opts: { seatsWritten?: boolean } = {},
+): Promise<Tier[]> {
   for (const old of await repo.deleteAllocations(trx, eventId)) {
     if (!old.general) await deleteQueue(trx, old.queue_id);
     if (old.rolls_into) await unscheduleRoll(trx, eventId, old.code);
@@ -134,7 +140,8 @@ export async function alignAllocations(trx: Trx, eventId: string, spec: EventSpe
   if (!spec.allocations) return;
   await repo.setGeneralSaleOpening(trx, eventId, new Date(spec.onsaleAt), generalFairness(spec));
   if (!opts.layoutRewritten) return;
-  for (const [code, capacity] of tierCapacities(assignAllocations(expandSeats(spec), spec.allocations), spec)) await repo.setCapacity(trx, eventId, code, capacity);
+  for (const [code, capacity] of tierCapacities(assignAllocations(expandSeats(spec), spec.allocations), spec))
+    await repo.setCapacity(trx, eventId, code, capacity);
 }
 
 export async function getTiers(db: Db | Trx, eventId: string): Promise<Tier[]> {
@@ -170,7 +177,11 @@ export function tierToJoin(tiers: readonly Tier[], code: string | undefined): Ti
   }
   if (code === undefined) return tiers[tiers.length - 1]!;
   const tier = tiers.find((t) => t.code === code);
-  if (!tier) throw new DomainError('not_found', 'TIER_NOT_FOUND', `this event has no tier ${code}`, { field: 'tier', tiers: tiers.map((t) => t.code) });
+  if (!tier)
+    throw new DomainError('not_found', 'TIER_NOT_FOUND', `this event has no tier ${code}`, {
+      field: 'tier',
+      tiers: tiers.map((t) => t.code),
+    });
   return tier;
 }
 
@@ -186,29 +197,53 @@ export function tierOfAdmission(tiers: readonly Tier[], code: string | undefined
 export function assertTierSelling(tier: Tier, now: number): void {
   if (tier.general) return;
   if (now < tier.opensAt.getTime())
-    throw new DomainError('conflict', 'TIER_NOT_OPEN', `the ${tier.name} presale opens at ${tier.opensAt.toISOString()}`, { tier: tier.code, opensAt: tier.opensAt.toISOString() });
+    throw new DomainError('conflict', 'TIER_NOT_OPEN', `the ${tier.name} presale opens at ${tier.opensAt.toISOString()}`, {
+      tier: tier.code,
+      opensAt: tier.opensAt.toISOString(),
+    });
   if ((tier.closesAt && now >= tier.closesAt.getTime()) || tier.rolledAt)
-    throw new DomainError('conflict', 'TIER_CLOSED', `the ${tier.name} presale has closed; its unsold seats go to the next sale`, { tier: tier.code });
+    throw new DomainError('conflict', 'TIER_CLOSED', `the ${tier.name} presale has closed; its unsold seats go to the next sale`, {
+      tier: tier.code,
+    });
 }
 
 /** A queue may be joined until the tier's window closes (before it opens, joins form the pre-open cohort). */
 export function assertTierJoinable(tier: Tier, now: number): void {
   if (tier.general) return;
   if ((tier.closesAt && now >= tier.closesAt.getTime()) || tier.rolledAt)
-    throw new DomainError('conflict', 'TIER_CLOSED', `the ${tier.name} presale has closed; join the general sale`, { field: 'tier', tier: tier.code });
+    throw new DomainError('conflict', 'TIER_CLOSED', `the ${tier.name} presale has closed; join the general sale`, {
+      field: 'tier',
+      tier: tier.code,
+    });
 }
 
 /**
  * The access rule of an ACCESS_CODE tier, at the queue: a genuine code for this event and tier, not expired,
  * and not used by another account (its first use binds it). Other tiers need no code.
  */
-export async function admitWithAccessCode(db: Db | Trx, key: TokenKey, tier: Tier, accountId: string, code: string | undefined, now: number): Promise<void> {
+export async function admitWithAccessCode(
+  db: Db | Trx,
+  key: TokenKey,
+  tier: Tier,
+  accountId: string,
+  code: string | undefined,
+  now: number,
+): Promise<void> {
   if (tier.access !== 'ACCESS_CODE') return;
-  if (!code) throw new DomainError('forbidden', 'ACCESS_CODE_REQUIRED', `the ${tier.name} presale needs an access code (X-Access-Code)`, { field: 'x-access-code', tier: tier.code });
+  if (!code)
+    throw new DomainError('forbidden', 'ACCESS_CODE_REQUIRED', `the ${tier.name} presale needs an access code (X-Access-Code)`, {
+      field: 'x-access-code',
+      tier: tier.code,
+    });
   const checked = await checkAccessCode(key, code, { eventId: tier.eventId, tier: tier.code, accountId, now });
-  if (!checked.ok) throw new DomainError('forbidden', checked.problem, ACCESS_CODE_MESSAGES[checked.problem], { field: 'x-access-code', tier: tier.code });
+  if (!checked.ok)
+    throw new DomainError('forbidden', checked.problem, ACCESS_CODE_MESSAGES[checked.problem], { field: 'x-access-code', tier: tier.code });
   const owner = await repo.redeemAccessCode(db, tier.eventId, checked.claims.codeId, tier.code, accountId);
-  if (owner !== accountId) throw new DomainError('conflict', 'ACCESS_CODE_USED', 'this access code has been used by another account', { field: 'x-access-code', tier: tier.code });
+  if (owner !== accountId)
+    throw new DomainError('conflict', 'ACCESS_CODE_USED', 'this access code has been used by another account', {
+      field: 'x-access-code',
+      tier: tier.code,
+    });
 }
 
 /**
@@ -226,17 +261,29 @@ export async function issueAccessCodes(
   const tiers = await getTiers(db, eventId);
   const tier = tiers.find((t) => t.code === tierCode);
   if (!tier) throw notFound('TIER_NOT_FOUND', `event ${eventId} has no tier ${tierCode}`, 'tier');
-  if (tier.access !== 'ACCESS_CODE') throw new DomainError('invalid', 'TIER_TAKES_NO_CODES', `tier ${tierCode} is ${tier.access}, not ACCESS_CODE`, { field: 'tier' });
+  if (tier.access !== 'ACCESS_CODE')
+    throw new DomainError('invalid', 'TIER_TAKES_NO_CODES', `tier ${tierCode} is ${tier.access}, not ACCESS_CODE`, { field: 'tier' });
   const count = opts.count ?? 1;
-  if (!Number.isInteger(count) || count < 1 || count > 100_000) throw new DomainError('invalid', 'INVALID_COUNT', 'count must be 1-100000', { field: 'count' });
-  if (opts.accountId !== undefined && count !== 1) throw new DomainError('invalid', 'INVALID_COUNT', 'a code bound to an account is issued one at a time', { field: 'count' });
+  if (!Number.isInteger(count) || count < 1 || count > 100_000)
+    throw new DomainError('invalid', 'INVALID_COUNT', 'count must be 1-100000', { field: 'count' });
+  if (opts.accountId !== undefined && count !== 1)
+    throw new DomainError('invalid', 'INVALID_COUNT', 'a code bound to an account is issued one at a time', { field: 'count' });
   if (opts.validUntil !== undefined && !(opts.validUntil.getTime() > Date.now()))
     throw new DomainError('invalid', 'INVALID_VALID_UNTIL', 'codes must be valid until a time in the future', { field: 'validUntil' });
   const until = opts.validUntil ?? tier.closesAt ?? tier.opensAt;
   const exp = Math.floor(until.getTime() / 1000);
   const codes: string[] = [];
   for (let i = 0; i < count; i++)
-    codes.push(await signAccessCode(key, { kind: 'access', eventId, tier: tierCode, codeId: randomUUID(), ...(opts.accountId ? { accountId: opts.accountId } : {}), exp }));
+    codes.push(
+      await signAccessCode(key, {
+        kind: 'access',
+        eventId,
+        tier: tierCode,
+        codeId: randomUUID(),
+        ...(opts.accountId ? { accountId: opts.accountId } : {}),
+        exp,
+      }),
+    );
   if (opts.actor !== undefined)
     await insertAudit(db, {
       actor: opts.actor,
@@ -269,15 +316,29 @@ export interface RollResult {
  * with the hold; if they come back, the next roll (the job runs every minute) moves them. Early rolls (before
  * `rollsForwardAt`) need `force`; `reason` (an operator's, from the console) goes to the audit entry.
  */
-export async function rollForward(db: Db, eventId: string, code: string, actor: string, opts: { force?: boolean; reason?: string } = {}): Promise<RollResult> {
+export async function rollForward(
+  db: Db,
+  eventId: string,
+  code: string,
+  actor: string,
+  opts: { force?: boolean; reason?: string } = {},
+): Promise<RollResult> {
   return db.transaction().execute(async (trx) => {
     const tiers = (await repo.lockAllocations(trx, eventId)).map(toTier);
     if (tiers.length === 0) throw notFound('TIER_NOT_FOUND', `event ${eventId} has no presale tiers`, 'tier');
     const tier = tiers.find((t) => t.code === code);
     if (!tier) throw notFound('TIER_NOT_FOUND', `event ${eventId} has no tier ${code}`, 'tier');
-    if (tier.general || !tier.rollsInto) throw new DomainError('invalid', 'TIER_DOES_NOT_ROLL', 'the general sale is the last tier; nothing rolls out of it', { field: 'tier' });
+    if (tier.general || !tier.rollsInto)
+      throw new DomainError('invalid', 'TIER_DOES_NOT_ROLL', 'the general sale is the last tier; nothing rolls out of it', {
+        field: 'tier',
+      });
     if (!opts.force && tier.rollsForwardAt && (await repo.databaseNow(trx)) < tier.rollsForwardAt)
-      throw new DomainError('conflict', 'ROLL_NOT_DUE', `tier ${code} rolls forward at ${tier.rollsForwardAt.toISOString()}; pass force to roll now`, { rollsForwardAt: tier.rollsForwardAt.toISOString() });
+      throw new DomainError(
+        'conflict',
+        'ROLL_NOT_DUE',
+        `tier ${code} rolls forward at ${tier.rollsForwardAt.toISOString()}; pass force to roll now`,
+        { rollsForwardAt: tier.rollsForwardAt.toISOString() },
+      );
     const seats = await repo.moveUnsoldSeats(trx, eventId, code, tier.rollsInto);
     const units = await repo.moveUnsoldUnits(trx, eventId, code, tier.rollsInto);
     const unitCount = [...units.values()].reduce((a, n) => a + n, 0);
@@ -291,7 +352,14 @@ export async function rollForward(db: Db, eventId: string, code: string, actor: 
         actor,
         action: 'allocation.rolled',
         eventId,
-        details: { from: code, into: tier.rollsInto, seats: seats.length, ...(unitCount > 0 ? { gaUnits: Object.fromEntries(units) } : {}), early: !!opts.force, ...(opts.reason ? { reason: opts.reason } : {}) },
+        details: {
+          from: code,
+          into: tier.rollsInto,
+          seats: seats.length,
+          ...(unitCount > 0 ? { gaUnits: Object.fromEntries(units) } : {}),
+          early: !!opts.force,
+          ...(opts.reason ? { reason: opts.reason } : {}),
+        },
       });
     return { eventId, from: code, into: tier.rollsInto, moved };
   });

@@ -9,7 +9,10 @@ import type { AllocationSpec } from './allocations.schema.js';
  * general sale) takes the rest. Earlier tiers therefore sit nearer the front, and each tier's seats in a section
  * are one run, so best-available still finds seats together. Pure: the same file always gives the same split.
  */
-export function assignAllocations<S extends Pick<SeatSpec, 'sectionCode' | 'rowIndex' | 'seatNumber'>>(seats: S[], tiers: AllocationSpec[] | undefined): (S & { allocation: string | null })[] {
+export function assignAllocations<S extends Pick<SeatSpec, 'sectionCode' | 'rowIndex' | 'seatNumber'>>(
+  seats: S[],
+  tiers: AllocationSpec[] | undefined,
+): (S & { allocation: string | null })[] {
   if (!tiers || tiers.length === 0) return seats.map((s) => ({ ...s, allocation: null }));
   const bySection = new Map<string, S[]>();
   for (const s of seats) {
@@ -39,7 +42,11 @@ export function assignAllocations<S extends Pick<SeatSpec, 'sectionCode' | 'rowI
  * sale (the last tier), and the section's shards in proportion (at least one per tier). Without tiers, the whole
  * counter with no tier.
  */
-export function splitGaByTier(capacity: number, shards: number, tiers: readonly { code: string; share?: number }[] | undefined): { allocation: string | null; capacity: number; shards: number }[] {
+export function splitGaByTier(
+  capacity: number,
+  shards: number,
+  tiers: readonly { code: string; share?: number }[] | undefined,
+): { allocation: string | null; capacity: number; shards: number }[] {
   if (!tiers || tiers.length === 0) return [{ allocation: null, capacity, shards }];
   let left = capacity;
   return tiers.map((t, i) => {
@@ -54,13 +61,18 @@ export function splitGaByTier(capacity: number, shards: number, tiers: readonly 
  * Units each tier owns after the split: its reserved seats and its part of every general-admission counter
  * (splitGaByTier). Empty when the event has no tiers.
  */
-export function tierCapacities(seats: readonly { allocation?: string | null }[], spec: Pick<EventSpec, 'allocations' | 'sections'>): Map<string, number> {
+export function tierCapacities(
+  seats: readonly { allocation?: string | null }[],
+  spec: Pick<EventSpec, 'allocations' | 'sections'>,
+): Map<string, number> {
   const perTier = new Map<string, number>();
   const tiers = spec.allocations ?? [];
   if (tiers.length === 0) return perTier;
   for (const t of tiers) perTier.set(t.code, 0);
   for (const s of seats) if (s.allocation) perTier.set(s.allocation, (perTier.get(s.allocation) ?? 0) + 1);
   for (const s of spec.sections)
-    if (s.kind === 'GA') for (const part of splitGaByTier(s.capacity, s.shards, tiers)) perTier.set(part.allocation!, (perTier.get(part.allocation!) ?? 0) + part.capacity);
+    if (s.kind === 'GA')
+      for (const part of splitGaByTier(s.capacity, s.shards, tiers))
+        perTier.set(part.allocation!, (perTier.get(part.allocation!) ?? 0) + part.capacity);
   return perTier;
 }

@@ -28,7 +28,9 @@ describe('account tokens', () => {
     const [h, p, s] = token.split('.') as [string, string, string];
     const other = await new AccountTokens('another-secret-that-is-long-enough-9876').issue('fan-1');
     expect(code(() => tokens.verifySync(other.token))).toBe('INVALID_TOKEN');
-    const tampered = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p, 'base64url').toString()), sub: 'fan-2' })).toString('base64url');
+    const tampered = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p, 'base64url').toString()), sub: 'fan-2' })).toString(
+      'base64url',
+    );
     expect(code(() => tokens.verifySync(`${h}.${tampered}.${s}`))).toBe('INVALID_TOKEN');
     expect(code(() => tokens.verifySync('not-a-token'))).toBe('INVALID_TOKEN');
     expect(code(() => tokens.verifySync(`${h}.${p}.`))).toBe('INVALID_TOKEN');
@@ -42,7 +44,17 @@ describe('account tokens', () => {
     const respelt = s.slice(0, -1) + alphabet[alphabet.indexOf(s.at(-1)!) ^ 1];
     expect(Buffer.from(respelt, 'base64url')).toEqual(Buffer.from(s, 'base64url'));
     const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
-    for (const variant of [`${token}=`, `${h}.${p}.${respelt}`, `${h}.${p}.${s.replace(/-/g, '+').replace(/_/g, '/')}=`, `${b64({ alg: 'none', typ: 'JWT' })}.${p}.`, `${b64({ typ: 'JWT', alg: 'HS256' })}.${p}.${s}`])
-      if (variant !== token) expect(code(() => tokens.verifySync(variant)), variant).toBe('INVALID_TOKEN');
+    for (const variant of [
+      `${token}=`,
+      `${h}.${p}.${respelt}`,
+      `${h}.${p}.${s.replace(/-/g, '+').replace(/_/g, '/')}=`,
+      `${b64({ alg: 'none', typ: 'JWT' })}.${p}.`,
+      `${b64({ typ: 'JWT', alg: 'HS256' })}.${p}.${s}`,
+    ])
+      if (variant !== token)
+        expect(
+          code(() => tokens.verifySync(variant)),
+          variant,
+        ).toBe('INVALID_TOKEN');
   });
 });

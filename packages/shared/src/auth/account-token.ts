@@ -11,7 +11,8 @@ export interface FanIdentity {
 }
 const HEADER = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
 
-const invalidToken = () => new DomainError('unauthenticated', 'INVALID_TOKEN', 'the account token is not valid', { field: 'authorization' });
+const invalidToken = () =>
+  new DomainError('unauthenticated', 'INVALID_TOKEN', 'the account token is not valid', { field: 'authorization' });
 
 /**
  * Signs and verifies development account tokens: standard HS256 JWTs (RFC 7519) on the install's own AUTH_SECRET,
@@ -36,9 +37,12 @@ export class AccountTokens implements FanIdentity {
   }
 
   async issue(accountId: string): Promise<{ token: string; expiresAt: Date }> {
-    if (!ACCOUNT_ID_PATTERN.test(accountId)) throw new DomainError('invalid', 'INVALID_ACCOUNT_ID', 'account ids are 1-128 of A-Z a-z 0-9 . _ @ : | + -', { field: 'accountId' });
+    if (!ACCOUNT_ID_PATTERN.test(accountId))
+      throw new DomainError('invalid', 'INVALID_ACCOUNT_ID', 'account ids are 1-128 of A-Z a-z 0-9 . _ @ : | + -', { field: 'accountId' });
     const now = Math.floor(Date.now() / 1000);
-    const payload = Buffer.from(JSON.stringify({ sub: accountId, iss: ISSUER, aud: AUDIENCE, iat: now, exp: now + this.ttlSeconds })).toString('base64url');
+    const payload = Buffer.from(
+      JSON.stringify({ sub: accountId, iss: ISSUER, aud: AUDIENCE, iat: now, exp: now + this.ttlSeconds }),
+    ).toString('base64url');
     const input = `${HEADER}.${payload}`;
     return { token: `${input}.${this.sign(input).toString('base64url')}`, expiresAt: new Date((now + this.ttlSeconds) * 1000) };
   }
@@ -51,7 +55,8 @@ export class AccountTokens implements FanIdentity {
   verifySync(token: string, nowMs = Date.now()): string {
     const hit = this.verified.get(token);
     if (hit) {
-      if (hit.exp * 1000 <= nowMs) throw new DomainError('unauthenticated', 'TOKEN_EXPIRED', 'the account token has expired', { field: 'authorization' });
+      if (hit.exp * 1000 <= nowMs)
+        throw new DomainError('unauthenticated', 'TOKEN_EXPIRED', 'the account token has expired', { field: 'authorization' });
       return hit.sub;
     }
     if (token.length > 4096) throw invalidToken();

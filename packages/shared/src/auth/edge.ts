@@ -12,7 +12,8 @@ export const ACCOUNT_ID_PATTERN = /^[A-Za-z0-9._@:|+-]{1,128}$/;
 export const ACCOUNT_TOKEN_ISSUER = 'onsale';
 export const ACCOUNT_TOKEN_AUDIENCE = 'onsale:account';
 
-const invalidToken = () => new DomainError('unauthenticated', 'INVALID_TOKEN', 'the account token is not valid', { field: 'authorization' });
+const invalidToken = () =>
+  new DomainError('unauthenticated', 'INVALID_TOKEN', 'the account token is not valid', { field: 'authorization' });
 const expiredToken = () => new DomainError('unauthenticated', 'TOKEN_EXPIRED', 'the account token has expired', { field: 'authorization' });
 
 /**
@@ -20,9 +21,13 @@ const expiredToken = () => new DomainError('unauthenticated', 'TOKEN_EXPIRED', '
  * `Bearer <token>` (the store API's words and codes).
  */
 export function bearerToken(header: string | null | undefined): string {
-  if (!header) throw new DomainError('unauthenticated', 'MISSING_TOKEN', 'Authorization: Bearer <account token> is required', { field: 'authorization' });
+  if (!header)
+    throw new DomainError('unauthenticated', 'MISSING_TOKEN', 'Authorization: Bearer <account token> is required', {
+      field: 'authorization',
+    });
   const m = /^Bearer\s+(\S+)$/i.exec(header);
-  if (!m?.[1]) throw new DomainError('unauthenticated', 'INVALID_TOKEN', 'Authorization must be "Bearer <account token>"', { field: 'authorization' });
+  if (!m?.[1])
+    throw new DomainError('unauthenticated', 'INVALID_TOKEN', 'Authorization must be "Bearer <account token>"', { field: 'authorization' });
   return m[1];
 }
 
@@ -66,7 +71,12 @@ export class WebAccountTokenVerifier {
     let h: { alg?: unknown };
     let c: { sub?: unknown; iss?: unknown; aud?: unknown; exp?: unknown };
     try {
-      const ok = await globalThis.crypto.subtle.verify('HMAC', await this.key, fromBase64Url(signature), this.utf8.encode(`${header}.${payload}`));
+      const ok = await globalThis.crypto.subtle.verify(
+        'HMAC',
+        await this.key,
+        fromBase64Url(signature),
+        this.utf8.encode(`${header}.${payload}`),
+      );
       if (!ok) throw invalidToken();
       const text = new TextDecoder('utf-8', { fatal: true });
       h = JSON.parse(text.decode(fromBase64Url(header))) as typeof h;

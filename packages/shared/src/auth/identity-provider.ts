@@ -27,7 +27,8 @@ export interface IdentityProviderOptions {
   keySet?: JWTVerifyGetKey;
 }
 
-const invalid = (message = 'the account token is not valid') => new DomainError('unauthenticated', 'INVALID_TOKEN', message, { field: 'authorization' });
+const invalid = (message = 'the account token is not valid') =>
+  new DomainError('unauthenticated', 'INVALID_TOKEN', message, { field: 'authorization' });
 const expired = () => new DomainError('unauthenticated', 'TOKEN_EXPIRED', 'the account token has expired', { field: 'authorization' });
 
 /**
@@ -80,7 +81,8 @@ export class IdentityProviderTokens implements FanIdentity {
     } catch (e) {
       throw refusal(e);
     }
-    if (typeof payload.sub !== 'string' || !ACCOUNT_ID_PATTERN.test(payload.sub)) throw invalid('the account token\'s subject is not an account id this platform takes');
+    if (typeof payload.sub !== 'string' || !ACCOUNT_ID_PATTERN.test(payload.sub))
+      throw invalid("the account token's subject is not an account id this platform takes");
     const exp = payload.exp!;
     if (this.verified.size >= this.cacheSize) this.verified.delete(this.verified.keys().next().value!);
     this.verified.set(token, { sub: payload.sub, exp });
@@ -97,8 +99,13 @@ function refusal(e: unknown): DomainError {
     (e instanceof errors.JOSEError && e.code === 'ERR_JOSE_GENERIC' && /JSON Web Key Set/.test(e.message)) ||
     (e instanceof TypeError && /fetch/i.test(e.message));
   if (fetchFailed)
-    return new DomainError('unavailable', 'IDENTITY_PROVIDER_UNAVAILABLE', 'the identity provider\'s keys could not be fetched; retry shortly', { retryAfterSeconds: 5 });
-  if (e instanceof errors.JOSEAlgNotAllowed) return invalid('the account token\'s algorithm is not accepted (RS256, ES256 or EdDSA only)');
+    return new DomainError(
+      'unavailable',
+      'IDENTITY_PROVIDER_UNAVAILABLE',
+      "the identity provider's keys could not be fetched; retry shortly",
+      { retryAfterSeconds: 5 },
+    );
+  if (e instanceof errors.JOSEAlgNotAllowed) return invalid("the account token's algorithm is not accepted (RS256, ES256 or EdDSA only)");
   if (e instanceof errors.JWTClaimValidationFailed) return invalid(`the account token's ${e.claim} claim is not accepted`);
   return invalid();
 }

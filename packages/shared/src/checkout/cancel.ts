@@ -17,7 +17,8 @@ export async function cancelOrder(db: Db, orderId: string, by: { actor: string; 
   return db.transaction().execute(async (trx) => {
     const order = await trx.selectFrom('orders').selectAll().where('id', '=', orderId).forUpdate().executeTakeFirst();
     if (!order) throw notFound('ORDER_NOT_FOUND', `no order ${orderId}`, 'orderId');
-    if (order.status === 'CANCELLED') throw new DomainError('conflict', 'ORDER_ALREADY_CANCELLED', 'this order is already cancelled', { field: 'orderId' });
+    if (order.status === 'CANCELLED')
+      throw new DomainError('conflict', 'ORDER_ALREADY_CANCELLED', 'this order is already cancelled', { field: 'orderId' });
     await trx.updateTable('orders').set({ status: 'CANCELLED' }).where('id', '=', orderId).execute();
     const { rows } = await sql<ReturnedSeat>`
       UPDATE seats SET status = 'AVAILABLE', hold_id = NULL, expires_at = NULL, version = version + 1
@@ -26,8 +27,20 @@ export async function cancelOrder(db: Db, orderId: string, by: { actor: string; 
     const seats = rows.map((r) => ({ ...r, id: Number(r.id) }));
     // General admission: the order's units go back to their shards (there are no seats to tell the waitlist of).
     const units = seats.length === 0 ? await moveGaUnits(trx, [order.hold_id], 'SOLD', 'RETURNED') : 0;
-    await insertAudit(trx, { actor: by.actor, action: 'order.cancel', eventId: order.event_id, details: { orderId, reason: by.reason, seats: seats.length, ...(units > 0 ? { units } : {}) } });
+    await insertAudit(trx, {
+      actor: by.actor,
+      action: 'order.cancel',
+      eventId: order.event_id,
+      details: { orderId, reason: by.reason, seats: seats.length, ...(units > 0 ? { units } : {}) },
+    });
     const emitted = await emitAvailability(trx, order.event_id, 'ORDER_CANCELLED', seats);
-    return { orderId, eventId: order.event_id, status: 'CANCELLED' as const, seatsReturned: seats.length + units, availabilityId: emitted?.availabilityId ?? null, toWaitlist: emitted?.pooled ?? false };
+    return {
+      orderId,
+      eventId: order.event_id,
+      status: 'CANCELLED' as const,
+      seatsReturned: seats.length + units,
+      availabilityId: emitted?.availabilityId ?? null,
+      toWaitlist: emitted?.pooled ?? false,
+    };
   });
 }

@@ -3,7 +3,12 @@ import type { Db, Trx } from '../db/connect.js';
 import { moveGaUnits } from '../inventory/ga.repository.js';
 
 export function findAttempt(db: Db | Trx, accountId: string, key: string) {
-  return db.selectFrom('checkout_attempts').selectAll().where('account_id', '=', accountId).where('idempotency_key', '=', key).executeTakeFirst();
+  return db
+    .selectFrom('checkout_attempts')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('idempotency_key', '=', key)
+    .executeTakeFirst();
 }
 
 export async function insertAttempt(
@@ -24,7 +29,12 @@ export async function insertAttempt(
     .execute();
 }
 
-export async function finishAttempt(trx: Trx, accountId: string, key: string, f: { status: 'SUCCEEDED' | 'FAILED'; orderId?: string; errorCode?: string }) {
+export async function finishAttempt(
+  trx: Trx,
+  accountId: string,
+  key: string,
+  f: { status: 'SUCCEEDED' | 'FAILED'; orderId?: string; errorCode?: string },
+) {
   await sql`UPDATE checkout_attempts SET status = ${f.status}, order_id = ${f.orderId ?? null}, error_code = ${f.errorCode ?? null}, updated_at = now()
             WHERE account_id = ${accountId} AND idempotency_key = ${key}`.execute(trx);
 }
@@ -42,7 +52,9 @@ export async function seatsOfInstrument(trx: Trx, eventId: string, fingerprint: 
     SELECT coalesce((SELECT sum(seat_count) FROM orders
                      WHERE event_id = ${eventId} AND instrument_fingerprint IN (${fingerprint}, ${legacy}) AND status = 'CONFIRMED'), 0)
          + coalesce((SELECT sum(a.seat_count) FROM checkout_attempts a JOIN holds h ON h.id = a.hold_id
-                     WHERE h.event_id = ${eventId} AND a.instrument_fingerprint IN (${fingerprint}, ${legacy}) AND a.status = 'PENDING'), 0) AS n`.execute(trx);
+                     WHERE h.event_id = ${eventId} AND a.instrument_fingerprint IN (${fingerprint}, ${legacy}) AND a.status = 'PENDING'), 0) AS n`.execute(
+    trx,
+  );
   return rows[0]?.n ?? 0;
 }
 
@@ -82,7 +94,16 @@ export async function sellHoldSeats(trx: Trx, holdId: string, quantity: number):
 
 export async function insertOrder(
   trx: Trx,
-  o: { holdId: string; eventId: string; accountId: string; key: string; seatCount: number; amountCents: number; instrument: string; reference: string },
+  o: {
+    holdId: string;
+    eventId: string;
+    accountId: string;
+    key: string;
+    seatCount: number;
+    amountCents: number;
+    instrument: string;
+    reference: string;
+  },
 ): Promise<string> {
   const r = await trx
     .insertInto('orders')
@@ -115,7 +136,13 @@ export async function setHoldStatus(trx: Trx, holdId: string, status: 'HELD' | '
 
 /** Checkout attempts still PENDING well after their payment window: their process died mid-payment. */
 export async function stalePendingAttempts(db: Db, olderThanSeconds: number, limit = 100) {
-  const { rows } = await sql<{ account_id: string; idempotency_key: string; hold_id: string; instrument_fingerprint: string; seat_count: number }>`
+  const { rows } = await sql<{
+    account_id: string;
+    idempotency_key: string;
+    hold_id: string;
+    instrument_fingerprint: string;
+    seat_count: number;
+  }>`
     SELECT account_id, idempotency_key, hold_id, instrument_fingerprint, seat_count FROM checkout_attempts
     WHERE status = 'PENDING' AND created_at < now() - make_interval(secs => ${olderThanSeconds})
     ORDER BY created_at LIMIT ${limit}`.execute(db);
@@ -135,7 +162,13 @@ export interface PendingAttemptRow {
  * PENDING attempts whose owner is gone: its lease ended (a clean stop), or was not renewed for `silentSeconds`, or
  * (attempts with no owner, or an owner with no lease row) older than `unownedAfterSeconds`. Never this process's own.
  */
-export async function orphanedAttempts(db: Db, self: string, silentSeconds: number, unownedAfterSeconds: number, limit = 100): Promise<PendingAttemptRow[]> {
+export async function orphanedAttempts(
+  db: Db,
+  self: string,
+  silentSeconds: number,
+  unownedAfterSeconds: number,
+  limit = 100,
+): Promise<PendingAttemptRow[]> {
   const { rows } = await sql<PendingAttemptRow>`
     SELECT a.account_id, a.idempotency_key, a.hold_id, a.instrument_fingerprint, a.seat_count
     FROM checkout_attempts a LEFT JOIN store_processes p ON p.id = a.owner

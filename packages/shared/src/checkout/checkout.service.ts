@@ -86,7 +86,9 @@ export function checkoutRequestHash(holdId: string, fingerprint: string, req: Ch
 
 /** The request hash attempts recorded before keyed fingerprints (hold and card only), still honoured on a replay. */
 function legacyRequestHash(holdId: string, number: string): string {
-  return createHash('sha256').update(JSON.stringify({ holdId, fingerprint: legacyCardFingerprint(number) })).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify({ holdId, fingerprint: legacyCardFingerprint(number) }))
+    .digest('hex');
 }
 
 /**
@@ -99,7 +101,10 @@ export async function rekeyLegacyCardFingerprints(db: Db, cards: CardFingerprint
   for (;;) {
     const marked = await repo.legacyFingerprints(db, LEGACY_FINGERPRINT_PREFIX, batch);
     if (marked.length === 0) return done;
-    await repo.replaceFingerprints(db, marked.map((from) => ({ from, to: cards.rekey(from.slice(LEGACY_FINGERPRINT_PREFIX.length)) })));
+    await repo.replaceFingerprints(
+      db,
+      marked.map((from) => ({ from, to: cards.rekey(from.slice(LEGACY_FINGERPRINT_PREFIX.length)) })),
+    );
     done += marked.length;
   }
 }
@@ -140,40 +145,59 @@ export class CheckoutService {
     const begun = await db.transaction().execute(async (trx) => {
       const hold = await holds.lockHoldWithEvent(trx, holdId);
       if (!hold) throw notFound('HOLD_NOT_FOUND', `no hold ${holdId}`, 'id');
-      if (hold.account_id !== accountId) throw new DomainError('forbidden', 'HOLD_NOT_OWNED', 'this hold belongs to another account', { field: 'id' });
+      if (hold.account_id !== accountId)
+        throw new DomainError('forbidden', 'HOLD_NOT_OWNED', 'this hold belongs to another account', { field: 'id' });
       assertAdmittedFor(hold.event_id, admittedEventId);
       if (hold.account_blocked) throw accountBlocked();
 
       const prior = await repo.findAttempt(trx, accountId, idempotencyKey);
       if (prior) {
         if (prior.request_hash !== requestHash && prior.request_hash !== legacyRequestHash(holdId, number))
-          throw new DomainError('invalid', 'IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for a different request', { field: 'idempotency-key' });
+          throw new DomainError('invalid', 'IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for a different request', {
+            field: 'idempotency-key',
+          });
         return { kind: 'replay' as const };
       }
       if (hold.status === 'PURCHASED') {
         const order = await repo.findOrderByHold(trx, holdId);
         throw new DomainError('conflict', 'HOLD_PURCHASED', 'this hold has already been paid for', { orderId: order?.id });
       }
-      if (hold.status === 'PAYING') throw new DomainError('conflict', 'CHECKOUT_IN_PROGRESS', 'a payment for this hold is in progress under another key');
+      if (hold.status === 'PAYING')
+        throw new DomainError('conflict', 'CHECKOUT_IN_PROGRESS', 'a payment for this hold is in progress under another key');
       if (hold.status === 'RELEASED') throw new DomainError('conflict', 'HOLD_RELEASED', 'this hold was released');
       if (hold.status === 'EXPIRED' || hold.expires_at.getTime() <= hold.db_now.getTime())
         throw new DomainError('gone', 'HOLD_EXPIRED', 'this hold has expired; its seats are back on sale');
 
       // A card-partner presale's seats are paid for with a partner card.
       if (hold.tier_access === 'CARD_BIN' && !cardEligible(hold.tier_bin_ranges ?? [], req.payment.instrument.number))
-        throw new DomainError('forbidden', 'CARD_NOT_ELIGIBLE', `the ${hold.tier_name} presale takes only the partner's cards`, { field: 'payment.instrument.number' });
+        throw new DomainError('forbidden', 'CARD_NOT_ELIGIBLE', `the ${hold.tier_name} presale takes only the partner's cards`, {
+          field: 'payment.instrument.number',
+        });
 
       await holds.lockKey(trx, 'instrument', hold.event_id, fingerprint);
       const used = await repo.seatsOfInstrument(trx, hold.event_id, fingerprint, legacyMarked);
       if (used + hold.quantity > hold.per_instrument_seat_limit)
-        throw new DomainError('limit', 'INSTRUMENT_LIMIT_EXCEEDED', `this payment card already has ${used} of ${hold.per_instrument_seat_limit} seats for this event`, {
-          field: 'payment.instrument',
-          limit: hold.per_instrument_seat_limit,
-          current: used,
-        });
+        throw new DomainError(
+          'limit',
+          'INSTRUMENT_LIMIT_EXCEEDED',
+          `this payment card already has ${used} of ${hold.per_instrument_seat_limit} seats for this event`,
+          {
+            field: 'payment.instrument',
+            limit: hold.per_instrument_seat_limit,
+            current: used,
+          },
+        );
 
       const seats = await holds.seatsOfHold(trx, holdId);
-      await repo.insertAttempt(trx, { accountId, key: idempotencyKey, holdId, requestHash, instrument: fingerprint, seatCount: hold.quantity, owner: this.deps.lease?.id ?? null });
+      await repo.insertAttempt(trx, {
+        accountId,
+        key: idempotencyKey,
+        holdId,
+        requestHash,
+        instrument: fingerprint,
+        seatCount: hold.quantity,
+        owner: this.deps.lease?.id ?? null,
+      });
       const floor = new Date(hold.db_now.getTime() + this.windowSeconds * 1000);
       const originalExpiry = hold.expires_at;
       await holds.setHoldExpiry(trx, holdId, floor > hold.expires_at ? floor : 'keep', { status: 'PAYING' });
@@ -378,22 +402,44 @@ export class CheckoutService {
     const deadline = Date.now() + this.inProgressWaitMs;
     for (let pause = 50, first = true; ; pause = Math.min(400, pause * 2), first = false) {
       const a = await repo.findAttempt(this.deps.db, accountId, key);
-      if (!a) throw new DomainError('unavailable', 'PAYMENT_GATEWAY_BUSY', 'the payment provider is busy; retry with the same Idempotency-Key', { retryAfterSeconds: 1 });
+      if (!a)
+        throw new DomainError('unavailable', 'PAYMENT_GATEWAY_BUSY', 'the payment provider is busy; retry with the same Idempotency-Key', {
+          retryAfterSeconds: 1,
+        });
       if (a.status === 'SUCCEEDED') {
         const order = await repo.findOrder(this.deps.db, a.order_id!);
-        return { orderId: order!.id, holdId: order!.hold_id, status: 'CONFIRMED', amountCents: order!.amount_cents, seatCount: order!.seat_count, replayed: true };
+        return {
+          orderId: order!.id,
+          holdId: order!.hold_id,
+          status: 'CONFIRMED',
+          amountCents: order!.amount_cents,
+          seatCount: order!.seat_count,
+          replayed: true,
+        };
       }
       if (a.status === 'FAILED')
-        throw a.error_code === 'HOLD_EXPIRED' ? lapsedDuringPayment() : a.error_code === 'PAYMENT_NOT_COMPLETED' ? notCompleted() : declined();
+        throw a.error_code === 'HOLD_EXPIRED'
+          ? lapsedDuringPayment()
+          : a.error_code === 'PAYMENT_NOT_COMPLETED'
+            ? notCompleted()
+            : declined();
       // Its owner is another process that is not renewing its lease (killed, or stopped): nobody will finish it
       // while this retry waits; recovery settles it within seconds. Answer at once, without waiting on it.
       const orphaned =
-        first && a.owner !== null && a.owner !== (this.deps.lease?.id ?? null) && !(await repo.leaseIsLive(this.deps.db, a.owner, (LEASE_BEAT_MS * 2.5) / 1000));
+        first &&
+        a.owner !== null &&
+        a.owner !== (this.deps.lease?.id ?? null) &&
+        !(await repo.leaseIsLive(this.deps.db, a.owner, (LEASE_BEAT_MS * 2.5) / 1000));
       const left = deadline - Date.now();
       if (orphaned || left <= 0 || signal?.aborted)
-        throw new DomainError('conflict', 'CHECKOUT_IN_PROGRESS', 'the first request with this Idempotency-Key is still being processed; retry with the same key', {
-          retryAfterSeconds: IN_PROGRESS_RETRY_AFTER_SECONDS,
-        });
+        throw new DomainError(
+          'conflict',
+          'CHECKOUT_IN_PROGRESS',
+          'the first request with this Idempotency-Key is still being processed; retry with the same key',
+          {
+            retryAfterSeconds: IN_PROGRESS_RETRY_AFTER_SECONDS,
+          },
+        );
       await new Promise((r) => setTimeout(r, Math.min(pause, left)));
     }
   }
@@ -405,5 +451,10 @@ export const IN_PROGRESS_RETRY_AFTER_SECONDS = 2;
 const lapsedDuringPayment = () =>
   new DomainError('gone', 'HOLD_EXPIRED', 'the hold lapsed while the payment was in flight; the charge was refunded');
 const notCompleted = () =>
-  new DomainError('conflict', 'PAYMENT_NOT_COMPLETED', 'this payment did not complete and nothing was charged; pay again with a new Idempotency-Key');
-const declined = () => new DomainError('payment', 'PAYMENT_DECLINED', 'the payment was declined; try another card', { field: 'payment.instrument' });
+  new DomainError(
+    'conflict',
+    'PAYMENT_NOT_COMPLETED',
+    'this payment did not complete and nothing was charged; pay again with a new Idempotency-Key',
+  );
+const declined = () =>
+  new DomainError('payment', 'PAYMENT_DECLINED', 'the payment was declined; try another card', { field: 'payment.instrument' });

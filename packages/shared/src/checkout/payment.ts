@@ -92,7 +92,8 @@ export class SimulatedPaymentGateway implements PaymentProvider {
       }
       // Charged before (by another process, or by this one before a restart): the first answer, as recorded.
       const existing = await ledger.findCharge(db, req.idempotencyKey);
-      if (existing) return existing.request_fingerprint === fingerprint ? resultOf(existing) : { status: 'declined', reason: 'idempotency_key_reused' };
+      if (existing)
+        return existing.request_fingerprint === fingerprint ? resultOf(existing) : { status: 'declined', reason: 'idempotency_key_reused' };
       const outcome = decide();
       const { row, created } = await ledger.recordCharge(db, {
         key: req.idempotencyKey,
@@ -130,5 +131,7 @@ export class SimulatedPaymentGateway implements PaymentProvider {
 }
 
 function resultOf(row: ledger.SimulatedChargeRow): ChargeResult {
-  return row.status === 'succeeded' ? { status: 'succeeded', reference: row.reference! } : { status: 'declined', reason: row.reason ?? 'declined' };
+  return row.status === 'succeeded'
+    ? { status: 'succeeded', reference: row.reference! }
+    : { status: 'declined', reason: row.reason ?? 'declined' };
 }

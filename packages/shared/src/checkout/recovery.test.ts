@@ -28,12 +28,19 @@ afterAll(() => t.drop());
 async function diedMidPayment(account: string, key: string, charged: boolean) {
   const hold = await holds.create(account, eventId, { section: 'S', quantity: 2 });
   const fingerprint = new CardFingerprints(testSecrets().cardFingerprintSecret).of(TEST_CARDS.success);
-  const requestHash = checkoutRequestHash(hold.holdId, fingerprint, { payment: { instrument: { type: 'card', number: TEST_CARDS.success } } });
+  const requestHash = checkoutRequestHash(hold.holdId, fingerprint, {
+    payment: { instrument: { type: 'card', number: TEST_CARDS.success } },
+  });
   await sql`INSERT INTO checkout_attempts (account_id, idempotency_key, hold_id, request_hash, instrument_fingerprint, seat_count, created_at)
             VALUES (${account}, ${key}, ${hold.holdId}, ${requestHash}, ${fingerprint}, 2, now() - interval '10 minutes')`.execute(t.db);
   await sql`UPDATE holds SET status = 'PAYING' WHERE id = ${hold.holdId}`.execute(t.db);
   if (charged)
-    await payments.charge({ idempotencyKey: `${account}:${key}`, amountCents: 5000, currency: 'USD', instrument: { type: 'card', number: TEST_CARDS.success } });
+    await payments.charge({
+      idempotencyKey: `${account}:${key}`,
+      amountCents: 5000,
+      currency: 'USD',
+      instrument: { type: 'card', number: TEST_CARDS.success },
+    });
   return hold.holdId;
 }
 
@@ -46,16 +53,24 @@ describe('checkouts interrupted by a crash', () => {
 
     const order = await t.db.selectFrom('orders').selectAll().where('hold_id', '=', charged).executeTakeFirstOrThrow();
     expect(order).toMatchObject({ seat_count: 2, amount_cents: 5000 });
-    const sold = await sql<{ n: number }>`SELECT count(*)::int AS n FROM seats WHERE hold_id = ${charged} AND status = 'SOLD'`.execute(t.db);
+    const sold = await sql<{ n: number }>`SELECT count(*)::int AS n FROM seats WHERE hold_id = ${charged} AND status = 'SOLD'`.execute(
+      t.db,
+    );
     expect(sold.rows[0]!.n).toBe(2);
 
     const back = await t.db.selectFrom('holds').select('status').where('id', '=', notCharged).executeTakeFirstOrThrow();
     expect(back.status).toBe('HELD');
-    const attempt = await t.db.selectFrom('checkout_attempts').select(['status', 'error_code']).where('idempotency_key', '=', 'key-crash-0002').executeTakeFirstOrThrow();
+    const attempt = await t.db
+      .selectFrom('checkout_attempts')
+      .select(['status', 'error_code'])
+      .where('idempotency_key', '=', 'key-crash-0002')
+      .executeTakeFirstOrThrow();
     expect(attempt).toEqual({ status: 'FAILED', error_code: 'PAYMENT_NOT_COMPLETED' });
 
     // A replay of the interrupted request gets the settled answer; a second pass settles nothing more.
-    const replay = await checkout.checkout('crash-1', charged, 'key-crash-0001', { payment: { instrument: { type: 'card', number: TEST_CARDS.success } } });
+    const replay = await checkout.checkout('crash-1', charged, 'key-crash-0001', {
+      payment: { instrument: { type: 'card', number: TEST_CARDS.success } },
+    });
     expect(replay).toMatchObject({ orderId: order.id, replayed: true });
     await expect(
       checkout.checkout('crash-2', notCharged, 'key-crash-0002', { payment: { instrument: { type: 'card', number: TEST_CARDS.success } } }),
@@ -71,7 +86,12 @@ describe('a simulated gateway that remembers', () => {
     const card = { type: 'card' as const, number: TEST_CARDS.success };
     const charged = await first.charge({ idempotencyKey: 'acct:remember-1', amountCents: 1200, currency: 'USD', instrument: card });
     expect(charged.status).toBe('succeeded');
-    const declined = await first.charge({ idempotencyKey: 'acct:remember-2', amountCents: 1200, currency: 'USD', instrument: { type: 'card', number: TEST_CARDS.declined } });
+    const declined = await first.charge({
+      idempotencyKey: 'acct:remember-2',
+      amountCents: 1200,
+      currency: 'USD',
+      instrument: { type: 'card', number: TEST_CARDS.declined },
+    });
     expect(declined).toEqual({ status: 'declined', reason: 'card_declined' });
 
     const restarted = new SimulatedPaymentGateway({ tps: 1000, latencyMs: 0, failureRate: 0, db: t.db });
@@ -79,11 +99,19 @@ describe('a simulated gateway that remembers', () => {
     expect(await restarted.lookup('acct:remember-2')).toEqual(declined);
     expect(await restarted.lookup('acct:never')).toBeNull();
     // The same key again: the first answer, no second charge; another request under it is refused.
-    expect(await restarted.charge({ idempotencyKey: 'acct:remember-1', amountCents: 1200, currency: 'USD', instrument: card })).toEqual(charged);
-    expect(await restarted.charge({ idempotencyKey: 'acct:remember-1', amountCents: 999, currency: 'USD', instrument: card })).toMatchObject({ status: 'declined', reason: 'idempotency_key_reused' });
+    expect(await restarted.charge({ idempotencyKey: 'acct:remember-1', amountCents: 1200, currency: 'USD', instrument: card })).toEqual(
+      charged,
+    );
+    expect(
+      await restarted.charge({ idempotencyKey: 'acct:remember-1', amountCents: 999, currency: 'USD', instrument: card }),
+    ).toMatchObject({ status: 'declined', reason: 'idempotency_key_reused' });
     expect(first.charges + restarted.charges).toBe(2);
     await restarted.refund((charged as { reference: string }).reference);
-    const row = await t.db.selectFrom('simulated_gateway_charges').selectAll().where('idempotency_key', '=', 'acct:remember-1').executeTakeFirstOrThrow();
+    const row = await t.db
+      .selectFrom('simulated_gateway_charges')
+      .selectAll()
+      .where('idempotency_key', '=', 'acct:remember-1')
+      .executeTakeFirstOrThrow();
     expect(row.refunded_at).not.toBeNull();
   });
 });
@@ -93,14 +121,29 @@ describe('checkouts orphaned by a process that is gone', () => {
     const ledger = new SimulatedPaymentGateway({ tps: 1000, latencyMs: 0, failureRate: 0, db: t.db });
     let now = Date.now();
     const survivorLease = new ProcessLease(t.db, { id: 'survivor', now: () => now });
-    const survivor = new CheckoutService({ db: t.db, cards: new CardFingerprints(testSecrets().cardFingerprintSecret), payments: ledger, lease: survivorLease });
+    const survivor = new CheckoutService({
+      db: t.db,
+      cards: new CardFingerprints(testSecrets().cardFingerprintSecret),
+      payments: ledger,
+      lease: survivorLease,
+    });
     const orphan = async (account: string, key: string, owner: string, charged: boolean) => {
       const holdId = await diedMidPayment(account, key, false);
-      await sql`UPDATE checkout_attempts SET owner = ${owner}, created_at = now() WHERE account_id = ${account} AND idempotency_key = ${key}`.execute(t.db);
-      if (charged) await ledger.charge({ idempotencyKey: `${account}:${key}`, amountCents: 5000, currency: 'USD', instrument: { type: 'card', number: TEST_CARDS.success } });
+      await sql`UPDATE checkout_attempts SET owner = ${owner}, created_at = now() WHERE account_id = ${account} AND idempotency_key = ${key}`.execute(
+        t.db,
+      );
+      if (charged)
+        await ledger.charge({
+          idempotencyKey: `${account}:${key}`,
+          amountCents: 5000,
+          currency: 'USD',
+          instrument: { type: 'card', number: TEST_CARDS.success },
+        });
       return holdId;
     };
-    await sql`INSERT INTO store_processes (id, seen_at) VALUES ('killed', now() - interval '8 seconds'), ('stopped', now()), ('alive', now())`.execute(t.db);
+    await sql`INSERT INTO store_processes (id, seen_at) VALUES ('killed', now() - interval '8 seconds'), ('stopped', now()), ('alive', now())`.execute(
+      t.db,
+    );
     await sql`UPDATE store_processes SET stopped_at = now() WHERE id = 'stopped'`.execute(t.db);
     const killedHold = await orphan('orphan-1', 'key-orphan-0001', 'killed', true);
     const stoppedHold = await orphan('orphan-2', 'key-orphan-0002', 'stopped', false);
@@ -115,7 +158,8 @@ describe('checkouts orphaned by a process that is gone', () => {
     }
     await sql`UPDATE store_processes SET seen_at = now() WHERE id = 'alive'`.execute(t.db);
     expect(await survivor.recoverOrphanedPayments()).toEqual({ settled: 2, confirmed: 1 });
-    const status = async (holdId: string) => (await t.db.selectFrom('holds').select('status').where('id', '=', holdId).executeTakeFirstOrThrow()).status;
+    const status = async (holdId: string) =>
+      (await t.db.selectFrom('holds').select('status').where('id', '=', holdId).executeTakeFirstOrThrow()).status;
     expect(await status(killedHold)).toBe('PURCHASED'); // charged: the order is written
     expect(await status(stoppedHold)).toBe('HELD'); // never charged: the hold is the fan's again
     expect(await status(aliveHold)).toBe('PAYING'); // its owner is alive and will finish it
@@ -125,9 +169,17 @@ describe('checkouts orphaned by a process that is gone', () => {
     // The in-progress wait is ten minutes here: a retry that waited on the dead owner would not be answered in this test.
     const lease = new ProcessLease(t.db, { id: 'restarted' });
     await lease.beat();
-    const retrying = new CheckoutService({ db: t.db, cards: new CardFingerprints(testSecrets().cardFingerprintSecret), payments, lease, inProgressWaitMs: 600_000 });
+    const retrying = new CheckoutService({
+      db: t.db,
+      cards: new CardFingerprints(testSecrets().cardFingerprintSecret),
+      payments,
+      lease,
+      inProgressWaitMs: 600_000,
+    });
     const request = { payment: { instrument: { type: 'card' as const, number: TEST_CARDS.success } } };
-    await sql`INSERT INTO store_processes (id, seen_at) VALUES ('killed-mid-payment', now() - interval '3 seconds'), ('paying-now', now())`.execute(t.db);
+    await sql`INSERT INTO store_processes (id, seen_at) VALUES ('killed-mid-payment', now() - interval '3 seconds'), ('paying-now', now())`.execute(
+      t.db,
+    );
     const orphaned = await diedMidPayment('retry-1', 'key-retry-0001', true);
     await sql`UPDATE checkout_attempts SET owner = 'killed-mid-payment', created_at = now() WHERE account_id = 'retry-1'`.execute(t.db);
     const answer = await retrying.checkout('retry-1', orphaned, 'key-retry-0001', request).catch((e: unknown) => e);
@@ -138,7 +190,9 @@ describe('checkouts orphaned by a process that is gone', () => {
     const live = await diedMidPayment('retry-2', 'key-retry-0002', false);
     await sql`UPDATE checkout_attempts SET owner = 'paying-now', created_at = now() WHERE account_id = 'retry-2'`.execute(t.db);
     const pending = retrying.checkout('retry-2', live, 'key-retry-0002', request).catch((e: unknown) => e);
-    await sql`UPDATE checkout_attempts SET status = 'FAILED', error_code = 'PAYMENT_NOT_COMPLETED' WHERE account_id = 'retry-2'`.execute(t.db);
+    await sql`UPDATE checkout_attempts SET status = 'FAILED', error_code = 'PAYMENT_NOT_COMPLETED' WHERE account_id = 'retry-2'`.execute(
+      t.db,
+    );
     expect(await pending).toMatchObject({ code: 'PAYMENT_NOT_COMPLETED' });
   });
 
@@ -149,15 +203,27 @@ describe('checkouts orphaned by a process that is gone', () => {
     const db = createDb(proxy.url(t.url), { max: 4, connectionTimeoutMillis: 1000 });
     // The gateway is another company's system: it keeps answering (and recording) while our database is away.
     const gateway = new SimulatedPaymentGateway({ tps: 1000, latencyMs: 400, failureRate: 0, db: t.db, random: () => 0.5 });
-    const service = new CheckoutService({ db, cards: new CardFingerprints(testSecrets().cardFingerprintSecret), payments: gateway, lease: new ProcessLease(db, { id: 'owner-of-outage' }) });
+    const service = new CheckoutService({
+      db,
+      cards: new CardFingerprints(testSecrets().cardFingerprintSecret),
+      payments: gateway,
+      lease: new ProcessLease(db, { id: 'owner-of-outage' }),
+    });
     try {
       const hold = await holds.create('outage-payer', eventId, { section: 'S', quantity: 2 });
       const failedLater = service
         .checkout('outage-payer', hold.holdId, 'key-outage-0001', { payment: { instrument: { type: 'card', number: '4111111111111111' } } })
-        .then(() => null, (err: unknown) => err);
+        .then(
+          () => null,
+          (err: unknown) => err,
+        );
       // The database goes away while the gateway is answering: the charge is made, the order cannot be written.
       await vi.waitFor(async () => {
-        const charged = await t.db.selectFrom('simulated_gateway_charges').select('status').where('idempotency_key', '=', 'outage-payer:key-outage-0001').executeTakeFirst();
+        const charged = await t.db
+          .selectFrom('simulated_gateway_charges')
+          .select('status')
+          .where('idempotency_key', '=', 'outage-payer:key-outage-0001')
+          .executeTakeFirst();
         expect(charged?.status).toBe('succeeded');
       });
       proxy.cut();
@@ -170,10 +236,16 @@ describe('checkouts orphaned by a process that is gone', () => {
       expect(await service.recoverOrphanedPayments()).toEqual({ settled: 1, confirmed: 1 });
       expect(service.unfinishedCount).toBe(0);
       const order = await t.db.selectFrom('orders').selectAll().where('hold_id', '=', hold.holdId).executeTakeFirstOrThrow();
-      const charge = await t.db.selectFrom('simulated_gateway_charges').selectAll().where('idempotency_key', '=', 'outage-payer:key-outage-0001').executeTakeFirstOrThrow();
+      const charge = await t.db
+        .selectFrom('simulated_gateway_charges')
+        .selectAll()
+        .where('idempotency_key', '=', 'outage-payer:key-outage-0001')
+        .executeTakeFirstOrThrow();
       expect(order.payment_reference).toBe(charge.reference);
       // The fan's retry with the same key gets the order.
-      const replay = await service.checkout('outage-payer', hold.holdId, 'key-outage-0001', { payment: { instrument: { type: 'card', number: '4111111111111111' } } });
+      const replay = await service.checkout('outage-payer', hold.holdId, 'key-outage-0001', {
+        payment: { instrument: { type: 'card', number: '4111111111111111' } },
+      });
       expect(replay).toMatchObject({ orderId: order.id, replayed: true });
     } finally {
       await db.destroy();

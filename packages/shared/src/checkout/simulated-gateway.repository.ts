@@ -24,7 +24,15 @@ export async function findCharge(db: Db, key: string): Promise<SimulatedChargeRo
 /** Records a charge; when one under the key exists already (another process made it first), returns that one. */
 export async function recordCharge(
   db: Db,
-  c: { key: string; fingerprint: string; status: 'succeeded' | 'declined'; reference: string | null; reason: string | null; amountCents: number; currency: string },
+  c: {
+    key: string;
+    fingerprint: string;
+    status: 'succeeded' | 'declined';
+    reference: string | null;
+    reason: string | null;
+    amountCents: number;
+    currency: string;
+  },
 ): Promise<{ row: SimulatedChargeRow; created: boolean }> {
   const { rows } = await sql<SimulatedChargeRow>`
     INSERT INTO simulated_gateway_charges (idempotency_key, request_fingerprint, status, reference, reason, amount_cents, currency)

@@ -21,7 +21,12 @@ describe('createDb', () => {
       const { rows } = await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(conn);
       // As a stopping server does (57P01 to every backend): end this one while it sits checked out.
       await sql`SELECT pg_terminate_backend(${rows[0]!.pid})`.execute(t.db);
-      await waitUntil('the backend gone', async () => (await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ${rows[0]!.pid}`.execute(t.db)).rows[0]!.n === 0);
+      await waitUntil(
+        'the backend gone',
+        async () =>
+          (await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ${rows[0]!.pid}`.execute(t.db)).rows[0]!
+            .n === 0,
+      );
       return sql`SELECT 1`.execute(conn).then(
         () => 'answered',
         (e: Error) => e.message,

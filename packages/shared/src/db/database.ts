@@ -1,18 +1,17 @@
 import type { CheckoutAttemptsTable, OrdersTable, SimulatedGatewayChargesTable, StoreProcessesTable } from '../checkout/checkout.table.js';
-import type {
-  AccountsTable,
-  AuditLogTable,
-  EventsTable,
-  ListingsTable,
-  PriceLevelsTable,
-  SectionsTable,
-} from '../events/events.table.js';
+import type { AccountsTable, AuditLogTable, EventsTable, ListingsTable, PriceLevelsTable, SectionsTable } from '../events/events.table.js';
 import type { AdmissionMinutesTable, QueueEntriesTable, QueueStateTable } from '../queue/queue.table.js';
 import type { HoldLossesTable, HoldsTable, InventoryReconciliationsTable, SeatsTable } from '../inventory/inventory.table.js';
 import type { GaHoldUnitsTable, GaShardsTable } from '../inventory/ga.table.js';
 import type { NotificationsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../notify/notify.table.js';
 import type { AvailabilityEventsTable, WaitlistEntriesTable, WaitlistOffersTable } from '../waitlist/waitlist.table.js';
-import type { ConsoleSessionsTable, ConsoleUsersTable, OrganisationsTable, SignInFailuresTable, SignInLockoutsTable } from '../users/users.table.js';
+import type {
+  ConsoleSessionsTable,
+  ConsoleUsersTable,
+  OrganisationsTable,
+  SignInFailuresTable,
+  SignInLockoutsTable,
+} from '../users/users.table.js';
 import type { FairnessSignoffsTable } from '../events/signoff.table.js';
 import type { LotteriesTable, LotteryRegistrationsTable, LotteryWinnersTable } from '../lottery/lottery.table.js';
 import type { AccessCodeRedemptionsTable, AllocationsTable } from '../allocations/allocations.table.js';

@@ -77,8 +77,14 @@ export async function startEmbeddedPostgres(dataDir: string, opts: EmbeddedOptio
       throw new EmbeddedPostgresError(`port ${opts.port} on 127.0.0.1 is in use by another program`);
     if (/lock file .* already exists|Is another postmaster/i.test(text))
       throw new EmbeddedPostgresError(`another PostgreSQL server is already running on ${pgDir}`);
-    const last = text.trim().split('\n').filter((l) => /FATAL|ERROR|PANIC/.test(l)).pop();
-    throw new EmbeddedPostgresError(`the embedded PostgreSQL server did not start${last ? `: ${last.trim()}` : e instanceof Error ? `: ${e.message}` : ''}`);
+    const last = text
+      .trim()
+      .split('\n')
+      .filter((l) => /FATAL|ERROR|PANIC/.test(l))
+      .pop();
+    throw new EmbeddedPostgresError(
+      `the embedded PostgreSQL server did not start${last ? `: ${last.trim()}` : e instanceof Error ? `: ${e.message}` : ''}`,
+    );
   }
   if (fresh) {
     const client = server.getPgClient('postgres', '127.0.0.1');

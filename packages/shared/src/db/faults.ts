@@ -50,10 +50,11 @@ export function databaseFaultOf(err: unknown): DatabaseFault | null {
     if (code && BUSY_CODES.has(code)) return 'busy';
     // The driver's own errors carry no code; a query's error from the server always has one.
     if (!code && typeof x.message === 'string' && UNAVAILABLE_MESSAGES.test(x.message)) return 'unavailable';
-    if (Array.isArray(x.errors)) for (const inner of x.errors) {
-      const f = walk(inner, depth + 1);
-      if (f) return f;
-    }
+    if (Array.isArray(x.errors))
+      for (const inner of x.errors) {
+        const f = walk(inner, depth + 1);
+        if (f) return f;
+      }
     return walk(x.cause, depth + 1);
   };
   return walk(err, 0);

@@ -20,7 +20,14 @@ describe('GroupCommit', () => {
     );
     const items = ['a:1', 'b:1', 'a:2', 'c:bad', 'a:3', 'b:2'];
     const out = await Promise.allSettled(items.map((i) => gc.submit(i)));
-    expect(out.map((o) => (o.status === 'fulfilled' ? o.value : (o.reason as Error).message))).toEqual(['ok a:1', 'ok b:1', 'ok a:2', 'refused c:bad', 'ok a:3', 'ok b:2']);
+    expect(out.map((o) => (o.status === 'fulfilled' ? o.value : (o.reason as Error).message))).toEqual([
+      'ok a:1',
+      'ok b:1',
+      'ok a:2',
+      'refused c:bad',
+      'ok a:3',
+      'ok b:2',
+    ]);
     expect(batches[0]).toEqual(['a:1', 'b:1', 'c:bad']);
     expect(batches.flat().sort()).toEqual([...items].sort());
   });

@@ -10,7 +10,8 @@ beforeAll(async () => {
 afterAll(() => t?.drop());
 
 const lastAnalyze = async (table: string) =>
-  (await sql<{ at: Date | null }>`SELECT last_analyze AS at FROM pg_stat_user_tables WHERE relname = ${table}`.execute(t.db)).rows[0]?.at ?? null;
+  (await sql<{ at: Date | null }>`SELECT last_analyze AS at FROM pg_stat_user_tables WHERE relname = ${table}`.execute(t.db)).rows[0]?.at ??
+  null;
 
 describe('StatsKeeper', () => {
   it('analyzes a hot table once enough of it changed, and leaves quiet tables alone', async () => {

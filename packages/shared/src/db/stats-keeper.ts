@@ -5,7 +5,16 @@ import type { Db } from './connect.js';
  * The tables an on-sale writes fast: holds, their GA units, accounts, queue positions, orders and checkouts,
  * waitlist entries and notifications.
  */
-export const HOT_TABLES = ['holds', 'ga_hold_units', 'accounts', 'queue_entries', 'orders', 'checkout_attempts', 'waitlist_entries', 'notifications'] as const;
+export const HOT_TABLES = [
+  'holds',
+  'ga_hold_units',
+  'accounts',
+  'queue_entries',
+  'orders',
+  'checkout_attempts',
+  'waitlist_entries',
+  'notifications',
+] as const;
 
 export interface StatsKeeperOptions {
   /** How often to look (default 5 s). */
@@ -48,7 +57,9 @@ export class StatsKeeper {
     const done: string[] = [];
     for (const { relname } of rows) {
       const ran = await this.db.transaction().execute(async (trx) => {
-        const { rows: lock } = await sql<{ ok: boolean }>`SELECT pg_try_advisory_xact_lock(hashtextextended(${`onsale:analyze:${relname}`}, 0)) AS ok`.execute(trx);
+        const { rows: lock } = await sql<{
+          ok: boolean;
+        }>`SELECT pg_try_advisory_xact_lock(hashtextextended(${`onsale:analyze:${relname}`}, 0)) AS ok`.execute(trx);
         if (!lock[0]?.ok) return false;
         await sql`ANALYZE ${sql.id(relname)}`.execute(trx);
         return true;

@@ -5,7 +5,10 @@ import '../words/zod-messages.js';
 
 const emptyAsUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
 const optionalText = (max: number) => z.preprocess(emptyAsUndefined, z.string().trim().max(max, `at most ${max} characters`).optional());
-const optionalInstant = z.preprocess(emptyAsUndefined, z.iso.datetime({ offset: true, error: 'a date and time (ISO 8601 with an offset)' }).optional());
+const optionalInstant = z.preprocess(
+  emptyAsUndefined,
+  z.iso.datetime({ offset: true, error: 'a date and time (ISO 8601 with an offset)' }).optional(),
+);
 
 export const AUDIT_LOG_PAGE_MAX = 200;
 
@@ -25,7 +28,8 @@ export const auditLogQuerySchema = z
     limit: z.number().int().min(1).max(AUDIT_LOG_PAGE_MAX).default(50),
   })
   .superRefine((q, ctx) => {
-    if (q.from && q.to && Date.parse(q.from) >= Date.parse(q.to)) ctx.addIssue({ code: 'custom', path: ['to'], message: 'must be after "from"' });
+    if (q.from && q.to && Date.parse(q.from) >= Date.parse(q.to))
+      ctx.addIssue({ code: 'custom', path: ['to'], message: 'must be after "from"' });
   });
 export type AuditLogQueryInput = z.input<typeof auditLogQuerySchema>;
 export type AuditLogQuery = z.output<typeof auditLogQuerySchema>;

@@ -29,7 +29,11 @@ export interface AuditLogPage {
  * The audit log, filtered (see auditLogQuerySchema) and paged newest first. With a scope, only an organisation's
  * part: its events' entries and its listings'. INVALID_AUDIT_QUERY names the field at fault.
  */
-export async function listAuditLog(db: Db | Trx, input: AuditLogQueryInput, scope: { organisationId: string } | null): Promise<AuditLogPage> {
+export async function listAuditLog(
+  db: Db | Trx,
+  input: AuditLogQueryInput,
+  scope: { organisationId: string } | null,
+): Promise<AuditLogPage> {
   return pageOf(db, parseQuery(input), scope);
 }
 
@@ -37,7 +41,10 @@ function parseQuery(input: AuditLogQueryInput): AuditLogQuery {
   const parsed = auditLogQuerySchema.safeParse(input);
   if (!parsed.success) {
     const issues = formatIssues(parsed.error);
-    throw new DomainError('invalid', 'INVALID_AUDIT_QUERY', issues.map((i) => `${i.path}: ${i.message}`).join('; '), { field: issues[0]?.path, issues });
+    throw new DomainError('invalid', 'INVALID_AUDIT_QUERY', issues.map((i) => `${i.path}: ${i.message}`).join('; '), {
+      field: issues[0]?.path,
+      issues,
+    });
   }
   return parsed.data;
 }
@@ -46,7 +53,19 @@ function parseQuery(input: AuditLogQueryInput): AuditLogQuery {
 export const AUDIT_EXPORT_MAX_ROWS = 50_000;
 
 /** The audit log's columns in the CSV export: times in UTC and at the venue, words beside the raw keys. */
-export const AUDIT_CSV_HEADER = ['Time (UTC)', 'Time at the venue', 'Venue time zone', 'Who', 'Actor id', 'What', 'Action', 'Event', 'Event id', 'Details', 'Details (JSON)'] as const;
+export const AUDIT_CSV_HEADER = [
+  'Time (UTC)',
+  'Time at the venue',
+  'Venue time zone',
+  'Who',
+  'Actor id',
+  'What',
+  'Action',
+  'Event',
+  'Event id',
+  'Details',
+  'Details (JSON)',
+] as const;
 
 /**
  * The whole audit log that the filters select (every page, newest first, at most AUDIT_EXPORT_MAX_ROWS) as CSV, for
@@ -95,7 +114,16 @@ async function pageOf(db: Db | Trx, q: AuditLogQuery, scope: { organisationId: s
   const rows = await repo.findAuditEntries(db, q, scope?.organisationId);
   const page = rows.slice(0, q.limit);
   return {
-    entries: page.map((r) => ({ id: r.id, at: r.at, actor: r.actor, action: r.action, eventId: r.event_id, eventName: r.event_name, eventTimeZone: r.event_time_zone, details: r.details ?? {} })),
+    entries: page.map((r) => ({
+      id: r.id,
+      at: r.at,
+      actor: r.actor,
+      action: r.action,
+      eventId: r.event_id,
+      eventName: r.event_name,
+      eventTimeZone: r.event_time_zone,
+      details: r.details ?? {},
+    })),
     nextBefore: rows.length > q.limit ? page[page.length - 1]!.id : null,
   };
 }

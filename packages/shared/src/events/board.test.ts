@@ -4,7 +4,14 @@ import { boardState, boardStateWords, compareBoard, type BoardState } from './bo
 
 const now = Date.parse('2027-05-31T09:00:00Z');
 const at = (minutes: number) => new Date(now + minutes * 60_000);
-const facts = (over: Partial<Parameters<typeof boardState>[0]> = {}) => ({ onsaleAt: at(120), startsAt: at(60 * 24 * 30), signedOff: true, paused: false, soldOut: false, ...over });
+const facts = (over: Partial<Parameters<typeof boardState>[0]> = {}) => ({
+  onsaleAt: at(120),
+  startsAt: at(60 * 24 * 30),
+  signedOff: true,
+  paused: false,
+  soldOut: false,
+  ...over,
+});
 
 describe('the events board', () => {
   it('names each state', () => {
@@ -30,12 +37,25 @@ describe('the events board', () => {
       { name: 'sold', state: 'SOLD_OUT' as BoardState, onsaleAt: at(-90) },
       { name: 'sooner', state: 'SCHEDULED' as BoardState, onsaleAt: at(300) },
     ];
-    expect([...rows].sort(compareBoard).map((r) => r.name)).toEqual(['paused', 'live', 'soon', 'sooner', 'later', 'draft', 'sold', 'ended']);
+    expect([...rows].sort(compareBoard).map((r) => r.name)).toEqual([
+      'paused',
+      'live',
+      'soon',
+      'sooner',
+      'later',
+      'draft',
+      'sold',
+      'ended',
+    ]);
   });
 
   it('is a total order whatever the input order (property)', () => {
     const states: BoardState[] = ['LIVE', 'PAUSED', 'OPENING_SOON', 'SCHEDULED', 'DRAFT', 'SOLD_OUT', 'ENDED'];
-    const row = fc.record({ name: fc.string({ maxLength: 4 }), state: fc.constantFrom(...states), onsaleAt: fc.integer({ min: -10_000, max: 10_000 }).map(at) });
+    const row = fc.record({
+      name: fc.string({ maxLength: 4 }),
+      state: fc.constantFrom(...states),
+      onsaleAt: fc.integer({ min: -10_000, max: 10_000 }).map(at),
+    });
     fc.assert(
       fc.property(fc.array(row, { maxLength: 20 }), (rs) => {
         const a = [...rs].sort(compareBoard);

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { diffEventSpecs, eventPhase, EVENT_SETTING_RULES, EVENT_SETTINGS, lockedSettings, refusedChanges, sameLayout, type ChangeContext } from './change-rules.js';
+import {
+  diffEventSpecs,
+  eventPhase,
+  EVENT_SETTING_RULES,
+  EVENT_SETTINGS,
+  lockedSettings,
+  refusedChanges,
+  sameLayout,
+  type ChangeContext,
+} from './change-rules.js';
 import { eventFileSchema, type EventFile, type EventSpec } from './events.schema.js';
 
 const file: EventFile = {
@@ -38,7 +47,16 @@ describe('diffEventSpecs', () => {
       startsAt: '2030-06-01T21:00:00+02:00',
       sections: [
         { code: 'B', name: 'Balcony', priceLevel: 'P2', qualityRank: 2, rowCount: 1, seatsPerRow: 4 },
-        { code: 'A', name: 'Stalls', priceLevel: 'P1', qualityRank: 1, rows: [{ label: 'A', seats: 3 }, { label: 'B', seats: 3 }] },
+        {
+          code: 'A',
+          name: 'Stalls',
+          priceLevel: 'P1',
+          qualityRank: 1,
+          rows: [
+            { label: 'A', seats: 3 },
+            { label: 'B', seats: 3 },
+          ],
+        },
       ],
       priceLevels: [...file.priceLevels].reverse(),
     });
@@ -72,7 +90,9 @@ describe('diffEventSpecs', () => {
 
   it('compares queue copy by content', () => {
     expect(diffEventSpecs(spec({ queueCopy: {} }), spec())).toEqual([]);
-    expect(diffEventSpecs(spec(), spec({ queueCopy: { PAUSED: 'Hold tight' } }))).toEqual([{ setting: 'queueCopy', from: {}, to: { PAUSED: 'Hold tight' } }]);
+    expect(diffEventSpecs(spec(), spec({ queueCopy: { PAUSED: 'Hold tight' } }))).toEqual([
+      { setting: 'queueCopy', from: {}, to: { PAUSED: 'Hold tight' } },
+    ]);
   });
 });
 
@@ -98,7 +118,10 @@ describe('refusedChanges before the open', () => {
   });
 
   it('refuses a new fairness mode once fans have joined, and a new layout or price once a seat is in use', () => {
-    const changes = diffEventSpecs(spec(), spec({ fairnessMode: 'FIFO', priceLevels: [{ code: 'P1', name: 'Front', priceCents: 1 }, file.priceLevels[1]!] }));
+    const changes = diffEventSpecs(
+      spec(),
+      spec({ fairnessMode: 'FIFO', priceLevels: [{ code: 'P1', name: 'Front', priceCents: 1 }, file.priceLevels[1]!] }),
+    );
     expect(refusedChanges(changes, { ...before, queueHasFans: true, seatsInUse: true }).map((r) => [r.field, r.code])).toEqual([
       ['fairnessMode', 'QUEUE_HAS_FANS'],
       ['priceLevels', 'SEATS_IN_USE'],
@@ -117,7 +140,14 @@ describe('refusedChanges after the open', () => {
       sections: [file.sections[0]!],
     });
     const refused = refusedChanges(diffEventSpecs(spec(), after), open);
-    expect(refused.map((r) => r.field)).toEqual(['startsAt', 'onsaleAt', 'seatPickingOpensAfterMinutes', 'fairnessMode', 'priceLevels', 'sections']);
+    expect(refused.map((r) => r.field)).toEqual([
+      'startsAt',
+      'onsaleAt',
+      'seatPickingOpensAfterMinutes',
+      'fairnessMode',
+      'priceLevels',
+      'sections',
+    ]);
     expect(refused.every((r) => r.code === 'LOCKED_AFTER_OPEN')).toBe(true);
   });
 
@@ -125,7 +155,9 @@ describe('refusedChanges after the open', () => {
     const lowered = diffEventSpecs(spec(), spec({ limits: { perAccountSeats: 2, perInstrumentSeats: 3, perDeviceSeats: 2 } }));
     expect(refusedChanges(lowered, open)).toEqual([]);
     const raised = diffEventSpecs(spec(), spec({ limits: { perAccountSeats: 6, perInstrumentSeats: 4, perDeviceSeats: 4 } }));
-    expect(refusedChanges(raised, open)).toEqual([expect.objectContaining({ field: 'limits.perAccountSeats', code: 'LIMIT_RAISED_AFTER_OPEN' })]);
+    expect(refusedChanges(raised, open)).toEqual([
+      expect.objectContaining({ field: 'limits.perAccountSeats', code: 'LIMIT_RAISED_AFTER_OPEN' }),
+    ]);
   });
 
   it('allows display, pacing, hold times and queue copy', () => {
@@ -152,7 +184,12 @@ describe('lockedSettings', () => {
   it('before the open, locks the mode once fans joined and the layout once a seat is in use', () => {
     expect(lockedSettings(before)).toEqual({});
     expect(Object.keys(lockedSettings({ ...before, queueHasFans: true }))).toEqual(['fairnessMode']);
-    expect(Object.keys(lockedSettings({ ...before, seatsInUse: true })).sort()).toEqual(['allocations', 'currency', 'priceLevels', 'sections']);
+    expect(Object.keys(lockedSettings({ ...before, seatsInUse: true })).sort()).toEqual([
+      'allocations',
+      'currency',
+      'priceLevels',
+      'sections',
+    ]);
   });
 
   it('before the open, locks the tiers and the layout they split once a tier has opened, and the tiers once a presale queue has fans', () => {
@@ -166,7 +203,15 @@ describe('lockedSettings', () => {
 
 describe('presale tiers', () => {
   const tiers = (over: Record<string, unknown> = {}): EventFile['allocations'] => [
-    { code: 'FANS', name: 'Fan club', share: 0.3, access: 'ACCESS_CODE', opensAt: '2030-02-20T10:00:00Z', closesAt: '2030-02-21T10:00:00Z', ...over },
+    {
+      code: 'FANS',
+      name: 'Fan club',
+      share: 0.3,
+      access: 'ACCESS_CODE',
+      opensAt: '2030-02-20T10:00:00Z',
+      closesAt: '2030-02-21T10:00:00Z',
+      ...over,
+    },
     { code: 'GEN', name: 'General sale' },
   ];
 
@@ -184,8 +229,14 @@ describe('presale tiers', () => {
     expect(changes).toEqual([
       {
         setting: 'allocations',
-        from: ['FANS Fan club: 30%, ACCESS_CODE, 2030-02-20T10:00:00.000Z to 2030-02-21T10:00:00.000Z, rolls 2030-02-21T10:00:00.000Z, RANDOMIZED_PREOPEN_THEN_FIFO', 'GEN General sale: general sale, the rest, OPEN'],
-        to: ['FANS Fan club: 25%, ACCESS_CODE, 2030-02-20T10:00:00.000Z to 2030-02-21T10:00:00.000Z, rolls 2030-02-21T10:00:00.000Z, RANDOMIZED_PREOPEN_THEN_FIFO', 'GEN General sale: general sale, the rest, OPEN'],
+        from: [
+          'FANS Fan club: 30%, ACCESS_CODE, 2030-02-20T10:00:00.000Z to 2030-02-21T10:00:00.000Z, rolls 2030-02-21T10:00:00.000Z, RANDOMIZED_PREOPEN_THEN_FIFO',
+          'GEN General sale: general sale, the rest, OPEN',
+        ],
+        to: [
+          'FANS Fan club: 25%, ACCESS_CODE, 2030-02-20T10:00:00.000Z to 2030-02-21T10:00:00.000Z, rolls 2030-02-21T10:00:00.000Z, RANDOMIZED_PREOPEN_THEN_FIFO',
+          'GEN General sale: general sale, the rest, OPEN',
+        ],
       },
     ]);
     expect(diffEventSpecs(spec(), spec({ allocations: tiers() })).map((c) => [c.setting, c.from])).toEqual([['allocations', []]]);
@@ -202,7 +253,9 @@ describe('presale tiers', () => {
     expect(refusedChanges(changes, open).map((r) => [r.field, r.code])).toEqual([['allocations', 'LOCKED_AFTER_OPEN']]);
     // Once a tier sells, the seats it splits are fixed too.
     const relayout = diffEventSpecs(spec({ allocations: tiers() }), spec({ allocations: tiers(), sections: [file.sections[0]!] }));
-    expect(refusedChanges(relayout, { ...before, tiersStartAt: new Date(now.getTime() - 1000) }).map((r) => [r.field, r.code])).toEqual([['sections', 'PRESALE_OPENED']]);
+    expect(refusedChanges(relayout, { ...before, tiersStartAt: new Date(now.getTime() - 1000) }).map((r) => [r.field, r.code])).toEqual([
+      ['sections', 'PRESALE_OPENED'],
+    ]);
   });
 });
 
@@ -222,8 +275,20 @@ describe('registration lottery', () => {
     expect(diffEventSpecs(spec(lottery()), spec(lottery({ cohortMinutes: 30 })))).toEqual([
       {
         setting: 'lottery',
-        from: { registrationOpensAt: '2030-02-10T10:00:00.000Z', registrationClosesAt: '2030-02-20T10:00:00.000Z', expectedConversion: 0.8, cohorts: 4, cohortMinutes: 60 },
-        to: { registrationOpensAt: '2030-02-10T10:00:00.000Z', registrationClosesAt: '2030-02-20T10:00:00.000Z', expectedConversion: 0.8, cohorts: 4, cohortMinutes: 30 },
+        from: {
+          registrationOpensAt: '2030-02-10T10:00:00.000Z',
+          registrationClosesAt: '2030-02-20T10:00:00.000Z',
+          expectedConversion: 0.8,
+          cohorts: 4,
+          cohortMinutes: 60,
+        },
+        to: {
+          registrationOpensAt: '2030-02-10T10:00:00.000Z',
+          registrationClosesAt: '2030-02-20T10:00:00.000Z',
+          expectedConversion: 0.8,
+          cohorts: 4,
+          cohortMinutes: 30,
+        },
       },
     ]);
     // Switching to or from the lottery is a mode change and a lottery change.
@@ -246,7 +311,8 @@ describe('registration lottery', () => {
   });
 
   it('refuses them once registration has opened (REGISTRATION_OPENED) and once drawn (LOTTERY_DRAWN, the on-sale too), at their fields', () => {
-    const codes = (b: EventSpec, a: EventSpec, ctx: ChangeContext) => refusedChanges(diffEventSpecs(b, a), ctx).map((r) => [r.field, r.code]);
+    const codes = (b: EventSpec, a: EventSpec, ctx: ChangeContext) =>
+      refusedChanges(diffEventSpecs(b, a), ctx).map((r) => [r.field, r.code]);
     const opened = registering({ now: new Date('2030-02-10T10:00:00Z') });
     expect(codes(spec(lottery()), spec(lottery({ cohorts: 2 })), opened)).toEqual([['lottery', 'REGISTRATION_OPENED']]);
     // A registration counts whatever the clock says.
@@ -254,18 +320,27 @@ describe('registration lottery', () => {
     expect(codes(spec(lottery()), spec(lottery({ cohorts: 2 })), registered)).toEqual([['lottery', 'REGISTRATION_OPENED']]);
     // Leaving the lottery: the mode may change, the lottery may not, so the refusal is at `lottery`.
     expect(codes(spec(lottery()), spec(), opened)).toEqual([['lottery', 'REGISTRATION_OPENED']]);
-    expect(refusedChanges(diffEventSpecs(spec(lottery()), spec(lottery({ cohorts: 2 }))), opened)[0]!.message).toContain('registration opened at 2030-02-10T10:00:00.000Z');
+    expect(refusedChanges(diffEventSpecs(spec(lottery()), spec(lottery({ cohorts: 2 }))), opened)[0]!.message).toContain(
+      'registration opened at 2030-02-10T10:00:00.000Z',
+    );
     expect(Object.keys(lockedSettings(opened)).sort()).toEqual(['fairnessMode', 'lottery']);
 
-    const drawn = registering({ now: new Date('2030-02-21T00:00:00Z'), lottery: { registrationOpensAt: new Date('2030-02-10T10:00:00Z'), registrations: 5, drawnAt: new Date('2030-02-20T12:00:00Z') } });
+    const drawn = registering({
+      now: new Date('2030-02-21T00:00:00Z'),
+      lottery: { registrationOpensAt: new Date('2030-02-10T10:00:00Z'), registrations: 5, drawnAt: new Date('2030-02-20T12:00:00Z') },
+    });
     expect(codes(spec(lottery()), spec(lottery({ cohorts: 2 })), drawn)).toEqual([['lottery', 'LOTTERY_DRAWN']]);
-    expect(codes(spec(lottery()), spec({ ...lottery(), onsaleAt: '2030-03-02T10:00:00Z' }), drawn)).toEqual([['onsaleAt', 'LOTTERY_DRAWN']]);
+    expect(codes(spec(lottery()), spec({ ...lottery(), onsaleAt: '2030-03-02T10:00:00Z' }), drawn)).toEqual([
+      ['onsaleAt', 'LOTTERY_DRAWN'],
+    ]);
     expect(codes(spec(lottery()), spec({ ...lottery(), name: 'Still fine' }), drawn)).toEqual([]);
     const locked = lockedSettings(drawn);
     expect(Object.keys(locked).sort()).toEqual(['fairnessMode', 'lottery', 'onsaleAt']);
     expect(locked.onsaleAt).toContain('purchase windows');
     // After the open too, the draw is the reason given.
-    expect(codes(spec(lottery()), spec(lottery({ cohorts: 2 })), { ...drawn, phase: 'OPEN', now: new Date('2030-03-01T11:00:00Z') })).toEqual([['lottery', 'LOTTERY_DRAWN']]);
+    expect(
+      codes(spec(lottery()), spec(lottery({ cohorts: 2 })), { ...drawn, phase: 'OPEN', now: new Date('2030-03-01T11:00:00Z') }),
+    ).toEqual([['lottery', 'LOTTERY_DRAWN']]);
     expect(lockedSettings({ ...drawn, phase: 'OPEN' }).lottery).toContain('the draw ran');
   });
 });

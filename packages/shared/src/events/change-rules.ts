@@ -164,7 +164,11 @@ const canonical = (v: unknown): string =>
     : JSON.stringify(v);
 
 const copyKey = (copy: EventSpec['queueCopy']) =>
-  JSON.stringify(Object.entries(copy ?? {}).filter(([, v]) => v !== undefined).sort(([a], [b]) => a.localeCompare(b)));
+  JSON.stringify(
+    Object.entries(copy ?? {})
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => a.localeCompare(b)),
+  );
 
 /** Same sections with the same rows of the same number of seats: the seats themselves need not change. */
 export function sameLayout(a: Pick<EventSpec, 'sections'>, b: Pick<EventSpec, 'sections'>): boolean {
@@ -184,7 +188,17 @@ const tiersKey = (tiers: Tiers) =>
       const ranges = t.binRanges?.map((r) => [r.from, r.to]) ?? null;
       return i === all.length - 1
         ? [t.code, t.name, t.access, ranges]
-        : [t.code, t.name, t.share ?? null, t.access, ranges, iso(t.opensAt), iso(t.closesAt), iso(t.rollsForwardAt ?? t.closesAt), t.fairnessMode];
+        : [
+            t.code,
+            t.name,
+            t.share ?? null,
+            t.access,
+            ranges,
+            iso(t.opensAt),
+            iso(t.closesAt),
+            iso(t.rollsForwardAt ?? t.closesAt),
+            t.fairnessMode,
+          ];
     }),
   );
 
@@ -232,7 +246,11 @@ export function diffEventSpecs(before: EventSpec, after: EventSpec): EventChange
   scalar('limits.perAccountSeats', before.limits.perAccountSeats, after.limits.perAccountSeats);
   scalar('limits.perInstrumentSeats', before.limits.perInstrumentSeats, after.limits.perInstrumentSeats);
   // Left out, the device limit is the account limit: compare what is in force.
-  scalar('limits.perDeviceSeats', before.limits.perDeviceSeats ?? before.limits.perAccountSeats, after.limits.perDeviceSeats ?? after.limits.perAccountSeats);
+  scalar(
+    'limits.perDeviceSeats',
+    before.limits.perDeviceSeats ?? before.limits.perAccountSeats,
+    after.limits.perDeviceSeats ?? after.limits.perAccountSeats,
+  );
   scalar('holds.ttlSeconds', before.holds.ttlSeconds, after.holds.ttlSeconds);
   scalar('holds.extensionSeconds', before.holds.extensionSeconds, after.holds.extensionSeconds);
   scalar('pacing.targetSaleMinutes', before.pacing.targetSaleMinutes, after.pacing.targetSaleMinutes);
@@ -240,8 +258,10 @@ export function diffEventSpecs(before: EventSpec, after: EventSpec): EventChange
   scalar('pacing.checkoutMinutes', before.pacing.checkoutMinutes, after.pacing.checkoutMinutes);
   scalar('pacing.paymentTps', before.pacing.paymentTps, after.pacing.paymentTps);
   scalar('pacing.overbookFactor', before.pacing.overbookFactor, after.pacing.overbookFactor);
-  if (copyKey(before.queueCopy) !== copyKey(after.queueCopy)) changes.push({ setting: 'queueCopy', from: before.queueCopy ?? {}, to: after.queueCopy ?? {} });
-  if (canonical(before.look ?? {}) !== canonical(after.look ?? {})) changes.push({ setting: 'look', from: before.look ?? {}, to: after.look ?? {} });
+  if (copyKey(before.queueCopy) !== copyKey(after.queueCopy))
+    changes.push({ setting: 'queueCopy', from: before.queueCopy ?? {}, to: after.queueCopy ?? {} });
+  if (canonical(before.look ?? {}) !== canonical(after.look ?? {}))
+    changes.push({ setting: 'look', from: before.look ?? {}, to: after.look ?? {} });
   if (priceLevelsKey(before.priceLevels) !== priceLevelsKey(after.priceLevels))
     changes.push({ setting: 'priceLevels', from: levelsSummary(before.priceLevels), to: levelsSummary(after.priceLevels) });
   if (sectionsKey(before.sections) !== sectionsKey(after.sections))
@@ -249,13 +269,15 @@ export function diffEventSpecs(before: EventSpec, after: EventSpec): EventChange
   if (tiersKey(before.allocations) !== tiersKey(after.allocations))
     changes.push({ setting: 'allocations', from: tiersSummary(before.allocations), to: tiersSummary(after.allocations) });
   const [lotteryBefore, lotteryAfter] = [lotteryView(before.lottery), lotteryView(after.lottery)];
-  if (JSON.stringify(lotteryBefore) !== JSON.stringify(lotteryAfter)) changes.push({ setting: 'lottery', from: lotteryBefore, to: lotteryAfter });
+  if (JSON.stringify(lotteryBefore) !== JSON.stringify(lotteryAfter))
+    changes.push({ setting: 'lottery', from: lotteryBefore, to: lotteryAfter });
   return changes;
 }
 
 const lotteryDrawn = (ctx: ChangeContext) => !!ctx.lottery?.drawnAt;
 /** Registration has opened (or someone has registered, whatever the clock says). */
-const registrationOpened = (ctx: ChangeContext) => !!ctx.lottery && (ctx.lottery.registrations > 0 || ctx.lottery.registrationOpensAt.getTime() <= ctx.now.getTime());
+const registrationOpened = (ctx: ChangeContext) =>
+  !!ctx.lottery && (ctx.lottery.registrations > 0 || ctx.lottery.registrationOpensAt.getTime() <= ctx.now.getTime());
 const drawnMessage = (ctx: ChangeContext) =>
   `the draw ran at ${ctx.lottery!.drawnAt!.toISOString()}: the winners hold invitations for their purchase windows, and the published audit re-derives them from these settings`;
 const registrationOpenedMessage = (ctx: ChangeContext) =>
@@ -294,16 +316,21 @@ export function refusedChanges(changes: EventChange[], ctx: ChangeContext): Refu
       continue;
     }
     if (c.setting === 'onsaleAt' && Date.parse(String(c.to)) <= ctx.now.getTime())
-      refuse('ONSALE_NOT_IN_FUTURE', 'the on-sale cannot be moved to now or the past: it would open at once, without the pre-open cohort fans were promised');
+      refuse(
+        'ONSALE_NOT_IN_FUTURE',
+        'the on-sale cannot be moved to now or the past: it would open at once, without the pre-open cohort fans were promised',
+      );
     if (c.setting === 'fairnessMode' && ctx.queueHasFans)
       refuse('QUEUE_HAS_FANS', 'fans have already joined the queue under the published fairness mode; it can no longer change');
     if ((c.setting === 'sections' || c.setting === 'priceLevels' || c.setting === 'currency') && ctx.seatsInUse)
       refuse('SEATS_IN_USE', 'some seats are already held or sold in this layout at these prices');
-    else if ((c.setting === 'sections' || c.setting === 'priceLevels') && tiersStarted(ctx)) refuse('PRESALE_OPENED', tiersStartedMessage(ctx));
+    else if ((c.setting === 'sections' || c.setting === 'priceLevels') && tiersStarted(ctx))
+      refuse('PRESALE_OPENED', tiersStartedMessage(ctx));
     if (c.setting === 'allocations') {
       if (ctx.seatsInUse) refuse('SEATS_IN_USE', 'some seats are already held or sold: the tiers that own them can no longer change');
       else if (tiersStarted(ctx)) refuse('PRESALE_OPENED', tiersStartedMessage(ctx));
-      else if (ctx.presaleQueueHasFans) refuse('QUEUE_HAS_FANS', 'fans have already joined a presale queue under these tiers; they can no longer change');
+      else if (ctx.presaleQueueHasFans)
+        refuse('QUEUE_HAS_FANS', 'fans have already joined a presale queue under these tiers; they can no longer change');
     }
   }
   return refused;
@@ -319,7 +346,8 @@ export function lockedSettings(ctx: ChangeContext): Partial<Record<EventSetting,
     const { rule, why } = EVENT_SETTING_RULES[s];
     if (ctx.phase === 'OPEN' && rule === 'BEFORE_OPEN') locked[s] = `fixed since the on-sale opened: ${why}`;
   }
-  if (ctx.phase === 'BEFORE_OPEN' && ctx.queueHasFans) locked.fairnessMode = 'fixed: fans have already joined the queue under the published mode';
+  if (ctx.phase === 'BEFORE_OPEN' && ctx.queueHasFans)
+    locked.fairnessMode = 'fixed: fans have already joined the queue under the published mode';
   if (ctx.phase === 'BEFORE_OPEN' && ctx.seatsInUse) {
     locked.sections = 'fixed: some seats are already held or sold';
     locked.priceLevels = 'fixed: some seats are already held or sold';

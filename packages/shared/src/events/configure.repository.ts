@@ -37,11 +37,20 @@ export function findSectionRows(db: Db | Trx, eventId: string) {
 }
 
 export function findPriceLevelRows(db: Db | Trx, eventId: string) {
-  return db.selectFrom('price_levels').select(['code', 'name', 'price_cents']).where('event_id', '=', eventId).orderBy('price_cents', 'desc').orderBy('code').execute();
+  return db
+    .selectFrom('price_levels')
+    .select(['code', 'name', 'price_cents'])
+    .where('event_id', '=', eventId)
+    .orderBy('price_cents', 'desc')
+    .orderBy('code')
+    .execute();
 }
 
 /** Every row of every section with its seat count, front to back. */
-export async function findRows(db: Db | Trx, eventId: string): Promise<{ section_code: string; row_index: number; row_label: string; seats: number }[]> {
+export async function findRows(
+  db: Db | Trx,
+  eventId: string,
+): Promise<{ section_code: string; row_index: number; row_label: string; seats: number }[]> {
   const { rows } = await sql<{ section_code: string; row_index: number; row_label: string; seats: number }>`
     SELECT section_code, row_index, row_label, count(*)::int AS seats
     FROM seats WHERE event_id = ${eventId}
@@ -106,7 +115,12 @@ export async function queueOpenedAt(db: Db | Trx, eventId: string): Promise<Date
 }
 
 export function findLiveSignoff(db: Db | Trx, eventId: string) {
-  return db.selectFrom('fairness_signoffs').selectAll().where('event_id', '=', eventId).where('superseded_at', 'is', null).executeTakeFirst();
+  return db
+    .selectFrom('fairness_signoffs')
+    .selectAll()
+    .where('event_id', '=', eventId)
+    .where('superseded_at', 'is', null)
+    .executeTakeFirst();
 }
 
 /** Every sign-off of the event, newest first. */

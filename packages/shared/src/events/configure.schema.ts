@@ -26,7 +26,11 @@ export const OFFER_TTL_MINUTES = { min: 1, max: 24 * 60 } as const;
 export const listingWaitlistSchema = z.object({
   mode: z.enum(waitlistModes, { error: 'OFFER or BROADCAST' }),
   ttlDays: z.number({ error: 'enter a number of days' }).int('whole days').min(WAITLIST_TTL_DAYS.min).max(WAITLIST_TTL_DAYS.max),
-  offerTtlMinutes: z.number({ error: 'enter a number of minutes' }).int('whole minutes').min(OFFER_TTL_MINUTES.min).max(OFFER_TTL_MINUTES.max),
+  offerTtlMinutes: z
+    .number({ error: 'enter a number of minutes' })
+    .int('whole minutes')
+    .min(OFFER_TTL_MINUTES.min)
+    .max(OFFER_TTL_MINUTES.max),
 });
 export type ListingWaitlistInput = z.input<typeof listingWaitlistSchema>;
 

@@ -102,7 +102,11 @@ const toSignOff = (r: NonNullable<Awaited<ReturnType<typeof repo.findLiveSignoff
   supersededReason: r.superseded_reason,
 });
 
-const toWaitlistView = (l: { waitlist_mode: 'OFFER' | 'BROADCAST'; waitlist_ttl_seconds: number; offer_ttl_seconds: number }): ListingWaitlistSettingsView => ({
+const toWaitlistView = (l: {
+  waitlist_mode: 'OFFER' | 'BROADCAST';
+  waitlist_ttl_seconds: number;
+  offer_ttl_seconds: number;
+}): ListingWaitlistSettingsView => ({
   mode: l.waitlist_mode,
   ttlDays: Math.round(l.waitlist_ttl_seconds / 86_400),
   offerTtlMinutes: Math.round(l.offer_ttl_seconds / 60),
@@ -180,7 +184,10 @@ const lotteryContext = (l: LotteryRow | null | undefined): ChangeContext['lotter
 function tierSpecOf(t: AllocationRow): NonNullable<EventSpec['allocations']>[number] {
   const access = { access: t.access, ...(t.bin_ranges ? { binRanges: t.bin_ranges.map((r) => ({ from: r.from, to: r.to })) } : {}) };
   if (t.general) return { code: t.code, name: t.name, ...access, fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO' };
-  const rolls = t.rolls_forward_at && t.closes_at && t.rolls_forward_at.getTime() !== t.closes_at.getTime() ? { rollsForwardAt: t.rolls_forward_at.toISOString() } : {};
+  const rolls =
+    t.rolls_forward_at && t.closes_at && t.rolls_forward_at.getTime() !== t.closes_at.getTime()
+      ? { rollsForwardAt: t.rolls_forward_at.toISOString() }
+      : {};
   return {
     code: t.code,
     name: t.name,
@@ -266,7 +273,12 @@ function parseWaitlist<T>(schema: z.ZodType<T>, input: unknown): T {
  * Whether `organisationId` (a promoter's) may use a listing: every event on it is that organisation's. The
  * house (null) may use any. LISTING_NOT_FOUND for an unknown listing, LISTING_FORBIDDEN otherwise.
  */
-export async function requireListingInScope(db: Db | Trx, listingId: string, organisationId: string | null, field = 'listingId'): Promise<void> {
+export async function requireListingInScope(
+  db: Db | Trx,
+  listingId: string,
+  organisationId: string | null,
+  field = 'listingId',
+): Promise<void> {
   if (!isUuid(listingId) || !(await repo.findListing(db, listingId))) throw notFound('LISTING_NOT_FOUND', `no listing ${listingId}`, field);
   if (organisationId === null) return;
   const orgs = await repo.findListingOrganisations(db, listingId);
@@ -302,7 +314,12 @@ export async function createConfiguredEvent(
   const created = await createEvent(trx, spec, who.actor);
   if (who.organisationId !== null) {
     const organisation = await repo.setEventOrganisation(trx, created.eventId, who.organisationId);
-    await insertAudit(trx, { actor: who.actor, action: 'event.organisation_assigned', eventId: created.eventId, details: { organisation } });
+    await insertAudit(trx, {
+      actor: who.actor,
+      action: 'event.organisation_assigned',
+      eventId: created.eventId,
+      details: { organisation },
+    });
   }
   if (waitlist) await applyWaitlistSettings(trx, created.listingId, waitlist, who.actor);
   return { ...created, version: 1 };
@@ -376,7 +393,8 @@ export async function updateEventConfiguration(
   const before = await eventSpecOf(trx, row, tiers, lottery ?? null);
   const changes = diffEventSpecs(before, spec);
   const live = await repo.findLiveSignoff(trx, row.id);
-  if (changes.length === 0) return { eventId: row.id, version: row.version, changes, signOffRequired: live?.fairness_mode !== row.fairness_mode };
+  if (changes.length === 0)
+    return { eventId: row.id, version: row.version, changes, signOffRequired: live?.fairness_mode !== row.fairness_mode };
 
   const [hasFans, inUse, presaleFans] = await Promise.all([
     repo.queueHasFans(trx, row.id),
@@ -411,11 +429,15 @@ export async function updateEventConfiguration(
     if (!layoutRewritten) {
       // GA counters are split between the tiers too (no unit is in use: the rules above): split them anew.
       await repo.deleteGaShards(trx, row.id);
-      await insertGaShards(trx, row.id, spec.sections.flatMap((s) => (s.kind === 'GA' ? [s] : [])), spec.allocations);
+      await insertGaShards(
+        trx,
+        row.id,
+        spec.sections.flatMap((s) => (s.kind === 'GA' ? [s] : [])),
+        spec.allocations,
+      );
     }
     await replaceAllocations(trx, row.id, spec, { seatsWritten: layoutRewritten });
-  }
-  else await alignAllocations(trx, row.id, spec, { layoutRewritten });
+  } else await alignAllocations(trx, row.id, spec, { layoutRewritten });
   const version = await repo.updateEvent(trx, row.id, eventColumns(spec, capacity));
   // After the event row: a new lottery is committed to the event as it now stands.
   if (changed.has('lottery')) await alignLottery(trx, row.id, spec.lottery, actor);
@@ -424,7 +446,12 @@ export async function updateEventConfiguration(
     const reason = `fairness mode changed from ${row.fairness_mode} to ${spec.fairnessMode}`;
     const superseded = await repo.supersedeSignoff(trx, row.id, actor, reason);
     if (superseded)
-      await insertAudit(trx, { actor, action: 'event.fairness_signoff_superseded', eventId: row.id, details: { signOffId: superseded.id, signedOffBy: superseded.signed_off_by, reason } });
+      await insertAudit(trx, {
+        actor,
+        action: 'event.fairness_signoff_superseded',
+        eventId: row.id,
+        details: { signOffId: superseded.id, signedOffBy: superseded.signed_off_by, reason },
+      });
     signOffRequired = true;
   }
   await insertAudit(trx, { actor, action: 'event.updated', eventId: row.id, details: { fromVersion: row.version, version, changes } });
@@ -446,19 +473,27 @@ export async function signOffFairness(
 ): Promise<{ signOff: FairnessSignOff; alreadySignedOff: boolean }> {
   const row = await eventRowOrThrow(trx, input.eventId, true);
   if (row.fairness_mode !== input.fairnessMode)
-    throw conflict('FAIRNESS_MODE_CHANGED', `the event's fairness mode is now ${row.fairness_mode}, not ${input.fairnessMode}: read its description and sign that off`, {
-      field: 'fairnessMode',
-      currentMode: row.fairness_mode,
-    });
+    throw conflict(
+      'FAIRNESS_MODE_CHANGED',
+      `the event's fairness mode is now ${row.fairness_mode}, not ${input.fairnessMode}: read its description and sign that off`,
+      {
+        field: 'fairnessMode',
+        currentMode: row.fairness_mode,
+      },
+    );
   const live = await repo.findLiveSignoff(trx, row.id);
   if (live && live.fairness_mode === row.fairness_mode) return { signOff: toSignOff(live), alreadySignedOff: true };
   // A sign-off is given before the sale opens; a sale that opened without one (before sign-offs were enforced) cannot be signed off afterwards.
   const openedAt = await repo.queueOpenedAt(trx, row.id);
   if (openedAt !== null)
-    throw conflict('SALE_ALREADY_OPEN', `this sale opened on ${openedAt.toISOString()} without a fairness sign-off; a sign-off is given before the open and cannot be added now`, {
-      field: 'fairnessMode',
-      openedAt: openedAt.toISOString(),
-    });
+    throw conflict(
+      'SALE_ALREADY_OPEN',
+      `this sale opened on ${openedAt.toISOString()} without a fairness sign-off; a sign-off is given before the open and cannot be added now`,
+      {
+        field: 'fairnessMode',
+        openedAt: openedAt.toISOString(),
+      },
+    );
   const inserted = await insertFairnessSignOff(
     trx,
     { id: row.id, fairnessMode: row.fairness_mode, version: row.version },
@@ -472,8 +507,17 @@ export async function signOffFairness(
  * Sets a listing's waitlist settings, those given (audited `listing.waitlist`): the console's and the CLI's one
  * way to change them. INVALID_WAITLIST_SETTINGS at the field; LISTING_FORBIDDEN outside a promoter's scope.
  */
-export async function setListingWaitlist(trx: Trx, input: { listingId: string } & ListingWaitlistChange, who: ConfigureActor): Promise<ListingWaitlistSettingsView> {
-  const settings = parseWaitlist(waitlistChangeSchema, { mode: input.mode, ttlDays: input.ttlDays, offerTtlMinutes: input.offerTtlMinutes, inlineThreshold: input.inlineThreshold });
+export async function setListingWaitlist(
+  trx: Trx,
+  input: { listingId: string } & ListingWaitlistChange,
+  who: ConfigureActor,
+): Promise<ListingWaitlistSettingsView> {
+  const settings = parseWaitlist(waitlistChangeSchema, {
+    mode: input.mode,
+    ttlDays: input.ttlDays,
+    offerTtlMinutes: input.offerTtlMinutes,
+    inlineThreshold: input.inlineThreshold,
+  });
   await requireListingInScope(trx, input.listingId, who.organisationId);
   await applyWaitlistSettings(trx, input.listingId, settings, who.actor);
   return toWaitlistView((await repo.findListing(trx, input.listingId))!);

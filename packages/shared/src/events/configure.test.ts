@@ -36,24 +36,44 @@ function eventFile(name: string, over: Partial<EventFile> = {}): EventFile {
     ],
     sections: [
       { code: 'A', name: 'Stalls', priceLevel: 'P1', qualityRank: 1, rowCount: 3, seatsPerRow: 4 },
-      { code: 'B', name: 'Balcony', priceLevel: 'P2', qualityRank: 2, rows: [{ label: 'AA', seats: 5 }, { label: 'BB', seats: 6 }] },
+      {
+        code: 'B',
+        name: 'Balcony',
+        priceLevel: 'P2',
+        qualityRank: 2,
+        rows: [
+          { label: 'AA', seats: 5 },
+          { label: 'BB', seats: 6 },
+        ],
+      },
     ],
     ...over,
   };
 }
 
-
 const create = (name: string, over: Partial<EventFile> = {}, organisationId: string | null = acmeId, waitlist?: unknown) =>
-  t.db.transaction().execute((trx) => createConfiguredEvent(trx, { event: eventFile(name, over), ...(waitlist ? { waitlist } : {}) }, { actor: ACTOR, organisationId }));
+  t.db
+    .transaction()
+    .execute((trx) =>
+      createConfiguredEvent(trx, { event: eventFile(name, over), ...(waitlist ? { waitlist } : {}) }, { actor: ACTOR, organisationId }),
+    );
 
 const update = (eventId: string, expectedVersion: number, event: unknown, now?: Date) =>
   t.db.transaction().execute((trx) => updateEventConfiguration(trx, { eventId, expectedVersion, event }, ACTOR, now));
 
 beforeAll(async () => {
   t = await createTestDatabase(inject('templateDatabaseUrl'));
-  const acme = await t.db.transaction().execute((trx) => createUser(trx, { email: ACTOR, role: 'promoter', organisation: 'Acme Live', password: 'a long password here' }, 'test'));
+  const acme = await t.db
+    .transaction()
+    .execute((trx) =>
+      createUser(trx, { email: ACTOR, role: 'promoter', organisation: 'Acme Live', password: 'a long password here' }, 'test'),
+    );
   acmeId = acme.user.organisationId!;
-  const other = await t.db.transaction().execute((trx) => createUser(trx, { email: 'p@other.test', role: 'promoter', organisation: 'Other Co', password: 'a long password here' }, 'test'));
+  const other = await t.db
+    .transaction()
+    .execute((trx) =>
+      createUser(trx, { email: 'p@other.test', role: 'promoter', organisation: 'Other Co', password: 'a long password here' }, 'test'),
+    );
   otherOrgId = other.user.organisationId!;
 });
 afterAll(() => t.drop());
@@ -65,19 +85,35 @@ describe('createConfiguredEvent', () => {
     const row = await t.db.selectFrom('events').selectAll().where('id', '=', created.eventId).executeTakeFirstOrThrow();
     expect(row.organisation_id).toBe(acmeId);
     const listing = await t.db.selectFrom('listings').selectAll().where('id', '=', created.listingId).executeTakeFirstOrThrow();
-    expect(listing).toMatchObject({ name: 'Created Night', waitlist_mode: 'BROADCAST', waitlist_ttl_seconds: 14 * 86_400, offer_ttl_seconds: 600 });
-    const audit = await t.db.selectFrom('audit_log').select(['actor', 'action']).where('event_id', '=', created.eventId).orderBy('id').execute();
+    expect(listing).toMatchObject({
+      name: 'Created Night',
+      waitlist_mode: 'BROADCAST',
+      waitlist_ttl_seconds: 14 * 86_400,
+      offer_ttl_seconds: 600,
+    });
+    const audit = await t.db
+      .selectFrom('audit_log')
+      .select(['actor', 'action'])
+      .where('event_id', '=', created.eventId)
+      .orderBy('id')
+      .execute();
     expect(audit).toEqual([
       { actor: ACTOR, action: 'event.created' },
       { actor: ACTOR, action: 'event.organisation_assigned' },
     ]);
-    const { count } = await t.db.selectFrom('seats').select((e) => e.fn.countAll<number>().as('count')).where('event_id', '=', created.eventId).executeTakeFirstOrThrow();
+    const { count } = await t.db
+      .selectFrom('seats')
+      .select((e) => e.fn.countAll<number>().as('count'))
+      .where('event_id', '=', created.eventId)
+      .executeTakeFirstOrThrow();
     expect(Number(count)).toBe(23);
   });
 
   it('refuses an invalid file with every issue at its path, and writes nothing', async () => {
     const before = await t.db.selectFrom('events').select('id').execute();
-    const err = await domainError(create('Bad', { sections: [{ code: 'A B', priceLevel: 'NOPE', qualityRank: 1, rowCount: 1, seatsPerRow: 1 }] }));
+    const err = await domainError(
+      create('Bad', { sections: [{ code: 'A B', priceLevel: 'NOPE', qualityRank: 1, rowCount: 1, seatsPerRow: 1 }] }),
+    );
     expect(err.code).toBe('INVALID_EVENT_FILE');
     expect(err.details.issues).toEqual([
       { path: 'sections.0.code', message: 'use letters, digits, "-" and "_" only (no spaces)' },
@@ -101,9 +137,17 @@ describe('createConfiguredEvent', () => {
 
 describe('getEventConfiguration', () => {
   it('reads the event back as the file it was made from; an edit of that file changes nothing', async () => {
-    const { eventId } = await create('Round Trip', { queueCopy: { PAUSED: 'Back soon' }, limits: { perAccountSeats: 6, perInstrumentSeats: 5, perDeviceSeats: 6 } });
+    const { eventId } = await create('Round Trip', {
+      queueCopy: { PAUSED: 'Back soon' },
+      limits: { perAccountSeats: 6, perInstrumentSeats: 5, perDeviceSeats: 6 },
+    });
     const config = await getEventConfiguration(t.db, eventId, new Date('2030-01-01T00:00:00Z'));
-    const original = eventFileSchema.parse(eventFile('Round Trip', { queueCopy: { PAUSED: 'Back soon' }, limits: { perAccountSeats: 6, perInstrumentSeats: 5, perDeviceSeats: 6 } }));
+    const original = eventFileSchema.parse(
+      eventFile('Round Trip', {
+        queueCopy: { PAUSED: 'Back soon' },
+        limits: { perAccountSeats: 6, perInstrumentSeats: 5, perDeviceSeats: 6 },
+      }),
+    );
     expect(config.file).toEqual({ ...original, startsAt: '2030-06-01T19:00:00.000Z', onsaleAt: '2030-03-01T10:00:00.000Z' });
     expect(config).toMatchObject({ version: 1, phase: 'BEFORE_OPEN', locked: {}, capacity: 23, queueHasFans: false, seatsInUse: false });
     expect(config.listing.waitlist).toEqual({ mode: 'OFFER', ttlDays: 28, offerTtlMinutes: 15 });
@@ -115,11 +159,22 @@ describe('getEventConfiguration', () => {
 
   it('reads a general-admission section back with its capacity and shards', async () => {
     const { eventId } = await create('GA Night', {
-      sections: [{ kind: 'GA', code: 'FLOOR', priceLevel: 'P2', qualityRank: 1, capacity: 500, shards: 4 }, { code: 'A', priceLevel: 'P1', qualityRank: 2, rowCount: 1, seatsPerRow: 2 }],
+      sections: [
+        { kind: 'GA', code: 'FLOOR', priceLevel: 'P2', qualityRank: 1, capacity: 500, shards: 4 },
+        { code: 'A', priceLevel: 'P1', qualityRank: 2, rowCount: 1, seatsPerRow: 2 },
+      ],
     });
     const config = await getEventConfiguration(t.db, eventId);
     expect(config.capacity).toBe(502);
-    expect(config.file.sections[0]).toEqual({ kind: 'GA', code: 'FLOOR', name: 'Section FLOOR', priceLevel: 'P2', qualityRank: 1, capacity: 500, shards: 4 });
+    expect(config.file.sections[0]).toEqual({
+      kind: 'GA',
+      code: 'FLOOR',
+      name: 'Section FLOOR',
+      priceLevel: 'P2',
+      qualityRank: 1,
+      capacity: 500,
+      shards: 4,
+    });
   });
 });
 
@@ -152,12 +207,28 @@ describe('updateEventConfiguration', () => {
     expect(result.changes.map((c) => c.setting)).toEqual(['holds.ttlSeconds', 'holds.extensionSeconds', 'priceLevels', 'sections']);
     const config = await getEventConfiguration(t.db, eventId);
     expect(config.capacity).toBe(100);
-    expect(config.file.sections).toEqual([{ code: 'MAIN', name: 'Main floor', priceLevel: 'ONE', qualityRank: 1, rowCount: 10, seatsPerRow: 10 }]);
-    const seats = await sql<{ n: number }>`SELECT count(*)::int AS n FROM seats WHERE event_id = ${eventId} AND section_code = 'MAIN'`.execute(t.db);
+    expect(config.file.sections).toEqual([
+      { code: 'MAIN', name: 'Main floor', priceLevel: 'ONE', qualityRank: 1, rowCount: 10, seatsPerRow: 10 },
+    ]);
+    const seats = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM seats WHERE event_id = ${eventId} AND section_code = 'MAIN'`.execute(t.db);
     expect(seats.rows[0]!.n).toBe(100);
-    const audit = await t.db.selectFrom('audit_log').selectAll().where('event_id', '=', eventId).where('action', '=', 'event.updated').execute();
+    const audit = await t.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('event_id', '=', eventId)
+      .where('action', '=', 'event.updated')
+      .execute();
     expect(audit).toHaveLength(1);
-    expect(audit[0]).toMatchObject({ actor: ACTOR, details: { fromVersion: 1, version: 2, changes: expect.arrayContaining([{ setting: 'sections', from: '2 section(s), 23 seats', to: '1 section(s), 100 seats' }]) } });
+    expect(audit[0]).toMatchObject({
+      actor: ACTOR,
+      details: {
+        fromVersion: 1,
+        version: 2,
+        changes: expect.arrayContaining([{ setting: 'sections', from: '2 section(s), 23 seats', to: '1 section(s), 100 seats' }]),
+      },
+    });
   });
 
   it('after the open, refuses layout, price, time and mode changes at their fields; allows safe ones', async () => {
@@ -166,18 +237,33 @@ describe('updateEventConfiguration', () => {
     expect(config.phase).toBe('OPEN');
     expect(Object.keys(config.locked)).toEqual(expect.arrayContaining(['sections', 'priceLevels', 'fairnessMode', 'onsaleAt']));
 
-    const unsafe = { ...config.file, fairnessMode: 'FIFO' as const, sections: [{ code: 'S', priceLevel: 'P', qualityRank: 1, rowCount: 3, seatsPerRow: 10 }] };
+    const unsafe = {
+      ...config.file,
+      fairnessMode: 'FIFO' as const,
+      sections: [{ code: 'S', priceLevel: 'P', qualityRank: 1, rowCount: 3, seatsPerRow: 10 }],
+    };
     const err = await domainError(update(eventId, config.version, unsafe));
     expect([err.kind, err.code, err.details.field]).toEqual(['conflict', 'LOCKED_AFTER_OPEN', 'fairnessMode']);
     expect((err.details.issues as { path: string }[]).map((i) => i.path)).toEqual(['fairnessMode', 'sections']);
 
-    const raised = await domainError(update(eventId, config.version, { ...config.file, limits: { perAccountSeats: 8, perInstrumentSeats: 4 } }));
+    const raised = await domainError(
+      update(eventId, config.version, { ...config.file, limits: { perAccountSeats: 8, perInstrumentSeats: 4 } }),
+    );
     expect([raised.code, raised.details.field]).toEqual(['LIMIT_RAISED_AFTER_OPEN', 'limits.perAccountSeats']);
 
-    const safe = await update(eventId, config.version, { ...config.file, name: 'Opened (late show)', limits: { perAccountSeats: 2, perInstrumentSeats: 2 }, holds: { ttlSeconds: 240, extensionSeconds: 60 } });
+    const safe = await update(eventId, config.version, {
+      ...config.file,
+      name: 'Opened (late show)',
+      limits: { perAccountSeats: 2, perInstrumentSeats: 2 },
+      holds: { ttlSeconds: 240, extensionSeconds: 60 },
+    });
     expect(safe.version).toBe(config.version + 1);
     const after = await getEventConfiguration(t.db, eventId);
-    expect(after.file).toMatchObject({ name: 'Opened (late show)', limits: { perAccountSeats: 2, perInstrumentSeats: 2 }, holds: { ttlSeconds: 240, extensionSeconds: 60 } });
+    expect(after.file).toMatchObject({
+      name: 'Opened (late show)',
+      limits: { perAccountSeats: 2, perInstrumentSeats: 2 },
+      holds: { ttlSeconds: 240, extensionSeconds: 60 },
+    });
     expect(after.capacity).toBe(20);
   });
 
@@ -193,8 +279,25 @@ describe('presale tiers in the edit path', () => {
   const early = new Date('2030-01-01T00:00:00Z');
   /** Fan club 25% by code (rolling a day after it closes), card partner 25% by card range, the general sale the rest. */
   const tiers = (): NonNullable<EventFile['allocations']> => [
-    { code: 'FANS', name: 'Fan club', share: 0.25, access: 'ACCESS_CODE', opensAt: '2030-02-20T10:00:00Z', closesAt: '2030-02-21T10:00:00Z', rollsForwardAt: '2030-02-22T10:00:00Z', fairnessMode: 'FIFO' },
-    { code: 'CARD', name: 'Card partner', share: 0.25, access: 'CARD_BIN', binRanges: [{ from: '411100', to: '411199' }], opensAt: '2030-02-25T10:00:00Z', closesAt: '2030-02-26T10:00:00Z' },
+    {
+      code: 'FANS',
+      name: 'Fan club',
+      share: 0.25,
+      access: 'ACCESS_CODE',
+      opensAt: '2030-02-20T10:00:00Z',
+      closesAt: '2030-02-21T10:00:00Z',
+      rollsForwardAt: '2030-02-22T10:00:00Z',
+      fairnessMode: 'FIFO',
+    },
+    {
+      code: 'CARD',
+      name: 'Card partner',
+      share: 0.25,
+      access: 'CARD_BIN',
+      binRanges: [{ from: '411100', to: '411199' }],
+      opensAt: '2030-02-25T10:00:00Z',
+      closesAt: '2030-02-26T10:00:00Z',
+    },
     { code: 'GEN', name: 'General sale' },
   ];
   const tiered = (name: string, over: Partial<EventFile> = {}) => create(name, { allocations: tiers(), ...over });
@@ -205,16 +308,24 @@ describe('presale tiers in the edit path', () => {
       SELECT allocation, count(*)::int AS n FROM seats WHERE event_id = ${eventId} GROUP BY allocation ORDER BY allocation`.execute(t.db);
     return Object.fromEntries(rows.map((r) => [r.allocation ?? 'none', r.n]));
   }
-  const tierRows = (eventId: string) => t.db.selectFrom('allocations').selectAll().where('event_id', '=', eventId).orderBy('position').execute();
+  const tierRows = (eventId: string) =>
+    t.db.selectFrom('allocations').selectAll().where('event_id', '=', eventId).orderBy('position').execute();
   const queues = async (ids: string[]) =>
-    ids.length === 0 ? [] : (await t.db.selectFrom('queue_state').select('event_id').where('event_id', 'in', ids).execute()).map((r) => r.event_id).sort();
+    ids.length === 0
+      ? []
+      : (await t.db.selectFrom('queue_state').select('event_id').where('event_id', 'in', ids).execute()).map((r) => r.event_id).sort();
   async function rollJobs(eventId: string): Promise<Record<string, string>> {
-    const { rows } = await sql<{ key: string; run_at: Date }>`SELECT key, run_at FROM graphile_worker.jobs WHERE key LIKE ${`allocation_roll:${eventId}:%`}`.execute(t.db);
+    const { rows } = await sql<{
+      key: string;
+      run_at: Date;
+    }>`SELECT key, run_at FROM graphile_worker.jobs WHERE key LIKE ${`allocation_roll:${eventId}:%`}`.execute(t.db);
     return Object.fromEntries(rows.map((r) => [r.key.split(':').pop()!, r.run_at.toISOString()]));
   }
   async function sequences(queueIds: string[]): Promise<number> {
     const names = queueIds.map((id) => `queue_join_${id.replaceAll('-', '')}`);
-    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_class WHERE relkind = 'S' AND relname = ANY(${names}::text[])`.execute(t.db);
+    const { rows } = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM pg_class WHERE relkind = 'S' AND relname = ANY(${names}::text[])`.execute(t.db);
     return rows[0]!.n;
   }
 
@@ -246,7 +357,15 @@ describe('presale tiers in the edit path', () => {
     // The fan club grows to half the house, the card partner goes, a members' tier is added after it.
     const next: EventFile['allocations'] = [
       { ...tiers()[0]!, share: 0.5 },
-      { code: 'MEMBERS', name: 'Members', share: 0.2, access: 'OPEN', opensAt: '2030-02-27T10:00:00Z', closesAt: '2030-02-28T10:00:00Z', fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO' },
+      {
+        code: 'MEMBERS',
+        name: 'Members',
+        share: 0.2,
+        access: 'OPEN',
+        opensAt: '2030-02-27T10:00:00Z',
+        closesAt: '2030-02-28T10:00:00Z',
+        fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO',
+      },
       { code: 'GEN', name: 'General sale' },
     ];
     const result = await update(eventId, 1, eventFile('Tier Edit', { allocations: next }), early);
@@ -275,7 +394,12 @@ describe('presale tiers in the edit path', () => {
     expect(await sequences(newPresaleQueues)).toBe(2);
     expect(await rollJobs(eventId)).toEqual({ FANS: '2030-02-22T10:00:00.000Z', MEMBERS: '2030-02-28T10:00:00.000Z' });
 
-    const audit = await t.db.selectFrom('audit_log').selectAll().where('event_id', '=', eventId).where('action', '=', 'event.updated').execute();
+    const audit = await t.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('event_id', '=', eventId)
+      .where('action', '=', 'event.updated')
+      .execute();
     expect(audit).toHaveLength(1);
     const change = (audit[0]!.details as { changes: { setting: string; from: string[]; to: string[] }[] }).changes[0]!;
     expect(change.from.map((l) => l.split(' ')[0])).toEqual(['FANS', 'CARD', 'GEN']);
@@ -316,7 +440,10 @@ describe('presale tiers in the edit path', () => {
         allocations: tiers(),
         fairnessMode: 'FIFO',
         onsaleAt: '2030-03-02T10:00:00Z',
-        sections: [{ code: 'MAIN', priceLevel: 'P1', qualityRank: 1, rowCount: 10, seatsPerRow: 10 }, { kind: 'GA', code: 'FLOOR', priceLevel: 'P2', qualityRank: 2, capacity: 50 }],
+        sections: [
+          { code: 'MAIN', priceLevel: 'P1', qualityRank: 1, rowCount: 10, seatsPerRow: 10 },
+          { kind: 'GA', code: 'FLOOR', priceLevel: 'P2', qualityRank: 2, capacity: 50 },
+        ],
       }),
       early,
     );
@@ -342,7 +469,9 @@ describe('presale tiers in the edit path', () => {
       ['GEN', 50 + 25, 75, 0],
     ]);
     const { rows: shards } = await sql<{ allocation: string; units: number }>`
-      SELECT allocation, sum(capacity)::int AS units FROM ga_shards WHERE event_id = ${eventId} GROUP BY allocation ORDER BY allocation`.execute(t.db);
+      SELECT allocation, sum(capacity)::int AS units FROM ga_shards WHERE event_id = ${eventId} GROUP BY allocation ORDER BY allocation`.execute(
+      t.db,
+    );
     expect(shards).toEqual([
       { allocation: 'FANS', units: 25 },
       { allocation: 'GEN', units: 25 },
@@ -373,25 +502,44 @@ describe('presale tiers in the edit path', () => {
     expect([tooLate.code, tooLate.details.field]).toEqual(['PRESALE_OPENED', 'allocations']);
     expect(tooLate.message).toContain('2030-02-20T10:00:00.000Z');
     // The layout the tiers split is fixed too, and the form locks all three.
-    const relayout = await domainError(update(opened.eventId, 1, eventFile('Tier Opened', { allocations: tiers(), sections: [eventFile('x').sections[0]!] }), duringFanClub));
+    const relayout = await domainError(
+      update(opened.eventId, 1, eventFile('Tier Opened', { allocations: tiers(), sections: [eventFile('x').sections[0]!] }), duringFanClub),
+    );
     expect([relayout.code, relayout.details.field]).toEqual(['PRESALE_OPENED', 'sections']);
-    expect(Object.keys((await getEventConfiguration(t.db, opened.eventId, duringFanClub)).locked).sort()).toEqual(['allocations', 'priceLevels', 'sections']);
+    expect(Object.keys((await getEventConfiguration(t.db, opened.eventId, duringFanClub)).locked).sort()).toEqual([
+      'allocations',
+      'priceLevels',
+      'sections',
+    ]);
     // Settings the tiers do not depend on still change.
-    await expect(update(opened.eventId, 1, eventFile('Tier Opened (renamed)', { allocations: tiers() }), duringFanClub)).resolves.toMatchObject({ version: 2 });
+    await expect(
+      update(opened.eventId, 1, eventFile('Tier Opened (renamed)', { allocations: tiers() }), duringFanClub),
+    ).resolves.toMatchObject({ version: 2 });
 
     const queued = await tiered('Tier Queued');
     const fanClub = (await tierRows(queued.eventId)).find((r) => r.code === 'FANS')!;
     await sql`INSERT INTO accounts (id) VALUES ('presale-fan') ON CONFLICT DO NOTHING`.execute(t.db);
-    await sql`INSERT INTO queue_entries (event_id, account_id, device_hash, join_index, cohort) VALUES (${fanClub.queue_id}, 'presale-fan', 'd', 0, 'PREOPEN')`.execute(t.db);
+    await sql`INSERT INTO queue_entries (event_id, account_id, device_hash, join_index, cohort) VALUES (${fanClub.queue_id}, 'presale-fan', 'd', 0, 'PREOPEN')`.execute(
+      t.db,
+    );
     const hasFans = await domainError(update(queued.eventId, 1, changed('Tier Queued'), early));
     expect([hasFans.code, hasFans.details.field]).toEqual(['QUEUE_HAS_FANS', 'allocations']);
-    expect((await getEventConfiguration(t.db, queued.eventId, early)).locked).toEqual({ allocations: 'fixed: fans have already joined a presale queue' });
+    expect((await getEventConfiguration(t.db, queued.eventId, early)).locked).toEqual({
+      allocations: 'fixed: fans have already joined a presale queue',
+    });
     await unchanged(queued.eventId);
   });
 
   it('refuses an invalid tier at its path', async () => {
     const { eventId } = await tiered('Tier Invalid');
-    const err = await domainError(update(eventId, 1, eventFile('Tier Invalid', { allocations: [{ ...tiers()[0]!, closesAt: '2030-02-19T10:00:00Z' }, tiers()[2]!] }), early));
+    const err = await domainError(
+      update(
+        eventId,
+        1,
+        eventFile('Tier Invalid', { allocations: [{ ...tiers()[0]!, closesAt: '2030-02-19T10:00:00Z' }, tiers()[2]!] }),
+        early,
+      ),
+    );
     expect([err.code, err.details.field]).toEqual(['INVALID_EVENT_FILE', 'allocations.0.closesAt']);
   });
 });
@@ -419,7 +567,11 @@ describe('registration lottery in the edit path', () => {
   it('reads the lottery settings back as the file wrote them; saving that file changes nothing', async () => {
     const { eventId } = await create('Lottery Round Trip', { fairnessMode: 'REGISTRATION_LOTTERY', lottery: settings() });
     const config = await getEventConfiguration(t.db, eventId, early);
-    expect(config.file.lottery).toEqual({ ...settings(), registrationOpensAt: '2030-02-01T10:00:00.000Z', registrationClosesAt: '2030-02-20T10:00:00.000Z' });
+    expect(config.file.lottery).toEqual({
+      ...settings(),
+      registrationOpensAt: '2030-02-01T10:00:00.000Z',
+      registrationClosesAt: '2030-02-20T10:00:00.000Z',
+    });
     expect(eventFileSchema.safeParse(config.file).success).toBe(true);
     expect(config.locked).toEqual({});
     expect(await update(eventId, 1, config.file, early)).toMatchObject({ version: 1, changes: [] });
@@ -436,12 +588,27 @@ describe('registration lottery in the edit path', () => {
   it('changes the settings before registration opens: the same seed and commitment, audited with the change', async () => {
     const { eventId } = await create('Lottery Edit', { fairnessMode: 'REGISTRATION_LOTTERY', lottery: settings() });
     const before = (await lotteryRow(eventId))!;
-    const result = await update(eventId, 1, lotteryFile('Lottery Edit', { registrationClosesAt: '2030-02-25T10:00:00+01:00', cohorts: 5 }), early);
+    const result = await update(
+      eventId,
+      1,
+      lotteryFile('Lottery Edit', { registrationClosesAt: '2030-02-25T10:00:00+01:00', cohorts: 5 }),
+      early,
+    );
     expect(result).toMatchObject({ version: 2, changes: [{ setting: 'lottery' }] });
     const after = (await lotteryRow(eventId))!;
-    expect(after).toMatchObject({ registration_closes_at: new Date('2030-02-25T09:00:00Z'), cohorts: 5, cohort_minutes: 45, expected_conversion: 0.8 });
+    expect(after).toMatchObject({
+      registration_closes_at: new Date('2030-02-25T09:00:00Z'),
+      cohorts: 5,
+      cohort_minutes: 45,
+      expected_conversion: 0.8,
+    });
     expect([after.seed_hex, after.seed_commitment]).toEqual([before.seed_hex, before.seed_commitment]);
-    const audit = await t.db.selectFrom('audit_log').selectAll().where('event_id', '=', eventId).where('action', '=', 'event.updated').executeTakeFirstOrThrow();
+    const audit = await t.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('event_id', '=', eventId)
+      .where('action', '=', 'event.updated')
+      .executeTakeFirstOrThrow();
     expect(audit).toMatchObject({
       actor: ACTOR,
       details: {
@@ -454,10 +621,13 @@ describe('registration lottery in the edit path', () => {
         ],
       },
     });
-    expect((await getEventConfiguration(t.db, eventId, early)).file.lottery).toMatchObject({ registrationClosesAt: '2030-02-25T09:00:00.000Z', cohorts: 5 });
+    expect((await getEventConfiguration(t.db, eventId, early)).file.lottery).toMatchObject({
+      registrationClosesAt: '2030-02-25T09:00:00.000Z',
+      cohorts: 5,
+    });
   });
 
-  it('switching to REGISTRATION_LOTTERY creates the lottery on the event\'s own commitment, switching back removes it; fans can register once it is there', async () => {
+  it("switching to REGISTRATION_LOTTERY creates the lottery on the event's own commitment, switching back removes it; fans can register once it is there", async () => {
     const { eventId } = await create('Becomes A Lottery');
     const plain = await getEventConfiguration(t.db, eventId, early);
     expect(plain.file.lottery).toBeUndefined();
@@ -468,7 +638,12 @@ describe('registration lottery in the edit path', () => {
     const row = (await lotteryRow(eventId))!;
     const queue = await t.db.selectFrom('queue_state').select('seed_commitment').where('event_id', '=', eventId).executeTakeFirstOrThrow();
     expect(row).toMatchObject({ seed_commitment: queue.seed_commitment, cohorts: 3, registration_count: 0, drawn_at: null });
-    expect(await auditActions(eventId)).toEqual(['event.created', 'event.organisation_assigned', 'lottery.seed_committed', 'event.updated']);
+    expect(await auditActions(eventId)).toEqual([
+      'event.created',
+      'event.organisation_assigned',
+      'lottery.seed_committed',
+      'event.updated',
+    ]);
 
     const read = await getEventConfiguration(t.db, eventId, early);
     expect(read.file).toMatchObject({ fairnessMode: 'REGISTRATION_LOTTERY', lottery: { cohorts: 3 } });
@@ -502,10 +677,13 @@ describe('registration lottery in the edit path', () => {
     expect([leave.code, leave.details.field]).toEqual(['REGISTRATION_OPENED', 'lottery']);
     expect(await lotteryRow(eventId)).toMatchObject({ registration_count: 1, cohorts: 3 });
     expect((await getEventConfiguration(t.db, eventId, during)).version).toBe(1);
-    await expect(update(eventId, 1, { ...config.file, venueName: 'Bigger Hall' }, during)).resolves.toMatchObject({ version: 2, changes: [{ setting: 'venueName' }] });
+    await expect(update(eventId, 1, { ...config.file, venueName: 'Bigger Hall' }, during)).resolves.toMatchObject({
+      version: 2,
+      changes: [{ setting: 'venueName' }],
+    });
   });
 
-  it('after the draw refuses every lottery change and a new on-sale (the winners\' windows count from it), at their fields', async () => {
+  it("after the draw refuses every lottery change and a new on-sale (the winners' windows count from it), at their fields", async () => {
     const { eventId } = await create('Lottery Drawn', { fairnessMode: 'REGISTRATION_LOTTERY', lottery: settings() });
     await register(eventId, 'drawn-fan');
     // An unsigned lottery is not drawn: sign its mode off first.
@@ -518,12 +696,16 @@ describe('registration lottery in the edit path', () => {
     const onsale = await domainError(update(eventId, 1, { ...config.file, onsaleAt: '2030-03-02T10:00:00Z' }, afterClose));
     expect([onsale.code, onsale.details.field]).toEqual(['LOTTERY_DRAWN', 'onsaleAt']);
     expect(await update(eventId, 1, config.file, afterClose)).toMatchObject({ version: 1, changes: [] });
-    await expect(update(eventId, 1, { ...config.file, name: 'Lottery Drawn (sold out)' }, afterClose)).resolves.toMatchObject({ version: 2 });
+    await expect(update(eventId, 1, { ...config.file, name: 'Lottery Drawn (sold out)' }, afterClose)).resolves.toMatchObject({
+      version: 2,
+    });
   });
 
   it('refuses bad lottery settings at their paths, writing nothing', async () => {
     const { eventId } = await create('Lottery Invalid', { fairnessMode: 'REGISTRATION_LOTTERY', lottery: settings() });
-    const late = await domainError(update(eventId, 1, lotteryFile('Lottery Invalid', { registrationClosesAt: '2030-03-05T10:00:00Z' }), early));
+    const late = await domainError(
+      update(eventId, 1, lotteryFile('Lottery Invalid', { registrationClosesAt: '2030-03-05T10:00:00Z' }), early),
+    );
     expect([late.code, late.details.field]).toEqual(['INVALID_EVENT_FILE', 'lottery.registrationClosesAt']);
     const missing = await domainError(update(eventId, 1, eventFile('Lottery Invalid', { fairnessMode: 'REGISTRATION_LOTTERY' }), early));
     expect([missing.code, missing.details.field]).toEqual(['INVALID_EVENT_FILE', 'lottery']);
@@ -536,20 +718,36 @@ describe('registration lottery in the edit path', () => {
 describe('fairness sign-off', () => {
   it('records who signed off, when and the published description; a new mode supersedes it and needs its own', async () => {
     const { eventId } = await create('Signed');
-    const signed = await t.db.transaction().execute((trx) => signOffFairness(trx, { eventId, fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO' }, ACTOR));
+    const signed = await t.db
+      .transaction()
+      .execute((trx) => signOffFairness(trx, { eventId, fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO' }, ACTOR));
     expect(signed.alreadySignedOff).toBe(false);
-    expect(signed.signOff).toMatchObject({ fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO', signedOffBy: ACTOR, description: fairnessDescription('RANDOMIZED_PREOPEN_THEN_FIFO'), eventVersion: 1, supersededAt: null });
-    const again = await t.db.transaction().execute((trx) => signOffFairness(trx, { eventId, fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO' }, 'someone@else.test'));
+    expect(signed.signOff).toMatchObject({
+      fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO',
+      signedOffBy: ACTOR,
+      description: fairnessDescription('RANDOMIZED_PREOPEN_THEN_FIFO'),
+      eventVersion: 1,
+      supersededAt: null,
+    });
+    const again = await t.db
+      .transaction()
+      .execute((trx) => signOffFairness(trx, { eventId, fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO' }, 'someone@else.test'));
     expect(again).toMatchObject({ alreadySignedOff: true, signOff: { id: signed.signOff.id, signedOffBy: ACTOR } });
 
     const changed = await update(eventId, 1, eventFile('Signed', { fairnessMode: 'FIFO' }), new Date('2030-01-01T00:00:00Z'));
     expect(changed.signOffRequired).toBe(true);
     let config = await getEventConfiguration(t.db, eventId);
     expect(config.fairness.signOff).toBeNull();
-    expect(config.fairness.history[0]).toMatchObject({ fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO', supersededBy: ACTOR, supersededReason: 'fairness mode changed from RANDOMIZED_PREOPEN_THEN_FIFO to FIFO' });
+    expect(config.fairness.history[0]).toMatchObject({
+      fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO',
+      supersededBy: ACTOR,
+      supersededReason: 'fairness mode changed from RANDOMIZED_PREOPEN_THEN_FIFO to FIFO',
+    });
 
     // Signing the mode the page showed before the change is refused: the promoter must read the new one.
-    const stale = await domainError(t.db.transaction().execute((trx) => signOffFairness(trx, { eventId, fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO' }, ACTOR)));
+    const stale = await domainError(
+      t.db.transaction().execute((trx) => signOffFairness(trx, { eventId, fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO' }, ACTOR)),
+    );
     expect([stale.code, stale.details.field]).toEqual(['FAIRNESS_MODE_CHANGED', 'fairnessMode']);
 
     await t.db.transaction().execute((trx) => signOffFairness(trx, { eventId, fairnessMode: 'FIFO' }, ACTOR));
@@ -570,7 +768,9 @@ describe('fairness sign-off', () => {
   it('fixes the mode once a fan has joined the queue', async () => {
     const { eventId } = await create('Queued');
     await sql`INSERT INTO accounts (id) VALUES ('fan-1') ON CONFLICT DO NOTHING`.execute(t.db);
-    await sql`INSERT INTO queue_entries (event_id, account_id, device_hash, join_index, cohort) VALUES (${eventId}, 'fan-1', 'd', 0, 'PREOPEN')`.execute(t.db);
+    await sql`INSERT INTO queue_entries (event_id, account_id, device_hash, join_index, cohort) VALUES (${eventId}, 'fan-1', 'd', 0, 'PREOPEN')`.execute(
+      t.db,
+    );
     const config = await getEventConfiguration(t.db, eventId, new Date('2030-01-01T00:00:00Z'));
     expect(config.locked.fairnessMode).toContain('fans have already joined');
     const err = await domainError(update(eventId, 1, eventFile('Queued', { fairnessMode: 'FIFO' }), new Date('2030-01-01T00:00:00Z')));
@@ -579,16 +779,40 @@ describe('fairness sign-off', () => {
 });
 
 describe('listings', () => {
-  it('sets waitlist settings within the scope, audited with the listing id; lists only listings all of whose events are the organisation\'s', async () => {
+  it("sets waitlist settings within the scope, audited with the listing id; lists only listings all of whose events are the organisation's", async () => {
     const mine = await create('Waitlisted');
-    const view = await t.db.transaction().execute((trx) => setListingWaitlist(trx, { listingId: mine.listingId, mode: 'BROADCAST', ttlDays: 7, offerTtlMinutes: 5 }, { actor: ACTOR, organisationId: acmeId }));
+    const view = await t.db
+      .transaction()
+      .execute((trx) =>
+        setListingWaitlist(
+          trx,
+          { listingId: mine.listingId, mode: 'BROADCAST', ttlDays: 7, offerTtlMinutes: 5 },
+          { actor: ACTOR, organisationId: acmeId },
+        ),
+      );
     expect(view).toEqual({ mode: 'BROADCAST', ttlDays: 7, offerTtlMinutes: 5 });
     const refused = await domainError(
-      t.db.transaction().execute((trx) => setListingWaitlist(trx, { listingId: mine.listingId, mode: 'OFFER', ttlDays: 7, offerTtlMinutes: 5 }, { actor: 'x', organisationId: otherOrgId })),
+      t.db
+        .transaction()
+        .execute((trx) =>
+          setListingWaitlist(
+            trx,
+            { listingId: mine.listingId, mode: 'OFFER', ttlDays: 7, offerTtlMinutes: 5 },
+            { actor: 'x', organisationId: otherOrgId },
+          ),
+        ),
     );
     expect(refused.code).toBe('LISTING_FORBIDDEN');
     const invalidInput = await domainError(
-      t.db.transaction().execute((trx) => setListingWaitlist(trx, { listingId: mine.listingId, mode: 'OFFER', ttlDays: 0, offerTtlMinutes: 5 }, { actor: ACTOR, organisationId: acmeId })),
+      t.db
+        .transaction()
+        .execute((trx) =>
+          setListingWaitlist(
+            trx,
+            { listingId: mine.listingId, mode: 'OFFER', ttlDays: 0, offerTtlMinutes: 5 },
+            { actor: ACTOR, organisationId: acmeId },
+          ),
+        ),
     );
     expect([invalidInput.code, invalidInput.details.field]).toEqual(['INVALID_WAITLIST_SETTINGS', 'waitlist.ttlDays']);
 
@@ -607,7 +831,8 @@ describe('listings', () => {
 describe('listAuditLog', () => {
   it('filters by event, actor, action (exact or prefix) and time, newest first, paged', async () => {
     const { eventId } = await create('Audited');
-    for (let i = 0; i < 5; i++) await update(eventId, i + 1, eventFile('Audited', { venueName: `Venue ${i}` }), new Date('2030-01-01T00:00:00Z'));
+    for (let i = 0; i < 5; i++)
+      await update(eventId, i + 1, eventFile('Audited', { venueName: `Venue ${i}` }), new Date('2030-01-01T00:00:00Z'));
     const all = await listAuditLog(t.db, { eventId }, null);
     expect(all.entries.map((e) => e.action)).toEqual([...Array(5).fill('event.updated'), 'event.organisation_assigned', 'event.created']);
     expect(all.entries.every((e) => e.eventName === 'Audited' && e.actor === ACTOR)).toBe(true);

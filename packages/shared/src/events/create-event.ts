@@ -24,10 +24,16 @@ export interface CreateEventOptions {
  * Creates an event with its listing, price levels, sections, every seat and the GA counters. Runs in the caller's
  * transaction. Without `signOff` the event does not open until someone signs its fairness mode off.
  */
-export async function createEvent(trx: Trx, spec: EventSpec, actor = 'system', opts: CreateEventOptions = {}): Promise<{ eventId: string; listingId: string; capacity: number }> {
+export async function createEvent(
+  trx: Trx,
+  spec: EventSpec,
+  actor = 'system',
+  opts: CreateEventOptions = {},
+): Promise<{ eventId: string; listingId: string; capacity: number }> {
   let listingId: string;
   if (spec.listing && 'id' in spec.listing) {
-    if (!(await repo.listingExists(trx, spec.listing.id))) throw notFound('LISTING_NOT_FOUND', `no listing ${spec.listing.id}`, 'listing.id');
+    if (!(await repo.listingExists(trx, spec.listing.id)))
+      throw notFound('LISTING_NOT_FOUND', `no listing ${spec.listing.id}`, 'listing.id');
     listingId = spec.listing.id;
   } else {
     listingId = await repo.insertListing(trx, spec.listing?.name ?? spec.name);
@@ -57,7 +63,12 @@ export async function createEvent(trx: Trx, spec: EventSpec, actor = 'system', o
   const { seedCommitment } = await initQueue(trx, eventId);
   if (spec.lottery) await createLottery(trx, eventId, spec.lottery, actor);
   await createAllocations(trx, eventId, spec, tierCapacities(seats, spec));
-  await repo.insertAudit(trx, { actor, action: 'event.created', eventId, details: { name: spec.name, capacity, fairnessMode: spec.fairnessMode, seedCommitment } });
+  await repo.insertAudit(trx, {
+    actor,
+    action: 'event.created',
+    eventId,
+    details: { name: spec.name, capacity, fairnessMode: spec.fairnessMode, seedCommitment },
+  });
   if (opts.signOff) await insertFairnessSignOff(trx, { id: eventId, fairnessMode: spec.fairnessMode, version: 1 }, actor);
   return { eventId, listingId, capacity };
 }

@@ -31,7 +31,11 @@ export class EventCache {
     if (hit && now - hit.at < this.ttlMs) return hit.value;
     const value = (async () => {
       const event = await getEvent(this.db, eventId);
-      const [sections, tiers, blocked] = await Promise.all([getSections(this.db, eventId), getTiers(this.db, eventId), findBlockedAccounts(this.db, eventId)]);
+      const [sections, tiers, blocked] = await Promise.all([
+        getSections(this.db, eventId),
+        getTiers(this.db, eventId),
+        findBlockedAccounts(this.db, eventId),
+      ]);
       return { event, sections: new Map(sections.map((s) => [s.code, s])), tiers, blockedAccounts: new Set(blocked) };
     })();
     this.entries.set(eventId, { at: now, value });

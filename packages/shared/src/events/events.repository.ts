@@ -61,7 +61,9 @@ export async function insertSeats(trx: Trx, eventId: string, seats: SeatSpec[]):
       SELECT ${eventId}::uuid, s, r, ri, n, q, a
       FROM unnest(${part.map((x) => x.sectionCode)}::text[], ${part.map((x) => x.rowLabel)}::text[],
                   ${part.map((x) => x.rowIndex)}::int[], ${part.map((x) => x.seatNumber)}::int[],
-                  ${part.map((x) => x.quality)}::int[], ${part.map((x) => x.allocation ?? null)}::text[]) AS t(s, r, ri, n, q, a)`.execute(trx);
+                  ${part.map((x) => x.quality)}::int[], ${part.map((x) => x.allocation ?? null)}::text[]) AS t(s, r, ri, n, q, a)`.execute(
+      trx,
+    );
   }
 }
 

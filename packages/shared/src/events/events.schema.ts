@@ -38,13 +38,23 @@ const reservedSectionSchema = z
   })
   .superRefine((s, ctx) => {
     const grid = s.rowCount !== undefined || s.seatsPerRow !== undefined;
-    if (s.rows && grid) ctx.addIssue({ code: 'custom', path: ['rows'], message: 'give either the rows one by one or a number of rows and seats per row, not both' });
+    if (s.rows && grid)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['rows'],
+        message: 'give either the rows one by one or a number of rows and seats per row, not both',
+      });
     if (!s.rows && !(s.rowCount !== undefined && s.seatsPerRow !== undefined))
       ctx.addIssue({ code: 'custom', path: ['rows'], message: 'give the number of rows and the seats per row (or the rows one by one)' });
     if (s.rows) {
       const seen = new Set<string>();
       s.rows.forEach((r, i) => {
-        if (seen.has(r.label)) ctx.addIssue({ code: 'custom', path: ['rows', i, 'label'], message: `row ${r.label} appears twice; give each row its own label` });
+        if (seen.has(r.label))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['rows', i, 'label'],
+            message: `row ${r.label} appears twice; give each row its own label`,
+          });
         seen.add(r.label);
       });
     }
@@ -98,7 +108,12 @@ export const eventFileSchema = z
     startsAt: isoDate('the show starts'),
     onsaleAt: isoDate('the on-sale opens'),
     /** Minutes after the open from which fans may pick exact seats; best-available only before. */
-    seatPickingOpensAfterMinutes: z.number().int().min(0).max(7 * 24 * 60).default(30),
+    seatPickingOpensAfterMinutes: z
+      .number()
+      .int()
+      .min(0)
+      .max(7 * 24 * 60)
+      .default(30),
     fairnessMode: z.enum(fairnessModes).default('RANDOMIZED_PREOPEN_THEN_FIFO'),
     limits: z
       .object({
@@ -116,7 +131,11 @@ export const eventFileSchema = z
       .default({ ttlSeconds: 360, extensionSeconds: 180 }),
     pacing: z
       .object({
-        targetSaleMinutes: z.number().positive().max(24 * 60).default(25),
+        targetSaleMinutes: z
+          .number()
+          .positive()
+          .max(24 * 60)
+          .default(25),
         ticketsPerOrder: z.number().min(1).max(100).default(2.5),
         checkoutMinutes: z.number().positive().max(120).default(6),
         paymentTps: z.number().int().positive().max(1_000_000).default(1000),
@@ -137,9 +156,7 @@ export const eventFileSchema = z
       .optional(),
     /** The fans' page: logo, colours, and the per-state words in languages beside English. */
     look: lookSchema.optional(),
-    priceLevels: z
-      .array(z.object({ code, name: z.string().min(1).max(120), priceCents: z.number().int().min(0).max(100_000_000) }))
-      .min(1),
+    priceLevels: z.array(z.object({ code, name: z.string().min(1).max(120), priceCents: z.number().int().min(0).max(100_000_000) })).min(1),
     sections: z.array(sectionSchema).min(1).max(2000),
     /** Presale tiers, in sale order; the last is the general sale. Left out: one general sale of every seat. */
     allocations: z.array(allocationSchema).min(2).max(10).optional(),
@@ -150,7 +167,11 @@ export const eventFileSchema = z
     if (Date.parse(e.onsaleAt) >= Date.parse(e.startsAt))
       ctx.addIssue({ code: 'custom', path: ['onsaleAt'], message: 'the on-sale must open before the show starts' });
     if (e.fairnessMode === 'REGISTRATION_LOTTERY' && !e.lottery)
-      ctx.addIssue({ code: 'custom', path: ['lottery'], message: 'a registration lottery needs its registration window and draw settings' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['lottery'],
+        message: 'a registration lottery needs its registration window and draw settings',
+      });
     if (e.lottery && e.fairnessMode !== 'REGISTRATION_LOTTERY')
       ctx.addIssue({ code: 'custom', path: ['lottery'], message: 'lottery settings apply only to the registration lottery fairness mode' });
     if (e.lottery && Date.parse(e.lottery.registrationClosesAt) > Date.parse(e.onsaleAt))
@@ -158,15 +179,21 @@ export const eventFileSchema = z
     if (e.allocations) checkAllocations(e, ctx);
     const levels = new Set<string>();
     e.priceLevels.forEach((p, i) => {
-      if (levels.has(p.code)) ctx.addIssue({ code: 'custom', path: ['priceLevels', i, 'code'], message: `another price level already has the code ${p.code}` });
+      if (levels.has(p.code))
+        ctx.addIssue({ code: 'custom', path: ['priceLevels', i, 'code'], message: `another price level already has the code ${p.code}` });
       levels.add(p.code);
     });
     const sections = new Set<string>();
     e.sections.forEach((s, i) => {
-      if (sections.has(s.code)) ctx.addIssue({ code: 'custom', path: ['sections', i, 'code'], message: `another section already has the code ${s.code}` });
+      if (sections.has(s.code))
+        ctx.addIssue({ code: 'custom', path: ['sections', i, 'code'], message: `another section already has the code ${s.code}` });
       sections.add(s.code);
       if (!levels.has(s.priceLevel))
-        ctx.addIssue({ code: 'custom', path: ['sections', i, 'priceLevel'], message: `there is no price level ${s.priceLevel}; choose one of the price levels above` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['sections', i, 'priceLevel'],
+          message: `there is no price level ${s.priceLevel}; choose one of the price levels above`,
+        });
     });
   });
 
@@ -179,22 +206,36 @@ const TIER_FIELD_WORDS = {
 } as const;
 
 /** Presale tiers: unique codes, a window and share for each presale (of reserved seats and GA counters alike), shares below the whole. */
-function checkAllocations(e: { onsaleAt: string; startsAt: string; fairnessMode: string; allocations?: z.output<typeof allocationSchema>[] }, ctx: z.RefinementCtx) {
+function checkAllocations(
+  e: { onsaleAt: string; startsAt: string; fairnessMode: string; allocations?: z.output<typeof allocationSchema>[] },
+  ctx: z.RefinementCtx,
+) {
   const tiers = e.allocations!;
   const at = (i: number, field: string) => ['allocations', i, field];
   if (e.fairnessMode === 'REGISTRATION_LOTTERY')
-    ctx.addIssue({ code: 'custom', path: ['allocations'], message: 'a registration lottery sells through its draw, not presale tiers; remove the tiers or choose another fairness mode' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['allocations'],
+      message: 'a registration lottery sells through its draw, not presale tiers; remove the tiers or choose another fairness mode',
+    });
   const codes = new Set<string>();
   let shares = 0;
   tiers.forEach((t, i) => {
     if (codes.has(t.code)) ctx.addIssue({ code: 'custom', path: at(i, 'code'), message: `another tier already has the code ${t.code}` });
     codes.add(t.code);
-    if (t.access === 'CARD_BIN' && !t.binRanges) ctx.addIssue({ code: 'custom', path: at(i, 'binRanges'), message: 'a CARD_BIN tier needs the card ranges it accepts' });
-    if (t.access !== 'CARD_BIN' && t.binRanges) ctx.addIssue({ code: 'custom', path: at(i, 'binRanges'), message: 'card ranges apply only to access CARD_BIN' });
+    if (t.access === 'CARD_BIN' && !t.binRanges)
+      ctx.addIssue({ code: 'custom', path: at(i, 'binRanges'), message: 'a CARD_BIN tier needs the card ranges it accepts' });
+    if (t.access !== 'CARD_BIN' && t.binRanges)
+      ctx.addIssue({ code: 'custom', path: at(i, 'binRanges'), message: 'card ranges apply only to access CARD_BIN' });
     if (i === tiers.length - 1) {
       // The general sale: the event's own window and queue, and whatever the presales leave.
       for (const f of ['share', 'opensAt', 'closesAt', 'rollsForwardAt'] as const)
-        if (t[f] !== undefined) ctx.addIssue({ code: 'custom', path: at(i, f), message: `the last tier is the general sale: its ${TIER_FIELD_WORDS[f]} comes from the event; leave it empty` });
+        if (t[f] !== undefined)
+          ctx.addIssue({
+            code: 'custom',
+            path: at(i, f),
+            message: `the last tier is the general sale: its ${TIER_FIELD_WORDS[f]} comes from the event; leave it empty`,
+          });
       return;
     }
     for (const f of ['share', 'opensAt', 'closesAt'] as const)
@@ -206,12 +247,20 @@ function checkAllocations(e: { onsaleAt: string; startsAt: string; fairnessMode:
       ctx.addIssue({ code: 'custom', path: at(i, 'closesAt'), message: 'a presale must close before the event starts' });
     const roll = t.rollsForwardAt ?? t.closesAt;
     if (t.rollsForwardAt && t.closesAt && Date.parse(t.rollsForwardAt) < Date.parse(t.closesAt))
-      ctx.addIssue({ code: 'custom', path: at(i, 'rollsForwardAt'), message: 'unsold seats roll forward when the window has closed, not before' });
+      ctx.addIssue({
+        code: 'custom',
+        path: at(i, 'rollsForwardAt'),
+        message: 'unsold seats roll forward when the window has closed, not before',
+      });
     if (roll && Date.parse(roll) > Date.parse(e.startsAt))
       ctx.addIssue({ code: 'custom', path: at(i, 'rollsForwardAt'), message: 'unsold seats must roll forward before the event starts' });
   });
   if (shares >= 1)
-    ctx.addIssue({ code: 'custom', path: ['allocations'], message: `the presale shares add up to ${Math.round(shares * 1000) / 10}%; they must leave some seats for the general sale (below 100%)` });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['allocations'],
+      message: `the presale shares add up to ${Math.round(shares * 1000) / 10}%; they must leave some seats for the general sale (below 100%)`,
+    });
 }
 
 export type EventFile = z.input<typeof eventFileSchema>;

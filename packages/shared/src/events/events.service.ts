@@ -153,9 +153,14 @@ export async function listEvents(db: Db | Trx, scope: { organisationId: string }
 }
 
 /** The events board's facts per event id (see board.ts): organisation name, paused, sold out, fairness signed off. */
-export async function boardFacts(db: Db | Trx, eventIds: string[]): Promise<Map<string, { organisationName: string | null; paused: boolean; soldOut: boolean; signedOff: boolean }>> {
+export async function boardFacts(
+  db: Db | Trx,
+  eventIds: string[],
+): Promise<Map<string, { organisationName: string | null; paused: boolean; soldOut: boolean; signedOff: boolean }>> {
   const rows = await repo.findBoardFacts(db, eventIds);
-  return new Map(rows.map((r) => [r.id, { organisationName: r.organisation_name, paused: r.paused, soldOut: r.sold_out, signedOff: r.signed_off }]));
+  return new Map(
+    rows.map((r) => [r.id, { organisationName: r.organisation_name, paused: r.paused, soldOut: r.sold_out, signedOff: r.signed_off }]),
+  );
 }
 
 export async function getSections(db: Db | Trx, eventId: string): Promise<EventSection[]> {

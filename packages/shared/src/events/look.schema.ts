@@ -27,7 +27,9 @@ export const DEFAULT_LOOK_COLORS = { brand: '#1f2a44', brandText: '#ffffff', bac
 
 /** WCAG relative luminance of #rrggbb. */
 function luminance(hex: string): number {
-  const c = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255).map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
+  const c = [1, 3, 5]
+    .map((i) => parseInt(hex.slice(i, i + 2), 16) / 255)
+    .map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
   return 0.2126 * c[0]! + 0.7152 * c[1]! + 0.0722 * c[2]!;
 }
 
@@ -45,14 +47,21 @@ export const lookSchema = z
     /** An https:// address, or the image itself as a data: URL (PNG, JPEG, GIF, WebP, SVG). */
     logoUrl: z
       .string()
-      .max(MAX_LOGO_CHARS, `the logo is too large: give an https:// address, or an image under ${Math.floor((MAX_LOGO_CHARS * 3) / 4 / 1024)} KB`)
+      .max(
+        MAX_LOGO_CHARS,
+        `the logo is too large: give an https:// address, or an image under ${Math.floor((MAX_LOGO_CHARS * 3) / 4 / 1024)} KB`,
+      )
       .refine((v) => /^https:\/\/[^\s]+$/.test(v) || LOGO.test(v), 'give an https:// address, or a PNG, JPEG, GIF, WebP or SVG image')
       .optional(),
     /** What a screen reader says for the logo (usually the promoter's name). */
     logoAlt: z.string().max(200).optional(),
     colors: z.object({ brand: hexColor, brandText: hexColor, background: hexColor, text: hexColor }).partial().strict().optional(),
     /** Per language other than English: the words for each queue state (a state left out keeps the default words). */
-    copy: z.object(Object.fromEntries(LOOK_LANGUAGES.map((l) => [l, stateCopy])) as Record<Exclude<FanLanguage, 'en'>, typeof stateCopy>).partial().strict().optional(),
+    copy: z
+      .object(Object.fromEntries(LOOK_LANGUAGES.map((l) => [l, stateCopy])) as Record<Exclude<FanLanguage, 'en'>, typeof stateCopy>)
+      .partial()
+      .strict()
+      .optional(),
   })
   .strict()
   .superRefine((look, ctx) => {

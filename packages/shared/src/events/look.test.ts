@@ -9,7 +9,9 @@ const issues = (v: unknown) => {
 
 describe("the fans' page look", () => {
   it('takes a logo by https address or as an image data: URL, colours as #rrggbb, and Spanish words per state', () => {
-    expect(issues({ logoUrl: 'https://cdn.example.com/logo.svg', colors: { brand: '#1f2a44' }, copy: { es: { WAITING: 'En la fila.' } } })).toEqual([]);
+    expect(
+      issues({ logoUrl: 'https://cdn.example.com/logo.svg', colors: { brand: '#1f2a44' }, copy: { es: { WAITING: 'En la fila.' } } }),
+    ).toEqual([]);
     expect(issues({ logoUrl: 'data:image/png;base64,iVBORw0KGgo=' })).toEqual([]);
   });
 
@@ -17,7 +19,10 @@ describe("the fans' page look", () => {
     expect(issues({ logoUrl: 'http://cdn.example.com/logo.png' })[0]?.path).toBe('logoUrl');
     expect(issues({ logoUrl: 'javascript:alert(1)' })[0]?.path).toBe('logoUrl');
     expect(issues({ logoUrl: `data:image/png;base64,${'A'.repeat(60_000)}` })[0]?.message).toMatch(/too large/);
-    expect(issues({ colors: { brand: 'purple' } })[0]).toEqual({ path: 'colors.brand', message: 'write the colour as #rrggbb, e.g. #1f2a44' });
+    expect(issues({ colors: { brand: 'purple' } })[0]).toEqual({
+      path: 'colors.brand',
+      message: 'write the colour as #rrggbb, e.g. #1f2a44',
+    });
     expect(issues({ copy: { fr: { WAITING: 'Dans la file.' } } })[0]?.path).toBe('copy');
     expect(issues({ copy: { es: { WAITING: '' } } })[0]?.path).toBe('copy.es.WAITING');
     expect(issues({ extra: 1 })[0]?.path).toBe('(root)');

@@ -36,7 +36,13 @@ export async function insertFairnessSignOff(
 ) {
   if (supersedeReason !== undefined) await repo.supersedeSignoff(trx, event.id, actor, supersedeReason);
   const description = fairnessDescription(event.fairnessMode);
-  const inserted = await repo.insertSignoff(trx, { event_id: event.id, fairness_mode: event.fairnessMode, description, signed_off_by: actor, event_version: event.version });
+  const inserted = await repo.insertSignoff(trx, {
+    event_id: event.id,
+    fairness_mode: event.fairnessMode,
+    description,
+    signed_off_by: actor,
+    event_version: event.version,
+  });
   await insertAudit(trx, {
     actor,
     action: 'event.fairness_signed_off',

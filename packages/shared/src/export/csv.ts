@@ -23,7 +23,16 @@ const wallClocks = new Map<string, Intl.DateTimeFormat>();
 export function csvWallTime(at: Date | string, timeZone: string): string {
   let f = wallClocks.get(timeZone);
   if (!f) {
-    f = new Intl.DateTimeFormat('sv-SE', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
+    f = new Intl.DateTimeFormat('sv-SE', {
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+    });
     wallClocks.set(timeZone, f);
   }
   return f.format(typeof at === 'string' ? new Date(at) : at);

@@ -35,7 +35,8 @@ async function query<T extends pg.QueryResultRow>(url: string, text: string): Pr
   }
 }
 
-const settingsOf = (dir: string) => JSON.parse(readFileSync(join(dir, 'embedded-postgres.json'), 'utf8')) as { port: number; password: string };
+const settingsOf = (dir: string) =>
+  JSON.parse(readFileSync(join(dir, 'embedded-postgres.json'), 'utf8')) as { port: number; password: string };
 
 describe('openInstallDatabase', () => {
   const a = scratch();
@@ -57,7 +58,9 @@ describe('openInstallDatabase', () => {
     );
     expect(row).toMatchObject({ listen: '127.0.0.1', sockets: '' });
     // The password is asked for: the old fixed one does not get in.
-    await expect(query(`postgres://postgres:postgres@127.0.0.1:${s.port}/onsale`, 'select 1')).rejects.toThrow(/password authentication failed/);
+    await expect(query(`postgres://postgres:postgres@127.0.0.1:${s.port}/onsale`, 'select 1')).rejects.toThrow(
+      /password authentication failed/,
+    );
   });
 
   it('another process of the same install connects to the running server instead of starting a second', async () => {
@@ -77,7 +80,9 @@ describe('openInstallDatabase', () => {
     expect(ra!.dir).not.toBe(rb!.dir);
     // A server answering on install B's port with B's password but serving A's data would not be taken for B's:
     // the check is the data directory, so B's password on A's port simply fails.
-    await expect(query(`postgres://postgres:${encodeURIComponent(settingsOf(b).password)}@127.0.0.1:${settingsOf(a).port}/onsale`, 'select 1')).rejects.toThrow();
+    await expect(
+      query(`postgres://postgres:${encodeURIComponent(settingsOf(b).password)}@127.0.0.1:${settingsOf(a).port}/onsale`, 'select 1'),
+    ).rejects.toThrow();
   });
 
   it('a busy port is one clear line, naming the port and where it is kept', async () => {
@@ -89,7 +94,9 @@ describe('openInstallDatabase', () => {
     try {
       const err = await openInstallDatabase(b).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(InstallDatabaseError);
-      expect((err as Error).message).toMatch(new RegExp(`^port ${port} \\(this install's embedded PostgreSQL, kept in .*embedded-postgres.json\\) is in use by another program`));
+      expect((err as Error).message).toMatch(
+        new RegExp(`^port ${port} \\(this install's embedded PostgreSQL, kept in .*embedded-postgres.json\\) is in use by another program`),
+      );
       expect((err as Error).message).not.toContain('\n');
     } finally {
       for (const sock of sockets) sock.destroy();
@@ -107,6 +114,8 @@ describe('openInstallDatabase', () => {
     const s = settingsOf(c);
     expect(s.password).not.toBe('postgres');
     expect(await query<{ one: number }>(db.url, 'select 1 AS one')).toEqual([{ one: 1 }]);
-    await expect(query(`postgres://postgres:postgres@127.0.0.1:${s.port}/onsale`, 'select 1')).rejects.toThrow(/password authentication failed/);
+    await expect(query(`postgres://postgres:postgres@127.0.0.1:${s.port}/onsale`, 'select 1')).rejects.toThrow(
+      /password authentication failed/,
+    );
   }, 120_000);
 });

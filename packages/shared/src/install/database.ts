@@ -51,12 +51,16 @@ export async function openInstallDatabase(dataDir: string, databaseUrl?: string)
   const initialised = existsSync(join(pgDir, 'PG_VERSION'));
   let settings = readSettings(settingsPath);
 
-  if (settings && initialised && (await servesDirectory(settings, pgDir))) return { url: urlOf(settings), source: 'embedded-running', release: none };
+  if (settings && initialised && (await servesDirectory(settings, pgDir)))
+    return { url: urlOf(settings), source: 'embedded-running', release: none };
 
   if (initialised && !settings) {
     // Made before installs had their own port and password: superuser password "postgres", port 54320.
     const upgraded = await upgradeLegacy(dataDir, pgDir, settingsPath);
-    if (upgraded === 'running') throw new InstallDatabaseError(`this install's embedded PostgreSQL (${pgDir}) is running from an earlier version on port ${LEGACY_PORT}; stop that \`npm start\` and start again`);
+    if (upgraded === 'running')
+      throw new InstallDatabaseError(
+        `this install's embedded PostgreSQL (${pgDir}) is running from an earlier version on port ${LEGACY_PORT}; stop that \`npm start\` and start again`,
+      );
     settings = upgraded;
   } else if (!settings) {
     settings = { port: await pickPort(), password: randomBytes(24).toString('base64url') };
@@ -67,7 +71,9 @@ export async function openInstallDatabase(dataDir: string, databaseUrl?: string)
   }
 
   if (!(await portFree(settings.port)))
-    throw new InstallDatabaseError(`port ${settings.port} (this install's embedded PostgreSQL, kept in ${settingsPath}) is in use by another program; stop it, or delete "port" from that file to pick a new one`);
+    throw new InstallDatabaseError(
+      `port ${settings.port} (this install's embedded PostgreSQL, kept in ${settingsPath}) is in use by another program; stop it, or delete "port" from that file to pick a new one`,
+    );
   let server;
   try {
     server = await startEmbeddedPostgres(dataDir, settings);
@@ -96,14 +102,18 @@ function urlOf(s: EmbeddedSettings): string {
 function readSettings(path: string): EmbeddedSettings | undefined {
   if (!existsSync(path)) return undefined;
   const mode = statSync(path).mode;
-  if ((mode & 0o077) !== 0) throw new InstallDatabaseError(`${path} is readable by other users (mode ${(mode & 0o777).toString(8)}); run \`chmod 600 ${path}\``);
+  if ((mode & 0o077) !== 0)
+    throw new InstallDatabaseError(`${path} is readable by other users (mode ${(mode & 0o777).toString(8)}); run \`chmod 600 ${path}\``);
   let raw: { port?: unknown; password?: unknown };
   try {
     raw = JSON.parse(readFileSync(path, 'utf8')) as typeof raw;
   } catch {
     throw new InstallDatabaseError(`${path} is not valid JSON`);
   }
-  if (typeof raw.password !== 'string' || raw.password.length < 16) throw new InstallDatabaseError(`${path} has no "password"; it is made with the data directory (restore it, or delete ${path} and pg/ beside it to start afresh)`);
+  if (typeof raw.password !== 'string' || raw.password.length < 16)
+    throw new InstallDatabaseError(
+      `${path} has no "password"; it is made with the data directory (restore it, or delete ${path} and pg/ beside it to start afresh)`,
+    );
   // A deleted port is chosen again (the server takes its port from the command line, not from its data).
   const port = typeof raw.port === 'number' && Number.isInteger(raw.port) && raw.port > 0 && raw.port < 65536 ? raw.port : undefined;
   return { port: port ?? 0, password: raw.password };

@@ -2,8 +2,21 @@
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export { installSecrets, InstallSecretsError, INSTALL_SECRETS, MIN_SECRET_BYTES, type InstallSecrets, type InstallSecretsOptions } from './secrets.js';
-export { openInstallDatabase, InstallDatabaseError, EMBEDDED_SETTINGS_FILE, type InstallDatabase, type EmbeddedSettings } from './database.js';
+export {
+  installSecrets,
+  InstallSecretsError,
+  INSTALL_SECRETS,
+  MIN_SECRET_BYTES,
+  type InstallSecrets,
+  type InstallSecretsOptions,
+} from './secrets.js';
+export {
+  openInstallDatabase,
+  InstallDatabaseError,
+  EMBEDDED_SETTINGS_FILE,
+  type InstallDatabase,
+  type EmbeddedSettings,
+} from './database.js';
 
 /** The checkout this code runs from (packages/shared/src/install/ is four levels down). */
 export const installRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');

@@ -19,10 +19,12 @@ describe('installSecrets', () => {
   it('makes 32 random bytes per secret on first use, in 0600 files of a 0700 directory, and reads the same ones after', () => {
     const dir = scratch();
     const first = installSecrets(dir, {});
-    for (const s of [first.authSecret, first.queueTokenSecret, first.cardFingerprintSecret]) expect(Buffer.from(s, 'base64url')).toHaveLength(32);
+    for (const s of [first.authSecret, first.queueTokenSecret, first.cardFingerprintSecret])
+      expect(Buffer.from(s, 'base64url')).toHaveLength(32);
     expect(new Set([first.authSecret, first.queueTokenSecret, first.cardFingerprintSecret]).size).toBe(3);
     expect(statSync(join(dir, 'secrets')).mode & 0o777).toBe(0o700);
-    for (const f of ['auth_secret', 'queue_token_secret', 'card_fingerprint_secret']) expect(statSync(join(dir, 'secrets', f)).mode & 0o777).toBe(0o600);
+    for (const f of ['auth_secret', 'queue_token_secret', 'card_fingerprint_secret'])
+      expect(statSync(join(dir, 'secrets', f)).mode & 0o777).toBe(0o600);
     expect(installSecrets(dir, {})).toEqual(first);
   });
 
@@ -56,7 +58,12 @@ describe('installSecrets', () => {
     // A generated file is never used in production.
     installSecrets(dir, {});
     expect(run).toThrow(InstallSecretsError);
-    const all = { NODE_ENV: 'production', AUTH_SECRET: 'a'.repeat(32), QUEUE_TOKEN_SECRET: 'q'.repeat(32), CARD_FINGERPRINT_SECRET: 'c'.repeat(32) };
+    const all = {
+      NODE_ENV: 'production',
+      AUTH_SECRET: 'a'.repeat(32),
+      QUEUE_TOKEN_SECRET: 'q'.repeat(32),
+      CARD_FINGERPRINT_SECRET: 'c'.repeat(32),
+    };
     expect(installSecrets(dir, all).queueTokenSecret).toBe('q'.repeat(32));
     expect(installSecrets(dir, { ...all, AUTH_SECRET: undefined }, { optional: ['authSecret'] }).authSecret).toBe('');
   });
@@ -78,11 +85,19 @@ describe('installSecrets', () => {
     // Four processes race to create the files; every one must read what one of them linked into place.
     const script = `const { installSecrets } = await import(${JSON.stringify(module)}); console.log(JSON.stringify(installSecrets(${JSON.stringify(dir)}, {})));`;
     const results = await Promise.all(
-      Array.from({ length: 4 }, () => new Promise<unknown>((resolve, reject) => {
-        execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], (err, stdout) => (err ? reject(new Error(err.message, { cause: err })) : resolve(JSON.parse(stdout) as unknown)));
-      })),
+      Array.from(
+        { length: 4 },
+        () =>
+          new Promise<unknown>((resolve, reject) => {
+            execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], (err, stdout) =>
+              err ? reject(new Error(err.message, { cause: err })) : resolve(JSON.parse(stdout) as unknown),
+            );
+          }),
+      ),
     );
     for (const r of results) expect(r).toEqual(results[0]);
-    expect(readFileSync(join(dir, 'secrets', 'queue_token_secret'), 'utf8').trim()).toBe((results[0] as { queueTokenSecret: string }).queueTokenSecret);
+    expect(readFileSync(join(dir, 'secrets', 'queue_token_secret'), 'utf8').trim()).toBe(
+      (results[0] as { queueTokenSecret: string }).queueTokenSecret,
+    );
   });
 });

@@ -49,14 +49,19 @@ const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
  * shares them, while another install, with its own data directory, has others. A file readable by other users is
  * refused, as ssh refuses such a key.
  */
-export function installSecrets(dataDir: string, env: Record<string, string | undefined> = process.env, opts: InstallSecretsOptions = {}): InstallSecrets {
+export function installSecrets(
+  dataDir: string,
+  env: Record<string, string | undefined> = process.env,
+  opts: InstallSecretsOptions = {},
+): InstallSecrets {
   const production = env.NODE_ENV === 'production';
   const out: Partial<InstallSecrets> = {};
   const missing: string[] = [];
   for (const [name, where] of Object.entries(INSTALL_SECRETS) as [keyof InstallSecrets, { env: string; file: string }][]) {
     const given = env[where.env];
     if (given !== undefined && given !== '') {
-      if (bytes(given) < MIN_SECRET_BYTES) throw new InstallSecretsError(`${where.env} must be at least ${MIN_SECRET_BYTES} bytes (it has ${bytes(given)})`);
+      if (bytes(given) < MIN_SECRET_BYTES)
+        throw new InstallSecretsError(`${where.env} must be at least ${MIN_SECRET_BYTES} bytes (it has ${bytes(given)})`);
       out[name] = given;
     } else if (production) {
       if (!opts.optional?.includes(name)) missing.push(where.env);
@@ -66,7 +71,9 @@ export function installSecrets(dataDir: string, env: Record<string, string | und
     }
   }
   if (missing.length > 0)
-    throw new InstallSecretsError(`${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} required when NODE_ENV=production (${MIN_SECRET_BYTES}+ random bytes each, e.g. \`openssl rand -base64 32\`)`);
+    throw new InstallSecretsError(
+      `${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} required when NODE_ENV=production (${MIN_SECRET_BYTES}+ random bytes each, e.g. \`openssl rand -base64 32\`)`,
+    );
   return out as InstallSecrets;
 }
 
@@ -110,8 +117,11 @@ function readSecretFile(path: string): string | undefined {
     throw e;
   }
   if ((mode & 0o077) !== 0)
-    throw new InstallSecretsError(`${path} is readable by other users (mode ${(mode & 0o777).toString(8)}); run \`chmod 600 ${path}\` (or delete it to make a new secret, which ends every session and token of this install)`);
+    throw new InstallSecretsError(
+      `${path} is readable by other users (mode ${(mode & 0o777).toString(8)}); run \`chmod 600 ${path}\` (or delete it to make a new secret, which ends every session and token of this install)`,
+    );
   const secret = readFileSync(path, 'utf8').trim();
-  if (bytes(secret) < MIN_SECRET_BYTES) throw new InstallSecretsError(`${path} holds fewer than ${MIN_SECRET_BYTES} bytes; delete it to make a new secret`);
+  if (bytes(secret) < MIN_SECRET_BYTES)
+    throw new InstallSecretsError(`${path} holds fewer than ${MIN_SECRET_BYTES} bytes; delete it to make a new secret`);
   return secret;
 }

@@ -62,7 +62,13 @@ export class SectionAvailabilityCache {
    * The section's seats for a request, less those this process is attempting: the cached view (a lapsed one
    * starts a background refresh and is used meanwhile), else the result of a read (`fresh`).
    */
-  async view(eventId: string, section: string, load: SeatLoader, loadEvent?: EventSeatLoader, now = Date.now()): Promise<{ seats: AvailableSeat[]; fresh: boolean }> {
+  async view(
+    eventId: string,
+    section: string,
+    load: SeatLoader,
+    loadEvent?: EventSeatLoader,
+    now = Date.now(),
+  ): Promise<{ seats: AvailableSeat[]; fresh: boolean }> {
     if (loadEvent && !this.events.has(eventId)) await this.fillEvent(eventId, loadEvent);
     else if (loadEvent) await this.events.get(eventId);
     const e = this.entries.get(this.key(eventId, section));
@@ -111,7 +117,8 @@ export class SectionAvailabilityCache {
     const startedAt = Date.now();
     const filled = loadEvent().then(
       (views) => {
-        for (const [section, seats] of views) if (!this.entries.has(this.key(eventId, section))) this.set(eventId, section, seats, startedAt);
+        for (const [section, seats] of views)
+          if (!this.entries.has(this.key(eventId, section))) this.set(eventId, section, seats, startedAt);
       },
       (e: unknown) => {
         this.events.delete(eventId); // the next request tries again

@@ -38,23 +38,29 @@ describe('rankBlocks', () => {
 
   it('has tiers in non-decreasing order and finds every block (property)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 25 }), fc.integer({ min: 1, max: 8 }), fc.array(fc.nat(200)), (rows, perRow, qty, holes) => {
-        const holeSet = new Set(holes);
-        const seats = grid(rows, perRow, (r, n) => holeSet.has(r * perRow + n));
-        const blocks = rankBlocks(seats, qty);
-        for (let i = 1; i < blocks.length; i++) expect(blocks[i]!.tier).toBeGreaterThanOrEqual(blocks[i - 1]!.tier);
-        // reference count: windows of qty consecutive available seats
-        let expected = 0;
-        const avail = new Set(seats.map((s) => `${s.rowIndex}:${s.seatNumber}`));
-        for (let r = 0; r < rows; r++)
-          for (let n = 1; n + qty - 1 <= perRow; n++) {
-            let ok = true;
-            for (let k = 0; k < qty; k++) ok &&= avail.has(`${r}:${n + k}`);
-            if (ok) expected++;
-          }
-        expect(blocks.length).toBe(expected);
-        expect(longestRun(seats) >= qty).toBe(expected > 0);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 1, max: 25 }),
+        fc.integer({ min: 1, max: 8 }),
+        fc.array(fc.nat(200)),
+        (rows, perRow, qty, holes) => {
+          const holeSet = new Set(holes);
+          const seats = grid(rows, perRow, (r, n) => holeSet.has(r * perRow + n));
+          const blocks = rankBlocks(seats, qty);
+          for (let i = 1; i < blocks.length; i++) expect(blocks[i]!.tier).toBeGreaterThanOrEqual(blocks[i - 1]!.tier);
+          // reference count: windows of qty consecutive available seats
+          let expected = 0;
+          const avail = new Set(seats.map((s) => `${s.rowIndex}:${s.seatNumber}`));
+          for (let r = 0; r < rows; r++)
+            for (let n = 1; n + qty - 1 <= perRow; n++) {
+              let ok = true;
+              for (let k = 0; k < qty; k++) ok &&= avail.has(`${r}:${n + k}`);
+              if (ok) expected++;
+            }
+          expect(blocks.length).toBe(expected);
+          expect(longestRun(seats) >= qty).toBe(expected > 0);
+        },
+      ),
     );
   });
 });
@@ -96,26 +102,35 @@ describe('bestBlocks', () => {
 
   it("with real randomness: disjoint whole blocks, tiers best first from the reference's best, at most perTier from a tier", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 1, max: 30 }), fc.integer({ min: 1, max: 6 }), fc.array(fc.nat(260)), fc.integer({ min: 0, max: 2 ** 31 }), (rows, perRow, qty, holes, seed) => {
-        const seats = holesOf(rows, perRow, holes);
-        let x = seed | 1;
-        const random = () => ((x = (x * 48271) % 2147483647) / 2147483647);
-        const picked = bestBlocks(seats, qty, 8, 3, random);
-        const ids = picked.flatMap((b) => b.seats.map((s) => s.id));
-        expect(new Set(ids).size).toBe(ids.length);
-        for (const b of picked) {
-          expect(b.seats).toHaveLength(qty);
-          b.seats.forEach((s, i) => i > 0 && expect([s.rowIndex, s.seatNumber]).toEqual([b.seats[i - 1]!.rowIndex, b.seats[i - 1]!.seatNumber + 1]));
-        }
-        for (let i = 1; i < picked.length; i++) expect(picked[i]!.tier).toBeGreaterThanOrEqual(picked[i - 1]!.tier);
-        const perTierCount = new Map<number, number>();
-        for (const b of picked) perTierCount.set(b.tier, (perTierCount.get(b.tier) ?? 0) + 1);
-        for (const c of perTierCount.values()) expect(c).toBeLessThanOrEqual(3);
-        // The best tier with any block is always where it starts.
-        const ranked = rankBlocks(seats, qty);
-        expect(picked.length > 0).toBe(ranked.length > 0);
-        if (ranked.length > 0) expect(picked[0]!.tier).toBe(ranked[0]!.tier);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer({ min: 1, max: 30 }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.array(fc.nat(260)),
+        fc.integer({ min: 0, max: 2 ** 31 }),
+        (rows, perRow, qty, holes, seed) => {
+          const seats = holesOf(rows, perRow, holes);
+          let x = seed | 1;
+          const random = () => (x = (x * 48271) % 2147483647) / 2147483647;
+          const picked = bestBlocks(seats, qty, 8, 3, random);
+          const ids = picked.flatMap((b) => b.seats.map((s) => s.id));
+          expect(new Set(ids).size).toBe(ids.length);
+          for (const b of picked) {
+            expect(b.seats).toHaveLength(qty);
+            b.seats.forEach(
+              (s, i) => i > 0 && expect([s.rowIndex, s.seatNumber]).toEqual([b.seats[i - 1]!.rowIndex, b.seats[i - 1]!.seatNumber + 1]),
+            );
+          }
+          for (let i = 1; i < picked.length; i++) expect(picked[i]!.tier).toBeGreaterThanOrEqual(picked[i - 1]!.tier);
+          const perTierCount = new Map<number, number>();
+          for (const b of picked) perTierCount.set(b.tier, (perTierCount.get(b.tier) ?? 0) + 1);
+          for (const c of perTierCount.values()) expect(c).toBeLessThanOrEqual(3);
+          // The best tier with any block is always where it starts.
+          const ranked = rankBlocks(seats, qty);
+          expect(picked.length > 0).toBe(ranked.length > 0);
+          if (ranked.length > 0) expect(picked[0]!.tier).toBe(ranked[0]!.tier);
+        },
+      ),
     );
   });
 

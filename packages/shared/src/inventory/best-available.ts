@@ -96,7 +96,13 @@ function inSeatOrder(seats: readonly SeatCell[]): boolean {
  * of the section. The order it tries blocks in has the reference's distribution (uniform within a tier, tiers best
  * first); with a `random` that always returns 0 both pick exactly the same blocks from seats in seat order.
  */
-export function bestBlocks<S extends SeatCell>(available: readonly S[], quantity: number, max: number, perTier = Infinity, random: () => number = Math.random): Block<S>[] {
+export function bestBlocks<S extends SeatCell>(
+  available: readonly S[],
+  quantity: number,
+  max: number,
+  perTier = Infinity,
+  random: () => number = Math.random,
+): Block<S>[] {
   if (quantity < 1 || max < 1) return [];
   const seats = inSeatOrder(available) ? available : [...available].sort(bySeat);
   // Every block by its first seat's index, with its score and tier, in seat order.
@@ -127,7 +133,7 @@ export function bestBlocks<S extends SeatCell>(available: readonly S[], quantity
   const group: number[] = [];
   // Tier by tier, best first: each a pass for the next tier up and its blocks (in seat order). A request rarely
   // walks more than two or three tiers, so this beats sorting every block.
-  for (let floor = -Infinity; out.length < max; ) {
+  for (let floor = -Infinity; out.length < max;) {
     let tier = Infinity;
     for (let i = 0; i < n; i++) if (tiers[i]! > floor && tiers[i]! < tier) tier = tiers[i]!;
     if (tier === Infinity) break;

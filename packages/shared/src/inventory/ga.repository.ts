@@ -20,7 +20,14 @@ export async function insertGaShards(
     return splitGaByTier(s.capacity, s.shards, tiers).flatMap((p) =>
       p.capacity === 0
         ? []
-        : splitCapacity(p.capacity, p.shards).map((capacity) => ({ event_id: eventId, section_code: s.code, shard: shard++, capacity, available: capacity, allocation: p.allocation })),
+        : splitCapacity(p.capacity, p.shards).map((capacity) => ({
+            event_id: eventId,
+            section_code: s.code,
+            shard: shard++,
+            capacity,
+            available: capacity,
+            allocation: p.allocation,
+          })),
     );
   });
   if (rows.length > 0) await trx.insertInto('ga_shards').values(rows).execute();
@@ -59,7 +66,9 @@ export async function attemptGaHold(
   const { rows } = await sql<{ used: number; device_used: number; expires_at: Date | null; available: number | null; commit_mode: string }>`
     SELECT used, device_used, expires_at, available, ${commitModeExpression(commit)} AS commit_mode
     FROM onsale_hold_ga(${a.holdId}::uuid, ${a.eventId}::uuid, ${a.accountId}::text, ${a.deviceHash}::text, ${a.sectionCode}::text,
-                        ${a.quantity}::int, ${a.limit}::int, ${a.deviceLimit}::int, ${a.ttlSeconds}::int, ${a.seed}::int, ${a.allocation}::text)`.execute(db);
+                        ${a.quantity}::int, ${a.limit}::int, ${a.deviceLimit}::int, ${a.ttlSeconds}::int, ${a.seed}::int, ${a.allocation}::text)`.execute(
+    db,
+  );
   const r = rows[0]!;
   return { used: r.used, deviceUsed: r.device_used, expiresAt: r.expires_at, available: r.available, commitMode: r.commit_mode };
 }

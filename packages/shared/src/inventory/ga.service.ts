@@ -30,7 +30,10 @@ export class GaUnavailable extends Error {
 }
 
 /** True when a request is for a section whose kind is GA (a counter, not seat rows). */
-export function isGeneralAdmission(cached: CachedEvent, req: { section: string } | { seatIds: number[] }): req is { section: string; quantity: number } {
+export function isGeneralAdmission(
+  cached: CachedEvent,
+  req: { section: string } | { seatIds: number[] },
+): req is { section: string; quantity: number } {
   return 'section' in req && cached.sections.get(req.section)?.kind === 'GA';
 }
 
@@ -41,39 +44,57 @@ export function isGeneralAdmission(cached: CachedEvent, req: { section: string }
  * than asked for, each with sections that could take the party now.
  */
 export class GeneralAdmission {
-  constructor(
-    private readonly deps: { db: Db; seatmap: SeatmapCache; commit: HoldCommit; metrics?: Metrics; random?: () => number },
-  ) {}
+  constructor(private readonly deps: { db: Db; seatmap: SeatmapCache; commit: HoldCommit; metrics?: Metrics; random?: () => number }) {}
 
-  async hold(cached: CachedEvent, accountId: string, req: { section: string; quantity: number }, deviceHash: string | null = null, allocation: string | null = null): Promise<GaHold> {
+  async hold(
+    cached: CachedEvent,
+    accountId: string,
+    req: { section: string; quantity: number },
+    deviceHash: string | null = null,
+    allocation: string | null = null,
+  ): Promise<GaHold> {
     const { event } = cached;
     const section = cached.sections.get(req.section)!;
     const holdId = randomUUID();
-    const r = await attemptGaHold(this.deps.db, {
-      eventId: event.id,
-      holdId,
-      accountId,
-      sectionCode: section.code,
-      quantity: req.quantity,
-      ttlSeconds: event.holdTtlSeconds,
-      limit: event.perAccountSeatLimit,
-      deviceHash,
-      deviceLimit: event.perDeviceSeatLimit,
-      seed: Math.floor((this.deps.random ?? Math.random)() * 2 ** 30),
-      allocation,
-    }, this.deps.commit);
-    if (r.used + req.quantity > event.perAccountSeatLimit)
-      throw new DomainError('limit', 'ACCOUNT_LIMIT_EXCEEDED', `this account already has ${r.used} of ${event.perAccountSeatLimit} seats for this event`, {
-        field: 'quantity',
+    const r = await attemptGaHold(
+      this.deps.db,
+      {
+        eventId: event.id,
+        holdId,
+        accountId,
+        sectionCode: section.code,
+        quantity: req.quantity,
+        ttlSeconds: event.holdTtlSeconds,
         limit: event.perAccountSeatLimit,
-        current: r.used,
-      });
+        deviceHash,
+        deviceLimit: event.perDeviceSeatLimit,
+        seed: Math.floor((this.deps.random ?? Math.random)() * 2 ** 30),
+        allocation,
+      },
+      this.deps.commit,
+    );
+    if (r.used + req.quantity > event.perAccountSeatLimit)
+      throw new DomainError(
+        'limit',
+        'ACCOUNT_LIMIT_EXCEEDED',
+        `this account already has ${r.used} of ${event.perAccountSeatLimit} seats for this event`,
+        {
+          field: 'quantity',
+          limit: event.perAccountSeatLimit,
+          current: r.used,
+        },
+      );
     if (deviceHash !== null && r.deviceUsed + req.quantity > event.perDeviceSeatLimit)
-      throw new DomainError('limit', 'DEVICE_LIMIT_EXCEEDED', `this device already has ${r.deviceUsed} of ${event.perDeviceSeatLimit} seats for this event`, {
-        field: 'x-device-id',
-        limit: event.perDeviceSeatLimit,
-        current: r.deviceUsed,
-      });
+      throw new DomainError(
+        'limit',
+        'DEVICE_LIMIT_EXCEEDED',
+        `this device already has ${r.deviceUsed} of ${event.perDeviceSeatLimit} seats for this event`,
+        {
+          field: 'x-device-id',
+          limit: event.perDeviceSeatLimit,
+          current: r.deviceUsed,
+        },
+      );
     this.deps.metrics?.holdAttempts.inc({ event: event.id, section: section.code, outcome: r.expiresAt ? 'hit' : 'miss' });
     if (!r.expiresAt) throw new GaUnavailable(await this.refusal(cached, section.code, req.quantity, r.available ?? 0, allocation));
     return {
@@ -89,18 +110,34 @@ export class GeneralAdmission {
     };
   }
 
-  private async refusal(cached: CachedEvent, code: string, quantity: number, available: number, allocation: string | null): Promise<DomainError> {
+  private async refusal(
+    cached: CachedEvent,
+    code: string,
+    quantity: number,
+    available: number,
+    allocation: string | null,
+  ): Promise<DomainError> {
     // Alternatives from the fan's own tier (a presale's units in other sections), or the whole event without tiers.
     const tier = allocation === null ? undefined : cached.tiers.find((t) => t.code === allocation);
     const map = await this.deps.seatmap.get(cached.event.id, cached.sections, tier);
     const here = cached.sections.get(code)!;
     const alternatives = map.sections
       .filter((s) => s.code !== code && s.available >= quantity)
-      .sort((a, b) => Math.abs(a.qualityRank - here.qualityRank) - Math.abs(b.qualityRank - here.qualityRank) || a.priceCents - b.priceCents)
+      .sort(
+        (a, b) => Math.abs(a.qualityRank - here.qualityRank) - Math.abs(b.qualityRank - here.qualityRank) || a.priceCents - b.priceCents,
+      )
       .slice(0, 5)
       .map((s) => ({ section: s.code, name: s.name, available: s.available, priceCents: s.priceCents }));
     return available === 0
-      ? new DomainError('conflict', 'SECTION_SOLD_OUT', `section ${code} has no tickets left; try another section`, { field: 'section', available, alternatives })
-      : new DomainError('conflict', 'GA_QUANTITY_UNAVAILABLE', `section ${code} has only ${available} tickets left`, { field: 'quantity', available, alternatives });
+      ? new DomainError('conflict', 'SECTION_SOLD_OUT', `section ${code} has no tickets left; try another section`, {
+          field: 'section',
+          available,
+          alternatives,
+        })
+      : new DomainError('conflict', 'GA_QUANTITY_UNAVAILABLE', `section ${code} has only ${available} tickets left`, {
+          field: 'quantity',
+          available,
+          alternatives,
+        });
   }
 }

@@ -24,7 +24,11 @@ beforeAll(async () => {
   // No event cache between steps: a test changes an event and reads it back at once.
   events = new EventCache(t.db, 0);
   holds = new HoldService({ db: t.db, events, seatmap: new SeatmapCache(t.db, 0) });
-  checkout = new CheckoutService({ db: t.db, cards: new CardFingerprints(testSecrets().cardFingerprintSecret), payments: new SimulatedPaymentGateway({ tps: 10_000, latencyMs: 1, failureRate: 0 }) });
+  checkout = new CheckoutService({
+    db: t.db,
+    cards: new CardFingerprints(testSecrets().cardFingerprintSecret),
+    payments: new SimulatedPaymentGateway({ tps: 10_000, latencyMs: 1, failureRate: 0 }),
+  });
 });
 afterAll(() => t.drop());
 
@@ -55,7 +59,9 @@ async function checkGa(eventId: string, capacity: number) {
     SELECT count(*)::int AS mismatched FROM ga_shards s
     WHERE s.event_id = ${eventId}
       AND (s.held <> (SELECT coalesce(sum(quantity), 0) FROM ga_hold_units u WHERE u.event_id = s.event_id AND u.section_code = s.section_code AND u.shard = s.shard AND u.state = 'HELD')
-        OR s.sold <> (SELECT coalesce(sum(quantity), 0) FROM ga_hold_units u WHERE u.event_id = s.event_id AND u.section_code = s.section_code AND u.shard = s.shard AND u.state = 'SOLD'))`.execute(t.db);
+        OR s.sold <> (SELECT coalesce(sum(quantity), 0) FROM ga_hold_units u WHERE u.event_id = s.event_id AND u.section_code = s.section_code AND u.shard = s.shard AND u.state = 'SOLD'))`.execute(
+    t.db,
+  );
   expect(rows[0]!.mismatched).toBe(0);
   const counts = await getInventoryCounts(t.db, eventId, capacity);
   expect(counts.drift).toBe(0);
@@ -92,16 +98,30 @@ describe('general admission: event file', () => {
       throw new Error('expected INVALID_EVENT_FILE');
     };
     expect(bad({ code: 'F', kind: 'GA', priceLevel: 'GA' })).toContainEqual(expect.objectContaining({ path: 'sections.0.capacity' }));
-    expect(bad({ code: 'F', kind: 'GA', priceLevel: 'GA', capacity: 0 })).toContainEqual(expect.objectContaining({ path: 'sections.0.capacity' }));
-    expect(bad({ code: 'F', kind: 'GA', priceLevel: 'GA', capacity: 2.5 })).toContainEqual({ path: 'sections.0.capacity', message: 'enter a whole number of places' });
-    expect(bad({ code: 'F', kind: 'GA', priceLevel: 'GA', capacity: 10, shards: 0 })).toContainEqual(expect.objectContaining({ path: 'sections.0.shards' }));
-    expect(bad({ code: 'F', kind: 'GA', priceLevel: 'GA', capacity: 10, shards: 1000 })).toContainEqual(expect.objectContaining({ path: 'sections.0.shards' }));
+    expect(bad({ code: 'F', kind: 'GA', priceLevel: 'GA', capacity: 0 })).toContainEqual(
+      expect.objectContaining({ path: 'sections.0.capacity' }),
+    );
+    expect(bad({ code: 'F', kind: 'GA', priceLevel: 'GA', capacity: 2.5 })).toContainEqual({
+      path: 'sections.0.capacity',
+      message: 'enter a whole number of places',
+    });
+    expect(bad({ code: 'F', kind: 'GA', priceLevel: 'GA', capacity: 10, shards: 0 })).toContainEqual(
+      expect.objectContaining({ path: 'sections.0.shards' }),
+    );
+    expect(bad({ code: 'F', kind: 'GA', priceLevel: 'GA', capacity: 10, shards: 1000 })).toContainEqual(
+      expect.objectContaining({ path: 'sections.0.shards' }),
+    );
     expect(bad({ code: 'F', kind: 'GA', priceLevel: 'GA', capacity: 10, rowCount: 2 })).toContainEqual({
       path: 'sections.0.rowCount',
       message: 'a GA section has a capacity, not seat rows',
     });
-    expect(bad({ code: 'F', kind: 'STANDING', priceLevel: 'GA', capacity: 10 })).toContainEqual(expect.objectContaining({ path: 'sections.0.kind' }));
-    expect(bad({ code: 'F', kind: 'GA', priceLevel: 'VIP', capacity: 10 })).toContainEqual({ path: 'sections.0.priceLevel', message: 'there is no price level VIP; choose one of the price levels above' });
+    expect(bad({ code: 'F', kind: 'STANDING', priceLevel: 'GA', capacity: 10 })).toContainEqual(
+      expect.objectContaining({ path: 'sections.0.kind' }),
+    );
+    expect(bad({ code: 'F', kind: 'GA', priceLevel: 'VIP', capacity: 10 })).toContainEqual({
+      path: 'sections.0.priceLevel',
+      message: 'there is no price level VIP; choose one of the price levels above',
+    });
   });
 
   it('splits a capacity evenly over its shards, never into empty shards', () => {
@@ -118,7 +138,12 @@ describe('general admission: event file', () => {
     expect(rows).toHaveLength(8);
     expect(rows.reduce((a, r) => a + r.capacity, 0)).toBe(1000);
     for (const r of rows) expect(r).toMatchObject({ available: r.capacity, held: 0, sold: 0 });
-    const section = await t.db.selectFrom('sections').select(['kind', 'capacity']).where('event_id', '=', eventId).where('code', '=', 'GA').executeTakeFirstOrThrow();
+    const section = await t.db
+      .selectFrom('sections')
+      .select(['kind', 'capacity'])
+      .where('event_id', '=', eventId)
+      .where('code', '=', 'GA')
+      .executeTakeFirstOrThrow();
     expect(section).toEqual({ kind: 'GA', capacity: 1000 });
     const counts = await checkGa(eventId, capacity);
     expect(counts.sections).toContainEqual({ code: 'GA', available: 1000, held: 0, sold: 0 });
@@ -131,7 +156,19 @@ describe('general admission: holds', () => {
     const server = (await sql<{ s: string }>`SELECT current_setting('synchronous_commit') AS s`.execute(t.db)).rows[0]!.s;
     expect(server).not.toBe('off');
     const attempt = (accountId: string) =>
-      ({ eventId, holdId: randomUUID(), accountId, sectionCode: 'GA', quantity: 2, ttlSeconds: 360, limit: 4, deviceHash: null, deviceLimit: 4, seed: 1, allocation: null }) as const;
+      ({
+        eventId,
+        holdId: randomUUID(),
+        accountId,
+        sectionCode: 'GA',
+        quantity: 2,
+        ttlSeconds: 360,
+        limit: 4,
+        deviceHash: null,
+        deviceLimit: 4,
+        seed: 1,
+        allocation: null,
+      }) as const;
     const a = await attemptGaHold(t.db, attempt('ga-commit-async'), 'async');
     const s = await attemptGaHold(t.db, attempt('ga-commit-sync'), 'sync');
     expect([a.commitMode, a.expiresAt !== null, s.commitMode, s.expiresAt !== null]).toEqual(['off', true, server, true]);
@@ -141,7 +178,13 @@ describe('general admission: holds', () => {
   it('holds units from one shard: no seats, units with the price, counters moved', async () => {
     const { eventId, capacity } = await gaEvent(100, 4);
     const hold = await holds.create('ga-one', eventId, { section: 'GA', quantity: 3 });
-    expect(hold).toMatchObject({ status: 'HELD', seats: [], units: [{ section: 'GA', quantity: 3, priceCents: 3000 }], quantity: 3, amountCents: 9000 });
+    expect(hold).toMatchObject({
+      status: 'HELD',
+      seats: [],
+      units: [{ section: 'GA', quantity: 3, priceCents: 3000 }],
+      quantity: 3,
+      amountCents: 9000,
+    });
     const units = await t.db.selectFrom('ga_hold_units').selectAll().where('hold_id', '=', hold.holdId).execute();
     expect(units).toHaveLength(1);
     expect(units[0]).toMatchObject({ quantity: 3, state: 'HELD' });
@@ -223,8 +266,11 @@ describe('general admission: holds', () => {
 
   it('never oversells under concurrent holds from many accounts (16 shards, 500 units, 400 requests)', async () => {
     const { eventId, capacity } = await gaEvent(500, 16);
-    const outcomes = await Promise.allSettled(Array.from({ length: 400 }, (_, i) => holds.create(`crowd-${i}`, eventId, { section: 'GA', quantity: 1 + (i % 4) })));
-    for (const o of outcomes) if (o.status === 'rejected') expect((o.reason as DomainError).code).toMatch(/^(SECTION_SOLD_OUT|GA_QUANTITY_UNAVAILABLE)$/);
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 400 }, (_, i) => holds.create(`crowd-${i}`, eventId, { section: 'GA', quantity: 1 + (i % 4) })),
+    );
+    for (const o of outcomes)
+      if (o.status === 'rejected') expect((o.reason as DomainError).code).toMatch(/^(SECTION_SOLD_OUT|GA_QUANTITY_UNAVAILABLE)$/);
     const held = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value.quantity] : [])).reduce((a, q) => a + q, 0);
     expect(held).toBeLessThanOrEqual(500);
     expect(held).toBeGreaterThanOrEqual(497); // the last few units only go to a party small enough
@@ -289,7 +335,10 @@ describe('general admission: expiry, release, checkout', () => {
     const replay = await checkout.checkout('buyer', hold.holdId, 'buyer-key-1', card);
     expect(replay).toMatchObject({ orderId: order.orderId, replayed: true });
     expect((await checkGa(eventId, capacity)).sections).toContainEqual({ code: 'GA', available: 7, held: 0, sold: 3 });
-    expect(await holds.get(t.db, 'buyer', hold.holdId)).toMatchObject({ status: 'PURCHASED', units: [{ section: 'GA', quantity: 3, priceCents: 3000 }] });
+    expect(await holds.get(t.db, 'buyer', hold.holdId)).toMatchObject({
+      status: 'PURCHASED',
+      units: [{ section: 'GA', quantity: 3, priceCents: 3000 }],
+    });
     const [r] = (await reconcileInventory(t.db)).filter((x) => x.eventId === eventId);
     expect(r).toMatchObject({ sold: 3, drift: 0, orderDrift: 0 });
     // A released hold cannot be checked out; an order counts against the account limit.
@@ -313,12 +362,19 @@ describe('general admission: expiry, release, checkout', () => {
     const slow = new CheckoutService({
       cards: new CardFingerprints(testSecrets().cardFingerprintSecret),
       db: t.db,
-      payments: { charge: async (req) => (await answered, gateway.charge(req)), refund: (ref) => gateway.refund(ref), lookup: (key) => gateway.lookup(key) },
+      payments: {
+        charge: async (req) => (await answered, gateway.charge(req)),
+        refund: (ref) => gateway.refund(ref),
+        lookup: (key) => gateway.lookup(key),
+      },
       paymentWindowSeconds: 0,
     });
     const paying = refusal(slow.checkout('slow-payer', hold.holdId, 'slow-key-01', card));
     // Once the payment has started, the hold lapses.
-    await vi.waitFor(async () => expect((await holds.get(t.db, 'slow-payer', hold.holdId)).status).toBe('PAYING'), { timeout: 60_000, interval: 10 });
+    await vi.waitFor(async () => expect((await holds.get(t.db, 'slow-payer', hold.holdId)).status).toBe('PAYING'), {
+      timeout: 60_000,
+      interval: 10,
+    });
     await sql`UPDATE holds SET expires_at = now() - interval '1 millisecond' WHERE id = ${hold.holdId}`.execute(t.db);
     const other = await holds.create('quick', eventId, { section: 'GA', quantity: 2 });
     answer();

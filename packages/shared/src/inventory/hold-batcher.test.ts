@@ -11,21 +11,38 @@ let ids: number[];
 beforeAll(async () => {
   t = await createTestDatabase(inject('templateDatabaseUrl'));
   ({ eventId } = await createOpenEvent(t.db, { name: 'Batch' }));
-  ids = (await sql<{ id: number }>`SELECT id FROM seats WHERE event_id = ${eventId} ORDER BY id`.execute(t.db)).rows.map((r) => Number(r.id));
+  ids = (await sql<{ id: number }>`SELECT id FROM seats WHERE event_id = ${eventId} ORDER BY id`.execute(t.db)).rows.map((r) =>
+    Number(r.id),
+  );
 });
 afterAll(() => t.drop());
 
-const attempt = (accountId: string, seatIds: number[], limit = 4) => ({ eventId, holdId: randomUUID(), accountId, sectionCode: 'S', seatIds, ttlSeconds: 360, limit });
+const attempt = (accountId: string, seatIds: number[], limit = 4) => ({
+  eventId,
+  holdId: randomUUID(),
+  accountId,
+  sectionCode: 'S',
+  seatIds,
+  ttlSeconds: 360,
+  limit,
+});
 
 describe('a batch of hold attempts in one statement', () => {
   it('takes each attempt whole or not at all, and applies each account limit', async () => {
     // Seat ids[0] is already held by someone else: the attempt that wants it gets nothing, not a partial hold.
-    await sql`UPDATE seats SET status = 'HELD', hold_id = gen_random_uuid(), expires_at = now() + interval '5 minutes' WHERE id = ${ids[0]}`.execute(t.db);
+    await sql`UPDATE seats SET status = 'HELD', hold_id = gen_random_uuid(), expires_at = now() + interval '5 minutes' WHERE id = ${ids[0]}`.execute(
+      t.db,
+    );
     // acct-full already has 3 seats: 3 + 2 > 4.
     const [prior] = await runBatch(t.db, [attempt('acct-full', [ids[10]!, ids[11]!, ids[12]!])], 'async');
     expect(prior!.expiresAt).not.toBeNull();
 
-    const batch = [attempt('a1', [ids[0]!, ids[1]!]), attempt('a2', [ids[2]!, ids[3]!]), attempt('acct-full', [ids[4]!, ids[5]!]), attempt('a3', [ids[6]!])];
+    const batch = [
+      attempt('a1', [ids[0]!, ids[1]!]),
+      attempt('a2', [ids[2]!, ids[3]!]),
+      attempt('acct-full', [ids[4]!, ids[5]!]),
+      attempt('a3', [ids[6]!]),
+    ];
     const results = await runBatch(t.db, batch, 'async');
     expect(results[0]).toMatchObject({ taken: [], expiresAt: null }); // lost a seat: nothing taken
     expect(results[1]!.taken.sort()).toEqual([ids[2], ids[3]].sort());
@@ -33,7 +50,10 @@ describe('a batch of hold attempts in one statement', () => {
     expect(results[2]).toMatchObject({ used: 3, taken: [], expiresAt: null }); // over the limit
     expect(results[3]!.taken).toEqual([ids[6]]);
 
-    const held = await sql<{ id: number; hold_id: string }>`SELECT id, hold_id FROM seats WHERE event_id = ${eventId} AND status = 'HELD' ORDER BY id`.execute(t.db);
+    const held = await sql<{
+      id: number;
+      hold_id: string;
+    }>`SELECT id, hold_id FROM seats WHERE event_id = ${eventId} AND status = 'HELD' ORDER BY id`.execute(t.db);
     expect(held.rows.map((r) => Number(r.id))).toEqual([ids[0], ids[2], ids[3], ids[6], ids[10], ids[11], ids[12]]);
     const priorHold = (await sql<{ id: string }>`SELECT hold_id AS id FROM seats WHERE id = ${ids[10]}`.execute(t.db)).rows[0]!.id;
     const holds = await sql<{ id: string }>`SELECT id FROM holds WHERE event_id = ${eventId}`.execute(t.db);
@@ -44,9 +64,16 @@ describe('a batch of hold attempts in one statement', () => {
     const { rows } = await sql<{ s: string }>`SELECT current_setting('synchronous_commit') AS s`.execute(t.db);
     const serverSetting = rows[0]!.s;
     expect(serverSetting).not.toBe('off');
-    for (const [mode, expected] of [['async', 'off'], ['sync', serverSetting]] as const) {
+    for (const [mode, expected] of [
+      ['async', 'off'],
+      ['sync', serverSetting],
+    ] as const) {
       // A batch of two and an attempt alone (the single statement) report the setting their transaction committed with.
-      const two = await runBatch(t.db, [attempt(`m-${mode}-1`, [ids[13 + (mode === 'sync' ? 3 : 0)]!]), attempt(`m-${mode}-2`, [ids[14 + (mode === 'sync' ? 3 : 0)]!])], mode);
+      const two = await runBatch(
+        t.db,
+        [attempt(`m-${mode}-1`, [ids[13 + (mode === 'sync' ? 3 : 0)]!]), attempt(`m-${mode}-2`, [ids[14 + (mode === 'sync' ? 3 : 0)]!])],
+        mode,
+      );
       const one = await runBatch(t.db, [attempt(`m-${mode}-3`, [ids[15 + (mode === 'sync' ? 3 : 0)]!])], mode);
       expect([...two, ...one].map((r) => [r.commitMode, r.expiresAt !== null])).toEqual([
         [expected, true],

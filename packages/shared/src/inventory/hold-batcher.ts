@@ -89,7 +89,14 @@ export async function runBatch(db: Db, attempts: HoldAttempt[], commit: HoldComm
       seatHold.push(a.holdId);
       seatIds.push(id);
     }
-  const { rows } = await sql<{ hold_id: string; used: number; device_used: number; taken: (number | string)[] | null; expires_at: Date | null; commit_mode: string }>`
+  const { rows } = await sql<{
+    hold_id: string;
+    used: number;
+    device_used: number;
+    taken: (number | string)[] | null;
+    expires_at: Date | null;
+    commit_mode: string;
+  }>`
     WITH mode AS MATERIALIZED (SELECT ${commitModeExpression(commit)} AS commit_mode),
     input AS MATERIALIZED (
       SELECT * FROM unnest(${attempts.map((a) => a.holdId)}::uuid[], ${attempts.map((a) => a.eventId)}::uuid[],
@@ -136,7 +143,12 @@ export async function runBatch(db: Db, attempts: HoldAttempt[], commit: HoldComm
   return attempts.map((a) => {
     const r = byHold.get(a.holdId);
     if (!r) throw new Error(`hold batch lost attempt ${a.holdId}`);
-    return { used: r.used, deviceUsed: r.device_used, taken: (r.taken ?? []).map(Number), expiresAt: r.expires_at, commitMode: r.commit_mode };
+    return {
+      used: r.used,
+      deviceUsed: r.device_used,
+      taken: (r.taken ?? []).map(Number),
+      expiresAt: r.expires_at,
+      commitMode: r.commit_mode,
+    };
   });
 }
-

@@ -14,7 +14,9 @@ export interface HoldProof {
 
 /** True when `err` is a missing hold that the request's own token proves was made: a hold lost, not a wrong id. */
 export function isLostHold(err: unknown, proof: HoldProof): boolean {
-  return err instanceof DomainError && err.code === 'HOLD_NOT_FOUND' && proof.tokenHoldId !== undefined && proof.tokenHoldId === proof.holdId;
+  return (
+    err instanceof DomainError && err.code === 'HOLD_NOT_FOUND' && proof.tokenHoldId !== undefined && proof.tokenHoldId === proof.holdId
+  );
 }
 
 /**
@@ -24,11 +26,21 @@ export function isLostHold(err: unknown, proof: HoldProof): boolean {
  * API adds a fresh admission token, so the fan can). Recorded once per hold (hold_losses): the war room counts them.
  * `onRecorded` runs when this call recorded it (a metric).
  */
-export async function holdLost(db: Db, proof: HoldProof, details: Record<string, unknown> = {}, onRecorded?: () => void): Promise<DomainError> {
+export async function holdLost(
+  db: Db,
+  proof: HoldProof,
+  details: Record<string, unknown> = {},
+  onRecorded?: () => void,
+): Promise<DomainError> {
   if (await recordHoldLoss(db, proof)) onRecorded?.();
-  return new DomainError('gone', 'HOLD_LOST', 'your hold was lost in a brief database failure and its seats went back on sale; nothing was charged: hold again', {
-    field: 'id',
-    holdId: proof.holdId,
-    ...details,
-  });
+  return new DomainError(
+    'gone',
+    'HOLD_LOST',
+    'your hold was lost in a brief database failure and its seats went back on sale; nothing was charged: hold again',
+    {
+      field: 'id',
+      holdId: proof.holdId,
+      ...details,
+    },
+  );
 }

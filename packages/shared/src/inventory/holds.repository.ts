@@ -8,7 +8,12 @@ export interface AvailableSeat extends SeatCell {
 }
 
 /** Seats of a section (of one presale tier, or of an event without tiers: null) that are available now (AVAILABLE, or HELD with a passed expiry). */
-export async function findAvailableSeats(db: Db | Trx, eventId: string, sectionCode: string, allocation: string | null = null): Promise<AvailableSeat[]> {
+export async function findAvailableSeats(
+  db: Db | Trx,
+  eventId: string,
+  sectionCode: string,
+  allocation: string | null = null,
+): Promise<AvailableSeat[]> {
   const { rows } = await sql<AvailableSeat>`
     SELECT id, row_index AS "rowIndex", row_label AS "rowLabel", seat_number AS "seatNumber", quality
     FROM seats
@@ -20,12 +25,17 @@ export async function findAvailableSeats(db: Db | Trx, eventId: string, sectionC
 /** Events in their on-sale rush: opening within two minutes or opened within the hour, not yet started. */
 export async function eventsInRush(db: Db): Promise<string[]> {
   const { rows } = await sql<{ id: string }>`
-    SELECT id FROM events WHERE onsale_at BETWEEN now() - interval '1 hour' AND now() + interval '2 minutes' AND starts_at > now()`.execute(db);
+    SELECT id FROM events WHERE onsale_at BETWEEN now() - interval '1 hour' AND now() + interval '2 minutes' AND starts_at > now()`.execute(
+    db,
+  );
   return rows.map((r) => r.id);
 }
 
 /** Every available seat of an event, with its section and presale tier: one read that fills a process's views at once. */
-export async function findAvailableSeatsOfEvent(db: Db | Trx, eventId: string): Promise<(AvailableSeat & { sectionCode: string; allocation: string | null })[]> {
+export async function findAvailableSeatsOfEvent(
+  db: Db | Trx,
+  eventId: string,
+): Promise<(AvailableSeat & { sectionCode: string; allocation: string | null })[]> {
   const { rows } = await sql<AvailableSeat & { sectionCode: string; allocation: string | null }>`
     SELECT id, row_index AS "rowIndex", row_label AS "rowLabel", seat_number AS "seatNumber", quality, section_code AS "sectionCode", allocation
     FROM seats
@@ -56,20 +66,33 @@ export async function lockHoldWithEvent(trx: Trx, id: string) {
 
 /** Holds by id, locked in id order (so two lockers never wait on each other in a cycle), with their event's settings. */
 export function lockHoldsWithEvent(trx: Trx, ids: string[]) {
-  return trx
-    .selectFrom('holds as h')
-    .innerJoin('events as e', 'e.id', 'h.event_id')
-    .selectAll('h')
-    .leftJoin('allocations as a', (j) => j.onRef('a.event_id', '=', 'h.event_id').onRef('a.code', '=', 'h.allocation'))
-    .select(['e.hold_extension_seconds', 'e.per_instrument_seat_limit', 'e.currency', 'a.access as tier_access', 'a.bin_ranges as tier_bin_ranges', 'a.name as tier_name'])
-    // An operator may have blocked the account from the event since it held: checkout refuses it (fan support).
-    .select(sql<boolean>`EXISTS (SELECT 1 FROM account_blocks b WHERE b.event_id = h.event_id AND b.account_id = h.account_id)`.as('account_blocked'))
-    // The database's clock, read with the lock (a lapse is judged by it, not by this process's clock).
-    .select(sql<Date>`now()`.as('db_now'))
-    .where('h.id', 'in', ids)
-    .orderBy('h.id')
-    .forUpdate('h')
-    .execute();
+  return (
+    trx
+      .selectFrom('holds as h')
+      .innerJoin('events as e', 'e.id', 'h.event_id')
+      .selectAll('h')
+      .leftJoin('allocations as a', (j) => j.onRef('a.event_id', '=', 'h.event_id').onRef('a.code', '=', 'h.allocation'))
+      .select([
+        'e.hold_extension_seconds',
+        'e.per_instrument_seat_limit',
+        'e.currency',
+        'a.access as tier_access',
+        'a.bin_ranges as tier_bin_ranges',
+        'a.name as tier_name',
+      ])
+      // An operator may have blocked the account from the event since it held: checkout refuses it (fan support).
+      .select(
+        sql<boolean>`EXISTS (SELECT 1 FROM account_blocks b WHERE b.event_id = h.event_id AND b.account_id = h.account_id)`.as(
+          'account_blocked',
+        ),
+      )
+      // The database's clock, read with the lock (a lapse is judged by it, not by this process's clock).
+      .select(sql<Date>`now()`.as('db_now'))
+      .where('h.id', 'in', ids)
+      .orderBy('h.id')
+      .forUpdate('h')
+      .execute()
+  );
 }
 
 export async function seatsOfHold(db: Db | Trx, holdId: string) {
@@ -84,7 +107,12 @@ export async function seatsOfHold(db: Db | Trx, holdId: string) {
 }
 
 /** Moves a hold's expiry (hold row and its HELD seats together); returns the new expiry. */
-export async function setHoldExpiry(trx: Trx, holdId: string, expiresAt: Date | 'keep', fields: { extended?: boolean; status?: 'HELD' | 'PAYING' } = {}) {
+export async function setHoldExpiry(
+  trx: Trx,
+  holdId: string,
+  expiresAt: Date | 'keep',
+  fields: { extended?: boolean; status?: 'HELD' | 'PAYING' } = {},
+) {
   const { rows } = await sql<{ expires_at: Date }>`
     UPDATE holds SET expires_at = ${expiresAt === 'keep' ? sql`expires_at` : sql`${expiresAt}`},
                      extended = ${fields.extended ?? null}::boolean IS TRUE OR extended,
@@ -140,7 +168,11 @@ export interface HoldAttempt {
  * so a lost race writes nothing) and records the account and the hold. Locks end with the statement.
  * Returns the counts, the seats taken (all or none), and the hold's expiry (null when no hold was made).
  */
-export async function attemptHold(db: Db | Trx, a: HoldAttempt, commit: HoldCommit): Promise<{ used: number; deviceUsed: number; taken: number[]; expiresAt: Date | null; commitMode: string }> {
+export async function attemptHold(
+  db: Db | Trx,
+  a: HoldAttempt,
+  commit: HoldCommit,
+): Promise<{ used: number; deviceUsed: number; taken: number[]; expiresAt: Date | null; commitMode: string }> {
   const quantity = a.seatIds.length;
   const device = a.deviceHash ?? null;
   const { rows } = await sql<{ used: number; device_used: number; taken: number[]; expires_at: Date | null; commit_mode: string }>`
@@ -174,7 +206,12 @@ export async function attemptHold(db: Db | Trx, a: HoldAttempt, commit: HoldComm
 }
 
 /** A fan's hold made under an Idempotency-Key (one per event and account), with the hash of the request that made it. */
-export async function findHoldByKey(db: Db | Trx, eventId: string, accountId: string, key: string): Promise<{ id: string; request_hash: string | null } | undefined> {
+export async function findHoldByKey(
+  db: Db | Trx,
+  eventId: string,
+  accountId: string,
+  key: string,
+): Promise<{ id: string; request_hash: string | null } | undefined> {
   return db
     .selectFrom('holds')
     .select(['id', 'request_hash'])

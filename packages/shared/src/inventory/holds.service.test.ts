@@ -32,11 +32,14 @@ describe('holds from several store-API processes at once', () => {
       Array.from({ length: 90 }, (_, i) => services[i % 3]!.create(`fan-${i}`, eventId, { section: 'HOT', quantity: 1 + (i % 3) })),
     );
     const held = outcomes.flatMap((o) => (o.status === 'fulfilled' ? o.value.seats.map((s) => s.id) : []));
-    for (const o of outcomes) if (o.status === 'rejected') expect((o.reason as DomainError).code).toMatch(/^SECTION_(NEARLY_FULL|SOLD_OUT)$/);
+    for (const o of outcomes)
+      if (o.status === 'rejected') expect((o.reason as DomainError).code).toMatch(/^SECTION_(NEARLY_FULL|SOLD_OUT)$/);
     expect(new Set(held).size).toBe(held.length);
     expect(held.length).toBeLessThanOrEqual(60);
     expect(held.length).toBeGreaterThanOrEqual(50);
-    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM seats WHERE event_id = ${eventId} AND status = 'HELD'`.execute(t.db);
+    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM seats WHERE event_id = ${eventId} AND status = 'HELD'`.execute(
+      t.db,
+    );
     expect(rows[0]!.n).toBe(held.length);
   });
 });

@@ -79,7 +79,10 @@ export interface HoldAnswer {
 
 /** The hash a hold made under an Idempotency-Key keeps of its request: the same key with another request is refused. */
 export function holdRequestHash(req: HoldRequest, tier: string | undefined): string {
-  const canonical = 'seatIds' in req ? { tier: tier ?? null, seatIds: [...req.seatIds].sort((a, b) => a - b) } : { tier: tier ?? null, section: req.section, quantity: req.quantity };
+  const canonical =
+    'seatIds' in req
+      ? { tier: tier ?? null, seatIds: [...req.seatIds].sort((a, b) => a - b) }
+      : { tier: tier ?? null, section: req.section, quantity: req.quantity };
   return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
 }
 
@@ -95,7 +98,9 @@ class SectionFull extends Error {
 }
 
 const keyReused = () =>
-  new DomainError('invalid', 'IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for a different hold request', { field: 'idempotency-key' });
+  new DomainError('invalid', 'IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for a different hold request', {
+    field: 'idempotency-key',
+  });
 
 /** A hold-scoped request must come with admission to the hold's own event. */
 export function assertAdmittedFor(holdEventId: string, admittedEventId: string | undefined): void {
@@ -106,9 +111,15 @@ export function assertAdmittedFor(holdEventId: string, admittedEventId: string |
 type Attempt = (seatIds: number[]) => Promise<{ used: number; taken: number[]; expiresAt: Date | null }>;
 
 /** A fan touches only their own hold (HOLD_NOT_FOUND, HOLD_NOT_OWNED), with admission to its event when they carry one. */
-function assertOwned<R extends { account_id: string; event_id: string }>(row: R | undefined, holdId: string, accountId: string, admittedEventId?: string): R {
+function assertOwned<R extends { account_id: string; event_id: string }>(
+  row: R | undefined,
+  holdId: string,
+  accountId: string,
+  admittedEventId?: string,
+): R {
   if (!row) throw notFound('HOLD_NOT_FOUND', `no hold ${holdId}`, 'id');
-  if (row.account_id !== accountId) throw new DomainError('forbidden', 'HOLD_NOT_OWNED', 'this hold belongs to another account', { field: 'id' });
+  if (row.account_id !== accountId)
+    throw new DomainError('forbidden', 'HOLD_NOT_OWNED', 'this hold belongs to another account', { field: 'id' });
   assertAdmittedFor(row.event_id, admittedEventId);
   return row;
 }
@@ -148,7 +159,13 @@ export class HoldService {
     this.commit = deps.holdCommit ?? 'async';
     this.batcher = new HoldBatcher(deps.db, this.commit);
     this.releases = new ReleaseBatcher<ReleaseRequest, Hold>(deps.db, this.commit, (trx, reqs) => this.releaseMany(trx, reqs));
-    this.generalAdmission = new GeneralAdmission({ db: deps.db, seatmap: deps.seatmap, commit: this.commit, metrics: deps.metrics, random: deps.random });
+    this.generalAdmission = new GeneralAdmission({
+      db: deps.db,
+      seatmap: deps.seatmap,
+      commit: this.commit,
+      metrics: deps.metrics,
+      random: deps.random,
+    });
     this.maxAttempts = deps.maxAttempts ?? 8;
     this.random = deps.random ?? Math.random;
     this.now = deps.now ?? Date.now;
@@ -164,7 +181,13 @@ export class HoldService {
    * in this process share one attempt; across processes the key's unique index decides, and the loser's seats go
    * straight back.
    */
-  async hold(accountId: string, eventId: string, req: HoldRequest, requester: HoldRequester = {}, idempotencyKey?: string): Promise<HoldAnswer> {
+  async hold(
+    accountId: string,
+    eventId: string,
+    req: HoldRequest,
+    requester: HoldRequester = {},
+    idempotencyKey?: string,
+  ): Promise<HoldAnswer> {
     const hash = holdRequestHash(req, requester.tier);
     const flight = `${eventId}\n${accountId}\n${idempotencyKey === undefined ? `=${hash}` : `#${idempotencyKey}`}`;
     const joined = this.inFlight.get(flight);
@@ -181,7 +204,14 @@ export class HoldService {
     }
   }
 
-  private async holdOnce(accountId: string, eventId: string, req: HoldRequest, requester: HoldRequester, hash: string, key: string | undefined): Promise<HoldAnswer> {
+  private async holdOnce(
+    accountId: string,
+    eventId: string,
+    req: HoldRequest,
+    requester: HoldRequester,
+    hash: string,
+    key: string | undefined,
+  ): Promise<HoldAnswer> {
     const db = this.deps.db;
     if (!isUuid(eventId)) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'id');
     if (key !== undefined) {
@@ -225,7 +255,8 @@ export class HoldService {
       if (tier) assertTierSelling(tier, this.now());
       let hold: Hold;
       try {
-        if (isGeneralAdmission(cached, req)) hold = await this.generalAdmission.hold(cached, accountId, req, requester.deviceHash ?? null, tier?.code ?? null);
+        if (isGeneralAdmission(cached, req))
+          hold = await this.generalAdmission.hold(cached, accountId, req, requester.deviceHash ?? null, tier?.code ?? null);
         else hold = await this.createIn(cached, accountId, req, requester.deviceHash ?? null, tier);
       } catch (e) {
         if (e instanceof SectionFull) {
@@ -256,22 +287,39 @@ export class HoldService {
       });
     const quantity = 'seatIds' in req ? req.seatIds.length : req.quantity;
     if (quantity > event.perAccountSeatLimit)
-      throw invalid('QUANTITY_ABOVE_LIMIT', `at most ${event.perAccountSeatLimit} seats per account for this event`, 'seatIds' in req ? 'seatIds' : 'quantity', {
-        limit: event.perAccountSeatLimit,
-      });
-    if ('section' in req && !sections.has(req.section)) throw notFound('SECTION_NOT_FOUND', `event has no section ${req.section}`, 'section');
+      throw invalid(
+        'QUANTITY_ABOVE_LIMIT',
+        `at most ${event.perAccountSeatLimit} seats per account for this event`,
+        'seatIds' in req ? 'seatIds' : 'quantity',
+        {
+          limit: event.perAccountSeatLimit,
+        },
+      );
+    if ('section' in req && !sections.has(req.section))
+      throw notFound('SECTION_NOT_FOUND', `event has no section ${req.section}`, 'section');
     if ('seatIds' in req) {
       if (now < event.seatPickingOpensAt.getTime())
-        throw new DomainError('conflict', 'SEAT_PICKING_NOT_OPEN', `picking exact seats opens at ${event.seatPickingOpensAt.toISOString()}; until then ask for a section and quantity`, {
-          field: 'seatIds',
-          opensAt: event.seatPickingOpensAt.toISOString(),
-        });
+        throw new DomainError(
+          'conflict',
+          'SEAT_PICKING_NOT_OPEN',
+          `picking exact seats opens at ${event.seatPickingOpensAt.toISOString()}; until then ask for a section and quantity`,
+          {
+            field: 'seatIds',
+            opensAt: event.seatPickingOpensAt.toISOString(),
+          },
+        );
       if (new Set(req.seatIds).size !== req.seatIds.length) throw invalid('DUPLICATE_SEAT', 'a seat is listed twice', 'seatIds');
     }
   }
 
   /** Each attempt is one statement and so one transaction (see `attemptHold`): no transaction spans attempts. */
-  private async createIn(cached: CachedEvent, accountId: string, req: HoldRequest, deviceHash: string | null, tier: Tier | null): Promise<Hold> {
+  private async createIn(
+    cached: CachedEvent,
+    accountId: string,
+    req: HoldRequest,
+    deviceHash: string | null,
+    tier: Tier | null,
+  ): Promise<Hold> {
     const db = this.deps.db;
     const { event } = cached;
     const allocation = tier?.code ?? null;
@@ -279,7 +327,8 @@ export class HoldService {
     const holdId = randomUUID();
     // Best-available attempts go through the batcher (their blocks are claimed in memory, so a batch's seats are
     // disjoint); exact-seat picks run alone.
-    const run = 'seatIds' in req ? (a: repo.HoldAttempt) => repo.attemptHold(db, a, this.commit) : (a: repo.HoldAttempt) => this.batcher.attempt(a);
+    const run =
+      'seatIds' in req ? (a: repo.HoldAttempt) => repo.attemptHold(db, a, this.commit) : (a: repo.HoldAttempt) => this.batcher.attempt(a);
     const attempt = async (seatIds: number[]) => {
       const r = await run({
         eventId: event.id,
@@ -294,24 +343,43 @@ export class HoldService {
         allocation,
       });
       if (r.used + quantity > event.perAccountSeatLimit)
-        throw new DomainError('limit', 'ACCOUNT_LIMIT_EXCEEDED', `this account already has ${r.used} of ${event.perAccountSeatLimit} seats for this event`, {
-          field: 'quantity',
-          limit: event.perAccountSeatLimit,
-          current: r.used,
-        });
+        throw new DomainError(
+          'limit',
+          'ACCOUNT_LIMIT_EXCEEDED',
+          `this account already has ${r.used} of ${event.perAccountSeatLimit} seats for this event`,
+          {
+            field: 'quantity',
+            limit: event.perAccountSeatLimit,
+            current: r.used,
+          },
+        );
       if (deviceHash !== null && r.deviceUsed + quantity > event.perDeviceSeatLimit)
-        throw new DomainError('limit', 'DEVICE_LIMIT_EXCEEDED', `this device already has ${r.deviceUsed} of ${event.perDeviceSeatLimit} seats for this event`, {
-          field: 'x-device-id',
-          limit: event.perDeviceSeatLimit,
-          current: r.deviceUsed,
-        });
+        throw new DomainError(
+          'limit',
+          'DEVICE_LIMIT_EXCEEDED',
+          `this device already has ${r.deviceUsed} of ${event.perDeviceSeatLimit} seats for this event`,
+          {
+            field: 'x-device-id',
+            limit: event.perDeviceSeatLimit,
+            current: r.deviceUsed,
+          },
+        );
       return r;
     };
 
     if ('seatIds' in req) {
       const expiresAt = await this.takeExact(db, event.id, req.seatIds, attempt, tier);
       const seats = await repo.seatsOfHold(db, holdId);
-      return { holdId, eventId: event.id, status: 'HELD', seats, quantity, amountCents: seats.reduce((a, s) => a + s.priceCents, 0), expiresAt, extended: false };
+      return {
+        holdId,
+        eventId: event.id,
+        status: 'HELD',
+        seats,
+        quantity,
+        amountCents: seats.reduce((a, s) => a + s.priceCents, 0),
+        expiresAt,
+        extended: false,
+      };
     }
     const { seats: taken, expiresAt } = await this.takeBestAvailable(db, cached, req.section, req.quantity, attempt, allocation);
     const priceCents = cached.sections.get(req.section)!.priceCents;
@@ -320,7 +388,12 @@ export class HoldService {
   }
 
   private async takeExact(db: Db, eventId: string, seatIds: number[], attempt: Attempt, tier: Tier | null): Promise<Date> {
-    const existing = await db.selectFrom('seats').select(['id', 'allocation']).where('event_id', '=', eventId).where('id', 'in', seatIds).execute();
+    const existing = await db
+      .selectFrom('seats')
+      .select(['id', 'allocation'])
+      .where('event_id', '=', eventId)
+      .where('id', 'in', seatIds)
+      .execute();
     if (existing.length !== seatIds.length) {
       const known = new Set(existing.map((r) => r.id));
       throw new DomainError('not_found', 'SEAT_NOT_FOUND', 'some seats are not part of this event', {
@@ -330,7 +403,11 @@ export class HoldService {
     }
     const elsewhere = tier ? existing.filter((r) => r.allocation !== tier.code).map((r) => Number(r.id)) : [];
     if (tier && elsewhere.length > 0)
-      throw new DomainError('conflict', 'SEAT_NOT_IN_TIER', `some seats are not part of the ${tier.name} sale`, { field: 'seatIds', tier: tier.code, seats: elsewhere });
+      throw new DomainError('conflict', 'SEAT_NOT_IN_TIER', `some seats are not part of the ${tier.name} sale`, {
+        field: 'seatIds',
+        tier: tier.code,
+        seats: elsewhere,
+      });
     const r = await attempt(seatIds);
     if (!r.expiresAt) {
       const got = new Set(r.taken);
@@ -399,7 +476,11 @@ export class HoldService {
           missedAt = performance.now();
           stale = true;
           const got = new Set(taken);
-          cache.remove(eventId, key, ids.filter((id) => !got.has(id)));
+          cache.remove(
+            eventId,
+            key,
+            ids.filter((id) => !got.has(id)),
+          );
         } finally {
           cache.unclaim(eventId, key, ids);
         }
@@ -443,7 +524,9 @@ export class HoldService {
     const here = cached.sections.get(section)!;
     const alternatives = map.sections
       .filter((s) => s.code !== section && s.available >= quantity)
-      .sort((a, b) => Math.abs(a.qualityRank - here.qualityRank) - Math.abs(b.qualityRank - here.qualityRank) || a.priceCents - b.priceCents)
+      .sort(
+        (a, b) => Math.abs(a.qualityRank - here.qualityRank) - Math.abs(b.qualityRank - here.qualityRank) || a.priceCents - b.priceCents,
+      )
       .slice(0, 5)
       .map((s) => ({ section: s.code, name: s.name, available: s.available, priceCents: s.priceCents }));
     const soldOut = view.length === 0;
@@ -502,8 +585,20 @@ export class HoldService {
     return releaseHolds(trx, reqs, (eventId, key, seats) => this.availability.restore(eventId, key, seats));
   }
 
-  private async owned(db: Db | Trx, accountId: string, holdId: string, lock: true, admittedEventId?: string): Promise<NonNullable<Awaited<ReturnType<typeof repo.lockHoldWithEvent>>>>;
-  private async owned(db: Db | Trx, accountId: string, holdId: string, lock: false, admittedEventId?: string): Promise<NonNullable<Awaited<ReturnType<typeof repo.findHold>>>>;
+  private async owned(
+    db: Db | Trx,
+    accountId: string,
+    holdId: string,
+    lock: true,
+    admittedEventId?: string,
+  ): Promise<NonNullable<Awaited<ReturnType<typeof repo.lockHoldWithEvent>>>>;
+  private async owned(
+    db: Db | Trx,
+    accountId: string,
+    holdId: string,
+    lock: false,
+    admittedEventId?: string,
+  ): Promise<NonNullable<Awaited<ReturnType<typeof repo.findHold>>>>;
   private async owned(db: Db | Trx, accountId: string, holdId: string, lock: boolean, admittedEventId?: string) {
     const row = isUuid(holdId) ? (lock ? await repo.lockHoldWithEvent(db as Trx, holdId) : await repo.findHold(db, holdId)) : undefined;
     return assertOwned(row, holdId, accountId, admittedEventId);
@@ -517,7 +612,10 @@ export class HoldService {
     if (row.status === 'PAYING') throw new DomainError('conflict', 'CHECKOUT_IN_PROGRESS', 'a payment for this hold is in progress');
   }
 
-  private async toHold(db: Db | Trx, row: { id: string; event_id: string; status: HoldStatus; quantity: number; expires_at: Date; extended: boolean }): Promise<Hold> {
+  private async toHold(
+    db: Db | Trx,
+    row: { id: string; event_id: string; status: HoldStatus; quantity: number; expires_at: Date; extended: boolean },
+  ): Promise<Hold> {
     const lapsed = (row.status === 'HELD' || row.status === 'PAYING') && row.expires_at.getTime() <= this.now();
     // owned() admits only the fan's own holds, never the waitlist account's.
     const status = lapsed ? 'EXPIRED' : (row.status as FanHoldStatus);
@@ -546,7 +644,11 @@ export class HoldService {
  * and the waitlist hears once per event and cause. `restored` is told of seats back on open sale (a process's
  * availability view); fan support releases a fan's hold through this too, as that fan.
  */
-export async function releaseHolds(trx: Trx, reqs: ReleaseRequest[], restored?: (eventId: string, viewKey: string, seats: AvailableSeat[]) => void): Promise<(Hold | DomainError)[]> {
+export async function releaseHolds(
+  trx: Trx,
+  reqs: ReleaseRequest[],
+  restored?: (eventId: string, viewKey: string, seats: AvailableSeat[]) => void,
+): Promise<(Hold | DomainError)[]> {
   const ids = [...new Set(reqs.map((r) => r.holdId).filter(isUuid))];
   const rows = new Map((ids.length > 0 ? await repo.lockHoldsWithEvent(trx, ids) : []).map((r) => [r.id, r]));
   const out: (Hold | DomainError)[] = [];
@@ -555,13 +657,23 @@ export async function releaseHolds(trx: Trx, reqs: ReleaseRequest[], restored?: 
     try {
       const row = assertOwned(rows.get(req.holdId), req.holdId, req.accountId, req.admittedEventId);
       const lapsed = row.expires_at.getTime() <= row.db_now.getTime();
-      if (row.status === 'PAYING' && !lapsed) throw new DomainError('conflict', 'CHECKOUT_IN_PROGRESS', 'a payment for this hold is in progress');
+      if (row.status === 'PAYING' && !lapsed)
+        throw new DomainError('conflict', 'CHECKOUT_IN_PROGRESS', 'a payment for this hold is in progress');
       if (row.status === 'PURCHASED') throw new DomainError('conflict', 'HOLD_PURCHASED', 'this hold has been paid for');
       if (row.status === 'HELD' || row.status === 'PAYING') {
         releasing.set(row.id, { row, lapsed });
         row.status = lapsed ? 'EXPIRED' : 'RELEASED'; // a second request for the same hold reports the new state
       }
-      out.push({ holdId: row.id, eventId: row.event_id, status: row.status as FanHoldStatus, seats: [], quantity: row.quantity, amountCents: 0, expiresAt: row.expires_at, extended: row.extended });
+      out.push({
+        holdId: row.id,
+        eventId: row.event_id,
+        status: row.status as FanHoldStatus,
+        seats: [],
+        quantity: row.quantity,
+        amountCents: 0,
+        expiresAt: row.expires_at,
+        extended: row.extended,
+      });
     } catch (e) {
       if (!(e instanceof DomainError)) throw e;
       out.push(e);
@@ -569,10 +681,18 @@ export async function releaseHolds(trx: Trx, reqs: ReleaseRequest[], restored?: 
   }
   if (releasing.size === 0) return out;
 
-  const released = await repo.releaseHoldsSeats(trx, [...releasing.values()].map(({ row, lapsed }) => ({ holdId: row.id, status: lapsed ? 'EXPIRED' : 'RELEASED' })));
+  const released = await repo.releaseHoldsSeats(
+    trx,
+    [...releasing.values()].map(({ row, lapsed }) => ({ holdId: row.id, status: lapsed ? 'EXPIRED' : 'RELEASED' })),
+  );
   // A hold without seats is general admission: its units go back to their shards' counters.
   const withSeats = new Set(released.map((r) => r.holdId));
-  await moveGaUnits(trx, [...releasing.keys()].filter((id) => !withSeats.has(id)), 'HELD', 'RETURNED');
+  await moveGaUnits(
+    trx,
+    [...releasing.keys()].filter((id) => !withSeats.has(id)),
+    'HELD',
+    'RETURNED',
+  );
   // Seats came back: the waitlist hears of it in this transaction (after a sell-out they go to it, not on sale),
   // once per event and cause. Its fan-out job goes through the worker's relay (see emitAvailability).
   const groups = new Map<string, { eventId: string; cause: 'HOLD_EXPIRED' | 'HOLD_RELEASED'; seats: typeof released }>();

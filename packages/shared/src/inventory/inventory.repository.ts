@@ -39,7 +39,10 @@ export async function countBySection(db: Db | Trx, eventId: string, tier?: { cod
  */
 export function gaHeldUnits(eventId: string | RawBuilder<unknown>, allocation?: string) {
   // One presale tier's units: those on the tier's shards.
-  const tier = allocation === undefined ? sql`` : sql`AND EXISTS (SELECT 1 FROM ga_shards s WHERE s.event_id = u.event_id AND s.section_code = u.section_code AND s.shard = u.shard AND s.allocation = ${allocation})`;
+  const tier =
+    allocation === undefined
+      ? sql``
+      : sql`AND EXISTS (SELECT 1 FROM ga_shards s WHERE s.event_id = u.event_id AND s.section_code = u.section_code AND s.shard = u.shard AND s.allocation = ${allocation})`;
   return sql`
     SELECT u.section_code,
            coalesce(sum(u.quantity) FILTER (WHERE h.status IN ('HELD', 'PAYING', 'WAITLIST') AND h.expires_at > now()), 0) AS held,

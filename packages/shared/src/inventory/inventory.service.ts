@@ -12,9 +12,16 @@ export interface InventoryCounts {
 }
 
 /** Live counts of an event's inventory with read-time expiry, and the invariant's drift against capacity. */
-export async function getInventoryCounts(db: Db | Trx, eventId: string, capacity: number, tier?: { code: string; general: boolean }): Promise<InventoryCounts> {
+export async function getInventoryCounts(
+  db: Db | Trx,
+  eventId: string,
+  capacity: number,
+  tier?: { code: string; general: boolean },
+): Promise<InventoryCounts> {
   const rows = await countBySection(db, eventId, tier);
-  let available = 0, held = 0, sold = 0;
+  let available = 0,
+    held = 0,
+    sold = 0;
   for (const r of rows) {
     available += r.available;
     held += r.held;
@@ -26,6 +33,8 @@ export async function getInventoryCounts(db: Db | Trx, eventId: string, capacity
     held,
     sold,
     drift: available + held + sold - capacity,
-    sections: rows.map((r) => ({ code: r.section_code, available: r.available, held: r.held, sold: r.sold })).sort((a, b) => a.code.localeCompare(b.code)),
+    sections: rows
+      .map((r) => ({ code: r.section_code, available: r.available, held: r.held, sold: r.sold }))
+      .sort((a, b) => a.code.localeCompare(b.code)),
   };
 }

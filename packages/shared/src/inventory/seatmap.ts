@@ -108,7 +108,10 @@ export class SectionSeatsCache {
   ) {}
 
   get(eventId: string, section: EventSection, allocation?: string): Promise<SectionSeatMap> {
-    if (section.kind === 'GA') throw new DomainError('conflict', 'NO_SEAT_MAP', `section ${section.code} is general admission: ask for a quantity`, { field: 'code' });
+    if (section.kind === 'GA')
+      throw new DomainError('conflict', 'NO_SEAT_MAP', `section ${section.code} is general admission: ask for a quantity`, {
+        field: 'code',
+      });
     const now = this.now();
     const key = `${eventId}/${section.code}/${allocation ?? ''}`;
     const hit = this.entries.get(key);

@@ -12,7 +12,10 @@ let holds: HoldService;
 
 beforeAll(async () => {
   t = await createTestDatabase(inject('templateDatabaseUrl'));
-  ({ eventId } = await createOpenEvent(t.db, { name: 'Reconcile', sections: [{ code: 'S', priceLevel: 'P', qualityRank: 1, rowCount: 4, seatsPerRow: 10 }] }));
+  ({ eventId } = await createOpenEvent(t.db, {
+    name: 'Reconcile',
+    sections: [{ code: 'S', priceLevel: 'P', qualityRank: 1, rowCount: 4, seatsPerRow: 10 }],
+  }));
   const events = new EventCache(t.db);
   holds = new HoldService({ db: t.db, events, seatmap: new SeatmapCache(t.db) });
 });
@@ -37,7 +40,9 @@ describe('inventory reconciliation', () => {
 
   it('reports drift when the data breaks the invariant', async () => {
     // A sold seat with no order behind it, and a seat row gone missing.
-    await sql`UPDATE seats SET status = 'SOLD', hold_id = gen_random_uuid() WHERE id = (SELECT min(id) FROM seats WHERE event_id = ${eventId} AND status = 'AVAILABLE')`.execute(t.db);
+    await sql`UPDATE seats SET status = 'SOLD', hold_id = gen_random_uuid() WHERE id = (SELECT min(id) FROM seats WHERE event_id = ${eventId} AND status = 'AVAILABLE')`.execute(
+      t.db,
+    );
     await sql`DELETE FROM seats WHERE id = (SELECT max(id) FROM seats WHERE event_id = ${eventId} AND status = 'AVAILABLE')`.execute(t.db);
     const [r] = await reconcileInventory(t.db);
     expect(r!.drift).toBe(-1);
@@ -47,14 +52,35 @@ describe('inventory reconciliation', () => {
   it("relays a release's deferred waitlist fan-out: the worker queues its job within moments, once", async () => {
     const hold = await holds.create('relay-fan', eventId, { section: 'S', quantity: 2 });
     await t.db.transaction().execute((trx) => holds.release(trx, 'relay-fan', hold.holdId));
-    const av = await t.db.selectFrom('availability_events').select(['id', 'fanout_enqueued']).where('event_id', '=', eventId).orderBy('id', 'desc').executeTakeFirstOrThrow();
+    const av = await t.db
+      .selectFrom('availability_events')
+      .select(['id', 'fanout_enqueued'])
+      .where('event_id', '=', eventId)
+      .orderBy('id', 'desc')
+      .executeTakeFirstOrThrow();
     expect(av.fanout_enqueued).toBe(false);
-    const worker = await startWorker({ connectionString: t.url, db: t.db, concurrency: 1, claimTokenSecret: 'test-claim-secret', admission: false, relayMs: 50 });
+    const worker = await startWorker({
+      connectionString: t.url,
+      db: t.db,
+      concurrency: 1,
+      claimTokenSecret: 'test-claim-secret',
+      admission: false,
+      relayMs: 50,
+    });
     try {
-      const enqueued = await pollUntil(async () => (await t.db.selectFrom('availability_events').select('fanout_enqueued').where('id', '=', av.id).executeTakeFirstOrThrow()).fanout_enqueued, (v) => v);
+      const enqueued = await pollUntil(
+        async () =>
+          (await t.db.selectFrom('availability_events').select('fanout_enqueued').where('id', '=', av.id).executeTakeFirstOrThrow())
+            .fanout_enqueued,
+        (v) => v,
+      );
       expect(enqueued).toBe(true);
       // Its fan-out then runs as a job (no waitlist here: it completes at once).
-      const status = await pollUntil(async () => (await t.db.selectFrom('availability_events').select('status').where('id', '=', av.id).executeTakeFirstOrThrow()).status, (v) => v === 'DONE');
+      const status = await pollUntil(
+        async () =>
+          (await t.db.selectFrom('availability_events').select('status').where('id', '=', av.id).executeTakeFirstOrThrow()).status,
+        (v) => v === 'DONE',
+      );
       expect(status).toBe('DONE');
     } finally {
       await worker.stop();
@@ -65,7 +91,10 @@ describe('inventory reconciliation', () => {
     await sql`DELETE FROM inventory_reconciliations`.execute(t.db);
     const worker = await startWorker({ connectionString: t.url, db: t.db, concurrency: 1, claimTokenSecret: 'test-claim-secret' });
     try {
-      const found = await pollUntil(async () => !!(await t.db.selectFrom('inventory_reconciliations').select('event_id').executeTakeFirst()), (v) => v);
+      const found = await pollUntil(
+        async () => !!(await t.db.selectFrom('inventory_reconciliations').select('event_id').executeTakeFirst()),
+        (v) => v,
+      );
       expect(found).toBe(true);
     } finally {
       await worker.stop();

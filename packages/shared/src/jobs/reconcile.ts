@@ -39,12 +39,19 @@ export async function sweepExpiredHolds(db: Db, batch = 500): Promise<Map<string
         const { rows: seats } = await sql<ReturnedSeat & { eventId: string }>`
           UPDATE seats SET status = 'AVAILABLE', hold_id = NULL, expires_at = NULL, version = version + 1
           WHERE hold_id = ANY(${rows.map((r) => r.id)}::uuid[]) AND status = 'HELD' AND expires_at <= now()
-          RETURNING event_id AS "eventId", id, section_code AS "sectionCode", row_index AS "rowIndex", seat_number AS "seatNumber"`.execute(trx);
+          RETURNING event_id AS "eventId", id, section_code AS "sectionCode", row_index AS "rowIndex", seat_number AS "seatNumber"`.execute(
+          trx,
+        );
         const byEvent = new Map<string, ReturnedSeat[]>();
         for (const s of seats) byEvent.set(s.eventId, [...(byEvent.get(s.eventId) ?? []), { ...s, id: Number(s.id) }]);
         for (const [eventId, returned] of byEvent) await emitAvailability(trx, eventId, 'HOLD_EXPIRED', returned);
         // General-admission units of the swept holds back to their shards' counters (reads already count them as available).
-        await moveGaUnits(trx, rows.map((r) => r.id), 'HELD', 'RETURNED');
+        await moveGaUnits(
+          trx,
+          rows.map((r) => r.id),
+          'HELD',
+          'RETURNED',
+        );
       }
       return rows;
     });

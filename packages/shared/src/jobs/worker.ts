@@ -78,7 +78,8 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
     [ALLOCATION_ROLL_TASK]: async (payload) => {
       const p = (payload ?? {}) as { eventId?: string; tier?: string };
       try {
-        const results = p.eventId && p.tier ? [await rollForward(opts.db, p.eventId, p.tier, 'allocations-job')] : await rollDueAllocations(opts.db);
+        const results =
+          p.eventId && p.tier ? [await rollForward(opts.db, p.eventId, p.tier, 'allocations-job')] : await rollDueAllocations(opts.db);
         for (const r of results.filter((x) => x.moved > 0)) opts.logger?.info({ roll: r }, 'presale tier rolled forward');
       } catch (e) {
         // Not due (its time was moved) or gone: the every-minute sweep rolls it when it is due.
@@ -93,17 +94,28 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
       fanout: opts.fanout,
       onNotified: (trx, chunk) => deliverToChannels(trx, channels, chunk),
     }),
-    ...notifyTasks({ db: opts.db, metrics: opts.metrics, logger: opts.logger, render: (ids) => renderNotifications(opts.db, claimTokens, ids) }),
+    ...notifyTasks({
+      db: opts.db,
+      metrics: opts.metrics,
+      logger: opts.logger,
+      render: (ids) => renderNotifications(opts.db, claimTokens, ids),
+    }),
     ...alertTasks({ db: opts.db, logger: opts.logger, consoleUrl: opts.warRoomMonitor ? (opts.warRoomMonitor.consoleUrl ?? null) : null }),
     [QUEUE_SCHEDULE_TASK]: queueScheduleTask({ db: opts.db, logger: opts.logger }),
   };
   const log = opts.logger;
   const events: WorkerEvents = new EventEmitter();
-  const heartbeat = new WorkerHeartbeat(opts.db, opts.liveness?.heartbeatMs ?? HEARTBEAT_MS, (err) => log?.warn({ err }, 'worker heartbeat failed'));
+  const heartbeat = new WorkerHeartbeat(opts.db, opts.liveness?.heartbeatMs ?? HEARTBEAT_MS, (err) =>
+    log?.warn({ err }, 'worker heartbeat failed'),
+  );
   heartbeat.listen(events);
   // graphile-worker's own pool, made here so its errors are handled (a connection the server ends, as it does
   // when the database stops, must not crash the process) and so it ends after the runner, not before.
-  const pgPool = new pg.Pool({ connectionString: opts.connectionString, max: (opts.concurrency ?? 8) + 2, application_name: 'onsale-worker' });
+  const pgPool = new pg.Pool({
+    connectionString: opts.connectionString,
+    max: (opts.concurrency ?? 8) + 2,
+    application_name: 'onsale-worker',
+  });
   pgPool.on('error', (err) => log?.warn({ err }, 'worker database pool error'));
   // A checked-out client's own errors too (graphile-worker warns at start when a pool it is given lacks this).
   pgPool.on('connect', (client) => client.on('error', (err) => log?.warn({ err }, 'worker database connection error')));
@@ -115,7 +127,11 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
     pollInterval: 1000,
     taskList,
     // Every minute, as the source document asks of the invariant check; also once at start.
-    crontab: ['* * * * * inventory_reconcile ?max=1', '* * * * * waitlist_maintain ?max=1', `* * * * * ${ALLOCATION_ROLL_TASK} ?max=1`].join('\n'),
+    crontab: [
+      '* * * * * inventory_reconcile ?max=1',
+      '* * * * * waitlist_maintain ?max=1',
+      `* * * * * ${ALLOCATION_ROLL_TASK} ?max=1`,
+    ].join('\n'),
     logger: new Logger(() => (level, message) => {
       if (!log) return;
       if (level === 'error') log.error(message);
@@ -127,15 +143,18 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
   await runner.addJob('waitlist_maintain', { staleAfterMs: 0 }, { jobKey: 'waitlist_maintain_startup', maxAttempts: 1 });
   // Jobs locked by a worker that died are released once its heartbeat is stale, and interrupted fan-outs resume.
   const deadAfterMs = opts.liveness?.deadAfterMs ?? DEAD_AFTER_MS;
-  const reaper = setInterval(() => {
-    releaseDeadWorkers(opts.db, deadAfterMs)
-      .then(async (dead) => {
-        if (dead.length === 0) return;
-        log?.warn({ workers: dead }, 'released the jobs of workers that stopped beating');
-        await runner.addJob('waitlist_maintain', { staleAfterMs: 0 }, { jobKey: 'waitlist_maintain_after_reap', maxAttempts: 1 });
-      })
-      .catch((err: unknown) => log?.warn({ err }, 'releasing dead workers failed'));
-  }, Math.max(250, Math.floor(deadAfterMs / 3)));
+  const reaper = setInterval(
+    () => {
+      releaseDeadWorkers(opts.db, deadAfterMs)
+        .then(async (dead) => {
+          if (dead.length === 0) return;
+          log?.warn({ workers: dead }, 'released the jobs of workers that stopped beating');
+          await runner.addJob('waitlist_maintain', { staleAfterMs: 0 }, { jobKey: 'waitlist_maintain_after_reap', maxAttempts: 1 });
+        })
+        .catch((err: unknown) => log?.warn({ err }, 'releasing dead workers failed'));
+    },
+    Math.max(250, Math.floor(deadAfterMs / 3)),
+  );
   reaper.unref();
   // Deferred fan-outs (hold releases) enqueued in batches, one commit each (see relayFanouts).
   let relaying = false;
@@ -158,7 +177,9 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
           db: opts.db,
           everyMs: opts.warRoomMonitor?.everyMs,
           resolveAfterMs: opts.warRoomMonitor?.resolveAfterMs,
-          storeMetrics: opts.warRoomMonitor?.storeApiUrls?.length ? new StoreMetricsScraper({ urls: opts.warRoomMonitor.storeApiUrls }) : undefined,
+          storeMetrics: opts.warRoomMonitor?.storeApiUrls?.length
+            ? new StoreMetricsScraper({ urls: opts.warRoomMonitor.storeApiUrls })
+            : undefined,
           logger: opts.logger,
         });
   monitor?.start();

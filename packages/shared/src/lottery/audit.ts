@@ -43,7 +43,8 @@ export interface LotteryAuditResult {
 export async function publishedLottery(db: Db | Trx, eventId: string): Promise<PublishedLottery> {
   const event = await getEvent(db, eventId);
   const lottery = await repo.findLottery(db, event.id);
-  if (!lottery) throw conflict('NOT_A_LOTTERY_EVENT', `event ${event.id} has no registration lottery`, { fairnessMode: event.fairnessMode });
+  if (!lottery)
+    throw conflict('NOT_A_LOTTERY_EVENT', `event ${event.id} has no registration lottery`, { fairnessMode: event.fairnessMode });
   const drawn = lottery.drawn_at !== null;
   return {
     eventId: event.id,
@@ -103,7 +104,11 @@ export async function verifyPublishedLottery(p: PublishedLottery): Promise<Lotte
     checks.push({ name: 'registration_list', ok: false, detail: `the registration list cannot be drawn: ${(e as Error).message}` });
     return done();
   }
-  checks.push({ name: 'registration_list', ok: true, detail: `${p.registrations.length} registrations, sequences 0..${p.registrations.length - 1} with no gaps, one per account` });
+  checks.push({
+    name: 'registration_list',
+    ok: true,
+    detail: `${p.registrations.length} registrations, sequences 0..${p.registrations.length - 1} with no gaps, one per account`,
+  });
 
   const target = targetRequestedSeats(p.seatsOffered, p.expectedConversion);
   const sized = p.targetRequestedSeats === target;
@@ -123,7 +128,8 @@ export async function verifyPublishedLottery(p: PublishedLottery): Promise<Lotte
     else if (r.rank !== w.rank) mismatched.push(`${w.account.slice(0, 12)}… recorded rank ${r.rank}, recomputed ${w.rank}`);
   }
   const recomputed = new Set(result.winners.map((w) => w.account));
-  for (const r of recorded.values()) if (!recomputed.has(r.account)) mismatched.push(`${r.account.slice(0, 12)}… (rank ${r.rank}) won but should not have`);
+  for (const r of recorded.values())
+    if (!recomputed.has(r.account)) mismatched.push(`${r.account.slice(0, 12)}… (rank ${r.rank}) won but should not have`);
   checks.push({
     name: 'winners',
     ok: mismatched.length === 0,
@@ -140,7 +146,10 @@ export async function verifyPublishedLottery(p: PublishedLottery): Promise<Lotte
   checks.push({
     name: 'cohorts',
     ok: wrongCohort === 0,
-    detail: wrongCohort === 0 ? `every winner is in the recomputed cohort (${p.cohorts} cohorts of ${p.cohortMinutes} min from the on-sale)` : `${wrongCohort} winner(s) in the wrong cohort`,
+    detail:
+      wrongCohort === 0
+        ? `every winner is in the recomputed cohort (${p.cohorts} cohorts of ${p.cohortMinutes} min from the on-sale)`
+        : `${wrongCohort} winner(s) in the wrong cohort`,
   });
   return done(result.winners.map((w) => ({ account: w.account, rank: w.rank, cohort: w.cohort, quantity: w.quantity })));
 }

@@ -58,8 +58,10 @@ export class LotteryInputError extends RangeError {
 
 /** How many requested seats the draw invites: floor(seatsOffered / expectedConversion), IEEE double division. */
 export function targetRequestedSeats(seatsOffered: number, expectedConversion: number): number {
-  if (!Number.isInteger(seatsOffered) || seatsOffered < 0) throw new LotteryInputError('seatsOffered must be a whole number >= 0', 'seatsOffered');
-  if (!(expectedConversion > 0 && expectedConversion <= 1)) throw new LotteryInputError('expectedConversion must be in (0, 1]', 'expectedConversion');
+  if (!Number.isInteger(seatsOffered) || seatsOffered < 0)
+    throw new LotteryInputError('seatsOffered must be a whole number >= 0', 'seatsOffered');
+  if (!(expectedConversion > 0 && expectedConversion <= 1))
+    throw new LotteryInputError('expectedConversion must be in (0, 1]', 'expectedConversion');
   return Math.floor(seatsOffered / expectedConversion);
 }
 
@@ -80,15 +82,18 @@ export async function runDraw(input: DrawInput): Promise<DrawResult> {
   const bySequence = new Array<DrawRegistration | undefined>(n);
   const accounts = new Set<string>();
   for (const r of input.registrations) {
-    if (!Number.isInteger(r.sequence) || r.sequence < 0 || r.sequence >= n) throw new LotteryInputError(`sequence ${r.sequence} is outside 0..${n - 1}`, 'sequence');
+    if (!Number.isInteger(r.sequence) || r.sequence < 0 || r.sequence >= n)
+      throw new LotteryInputError(`sequence ${r.sequence} is outside 0..${n - 1}`, 'sequence');
     if (bySequence[r.sequence]) throw new LotteryInputError(`sequence ${r.sequence} appears twice`, 'sequence');
     if (accounts.has(r.account)) throw new LotteryInputError(`account ${r.account} appears twice`, 'account');
-    if (!Number.isInteger(r.quantity) || r.quantity < 1) throw new LotteryInputError(`quantity ${r.quantity} of sequence ${r.sequence} is not a whole number >= 1`, 'quantity');
+    if (!Number.isInteger(r.quantity) || r.quantity < 1)
+      throw new LotteryInputError(`quantity ${r.quantity} of sequence ${r.sequence} is not a whole number >= 1`, 'quantity');
     bySequence[r.sequence] = r;
     accounts.add(r.account);
   }
   if (!Number.isInteger(input.cohorts) || input.cohorts < 1) throw new LotteryInputError('cohorts must be a whole number >= 1', 'cohorts');
-  if (!Number.isInteger(input.cohortMinutes) || input.cohortMinutes < 1) throw new LotteryInputError('cohortMinutes must be a whole number >= 1', 'cohortMinutes');
+  if (!Number.isInteger(input.cohortMinutes) || input.cohortMinutes < 1)
+    throw new LotteryInputError('cohortMinutes must be a whole number >= 1', 'cohortMinutes');
   const target = targetRequestedSeats(input.seatsOffered, input.expectedConversion);
 
   const order = new Array<DrawRegistration & { rank: number }>(n);

@@ -15,7 +15,11 @@ describe('invitation.ts as an edge runs it', () => {
   let edge: typeof import('./invitation.js') & typeof import('../queue/edge.js');
 
   beforeAll(async () => {
-    ({ bundle, inputs, module: edge } = await bundleForEdge<typeof edge>({
+    ({
+      bundle,
+      inputs,
+      module: edge,
+    } = await bundleForEdge<typeof edge>({
       contents: "export * from './invitation.ts'; export { createTokenKey } from '../queue/edge.ts';",
       resolveDir: fileURLToPath(new URL('.', import.meta.url)),
     }));
@@ -27,12 +31,24 @@ describe('invitation.ts as an edge runs it', () => {
   });
 
   it("verifies the origin's code with Web Crypto alone, and refuses it outside the window or forged", async () => {
-    const claims: InvitationClaims = { kind: 'invitation', eventId: 'ev', accountId: 'fan', rank: 7, cohort: 2, nbf: 2_000_000, exp: 2_003_600 };
+    const claims: InvitationClaims = {
+      kind: 'invitation',
+      eventId: 'ev',
+      accountId: 'fan',
+      rank: 7,
+      cohort: 2,
+      nbf: 2_000_000,
+      exp: 2_003_600,
+    };
     const code = await signInvitation(await createNodeTokenKey(SECRET), claims);
     const key = await edge.createTokenKey(SECRET);
     expect(await edge.verifyInvitation(key, code, { eventId: 'ev', accountId: 'fan', now: 2_000_000_000 })).toEqual(claims);
-    await expect(edge.verifyInvitation(key, code, { eventId: 'ev', accountId: 'fan', now: 2_003_600_000 })).rejects.toMatchObject({ code: 'INVITATION_EXPIRED' });
+    await expect(edge.verifyInvitation(key, code, { eventId: 'ev', accountId: 'fan', now: 2_003_600_000 })).rejects.toMatchObject({
+      code: 'INVITATION_EXPIRED',
+    });
     const otherKey = await edge.createTokenKey('x'.repeat(40));
-    await expect(edge.verifyInvitation(otherKey, code, { eventId: 'ev', accountId: 'fan', now: 2_000_000_000 })).rejects.toMatchObject({ code: 'INVITATION_FORGED' });
+    await expect(edge.verifyInvitation(otherKey, code, { eventId: 'ev', accountId: 'fan', now: 2_000_000_000 })).rejects.toMatchObject({
+      code: 'INVITATION_FORGED',
+    });
   });
 });

@@ -47,7 +47,13 @@ export class InvitationError extends Error {
     super(message);
     this.name = 'InvitationError';
     this.kind =
-      code === 'INVITATION_MALFORMED' ? 'invalid' : code === 'INVITATION_NOT_YET_VALID' ? 'conflict' : code === 'INVITATION_EXPIRED' ? 'gone' : 'forbidden';
+      code === 'INVITATION_MALFORMED'
+        ? 'invalid'
+        : code === 'INVITATION_NOT_YET_VALID'
+          ? 'conflict'
+          : code === 'INVITATION_EXPIRED'
+            ? 'gone'
+            : 'forbidden';
   }
 }
 
@@ -79,7 +85,11 @@ export async function signInvitation(key: TokenKey, claims: InvitationClaims): P
  * signature (FORGED; the payload is parsed only after the signature holds), event (WRONG_EVENT), account
  * (WRONG_ACCOUNT), then the window: before it NOT_YET_VALID, at or after its end EXPIRED. `now`: ms since the epoch.
  */
-export async function verifyInvitation(key: TokenKey, code: string, expected: { eventId: string; accountId: string; now?: number }): Promise<InvitationClaims> {
+export async function verifyInvitation(
+  key: TokenKey,
+  code: string,
+  expected: { eventId: string; accountId: string; now?: number },
+): Promise<InvitationClaims> {
   let raw: unknown;
   try {
     raw = await openPayload(key, code);

@@ -8,7 +8,17 @@ export type WinnerRow = Selectable<LotteryWinnersTable>;
 
 export async function insertLottery(
   trx: Trx,
-  row: Omit<Insertable<LotteriesTable>, 'registration_count' | 'committed_at' | 'drawn_at' | 'drawn_by' | 'seats_offered' | 'target_requested_seats' | 'winners_count' | 'invited_seats'>,
+  row: Omit<
+    Insertable<LotteriesTable>,
+    | 'registration_count'
+    | 'committed_at'
+    | 'drawn_at'
+    | 'drawn_by'
+    | 'seats_offered'
+    | 'target_requested_seats'
+    | 'winners_count'
+    | 'invited_seats'
+  >,
 ): Promise<void> {
   await trx.insertInto('lotteries').values(row).execute();
 }
@@ -52,22 +62,44 @@ export function lockLottery(trx: Trx, eventId: string): Promise<LotteryRow | und
 }
 
 export function findRegistration(db: Db | Trx, eventId: string, accountId: string): Promise<RegistrationRow | undefined> {
-  return db.selectFrom('lottery_registrations').selectAll().where('event_id', '=', eventId).where('account_id', '=', accountId).executeTakeFirst();
+  return db
+    .selectFrom('lottery_registrations')
+    .selectAll()
+    .where('event_id', '=', eventId)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
 }
 
 /** A new registration with the next sequence number. Call with the lottery row locked (lockLottery). */
-export async function insertRegistration(trx: Trx, eventId: string, accountId: string, sequence: number, quantity: number, at: Date): Promise<RegistrationRow> {
+export async function insertRegistration(
+  trx: Trx,
+  eventId: string,
+  accountId: string,
+  sequence: number,
+  quantity: number,
+  at: Date,
+): Promise<RegistrationRow> {
   await sql`INSERT INTO accounts (id) VALUES (${accountId}) ON CONFLICT (id) DO NOTHING`.execute(trx);
   const row = await trx
     .insertInto('lottery_registrations')
     .values({ event_id: eventId, account_id: accountId, sequence, quantity, registered_at: at, updated_at: at })
     .returningAll()
     .executeTakeFirstOrThrow();
-  await trx.updateTable('lotteries').set({ registration_count: sequence + 1 }).where('event_id', '=', eventId).execute();
+  await trx
+    .updateTable('lotteries')
+    .set({ registration_count: sequence + 1 })
+    .where('event_id', '=', eventId)
+    .execute();
   return row;
 }
 
-export function updateRegistrationQuantity(trx: Trx, eventId: string, accountId: string, quantity: number, at: Date): Promise<RegistrationRow> {
+export function updateRegistrationQuantity(
+  trx: Trx,
+  eventId: string,
+  accountId: string,
+  quantity: number,
+  at: Date,
+): Promise<RegistrationRow> {
   return trx
     .updateTable('lottery_registrations')
     .set({ quantity, updated_at: at })
@@ -100,7 +132,12 @@ export async function findPublishedRegistrations(
 }
 
 export function findWinner(db: Db | Trx, eventId: string, accountId: string): Promise<WinnerRow | undefined> {
-  return db.selectFrom('lottery_winners').selectAll().where('event_id', '=', eventId).where('account_id', '=', accountId).executeTakeFirst();
+  return db
+    .selectFrom('lottery_winners')
+    .selectAll()
+    .where('event_id', '=', eventId)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
 }
 
 export function findWinners(db: Db | Trx, eventId: string): Promise<WinnerRow[]> {

@@ -16,7 +16,12 @@ export const lotterySettingsSchema = z
     /** Purchase windows winners are spread over. */
     cohorts: z.number().int().min(1).max(48).default(4),
     /** Each cohort's purchase window, in minutes. */
-    cohortMinutes: z.number().int().min(5).max(7 * 24 * 60).default(60),
+    cohortMinutes: z
+      .number()
+      .int()
+      .min(5)
+      .max(7 * 24 * 60)
+      .default(60),
   })
   .superRefine((l, ctx) => {
     if (Date.parse(l.registrationOpensAt) >= Date.parse(l.registrationClosesAt))

@@ -80,7 +80,12 @@ export async function isLotteryEvent(db: Db | Trx, eventId: string): Promise<boo
  * orders nothing else; the controller's reveal at the open comes after registration has closed). Audited. Runs in
  * createEvent's transaction, after initQueue.
  */
-export async function createLottery(trx: Trx, eventId: string, settings: LotterySettings, actor = 'system'): Promise<{ seedCommitment: string }> {
+export async function createLottery(
+  trx: Trx,
+  eventId: string,
+  settings: LotterySettings,
+  actor = 'system',
+): Promise<{ seedCommitment: string }> {
   const queueSeed = await repo.findQueueSeed(trx, eventId);
   const seed = queueSeed?.seed_hex ?? generateSeed();
   const seedCommitment = queueSeed?.seed_commitment ?? (await commitSeed(seed));
@@ -134,7 +139,11 @@ export async function alignLottery(
   }
   if (!current) return 'unchanged';
   if (current.drawn_at !== null || current.registration_count > 0)
-    throw conflict(current.drawn_at !== null ? 'LOTTERY_DRAWN' : 'REGISTRATION_OPENED', 'fans have registered for this lottery: its settings can no longer change', { field: 'lottery' });
+    throw conflict(
+      current.drawn_at !== null ? 'LOTTERY_DRAWN' : 'REGISTRATION_OPENED',
+      'fans have registered for this lottery: its settings can no longer change',
+      { field: 'lottery' },
+    );
   if (!settings) {
     await repo.deleteLottery(trx, eventId);
     return 'removed';
@@ -155,9 +164,12 @@ export async function registerForLottery(
   input: { eventId: string; accountId: string; quantity: number; now: Date },
 ): Promise<{ registration: LotteryRegistration; created: boolean }> {
   const { event, lottery } = await lotteryOf(trx, input.eventId, true);
-  if (!Number.isInteger(input.quantity) || input.quantity < 1) throw invalid('INVALID_QUANTITY', 'quantity must be a whole number of at least 1', 'quantity');
+  if (!Number.isInteger(input.quantity) || input.quantity < 1)
+    throw invalid('INVALID_QUANTITY', 'quantity must be a whole number of at least 1', 'quantity');
   if (input.quantity > event.perAccountSeatLimit)
-    throw invalid('QUANTITY_ABOVE_LIMIT', `at most ${event.perAccountSeatLimit} seats per account for this event`, 'quantity', { limit: event.perAccountSeatLimit });
+    throw invalid('QUANTITY_ABOVE_LIMIT', `at most ${event.perAccountSeatLimit} seats per account for this event`, 'quantity', {
+      limit: event.perAccountSeatLimit,
+    });
   const now = input.now.getTime();
   if (lottery.drawn_at !== null || now >= lottery.registration_closes_at.getTime())
     throw conflict('REGISTRATION_CLOSED', `registration closed at ${lottery.registration_closes_at.toISOString()}`, {
@@ -170,7 +182,10 @@ export async function registerForLottery(
     });
   const existing = await repo.findRegistration(trx, event.id, input.accountId);
   if (existing) {
-    const row = existing.quantity === input.quantity ? existing : await repo.updateRegistrationQuantity(trx, event.id, input.accountId, input.quantity, input.now);
+    const row =
+      existing.quantity === input.quantity
+        ? existing
+        : await repo.updateRegistrationQuantity(trx, event.id, input.accountId, input.quantity, input.now);
     return { registration: toRegistration(row), created: false };
   }
   const row = await repo.insertRegistration(trx, event.id, input.accountId, lottery.registration_count, input.quantity, input.now);
@@ -198,7 +213,8 @@ export async function myLottery(db: Db, tokenKey: TokenKey, eventId: string, acc
   const registration = toRegistration(reg);
   if (lottery.drawn_at === null) return { state: 'REGISTERED', registration, drawAfter: lottery.registration_closes_at };
   const w = await repo.findWinner(db, event.id, accountId);
-  if (!w) return { state: 'NOT_DRAWN', registration, waitlist: { listingId: event.listingId, join: `/listings/${event.listingId}/waitlist` } };
+  if (!w)
+    return { state: 'NOT_DRAWN', registration, waitlist: { listingId: event.listingId, join: `/listings/${event.listingId}/waitlist` } };
   return {
     state: 'WON',
     registration,
@@ -237,7 +253,9 @@ export async function redeemInvitation(
   }
   const w = await repo.findWinner(db, event.id, input.accountId);
   if (!w || w.rank !== claims.rank || w.cohort !== claims.cohort)
-    throw new DomainError('forbidden', 'INVITATION_REVOKED', 'the invitation code does not match a winner of this draw', { field: 'invitationCode' });
+    throw new DomainError('forbidden', 'INVITATION_REVOKED', 'the invitation code does not match a winner of this draw', {
+      field: 'invitationCode',
+    });
   const admission = directAdmissionClaims({
     eventId: event.id,
     accountId: input.accountId,
@@ -296,7 +314,13 @@ async function recordedDraw(db: Db | Trx, event: OnsaleEvent, lottery: repo.Lott
     invitedSeats: lottery.invited_seats!,
     winners: lottery.winners_count!,
     nonWinners: lottery.registration_count - lottery.winners_count!,
-    cohorts: cohorts.map((c) => ({ cohort: c.cohort, winners: c.winners, seats: c.seats, opensAt: c.window_opens_at, closesAt: c.window_closes_at })),
+    cohorts: cohorts.map((c) => ({
+      cohort: c.cohort,
+      winners: c.winners,
+      seats: c.seats,
+      opensAt: c.window_opens_at,
+      closesAt: c.window_closes_at,
+    })),
   };
 }
 
@@ -322,15 +346,19 @@ export async function drawLottery(
   if (lottery.drawn_at !== null) return recordedDraw(trx, event, lottery, true);
   const now = opts.now ?? new Date();
   if (now.getTime() < lottery.registration_closes_at.getTime())
-    throw conflict('DRAW_TOO_EARLY', `registration is open until ${lottery.registration_closes_at.toISOString()}; the draw runs after it closes`, {
-      closesAt: lottery.registration_closes_at.toISOString(),
-    });
+    throw conflict(
+      'DRAW_TOO_EARLY',
+      `registration is open until ${lottery.registration_closes_at.toISOString()}; the draw runs after it closes`,
+      {
+        closesAt: lottery.registration_closes_at.toISOString(),
+      },
+    );
   // The draw is the lottery's open: an event whose fairness mode is not signed off does not open.
   const signOff = await findLiveSignoff(trx, event.id);
   if (!signOff || signOff.fairness_mode !== event.fairnessMode)
     throw conflict(
       'FAIRNESS_NOT_SIGNED_OFF',
-      'the fairness mode of this event has not been signed off, so the draw cannot run: a promoter or an admin signs it off on the event\'s Configuration page first',
+      "the fairness mode of this event has not been signed off, so the draw cannot run: a promoter or an admin signs it off on the event's Configuration page first",
       { field: 'fairnessMode' },
     );
   const registrations = await repo.findRegistrations(trx, event.id);
@@ -373,7 +401,11 @@ export async function drawLottery(
   const CHUNK = 5000;
   for (let i = 0; i < result.nonWinners.length; i += CHUNK) {
     const part = result.nonWinners.slice(i, i + CHUNK);
-    const present = await repo.accountsOnWaitlist(trx, event.listingId, part.map((r) => r.account));
+    const present = await repo.accountsOnWaitlist(
+      trx,
+      event.listingId,
+      part.map((r) => r.account),
+    );
     const items: JoinItem[] = part
       .filter((r) => !present.has(r.account))
       .map((r) => ({
@@ -391,7 +423,11 @@ export async function drawLottery(
   const notificationIds = await repo.insertLotteryNotifications(trx, event.id, event.listingId);
   const channels = opts.channels ?? [inboxChannel(), webhookChannel()];
   for (let i = 0; i < notificationIds.length; i += NOTIFY_CHUNK)
-    await deliverToChannels(trx, channels, { listingId: event.listingId, availabilityId: null, notificationIds: notificationIds.slice(i, i + NOTIFY_CHUNK) });
+    await deliverToChannels(trx, channels, {
+      listingId: event.listingId,
+      availabilityId: null,
+      notificationIds: notificationIds.slice(i, i + NOTIFY_CHUNK),
+    });
 
   await insertAudit(trx, {
     actor: opts.actor,

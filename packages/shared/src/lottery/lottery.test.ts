@@ -40,7 +40,10 @@ afterAll(() => t?.drop());
  * A lottery event of 20 seats (2 rows x 10). Times are relative to now: by default registration ran from 3 h
  * ago to 2 h ago and the on-sale opened an hour ago, so the draw may run and cohort 0 is buying now.
  */
-function lotteryFile(over: { opensH?: number; closesH?: number; onsaleH?: number; conversion?: number; cohorts?: number; cohortMinutes?: number } = {}, extra: Partial<EventFile> = {}): EventFile {
+function lotteryFile(
+  over: { opensH?: number; closesH?: number; onsaleH?: number; conversion?: number; cohorts?: number; cohortMinutes?: number } = {},
+  extra: Partial<EventFile> = {},
+): EventFile {
   const at = (h: number) => new Date(Date.now() + h * HOUR).toISOString();
   return {
     name: 'Lottery Night',
@@ -67,7 +70,9 @@ const makeLottery = (over?: Parameters<typeof lotteryFile>[0], extra?: Partial<E
 /** Registers `n` fans (`<prefix>-<i>`, quantities 1..4 in turn) at a moment inside the window. */
 async function registerMany(eventId: string, prefix: string, n: number, at: Date) {
   for (let i = 0; i < n; i++)
-    await t.db.transaction().execute((trx) => registerForLottery(trx, { eventId, accountId: `${prefix}-${i}`, quantity: (i % 4) + 1, now: at }));
+    await t.db
+      .transaction()
+      .execute((trx) => registerForLottery(trx, { eventId, accountId: `${prefix}-${i}`, quantity: (i % 4) + 1, now: at }));
 }
 
 const inWindow = () => new Date(Date.now() - 2.5 * HOUR);
@@ -79,7 +84,14 @@ const count = async (table: 'lottery_registrations' | 'lottery_winners' | 'waitl
 
 describe('the pure draw', () => {
   const regs = (quantities: number[]) => quantities.map((quantity, sequence) => ({ account: `a${sequence}`, sequence, quantity }));
-  const base = { seedHex: '00'.repeat(32), seatsOffered: 10, expectedConversion: 1, cohorts: 2, cohortMinutes: 60, onsaleAtMs: Date.UTC(2030, 0, 1) };
+  const base = {
+    seedHex: '00'.repeat(32),
+    seatsOffered: 10,
+    expectedConversion: 1,
+    cohorts: 2,
+    cohortMinutes: 60,
+    onsaleAtMs: Date.UTC(2030, 0, 1),
+  };
 
   it('takes winners in permuted order until the requested seats reach floor(seats / conversion)', async () => {
     const r = await runDraw({ ...base, registrations: regs([2, 2, 2, 2, 2, 2, 2, 2, 2, 2]) });
@@ -107,7 +119,12 @@ describe('the pure draw', () => {
   it('refuses a list with gaps, repeats or bad quantities', async () => {
     const bad = (registrations: { account: string; sequence: number; quantity: number }[]) => runDraw({ ...base, registrations });
     await expect(bad([{ account: 'a', sequence: 1, quantity: 1 }])).rejects.toBeInstanceOf(LotteryInputError);
-    await expect(bad([{ account: 'a', sequence: 0, quantity: 1 }, { account: 'a', sequence: 1, quantity: 1 }])).rejects.toThrow(/appears twice/);
+    await expect(
+      bad([
+        { account: 'a', sequence: 0, quantity: 1 },
+        { account: 'a', sequence: 1, quantity: 1 },
+      ]),
+    ).rejects.toThrow(/appears twice/);
     await expect(bad([{ account: 'a', sequence: 0, quantity: 0 }])).rejects.toThrow(/quantity/);
   });
 });
@@ -152,9 +169,21 @@ describe('invitation codes', () => {
 
   it('never passes as an admission token, nor an admission token as an invitation', async () => {
     const code = await signInvitation(key, claims());
-    await expect(verifyToken(key, code, { kind: 'admission', eventId: 'ev-1', now: at(1_000_100) })).rejects.toMatchObject({ code: 'TOKEN_MALFORMED' });
-    const admission = await signToken(key, { kind: 'admission', eventId: 'ev-1', accountId: 'fan-1', deviceHash: 'a'.repeat(64), position: 1, iat: 1_000_000, exp: 1_000_600 });
-    await expect(verifyInvitation(key, admission, { eventId: 'ev-1', accountId: 'fan-1', now: at(1_000_100) })).rejects.toMatchObject({ code: 'INVITATION_MALFORMED' });
+    await expect(verifyToken(key, code, { kind: 'admission', eventId: 'ev-1', now: at(1_000_100) })).rejects.toMatchObject({
+      code: 'TOKEN_MALFORMED',
+    });
+    const admission = await signToken(key, {
+      kind: 'admission',
+      eventId: 'ev-1',
+      accountId: 'fan-1',
+      deviceHash: 'a'.repeat(64),
+      position: 1,
+      iat: 1_000_000,
+      exp: 1_000_600,
+    });
+    await expect(verifyInvitation(key, admission, { eventId: 'ev-1', accountId: 'fan-1', now: at(1_000_100) })).rejects.toMatchObject({
+      code: 'INVITATION_MALFORMED',
+    });
   });
 });
 
@@ -168,9 +197,23 @@ describe('registration', () => {
     const queue = await t.db.selectFrom('queue_state').select('seed_commitment').where('event_id', '=', eventId).executeTakeFirstOrThrow();
     expect(queue.seed_commitment).toBe(row.seed_commitment);
     const facts = await lotteryFacts(t.db, eventId);
-    expect(facts).toMatchObject({ mode: 'REGISTRATION_LOTTERY', seedCommitment: row.seed_commitment, seed: null, registrationCount: 0, seatsOffered: 20, targetRequestedSeats: 40 });
-    const audit = await t.db.selectFrom('audit_log').select(['action', 'details']).where('event_id', '=', eventId).where('action', '=', 'lottery.seed_committed').execute();
-    expect(audit).toEqual([{ action: 'lottery.seed_committed', details: expect.objectContaining({ seedCommitment: row.seed_commitment }) }]);
+    expect(facts).toMatchObject({
+      mode: 'REGISTRATION_LOTTERY',
+      seedCommitment: row.seed_commitment,
+      seed: null,
+      registrationCount: 0,
+      seatsOffered: 20,
+      targetRequestedSeats: 40,
+    });
+    const audit = await t.db
+      .selectFrom('audit_log')
+      .select(['action', 'details'])
+      .where('event_id', '=', eventId)
+      .where('action', '=', 'lottery.seed_committed')
+      .execute();
+    expect(audit).toEqual([
+      { action: 'lottery.seed_committed', details: expect.objectContaining({ seedCommitment: row.seed_commitment }) },
+    ]);
   });
 
   it('is one per account: a repeat is the same registration; sequence numbers are dense under concurrency', async () => {
@@ -178,29 +221,56 @@ describe('registration', () => {
     const at = inWindow();
     const attempts = Array.from({ length: 60 }, (_, i) => `dense-${i % 20}`);
     const results = await Promise.all(
-      attempts.map((accountId) => t.db.transaction().execute((trx) => registerForLottery(trx, { eventId, accountId, quantity: 2, now: at }))),
+      attempts.map((accountId) =>
+        t.db.transaction().execute((trx) => registerForLottery(trx, { eventId, accountId, quantity: 2, now: at })),
+      ),
     );
     expect(results.filter((r) => r.created)).toHaveLength(20);
-    const rows = await t.db.selectFrom('lottery_registrations').select(['account_id', 'sequence']).where('event_id', '=', eventId).orderBy('sequence').execute();
+    const rows = await t.db
+      .selectFrom('lottery_registrations')
+      .select(['account_id', 'sequence'])
+      .where('event_id', '=', eventId)
+      .orderBy('sequence')
+      .execute();
     expect(rows.map((r) => r.sequence)).toEqual(Array.from({ length: 20 }, (_, i) => i));
     expect(new Set(rows.map((r) => r.account_id)).size).toBe(20);
-    for (const r of results) expect(r.registration.sequence).toBe(rows.find((x) => x.account_id === attempts[results.indexOf(r)])!.sequence);
+    for (const r of results)
+      expect(r.registration.sequence).toBe(rows.find((x) => x.account_id === attempts[results.indexOf(r)])!.sequence);
     // A repeat with another quantity keeps the place and changes the quantity.
-    const again = await t.db.transaction().execute((trx) => registerForLottery(trx, { eventId, accountId: 'dense-3', quantity: 4, now: at }));
-    expect(again).toMatchObject({ created: false, registration: { quantity: 4, sequence: rows.find((r) => r.account_id === 'dense-3')!.sequence } });
-    expect((await t.db.selectFrom('lotteries').select('registration_count').where('event_id', '=', eventId).executeTakeFirstOrThrow()).registration_count).toBe(20);
+    const again = await t.db
+      .transaction()
+      .execute((trx) => registerForLottery(trx, { eventId, accountId: 'dense-3', quantity: 4, now: at }));
+    expect(again).toMatchObject({
+      created: false,
+      registration: { quantity: 4, sequence: rows.find((r) => r.account_id === 'dense-3')!.sequence },
+    });
+    expect(
+      (await t.db.selectFrom('lotteries').select('registration_count').where('event_id', '=', eventId).executeTakeFirstOrThrow())
+        .registration_count,
+    ).toBe(20);
   });
 
   it('refuses outside the window, above the limit and on a non-lottery event, writing nothing', async () => {
     const { eventId } = await makeLottery({ opensH: 1, closesH: 2, onsaleH: 3 });
-    const { eventId: plain } = await t.db.transaction().execute((trx) =>
-      createEvent(trx, parseEventFile({ ...lotteryFile(), fairnessMode: 'FIFO', lottery: undefined }), 'test', { signOff: true }),
-    );
+    const { eventId: plain } = await t.db
+      .transaction()
+      .execute((trx) =>
+        createEvent(trx, parseEventFile({ ...lotteryFile(), fairnessMode: 'FIFO', lottery: undefined }), 'test', { signOff: true }),
+      );
     const before = await count('lottery_registrations');
-    const reg = (id: string, quantity: number, now: Date) => refusal(t.db.transaction().execute((trx) => registerForLottery(trx, { eventId: id, accountId: 'late-fan', quantity, now })));
-    expect(await reg(eventId, 1, new Date())).toMatchObject({ kind: 'conflict', code: 'REGISTRATION_NOT_OPEN', details: { opensAt: expect.any(String) } });
+    const reg = (id: string, quantity: number, now: Date) =>
+      refusal(t.db.transaction().execute((trx) => registerForLottery(trx, { eventId: id, accountId: 'late-fan', quantity, now })));
+    expect(await reg(eventId, 1, new Date())).toMatchObject({
+      kind: 'conflict',
+      code: 'REGISTRATION_NOT_OPEN',
+      details: { opensAt: expect.any(String) },
+    });
     expect(await reg(eventId, 1, new Date(Date.now() + 2 * HOUR + 1000))).toMatchObject({ kind: 'conflict', code: 'REGISTRATION_CLOSED' });
-    expect(await reg(eventId, 5, new Date(Date.now() + 1.5 * HOUR))).toMatchObject({ kind: 'invalid', code: 'QUANTITY_ABOVE_LIMIT', details: { field: 'quantity', limit: 4 } });
+    expect(await reg(eventId, 5, new Date(Date.now() + 1.5 * HOUR))).toMatchObject({
+      kind: 'invalid',
+      code: 'QUANTITY_ABOVE_LIMIT',
+      details: { field: 'quantity', limit: 4 },
+    });
     expect(await reg(plain, 1, new Date())).toMatchObject({ kind: 'conflict', code: 'NOT_A_LOTTERY_EVENT' });
     expect(await reg('00000000-0000-4000-8000-000000000000', 1, new Date())).toMatchObject({ kind: 'not_found', code: 'EVENT_NOT_FOUND' });
     expect(await count('lottery_registrations')).toBe(before);
@@ -217,26 +287,38 @@ describe('the draw', () => {
     ({ eventId, listingId } = await makeLottery());
     await registerMany(eventId, 'fan', N, inWindow());
     // A fan already on the listing's waitlist with criteria of their own keeps them.
-    await sql`INSERT INTO waitlist_entries (listing_id, account_id, expires_at, quantity, max_price_cents) VALUES (${listingId}, 'fan-7', now() + interval '1 day', 1, 999)`.execute(t.db);
+    await sql`INSERT INTO waitlist_entries (listing_id, account_id, expires_at, quantity, max_price_cents) VALUES (${listingId}, 'fan-7', now() + interval '1 day', 1, 999)`.execute(
+      t.db,
+    );
   });
 
   it('refuses before registration closes (DRAW_TOO_EARLY), writing nothing', async () => {
     const { eventId: open } = await makeLottery({ opensH: -1, closesH: 1, onsaleH: 2 });
     const e = await refusal(t.db.transaction().execute((trx) => drawLottery(trx, open, { actor: 'test' })));
     expect(e).toMatchObject({ kind: 'conflict', code: 'DRAW_TOO_EARLY', details: { closesAt: expect.any(String) } });
-    expect((await t.db.selectFrom('lotteries').select('drawn_at').where('event_id', '=', open).executeTakeFirstOrThrow()).drawn_at).toBeNull();
+    expect(
+      (await t.db.selectFrom('lotteries').select('drawn_at').where('event_id', '=', open).executeTakeFirstOrThrow()).drawn_at,
+    ).toBeNull();
   });
 
-  it('refuses while the fairness mode is not signed off (FAIRNESS_NOT_SIGNED_OFF): the draw is the lottery\'s open', async () => {
+  it("refuses while the fairness mode is not signed off (FAIRNESS_NOT_SIGNED_OFF): the draw is the lottery's open", async () => {
     const { eventId: unsigned } = await t.db.transaction().execute((trx) => createEvent(trx, parseEventFile(lotteryFile()), 'test'));
     const e = await refusal(t.db.transaction().execute((trx) => drawLottery(trx, unsigned, { actor: 'test' })));
     expect(e).toMatchObject({ kind: 'conflict', code: 'FAIRNESS_NOT_SIGNED_OFF', details: { field: 'fairnessMode' } });
-    expect((await t.db.selectFrom('lotteries').select('drawn_at').where('event_id', '=', unsigned).executeTakeFirstOrThrow()).drawn_at).toBeNull();
+    expect(
+      (await t.db.selectFrom('lotteries').select('drawn_at').where('event_id', '=', unsigned).executeTakeFirstOrThrow()).drawn_at,
+    ).toBeNull();
   });
 
   it('reveals the seed and draws winners anyone can recompute from the seed and the registration list', async () => {
     const summary = await t.db.transaction().execute((trx) => drawLottery(trx, eventId, { actor: 'ops:test' }));
-    expect(summary).toMatchObject({ alreadyDrawn: false, registrations: N, seatsOffered: 20, targetRequestedSeats: 40, drawnBy: 'ops:test' });
+    expect(summary).toMatchObject({
+      alreadyDrawn: false,
+      registrations: N,
+      seatsOffered: 20,
+      targetRequestedSeats: 40,
+      drawnBy: 'ops:test',
+    });
     expect(await commitSeed(summary.seed)).toBe(summary.seedCommitment);
 
     // Independently: the published list (every page), the fairness permutation, and the rule in the recipe.
@@ -264,7 +346,10 @@ describe('the draw', () => {
     expect(seats).toBeGreaterThanOrEqual(40);
     expect(summary.winners).toBe(expected.length);
     expect(summary.invitedSeats).toBe(seats);
-    const published = pages.filter((r) => r.won).map((r) => ({ account: r.account, rank: r.rank, cohort: r.cohort })).sort((a, b) => a.rank! - b.rank!);
+    const published = pages
+      .filter((r) => r.won)
+      .map((r) => ({ account: r.account, rank: r.rank, cohort: r.cohort }))
+      .sort((a, b) => a.rank! - b.rank!);
     expect(published).toEqual(expected);
 
     // ...and the recorded rows (raw account ids) match the pseudonyms.
@@ -282,7 +367,14 @@ describe('the draw', () => {
   });
 
   it('puts every non-winner on the listing waitlist with their quantity for this performance; a fan already there keeps their entry', async () => {
-    const { rows } = await sql<{ account_id: string; quantity: number; date_from: string; date_to: string; max_price_cents: number | null; won: boolean }>`
+    const { rows } = await sql<{
+      account_id: string;
+      quantity: number;
+      date_from: string;
+      date_to: string;
+      max_price_cents: number | null;
+      won: boolean;
+    }>`
       SELECT r.account_id, w.quantity, w.date_from, w.date_to, w.max_price_cents, (lw.account_id IS NOT NULL) AS won
       FROM lottery_registrations r
       LEFT JOIN waitlist_entries w ON w.listing_id = ${listingId} AND w.account_id = r.account_id
@@ -290,7 +382,11 @@ describe('the draw', () => {
       WHERE r.event_id = ${eventId}`.execute(t.db);
     const event = await t.db.selectFrom('events').select('starts_at').where('id', '=', eventId).executeTakeFirstOrThrow();
     const date = event.starts_at.toISOString().slice(0, 10);
-    const registered = new Map((await t.db.selectFrom('lottery_registrations').select(['account_id', 'quantity']).where('event_id', '=', eventId).execute()).map((r) => [r.account_id, r.quantity]));
+    const registered = new Map(
+      (await t.db.selectFrom('lottery_registrations').select(['account_id', 'quantity']).where('event_id', '=', eventId).execute()).map(
+        (r) => [r.account_id, r.quantity],
+      ),
+    );
     for (const r of rows) {
       if (r.account_id === 'fan-7') {
         expect(r.max_price_cents).toBe(999);
@@ -303,29 +399,55 @@ describe('the draw', () => {
   });
 
   it('run again (and concurrently) it is idempotent: same seed, same winners, no new waitlist entries, one audit entry', async () => {
-    const [winnersBefore, waitlistBefore] = [await t.db.selectFrom('lottery_winners').selectAll().where('event_id', '=', eventId).orderBy('rank').execute(), await count('waitlist_entries')];
-    const first = (await t.db.selectFrom('lotteries').select('seed_hex').where('event_id', '=', eventId).executeTakeFirstOrThrow()).seed_hex;
-    const again = await Promise.all([1, 2, 3].map(() => t.db.transaction().execute((trx) => drawLottery(trx, eventId, { actor: 'someone-else' }))));
+    const [winnersBefore, waitlistBefore] = [
+      await t.db.selectFrom('lottery_winners').selectAll().where('event_id', '=', eventId).orderBy('rank').execute(),
+      await count('waitlist_entries'),
+    ];
+    const first = (await t.db.selectFrom('lotteries').select('seed_hex').where('event_id', '=', eventId).executeTakeFirstOrThrow())
+      .seed_hex;
+    const again = await Promise.all(
+      [1, 2, 3].map(() => t.db.transaction().execute((trx) => drawLottery(trx, eventId, { actor: 'someone-else' }))),
+    );
     for (const a of again) expect(a).toMatchObject({ alreadyDrawn: true, seed: first, drawnBy: 'ops:test', winners: winnersBefore.length });
     const fan7Won = winnersBefore.some((w) => w.account_id === 'fan-7');
-    expect(await t.db.selectFrom('lottery_winners').selectAll().where('event_id', '=', eventId).orderBy('rank').execute()).toEqual(winnersBefore);
+    expect(await t.db.selectFrom('lottery_winners').selectAll().where('event_id', '=', eventId).orderBy('rank').execute()).toEqual(
+      winnersBefore,
+    );
     expect(await count('waitlist_entries')).toBe(waitlistBefore);
-    const audits = await t.db.selectFrom('audit_log').select('details').where('event_id', '=', eventId).where('action', '=', 'lottery.drawn').execute();
+    const audits = await t.db
+      .selectFrom('audit_log')
+      .select('details')
+      .where('event_id', '=', eventId)
+      .where('action', '=', 'lottery.drawn')
+      .execute();
     expect(audits).toHaveLength(1);
-    expect(audits[0]!.details).toMatchObject({ seed: first, registrations: N, winners: winnersBefore.length, alreadyWaitlisted: fan7Won ? 0 : 1 });
+    expect(audits[0]!.details).toMatchObject({
+      seed: first,
+      registrations: N,
+      winners: winnersBefore.length,
+      alreadyWaitlisted: fan7Won ? 0 : 1,
+    });
   });
 
   it('two fresh draws racing: one draws, the other reads the recorded draw', async () => {
     const { eventId: racing } = await makeLottery();
     await registerMany(racing, 'race', 30, inWindow());
-    const results = await Promise.all([1, 2].map((i) => t.db.transaction().execute((trx) => drawLottery(trx, racing, { actor: `racer-${i}` }))));
+    const results = await Promise.all(
+      [1, 2].map((i) => t.db.transaction().execute((trx) => drawLottery(trx, racing, { actor: `racer-${i}` }))),
+    );
     expect(results.map((r) => r.alreadyDrawn).sort()).toEqual([false, true]);
     expect(results[0]!.seed).toBe(results[1]!.seed);
   });
 
   it('closes registration for good once drawn', async () => {
-    await t.db.updateTable('lotteries').set({ registration_closes_at: new Date(Date.now() + HOUR) }).where('event_id', '=', eventId).execute();
-    const e = await refusal(t.db.transaction().execute((trx) => registerForLottery(trx, { eventId, accountId: 'too-late', quantity: 1, now: new Date() })));
+    await t.db
+      .updateTable('lotteries')
+      .set({ registration_closes_at: new Date(Date.now() + HOUR) })
+      .where('event_id', '=', eventId)
+      .execute();
+    const e = await refusal(
+      t.db.transaction().execute((trx) => registerForLottery(trx, { eventId, accountId: 'too-late', quantity: 1, now: new Date() })),
+    );
     expect(e.code).toBe('REGISTRATION_CLOSED');
   });
 
@@ -375,9 +497,11 @@ describe('the draw tells every registered fan', () => {
     expect(await deliveries()).toEqual([]);
   });
 
-  it('writes one notification per registration in the draw\'s transaction, winners LOTTERY_WON, the rest LOTTERY_NOT_DRAWN, handed to the webhooks', async () => {
+  it("writes one notification per registration in the draw's transaction, winners LOTTERY_WON, the rest LOTTERY_NOT_DRAWN, handed to the webhooks", async () => {
     const summary = await t.db.transaction().execute((trx) => drawLottery(trx, eventId, { actor: 'test' }));
-    const winners = new Map((await t.db.selectFrom('lottery_winners').selectAll().where('event_id', '=', eventId).execute()).map((w) => [w.account_id, w]));
+    const winners = new Map(
+      (await t.db.selectFrom('lottery_winners').selectAll().where('event_id', '=', eventId).execute()).map((w) => [w.account_id, w]),
+    );
     expect(winners.size).toBe(summary.winners);
     const written = await notes();
     expect(written).toHaveLength(N);
@@ -387,19 +511,33 @@ describe('the draw tells every registered fan', () => {
       expect(n.kind).toBe(winners.has(n.account_id) ? 'LOTTERY_WON' : 'LOTTERY_NOT_DRAWN');
     }
     // Winners first, in rank order.
-    expect(written.slice(0, winners.size).map((n) => winners.get(n.account_id)!.rank)).toEqual([...winners.values()].map((w) => w.rank).sort((a, b) => a - b));
+    expect(written.slice(0, winners.size).map((n) => winners.get(n.account_id)!.rank)).toEqual(
+      [...winners.values()].map((w) => w.rank).sort((a, b) => a - b),
+    );
     const [delivery, ...more] = await deliveries();
     expect(more).toEqual([]);
     expect(delivery).toMatchObject({ status: 'PENDING', availability_id: null });
     expect(delivery!.notification_ids.map(Number)).toEqual(written.map((n) => n.id));
-    const { rows: jobs } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM graphile_worker._private_jobs WHERE (payload->>'deliveryId')::bigint = ${delivery!.id}`.execute(t.db);
+    const { rows: jobs } = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM graphile_worker._private_jobs WHERE (payload->>'deliveryId')::bigint = ${delivery!.id}`.execute(t.db);
     expect(jobs[0]!.n).toBe(1);
-    const audit = await t.db.selectFrom('audit_log').select('details').where('event_id', '=', eventId).where('action', '=', 'lottery.drawn').executeTakeFirstOrThrow();
+    const audit = await t.db
+      .selectFrom('audit_log')
+      .select('details')
+      .where('event_id', '=', eventId)
+      .where('action', '=', 'lottery.drawn')
+      .executeTakeFirstOrThrow();
     expect(audit.details).toMatchObject({ notified: N });
   });
 
-  it('renders them for the inbox and the webhook body: a winner\'s cohort and purchase window, a non-winner\'s waitlist', async () => {
-    const winner = (await t.db.selectFrom('lottery_winners').selectAll().where('event_id', '=', eventId).orderBy('rank').executeTakeFirstOrThrow());
+  it("renders them for the inbox and the webhook body: a winner's cohort and purchase window, a non-winner's waitlist", async () => {
+    const winner = await t.db
+      .selectFrom('lottery_winners')
+      .selectAll()
+      .where('event_id', '=', eventId)
+      .orderBy('rank')
+      .executeTakeFirstOrThrow();
     const [won] = await inbox(t.db, tokens, winner.account_id);
     expect(won).toMatchObject({
       kind: 'LOTTERY_WON',
@@ -408,13 +546,29 @@ describe('the draw tells every registered fan', () => {
       listingId,
       claim: null,
       release: null,
-      lottery: { won: true, rank: winner.rank, cohort: winner.cohort, windowOpensAt: winner.window_opens_at, windowClosesAt: winner.window_closes_at },
-      links: { event: `/events/${eventId}`, lottery: `/events/${eventId}/lottery/registration`, waitlist: `/listings/${listingId}/waitlist`, claim: null },
+      lottery: {
+        won: true,
+        rank: winner.rank,
+        cohort: winner.cohort,
+        windowOpensAt: winner.window_opens_at,
+        windowClosesAt: winner.window_closes_at,
+      },
+      links: {
+        event: `/events/${eventId}`,
+        lottery: `/events/${eventId}/lottery/registration`,
+        waitlist: `/listings/${listingId}/waitlist`,
+        claim: null,
+      },
     });
     expect(won!.message).toContain(`from ${winner.window_opens_at.toISOString()} until ${winner.window_closes_at.toISOString()}`);
     const loser = (await notes()).find((n) => n.kind === 'LOTTERY_NOT_DRAWN')!;
     const [notDrawn] = await renderNotifications(t.db, tokens, [loser.id]);
-    expect(notDrawn).toMatchObject({ kind: 'LOTTERY_NOT_DRAWN', eventId, lottery: { won: false, rank: null, cohort: null }, links: { waitlist: `/listings/${listingId}/waitlist` } });
+    expect(notDrawn).toMatchObject({
+      kind: 'LOTTERY_NOT_DRAWN',
+      eventId,
+      lottery: { won: false, rank: null, cohort: null },
+      links: { waitlist: `/listings/${listingId}/waitlist` },
+    });
     expect(notDrawn!.message).toContain('waitlist');
   });
 
@@ -440,15 +594,28 @@ describe('my lottery and redeeming an invitation', () => {
     ({ eventId, listingId } = await makeLottery({ cohorts: 2 }));
     await registerMany(eventId, 'me', 60, inWindow());
     await t.db.transaction().execute((trx) => drawLottery(trx, eventId, { actor: 'test' }));
-    winners = await t.db.selectFrom('lottery_winners').select(['account_id', 'rank', 'cohort']).where('event_id', '=', eventId).orderBy('rank').execute();
+    winners = await t.db
+      .selectFrom('lottery_winners')
+      .select(['account_id', 'rank', 'cohort'])
+      .where('event_id', '=', eventId)
+      .orderBy('rank')
+      .execute();
   });
 
   it('tells a winner their invitation, a non-winner where their waitlist entry is, and a stranger NOT_REGISTERED', async () => {
     const w = winners[0]!;
     const mine = await myLottery(t.db, key, eventId, w.account_id);
-    expect(mine).toMatchObject({ state: 'WON', invitation: { rank: w.rank, cohort: 0, code: expect.any(String), redeem: `/events/${eventId}/lottery/admission` } });
-    const loser = (await t.db.selectFrom('lottery_registrations').select('account_id').where('event_id', '=', eventId).execute()).find((r) => !winners.some((w) => w.account_id === r.account_id))!;
-    expect(await myLottery(t.db, key, eventId, loser.account_id)).toMatchObject({ state: 'NOT_DRAWN', waitlist: { listingId, join: `/listings/${listingId}/waitlist` } });
+    expect(mine).toMatchObject({
+      state: 'WON',
+      invitation: { rank: w.rank, cohort: 0, code: expect.any(String), redeem: `/events/${eventId}/lottery/admission` },
+    });
+    const loser = (await t.db.selectFrom('lottery_registrations').select('account_id').where('event_id', '=', eventId).execute()).find(
+      (r) => !winners.some((w) => w.account_id === r.account_id),
+    )!;
+    expect(await myLottery(t.db, key, eventId, loser.account_id)).toMatchObject({
+      state: 'NOT_DRAWN',
+      waitlist: { listingId, join: `/listings/${listingId}/waitlist` },
+    });
     expect(await refusal(myLottery(t.db, key, eventId, 'stranger'))).toMatchObject({ kind: 'not_found', code: 'NOT_REGISTERED' });
   });
 
@@ -457,13 +624,31 @@ describe('my lottery and redeeming an invitation', () => {
     const mine = await myLottery(t.db, key, eventId, w.account_id);
     if (mine.state !== 'WON') throw new Error('expected a winner');
     const now = Date.now();
-    const r = await redeemInvitation(t.db, key, { eventId, accountId: w.account_id, deviceId: 'device-of-the-winner', invitationCode: mine.invitation.code, now });
-    const claims = await verifyToken(key, r.admissionToken, { kind: 'admission', eventId, accountId: w.account_id, deviceHash: await hashDevice('device-of-the-winner', w.account_id), now });
+    const r = await redeemInvitation(t.db, key, {
+      eventId,
+      accountId: w.account_id,
+      deviceId: 'device-of-the-winner',
+      invitationCode: mine.invitation.code,
+      now,
+    });
+    const claims = await verifyToken(key, r.admissionToken, {
+      kind: 'admission',
+      eventId,
+      accountId: w.account_id,
+      deviceHash: await hashDevice('device-of-the-winner', w.account_id),
+      now,
+    });
     expect(claims.position).toBe(w.rank);
     expect(claims.exp - claims.iat).toBe(600);
     // Near the end of the window the token ends with it.
     const late = mine.invitation.windowClosesAt.getTime() - 60_000;
-    const r2 = await redeemInvitation(t.db, key, { eventId, accountId: w.account_id, deviceId: 'device-of-the-winner', invitationCode: mine.invitation.code, now: late });
+    const r2 = await redeemInvitation(t.db, key, {
+      eventId,
+      accountId: w.account_id,
+      deviceId: 'device-of-the-winner',
+      invitationCode: mine.invitation.code,
+      now: late,
+    });
     expect(r2.expiresAt.getTime()).toBe(Math.floor(mine.invitation.windowClosesAt.getTime() / 1000) * 1000);
   });
 
@@ -471,8 +656,23 @@ describe('my lottery and redeeming an invitation', () => {
     const w = winners.find((x) => x.cohort === 1)!;
     const mine = await myLottery(t.db, key, eventId, w.account_id);
     if (mine.state !== 'WON') throw new Error('expected a winner');
-    const e = await refusal(redeemInvitation(t.db, key, { eventId, accountId: w.account_id, deviceId: 'device-of-the-winner', invitationCode: mine.invitation.code, now: Date.now() }));
-    expect(e).toMatchObject({ kind: 'conflict', code: 'INVITATION_NOT_YET_VALID', details: { field: 'invitationCode', opensAt: new Date(Math.ceil(mine.invitation.windowOpensAt.getTime() / 1000) * 1000).toISOString() } });
+    const e = await refusal(
+      redeemInvitation(t.db, key, {
+        eventId,
+        accountId: w.account_id,
+        deviceId: 'device-of-the-winner',
+        invitationCode: mine.invitation.code,
+        now: Date.now(),
+      }),
+    );
+    expect(e).toMatchObject({
+      kind: 'conflict',
+      code: 'INVITATION_NOT_YET_VALID',
+      details: {
+        field: 'invitationCode',
+        opensAt: new Date(Math.ceil(mine.invitation.windowOpensAt.getTime() / 1000) * 1000).toISOString(),
+      },
+    });
   });
 });
 
@@ -480,7 +680,11 @@ describe('examples/lottery.json', () => {
   it('parses: a registration lottery with its windows and cohorts', async () => {
     const spec = parseEventFile(JSON.parse(await readFile(new URL('../../../../examples/lottery.json', import.meta.url), 'utf8')));
     expect(spec.fairnessMode).toBe('REGISTRATION_LOTTERY');
-    expect(spec.lottery).toMatchObject({ expectedConversion: expect.any(Number), cohorts: expect.any(Number), cohortMinutes: expect.any(Number) });
+    expect(spec.lottery).toMatchObject({
+      expectedConversion: expect.any(Number),
+      cohorts: expect.any(Number),
+      cohortMinutes: expect.any(Number),
+    });
     expect(Date.parse(spec.lottery!.registrationClosesAt)).toBeLessThanOrEqual(Date.parse(spec.onsaleAt));
   });
 
@@ -495,6 +699,8 @@ describe('examples/lottery.json', () => {
     };
     expect(issues({ ...lotteryFile(), lottery: undefined })).toContainEqual(expect.objectContaining({ path: 'lottery' }));
     expect(issues({ ...lotteryFile(), fairnessMode: 'FIFO' })).toContainEqual(expect.objectContaining({ path: 'lottery' }));
-    expect(issues(lotteryFile({ closesH: 0, onsaleH: -1 }))).toContainEqual(expect.objectContaining({ path: 'lottery.registrationClosesAt' }));
+    expect(issues(lotteryFile({ closesH: 0, onsaleH: -1 }))).toContainEqual(
+      expect.objectContaining({ path: 'lottery.registrationClosesAt' }),
+    );
   });
 });

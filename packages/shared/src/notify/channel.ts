@@ -39,7 +39,10 @@ export function inboxChannel(metrics?: Metrics): NotificationChannel {
       if (!metrics || batch.notificationIds.length === 0) return;
       metrics.waitlistNotifications.inc({ channel: 'inbox', status: 'delivered' }, batch.notificationIds.length);
       if (batch.availabilityCreatedAt)
-        metrics.waitlistNotifyLatency.observe({ channel: 'inbox' }, Math.max(0, (Date.now() - batch.availabilityCreatedAt.getTime()) / 1000));
+        metrics.waitlistNotifyLatency.observe(
+          { channel: 'inbox' },
+          Math.max(0, (Date.now() - batch.availabilityCreatedAt.getTime()) / 1000),
+        );
     },
   };
 }

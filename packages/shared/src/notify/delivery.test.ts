@@ -83,20 +83,33 @@ afterAll(async () => {
 /** A listing with an availability event and `count` notifications of it, as the fan-out leaves them. */
 async function notificationsOf(count: number) {
   const { eventId } = await createOpenEvent(t.db);
-  const { listing_id: listingId } = await t.db.selectFrom('events').select('listing_id').where('id', '=', eventId).executeTakeFirstOrThrow();
+  const { listing_id: listingId } = await t.db
+    .selectFrom('events')
+    .select('listing_id')
+    .where('id', '=', eventId)
+    .executeTakeFirstOrThrow();
   const { rows } = await sql<{ id: number; created_at: Date }>`
     INSERT INTO availability_events (listing_id, event_id, cause, performance_date, sections, seat_count, mode)
     VALUES (${listingId}, ${eventId}, 'HOLD_RELEASED', current_date + 1, '[]', 2, 'BROADCAST') RETURNING id, created_at`.execute(t.db);
   const availabilityId = rows[0]!.id;
   const ids = await t.db
     .insertInto('notifications')
-    .values(Array.from({ length: count }, (_, i) => ({ account_id: `fan-${i}`, listing_id: listingId, availability_id: availabilityId, entry_id: i + 1, kind: 'BROADCAST' as const })))
+    .values(
+      Array.from({ length: count }, (_, i) => ({
+        account_id: `fan-${i}`,
+        listing_id: listingId,
+        availability_id: availabilityId,
+        entry_id: i + 1,
+        kind: 'BROADCAST' as const,
+      })),
+    )
     .returning('id')
     .execute();
   return { listingId, availabilityId, notificationIds: ids.map((r) => r.id) };
 }
 
-const enqueue = (b: { listingId: string; availabilityId: number; notificationIds: number[] }) => t.db.transaction().execute((trx) => enqueueDeliveries(trx, b));
+const enqueue = (b: { listingId: string; availabilityId: number; notificationIds: number[] }) =>
+  t.db.transaction().execute((trx) => enqueueDeliveries(trx, b));
 
 const deliveries = (ids: number[]) => t.db.selectFrom('webhook_deliveries').selectAll().where('id', 'in', ids).orderBy('id').execute();
 const endpointRow = (id: string) => t.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
@@ -142,7 +155,9 @@ describe('webhook_deliver on a real worker', () => {
 
     expect(await counter('webhook', 'delivered')).toBe(3);
     const latency = await metrics.waitlistNotifyLatency.get();
-    expect(latency.values.find((v) => v.metricName === 'waitlist_notify_latency_seconds_count' && v.labels.channel === 'webhook')?.value).toBe(1);
+    expect(
+      latency.values.find((v) => v.metricName === 'waitlist_notify_latency_seconds_count' && v.labels.channel === 'webhook')?.value,
+    ).toBe(1);
     await setWebhookEndpointActive(t.db, endpoint.id, false);
   });
 
@@ -155,7 +170,9 @@ describe('webhook_deliver on a real worker', () => {
     const retrying = await waitUntil('first failure', async () => (await deliveries([deliveryId!])).find((r) => r.attempts === 1));
     expect(retrying).toMatchObject({ status: 'RETRYING', last_status_code: 500, last_error: 'HTTP 500: receiver says 500' });
     // graphile's backoff (e^1 s) and the circuit (2^1 s) bring the second and last attempt a few seconds later.
-    const dead = await waitUntil('dead', async () => (await deliveries([deliveryId!])).find((r) => r.status === 'DEAD'), { timeoutMs: 20_000 });
+    const dead = await waitUntil('dead', async () => (await deliveries([deliveryId!])).find((r) => r.status === 'DEAD'), {
+      timeoutMs: 20_000,
+    });
     expect(dead).toMatchObject({ attempts: 2, last_status_code: 500, delivered_at: null });
     const sent = requestsTo('/fail/500');
     expect(sent).toHaveLength(2);
@@ -184,7 +201,9 @@ describe('webhook_deliver on a real worker', () => {
     expect(ids).toHaveLength(12);
 
     const healthyIds = (await deliveries(ids)).filter((d) => d.endpoint_id === healthy.id).map((d) => d.id);
-    await waitUntil('healthy delivered', async () => (await deliveries(healthyIds)).every((d) => d.status === 'DELIVERED'), { timeoutMs: 7000 });
+    await waitUntil('healthy delivered', async () => (await deliveries(healthyIds)).every((d) => d.status === 'DELIVERED'), {
+      timeoutMs: 7000,
+    });
     const tookMs = Date.now() - started;
     expect(tookMs).toBeLessThan(8000); // before the silent endpoint's first timeout could even fire
     // ...so the silent endpoint's first requests were all still hanging: not one attempt of it had ended.
@@ -195,7 +214,11 @@ describe('webhook_deliver on a real worker', () => {
     expect(requestsTo('/silent').length).toBeLessThanOrEqual(WEBHOOK_LANES_PER_ENDPOINT);
 
     // Its timeouts then count as failures: retrying, and its circuit open.
-    const timedOut = await waitUntil('silent timed out', async () => (await deliveries(silentRows.map((d) => d.id))).find((d) => d.status === 'RETRYING'), { timeoutMs: 15_000 });
+    const timedOut = await waitUntil(
+      'silent timed out',
+      async () => (await deliveries(silentRows.map((d) => d.id))).find((d) => d.status === 'RETRYING'),
+      { timeoutMs: 15_000 },
+    );
     expect(timedOut.last_error).toBe('timeout: no answer within 8000 ms');
     expect(timedOut.last_status_code).toBeNull();
     const e = await endpointRow(silent.id);

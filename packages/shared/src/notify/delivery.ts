@@ -72,7 +72,13 @@ function describeError(e: unknown, timeoutMs: number): string {
  * One signed POST. Redirects are not followed (a receiver that moved is a misconfiguration to fix, and following
  * would send the signed body wherever it points); the timeout covers the whole exchange, body included.
  */
-async function post(url: string, body: string, headers: Record<string, string>, timeoutMs: number, shutdown: AbortSignal | undefined): Promise<Outcome> {
+async function post(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+  shutdown: AbortSignal | undefined,
+): Promise<Outcome> {
   const signal = shutdown ? AbortSignal.any([AbortSignal.timeout(timeoutMs), shutdown]) : AbortSignal.timeout(timeoutMs);
   try {
     const res = await fetch(url, { method: 'POST', headers, body, signal, redirect: 'manual' });
@@ -136,7 +142,12 @@ export function webhookDeliverTask(deps: WebhookDeliverDeps): Task {
       const ids = d.notification_ids.map(Number);
       const notifications = await deps.render(ids);
       if (notifications.length === 0) return await giveUp('its notifications no longer exist');
-      const body = JSON.stringify({ deliveryId, endpointId: d.endpoint_id, sentAt: new Date().toISOString(), notifications } satisfies WebhookPayload);
+      const body = JSON.stringify({
+        deliveryId,
+        endpointId: d.endpoint_id,
+        sentAt: new Date().toISOString(),
+        notifications,
+      } satisfies WebhookPayload);
       const headers = {
         'Content-Type': 'application/json',
         'User-Agent': 'onsale-webhooks/1',
@@ -150,7 +161,10 @@ export function webhookDeliverTask(deps: WebhookDeliverDeps): Task {
         if (done) {
           count('delivered', n);
           if (d.availability_created_at)
-            metrics?.waitlistNotifyLatency.observe({ channel: 'webhook' }, Math.max(0, (done.deliveredAt.getTime() - d.availability_created_at.getTime()) / 1000));
+            metrics?.waitlistNotifyLatency.observe(
+              { channel: 'webhook' },
+              Math.max(0, (done.deliveredAt.getTime() - d.availability_created_at.getTime()) / 1000),
+            );
         }
         return;
       }
@@ -159,10 +173,15 @@ export function webhookDeliverTask(deps: WebhookDeliverDeps): Task {
       const f = await repo.recordFailure(db, deliveryId, d.endpoint_id, { statusCode: outcome.statusCode, error: outcome.error });
       if (!f) return;
       // Tries skipped while the circuit was open used up the job before the attempts ran out: dead-letter it now.
-      if (f.status === 'RETRYING' && lastTry) return await giveUp(`${outcome.error}; the job's tries are used up after ${f.attempts} attempts`);
+      if (f.status === 'RETRYING' && lastTry)
+        return await giveUp(`${outcome.error}; the job's tries are used up after ${f.attempts} attempts`);
       count(f.status === 'DEAD' ? 'dead' : 'retrying', n);
-      logger?.warn({ deliveryId, endpointId: d.endpoint_id, attempts: f.attempts, status: f.status, error: outcome.error }, 'webhook delivery failed');
-      if (f.status === 'RETRYING') throw new WebhookRequestError(`delivery ${deliveryId} to endpoint ${d.endpoint_id}: ${outcome.error} (attempt ${f.attempts})`);
+      logger?.warn(
+        { deliveryId, endpointId: d.endpoint_id, attempts: f.attempts, status: f.status, error: outcome.error },
+        'webhook delivery failed',
+      );
+      if (f.status === 'RETRYING')
+        throw new WebhookRequestError(`delivery ${deliveryId} to endpoint ${d.endpoint_id}: ${outcome.error} (attempt ${f.attempts})`);
     } catch (e) {
       // Whatever else failed (the database, rendering, a shutdown): on the job's last try the delivery must not be
       // left RETRYING with no job behind it; DEAD, it shows in the dead-letter list and can be redelivered.

@@ -1,5 +1,11 @@
 export type { NotificationKind, DeliveryStatus } from './notify.table.js';
-export { deliveryStatuses, webhookEndpointInputSchema, listDeliveriesSchema, type WebhookEndpointInput, type ListDeliveriesInput } from './notify.schema.js';
+export {
+  deliveryStatuses,
+  webhookEndpointInputSchema,
+  listDeliveriesSchema,
+  type WebhookEndpointInput,
+  type ListDeliveriesInput,
+} from './notify.schema.js';
 export { inboxChannel, webhookChannel, deliverToChannels, type NotificationChannel, type NotificationBatch } from './channel.js';
 export {
   addWebhookEndpoint,
@@ -13,7 +19,14 @@ export {
   type WebhookDelivery,
 } from './webhooks.js';
 export { WEBHOOK_DELIVER_TASK, WEBHOOK_LANES_PER_ENDPOINT } from './webhooks.repository.js';
-export { webhookDeliverTask, notifyTasks, CircuitOpenError, WebhookRequestError, type WebhookDeliverDeps, type WebhookPayload } from './delivery.js';
+export {
+  webhookDeliverTask,
+  notifyTasks,
+  CircuitOpenError,
+  WebhookRequestError,
+  type WebhookDeliverDeps,
+  type WebhookPayload,
+} from './delivery.js';
 export {
   verifyWebhookSignature,
   signWebhookPayload,

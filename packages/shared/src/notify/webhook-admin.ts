@@ -10,7 +10,11 @@ import { addWebhookEndpoint, redeliver, setWebhookEndpointActive, type WebhookDe
 export function addWebhookEndpointAs(db: Db, input: WebhookEndpointInput, actor: string): Promise<WebhookEndpoint & { secret: string }> {
   return db.transaction().execute(async (trx) => {
     const endpoint = await addWebhookEndpoint(trx, input);
-    await insertAudit(trx, { actor, action: 'webhook.added', details: { endpointId: endpoint.id, url: endpoint.url, listingId: endpoint.listingId } });
+    await insertAudit(trx, {
+      actor,
+      action: 'webhook.added',
+      details: { endpointId: endpoint.id, url: endpoint.url, listingId: endpoint.listingId },
+    });
     return endpoint;
   });
 }
@@ -19,7 +23,11 @@ export function addWebhookEndpointAs(db: Db, input: WebhookEndpointInput, actor:
 export function setWebhookEndpointActiveAs(db: Db, id: string, active: boolean, actor: string): Promise<WebhookEndpoint> {
   return db.transaction().execute(async (trx) => {
     const endpoint = await setWebhookEndpointActive(trx, id, active);
-    await insertAudit(trx, { actor, action: active ? 'webhook.enabled' : 'webhook.disabled', details: { endpointId: endpoint.id, url: endpoint.url } });
+    await insertAudit(trx, {
+      actor,
+      action: active ? 'webhook.enabled' : 'webhook.disabled',
+      details: { endpointId: endpoint.id, url: endpoint.url },
+    });
     return endpoint;
   });
 }

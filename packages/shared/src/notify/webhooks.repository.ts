@@ -52,7 +52,10 @@ export function findDelivery(db: Db | Trx, id: number) {
  * statement: the cost per chunk is one round trip whatever the number of endpoints, and none when there is none
  * (add_jobs is only called when a row was inserted).
  */
-export async function insertDeliveriesWithJobs(trx: Trx, b: { listingId: string; availabilityId: number | null; notificationIds: number[] }): Promise<number[]> {
+export async function insertDeliveriesWithJobs(
+  trx: Trx,
+  b: { listingId: string; availabilityId: number | null; notificationIds: number[] },
+): Promise<number[]> {
   const { rows } = await sql<{ id: number }>`
     WITH d AS (
       INSERT INTO webhook_deliveries (endpoint_id, availability_id, notification_ids)

@@ -19,7 +19,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.drop());
 
-const newListing = async (name = 'Listing') => (await t.db.insertInto('listings').values({ name }).returning('id').executeTakeFirstOrThrow()).id;
+const newListing = async (name = 'Listing') =>
+  (await t.db.insertInto('listings').values({ name }).returning('id').executeTakeFirstOrThrow()).id;
 
 /** The graphile jobs that carry deliveries, as the worker will see them. */
 async function deliveryJobs(deliveryIds: number[]) {
@@ -48,7 +49,15 @@ describe('webhook endpoints', () => {
   it('adds an endpoint with a generated secret shown once; listing endpoints never shows it', async () => {
     const listingId = await newListing();
     const added = await addWebhookEndpoint(t.db, { url: 'https://gateway.example/hooks', listingId, maxAttempts: 3, timeoutMs: 2000 });
-    expect(added).toMatchObject({ url: 'https://gateway.example/hooks', listingId, active: true, maxAttempts: 3, timeoutMs: 2000, consecutiveFailures: 0, openUntil: null });
+    expect(added).toMatchObject({
+      url: 'https://gateway.example/hooks',
+      listingId,
+      active: true,
+      maxAttempts: 3,
+      timeoutMs: 2000,
+      consecutiveFailures: 0,
+      openUntil: null,
+    });
     expect(added.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
     const again = await addWebhookEndpoint(t.db, { url: 'http://127.0.0.1:9/x' });
     expect(again.secret).not.toBe(added.secret);
@@ -63,18 +72,34 @@ describe('webhook endpoints', () => {
   });
 
   it('refuses bad input naming the field, and an unknown listing as LISTING_NOT_FOUND', async () => {
-    await expectDomainError(addWebhookEndpoint(t.db, { url: 'ftp://example.com/x' }), { kind: 'invalid', code: 'INVALID_WEBHOOK_ENDPOINT', field: 'url' });
+    await expectDomainError(addWebhookEndpoint(t.db, { url: 'ftp://example.com/x' }), {
+      kind: 'invalid',
+      code: 'INVALID_WEBHOOK_ENDPOINT',
+      field: 'url',
+    });
     await expectDomainError(addWebhookEndpoint(t.db, { url: 'not a url' }), { kind: 'invalid', field: 'url' });
-    await expectDomainError(addWebhookEndpoint(t.db, { url: 'https://x.example', maxAttempts: 0 }), { kind: 'invalid', field: 'maxAttempts' });
-    await expectDomainError(addWebhookEndpoint(t.db, { url: 'https://x.example', timeoutMs: 60_001 }), { kind: 'invalid', field: 'timeoutMs' });
+    await expectDomainError(addWebhookEndpoint(t.db, { url: 'https://x.example', maxAttempts: 0 }), {
+      kind: 'invalid',
+      field: 'maxAttempts',
+    });
+    await expectDomainError(addWebhookEndpoint(t.db, { url: 'https://x.example', timeoutMs: 60_001 }), {
+      kind: 'invalid',
+      field: 'timeoutMs',
+    });
     await expectDomainError(addWebhookEndpoint(t.db, { url: 'https://x.example', secret: 'short' }), { kind: 'invalid', field: 'secret' });
-    await expectDomainError(addWebhookEndpoint(t.db, { url: 'https://x.example', listingId: 'nope' }), { kind: 'invalid', field: 'listingId' });
+    await expectDomainError(addWebhookEndpoint(t.db, { url: 'https://x.example', listingId: 'nope' }), {
+      kind: 'invalid',
+      field: 'listingId',
+    });
     await expectDomainError(addWebhookEndpoint(t.db, { url: 'https://x.example', listingId: '00000000-0000-4000-8000-000000000000' }), {
       kind: 'not_found',
       code: 'LISTING_NOT_FOUND',
       field: 'listingId',
     });
-    await expectDomainError(setWebhookEndpointActive(t.db, '00000000-0000-4000-8000-000000000000', false), { kind: 'not_found', code: 'WEBHOOK_ENDPOINT_NOT_FOUND' });
+    await expectDomainError(setWebhookEndpointActive(t.db, '00000000-0000-4000-8000-000000000000', false), {
+      kind: 'not_found',
+      code: 'WEBHOOK_ENDPOINT_NOT_FOUND',
+    });
     await expectDomainError(setWebhookEndpointActive(t.db, 'not-a-uuid', false), { kind: 'not_found', code: 'WEBHOOK_ENDPOINT_NOT_FOUND' });
     await expectDomainError(listDeliveries(t.db, { status: 'LOST' as never, limit: 10 }), { kind: 'invalid', field: 'status' });
   });
@@ -85,7 +110,9 @@ describe('enqueueDeliveries', () => {
     const listingId = await newListing();
     const before = await sql<{ d: number; j: number }>`
       SELECT (SELECT count(*) FROM webhook_deliveries)::int AS d, (SELECT count(*) FROM graphile_worker.jobs)::int AS j`.execute(t.db);
-    const ids = await t.db.transaction().execute((trx) => enqueueDeliveries(trx, { listingId, availabilityId: null, notificationIds: [1, 2, 3] }));
+    const ids = await t.db
+      .transaction()
+      .execute((trx) => enqueueDeliveries(trx, { listingId, availabilityId: null, notificationIds: [1, 2, 3] }));
     expect(ids).toEqual([]);
     const after = await sql<{ d: number; j: number }>`
       SELECT (SELECT count(*) FROM webhook_deliveries)::int AS d, (SELECT count(*) FROM graphile_worker.jobs)::int AS j`.execute(t.db);
@@ -101,11 +128,19 @@ describe('enqueueDeliveries', () => {
     await setWebhookEndpointActive(t.db, off.id, false);
     const elsewhere = await addWebhookEndpoint(t.db, { url: 'https://d.example/hook', listingId: other });
 
-    const ids = await t.db.transaction().execute((trx) => enqueueDeliveries(trx, { listingId, availabilityId: null, notificationIds: [10, 11, 12] }));
+    const ids = await t.db
+      .transaction()
+      .execute((trx) => enqueueDeliveries(trx, { listingId, availabilityId: null, notificationIds: [10, 11, 12] }));
     expect(ids).toHaveLength(2);
     const rows = await t.db.selectFrom('webhook_deliveries').selectAll().where('id', 'in', ids).orderBy('id').execute();
     expect(rows.map((r) => r.endpoint_id).sort()).toEqual([mine.id, all.id].sort());
-    for (const r of rows) expect({ ...r, notification_ids: r.notification_ids.map(Number) }).toMatchObject({ status: 'PENDING', attempts: 0, notification_ids: [10, 11, 12], availability_id: null });
+    for (const r of rows)
+      expect({ ...r, notification_ids: r.notification_ids.map(Number) }).toMatchObject({
+        status: 'PENDING',
+        attempts: 0,
+        notification_ids: [10, 11, 12],
+        availability_id: null,
+      });
 
     const jobs = await deliveryJobs(ids);
     expect(jobs).toHaveLength(2);
@@ -157,7 +192,9 @@ describe('enqueueDeliveries', () => {
       WHERE j.task_identifier = ${WEBHOOK_DELIVER_TASK} AND d.endpoint_id = ANY(${endpoints.map((e) => e.id)}::uuid[])`.execute(t.db);
     expect(rows[0]!.n).toBe(1200);
     // The time is reported, not a pass mark (about 1 s on an idle machine).
-    console.info(`enqueueDeliveries: 400 chunks x 3 endpoints: ${seconds.toFixed(2)} s enqueueing, ${withCommits.toFixed(2)} s with a commit per chunk`);
+    console.info(
+      `enqueueDeliveries: 400 chunks x 3 endpoints: ${seconds.toFixed(2)} s enqueueing, ${withCommits.toFixed(2)} s with a commit per chunk`,
+    );
     for (const e of endpoints) await setWebhookEndpointActive(t.db, e.id, false);
   });
 });
@@ -166,17 +203,25 @@ describe('deliveries: list and redeliver', () => {
   it('lists by endpoint and status, and redelivers only a DEAD delivery of an active endpoint', async () => {
     const listingId = await newListing();
     const e = await addWebhookEndpoint(t.db, { url: 'https://a.example/hook', listingId, maxAttempts: 4 });
-    const [a, b] = await t.db.transaction().execute(async (trx) => [
-      ...(await enqueueDeliveries(trx, { listingId, availabilityId: null, notificationIds: [1] })),
-      ...(await enqueueDeliveries(trx, { listingId, availabilityId: null, notificationIds: [2] })),
-    ]);
+    const [a, b] = await t.db
+      .transaction()
+      .execute(async (trx) => [
+        ...(await enqueueDeliveries(trx, { listingId, availabilityId: null, notificationIds: [1] })),
+        ...(await enqueueDeliveries(trx, { listingId, availabilityId: null, notificationIds: [2] })),
+      ]);
     // As the worker leaves them: one dead-lettered (its job gone), one still pending.
     await sql`DELETE FROM graphile_worker._private_jobs WHERE (payload->>'deliveryId')::bigint = ${a!}`.execute(t.db);
-    await t.db.updateTable('webhook_deliveries').set({ status: 'DEAD', attempts: 4, last_status_code: 500, last_error: 'HTTP 500' }).where('id', '=', a!).execute();
+    await t.db
+      .updateTable('webhook_deliveries')
+      .set({ status: 'DEAD', attempts: 4, last_status_code: 500, last_error: 'HTTP 500' })
+      .where('id', '=', a!)
+      .execute();
 
     expect((await listDeliveries(t.db, { endpointId: e.id, limit: 10 })).map((d) => d.id)).toEqual([b, a]);
     const dead = await listDeliveries(t.db, { endpointId: e.id, status: 'DEAD', limit: 10 });
-    expect(dead).toEqual([expect.objectContaining({ id: a, status: 'DEAD', attempts: 4, lastStatusCode: 500, lastError: 'HTTP 500', notificationIds: [1] })]);
+    expect(dead).toEqual([
+      expect.objectContaining({ id: a, status: 'DEAD', attempts: 4, lastStatusCode: 500, lastError: 'HTTP 500', notificationIds: [1] }),
+    ]);
 
     await expectDomainError(redeliver(t.db, b!), { kind: 'conflict', code: 'DELIVERY_NOT_DEAD' });
     await expectDomainError(redeliver(t.db, 987654321), { kind: 'not_found', code: 'WEBHOOK_DELIVERY_NOT_FOUND' });
@@ -187,7 +232,9 @@ describe('deliveries: list and redeliver', () => {
 
     const again = await redeliver(t.db, a!);
     expect(again).toMatchObject({ id: a, status: 'PENDING', attempts: 0 });
-    expect(await deliveryJobs([a!])).toEqual([{ delivery_id: a, max_attempts: 4, queue_name: `webhook:${e.id}:${a! % WEBHOOK_LANES_PER_ENDPOINT}` }]);
+    expect(await deliveryJobs([a!])).toEqual([
+      { delivery_id: a, max_attempts: 4, queue_name: `webhook:${e.id}:${a! % WEBHOOK_LANES_PER_ENDPOINT}` },
+    ]);
     await expectDomainError(redeliver(t.db, a!), { kind: 'conflict', code: 'DELIVERY_NOT_DEAD' });
     await setWebhookEndpointActive(t.db, e.id, false);
   });

@@ -4,7 +4,14 @@ import type { Db, Trx } from '../db/connect.js';
 import { conflict, notFound } from '../errors.js';
 import { listingExists } from '../events/events.repository.js';
 import type { DeliveryStatus, WebhookDeliveriesTable, WebhookEndpointsTable } from './notify.table.js';
-import { isUuid, listDeliveriesSchema, parseInput, webhookEndpointInputSchema, type ListDeliveriesInput, type WebhookEndpointInput } from './notify.schema.js';
+import {
+  isUuid,
+  listDeliveriesSchema,
+  parseInput,
+  webhookEndpointInputSchema,
+  type ListDeliveriesInput,
+  type WebhookEndpointInput,
+} from './notify.schema.js';
 import * as repo from './webhooks.repository.js';
 
 /** A webhook endpoint as operators see it. The secret is not here: it is shown once, when the endpoint is added. */
@@ -122,8 +129,13 @@ export async function redeliver(db: Db | Trx, deliveryId: number): Promise<Webho
   const row = valid ? await repo.findDelivery(db, deliveryId) : undefined;
   if (!row) throw notFound('WEBHOOK_DELIVERY_NOT_FOUND', `no webhook delivery ${deliveryId}`, 'deliveryId');
   if (!requeued) {
-    if (row.status !== 'DEAD') throw conflict('DELIVERY_NOT_DEAD', `delivery ${deliveryId} is ${row.status}; only DEAD deliveries are redelivered`, { status: row.status });
-    throw conflict('WEBHOOK_ENDPOINT_INACTIVE', `the endpoint of delivery ${deliveryId} is disabled; enable it first`, { endpointId: row.endpoint_id });
+    if (row.status !== 'DEAD')
+      throw conflict('DELIVERY_NOT_DEAD', `delivery ${deliveryId} is ${row.status}; only DEAD deliveries are redelivered`, {
+        status: row.status,
+      });
+    throw conflict('WEBHOOK_ENDPOINT_INACTIVE', `the endpoint of delivery ${deliveryId} is disabled; enable it first`, {
+      endpointId: row.endpoint_id,
+    });
   }
   return toDelivery(row);
 }

@@ -61,7 +61,10 @@ export class LoadShedder {
     const at = this.now();
     if (!this.episode) {
       this.episode = { since: at, answered: 0, lastAt: at };
-      this.opts.log.warn({ reason, eventLoopDelayMs: Math.round(delay), poolWaiting: load.poolWaiting }, 'overloaded: shedding load (503 with Retry-After), expensive routes first, status polls last');
+      this.opts.log.warn(
+        { reason, eventLoopDelayMs: Math.round(delay), poolWaiting: load.poolWaiting },
+        'overloaded: shedding load (503 with Retry-After), expensive routes first, status polls last',
+      );
     }
     this.episode.answered++;
     this.episode.lastAt = at;
@@ -73,7 +76,10 @@ export class LoadShedder {
   tick(): void {
     const e = this.episode;
     if (e && this.now() - e.lastAt > this.quietMs) {
-      this.opts.log.warn({ answered: e.answered }, `load shedding stopped: ${e.answered} requests answered 503 over ${((e.lastAt - e.since) / 1000).toFixed(1)} s`);
+      this.opts.log.warn(
+        { answered: e.answered },
+        `load shedding stopped: ${e.answered} requests answered 503 over ${((e.lastAt - e.since) / 1000).toFixed(1)} s`,
+      );
       this.episode = null;
     }
   }

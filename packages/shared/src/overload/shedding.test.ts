@@ -1,6 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkSheddingLimits, DEFAULT_SHEDDING_LIMITS, lowestDelayLimit, SHED_ORDERS, shedReason, shedRetryAfterSeconds, type SheddingLimits } from './shedding.js';
+import {
+  checkSheddingLimits,
+  DEFAULT_SHEDDING_LIMITS,
+  lowestDelayLimit,
+  SHED_ORDERS,
+  shedReason,
+  shedRetryAfterSeconds,
+  type SheddingLimits,
+} from './shedding.js';
 
 const limit = fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 10_000 }));
 /** Limits that pass checkSheddingLimits: each class at or above the one before (0 ends the list). */
@@ -15,7 +23,10 @@ const limits: fc.Arbitrary<SheddingLimits> = fc
       retryAfterSeconds: { min, max: min + extra },
     };
   });
-const reading = fc.record({ eventLoopDelayMs: fc.double({ min: 0, max: 20_000, noNaN: true }), poolWaiting: fc.oneof(fc.constant(null), fc.integer({ min: 0, max: 1000 })) });
+const reading = fc.record({
+  eventLoopDelayMs: fc.double({ min: 0, max: 20_000, noNaN: true }),
+  poolWaiting: fc.oneof(fc.constant(null), fc.integer({ min: 0, max: 1000 })),
+});
 
 describe('load shedding', () => {
   it('sheds in order: whenever a class is shed, every class before it is shed too', () => {
@@ -46,7 +57,9 @@ describe('load shedding', () => {
     expect(shedReason('standard', { eventLoopDelayMs: 0, poolWaiting: 201 }, l)).toBe('overload_pool');
     expect(shedReason('last', { eventLoopDelayMs: 1999, poolWaiting: 10_000 }, l)).toBeNull();
     expect(shedReason('last', { eventLoopDelayMs: 2001, poolWaiting: 0 }, l)).toBe('overload_event_loop');
-    expect(shedReason('first', { eventLoopDelayMs: 10_000, poolWaiting: null }, { ...l, eventLoopDelayMs: { first: 0, standard: 0, last: 0 } })).toBeNull();
+    expect(
+      shedReason('first', { eventLoopDelayMs: 10_000, poolWaiting: null }, { ...l, eventLoopDelayMs: { first: 0, standard: 0, last: 0 } }),
+    ).toBeNull();
     expect(lowestDelayLimit(l)).toBe(200);
     expect(lowestDelayLimit({ ...l, eventLoopDelayMs: { first: 0, standard: 0, last: 0 } })).toBe(0);
   });

@@ -53,11 +53,16 @@ export function lowestDelayLimit(limits: SheddingLimits): number {
 /** Checks that the classes shed in order: a class never goes before one listed earlier. Throws naming the setting. */
 export function checkSheddingLimits(limits: SheddingLimits): SheddingLimits {
   const d = limits.eventLoopDelayMs;
-  const inOrder = (a: number, b: number) => a === 0 ? b === 0 : b === 0 || b >= a;
+  const inOrder = (a: number, b: number) => (a === 0 ? b === 0 : b === 0 || b >= a);
   if (!inOrder(d.first, d.standard) || !inOrder(d.standard, d.last))
-    throw new Error('load shedding: the event-loop delay limits must not fall from first to standard to last (0 turns a class off, and then every later one too)');
+    throw new Error(
+      'load shedding: the event-loop delay limits must not fall from first to standard to last (0 turns a class off, and then every later one too)',
+    );
   const p = limits.poolWaiting;
-  if (!inOrder(p.first, p.standard)) throw new Error('load shedding: the pool queue limit for standard routes must be at least the one for the first routes (0 turns it off)');
+  if (!inOrder(p.first, p.standard))
+    throw new Error(
+      'load shedding: the pool queue limit for standard routes must be at least the one for the first routes (0 turns it off)',
+    );
   if (limits.retryAfterSeconds.min < 1 || limits.retryAfterSeconds.max < limits.retryAfterSeconds.min)
     throw new Error('load shedding: Retry-After needs 1 <= min <= max');
   return limits;

@@ -26,7 +26,8 @@ export const DEFAULT_QUEUE_COPY_BY_LANGUAGE: Record<FanLanguage, QueueCopy> = {
     PAUSED: 'La fila está en pausa un momento. Conservas tu lugar; nadie entra antes que tú.',
     ADMITTED: 'Es tu turno. Tienes 10 minutos para elegir tus asientos.',
     LAST_CHANCE: 'Todos los asientos están reservados por otros fans. Algunos pueden volver si no se pagan; sigue en la fila.',
-    SOLD_OUT: 'Las entradas para este evento están agotadas. Únete a la lista de espera para recibir, por orden de llegada, los asientos que se liberen.',
+    SOLD_OUT:
+      'Las entradas para este evento están agotadas. Únete a la lista de espera para recibir, por orden de llegada, los asientos que se liberen.',
   },
 };
 

@@ -1,7 +1,17 @@
 // What the origin publishes for edges, and the answer to a status poll built from it: one rule, run by the store
 // API (QueueService) and by the edge worker (apps/edge). Web Crypto only, like edge.ts: its imports are
 // ./edge.js, ./fairness.js and ./copy.js, none of which imports Node.
-import { computeStatus, signPayload, openPayload, TokenError, type QueueStatus, type QueueTokenClaims, type StatusOptions, type TokenKey, type WatermarkState } from './edge.js';
+import {
+  computeStatus,
+  signPayload,
+  openPayload,
+  TokenError,
+  type QueueStatus,
+  type QueueTokenClaims,
+  type StatusOptions,
+  type TokenKey,
+  type WatermarkState,
+} from './edge.js';
 import type { FanLanguage, QueueCopy } from './copy.js';
 
 /** One queue of an event (its own, or a presale tier's) as the status answer needs it. */
@@ -45,7 +55,13 @@ export type StatusAnswer = QueueStatus & { message: string; waitlist?: { listing
  * The status rule (computeStatus) with the words a fan reads: the event's copy for the state, or, for a presale's
  * queue that no longer sells, why (its window closed, or its seats went). `now` is ms since the epoch.
  */
-export async function answerStatus(claims: QueueTokenClaims, q: QueueFacts, now: number, opts: StatusOptions = {}, language?: FanLanguage): Promise<StatusAnswer> {
+export async function answerStatus(
+  claims: QueueTokenClaims,
+  q: QueueFacts,
+  now: number,
+  opts: StatusOptions = {},
+  language?: FanLanguage,
+): Promise<StatusAnswer> {
   const status = await computeStatus(claims, q.watermark, now, opts);
   const waitlist = status.state === 'SOLD_OUT' ? { listingId: q.listingId, join: `/listings/${q.listingId}/waitlist` } : undefined;
   const closed = q.closesAt !== null && now >= q.closesAt;
@@ -59,7 +75,12 @@ export async function answerStatus(claims: QueueTokenClaims, q: QueueFacts, now:
 }
 
 /** The body of `GET /events/:id/watermark`: public and cacheable. */
-export function publicWatermark(w: WatermarkState): { admittedThrough: number; state: WatermarkState['state']; ratePerMin: number; updatedAt: string } {
+export function publicWatermark(w: WatermarkState): {
+  admittedThrough: number;
+  state: WatermarkState['state'];
+  ratePerMin: number;
+  updatedAt: string;
+} {
   return { admittedThrough: w.admittedThrough, state: w.state, ratePerMin: w.ratePerMin, updatedAt: new Date(w.updatedAt).toISOString() };
 }
 
@@ -92,9 +113,19 @@ const isText = (v: unknown): v is string => typeof v === 'string' && v.length > 
  */
 export async function openClaimsReport(key: TokenKey, signed: string, now: number): Promise<EdgeClaimsReport> {
   const r = (await openPayload(key, signed)) as Partial<EdgeClaimsReport> | null;
-  if (typeof r !== 'object' || r === null || r.kind !== 'edge-claims' || !isText(r.id) || typeof r.at !== 'number' || !Array.isArray(r.claims))
+  if (
+    typeof r !== 'object' ||
+    r === null ||
+    r.kind !== 'edge-claims' ||
+    !isText(r.id) ||
+    typeof r.at !== 'number' ||
+    !Array.isArray(r.claims)
+  )
     throw new TokenError('TOKEN_MALFORMED');
-  if (r.claims.length > EDGE_REPORT_MAX_CLAIMS || !r.claims.every((c) => typeof c === 'object' && c !== null && isText(c.queueId) && isText(c.accountId)))
+  if (
+    r.claims.length > EDGE_REPORT_MAX_CLAIMS ||
+    !r.claims.every((c) => typeof c === 'object' && c !== null && isText(c.queueId) && isText(c.accountId))
+  )
     throw new TokenError('TOKEN_MALFORMED');
   if (Math.abs(now - r.at) > EDGE_REPORT_MAX_AGE_MS) throw new TokenError('TOKEN_EXPIRED', 'the report is too old');
   return { kind: 'edge-claims', id: r.id, at: r.at, claims: r.claims.map((c) => ({ queueId: c.queueId, accountId: c.accountId })) };

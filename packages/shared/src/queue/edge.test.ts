@@ -76,7 +76,15 @@ describe('tokens', () => {
     expect(qt).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
     expect(await verifyToken(key, qt, { kind: 'queue', eventId: 'ev-1', accountId: 'fan-1', deviceHash: device, now: NOW })).toEqual(q);
     const a = admissionClaimsFor(q, 42, NOW);
-    expect(a).toEqual({ kind: 'admission', eventId: 'ev-1', accountId: 'fan-1', deviceHash: device, position: 42, iat: NOW_S, exp: NOW_S + 600 });
+    expect(a).toEqual({
+      kind: 'admission',
+      eventId: 'ev-1',
+      accountId: 'fan-1',
+      deviceHash: device,
+      position: 42,
+      iat: NOW_S,
+      exp: NOW_S + 600,
+    });
     const at = await signToken(key, a);
     const back: AdmissionTokenClaims = await verifyToken(key, at, { kind: 'admission', eventId: 'ev-1', now: NOW });
     expect(back).toEqual(a);
@@ -85,7 +93,12 @@ describe('tokens', () => {
   it('checks account and device only when asked, and defaults now to the clock', async () => {
     const t = await signToken(key, queueClaims({ exp: Math.floor(Date.now() / 1000) + 60 }));
     await expect(verifyToken(key, t, { kind: 'queue', eventId: 'ev-1' })).resolves.toMatchObject({ accountId: 'fan-1' });
-    await rejects(signToken(key, queueClaims({ exp: Math.floor(Date.now() / 1000) - 1 })).then((x) => verifyToken(key, x, { kind: 'queue', eventId: 'ev-1' })), 'TOKEN_EXPIRED');
+    await rejects(
+      signToken(key, queueClaims({ exp: Math.floor(Date.now() / 1000) - 1 })).then((x) =>
+        verifyToken(key, x, { kind: 'queue', eventId: 'ev-1' }),
+      ),
+      'TOKEN_EXPIRED',
+    );
   });
 
   it.each([
@@ -111,7 +124,15 @@ describe('tokens', () => {
   });
 
   it('refuses signed but malformed claims', async () => {
-    for (const body of ['not json', '[]', '{}', JSON.stringify({ ...queueClaims(), joinIndex: -1 }), JSON.stringify({ ...queueClaims(), cohort: 'VIP' }), JSON.stringify({ ...queueClaims(), kind: 'other' }), JSON.stringify({ ...queueClaims(), deviceHash: 'abc' })])
+    for (const body of [
+      'not json',
+      '[]',
+      '{}',
+      JSON.stringify({ ...queueClaims(), joinIndex: -1 }),
+      JSON.stringify({ ...queueClaims(), cohort: 'VIP' }),
+      JSON.stringify({ ...queueClaims(), kind: 'other' }),
+      JSON.stringify({ ...queueClaims(), deviceHash: 'abc' }),
+    ])
       await rejects(verifyToken(key, await signRaw(body), { kind: 'queue', eventId: 'ev-1', now: NOW }), 'TOKEN_MALFORMED');
     await expect(signToken(key, { ...queueClaims(), joinIndex: 1.5 })).rejects.toMatchObject({ code: 'TOKEN_MALFORMED' });
   });
@@ -123,7 +144,10 @@ describe('tokens', () => {
     await rejects(verifyToken(key, t, { kind: 'admission', eventId: 'ev-1', now: NOW }), 'TOKEN_WRONG_KIND');
     await rejects(verifyToken(key, t, { kind: 'queue', eventId: 'ev-2', now: NOW }), 'TOKEN_WRONG_EVENT');
     await rejects(verifyToken(key, t, { kind: 'queue', eventId: 'ev-1', accountId: 'fan-2', now: NOW }), 'TOKEN_WRONG_ACCOUNT');
-    await rejects(verifyToken(key, t, { kind: 'queue', eventId: 'ev-1', deviceHash: await hashDevice('device-2', 'fan-1'), now: NOW }), 'TOKEN_WRONG_DEVICE');
+    await rejects(
+      verifyToken(key, t, { kind: 'queue', eventId: 'ev-1', deviceHash: await hashDevice('device-2', 'fan-1'), now: NOW }),
+      'TOKEN_WRONG_DEVICE',
+    );
     await rejects(verifyToken(key, t, { kind: 'queue', eventId: 'ev-1', now: (NOW_S + 3600) * 1000 }), 'TOKEN_EXPIRED');
     await expect(verifyToken(key, t, { kind: 'queue', eventId: 'ev-1', now: (NOW_S + 3600) * 1000 - 1 })).resolves.toBeTruthy();
   });
@@ -163,7 +187,9 @@ describe('queuePosition', () => {
   it('the cohort fills positions 1..n exactly, and FIFO fans stand behind it', async () => {
     const n = 300;
     const w = watermark({ cohortSize: n, seedHex: SEED });
-    const positions = await Promise.all(Array.from({ length: n }, (_, j) => queuePosition(queueClaims({ cohort: 'PREOPEN', joinIndex: j }), w)));
+    const positions = await Promise.all(
+      Array.from({ length: n }, (_, j) => queuePosition(queueClaims({ cohort: 'PREOPEN', joinIndex: j }), w)),
+    );
     expect([...positions].sort((a, b) => a! - b!)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
     const slots = await cohortPositions(SEED, n);
     positions.forEach((p, j) => expect(p).toBe(slots[j]! + 1));
@@ -174,21 +200,37 @@ describe('queuePosition', () => {
 
 describe('computeStatus', () => {
   const fixed = { jitter: () => 0.5 };
-  const status = (c: Partial<QueueTokenClaims>, w: Partial<WatermarkState>, now = NOW, opts: StatusOptions = fixed) => computeStatus(queueClaims(c), watermark(w), now, opts);
+  const status = (c: Partial<QueueTokenClaims>, w: Partial<WatermarkState>, now = NOW, opts: StatusOptions = fixed) =>
+    computeStatus(queueClaims(c), watermark(w), now, opts);
 
   it('admits at and below the watermark', async () => {
-    expect(await status({ joinIndex: 99 }, {})).toEqual({ state: 'ADMITTED', position: 100, admittedThrough: 100, estWaitSeconds: 0, retryAfterSeconds: 5, admit: true });
+    expect(await status({ joinIndex: 99 }, {})).toEqual({
+      state: 'ADMITTED',
+      position: 100,
+      admittedThrough: 100,
+      estWaitSeconds: 0,
+      retryAfterSeconds: 5,
+      admit: true,
+    });
     expect((await status({ joinIndex: 0 }, {})).admit).toBe(true);
     expect((await status({ joinIndex: 100 }, {})).admit).toBe(false);
   });
 
   it('waits above it, with an estimate and a jittered 15-30 s poll', async () => {
     const far = await status({ joinIndex: 100_099 }, { ratePerMin: 1000 }); // position 100,100: 100,000 ahead
-    expect(far).toEqual({ state: 'WAITING', position: 100_100, admittedThrough: 100, estWaitSeconds: 6000, retryAfterSeconds: 23, admit: false });
+    expect(far).toEqual({
+      state: 'WAITING',
+      position: 100_100,
+      admittedThrough: 100,
+      estWaitSeconds: 6000,
+      retryAfterSeconds: 23,
+      admit: false,
+    });
     expect((await status({ joinIndex: 100_099 }, { ratePerMin: 1000 }, NOW, { jitter: () => 0 })).retryAfterSeconds).toBe(15);
     expect((await status({ joinIndex: 100_099 }, { ratePerMin: 1000 }, NOW, { jitter: () => 0.999999 })).retryAfterSeconds).toBe(30);
     const seen = new Set<number>();
-    for (let i = 0; i < 200; i++) seen.add((await computeStatus(queueClaims({ joinIndex: 100_099 }), watermark({ ratePerMin: 1000 }), NOW)).retryAfterSeconds);
+    for (let i = 0; i < 200; i++)
+      seen.add((await computeStatus(queueClaims({ joinIndex: 100_099 }), watermark({ ratePerMin: 1000 }), NOW)).retryAfterSeconds);
     expect(Math.min(...seen)).toBeGreaterThanOrEqual(15);
     expect(Math.max(...seen)).toBeLessThanOrEqual(30);
     expect(seen.size).toBeGreaterThan(5);
@@ -200,15 +242,31 @@ describe('computeStatus', () => {
   });
 
   it('has no estimate while the rate is 0', async () => {
-    expect(await status({ joinIndex: 500 }, { ratePerMin: 0 })).toMatchObject({ state: 'WAITING', estWaitSeconds: null, retryAfterSeconds: 23 });
+    expect(await status({ joinIndex: 500 }, { ratePerMin: 0 })).toMatchObject({
+      state: 'WAITING',
+      estWaitSeconds: null,
+      retryAfterSeconds: 23,
+    });
   });
 
   it('fails closed: PAUSED by an operator or by a stale heartbeat, and then nobody is admitted', async () => {
-    expect(await status({ joinIndex: 0 }, { state: 'PAUSED' })).toEqual({ state: 'PAUSED', position: 1, admittedThrough: 100, estWaitSeconds: null, retryAfterSeconds: 30, admit: false });
+    expect(await status({ joinIndex: 0 }, { state: 'PAUSED' })).toEqual({
+      state: 'PAUSED',
+      position: 1,
+      admittedThrough: 100,
+      estWaitSeconds: null,
+      retryAfterSeconds: 30,
+      admit: false,
+    });
     expect(await status({ joinIndex: 0 }, { heartbeatAt: NOW - 5001 })).toMatchObject({ state: 'PAUSED', admit: false });
     expect(await status({ joinIndex: 0 }, { heartbeatAt: NOW - 5000 })).toMatchObject({ state: 'ADMITTED', admit: true });
-    expect(await status({ joinIndex: 0 }, { heartbeatAt: NOW - 1500 }, NOW, { jitter: () => 0, heartbeatStaleMs: 1000 })).toMatchObject({ state: 'PAUSED' });
-    expect(await status({ joinIndex: 0 }, { state: 'LAST_CHANCE', heartbeatAt: NOW - 60_000 })).toMatchObject({ state: 'PAUSED', admit: false });
+    expect(await status({ joinIndex: 0 }, { heartbeatAt: NOW - 1500 }, NOW, { jitter: () => 0, heartbeatStaleMs: 1000 })).toMatchObject({
+      state: 'PAUSED',
+    });
+    expect(await status({ joinIndex: 0 }, { state: 'LAST_CHANCE', heartbeatAt: NOW - 60_000 })).toMatchObject({
+      state: 'PAUSED',
+      admit: false,
+    });
   });
 
   it('SOLD_OUT reaches everyone, even with a stale heartbeat, and admits no one', async () => {
@@ -217,18 +275,38 @@ describe('computeStatus', () => {
   });
 
   it('LAST_CHANCE: those still waiting see it; admission still goes by the watermark', async () => {
-    expect(await status({ joinIndex: 499 }, { state: 'LAST_CHANCE', ratePerMin: 40 })).toMatchObject({ state: 'LAST_CHANCE', admit: false, estWaitSeconds: 600 });
+    expect(await status({ joinIndex: 499 }, { state: 'LAST_CHANCE', ratePerMin: 40 })).toMatchObject({
+      state: 'LAST_CHANCE',
+      admit: false,
+      estWaitSeconds: 600,
+    });
     expect(await status({ joinIndex: 5 }, { state: 'LAST_CHANCE', ratePerMin: 40 })).toMatchObject({ state: 'ADMITTED', admit: true });
   });
 
   it('before the open everyone waits, position unknown for the pre-open cohort', async () => {
-    expect(await status({ cohort: 'PREOPEN', joinIndex: 0 }, { state: 'NOT_OPEN', admittedThrough: 0 })).toEqual({ state: 'WAITING', position: null, admittedThrough: 0, estWaitSeconds: null, retryAfterSeconds: 23, admit: false });
+    expect(await status({ cohort: 'PREOPEN', joinIndex: 0 }, { state: 'NOT_OPEN', admittedThrough: 0 })).toEqual({
+      state: 'WAITING',
+      position: null,
+      admittedThrough: 0,
+      estWaitSeconds: null,
+      retryAfterSeconds: 23,
+      admit: false,
+    });
     // even a mis-set watermark above 0 admits nobody before the open
-    expect(await status({ joinIndex: 0 }, { state: 'NOT_OPEN', admittedThrough: 10 })).toMatchObject({ state: 'WAITING', position: 1, admit: false });
+    expect(await status({ joinIndex: 0 }, { state: 'NOT_OPEN', admittedThrough: 10 })).toMatchObject({
+      state: 'WAITING',
+      position: 1,
+      admit: false,
+    });
   });
 
   it('just after the open, before sealing, the pre-open cohort waits a few seconds', async () => {
-    expect(await status({ cohort: 'PREOPEN', joinIndex: 0 }, { state: 'OPEN' })).toMatchObject({ state: 'WAITING', position: null, retryAfterSeconds: 5, admit: false });
+    expect(await status({ cohort: 'PREOPEN', joinIndex: 0 }, { state: 'OPEN' })).toMatchObject({
+      state: 'WAITING',
+      position: null,
+      retryAfterSeconds: 5,
+      admit: false,
+    });
   });
 
   it('refuses a token for another event', async () => {
@@ -245,14 +323,20 @@ describe('computeStatus', () => {
         fc.double({ min: 0, max: 5000, noNaN: true }),
         fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
         async (joinIndex, admittedThrough, state, heartbeatAge, ratePerMin, j) => {
-          const s = await computeStatus(queueClaims({ joinIndex }), watermark({ admittedThrough, state, ratePerMin, heartbeatAt: NOW - heartbeatAge }), NOW, { jitter: () => j });
+          const s = await computeStatus(
+            queueClaims({ joinIndex }),
+            watermark({ admittedThrough, state, ratePerMin, heartbeatAt: NOW - heartbeatAge }),
+            NOW,
+            { jitter: () => j },
+          );
           const fresh = heartbeatAge <= 5000;
           const shouldAdmit = fresh && (state === 'OPEN' || state === 'LAST_CHANCE') && joinIndex + 1 <= admittedThrough;
           expect(s.admit).toBe(shouldAdmit);
           expect(s.state === 'ADMITTED').toBe(shouldAdmit);
           if (state === 'SOLD_OUT') expect(s.state).toBe('SOLD_OUT');
           else if (state === 'PAUSED') expect(s.state).toBe('PAUSED');
-          else if (state === 'NOT_OPEN') expect(s.state).toBe('WAITING'); // before the open nobody is admitted anyway
+          else if (state === 'NOT_OPEN')
+            expect(s.state).toBe('WAITING'); // before the open nobody is admitted anyway
           else if (!fresh) expect(s.state).toBe('PAUSED');
           expect(s.retryAfterSeconds === 5 || (s.retryAfterSeconds >= 15 && s.retryAfterSeconds <= 30)).toBe(true);
           if (s.estWaitSeconds !== null) expect(s.estWaitSeconds).toBeGreaterThanOrEqual(0);
@@ -295,7 +379,9 @@ describe('edge.ts as an edge runs it: one neutral ESM bundle in a bare V8 contex
   });
 
   it('really runs without Node: the context has no process, require or Buffer', () => {
-    expect(vm.runInContext('typeof process + typeof require + typeof Buffer + typeof setTimeout', context)).toBe('undefinedundefinedundefinedundefined');
+    expect(vm.runInContext('typeof process + typeof require + typeof Buffer + typeof setTimeout', context)).toBe(
+      'undefinedundefinedundefinedundefined',
+    );
   });
 
   it('signs and verifies inside the edge, compatibly with Node', async () => {
@@ -306,25 +392,52 @@ describe('edge.ts as an edge runs it: one neutral ESM bundle in a bare V8 contex
     const fromEdge = await edge.signToken(edgeKey, claims);
     expect(fromEdge).toBe(await signToken(key, claims)); // same bytes in both realms
     expect(JSON.parse(JSON.stringify(await verifyToken(key, fromEdge, { kind: 'queue', eventId: 'ev-1', now: NOW })))).toEqual(claims);
-    const verified = await edge.verifyToken(edgeKey, await signToken(key, claims), { kind: 'queue', eventId: 'ev-1', accountId: 'fan-1', deviceHash: device, now: NOW });
+    const verified = await edge.verifyToken(edgeKey, await signToken(key, claims), {
+      kind: 'queue',
+      eventId: 'ev-1',
+      accountId: 'fan-1',
+      deviceHash: device,
+      now: NOW,
+    });
     expect(JSON.parse(JSON.stringify(verified))).toEqual(claims);
   });
 
   it('refuses bad tokens inside the edge with the same codes', async () => {
     const edgeKey = await edge.createTokenKey(SECRET);
     const t = await signToken(key, queueClaims());
-    const codeOf = (p: Promise<unknown>) => p.then(() => 'resolved', (e: { code?: string; name?: string }) => `${e.name}:${e.code}`);
-    expect(await codeOf(edge.verifyToken(edgeKey, 'garbage', { kind: 'queue', eventId: 'ev-1', now: NOW }))).toBe('TokenError:TOKEN_MALFORMED');
-    expect(await codeOf(edge.verifyToken(await edge.createTokenKey('x'.repeat(32)), t, { kind: 'queue', eventId: 'ev-1', now: NOW }))).toBe('TokenError:TOKEN_FORGED');
-    expect(await codeOf(edge.verifyToken(edgeKey, t, { kind: 'queue', eventId: 'ev-1', now: (NOW_S + 7200) * 1000 }))).toBe('TokenError:TOKEN_EXPIRED');
+    const codeOf = (p: Promise<unknown>) =>
+      p.then(
+        () => 'resolved',
+        (e: { code?: string; name?: string }) => `${e.name}:${e.code}`,
+      );
+    expect(await codeOf(edge.verifyToken(edgeKey, 'garbage', { kind: 'queue', eventId: 'ev-1', now: NOW }))).toBe(
+      'TokenError:TOKEN_MALFORMED',
+    );
+    expect(await codeOf(edge.verifyToken(await edge.createTokenKey('x'.repeat(32)), t, { kind: 'queue', eventId: 'ev-1', now: NOW }))).toBe(
+      'TokenError:TOKEN_FORGED',
+    );
+    expect(await codeOf(edge.verifyToken(edgeKey, t, { kind: 'queue', eventId: 'ev-1', now: (NOW_S + 7200) * 1000 }))).toBe(
+      'TokenError:TOKEN_EXPIRED',
+    );
     expect(await codeOf(edge.verifyToken(edgeKey, t, { kind: 'queue', eventId: 'ev-9', now: NOW }))).toBe('TokenError:TOKEN_WRONG_EVENT');
-    expect(await codeOf(edge.verifyToken(edgeKey, t, { kind: 'queue', eventId: 'ev-1', deviceHash: '0'.repeat(64), now: NOW }))).toBe('TokenError:TOKEN_WRONG_DEVICE');
+    expect(await codeOf(edge.verifyToken(edgeKey, t, { kind: 'queue', eventId: 'ev-1', deviceHash: '0'.repeat(64), now: NOW }))).toBe(
+      'TokenError:TOKEN_WRONG_DEVICE',
+    );
   });
 
   it('computes status inside the edge exactly as Node does, permutation included', async () => {
     const sealed = watermark({ cohortSize: 1000, seedHex: SEED, admittedThrough: 400 });
-    for (const patch of [{ cohort: 'PREOPEN' as const, joinIndex: 0 }, { cohort: 'PREOPEN' as const, joinIndex: 999 }, { joinIndex: 5000 }]) {
-      for (const w of [sealed, { ...sealed, state: 'PAUSED' as const }, { ...sealed, heartbeatAt: NOW - 10_000 }, { ...sealed, state: 'SOLD_OUT' as const }]) {
+    for (const patch of [
+      { cohort: 'PREOPEN' as const, joinIndex: 0 },
+      { cohort: 'PREOPEN' as const, joinIndex: 999 },
+      { joinIndex: 5000 },
+    ]) {
+      for (const w of [
+        sealed,
+        { ...sealed, state: 'PAUSED' as const },
+        { ...sealed, heartbeatAt: NOW - 10_000 },
+        { ...sealed, state: 'SOLD_OUT' as const },
+      ]) {
         const inEdge = await edge.computeStatus(queueClaims(patch), w, NOW, { jitter: () => 0.25 });
         const inNode = await computeStatus(queueClaims(patch), w, NOW, { jitter: () => 0.25 });
         expect(JSON.parse(JSON.stringify(inEdge))).toEqual(inNode);
@@ -344,7 +457,9 @@ describe('a Node origin key (synchronous HMAC beside the Web Crypto key)', () =>
     const a = await signToken(key, claims);
     const b = await signToken(nodeKey, claims);
     expect(b).toBe(a);
-    await expect(verifyToken(nodeKey, a, { kind: 'queue', eventId: claims.eventId, now: 0 })).resolves.toMatchObject({ joinIndex: claims.joinIndex });
+    await expect(verifyToken(nodeKey, a, { kind: 'queue', eventId: claims.eventId, now: 0 })).resolves.toMatchObject({
+      joinIndex: claims.joinIndex,
+    });
     const forged = a.slice(0, -2) + (a.endsWith('AA') ? 'BB' : 'AA');
     await rejects(verifyToken(nodeKey, forged, { kind: 'queue', eventId: claims.eventId, now: 0 }), 'TOKEN_FORGED');
   });

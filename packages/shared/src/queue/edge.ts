@@ -179,13 +179,29 @@ function wellFormed(c: unknown): TokenClaims | null {
   if (o.kind === 'queue') {
     if (!isCount(o.joinIndex) || (o.cohort !== 'PREOPEN' && o.cohort !== 'FIFO')) return null;
     if (o.queueId !== undefined && !isText(o.queueId)) return null;
-    return { kind: 'queue', ...common, joinIndex: o.joinIndex, cohort: o.cohort, ...(o.queueId !== undefined ? { queueId: o.queueId } : {}), iat: o.iat, exp: o.exp };
+    return {
+      kind: 'queue',
+      ...common,
+      joinIndex: o.joinIndex,
+      cohort: o.cohort,
+      ...(o.queueId !== undefined ? { queueId: o.queueId } : {}),
+      iat: o.iat,
+      exp: o.exp,
+    };
   }
   if (o.kind === 'admission') {
     if (!isCount(o.position) || o.position < 1) return null;
     if (o.tier !== undefined && !isText(o.tier)) return null;
     if (o.holdId !== undefined && !isText(o.holdId)) return null;
-    return { kind: 'admission', ...common, position: o.position, ...(o.tier !== undefined ? { tier: o.tier } : {}), ...(o.holdId !== undefined ? { holdId: o.holdId } : {}), iat: o.iat, exp: o.exp };
+    return {
+      kind: 'admission',
+      ...common,
+      position: o.position,
+      ...(o.tier !== undefined ? { tier: o.tier } : {}),
+      ...(o.holdId !== undefined ? { holdId: o.holdId } : {}),
+      iat: o.iat,
+      exp: o.exp,
+    };
   }
   return null;
 }
@@ -215,7 +231,8 @@ export async function openPayload(key: TokenKey, token: string): Promise<unknown
   if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH) throw new TokenError('TOKEN_MALFORMED');
   const parts = token.split('.');
   const [payload, signature] = parts;
-  if (parts.length !== 2 || !payload || !signature || !B64URL.test(payload) || !B64URL.test(signature)) throw new TokenError('TOKEN_MALFORMED');
+  if (parts.length !== 2 || !payload || !signature || !B64URL.test(payload) || !B64URL.test(signature))
+    throw new TokenError('TOKEN_MALFORMED');
   let mac: Uint8Array<ArrayBuffer>;
   try {
     mac = fromBase64Url(signature);
@@ -264,7 +281,8 @@ export function checkClaims<C extends TokenClaims>(claims: C, expected: TokenExp
   if (claims.eventId !== expected.eventId) throw new TokenError('TOKEN_WRONG_EVENT');
   if (expected.accountId !== undefined && claims.accountId !== expected.accountId) throw new TokenError('TOKEN_WRONG_ACCOUNT');
   if (expected.deviceHash !== undefined && claims.deviceHash !== expected.deviceHash) throw new TokenError('TOKEN_WRONG_DEVICE');
-  if (claims.kind === 'admission' && claims.holdId !== undefined && claims.holdId !== expected.holdId) throw new TokenError('TOKEN_WRONG_HOLD');
+  if (claims.kind === 'admission' && claims.holdId !== undefined && claims.holdId !== expected.holdId)
+    throw new TokenError('TOKEN_WRONG_HOLD');
   if ((expected.now ?? Date.now()) >= claims.exp * 1000) throw new TokenError('TOKEN_EXPIRED');
   return claims;
 }
@@ -274,7 +292,13 @@ export function checkClaims<C extends TokenClaims>(claims: C, expected: TokenExp
  * longer (its expiry, one extension of up to `maxExtensionSeconds`, and a payment window), or as long as the
  * admission it came from if that is later.
  */
-export function holdAdmissionClaims(admission: AdmissionTokenClaims, holdId: string, holdExpiresAtMs: number, maxExtensionSeconds: number, nowMs: number): AdmissionTokenClaims {
+export function holdAdmissionClaims(
+  admission: AdmissionTokenClaims,
+  holdId: string,
+  holdExpiresAtMs: number,
+  maxExtensionSeconds: number,
+  nowMs: number,
+): AdmissionTokenClaims {
   const iat = Math.floor(nowMs / 1000);
   const exp = Math.max(admission.exp, Math.ceil(holdExpiresAtMs / 1000) + maxExtensionSeconds + HOLD_PAYMENT_WINDOW_SECONDS);
   return { ...admission, holdId, iat, exp };
@@ -291,7 +315,14 @@ export const MAX_HOLD_EXTENSION_SECONDS = 1800;
  * claimed waitlist offer): the waiting room's own token, bound to the account and the device, at `position`. It
  * lives ADMISSION_TOKEN_TTL_SECONDS, or until `notAfterSeconds` if that is sooner. `nowMs`: Date.now().
  */
-export function directAdmissionClaims(input: { eventId: string; accountId: string; deviceHash: string; position: number; nowMs: number; notAfterSeconds?: number }): AdmissionTokenClaims {
+export function directAdmissionClaims(input: {
+  eventId: string;
+  accountId: string;
+  deviceHash: string;
+  position: number;
+  nowMs: number;
+  notAfterSeconds?: number;
+}): AdmissionTokenClaims {
   const iat = Math.floor(input.nowMs / 1000);
   const exp = iat + ADMISSION_TOKEN_TTL_SECONDS;
   return {
@@ -411,7 +442,12 @@ export const POLL_SECONDS = { min: 15, max: 30, nearFront: 5, paused: 30 } as co
  * admissions, after 30 s while paused. Throws TOKEN_WRONG_EVENT when the token and watermark disagree.
  * `now` is milliseconds since the epoch.
  */
-export async function computeStatus(claims: QueueTokenClaims, w: WatermarkState, now: number, opts: StatusOptions = {}): Promise<QueueStatus> {
+export async function computeStatus(
+  claims: QueueTokenClaims,
+  w: WatermarkState,
+  now: number,
+  opts: StatusOptions = {},
+): Promise<QueueStatus> {
   if ((claims.queueId ?? claims.eventId) !== w.eventId) throw new TokenError('TOKEN_WRONG_EVENT');
   const staleMs = opts.heartbeatStaleMs ?? DEFAULT_HEARTBEAT_STALE_MS;
   const jitter = Math.min(1, Math.max(0, (opts.jitter ?? Math.random)()));

@@ -173,7 +173,9 @@ describe('the pre-open permutation', () => {
     const p = createPermuter(generateSeed(), 100_000);
     for (let j = 0; j < 1000; j++) await p.position(j);
     const singles = performance.now() - t;
-    console.log(`cohortPositions: 10,000 in ${tenK.toFixed(1)} ms, 100,000 in ${hundredK.toFixed(1)} ms; 1,000 single positions (100k cohort) in ${singles.toFixed(1)} ms`);
+    console.log(
+      `cohortPositions: 10,000 in ${tenK.toFixed(1)} ms, 100,000 in ${hundredK.toFixed(1)} ms; 1,000 single positions (100k cohort) in ${singles.toFixed(1)} ms`,
+    );
     expect(tenK).toBeLessThan(500);
     expect(hundredK).toBeLessThan(3000);
   });
@@ -181,7 +183,9 @@ describe('the pre-open permutation', () => {
 
 describe('fairness copy', () => {
   it('says in plain words what each mode does', () => {
-    expect(fairnessDescription('RANDOMIZED_PREOPEN_THEN_FIFO')).toMatch(/^Everyone who joins before the on-sale opens is placed in a random order/);
+    expect(fairnessDescription('RANDOMIZED_PREOPEN_THEN_FIFO')).toMatch(
+      /^Everyone who joins before the on-sale opens is placed in a random order/,
+    );
     expect(fairnessDescription('FIFO')).toMatch(/order they joined/);
     expect(fairnessDescription('REGISTRATION_LOTTERY')).toMatch(/register/);
     expect(() => fairnessDescription('NOPE' as never)).toThrow(FairnessInputError);

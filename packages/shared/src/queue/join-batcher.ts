@@ -57,7 +57,14 @@ async function insertBatch(db: Db, batch: PendingJoin[]): Promise<Map<string, Jo
     ON CONFLICT (event_id, account_id) DO NOTHING
     RETURNING event_id, account_id`.execute(db);
   const fresh = new Set(created.map((r) => `${r.event_id}\u0000${r.account_id}`));
-  const { rows } = await sql<{ event_id: string; account_id: string; join_index: number; cohort: 'PREOPEN' | 'FIFO'; device_hash: string; joined_at: Date }>`
+  const { rows } = await sql<{
+    event_id: string;
+    account_id: string;
+    join_index: number;
+    cohort: 'PREOPEN' | 'FIFO';
+    device_hash: string;
+    joined_at: Date;
+  }>`
     SELECT q.event_id, q.account_id, q.join_index, q.cohort, q.device_hash, q.joined_at
     FROM queue_entries q JOIN unnest(${events}::uuid[], ${accounts}::text[]) AS t(event_id, account_id)
       ON q.event_id = t.event_id AND q.account_id = t.account_id`.execute(db);

@@ -87,7 +87,9 @@ export async function recordClaims(db: Db, claims: { eventId: string; accountId:
   await sql`
     INSERT INTO admission_minutes (event_id, minute, admission_tokens_issued)
     SELECT e, date_trunc('minute', now()), n FROM unnest(${[...perEvent.keys()]}::uuid[], ${[...perEvent.values()]}::int[]) AS t(e, n)
-    ON CONFLICT (event_id, minute) DO UPDATE SET admission_tokens_issued = admission_minutes.admission_tokens_issued + excluded.admission_tokens_issued`.execute(db);
+    ON CONFLICT (event_id, minute) DO UPDATE SET admission_tokens_issued = admission_minutes.admission_tokens_issued + excluded.admission_tokens_issued`.execute(
+    db,
+  );
 }
 
 /** Per event, the last full minute: admission tokens issued and holds created (for the admission metrics). */
@@ -104,7 +106,10 @@ export async function lastMinuteAdmissions(db: Db): Promise<{ event_id: string; 
 }
 
 /** Adds hold outcomes and gateway-failed checkouts (counted in memory by a store-API instance) to the current minute, per event. */
-export async function recordHoldOutcomes(db: Db, outcomes: Map<string, { created: number; refused: number; gatewayFailures?: number }>): Promise<void> {
+export async function recordHoldOutcomes(
+  db: Db,
+  outcomes: Map<string, { created: number; refused: number; gatewayFailures?: number }>,
+): Promise<void> {
   if (outcomes.size === 0) return;
   const ids = [...outcomes.keys()];
   await sql`
@@ -114,11 +119,17 @@ export async function recordHoldOutcomes(db: Db, outcomes: Map<string, { created
                 ${ids.map((k) => outcomes.get(k)!.gatewayFailures ?? 0)}::int[]) AS t(e, c, r, g)
     ON CONFLICT (event_id, minute) DO UPDATE SET holds_created = admission_minutes.holds_created + excluded.holds_created,
                                                  holds_refused = admission_minutes.holds_refused + excluded.holds_refused,
-                                                 checkout_gateway_failures = admission_minutes.checkout_gateway_failures + excluded.checkout_gateway_failures`.execute(db);
+                                                 checkout_gateway_failures = admission_minutes.checkout_gateway_failures + excluded.checkout_gateway_failures`.execute(
+    db,
+  );
 }
 
 /** A fan whose position expired unused goes to the back of the line: a new join index, FIFO, unclaimed. */
-export async function requeueEntry(db: Db, eventId: string, accountId: string): Promise<{ join_index: number; cohort: 'FIFO'; joined_at: Date } | undefined> {
+export async function requeueEntry(
+  db: Db,
+  eventId: string,
+  accountId: string,
+): Promise<{ join_index: number; cohort: 'FIFO'; joined_at: Date } | undefined> {
   const { rows } = await sql<{ join_index: number; cohort: 'FIFO'; joined_at: Date }>`
     UPDATE queue_entries SET join_index = nextval(${joinSequenceName(eventId)}::regclass), cohort = 'FIFO', joined_at = now(), claimed_at = NULL
     WHERE event_id = ${eventId} AND account_id = ${accountId}

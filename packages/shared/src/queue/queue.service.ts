@@ -63,13 +63,19 @@ export class QueueService {
     if (!isDeviceId(deviceId)) throw invalid('INVALID_DEVICE_ID', DEVICE_ID_RULE, 'x-device-id');
     const { event, tiers, blockedAccounts } = await this.deps.events.get(eventId);
     assertNotBlocked(blockedAccounts, accountId);
-    if (this.now() >= event.startsAt.getTime()) throw new DomainError('conflict', 'EVENT_CLOSED', 'this event has started; its queue is closed');
+    if (this.now() >= event.startsAt.getTime())
+      throw new DomainError('conflict', 'EVENT_CLOSED', 'this event has started; its queue is closed');
     // A registration lottery has no open queue: fans register, and winners come in with their invitation codes.
     if (event.fairnessMode === 'REGISTRATION_LOTTERY')
-      throw new DomainError('conflict', 'LOTTERY_REGISTRATION_REQUIRED', 'this event sells through a registration lottery: register for the draw; winners buy with their invitation', {
-        registration: `/events/${eventId}/lottery/registrations`,
-        lottery: `/events/${eventId}/lottery`,
-      });
+      throw new DomainError(
+        'conflict',
+        'LOTTERY_REGISTRATION_REQUIRED',
+        'this event sells through a registration lottery: register for the draw; winners buy with their invitation',
+        {
+          registration: `/events/${eventId}/lottery/registrations`,
+          lottery: `/events/${eventId}/lottery`,
+        },
+      );
     // A presale tier has a queue of its own (its id); the general sale uses the event's.
     const tier = tierToJoin(tiers, opts.tier);
     const presale = tier && !tier.general ? tier : null;
@@ -83,7 +89,9 @@ export class QueueService {
     if (row.created) this.deps.metrics?.queueJoined.inc({ event: eventId });
     // The position stays bound to the device it was taken on: a join from another device is refused.
     if (row.device_hash !== deviceHash)
-      throw new DomainError('forbidden', 'TOKEN_WRONG_DEVICE', 'this account joined the queue from another device', { field: 'x-device-id' });
+      throw new DomainError('forbidden', 'TOKEN_WRONG_DEVICE', 'this account joined the queue from another device', {
+        field: 'x-device-id',
+      });
     const nowS = Math.floor(this.now() / 1000);
     // iat is when the fan took this place: a position cannot expire before its fan joined.
     const claimsFor = (joinIndex: number, cohort: 'PREOPEN' | 'FIFO', joinedAt: Date): QueueTokenClaims => ({
@@ -111,14 +119,25 @@ export class QueueService {
   }
 
   /** A status poll: verifies the queue token and answers from memory; issues an admission token when admitted. */
-  async status(eventId: string, queueToken: string, accountId: string, deviceId: string, language: FanLanguage = DEFAULT_FAN_LANGUAGE): Promise<StatusWithCopy & { admissionToken?: string }> {
+  async status(
+    eventId: string,
+    queueToken: string,
+    accountId: string,
+    deviceId: string,
+    language: FanLanguage = DEFAULT_FAN_LANGUAGE,
+  ): Promise<StatusWithCopy & { admissionToken?: string }> {
     const deviceHash = await this.tokens.deviceHash(deviceId, accountId);
     const claims = await this.tokens.verify(queueToken, { kind: 'queue', eventId, accountId, deviceHash, now: this.now() });
     const { status, info } = await this.statusOf(claims, language);
     if (status.expired)
-      throw new DomainError('gone', 'POSITION_EXPIRED', 'your turn came and passed unused; join the queue again for a new place at the back', {
-        field: 'x-queue-token',
-      });
+      throw new DomainError(
+        'gone',
+        'POSITION_EXPIRED',
+        'your turn came and passed unused; join the queue again for a new place at the back',
+        {
+          field: 'x-queue-token',
+        },
+      );
     const queueId = claims.queueId ?? eventId;
     if (status.state === 'SOLD_OUT') this.observeSoldOut(queueId, queueToken);
     if (!status.admit) return status;
@@ -135,7 +154,10 @@ export class QueueService {
     if (at) this.deps.metrics?.soldoutPropagation.observe(Math.max(0, this.now() - at) / 1000);
   }
 
-  private async statusOf(claims: QueueTokenClaims, language: FanLanguage = DEFAULT_FAN_LANGUAGE): Promise<{ status: StatusWithCopy; info: PublicQueueInfo }> {
+  private async statusOf(
+    claims: QueueTokenClaims,
+    language: FanLanguage = DEFAULT_FAN_LANGUAGE,
+  ): Promise<{ status: StatusWithCopy; info: PublicQueueInfo }> {
     const info = await this.deps.watermarks.get(claims.queueId ?? claims.eventId);
     if (!info || info.ownerEventId !== claims.eventId) throw notFound('EVENT_NOT_FOUND', `no event ${claims.eventId}`, 'id');
     const status = await answerStatus(claims, info, this.now(), {}, language);
@@ -155,10 +177,24 @@ export class QueueService {
     for (const queueId of queueIds) {
       const info = await this.deps.watermarks.get(queueId);
       if (!info || info.ownerEventId !== eventId) continue;
-      queues.push({ queueId, watermark: info.watermark, copy: info.copy, copyByLanguage: info.copyByLanguage, listingId: info.listingId, tier: info.tier, tierName: info.tierName, closesAt: info.closesAt });
+      queues.push({
+        queueId,
+        watermark: info.watermark,
+        copy: info.copy,
+        copyByLanguage: info.copyByLanguage,
+        listingId: info.listingId,
+        tier: info.tier,
+        tierName: info.tierName,
+        closesAt: info.closesAt,
+      });
     }
     if (!queues.some((q) => q.queueId === eventId)) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'id');
-    return { eventId, tiers: tiers.map((t) => ({ code: t.code, queueId: t.queueId, general: t.general })), queues, generatedAt: this.now() };
+    return {
+      eventId,
+      tiers: tiers.map((t) => ({ code: t.code, queueId: t.queueId, general: t.general })),
+      queues,
+      generatedAt: this.now(),
+    };
   }
 
   private readonly edgeReports = new BoundedCache<string, number>(10_000);
@@ -192,7 +228,7 @@ export class QueueService {
    */
   async fairness(eventId: string, tierCode?: string) {
     const { event, tiers, tier, presale, info } = await this.queueOf(eventId, tierCode);
-    const mode = (tier?.fairnessMode ?? event.fairnessMode);
+    const mode = tier?.fairnessMode ?? event.fairnessMode;
     return {
       eventId,
       ...(tier ? { tier: tier.code } : {}),

@@ -1,5 +1,15 @@
 import { createHash, createHmac } from 'node:crypto';
-import { checkClaims, createTokenKey, hashDevice, TokenError, verifyToken, type AdmissionTokenClaims, type TokenClaims, type TokenExpectation, type TokenKey } from './edge.js';
+import {
+  checkClaims,
+  createTokenKey,
+  hashDevice,
+  TokenError,
+  verifyToken,
+  type AdmissionTokenClaims,
+  type TokenClaims,
+  type TokenExpectation,
+  type TokenKey,
+} from './edge.js';
 
 /** A token key for a Node origin: the same secret, with node:crypto's synchronous HMAC for the hot path. */
 export async function createNodeTokenKey(secret: string): Promise<TokenKey> {

@@ -40,7 +40,15 @@ export class WatermarkStore {
       eventId: r.event_id,
       admittedThrough: Number(r.admitted_through),
       // A presale that has closed admits nobody again: it reads as sold out (its seats roll to the next sale).
-      state: r.paused ? 'PAUSED' : r.inventory_state === 'SOLD_OUT' || (r.closes_at !== null && now >= r.closes_at.getTime()) ? 'SOLD_OUT' : now < r.onsale_at.getTime() || r.awaiting_signoff ? 'NOT_OPEN' : r.inventory_state === 'LAST_CHANCE' ? 'LAST_CHANCE' : 'OPEN',
+      state: r.paused
+        ? 'PAUSED'
+        : r.inventory_state === 'SOLD_OUT' || (r.closes_at !== null && now >= r.closes_at.getTime())
+          ? 'SOLD_OUT'
+          : now < r.onsale_at.getTime() || r.awaiting_signoff
+            ? 'NOT_OPEN'
+            : r.inventory_state === 'LAST_CHANCE'
+              ? 'LAST_CHANCE'
+              : 'OPEN',
       ratePerMin: r.rate_per_min,
       updatedAt: r.updated_at.getTime(),
       heartbeatAt: r.heartbeat_at?.getTime() ?? 0,

@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { arrivalOffsets, botOperators, compressClock, DEFAULT_BOT_SHAPE, faultOffsetMs, parseFault, seededRandom, testCardNumber, verdictOf } from './plan.js';
+import {
+  arrivalOffsets,
+  botOperators,
+  compressClock,
+  DEFAULT_BOT_SHAPE,
+  faultOffsetMs,
+  parseFault,
+  seededRandom,
+  testCardNumber,
+  verdictOf,
+} from './plan.js';
 import { checkoutRequestSchema } from '../checkout/checkout.schema.js';
 
 describe('parseFault', () => {
@@ -20,10 +30,51 @@ describe('parseFault', () => {
 
 describe('compressClock', () => {
   it('divides every duration by the scale, whole seconds never below 1', () => {
-    const c = compressClock({ holdTtlSeconds: 360, holdExtensionSeconds: 180, targetSaleMinutes: 10, checkoutMinutes: 5, seatPickingOpensAfterMinutes: 15, offerTtlSeconds: 900 }, 30);
-    expect(c).toEqual({ holdTtlSeconds: 12, holdExtensionSeconds: 6, targetSaleMinutes: 10 / 30, checkoutMinutes: 5 / 30, seatPickingOpensAfterMinutes: 0.5, offerTtlSeconds: 30 });
-    expect(compressClock({ holdTtlSeconds: 30, holdExtensionSeconds: 0, targetSaleMinutes: 1, checkoutMinutes: 1, seatPickingOpensAfterMinutes: 0, offerTtlSeconds: 60 }, 1000).holdTtlSeconds).toBe(1);
-    expect(() => compressClock({ holdTtlSeconds: 1, holdExtensionSeconds: 0, targetSaleMinutes: 1, checkoutMinutes: 1, seatPickingOpensAfterMinutes: 0, offerTtlSeconds: 1 }, 0.5)).toThrow();
+    const c = compressClock(
+      {
+        holdTtlSeconds: 360,
+        holdExtensionSeconds: 180,
+        targetSaleMinutes: 10,
+        checkoutMinutes: 5,
+        seatPickingOpensAfterMinutes: 15,
+        offerTtlSeconds: 900,
+      },
+      30,
+    );
+    expect(c).toEqual({
+      holdTtlSeconds: 12,
+      holdExtensionSeconds: 6,
+      targetSaleMinutes: 10 / 30,
+      checkoutMinutes: 5 / 30,
+      seatPickingOpensAfterMinutes: 0.5,
+      offerTtlSeconds: 30,
+    });
+    expect(
+      compressClock(
+        {
+          holdTtlSeconds: 30,
+          holdExtensionSeconds: 0,
+          targetSaleMinutes: 1,
+          checkoutMinutes: 1,
+          seatPickingOpensAfterMinutes: 0,
+          offerTtlSeconds: 60,
+        },
+        1000,
+      ).holdTtlSeconds,
+    ).toBe(1);
+    expect(() =>
+      compressClock(
+        {
+          holdTtlSeconds: 1,
+          holdExtensionSeconds: 0,
+          targetSaleMinutes: 1,
+          checkoutMinutes: 1,
+          seatPickingOpensAfterMinutes: 0,
+          offerTtlSeconds: 1,
+        },
+        0.5,
+      ),
+    ).toThrow();
   });
 });
 

@@ -30,9 +30,13 @@ export interface FaultSpec {
 /** Parses `NAME@P%` or `NAME@Ns`; throws an Error whose message names what is wrong. */
 export function parseFault(text: string): FaultSpec {
   const m = /^([a-z-]+)@(\d+(?:\.\d+)?)(%|s)$/.exec(text.trim());
-  if (!m) throw new Error(`--fault ${JSON.stringify(text)}: write NAME@P% (a share of the sale) or NAME@Ns (seconds after the open), e.g. kill-store@30%`);
+  if (!m)
+    throw new Error(
+      `--fault ${JSON.stringify(text)}: write NAME@P% (a share of the sale) or NAME@Ns (seconds after the open), e.g. kill-store@30%`,
+    );
   const kind = m[1] as FaultKind;
-  if (!FAULT_KINDS.includes(kind)) throw new Error(`--fault ${JSON.stringify(text)}: unknown fault ${JSON.stringify(m[1])}; choose one of ${FAULT_KINDS.join(', ')}`);
+  if (!FAULT_KINDS.includes(kind))
+    throw new Error(`--fault ${JSON.stringify(text)}: unknown fault ${JSON.stringify(m[1])}; choose one of ${FAULT_KINDS.join(', ')}`);
   const n = Number(m[2]);
   if (m[3] === '%' && n > 100) throw new Error(`--fault ${JSON.stringify(text)}: a share of the sale is 0-100%`);
   return { kind, at: m[3] === '%' ? { percentOfSale: n } : { secondsAfterOpen: n }, text: text.trim() };

@@ -7,7 +7,14 @@ import type { EventClock } from './plan.js';
 // figures come from.
 
 /** Marks a just-created event as a rehearsal's, with its compressed clock and its open. */
-export async function markRehearsalEvent(trx: Trx, eventId: string, listingId: string, timeScale: number, clock: EventClock, onsaleAt: Date): Promise<void> {
+export async function markRehearsalEvent(
+  trx: Trx,
+  eventId: string,
+  listingId: string,
+  timeScale: number,
+  clock: EventClock,
+  onsaleAt: Date,
+): Promise<void> {
   await trx
     .updateTable('events')
     .set({
@@ -30,10 +37,20 @@ export async function listingOfferTtlSeconds(db: Db | Trx, listingId: string): P
   return r.offer_ttl_seconds;
 }
 
-export async function insertRehearsalRun(db: Db, run: { eventId: string | null; eventName: string; target: string; fans: number; timeScale: number; settings: Record<string, unknown> }): Promise<string> {
+export async function insertRehearsalRun(
+  db: Db,
+  run: { eventId: string | null; eventName: string; target: string; fans: number; timeScale: number; settings: Record<string, unknown> },
+): Promise<string> {
   const r = await db
     .insertInto('rehearsal_reports')
-    .values({ event_id: run.eventId, event_name: run.eventName, target: run.target, fans: run.fans, time_scale: run.timeScale, settings: JSON.stringify(run.settings) })
+    .values({
+      event_id: run.eventId,
+      event_name: run.eventName,
+      target: run.target,
+      fans: run.fans,
+      time_scale: run.timeScale,
+      settings: JSON.stringify(run.settings),
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   return r.id;
@@ -43,8 +60,17 @@ export async function setRehearsalEvent(db: Db, id: string, eventId: string): Pr
   await db.updateTable('rehearsal_reports').set({ event_id: eventId }).where('id', '=', id).execute();
 }
 
-export async function finishRehearsalRun(db: Db, id: string, status: Exclude<RehearsalStatus, 'RUNNING'>, report: Record<string, unknown>): Promise<void> {
-  await db.updateTable('rehearsal_reports').set({ status, finished_at: new Date(), report: JSON.stringify(report) }).where('id', '=', id).execute();
+export async function finishRehearsalRun(
+  db: Db,
+  id: string,
+  status: Exclude<RehearsalStatus, 'RUNNING'>,
+  report: Record<string, unknown>,
+): Promise<void> {
+  await db
+    .updateTable('rehearsal_reports')
+    .set({ status, finished_at: new Date(), report: JSON.stringify(report) })
+    .where('id', '=', id)
+    .execute();
 }
 
 /** The latest runs first. */
@@ -72,7 +98,13 @@ export interface SalesReadBack {
   admittedThrough: number;
 }
 
-export async function readBackSales(db: Db, eventId: string, listingId: string, botPrefix: string, notifiedSince: Date | null): Promise<SalesReadBack> {
+export async function readBackSales(
+  db: Db,
+  eventId: string,
+  listingId: string,
+  botPrefix: string,
+  notifiedSince: Date | null,
+): Promise<SalesReadBack> {
   const orders = await db
     .selectFrom('orders')
     .select([
@@ -87,7 +119,9 @@ export async function readBackSales(db: Db, eventId: string, listingId: string, 
     .executeTakeFirstOrThrow();
   const { rows: dup } = await sql<{ n: number }>`
     SELECT (SELECT coalesce(sum(c - 1), 0) FROM (SELECT count(*) AS c FROM orders WHERE event_id = ${eventId} AND status = 'CONFIRMED' GROUP BY hold_id HAVING count(*) > 1) a)
-         + (SELECT coalesce(sum(c - 1), 0) FROM (SELECT count(*) AS c FROM orders WHERE event_id = ${eventId} AND status = 'CONFIRMED' GROUP BY account_id, idempotency_key HAVING count(*) > 1) b) AS n`.execute(db);
+         + (SELECT coalesce(sum(c - 1), 0) FROM (SELECT count(*) AS c FROM orders WHERE event_id = ${eventId} AND status = 'CONFIRMED' GROUP BY account_id, idempotency_key HAVING count(*) > 1) b) AS n`.execute(
+    db,
+  );
   const notified = await db
     .selectFrom('notifications')
     .select(sql<number>`count(*)::int`.as('n'))
@@ -122,5 +156,10 @@ export async function durableHolds(db: Db, eventId: string, holdIds: readonly st
 
 /** A run whose driver stopped without finishing it (killed, crashed): ERROR, so no page shows it running for ever. */
 export async function abandonRehearsalRun(db: Db, id: string): Promise<void> {
-  await db.updateTable('rehearsal_reports').set({ status: 'ERROR', finished_at: new Date() }).where('id', '=', id).where('status', '=', 'RUNNING').execute();
+  await db
+    .updateTable('rehearsal_reports')
+    .set({ status: 'ERROR', finished_at: new Date() })
+    .where('id', '=', id)
+    .where('status', '=', 'RUNNING')
+    .execute();
 }

@@ -55,18 +55,29 @@ export interface RehearsalReport {
   /** Every answer the fans got, by status and code. */
   answers: Record<string, number>;
   /** What the driver itself used: its CPU, memory and request rate (to tell a bound driver from a bound product). */
-  driver: { cpuSeconds: number; wallSeconds: number; peakRssMb: number; requests: number; requestsPerSecond: number; eventLoopDelayP99Ms: number | null };
+  driver: {
+    cpuSeconds: number;
+    wallSeconds: number;
+    peakRssMb: number;
+    requests: number;
+    requestsPerSecond: number;
+    eventLoopDelayP99Ms: number | null;
+  };
   verdict: 'PASS' | 'FAIL';
   reasons: string[];
 }
 
-const n = (v: number | null | undefined, digits = 0) => (v === null || v === undefined ? 'n/a' : v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
+const n = (v: number | null | undefined, digits = 0) =>
+  v === null || v === undefined ? 'n/a' : v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 /** The report as Markdown: the figures that decide the verdict first, then the rest. */
 export function reportMarkdown(r: RehearsalReport): string {
   const lines: string[] = [];
   lines.push(`# Rehearsal of ${r.eventName}: ${r.verdict}`, '');
-  lines.push(`${n(r.fans)} virtual fans (${n(r.humans)} fans, ${n(r.bots)} bot accounts) for ${n(r.seats)} seats, time scale ${r.timeScale} (the event's clock ran ${r.timeScale} times fast), against ${r.target}; ${r.startedAt} to ${r.finishedAt}.`, '');
+  lines.push(
+    `${n(r.fans)} virtual fans (${n(r.humans)} fans, ${n(r.bots)} bot accounts) for ${n(r.seats)} seats, time scale ${r.timeScale} (the event's clock ran ${r.timeScale} times fast), against ${r.target}; ${r.startedAt} to ${r.finishedAt}.`,
+    '',
+  );
   if (r.reasons.length > 0) lines.push(`Why not PASS: ${r.reasons.join('; ')}.`, '');
   lines.push('| check | value |', '| --- | --- |');
   lines.push(`| seats sold | ${n(r.seatsSold)} of ${n(r.seats)}${r.soldOut ? ' (sold out)' : ''} |`);
@@ -74,23 +85,40 @@ export function reportMarkdown(r: RehearsalReport): string {
   lines.push(`| double-sold seats | ${n(r.doubleSold)} |`);
   lines.push(`| duplicate orders | ${n(r.duplicateOrders)} |`);
   lines.push(`| drift (available + held + sold - capacity) | ${n(r.drift)} |`);
-  lines.push(`| sold-out propagation p50 / p99 / max | ${n(r.soldOutPropagationMs.p50)} / ${n(r.soldOutPropagationMs.p99)} / ${n(r.soldOutPropagationMs.max)} ms (${n(r.soldOutPropagationMs.count)} polling fans) |`);
+  lines.push(
+    `| sold-out propagation p50 / p99 / max | ${n(r.soldOutPropagationMs.p50)} / ${n(r.soldOutPropagationMs.p99)} / ${n(r.soldOutPropagationMs.max)} ms (${n(r.soldOutPropagationMs.count)} polling fans) |`,
+  );
   lines.push(`| hold latency p50 / p99 | ${n(r.holdLatencyMs.p50)} / ${n(r.holdLatencyMs.p99)} ms (${n(r.holdLatencyMs.count)} holds) |`);
   lines.push(`| admitted per minute, plan / actual | ${n(r.admittedPerMinute.plan, 1)} / ${n(r.admittedPerMinute.actual, 1)} |`);
   lines.push(`| most seats stranded in abandoned holds | ${n(Math.max(0, ...r.strandedSeats.map((s) => s[1])))} |`);
   lines.push(`| rank correlation, pre-open arrival vs place (Spearman) | ${n(r.rankCorrelation, 4)} (${n(r.rankedFans)} fans) |`);
   lines.push(`| bot seat share | ${n(r.botSeatShare * 100, 1)}% |`);
   lines.push(`| waitlist joined / notified after the sell-out | ${n(r.waitlistJoined)} / ${n(r.waitlistNotified)} |`);
-  lines.push(`| fans unfinished at the driver's deadline | ${n(r.unfinishedFans)}${r.unfinishedFans > 0 ? ` (${Object.entries(r.unfinishedBy).map(([k, v]) => `${k}: ${v}`).join('; ')})` : ''} |`);
+  lines.push(
+    `| fans unfinished at the driver's deadline | ${n(r.unfinishedFans)}${
+      r.unfinishedFans > 0
+        ? ` (${Object.entries(r.unfinishedBy)
+            .map(([k, v]) => `${k}: ${v}`)
+            .join('; ')})`
+        : ''
+    } |`,
+  );
   lines.push('');
   if (r.faults.length > 0) {
-    lines.push('## Faults', '', '| fault | what was done | at | recovered after | what fans read meanwhile |', '| --- | --- | --- | --- | --- |');
+    lines.push(
+      '## Faults',
+      '',
+      '| fault | what was done | at | recovered after | what fans read meanwhile |',
+      '| --- | --- | --- | --- | --- |',
+    );
     for (const f of r.faults) {
       const read = Object.entries(f.fansRead)
         .sort((a, b) => b[1] - a[1])
         .map(([k, v]) => `${k}: ${n(v)}`)
         .join(', ');
-      lines.push(`| ${f.fault} | ${f.action} | ${n(f.startedAtMs / 1000, 1)} s after the open | ${f.recoveryMs === null ? 'never' : `${n(f.recoveryMs / 1000, 1)} s`} | ${read || 'nothing'} |`);
+      lines.push(
+        `| ${f.fault} | ${f.action} | ${n(f.startedAtMs / 1000, 1)} s after the open | ${f.recoveryMs === null ? 'never' : `${n(f.recoveryMs / 1000, 1)} s`} | ${read || 'nothing'} |`,
+      );
     }
     lines.push('');
   }
@@ -98,6 +126,11 @@ export function reportMarkdown(r: RehearsalReport): string {
   for (const [k, v] of Object.entries(r.answers).sort((a, b) => b[1] - a[1])) lines.push(`| ${k} | ${n(v)} |`);
   lines.push('');
   const d = r.driver;
-  lines.push('## The driver', '', `${n(d.requests)} requests in ${n(d.wallSeconds, 1)} s (${n(d.requestsPerSecond)} a second); the driver's own CPU ${n(d.cpuSeconds, 1)} s, peak memory ${n(d.peakRssMb)} MB, event-loop delay p99 ${n(d.eventLoopDelayP99Ms)} ms.`, '');
+  lines.push(
+    '## The driver',
+    '',
+    `${n(d.requests)} requests in ${n(d.wallSeconds, 1)} s (${n(d.requestsPerSecond)} a second); the driver's own CPU ${n(d.cpuSeconds, 1)} s, peak memory ${n(d.peakRssMb)} MB, event-loop delay p99 ${n(d.eventLoopDelayP99Ms)} ms.`,
+    '',
+  );
   return lines.join('\n');
 }

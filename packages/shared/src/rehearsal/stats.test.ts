@@ -28,22 +28,39 @@ describe('spearman', () => {
         expect(r).toBeGreaterThanOrEqual(-1);
         expect(r).toBeLessThanOrEqual(1);
         expect(spearman(y, x)).toBeCloseTo(r, 12);
-        expect(spearman(x.map((v) => v * 3 + 1000), y.map((v) => Math.exp(v / 50)))).toBeCloseTo(r, 9);
-        expect(spearman(x, y.map((v) => -v))).toBeCloseTo(-r, 12);
+        expect(
+          spearman(
+            x.map((v) => v * 3 + 1000),
+            y.map((v) => Math.exp(v / 50)),
+          ),
+        ).toBeCloseTo(r, 9);
+        expect(
+          spearman(
+            x,
+            y.map((v) => -v),
+          ),
+        ).toBeCloseTo(-r, 12);
       }),
     );
   });
 
   it('is near 0 for a random permutation of many positions (what a fair pre-open shuffle gives)', () => {
     let seed = 42;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const n = 5000;
     const positions = Array.from({ length: n }, (_, i) => i + 1);
     for (let i = n - 1; i > 0; i--) {
       const j = Math.floor(random() * (i + 1));
       [positions[i], positions[j]] = [positions[j]!, positions[i]!];
     }
-    expect(Math.abs(spearman(Array.from({ length: n }, (_, i) => i), positions)!)).toBeLessThan(0.05);
+    expect(
+      Math.abs(
+        spearman(
+          Array.from({ length: n }, (_, i) => i),
+          positions,
+        )!,
+      ),
+    ).toBeLessThan(0.05);
   });
 });
 
@@ -67,18 +84,28 @@ describe('percentile', () => {
     expect(percentile(v, 40)).toBe(20);
     expect(percentile(v, 50)).toBe(35);
     expect(percentile(v, 100)).toBe(50);
-    expect(percentile(Array.from({ length: 10 }, (_, i) => i + 1), 99)).toBe(10);
+    expect(
+      percentile(
+        Array.from({ length: 10 }, (_, i) => i + 1),
+        99,
+      ),
+    ).toBe(10);
     expect(percentile([], 50)).toBeNull();
     expect(() => percentile([1], 101)).toThrow();
   });
 
   it('is monotone in p and always one of the values', () => {
     fc.assert(
-      fc.property(fc.array(fc.double({ min: 0, max: 1e6, noNaN: true }), { minLength: 1, maxLength: 80 }), fc.double({ min: 0, max: 100, noNaN: true }), fc.double({ min: 0, max: 100, noNaN: true }), (v, a, b) => {
-        const [lo, hi] = a <= b ? [a, b] : [b, a];
-        expect(percentile(v, lo)!).toBeLessThanOrEqual(percentile(v, hi)!);
-        expect(v).toContain(percentile(v, a));
-      }),
+      fc.property(
+        fc.array(fc.double({ min: 0, max: 1e6, noNaN: true }), { minLength: 1, maxLength: 80 }),
+        fc.double({ min: 0, max: 100, noNaN: true }),
+        fc.double({ min: 0, max: 100, noNaN: true }),
+        (v, a, b) => {
+          const [lo, hi] = a <= b ? [a, b] : [b, a];
+          expect(percentile(v, lo)!).toBeLessThanOrEqual(percentile(v, hi)!);
+          expect(v).toContain(percentile(v, a));
+        },
+      ),
     );
   });
 

@@ -27,7 +27,9 @@ export function spearman(x: ArrayLike<number>, y: ArrayLike<number>): number | n
   const rx = fractionalRanks(x);
   const ry = fractionalRanks(y);
   const mean = (n + 1) / 2;
-  let sxy = 0, sxx = 0, syy = 0;
+  let sxy = 0,
+    sxx = 0,
+    syy = 0;
   for (let i = 0; i < n; i++) {
     const dx = rx[i]! - mean;
     const dy = ry[i]! - mean;
@@ -56,5 +58,10 @@ export function percentile(values: ArrayLike<number>, p: number): number | null 
 /** p50, p99 and max of a latency series in whole milliseconds (nulls when nothing was measured). */
 export function latencySummary(values: ArrayLike<number>): { p50: number | null; p99: number | null; max: number | null; count: number } {
   const round = (v: number | null) => (v === null ? null : Math.round(v));
-  return { p50: round(percentile(values, 50)), p99: round(percentile(values, 99)), max: round(percentile(values, 100)), count: values.length };
+  return {
+    p50: round(percentile(values, 50)),
+    p99: round(percentile(values, 99)),
+    max: round(percentile(values, 100)),
+    count: values.length,
+  };
 }

@@ -9,4 +9,6 @@ export function assertNotBlocked(blocked: ReadonlySet<string>, accountId: string
 }
 
 export const accountBlocked = () =>
-  new DomainError('forbidden', 'ACCOUNT_BLOCKED', 'this account is blocked from this event by the organiser; contact their fan support', { field: 'authorization' });
+  new DomainError('forbidden', 'ACCOUNT_BLOCKED', 'this account is blocked from this event by the organiser; contact their fan support', {
+    field: 'authorization',
+  });

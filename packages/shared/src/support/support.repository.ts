@@ -14,7 +14,10 @@ export function findBlock(db: Db | Trx, eventId: string, accountId: string) {
 }
 
 /** Inserts the block; false when the account was blocked from the event already. */
-export async function insertBlock(trx: Trx, row: { eventId: string; accountId: string; reason: string; blockedBy: string }): Promise<boolean> {
+export async function insertBlock(
+  trx: Trx,
+  row: { eventId: string; accountId: string; reason: string; blockedBy: string },
+): Promise<boolean> {
   const r = await trx
     .insertInto('account_blocks')
     .values({ event_id: row.eventId, account_id: row.accountId, reason: row.reason, blocked_by: row.blockedBy })
@@ -25,7 +28,12 @@ export async function insertBlock(trx: Trx, row: { eventId: string; accountId: s
 }
 
 export async function deleteBlock(trx: Trx, eventId: string, accountId: string) {
-  return trx.deleteFrom('account_blocks').where('event_id', '=', eventId).where('account_id', '=', accountId).returning(['reason', 'blocked_by', 'blocked_at']).executeTakeFirst();
+  return trx
+    .deleteFrom('account_blocks')
+    .where('event_id', '=', eventId)
+    .where('account_id', '=', accountId)
+    .returning(['reason', 'blocked_by', 'blocked_at'])
+    .executeTakeFirst();
 }
 
 export function findBlocksOfAccount(db: Db | Trx, accountId: string) {

@@ -3,7 +3,12 @@
 import { z } from 'zod';
 import '../words/zod-messages.js';
 
-const id = (what: string) => z.string({ error: `choose ${what}` }).trim().min(1, `choose ${what}`).max(100, 'at most 100 characters');
+const id = (what: string) =>
+  z
+    .string({ error: `choose ${what}` })
+    .trim()
+    .min(1, `choose ${what}`)
+    .max(100, 'at most 100 characters');
 
 /** A fan's account id as the store API knows it (its dev sign-in and the identity provider's subject). */
 export const accountIdSchema = z
@@ -37,19 +42,37 @@ export const orderCancelSchema = z.object({ orderId: id('an order'), reason: sup
 /** The post-sale review's clustering options (as the CLI's `review`). */
 export const reviewOptionsSchema = z.object({
   eventId: id('an event'),
-  createdWithinSeconds: z.number({ error: 'enter a number of seconds' }).int('whole seconds').min(0, 'enter 0 or more').max(86_400, 'at most a day (86,400 seconds)').nullable().optional(),
-  minAccounts: z.number({ error: 'enter a number of accounts' }).int('whole accounts').min(2, 'a cluster has at least 2 accounts').max(1000, 'at most 1,000').optional(),
+  createdWithinSeconds: z
+    .number({ error: 'enter a number of seconds' })
+    .int('whole seconds')
+    .min(0, 'enter 0 or more')
+    .max(86_400, 'at most a day (86,400 seconds)')
+    .nullable()
+    .optional(),
+  minAccounts: z
+    .number({ error: 'enter a number of accounts' })
+    .int('whole accounts')
+    .min(2, 'a cluster has at least 2 accounts')
+    .max(1000, 'at most 1,000')
+    .optional(),
 });
 
 /** Cancel every order of one review cluster, as the review shows it now; the reason goes to each order's audit. */
-export const clusterCancelSchema = reviewOptionsSchema.extend({ clusterId: z.string().trim().min(1, 'choose a cluster').max(40), reason: supportReasonSchema });
+export const clusterCancelSchema = reviewOptionsSchema.extend({
+  clusterId: z.string().trim().min(1, 'choose a cluster').max(40),
+  reason: supportReasonSchema,
+});
 
 /** New rows of seats at the back of a section of an event on sale (as `inventory:add`). */
 export const inventoryAddSchema = z.object({
   eventId: id('an event'),
   section: z.string({ error: 'choose a section' }).trim().min(1, 'choose a section').max(40, 'at most 40 characters'),
   rows: z.number({ error: 'enter a number of rows' }).int('whole rows').min(1, 'add at least 1 row').max(200, 'at most 200 rows at a time'),
-  seatsPerRow: z.number({ error: 'enter a number of seats' }).int('whole seats').min(1, 'at least 1 seat per row').max(500, 'at most 500 seats per row'),
+  seatsPerRow: z
+    .number({ error: 'enter a number of seats' })
+    .int('whole seats')
+    .min(1, 'at least 1 seat per row')
+    .max(500, 'at most 500 seats per row'),
 });
 
 export type AccountBlockInput = z.input<typeof accountBlockSchema>;

@@ -38,17 +38,60 @@ export interface AccountLookup {
   /** When the store API first saw the account (null: never signed in here). */
   createdAt: Date | null;
   queues: SupportQueuePlace[];
-  holds: { id: string; eventId: string; eventName: string; timeZone: string; section: string | null; quantity: number; status: string; live: boolean; expiresAt: Date; createdAt: Date }[];
-  orders: { id: string; eventId: string; eventName: string; timeZone: string; currency: string; seats: number; amountCents: number; status: string; createdAt: Date }[];
-  waitlist: { id: number; listingId: string; listingName: string; createdAt: Date; expiresAt: Date; live: boolean; dateFrom: string; dateTo: string; maxPriceCents: number | null; quantity: number; sections: string[] | null }[];
-  notifications: { id: number; listingId: string; listingName: string; kind: string; cause: string | null; createdAt: Date; readAt: Date | null; offerStatus: string | null }[];
+  holds: {
+    id: string;
+    eventId: string;
+    eventName: string;
+    timeZone: string;
+    section: string | null;
+    quantity: number;
+    status: string;
+    live: boolean;
+    expiresAt: Date;
+    createdAt: Date;
+  }[];
+  orders: {
+    id: string;
+    eventId: string;
+    eventName: string;
+    timeZone: string;
+    currency: string;
+    seats: number;
+    amountCents: number;
+    status: string;
+    createdAt: Date;
+  }[];
+  waitlist: {
+    id: number;
+    listingId: string;
+    listingName: string;
+    createdAt: Date;
+    expiresAt: Date;
+    live: boolean;
+    dateFrom: string;
+    dateTo: string;
+    maxPriceCents: number | null;
+    quantity: number;
+    sections: string[] | null;
+  }[];
+  notifications: {
+    id: number;
+    listingId: string;
+    listingName: string;
+    kind: string;
+    cause: string | null;
+    createdAt: Date;
+    readAt: Date | null;
+    offerStatus: string | null;
+  }[];
   blocks: { eventId: string; eventName: string; reason: string; blockedBy: string; blockedAt: Date }[];
 }
 
 async function placeOf(r: Awaited<ReturnType<typeof repo.findQueueEntries>>[number]): Promise<SupportQueuePlace> {
   let position: number | null = null;
   if (r.cohort === 'FIFO') position = r.join_index + 1;
-  else if (r.sealed && r.seed_hex && r.cohort_size !== null && r.join_index < r.cohort_size) position = (await permutePosition(r.seed_hex, r.cohort_size, r.join_index)) + 1;
+  else if (r.sealed && r.seed_hex && r.cohort_size !== null && r.join_index < r.cohort_size)
+    position = (await permutePosition(r.seed_hex, r.cohort_size, r.join_index)) + 1;
   const admitted = position !== null && position <= Number(r.admitted_through);
   const state: SupportQueuePlace['state'] =
     r.inventory_state === 'SOLD_OUT'
@@ -97,8 +140,29 @@ export async function lookupAccount(db: Db | Trx, input: unknown): Promise<Accou
     accountId,
     createdAt: account?.created_at ?? null,
     queues: await Promise.all(queues.map(placeOf)),
-    holds: holds.map((h) => ({ id: h.id, eventId: h.event_id, eventName: h.event_name, timeZone: h.time_zone, section: h.section_code, quantity: h.quantity, status: h.status, live: h.live, expiresAt: h.expires_at, createdAt: h.created_at })),
-    orders: orders.map((o) => ({ id: o.id, eventId: o.event_id, eventName: o.event_name, timeZone: o.time_zone, currency: o.currency, seats: o.seat_count, amountCents: o.amount_cents, status: o.status, createdAt: o.created_at })),
+    holds: holds.map((h) => ({
+      id: h.id,
+      eventId: h.event_id,
+      eventName: h.event_name,
+      timeZone: h.time_zone,
+      section: h.section_code,
+      quantity: h.quantity,
+      status: h.status,
+      live: h.live,
+      expiresAt: h.expires_at,
+      createdAt: h.created_at,
+    })),
+    orders: orders.map((o) => ({
+      id: o.id,
+      eventId: o.event_id,
+      eventName: o.event_name,
+      timeZone: o.time_zone,
+      currency: o.currency,
+      seats: o.seat_count,
+      amountCents: o.amount_cents,
+      status: o.status,
+      createdAt: o.created_at,
+    })),
     waitlist: waitlist.map((w) => ({
       id: Number(w.id),
       listingId: w.listing_id,
@@ -112,8 +176,23 @@ export async function lookupAccount(db: Db | Trx, input: unknown): Promise<Accou
       quantity: w.quantity,
       sections: w.sections,
     })),
-    notifications: notifications.map((n) => ({ id: Number(n.id), listingId: n.listing_id, listingName: n.listing_name, kind: n.kind, cause: n.cause, createdAt: n.created_at, readAt: n.read_at, offerStatus: n.offer_status })),
-    blocks: blocks.map((b) => ({ eventId: b.event_id, eventName: b.event_name, reason: b.reason, blockedBy: b.blocked_by, blockedAt: b.blocked_at })),
+    notifications: notifications.map((n) => ({
+      id: Number(n.id),
+      listingId: n.listing_id,
+      listingName: n.listing_name,
+      kind: n.kind,
+      cause: n.cause,
+      createdAt: n.created_at,
+      readAt: n.read_at,
+      offerStatus: n.offer_status,
+    })),
+    blocks: blocks.map((b) => ({
+      eventId: b.event_id,
+      eventName: b.event_name,
+      reason: b.reason,
+      blockedBy: b.blocked_by,
+      blockedAt: b.blocked_at,
+    })),
   };
 }
 
@@ -122,16 +201,28 @@ export async function lookupAccount(db: Db | Trx, input: unknown): Promise<Accou
  * (ACCOUNT_BLOCKED, within a second: each store process re-reads the blocks with the event's settings), and its live
  * holds of the event go back now. Audited `account.blocked` with the reason. Blocking twice changes nothing.
  */
-export async function blockAccount(db: Db, input: unknown, actor: string): Promise<{ eventId: string; accountId: string; blocked: boolean; holdsReleased: number }> {
+export async function blockAccount(
+  db: Db,
+  input: unknown,
+  actor: string,
+): Promise<{ eventId: string; accountId: string; blocked: boolean; holdsReleased: number }> {
   const spec = parseInput(accountBlockSchema, input, 'INVALID_BLOCK');
   const event = await getEvent(db, spec.eventId);
   return db.transaction().execute(async (trx) => {
     const blocked = await repo.insertBlock(trx, { eventId: event.id, accountId: spec.accountId, reason: spec.reason, blockedBy: actor });
     if (!blocked) return { eventId: event.id, accountId: spec.accountId, blocked: false, holdsReleased: 0 };
     const live = (await repo.findHolds(trx, spec.accountId)).filter((h) => h.live && h.event_id === event.id && h.status === 'HELD');
-    const released = await releaseHolds(trx, live.map((h) => ({ accountId: spec.accountId, holdId: h.id })));
+    const released = await releaseHolds(
+      trx,
+      live.map((h) => ({ accountId: spec.accountId, holdId: h.id })),
+    );
     const holdsReleased = released.filter((r) => !(r instanceof DomainError)).length;
-    await insertAudit(trx, { actor, action: 'account.blocked', eventId: event.id, details: { accountId: spec.accountId, reason: spec.reason, holdsReleased } });
+    await insertAudit(trx, {
+      actor,
+      action: 'account.blocked',
+      eventId: event.id,
+      details: { accountId: spec.accountId, reason: spec.reason, holdsReleased },
+    });
     return { eventId: event.id, accountId: spec.accountId, blocked: true, holdsReleased };
   });
 }
@@ -143,7 +234,12 @@ export async function unblockAccount(db: Db, input: unknown, actor: string): Pro
   return db.transaction().execute(async (trx) => {
     const was = await repo.deleteBlock(trx, event.id, spec.accountId);
     if (!was) throw notFound('NOT_BLOCKED', `account ${spec.accountId} is not blocked from this event`, 'accountId');
-    await insertAudit(trx, { actor, action: 'account.unblocked', eventId: event.id, details: { accountId: spec.accountId, reason: spec.reason, blockedBy: was.blocked_by, blockReason: was.reason } });
+    await insertAudit(trx, {
+      actor,
+      action: 'account.unblocked',
+      eventId: event.id,
+      details: { accountId: spec.accountId, reason: spec.reason, blockedBy: was.blocked_by, blockReason: was.reason },
+    });
     return { eventId: event.id, accountId: spec.accountId };
   });
 }
@@ -153,16 +249,27 @@ export async function unblockAccount(db: Db, input: unknown, actor: string): Pro
  * release by the fan would. A hold being paid for, paid, or already gone is refused with the fan's own codes
  * (CHECKOUT_IN_PROGRESS, HOLD_PURCHASED; a released or lapsed hold answers its state). Audited `hold.released`.
  */
-export async function releaseFanHold(db: Db, input: unknown, actor: string): Promise<{ holdId: string; eventId: string; accountId: string; status: string }> {
+export async function releaseFanHold(
+  db: Db,
+  input: unknown,
+  actor: string,
+): Promise<{ holdId: string; eventId: string; accountId: string; status: string }> {
   const spec = parseInput(holdReleaseSchema, input, 'INVALID_RELEASE');
   const row = isUuid(spec.holdId) ? await findHold(db, spec.holdId) : undefined;
   if (!row || row.account_id === '~waitlist') throw notFound('HOLD_NOT_FOUND', `no hold ${spec.holdId}`, 'holdId');
   if (row.status !== 'HELD' && row.status !== 'PAYING')
-    throw new DomainError('conflict', 'HOLD_NOT_LIVE', `this hold is ${row.status.toLowerCase()} already; there is nothing to release`, { field: 'holdId' });
+    throw new DomainError('conflict', 'HOLD_NOT_LIVE', `this hold is ${row.status.toLowerCase()} already; there is nothing to release`, {
+      field: 'holdId',
+    });
   return db.transaction().execute(async (trx) => {
     const [r] = await releaseHolds(trx, [{ accountId: row.account_id, holdId: row.id }]);
     if (r instanceof DomainError) throw r;
-    await insertAudit(trx, { actor, action: 'hold.released', eventId: row.event_id, details: { holdId: row.id, accountId: row.account_id, reason: spec.reason, status: r!.status, seats: row.quantity } });
+    await insertAudit(trx, {
+      actor,
+      action: 'hold.released',
+      eventId: row.event_id,
+      details: { holdId: row.id, accountId: row.account_id, reason: spec.reason, status: r!.status, seats: row.quantity },
+    });
     return { holdId: row.id, eventId: row.event_id, accountId: row.account_id, status: r!.status };
   });
 }

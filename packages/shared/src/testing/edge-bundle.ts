@@ -39,7 +39,9 @@ export interface EdgeBundle<M> {
 export async function bundleForEdge<M>(entry: { path: string } | { contents: string; resolveDir: string }): Promise<EdgeBundle<M>> {
   const esbuild = loadEsbuild();
   const out = await esbuild.build({
-    ...('path' in entry ? { entryPoints: [entry.path] } : { stdin: { contents: entry.contents, resolveDir: entry.resolveDir, sourcefile: 'edge-entry.ts', loader: 'ts' } }),
+    ...('path' in entry
+      ? { entryPoints: [entry.path] }
+      : { stdin: { contents: entry.contents, resolveDir: entry.resolveDir, sourcefile: 'edge-entry.ts', loader: 'ts' } }),
     bundle: true,
     format: 'esm',
     platform: 'neutral',

@@ -8,7 +8,11 @@ import type { EventFile } from '../events/events.schema.js';
  * 2 rows x 10 seats unless overridden. Its fairness mode is signed off (an unsigned event does not open) unless
  * `opts.signOff` is false. For tests of the domain against a real database.
  */
-export async function createOpenEvent(db: Db, over: Partial<EventFile> = {}, opts: { signOff?: boolean } = {}): Promise<{ eventId: string; capacity: number }> {
+export async function createOpenEvent(
+  db: Db,
+  over: Partial<EventFile> = {},
+  opts: { signOff?: boolean } = {},
+): Promise<{ eventId: string; capacity: number }> {
   const spec = parseEventFile({
     name: 'Test event',
     venueName: 'Hall',

@@ -3,7 +3,11 @@
  * is slow, and a passing test returns as soon as the condition holds) it returns the last value read, for the
  * test's own assertion to report. Tests poll for a condition instead of sleeping for a fixed time.
  */
-export async function pollUntil<T>(read: () => Promise<T>, ok: (v: T) => boolean, opts: { timeoutMs?: number; intervalMs?: number } = {}): Promise<T> {
+export async function pollUntil<T>(
+  read: () => Promise<T>,
+  ok: (v: T) => boolean,
+  opts: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<T> {
   const end = Date.now() + (opts.timeoutMs ?? 60_000);
   for (;;) {
     const v = await read();
@@ -13,7 +17,11 @@ export async function pollUntil<T>(read: () => Promise<T>, ok: (v: T) => boolean
 }
 
 /** Polls `read` until it returns a truthy value and returns that; throws `timed out waiting for <what>` after `timeoutMs`. */
-export async function waitUntil<T>(what: string, read: () => Promise<T | undefined | null | false>, opts: { timeoutMs?: number; intervalMs?: number } = {}): Promise<T> {
+export async function waitUntil<T>(
+  what: string,
+  read: () => Promise<T | undefined | null | false>,
+  opts: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<T> {
   const v = await pollUntil(read, (x) => Boolean(x), opts);
   if (!v) throw new Error(`timed out waiting for ${what}`);
   return v;

@@ -7,7 +7,8 @@ import { delimiter, join } from 'node:path';
  */
 export function userEnv(root: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of Object.keys(env)) if (k.startsWith('VITEST') || k === 'NODE_ENV' || k === 'TEST_DATABASE_URL' || k === 'DATABASE_URL') delete env[k];
+  for (const k of Object.keys(env))
+    if (k.startsWith('VITEST') || k === 'NODE_ENV' || k === 'TEST_DATABASE_URL' || k === 'DATABASE_URL') delete env[k];
   return { ...env, PATH: `${join(root, 'node_modules', '.bin')}${delimiter}${env.PATH ?? ''}`, ...extra };
 }
 

@@ -36,4 +36,5 @@ export async function isCommonPassword(password: string): Promise<boolean> {
 }
 
 /** The field message for a common password. */
-export const COMMON_PASSWORD_MESSAGE = 'this is one of the most common passwords (attackers try these first); choose another, a few unrelated words make a good one';
+export const COMMON_PASSWORD_MESSAGE =
+  'this is one of the most common passwords (attackers try these first); choose another, a few unrelated words make a good one';

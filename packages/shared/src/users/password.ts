@@ -13,7 +13,9 @@ const MAX_MEM = 256 * 1024 * 1024;
 
 function scryptAsync(password: string, salt: Buffer, keylen: number, options: ScryptOptions): Promise<Buffer> {
   // The async form runs on libuv's thread pool, so a sign-in never blocks the event loop.
-  return new Promise((resolve, reject) => scrypt(password.normalize('NFKC'), salt, keylen, options, (err, key) => (err ? reject(err) : resolve(key))));
+  return new Promise((resolve, reject) =>
+    scrypt(password.normalize('NFKC'), salt, keylen, options, (err, key) => (err ? reject(err) : resolve(key))),
+  );
 }
 
 /** Hashes a password with a fresh random salt: `scrypt$N=32768,r=8,p=3$<salt base64>$<key base64>`. */

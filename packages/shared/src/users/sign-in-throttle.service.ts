@@ -51,7 +51,10 @@ export function clientAddressKey(ip: string | null | undefined): string | null {
   const h = groups(head);
   const t = tail === undefined ? [] : groups(tail);
   const all = [...h, ...Array<string>(Math.max(0, 8 - h.length - t.length)).fill('0'), ...t];
-  return `${all.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
+  return `${all
+    .slice(0, 4)
+    .map((g) => parseInt(g, 16).toString(16))
+    .join(':')}::/64`;
 }
 
 const since = (a: Date, b: Date | undefined) => (b && b > a ? b : a);
@@ -79,10 +82,21 @@ function throttled(scope: Scope, retryAfterSeconds: number): DomainError {
  * `signInSucceeded` removes when the password is right. Failures count from the end of the last lockout, so after
  * one the next lockout comes after as many failures again, and lasts twice as long.
  */
-export async function reserveSignInAttempt(db: Db, who: { email: string; ip: string | null }, now: Date, cfg: SignInThrottleConfig = DEFAULT_SIGN_IN_THROTTLE): Promise<void> {
+export async function reserveSignInAttempt(
+  db: Db,
+  who: { email: string; ip: string | null },
+  now: Date,
+  cfg: SignInThrottleConfig = DEFAULT_SIGN_IN_THROTTLE,
+): Promise<void> {
   const refusal = await db.transaction().execute(async (trx) => {
-    const scopes: { scope: Scope; key: string }[] = [{ scope: 'email', key: who.email }, ...(who.ip ? [{ scope: 'ip' as const, key: who.ip }] : [])];
-    await repo.lockThrottleKeys(trx, scopes.map((s) => `${s.scope}:${s.key}`));
+    const scopes: { scope: Scope; key: string }[] = [
+      { scope: 'email', key: who.email },
+      ...(who.ip ? [{ scope: 'ip' as const, key: who.ip }] : []),
+    ];
+    await repo.lockThrottleKeys(
+      trx,
+      scopes.map((s) => `${s.scope}:${s.key}`),
+    );
     const lockouts = await repo.findLockouts(trx, scopes);
     const of = (scope: Scope) => lockouts.find((l) => l.scope === scope);
 
@@ -94,8 +108,10 @@ export async function reserveSignInAttempt(db: Db, who: { email: string; ip: str
 
     const windowStart = new Date(now.getTime() - cfg.windowSeconds * 1000);
     const full: Scope[] = [];
-    if ((await repo.countFailures(trx, { email: who.email }, since(windowStart, of('email')?.locked_until))) >= cfg.maxFailuresPerEmail) full.push('email');
-    if (who.ip && (await repo.countFailures(trx, { ip: who.ip }, since(windowStart, of('ip')?.locked_until))) >= cfg.maxFailuresPerIp) full.push('ip');
+    if ((await repo.countFailures(trx, { email: who.email }, since(windowStart, of('email')?.locked_until))) >= cfg.maxFailuresPerEmail)
+      full.push('email');
+    if (who.ip && (await repo.countFailures(trx, { ip: who.ip }, since(windowStart, of('ip')?.locked_until))) >= cfg.maxFailuresPerIp)
+      full.push('ip');
 
     if (full.length > 0) {
       let refusal: DomainError | undefined;

@@ -19,7 +19,14 @@ const PASSWORD = 'the right password here';
 beforeAll(async () => {
   t = await createTestDatabase(inject('templateDatabaseUrl'), { max: 6 });
   await t.db.transaction().execute(async (trx) => {
-    for (const email of ['ada@throttle.test', 'bob@throttle.test', 'cy@throttle.test', 'dee@throttle.test', 'eve@throttle.test', 'fay@throttle.test'])
+    for (const email of [
+      'ada@throttle.test',
+      'bob@throttle.test',
+      'cy@throttle.test',
+      'dee@throttle.test',
+      'eve@throttle.test',
+      'fay@throttle.test',
+    ])
       await createUser(trx, { email, role: 'viewer', password: PASSWORD }, 'test');
   });
 });
@@ -51,7 +58,13 @@ async function attempt(email: string, pw: string, at: Date, ip: string | null = 
 
 const codeOf = (r: 'ok' | DomainError) => (r === 'ok' ? 'ok' : r.code);
 const audits = (email: string) =>
-  t.db.selectFrom('audit_log').select(['actor', 'action', 'details']).where('action', '=', 'console_user.sign_in_locked').where(sql<string>`details->>'email'`, '=', email).orderBy('id').execute();
+  t.db
+    .selectFrom('audit_log')
+    .select(['actor', 'action', 'details'])
+    .where('action', '=', 'console_user.sign_in_locked')
+    .where(sql<string>`details->>'email'`, '=', email)
+    .orderBy('id')
+    .execute();
 
 describe('sign-in throttling per e-mail', () => {
   it('after 5 failures in 15 minutes the e-mail is locked: 429-kind SIGN_IN_THROTTLED with Retry-After, no scrypt, audited', async () => {
@@ -63,7 +76,11 @@ describe('sign-in throttling per e-mail', () => {
     const before = scryptCalls();
     const refused = await attempt('ada@throttle.test', PASSWORD, c.now());
     expect(refused).toBeInstanceOf(DomainError);
-    expect(refused).toMatchObject({ kind: 'throttled', code: 'SIGN_IN_THROTTLED', details: { field: 'email', scope: 'email', retryAfterSeconds: 900 } });
+    expect(refused).toMatchObject({
+      kind: 'throttled',
+      code: 'SIGN_IN_THROTTLED',
+      details: { field: 'email', scope: 'email', retryAfterSeconds: 900 },
+    });
     // Even the right password is not checked while locked.
     expect(scryptCalls()).toBe(before);
     c.advance(100);
@@ -72,7 +89,10 @@ describe('sign-in throttling per e-mail', () => {
 
     const entries = await audits('ada@throttle.test');
     expect(entries).toHaveLength(1);
-    expect(entries[0]).toMatchObject({ actor: 'sign-in:198.51.100.7', details: { scope: 'email', failures: 5, lockoutsInARow: 1, retryAfterSeconds: 900 } });
+    expect(entries[0]).toMatchObject({
+      actor: 'sign-in:198.51.100.7',
+      details: { scope: 'email', failures: 5, lockoutsInARow: 1, retryAfterSeconds: 900 },
+    });
   });
 
   it('each lockout in a row lasts twice as long; the right password after one clears the count', async () => {
@@ -111,7 +131,8 @@ describe('sign-in throttling per e-mail', () => {
     expect(codeOf(await as('dee@throttle.test', 'wrong password'))).toBe('INVALID_CREDENTIALS');
     expect(await as('dee@throttle.test', PASSWORD)).toBe('ok');
 
-    for (let i = 0; i < SMALL.maxFailuresPerEmail; i++) expect(codeOf(await as('nobody@throttle.test', 'wrong password'))).toBe('INVALID_CREDENTIALS');
+    for (let i = 0; i < SMALL.maxFailuresPerEmail; i++)
+      expect(codeOf(await as('nobody@throttle.test', 'wrong password'))).toBe('INVALID_CREDENTIALS');
     expect(codeOf(await as('nobody@throttle.test', 'wrong password'))).toBe('SIGN_IN_THROTTLED');
   });
 
@@ -132,7 +153,11 @@ describe('sign-in throttling per e-mail', () => {
     for (let i = 0; i < 3; i++) await fay('wrong password');
     expect(codeOf(await fay(PASSWORD))).toBe('SIGN_IN_THROTTLED');
     const row = await t.db.selectFrom('console_users').select('id').where('email', '=', 'fay@throttle.test').executeTakeFirstOrThrow();
-    await t.db.transaction().execute((trx) => resetUserPassword(trx, { userId: row.id, password: 'a brand new long password' }, { id: 'admin', email: 'admin@throttle.test' }));
+    await t.db
+      .transaction()
+      .execute((trx) =>
+        resetUserPassword(trx, { userId: row.id, password: 'a brand new long password' }, { id: 'admin', email: 'admin@throttle.test' }),
+      );
     expect(await fay('a brand new long password')).toBe('ok');
   });
 });
@@ -142,13 +167,22 @@ describe('sign-in throttling per client address', () => {
     const c = clock();
     const ip = '203.0.113.50';
     // One failure per e-mail: only the address's count can lock.
-    for (let i = 0; i < SMALL.maxFailuresPerIp; i++) expect(codeOf(await attempt(`spray-${i}@throttle.test`, 'wrong password', c.now(), ip, SMALL))).toBe('INVALID_CREDENTIALS');
+    for (let i = 0; i < SMALL.maxFailuresPerIp; i++)
+      expect(codeOf(await attempt(`spray-${i}@throttle.test`, 'wrong password', c.now(), ip, SMALL))).toBe('INVALID_CREDENTIALS');
     const before = scryptCalls();
-    expect(await attempt('spray-next@throttle.test', PASSWORD, c.now(), ip, SMALL)).toMatchObject({ code: 'SIGN_IN_THROTTLED', details: { scope: 'ip', field: 'password', retryAfterSeconds: 900 } });
+    expect(await attempt('spray-next@throttle.test', PASSWORD, c.now(), ip, SMALL)).toMatchObject({
+      code: 'SIGN_IN_THROTTLED',
+      details: { scope: 'ip', field: 'password', retryAfterSeconds: 900 },
+    });
     expect(scryptCalls()).toBe(before);
     // Another address is not affected.
     expect(codeOf(await attempt('spray-new@throttle.test', 'wrong password', c.now(), '203.0.113.51', SMALL))).toBe('INVALID_CREDENTIALS');
-    const entry = await t.db.selectFrom('audit_log').select(['details']).where('action', '=', 'console_user.sign_in_locked').where('actor', '=', `sign-in:${ip}`).executeTakeFirstOrThrow();
+    const entry = await t.db
+      .selectFrom('audit_log')
+      .select(['details'])
+      .where('action', '=', 'console_user.sign_in_locked')
+      .where('actor', '=', `sign-in:${ip}`)
+      .executeTakeFirstOrThrow();
     expect(entry.details).toMatchObject({ scope: 'ip', ip, failures: SMALL.maxFailuresPerIp });
   });
 

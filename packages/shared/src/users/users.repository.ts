@@ -15,7 +15,11 @@ export async function upsertOrganisation(db: Db | Trx, name: string): Promise<{ 
 }
 
 export function findOrganisationByName(db: Db | Trx, name: string) {
-  return db.selectFrom('organisations').select(['id', 'name']).where(sql<string>`lower(name)`, '=', name.toLowerCase()).executeTakeFirst();
+  return db
+    .selectFrom('organisations')
+    .select(['id', 'name'])
+    .where(sql<string>`lower(name)`, '=', name.toLowerCase())
+    .executeTakeFirst();
 }
 
 export function insertUser(trx: Db | Trx, row: Insertable<ConsoleUsersTable>) {
@@ -26,7 +30,17 @@ function usersWithOrganisation(db: Db | Trx) {
   return db
     .selectFrom('console_users as u')
     .leftJoin('organisations as o', 'o.id', 'u.organisation_id')
-    .select(['u.id', 'u.email', 'u.role', 'u.organisation_id', 'o.name as organisation_name', 'u.created_at', 'u.created_by', 'u.disabled_at', 'u.disabled_by']);
+    .select([
+      'u.id',
+      'u.email',
+      'u.role',
+      'u.organisation_id',
+      'o.name as organisation_name',
+      'u.created_at',
+      'u.created_by',
+      'u.disabled_at',
+      'u.disabled_by',
+    ]);
 }
 
 export function findUserByEmail(db: Db | Trx, email: string) {
@@ -42,11 +56,17 @@ export function listUsers(db: Db | Trx) {
 }
 
 export async function countUsers(db: Db | Trx): Promise<number> {
-  const r = await db.selectFrom('console_users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const r = await db
+    .selectFrom('console_users')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(r.n);
 }
 
-export async function insertSession(db: Db | Trx, row: { tokenHash: Buffer; userId: string; expiresAt: Date; userAgent: string | null }): Promise<void> {
+export async function insertSession(
+  db: Db | Trx,
+  row: { tokenHash: Buffer; userId: string; expiresAt: Date; userAgent: string | null },
+): Promise<void> {
   await db
     .insertInto('console_sessions')
     .values({ token_hash: row.tokenHash, user_id: row.userId, expires_at: row.expiresAt, user_agent: row.userAgent })
@@ -55,14 +75,16 @@ export async function insertSession(db: Db | Trx, row: { tokenHash: Buffer; user
 
 /** The live session with this token hash and its user; expiry is a predicate here, not a sweeper's job. */
 export function findLiveSession(db: Db | Trx, tokenHash: Buffer) {
-  return usersWithOrganisation(db)
-    .innerJoin('console_sessions as s', 's.user_id', 'u.id')
-    .select('s.expires_at')
-    .where('s.token_hash', '=', tokenHash)
-    .where('s.expires_at', '>', sql<Date>`now()`)
-    // Disabling deletes the sessions too; this keeps a disabled user out even if one were left.
-    .where('u.disabled_at', 'is', null)
-    .executeTakeFirst();
+  return (
+    usersWithOrganisation(db)
+      .innerJoin('console_sessions as s', 's.user_id', 'u.id')
+      .select('s.expires_at')
+      .where('s.token_hash', '=', tokenHash)
+      .where('s.expires_at', '>', sql<Date>`now()`)
+      // Disabling deletes the sessions too; this keeps a disabled user out even if one were left.
+      .where('u.disabled_at', 'is', null)
+      .executeTakeFirst()
+  );
 }
 
 export async function deleteSession(db: Db | Trx, tokenHash: Buffer): Promise<boolean> {
@@ -71,7 +93,11 @@ export async function deleteSession(db: Db | Trx, tokenHash: Buffer): Promise<bo
 }
 
 export async function deleteExpiredSessions(db: Db | Trx, userId: string): Promise<void> {
-  await db.deleteFrom('console_sessions').where('user_id', '=', userId).where('expires_at', '<=', sql<Date>`now()`).execute();
+  await db
+    .deleteFrom('console_sessions')
+    .where('user_id', '=', userId)
+    .where('expires_at', '<=', sql<Date>`now()`)
+    .execute();
 }
 
 export async function setEventOrganisation(trx: Db | Trx, eventId: string, organisationId: string | null): Promise<boolean> {
@@ -81,12 +107,24 @@ export async function setEventOrganisation(trx: Db | Trx, eventId: string, organ
 
 /** The user's row with its password hash, locked until the caller's transaction ends. */
 export function lockUser(trx: Trx, id: string) {
-  return trx.selectFrom('console_users').select(['id', 'email', 'role', 'organisation_id', 'password_hash', 'disabled_at']).where('id', '=', id).forUpdate().executeTakeFirst();
+  return trx
+    .selectFrom('console_users')
+    .select(['id', 'email', 'role', 'organisation_id', 'password_hash', 'disabled_at'])
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirst();
 }
 
 /** The ids of the admins who may sign in, locked (so two admins demoting each other cannot leave none). */
 export async function lockEnabledAdmins(trx: Trx): Promise<string[]> {
-  const rows = await trx.selectFrom('console_users').select('id').where('role', '=', 'admin').where('disabled_at', 'is', null).orderBy('id').forUpdate().execute();
+  const rows = await trx
+    .selectFrom('console_users')
+    .select('id')
+    .where('role', '=', 'admin')
+    .where('disabled_at', 'is', null)
+    .orderBy('id')
+    .forUpdate()
+    .execute();
   return rows.map((r) => r.id);
 }
 
@@ -98,7 +136,12 @@ export async function setUserDisabled(trx: Db | Trx, id: string, disabledBy: str
     .execute();
 }
 
-export async function setUserRole(trx: Db | Trx, id: string, role: ConsoleUsersTable['role'], organisationId: string | null): Promise<void> {
+export async function setUserRole(
+  trx: Db | Trx,
+  id: string,
+  role: ConsoleUsersTable['role'],
+  organisationId: string | null,
+): Promise<void> {
   await trx.updateTable('console_users').set({ role, organisation_id: organisationId }).where('id', '=', id).execute();
 }
 

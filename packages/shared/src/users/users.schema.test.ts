@@ -44,7 +44,7 @@ describe('roles', () => {
     expect(can('operator', 'events.configure')).toBe(false);
   });
 
-  it('a promoter sees only their organisation\'s events; the others see every event, house events included', () => {
+  it("a promoter sees only their organisation's events; the others see every event, house events included", () => {
     const house = { organisationId: null };
     const acme = { organisationId: 'org-acme' };
     expect(canSeeEvent({ role: 'promoter', organisationId: 'org-acme' }, acme)).toBe(true);

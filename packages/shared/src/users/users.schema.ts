@@ -10,8 +10,9 @@ export type Role = (typeof ROLES)[number];
 /** One line per role, for the console and the CLI. */
 export const ROLE_DESCRIPTIONS: Record<Role, string> = {
   admin: 'manages console users; everything an operator and a promoter can do, for every event',
-  operator: 'war-room controls (pause, resume, rate override), fan support, order cancellations, the post-sale review and webhooks for every event; reads everything',
-  promoter: "configures and reads only the events of their own organisation",
+  operator:
+    'war-room controls (pause, resume, rate override), fan support, order cancellations, the post-sale review and webhooks for every event; reads everything',
+  promoter: 'configures and reads only the events of their own organisation',
   viewer: 'reads every event; changes nothing',
 };
 
@@ -105,7 +106,11 @@ export const userCreateSchema = z
     if (u.role === 'promoter' && u.organisation === undefined)
       ctx.addIssue({ code: 'custom', path: ['organisation'], message: 'a promoter needs an organisation' });
     if (u.role !== 'promoter' && u.organisation !== undefined)
-      ctx.addIssue({ code: 'custom', path: ['organisation'], message: `only promoters belong to an organisation; a ${u.role} sees every event` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['organisation'],
+        message: `only promoters belong to an organisation; a ${u.role} sees every event`,
+      });
   });
 export type UserCreateInput = z.input<typeof userCreateSchema>;
 export type UserCreate = z.output<typeof userCreateSchema>;
@@ -126,7 +131,11 @@ export const userRoleChangeSchema = z
     if (u.role === 'promoter' && u.organisation === undefined)
       ctx.addIssue({ code: 'custom', path: ['organisation'], message: 'a promoter needs an organisation' });
     if (u.role !== 'promoter' && u.organisation !== undefined)
-      ctx.addIssue({ code: 'custom', path: ['organisation'], message: `only promoters belong to an organisation; a ${u.role} sees every event` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['organisation'],
+        message: `only promoters belong to an organisation; a ${u.role} sees every event`,
+      });
   });
 export type UserRoleChangeInput = z.input<typeof userRoleChangeSchema>;
 
@@ -143,17 +152,26 @@ export const userIdSchema = z.object({ userId });
 /** A signed-in user changes their own password: the current one proves it is them. */
 export const ownPasswordChangeSchema = z
   .object({
-    currentPassword: z.string({ error: 'enter your current password' }).min(1, 'enter your current password').max(256, 'at most 256 characters'),
+    currentPassword: z
+      .string({ error: 'enter your current password' })
+      .min(1, 'enter your current password')
+      .max(256, 'at most 256 characters'),
     newPassword: passwordSchema,
   })
   .superRefine((p, ctx) => {
-    if (p.currentPassword === p.newPassword) ctx.addIssue({ code: 'custom', path: ['newPassword'], message: 'choose a password different from the current one' });
+    if (p.currentPassword === p.newPassword)
+      ctx.addIssue({ code: 'custom', path: ['newPassword'], message: 'choose a password different from the current one' });
   });
 export type OwnPasswordChangeInput = z.input<typeof ownPasswordChangeSchema>;
 
 /** Sign-in takes any non-empty password: the policy applies when one is set, not when one is tried. */
 export const signInSchema = z.object({
-  email: z.string({ error: 'enter your e-mail address' }).trim().toLowerCase().min(1, 'enter your e-mail address').max(254, 'at most 254 characters'),
+  email: z
+    .string({ error: 'enter your e-mail address' })
+    .trim()
+    .toLowerCase()
+    .min(1, 'enter your e-mail address')
+    .max(254, 'at most 254 characters'),
   password: z.string({ error: 'enter your password' }).min(1, 'enter your password').max(256, 'at most 256 characters'),
 });
 export type SignIn = z.output<typeof signInSchema>;

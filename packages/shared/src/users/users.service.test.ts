@@ -71,17 +71,35 @@ describe('console users', () => {
 
 describe('sessions', () => {
   it('a wrong password or an unknown e-mail is the same INVALID_CREDENTIALS and opens no session', async () => {
-    const sessions = async () => Number((await t.db.selectFrom('console_sessions').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    const sessions = async () =>
+      Number(
+        (
+          await t.db
+            .selectFrom('console_sessions')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
     const before = await sessions();
     const wrong = await refusal(signIn(t.db, { email: 'admin@example.com', password: 'not the password' }));
     const unknown = await refusal(signIn(t.db, { email: 'nobody@example.com', password: 'not the password' }));
-    for (const e of [wrong, unknown]) expect(e).toMatchObject({ kind: 'unauthenticated', code: 'INVALID_CREDENTIALS', message: 'wrong e-mail address or password', details: { field: 'password' } });
+    for (const e of [wrong, unknown])
+      expect(e).toMatchObject({
+        kind: 'unauthenticated',
+        code: 'INVALID_CREDENTIALS',
+        message: 'wrong e-mail address or password',
+        details: { field: 'password' },
+      });
     expect(await sessions()).toBe(before);
     expect((await refusal(signIn(t.db, { email: '', password: '' }))).details.field).toBe('email');
   });
 
   it('signs in, verifies by token (stored hashed), expires, and revokes', async () => {
-    const { token, user, expiresAt } = await signIn(t.db, { email: ' ADMIN@example.com', password: 'a long enough password' }, { ttlSeconds: 3600 });
+    const { token, user, expiresAt } = await signIn(
+      t.db,
+      { email: ' ADMIN@example.com', password: 'a long enough password' },
+      { ttlSeconds: 3600 },
+    );
     expect(user.email).toBe('admin@example.com');
     expect(expiresAt.getTime()).toBeGreaterThan(Date.now() + 3500_000);
     const stored = await t.db.selectFrom('console_sessions').select('token_hash').where('user_id', '=', user.id).execute();
@@ -96,14 +114,23 @@ describe('sessions', () => {
     expect(await verifySession(t.db, token)).toBeNull();
     expect(await revokeSession(t.db, token)).toBe(false);
 
-    const old = await signIn(t.db, { email: 'admin@example.com', password: 'a long enough password' }, { now: new Date(Date.now() - 7200_000), ttlSeconds: 3600 });
+    const old = await signIn(
+      t.db,
+      { email: 'admin@example.com', password: 'a long enough password' },
+      { now: new Date(Date.now() - 7200_000), ttlSeconds: 3600 },
+    );
     expect(await verifySession(t.db, old.token)).toBeNull();
   });
 });
 
 describe('roles and organisation scope', () => {
-  it('a promoter lists and reads only their organisation\'s events', async () => {
-    const { user: promoter } = await create({ email: 'scope@beta.test', role: 'promoter', organisation: 'Beta Presents', password: 'promoter password 3' });
+  it("a promoter lists and reads only their organisation's events", async () => {
+    const { user: promoter } = await create({
+      email: 'scope@beta.test',
+      role: 'promoter',
+      organisation: 'Beta Presents',
+      password: 'promoter password 3',
+    });
     const ours = await createOpenEvent(t.db, { name: 'Beta night' });
     const house = await createOpenEvent(t.db, { name: 'House night' });
     const theirs = await createOpenEvent(t.db, { name: 'Acme night' });
@@ -113,7 +140,11 @@ describe('roles and organisation scope', () => {
     });
 
     expect((await listEvents(t.db, eventScope(promoter))).map((e) => e.name)).toEqual(['Beta night']);
-    expect((await listEvents(t.db, eventScope({ role: 'viewer', organisationId: null }))).map((e) => e.name).sort()).toEqual(['Acme night', 'Beta night', 'House night']);
+    expect((await listEvents(t.db, eventScope({ role: 'viewer', organisationId: null }))).map((e) => e.name).sort()).toEqual([
+      'Acme night',
+      'Beta night',
+      'House night',
+    ]);
 
     expect(() => requireEventAccess(promoter, { id: ours.eventId, organisationId: promoter.organisationId })).not.toThrow();
     for (const id of [theirs.eventId, house.eventId]) {
@@ -125,12 +156,19 @@ describe('roles and organisation scope', () => {
         expect(e).toMatchObject({ kind: 'forbidden', code: 'EVENT_FORBIDDEN', details: { field: 'id' } });
       }
     }
-    const audit = await t.db.selectFrom('audit_log').select(['actor', 'details']).where('event_id', '=', ours.eventId).where('action', '=', 'event.organisation_assigned').execute();
+    const audit = await t.db
+      .selectFrom('audit_log')
+      .select(['actor', 'details'])
+      .where('event_id', '=', ours.eventId)
+      .where('action', '=', 'event.organisation_assigned')
+      .execute();
     expect(audit).toEqual([{ actor: 'test', details: { organisation: 'Beta Presents' } }]);
   });
 
   it('requirePermission refuses with ROLE_FORBIDDEN naming the role', () => {
     expect(() => requirePermission({ role: 'admin' }, 'users.manage')).not.toThrow();
-    expect(() => requirePermission({ role: 'viewer' }, 'users.manage')).toThrow(expect.objectContaining({ code: 'ROLE_FORBIDDEN', details: expect.objectContaining({ field: 'role' }) }));
+    expect(() => requirePermission({ role: 'viewer' }, 'users.manage')).toThrow(
+      expect.objectContaining({ code: 'ROLE_FORBIDDEN', details: expect.objectContaining({ field: 'role' }) }),
+    );
   });
 });

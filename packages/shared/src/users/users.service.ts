@@ -6,7 +6,13 @@ import { insertAudit } from '../events/events.repository.js';
 import { generatePassword, hashPassword, hashSessionToken, newSessionToken, verifyNothing, verifyPassword } from './password.js';
 import * as repo from './users.repository.js';
 import { COMMON_PASSWORD_MESSAGE, isCommonPassword } from './common-passwords.js';
-import { DEFAULT_SIGN_IN_THROTTLE, clientAddressKey, reserveSignInAttempt, signInSucceeded, type SignInThrottleConfig } from './sign-in-throttle.service.js';
+import {
+  DEFAULT_SIGN_IN_THROTTLE,
+  clientAddressKey,
+  reserveSignInAttempt,
+  signInSucceeded,
+  type SignInThrottleConfig,
+} from './sign-in-throttle.service.js';
 import { clearEmail as clearSignInThrottle } from './sign-in-throttle.repository.js';
 import {
   can,
@@ -63,7 +69,12 @@ function toConsoleUser(r: UserRow): ConsoleUser {
   };
 }
 
-function parseOrThrow<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: import('zod').ZodError } }, input: unknown, code: ErrorCode, what: string): T {
+function parseOrThrow<T>(
+  schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: import('zod').ZodError } },
+  input: unknown,
+  code: ErrorCode,
+  what: string,
+): T {
   const parsed = schema.safeParse(input);
   if (parsed.success) return parsed.data;
   const errors = fieldErrors(parsed.error);
@@ -90,7 +101,11 @@ export function parseUserCreate(input: unknown): UserCreate {
  * generated and returned once, here only: the database keeps its scrypt hash. Runs in the caller's transaction.
  * Throws INVALID_USER (field named) or EMAIL_TAKEN (field `email`).
  */
-export async function createUser(trx: Trx, input: unknown, actor: string): Promise<{ user: ConsoleUser; generatedPassword: string | null }> {
+export async function createUser(
+  trx: Trx,
+  input: unknown,
+  actor: string,
+): Promise<{ user: ConsoleUser; generatedPassword: string | null }> {
   const spec = parseUserCreate(input);
   await refuseCommonPassword(spec.password, 'INVALID_USER', 'password');
   const generatedPassword = spec.password === undefined ? generatePassword() : null;
@@ -111,7 +126,11 @@ export async function createUser(trx: Trx, input: unknown, actor: string): Promi
     if ((e as { code?: string }).code === '23505') throw emailTaken(spec.email);
     throw e;
   }
-  await insertAudit(trx, { actor, action: 'console_user.created', details: { email: spec.email, role: spec.role, organisation: organisation?.name ?? null } });
+  await insertAudit(trx, {
+    actor,
+    action: 'console_user.created',
+    details: { email: spec.email, role: spec.role, organisation: organisation?.name ?? null },
+  });
   return {
     user: {
       id: created.id,
@@ -128,7 +147,8 @@ export async function createUser(trx: Trx, input: unknown, actor: string): Promi
   };
 }
 
-const emailTaken = (email: string) => new DomainError('conflict', 'EMAIL_TAKEN', `a console user with e-mail ${email} already exists`, { field: 'email' });
+const emailTaken = (email: string) =>
+  new DomainError('conflict', 'EMAIL_TAKEN', `a console user with e-mail ${email} already exists`, { field: 'email' });
 
 /** Every console user, oldest first. */
 export async function listUsers(db: Db | Trx): Promise<ConsoleUser[]> {
@@ -160,10 +180,12 @@ export async function signIn(
   await reserveSignInAttempt(db, { email, ip: clientAddressKey(opts.ip) }, now, opts.throttle ?? DEFAULT_SIGN_IN_THROTTLE);
   const row = await repo.findUserByEmail(db, email);
   const ok = row ? await verifyPassword(password, row.password_hash) : await verifyNothing(password);
-  if (!row || !ok) throw new DomainError('unauthenticated', 'INVALID_CREDENTIALS', 'wrong e-mail address or password', { field: 'password' });
+  if (!row || !ok)
+    throw new DomainError('unauthenticated', 'INVALID_CREDENTIALS', 'wrong e-mail address or password', { field: 'password' });
   await signInSucceeded(db, email);
   // Said only to someone who knows the password: it tells them whom to ask, and tells a stranger nothing.
-  if (row.disabled_at) throw new DomainError('forbidden', 'USER_DISABLED', 'this console user is disabled; ask an admin to enable it', { field: 'email' });
+  if (row.disabled_at)
+    throw new DomainError('forbidden', 'USER_DISABLED', 'this console user is disabled; ask an admin to enable it', { field: 'email' });
   const expiresAt = new Date(now.getTime() + (opts.ttlSeconds ?? DEFAULT_SESSION_TTL_SECONDS) * 1000);
   const { token, tokenHash } = newSessionToken();
   await repo.deleteExpiredSessions(db, row.id);
@@ -194,11 +216,17 @@ export function requirePermission(user: { role: Role }, permission: Permission):
 /** Throws ROLE_FORBIDDEN (field `role`) unless the user has one of `roles`. */
 export function requireRole(user: { role: Role }, roles: readonly Role[]): void {
   if (!roles.includes(user.role))
-    throw new DomainError('forbidden', 'ROLE_FORBIDDEN', `this needs the role ${roles.join(' or ')}; you are a ${user.role}`, { field: 'role', roles });
+    throw new DomainError('forbidden', 'ROLE_FORBIDDEN', `this needs the role ${roles.join(' or ')}; you are a ${user.role}`, {
+      field: 'role',
+      roles,
+    });
 }
 
 /** Throws EVENT_FORBIDDEN (field `id`) when a promoter asks for an event that is not their organisation's. */
-export function requireEventAccess(user: { role: Role; organisationId: string | null }, event: { id: string; organisationId: string | null }): void {
+export function requireEventAccess(
+  user: { role: Role; organisationId: string | null },
+  event: { id: string; organisationId: string | null },
+): void {
   if (!canSeeEvent(user, event))
     throw new DomainError('forbidden', 'EVENT_FORBIDDEN', `event ${event.id} belongs to another organisation`, { field: 'id' });
 }
@@ -214,7 +242,12 @@ export function eventScope(user: { role: Role; organisationId: string | null }):
  * Gives an event to an organisation (by name; created if new), or back to the house with null. Audited.
  * Runs in the caller's transaction. Throws EVENT_NOT_FOUND or INVALID_ORGANISATION (field `organisation`).
  */
-export async function assignEventOrganisation(trx: Trx, eventId: string, organisationName: string | null, actor: string): Promise<{ eventId: string; organisation: { id: string; name: string } | null }> {
+export async function assignEventOrganisation(
+  trx: Trx,
+  eventId: string,
+  organisationName: string | null,
+  actor: string,
+): Promise<{ eventId: string; organisation: { id: string; name: string } | null }> {
   if (!isUuid(eventId)) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'eventId');
   const event = await getEvent(trx, eventId);
   let organisation: { id: string; name: string } | null = null;
@@ -223,7 +256,12 @@ export async function assignEventOrganisation(trx: Trx, eventId: string, organis
     organisation = await repo.upsertOrganisation(trx, name);
   }
   await repo.setEventOrganisation(trx, event.id, organisation?.id ?? null);
-  await insertAudit(trx, { actor, action: 'event.organisation_assigned', eventId: event.id, details: { organisation: organisation?.name ?? null } });
+  await insertAudit(trx, {
+    actor,
+    action: 'event.organisation_assigned',
+    eventId: event.id,
+    details: { organisation: organisation?.name ?? null },
+  });
   return { eventId: event.id, organisation };
 }
 
@@ -245,7 +283,9 @@ async function lockedUser(trx: Trx, userId: string) {
 async function keepAnAdmin(trx: Trx, userId: string, field: string, what: string): Promise<void> {
   const admins = await repo.lockEnabledAdmins(trx);
   if (admins.length === 1 && admins[0] === userId)
-    throw new DomainError('conflict', 'LAST_ADMIN', `${what} would leave no admin who can sign in; make another user an admin first`, { field });
+    throw new DomainError('conflict', 'LAST_ADMIN', `${what} would leave no admin who can sign in; make another user an admin first`, {
+      field,
+    });
 }
 
 /**
@@ -253,12 +293,18 @@ async function keepAnAdmin(trx: Trx, userId: string, field: string, what: string
  * An admin cannot disable themselves (SELF_DISABLE) nor the last enabled admin (LAST_ADMIN). Audited
  * `console_user.disabled` / `console_user.enabled`. Doing what is already done changes nothing and audits nothing.
  */
-export async function setUserEnabled(trx: Trx, input: unknown, enabled: boolean, by: UserActor): Promise<{ user: ConsoleUser; sessionsEnded: number }> {
+export async function setUserEnabled(
+  trx: Trx,
+  input: unknown,
+  enabled: boolean,
+  by: UserActor,
+): Promise<{ user: ConsoleUser; sessionsEnded: number }> {
   const { userId } = parseOrThrow(userIdSchema, input, 'INVALID_USER', 'invalid user');
   const row = await lockedUser(trx, userId);
   let sessionsEnded = 0;
   if (!enabled && row.disabled_at === null) {
-    if (row.id === by.id) throw new DomainError('conflict', 'SELF_DISABLE', 'you cannot disable yourself; another admin can', { field: 'userId' });
+    if (row.id === by.id)
+      throw new DomainError('conflict', 'SELF_DISABLE', 'you cannot disable yourself; another admin can', { field: 'userId' });
     if (row.role === 'admin') await keepAnAdmin(trx, row.id, 'userId', 'disabling this admin');
     await repo.setUserDisabled(trx, row.id, auditActor(by));
     sessionsEnded = await repo.deleteUserSessions(trx, row.id);
@@ -279,15 +325,23 @@ export async function changeUserRole(trx: Trx, input: unknown, by: UserActor): P
   const spec = parseOrThrow(userRoleChangeSchema, input, 'INVALID_USER', 'invalid role change');
   const row = await lockedUser(trx, spec.userId);
   const before = toConsoleUser((await repo.findUserById(trx, row.id))!);
-  if (row.id === by.id) throw new DomainError('conflict', 'SELF_ROLE_CHANGE', 'you cannot change your own role; another admin can', { field: 'role' });
-  if (row.role === 'admin' && spec.role !== 'admin' && row.disabled_at === null) await keepAnAdmin(trx, row.id, 'role', 'changing the role of this admin');
+  if (row.id === by.id)
+    throw new DomainError('conflict', 'SELF_ROLE_CHANGE', 'you cannot change your own role; another admin can', { field: 'role' });
+  if (row.role === 'admin' && spec.role !== 'admin' && row.disabled_at === null)
+    await keepAnAdmin(trx, row.id, 'role', 'changing the role of this admin');
   const organisation = spec.organisation === undefined ? null : await repo.upsertOrganisation(trx, spec.organisation);
   if (before.role === spec.role && before.organisationId === (organisation?.id ?? null)) return before;
   await repo.setUserRole(trx, row.id, spec.role, organisation?.id ?? null);
   await insertAudit(trx, {
     actor: auditActor(by),
     action: 'console_user.role_changed',
-    details: { email: row.email, from: before.role, to: spec.role, fromOrganisation: before.organisationName, organisation: organisation?.name ?? null },
+    details: {
+      email: row.email,
+      from: before.role,
+      to: spec.role,
+      fromOrganisation: before.organisationName,
+      organisation: organisation?.name ?? null,
+    },
   });
   return toConsoleUser((await repo.findUserById(trx, row.id))!);
 }
@@ -296,7 +350,11 @@ export async function changeUserRole(trx: Trx, input: unknown, by: UserActor): P
  * An admin sets a user's password: the one given, or a generated one returned here once. Every session of the
  * user ends (whoever had the old password is out). Audited `console_user.password_reset`, never the password.
  */
-export async function resetUserPassword(trx: Trx, input: unknown, by: UserActor): Promise<{ user: ConsoleUser; generatedPassword: string | null; sessionsEnded: number }> {
+export async function resetUserPassword(
+  trx: Trx,
+  input: unknown,
+  by: UserActor,
+): Promise<{ user: ConsoleUser; generatedPassword: string | null; sessionsEnded: number }> {
   const spec = parseOrThrow(passwordResetSchema, input, 'INVALID_PASSWORD', 'invalid password');
   await refuseCommonPassword(spec.password, 'INVALID_PASSWORD', 'password');
   const row = await lockedUser(trx, spec.userId);
@@ -305,7 +363,11 @@ export async function resetUserPassword(trx: Trx, input: unknown, by: UserActor)
   const sessionsEnded = await repo.deleteUserSessions(trx, row.id);
   // The new password is the admin's answer to a locked-out user: their e-mail may sign in again at once.
   await clearSignInThrottle(trx, row.email);
-  await insertAudit(trx, { actor: auditActor(by), action: 'console_user.password_reset', details: { email: row.email, generated: generatedPassword !== null, sessionsEnded } });
+  await insertAudit(trx, {
+    actor: auditActor(by),
+    action: 'console_user.password_reset',
+    details: { email: row.email, generated: generatedPassword !== null, sessionsEnded },
+  });
   return { user: toConsoleUser((await repo.findUserById(trx, row.id))!), generatedPassword, sessionsEnded };
 }
 
@@ -314,7 +376,11 @@ export async function signOutEverywhere(trx: Trx, input: unknown, by: UserActor)
   const { userId } = parseOrThrow(userIdSchema, input, 'INVALID_USER', 'invalid user');
   const row = await lockedUser(trx, userId);
   const sessionsEnded = await repo.deleteUserSessions(trx, row.id);
-  await insertAudit(trx, { actor: auditActor(by), action: 'console_user.signed_out_everywhere', details: { email: row.email, sessionsEnded } });
+  await insertAudit(trx, {
+    actor: auditActor(by),
+    action: 'console_user.signed_out_everywhere',
+    details: { email: row.email, sessionsEnded },
+  });
   return { sessionsEnded };
 }
 
@@ -322,7 +388,12 @@ export async function signOutEverywhere(trx: Trx, input: unknown, by: UserActor)
  * A signed-in user changes their own password. The current password must match (INVALID_CREDENTIALS at
  * `currentPassword`); every other session of theirs ends, the one they used stays. Audited `console_user.password_changed`.
  */
-export async function changeOwnPassword(trx: Trx, userId: string, input: unknown, currentSessionToken: string | null): Promise<{ otherSessionsEnded: number }> {
+export async function changeOwnPassword(
+  trx: Trx,
+  userId: string,
+  input: unknown,
+  currentSessionToken: string | null,
+): Promise<{ otherSessionsEnded: number }> {
   const spec = parseOrThrow(ownPasswordChangeSchema, input, 'INVALID_PASSWORD', 'invalid password change');
   await refuseCommonPassword(spec.newPassword, 'INVALID_PASSWORD', 'newPassword');
   const row = await lockedUser(trx, userId);
@@ -331,7 +402,11 @@ export async function changeOwnPassword(trx: Trx, userId: string, input: unknown
   await repo.setUserPassword(trx, row.id, await hashPassword(spec.newPassword));
   const keep = currentSessionToken && /^[A-Za-z0-9_-]{43}$/.test(currentSessionToken) ? hashSessionToken(currentSessionToken) : undefined;
   const otherSessionsEnded = await repo.deleteUserSessions(trx, row.id, keep);
-  await insertAudit(trx, { actor: `console:${row.email}`, action: 'console_user.password_changed', details: { email: row.email, otherSessionsEnded } });
+  await insertAudit(trx, {
+    actor: `console:${row.email}`,
+    action: 'console_user.password_changed',
+    details: { email: row.email, otherSessionsEnded },
+  });
   return { otherSessionsEnded };
 }
 

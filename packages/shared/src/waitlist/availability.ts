@@ -49,7 +49,13 @@ export async function emitAvailability(
   if (c.sold_out) {
     mode = c.mode;
     poolHoldId = randomUUID();
-    await repo.setAsidePool(trx, { holdId: poolHoldId, eventId, accountId: WAITLIST_ACCOUNT, seatIds: seats.map((s) => s.id), ttlSeconds: c.offer_ttl_seconds + POOL_GRACE_SECONDS });
+    await repo.setAsidePool(trx, {
+      holdId: poolHoldId,
+      eventId,
+      accountId: WAITLIST_ACCOUNT,
+      seatIds: seats.map((s) => s.id),
+      ttlSeconds: c.offer_ttl_seconds + POOL_GRACE_SECONDS,
+    });
   }
   // The availability event and its fan-out job in one statement; or, deferred, the event alone, for the relay
   // (relayFanouts) to enqueue: a job added here would notify the workers, and every transaction that notified

@@ -24,7 +24,8 @@ export class ClaimTokens {
   }
 
   sign(c: ClaimClaims): string {
-    const body = c.kind === 'offer' ? { k: 'o', o: c.offerId, a: c.accountId, e: c.exp } : { k: 'b', v: c.availabilityId, a: c.accountId, e: c.exp };
+    const body =
+      c.kind === 'offer' ? { k: 'o', o: c.offerId, a: c.accountId, e: c.exp } : { k: 'b', v: c.availabilityId, a: c.accountId, e: c.exp };
     const payload = b64(JSON.stringify(body));
     return `${payload}.${b64(createHmac('sha256', this.key).update(payload).digest())}`;
   }
@@ -40,7 +41,8 @@ export class ClaimTokens {
     const raw = decodeBase64UrlStrict(payload);
     if (!got || !raw) throw bad('CLAIM_TOKEN_INVALID', 'the claim token is malformed');
     const want = createHmac('sha256', this.key).update(payload).digest();
-    if (got.length !== want.length || !timingSafeEqual(got, want)) throw bad('CLAIM_TOKEN_FORGED', 'the claim token was not issued by this service');
+    if (got.length !== want.length || !timingSafeEqual(got, want))
+      throw bad('CLAIM_TOKEN_FORGED', 'the claim token was not issued by this service');
     let body: { k?: string; o?: string; v?: number; a?: string; e?: number };
     try {
       body = JSON.parse(raw.toString('utf8')) as typeof body;

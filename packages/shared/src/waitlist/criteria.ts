@@ -4,7 +4,10 @@ import type { AvailableSection } from './waitlist.table.js';
 const isoDate = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, 'a date as YYYY-MM-DD')
-  .refine((s) => !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) && new Date(`${s}T00:00:00Z`).toISOString().startsWith(s), 'not a calendar date');
+  .refine(
+    (s) => !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) && new Date(`${s}T00:00:00Z`).toISOString().startsWith(s),
+    'not a calendar date',
+  );
 const codes = z.array(z.string().min(1).max(40)).max(200);
 
 /**

@@ -79,7 +79,12 @@ async function broadcastPage(o: FanoutOptions, trx: Trx, av: AvailabilityRow): P
 async function handOver(o: FanoutOptions, trx: Trx, av: AvailabilityRow, ids: number[]) {
   const size = o.chunkSize ?? 500;
   for (let i = 0; i < ids.length; i += size)
-    await o.onNotified?.(trx, { listingId: av.listing_id, availabilityId: Number(av.id), availabilityCreatedAt: av.created_at, notificationIds: ids.slice(i, i + size) });
+    await o.onNotified?.(trx, {
+      listingId: av.listing_id,
+      availabilityId: Number(av.id),
+      availabilityCreatedAt: av.created_at,
+      notificationIds: ids.slice(i, i + size),
+    });
 }
 
 /**
@@ -136,7 +141,12 @@ async function offerPage(o: FanoutOptions, trx: Trx, av: AvailabilityRow): Promi
     notificationIds = (await repo.insertOfferNotices(trx, offerIds)).sort((a, b) => a - b);
   }
   if (considered)
-    await repo.advanceOfferCursor(trx, av.id, { cursorAt: considered.cursor_at, cursorId: considered.id, matched: offerIds.length, notified: notificationIds.length });
+    await repo.advanceOfferCursor(trx, av.id, {
+      cursorAt: considered.cursor_at,
+      cursorId: considered.id,
+      matched: offerIds.length,
+      notified: notificationIds.length,
+    });
   await handOver(o, trx, av, notificationIds);
   o.metrics?.waitlistMatches.inc({ mode: 'OFFER' }, offerIds.length);
   if (pool.length === 0) {

@@ -32,7 +32,14 @@ export async function loadListing(db: Db | Trx, listingId: string): Promise<List
   if (!isUuid(listingId)) throw notFound('LISTING_NOT_FOUND', `no listing ${listingId}`, 'id');
   const listing = await db.selectFrom('listings').selectAll().where('id', '=', listingId).executeTakeFirst();
   if (!listing) throw notFound('LISTING_NOT_FOUND', `no listing ${listingId}`, 'id');
-  const { rows: performances } = await sql<{ id: string; name: string; starts_at: Date; date: string; per_account_seat_limit: number; sold_out: boolean }>`
+  const { rows: performances } = await sql<{
+    id: string;
+    name: string;
+    starts_at: Date;
+    date: string;
+    per_account_seat_limit: number;
+    sold_out: boolean;
+  }>`
     SELECT e.id, e.name, e.starts_at, to_char(e.starts_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS date, e.per_account_seat_limit,
            coalesce(q.sold_out_at IS NOT NULL, false) AS sold_out
     FROM events e LEFT JOIN queue_state q ON q.event_id = e.id

@@ -28,7 +28,9 @@ export async function maintainWaitlist(db: Db, opts: { staleAfterMs?: number; de
   for (const r of stale.rows) await db.transaction().execute((trx) => enqueueFanout(trx, Number(r.id)));
 
   const overdue = await sql<{ id: string }>`
-    SELECT id FROM waitlist_offers WHERE status = 'OPEN' AND expires_at < now() - interval '5 seconds' ORDER BY expires_at LIMIT 1000`.execute(db);
+    SELECT id FROM waitlist_offers WHERE status = 'OPEN' AND expires_at < now() - interval '5 seconds' ORDER BY expires_at LIMIT 1000`.execute(
+    db,
+  );
   let offersExpired = 0;
   for (const o of overdue.rows) if (await expireOffer(db, o.id)) offersExpired++;
 

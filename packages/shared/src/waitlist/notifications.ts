@@ -18,9 +18,18 @@ export interface NotificationView {
   startsAt: Date | null;
   message: string;
   /** What came back: per section, price, how many seats and the longest run of adjacent seats. */
-  release: { availabilityId: number; sections: { section: string; priceLevel: string; priceCents: number; seats: number; longestRun: number }[] } | null;
+  release: {
+    availabilityId: number;
+    sections: { section: string; priceLevel: string; priceCents: number; seats: number; longestRun: number }[];
+  } | null;
   /** OFFER: seats reserved for this fan until expiresAt. BROADCAST: a claim on the release, first come first served. */
-  claim: { offerId: string | null; status: OfferStatus | 'OPEN'; quantity: number | null; expiresAt: Date; claimToken: string | null } | null;
+  claim: {
+    offerId: string | null;
+    status: OfferStatus | 'OPEN';
+    quantity: number | null;
+    expiresAt: Date;
+    claimToken: string | null;
+  } | null;
   /**
    * A registration lottery's outcome (LOTTERY_WON, LOTTERY_NOT_DRAWN): a winner's rank and 0-based cohort with its
    * purchase window (the invitation code itself is at `links.lottery`); otherwise null.
@@ -63,7 +72,12 @@ export async function renderNotifications(db: Db, tokens: ClaimTokens, ids: numb
 }
 
 /** A fan's inbox, newest first (fan-out on read: the rows were written once, at notification time). */
-export async function inbox(db: Db, tokens: ClaimTokens, accountId: string, opts: { beforeId?: number; limit?: number } = {}): Promise<NotificationView[]> {
+export async function inbox(
+  db: Db,
+  tokens: ClaimTokens,
+  accountId: string,
+  opts: { beforeId?: number; limit?: number } = {},
+): Promise<NotificationView[]> {
   const { rows } = await sql<Row>`${selectViews}
     WHERE n.account_id = ${accountId} AND (${opts.beforeId ?? null}::bigint IS NULL OR n.id < ${opts.beforeId ?? null}::bigint)
     ORDER BY n.id DESC LIMIT ${Math.min(Math.max(opts.limit ?? 50, 1), 200)}`.execute(db);
@@ -99,7 +113,13 @@ function toView(r: Row, tokens: ClaimTokens): NotificationView {
   const release = r.availability_id
     ? {
         availabilityId: Number(r.availability_id),
-        sections: (r.sections ?? []).map((s) => ({ section: s.section, priceLevel: s.priceLevel, priceCents: s.priceCents, seats: s.seatIds.length, longestRun: s.longestRun })),
+        sections: (r.sections ?? []).map((s) => ({
+          section: s.section,
+          priceLevel: s.priceLevel,
+          priceCents: s.priceCents,
+          seats: s.seatIds.length,
+          longestRun: s.longestRun,
+        })),
       }
     : null;
   let claim: NotificationView['claim'] = null;
@@ -110,7 +130,9 @@ function toView(r: Row, tokens: ClaimTokens): NotificationView {
       status: r.offer_status!,
       quantity: r.offer_quantity,
       expiresAt: r.offer_expires_at,
-      claimToken: open ? tokens.sign({ kind: 'offer', offerId: r.offer_id, accountId: r.account_id, exp: Math.floor(r.offer_expires_at.getTime() / 1000) }) : null,
+      claimToken: open
+        ? tokens.sign({ kind: 'offer', offerId: r.offer_id, accountId: r.account_id, exp: Math.floor(r.offer_expires_at.getTime() / 1000) })
+        : null,
     };
   } else if (r.kind === 'BROADCAST' && r.av_created_at) {
     const expiresAt = new Date(r.av_created_at.getTime() + r.offer_ttl_seconds * 1000);
@@ -119,13 +141,24 @@ function toView(r: Row, tokens: ClaimTokens): NotificationView {
       status: 'OPEN',
       quantity: null,
       expiresAt,
-      claimToken: tokens.sign({ kind: 'broadcast', availabilityId: Number(r.availability_id), accountId: r.account_id, exp: Math.floor(expiresAt.getTime() / 1000) }),
+      claimToken: tokens.sign({
+        kind: 'broadcast',
+        availabilityId: Number(r.availability_id),
+        accountId: r.account_id,
+        exp: Math.floor(expiresAt.getTime() / 1000),
+      }),
     };
   }
   const what = r.event_name ? `${r.event_name}` : r.listing_name;
   const lotteryKind = r.kind === 'LOTTERY_WON' || r.kind === 'LOTTERY_NOT_DRAWN';
   const lottery: NotificationView['lottery'] = lotteryKind
-    ? { won: r.kind === 'LOTTERY_WON', rank: r.lottery_rank, cohort: r.lottery_cohort, windowOpensAt: r.window_opens_at, windowClosesAt: r.window_closes_at }
+    ? {
+        won: r.kind === 'LOTTERY_WON',
+        rank: r.lottery_rank,
+        cohort: r.lottery_cohort,
+        windowOpensAt: r.window_opens_at,
+        windowClosesAt: r.window_closes_at,
+      }
     : null;
   const message = messageOf(r, what);
   return {

@@ -27,10 +27,19 @@ afterAll(() => t.drop());
 
 /** A small sold-out show: every seat held by `holder` accounts except none; returns the event and its listing. */
 async function soldOutShow(name: string, mode: 'OFFER' | 'BROADCAST') {
-  const { eventId } = await createOpenEvent(t.db, { name, sections: [{ code: 'S', priceLevel: 'P', qualityRank: 1, rowCount: 1, seatsPerRow: 8 }] });
-  const { listing_id: listingId } = await t.db.selectFrom('events').select('listing_id').where('id', '=', eventId).executeTakeFirstOrThrow();
+  const { eventId } = await createOpenEvent(t.db, {
+    name,
+    sections: [{ code: 'S', priceLevel: 'P', qualityRank: 1, rowCount: 1, seatsPerRow: 8 }],
+  });
+  const { listing_id: listingId } = await t.db
+    .selectFrom('events')
+    .select('listing_id')
+    .where('id', '=', eventId)
+    .executeTakeFirstOrThrow();
   await sql`UPDATE listings SET waitlist_mode = ${mode} WHERE id = ${listingId}`.execute(t.db);
-  const seats = (await t.db.selectFrom('seats').select('id').where('event_id', '=', eventId).orderBy('seat_number').execute()).map((s) => Number(s.id));
+  const seats = (await t.db.selectFrom('seats').select('id').where('event_id', '=', eventId).orderBy('seat_number').execute()).map((s) =>
+    Number(s.id),
+  );
   const hold = await holds.create('holder-1', eventId, { seatIds: seats.slice(0, 4) });
   const other = await holds.create('holder-2', eventId, { seatIds: seats.slice(4) });
   await sql`UPDATE queue_state SET sold_out_at = now(), inventory_state = 'SOLD_OUT' WHERE event_id = ${eventId}`.execute(t.db);
@@ -39,16 +48,30 @@ async function soldOutShow(name: string, mode: 'OFFER' | 'BROADCAST') {
 
 async function releaseHold(account: string, holdId: string) {
   await t.db.transaction().execute((trx) => holds.release(trx, account, holdId));
-  const av = await t.db.selectFrom('availability_events').select(['id', 'mode', 'pool_hold_id']).orderBy('id', 'desc').executeTakeFirstOrThrow();
+  const av = await t.db
+    .selectFrom('availability_events')
+    .select(['id', 'mode', 'pool_hold_id'])
+    .orderBy('id', 'desc')
+    .executeTakeFirstOrThrow();
   return av;
 }
 
 async function openOffers(availabilityId: number) {
-  return t.db.selectFrom('waitlist_offers').selectAll().where('availability_id', '=', availabilityId).where('status', '=', 'OPEN').execute();
+  return t.db
+    .selectFrom('waitlist_offers')
+    .selectAll()
+    .where('availability_id', '=', availabilityId)
+    .where('status', '=', 'OPEN')
+    .execute();
 }
 
 async function tokenFor(offerId: string) {
-  const n = await t.db.selectFrom('notifications').select('id').where('offer_id', '=', offerId).where('kind', '=', 'OFFER').executeTakeFirstOrThrow();
+  const n = await t.db
+    .selectFrom('notifications')
+    .select('id')
+    .where('offer_id', '=', offerId)
+    .where('kind', '=', 'OFFER')
+    .executeTakeFirstOrThrow();
   const [view] = await renderNotifications(t.db, tokens, [Number(n.id)]);
   return view!.claim!.claimToken!;
 }
@@ -74,7 +97,12 @@ describe('OFFER mode after a sell-out', () => {
     await runFanout({ db: t.db }, Number(av.id));
     [offer] = await openOffers(Number(av.id));
     expect(offer!.account_id).toBe('w2');
-    const lapsedNote = await t.db.selectFrom('notifications').select('kind').where('account_id', '=', 'w1').orderBy('id', 'desc').executeTakeFirstOrThrow();
+    const lapsedNote = await t.db
+      .selectFrom('notifications')
+      .select('kind')
+      .where('account_id', '=', 'w1')
+      .orderBy('id', 'desc')
+      .executeTakeFirstOrThrow();
     expect(lapsedNote.kind).toBe('OFFER_EXPIRED');
 
     // w2 declines: w3 is next.
@@ -87,7 +115,9 @@ describe('OFFER mode after a sell-out', () => {
     // Bad claims change nothing.
     const token = await tokenFor(offer!.id);
     expect((await domainError(claimOffer(t.db, tokens, 'w4', token))).code).toBe('CLAIM_TOKEN_WRONG_ACCOUNT');
-    expect((await domainError(claimOffer(t.db, tokens, 'w3', `${token.slice(0, -2)}${token.endsWith('AA') ? 'EA' : 'AA'}`))).code).toBe('CLAIM_TOKEN_FORGED');
+    expect((await domainError(claimOffer(t.db, tokens, 'w3', `${token.slice(0, -2)}${token.endsWith('AA') ? 'EA' : 'AA'}`))).code).toBe(
+      'CLAIM_TOKEN_FORGED',
+    );
     expect((await domainError(claimOffer(t.db, new ClaimTokens('another-secret'), 'w3', token))).code).toBe('CLAIM_TOKEN_FORGED');
     expect((await domainError(claimOffer(t.db, tokens, 'w3', 'garbage'))).code).toBe('CLAIM_TOKEN_INVALID');
     // Another spelling of the genuine signature (padding) is malformed, not a second valid token.
@@ -115,7 +145,11 @@ describe('OFFER mode after a sell-out', () => {
     await runFanout({ db: t.db }, Number(av.id));
     const offers = await openOffers(Number(av.id));
     expect(offers.map((o) => [o.account_id, o.quantity])).toEqual([['left-1', 3]]);
-    const done = await t.db.selectFrom('availability_events').select('status').where('id', '=', Number(av.id) as never).executeTakeFirstOrThrow();
+    const done = await t.db
+      .selectFrom('availability_events')
+      .select('status')
+      .where('id', '=', Number(av.id) as never)
+      .executeTakeFirstOrThrow();
     expect(done.status).toBe('DONE');
     // The one seat nobody asked for is on open sale again.
     const spare = await holds.create('someone', eventId, { section: 'S', quantity: 1 });
@@ -137,7 +171,12 @@ describe('OFFER mode after a sell-out', () => {
     expect((await domainError(cancelOrder(t.db, rows[0]!.id, { actor: 'ops', reason: 'again' }))).code).toBe('ORDER_ALREADY_CANCELLED');
     await runFanout({ db: t.db }, c.availabilityId!);
     expect((await openOffers(c.availabilityId!)).map((o) => o.account_id)).toEqual(['c-1']);
-    const audit = await t.db.selectFrom('audit_log').select(['actor', 'action']).where('event_id', '=', eventId).where('action', '=', 'order.cancel').execute();
+    const audit = await t.db
+      .selectFrom('audit_log')
+      .select(['actor', 'action'])
+      .where('event_id', '=', eventId)
+      .where('action', '=', 'order.cancel')
+      .execute();
     expect(audit).toEqual([{ actor: 'ops', action: 'order.cancel' }]);
   });
 
@@ -163,12 +202,21 @@ describe('BROADCAST mode after a sell-out', () => {
     for (const fan of ['b1', 'b2', 'b3']) await waitlist.join(fan, listingId, { quantity: 4 });
     const av = await releaseHold('holder-1', hold.holdId);
     await runFanout({ db: t.db }, Number(av.id));
-    const notes = await t.db.selectFrom('notifications').select(['id', 'account_id']).where('availability_id', '=', Number(av.id)).orderBy('id').execute();
+    const notes = await t.db
+      .selectFrom('notifications')
+      .select(['id', 'account_id'])
+      .where('availability_id', '=', Number(av.id))
+      .orderBy('id')
+      .execute();
     expect(notes.map((n) => n.account_id)).toEqual(['b1', 'b2', 'b3']);
-    const views = await renderNotifications(t.db, tokens, notes.map((n) => Number(n.id)));
+    const views = await renderNotifications(
+      t.db,
+      tokens,
+      notes.map((n) => Number(n.id)),
+    );
     const claims = await Promise.allSettled(views.map((v) => claimOffer(t.db, tokens, v.accountId, v.claim!.claimToken)));
     const won = claims.filter((c) => c.status === 'fulfilled');
     expect(won).toHaveLength(1);
-    for (const c of claims.filter((x) => x.status === 'rejected')) expect(((c).reason as DomainError).code).toBe('OFFER_SEATS_GONE');
+    for (const c of claims.filter((x) => x.status === 'rejected')) expect((c.reason as DomainError).code).toBe('OFFER_SEATS_GONE');
   });
 });

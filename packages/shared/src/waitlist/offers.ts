@@ -43,7 +43,8 @@ export async function claimOffer(db: Db, tokens: ClaimTokens, accountId: string,
     if (claims.kind === 'offer') {
       const offer = await lockOffer(trx, claims.offerId);
       if (!offer) throw notFound('OFFER_NOT_FOUND', 'no such offer', 'claimToken');
-      if (offer.account_id !== accountId) throw new DomainError('forbidden', 'CLAIM_TOKEN_WRONG_ACCOUNT', 'this offer belongs to another account', { field: 'claimToken' });
+      if (offer.account_id !== accountId)
+        throw new DomainError('forbidden', 'CLAIM_TOKEN_WRONG_ACCOUNT', 'this offer belongs to another account', { field: 'claimToken' });
       assertOpen(offer);
       return takeSeats(trx, offer, accountId, offer.reserve_hold_id!, null);
     }
@@ -54,11 +55,29 @@ export async function claimOffer(db: Db, tokens: ClaimTokens, accountId: string,
     const e = await repo.findLiveEntry(trx, av.listing_id, accountId);
     if (!e) throw new DomainError('conflict', 'WAITLIST_ENTRY_GONE', 'you are no longer on this waitlist', { field: 'claimToken' });
     const block = blockFor(entryCriteria(e), await poolSeats(trx, av.pool_hold_id));
-    if (!block) throw new DomainError('conflict', 'OFFER_SEATS_GONE', 'every seat of this release that fits your request has been claimed', { field: 'claimToken' });
+    if (!block)
+      throw new DomainError('conflict', 'OFFER_SEATS_GONE', 'every seat of this release that fits your request has been claimed', {
+        field: 'claimToken',
+      });
     const offerId = randomUUID();
-    await repo.insertClaimRecord(trx, { offerId, availabilityId: av.id, listingId: av.listing_id, eventId: av.event_id, entryId: e.id, accountId, quantity: block.length, expiresAtSeconds: claims.exp });
+    await repo.insertClaimRecord(trx, {
+      offerId,
+      availabilityId: av.id,
+      listingId: av.listing_id,
+      eventId: av.event_id,
+      entryId: e.id,
+      accountId,
+      quantity: block.length,
+      expiresAtSeconds: claims.exp,
+    });
     const offer = (await lockOffer(trx, offerId))!;
-    return takeSeats(trx, offer, accountId, av.pool_hold_id, block.map((s) => s.id));
+    return takeSeats(
+      trx,
+      offer,
+      accountId,
+      av.pool_hold_id,
+      block.map((s) => s.id),
+    );
   });
 }
 
@@ -76,28 +95,50 @@ export async function claimOfferWithAdmission(
 ): Promise<ClaimedHold & { admissionToken: string }> {
   const hold = await claimOffer(db, tokens, input.accountId, input.claimToken);
   const nowMs = input.nowMs ?? Date.now();
-  const admission = directAdmissionClaims({ eventId: hold.eventId, accountId: input.accountId, deviceHash: input.deviceHash, position: hold.place, nowMs });
-  const admissionToken = await signToken(tokenKey, holdAdmissionClaims(admission, hold.holdId, hold.expiresAt.getTime(), MAX_HOLD_EXTENSION_SECONDS, nowMs));
+  const admission = directAdmissionClaims({
+    eventId: hold.eventId,
+    accountId: input.accountId,
+    deviceHash: input.deviceHash,
+    position: hold.place,
+    nowMs,
+  });
+  const admissionToken = await signToken(
+    tokenKey,
+    holdAdmissionClaims(admission, hold.holdId, hold.expiresAt.getTime(), MAX_HOLD_EXTENSION_SECONDS, nowMs),
+  );
   return { ...hold, admissionToken };
 }
 
 function assertOpen(offer: OfferRow) {
-  if (offer.status === 'CLAIMED') throw new DomainError('conflict', 'OFFER_ALREADY_CLAIMED', 'this offer has been claimed', { field: 'claimToken' });
+  if (offer.status === 'CLAIMED')
+    throw new DomainError('conflict', 'OFFER_ALREADY_CLAIMED', 'this offer has been claimed', { field: 'claimToken' });
   if (offer.status === 'DECLINED') throw new DomainError('conflict', 'OFFER_DECLINED', 'this offer was declined', { field: 'claimToken' });
-  if (offer.status !== 'OPEN' || offer.expired) throw new DomainError('gone', 'OFFER_EXPIRED', 'this offer has expired', { field: 'claimToken' });
+  if (offer.status !== 'OPEN' || offer.expired)
+    throw new DomainError('gone', 'OFFER_EXPIRED', 'this offer has expired', { field: 'claimToken' });
 }
 
 /** Moves the seats (all of `fromHold`'s, or `seatIds` of it) into a new hold of the fan's, under the account limit. */
 async function takeSeats(trx: Trx, offer: OfferRow, accountId: string, fromHold: string, seatIds: number[] | null): Promise<ClaimedHold> {
   const e = await repo.lockAccountSeats(trx, offer.event_id, accountId);
   if (e.used + offer.quantity > e.per_account_seat_limit)
-    throw new DomainError('limit', 'ACCOUNT_LIMIT_EXCEEDED', `this account already has ${e.used} of ${e.per_account_seat_limit} seats for this event`, {
-      field: 'claimToken',
-      limit: e.per_account_seat_limit,
-      current: e.used,
-    });
+    throw new DomainError(
+      'limit',
+      'ACCOUNT_LIMIT_EXCEEDED',
+      `this account already has ${e.used} of ${e.per_account_seat_limit} seats for this event`,
+      {
+        field: 'claimToken',
+        limit: e.per_account_seat_limit,
+        current: e.used,
+      },
+    );
   const holdId = randomUUID();
-  const expiresAt = await repo.insertFanHold(trx, { holdId, eventId: offer.event_id, accountId, quantity: offer.quantity, ttlSeconds: e.hold_ttl_seconds });
+  const expiresAt = await repo.insertFanHold(trx, {
+    holdId,
+    eventId: offer.event_id,
+    accountId,
+    quantity: offer.quantity,
+    ttlSeconds: e.hold_ttl_seconds,
+  });
   const moved = await repo.moveHeldSeats(trx, { fromHold, toHold: holdId, expiresAt, seatIds });
   if (moved !== offer.quantity)
     throw new DomainError('gone', 'OFFER_SEATS_GONE', 'the seats of this offer are no longer held for you', { field: 'claimToken' });
@@ -124,7 +165,8 @@ export async function declineOffer(db: Db, accountId: string, offerId: string): 
   return db.transaction().execute(async (trx) => {
     const offer = await lockOffer(trx, offerId);
     if (!offer) throw notFound('OFFER_NOT_FOUND', `no offer ${offerId}`, 'id');
-    if (offer.account_id !== accountId) throw new DomainError('forbidden', 'OFFER_NOT_OWNED', 'this offer belongs to another account', { field: 'id' });
+    if (offer.account_id !== accountId)
+      throw new DomainError('forbidden', 'OFFER_NOT_OWNED', 'this offer belongs to another account', { field: 'id' });
     if (offer.status === 'DECLINED') return { offerId, status: offer.status };
     assertOpen(offer);
     await returnOffer(trx, offer, 'DECLINED');
@@ -161,7 +203,11 @@ async function returnOffer(trx: Trx, offer: OfferRow, status: 'DECLINED' | 'EXPI
   await repo.markOfferDecided(trx, offer.id, status);
   if (!offer.reserve_hold_id) return; // a BROADCAST claim record has nothing reserved
   const av = await repo.lockReleasePool(trx, offer.availability_id);
-  await repo.returnSeatsToPool(trx, { poolHoldId: av.pool_hold_id, reserveHoldId: offer.reserve_hold_id, ttlSeconds: av.offer_ttl_seconds + POOL_GRACE_SECONDS });
+  await repo.returnSeatsToPool(trx, {
+    poolHoldId: av.pool_hold_id,
+    reserveHoldId: offer.reserve_hold_id,
+    ttlSeconds: av.offer_ttl_seconds + POOL_GRACE_SECONDS,
+  });
   await repo.resumeFanout(trx, offer.availability_id);
   if (status === 'EXPIRED') await repo.insertOfferExpiredNotice(trx, offer);
   await enqueueFanout(trx, offer.availability_id);

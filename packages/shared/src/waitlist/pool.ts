@@ -41,4 +41,3 @@ export function blockFor(c: Criteria, pool: PoolSeat[]): PoolSeat[] | null {
   }
   return null;
 }
-

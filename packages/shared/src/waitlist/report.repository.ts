@@ -38,7 +38,11 @@ export async function findEntriesByQuantity(db: Db | Trx, listingId: string): Pr
 }
 
 /** Live entries naming each section (or price level); entries naming none match every one and are not counted here. */
-export async function findEntriesByArray(db: Db | Trx, listingId: string, column: 'sections' | 'price_levels'): Promise<{ value: string; entries: number }[]> {
+export async function findEntriesByArray(
+  db: Db | Trx,
+  listingId: string,
+  column: 'sections' | 'price_levels',
+): Promise<{ value: string; entries: number }[]> {
   const { rows } = await sql<{ value: string; entries: number }>`
     SELECT v AS value, count(*)::int AS entries
     FROM waitlist_entries, unnest(${sql.ref(column)}) AS v
@@ -140,7 +144,10 @@ const listingDeliveries = (listingId: string) => sql`
   SELECT d.* FROM webhook_deliveries d JOIN notifications n ON n.id = d.notification_ids[1]
   WHERE d.availability_id IS NULL AND n.listing_id = ${listingId}`;
 
-export async function findDeliveryTotals(db: Db | Trx, listingId: string): Promise<{ status: string; deliveries: number; notifications: number }[]> {
+export async function findDeliveryTotals(
+  db: Db | Trx,
+  listingId: string,
+): Promise<{ status: string; deliveries: number; notifications: number }[]> {
   const { rows } = await sql<{ status: string; deliveries: number; notifications: number }>`
     SELECT status, count(*)::int AS deliveries, coalesce(sum(cardinality(notification_ids)), 0)::int AS notifications
     FROM (${listingDeliveries(listingId)}) d GROUP BY status`.execute(db);

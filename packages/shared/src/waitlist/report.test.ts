@@ -11,14 +11,24 @@ let listingId: string;
 let eventId: string;
 let otherListingId: string;
 
-async function entry(listing: string, account: string, opts: { quantity?: number; expired?: boolean; dateFrom?: string; maxPrice?: number; sections?: string[]; levels?: string[] } = {}) {
+async function entry(
+  listing: string,
+  account: string,
+  opts: { quantity?: number; expired?: boolean; dateFrom?: string; maxPrice?: number; sections?: string[]; levels?: string[] } = {},
+) {
   await sql`
     INSERT INTO waitlist_entries (listing_id, account_id, expires_at, quantity, date_from, max_price_cents, sections, price_levels)
     VALUES (${listing}, ${account}, now() + ${opts.expired ? sql`interval '-1 day'` : sql`interval '7 days'`}, ${opts.quantity ?? 2},
-            ${opts.dateFrom ?? null}::date, ${opts.maxPrice ?? null}, ${opts.sections ?? null}::text[], ${opts.levels ?? null}::text[])`.execute(t.db);
+            ${opts.dateFrom ?? null}::date, ${opts.maxPrice ?? null}, ${opts.sections ?? null}::text[], ${opts.levels ?? null}::text[])`.execute(
+    t.db,
+  );
 }
 
-async function availability(listing: string, event: string, opts: { status: string; seconds: number | null; matched: number; notified: number }): Promise<number> {
+async function availability(
+  listing: string,
+  event: string,
+  opts: { status: string; seconds: number | null; matched: number; notified: number },
+): Promise<number> {
   const { rows } = await sql<{ id: number }>`
     INSERT INTO availability_events (listing_id, event_id, cause, performance_date, sections, seat_count, mode, status, matched, notified, created_at, completed_at)
     VALUES (${listing}, ${event}, 'HOLD_RELEASED', current_date, '[]', 2, 'OFFER', ${opts.status}, ${opts.matched}, ${opts.notified}, now() - interval '1 minute',
@@ -31,9 +41,11 @@ beforeAll(async () => {
   t = await createTestDatabase(inject('templateDatabaseUrl'));
   ({ eventId } = await createOpenEvent(t.db, { name: 'Waitlisted show' }));
   const other = await createOpenEvent(t.db, { name: 'Another show' });
-  [listingId, otherListingId] = await Promise.all(
-    [eventId, other.eventId].map(async (id) => (await t.db.selectFrom('events').select('listing_id').where('id', '=', id).executeTakeFirstOrThrow()).listing_id),
-  ) as [string, string];
+  [listingId, otherListingId] = (await Promise.all(
+    [eventId, other.eventId].map(
+      async (id) => (await t.db.selectFrom('events').select('listing_id').where('id', '=', id).executeTakeFirstOrThrow()).listing_id,
+    ),
+  )) as [string, string];
 
   await sql`INSERT INTO accounts (id) SELECT 'w' || g FROM generate_series(1, 9) g`.execute(t.db);
   await entry(listingId, 'w1', { quantity: 1 });
@@ -55,7 +67,9 @@ beforeAll(async () => {
            (${a1}, ${listingId}, ${eventId}, 3, 'w3', 2, 'OPEN', now() - interval '1 minute'),
            (${a1}, ${listingId}, ${eventId}, 4, 'w4', 4, 'CLAIMED', now() + interval '5 minutes')`.execute(t.db);
 
-  const { rows: endpoints } = await sql<{ id: string }>`INSERT INTO webhook_endpoints (url, secret) VALUES ('http://127.0.0.1:9/hook', 'whsec_test_secret_0123') RETURNING id`.execute(t.db);
+  const { rows: endpoints } = await sql<{
+    id: string;
+  }>`INSERT INTO webhook_endpoints (url, secret) VALUES ('http://127.0.0.1:9/hook', 'whsec_test_secret_0123') RETURNING id`.execute(t.db);
   const endpoint = endpoints[0]!.id;
   await sql`
     INSERT INTO webhook_deliveries (endpoint_id, availability_id, notification_ids, status, attempts, last_error, delivered_at)
@@ -86,7 +100,13 @@ describe('waitlistReport', () => {
 
   it('sums matches, lists offers out soonest first (a lapsed OPEN offer counts as expired), deliveries by status and latency', async () => {
     const r = await waitlistReport(t.db, listingId);
-    expect(r.matches).toMatchObject({ availabilityEvents: 3, byStatus: { PENDING: 1, FANNING_OUT: 0, DONE: 2 }, seatsReturned: 6, matched: 4, notified: 4 });
+    expect(r.matches).toMatchObject({
+      availabilityEvents: 3,
+      byStatus: { PENDING: 1, FANNING_OUT: 0, DONE: 2 },
+      seatsReturned: 6,
+      matched: 4,
+      notified: 4,
+    });
     expect(r.matches.recent).toHaveLength(3);
     expect(r.offers.byStatus).toEqual({ OPEN: 2, CLAIMED: 1, DECLINED: 0, EXPIRED: 1, GONE: 0 });
     expect(r.offers.open.map((o) => o.accountId)).toEqual(['w2', 'w1']);

@@ -71,7 +71,16 @@ export interface WaitlistReport {
   deliveries: {
     byStatus: Record<DeliveryStatus, { deliveries: number; notifications: number }>;
     /** Deliveries being retried or given up on, newest first (at most 20). */
-    failing: { id: number; endpointId: string; url: string; status: string; attempts: number; lastStatusCode: number | null; lastError: string | null; updatedAt: Date }[];
+    failing: {
+      id: number;
+      endpointId: string;
+      url: string;
+      status: string;
+      attempts: number;
+      lastStatusCode: number | null;
+      lastError: string | null;
+      updatedAt: Date;
+    }[];
   };
   latency: {
     /** Availability event created -> fan-out complete (every match notified in the inbox). */
@@ -90,7 +99,21 @@ const latency = (r: repo.LatencyRow): LatencySummary => {
 export async function waitlistReport(db: Db | Trx, listingId: string): Promise<WaitlistReport> {
   const listing = await loadListing(db, listingId);
   const dates = [...new Set(listing.performances.map((p) => p.date))];
-  const [totals, byQuantity, bySection, byPriceLevel, byDate, avail, recent, offerTotals, openOffers, deliveryTotals, failing, fanout, delivery] = await Promise.all([
+  const [
+    totals,
+    byQuantity,
+    bySection,
+    byPriceLevel,
+    byDate,
+    avail,
+    recent,
+    offerTotals,
+    openOffers,
+    deliveryTotals,
+    failing,
+    fanout,
+    delivery,
+  ] = await Promise.all([
     repo.findEntryTotals(db, listing.id),
     repo.findEntriesByQuantity(db, listing.id),
     repo.findEntriesByArray(db, listing.id, 'sections'),
@@ -107,8 +130,11 @@ export async function waitlistReport(db: Db | Trx, listingId: string): Promise<W
   ]);
   const offersByStatus = Object.fromEntries(OFFER_STATUSES.map((s) => [s, 0])) as Record<OfferStatus, number>;
   for (const o of offerTotals) offersByStatus[o.status as OfferStatus] = (offersByStatus[o.status as OfferStatus] ?? 0) + o.offers;
-  const deliveriesByStatus = Object.fromEntries(deliveryStatuses.map((s) => [s, { deliveries: 0, notifications: 0 }])) as WaitlistReport['deliveries']['byStatus'];
-  for (const d of deliveryTotals) deliveriesByStatus[d.status as DeliveryStatus] = { deliveries: d.deliveries, notifications: d.notifications };
+  const deliveriesByStatus = Object.fromEntries(
+    deliveryStatuses.map((s) => [s, { deliveries: 0, notifications: 0 }]),
+  ) as WaitlistReport['deliveries']['byStatus'];
+  for (const d of deliveryTotals)
+    deliveriesByStatus[d.status as DeliveryStatus] = { deliveries: d.deliveries, notifications: d.notifications };
 
   return {
     listing: {
@@ -125,7 +151,12 @@ export async function waitlistReport(db: Db | Trx, listingId: string): Promise<W
       expired: totals.expired,
       oldestLiveAt: totals.oldest_live_at,
       newestAt: totals.newest_at,
-      criteria: { dateRange: totals.with_dates, maxPrice: totals.with_max_price, sections: totals.with_sections, priceLevels: totals.with_price_levels },
+      criteria: {
+        dateRange: totals.with_dates,
+        maxPrice: totals.with_max_price,
+        sections: totals.with_sections,
+        priceLevels: totals.with_price_levels,
+      },
       byQuantity,
       bySection: bySection.map((r) => ({ section: r.value, entries: r.entries })),
       byPriceLevel: byPriceLevel.map((r) => ({ priceLevel: r.value, entries: r.entries })),
@@ -153,7 +184,14 @@ export async function waitlistReport(db: Db | Trx, listingId: string): Promise<W
     },
     offers: {
       byStatus: offersByStatus,
-      open: openOffers.map((o) => ({ id: o.id, eventId: o.event_id, accountId: o.account_id, quantity: o.quantity, createdAt: o.created_at, expiresAt: o.expires_at })),
+      open: openOffers.map((o) => ({
+        id: o.id,
+        eventId: o.event_id,
+        accountId: o.account_id,
+        quantity: o.quantity,
+        createdAt: o.created_at,
+        expiresAt: o.expires_at,
+      })),
     },
     deliveries: {
       byStatus: deliveriesByStatus,

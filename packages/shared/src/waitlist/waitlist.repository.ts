@@ -33,10 +33,15 @@ export async function findAvailabilityContext(trx: Trx, eventId: string, section
  * Sets `seatIds` (AVAILABLE in this transaction) aside under a new hold of `accountId` for `ttlSeconds` by the
  * database's clock: the pool the waitlist hands out.
  */
-export async function setAsidePool(trx: Trx, a: { holdId: string; eventId: string; accountId: string; seatIds: number[]; ttlSeconds: number }): Promise<void> {
+export async function setAsidePool(
+  trx: Trx,
+  a: { holdId: string; eventId: string; accountId: string; seatIds: number[]; ttlSeconds: number },
+): Promise<void> {
   await sql`
     INSERT INTO holds (id, event_id, account_id, section_code, quantity, status, expires_at)
-    VALUES (${a.holdId}, ${a.eventId}, ${a.accountId}, NULL, ${a.seatIds.length}, 'WAITLIST', now() + make_interval(secs => ${a.ttlSeconds}))`.execute(trx);
+    VALUES (${a.holdId}, ${a.eventId}, ${a.accountId}, NULL, ${a.seatIds.length}, 'WAITLIST', now() + make_interval(secs => ${a.ttlSeconds}))`.execute(
+    trx,
+  );
   await sql`
     UPDATE seats SET status = 'HELD', hold_id = ${a.holdId}, expires_at = now() + make_interval(secs => ${a.ttlSeconds}), version = version + 1
     WHERE event_id = ${a.eventId} AND id = ANY(${a.seatIds}::bigint[]) AND status = 'AVAILABLE'`.execute(trx);
@@ -109,7 +114,13 @@ export async function lockAvailabilityEvent(trx: Trx, availabilityId: number) {
 
 /** The account's claim of a BROADCAST release, if it made one. */
 export function findClaimedOffer(trx: Trx, availabilityId: number, accountId: string) {
-  return trx.selectFrom('waitlist_offers').select('id').where('availability_id', '=', availabilityId).where('account_id', '=', accountId).where('status', '=', 'CLAIMED').executeTakeFirst();
+  return trx
+    .selectFrom('waitlist_offers')
+    .select('id')
+    .where('availability_id', '=', availabilityId)
+    .where('account_id', '=', accountId)
+    .where('status', '=', 'CLAIMED')
+    .executeTakeFirst();
 }
 
 /** The account's entry on the listing's waitlist while it lives, with its criteria. */
@@ -123,22 +134,38 @@ export async function findLiveEntry(trx: Trx, listingId: string, accountId: stri
 /** The record of a BROADCAST claim: an open offer of the seats the fan picked, until the claim token's expiry. */
 export async function insertClaimRecord(
   trx: Trx,
-  a: { offerId: string; availabilityId: number; listingId: string; eventId: string; entryId: number; accountId: string; quantity: number; expiresAtSeconds: number },
+  a: {
+    offerId: string;
+    availabilityId: number;
+    listingId: string;
+    eventId: string;
+    entryId: number;
+    accountId: string;
+    quantity: number;
+    expiresAtSeconds: number;
+  },
 ): Promise<void> {
   await sql`
     INSERT INTO waitlist_offers (id, availability_id, listing_id, event_id, entry_id, account_id, quantity, status, expires_at)
-    VALUES (${a.offerId}, ${a.availabilityId}, ${a.listingId}, ${a.eventId}, ${a.entryId}, ${a.accountId}, ${a.quantity}, 'OPEN', to_timestamp(${a.expiresAtSeconds}))`.execute(trx);
+    VALUES (${a.offerId}, ${a.availabilityId}, ${a.listingId}, ${a.eventId}, ${a.entryId}, ${a.accountId}, ${a.quantity}, 'OPEN', to_timestamp(${a.expiresAtSeconds}))`.execute(
+    trx,
+  );
 }
 
 /** The event's hold time and per-account limit, and the seats the account has (its row locked for the count). */
 export async function lockAccountSeats(trx: Trx, eventId: string, accountId: string) {
   const { rows } = await sql<{ hold_ttl_seconds: number; per_account_seat_limit: number; used: number }>`
-    SELECT hold_ttl_seconds, per_account_seat_limit, onsale_lock_account_seats(id, ${accountId}) AS used FROM events WHERE id = ${eventId}`.execute(trx);
+    SELECT hold_ttl_seconds, per_account_seat_limit, onsale_lock_account_seats(id, ${accountId}) AS used FROM events WHERE id = ${eventId}`.execute(
+    trx,
+  );
   return rows[0]!;
 }
 
 /** A fan's new hold of `quantity` seats (their account recorded first), for `ttlSeconds`; returns its expiry. */
-export async function insertFanHold(trx: Trx, a: { holdId: string; eventId: string; accountId: string; quantity: number; ttlSeconds: number }): Promise<Date> {
+export async function insertFanHold(
+  trx: Trx,
+  a: { holdId: string; eventId: string; accountId: string; quantity: number; ttlSeconds: number },
+): Promise<Date> {
   await sql`INSERT INTO accounts (id) VALUES (${a.accountId}) ON CONFLICT DO NOTHING`.execute(trx);
   const { rows } = await sql<{ expires_at: Date }>`
     INSERT INTO holds (id, event_id, account_id, section_code, quantity, expires_at)
@@ -148,10 +175,15 @@ export async function insertFanHold(trx: Trx, a: { holdId: string; eventId: stri
 }
 
 /** Moves the held seats of `fromHold` (all, or `seatIds` of them) into `toHold`; returns how many moved. */
-export async function moveHeldSeats(trx: Trx, a: { fromHold: string; toHold: string; expiresAt: Date; seatIds: number[] | null }): Promise<number> {
+export async function moveHeldSeats(
+  trx: Trx,
+  a: { fromHold: string; toHold: string; expiresAt: Date; seatIds: number[] | null },
+): Promise<number> {
   const moved = await sql`
     UPDATE seats SET hold_id = ${a.toHold}, expires_at = ${a.expiresAt}, version = version + 1
-    WHERE hold_id = ${a.fromHold} AND status = 'HELD' AND (${a.seatIds}::bigint[] IS NULL OR id = ANY(${a.seatIds}::bigint[]))`.execute(trx);
+    WHERE hold_id = ${a.fromHold} AND status = 'HELD' AND (${a.seatIds}::bigint[] IS NULL OR id = ANY(${a.seatIds}::bigint[]))`.execute(
+    trx,
+  );
   return Number(moved.numAffectedRows);
 }
 
@@ -164,7 +196,9 @@ export async function releaseHold(trx: Trx, holdId: string): Promise<void> {
 }
 
 export async function markOfferClaimed(trx: Trx, offerId: string, holdId: string): Promise<void> {
-  await sql`UPDATE waitlist_offers SET status = 'CLAIMED', claimed_hold_id = ${holdId}, decided_at = now() WHERE id = ${offerId}`.execute(trx);
+  await sql`UPDATE waitlist_offers SET status = 'CLAIMED', claimed_hold_id = ${holdId}, decided_at = now() WHERE id = ${offerId}`.execute(
+    trx,
+  );
 }
 
 export async function markOfferDecided(trx: Trx, offerId: string, status: 'DECLINED' | 'EXPIRED'): Promise<void> {
@@ -178,12 +212,20 @@ export async function deleteEntry(trx: Trx, listingId: string, accountId: string
 /** How many offers of the release were made up to and including `offerId` (the fan's place in it). */
 export async function offerPlace(trx: Trx, availabilityId: number, offerId: string): Promise<number> {
   const { rows } = await sql<{ n: number }>`
-    SELECT count(*)::int AS n FROM waitlist_offers WHERE availability_id = ${availabilityId} AND created_at <= (SELECT created_at FROM waitlist_offers WHERE id = ${offerId})`.execute(trx);
+    SELECT count(*)::int AS n FROM waitlist_offers WHERE availability_id = ${availabilityId} AND created_at <= (SELECT created_at FROM waitlist_offers WHERE id = ${offerId})`.execute(
+    trx,
+  );
   return rows[0]!.n;
 }
 
 export function findOpenOffers(trx: Trx, accountId: string, listingId: string) {
-  return trx.selectFrom('waitlist_offers').select('id').where('account_id', '=', accountId).where('listing_id', '=', listingId).where('status', '=', 'OPEN').execute();
+  return trx
+    .selectFrom('waitlist_offers')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('listing_id', '=', listingId)
+    .where('status', '=', 'OPEN')
+    .execute();
 }
 
 /** The release's pool hold and its listing's offer time, the release locked. */
@@ -196,7 +238,9 @@ export async function lockReleasePool(trx: Trx, availabilityId: number): Promise
 
 /** An offer's reserved seats go back into the release's pool (kept `ttlSeconds` more); the reserve is released. */
 export async function returnSeatsToPool(trx: Trx, a: { poolHoldId: string; reserveHoldId: string; ttlSeconds: number }): Promise<void> {
-  await sql`UPDATE holds SET status = 'WAITLIST', expires_at = now() + make_interval(secs => ${a.ttlSeconds}), updated_at = now() WHERE id = ${a.poolHoldId}`.execute(trx);
+  await sql`UPDATE holds SET status = 'WAITLIST', expires_at = now() + make_interval(secs => ${a.ttlSeconds}), updated_at = now() WHERE id = ${a.poolHoldId}`.execute(
+    trx,
+  );
   await sql`
     UPDATE seats SET hold_id = ${a.poolHoldId}, expires_at = now() + make_interval(secs => ${a.ttlSeconds}), version = version + 1
     WHERE hold_id = ${a.reserveHoldId} AND status = 'HELD'`.execute(trx);
@@ -205,13 +249,17 @@ export async function returnSeatsToPool(trx: Trx, a: { poolHoldId: string; reser
 
 /** The release fans out again (from where it stopped). */
 export async function resumeFanout(trx: Trx, availabilityId: number): Promise<void> {
-  await sql`UPDATE availability_events SET status = 'FANNING_OUT', completed_at = NULL, updated_at = now() WHERE id = ${availabilityId}`.execute(trx);
+  await sql`UPDATE availability_events SET status = 'FANNING_OUT', completed_at = NULL, updated_at = now() WHERE id = ${availabilityId}`.execute(
+    trx,
+  );
 }
 
 /** Tells the fan (in the inbox) that their offer lapsed. */
 export async function insertOfferExpiredNotice(trx: Trx, offer: OfferRow): Promise<void> {
   await sql`INSERT INTO notifications (account_id, listing_id, availability_id, entry_id, kind, offer_id)
-            VALUES (${offer.account_id}, ${offer.listing_id}, ${offer.availability_id}, ${offer.entry_id}, 'OFFER_EXPIRED', ${offer.id})`.execute(trx);
+            VALUES (${offer.account_id}, ${offer.listing_id}, ${offer.availability_id}, ${offer.entry_id}, 'OFFER_EXPIRED', ${offer.id})`.execute(
+    trx,
+  );
 }
 
 // The fan-out.
@@ -285,7 +333,12 @@ export async function countMatches(trx: Trx, av: AvailabilityRow, cap: number): 
  * notification of `kind` (at most once per entry), and the cursor, the counts and the status move. Returns the
  * new notifications' ids and how many matched.
  */
-export async function notifyMatchesPage(trx: Trx, av: AvailabilityRow, limit: number, kind: 'ON_SALE' | 'BROADCAST'): Promise<{ ids: number[]; n: number }> {
+export async function notifyMatchesPage(
+  trx: Trx,
+  av: AvailabilityRow,
+  limit: number,
+  kind: 'ON_SALE' | 'BROADCAST',
+): Promise<{ ids: number[]; n: number }> {
   const { rows } = await sql<{ ids: number[]; n: number }>`
     WITH ${secsCte(av.sections)},
     page AS (
@@ -314,8 +367,12 @@ export async function notifyMatchesPage(trx: Trx, av: AvailabilityRow, limit: nu
 
 /** Keeps the pool alive while offers are being made from it (seats and hold together). */
 export async function renewPool(trx: Trx, poolHoldId: string, ttlSeconds: number): Promise<void> {
-  await sql`UPDATE holds SET status = 'WAITLIST', expires_at = now() + make_interval(secs => ${ttlSeconds}), updated_at = now() WHERE id = ${poolHoldId}`.execute(trx);
-  await sql`UPDATE seats SET expires_at = now() + make_interval(secs => ${ttlSeconds}) WHERE hold_id = ${poolHoldId} AND status = 'HELD'`.execute(trx);
+  await sql`UPDATE holds SET status = 'WAITLIST', expires_at = now() + make_interval(secs => ${ttlSeconds}), updated_at = now() WHERE id = ${poolHoldId}`.execute(
+    trx,
+  );
+  await sql`UPDATE seats SET expires_at = now() + make_interval(secs => ${ttlSeconds}) WHERE hold_id = ${poolHoldId} AND status = 'HELD'`.execute(
+    trx,
+  );
 }
 
 /** The pool's seats go back on open sale. */
@@ -325,7 +382,9 @@ export async function returnPoolToSale(trx: Trx, poolHoldId: string): Promise<vo
 }
 
 export async function markReleaseDone(trx: Trx, availabilityId: number): Promise<void> {
-  await sql`UPDATE availability_events SET status = 'DONE', completed_at = now(), updated_at = now() WHERE id = ${availabilityId}`.execute(trx);
+  await sql`UPDATE availability_events SET status = 'DONE', completed_at = now(), updated_at = now() WHERE id = ${availabilityId}`.execute(
+    trx,
+  );
 }
 
 /** The next `limit` matches of an OFFER release after its cursor that have not been told of it, in FIFO order. */
@@ -353,7 +412,16 @@ export async function findOfferCandidates(
 export async function reserveOffer(
   trx: Trx,
   av: AvailabilityRow,
-  a: { offerId: string; reserveId: string; accountId: string; fan: { entryId: number; accountId: string }; sectionCode: string; seatIds: number[]; poolHoldId: string; reserveSeconds: number },
+  a: {
+    offerId: string;
+    reserveId: string;
+    accountId: string;
+    fan: { entryId: number; accountId: string };
+    sectionCode: string;
+    seatIds: number[];
+    poolHoldId: string;
+    reserveSeconds: number;
+  },
 ): Promise<void> {
   await sql`
     INSERT INTO holds (id, event_id, account_id, section_code, quantity, status, expires_at)
@@ -368,7 +436,9 @@ export async function reserveOffer(
             now() + make_interval(secs => ${av.offer_ttl_seconds}))`.execute(trx);
   await sql`
     SELECT graphile_worker.add_job('waitlist_offer_expire', json_build_object('offerId', ${a.offerId}::text),
-      run_at := now() + make_interval(secs => ${av.offer_ttl_seconds}), job_key := ${`waitlist_offer_expire:${a.offerId}`}, max_attempts := 25)`.execute(trx);
+      run_at := now() + make_interval(secs => ${av.offer_ttl_seconds}), job_key := ${`waitlist_offer_expire:${a.offerId}`}, max_attempts := 25)`.execute(
+    trx,
+  );
 }
 
 /** The inbox notices of new offers, in the order of `offerIds`; returns their ids. */
@@ -382,7 +452,11 @@ export async function insertOfferNotices(trx: Trx, offerIds: string[]): Promise<
   return rows.map((r) => Number(r.id));
 }
 
-export async function advanceOfferCursor(trx: Trx, availabilityId: number, a: { cursorAt: string; cursorId: number; matched: number; notified: number }): Promise<void> {
+export async function advanceOfferCursor(
+  trx: Trx,
+  availabilityId: number,
+  a: { cursorAt: string; cursorId: number; matched: number; notified: number },
+): Promise<void> {
   await sql`UPDATE availability_events SET cursor_created_at = ${a.cursorAt}::timestamptz, cursor_id = ${a.cursorId},
               matched = matched + ${a.matched}, notified = notified + ${a.notified}, status = 'FANNING_OUT', updated_at = now()
             WHERE id = ${availabilityId}`.execute(trx);

@@ -51,20 +51,31 @@ export function parseCriteria(listing: ListingInfo, input: unknown): Criteria {
     });
   }
   const c = normalizeCriteria(parsed.data);
-  const inRange = listing.performances.filter((p) => (c.dateFrom === null || p.date >= c.dateFrom) && (c.dateTo === null || p.date <= c.dateTo));
+  const inRange = listing.performances.filter(
+    (p) => (c.dateFrom === null || p.date >= c.dateFrom) && (c.dateTo === null || p.date <= c.dateTo),
+  );
   if (inRange.length === 0)
-    throw invalid('DATE_RANGE_OUTSIDE_LISTING', 'no performance of this listing falls in that date range', c.dateFrom !== null ? 'criteria.dateFrom' : 'criteria.dateTo', {
-      performances: listing.performances.map((p) => p.date),
-    });
+    throw invalid(
+      'DATE_RANGE_OUTSIDE_LISTING',
+      'no performance of this listing falls in that date range',
+      c.dateFrom !== null ? 'criteria.dateFrom' : 'criteria.dateTo',
+      {
+        performances: listing.performances.map((p) => p.date),
+      },
+    );
   const limit = Math.max(...inRange.map((p) => p.perAccountSeatLimit));
   if (c.quantity > limit)
     throw invalid('QUANTITY_ABOVE_LIMIT', `at most ${limit} seats per account for these performances`, 'criteria.quantity', { limit });
   const unknownSections = (c.sections ?? []).filter((s) => !listing.sections.has(s));
   if (unknownSections.length > 0)
-    throw invalid('SECTION_NOT_FOUND', `this listing has no section ${unknownSections.join(', ')}`, 'criteria.sections', { unknown: unknownSections });
+    throw invalid('SECTION_NOT_FOUND', `this listing has no section ${unknownSections.join(', ')}`, 'criteria.sections', {
+      unknown: unknownSections,
+    });
   const unknownLevels = (c.priceLevels ?? []).filter((s) => !listing.priceLevels.has(s));
   if (unknownLevels.length > 0)
-    throw invalid('PRICE_LEVEL_NOT_FOUND', `this listing has no price level ${unknownLevels.join(', ')}`, 'criteria.priceLevels', { unknown: unknownLevels });
+    throw invalid('PRICE_LEVEL_NOT_FOUND', `this listing has no price level ${unknownLevels.join(', ')}`, 'criteria.priceLevels', {
+      unknown: unknownLevels,
+    });
   return c;
 }
 
@@ -77,7 +88,10 @@ export class WaitlistService {
   readonly listings: ListingCache;
   private readonly joins: GroupCommit<JoinItem, JoinRow>;
 
-  constructor(private readonly db: Db, opts: { listings?: ListingCache } = {}) {
+  constructor(
+    private readonly db: Db,
+    opts: { listings?: ListingCache } = {},
+  ) {
     this.listings = opts.listings ?? new ListingCache(db, 15_000);
     this.joins = new GroupCommit((items) => insertJoins(db, items), { maxBatch: 500, maxWaitMs: 2, maxConcurrentBatches: 3 });
   }
@@ -88,7 +102,14 @@ export class WaitlistService {
     const row = await this.joins.submit({ listingId, accountId, criteria, ttlSeconds: listing.ttlSeconds });
     return {
       created: row.inserted,
-      entry: { listingId, listingName: listing.name, entryId: Number(row.id), criteria, joinedAt: row.created_at, expiresAt: row.expires_at },
+      entry: {
+        listingId,
+        listingName: listing.name,
+        entryId: Number(row.id),
+        criteria,
+        joinedAt: row.created_at,
+        expiresAt: row.expires_at,
+      },
     };
   }
 
@@ -96,7 +117,11 @@ export class WaitlistService {
   async leave(accountId: string, listingId: string): Promise<{ left: boolean }> {
     await this.listings.get(listingId);
     return this.db.transaction().execute(async (trx) => {
-      const r = await trx.deleteFrom('waitlist_entries').where('listing_id', '=', listingId).where('account_id', '=', accountId).executeTakeFirst();
+      const r = await trx
+        .deleteFrom('waitlist_entries')
+        .where('listing_id', '=', listingId)
+        .where('account_id', '=', accountId)
+        .executeTakeFirst();
       await declineOpenOffersOf(trx, accountId, listingId);
       return { left: r.numDeletedRows > 0n };
     });
@@ -132,7 +157,11 @@ export class WaitlistService {
     if (entries.length === 0) return [];
     const listings = new Map<string, ListingInfo>();
     for (const e of entries) if (!listings.has(e.listingId)) listings.set(e.listingId, await this.listings.get(e.listingId));
-    const eventIds = [...new Set([...listings.values()].flatMap((l) => l.performances.filter((p) => p.startsAt.getTime() > Date.now()).map((p) => p.eventId)))];
+    const eventIds = [
+      ...new Set(
+        [...listings.values()].flatMap((l) => l.performances.filter((p) => p.startsAt.getTime() > Date.now()).map((p) => p.eventId)),
+      ),
+    ];
     const available = await availableNow(this.db, eventIds);
     const out: MatchNow[] = [];
     for (const e of entries) {
@@ -150,7 +179,13 @@ export class WaitlistService {
           startsAt: p.startsAt,
           sections: sections
             .filter((s) => criteriaMatch(e.criteria, { performanceDate: p.date, sections: [s] }))
-            .map((s) => ({ section: s.section, priceLevel: s.priceLevel, priceCents: s.priceCents, available: s.available, longestRun: s.longestRun })),
+            .map((s) => ({
+              section: s.section,
+              priceLevel: s.priceLevel,
+              priceCents: s.priceCents,
+              available: s.available,
+              longestRun: s.longestRun,
+            })),
         });
       }
     }
@@ -176,7 +211,14 @@ interface EntryRow extends CriteriaRow {
 }
 
 function toEntry(r: EntryRow, listingName: string): WaitlistEntry {
-  return { listingId: r.listing_id, listingName, entryId: Number(r.id), criteria: entryCriteria(r), joinedAt: r.created_at, expiresAt: r.expires_at };
+  return {
+    listingId: r.listing_id,
+    listingName,
+    entryId: Number(r.id),
+    criteria: entryCriteria(r),
+    joinedAt: r.created_at,
+    expiresAt: r.expires_at,
+  };
 }
 
 /**
@@ -224,7 +266,14 @@ export async function insertJoins(db: Db, items: JoinItem[]): Promise<JoinRow[]>
 export async function availableNow(db: Db, eventIds: string[]) {
   const out = new Map<string, { section: string; priceLevel: string; priceCents: number; available: number; longestRun: number }[]>();
   if (eventIds.length === 0) return out;
-  const { rows } = await sql<{ event_id: string; section: string; price_level: string; price_cents: number; available: number; longest_run: number }>`
+  const { rows } = await sql<{
+    event_id: string;
+    section: string;
+    price_level: string;
+    price_cents: number;
+    available: number;
+    longest_run: number;
+  }>`
     WITH free AS (
       SELECT event_id, section_code, row_index, seat_number - row_number() OVER (PARTITION BY event_id, section_code, row_index ORDER BY seat_number) AS grp
       FROM seats

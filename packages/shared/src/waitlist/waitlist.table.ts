@@ -10,7 +10,8 @@ export type WaitlistMode = 'OFFER' | 'BROADCAST';
 /** How an availability event reaches fans: OFFER reserves seats per fan; BROADCAST tells every match; ON_SALE
  * (seats back while the event is still on open sale) tells every match to go to the store. */
 export type AvailabilityMode = WaitlistMode | 'ON_SALE';
-export type AvailabilityCause = 'HOLD_RELEASED' | 'HOLD_EXPIRED' | 'ORDER_CANCELLED' | 'INVENTORY_ADDED' | 'ALLOCATION_ROLLED' | 'OFFER_RETURNED';
+export type AvailabilityCause =
+  'HOLD_RELEASED' | 'HOLD_EXPIRED' | 'ORDER_CANCELLED' | 'INVENTORY_ADDED' | 'ALLOCATION_ROLLED' | 'OFFER_RETURNED';
 export type OfferStatus = 'OPEN' | 'CLAIMED' | 'DECLINED' | 'EXPIRED' | 'GONE';
 
 export interface WaitlistEntriesTable {
@@ -75,4 +76,3 @@ export interface WaitlistOffersTable {
   created_at: CreatedAt;
   decided_at: NullableTimestamp;
 }
-

@@ -25,7 +25,12 @@ beforeAll(async () => {
     { code: 'A', name: 'Floor', priceCents: 9000 },
     { code: 'B', name: 'Upper', priceCents: 4000 },
   ];
-  ({ eventId } = await createOpenEvent(t.db, { name: 'Night one', sections, priceLevels, limits: { perAccountSeats: 6, perInstrumentSeats: 6 } }));
+  ({ eventId } = await createOpenEvent(t.db, {
+    name: 'Night one',
+    sections,
+    priceLevels,
+    limits: { perAccountSeats: 6, perInstrumentSeats: 6 },
+  }));
   const ev = await t.db.selectFrom('events').select('listing_id').where('id', '=', eventId).executeTakeFirstOrThrow();
   listingId = ev.listing_id;
   // A second night on the same listing: the waitlist spans the listing's events.
@@ -121,7 +126,12 @@ async function release(event: string, where: { section: string; count: number; r
       SELECT id, section_code AS "sectionCode", row_index AS "rowIndex", seat_number AS "seatNumber" FROM seats
       WHERE event_id = ${event} AND section_code = ${where.section} AND status = 'AVAILABLE' AND (${where.row ?? null}::int IS NULL OR row_index = ${where.row ?? null}::int)
       ORDER BY row_index, seat_number LIMIT ${where.count}`.execute(trx);
-    return (await emitAvailability(trx, event, 'HOLD_RELEASED', rows.map((r) => ({ ...r, id: Number(r.id) }))))!;
+    return (await emitAvailability(
+      trx,
+      event,
+      'HOLD_RELEASED',
+      rows.map((r) => ({ ...r, id: Number(r.id) })),
+    ))!;
   });
 }
 
@@ -139,7 +149,11 @@ describe('matching and fan-out', () => {
     for (let i = 0; i < 40; i++) {
       const account = `fifo-${String(i).padStart(2, '0')}`;
       accounts.push(account);
-      await waitlist.join(account, lid, { quantity: 1 + (i % 4), ...(i % 5 === 0 ? { sections: ['T'] } : {}), ...(i % 7 === 0 ? { maxPriceCents: 500 } : {}) });
+      await waitlist.join(account, lid, {
+        quantity: 1 + (i % 4),
+        ...(i % 5 === 0 ? { sections: ['T'] } : {}),
+        ...(i % 7 === 0 ? { maxPriceCents: 500 } : {}),
+      });
     }
     // Three adjacent seats in S come back.
     const av = await release(ev, { section: 'S', count: 3, row: 1 });
@@ -149,12 +163,20 @@ describe('matching and fan-out', () => {
       SELECT account_id FROM notifications WHERE availability_id = ${av.availabilityId} ORDER BY id`.execute(t.db);
     const expected = accounts.filter((_, i) => 1 + (i % 4) <= 3 && i % 5 !== 0 && i % 7 !== 0);
     expect(notified.rows.map((r) => r.account_id)).toEqual(expected);
-    const done = await t.db.selectFrom('availability_events').selectAll().where('id', '=', av.availabilityId as never).executeTakeFirstOrThrow();
+    const done = await t.db
+      .selectFrom('availability_events')
+      .selectAll()
+      .where('id', '=', av.availabilityId as never)
+      .executeTakeFirstOrThrow();
     expect(done).toMatchObject({ status: 'DONE', matched: expected.length, notified: expected.length });
     // Running it again sends nothing twice.
-    await sql`UPDATE availability_events SET status = 'FANNING_OUT', cursor_created_at = NULL, cursor_id = NULL WHERE id = ${av.availabilityId}`.execute(t.db);
+    await sql`UPDATE availability_events SET status = 'FANNING_OUT', cursor_created_at = NULL, cursor_id = NULL WHERE id = ${av.availabilityId}`.execute(
+      t.db,
+    );
     await runFanout({ db: t.db }, av.availabilityId);
-    const again = await sql<{ n: number }>`SELECT count(*)::int AS n FROM notifications WHERE availability_id = ${av.availabilityId}`.execute(t.db);
+    const again = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM notifications WHERE availability_id = ${av.availabilityId}`.execute(t.db);
     expect(again.rows[0]!.n).toBe(expected.length);
   });
 
@@ -165,7 +187,10 @@ describe('matching and fan-out', () => {
     await Promise.all(Array.from({ length: 230 }, (_, i) => waitlist.join(`batch-${i}`, lid, {})));
     const av = await release(ev, { section: 'S', count: 1 });
     const chunks: number[][] = [];
-    const r = await runFanout({ db: t.db, pageSize: 40, chunkSize: 16, onNotified: async (_trx, c) => void chunks.push(c.notificationIds) }, av.availabilityId);
+    const r = await runFanout(
+      { db: t.db, pageSize: 40, chunkSize: 16, onNotified: async (_trx, c) => void chunks.push(c.notificationIds) },
+      av.availabilityId,
+    );
     expect(r).toEqual({ done: true, pages: 6 });
     const ids = chunks.flat();
     expect(ids).toHaveLength(230);
@@ -201,7 +226,9 @@ describe('matching and fan-out', () => {
     const perf = day(5);
     const seatsBySection = new Map<string, ReturnedSeat[]>();
     const { rows: all } = await sql<ReturnedSeat>`
-      SELECT id, section_code AS "sectionCode", row_index AS "rowIndex", seat_number AS "seatNumber" FROM seats WHERE event_id = ${ev}`.execute(t.db);
+      SELECT id, section_code AS "sectionCode", row_index AS "rowIndex", seat_number AS "seatNumber" FROM seats WHERE event_id = ${ev}`.execute(
+      t.db,
+    );
     for (const s of all) seatsBySection.set(s.sectionCode, [...(seatsBySection.get(s.sectionCode) ?? []), { ...s, id: Number(s.id) }]);
 
     const criteriaArb: fc.Arbitrary<Criteria> = fc.record({
@@ -209,13 +236,22 @@ describe('matching and fan-out', () => {
       dateTo: fc.option(fc.integer({ min: 3, max: 7 }).map(day), { nil: null }),
       maxPriceCents: fc.option(fc.constantFrom(1000, 1500, 3999, 4000, 9000, 20000), { nil: null }),
       quantity: fc.integer({ min: 1, max: 5 }),
-      sections: fc.option(fc.uniqueArray(fc.constantFrom('S1', 'S2', 'S3'), { minLength: 1 }).map((x) => x.sort()), { nil: null }),
-      priceLevels: fc.option(fc.uniqueArray(fc.constantFrom('A', 'B', 'C'), { minLength: 1 }).map((x) => x.sort()), { nil: null }),
+      sections: fc.option(
+        fc.uniqueArray(fc.constantFrom('S1', 'S2', 'S3'), { minLength: 1 }).map((x) => x.sort()),
+        { nil: null },
+      ),
+      priceLevels: fc.option(
+        fc.uniqueArray(fc.constantFrom('A', 'B', 'C'), { minLength: 1 }).map((x) => x.sort()),
+        { nil: null },
+      ),
     });
-    const releaseArb = fc.array(fc.tuple(fc.constantFrom('S1', 'S2', 'S3'), fc.uniqueArray(fc.integer({ min: 0, max: 15 }), { minLength: 1, maxLength: 8 })), {
-      minLength: 1,
-      maxLength: 3,
-    });
+    const releaseArb = fc.array(
+      fc.tuple(fc.constantFrom('S1', 'S2', 'S3'), fc.uniqueArray(fc.integer({ min: 0, max: 15 }), { minLength: 1, maxLength: 8 })),
+      {
+        minLength: 1,
+        maxLength: 3,
+      },
+    );
 
     let round = 0;
     await fc.assert(
@@ -226,18 +262,30 @@ describe('matching and fan-out', () => {
         for (const [i, c] of entries.entries()) {
           const valid = c.dateFrom === null || c.dateTo === null || c.dateFrom <= c.dateTo;
           await sql`INSERT INTO waitlist_entries (listing_id, account_id, expires_at, date_from, date_to, max_price_cents, quantity, sections, price_levels)
-                    VALUES (${lid}, ${accounts[i]}, now() + interval '1 day', ${c.dateFrom}, ${valid ? c.dateTo : c.dateFrom}, ${c.maxPriceCents}, ${c.quantity}, ${c.sections}, ${c.priceLevels})`.execute(t.db);
+                    VALUES (${lid}, ${accounts[i]}, now() + interval '1 day', ${c.dateFrom}, ${valid ? c.dateTo : c.dateFrom}, ${c.maxPriceCents}, ${c.quantity}, ${c.sections}, ${c.priceLevels})`.execute(
+            t.db,
+          );
           if (!valid) c.dateTo = c.dateFrom;
         }
         const seats = new Map<number, ReturnedSeat>();
-        for (const [section, idx] of picked) for (const k of idx) { const s = seatsBySection.get(section)![k]!; seats.set(s.id, s); }
+        for (const [section, idx] of picked)
+          for (const k of idx) {
+            const s = seatsBySection.get(section)![k]!;
+            seats.set(s.id, s);
+          }
         const av = await t.db.transaction().execute(async (trx) => {
           const e = (await emitAvailability(trx, ev, 'HOLD_RELEASED', [...seats.values()]))!;
           return e;
         });
         await runFanout({ db: t.db }, av.availabilityId);
-        const { rows: sent } = await sql<{ account_id: string }>`SELECT account_id FROM notifications WHERE availability_id = ${av.availabilityId} ORDER BY id`.execute(t.db);
-        const stored = await t.db.selectFrom('availability_events').select('sections').where('id', '=', av.availabilityId as never).executeTakeFirstOrThrow();
+        const { rows: sent } = await sql<{
+          account_id: string;
+        }>`SELECT account_id FROM notifications WHERE availability_id = ${av.availabilityId} ORDER BY id`.execute(t.db);
+        const stored = await t.db
+          .selectFrom('availability_events')
+          .select('sections')
+          .where('id', '=', av.availabilityId as never)
+          .executeTakeFirstOrThrow();
         const summary = { performanceDate: perf, sections: stored.sections };
         const expected = accounts.filter((_, i) => criteriaMatch(entries[i]!, summary));
         expect(sent.map((r) => r.account_id)).toEqual(expected);

@@ -34,13 +34,24 @@ export function alertDeliverTask(deps: AlertDeliverDeps): Task {
     const lastTry = helpers.job.attempts >= helpers.job.max_attempts;
     const d = await repo.loadAlertDelivery(deps.db, id);
     if (!d || d.status === 'DELIVERED' || d.status === 'DEAD') return;
-    if (!d.active) return repo.recordAlertFailure(deps.db, id, { statusCode: null, error: 'receiver disabled', dead: true, requested: false });
+    if (!d.active)
+      return repo.recordAlertFailure(deps.db, id, { statusCode: null, error: 'receiver disabled', dead: true, requested: false });
 
     const body = JSON.stringify(
       alertMessage({
         kind: d.kind,
         deliveryId: d.id,
-        alert: { id: d.alert_id, code: d.code, scope: d.scope, severity: d.severity, title: d.title, action: d.action, detail: d.detail, firedAt: d.fired_at, resolvedAt: d.resolved_at },
+        alert: {
+          id: d.alert_id,
+          code: d.code,
+          scope: d.scope,
+          severity: d.severity,
+          title: d.title,
+          action: d.action,
+          detail: d.detail,
+          firedAt: d.fired_at,
+          resolvedAt: d.resolved_at,
+        },
         event: { id: d.event_id, name: d.event_name },
         warRoomUrl: deps.consoleUrl ? `${deps.consoleUrl.replace(/\/$/, '')}/events/${d.event_id}/war-room` : null,
         sentAt: new Date(),
@@ -49,12 +60,19 @@ export function alertDeliverTask(deps: AlertDeliverDeps): Task {
     let statusCode: number | null = null;
     let error: string;
     try {
-      const signal = helpers.abortSignal ? AbortSignal.any([AbortSignal.timeout(timeoutMs), helpers.abortSignal]) : AbortSignal.timeout(timeoutMs);
+      const signal = helpers.abortSignal
+        ? AbortSignal.any([AbortSignal.timeout(timeoutMs), helpers.abortSignal])
+        : AbortSignal.timeout(timeoutMs);
       const res = await fetch(d.url, {
         method: 'POST',
         redirect: 'manual',
         signal,
-        headers: { 'Content-Type': 'application/json', 'User-Agent': 'onsale-alerts/1', [DELIVERY_HEADER]: `alert-${d.id}`, [SIGNATURE_HEADER]: signWebhookPayload(d.secret, body) },
+        headers: {
+          'Content-Type': 'application/json',
+          'User-Agent': 'onsale-alerts/1',
+          [DELIVERY_HEADER]: `alert-${d.id}`,
+          [SIGNATURE_HEADER]: signWebhookPayload(d.secret, body),
+        },
         body,
       });
       statusCode = res.status;
@@ -65,7 +83,10 @@ export function alertDeliverTask(deps: AlertDeliverDeps): Task {
     } catch (e) {
       const err = e as { name?: string; message?: string; cause?: { code?: string; message?: string } };
       if (helpers.abortSignal?.aborted) throw new Error(`alert delivery ${id} interrupted by shutdown`, { cause: e });
-      error = err?.name === 'TimeoutError' ? `timeout: no answer within ${timeoutMs} ms` : `network error: ${err?.cause?.code ?? err?.cause?.message ?? err?.message ?? String(e)}`;
+      error =
+        err?.name === 'TimeoutError'
+          ? `timeout: no answer within ${timeoutMs} ms`
+          : `network error: ${err?.cause?.code ?? err?.cause?.message ?? err?.message ?? String(e)}`;
     }
     await repo.recordAlertFailure(deps.db, id, { statusCode, error, dead: lastTry, requested: true });
     deps.logger?.warn({ alertDeliveryId: id, error, lastTry }, 'alert delivery failed');

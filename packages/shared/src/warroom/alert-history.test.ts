@@ -37,7 +37,11 @@ describe('diffAlerts (pure)', () => {
 
   it('a new alert fires; an open one still firing continues (the same alert, not a new one)', () => {
     expect(diffAlerts([], [alert()], at(0))).toEqual({ fired: [alert()], continuing: [], resolved: [] });
-    expect(diffAlerts(open, [alert()], at(5))).toEqual({ fired: [], continuing: [{ id: 7, alert: alert(), escalated: false }], resolved: [] });
+    expect(diffAlerts(open, [alert()], at(5))).toEqual({
+      fired: [],
+      continuing: [{ id: 7, alert: alert(), escalated: false }],
+      resolved: [],
+    });
   });
 
   it('from warning to critical it escalates; back to warning it just continues', () => {
@@ -52,7 +56,7 @@ describe('diffAlerts (pure)', () => {
     expect(diffAlerts(open, [alert()], at(20), 30_000)).toMatchObject({ fired: [], continuing: [{ id: 7 }], resolved: [] });
   });
 
-  it('one alert per (code, scope): a presale tier\'s alert is its own, and a duplicate in one reading counts once', () => {
+  it("one alert per (code, scope): a presale tier's alert is its own, and a duplicate in one reading counts once", () => {
     const tier = alert({ code: 'QUEUE_PAUSED', scope: 'FANCLUB' });
     const d = diffAlerts(open, [alert(), tier, tier], at(1));
     expect(d.fired).toEqual([tier]);
@@ -63,7 +67,17 @@ describe('diffAlerts (pure)', () => {
 describe('alertMessage (Slack-compatible)', () => {
   const base = {
     deliveryId: 41,
-    alert: { id: 9, code: 'CHECKOUT_ERRORS', scope: '', severity: 'critical' as const, title: 'Payments are failing at the payment gateway', action: "Check the payment provider's status.", detail: '30 of 100 failed <gateway>.', firedAt: at(0), resolvedAt: null },
+    alert: {
+      id: 9,
+      code: 'CHECKOUT_ERRORS',
+      scope: '',
+      severity: 'critical' as const,
+      title: 'Payments are failing at the payment gateway',
+      action: "Check the payment provider's status.",
+      detail: '30 of 100 failed <gateway>.',
+      firedAt: at(0),
+      resolvedAt: null,
+    },
     event: { id: 'e-1', name: 'Stadium & Night' },
     warRoomUrl: 'https://ops.example.com/events/e-1/war-room',
     sentAt: at(1),
@@ -71,13 +85,22 @@ describe('alertMessage (Slack-compatible)', () => {
 
   it('firing: text and blocks say what is wrong and what to do; the facts for parsers; a dedupe key per message', () => {
     const m = alertMessage({ ...base, kind: 'FIRING' });
-    expect(m.text).toBe("CRITICAL: Stadium & Night: Payments are failing at the payment gateway What to do: Check the payment provider's status.");
+    expect(m.text).toBe(
+      "CRITICAL: Stadium & Night: Payments are failing at the payment gateway What to do: Check the payment provider's status.",
+    );
     const section = (m.blocks[0] as { text: { text: string } }).text.text;
     expect(section).toContain('*Stadium &amp; Night*');
     expect(section).toContain("_What to do:_ Check the payment provider's status.");
     expect(section).toContain('&lt;gateway&gt;');
     expect(JSON.stringify(m.blocks[1])).toContain('<https://ops.example.com/events/e-1/war-room|war room>');
-    expect(m.onsale).toMatchObject({ kind: 'FIRING', dedupeKey: 'alert:9:FIRING', alertId: 9, eventId: 'e-1', severity: 'critical', resolvedAt: null });
+    expect(m.onsale).toMatchObject({
+      kind: 'FIRING',
+      dedupeKey: 'alert:9:FIRING',
+      alertId: 9,
+      eventId: 'e-1',
+      severity: 'critical',
+      resolvedAt: null,
+    });
   });
 
   it('resolved: says so, and for how long it lasted', () => {
@@ -89,7 +112,8 @@ describe('alertMessage (Slack-compatible)', () => {
 
 /** A local receiver (what Slack's incoming webhook would be): records every request, answers `status`. */
 function receiver(status: () => number) {
-  const got: { headers: IncomingHttpHeaders; raw: string; body: { text: string; blocks: unknown[]; onsale: Record<string, unknown> } }[] = [];
+  const got: { headers: IncomingHttpHeaders; raw: string; body: { text: string; blocks: unknown[]; onsale: Record<string, unknown> } }[] =
+    [];
   const server: Server = createServer((req, res) => {
     let raw = '';
     req.on('data', (c: Buffer) => (raw += c.toString('utf8')));
@@ -121,14 +145,20 @@ describe('alert history and webhooks against PostgreSQL', () => {
     (
       await sql<{ delivery_id: number; queue_name: string | null }>`
         SELECT (p.payload->>'deliveryId')::bigint AS delivery_id, j.queue_name FROM graphile_worker.jobs j JOIN graphile_worker._private_jobs p ON p.id = j.id
-        WHERE j.task_identifier = ${ALERT_DELIVER_TASK} AND (p.payload->>'deliveryId')::bigint = ANY(${deliveryIds}::bigint[])`.execute(t.db)
+        WHERE j.task_identifier = ${ALERT_DELIVER_TASK} AND (p.payload->>'deliveryId')::bigint = ANY(${deliveryIds}::bigint[])`.execute(
+        t.db,
+      )
     ).rows;
 
   it('records each firing once with its history, queues one FIRING per receiver, and RESOLVED to those told, after the quiet period', async () => {
     const { eventId } = await createOpenEvent(t.db, { name: 'Alerting Night', onsaleAt: new Date(Date.now() - 60_000).toISOString() });
     const { eventId: other } = await createOpenEvent(t.db, { name: 'Other Night' });
     const all = await addAlertEndpoint(t.db, { url: 'https://hooks.slack.com/services/T1/B1/all' }, 'ops@example.com');
-    const mine = await addAlertEndpoint(t.db, { url: 'https://hooks.example.com/mine', eventId, minSeverity: 'critical' }, 'ops@example.com');
+    const mine = await addAlertEndpoint(
+      t.db,
+      { url: 'https://hooks.example.com/mine', eventId, minSeverity: 'critical' },
+      'ops@example.com',
+    );
     const theirs = await addAlertEndpoint(t.db, { url: 'https://hooks.example.com/theirs', eventId: other }, 'ops@example.com');
     expect(all.secret).toMatch(/^whsec_/);
     expect((await listAlertEndpoints(t.db)).map((e) => e.id)).toEqual([all.id, mine.id, theirs.id]);
@@ -138,7 +168,14 @@ describe('alert history and webhooks against PostgreSQL', () => {
     const first = await monitor.runOnce();
     expect(first).toMatchObject({ skipped: false, alerts: { fired: 2 } }); // this event's and the other's
     const history = await listAlertHistory(t.db, eventId);
-    expect(history).toMatchObject([{ code: 'CONTROLLER_SILENT', severity: 'critical', resolvedAt: null, title: 'Nobody is being let in: the admission controller has stopped reporting' }]);
+    expect(history).toMatchObject([
+      {
+        code: 'CONTROLLER_SILENT',
+        severity: 'critical',
+        resolvedAt: null,
+        title: 'Nobody is being let in: the admission controller has stopped reporting',
+      },
+    ]);
     const deliveries = await t.db.selectFrom('alert_deliveries').selectAll().where('alert_id', '=', history[0]!.id).orderBy('id').execute();
     // Every-event receiver and this event's critical-only receiver; not the other event's.
     expect(deliveries.map((d) => [d.endpoint_id, d.kind])).toEqual([
@@ -159,7 +196,13 @@ describe('alert history and webhooks against PostgreSQL', () => {
     expect(second.alerts.resolved).toBeGreaterThanOrEqual(1);
     const resolved = await listAlertHistory(t.db, eventId);
     expect(resolved[0]).toMatchObject({ code: 'CONTROLLER_SILENT', resolvedAt: expect.any(Date), messages: { queued: 4 } });
-    const kinds = await t.db.selectFrom('alert_deliveries').select(['endpoint_id', 'kind']).where('alert_id', '=', history[0]!.id).orderBy('kind').orderBy('endpoint_id').execute();
+    const kinds = await t.db
+      .selectFrom('alert_deliveries')
+      .select(['endpoint_id', 'kind'])
+      .where('alert_id', '=', history[0]!.id)
+      .orderBy('kind')
+      .orderBy('endpoint_id')
+      .execute();
     expect(kinds.filter((k) => k.kind === 'RESOLVED')).toEqual(
       [all.id, mine.id].sort().map((endpoint_id) => ({ endpoint_id, kind: 'RESOLVED' })),
     );
@@ -173,17 +216,27 @@ describe('alert history and webhooks against PostgreSQL', () => {
     await sql`UPDATE queue_state SET heartbeat_at = now() + interval '1 hour' WHERE event_id = ${eventId}`.execute(t.db);
     await monitor.runOnce();
     const latest = (await listAlertHistory(t.db, eventId))[0]!;
-    const latestKinds = await t.db.selectFrom('alert_deliveries').select(['endpoint_id', 'kind']).where('alert_id', '=', latest.id).execute();
-    expect(latestKinds.map((k) => `${k.endpoint_id === all.id ? 'all' : 'mine'} ${k.kind}`).sort()).toEqual(['all FIRING', 'mine FIRING', 'mine RESOLVED']);
+    const latestKinds = await t.db
+      .selectFrom('alert_deliveries')
+      .select(['endpoint_id', 'kind'])
+      .where('alert_id', '=', latest.id)
+      .execute();
+    expect(latestKinds.map((k) => `${k.endpoint_id === all.id ? 'all' : 'mine'} ${k.kind}`).sort()).toEqual([
+      'all FIRING',
+      'mine FIRING',
+      'mine RESOLVED',
+    ]);
     await setAlertEndpointActive(t.db, all.id, true);
   });
 
-  it('several monitors at once record each alert once; one holding the lock makes the others skip; the sale\'s series is kept by minute', async () => {
+  it("several monitors at once record each alert once; one holding the lock makes the others skip; the sale's series is kept by minute", async () => {
     const { eventId } = await createOpenEvent(t.db, { name: 'Busy Monitor', onsaleAt: new Date(Date.now() - 60_000).toISOString() });
     const endpoint = await addAlertEndpoint(t.db, { url: 'https://hooks.example.com/busy', eventId }, 'ops@example.com');
     await Promise.all([1, 2, 3, 4].map(() => new WarRoomMonitor({ db: t.db }).runOnce()));
     expect(await t.db.selectFrom('event_alerts').select('id').where('event_id', '=', eventId).execute()).toHaveLength(1);
-    expect(await t.db.selectFrom('alert_deliveries').select('kind').where('endpoint_id', '=', endpoint.id).execute()).toEqual([{ kind: 'FIRING' }]);
+    expect(await t.db.selectFrom('alert_deliveries').select('kind').where('endpoint_id', '=', endpoint.id).execute()).toEqual([
+      { kind: 'FIRING' },
+    ]);
     // Another process in the middle of its pass (holding the monitor's lock): this one skips and writes nothing.
     await t.db.transaction().execute(async (trx) => {
       await sql`SELECT pg_advisory_xact_lock(hashtextextended('onsale:war-room-monitor', 0))`.execute(trx);
@@ -211,7 +264,12 @@ describe('alert history and webhooks against PostgreSQL', () => {
       expect(verifyWebhookSignature(endpoint.secret, msg.headers['x-onsale-signature'] as string, msg.raw)).toBe(true);
       expect(msg.body.text).toMatch(/^CRITICAL: Delivery Night: Nobody is being let in/);
       expect(msg.body.blocks).toHaveLength(2);
-      expect(msg.body.onsale).toMatchObject({ kind: 'FIRING', eventId, code: 'CONTROLLER_SILENT', warRoomUrl: `https://ops.example.com/events/${eventId}/war-room` });
+      expect(msg.body.onsale).toMatchObject({
+        kind: 'FIRING',
+        eventId,
+        code: 'CONTROLLER_SILENT',
+        warRoomUrl: `https://ops.example.com/events/${eventId}/war-room`,
+      });
       expect((await listAlertDeliveries(t.db, endpoint.id))[0]).toMatchObject({ status: 'DELIVERED', attempts: 1, lastStatusCode: 200 });
       // A duplicate job of a delivered message sends nothing.
       await task({ deliveryId: delivery!.id }, helpers(1));
@@ -221,10 +279,17 @@ describe('alert history and webhooks against PostgreSQL', () => {
       status = 404;
       await sql`UPDATE alert_deliveries SET status = 'PENDING' WHERE id = ${delivery!.id}`.execute(t.db);
       await expect(task({ deliveryId: delivery!.id }, helpers(1))).rejects.toThrow(/HTTP 404/);
-      expect((await listAlertDeliveries(t.db, endpoint.id))[0]).toMatchObject({ status: 'RETRYING', lastStatusCode: 404, lastError: 'HTTP 404: channel_not_found' });
+      expect((await listAlertDeliveries(t.db, endpoint.id))[0]).toMatchObject({
+        status: 'RETRYING',
+        lastStatusCode: 404,
+        lastError: 'HTTP 404: channel_not_found',
+      });
       await task({ deliveryId: delivery!.id }, helpers(10, 10));
       expect((await listAlertDeliveries(t.db, endpoint.id))[0]).toMatchObject({ status: 'DEAD' });
-      expect((await listAlertEndpoints(t.db)).find((e) => e.id === endpoint.id)).toMatchObject({ failing: 1, lastError: 'HTTP 404: channel_not_found' });
+      expect((await listAlertEndpoints(t.db)).find((e) => e.id === endpoint.id)).toMatchObject({
+        failing: 1,
+        lastError: 'HTTP 404: channel_not_found',
+      });
     } finally {
       await r.close();
     }
@@ -256,11 +321,23 @@ describe('alert history and webhooks against PostgreSQL', () => {
   });
 
   it('refuses a receiver that is not a web address, or for an event that does not exist, at the field', async () => {
-    const refused = (p: Promise<unknown>) => p.then(() => null, (e: { code: string; details: { field?: string } }) => ({ code: e.code, field: e.details.field }));
-    expect(await refused(addAlertEndpoint(t.db, { url: 'ftp://example.com/x' }, 'x'))).toEqual({ code: 'INVALID_ALERT_ENDPOINT', field: 'url' });
+    const refused = (p: Promise<unknown>) =>
+      p.then(
+        () => null,
+        (e: { code: string; details: { field?: string } }) => ({ code: e.code, field: e.details.field }),
+      );
+    expect(await refused(addAlertEndpoint(t.db, { url: 'ftp://example.com/x' }, 'x'))).toEqual({
+      code: 'INVALID_ALERT_ENDPOINT',
+      field: 'url',
+    });
     expect(await refused(addAlertEndpoint(t.db, { url: 'not a url' }, 'x'))).toEqual({ code: 'INVALID_ALERT_ENDPOINT', field: 'url' });
-    expect(await refused(addAlertEndpoint(t.db, { url: 'https://x.example.com', minSeverity: 'loud' as 'critical' }, 'x'))).toEqual({ code: 'INVALID_ALERT_ENDPOINT', field: 'minSeverity' });
-    expect(await refused(addAlertEndpoint(t.db, { url: 'https://x.example.com', eventId: '00000000-0000-4000-8000-000000000000' }, 'x'))).toEqual({ code: 'EVENT_NOT_FOUND', field: 'eventId' });
+    expect(await refused(addAlertEndpoint(t.db, { url: 'https://x.example.com', minSeverity: 'loud' as 'critical' }, 'x'))).toEqual({
+      code: 'INVALID_ALERT_ENDPOINT',
+      field: 'minSeverity',
+    });
+    expect(
+      await refused(addAlertEndpoint(t.db, { url: 'https://x.example.com', eventId: '00000000-0000-4000-8000-000000000000' }, 'x')),
+    ).toEqual({ code: 'EVENT_NOT_FOUND', field: 'eventId' });
   });
 });
 
@@ -268,7 +345,33 @@ describe('alert history and webhooks against PostgreSQL', () => {
 // does not page anyone: no hold-latency alert on 6 holds, whatever their p99.
 describe('no page for a handful of holds at the open', () => {
   it('evaluateAlerts with 6 slow holds fires nothing', () => {
-    const input = { paused: false, pausedBy: null, pausedReason: null, controllerSilent: false, heartbeatAgeSeconds: 0.2, inventoryState: 'AVAILABLE', admittedLastMinute: 6, holdsCreatedLastMinute: 6, holdsRefusedLastMinute: 0, planAdmitsPerMin: 120, rateOverridePerMin: null, holdLatencyP99Ms: 1_800, holdLatencyObserved: 6, checkoutAttempts: 0, checkoutFailed: 0, paymentTps: 0, paymentTpsCeiling: 1000, drift: 0, orderDrift: 0, soldOutPropagationP99Seconds: null, soldOutOnce: false, available: 300, oldestExpiredUnsweptSeconds: null, expiredUnsweptSeats: 0, waitlistOldestPendingSeconds: null } satisfies AlertInput;
+    const input = {
+      paused: false,
+      pausedBy: null,
+      pausedReason: null,
+      controllerSilent: false,
+      heartbeatAgeSeconds: 0.2,
+      inventoryState: 'AVAILABLE',
+      admittedLastMinute: 6,
+      holdsCreatedLastMinute: 6,
+      holdsRefusedLastMinute: 0,
+      planAdmitsPerMin: 120,
+      rateOverridePerMin: null,
+      holdLatencyP99Ms: 1_800,
+      holdLatencyObserved: 6,
+      checkoutAttempts: 0,
+      checkoutFailed: 0,
+      paymentTps: 0,
+      paymentTpsCeiling: 1000,
+      drift: 0,
+      orderDrift: 0,
+      soldOutPropagationP99Seconds: null,
+      soldOutOnce: false,
+      available: 300,
+      oldestExpiredUnsweptSeconds: null,
+      expiredUnsweptSeats: 0,
+      waitlistOldestPendingSeconds: null,
+    } satisfies AlertInput;
     expect(evaluateAlerts(input)).toEqual([]);
   });
 });

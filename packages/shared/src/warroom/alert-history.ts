@@ -30,7 +30,12 @@ export const ALERT_RESOLVE_AFTER_MS = 30_000;
  * alert not firing now stays open until it has been absent for `resolveAfterMs`; firing again meanwhile, it is the
  * same alert.
  */
-export function diffAlerts(open: readonly OpenAlert[], firing: readonly Alert[], now: Date, resolveAfterMs = ALERT_RESOLVE_AFTER_MS): AlertChanges {
+export function diffAlerts(
+  open: readonly OpenAlert[],
+  firing: readonly Alert[],
+  now: Date,
+  resolveAfterMs = ALERT_RESOLVE_AFTER_MS,
+): AlertChanges {
   const openByKey = new Map(open.map((o) => [alertKey(o), o]));
   const changes: AlertChanges = { fired: [], continuing: [], resolved: [] };
   const seen = new Set<string>();
@@ -94,7 +99,11 @@ export function alertMessage(m: AlertMessageInput): {
     m.kind === 'RESOLVED'
       ? [`${icon} *${head}*${lasted} · *${escape(m.event.name)}*`, escape(a.title)]
       : [`${icon} *${head}* · *${escape(m.event.name)}*`, `*${escape(a.title)}*`, `_What to do:_ ${escape(a.action)}`, escape(a.detail)];
-  const context = [`fired ${a.firedAt.toISOString()}`, ...(a.resolvedAt ? [`resolved ${a.resolvedAt.toISOString()}`] : []), `alert ${a.code}${a.scope ? ` (${a.scope})` : ''}`];
+  const context = [
+    `fired ${a.firedAt.toISOString()}`,
+    ...(a.resolvedAt ? [`resolved ${a.resolvedAt.toISOString()}`] : []),
+    `alert ${a.code}${a.scope ? ` (${a.scope})` : ''}`,
+  ];
   if (m.warRoomUrl) context.push(`<${m.warRoomUrl}|war room>`);
   return {
     text,

@@ -25,7 +25,9 @@ export async function findMonitoredEventIds(db: Db | Trx, limit: number): Promis
 
 /** One monitor at a time across every worker process: a transaction-scoped advisory lock, not waited for. */
 export async function tryMonitorLock(trx: Trx): Promise<boolean> {
-  const { rows } = await sql<{ got: boolean }>`SELECT pg_try_advisory_xact_lock(hashtextextended('onsale:war-room-monitor', 0)) AS got`.execute(trx);
+  const { rows } = await sql<{
+    got: boolean;
+  }>`SELECT pg_try_advisory_xact_lock(hashtextextended('onsale:war-room-monitor', 0)) AS got`.execute(trx);
   return rows[0]?.got === true;
 }
 
@@ -69,7 +71,9 @@ export async function touchAlert(trx: Trx, id: number, a: Alert, at: Date): Prom
 
 export async function resolveAlerts(trx: Trx, ids: readonly number[], at: Date): Promise<void> {
   if (ids.length === 0) return;
-  await sql`UPDATE event_alerts SET resolved_at = greatest(last_seen_at, ${at}::timestamptz) WHERE id = ANY(${[...ids]}::bigint[]) AND resolved_at IS NULL`.execute(trx);
+  await sql`UPDATE event_alerts SET resolved_at = greatest(last_seen_at, ${at}::timestamptz) WHERE id = ANY(${[...ids]}::bigint[]) AND resolved_at IS NULL`.execute(
+    trx,
+  );
 }
 
 /** JSON numbers only: an Infinity or NaN ratio is stored as null. */
@@ -154,7 +158,10 @@ export interface AlertEndpointRow {
   last_error: string | null;
 }
 
-export async function insertAlertEndpoint(db: Db | Trx, row: { url: string; eventId: string | null; minSeverity: 'critical' | 'warning'; secret: string; createdBy: string }): Promise<string> {
+export async function insertAlertEndpoint(
+  db: Db | Trx,
+  row: { url: string; eventId: string | null; minSeverity: 'critical' | 'warning'; secret: string; createdBy: string },
+): Promise<string> {
   const r = await db
     .insertInto('alert_endpoints')
     .values({ url: row.url, event_id: row.eventId, min_severity: row.minSeverity, secret: row.secret, created_by: row.createdBy })
@@ -246,7 +253,11 @@ export async function markAlertDelivered(db: Db, id: number, statusCode: number)
 }
 
 /** A failed try: RETRYING, or DEAD on the last one (or `dead`); the attempt counts only when a request was made. */
-export async function recordAlertFailure(db: Db, id: number, f: { statusCode: number | null; error: string; dead: boolean; requested: boolean }): Promise<void> {
+export async function recordAlertFailure(
+  db: Db,
+  id: number,
+  f: { statusCode: number | null; error: string; dead: boolean; requested: boolean },
+): Promise<void> {
   await sql`
     UPDATE alert_deliveries SET status = ${f.dead ? 'DEAD' : 'RETRYING'}, attempts = attempts + ${f.requested ? 1 : 0},
            last_status_code = ${f.statusCode}, last_error = ${f.error.slice(0, 600)}, updated_at = now()

@@ -24,12 +24,21 @@ export interface RecordedAlerts {
  * critical, ESCALATED queued); one quiet for the resolve period is resolved and RESOLVED queued to whoever heard
  * it fired. Each snapshot's own clock (`at`) times it.
  */
-export async function recordAlerts(trx: Trx, snapshots: readonly WarRoomSnapshot[], opts: { resolveAfterMs?: number } = {}): Promise<RecordedAlerts> {
+export async function recordAlerts(
+  trx: Trx,
+  snapshots: readonly WarRoomSnapshot[],
+  opts: { resolveAfterMs?: number } = {},
+): Promise<RecordedAlerts> {
   const out: RecordedAlerts = { fired: 0, escalated: 0, resolved: 0, messages: 0 };
-  const open = await repo.findOpenAlerts(trx, snapshots.map((s) => s.eventId));
+  const open = await repo.findOpenAlerts(
+    trx,
+    snapshots.map((s) => s.eventId),
+  );
   for (const s of snapshots) {
     const at = new Date(s.at);
-    const mine = open.filter((o) => o.event_id === s.eventId).map((o) => ({ id: o.id, code: o.code, scope: o.scope, severity: o.severity, lastSeenAt: o.last_seen_at }));
+    const mine = open
+      .filter((o) => o.event_id === s.eventId)
+      .map((o) => ({ id: o.id, code: o.code, scope: o.scope, severity: o.severity, lastSeenAt: o.last_seen_at }));
     const changes = diffAlerts(mine, s.alerts, at, opts.resolveAfterMs);
     for (const a of changes.fired) {
       const id = await repo.insertAlert(trx, s.eventId, a, at);
@@ -125,7 +134,11 @@ const toEndpoint = (r: repo.AlertEndpointRow): AlertEndpoint => ({
  * this once: receivers that check `X-Onsale-Signature` need it; Slack's incoming webhooks ignore it.
  * INVALID_ALERT_ENDPOINT at the field; EVENT_NOT_FOUND for an unknown event.
  */
-export async function addAlertEndpoint(db: Db | Trx, input: AlertEndpointInput, actor: string): Promise<AlertEndpoint & { secret: string }> {
+export async function addAlertEndpoint(
+  db: Db | Trx,
+  input: AlertEndpointInput,
+  actor: string,
+): Promise<AlertEndpoint & { secret: string }> {
   const parsed = alertEndpointInputSchema.safeParse(input);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -137,7 +150,13 @@ export async function addAlertEndpoint(db: Db | Trx, input: AlertEndpointInput, 
     if (!exists) throw notFound('EVENT_NOT_FOUND', `no event ${i.eventId}`, 'eventId');
   }
   const secret = generateWebhookSecret();
-  const id = await repo.insertAlertEndpoint(db, { url: i.url, eventId: i.eventId ?? null, minSeverity: i.minSeverity, secret, createdBy: actor });
+  const id = await repo.insertAlertEndpoint(db, {
+    url: i.url,
+    eventId: i.eventId ?? null,
+    minSeverity: i.minSeverity,
+    secret,
+    createdBy: actor,
+  });
   const [row] = await repo.findAlertEndpoints(db, { id });
   return { ...toEndpoint(row!), secret };
 }
@@ -148,7 +167,8 @@ export async function listAlertEndpoints(db: Db | Trx): Promise<AlertEndpoint[]>
 
 /** Turns a receiver off (its queued messages are dead-lettered when their job runs) or on. ALERT_ENDPOINT_NOT_FOUND. */
 export async function setAlertEndpointActive(db: Db | Trx, id: string, active: boolean): Promise<AlertEndpoint> {
-  if (!isUuid(id) || !(await repo.updateAlertEndpointActive(db, id, active))) throw notFound('ALERT_ENDPOINT_NOT_FOUND', `no alert receiver ${id}`, 'id');
+  if (!isUuid(id) || !(await repo.updateAlertEndpointActive(db, id, active)))
+    throw notFound('ALERT_ENDPOINT_NOT_FOUND', `no alert receiver ${id}`, 'id');
   return toEndpoint((await repo.findAlertEndpoints(db, { id }))[0]!);
 }
 

@@ -57,7 +57,10 @@ describe('evaluateAlerts', () => {
 
   it('admitting well over the plan, or over the operator rate when one is set', () => {
     expect(codes({ admittedLastMinute: 1_800, holdsCreatedLastMinute: 1_700 })).toEqual([]); // 1.44x plan
-    expect(only({ admittedLastMinute: 2_000, holdsCreatedLastMinute: 1_900 }, 'ADMITTED_OVER_PLAN')).toMatchObject({ severity: 'critical', metric: 'admittedPerMin' });
+    expect(only({ admittedLastMinute: 2_000, holdsCreatedLastMinute: 1_900 }, 'ADMITTED_OVER_PLAN')).toMatchObject({
+      severity: 'critical',
+      metric: 'admittedPerMin',
+    });
     // The operator slowed the sale to 500/min: 1,300 a minute is now far too many.
     expect(only({ rateOverridePerMin: 500 }, 'ADMITTED_OVER_PLAN').title).toContain("the operator's rate");
     // ...and raised it to 3,000/min: 2,000 is within it.
@@ -69,8 +72,15 @@ describe('evaluateAlerts', () => {
     // The open: 6 holds, the slowest 2 s while pools warm. The p99 of 6 is the slowest one: no alert.
     expect(codes({ holdLatencyP99Ms: 2_000, holdLatencyObserved: 6 })).toEqual([]);
     expect(codes({ holdLatencyP99Ms: 2_000, holdLatencyObserved: ALERT_THRESHOLDS.holdLatencyMinSample - 1 })).toEqual([]);
-    expect(only({ holdLatencyP99Ms: 2_000, holdLatencyObserved: ALERT_THRESHOLDS.holdLatencyMinSample }, 'HOLD_LATENCY_P99').detail).toContain(`of ${ALERT_THRESHOLDS.holdLatencyMinSample} holds`);
-    expect(only({ holdLatencyP99Ms: 8_000 }, 'HOLD_LATENCY_P99')).toMatchObject({ severity: 'critical', metric: 'holdLatencyP99', value: 8_000, threshold: 500 });
+    expect(
+      only({ holdLatencyP99Ms: 2_000, holdLatencyObserved: ALERT_THRESHOLDS.holdLatencyMinSample }, 'HOLD_LATENCY_P99').detail,
+    ).toContain(`of ${ALERT_THRESHOLDS.holdLatencyMinSample} holds`);
+    expect(only({ holdLatencyP99Ms: 8_000 }, 'HOLD_LATENCY_P99')).toMatchObject({
+      severity: 'critical',
+      metric: 'holdLatencyP99',
+      value: 8_000,
+      threshold: 500,
+    });
     expect(codes({ holdLatencyP99Ms: null })).toEqual([]);
   });
 
@@ -90,7 +100,11 @@ describe('evaluateAlerts', () => {
       "10 of 100 checkouts in the last 2 minutes failed at the gateway or timed out (10.0%); 30 cards declined by their issuers are the fans' outcome and not counted.",
     );
     expect(codes({ checkoutFailed: 40 })).toEqual([]); // exactly 2%
-    expect(only({ checkoutFailed: 100 }, 'CHECKOUT_ERRORS')).toMatchObject({ severity: 'warning', metric: 'checkoutErrorRate', value: 0.05 });
+    expect(only({ checkoutFailed: 100 }, 'CHECKOUT_ERRORS')).toMatchObject({
+      severity: 'warning',
+      metric: 'checkoutErrorRate',
+      value: 0.05,
+    });
     expect(only({ checkoutFailed: 400 }, 'CHECKOUT_ERRORS').severity).toBe('critical');
     expect(codes({ checkoutAttempts: 10, checkoutFailed: 9 })).toEqual([]);
   });
@@ -98,7 +112,11 @@ describe('evaluateAlerts', () => {
   it('section 4.3: payment attempts against the contracted TPS (warning at 90%, critical at the ceiling)', () => {
     expect(codes({ paymentTps: 449, paymentTpsCeiling: 500 })).toEqual([]);
     expect(only({ paymentTps: 450, paymentTpsCeiling: 500 }, 'PAYMENT_TPS_CEILING').severity).toBe('warning');
-    expect(only({ paymentTps: 900, paymentTpsCeiling: 500 }, 'PAYMENT_TPS_CEILING')).toMatchObject({ severity: 'critical', metric: 'paymentTps', threshold: 500 });
+    expect(only({ paymentTps: 900, paymentTpsCeiling: 500 }, 'PAYMENT_TPS_CEILING')).toMatchObject({
+      severity: 'critical',
+      metric: 'paymentTps',
+      threshold: 500,
+    });
     // A ceiling of 1 TPS and a single attempt in the 10 s is not a rate.
     expect(codes({ paymentTps: 0.1, paymentTpsCeiling: 0.1, paymentAttempts10s: 1 })).toEqual([]);
   });
@@ -112,36 +130,69 @@ describe('evaluateAlerts', () => {
 
   it('SLO: sold-out reaches fans within 60 s', () => {
     expect(codes({ soldOutPropagationP99Seconds: 60 })).toEqual([]);
-    expect(only({ soldOutPropagationP99Seconds: 95 }, 'SOLDOUT_PROPAGATION')).toMatchObject({ severity: 'critical', metric: 'soldOutPropagation' });
+    expect(only({ soldOutPropagationP99Seconds: 95 }, 'SOLDOUT_PROPAGATION')).toMatchObject({
+      severity: 'critical',
+      metric: 'soldOutPropagation',
+    });
     expect(codes({ soldOutPropagationP99Seconds: 95, soldOutPollsObserved: 3 })).toEqual([]);
   });
 
   it('section 4.2: sold out, then seats back on sale; expired holds left unswept by a stuck sweeper', () => {
     expect(codes({ soldOutOnce: true, inventoryState: 'SOLD_OUT', available: 0 })).toEqual([]);
-    expect(only({ soldOutOnce: true, inventoryState: 'AVAILABLE', available: 12 }, 'SOLDOUT_FLIP')).toMatchObject({ severity: 'warning', metric: 'inventory' });
+    expect(only({ soldOutOnce: true, inventoryState: 'AVAILABLE', available: 12 }, 'SOLDOUT_FLIP')).toMatchObject({
+      severity: 'warning',
+      metric: 'inventory',
+    });
     expect(codes({ oldestExpiredUnsweptSeconds: 90, expiredUnsweptSeats: 40 })).toEqual([]);
     expect(only({ oldestExpiredUnsweptSeconds: 600, expiredUnsweptSeats: 9_000 }, 'EXPIRED_HOLDS_UNSWEPT').detail).toContain('9,000 seats');
   });
 
   it('fail closed: a silent controller is critical; an operator pause is a warning that says who and why', () => {
-    expect(only({ controllerSilent: true, heartbeatAgeSeconds: 12 }, 'CONTROLLER_SILENT')).toMatchObject({ severity: 'critical', metric: 'state' });
+    expect(only({ controllerSilent: true, heartbeatAgeSeconds: 12 }, 'CONTROLLER_SILENT')).toMatchObject({
+      severity: 'critical',
+      metric: 'state',
+    });
     expect(only({ controllerSilent: true, heartbeatAgeSeconds: null }, 'CONTROLLER_SILENT').detail).toContain('ever');
     const paused = only({ paused: true, pausedBy: 'ops@example.com', pausedReason: 'payment provider degraded' }, 'QUEUE_PAUSED');
-    expect(paused).toMatchObject({ severity: 'warning', metric: 'state', title: 'Admissions are paused by ops@example.com', detail: 'Reason given: payment provider degraded.' });
+    expect(paused).toMatchObject({
+      severity: 'warning',
+      metric: 'state',
+      title: 'Admissions are paused by ops@example.com',
+      detail: 'Reason given: payment provider degraded.',
+    });
   });
 
   it("a presale tier's own queue: paused on its own is a warning naming the tier; selling with a silent controller is critical", () => {
-    const queue = { tier: 'FANCLUB', paused: false, pausedBy: null, pausedReason: null, selling: true, heartbeatFresh: true, heartbeatAgeSeconds: 0.5 };
+    const queue = {
+      tier: 'FANCLUB',
+      paused: false,
+      pausedBy: null,
+      pausedReason: null,
+      selling: true,
+      heartbeatFresh: true,
+      heartbeatAgeSeconds: 0.5,
+    };
     expect(codes({ presaleQueues: [queue] })).toEqual([]);
-    expect(only({ presaleQueues: [{ ...queue, paused: true, pausedBy: 'ops@example.com', pausedReason: 'fan club codes leaked' }] }, 'QUEUE_PAUSED')).toMatchObject({
+    expect(
+      only(
+        { presaleQueues: [{ ...queue, paused: true, pausedBy: 'ops@example.com', pausedReason: 'fan club codes leaked' }] },
+        'QUEUE_PAUSED',
+      ),
+    ).toMatchObject({
       scope: 'FANCLUB',
       title: "The FANCLUB presale's admissions are paused by ops@example.com",
       detail: 'Reason given: fan club codes leaked.',
     });
-    expect(only({ presaleQueues: [{ ...queue, heartbeatFresh: false, heartbeatAgeSeconds: 9 }] }, 'CONTROLLER_SILENT')).toMatchObject({ severity: 'critical', scope: 'FANCLUB', title: expect.stringContaining('FANCLUB') });
+    expect(only({ presaleQueues: [{ ...queue, heartbeatFresh: false, heartbeatAgeSeconds: 9 }] }, 'CONTROLLER_SILENT')).toMatchObject({
+      severity: 'critical',
+      scope: 'FANCLUB',
+      title: expect.stringContaining('FANCLUB'),
+    });
     // A presale not yet selling has no controller yet; the event paused as a whole raises one pause, not one per queue.
     expect(codes({ presaleQueues: [{ ...queue, selling: false, heartbeatFresh: false, heartbeatAgeSeconds: null }] })).toEqual([]);
-    expect(codes({ paused: true, pausedBy: 'ops', pausedReason: 'x', presaleQueues: [{ ...queue, paused: true }] })).toEqual(['QUEUE_PAUSED']);
+    expect(codes({ paused: true, pausedBy: 'ops', pausedReason: 'x', presaleQueues: [{ ...queue, paused: true }] })).toEqual([
+      'QUEUE_PAUSED',
+    ]);
   });
 
   it('rule 8: returned seats waiting over a minute to reach the waitlist', () => {
@@ -154,7 +205,9 @@ describe('evaluateAlerts', () => {
     expect(codes({ storeUnavailablePerMin: null })).toEqual([]);
     const down = only({ storeDatabaseDownInstances: 1, storeUnavailablePerMin: 2_351 }, 'STORE_UNAVAILABLE');
     expect(down).toMatchObject({ severity: 'critical', metric: 'state', value: 2_351 });
-    expect(down.detail).toBe('1 store API instance without a database; 2,351 requests a minute answered "try again" (a database outage, or requests refused under load).');
+    expect(down.detail).toBe(
+      '1 store API instance without a database; 2,351 requests a minute answered "try again" (a database outage, or requests refused under load).',
+    );
     expect(only({ storeUnavailablePerMin: 145 }, 'STORE_UNAVAILABLE').severity).toBe('warning');
   });
 

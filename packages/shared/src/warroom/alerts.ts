@@ -156,7 +156,15 @@ export interface AlertInput {
   /** Requests the store API answered 503 with Retry-After per minute (outage or shedding); null: not measured. */
   storeUnavailablePerMin?: number | null;
   /** The event's presale tiers' own queues (absent or empty: none): paused by an operator, or selling with a silent controller. */
-  presaleQueues?: { tier: string; paused: boolean; pausedBy: string | null; pausedReason: string | null; selling: boolean; heartbeatFresh: boolean; heartbeatAgeSeconds: number | null }[];
+  presaleQueues?: {
+    tier: string;
+    paused: boolean;
+    pausedBy: string | null;
+    pausedReason: string | null;
+    selling: boolean;
+    heartbeatFresh: boolean;
+    heartbeatAgeSeconds: number | null;
+  }[];
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
@@ -179,9 +187,14 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       code: 'FAIRNESS_NOT_SIGNED_OFF',
       severity: late ? 'critical' : 'warning',
       metric: 'state',
-      title: late ? 'The sale has not opened: its fairness mode is not signed off' : 'The sale will not open at its time: its fairness mode is not signed off',
-      action: "A promoter or an admin signs the fairness mode off on the event's Configuration page; the sale opens at the controller's next tick.",
-      detail: late ? 'Nobody is let in; fans keep their places and read that the sale has not opened yet.' : 'Until it is signed off, the queue stays closed at the on-sale time.',
+      title: late
+        ? 'The sale has not opened: its fairness mode is not signed off'
+        : 'The sale will not open at its time: its fairness mode is not signed off',
+      action:
+        "A promoter or an admin signs the fairness mode off on the event's Configuration page; the sale opens at the controller's next tick.",
+      detail: late
+        ? 'Nobody is let in; fans keep their places and read that the sale has not opened yet.'
+        : 'Until it is signed off, the queue stays closed at the on-sale time.',
       value: null,
       threshold: null,
       source: 'ARCHITECTURE rule 1; fairness sign-off before the open',
@@ -221,7 +234,8 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
         severity: 'critical',
         metric: 'state',
         title: `Nobody is being let in to the ${q.tier} presale: its admission controller has stopped reporting`,
-        action: 'Check that a worker process is running and can reach the database; admissions restart by themselves at its next heartbeat.',
+        action:
+          'Check that a worker process is running and can reach the database; admissions restart by themselves at its next heartbeat.',
         detail: `No heartbeat for ${seconds(q.heartbeatAgeSeconds)}; every ${q.tier} fan not yet let in reads PAUSED.`,
         value: q.heartbeatAgeSeconds,
         threshold: null,
@@ -248,7 +262,10 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       code: 'STORE_UNAVAILABLE',
       severity: down > 0 ? 'critical' : 'warning',
       metric: 'state',
-      title: down > 0 ? 'The store cannot reach its database: fans are asked to try again in a moment' : 'The store is turning requests away: fans are asked to try again in a moment',
+      title:
+        down > 0
+          ? 'The store cannot reach its database: fans are asked to try again in a moment'
+          : 'The store is turning requests away: fans are asked to try again in a moment',
       action:
         down > 0
           ? 'Call engineering to restore the database; consider pausing admissions so no more fans are let in meanwhile.'
@@ -292,7 +309,11 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       source: 'Appendix E.1 admitted_per_min; ARCHITECTURE rule 2',
     });
 
-  if (i.holdLatencyP99Ms !== null && i.holdLatencyP99Ms > t.holdLatencyP99MsMax && (i.holdLatencyObserved ?? Infinity) >= t.holdLatencyMinSample)
+  if (
+    i.holdLatencyP99Ms !== null &&
+    i.holdLatencyP99Ms > t.holdLatencyP99MsMax &&
+    (i.holdLatencyObserved ?? Infinity) >= t.holdLatencyMinSample
+  )
     fire({
       code: 'HOLD_LATENCY_P99',
       severity: 'critical',
@@ -314,7 +335,8 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
         severity: refused >= t.holdRefusalCritical ? 'critical' : 'warning',
         metric: 'holdsPerAdmitted',
         title: 'Many fans let in find no seats to hold',
-        action: 'Expected near the end of a sale (the controller slows admissions by itself); earlier, check the sections on sale and the presale tiers.',
+        action:
+          'Expected near the end of a sale (the controller slows admissions by itself); earlier, check the sections on sale and the presale tiers.',
         detail: `${pct(refused)} of ${num(holdAttempts)} hold requests over the last minute found no seats.`,
         value: refused,
         threshold: refused >= t.holdRefusalCritical ? t.holdRefusalCritical : t.holdRefusalWarn,
@@ -339,13 +361,19 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       });
   }
 
-  if (i.paymentTpsCeiling > 0 && i.paymentTps >= i.paymentTpsCeiling * t.paymentTpsWarnShare && (i.paymentAttempts10s ?? Infinity) >= t.paymentTpsMinAttempts) {
+  if (
+    i.paymentTpsCeiling > 0 &&
+    i.paymentTps >= i.paymentTpsCeiling * t.paymentTpsWarnShare &&
+    (i.paymentAttempts10s ?? Infinity) >= t.paymentTpsMinAttempts
+  ) {
     const at = i.paymentTps >= i.paymentTpsCeiling;
     fire({
       code: 'PAYMENT_TPS_CEILING',
       severity: at ? 'critical' : 'warning',
       metric: 'paymentTps',
-      title: at ? 'Payment attempts have reached the limit agreed with the payment provider' : 'Payment attempts are close to the limit agreed with the payment provider',
+      title: at
+        ? 'Payment attempts have reached the limit agreed with the payment provider'
+        : 'Payment attempts are close to the limit agreed with the payment provider',
       action: 'Lower the admission rate, or ask the payment provider for more headroom.',
       detail: `${num(i.paymentTps)} payment attempts a second against ${num(i.paymentTpsCeiling)} agreed.`,
       value: i.paymentTps,
@@ -432,7 +460,10 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       source: 'ARCHITECTURE rule 8',
     });
 
-  return out.map((a, idx) => ({ a, idx })).sort((x, y) => ORDER[x.a.severity] - ORDER[y.a.severity] || x.idx - y.idx).map((x) => x.a);
+  return out
+    .map((a, idx) => ({ a, idx }))
+    .sort((x, y) => ORDER[x.a.severity] - ORDER[y.a.severity] || x.idx - y.idx)
+    .map((x) => x.a);
 }
 
 /** An alert's identity across evaluations: history and webhooks de-duplicate on it. */

@@ -16,7 +16,12 @@ const live: AdmissionExplainInput = {
   controllerRatePerMin: 0,
   planAdmitsPerMin: 12,
   rateOverridePerMin: 120,
-  controller: { constraint: 'no_plausible_seats', reason: 'no_plausible_seats: 27 fans inside can still buy the 40 seats left', fansInside: 27, cap: 0 },
+  controller: {
+    constraint: 'no_plausible_seats',
+    reason: 'no_plausible_seats: 27 fans inside can still buy the 40 seats left',
+    fansInside: 27,
+    cap: 0,
+  },
   paused: null,
   heartbeatAgeSeconds: 0.4,
   available: 40,
@@ -34,14 +39,22 @@ describe('explainAdmissions', () => {
     expect(e.sentence).toBe('Nobody new is let in: the 27 fans already let in and still able to buy can take the 40 seats left.');
     expect(e.action).toContain('A higher rate does not change this');
     expect(e.clearQueue).toBe('At 0 a minute the 61 fans waiting are not let in.');
-    const capped = explain({ controllerRatePerMin: 6, controller: { constraint: 'plausible_seats', reason: 'plausible_seats: …', fansInside: 20, cap: 4 } });
+    const capped = explain({
+      controllerRatePerMin: 6,
+      controller: { constraint: 'plausible_seats', reason: 'plausible_seats: …', fansInside: 20, cap: 4 },
+    });
     expect(capped).toMatchObject({ code: 'INVENTORY_PACING', stalled: true });
-    expect(capped.sentence).toBe('Admissions are held to 4 fans more: the 20 fans already let in and still able to buy cover most of the 40 seats left.');
+    expect(capped.sentence).toBe(
+      'Admissions are held to 4 fans more: the 20 fans already let in and still able to buy cover most of the 40 seats left.',
+    );
     expect(capped.clearQueue).toBe('At 6 a minute the 61 fans waiting are all let in within about 10 min.');
   });
 
   it('paused: who, when and why; resuming is what to do', () => {
-    const e = explain({ state: 'PAUSED', paused: { by: 'ops@example.com', reason: 'gateway 429s', atMs: Date.parse('2026-12-02T10:02:00Z') } });
+    const e = explain({
+      state: 'PAUSED',
+      paused: { by: 'ops@example.com', reason: 'gateway 429s', atMs: Date.parse('2026-12-02T10:02:00Z') },
+    });
     expect(e).toMatchObject({ code: 'PAUSED', stalled: true });
     expect(e.sentence).toBe('Nobody is let in: admissions were paused by ops@example.com at 10:02 UTC (“gateway 429s”).');
     expect(e.action).toMatch(/^Resume admissions/);
@@ -59,9 +72,15 @@ describe('explainAdmissions', () => {
     expect(before).toMatchObject({ code: 'BEFORE_OPEN' });
     expect(before.sentence).toContain('and only once its fairness mode is signed off');
     expect(before.action).toContain('signs the fairness mode off');
-    const after = explain({ state: 'AWAITING_SIGNOFF', awaitingSignOff: true, controller: { constraint: 'awaiting_signoff', reason: 'awaiting_signoff: …', fansInside: 0, cap: 0 } });
+    const after = explain({
+      state: 'AWAITING_SIGNOFF',
+      awaitingSignOff: true,
+      controller: { constraint: 'awaiting_signoff', reason: 'awaiting_signoff: …', fansInside: 0, cap: 0 },
+    });
     expect(after).toMatchObject({ code: 'AWAITING_SIGNOFF', stalled: true });
-    expect(after.sentence).toBe('Nobody is let in: the sale has not opened because its fairness mode is not signed off (it was due at 10:00 UTC).');
+    expect(after.sentence).toBe(
+      'Nobody is let in: the sale has not opened because its fairness mode is not signed off (it was due at 10:00 UTC).',
+    );
   });
 
   it('the controller silent: the queue failed closed; check the worker', () => {
@@ -73,43 +92,104 @@ describe('explainAdmissions', () => {
   });
 
   it('an override of 0: set a rate or clear it', () => {
-    const e = explain({ rateOverridePerMin: 0, controller: { constraint: 'override', reason: 'override: operator rate 0/min', fansInside: 0, cap: 24 } });
-    expect(e).toMatchObject({ code: 'OVERRIDE_ZERO', stalled: true, sentence: 'Nobody is let in: an operator set the admission rate to 0 a minute.' });
+    const e = explain({
+      rateOverridePerMin: 0,
+      controller: { constraint: 'override', reason: 'override: operator rate 0/min', fansInside: 0, cap: 24 },
+    });
+    expect(e).toMatchObject({
+      code: 'OVERRIDE_ZERO',
+      stalled: true,
+      sentence: 'Nobody is let in: an operator set the admission rate to 0 a minute.',
+    });
   });
 
   it('sold out and ended: nobody is let in, and nothing to do', () => {
-    expect(explain({ state: 'SOLD_OUT', available: 0, held: 0 })).toMatchObject({ code: 'SOLD_OUT', stalled: false, sentence: 'Nobody is let in: every seat is sold.' });
+    expect(explain({ state: 'SOLD_OUT', available: 0, held: 0 })).toMatchObject({
+      code: 'SOLD_OUT',
+      stalled: false,
+      sentence: 'Nobody is let in: every seat is sold.',
+    });
     expect(explain({ state: 'ENDED' })).toMatchObject({ code: 'ENDED', stalled: false });
   });
 
   it('last chance: fans are let in as held seats come back', () => {
-    const e = explain({ state: 'LAST_CHANCE', available: 0, held: 12, controllerRatePerMin: 1.5, controller: { constraint: 'last_chance', reason: 'last_chance: …', fansInside: 6, cap: 3 } });
+    const e = explain({
+      state: 'LAST_CHANCE',
+      available: 0,
+      held: 12,
+      controllerRatePerMin: 1.5,
+      controller: { constraint: 'last_chance', reason: 'last_chance: …', fansInside: 6, cap: 3 },
+    });
     expect(e).toMatchObject({ code: 'LAST_CHANCE', stalled: true });
     expect(e.sentence).toBe('Fans are let in only as seats come back: all 12 seats left are held by fans choosing or paying.');
     expect(e.clearQueue).toBe('At 1.5 a minute the 61 fans waiting are all let in within about 41 min.');
   });
 
   it('failing payments and holds that find no seats slow admissions: how much, and what to check', () => {
-    const pay = explain({ controllerRatePerMin: 30, rateOverridePerMin: null, planAdmitsPerMin: 120, checkoutErrorRate: 0.11, controller: { constraint: 'checkout_errors', reason: '…', fansInside: 50, cap: 200 } });
-    expect(pay).toMatchObject({ code: 'CHECKOUT_ERRORS', stalled: true, sentence: 'Admissions are slowed to 30 a minute: 11% of payments are failing at the payment gateway.' });
-    const holds = explain({ controllerRatePerMin: 60, rateOverridePerMin: null, planAdmitsPerMin: 120, holdRefusalRate: 0.3, controller: { constraint: 'hold_failures', reason: '…', fansInside: 50, cap: 200 } });
-    expect(holds).toMatchObject({ code: 'HOLD_FAILURES', stalled: true, sentence: 'Admissions are slowed to 60 a minute: 30% of fans let in find no seats to hold.' });
+    const pay = explain({
+      controllerRatePerMin: 30,
+      rateOverridePerMin: null,
+      planAdmitsPerMin: 120,
+      checkoutErrorRate: 0.11,
+      controller: { constraint: 'checkout_errors', reason: '…', fansInside: 50, cap: 200 },
+    });
+    expect(pay).toMatchObject({
+      code: 'CHECKOUT_ERRORS',
+      stalled: true,
+      sentence: 'Admissions are slowed to 30 a minute: 11% of payments are failing at the payment gateway.',
+    });
+    const holds = explain({
+      controllerRatePerMin: 60,
+      rateOverridePerMin: null,
+      planAdmitsPerMin: 120,
+      holdRefusalRate: 0.3,
+      controller: { constraint: 'hold_failures', reason: '…', fansInside: 50, cap: 200 },
+    });
+    expect(holds).toMatchObject({
+      code: 'HOLD_FAILURES',
+      stalled: true,
+      sentence: 'Admissions are slowed to 60 a minute: 30% of fans let in find no seats to hold.',
+    });
   });
 
   it("an operator's rate below the plan is a stall with a remedy; at the plan (or the override) nothing is wrong", () => {
-    const low = explain({ controllerRatePerMin: 20, rateOverridePerMin: 20, planAdmitsPerMin: 120, controller: { constraint: 'override', reason: 'override: operator rate 20/min', fansInside: 5, cap: 200 } });
-    expect(low).toMatchObject({ code: 'OVERRIDE_BELOW_PLAN', stalled: true, sentence: "Admissions follow an operator's rate of 20 a minute, below the plan's 120 a minute." });
+    const low = explain({
+      controllerRatePerMin: 20,
+      rateOverridePerMin: 20,
+      planAdmitsPerMin: 120,
+      controller: { constraint: 'override', reason: 'override: operator rate 20/min', fansInside: 5, cap: 200 },
+    });
+    expect(low).toMatchObject({
+      code: 'OVERRIDE_BELOW_PLAN',
+      stalled: true,
+      sentence: "Admissions follow an operator's rate of 20 a minute, below the plan's 120 a minute.",
+    });
     expect(low.clearQueue).toBe('At 20 a minute the 61 fans waiting are all let in within about 3 min.');
-    const plan = explain({ controllerRatePerMin: 120, rateOverridePerMin: null, planAdmitsPerMin: 120, controller: { constraint: 'plan', reason: 'plan: 120/min', fansInside: 5, cap: 500 } });
+    const plan = explain({
+      controllerRatePerMin: 120,
+      rateOverridePerMin: null,
+      planAdmitsPerMin: 120,
+      controller: { constraint: 'plan', reason: 'plan: 120/min', fansInside: 5, cap: 500 },
+    });
     expect(plan).toMatchObject({ code: 'AT_PLAN', stalled: false, sentence: 'Admissions follow the plan: 120 a minute.' });
     expect(plan.clearQueueSeconds).toBeCloseTo(30.5);
     expect(plan.clearQueue).toBe('At 120 a minute the 61 fans waiting are all let in within about 31 s.');
-    const high = explain({ controllerRatePerMin: 600, rateOverridePerMin: 600, planAdmitsPerMin: 120, controller: { constraint: 'override', reason: '…', fansInside: 5, cap: 500 } });
+    const high = explain({
+      controllerRatePerMin: 600,
+      rateOverridePerMin: 600,
+      planAdmitsPerMin: 120,
+      controller: { constraint: 'override', reason: '…', fansInside: 5, cap: 500 },
+    });
     expect(high).toMatchObject({ code: 'AT_PLAN', stalled: false });
   });
 
   it('nobody waiting is no stall, whatever the rate', () => {
-    expect(explain({ waiting: 0 })).toMatchObject({ code: 'NOBODY_WAITING', stalled: false, clearQueue: 'Nobody is waiting.', clearQueueSeconds: null });
+    expect(explain({ waiting: 0 })).toMatchObject({
+      code: 'NOBODY_WAITING',
+      stalled: false,
+      clearQueue: 'Nobody is waiting.',
+      clearQueueSeconds: null,
+    });
   });
 
   it('a controller that has not reported yet says so', () => {
@@ -151,6 +231,12 @@ describe('explainAdmissions', () => {
   });
 
   it('durations read as a person would say them', () => {
-    expect([formatDuration(0.2), formatDuration(31), formatDuration(90), formatDuration(3600), formatDuration(7500)]).toEqual(['about 1 s', 'about 31 s', 'about 2 min', 'about 1 h', 'about 2 h 5 min']);
+    expect([formatDuration(0.2), formatDuration(31), formatDuration(90), formatDuration(3600), formatDuration(7500)]).toEqual([
+      'about 1 s',
+      'about 31 s',
+      'about 2 min',
+      'about 1 h',
+      'about 2 h 5 min',
+    ]);
   });
 });

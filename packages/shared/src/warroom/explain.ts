@@ -70,7 +70,8 @@ export interface AdmissionExplainInput {
 export const BELOW_PLAN_SHARE = 0.9;
 
 const count = (n: number) => Math.round(n).toLocaleString('en-US');
-const perMin = (n: number) => (n >= 10 || Number.isInteger(n) ? `${count(n)} a minute` : `${n.toLocaleString('en-US', { maximumFractionDigits: 2 })} a minute`);
+const perMin = (n: number) =>
+  n >= 10 || Number.isInteger(n) ? `${count(n)} a minute` : `${n.toLocaleString('en-US', { maximumFractionDigits: 2 })} a minute`;
 const pct = (x: number) => `${(x * 100).toLocaleString('en-US', { maximumFractionDigits: 1 })}%`;
 const fans = (n: number) => `${count(n)} ${n === 1 ? 'fan' : 'fans'}`;
 const seats = (n: number) => `${count(n)} ${n === 1 ? 'seat' : 'seats'}`;
@@ -104,7 +105,9 @@ export function explainAdmissions(i: AdmissionExplainInput): AdmissionExplanatio
         ? `At 0 a minute the ${fans(i.waiting)} waiting are not let in.`
         : `At ${perMin(rate)} the ${fans(i.waiting)} waiting are all let in within ${formatDuration(clearQueueSeconds)}.`;
   // Below the plan (an operator's rate above the plan that the controller holds back to the plan is not a stall).
-  const below = i.waiting > 0 && (rate === 0 || (i.planAdmitsPerMin !== null && i.planAdmitsPerMin > 0 && rate < i.planAdmitsPerMin * BELOW_PLAN_SHARE));
+  const below =
+    i.waiting > 0 &&
+    (rate === 0 || (i.planAdmitsPerMin !== null && i.planAdmitsPerMin > 0 && rate < i.planAdmitsPerMin * BELOW_PLAN_SHARE));
   const out = (code: AdmissionExplanationCode, sentence: string, action: string, stalled = below): AdmissionExplanation => ({
     code,
     stalled,
@@ -115,9 +118,20 @@ export function explainAdmissions(i: AdmissionExplainInput): AdmissionExplanatio
     clearQueue,
   });
 
-  if (i.state === 'ENDED') return out('ENDED', 'Nobody is let in: the event has started and its queue is closed.', 'Nothing to do: fans who still wait are told the sale is over.', false);
+  if (i.state === 'ENDED')
+    return out(
+      'ENDED',
+      'Nobody is let in: the event has started and its queue is closed.',
+      'Nothing to do: fans who still wait are told the sale is over.',
+      false,
+    );
   if (i.state === 'SOLD_OUT')
-    return out('SOLD_OUT', 'Nobody is let in: every seat is sold.', 'Nothing to do: fans waiting are sent to the waitlist, and seats that come back are offered to it first.', false);
+    return out(
+      'SOLD_OUT',
+      'Nobody is let in: every seat is sold.',
+      'Nothing to do: fans waiting are sent to the waitlist, and seats that come back are offered to it first.',
+      false,
+    );
   if (i.awaitingSignOff && i.nowMs >= i.onsaleAtMs)
     return out(
       'AWAITING_SIGNOFF',
@@ -151,7 +165,12 @@ export function explainAdmissions(i: AdmissionExplainInput): AdmissionExplanatio
       i.waiting > 0,
     );
   if (i.rateOverridePerMin === 0)
-    return out('OVERRIDE_ZERO', 'Nobody is let in: an operator set the admission rate to 0 a minute.', 'Set a rate, or clear the override to follow the plan.', i.waiting > 0);
+    return out(
+      'OVERRIDE_ZERO',
+      'Nobody is let in: an operator set the admission rate to 0 a minute.',
+      'Set a rate, or clear the override to follow the plan.',
+      i.waiting > 0,
+    );
   if (i.waiting === 0) return out('NOBODY_WAITING', 'Nobody is waiting: every fan who joined has been let in.', 'Nothing to do.', false);
 
   const c = i.controller;
@@ -219,7 +238,9 @@ export function explainSnapshot(s: WarRoomSnapshot, formatTime?: (ms: number) =>
     planAdmitsPerMin: s.admission.plan?.admitsPerMinute ?? null,
     rateOverridePerMin: s.queue.rateOverridePerMin,
     controller: s.admission.controller,
-    paused: s.queue.paused ? { by: s.queue.pausedBy, reason: s.queue.pausedReason, atMs: s.queue.pausedAt ? Date.parse(s.queue.pausedAt) : null } : null,
+    paused: s.queue.paused
+      ? { by: s.queue.pausedBy, reason: s.queue.pausedReason, atMs: s.queue.pausedAt ? Date.parse(s.queue.pausedAt) : null }
+      : null,
     heartbeatAgeSeconds: s.queue.heartbeatAgeSeconds,
     available: s.inventory.available,
     held: s.inventory.held,

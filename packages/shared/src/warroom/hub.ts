@@ -15,9 +15,7 @@ export type WarRoomMessage =
   | { type: 'unavailable'; at: string; reason: string };
 
 /** What the board stream carries: every event on sale today or now, one tile each. */
-export type WarRoomBoardMessage =
-  | { type: 'board'; at: string; tiles: WarRoomTile[] }
-  | { type: 'unavailable'; at: string; reason: string };
+export type WarRoomBoardMessage = { type: 'board'; at: string; tiles: WarRoomTile[] } | { type: 'unavailable'; at: string; reason: string };
 
 export interface WarRoomHubOptions {
   db: Db;
@@ -215,10 +213,13 @@ export class WarRoomHub {
         const again = this.again;
         this.again = false;
         if (this.closed || (this.eventWatchers.size === 0 && this.boardWatchers.size === 0)) return;
-        this.timer = setTimeout(() => {
-          this.timer = undefined;
-          this.loop();
-        }, again ? 0 : Math.max(0, this.tickMs - (Date.now() - started)));
+        this.timer = setTimeout(
+          () => {
+            this.timer = undefined;
+            this.loop();
+          },
+          again ? 0 : Math.max(0, this.tickMs - (Date.now() - started)),
+        );
         this.timer.unref?.();
       });
   }
@@ -233,7 +234,11 @@ export class WarRoomHub {
     try {
       const boards = new Map<string, string[]>();
       for (const w of boardWatchers)
-        if (!boards.has(w.key)) boards.set(w.key, await findBoardEvents(this.db, { timeZone: w.timeZone, organisationId: w.organisationId, limit: this.boardLimit }));
+        if (!boards.has(w.key))
+          boards.set(
+            w.key,
+            await findBoardEvents(this.db, { timeZone: w.timeZone, organisationId: w.organisationId, limit: this.boardLimit }),
+          );
       const ids = new Set(eventWatchers.map((w) => w.eventId));
       for (const list of boards.values()) for (const id of list) ids.add(id);
       const store = this.store ? await this.store.scrape() : undefined;

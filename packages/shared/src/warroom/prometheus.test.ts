@@ -22,32 +22,101 @@ describe('Prometheus histograms', () => {
   });
 
   it('quantiles interpolate inside a bucket like histogram_quantile, and cap at the highest finite bound', () => {
-    const h = { buckets: [{ le: 0.1, count: 50 }, { le: 0.5, count: 99 }, { le: 1, count: 100 }, { le: Infinity, count: 100 }], count: 100, sum: 0 };
+    const h = {
+      buckets: [
+        { le: 0.1, count: 50 },
+        { le: 0.5, count: 99 },
+        { le: 1, count: 100 },
+        { le: Infinity, count: 100 },
+      ],
+      count: 100,
+      sum: 0,
+    };
     expect(histogramQuantile(0.5, h)).toBeCloseTo(0.1);
     expect(histogramQuantile(0.99, h)).toBeCloseTo(0.5);
     expect(histogramQuantile(0.995, h)).toBeCloseTo(0.75);
     expect(histogramQuantile(0.25, h)).toBeCloseTo(0.05);
-    const tail = { buckets: [{ le: 1, count: 1 }, { le: Infinity, count: 10 }], count: 10, sum: 0 };
+    const tail = {
+      buckets: [
+        { le: 1, count: 1 },
+        { le: Infinity, count: 10 },
+      ],
+      count: 10,
+      sum: 0,
+    };
     expect(histogramQuantile(0.99, tail)).toBe(1);
     expect(histogramQuantile(0.99, { buckets: [{ le: Infinity, count: 0 }], count: 0, sum: 0 })).toBeNull();
     expect(() => histogramQuantile(1.5, h)).toThrow(RangeError);
   });
 
   it('the 500 ms SLO is a bucket bound: p99 passes it exactly when more than 1% of holds took longer', () => {
-    const under = { buckets: [{ le: 0.25, count: 990 }, { le: 0.5, count: 1000 }, { le: 1, count: 1000 }, { le: Infinity, count: 1000 }], count: 1000, sum: 0 };
-    const over = { buckets: [{ le: 0.25, count: 970 }, { le: 0.5, count: 980 }, { le: 1, count: 1000 }, { le: Infinity, count: 1000 }], count: 1000, sum: 0 };
+    const under = {
+      buckets: [
+        { le: 0.25, count: 990 },
+        { le: 0.5, count: 1000 },
+        { le: 1, count: 1000 },
+        { le: Infinity, count: 1000 },
+      ],
+      count: 1000,
+      sum: 0,
+    };
+    const over = {
+      buckets: [
+        { le: 0.25, count: 970 },
+        { le: 0.5, count: 980 },
+        { le: 1, count: 1000 },
+        { le: Infinity, count: 1000 },
+      ],
+      count: 1000,
+      sum: 0,
+    };
     expect(histogramQuantile(0.99, under)!).toBeLessThanOrEqual(0.5);
     expect(histogramQuantile(0.99, over)!).toBeGreaterThan(0.5);
   });
 
   it('a delta is what happened between two scrapes; a restarted process counts from zero', () => {
-    const a = { buckets: [{ le: 0.1, count: 10 }, { le: Infinity, count: 12 }], count: 12, sum: 1 };
-    const b = { buckets: [{ le: 0.1, count: 15 }, { le: Infinity, count: 20 }], count: 20, sum: 3 };
-    expect(histogramDelta(b, a)).toEqual({ buckets: [{ le: 0.1, count: 5 }, { le: Infinity, count: 8 }], count: 8, sum: 2 });
-    const restarted = { buckets: [{ le: 0.1, count: 1 }, { le: Infinity, count: 2 }], count: 2, sum: 0.1 };
+    const a = {
+      buckets: [
+        { le: 0.1, count: 10 },
+        { le: Infinity, count: 12 },
+      ],
+      count: 12,
+      sum: 1,
+    };
+    const b = {
+      buckets: [
+        { le: 0.1, count: 15 },
+        { le: Infinity, count: 20 },
+      ],
+      count: 20,
+      sum: 3,
+    };
+    expect(histogramDelta(b, a)).toEqual({
+      buckets: [
+        { le: 0.1, count: 5 },
+        { le: Infinity, count: 8 },
+      ],
+      count: 8,
+      sum: 2,
+    });
+    const restarted = {
+      buckets: [
+        { le: 0.1, count: 1 },
+        { le: Infinity, count: 2 },
+      ],
+      count: 2,
+      sum: 0.1,
+    };
     expect(histogramDelta(restarted, b)).toBe(restarted);
     expect(histogramDelta(b, null)).toBe(b);
-    expect(addHistograms([a, b])).toEqual({ buckets: [{ le: 0.1, count: 25 }, { le: Infinity, count: 32 }], count: 32, sum: 4 });
+    expect(addHistograms([a, b])).toEqual({
+      buckets: [
+        { le: 0.1, count: 25 },
+        { le: Infinity, count: 32 },
+      ],
+      count: 32,
+      sum: 4,
+    });
     expect(addHistograms([])).toBeNull();
   });
 });

@@ -29,9 +29,12 @@ export interface QueueCopyView {
 
 type Overrides = Partial<Record<QueueStatusState, string>>;
 
-function overridesOf(row: { queue_copy: unknown; look: { copy?: Partial<Record<string, Overrides>> } | null }, lang: FanLanguage): Overrides {
+function overridesOf(
+  row: { queue_copy: unknown; look: { copy?: Partial<Record<string, Overrides>> } | null },
+  lang: FanLanguage,
+): Overrides {
   if (lang === 'en') return (row.queue_copy as Overrides | null) ?? {};
-  return (row.look?.copy?.[lang]) ?? {};
+  return row.look?.copy?.[lang] ?? {};
 }
 
 function viewOf(row: NonNullable<Awaited<ReturnType<typeof repo.findEventRow>>>): QueueCopyView {
@@ -40,7 +43,10 @@ function viewOf(row: NonNullable<Awaited<ReturnType<typeof repo.findEventRow>>>)
     const own = overridesOf(row, lang);
     const defaults = DEFAULT_QUEUE_COPY_BY_LANGUAGE[lang];
     words[lang] = Object.fromEntries(
-      QUEUE_STATES.map((s) => [s, { text: own[s] ?? defaults[s], custom: own[s] !== undefined && own[s] !== defaults[s], defaultText: defaults[s] }]),
+      QUEUE_STATES.map((s) => [
+        s,
+        { text: own[s] ?? defaults[s], custom: own[s] !== undefined && own[s] !== defaults[s], defaultText: defaults[s] },
+      ]),
     ) as Record<QueueStatusState, StateWords>;
   }
   return { eventId: row.id, version: row.version, words };
@@ -69,11 +75,15 @@ export async function setQueueCopy(trx: Trx, input: unknown, actor: string): Pro
   const row = isUuid(i.eventId) ? await repo.lockEvent(trx, i.eventId) : undefined;
   if (!row) throw notFound('EVENT_NOT_FOUND', `no event ${i.eventId}`, 'eventId');
   if (row.version !== i.expectedVersion)
-    throw conflict('STALE_EVENT_VERSION', `someone changed this event since you opened the words (you edited version ${i.expectedVersion}; it is now version ${row.version}): reload and make your change again`, {
-      field: 'version',
-      expectedVersion: i.expectedVersion,
-      currentVersion: row.version,
-    });
+    throw conflict(
+      'STALE_EVENT_VERSION',
+      `someone changed this event since you opened the words (you edited version ${i.expectedVersion}; it is now version ${row.version}): reload and make your change again`,
+      {
+        field: 'version',
+        expectedVersion: i.expectedVersion,
+        currentVersion: row.version,
+      },
+    );
   const before = viewOf(row);
   const changes: { language: FanLanguage; state: QueueStatusState; before: string; after: string }[] = [];
   const next = {} as Record<FanLanguage, Overrides>;
@@ -98,7 +108,12 @@ export async function setQueueCopy(trx: Trx, input: unknown, actor: string): Pro
     queue_copy: Object.keys(next.en).length > 0 ? JSON.stringify(next.en) : null,
     look: Object.keys(look).length > 0 ? JSON.stringify(look) : null,
   });
-  await insertAudit(trx, { actor, action: 'event.queue_copy_changed', eventId: row.id, details: { fromVersion: row.version, version, reason: i.reason, changes } });
+  await insertAudit(trx, {
+    actor,
+    action: 'event.queue_copy_changed',
+    eventId: row.id,
+    details: { fromVersion: row.version, version, reason: i.reason, changes },
+  });
   const after = await repo.findEventRow(trx, row.id);
   return { ...viewOf(after!), changed: changes.length };
 }

@@ -88,7 +88,12 @@ export class StoreMetricsScraper {
     this.propagationWindowMs = opts.propagationWindowMs ?? 600_000;
     this.timeoutMs = opts.timeoutMs ?? 1_000;
     this.fetch = opts.fetch ?? globalThis.fetch;
-    this.last = { ...UNMEASURED_STORE_METRICS, configured: this.urls.length > 0, instances: this.urls.length, windowSeconds: this.windowMs / 1000 };
+    this.last = {
+      ...UNMEASURED_STORE_METRICS,
+      configured: this.urls.length > 0,
+      instances: this.urls.length,
+      windowSeconds: this.windowMs / 1000,
+    };
   }
 
   /** The figures of the latest scrape. */

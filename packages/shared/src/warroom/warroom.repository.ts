@@ -80,7 +80,10 @@ export async function readUnsweptHolds(db: Db | Trx, eventIds: readonly string[]
 }
 
 /** Holds lost to a database crash (HOLD_COMMIT=async) per event: in all, and found in the last 5 minutes. */
-export async function readHoldLosses(db: Db | Trx, eventIds: readonly string[]): Promise<{ event_id: string; lost: number; lost_5m: number }[]> {
+export async function readHoldLosses(
+  db: Db | Trx,
+  eventIds: readonly string[],
+): Promise<{ event_id: string; lost: number; lost_5m: number }[]> {
   if (eventIds.length === 0) return [];
   const { rows } = await sql<{ event_id: string; lost: number; lost_5m: number }>`
     SELECT event_id, count(*)::int AS lost, count(*) FILTER (WHERE detected_at > now() - interval '5 minutes')::int AS lost_5m
@@ -165,7 +168,10 @@ export async function readCheckoutWindows(db: Db | Trx, eventIds: readonly strin
 }
 
 /** The latest reconciliation per event (the worker's, every minute): sold seats vs seats in confirmed orders. */
-export async function readReconciliations(db: Db | Trx, eventIds: readonly string[]): Promise<{ event_id: string; order_drift: number; checked_at: Date }[]> {
+export async function readReconciliations(
+  db: Db | Trx,
+  eventIds: readonly string[],
+): Promise<{ event_id: string; order_drift: number; checked_at: Date }[]> {
   if (eventIds.length === 0) return [];
   const { rows } = await sql<{ event_id: string; order_drift: number; checked_at: Date }>`
     SELECT event_id, order_drift, checked_at FROM inventory_reconciliations WHERE event_id = ANY(${[...eventIds]}::uuid[])`.execute(db);
@@ -217,7 +223,10 @@ export async function readWaitlist(db: Db | Trx, events: readonly { eventId: str
  * The events on the board: on sale today in `timeZone` (their onsale_at falls on today's date there), or on sale
  * now (opened, not started, not sold out); optionally one organisation's. Ordered by on-sale time, then name.
  */
-export async function findBoardEventIds(db: Db | Trx, opts: { timeZone: string; organisationId: string | null; limit: number }): Promise<string[]> {
+export async function findBoardEventIds(
+  db: Db | Trx,
+  opts: { timeZone: string; organisationId: string | null; limit: number },
+): Promise<string[]> {
   const { rows } = await sql<{ id: string }>`
     SELECT e.id
     FROM events e JOIN queue_state q ON q.event_id = e.id
@@ -232,16 +241,25 @@ export async function findBoardEventIds(db: Db | Trx, opts: { timeZone: string; 
 
 /** The events (of `ids`) that have presale tiers. */
 export async function readTieredEventIds(db: Db | Trx, ids: string[]): Promise<string[]> {
-  const { rows } = await sql<{ event_id: string }>`SELECT DISTINCT event_id FROM allocations WHERE event_id = ANY(${ids}::uuid[])`.execute(db);
+  const { rows } = await sql<{ event_id: string }>`SELECT DISTINCT event_id FROM allocations WHERE event_id = ANY(${ids}::uuid[])`.execute(
+    db,
+  );
   return rows.map((r) => r.event_id);
 }
 
 /** A presale tier's own queue row (keyed by the tier's queue id), with the positions its queue has issued. */
-export interface TierQueueRow
-  extends Pick<
-    WarRoomEventRow,
-    'event_id' | 'admitted_through' | 'rate_per_min' | 'rate_override_per_min' | 'paused' | 'paused_reason' | 'paused_by' | 'paused_at' | 'heartbeat_at'
-  > {
+export interface TierQueueRow extends Pick<
+  WarRoomEventRow,
+  | 'event_id'
+  | 'admitted_through'
+  | 'rate_per_min'
+  | 'rate_override_per_min'
+  | 'paused'
+  | 'paused_reason'
+  | 'paused_by'
+  | 'paused_at'
+  | 'heartbeat_at'
+> {
   code: string;
   queue_id: string;
   positions: number;

@@ -54,11 +54,7 @@ export const rateOverrideSchema = z.object({
   tier: queueTier,
 });
 
-const tier = z
-  .string({ error: 'a tier code' })
-  .trim()
-  .min(1, 'a tier code')
-  .max(32, 'at most 32 characters');
+const tier = z.string({ error: 'a tier code' }).trim().min(1, 'a tier code').max(32, 'at most 32 characters');
 
 /** Roll a presale tier's unsold seats forward into the next tier now, before its time. The reason is audited. */
 export const tierRollSchema = z.object({ eventId, tier, reason: controlReasonSchema });
@@ -83,7 +79,8 @@ export const accessCodesSchema = z
     validUntil: z.iso.datetime({ offset: true, error: 'a date and time' }).optional(),
   })
   .superRefine((v, ctx) => {
-    if (v.accountId !== undefined && v.count !== 1) ctx.addIssue({ code: 'custom', path: ['count'], message: 'a code bound to an account is issued one at a time' });
+    if (v.accountId !== undefined && v.count !== 1)
+      ctx.addIssue({ code: 'custom', path: ['count'], message: 'a code bound to an account is issued one at a time' });
   });
 
 /** An IANA time zone this runtime knows (the board's "today" is the operator's day). */
@@ -116,7 +113,7 @@ export const ALERT_SEVERITIES = ['warning', 'critical'] as const;
  */
 export const alertEndpointInputSchema = z.object({
   url: z
-    .string({ error: 'enter the receiver\'s URL' })
+    .string({ error: "enter the receiver's URL" })
     .trim()
     .max(2000, 'a URL of at most 2,000 characters')
     .refine((u) => {
@@ -161,12 +158,20 @@ export const queueScheduleInputSchema = z
   });
 
 /** Cancel a scheduled control that has not run yet. */
-export const queueScheduleCancelSchema = z.object({ eventId, id: z.number({ error: 'a schedule id' }).int().positive(), reason: controlReasonSchema });
+export const queueScheduleCancelSchema = z.object({
+  eventId,
+  id: z.number({ error: 'a schedule id' }).int().positive(),
+  reason: controlReasonSchema,
+});
 
 export type QueueScheduleInput = z.input<typeof queueScheduleInputSchema>;
 
 /** One state's words: what a waiting fan reads (1 to 500 characters). */
-const stateWords = z.string({ error: 'write the words fans read' }).trim().min(1, 'write the words fans read').max(500, 'at most 500 characters');
+const stateWords = z
+  .string({ error: 'write the words fans read' })
+  .trim()
+  .min(1, 'write the words fans read')
+  .max(500, 'at most 500 characters');
 const wordsByState = z
   .object({ WAITING: stateWords, PAUSED: stateWords, ADMITTED: stateWords, LAST_CHANCE: stateWords, SOLD_OUT: stateWords })
   .partial()

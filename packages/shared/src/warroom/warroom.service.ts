@@ -22,7 +22,8 @@ import * as repo from './warroom.repository.js';
  * open), FAILED_CLOSED (no controller heartbeat: fans read PAUSED), LAST_CHANCE (nothing available, seats held),
  * ADMITTING.
  */
-export type WarRoomState = 'SOLD_OUT' | 'PAUSED' | 'NOT_OPEN' | 'ENDED' | 'AWAITING_SIGNOFF' | 'FAILED_CLOSED' | 'LAST_CHANCE' | 'ADMITTING';
+export type WarRoomState =
+  'SOLD_OUT' | 'PAUSED' | 'NOT_OPEN' | 'ENDED' | 'AWAITING_SIGNOFF' | 'FAILED_CLOSED' | 'LAST_CHANCE' | 'ADMITTING';
 
 /** What a fan who is not yet admitted reads on a status poll in each war-room state (the store API's computeStatus). */
 export const FAN_STATE_OF: Record<WarRoomState, 'WAITING' | 'PAUSED' | 'LAST_CHANCE' | 'SOLD_OUT'> = {
@@ -184,7 +185,14 @@ export interface WarRoomSnapshot {
     lastFanoutSeconds: number | null;
   };
   /** The store API as scraped: instances, refusals by the gate, 503s answered per minute and instances without a database. */
-  store: { configured: boolean; instances: number; reachable: number; gateRefusalsPerMin: number | null; unavailablePerMin: number | null; databaseDownInstances: number };
+  store: {
+    configured: boolean;
+    instances: number;
+    reachable: number;
+    gateRefusalsPerMin: number | null;
+    unavailablePerMin: number | null;
+    databaseDownInstances: number;
+  };
   /**
    * Presale tiers in sale order (the general sale last), each with its window, roll, live counts and its queue's
    * figures (the general sale's are the event's own queue, as in `queue`); empty without tiers.
@@ -280,7 +288,11 @@ function fillMinutes(now: Date, rows: repo.AdmissionMinuteRow[]): WarRoomMinute[
  * READ transaction on one pooled connection, so every figure is of the same instant and the war room never takes
  * more than one connection from a pool the admission controller also uses.
  */
-export async function readWarRoomSnapshots(db: Db, eventIds: readonly string[], store: StoreMetrics = UNMEASURED_STORE_METRICS): Promise<WarRoomSnapshot[]> {
+export async function readWarRoomSnapshots(
+  db: Db,
+  eventIds: readonly string[],
+  store: StoreMetrics = UNMEASURED_STORE_METRICS,
+): Promise<WarRoomSnapshot[]> {
   const ids = [...new Set(eventIds.filter(isUuid))];
   if (ids.length === 0) return [];
   return db
@@ -301,7 +313,12 @@ export async function readWarRoomSnapshots(db: Db, eventIds: readonly string[], 
       const minuteRows = await repo.readAdmissionMinutes(trx, found, WAR_ROOM_MINUTES);
       const checkout = indexBy(await repo.readCheckoutWindows(trx, found));
       const reconciled = indexBy(await repo.readReconciliations(trx, found));
-      const waitlist = indexBy(await repo.readWaitlist(trx, events.map((e) => ({ eventId: e.event_id, listingId: e.listing_id }))));
+      const waitlist = indexBy(
+        await repo.readWaitlist(
+          trx,
+          events.map((e) => ({ eventId: e.event_id, listingId: e.listing_id })),
+        ),
+      );
       // Per-tier counts, in the same snapshot as the totals (so the tiers add up to them), for events that have tiers.
       const tiers = new Map<string, Awaited<ReturnType<typeof tierInventory>>>();
       for (const id of await repo.readTieredEventIds(trx, found)) tiers.set(id, await tierInventory(trx, id));
@@ -340,7 +357,10 @@ export async function readWarRoomSnapshot(db: Db, eventId: string, store?: Store
 }
 
 /** The events on the board (see findBoardEventIds), at most `limit` (default 200). */
-export function findBoardEvents(db: Db | Trx, opts: { timeZone: string; organisationId: string | null; limit?: number }): Promise<string[]> {
+export function findBoardEvents(
+  db: Db | Trx,
+  opts: { timeZone: string; organisationId: string | null; limit?: number },
+): Promise<string[]> {
   return repo.findBoardEventIds(db, { timeZone: opts.timeZone, organisationId: opts.organisationId, limit: opts.limit ?? 200 });
 }
 
@@ -363,7 +383,10 @@ interface SnapshotParts {
 function tierQueueOf(
   now: Date,
   queueId: string,
-  q: Pick<repo.TierQueueRow, 'admitted_through' | 'rate_per_min' | 'rate_override_per_min' | 'paused' | 'paused_reason' | 'paused_by' | 'paused_at' | 'heartbeat_at'>,
+  q: Pick<
+    repo.TierQueueRow,
+    'admitted_through' | 'rate_per_min' | 'rate_override_per_min' | 'paused' | 'paused_reason' | 'paused_by' | 'paused_at' | 'heartbeat_at'
+  >,
   positions: number,
 ): WarRoomTierQueue {
   const admittedThrough = Number(q.admitted_through);
@@ -436,7 +459,8 @@ function toSnapshot(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot 
     admission: {
       admittedLastMinute: last.admitted,
       admittedThisMinute: current.admitted,
-      controllerRatePerMin: state === 'ADMITTING' || state === 'LAST_CHANCE' ? current.controllerRatePerMin || last.controllerRatePerMin : 0,
+      controllerRatePerMin:
+        state === 'ADMITTING' || state === 'LAST_CHANCE' ? current.controllerRatePerMin || last.controllerRatePerMin : 0,
       controller:
         e.controller_constraint !== null && e.controller_reason !== null
           ? { constraint: e.controller_constraint, reason: e.controller_reason, fansInside: e.fans_inside ?? 0, cap: e.admit_cap ?? 0 }
@@ -506,7 +530,8 @@ function toSnapshot(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot 
     paused: e.paused,
     pausedBy: e.paused_by,
     pausedReason: e.paused_reason,
-    controllerSilent: open && e.inventory_state !== 'SOLD_OUT' && (heartbeatAgeSeconds === null || heartbeatAgeSeconds * 1000 > DEFAULT_HEARTBEAT_STALE_MS),
+    controllerSilent:
+      open && e.inventory_state !== 'SOLD_OUT' && (heartbeatAgeSeconds === null || heartbeatAgeSeconds * 1000 > DEFAULT_HEARTBEAT_STALE_MS),
     heartbeatAgeSeconds,
     inventoryState: e.inventory_state,
     admittedLastMinute: last.admitted,
@@ -535,7 +560,17 @@ function toSnapshot(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot 
     waitlistOldestPendingSeconds: oldestPendingSeconds,
     presaleQueues: snapshot.tiers.flatMap((t) =>
       !t.general && t.queue
-        ? [{ tier: t.code, paused: t.queue.paused, pausedBy: t.queue.pausedBy, pausedReason: t.queue.pausedReason, selling: t.phase === 'SELLING', heartbeatFresh: t.queue.heartbeatFresh, heartbeatAgeSeconds: t.queue.heartbeatAgeSeconds }]
+        ? [
+            {
+              tier: t.code,
+              paused: t.queue.paused,
+              pausedBy: t.queue.pausedBy,
+              pausedReason: t.queue.pausedReason,
+              selling: t.phase === 'SELLING',
+              heartbeatFresh: t.queue.heartbeatFresh,
+              heartbeatAgeSeconds: t.queue.heartbeatAgeSeconds,
+            },
+          ]
         : [],
     ),
   });

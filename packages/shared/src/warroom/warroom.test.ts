@@ -23,7 +23,9 @@ const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
 const ahead = (ms: number) => new Date(Date.now() + ms).toISOString();
 
 async function joinFans(eventId: string, n: number, from = 0): Promise<void> {
-  await sql`INSERT INTO accounts (id) SELECT 'fan-' || g FROM generate_series(${from}::int, ${from + n - 1}::int) g ON CONFLICT DO NOTHING`.execute(t.db);
+  await sql`INSERT INTO accounts (id) SELECT 'fan-' || g FROM generate_series(${from}::int, ${from + n - 1}::int) g ON CONFLICT DO NOTHING`.execute(
+    t.db,
+  );
   await sql`
     INSERT INTO queue_entries (event_id, account_id, device_hash, join_index, cohort)
     SELECT ${eventId}, 'fan-' || g, 'd', g, 'FIFO' FROM generate_series(${from}::int, ${from + n - 1}::int) g`.execute(t.db);
@@ -37,11 +39,18 @@ async function heartbeat(eventId: string, agoMs = 0): Promise<void> {
 async function lastMinute(eventId: string, m: { admitted: number; holds: number; refused?: number; rate?: number }): Promise<void> {
   await sql`
     INSERT INTO admission_minutes (event_id, minute, watermark_advanced, admission_tokens_issued, rate_per_min, holds_created, holds_refused)
-    VALUES (${eventId}, date_trunc('minute', now()) - interval '1 minute', ${m.admitted}, ${m.admitted}, ${m.rate ?? m.admitted}, ${m.holds}, ${m.refused ?? 0})`.execute(t.db);
+    VALUES (${eventId}, date_trunc('minute', now()) - interval '1 minute', ${m.admitted}, ${m.admitted}, ${m.rate ?? m.admitted}, ${m.holds}, ${m.refused ?? 0})`.execute(
+    t.db,
+  );
 }
 
 /** A live hold of `quantity` seats (section S) for a fan, with checkout attempts of the given statuses. */
-async function holdWithCheckouts(eventId: string, account: string, statuses: ('PENDING' | 'SUCCEEDED' | 'FAILED')[], expiresInMs = 300_000): Promise<string> {
+async function holdWithCheckouts(
+  eventId: string,
+  account: string,
+  statuses: ('PENDING' | 'SUCCEEDED' | 'FAILED')[],
+  expiresInMs = 300_000,
+): Promise<string> {
   await sql`INSERT INTO accounts (id) VALUES (${account}) ON CONFLICT DO NOTHING`.execute(t.db);
   const { rows } = await sql<{ id: string }>`
     INSERT INTO holds (event_id, account_id, section_code, quantity, status, expires_at)
@@ -55,7 +64,14 @@ async function holdWithCheckouts(eventId: string, account: string, statuses: ('P
 }
 
 describe('warRoomStateOf', () => {
-  const base = { now: new Date(1_000_000), onsale_at: new Date(0), starts_at: new Date(9_000_000), paused: false, inventory_state: 'AVAILABLE' as const, heartbeat_at: new Date(999_000) };
+  const base = {
+    now: new Date(1_000_000),
+    onsale_at: new Date(0),
+    starts_at: new Date(9_000_000),
+    paused: false,
+    inventory_state: 'AVAILABLE' as const,
+    heartbeat_at: new Date(999_000),
+  };
   it('puts sold-out first, then an operator pause, then the clock, then the heartbeat (fail closed)', () => {
     expect(warRoomStateOf(base)).toBe('ADMITTING');
     expect(warRoomStateOf({ ...base, inventory_state: 'LAST_CHANCE' })).toBe('LAST_CHANCE');
@@ -79,11 +95,22 @@ describe('warRoomStateOf', () => {
 
 describe('readWarRoomSnapshot', () => {
   it('an event before its open: NOT_OPEN, fans WAITING, the plan of its pacing inputs, the invariant', async () => {
-    const { eventId, capacity } = await createOpenEvent(t.db, { name: 'Before the open', onsaleAt: ahead(3_600_000), startsAt: ahead(86_400_000) });
+    const { eventId, capacity } = await createOpenEvent(t.db, {
+      name: 'Before the open',
+      onsaleAt: ahead(3_600_000),
+      startsAt: ahead(86_400_000),
+    });
     const s = await readWarRoomSnapshot(t.db, eventId);
     expect(s).toMatchObject({ eventId, name: 'Before the open', state: 'NOT_OPEN', fanState: 'WAITING' });
     expect(s.inventory).toMatchObject({ capacity, available: capacity, held: 0, sold: 0, drift: 0, holdTtlSeconds: 360 });
-    const plan = planAdmission({ seats: capacity, ticketsPerOrder: 2.5, targetSaleMinutes: 25, overbookFactor: 1.3, checkoutMinutes: 6, paymentTps: 1000 });
+    const plan = planAdmission({
+      seats: capacity,
+      ticketsPerOrder: 2.5,
+      targetSaleMinutes: 25,
+      overbookFactor: 1.3,
+      checkoutMinutes: 6,
+      paymentTps: 1000,
+    });
     expect(s.admission.plan).toEqual({
       admitsPerMinute: plan.admitsPerMinute,
       buyersPerMinute: plan.buyersPerMinute,
@@ -98,7 +125,11 @@ describe('readWarRoomSnapshot', () => {
   });
 
   it('an event that is not signed off: the war room says it will not open (warning before its time, critical after), and a tile says so', async () => {
-    const { eventId: later } = await createOpenEvent(t.db, { name: 'Unsigned later', onsaleAt: ahead(3_600_000), startsAt: ahead(86_400_000) }, { signOff: false });
+    const { eventId: later } = await createOpenEvent(
+      t.db,
+      { name: 'Unsigned later', onsaleAt: ahead(3_600_000), startsAt: ahead(86_400_000) },
+      { signOff: false },
+    );
     let s = await readWarRoomSnapshot(t.db, later);
     expect(s).toMatchObject({ state: 'NOT_OPEN', fairness: { signedOff: false, awaitingSignOff: true, signedOffBy: null } });
     expect(s.alerts.map((a) => [a.code, a.severity])).toEqual([['FAIRNESS_NOT_SIGNED_OFF', 'warning']]);
@@ -113,7 +144,11 @@ describe('readWarRoomSnapshot', () => {
     const { eventId: signed } = await createOpenEvent(t.db, { name: 'Signed', onsaleAt: ago(60_000) });
     await heartbeat(signed);
     s = await readWarRoomSnapshot(t.db, signed);
-    expect(s).toMatchObject({ state: 'ADMITTING', fairness: { signedOff: true, awaitingSignOff: false, signedOffBy: 'system' }, alerts: [] });
+    expect(s).toMatchObject({
+      state: 'ADMITTING',
+      fairness: { signedOff: true, awaitingSignOff: false, signedOffBy: 'system' },
+      alerts: [],
+    });
   });
 
   it('an unknown or malformed id is EVENT_NOT_FOUND', async () => {
@@ -140,7 +175,11 @@ describe('readWarRoomSnapshot', () => {
 
     await pauseQueue(t.db, eventId, { actor: 'ops@example.com', reason: 'gateway 429s' });
     s = await readWarRoomSnapshot(t.db, eventId);
-    expect(s).toMatchObject({ state: 'PAUSED', fanState: 'PAUSED', queue: { paused: true, pausedBy: 'ops@example.com', pausedReason: 'gateway 429s' } });
+    expect(s).toMatchObject({
+      state: 'PAUSED',
+      fanState: 'PAUSED',
+      queue: { paused: true, pausedBy: 'ops@example.com', pausedReason: 'gateway 429s' },
+    });
     expect(s.alerts.map((a) => [a.code, a.severity])).toEqual([['QUEUE_PAUSED', 'warning']]);
     await resumeQueue(t.db, eventId, { actor: 'ops@example.com', reason: 'gateway fine' });
   });
@@ -176,18 +215,22 @@ describe('readWarRoomSnapshot', () => {
     expect(s.inventory.expiredUnsweptSeats).toBe(0);
   });
 
-  it('a card declined by its issuer is the fan\'s outcome: not a checkout failure and no alert; gateway failures the store API counted are', async () => {
+  it("a card declined by its issuer is the fan's outcome: not a checkout failure and no alert; gateway failures the store API counted are", async () => {
     const { eventId } = await createOpenEvent(t.db, { name: 'Declines', onsaleAt: ago(600_000) });
     await heartbeat(eventId);
     // 30 checkouts, 10 of them declined test cards (PAYMENT_DECLINED on the attempt).
     for (let i = 0; i < 30; i++) await holdWithCheckouts(eventId, `decliner-${i}`, [i < 10 ? 'FAILED' : 'SUCCEEDED']);
-    await sql`UPDATE checkout_attempts a SET error_code = 'PAYMENT_DECLINED' FROM holds h WHERE h.id = a.hold_id AND h.event_id = ${eventId} AND a.status = 'FAILED'`.execute(t.db);
+    await sql`UPDATE checkout_attempts a SET error_code = 'PAYMENT_DECLINED' FROM holds h WHERE h.id = a.hold_id AND h.event_id = ${eventId} AND a.status = 'FAILED'`.execute(
+      t.db,
+    );
     let s = await readWarRoomSnapshot(t.db, eventId);
     expect(s.checkout).toEqual({ attempts2m: 30, failed2m: 0, declined2m: 10, errorRate: 0 });
     expect(s.alerts.map((a) => a.code)).not.toContain('CHECKOUT_ERRORS');
 
     // The gateway refused 5 for load (their attempts forgotten, counted by the store API in the minute's row).
-    await sql`INSERT INTO admission_minutes (event_id, minute, checkout_gateway_failures) VALUES (${eventId}, date_trunc('minute', now()), 5)`.execute(t.db);
+    await sql`INSERT INTO admission_minutes (event_id, minute, checkout_gateway_failures) VALUES (${eventId}, date_trunc('minute', now()), 5)`.execute(
+      t.db,
+    );
     s = await readWarRoomSnapshot(t.db, eventId);
     expect(s.checkout).toEqual({ attempts2m: 35, failed2m: 5, declined2m: 10, errorRate: 0.1429 });
     const alert = s.alerts.find((a) => a.code === 'CHECKOUT_ERRORS');
@@ -195,12 +238,14 @@ describe('readWarRoomSnapshot', () => {
     expect(alert!.detail).toContain("10 cards declined by their issuers are the fans' outcome and not counted");
   });
 
-  it('inventory is the inventory domain\'s count; lapsed holds nobody swept are reported', async () => {
+  it("inventory is the inventory domain's count; lapsed holds nobody swept are reported", async () => {
     const { eventId, capacity } = await createOpenEvent(t.db, { name: 'Stock', onsaleAt: ago(600_000) });
     await heartbeat(eventId);
     await sql`UPDATE seats SET status = 'HELD', hold_id = gen_random_uuid(), expires_at = now() + interval '5 min'
               WHERE event_id = ${eventId} AND row_index = 0 AND seat_number <= 4`.execute(t.db);
-    await sql`UPDATE seats SET status = 'SOLD', hold_id = gen_random_uuid() WHERE event_id = ${eventId} AND row_index = 1 AND seat_number <= 3`.execute(t.db);
+    await sql`UPDATE seats SET status = 'SOLD', hold_id = gen_random_uuid() WHERE event_id = ${eventId} AND row_index = 1 AND seat_number <= 3`.execute(
+      t.db,
+    );
     await holdWithCheckouts(eventId, 'late-payer', [], -300_000); // expired five minutes ago, still HELD
     const s = await readWarRoomSnapshot(t.db, eventId);
     const counts = await getInventoryCounts(t.db, eventId, capacity);
@@ -211,16 +256,33 @@ describe('readWarRoomSnapshot', () => {
   it('the waitlist behind the event: live entries, returned seats pending, notifications, open offers', async () => {
     const { eventId } = await createOpenEvent(t.db, { name: 'Waitlisted', onsaleAt: ago(600_000) });
     await heartbeat(eventId);
-    const { listing_id: listingId } = await t.db.selectFrom('events').select('listing_id').where('id', '=', eventId).executeTakeFirstOrThrow();
+    const { listing_id: listingId } = await t.db
+      .selectFrom('events')
+      .select('listing_id')
+      .where('id', '=', eventId)
+      .executeTakeFirstOrThrow();
     await sql`INSERT INTO accounts (id) SELECT 'wl-' || g FROM generate_series(1, 3) g ON CONFLICT DO NOTHING`.execute(t.db);
     await sql`INSERT INTO waitlist_entries (listing_id, account_id, quantity, expires_at)
               SELECT ${listingId}, 'wl-' || g, 2, now() + interval '7 days' FROM generate_series(1, 3) g`.execute(t.db);
-    await sql`INSERT INTO waitlist_entries (listing_id, account_id, quantity, expires_at) VALUES (${listingId}, 'wl-old', 2, now() - interval '1 day')`.execute(t.db);
+    await sql`INSERT INTO waitlist_entries (listing_id, account_id, quantity, expires_at) VALUES (${listingId}, 'wl-old', 2, now() - interval '1 day')`.execute(
+      t.db,
+    );
     await sql`INSERT INTO availability_events (listing_id, event_id, cause, performance_date, sections, seat_count, mode, status, matched, notified, created_at, completed_at)
               VALUES (${listingId}, ${eventId}, 'HOLD_EXPIRED', current_date, '[]', 2, 'BROADCAST', 'DONE', 3, 3, now() - interval '5 minutes', now() - interval '5 minutes' + interval '2 seconds'),
-                     (${listingId}, ${eventId}, 'ORDER_CANCELLED', current_date, '[]', 4, 'BROADCAST', 'FANNING_OUT', 1, 1, now() - interval '90 seconds', NULL)`.execute(t.db);
+                     (${listingId}, ${eventId}, 'ORDER_CANCELLED', current_date, '[]', 4, 'BROADCAST', 'FANNING_OUT', 1, 1, now() - interval '90 seconds', NULL)`.execute(
+      t.db,
+    );
     const s = await readWarRoomSnapshot(t.db, eventId);
-    expect(s.waitlist).toMatchObject({ entries: 3, availabilityEvents: 2, pendingAvailabilityEvents: 1, matched: 4, notified: 4, notifiedLast10Min: 4, openOffers: 0, lastFanoutSeconds: 2 });
+    expect(s.waitlist).toMatchObject({
+      entries: 3,
+      availabilityEvents: 2,
+      pendingAvailabilityEvents: 1,
+      matched: 4,
+      notified: 4,
+      notifiedLast10Min: 4,
+      openOffers: 0,
+      lastFanoutSeconds: 2,
+    });
     expect(s.waitlist.oldestPendingSeconds!).toBeGreaterThanOrEqual(89);
     expect(s.alerts.map((a) => a.code)).toEqual(['WAITLIST_FANOUT_BEHIND']);
   });
@@ -230,19 +292,29 @@ describe('readWarRoomSnapshot', () => {
     const b = await createOpenEvent(t.db, { name: 'Many B' });
     const list = await readWarRoomSnapshots(t.db, [b.eventId, '00000000-0000-4000-8000-000000000000', a.eventId, 'junk', b.eventId]);
     expect(list.map((s) => s.name)).toEqual(['Many B', 'Many A']);
-    expect(toTile(list[0]!)).toMatchObject({ eventId: b.eventId, name: 'Many B', capacity: 20, available: 20, alerts: { critical: 1, warning: 0, top: { code: 'CONTROLLER_SILENT' } } });
+    expect(toTile(list[0]!)).toMatchObject({
+      eventId: b.eventId,
+      name: 'Many B',
+      capacity: 20,
+      available: 20,
+      alerts: { critical: 1, warning: 0, top: { code: 'CONTROLLER_SILENT' } },
+    });
   });
 });
 
 describe('the board of every on-sale', () => {
-  it('has every event on sale today in the operator\'s zone or on sale now; a promoter\'s board has only theirs', async () => {
+  it("has every event on sale today in the operator's zone or on sale now; a promoter's board has only theirs", async () => {
     const fresh = await createTestDatabase(inject('templateDatabaseUrl'));
     try {
       const open = await createOpenEvent(fresh.db, { name: 'Open now', onsaleAt: ago(3_600_000 * 30), startsAt: ahead(86_400_000) });
       const soon = await createOpenEvent(fresh.db, { name: 'Later today', onsaleAt: ahead(60_000), startsAt: ahead(86_400_000 * 2) });
       await createOpenEvent(fresh.db, { name: 'Next month', onsaleAt: ahead(86_400_000 * 30), startsAt: ahead(86_400_000 * 60) });
       await createOpenEvent(fresh.db, { name: 'Long over', onsaleAt: ago(86_400_000 * 10), startsAt: ago(86_400_000 * 5) });
-      const soldOut = await createOpenEvent(fresh.db, { name: 'Sold out yesterday', onsaleAt: ago(3_600_000 * 30), startsAt: ahead(86_400_000) });
+      const soldOut = await createOpenEvent(fresh.db, {
+        name: 'Sold out yesterday',
+        onsaleAt: ago(3_600_000 * 30),
+        startsAt: ahead(86_400_000),
+      });
       await sql`UPDATE queue_state SET inventory_state = 'SOLD_OUT' WHERE event_id = ${soldOut.eventId}`.execute(fresh.db);
 
       // "Later today" is today in a zone where the next minute is still today: pick the zone by the clock.
@@ -267,7 +339,10 @@ describe('the board of every on-sale', () => {
 
 /** The next message of a stream, or a failure after `ms`. */
 async function next<T>(it: AsyncGenerator<T>, ms = 5_000): Promise<T> {
-  const r = await Promise.race([it.next(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no message in time')), ms))]);
+  const r = await Promise.race([
+    it.next(),
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no message in time')), ms)),
+  ]);
   if (r.done) throw new Error('the stream ended');
   return r.value;
 }
@@ -310,7 +385,7 @@ describe('WarRoomHub', () => {
     }
   });
 
-  it('shows an operator\'s control at once after refresh(), not at the next tick', async () => {
+  it("shows an operator's control at once after refresh(), not at the next tick", async () => {
     const { eventId } = await createOpenEvent(t.db, { name: 'Refreshed', onsaleAt: ago(600_000) });
     await heartbeat(eventId);
     // A tick far longer than the test: only refresh() can bring the pause in time.

@@ -70,7 +70,14 @@ const LANGUAGE_WORDS: Record<string, string> = { en: 'English', es: 'Spanish' };
 function scheduledWords(d: Record<string, unknown>): string {
   const action = str(d.action);
   const per = num(d.perMinute);
-  const what = action === 'PAUSE' ? 'Pause admissions' : action === 'RESUME' ? 'Resume admissions' : per === null ? "Follow the plan's rate again" : `Set the rate to ${per.toLocaleString('en-US')}/min`;
+  const what =
+    action === 'PAUSE'
+      ? 'Pause admissions'
+      : action === 'RESUME'
+        ? 'Resume admissions'
+        : per === null
+          ? "Follow the plan's rate again"
+          : `Set the rate to ${per.toLocaleString('en-US')}/min`;
   return d.tier ? `${what} (presale tier ${str(d.tier)})` : what;
 }
 
@@ -163,7 +170,8 @@ export function auditDetailsWords(action: string, details: Record<string, unknow
     }
     case 'event.updated': {
       const changes = Array.isArray(d.changes) ? (d.changes as { setting?: string; from?: unknown; to?: unknown }[]) : [];
-      for (const c of changes) parts.push(`${SETTING_WORDS[c.setting ?? ''] ?? c.setting}: ${valueWords(c.from, timeZone)} → ${valueWords(c.to, timeZone)}`);
+      for (const c of changes)
+        parts.push(`${SETTING_WORDS[c.setting ?? ''] ?? c.setting}: ${valueWords(c.from, timeZone)} → ${valueWords(c.to, timeZone)}`);
       break;
     }
     case 'order.cancel':
@@ -175,14 +183,20 @@ export function auditDetailsWords(action: string, details: Record<string, unknow
       break;
     case 'queue.control_scheduled':
     case 'queue.schedule_cancelled':
-      parts.push(`${scheduledWords(d)} at ${valueWords(d.runAt, timeZone)}${action === 'queue.schedule_cancelled' ? ': will not run' : ''}`);
+      parts.push(
+        `${scheduledWords(d)} at ${valueWords(d.runAt, timeZone)}${action === 'queue.schedule_cancelled' ? ': will not run' : ''}`,
+      );
       if (reason) parts.push(`Reason: ${reason}`);
       break;
     case 'event.queue_copy_changed': {
       if (reason) parts.push(`Reason: ${reason}`);
-      const changes = Array.isArray(d.changes) ? (d.changes as { language?: string; state?: string; before?: unknown; after?: unknown }[]) : [];
+      const changes = Array.isArray(d.changes)
+        ? (d.changes as { language?: string; state?: string; before?: unknown; after?: unknown }[])
+        : [];
       for (const c of changes)
-        parts.push(`${QUEUE_STATE_WORDS[c.state ?? ''] ?? c.state} (${LANGUAGE_WORDS[c.language ?? ''] ?? c.language}): “${valueWords(c.before)}” → “${valueWords(c.after)}”`);
+        parts.push(
+          `${QUEUE_STATE_WORDS[c.state ?? ''] ?? c.state} (${LANGUAGE_WORDS[c.language ?? ''] ?? c.language}): “${valueWords(c.before)}” → “${valueWords(c.after)}”`,
+        );
       break;
     }
     case 'alerts.receiver_added':

@@ -10,7 +10,15 @@ import { Field } from './Field';
  * New inventory for an event on sale (a production hold released, a layout change): rows of seats appended at the back
  * of a section, the capacity raised, audited; after a sell-out the new seats go to the waitlist first. As `inventory:add`.
  */
-export function AddSeats({ eventId, sections, onAdded }: { eventId: string; sections: { code: string; name: string; kind?: string }[]; onAdded: () => void }) {
+export function AddSeats({
+  eventId,
+  sections,
+  onAdded,
+}: {
+  eventId: string;
+  sections: { code: string; name: string; kind?: string }[];
+  onAdded: () => void;
+}) {
   const trpc = useTRPC();
   const reserved = sections.filter((s) => s.kind !== 'GA');
   const [section, setSection] = useState(reserved[0]?.code ?? '');
@@ -21,7 +29,9 @@ export function AddSeats({ eventId, sections, onAdded }: { eventId: string; sect
   const add = useMutation(
     trpc.operations.addSeats.mutationOptions({
       onSuccess: (r) => {
-        setDone(`Added ${r.added} seats to ${r.section} from row ${r.firstRow}${r.toWaitlist ? '; the waitlist is offered them first' : ''}.`);
+        setDone(
+          `Added ${r.added} seats to ${r.section} from row ${r.firstRow}${r.toWaitlist ? '; the waitlist is offered them first' : ''}.`,
+        );
         onAdded();
       },
       onError: (error) => {
@@ -42,7 +52,9 @@ export function AddSeats({ eventId, sections, onAdded }: { eventId: string; sect
   return (
     <details className="card" data-testid="add-seats">
       <summary>Add seats</summary>
-      <p className="muted">Rows of new seats at the back of a section; capacity rises. After a sell-out the waitlist is offered them first. Audited.</p>
+      <p className="muted">
+        Rows of new seats at the back of a section; capacity rises. After a sell-out the waitlist is offered them first. Audited.
+      </p>
       <form className="filters" onSubmit={submit} noValidate>
         <ErrorSummary errors={errors} labels={{ section: 'Section', rows: 'Rows', seatsPerRow: 'Seats per row' }} />
         <Field label="Section" name="section" error={errors.section}>

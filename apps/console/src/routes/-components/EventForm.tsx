@@ -6,7 +6,16 @@ import { LookEditor } from './LookEditor';
 import { currencies, formatInstant, timeZones } from '@onsale/shared/words';
 import { LotteryEditor } from './LotteryEditor';
 import { TiersEditor } from './TiersEditor';
-import { emptyPriceLevel, emptySection, errorAt, QUEUE_STATES, type EventDraft, type PriceLevelDraft, type SectionDraft, type SectionLayout } from './event-draft';
+import {
+  emptyPriceLevel,
+  emptySection,
+  errorAt,
+  QUEUE_STATES,
+  type EventDraft,
+  type PriceLevelDraft,
+  type SectionDraft,
+  type SectionLayout,
+} from './event-draft';
 import './event-form.css';
 
 export const FAIRNESS_LABELS: Record<FairnessMode, string> = {
@@ -43,7 +52,12 @@ export function EventForm({ draft, onChange, errors, locked = {}, readOnly = fal
   const hintOf = (setting: EventSetting, hint?: string) => lockOf(setting) ?? hint;
   const err = (path: string) => errorAt(errors, path);
 
-  const text = (setting: EventSetting, label: string, key: keyof EventDraft, opts: { hint?: string; type?: string; step?: string; path?: string } = {}) => (
+  const text = (
+    setting: EventSetting,
+    label: string,
+    key: keyof EventDraft,
+    opts: { hint?: string; type?: string; step?: string; path?: string } = {},
+  ) => (
     <Field label={label} name={opts.path ?? setting} error={err(opts.path ?? setting)} hint={hintOf(setting, opts.hint)}>
       <input
         name={opts.path ?? setting}
@@ -65,8 +79,21 @@ export function EventForm({ draft, onChange, errors, locked = {}, readOnly = fal
         <div className="form-grid">
           {text('name', 'Event name', 'name')}
           {text('venueName', 'Venue', 'venueName')}
-          <Field label="Venue time zone" name="timeZone" error={err('timeZone')} hint={hintOf('timeZone', `Every time of the event is on this clock (now ${formatInstant(Date.now(), draft.timeZone, { date: false })} there).`)}>
-            <select name="timeZone" value={draft.timeZone} disabled={disabled('timeZone')} onChange={(e) => set('timeZone', e.target.value)}>
+          <Field
+            label="Venue time zone"
+            name="timeZone"
+            error={err('timeZone')}
+            hint={hintOf(
+              'timeZone',
+              `Every time of the event is on this clock (now ${formatInstant(Date.now(), draft.timeZone, { date: false })} there).`,
+            )}
+          >
+            <select
+              name="timeZone"
+              value={draft.timeZone}
+              disabled={disabled('timeZone')}
+              onChange={(e) => set('timeZone', e.target.value)}
+            >
               {(zones.includes(draft.timeZone) ? zones : [draft.timeZone, ...zones]).map((z) => (
                 <option key={z} value={z}>
                   {z}
@@ -75,7 +102,12 @@ export function EventForm({ draft, onChange, errors, locked = {}, readOnly = fal
             </select>
           </Field>
           <Field label="Currency" name="currency" error={err('currency')} hint={hintOf('currency', 'The prices below are in it.')}>
-            <select name="currency" value={draft.currency} disabled={disabled('currency')} onChange={(e) => set('currency', e.target.value)}>
+            <select
+              name="currency"
+              value={draft.currency}
+              disabled={disabled('currency')}
+              onChange={(e) => set('currency', e.target.value)}
+            >
               {(currencyList.includes(draft.currency) ? currencyList : [draft.currency, ...currencyList]).map((c) => (
                 <option key={c} value={c}>
                   {c}
@@ -83,24 +115,52 @@ export function EventForm({ draft, onChange, errors, locked = {}, readOnly = fal
               ))}
             </select>
           </Field>
-          {text('startsAt', 'Show starts', 'startsAt', { type: 'datetime-local', step: '1', hint: `On the venue's clock (${draft.timeZone}).` })}
-          {text('onsaleAt', 'On sale from', 'onsaleAt', { type: 'datetime-local', step: '1', hint: `On the venue's clock (${draft.timeZone}). The pre-open cohort is drawn then.` })}
-          {text('seatPickingOpensAfterMinutes', 'Seat picking opens after (minutes)', 'seatPickingOpensAfterMinutes', { type: 'number', hint: 'Best-available only until then.' })}
+          {text('startsAt', 'Show starts', 'startsAt', {
+            type: 'datetime-local',
+            step: '1',
+            hint: `On the venue's clock (${draft.timeZone}).`,
+          })}
+          {text('onsaleAt', 'On sale from', 'onsaleAt', {
+            type: 'datetime-local',
+            step: '1',
+            hint: `On the venue's clock (${draft.timeZone}). The pre-open cohort is drawn then.`,
+          })}
+          {text('seatPickingOpensAfterMinutes', 'Seat picking opens after (minutes)', 'seatPickingOpensAfterMinutes', {
+            type: 'number',
+            hint: 'Best-available only until then.',
+          })}
         </div>
       </fieldset>
 
       <fieldset className="card">
         <legend>Venue: prices and sections</legend>
         {lockOf('priceLevels') && <p className="muted lock-note">Prices: {lockOf('priceLevels')}</p>}
-        <PriceLevels currency={draft.currency} levels={draft.priceLevels} onChange={(v) => set('priceLevels', v)} errors={errors} disabled={disabled('priceLevels')} />
+        <PriceLevels
+          currency={draft.currency}
+          levels={draft.priceLevels}
+          onChange={(v) => set('priceLevels', v)}
+          errors={errors}
+          disabled={disabled('priceLevels')}
+        />
         {lockOf('sections') && <p className="muted lock-note">Sections: {lockOf('sections')}</p>}
-        <Sections sections={draft.sections} priceLevels={draft.priceLevels} onChange={(v) => set('sections', v)} errors={errors} disabled={disabled('sections')} />
+        <Sections
+          sections={draft.sections}
+          priceLevels={draft.priceLevels}
+          onChange={(v) => set('sections', v)}
+          errors={errors}
+          disabled={disabled('sections')}
+        />
       </fieldset>
 
       <fieldset className="card">
         <legend>Fairness</legend>
         <Field label="Fairness mode" name="fairnessMode" error={err('fairnessMode')} hint={lockOf('fairnessMode')}>
-          <select name="fairnessMode" value={draft.fairnessMode} disabled={disabled('fairnessMode')} onChange={(e) => set('fairnessMode', e.target.value)}>
+          <select
+            name="fairnessMode"
+            value={draft.fairnessMode}
+            disabled={disabled('fairnessMode')}
+            onChange={(e) => set('fairnessMode', e.target.value)}
+          >
             {fairnessModes.map((m) => (
               <option key={m} value={m}>
                 {FAIRNESS_LABELS[m]}
@@ -113,27 +173,47 @@ export function EventForm({ draft, onChange, errors, locked = {}, readOnly = fal
             {fairnessDescription(mode)}
           </blockquote>
         )}
-        <p className="muted">This description is published to fans as it reads here. The promoter signs it off; a change of mode needs a new sign-off.</p>
+        <p className="muted">
+          This description is published to fans as it reads here. The promoter signs it off; a change of mode needs a new sign-off.
+        </p>
         {fairnessFooter}
       </fieldset>
 
       {mode === 'REGISTRATION_LOTTERY' && (
-        <LotteryEditor draft={draft} onChange={(v) => set('lottery', v)} errors={errors} disabled={disabled('lottery')} lockNote={lockOf('lottery')} />
+        <LotteryEditor
+          draft={draft}
+          onChange={(v) => set('lottery', v)}
+          errors={errors}
+          disabled={disabled('lottery')}
+          lockNote={lockOf('lottery')}
+        />
       )}
 
       {/* A lottery sells through its draw, not presale tiers (the schema says so at `allocations` if some are left). */}
       {(mode !== 'REGISTRATION_LOTTERY' || draft.allocations.length > 0) && (
-        <TiersEditor draft={draft} onChange={(v) => set('allocations', v)} errors={errors} disabled={disabled('allocations')} lockNote={lockOf('allocations')} />
+        <TiersEditor
+          draft={draft}
+          onChange={(v) => set('allocations', v)}
+          errors={errors}
+          disabled={disabled('allocations')}
+          lockNote={lockOf('allocations')}
+        />
       )}
 
       <fieldset className="card">
         <legend>Limits and holds</legend>
         <div className="form-grid">
-          {text('limits.perAccountSeats', 'Seats per account', 'perAccountSeats', { type: 'number', hint: lockOf('limits.perAccountSeats') ?? 'Held plus bought, per event.' })}
+          {text('limits.perAccountSeats', 'Seats per account', 'perAccountSeats', {
+            type: 'number',
+            hint: lockOf('limits.perAccountSeats') ?? 'Held plus bought, per event.',
+          })}
           {text('limits.perInstrumentSeats', 'Seats per payment card', 'perInstrumentSeats', { type: 'number' })}
           {text('limits.perDeviceSeats', 'Seats per device', 'perDeviceSeats', { type: 'number', hint: 'Empty: the same as per account.' })}
           {text('holds.ttlSeconds', 'Hold lasts (seconds)', 'ttlSeconds', { type: 'number', hint: '360 = 6 minutes.' })}
-          {text('holds.extensionSeconds', 'One extension when payment starts (seconds)', 'extensionSeconds', { type: 'number', hint: '0: no extension.' })}
+          {text('holds.extensionSeconds', 'One extension when payment starts (seconds)', 'extensionSeconds', {
+            type: 'number',
+            hint: '0: no extension.',
+          })}
         </div>
       </fieldset>
 
@@ -145,7 +225,11 @@ export function EventForm({ draft, onChange, errors, locked = {}, readOnly = fal
             {text('pacing.ticketsPerOrder', 'Tickets per order', 'ticketsPerOrder', { type: 'number', step: 'any' })}
             {text('pacing.checkoutMinutes', 'Checkout minutes', 'checkoutMinutes', { type: 'number', step: 'any' })}
             {text('pacing.paymentTps', 'Payment TPS', 'paymentTps', { type: 'number', hint: 'Payments per second the gateway takes.' })}
-            {text('pacing.overbookFactor', 'Overbooking factor', 'overbookFactor', { type: 'number', step: 'any', hint: 'Admissions per plausible order.' })}
+            {text('pacing.overbookFactor', 'Overbooking factor', 'overbookFactor', {
+              type: 'number',
+              step: 'any',
+              hint: 'Admissions per plausible order.',
+            })}
           </div>
           {pacingAside}
         </div>
@@ -171,7 +255,19 @@ export function EventForm({ draft, onChange, errors, locked = {}, readOnly = fal
   );
 }
 
-function PriceLevels({ currency, levels, onChange, errors, disabled }: { currency: string; levels: PriceLevelDraft[]; onChange: (v: PriceLevelDraft[]) => void; errors: Record<string, string>; disabled: boolean }) {
+function PriceLevels({
+  currency,
+  levels,
+  onChange,
+  errors,
+  disabled,
+}: {
+  currency: string;
+  levels: PriceLevelDraft[];
+  onChange: (v: PriceLevelDraft[]) => void;
+  errors: Record<string, string>;
+  disabled: boolean;
+}) {
   const update = (i: number, patch: Partial<PriceLevelDraft>) => onChange(levels.map((l, j) => (j === i ? { ...l, ...patch } : l)));
   const listError = errors.priceLevels;
   return (
@@ -195,7 +291,11 @@ function PriceLevels({ currency, levels, onChange, errors, disabled }: { currenc
           )}
         </div>
       ))}
-      {listError && <small className="field-error" data-testid="error-priceLevels">{listError}</small>}
+      {listError && (
+        <small className="field-error" data-testid="error-priceLevels">
+          {listError}
+        </small>
+      )}
       {!disabled && (
         <button type="button" className="secondary" onClick={() => onChange([...levels, emptyPriceLevel()])}>
           Add a price level
@@ -245,7 +345,12 @@ function Sections({
               </select>
             </Field>
             <Field label="Quality rank" name={`${p}.qualityRank`} error={errorAt(errors, `${p}.qualityRank`)} hint="1 = best">
-              <input inputMode="numeric" value={s.qualityRank} disabled={disabled} onChange={(e) => update(i, { qualityRank: e.target.value })} />
+              <input
+                inputMode="numeric"
+                value={s.qualityRank}
+                disabled={disabled}
+                onChange={(e) => update(i, { qualityRank: e.target.value })}
+              />
             </Field>
             <Field label="Layout" name={`${p}.layout`}>
               <select value={s.layout} disabled={disabled} onChange={(e) => update(i, { layout: e.target.value as SectionLayout })}>
@@ -259,22 +364,43 @@ function Sections({
             {s.layout === 'grid' && (
               <>
                 <Field label="Rows" name={`${p}.rowCount`} error={errorAt(errors, `${p}.rowCount`) ?? errorAt(errors, `${p}.rows`)}>
-                  <input inputMode="numeric" value={s.rowCount} disabled={disabled} onChange={(e) => update(i, { rowCount: e.target.value })} />
+                  <input
+                    inputMode="numeric"
+                    value={s.rowCount}
+                    disabled={disabled}
+                    onChange={(e) => update(i, { rowCount: e.target.value })}
+                  />
                 </Field>
                 <Field label="Seats per row" name={`${p}.seatsPerRow`} error={errorAt(errors, `${p}.seatsPerRow`)}>
-                  <input inputMode="numeric" value={s.seatsPerRow} disabled={disabled} onChange={(e) => update(i, { seatsPerRow: e.target.value })} />
+                  <input
+                    inputMode="numeric"
+                    value={s.seatsPerRow}
+                    disabled={disabled}
+                    onChange={(e) => update(i, { seatsPerRow: e.target.value })}
+                  />
                 </Field>
               </>
             )}
             {s.layout === 'rows' && (
               <Field label="Rows, front to back (LABEL SEATS per line)" name={`${p}.rows`} error={errorAt(errors, `${p}.rows`)}>
-                <textarea rows={4} value={s.rowsText} disabled={disabled} onChange={(e) => update(i, { rowsText: e.target.value })} placeholder={'A 12\nB 14'} />
+                <textarea
+                  rows={4}
+                  value={s.rowsText}
+                  disabled={disabled}
+                  onChange={(e) => update(i, { rowsText: e.target.value })}
+                  placeholder={'A 12\nB 14'}
+                />
               </Field>
             )}
             {s.layout === 'ga' && (
               <>
                 <Field label="Capacity" name={`${p}.capacity`} error={errorAt(errors, `${p}.capacity`)}>
-                  <input inputMode="numeric" value={s.capacity} disabled={disabled} onChange={(e) => update(i, { capacity: e.target.value })} />
+                  <input
+                    inputMode="numeric"
+                    value={s.capacity}
+                    disabled={disabled}
+                    onChange={(e) => update(i, { capacity: e.target.value })}
+                  />
                 </Field>
                 <Field label="Shards" name={`${p}.shards`} error={errorAt(errors, `${p}.shards`)} hint="Empty: the default.">
                   <input inputMode="numeric" value={s.shards} disabled={disabled} onChange={(e) => update(i, { shards: e.target.value })} />
@@ -289,7 +415,11 @@ function Sections({
           </div>
         );
       })}
-      {listError && <small className="field-error" data-testid="error-sections">{listError}</small>}
+      {listError && (
+        <small className="field-error" data-testid="error-sections">
+          {listError}
+        </small>
+      )}
       {!disabled && (
         <button type="button" className="secondary" onClick={() => onChange([...sections, emptySection(codes[0] ?? '')])}>
           Add a section

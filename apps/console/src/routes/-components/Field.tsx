@@ -5,7 +5,19 @@ import { sentence } from '@onsale/shared/words';
  * A labelled form control with its error beneath it, at the field (`data-testid="error-<name>"`), written as a
  * sentence. The control is marked invalid and described by the error, so screen readers say it too.
  */
-export function Field({ label, name, error, hint, children }: { label: string; name: string; error?: string | undefined; hint?: string | undefined; children: ReactElement<Record<string, unknown>> }) {
+export function Field({
+  label,
+  name,
+  error,
+  hint,
+  children,
+}: {
+  label: string;
+  name: string;
+  error?: string | undefined;
+  hint?: string | undefined;
+  children: ReactElement<Record<string, unknown>>;
+}) {
   const errorId = `${name}-error`;
   const control = cloneElement(children, {
     id: name,

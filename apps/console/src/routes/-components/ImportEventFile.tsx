@@ -39,8 +39,19 @@ export function ImportEventFile({ onLoad, disabled }: { onLoad: (file: unknown, 
         </label>
         <div style={{ flex: '1 1 320px' }}>
           <label htmlFor="import-json">Or paste it</label>
-          <textarea id="import-json" value={pasted} disabled={disabled} onChange={(e) => setPasted(e.target.value)} data-testid="import-json" />
-          <button type="button" className="secondary" disabled={disabled || pasted.trim() === ''} onClick={() => load(pasted, 'The pasted text')}>
+          <textarea
+            id="import-json"
+            value={pasted}
+            disabled={disabled}
+            onChange={(e) => setPasted(e.target.value)}
+            data-testid="import-json"
+          />
+          <button
+            type="button"
+            className="secondary"
+            disabled={disabled || pasted.trim() === ''}
+            onClick={() => load(pasted, 'The pasted text')}
+          >
             Load into the form
           </button>
         </div>

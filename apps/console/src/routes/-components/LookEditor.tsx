@@ -14,7 +14,13 @@ const COLOR_LABELS: { key: 'brand' | 'brandText' | 'background' | 'text'; label:
   { key: 'text', label: 'Text on the background', hint: 'Must be readable on it (4.5:1).' },
 ];
 const LANGUAGE_LABELS = { en: 'English', es: 'Spanish' } as const;
-const STATE_LABELS: Record<QueueState, string> = { WAITING: 'Waiting', PAUSED: 'Paused', ADMITTED: 'Admitted', LAST_CHANCE: 'Last chance', SOLD_OUT: 'Sold out' };
+const STATE_LABELS: Record<QueueState, string> = {
+  WAITING: 'Waiting',
+  PAUSED: 'Paused',
+  ADMITTED: 'Admitted',
+  LAST_CHANCE: 'Last chance',
+  SOLD_OUT: 'Sold out',
+};
 
 export interface LookEditorProps {
   draft: EventDraft;
@@ -42,7 +48,10 @@ export function LookEditor({ draft, onChange, errors, disabled }: LookEditorProp
     const reader = new FileReader();
     reader.onload = () => {
       const url = typeof reader.result === 'string' ? reader.result : '';
-      if (url.length > MAX_LOGO_CHARS) setUploadError(`This image is too large (${Math.round(file.size / 1024)} KB): use one under ${Math.floor((MAX_LOGO_CHARS * 3) / 4 / 1024)} KB, or an https:// address.`);
+      if (url.length > MAX_LOGO_CHARS)
+        setUploadError(
+          `This image is too large (${Math.round(file.size / 1024)} KB): use one under ${Math.floor((MAX_LOGO_CHARS * 3) / 4 / 1024)} KB, or an https:// address.`,
+        );
       else set({ logoUrl: url });
     };
     reader.readAsDataURL(file);
@@ -69,13 +78,29 @@ export function LookEditor({ draft, onChange, errors, disabled }: LookEditorProp
       <legend>Fans&rsquo; page: logo, colours and words</legend>
       <div className="look-split">
         <div>
-          <Field label="Logo address" name="look.logoUrl" error={err('look.logoUrl') ?? uploadError ?? undefined} hint="An https:// address, or upload an image.">
-            <input name="look.logoUrl" value={look.logoUrl.startsWith('data:') ? '(uploaded image)' : look.logoUrl} disabled={disabled || look.logoUrl.startsWith('data:')} onChange={(e) => set({ logoUrl: e.target.value })} />
+          <Field
+            label="Logo address"
+            name="look.logoUrl"
+            error={err('look.logoUrl') ?? uploadError ?? undefined}
+            hint="An https:// address, or upload an image."
+          >
+            <input
+              name="look.logoUrl"
+              value={look.logoUrl.startsWith('data:') ? '(uploaded image)' : look.logoUrl}
+              disabled={disabled || look.logoUrl.startsWith('data:')}
+              onChange={(e) => set({ logoUrl: e.target.value })}
+            />
           </Field>
           <div className="look-upload">
             <label className="secondary-like">
               Upload a logo
-              <input type="file" accept="image/png,image/jpeg,image/gif,image/webp,image/svg+xml" onChange={upload} disabled={disabled} data-testid="look-logo-file" />
+              <input
+                type="file"
+                accept="image/png,image/jpeg,image/gif,image/webp,image/svg+xml"
+                onChange={upload}
+                disabled={disabled}
+                data-testid="look-logo-file"
+              />
             </label>
             {look.logoUrl && !disabled && (
               <button type="button" className="link-like" onClick={() => set({ logoUrl: '' })}>
@@ -83,22 +108,42 @@ export function LookEditor({ draft, onChange, errors, disabled }: LookEditorProp
               </button>
             )}
           </div>
-          <Field label="Logo description" name="look.logoAlt" error={err('look.logoAlt')} hint="What a screen reader says: usually your name.">
+          <Field
+            label="Logo description"
+            name="look.logoAlt"
+            error={err('look.logoAlt')}
+            hint="What a screen reader says: usually your name."
+          >
             <input name="look.logoAlt" value={look.logoAlt} disabled={disabled} onChange={(e) => set({ logoAlt: e.target.value })} />
           </Field>
           <div className="look-colors">
             {COLOR_LABELS.map(({ key, label, hint }) => (
               <Field key={key} label={label} name={`look.colors.${key}`} error={err(`look.colors.${key}`)} hint={hint}>
-                <input type="color" name={`look.colors.${key}`} value={look[key] || DEFAULT_LOOK_COLORS[key]} disabled={disabled} onChange={(e) => set({ [key]: e.target.value })} />
+                <input
+                  type="color"
+                  name={`look.colors.${key}`}
+                  value={look[key] || DEFAULT_LOOK_COLORS[key]}
+                  disabled={disabled}
+                  onChange={(e) => set({ [key]: e.target.value })}
+                />
               </Field>
             ))}
           </div>
           <details>
             <summary>Words per state in Spanish (optional)</summary>
-            <p className="muted">Fans whose browser asks for Spanish read these; left empty, a state keeps the default Spanish words. English words are the queue messages below.</p>
+            <p className="muted">
+              Fans whose browser asks for Spanish read these; left empty, a state keeps the default Spanish words. English words are the
+              queue messages below.
+            </p>
             {QUEUE_STATES.map((s) => (
               <Field key={s} label={`${STATE_LABELS[s]} (Spanish)`} name={`look.copy.es.${s}`} error={err(`look.copy.es.${s}`)}>
-                <input name={`look.copy.es.${s}`} value={look.copyEs[s]} disabled={disabled} placeholder={DEFAULT_QUEUE_COPY_BY_LANGUAGE.es[s]} onChange={(e) => set({ copyEs: { ...look.copyEs, [s]: e.target.value } })} />
+                <input
+                  name={`look.copy.es.${s}`}
+                  value={look.copyEs[s]}
+                  disabled={disabled}
+                  placeholder={DEFAULT_QUEUE_COPY_BY_LANGUAGE.es[s]}
+                  onChange={(e) => set({ copyEs: { ...look.copyEs, [s]: e.target.value } })}
+                />
               </Field>
             ))}
           </details>
@@ -107,14 +152,30 @@ export function LookEditor({ draft, onChange, errors, disabled }: LookEditorProp
           <div className="look-preview-controls" role="group" aria-label="Preview">
             <div className="segmented" role="radiogroup" aria-label="State">
               {QUEUE_STATES.map((s) => (
-                <button type="button" key={s} role="radio" aria-checked={state === s} className={state === s ? 'on' : ''} onClick={() => setState(s)} data-testid={`preview-state-${s}`}>
+                <button
+                  type="button"
+                  key={s}
+                  role="radio"
+                  aria-checked={state === s}
+                  className={state === s ? 'on' : ''}
+                  onClick={() => setState(s)}
+                  data-testid={`preview-state-${s}`}
+                >
                   {STATE_LABELS[s]}
                 </button>
               ))}
             </div>
             <div className="segmented" role="radiogroup" aria-label="Language">
               {(['en', 'es'] as const).map((l) => (
-                <button type="button" key={l} role="radio" aria-checked={language === l} className={language === l ? 'on' : ''} onClick={() => setLanguage(l)} data-testid={`preview-language-${l}`}>
+                <button
+                  type="button"
+                  key={l}
+                  role="radio"
+                  aria-checked={language === l}
+                  className={language === l ? 'on' : ''}
+                  onClick={() => setLanguage(l)}
+                  data-testid={`preview-language-${l}`}
+                >
                   {LANGUAGE_LABELS[l]}
                 </button>
               ))}

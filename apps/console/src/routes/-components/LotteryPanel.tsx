@@ -28,7 +28,8 @@ function refusalText(error: unknown): { code: string | undefined; text: string }
   const code = domainCodeOf(error);
   const message = messageOf(error, { change: true });
   if (code === 'DRAW_TOO_EARLY') return { code, text: `Not drawn: registration is still open. ${message}` };
-  if (code === 'EVENT_FORBIDDEN' || code === 'ROLE_FORBIDDEN') return { code, text: `Not drawn: your role may not run this draw. ${message}` };
+  if (code === 'EVENT_FORBIDDEN' || code === 'ROLE_FORBIDDEN')
+    return { code, text: `Not drawn: your role may not run this draw. ${message}` };
   return { code, text: `Not drawn. ${message}` };
 }
 
@@ -51,7 +52,9 @@ export function LotteryPanel({ eventId, permissions, refreshMs }: { eventId: str
       <section className="card lottery-panel" data-testid="lottery-panel" aria-label="Registration lottery">
         <h2>Registration lottery</h2>
         <p className="form-error" role="alert" data-testid="lottery-error">
-          {domainCodeOf(summary.error) === 'LOTTERY_NOT_CONFIGURED' ? 'This event is a registration lottery without its settings: give them in the event’s configuration.' : messageOf(summary.error)}
+          {domainCodeOf(summary.error) === 'LOTTERY_NOT_CONFIGURED'
+            ? 'This event is a registration lottery without its settings: give them in the event’s configuration.'
+            : messageOf(summary.error)}
         </p>
       </section>
     );
@@ -71,7 +74,8 @@ export function LotteryPanel({ eventId, permissions, refreshMs }: { eventId: str
       <dl className="kv">
         <dt>Registration</dt>
         <dd data-testid="lottery-window">
-          <time dateTime={s.registrationOpensAt}>{formatDateTime(s.registrationOpensAt)}</time> to <time dateTime={s.registrationClosesAt}>{formatDateTime(s.registrationClosesAt)}</time>
+          <time dateTime={s.registrationOpensAt}>{formatDateTime(s.registrationOpensAt)}</time> to{' '}
+          <time dateTime={s.registrationClosesAt}>{formatDateTime(s.registrationClosesAt)}</time>
         </dd>
         <dt>Registered</dt>
         <dd data-testid="lottery-registrations">{formatCount(s.registrationCount)}</dd>
@@ -80,13 +84,12 @@ export function LotteryPanel({ eventId, permissions, refreshMs }: { eventId: str
         <dt>Target requested seats</dt>
         <dd>
           <span data-testid="lottery-target">{formatCount(s.targetRequestedSeats)}</span>{' '}
-          <span className="muted">
-            (seats offered ÷ {Math.round(s.expectedConversion * 1000) / 10}% expected conversion)
-          </span>
+          <span className="muted">(seats offered ÷ {Math.round(s.expectedConversion * 1000) / 10}% expected conversion)</span>
         </dd>
         <dt>Purchase windows</dt>
         <dd>
-          {formatCount(s.cohorts)} of {formatCount(s.cohortMinutes)} minutes from the on-sale (<time dateTime={s.onsaleAt}>{formatDateTime(s.onsaleAt)}</time>)
+          {formatCount(s.cohorts)} of {formatCount(s.cohortMinutes)} minutes from the on-sale (
+          <time dateTime={s.onsaleAt}>{formatDateTime(s.onsaleAt)}</time>)
         </dd>
         <dt>Seed commitment</dt>
         <dd className="mono" data-testid="lottery-commitment">
@@ -101,9 +104,10 @@ export function LotteryPanel({ eventId, permissions, refreshMs }: { eventId: str
       {s.draw ? (
         <>
           <p data-testid="lottery-drawn">
-            Drawn <time dateTime={s.draw.drawnAt}>{formatDateTime(s.draw.drawnAt)}</time> by {s.draw.drawnBy}: <strong data-testid="lottery-winners">{formatCount(s.draw.winners)}</strong> winners asking for{' '}
-            {formatCount(s.draw.invitedSeats)} seats; <span data-testid="lottery-non-winners">{formatCount(s.draw.nonWinners)}</span> not drawn, now on the waitlist. Every
-            registered fan has been told.
+            Drawn <time dateTime={s.draw.drawnAt}>{formatDateTime(s.draw.drawnAt)}</time> by {s.draw.drawnBy}:{' '}
+            <strong data-testid="lottery-winners">{formatCount(s.draw.winners)}</strong> winners asking for{' '}
+            {formatCount(s.draw.invitedSeats)} seats; <span data-testid="lottery-non-winners">{formatCount(s.draw.nonWinners)}</span> not
+            drawn, now on the waitlist. Every registered fan has been told.
           </p>
           <table className="grid" data-testid="lottery-cohorts">
             <thead>
@@ -204,12 +208,15 @@ function DrawDialog({ eventId, summary, phase, onClose }: { eventId: string; sum
     <dialog ref={ref} className="wr-dialog" onCancel={onClose} data-testid="lottery-dialog-draw" aria-labelledby="lottery-dialog-title">
       <h2 id="lottery-dialog-title">Run the draw for {summary.name}</h2>
       <p>
-        The draw reveals the seed committed to ({summary.seedCommitment.slice(0, 12)}…), picks winners from the {formatCount(summary.registrationCount)} registrations
-        until they ask for {formatCount(summary.targetRequestedSeats)} seats, spreads them over {formatCount(summary.cohorts)} purchase windows, puts everyone else
-        on the waitlist and tells every registered fan. It runs once: it cannot be undone or re-run with another seed.
+        The draw reveals the seed committed to ({summary.seedCommitment.slice(0, 12)}…), picks winners from the{' '}
+        {formatCount(summary.registrationCount)} registrations until they ask for {formatCount(summary.targetRequestedSeats)} seats, spreads
+        them over {formatCount(summary.cohorts)} purchase windows, puts everyone else on the waitlist and tells every registered fan. It
+        runs once: it cannot be undone or re-run with another seed.
       </p>
       {phase !== 'DRAW_DUE' && (
-        <p className="banner banner-warn">Registration is open until {formatDateTime(summary.registrationClosesAt)}: the draw will be refused until then.</p>
+        <p className="banner banner-warn">
+          Registration is open until {formatDateTime(summary.registrationClosesAt)}: the draw will be refused until then.
+        </p>
       )}
       {refusal && (
         <p className="form-error" role="alert" data-testid="lottery-draw-error" data-code={refusal.code}>
@@ -220,7 +227,13 @@ function DrawDialog({ eventId, summary, phase, onClose }: { eventId: string; sum
         <button type="button" className="wr-button" onClick={onClose} disabled={draw.isPending}>
           Cancel
         </button>
-        <button type="button" className="wr-button wr-button-go" disabled={draw.isPending} onClick={() => draw.mutate({ eventId })} data-testid="lottery-confirm-draw">
+        <button
+          type="button"
+          className="wr-button wr-button-go"
+          disabled={draw.isPending}
+          onClick={() => draw.mutate({ eventId })}
+          data-testid="lottery-confirm-draw"
+        >
           {draw.isPending ? 'Drawing…' : 'Run the draw'}
         </button>
       </div>

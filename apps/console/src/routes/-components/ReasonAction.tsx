@@ -9,7 +9,19 @@ import { Field } from './Field';
  * form saying what will happen, a reason field and a confirmation. `run` resolves with a sentence of what was done,
  * or rejects with the BFF's refusal, which is shown at the reason (or under the form).
  */
-export function ReasonAction({ label, what, run, testId, danger = false }: { label: string; what: string; run: (reason: string) => Promise<string>; testId: string; danger?: boolean }) {
+export function ReasonAction({
+  label,
+  what,
+  run,
+  testId,
+  danger = false,
+}: {
+  label: string;
+  what: string;
+  run: (reason: string) => Promise<string>;
+  testId: string;
+  danger?: boolean;
+}) {
   const [open, setOpen] = useState(false);
   const [reason, setReason] = useState('');
   const [error, setError] = useState<string | null>(null);
@@ -38,7 +50,12 @@ export function ReasonAction({ label, what, run, testId, danger = false }: { lab
   if (!open)
     return (
       <span className="reason-action">
-        <button type="button" className={`secondary small${danger ? ' danger' : ''}`} onClick={() => (setOpen(true), setDone(null))} data-testid={testId}>
+        <button
+          type="button"
+          className={`secondary small${danger ? ' danger' : ''}`}
+          onClick={() => (setOpen(true), setDone(null))}
+          data-testid={testId}
+        >
           {label}
         </button>
         {done && (

@@ -26,9 +26,15 @@ export function SectionTable({ sections }: { sections: Section[] }) {
               {formatCents(s.priceCents)} <span className="muted">{s.priceLevelName}</span>
             </td>
             <td className="num">{formatCount(s.capacity)}</td>
-            <td className="num" data-testid="section-available">{formatCount(s.available)}</td>
-            <td className="num" data-testid="section-held">{formatCount(s.held)}</td>
-            <td className="num" data-testid="section-sold">{formatCount(s.sold)}</td>
+            <td className="num" data-testid="section-available">
+              {formatCount(s.available)}
+            </td>
+            <td className="num" data-testid="section-held">
+              {formatCount(s.held)}
+            </td>
+            <td className="num" data-testid="section-sold">
+              {formatCount(s.sold)}
+            </td>
           </tr>
         ))}
       </tbody>

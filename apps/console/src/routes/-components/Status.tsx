@@ -1,7 +1,11 @@
 import { Link, type ErrorComponentProps } from '@tanstack/react-router';
 
 export function Pending() {
-  return <p className="muted" role="status">Loading…</p>;
+  return (
+    <p className="muted" role="status">
+      Loading…
+    </p>
+  );
 }
 
 export function NotFound({ what }: { what: string }) {

@@ -20,7 +20,19 @@ const TIER_FAIRNESS_LABELS: Record<string, string> = {
  * roll time and fairness mode; the last tier is the general sale. Errors from the shared schema at each field,
  * and a live summary of the seats each tier would own (the domain's own split, run here).
  */
-export function TiersEditor({ draft, onChange, errors, disabled, lockNote }: { draft: EventDraft; onChange: (tiers: TierDraft[]) => void; errors: Record<string, string>; disabled: boolean; lockNote: string | undefined }) {
+export function TiersEditor({
+  draft,
+  onChange,
+  errors,
+  disabled,
+  lockNote,
+}: {
+  draft: EventDraft;
+  onChange: (tiers: TierDraft[]) => void;
+  errors: Record<string, string>;
+  disabled: boolean;
+  lockNote: string | undefined;
+}) {
   const tiers = draft.allocations;
   const update = (i: number, patch: Partial<TierDraft>) => onChange(tiers.map((t, j) => (j === i ? { ...t, ...patch } : t)));
   const move = (i: number, by: -1 | 1) => {
@@ -37,29 +49,46 @@ export function TiersEditor({ draft, onChange, errors, disabled, lockNote }: { d
       {lockNote && <p className="muted lock-note">Tiers: {lockNote}</p>}
       {tiers.length === 0 ? (
         <p className="muted" data-testid="no-tiers">
-          One general sale of every seat. Presale tiers split each section between sales with their own windows, queues and access rules (a fan club by
-          access code, a card partner by card range); unsold seats roll forward to the next tier.
+          One general sale of every seat. Presale tiers split each section between sales with their own windows, queues and access rules (a
+          fan club by access code, a card partner by card range); unsold seats roll forward to the next tier.
         </p>
       ) : (
         <p className="muted">
-          In sale order. Each presale takes its share of every section (front rows first) and sells in its own window through its own queue; its unsold seats
-          roll forward into the next tier when it closes (or at the roll time). The last tier is the general sale: it opens at the on-sale, under the
-          event&apos;s fairness mode, with the seats the others leave.
+          In sale order. Each presale takes its share of every section (front rows first) and sells in its own window through its own queue;
+          its unsold seats roll forward into the next tier when it closes (or at the roll time). The last tier is the general sale: it opens
+          at the on-sale, under the event&apos;s fairness mode, with the seats the others leave.
         </p>
       )}
       {tiers.map((t, i) => {
         const p = `allocations.${i}`;
         const general = i === tiers.length - 1;
         return (
-          <div className={`repeat-row tier-row${general ? ' tier-general' : ''}`} key={t.key} data-testid="tier-editor" data-general={general ? 'true' : 'false'}>
+          <div
+            className={`repeat-row tier-row${general ? ' tier-general' : ''}`}
+            key={t.key}
+            data-testid="tier-editor"
+            data-general={general ? 'true' : 'false'}
+          >
             <div className="tier-head">
               <strong>{general ? 'General sale' : `Presale ${i + 1}`}</strong>
               {!disabled && (
                 <span className="tier-actions">
-                  <button type="button" className="link-like" disabled={i === 0} onClick={() => move(i, -1)} aria-label={`Move tier ${i + 1} up`}>
+                  <button
+                    type="button"
+                    className="link-like"
+                    disabled={i === 0}
+                    onClick={() => move(i, -1)}
+                    aria-label={`Move tier ${i + 1} up`}
+                  >
                     ↑ Up
                   </button>
-                  <button type="button" className="link-like" disabled={general} onClick={() => move(i, 1)} aria-label={`Move tier ${i + 1} down`}>
+                  <button
+                    type="button"
+                    className="link-like"
+                    disabled={general}
+                    onClick={() => move(i, 1)}
+                    aria-label={`Move tier ${i + 1} down`}
+                  >
                     ↓ Down
                   </button>
                   {tiers.length > 2 && (
@@ -78,7 +107,12 @@ export function TiersEditor({ draft, onChange, errors, disabled, lockNote }: { d
             </Field>
             {!general && (
               <Field label="Share (%)" name={`${p}.share`} error={errorAt(errors, `${p}.share`)} hint="Of every section.">
-                <input inputMode="decimal" value={t.sharePct} disabled={disabled} onChange={(e) => update(i, { sharePct: e.target.value })} />
+                <input
+                  inputMode="decimal"
+                  value={t.sharePct}
+                  disabled={disabled}
+                  onChange={(e) => update(i, { sharePct: e.target.value })}
+                />
               </Field>
             )}
             <Field label="Access" name={`${p}.access`} error={errorAt(errors, `${p}.access`)}>
@@ -91,22 +125,58 @@ export function TiersEditor({ draft, onChange, errors, disabled, lockNote }: { d
               </select>
             </Field>
             {t.access === 'CARD_BIN' && (
-              <Field label="Card ranges (FROM-TO per line)" name={`${p}.binRanges`} error={errorAt(errors, `${p}.binRanges`)} hint="First 6-8 digits of the card.">
-                <textarea rows={2} value={t.binRangesText} disabled={disabled} onChange={(e) => update(i, { binRangesText: e.target.value })} placeholder="411100-411199" />
+              <Field
+                label="Card ranges (FROM-TO per line)"
+                name={`${p}.binRanges`}
+                error={errorAt(errors, `${p}.binRanges`)}
+                hint="First 6-8 digits of the card."
+              >
+                <textarea
+                  rows={2}
+                  value={t.binRangesText}
+                  disabled={disabled}
+                  onChange={(e) => update(i, { binRangesText: e.target.value })}
+                  placeholder="411100-411199"
+                />
               </Field>
             )}
             {general ? (
-              <p className="muted tier-general-note">Opens at the on-sale, under the event&apos;s fairness mode; sells what the presales leave.</p>
+              <p className="muted tier-general-note">
+                Opens at the on-sale, under the event&apos;s fairness mode; sells what the presales leave.
+              </p>
             ) : (
               <>
                 <Field label="Opens" name={`${p}.opensAt`} error={errorAt(errors, `${p}.opensAt`)} hint="On the venue's clock.">
-                  <input type="datetime-local" step="1" value={t.opensAt} disabled={disabled} onChange={(e) => update(i, { opensAt: e.target.value })} />
+                  <input
+                    type="datetime-local"
+                    step="1"
+                    value={t.opensAt}
+                    disabled={disabled}
+                    onChange={(e) => update(i, { opensAt: e.target.value })}
+                  />
                 </Field>
                 <Field label="Closes" name={`${p}.closesAt`} error={errorAt(errors, `${p}.closesAt`)}>
-                  <input type="datetime-local" step="1" value={t.closesAt} disabled={disabled} onChange={(e) => update(i, { closesAt: e.target.value })} />
+                  <input
+                    type="datetime-local"
+                    step="1"
+                    value={t.closesAt}
+                    disabled={disabled}
+                    onChange={(e) => update(i, { closesAt: e.target.value })}
+                  />
                 </Field>
-                <Field label="Unsold seats roll forward at" name={`${p}.rollsForwardAt`} error={errorAt(errors, `${p}.rollsForwardAt`)} hint="Empty: when it closes.">
-                  <input type="datetime-local" step="1" value={t.rollsForwardAt} disabled={disabled} onChange={(e) => update(i, { rollsForwardAt: e.target.value })} />
+                <Field
+                  label="Unsold seats roll forward at"
+                  name={`${p}.rollsForwardAt`}
+                  error={errorAt(errors, `${p}.rollsForwardAt`)}
+                  hint="Empty: when it closes."
+                >
+                  <input
+                    type="datetime-local"
+                    step="1"
+                    value={t.rollsForwardAt}
+                    disabled={disabled}
+                    onChange={(e) => update(i, { rollsForwardAt: e.target.value })}
+                  />
                 </Field>
                 <Field label="Queue order" name={`${p}.fairnessMode`} error={errorAt(errors, `${p}.fairnessMode`)}>
                   <select value={t.fairnessMode} disabled={disabled} onChange={(e) => update(i, { fairnessMode: e.target.value })}>
@@ -138,7 +208,12 @@ export function TiersEditor({ draft, onChange, errors, disabled, lockNote }: { d
           ) : (
             <>
               {tiers.length < 10 && (
-                <button type="button" className="secondary" onClick={() => onChange([...tiers.slice(0, -1), emptyTier(), tiers[tiers.length - 1]!])} data-testid="add-tier">
+                <button
+                  type="button"
+                  className="secondary"
+                  onClick={() => onChange([...tiers.slice(0, -1), emptyTier(), tiers[tiers.length - 1]!])}
+                  data-testid="add-tier"
+                >
                   Add a presale tier
                 </button>
               )}
@@ -167,11 +242,18 @@ function TierSummary({ draft }: { draft: EventDraft }) {
     const finite = (v: unknown) => typeof v === 'number' && Number.isFinite(v) && v >= 0;
     // Only what can be laid out: a section with a typo is left out until it is fixed (the form says where).
     const sections = (file.sections as Record<string, unknown>[]).filter((s) =>
-      s.kind === 'GA' ? finite(s.capacity) : Array.isArray(s.rows) ? (s.rows as { seats: unknown }[]).every((r) => finite(r.seats)) : finite(s.rowCount) && finite(s.seatsPerRow),
+      s.kind === 'GA'
+        ? finite(s.capacity)
+        : Array.isArray(s.rows)
+          ? (s.rows as { seats: unknown }[]).every((r) => finite(r.seats))
+          : finite(s.rowCount) && finite(s.seatsPerRow),
     ) as unknown as EventSpec['sections'];
     const reserved = seatCount(sections.filter((s) => s.kind !== 'GA'));
     if (reserved > PREVIEW_MAX_SEATS) return null;
-    const tiers = (file.allocations ?? []).map((t) => ({ ...t, share: typeof t.share === 'number' && Number.isFinite(t.share) ? t.share : 0 })) as NonNullable<EventSpec['allocations']>;
+    const tiers = (file.allocations ?? []).map((t) => ({
+      ...t,
+      share: typeof t.share === 'number' && Number.isFinite(t.share) ? t.share : 0,
+    })) as NonNullable<EventSpec['allocations']>;
     const seats = assignAllocations(expandSeats({ sections }), tiers);
     const total = tierCapacities(seats, { allocations: tiers, sections });
     const bySection = new Map<string, Map<string, number>>();

@@ -27,7 +27,9 @@ const PHASE_LOOK: Record<TierRow['phase'], { label: string; tone: string }> = {
 };
 
 const accessText = (t: TierRow) =>
-  t.access === 'CARD_BIN' && t.binRanges ? `${ACCESS_LABELS.CARD_BIN}: ${t.binRanges.map((r) => (r.from === r.to ? r.from : `${r.from}–${r.to}`)).join(', ')}` : ACCESS_LABELS[t.access];
+  t.access === 'CARD_BIN' && t.binRanges
+    ? `${ACCESS_LABELS.CARD_BIN}: ${t.binRanges.map((r) => (r.from === r.to ? r.from : `${r.from}–${r.to}`)).join(', ')}`
+    : ACCESS_LABELS[t.access];
 
 const OFFLINE_TITLE = 'Cannot reach the server: the tier controls are off until it answers again.';
 
@@ -97,7 +99,13 @@ export function TiersPanel({
             // A rolled tier can roll again only if seats came back to it (a lapsed hold).
             const rollable = !t.general && (t.phase !== 'ROLLED' || t.available > 0);
             return (
-              <tr key={t.code} data-testid="tier-row" data-tier={t.code} data-phase={t.phase} data-paused={t.queue ? String(t.queue.paused) : undefined}>
+              <tr
+                key={t.code}
+                data-testid="tier-row"
+                data-tier={t.code}
+                data-phase={t.phase}
+                data-paused={t.queue ? String(t.queue.paused) : undefined}
+              >
                 <td>
                   <strong>{t.code}</strong> <span className="muted">{t.name}</span>
                   <br />
@@ -113,7 +121,8 @@ export function TiersPanel({
                     </>
                   ) : (
                     <>
-                      <time dateTime={t.opensAt}>{formatDateTime(t.opensAt)}</time> to <time dateTime={t.closesAt ?? ''}>{t.closesAt ? formatDateTime(t.closesAt) : '—'}</time>
+                      <time dateTime={t.opensAt}>{formatDateTime(t.opensAt)}</time> to{' '}
+                      <time dateTime={t.closesAt ?? ''}>{t.closesAt ? formatDateTime(t.closesAt) : '—'}</time>
                     </>
                   )}
                 </td>
@@ -130,7 +139,11 @@ export function TiersPanel({
                 <td className="num" data-testid="tier-sold">
                   {formatCount(t.sold)}
                 </td>
-                <td className={`num${t.drift === 0 ? '' : ' check-fail'}`} data-testid="tier-drift" title="available + held + sold − capacity">
+                <td
+                  className={`num${t.drift === 0 ? '' : ' check-fail'}`}
+                  data-testid="tier-drift"
+                  title="available + held + sold − capacity"
+                >
                   {formatCount(t.drift)}
                 </td>
                 <td data-testid="tier-roll">
@@ -142,7 +155,8 @@ export function TiersPanel({
                     </>
                   ) : (
                     <>
-                      roll into {t.rollsInto} at <time dateTime={t.rollsForwardAt ?? ''}>{t.rollsForwardAt ? formatDateTime(t.rollsForwardAt) : '—'}</time>
+                      roll into {t.rollsInto} at{' '}
+                      <time dateTime={t.rollsForwardAt ?? ''}>{t.rollsForwardAt ? formatDateTime(t.rollsForwardAt) : '—'}</time>
                     </>
                   )}
                 </td>
@@ -151,22 +165,50 @@ export function TiersPanel({
                   <td className="tier-row-actions">
                     <div>
                       {canControl && !t.general && t.queue && !t.queue.paused && (
-                        <button type="button" className="wr-button wr-button-stop" onClick={() => setOpen({ kind: 'pause', tier: t })} disabled={offline} title={offline ? OFFLINE_TITLE : undefined} data-testid="tier-pause">
+                        <button
+                          type="button"
+                          className="wr-button wr-button-stop"
+                          onClick={() => setOpen({ kind: 'pause', tier: t })}
+                          disabled={offline}
+                          title={offline ? OFFLINE_TITLE : undefined}
+                          data-testid="tier-pause"
+                        >
                           Pause…
                         </button>
                       )}
                       {canControl && !t.general && t.queue?.paused && (
-                        <button type="button" className="wr-button wr-button-go" onClick={() => setOpen({ kind: 'resume', tier: t })} disabled={offline} title={offline ? OFFLINE_TITLE : undefined} data-testid="tier-resume">
+                        <button
+                          type="button"
+                          className="wr-button wr-button-go"
+                          onClick={() => setOpen({ kind: 'resume', tier: t })}
+                          disabled={offline}
+                          title={offline ? OFFLINE_TITLE : undefined}
+                          data-testid="tier-resume"
+                        >
                           Resume…
                         </button>
                       )}
                       {canRoll && rollable && (
-                        <button type="button" className="wr-button" onClick={() => setOpen({ kind: 'roll', tier: t })} disabled={offline} title={offline ? OFFLINE_TITLE : undefined} data-testid="tier-roll-now">
+                        <button
+                          type="button"
+                          className="wr-button"
+                          onClick={() => setOpen({ kind: 'roll', tier: t })}
+                          disabled={offline}
+                          title={offline ? OFFLINE_TITLE : undefined}
+                          data-testid="tier-roll-now"
+                        >
                           Roll forward now…
                         </button>
                       )}
                       {canIssue && t.access === 'ACCESS_CODE' && (
-                        <button type="button" className="wr-button" onClick={() => setOpen({ kind: 'codes', tier: t })} disabled={offline} title={offline ? OFFLINE_TITLE : undefined} data-testid="tier-issue-codes">
+                        <button
+                          type="button"
+                          className="wr-button"
+                          onClick={() => setOpen({ kind: 'codes', tier: t })}
+                          disabled={offline}
+                          title={offline ? OFFLINE_TITLE : undefined}
+                          data-testid="tier-issue-codes"
+                        >
                           Issue codes…
                         </button>
                       )}
@@ -271,7 +313,19 @@ function QueueCells({ queue: q }: { queue: TierQueue | null }) {
   );
 }
 
-function RollDialog({ eventId, eventName, tier, onClose, onDone }: { eventId: string; eventName: string; tier: TierRow; onClose: () => void; onDone: () => void }) {
+function RollDialog({
+  eventId,
+  eventName,
+  tier,
+  onClose,
+  onDone,
+}: {
+  eventId: string;
+  eventName: string;
+  tier: TierRow;
+  onClose: () => void;
+  onDone: () => void;
+}) {
   const trpc = useTRPC();
   const [reason, setReason] = useState('');
   const [errors, setErrors] = useState<Record<string, string>>({});
@@ -288,10 +342,13 @@ function RollDialog({ eventId, eventName, tier, onClose, onDone }: { eventId: st
     <ModalDialog testId="tier-dialog-roll" title={`Roll ${tier.name} forward now`} onClose={onClose}>
       <form onSubmit={submit} noValidate>
         <p>
-          The {formatCount(tier.available)} unsold seats of <strong>{tier.name}</strong> ({tier.code}) move to <strong>{tier.rollsInto}</strong> now, in one step,
-          instead of {tier.rollsForwardAt ? `at ${formatDateTime(tier.rollsForwardAt)}` : 'at its roll time'}; the waitlist of {eventName} hears of them.
-          {tier.held > 0 && ` The ${formatCount(tier.held)} seats held now stay with their holds; if they come back, the next roll moves them.`} The{' '}
-          {tier.name} presale closes to new fans.
+          The {formatCount(tier.available)} unsold seats of <strong>{tier.name}</strong> ({tier.code}) move to{' '}
+          <strong>{tier.rollsInto}</strong> now, in one step, instead of{' '}
+          {tier.rollsForwardAt ? `at ${formatDateTime(tier.rollsForwardAt)}` : 'at its roll time'}; the waitlist of {eventName} hears of
+          them.
+          {tier.held > 0 &&
+            ` The ${formatCount(tier.held)} seats held now stay with their holds; if they come back, the next roll moves them.`}{' '}
+          The {tier.name} presale closes to new fans.
         </p>
         <ReasonField label="Reason (goes to the audit log)" value={reason} onChange={setReason} error={errors.reason} />
         <ConfirmActions
@@ -311,7 +368,9 @@ function CodesDialog({ eventId, tier, onClose }: { eventId: string; tier: TierRo
   const [accountId, setAccountId] = useState('');
   const [validUntil, setValidUntil] = useState('');
   const [errors, setErrors] = useState<Record<string, string>>({});
-  const issue = useMutation(trpc.tiers.issueCodes.mutationOptions({ onSuccess: () => setErrors({}), onError: (e) => setErrors(errorsOf(e)) }));
+  const issue = useMutation(
+    trpc.tiers.issueCodes.mutationOptions({ onSuccess: () => setErrors({}), onError: (e) => setErrors(errorsOf(e)) }),
+  );
   const issued = issue.data;
 
   function submit(e: FormEvent) {
@@ -333,12 +392,18 @@ function CodesDialog({ eventId, tier, onClose }: { eventId: string; tier: TierRo
       {issued ? (
         <>
           <p role="status" data-testid="codes-issued">
-            {formatCount(issued.codes.length)} code{issued.codes.length === 1 ? '' : 's'} for {tier.code}, valid until {formatDateTime(issued.expiresAt)}. They are shown
-            this once (the platform keeps no list): download or copy them now. Each works for one account.
+            {formatCount(issued.codes.length)} code{issued.codes.length === 1 ? '' : 's'} for {tier.code}, valid until{' '}
+            {formatDateTime(issued.expiresAt)}. They are shown this once (the platform keeps no list): download or copy them now. Each works
+            for one account.
           </p>
           <textarea className="codes-list mono" readOnly rows={6} value={issued.codes.join('\n')} data-testid="codes-list" />
           <div className="wr-dialog-actions">
-            <button type="button" className="wr-button" onClick={() => downloadText(`access-codes-${tier.code}.csv`, `code\n${issued.codes.join('\n')}\n`, 'text/csv')} data-testid="codes-download">
+            <button
+              type="button"
+              className="wr-button"
+              onClick={() => downloadText(`access-codes-${tier.code}.csv`, `code\n${issued.codes.join('\n')}\n`, 'text/csv')}
+              data-testid="codes-download"
+            >
               Download CSV
             </button>
             <button type="button" className="wr-button wr-button-go" onClick={onClose}>
@@ -349,16 +414,34 @@ function CodesDialog({ eventId, tier, onClose }: { eventId: string; tier: TierRo
       ) : (
         <form onSubmit={submit} noValidate>
           <p>
-            Signed codes for the <strong>{tier.name}</strong> presale queue, checked without the platform&apos;s database. Each is single-account: bound to the
-            account given, or else to the first account that joins with it. Issuing is audited (how many, for whom, until when; not the codes).
+            Signed codes for the <strong>{tier.name}</strong> presale queue, checked without the platform&apos;s database. Each is
+            single-account: bound to the account given, or else to the first account that joins with it. Issuing is audited (how many, for
+            whom, until when; not the codes).
           </p>
-          <Field label="How many" name="count" error={errors.count} hint={`At most ${formatCount(ACCESS_CODES_MAX)}; 1 when bound to an account.`}>
-            <input type="number" inputMode="numeric" min={1} max={ACCESS_CODES_MAX} value={count} onChange={(e) => setCount(e.target.value)} />
+          <Field
+            label="How many"
+            name="count"
+            error={errors.count}
+            hint={`At most ${formatCount(ACCESS_CODES_MAX)}; 1 when bound to an account.`}
+          >
+            <input
+              type="number"
+              inputMode="numeric"
+              min={1}
+              max={ACCESS_CODES_MAX}
+              value={count}
+              onChange={(e) => setCount(e.target.value)}
+            />
           </Field>
           <Field label="For account (optional)" name="accountId" error={errors.accountId} hint="Empty: the first account to use each code.">
             <input value={accountId} onChange={(e) => setAccountId(e.target.value)} />
           </Field>
-          <Field label="Valid until (optional)" name="validUntil" error={errors.validUntil} hint={`Empty: when the tier closes${tier.closesAt ? ` (${formatDateTime(tier.closesAt)})` : ''}.`}>
+          <Field
+            label="Valid until (optional)"
+            name="validUntil"
+            error={errors.validUntil}
+            hint={`Empty: when the tier closes${tier.closesAt ? ` (${formatDateTime(tier.closesAt)})` : ''}.`}
+          >
             <input type="datetime-local" value={validUntil} onChange={(e) => setValidUntil(e.target.value)} />
           </Field>
           <ConfirmActions
@@ -412,23 +495,32 @@ function QueueDialog({
   }
 
   return (
-    <ModalDialog testId={`tier-dialog-${kind}`} title={kind === 'pause' ? `Pause the ${tier.name} queue` : `Resume the ${tier.name} queue`} onClose={onClose}>
+    <ModalDialog
+      testId={`tier-dialog-${kind}`}
+      title={kind === 'pause' ? `Pause the ${tier.name} queue` : `Resume the ${tier.name} queue`}
+      onClose={onClose}
+    >
       <form onSubmit={submit} noValidate>
         <p>
           {kind === 'pause' ? (
             <>
-              Nobody new is admitted from the <strong>{tier.name}</strong> ({tier.code}) presale queue until someone resumes it. Its {formatCount(queue.waiting)} fans
-              waiting keep their places and read <strong>PAUSED</strong>; fans already admitted can still buy. The event&apos;s other queues (the general sale and the
-              other presales) keep admitting.
+              Nobody new is admitted from the <strong>{tier.name}</strong> ({tier.code}) presale queue until someone resumes it. Its{' '}
+              {formatCount(queue.waiting)} fans waiting keep their places and read <strong>PAUSED</strong>; fans already admitted can still
+              buy. The event&apos;s other queues (the general sale and the other presales) keep admitting.
             </>
           ) : (
             <>
-              Admissions from the <strong>{tier.name}</strong> ({tier.code}) presale queue start again ({formatCount(queue.waiting)} fans waiting). Paused by {queue.pausedBy}: “
-              {queue.pausedReason}”.
+              Admissions from the <strong>{tier.name}</strong> ({tier.code}) presale queue start again ({formatCount(queue.waiting)} fans
+              waiting). Paused by {queue.pausedBy}: “{queue.pausedReason}”.
             </>
           )}
         </p>
-        <ReasonField label={kind === 'pause' ? 'Why pause? (goes to the audit log)' : 'Reason (goes to the audit log)'} value={reason} onChange={setReason} error={errors.reason} />
+        <ReasonField
+          label={kind === 'pause' ? 'Why pause? (goes to the audit log)' : 'Reason (goes to the audit log)'}
+          value={reason}
+          onChange={setReason}
+          error={errors.reason}
+        />
         <ConfirmActions
           error={errors.form ?? errors.tier}
           pending={pending}

@@ -7,7 +7,17 @@ export const ownTimeZone = (): string => Intl.DateTimeFormat().resolvedOptions()
  * An instant as people read it here: in the venue's zone when it is an event's (`zone`), named, on a 24-hour clock,
  * with the operator's own zone on hover; without a zone, in the operator's own zone, named.
  */
-export function When({ iso, zone, date = true, testId }: { iso: string | null | undefined; zone?: string | undefined; date?: boolean; testId?: string }) {
+export function When({
+  iso,
+  zone,
+  date = true,
+  testId,
+}: {
+  iso: string | null | undefined;
+  zone?: string | undefined;
+  date?: boolean;
+  testId?: string;
+}) {
   if (!iso) return <span className="muted">—</span>;
   const own = ownTimeZone();
   const shown = formatInstant(iso, zone ?? own, { date });

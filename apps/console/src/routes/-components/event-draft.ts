@@ -159,7 +159,10 @@ export const emptyLottery = (): LotteryDraft => ({
 });
 
 /** What "Add presale tiers" starts from: one presale and the general sale. */
-export const starterTiers = (): TierDraft[] => [emptyTier({ code: 'PRESALE', name: 'Presale', sharePct: '20' }), emptyTier({ code: 'GENERAL', name: 'General sale' })];
+export const starterTiers = (): TierDraft[] => [
+  emptyTier({ code: 'PRESALE', name: 'Presale', sharePct: '20' }),
+  emptyTier({ code: 'GENERAL', name: 'General sale' }),
+];
 
 /** A new event's form: the schema's defaults filled in, one price level and one section to start from. */
 export function newEventDraft(): EventDraft {
@@ -213,12 +216,19 @@ const text = (v: unknown): string => {
   if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return String(v);
   return JSON.stringify(v);
 };
-const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+const obj = (v: unknown): Record<string, unknown> =>
+  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 function sectionDraftOf(raw: unknown): SectionDraft {
   const s = obj(raw);
-  const base = { ...emptySection(), code: text(s.code), name: text(s.name), priceLevel: text(s.priceLevel), qualityRank: text(s.qualityRank) };
+  const base = {
+    ...emptySection(),
+    code: text(s.code),
+    name: text(s.name),
+    priceLevel: text(s.priceLevel),
+    qualityRank: text(s.qualityRank),
+  };
   if (s.kind === 'GA') return { ...base, layout: 'ga', capacity: text(s.capacity), shards: text(s.shards) };
   const rows = arr(s.rows).map(obj);
   if (rows.length > 0) {
@@ -316,7 +326,12 @@ export function draftFromFile(input: unknown): EventDraft {
     priceLevels: arr(f.priceLevels).map((raw) => {
       const p = obj(raw);
       const cents = p.priceCents;
-      return { key: newKey(), code: text(p.code), name: text(p.name), price: typeof cents === 'number' ? (cents / unit).toFixed(Math.log10(unit)) : text(cents) };
+      return {
+        key: newKey(),
+        code: text(p.code),
+        name: text(p.name),
+        price: typeof cents === 'number' ? (cents / unit).toFixed(Math.log10(unit)) : text(cents),
+      };
     }),
     sections: arr(f.sections).map(sectionDraftOf),
     allocations: arr(f.allocations).map((t) => tierDraftOf(t, zone)),
@@ -356,7 +371,8 @@ export function fileFromDraft(d: EventDraft): { file: EventFile; problems: Recor
     return instantOfWallTime(t, d.timeZone) ?? t;
   };
   const unit = minorUnitsPerUnit(d.currency);
-  const optionalObject = <T extends Record<string, unknown>>(o: T): T | undefined => (Object.values(o).every((v) => v === undefined) ? undefined : o);
+  const optionalObject = <T extends Record<string, unknown>>(o: T): T | undefined =>
+    Object.values(o).every((v) => v === undefined) ? undefined : o;
 
   const copy = Object.fromEntries(QUEUE_STATES.flatMap((s) => (d.queueCopy[s].trim() === '' ? [] : [[s, d.queueCopy[s]]])));
   const file: Record<string, unknown> = {
@@ -398,8 +414,18 @@ export function fileFromDraft(d: EventDraft): { file: EventFile; problems: Recor
         qualityRank: num(`sections.${i}.qualityRank`, s.qualityRank),
       };
       if (s.layout === 'ga')
-        return { kind: 'GA', ...base, capacity: num(`sections.${i}.capacity`, s.capacity), shards: num(`sections.${i}.shards`, s.shards, { optional: true }) };
-      if (s.layout === 'grid') return { ...base, rowCount: num(`sections.${i}.rowCount`, s.rowCount), seatsPerRow: num(`sections.${i}.seatsPerRow`, s.seatsPerRow) };
+        return {
+          kind: 'GA',
+          ...base,
+          capacity: num(`sections.${i}.capacity`, s.capacity),
+          shards: num(`sections.${i}.shards`, s.shards, { optional: true }),
+        };
+      if (s.layout === 'grid')
+        return {
+          ...base,
+          rowCount: num(`sections.${i}.rowCount`, s.rowCount),
+          seatsPerRow: num(`sections.${i}.seatsPerRow`, s.seatsPerRow),
+        };
       const rows = s.rowsText
         .split(/[\n,;]+/)
         .map((line) => line.trim())
@@ -423,7 +449,8 @@ export function fileFromDraft(d: EventDraft): { file: EventFile; problems: Recor
 
   function lotteryOfDraft(l: LotteryDraft): Record<string, unknown> {
     const pct = num('lottery.expectedConversion', l.expectedConversionPct, { optional: true });
-    if (pct !== undefined && Number.isFinite(pct) && !(pct > 0 && pct <= 100)) problems['lottery.expectedConversion'] = 'a percentage above 0, at most 100';
+    if (pct !== undefined && Number.isFinite(pct) && !(pct > 0 && pct <= 100))
+      problems['lottery.expectedConversion'] = 'a percentage above 0, at most 100';
     return {
       registrationOpensAt: instant(l.registrationOpensAt, l.registrationOpensAtIso),
       registrationClosesAt: instant(l.registrationClosesAt, l.registrationClosesAtIso),

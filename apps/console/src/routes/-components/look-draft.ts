@@ -26,7 +26,8 @@ export const emptyLook = (): LookDraft => ({
 });
 
 const text = (v: unknown): string => (typeof v === 'string' ? v : '');
-const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+const obj = (v: unknown): Record<string, unknown> =>
+  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
 export function lookDraftOf(raw: unknown): LookDraft {
   const l = obj(raw);
@@ -45,7 +46,9 @@ export function lookDraftOf(raw: unknown): LookDraft {
 
 /** The file's `look`, or undefined when nothing is set (the default look). */
 export function lookOfDraft(d: LookDraft): Record<string, unknown> | undefined {
-  const colors = Object.fromEntries((['brand', 'brandText', 'background', 'text'] as const).filter((k) => d[k].trim() !== '').map((k) => [k, d[k].trim()]));
+  const colors = Object.fromEntries(
+    (['brand', 'brandText', 'background', 'text'] as const).filter((k) => d[k].trim() !== '').map((k) => [k, d[k].trim()]),
+  );
   const es = Object.fromEntries(QUEUE_STATES.filter((s) => d.copyEs[s].trim() !== '').map((s) => [s, d.copyEs[s]]));
   const look = {
     ...(d.logoUrl.trim() ? { logoUrl: d.logoUrl.trim() } : {}),

@@ -46,7 +46,9 @@ function ChangePassword() {
       onSuccess: (r) => {
         setErrors({});
         formRef.current?.reset();
-        setDone(`Password changed. ${r.otherSessionsEnded > 0 ? `Your ${r.otherSessionsEnded} other session(s) were signed out; this one stays.` : 'You had no other sessions.'}`);
+        setDone(
+          `Password changed. ${r.otherSessionsEnded > 0 ? `Your ${r.otherSessionsEnded} other session(s) were signed out; this one stays.` : 'You had no other sessions.'}`,
+        );
       },
       onError: (error) => {
         const fields = fieldErrorsOf(error);
@@ -59,7 +61,10 @@ function ChangePassword() {
     e.preventDefault();
     setDone(null);
     const form = new FormData(e.currentTarget);
-    const parsed = ownPasswordChangeSchema.safeParse({ currentPassword: form.get('currentPassword'), newPassword: form.get('newPassword') });
+    const parsed = ownPasswordChangeSchema.safeParse({
+      currentPassword: form.get('currentPassword'),
+      newPassword: form.get('newPassword'),
+    });
     if (!parsed.success) return setErrors(fieldErrors(parsed.error));
     setErrors({});
     change.mutate(parsed.data);
@@ -71,7 +76,12 @@ function ChangePassword() {
       <Field label="Current password" name="currentPassword" error={errors.currentPassword}>
         <input name="currentPassword" type="password" autoComplete="current-password" />
       </Field>
-      <Field label="New password" name="newPassword" error={errors.newPassword} hint="At least 12 characters. Your other sessions are signed out.">
+      <Field
+        label="New password"
+        name="newPassword"
+        error={errors.newPassword}
+        hint="At least 12 characters. Your other sessions are signed out."
+      >
         <input name="newPassword" type="password" autoComplete="new-password" />
       </Field>
       {done && (

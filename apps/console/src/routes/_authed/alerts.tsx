@@ -59,8 +59,8 @@ function AlertReceivers() {
     <section>
       <h1>Alert receivers</h1>
       <p className="muted">
-        Where the war room’s alerts go outside the browser: a Slack incoming webhook (or anything that takes the same JSON) hears when an alert fires, when it
-        becomes critical and when it resolves, once each. Every change is in the audit log.
+        Where the war room’s alerts go outside the browser: a Slack incoming webhook (or anything that takes the same JSON) hears when an
+        alert fires, when it becomes critical and when it resolves, once each. Every change is in the audit log.
       </p>
       {change && (
         <p
@@ -123,7 +123,19 @@ function AlertReceivers() {
   );
 }
 
-function ReceiverRow({ r, shown, onShow, onActive, busy }: { r: Receiver; shown: boolean; onShow: () => void; onActive: (active: boolean) => void; busy: boolean }) {
+function ReceiverRow({
+  r,
+  shown,
+  onShow,
+  onActive,
+  busy,
+}: {
+  r: Receiver;
+  shown: boolean;
+  onShow: () => void;
+  onActive: (active: boolean) => void;
+  busy: boolean;
+}) {
   return (
     <tr data-testid="alert-receiver-row" data-url={r.url} data-active={r.active ? 'true' : 'false'}>
       <td data-label="Receiver">
@@ -155,7 +167,13 @@ function ReceiverRow({ r, shown, onShow, onActive, busy }: { r: Receiver; shown:
           {shown ? 'Hide messages' : 'Messages'}
         </button>{' '}
         {r.active ? (
-          <button type="button" className="secondary small danger" onClick={() => onActive(false)} disabled={busy} data-testid="alert-receiver-off">
+          <button
+            type="button"
+            className="secondary small danger"
+            onClick={() => onActive(false)}
+            disabled={busy}
+            data-testid="alert-receiver-off"
+          >
             Turn off
           </button>
         ) : (
@@ -205,7 +223,9 @@ function Deliveries({ id, url }: { id: string; url: string }) {
                   </td>
                   <td data-label="Outcome">
                     <span className={`pill pill-${st.tone}`}>{st.text}</span>
-                    {(d.lastStatusCode || d.lastError) && <small className="muted"> {d.lastStatusCode ? `the receiver answered HTTP ${d.lastStatusCode}` : d.lastError}</small>}
+                    {(d.lastStatusCode || d.lastError) && (
+                      <small className="muted"> {d.lastStatusCode ? `the receiver answered HTTP ${d.lastStatusCode}` : d.lastError}</small>
+                    )}
                   </td>
                   <td className="num" data-label="Tries">
                     {d.attempts}
@@ -253,7 +273,12 @@ function AddReceiver({ onAdded }: { onAdded: () => void }) {
   return (
     <form className="card form" onSubmit={submit} noValidate data-testid="alert-receiver-add">
       <ErrorSummary errors={fieldErrs} labels={{ url: 'Receiver URL', eventId: 'Event', minSeverity: 'Send' }} />
-      <Field label="Receiver URL" name="url" error={errors.url} hint="A Slack incoming webhook, or any https:// address that takes JSON POSTs.">
+      <Field
+        label="Receiver URL"
+        name="url"
+        error={errors.url}
+        hint="A Slack incoming webhook, or any https:// address that takes JSON POSTs."
+      >
         <input value={url} onChange={(e) => setUrl(e.target.value)} inputMode="url" />
       </Field>
       <Field label="Event" name="eventId" error={errors.eventId}>
@@ -282,7 +307,8 @@ function AddReceiver({ onAdded }: { onAdded: () => void }) {
       </button>
       {added && (
         <p className="form-ok" role="status" data-testid="alert-receiver-added">
-          Added <span className="secret">{added.url}</span>. Its signing secret, shown only now (a receiver that checks X-Onsale-Signature needs it; Slack does not):{' '}
+          Added <span className="secret">{added.url}</span>. Its signing secret, shown only now (a receiver that checks X-Onsale-Signature
+          needs it; Slack does not):{' '}
           <code className="secret" data-testid="alert-receiver-secret">
             {added.secret}
           </code>

@@ -44,9 +44,19 @@ function AuditLogPage() {
   return (
     <section>
       <h1>Audit log</h1>
-      <p className="muted">Who changed what, and when: configuration, sign-offs, pauses and rate overrides, waitlist settings, users. Newest first.</p>
+      <p className="muted">
+        Who changed what, and when: configuration, sign-offs, pauses and rate overrides, waitlist settings, users. Newest first.
+      </p>
       <ExportCsv search={search} />
-      <Filters key={JSON.stringify(search)} search={search} events={events.data ?? []} actions={facets.data?.actions ?? []} actors={facets.data?.actors ?? []} serverErrors={page.error ? fieldErrorsOf(page.error) : {}} onApply={(next) => void navigate({ search: clean(next) })} />
+      <Filters
+        key={JSON.stringify(search)}
+        search={search}
+        events={events.data ?? []}
+        actions={facets.data?.actions ?? []}
+        actors={facets.data?.actors ?? []}
+        serverErrors={page.error ? fieldErrorsOf(page.error) : {}}
+        onApply={(next) => void navigate({ search: clean(next) })}
+      />
       {page.error && Object.keys(fieldErrorsOf(page.error)).length === 0 && (
         <p className="form-error" role="alert">
           {messageOf(page.error)}
@@ -94,12 +104,22 @@ function AuditLogPage() {
           )}
           <div className="pager">
             {search.before !== undefined && (
-              <button type="button" className="secondary" onClick={() => void navigate({ search: clean({ ...search, before: undefined }) })} data-testid="audit-newest">
+              <button
+                type="button"
+                className="secondary"
+                onClick={() => void navigate({ search: clean({ ...search, before: undefined }) })}
+                data-testid="audit-newest"
+              >
                 ← Newest
               </button>
             )}
             {page.data.nextBefore !== null && (
-              <button type="button" className="secondary" onClick={() => void navigate({ search: clean({ ...search, before: page.data.nextBefore ?? undefined }) })} data-testid="audit-older">
+              <button
+                type="button"
+                className="secondary"
+                onClick={() => void navigate({ search: clean({ ...search, before: page.data.nextBefore ?? undefined }) })}
+                data-testid="audit-older"
+              >
                 Older →
               </button>
             )}
@@ -121,7 +141,10 @@ function ExportCsv({ search }: { search: AuditSearch }) {
   async function download() {
     setState({ busy: true });
     try {
-      const r = await queryClient.fetchQuery({ ...trpc.auditLog.exportCsv.queryOptions({ ...clean({ ...search, before: undefined }) }), staleTime: 0 });
+      const r = await queryClient.fetchQuery({
+        ...trpc.auditLog.exportCsv.queryOptions({ ...clean({ ...search, before: undefined }) }),
+        staleTime: 0,
+      });
       downloadText(r.filename, r.csv, 'text/csv');
       setState({
         busy: false,

@@ -19,7 +19,15 @@ const STATE_FILTER_WORDS: Record<(typeof STATES)[number], string> = {
   SOLD_OUT: 'Sold out',
   ENDED: 'Ended',
 };
-const STATE_TONE: Record<string, string> = { PAUSED: 'alarm', LIVE: 'ok', OPENING_SOON: 'warn', SCHEDULED: '', DRAFT: 'warn', SOLD_OUT: '', ENDED: '' };
+const STATE_TONE: Record<string, string> = {
+  PAUSED: 'alarm',
+  LIVE: 'ok',
+  OPENING_SOON: 'warn',
+  SCHEDULED: '',
+  DRAFT: 'warn',
+  SOLD_OUT: '',
+  ENDED: '',
+};
 
 // The filters live in the URL, so a filtered board can be shared; anything unusable is dropped.
 const searchSchema = z.object({
@@ -40,7 +48,8 @@ function EventsPage() {
   const { me } = Route.useRouteContext();
   const search = Route.useSearch();
   const navigate = useNavigate({ from: Route.fullPath });
-  const set = (patch: Partial<z.infer<typeof searchSchema>>) => void navigate({ search: (s) => Object.fromEntries(Object.entries({ ...s, ...patch }).filter(([, v]) => v !== undefined && v !== '')) });
+  const set = (patch: Partial<z.infer<typeof searchSchema>>) =>
+    void navigate({ search: (s) => Object.fromEntries(Object.entries({ ...s, ...patch }).filter(([, v]) => v !== undefined && v !== '')) });
   const organisations = [...new Set(events.map((e) => e.organisationName ?? 'House'))].sort();
   const q = (search.q ?? '').trim().toLowerCase();
   const shown = events.filter(
@@ -58,7 +67,8 @@ function EventsPage() {
         <p className="muted" data-testid="no-events">
           {me.role === 'promoter' ? (
             <>
-              No events of {me.organisationName} yet. <Link to="/events/new">Create one</Link>, or an operator gives an event to your organisation.
+              No events of {me.organisationName} yet. <Link to="/events/new">Create one</Link>, or an operator gives an event to your
+              organisation.
             </>
           ) : (
             <>
@@ -76,13 +86,17 @@ function EventsPage() {
       ) : (
         <>
           <p className="muted">
-            Live and paused on-sales first, then the soonest to open. {attention} need{attention === 1 ? 's' : ''} watching now. Times are each venue's, in its own zone
-            (hover for yours).
+            Live and paused on-sales first, then the soonest to open. {attention} need{attention === 1 ? 's' : ''} watching now. Times are
+            each venue's, in its own zone (hover for yours).
           </p>
           <div className="card filters" role="search" data-testid="events-filters">
             <div className="field">
               <label htmlFor="filter-state">State</label>
-              <select id="filter-state" value={search.state ?? ''} onChange={(e) => set({ state: (e.target.value || undefined) as (typeof STATES)[number] | undefined })}>
+              <select
+                id="filter-state"
+                value={search.state ?? ''}
+                onChange={(e) => set({ state: (e.target.value || undefined) as (typeof STATES)[number] | undefined })}
+              >
                 <option value="">Any</option>
                 {STATES.map((s) => (
                   <option key={s} value={s}>
@@ -94,7 +108,11 @@ function EventsPage() {
             {me.role !== 'promoter' && organisations.length > 1 && (
               <div className="field">
                 <label htmlFor="filter-organisation">Organisation</label>
-                <select id="filter-organisation" value={search.organisation ?? ''} onChange={(e) => set({ organisation: e.target.value || undefined })}>
+                <select
+                  id="filter-organisation"
+                  value={search.organisation ?? ''}
+                  onChange={(e) => set({ organisation: e.target.value || undefined })}
+                >
                   <option value="">Any</option>
                   {organisations.map((o) => (
                     <option key={o} value={o}>
@@ -111,7 +129,10 @@ function EventsPage() {
           </div>
           {shown.length === 0 ? (
             <p className="muted" data-testid="events-none-match">
-              No events match these filters. <Link to="/" search={{}}>Show all</Link>
+              No events match these filters.{' '}
+              <Link to="/" search={{}}>
+                Show all
+              </Link>
             </p>
           ) : (
             <table className="grid" data-testid="events-table">
@@ -136,7 +157,11 @@ function EventsPage() {
                       </Link>
                       <div className="muted">{e.venueName}</div>
                       {e.rehearsalTimeScale !== null && (
-                        <span className="pill pill-warn" data-testid="event-rehearsal" title={`A synthetic on-sale's event: its clock runs ${e.rehearsalTimeScale} times fast`}>
+                        <span
+                          className="pill pill-warn"
+                          data-testid="event-rehearsal"
+                          title={`A synthetic on-sale's event: its clock runs ${e.rehearsalTimeScale} times fast`}
+                        >
                           Rehearsal
                         </span>
                       )}

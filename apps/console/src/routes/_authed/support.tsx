@@ -49,12 +49,18 @@ function SupportPage() {
     <section>
       <h1>Fan support</h1>
       <p className="muted">
-        Look a fan account up by its id: where it stands in each queue, its holds, orders, waitlist entries and notifications. Release a hold for the
-        fan, cancel an order, or block the account from one event (it can no longer join, hold or pay there). Every action needs a reason and is audited.
+        Look a fan account up by its id: where it stands in each queue, its holds, orders, waitlist entries and notifications. Release a
+        hold for the fan, cancel an order, or block the account from one event (it can no longer join, hold or pay there). Every action
+        needs a reason and is audited.
       </p>
       <form className="card lookup-form" onSubmit={submit} noValidate data-testid="support-lookup">
         <ErrorSummary errors={errors} labels={{ accountId: 'Account id' }} />
-        <Field label="Account id" name="accountId" error={errors.accountId} hint="As the fan's app or the identity provider names it, e.g. fan-1042.">
+        <Field
+          label="Account id"
+          name="accountId"
+          error={errors.accountId}
+          hint="As the fan's app or the identity provider names it, e.g. fan-1042."
+        >
           <input name="accountId" value={typed} onChange={(e) => setTyped(e.target.value)} autoComplete="off" />
         </Field>
         <div className="page-actions">
@@ -63,7 +69,13 @@ function SupportPage() {
           </button>
         </div>
       </form>
-      {account && <AccountView accountId={account} canAct={me.permissions.includes('support.act')} canCancel={me.permissions.includes('orders.cancel')} />}
+      {account && (
+        <AccountView
+          accountId={account}
+          canAct={me.permissions.includes('support.act')}
+          canCancel={me.permissions.includes('orders.cancel')}
+        />
+      )}
     </section>
   );
 }
@@ -96,7 +108,15 @@ function AccountView({ accountId, canAct, canCancel }: { accountId: string; canA
       <h2>
         Account <code>{a.accountId}</code>
       </h2>
-      <p className="muted">{a.createdAt ? <>First seen <When iso={a.createdAt} />.</> : 'This account has not signed in to the store yet.'}</p>
+      <p className="muted">
+        {a.createdAt ? (
+          <>
+            First seen <When iso={a.createdAt} />.
+          </>
+        ) : (
+          'This account has not signed in to the store yet.'
+        )}
+      </p>
       {empty && <p data-testid="support-empty">Nothing on record for this account.</p>}
 
       {a.blocks.length > 0 && (
@@ -105,7 +125,8 @@ function AccountView({ accountId, canAct, canCancel }: { accountId: string; canA
           <ul data-testid="support-blocks">
             {a.blocks.map((b) => (
               <li key={b.eventId}>
-                Blocked from <strong>{b.eventName}</strong> by {b.blockedBy} (<When iso={b.blockedAt} />): {b.reason}{' '}
+                Blocked from <strong>{b.eventName}</strong> by {b.blockedBy} (<When iso={b.blockedAt} />
+                ): {b.reason}{' '}
                 {canAct && (
                   <ReasonAction
                     label="Lift the block"
@@ -149,7 +170,8 @@ function AccountView({ accountId, canAct, canCancel }: { accountId: string; canA
                     {q.tier && <span className="muted"> · presale {q.tier}</span>}
                   </td>
                   <td>
-                    <When iso={q.joinedAt} zone={q.timeZone} /> <span className="muted">({q.cohort === 'PREOPEN' ? 'before the open' : 'after the open'})</span>
+                    <When iso={q.joinedAt} zone={q.timeZone} />{' '}
+                    <span className="muted">({q.cohort === 'PREOPEN' ? 'before the open' : 'after the open'})</span>
                   </td>
                   <td className="num">{q.position ?? '—'}</td>
                   <td className="num">{q.admittedThrough}</td>
@@ -200,7 +222,15 @@ function AccountView({ accountId, canAct, canCancel }: { accountId: string; canA
                     {h.quantity}
                     {h.section ? ` in ${h.section}` : ''}
                   </td>
-                  <td>{h.live ? <span className="pill pill-warn">{h.status === 'PAYING' ? 'Paying' : 'Held'}</span> : h.status === 'HELD' ? 'Lapsed' : h.status.toLowerCase()}</td>
+                  <td>
+                    {h.live ? (
+                      <span className="pill pill-warn">{h.status === 'PAYING' ? 'Paying' : 'Held'}</span>
+                    ) : h.status === 'HELD' ? (
+                      'Lapsed'
+                    ) : (
+                      h.status.toLowerCase()
+                    )}
+                  </td>
                   <td>
                     <When iso={h.expiresAt} zone={h.timeZone} />
                   </td>

@@ -24,7 +24,10 @@ function UsersPage() {
   return (
     <section>
       <h1>Console users</h1>
-      <p className="muted">Who can sign in to this console, and what each may do. Manage a user to change their role, reset their password, sign them out everywhere or disable them; every change is in the audit log.</p>
+      <p className="muted">
+        Who can sign in to this console, and what each may do. Manage a user to change their role, reset their password, sign them out
+        everywhere or disable them; every change is in the audit log.
+      </p>
       <UserTable />
       <h2>New user</h2>
       <CreateUserForm />
@@ -66,7 +69,9 @@ function UserTable() {
                       Disabled <When iso={u.disabledAt} />
                     </span>
                   ) : (
-                    <span>Active · {u.liveSessions} session{u.liveSessions === 1 ? '' : 's'}</span>
+                    <span>
+                      Active · {u.liveSessions} session{u.liveSessions === 1 ? '' : 's'}
+                    </span>
                   )}
                 </td>
                 <td>
@@ -127,7 +132,12 @@ function ManageUser({ user }: { user: UserRow }) {
     setDone(message);
     void refresh();
   };
-  const changeRole = useMutation(trpc.users.changeRole.mutationOptions({ onSuccess: (u) => ok(`${u.email} is now ${u.role}${u.organisationName ? ` of ${u.organisationName}` : ''}.`), onError }));
+  const changeRole = useMutation(
+    trpc.users.changeRole.mutationOptions({
+      onSuccess: (u) => ok(`${u.email} is now ${u.role}${u.organisationName ? ` of ${u.organisationName}` : ''}.`),
+      onError,
+    }),
+  );
   const reset = useMutation(
     trpc.users.resetPassword.mutationOptions({
       onSuccess: (r) => {
@@ -137,8 +147,18 @@ function ManageUser({ user }: { user: UserRow }) {
       onError,
     }),
   );
-  const signOut = useMutation(trpc.users.signOutEverywhere.mutationOptions({ onSuccess: (r) => ok(`Signed out everywhere: ${r.sessionsEnded} session(s) ended.`), onError }));
-  const disable = useMutation(trpc.users.disable.mutationOptions({ onSuccess: (r) => ok(`Disabled; ${r.sessionsEnded} session(s) ended. They cannot sign in until enabled.`), onError }));
+  const signOut = useMutation(
+    trpc.users.signOutEverywhere.mutationOptions({
+      onSuccess: (r) => ok(`Signed out everywhere: ${r.sessionsEnded} session(s) ended.`),
+      onError,
+    }),
+  );
+  const disable = useMutation(
+    trpc.users.disable.mutationOptions({
+      onSuccess: (r) => ok(`Disabled; ${r.sessionsEnded} session(s) ended. They cannot sign in until enabled.`),
+      onError,
+    }),
+  );
   const enable = useMutation(trpc.users.enable.mutationOptions({ onSuccess: () => ok('Enabled: they can sign in again.'), onError }));
 
   function submitRole(e: FormEvent) {
@@ -172,18 +192,42 @@ function ManageUser({ user }: { user: UserRow }) {
         </button>
       </form>
       <div className="page-actions">
-        <button type="button" className="secondary" onClick={() => reset.mutate({ userId: user.id })} disabled={reset.isPending} data-testid="user-reset-password">
+        <button
+          type="button"
+          className="secondary"
+          onClick={() => reset.mutate({ userId: user.id })}
+          disabled={reset.isPending}
+          data-testid="user-reset-password"
+        >
           Reset password
         </button>
-        <button type="button" className="secondary" onClick={() => signOut.mutate({ userId: user.id })} disabled={signOut.isPending} data-testid="user-sign-out-everywhere">
+        <button
+          type="button"
+          className="secondary"
+          onClick={() => signOut.mutate({ userId: user.id })}
+          disabled={signOut.isPending}
+          data-testid="user-sign-out-everywhere"
+        >
           Sign out everywhere
         </button>
         {user.disabledAt ? (
-          <button type="button" className="secondary" onClick={() => enable.mutate({ userId: user.id })} disabled={enable.isPending} data-testid="user-enable">
+          <button
+            type="button"
+            className="secondary"
+            onClick={() => enable.mutate({ userId: user.id })}
+            disabled={enable.isPending}
+            data-testid="user-enable"
+          >
             Enable
           </button>
         ) : (
-          <button type="button" className="secondary danger" onClick={() => disable.mutate({ userId: user.id })} disabled={disable.isPending} data-testid="user-disable">
+          <button
+            type="button"
+            className="secondary danger"
+            onClick={() => disable.mutate({ userId: user.id })}
+            disabled={disable.isPending}
+            data-testid="user-disable"
+          >
             Disable
           </button>
         )}
@@ -254,7 +298,10 @@ function CreateUserForm() {
 
   return (
     <form className="card form" onSubmit={submit} noValidate data-testid="create-user-form">
-      <ErrorSummary errors={errors} labels={{ email: 'E-mail address', role: 'Role', organisation: 'Organisation', password: 'Password' }} />
+      <ErrorSummary
+        errors={errors}
+        labels={{ email: 'E-mail address', role: 'Role', organisation: 'Organisation', password: 'Password' }}
+      />
       <Field label="E-mail address" name="email" error={errors.email}>
         <input name="email" type="email" autoComplete="off" />
       </Field>
@@ -268,11 +315,21 @@ function CreateUserForm() {
         </select>
       </Field>
       {role === 'promoter' && (
-        <Field label="Organisation" name="organisation" error={errors.organisation} hint="The promoter sees only this organisation's events; created if new.">
+        <Field
+          label="Organisation"
+          name="organisation"
+          error={errors.organisation}
+          hint="The promoter sees only this organisation's events; created if new."
+        >
           <input name="organisation" type="text" autoComplete="organization" />
         </Field>
       )}
-      <Field label="Password" name="password" error={errors.password} hint="At least 12 characters. Leave empty to generate one, shown once.">
+      <Field
+        label="Password"
+        name="password"
+        error={errors.password}
+        hint="At least 12 characters. Leave empty to generate one, shown once."
+      >
         <input name="password" type="password" autoComplete="new-password" />
       </Field>
       {formError && (

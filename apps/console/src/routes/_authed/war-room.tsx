@@ -82,7 +82,12 @@ function BoardTile({ t }: { t: Tile }) {
   const pct = (n: number) => (t.capacity > 0 ? `${(n / t.capacity) * 100}%` : '0%');
   const tone = t.alerts.critical > 0 ? 'critical' : t.alerts.warning > 0 ? 'warning' : 'ok';
   return (
-    <li className={`wr-tile wr-tile-${tone} wr-tile-state-${look.tone}`} data-testid="board-tile" data-event-id={t.eventId} data-state={t.state}>
+    <li
+      className={`wr-tile wr-tile-${tone} wr-tile-state-${look.tone}`}
+      data-testid="board-tile"
+      data-event-id={t.eventId}
+      data-state={t.state}
+    >
       <Link to="/events/$eventId/war-room" params={{ eventId: t.eventId }} className="wr-tile-link">
         <span className="wr-tile-head">
           <span className="wr-tile-name">{t.name}</span>
@@ -91,7 +96,8 @@ function BoardTile({ t }: { t: Tile }) {
           </span>
         </span>
         <span className="wr-tile-sub muted">
-          {t.venueName} · {Date.parse(t.onsaleAt) <= Date.now() ? 'opened' : 'opens'} <span data-testid="board-tile-open">{formatTime(t.onsaleAt).slice(0, 5)}</span>
+          {t.venueName} · {Date.parse(t.onsaleAt) <= Date.now() ? 'opened' : 'opens'}{' '}
+          <span data-testid="board-tile-open">{formatTime(t.onsaleAt).slice(0, 5)}</span>
         </span>
         {t.awaitingSignOff && (
           <span className="wr-tile-alert wr-tile-alert-critical" data-testid="board-tile-signoff">
@@ -103,7 +109,13 @@ function BoardTile({ t }: { t: Tile }) {
             <b>{formatCount(t.waiting)}</b> waiting
           </span>
           <span>
-            <b>{formatCount(t.admittedLastMinute)}</b>/{t.rateOverridePerMin !== null ? formatCount(t.rateOverridePerMin) : t.planAdmitsPerMin === null ? '—' : formatRate(t.planAdmitsPerMin)} admitted/min
+            <b>{formatCount(t.admittedLastMinute)}</b>/
+            {t.rateOverridePerMin !== null
+              ? formatCount(t.rateOverridePerMin)
+              : t.planAdmitsPerMin === null
+                ? '—'
+                : formatRate(t.planAdmitsPerMin)}{' '}
+            admitted/min
           </span>
           <span className={t.drift !== 0 ? 'wr-summary-alarm' : ''}>drift {formatCount(t.drift)}</span>
         </span>

@@ -31,7 +31,10 @@ function Webhooks() {
   const [status, setStatus] = useState<'' | 'DEAD' | 'RETRYING' | 'PENDING' | 'DELIVERED'>('');
   const [endpointId, setEndpointId] = useState('');
   const deliveries = useQuery(
-    trpc.webhooks.deliveries.queryOptions({ ...(status ? { status } : {}), ...(endpointId ? { endpointId } : {}), limit: 50 }, { refetchInterval: 5_000 }),
+    trpc.webhooks.deliveries.queryOptions(
+      { ...(status ? { status } : {}), ...(endpointId ? { endpointId } : {}), limit: 50 },
+      { refetchInterval: 5_000 },
+    ),
   );
   const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.webhooks.pathKey() });
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
@@ -39,15 +42,27 @@ function Webhooks() {
     setMessage({ ok, text });
     void refresh();
   };
-  const setActive = (active: boolean) => ({ onSuccess: () => report(true, active ? 'Endpoint enabled.' : 'Endpoint disabled: its pending deliveries go DEAD; redeliver them once it is back.'), onError: (e: unknown) => report(false, messageOf(e, { change: true })) });
+  const setActive = (active: boolean) => ({
+    onSuccess: () =>
+      report(true, active ? 'Endpoint enabled.' : 'Endpoint disabled: its pending deliveries go DEAD; redeliver them once it is back.'),
+    onError: (e: unknown) => report(false, messageOf(e, { change: true })),
+  });
   const disable = useMutation(trpc.webhooks.disable.mutationOptions(setActive(false)));
   const enable = useMutation(trpc.webhooks.enable.mutationOptions(setActive(true)));
-  const redeliver = useMutation(trpc.webhooks.redeliver.mutationOptions({ onSuccess: (d) => report(true, `Delivery ${d.id} queued again.`), onError: (e) => report(false, messageOf(e, { change: true })) }));
+  const redeliver = useMutation(
+    trpc.webhooks.redeliver.mutationOptions({
+      onSuccess: (d) => report(true, `Delivery ${d.id} queued again.`),
+      onError: (e) => report(false, messageOf(e, { change: true })),
+    }),
+  );
 
   return (
     <section>
       <h1>Webhooks</h1>
-      <p className="muted">Receivers of waitlist notifications (signed POSTs; the receiver checks X-Onsale-Signature with the endpoint's secret). Every change is in the audit log.</p>
+      <p className="muted">
+        Receivers of waitlist notifications (signed POSTs; the receiver checks X-Onsale-Signature with the endpoint's secret). Every change
+        is in the audit log.
+      </p>
       {message && (
         <p className={message.ok ? 'form-ok' : 'form-error'} role={message.ok ? 'status' : 'alert'} data-testid="webhook-message">
           {sentence(message.text)}
@@ -85,11 +100,21 @@ function Webhooks() {
                 </td>
                 <td>
                   {e.active ? (
-                    <button type="button" className="secondary small danger" onClick={() => disable.mutate({ endpointId: e.id })} data-testid="webhook-disable">
+                    <button
+                      type="button"
+                      className="secondary small danger"
+                      onClick={() => disable.mutate({ endpointId: e.id })}
+                      data-testid="webhook-disable"
+                    >
                       Disable
                     </button>
                   ) : (
-                    <button type="button" className="secondary small" onClick={() => enable.mutate({ endpointId: e.id })} data-testid="webhook-enable">
+                    <button
+                      type="button"
+                      className="secondary small"
+                      onClick={() => enable.mutate({ endpointId: e.id })}
+                      data-testid="webhook-enable"
+                    >
                       Enable
                     </button>
                   )}
@@ -151,7 +176,12 @@ function Webhooks() {
                 <td className="muted">{d.lastStatusCode ? `HTTP ${d.lastStatusCode}` : (d.lastError ?? '—')}</td>
                 <td>
                   {d.status === 'DEAD' && (
-                    <button type="button" className="secondary small" onClick={() => redeliver.mutate({ deliveryId: d.id })} data-testid="webhook-redeliver">
+                    <button
+                      type="button"
+                      className="secondary small"
+                      onClick={() => redeliver.mutate({ deliveryId: d.id })}
+                      data-testid="webhook-redeliver"
+                    >
                       Redeliver
                     </button>
                   )}
@@ -207,7 +237,10 @@ function AddEndpoint({ onAdded }: { onAdded: () => void }) {
       </button>
       {added && (
         <p className="form-ok" role="status" data-testid="webhook-added">
-          Added {added.url}. Its signing secret, shown only now: <code className="secret" data-testid="webhook-secret">{added.secret}</code>
+          Added {added.url}. Its signing secret, shown only now:{' '}
+          <code className="secret" data-testid="webhook-secret">
+            {added.secret}
+          </code>
         </p>
       )}
     </form>

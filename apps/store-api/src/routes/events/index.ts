@@ -27,7 +27,15 @@ const eventPage = z.object({
   holdExtensionSeconds: z.number(),
   capacity: z.number(),
   sections: z.array(
-    z.object({ code: z.string(), name: z.string(), kind: sectionKind, priceLevel: z.string(), priceLevelName: z.string(), priceCents: z.number(), capacity: z.number() }),
+    z.object({
+      code: z.string(),
+      name: z.string(),
+      kind: sectionKind,
+      priceLevel: z.string(),
+      priceLevelName: z.string(),
+      priceCents: z.number(),
+      capacity: z.number(),
+    }),
   ),
   /** The promoter's look for the fans' page; null: the default look. */
   look: z
@@ -61,15 +69,23 @@ const seatmapSchema = z.object({
 });
 
 /** Public, cacheable reads: the event page (ETag) and the seat map (1-2 s stale by design). */
-export const eventRoutes: FastifyPluginAsyncZod<{ db: Db; events: EventCache; seatmap: SeatmapCache; sectionSeats: SectionSeatsCache }> = async (
-  app,
-  { events, seatmap, sectionSeats },
-) => {
+export const eventRoutes: FastifyPluginAsyncZod<{
+  db: Db;
+  events: EventCache;
+  seatmap: SeatmapCache;
+  sectionSeats: SectionSeatsCache;
+}> = async (app, { events, seatmap, sectionSeats }) => {
   app.get(
     '/events/:id',
     {
       config: { public: true },
-      schema: { tags: ['events'], summary: 'Event page', security: [], params, response: { 200: eventPage, 304: z.null(), 404: errorSchema } },
+      schema: {
+        tags: ['events'],
+        summary: 'Event page',
+        security: [],
+        params,
+        response: { 200: eventPage, 304: z.null(), 404: errorSchema },
+      },
     },
     async (req, reply) => {
       const { event, sections } = await events.get(req.params.id);
@@ -89,7 +105,15 @@ export const eventRoutes: FastifyPluginAsyncZod<{ db: Db; events: EventCache; se
         holdTtlSeconds: event.holdTtlSeconds,
         holdExtensionSeconds: event.holdExtensionSeconds,
         capacity: event.capacity,
-        sections: [...sections.values()].map((s) => ({ code: s.code, name: s.name, kind: s.kind, priceLevel: s.priceLevel, priceLevelName: s.priceLevelName, priceCents: s.priceCents, capacity: s.capacity })),
+        sections: [...sections.values()].map((s) => ({
+          code: s.code,
+          name: s.name,
+          kind: s.kind,
+          priceLevel: s.priceLevel,
+          priceLevelName: s.priceLevelName,
+          priceCents: s.priceCents,
+          capacity: s.capacity,
+        })),
         look: event.look ? { logoUrl: event.look.logoUrl, logoAlt: event.look.logoAlt, colors: event.look.colors } : null,
         copy: queueCopyByLanguage(event.queueCopy, event.look?.copy),
       };
@@ -102,7 +126,7 @@ export const eventRoutes: FastifyPluginAsyncZod<{ db: Db; events: EventCache; se
       config: { public: true },
       schema: {
         tags: ['events'],
-        summary: 'Section availability (served from a 1-2 s cache); with ?tier=, one presale tier\'s seats and units only',
+        summary: "Section availability (served from a 1-2 s cache); with ?tier=, one presale tier's seats and units only",
         security: [],
         params,
         querystring: z.object({ tier: z.string().min(1).max(32).optional().describe("a presale tier's code; default: the whole event") }),
@@ -114,7 +138,12 @@ export const eventRoutes: FastifyPluginAsyncZod<{ db: Db; events: EventCache; se
       const tier = req.query.tier === undefined ? undefined : (tierToJoin(tiers, req.query.tier) ?? undefined);
       const map = await seatmap.get(req.params.id, sections, tier);
       reply.header('cache-control', 'public, max-age=1');
-      return { eventId: map.eventId, ...(map.tier ? { tier: map.tier } : {}), generatedAt: map.generatedAt.toISOString(), sections: map.sections };
+      return {
+        eventId: map.eventId,
+        ...(map.tier ? { tier: map.tier } : {}),
+        generatedAt: map.generatedAt.toISOString(),
+        sections: map.sections,
+      };
     },
   );
 
@@ -124,7 +153,8 @@ export const eventRoutes: FastifyPluginAsyncZod<{ db: Db; events: EventCache; se
       schema: {
         tags: ['events'],
         summary: "A reserved section's seats for the seat map, each available or not (1 s cache); needs the admission token",
-        description: 'For picking exact seats (POST /events/:id/holds {seatIds}) once seat picking opens. A presale admission sees only its tier\'s seats as available.',
+        description:
+          "For picking exact seats (POST /events/:id/holds {seatIds}) once seat picking opens. A presale admission sees only its tier's seats as available.",
         params: z.object({ id: z.string().max(64), code: z.string().min(1).max(32) }),
         response: {
           200: z.object({

@@ -40,13 +40,21 @@ export const fanRoutes: FastifyPluginAsyncZod<FanPageDeps> = async (app, { confi
       config: { public: true },
       schema: {
         tags: ['fan page'],
-        summary: "How fans sign in on this install (development sign-in, the promoter's OpenID Connect provider) and, in development, the test cards",
+        summary:
+          "How fans sign in on this install (development sign-in, the promoter's OpenID Connect provider) and, in development, the test cards",
         security: [],
         response: {
           200: z.object({
             devSignIn: z.boolean(),
             oidc: z
-              .object({ issuer: z.string(), clientId: z.string(), scope: z.string(), audience: z.string().nullable(), useToken: z.enum(['id_token', 'access_token']), redirectPath: z.string() })
+              .object({
+                issuer: z.string(),
+                clientId: z.string(),
+                scope: z.string(),
+                audience: z.string().nullable(),
+                useToken: z.enum(['id_token', 'access_token']),
+                redirectPath: z.string(),
+              })
               .nullable(),
             testCards: z.array(z.object({ number: z.string(), outcome: z.enum(['success', 'declined']) })).nullable(),
           }),

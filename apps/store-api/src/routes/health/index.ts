@@ -16,7 +16,13 @@ export const healthRoutes: FastifyPluginAsyncZod<{ db: Db; instance: string }> =
         response: {
           200: z.object({ status: z.literal('ok'), instance: z.string(), pid: z.number(), database: z.literal('ok') }),
           503: z
-            .object({ error: errorCodeSchema, message: z.string(), status: z.literal('unavailable'), instance: z.string(), pid: z.number() })
+            .object({
+              error: errorCodeSchema,
+              message: z.string(),
+              status: z.literal('unavailable'),
+              instance: z.string(),
+              pid: z.number(),
+            })
             .describe('The database does not answer; look again after the Retry-After header'),
         },
       },
@@ -29,7 +35,13 @@ export const healthRoutes: FastifyPluginAsyncZod<{ db: Db; instance: string }> =
         return reply
           .status(503)
           .header('retry-after', '5')
-          .send({ error: 'DATABASE_UNAVAILABLE', message: 'the database does not answer', status: 'unavailable' as const, instance, pid: process.pid });
+          .send({
+            error: 'DATABASE_UNAVAILABLE',
+            message: 'the database does not answer',
+            status: 'unavailable' as const,
+            instance,
+            pid: process.pid,
+          });
       }
     },
   );

@@ -12,16 +12,22 @@ const toBody = (h: Hold) => ({ ...h, expiresAt: h.expiresAt.toISOString() });
 const holdParams = z.object({ id: z.string().max(64) });
 
 /** Holds and checkout. Every route here needs the fan's account token (the auth hook). */
-export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; checkout: CheckoutService; tokenKey: TokenKey; onHoldLost?: (eventId: string) => void }> = async (
-  app,
-  { db, holds, checkout, tokenKey, onHoldLost },
-) => {
+export const holdRoutes: FastifyPluginAsyncZod<{
+  db: Db;
+  holds: HoldService;
+  checkout: CheckoutService;
+  tokenKey: TokenKey;
+  onHoldLost?: (eventId: string) => void;
+}> = async (app, { db, holds, checkout, tokenKey, onHoldLost }) => {
   /**
    * A route on one hold, answering `410 HOLD_LOST` (see holdLost) when the hold is missing and the request's token
    * was signed for it: the hold was answered but lost to a database crash (HOLD_COMMIT=async). The answer carries
    * an admission token for the event, no longer tied to the lost hold, so the fan can hold again at once.
    */
-  const onHold = async <T>(req: Pick<FastifyRequest, 'admission' | 'accountId'> & { params: { id: string } }, work: () => Promise<T>): Promise<T> => {
+  const onHold = async <T>(
+    req: Pick<FastifyRequest, 'admission' | 'accountId'> & { params: { id: string } },
+    work: () => Promise<T>,
+  ): Promise<T> => {
     try {
       return await work();
     } catch (err) {
@@ -40,7 +46,7 @@ export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; che
         tags: ['holds'],
         summary: 'Hold seats: best available in a section, or exact seats once seat picking is open',
         description:
-          'Idempotent. With an `Idempotency-Key`, a retry (its first answer lost to a timeout or a reset connection) gets the hold that key made, with `Idempotent-Replayed: true`, whatever became of it since (its `status` says); the key with a different request is `400 IDEMPOTENCY_KEY_REUSED`. Without one, the same request within 30 s of a live hold it made gets that hold back (also `Idempotent-Replayed: true`) rather than a second one. A retry is never refused for the fan\'s own limit.',
+          "Idempotent. With an `Idempotency-Key`, a retry (its first answer lost to a timeout or a reset connection) gets the hold that key made, with `Idempotent-Replayed: true`, whatever became of it since (its `status` says); the key with a different request is `400 IDEMPOTENCY_KEY_REUSED`. Without one, the same request within 30 s of a live hold it made gets that hold back (also `Idempotent-Replayed: true`) rather than a second one. A retry is never refused for the fan's own limit.",
         params: z.object({ id: z.string().max(64) }),
         headers: z.object({
           'idempotency-key': idempotencyKeySchema
@@ -50,7 +56,11 @@ export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; che
         body: holdRequestSchema,
         response: {
           201: holdSchema.extend({
-            admissionToken: z.string().describe('X-Admission-Token for this hold\'s routes (pay, extend, release, read) until the hold can live no longer; it opens no new hold'),
+            admissionToken: z
+              .string()
+              .describe(
+                "X-Admission-Token for this hold's routes (pay, extend, release, read) until the hold can live no longer; it opens no new hold",
+              ),
           }),
           ...errorResponses,
         },
@@ -72,14 +82,24 @@ export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; che
       if (replayed) reply.header('idempotent-replayed', 'true');
       // The admission token is checked for expiry on every route; the hold comes with its own, so paying at minute
       // 12 for seats held at minute 9 works while no new hold can be made past minute 10.
-      const admissionToken = await signToken(tokenKey, holdAdmissionClaims(req.admission!, hold.holdId, hold.expiresAt.getTime(), MAX_HOLD_EXTENSION_SECONDS, Date.now()));
+      const admissionToken = await signToken(
+        tokenKey,
+        holdAdmissionClaims(req.admission!, hold.holdId, hold.expiresAt.getTime(), MAX_HOLD_EXTENSION_SECONDS, Date.now()),
+      );
       return reply.status(201).send({ ...toBody(hold), admissionToken });
     },
   );
 
   app.get(
     '/holds/:id',
-    { schema: { tags: ['holds'], summary: 'A hold of yours, with read-time expiry applied', params: holdParams, response: { 200: holdSchema, ...errorResponses } } },
+    {
+      schema: {
+        tags: ['holds'],
+        summary: 'A hold of yours, with read-time expiry applied',
+        params: holdParams,
+        response: { 200: holdSchema, ...errorResponses },
+      },
+    },
     async (req) => onHold(req, async () => toBody(await holds.get(db, req.accountId, req.params.id, req.admission?.eventId))),
   );
 
@@ -107,7 +127,10 @@ export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; che
         tags: ['holds'],
         summary: 'Release a hold (its seats go back on sale at once)',
         params: holdParams,
-        response: { 200: z.object({ holdId: z.string(), status: z.enum(['HELD', 'PAYING', 'PURCHASED', 'RELEASED', 'EXPIRED']) }), ...errorResponses },
+        response: {
+          200: z.object({ holdId: z.string(), status: z.enum(['HELD', 'PAYING', 'PURCHASED', 'RELEASED', 'EXPIRED']) }),
+          ...errorResponses,
+        },
       },
     },
     async (req) =>
@@ -129,7 +152,13 @@ export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; che
         headers: z.object({ 'idempotency-key': idempotencyKeySchema }),
         body: checkoutRequestSchema,
         response: {
-          200: z.object({ orderId: z.string(), holdId: z.string(), status: z.literal('CONFIRMED'), amountCents: z.number(), seatCount: z.number() }),
+          200: z.object({
+            orderId: z.string(),
+            holdId: z.string(),
+            status: z.literal('CONFIRMED'),
+            amountCents: z.number(),
+            seatCount: z.number(),
+          }),
           ...errorResponses,
           402: errorSchema,
           422: errorSchema,
@@ -141,7 +170,9 @@ export const holdRoutes: FastifyPluginAsyncZod<{ db: Db; holds: HoldService; che
       // A retry waiting on the first request with its key stops waiting when its client goes.
       const gone = new AbortController();
       reply.raw.once('close', () => gone.abort());
-      const r = await onHold(req, () => checkout.checkout(req.accountId, req.params.id, req.headers['idempotency-key'], req.body, req.admission?.eventId, gone.signal));
+      const r = await onHold(req, () =>
+        checkout.checkout(req.accountId, req.params.id, req.headers['idempotency-key'], req.body, req.admission?.eventId, gone.signal),
+      );
       if (r.replayed) reply.header('idempotent-replayed', 'true');
       return { orderId: r.orderId, holdId: r.holdId, status: r.status, amountCents: r.amountCents, seatCount: r.seatCount };
     },

@@ -3,7 +3,14 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Db } from '@onsale/shared/db';
 import type { TokenKey } from '@onsale/shared/queue/edge';
 import { deviceIdHeaderSchema } from '@onsale/shared/queue';
-import { MAX_REGISTRATION_PAGE, lotteryFacts, myLottery, redeemInvitation, registerForLottery, type LotteryRegistration } from '@onsale/shared/lottery';
+import {
+  MAX_REGISTRATION_PAGE,
+  lotteryFacts,
+  myLottery,
+  redeemInvitation,
+  registerForLottery,
+  type LotteryRegistration,
+} from '@onsale/shared/lottery';
 import { errorResponses } from '../schemas.js';
 
 const params = z.object({ id: z.string().max(64) });
@@ -18,7 +25,14 @@ const mineOut = z.object({
   drawAfter: z.string().optional(),
   /** WON: the signed invitation, good in the cohort's window only; redeem it for an admission token. */
   invitation: z
-    .object({ code: z.string(), rank: z.number(), cohort: z.number(), windowOpensAt: z.string(), windowClosesAt: z.string(), redeem: z.string() })
+    .object({
+      code: z.string(),
+      rank: z.number(),
+      cohort: z.number(),
+      windowOpensAt: z.string(),
+      windowClosesAt: z.string(),
+      redeem: z.string(),
+    })
     .optional(),
   /** NOT_DRAWN: you are on the listing's waitlist for this performance with your quantity. */
   waitlist: z.object({ listingId: z.string(), join: z.string() }).optional(),
@@ -44,7 +58,14 @@ const factsOut = z.object({
   invitedSeats: z.number().nullable(),
   cohortWindows: z.array(z.object({ cohort: z.number(), opensAt: z.string(), closesAt: z.string() })),
   registrations: z.array(
-    z.object({ account: z.string(), sequence: z.number(), quantity: z.number(), won: z.boolean().nullable(), rank: z.number().nullable(), cohort: z.number().nullable() }),
+    z.object({
+      account: z.string(),
+      sequence: z.number(),
+      quantity: z.number(),
+      won: z.boolean().nullable(),
+      rank: z.number().nullable(),
+      cohort: z.number().nullable(),
+    }),
   ),
   nextFrom: z.number().nullable(),
   verificationRecipe: z.string(),
@@ -54,7 +75,10 @@ const factsOut = z.object({
  * Registration + lottery (fairness mode REGISTRATION_LOTTERY): register in the window, read your state, redeem a
  * winner's invitation for an admission token in your cohort's window, and the public facts anyone can audit.
  */
-export const lotteryRoutes: FastifyPluginAsyncZod<{ db: Db; tokenKey: TokenKey; now?: () => number }> = async (app, { db, tokenKey, now = Date.now }) => {
+export const lotteryRoutes: FastifyPluginAsyncZod<{ db: Db; tokenKey: TokenKey; now?: () => number }> = async (
+  app,
+  { db, tokenKey, now = Date.now },
+) => {
   app.post(
     '/events/:id/lottery/registrations',
     {
@@ -72,7 +96,9 @@ export const lotteryRoutes: FastifyPluginAsyncZod<{ db: Db; tokenKey: TokenKey; 
     async (req, reply) => {
       const { registration, created } = await db
         .transaction()
-        .execute((trx) => registerForLottery(trx, { eventId: req.params.id, accountId: req.accountId, quantity: req.body.quantity, now: new Date(now()) }));
+        .execute((trx) =>
+          registerForLottery(trx, { eventId: req.params.id, accountId: req.accountId, quantity: req.body.quantity, now: new Date(now()) }),
+        );
       return reply.status(created ? 201 : 200).send(registrationBody(registration));
     },
   );
@@ -82,7 +108,8 @@ export const lotteryRoutes: FastifyPluginAsyncZod<{ db: Db; tokenKey: TokenKey; 
     {
       schema: {
         tags: ['lottery'],
-        summary: 'Your registration: REGISTERED (drawn after registration closes), WON (with your invitation), or NOT_DRAWN (on the waitlist)',
+        summary:
+          'Your registration: REGISTERED (drawn after registration closes), WON (with your invitation), or NOT_DRAWN (on the waitlist)',
         params,
         response: { 200: mineOut, ...errorResponses },
       },
@@ -94,7 +121,11 @@ export const lotteryRoutes: FastifyPluginAsyncZod<{ db: Db; tokenKey: TokenKey; 
       if (m.state === 'REGISTERED') return { state: m.state, registration, drawAfter: m.drawAfter.toISOString() };
       if (m.state === 'NOT_DRAWN') return { state: m.state, registration, waitlist: m.waitlist };
       const i = m.invitation;
-      return { state: m.state, registration, invitation: { ...i, windowOpensAt: i.windowOpensAt.toISOString(), windowClosesAt: i.windowClosesAt.toISOString() } };
+      return {
+        state: m.state,
+        registration,
+        invitation: { ...i, windowOpensAt: i.windowOpensAt.toISOString(), windowClosesAt: i.windowClosesAt.toISOString() },
+      };
     },
   );
 
@@ -104,7 +135,8 @@ export const lotteryRoutes: FastifyPluginAsyncZod<{ db: Db; tokenKey: TokenKey; 
       config: { public: true },
       schema: {
         tags: ['lottery'],
-        summary: "The lottery's public facts: windows, seed commitment (the seed after the draw), counts, and the registration list to re-derive the draw",
+        summary:
+          "The lottery's public facts: windows, seed commitment (the seed after the draw), counts, and the registration list to re-derive the draw",
         description: `The registration list comes in pages of up to ${MAX_REGISTRATION_PAGE} by sequence: pass the answer's nextFrom as ?from= until it is null.`,
         security: [],
         params,
@@ -135,7 +167,8 @@ export const lotteryRoutes: FastifyPluginAsyncZod<{ db: Db; tokenKey: TokenKey; 
     {
       schema: {
         tags: ['lottery'],
-        summary: "Redeem a winner's invitation code for an admission token (X-Admission-Token for holds and checkout), in the cohort's window",
+        summary:
+          "Redeem a winner's invitation code for an admission token (X-Admission-Token for holds and checkout), in the cohort's window",
         description:
           'The token is bound to the account and X-Device-Id and lives 10 minutes or until the window closes; redeem again for a fresh one. ' +
           'Refusals write nothing: 400 INVITATION_MALFORMED, 403 INVITATION_FORGED | INVITATION_WRONG_EVENT | INVITATION_WRONG_ACCOUNT | INVITATION_REVOKED, ' +
@@ -144,7 +177,13 @@ export const lotteryRoutes: FastifyPluginAsyncZod<{ db: Db; tokenKey: TokenKey; 
         headers: z.object({ 'x-device-id': deviceIdHeaderSchema }),
         body: z.object({ invitationCode: z.string().min(1).max(2048) }).strict(),
         response: {
-          200: z.object({ admissionToken: z.string(), expiresAt: z.string(), position: z.number(), cohort: z.number(), windowClosesAt: z.string() }),
+          200: z.object({
+            admissionToken: z.string(),
+            expiresAt: z.string(),
+            position: z.number(),
+            cohort: z.number(),
+            windowClosesAt: z.string(),
+          }),
           ...errorResponses,
         },
       },

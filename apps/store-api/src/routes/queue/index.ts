@@ -1,12 +1,27 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { deviceIdHeaderSchema, negotiateLanguage, publicWatermark, QUEUE_STATES, TokenError, WATERMARK_STATES, type QueueService } from '@onsale/shared/queue';
+import {
+  deviceIdHeaderSchema,
+  negotiateLanguage,
+  publicWatermark,
+  QUEUE_STATES,
+  TokenError,
+  WATERMARK_STATES,
+  type QueueService,
+} from '@onsale/shared/queue';
 import { errorResponses, errorSchema, serviceUnavailableSchema } from '../schemas.js';
 import { compiledSerializer } from '../compiled-serializer.js';
 
 const params = z.object({ id: z.string().max(64) });
 /** A presale tier's queue, by the tier's code; left out: the general sale (the event's own queue). */
-const tierQuery = z.object({ tier: z.string().min(1).max(32).optional().describe("a presale tier's code (GET /events/:id/fairness lists them); default: the general sale") });
+const tierQuery = z.object({
+  tier: z
+    .string()
+    .min(1)
+    .max(32)
+    .optional()
+    .describe("a presale tier's code (GET /events/:id/fairness lists them); default: the general sale"),
+});
 const states = z.enum(QUEUE_STATES);
 
 const statusBody = z.object({
@@ -29,7 +44,10 @@ const watermarkState = z.object({
   heartbeatAt: z.number(),
   cohortSize: z.number().nullable(),
   seedHex: z.string().nullable(),
-  history: z.array(z.tuple([z.number(), z.number()]).readonly()).readonly().optional(),
+  history: z
+    .array(z.tuple([z.number(), z.number()]).readonly())
+    .readonly()
+    .optional(),
   claimWindowMs: z.number().optional(),
 });
 const edgeStateBody = z.object({
@@ -64,7 +82,11 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
         querystring: tierQuery,
         headers: z.object({
           'x-device-id': deviceIdHeaderSchema,
-          'x-access-code': z.string().max(4096).optional().describe("an ACCESS_CODE presale tier's signed access code (single-account: its first use binds it)"),
+          'x-access-code': z
+            .string()
+            .max(4096)
+            .optional()
+            .describe("an ACCESS_CODE presale tier's signed access code (single-account: its first use binds it)"),
           'x-proof-of-work': z.string().max(4096).optional().describe('<challenge token>:<suffix> answering a CHALLENGE_REQUIRED'),
           'x-join-deferral': z.string().max(4096).optional().describe('the deferral ticket of a JOIN_DEFERRED, once due'),
           'x-client-attestation': z.string().max(8192).optional().describe('an optional client attestation for the bot scorer'),
@@ -86,9 +108,21 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
     },
     async (req, reply) => {
       const language = negotiateLanguage(req.headers['accept-language']);
-      const r = await queue.join(req.accountId, req.params.id, req.headers['x-device-id'], { tier: req.query.tier, accessCode: req.headers['x-access-code'], language });
+      const r = await queue.join(req.accountId, req.params.id, req.headers['x-device-id'], {
+        tier: req.query.tier,
+        accessCode: req.headers['x-access-code'],
+        language,
+      });
       reply.header('retry-after', String(r.retryAfterSeconds)).header('content-language', language).header('vary', 'Accept-Language');
-      return { queueToken: r.queueToken, position: r.position, state: r.state, message: r.message, estWaitSeconds: r.estWaitSeconds, cohort: r.cohort, waitlist: r.waitlist };
+      return {
+        queueToken: r.queueToken,
+        position: r.position,
+        state: r.state,
+        message: r.message,
+        estWaitSeconds: r.estWaitSeconds,
+        cohort: r.cohort,
+        waitlist: r.waitlist,
+      };
     },
   );
 
@@ -100,17 +134,33 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
       schema: {
         tags: ['queue'],
         summary: 'Poll your place (no database read); carries an admission token once admitted. Honour Retry-After.',
-        description: "`message` is the event's words for the state in the fan's language (Accept-Language: English or Spanish; Content-Language says which).",
+        description:
+          "`message` is the event's words for the state in the fan's language (Accept-Language: English or Spanish; Content-Language says which).",
         params,
-        headers: z.object({ 'x-device-id': deviceIdHeaderSchema, 'x-queue-token': z.string().min(1, 'X-Queue-Token is required').max(4096) }),
+        headers: z.object({
+          'x-device-id': deviceIdHeaderSchema,
+          'x-queue-token': z.string().min(1, 'X-Queue-Token is required').max(4096),
+        }),
         response: { 200: statusBody, ...errorResponses },
       },
     },
     async (req, reply) => {
       const language = negotiateLanguage(req.headers['accept-language']);
       const s = await queue.status(req.params.id, req.headers['x-queue-token'], req.accountId, req.headers['x-device-id'], language);
-      reply.header('retry-after', String(s.retryAfterSeconds)).header('cache-control', 'no-store').header('content-language', language).header('vary', 'Accept-Language');
-      return { state: s.state, message: s.message, position: s.position, admittedThrough: s.admittedThrough, estWaitSeconds: s.estWaitSeconds, admissionToken: s.admissionToken, waitlist: s.waitlist };
+      reply
+        .header('retry-after', String(s.retryAfterSeconds))
+        .header('cache-control', 'no-store')
+        .header('content-language', language)
+        .header('vary', 'Accept-Language');
+      return {
+        state: s.state,
+        message: s.message,
+        position: s.position,
+        admittedThrough: s.admittedThrough,
+        estWaitSeconds: s.estWaitSeconds,
+        admissionToken: s.admissionToken,
+        waitlist: s.waitlist,
+      };
     },
   );
 
@@ -124,7 +174,10 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
         security: [],
         params,
         querystring: tierQuery,
-        response: { 200: z.object({ admittedThrough: z.number(), state: z.string(), ratePerMin: z.number(), updatedAt: z.string() }), 404: errorSchema },
+        response: {
+          200: z.object({ admittedThrough: z.number(), state: z.string(), ratePerMin: z.number(), updatedAt: z.string() }),
+          404: errorSchema,
+        },
       },
     },
     async (req, reply) => {
@@ -140,9 +193,10 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
       config: { public: true },
       schema: {
         tags: ['edge'],
-        summary: "What an edge worker needs to answer the event's status polls and watermark reads itself (apps/edge fetches it once per event per EDGE_WATERMARK_TTL_SECONDS)",
+        summary:
+          "What an edge worker needs to answer the event's status polls and watermark reads itself (apps/edge fetches it once per event per EDGE_WATERMARK_TTL_SECONDS)",
         description:
-          'Every queue of the event (its own and each presale tier\'s): the watermark with the controller heartbeat and position history, ' +
+          "Every queue of the event (its own and each presale tier's): the watermark with the controller heartbeat and position history, " +
           'the words per state, the listing, the tier. Public: nothing in it is secret (the seed appears only after its reveal at the open).',
         security: [],
         params,
@@ -162,7 +216,8 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
       schema: {
         tags: ['edge'],
         summary: 'Admission tokens an edge worker issued, reported in batches so the admission controller counts them',
-        description: 'The body is a report signed with the queue token secret (signClaimsReport); each report counts once. Refusals: 401 TOKEN_FORGED | TOKEN_MALFORMED | TOKEN_EXPIRED (field report).',
+        description:
+          'The body is a report signed with the queue token secret (signClaimsReport); each report counts once. Refusals: 401 TOKEN_FORGED | TOKEN_MALFORMED | TOKEN_EXPIRED (field report).',
         security: [],
         body: z.object({ report: z.string().min(1).max(1_000_000) }),
         response: { 202: z.object({ counted: z.number() }), ...errorResponses },

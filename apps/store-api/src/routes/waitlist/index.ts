@@ -58,17 +58,37 @@ const notificationOut = z.object({
   release: z
     .object({
       availabilityId: z.number(),
-      sections: z.array(z.object({ section: z.string(), priceLevel: z.string(), priceCents: z.number(), seats: z.number(), longestRun: z.number() })),
+      sections: z.array(
+        z.object({ section: z.string(), priceLevel: z.string(), priceCents: z.number(), seats: z.number(), longestRun: z.number() }),
+      ),
     })
     .nullable(),
   claim: z
-    .object({ offerId: z.string().nullable(), status: z.string(), quantity: z.number().nullable(), expiresAt: z.string(), claimToken: z.string().nullable() })
+    .object({
+      offerId: z.string().nullable(),
+      status: z.string(),
+      quantity: z.number().nullable(),
+      expiresAt: z.string(),
+      claimToken: z.string().nullable(),
+    })
     .nullable(),
   /** A registration lottery's outcome: a winner's rank, cohort and purchase window (the invitation code is at links.lottery). */
   lottery: z
-    .object({ won: z.boolean(), rank: z.number().nullable(), cohort: z.number().nullable(), windowOpensAt: z.string().nullable(), windowClosesAt: z.string().nullable() })
+    .object({
+      won: z.boolean(),
+      rank: z.number().nullable(),
+      cohort: z.number().nullable(),
+      windowOpensAt: z.string().nullable(),
+      windowClosesAt: z.string().nullable(),
+    })
     .nullable(),
-  links: z.object({ claim: z.string().nullable(), decline: z.string().nullable(), event: z.string().nullable(), waitlist: z.string(), lottery: z.string().nullable() }),
+  links: z.object({
+    claim: z.string().nullable(),
+    decline: z.string().nullable(),
+    event: z.string().nullable(),
+    waitlist: z.string(),
+    lottery: z.string().nullable(),
+  }),
 });
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -109,7 +129,9 @@ export const waitlistRoutes: FastifyPluginAsyncZod<WaitlistRouteDeps> = async (a
             id: z.string(),
             name: z.string(),
             waitlistMode: z.enum(['OFFER', 'BROADCAST']),
-            performances: z.array(z.object({ eventId: z.string(), name: z.string(), startsAt: z.string(), date: z.string(), soldOut: z.boolean() })),
+            performances: z.array(
+              z.object({ eventId: z.string(), name: z.string(), startsAt: z.string(), date: z.string(), soldOut: z.boolean() }),
+            ),
             sections: z.array(z.string()),
             priceLevels: z.array(z.string()),
           }),
@@ -124,7 +146,13 @@ export const waitlistRoutes: FastifyPluginAsyncZod<WaitlistRouteDeps> = async (a
         id: l.id,
         name: l.name,
         waitlistMode: l.mode,
-        performances: l.performances.map((p) => ({ eventId: p.eventId, name: p.name, startsAt: p.startsAt.toISOString(), date: p.date, soldOut: p.soldOut })),
+        performances: l.performances.map((p) => ({
+          eventId: p.eventId,
+          name: p.name,
+          startsAt: p.startsAt.toISOString(),
+          date: p.date,
+          soldOut: p.soldOut,
+        })),
         sections: [...l.sections].sort(),
         priceLevels: [...l.priceLevels].sort(),
       };
@@ -167,10 +195,15 @@ export const waitlistRoutes: FastifyPluginAsyncZod<WaitlistRouteDeps> = async (a
       schema: {
         tags: ['waitlist'],
         summary: 'Your waitlist entries: criteria, expiry, and your place among the entries that compete for the same seats',
-        response: { 200: z.object({ entries: z.array(entryOut.extend({ place: z.number(), listingEntries: z.number() })) }), ...errorResponses },
+        response: {
+          200: z.object({ entries: z.array(entryOut.extend({ place: z.number(), listingEntries: z.number() })) }),
+          ...errorResponses,
+        },
       },
     },
-    async (req) => ({ entries: (await waitlist.mine(req.accountId)).map((e) => ({ ...entryBody(e), place: e.place, listingEntries: e.listingEntries })) }),
+    async (req) => ({
+      entries: (await waitlist.mine(req.accountId)).map((e) => ({ ...entryBody(e), place: e.place, listingEntries: e.listingEntries })),
+    }),
   );
 
   app.get(
@@ -188,7 +221,15 @@ export const waitlistRoutes: FastifyPluginAsyncZod<WaitlistRouteDeps> = async (a
                 eventId: z.string(),
                 eventName: z.string(),
                 startsAt: z.string(),
-                sections: z.array(z.object({ section: z.string(), priceLevel: z.string(), priceCents: z.number(), available: z.number(), longestRun: z.number() })),
+                sections: z.array(
+                  z.object({
+                    section: z.string(),
+                    priceLevel: z.string(),
+                    priceCents: z.number(),
+                    available: z.number(),
+                    longestRun: z.number(),
+                  }),
+                ),
               }),
             ),
           }),
@@ -207,8 +248,12 @@ export const waitlistRoutes: FastifyPluginAsyncZod<WaitlistRouteDeps> = async (a
     {
       schema: {
         tags: ['waitlist'],
-        summary: 'Your in-app inbox, newest first (offers carry their claim token while open; a lottery draw tells each registered fan whether they won)',
-        querystring: z.object({ before: z.coerce.number().int().positive().optional(), limit: z.coerce.number().int().min(1).max(200).default(50) }),
+        summary:
+          'Your in-app inbox, newest first (offers carry their claim token while open; a lottery draw tells each registered fan whether they won)',
+        querystring: z.object({
+          before: z.coerce.number().int().positive().optional(),
+          limit: z.coerce.number().int().min(1).max(200).default(50),
+        }),
         response: { 200: z.object({ notifications: z.array(notificationOut) }), ...errorResponses },
       },
     },
@@ -237,7 +282,8 @@ export const waitlistRoutes: FastifyPluginAsyncZod<WaitlistRouteDeps> = async (a
     {
       schema: {
         tags: ['waitlist'],
-        summary: 'Claim an offer (or a share of a broadcast release) with its claim token: the seats become your hold, with an admission token for that hold (pay, extend, release)',
+        summary:
+          'Claim an offer (or a share of a broadcast release) with its claim token: the seats become your hold, with an admission token for that hold (pay, extend, release)',
         headers: z.object({ 'x-device-id': deviceIdHeaderSchema }),
         body: z.object({ claimToken: z.string().min(1).max(1024) }).strict(),
         response: {
@@ -257,7 +303,11 @@ export const waitlistRoutes: FastifyPluginAsyncZod<WaitlistRouteDeps> = async (a
     },
     async (req, reply) => {
       const deviceHash = await verifier.deviceHash(req.headers['x-device-id'], req.accountId);
-      const { place: _place, ...body } = await claimOfferWithAdmission(db, claimTokens, tokenKey, { accountId: req.accountId, deviceHash, claimToken: req.body.claimToken });
+      const { place: _place, ...body } = await claimOfferWithAdmission(db, claimTokens, tokenKey, {
+        accountId: req.accountId,
+        deviceHash,
+        claimToken: req.body.claimToken,
+      });
       return reply.status(201).send({ ...body, expiresAt: body.expiresAt.toISOString() });
     },
   );

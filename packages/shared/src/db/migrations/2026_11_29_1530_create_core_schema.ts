@@ -41,10 +41,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('version', 'integer', (c) => c.notNull().defaultTo(1))
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
-    .addCheckConstraint(
-      'events_fairness_mode',
-      sql`fairness_mode IN ('RANDOMIZED_PREOPEN_THEN_FIFO', 'FIFO', 'REGISTRATION_LOTTERY')`,
-    )
+    .addCheckConstraint('events_fairness_mode', sql`fairness_mode IN ('RANDOMIZED_PREOPEN_THEN_FIFO', 'FIFO', 'REGISTRATION_LOTTERY')`)
     .addCheckConstraint('events_limits', sql`per_account_seat_limit > 0 AND per_instrument_seat_limit > 0`)
     .addCheckConstraint('events_hold_times', sql`hold_ttl_seconds > 0 AND hold_extension_seconds >= 0`)
     .addCheckConstraint('events_capacity', sql`capacity >= 0`)
@@ -71,10 +68,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('quality_rank', 'integer', (c) => c.notNull())
     .addColumn('capacity', 'integer', (c) => c.notNull())
     .addPrimaryKeyConstraint('sections_pk', ['event_id', 'code'])
-    .addForeignKeyConstraint('sections_price_level_fk', ['event_id', 'price_level'], 'price_levels', [
-      'event_id',
-      'code',
-    ])
+    .addForeignKeyConstraint('sections_price_level_fk', ['event_id', 'price_level'], 'price_levels', ['event_id', 'code'])
     .addCheckConstraint('sections_kind', sql`kind IN ('RESERVED')`)
     .execute();
 
@@ -155,9 +149,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addCheckConstraint('checkout_attempts_status', sql`status IN ('PENDING', 'SUCCEEDED', 'FAILED')`)
     .execute();
   await db.schema.createIndex('checkout_attempts_hold_idx').on('checkout_attempts').column('hold_id').execute();
-  await sql`CREATE UNIQUE INDEX checkout_attempts_one_pending ON checkout_attempts (hold_id) WHERE status = 'PENDING'`.execute(
-    db,
-  );
+  await sql`CREATE UNIQUE INDEX checkout_attempts_one_pending ON checkout_attempts (hold_id) WHERE status = 'PENDING'`.execute(db);
 
   await db.schema
     .createTable('orders')
@@ -175,11 +167,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addUniqueConstraint('orders_idempotency_uq', ['account_id', 'idempotency_key'])
     .addCheckConstraint('orders_status', sql`status IN ('CONFIRMED', 'CANCELLED')`)
     .execute();
-  await db.schema
-    .createIndex('orders_instrument_idx')
-    .on('orders')
-    .columns(['event_id', 'instrument_fingerprint'])
-    .execute();
+  await db.schema.createIndex('orders_instrument_idx').on('orders').columns(['event_id', 'instrument_fingerprint']).execute();
   await db.schema.createIndex('orders_account_idx').on('orders').columns(['event_id', 'account_id']).execute();
 
   // Latest result of the inventory reconciliation job per event (exported as metrics).
@@ -210,7 +198,19 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   await sql`DROP FUNCTION IF EXISTS onsale_lock_account_seats(uuid, text)`.execute(db);
-  for (const t of ['audit_log', 'inventory_reconciliations', 'orders', 'checkout_attempts', 'holds', 'seats', 'sections', 'price_levels', 'events', 'listings', 'accounts']) {
+  for (const t of [
+    'audit_log',
+    'inventory_reconciliations',
+    'orders',
+    'checkout_attempts',
+    'holds',
+    'seats',
+    'sections',
+    'price_levels',
+    'events',
+    'listings',
+    'accounts',
+  ]) {
     await db.schema.dropTable(t).ifExists().cascade().execute();
   }
 }

@@ -14,7 +14,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       ADD COLUMN offer_ttl_seconds integer NOT NULL DEFAULT 900,
       ADD COLUMN fanout_inline_threshold integer NOT NULL DEFAULT 10000,
       ADD CONSTRAINT listings_waitlist_mode CHECK (waitlist_mode IN ('OFFER', 'BROADCAST')),
-      ADD CONSTRAINT listings_waitlist_times CHECK (waitlist_ttl_seconds > 0 AND offer_ttl_seconds > 0 AND fanout_inline_threshold > 0)`.execute(db);
+      ADD CONSTRAINT listings_waitlist_times CHECK (waitlist_ttl_seconds > 0 AND offer_ttl_seconds > 0 AND fanout_inline_threshold > 0)`.execute(
+    db,
+  );
 
   // The system account that owns seats set aside for the waitlist (fans cannot sign in as it: '~' is not
   // allowed in a fan's account id), and the hold statuses of those seats.
@@ -49,7 +51,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       CHECK (date_from IS NULL OR date_to IS NULL OR date_from <= date_to)
     ) PARTITION BY HASH (listing_id)`.execute(db);
   for (let i = 0; i < WAITLIST_PARTITIONS; i++)
-    await sql`${sql.raw(`CREATE TABLE waitlist_entries_p${i} PARTITION OF waitlist_entries FOR VALUES WITH (MODULUS ${WAITLIST_PARTITIONS}, REMAINDER ${i})`)}`.execute(db);
+    await sql`${sql.raw(`CREATE TABLE waitlist_entries_p${i} PARTITION OF waitlist_entries FOR VALUES WITH (MODULUS ${WAITLIST_PARTITIONS}, REMAINDER ${i})`)}`.execute(
+      db,
+    );
   await sql`CREATE INDEX waitlist_entries_account_idx ON waitlist_entries (account_id)`.execute(db);
   // Rows are written in roughly expiry order, so a block range index finds the expired ones at almost no cost.
   await sql`CREATE INDEX waitlist_entries_expiry_brin ON waitlist_entries USING brin (expires_at)`.execute(db);
@@ -119,7 +123,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       read_at timestamptz,
       CHECK (kind IN ('OFFER', 'BROADCAST', 'ON_SALE', 'OFFER_EXPIRED'))
     )`.execute(db);
-  await sql`CREATE UNIQUE INDEX notifications_once_uq ON notifications (availability_id, entry_id) WHERE kind <> 'OFFER_EXPIRED'`.execute(db);
+  await sql`CREATE UNIQUE INDEX notifications_once_uq ON notifications (availability_id, entry_id) WHERE kind <> 'OFFER_EXPIRED'`.execute(
+    db,
+  );
   await sql`CREATE INDEX notifications_account_idx ON notifications (account_id, id)`.execute(db);
 
   // Webhook endpoints (the operator's messaging gateway) and their deliveries: one POST per endpoint per chunk
@@ -159,12 +165,21 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const t of ['webhook_deliveries', 'webhook_endpoints', 'notifications', 'waitlist_offers', 'availability_events', 'waitlist_entries'])
+  for (const t of [
+    'webhook_deliveries',
+    'webhook_endpoints',
+    'notifications',
+    'waitlist_offers',
+    'availability_events',
+    'waitlist_entries',
+  ])
     await sql`DROP TABLE IF EXISTS ${sql.raw(t)} CASCADE`.execute(db);
   await sql`DROP SEQUENCE IF EXISTS waitlist_entries_id_seq`.execute(db);
   await sql`UPDATE holds SET status = 'RELEASED' WHERE status = 'WAITLIST'`.execute(db);
   await sql`ALTER TABLE holds DROP CONSTRAINT holds_status`.execute(db);
-  await sql`ALTER TABLE holds ADD CONSTRAINT holds_status CHECK (status IN ('HELD', 'PAYING', 'PURCHASED', 'RELEASED', 'EXPIRED'))`.execute(db);
+  await sql`ALTER TABLE holds ADD CONSTRAINT holds_status CHECK (status IN ('HELD', 'PAYING', 'PURCHASED', 'RELEASED', 'EXPIRED'))`.execute(
+    db,
+  );
   await sql`
     ALTER TABLE listings DROP COLUMN waitlist_mode, DROP COLUMN waitlist_ttl_seconds, DROP COLUMN offer_ttl_seconds,
       DROP COLUMN fanout_inline_threshold`.execute(db);

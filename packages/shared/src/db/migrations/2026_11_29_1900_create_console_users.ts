@@ -43,7 +43,10 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('console_sessions_expires_idx').on('console_sessions').column('expires_at').execute();
 
   // The organisation that owns an event; NULL: a house event, which promoters do not see.
-  await db.schema.alterTable('events').addColumn('organisation_id', 'uuid', (c) => c.references('organisations.id')).execute();
+  await db.schema
+    .alterTable('events')
+    .addColumn('organisation_id', 'uuid', (c) => c.references('organisations.id'))
+    .execute();
   await db.schema.createIndex('events_organisation_idx').on('events').column('organisation_id').execute();
 }
 

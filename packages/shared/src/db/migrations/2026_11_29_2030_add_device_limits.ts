@@ -4,7 +4,9 @@ import { sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   // Per-device seat limit of an event; NULL means "the same as the per-account limit".
   await sql`ALTER TABLE events ADD COLUMN per_device_seat_limit integer`.execute(db);
-  await sql`ALTER TABLE events ADD CONSTRAINT events_device_limit CHECK (per_device_seat_limit IS NULL OR per_device_seat_limit > 0)`.execute(db);
+  await sql`ALTER TABLE events ADD CONSTRAINT events_device_limit CHECK (per_device_seat_limit IS NULL OR per_device_seat_limit > 0)`.execute(
+    db,
+  );
 
   // The account-independent fingerprint of the device a hold was made from (NULL: not made by a fan's device,
   // e.g. a waitlist offer). The per-device limit counts by it; the post-sale review clusters by it.

@@ -17,7 +17,9 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`
     ALTER TABLE notifications ADD CONSTRAINT notifications_lottery_event
       CHECK ((kind IN ('LOTTERY_WON', 'LOTTERY_NOT_DRAWN')) = (event_id IS NOT NULL))`.execute(db);
-  await sql`CREATE UNIQUE INDEX notifications_lottery_once_uq ON notifications (event_id, account_id) WHERE event_id IS NOT NULL`.execute(db);
+  await sql`CREATE UNIQUE INDEX notifications_lottery_once_uq ON notifications (event_id, account_id) WHERE event_id IS NOT NULL`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
@@ -25,6 +27,8 @@ export async function down(db: Kysely<any>): Promise<void> {
   await sql`DROP INDEX IF EXISTS notifications_lottery_once_uq`.execute(db);
   await sql`ALTER TABLE notifications DROP CONSTRAINT IF EXISTS notifications_lottery_event`.execute(db);
   await sql`ALTER TABLE notifications DROP CONSTRAINT notifications_kind_check`.execute(db);
-  await sql`ALTER TABLE notifications ADD CONSTRAINT notifications_kind_check CHECK (kind IN ('OFFER', 'BROADCAST', 'ON_SALE', 'OFFER_EXPIRED'))`.execute(db);
+  await sql`ALTER TABLE notifications ADD CONSTRAINT notifications_kind_check CHECK (kind IN ('OFFER', 'BROADCAST', 'ON_SALE', 'OFFER_EXPIRED'))`.execute(
+    db,
+  );
   await sql`ALTER TABLE notifications DROP COLUMN event_id`.execute(db);
 }

@@ -9,10 +9,18 @@ import { sql, type Kysely } from 'kysely';
  * fingerprint is left in the database. Until then the per-card limit counts a marked row as the same card.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await sql`UPDATE orders SET instrument_fingerprint = 'legacy:' || instrument_fingerprint WHERE instrument_fingerprint ~ '^[0-9a-f]{32}$'`.execute(db);
-  await sql`UPDATE checkout_attempts SET instrument_fingerprint = 'legacy:' || instrument_fingerprint WHERE instrument_fingerprint ~ '^[0-9a-f]{32}$'`.execute(db);
-  await sql`CREATE INDEX IF NOT EXISTS orders_legacy_fingerprint_idx ON orders (id) WHERE instrument_fingerprint LIKE 'legacy:%'`.execute(db);
-  await sql`CREATE INDEX IF NOT EXISTS checkout_attempts_legacy_fingerprint_idx ON checkout_attempts (account_id, idempotency_key) WHERE instrument_fingerprint LIKE 'legacy:%'`.execute(db);
+  await sql`UPDATE orders SET instrument_fingerprint = 'legacy:' || instrument_fingerprint WHERE instrument_fingerprint ~ '^[0-9a-f]{32}$'`.execute(
+    db,
+  );
+  await sql`UPDATE checkout_attempts SET instrument_fingerprint = 'legacy:' || instrument_fingerprint WHERE instrument_fingerprint ~ '^[0-9a-f]{32}$'`.execute(
+    db,
+  );
+  await sql`CREATE INDEX IF NOT EXISTS orders_legacy_fingerprint_idx ON orders (id) WHERE instrument_fingerprint LIKE 'legacy:%'`.execute(
+    db,
+  );
+  await sql`CREATE INDEX IF NOT EXISTS checkout_attempts_legacy_fingerprint_idx ON checkout_attempts (account_id, idempotency_key) WHERE instrument_fingerprint LIKE 'legacy:%'`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

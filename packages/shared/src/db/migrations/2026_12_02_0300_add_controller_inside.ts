@@ -18,7 +18,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       ADD COLUMN controller_reason text,
       ADD COLUMN fans_inside integer,
       ADD COLUMN admit_cap integer`.execute(db);
-  await sql`CREATE INDEX IF NOT EXISTS queue_entries_claimed_idx ON queue_entries (event_id, claimed_at) WHERE claimed_at IS NOT NULL`.execute(db);
+  await sql`CREATE INDEX IF NOT EXISTS queue_entries_claimed_idx ON queue_entries (event_id, claimed_at) WHERE claimed_at IS NOT NULL`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

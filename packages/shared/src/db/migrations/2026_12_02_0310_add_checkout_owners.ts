@@ -33,7 +33,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       refunded_at timestamptz,
       CHECK ((status = 'succeeded') = (reference IS NOT NULL))
     )`.execute(db);
-  await sql`CREATE UNIQUE INDEX simulated_gateway_charges_reference ON simulated_gateway_charges (reference) WHERE reference IS NOT NULL`.execute(db);
+  await sql`CREATE UNIQUE INDEX simulated_gateway_charges_reference ON simulated_gateway_charges (reference) WHERE reference IS NOT NULL`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

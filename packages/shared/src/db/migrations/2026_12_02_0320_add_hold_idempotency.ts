@@ -9,7 +9,9 @@ import { sql, type Kysely } from 'kysely';
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`ALTER TABLE holds ADD COLUMN idempotency_key text, ADD COLUMN request_hash text`.execute(db);
-  await sql`CREATE UNIQUE INDEX holds_idempotency_uq ON holds (event_id, account_id, idempotency_key) WHERE idempotency_key IS NOT NULL`.execute(db);
+  await sql`CREATE UNIQUE INDEX holds_idempotency_uq ON holds (event_id, account_id, idempotency_key) WHERE idempotency_key IS NOT NULL`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -7,11 +7,7 @@ import { type Kysely } from 'kysely';
  * log keeps naming them. A disabled user cannot sign in and their sessions are gone; enabling clears both columns.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema
-    .alterTable('console_users')
-    .addColumn('disabled_at', 'timestamptz')
-    .addColumn('disabled_by', 'text')
-    .execute();
+  await db.schema.alterTable('console_users').addColumn('disabled_at', 'timestamptz').addColumn('disabled_by', 'text').execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

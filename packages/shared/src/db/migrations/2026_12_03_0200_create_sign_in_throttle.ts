@@ -19,7 +19,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addCheckConstraint('sign_in_failures_ip_length', sql`ip IS NULL OR char_length(ip) BETWEEN 1 AND 64`)
     .execute();
   await db.schema.createIndex('sign_in_failures_email_idx').on('sign_in_failures').columns(['email', 'failed_at']).execute();
-  await db.schema.createIndex('sign_in_failures_ip_idx').on('sign_in_failures').columns(['ip', 'failed_at']).where(sql.ref('ip'), 'is not', null).execute();
+  await db.schema
+    .createIndex('sign_in_failures_ip_idx')
+    .on('sign_in_failures')
+    .columns(['ip', 'failed_at'])
+    .where(sql.ref('ip'), 'is not', null)
+    .execute();
   await db.schema.createIndex('sign_in_failures_failed_at_idx').on('sign_in_failures').column('failed_at').execute();
 
   await db.schema

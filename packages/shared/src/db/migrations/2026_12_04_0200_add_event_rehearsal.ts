@@ -9,7 +9,9 @@ import { sql, type Kysely } from 'kysely';
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`ALTER TABLE events ADD COLUMN rehearsal_time_scale double precision`.execute(db);
-  await sql`ALTER TABLE events ADD CONSTRAINT events_rehearsal_time_scale CHECK (rehearsal_time_scale IS NULL OR rehearsal_time_scale >= 1)`.execute(db);
+  await sql`ALTER TABLE events ADD CONSTRAINT events_rehearsal_time_scale CHECK (rehearsal_time_scale IS NULL OR rehearsal_time_scale >= 1)`.execute(
+    db,
+  );
   await sql`CREATE INDEX events_rehearsal_idx ON events (created_at) WHERE rehearsal_time_scale IS NOT NULL`.execute(db);
 }
 

@@ -40,7 +40,9 @@ export const PACING_FIELDS: { name: keyof PacingValues; label: string; hint: str
 /** TTLs the stranded-seats curve is drawn at (minutes). */
 const TTL_CURVE = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 18, 20, 25, 30];
 
-type Outcome = { ok: true; plan: AdmissionPlan; stranded: number; ttl: number; curve: { ttl: number; stranded: number }[] } | { ok: false; errors: Record<string, string> };
+type Outcome =
+  | { ok: true; plan: AdmissionPlan; stranded: number; ttl: number; curve: { ttl: number; stranded: number }[] }
+  | { ok: false; errors: Record<string, string> };
 
 const toNumber = (s: string) => (s.trim() === '' ? Number.NaN : Number(s));
 
@@ -59,7 +61,17 @@ export function previewPlan(v: PacingValues): Outcome {
       holdTtlMinutes: [ttl],
       abandonmentRate,
     });
-    const curve = TTL_CURVE.map((t) => ({ ttl: t, stranded: Math.round(strandedSeats({ admitsPerMinute: plan.admitsPerMinute, abandonmentRate, holdTtlMinutes: t, ticketsPerOrder: toNumber(v.ticketsPerOrder) })) }));
+    const curve = TTL_CURVE.map((t) => ({
+      ttl: t,
+      stranded: Math.round(
+        strandedSeats({
+          admitsPerMinute: plan.admitsPerMinute,
+          abandonmentRate,
+          holdTtlMinutes: t,
+          ticketsPerOrder: toNumber(v.ticketsPerOrder),
+        }),
+      ),
+    }));
     return { ok: true, plan, stranded: plan.strandedSeatsByHoldTtl![0]!.strandedSeats, ttl, curve };
   } catch (err) {
     if (err instanceof DomainError && err.code === 'INVALID_PLAN_INPUT') {
@@ -71,12 +83,26 @@ export function previewPlan(v: PacingValues): Outcome {
 }
 
 /** What-if editor of the pacing inputs; errors show at their field. */
-export function PacingInputs({ values, onChange, errors }: { values: PacingValues; onChange: (v: PacingValues) => void; errors: Record<string, string> }) {
+export function PacingInputs({
+  values,
+  onChange,
+  errors,
+}: {
+  values: PacingValues;
+  onChange: (v: PacingValues) => void;
+  errors: Record<string, string>;
+}) {
   return (
     <div className="plan-inputs" data-testid="plan-inputs">
       {PACING_FIELDS.map((f) => (
         <Field key={f.name} label={f.label} name={f.name} error={errors[f.name]} hint={f.hint}>
-          <input type="number" inputMode="decimal" step={f.step} value={values[f.name]} onChange={(e) => onChange({ ...values, [f.name]: e.target.value })} />
+          <input
+            type="number"
+            inputMode="decimal"
+            step={f.step}
+            value={values[f.name]}
+            onChange={(e) => onChange({ ...values, [f.name]: e.target.value })}
+          />
         </Field>
       ))}
     </div>
@@ -101,9 +127,24 @@ export function PlanPreview({ inputs }: { inputs: PacingValues }) {
   return (
     <div className="plan-preview" data-testid="plan-preview" data-valid="true">
       <div className="wr-metrics plan-figures">
-        <Figure label="Admits / min" value={formatCount(Math.round(plan.admitsPerMinute))} testId="plan-admits" note={`${formatCount(Math.round(plan.buyersPerMinute))} buyers/min × ${plan.overbookFactor}`} />
-        <Figure label="Concurrent shoppers" value={formatCount(Math.round(plan.concurrentShoppers))} testId="plan-shoppers" note={`store load ${formatCount(Math.round(plan.storeRequestsPerSecond.low))}-${formatCount(Math.round(plan.storeRequestsPerSecond.high))} req/s`} />
-        <Figure label="Expected sale duration" value={`${plan.expectedSaleMinutes.toLocaleString('en-US', { maximumFractionDigits: 1 })} min`} testId="plan-duration" note={`${formatCount(Math.round(plan.orders))} orders; bound by ${binding}`} />
+        <Figure
+          label="Admits / min"
+          value={formatCount(Math.round(plan.admitsPerMinute))}
+          testId="plan-admits"
+          note={`${formatCount(Math.round(plan.buyersPerMinute))} buyers/min × ${plan.overbookFactor}`}
+        />
+        <Figure
+          label="Concurrent shoppers"
+          value={formatCount(Math.round(plan.concurrentShoppers))}
+          testId="plan-shoppers"
+          note={`store load ${formatCount(Math.round(plan.storeRequestsPerSecond.low))}-${formatCount(Math.round(plan.storeRequestsPerSecond.high))} req/s`}
+        />
+        <Figure
+          label="Expected sale duration"
+          value={`${plan.expectedSaleMinutes.toLocaleString('en-US', { maximumFractionDigits: 1 })} min`}
+          testId="plan-duration"
+          note={`${formatCount(Math.round(plan.orders))} orders; bound by ${binding}`}
+        />
         <Figure
           label={`Stranded at a ${ttl}-min hold`}
           value={formatCount(Math.round(stranded))}
@@ -113,7 +154,8 @@ export function PlanPreview({ inputs }: { inputs: PacingValues }) {
         />
       </div>
       <p className="muted plan-binding" data-testid="plan-binding">
-        Buyers/min: inventory pacing {formatCount(Math.round(plan.buyersPerMin.inventoryPacing))}, payment ceiling {formatCount(Math.round(plan.buyersPerMin.paymentCeiling))}; the tighter one ({binding}) sets the rate.
+        Buyers/min: inventory pacing {formatCount(Math.round(plan.buyersPerMin.inventoryPacing))}, payment ceiling{' '}
+        {formatCount(Math.round(plan.buyersPerMin.paymentCeiling))}; the tighter one ({binding}) sets the rate.
       </p>
       <figure className="chart wr-chart" aria-label="Seats stranded in abandoned holds by hold TTL" data-testid="plan-stranded-chart">
         <figcaption>Seats stranded in abandoned holds by hold TTL (admits/min × abandoned share × TTL × tickets per order)</figcaption>
@@ -123,9 +165,31 @@ export function PlanPreview({ inputs }: { inputs: PacingValues }) {
             <XAxis dataKey="ttl" type="number" domain={[0, 30]} ticks={[0, 5, 10, 15, 20, 25, 30]} unit=" min" />
             <YAxis allowDecimals={false} width={64} />
             <Tooltip formatter={(v) => [formatCount(Number(v)), 'stranded seats']} labelFormatter={(t) => `hold TTL ${Number(t)} min`} />
-            {seats > 0 && <ReferenceLine y={seats * 0.1} stroke="#94a3b8" strokeDasharray="4 4" label={{ value: '10% of the house', position: 'insideTopLeft', fill: '#64748b', fontSize: 12 }} />}
-            <Line type="linear" dataKey="stranded" name="Stranded seats" stroke="#c05621" strokeWidth={2} dot={{ r: 2 }} isAnimationActive={false} />
-            <ReferenceDot x={ttl} y={Math.round(stranded)} r={6} fill="#c53030" stroke="#fff" label={{ value: `${ttl} min`, position: 'top', fill: '#c53030' }} />
+            {seats > 0 && (
+              <ReferenceLine
+                y={seats * 0.1}
+                stroke="#94a3b8"
+                strokeDasharray="4 4"
+                label={{ value: '10% of the house', position: 'insideTopLeft', fill: '#64748b', fontSize: 12 }}
+              />
+            )}
+            <Line
+              type="linear"
+              dataKey="stranded"
+              name="Stranded seats"
+              stroke="#c05621"
+              strokeWidth={2}
+              dot={{ r: 2 }}
+              isAnimationActive={false}
+            />
+            <ReferenceDot
+              x={ttl}
+              y={Math.round(stranded)}
+              r={6}
+              fill="#c53030"
+              stroke="#fff"
+              label={{ value: `${ttl} min`, position: 'top', fill: '#c53030' }}
+            />
           </LineChart>
         </ResponsiveContainer>
       </figure>

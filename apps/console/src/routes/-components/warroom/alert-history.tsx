@@ -10,7 +10,15 @@ import { When } from '../When';
  * how many messages went out to the alert receivers. Recorded by the worker whether or not anyone had the war
  * room open. Times are the venue's.
  */
-export function AlertHistory({ eventId, timeZone, canManageReceivers }: { eventId: string; timeZone: string; canManageReceivers: boolean }) {
+export function AlertHistory({
+  eventId,
+  timeZone,
+  canManageReceivers,
+}: {
+  eventId: string;
+  timeZone: string;
+  canManageReceivers: boolean;
+}) {
   const trpc = useTRPC();
   const history = useQuery(trpc.warRoom.alertHistory.queryOptions({ eventId }, { refetchInterval: 10_000 }));
   const list = history.data ?? [];
@@ -38,7 +46,8 @@ export function AlertHistory({ eventId, timeZone, canManageReceivers }: { eventI
       {list.length > 0 && (
         <>
           <p className="muted">
-            {formatCount(list.length)} alert{list.length === 1 ? '' : 's'} so far{firing > 0 ? `, ${formatCount(firing)} still firing` : ''}. Times in the venue’s zone ({timeZone}).
+            {formatCount(list.length)} alert{list.length === 1 ? '' : 's'} so far{firing > 0 ? `, ${formatCount(firing)} still firing` : ''}
+            . Times in the venue’s zone ({timeZone}).
           </p>
           <table className="grid wr-stack" data-testid="wr-alert-history-table">
             <thead>
@@ -56,7 +65,9 @@ export function AlertHistory({ eventId, timeZone, canManageReceivers }: { eventI
                 return (
                   <tr key={a.id} data-testid="wr-alert-history-row" data-code={a.code} data-resolved={a.resolvedAt ? 'true' : 'false'}>
                     <td>
-                      <span className={`pill ${a.peakSeverity === 'critical' ? 'pill-alarm' : 'pill-warn'}`}>{a.peakSeverity === 'critical' ? 'Critical' : 'Warning'}</span>{' '}
+                      <span className={`pill ${a.peakSeverity === 'critical' ? 'pill-alarm' : 'pill-warn'}`}>
+                        {a.peakSeverity === 'critical' ? 'Critical' : 'Warning'}
+                      </span>{' '}
                       <strong data-testid="wr-alert-history-title">{a.title}</strong>
                       <br />
                       {a.action}
@@ -70,9 +81,13 @@ export function AlertHistory({ eventId, timeZone, canManageReceivers }: { eventI
                     <td data-label="Fired">
                       <When iso={a.firedAt} zone={timeZone} />
                     </td>
-                    <td data-label="Lasted" data-testid="wr-alert-history-lasted">{a.resolvedAt ? formatDuration(lastedSeconds) : <strong>still firing</strong>}</td>
+                    <td data-label="Lasted" data-testid="wr-alert-history-lasted">
+                      {a.resolvedAt ? formatDuration(lastedSeconds) : <strong>still firing</strong>}
+                    </td>
                     <td className="num" data-label="Messages sent" data-testid="wr-alert-history-messages">
-                      {a.messages.queued === 0 ? 'none' : `${formatCount(a.messages.delivered)} of ${formatCount(a.messages.queued)} delivered`}
+                      {a.messages.queued === 0
+                        ? 'none'
+                        : `${formatCount(a.messages.delivered)} of ${formatCount(a.messages.queued)} delivered`}
                       {a.messages.dead > 0 && <span className="pill pill-alarm"> {formatCount(a.messages.dead)} failed</span>}
                     </td>
                   </tr>

@@ -3,7 +3,14 @@ import type { WarRoomPoint } from '@onsale/shared/warroom/schema';
 import { formatTime, type WarRoomSnapshot } from './parts';
 
 // Same colours as the inventory tiles elsewhere in the console.
-const COLORS = { available: '#2f855a', held: '#c05621', sold: '#2b6cb0', admitted: '#2b6cb0', plan: '#1a202c', controller: '#c05621' } as const;
+const COLORS = {
+  available: '#2f855a',
+  held: '#c05621',
+  sold: '#2b6cb0',
+  admitted: '#2b6cb0',
+  plan: '#1a202c',
+  controller: '#c05621',
+} as const;
 
 /** Available / held / sold over time, from the rolling series (stacked: the top edge is the capacity). */
 export function InventoryChart({ series }: { series: WarRoomPoint[] }) {
@@ -13,13 +20,47 @@ export function InventoryChart({ series }: { series: WarRoomPoint[] }) {
       <ResponsiveContainer width="100%" height={220}>
         <AreaChart data={series} margin={{ top: 8, right: 12, bottom: 0, left: 0 }}>
           <CartesianGrid strokeDasharray="3 3" vertical={false} />
-          <XAxis dataKey="t" type="number" domain={['dataMin', 'dataMax']} scale="time" tickFormatter={(t: number) => formatTime(t)} minTickGap={40} />
+          <XAxis
+            dataKey="t"
+            type="number"
+            domain={['dataMin', 'dataMax']}
+            scale="time"
+            tickFormatter={(t: number) => formatTime(t)}
+            minTickGap={40}
+          />
           <YAxis allowDecimals={false} width={56} />
           <Tooltip labelFormatter={(t) => formatTime(Number(t))} />
           <Legend />
-          <Area type="stepAfter" dataKey="sold" name="Sold" stackId="inv" stroke={COLORS.sold} fill={COLORS.sold} fillOpacity={0.7} isAnimationActive={false} />
-          <Area type="stepAfter" dataKey="held" name="Held" stackId="inv" stroke={COLORS.held} fill={COLORS.held} fillOpacity={0.7} isAnimationActive={false} />
-          <Area type="stepAfter" dataKey="available" name="Available" stackId="inv" stroke={COLORS.available} fill={COLORS.available} fillOpacity={0.35} isAnimationActive={false} />
+          <Area
+            type="stepAfter"
+            dataKey="sold"
+            name="Sold"
+            stackId="inv"
+            stroke={COLORS.sold}
+            fill={COLORS.sold}
+            fillOpacity={0.7}
+            isAnimationActive={false}
+          />
+          <Area
+            type="stepAfter"
+            dataKey="held"
+            name="Held"
+            stackId="inv"
+            stroke={COLORS.held}
+            fill={COLORS.held}
+            fillOpacity={0.7}
+            isAnimationActive={false}
+          />
+          <Area
+            type="stepAfter"
+            dataKey="available"
+            name="Available"
+            stackId="inv"
+            stroke={COLORS.available}
+            fill={COLORS.available}
+            fillOpacity={0.35}
+            isAnimationActive={false}
+          />
         </AreaChart>
       </ResponsiveContainer>
     </figure>
@@ -35,13 +76,37 @@ export function AdmissionChart({ minutes, planPerMin }: { minutes: WarRoomSnapsh
       <ResponsiveContainer width="100%" height={220}>
         <ComposedChart data={data} margin={{ top: 8, right: 12, bottom: 0, left: 0 }}>
           <CartesianGrid strokeDasharray="3 3" vertical={false} />
-          <XAxis dataKey="t" type="number" domain={['dataMin', 'dataMax']} scale="time" tickFormatter={(t: number) => formatTime(t).slice(0, 5)} minTickGap={40} />
+          <XAxis
+            dataKey="t"
+            type="number"
+            domain={['dataMin', 'dataMax']}
+            scale="time"
+            tickFormatter={(t: number) => formatTime(t).slice(0, 5)}
+            minTickGap={40}
+          />
           <YAxis allowDecimals={false} width={56} />
           <Tooltip labelFormatter={(t) => formatTime(Number(t))} />
           <Legend />
           <Bar dataKey="admitted" name="Admitted" fill={COLORS.admitted} isAnimationActive={false} />
-          <Line type="stepAfter" dataKey="controllerRatePerMin" name="Controller rate" stroke={COLORS.controller} dot={false} isAnimationActive={false} />
-          {planPerMin !== null && <Line type="linear" dataKey="plan" name="Plan" stroke={COLORS.plan} strokeDasharray="6 4" dot={false} isAnimationActive={false} />}
+          <Line
+            type="stepAfter"
+            dataKey="controllerRatePerMin"
+            name="Controller rate"
+            stroke={COLORS.controller}
+            dot={false}
+            isAnimationActive={false}
+          />
+          {planPerMin !== null && (
+            <Line
+              type="linear"
+              dataKey="plan"
+              name="Plan"
+              stroke={COLORS.plan}
+              strokeDasharray="6 4"
+              dot={false}
+              isAnimationActive={false}
+            />
+          )}
         </ComposedChart>
       </ResponsiveContainer>
     </figure>

@@ -67,11 +67,23 @@ export function Controls({ snapshot, reach, serverError = false }: { snapshot: W
   return (
     <section className="wr-controls" aria-label="Queue controls" data-testid="wr-controls" data-reach={reach}>
       {paused ? (
-        <button type="button" className="wr-button wr-button-go" onClick={() => setOpen('resume')} disabled={offline} data-testid="wr-resume">
+        <button
+          type="button"
+          className="wr-button wr-button-go"
+          onClick={() => setOpen('resume')}
+          disabled={offline}
+          data-testid="wr-resume"
+        >
           Resume admissions…
         </button>
       ) : (
-        <button type="button" className="wr-button wr-button-stop" onClick={() => setOpen('pause')} disabled={offline} data-testid="wr-pause">
+        <button
+          type="button"
+          className="wr-button wr-button-stop"
+          onClick={() => setOpen('pause')}
+          disabled={offline}
+          data-testid="wr-pause"
+        >
           Pause admissions…
         </button>
       )}
@@ -79,7 +91,10 @@ export function Controls({ snapshot, reach, serverError = false }: { snapshot: W
         Rate override…
       </button>
       <span className="muted wr-controls-note">
-        Rate: {snapshot.queue.rateOverridePerMin === null ? 'following the plan' : `${formatCount(snapshot.queue.rateOverridePerMin)}/min set by an operator`}
+        Rate:{' '}
+        {snapshot.queue.rateOverridePerMin === null
+          ? 'following the plan'
+          : `${formatCount(snapshot.queue.rateOverridePerMin)}/min set by an operator`}
       </span>
       {offline && (
         <p className="wr-controls-offline" role="alert" data-testid="wr-controls-offline">
@@ -120,7 +135,12 @@ function OutcomeLine({ outcome: o }: { outcome: Outcome }) {
     text = `The server reports at ${formatTime(o.serverAt!)} that ${o.serverSays}: the request to ${verb} did not take effect. Try again.`;
   }
   return (
-    <p className={`wr-outcome ${tone}`} role={o.status === 'unknown' || o.status === 'not-applied' ? 'alert' : 'status'} data-testid="wr-control-outcome" data-status={o.status}>
+    <p
+      className={`wr-outcome ${tone}`}
+      role={o.status === 'unknown' || o.status === 'not-applied' ? 'alert' : 'status'}
+      data-testid="wr-control-outcome"
+      data-status={o.status}
+    >
       {text}
     </p>
   );
@@ -199,7 +219,11 @@ function ControlDialog({
       onSending({ kind, applied: (c) => !c.paused, wanted: 'admissions are running again' });
       resume.mutate(parsed.data);
     } else {
-      const parsed = rateOverrideSchema.safeParse({ eventId, reason, perMinute: followPlan ? null : rate.trim() === '' ? undefined : rateNumber });
+      const parsed = rateOverrideSchema.safeParse({
+        eventId,
+        reason,
+        perMinute: followPlan ? null : rate.trim() === '' ? undefined : rateNumber,
+      });
       if (!parsed.success) return setErrors(fieldErrors(parsed.error));
       const perMinute = parsed.data.perMinute;
       onSending({
@@ -216,13 +240,17 @@ function ControlDialog({
   if (kind === 'pause')
     what = (
       <>
-        Nobody new is admitted to <strong>{snapshot.name}</strong> until someone resumes. The {formatCount(snapshot.queue.waiting)} fans waiting keep their places and read{' '}
-        <strong>PAUSED</strong>. Fans already admitted can still buy.
+        Nobody new is admitted to <strong>{snapshot.name}</strong> until someone resumes. The {formatCount(snapshot.queue.waiting)} fans
+        waiting keep their places and read <strong>PAUSED</strong>. Fans already admitted can still buy.
         {snapshot.tiers.length > 0 && (
           <span data-testid="wr-pause-all-queues">
             {' '}
-            This pauses every queue of the event: the general sale and each presale ({snapshot.tiers.filter((t) => !t.general).map((t) => t.code).join(', ')}); to pause one presale
-            only, use its Pause button in the tier table.
+            This pauses every queue of the event: the general sale and each presale (
+            {snapshot.tiers
+              .filter((t) => !t.general)
+              .map((t) => t.code)
+              .join(', ')}
+            ); to pause one presale only, use its Pause button in the tier table.
           </span>
         )}
       </>
@@ -230,16 +258,20 @@ function ControlDialog({
   else if (kind === 'resume')
     what = (
       <>
-        Admissions to <strong>{snapshot.name}</strong>{snapshot.tiers.length > 0 ? ' (every queue: the general sale and each presale)' : ''} start again at{' '}
-        {snapshot.queue.rateOverridePerMin === null ? `the plan's rate (${plan === null ? 'no plan' : `${formatCount(Math.round(plan))}/min`})` : `the operator's ${formatCount(snapshot.queue.rateOverridePerMin)}/min`}. Paused by{' '}
-        {snapshot.queue.pausedBy}: “{snapshot.queue.pausedReason}”.
+        Admissions to <strong>{snapshot.name}</strong>
+        {snapshot.tiers.length > 0 ? ' (every queue: the general sale and each presale)' : ''} start again at{' '}
+        {snapshot.queue.rateOverridePerMin === null
+          ? `the plan's rate (${plan === null ? 'no plan' : `${formatCount(Math.round(plan))}/min`})`
+          : `the operator's ${formatCount(snapshot.queue.rateOverridePerMin)}/min`}
+        . Paused by {snapshot.queue.pausedBy}: “{snapshot.queue.pausedReason}”.
       </>
     );
   else
     what = (
       <>
-        The plan admits {plan === null ? '—' : `${formatCount(Math.round(plan))}/min`}. An override replaces it (whole admits per minute, {RATE_OVERRIDE_BOUNDS.min} to{' '}
-        {formatCount(RATE_OVERRIDE_BOUNDS.max)}); the controller still slows it when checkouts fail and never admits past the plausible seats.
+        The plan admits {plan === null ? '—' : `${formatCount(Math.round(plan))}/min`}. An override replaces it (whole admits per minute,{' '}
+        {RATE_OVERRIDE_BOUNDS.min} to {formatCount(RATE_OVERRIDE_BOUNDS.max)}); the controller still slows it when checkouts fail and never
+        admits past the plausible seats.
       </>
     );
 
@@ -250,11 +282,20 @@ function ControlDialog({
         {kind === 'rate' && (
           <>
             <label className="wr-check">
-              <input type="checkbox" checked={followPlan} onChange={(e) => setFollowPlan(e.target.checked)} data-testid="wr-follow-plan" /> Clear the override: follow the plan
+              <input type="checkbox" checked={followPlan} onChange={(e) => setFollowPlan(e.target.checked)} data-testid="wr-follow-plan" />{' '}
+              Clear the override: follow the plan
             </label>
             {!followPlan && (
               <Field label="Admits per minute" name="perMinute" error={errors.perMinute}>
-                <input type="number" inputMode="numeric" min={RATE_OVERRIDE_BOUNDS.min} max={RATE_OVERRIDE_BOUNDS.max} step={1} value={rate} onChange={(e) => setRate(e.target.value)} />
+                <input
+                  type="number"
+                  inputMode="numeric"
+                  min={RATE_OVERRIDE_BOUNDS.min}
+                  max={RATE_OVERRIDE_BOUNDS.max}
+                  step={1}
+                  value={rate}
+                  onChange={(e) => setRate(e.target.value)}
+                />
               </Field>
             )}
             {!followPlan && plan !== null && Number.isFinite(rateNumber) && rateNumber > plan * 2 && (
@@ -264,9 +305,19 @@ function ControlDialog({
             )}
           </>
         )}
-        <ReasonField label={kind === 'pause' ? 'Why pause? (goes to the audit log)' : 'Reason (goes to the audit log)'} value={reason} onChange={setReason} error={errors.reason} />
+        <ReasonField
+          label={kind === 'pause' ? 'Why pause? (goes to the audit log)' : 'Reason (goes to the audit log)'}
+          value={reason}
+          onChange={setReason}
+          error={errors.reason}
+        />
         {kind === 'pause' && (
-          <Field label="Note for the public summary (optional)" name="publicNote" error={errors.publicNote} hint="The published summary shows this instead of the reason, e.g. “Paused while the payment provider recovered”.">
+          <Field
+            label="Note for the public summary (optional)"
+            name="publicNote"
+            error={errors.publicNote}
+            hint="The published summary shows this instead of the reason, e.g. “Paused while the payment provider recovered”."
+          >
             <input value={publicNote} onChange={(e) => setPublicNote(e.target.value)} maxLength={300} data-testid="wr-public-note" />
           </Field>
         )}
@@ -275,7 +326,14 @@ function ControlDialog({
           pending={pending}
           onClose={onClose}
           confirm={{
-            label: kind === 'pause' ? 'Pause admissions' : kind === 'resume' ? 'Resume admissions' : followPlan ? 'Follow the plan' : 'Set the rate',
+            label:
+              kind === 'pause'
+                ? 'Pause admissions'
+                : kind === 'resume'
+                  ? 'Resume admissions'
+                  : followPlan
+                    ? 'Follow the plan'
+                    : 'Set the rate',
             className: kind === 'pause' ? 'wr-button-stop' : 'wr-button-go',
             testId: 'wr-confirm',
           }}

@@ -3,10 +3,21 @@ import { fieldErrorsOf, messageOf } from '../../../trpc';
 import { Field } from '../Field';
 
 /** A mutation's refusal as form errors: the fields it names, else one form-level message. */
-export const errorsOf = (e: unknown): Record<string, string> => (Object.keys(fieldErrorsOf(e)).length ? fieldErrorsOf(e) : { form: messageOf(e, { change: true }) });
+export const errorsOf = (e: unknown): Record<string, string> =>
+  Object.keys(fieldErrorsOf(e)).length ? fieldErrorsOf(e) : { form: messageOf(e, { change: true }) };
 
 /** A modal <dialog>, open while mounted (Escape calls `onClose`). */
-export function ModalDialog({ testId, title, onClose, children }: { testId: string; title: string; onClose: () => void; children: ReactNode }) {
+export function ModalDialog({
+  testId,
+  title,
+  onClose,
+  children,
+}: {
+  testId: string;
+  title: string;
+  onClose: () => void;
+  children: ReactNode;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     const d = ref.current;
@@ -22,7 +33,17 @@ export function ModalDialog({ testId, title, onClose, children }: { testId: stri
 }
 
 /** The reason an operator gives for an action (it goes to the audit log). */
-export function ReasonField({ label, value, onChange, error }: { label: string; value: string; onChange: (v: string) => void; error?: string }) {
+export function ReasonField({
+  label,
+  value,
+  onChange,
+  error,
+}: {
+  label: string;
+  value: string;
+  onChange: (v: string) => void;
+  error?: string;
+}) {
   return (
     <Field label={label} name="reason" error={error}>
       <textarea rows={2} value={value} onChange={(e) => onChange(e.target.value)} maxLength={600} />

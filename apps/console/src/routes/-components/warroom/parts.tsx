@@ -17,12 +17,20 @@ export const formatPct = (x: number) => `${(x * 100).toLocaleString('en-US', { m
 export const STATE_LOOK: Record<WarRoomState, { label: string; tone: 'ok' | 'alarm' | 'warn' | 'quiet' | 'done'; fan: string }> = {
   ADMITTING: { label: 'ADMITTING', tone: 'ok', fan: 'fans waiting are let in at the admission rate' },
   PAUSED: { label: 'PAUSED', tone: 'alarm', fan: 'nobody new is admitted; every fan not yet admitted reads PAUSED' },
-  FAILED_CLOSED: { label: 'PAUSED — CONTROLLER SILENT', tone: 'alarm', fan: 'no controller heartbeat: the queue fails closed, fans read PAUSED' },
+  FAILED_CLOSED: {
+    label: 'PAUSED — CONTROLLER SILENT',
+    tone: 'alarm',
+    fan: 'no controller heartbeat: the queue fails closed, fans read PAUSED',
+  },
   NOT_OPEN: { label: 'NOT OPEN YET', tone: 'quiet', fan: 'fans who join now are in the pre-open cohort' },
   LAST_CHANCE: { label: 'LAST CHANCE', tone: 'warn', fan: 'nothing available; held seats may come back' },
   SOLD_OUT: { label: 'SOLD OUT', tone: 'done', fan: 'every poller is told SOLD_OUT and pointed to the waitlist' },
   ENDED: { label: 'ENDED', tone: 'quiet', fan: 'the event has started; the queue is closed' },
-  AWAITING_SIGNOFF: { label: 'NOT OPEN — AWAITING FAIRNESS SIGN-OFF', tone: 'alarm', fan: 'the sale has not opened: fans keep their places and read that the organiser is completing its final checks' },
+  AWAITING_SIGNOFF: {
+    label: 'NOT OPEN — AWAITING FAIRNESS SIGN-OFF',
+    tone: 'alarm',
+    fan: 'the sale has not opened: fans keep their places and read that the organiser is completing its final checks',
+  },
 };
 
 /** The connection, said plainly: live with the age of the figures, or lost and reconnecting. */
@@ -73,7 +81,13 @@ export function AlertList({ alerts }: { alerts: Alert[] }) {
   return (
     <ul className="wr-alerts" data-testid="wr-alerts" data-count={alerts.length} aria-label="Alerts firing">
       {alerts.map((a) => (
-        <li key={`${a.code}:${a.scope}`} className={`wr-alert wr-alert-${a.severity}`} data-testid="wr-alert" data-code={a.code} data-severity={a.severity}>
+        <li
+          key={`${a.code}:${a.scope}`}
+          className={`wr-alert wr-alert-${a.severity}`}
+          data-testid="wr-alert"
+          data-code={a.code}
+          data-severity={a.severity}
+        >
           <strong>{a.severity === 'critical' ? 'Act now' : 'Look now'}:</strong> <span data-testid="wr-alert-title">{a.title}</span>
           <span className="wr-alert-action" data-testid="wr-alert-action">
             {a.action}
@@ -142,7 +156,13 @@ const clock = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-dig
 export function AdmissionWhy({ snapshot }: { snapshot: WarRoomSnapshot }) {
   const e = explainSnapshot(snapshot, (ms) => clock.format(new Date(ms)));
   return (
-    <div className={`wr-why${e.stalled ? ' wr-why-stalled' : ''}`} data-testid="wr-why" data-code={e.code} data-stalled={e.stalled ? 'true' : 'false'} role={e.stalled ? 'status' : undefined}>
+    <div
+      className={`wr-why${e.stalled ? ' wr-why-stalled' : ''}`}
+      data-testid="wr-why"
+      data-code={e.code}
+      data-stalled={e.stalled ? 'true' : 'false'}
+      role={e.stalled ? 'status' : undefined}
+    >
       <strong className="wr-why-sentence" data-testid="wr-why-sentence">
         {e.sentence}
       </strong>

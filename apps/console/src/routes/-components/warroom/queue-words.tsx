@@ -28,7 +28,8 @@ const draftsOf = (v: CopyView): Drafts =>
 
 /** The reason's field is named apart from the controls' dialogs (they may be open at the same time). */
 const REASON_FIELD = 'words-reason';
-const renameReason = (errors: Record<string, string>) => Object.fromEntries(Object.entries(errors).map(([k, v]) => [k === 'reason' ? REASON_FIELD : k, v]));
+const renameReason = (errors: Record<string, string>) =>
+  Object.fromEntries(Object.entries(errors).map(([k, v]) => [k === 'reason' ? REASON_FIELD : k, v]));
 
 /**
  * What waiting fans read in each state, per language, edited live: a save is one more version of the event,
@@ -36,7 +37,17 @@ const renameReason = (errors: Record<string, string>) => Object.fromEntries(Obje
  * on their next poll. Everyone who sees the war room reads them; admins, operators and the event's promoters
  * change them (the BFF checks again). The state fans are in now is marked.
  */
-export function QueueWords({ eventId, fanState, canEdit, offline = false }: { eventId: string; fanState: string; canEdit: boolean; offline?: boolean }) {
+export function QueueWords({
+  eventId,
+  fanState,
+  canEdit,
+  offline = false,
+}: {
+  eventId: string;
+  fanState: string;
+  canEdit: boolean;
+  offline?: boolean;
+}) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const copy = useQuery(trpc.warRoom.queueCopy.queryOptions({ eventId }));
@@ -95,7 +106,12 @@ export function QueueWords({ eventId, fanState, canEdit, offline = false }: { ev
     if (!parsed.success) {
       const errs = renameReason(fieldErrors(parsed.error));
       // A problem in the other language's words: show that language, so its field is on the page.
-      const other = FAN_LANGUAGES.find((l) => l !== lang && Object.keys(errs).some((k) => k.startsWith(`words.${l}.`)) && !Object.keys(errs).some((k) => k.startsWith(`words.${lang}.`)));
+      const other = FAN_LANGUAGES.find(
+        (l) =>
+          l !== lang &&
+          Object.keys(errs).some((k) => k.startsWith(`words.${l}.`)) &&
+          !Object.keys(errs).some((k) => k.startsWith(`words.${lang}.`)),
+      );
       if (other) setLang(other);
       return setErrors(errs);
     }
@@ -118,11 +134,17 @@ export function QueueWords({ eventId, fanState, canEdit, offline = false }: { ev
         )}
       </div>
       <p className="muted">
-        The words on the fans’ page in each state of the line. A change reaches every fan on their next poll (within a few seconds) and goes to the audit log.
+        The words on the fans’ page in each state of the line. A change reaches every fan on their next poll (within a few seconds) and goes
+        to the audit log.
         {canEdit ? '' : ' Admins, operators and the event’s promoters change them.'}
       </p>
       {saved && (
-        <p className={`wr-outcome ${confirmed ? 'wr-outcome-ok' : 'wr-outcome-wait'}`} role="status" data-testid="wr-words-outcome" data-status={confirmed ? 'confirmed' : 'sent'}>
+        <p
+          className={`wr-outcome ${confirmed ? 'wr-outcome-ok' : 'wr-outcome-wait'}`}
+          role="status"
+          data-testid="wr-words-outcome"
+          data-status={confirmed ? 'confirmed' : 'sent'}
+        >
           {!confirmed
             ? 'Saved. Reading the words back from the server…'
             : saved.changed === 0
@@ -137,7 +159,12 @@ export function QueueWords({ eventId, fanState, canEdit, offline = false }: { ev
       )}
       <div className="field wr-words-language">
         <label htmlFor="wr-words-language">Language</label>
-        <select id="wr-words-language" value={lang} onChange={(e) => setLang(e.target.value as FanLanguage)} data-testid="wr-words-language">
+        <select
+          id="wr-words-language"
+          value={lang}
+          onChange={(e) => setLang(e.target.value as FanLanguage)}
+          data-testid="wr-words-language"
+        >
           {FAN_LANGUAGES.map((l) => (
             <option key={l} value={l}>
               {LANGUAGE_NAME[l]}
@@ -168,10 +195,19 @@ export function QueueWords({ eventId, fanState, canEdit, offline = false }: { ev
             return (
               <div key={id} className="wr-words-field">
                 <Field label={`${STATE_WORDS[s]}${fanState === s ? ' (fans read this now)' : ''}`} name={id} error={errors[id]}>
-                  <textarea rows={2} maxLength={500} value={drafts[lang][s]} onChange={(e) => setDrafts({ ...drafts, [lang]: { ...drafts[lang], [s]: e.target.value } })} />
+                  <textarea
+                    rows={2}
+                    maxLength={500}
+                    value={drafts[lang][s]}
+                    onChange={(e) => setDrafts({ ...drafts, [lang]: { ...drafts[lang], [s]: e.target.value } })}
+                  />
                 </Field>
                 {drafts[lang][s] !== def && (
-                  <button type="button" className="wr-link-button" onClick={() => setDrafts({ ...drafts, [lang]: { ...drafts[lang], [s]: def } })}>
+                  <button
+                    type="button"
+                    className="wr-link-button"
+                    onClick={() => setDrafts({ ...drafts, [lang]: { ...drafts[lang], [s]: def } })}
+                  >
                     Use the default words
                   </button>
                 )}

@@ -19,7 +19,14 @@ const ACTION_LABEL: Record<Action, string> = { PAUSE: 'Pause admissions', RESUME
 
 /** What a scheduled control does, in words. */
 export function scheduleWords(s: Pick<Schedule, 'action' | 'perMinute' | 'tier'>): string {
-  const what = s.action === 'PAUSE' ? 'Pause admissions' : s.action === 'RESUME' ? 'Resume admissions' : s.perMinute === null ? 'Follow the plan’s rate again' : `Set the rate to ${formatCount(s.perMinute)} a minute`;
+  const what =
+    s.action === 'PAUSE'
+      ? 'Pause admissions'
+      : s.action === 'RESUME'
+        ? 'Resume admissions'
+        : s.perMinute === null
+          ? 'Follow the plan’s rate again'
+          : `Set the rate to ${formatCount(s.perMinute)} a minute`;
   return s.tier ? `${what} (presale ${s.tier})` : what;
 }
 
@@ -61,17 +68,28 @@ export function ScheduledControls({
       <div className="wr-talk-head">
         <h2 id="wr-schedules-title">Scheduled controls</h2>
         {canControl && (
-          <button type="button" className="wr-button" onClick={() => (setOpen(true), setMade(null))} disabled={offline} data-testid="wr-schedule-open">
+          <button
+            type="button"
+            className="wr-button"
+            onClick={() => (setOpen(true), setMade(null))}
+            disabled={offline}
+            data-testid="wr-schedule-open"
+          >
             Schedule a control…
           </button>
         )}
       </div>
       <p className="muted">
-        A pause, a resume or a rate change set for a time in the venue’s zone ({timeZone}); it runs then, as if its scheduler pressed the button, and goes to the
-        audit log.{canControl ? '' : ' Admins and operators schedule controls.'}
+        A pause, a resume or a rate change set for a time in the venue’s zone ({timeZone}); it runs then, as if its scheduler pressed the
+        button, and goes to the audit log.{canControl ? '' : ' Admins and operators schedule controls.'}
       </p>
       {made && (
-        <p className={`wr-outcome ${listed ? 'wr-outcome-ok' : 'wr-outcome-wait'}`} role="status" data-testid="wr-schedule-outcome" data-status={listed ? 'confirmed' : 'sent'}>
+        <p
+          className={`wr-outcome ${listed ? 'wr-outcome-ok' : 'wr-outcome-wait'}`}
+          role="status"
+          data-testid="wr-schedule-outcome"
+          data-status={listed ? 'confirmed' : 'sent'}
+        >
           {listed
             ? `Scheduled, and listed by the server: ${scheduleWords(listed).toLowerCase()} at ${formatInstant(listed.runAt, timeZone)}.`
             : 'Sent. Waiting for the server’s list to show it…'}
@@ -192,7 +210,9 @@ function ScheduleDialog({
   const [action, setAction] = useState<Action>('PAUSE');
   const [tier, setTier] = useState('');
   // Ten minutes from now on the venue's clock, to the minute: a starting point the operator changes.
-  const [runAt, setRunAt] = useState(() => wallTimeOf(new Date(Math.ceil((Date.now() + 10 * 60_000) / 60_000) * 60_000).toISOString(), timeZone));
+  const [runAt, setRunAt] = useState(() =>
+    wallTimeOf(new Date(Math.ceil((Date.now() + 10 * 60_000) / 60_000) * 60_000).toISOString(), timeZone),
+  );
   const [rate, setRate] = useState('');
   const [followPlan, setFollowPlan] = useState(false);
   const [reason, setReason] = useState('');
@@ -246,23 +266,52 @@ function ScheduleDialog({
             </select>
           </Field>
         )}
-        <Field label={`When (venue time, ${timeZone})`} name="runAt" error={errors.runAt} hint="A time still ahead, before the event starts; for a control needed now, use the buttons above.">
+        <Field
+          label={`When (venue time, ${timeZone})`}
+          name="runAt"
+          error={errors.runAt}
+          hint="A time still ahead, before the event starts; for a control needed now, use the buttons above."
+        >
           <input type="datetime-local" value={runAt} onChange={(e) => setRunAt(e.target.value)} />
         </Field>
         {action === 'RATE' && (
           <>
             <label className="wr-check">
-              <input type="checkbox" checked={followPlan} onChange={(e) => setFollowPlan(e.target.checked)} data-testid="wr-schedule-follow-plan" /> Follow the plan’s rate again
+              <input
+                type="checkbox"
+                checked={followPlan}
+                onChange={(e) => setFollowPlan(e.target.checked)}
+                data-testid="wr-schedule-follow-plan"
+              />{' '}
+              Follow the plan’s rate again
             </label>
             {!followPlan && (
-              <Field label="Admits per minute" name="perMinute" error={errors.perMinute} hint={`Whole admits a minute, ${RATE_OVERRIDE_BOUNDS.min} to ${formatCount(RATE_OVERRIDE_BOUNDS.max)}.`}>
-                <input type="number" inputMode="numeric" min={RATE_OVERRIDE_BOUNDS.min} max={RATE_OVERRIDE_BOUNDS.max} step={1} value={rate} onChange={(e) => setRate(e.target.value)} />
+              <Field
+                label="Admits per minute"
+                name="perMinute"
+                error={errors.perMinute}
+                hint={`Whole admits a minute, ${RATE_OVERRIDE_BOUNDS.min} to ${formatCount(RATE_OVERRIDE_BOUNDS.max)}.`}
+              >
+                <input
+                  type="number"
+                  inputMode="numeric"
+                  min={RATE_OVERRIDE_BOUNDS.min}
+                  max={RATE_OVERRIDE_BOUNDS.max}
+                  step={1}
+                  value={rate}
+                  onChange={(e) => setRate(e.target.value)}
+                />
               </Field>
             )}
           </>
         )}
         <ReasonField label="Reason (goes to the audit log)" value={reason} onChange={setReason} error={errors.reason} />
-        <ConfirmActions error={form} pending={schedule.isPending} onClose={onClose} confirm={{ label: 'Schedule', className: 'wr-button-go', testId: 'wr-schedule-confirm' }} />
+        <ConfirmActions
+          error={form}
+          pending={schedule.isPending}
+          onClose={onClose}
+          confirm={{ label: 'Schedule', className: 'wr-button-go', testId: 'wr-schedule-confirm' }}
+        />
       </form>
     </ModalDialog>
   );

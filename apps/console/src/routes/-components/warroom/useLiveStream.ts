@@ -31,7 +31,10 @@ interface SubscriptionLike {
  * last message was figures or "unavailable". Re-subscribes after an error (unless it was a refusal) and sends a
  * user whose session ended to sign-in. Re-renders every second so "last update N s ago" and staleness move.
  */
-export function useLinkState(sub: SubscriptionLike, last: { receivedAt: number; unavailable: boolean } | null): { state: LinkState; sinceMs: number | null } {
+export function useLinkState(
+  sub: SubscriptionLike,
+  last: { receivedAt: number; unavailable: boolean } | null,
+): { state: LinkState; sinceMs: number | null } {
   const [now, setNow] = useState(() => Date.now());
   const navigate = useNavigate();
   const href = useRouterState({ select: (s) => s.location.href });

@@ -7,7 +7,14 @@ import { formatCount } from '../format';
 
 const COLORS = { available: '#2f855a', held: '#c05621', sold: '#2b6cb0', admitted: '#1a202c' } as const;
 const clock = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
-const day = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'short' });
+const day = new Intl.DateTimeFormat('en-GB', {
+  day: 'numeric',
+  month: 'short',
+  hour: '2-digit',
+  minute: '2-digit',
+  hourCycle: 'h23',
+  timeZoneName: 'short',
+});
 
 /**
  * The whole sale, one point a minute from the open (the worker records it whether or not anyone watches; the live
@@ -18,7 +25,13 @@ export function WholeSale({ eventId }: { eventId: string }) {
   const queryClient = useQueryClient();
   const series = useQuery(trpc.warRoom.series.queryOptions({ eventId }, { refetchInterval: 60_000 }));
   const [exporting, setExporting] = useState<{ busy: boolean; error?: string }>({ busy: false });
-  const data = (series.data ?? []).map((m) => ({ t: Date.parse(m.minute), available: m.available, held: m.held, sold: m.sold, admitted: m.admitted }));
+  const data = (series.data ?? []).map((m) => ({
+    t: Date.parse(m.minute),
+    available: m.available,
+    held: m.held,
+    sold: m.sold,
+    admitted: m.admitted,
+  }));
   const first = data[0];
   const last = data[data.length - 1];
 
@@ -34,10 +47,21 @@ export function WholeSale({ eventId }: { eventId: string }) {
   }
 
   return (
-    <section className="wr-panel wr-whole-sale" aria-labelledby="wr-whole-sale-title" data-testid="wr-whole-sale" data-minutes={data.length}>
+    <section
+      className="wr-panel wr-whole-sale"
+      aria-labelledby="wr-whole-sale-title"
+      data-testid="wr-whole-sale"
+      data-minutes={data.length}
+    >
       <div className="wr-whole-sale-head">
         <h2 id="wr-whole-sale-title">The whole sale, minute by minute</h2>
-        <button type="button" className="wr-button" onClick={() => void download()} disabled={exporting.busy || data.length === 0} data-testid="wr-series-csv">
+        <button
+          type="button"
+          className="wr-button"
+          onClick={() => void download()}
+          disabled={exporting.busy || data.length === 0}
+          data-testid="wr-series-csv"
+        >
           {exporting.busy ? 'Preparing the CSV…' : 'Download CSV'}
         </button>
       </div>
@@ -57,21 +81,70 @@ export function WholeSale({ eventId }: { eventId: string }) {
       ) : (
         <>
           <p className="muted">
-            {formatCount(data.length)} minute{data.length === 1 ? '' : 's'} recorded, from {day.format(first!.t)} to {day.format(last!.t)}; updated every minute.
+            {formatCount(data.length)} minute{data.length === 1 ? '' : 's'} recorded, from {day.format(first!.t)} to {day.format(last!.t)};
+            updated every minute.
           </p>
-          <figure className="chart wr-chart" aria-label="Inventory and admissions per minute over the whole sale" data-testid="wr-whole-sale-chart">
+          <figure
+            className="chart wr-chart"
+            aria-label="Inventory and admissions per minute over the whole sale"
+            data-testid="wr-whole-sale-chart"
+          >
             <ResponsiveContainer width="100%" height={240}>
               <ComposedChart data={data} margin={{ top: 8, right: 12, bottom: 0, left: 0 }}>
                 <CartesianGrid strokeDasharray="3 3" vertical={false} />
-                <XAxis dataKey="t" type="number" domain={['dataMin', 'dataMax']} scale="time" tickFormatter={(t: number) => clock.format(t)} minTickGap={40} />
+                <XAxis
+                  dataKey="t"
+                  type="number"
+                  domain={['dataMin', 'dataMax']}
+                  scale="time"
+                  tickFormatter={(t: number) => clock.format(t)}
+                  minTickGap={40}
+                />
                 <YAxis yAxisId="seats" allowDecimals={false} width={56} />
                 <YAxis yAxisId="admits" orientation="right" allowDecimals={false} width={48} />
                 <Tooltip labelFormatter={(t) => day.format(Number(t))} />
                 <Legend />
-                <Area yAxisId="seats" type="stepAfter" dataKey="sold" name="Sold" stackId="inv" stroke={COLORS.sold} fill={COLORS.sold} fillOpacity={0.7} isAnimationActive={false} />
-                <Area yAxisId="seats" type="stepAfter" dataKey="held" name="Held" stackId="inv" stroke={COLORS.held} fill={COLORS.held} fillOpacity={0.7} isAnimationActive={false} />
-                <Area yAxisId="seats" type="stepAfter" dataKey="available" name="Available" stackId="inv" stroke={COLORS.available} fill={COLORS.available} fillOpacity={0.35} isAnimationActive={false} />
-                <Bar yAxisId="admits" dataKey="admitted" name="Admitted that minute" fill={COLORS.admitted} fillOpacity={0.6} isAnimationActive={false} />
+                <Area
+                  yAxisId="seats"
+                  type="stepAfter"
+                  dataKey="sold"
+                  name="Sold"
+                  stackId="inv"
+                  stroke={COLORS.sold}
+                  fill={COLORS.sold}
+                  fillOpacity={0.7}
+                  isAnimationActive={false}
+                />
+                <Area
+                  yAxisId="seats"
+                  type="stepAfter"
+                  dataKey="held"
+                  name="Held"
+                  stackId="inv"
+                  stroke={COLORS.held}
+                  fill={COLORS.held}
+                  fillOpacity={0.7}
+                  isAnimationActive={false}
+                />
+                <Area
+                  yAxisId="seats"
+                  type="stepAfter"
+                  dataKey="available"
+                  name="Available"
+                  stackId="inv"
+                  stroke={COLORS.available}
+                  fill={COLORS.available}
+                  fillOpacity={0.35}
+                  isAnimationActive={false}
+                />
+                <Bar
+                  yAxisId="admits"
+                  dataKey="admitted"
+                  name="Admitted that minute"
+                  fill={COLORS.admitted}
+                  fillOpacity={0.6}
+                  isAnimationActive={false}
+                />
               </ComposedChart>
             </ResponsiveContainer>
           </figure>

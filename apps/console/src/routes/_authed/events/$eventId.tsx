@@ -26,7 +26,8 @@ export const Route = createFileRoute('/_authed/events/$eventId')({
       throw err;
     }
   },
-  notFoundComponent: ({ data }) => ((data as { forbidden?: boolean } | undefined)?.forbidden ? <Forbidden what="event" /> : <NotFound what="event" />),
+  notFoundComponent: ({ data }) =>
+    (data as { forbidden?: boolean } | undefined)?.forbidden ? <Forbidden what="event" /> : <NotFound what="event" />,
   component: EventInventoryPage,
 });
 
@@ -53,7 +54,9 @@ function EventInventoryPage() {
 
       <InventoryTotals counts={event.counts} />
 
-      {event.fairnessMode === 'REGISTRATION_LOTTERY' && <LotteryPanel eventId={event.id} permissions={me.permissions} refreshMs={REFRESH_MS} />}
+      {event.fairnessMode === 'REGISTRATION_LOTTERY' && (
+        <LotteryPanel eventId={event.id} permissions={me.permissions} refreshMs={REFRESH_MS} />
+      )}
 
       <TiersPanel
         eventId={event.id}
@@ -64,7 +67,11 @@ function EventInventoryPage() {
       />
 
       {me.permissions.includes('inventory.add') && (
-        <AddSeats eventId={event.id} sections={event.sections} onAdded={() => void queryClient.invalidateQueries({ queryKey: trpc.events.byId.queryKey({ id: eventId }) })} />
+        <AddSeats
+          eventId={event.id}
+          sections={event.sections}
+          onAdded={() => void queryClient.invalidateQueries({ queryKey: trpc.events.byId.queryKey({ id: eventId }) })}
+        />
       )}
 
       <h2>Sections</h2>

@@ -75,8 +75,11 @@ function NewEventForm({ organisationName }: { organisationName: string | null })
     const { file, errors: eventErrors } = validateEventDraft(draft);
     const w = { mode: waitlist.mode, ttlDays: Number(waitlist.ttlDays), offerTtlMinutes: Number(waitlist.offerTtlMinutes) };
     const parsedWaitlist = listingWaitlistSchema.safeParse(w);
-    const waitlistErrors = parsedWaitlist.success ? {} : Object.fromEntries(Object.entries(fieldErrors(parsedWaitlist.error)).map(([k, v]) => [`waitlist.${k}`, v]));
-    const listingErrors: Record<string, string> = listing.kind === 'existing' && listing.id === '' ? { 'listing.id': 'choose a listing' } : {};
+    const waitlistErrors = parsedWaitlist.success
+      ? {}
+      : Object.fromEntries(Object.entries(fieldErrors(parsedWaitlist.error)).map(([k, v]) => [`waitlist.${k}`, v]));
+    const listingErrors: Record<string, string> =
+      listing.kind === 'existing' && listing.id === '' ? { 'listing.id': 'choose a listing' } : {};
     const all = { ...eventErrors, ...waitlistErrors, ...listingErrors };
     setErrors(all);
     if (Object.keys(all).length > 0) {
@@ -85,11 +88,18 @@ function NewEventForm({ organisationName }: { organisationName: string | null })
     }
     const withListing = {
       ...file,
-      ...(listing.kind === 'existing' ? { listing: { id: listing.id } } : listing.name.trim() ? { listing: { name: listing.name.trim() } } : {}),
+      ...(listing.kind === 'existing'
+        ? { listing: { id: listing.id } }
+        : listing.name.trim()
+          ? { listing: { name: listing.name.trim() } }
+          : {}),
     };
     const created = await create.mutateAsync({ event: withListing, waitlist: parsedWaitlist.data }).catch(() => null);
     if (!created) return;
-    if (signOff) await signOffFairness.mutateAsync({ eventId: created.eventId, fairnessMode: file.fairnessMode ?? 'RANDOMIZED_PREOPEN_THEN_FIFO' }).catch(() => null);
+    if (signOff)
+      await signOffFairness
+        .mutateAsync({ eventId: created.eventId, fairnessMode: file.fairnessMode ?? 'RANDOMIZED_PREOPEN_THEN_FIFO' })
+        .catch(() => null);
     await Promise.all([
       queryClient.invalidateQueries({ queryKey: trpc.events.list.queryKey() }),
       queryClient.invalidateQueries({ queryKey: trpc.eventConfig.listings.queryKey() }),
@@ -106,7 +116,9 @@ function NewEventForm({ organisationName }: { organisationName: string | null })
       <h1>New event</h1>
       <p className="muted">
         Checked with the same rules as <code>npm run onsale -- event:create</code>; each problem shows at its field.
-        {organisationName ? ` The event will belong to ${organisationName}.` : ' As an admin you create a house event; give it to an organisation with the CLI.'}
+        {organisationName
+          ? ` The event will belong to ${organisationName}.`
+          : ' As an admin you create a house event; give it to an organisation with the CLI.'}
       </p>
       <ImportEventFile onLoad={onImport} />
       {imported && (
@@ -123,8 +135,8 @@ function NewEventForm({ organisationName }: { organisationName: string | null })
           errors={errors}
           fairnessFooter={
             <label className="signoff">
-              <input type="checkbox" checked={signOff} onChange={(e) => setSignOff(e.target.checked)} data-testid="sign-off-on-create" /> I have read this
-              description and sign it off as what fans will be told (recorded with my e-mail and the time).
+              <input type="checkbox" checked={signOff} onChange={(e) => setSignOff(e.target.checked)} data-testid="sign-off-on-create" /> I
+              have read this description and sign it off as what fans will be told (recorded with my e-mail and the time).
             </label>
           }
         />
@@ -142,7 +154,12 @@ function NewEventForm({ organisationName }: { organisationName: string | null })
               </select>
             </Field>
             {listing.kind === 'new' ? (
-              <Field label="New listing's name" name="listing.name" error={errors['listing.name'] ?? errors.listing} hint="Empty: the event's name.">
+              <Field
+                label="New listing's name"
+                name="listing.name"
+                error={errors['listing.name'] ?? errors.listing}
+                hint="Empty: the event's name."
+              >
                 <input value={listing.name} onChange={(e) => setListing({ ...listing, name: e.target.value })} />
               </Field>
             ) : (
@@ -152,7 +169,12 @@ function NewEventForm({ organisationName }: { organisationName: string | null })
                   onChange={(e) => {
                     const chosen = existing.find((l) => l.id === e.target.value);
                     setListing({ ...listing, id: e.target.value });
-                    if (chosen) setWaitlist({ mode: chosen.waitlist.mode, ttlDays: String(chosen.waitlist.ttlDays), offerTtlMinutes: String(chosen.waitlist.offerTtlMinutes) });
+                    if (chosen)
+                      setWaitlist({
+                        mode: chosen.waitlist.mode,
+                        ttlDays: String(chosen.waitlist.ttlDays),
+                        offerTtlMinutes: String(chosen.waitlist.offerTtlMinutes),
+                      });
                   }}
                 >
                   <option value="">—</option>
@@ -164,7 +186,16 @@ function NewEventForm({ organisationName }: { organisationName: string | null })
                 </select>
               </Field>
             )}
-            <Field label="Waitlist mode" name="waitlist.mode" error={errors['waitlist.mode']} hint={waitlist.mode === 'OFFER' ? 'Returned seats are offered to the first matching fans in turn.' : 'Every matching fan is told; first to claim wins.'}>
+            <Field
+              label="Waitlist mode"
+              name="waitlist.mode"
+              error={errors['waitlist.mode']}
+              hint={
+                waitlist.mode === 'OFFER'
+                  ? 'Returned seats are offered to the first matching fans in turn.'
+                  : 'Every matching fan is told; first to claim wins.'
+              }
+            >
               <select value={waitlist.mode} onChange={(e) => setWaitlist({ ...waitlist, mode: e.target.value })}>
                 {waitlistModes.map((m) => (
                   <option key={m} value={m}>
@@ -177,7 +208,11 @@ function NewEventForm({ organisationName }: { organisationName: string | null })
               <input inputMode="numeric" value={waitlist.ttlDays} onChange={(e) => setWaitlist({ ...waitlist, ttlDays: e.target.value })} />
             </Field>
             <Field label="Time to claim an offer (minutes)" name="waitlist.offerTtlMinutes" error={errors['waitlist.offerTtlMinutes']}>
-              <input inputMode="numeric" value={waitlist.offerTtlMinutes} onChange={(e) => setWaitlist({ ...waitlist, offerTtlMinutes: e.target.value })} />
+              <input
+                inputMode="numeric"
+                value={waitlist.offerTtlMinutes}
+                onChange={(e) => setWaitlist({ ...waitlist, offerTtlMinutes: e.target.value })}
+              />
             </Field>
           </div>
         </fieldset>

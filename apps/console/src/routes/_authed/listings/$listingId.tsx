@@ -22,7 +22,8 @@ export const Route = createFileRoute('/_authed/listings/$listingId')({
       throw err;
     }
   },
-  notFoundComponent: ({ data }) => ((data as { forbidden?: boolean } | undefined)?.forbidden ? <Forbidden what="listing" /> : <NotFound what="listing" />),
+  notFoundComponent: ({ data }) =>
+    (data as { forbidden?: boolean } | undefined)?.forbidden ? <Forbidden what="listing" /> : <NotFound what="listing" />,
   component: WaitlistPage,
 });
 
@@ -48,8 +49,9 @@ function WaitlistPage() {
       </p>
       <h1 data-testid="listing-name">Waitlist: {l.name}</h1>
       <p className="muted">
-        Mode <strong>{l.mode}</strong> · entries last {Math.round(l.ttlSeconds / 86_400)} days · offers {Math.round(l.offerTtlSeconds / 60)} minutes to claim ·
-        updated <time dateTime={new Date(dataUpdatedAt).toISOString()}>{new Date(dataUpdatedAt).toLocaleTimeString()}</time>
+        Mode <strong>{l.mode}</strong> · entries last {Math.round(l.ttlSeconds / 86_400)} days · offers {Math.round(l.offerTtlSeconds / 60)}{' '}
+        minutes to claim · updated{' '}
+        <time dateTime={new Date(dataUpdatedAt).toISOString()}>{new Date(dataUpdatedAt).toLocaleTimeString()}</time>
       </p>
       <p className="page-links">
         Performances:{' '}
@@ -160,9 +162,10 @@ function Matches({ r }: { r: Report }) {
     <>
       <h2>Matches</h2>
       <p className="muted">
-        {formatCount(m.availabilityEvents)} times seats came back ({formatCount(m.seatsReturned)} seats): {formatCount(m.byStatus.DONE)} done,{' '}
-        {formatCount(m.byStatus.FANNING_OUT)} fanning out, {formatCount(m.byStatus.PENDING)} pending. Fan-out latency p50 {seconds(r.latency.fanout.p50Seconds)}, p95{' '}
-        {seconds(r.latency.fanout.p95Seconds)}, worst {seconds(r.latency.fanout.maxSeconds)}; availability to webhook delivery p50 {seconds(r.latency.webhookDelivery.p50Seconds)}, p95{' '}
+        {formatCount(m.availabilityEvents)} times seats came back ({formatCount(m.seatsReturned)} seats): {formatCount(m.byStatus.DONE)}{' '}
+        done, {formatCount(m.byStatus.FANNING_OUT)} fanning out, {formatCount(m.byStatus.PENDING)} pending. Fan-out latency p50{' '}
+        {seconds(r.latency.fanout.p50Seconds)}, p95 {seconds(r.latency.fanout.p95Seconds)}, worst {seconds(r.latency.fanout.maxSeconds)};
+        availability to webhook delivery p50 {seconds(r.latency.webhookDelivery.p50Seconds)}, p95{' '}
         {seconds(r.latency.webhookDelivery.p95Seconds)}, worst {seconds(r.latency.webhookDelivery.maxSeconds)}.
       </p>
       {m.recent.length > 0 && (

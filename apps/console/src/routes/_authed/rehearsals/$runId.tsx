@@ -26,13 +26,16 @@ export const Route = createFileRoute('/_authed/rehearsals/$runId')({
   component: RehearsalPage,
 });
 
-const ms = (v: number | null | undefined) => (v === null || v === undefined ? '—' : v < 1000 ? `${Math.round(v)} ms` : `${(v / 1000).toFixed(2)} s`);
+const ms = (v: number | null | undefined) =>
+  v === null || v === undefined ? '—' : v < 1000 ? `${Math.round(v)} ms` : `${(v / 1000).toFixed(2)} s`;
 const pct = (v: number) => `${(v * 100).toFixed(1)}%`;
 
 function RehearsalPage() {
   const { runId } = Route.useParams();
   const trpc = useTRPC();
-  const { data: run } = useSuspenseQuery(trpc.rehearsals.get.queryOptions({ id: runId }, { refetchInterval: (q) => (q.state.data?.status === 'RUNNING' ? 2_000 : false) }));
+  const { data: run } = useSuspenseQuery(
+    trpc.rehearsals.get.queryOptions({ id: runId }, { refetchInterval: (q) => (q.state.data?.status === 'RUNNING' ? 2_000 : false) }),
+  );
   return (
     <section>
       <p>
@@ -40,12 +43,16 @@ function RehearsalPage() {
       </p>
       <h1>
         Rehearsal of {run.eventName}{' '}
-        <span className={`pill pill-${run.status === 'PASS' ? 'ok' : run.status === 'RUNNING' ? 'warn' : 'alarm'}`} data-testid="rehearsal-verdict">
+        <span
+          className={`pill pill-${run.status === 'PASS' ? 'ok' : run.status === 'RUNNING' ? 'warn' : 'alarm'}`}
+          data-testid="rehearsal-verdict"
+        >
           {run.status === 'RUNNING' ? 'running' : run.status === 'PASS' ? 'PASS' : run.status === 'FAIL' ? 'FAIL' : 'stopped with an error'}
         </span>
       </h1>
       <p className="muted">
-        {formatCount(run.fans)} virtual fans, the event's clock {run.timeScale} times fast, against {run.target}; started <When iso={run.startedAt} />
+        {formatCount(run.fans)} virtual fans, the event's clock {run.timeScale} times fast, against {run.target}; started{' '}
+        <When iso={run.startedAt} />
         {run.finishedAt && (
           <>
             , finished <When iso={run.finishedAt} />
@@ -63,7 +70,11 @@ function RehearsalPage() {
           )}
         </p>
       )}
-      {run.report ? <ReportView r={run.report} /> : run.status !== 'RUNNING' && <p className="form-error">This run ended without a report (see the driver's output).</p>}
+      {run.report ? (
+        <ReportView r={run.report} />
+      ) : (
+        run.status !== 'RUNNING' && <p className="form-error">This run ended without a report (see the driver's output).</p>
+      )}
     </section>
   );
 }
@@ -73,11 +84,26 @@ function ReportView({ r }: { r: Report }) {
     { key: 'double-sold', label: 'Seats sold twice', value: formatCount(r.doubleSold), bad: r.doubleSold !== 0 },
     { key: 'duplicate-orders', label: 'Duplicate orders', value: formatCount(r.duplicateOrders), bad: r.duplicateOrders !== 0 },
     { key: 'drift', label: 'Inventory drift', value: formatCount(r.drift), bad: r.drift !== 0 },
-    { key: 'sold', label: 'Seats sold', value: `${formatCount(r.seatsSold)} of ${formatCount(r.seats)}${r.soldOut ? ' (sold out)' : ''}`, bad: false },
+    {
+      key: 'sold',
+      label: 'Seats sold',
+      value: `${formatCount(r.seatsSold)} of ${formatCount(r.seats)}${r.soldOut ? ' (sold out)' : ''}`,
+      bad: false,
+    },
     { key: 'orders', label: 'Orders', value: formatCount(r.orders), bad: false },
     { key: 'bots', label: 'Seats bought by bots', value: pct(r.botSeatShare), bad: r.botSeatShare >= 0.1 },
-    { key: 'rank', label: 'Arrival vs place (Spearman)', value: r.rankCorrelation === null ? '—' : r.rankCorrelation.toFixed(3), bad: r.rankCorrelation !== null && Math.abs(r.rankCorrelation) >= 0.1 },
-    { key: 'waitlist', label: 'Waitlist notified after the sell-out', value: `${formatCount(r.waitlistNotified)} of ${formatCount(r.waitlistJoined)}`, bad: false },
+    {
+      key: 'rank',
+      label: 'Arrival vs place (Spearman)',
+      value: r.rankCorrelation === null ? '—' : r.rankCorrelation.toFixed(3),
+      bad: r.rankCorrelation !== null && Math.abs(r.rankCorrelation) >= 0.1,
+    },
+    {
+      key: 'waitlist',
+      label: 'Waitlist notified after the sell-out',
+      value: `${formatCount(r.waitlistNotified)} of ${formatCount(r.waitlistJoined)}`,
+      bad: false,
+    },
   ];
   const stranded = r.strandedSeats.map(([at, seats]) => ({ s: Math.round(at / 100) / 10, seats }));
   const admitted = [
@@ -107,8 +133,8 @@ function ReportView({ r }: { r: Report }) {
       <h2>Speed</h2>
       <ul>
         <li>
-          Sold-out reached the polling fans in {ms(r.soldOutPropagationMs.p50)} (median), {ms(r.soldOutPropagationMs.p99)} (p99), {ms(r.soldOutPropagationMs.max)} at
-          most ({formatCount(r.soldOutPropagationMs.count)} fans).
+          Sold-out reached the polling fans in {ms(r.soldOutPropagationMs.p50)} (median), {ms(r.soldOutPropagationMs.p99)} (p99),{' '}
+          {ms(r.soldOutPropagationMs.max)} at most ({formatCount(r.soldOutPropagationMs.count)} fans).
         </li>
         <li>
           Holds took {ms(r.holdLatencyMs.p50)} (median) and {ms(r.holdLatencyMs.p99)} (p99) over {formatCount(r.holdLatencyMs.count)} holds.
@@ -208,8 +234,8 @@ function ReportView({ r }: { r: Report }) {
         </table>
       </div>
       <p className="muted">
-        The driver: {formatCount(r.driver.requests)} requests in {r.driver.wallSeconds.toFixed(1)} s, its own CPU {r.driver.cpuSeconds.toFixed(1)} s, peak memory{' '}
-        {formatCount(r.driver.peakRssMb)} MB.
+        The driver: {formatCount(r.driver.requests)} requests in {r.driver.wallSeconds.toFixed(1)} s, its own CPU{' '}
+        {r.driver.cpuSeconds.toFixed(1)} s, peak memory {formatCount(r.driver.peakRssMb)} MB.
       </p>
     </>
   );

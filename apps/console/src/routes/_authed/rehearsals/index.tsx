@@ -28,11 +28,17 @@ function RehearsalsPage() {
     <section>
       <h1>Rehearsals</h1>
       <p className="muted">
-        A rehearsal is a synthetic on-sale: virtual fans and bots join, poll, hold, pay and join the waitlist over HTTP, on an event of its own marked as a
-        rehearsal. Its report says whether anything was sold twice, ordered twice or lost, how fast the sell-out reached every fan, and how many seats
-        bots bought.
+        A rehearsal is a synthetic on-sale: virtual fans and bots join, poll, hold, pay and join the waitlist over HTTP, on an event of its
+        own marked as a rehearsal. Its report says whether anything was sold twice, ordered twice or lost, how fast the sell-out reached
+        every fan, and how many seats bots bought.
       </p>
-      {canStart ? <StartRehearsal /> : <p className="muted" data-testid="rehearsal-readonly">Operators and admins start rehearsals; you can read their reports.</p>}
+      {canStart ? (
+        <StartRehearsal />
+      ) : (
+        <p className="muted" data-testid="rehearsal-readonly">
+          Operators and admins start rehearsals; you can read their reports.
+        </p>
+      )}
       <h2>Runs</h2>
       {runs.data && runs.data.length === 0 && <p className="muted">No rehearsal has run yet.</p>}
       {runs.data && runs.data.length > 0 && (
@@ -61,7 +67,13 @@ function RehearsalsPage() {
                   <td>{r.seats === null ? '—' : `${formatCount(r.seatsSold ?? 0)} of ${formatCount(r.seats)}`}</td>
                   <td>
                     <span className={`pill pill-${VERDICT_TONE[r.status] ?? ''}`} data-testid="rehearsal-status">
-                      {r.status === 'RUNNING' ? 'running' : r.status === 'PASS' ? 'passed' : r.status === 'FAIL' ? 'failed' : 'stopped with an error'}
+                      {r.status === 'RUNNING'
+                        ? 'running'
+                        : r.status === 'PASS'
+                          ? 'passed'
+                          : r.status === 'FAIL'
+                            ? 'failed'
+                            : 'stopped with an error'}
                     </span>
                   </td>
                   <td className="actions">
@@ -120,8 +132,8 @@ function StartRehearsal() {
   if (options.data && options.data.target === null)
     return (
       <p className="muted" data-testid="rehearsal-unavailable">
-        This console cannot start rehearsals: it was not started with the product. Start one with <code>npm run onsale -- rehearse</code>; its report
-        shows here.
+        This console cannot start rehearsals: it was not started with the product. Start one with <code>npm run onsale -- rehearse</code>;
+        its report shows here.
       </p>
     );
   return (
@@ -140,10 +152,20 @@ function StartRehearsal() {
       <Field label={LABELS.fans} name="fans" error={errors.fans} hint="10 to 200,000, in one driver process on this machine.">
         <input value={fans} onChange={(e) => setFans(e.target.value)} inputMode="numeric" />
       </Field>
-      <Field label={LABELS.botsShare} name="botsShare" error={errors.botsShare} hint="0 to 0.9 of the fans: operators of many accounts sharing devices and cards.">
+      <Field
+        label={LABELS.botsShare}
+        name="botsShare"
+        error={errors.botsShare}
+        hint="0 to 0.9 of the fans: operators of many accounts sharing devices and cards."
+      >
         <input value={botsShare} onChange={(e) => setBotsShare(e.target.value)} inputMode="decimal" />
       </Field>
-      <Field label={LABELS.timeScale} name="timeScale" error={errors.timeScale} hint="How many times faster the event's clock runs: 30 makes a 10-minute sale plan for 20 s.">
+      <Field
+        label={LABELS.timeScale}
+        name="timeScale"
+        error={errors.timeScale}
+        hint="How many times faster the event's clock runs: 30 makes a 10-minute sale plan for 20 s."
+      >
         <input value={timeScale} onChange={(e) => setTimeScale(e.target.value)} inputMode="decimal" />
       </Field>
       <button type="submit" className="primary" disabled={start.isPending} data-testid="rehearsal-start-button">

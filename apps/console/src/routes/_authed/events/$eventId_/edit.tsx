@@ -28,7 +28,8 @@ export const Route = createFileRoute('/_authed/events/$eventId_/edit')({
       throw err;
     }
   },
-  notFoundComponent: ({ data }) => ((data as { forbidden?: boolean } | undefined)?.forbidden ? <Forbidden what="event" /> : <NotFound what="event" />),
+  notFoundComponent: ({ data }) =>
+    (data as { forbidden?: boolean } | undefined)?.forbidden ? <Forbidden what="event" /> : <NotFound what="event" />,
   component: EditEventPage,
 });
 
@@ -44,7 +45,17 @@ function EditEventPage() {
 
 type Saved = RouterOutputs['eventConfig']['update'];
 
-function EditEvent({ config, onReload, saved, setSaved }: { config: Config; onReload: (version: number) => void; saved: Saved | null; setSaved: (s: Saved | null) => void }) {
+function EditEvent({
+  config,
+  onReload,
+  saved,
+  setSaved,
+}: {
+  config: Config;
+  onReload: (version: number) => void;
+  saved: Saved | null;
+  setSaved: (s: Saved | null) => void;
+}) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const readOnly = !config.canConfigure;
@@ -77,7 +88,11 @@ function EditEvent({ config, onReload, saved, setSaved }: { config: Config; onRe
         }
         const fields = fieldErrorsOf(error);
         setErrors(fields);
-        setFormError(Object.keys(fields).length ? 'Not saved: the server refused some changes; each says why at its field.' : messageOf(error, { change: true }));
+        setFormError(
+          Object.keys(fields).length
+            ? 'Not saved: the server refused some changes; each says why at its field.'
+            : messageOf(error, { change: true }),
+        );
       },
     }),
   );
@@ -106,12 +121,17 @@ function EditEvent({ config, onReload, saved, setSaved }: { config: Config; onRe
   return (
     <section>
       <p className="crumbs">
-        <Link to="/">Events</Link> / <Link to="/events/$eventId" params={{ eventId: config.eventId }}>{config.file.name}</Link> / Configuration
+        <Link to="/">Events</Link> /{' '}
+        <Link to="/events/$eventId" params={{ eventId: config.eventId }}>
+          {config.file.name}
+        </Link>{' '}
+        / Configuration
       </p>
       <h1 data-testid="config-title">{config.file.name}</h1>
       <EventLinks eventId={config.eventId} listingId={config.listing.id} />
       <p className="muted">
-        Version <strong data-testid="config-version">{baseVersion}</strong>, last changed <time dateTime={config.updatedAt}>{formatDateTime(config.updatedAt)}</time>. Listing{' '}
+        Version <strong data-testid="config-version">{baseVersion}</strong>, last changed{' '}
+        <time dateTime={config.updatedAt}>{formatDateTime(config.updatedAt)}</time>. Listing{' '}
         <Link to="/listings/$listingId" params={{ listingId: config.listing.id }}>
           {config.listing.name}
         </Link>
@@ -151,7 +171,9 @@ function EditEvent({ config, onReload, saved, setSaved }: { config: Config; onRe
       )}
       {saved && (
         <p className="banner banner-ok" role="status" data-testid="saved">
-          {saved.changes.length === 0 ? 'Nothing to save: no setting changed.' : `Saved as version ${saved.version}: ${saved.changes.map((c) => c.setting).join(', ')}.`}
+          {saved.changes.length === 0
+            ? 'Nothing to save: no setting changed.'
+            : `Saved as version ${saved.version}: ${saved.changes.map((c) => c.setting).join(', ')}.`}
           {saved.signOffRequired && ' The fairness mode needs a sign-off.'}
         </p>
       )}
@@ -160,7 +182,13 @@ function EditEvent({ config, onReload, saved, setSaved }: { config: Config; onRe
         <button
           type="button"
           className="secondary"
-          onClick={() => downloadText(`${config.file.name.replace(/[^\w-]+/g, '-')}.event.json`, `${JSON.stringify(config.file, null, 2)}\n`, 'application/json')}
+          onClick={() =>
+            downloadText(
+              `${config.file.name.replace(/[^\w-]+/g, '-')}.event.json`,
+              `${JSON.stringify(config.file, null, 2)}\n`,
+              'application/json',
+            )
+          }
         >
           Download as an event file (JSON)
         </button>
@@ -218,25 +246,33 @@ function SignOff({ config, formMode }: { config: Config; formMode: string }) {
     <div className="signoff" data-testid="signoff">
       {live ? (
         <p className="banner banner-ok" data-testid="signed-off">
-          Signed off by <strong>{live.signedOffBy}</strong> on <time dateTime={live.signedOffAt}>{formatDateTime(live.signedOffAt)}</time> ({FAIRNESS_LABELS[live.fairnessMode]}).
+          Signed off by <strong>{live.signedOffBy}</strong> on <time dateTime={live.signedOffAt}>{formatDateTime(live.signedOffAt)}</time> (
+          {FAIRNESS_LABELS[live.fairnessMode]}).
         </p>
       ) : (
         <div className="banner banner-warn" data-testid="not-signed-off">
           {config.fairness.openedAt ? (
             <p>
-              <strong>Not signed off.</strong> This sale opened on <time dateTime={config.fairness.openedAt}>{formatDateTime(config.fairness.openedAt)}</time> without a sign-off
-              (before sign-offs were required); a sign-off is given before the open and cannot be added now.
+              <strong>Not signed off.</strong> This sale opened on{' '}
+              <time dateTime={config.fairness.openedAt}>{formatDateTime(config.fairness.openedAt)}</time> without a sign-off (before
+              sign-offs were required); a sign-off is given before the open and cannot be added now.
             </p>
           ) : (
             <p>
-              <strong>Not signed off.</strong> The saved mode, {FAIRNESS_LABELS[config.fairness.mode]}, has no promoter sign-off yet, so the sale does not open: nobody is let
-              in until it is signed off.
+              <strong>Not signed off.</strong> The saved mode, {FAIRNESS_LABELS[config.fairness.mode]}, has no promoter sign-off yet, so the
+              sale does not open: nobody is let in until it is signed off.
             </p>
           )}
           {config.canConfigure &&
             !config.fairness.openedAt &&
             (formMode === config.fairness.mode ? (
-              <button type="button" className="secondary" disabled={signOff.isPending} onClick={() => signOff.mutate({ eventId: config.eventId, fairnessMode: config.fairness.mode })} data-testid="sign-off">
+              <button
+                type="button"
+                className="secondary"
+                disabled={signOff.isPending}
+                onClick={() => signOff.mutate({ eventId: config.eventId, fairnessMode: config.fairness.mode })}
+                data-testid="sign-off"
+              >
                 I have read the description and sign it off
               </button>
             ) : (
@@ -245,7 +281,9 @@ function SignOff({ config, formMode }: { config: Config; formMode: string }) {
           {signOff.error && <p className="form-error">{messageOf(signOff.error, { change: true })}</p>}
         </div>
       )}
-      {live && formMode !== config.fairness.mode && <p className="muted">Saving another mode withdraws this sign-off; the new mode needs its own.</p>}
+      {live && formMode !== config.fairness.mode && (
+        <p className="muted">Saving another mode withdraws this sign-off; the new mode needs its own.</p>
+      )}
       {config.fairness.history.some((s) => s.supersededAt) && (
         <details>
           <summary>Earlier sign-offs</summary>
@@ -254,7 +292,8 @@ function SignOff({ config, formMode }: { config: Config; formMode: string }) {
               .filter((s) => s.supersededAt)
               .map((s) => (
                 <li key={s.id}>
-                  {s.fairnessMode} signed off by {s.signedOffBy} on {formatDateTime(s.signedOffAt)}; withdrawn {formatDateTime(s.supersededAt!)} by {s.supersededBy}: {s.supersededReason}
+                  {s.fairnessMode} signed off by {s.signedOffBy} on {formatDateTime(s.signedOffAt)}; withdrawn{' '}
+                  {formatDateTime(s.supersededAt!)} by {s.supersededBy}: {s.supersededReason}
                 </li>
               ))}
           </ul>
@@ -315,7 +354,11 @@ function WaitlistSettings({ config, readOnly }: { config: Config; readOnly: bool
           <button type="submit" className="secondary" disabled={save.isPending}>
             Save waitlist settings
           </button>
-          {save.isSuccess && <span className="muted" role="status">Saved.</span>}
+          {save.isSuccess && (
+            <span className="muted" role="status">
+              Saved.
+            </span>
+          )}
         </div>
       )}
     </form>

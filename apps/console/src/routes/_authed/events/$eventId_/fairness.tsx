@@ -27,7 +27,8 @@ export const Route = createFileRoute('/_authed/events/$eventId_/fairness')({
       throw err;
     }
   },
-  notFoundComponent: ({ data }) => ((data as { forbidden?: boolean } | undefined)?.forbidden ? <Forbidden what="event" /> : <NotFound what="event" />),
+  notFoundComponent: ({ data }) =>
+    (data as { forbidden?: boolean } | undefined)?.forbidden ? <Forbidden what="event" /> : <NotFound what="event" />,
   component: FairnessAuditPage,
 });
 
@@ -45,22 +46,40 @@ function FairnessAuditPage() {
   return (
     <section>
       <p className="crumbs">
-        <Link to="/">Events</Link> / <Link to="/events/$eventId" params={{ eventId }}>{s.eventName}</Link> / Fairness audit
+        <Link to="/">Events</Link> /{' '}
+        <Link to="/events/$eventId" params={{ eventId }}>
+          {s.eventName}
+        </Link>{' '}
+        / Fairness audit
       </p>
       <h1 data-testid="fairness-title">Fairness audit: {s.eventName}</h1>
       <EventLinks eventId={eventId} listingId={r.listingId} />
       <p className="muted">
-        {s.venueName} · on sale <When iso={s.onsaleAt} zone={r.timeZone} />. Anyone can check this with <code>npm run onsale -- audit:verify {s.eventId}</code>.
+        {s.venueName} · on sale <When iso={s.onsaleAt} zone={r.timeZone} />. Anyone can check this with{' '}
+        <code>npm run onsale -- audit:verify {s.eventId}</code>.
       </p>
       <div className="page-actions">
-        <button type="button" className="primary" data-testid="download-markdown" onClick={() => downloadText(`${fileBase}.md`, r.published.markdown, 'text/markdown')}>
+        <button
+          type="button"
+          className="primary"
+          data-testid="download-markdown"
+          onClick={() => downloadText(`${fileBase}.md`, r.published.markdown, 'text/markdown')}
+        >
           Download the publishable summary (Markdown)
         </button>
-        <button type="button" className="secondary" data-testid="download-json" onClick={() => downloadText(`${fileBase}.json`, `${JSON.stringify(s, null, 2)}\n`, 'application/json')}>
+        <button
+          type="button"
+          className="secondary"
+          data-testid="download-json"
+          onClick={() => downloadText(`${fileBase}.json`, `${JSON.stringify(s, null, 2)}\n`, 'application/json')}
+        >
           Download the publishable summary (JSON)
         </button>
       </div>
-      <p className="muted">The publishable summary is what fans and the press may read: no operator names, no internal reasons; a pause shows only its public note.</p>
+      <p className="muted">
+        The publishable summary is what fans and the press may read: no operator names, no internal reasons; a pause shows only its public
+        note.
+      </p>
       {r.operatorExport && (
         <div className="page-actions" data-testid="operator-export">
           <span className="muted">Internal:</span>
@@ -68,11 +87,18 @@ function FairnessAuditPage() {
             type="button"
             className="secondary"
             data-testid="download-operator-json"
-            onClick={() => downloadText(`${fileBase}-operator.json`, `${JSON.stringify(r.operatorExport!.json, null, 2)}\n`, 'application/json')}
+            onClick={() =>
+              downloadText(`${fileBase}-operator.json`, `${JSON.stringify(r.operatorExport!.json, null, 2)}\n`, 'application/json')
+            }
           >
             Download the operator export (JSON)
           </button>
-          <button type="button" className="secondary" data-testid="download-operator-markdown" onClick={() => downloadText(`${fileBase}-operator.md`, r.operatorExport!.markdown, 'text/markdown')}>
+          <button
+            type="button"
+            className="secondary"
+            data-testid="download-operator-markdown"
+            onClick={() => downloadText(`${fileBase}-operator.md`, r.operatorExport!.markdown, 'text/markdown')}
+          >
             Download the operator export (Markdown)
           </button>
         </div>
@@ -101,7 +127,11 @@ function FairnessAuditPage() {
             <dt>Revealed at</dt>
             <dd>{f.seedRevealedAt ? <When iso={f.seedRevealedAt} zone={r.timeZone} /> : '—'}</dd>
             <dt>Pre-open cohort</dt>
-            <dd data-testid="cohort-size">{f.cohortSize === null ? 'not sealed yet' : `${formatCount(f.cohortSize)} join numbers, sealed ${f.sealedAt ? formatInstant(f.sealedAt, r.timeZone) : ''}`}</dd>
+            <dd data-testid="cohort-size">
+              {f.cohortSize === null
+                ? 'not sealed yet'
+                : `${formatCount(f.cohortSize)} join numbers, sealed ${f.sealedAt ? formatInstant(f.sealedAt, r.timeZone) : ''}`}
+            </dd>
           </dl>
           <h3>Verification</h3>
           <ul className="checks" data-testid="verification">
@@ -119,8 +149,8 @@ function FairnessAuditPage() {
 
       <h2>Admissions per minute</h2>
       <p className="muted">
-        Admitted through position {formatCount(s.admissions.admittedThrough)}: {formatCount(s.admissions.totalPositionsAdvanced)} positions advanced,{' '}
-        {formatCount(s.admissions.totalAdmissionTokensIssued)} admission tokens issued.
+        Admitted through position {formatCount(s.admissions.admittedThrough)}: {formatCount(s.admissions.totalPositionsAdvanced)} positions
+        advanced, {formatCount(s.admissions.totalAdmissionTokensIssued)} admission tokens issued.
       </p>
       {s.admissions.perMinute.length === 0 ? (
         <p className="muted" data-testid="no-admissions">
@@ -199,7 +229,13 @@ function FairnessAuditPage() {
                     <When iso={o.at} zone={r.timeZone} />
                   </td>
                   <td className="num">{o.perMinute ?? 'back to the plan'}</td>
-                  {ops && <td className="muted">{ops.rateOverrides[i] ? `${actorWords(ops.rateOverrides[i].by)}${ops.rateOverrides[i].reason ? `: ${ops.rateOverrides[i].reason}` : ''}` : '—'}</td>}
+                  {ops && (
+                    <td className="muted">
+                      {ops.rateOverrides[i]
+                        ? `${actorWords(ops.rateOverrides[i].by)}${ops.rateOverrides[i].reason ? `: ${ops.rateOverrides[i].reason}` : ''}`
+                        : '—'}
+                    </td>
+                  )}
                 </tr>
               ))}
             </tbody>
@@ -258,7 +294,8 @@ function SignOffs({ signOffs, mode }: { signOffs: Report['signOffs']; mode: stri
             .filter((x) => x.supersededAt)
             .map((x) => (
               <li key={x.id}>
-                {x.fairnessMode}: signed off by {x.signedOffBy} {formatDateTime(x.signedOffAt)}, withdrawn {formatDateTime(x.supersededAt!)} ({x.supersededReason})
+                {x.fairnessMode}: signed off by {x.signedOffBy} {formatDateTime(x.signedOffAt)}, withdrawn {formatDateTime(x.supersededAt!)}{' '}
+                ({x.supersededReason})
               </li>
             ))}
         </ul>
@@ -291,8 +328,8 @@ function PositionHistogram({ histogram }: { histogram: Report['histogram'] }) {
           </BarChart>
         </ResponsiveContainer>
         <figcaption className="muted">
-          Queue positions of the {formatCount(histogram.accounts)} accounts that joined before the open. A fair draw spreads early and late joiners
-          evenly over every position.
+          Queue positions of the {formatCount(histogram.accounts)} accounts that joined before the open. A fair draw spreads early and late
+          joiners evenly over every position.
         </figcaption>
       </figure>
       <table className="grid" data-testid="join-deciles">

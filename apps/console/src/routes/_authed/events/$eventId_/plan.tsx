@@ -21,7 +21,8 @@ export const Route = createFileRoute('/_authed/events/$eventId_/plan')({
       throw err;
     }
   },
-  notFoundComponent: ({ data }) => ((data as { forbidden?: boolean } | undefined)?.forbidden ? <Forbidden what="event" /> : <NotFound what="event" />),
+  notFoundComponent: ({ data }) =>
+    (data as { forbidden?: boolean } | undefined)?.forbidden ? <Forbidden what="event" /> : <NotFound what="event" />,
   component: PlanPage,
 });
 
@@ -51,14 +52,20 @@ function PlanPage() {
   return (
     <section className="wr">
       <p className="crumbs">
-        <Link to="/">Events</Link> / <Link to="/events/$eventId" params={{ eventId }}>{inputs.name}</Link> / Admission plan ·{' '}
-        <Link to="/events/$eventId/war-room" params={{ eventId }}>War room</Link>
+        <Link to="/">Events</Link> /{' '}
+        <Link to="/events/$eventId" params={{ eventId }}>
+          {inputs.name}
+        </Link>{' '}
+        / Admission plan ·{' '}
+        <Link to="/events/$eventId/war-room" params={{ eventId }}>
+          War room
+        </Link>
       </p>
       <h1 data-testid="plan-title">Admission plan: {inputs.name}</h1>
       <EventLinks eventId={eventId} listingId={inputs.listingId} />
       <p className="muted">
-        {inputs.venueName} · on sale <time dateTime={inputs.onsaleAt}>{formatDateTime(inputs.onsaleAt)}</time> · {formatCount(inputs.seats)} seats,{' '}
-        {formatCount(inputs.remainingSeats)} unsold
+        {inputs.venueName} · on sale <time dateTime={inputs.onsaleAt}>{formatDateTime(inputs.onsaleAt)}</time> · {formatCount(inputs.seats)}{' '}
+        seats, {formatCount(inputs.remainingSeats)} unsold
       </p>
       <div className="plan-layout">
         <div className="card">
@@ -68,14 +75,20 @@ function PlanPage() {
               <>The event's saved inputs. Change any of them to see what happens; nothing here is saved.</>
             ) : (
               <>
-                What-if: {changed.length} input{changed.length > 1 ? 's' : ''} changed from the saved ones, not saved. Saving pacing inputs is done in the
-                event's configuration.
+                What-if: {changed.length} input{changed.length > 1 ? 's' : ''} changed from the saved ones, not saved. Saving pacing inputs
+                is done in the event's configuration.
               </>
             )}
           </p>
           <PacingInputs values={values} onChange={setValues} errors={outcome.ok ? {} : outcome.errors} />
           <div className="page-actions">
-            <button type="button" className="wr-button" onClick={() => setValues(stored)} disabled={changed.length === 0} data-testid="plan-reset">
+            <button
+              type="button"
+              className="wr-button"
+              onClick={() => setValues(stored)}
+              disabled={changed.length === 0}
+              data-testid="plan-reset"
+            >
               Back to the saved inputs
             </button>
             <button type="button" className="wr-button" onClick={() => setValues(valuesOf(inputs, true))} data-testid="plan-remaining">

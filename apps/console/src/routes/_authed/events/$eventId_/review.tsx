@@ -46,7 +46,11 @@ function ReviewPage() {
   const [cancelled, setCancelled] = useState<{ clusterId: string; text: string } | null>(null);
   const opts = { eventId, createdWithinSeconds: search.within ?? null, ...(search.min !== undefined ? { minAccounts: search.min } : {}) };
   const review = useQuery(trpc.operations.review.queryOptions(opts, { enabled: me.permissions.includes('review.read') }));
-  const cancel = useMutation(trpc.operations.cancelCluster.mutationOptions({ onSuccess: () => queryClient.invalidateQueries({ queryKey: trpc.operations.review.queryKey(opts) }) }));
+  const cancel = useMutation(
+    trpc.operations.cancelCluster.mutationOptions({
+      onSuccess: () => queryClient.invalidateQueries({ queryKey: trpc.operations.review.queryKey(opts) }),
+    }),
+  );
   if (!me.permissions.includes('review.read')) return <Forbidden what="page (the post-sale review is for admins and operators)" />;
 
   function apply(e: FormEvent) {
@@ -55,25 +59,46 @@ function ReviewPage() {
     const parsed = reviewOptionsSchema.safeParse(input);
     if (!parsed.success) return setErrors(fieldErrors(parsed.error));
     setErrors({});
-    void navigate({ search: { ...(parsed.data.createdWithinSeconds != null ? { within: parsed.data.createdWithinSeconds } : {}), ...(parsed.data.minAccounts ? { min: parsed.data.minAccounts } : {}) } });
+    void navigate({
+      search: {
+        ...(parsed.data.createdWithinSeconds != null ? { within: parsed.data.createdWithinSeconds } : {}),
+        ...(parsed.data.minAccounts ? { min: parsed.data.minAccounts } : {}),
+      },
+    });
   }
 
   const r = review.data;
   return (
     <section>
       <p className="crumbs">
-        <Link to="/">Events</Link> / {r ? <Link to="/events/$eventId" params={{ eventId }}>{r.eventName}</Link> : '…'} / Post-sale review
+        <Link to="/">Events</Link> /{' '}
+        {r ? (
+          <Link to="/events/$eventId" params={{ eventId }}>
+            {r.eventName}
+          </Link>
+        ) : (
+          '…'
+        )}{' '}
+        / Post-sale review
       </p>
       <h1>Post-sale review</h1>
       <EventLinks eventId={eventId} permissions={me.permissions} />
       <p className="muted">
-        Confirmed orders linked by a shared payment card, a shared device or account ids in a sequence (and, if asked, accounts created close together). A
-        cluster is evidence, not proof: read it, then cancel its orders if they break the event's rules. Cancelled seats go back (to the waitlist after a
-        sell-out); every order is audited with your reason.
+        Confirmed orders linked by a shared payment card, a shared device or account ids in a sequence (and, if asked, accounts created
+        close together). A cluster is evidence, not proof: read it, then cancel its orders if they break the event's rules. Cancelled seats
+        go back (to the waitlist after a sell-out); every order is audited with your reason.
       </p>
       <form className="card filters" onSubmit={apply} noValidate data-testid="review-options">
-        <ErrorSummary errors={errors} labels={{ createdWithinSeconds: 'Accounts created within (seconds)', minAccounts: 'Fewest accounts in a cluster' }} />
-        <Field label="Accounts created within (seconds)" name="createdWithinSeconds" error={errors.createdWithinSeconds} hint="Empty: do not link on creation time.">
+        <ErrorSummary
+          errors={errors}
+          labels={{ createdWithinSeconds: 'Accounts created within (seconds)', minAccounts: 'Fewest accounts in a cluster' }}
+        />
+        <Field
+          label="Accounts created within (seconds)"
+          name="createdWithinSeconds"
+          error={errors.createdWithinSeconds}
+          hint="Empty: do not link on creation time."
+        >
           <input inputMode="numeric" value={within} onChange={(e) => setWithin(e.target.value)} />
         </Field>
         <Field label="Fewest accounts in a cluster" name="minAccounts" error={errors.minAccounts}>
@@ -93,12 +118,23 @@ function ReviewPage() {
       {r && (
         <>
           <p data-testid="review-summary">
-            {r.confirmedOrders} confirmed orders; {r.clusters.length === 0 ? 'no clusters' : `${r.clusters.length} cluster(s) with ${r.clusteredOrders} orders and ${r.clusteredSeats} seats`}.
+            {r.confirmedOrders} confirmed orders;{' '}
+            {r.clusters.length === 0
+              ? 'no clusters'
+              : `${r.clusters.length} cluster(s) with ${r.clusteredOrders} orders and ${r.clusteredSeats} seats`}
+            .
           </p>
           {cancelled && (
-            <p className="form-ok" role="status" data-testid="cluster-cancelled" data-gone={r.clusters.some((c) => c.id === cancelled.clusterId) ? 'false' : 'true'}>
+            <p
+              className="form-ok"
+              role="status"
+              data-testid="cluster-cancelled"
+              data-gone={r.clusters.some((c) => c.id === cancelled.clusterId) ? 'false' : 'true'}
+            >
               {cancelled.text}
-              {r.clusters.some((c) => c.id === cancelled.clusterId) ? ' Reading the review again…' : ' The review read again no longer lists that cluster.'}
+              {r.clusters.some((c) => c.id === cancelled.clusterId)
+                ? ' Reading the review again…'
+                : ' The review read again no longer lists that cluster.'}
             </p>
           )}
           {r.clusters.map((c) => (
@@ -107,7 +143,8 @@ function ReviewPage() {
                 {c.accounts.length} accounts, {c.orders.length} orders, {c.seats} seats, {formatMoney(c.amountCents, r.currency)}
               </h3>
               <p className="muted">
-                Linked by {c.signals.map((s) => SIGNAL_WORDS[s] ?? s).join(', ')}; the accounts were created within {c.accountsCreatedWithinSeconds} s of each other.
+                Linked by {c.signals.map((s) => SIGNAL_WORDS[s] ?? s).join(', ')}; the accounts were created within{' '}
+                {c.accountsCreatedWithinSeconds} s of each other.
               </p>
               <ul>
                 {c.evidence.map((e, i) => (

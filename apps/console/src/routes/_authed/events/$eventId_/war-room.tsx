@@ -12,7 +12,19 @@ import { Forbidden, NotFound } from '../../../-components/Status';
 import { TiersPanel } from '../../../-components/TiersPanel';
 import { AdmissionChart, InventoryChart } from '../../../-components/warroom/charts';
 import { Controls } from '../../../-components/warroom/controls';
-import { AdmissionWhy, AlertList, formatPct, formatRate, formatTime, LinkBanner, LiveArea, Metric, Panel, STATE_LOOK, type WarRoomSnapshot } from '../../../-components/warroom/parts';
+import {
+  AdmissionWhy,
+  AlertList,
+  formatPct,
+  formatRate,
+  formatTime,
+  LinkBanner,
+  LiveArea,
+  Metric,
+  Panel,
+  STATE_LOOK,
+  type WarRoomSnapshot,
+} from '../../../-components/warroom/parts';
 import { useLinkState } from '../../../-components/warroom/useLiveStream';
 import { useOnline, useServerReach } from '../../../-components/warroom/reach';
 import { WholeSale } from '../../../-components/warroom/whole-sale';
@@ -34,7 +46,8 @@ export const Route = createFileRoute('/_authed/events/$eventId_/war-room')({
       throw err;
     }
   },
-  notFoundComponent: ({ data }) => ((data as { forbidden?: boolean } | undefined)?.forbidden ? <Forbidden what="event" /> : <NotFound what="event" />),
+  notFoundComponent: ({ data }) =>
+    (data as { forbidden?: boolean } | undefined)?.forbidden ? <Forbidden what="event" /> : <NotFound what="event" />,
   component: WarRoomPage,
 });
 
@@ -90,9 +103,15 @@ function WarRoomPage() {
         </a>
       )}
       <p className="crumbs">
-        <Link to="/">Events</Link> / <Link to="/events/$eventId" params={{ eventId }}>{s.name}</Link> / War room ·{' '}
-        <Link to="/war-room">All on-sales</Link> · <Link to="/events/$eventId/plan" params={{ eventId }}>Admission plan</Link> · <a href="#wr-talk">Schedules and fans’ words</a> ·{' '}
-        <a href="#wr-history">Alert history</a>
+        <Link to="/">Events</Link> /{' '}
+        <Link to="/events/$eventId" params={{ eventId }}>
+          {s.name}
+        </Link>{' '}
+        / War room · <Link to="/war-room">All on-sales</Link> ·{' '}
+        <Link to="/events/$eventId/plan" params={{ eventId }}>
+          Admission plan
+        </Link>{' '}
+        · <a href="#wr-talk">Schedules and fans’ words</a> · <a href="#wr-history">Alert history</a>
       </p>
       <h1 data-testid="wr-title">War room: {s.name}</h1>
       <EventLinks eventId={eventId} listingId={s.listingId} />
@@ -110,7 +129,12 @@ function WarRoomPage() {
       )}
 
       <LiveArea live={live}>
-        <div className={`wr-state wr-state-${look.tone}`} data-testid="wr-state-banner" data-state={s.state} role={look.tone === 'alarm' ? 'alert' : undefined}>
+        <div
+          className={`wr-state wr-state-${look.tone}`}
+          data-testid="wr-state-banner"
+          data-state={s.state}
+          role={look.tone === 'alarm' ? 'alert' : undefined}
+        >
           <span className="wr-state-label" data-testid="wr-state">
             {look.label}
           </span>
@@ -132,15 +156,22 @@ function WarRoomPage() {
           <Panel title="Queue" testId="wr-queue">
             <Metric label="Joined" value={formatCount(s.queue.joined)} testId="wr-joined" note="positions issued" />
             <Metric label="Waiting" value={formatCount(s.queue.waiting)} testId="wr-waiting" note="beyond the watermark" />
-            <Metric label="Watermark" value={formatCount(s.queue.admittedThrough)} testId="wr-watermark" note={`admitted through; moves ${formatRate(s.queue.publishedRatePerMin)}/min`} />
+            <Metric
+              label="Watermark"
+              value={formatCount(s.queue.admittedThrough)}
+              testId="wr-watermark"
+              note={`admitted through; moves ${formatRate(s.queue.publishedRatePerMin)}/min`}
+            />
             <Metric
               label="Admitted / min"
               value={formatCount(s.admission.admittedLastMinute)}
               testId="wr-admitted-per-min"
               note={
                 <>
-                  plan <span data-testid="wr-plan-per-min">{plan ? formatRate(plan.admitsPerMinute) : '—'}</span>/min · controller {formatRate(s.admission.controllerRatePerMin)}/min
-                  {s.queue.rateOverridePerMin !== null && <> · override {formatCount(s.queue.rateOverridePerMin)}/min</>} · this minute {formatCount(s.admission.admittedThisMinute)}
+                  plan <span data-testid="wr-plan-per-min">{plan ? formatRate(plan.admitsPerMinute) : '—'}</span>/min · controller{' '}
+                  {formatRate(s.admission.controllerRatePerMin)}/min
+                  {s.queue.rateOverridePerMin !== null && <> · override {formatCount(s.queue.rateOverridePerMin)}/min</>} · this minute{' '}
+                  {formatCount(s.admission.admittedThisMinute)}
                 </>
               }
               alerts={s.alerts}
@@ -149,8 +180,19 @@ function WarRoomPage() {
           </Panel>
 
           <Panel title="Inventory" testId="wr-inventory">
-            <Metric label="Available" value={formatCount(s.inventory.available)} testId="wr-available" alerts={s.alerts} metric="inventory" />
-            <Metric label="Held" value={formatCount(s.inventory.held)} testId="wr-held" note={`hold TTL ${Math.round(s.inventory.holdTtlSeconds / 60)} min`} />
+            <Metric
+              label="Available"
+              value={formatCount(s.inventory.available)}
+              testId="wr-available"
+              alerts={s.alerts}
+              metric="inventory"
+            />
+            <Metric
+              label="Held"
+              value={formatCount(s.inventory.held)}
+              testId="wr-held"
+              note={`hold TTL ${Math.round(s.inventory.holdTtlSeconds / 60)} min`}
+            />
             <Metric label="Sold" value={formatCount(s.inventory.sold)} testId="wr-sold" note={`of ${formatCount(s.inventory.capacity)}`} />
             <Metric
               label="Invariant drift"
@@ -195,8 +237,9 @@ function WarRoomPage() {
               testId="wr-checkout-errors"
               note={
                 <>
-                  {formatCount(s.checkout.failed2m)} of {formatCount(s.checkout.attempts2m)} checkouts in 2 min failed at the gateway or timed out ·{' '}
-                  <span data-testid="wr-checkout-declined">{formatCount(s.checkout.declined2m)}</span> cards declined by their issuers (the fan's outcome, not counted)
+                  {formatCount(s.checkout.failed2m)} of {formatCount(s.checkout.attempts2m)} checkouts in 2 min failed at the gateway or
+                  timed out · <span data-testid="wr-checkout-declined">{formatCount(s.checkout.declined2m)}</span> cards declined by their
+                  issuers (the fan's outcome, not counted)
                 </>
               }
               alerts={s.alerts}
@@ -209,7 +252,14 @@ function WarRoomPage() {
               note={
                 <>
                   ceiling {formatCount(s.payment.ceilingTps)} TPS contracted
-                  <meter min={0} max={s.payment.ceilingTps} low={s.payment.ceilingTps * 0.7} high={s.payment.ceilingTps * 0.9} optimum={0} value={Math.min(s.payment.attemptsPerSecond, s.payment.ceilingTps)} />
+                  <meter
+                    min={0}
+                    max={s.payment.ceilingTps}
+                    low={s.payment.ceilingTps * 0.7}
+                    high={s.payment.ceilingTps * 0.9}
+                    optimum={0}
+                    value={Math.min(s.payment.attemptsPerSecond, s.payment.ceilingTps)}
+                  />
                 </>
               }
               alerts={s.alerts}
@@ -226,7 +276,14 @@ function WarRoomPage() {
               alerts={s.alerts}
               metric="soldOutPropagation"
             />
-            <Metric label="Waitlist entries" value={formatCount(s.waitlist.entries)} testId="wr-waitlist-entries" note={`${formatCount(s.waitlist.openOffers)} offers open`} alerts={s.alerts} metric="waitlist" />
+            <Metric
+              label="Waitlist entries"
+              value={formatCount(s.waitlist.entries)}
+              testId="wr-waitlist-entries"
+              note={`${formatCount(s.waitlist.openOffers)} offers open`}
+              alerts={s.alerts}
+              metric="waitlist"
+            />
             <Metric
               label="Notifications"
               value={formatCount(s.waitlist.notified)}
@@ -237,7 +294,13 @@ function WarRoomPage() {
         </div>
 
         {/* Tier figures come with every snapshot; a roll shows in the next one. */}
-        <TiersPanel eventId={eventId} eventName={s.name} tiers={s.tiers} permissions={me.permissions} offline={canControl && server.reach === 'unreachable'} />
+        <TiersPanel
+          eventId={eventId}
+          eventName={s.name}
+          tiers={s.tiers}
+          permissions={me.permissions}
+          offline={canControl && server.reach === 'unreachable'}
+        />
 
         <div className="split wr-charts">
           <InventoryChart series={series} />
