@@ -56,6 +56,8 @@ const env = { ...process.env, PATH: `${join(root, 'node_modules', '.bin')}${deli
 // `npm test` (and so CI) before a single test starts.
 // The checks run side by side (each is mostly one core's work), and the tests start once all of them passed.
 if (command === 'test') {
+  // The console's route tree first, once: typecheck and lint each generate it, and two generators at once race.
+  if (run(process.execPath, [join(root, 'apps', 'console', 'scripts', 'generate-route-tree.mjs')], { env }) !== 0) process.exit(1);
   const checks = ['typecheck', 'lint', 'format:check'];
   const codes = await Promise.all(
     checks.map(
