@@ -8,6 +8,12 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { inject } from 'vitest';
 import { consoleBuildDir, waitUntil } from '@onsale/shared/testing';
+import type { AddressInfo } from 'node:net';
+import { buildBff } from '@onsale/bff';
+import { AdmissionController } from '@onsale/shared/admission';
+import type { Db } from '@onsale/shared/db';
+import { buildStoreApi } from '@onsale/store-api';
+import { loadStoreApiConfig } from '@onsale/store-api/env';
 
 /** Debian's Chromium; playwright-core never downloads a browser. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -150,4 +156,38 @@ export async function sideways(page: Page): Promise<number> {
   });
   if (r.over > 0) console.warn(`${page.url()} scrolls ${r.over} px sideways: ${r.offenders.join(', ')}`);
   return r.over;
+}
+
+/**
+ * The product as the console's browser tests run it on their database: a store API (dev sign-in; no request limits,
+ * bot gate or load shedding, since the test runner shares its event loop), the admission controller and the BFF
+ * serving `consoleDir`, each on a free port. `stop()` closes them in order.
+ */
+export async function startProduct(db: Db, connectionString: string, consoleDir: string, instanceId: string) {
+  const store = await buildStoreApi({
+    db,
+    config: loadStoreApiConfig({
+      NODE_ENV: 'test',
+      DEV_AUTH: 'true',
+      RATE_LIMIT_ENABLED: 'false',
+      BOT_GATE_ENABLED: 'false',
+      LOAD_SHED_ENABLED: 'false',
+    }),
+  });
+  await store.listen({ port: 0, host: '127.0.0.1' });
+  const storeUrl = `http://127.0.0.1:${(store.server.address() as AddressInfo).port}`;
+  const controller = new AdmissionController({ db, connectionString, tickMs: 500, instanceId });
+  await controller.start();
+  const bff = await buildBff({ db, consoleDir, storeApiUrls: [storeUrl] });
+  await bff.listen({ port: 0, host: '127.0.0.1' });
+  const baseUrl = `http://127.0.0.1:${(bff.server.address() as AddressInfo).port}`;
+  return {
+    storeUrl,
+    baseUrl,
+    stop: async () => {
+      await bff.close();
+      await controller.stop();
+      await store.close();
+    },
+  };
 }

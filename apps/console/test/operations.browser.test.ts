@@ -1,16 +1,21 @@
-import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildBff } from '@onsale/bff';
-import { AdmissionController } from '@onsale/shared/admission';
 import { sql } from '@onsale/shared/db';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
 import { addWebhookEndpointAs } from '@onsale/shared/notify';
 import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
 import { createUser } from '@onsale/shared/users';
-import { buildStoreApi } from '@onsale/store-api';
-import { loadStoreApiConfig } from '@onsale/store-api/env';
-import { cardNumber, eventually, launchChromium, builtConsole, consoleSessions, sideways, VIEWS, type View } from './browser-helpers';
+import {
+  cardNumber,
+  eventually,
+  launchChromium,
+  builtConsole,
+  consoleSessions,
+  sideways,
+  VIEWS,
+  type View,
+  startProduct,
+} from './browser-helpers';
 
 // Operations pages' changes in Chromium at 1440 and 390 px wide, against the product as `npm start` runs it (the
 // store API, the admission controller and the BFF serving a production build of the console) on real PostgreSQL:
@@ -25,11 +30,9 @@ const OPERATOR = { email: 'ops@ops-pages.test', password: 'operator password for
 const PAIRS: Record<View['name'], [string, string]> = { desktop: ['rowan-desk', 'ellis-desk'], phone: ['rowan-phone', 'ellis-phone'] };
 
 let tdb: TestDatabase;
-let store: Awaited<ReturnType<typeof buildStoreApi>>;
-let bff: Awaited<ReturnType<typeof buildBff>>;
-let controller: AdmissionController;
 let browser: Browser;
 let storeUrl: string;
+let stopProduct: (() => Promise<void>) | undefined;
 let baseUrl: string;
 let distDir: string;
 let eventId: string;
@@ -134,32 +137,14 @@ beforeAll(async () => {
     endpoints[view.name] = { id: e.id, url, deliveryId: Number(rows[0]!.id) };
   }
 
-  store = await buildStoreApi({
-    db: tdb.db,
-    config: loadStoreApiConfig({
-      NODE_ENV: 'test',
-      DEV_AUTH: 'true',
-      RATE_LIMIT_ENABLED: 'false',
-      BOT_GATE_ENABLED: 'false',
-      LOAD_SHED_ENABLED: 'false',
-    }),
-  });
-  await store.listen({ port: 0, host: '127.0.0.1' });
-  storeUrl = `http://127.0.0.1:${(store.server.address() as AddressInfo).port}`;
-  controller = new AdmissionController({ db: tdb.db, connectionString: tdb.url, tickMs: 500, instanceId: 'operations-test' });
-  await controller.start();
-  bff = await buildBff({ db: tdb.db, consoleDir: distDir, storeApiUrls: [storeUrl] });
-  await bff.listen({ port: 0, host: '127.0.0.1' });
-  baseUrl = `http://127.0.0.1:${(bff.server.address() as AddressInfo).port}`;
+  ({ storeUrl, baseUrl, stop: stopProduct } = await startProduct(tdb.db, tdb.url, distDir, 'operations-test'));
   browser = await launchChromium();
 }, 300_000);
 
 afterAll(async () => {
   for (const c of contexts) await c.close().catch(() => undefined);
   await browser?.close();
-  await bff?.close();
-  await controller?.stop();
-  await store?.close();
+  await stopProduct?.();
   await tdb?.drop();
 }, 60_000);
 

@@ -1,20 +1,16 @@
 import { mkdirSync, readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildBff } from '@onsale/bff';
-import { AdmissionController, pauseQueue, setRateOverride } from '@onsale/shared/admission';
+import { pauseQueue, setRateOverride } from '@onsale/shared/admission';
 import { TEST_CARDS } from '@onsale/shared/checkout';
 import { sql } from '@onsale/shared/db';
 import { AWAITING_SIGNOFF_MESSAGES, createEvent, parseEventFile } from '@onsale/shared/events';
 import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
 import { assignEventOrganisation, createUser } from '@onsale/shared/users';
-import { buildStoreApi } from '@onsale/store-api';
-import { loadStoreApiConfig } from '@onsale/store-api/env';
-import { cardNumber, eventually, launchChromium, builtConsole, consoleSessions, sideways, VIEWS } from './browser-helpers';
+import { cardNumber, eventually, launchChromium, builtConsole, consoleSessions, sideways, VIEWS, startProduct } from './browser-helpers';
 
 // An operator's day, in Chromium at 1440 and at 390 px wide, against the product as `npm start` runs it (the
 // store API, the admission controller and the BFF serving a production build of the console) on real PostgreSQL:
@@ -33,11 +29,9 @@ const PAUSE_REASON = 'doors delayed by the fire marshal';
 const PUBLIC_NOTE = 'Paused while the doors opened late';
 
 let tdb: TestDatabase;
-let store: Awaited<ReturnType<typeof buildStoreApi>>;
-let bff: Awaited<ReturnType<typeof buildBff>>;
-let controller: AdmissionController;
 let browser: Browser;
 let storeUrl: string;
+let stopProduct: (() => Promise<void>) | undefined;
 let baseUrl: string;
 let distDir: string;
 const ids: Record<'live' | 'stalled' | 'unsigned' | 'paused' | 'soon' | 'later', string> = {
@@ -179,23 +173,7 @@ beforeAll(async () => {
   await pauseQueue(tdb.db, ids.paused, { actor: OPERATOR.email, reason: PAUSE_REASON, publicNote: PUBLIC_NOTE });
 
   // Request limits and the bot gate off, as in the store API's own tests: one loopback client stands for many fans.
-  store = await buildStoreApi({
-    db: tdb.db,
-    config: loadStoreApiConfig({
-      NODE_ENV: 'test',
-      DEV_AUTH: 'true',
-      RATE_LIMIT_ENABLED: 'false',
-      BOT_GATE_ENABLED: 'false',
-      LOAD_SHED_ENABLED: 'false',
-    }),
-  });
-  await store.listen({ port: 0, host: '127.0.0.1' });
-  storeUrl = `http://127.0.0.1:${(store.server.address() as AddressInfo).port}`;
-  controller = new AdmissionController({ db: tdb.db, connectionString: tdb.url, tickMs: 500, instanceId: 'operator-test' });
-  await controller.start();
-  bff = await buildBff({ db: tdb.db, consoleDir: distDir, storeApiUrls: [storeUrl] });
-  await bff.listen({ port: 0, host: '127.0.0.1' });
-  baseUrl = `http://127.0.0.1:${(bff.server.address() as AddressInfo).port}`;
+  ({ storeUrl, baseUrl, stop: stopProduct } = await startProduct(tdb.db, tdb.url, distDir, 'operator-test'));
   browser = await launchChromium();
   mkdirSync(docsShots, { recursive: true });
 }, 300_000);
@@ -203,9 +181,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const c of contexts) await c.close().catch(() => undefined);
   await browser?.close();
-  await bff?.close();
-  await controller?.stop();
-  await store?.close();
+  await stopProduct?.();
   await tdb?.drop();
 }, 60_000);
 

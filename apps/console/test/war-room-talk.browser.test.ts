@@ -1,19 +1,15 @@
 import { mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildBff } from '@onsale/bff';
-import { AdmissionController, runScheduledControl, setRateOverride } from '@onsale/shared/admission';
+import { runScheduledControl, setRateOverride } from '@onsale/shared/admission';
 import { sql } from '@onsale/shared/db';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
 import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
 import { setQueueCopy } from '@onsale/shared/warroom';
 import { assignEventOrganisation, createUser } from '@onsale/shared/users';
-import { buildStoreApi } from '@onsale/store-api';
-import { loadStoreApiConfig } from '@onsale/store-api/env';
-import { eventually, launchChromium, builtConsole, consoleSessions, sideways, VIEWS } from './browser-helpers';
+import { eventually, launchChromium, builtConsole, consoleSessions, sideways, VIEWS, startProduct } from './browser-helpers';
 
 // Talking to the queue from the war room, in Chromium at 1440 and 390 px wide, against the product as `npm start`
 // runs it (the store API, the admission controller and the BFF serving a production build of the console) on real
@@ -29,11 +25,9 @@ const PROMOTER = { email: 'pat@acme-talk.test', password: 'promoter password for
 const ZONE = 'America/New_York';
 
 let tdb: TestDatabase;
-let store: Awaited<ReturnType<typeof buildStoreApi>>;
-let bff: Awaited<ReturnType<typeof buildBff>>;
-let controller: AdmissionController;
 let browser: Browser;
 let storeUrl: string;
+let stopProduct: (() => Promise<void>) | undefined;
 let baseUrl: string;
 let distDir: string;
 let eventId: string;
@@ -150,23 +144,7 @@ beforeAll(async () => {
             'Stop admissions and call the on-call engineer.', 'available + held + sold differs from capacity by 1.', 'inventory invariant',
             now() - interval '5 minutes', now(), NULL)`.execute(tdb.db);
 
-  store = await buildStoreApi({
-    db: tdb.db,
-    config: loadStoreApiConfig({
-      NODE_ENV: 'test',
-      DEV_AUTH: 'true',
-      RATE_LIMIT_ENABLED: 'false',
-      BOT_GATE_ENABLED: 'false',
-      LOAD_SHED_ENABLED: 'false',
-    }),
-  });
-  await store.listen({ port: 0, host: '127.0.0.1' });
-  storeUrl = `http://127.0.0.1:${(store.server.address() as AddressInfo).port}`;
-  controller = new AdmissionController({ db: tdb.db, connectionString: tdb.url, tickMs: 500, instanceId: 'talk-test' });
-  await controller.start();
-  bff = await buildBff({ db: tdb.db, consoleDir: distDir, storeApiUrls: [storeUrl] });
-  await bff.listen({ port: 0, host: '127.0.0.1' });
-  baseUrl = `http://127.0.0.1:${(bff.server.address() as AddressInfo).port}`;
+  ({ storeUrl, baseUrl, stop: stopProduct } = await startProduct(tdb.db, tdb.url, distDir, 'talk-test'));
   browser = await launchChromium();
   mkdirSync(docsShots, { recursive: true });
 }, 300_000);
@@ -174,9 +152,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const c of contexts) await c.close().catch(() => undefined);
   await browser?.close();
-  await bff?.close();
-  await controller?.stop();
-  await store?.close();
+  await stopProduct?.();
   await tdb?.drop();
 }, 60_000);
 
