@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../testing/index.js';
-import { createDb, type Db } from './connect.js';
+import { createDb, poolOf, warmPool, type Db } from './connect.js';
 
 let t: TestDatabase;
 let db: Db;
@@ -15,22 +15,58 @@ afterAll(async () => {
   await t.drop();
 });
 
-describe('createDb', () => {
-  it('survives the server ending a connection that is checked out and between queries (no unhandled error)', async () => {
+const pidOf = async (conn: Db) => (await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(conn)).rows[0]!.pid;
+// As a stopping server does (57P01 to every backend). It returns once the signal is sent: the backend's end reaches
+// the client's socket some time later, and every test here runs its next statement at once, inside that window.
+const terminate = (pid: number) => sql`SELECT pg_terminate_backend(${pid})`.execute(t.db);
+const answers = async (conn: Db) => (await sql<{ one: number }>`SELECT 1 AS one`.execute(conn)).rows;
+
+describe('createDb: connections the server ends', () => {
+  it('a checked-out connection ended between queries: its holder learns at its next query, the pool serves again at once', async () => {
     const outcome = await db.connection().execute(async (conn) => {
-      const { rows } = await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(conn);
-      // As a stopping server does (57P01 to every backend): end this one while it sits checked out.
-      await sql`SELECT pg_terminate_backend(${rows[0]!.pid})`.execute(t.db);
-      // The termination reaches this client's socket asynchronously (no event a test can wait on through the pool):
-      // its next query comes after it, as a holder's next query would.
-      await new Promise((r) => setTimeout(r, 300));
+      await terminate(await pidOf(conn));
       return sql`SELECT 1`.execute(conn).then(
         () => 'answered',
         (e: Error) => e.message,
       );
     });
-    // Its holder learns at its next query; the process is still here, and the pool serves again.
     expect(outcome).not.toBe('answered');
-    expect((await sql<{ one: number }>`SELECT 1 AS one`.execute(db)).rows).toEqual([{ one: 1 }]);
+    // The dead client went back broken and was destroyed, not kept for the next checkout.
+    expect(await answers(db)).toEqual([{ one: 1 }]);
+  });
+
+  it('an idle pooled connection ended: the next statement and the next transaction run on a live one', async () => {
+    for (let i = 0; i < 5; i++) {
+      await terminate(await pidOf(db));
+      expect(await answers(db)).toEqual([{ one: 1 }]);
+      await terminate(await pidOf(db));
+      expect(await db.transaction().execute(async (trx) => (await answers(trx)).concat(await answers(trx)))).toHaveLength(2);
+    }
+  });
+
+  it('a restart ends every idle connection: a statement finds a live one after all of them', async () => {
+    await warmPool(db, 2);
+    const pids = await db.connection().execute(async (a) => db.connection().execute(async (b) => [await pidOf(a), await pidOf(b)]));
+    for (const pid of new Set(pids)) await terminate(pid);
+    expect(await answers(db)).toEqual([{ one: 1 }]);
+    expect(poolOf(db).totalCount).toBeLessThanOrEqual(2);
+  });
+
+  it('a connection ended in the middle of a transaction fails the transaction (its work is not run again)', async () => {
+    const runs: number[] = [];
+    const outcome = await db
+      .transaction()
+      .execute(async (trx) => {
+        runs.push(await pidOf(trx));
+        await terminate(runs[0]!);
+        return answers(trx);
+      })
+      .then(
+        () => 'committed',
+        (e: Error) => e.message,
+      );
+    expect(outcome).not.toBe('committed');
+    expect(runs).toHaveLength(1);
+    expect(await answers(db)).toEqual([{ one: 1 }]);
   });
 });

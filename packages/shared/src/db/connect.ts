@@ -1,7 +1,7 @@
-import { Kysely, PostgresDialect, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './database.js';
-import { DatabaseHealth } from './faults.js';
+import { DatabaseHealth, isConnectionLost } from './faults.js';
 
 // int8 (counts, identity ids) as JS numbers: every such value here stays far below 2^53.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -97,7 +97,7 @@ export function createDb(connectionString: string, opts: DbOptions = {}): Db {
   pool.on('connect', (client) => client.on('error', () => {}));
   preparePerConnection(pool);
   const db = new Kysely<Database>({
-    dialect: new PostgresDialect({ pool }),
+    dialect: new PostgresDialect({ pool: checkoutsOf(pool) }),
     log: (event) => {
       if (event.level === 'error') health.noteError(event.error);
       else health.noteSuccess();
@@ -106,6 +106,70 @@ export function createDb(connectionString: string, opts: DbOptions = {}): Db {
   pools.set(db, pool);
   healths.set(db, health);
   return db;
+}
+
+/**
+ * The pool as Kysely checks connections out of it, with two rules for connections the server has ended (a backend
+ * terminated, a database restart) that pg and pg-pool leave to their user:
+ *
+ * - A client whose query failed because its connection is gone goes back to the pool as broken, so the pool
+ *   destroys it. pg marks a client unusable on a socket error, but not on the server's FATAL error message (57P01
+ *   and the like) that precedes the socket's close, and pg-pool keeps any client released without an error: the
+ *   next checkout would get the dead client.
+ * - An idle pooled client can be handed out after the server ended its backend but before the end reaches the
+ *   client (no check at checkout can see a close the socket has not read yet). Its first statement then fails
+ *   with the server's 57P01 or a closed socket, and runs again on the next connection. This is only for a
+ *   client that was idle in the pool and the checkout's first statement (an autocommit statement, or the BEGIN of
+ *   a transaction): nothing of the checkout's work is lost, and a session the server ended while it sat idle ran
+ *   none of it. A failure on a connection just opened, or later in a checkout, reaches the caller as it is.
+ */
+function checkoutsOf(pool: pg.Pool): PostgresPool {
+  const seen = new WeakSet<pg.PoolClient>();
+  const take = async () => {
+    const client = await pool.connect();
+    const reused = seen.has(client);
+    seen.add(client);
+    return { client, reused };
+  };
+  return {
+    end: () => pool.end(),
+    async connect(): Promise<PostgresPoolClient> {
+      let { client, reused } = await take();
+      // Undefined once released, or while a dead client has been let go and no other could be had.
+      let held: pg.PoolClient | undefined = client;
+      let first = true;
+      let lost: Error | undefined;
+      const run = async <R>(sqlText: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> => {
+        if (!held) throw lost ?? new Error('this connection has been released');
+        const retry = first && reused;
+        first = false;
+        try {
+          return (await held.query(sqlText, parameters as unknown[])) as unknown as PostgresQueryResult<R>;
+        } catch (err) {
+          if (!isConnectionLost(err)) throw err;
+          lost = err as Error;
+          if (!retry) throw err;
+          // A restart ends every idle connection: each dead one found this way is destroyed and the next taken,
+          // until a live one or a new one (whose failure is the caller's) answers.
+          held.release(lost);
+          held = undefined;
+          ({ client, reused } = await take());
+          held = client;
+          lost = undefined;
+          first = true;
+          return run(sqlText, parameters);
+        }
+      };
+      return {
+        query: run as PostgresPoolClient['query'],
+        release: (destroy?: boolean) => {
+          const c = held;
+          held = undefined;
+          c?.release(lost ?? destroy);
+        },
+      };
+    },
+  };
 }
 
 const pools = new WeakMap<Db, pg.Pool>();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DatabaseHealth, databaseFaultOf } from './faults.js';
+import { DatabaseHealth, databaseFaultOf, isConnectionLost } from './faults.js';
 
 const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code });
 
@@ -31,6 +31,19 @@ describe('databaseFaultOf', () => {
     ['a server error that mentions a connection', withCode('XX000', 'connection terminated by a trigger')],
     ['nothing', undefined],
   ])('%s is not a database fault', (_name, err) => expect(databaseFaultOf(err)).toBeNull());
+});
+
+describe('isConnectionLost', () => {
+  it('the server ending the session, a reset or closed socket, a client pg gave up on; not a statement error', () => {
+    const pgError = (code: string, severity: string) => Object.assign(new Error('x'), { code, severity });
+    expect(isConnectionLost(pgError('57P01', 'FATAL'))).toBe(true);
+    expect(isConnectionLost(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }))).toBe(true);
+    expect(isConnectionLost(new Error('Connection terminated unexpectedly'))).toBe(true);
+    expect(isConnectionLost(new Error('Client has encountered a connection error and is not queryable'))).toBe(true);
+    expect(isConnectionLost(pgError('57014', 'ERROR'))).toBe(false); // a statement timeout: the session goes on
+    expect(isConnectionLost(pgError('23505', 'ERROR'))).toBe(false);
+    expect(isConnectionLost(new Error('timeout exceeded when trying to connect'))).toBe(false);
+  });
 });
 
 describe('DatabaseHealth', () => {

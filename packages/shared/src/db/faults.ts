@@ -60,6 +60,20 @@ export function databaseFaultOf(err: unknown): DatabaseFault | null {
   return walk(err, 0);
 }
 
+/**
+ * Whether `err` says the connection it came from is gone: the server ended the session (an error of FATAL or PANIC
+ * severity, such as 57P01 when it is stopping or a backend is terminated, precedes its closing the socket), the
+ * socket was reset or closed, or the driver already knows the client is dead. Such a client is never used again.
+ */
+export function isConnectionLost(err: unknown): boolean {
+  const e = err as { code?: unknown; severity?: unknown; message?: unknown } | null;
+  if (!e || typeof e !== 'object') return false;
+  if (e.severity === 'FATAL' || e.severity === 'PANIC') return true;
+  if (typeof e.code === 'string') return LOST_SOCKET_CODES.has(e.code);
+  return typeof e.message === 'string' && /connection terminated|not queryable/i.test(e.message);
+}
+const LOST_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ETIMEDOUT']);
+
 /** What the database's health tracker tells its listeners. */
 export interface DatabaseHealthEvents {
   /** The first failure of an outage. */

@@ -1,6 +1,6 @@
 export type { Database } from './database.js';
 export { createDb, healthOf, poolOf, warmPool, type Db, type Trx, type DbOptions } from './connect.js';
-export { databaseFaultOf, DatabaseHealth, type DatabaseFault, type DatabaseHealthEvents } from './faults.js';
+export { databaseFaultOf, DatabaseHealth, isConnectionLost, type DatabaseFault, type DatabaseHealthEvents } from './faults.js';
 export { migrateToLatest, MigrationError } from './migrate.js';
 export { startEmbeddedPostgres, EmbeddedPostgresError, type EmbeddedServer, type EmbeddedOptions } from './embedded.js';
 export { sql } from 'kysely';
