@@ -104,11 +104,20 @@ describe('warRoom.watch over SSE', () => {
     } finally {
       sub.unsubscribe();
     }
-    // The client went away: the request's signal ends the hub's stream, and with no stream left the hub stops reading.
-    await until(() => hub.watchers.events === 0, 5_000, 'the hub to let the stream go');
+    // The client went away: the request's signal ends the hub's stream, and with no stream left the hub stops reading
+    // (its last read, if one was running, schedules no other): nothing more can be sent to anyone.
+    await until(() => hub.watchers.events === 0 && !hub.reading, 5_000, 'the hub to let the stream go and stop reading');
     const before = messages.length;
-    await new Promise((r) => setTimeout(r, 600));
+    // A later stream's first two reads are ticks that come after the first stream went: none of them reached it.
+    const later: WarRoomMessage[] = [];
+    const next = client(cookie).warRoom.watch.subscribe({ eventId }, { onData: (m) => later.push(m) });
+    try {
+      await until(() => later.length >= 2, 10_000, 'two messages on a later stream');
+    } finally {
+      next.unsubscribe();
+    }
     expect(messages.length).toBe(before);
+    await until(() => hub.watchers.events === 0, 5_000, 'the hub to let the later stream go');
   });
 
   it('a dropped connection reads as "connecting" (the console shows it as lost), then the stream comes back by itself', async () => {

@@ -127,6 +127,11 @@ export class WarRoomHub {
     return { events: this.eventWatchers.size, boards: this.boardWatchers.size };
   }
 
+  /** Whether a read is running or the next one is scheduled (false once the last stream has gone and the hub is idle). */
+  get reading(): boolean {
+    return this.running !== undefined || this.timer !== undefined;
+  }
+
   /**
    * A stream of one event's figures: a first message at once (with the kept series), then one per tick until
    * `signal` aborts. The caller checks that the user may see the event before calling.
