@@ -2,7 +2,7 @@
 // API (QueueService) and by the edge worker (apps/edge). Web Crypto only, like edge.ts: its imports are
 // ./edge.js, ./fairness.js and ./copy.js, none of which imports Node.
 import {
-  computeStatus,
+  computeStatusNow,
   signPayload,
   openPayload,
   TokenError,
@@ -62,8 +62,22 @@ export async function answerStatus(
   opts: StatusOptions = {},
   language?: FanLanguage,
 ): Promise<StatusAnswer> {
-  const status = await computeStatus(claims, q.watermark, now, opts);
-  const waitlist = status.state === 'SOLD_OUT' ? { listingId: q.listingId, join: `/listings/${q.listingId}/waitlist` } : undefined;
+  return answerStatusNow(claims, q, now, opts, language);
+}
+
+/** answerStatus without a promise when the status rule needs none (see computeStatusNow); throws rather than rejects. */
+export function answerStatusNow(
+  claims: QueueTokenClaims,
+  q: QueueFacts,
+  now: number,
+  opts: StatusOptions = {},
+  language?: FanLanguage,
+): StatusAnswer | Promise<StatusAnswer> {
+  const status = computeStatusNow(claims, q.watermark, now, opts);
+  return status instanceof Promise ? status.then((s) => withWords(s, q, now, language)) : withWords(status, q, now, language);
+}
+
+function withWords(status: QueueStatus, q: QueueFacts, now: number, language: FanLanguage | undefined): StatusAnswer {
   const closed = q.closesAt !== null && now >= q.closesAt;
   const message =
     status.state === 'SOLD_OUT' && q.tier
@@ -71,7 +85,30 @@ export async function answerStatus(
         ? `The ${q.tierName} presale has ended; its unsold seats go to the next sale. Join the general sale's queue.`
         : `The ${q.tierName} presale has sold out. Join the general sale's queue.`
       : ((language && q.copyByLanguage?.[language]) || q.copy)[status.state];
-  return { ...status, message, ...(waitlist ? { waitlist } : {}) };
+  // The status's own fields in their order, then the words (literals, not a spread: see computeStatusNow).
+  const a: StatusAnswer =
+    status.expired === undefined
+      ? {
+          position: status.position,
+          admittedThrough: status.admittedThrough,
+          admit: status.admit,
+          state: status.state,
+          estWaitSeconds: status.estWaitSeconds,
+          retryAfterSeconds: status.retryAfterSeconds,
+          message,
+        }
+      : {
+          position: status.position,
+          admittedThrough: status.admittedThrough,
+          admit: status.admit,
+          state: status.state,
+          expired: status.expired,
+          estWaitSeconds: status.estWaitSeconds,
+          retryAfterSeconds: status.retryAfterSeconds,
+          message,
+        };
+  if (status.state === 'SOLD_OUT') a.waitlist = { listingId: q.listingId, join: `/listings/${q.listingId}/waitlist` };
+  return a;
 }
 
 /** The body of `GET /events/:id/watermark`: public and cacheable. */

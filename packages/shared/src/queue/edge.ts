@@ -2,7 +2,7 @@
 // compare it with the published watermark, and sign admission tokens. Web Crypto only; the one import is
 // ./fairness.js, which imports nothing. Keep it that way: edge.test.ts bundles this file and runs it in a bare
 // context.
-import { permutePosition, type WebCryptoKey } from './fairness.js';
+import { permutePositionNow, type WebCryptoKey } from './fairness.js';
 
 /**
  * The HMAC key tokens are signed with: a Web Crypto CryptoKey (what an edge has), or one with a synchronous
@@ -162,9 +162,17 @@ export const isDeviceId = (v: unknown): v is string =>
 
 /** SHA-256 hex of a domain-separated, length-prefixed (account, device) pair: what tokens are bound to. */
 export async function hashDevice(deviceId: string, accountId: string, sha256Sync?: (data: Uint8Array) => Uint8Array): Promise<string> {
-  const input = utf8.encode(`onsale/device-hash/v1\n${accountId.length}:${accountId}\n${deviceId.length}:${deviceId}`);
-  return toHex(sha256Sync ? sha256Sync(input) : await subtle().digest('SHA-256', input));
+  if (sha256Sync) return hashDeviceSync(deviceId, accountId, sha256Sync);
+  return toHex(await subtle().digest('SHA-256', deviceHashInput(deviceId, accountId)));
 }
+
+/** hashDevice with a synchronous SHA-256 (a Node origin's), without a promise. */
+export function hashDeviceSync(deviceId: string, accountId: string, sha256Sync: (data: Uint8Array) => Uint8Array): string {
+  return toHex(sha256Sync(deviceHashInput(deviceId, accountId)));
+}
+
+const deviceHashInput = (deviceId: string, accountId: string) =>
+  utf8.encode(`onsale/device-hash/v1\n${accountId.length}:${accountId}\n${deviceId.length}:${deviceId}`);
 
 const isText = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.length <= 256;
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
@@ -399,9 +407,15 @@ export function positionReachedAt(position: number, w: WatermarkState): number |
  * sealing must never produce). FIFO: joinIndex + 1, join indexes continuing after the cohort.
  */
 export async function queuePosition(claims: QueueTokenClaims, w: WatermarkState): Promise<number | null> {
+  return queuePositionNow(claims, w);
+}
+
+/** queuePosition without a promise when it needs no new HMAC round (FIFO, an unsealed cohort, rounds computed). */
+export function queuePositionNow(claims: QueueTokenClaims, w: WatermarkState): number | null | Promise<number | null> {
   if (claims.cohort === 'FIFO') return claims.joinIndex + 1;
   if (w.cohortSize === null || w.seedHex === null || claims.joinIndex >= w.cohortSize) return null;
-  return (await permutePosition(w.seedHex, w.cohortSize, claims.joinIndex)) + 1;
+  const slot = permutePositionNow(w.seedHex, w.cohortSize, claims.joinIndex);
+  return typeof slot === 'number' ? slot + 1 : slot.then((x) => x + 1);
 }
 
 /** The queue states fans read, in the order a sale goes through them. */
@@ -448,38 +462,79 @@ export async function computeStatus(
   now: number,
   opts: StatusOptions = {},
 ): Promise<QueueStatus> {
+  return computeStatusNow(claims, w, now, opts);
+}
+
+/**
+ * computeStatus without a promise when the position needs no new HMAC round (most polls). Throws TOKEN_WRONG_EVENT
+ * rather than rejecting. The answers are object literals (no spread of a common part): on the hottest path a spread
+ * followed by more properties costs V8 a slow object clone, microseconds a poll.
+ */
+export function computeStatusNow(
+  claims: QueueTokenClaims,
+  w: WatermarkState,
+  now: number,
+  opts: StatusOptions = {},
+): QueueStatus | Promise<QueueStatus> {
   if ((claims.queueId ?? claims.eventId) !== w.eventId) throw new TokenError('TOKEN_WRONG_EVENT');
   const staleMs = opts.heartbeatStaleMs ?? DEFAULT_HEARTBEAT_STALE_MS;
   const jitter = Math.min(1, Math.max(0, (opts.jitter ?? Math.random)()));
   const waitingRetry = Math.round(POLL_SECONDS.min + jitter * (POLL_SECONDS.max - POLL_SECONDS.min));
-  const position = await queuePosition(claims, w);
-  const admittedThrough = w.admittedThrough;
-  const base = { position, admittedThrough, admit: false };
+  const position = queuePositionNow(claims, w);
+  if (position !== null && typeof position === 'object') return position.then((p) => statusRule(claims, w, now, staleMs, waitingRetry, p));
+  return statusRule(claims, w, now, staleMs, waitingRetry, position);
+}
 
-  if (w.state === 'SOLD_OUT') return { ...base, state: 'SOLD_OUT', estWaitSeconds: null, retryAfterSeconds: POLL_SECONDS.paused };
-  if (w.state === 'PAUSED') return { ...base, state: 'PAUSED', estWaitSeconds: null, retryAfterSeconds: POLL_SECONDS.paused };
+const answer = (
+  position: number | null,
+  admittedThrough: number,
+  state: QueueStatusState,
+  estWaitSeconds: number | null,
+  retryAfterSeconds: number,
+): QueueStatus => ({ position, admittedThrough, admit: false, state, estWaitSeconds, retryAfterSeconds });
+
+function statusRule(
+  claims: QueueTokenClaims,
+  w: WatermarkState,
+  now: number,
+  staleMs: number,
+  waitingRetry: number,
+  position: number | null,
+): QueueStatus {
+  const admittedThrough = w.admittedThrough;
+  if (w.state === 'SOLD_OUT') return answer(position, admittedThrough, 'SOLD_OUT', null, POLL_SECONDS.paused);
+  if (w.state === 'PAUSED') return answer(position, admittedThrough, 'PAUSED', null, POLL_SECONDS.paused);
   // Before the open nobody is admitted whatever the controller does, so a missing heartbeat changes nothing there.
-  if (w.state === 'NOT_OPEN') return { ...base, state: 'WAITING', estWaitSeconds: null, retryAfterSeconds: waitingRetry };
-  if (now - w.heartbeatAt > staleMs) return { ...base, state: 'PAUSED', estWaitSeconds: null, retryAfterSeconds: POLL_SECONDS.paused };
+  if (w.state === 'NOT_OPEN') return answer(position, admittedThrough, 'WAITING', null, waitingRetry);
+  if (now - w.heartbeatAt > staleMs) return answer(position, admittedThrough, 'PAUSED', null, POLL_SECONDS.paused);
 
   if (position !== null && position <= admittedThrough) {
     // The clock starts when the position was reached, or when the fan took it (the token's iat), whichever is later.
     const reached = positionReachedAt(position, w);
     const reachedAt = reached === null ? null : Math.max(reached, claims.iat * 1000);
     if (reachedAt !== null && now - reachedAt > (w.claimWindowMs ?? POSITION_CLAIM_WINDOW_MS))
-      return { ...base, state: 'WAITING', expired: true, estWaitSeconds: null, retryAfterSeconds: POLL_SECONDS.nearFront };
-    return { ...base, state: 'ADMITTED', estWaitSeconds: 0, retryAfterSeconds: POLL_SECONDS.nearFront, admit: true };
+      return {
+        position,
+        admittedThrough,
+        admit: false,
+        state: 'WAITING',
+        expired: true,
+        estWaitSeconds: null,
+        retryAfterSeconds: POLL_SECONDS.nearFront,
+      };
+    return { position, admittedThrough, admit: true, state: 'ADMITTED', estWaitSeconds: 0, retryAfterSeconds: POLL_SECONDS.nearFront };
   }
 
   const state = w.state === 'LAST_CHANCE' ? 'LAST_CHANCE' : 'WAITING';
   // Open but the cohort not yet sealed (the first seconds after the open): the position is moments away.
-  if (position === null) return { ...base, state, estWaitSeconds: null, retryAfterSeconds: POLL_SECONDS.nearFront };
+  if (position === null) return answer(position, admittedThrough, state, null, POLL_SECONDS.nearFront);
   const ahead = position - admittedThrough;
   const rate = w.ratePerMin > 0 && Number.isFinite(w.ratePerMin) ? w.ratePerMin : 0;
-  return {
-    ...base,
+  return answer(
+    position,
+    admittedThrough,
     state,
-    estWaitSeconds: rate > 0 ? Math.ceil((ahead / rate) * 60) : null,
-    retryAfterSeconds: rate > 0 && ahead <= rate ? POLL_SECONDS.nearFront : waitingRetry,
-  };
+    rate > 0 ? Math.ceil((ahead / rate) * 60) : null,
+    rate > 0 && ahead <= rate ? POLL_SECONDS.nearFront : waitingRetry,
+  );
 }

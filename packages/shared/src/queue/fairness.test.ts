@@ -119,6 +119,18 @@ describe('the pre-open permutation', () => {
     }
   });
 
+  it('answers a position without a promise once its rounds are computed, the same position', async () => {
+    const all = await cohortPositions(SEED, 5000);
+    const p = createPermuter(SEED, 5000);
+    expect(p.knownPosition(7)).toBeUndefined(); // no round computed yet
+    for (const j of [0, 1, 7, 2500, 4999]) {
+      await p.position(j);
+      expect(p.knownPosition(j)).toBe(all[j]);
+    }
+    expect(p.knownPosition(5000)).toBeUndefined(); // outside the cohort: position() says why
+    expect(p.knownPosition(-1)).toBeUndefined();
+  });
+
   it('matches the published recipe re-implemented from its text (property)', async () => {
     await fc.assert(
       fc.asyncProperty(

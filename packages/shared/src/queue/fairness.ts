@@ -79,6 +79,11 @@ export interface Permuter {
   readonly halfBits: number;
   /** The 0-based slot of the fan with this 0-based join index; their queue position is slot + 1. */
   position(joinIndex: number): Promise<number>;
+  /**
+   * The slot without a promise when every round value it needs is already computed (a busy cohort's polls, after
+   * the first ones); undefined otherwise, or for a join index outside the cohort (position() says why).
+   */
+  knownPosition(joinIndex: number): number | undefined;
   /** The whole permutation: result[joinIndex] = slot. */
   positions(): Promise<Uint32Array>;
 }
@@ -158,6 +163,23 @@ export function createPermuter(seedHex: string, cohortSize: number): Permuter {
       while (x >= cohortSize);
       return x;
     },
+    knownPosition(joinIndex) {
+      if (!Number.isInteger(joinIndex) || joinIndex < 0 || joinIndex >= cohortSize) return undefined;
+      let x = joinIndex;
+      do {
+        let left = Math.floor(x / halfSize);
+        let right = x % halfSize;
+        for (let r = 0; r < FEISTEL_ROUNDS; r++) {
+          const i = r * halfSize + right;
+          if (!known[i]) return undefined;
+          const next = left ^ table[i]!;
+          left = right;
+          right = next;
+        }
+        x = left * halfSize + right;
+      } while (x >= cohortSize);
+      return x;
+    },
     async positions() {
       const BATCH = 4096;
       for (let start = 0; start < table.length; start += BATCH) {
@@ -204,6 +226,12 @@ function cachedPermuter(seedHex: string, cohortSize: number): Permuter {
  */
 export async function permutePosition(seedHex: string, cohortSize: number, joinIndex: number): Promise<number> {
   return cachedPermuter(seedHex, cohortSize).position(joinIndex);
+}
+
+/** permutePosition without a promise once the rounds it needs are computed (the status poll's hot path). */
+export function permutePositionNow(seedHex: string, cohortSize: number, joinIndex: number): number | Promise<number> {
+  const p = cachedPermuter(seedHex, cohortSize);
+  return p.knownPosition(joinIndex) ?? p.position(joinIndex);
 }
 
 /** The whole permutation for an audit: result[joinIndex] = 0-based slot. */

@@ -2,7 +2,7 @@ import type { Db } from '../db/connect.js';
 import { DomainError, invalid, notFound } from '../errors.js';
 import type { EventCache } from '../events/event-cache.js';
 import { admissionClaimsFor, DEVICE_ID_RULE, isDeviceId, signToken, type QueueTokenClaims, type TokenKey } from './edge.js';
-import { answerStatus, openClaimsReport, EDGE_REPORT_MAX_AGE_MS, type EdgeEventState, type StatusAnswer } from './edge-state.js';
+import { answerStatusNow, openClaimsReport, EDGE_REPORT_MAX_AGE_MS, type EdgeEventState, type StatusAnswer } from './edge-state.js';
 import { BoundedCache, CachedTokenVerifier } from './token-cache.js';
 import type { Metrics } from '../metrics/index.js';
 import { fairnessDescription, VERIFICATION_RECIPE } from './fairness.js';
@@ -24,6 +24,9 @@ export interface JoinOptions {
 
 /** A status with its words; when sold out, where to join the listing's waitlist (seats that come back go there). */
 export type StatusWithCopy = StatusAnswer;
+
+/** A status poll's answer: the status, and an admission token once admitted. */
+export type StatusPoll = StatusWithCopy & { admissionToken?: string };
 
 export interface JoinResult extends StatusWithCopy {
   queueToken: string;
@@ -126,9 +129,45 @@ export class QueueService {
     deviceId: string,
     language: FanLanguage = DEFAULT_FAN_LANGUAGE,
   ): Promise<StatusWithCopy & { admissionToken?: string }> {
-    const deviceHash = await this.tokens.deviceHash(deviceId, accountId);
-    const claims = await this.tokens.verify(queueToken, { kind: 'queue', eventId, accountId, deviceHash, now: this.now() });
-    const { status, info } = await this.statusOf(claims, language);
+    return this.statusNow(eventId, queueToken, accountId, deviceId, language);
+  }
+
+  /**
+   * status without a promise for the common poll (a token verified before, the event's watermark in memory, no
+   * admission token to sign): the hottest route answers it in one turn. Throws rather than rejects.
+   */
+  statusNow(
+    eventId: string,
+    queueToken: string,
+    accountId: string,
+    deviceId: string,
+    language: FanLanguage = DEFAULT_FAN_LANGUAGE,
+  ): StatusPoll | Promise<StatusPoll> {
+    const deviceHash = this.tokens.deviceHashNow(deviceId, accountId);
+    const claims = this.tokens.verifyNow(queueToken, { kind: 'queue', eventId, accountId, deviceHash, now: this.now() });
+    if (claims instanceof Promise) return claims.then((c) => this.pollWith(eventId, queueToken, accountId, c, language));
+    return this.pollWith(eventId, queueToken, accountId, claims, language);
+  }
+
+  private pollWith(
+    eventId: string,
+    queueToken: string,
+    accountId: string,
+    claims: QueueTokenClaims,
+    language: FanLanguage,
+  ): StatusPoll | Promise<StatusPoll> {
+    const answered = this.statusOfNow(claims, language);
+    if (answered instanceof Promise) return answered.then((a) => this.finishPoll(eventId, queueToken, accountId, claims, a));
+    return this.finishPoll(eventId, queueToken, accountId, claims, answered);
+  }
+
+  private finishPoll(
+    eventId: string,
+    queueToken: string,
+    accountId: string,
+    claims: QueueTokenClaims,
+    { status, info }: { status: StatusWithCopy; info: PublicQueueInfo },
+  ): StatusPoll | Promise<StatusPoll> {
     if (status.expired)
       throw new DomainError(
         'gone',
@@ -143,7 +182,7 @@ export class QueueService {
     if (!status.admit) return status;
     const admission = admissionClaimsFor(claims, status.position!, this.now(), info.tier ?? undefined);
     this.deps.watermarks.countClaim(queueId, accountId);
-    return { ...status, admissionToken: await signToken(this.deps.tokenKey, admission) };
+    return signToken(this.deps.tokenKey, admission).then((admissionToken) => ({ ...status, admissionToken }));
   }
 
   private readonly toldSoldOut = new BoundedCache<string, true>(200_000);
@@ -158,9 +197,32 @@ export class QueueService {
     claims: QueueTokenClaims,
     language: FanLanguage = DEFAULT_FAN_LANGUAGE,
   ): Promise<{ status: StatusWithCopy; info: PublicQueueInfo }> {
-    const info = await this.deps.watermarks.get(claims.queueId ?? claims.eventId);
+    return this.statusOfNow(claims, language);
+  }
+
+  /** The status and the queue's facts, without a promise when the queue's watermark is in memory (it is, once polled). */
+  private statusOfNow(
+    claims: QueueTokenClaims,
+    language: FanLanguage,
+  ): { status: StatusWithCopy; info: PublicQueueInfo } | Promise<{ status: StatusWithCopy; info: PublicQueueInfo }> {
+    const queueId = claims.queueId ?? claims.eventId;
+    const info = this.deps.watermarks.peek(queueId);
+    if (info) return this.statusWith(claims, info, language);
+    return this.deps.watermarks.get(queueId).then((loaded) => this.statusWith(claims, loaded, language));
+  }
+
+  private statusWith(
+    claims: QueueTokenClaims,
+    info: PublicQueueInfo | undefined,
+    language: FanLanguage,
+  ): { status: StatusWithCopy; info: PublicQueueInfo } | Promise<{ status: StatusWithCopy; info: PublicQueueInfo }> {
     if (!info || info.ownerEventId !== claims.eventId) throw notFound('EVENT_NOT_FOUND', `no event ${claims.eventId}`, 'id');
-    const status = await answerStatus(claims, info, this.now(), {}, language);
+    const answered = answerStatusNow(claims, info, this.now(), {}, language);
+    if (answered instanceof Promise) return answered.then((status) => this.withSignOff(status, info, language));
+    return this.withSignOff(answered, info, language);
+  }
+
+  private withSignOff(status: StatusWithCopy, info: PublicQueueInfo, language: FanLanguage) {
     // An event whose fairness mode is not signed off says so while fans wait (the origin's words; an edge shows the state's).
     if (info.awaitingSignOff && status.state === 'WAITING') status.message = AWAITING_SIGNOFF_MESSAGES[language];
     return { status, info };

@@ -2,7 +2,7 @@ import { createHash, createHmac } from 'node:crypto';
 import {
   checkClaims,
   createTokenKey,
-  hashDevice,
+  hashDeviceSync,
   TokenError,
   verifyToken,
   type AdmissionTokenClaims,
@@ -53,21 +53,38 @@ export class CachedTokenVerifier {
   }
 
   async deviceHash(deviceId: string, accountId: string): Promise<string> {
+    return this.deviceHashNow(deviceId, accountId);
+  }
+
+  /** deviceHash without a promise (Node's SHA-256 is synchronous). */
+  deviceHashNow(deviceId: string, accountId: string): string {
     const k = `${accountId}\n${deviceId}`;
     let h = this.devices.get(k);
     if (h === undefined) {
-      h = await hashDevice(deviceId, accountId, sha256Sync);
+      h = hashDeviceSync(deviceId, accountId, sha256Sync);
       this.devices.set(k, h);
     }
     return h;
   }
 
   async verify<K extends TokenClaims['kind']>(token: string, expected: TokenExpectation<K>): Promise<Extract<TokenClaims, { kind: K }>> {
+    return this.verifyNow(token, expected);
+  }
+
+  /**
+   * verify without a promise for a token verified before (its claims re-checked: binding and expiry); a new token's
+   * signature is checked asynchronously. Throws (rather than rejects) when a known token's claims do not hold.
+   */
+  verifyNow<K extends TokenClaims['kind']>(
+    token: string,
+    expected: TokenExpectation<K>,
+  ): Extract<TokenClaims, { kind: K }> | Promise<Extract<TokenClaims, { kind: K }>> {
     const hit = this.claims.get(token);
     if (hit) return checkClaims(hit, expected) as Extract<TokenClaims, { kind: K }>;
-    const claims = (await verifyToken(this.key, token, expected as TokenExpectation<'queue'>)) as TokenClaims;
-    this.claims.set(token, claims);
-    return claims as Extract<TokenClaims, { kind: K }>;
+    return verifyToken(this.key, token, expected as TokenExpectation<'queue'>).then((claims: TokenClaims) => {
+      this.claims.set(token, claims);
+      return claims as Extract<TokenClaims, { kind: K }>;
+    });
   }
 }
 

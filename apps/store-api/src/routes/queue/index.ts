@@ -8,6 +8,7 @@ import {
   TokenError,
   WATERMARK_STATES,
   type QueueService,
+  type StatusPoll,
 } from '@onsale/shared/queue';
 import { errorResponses, errorSchema, serviceUnavailableSchema } from '../schemas.js';
 import { compiledSerializer } from '../compiled-serializer.js';
@@ -144,23 +145,28 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
         response: { 200: statusBody, ...errorResponses },
       },
     },
-    async (req, reply) => {
-      const language = negotiateLanguage(req.headers['accept-language']);
-      const s = await queue.status(req.params.id, req.headers['x-queue-token'], req.accountId, req.headers['x-device-id'], language);
-      reply
-        .header('retry-after', String(s.retryAfterSeconds))
-        .header('cache-control', 'no-store')
-        .header('content-language', language)
-        .header('vary', 'Accept-Language');
-      return {
-        state: s.state,
-        message: s.message,
-        position: s.position,
-        admittedThrough: s.admittedThrough,
-        estWaitSeconds: s.estWaitSeconds,
-        admissionToken: s.admissionToken,
-        waitlist: s.waitlist,
+    // Not an async handler: a poll answered from memory (most of them) is sent in the same turn, without a promise.
+    (req, reply) => {
+      const headers = req.headers;
+      const language = negotiateLanguage(headers['accept-language']);
+      const answer = (s: StatusPoll) => {
+        reply
+          .header('retry-after', String(s.retryAfterSeconds))
+          .header('cache-control', 'no-store')
+          .header('content-language', language)
+          .header('vary', 'Accept-Language');
+        return {
+          state: s.state,
+          message: s.message,
+          position: s.position,
+          admittedThrough: s.admittedThrough,
+          estWaitSeconds: s.estWaitSeconds,
+          admissionToken: s.admissionToken,
+          waitlist: s.waitlist,
+        };
       };
+      const s = queue.statusNow(req.params.id, headers['x-queue-token'], req.accountId, headers['x-device-id'], language);
+      return s instanceof Promise ? s.then(answer) : answer(s);
     },
   );
 
