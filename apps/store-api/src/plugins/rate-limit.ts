@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import fp from 'fastify-plugin';
 import rateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -27,38 +28,88 @@ export const RATE_LIMITED: Readonly<Record<string, Group>> = {
   'POST /events/:id/lottery/admission': 'join',
 };
 
-type Limiter = (
-  req: FastifyRequest,
-) => Promise<
-  | { isAllowed: true; key: string }
-  | { isAllowed: false; key: string; max: number; remaining: number; ttlInSeconds: number; isExceeded: boolean }
->;
+/** What the hooks need of one limiter's count (@fastify/rate-limit's result, narrowed). */
+interface Count {
+  max: number;
+  remaining: number;
+  ttlInSeconds: number;
+  isExceeded: boolean;
+}
 
-/** The limiters of every group, over one store (memory or Redis). */
-async function limiterSet(
-  app: FastifyInstance,
-  config: StoreApiConfig['rateLimit'],
-  store: { cache: number } | { redis: Redis; nameSpace: string },
-) {
-  // Each store in a context of its own (the plugin decorates the context it is registered in).
+type Limiter = (req: FastifyRequest) => Promise<{ isAllowed: true; key: string } | ({ isAllowed: false; key: string } & Count)>;
+
+/** The limiter's memory store (fixed windows in a bounded LRU), used synchronously below. */
+interface LocalStoreLike {
+  incr(key: string, cb: (err: Error | null, res: { current: number; ttl: number }) => void, timeWindow: number, max: number): void;
+}
+const LocalStore = createRequire(import.meta.url)('@fastify/rate-limit/store/LocalStore.js') as new (
+  continueExceeding: boolean,
+  exponentialBackoff: boolean,
+  cache: number,
+) => LocalStoreLike;
+
+// An address without a colon is not IPv6, and normalizeIP only lower-cases those: the IPv6 pattern is skipped.
+const ipKey = (ip: string) => (ip.includes(':') ? normalizeIP(ip) : ip.toLowerCase());
+
+// Keys name the group and the scope: with Redis every limiter shares one key space.
+const keyOf = (group: Group, scope: 'ip' | 'account', req: FastifyRequest) =>
+  scope === 'ip' ? `${group}:ip:${ipKey(req.ip)}` : `${group}:account:${req.accountId}`;
+
+const GROUPS = ['join', 'status', 'hold'] as const;
+const maxOf = (config: StoreApiConfig['rateLimit'], group: Group, scope: 'ip' | 'account') =>
+  config[group][scope === 'ip' ? 'perIp' : 'perAccount'];
+
+/**
+ * The limiters of every group in this process's memory: @fastify/rate-limit's own store with the options its
+ * createRateLimit gives it (fixed windows, no continueExceeding, no backoff, an LRU of cacheSize keys per limiter),
+ * counted without a promise (the store answers synchronously), so a request in memory mode passes without one.
+ */
+function localLimiters(config: StoreApiConfig['rateLimit']) {
+  const timeWindow = config.windowSeconds * 1000;
+  const limiter = (group: Group, scope: 'ip' | 'account') => {
+    const store = new LocalStore(false, false, config.cacheSize);
+    const max = maxOf(config, group, scope);
+    return (req: FastifyRequest): Count => {
+      let current = 0;
+      let ttl = 0;
+      store.incr(
+        keyOf(group, scope, req),
+        (_err, res) => {
+          current = res.current;
+          ttl = res.ttl;
+        },
+        timeWindow,
+        max,
+      );
+      return { max, remaining: Math.max(0, max - current), ttlInSeconds: Math.ceil(ttl / 1000), isExceeded: current > max };
+    };
+  };
+  return Object.fromEntries(GROUPS.map((g) => [g, { ip: limiter(g, 'ip'), account: limiter(g, 'account') }])) as Record<
+    Group,
+    { ip: (req: FastifyRequest) => Count; account: (req: FastifyRequest) => Count }
+  >;
+}
+
+/** The limiters of every group over Redis (every store-API process's counts), through @fastify/rate-limit. */
+async function redisLimiters(app: FastifyInstance, config: StoreApiConfig['rateLimit'], store: { redis: Redis; nameSpace: string }) {
+  // The store in a context of its own (the plugin decorates the context it is registered in).
   let create!: FastifyInstance['createRateLimit'];
   await app.register(async (child) => {
     await child.register(rateLimit, { global: false, ...store });
     create = child.createRateLimit.bind(child);
   });
   const timeWindow = config.windowSeconds * 1000;
-  // Keys name the group and the scope: with Redis every limiter shares one key space.
-  const limiter = (max: number, keyGenerator: (req: FastifyRequest) => string) =>
-    create({ max, timeWindow, keyGenerator, cache: config.cacheSize } as Parameters<typeof create>[0]) as Limiter;
-  return Object.fromEntries(
-    (['join', 'status', 'hold'] as const).map((g) => [
-      g,
-      {
-        ip: limiter(config[g].perIp, (req) => `${g}:ip:${normalizeIP(req.ip)}`),
-        account: limiter(config[g].perAccount, (req) => `${g}:account:${req.accountId}`),
-      },
-    ]),
-  ) as Record<Group, { ip: Limiter; account: Limiter }>;
+  const limiter = (group: Group, scope: 'ip' | 'account') =>
+    create({
+      max: maxOf(config, group, scope),
+      timeWindow,
+      keyGenerator: (req: FastifyRequest) => keyOf(group, scope, req),
+      cache: config.cacheSize,
+    } as Parameters<typeof create>[0]) as Limiter;
+  return Object.fromEntries(GROUPS.map((g) => [g, { ip: limiter(g, 'ip'), account: limiter(g, 'account') }])) as Record<
+    Group,
+    { ip: Limiter; account: Limiter }
+  >;
 }
 
 /**
@@ -77,21 +128,22 @@ export const rateLimitPlugin = fp<{
   async (app, { config, metrics, redis }) => {
     app.decorateRequest('requestCounts', null);
     if (!config.enabled) return;
-    const local = await limiterSet(app, config, { cache: config.cacheSize });
-    const shared = redis ? await limiterSet(app, config, { redis: redis.client, nameSpace: `${redis.keyPrefix}rl:` }) : null;
-    const check = async (group: Group, scope: 'ip' | 'account', req: FastifyRequest) => {
-      if (shared) {
-        try {
-          const r = await shared[group][scope](req);
+    const local = localLimiters(config);
+    const shared = redis ? await redisLimiters(app, config, { redis: redis.client, nameSpace: `${redis.keyPrefix}rl:` }) : null;
+    // Redis's count, or (without Redis, or while it does not answer) this process's, the latter without a promise.
+    const check = (group: Group, scope: 'ip' | 'account', req: FastifyRequest): Count | null | Promise<Count | null> => {
+      if (!shared) return local[group][scope](req);
+      return shared[group][scope](req).then(
+        (r) => {
           redis!.outage.ok();
-          return r;
-        } catch (err) {
+          return r.isAllowed ? null : r;
+        },
+        (err: unknown) => {
           redis!.outage.failed(err);
-        }
-      }
-      return local[group][scope](req);
+          return local[group][scope](req);
+        },
+      );
     };
-
     const groupOf = (req: FastifyRequest) => (req.routeOptions.url ? RATE_LIMITED[`${req.method} ${req.routeOptions.url}`] : undefined);
     const refuse = (reply: FastifyReply, group: Group, scope: 'ip' | 'account', r: { max: number; ttlInSeconds: number }) => {
       metrics.rateLimited.inc({ route: group, scope });
@@ -118,22 +170,38 @@ export const rateLimitPlugin = fp<{
           (route.schema.response as Record<number, unknown>)[429] ??= errorSchema;
     });
 
-    app.addHook('onRequest', async (req, reply) => {
+    // Callback hooks: a request counted in memory passes without a promise (status polls are the hottest of them).
+    // A refusal is sent from the hook, which then does not call done.
+    const counted =
+      (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void, group: Group, scope: 'ip' | 'account') =>
+      (r: Count | null) => {
+        if (r) {
+          req.requestCounts =
+            scope === 'ip' ? { account: 0, ip: r.max - r.remaining } : { account: r.max - r.remaining, ip: req.requestCounts?.ip ?? 0 };
+          if (r.isExceeded) return void refuse(reply, group, scope, r);
+        }
+        done();
+      };
+    const limit = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void, group: Group, scope: 'ip' | 'account') => {
+      let r: Count | null | Promise<Count | null>;
+      try {
+        r = check(group, scope, req);
+      } catch (e) {
+        return done(e as Error);
+      }
+      if (r instanceof Promise) r.then(counted(req, reply, done, group, scope), done);
+      else counted(req, reply, done, group, scope)(r);
+    };
+    app.addHook('onRequest', (req, reply, done) => {
       const group = groupOf(req);
-      if (!group) return;
-      const r = await check(group, 'ip', req);
-      if (r.isAllowed) return;
-      req.requestCounts = { account: 0, ip: r.max - r.remaining };
-      if (r.isExceeded) return refuse(reply, group, 'ip', r);
+      if (!group) return done();
+      limit(req, reply, done, group, 'ip');
     });
     // preParsing: after every onRequest hook, so the account is known (and unadmitted requests are already out).
-    app.addHook('preParsing', async (req, reply) => {
+    app.addHook('preParsing', (req, reply, _payload, done) => {
       const group = groupOf(req);
-      if (!group || !req.accountId) return;
-      const r = await check(group, 'account', req);
-      if (r.isAllowed) return;
-      req.requestCounts = { account: r.max - r.remaining, ip: req.requestCounts?.ip ?? 0 };
-      if (r.isExceeded) return refuse(reply, group, 'account', r);
+      if (!group || !req.accountId) return done();
+      limit(req, reply, done, group, 'account');
     });
   },
   { name: 'rate-limit' },
