@@ -69,18 +69,12 @@ function localLimiters(config: StoreApiConfig['rateLimit']) {
   const limiter = (group: Group, scope: 'ip' | 'account') => {
     const store = new LocalStore(false, false, config.cacheSize);
     const max = maxOf(config, group, scope);
+    // The store calls back before incr returns: one callback per limiter, not a closure per request.
+    let res = { current: 0, ttl: 0 };
+    const got = (_err: Error | null, r: { current: number; ttl: number }) => void (res = r);
     return (req: FastifyRequest): Count => {
-      let current = 0;
-      let ttl = 0;
-      store.incr(
-        keyOf(group, scope, req),
-        (_err, res) => {
-          current = res.current;
-          ttl = res.ttl;
-        },
-        timeWindow,
-        max,
-      );
+      store.incr(keyOf(group, scope, req), got, timeWindow, max);
+      const { current, ttl } = res;
       return { max, remaining: Math.max(0, max - current), ttlInSeconds: Math.ceil(ttl / 1000), isExceeded: current > max };
     };
   };
@@ -172,16 +166,21 @@ export const rateLimitPlugin = fp<{
 
     // Callback hooks: a request counted in memory passes without a promise (status polls are the hottest of them).
     // A refusal is sent from the hook, which then does not call done.
-    const counted =
-      (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void, group: Group, scope: 'ip' | 'account') =>
-      (r: Count | null) => {
-        if (r) {
-          req.requestCounts =
-            scope === 'ip' ? { account: 0, ip: r.max - r.remaining } : { account: r.max - r.remaining, ip: req.requestCounts?.ip ?? 0 };
-          if (r.isExceeded) return void refuse(reply, group, scope, r);
-        }
-        done();
-      };
+    const counted = (
+      req: FastifyRequest,
+      reply: FastifyReply,
+      done: (err?: Error) => void,
+      group: Group,
+      scope: 'ip' | 'account',
+      r: Count | null,
+    ) => {
+      if (r) {
+        req.requestCounts =
+          scope === 'ip' ? { account: 0, ip: r.max - r.remaining } : { account: r.max - r.remaining, ip: req.requestCounts?.ip ?? 0 };
+        if (r.isExceeded) return void refuse(reply, group, scope, r);
+      }
+      done();
+    };
     const limit = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void, group: Group, scope: 'ip' | 'account') => {
       let r: Count | null | Promise<Count | null>;
       try {
@@ -189,8 +188,8 @@ export const rateLimitPlugin = fp<{
       } catch (e) {
         return done(e as Error);
       }
-      if (r instanceof Promise) r.then(counted(req, reply, done, group, scope), done);
-      else counted(req, reply, done, group, scope)(r);
+      if (r instanceof Promise) r.then((x) => counted(req, reply, done, group, scope, x), done);
+      else counted(req, reply, done, group, scope, r);
     };
     app.addHook('onRequest', (req, reply, done) => {
       const group = groupOf(req);
