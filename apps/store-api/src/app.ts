@@ -99,8 +99,9 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
     health.off('up', onUp);
   });
   installErrorHandling(app, { health, count503: (reason) => metrics.unavailableResponses.inc({ reason }) });
-  // Cookies (the admission_token a browser may carry) parsed by the Fastify plugin, before any hook reads them.
-  await app.register(fastifyCookie);
+  // Cookies (the admission_token a browser may carry): parsed by the Fastify plugin's parser where one is read (the
+  // admission gate), not on every request (a status poll reads none).
+  await app.register(fastifyCookie, { hook: false });
 
   const payments =
     deps.payments ??

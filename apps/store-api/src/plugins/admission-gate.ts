@@ -68,8 +68,13 @@ export const admissionGate = fp<{ tokens: CachedTokenVerifier; metrics: Metrics 
       if (!route || route.startsWith('/docs') || ADMISSION_OPT_OUT.has(`${req.method} ${route}`)) return done();
       gate(req, route).then(() => done(), done);
     });
+    // The request's cookies, parsed on first use (the cookie plugin parses none by itself: see app.ts).
+    const cookiesOf = (req: FastifyRequest) => {
+      const header = req.headers.cookie;
+      return (req.cookies ??= header ? app.parseCookie(header) : {});
+    };
     const gate = async (req: FastifyRequest, route: string) => {
-      const token = (req.headers['x-admission-token'] as string | undefined) ?? cookieToken(req.cookies.admission_token);
+      const token = (req.headers['x-admission-token'] as string | undefined) ?? cookieToken(cookiesOf(req).admission_token);
       if (!token) {
         metrics.requestsWithoutAdmission.inc({ route });
         throw new DomainError(
