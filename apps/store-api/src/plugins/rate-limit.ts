@@ -51,7 +51,7 @@ const LocalStore = createRequire(import.meta.url)('@fastify/rate-limit/store/Loc
 // An address without a colon is not IPv6, and normalizeIP only lower-cases those: the IPv6 pattern is skipped.
 const ipKey = (ip: string) => (ip.includes(':') ? normalizeIP(ip) : ip.toLowerCase());
 
-// Keys name the group and the scope: with Redis every limiter shares one key space.
+// Redis's keys name the group and the scope: there every limiter shares one key space.
 const keyOf = (group: Group, scope: 'ip' | 'account', req: FastifyRequest) =>
   scope === 'ip' ? `${group}:ip:${ipKey(req.ip)}` : `${group}:account:${req.accountId}`;
 
@@ -72,8 +72,10 @@ function localLimiters(config: StoreApiConfig['rateLimit']) {
     // The store calls back before incr returns: one callback per limiter, not a closure per request.
     let res = { current: 0, ttl: 0 };
     const got = (_err: Error | null, r: { current: number; ttl: number }) => void (res = r);
+    // Each limiter has a store of its own here, so its keys need not name the group and scope: the account id (the
+    // same string every poll, its hash computed once) and the address are the keys as they are.
     return (req: FastifyRequest): Count => {
-      store.incr(keyOf(group, scope, req), got, timeWindow, max);
+      store.incr(scope === 'ip' ? ipKey(req.ip) : req.accountId, got, timeWindow, max);
       const { current, ttl } = res;
       return { max, remaining: Math.max(0, max - current), ttlInSeconds: Math.ceil(ttl / 1000), isExceeded: current > max };
     };
