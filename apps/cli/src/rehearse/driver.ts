@@ -183,6 +183,10 @@ export class Crowd {
   private inFlight = 0;
   private pollsThisSecond = 0;
   private waiting = 0;
+  /** Fans told to come back soon (near the front), and how many. */
+  private readonly nearFront: Uint8Array;
+  private nearFrontCount = 0;
+  private readonly wasAdmitted: Uint8Array;
   private readonly holdLatencies: number[] = [];
   private readonly soldOutReads: number[] = [];
   private readonly abandoned: { expiresAtMs: number; seats: number }[] = [];
@@ -225,6 +229,8 @@ export class Crowd {
     this.operator = botOperators(n, o.botsShare, o.botShape ?? DEFAULT_BOT_SHAPE, this.random);
     this.joinedAt = new Float64Array(n).fill(Number.NaN);
     this.preOpen = new Uint8Array(n);
+    this.nearFront = new Uint8Array(n);
+    this.wasAdmitted = new Uint8Array(n);
     this.position = new Float64Array(n).fill(Number.NaN);
     this.soldOutAt = new Float64Array(n).fill(Number.NaN);
     this.retries = new Uint16Array(n);
@@ -351,16 +357,24 @@ export class Crowd {
 
   /**
    * How long a fan waits before the next poll: Retry-After on the event's clock, never more often than the per-account
-   * limit allows (60 a minute by default), never later than told in real seconds. Fans told to come back soon (near
-   * the front) do; the rest of the crowd is spread so that all of it together stays within the poll budget. Bots
+   * limit allows (60 a minute by default). All polls together stay within the poll budget, fans near the front (told
+   * to come back soon) first: they have up to 60% of it, the crowd further back the rest, spread evenly (a fan far back
+   * then polls later than told, as one with the page in a background tab does; it only learns its turn later). Bots
    * poll four times sooner than told.
    */
   private pollDelay(i: number, retryAfterS: number | null) {
     const ra = retryAfterS ?? 5;
-    const told = this.eventWait(ra);
-    let wait = Math.max(told, 1500 * (0.9 + 0.2 * this.random()));
-    if (ra > 5)
-      wait = Math.min(Math.max(wait, (this.waiting / this.o.pollBudgetPerSecond) * 1000 * (0.8 + 0.4 * this.random())), ra * 1000);
+    const near = ra <= 5;
+    if (this.nearFront[i] !== (near ? 1 : 0)) {
+      this.nearFront[i] = near ? 1 : 0;
+      this.nearFrontCount += near ? 1 : -1;
+    }
+    const jitter = 0.8 + 0.4 * this.random();
+    const budget = this.o.pollBudgetPerSecond;
+    const nearUse = Math.min(this.nearFrontCount / 1.5, 0.6 * budget);
+    let wait = Math.max(this.eventWait(ra), 1500 * (0.9 + 0.2 * this.random()));
+    if (near) wait = Math.max(wait, (this.nearFrontCount / (0.6 * budget)) * 1000 * jitter);
+    else wait = Math.max(wait, ((this.waiting - this.nearFrontCount) / (budget - nearUse)) * 1000 * jitter);
     return this.isBot(i) ? Math.max(250, wait / 4) : wait;
   }
 
@@ -371,8 +385,17 @@ export class Crowd {
     return Math.min(10_000, s * 1000) * (0.5 + this.random());
   }
 
+  /** The fan no longer polls: it leaves the near-front count. */
+  private leaveQueue(i: number) {
+    this.waiting--;
+    if (this.nearFront[i] === 1) {
+      this.nearFront[i] = 0;
+      this.nearFrontCount--;
+    }
+  }
+
   private finish(i: number, phase: Phase) {
-    if (this.phase[i] === Phase.WAITING) this.waiting--;
+    if (this.phase[i] === Phase.WAITING) this.leaveQueue(i);
     this.phase[i] = phase;
     this.queueToken[i] = undefined;
     this.accountToken[i] = undefined;
@@ -384,7 +407,7 @@ export class Crowd {
   }
 
   private setPhase(i: number, phase: Phase) {
-    if (this.phase[i] === Phase.WAITING && phase !== Phase.WAITING) this.waiting--;
+    if (this.phase[i] === Phase.WAITING && phase !== Phase.WAITING) this.leaveQueue(i);
     if (this.phase[i] !== Phase.WAITING && phase === Phase.WAITING) this.waiting++;
     this.phase[i] = phase;
   }
@@ -466,7 +489,11 @@ export class Crowd {
     if (typeof s.position === 'number' && this.sinceOpen() >= 0 && Number.isNaN(this.position[i]!)) this.position[i] = s.position;
     if (s.state === 'SOLD_OUT') return this.soldOut(i, true);
     if (s.admissionToken) {
-      this.admitted++;
+      // Fans admitted, once each (a fan back in line after a refused hold reads ADMITTED again).
+      if (this.wasAdmitted[i] === 0) {
+        this.wasAdmitted[i] = 1;
+        this.admitted++;
+      }
       const t = this.sinceOpen();
       this.firstAdmitAt ??= t;
       this.lastAdmitAt = t;

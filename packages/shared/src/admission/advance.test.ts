@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   advanceWatermark,
   ARRIVAL_WINDOW_MS,
+  arrivalWindowMs,
   arrivingFans,
   claimRatioOf,
   effectivePaymentTps,
@@ -126,5 +127,38 @@ describe('fans on their way in (recordAdvance, arrivingFans)', () => {
     expect(arrivingFans(recent, now, 0.5, 0)).toBe(2);
     expect(arrivingFans(recent, now, 0.3, 0)).toBe(2); // 1.2 rounds up: a fan is whole
     expect(arrivingFans(recent, now + ARRIVAL_WINDOW_MS, 1, 0)).toBe(0); // they took too long: no longer counted
+  });
+
+  it("runs on a rehearsal's compressed clock: the window shrinks with the time scale, never under 10 s", () => {
+    expect(arrivalWindowMs(null)).toBe(ARRIVAL_WINDOW_MS);
+    expect(arrivalWindowMs(1)).toBe(ARRIVAL_WINDOW_MS);
+    expect(arrivalWindowMs(2)).toBe(17_500);
+    expect(arrivalWindowMs(30)).toBe(10_000);
+    const now = 1_000_000;
+    const recent = recordAdvance(recordAdvance([], now - 12_000, 4, arrivalWindowMs(30)), now, 2, arrivalWindowMs(30));
+    expect(recent).toEqual([[now, 2]]); // the advance 12 s ago is past a rehearsal's window
+    expect(
+      arrivingFans(
+        [
+          [now - 12_000, 4],
+          [now, 2],
+        ],
+        now,
+        1,
+        0,
+        arrivalWindowMs(30),
+      ),
+    ).toBe(2);
+    expect(
+      arrivingFans(
+        [
+          [now - 12_000, 4],
+          [now, 2],
+        ],
+        now,
+        1,
+        0,
+      ),
+    ).toBe(6); // a real sale still counts it
   });
 });

@@ -69,6 +69,17 @@ export function advanceWatermark(s: WatermarkStepInput): { advanced: number; car
  */
 export const ARRIVAL_WINDOW_MS = 35_000;
 
+/**
+ * The arrival window of an event whose clock runs `timeScale` times fast (a rehearsal's): its fans sleep that much
+ * less between polls, so positions passed are claimed that much sooner; never under 10 s (a rehearsal's crowd far
+ * back polls every few seconds, within its poll budget, and a position passed it must still count as arriving until
+ * then). A real sale (null) keeps ARRIVAL_WINDOW_MS.
+ */
+export function arrivalWindowMs(timeScale: number | null | undefined): number {
+  if (!timeScale || !(timeScale > 1)) return ARRIVAL_WINDOW_MS;
+  return Math.max(10_000, Math.round(ARRIVAL_WINDOW_MS / timeScale));
+}
+
 /** The controller's recent advances, [[epoch ms, positions]], oldest first. */
 export type RecentAdvances = [number, number][];
 

@@ -33,6 +33,8 @@ export interface ActiveEventRow {
   signed_off: boolean;
   /** When the queue's pre-open cohort was sealed (it opened); null before. */
   sealed_at: Date | null;
+  /** A rehearsal's event: how many times faster its clock runs (its fans poll that much sooner); null for a real sale. */
+  rehearsal_time_scale: number | null;
 }
 
 /** Events whose on-sale window is active at `at` (the database's clock by default): from `beforeOpenSeconds` before `onsale_at` until `starts_at`. */
@@ -45,7 +47,7 @@ export async function findActiveEvents(db: Db | Trx, beforeOpenSeconds: number, 
              e.fairness_mode, coalesce(g.capacity, e.capacity) AS capacity, e.target_sale_minutes,
              e.tickets_per_order, e.checkout_minutes, e.payment_tps, e.overbook_factor, q.inventory_state,
              CASE WHEN g.code IS NULL THEN r.available + r.held END AS reconciled_unsold,
-             ${signedOffSql('e.id', 'e.fairness_mode')} AS signed_off, q.sealed_at
+             ${signedOffSql('e.id', 'e.fairness_mode')} AS signed_off, q.sealed_at, e.rehearsal_time_scale
       FROM events e
       JOIN queue_state q ON q.event_id = e.id
       LEFT JOIN allocations g ON g.event_id = e.id AND g.general
@@ -55,7 +57,7 @@ export async function findActiveEvents(db: Db | Trx, beforeOpenSeconds: number, 
       SELECT a.queue_id, a.event_id, a.code, false, a.opens_at, a.closes_at, ${now} >= a.opens_at,
              a.fairness_mode, a.capacity, e.target_sale_minutes,
              e.tickets_per_order, e.checkout_minutes, e.payment_tps, e.overbook_factor, q.inventory_state, NULL,
-             ${signedOffSql('e.id', 'e.fairness_mode')}, q.sealed_at
+             ${signedOffSql('e.id', 'e.fairness_mode')}, q.sealed_at, e.rehearsal_time_scale
       FROM allocations a
       JOIN events e ON e.id = a.event_id
       JOIN queue_state q ON q.event_id = a.queue_id

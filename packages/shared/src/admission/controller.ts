@@ -9,7 +9,7 @@ import { getInventoryCounts } from '../inventory/inventory.service.js';
 import { DEFAULT_HEARTBEAT_STALE_MS } from '../queue/edge.js';
 import {
   advanceWatermark,
-  ARRIVAL_WINDOW_MS,
+  arrivalWindowMs,
   arrivingFans,
   claimRatioOf,
   effectivePaymentTps,
@@ -141,6 +141,7 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
         details: { soldOutAt: now.toISOString(), capacity: counts.capacity, sold: counts.sold, ...tierOf(e) },
       });
 
+    const windowMs = arrivalWindowMs(e.rehearsal_time_scale);
     const signals = await repo.liveSignals(
       trx,
       e.owner_event_id,
@@ -148,12 +149,12 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
         queueId: e.event_id,
         allocation: e.allocation,
         checkoutSeconds: Math.round(e.checkout_minutes * 60),
-        arrivalSeconds: ARRIVAL_WINDOW_MS / 1000,
+        arrivalSeconds: windowMs / 1000,
       },
       now,
     );
     const claimRatio = claimRatioOf(signals.tokens_5m, signals.advanced_5m);
-    const arriving = arrivingFans(q.recent_advances ?? [], now.getTime(), claimRatio, signals.claimed_recently);
+    const arriving = arrivingFans(q.recent_advances ?? [], now.getTime(), claimRatio, signals.claimed_recently, windowMs);
     const inside: FansInside = {
       holding: signals.holding,
       shopping: signals.shopping,
@@ -230,7 +231,7 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
       now,
       controllerId: ctx.controllerId,
       changed,
-      recentAdvances: recordAdvance(q.recent_advances ?? [], now.getTime(), advanced),
+      recentAdvances: recordAdvance(q.recent_advances ?? [], now.getTime(), advanced, windowMs),
       constraint,
       reason,
       fansInside: inside.total,
@@ -297,6 +298,7 @@ function admissionRate(
     ticketsPerOrder: e.tickets_per_order,
     overrideRatePerMinute: override,
     releasedSeatsPerMinute: s.released_seats_1m,
+    clockScale: e.rehearsal_time_scale ?? 1,
   });
 }
 

@@ -87,6 +87,18 @@ describe('nextAdmissionRate', () => {
     expect(some.reason).toMatch(/^plausible_seats: /);
   });
 
+  it("paces the cap per minute of the event's clock: a rehearsal's 30 times fast clock admits up to 30 caps a real minute", () => {
+    const real = rate({ remainingSeats: 400, fansInside: 150 });
+    const rehearsal = rate({ remainingSeats: 400, fansInside: 150, clockScale: 30 });
+    expect(rehearsal.cap).toBe(real.cap); // the fans let in before the next tick are bounded the same
+    expect(rehearsal.ratePerMinute).toBe(58 * 30 > 1248 ? 1248 : 58 * 30);
+    expect(rehearsal.constraint).toBe('plan');
+    expect(rate({ remainingSeats: 400, fansInside: 200, clockScale: 30 })).toMatchObject({
+      ratePerMinute: 240,
+      constraint: 'plausible_seats',
+    });
+  });
+
   it('counts held seats as plausible, because their holders are among the admitted', () => {
     // 1,000 available + 2,000 held (800 holders, in fansInside) = 1,200 orders x 1.3 = 1,560 fans
     expect(rate({ remainingSeats: 1000, heldSeats: 2000, fansInside: 1000 }).cap).toBe(560);

@@ -31,6 +31,11 @@ export interface AdmissionRateInput {
   overrideRatePerMinute?: number | null;
   /** Seats returning from expired or released holds per minute; sets the pace in LAST_CHANCE. */
   releasedSeatsPerMinute?: number;
+  /**
+   * How many times faster than real time the event's clock runs: a rehearsal's time scale, 1 (the default) for a
+   * real sale. The plausible-seats cap paces admission at `cap` fans per minute of the event's clock.
+   */
+  clockScale?: number;
 }
 
 /** What set the rate: the stable code that starts `reason`. */
@@ -75,7 +80,8 @@ function check(value: number, field: string, max = Infinity): number {
  * LAST_CHANCE (no seats available, some held) paces at the rate seats are released (released / ticketsPerOrder,
  * never above the start); slows linearly when checkout errors pass 2% or hold failures pass 10% (the tighter of
  * the two applies); and never admits more fans than there are plausible seats:
- * cap = max(0, ceil((remainingSeats + heldSeats) / ticketsPerOrder x overbook) - fansInside).
+ * cap = max(0, ceil((remainingSeats + heldSeats) / ticketsPerOrder x overbook) - fansInside), at most cap fans a
+ * minute of the event's clock (a rehearsal's runs `clockScale` times fast).
  * Held seats count as plausible because their holders are inside fansInside; counting the holders
  * without their seats would make LAST_CHANCE admit no one, ever. The rate is also clamped to the cap. When seats
  * are available, nobody is inside and the rate is not 0, one fan is let in at once (`admitAtOnce`).
@@ -135,8 +141,9 @@ export function nextAdmissionRate(input: AdmissionRateInput): AdmissionRate {
       admitAtOnce: 0,
     };
   }
-  if (rate > cap) {
-    rate = cap;
+  const scale = input.clockScale !== undefined && input.clockScale > 1 && Number.isFinite(input.clockScale) ? input.clockScale : 1;
+  if (rate > cap * scale) {
+    rate = cap * scale;
     constraint = 'plausible_seats';
     reason = `plausible_seats: at most ${cap} more fans for ${remainingSeats + heldSeats} seats (${reason})`;
   }
