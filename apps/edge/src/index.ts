@@ -15,7 +15,7 @@ import {
   type QueueTokenClaims,
   type TokenKey,
 } from '@onsale/shared/queue/edge';
-import { answerStatus, publicWatermark, type EdgeQueueState, type StatusAnswer } from '@onsale/shared/queue/edge-state';
+import { answerStatusNow, publicWatermark, type EdgeQueueState, type QueueFacts, type StatusAnswer } from '@onsale/shared/queue/edge-state';
 import { bearerToken, WebAccountTokenVerifier } from '@onsale/shared/auth/edge';
 import { negotiateLanguage, type FanLanguage } from '@onsale/shared/queue/copy';
 import { DomainError } from '@onsale/shared';
@@ -149,11 +149,11 @@ async function verifyQueueToken(
   edge: Edge,
   key: TokenKey,
   token: string,
-  expected: { eventId: string; accountId: string; deviceHash: string; now: number },
+  expected: { kind: 'queue'; eventId: string; accountId: string; deviceHash: string; now: number },
 ): Promise<QueueTokenClaims> {
   const hit = edge.tokens.get(token);
-  if (hit) return checkClaims(hit, { kind: 'queue', ...expected });
-  const claims = await verifyToken(key, token, { kind: 'queue', ...expected });
+  if (hit) return checkClaims(hit, expected);
+  const claims = await verifyToken(key, token, expected);
   remember(edge.tokens, token, claims);
   return claims;
 }
@@ -187,6 +187,7 @@ async function queueStatus(req: Request, eventIdRaw: string, edge: Edge, waitUnt
 
   const now = Date.now();
   const claims = await verifyQueueToken(edge, key, queueToken, {
+    kind: 'queue',
     eventId,
     accountId,
     deviceHash: await deviceHash(edge, deviceId, accountId),
@@ -199,10 +200,32 @@ async function queueStatus(req: Request, eventIdRaw: string, edge: Edge, waitUnt
   // The controller's heartbeat is judged as of when the origin published the state, on the origin's own clock: the
   // state's age is the edge's own rule below (EDGE_STALE_SECONDS), and no clock skew between the two counts.
   const publishedAt = known.state!.generatedAt;
-  const asPublished = { ...q, watermark: { ...q.watermark, heartbeatAt: now - Math.max(0, publishedAt - q.watermark.heartbeatAt) } };
+  // (Built field by field rather than spread with an override, as the shared status rule builds its answers.)
+  const w = q.watermark;
+  const asPublished: QueueFacts = {
+    watermark: {
+      eventId: w.eventId,
+      admittedThrough: w.admittedThrough,
+      state: w.state,
+      ratePerMin: w.ratePerMin,
+      updatedAt: w.updatedAt,
+      heartbeatAt: now - Math.max(0, publishedAt - w.heartbeatAt),
+      cohortSize: w.cohortSize,
+      seedHex: w.seedHex,
+      history: w.history,
+      claimWindowMs: w.claimWindowMs,
+    },
+    copy: q.copy,
+    copyByLanguage: q.copyByLanguage,
+    listingId: q.listingId,
+    tier: q.tier,
+    tierName: q.tierName,
+    closesAt: q.closesAt,
+  };
   // The words in the fan's language (Accept-Language), as the origin answers them.
   const language = negotiateLanguage(req.headers.get('accept-language'));
-  let answer = await answerStatus(claims, asPublished, now, {}, language);
+  const answered = answerStatusNow(claims, asPublished, now, {}, language);
+  let answer = answered instanceof Promise ? await answered : answered;
   if (now - known.fetchedAt > edge.config.staleMs) answer = failClosed(answer, q, language);
   if (answer.expired)
     throw new DomainError(
@@ -227,12 +250,17 @@ async function queueStatus(req: Request, eventIdRaw: string, edge: Edge, waitUnt
   };
   // How old the edge's numbers are (seconds since the origin last answered): what an operator checks first.
   const age = String(Math.max(0, Math.floor((now - known.fetchedAt) / 1000)));
-  return json(200, body, {
-    'retry-after': String(answer.retryAfterSeconds),
-    'cache-control': 'no-store',
-    'content-language': language,
-    vary: 'Accept-Language',
-    'x-onsale-watermark-age': age,
+  return new Response(JSON.stringify(body), {
+    status: 200,
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      [EDGE_HEADER]: 'hit',
+      'retry-after': String(answer.retryAfterSeconds),
+      'cache-control': 'no-store',
+      'content-language': language,
+      vary: 'Accept-Language',
+      'x-onsale-watermark-age': age,
+    },
   });
 }
 
