@@ -37,6 +37,8 @@ interface Edge {
   config: EdgeConfig;
   states: EventStateCache;
   key: Promise<TokenKey> | null;
+  /** The key once imported. */
+  keyNow?: TokenKey;
   accounts: WebAccountTokenVerifier | null;
   claims: ClaimsReporter | null;
   /** Verified queue tokens (a fan polls with the same one): signature once, binding and expiry every time. */
@@ -138,24 +140,29 @@ const remember = <V>(m: Map<string, V>, k: string, v: V) => {
   m.set(k, v);
 };
 
-async function deviceHash(edge: Edge, deviceId: string, accountId: string): Promise<string> {
+// The caches answer without a promise when they hold the answer (most polls); the Web Crypto work is asynchronous.
+function deviceHash(edge: Edge, deviceId: string, accountId: string): string | Promise<string> {
   const k = `${accountId}\n${deviceId}`;
-  let h = edge.devices.get(k);
-  if (h === undefined) remember(edge.devices, k, (h = await hashDevice(deviceId, accountId)));
-  return h;
+  const h = edge.devices.get(k);
+  if (h !== undefined) return h;
+  return hashDevice(deviceId, accountId).then((hashed) => {
+    remember(edge.devices, k, hashed);
+    return hashed;
+  });
 }
 
-async function verifyQueueToken(
+function verifyQueueToken(
   edge: Edge,
   key: TokenKey,
   token: string,
   expected: { kind: 'queue'; eventId: string; accountId: string; deviceHash: string; now: number },
-): Promise<QueueTokenClaims> {
+): QueueTokenClaims | Promise<QueueTokenClaims> {
   const hit = edge.tokens.get(token);
   if (hit) return checkClaims(hit, expected);
-  const claims = await verifyToken(key, token, expected);
-  remember(edge.tokens, token, claims);
-  return claims;
+  return verifyToken(key, token, expected).then((claims) => {
+    remember(edge.tokens, token, claims);
+    return claims;
+  });
 }
 
 /** The origin unreachable for longer than EDGE_STALE_SECONDS: PAUSED, the fan's place kept, nobody admitted. */
@@ -172,9 +179,10 @@ function failClosed(answer: StatusAnswer, q: EdgeQueueState, language?: FanLangu
 }
 
 async function queueStatus(req: Request, eventIdRaw: string, edge: Edge, waitUntil: WaitUntil): Promise<Response> {
-  const key = await edge.key!;
+  const key = (edge.keyNow ??= await edge.key!);
   // The store API's order: the account first, then the route's input, then the queue token.
-  const accountId = await edge.accounts!.verify(bearerToken(req.headers.get('authorization')));
+  const bearer = bearerToken(req.headers.get('authorization'));
+  const accountId = edge.accounts!.known(bearer) ?? (await edge.accounts!.verify(bearer));
   const eventId = decodeURIComponent(eventIdRaw);
   if (eventId.length > 64) return validationFailed('params.id', 'Too big: expected string to have <=64 characters');
   const deviceId = req.headers.get('x-device-id');
@@ -186,14 +194,16 @@ async function queueStatus(req: Request, eventIdRaw: string, edge: Edge, waitUnt
   if (queueToken.length > 4096) return validationFailed('headers.x-queue-token', 'Too big: expected string to have <=4096 characters');
 
   const now = Date.now();
-  const claims = await verifyQueueToken(edge, key, queueToken, {
+  const device = deviceHash(edge, deviceId, accountId);
+  const verified = verifyQueueToken(edge, key, queueToken, {
     kind: 'queue',
     eventId,
     accountId,
-    deviceHash: await deviceHash(edge, deviceId, accountId),
+    deviceHash: typeof device === 'string' ? device : await device,
     now,
   });
-  const known = await edge.states.get(eventId, waitUntil);
+  const claims = verified instanceof Promise ? await verified : verified;
+  const known = edge.states.fresh(eventId) ?? (await edge.states.get(eventId, waitUntil));
   if (!known) return unavailable();
   const q = queueOf(known, claims.queueId ?? claims.eventId);
   if (!q) throw new DomainError('not_found', 'EVENT_NOT_FOUND', `no event ${eventId}`, { field: 'id' });

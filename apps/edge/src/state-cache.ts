@@ -46,6 +46,12 @@ export class EventStateCache {
   private readonly entries = new Map<string, Entry>();
   constructor(private readonly o: StateCacheOptions) {}
 
+  /** The event's state when this isolate's copy is within the TTL (get would answer it at once); else undefined. */
+  fresh(eventId: string): KnownState | undefined {
+    const known = this.entries.get(eventId)?.known;
+    return known && Date.now() - known.fetchedAt < this.o.ttlMs ? known : undefined;
+  }
+
   /** The event's state as known now; undefined when the origin has never answered for it in this isolate. */
   async get(eventId: string, waitUntil: WaitUntil): Promise<KnownState | undefined> {
     let e = this.entries.get(eventId);
