@@ -301,8 +301,10 @@ describe('the war room in Chromium', () => {
   });
 
   it('saves the war-room screenshot', async () => {
-    // Let a few more points into the charts first.
-    await page.waitForTimeout(3_000);
+    // Three more points in the charts first (a tick each).
+    const chart = page.getByTestId('wr-inventory-chart');
+    const points = Number(await chart.getAttribute('data-points'));
+    await eventually(async () => expect(Number(await chart.getAttribute('data-points'))).toBeGreaterThanOrEqual(points + 3));
     await page.locator('[data-testid="wr-area"][data-live="true"]').waitFor();
     await page.screenshot({ path: join(screenshots, 'war-room.png'), fullPage: true });
   });
@@ -341,8 +343,7 @@ describe('the war room in Chromium', () => {
     // Until the controller's first tick of a new event, that event fails closed and counts as paused too.
     await eventually(async () => expect(await page.getByTestId('board-paused').textContent()).toBe('1'));
     await page.locator('[data-testid="wr-area"][data-live="true"]').waitFor();
-    await page.waitForTimeout(500);
-    await page.screenshot({ path: join(screenshots, 'war-room-board.png'), fullPage: true });
+    await page.screenshot({ path: join(screenshots, 'war-room-board.png'), fullPage: true, animations: 'disabled' });
     await tile.click();
     await page.waitForURL(`**/events/${eventId}/war-room`);
   });

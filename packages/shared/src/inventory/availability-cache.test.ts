@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { waitUntil } from '../testing/poll.js';
 import { SectionAvailabilityCache } from './availability-cache.js';
 import type { AvailableSeat } from './holds.repository.js';
 
@@ -94,8 +95,11 @@ describe('SectionAvailabilityCache', () => {
     // Every view lapses at once; each is asked for three times.
     for (let round = 0; round < 3; round++)
       for (const s of sections) expect((await cache.view('e', s, loader(s), undefined, later)).seats.map((x) => x.id)).toEqual([1]);
-    for (let i = 0; i < 100 && reads.length < sections.length; i++) await new Promise((r) => setTimeout(r, 5));
-    await new Promise((r) => setTimeout(r, 10));
+    // Done when every view holds what its read returned (the last read has ended).
+    await waitUntil('every view refreshed', async () => inFlight === 0 && sections.every((s) => cache.current('e', s)[0]?.id === 2), {
+      timeoutMs: 5_000,
+      intervalMs: 5,
+    });
     expect(most).toBe(1);
     expect([...reads].sort()).toEqual([...sections].sort());
     for (const s of sections) expect(cache.current('e', s).map((x) => x.id)).toEqual([2]);
