@@ -6,6 +6,7 @@ import { isUuid } from '../ids.js';
 import * as holds from '../inventory/holds.repository.js';
 import { amountOfGaHold } from '../inventory/ga.repository.js';
 import { assertAdmittedFor } from '../inventory/holds.service.js';
+import { holdExpired, holdLapsed } from '../inventory/hold-rules.js';
 import { accountBlocked } from '../support/blocks.js';
 import type { Metrics } from '../metrics/index.js';
 import * as repo from './checkout.repository.js';
@@ -165,8 +166,7 @@ export class CheckoutService {
       if (hold.status === 'PAYING')
         throw new DomainError('conflict', 'CHECKOUT_IN_PROGRESS', 'a payment for this hold is in progress under another key');
       if (hold.status === 'RELEASED') throw new DomainError('conflict', 'HOLD_RELEASED', 'this hold was released');
-      if (hold.status === 'EXPIRED' || hold.expires_at.getTime() <= hold.db_now.getTime())
-        throw new DomainError('gone', 'HOLD_EXPIRED', 'this hold has expired; its seats are back on sale');
+      if (holdLapsed(hold, hold.db_now.getTime())) throw holdExpired();
 
       // A card-partner presale's seats are paid for with a partner card.
       if (hold.tier_access === 'CARD_BIN' && !cardEligible(hold.tier_bin_ranges ?? [], req.payment.instrument.number))

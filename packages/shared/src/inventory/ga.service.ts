@@ -4,6 +4,7 @@ import { DomainError } from '../errors.js';
 import type { CachedEvent } from '../events/event-cache.js';
 import type { Metrics } from '../metrics/index.js';
 import { attemptGaHold, type HeldUnits } from './ga.repository.js';
+import { assertSeatLimits } from './hold-rules.js';
 import type { SeatmapCache } from './seatmap.js';
 import type { HoldCommit } from './hold-commit.js';
 
@@ -73,28 +74,13 @@ export class GeneralAdmission {
       },
       this.deps.commit,
     );
-    if (r.used + req.quantity > event.perAccountSeatLimit)
-      throw new DomainError(
-        'limit',
-        'ACCOUNT_LIMIT_EXCEEDED',
-        `this account already has ${r.used} of ${event.perAccountSeatLimit} seats for this event`,
-        {
-          field: 'quantity',
-          limit: event.perAccountSeatLimit,
-          current: r.used,
-        },
-      );
-    if (deviceHash !== null && r.deviceUsed + req.quantity > event.perDeviceSeatLimit)
-      throw new DomainError(
-        'limit',
-        'DEVICE_LIMIT_EXCEEDED',
-        `this device already has ${r.deviceUsed} of ${event.perDeviceSeatLimit} seats for this event`,
-        {
-          field: 'x-device-id',
-          limit: event.perDeviceSeatLimit,
-          current: r.deviceUsed,
-        },
-      );
+    assertSeatLimits({
+      quantity: req.quantity,
+      used: r.used,
+      limit: event.perAccountSeatLimit,
+      field: 'quantity',
+      device: { hash: deviceHash, used: r.deviceUsed, limit: event.perDeviceSeatLimit },
+    });
     this.deps.metrics?.holdAttempts.inc({ event: event.id, section: section.code, outcome: r.expiresAt ? 'hit' : 'miss' });
     if (!r.expiresAt) throw new GaUnavailable(await this.refusal(cached, section.code, req.quantity, r.available ?? 0, allocation));
     return {

@@ -12,6 +12,7 @@ import { HoldBatcher, ReleaseBatcher } from './hold-batcher.js';
 import type { HoldCommit } from './hold-commit.js';
 import type { HoldRequest } from './holds.schema.js';
 import type { HoldStatus } from './inventory.table.js';
+import { assertSeatLimits, holdExpired, holdLapsed } from './hold-rules.js';
 import type { SeatmapCache } from './seatmap.js';
 import { emitAvailability } from '../waitlist/availability.js';
 import { moveGaUnits, unitsOfHold, type HeldUnits } from './ga.repository.js';
@@ -342,28 +343,13 @@ export class HoldService {
         deviceLimit: event.perDeviceSeatLimit,
         allocation,
       });
-      if (r.used + quantity > event.perAccountSeatLimit)
-        throw new DomainError(
-          'limit',
-          'ACCOUNT_LIMIT_EXCEEDED',
-          `this account already has ${r.used} of ${event.perAccountSeatLimit} seats for this event`,
-          {
-            field: 'quantity',
-            limit: event.perAccountSeatLimit,
-            current: r.used,
-          },
-        );
-      if (deviceHash !== null && r.deviceUsed + quantity > event.perDeviceSeatLimit)
-        throw new DomainError(
-          'limit',
-          'DEVICE_LIMIT_EXCEEDED',
-          `this device already has ${r.deviceUsed} of ${event.perDeviceSeatLimit} seats for this event`,
-          {
-            field: 'x-device-id',
-            limit: event.perDeviceSeatLimit,
-            current: r.deviceUsed,
-          },
-        );
+      assertSeatLimits({
+        quantity,
+        used: r.used,
+        limit: event.perAccountSeatLimit,
+        field: 'quantity',
+        device: { hash: deviceHash, used: r.deviceUsed, limit: event.perDeviceSeatLimit },
+      });
       return r;
     };
 
@@ -607,8 +593,7 @@ export class HoldService {
   private assertLive(row: { status: HoldStatus; expires_at: Date }) {
     if (row.status === 'PURCHASED') throw new DomainError('conflict', 'HOLD_PURCHASED', 'this hold has been paid for');
     if (row.status === 'RELEASED') throw new DomainError('conflict', 'HOLD_RELEASED', 'this hold was released');
-    if (row.status === 'EXPIRED' || row.expires_at.getTime() <= this.now())
-      throw new DomainError('gone', 'HOLD_EXPIRED', 'this hold has expired; its seats are back on sale');
+    if (holdLapsed(row, this.now())) throw holdExpired();
     if (row.status === 'PAYING') throw new DomainError('conflict', 'CHECKOUT_IN_PROGRESS', 'a payment for this hold is in progress');
   }
 

@@ -3,6 +3,7 @@ import type { Db, Trx } from '../db/connect.js';
 import { DomainError, notFound } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { seatsOfHold } from '../inventory/holds.repository.js';
+import { assertSeatLimits } from '../inventory/hold-rules.js';
 import type { HeldSeat } from '../inventory/holds.service.js';
 import { enqueueFanout, POOL_GRACE_SECONDS } from './availability.js';
 import type { ClaimTokens } from './claim-token.js';
@@ -120,17 +121,7 @@ function assertOpen(offer: OfferRow) {
 /** Moves the seats (all of `fromHold`'s, or `seatIds` of it) into a new hold of the fan's, under the account limit. */
 async function takeSeats(trx: Trx, offer: OfferRow, accountId: string, fromHold: string, seatIds: number[] | null): Promise<ClaimedHold> {
   const e = await repo.lockAccountSeats(trx, offer.event_id, accountId);
-  if (e.used + offer.quantity > e.per_account_seat_limit)
-    throw new DomainError(
-      'limit',
-      'ACCOUNT_LIMIT_EXCEEDED',
-      `this account already has ${e.used} of ${e.per_account_seat_limit} seats for this event`,
-      {
-        field: 'claimToken',
-        limit: e.per_account_seat_limit,
-        current: e.used,
-      },
-    );
+  assertSeatLimits({ quantity: offer.quantity, used: e.used, limit: e.per_account_seat_limit, field: 'claimToken' });
   const holdId = randomUUID();
   const expiresAt = await repo.insertFanHold(trx, {
     holdId,
