@@ -6,6 +6,7 @@ import { formatCount, formatDateTime } from './format';
 import './warroom/warroom.css';
 import './event-form.css';
 import './lottery.css';
+import { GridTable } from './GridTable';
 
 type Summary = RouterOutputs['lottery']['summary'];
 type Phase = 'NOT_OPEN' | 'OPEN' | 'DRAW_DUE' | 'DRAWN';
@@ -109,34 +110,26 @@ export function LotteryPanel({ eventId, permissions, refreshMs }: { eventId: str
             {formatCount(s.draw.invitedSeats)} seats; <span data-testid="lottery-non-winners">{formatCount(s.draw.nonWinners)}</span> not
             drawn, now on the waitlist. Every registered fan has been told.
           </p>
-          <table className="grid" data-testid="lottery-cohorts">
-            <thead>
-              <tr>
-                <th>Purchase window</th>
-                <th>Opens</th>
-                <th>Closes</th>
-                <th className="num">Winners</th>
-                <th className="num">Seats asked for</th>
+          <GridTable
+            columns={['Purchase window', 'Opens', 'Closes', { label: 'Winners', num: true }, { label: 'Seats asked for', num: true }]}
+            testId="lottery-cohorts"
+          >
+            {s.draw.cohorts.map((c) => (
+              <tr key={c.cohort} data-testid="lottery-cohort" data-cohort={c.cohort}>
+                <td>{c.cohort + 1}</td>
+                <td>
+                  <time dateTime={c.opensAt}>{formatDateTime(c.opensAt)}</time>
+                </td>
+                <td>
+                  <time dateTime={c.closesAt}>{formatDateTime(c.closesAt)}</time>
+                </td>
+                <td className="num" data-testid="lottery-cohort-winners">
+                  {formatCount(c.winners)}
+                </td>
+                <td className="num">{formatCount(c.seats)}</td>
               </tr>
-            </thead>
-            <tbody>
-              {s.draw.cohorts.map((c) => (
-                <tr key={c.cohort} data-testid="lottery-cohort" data-cohort={c.cohort}>
-                  <td>{c.cohort + 1}</td>
-                  <td>
-                    <time dateTime={c.opensAt}>{formatDateTime(c.opensAt)}</time>
-                  </td>
-                  <td>
-                    <time dateTime={c.closesAt}>{formatDateTime(c.closesAt)}</time>
-                  </td>
-                  <td className="num" data-testid="lottery-cohort-winners">
-                    {formatCount(c.winners)}
-                  </td>
-                  <td className="num">{formatCount(c.seats)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </GridTable>
           <Verification data={verify.data} error={verify.error} />
         </>
       ) : (

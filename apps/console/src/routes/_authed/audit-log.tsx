@@ -11,6 +11,7 @@ import { localInputOf } from '../-components/event-draft';
 import { Field } from '../-components/Field';
 import { formatDateTime } from '../-components/format';
 import '../-components/event-form.css';
+import { GridTable } from '../-components/GridTable';
 
 const PAGE_SIZE = 50;
 
@@ -69,38 +70,27 @@ function AuditLogPage() {
               No entries match.
             </p>
           ) : (
-            <table className="grid" data-testid="audit-table">
-              <thead>
-                <tr>
-                  <th>When</th>
-                  <th>Who</th>
-                  <th>What</th>
-                  <th>Event</th>
-                  <th>Details</th>
+            <GridTable columns={['When', 'Who', 'What', 'Event', 'Details']} testId="audit-table">
+              {page.data.entries.map((e) => (
+                <tr key={e.id} data-testid="audit-row" data-action={e.action} data-actor={e.actor}>
+                  <td>
+                    <time dateTime={e.at}>{formatDateTime(e.at)}</time>
+                  </td>
+                  <td title={e.actor}>{actorWords(e.actor)}</td>
+                  <td title={e.action}>{actionWords(e.action)}</td>
+                  <td>
+                    {e.eventId ? (
+                      <Link to="/audit-log" search={{ eventId: e.eventId }}>
+                        {e.eventName ?? e.eventId}
+                      </Link>
+                    ) : (
+                      '—'
+                    )}
+                  </td>
+                  <td className="details-cell">{auditDetailsWords(e.action, e.details, e.eventTimeZone ?? 'UTC')}</td>
                 </tr>
-              </thead>
-              <tbody>
-                {page.data.entries.map((e) => (
-                  <tr key={e.id} data-testid="audit-row" data-action={e.action} data-actor={e.actor}>
-                    <td>
-                      <time dateTime={e.at}>{formatDateTime(e.at)}</time>
-                    </td>
-                    <td title={e.actor}>{actorWords(e.actor)}</td>
-                    <td title={e.action}>{actionWords(e.action)}</td>
-                    <td>
-                      {e.eventId ? (
-                        <Link to="/audit-log" search={{ eventId: e.eventId }}>
-                          {e.eventName ?? e.eventId}
-                        </Link>
-                      ) : (
-                        '—'
-                      )}
-                    </td>
-                    <td className="details-cell">{auditDetailsWords(e.action, e.details, e.eventTimeZone ?? 'UTC')}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+              ))}
+            </GridTable>
           )}
           <div className="pager">
             {search.before !== undefined && (

@@ -5,6 +5,7 @@ import { useTRPC } from '../../trpc';
 import { formatCount } from '../-components/format';
 import { When } from '../-components/When';
 import { SignOffNotice } from '../-components/SignOffNotice';
+import { GridTable } from '../-components/GridTable';
 
 // Counts and states move during a sale: poll while the page is open.
 const REFRESH_MS = 5_000;
@@ -135,68 +136,66 @@ function EventsPage() {
               </Link>
             </p>
           ) : (
-            <table className="grid" data-testid="events-table">
-              <thead>
-                <tr>
-                  <th>Event</th>
-                  <th>State</th>
-                  <th>Organisation</th>
-                  <th>On sale</th>
-                  <th className="num">Capacity</th>
-                  <th className="num">Available</th>
-                  <th className="num">Held</th>
-                  <th className="num">Sold</th>
+            <GridTable
+              columns={[
+                'Event',
+                'State',
+                'Organisation',
+                'On sale',
+                { label: 'Capacity', num: true },
+                { label: 'Available', num: true },
+                { label: 'Held', num: true },
+                { label: 'Sold', num: true },
+              ]}
+              testId="events-table"
+            >
+              {shown.map((e) => (
+                <tr key={e.id} data-testid="event-row" data-event-id={e.id} data-state={e.state}>
+                  <td>
+                    <Link to="/events/$eventId" params={{ eventId: e.id }} data-testid="event-link">
+                      {e.name}
+                    </Link>
+                    <div className="muted">{e.venueName}</div>
+                    {e.rehearsalTimeScale !== null && (
+                      <span
+                        className="pill pill-warn"
+                        data-testid="event-rehearsal"
+                        title={`A synthetic on-sale's event: its clock runs ${e.rehearsalTimeScale} times fast`}
+                      >
+                        Rehearsal
+                      </span>
+                    )}
+                    <SignOffNotice eventId={e.id} onsaleAt={e.onsaleAt} awaitingSignOff={e.awaitingSignOff} compact />
+                  </td>
+                  <td data-testid="event-state">
+                    <span className={`pill pill-${STATE_TONE[e.state]}`}>{e.stateWords}</span>
+                    {(e.state === 'LIVE' || e.state === 'PAUSED') && (
+                      <div>
+                        <Link to="/events/$eventId/war-room" params={{ eventId: e.id }}>
+                          War room
+                        </Link>
+                      </div>
+                    )}
+                  </td>
+                  <td>{e.organisationName ?? <span className="muted">House</span>}</td>
+                  <td>
+                    <When iso={e.onsaleAt} zone={e.timeZone} />
+                  </td>
+                  <td className="num" data-testid="event-capacity">
+                    {formatCount(e.capacity)}
+                  </td>
+                  <td className="num" data-testid="event-available">
+                    {formatCount(e.counts.available)}
+                  </td>
+                  <td className="num" data-testid="event-held">
+                    {formatCount(e.counts.held)}
+                  </td>
+                  <td className="num" data-testid="event-sold">
+                    {formatCount(e.counts.sold)}
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {shown.map((e) => (
-                  <tr key={e.id} data-testid="event-row" data-event-id={e.id} data-state={e.state}>
-                    <td>
-                      <Link to="/events/$eventId" params={{ eventId: e.id }} data-testid="event-link">
-                        {e.name}
-                      </Link>
-                      <div className="muted">{e.venueName}</div>
-                      {e.rehearsalTimeScale !== null && (
-                        <span
-                          className="pill pill-warn"
-                          data-testid="event-rehearsal"
-                          title={`A synthetic on-sale's event: its clock runs ${e.rehearsalTimeScale} times fast`}
-                        >
-                          Rehearsal
-                        </span>
-                      )}
-                      <SignOffNotice eventId={e.id} onsaleAt={e.onsaleAt} awaitingSignOff={e.awaitingSignOff} compact />
-                    </td>
-                    <td data-testid="event-state">
-                      <span className={`pill pill-${STATE_TONE[e.state]}`}>{e.stateWords}</span>
-                      {(e.state === 'LIVE' || e.state === 'PAUSED') && (
-                        <div>
-                          <Link to="/events/$eventId/war-room" params={{ eventId: e.id }}>
-                            War room
-                          </Link>
-                        </div>
-                      )}
-                    </td>
-                    <td>{e.organisationName ?? <span className="muted">House</span>}</td>
-                    <td>
-                      <When iso={e.onsaleAt} zone={e.timeZone} />
-                    </td>
-                    <td className="num" data-testid="event-capacity">
-                      {formatCount(e.capacity)}
-                    </td>
-                    <td className="num" data-testid="event-available">
-                      {formatCount(e.counts.available)}
-                    </td>
-                    <td className="num" data-testid="event-held">
-                      {formatCount(e.counts.held)}
-                    </td>
-                    <td className="num" data-testid="event-sold">
-                      {formatCount(e.counts.sold)}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+              ))}
+            </GridTable>
           )}
         </>
       )}

@@ -7,6 +7,7 @@ import { causeWords, formatMoney } from '@onsale/shared/words';
 import { messageOf, useTRPC } from '../../trpc';
 import { ErrorSummary } from '../-components/ErrorSummary';
 import { Field } from '../-components/Field';
+import { TableBlock } from '../-components/GridTable';
 import { ReasonAction } from '../-components/ReasonAction';
 import { Forbidden } from '../-components/Status';
 import { When } from '../-components/When';
@@ -144,234 +145,169 @@ function AccountView({ accountId, canAct, canCancel }: { accountId: string; canA
         </div>
       )}
 
-      <div className="section-block">
-        <h3>Queues</h3>
-        {a.queues.length === 0 ? (
-          <p className="muted">In no queue.</p>
-        ) : (
-          <table className="grid" data-testid="support-queues">
-            <thead>
-              <tr>
-                <th>Event</th>
-                <th>Joined</th>
-                <th className="num">Position</th>
-                <th className="num">Admitted through</th>
-                <th>State</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {a.queues.map((q) => (
-                <tr key={`${q.eventId}-${q.tier ?? ''}`} data-testid="support-queue-row">
-                  <td>
-                    <Link to="/events/$eventId" params={{ eventId: q.eventId }}>
-                      {q.eventName}
-                    </Link>
-                    {q.tier && <span className="muted"> · presale {q.tier}</span>}
-                  </td>
-                  <td>
-                    <When iso={q.joinedAt} zone={q.timeZone} />{' '}
-                    <span className="muted">({q.cohort === 'PREOPEN' ? 'before the open' : 'after the open'})</span>
-                  </td>
-                  <td className="num">{q.position ?? '—'}</td>
-                  <td className="num">{q.admittedThrough}</td>
-                  <td data-testid="support-queue-state">
-                    <span className={`pill pill-${STATE_WORDS[q.state][1]}`}>{STATE_WORDS[q.state][0]}</span>
-                  </td>
-                  <td>
-                    {canAct && !blocked.has(q.eventId) && (
-                      <ReasonAction
-                        label="Block from this event"
-                        danger
-                        what={`The account can no longer join, hold or pay for ${q.eventName}; its live holds there go back now.`}
-                        testId="block"
-                        run={async (reason) => {
-                          const r = await block.mutateAsync({ eventId: q.eventId, accountId: a.accountId, reason });
-                          return `Blocked; ${r.holdsReleased} live hold(s) released.`;
-                        }}
-                      />
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+      <TableBlock
+        title="Queues"
+        items={a.queues}
+        empty="In no queue."
+        testId="support-queues"
+        columns={['Event', 'Joined', { label: 'Position', num: true }, { label: 'Admitted through', num: true }, 'State', '']}
+        row={(q) => (
+          <tr key={`${q.eventId}-${q.tier ?? ''}`} data-testid="support-queue-row">
+            <td>
+              <Link to="/events/$eventId" params={{ eventId: q.eventId }}>
+                {q.eventName}
+              </Link>
+              {q.tier && <span className="muted"> · presale {q.tier}</span>}
+            </td>
+            <td>
+              <When iso={q.joinedAt} zone={q.timeZone} />{' '}
+              <span className="muted">({q.cohort === 'PREOPEN' ? 'before the open' : 'after the open'})</span>
+            </td>
+            <td className="num">{q.position ?? '—'}</td>
+            <td className="num">{q.admittedThrough}</td>
+            <td data-testid="support-queue-state">
+              <span className={`pill pill-${STATE_WORDS[q.state][1]}`}>{STATE_WORDS[q.state][0]}</span>
+            </td>
+            <td>
+              {canAct && !blocked.has(q.eventId) && (
+                <ReasonAction
+                  label="Block from this event"
+                  danger
+                  what={`The account can no longer join, hold or pay for ${q.eventName}; its live holds there go back now.`}
+                  testId="block"
+                  run={async (reason) => {
+                    const r = await block.mutateAsync({ eventId: q.eventId, accountId: a.accountId, reason });
+                    return `Blocked; ${r.holdsReleased} live hold(s) released.`;
+                  }}
+                />
+              )}
+            </td>
+          </tr>
         )}
-      </div>
+      />
 
-      <div className="section-block">
-        <h3>Holds</h3>
-        {a.holds.length === 0 ? (
-          <p className="muted">No holds.</p>
-        ) : (
-          <table className="grid" data-testid="support-holds">
-            <thead>
-              <tr>
-                <th>Event</th>
-                <th>Seats</th>
-                <th>Status</th>
-                <th>Expires</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {a.holds.map((h) => (
-                <tr key={h.id} data-testid="support-hold-row" data-hold-id={h.id}>
-                  <td>{h.eventName}</td>
-                  <td>
-                    {h.quantity}
-                    {h.section ? ` in ${h.section}` : ''}
-                  </td>
-                  <td>
-                    {h.live ? (
-                      <span className="pill pill-warn">{h.status === 'PAYING' ? 'Paying' : 'Held'}</span>
-                    ) : h.status === 'HELD' ? (
-                      'Lapsed'
-                    ) : (
-                      h.status.toLowerCase()
-                    )}
-                  </td>
-                  <td>
-                    <When iso={h.expiresAt} zone={h.timeZone} />
-                  </td>
-                  <td>
-                    {canAct && h.live && h.status === 'HELD' && (
-                      <ReasonAction
-                        label="Release hold"
-                        what="The seats go back on sale now (to the waitlist after a sell-out); the fan loses them."
-                        testId="release-hold"
-                        run={async (reason) => {
-                          await release.mutateAsync({ holdId: h.id, reason });
-                          return 'Released.';
-                        }}
-                      />
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+      <TableBlock
+        title="Holds"
+        items={a.holds}
+        empty="No holds."
+        testId="support-holds"
+        columns={['Event', 'Seats', 'Status', 'Expires', '']}
+        row={(h) => (
+          <tr key={h.id} data-testid="support-hold-row" data-hold-id={h.id}>
+            <td>{h.eventName}</td>
+            <td>
+              {h.quantity}
+              {h.section ? ` in ${h.section}` : ''}
+            </td>
+            <td>
+              {h.live ? (
+                <span className="pill pill-warn">{h.status === 'PAYING' ? 'Paying' : 'Held'}</span>
+              ) : h.status === 'HELD' ? (
+                'Lapsed'
+              ) : (
+                h.status.toLowerCase()
+              )}
+            </td>
+            <td>
+              <When iso={h.expiresAt} zone={h.timeZone} />
+            </td>
+            <td>
+              {canAct && h.live && h.status === 'HELD' && (
+                <ReasonAction
+                  label="Release hold"
+                  what="The seats go back on sale now (to the waitlist after a sell-out); the fan loses them."
+                  testId="release-hold"
+                  run={async (reason) => {
+                    await release.mutateAsync({ holdId: h.id, reason });
+                    return 'Released.';
+                  }}
+                />
+              )}
+            </td>
+          </tr>
         )}
-      </div>
+      />
 
-      <div className="section-block">
-        <h3>Orders</h3>
-        {a.orders.length === 0 ? (
-          <p className="muted">No orders.</p>
-        ) : (
-          <table className="grid" data-testid="support-orders">
-            <thead>
-              <tr>
-                <th>Event</th>
-                <th>Ordered</th>
-                <th className="num">Seats</th>
-                <th className="num">Amount</th>
-                <th>Status</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {a.orders.map((o) => (
-                <tr key={o.id} data-testid="support-order-row" data-order-id={o.id}>
-                  <td>{o.eventName}</td>
-                  <td>
-                    <When iso={o.createdAt} zone={o.timeZone} />
-                  </td>
-                  <td className="num">{o.seats}</td>
-                  <td className="num">{formatMoney(o.amountCents, o.currency)}</td>
-                  <td>{o.status === 'CONFIRMED' ? 'Confirmed' : 'Cancelled'}</td>
-                  <td>
-                    {canCancel && o.status === 'CONFIRMED' && (
-                      <ReasonAction
-                        label="Cancel order"
-                        danger
-                        what="The order is cancelled and its seats come back (to the waitlist after a sell-out). Refunds are the payment provider's."
-                        testId="cancel-order"
-                        run={async (reason) => {
-                          const r = await cancel.mutateAsync({ orderId: o.id, reason });
-                          return `Cancelled; ${r.seatsReturned} seat(s) back${r.toWaitlist ? ' to the waitlist' : ''}.`;
-                        }}
-                      />
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+      <TableBlock
+        title="Orders"
+        items={a.orders}
+        empty="No orders."
+        testId="support-orders"
+        columns={['Event', 'Ordered', { label: 'Seats', num: true }, { label: 'Amount', num: true }, 'Status', '']}
+        row={(o) => (
+          <tr key={o.id} data-testid="support-order-row" data-order-id={o.id}>
+            <td>{o.eventName}</td>
+            <td>
+              <When iso={o.createdAt} zone={o.timeZone} />
+            </td>
+            <td className="num">{o.seats}</td>
+            <td className="num">{formatMoney(o.amountCents, o.currency)}</td>
+            <td>{o.status === 'CONFIRMED' ? 'Confirmed' : 'Cancelled'}</td>
+            <td>
+              {canCancel && o.status === 'CONFIRMED' && (
+                <ReasonAction
+                  label="Cancel order"
+                  danger
+                  what="The order is cancelled and its seats come back (to the waitlist after a sell-out). Refunds are the payment provider's."
+                  testId="cancel-order"
+                  run={async (reason) => {
+                    const r = await cancel.mutateAsync({ orderId: o.id, reason });
+                    return `Cancelled; ${r.seatsReturned} seat(s) back${r.toWaitlist ? ' to the waitlist' : ''}.`;
+                  }}
+                />
+              )}
+            </td>
+          </tr>
         )}
-      </div>
+      />
 
-      <div className="section-block">
-        <h3>Waitlist entries</h3>
-        {a.waitlist.length === 0 ? (
-          <p className="muted">On no waitlist.</p>
-        ) : (
-          <table className="grid" data-testid="support-waitlist">
-            <thead>
-              <tr>
-                <th>Listing</th>
-                <th>Joined</th>
-                <th>Wants</th>
-                <th>Until</th>
-              </tr>
-            </thead>
-            <tbody>
-              {a.waitlist.map((w) => (
-                <tr key={w.id}>
-                  <td>
-                    <Link to="/listings/$listingId" params={{ listingId: w.listingId }}>
-                      {w.listingName}
-                    </Link>
-                  </td>
-                  <td>
-                    <When iso={w.createdAt} />
-                  </td>
-                  <td>
-                    {w.quantity} seat(s), shows {w.dateFrom} to {w.dateTo}
-                    {w.maxPriceCents !== null ? `, at most ${formatMoney(w.maxPriceCents)}` : ''}
-                    {w.sections ? `, in ${w.sections.join(', ')}` : ''}
-                  </td>
-                  <td>{w.live ? <When iso={w.expiresAt} /> : 'expired'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+      <TableBlock
+        title="Waitlist entries"
+        items={a.waitlist}
+        empty="On no waitlist."
+        testId="support-waitlist"
+        columns={['Listing', 'Joined', 'Wants', 'Until']}
+        row={(w) => (
+          <tr key={w.id}>
+            <td>
+              <Link to="/listings/$listingId" params={{ listingId: w.listingId }}>
+                {w.listingName}
+              </Link>
+            </td>
+            <td>
+              <When iso={w.createdAt} />
+            </td>
+            <td>
+              {w.quantity} seat(s), shows {w.dateFrom} to {w.dateTo}
+              {w.maxPriceCents !== null ? `, at most ${formatMoney(w.maxPriceCents)}` : ''}
+              {w.sections ? `, in ${w.sections.join(', ')}` : ''}
+            </td>
+            <td>{w.live ? <When iso={w.expiresAt} /> : 'expired'}</td>
+          </tr>
         )}
-      </div>
+      />
 
-      <div className="section-block">
-        <h3>Notifications</h3>
-        {a.notifications.length === 0 ? (
-          <p className="muted">None sent.</p>
-        ) : (
-          <table className="grid" data-testid="support-notifications">
-            <thead>
-              <tr>
-                <th>Sent</th>
-                <th>Listing</th>
-                <th>What</th>
-                <th>Read</th>
-              </tr>
-            </thead>
-            <tbody>
-              {a.notifications.map((n) => (
-                <tr key={n.id}>
-                  <td>
-                    <When iso={n.createdAt} />
-                  </td>
-                  <td>{n.listingName}</td>
-                  <td>
-                    {KIND_WORDS[n.kind] ?? n.kind}
-                    {n.cause ? ` (${causeWords(n.cause)})` : ''}
-                    {n.offerStatus ? `; offer ${n.offerStatus.toLowerCase()}` : ''}
-                  </td>
-                  <td>{n.readAt ? <When iso={n.readAt} /> : 'not yet'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+      <TableBlock
+        title="Notifications"
+        items={a.notifications}
+        empty="None sent."
+        testId="support-notifications"
+        columns={['Sent', 'Listing', 'What', 'Read']}
+        row={(n) => (
+          <tr key={n.id}>
+            <td>
+              <When iso={n.createdAt} />
+            </td>
+            <td>{n.listingName}</td>
+            <td>
+              {KIND_WORDS[n.kind] ?? n.kind}
+              {n.cause ? ` (${causeWords(n.cause)})` : ''}
+              {n.offerStatus ? `; offer ${n.offerStatus.toLowerCase()}` : ''}
+            </td>
+            <td>{n.readAt ? <When iso={n.readAt} /> : 'not yet'}</td>
+          </tr>
         )}
-      </div>
+      />
     </div>
   );
 }

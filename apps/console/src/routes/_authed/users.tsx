@@ -9,6 +9,7 @@ import { ErrorSummary } from '../-components/ErrorSummary';
 import { Field } from '../-components/Field';
 import { Forbidden } from '../-components/Status';
 import { When } from '../-components/When';
+import { GridTable } from '../-components/GridTable';
 
 // Admins only. The BFF refuses everyone else on its own; this page only avoids showing them a form that would fail.
 export const Route = createFileRoute('/_authed/users')({
@@ -44,70 +45,57 @@ function UserTable() {
   const [managing, setManaging] = useState<string | null>(null);
   return (
     <div className="table-scroll">
-      <table className="grid" data-testid="users-table">
-        <thead>
-          <tr>
-            <th>E-mail</th>
-            <th>Role</th>
-            <th>Organisation</th>
-            <th>Status</th>
-            <th>Created</th>
-            <th>By</th>
-            <th />
-          </tr>
-        </thead>
-        <tbody>
-          {users.map((u) => (
-            <Fragment key={u.id}>
-              <tr data-testid="user-row" data-email={u.email} data-disabled={u.disabledAt ? 'true' : 'false'}>
-                <td>{u.email}</td>
-                <td data-testid="user-role">{u.role}</td>
-                <td>{u.organisationName ?? '—'}</td>
-                <td data-testid="user-status">
-                  {u.disabledAt ? (
-                    <span className="status-off" title={`Disabled by ${actorWords(u.disabledBy ?? '')}`}>
-                      Disabled <When iso={u.disabledAt} />
-                    </span>
-                  ) : (
-                    <span>
-                      Active · {u.liveSessions} session{u.liveSessions === 1 ? '' : 's'}
-                    </span>
-                  )}
-                </td>
-                <td>
-                  <When iso={u.createdAt} />
-                </td>
-                <td className="muted">{actorWords(u.createdBy)}</td>
-                <td>
-                  {u.id === me.id ? (
-                    <Link to="/account" className="muted">
-                      Your account
-                    </Link>
-                  ) : (
-                    <button
-                      type="button"
-                      className="secondary small"
-                      aria-expanded={managing === u.id}
-                      aria-controls={`manage-${u.id}`}
-                      onClick={() => setManaging(managing === u.id ? null : u.id)}
-                      data-testid="user-manage"
-                    >
-                      {managing === u.id ? 'Close' : 'Manage'}
-                    </button>
-                  )}
+      <GridTable columns={['E-mail', 'Role', 'Organisation', 'Status', 'Created', 'By', '']} testId="users-table">
+        {users.map((u) => (
+          <Fragment key={u.id}>
+            <tr data-testid="user-row" data-email={u.email} data-disabled={u.disabledAt ? 'true' : 'false'}>
+              <td>{u.email}</td>
+              <td data-testid="user-role">{u.role}</td>
+              <td>{u.organisationName ?? '—'}</td>
+              <td data-testid="user-status">
+                {u.disabledAt ? (
+                  <span className="status-off" title={`Disabled by ${actorWords(u.disabledBy ?? '')}`}>
+                    Disabled <When iso={u.disabledAt} />
+                  </span>
+                ) : (
+                  <span>
+                    Active · {u.liveSessions} session{u.liveSessions === 1 ? '' : 's'}
+                  </span>
+                )}
+              </td>
+              <td>
+                <When iso={u.createdAt} />
+              </td>
+              <td className="muted">{actorWords(u.createdBy)}</td>
+              <td>
+                {u.id === me.id ? (
+                  <Link to="/account" className="muted">
+                    Your account
+                  </Link>
+                ) : (
+                  <button
+                    type="button"
+                    className="secondary small"
+                    aria-expanded={managing === u.id}
+                    aria-controls={`manage-${u.id}`}
+                    onClick={() => setManaging(managing === u.id ? null : u.id)}
+                    data-testid="user-manage"
+                  >
+                    {managing === u.id ? 'Close' : 'Manage'}
+                  </button>
+                )}
+              </td>
+            </tr>
+            {managing === u.id && (
+              <tr className="manage-row">
+                <td colSpan={7} id={`manage-${u.id}`}>
+                  <ManageUser user={u} />
                 </td>
               </tr>
-              {managing === u.id && (
-                <tr className="manage-row">
-                  <td colSpan={7} id={`manage-${u.id}`}>
-                    <ManageUser user={u} />
-                  </td>
-                </tr>
-              )}
-            </Fragment>
-          ))}
-        </tbody>
-      </table>
+            )}
+          </Fragment>
+        ))}
+      </GridTable>
     </div>
   );
 }

@@ -9,6 +9,7 @@ import { ErrorSummary } from '../-components/ErrorSummary';
 import { Field } from '../-components/Field';
 import { Forbidden } from '../-components/Status';
 import { When } from '../-components/When';
+import { GridTable } from '../-components/GridTable';
 
 // Webhook endpoints of waitlist notifications (the CLI's webhook:* commands): add, disable and enable, the
 // deliveries (DEAD is the dead-letter list), redeliver. Admins and operators; every change audited.
@@ -71,58 +72,47 @@ function Webhooks() {
       <h2>Endpoints</h2>
       {endpoints.data && endpoints.data.length === 0 && <p className="muted">No endpoints yet.</p>}
       {endpoints.data && endpoints.data.length > 0 && (
-        <table className="grid" data-testid="webhook-endpoints">
-          <thead>
-            <tr>
-              <th>URL</th>
-              <th>Listing</th>
-              <th>State</th>
-              <th>Added</th>
-              <th />
+        <GridTable columns={['URL', 'Listing', 'State', 'Added', '']} testId="webhook-endpoints">
+          {endpoints.data.map((e) => (
+            <tr key={e.id} data-testid="webhook-endpoint-row" data-url={e.url}>
+              <td className="secret">{e.url}</td>
+              <td>{e.listingId ?? 'every listing'}</td>
+              <td data-testid="webhook-endpoint-state">
+                {!e.active ? (
+                  <span className="pill pill-alarm">Disabled</span>
+                ) : e.openUntil && Date.parse(e.openUntil) > Date.now() ? (
+                  <span className="pill pill-warn">Backing off after {e.consecutiveFailures} failures</span>
+                ) : (
+                  <span className="pill pill-ok">Active</span>
+                )}
+              </td>
+              <td>
+                <When iso={e.createdAt} />
+              </td>
+              <td>
+                {e.active ? (
+                  <button
+                    type="button"
+                    className="secondary small danger"
+                    onClick={() => disable.mutate({ endpointId: e.id })}
+                    data-testid="webhook-disable"
+                  >
+                    Disable
+                  </button>
+                ) : (
+                  <button
+                    type="button"
+                    className="secondary small"
+                    onClick={() => enable.mutate({ endpointId: e.id })}
+                    data-testid="webhook-enable"
+                  >
+                    Enable
+                  </button>
+                )}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {endpoints.data.map((e) => (
-              <tr key={e.id} data-testid="webhook-endpoint-row" data-url={e.url}>
-                <td className="secret">{e.url}</td>
-                <td>{e.listingId ?? 'every listing'}</td>
-                <td data-testid="webhook-endpoint-state">
-                  {!e.active ? (
-                    <span className="pill pill-alarm">Disabled</span>
-                  ) : e.openUntil && Date.parse(e.openUntil) > Date.now() ? (
-                    <span className="pill pill-warn">Backing off after {e.consecutiveFailures} failures</span>
-                  ) : (
-                    <span className="pill pill-ok">Active</span>
-                  )}
-                </td>
-                <td>
-                  <When iso={e.createdAt} />
-                </td>
-                <td>
-                  {e.active ? (
-                    <button
-                      type="button"
-                      className="secondary small danger"
-                      onClick={() => disable.mutate({ endpointId: e.id })}
-                      data-testid="webhook-disable"
-                    >
-                      Disable
-                    </button>
-                  ) : (
-                    <button
-                      type="button"
-                      className="secondary small"
-                      onClick={() => enable.mutate({ endpointId: e.id })}
-                      data-testid="webhook-enable"
-                    >
-                      Enable
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </GridTable>
       )}
       <h2>Add an endpoint</h2>
       <AddEndpoint onAdded={() => void refresh()} />
@@ -151,45 +141,36 @@ function Webhooks() {
       </div>
       {deliveries.data && deliveries.data.length === 0 && <p className="muted">No deliveries match.</p>}
       {deliveries.data && deliveries.data.length > 0 && (
-        <table className="grid" data-testid="webhook-deliveries">
-          <thead>
-            <tr>
-              <th className="num">#</th>
-              <th>Created</th>
-              <th>Status</th>
-              <th className="num">Attempts</th>
-              <th>Last answer</th>
-              <th />
+        <GridTable
+          columns={[{ label: '#', num: true }, 'Created', 'Status', { label: 'Attempts', num: true }, 'Last answer', '']}
+          testId="webhook-deliveries"
+        >
+          {deliveries.data.map((d) => (
+            <tr key={d.id} data-testid="webhook-delivery-row" data-status={d.status}>
+              <td className="num">{d.id}</td>
+              <td>
+                <When iso={d.createdAt} />
+              </td>
+              <td>
+                <span className={`pill pill-${STATUS_TONE[d.status] ?? ''}`}>{d.status.toLowerCase()}</span>
+              </td>
+              <td className="num">{d.attempts}</td>
+              <td className="muted">{d.lastStatusCode ? `HTTP ${d.lastStatusCode}` : (d.lastError ?? '—')}</td>
+              <td>
+                {d.status === 'DEAD' && (
+                  <button
+                    type="button"
+                    className="secondary small"
+                    onClick={() => redeliver.mutate({ deliveryId: d.id })}
+                    data-testid="webhook-redeliver"
+                  >
+                    Redeliver
+                  </button>
+                )}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {deliveries.data.map((d) => (
-              <tr key={d.id} data-testid="webhook-delivery-row" data-status={d.status}>
-                <td className="num">{d.id}</td>
-                <td>
-                  <When iso={d.createdAt} />
-                </td>
-                <td>
-                  <span className={`pill pill-${STATUS_TONE[d.status] ?? ''}`}>{d.status.toLowerCase()}</span>
-                </td>
-                <td className="num">{d.attempts}</td>
-                <td className="muted">{d.lastStatusCode ? `HTTP ${d.lastStatusCode}` : (d.lastError ?? '—')}</td>
-                <td>
-                  {d.status === 'DEAD' && (
-                    <button
-                      type="button"
-                      className="secondary small"
-                      onClick={() => redeliver.mutate({ deliveryId: d.id })}
-                      data-testid="webhook-redeliver"
-                    >
-                      Redeliver
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </GridTable>
       )}
     </section>
   );

@@ -6,6 +6,7 @@ import { trpcCodeOf, useTRPC } from '../../../trpc';
 import { formatCount, formatDateTime } from '../../-components/format';
 import { Forbidden, NotFound } from '../../-components/Status';
 import '../../-components/event-form.css';
+import { GridTable } from '../../-components/GridTable';
 
 type Report = RouterOutputs['waitlistReport']['get'];
 
@@ -92,54 +93,46 @@ function Entries({ r }: { r: Report }) {
         {e.newestAt && <>Newest {formatDateTime(e.newestAt)}.</>}
       </p>
       <div className="two-col">
-        <table className="grid" data-testid="entries-by-criteria">
-          <thead>
-            <tr>
-              <th>Live entries that ask for</th>
-              <th className="num">Entries</th>
+        <GridTable columns={['Live entries that ask for', { label: 'Entries', num: true }]} testId="entries-by-criteria">
+          <tr>
+            <td>dates (a range of performances)</td>
+            <td className="num">{formatCount(e.criteria.dateRange)}</td>
+          </tr>
+          <tr>
+            <td>a maximum price</td>
+            <td className="num">{formatCount(e.criteria.maxPrice)}</td>
+          </tr>
+          <tr>
+            <td>particular sections</td>
+            <td className="num">{formatCount(e.criteria.sections)}</td>
+          </tr>
+          <tr>
+            <td>particular price levels</td>
+            <td className="num">{formatCount(e.criteria.priceLevels)}</td>
+          </tr>
+          {e.byPerformance.map((p) => (
+            <tr key={p.date}>
+              <td>would take the performance of {p.date}</td>
+              <td className="num">{formatCount(p.entries)}</td>
             </tr>
-          </thead>
-          <tbody>
-            <tr>
-              <td>dates (a range of performances)</td>
-              <td className="num">{formatCount(e.criteria.dateRange)}</td>
+          ))}
+          {e.bySection.map((s) => (
+            <tr key={`s-${s.section}`}>
+              <td>
+                section <code>{s.section}</code>
+              </td>
+              <td className="num">{formatCount(s.entries)}</td>
             </tr>
-            <tr>
-              <td>a maximum price</td>
-              <td className="num">{formatCount(e.criteria.maxPrice)}</td>
+          ))}
+          {e.byPriceLevel.map((p) => (
+            <tr key={`p-${p.priceLevel}`}>
+              <td>
+                price level <code>{p.priceLevel}</code>
+              </td>
+              <td className="num">{formatCount(p.entries)}</td>
             </tr>
-            <tr>
-              <td>particular sections</td>
-              <td className="num">{formatCount(e.criteria.sections)}</td>
-            </tr>
-            <tr>
-              <td>particular price levels</td>
-              <td className="num">{formatCount(e.criteria.priceLevels)}</td>
-            </tr>
-            {e.byPerformance.map((p) => (
-              <tr key={p.date}>
-                <td>would take the performance of {p.date}</td>
-                <td className="num">{formatCount(p.entries)}</td>
-              </tr>
-            ))}
-            {e.bySection.map((s) => (
-              <tr key={`s-${s.section}`}>
-                <td>
-                  section <code>{s.section}</code>
-                </td>
-                <td className="num">{formatCount(s.entries)}</td>
-              </tr>
-            ))}
-            {e.byPriceLevel.map((p) => (
-              <tr key={`p-${p.priceLevel}`}>
-                <td>
-                  price level <code>{p.priceLevel}</code>
-                </td>
-                <td className="num">{formatCount(p.entries)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </GridTable>
         <figure className="chart" aria-label="Live entries by seats wanted">
           <ResponsiveContainer width="100%" height={220}>
             <BarChart data={e.byQuantity}>
@@ -169,36 +162,34 @@ function Matches({ r }: { r: Report }) {
         {seconds(r.latency.webhookDelivery.p95Seconds)}, worst {seconds(r.latency.webhookDelivery.maxSeconds)}.
       </p>
       {m.recent.length > 0 && (
-        <table className="grid" data-testid="availability-events">
-          <thead>
-            <tr>
-              <th>When</th>
-              <th>Performance</th>
-              <th>Why</th>
-              <th>Mode</th>
-              <th className="num">Seats</th>
-              <th>Status</th>
-              <th className="num">Matched</th>
-              <th className="num">Notified</th>
-              <th className="num">Fan-out</th>
+        <GridTable
+          columns={[
+            'When',
+            'Performance',
+            'Why',
+            'Mode',
+            { label: 'Seats', num: true },
+            'Status',
+            { label: 'Matched', num: true },
+            { label: 'Notified', num: true },
+            { label: 'Fan-out', num: true },
+          ]}
+          testId="availability-events"
+        >
+          {m.recent.map((a) => (
+            <tr key={a.id}>
+              <td>{formatDateTime(a.createdAt)}</td>
+              <td>{a.eventName}</td>
+              <td>{a.cause}</td>
+              <td>{a.mode}</td>
+              <td className="num">{formatCount(a.seats)}</td>
+              <td>{a.status}</td>
+              <td className="num">{formatCount(a.matched)}</td>
+              <td className="num">{formatCount(a.notified)}</td>
+              <td className="num">{a.completedAt ? seconds((Date.parse(a.completedAt) - Date.parse(a.createdAt)) / 1000) : '—'}</td>
             </tr>
-          </thead>
-          <tbody>
-            {m.recent.map((a) => (
-              <tr key={a.id}>
-                <td>{formatDateTime(a.createdAt)}</td>
-                <td>{a.eventName}</td>
-                <td>{a.cause}</td>
-                <td>{a.mode}</td>
-                <td className="num">{formatCount(a.seats)}</td>
-                <td>{a.status}</td>
-                <td className="num">{formatCount(a.matched)}</td>
-                <td className="num">{formatCount(a.notified)}</td>
-                <td className="num">{a.completedAt ? seconds((Date.parse(a.completedAt) - Date.parse(a.createdAt)) / 1000) : '—'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </GridTable>
       )}
     </>
   );
@@ -215,28 +206,20 @@ function Offers({ r }: { r: Report }) {
       {o.open.length === 0 ? (
         <p className="muted">No offer is out now.</p>
       ) : (
-        <table className="grid" data-testid="open-offers">
-          <thead>
-            <tr>
-              <th>Fan account</th>
-              <th className="num">Seats</th>
-              <th>Offered</th>
-              <th>Expires</th>
-              <th className="num">Left</th>
+        <GridTable
+          columns={['Fan account', { label: 'Seats', num: true }, 'Offered', 'Expires', { label: 'Left', num: true }]}
+          testId="open-offers"
+        >
+          {o.open.map((x) => (
+            <tr key={x.id}>
+              <td className="mono">{x.accountId}</td>
+              <td className="num">{x.quantity}</td>
+              <td>{formatDateTime(x.createdAt)}</td>
+              <td>{formatDateTime(x.expiresAt)}</td>
+              <td className="num">{Math.max(0, Math.round((Date.parse(x.expiresAt) - Date.now()) / 60_000))} min</td>
             </tr>
-          </thead>
-          <tbody>
-            {o.open.map((x) => (
-              <tr key={x.id}>
-                <td className="mono">{x.accountId}</td>
-                <td className="num">{x.quantity}</td>
-                <td>{formatDateTime(x.createdAt)}</td>
-                <td>{formatDateTime(x.expiresAt)}</td>
-                <td className="num">{Math.max(0, Math.round((Date.parse(x.expiresAt) - Date.now()) / 60_000))} min</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </GridTable>
       )}
     </>
   );
@@ -247,49 +230,32 @@ function Deliveries({ r }: { r: Report }) {
   return (
     <>
       <h2>Webhook deliveries</h2>
-      <table className="grid" data-testid="deliveries-by-status">
-        <thead>
-          <tr>
-            <th>Status</th>
-            <th className="num">Deliveries</th>
-            <th className="num">Notifications in them</th>
+      <GridTable
+        columns={['Status', { label: 'Deliveries', num: true }, { label: 'Notifications in them', num: true }]}
+        testId="deliveries-by-status"
+      >
+        {(Object.keys(d.byStatus) as (keyof typeof d.byStatus)[]).map((s) => (
+          <tr key={s} data-status={s}>
+            <td>{s}</td>
+            <td className="num">{formatCount(d.byStatus[s].deliveries)}</td>
+            <td className="num">{formatCount(d.byStatus[s].notifications)}</td>
           </tr>
-        </thead>
-        <tbody>
-          {(Object.keys(d.byStatus) as (keyof typeof d.byStatus)[]).map((s) => (
-            <tr key={s} data-status={s}>
-              <td>{s}</td>
-              <td className="num">{formatCount(d.byStatus[s].deliveries)}</td>
-              <td className="num">{formatCount(d.byStatus[s].notifications)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </GridTable>
       {d.failing.length > 0 && (
         <>
           <h3>Being retried or given up on</h3>
-          <table className="grid">
-            <thead>
-              <tr>
-                <th>Endpoint</th>
-                <th>Status</th>
-                <th className="num">Attempts</th>
-                <th>Last answer</th>
-                <th>Updated</th>
+          <GridTable columns={['Endpoint', 'Status', { label: 'Attempts', num: true }, 'Last answer', 'Updated']}>
+            {d.failing.map((x) => (
+              <tr key={x.id}>
+                <td className="mono">{x.url}</td>
+                <td>{x.status}</td>
+                <td className="num">{x.attempts}</td>
+                <td>{x.lastStatusCode ?? x.lastError ?? '—'}</td>
+                <td>{formatDateTime(x.updatedAt)}</td>
               </tr>
-            </thead>
-            <tbody>
-              {d.failing.map((x) => (
-                <tr key={x.id}>
-                  <td className="mono">{x.url}</td>
-                  <td>{x.status}</td>
-                  <td className="num">{x.attempts}</td>
-                  <td>{x.lastStatusCode ?? x.lastError ?? '—'}</td>
-                  <td>{formatDateTime(x.updatedAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </GridTable>
           <p className="muted">
             Redeliver a dead one with <code>npm run onsale -- webhook:redeliver &lt;id&gt;</code>.
           </p>

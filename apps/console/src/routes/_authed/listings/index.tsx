@@ -2,6 +2,7 @@ import { useSuspenseQuery } from '@tanstack/react-query';
 import { createFileRoute, Link } from '@tanstack/react-router';
 import { useTRPC } from '../../../trpc';
 import { formatCount, formatDateTime } from '../../-components/format';
+import { GridTable } from '../../-components/GridTable';
 
 export const Route = createFileRoute('/_authed/listings/')({
   loader: ({ context: { trpc, queryClient } }) => queryClient.ensureQueryData(trpc.eventConfig.listings.queryOptions()),
@@ -18,32 +19,24 @@ function ListingsPage() {
       {listings.length === 0 ? (
         <p className="muted">No listings yet.</p>
       ) : (
-        <table className="grid" data-testid="listings-table">
-          <thead>
-            <tr>
-              <th>Listing</th>
-              <th>Mode</th>
-              <th className="num">Performances</th>
-              <th className="num">Live entries</th>
-              <th>Created</th>
+        <GridTable
+          columns={['Listing', 'Mode', { label: 'Performances', num: true }, { label: 'Live entries', num: true }, 'Created']}
+          testId="listings-table"
+        >
+          {listings.map((l) => (
+            <tr key={l.id} data-testid="listing-row" data-listing-id={l.id}>
+              <td>
+                <Link to="/listings/$listingId" params={{ listingId: l.id }}>
+                  {l.name}
+                </Link>
+              </td>
+              <td>{l.waitlist.mode}</td>
+              <td className="num">{formatCount(l.eventCount)}</td>
+              <td className="num">{formatCount(l.liveEntries)}</td>
+              <td>{formatDateTime(l.createdAt)}</td>
             </tr>
-          </thead>
-          <tbody>
-            {listings.map((l) => (
-              <tr key={l.id} data-testid="listing-row" data-listing-id={l.id}>
-                <td>
-                  <Link to="/listings/$listingId" params={{ listingId: l.id }}>
-                    {l.name}
-                  </Link>
-                </td>
-                <td>{l.waitlist.mode}</td>
-                <td className="num">{formatCount(l.eventCount)}</td>
-                <td className="num">{formatCount(l.liveEntries)}</td>
-                <td>{formatDateTime(l.createdAt)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </GridTable>
       )}
     </section>
   );

@@ -6,6 +6,7 @@ import { trpcCodeOf, useTRPC } from '../../../trpc';
 import { formatCount } from '../../-components/format';
 import { NotFound } from '../../-components/Status';
 import { When } from '../../-components/When';
+import { GridTable } from '../../-components/GridTable';
 
 type Run = RouterOutputs['rehearsals']['get'];
 type Report = NonNullable<Run['report']>;
@@ -182,56 +183,46 @@ function ReportView({ r }: { r: Report }) {
         <>
           <h2>Faults</h2>
           <div className="table-scroll">
-            <table className="grid" data-testid="rehearsal-faults">
-              <thead>
-                <tr>
-                  <th>Fault</th>
-                  <th>What was done</th>
-                  <th className="num">At</th>
-                  <th className="num">Recovered after</th>
-                  <th>What fans read meanwhile</th>
+            <GridTable
+              columns={[
+                'Fault',
+                'What was done',
+                { label: 'At', num: true },
+                { label: 'Recovered after', num: true },
+                'What fans read meanwhile',
+              ]}
+              testId="rehearsal-faults"
+            >
+              {r.faults.map((f) => (
+                <tr key={f.fault}>
+                  <td>{f.fault}</td>
+                  <td>{f.action}</td>
+                  <td className="num">{(f.startedAtMs / 1000).toFixed(1)} s</td>
+                  <td className="num">{f.recoveryMs === null ? 'never' : `${(f.recoveryMs / 1000).toFixed(1)} s`}</td>
+                  <td>
+                    {Object.entries(f.fansRead)
+                      .sort((a, b) => b[1] - a[1])
+                      .map(([k, v]) => `${k}: ${formatCount(v)}`)
+                      .join(', ') || 'nothing'}
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {r.faults.map((f) => (
-                  <tr key={f.fault}>
-                    <td>{f.fault}</td>
-                    <td>{f.action}</td>
-                    <td className="num">{(f.startedAtMs / 1000).toFixed(1)} s</td>
-                    <td className="num">{f.recoveryMs === null ? 'never' : `${(f.recoveryMs / 1000).toFixed(1)} s`}</td>
-                    <td>
-                      {Object.entries(f.fansRead)
-                        .sort((a, b) => b[1] - a[1])
-                        .map(([k, v]) => `${k}: ${formatCount(v)}`)
-                        .join(', ') || 'nothing'}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+              ))}
+            </GridTable>
           </div>
         </>
       )}
       <h2>Answers fans got</h2>
       <div className="table-scroll">
-        <table className="grid" data-testid="rehearsal-answers">
-          <thead>
-            <tr>
-              <th>Answer</th>
-              <th className="num">Count</th>
-            </tr>
-          </thead>
-          <tbody>
-            {Object.entries(r.answers)
-              .sort((a, b) => b[1] - a[1])
-              .map(([k, v]) => (
-                <tr key={k}>
-                  <td>{k}</td>
-                  <td className="num">{formatCount(v)}</td>
-                </tr>
-              ))}
-          </tbody>
-        </table>
+        <GridTable columns={['Answer', { label: 'Count', num: true }]} testId="rehearsal-answers">
+          {Object.entries(r.answers)
+            .sort((a, b) => b[1] - a[1])
+            .map(([k, v]) => (
+              <tr key={k}>
+                <td>{k}</td>
+                <td className="num">{formatCount(v)}</td>
+              </tr>
+            ))}
+        </GridTable>
       </div>
       <p className="muted">
         The driver: {formatCount(r.driver.requests)} requests in {r.driver.wallSeconds.toFixed(1)} s, its own CPU{' '}

@@ -8,6 +8,7 @@ import { ErrorSummary } from '../../-components/ErrorSummary';
 import { Field } from '../../-components/Field';
 import { formatCount } from '../../-components/format';
 import { When } from '../../-components/When';
+import { GridTable } from '../../-components/GridTable';
 
 // Rehearsals: synthetic on-sales (`onsale rehearse`) with virtual fans and bots on a rehearsal's own event, never a
 // real one. Everyone who reads events reads their reports; operators and admins start one from here, against the
@@ -43,56 +44,46 @@ function RehearsalsPage() {
       {runs.data && runs.data.length === 0 && <p className="muted">No rehearsal has run yet.</p>}
       {runs.data && runs.data.length > 0 && (
         <div className="table-scroll">
-          <table className="grid" data-testid="rehearsal-runs">
-            <thead>
-              <tr>
-                <th>Started</th>
-                <th>Sale</th>
-                <th className="num">Fans</th>
-                <th className="num">Clock</th>
-                <th>Seats sold</th>
-                <th>Verdict</th>
-                <th />
+          <GridTable
+            columns={['Started', 'Sale', { label: 'Fans', num: true }, { label: 'Clock', num: true }, 'Seats sold', 'Verdict', '']}
+            testId="rehearsal-runs"
+          >
+            {runs.data.map((r) => (
+              <tr key={r.id} data-testid="rehearsal-run" data-status={r.status}>
+                <td>
+                  <When iso={r.startedAt} />
+                </td>
+                <td>{r.eventName}</td>
+                <td className="num">{formatCount(r.fans)}</td>
+                <td className="num">x{r.timeScale}</td>
+                <td>{r.seats === null ? '—' : `${formatCount(r.seatsSold ?? 0)} of ${formatCount(r.seats)}`}</td>
+                <td>
+                  <span className={`pill pill-${VERDICT_TONE[r.status] ?? ''}`} data-testid="rehearsal-status">
+                    {r.status === 'RUNNING'
+                      ? 'running'
+                      : r.status === 'PASS'
+                        ? 'passed'
+                        : r.status === 'FAIL'
+                          ? 'failed'
+                          : 'stopped with an error'}
+                  </span>
+                </td>
+                <td className="actions">
+                  <Link to="/rehearsals/$runId" params={{ runId: r.id }} data-testid="rehearsal-open">
+                    Report
+                  </Link>
+                  {r.eventId && r.status === 'RUNNING' && (
+                    <>
+                      {' · '}
+                      <Link to="/events/$eventId/war-room" params={{ eventId: r.eventId }} data-testid="rehearsal-war-room">
+                        Watch in the war room
+                      </Link>
+                    </>
+                  )}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {runs.data.map((r) => (
-                <tr key={r.id} data-testid="rehearsal-run" data-status={r.status}>
-                  <td>
-                    <When iso={r.startedAt} />
-                  </td>
-                  <td>{r.eventName}</td>
-                  <td className="num">{formatCount(r.fans)}</td>
-                  <td className="num">x{r.timeScale}</td>
-                  <td>{r.seats === null ? '—' : `${formatCount(r.seatsSold ?? 0)} of ${formatCount(r.seats)}`}</td>
-                  <td>
-                    <span className={`pill pill-${VERDICT_TONE[r.status] ?? ''}`} data-testid="rehearsal-status">
-                      {r.status === 'RUNNING'
-                        ? 'running'
-                        : r.status === 'PASS'
-                          ? 'passed'
-                          : r.status === 'FAIL'
-                            ? 'failed'
-                            : 'stopped with an error'}
-                    </span>
-                  </td>
-                  <td className="actions">
-                    <Link to="/rehearsals/$runId" params={{ runId: r.id }} data-testid="rehearsal-open">
-                      Report
-                    </Link>
-                    {r.eventId && r.status === 'RUNNING' && (
-                      <>
-                        {' · '}
-                        <Link to="/events/$eventId/war-room" params={{ eventId: r.eventId }} data-testid="rehearsal-war-room">
-                          Watch in the war room
-                        </Link>
-                      </>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </GridTable>
         </div>
       )}
     </section>

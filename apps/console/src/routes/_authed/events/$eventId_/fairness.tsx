@@ -11,6 +11,7 @@ import { Forbidden, NotFound } from '../../../-components/Status';
 import { When } from '../../../-components/When';
 import { actorWords, formatDuration, formatInstant } from '@onsale/shared/words';
 import '../../../-components/event-form.css';
+import { GridTable } from '../../../-components/GridTable';
 
 type Report = RouterOutputs['fairnessAudit']['get'];
 
@@ -332,29 +333,20 @@ function PositionHistogram({ histogram }: { histogram: Report['histogram'] }) {
           joiners evenly over every position.
         </figcaption>
       </figure>
-      <table className="grid" data-testid="join-deciles">
-        <thead>
-          <tr>
-            <th>Joined in the</th>
-            <th className="num">Accounts</th>
-            <th className="num">Mean position</th>
+      <GridTable columns={['Joined in the', { label: 'Accounts', num: true }, { label: 'Mean position', num: true }]} testId="join-deciles">
+        {histogram.meanPositionByJoinDecile.map((d) => (
+          <tr key={d.decile}>
+            <td>{ordinal(d.decile)} tenth</td>
+            <td className="num">{formatCount(d.accounts)}</td>
+            <td className="num">{d.meanPosition}</td>
           </tr>
-        </thead>
-        <tbody>
-          {histogram.meanPositionByJoinDecile.map((d) => (
-            <tr key={d.decile}>
-              <td>{ordinal(d.decile)} tenth</td>
-              <td className="num">{formatCount(d.accounts)}</td>
-              <td className="num">{d.meanPosition}</td>
-            </tr>
-          ))}
-          <tr>
-            <td className="muted">Expected under a fair draw</td>
-            <td />
-            <td className="num muted">{histogram.expectedMeanPosition}</td>
-          </tr>
-        </tbody>
-      </table>
+        ))}
+        <tr>
+          <td className="muted">Expected under a fair draw</td>
+          <td />
+          <td className="num muted">{histogram.expectedMeanPosition}</td>
+        </tr>
+      </GridTable>
     </div>
   );
 }

@@ -12,6 +12,7 @@ import { Field } from '../../../-components/Field';
 import { ReasonAction } from '../../../-components/ReasonAction';
 import { Forbidden } from '../../../-components/Status';
 import { When } from '../../../-components/When';
+import { GridTable } from '../../../-components/GridTable';
 
 // The post-sale review (the CLI's `review`): confirmed orders clustered by shared card, shared device and account
 // signals, each cluster with its evidence, and cancelling a whole cluster (reason required, each order audited).
@@ -153,36 +154,26 @@ function ReviewPage() {
                   </li>
                 ))}
               </ul>
-              <table className="grid">
-                <thead>
-                  <tr>
-                    <th>Account</th>
-                    <th>Ordered</th>
-                    <th className="num">Seats</th>
-                    <th className="num">Amount</th>
+              <GridTable columns={['Account', 'Ordered', { label: 'Seats', num: true }, { label: 'Amount', num: true }]}>
+                {c.orders.map((o) => (
+                  <tr key={o.orderId}>
+                    <td>
+                      {me.permissions.includes('support.read') ? (
+                        <Link to="/support" search={{ account: o.accountId }}>
+                          {o.accountId}
+                        </Link>
+                      ) : (
+                        o.accountId
+                      )}
+                    </td>
+                    <td>
+                      <When iso={o.orderedAt} zone={r.timeZone} />
+                    </td>
+                    <td className="num">{o.seats}</td>
+                    <td className="num">{formatMoney(o.amountCents, r.currency)}</td>
                   </tr>
-                </thead>
-                <tbody>
-                  {c.orders.map((o) => (
-                    <tr key={o.orderId}>
-                      <td>
-                        {me.permissions.includes('support.read') ? (
-                          <Link to="/support" search={{ account: o.accountId }}>
-                            {o.accountId}
-                          </Link>
-                        ) : (
-                          o.accountId
-                        )}
-                      </td>
-                      <td>
-                        <When iso={o.orderedAt} zone={r.timeZone} />
-                      </td>
-                      <td className="num">{o.seats}</td>
-                      <td className="num">{formatMoney(o.amountCents, r.currency)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+                ))}
+              </GridTable>
               {me.permissions.includes('review.cancel') && (
                 <ReasonAction
                   label="Cancel this cluster's orders"
