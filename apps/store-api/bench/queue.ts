@@ -257,7 +257,12 @@ export async function main(argv: string[]) {
         const n = joined++;
         const auth = `Bearer ${(await accounts.issue(`start-${n}`)).token}`;
         const device = `start-device-${n}`;
-        const r = await c.request('POST', `/events/${ev.eventId}/queue`, { authorization: auth, 'x-device-id': device });
+        // A join shed while the machine is loaded (503 with Retry-After) is retried as a fan's browser would.
+        let r = await c.request('POST', `/events/${ev.eventId}/queue`, { authorization: auth, 'x-device-id': device });
+        for (let retries = 0; r.status === 503 && retries < 10; retries++) {
+          await new Promise((x) => setTimeout(x, 1000 * Number(r.body?.retryAfterSeconds ?? 1)));
+          r = await c.request('POST', `/events/${ev.eventId}/queue`, { authorization: auth, 'x-device-id': device });
+        }
         if (r.status !== 200) throw new Error(`join under npm start: HTTP ${r.status} ${JSON.stringify(r.body)}`);
         if (r.body.position === null || r.body.position > ahead)
           pollers.push({ authorization: auth, 'x-device-id': device, 'x-queue-token': r.body.queueToken });
