@@ -59,6 +59,8 @@ interface Answer {
   error?: string;
   retryAfter: string | null;
   what: string;
+  /** The request's place in the order they were sent. */
+  sent: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -68,7 +70,9 @@ describe('a database outage is a retryable 503, not a 500', () => {
     const { eventId, capacity } = await makeEvent(t, { fairnessMode: 'FIFO' });
     const fans = await Promise.all(Array.from({ length: 16 }, (_, i) => login(app, `outage-fan-${i}`)));
     const answers: Answer[] = [];
+    let sentSoFar = 0;
     const call = async (what: string, method: string, path: string, headers: Record<string, string>, body?: unknown) => {
+      const sent = ++sentSoFar;
       try {
         const r = await fetch(base + path, {
           method,
@@ -77,12 +81,12 @@ describe('a database outage is a retryable 503, not a 500', () => {
           signal: AbortSignal.timeout(20_000),
         });
         const json = (await r.json().catch(() => ({}))) as { error?: string };
-        const a: Answer = { status: r.status, error: json.error, retryAfter: r.headers.get('retry-after'), what };
+        const a: Answer = { status: r.status, error: json.error, retryAfter: r.headers.get('retry-after'), what, sent };
         answers.push(a);
         return { ...a, json: json as Record<string, any> };
       } catch (err) {
         // A socket closed without an answer is a failure of its own kind.
-        answers.push({ status: 0, error: String(err), retryAfter: null, what });
+        answers.push({ status: 0, error: String(err), retryAfter: null, what, sent });
         return { status: 0, json: {} as Record<string, any>, retryAfter: null, what };
       }
     };
@@ -125,18 +129,39 @@ describe('a database outage is a retryable 503, not a 500', () => {
     };
     const load = Promise.all(fans.map((_, i) => fan(i)));
 
-    const phase = async (mode: ProxyMode, ms: number, cut = false) => {
+    // Each fault lasts until the load has met it: `refusals` requests sent after it began answered 503, and for a
+    // server that accepts (reset, starting up, hanging) `connections` new connections met it, however slow the machine.
+    const phase = async (mode: ProxyMode, until: { refusals: number; connections?: number }, cut = false) => {
+      const accepted = proxy.accepted;
       if (cut) proxy.cut();
       await proxy.setMode(mode);
-      await sleep(ms);
+      const from = sentSoFar;
+      await vi.waitFor(
+        () => {
+          expect(answers.filter((a) => a.sent > from && a.status === 503).length).toBeGreaterThanOrEqual(until.refusals);
+          expect(proxy.accepted - accepted).toBeGreaterThanOrEqual(until.connections ?? 0);
+        },
+        { timeout: 30_000, interval: 20 },
+      );
     };
     const okBefore = () => answers.filter((a) => a.status >= 200 && a.status < 300).length;
     // Healthy first, then the crash: every connection cut, then refused, then the server "starting up", then back.
     await vi.waitFor(() => expect(okBefore()).toBeGreaterThan(30), { timeout: 20_000 });
-    await phase('refuse', 1500, true);
-    await phase('reset', 800);
-    await phase('starting', 1000);
-    await phase('pass', 0);
+    await phase('refuse', { refusals: 10 }, true);
+    await phase('reset', { refusals: 5, connections: 3 });
+    await phase('starting', { refusals: 5, connections: 3 });
+    // Every kind of request has met the outage before the server comes back.
+    await vi.waitFor(
+      () => {
+        for (const what of ['hold', 'checkout', 'release'])
+          expect(
+            answers.some((a) => a.what === what && a.status === 503),
+            what,
+          ).toBe(true);
+      },
+      { timeout: 30_000, interval: 20 },
+    );
+    await proxy.setMode('pass');
     const firstOutage = answers.length;
     await vi.waitFor(
       () => expect(answers.slice(firstOutage).filter((a) => a.what === 'hold' && a.status === 201).length).toBeGreaterThan(5),
@@ -144,8 +169,10 @@ describe('a database outage is a retryable 503, not a 500', () => {
     );
     // Later a server that accepts and never answers: requests wait at most the pool's limit, then 503.
     const hangFrom = answers.length;
-    await phase('hang', 3000, true);
-    await phase('pass', 0);
+    // Requests sent after the cut find no live connection, only a server that never answers: the pool's wait limit
+    // (1.5 s) answers them 503, not the sockets' timeouts.
+    await phase('hang', { refusals: 3, connections: 1 }, true);
+    await proxy.setMode('pass');
     await vi.waitFor(() => expect(answers.slice(hangFrom).filter((a) => a.what === 'hold' && a.status === 201).length).toBeGreaterThan(5), {
       timeout: 30_000,
     });
