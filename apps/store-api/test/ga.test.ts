@@ -82,9 +82,11 @@ async function checkGa(eventId: string, capacity: number) {
 }
 
 describe('general admission over HTTP', () => {
-  it('1,000 concurrent GA holds on 1,500 units: no oversell, held + sold + available = capacity, then checkouts, releases and more holds at once', async () => {
-    const { eventId, capacity } = await gaEvent(1500, 16);
-    const fans = await tokens('ga-stampede', 1000);
+  it('400 concurrent GA holds on 600 units: no oversell, held + sold + available = capacity, then checkouts, releases and more holds at once', async () => {
+    // Ten times the store API's 40 connections on 16 shards of about 37 units, demand well past supply: every shard sells
+    // out under contention, as with more fans (1,000 took three times as long to show the same).
+    const { eventId, capacity } = await gaEvent(600, 16);
+    const fans = await tokens('ga-stampede', 400);
     const results = await Promise.all(
       fans.map((tk, i) => call('POST', `/events/${eventId}/holds`, tk, { section: 'FLOOR', quantity: (i % 4) + 1 })),
     );
@@ -100,16 +102,16 @@ describe('general admission over HTTP', () => {
       expect(r.body.units).toEqual([{ section: 'FLOOR', quantity: r.body.quantity, priceCents: 6000 }]);
     }
     const heldUnits = ok.reduce((a, r) => a + r.body.quantity, 0);
-    expect(heldUnits).toBeLessThanOrEqual(1500); // demand was 2,500 units
-    expect(heldUnits).toBeGreaterThanOrEqual(1497); // and nothing is stranded in a shard
+    expect(heldUnits).toBeLessThanOrEqual(600); // demand was 1,000 units
+    expect(heldUnits).toBeGreaterThanOrEqual(597); // and nothing is stranded in a shard
     expect(new Set(ok.map((r) => r.body.holdId)).size).toBe(ok.length);
     const first = await checkGa(eventId, capacity);
-    expect(first.floor).toEqual({ code: 'FLOOR', available: 1500 - heldUnits, held: heldUnits, sold: 0 });
+    expect(first.floor).toEqual({ code: 'FLOOR', available: 600 - heldUnits, held: heldUnits, sold: 0 });
 
-    // At once: 150 fans pay, 150 release, 300 newcomers ask for units as they come back.
-    const paying = ok.slice(0, 150);
-    const releasing = ok.slice(150, 300);
-    const newcomers = await tokens('ga-newcomer', 300);
+    // At once: 60 fans pay, 60 release, 120 newcomers ask for units as they come back.
+    const paying = ok.slice(0, 60);
+    const releasing = ok.slice(60, 120);
+    const newcomers = await tokens('ga-newcomer', 120);
     const [paid, released, more] = await Promise.all([
       Promise.all(
         paying.map((r, i) => call('POST', `/holds/${r.body.holdId}/checkout`, r.fan, cardOf(i), { 'idempotency-key': `ga-pay-${i}-key` })),
@@ -123,18 +125,18 @@ describe('general admission over HTTP', () => {
     const soldUnits = paying.reduce((a, r) => a + r.body.quantity, 0);
     const releasedUnits = releasing.reduce((a, r) => a + r.body.quantity, 0);
     const newUnits = more.filter((x) => x.status === 201).length;
-    expect(newUnits).toBeLessThanOrEqual(1500 - heldUnits + releasedUnits);
+    expect(newUnits).toBeLessThanOrEqual(600 - heldUnits + releasedUnits);
     const after = await checkGa(eventId, capacity);
     expect(after.floor.sold).toBe(soldUnits);
     expect(after.ordered).toBe(soldUnits);
     expect(after.floor.held).toBe(heldUnits - soldUnits - releasedUnits + newUnits);
-    expect(after.floor.available + after.floor.held + after.floor.sold).toBe(1500);
+    expect(after.floor.available + after.floor.held + after.floor.sold).toBe(600);
     const orders = await sql<{
       n: number;
       cents: number;
     }>`SELECT count(*)::int AS n, sum(amount_cents)::int AS cents FROM orders WHERE event_id = ${eventId}`.execute(h.t.db);
-    expect(orders.rows[0]).toEqual({ n: 150, cents: soldUnits * 6000 });
-  }, 180_000); // 1,300 fans on a shared two-core machine
+    expect(orders.rows[0]).toEqual({ n: 60, cents: soldUnits * 6000 });
+  }, 180_000); // 520 fans on a shared two-core machine
 
   it('answers a GA hold with units, not seats; GET shows them; the seat map and event page show GA sections as counts', async () => {
     const { eventId } = await gaEvent(100, 4);
