@@ -53,7 +53,7 @@ describe('SectionAvailabilityCache', () => {
     expect(b.seats.map((s) => s.id)).toEqual([2, 3]);
     // A view the event read did not hold (no seats available then) is read on its own.
     const c = cache.view('e', 'C', section.load, event.load);
-    await new Promise((r) => setTimeout(r, 0));
+    await waitUntil('the section read', async () => section.calls === 1, { intervalMs: 1 });
     section.release();
     expect((await c).seats).toEqual([]);
     expect(event.calls).toBe(1);
@@ -70,7 +70,7 @@ describe('SectionAvailabilityCache', () => {
     expect(stale.every((v) => !v.fresh && v.seats[0]!.id === 1)).toBe(true);
     expect(read.calls).toBe(1);
     read.release();
-    await new Promise((r) => setTimeout(r, 0));
+    await waitUntil('the refreshed view', async () => cache.current('e', 'A')[0]?.id === 7, { intervalMs: 1 });
     next = [seat(9)];
     const after = await cache.view('e', 'A', read.load);
     expect(after.seats.map((s) => s.id)).toEqual([7]);
