@@ -154,13 +154,15 @@ export interface Progress {
 /** The crowd. `run()` resolves when every fan has finished or the deadline passed. */
 export class Crowd {
   /**
-   * Three sets of keep-alive connections: status polls, joins (and the waitlist), and the shoppers' requests (seat map,
-   * hold, payment). A crowd's requests do not queue behind one another as one client's would: a backlog of joins the
-   * product cannot take yet must not hold up the payments of fans already inside.
+   * Four sets of keep-alive connections: status polls, joins (and the waitlist), the shoppers' seat maps and holds, and
+   * the payments of fans holding seats. A crowd's requests do not queue behind one another as one client's would: a
+   * backlog of joins the product cannot take yet must not hold up fans already inside, and a fan holding seats must
+   * not wait for a free connection behind thousands of others still looking, while its hold's clock runs.
    */
   private readonly pollPool: Pool;
   private readonly joinPool: Pool;
   private readonly pool: Pool;
+  private readonly payPool: Pool;
   private readonly random: () => number;
   private readonly phase: Uint8Array;
   private readonly arrival: Float64Array;
@@ -218,6 +220,7 @@ export class Crowd {
     this.pool = pool(o.connections);
     this.pollPool = pool(Math.max(1, Math.ceil(o.connections / 2)));
     this.joinPool = pool(o.connections);
+    this.payPool = pool(o.connections);
     this.random = seededRandom(o.seed);
     const n = o.fans;
     this.phase = new Uint8Array(n);
@@ -638,7 +641,7 @@ export class Crowd {
     h['x-admission-token'] = s.admissionToken;
     if (s.slow && !s.extended) {
       s.extended = true;
-      const e = await this.request('POST', `/holds/${s.holdId}/extend`, h);
+      const e = await this.request('POST', `/holds/${s.holdId}/extend`, h, undefined, this.payPool);
       if (e.status === 200 && typeof e.body?.expiresAt === 'string') s.expiresAtMs = Date.parse(e.body.expiresAt);
       const left = (s.expiresAtMs ?? this.now) - this.now;
       return this.schedule(i, Math.max(0, left * (0.3 + 0.5 * this.random())));
@@ -646,7 +649,13 @@ export class Crowd {
     const failing = !this.isBot(i) && !s.declinedOnce && this.random() < this.o.failingPayers / Math.max(1e-9, 1 - this.o.abandon);
     const number = failing ? '4000000000000002' : this.card(i);
     h['idempotency-key'] = s.idempotencyKey ??= randomUUID();
-    const a = await this.request('POST', `/holds/${s.holdId}/checkout`, h, { payment: { instrument: { type: 'card', number } } });
+    const a = await this.request(
+      'POST',
+      `/holds/${s.holdId}/checkout`,
+      h,
+      { payment: { instrument: { type: 'card', number } } },
+      this.payPool,
+    );
     s.last = `checkout ${a.key}`;
     if (a.status === 200 && a.body?.orderId) {
       const orderId = a.body.orderId;
@@ -780,7 +789,7 @@ export class Crowd {
     clearInterval(this.timer);
     this.sampleStranded();
     this.loopDelay.disable();
-    await Promise.all([this.pool.close(), this.pollPool.close(), this.joinPool.close()]);
+    await Promise.all([this.pool.close(), this.pollPool.close(), this.joinPool.close(), this.payPool.close()]);
     const ranked = { arrival: [] as number[], position: [] as number[] };
     for (let i = 0; i < this.o.fans; i++) {
       if (this.preOpen[i] === 1 && !Number.isNaN(this.position[i]!)) {

@@ -62,6 +62,18 @@ export async function rehearse(databaseUrl: string | undefined, o: RehearseOptio
   const wallStart = Date.now();
   const cpuStart = process.cpuUsage();
   let product: SpawnedProduct | undefined;
+  // Interrupted (Ctrl-C, a kill): the product it started is stopped and its scratch database removed, the run
+  // recorded as ERROR, rather than left running without its driver.
+  const interrupted = (signal: NodeJS.Signals) => {
+    io.err(`rehearse: ${signal}: stopping${product ? ' the product and' : ''} the rehearsal`);
+    void (async () => {
+      await running?.finish('ERROR', { error: `interrupted (${signal})` }).catch(() => {});
+      await product?.stop().catch(() => {});
+      process.exit(130);
+    })();
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
   let fansUrl: string;
   let originUrl: string;
   let productUrl: string | undefined;
@@ -93,9 +105,15 @@ export async function rehearse(databaseUrl: string | undefined, o: RehearseOptio
       }
     });
   } finally {
+    process.off('SIGINT', interrupted);
+    process.off('SIGTERM', interrupted);
+    running = undefined;
     if (product) await product.stop();
   }
 }
+
+/** The run under way in this process, for an interruption to record. */
+let running: { finish(status: 'ERROR', report: Record<string, unknown>): Promise<unknown> } | undefined;
 
 async function runOn(
   db: Db,
@@ -152,6 +170,7 @@ async function runOn(
     timeScale: K,
     settings,
   });
+  running = { finish: (status, report) => finishRehearsalRun(reportDb, runId, status, report) };
   try {
     const created = await db.transaction().execute(async (trx) => {
       const r = await createEvent(trx, spec, 'rehearsal', { signOff: true });
