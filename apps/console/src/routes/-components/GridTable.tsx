@@ -1,4 +1,5 @@
 import type { ReactNode } from 'react';
+import { formatCount } from './format';
 
 /** A column heading; `num` right-aligns a column of figures, and '' heads a column of actions. */
 export type Column = string | { label: string; num?: boolean };
@@ -44,5 +45,20 @@ export function TableBlock<T>(p: {
         </GridTable>
       )}
     </div>
+  );
+}
+
+type Figure = 'capacity' | 'available' | 'held' | 'sold';
+
+/** An inventory line's figures as number cells, each with the test id `<prefix>-<figure>`. */
+export function CountCells({ prefix, of }: { prefix: string; of: Record<Figure, number> }) {
+  return (
+    <>
+      {(['capacity', 'available', 'held', 'sold'] as const).map((f) => (
+        <td key={f} className="num" data-testid={`${prefix}-${f}`}>
+          {formatCount(of[f])}
+        </td>
+      ))}
+    </>
   );
 }

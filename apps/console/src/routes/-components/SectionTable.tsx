@@ -1,6 +1,6 @@
 import type { RouterOutputs } from '@onsale/bff/root';
-import { formatCents, formatCount } from './format';
-import { GridTable } from './GridTable';
+import { formatCents } from './format';
+import { CountCells, GridTable } from './GridTable';
 
 export type Section = RouterOutputs['events']['byId']['sections'][number];
 
@@ -25,16 +25,7 @@ export function SectionTable({ sections }: { sections: Section[] }) {
           <td>
             {formatCents(s.priceCents)} <span className="muted">{s.priceLevelName}</span>
           </td>
-          <td className="num">{formatCount(s.capacity)}</td>
-          <td className="num" data-testid="section-available">
-            {formatCount(s.available)}
-          </td>
-          <td className="num" data-testid="section-held">
-            {formatCount(s.held)}
-          </td>
-          <td className="num" data-testid="section-sold">
-            {formatCount(s.sold)}
-          </td>
+          <CountCells prefix="section" of={s} />
         </tr>
       ))}
     </GridTable>

@@ -7,6 +7,7 @@ import { useTRPC } from '../../trpc';
 import { ConfirmActions, errorsOf, ModalDialog, ReasonField } from './warroom/dialog';
 import { downloadText } from './download';
 import { Field } from './Field';
+import { CountCells } from './GridTable';
 import { formatCount, formatDateTime } from './format';
 import { ACCESS_LABELS } from './TiersEditor';
 import './warroom/warroom.css';
@@ -127,18 +128,7 @@ export function TiersPanel({
                   )}
                 </td>
                 <td className="num">{t.share === null ? 'the rest' : `${Math.round(t.share * 1000) / 10}%`}</td>
-                <td className="num" data-testid="tier-capacity">
-                  {formatCount(t.capacity)}
-                </td>
-                <td className="num" data-testid="tier-available">
-                  {formatCount(t.available)}
-                </td>
-                <td className="num" data-testid="tier-held">
-                  {formatCount(t.held)}
-                </td>
-                <td className="num" data-testid="tier-sold">
-                  {formatCount(t.sold)}
-                </td>
+                <CountCells prefix="tier" of={t} />
                 <td
                   className={`num${t.drift === 0 ? '' : ' check-fail'}`}
                   data-testid="tier-drift"
