@@ -5,7 +5,7 @@ import type { CachedEvent } from '../events/event-cache.js';
 import type { Metrics } from '../metrics/index.js';
 import { attemptGaHold, type HeldUnits } from './ga.repository.js';
 import { assertSeatLimits } from './hold-rules.js';
-import type { SeatmapCache } from './seatmap.js';
+import { alternativeSections, type SeatmapCache } from './seatmap.js';
 import type { HoldCommit } from './hold-commit.js';
 
 export type { HeldUnits } from './ga.repository.js';
@@ -106,14 +106,7 @@ export class GeneralAdmission {
     // Alternatives from the fan's own tier (a presale's units in other sections), or the whole event without tiers.
     const tier = allocation === null ? undefined : cached.tiers.find((t) => t.code === allocation);
     const map = await this.deps.seatmap.get(cached.event.id, cached.sections, tier);
-    const here = cached.sections.get(code)!;
-    const alternatives = map.sections
-      .filter((s) => s.code !== code && s.available >= quantity)
-      .sort(
-        (a, b) => Math.abs(a.qualityRank - here.qualityRank) - Math.abs(b.qualityRank - here.qualityRank) || a.priceCents - b.priceCents,
-      )
-      .slice(0, 5)
-      .map((s) => ({ section: s.code, name: s.name, available: s.available, priceCents: s.priceCents }));
+    const alternatives = alternativeSections(map, cached.sections.get(code)!, quantity);
     return available === 0
       ? new DomainError('conflict', 'SECTION_SOLD_OUT', `section ${code} has no tickets left; try another section`, {
           field: 'section',

@@ -13,7 +13,7 @@ import type { HoldCommit } from './hold-commit.js';
 import type { HoldRequest } from './holds.schema.js';
 import type { HoldStatus } from './inventory.table.js';
 import { assertSeatLimits, holdExpired, holdLapsed } from './hold-rules.js';
-import type { SeatmapCache } from './seatmap.js';
+import { alternativeSections, type SeatmapCache } from './seatmap.js';
 import { emitAvailability } from '../waitlist/availability.js';
 import { moveGaUnits, unitsOfHold, type HeldUnits } from './ga.repository.js';
 import { GaUnavailable, GeneralAdmission, isGeneralAdmission } from './ga.service.js';
@@ -507,14 +507,7 @@ export class HoldService {
   private async sectionRefusal(cached: CachedEvent, section: string, quantity: number, view: SeatCell[], tier: Tier | null) {
     // Alternatives from the fan's own tier: seats of another tier are not theirs to hold.
     const map = await this.deps.seatmap.get(cached.event.id, cached.sections, tier ?? undefined);
-    const here = cached.sections.get(section)!;
-    const alternatives = map.sections
-      .filter((s) => s.code !== section && s.available >= quantity)
-      .sort(
-        (a, b) => Math.abs(a.qualityRank - here.qualityRank) - Math.abs(b.qualityRank - here.qualityRank) || a.priceCents - b.priceCents,
-      )
-      .slice(0, 5)
-      .map((s) => ({ section: s.code, name: s.name, available: s.available, priceCents: s.priceCents }));
+    const alternatives = alternativeSections(map, cached.sections.get(section)!, quantity);
     const soldOut = view.length === 0;
     return new DomainError(
       'conflict',

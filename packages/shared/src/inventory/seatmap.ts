@@ -25,6 +25,18 @@ export interface Seatmap {
   sections: SeatmapSection[];
 }
 
+/**
+ * What a refused hold offers instead: up to five other sections of `map` that can take `quantity` now, those
+ * nearest in quality to `here` first, then the cheaper.
+ */
+export function alternativeSections(map: Seatmap, here: { code: string; qualityRank: number }, quantity: number) {
+  return map.sections
+    .filter((s) => s.code !== here.code && s.available >= quantity)
+    .sort((a, b) => Math.abs(a.qualityRank - here.qualityRank) - Math.abs(b.qualityRank - here.qualityRank) || a.priceCents - b.priceCents)
+    .slice(0, 5)
+    .map((s) => ({ section: s.code, name: s.name, available: s.available, priceCents: s.priceCents }));
+}
+
 /** Joins an event's sections with their live counts (sections without seats in a state count 0). Pure. */
 export function sectionAvailability(
   sections: Iterable<EventSection>,
