@@ -229,7 +229,8 @@ async function runOn(
       connections: o.connections,
       seed: o.seed,
       accountPrefix: `rh${o.seed}-${created.eventId.slice(0, 8)}-`,
-      deadlineMs: Math.max(300_000, plannedSaleMs * 15),
+      // A large crowd takes a while to join and to read its last answers on a small machine: 10 ms a fan at least.
+      deadlineMs: Math.max(300_000, plannedSaleMs * 15, o.fans * 10),
     });
 
     // Faults, each at its time; while one is open, what fans read is counted against it.
