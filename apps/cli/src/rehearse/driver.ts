@@ -87,6 +87,8 @@ interface Shopper {
   idempotencyKey?: string;
   declinedOnce?: boolean;
   expiresAtMs?: number;
+  /** Holds refused in a row for want of seats together. */
+  refused?: number;
 }
 
 /** The fields of the product's answers the fans read (each route's own; all optional here). */
@@ -612,9 +614,16 @@ export class Crowd {
       a.code === 'SEATS_UNAVAILABLE' ||
       a.code === 'SEAT_PICKING_NOT_OPEN'
     ) {
-      // Someone was quicker: take the first alternative offered, or look at the seat map again.
+      // Someone was quicker: take the first alternative offered, or look at the seat map again. Refused three times
+      // in a row, the party takes a seat fewer (late in a sale the seats left are single holes in the rows, and a
+      // party that will only sit together never buys them).
       const alt = a.body?.alternatives ?? [];
       s.seatIds = null;
+      s.refused = (s.refused ?? 0) + 1;
+      if (s.refused >= 3 && s.quantity > 1) {
+        s.quantity--;
+        s.refused = 0;
+      }
       if (alt[0]) s.section = alt[0].section;
       else s.looked = false;
       return this.schedule(i, this.eventWait(2));
