@@ -772,6 +772,12 @@ export class Crowd {
     const tick = () => {
       const now = this.now;
       const elapsed = now - this.o.startAtMs;
+      // Past the deadline (and a grace for answers under way) nobody takes another step: the requests in flight are
+      // let finish and the fans still in line are counted as unfinished, instead of waiting for each one's next poll.
+      if (this.sinceOpen(now) > this.o.deadlineMs + 30_000) {
+        if (this.inFlight === 0) this.resolveDone?.();
+        return;
+      }
       while (next < order.length && this.arrival[order[next]!]! <= elapsed) {
         const i = order[next++]!;
         this.step(i);
@@ -791,7 +797,6 @@ export class Crowd {
         lastSample = now;
         this.sampleStranded();
       }
-      if (this.sinceOpen(now) > this.o.deadlineMs + 30_000 && this.inFlight === 0) this.resolveDone?.();
     };
     this.timer = setInterval(tick, this.tickMs);
     await done;
