@@ -191,6 +191,7 @@ export class Crowd {
   private readonly nearFront: Uint8Array;
   private nearFrontCount = 0;
   private readonly wasAdmitted: Uint8Array;
+  private readonly expiredOnce: Uint8Array;
   private readonly holdLatencies: number[] = [];
   private readonly soldOutReads: number[] = [];
   private readonly abandoned: { expiresAtMs: number; seats: number }[] = [];
@@ -236,6 +237,7 @@ export class Crowd {
     this.preOpen = new Uint8Array(n);
     this.nearFront = new Uint8Array(n);
     this.wasAdmitted = new Uint8Array(n);
+    this.expiredOnce = new Uint8Array(n);
     this.position = new Float64Array(n).fill(Number.NaN);
     this.soldOutAt = new Float64Array(n).fill(Number.NaN);
     this.retries = new Uint16Array(n);
@@ -487,6 +489,12 @@ export class Crowd {
     const a = await this.request('GET', `/events/${this.o.eventId}/queue/status`, h, undefined, this.pollPool);
     if (a.status !== 200) {
       if (a.status === 401 || a.status === 403) return this.rejoin(i);
+      // The fan's turn came and passed unused (it polled too late): join again as told, once; then it gives up.
+      if (a.code === 'POSITION_EXPIRED') {
+        if (this.expiredOnce[i] === 1) return this.finish(i, Phase.GAVE_UP);
+        this.expiredOnce[i] = 1;
+        return this.rejoin(i);
+      }
       return this.schedule(i, this.backoff(i, a));
     }
     this.retries[i] = 0;
