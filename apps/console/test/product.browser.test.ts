@@ -159,22 +159,30 @@ interface Fan {
   holdId?: string;
 }
 
+/**
+ * A request to the store API as a fan's page makes it: a 503 (the product as `npm start` runs it sheds load on a
+ * loaded machine, before any work) is sent again after its Retry-After, up to ten times.
+ */
 async function store(
   method: string,
   path: string,
   headers: Record<string, string>,
   body?: unknown,
 ): Promise<{ status: number; json: Record<string, unknown>; retryAfter: number }> {
-  const res = await fetch(`${storeUrl}${path}`, {
-    method,
-    headers: { ...BROWSER_HEADERS, ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return {
-    status: res.status,
-    json: (await res.json()) as Record<string, unknown>,
-    retryAfter: Number(res.headers.get('retry-after') ?? 1),
-  };
+  for (let attempt = 0; ; attempt++) {
+    const res = await fetch(`${storeUrl}${path}`, {
+      method,
+      headers: { ...BROWSER_HEADERS, ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const answer = {
+      status: res.status,
+      json: (await res.json()) as Record<string, unknown>,
+      retryAfter: Number(res.headers.get('retry-after') ?? 1),
+    };
+    if (answer.status !== 503 || attempt >= 10) return answer;
+    await new Promise((r) => setTimeout(r, Math.min(10, answer.retryAfter) * 1000));
+  }
 }
 
 async function newFan(n: number): Promise<Fan> {
