@@ -35,6 +35,7 @@ try {
     watermarkTtlSeconds: edge.watermarkTtlSeconds,
     staleSeconds: edge.staleSeconds,
     originTimeoutMs: edge.originTimeoutMs,
+    proxyTimeoutMs: edge.proxyTimeoutMs,
   });
   console.log(`edge        ${running.url}   (workerd, in front of ${storeApiUrl}; status polls and watermarks answered here)`);
   console.log('\nCtrl-C to stop.');

@@ -238,6 +238,7 @@ try {
       watermarkTtlSeconds: edgeEnv.watermarkTtlSeconds,
       staleSeconds: edgeEnv.staleSeconds,
       originTimeoutMs: edgeEnv.originTimeoutMs,
+      proxyTimeoutMs: edgeEnv.proxyTimeoutMs,
     });
     shutdown.add('edge', () => edge.close());
     edgeUrl = edge.url;

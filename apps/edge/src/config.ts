@@ -15,6 +15,8 @@ export interface EdgeEnv {
   EDGE_STALE_SECONDS?: string;
   /** How long one origin request for the watermark may take, in milliseconds (default 5000). */
   EDGE_ORIGIN_TIMEOUT_MS?: string;
+  /** How long a proxied request may take, the origin's whole answer included, in milliseconds (default 20000). */
+  EDGE_PROXY_TIMEOUT_MS?: string;
 }
 
 export interface EdgeConfig {
@@ -24,6 +26,7 @@ export interface EdgeConfig {
   watermarkTtlMs: number;
   staleMs: number;
   originTimeoutMs: number;
+  proxyTimeoutMs: number;
   /** Why the worker cannot answer status polls itself (it then passes them to the origin), or null. */
   misconfigured: string | null;
 }
@@ -62,6 +65,7 @@ export function loadEdgeConfig(env: EdgeEnv): EdgeConfig {
     watermarkTtlMs: seconds(env.EDGE_WATERMARK_TTL_SECONDS, 'EDGE_WATERMARK_TTL_SECONDS', 2, 0.1, 300) * 1000,
     staleMs: seconds(env.EDGE_STALE_SECONDS, 'EDGE_STALE_SECONDS', 15, 1, 3600) * 1000,
     originTimeoutMs: seconds(env.EDGE_ORIGIN_TIMEOUT_MS, 'EDGE_ORIGIN_TIMEOUT_MS', 5000, 50, 60_000),
+    proxyTimeoutMs: seconds(env.EDGE_PROXY_TIMEOUT_MS, 'EDGE_PROXY_TIMEOUT_MS', 20_000, 50, 120_000),
     misconfigured:
       missing.length > 0
         ? `${missing.join(' and ')} not set (32+ characters each, as Worker secrets): status polls go to the origin`

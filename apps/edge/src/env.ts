@@ -9,6 +9,7 @@ const schema = z.object({
   EDGE_WATERMARK_TTL_SECONDS: z.coerce.number().min(0.1).max(300).default(2),
   EDGE_STALE_SECONDS: z.coerce.number().min(1).max(3600).default(15),
   EDGE_ORIGIN_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(5000),
+  EDGE_PROXY_TIMEOUT_MS: z.coerce.number().int().min(50).max(120_000).default(20_000),
 });
 
 export interface LocalEdgeEnv {
@@ -18,6 +19,7 @@ export interface LocalEdgeEnv {
   watermarkTtlSeconds: number;
   staleSeconds: number;
   originTimeoutMs: number;
+  proxyTimeoutMs: number;
 }
 
 export function loadEdgeEnv(env: NodeJS.ProcessEnv = process.env): LocalEdgeEnv {
@@ -31,5 +33,6 @@ export function loadEdgeEnv(env: NodeJS.ProcessEnv = process.env): LocalEdgeEnv 
     watermarkTtlSeconds: e.EDGE_WATERMARK_TTL_SECONDS,
     staleSeconds: e.EDGE_STALE_SECONDS,
     originTimeoutMs: e.EDGE_ORIGIN_TIMEOUT_MS,
+    proxyTimeoutMs: e.EDGE_PROXY_TIMEOUT_MS,
   };
 }

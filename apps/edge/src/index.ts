@@ -112,7 +112,34 @@ function errorResponse(e: unknown): Response {
     );
   }
   console.error('onsale edge: unexpected error', e);
-  return json(500, { error: 'INTERNAL', message: 'internal error' });
+  return edgeFault();
+}
+
+/**
+ * What a fan gets when the edge itself fails (a bug, a runtime limit, a promise that never settles): a JSON 503 with
+ * Retry-After, never workerd's own 500 (a stack trace under miniflare, an empty body on Cloudflare), which a fan's page
+ * cannot read and the house rule forbids. Built from constants so that building it cannot fail in turn.
+ */
+function edgeFault(): Response {
+  return new Response(EDGE_FAULT_BODY, {
+    status: 503,
+    headers: { 'content-type': 'application/json; charset=utf-8', [EDGE_HEADER]: 'hit', 'retry-after': '5', 'cache-control': 'no-store' },
+  });
+}
+
+const EDGE_FAULT_BODY = JSON.stringify({
+  error: 'EDGE_FAULT',
+  message: 'the waiting room could not answer just now; you keep your place: try again shortly',
+  retryAfterSeconds: 5,
+});
+
+/** The origin could not give a whole answer (refused, reset, timed out, or not the store API speaking). */
+function originUnavailable(): Response {
+  return json(
+    503,
+    { error: 'ORIGIN_UNAVAILABLE', message: 'the store cannot be reached just now; try again shortly', retryAfterSeconds: 5 },
+    { 'retry-after': '5', 'cache-control': 'no-store', [EDGE_HEADER]: 'miss' },
+  );
 }
 
 function validationFailed(field: string, message: string): Response {
@@ -178,12 +205,22 @@ function failClosed(answer: StatusAnswer, q: EdgeQueueState, language?: FanLangu
   };
 }
 
+/** A path segment decoded, or null when its percent-encoding is malformed (decodeURIComponent throws URIError). */
+function decodeSegment(raw: string): string | null {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return null;
+  }
+}
+
 async function queueStatus(req: Request, eventIdRaw: string, edge: Edge, waitUntil: WaitUntil): Promise<Response> {
   const key = (edge.keyNow ??= await edge.key!);
   // The store API's order: the account first, then the route's input, then the queue token.
   const bearer = bearerToken(req.headers.get('authorization'));
   const accountId = edge.accounts!.known(bearer) ?? (await edge.accounts!.verify(bearer));
-  const eventId = decodeURIComponent(eventIdRaw);
+  const eventId = decodeSegment(eventIdRaw);
+  if (eventId === null) return validationFailed('params.id', 'malformed percent-encoding');
   if (eventId.length > 64) return validationFailed('params.id', 'Too big: expected string to have <=64 characters');
   const deviceId = req.headers.get('x-device-id');
   if (deviceId === null) return validationFailed('headers.x-device-id', 'Invalid input: expected string, received undefined');
@@ -279,7 +316,8 @@ function queueOf(known: KnownState, queueId: string): EdgeQueueState | undefined
 }
 
 async function watermark(url: URL, eventIdRaw: string, edge: Edge, waitUntil: WaitUntil): Promise<Response> {
-  const eventId = decodeURIComponent(eventIdRaw);
+  const eventId = decodeSegment(eventIdRaw);
+  if (eventId === null) return validationFailed('params.id', 'malformed percent-encoding');
   if (eventId.length > 64) return validationFailed('params.id', 'Too big: expected string to have <=64 characters');
   const tier = url.searchParams.get('tier') ?? undefined;
   if (tier !== undefined && (tier.length < 1 || tier.length > 32))
@@ -361,6 +399,70 @@ function fromCache(hit: Response): Response {
   return out;
 }
 
+/**
+ * An origin answer up to this size is read whole before the fan gets a byte of it, so that an origin failing mid-body
+ * (reset, stalled past the timeout) is answered 503 rather than with a status already sent and a body cut short.
+ * The store API's answers and the fans' page assets are well under it.
+ */
+const PROXY_BUFFER_BYTES = 2 * 1024 * 1024;
+
+/** An origin answer's body as the edge passes it on: the bytes when they were read whole, else a stream. */
+type OriginBody = Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array>;
+
+/** Statuses whose answers have no body (the Response constructor refuses one). */
+const NULL_BODY_STATUSES = new Set([204, 205, 304]);
+
+/**
+ * The origin's body: whole when it fits PROXY_BUFFER_BYTES, else what was read followed by the rest as it arrives
+ * (a failure from there on can only cut the answer short). Rejects when the body fails before then.
+ */
+async function readOriginBody(body: ReadableStream<Uint8Array>): Promise<OriginBody> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) {
+      const whole = new Uint8Array(size);
+      let at = 0;
+      for (const c of chunks) {
+        whole.set(c, at);
+        at += c.byteLength;
+      }
+      return whole;
+    }
+    chunks.push(value);
+    size += value.byteLength;
+    if (size > PROXY_BUFFER_BYTES) break;
+  }
+  return new ReadableStream<Uint8Array>({
+    start(c) {
+      for (const chunk of chunks) c.enqueue(chunk);
+    },
+    async pull(c) {
+      const { done, value } = await reader.read();
+      if (done) c.close();
+      else c.enqueue(value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+}
+
+/**
+ * Whether a 5xx answer is the store API's own (JSON with an `error` code, which the fan's page reads and which
+ * carries its own Retry-After). Anything else (an empty 500 from a crashed process, an HTML 502 from something in
+ * between) is not passed on: the fan gets 503 ORIGIN_UNAVAILABLE with Retry-After instead.
+ */
+function isOriginError(body: OriginBody | null, headers: Headers): boolean {
+  if (!(body instanceof Uint8Array) || !/\bjson\b/i.test(headers.get('content-type') ?? '')) return false;
+  try {
+    const parsed: unknown = JSON.parse(new TextDecoder().decode(body));
+    return typeof parsed === 'object' && parsed !== null && typeof (parsed as { error?: unknown }).error === 'string';
+  } catch {
+    return false;
+  }
+}
+
 /** Every other request goes to the origin unchanged (method, path, query, headers, body), the fan's address added. */
 async function proxy(req: Request, url: URL, config: EdgeConfig, waitUntil: WaitUntil): Promise<Response> {
   const cache = typeof caches !== 'undefined' ? caches.default : undefined;
@@ -375,17 +477,33 @@ async function proxy(req: Request, url: URL, config: EdgeConfig, waitUntil: Wait
   else target.headers.delete('x-forwarded-for');
   target.headers.set('x-forwarded-proto', url.protocol.replace(':', ''));
   target.headers.set('x-forwarded-host', url.host);
+  // One timeout for the headers and the body together: an origin that answers its headers and then stalls is one
+  // that does not answer.
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(new Error(`the origin took longer than ${config.proxyTimeoutMs} ms`)), config.proxyTimeoutMs);
   let res: Response;
+  let body: OriginBody | null;
   try {
-    res = await fetch(target, { redirect: 'manual' });
-  } catch {
-    return json(
-      503,
-      { error: 'ORIGIN_UNAVAILABLE', message: 'the store cannot be reached just now; try again shortly', retryAfterSeconds: 5 },
-      { 'retry-after': '5', [EDGE_HEADER]: 'miss' },
-    );
+    res = await fetch(target, { redirect: 'manual', signal: abort.signal });
+    const noBody = req.method === 'HEAD' || NULL_BODY_STATUSES.has(res.status) || res.body === null;
+    if (noBody) await res.body?.cancel().catch(() => {});
+    body = noBody ? null : await readOriginBody(res.body!);
+  } catch (e) {
+    console.error(`onsale edge: ${req.method} ${url.pathname} to the origin failed:`, e instanceof Error ? e.message : e);
+    return originUnavailable();
+  } finally {
+    clearTimeout(timer);
   }
-  const out = marked(res, 'miss');
+  if (res.status < 200 || res.status > 599 || (res.status >= 500 && !isOriginError(body, res.headers))) {
+    console.error(`onsale edge: ${req.method} ${url.pathname}: the origin answered ${res.status} without an error code`);
+    if (body instanceof ReadableStream) waitUntil(body.cancel().catch(() => {}));
+    return originUnavailable();
+  }
+  const headers = new Headers(res.headers);
+  // The body is now the bytes read (decoded, when the origin compressed them): workerd counts them itself.
+  if (body instanceof Uint8Array) headers.delete('content-length');
+  headers.set(EDGE_HEADER, 'miss');
+  const out = new Response(body, { status: res.status, statusText: res.statusText, headers });
   const lifetime = useCache && req.method === 'GET' ? edgeLifetime(out) : null;
   if (lifetime !== null && cache) {
     // Kept for the edge's lifetime (the Cache API expires it by Cache-Control); the fan's copy says what the origin said.
@@ -399,23 +517,52 @@ async function proxy(req: Request, url: URL, config: EdgeConfig, waitUntil: Wait
   return out;
 }
 
-export default {
-  async fetch(req: Request, env: EdgeEnv, ctx: ExecutionContext): Promise<Response> {
-    const edge = edgeOf(env);
-    if (edge instanceof Error)
-      return json(503, { error: 'EDGE_MISCONFIGURED', message: 'this edge is not configured; see its logs' }, { 'retry-after': '30' });
-    const waitUntil: WaitUntil = (p) => ctx.waitUntil(p);
+/** How long past the longest origin wait a request may go unanswered before the edge answers it 503 itself. */
+const DEADLINE_MARGIN_MS = 2000;
+
+async function route(req: Request, edge: Edge, ctx: ExecutionContext): Promise<Response> {
+  const waitUntil: WaitUntil = (p) => ctx.waitUntil(p);
+  try {
     const url = new URL(req.url);
+    if (req.method === 'GET') {
+      const status = STATUS_PATH.exec(url.pathname);
+      if (status && edge.key && edge.accounts) return await queueStatus(req, status[1]!, edge, waitUntil);
+      const wm = WATERMARK_PATH.exec(url.pathname);
+      if (wm) return await watermark(url, wm[1]!, edge, waitUntil);
+    }
+    return await proxy(req, url, edge.config, waitUntil);
+  } catch (e) {
+    return errorResponse(e);
+  }
+}
+
+export default {
+  // Nothing escapes this handler: workerd answers an exception or a rejection that does, and a request whose code
+  // awaits something that never settles, with its own bare 500. Every failure is a JSON answer with a code, and a
+  // request still unanswered past every origin timeout is answered 503 with Retry-After by its own timer.
+  async fetch(req: Request, env: EdgeEnv, ctx: ExecutionContext): Promise<Response> {
+    let deadline: ReturnType<typeof setTimeout> | undefined;
     try {
-      if (req.method === 'GET') {
-        const status = STATUS_PATH.exec(url.pathname);
-        if (status && edge.key && edge.accounts) return await queueStatus(req, status[1]!, edge, waitUntil);
-        const wm = WATERMARK_PATH.exec(url.pathname);
-        if (wm) return await watermark(url, wm[1]!, edge, waitUntil);
-      }
-      return await proxy(req, url, edge.config, waitUntil);
+      const edge = edgeOf(env);
+      if (edge instanceof Error)
+        return json(503, { error: 'EDGE_MISCONFIGURED', message: 'this edge is not configured; see its logs' }, { 'retry-after': '30' });
+      const answer = route(req, edge, ctx);
+      const waitMs = Math.max(edge.config.proxyTimeoutMs, edge.config.originTimeoutMs) + DEADLINE_MARGIN_MS;
+      const late = new Promise<Response>((resolve) => {
+        deadline = setTimeout(() => {
+          console.error(`onsale edge: ${req.method} ${new URL(req.url).pathname} unanswered after ${waitMs} ms`);
+          resolve(edgeFault());
+        }, waitMs);
+      });
+      return await Promise.race([answer, late]);
     } catch (e) {
-      return errorResponse(e);
+      try {
+        return errorResponse(e);
+      } catch {
+        return edgeFault();
+      }
+    } finally {
+      clearTimeout(deadline);
     }
   },
 };

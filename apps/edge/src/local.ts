@@ -40,6 +40,7 @@ export interface LocalEdgeOptions {
   watermarkTtlSeconds?: number;
   staleSeconds?: number;
   originTimeoutMs?: number;
+  proxyTimeoutMs?: number;
   /** Another worker script instead (the benchmark's bare route). */
   script?: string;
   /** workerd's own log level (default: warnings and errors). */
@@ -61,6 +62,7 @@ export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
     EDGE_WATERMARK_TTL_SECONDS: String(o.watermarkTtlSeconds ?? 2),
     EDGE_STALE_SECONDS: String(o.staleSeconds ?? 15),
     EDGE_ORIGIN_TIMEOUT_MS: String(o.originTimeoutMs ?? 5000),
+    EDGE_PROXY_TIMEOUT_MS: String(o.proxyTimeoutMs ?? 20_000),
   };
   // Miniflare installs SIGINT/SIGTERM handlers that exit the process at once; whoever starts the edge owns the
   // signals and disposes it in order (npm start stops servers before the database), so they are taken back out.

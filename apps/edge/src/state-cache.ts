@@ -16,6 +16,8 @@ interface Entry {
   /** No origin request for this event before this time (ms): once per TTL, whether the last one worked or not. */
   nextFetchAt: number;
   inflight: Promise<void> | undefined;
+  /** When the refresh in flight started (ms). */
+  inflightSince: number;
 }
 
 export interface StateCacheOptions {
@@ -57,62 +59,69 @@ export class EventStateCache {
     let e = this.entries.get(eventId);
     if (!e) {
       if (this.entries.size >= (this.o.maxEvents ?? 10_000)) this.entries.delete(this.entries.keys().next().value!);
-      e = { known: undefined, nextFetchAt: 0, inflight: undefined };
+      e = { known: undefined, nextFetchAt: 0, inflight: undefined, inflightSince: 0 };
       this.entries.set(eventId, e);
     }
     const now = Date.now();
     if (e.known && now - e.known.fetchedAt < this.o.ttlMs) return e.known;
+    // A refresh's fetch belongs to the request that started it: when workerd cancels that request (its client went
+    // away) the fetch is dropped and the refresh never settles. Past the origin timeout it is given up, so the event
+    // is refreshed again instead of being answered from a state that only ages.
+    if (e.inflight && now - e.inflightSince > this.o.originTimeoutMs + GIVE_UP_MARGIN_MS) e.inflight = undefined;
     if (!e.inflight && now >= e.nextFetchAt) {
       e.nextFetchAt = now + this.o.ttlMs;
+      e.inflightSince = now;
       const entry = e;
-      entry.inflight = this.refresh(eventId, entry).finally(() => (entry.inflight = undefined));
+      const inflight: Promise<void> = this.refresh(eventId, entry)
+        .catch((err: unknown) => console.error(`onsale edge: refreshing event ${eventId} failed`, err))
+        .finally(() => {
+          if (entry.inflight === inflight) entry.inflight = undefined;
+        });
+      entry.inflight = inflight;
     }
-    if (e.known) {
-      if (!e.inflight) return e.known;
-      waitUntil(e.inflight);
-      // A healthy origin answers in milliseconds: wait that long for the fresh state, never longer than
-      // maxWaitMs (a slow or dead origin then gets the last state, which fails closed once it is old).
-      const inflight = e.inflight;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([inflight, new Promise<void>((r) => (timer = setTimeout(r, this.o.maxWaitMs ?? 500)))]);
-      clearTimeout(timer);
-      return e.known;
-    }
-    await e.inflight;
+    const inflight = e.inflight;
+    if (!inflight) return e.known;
+    waitUntil(inflight);
+    // A healthy origin answers in milliseconds: a poll with a state to fall back on waits that long for the fresh
+    // one, never longer than maxWaitMs (a slow or dead origin then gets the last state, which fails closed once it is
+    // old). Without one it waits out the origin timeout, never longer: a request that only awaits another request's
+    // fetch would otherwise hang if that one is cancelled, and workerd answers a hung request with a bare 500.
+    await within(inflight, e.known ? (this.o.maxWaitMs ?? 500) : this.o.originTimeoutMs + GIVE_UP_MARGIN_MS);
     return e.known;
   }
 
   private async refresh(eventId: string, e: Entry): Promise<void> {
     const key = new Request(`${this.o.originUrl}/events/${encodeURIComponent(eventId)}/edge-state`);
-    const cached = await this.fromCache(key);
+    const cached = await this.fromCache(key, eventId);
     if (cached && (!e.known || cached.fetchedAt > e.known.fetchedAt) && Date.now() - cached.fetchedAt < this.o.ttlMs) {
       e.known = cached;
       return;
     }
     this.o.onOriginFetch?.(eventId);
-    let res: Response;
-    try {
-      res = await fetch(key, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(this.o.originTimeoutMs) });
-    } catch {
-      return; // unreachable: keep what is known; its age will say PAUSED in time
-    }
-    const fetchedAt = Date.now();
-    if (res.status === 404) {
-      await res.body?.cancel();
-      e.known = { state: null, fetchedAt };
-      return;
-    }
-    if (res.status !== 200) {
-      await res.body?.cancel();
-      return;
-    }
+    // The timeout covers the body too: an origin that sends its headers and then stalls is given up as one that
+    // never answers. Any failure (refused, reset mid-body, timed out, not JSON, not an edge state) keeps what is
+    // known; its age says PAUSED in time.
     let text: string;
-    let state: EdgeEventState;
+    let fetchedAt: number;
     try {
+      const res = await fetch(key, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(this.o.originTimeoutMs) });
+      fetchedAt = Date.now();
+      if (res.status === 404) {
+        await res.body?.cancel().catch(() => {});
+        e.known = { state: null, fetchedAt };
+        return;
+      }
+      if (res.status !== 200) {
+        await res.body?.cancel().catch(() => {});
+        return;
+      }
       text = await res.text();
-      state = JSON.parse(text) as EdgeEventState;
-      if (state.eventId !== eventId || !Array.isArray(state.queues)) return;
     } catch {
+      return;
+    }
+    const state = parseEdgeState(text, eventId);
+    if (!state) {
+      console.error(`onsale edge: the origin's state of event ${eventId} is not an edge state; the last one is kept`);
       return;
     }
     e.known = { state, fetchedAt };
@@ -129,16 +138,59 @@ export class EventStateCache {
     }
   }
 
-  private async fromCache(key: Request): Promise<KnownState | undefined> {
+  private async fromCache(key: Request, eventId: string): Promise<KnownState | undefined> {
     if (!this.o.cache) return undefined;
     try {
       const hit = await this.o.cache.match(key);
       if (!hit) return undefined;
       const fetchedAt = Number(hit.headers.get(FETCHED_AT));
-      const state = (await hit.json()) as EdgeEventState;
-      return Number.isFinite(fetchedAt) && fetchedAt > 0 ? { state, fetchedAt } : undefined;
+      const state = parseEdgeState(await hit.text(), eventId);
+      return state && Number.isFinite(fetchedAt) && fetchedAt > 0 ? { state, fetchedAt } : undefined;
     } catch {
       return undefined;
     }
   }
+}
+
+/** How much longer than the origin timeout a refresh may stay unsettled before it is taken for cancelled. */
+const GIVE_UP_MARGIN_MS = 1000;
+
+/** Waits for `p` at most `ms`; never rejects. */
+async function within(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([p.catch(() => {}), new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+  clearTimeout(timer);
+}
+
+const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+
+/**
+ * The origin's edge state of `eventId`, or null when the text is not one: not JSON, another event's, or without the
+ * fields every poll reads (a queue's id, watermark numbers and words). An answer from something else in front of the
+ * origin (an error page, a truncated body) must never replace a good state, nor reach the status rule.
+ */
+export function parseEdgeState(text: string, eventId: string): EdgeEventState | null {
+  let x: unknown;
+  try {
+    x = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (!isObject(x) || x.eventId !== eventId || !isNumber(x.generatedAt) || !Array.isArray(x.tiers) || !Array.isArray(x.queues)) return null;
+  const queuesOk = x.queues.every(
+    (q: unknown) =>
+      isObject(q) &&
+      typeof q.queueId === 'string' &&
+      isObject(q.copy) &&
+      isObject(q.watermark) &&
+      isNumber(q.watermark.admittedThrough) &&
+      isNumber(q.watermark.heartbeatAt) &&
+      isNumber(q.watermark.updatedAt) &&
+      isNumber(q.watermark.ratePerMin) &&
+      typeof q.watermark.state === 'string' &&
+      (q.watermark.history === undefined || Array.isArray(q.watermark.history)),
+  );
+  const tiersOk = x.tiers.every((t: unknown) => isObject(t) && typeof t.code === 'string' && typeof t.queueId === 'string');
+  return queuesOk && tiersOk ? (x as unknown as EdgeEventState) : null;
 }

@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DEFAULT_QUEUE_COPY, type EdgeEventState, type EdgeQueueState, type WatermarkState } from '@onsale/shared/queue';
 
@@ -21,6 +21,11 @@ export class FakeOrigin {
   readonly events = new Map<string, () => EdgeEventState>();
   /** A route's own answer: status, headers, body. */
   readonly routes = new Map<string, () => { status: number; headers?: Record<string, string>; body: string }>();
+  /**
+   * A route answered by hand (`METHOD /path`), before anything else: for an origin that misbehaves at the socket
+   * (resets mid-body, stalls after its headers, never answers).
+   */
+  readonly raw = new Map<string, (req: IncomingMessage, res: ServerResponse) => void>();
   /** When set, every request waits this long before it is answered (a slow origin). */
   delayMs = 0;
   /** When false, every request is answered 503 (the origin up but failing). */
@@ -36,6 +41,8 @@ export class FakeOrigin {
         const body = Buffer.concat(chunks).toString('utf8');
         this.received.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
         const answer = () => {
+          const byHand = this.raw.get(`${req.method} ${(req.url ?? '').split('?')[0]!}`);
+          if (byHand) return byHand(req, res);
           if (!this.healthy)
             return void res
               .writeHead(503, { 'content-type': 'application/json', 'retry-after': '5' })
