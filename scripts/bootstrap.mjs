@@ -37,13 +37,17 @@ if (needsInstall()) {
 }
 
 // Run the workspace's own binaries directly rather than through `pnpm exec`: the shims exec node, so a signal
-// sent to this process reaches the program (through `npx pnpm exec`, an intermediate `sh -c` drops it).
+// sent to this process reaches the program (through `npx pnpm exec`, an intermediate `sh -c` drops it). TypeScript
+// programs run in node with tsx's loader, not under tsx's command: that one runs the program in a child and, when the
+// child does not acknowledge a signal within 30 ms (a busy event loop: a rehearsal's driver, a product under load),
+// kills it with SIGKILL, so a Ctrl-C that should stop gracefully (and write a report, or drain the store) would not.
 const bin = (name) => join(root, 'node_modules', '.bin', name);
+const ts = (script) => [process.execPath, ['--import', 'tsx', script]];
 const targets = {
-  start: [bin('tsx'), ['scripts/start.ts']],
-  onsale: [bin('tsx'), ['apps/cli/src/main.ts']],
-  bench: [bin('tsx'), ['scripts/bench.ts']],
-  edge: [bin('tsx'), ['scripts/edge.ts']],
+  start: ts('scripts/start.ts'),
+  onsale: ts('apps/cli/src/main.ts'),
+  bench: ts('scripts/bench.ts'),
+  edge: ts('scripts/edge.ts'),
   test: [bin('vitest'), ['run']],
 };
 const target = targets[command];

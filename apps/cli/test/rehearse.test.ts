@@ -168,5 +168,68 @@ describe('onsale rehearse', () => {
     // The report row lives in the configured database; the event lived in the scratch one.
     const rows = await t.db.selectFrom('rehearsal_reports').select(['status', 'target']).where('event_id', '=', report.eventId).execute();
     expect(rows).toEqual([{ status: 'PASS', target: expect.stringMatching(/^spawn/) }]);
+
+    // What each of its processes used, from /proc: the driver, both store processes and the one started again after
+    // the kill, the worker (twice), PostgreSQL's server and backends; and what bound the run, in words.
+    const use = report.resources!;
+    const group = (name: string) => use.groups.find((g) => g.name === name);
+    expect(group('driver')!.cpuSeconds).toBeGreaterThan(0);
+    expect(group('store')!.processes).toBeGreaterThanOrEqual(3);
+    expect(group('worker')!.processes).toBeGreaterThanOrEqual(2);
+    expect(group('postgres')!.processes).toBeGreaterThan(1);
+    for (const g of use.groups) expect(g.avgCores).toBeLessThanOrEqual(use.machine!.cores + 0.5);
+    expect(use.database!.commitsPerSecond).toBeGreaterThan(0);
+    expect(use.bound.length).toBeGreaterThan(0);
+    expect(readFileSync(join(dir, 'spawn.md'), 'utf8')).toMatch(/## What bound it\n\n- /);
+  });
+
+  it('stops its fans on Ctrl-C and still writes the report of what happened so far, with what bound it', async () => {
+    const secrets = testSecrets();
+    const env = {
+      NODE_ENV: 'test',
+      DEV_AUTH: 'true',
+      AUTH_SECRET: secrets.authSecret,
+      QUEUE_TOKEN_SECRET: secrets.queueTokenSecret,
+      CARD_FINGERPRINT_SECRET: secrets.cardFingerprintSecret,
+      STORE_API_TRUST_PROXY: 'loopback',
+      BOT_LOW_PRIORITY_DELAY_SECONDS: '2',
+      POW_DIFFICULTY_BITS: '13',
+    };
+    const app = await buildStoreApi({ db: t.db, config: loadStoreApiConfig(env) });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+      const args = ['--event-file', join(root, 'examples', 'club.json'), '--fans', '2000', '--seed', '13', '--target', url];
+      // As `npm run onsale` runs it: node with tsx's loader, the signal reaching the CLI's own process.
+      const child = execFile(process.execPath, ['--import', 'tsx', main, 'rehearse', ...args], {
+        cwd: root,
+        env: { ...process.env, ...env, DATABASE_URL: t.url },
+        maxBuffer: 64 * 1024 * 1024,
+      });
+      child.stdout!.resume();
+      let stderr = '';
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      // Once some fans have joined (a progress line counts them), the operator presses Ctrl-C.
+      await new Promise<void>((resolve) => {
+        child.stderr!.on('data', (c: Buffer) => {
+          stderr += c.toString('utf8');
+          if (/joined [1-9]\d*/.test(stderr)) resolve();
+        });
+      });
+      child.kill('SIGINT');
+      const code = await exited;
+      expect(code, stderr.slice(-3000)).toBe(1);
+      expect(stderr).toMatch(/SIGINT: the fans stop here and the report follows/);
+      const rows = await t.db.selectFrom('rehearsal_reports').selectAll().where('status', '=', 'FAIL').execute();
+      const report = rows.map((r) => r.report as unknown as RehearsalReport).find((r) => r.stopped?.by === 'SIGINT')!;
+      expect(report.stopped!.joined).toBeGreaterThan(0);
+      expect(report.reasons.join(' ')).toMatch(/stopped early \(SIGINT\)/);
+      expect(report.unfinishedFans).toBeGreaterThan(0);
+      expect([report.doubleSold, report.duplicateOrders, report.drift]).toEqual([0, 0, 0]);
+      expect(report.resources!.groups.map((g) => g.name)).toContain('driver');
+      expect(report.resources!.bound.length).toBeGreaterThan(0);
+    } finally {
+      await app.close();
+    }
   });
 });

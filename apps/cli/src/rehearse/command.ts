@@ -5,7 +5,7 @@ import { UsageError } from '../errors.js';
 export const REHEARSE_USAGE = `  rehearse --event-file <json> --fans <n> [--time-scale <k>] [--bots-share <b>] [--abandon <a>] [--slow-payers <s>]
            [--failing-payers <f>] [--target <url> | --spawn [--store-instances <n>] [--workers <m>] [--edge]]
            [--fault <name>@<p>% | <name>@<n>s ...] [--report <file.json>] [--seed <n>] [--connections <n>]
-           [--poll-budget <polls/s>] [--pre-open-seconds <s>]
+           [--poll-budget <polls/s>] [--pre-open-seconds <s>] [--stop-after <s>]
                                a synthetic on-sale: creates a rehearsal event from the event file (its clock --time-scale
                                times fast, default 30: hold TTLs, pacing, windows), lets <n> virtual fans at it over
                                HTTP (a pre-open crowd, then a tail; --bots-share of them bots, default 0.3, in operators
@@ -16,8 +16,11 @@ export const REHEARSE_USAGE = `  rehearse --event-file <json> --fans <n> [--time
                                (DATABASE_URL) and believing X-Forwarded-For from this machine (STORE_API_TRUST_PROXY).
                                --spawn: its own product on a scratch embedded PostgreSQL (default 2 store API processes,
                                1 worker), which faults need: kill-store, kill-worker, restart-db at a share of the
-                               planned sale or seconds after the open. Exit 0 when the verdict is PASS (nothing sold
-                               twice, no duplicate order, no drift, every fault recovered), 1 otherwise`;
+                               planned sale or seconds after the open. --stop-after (or Ctrl-C once): the fans stop
+                               there and the report covers what happened so far, with what bound the run (each
+                               process's CPU, the machine's, the database's commits). Exit 0 when the verdict is PASS
+                               (nothing sold twice, no duplicate order, no drift, every fault recovered, not stopped
+                               early), 1 otherwise`;
 
 const share = (name: string, v: string | boolean | undefined, dflt: number): number => {
   const s = text(v);
@@ -57,6 +60,7 @@ export const rehearseCommands: Record<string, Command> = {
       connections: { type: 'string' },
       'poll-budget': { type: 'string' },
       'pre-open-seconds': { type: 'string' },
+      'stop-after': { type: 'string' },
     },
     positionals: [],
     async run({ values, io }) {
@@ -112,6 +116,7 @@ export const rehearseCommands: Record<string, Command> = {
           connections: count('--connections', values.connections, 64, 1, 4096)!,
           pollBudgetPerSecond: count('--poll-budget', values['poll-budget'], 500, 10, 1_000_000)!,
           preOpenSeconds: count('--pre-open-seconds', values['pre-open-seconds'], undefined, 1, 3600),
+          stopAfterSeconds: count('--stop-after', values['stop-after'], undefined, 1, 7 * 24 * 3600),
         },
         io,
       );

@@ -255,6 +255,21 @@ export class Crowd {
     return t - this.o.onsaleAtMs;
   }
 
+  /** Set by stop(): the run ends now, as at the deadline but without its grace. */
+  private stopped = false;
+
+  private pastDeadline() {
+    return this.stopped || this.sinceOpen() > this.o.deadlineMs;
+  }
+
+  /**
+   * Ends the run early (an operator's Ctrl-C, `--stop-after`): no fan takes another step, the requests in flight are
+   * let finish, and run() resolves with what happened so far, the fans still in line counted as unfinished.
+   */
+  stop() {
+    this.stopped = true;
+  }
+
   private isBot(i: number) {
     return this.operator[i]! >= 0;
   }
@@ -473,14 +488,14 @@ export class Crowd {
       a.code === 'POW_EXPIRED' ||
       a.code === 'DEFERRAL_EXPIRED'
     ) {
-      if (this.sinceOpen() > this.o.deadlineMs) return this.finish(i, Phase.GAVE_UP);
+      if (this.pastDeadline()) return this.finish(i, Phase.GAVE_UP);
       return this.schedule(i, this.backoff(i, a));
     }
     this.finish(i, Phase.GAVE_UP);
   }
 
   private async poll(i: number) {
-    if (this.sinceOpen() > this.o.deadlineMs) return this.finish(i, Phase.GAVE_UP);
+    if (this.pastDeadline()) return this.finish(i, Phase.GAVE_UP);
     const token = this.queueToken[i];
     if (!token) return this.finish(i, Phase.GAVE_UP);
     const h = await this.headers(i);
@@ -688,7 +703,7 @@ export class Crowd {
     }
     if (a.status === 0 || a.status === 429 || a.status >= 500 || a.code === 'CHECKOUT_IN_PROGRESS') {
       // The same key again: a retry must never make a second order or charge.
-      if (this.sinceOpen() > this.o.deadlineMs) return this.finish(i, Phase.GAVE_UP);
+      if (this.pastDeadline()) return this.finish(i, Phase.GAVE_UP);
       return this.schedule(i, this.backoff(i, a));
     }
     s.idempotencyKey = undefined;
@@ -782,7 +797,7 @@ export class Crowd {
       const elapsed = now - this.o.startAtMs;
       // Past the deadline (and a grace for answers under way) nobody takes another step: the requests in flight are
       // let finish and the fans still in line are counted as unfinished, instead of waiting for each one's next poll.
-      if (this.sinceOpen(now) > this.o.deadlineMs + 30_000) {
+      if (this.stopped || this.sinceOpen(now) > this.o.deadlineMs + 30_000) {
         if (this.inFlight === 0) this.resolveDone?.();
         return;
       }

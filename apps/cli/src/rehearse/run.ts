@@ -24,6 +24,7 @@ import {
 import { readEventFile, withDatabase, type Io } from '../commands.js';
 import { CliError } from '../errors.js';
 import { Crowd, type Progress } from './driver.js';
+import { ResourceSampler } from './resources.js';
 import type { SpawnedProduct } from './spawn.js';
 
 export interface RehearseOptions {
@@ -42,6 +43,8 @@ export interface RehearseOptions {
   connections: number;
   pollBudgetPerSecond: number;
   preOpenSeconds: number | undefined;
+  /** Stop the crowd this many seconds after the driver starts and report on what happened so far. */
+  stopAfterSeconds?: number;
 }
 
 interface OpenFault {
@@ -62,18 +65,35 @@ export async function rehearse(databaseUrl: string | undefined, o: RehearseOptio
   const wallStart = Date.now();
   const cpuStart = process.cpuUsage();
   let product: SpawnedProduct | undefined;
-  // Interrupted (Ctrl-C, a kill): the product it started is stopped and its scratch database removed, the run
-  // recorded as ERROR, rather than left running without its driver.
+  let spawning: Promise<unknown> | undefined;
+  const startup = new AbortController();
+  // Interrupted (Ctrl-C, a kill) while the crowd runs: the fans stop where they are and the report is written on what
+  // happened so far, with what bound the run (a long run stopped by hand still tells its reader something). A second
+  // signal, or one before the crowd started, stops at once: the product it started is stopped and its scratch database
+  // removed, the run recorded as ERROR, rather than left running without its driver.
+  // One Ctrl-C may arrive more than once (the terminal signals the whole process group, and `npm run` relays it): a
+  // signal within two seconds of the first is the same press.
+  let firstSignalAt = 0;
   const interrupted = (signal: NodeJS.Signals) => {
-    io.err(`rehearse: ${signal}: stopping${product ? ' the product and' : ''} the rehearsal`);
+    if (running?.crowd && !running.stopping) {
+      running.stopping = true;
+      firstSignalAt = Date.now();
+      running.stop(signal);
+      io.err(`rehearse: ${signal}: the fans stop here and the report follows (again to quit at once)`);
+      return;
+    }
+    if (Date.now() - firstSignalAt < 2000) return;
+    io.err(`rehearse: ${signal}: stopping${product || spawning ? ' the product and' : ''} the rehearsal`);
+    startup.abort();
     void (async () => {
       await running?.finish('ERROR', { error: `interrupted (${signal})` }).catch(() => {});
+      await spawning?.catch(() => {});
       await product?.stop().catch(() => {});
       process.exit(130);
     })();
   };
-  process.once('SIGINT', interrupted);
-  process.once('SIGTERM', interrupted);
+  process.on('SIGINT', interrupted);
+  process.on('SIGTERM', interrupted);
   let fansUrl: string;
   let originUrl: string;
   let productUrl: string | undefined;
@@ -84,7 +104,9 @@ export async function rehearse(databaseUrl: string | undefined, o: RehearseOptio
     io.err(
       `rehearse: starting the product (${o.spawn.storeInstances} store, ${o.spawn.workers} worker${o.spawn.edge ? ', edge' : ''}) on a scratch database...`,
     );
-    product = await spawnProduct({ ...o.spawn, timeScale: o.timeScale, log: (line) => io.err(line) });
+    const started = spawnProduct({ ...o.spawn, timeScale: o.timeScale, log: (line) => io.err(line), signal: startup.signal });
+    spawning = started;
+    product = await started;
     ({ fansUrl, originUrl } = product);
     productUrl = product.databaseUrl;
     authSecret = product.authSecret;
@@ -112,8 +134,16 @@ export async function rehearse(databaseUrl: string | undefined, o: RehearseOptio
   }
 }
 
-/** The run under way in this process, for an interruption to record. */
-let running: { finish(status: 'ERROR', report: Record<string, unknown>): Promise<unknown> } | undefined;
+/** The run under way in this process, for an interruption to stop or record. */
+let running:
+  | {
+      finish(status: 'ERROR', report: Record<string, unknown>): Promise<unknown>;
+      /** Set once the crowd runs: an interruption then stops the fans and lets the report be written. */
+      crowd?: Crowd;
+      stop(by: string): void;
+      stopping?: boolean;
+    }
+  | undefined;
 
 async function runOn(
   db: Db,
@@ -170,7 +200,17 @@ async function runOn(
     timeScale: K,
     settings,
   });
-  running = { finish: (status, report) => finishRehearsalRun(reportDb, runId, status, report) };
+  // Why the crowd stopped before its deadline, if it did: an operator's signal or --stop-after.
+  let stopped: { by: string; atMs: number; joined: number } | null = null;
+  const stopCrowd = (by: string) => {
+    const crowd = running?.crowd;
+    if (!crowd || stopped) return;
+    stopped = { by, atMs: Date.now() - onsaleAt.getTime(), joined: crowd.progress().joined };
+    crowd.stop();
+  };
+  running = { finish: (status, report) => finishRehearsalRun(reportDb, runId, status, report), stop: stopCrowd };
+  // What the driver and the product it started use of the machine, sampled while the crowd runs.
+  const sampler = new ResourceSampler(db);
   try {
     const created = await db.transaction().execute(async (trx) => {
       const r = await createEvent(trx, spec, 'rehearsal', { signOff: true });
@@ -232,6 +272,15 @@ async function runOn(
       // A large crowd takes a while to join and to read its last answers on a small machine: 10 ms a fan at least.
       deadlineMs: Math.max(300_000, plannedSaleMs * 15, o.fans * 10),
     });
+
+    running.crowd = crowd;
+    const stopAfter =
+      o.stopAfterSeconds === undefined
+        ? undefined
+        : setTimeout(() => {
+            io.err(`rehearse: --stop-after ${o.stopAfterSeconds}: the fans stop here and the report follows`);
+            stopCrowd(`--stop-after ${o.stopAfterSeconds}`);
+          }, o.stopAfterSeconds * 1000);
 
     // Faults, each at its time; while one is open, what fans read is counted against it.
     const open: OpenFault[] = [];
@@ -309,8 +358,10 @@ async function runOn(
       result = await crowd.run();
     } finally {
       clearInterval(progress);
+      clearTimeout(stopAfter);
       for (const t of timers) clearTimeout(t);
     }
+    const resources = await sampler.finish(result.eventLoopDelayP99Ms);
     // A fault still open gets a last chance to show its recovery.
     const settleUntil = Date.now() + 30_000;
     while (open.length > 0 && Date.now() < settleUntil) await new Promise((r) => setTimeout(r, 250));
@@ -344,6 +395,11 @@ async function runOn(
         : null;
     const faults = outcomes.sort((a, b) => a.startedAtMs - b.startedAtMs);
     const verdict = verdictOf({ doubleSold, duplicateOrders, drift: counts.drift, faults });
+    const early = stopped as { by: string; atMs: number; joined: number } | null;
+    if (early)
+      verdict.reasons.push(
+        `stopped early (${early.by}) ${(early.atMs / 1000).toFixed(0)} s after the open, ${early.joined} of ${o.fans} fans joined: not a whole sale`,
+      );
     const wallSeconds = (Date.now() - c.wallStart) / 1000;
     const cpu = process.cpuUsage(c.cpuStart);
     const report: RehearsalReport = {
@@ -389,6 +445,8 @@ async function runOn(
         requestsPerSecond: Math.round(result.requests / Math.max(1, wallSeconds)),
         eventLoopDelayP99Ms: result.eventLoopDelayP99Ms,
       },
+      stopped: early,
+      resources,
       verdict: verdict.reasons.length === 0 ? 'PASS' : 'FAIL',
       reasons: verdict.reasons,
     };

@@ -18,6 +18,8 @@ export interface SpawnOptions {
   edge: boolean;
   timeScale: number;
   log: (line: string) => void;
+  /** Aborted (Ctrl-C while it starts): what was started is stopped and the scratch directory removed. */
+  signal?: AbortSignal;
 }
 
 export interface SpawnedProduct {
@@ -59,6 +61,11 @@ export async function spawnProduct(o: SpawnOptions): Promise<SpawnedProduct> {
     rmSync(scratch, { recursive: true, force: true });
     throw e;
   }
+  if (o.signal?.aborted) {
+    await db.stop().catch(() => {});
+    rmSync(scratch, { recursive: true, force: true });
+    throw new Error('interrupted while the product started');
+  }
   // The rehearsal needs no console and no fans' page: a placeholder keeps `npm start` from building them.
   const placeholder = join(scratch, 'www');
   mkdirSync(placeholder);
@@ -87,7 +94,7 @@ export async function spawnProduct(o: SpawnOptions): Promise<SpawnedProduct> {
     NODE_ENV: 'development',
   };
   const flags = ['--store-instances', String(o.storeInstances), '--workers', String(o.workers), ...(o.edge ? ['--edge'] : [])];
-  const child: ChildProcess = spawn(join(repoRoot, 'node_modules', '.bin', 'tsx'), [join(repoRoot, 'scripts', 'start.ts'), ...flags], {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'scripts', 'start.ts'), ...flags], {
     cwd: repoRoot,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -115,6 +122,10 @@ export async function spawnProduct(o: SpawnOptions): Promise<SpawnedProduct> {
   let started = false;
   const ready = new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('the spawned product did not start within 120 s')), 120_000);
+    o.signal?.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(new Error('interrupted while the product started'));
+    });
     const watch = (chunk: Buffer) => {
       if (chunk.toString('utf8').includes('Ctrl-C to stop.')) {
         clearTimeout(timer);

@@ -1,5 +1,7 @@
 // The rehearsal's report: its shape (what the JSON file, the database row and the console read) and its Markdown.
 
+import type { ResourceUse } from './resources.js';
+
 /** A fault as it happened: when it struck, when the product was serving fans again, and what fans read meanwhile. */
 export interface FaultOutcome {
   /** As given: `kill-store@30%`. */
@@ -63,6 +65,10 @@ export interface RehearsalReport {
     requestsPerSecond: number;
     eventLoopDelayP99Ms: number | null;
   };
+  /** Set when the crowd was stopped before its deadline (an operator's signal, `--stop-after`): by what, when (ms after the open), how many fans had joined. */
+  stopped?: { by: string; atMs: number; joined: number } | null;
+  /** What the driver and the product it started used of the machine, and what bound the run. */
+  resources?: ResourceUse;
   verdict: 'PASS' | 'FAIL';
   reasons: string[];
 }
@@ -132,5 +138,30 @@ export function reportMarkdown(r: RehearsalReport): string {
     `${n(d.requests)} requests in ${n(d.wallSeconds, 1)} s (${n(d.requestsPerSecond)} a second); the driver's own CPU ${n(d.cpuSeconds, 1)} s, peak memory ${n(d.peakRssMb)} MB, event-loop delay p99 ${n(d.eventLoopDelayP99Ms)} ms.`,
     '',
   );
+  if (r.resources) lines.push(...resourcesMarkdown(r.resources));
   return lines.join('\n');
+}
+
+function resourcesMarkdown(u: ResourceUse): string[] {
+  const lines = ['## What bound it', '', ...u.bound.map((b) => `- ${b}`), ''];
+  lines.push(
+    '| processes | count | CPU seconds | cores on average | cores at the busiest 5 s | busiest process, cores |',
+    '| --- | --- | --- | --- | --- | --- |',
+  );
+  for (const g of u.groups)
+    lines.push(
+      `| ${g.name} | ${n(g.processes)} | ${n(g.cpuSeconds, 1)} | ${n(g.avgCores, 2)} | ${n(g.peakCores, 2)} | ${n(g.busiestProcessCores, 2)} |`,
+    );
+  lines.push('');
+  const facts: string[] = [`over ${n(u.wallSeconds)} s`];
+  if (u.machine)
+    facts.push(
+      `the machine's ${u.machine.cores} cores ${n(u.machine.busyShare * 100)}% busy, ${n(u.machine.otherCores, 2)} cores of it other work, load average up to ${n(u.machine.loadAveragePeak, 1)}`,
+    );
+  if (u.database)
+    facts.push(
+      `the database server committed ${n(u.database.commitsPerSecond)} transactions a second (${n(u.database.peakCommitsPerSecond)} at the busiest)`,
+    );
+  lines.push(`${facts.join('; ')}.`, '');
+  return lines;
 }

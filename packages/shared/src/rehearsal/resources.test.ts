@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { boundOf, type ProcessGroupUse, type ResourceUse } from './resources.js';
+
+const group = (name: string, avgCores: number, o: Partial<ProcessGroupUse> = {}): ProcessGroupUse => ({
+  name,
+  processes: 1,
+  cpuSeconds: avgCores * 100,
+  avgCores,
+  peakCores: avgCores,
+  busiestProcessCores: avgCores,
+  multiCore: name === 'postgres' || name === 'edge (workerd)',
+  ...o,
+});
+const use = (o: Partial<Omit<ResourceUse, 'bound'>>): Omit<ResourceUse, 'bound'> => ({
+  wallSeconds: 100,
+  machine: { cores: 2, busyShare: 0.5, otherCores: 0, loadAveragePeak: 1 },
+  groups: [],
+  database: { commitsPerSecond: 120, peakCommitsPerSecond: 300 },
+  driverLoopDelayP99Ms: 20,
+  ...o,
+});
+
+describe('boundOf', () => {
+  it('names a single-threaded process at its one core, with how many of its kind ran', () => {
+    const b = boundOf(use({ groups: [group('store', 1.7, { processes: 2, busiestProcessCores: 0.92 }), group('driver', 0.2)] }));
+    expect(b).toEqual(['CPU of one store process: 0.92 of its one core on average (2 store processes, 1.70 cores together)']);
+  });
+
+  it('does not call a multi-core kind bound by one core, and names a busy machine with its biggest consumers', () => {
+    const b = boundOf(
+      use({
+        machine: { cores: 2, busyShare: 0.97, otherCores: 0.4, loadAveragePeak: 9 },
+        groups: [
+          group('postgres', 0.3, { processes: 40, busiestProcessCores: 0.9 }),
+          group('edge (workerd)', 0.6),
+          group('driver', 0.5),
+          group('store', 0.2),
+        ],
+      }),
+    );
+    expect(b).toHaveLength(1);
+    expect(b[0]).toMatch(/^the machine's CPU: its 2 cores were 97% busy/);
+    expect(b[0]).toContain('edge (workerd) 0.60, driver 0.50, postgres 0.30, store 0.20, other work on the machine 0.40');
+  });
+
+  it('blames the driver when its own event loop lagged', () => {
+    expect(boundOf(use({ driverLoopDelayP99Ms: 2500, groups: [group('driver', 0.6)] }))).toEqual([
+      "the driver itself: its event loop lagged 2500 ms at p99, so fans' steps ran late",
+    ]);
+  });
+
+  it('says the run was not CPU-bound when nothing was near a limit, with the database commits', () => {
+    const [b] = boundOf(use({ groups: [group('store', 0.3), group('driver', 0.1)] }));
+    expect(b).toMatch(
+      /^not CPU: the machine's cores were 50% busy, the busiest process kind store at 0.30 cores; the database committed 120/,
+    );
+  });
+});

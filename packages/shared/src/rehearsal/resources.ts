@@ -1,0 +1,83 @@
+// What a rehearsal used of the machine it ran on, and the rule that names what bound it: the answer a run that did
+// not finish (or finished slowly) owes its reader. Pure: the CLI samples the processes, this decides.
+
+/** One kind of process (the driver, the store API processes, workerd, PostgreSQL...) over the run. */
+export interface ProcessGroupUse {
+  /** `driver`, `store`, `worker`, `edge (workerd)`, `postgres`, `other of the product`. */
+  name: string;
+  /** Distinct processes seen (a killed store process and its replacement are two). */
+  processes: number;
+  cpuSeconds: number;
+  /** CPU seconds / wall seconds: cores used on average by the whole group. */
+  avgCores: number;
+  /** Highest cores used by the whole group over one sampling interval. */
+  peakCores: number;
+  /** The busiest single process's cores on average over its life in the run (a Node process tops out at about 1). */
+  busiestProcessCores: number;
+  /** Whether one process of this kind can use more than one core (PostgreSQL's backends are many processes; workerd has threads). */
+  multiCore: boolean;
+}
+
+export interface ResourceUse {
+  /** Seconds between the first and the last sample. */
+  wallSeconds: number;
+  machine: {
+    cores: number;
+    /** Share of all cores' time that was busy (user, system, irq...) over the run, 0..1. */
+    busyShare: number;
+    /** Cores' worth used by processes that are neither the driver nor the product (other work on the machine). */
+    otherCores: number;
+    loadAveragePeak: number;
+  } | null;
+  groups: ProcessGroupUse[];
+  /** The product database's commits (pg_stat_database.xact_commit): on average and at the busiest interval. */
+  database: { commitsPerSecond: number; peakCommitsPerSecond: number } | null;
+  /** The driver's event-loop delay p99, ms: its own lag, not the product's. */
+  driverLoopDelayP99Ms: number | null;
+  /** What bound the run, most binding first; each a sentence with its figures. */
+  bound: string[];
+}
+
+/** A machine busier than this share was CPU-bound as a whole. */
+export const MACHINE_BOUND_SHARE = 0.85;
+/** A single-threaded process above this many cores on average was bound by its own core. */
+export const PROCESS_BOUND_CORES = 0.85;
+/** The driver's event loop lagging more than this (p99) means the driver, not the product, set the pace. */
+export const DRIVER_LAG_BOUND_MS = 1000;
+
+const f = (v: number, digits = 2) => v.toFixed(digits);
+
+/**
+ * Names what bound a run from its resource use, most binding first. A single-threaded process near a full core is
+ * bound by its core (more processes of it would help); a machine whose cores were nearly all busy is bound as a whole
+ * (the biggest consumers named, so the reader knows where more cores go); a driver whose event loop lagged set the
+ * pace itself. With none of these, the run was not CPU-bound and the figures say where the time went.
+ */
+export function boundOf(u: Omit<ResourceUse, 'bound'>): string[] {
+  const out: string[] = [];
+  const groups = [...u.groups].sort((a, b) => b.avgCores - a.avgCores);
+  for (const g of groups) {
+    if (!g.multiCore && g.busiestProcessCores >= PROCESS_BOUND_CORES)
+      out.push(
+        `CPU of one ${g.name} process: ${f(g.busiestProcessCores)} of its one core on average${g.processes > 1 ? ` (${g.processes} ${g.name} processes, ${f(g.avgCores)} cores together)` : ''}`,
+      );
+  }
+  if (u.driverLoopDelayP99Ms !== null && u.driverLoopDelayP99Ms >= DRIVER_LAG_BOUND_MS)
+    out.push(`the driver itself: its event loop lagged ${u.driverLoopDelayP99Ms} ms at p99, so fans' steps ran late`);
+  if (u.machine && u.machine.busyShare >= MACHINE_BOUND_SHARE) {
+    const top = groups
+      .filter((g) => g.avgCores >= 0.05)
+      .map((g) => `${g.name} ${f(g.avgCores)}`)
+      .concat(u.machine.otherCores >= 0.05 ? [`other work on the machine ${f(u.machine.otherCores)}`] : []);
+    out.push(
+      `the machine's CPU: its ${u.machine.cores} cores were ${Math.round(u.machine.busyShare * 100)}% busy (cores used on average: ${top.join(', ')}); no single process was the limit, more cores were`,
+    );
+  }
+  if (out.length === 0) {
+    const top = groups[0];
+    out.push(
+      `not CPU: the machine's cores were ${u.machine ? `${Math.round(u.machine.busyShare * 100)}%` : 'an unknown share'} busy, the busiest process kind ${top ? `${top.name} at ${f(top.avgCores)} cores` : 'unmeasured'}${u.database ? `; the database committed ${Math.round(u.database.commitsPerSecond)} transactions a second (peak ${Math.round(u.database.peakCommitsPerSecond)})` : ''}: the crowd's own pace (arrivals, polls honouring Retry-After, the sale's clock) set the run's length`,
+    );
+  }
+  return out;
+}
