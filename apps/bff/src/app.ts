@@ -30,7 +30,10 @@ export interface BuildBffDeps {
   warRoom?: WarRoomHub;
   /** Fastify's trustProxy (BFF_TRUST_PROXY): whose X-Forwarded-For gives the client's address, which sign-in throttling counts by. */
   trustProxy?: boolean | string[];
-  /** The clock sign-in throttling reads (tests pass one they move); the wall clock by default. */
+  /**
+   * The clock sign-in throttling reads, and the war room judges each event's state by (tests pass one they move, the
+   * one their admission controller ticks on); the wall clock and the database's by default.
+   */
   clock?: () => Date;
   /** Load shedding (LOAD_SHED_* settings, loadSheddingConfigOf); unset or null: none. */
   loadShedding?: LoadSheddingConfig;
@@ -94,6 +97,7 @@ export async function buildBff(deps: BuildBffDeps): Promise<FastifyInstance> {
       db: deps.db,
       ...(deps.storeApiUrls?.length ? { storeMetrics: new StoreMetricsScraper({ urls: deps.storeApiUrls }) } : {}),
       ...(deps.warRoomTickMs ? { tickMs: deps.warRoomTickMs } : {}),
+      ...(deps.clock ? { clock: () => deps.clock!().getTime() } : {}),
       onError: (err) => app.log.warn({ err }, 'war room: figures could not be read'),
     });
   if (!deps.warRoom) app.addHook('onClose', () => warRoom.close());

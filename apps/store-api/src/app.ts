@@ -40,6 +40,12 @@ import { loadSheddingPlugin } from './plugins/load-shedding.js';
 declare module 'fastify' {
   interface FastifyInstance {
     routeTable: { method: string; url: string }[];
+    /**
+     * Reads every queue's watermark now and flushes the admission claims counted since the last beat (the store
+     * does both every 500 ms by itself). Tests that drive the admission controller's ticks call it instead of
+     * waiting for the beat.
+     */
+    refreshWatermarks: () => Promise<void>;
   }
 }
 
@@ -56,7 +62,8 @@ export interface StoreApiDeps {
   clusterMetrics?: ((own: Metrics['registry']) => Promise<string>) | null;
   /**
    * The clock of the caches (event settings, seat maps), the hold rules and the bot gate, in epoch ms (default
-   * Date.now). Tests move an injected clock instead of waiting for a cache to turn or a deferral to pass.
+   * Date.now), and the time admission claims are recorded at (default: the database's clock). Tests move an injected
+   * clock instead of waiting for a cache to turn or a deferral to pass.
    */
   clock?: () => number;
 }
@@ -138,7 +145,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
 
   // Queue gauges at scrape time: the watermark from memory, last minute's admissions and holds from the database.
   // Each instance keeps every event's watermark in memory (refreshed every 500 ms): polls never read the database.
-  const watermarks = new WatermarkStore(deps.db);
+  const watermarks = new WatermarkStore(deps.db, undefined, deps.clock);
   const beforeScrape = async () => {
     metrics.admissionWatermark.reset();
     for (const info of watermarks.all()) metrics.admissionWatermark.set({ event: info.watermark.eventId }, info.watermark.admittedThrough);
@@ -264,6 +271,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
 
   await watermarks.start();
   app.addHook('onClose', () => watermarks.stop());
+  app.decorate('refreshWatermarks', () => watermarks.refresh());
   const queue = new QueueService({ db: deps.db, events, watermarks, tokenKey, verifier: tokens, metrics });
   if (deps.config.botGate.enabled) {
     const g = deps.config.botGate;

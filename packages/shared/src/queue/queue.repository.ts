@@ -75,18 +75,22 @@ export async function loadWatermarks(db: Db, eventId?: string): Promise<Watermar
   return rows;
 }
 
-/** Records admission tokens issued, counted in memory and flushed in batches (no write per poll). */
-export async function recordClaims(db: Db, claims: { eventId: string; accountId: string }[]): Promise<void> {
+/**
+ * Records admission tokens issued, counted in memory and flushed in batches (no write per poll), as claimed at `at`
+ * (the database's clock by default; tests pass their injected clock's time, the one the controller ticks on).
+ */
+export async function recordClaims(db: Db, claims: { eventId: string; accountId: string }[], at?: Date): Promise<void> {
   if (claims.length === 0) return;
+  const now = at ? sql`${at}::timestamptz` : sql`now()`;
   await sql`
-    UPDATE queue_entries q SET claimed_at = now()
+    UPDATE queue_entries q SET claimed_at = ${now}
     FROM unnest(${claims.map((c) => c.eventId)}::uuid[], ${claims.map((c) => c.accountId)}::text[]) AS c(event_id, account_id)
     WHERE q.event_id = c.event_id AND q.account_id = c.account_id AND q.claimed_at IS NULL`.execute(db);
   const perEvent = new Map<string, number>();
   for (const c of claims) perEvent.set(c.eventId, (perEvent.get(c.eventId) ?? 0) + 1);
   await sql`
     INSERT INTO admission_minutes (event_id, minute, admission_tokens_issued)
-    SELECT e, date_trunc('minute', now()), n FROM unnest(${[...perEvent.keys()]}::uuid[], ${[...perEvent.values()]}::int[]) AS t(e, n)
+    SELECT e, date_trunc('minute', ${now}), n FROM unnest(${[...perEvent.keys()]}::uuid[], ${[...perEvent.values()]}::int[]) AS t(e, n)
     ON CONFLICT (event_id, minute) DO UPDATE SET admission_tokens_issued = admission_minutes.admission_tokens_issued + excluded.admission_tokens_issued`.execute(
     db,
   );

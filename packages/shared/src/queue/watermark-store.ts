@@ -29,10 +29,19 @@ export class WatermarkStore {
   private running: Promise<void> | undefined;
   loadedAt = 0;
 
+  /**
+   * `clock` (epoch ms): the time admission claims are recorded at, the one the admission controller's signals are
+   * read against. Unset (production): the database's clock.
+   */
   constructor(
     private readonly db: Db,
     private readonly refreshMs = 500,
+    private readonly clock?: () => number,
   ) {}
+
+  private claimedAt(): Date | undefined {
+    return this.clock ? new Date(this.clock()) : undefined;
+  }
 
   static toState(r: WatermarkRow, now = Date.now()): WatermarkState {
     const revealed = r.seed_revealed_at !== null;
@@ -83,7 +92,7 @@ export class WatermarkStore {
     this.loadedAt = now;
     const claims = this.claims;
     this.claims = [];
-    await recordClaims(this.db, claims).catch(() => {
+    await recordClaims(this.db, claims, this.claimedAt()).catch(() => {
       this.claims.push(...claims); // keep them for the next beat
     });
     const outcomes = this.holdOutcomes;
@@ -105,7 +114,7 @@ export class WatermarkStore {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     await this.running;
-    await recordClaims(this.db, this.claims).catch(() => {});
+    await recordClaims(this.db, this.claims, this.claimedAt()).catch(() => {});
     await recordHoldOutcomes(this.db, this.holdOutcomes).catch(() => {});
   }
 

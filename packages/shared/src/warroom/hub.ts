@@ -29,6 +29,11 @@ export interface WarRoomHubOptions {
   historyMinutes?: number;
   /** Most events on one board (default 200). */
   boardLimit?: number;
+  /**
+   * The time each event's state is judged at (its controller's heartbeat against it), in epoch ms. Unset
+   * (production): the database's clock. Tests that drive the admission controller's clock pass the same one.
+   */
+  clock?: () => number;
   onError?: (err: unknown) => void;
 }
 
@@ -95,6 +100,7 @@ export class WarRoomHub {
   private readonly historyMs: number;
   private readonly boardLimit: number;
   private readonly onError: (err: unknown) => void;
+  private readonly clock: (() => number) | undefined;
   private readonly eventWatchers = new Set<EventWatcher>();
   private readonly boardWatchers = new Set<BoardWatcher>();
   private readonly history = new Map<string, WarRoomPoint[]>();
@@ -115,6 +121,7 @@ export class WarRoomHub {
     this.historyMs = (opts.historyMinutes ?? 15) * 60_000;
     this.boardLimit = opts.boardLimit ?? 200;
     this.onError = opts.onError ?? (() => {});
+    this.clock = opts.clock;
   }
 
   /** The store API's figures as of the last scrape (undefined when no store API is configured). */
@@ -247,7 +254,7 @@ export class WarRoomHub {
       const ids = new Set(eventWatchers.map((w) => w.eventId));
       for (const list of boards.values()) for (const id of list) ids.add(id);
       const store = this.store ? await this.store.scrape() : undefined;
-      const snapshots = await readWarRoomSnapshots(this.db, [...ids], store);
+      const snapshots = await readWarRoomSnapshots(this.db, [...ids], store, this.clock ? new Date(this.clock()) : undefined);
       const byId = new Map(snapshots.map((s) => [s.eventId, s]));
       for (const s of snapshots) this.remember(s);
       for (const w of eventWatchers) {

@@ -44,15 +44,17 @@ export interface WarRoomEventRow {
   now: Date;
 }
 
-export async function readEventRows(db: Db | Trx, eventIds: readonly string[]): Promise<WarRoomEventRow[]> {
+/** The events' rows and the time they are judged at (`now`): `at`, or the database's clock when unset. */
+export async function readEventRows(db: Db | Trx, eventIds: readonly string[], at?: Date): Promise<WarRoomEventRow[]> {
   if (eventIds.length === 0) return [];
+  const now = at ? sql`${at}::timestamptz` : sql`now()`;
   const { rows } = await sql<WarRoomEventRow>`
     SELECT e.id AS event_id, e.name, e.venue_name, e.listing_id, e.organisation_id, e.onsale_at, e.starts_at, e.capacity,
            e.hold_ttl_seconds, e.target_sale_minutes, e.tickets_per_order, e.checkout_minutes, e.payment_tps, e.overbook_factor,
            q.admitted_through, q.rate_per_min, q.rate_override_per_min, q.paused, q.paused_reason, q.paused_by, q.paused_at,
            q.inventory_state, q.sold_out_at, q.heartbeat_at, q.cohort_size, q.sealed_at, e.fairness_mode,
            s.id IS NOT NULL AS signed_off, s.signed_off_by, s.signed_off_at,
-           q.controller_constraint, q.controller_reason, q.fans_inside, q.admit_cap, now() AS now
+           q.controller_constraint, q.controller_reason, q.fans_inside, q.admit_cap, ${now} AS now
     FROM events e JOIN queue_state q ON q.event_id = e.id
     LEFT JOIN fairness_signoffs s ON s.event_id = e.id AND s.superseded_at IS NULL AND s.fairness_mode = e.fairness_mode
     WHERE e.id = ANY(${[...eventIds]}::uuid[])`.execute(db);

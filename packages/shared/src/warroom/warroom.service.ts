@@ -286,12 +286,14 @@ function fillMinutes(now: Date, rows: repo.AdmissionMinuteRow[]): WarRoomMinute[
 /**
  * Builds the snapshots of `eventIds` (unknown ids are left out) from one consistent read: a read-only REPEATABLE
  * READ transaction on one pooled connection, so every figure is of the same instant and the war room never takes
- * more than one connection from a pool the admission controller also uses.
+ * more than one connection from a pool the admission controller also uses. Each event's state is judged at `at`
+ * (the database's clock when unset).
  */
 export async function readWarRoomSnapshots(
   db: Db,
   eventIds: readonly string[],
   store: StoreMetrics = UNMEASURED_STORE_METRICS,
+  at?: Date,
 ): Promise<WarRoomSnapshot[]> {
   const ids = [...new Set(eventIds.filter(isUuid))];
   if (ids.length === 0) return [];
@@ -300,7 +302,7 @@ export async function readWarRoomSnapshots(
     .setIsolationLevel('repeatable read')
     .setAccessMode('read only')
     .execute(async (trx) => {
-      const events = await repo.readEventRows(trx, ids);
+      const events = await repo.readEventRows(trx, ids, at);
       if (events.length === 0) return [];
       const found = events.map((e) => e.event_id);
       // Inventory by the inventory domain's own count (one statement per event: it knows seat rows and whatever
