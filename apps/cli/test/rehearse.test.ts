@@ -2,7 +2,8 @@
 // the club's event at time scale 30, once against a running store API (--target) and once against a product of its
 // own with a store process killed, the worker killed and the database restarted mid-sale (--spawn --fault ...). Each
 // must sell out with nothing sold twice, no duplicate order and no drift, bots held to under a tenth of the seats, and
-// the pre-open crowd's places uncorrelated with when they came.
+// the pre-open crowd's places uncorrelated with when they came. A short third run (40 fans, about 40 s) slows the
+// simulated payment gateway for its event alone against the running store API (--target --fault slow-payments).
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -62,7 +63,8 @@ describe('onsale rehearse', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('sells the club out to 3,000 fans and bots at time scale 30 against a running store API, and keeps the report', async () => {
+  /** A store API and a worker in this process on the test's database, as a running product is (--target). */
+  async function runningProduct<T>(run: (url: string, env: Record<string, string>) => Promise<T>): Promise<T> {
     const secrets = testSecrets();
     const env = {
       NODE_ENV: 'test',
@@ -82,7 +84,15 @@ describe('onsale rehearse', () => {
     let worker: BackgroundWorker | undefined;
     try {
       worker = await startWorker({ connectionString: t.url, db: t.db, claimTokenSecret: config.queueTokenSecret });
-      const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+      return await run(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, env);
+    } finally {
+      await worker?.stop();
+      await app.close();
+    }
+  }
+
+  it('sells the club out to 3,000 fans and bots at time scale 30 against a running store API, and keeps the report', async () => {
+    await runningProduct(async (url, env) => {
       const file = join(dir, 'target.json');
       const run = await rehearse(
         { ...env, DATABASE_URL: t.url },
@@ -122,10 +132,7 @@ describe('onsale rehearse', () => {
         .where('id', '=', report.eventId)
         .executeTakeFirstOrThrow();
       expect(event).toEqual({ rehearsal_time_scale: 30, hold_ttl_seconds: 12, target_sale_minutes: 10 / 30 });
-    } finally {
-      await worker?.stop();
-      await app.close();
-    }
+    });
   });
 
   it('keeps the zeros with its own product through a killed store process, a killed worker and a database restart', async () => {
@@ -231,5 +238,41 @@ describe('onsale rehearse', () => {
     } finally {
       await app.close();
     }
+  });
+
+  it('recovers from slow payments on its own event against a running store API (--target), 40 fans', async () => {
+    await runningProduct(async (url, env) => {
+      const file = join(dir, 'slow-payments.json');
+      const run = await rehearse(
+        { ...env, DATABASE_URL: t.url },
+        '--event-file',
+        join(root, 'examples', 'club.json'),
+        '--fans',
+        '40',
+        '--bots-share',
+        '0',
+        '--time-scale',
+        '30',
+        '--target',
+        url,
+        '--seed',
+        '13',
+        '--report',
+        file,
+        '--fault',
+        'slow-payments@0s',
+      );
+      expect(run.code, run.stderr.slice(-3000)).toBe(0);
+      const report = JSON.parse(readFileSync(file, 'utf8')) as RehearsalReport;
+      expect(report).toMatchObject({ verdict: 'PASS', doubleSold: 0, duplicateOrders: 0, drift: 0 });
+      expect(report.faults).toHaveLength(1);
+      const [f] = report.faults;
+      expect(f!.action).toMatch(/refuses 50% of the event's charges for load .* 2\.0 s late, for 10 s/);
+      // Lifted after 10 s, then a payment went through.
+      expect(f!.recoveryMs).toBeGreaterThanOrEqual(10_000);
+      expect(f!.fansRead['503 PAYMENT_GATEWAY_BUSY']).toBeGreaterThan(0);
+      // Over and lifted: nothing is left slowing the gateway.
+      expect(await t.db.selectFrom('simulated_gateway_conditions').selectAll().execute()).toEqual([]);
+    });
   });
 });

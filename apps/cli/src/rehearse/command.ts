@@ -15,12 +15,14 @@ export const REHEARSE_USAGE = `  rehearse --event-file <json> --fans <n> [--time
                                rehearsal_reports). --target: a running store API or edge using this database
                                (DATABASE_URL) and believing X-Forwarded-For from this machine (STORE_API_TRUST_PROXY).
                                --spawn: its own product on a scratch embedded PostgreSQL (default 2 store API processes,
-                               1 worker), which faults need: kill-store, kill-worker, restart-db at a share of the
-                               planned sale or seconds after the open. --stop-after (or Ctrl-C once): the fans stop
-                               there and the report covers what happened so far, with what bound the run (each
-                               process's CPU, the machine's, the database's commits). Exit 0 when the verdict is PASS
-                               (nothing sold twice, no duplicate order, no drift, every fault recovered, not stopped
-                               early), 1 otherwise`;
+                               1 worker). Faults, each at a share of the planned sale (@30%) or seconds after the open
+                               (@90s): kill-store, kill-worker, restart-db (--spawn only), and slow-payments (with
+                               --target too: the simulated gateway, for the rehearsal's event only, refuses half its
+                               charges for load and answers the rest 60 s / K late, within 1-5 s, for 15% of the sale,
+                               at least 10 s). --stop-after (or Ctrl-C once): the fans stop there and the report covers
+                               what happened so far, with what bound the run (each process's CPU, the machine's, the
+                               database's commits). Exit 0 when the verdict is PASS (nothing sold twice, no duplicate
+                               order, no drift, every fault recovered, not stopped early), 1 otherwise`;
 
 const share = (name: string, v: string | boolean | undefined, dflt: number): number => {
   const s = text(v);
@@ -88,8 +90,11 @@ export const rehearseCommands: Record<string, Command> = {
           throw new UsageError(`rehearse: ${(e as Error).message}`);
         }
       });
-      if (faults.length > 0 && !spawn)
-        throw new UsageError('rehearse: --fault needs --spawn (the rehearsal must own the processes and the database it strikes)');
+      const needSpawn = faults.filter((f) => f.kind !== 'slow-payments');
+      if (needSpawn.length > 0 && !spawn)
+        throw new UsageError(
+          `rehearse: --fault ${needSpawn[0]!.text} needs --spawn (the rehearsal must own the processes and the database it strikes)`,
+        );
       const seedText = text(values.seed);
       const { rehearse } = await import('./run.js');
       const report = await rehearse(

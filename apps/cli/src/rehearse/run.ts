@@ -3,8 +3,10 @@ import { createDb, sql, type Db } from '@onsale/shared/db';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
 import { getInventoryCounts } from '@onsale/shared/inventory';
 import { planAdmission } from '@onsale/shared/admission/plan';
+import { liftSimulatedGatewayCondition, putSimulatedGatewayCondition } from '@onsale/shared/checkout';
 import {
   compressClock,
+  confirmedOrderSince,
   durableHolds,
   faultOffsetMs,
   finishRehearsalRun,
@@ -15,6 +17,7 @@ import {
   readBackSales,
   reportMarkdown,
   setRehearsalEvent,
+  slowPaymentsFault,
   spearman,
   verdictOf,
   type FaultOutcome,
@@ -294,7 +297,7 @@ async function runOn(
       timers.push(
         setTimeout(
           () => {
-            void strike(spec, c.product, db, c.originUrl, created.eventId, onsaleAt.getTime(), io).then(
+            void strike(spec, c.product, db, c.originUrl, created.eventId, onsaleAt.getTime(), { plannedSaleMs, timeScale: K }, io).then(
               (f) => {
                 open.push(f);
                 outcomes.push(f.outcome);
@@ -366,6 +369,8 @@ async function runOn(
     const settleUntil = Date.now() + 30_000;
     while (open.length > 0 && Date.now() < settleUntil) await new Promise((r) => setTimeout(r, 250));
     clearInterval(recoveryProbe);
+    // The gateway's condition ends at its own time anyway; lifted here too, so nothing outlives the run.
+    if (o.faults.some((f) => f.kind === 'slow-payments')) await liftSimulatedGatewayCondition(db, created.eventId).catch(() => {});
     peakRss = Math.max(peakRss, process.memoryUsage.rss());
 
     // The database's word on the outcome.
@@ -480,10 +485,9 @@ async function strike(
   originUrl: string,
   eventId: string,
   onsaleAtMs: number,
+  sale: { plannedSaleMs: number; timeScale: number },
   io: Io,
 ): Promise<OpenFault> {
-  if (!product)
-    throw new CliError('FAULT_NEEDS_SPAWN', `${spec.text}: faults need --spawn (the rehearsal must own the processes it kills)`);
   const t0 = Date.now();
   const outcome: FaultOutcome = {
     fault: spec.text,
@@ -494,6 +498,29 @@ async function strike(
     recoveryMs: null,
     fansRead: {},
   };
+  if (spec.kind === 'slow-payments') {
+    // The simulated gateway's condition for this event only (every store process reads it within a second); it
+    // ends by itself at its time, and is lifted here when that time comes. Recovered: lifted, and a payment went
+    // through after it.
+    const f = slowPaymentsFault(sale.plannedSaleMs, sale.timeScale);
+    await putSimulatedGatewayCondition(db, eventId, { ...f, forSeconds: f.durationMs / 1000 });
+    outcome.action =
+      `the simulated gateway refuses ${Math.round(f.busyShare * 100)}% of the event's charges for load (429, Retry-After ` +
+      `${f.retryAfterSeconds} s) and answers the rest ${(f.delayMs / 1000).toFixed(1)} s late, for ${(f.durationMs / 1000).toFixed(0)} s`;
+    let lifted: Promise<Date> | undefined;
+    const recovered = async () => {
+      if (Date.now() < t0 + f.durationMs) return false;
+      lifted ??= liftSimulatedGatewayCondition(db, eventId).catch((e: unknown) => {
+        lifted = undefined; // the database did not answer: lifted on the next probe
+        throw e;
+      });
+      return confirmedOrderSince(db, eventId, await lifted);
+    };
+    io.err(`rehearse: ${spec.text}: ${outcome.action}`);
+    return { spec, outcome, recovered };
+  }
+  if (!product)
+    throw new CliError('FAULT_NEEDS_SPAWN', `${spec.text}: this fault needs --spawn (the rehearsal must own the processes it strikes)`);
   const healthy = async () => {
     try {
       const r = await fetch(`${originUrl}/healthz`, { signal: AbortSignal.timeout(2000) });
@@ -531,11 +558,6 @@ async function strike(
       recovered = async () => (await healthy()) && (await ticked(back));
       break;
     }
-    case 'slow-payments':
-      throw new CliError(
-        'FAULT_UNAVAILABLE',
-        "slow-payments is not available: the simulated gateway takes its limits from the store processes' environment at start",
-      );
   }
   io.err(`rehearse: ${spec.text}: ${outcome.action}`);
   return { spec, outcome, recovered };

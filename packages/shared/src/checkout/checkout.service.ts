@@ -223,6 +223,7 @@ export class CheckoutService {
           // The event's currency (its prices are in it); a configured one only overrides it for tests and rehearsals.
           currency: this.deps.currency ?? begun.currency,
           instrument: req.payment.instrument,
+          eventId: begun.eventId,
         })
         .catch((e: unknown) => ({ status: 'error' as const, error: e }));
       this.deps.metrics?.paymentAttempts.inc({ result: result.status });

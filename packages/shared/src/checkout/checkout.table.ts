@@ -39,6 +39,19 @@ export interface SimulatedGatewayChargesTable {
   refunded_at: Date | null;
 }
 
+/**
+ * A condition the simulated payment gateway is in for one rehearsal's event until `until` (the rehearsal's
+ * `slow-payments` fault): a share of its charges refused for load, the rest answered late.
+ */
+export interface SimulatedGatewayConditionsTable {
+  event_id: string;
+  busy_share: number;
+  retry_after_seconds: number;
+  delay_ms: number;
+  started_at: ColumnType<Date, Date | undefined, Date>;
+  until: Date;
+}
+
 export interface OrdersTable {
   id: Generated<string>;
   hold_id: string;

@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Db } from '../db/connect.js';
+import { notFound } from '../errors.js';
 import * as ledger from './simulated-gateway.repository.js';
 
 /** What a checkout hands the payment provider. The card number never leaves this call. */
@@ -8,6 +9,8 @@ export interface ChargeRequest {
   amountCents: number;
   currency: string;
   instrument: { type: 'card'; number: string; expMonth?: number; expYear?: number };
+  /** The event the charge is for (providers keep it as the charge's metadata; the simulator reads its condition by it). */
+  eventId?: string;
 }
 
 export type ChargeResult =
@@ -39,6 +42,22 @@ export interface SimulatedGatewayOptions {
    * Without it (unit tests), charges live in this object's memory only.
    */
   db?: Db;
+  /**
+   * How long a charge trusts the condition it read for its event (`simulated_gateway_conditions`, with `db` only),
+   * default 1000 ms: a condition put or lifted reaches every process within about this long, and a busy sale reads
+   * it once a second per event and process, not once a charge.
+   */
+  conditionCacheMs?: number;
+}
+
+/** A condition the simulated gateway is in for one rehearsal's event (the rehearsal's `slow-payments` fault). */
+export interface SimulatedGatewayCondition {
+  /** Share of the event's charges answered rate_limited (0..1): nothing charged, the caller retries with the same key. */
+  busyShare: number;
+  /** The Retry-After of those answers. */
+  retryAfterSeconds: number;
+  /** Added to the latency of the event's other charges (before the ±50% jitter). */
+  delayMs: number;
 }
 
 /** Test card numbers with a fixed answer, as real gateways publish. */
@@ -54,6 +73,8 @@ export class SimulatedPaymentGateway implements PaymentProvider {
   private readonly byKey = new Map<string, { fingerprint: string; result: Promise<ChargeResult> }>();
   private windowStart = 0;
   private inWindow = 0;
+  /** Each event's condition as last read, and when (ms): the gateway's view of the shared table. */
+  private readonly conditions = new Map<string, { readAtMs: number; condition: Promise<SimulatedGatewayCondition | null> }>();
   readonly refunds: string[] = [];
   /** Number of distinct charges actually made by this object (replays and other processes' charges excluded). */
   charges = 0;
@@ -74,8 +95,8 @@ export class SimulatedPaymentGateway implements PaymentProvider {
     }
     if (++this.inWindow > this.opts.tps) return Promise.resolve({ status: 'rate_limited', retryAfterSeconds: 1 });
     const random = this.opts.random ?? Math.random;
-    const latency = () => {
-      const jitter = this.opts.latencyMs * (0.5 + random());
+    const latency = (extraMs: number) => {
+      const jitter = (this.opts.latencyMs + extraMs) * (0.5 + random());
       return jitter > 0 ? new Promise((r) => setTimeout(r, jitter)) : Promise.resolve();
     };
     const decide = (): ChargeResult => {
@@ -86,10 +107,14 @@ export class SimulatedPaymentGateway implements PaymentProvider {
     const db = this.opts.db;
     const result = (async (): Promise<ChargeResult> => {
       if (!db) {
-        await latency();
+        await latency(0);
         this.charges++;
         return decide();
       }
+      // The event's condition (a rehearsal's slow-payments fault): refused for load before anything is charged, as a
+      // real provider's 429 is, or answered late.
+      const condition = req.eventId ? await this.conditionOf(db, req.eventId) : null;
+      if (condition && random() < condition.busyShare) return { status: 'rate_limited', retryAfterSeconds: condition.retryAfterSeconds };
       // Charged before (by another process, or by this one before a restart): the first answer, as recorded.
       const existing = await ledger.findCharge(db, req.idempotencyKey);
       if (existing)
@@ -105,7 +130,7 @@ export class SimulatedPaymentGateway implements PaymentProvider {
         currency: req.currency,
       });
       if (created) this.charges++;
-      await latency();
+      await latency(condition?.delayMs ?? 0);
       return row.request_fingerprint === fingerprint ? resultOf(row) : { status: 'declined', reason: 'idempotency_key_reused' };
     })();
     this.byKey.set(req.idempotencyKey, { fingerprint, result });
@@ -114,6 +139,24 @@ export class SimulatedPaymentGateway implements PaymentProvider {
     const forget = () => this.byKey.get(req.idempotencyKey)?.result === result && this.byKey.delete(req.idempotencyKey);
     result.then(() => db && forget(), forget);
     return result;
+  }
+
+  /**
+   * The condition in force for the event, read from the shared table at most once per `conditionCacheMs` (in-flight
+   * reads shared). A read that fails counts as no condition: the charge then meets the database's own trouble.
+   */
+  private conditionOf(db: Db, eventId: string): Promise<SimulatedGatewayCondition | null> {
+    const now = Date.now();
+    const cached = this.conditions.get(eventId);
+    if (cached && now - cached.readAtMs < (this.opts.conditionCacheMs ?? 1000)) return cached.condition;
+    // Entries of events long over are dropped now and then; a sale has one, a machine a handful.
+    if (this.conditions.size > 1000) this.conditions.clear();
+    const condition = ledger.activeCondition(db, eventId).then(
+      (r) => (r ? { busyShare: r.busy_share, retryAfterSeconds: r.retry_after_seconds, delayMs: r.delay_ms } : null),
+      () => null,
+    );
+    this.conditions.set(eventId, { readAtMs: now, condition });
+    return condition;
   }
 
   async refund(reference: string): Promise<void> {
@@ -134,4 +177,33 @@ function resultOf(row: ledger.SimulatedChargeRow): ChargeResult {
   return row.status === 'succeeded'
     ? { status: 'succeeded', reference: row.reference! }
     : { status: 'declined', reason: row.reason ?? 'declined' };
+}
+
+/**
+ * Puts the simulated gateway in a condition for one rehearsal's event, for `forSeconds` (the database's clock): every
+ * store process's simulated gateway reads it within about a second, and it ends by itself at its time even if whoever
+ * put it is gone. Never touches a real payment provider, nor an event that is not a rehearsal's (EVENT_NOT_FOUND).
+ * Returns when it started and when it ends.
+ */
+export async function putSimulatedGatewayCondition(
+  db: Db,
+  eventId: string,
+  c: SimulatedGatewayCondition & { forSeconds: number },
+): Promise<{ startedAt: Date; until: Date }> {
+  if (!(c.busyShare >= 0 && c.busyShare <= 1)) throw new RangeError(`busyShare must be 0..1; got ${c.busyShare}`);
+  if (!(c.forSeconds > 0 && c.forSeconds <= 3600))
+    throw new RangeError(`forSeconds must be more than 0 and at most 3600; got ${c.forSeconds}`);
+  const r = await ledger.putCondition(db, eventId, {
+    busyShare: c.busyShare,
+    retryAfterSeconds: Math.max(1, Math.min(60, Math.round(c.retryAfterSeconds))),
+    delayMs: Math.max(0, Math.min(30_000, Math.round(c.delayMs))),
+    forSeconds: c.forSeconds,
+  });
+  if (!r) throw notFound('EVENT_NOT_FOUND', `no rehearsal event ${eventId}: the simulated gateway's conditions are for rehearsals only`);
+  return { startedAt: r.started_at, until: r.until };
+}
+
+/** Lifts the event's condition, if any; returns when (the database's clock), for "paid after the lift". */
+export function liftSimulatedGatewayCondition(db: Db, eventId: string): Promise<Date> {
+  return ledger.liftCondition(db, eventId);
 }

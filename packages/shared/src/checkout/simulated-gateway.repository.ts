@@ -48,3 +48,50 @@ export async function recordCharge(
 export async function refundCharge(db: Db, reference: string): Promise<void> {
   await sql`UPDATE simulated_gateway_charges SET refunded_at = coalesce(refunded_at, now()) WHERE reference = ${reference}`.execute(db);
 }
+
+/** The condition the simulated gateway is in for one event, as its charges see it. */
+export interface SimulatedConditionRow {
+  busy_share: number;
+  retry_after_seconds: number;
+  delay_ms: number;
+}
+
+/**
+ * The condition in force now for this event: none once its time is up, and none on an event that is not a
+ * rehearsal's (whatever the table holds), so a real sale's charges are never touched by one.
+ */
+export async function activeCondition(db: Db, eventId: string): Promise<SimulatedConditionRow | undefined> {
+  const { rows } = await sql<SimulatedConditionRow>`
+    SELECT c.busy_share, c.retry_after_seconds, c.delay_ms
+      FROM simulated_gateway_conditions c JOIN events e ON e.id = c.event_id
+     WHERE c.event_id = ${eventId} AND e.rehearsal_time_scale IS NOT NULL AND c.until > now()`.execute(db);
+  return rows[0];
+}
+
+/**
+ * Puts a rehearsal's event in a condition for `forSeconds` from now (the database's clock, which every process
+ * shares), replacing any it had. Returns when it ends; undefined when the event is not a rehearsal's (nothing written).
+ */
+export async function putCondition(
+  db: Db,
+  eventId: string,
+  c: { busyShare: number; retryAfterSeconds: number; delayMs: number; forSeconds: number },
+): Promise<{ started_at: Date; until: Date } | undefined> {
+  const { rows } = await sql<{ started_at: Date; until: Date }>`
+    INSERT INTO simulated_gateway_conditions (event_id, busy_share, retry_after_seconds, delay_ms, started_at, until)
+    SELECT id, ${c.busyShare}, ${c.retryAfterSeconds}, ${c.delayMs}, now(), now() + make_interval(secs => ${c.forSeconds})
+      FROM events WHERE id = ${eventId} AND rehearsal_time_scale IS NOT NULL
+    ON CONFLICT (event_id) DO UPDATE
+       SET busy_share = excluded.busy_share, retry_after_seconds = excluded.retry_after_seconds,
+           delay_ms = excluded.delay_ms, started_at = excluded.started_at, until = excluded.until
+    RETURNING started_at, until`.execute(db);
+  return rows[0];
+}
+
+/** Ends the event's condition, if it has one; returns the moment it ended (the database's clock). */
+export async function liftCondition(db: Db, eventId: string): Promise<Date> {
+  const { rows } = await sql<{ lifted_at: Date }>`
+    WITH lifted AS (DELETE FROM simulated_gateway_conditions WHERE event_id = ${eventId} RETURNING 1)
+    SELECT now() AS lifted_at FROM (SELECT count(*) FROM lifted) l`.execute(db);
+  return rows[0]!.lifted_at;
+}

@@ -1,4 +1,10 @@
-import type { CheckoutAttemptsTable, OrdersTable, SimulatedGatewayChargesTable, StoreProcessesTable } from '../checkout/checkout.table.js';
+import type {
+  CheckoutAttemptsTable,
+  OrdersTable,
+  SimulatedGatewayChargesTable,
+  SimulatedGatewayConditionsTable,
+  StoreProcessesTable,
+} from '../checkout/checkout.table.js';
 import type { AccountsTable, AuditLogTable, EventsTable, ListingsTable, PriceLevelsTable, SectionsTable } from '../events/events.table.js';
 import type { AdmissionMinutesTable, QueueEntriesTable, QueueStateTable } from '../queue/queue.table.js';
 import type { HoldLossesTable, HoldsTable, InventoryReconciliationsTable, SeatsTable } from '../inventory/inventory.table.js';
@@ -37,6 +43,7 @@ export interface Database {
   orders: OrdersTable;
   store_processes: StoreProcessesTable;
   simulated_gateway_charges: SimulatedGatewayChargesTable;
+  simulated_gateway_conditions: SimulatedGatewayConditionsTable;
   audit_log: AuditLogTable;
   inventory_reconciliations: InventoryReconciliationsTable;
   queue_state: QueueStateTable;

@@ -8,6 +8,7 @@ import {
   faultOffsetMs,
   parseFault,
   seededRandom,
+  slowPaymentsFault,
   testCardNumber,
   verdictOf,
 } from './plan.js';
@@ -21,10 +22,42 @@ describe('parseFault', () => {
     expect(faultOffsetMs({ secondsAfterOpen: 1.5 }, 20_000)).toBe(1500);
   });
 
+  it('reads slow-payments like the others', () => {
+    expect(parseFault('slow-payments@40%')).toEqual({ kind: 'slow-payments', at: { percentOfSale: 40 }, text: 'slow-payments@40%' });
+    expect(parseFault(' slow-payments@90s ')).toEqual({ kind: 'slow-payments', at: { secondsAfterOpen: 90 }, text: 'slow-payments@90s' });
+  });
+
   it('names what is wrong', () => {
     expect(() => parseFault('kill-store')).toThrow(/NAME@P%/);
     expect(() => parseFault('unplug@10%')).toThrow(/unknown fault "unplug"/);
     expect(() => parseFault('kill-store@120%')).toThrow(/0-100%/);
+  });
+});
+
+describe('slowPaymentsFault', () => {
+  it('lasts 15% of the planned sale, at least 10 s; delays 60 s / K within 1 to 5 s; half the charges refused', () => {
+    // The club at time scale 30: a 20 s plan, so the floor; 2 s late.
+    expect(slowPaymentsFault(20_000, 30)).toEqual({ busyShare: 0.5, retryAfterSeconds: 1, delayMs: 2000, durationMs: 10_000 });
+    // The stadium in real time: a 25-minute sale, slow for 225 s, 5 s late.
+    expect(slowPaymentsFault(25 * 60_000, 1)).toMatchObject({ delayMs: 5000, durationMs: 225_000 });
+    expect(slowPaymentsFault(20_000, 1000).delayMs).toBe(1000);
+  });
+
+  it('is bounded for any plan and scale (what the gateway condition table accepts)', () => {
+    fc.assert(
+      fc.property(fc.double({ min: 1, max: 1e9, noNaN: true }), fc.double({ min: 1, max: 1000, noNaN: true }), (saleMs, k) => {
+        const f = slowPaymentsFault(saleMs, k);
+        return (
+          f.durationMs >= 10_000 &&
+          f.durationMs <= 3_600_000 &&
+          f.delayMs >= 1000 &&
+          f.delayMs <= 5000 &&
+          f.busyShare > 0 &&
+          f.busyShare < 1 &&
+          f.retryAfterSeconds >= 1
+        );
+      }),
+    );
   });
 });
 

@@ -13,7 +13,10 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-/** The faults a spawned product can suffer. */
+/**
+ * The faults a rehearsal can strike. kill-store, kill-worker and restart-db need the product's processes and
+ * database (`--spawn`); slow-payments changes only the rehearsal's own event, so it works against any product.
+ */
 export const FAULT_KINDS = ['kill-store', 'kill-worker', 'restart-db', 'slow-payments'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -45,6 +48,32 @@ export function parseFault(text: string): FaultSpec {
 /** Milliseconds after the open at which a fault strikes, for a sale planned to last `plannedSaleMs`. */
 export function faultOffsetMs(at: FaultAt, plannedSaleMs: number): number {
   return 'percentOfSale' in at ? Math.round((at.percentOfSale / 100) * plannedSaleMs) : Math.round(at.secondsAfterOpen * 1000);
+}
+
+/** The slow-payments fault: what the simulated gateway does to the rehearsal's event's charges, and for how long. */
+export interface SlowPaymentsFault {
+  /** Share of charges refused for load (429 at the gateway; fans read 503 PAYMENT_GATEWAY_BUSY and retry). */
+  busyShare: number;
+  retryAfterSeconds: number;
+  /** Added to the latency of the charges not refused. */
+  delayMs: number;
+  /** How long the gateway stays so, ms: then it is lifted. */
+  durationMs: number;
+}
+
+/**
+ * The slow-payments fault for a sale planned to last `plannedSaleMs` (already compressed) at `timeScale`: half the
+ * charges refused for load with Retry-After 1 s, the rest 60 s / K late, within 1 to 5 s (a slow provider's 5 s at
+ * real time; never under a second, which is not slow, since the product's own payment timings are real seconds),
+ * for 15% of the planned sale, at least 10 s (long enough for fans to meet it and retry) and at most an hour.
+ */
+export function slowPaymentsFault(plannedSaleMs: number, timeScale: number): SlowPaymentsFault {
+  return {
+    busyShare: 0.5,
+    retryAfterSeconds: 1,
+    delayMs: Math.round(Math.min(5000, Math.max(1000, 60_000 / timeScale))),
+    durationMs: Math.round(Math.min(3_600_000, Math.max(10_000, plannedSaleMs * 0.15))),
+  };
 }
 
 /** The event settings a time scale compresses, as the event file has them. */

@@ -163,3 +163,16 @@ export async function abandonRehearsalRun(db: Db, id: string): Promise<void> {
     .where('status', '=', 'RUNNING')
     .execute();
 }
+
+/** Whether the event has a confirmed order made after `since` (a payment that went through after a fault lifted). */
+export async function confirmedOrderSince(db: Db, eventId: string, since: Date): Promise<boolean> {
+  const r = await db
+    .selectFrom('orders')
+    .select('id')
+    .where('event_id', '=', eventId)
+    .where('status', '=', 'CONFIRMED')
+    .where('created_at', '>', since)
+    .limit(1)
+    .executeTakeFirst();
+  return r !== undefined;
+}
