@@ -191,21 +191,7 @@ describe('onsale rehearse', () => {
   });
 
   it('stops its fans on Ctrl-C and still writes the report of what happened so far, with what bound it', async () => {
-    const secrets = testSecrets();
-    const env = {
-      NODE_ENV: 'test',
-      DEV_AUTH: 'true',
-      AUTH_SECRET: secrets.authSecret,
-      QUEUE_TOKEN_SECRET: secrets.queueTokenSecret,
-      CARD_FINGERPRINT_SECRET: secrets.cardFingerprintSecret,
-      STORE_API_TRUST_PROXY: 'loopback',
-      BOT_LOW_PRIORITY_DELAY_SECONDS: '2',
-      POW_DIFFICULTY_BITS: '13',
-    };
-    const app = await buildStoreApi({ db: t.db, config: loadStoreApiConfig(env) });
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    try {
-      const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    await runningProduct(async (url, env) => {
       const args = ['--event-file', join(root, 'examples', 'club.json'), '--fans', '2000', '--seed', '13', '--target', url];
       // As `npm run onsale` runs it: node with tsx's loader, the signal reaching the CLI's own process.
       const child = execFile(process.execPath, ['--import', 'tsx', main, 'rehearse', ...args], {
@@ -235,9 +221,7 @@ describe('onsale rehearse', () => {
       expect([report.doubleSold, report.duplicateOrders, report.drift]).toEqual([0, 0, 0]);
       expect(report.resources!.groups.map((g) => g.name)).toContain('driver');
       expect(report.resources!.bound.length).toBeGreaterThan(0);
-    } finally {
-      await app.close();
-    }
+    });
   });
 
   it('recovers from slow payments on its own event against a running store API (--target), 40 fans', async () => {
