@@ -138,6 +138,12 @@ export interface DriverResult {
   /** Fans still in the store at the deadline, by what they were doing and the last answer they got. */
   unfinishedBy: Record<string, number>;
   eventLoopDelayP99Ms: number | null;
+  /** Fans who joined the line (had a queue token) at least once. */
+  joined: number;
+  /** The longest any fan waited past its arrival time to send its join (the join backlog was full), ms. */
+  arrivalLagMaxMs: number;
+  /** Fans who never sent a join: their arrival came after the end, or while the backlog was full to the end. */
+  neverArrived: number;
 }
 
 export interface Progress {
@@ -151,6 +157,8 @@ export interface Progress {
   done: number;
   errors: number;
   requests: number;
+  /** Fans whose arrival time has come who have not been able to send their join yet (the join connections are full). */
+  backlog: number;
 }
 
 /** The crowd. `run()` resolves when every fan has finished or the deadline passed. */
@@ -185,6 +193,20 @@ export class Crowd {
   private timer: NodeJS.Timeout | undefined;
   private finished = 0;
   private inFlight = 0;
+  /** Joins sent and not yet answered: first arrivals wait for this to fall below joinBacklogCap before they join. */
+  private joinsInFlight = 0;
+  /** How late the latest arrival came to its join, ms (0 while the product keeps up with the crowd). */
+  private arrivalLagMs = 0;
+  /** The fans in order of arrival, and how many of them have sent their first join. */
+  private order: number[] = [];
+  private arrivedCount = 0;
+  /**
+   * Most joins queued for the join connections at once. A fan's browser waits for its join to be answered before it
+   * asks again; a crowd far larger than the product's pace (2,000,000 arriving at 2,000 a second to a product taking
+   * 100) would otherwise queue one request object per arrived fan in the driver, gigabytes of them: they arrive in
+   * order instead, as connections free up, and the report counts how late.
+   */
+  private readonly joinBacklogCap: number;
   private pollsThisSecond = 0;
   private waiting = 0;
   /** Fans told to come back soon (near the front), and how many. */
@@ -223,6 +245,7 @@ export class Crowd {
     this.pool = pool(o.connections);
     this.pollPool = pool(Math.max(1, Math.ceil(o.connections / 2)));
     this.joinPool = pool(o.connections);
+    this.joinBacklogCap = o.connections * 32;
     this.payPool = pool(o.connections);
     this.random = seededRandom(o.seed);
     const n = o.fans;
@@ -458,7 +481,10 @@ export class Crowd {
     const extra = this.extraHeader.get(i);
     if (extra) h[extra[0]] = extra[1];
     const sentAt = this.now;
-    const a = await this.request('POST', `/events/${this.o.eventId}/queue`, h, undefined, this.joinPool);
+    this.joinsInFlight++;
+    const a = await this.request('POST', `/events/${this.o.eventId}/queue`, h, undefined, this.joinPool).finally(
+      () => this.joinsInFlight--,
+    );
     this.extraHeader.delete(i);
     if (a.status === 200 && a.body?.queueToken) {
       this.retries[i] = 0;
@@ -774,7 +800,21 @@ export class Crowd {
       done: this.finished,
       errors: this.errors,
       requests: this.requests,
+      backlog: this.dueToArrive() - this.arrivedCount,
     };
+  }
+
+  /** Fans whose arrival time has come (a binary search over the arrival order). */
+  private dueToArrive() {
+    const elapsed = this.now - this.o.startAtMs;
+    let lo = 0,
+      hi = this.order.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.arrival[this.order[mid]!]! <= elapsed) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   }
 
   private sampleStranded() {
@@ -787,6 +827,7 @@ export class Crowd {
   async run(): Promise<DriverResult> {
     // Fans in order of arrival, onto the wheel.
     const order = Array.from({ length: this.o.fans }, (_, i) => i).sort((a, b) => this.arrival[a]! - this.arrival[b]!);
+    this.order = order;
     let next = 0;
     const done = new Promise<void>((r) => (this.resolveDone = r));
     this.loopDelay.enable();
@@ -801,8 +842,10 @@ export class Crowd {
         if (this.inFlight === 0) this.resolveDone?.();
         return;
       }
-      while (next < order.length && this.arrival[order[next]!]! <= elapsed) {
+      while (next < order.length && this.arrival[order[next]!]! <= elapsed && this.joinsInFlight < this.joinBacklogCap) {
         const i = order[next++]!;
+        this.arrivedCount = next;
+        this.arrivalLagMs = Math.max(this.arrivalLagMs, elapsed - this.arrival[i]!);
         this.step(i);
       }
       const upTo = Math.floor(elapsed / this.tickMs);
@@ -866,6 +909,9 @@ export class Crowd {
       unfinished: this.o.fans - this.finished,
       unfinishedBy,
       eventLoopDelayP99Ms: Number.isFinite(this.loopDelay.percentile(99)) ? Math.round(this.loopDelay.percentile(99) / 1e6) : null,
+      joined: this.joinedAt.reduce((a, t) => a + (Number.isNaN(t) ? 0 : 1), 0),
+      arrivalLagMaxMs: Math.round(this.arrivalLagMs),
+      neverArrived: this.o.fans - this.arrivedCount,
     };
   }
 }

@@ -174,7 +174,7 @@ export class ResourceSampler {
   }
 
   /** Stops sampling (after one last sample) and says what the run used and what bound it. */
-  async finish(driverLoopDelayP99Ms: number | null): Promise<ResourceUse> {
+  async finish(driverLoopDelayP99Ms: number | null, joins?: ResourceUse['joins']): Promise<ResourceUse> {
     clearInterval(this.timer);
     await this.sample();
     const wallSeconds = Math.max(0.001, (Date.now() - this.startedAt) / 1000);
@@ -218,7 +218,7 @@ export class ResourceSampler {
             peakCommitsPerSecond: Math.round(this.peakCommits),
           }
         : null;
-    const use = { wallSeconds: Math.round(wallSeconds), machine, groups, database, driverLoopDelayP99Ms };
+    const use = { wallSeconds: Math.round(wallSeconds), machine, groups, database, driverLoopDelayP99Ms, ...(joins ? { joins } : {}) };
     return { ...use, bound: boundOf(use) };
   }
 }

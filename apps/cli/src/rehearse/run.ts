@@ -364,7 +364,12 @@ async function runOn(
       clearTimeout(stopAfter);
       for (const t of timers) clearTimeout(t);
     }
-    const resources = await sampler.finish(result.eventLoopDelayP99Ms);
+    const resources = await sampler.finish(result.eventLoopDelayP99Ms, {
+      // The pre-open crowd arrives over preOpenMs; the joins the product answered over the driver's run.
+      arrivingPerSecond: (o.fans * 0.7) / (preOpenMs / 1000),
+      joinedPerSecond: result.joined / Math.max(1, (Date.now() - startAt) / 1000),
+      arrivalLagMaxMs: result.arrivalLagMaxMs,
+    });
     // A fault still open gets a last chance to show its recovery.
     const settleUntil = Date.now() + 30_000;
     while (open.length > 0 && Date.now() < settleUntil) await new Promise((r) => setTimeout(r, 250));
@@ -449,6 +454,8 @@ async function runOn(
         requests: result.requests,
         requestsPerSecond: Math.round(result.requests / Math.max(1, wallSeconds)),
         eventLoopDelayP99Ms: result.eventLoopDelayP99Ms,
+        arrivalLagMaxMs: result.arrivalLagMaxMs,
+        neverArrived: result.neverArrived,
       },
       stopped: early,
       resources,
@@ -474,7 +481,7 @@ export function markdownPath(reportFile: string): string {
 
 function progressLine(p: Progress, seats: number, faults: string[], controller: string): string {
   const t = p.tMs < 0 ? `opens in ${(-p.tMs / 1000).toFixed(0)} s` : `t+${(p.tMs / 1000).toFixed(0)} s`;
-  return `rehearse: ${t}  joined ${p.joined}  waiting ${p.waiting}  admitted ${p.admitted}  holding/paying ${p.shopping}  orders ${p.bought} (${p.seatsBought}/${seats} seats)  done ${p.done}  errors ${p.errors}  requests ${p.requests}${faults.length ? `  fault: ${faults.join(', ')}` : ''}${controller ? `  controller: ${controller}` : ''}`;
+  return `rehearse: ${t}  joined ${p.joined}  waiting ${p.waiting}  admitted ${p.admitted}  holding/paying ${p.shopping}  orders ${p.bought} (${p.seatsBought}/${seats} seats)  done ${p.done}  errors ${p.errors}  requests ${p.requests}${p.backlog > 0 ? `  not yet let join ${p.backlog}` : ''}${faults.length ? `  fault: ${faults.join(', ')}` : ''}${controller ? `  controller: ${controller}` : ''}`;
 }
 
 /** Strikes one fault; the outcome's recovery is filled in when `recovered` first answers true. */

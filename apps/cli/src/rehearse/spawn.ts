@@ -37,6 +37,29 @@ export interface SpawnedProduct {
   stop(): Promise<void>;
 }
 
+/** The guard's program (plain JavaScript for `node -e`): argv driver pid, product pid, scratch directory, data directory. */
+const GUARD = `
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+const [driver, product, scratch, data] = process.argv.slice(1);
+const alive = (pid) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const signal = (pid, sig) => { try { process.kill(pid, sig); } catch {} };
+while (alive(Number(driver)) && existsSync(scratch)) await sleep(1000);
+if (existsSync(scratch)) {
+  signal(-Number(product), 'SIGTERM');
+  for (let i = 0; i < 25 && alive(Number(product)); i++) await sleep(1000);
+  signal(-Number(product), 'SIGKILL');
+  let postmaster;
+  try { postmaster = Number(readFileSync(data + '/postmaster.pid', 'utf8').split('\\n')[0]); } catch {}
+  if (postmaster) {
+    signal(postmaster, 'SIGINT');
+    for (let i = 0; i < 20 && alive(postmaster); i++) await sleep(1000);
+    signal(postmaster, 'SIGKILL');
+  }
+  rmSync(scratch, { recursive: true, force: true });
+}
+`;
+
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
@@ -94,11 +117,24 @@ export async function spawnProduct(o: SpawnOptions): Promise<SpawnedProduct> {
     NODE_ENV: 'development',
   };
   const flags = ['--store-instances', String(o.storeInstances), '--workers', String(o.workers), ...(o.edge ? ['--edge'] : [])];
+  // Its own process group, so that a guard can stop all of it (store and worker processes, workerd) at once.
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'scripts', 'start.ts'), ...flags], {
     cwd: repoRoot,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
+  // A driver that dies without stopping what it started (out of memory, SIGKILL) must not leave a product and a
+  // database running: a small guard process watches it and, when it is gone, stops them and removes the scratch
+  // directory. It leaves by itself once the scratch directory is gone (the driver stopped them).
+  spawn(
+    process.execPath,
+    ['--input-type=module', '-e', GUARD, String(process.pid), String(child.pid), scratch, join(scratch, 'db', 'pg')],
+    {
+      detached: true,
+      stdio: 'ignore',
+    },
+  ).unref();
   const pids = new Map<string, number>();
   const restarts = new Map<string, number>();
   let out = '';

@@ -64,6 +64,10 @@ export interface RehearsalReport {
     requests: number;
     requestsPerSecond: number;
     eventLoopDelayP99Ms: number | null;
+    /** The longest a fan waited past its arrival to send its join, the join connections being full (ms). */
+    arrivalLagMaxMs?: number;
+    /** Fans who never sent a join (the run ended first). */
+    neverArrived?: number;
   };
   /** Set when the crowd was stopped before its deadline (an operator's signal, `--stop-after`): by what, when (ms after the open), how many fans had joined. */
   stopped?: { by: string; atMs: number; joined: number } | null;
@@ -135,7 +139,7 @@ export function reportMarkdown(r: RehearsalReport): string {
   lines.push(
     '## The driver',
     '',
-    `${n(d.requests)} requests in ${n(d.wallSeconds, 1)} s (${n(d.requestsPerSecond)} a second); the driver's own CPU ${n(d.cpuSeconds, 1)} s, peak memory ${n(d.peakRssMb)} MB, event-loop delay p99 ${n(d.eventLoopDelayP99Ms)} ms.`,
+    `${n(d.requests)} requests in ${n(d.wallSeconds, 1)} s (${n(d.requestsPerSecond)} a second); the driver's own CPU ${n(d.cpuSeconds, 1)} s, peak memory ${n(d.peakRssMb)} MB, event-loop delay p99 ${n(d.eventLoopDelayP99Ms)} ms.${d.arrivalLagMaxMs ? ` Fans waited up to ${n(d.arrivalLagMaxMs / 1000, 1)} s past their arrival to send their join (${n(d.neverArrived ?? 0)} never did), the product answering joins slower than they came.` : ''}`,
     '',
   );
   if (r.resources) lines.push(...resourcesMarkdown(r.resources));

@@ -56,3 +56,18 @@ describe('boundOf', () => {
     );
   });
 });
+
+describe('boundOf and the crowd', () => {
+  it("names the product's join pace first when fans waited long to send their joins", () => {
+    const b = boundOf(
+      use({
+        groups: [group('store', 0.4)],
+        joins: { arrivingPerSecond: 2333.3, joinedPerSecond: 41.6, arrivalLagMaxMs: 600_000 },
+      }),
+    );
+    expect(b[0]).toBe(
+      "the product's pace at taking joins: 42 a second against 2333 arriving a second, so fans waited up to 600 s to send theirs (the causes follow)",
+    );
+    expect(boundOf(use({ joins: { arrivingPerSecond: 100, joinedPerSecond: 99, arrivalLagMaxMs: 2000 } }))[0]).toMatch(/^not CPU/);
+  });
+});

@@ -34,6 +34,11 @@ export interface ResourceUse {
   database: { commitsPerSecond: number; peakCommitsPerSecond: number } | null;
   /** The driver's event-loop delay p99, ms: its own lag, not the product's. */
   driverLoopDelayP99Ms: number | null;
+  /**
+   * The crowd against the product's pace at taking joins: how many arrived a second at the busiest (the pre-open
+   * crowd), how many joins the product answered a second, how long a fan waited past its arrival to send its join.
+   */
+  joins?: { arrivingPerSecond: number; joinedPerSecond: number; arrivalLagMaxMs: number };
   /** What bound the run, most binding first; each a sentence with its figures. */
   bound: string[];
 }
@@ -44,6 +49,8 @@ export const MACHINE_BOUND_SHARE = 0.85;
 export const PROCESS_BOUND_CORES = 0.85;
 /** The driver's event loop lagging more than this (p99) means the driver, not the product, set the pace. */
 export const DRIVER_LAG_BOUND_MS = 1000;
+/** Fans waiting longer than this past their arrival to send a join: the product's join pace bound the run. */
+export const JOIN_LAG_BOUND_MS = 10_000;
 
 const f = (v: number, digits = 2) => v.toFixed(digits);
 
@@ -56,6 +63,10 @@ const f = (v: number, digits = 2) => v.toFixed(digits);
 export function boundOf(u: Omit<ResourceUse, 'bound'>): string[] {
   const out: string[] = [];
   const groups = [...u.groups].sort((a, b) => b.avgCores - a.avgCores);
+  if (u.joins && u.joins.arrivalLagMaxMs >= JOIN_LAG_BOUND_MS)
+    out.push(
+      `the product's pace at taking joins: ${Math.round(u.joins.joinedPerSecond)} a second against ${Math.round(u.joins.arrivingPerSecond)} arriving a second, so fans waited up to ${Math.round(u.joins.arrivalLagMaxMs / 1000)} s to send theirs (the causes follow)`,
+    );
   for (const g of groups) {
     if (!g.multiCore && g.busiestProcessCores >= PROCESS_BOUND_CORES)
       out.push(
