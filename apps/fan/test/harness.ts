@@ -204,11 +204,13 @@ export async function http(
 /**
  * Moves the page's clock on by `stepMs` (a poll the server asked to come back later is due at once) until `check`
  * holds; the store API serves each poll from a watermark it re-reads every 500 ms, so one step may see the old state.
+ * Each step waits up to 15 s of real time for the page to show it (a poll and a render on a loaded machine), returning
+ * as soon as it does.
  */
 export async function advanceUntil(page: Page, check: () => Promise<boolean>, what: string, stepMs = 35_000, tries = 8): Promise<void> {
   for (let i = 0; i < tries; i++) {
     await page.clock.fastForward(stepMs);
-    const end = Date.now() + 5_000;
+    const end = Date.now() + 15_000;
     while (Date.now() < end) {
       if (await check().catch(() => false)) return;
       await new Promise((r) => setTimeout(r, 200));
