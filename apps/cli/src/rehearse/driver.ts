@@ -291,6 +291,11 @@ export class Crowd {
    */
   stop() {
     this.stopped = true;
+    // Requests already on the wire get a few seconds to be answered; those still queued for a connection (tens of
+    // thousands in a crowd larger than the product's pace) are dropped rather than sent, and not counted as answers.
+    setTimeout(() => {
+      for (const p of [this.pool, this.pollPool, this.joinPool, this.payPool]) void p.destroy().catch(() => {});
+    }, 5000).unref();
   }
 
   private isBot(i: number) {
@@ -386,8 +391,12 @@ export class Crowd {
       if (res.statusCode >= 500) this.errors++;
       return { status: res.statusCode, code, body: parsed, retryAfterS, ms: performance.now() - started, key };
     } catch (e) {
-      this.errors++;
       const code = (e as { code?: string }).code ?? 'network';
+      if (this.stopped && code === 'UND_ERR_DESTROYED') {
+        this.requests--; // never sent
+        return { status: 0, code, body: null, retryAfterS: null, ms: performance.now() - started, key: 'stopped' };
+      }
+      this.errors++;
       this.record(`network ${code}`);
       return { status: 0, code, body: null, retryAfterS: null, ms: performance.now() - started, key: `network ${code}` };
     } finally {
@@ -869,7 +878,7 @@ export class Crowd {
     clearInterval(this.timer);
     this.sampleStranded();
     this.loopDelay.disable();
-    await Promise.all([this.pool.close(), this.pollPool.close(), this.joinPool.close(), this.payPool.close()]);
+    await Promise.all([this.pool, this.pollPool, this.joinPool, this.payPool].map((p) => (p.destroyed ? undefined : p.close())));
     const ranked = { arrival: [] as number[], position: [] as number[] };
     for (let i = 0; i < this.o.fans; i++) {
       if (this.preOpen[i] === 1 && !Number.isNaN(this.position[i]!)) {
