@@ -208,6 +208,8 @@ async function runOn(
   const stopCrowd = (by: string) => {
     const crowd = running?.crowd;
     if (!crowd || stopped) return;
+    // Stopped once (by --stop-after or a signal): the next signal quits at once.
+    running!.stopping = true;
     stopped = { by, atMs: Date.now() - onsaleAt.getTime(), joined: crowd.progress().joined };
     crowd.stop();
   };
