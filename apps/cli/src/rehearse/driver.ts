@@ -486,14 +486,20 @@ export class Crowd {
 
   private async join(i: number) {
     this.setPhase(i, Phase.JOINING);
-    const h = await this.headers(i);
-    const extra = this.extraHeader.get(i);
-    if (extra) h[extra[0]] = extra[1];
-    const sentAt = this.now;
+    // Counted from here, not from the request: signing the fan's token is asynchronous, and a tick lets arrivals in
+    // while the count is below the cap.
     this.joinsInFlight++;
-    const a = await this.request('POST', `/events/${this.o.eventId}/queue`, h, undefined, this.joinPool).finally(
-      () => this.joinsInFlight--,
-    );
+    let a: Answer;
+    let sentAt: number;
+    try {
+      const h = await this.headers(i);
+      const extra = this.extraHeader.get(i);
+      if (extra) h[extra[0]] = extra[1];
+      sentAt = this.now;
+      a = await this.request('POST', `/events/${this.o.eventId}/queue`, h, undefined, this.joinPool);
+    } finally {
+      this.joinsInFlight--;
+    }
     this.extraHeader.delete(i);
     if (a.status === 200 && a.body?.queueToken) {
       this.retries[i] = 0;
@@ -878,7 +884,7 @@ export class Crowd {
     clearInterval(this.timer);
     this.sampleStranded();
     this.loopDelay.disable();
-    await Promise.all([this.pool, this.pollPool, this.joinPool, this.payPool].map((p) => (p.destroyed ? undefined : p.close())));
+    await Promise.all([this.pool, this.pollPool, this.joinPool, this.payPool].filter((p) => !p.destroyed).map((p) => p.close()));
     const ranked = { arrival: [] as number[], position: [] as number[] };
     for (let i = 0; i < this.o.fans; i++) {
       if (this.preOpen[i] === 1 && !Number.isNaN(this.position[i]!)) {
