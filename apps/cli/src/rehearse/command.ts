@@ -19,7 +19,7 @@ export const REHEARSE_USAGE = `  rehearse --event-file <json> --fans <n> [--time
                                (@90s): kill-store, kill-worker, restart-db (--spawn only), and slow-payments (with
                                --target too: the simulated gateway, for the rehearsal's event only, refuses half its
                                charges for load and answers the rest 60 s / K late, within 1-5 s, for 15% of the sale,
-                               at least 10 s). --stop-after (or Ctrl-C once): the fans stop there and the report covers
+                               10 s or more). --stop-after (or Ctrl-C once): the fans stop there and the report covers
                                what happened so far, with what bound the run (each process's CPU, the machine's, the
                                database's commits). Exit 0 when the verdict is PASS (nothing sold twice, no duplicate
                                order, no drift, every fault recovered, not stopped early), 1 otherwise`;
