@@ -23,8 +23,13 @@ export default defineConfig({
       // Most command lines run in the test's process (apps/cli/test/run.ts); the few that run the real binary, and the
       // demo that starts the product with `npm start`, load tsx in a child (seconds each on a machine running two suites).
       { extends: true, test: { name: 'cli', include: ['apps/cli/test/**/*.test.ts'], testTimeout: 600_000 } },
-      { extends: true, test: { name: 'console', include: ['apps/console/test/**/*.test.ts'] } },
-      { extends: true, test: { name: 'fan', include: ['apps/fan/test/**/*.test.ts'] } },
+      // A browser scenario is dozens of steps, each a render and a request, and its files build the pages and start
+      // servers first: with two suites on two cores one scenario took over 180 s. Slow is not failing; a hang still is.
+      {
+        extends: true,
+        test: { name: 'console', include: ['apps/console/test/**/*.test.ts'], testTimeout: 420_000, hookTimeout: 600_000 },
+      },
+      { extends: true, test: { name: 'fan', include: ['apps/fan/test/**/*.test.ts'], testTimeout: 420_000, hookTimeout: 600_000 } },
       { extends: true, test: { name: 'edge', include: ['apps/edge/test/**/*.test.ts'] } },
     ],
   },
