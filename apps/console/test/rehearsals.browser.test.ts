@@ -203,7 +203,8 @@ describe('rehearsals in the console, in Chromium at 1440 and 390 px', () => {
     await page.goto(`${baseUrl}/rehearsals`);
     await page.getByTestId('rehearsal-readonly').waitFor({ timeout: 30_000 });
     expect(await page.getByTestId('rehearsal-start').count()).toBe(0);
-    expect(await page.getByTestId('rehearsal-run').count()).toBe(1);
+    // The read-only notice renders before the list of runs has loaded: wait for the list, not for the notice.
+    await expect.poll(() => page.getByTestId('rehearsal-run').count()).toBe(1);
     const status = await page.evaluate(
       async () =>
         (
