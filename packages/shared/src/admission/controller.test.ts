@@ -75,6 +75,13 @@ async function queueState(eventId: string) {
   return t.db.selectFrom('queue_state').selectAll().where('event_id', '=', eventId).executeTakeFirstOrThrow();
 }
 
+/**
+ * A test clock 20 s into the current minute. The claim ratio reads the complete minutes before the tick's own, so a
+ * test whose ticks rolled into the next minute would see its own advances unclaimed and speed the watermark up
+ * tenfold partway through (a take-over test once moved 108 positions past its rate that way).
+ */
+const clockInMinute = (): ManualClock => manualClock(Math.floor(Date.now() / 60_000) * 60_000 + 20_000);
+
 const outcomeOf = (events: EventTickOutcome[], eventId: string) => events.find((e) => e.eventId === eventId);
 
 /** Ticks `n` times, moving the clock `everyMs` before each, and returns the last outcome for the event. */
@@ -92,7 +99,7 @@ describe('the admission controller advances the watermark at the planned rate', 
     const eventId = await makeEvent();
     await addEntries(t.db, eventId, 1000, 'FIFO');
     await setRateOverride(t.db, eventId, 600, { actor: 'test', reason: 'drill' });
-    const clock = manualClock();
+    const clock = clockInMinute();
     const c = controller(clock, { tickMs: 200 });
     await c.tickOnce();
     const first = await queueState(eventId);
@@ -130,7 +137,7 @@ describe('the admission controller advances the watermark at the planned rate', 
       pacing: { targetSaleMinutes: 2, ticketsPerOrder: 1, overbookFactor: 1.3, checkoutMinutes: 6, paymentTps: 1000 },
     });
     await addEntries(t.db, eventId, 500, 'FIFO');
-    const clock = manualClock();
+    const clock = clockInMinute();
     const c = controller(clock, { tickMs: 200 });
     const firstTick = outcomeOf((await c.tickOnce()).events, eventId);
     // No earlier tick, so nothing elapsed; but nobody is inside yet, so one fan is let in at once.
@@ -162,7 +169,7 @@ describe('the admission controller advances the watermark at the planned rate', 
     const eventId = await makeEvent();
     await addEntries(t.db, eventId, 5, 'FIFO');
     await setRateOverride(t.db, eventId, 60_000, { actor: 'test' });
-    const clock = manualClock();
+    const clock = clockInMinute();
     const c = controller(clock, { tickMs: 200 });
     await c.tickOnce();
     await tickMany(c, clock, eventId, 3, 200);
@@ -173,9 +180,7 @@ describe('the admission controller advances the watermark at the planned rate', 
   });
 
   it('speeds the watermark up by 1 / claim ratio when admitted fans do not claim', async () => {
-    // The claim ratio reads the five complete minutes before the current one: the clock starts 20 s into a minute,
-    // so the test's own ticks never roll into the next minute halfway through.
-    const clock = manualClock(Math.floor(Date.now() / 60_000) * 60_000 + 20_000);
+    const clock = clockInMinute();
     const eventId = await makeEvent();
     await addEntries(t.db, eventId, 2000, 'FIFO');
     // The five complete minutes before this one: 1,000 positions advanced, 500 admission tokens issued.
@@ -202,7 +207,7 @@ describe('fail closed', () => {
     const eventId = await makeEvent();
     await addEntries(t.db, eventId, 1000, 'FIFO');
     await setRateOverride(t.db, eventId, 6000, { actor: 'test' });
-    const clock = manualClock();
+    const clock = clockInMinute();
     const c = controller(clock, { tickMs: 200 });
     await c.tickOnce();
     await tickMany(c, clock, eventId, 2, 200);
@@ -271,7 +276,7 @@ describe('fail closed', () => {
       pacing: { targetSaleMinutes: 1, ticketsPerOrder: 2.5, overbookFactor: 1.3, checkoutMinutes: 6, paymentTps: 1000 },
     });
     await addEntries(t.db, eventId, 100, 'FIFO');
-    const clock = manualClock();
+    const clock = clockInMinute();
     const c = controller(clock, { tickMs: 200 });
     const setSeats = async (sold: number, held: number, heldExpired = false) => {
       await sql`UPDATE seats SET status = 'AVAILABLE', hold_id = NULL, expires_at = NULL WHERE event_id = ${eventId}`.execute(t.db);
@@ -332,7 +337,7 @@ describe('one leader per event', () => {
     const eventId = await makeEvent();
     await addEntries(t.db, eventId, 1000, 'FIFO');
     await setRateOverride(t.db, eventId, 1200, { actor: 'test' });
-    const clock = manualClock();
+    const clock = clockInMinute();
     const a = controller(clock, { tickMs: 200, instanceId: 'controller-a' });
     const b = controller(clock, { tickMs: 200, instanceId: 'controller-b' });
     /** One tick interval: the clock moves, then both controllers run a pass at once, as two processes would. */
@@ -441,7 +446,7 @@ describe('who counts as inside (fans who can still buy)', () => {
       t.db,
     );
     await setRateOverride(t.db, eventId, 120, { actor: 'ops', reason: 'sell the rest' });
-    const clock = manualClock();
+    const clock = clockInMinute();
     const c = controller(clock, { tickMs: 200 });
     let o = outcomeOf((await c.tickOnce()).events, eventId);
     // Before: 27 admitted in the last 10 minutes, none bought = 27 inside for 40 x 1.2 / 2 = 24 plausible fans: 0/min.
@@ -501,7 +506,7 @@ describe('who counts as inside (fans who can still buy)', () => {
       t.db,
     );
     await addEntries(t.db, eventId, 3, 'FIFO');
-    const clock = manualClock();
+    const clock = clockInMinute();
     const c = controller(clock, { tickMs: 200 });
     const o = outcomeOf((await c.tickOnce()).events, eventId);
     expect(o).toMatchObject({ status: 'ticked', available: 1, held: 0, ratePerMinute: 0.06, admitAtOnce: 1, advanced: 1, cap: 1 });
