@@ -6,9 +6,10 @@ export default defineConfig({
   test: {
     globalSetup: ['./scripts/test-global-setup.ts'],
     // Generous: the suite must pass while another full run shares the machine's two cores (a stampede test of 1,000
-    // concurrent requests then takes minutes). A hung test fails later, never a slow one.
-    testTimeout: 180_000,
-    hookTimeout: 120_000,
+    // concurrent requests then takes minutes). A hung test fails later, never a slow one. Test files set a longer
+    // timeout where they need one and never a shorter one: under load a short one fails, not the behaviour.
+    testTimeout: 300_000,
+    hookTimeout: 300_000,
     // A page's figures arrive on the war room's 1 s tick or a poll; with two test files sharing two cores a second
     // is too tight a wait for the next one (vitest's default poll timeout is 1 s).
     expect: { poll: { timeout: 10_000 } },

@@ -40,7 +40,7 @@ beforeAll(async () => {
   product.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   product.stderr!.on('data', (d: Buffer) => (output += d.toString()));
   await printed(/Ctrl-C to stop\./, 120_000);
-}, 150_000);
+});
 
 afterAll(async () => {
   if (product && product.exitCode === null && product.signalCode === null) {

@@ -52,7 +52,7 @@ beforeAll(async () => {
 });
 afterAll(() => t?.drop());
 
-describe('onsale lottery:draw', { timeout: 180_000 }, () => {
+describe('onsale lottery:draw', () => {
   it('refuses before registration closes and on a non-lottery event (exit 1, a code, nothing written)', async () => {
     const [early, plain, audit] = await Promise.all([
       onsale(t.url, 'lottery:draw', openEventId),

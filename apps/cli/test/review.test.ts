@@ -64,7 +64,7 @@ const review = async (...args: string[]) => {
   return JSON.parse(r.stdout) as { confirmedOrders: number; clusters: Cluster[] };
 };
 
-describe('onsale review', { timeout: 180_000 }, () => {
+describe('onsale review', () => {
   it('clusters orders by shared card, device and id sequence, with the evidence', async () => {
     const json = await onsale(t.url, 'review', eventId, '--format', 'json');
     expect(json.code, json.stderr).toBe(0);

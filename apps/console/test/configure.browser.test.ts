@@ -54,7 +54,7 @@ beforeAll(async () => {
   page.on('console', (m) => {
     if (m.type() === 'error') pageErrors.push(m.text());
   });
-}, 180_000);
+});
 
 afterAll(async () => {
   await browser?.close();

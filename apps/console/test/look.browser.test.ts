@@ -49,7 +49,7 @@ beforeAll(async () => {
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1440, height: 1000 }, timezoneId: 'UTC' });
   page.on('pageerror', (err) => pageErrors.push(err.message));
-}, 180_000);
+});
 
 afterAll(async () => {
   await browser?.close();

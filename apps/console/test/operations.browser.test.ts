@@ -139,17 +139,17 @@ beforeAll(async () => {
 
   ({ storeUrl, baseUrl, stop: stopProduct } = await startProduct(tdb.db, tdb.url, distDir, 'operations-test'));
   browser = await launchChromium();
-}, 300_000);
+});
 
 afterAll(async () => {
   for (const c of contexts) await c.close().catch(() => undefined);
   await browser?.close();
   await stopProduct?.();
   await tdb?.drop();
-}, 60_000);
+});
 
 describe('operations pages change things, in Chromium at 1440 and 390 px', () => {
-  it('a scripted load: per width, two fans pay with one card', { timeout: 240_000 }, async () => {
+  it('a scripted load: per width, two fans pay with one card', async () => {
     for (const [i, view] of VIEWS.entries()) {
       const card = cardNumber(100 + i);
       for (const id of PAIRS[view.name]) await buyWith(id, card);
@@ -164,105 +164,91 @@ describe('operations pages change things, in Chromium at 1440 and 390 px', () =>
       beforeAll(async () => {
         operator = await pageAs(OPERATOR, view);
         admin = await pageAs(ADMIN, view);
-      }, 120_000);
+      });
 
-      it(
-        'the post-sale review cancels a cluster: a reason is required; the orders are cancelled, each audited with it, and the review read again no longer lists the cluster',
-        { timeout: 120_000 },
-        async () => {
-          const [first, second] = PAIRS[view.name];
-          await operator.goto(`${baseUrl}/events/${eventId}/review`);
-          await operator.getByTestId('review-summary').waitFor();
-          const cluster = operator.getByTestId('review-cluster').filter({ hasText: first });
-          await cluster.waitFor({ timeout: 30_000 });
-          expect(await cluster.textContent()).toContain(second);
-          const clusters = await operator.getByTestId('review-cluster').count();
+      it('the post-sale review cancels a cluster: a reason is required; the orders are cancelled, each audited with it, and the review read again no longer lists the cluster', async () => {
+        const [first, second] = PAIRS[view.name];
+        await operator.goto(`${baseUrl}/events/${eventId}/review`);
+        await operator.getByTestId('review-summary').waitFor();
+        const cluster = operator.getByTestId('review-cluster').filter({ hasText: first });
+        await cluster.waitFor({ timeout: 30_000 });
+        expect(await cluster.textContent()).toContain(second);
+        const clusters = await operator.getByTestId('review-cluster').count();
 
-          await cluster.getByTestId('cancel-cluster').click();
-          const form = cluster.getByTestId('cancel-cluster-form');
-          await form.getByTestId('cancel-cluster-confirm').click();
-          await expect.poll(() => form.locator('.field-error').textContent()).toMatch(/^Give a reason/);
-          expect(await auditCount('order.cancel', first)).toBe(0);
-          await form.getByTestId('cancel-cluster-reason').fill(`${view.name}: one card bought for two accounts`);
-          await form.getByTestId('cancel-cluster-confirm').click();
+        await cluster.getByTestId('cancel-cluster').click();
+        const form = cluster.getByTestId('cancel-cluster-form');
+        await form.getByTestId('cancel-cluster-confirm').click();
+        await expect.poll(() => form.locator('.field-error').textContent()).toMatch(/^Give a reason/);
+        expect(await auditCount('order.cancel', first)).toBe(0);
+        await form.getByTestId('cancel-cluster-reason').fill(`${view.name}: one card bought for two accounts`);
+        await form.getByTestId('cancel-cluster-confirm').click();
 
-          const done = operator.getByTestId('cluster-cancelled');
-          await expect.poll(() => done.getAttribute('data-gone'), { timeout: 30_000 }).toBe('true');
-          expect(await done.textContent()).toContain(`Cancelled 2 orders of`);
-          expect(await operator.getByTestId('review-cluster').filter({ hasText: first }).count()).toBe(0);
-          expect(await operator.getByTestId('review-cluster').count()).toBe(clusters - 1);
-          expect(await auditCount('order.cancel', `${view.name}: one card bought for two accounts`)).toBe(2);
-          const { rows } = await sql<{ status: string }>`SELECT status FROM orders WHERE account_id IN (${first}, ${second})`.execute(
-            tdb.db,
-          );
-          expect(rows.map((r) => r.status)).toEqual(['CANCELLED', 'CANCELLED']);
-          expect(await sideways(operator)).toBeLessThanOrEqual(0);
-        },
-      );
+        const done = operator.getByTestId('cluster-cancelled');
+        await expect.poll(() => done.getAttribute('data-gone'), { timeout: 30_000 }).toBe('true');
+        expect(await done.textContent()).toContain(`Cancelled 2 orders of`);
+        expect(await operator.getByTestId('review-cluster').filter({ hasText: first }).count()).toBe(0);
+        expect(await operator.getByTestId('review-cluster').count()).toBe(clusters - 1);
+        expect(await auditCount('order.cancel', `${view.name}: one card bought for two accounts`)).toBe(2);
+        const { rows } = await sql<{ status: string }>`SELECT status FROM orders WHERE account_id IN (${first}, ${second})`.execute(tdb.db);
+        expect(rows.map((r) => r.status)).toEqual(['CANCELLED', 'CANCELLED']);
+        expect(await sideways(operator)).toBeLessThanOrEqual(0);
+      });
 
-      it(
-        'webhooks: an endpoint disabled (its dead delivery cannot be sent), enabled, and the delivery sent again; each audited',
-        { timeout: 120_000 },
-        async () => {
-          const ep = endpoints[view.name]!;
-          await operator.goto(`${baseUrl}/webhooks`);
-          const row = operator.locator(`[data-testid="webhook-endpoint-row"][data-url="${ep.url}"]`);
-          await row.waitFor({ timeout: 30_000 });
-          await row.getByTestId('webhook-disable').click();
-          await expect.poll(() => row.getByTestId('webhook-endpoint-state').textContent(), { timeout: 30_000 }).toBe('Disabled');
-          expect(await auditCount('webhook.disabled', ep.id)).toBe(1);
+      it('webhooks: an endpoint disabled (its dead delivery cannot be sent), enabled, and the delivery sent again; each audited', async () => {
+        const ep = endpoints[view.name]!;
+        await operator.goto(`${baseUrl}/webhooks`);
+        const row = operator.locator(`[data-testid="webhook-endpoint-row"][data-url="${ep.url}"]`);
+        await row.waitFor({ timeout: 30_000 });
+        await row.getByTestId('webhook-disable').click();
+        await expect.poll(() => row.getByTestId('webhook-endpoint-state').textContent(), { timeout: 30_000 }).toBe('Disabled');
+        expect(await auditCount('webhook.disabled', ep.id)).toBe(1);
 
-          await operator.getByLabel('Endpoint', { exact: true }).selectOption({ label: ep.url });
-          await operator.getByLabel('Status', { exact: true }).selectOption('DEAD');
-          const delivery = operator.getByTestId('webhook-delivery-row').filter({ hasText: String(ep.deliveryId) });
-          await delivery.waitFor({ timeout: 30_000 });
-          expect(await delivery.textContent()).toContain('HTTP 502');
-          await delivery.getByTestId('webhook-redeliver').click();
-          const message = operator.getByTestId('webhook-message');
-          await expect.poll(() => message.getAttribute('class')).toBe('form-error');
-          expect(await message.textContent()).toMatch(/disabled|inactive/i);
-          expect(await auditCount('webhook.redelivered', ep.id)).toBe(0);
+        await operator.getByLabel('Endpoint', { exact: true }).selectOption({ label: ep.url });
+        await operator.getByLabel('Status', { exact: true }).selectOption('DEAD');
+        const delivery = operator.getByTestId('webhook-delivery-row').filter({ hasText: String(ep.deliveryId) });
+        await delivery.waitFor({ timeout: 30_000 });
+        expect(await delivery.textContent()).toContain('HTTP 502');
+        await delivery.getByTestId('webhook-redeliver').click();
+        const message = operator.getByTestId('webhook-message');
+        await expect.poll(() => message.getAttribute('class')).toBe('form-error');
+        expect(await message.textContent()).toMatch(/disabled|inactive/i);
+        expect(await auditCount('webhook.redelivered', ep.id)).toBe(0);
 
-          await row.getByTestId('webhook-enable').click();
-          await expect.poll(() => row.getByTestId('webhook-endpoint-state').textContent(), { timeout: 30_000 }).toBe('Active');
-          await delivery.getByTestId('webhook-redeliver').click();
-          await expect.poll(() => message.textContent()).toBe(`Delivery ${ep.deliveryId} queued again.`);
-          // The dead-letter list read again no longer has it; the server has it queued.
-          await expect.poll(() => delivery.count(), { timeout: 30_000 }).toBe(0);
-          const { rows } = await sql<{ status: string }>`SELECT status FROM webhook_deliveries WHERE id = ${ep.deliveryId}`.execute(tdb.db);
-          expect(rows[0]!.status).not.toBe('DEAD');
-          expect(await auditCount('webhook.redelivered', ep.id)).toBe(1);
-          expect(await auditCount('webhook.enabled', ep.id)).toBe(1);
-          expect(await sideways(operator)).toBeLessThanOrEqual(0);
-        },
-      );
+        await row.getByTestId('webhook-enable').click();
+        await expect.poll(() => row.getByTestId('webhook-endpoint-state').textContent(), { timeout: 30_000 }).toBe('Active');
+        await delivery.getByTestId('webhook-redeliver').click();
+        await expect.poll(() => message.textContent()).toBe(`Delivery ${ep.deliveryId} queued again.`);
+        // The dead-letter list read again no longer has it; the server has it queued.
+        await expect.poll(() => delivery.count(), { timeout: 30_000 }).toBe(0);
+        const { rows } = await sql<{ status: string }>`SELECT status FROM webhook_deliveries WHERE id = ${ep.deliveryId}`.execute(tdb.db);
+        expect(rows[0]!.status).not.toBe('DEAD');
+        expect(await auditCount('webhook.redelivered', ep.id)).toBe(1);
+        expect(await auditCount('webhook.enabled', ep.id)).toBe(1);
+        expect(await sideways(operator)).toBeLessThanOrEqual(0);
+      });
 
-      it(
-        'users: an admin changes a role; a promoter without an organisation is refused at the field; the list read again shows the new role, audited',
-        { timeout: 120_000 },
-        async () => {
-          const email = `casey-${view.name}@ops-pages.test`;
-          await admin.goto(`${baseUrl}/users`);
-          const row = admin.locator(`[data-testid="user-row"][data-email="${email}"]`);
-          await row.waitFor({ timeout: 30_000 });
-          expect(await row.getByTestId('user-role').textContent()).toBe('viewer');
-          await row.getByTestId('user-manage').click();
-          const manage = admin.getByTestId('manage-user');
-          await manage.getByLabel('Role').selectOption('promoter');
-          await manage.getByTestId('user-change-role').click();
-          const summary = manage.getByTestId('error-summary');
-          await summary.waitFor();
-          expect(await summary.locator('a[data-field]').allTextContents()).toEqual(['Organisation: A promoter needs an organisation.']);
-          expect(await row.getByTestId('user-role').textContent()).toBe('viewer');
+      it('users: an admin changes a role; a promoter without an organisation is refused at the field; the list read again shows the new role, audited', async () => {
+        const email = `casey-${view.name}@ops-pages.test`;
+        await admin.goto(`${baseUrl}/users`);
+        const row = admin.locator(`[data-testid="user-row"][data-email="${email}"]`);
+        await row.waitFor({ timeout: 30_000 });
+        expect(await row.getByTestId('user-role').textContent()).toBe('viewer');
+        await row.getByTestId('user-manage').click();
+        const manage = admin.getByTestId('manage-user');
+        await manage.getByLabel('Role').selectOption('promoter');
+        await manage.getByTestId('user-change-role').click();
+        const summary = manage.getByTestId('error-summary');
+        await summary.waitFor();
+        expect(await summary.locator('a[data-field]').allTextContents()).toEqual(['Organisation: A promoter needs an organisation.']);
+        expect(await row.getByTestId('user-role').textContent()).toBe('viewer');
 
-          await manage.getByLabel('Role').selectOption('operator');
-          await manage.getByTestId('user-change-role').click();
-          await expect.poll(() => manage.getByTestId('manage-done').textContent(), { timeout: 30_000 }).toBe(`${email} is now operator.`);
-          await expect.poll(() => row.getByTestId('user-role').textContent(), { timeout: 30_000 }).toBe('operator');
-          expect(await auditCount('console_user.role_changed', email)).toBe(1);
-          expect(await sideways(admin)).toBeLessThanOrEqual(0);
-        },
-      );
+        await manage.getByLabel('Role').selectOption('operator');
+        await manage.getByTestId('user-change-role').click();
+        await expect.poll(() => manage.getByTestId('manage-done').textContent(), { timeout: 30_000 }).toBe(`${email} is now operator.`);
+        await expect.poll(() => row.getByTestId('user-role').textContent(), { timeout: 30_000 }).toBe('operator');
+        expect(await auditCount('console_user.role_changed', email)).toBe(1);
+        expect(await sideways(admin)).toBeLessThanOrEqual(0);
+      });
     });
   }
 

@@ -176,41 +176,37 @@ beforeAll(async () => {
   ({ storeUrl, baseUrl, stop: stopProduct } = await startProduct(tdb.db, tdb.url, distDir, 'operator-test'));
   browser = await launchChromium();
   mkdirSync(docsShots, { recursive: true });
-}, 300_000);
+});
 
 afterAll(async () => {
   for (const c of contexts) await c.close().catch(() => undefined);
   await browser?.close();
   await stopProduct?.();
   await tdb?.drop();
-}, 60_000);
+});
 
 describe('the console an operator would pick, in Chromium at 1440 and 390 px', () => {
   const fans: Record<string, Fan> = {};
 
-  it(
-    'a scripted load: on Live Night two fans pay with one card, one card is declined, one fan holds; fans wait on the stalled and the unsigned events',
-    { timeout: 180_000 },
-    async () => {
-      for (const id of ['live-1', 'live-2', 'live-3', 'live-4', 'stall-1', 'stall-2', 'stall-3', 'unsigned-1']) fans[id] = await newFan(id);
-      await Promise.all(['live-1', 'live-2', 'live-3', 'live-4'].map((id) => admitAndHold(fans[id]!, ids.live)));
-      const shared = cardNumber(1);
-      expect((await pay(fans['live-1']!, shared, 'op-pay-1')).status).toBe(200);
-      expect((await pay(fans['live-2']!, shared, 'op-pay-2')).status).toBe(200);
-      const declined = await pay(fans['live-3']!, TEST_CARDS.declined, 'op-pay-3');
-      expect(declined.json.error).toBe('PAYMENT_DECLINED');
-      for (const id of ['stall-1', 'stall-2', 'stall-3']) await joinQueue(fans[id]!, ids.stalled);
-      await joinQueue(fans['unsigned-1']!, ids.unsigned);
+  it('a scripted load: on Live Night two fans pay with one card, one card is declined, one fan holds; fans wait on the stalled and the unsigned events', async () => {
+    for (const id of ['live-1', 'live-2', 'live-3', 'live-4', 'stall-1', 'stall-2', 'stall-3', 'unsigned-1']) fans[id] = await newFan(id);
+    await Promise.all(['live-1', 'live-2', 'live-3', 'live-4'].map((id) => admitAndHold(fans[id]!, ids.live)));
+    const shared = cardNumber(1);
+    expect((await pay(fans['live-1']!, shared, 'op-pay-1')).status).toBe(200);
+    expect((await pay(fans['live-2']!, shared, 'op-pay-2')).status).toBe(200);
+    const declined = await pay(fans['live-3']!, TEST_CARDS.declined, 'op-pay-3');
+    expect(declined.json.error).toBe('PAYMENT_DECLINED');
+    for (const id of ['stall-1', 'stall-2', 'stall-3']) await joinQueue(fans[id]!, ids.stalled);
+    await joinQueue(fans['unsigned-1']!, ids.unsigned);
 
-      // The controller has ticked over every event (Live Night's fans are in): the unsigned sale did not open, and its
-      // fan reads why in plain words; nobody on the stalled sale was let in.
-      const unsigned = await statusOf(fans['unsigned-1']!, ids.unsigned);
-      expect(unsigned.state).toBe('WAITING');
-      expect(unsigned.admissionToken).toBeUndefined();
-      expect(unsigned.message).toBe(AWAITING_SIGNOFF_MESSAGES.en);
-      for (const id of ['stall-1', 'stall-2', 'stall-3']) expect((await statusOf(fans[id]!, ids.stalled)).state).toBe('WAITING');
-    },
-  );
+    // The controller has ticked over every event (Live Night's fans are in): the unsigned sale did not open, and its
+    // fan reads why in plain words; nobody on the stalled sale was let in.
+    const unsigned = await statusOf(fans['unsigned-1']!, ids.unsigned);
+    expect(unsigned.state).toBe('WAITING');
+    expect(unsigned.admissionToken).toBeUndefined();
+    expect(unsigned.message).toBe(AWAITING_SIGNOFF_MESSAGES.en);
+    for (const id of ['stall-1', 'stall-2', 'stall-3']) expect((await statusOf(fans[id]!, ids.stalled)).state).toBe('WAITING');
+  });
 
   for (const view of VIEWS) {
     describe(`at ${view.width} px`, () => {
@@ -218,7 +214,7 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
 
       beforeAll(async () => {
         page = await pageAs(OPERATOR, view);
-      }, 120_000);
+      });
 
       it('the events board puts what needs attention first: paused, live, opening soonest, scheduled, then drafts; each row says its state', async () => {
         await page.getByTestId('events-table').waitFor();
@@ -305,62 +301,58 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
         expect(await sideways(page)).toBeLessThanOrEqual(0);
       });
 
-      it(
-        'a control during a connection loss: the controls say they cannot reach the server and send nothing; back online, a pause is confirmed by reading the state back',
-        { timeout: 240_000 },
-        async () => {
-          await page.goto(`${baseUrl}/events/${ids.live}/war-room`);
-          await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 30_000 });
-          const context = page.context();
-          await context.setOffline(true);
-          await page.getByTestId('wr-controls-offline').waitFor();
-          expect(await page.getByTestId('wr-controls-offline').textContent()).toContain('Cannot reach the server');
-          expect(await page.getByTestId('wr-pause').isDisabled()).toBe(true);
-          expect(await page.getByTestId('wr-rate').isDisabled()).toBe(true);
-          // The figures say they are not live either.
-          await expect.poll(() => page.getByTestId('wr-connection').getAttribute('data-state')).toBe('lost');
-          expect(await page.getByTestId('wr-area').getAttribute('data-live')).toBe('false');
-          expect(await pageText(page)).not.toMatch(/Failed to fetch|NetworkError/);
-          await page.getByTestId('wr-title').scrollIntoViewIfNeeded();
-          await page.screenshot({ path: join(docsShots, `war-room-connection-lost-${view.width}.png`), fullPage: false });
-          await context.setOffline(false);
-          await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 30_000 });
-          await expect.poll(() => page.getByTestId('wr-pause').isEnabled()).toBe(true);
+      it('a control during a connection loss: the controls say they cannot reach the server and send nothing; back online, a pause is confirmed by reading the state back', async () => {
+        await page.goto(`${baseUrl}/events/${ids.live}/war-room`);
+        await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 30_000 });
+        const context = page.context();
+        await context.setOffline(true);
+        await page.getByTestId('wr-controls-offline').waitFor();
+        expect(await page.getByTestId('wr-controls-offline').textContent()).toContain('Cannot reach the server');
+        expect(await page.getByTestId('wr-pause').isDisabled()).toBe(true);
+        expect(await page.getByTestId('wr-rate').isDisabled()).toBe(true);
+        // The figures say they are not live either.
+        await expect.poll(() => page.getByTestId('wr-connection').getAttribute('data-state')).toBe('lost');
+        expect(await page.getByTestId('wr-area').getAttribute('data-live')).toBe('false');
+        expect(await pageText(page)).not.toMatch(/Failed to fetch|NetworkError/);
+        await page.getByTestId('wr-title').scrollIntoViewIfNeeded();
+        await page.screenshot({ path: join(docsShots, `war-room-connection-lost-${view.width}.png`), fullPage: false });
+        await context.setOffline(false);
+        await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 30_000 });
+        await expect.poll(() => page.getByTestId('wr-pause').isEnabled()).toBe(true);
 
-          // The request is lost on its way (the server never sees it): the page says it cannot tell, then what the
-          // server reports.
-          await page.route('**/trpc/warRoom.pause*', (route) => route.abort('internetdisconnected'));
-          await page.getByTestId('wr-pause').click();
-          let dialog = page.getByTestId('wr-dialog-pause');
-          await dialog.getByLabel(/Why pause/).fill('testing a lost request');
-          await dialog.getByTestId('wr-confirm').click();
-          await expect
-            .poll(() => dialog.locator('.form-error').textContent())
-            .toContain('Could not reach the server. It is not known whether this took effect');
-          expect(await pageText(page)).not.toMatch(/Failed to fetch|NetworkError/);
-          await dialog.getByRole('button', { name: 'Cancel' }).click();
-          await expect.poll(() => page.getByTestId('wr-control-outcome').getAttribute('data-status')).toBe('not-applied');
-          expect(await page.getByTestId('wr-control-outcome').textContent()).toContain('did not take effect');
-          expect(await page.getByTestId('wr-state').textContent()).toBe('ADMITTING');
-          await page.unroute('**/trpc/warRoom.pause*');
+        // The request is lost on its way (the server never sees it): the page says it cannot tell, then what the
+        // server reports.
+        await page.route('**/trpc/warRoom.pause*', (route) => route.abort('internetdisconnected'));
+        await page.getByTestId('wr-pause').click();
+        let dialog = page.getByTestId('wr-dialog-pause');
+        await dialog.getByLabel(/Why pause/).fill('testing a lost request');
+        await dialog.getByTestId('wr-confirm').click();
+        await expect
+          .poll(() => dialog.locator('.form-error').textContent())
+          .toContain('Could not reach the server. It is not known whether this took effect');
+        expect(await pageText(page)).not.toMatch(/Failed to fetch|NetworkError/);
+        await dialog.getByRole('button', { name: 'Cancel' }).click();
+        await expect.poll(() => page.getByTestId('wr-control-outcome').getAttribute('data-status')).toBe('not-applied');
+        expect(await page.getByTestId('wr-control-outcome').textContent()).toContain('did not take effect');
+        expect(await page.getByTestId('wr-state').textContent()).toBe('ADMITTING');
+        await page.unroute('**/trpc/warRoom.pause*');
 
-          // Reachable again: a pause the server confirms by its state read back; the banner follows the server.
-          await page.getByTestId('wr-pause').click();
-          dialog = page.getByTestId('wr-dialog-pause');
-          await dialog.getByLabel(/Why pause/).fill(`${view.name}: checking the gateway`);
-          await dialog.getByTestId('wr-confirm').click();
-          await dialog.waitFor({ state: 'detached' });
-          await expect.poll(() => page.getByTestId('wr-control-outcome').getAttribute('data-status')).toBe('confirmed');
-          await expect.poll(() => page.getByTestId('wr-state').textContent()).toBe('PAUSED');
-          await page.getByTestId('wr-resume').click();
-          dialog = page.getByTestId('wr-dialog-resume');
-          await dialog.getByLabel(/reason/i).fill(`${view.name}: gateway fine`);
-          await dialog.getByTestId('wr-confirm').click();
-          await dialog.waitFor({ state: 'detached' });
-          await expect.poll(() => page.getByTestId('wr-control-outcome').getAttribute('data-status')).toBe('confirmed');
-          await expect.poll(() => page.getByTestId('wr-state').textContent()).toBe('ADMITTING');
-        },
-      );
+        // Reachable again: a pause the server confirms by its state read back; the banner follows the server.
+        await page.getByTestId('wr-pause').click();
+        dialog = page.getByTestId('wr-dialog-pause');
+        await dialog.getByLabel(/Why pause/).fill(`${view.name}: checking the gateway`);
+        await dialog.getByTestId('wr-confirm').click();
+        await dialog.waitFor({ state: 'detached' });
+        await expect.poll(() => page.getByTestId('wr-control-outcome').getAttribute('data-status')).toBe('confirmed');
+        await expect.poll(() => page.getByTestId('wr-state').textContent()).toBe('PAUSED');
+        await page.getByTestId('wr-resume').click();
+        dialog = page.getByTestId('wr-dialog-resume');
+        await dialog.getByLabel(/reason/i).fill(`${view.name}: gateway fine`);
+        await dialog.getByTestId('wr-confirm').click();
+        await dialog.waitFor({ state: 'detached' });
+        await expect.poll(() => page.getByTestId('wr-control-outcome').getAttribute('data-status')).toBe('confirmed');
+        await expect.poll(() => page.getByTestId('wr-state').textContent()).toBe('ADMITTING');
+      });
 
       it('the publishable summary is redacted: the public note only, no reason, no e-mail; the operator export keeps both', async () => {
         await page.goto(`${baseUrl}/events/${ids.paused}/fairness`);
@@ -432,7 +424,7 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
     });
   }
 
-  it('a form error summary takes focus and links to each field, at both widths', { timeout: 180_000 }, async () => {
+  it('a form error summary takes focus and links to each field, at both widths', async () => {
     for (const view of VIEWS) {
       const page = await pageAs(ADMIN, view);
       await page.goto(`${baseUrl}/events/new`);
@@ -484,9 +476,9 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
         expect(support).toBe(403);
       }
     }
-  }, 180_000);
+  });
 
-  it('nothing scrolls sideways at 390 px on any page, for an admin (every page) and a promoter', { timeout: 240_000 }, async () => {
+  it('nothing scrolls sideways at 390 px on any page, for an admin (every page) and a promoter', async () => {
     const admin = await pageAs(ADMIN, VIEWS[1]);
     const routes = [
       '/',

@@ -131,14 +131,14 @@ beforeAll(async () => {
   baseUrl = `http://127.0.0.1:${(bff.server.address() as AddressInfo).port}`;
   browser = await launchChromium();
   mkdirSync(docsShots, { recursive: true });
-}, 300_000);
+});
 
 afterAll(async () => {
   for (const c of contexts) await c.close().catch(() => undefined);
   await browser?.close();
   await bff?.close();
   await tdb?.drop();
-}, 60_000);
+});
 
 describe('rehearsals in the console, in Chromium at 1440 and 390 px', () => {
   for (const view of VIEWS) {
@@ -146,7 +146,7 @@ describe('rehearsals in the console, in Chromium at 1440 and 390 px', () => {
       let page: Page;
       beforeAll(async () => {
         page = await pageAs(OPERATOR, view);
-      }, 120_000);
+      });
 
       it("the board marks a rehearsal's event", async () => {
         const row = page.getByTestId('event-rehearsal').first();

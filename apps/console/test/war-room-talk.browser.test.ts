@@ -147,14 +147,14 @@ beforeAll(async () => {
   ({ storeUrl, baseUrl, stop: stopProduct } = await startProduct(tdb.db, tdb.url, distDir, 'talk-test'));
   browser = await launchChromium();
   mkdirSync(docsShots, { recursive: true });
-}, 300_000);
+});
 
 afterAll(async () => {
   for (const c of contexts) await c.close().catch(() => undefined);
   await browser?.close();
   await stopProduct?.();
   await tdb?.drop();
-}, 60_000);
+});
 
 describe('talking to the queue from the war room, in Chromium at 1440 and 390 px', () => {
   for (const view of VIEWS) {
@@ -165,115 +165,103 @@ describe('talking to the queue from the war room, in Chromium at 1440 and 390 px
         page = await pageAs(OPERATOR, view);
         await page.goto(`${baseUrl}/events/${eventId}/war-room`);
         await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 60_000 });
-      }, 120_000);
+      });
 
-      it(
-        "schedules a rate change for a time in the venue's zone: a missing reason is named in the error summary; the server lists it; cancelled with a reason, audited",
-        { timeout: 120_000 },
-        async () => {
-          const panel = page.getByTestId('wr-schedules');
-          await panel.getByTestId('wr-schedule-open').click();
-          const dialog = page.getByTestId('wr-dialog-schedule');
-          await dialog.getByLabel('What to do').selectOption('RATE');
-          expect(await dialog.getByLabel(/^When/).inputValue()).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/);
-          expect(await dialog.locator('label[for="runAt"]').textContent()).toBe(`When (venue time, ${ZONE})`);
-          // Two hours ahead on the venue's clock, to the minute.
-          const runAt = new Date(Math.ceil((Date.now() + 2 * 3_600_000) / 60_000) * 60_000);
-          const wall = new Intl.DateTimeFormat('sv-SE', {
-            timeZone: ZONE,
-            year: 'numeric',
-            month: '2-digit',
-            day: '2-digit',
-            hour: '2-digit',
-            minute: '2-digit',
-            hourCycle: 'h23',
-          })
-            .format(runAt)
-            .replace(' ', 'T');
-          await dialog.getByLabel(/^When/).fill(wall);
-          await dialog.getByLabel('Admits per minute').fill('45');
-          await dialog.getByTestId('wr-schedule-confirm').click();
+      it("schedules a rate change for a time in the venue's zone: a missing reason is named in the error summary; the server lists it; cancelled with a reason, audited", async () => {
+        const panel = page.getByTestId('wr-schedules');
+        await panel.getByTestId('wr-schedule-open').click();
+        const dialog = page.getByTestId('wr-dialog-schedule');
+        await dialog.getByLabel('What to do').selectOption('RATE');
+        expect(await dialog.getByLabel(/^When/).inputValue()).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/);
+        expect(await dialog.locator('label[for="runAt"]').textContent()).toBe(`When (venue time, ${ZONE})`);
+        // Two hours ahead on the venue's clock, to the minute.
+        const runAt = new Date(Math.ceil((Date.now() + 2 * 3_600_000) / 60_000) * 60_000);
+        const wall = new Intl.DateTimeFormat('sv-SE', {
+          timeZone: ZONE,
+          year: 'numeric',
+          month: '2-digit',
+          day: '2-digit',
+          hour: '2-digit',
+          minute: '2-digit',
+          hourCycle: 'h23',
+        })
+          .format(runAt)
+          .replace(' ', 'T');
+        await dialog.getByLabel(/^When/).fill(wall);
+        await dialog.getByLabel('Admits per minute').fill('45');
+        await dialog.getByTestId('wr-schedule-confirm').click();
 
-          const summary = dialog.getByTestId('wr-schedule-errors');
-          await summary.waitFor();
-          await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('wr-schedule-errors');
-          expect(await summary.locator('a[data-field]').allTextContents()).toEqual(['Reason: Give a reason.']);
-          await dialog.getByLabel(/^Reason/).fill(`${view.name}: the second wave of the presale list`);
-          await dialog.getByTestId('wr-schedule-confirm').click();
-          await dialog.waitFor({ state: 'detached' });
+        const summary = dialog.getByTestId('wr-schedule-errors');
+        await summary.waitFor();
+        await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('wr-schedule-errors');
+        expect(await summary.locator('a[data-field]').allTextContents()).toEqual(['Reason: Give a reason.']);
+        await dialog.getByLabel(/^Reason/).fill(`${view.name}: the second wave of the presale list`);
+        await dialog.getByTestId('wr-schedule-confirm').click();
+        await dialog.waitFor({ state: 'detached' });
 
-          // Confirmed by the server's list, at the venue's time.
-          await expect
-            .poll(() => page.getByTestId('wr-schedule-outcome').getAttribute('data-status'), { timeout: 30_000 })
-            .toBe('confirmed');
-          const row = panel
-            .locator('[data-testid="wr-schedule-row"][data-status="PENDING"]')
-            .filter({ hasText: `${view.name}: the second wave` });
-          await row.waitFor();
-          expect(await row.getByTestId('wr-schedule-what').textContent()).toBe('Set the rate to 45 a minute');
-          const when = row.locator('time');
-          expect(await when.getAttribute('data-zone')).toBe(ZONE);
-          expect(Date.parse((await when.getAttribute('datetime'))!)).toBe(runAt.getTime());
-          expect(await when.textContent()).toMatch(/\b(EST|EDT|GMT-[45])\b/);
-          expect(await auditCount('queue.control_scheduled', `${view.name}: the second wave`)).toBe(1);
-          expect(await sideways(page)).toBeLessThanOrEqual(0);
-          await panel.scrollIntoViewIfNeeded();
-          await panel.screenshot({ path: join(docsShots, `war-room-schedules-${view.width}.png`) });
+        // Confirmed by the server's list, at the venue's time.
+        await expect.poll(() => page.getByTestId('wr-schedule-outcome').getAttribute('data-status'), { timeout: 30_000 }).toBe('confirmed');
+        const row = panel
+          .locator('[data-testid="wr-schedule-row"][data-status="PENDING"]')
+          .filter({ hasText: `${view.name}: the second wave` });
+        await row.waitFor();
+        expect(await row.getByTestId('wr-schedule-what').textContent()).toBe('Set the rate to 45 a minute');
+        const when = row.locator('time');
+        expect(await when.getAttribute('data-zone')).toBe(ZONE);
+        expect(Date.parse((await when.getAttribute('datetime'))!)).toBe(runAt.getTime());
+        expect(await when.textContent()).toMatch(/\b(EST|EDT|GMT-[45])\b/);
+        expect(await auditCount('queue.control_scheduled', `${view.name}: the second wave`)).toBe(1);
+        expect(await sideways(page)).toBeLessThanOrEqual(0);
+        await panel.scrollIntoViewIfNeeded();
+        await panel.screenshot({ path: join(docsShots, `war-room-schedules-${view.width}.png`) });
 
-          // Cancelled with a reason: the row reads cancelled once the server says so.
-          await row.getByTestId('wr-schedule-cancel').click();
-          await row.getByTestId('wr-schedule-cancel-reason').fill('the presale list was merged');
-          await row.getByTestId('wr-schedule-cancel-confirm').click();
-          const cancelled = panel
-            .locator('[data-testid="wr-schedule-row"][data-status="CANCELLED"]')
-            .filter({ hasText: `${view.name}: the second wave` });
-          await cancelled.waitFor({ timeout: 30_000 });
-          expect(await cancelled.getByTestId('wr-schedule-state').textContent()).toContain(`Cancelled by ${OPERATOR.email}`);
-          await expect.poll(() => auditCount('queue.schedule_cancelled', 'the presale list was merged')).toBe(VIEWS.indexOf(view) + 1);
-        },
-      );
+        // Cancelled with a reason: the row reads cancelled once the server says so.
+        await row.getByTestId('wr-schedule-cancel').click();
+        await row.getByTestId('wr-schedule-cancel-reason').fill('the presale list was merged');
+        await row.getByTestId('wr-schedule-cancel-confirm').click();
+        const cancelled = panel
+          .locator('[data-testid="wr-schedule-row"][data-status="CANCELLED"]')
+          .filter({ hasText: `${view.name}: the second wave` });
+        await cancelled.waitFor({ timeout: 30_000 });
+        expect(await cancelled.getByTestId('wr-schedule-state').textContent()).toContain(`Cancelled by ${OPERATOR.email}`);
+        await expect.poll(() => auditCount('queue.schedule_cancelled', 'the presale list was merged')).toBe(VIEWS.indexOf(view) + 1);
+      });
 
-      it(
-        'changes the words waiting fans read: an empty state is refused at its field; saved, read back from the server, audited, and a waiting fan reads them on the next poll',
-        { timeout: 120_000 },
-        async () => {
-          const poll = await waitingFan(`talk-fan-${view.name}`);
-          const before = await poll();
-          expect(before.state).toBe('WAITING');
-          const panel = page.getByTestId('wr-words');
-          await expect
-            .poll(() => panel.locator('[data-testid="wr-words-state"][data-state="WAITING"] .pill').textContent())
-            .toContain('fans read this now');
-          await panel.getByTestId('wr-words-edit').click();
-          const form = panel.getByTestId('wr-words-form');
-          const words = `Doors open at 7 (${view.name}). Keep this page open; you keep your place.`;
-          await form.getByLabel(/^Waiting in line/).fill('   ');
-          await form.getByLabel(/^Reason/).fill(`${view.name}: the doors time changed`);
-          await form.getByTestId('wr-words-save').click();
-          const summary = form.getByTestId('wr-words-errors');
-          await summary.waitFor();
-          expect(await summary.locator('a[data-field]').allTextContents()).toEqual([
-            'Waiting in line (English): Write the words fans read.',
-          ]);
-          await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('wr-words-errors');
-          await summary.locator('a[data-field]').first().click();
-          await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('words.en.WAITING');
-          await form.getByLabel(/^Waiting in line/).fill(words);
-          await form.getByTestId('wr-words-save').click();
+      it('changes the words waiting fans read: an empty state is refused at its field; saved, read back from the server, audited, and a waiting fan reads them on the next poll', async () => {
+        const poll = await waitingFan(`talk-fan-${view.name}`);
+        const before = await poll();
+        expect(before.state).toBe('WAITING');
+        const panel = page.getByTestId('wr-words');
+        await expect
+          .poll(() => panel.locator('[data-testid="wr-words-state"][data-state="WAITING"] .pill').textContent())
+          .toContain('fans read this now');
+        await panel.getByTestId('wr-words-edit').click();
+        const form = panel.getByTestId('wr-words-form');
+        const words = `Doors open at 7 (${view.name}). Keep this page open; you keep your place.`;
+        await form.getByLabel(/^Waiting in line/).fill('   ');
+        await form.getByLabel(/^Reason/).fill(`${view.name}: the doors time changed`);
+        await form.getByTestId('wr-words-save').click();
+        const summary = form.getByTestId('wr-words-errors');
+        await summary.waitFor();
+        expect(await summary.locator('a[data-field]').allTextContents()).toEqual(['Waiting in line (English): Write the words fans read.']);
+        await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('wr-words-errors');
+        await summary.locator('a[data-field]').first().click();
+        await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('words.en.WAITING');
+        await form.getByLabel(/^Waiting in line/).fill(words);
+        await form.getByTestId('wr-words-save').click();
 
-          await expect.poll(() => panel.getByTestId('wr-words-outcome').getAttribute('data-status'), { timeout: 30_000 }).toBe('confirmed');
-          expect(await panel.getByTestId('wr-words-outcome').textContent()).toContain('one state’s words changed');
-          expect(
-            await panel.locator('[data-testid="wr-words-state"][data-state="WAITING"] [data-testid="wr-words-text"]').textContent(),
-          ).toBe(words);
-          expect(await auditCount('event.queue_copy_changed', `${view.name}: the doors time changed`)).toBe(1);
-          // The fan's next poll (the store API re-reads the words with the watermark, every 500 ms).
-          await eventually(async () => expect((await poll()).message).toBe(words), 30_000);
-          expect(await sideways(page)).toBeLessThanOrEqual(0);
-          await panel.scrollIntoViewIfNeeded();
-          await panel.screenshot({ path: join(docsShots, `war-room-words-${view.width}.png`) });
-        },
-      );
+        await expect.poll(() => panel.getByTestId('wr-words-outcome').getAttribute('data-status'), { timeout: 30_000 }).toBe('confirmed');
+        expect(await panel.getByTestId('wr-words-outcome').textContent()).toContain('one state’s words changed');
+        expect(
+          await panel.locator('[data-testid="wr-words-state"][data-state="WAITING"] [data-testid="wr-words-text"]').textContent(),
+        ).toBe(words);
+        expect(await auditCount('event.queue_copy_changed', `${view.name}: the doors time changed`)).toBe(1);
+        // The fan's next poll (the store API re-reads the words with the watermark, every 500 ms).
+        await eventually(async () => expect((await poll()).message).toBe(words), 30_000);
+        expect(await sideways(page)).toBeLessThanOrEqual(0);
+        await panel.scrollIntoViewIfNeeded();
+        await panel.screenshot({ path: join(docsShots, `war-room-words-${view.width}.png`) });
+      });
 
       it("the event's alert history: what fired, when in the venue's zone, for how long, still firing", async () => {
         const history = page.getByTestId('wr-alert-history');
@@ -291,100 +279,90 @@ describe('talking to the queue from the war room, in Chromium at 1440 and 390 px
         await history.screenshot({ path: join(docsShots, `war-room-alert-history-${view.width}.png`) });
       });
 
-      it(
-        'alert receivers: an operator adds one for the event (the secret shown once), turns it off and on (confirmed by the server), and reads its messages',
-        { timeout: 120_000 },
-        async () => {
-          await page.getByTestId('wr-alert-receivers-link').click();
-          await page.waitForURL(`${baseUrl}/alerts`);
-          const form = page.getByTestId('alert-receiver-add');
-          await form.getByLabel('Receiver URL').fill('slack.example/not-a-url');
-          await form.getByTestId('alert-receiver-add-submit').click();
-          await page.getByTestId('error-summary').waitFor();
-          expect(await page.getByTestId('error-summary').locator('a[data-field]').allTextContents()).toEqual([
-            'Receiver URL: Enter a web address starting with https:// (or http://)',
-          ]);
-          const url = `https://hooks.slack.example/services/${view.name}`;
-          await form.getByLabel('Receiver URL').fill(url);
-          await form.getByLabel('Event').selectOption({ label: 'Talk Night' });
-          await form.getByLabel('Send').selectOption('critical');
-          await form.getByTestId('alert-receiver-add-submit').click();
-          await page.getByTestId('alert-receiver-secret').waitFor();
-          const row = page.locator(`[data-testid="alert-receiver-row"][data-url="${url}"]`);
-          await row.waitFor({ timeout: 30_000 });
-          expect(await row.textContent()).toContain('Talk Night: critical alerts only');
-          expect(await auditCount('alerts.receiver_added', url)).toBe(1);
+      it('alert receivers: an operator adds one for the event (the secret shown once), turns it off and on (confirmed by the server), and reads its messages', async () => {
+        await page.getByTestId('wr-alert-receivers-link').click();
+        await page.waitForURL(`${baseUrl}/alerts`);
+        const form = page.getByTestId('alert-receiver-add');
+        await form.getByLabel('Receiver URL').fill('slack.example/not-a-url');
+        await form.getByTestId('alert-receiver-add-submit').click();
+        await page.getByTestId('error-summary').waitFor();
+        expect(await page.getByTestId('error-summary').locator('a[data-field]').allTextContents()).toEqual([
+          'Receiver URL: Enter a web address starting with https:// (or http://)',
+        ]);
+        const url = `https://hooks.slack.example/services/${view.name}`;
+        await form.getByLabel('Receiver URL').fill(url);
+        await form.getByLabel('Event').selectOption({ label: 'Talk Night' });
+        await form.getByLabel('Send').selectOption('critical');
+        await form.getByTestId('alert-receiver-add-submit').click();
+        await page.getByTestId('alert-receiver-secret').waitFor();
+        const row = page.locator(`[data-testid="alert-receiver-row"][data-url="${url}"]`);
+        await row.waitFor({ timeout: 30_000 });
+        expect(await row.textContent()).toContain('Talk Night: critical alerts only');
+        expect(await auditCount('alerts.receiver_added', url)).toBe(1);
 
-          // One message of the firing alert, as the worker's delivery job leaves it.
-          await sql`
+        // One message of the firing alert, as the worker's delivery job leaves it.
+        await sql`
           INSERT INTO alert_deliveries (endpoint_id, alert_id, kind, status, attempts, last_status_code, delivered_at)
           SELECT e.id, a.id, 'FIRING', 'DELIVERED', 1, 200, now() FROM alert_endpoints e, event_alerts a WHERE e.url = ${url} AND a.code = 'DRIFT'`.execute(
-            tdb.db,
-          );
-          await row.getByTestId('alert-receiver-messages').click();
-          const deliveries = page.getByTestId('alert-deliveries');
-          await expect.poll(() => deliveries.getByTestId('alert-delivery-row').count(), { timeout: 30_000 }).toBe(1);
-          expect(await deliveries.getByTestId('alert-delivery-row').textContent()).toContain(
-            'Talk Night: “Seat counts do not add up” fired',
-          );
+          tdb.db,
+        );
+        await row.getByTestId('alert-receiver-messages').click();
+        const deliveries = page.getByTestId('alert-deliveries');
+        await expect.poll(() => deliveries.getByTestId('alert-delivery-row').count(), { timeout: 30_000 }).toBe(1);
+        expect(await deliveries.getByTestId('alert-delivery-row').textContent()).toContain('Talk Night: “Seat counts do not add up” fired');
 
-          await row.getByTestId('alert-receiver-off').click();
-          await expect
-            .poll(() => page.getByTestId('alert-receiver-outcome').getAttribute('data-status'), { timeout: 30_000 })
-            .toBe('confirmed');
-          expect(await row.getAttribute('data-active')).toBe('false');
-          expect(await page.getByTestId('alert-receiver-outcome').textContent()).toContain('as off');
-          expect(await auditCount('alerts.receiver_disabled', url)).toBe(1);
-          expect(await sideways(page)).toBeLessThanOrEqual(0);
-          await page.screenshot({ path: join(docsShots, `alert-receivers-${view.width}.png`), fullPage: true });
-          await row.getByTestId('alert-receiver-on').click();
-          await expect.poll(() => row.getAttribute('data-active'), { timeout: 30_000 }).toBe('true');
-          await expect.poll(() => page.getByTestId('alert-receiver-outcome').getAttribute('data-status')).toBe('confirmed');
-        },
-      );
+        await row.getByTestId('alert-receiver-off').click();
+        await expect
+          .poll(() => page.getByTestId('alert-receiver-outcome').getAttribute('data-status'), { timeout: 30_000 })
+          .toBe('confirmed');
+        expect(await row.getAttribute('data-active')).toBe('false');
+        expect(await page.getByTestId('alert-receiver-outcome').textContent()).toContain('as off');
+        expect(await auditCount('alerts.receiver_disabled', url)).toBe(1);
+        expect(await sideways(page)).toBeLessThanOrEqual(0);
+        await page.screenshot({ path: join(docsShots, `alert-receivers-${view.width}.png`), fullPage: true });
+        await row.getByTestId('alert-receiver-on').click();
+        await expect.poll(() => row.getAttribute('data-active'), { timeout: 30_000 }).toBe('true');
+        await expect.poll(() => page.getByTestId('alert-receiver-outcome').getAttribute('data-status')).toBe('confirmed');
+      });
     });
   }
 
-  it(
-    'a scheduled pause runs at its time: the row says it ran and the war room reads PAUSED from the server; resumed from the button',
-    { timeout: 120_000 },
-    async () => {
-      const page = await pageAs(OPERATOR, VIEWS[0]);
-      await page.goto(`${baseUrl}/events/${eventId}/war-room`);
-      await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 60_000 });
-      // While the server cannot be reached, nothing is scheduled or saved from the page.
-      await page.context().setOffline(true);
-      await page.getByTestId('wr-controls-offline').waitFor({ timeout: 30_000 });
-      expect(await page.getByTestId('wr-schedule-open').isDisabled()).toBe(true);
-      expect(await page.getByTestId('wr-words-edit').isDisabled()).toBe(true);
-      await page.context().setOffline(false);
-      await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 60_000 });
-      await expect.poll(() => page.getByTestId('wr-schedule-open').isEnabled(), { timeout: 30_000 }).toBe(true);
-      await page.getByTestId('wr-schedule-open').click();
-      const dialog = page.getByTestId('wr-dialog-schedule');
-      // The time the dialog offers (ten minutes ahead on the venue's clock) is kept.
-      await dialog.getByLabel(/^Reason/).fill('doors check before the second wave');
-      await dialog.getByTestId('wr-schedule-confirm').click();
-      await dialog.waitFor({ state: 'detached' });
-      await expect.poll(() => page.getByTestId('wr-schedule-outcome').getAttribute('data-status'), { timeout: 30_000 }).toBe('confirmed');
-      const row = page.locator('[data-testid="wr-schedule-row"]').filter({ hasText: 'doors check before the second wave' });
-      expect(await row.getByTestId('wr-schedule-what').textContent()).toBe('Pause admissions');
-      // The worker's job runs it at its time; here the test runs it now instead of waiting ten minutes.
-      const ran = await runScheduledControl(tdb.db, Number(await row.getAttribute('data-id')));
-      expect(ran?.status).toBe('DONE');
-      await expect.poll(() => row.getAttribute('data-status'), { timeout: 30_000 }).toBe('DONE');
-      expect(await row.getByTestId('wr-schedule-state').textContent()).toMatch(/^Ran \d{2}:\d{2}/);
-      await expect.poll(() => page.getByTestId('wr-state').textContent(), { timeout: 30_000 }).toBe('PAUSED');
-      expect(await page.getByTestId('wr-paused-by').textContent()).toContain('doors check before the second wave (scheduled by');
-      await page.getByTestId('wr-resume').click();
-      const resume = page.getByTestId('wr-dialog-resume');
-      await resume.getByLabel(/reason/i).fill('doors checked');
-      await resume.getByTestId('wr-confirm').click();
-      await expect.poll(() => page.getByTestId('wr-control-outcome').getAttribute('data-status'), { timeout: 30_000 }).toBe('confirmed');
-    },
-  );
+  it('a scheduled pause runs at its time: the row says it ran and the war room reads PAUSED from the server; resumed from the button', async () => {
+    const page = await pageAs(OPERATOR, VIEWS[0]);
+    await page.goto(`${baseUrl}/events/${eventId}/war-room`);
+    await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 60_000 });
+    // While the server cannot be reached, nothing is scheduled or saved from the page.
+    await page.context().setOffline(true);
+    await page.getByTestId('wr-controls-offline').waitFor({ timeout: 30_000 });
+    expect(await page.getByTestId('wr-schedule-open').isDisabled()).toBe(true);
+    expect(await page.getByTestId('wr-words-edit').isDisabled()).toBe(true);
+    await page.context().setOffline(false);
+    await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 60_000 });
+    await expect.poll(() => page.getByTestId('wr-schedule-open').isEnabled(), { timeout: 30_000 }).toBe(true);
+    await page.getByTestId('wr-schedule-open').click();
+    const dialog = page.getByTestId('wr-dialog-schedule');
+    // The time the dialog offers (ten minutes ahead on the venue's clock) is kept.
+    await dialog.getByLabel(/^Reason/).fill('doors check before the second wave');
+    await dialog.getByTestId('wr-schedule-confirm').click();
+    await dialog.waitFor({ state: 'detached' });
+    await expect.poll(() => page.getByTestId('wr-schedule-outcome').getAttribute('data-status'), { timeout: 30_000 }).toBe('confirmed');
+    const row = page.locator('[data-testid="wr-schedule-row"]').filter({ hasText: 'doors check before the second wave' });
+    expect(await row.getByTestId('wr-schedule-what').textContent()).toBe('Pause admissions');
+    // The worker's job runs it at its time; here the test runs it now instead of waiting ten minutes.
+    const ran = await runScheduledControl(tdb.db, Number(await row.getAttribute('data-id')));
+    expect(ran?.status).toBe('DONE');
+    await expect.poll(() => row.getAttribute('data-status'), { timeout: 30_000 }).toBe('DONE');
+    expect(await row.getByTestId('wr-schedule-state').textContent()).toMatch(/^Ran \d{2}:\d{2}/);
+    await expect.poll(() => page.getByTestId('wr-state').textContent(), { timeout: 30_000 }).toBe('PAUSED');
+    expect(await page.getByTestId('wr-paused-by').textContent()).toContain('doors check before the second wave (scheduled by');
+    await page.getByTestId('wr-resume').click();
+    const resume = page.getByTestId('wr-dialog-resume');
+    await resume.getByLabel(/reason/i).fill('doors checked');
+    await resume.getByTestId('wr-confirm').click();
+    await expect.poll(() => page.getByTestId('wr-control-outcome').getAttribute('data-status'), { timeout: 30_000 }).toBe('confirmed');
+  });
 
-  it("a control scheduled for one presale's queue", { timeout: 120_000 }, async () => {
+  it("a control scheduled for one presale's queue", async () => {
     const page = await pageAs(OPERATOR, VIEWS[1]);
     await page.goto(`${baseUrl}/events/${presaleId}/war-room`);
     await page.getByTestId('wr-schedule-open').click();
@@ -398,90 +376,78 @@ describe('talking to the queue from the war room, in Chromium at 1440 and 390 px
     expect(await sideways(page)).toBeLessThanOrEqual(0);
   });
 
-  it(
-    'a promoter changes the words; a change someone saved meanwhile is not overwritten: the save is refused with a way to load the current words',
-    { timeout: 120_000 },
-    async () => {
-      const page = await pageAs(PROMOTER, VIEWS[0]);
-      await page.goto(`${baseUrl}/events/${eventId}/war-room`);
-      const panel = page.getByTestId('wr-words');
-      await panel.getByTestId('wr-words-edit').click();
-      const form = panel.getByTestId('wr-words-form');
-      const version = Number(await panel.getAttribute('data-version'));
-      // An operator saves other words meanwhile.
-      const theirs = 'The line is paused while the doors are checked. You keep your place.';
-      await tdb.db
-        .transaction()
-        .execute((trx) =>
-          setQueueCopy(
-            trx,
-            { eventId, expectedVersion: version, words: { en: { PAUSED: theirs } }, reason: 'doors check' },
-            OPERATOR.email,
-          ),
-        );
-      await form.getByLabel(/^Line paused/).fill('Paused for a moment: the promoter’s words.');
-      await form.getByLabel(/^Reason/).fill('our own tone');
-      await form.getByTestId('wr-words-save').click();
-      const error = form.getByTestId('wr-words-error');
-      await error.waitFor({ timeout: 30_000 });
-      expect(await error.textContent()).toContain('someone changed this event since you opened the words');
-      await form.getByTestId('wr-words-reload').click();
-      await expect.poll(() => form.getByLabel(/^Line paused/).inputValue()).toBe(theirs);
-      const ours = `${theirs} Thank you for waiting.`;
-      await form.getByLabel(/^Line paused/).fill(ours);
-      await form.getByLabel(/^Reason/).fill('our own tone, on top of the doors check');
-      await form.getByTestId('wr-words-save').click();
-      await expect.poll(() => panel.getByTestId('wr-words-outcome').getAttribute('data-status'), { timeout: 30_000 }).toBe('confirmed');
-      expect(await panel.locator('[data-testid="wr-words-state"][data-state="PAUSED"] [data-testid="wr-words-text"]').textContent()).toBe(
-        ours,
+  it('a promoter changes the words; a change someone saved meanwhile is not overwritten: the save is refused with a way to load the current words', async () => {
+    const page = await pageAs(PROMOTER, VIEWS[0]);
+    await page.goto(`${baseUrl}/events/${eventId}/war-room`);
+    const panel = page.getByTestId('wr-words');
+    await panel.getByTestId('wr-words-edit').click();
+    const form = panel.getByTestId('wr-words-form');
+    const version = Number(await panel.getAttribute('data-version'));
+    // An operator saves other words meanwhile.
+    const theirs = 'The line is paused while the doors are checked. You keep your place.';
+    await tdb.db
+      .transaction()
+      .execute((trx) =>
+        setQueueCopy(trx, { eventId, expectedVersion: version, words: { en: { PAUSED: theirs } }, reason: 'doors check' }, OPERATOR.email),
       );
-      expect(await auditCount('event.queue_copy_changed', 'our own tone, on top')).toBe(1);
-    },
-  );
+    await form.getByLabel(/^Line paused/).fill('Paused for a moment: the promoter’s words.');
+    await form.getByLabel(/^Reason/).fill('our own tone');
+    await form.getByTestId('wr-words-save').click();
+    const error = form.getByTestId('wr-words-error');
+    await error.waitFor({ timeout: 30_000 });
+    expect(await error.textContent()).toContain('someone changed this event since you opened the words');
+    await form.getByTestId('wr-words-reload').click();
+    await expect.poll(() => form.getByLabel(/^Line paused/).inputValue()).toBe(theirs);
+    const ours = `${theirs} Thank you for waiting.`;
+    await form.getByLabel(/^Line paused/).fill(ours);
+    await form.getByLabel(/^Reason/).fill('our own tone, on top of the doors check');
+    await form.getByTestId('wr-words-save').click();
+    await expect.poll(() => panel.getByTestId('wr-words-outcome').getAttribute('data-status'), { timeout: 30_000 }).toBe('confirmed');
+    expect(await panel.locator('[data-testid="wr-words-state"][data-state="PAUSED"] [data-testid="wr-words-text"]').textContent()).toBe(
+      ours,
+    );
+    expect(await auditCount('event.queue_copy_changed', 'our own tone, on top')).toBe(1);
+  });
 
-  it(
-    'refusals by role: a viewer reads the schedules, the words and the alert history but changes nothing; a promoter changes the words but schedules nothing; neither manages alert receivers',
-    { timeout: 180_000 },
-    async () => {
-      const phone = VIEWS[1];
-      const viewer = await pageAs(VIEWER, phone);
-      await viewer.goto(`${baseUrl}/events/${eventId}/war-room`);
-      await viewer.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 60_000 });
-      await viewer.getByTestId('wr-schedule-row').first().waitFor();
-      await viewer.getByTestId('wr-words-state').first().waitFor();
-      await expect.poll(() => viewer.getByTestId('wr-alert-history-row').count()).toBe(2);
-      expect(await viewer.getByTestId('wr-schedule-open').count()).toBe(0);
-      expect(await viewer.getByTestId('wr-schedule-cancel').count()).toBe(0);
-      expect(await viewer.getByTestId('wr-words-edit').count()).toBe(0);
-      expect(await viewer.getByTestId('wr-schedules').textContent()).toContain('Admins and operators schedule controls.');
-      expect(await viewer.getByTestId('wr-alert-receivers-link').count()).toBe(0);
-      expect(await sideways(viewer)).toBeLessThanOrEqual(0);
-      const version = Number(await viewer.getByTestId('wr-words').getAttribute('data-version'));
-      const words = { eventId, expectedVersion: version, words: { en: { WAITING: 'a viewer was here' } }, reason: 'not allowed' };
-      const schedule = { eventId, action: 'PAUSE', runAt: minutes(60), reason: 'not allowed' };
-      expect(await mutationStatus(viewer, 'warRoom.setQueueCopy', words)).toBe(403);
-      expect(await mutationStatus(viewer, 'warRoom.schedule', schedule)).toBe(403);
-      expect(await mutationStatus(viewer, 'warRoom.addAlertReceiver', { url: 'https://hooks.example/viewer' })).toBe(403);
-      await viewer.goto(`${baseUrl}/alerts`);
-      await viewer.getByTestId('forbidden').waitFor();
-      expect(await viewer.getByTestId('nav-alerts').count()).toBe(0);
+  it('refusals by role: a viewer reads the schedules, the words and the alert history but changes nothing; a promoter changes the words but schedules nothing; neither manages alert receivers', async () => {
+    const phone = VIEWS[1];
+    const viewer = await pageAs(VIEWER, phone);
+    await viewer.goto(`${baseUrl}/events/${eventId}/war-room`);
+    await viewer.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 60_000 });
+    await viewer.getByTestId('wr-schedule-row').first().waitFor();
+    await viewer.getByTestId('wr-words-state').first().waitFor();
+    await expect.poll(() => viewer.getByTestId('wr-alert-history-row').count()).toBe(2);
+    expect(await viewer.getByTestId('wr-schedule-open').count()).toBe(0);
+    expect(await viewer.getByTestId('wr-schedule-cancel').count()).toBe(0);
+    expect(await viewer.getByTestId('wr-words-edit').count()).toBe(0);
+    expect(await viewer.getByTestId('wr-schedules').textContent()).toContain('Admins and operators schedule controls.');
+    expect(await viewer.getByTestId('wr-alert-receivers-link').count()).toBe(0);
+    expect(await sideways(viewer)).toBeLessThanOrEqual(0);
+    const version = Number(await viewer.getByTestId('wr-words').getAttribute('data-version'));
+    const words = { eventId, expectedVersion: version, words: { en: { WAITING: 'a viewer was here' } }, reason: 'not allowed' };
+    const schedule = { eventId, action: 'PAUSE', runAt: minutes(60), reason: 'not allowed' };
+    expect(await mutationStatus(viewer, 'warRoom.setQueueCopy', words)).toBe(403);
+    expect(await mutationStatus(viewer, 'warRoom.schedule', schedule)).toBe(403);
+    expect(await mutationStatus(viewer, 'warRoom.addAlertReceiver', { url: 'https://hooks.example/viewer' })).toBe(403);
+    await viewer.goto(`${baseUrl}/alerts`);
+    await viewer.getByTestId('forbidden').waitFor();
+    expect(await viewer.getByTestId('nav-alerts').count()).toBe(0);
 
-      const promoter = await pageAs(PROMOTER, phone);
-      await promoter.goto(`${baseUrl}/events/${eventId}/war-room`);
-      await promoter.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 60_000 });
-      await promoter.getByTestId('wr-words-edit').waitFor();
-      expect(await promoter.getByTestId('wr-schedule-open').count()).toBe(0);
-      expect(await mutationStatus(promoter, 'warRoom.schedule', schedule)).toBe(403);
-      expect(
-        await mutationStatus(promoter, 'warRoom.setAlertReceiverActive', { id: '00000000-0000-4000-8000-000000000000', active: false }),
-      ).toBe(403);
-      await promoter.goto(`${baseUrl}/alerts`);
-      await promoter.getByTestId('forbidden').waitFor();
-      // Nothing the refused calls asked for happened.
-      expect(await auditCount('event.queue_copy_changed', 'not allowed')).toBe(0);
-      expect(await auditCount('queue.control_scheduled', 'not allowed')).toBe(0);
-    },
-  );
+    const promoter = await pageAs(PROMOTER, phone);
+    await promoter.goto(`${baseUrl}/events/${eventId}/war-room`);
+    await promoter.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 60_000 });
+    await promoter.getByTestId('wr-words-edit').waitFor();
+    expect(await promoter.getByTestId('wr-schedule-open').count()).toBe(0);
+    expect(await mutationStatus(promoter, 'warRoom.schedule', schedule)).toBe(403);
+    expect(
+      await mutationStatus(promoter, 'warRoom.setAlertReceiverActive', { id: '00000000-0000-4000-8000-000000000000', active: false }),
+    ).toBe(403);
+    await promoter.goto(`${baseUrl}/alerts`);
+    await promoter.getByTestId('forbidden').waitFor();
+    // Nothing the refused calls asked for happened.
+    expect(await auditCount('event.queue_copy_changed', 'not allowed')).toBe(0);
+    expect(await auditCount('queue.control_scheduled', 'not allowed')).toBe(0);
+  });
 
   it('logged no errors in the pages but the refusals the role and stale tests asked for', () => {
     expect(pageErrors.filter((m) => !/status of (401|403|409)/.test(m) && !/ERR_INTERNET_DISCONNECTED|net::ERR/.test(m))).toEqual([]);

@@ -108,7 +108,7 @@ beforeAll(async () => {
   mkdirSync(screenshots, { recursive: true });
   // The console's production build (or the wait for another file's), Chromium and three servers: past the default
   // two minutes when two full runs share the machine's two cores (CPU, not a timed wait).
-}, 600_000);
+});
 
 afterAll(async () => {
   await browser?.close();

@@ -35,7 +35,7 @@ beforeAll(async () => {
   const config = loadStoreApiConfig({ NODE_ENV: 'test', DEV_AUTH: 'true', FAN_DIR: dir, ...env });
   edge = await startLocalEdge({ storeApiUrl: stack.url, queueTokenSecret: config.queueTokenSecret, authSecret: config.authSecret });
   browser = await launch();
-}, 180_000);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -156,5 +156,5 @@ describe("the fans' page through the edge", () => {
     expect([...again].filter(([route]) => route.startsWith('/e/assets')).reduce((a, [, n]) => a + n, 0)).toBe(assetsServed);
     expect(second.errors).toEqual([]);
     await second.context.close();
-  }, 180_000);
+  });
 });

@@ -31,7 +31,7 @@ beforeAll(async () => {
   stack = await startStack(dir);
   browser = await launch();
   mkdirSync(docsShots, { recursive: true });
-}, 180_000);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -157,5 +157,5 @@ describe.each([
     await page.getByTestId('order').waitFor();
     expect(errors).toEqual([]);
     await context.close();
-  }, 120_000);
+  });
 });

@@ -29,7 +29,7 @@ beforeAll(async () => {
     })
   ).url;
   browser = await launch();
-}, 180_000);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -64,5 +64,5 @@ describe("sign-in with the promoter's identity provider", () => {
     await page.screenshot({ path: join(docsShots, 'signed-in-with-provider-phone.png'), fullPage: true });
     expect(errors).toEqual([]);
     await context.close();
-  }, 90_000);
+  });
 });

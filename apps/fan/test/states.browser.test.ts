@@ -33,7 +33,7 @@ let browser: Browser;
 beforeAll(async () => {
   stack = await startStack(buildFanPage('states'));
   browser = await launch();
-}, 180_000);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -132,7 +132,7 @@ describe('the waiting room', () => {
     await advanceUntil(page, () => page.getByTestId('seats').isVisible(), 'the seats step');
     expect(errors).toEqual([]);
     await context.close();
-  }, 120_000);
+  });
 
   it('solves the proof-of-work a challenged join asks for, in a Web Worker, then joins', async () => {
     // A store API whose bot gate challenges every join (a browser's score is above 0).
@@ -161,7 +161,7 @@ describe('the waiting room', () => {
     expect(entries.rows[0]!.n).toBe(1);
     expect(errors).toEqual([]);
     await context.close();
-  }, 90_000);
+  });
 
   it('reads LAST_CHANCE while every seat is held, SOLD_OUT when they are paid, offers the waitlist, and a returned seat’s offer reaches the page', async () => {
     const eventId = await makeEvent(stack.t, {
@@ -247,5 +247,5 @@ describe('the waiting room', () => {
     expect(orders.rows[0]!.n).toBe(1);
     expect(errors).toEqual([]);
     await context.close();
-  }, 120_000);
+  });
 });

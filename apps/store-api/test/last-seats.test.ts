@@ -167,5 +167,5 @@ describe('the last seats are sold', () => {
       .executeTakeFirstOrThrow();
     expect(q).toMatchObject({ inventory_state: 'SOLD_OUT', controller_constraint: 'sold_out' });
     // About 150 controller ticks and 300 requests of CPU: seconds alone, two minutes beside two full runs.
-  }, 300_000);
+  });
 });

@@ -155,7 +155,7 @@ afterAll(async () => {
     }
   }
   for (const install of installs) rmSync(install.dir, { recursive: true, force: true });
-}, 120_000);
+});
 
 async function call(install: Install, method: string, path: string, headers: Record<string, string> = {}, body?: unknown) {
   const r = await fetch(`${install.base}${path}`, {

@@ -117,5 +117,5 @@ describe('openInstallDatabase', () => {
     await expect(query(`postgres://postgres:postgres@127.0.0.1:${s.port}/onsale`, 'select 1')).rejects.toThrow(
       /password authentication failed/,
     );
-  }, 120_000);
+  });
 });
