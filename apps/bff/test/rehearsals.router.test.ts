@@ -25,7 +25,7 @@ let controller: AdmissionController;
 const launchers: RehearsalLauncher[] = [];
 
 beforeAll(async () => {
-  tdb = await createTestDatabase(inject('templateDatabaseUrl'), { max: 20 });
+  tdb = await createTestDatabase(inject('templateDatabaseUrl'), { max: 12 });
   [operator, viewer] = await Promise.all([
     seedUser(tdb.db, 'operator@rehearse.test', 'operator'),
     seedUser(tdb.db, 'viewer@rehearse.test', 'viewer'),

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { inject } from 'vitest';
-import { consoleBuildDir, waitUntil } from '@onsale/shared/testing';
+import { consoleBuildDir, PAGE_WAIT_MS, waitUntil } from '@onsale/shared/testing';
 import type { AddressInfo } from 'node:net';
 import { buildBff } from '@onsale/bff';
 import { AdmissionController } from '@onsale/shared/admission';
@@ -18,10 +18,13 @@ import { loadStoreApiConfig } from '@onsale/store-api/env';
 /** Debian's Chromium; playwright-core never downloads a browser. */
 export const CHROMIUM = '/usr/bin/chromium';
 
-/** Launches Debian's Chromium headless, or says how to install it. */
+/**
+ * Launches Debian's Chromium headless, or says how to install it. Every context it opens (and so every page, since
+ * `newPage` opens one) waits PAGE_WAIT_MS for an element or a navigation instead of Playwright's 30 s.
+ */
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) throw new Error(`Debian Chromium not found at ${CHROMIUM}: apt-get install -y chromium`);
-  return chromium.launch({
+  const browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: [
       '--no-sandbox',
@@ -33,10 +36,17 @@ export async function launchChromium(): Promise<Browser> {
       '--disable-quic',
     ],
   });
+  const newContext = browser.newContext.bind(browser);
+  browser.newContext = async (options) => {
+    const context = await newContext(options);
+    context.setDefaultTimeout(PAGE_WAIT_MS);
+    return context;
+  };
+  return browser;
 }
 
 /** Retries `fn` until it stops throwing; its last failure is rethrown after `ms`. */
-export async function eventually<T>(fn: () => Promise<T>, ms = 20_000, every = 250): Promise<T> {
+export async function eventually<T>(fn: () => Promise<T>, ms = PAGE_WAIT_MS, every = 250): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     try {

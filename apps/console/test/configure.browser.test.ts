@@ -9,7 +9,7 @@ import { buildBff } from '@onsale/bff';
 import { checkAccessCode } from '@onsale/shared/allocations';
 import { sql } from '@onsale/shared/db';
 import { createNodeTokenKey } from '@onsale/shared/queue';
-import { testSecrets, createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
+import { testSecrets, createTestDatabase, type TestDatabase, PAGE_WAIT_MS } from '@onsale/shared/testing';
 import { createUser } from '@onsale/shared/users';
 import { sentence } from '@onsale/shared/words';
 import { registerForLottery } from '@onsale/shared/lottery';
@@ -536,7 +536,7 @@ describe('event configuration in Chromium', () => {
     await lottery.getByLabel('Registration closes').fill('2031-01-01T10:00:00');
     await lottery.getByLabel('Expected conversion (%)').fill('80');
     // 40 seats at 80%: the draw invites winners asking for 50.
-    await expect.poll(() => lottery.getByTestId('lottery-summary-invited').textContent(), { timeout: 5_000 }).toBe('50');
+    await expect.poll(() => lottery.getByTestId('lottery-summary-invited').textContent(), { timeout: PAGE_WAIT_MS }).toBe('50');
     await page.screenshot({ path: join(resultsDir, 'console-event-form-lottery.png'), fullPage: true });
     await page.getByTestId('sign-off-on-create').check();
     await form.getByRole('button', { name: 'Create event' }).click();
@@ -582,7 +582,7 @@ describe('event configuration in Chromium', () => {
           registerForLottery(trx, { eventId: lotteryId, accountId: `browser-fan-${i}`, quantity: (i % 2) + 1, now: new Date() }),
         );
     await page.goto(`${baseUrl}/events/${lotteryId}`);
-    await expect.poll(() => panel.getByTestId('lottery-registrations').textContent(), { timeout: 10_000 }).toBe('60');
+    await expect.poll(() => panel.getByTestId('lottery-registrations').textContent(), { timeout: PAGE_WAIT_MS }).toBe('60');
 
     // Registration is still open: the draw is refused, and says why.
     await panel.getByTestId('lottery-draw').click();
@@ -603,7 +603,7 @@ describe('event configuration in Chromium', () => {
     await panel.and(page.locator('[data-phase="DRAW_DUE"]')).waitFor();
     await panel.getByTestId('lottery-draw').click();
     await dialog.getByTestId('lottery-confirm-draw').click();
-    await expect.poll(() => panel.getAttribute('data-phase'), { timeout: 10_000 }).toBe('DRAWN');
+    await expect.poll(() => panel.getAttribute('data-phase'), { timeout: PAGE_WAIT_MS }).toBe('DRAWN');
     expect(await dialog.count()).toBe(0);
     expect(await panel.getByTestId('lottery-draw').count()).toBe(0);
 
@@ -619,7 +619,7 @@ describe('event configuration in Chromium', () => {
         rows.map((r) => [r.getAttribute('data-cohort'), r.querySelector('[data-testid="lottery-cohort-winners"]')?.textContent]),
       );
     expect(perCohort).toEqual([0, 1].map((c) => [String(c), String(winners.filter((w) => w.cohort === c).length)]));
-    await expect.poll(() => panel.getByTestId('lottery-verify').getAttribute('data-ok'), { timeout: 10_000 }).toBe('true');
+    await expect.poll(() => panel.getByTestId('lottery-verify').getAttribute('data-ok'), { timeout: PAGE_WAIT_MS }).toBe('true');
     expect(await panel.getByTestId('lottery-verify-result').textContent()).toContain(`the ${winners.length} winners re-derived`);
     // Every registered fan was told, in the draw's transaction.
     const { rows: told } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM notifications WHERE event_id = ${lotteryId}`.execute(

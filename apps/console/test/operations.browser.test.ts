@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sql } from '@onsale/shared/db';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
 import { addWebhookEndpointAs } from '@onsale/shared/notify';
-import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
+import { createTestDatabase, type TestDatabase, PAGE_WAIT_MS } from '@onsale/shared/testing';
 import { createUser } from '@onsale/shared/users';
 import {
   cardNumber,
@@ -77,7 +77,7 @@ async function buyWith(accountId: string, card: string): Promise<void> {
     const s = await storeCall('GET', `/events/${eventId}/queue/status`, { ...headers, 'x-queue-token': joined.json.queueToken as string });
     expect(s.json.state).toBe('ADMITTED');
     return s.json;
-  }, 60_000);
+  });
   const admission = { ...headers, 'x-admission-token': admitted.admissionToken as string };
   const hold = await storeCall(
     'POST',
@@ -171,7 +171,7 @@ describe('operations pages change things, in Chromium at 1440 and 390 px', () =>
         await operator.goto(`${baseUrl}/events/${eventId}/review`);
         await operator.getByTestId('review-summary').waitFor();
         const cluster = operator.getByTestId('review-cluster').filter({ hasText: first });
-        await cluster.waitFor({ timeout: 30_000 });
+        await cluster.waitFor({ timeout: PAGE_WAIT_MS });
         expect(await cluster.textContent()).toContain(second);
         const clusters = await operator.getByTestId('review-cluster').count();
 
@@ -184,7 +184,7 @@ describe('operations pages change things, in Chromium at 1440 and 390 px', () =>
         await form.getByTestId('cancel-cluster-confirm').click();
 
         const done = operator.getByTestId('cluster-cancelled');
-        await expect.poll(() => done.getAttribute('data-gone'), { timeout: 30_000 }).toBe('true');
+        await expect.poll(() => done.getAttribute('data-gone'), { timeout: PAGE_WAIT_MS }).toBe('true');
         expect(await done.textContent()).toContain(`Cancelled 2 orders of`);
         expect(await operator.getByTestId('review-cluster').filter({ hasText: first }).count()).toBe(0);
         expect(await operator.getByTestId('review-cluster').count()).toBe(clusters - 1);
@@ -198,15 +198,15 @@ describe('operations pages change things, in Chromium at 1440 and 390 px', () =>
         const ep = endpoints[view.name]!;
         await operator.goto(`${baseUrl}/webhooks`);
         const row = operator.locator(`[data-testid="webhook-endpoint-row"][data-url="${ep.url}"]`);
-        await row.waitFor({ timeout: 30_000 });
+        await row.waitFor({ timeout: PAGE_WAIT_MS });
         await row.getByTestId('webhook-disable').click();
-        await expect.poll(() => row.getByTestId('webhook-endpoint-state').textContent(), { timeout: 30_000 }).toBe('Disabled');
+        await expect.poll(() => row.getByTestId('webhook-endpoint-state').textContent(), { timeout: PAGE_WAIT_MS }).toBe('Disabled');
         expect(await auditCount('webhook.disabled', ep.id)).toBe(1);
 
         await operator.getByLabel('Endpoint', { exact: true }).selectOption({ label: ep.url });
         await operator.getByLabel('Status', { exact: true }).selectOption('DEAD');
         const delivery = operator.getByTestId('webhook-delivery-row').filter({ hasText: String(ep.deliveryId) });
-        await delivery.waitFor({ timeout: 30_000 });
+        await delivery.waitFor({ timeout: PAGE_WAIT_MS });
         expect(await delivery.textContent()).toContain('HTTP 502');
         await delivery.getByTestId('webhook-redeliver').click();
         const message = operator.getByTestId('webhook-message');
@@ -215,11 +215,11 @@ describe('operations pages change things, in Chromium at 1440 and 390 px', () =>
         expect(await auditCount('webhook.redelivered', ep.id)).toBe(0);
 
         await row.getByTestId('webhook-enable').click();
-        await expect.poll(() => row.getByTestId('webhook-endpoint-state').textContent(), { timeout: 30_000 }).toBe('Active');
+        await expect.poll(() => row.getByTestId('webhook-endpoint-state').textContent(), { timeout: PAGE_WAIT_MS }).toBe('Active');
         await delivery.getByTestId('webhook-redeliver').click();
         await expect.poll(() => message.textContent()).toBe(`Delivery ${ep.deliveryId} queued again.`);
         // The dead-letter list read again no longer has it; the server has it queued.
-        await expect.poll(() => delivery.count(), { timeout: 30_000 }).toBe(0);
+        await expect.poll(() => delivery.count(), { timeout: PAGE_WAIT_MS }).toBe(0);
         const { rows } = await sql<{ status: string }>`SELECT status FROM webhook_deliveries WHERE id = ${ep.deliveryId}`.execute(tdb.db);
         expect(rows[0]!.status).not.toBe('DEAD');
         expect(await auditCount('webhook.redelivered', ep.id)).toBe(1);
@@ -231,7 +231,7 @@ describe('operations pages change things, in Chromium at 1440 and 390 px', () =>
         const email = `casey-${view.name}@ops-pages.test`;
         await admin.goto(`${baseUrl}/users`);
         const row = admin.locator(`[data-testid="user-row"][data-email="${email}"]`);
-        await row.waitFor({ timeout: 30_000 });
+        await row.waitFor({ timeout: PAGE_WAIT_MS });
         expect(await row.getByTestId('user-role').textContent()).toBe('viewer');
         await row.getByTestId('user-manage').click();
         const manage = admin.getByTestId('manage-user');
@@ -244,8 +244,10 @@ describe('operations pages change things, in Chromium at 1440 and 390 px', () =>
 
         await manage.getByLabel('Role').selectOption('operator');
         await manage.getByTestId('user-change-role').click();
-        await expect.poll(() => manage.getByTestId('manage-done').textContent(), { timeout: 30_000 }).toBe(`${email} is now operator.`);
-        await expect.poll(() => row.getByTestId('user-role').textContent(), { timeout: 30_000 }).toBe('operator');
+        await expect
+          .poll(() => manage.getByTestId('manage-done').textContent(), { timeout: PAGE_WAIT_MS })
+          .toBe(`${email} is now operator.`);
+        await expect.poll(() => row.getByTestId('user-role').textContent(), { timeout: PAGE_WAIT_MS }).toBe('operator');
         expect(await auditCount('console_user.role_changed', email)).toBe(1);
         expect(await sideways(admin)).toBeLessThanOrEqual(0);
       });

@@ -8,7 +8,7 @@ import { pauseQueue, setRateOverride } from '@onsale/shared/admission';
 import { TEST_CARDS } from '@onsale/shared/checkout';
 import { sql } from '@onsale/shared/db';
 import { AWAITING_SIGNOFF_MESSAGES, createEvent, parseEventFile } from '@onsale/shared/events';
-import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
+import { createTestDatabase, type TestDatabase, PAGE_WAIT_MS } from '@onsale/shared/testing';
 import { assignEventOrganisation, createUser } from '@onsale/shared/users';
 import { cardNumber, eventually, launchChromium, builtConsole, consoleSessions, sideways, VIEWS, startProduct } from './browser-helpers';
 
@@ -124,7 +124,7 @@ async function admitAndHold(fan: Fan, eventId: string): Promise<void> {
     const s = await statusOf(fan, eventId);
     expect(s.state).toBe('ADMITTED');
     return s;
-  }, 60_000);
+  });
   fan.admissionToken = admitted.admissionToken as string;
   const hold = await storeCall(
     'POST',
@@ -240,7 +240,7 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
 
       it('the stall is explained: why nobody is let in, what to do, and the time to clear the queue at the current rate', async () => {
         await page.goto(`${baseUrl}/events/${ids.stalled}/war-room`);
-        await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 30_000 });
+        await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: PAGE_WAIT_MS });
         const why = page.getByTestId('wr-why');
         await expect.poll(() => why.getAttribute('data-code')).toBe('OVERRIDE_ZERO');
         expect(await why.getAttribute('data-stalled')).toBe('true');
@@ -255,7 +255,7 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
 
       it('an unsigned event does not open: the war room and the event page say so before anything else', async () => {
         await page.goto(`${baseUrl}/events/${ids.unsigned}/war-room`);
-        await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 30_000 });
+        await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: PAGE_WAIT_MS });
         await expect.poll(() => page.getByTestId('wr-state-banner').getAttribute('data-state')).toBe('AWAITING_SIGNOFF');
         expect(await page.getByTestId('wr-state').textContent()).toBe('NOT OPEN — AWAITING FAIRNESS SIGN-OFF');
         expect(await page.getByTestId('wr-why').getAttribute('data-code')).toBe('AWAITING_SIGNOFF');
@@ -273,8 +273,8 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
         await admitAndHold(fan, ids.live);
         expect((await pay(fan, TEST_CARDS.declined, `op-declined-${view.name}`)).json.error).toBe('PAYMENT_DECLINED');
         await page.goto(`${baseUrl}/events/${ids.live}/war-room`);
-        await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 30_000 });
-        await expect.poll(() => page.getByTestId('wr-checkout-declined').textContent(), { timeout: 30_000 }).not.toBe('0');
+        await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: PAGE_WAIT_MS });
+        await expect.poll(() => page.getByTestId('wr-checkout-declined').textContent(), { timeout: PAGE_WAIT_MS }).not.toBe('0');
         expect(await page.getByTestId('wr-checkout-errors').textContent()).toBe('0%');
         expect(await page.locator('[data-testid="wr-checkout-errors-alert"]').count()).toBe(0);
         expect(await page.locator('[data-code="CHECKOUT_ERRORS"]').count()).toBe(0);
@@ -292,7 +292,9 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
           ON CONFLICT DO NOTHING`.execute(tdb.db);
         await page.reload();
         const panel = page.getByTestId('wr-whole-sale');
-        await expect.poll(async () => Number(await panel.getAttribute('data-minutes')), { timeout: 30_000 }).toBeGreaterThanOrEqual(1);
+        await expect
+          .poll(async () => Number(await panel.getAttribute('data-minutes')), { timeout: PAGE_WAIT_MS })
+          .toBeGreaterThanOrEqual(1);
         const [csv] = await Promise.all([page.waitForEvent('download'), page.getByTestId('wr-series-csv').click()]);
         expect(csv.suggestedFilename()).toBe(`onsale-series-${ids.live}.csv`);
         const rows = parse<Record<string, string>>(readFileSync(await csv.path(), 'utf8'), { columns: true });
@@ -303,7 +305,7 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
 
       it('a control during a connection loss: the controls say they cannot reach the server and send nothing; back online, a pause is confirmed by reading the state back', async () => {
         await page.goto(`${baseUrl}/events/${ids.live}/war-room`);
-        await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 30_000 });
+        await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: PAGE_WAIT_MS });
         const context = page.context();
         await context.setOffline(true);
         await page.getByTestId('wr-controls-offline').waitFor();
@@ -317,7 +319,7 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
         await page.getByTestId('wr-title').scrollIntoViewIfNeeded();
         await page.screenshot({ path: join(docsShots, `war-room-connection-lost-${view.width}.png`), fullPage: false });
         await context.setOffline(false);
-        await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 30_000 });
+        await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: PAGE_WAIT_MS });
         await expect.poll(() => page.getByTestId('wr-pause').isEnabled()).toBe(true);
 
         // The request is lost on its way (the server never sees it): the page says it cannot tell, then what the
@@ -381,7 +383,7 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
           await page.getByTestId('release-hold-reason').fill('fan asked on the phone');
           await page.getByTestId('release-hold-confirm').click();
           // Confirmed by reading the account back: the row says released and offers no release any more.
-          await expect.poll(() => hold.textContent(), { timeout: 30_000 }).toContain('released');
+          await expect.poll(() => hold.textContent(), { timeout: PAGE_WAIT_MS }).toContain('released');
           expect(await hold.getByTestId('release-hold').count()).toBe(0);
           await expect
             .poll(
@@ -504,7 +506,7 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
       await admin.locator('main h1').first().waitFor();
       // The war room's figures and charts are drawn once its stream is live.
       if (route.endsWith('/war-room') && route !== '/war-room')
-        await admin.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 30_000 });
+        await admin.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: PAGE_WAIT_MS });
       const over = await sideways(admin);
       if (over > 0) overflowing.push(`${route}: ${over}px`);
     }

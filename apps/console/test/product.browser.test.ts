@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { planAdmission } from '@onsale/shared/admission';
-import { createTestDatabase, freePort, type TestDatabase } from '@onsale/shared/testing';
+import { createTestDatabase, freePort, type TestDatabase, PAGE_WAIT_MS } from '@onsale/shared/testing';
 import { cardNumber, eventually, launchChromium, numberAt, signIn } from './browser-helpers';
 
 // The console end to end, against the product started as the README says: `npm start` (scripts/start.ts,
@@ -338,8 +338,8 @@ describe('the product as `npm start` runs it, in Chromium', () => {
   it('the war room updates without a reload while a scripted load joins, is admitted, holds and pays through the store API (screenshot)', async () => {
     await page.getByTestId('link-war-room').click();
     await page.waitForURL(`**/events/${eventId}/war-room`);
-    await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 30_000 });
-    await eventually(async () => expect(await page.getByTestId('wr-state').textContent()).toBe('ADMITTING'), 60_000);
+    await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: PAGE_WAIT_MS });
+    await eventually(async () => expect(await page.getByTestId('wr-state').textContent()).toBe('ADMITTING'));
     expect(await numberAt(page, 'wr-joined')).toBe(0);
     expect(await numberAt(page, 'wr-available')).toBe(SEATS);
     // A mark in the page's memory: a reload or a navigation would lose it.
@@ -349,7 +349,7 @@ describe('the product as `npm start` runs it, in Chromium', () => {
 
     for (let n = 0; n < FANS; n++) fans.push(await newFan(n));
     for (const fan of fans) await joinQueue(fan);
-    await eventually(async () => expect(await numberAt(page, 'wr-joined')).toBe(FANS), 30_000);
+    await eventually(async () => expect(await numberAt(page, 'wr-joined')).toBe(FANS));
 
     // Each fan polls until admitted, then holds two seats.
     await Promise.all(
@@ -369,7 +369,7 @@ describe('the product as `npm start` runs it, in Chromium', () => {
       expect(await numberAt(page, 'wr-held')).toBe(2 * FANS);
       expect(await numberAt(page, 'wr-available')).toBe(SEATS - 2 * FANS);
       expect(await numberAt(page, 'wr-waiting')).toBe(0);
-    }, 30_000);
+    });
 
     for (const [i, fan] of fans.slice(0, PAYING).entries()) {
       const paid = await store(
@@ -384,10 +384,10 @@ describe('the product as `npm start` runs it, in Chromium', () => {
       expect(await numberAt(page, 'wr-sold')).toBe(2 * PAYING);
       expect(await numberAt(page, 'wr-held')).toBe(2 * (FANS - PAYING));
       expect(await numberAt(page, 'wr-watermark')).toBeGreaterThanOrEqual(FANS);
-    }, 30_000);
+    });
     expect(await numberAt(page, 'wr-drift')).toBe(0);
     // Hold latency is scraped from the product's own store API /metrics.
-    await eventually(async () => expect(await page.getByTestId('wr-hold-p99').textContent()).toMatch(/\d+ ms/), 30_000);
+    await eventually(async () => expect(await page.getByTestId('wr-hold-p99').textContent()).toMatch(/\d+ ms/));
 
     expect(navigations).toEqual([]);
     expect(await page.evaluate(() => (window as unknown as { productTestMark?: string }).productTestMark)).toBe('same page');
@@ -407,7 +407,7 @@ describe('the product as `npm start` runs it, in Chromium', () => {
     expect(await page.getByTestId('wr-paused-by').textContent()).toContain(PAUSE_REASON);
 
     await joinQueue(late);
-    const paused = await untilState(late, 'PAUSED', 60_000);
+    const paused = await untilState(late, 'PAUSED');
     expect(paused.admissionToken).toBeUndefined();
     await eventually(async () => expect(await numberAt(page, 'wr-joined')).toBe(FANS + 1));
     await page.screenshot({ path: join(screenshots, 'product-war-room-paused.png'), fullPage: true });
@@ -418,7 +418,7 @@ describe('the product as `npm start` runs it, in Chromium', () => {
     await eventually(async () => expect(await page.getByTestId('wr-state').textContent()).toBe('ADMITTING'));
     const admitted = await untilState(late, 'ADMITTED');
     expect(typeof admitted.admissionToken).toBe('string');
-    await eventually(async () => expect(await numberAt(page, 'wr-waiting')).toBe(0), 30_000);
+    await eventually(async () => expect(await numberAt(page, 'wr-waiting')).toBe(0));
   });
 
   it('downloads the publishable summary (Markdown, JSON: nothing private, the public note) and the complete operator export from the fairness audit page; the CLI verifies and agrees', async () => {

@@ -8,7 +8,7 @@ import { buildBff, cliRehearsalLauncher } from '@onsale/bff';
 import { sql } from '@onsale/shared/db';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
 import { finishRehearsalRun, insertRehearsalRun, setRehearsalEvent, type RehearsalReport } from '@onsale/shared/rehearsal';
-import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
+import { createTestDatabase, type TestDatabase, PAGE_WAIT_MS } from '@onsale/shared/testing';
 import { createUser } from '@onsale/shared/users';
 import { builtConsole, launchChromium, consoleSessions, sideways, VIEWS } from './browser-helpers';
 
@@ -150,7 +150,7 @@ describe('rehearsals in the console, in Chromium at 1440 and 390 px', () => {
 
       it("the board marks a rehearsal's event", async () => {
         const row = page.getByTestId('event-rehearsal').first();
-        await row.waitFor({ timeout: 30_000 });
+        await row.waitFor({ timeout: PAGE_WAIT_MS });
         expect(await row.textContent()).toBe('Rehearsal');
         expect(await sideways(page)).toBe(0);
       });
@@ -158,7 +158,7 @@ describe('rehearsals in the console, in Chromium at 1440 and 390 px', () => {
       it('lists the run and opens its report: the verdict, the figures that decide it, the charts and the fault', async () => {
         await page.goto(`${baseUrl}/rehearsals`);
         const run = page.getByTestId('rehearsal-run').first();
-        await run.waitFor({ timeout: 30_000 });
+        await run.waitFor({ timeout: PAGE_WAIT_MS });
         expect(await run.getByTestId('rehearsal-status').textContent()).toBe('passed');
         expect(await run.textContent()).toContain('300 of 300');
         expect(await sideways(page)).toBe(0);
@@ -174,7 +174,7 @@ describe('rehearsals in the console, in Chromium at 1440 and 390 px', () => {
         ] as const)
           expect(await page.getByTestId(`rehearsal-${id}`).locator('.tile-value').textContent(), id).toBe(value);
         for (const chart of ['stranded', 'admitted', 'propagation'])
-          await page.getByTestId(`rehearsal-${chart}-chart`).locator('svg.recharts-surface').first().waitFor({ timeout: 30_000 });
+          await page.getByTestId(`rehearsal-${chart}-chart`).locator('svg.recharts-surface').first().waitFor({ timeout: PAGE_WAIT_MS });
         expect(await page.getByTestId('rehearsal-faults').textContent()).toContain('killed store-1 (pid 4242) with SIGKILL');
         expect(await sideways(page)).toBe(0);
         await page.screenshot({ path: join(docsShots, `rehearsal-report-${view.width}.png`), fullPage: true });
@@ -183,7 +183,7 @@ describe('rehearsals in the console, in Chromium at 1440 and 390 px', () => {
       it('the start form refuses bad input at its field, with an error summary that takes the focus', async () => {
         await page.goto(`${baseUrl}/rehearsals`);
         const form = page.getByTestId('rehearsal-start');
-        await form.waitFor({ timeout: 30_000 });
+        await form.waitFor({ timeout: PAGE_WAIT_MS });
         await form.getByLabel('Virtual fans').fill('5');
         await form.getByLabel('Share of bots').fill('2');
         await form.getByTestId('rehearsal-start-button').click();
@@ -201,7 +201,7 @@ describe('rehearsals in the console, in Chromium at 1440 and 390 px', () => {
   it('a viewer reads the reports but is offered no start', async () => {
     const page = await pageAs(VIEWER, VIEWS[1]);
     await page.goto(`${baseUrl}/rehearsals`);
-    await page.getByTestId('rehearsal-readonly').waitFor({ timeout: 30_000 });
+    await page.getByTestId('rehearsal-readonly').waitFor({ timeout: PAGE_WAIT_MS });
     expect(await page.getByTestId('rehearsal-start').count()).toBe(0);
     // The read-only notice renders before the list of runs has loaded: wait for the list, not for the notice.
     await expect.poll(() => page.getByTestId('rehearsal-run').count()).toBe(1);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runScheduledControl, setRateOverride } from '@onsale/shared/admission';
 import { sql } from '@onsale/shared/db';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
-import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
+import { createTestDatabase, type TestDatabase, PAGE_WAIT_MS } from '@onsale/shared/testing';
 import { setQueueCopy } from '@onsale/shared/warroom';
 import { assignEventOrganisation, createUser } from '@onsale/shared/users';
 import { eventually, launchChromium, builtConsole, consoleSessions, sideways, VIEWS, startProduct } from './browser-helpers';
@@ -164,7 +164,7 @@ describe('talking to the queue from the war room, in Chromium at 1440 and 390 px
       beforeAll(async () => {
         page = await pageAs(OPERATOR, view);
         await page.goto(`${baseUrl}/events/${eventId}/war-room`);
-        await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 60_000 });
+        await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: PAGE_WAIT_MS });
       });
 
       it("schedules a rate change for a time in the venue's zone: a missing reason is named in the error summary; the server lists it; cancelled with a reason, audited", async () => {
@@ -200,7 +200,9 @@ describe('talking to the queue from the war room, in Chromium at 1440 and 390 px
         await dialog.waitFor({ state: 'detached' });
 
         // Confirmed by the server's list, at the venue's time.
-        await expect.poll(() => page.getByTestId('wr-schedule-outcome').getAttribute('data-status'), { timeout: 30_000 }).toBe('confirmed');
+        await expect
+          .poll(() => page.getByTestId('wr-schedule-outcome').getAttribute('data-status'), { timeout: PAGE_WAIT_MS })
+          .toBe('confirmed');
         const row = panel
           .locator('[data-testid="wr-schedule-row"][data-status="PENDING"]')
           .filter({ hasText: `${view.name}: the second wave` });
@@ -222,7 +224,7 @@ describe('talking to the queue from the war room, in Chromium at 1440 and 390 px
         const cancelled = panel
           .locator('[data-testid="wr-schedule-row"][data-status="CANCELLED"]')
           .filter({ hasText: `${view.name}: the second wave` });
-        await cancelled.waitFor({ timeout: 30_000 });
+        await cancelled.waitFor({ timeout: PAGE_WAIT_MS });
         expect(await cancelled.getByTestId('wr-schedule-state').textContent()).toContain(`Cancelled by ${OPERATOR.email}`);
         await expect.poll(() => auditCount('queue.schedule_cancelled', 'the presale list was merged')).toBe(VIEWS.indexOf(view) + 1);
       });
@@ -250,14 +252,16 @@ describe('talking to the queue from the war room, in Chromium at 1440 and 390 px
         await form.getByLabel(/^Waiting in line/).fill(words);
         await form.getByTestId('wr-words-save').click();
 
-        await expect.poll(() => panel.getByTestId('wr-words-outcome').getAttribute('data-status'), { timeout: 30_000 }).toBe('confirmed');
+        await expect
+          .poll(() => panel.getByTestId('wr-words-outcome').getAttribute('data-status'), { timeout: PAGE_WAIT_MS })
+          .toBe('confirmed');
         expect(await panel.getByTestId('wr-words-outcome').textContent()).toContain('one state’s words changed');
         expect(
           await panel.locator('[data-testid="wr-words-state"][data-state="WAITING"] [data-testid="wr-words-text"]').textContent(),
         ).toBe(words);
         expect(await auditCount('event.queue_copy_changed', `${view.name}: the doors time changed`)).toBe(1);
         // The fan's next poll (the store API re-reads the words with the watermark, every 500 ms).
-        await eventually(async () => expect((await poll()).message).toBe(words), 30_000);
+        await eventually(async () => expect((await poll()).message).toBe(words));
         expect(await sideways(page)).toBeLessThanOrEqual(0);
         await panel.scrollIntoViewIfNeeded();
         await panel.screenshot({ path: join(docsShots, `war-room-words-${view.width}.png`) });
@@ -265,7 +269,7 @@ describe('talking to the queue from the war room, in Chromium at 1440 and 390 px
 
       it("the event's alert history: what fired, when in the venue's zone, for how long, still firing", async () => {
         const history = page.getByTestId('wr-alert-history');
-        await expect.poll(() => history.getByTestId('wr-alert-history-row').count(), { timeout: 30_000 }).toBe(2);
+        await expect.poll(() => history.getByTestId('wr-alert-history-row').count(), { timeout: PAGE_WAIT_MS }).toBe(2);
         const resolved = history.locator('[data-testid="wr-alert-history-row"][data-resolved="true"]');
         expect(await resolved.getByTestId('wr-alert-history-title').textContent()).toBe('Fewer fans let in than planned');
         expect(await resolved.getByTestId('wr-alert-history-lasted').textContent()).toBe('12 min');
@@ -296,7 +300,7 @@ describe('talking to the queue from the war room, in Chromium at 1440 and 390 px
         await form.getByTestId('alert-receiver-add-submit').click();
         await page.getByTestId('alert-receiver-secret').waitFor();
         const row = page.locator(`[data-testid="alert-receiver-row"][data-url="${url}"]`);
-        await row.waitFor({ timeout: 30_000 });
+        await row.waitFor({ timeout: PAGE_WAIT_MS });
         expect(await row.textContent()).toContain('Talk Night: critical alerts only');
         expect(await auditCount('alerts.receiver_added', url)).toBe(1);
 
@@ -308,12 +312,12 @@ describe('talking to the queue from the war room, in Chromium at 1440 and 390 px
         );
         await row.getByTestId('alert-receiver-messages').click();
         const deliveries = page.getByTestId('alert-deliveries');
-        await expect.poll(() => deliveries.getByTestId('alert-delivery-row').count(), { timeout: 30_000 }).toBe(1);
+        await expect.poll(() => deliveries.getByTestId('alert-delivery-row').count(), { timeout: PAGE_WAIT_MS }).toBe(1);
         expect(await deliveries.getByTestId('alert-delivery-row').textContent()).toContain('Talk Night: “Seat counts do not add up” fired');
 
         await row.getByTestId('alert-receiver-off').click();
         await expect
-          .poll(() => page.getByTestId('alert-receiver-outcome').getAttribute('data-status'), { timeout: 30_000 })
+          .poll(() => page.getByTestId('alert-receiver-outcome').getAttribute('data-status'), { timeout: PAGE_WAIT_MS })
           .toBe('confirmed');
         expect(await row.getAttribute('data-active')).toBe('false');
         expect(await page.getByTestId('alert-receiver-outcome').textContent()).toContain('as off');
@@ -321,7 +325,7 @@ describe('talking to the queue from the war room, in Chromium at 1440 and 390 px
         expect(await sideways(page)).toBeLessThanOrEqual(0);
         await page.screenshot({ path: join(docsShots, `alert-receivers-${view.width}.png`), fullPage: true });
         await row.getByTestId('alert-receiver-on').click();
-        await expect.poll(() => row.getAttribute('data-active'), { timeout: 30_000 }).toBe('true');
+        await expect.poll(() => row.getAttribute('data-active'), { timeout: PAGE_WAIT_MS }).toBe('true');
         await expect.poll(() => page.getByTestId('alert-receiver-outcome').getAttribute('data-status')).toBe('confirmed');
       });
     });
@@ -330,36 +334,40 @@ describe('talking to the queue from the war room, in Chromium at 1440 and 390 px
   it('a scheduled pause runs at its time: the row says it ran and the war room reads PAUSED from the server; resumed from the button', async () => {
     const page = await pageAs(OPERATOR, VIEWS[0]);
     await page.goto(`${baseUrl}/events/${eventId}/war-room`);
-    await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 60_000 });
+    await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: PAGE_WAIT_MS });
     // While the server cannot be reached, nothing is scheduled or saved from the page.
     await page.context().setOffline(true);
-    await page.getByTestId('wr-controls-offline').waitFor({ timeout: 30_000 });
+    await page.getByTestId('wr-controls-offline').waitFor({ timeout: PAGE_WAIT_MS });
     expect(await page.getByTestId('wr-schedule-open').isDisabled()).toBe(true);
     expect(await page.getByTestId('wr-words-edit').isDisabled()).toBe(true);
     await page.context().setOffline(false);
-    await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 60_000 });
-    await expect.poll(() => page.getByTestId('wr-schedule-open').isEnabled(), { timeout: 30_000 }).toBe(true);
+    await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: PAGE_WAIT_MS });
+    await expect.poll(() => page.getByTestId('wr-schedule-open').isEnabled(), { timeout: PAGE_WAIT_MS }).toBe(true);
     await page.getByTestId('wr-schedule-open').click();
     const dialog = page.getByTestId('wr-dialog-schedule');
     // The time the dialog offers (ten minutes ahead on the venue's clock) is kept.
     await dialog.getByLabel(/^Reason/).fill('doors check before the second wave');
     await dialog.getByTestId('wr-schedule-confirm').click();
     await dialog.waitFor({ state: 'detached' });
-    await expect.poll(() => page.getByTestId('wr-schedule-outcome').getAttribute('data-status'), { timeout: 30_000 }).toBe('confirmed');
+    await expect
+      .poll(() => page.getByTestId('wr-schedule-outcome').getAttribute('data-status'), { timeout: PAGE_WAIT_MS })
+      .toBe('confirmed');
     const row = page.locator('[data-testid="wr-schedule-row"]').filter({ hasText: 'doors check before the second wave' });
     expect(await row.getByTestId('wr-schedule-what').textContent()).toBe('Pause admissions');
     // The worker's job runs it at its time; here the test runs it now instead of waiting ten minutes.
     const ran = await runScheduledControl(tdb.db, Number(await row.getAttribute('data-id')));
     expect(ran?.status).toBe('DONE');
-    await expect.poll(() => row.getAttribute('data-status'), { timeout: 30_000 }).toBe('DONE');
+    await expect.poll(() => row.getAttribute('data-status'), { timeout: PAGE_WAIT_MS }).toBe('DONE');
     expect(await row.getByTestId('wr-schedule-state').textContent()).toMatch(/^Ran \d{2}:\d{2}/);
-    await expect.poll(() => page.getByTestId('wr-state').textContent(), { timeout: 30_000 }).toBe('PAUSED');
+    await expect.poll(() => page.getByTestId('wr-state').textContent(), { timeout: PAGE_WAIT_MS }).toBe('PAUSED');
     expect(await page.getByTestId('wr-paused-by').textContent()).toContain('doors check before the second wave (scheduled by');
     await page.getByTestId('wr-resume').click();
     const resume = page.getByTestId('wr-dialog-resume');
     await resume.getByLabel(/reason/i).fill('doors checked');
     await resume.getByTestId('wr-confirm').click();
-    await expect.poll(() => page.getByTestId('wr-control-outcome').getAttribute('data-status'), { timeout: 30_000 }).toBe('confirmed');
+    await expect
+      .poll(() => page.getByTestId('wr-control-outcome').getAttribute('data-status'), { timeout: PAGE_WAIT_MS })
+      .toBe('confirmed');
   });
 
   it("a control scheduled for one presale's queue", async () => {
@@ -371,7 +379,9 @@ describe('talking to the queue from the war room, in Chromium at 1440 and 390 px
     await dialog.getByLabel(/^Reason/).fill('the fan club list closes early');
     await dialog.getByTestId('wr-schedule-confirm').click();
     await dialog.waitFor({ state: 'detached' });
-    await expect.poll(() => page.getByTestId('wr-schedule-outcome').getAttribute('data-status'), { timeout: 30_000 }).toBe('confirmed');
+    await expect
+      .poll(() => page.getByTestId('wr-schedule-outcome').getAttribute('data-status'), { timeout: PAGE_WAIT_MS })
+      .toBe('confirmed');
     expect(await page.getByTestId('wr-schedule-what').textContent()).toBe('Pause admissions (presale FANCLUB)');
     expect(await sideways(page)).toBeLessThanOrEqual(0);
   });
@@ -394,7 +404,7 @@ describe('talking to the queue from the war room, in Chromium at 1440 and 390 px
     await form.getByLabel(/^Reason/).fill('our own tone');
     await form.getByTestId('wr-words-save').click();
     const error = form.getByTestId('wr-words-error');
-    await error.waitFor({ timeout: 30_000 });
+    await error.waitFor({ timeout: PAGE_WAIT_MS });
     expect(await error.textContent()).toContain('someone changed this event since you opened the words');
     await form.getByTestId('wr-words-reload').click();
     await expect.poll(() => form.getByLabel(/^Line paused/).inputValue()).toBe(theirs);
@@ -402,7 +412,7 @@ describe('talking to the queue from the war room, in Chromium at 1440 and 390 px
     await form.getByLabel(/^Line paused/).fill(ours);
     await form.getByLabel(/^Reason/).fill('our own tone, on top of the doors check');
     await form.getByTestId('wr-words-save').click();
-    await expect.poll(() => panel.getByTestId('wr-words-outcome').getAttribute('data-status'), { timeout: 30_000 }).toBe('confirmed');
+    await expect.poll(() => panel.getByTestId('wr-words-outcome').getAttribute('data-status'), { timeout: PAGE_WAIT_MS }).toBe('confirmed');
     expect(await panel.locator('[data-testid="wr-words-state"][data-state="PAUSED"] [data-testid="wr-words-text"]').textContent()).toBe(
       ours,
     );
@@ -413,7 +423,7 @@ describe('talking to the queue from the war room, in Chromium at 1440 and 390 px
     const phone = VIEWS[1];
     const viewer = await pageAs(VIEWER, phone);
     await viewer.goto(`${baseUrl}/events/${eventId}/war-room`);
-    await viewer.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 60_000 });
+    await viewer.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: PAGE_WAIT_MS });
     await viewer.getByTestId('wr-schedule-row').first().waitFor();
     await viewer.getByTestId('wr-words-state').first().waitFor();
     await expect.poll(() => viewer.getByTestId('wr-alert-history-row').count()).toBe(2);
@@ -435,7 +445,7 @@ describe('talking to the queue from the war room, in Chromium at 1440 and 390 px
 
     const promoter = await pageAs(PROMOTER, phone);
     await promoter.goto(`${baseUrl}/events/${eventId}/war-room`);
-    await promoter.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 60_000 });
+    await promoter.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: PAGE_WAIT_MS });
     await promoter.getByTestId('wr-words-edit').waitFor();
     expect(await promoter.getByTestId('wr-schedule-open').count()).toBe(0);
     expect(await mutationStatus(promoter, 'warRoom.schedule', schedule)).toBe(403);

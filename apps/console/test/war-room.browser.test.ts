@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildBff } from '@onsale/bff';
 import { AdmissionController, pauseQueue, planAdmission } from '@onsale/shared/admission';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
-import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
+import { createTestDatabase, type TestDatabase, PAGE_WAIT_MS } from '@onsale/shared/testing';
 import { createUser } from '@onsale/shared/users';
 import { buildStoreApi } from '@onsale/store-api';
 import { loadStoreApiConfig } from '@onsale/store-api/env';
@@ -300,12 +300,12 @@ describe('the war room in Chromium', () => {
   it('a dropped stream shows "connection lost" and greys the figures, then comes back live by itself', async () => {
     await page.route('**/trpc/warRoom.watch**', (route) => route.abort());
     bff.server.closeAllConnections();
-    await page.locator('[data-testid="wr-connection"][data-state="lost"]').waitFor({ timeout: 10_000 });
+    await page.locator('[data-testid="wr-connection"][data-state="lost"]').waitFor({ timeout: PAGE_WAIT_MS });
     expect(await page.getByTestId('wr-area').getAttribute('data-live')).toBe('false');
     expect(await page.getByTestId('wr-connection').textContent()).toContain('Connection lost');
     await page.screenshot({ path: join(screenshots, 'war-room-connection-lost.png') });
     await page.unroute('**/trpc/warRoom.watch**');
-    await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: 15_000 });
+    await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: PAGE_WAIT_MS });
     expect(await page.getByTestId('wr-area').getAttribute('data-live')).toBe('true');
   });
 
@@ -353,7 +353,7 @@ describe('the war room in Chromium', () => {
       await page.getByTestId('nav-war-room').click();
       await page.waitForURL('**/war-room');
       // The board is read every 2 s (40 events at once): generous bounds, the figures are already what they will be.
-      const board = (fn: () => Promise<void>) => eventually(fn, 60_000);
+      const board = (fn: () => Promise<void>) => eventually(fn);
       await board(async () => expect(await page.getByTestId('board-count').textContent()).toBe('40'));
       const tile = page.locator(`[data-testid="board-tile"][data-event-id="${eventId}"]`);
       await board(async () => expect(await tile.getAttribute('data-state')).toBe('ADMITTING'));

@@ -4,6 +4,7 @@ import { sql } from '@onsale/shared/db';
 import { TEST_CARDS } from '@onsale/shared/checkout';
 import { loadStoreApiConfig } from '@onsale/store-api/env';
 import { startLocalEdge, type LocalEdge } from '@onsale/edge/local';
+import { PAGE_WAIT_MS } from '@onsale/shared/testing';
 import {
   advanceUntil,
   buildFanPage,
@@ -99,7 +100,7 @@ describe("the fans' page through the edge", () => {
         async () =>
           (await sql<{ n: number }>`SELECT admitted_through::int AS n FROM queue_state WHERE event_id = ${eventId}`.execute(stack.t.db))
             .rows[0]?.n ?? 0,
-        { timeout: 40_000, interval: 250 },
+        { timeout: PAGE_WAIT_MS, interval: 250 },
       )
       .toBeGreaterThan(0);
     await advanceUntil(page, () => page.getByTestId('seats').isVisible(), 'the seats step');
@@ -113,7 +114,7 @@ describe("the fans' page through the edge", () => {
     await page.getByTestId('hold-extended').waitFor();
     await page.getByTestId('card-number').fill(TEST_CARDS.success);
     await page.getByTestId('pay').click();
-    await page.getByTestId('order').waitFor({ timeout: 20_000 });
+    await page.getByTestId('order').waitFor({ timeout: PAGE_WAIT_MS });
     expect(await page.getByTestId('order-paid').textContent()).toContain('130.00');
 
     // Every status poll the page made was answered at the edge, and none reached the store API.

@@ -17,7 +17,7 @@ import { SimulatedPaymentGateway } from '@onsale/shared/checkout';
 import { createEvent, parseEventFile, type EventFile } from '@onsale/shared/events';
 import { sql } from '@onsale/shared/db';
 import { startWorker, type BackgroundWorker } from '@onsale/shared/jobs';
-import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
+import { createTestDatabase, PAGE_WAIT_MS, type TestDatabase } from '@onsale/shared/testing';
 
 const fanRoot = fileURLToPath(new URL('..', import.meta.url));
 export const resultsDir = join(fanRoot, '..', '..', '.test-results');
@@ -46,7 +46,7 @@ export interface Stack {
 }
 
 export async function startStack(fanDir: string, env: Record<string, string> = {}): Promise<Stack> {
-  const t = await createTestDatabase(inject('templateDatabaseUrl'), { max: 20 });
+  const t = await createTestDatabase(inject('templateDatabaseUrl'), { max: 12 });
   // Load shedding off: the browser driver and the page's build share this process's event loop with the server.
   const base = { NODE_ENV: 'test', DEV_AUTH: 'true', FAN_DIR: fanDir, LOAD_SHED_ENABLED: 'false', ...env };
   const make = async (extra: Record<string, string>) => {
@@ -141,6 +141,7 @@ export async function fanPage(
     isMobile: size.width < 500,
     hasTouch: size.width < 500,
   });
+  context.setDefaultTimeout(PAGE_WAIT_MS);
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));

@@ -4,6 +4,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@onsale/shared/db';
 import { TEST_CARDS } from '@onsale/shared/checkout';
+import { PAGE_WAIT_MS } from '@onsale/shared/testing';
 import {
   advanceUntil,
   buildFanPage,
@@ -46,7 +47,7 @@ async function waitForOpen(eventId: string): Promise<void> {
         (await sql<{ n: number }>`SELECT admitted_through::int AS n FROM queue_state WHERE event_id = ${eventId}`.execute(stack.t.db))
           .rows[0]?.n ?? 0,
       {
-        timeout: 40_000,
+        timeout: PAGE_WAIT_MS,
         interval: 250,
       },
     )
@@ -140,7 +141,7 @@ describe.each([
     await page.getByTestId('card-number').fill(TEST_CARDS.success);
     await page.screenshot({ path: join(docsShots, `pay-${name}.png`), fullPage: true });
     await page.getByTestId('pay').click();
-    await page.getByTestId('order').waitFor({ timeout: 20_000 });
+    await page.getByTestId('order').waitFor({ timeout: PAGE_WAIT_MS });
     expect(await page.getByTestId('order-paid').textContent()).toContain('130.00');
     await noOverflow(page);
     await page.screenshot({ path: join(docsShots, `order-${name}.png`), fullPage: true });

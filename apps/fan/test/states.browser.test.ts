@@ -5,7 +5,7 @@ import { sql } from '@onsale/shared/db';
 import { pauseQueue, resumeQueue, setRateOverride } from '@onsale/shared/admission';
 import { cancelOrder, TEST_CARDS } from '@onsale/shared/checkout';
 import { admissionClaimsFor, createTokenKey, hashDevice, signToken } from '@onsale/shared/queue';
-import { testSecrets } from '@onsale/shared/testing';
+import { testSecrets, PAGE_WAIT_MS } from '@onsale/shared/testing';
 import {
   advanceUntil,
   buildFanPage,
@@ -113,7 +113,7 @@ describe('the waiting room', () => {
     // Resumed at a slow rate: the next poll reads WAITING with people ahead and a wait.
     await setRateOverride(stack.t.db, eventId, 6, { actor: 'ops@test' });
     await resumeQueue(stack.t.db, eventId, { actor: 'ops@test' });
-    await expect.poll(() => admittedThrough(eventId), { timeout: 30_000 }).toBeGreaterThan(0);
+    await expect.poll(() => admittedThrough(eventId), { timeout: PAGE_WAIT_MS }).toBeGreaterThan(0);
     await advanceUntil(page, async () => (await stateOf(page)) === 'WAITING', 'WAITING');
     const ahead = Number(await page.getByTestId('queue-ahead').getAttribute('data-ahead'));
     expect(ahead).toBeGreaterThan(0);
@@ -128,7 +128,7 @@ describe('the waiting room', () => {
     await page.screenshot({ path: join(docsShots, 'waiting-phone.png'), fullPage: true });
 
     await setRateOverride(stack.t.db, eventId, 1200, { actor: 'ops@test' });
-    await expect.poll(() => admittedThrough(eventId), { timeout: 30_000 }).toBeGreaterThanOrEqual(13);
+    await expect.poll(() => admittedThrough(eventId), { timeout: PAGE_WAIT_MS }).toBeGreaterThanOrEqual(13);
     await advanceUntil(page, () => page.getByTestId('seats').isVisible(), 'the seats step');
     expect(errors).toEqual([]);
     await context.close();
@@ -151,7 +151,7 @@ describe('the waiting room', () => {
       expect(progress).toMatch(/Checking your browser before you join: \d+% done/);
       await page.screenshot({ path: join(docsShots, 'challenge-desktop.png') }).catch(() => undefined);
     }
-    await page.getByTestId('queue-card').or(page.getByTestId('seats')).first().waitFor({ timeout: 60_000 });
+    await page.getByTestId('queue-card').or(page.getByTestId('seats')).first().waitFor({ timeout: PAGE_WAIT_MS });
     const metrics = await (await fetch(`${strict.url}/metrics`)).text();
     expect(metrics).toMatch(/bot_gate_decisions_total\{decision="CHALLENGED"\} 1/);
     expect(metrics).toMatch(/bot_gate_decisions_total\{decision="SOLVED"\} 1/);
@@ -188,7 +188,7 @@ describe('the waiting room', () => {
     await page.goto(`${stack.url}/e/${eventId}`);
     await devSignIn(page, 'waitlist-fan');
     await page.getByTestId('queue-card').waitFor();
-    await expect.poll(() => page.getByTestId('queue-state').getAttribute('data-state'), { timeout: 20_000 }).toBe('LAST_CHANCE');
+    await expect.poll(() => page.getByTestId('queue-state').getAttribute('data-state'), { timeout: PAGE_WAIT_MS }).toBe('LAST_CHANCE');
     await page.screenshot({ path: join(docsShots, 'last-chance-phone.png'), fullPage: true });
 
     const paid = await http(
@@ -204,7 +204,7 @@ describe('the waiting room', () => {
         async () =>
           (await sql<{ s: string }>`SELECT inventory_state AS s FROM queue_state WHERE event_id = ${eventId}`.execute(stack.t.db)).rows[0]
             ?.s,
-        { timeout: 20_000 },
+        { timeout: PAGE_WAIT_MS },
       )
       .toBe('SOLD_OUT');
     await advanceUntil(page, async () => (await stateOf(page)) === 'SOLD_OUT', 'SOLD_OUT');
@@ -226,7 +226,7 @@ describe('the waiting room', () => {
             }>`SELECT count(*)::int AS n FROM waitlist_offers WHERE account_id = 'waitlist-fan' AND status = 'OPEN'`.execute(stack.t.db)
           ).rows[0]!.n,
         {
-          timeout: 30_000,
+          timeout: PAGE_WAIT_MS,
         },
       )
       .toBe(1);
@@ -238,7 +238,7 @@ describe('the waiting room', () => {
     await page.getByTestId('continue-to-pay').click();
     await page.getByTestId('card-number').fill(TEST_CARDS.success);
     await page.getByTestId('pay').click();
-    await page.getByTestId('order').waitFor({ timeout: 20_000 });
+    await page.getByTestId('order').waitFor({ timeout: PAGE_WAIT_MS });
     const orders = await sql<{
       n: number;
     }>`SELECT count(*)::int AS n FROM orders WHERE event_id = ${eventId} AND account_id = 'waitlist-fan' AND status = 'CONFIRMED'`.execute(

@@ -9,7 +9,7 @@ let h: TestApp;
 let base: string;
 
 beforeAll(async () => {
-  h = await setupApp({ poolMax: 40 });
+  h = await setupApp({ poolMax: 16 });
   await h.app.listen({ port: 0, host: '127.0.0.1' });
   const addr = h.app.server.address();
   base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;

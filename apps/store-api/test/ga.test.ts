@@ -10,7 +10,7 @@ let h: TestApp;
 let base: string;
 
 beforeAll(async () => {
-  h = await setupApp({ poolMax: 40, paymentLatencyMs: 5 });
+  h = await setupApp({ poolMax: 16, paymentLatencyMs: 5 });
   // 1,000 fans connect at once: a listen backlog above the default 511, so no connection waits on a SYN retry.
   await h.app.listen({ port: 0, host: '127.0.0.1', backlog: 2048 });
   const addr = h.app.server.address();

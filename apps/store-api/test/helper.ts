@@ -26,7 +26,7 @@ export interface TestApp {
 export async function setupApp(
   opts: { poolMax?: number; paymentLatencyMs?: number; env?: Record<string, string>; botScorer?: BotScorer; clock?: () => number } = {},
 ): Promise<TestApp> {
-  const t = await createTestDatabase(inject('templateDatabaseUrl'), { max: opts.poolMax ?? 40 });
+  const t = await createTestDatabase(inject('templateDatabaseUrl'), { max: opts.poolMax ?? 12 });
   const config = loadStoreApiConfig({
     NODE_ENV: 'test',
     DEV_AUTH: 'true',

@@ -35,7 +35,7 @@ function lottery(opensH: number, closesH: number, onsaleH: number, over: Record<
 }
 
 beforeAll(async () => {
-  h = await setupApp({ poolMax: 30 });
+  h = await setupApp({ poolMax: 16 });
   await h.app.listen({ port: 0, host: '127.0.0.1' });
   const addr = h.app.server.address();
   if (!addr || typeof addr === 'string') throw new Error('no address');

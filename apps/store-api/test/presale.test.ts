@@ -42,7 +42,7 @@ function tiered(over: Partial<EventFile> = {}): Partial<EventFile> {
 }
 
 beforeAll(async () => {
-  h = await setupApp({ poolMax: 30, clock: clock.now });
+  h = await setupApp({ poolMax: 16, clock: clock.now });
   key = await createTokenKey(testSecrets().queueTokenSecret);
 });
 afterAll(() => h.close());

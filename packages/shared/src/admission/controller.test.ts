@@ -78,7 +78,8 @@ async function queueState(eventId: string) {
 /**
  * A test clock 20 s into the current minute. The claim ratio reads the complete minutes before the tick's own, so a
  * test whose ticks rolled into the next minute would see its own advances unclaimed and speed the watermark up
- * tenfold partway through (a take-over test once moved 108 positions past its rate that way).
+ * tenfold partway through (a take-over test once moved 108 positions past its rate that way). It may trail the
+ * database's now() by up to 40 s, so a test that dates rows with now() keeps the real clock.
  */
 const clockInMinute = (): ManualClock => manualClock(Math.floor(Date.now() / 60_000) * 60_000 + 20_000);
 
@@ -446,7 +447,8 @@ describe('who counts as inside (fans who can still buy)', () => {
       t.db,
     );
     await setRateOverride(t.db, eventId, 120, { actor: 'ops', reason: 'sell the rest' });
-    const clock = clockInMinute();
+    // The real clock: the rows above are dated by the database's now(), which a clock set back into the minute trails.
+    const clock = manualClock();
     const c = controller(clock, { tickMs: 200 });
     let o = outcomeOf((await c.tickOnce()).events, eventId);
     // Before: 27 admitted in the last 10 minutes, none bought = 27 inside for 40 x 1.2 / 2 = 24 plausible fans: 0/min.

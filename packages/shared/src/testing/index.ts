@@ -32,7 +32,9 @@ export interface TestDatabase {
 
 /**
  * A fresh database for one test file, copied from the migrated template made by the global setup,
- * so every file is isolated and migrations run once per run.
+ * so every file is isolated and migrations run once per run. Its pool holds 12 connections unless `max` says
+ * otherwise: two test runs at once on one server run four files side by side, each with its app's pool and often
+ * a worker's, and 40 a pool exhausted PostgreSQL's 100 connections ("sorry, too many clients already").
  */
 export async function createTestDatabase(templateUrl: string, opts: { max?: number } = {}): Promise<TestDatabase> {
   const template = new URL(templateUrl).pathname.slice(1);
@@ -40,7 +42,7 @@ export async function createTestDatabase(templateUrl: string, opts: { max?: numb
   const name = `${testDatabasePrefix(template)}${randomBytes(6).toString('hex')}`;
   await admin(withDatabase(templateUrl, 'postgres'), (c) => c.query(`CREATE DATABASE ${name} TEMPLATE ${template}`));
   const url = withDatabase(templateUrl, name);
-  const db = createDb(url, { max: opts.max ?? 40, applicationName: 'onsale-test' });
+  const db = createDb(url, { max: opts.max ?? 12, applicationName: 'onsale-test' });
   return {
     url,
     db,
@@ -68,7 +70,7 @@ export { userEnv as userShellEnv, waitForOutput } from './user-shell.js';
 export { DatabaseProxy, type ProxyMode } from './db-proxy.js';
 export { testSecrets } from './secrets.js';
 export { manualClock, type ManualClock } from './clock.js';
-export { pollUntil, waitUntil } from './poll.js';
+export { PAGE_WAIT_MS, pollUntil, waitUntil } from './poll.js';
 
 /** Where one test run (named by its template database) keeps its shared console build (see the console's builtConsole). */
 export const consoleBuildDir = (templateUrl: string) => join(tmpdir(), `onsale-console-build-${new URL(templateUrl).pathname.slice(1)}`);

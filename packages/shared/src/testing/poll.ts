@@ -26,3 +26,10 @@ export async function waitUntil<T>(
   if (!v) throw new Error(`timed out waiting for ${what}`);
   return v;
 }
+
+/**
+ * How long a browser test waits for a page to show something (Playwright's own default is 30 s). A wait for a
+ * condition that returns as soon as it holds, never a pace: with two test suites at once on two cores, a page has
+ * taken longer than 30 s to show a row.
+ */
+export const PAGE_WAIT_MS = 90_000;
