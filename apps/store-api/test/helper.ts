@@ -24,7 +24,15 @@ export interface TestApp {
  * will); load-shedding.test.ts turns it on.
  */
 export async function setupApp(
-  opts: { poolMax?: number; paymentLatencyMs?: number; env?: Record<string, string>; botScorer?: BotScorer; clock?: () => number } = {},
+  opts: {
+    poolMax?: number;
+    paymentLatencyMs?: number;
+    /** The payment gateway on the file's database, instead of an instant one that never fails. */
+    payments?: (t: TestDatabase) => SimulatedPaymentGateway;
+    env?: Record<string, string>;
+    botScorer?: BotScorer;
+    clock?: () => number;
+  } = {},
 ): Promise<TestApp> {
   const t = await createTestDatabase(inject('templateDatabaseUrl'), { max: opts.poolMax ?? 12 });
   const config = loadStoreApiConfig({
@@ -35,7 +43,8 @@ export async function setupApp(
     LOAD_SHED_ENABLED: 'false',
     ...opts.env,
   });
-  const payments = new SimulatedPaymentGateway({ tps: 10_000, latencyMs: opts.paymentLatencyMs ?? 5, failureRate: 0 });
+  const payments =
+    opts.payments?.(t) ?? new SimulatedPaymentGateway({ tps: 10_000, latencyMs: opts.paymentLatencyMs ?? 5, failureRate: 0 });
   const app = await buildStoreApi({ db: t.db, config, payments, botScorer: opts.botScorer, ...(opts.clock ? { clock: opts.clock } : {}) });
   await app.ready();
   return {

@@ -1,50 +1,35 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@onsale/shared/db';
 import { liftSimulatedGatewayCondition, putSimulatedGatewayCondition, SimulatedPaymentGateway } from '@onsale/shared/checkout';
-import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
-import { buildStoreApi } from '../src/app.js';
-import { loadStoreApiConfig } from '../src/env.js';
-import { admitted, cardNumberOf, login, makeEvent } from './helper.js';
+import type { TestDatabase } from '@onsale/shared/testing';
+import { admitted, cardNumberOf, login, makeEvent, setupApp, type TestApp } from './helper.js';
 
 // The rehearsal's slow-payments fault, through the store API as it runs (its own simulated gateway, on the database):
 // a condition put on a rehearsal's event while the process runs makes that event's charges busy (503
 // PAYMENT_GATEWAY_BUSY with Retry-After, nothing charged) or late; once lifted, the same Idempotency-Key pays once.
 // A real sale's event is never touched by one.
 
+let h: TestApp;
 let t: TestDatabase;
-let app: Awaited<ReturnType<typeof buildStoreApi>>;
+let app: TestApp['app'];
 let rehearsalEvent: string;
 let realEvent: string;
 let fans = 0;
 
 beforeAll(async () => {
-  t = await createTestDatabase(inject('templateDatabaseUrl'));
-  const config = loadStoreApiConfig({
-    NODE_ENV: 'test',
-    DEV_AUTH: 'true',
-    RATE_LIMIT_ENABLED: 'false',
-    BOT_GATE_ENABLED: 'false',
-    LOAD_SHED_ENABLED: 'false',
-    PAYMENT_LATENCY_MS: '10',
+  // A simulated gateway on the database, as the store builds its own, except that it reads the condition on every
+  // charge (a running store trusts what it read for a second): a change is seen at once, so no step waits for the
+  // wall clock.
+  h = await setupApp({
+    payments: (tdb) => new SimulatedPaymentGateway({ tps: 1000, latencyMs: 10, failureRate: 0, db: tdb.db, conditionCacheMs: 0 }),
   });
-  // The store's own simulated gateway, except that it reads the condition on every charge (a running store trusts
-  // what it read for a second): a change is seen at once, so no step waits for the wall clock.
-  const payments = new SimulatedPaymentGateway({
-    tps: config.payment.tps,
-    latencyMs: config.payment.latencyMs,
-    failureRate: config.payment.failureRate,
-    db: t.db,
-    conditionCacheMs: 0,
-  });
-  app = await buildStoreApi({ db: t.db, config, payments });
-  await app.ready();
+  ({ t, app } = h);
   ({ eventId: rehearsalEvent } = await makeEvent(t, { name: 'Rehearsal Night' }));
   ({ eventId: realEvent } = await makeEvent(t, { name: 'Real Night' }));
   await t.db.updateTable('events').set({ rehearsal_time_scale: 30 }).where('id', '=', rehearsalEvent).execute();
 });
 afterAll(async () => {
-  await app?.close();
-  await t?.drop();
+  await h?.close();
 });
 
 /** A new fan holding one seat of the event: its headers and hold. */
