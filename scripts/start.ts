@@ -9,7 +9,8 @@ import { startWorker, type WorkerOptions } from '@onsale/shared/jobs';
 import { buildStoreApi } from '@onsale/store-api';
 import { loadStoreApiConfig } from '@onsale/store-api/env';
 import { buildBff, cliRehearsalLauncher } from '@onsale/bff';
-import { authOptionsOf, loadBffEnv, trustProxyOf } from '@onsale/bff/env';
+import { authOptionsOf, loadBffEnv } from '@onsale/bff/env';
+import { trustProxyOf } from '@onsale/shared/install';
 import { loadCliConfig } from '@onsale/cli/env';
 import { loadEdgeEnv } from '@onsale/edge/env';
 import { resolveDatabase } from '@onsale/cli/database';
@@ -214,7 +215,7 @@ try {
     logger: false,
     auth: authOptionsOf(bffEnv),
     storeApiUrls,
-    trustProxy: trustProxyOf(bffEnv),
+    trustProxy: trustProxyOf(bffEnv.BFF_TRUST_PROXY),
     loadShedding: loadSheddingConfigOf(bffEnv),
     ...(rehearsals ? { rehearsals } : {}),
   });

@@ -90,17 +90,6 @@ export function authOptionsOf(env: BffEnv): {
   };
 }
 
-/** Fastify's trustProxy from BFF_TRUST_PROXY: false (unset), true, or the addresses / ranges it believes. */
-export function trustProxyOf(env: BffEnv): boolean | string[] {
-  const v = env.BFF_TRUST_PROXY?.trim();
-  if (v === undefined || v === '' || v === 'false') return false;
-  if (v === 'true') return true;
-  return v
-    .split(',')
-    .map((x) => x.trim())
-    .filter(Boolean);
-}
-
 /** The BFF's configuration, checked. The only place in the BFF that reads the environment; called, never run at import. */
 export function loadBffEnv(source: Record<string, string | undefined> = process.env, opts: { dataDir?: string } = {}): BffEnv {
   const parsed = envSchema.safeParse(source);

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
 import underPressure from '@fastify/under-pressure';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { lowestDelayLimit, LoadShedder, SHED_ORDERS, type ShedAnswer, type ShedOrder, type SheddingLimits } from '@onsale/shared/overload';
+import { LoadShedder, SHED_ORDERS, type ShedAnswer, type ShedOrder, type SheddingLimits } from '@onsale/shared/overload';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -57,9 +57,8 @@ export interface BffLoadSheddingOptions {
 export const bffLoadShedding = fp<BffLoadSheddingOptions>(
   async (app, opts) => {
     const shedder = new LoadShedder({ ...opts, log: app.log });
-    const timer = setInterval(() => shedder.tick(), shedder.quietMs);
-    timer.unref();
-    app.addHook('onClose', async () => clearInterval(timer));
+    const stopTicking = shedder.startTicking();
+    app.addHook('onClose', async () => stopTicking());
     const pressureHandler = (req: FastifyRequest, reply: FastifyReply) => {
       const shed = shedder.decide(bffShedOrderOf(req.method, req.url), app.memoryUsage().eventLoopDelay);
       if (!shed) return;
@@ -72,14 +71,7 @@ export const bffLoadShedding = fp<BffLoadSheddingOptions>(
         .status(503)
         .send({ error: 'SERVICE_UNAVAILABLE', message: shed.message, reason: shed.reason, retryAfterSeconds: shed.retryAfterSeconds });
     };
-    await app.register(underPressure, {
-      maxEventLoopDelay: lowestDelayLimit(opts.limits),
-      sampleInterval: opts.sampleIntervalMs,
-      ...(shedder.poolLimit > 0 && opts.poolWaiting() !== null
-        ? { healthCheck: async () => !shedder.poolOverloaded(), healthCheckInterval: opts.sampleIntervalMs }
-        : {}),
-      pressureHandler,
-    });
+    await app.register(underPressure, shedder.underPressureOptions(pressureHandler));
   },
   { name: 'bff-load-shedding' },
 );

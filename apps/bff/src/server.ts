@@ -2,7 +2,8 @@ import { fileURLToPath } from 'node:url';
 import { createDb } from '@onsale/shared/db';
 import { loadSheddingConfigOf } from '@onsale/shared/overload';
 import { buildBff } from './app.js';
-import { authOptionsOf, loadBffEnv, trustProxyOf } from './env.js';
+import { trustProxyOf } from '@onsale/shared/install';
+import { authOptionsOf, loadBffEnv } from './env.js';
 
 // Standalone start of the BFF against an existing, migrated database (`npm start` runs the whole platform).
 const env = loadBffEnv();
@@ -19,7 +20,7 @@ const app = await buildBff({
   logger: true,
   auth: authOptionsOf(env),
   storeApiUrls: env.STORE_API_URL,
-  trustProxy: trustProxyOf(env),
+  trustProxy: trustProxyOf(env.BFF_TRUST_PROXY),
   loadShedding: loadSheddingConfigOf(env),
 });
 

@@ -18,7 +18,7 @@ import {
 import { answerStatusNow, publicWatermark, type EdgeQueueState, type QueueFacts, type StatusAnswer } from '@onsale/shared/queue/edge-state';
 import { bearerToken, WebAccountTokenVerifier } from '@onsale/shared/auth/edge';
 import { negotiateLanguage, type FanLanguage } from '@onsale/shared/queue/copy';
-import { DomainError } from '@onsale/shared';
+import { DomainError, HTTP_STATUS_OF } from '@onsale/shared';
 import { loadEdgeConfig, type EdgeConfig, type EdgeEnv } from './config.js';
 import { EventStateCache, type KnownState, type WaitUntil } from './state-cache.js';
 import { ClaimsReporter } from './claims.js';
@@ -92,18 +92,7 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
 function errorResponse(e: unknown): Response {
   if (e instanceof TokenError) return json(e.kind === 'unauthenticated' ? 401 : 403, { error: e.code, message: e.message, field: 'token' });
   if (e instanceof DomainError) {
-    const status = {
-      invalid: 400,
-      unauthenticated: 401,
-      forbidden: 403,
-      not_found: 404,
-      conflict: 409,
-      gone: 410,
-      limit: 409,
-      payment: 402,
-      throttled: 429,
-      unavailable: 503,
-    }[e.kind];
+    const status = HTTP_STATUS_OF[e.kind];
     const retry = e.details.retryAfterSeconds;
     return json(
       status,

@@ -1,4 +1,5 @@
 import { createContext, useContext } from 'react';
+import type { EventSection } from '@onsale/shared/events';
 import type { ApiContext } from './api';
 import type { Formatters, FanLanguage, Strings } from './i18n';
 import type { CopyByLanguage, FanLook } from './look';
@@ -19,15 +20,7 @@ export interface EventPage {
   holdExtensionSeconds: number;
   capacity: number;
   currency?: string;
-  sections: {
-    code: string;
-    name: string;
-    kind: 'RESERVED' | 'GA';
-    priceLevel: string;
-    priceLevelName: string;
-    priceCents: number;
-    capacity: number;
-  }[];
+  sections: Omit<EventSection, 'qualityRank'>[];
   look?: FanLook | null;
   copy?: CopyByLanguage;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { installDataDir, installSecrets } from '@onsale/shared/install';
+import { installDataDir, installSecrets, trustProxyOf } from '@onsale/shared/install';
 import { loadSheddingConfigOf, loadSheddingEnvShape, type LoadSheddingConfig } from '@onsale/shared/overload';
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
@@ -252,13 +252,4 @@ export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env, opts: {
       powTtlSeconds: e.POW_TTL_SECONDS,
     },
   };
-}
-
-function trustProxyOf(v: string | undefined): boolean | string[] {
-  if (v === undefined || v === '' || v === 'false') return false;
-  if (v === 'true') return true;
-  return v
-    .split(',')
-    .map((x) => x.trim())
-    .filter(Boolean);
 }

@@ -1,22 +1,8 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { DomainError, type ErrorCode, type ErrorKind } from '@onsale/shared';
+import { DomainError, HTTP_STATUS_OF, type ErrorCode } from '@onsale/shared';
 import type { DatabaseFault, DatabaseHealth } from '@onsale/shared/db';
 import { TokenError } from '@onsale/shared/queue';
-
-/** The one mapping from domain error kinds to HTTP statuses. */
-const statusOf: Record<ErrorKind, number> = {
-  invalid: 400,
-  unauthenticated: 401,
-  forbidden: 403,
-  not_found: 404,
-  conflict: 409,
-  gone: 410,
-  limit: 409,
-  payment: 402,
-  throttled: 429,
-  unavailable: 503,
-};
 
 export interface ErrorBody {
   error: ErrorCode;
@@ -59,13 +45,13 @@ export function installErrorHandling(app: FastifyInstance, faults?: FaultHandlin
         } satisfies ErrorBody);
     }
     if (err instanceof DomainError) {
-      const status = statusOf[err.kind];
+      const status = HTTP_STATUS_OF[err.kind];
       if (err.details.retryAfterSeconds !== undefined) reply.header('retry-after', String(Number(err.details.retryAfterSeconds)));
       return reply.status(status).send({ error: err.code, message: err.message, ...err.details } satisfies ErrorBody);
     }
     if (err instanceof TokenError) {
       // Queue and admission tokens: the edge module's own error type (it may not import DomainError).
-      return reply.status(statusOf[err.kind]).send({ error: err.code, message: err.message, field: 'token' } satisfies ErrorBody);
+      return reply.status(HTTP_STATUS_OF[err.kind]).send({ error: err.code, message: err.message, field: 'token' } satisfies ErrorBody);
     }
     if (hasZodFastifySchemaValidationErrors(err)) {
       const first = err.validation[0];

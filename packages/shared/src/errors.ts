@@ -1,6 +1,6 @@
 /**
- * The kinds a domain error can be; each app maps a kind to its own transport status in one place
- * (HTTP in the store API, tRPC codes in the BFF).
+ * The kinds a domain error can be; a kind maps to its transport status in one place each (HTTP_STATUS_OF for the
+ * store API and the edge worker, tRPC codes in the BFF).
  */
 export type ErrorKind =
   | 'invalid' // bad input: names the field
@@ -13,6 +13,20 @@ export type ErrorKind =
   | 'payment' // the payment was declined
   | 'throttled' // too many attempts: retry after `details.retryAfterSeconds`
   | 'unavailable'; // a dependency is saturated; retry later
+
+/** The HTTP status each kind answers with (the store API's, and the edge worker's, which words errors the same way). */
+export const HTTP_STATUS_OF: Readonly<Record<ErrorKind, number>> = {
+  invalid: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  gone: 410,
+  limit: 409,
+  payment: 402,
+  throttled: 429,
+  unavailable: 503,
+};
 
 /**
  * Every code a client can read in an error answer (`error` in the store API's and the BFF's bodies, `domainCode`

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
 import underPressure from '@fastify/under-pressure';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { lowestDelayLimit, LoadShedder, type ShedOrder, type ShedReason, type SheddingLimits } from '@onsale/shared/overload';
+import { LoadShedder, type ShedOrder, type ShedReason, type SheddingLimits } from '@onsale/shared/overload';
 
 /**
  * The store API's routes by when they are shed. Not named: `standard`. `first`: the expensive ones that start new
@@ -52,12 +52,10 @@ export const loadSheddingPlugin = fp<LoadSheddingOptions>(
       onShed: opts.countShed,
       log: app.log,
     });
-    const timer = setInterval(() => shedder.tick(), shedder.quietMs);
-    timer.unref();
-    app.addHook('onClose', async () => clearInterval(timer));
+    const stopTicking = shedder.startTicking();
+    app.addHook('onClose', async () => stopTicking());
 
-    // Called by under-pressure only while some limit is passed (the lowest event-loop delay, or the pool's queue
-    // as its health check samples it); the request's own class decides, the pool's queue read as it arrives.
+    // Called by under-pressure only while some limit is passed (LoadShedder.underPressureOptions).
     const pressureHandler = (req: FastifyRequest, reply: FastifyReply) => {
       const shed = shedder.decide(shedOrderOf(req.method, req.routeOptions.url), app.memoryUsage().eventLoopDelay);
       if (!shed) return; // served as usual
@@ -71,14 +69,7 @@ export const loadSheddingPlugin = fp<LoadSheddingOptions>(
           retryAfterSeconds: shed.retryAfterSeconds,
         });
     };
-    await app.register(underPressure, {
-      maxEventLoopDelay: lowestDelayLimit(opts.limits),
-      sampleInterval: opts.sampleIntervalMs,
-      ...(shedder.poolLimit > 0 && opts.poolWaiting() !== null
-        ? { healthCheck: async () => !shedder.poolOverloaded(), healthCheckInterval: opts.sampleIntervalMs }
-        : {}),
-      pressureHandler,
-    });
+    await app.register(underPressure, shedder.underPressureOptions(pressureHandler));
   },
   { name: 'load-shedding' },
 );

@@ -17,6 +17,7 @@ export {
   type InstallDatabase,
   type EmbeddedSettings,
 } from './database.js';
+export { trustProxyOf } from './trust-proxy.js';
 
 /** The checkout this code runs from (packages/shared/src/install/ is four levels down). */
 export const installRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');

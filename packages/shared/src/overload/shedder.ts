@@ -1,4 +1,4 @@
-import { shedReason, shedRetryAfterSeconds, type ShedOrder, type ShedReason, type SheddingLimits } from './shedding.js';
+import { lowestDelayLimit, shedReason, shedRetryAfterSeconds, type ShedOrder, type ShedReason, type SheddingLimits } from './shedding.js';
 
 /** What a process needs to shed load: its limits, how it reads its pool's queue, where it counts and logs. */
 export interface LoadShedderOptions {
@@ -70,6 +70,28 @@ export class LoadShedder {
     this.episode.lastAt = at;
     const retryAfterSeconds = shedRetryAfterSeconds(this.opts.limits, this.opts.random);
     return { reason, retryAfterSeconds, message: `the service is overloaded; retry in ${retryAfterSeconds} s` };
+  }
+
+  /**
+   * @fastify/under-pressure's options for this shedder. Under-pressure calls `pressureHandler` only while some limit
+   * is passed (the lowest event-loop delay, or the pool's queue as its health check samples it); the handler asks
+   * decide() with the request's own class, the pool's queue read as it arrives.
+   */
+  underPressureOptions<Handler>(pressureHandler: Handler) {
+    const poolChecked = this.poolLimit > 0 && this.opts.poolWaiting() !== null;
+    return {
+      maxEventLoopDelay: lowestDelayLimit(this.opts.limits),
+      sampleInterval: this.opts.sampleIntervalMs,
+      ...(poolChecked ? { healthCheck: async () => !this.poolOverloaded(), healthCheckInterval: this.opts.sampleIntervalMs } : {}),
+      pressureHandler,
+    };
+  }
+
+  /** Calls tick() every quietMs (the timer does not keep the process alive); returns what stops it. */
+  startTicking(): () => void {
+    const timer = setInterval(() => this.tick(), this.quietMs);
+    timer.unref();
+    return () => clearInterval(timer);
   }
 
   /** Ends an episode that has been quiet for quietMs (logged once with what it shed); call it periodically. */

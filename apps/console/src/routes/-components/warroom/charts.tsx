@@ -12,6 +12,35 @@ const COLORS = {
   controller: '#c05621',
 } as const;
 
+const INVENTORY_AREAS = [
+  { key: 'sold', name: 'Sold', opacity: 0.7 },
+  { key: 'held', name: 'Held', opacity: 0.7 },
+  { key: 'available', name: 'Available', opacity: 0.35 },
+] as const;
+
+/** Available / held / sold as stacked step areas (the top edge is the capacity), on the y axis named, if any. */
+export function inventoryAreas(yAxisId?: string) {
+  return INVENTORY_AREAS.map(({ key, name, opacity }) => (
+    <Area
+      key={key}
+      {...(yAxisId ? { yAxisId } : {})}
+      type="stepAfter"
+      dataKey={key}
+      name={name}
+      stackId="inv"
+      stroke={COLORS[key]}
+      fill={COLORS[key]}
+      fillOpacity={opacity}
+      isAnimationActive={false}
+    />
+  ));
+}
+
+/** The x axis of a chart over time: `t` in ms, ticks written by `format`. */
+export function timeAxis(format: (t: number) => string) {
+  return <XAxis dataKey="t" type="number" domain={['dataMin', 'dataMax']} scale="time" tickFormatter={format} minTickGap={40} />;
+}
+
 /** Available / held / sold over time, from the rolling series (stacked: the top edge is the capacity). */
 export function InventoryChart({ series }: { series: WarRoomPoint[] }) {
   return (
@@ -20,47 +49,11 @@ export function InventoryChart({ series }: { series: WarRoomPoint[] }) {
       <ResponsiveContainer width="100%" height={220}>
         <AreaChart data={series} margin={{ top: 8, right: 12, bottom: 0, left: 0 }}>
           <CartesianGrid strokeDasharray="3 3" vertical={false} />
-          <XAxis
-            dataKey="t"
-            type="number"
-            domain={['dataMin', 'dataMax']}
-            scale="time"
-            tickFormatter={(t: number) => formatTime(t)}
-            minTickGap={40}
-          />
+          {timeAxis((t) => formatTime(t))}
           <YAxis allowDecimals={false} width={56} />
           <Tooltip labelFormatter={(t) => formatTime(Number(t))} />
           <Legend />
-          <Area
-            type="stepAfter"
-            dataKey="sold"
-            name="Sold"
-            stackId="inv"
-            stroke={COLORS.sold}
-            fill={COLORS.sold}
-            fillOpacity={0.7}
-            isAnimationActive={false}
-          />
-          <Area
-            type="stepAfter"
-            dataKey="held"
-            name="Held"
-            stackId="inv"
-            stroke={COLORS.held}
-            fill={COLORS.held}
-            fillOpacity={0.7}
-            isAnimationActive={false}
-          />
-          <Area
-            type="stepAfter"
-            dataKey="available"
-            name="Available"
-            stackId="inv"
-            stroke={COLORS.available}
-            fill={COLORS.available}
-            fillOpacity={0.35}
-            isAnimationActive={false}
-          />
+          {inventoryAreas()}
         </AreaChart>
       </ResponsiveContainer>
     </figure>
@@ -76,14 +69,7 @@ export function AdmissionChart({ minutes, planPerMin }: { minutes: WarRoomSnapsh
       <ResponsiveContainer width="100%" height={220}>
         <ComposedChart data={data} margin={{ top: 8, right: 12, bottom: 0, left: 0 }}>
           <CartesianGrid strokeDasharray="3 3" vertical={false} />
-          <XAxis
-            dataKey="t"
-            type="number"
-            domain={['dataMin', 'dataMax']}
-            scale="time"
-            tickFormatter={(t: number) => formatTime(t).slice(0, 5)}
-            minTickGap={40}
-          />
+          {timeAxis((t) => formatTime(t).slice(0, 5))}
           <YAxis allowDecimals={false} width={56} />
           <Tooltip labelFormatter={(t) => formatTime(Number(t))} />
           <Legend />

@@ -1,11 +1,13 @@
 import { useState } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { Area, Bar, CartesianGrid, ComposedChart, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import { Bar, CartesianGrid, ComposedChart, Legend, ResponsiveContainer, Tooltip, YAxis } from 'recharts';
+import { inventoryAreas, timeAxis } from './charts';
 import { messageOf, useTRPC } from '../../../trpc';
 import { downloadText } from '../download';
 import { formatCount } from '../format';
 
-const COLORS = { available: '#2f855a', held: '#c05621', sold: '#2b6cb0', admitted: '#1a202c' } as const;
+/** The whole sale's admissions per minute (darker than the live chart's, beside the inventory's blue). */
+const ADMITTED = '#1a202c';
 const clock = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
 const day = new Intl.DateTimeFormat('en-GB', {
   day: 'numeric',
@@ -92,56 +94,17 @@ export function WholeSale({ eventId }: { eventId: string }) {
             <ResponsiveContainer width="100%" height={240}>
               <ComposedChart data={data} margin={{ top: 8, right: 12, bottom: 0, left: 0 }}>
                 <CartesianGrid strokeDasharray="3 3" vertical={false} />
-                <XAxis
-                  dataKey="t"
-                  type="number"
-                  domain={['dataMin', 'dataMax']}
-                  scale="time"
-                  tickFormatter={(t: number) => clock.format(t)}
-                  minTickGap={40}
-                />
+                {timeAxis((t) => clock.format(t))}
                 <YAxis yAxisId="seats" allowDecimals={false} width={56} />
                 <YAxis yAxisId="admits" orientation="right" allowDecimals={false} width={48} />
                 <Tooltip labelFormatter={(t) => day.format(Number(t))} />
                 <Legend />
-                <Area
-                  yAxisId="seats"
-                  type="stepAfter"
-                  dataKey="sold"
-                  name="Sold"
-                  stackId="inv"
-                  stroke={COLORS.sold}
-                  fill={COLORS.sold}
-                  fillOpacity={0.7}
-                  isAnimationActive={false}
-                />
-                <Area
-                  yAxisId="seats"
-                  type="stepAfter"
-                  dataKey="held"
-                  name="Held"
-                  stackId="inv"
-                  stroke={COLORS.held}
-                  fill={COLORS.held}
-                  fillOpacity={0.7}
-                  isAnimationActive={false}
-                />
-                <Area
-                  yAxisId="seats"
-                  type="stepAfter"
-                  dataKey="available"
-                  name="Available"
-                  stackId="inv"
-                  stroke={COLORS.available}
-                  fill={COLORS.available}
-                  fillOpacity={0.35}
-                  isAnimationActive={false}
-                />
+                {inventoryAreas('seats')}
                 <Bar
                   yAxisId="admits"
                   dataKey="admitted"
                   name="Admitted that minute"
-                  fill={COLORS.admitted}
+                  fill={ADMITTED}
                   fillOpacity={0.6}
                   isAnimationActive={false}
                 />
