@@ -1,8 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { createDb } from '@onsale/shared/db';
+import { trustProxyOf } from '@onsale/shared/install';
 import { loadSheddingConfigOf } from '@onsale/shared/overload';
 import { buildBff } from './app.js';
-import { trustProxyOf } from '@onsale/shared/install';
 import { authOptionsOf, loadBffEnv } from './env.js';
 
 // Standalone start of the BFF against an existing, migrated database (`npm start` runs the whole platform).

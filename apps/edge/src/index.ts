@@ -90,7 +90,7 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
 
 /** An error as the store API words it: `{ error, message, field?, ... }` with the status of its kind. */
 function errorResponse(e: unknown): Response {
-  if (e instanceof TokenError) return json(e.kind === 'unauthenticated' ? 401 : 403, { error: e.code, message: e.message, field: 'token' });
+  if (e instanceof TokenError) return json(HTTP_STATUS_OF[e.kind], { error: e.code, message: e.message, field: 'token' });
   if (e instanceof DomainError) {
     const status = HTTP_STATUS_OF[e.kind];
     const retry = e.details.retryAfterSeconds;
