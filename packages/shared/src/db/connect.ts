@@ -1,7 +1,7 @@
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './database.js';
-import { DatabaseHealth, isConnectionLost } from './faults.js';
+import { DatabaseHealth, isConnectionLost, statementNeverRan } from './faults.js';
 
 // int8 (counts, identity ids) as JS numbers: every such value here stays far below 2^53.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -118,10 +118,11 @@ export function createDb(connectionString: string, opts: DbOptions = {}): Db {
  *   next checkout would get the dead client.
  * - An idle pooled client can be handed out after the server ended its backend but before the end reaches the
  *   client (no check at checkout can see a close the socket has not read yet). Its first statement then fails
- *   with the server's 57P01 or a closed socket, and runs again on the next connection. This is only for a
- *   client that was idle in the pool and the checkout's first statement (an autocommit statement, or the BEGIN of
- *   a transaction): nothing of the checkout's work is lost, and a session the server ended while it sat idle ran
- *   none of it. A failure on a connection just opened, or later in a checkout, reaches the caller as it is.
+ *   with the server's 57P01 (or the driver refuses it on a client it knows is dead), and runs again on the next
+ *   connection. This is only for a client that was idle in the pool, the checkout's first statement (an
+ *   autocommit statement, or the BEGIN of a transaction), and a failure that proves the statement did not run
+ *   (statementNeverRan): a socket reset while the statement was out may have followed its commit, and running it
+ *   again would repeat it. Any other failure reaches the caller as it is.
  */
 function checkoutsOf(pool: pg.Pool): PostgresPool {
   const seen = new WeakSet<pg.PoolClient>();
@@ -148,7 +149,7 @@ function checkoutsOf(pool: pg.Pool): PostgresPool {
         } catch (err) {
           if (!isConnectionLost(err)) throw err;
           lost = err as Error;
-          if (!retry) throw err;
+          if (!retry || !statementNeverRan(err)) throw err;
           // A restart ends every idle connection: each dead one found this way is destroyed and the next taken,
           // until a live one or a new one (whose failure is the caller's) answers.
           held.release(lost);

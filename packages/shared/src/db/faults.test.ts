@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DatabaseHealth, databaseFaultOf, isConnectionLost } from './faults.js';
+import { DatabaseHealth, databaseFaultOf, isConnectionLost, statementNeverRan } from './faults.js';
 
 const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code });
 
@@ -43,6 +43,21 @@ describe('isConnectionLost', () => {
     expect(isConnectionLost(pgError('57014', 'ERROR'))).toBe(false); // a statement timeout: the session goes on
     expect(isConnectionLost(pgError('23505', 'ERROR'))).toBe(false);
     expect(isConnectionLost(new Error('timeout exceeded when trying to connect'))).toBe(false);
+  });
+});
+
+describe('statementNeverRan', () => {
+  it('the server ended the session in answer, or pg refused to send; not a socket lost while the statement was out', () => {
+    const pgError = (code: string, severity: string) => Object.assign(new Error('x'), { code, severity });
+    expect(statementNeverRan(pgError('57P01', 'FATAL'))).toBe(true);
+    expect(statementNeverRan(pgError('57P02', 'PANIC'))).toBe(true);
+    expect(statementNeverRan(new Error('Client has encountered a connection error and is not queryable'))).toBe(true);
+    expect(statementNeverRan(new Error('Client was closed and is not queryable'))).toBe(true);
+    // The server may have committed the statement before these.
+    expect(statementNeverRan(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }))).toBe(false);
+    expect(statementNeverRan(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }))).toBe(false);
+    expect(statementNeverRan(new Error('Connection terminated unexpectedly'))).toBe(false);
+    expect(statementNeverRan(pgError('23505', 'ERROR'))).toBe(false);
   });
 });
 

@@ -74,6 +74,20 @@ export function isConnectionLost(err: unknown): boolean {
 }
 const LOST_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ETIMEDOUT']);
 
+/**
+ * Whether a statement that failed with `err` certainly did not take effect, so running it again elsewhere cannot
+ * repeat it: the server answered it with an error that ended the session (FATAL or PANIC, which aborts any
+ * transaction the statement was in), or the driver refused to send it on a client it already knew was dead. A
+ * socket that was reset or closed while the statement was out says nothing of the kind: the server may have run
+ * and committed it before the answer was lost.
+ */
+export function statementNeverRan(err: unknown): boolean {
+  const e = err as { code?: unknown; severity?: unknown; message?: unknown } | null;
+  if (!e || typeof e !== 'object') return false;
+  if (e.severity === 'FATAL' || e.severity === 'PANIC') return true;
+  return typeof e.code !== 'string' && typeof e.message === 'string' && /is not queryable/i.test(e.message);
+}
+
 /** What the database's health tracker tells its listeners. */
 export interface DatabaseHealthEvents {
   /** The first failure of an outage. */

@@ -44,4 +44,33 @@ describe('GroupCommit', () => {
     const out = await Promise.allSettled([1, 2, 3].map((i) => gc.submit(i)));
     expect(out.map((o) => (o.status === 'fulfilled' ? o.value : (o.reason as Error).message))).toEqual([10, 20, 'three']);
   });
+
+  it('does not write a batch again after its connection was lost: it may have committed, so each caller hears of the outage', async () => {
+    const written: number[][] = [];
+    const lost = Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
+    const gc = new GroupCommit<number, number>(
+      async (items) => {
+        written.push(items);
+        throw lost;
+      },
+      { retryAlone: true },
+    );
+    const out = await Promise.allSettled([1, 2, 3].map((i) => gc.submit(i)));
+    expect(out.map((o) => (o.status === 'rejected' ? o.reason : o.value))).toEqual([lost, lost, lost]);
+    expect(written).toEqual([[1, 2, 3]]);
+  });
+
+  it('writes a batch the server rolled back (a deadlock victim) again item by item', async () => {
+    const written: number[][] = [];
+    const gc = new GroupCommit<number, number>(
+      async (items) => {
+        written.push(items);
+        if (items.length > 1) throw Object.assign(new Error('deadlock detected'), { code: '40P01' });
+        return [items[0]! * 10];
+      },
+      { retryAlone: true },
+    );
+    expect(await Promise.all([1, 2].map((i) => gc.submit(i)))).toEqual([10, 20]);
+    expect(written).toEqual([[1, 2], [1], [2]]);
+  });
 });

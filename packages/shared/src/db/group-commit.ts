@@ -1,3 +1,5 @@
+import { databaseFaultOf } from './faults.js';
+
 export interface GroupCommitOptions<I> {
   maxBatch?: number;
   maxWaitMs?: number;
@@ -8,7 +10,11 @@ export interface GroupCommitOptions<I> {
    * see the first's writes, and a statement cannot see its own).
    */
   keys?: (item: I) => readonly string[];
-  /** A batch whose write fails as a whole (a deadlock with another process, say) is written again item by item. */
+  /**
+   * A batch whose write fails as a whole and was rolled back (a deadlock with another process, a lock or statement
+   * timeout) is written again item by item. Never after a lost connection: the batch may have committed before its
+   * answer was lost, and writing it again would repeat it (a hold's id twice); its callers are told of the outage.
+   */
   retryAlone?: boolean;
 }
 
@@ -75,7 +81,7 @@ export class GroupCommit<I, O> {
       .then(
         (out): unknown => batch.forEach((p, i) => settle(p, out[i]!)),
         (e: unknown): unknown =>
-          this.opts.retryAlone
+          this.opts.retryAlone && databaseFaultOf(e) !== 'unavailable'
             ? Promise.all(batch.map((p) => this.write([p.item]).then(([o]) => settle(p, o!), p.reject)))
             : batch.forEach((p) => p.reject(e)),
       )

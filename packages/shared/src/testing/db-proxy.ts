@@ -21,6 +21,7 @@ export class DatabaseProxy {
   private modeNow: ProxyMode = 'pass';
   /** Connections accepted, in every mode. */
   accepted = 0;
+  private readonly hung = new Set<net.Socket>();
 
   private constructor(
     readonly port: number,
@@ -41,6 +42,11 @@ export class DatabaseProxy {
     u.hostname = '127.0.0.1';
     u.port = String(this.port);
     return u.toString();
+  }
+
+  /** Connections accepted in `hang` mode that their client has not given up on yet. */
+  get hanging(): number {
+    return this.hung.size;
   }
 
   get mode(): ProxyMode {
@@ -91,7 +97,13 @@ export class DatabaseProxy {
     }
     this.sockets.add(client);
     client.on('close', () => this.sockets.delete(client));
-    if (mode === 'hang') return;
+    if (mode === 'hang') {
+      this.hung.add(client);
+      client.on('close', () => this.hung.delete(client));
+      // Read and drop what the client sends, so its giving up (the socket's end) is seen.
+      client.resume();
+      return;
+    }
     if (mode === 'starting') {
       client.once('data', () => {
         client.end(startingUpError());
