@@ -4,6 +4,7 @@
 import { createDb, warmPool } from '@onsale/shared/db';
 import { answerClusterMetrics, clusterMetricsGatherer, createMetrics } from '@onsale/shared/metrics';
 import { startWorker } from '@onsale/shared/jobs';
+import { outboundPolicyFromEnv } from '@onsale/shared/notify';
 import { buildStoreApi } from '@onsale/store-api';
 import { loadStoreApiConfig } from '@onsale/store-api/env';
 import pino from 'pino';
@@ -46,7 +47,14 @@ if (role === 'store') {
   const logger = pino({ level: 'warn', base: { process: name } });
   const metrics = createMetrics({ defaultMetrics: false });
   answerClusterMetrics(metrics.registry);
-  const worker = await startWorker({ connectionString: url, db, logger, claimTokenSecret: config.queueTokenSecret, metrics });
+  const worker = await startWorker({
+    connectionString: url,
+    db,
+    logger,
+    claimTokenSecret: config.queueTokenSecret,
+    metrics,
+    outbound: outboundPolicyFromEnv(process.env),
+  });
   process.once('SIGTERM', () => {
     stopping = true;
     void worker

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { createDb, databaseFaultOf, healthOf, migrateToLatest, warmPool } from '@onsale/shared/db';
 import { createMetrics, relayClusterMetrics } from '@onsale/shared/metrics';
 import { loadSheddingConfigOf } from '@onsale/shared/overload';
+import { outboundPolicyOf } from '@onsale/shared/notify';
 import { CardFingerprints, rekeyLegacyCardFingerprints } from '@onsale/shared/checkout';
 import { startWorker, type WorkerOptions } from '@onsale/shared/jobs';
 import { buildStoreApi } from '@onsale/store-api';
@@ -155,6 +156,7 @@ try {
       logger: workerLogger,
       metrics,
       claimTokenSecret: storeConfig.queueTokenSecret,
+      outbound: outboundPolicyOf(bffEnv),
     });
     shutdown.add('worker', () => worker.stop());
 
@@ -217,6 +219,7 @@ try {
     storeApiUrls,
     trustProxy: trustProxyOf(bffEnv.BFF_TRUST_PROXY),
     loadShedding: loadSheddingConfigOf(bffEnv),
+    outbound: outboundPolicyOf(bffEnv),
     ...(rehearsals ? { rehearsals } : {}),
   });
   shutdown.add('BFF', () => bff.close());

@@ -14,6 +14,7 @@ import { createContextFactory, type AuthOptions } from './context.js';
 import { appRouter, type AppRouter } from './root.js';
 import { bffLoadShedding } from './load-shedding.js';
 import type { RehearsalLauncher } from './rehearsals.js';
+import type { OutboundPolicy } from '@onsale/shared/notify';
 
 export interface BuildBffDeps {
   db: Db;
@@ -39,6 +40,8 @@ export interface BuildBffDeps {
   loadShedding?: LoadSheddingConfig;
   /** Starts rehearsals from the console (cliRehearsalLauncher); unset: reports can be read, none started. */
   rehearsals?: RehearsalLauncher;
+  /** Which internal receivers webhooks and alert receivers may name (WEBHOOK_ALLOW_HOSTS, outboundPolicyOf); unset: public addresses only. */
+  outbound?: OutboundPolicy;
 }
 
 /** The operator/promoter backend: tRPC at /trpc, /healthz, and the built console. Not listening yet. */
@@ -118,6 +121,7 @@ export async function buildBff(deps: BuildBffDeps): Promise<FastifyInstance> {
         ...(accessCodeKey ? { accessCodeKey } : {}),
         ...(deps.clock ? { clock: deps.clock } : {}),
         ...(deps.rehearsals ? { rehearsals: deps.rehearsals } : {}),
+        ...(deps.outbound ? { outbound: deps.outbound } : {}),
       }),
       // A refusal that says when to come back (a sign-in lockout, the database briefly away) says it in Retry-After too.
       responseMeta({ errors }) {

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '@onsale/shared/db';
 import type { TokenKey } from '@onsale/shared/queue';
 import type { WarRoomHub } from '@onsale/shared/warroom';
+import type { OutboundPolicy } from '@onsale/shared/notify';
 import {
   DEFAULT_SESSION_TTL_SECONDS,
   DEFAULT_SIGN_IN_THROTTLE,
@@ -50,6 +51,8 @@ export interface Context {
   accessCodeKey?: TokenKey;
   /** Starts rehearsals against the product (`npm start` gives one); absent: the console can read reports but not start one. */
   rehearsals?: RehearsalLauncher;
+  /** Which receiver addresses webhooks and alert receivers may have (WEBHOOK_ALLOW_HOSTS); absent: public ones only. */
+  outbound?: OutboundPolicy;
 }
 
 export interface AuthOptions {
@@ -71,6 +74,7 @@ export interface BffDeps {
   rehearsals?: RehearsalLauncher;
   /** The clock sign-in throttling reads; the wall clock unless a test passes its own. */
   clock?: () => Date;
+  outbound?: OutboundPolicy;
 }
 
 /** One context per request (one per batch): reads the session cookie and resolves the user from PostgreSQL. */
@@ -118,6 +122,7 @@ export function createContextFactory(deps: BffDeps): (opts: { req: FastifyReques
       ...(deps.warRoom ? { warRoom: deps.warRoom } : {}),
       ...(deps.accessCodeKey ? { accessCodeKey: deps.accessCodeKey } : {}),
       ...(deps.rehearsals ? { rehearsals: deps.rehearsals } : {}),
+      ...(deps.outbound ? { outbound: deps.outbound } : {}),
     };
   };
 }

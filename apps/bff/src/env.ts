@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { installDataDir, installSecrets } from '@onsale/shared/install';
 import type { SignInThrottleConfig } from '@onsale/shared/users';
 import { loadSheddingEnvShape } from '@onsale/shared/overload';
+import { outboundEnvShape } from '@onsale/shared/notify';
 
 const envSchema = z.object({
   BFF_PORT: z.coerce.number().int().min(0).max(65_535).default(3001),
@@ -60,6 +61,8 @@ const envSchema = z.object({
     .pipe(z.array(z.url({ protocol: /^https?$/, error: 'each STORE_API_URL must be an http(s) URL' }))),
   // Load shedding: the same settings as the store API's (see loadSheddingEnvShape).
   ...loadSheddingEnvShape,
+  // Internal hosts webhooks and alert receivers may name (host names, addresses, CIDR ranges; comma-separated).
+  ...outboundEnvShape,
 });
 
 /**

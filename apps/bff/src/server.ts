@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { createDb } from '@onsale/shared/db';
 import { trustProxyOf } from '@onsale/shared/install';
 import { loadSheddingConfigOf } from '@onsale/shared/overload';
+import { outboundPolicyOf } from '@onsale/shared/notify';
 import { buildBff } from './app.js';
 import { authOptionsOf, loadBffEnv } from './env.js';
 
@@ -22,6 +23,7 @@ const app = await buildBff({
   storeApiUrls: env.STORE_API_URL,
   trustProxy: trustProxyOf(env.BFF_TRUST_PROXY),
   loadShedding: loadSheddingConfigOf(env),
+  outbound: outboundPolicyOf(env),
 });
 
 let closing = false;

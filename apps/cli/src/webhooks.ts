@@ -19,13 +19,20 @@ export const WEBHOOKS_USAGE = `  webhook:add --url <url> [--listing <listingId>]
                                send a DEAD delivery again with a fresh attempt budget`;
 
 async function context() {
-  const [{ withDatabase }, { loadCliConfig }, { defaultActor }, notify] = await Promise.all([
+  const [{ withDatabase }, { loadCliConfig, cliEnv }, { defaultActor }, notify] = await Promise.all([
     import('./commands.js'),
     import('./env.js'),
     import('./command.js'),
     import('@onsale/shared/notify'),
   ]);
-  return { withDatabase, databaseUrl: loadCliConfig().databaseUrl, notify, actor: defaultActor() };
+  return {
+    withDatabase,
+    databaseUrl: loadCliConfig().databaseUrl,
+    notify,
+    actor: defaultActor(),
+    // WEBHOOK_ALLOW_HOSTS: the internal receivers this install allows (else public addresses only).
+    outbound: () => notify.outboundPolicyFromEnv(cliEnv()),
+  };
 }
 
 const setActive = (active: boolean): Command => ({
@@ -50,8 +57,9 @@ export const webhookCommands: Record<string, Command> = {
         maxAttempts: wholeNumber('--max-attempts', values['max-attempts']),
         timeoutMs: wholeNumber('--timeout-ms', values['timeout-ms']),
       };
-      const { withDatabase, databaseUrl, notify, actor } = await context();
-      const endpoint = await withDatabase(databaseUrl, (db) => notify.addWebhookEndpointAs(db, input, actor));
+      const { withDatabase, databaseUrl, notify, actor, outbound } = await context();
+      const policy = outbound();
+      const endpoint = await withDatabase(databaseUrl, (db) => notify.addWebhookEndpointAs(db, input, actor, { outbound: policy }));
       io.out(json(endpoint));
       io.err(
         `the signing secret of endpoint ${endpoint.id} is shown only this once: give it to the receiver, which verifies X-Onsale-Signature with it.`,

@@ -227,7 +227,7 @@ export const warRoomRouter = router({
   addAlertReceiver: controllers.input(alertEndpointInputSchema).mutation(async ({ ctx, input }) => {
     if (input.eventId !== undefined) await visibleEvent(ctx, input.eventId);
     return ctx.db.transaction().execute(async (trx) => {
-      const e = await addAlertEndpoint(trx, input, ctx.user.email);
+      const e = await addAlertEndpoint(trx, input, ctx.user.email, { outbound: ctx.outbound });
       await insertAudit(trx, {
         actor: ctx.user.email,
         action: 'alerts.receiver_added',

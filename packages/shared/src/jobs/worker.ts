@@ -5,7 +5,7 @@ import type pino from 'pino';
 import { AdmissionController } from '../admission/controller.js';
 import type { Db } from '../db/connect.js';
 import type { Metrics } from '../metrics/index.js';
-import { deliverToChannels, inboxChannel, notifyTasks, webhookChannel } from '../notify/index.js';
+import { deliverToChannels, inboxChannel, notifyTasks, webhookChannel, type OutboundPolicy } from '../notify/index.js';
 import { ClaimTokens } from '../waitlist/claim-token.js';
 import type { FanoutOptions } from '../waitlist/fanout.js';
 import { renderNotifications } from '../waitlist/notifications.js';
@@ -46,6 +46,11 @@ export interface WorkerOptions {
    * API's /metrics, `consoleUrl` links each alert message to the war room. `false`: off.
    */
   warRoomMonitor?: { everyMs?: number; resolveAfterMs?: number; storeApiUrls?: readonly string[]; consoleUrl?: string | null } | false;
+  /**
+   * Where webhook deliveries and alert messages may go: public addresses only by default; the install's
+   * WEBHOOK_ALLOW_HOSTS (outboundPolicyOf) names internal receivers.
+   */
+  outbound?: OutboundPolicy;
 }
 
 /** The relay's period: how long at most a released hold's seats wait before the waitlist's fan-out is queued. */
@@ -99,8 +104,14 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
       metrics: opts.metrics,
       logger: opts.logger,
       render: (ids) => renderNotifications(opts.db, claimTokens, ids),
+      outbound: opts.outbound,
     }),
-    ...alertTasks({ db: opts.db, logger: opts.logger, consoleUrl: opts.warRoomMonitor ? (opts.warRoomMonitor.consoleUrl ?? null) : null }),
+    ...alertTasks({
+      db: opts.db,
+      logger: opts.logger,
+      consoleUrl: opts.warRoomMonitor ? (opts.warRoomMonitor.consoleUrl ?? null) : null,
+      outbound: opts.outbound,
+    }),
     [QUEUE_SCHEDULE_TASK]: queueScheduleTask({ db: opts.db, logger: opts.logger }),
   };
   const log = opts.logger;

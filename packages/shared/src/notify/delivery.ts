@@ -2,6 +2,7 @@ import type { JobHelpers, Task, TaskList } from 'graphile-worker';
 import type pino from 'pino';
 import type { Db } from '../db/connect.js';
 import type { Metrics } from '../metrics/index.js';
+import { DEFAULT_OUTBOUND_POLICY, outboundDispatcher, postOutbound, type OutboundPolicy } from './outbound.js';
 import { DELIVERY_HEADER, SIGNATURE_HEADER, signWebhookPayload } from './signature.js';
 import * as repo from './webhooks.repository.js';
 import { WEBHOOK_DELIVER_TASK } from './webhooks.repository.js';
@@ -15,6 +16,8 @@ export interface WebhookDeliverDeps {
   render: (ids: number[]) => Promise<unknown[]>;
   metrics?: Metrics;
   logger?: pino.Logger;
+  /** Where deliveries may go (default: public addresses only; the install's WEBHOOK_ALLOW_HOSTS names internal ones). */
+  outbound?: OutboundPolicy;
 }
 
 /** The body every receiver gets; `deliveryId` (also in X-Onsale-Delivery) is what it deduplicates on. */
@@ -35,64 +38,6 @@ export class WebhookRequestError extends Error {
   override name = 'WebhookRequestError';
 }
 
-/** At most this much of a refusing receiver's body is kept in last_error: enough to diagnose, never a flood. */
-const ERROR_BODY_BYTES = 512;
-
-type Outcome = { ok: true; statusCode: number } | { ok: false; statusCode: number | null; error: string };
-
-/** Reads at most `max` bytes of a response body as text and drops the rest (a hostile receiver cannot make us buffer it all). */
-async function readSome(res: Response, max: number): Promise<string> {
-  if (!res.body) return '';
-  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    while (size < max) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.byteLength;
-    }
-  } finally {
-    await reader.cancel().catch(() => {});
-  }
-  return Buffer.concat(chunks).subarray(0, max).toString('utf8');
-}
-
-/** Why a request failed, in words an operator can act on (the cause of undici's bare "fetch failed"). */
-function describeError(e: unknown, timeoutMs: number): string {
-  const err = e as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (err?.name === 'TimeoutError') return `timeout: no answer within ${timeoutMs} ms`;
-  if (err?.name === 'AbortError') return 'aborted: the worker is shutting down';
-  const cause = err?.cause?.code ?? err?.cause?.message;
-  return `network error: ${cause ?? err?.message ?? String(e)}`;
-}
-
-/**
- * One signed POST. Redirects are not followed (a receiver that moved is a misconfiguration to fix, and following
- * would send the signed body wherever it points); the timeout covers the whole exchange, body included.
- */
-async function post(
-  url: string,
-  body: string,
-  headers: Record<string, string>,
-  timeoutMs: number,
-  shutdown: AbortSignal | undefined,
-): Promise<Outcome> {
-  const signal = shutdown ? AbortSignal.any([AbortSignal.timeout(timeoutMs), shutdown]) : AbortSignal.timeout(timeoutMs);
-  try {
-    const res = await fetch(url, { method: 'POST', headers, body, signal, redirect: 'manual' });
-    if (res.status >= 200 && res.status < 300) {
-      await res.body?.cancel().catch(() => {});
-      return { ok: true, statusCode: res.status };
-    }
-    const text = (await readSome(res, ERROR_BODY_BYTES).catch(() => '')).trim();
-    return { ok: false, statusCode: res.status, error: `HTTP ${res.status}${text ? `: ${text}` : ''}` };
-  } catch (e) {
-    return { ok: false, statusCode: null, error: describeError(e, timeoutMs) };
-  }
-}
-
 /**
  * The `webhook_deliver` task: sends one delivery (a chunk of notifications to one endpoint), signed.
  *
@@ -102,7 +47,9 @@ async function post(
  *   worker slot is free at once. On the job's last try it goes DEAD instead, so a delivery to an endpoint that
  *   stays down is dead-lettered on graphile's schedule rather than left RETRYING with no job behind it.
  * - 2xx: DELIVERED, and the endpoint's failures are forgiven.
- * - Anything else: the attempt is recorded, the endpoint's circuit opens for min(2^failures, 300) s, and the task
+ * - The receiver's address is internal (checked on the address connected to, after DNS; see outbound.ts): DEAD at
+ *   once with the reason, no request made; once the install allows the host, it can be redelivered.
+ * - Anything else (its status and time are recorded, never its body): the attempt is recorded, the endpoint's circuit opens for min(2^failures, 300) s, and the task
  *   throws (RETRYING; graphile retries with backoff) or, at the endpoint's max_attempts, returns DEAD.
  *
  * Each endpoint's deliveries run in a few graphile named queues (WEBHOOK_LANES_PER_ENDPOINT), so a slow or
@@ -110,6 +57,7 @@ async function post(
  */
 export function webhookDeliverTask(deps: WebhookDeliverDeps): Task {
   const { db, metrics, logger } = deps;
+  const dispatcher = outboundDispatcher(deps.outbound ?? DEFAULT_OUTBOUND_POLICY);
   const count = (status: string, n: number) => metrics?.waitlistNotifications.inc({ channel: 'webhook', status }, n);
 
   return async (payload: unknown, helpers: JobHelpers) => {
@@ -155,7 +103,7 @@ export function webhookDeliverTask(deps: WebhookDeliverDeps): Task {
         [SIGNATURE_HEADER]: signWebhookPayload(d.secret, body),
       };
 
-      const outcome = await post(d.url, body, headers, d.timeout_ms, helpers.abortSignal);
+      const outcome = await postOutbound(d.url, body, headers, { dispatcher, timeoutMs: d.timeout_ms, signal: helpers.abortSignal });
       if (outcome.ok) {
         const done = await repo.markDelivered(db, deliveryId, outcome.statusCode);
         if (done) {
@@ -170,6 +118,8 @@ export function webhookDeliverTask(deps: WebhookDeliverDeps): Task {
       }
       // A shutdown is not the receiver's fault: no attempt counted, the job runs again on the next worker.
       if (helpers.abortSignal?.aborted) throw new Error(`webhook delivery ${deliveryId} interrupted by shutdown`);
+      // An internal address stays internal on every retry: dead now, with the reason, and the endpoint's circuit untouched.
+      if (outcome.refused) return await giveUp(outcome.error);
       const f = await repo.recordFailure(db, deliveryId, d.endpoint_id, { statusCode: outcome.statusCode, error: outcome.error });
       if (!f) return;
       // Tries skipped while the circuit was open used up the job before the attempts ran out: dead-letter it now.

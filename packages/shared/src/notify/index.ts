@@ -35,3 +35,18 @@ export {
   DEFAULT_SIGNATURE_TOLERANCE_SECONDS,
 } from './signature.js';
 export { addWebhookEndpointAs, setWebhookEndpointActiveAs, redeliverAs } from './webhook-admin.js';
+export {
+  ALLOW_HOSTS_SETTING,
+  DEFAULT_OUTBOUND_POLICY,
+  OutboundRefusedError,
+  outboundDispatcher,
+  outboundEnvShape,
+  outboundPolicyFromEnv,
+  outboundPolicyOf,
+  postOutbound,
+  refusedAddress,
+  refusedReceiverUrl,
+  type OutboundPolicy,
+  type PostOutcome,
+  type ResolveHost,
+} from './outbound.js';

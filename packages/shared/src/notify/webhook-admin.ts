@@ -1,15 +1,21 @@
 import type { Db } from '../db/connect.js';
 import { insertAudit } from '../events/events.repository.js';
 import type { WebhookEndpointInput } from './notify.schema.js';
+import type { OutboundPolicy } from './outbound.js';
 import { addWebhookEndpoint, redeliver, setWebhookEndpointActive, type WebhookDelivery, type WebhookEndpoint } from './webhooks.js';
 
 // The operator's changes to webhook endpoints (console and CLI), each in one transaction with its audit entry. The
 // secret is never audited.
 
 /** Adds an endpoint (see addWebhookEndpoint; the secret is returned this once), audited `webhook.added`. */
-export function addWebhookEndpointAs(db: Db, input: WebhookEndpointInput, actor: string): Promise<WebhookEndpoint & { secret: string }> {
+export function addWebhookEndpointAs(
+  db: Db,
+  input: WebhookEndpointInput,
+  actor: string,
+  opts: { outbound?: OutboundPolicy } = {},
+): Promise<WebhookEndpoint & { secret: string }> {
   return db.transaction().execute(async (trx) => {
-    const endpoint = await addWebhookEndpoint(trx, input);
+    const endpoint = await addWebhookEndpoint(trx, input, opts);
     await insertAudit(trx, {
       actor,
       action: 'webhook.added',

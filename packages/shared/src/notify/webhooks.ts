@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
-import { conflict, notFound } from '../errors.js';
+import { conflict, invalid, notFound } from '../errors.js';
 import { listingExists } from '../events/events.repository.js';
 import type { DeliveryStatus, WebhookDeliveriesTable, WebhookEndpointsTable } from './notify.table.js';
 import {
@@ -12,6 +12,7 @@ import {
   type ListDeliveriesInput,
   type WebhookEndpointInput,
 } from './notify.schema.js';
+import { DEFAULT_OUTBOUND_POLICY, refusedReceiverUrl, type OutboundPolicy } from './outbound.js';
 import * as repo from './webhooks.repository.js';
 
 /** A webhook endpoint as operators see it. The secret is not here: it is shown once, when the endpoint is added. */
@@ -80,10 +81,18 @@ export function generateWebhookSecret(): string {
 /**
  * Registers an operator's receiver (a messaging gateway, say) for one listing's notifications or, without
  * `listingId`, every listing's. Returns the signing secret this once (generated unless given): the receiver
- * needs it to verify X-Onsale-Signature, and listings never show it again.
+ * needs it to verify X-Onsale-Signature, and listings never show it again. A URL whose host is internal (loopback,
+ * private, link-local, metadata... in any spelling, or a name resolving to one) is refused at `url` unless the
+ * install's `outbound` policy allows it; every delivery checks the address it connects to again.
  */
-export async function addWebhookEndpoint(db: Db | Trx, input: WebhookEndpointInput): Promise<WebhookEndpoint & { secret: string }> {
+export async function addWebhookEndpoint(
+  db: Db | Trx,
+  input: WebhookEndpointInput,
+  opts: { outbound?: OutboundPolicy } = {},
+): Promise<WebhookEndpoint & { secret: string }> {
   const i = parseInput(webhookEndpointInputSchema, input, 'INVALID_WEBHOOK_ENDPOINT');
+  const refused = await refusedReceiverUrl(i.url, opts.outbound ?? DEFAULT_OUTBOUND_POLICY);
+  if (refused) throw invalid('INVALID_WEBHOOK_ENDPOINT', `url: ${refused}`, 'url');
   if (i.listingId !== undefined && !(await listingExists(db, i.listingId)))
     throw notFound('LISTING_NOT_FOUND', `no listing ${i.listingId}`, 'listingId');
   const secret = i.secret ?? generateWebhookSecret();

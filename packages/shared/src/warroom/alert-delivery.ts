@@ -1,7 +1,15 @@
 import type { JobHelpers, Task, TaskList } from 'graphile-worker';
 import type pino from 'pino';
 import type { Db } from '../db/connect.js';
-import { DELIVERY_HEADER, SIGNATURE_HEADER, signWebhookPayload } from '../notify/signature.js';
+import {
+  DEFAULT_OUTBOUND_POLICY,
+  DELIVERY_HEADER,
+  outboundDispatcher,
+  postOutbound,
+  SIGNATURE_HEADER,
+  signWebhookPayload,
+  type OutboundPolicy,
+} from '../notify/index.js';
 import { alertMessage } from './alert-history.js';
 import * as repo from './alerts.repository.js';
 
@@ -12,6 +20,8 @@ export interface AlertDeliverDeps {
   /** Per-request timeout (default 5 s). */
   timeoutMs?: number;
   logger?: pino.Logger;
+  /** Where messages may go (default: public addresses only; the install's WEBHOOK_ALLOW_HOSTS names internal ones). */
+  outbound?: OutboundPolicy;
 }
 
 /** A receiver refused or did not answer; graphile retries the job with its backoff. */
@@ -23,11 +33,14 @@ export class AlertDeliveryError extends Error {
  * The `alert_deliver` task: posts one alert message (FIRING, ESCALATED or RESOLVED) to one receiver as
  * Slack-compatible JSON, signed like the product's other webhooks (`X-Onsale-Signature`, `X-Onsale-Delivery`).
  * Delivered, dead or gone: nothing to do (a duplicate job). A disabled receiver: dead with the reason. A 2xx:
- * delivered. Anything else: recorded and thrown, so graphile-worker retries with backoff; on the job's last try
- * the message is dead-lettered. Redirects are not followed.
+ * delivered. A receiver on an internal address (checked on the address connected to, after DNS): dead at once with
+ * the reason, no request made. Anything else: its status and time recorded (never the receiver's body) and thrown,
+ * so graphile-worker retries with backoff; on the job's last try the message is dead-lettered. Redirects are not
+ * followed.
  */
 export function alertDeliverTask(deps: AlertDeliverDeps): Task {
   const timeoutMs = deps.timeoutMs ?? 5_000;
+  const dispatcher = outboundDispatcher(deps.outbound ?? DEFAULT_OUTBOUND_POLICY);
   return async (payload: unknown, helpers: JobHelpers) => {
     const id = Number((payload as { deliveryId?: unknown } | null)?.deliveryId);
     if (!Number.isSafeInteger(id) || id <= 0) throw new Error(`alert_deliver: bad payload ${JSON.stringify(payload)}`);
@@ -57,36 +70,24 @@ export function alertDeliverTask(deps: AlertDeliverDeps): Task {
         sentAt: new Date(),
       }),
     );
-    let statusCode: number | null = null;
-    let error: string;
-    try {
-      const signal = helpers.abortSignal
-        ? AbortSignal.any([AbortSignal.timeout(timeoutMs), helpers.abortSignal])
-        : AbortSignal.timeout(timeoutMs);
-      const res = await fetch(d.url, {
-        method: 'POST',
-        redirect: 'manual',
-        signal,
-        headers: {
-          'Content-Type': 'application/json',
-          'User-Agent': 'onsale-alerts/1',
-          [DELIVERY_HEADER]: `alert-${d.id}`,
-          [SIGNATURE_HEADER]: signWebhookPayload(d.secret, body),
-        },
-        body,
-      });
-      statusCode = res.status;
-      const text = res.ok ? '' : (await res.text().catch(() => '')).slice(0, 300).trim();
-      await res.body?.cancel().catch(() => {});
-      if (res.ok) return repo.markAlertDelivered(deps.db, id, res.status);
-      error = `HTTP ${res.status}${text ? `: ${text}` : ''}`;
-    } catch (e) {
-      const err = e as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-      if (helpers.abortSignal?.aborted) throw new Error(`alert delivery ${id} interrupted by shutdown`, { cause: e });
-      error =
-        err?.name === 'TimeoutError'
-          ? `timeout: no answer within ${timeoutMs} ms`
-          : `network error: ${err?.cause?.code ?? err?.cause?.message ?? err?.message ?? String(e)}`;
+    const outcome = await postOutbound(
+      d.url,
+      body,
+      {
+        'Content-Type': 'application/json',
+        'User-Agent': 'onsale-alerts/1',
+        [DELIVERY_HEADER]: `alert-${d.id}`,
+        [SIGNATURE_HEADER]: signWebhookPayload(d.secret, body),
+      },
+      { dispatcher, timeoutMs, signal: helpers.abortSignal },
+    );
+    if (outcome.ok) return repo.markAlertDelivered(deps.db, id, outcome.statusCode);
+    if (helpers.abortSignal?.aborted) throw new Error(`alert delivery ${id} interrupted by shutdown`);
+    const { statusCode, error, refused } = outcome;
+    if (refused) {
+      await repo.recordAlertFailure(deps.db, id, { statusCode, error, dead: true, requested: false });
+      deps.logger?.warn({ alertDeliveryId: id, error }, 'alert delivery refused');
+      return;
     }
     await repo.recordAlertFailure(deps.db, id, { statusCode, error, dead: lastTry, requested: true });
     deps.logger?.warn({ alertDeliveryId: id, error, lastTry }, 'alert delivery failed');

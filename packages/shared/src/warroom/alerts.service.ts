@@ -1,7 +1,7 @@
 import type { Db, Trx } from '../db/connect.js';
 import { invalid, notFound } from '../errors.js';
 import { isUuid } from '../ids.js';
-import { generateWebhookSecret } from '../notify/webhooks.js';
+import { DEFAULT_OUTBOUND_POLICY, generateWebhookSecret, refusedReceiverUrl, type OutboundPolicy } from '../notify/index.js';
 import { diffAlerts } from './alert-history.js';
 import * as repo from './alerts.repository.js';
 import { alertEndpointInputSchema, type AlertEndpointInput } from './warroom.schema.js';
@@ -132,12 +132,14 @@ const toEndpoint = (r: repo.AlertEndpointRow): AlertEndpoint => ({
 /**
  * Adds an alert receiver (audited by the caller's router through the returned row). Returns its signing secret
  * this once: receivers that check `X-Onsale-Signature` need it; Slack's incoming webhooks ignore it.
- * INVALID_ALERT_ENDPOINT at the field; EVENT_NOT_FOUND for an unknown event.
+ * INVALID_ALERT_ENDPOINT at the field (a URL whose host is internal, in any spelling or after DNS, unless the
+ * install's `outbound` policy allows it); EVENT_NOT_FOUND for an unknown event.
  */
 export async function addAlertEndpoint(
   db: Db | Trx,
   input: AlertEndpointInput,
   actor: string,
+  opts: { outbound?: OutboundPolicy } = {},
 ): Promise<AlertEndpoint & { secret: string }> {
   const parsed = alertEndpointInputSchema.safeParse(input);
   if (!parsed.success) {
@@ -145,6 +147,8 @@ export async function addAlertEndpoint(
     throw invalid('INVALID_ALERT_ENDPOINT', issue.message, String(issue.path[0] ?? 'url'));
   }
   const i = parsed.data;
+  const refused = await refusedReceiverUrl(i.url, opts.outbound ?? DEFAULT_OUTBOUND_POLICY);
+  if (refused) throw invalid('INVALID_ALERT_ENDPOINT', refused, 'url');
   if (i.eventId !== undefined) {
     const exists = isUuid(i.eventId) && (await db.selectFrom('events').select('id').where('id', '=', i.eventId).executeTakeFirst());
     if (!exists) throw notFound('EVENT_NOT_FOUND', `no event ${i.eventId}`, 'eventId');
