@@ -179,6 +179,19 @@ describe('operations from the console', () => {
       domainCode: 'WEBHOOK_DELIVERY_NOT_FOUND',
     });
     expect(await refusal(ops.webhooks.add({ url: 'ftp://nope' }))).toMatchObject({ code: 'BAD_REQUEST' });
+    // Internal receivers (the metadata service, this machine in any spelling) are refused at the url field.
+    for (const url of [
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[::ffff:127.0.0.1]:5432/',
+      'http://2130706433/',
+      'http://localhost:3000/',
+    ]) {
+      const refused = await ops.webhooks.add({ url }).then(
+        () => null,
+        (e: TRPCError) => ({ code: e.code, cause: e.cause as { code?: string; details?: { field?: string } } }),
+      );
+      expect(refused, url).toMatchObject({ code: 'BAD_REQUEST', cause: { code: 'INVALID_WEBHOOK_ENDPOINT', details: { field: 'url' } } });
+    }
     const audit = await tdb.db
       .selectFrom('audit_log')
       .select(['action', 'details'])

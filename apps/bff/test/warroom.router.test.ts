@@ -411,6 +411,12 @@ describe('warRoom: alert history and receivers, the words fans read, schedules, 
       });
     }
     expect((await codeOf(callerAs(tdb.db, operator).warRoom.addAlertReceiver({ url: 'ftp://example.com' }))).fields).toEqual(['url']);
+    // Internal receivers (the metadata service, this machine in any spelling) are refused.
+    for (const url of ['http://metadata.google.internal/computeMetadata/v1/', 'http://0x7f.1:3001/', 'http://[fd00:ec2::254]/'])
+      expect(await codeOf(callerAs(tdb.db, operator).warRoom.addAlertReceiver({ url })), url).toMatchObject({
+        code: 'BAD_REQUEST',
+        domainCode: 'INVALID_ALERT_ENDPOINT',
+      });
     expect(await callerAs(tdb.db, operator).warRoom.setAlertReceiverActive({ id: added.id, active: false })).toMatchObject({
       active: false,
     });

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { enqueueDeliveries } from '@onsale/shared/notify';
 import { createOpenEvent, createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
 
-import { onsale } from './run.js';
+import { onsale, onsaleWith } from './run.js';
 
 let t: TestDatabase;
 let listingId: string;
@@ -69,6 +69,35 @@ describe('onsale webhook:*', () => {
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('error WEBHOOK_ENDPOINT_NOT_FOUND');
     for (const r of [ftp, unknown, notANumber, noUrl, missing]) expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('webhook:add refuses an internal receiver at url, naming WEBHOOK_ALLOW_HOSTS, which admits the hosts it names', async () => {
+    const [metadata, loopback] = await Promise.all([
+      onsale(t.url, 'webhook:add', '--url', 'http://169.254.169.254/latest/meta-data/'),
+      onsale(t.url, 'webhook:add', '--url', 'http://0177.0.0.1:5432/'),
+    ]);
+    expect(metadata.code).toBe(1);
+    expect(metadata.stderr).toContain('error INVALID_WEBHOOK_ENDPOINT: url: 169.254.169.254 is a link-local address');
+    expect(loopback.code).toBe(1);
+    expect(loopback.stderr).toContain('127.0.0.1 is a loopback address');
+    expect(loopback.stderr).toContain('WEBHOOK_ALLOW_HOSTS');
+    const allowed = await onsaleWith(
+      { DATABASE_URL: t.url, WEBHOOK_ALLOW_HOSTS: '127.0.0.1' },
+      'webhook:add',
+      '--url',
+      'http://127.0.0.1:9/local',
+    );
+    expect(allowed.code).toBe(0);
+    expect(JSON.parse(allowed.stdout)).toMatchObject({ url: 'http://127.0.0.1:9/local' });
+    const bad = await onsaleWith(
+      { DATABASE_URL: t.url, WEBHOOK_ALLOW_HOSTS: 'http://x/' },
+      'webhook:add',
+      '--url',
+      'https://gateway.example/x',
+    );
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('WEBHOOK_ALLOW_HOSTS');
+    await t.db.updateTable('webhook_endpoints').set({ active: false }).where('url', '=', 'http://127.0.0.1:9/local').execute();
   });
 
   it('webhook:deliveries lists the dead letters; webhook:redeliver sends a DEAD one again and refuses anything else', async () => {

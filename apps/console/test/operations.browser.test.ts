@@ -133,7 +133,7 @@ beforeAll(async () => {
     const e = await addWebhookEndpointAs(tdb.db, { url }, 'test');
     const { rows } = await sql<{ id: string }>`
       INSERT INTO webhook_deliveries (endpoint_id, notification_ids, status, attempts, last_status_code, last_error)
-      VALUES (${e.id}, '{}', 'DEAD', 8, 502, 'the receiver answered 502 eight times') RETURNING id`.execute(tdb.db);
+      VALUES (${e.id}, '{}', 'DEAD', 8, 502, 'HTTP 502 after 84 ms') RETURNING id`.execute(tdb.db);
     endpoints[view.name] = { id: e.id, url, deliveryId: Number(rows[0]!.id) };
   }
 

@@ -1,6 +1,7 @@
 import { createDb, poolOf } from '@onsale/shared/db';
 import { startWorker, type WorkerOptions } from '@onsale/shared/jobs';
 import { installDataDir, installSecrets } from '@onsale/shared/install';
+import { outboundPolicyFromEnv } from '@onsale/shared/notify';
 
 // The background worker as `pnpm bench waitlist` runs it: its own process (so its peak RSS is its own), the jobs
 // only (admission: false), tuned only through startWorker's public options. It times every statement it sends
@@ -66,6 +67,8 @@ const worker = await startWorker({
   concurrency,
   admission: false,
   logger,
+  // WEBHOOK_ALLOW_HOSTS=127.0.0.1 from the bench: its sink is on this machine.
+  outbound: outboundPolicyFromEnv(process.env),
   fanout: {
     ...(pageSize ? { pageSize } : {}),
     ...(chunkSize ? { chunkSize } : {}),

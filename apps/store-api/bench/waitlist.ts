@@ -757,12 +757,19 @@ async function fanout(
   const secret = `whsec_bench_${randomBytes(16).toString('hex')}`;
   const sink = await startProcess('apps/store-api/bench/waitlist-sink.ts', { SINK_SECRET: secret, SINK_EXPECT: String(o.hot) });
   o.children.push(sink.child);
-  const endpoint = await addWebhookEndpoint(db, { url: `http://127.0.0.1:${sink.port}/hooks`, listingId: o.hotEvent.listingId, secret });
+  // The sink is on this machine, which webhooks may not reach by default: the bench's install names it (here and
+  // in the worker's WEBHOOK_ALLOW_HOSTS).
+  const endpoint = await addWebhookEndpoint(
+    db,
+    { url: `http://127.0.0.1:${sink.port}/hooks`, listingId: o.hotEvent.listingId, secret },
+    { outbound: { allowHosts: ['127.0.0.1'] } },
+  );
   const sinkStats = async () => (await fetch(`http://127.0.0.1:${sink.port}/stats`)).json() as Promise<Record<string, any>>;
 
   // The worker in its own process.
   const worker = await startProcess('apps/store-api/bench/waitlist-worker.ts', {
     DATABASE_URL: bench.url,
+    WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
     WORKER_CONCURRENCY: String(o.workerConcurrency),
     ...(o.pageSize ? { FANOUT_PAGE_SIZE: String(o.pageSize) } : {}),
     ...(o.chunkSize ? { FANOUT_CHUNK_SIZE: String(o.chunkSize) } : {}),

@@ -34,7 +34,9 @@ export const webhooksRouter = router({
     .input(webhookEndpointInputSchema)
     .mutation(
       async ({ ctx, input }) =>
-        endpointView(await addWebhookEndpointAs(ctx.db, input, ctx.user.email, { outbound: ctx.outbound })) as ReturnType<typeof endpointView> & { secret: string },
+        endpointView(await addWebhookEndpointAs(ctx.db, input, ctx.user.email, { outbound: ctx.outbound })) as ReturnType<
+          typeof endpointView
+        > & { secret: string },
     ),
 
   /** Stops sending to an endpoint (its pending deliveries go DEAD; redeliver them later). Audited. */

@@ -37,6 +37,9 @@ let metrics: Metrics;
 const received: Received[] = [];
 const behaviours = new Map<string, Behaviour>();
 
+// The receiver is on this machine, which webhooks may not reach by default: the tests' install names it.
+const LOCAL = { allowHosts: ['127.0.0.1'] };
+
 const requestsTo = (path: string) => received.filter((r) => r.path === path);
 
 beforeAll(async () => {
@@ -67,6 +70,7 @@ beforeAll(async () => {
       metrics,
       // Until the waitlist's renderNotifications lands: the rows themselves.
       render: (ids) => t.db.selectFrom('notifications').selectAll().where('id', 'in', ids).orderBy('id').execute(),
+      outbound: LOCAL,
     }),
     logger: new Logger(() => () => {}),
   });
@@ -135,7 +139,7 @@ async function counter(channel: string, status: string) {
 describe('webhook_deliver on a real worker', () => {
   it('delivers a signed POST the receiver can verify; DELIVERED, counted, latency observed', async () => {
     const batch = await notificationsOf(3);
-    const endpoint = await addWebhookEndpoint(t.db, { url: `${base}/ok/signed`, listingId: batch.listingId });
+    const endpoint = await addWebhookEndpoint(t.db, { url: `${base}/ok/signed`, listingId: batch.listingId }, { outbound: LOCAL });
     const [deliveryId] = await enqueue(batch);
 
     const [d] = await waitUntil('delivered', async () => {
@@ -171,11 +175,17 @@ describe('webhook_deliver on a real worker', () => {
   it('a 500ing endpoint is retried with backoff and ends DEAD after max_attempts, its job gone', async () => {
     behaviours.set('/fail/500', { kind: 'status', status: 500 });
     const batch = await notificationsOf(2);
-    const endpoint = await addWebhookEndpoint(t.db, { url: `${base}/fail/500`, listingId: batch.listingId, maxAttempts: 2 });
+    const endpoint = await addWebhookEndpoint(
+      t.db,
+      { url: `${base}/fail/500`, listingId: batch.listingId, maxAttempts: 2 },
+      { outbound: LOCAL },
+    );
     const [deliveryId] = await enqueue(batch);
 
     const retrying = await waitUntil('first failure', async () => (await deliveries([deliveryId!])).find((r) => r.attempts === 1));
-    expect(retrying).toMatchObject({ status: 'RETRYING', last_status_code: 500, last_error: 'HTTP 500: receiver says 500' });
+    // The status and the time, never the receiver's words (an internal service's answer must not reach the console).
+    expect(retrying).toMatchObject({ status: 'RETRYING', last_status_code: 500 });
+    expect(retrying.last_error).toMatch(/^HTTP 500 after \d+ ms$/);
     // graphile's backoff (e^1 s) and the circuit (2^1 s) bring the second and last attempt a few seconds later.
     const dead = await waitUntil('dead', async () => (await deliveries([deliveryId!])).find((r) => r.status === 'DEAD'), {
       timeoutMs: 20_000,
@@ -204,8 +214,8 @@ describe('webhook_deliver on a real worker', () => {
     for (let i = 0; i < 6; i++) batches.push(await notificationsOf(2));
     // One listing for every chunk, so both endpoints get all six.
     const listingId = batches[0]!.listingId;
-    const slow = await addWebhookEndpoint(t.db, { url: `${base}/slow`, listingId, timeoutMs: 60_000 });
-    const healthy = await addWebhookEndpoint(t.db, { url: `${base}/ok/healthy`, listingId });
+    const slow = await addWebhookEndpoint(t.db, { url: `${base}/slow`, listingId, timeoutMs: 60_000 }, { outbound: LOCAL });
+    const healthy = await addWebhookEndpoint(t.db, { url: `${base}/ok/healthy`, listingId }, { outbound: LOCAL });
     const ids = (await Promise.all(batches.map((b) => enqueue({ ...b, listingId })))).flat();
     expect(ids).toHaveLength(12);
 
@@ -228,7 +238,11 @@ describe('webhook_deliver on a real worker', () => {
   it("no answer within the endpoint's timeout is a failed attempt: RETRYING with the reason, its circuit open", async () => {
     behaviours.set('/silent', { kind: 'silent' });
     const batch = await notificationsOf(1);
-    const silent = await addWebhookEndpoint(t.db, { url: `${base}/silent`, listingId: batch.listingId, timeoutMs: 300 });
+    const silent = await addWebhookEndpoint(
+      t.db,
+      { url: `${base}/silent`, listingId: batch.listingId, timeoutMs: 300 },
+      { outbound: LOCAL },
+    );
     const [deliveryId] = await enqueue(batch);
     const timedOut = await waitUntil('timed out', async () => (await deliveries([deliveryId!])).find((d) => d.status === 'RETRYING'));
     expect(timedOut.last_error).toBe('timeout: no answer within 300 ms');
@@ -245,7 +259,7 @@ describe('webhook_deliver on a real worker', () => {
     const batches = [];
     for (let i = 0; i < 8; i++) batches.push(await notificationsOf(1));
     const listingId = batches[0]!.listingId;
-    const endpoint = await addWebhookEndpoint(t.db, { url: `${base}${path}`, listingId, maxAttempts: 10 });
+    const endpoint = await addWebhookEndpoint(t.db, { url: `${base}${path}`, listingId, maxAttempts: 10 }, { outbound: LOCAL });
     const ids = (await Promise.all(batches.map((b) => enqueue({ ...b, listingId })))).flat();
     expect(ids).toHaveLength(8);
 
@@ -304,7 +318,7 @@ describe('webhook_deliver on a real worker', () => {
   it('a disabled endpoint: its pending delivery goes DEAD with the reason, without a request', async () => {
     const batch = await notificationsOf(1);
     const [deliveryId, endpointId] = await t.db.transaction().execute(async (trx) => {
-      const e = await addWebhookEndpoint(trx, { url: `${base}/ok/disabled`, listingId: batch.listingId });
+      const e = await addWebhookEndpoint(trx, { url: `${base}/ok/disabled`, listingId: batch.listingId }, { outbound: LOCAL });
       const [id] = await enqueueDeliveries(trx, batch);
       await setWebhookEndpointActive(trx, e.id, false);
       return [id!, e.id] as const;

@@ -1,5 +1,5 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { isIP, type LookupFunction, type Socket } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { Agent, buildConnector, request, type Dispatcher } from 'undici';
 import { z } from 'zod';
@@ -78,7 +78,11 @@ function allowedOf(policy: OutboundPolicy): Allowed {
     if (entry === '') continue;
     if (entry.includes('/') && ipaddr.isValidCIDR(entry)) {
       const [addr, bits] = ipaddr.parseCIDR(entry);
-      a.ranges.push(addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress() ? [(addr as ipaddr.IPv6).toIPv4Address(), bits - 96] : [addr, bits]);
+      a.ranges.push(
+        addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()
+          ? [(addr as ipaddr.IPv6).toIPv4Address(), bits - 96]
+          : [addr, bits],
+      );
     } else if (ipaddr.isValid(entry)) {
       const addr = ipaddr.process(entry);
       a.ranges.push([addr, addr.kind() === 'ipv4' ? 32 : 128]);
@@ -92,7 +96,10 @@ function allowedOf(policy: OutboundPolicy): Allowed {
 const allowEntry = z
   .string()
   .refine(
-    (e) => ipaddr.isValid(bare(e)) || (bare(e).includes('/') && ipaddr.isValidCIDR(bare(e))) || /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(bare(e)),
+    (e) =>
+      ipaddr.isValid(bare(e)) ||
+      (bare(e).includes('/') && ipaddr.isValidCIDR(bare(e))) ||
+      /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(bare(e)),
     { error: 'each entry must be a host name, an IP address or a CIDR range (e.g. hooks.corp, 10.0.0.5, 10.1.0.0/16)' },
   );
 
@@ -220,9 +227,17 @@ function checkedLookup(policy: OutboundPolicy): LookupFunction {
         if (!byName)
           for (const a of wanted) {
             const why = refusedAddress(a.address, policy);
-            if (why) return cb(new OutboundRefusedError(`${hostname} resolves to ${why.replace(/^\S+ is /, `${a.address}, `)}${advice}`), undefined);
+            if (why)
+              return cb(
+                new OutboundRefusedError(`${hostname} resolves to ${why.replace(/^\S+ is /, `${a.address}, `)}${advice}`),
+                undefined,
+              );
           }
-        if (options.all) cb(null, wanted.map((a) => ({ address: a.address, family: a.family })));
+        if (options.all)
+          cb(
+            null,
+            wanted.map((a) => ({ address: a.address, family: a.family })),
+          );
         else cb(null, wanted[0]!.address, wanted[0]!.family);
       },
       (err: NodeJS.ErrnoException) => cb(err, undefined),
@@ -235,7 +250,7 @@ function checkedLookup(policy: OutboundPolicy): LookupFunction {
  * connection, a name through the checked lookup, and the socket's remote address once more after it connects.
  */
 export function outboundDispatcher(policy: OutboundPolicy = DEFAULT_OUTBOUND_POLICY): Dispatcher {
-  const inner = buildConnector({ lookup: checkedLookup(policy) } as buildConnector.BuildOptions);
+  const inner = buildConnector({ lookup: checkedLookup(policy) });
   const connect: buildConnector.connector = (opts, callback) => {
     const host = bare(opts.hostname);
     if (isIP(host)) {
@@ -244,7 +259,7 @@ export function outboundDispatcher(policy: OutboundPolicy = DEFAULT_OUTBOUND_POL
     }
     return inner(opts, (err, socket) => {
       if (err || !socket) return callback(err, null);
-      const remote = (socket as Socket).remoteAddress;
+      const remote = socket.remoteAddress;
       const why = remote && !allowedByName(opts.hostname, policy) ? refusedAddress(remote, policy) : null;
       if (why) {
         socket.destroy();
@@ -258,8 +273,7 @@ export function outboundDispatcher(policy: OutboundPolicy = DEFAULT_OUTBOUND_POL
 
 /** How one outbound POST went: the status and how long it took, never the receiver's body. */
 export type PostOutcome =
-  | { ok: true; statusCode: number; ms: number }
-  | { ok: false; statusCode: number | null; ms: number; error: string; refused: boolean };
+  { ok: true; statusCode: number; ms: number } | { ok: false; statusCode: number | null; ms: number; error: string; refused: boolean };
 
 const refusalIn = (e: unknown): OutboundRefusedError | undefined => {
   for (let c = e as { cause?: unknown } | undefined, i = 0; c && i < 5; c = c.cause as { cause?: unknown } | undefined, i++)

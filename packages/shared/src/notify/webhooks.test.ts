@@ -59,10 +59,10 @@ describe('webhook endpoints', () => {
       openUntil: null,
     });
     expect(added.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
-    const again = await addWebhookEndpoint(t.db, { url: 'http://127.0.0.1:9/x' });
+    const again = await addWebhookEndpoint(t.db, { url: 'https://second.gateway.example/x' });
     expect(again.secret).not.toBe(added.secret);
     expect(again).toMatchObject({ listingId: null, maxAttempts: 8, timeoutMs: 5000 });
-    const given = await addWebhookEndpoint(t.db, { url: 'http://127.0.0.1:9/y', secret: 'a-shared-secret-of-enough-length' });
+    const given = await addWebhookEndpoint(t.db, { url: 'https://third.gateway.example/y', secret: 'a-shared-secret-of-enough-length' });
     expect(given.secret).toBe('a-shared-secret-of-enough-length');
 
     const listed = await listWebhookEndpoints(t.db);

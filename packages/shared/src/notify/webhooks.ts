@@ -92,7 +92,7 @@ export async function addWebhookEndpoint(
 ): Promise<WebhookEndpoint & { secret: string }> {
   const i = parseInput(webhookEndpointInputSchema, input, 'INVALID_WEBHOOK_ENDPOINT');
   const refused = await refusedReceiverUrl(i.url, opts.outbound ?? DEFAULT_OUTBOUND_POLICY);
-  if (refused) throw invalid('INVALID_WEBHOOK_ENDPOINT', `url: ${refused}`, 'url');
+  if (refused) throw invalid('INVALID_WEBHOOK_ENDPOINT', `url: ${refused}`, 'url', { issues: [{ path: 'url', message: refused }] });
   if (i.listingId !== undefined && !(await listingExists(db, i.listingId)))
     throw notFound('LISTING_NOT_FOUND', `no listing ${i.listingId}`, 'listingId');
   const secret = i.secret ?? generateWebhookSecret();

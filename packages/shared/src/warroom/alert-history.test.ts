@@ -132,6 +132,9 @@ function receiver(status: () => number) {
   };
 }
 
+// The local receiver is on this machine, which alert receivers may not reach by default: the tests' install names it.
+const LOCAL = { allowHosts: ['127.0.0.1'] };
+
 const helpers = (attempts: number, maxAttempts = 10) => ({ job: { attempts, max_attempts: maxAttempts } }) as unknown as JobHelpers;
 
 describe('alert history and webhooks against PostgreSQL', () => {
@@ -253,10 +256,10 @@ describe('alert history and webhooks against PostgreSQL', () => {
     const url = await r.start();
     try {
       const { eventId } = await createOpenEvent(t.db, { name: 'Delivery Night', onsaleAt: new Date(Date.now() - 60_000).toISOString() });
-      const endpoint = await addAlertEndpoint(t.db, { url, eventId }, 'ops@example.com');
+      const endpoint = await addAlertEndpoint(t.db, { url, eventId }, 'ops@example.com', { outbound: LOCAL });
       await new WarRoomMonitor({ db: t.db }).runOnce();
       const [delivery] = await listAlertDeliveries(t.db, endpoint.id);
-      const task = alertDeliverTask({ db: t.db, consoleUrl: 'https://ops.example.com' });
+      const task = alertDeliverTask({ db: t.db, consoleUrl: 'https://ops.example.com', outbound: LOCAL });
       await task({ deliveryId: delivery!.id }, helpers(1));
       expect(r.got).toHaveLength(1);
       const msg = r.got[0]!;
@@ -279,16 +282,17 @@ describe('alert history and webhooks against PostgreSQL', () => {
       status = 404;
       await sql`UPDATE alert_deliveries SET status = 'PENDING' WHERE id = ${delivery!.id}`.execute(t.db);
       await expect(task({ deliveryId: delivery!.id }, helpers(1))).rejects.toThrow(/HTTP 404/);
+      // Its status and the time it took, never its body (an internal service's answer must not reach the console).
       expect((await listAlertDeliveries(t.db, endpoint.id))[0]).toMatchObject({
         status: 'RETRYING',
         lastStatusCode: 404,
-        lastError: 'HTTP 404: channel_not_found',
+        lastError: expect.stringMatching(/^HTTP 404 after \d+ ms$/),
       });
       await task({ deliveryId: delivery!.id }, helpers(10, 10));
       expect((await listAlertDeliveries(t.db, endpoint.id))[0]).toMatchObject({ status: 'DEAD' });
       expect((await listAlertEndpoints(t.db)).find((e) => e.id === endpoint.id)).toMatchObject({
         failing: 1,
-        lastError: 'HTTP 404: channel_not_found',
+        lastError: expect.stringMatching(/^HTTP 404 after \d+ ms$/),
       });
     } finally {
       await r.close();
@@ -299,8 +303,9 @@ describe('alert history and webhooks against PostgreSQL', () => {
     const r = receiver(() => 200);
     const url = await r.start();
     const { eventId } = await createOpenEvent(t.db, { name: 'Worker Night', onsaleAt: new Date(Date.now() - 60_000).toISOString() });
-    await addAlertEndpoint(t.db, { url, eventId }, 'ops@example.com');
+    await addAlertEndpoint(t.db, { url, eventId }, 'ops@example.com', { outbound: LOCAL });
     const worker = await startWorker({
+      outbound: LOCAL,
       connectionString: t.url,
       db: t.db,
       concurrency: 2,

@@ -224,7 +224,7 @@ function Deliveries({ id, url }: { id: string; url: string }) {
                   <td data-label="Outcome">
                     <span className={`pill pill-${st.tone}`}>{st.text}</span>
                     {(d.lastStatusCode || d.lastError) && (
-                      <small className="muted"> {d.lastStatusCode ? `the receiver answered HTTP ${d.lastStatusCode}` : d.lastError}</small>
+                      <small className="muted"> {d.lastError ?? `the receiver answered HTTP ${d.lastStatusCode}`}</small>
                     )}
                   </td>
                   <td className="num" data-label="Tries">

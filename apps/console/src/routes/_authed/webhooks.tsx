@@ -155,7 +155,7 @@ function Webhooks() {
                 <span className={`pill pill-${STATUS_TONE[d.status] ?? ''}`}>{d.status.toLowerCase()}</span>
               </td>
               <td className="num">{d.attempts}</td>
-              <td className="muted">{d.lastStatusCode ? `HTTP ${d.lastStatusCode}` : (d.lastError ?? '—')}</td>
+              <td className="muted">{d.lastError ?? (d.lastStatusCode ? `HTTP ${d.lastStatusCode}` : '—')}</td>
               <td>
                 {d.status === 'DEAD' && (
                   <button
