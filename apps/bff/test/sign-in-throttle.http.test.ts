@@ -154,6 +154,23 @@ describe('common passwords', () => {
       fieldErrors: { newPassword: COMMON_PASSWORD_MESSAGE },
     });
 
+    // Too easy to guess for zxcvbn (the user's e-mail as a user input): refused with its feedback at the field.
+    for (const password of ['aaaaaaaaaaaa', 'weak@throttle.http.test', 'Tr0ub4dor&3xx']) {
+      const weak = await mutate('users.create', { email: 'weak@throttle.http.test', role: 'viewer', password });
+      expect(weak.statusCode, password).toBe(400);
+      expect(weak.json().error.data, password).toMatchObject({
+        domainCode: 'INVALID_USER',
+        field: 'password',
+        fieldErrors: { password: expect.stringMatching(/^too easy to guess \(strength \d of 4, 3 needed\): .+/) },
+      });
+    }
+    const ownWeak = await mutate('users.changeOwnPassword', { currentPassword: admin.password, newPassword: admin.email });
+    expect(ownWeak.json().error.data).toMatchObject({
+      field: 'newPassword',
+      fieldErrors: { newPassword: expect.stringMatching(/personal/) },
+    });
+    expect(await users()).toBe(before);
+
     // Nothing changed: both old passwords still work.
     const after = await tdb.db.selectFrom('console_users').select('password_hash').where('id', '=', viewer.id).executeTakeFirstOrThrow();
     expect(after.password_hash).toBe(viewer.password_hash);

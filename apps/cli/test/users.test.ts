@@ -73,6 +73,27 @@ describe('onsale user:create and user:list', () => {
     );
   });
 
+  it("a password too easy to guess exits 1 with zxcvbn's feedback and writes nothing; a passphrase is taken", async () => {
+    const before = await userCount();
+    const email = 'casey.jones@ops.example.com';
+    const create = (p: string) => onsaleWithPassword(p, 'user:create', '--email', email, '--role', 'viewer');
+    const [repeated, ownEmail, famous] = await Promise.all([create('aaaaaaaaaaaa'), create(email), create('Tr0ub4dor&3xx')]);
+    for (const r of [repeated, ownEmail, famous]) {
+      expect(r).toMatchObject({ code: 1, stdout: '' });
+      expect(r.stderr).toMatch(/error INVALID_USER: password: too easy to guess \(strength \d of 4, 3 needed\)/);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    }
+    expect(repeated.stderr).toContain('Repeated characters');
+    expect(ownEmail.stderr).toContain('personal');
+    expect(famous.stderr).toContain('published as an example');
+    expect(await userCount()).toBe(before);
+    const strong = await onsaleWithPassword('velvet otter drums quietly', 'user:create', '--email', email, '--role', 'viewer');
+    expect(strong.code).toBe(0);
+    expect(await userCount()).toBe(before + 1);
+    // Gone again: user:list below lists the users of the other tests only.
+    await t.db.deleteFrom('console_users').where('email', '=', email).execute();
+  });
+
   it('bad input exits 1 naming the field and writes nothing; a bad command line exits 2', async () => {
     const before = await userCount();
     const [noOrg, badEmail, shortPassword, taken, noRole] = await Promise.all([

@@ -245,6 +245,16 @@ describe('roles in Chromium', () => {
     await page.locator('[data-testid="user-row"][data-email="second@acme.test"]').waitFor();
     expect(await form.getByTestId('error-email').count()).toBe(0);
 
+    // A password too easy to guess is refused by the server with zxcvbn's feedback, at the password field.
+    await form.getByLabel('E-mail address').fill('third@acme.test');
+    await form.getByLabel('Password').fill('Tr0ub4dor&3xx');
+    await form.getByRole('button', { name: 'Create user' }).click();
+    await form.getByTestId('error-password').waitFor();
+    expect(await form.getByTestId('error-password').textContent()).toMatch(
+      /too easy to guess \(strength \d of 4, 3 needed\): .*published as an example.*A few unrelated words make a strong one/i,
+    );
+    expect(await page.locator('[data-testid="user-row"][data-email="third@acme.test"]').count()).toBe(0);
+
     // A server-side refusal lands at its field too: the e-mail is taken.
     await form.getByLabel('E-mail address').fill(ADMIN.email);
     await form.getByLabel('Role').selectOption('viewer');

@@ -6,3 +6,4 @@ export { generatePassword, hashPassword, verifyPassword } from './password.js';
 export type { Role } from './users.schema.js';
 export { isCommonPassword, COMMON_PASSWORD_MESSAGE } from './common-passwords.js';
 export { DEFAULT_SIGN_IN_THROTTLE, clientAddressKey, type SignInThrottleConfig } from './sign-in-throttle.service.js';
+export { judgePassword, passwordUserInputs, REQUIRED_PASSWORD_SCORE, type PasswordStrength } from './password-strength.js';

@@ -5,7 +5,7 @@ import { getEvent } from '../events/events.service.js';
 import { insertAudit } from '../events/events.repository.js';
 import { generatePassword, hashPassword, hashSessionToken, newSessionToken, verifyNothing, verifyPassword } from './password.js';
 import * as repo from './users.repository.js';
-import { COMMON_PASSWORD_MESSAGE, isCommonPassword } from './common-passwords.js';
+import { judgePassword } from './password-strength.js';
 import {
   DEFAULT_SIGN_IN_THROTTLE,
   clientAddressKey,
@@ -83,12 +83,25 @@ function parseOrThrow<T>(
 }
 
 /**
- * Refuses a password on the common-password list (or one padded or repeated): `code` at `field`. The length rule is
- * the schema's; this one needs the list, which the console's bundle does not carry, so it is checked here.
+ * Refuses a password that is too easy to guess (judgePassword: zxcvbn below REQUIRED_PASSWORD_SCORE with the user's
+ * e-mail and names as user inputs, or on the common-password list): `code` at `field`, with zxcvbn's feedback in
+ * the message and in `details.strength`. The length rule is the schema's; this one needs the dictionaries, which
+ * the console's bundle does not carry, so it is checked here.
  */
-async function refuseCommonPassword(password: string | undefined, code: ErrorCode, field: string): Promise<void> {
-  if (password === undefined || !(await isCommonPassword(password))) return;
-  throw invalid(code, `${field}: ${COMMON_PASSWORD_MESSAGE}`, field, { issues: [{ path: field, message: COMMON_PASSWORD_MESSAGE }] });
+async function refuseWeakPassword(
+  password: string | undefined,
+  user: { email: string; names?: ReadonlyArray<string | null | undefined> },
+  code: ErrorCode,
+  field: string,
+): Promise<void> {
+  if (password === undefined) return;
+  const strength = await judgePassword(password, user);
+  if (strength.ok) return;
+  const { score, required, warning, suggestions } = strength;
+  throw invalid(code, `${field}: ${strength.message}`, field, {
+    issues: [{ path: field, message: strength.message }],
+    strength: { score, required, warning, suggestions },
+  });
 }
 
 /** Validates a new user (the schema the console's form uses); throws INVALID_USER naming the first bad field. */
@@ -107,7 +120,7 @@ export async function createUser(
   actor: string,
 ): Promise<{ user: ConsoleUser; generatedPassword: string | null }> {
   const spec = parseUserCreate(input);
-  await refuseCommonPassword(spec.password, 'INVALID_USER', 'password');
+  await refuseWeakPassword(spec.password, { email: spec.email, names: [spec.organisation] }, 'INVALID_USER', 'password');
   const generatedPassword = spec.password === undefined ? generatePassword() : null;
   const passwordHash = await hashPassword(spec.password ?? generatedPassword!);
   const organisation = spec.organisation === undefined ? null : await repo.upsertOrganisation(trx, spec.organisation);
@@ -356,8 +369,8 @@ export async function resetUserPassword(
   by: UserActor,
 ): Promise<{ user: ConsoleUser; generatedPassword: string | null; sessionsEnded: number }> {
   const spec = parseOrThrow(passwordResetSchema, input, 'INVALID_PASSWORD', 'invalid password');
-  await refuseCommonPassword(spec.password, 'INVALID_PASSWORD', 'password');
   const row = await lockedUser(trx, spec.userId);
+  await refuseWeakPassword(spec.password, { email: row.email }, 'INVALID_PASSWORD', 'password');
   const generatedPassword = spec.password === undefined ? generatePassword() : null;
   await repo.setUserPassword(trx, row.id, await hashPassword(spec.password ?? generatedPassword!));
   const sessionsEnded = await repo.deleteUserSessions(trx, row.id);
@@ -395,8 +408,8 @@ export async function changeOwnPassword(
   currentSessionToken: string | null,
 ): Promise<{ otherSessionsEnded: number }> {
   const spec = parseOrThrow(ownPasswordChangeSchema, input, 'INVALID_PASSWORD', 'invalid password change');
-  await refuseCommonPassword(spec.newPassword, 'INVALID_PASSWORD', 'newPassword');
   const row = await lockedUser(trx, userId);
+  await refuseWeakPassword(spec.newPassword, { email: row.email }, 'INVALID_PASSWORD', 'newPassword');
   if (!(await verifyPassword(spec.currentPassword, row.password_hash)))
     throw new DomainError('invalid', 'INVALID_CREDENTIALS', 'that is not your current password', { field: 'currentPassword' });
   await repo.setUserPassword(trx, row.id, await hashPassword(spec.newPassword));

@@ -80,7 +80,7 @@ function ChangePassword() {
         label="New password"
         name="newPassword"
         error={errors.newPassword}
-        hint="At least 12 characters. Your other sessions are signed out."
+        hint="At least 12 characters and hard to guess (not built from your e-mail; a few unrelated words work well): a weak one is refused with the reason. Your other sessions are signed out."
       >
         <input name="newPassword" type="password" autoComplete="new-password" />
       </Field>

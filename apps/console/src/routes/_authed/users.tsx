@@ -316,7 +316,7 @@ function CreateUserForm() {
         label="Password"
         name="password"
         error={errors.password}
-        hint="At least 12 characters. Leave empty to generate one, shown once."
+        hint="At least 12 characters and hard to guess (not built from their e-mail; a few unrelated words work well): a weak one is refused with the reason. Leave empty to generate one, shown once."
       >
         <input name="password" type="password" autoComplete="new-password" />
       </Field>
