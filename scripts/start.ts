@@ -184,6 +184,8 @@ try {
         ...process.env,
         DATABASE_URL: target.url,
         FAN_DIR: servedFan,
+        // While Redis does not answer, each store process counts 1/N of every request limit.
+        STORE_API_PROCESSES: process.env.STORE_API_PROCESSES ?? String(n),
         ...(flags.edge && !process.env.STORE_API_TRUST_PROXY ? { STORE_API_TRUST_PROXY: 'loopback' } : {}),
       },
       log,

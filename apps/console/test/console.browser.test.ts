@@ -247,6 +247,7 @@ describe('roles in Chromium', () => {
 
     // A password too easy to guess is refused by the server with zxcvbn's feedback, at the password field.
     await form.getByLabel('E-mail address').fill('third@acme.test');
+    await form.getByLabel('Role').selectOption('viewer');
     await form.getByLabel('Password').fill('Tr0ub4dor&3xx');
     await form.getByRole('button', { name: 'Create user' }).click();
     await form.getByTestId('error-password').waitFor();

@@ -170,7 +170,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
       .catch((err: unknown) =>
         app.log.warn(
           { err },
-          `Redis at ${redisConfig!.url} does not answer: limits and proof-of-work replay stay per process until it does`,
+          `Redis at ${redisConfig!.url} does not answer: proof-of-work replay stays per process, and each process counts 1/${deps.config.rateLimit.processes} of every request limit, until it does`,
         ),
       );
     app.addHook('onClose', async () => void redis.disconnect());

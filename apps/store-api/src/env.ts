@@ -76,6 +76,11 @@ const schema = z.object({
   RATE_LIMIT_HOLD_PER_IP: z.coerce.number().int().min(1).default(600),
   /** Keys (accounts, addresses) remembered per limit; the least recently seen are forgotten first. */
   RATE_LIMIT_CACHE_SIZE: z.coerce.number().int().min(100).default(100_000),
+  /**
+   * How many store-API processes share REDIS_URL's counts (`npm start -- --store-instances N` sets it): while Redis
+   * does not answer, each counts in its own memory at 1/N of every limit, so together they allow no more than it.
+   */
+  STORE_API_PROCESSES: z.coerce.number().int().min(1).max(10_000).default(1),
   /** The bot-score hook on queue joins: a score at or above BOT_CHALLENGE_SCORE must solve a proof-of-work, at or above BOT_LOW_PRIORITY_SCORE joins later. */
   BOT_GATE_ENABLED: bool.optional(),
   BOT_CHALLENGE_SCORE: z.coerce.number().min(0).max(1).default(0.6),
@@ -132,6 +137,8 @@ export interface StoreApiConfig {
     enabled: boolean;
     windowSeconds: number;
     cacheSize: number;
+    /** Store-API processes sharing the Redis counts: while Redis is away each counts 1/processes of every limit. */
+    processes: number;
     join: RouteLimits;
     status: RouteLimits;
     hold: RouteLimits;
@@ -224,6 +231,7 @@ export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env, opts: {
       enabled: e.RATE_LIMIT_ENABLED ?? true,
       windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS,
       cacheSize: e.RATE_LIMIT_CACHE_SIZE,
+      processes: e.STORE_API_PROCESSES,
       join: { perAccount: e.RATE_LIMIT_JOIN_PER_ACCOUNT, perIp: e.RATE_LIMIT_JOIN_PER_IP },
       status: { perAccount: e.RATE_LIMIT_STATUS_PER_ACCOUNT, perIp: e.RATE_LIMIT_STATUS_PER_IP },
       hold: { perAccount: e.RATE_LIMIT_HOLD_PER_ACCOUNT, perIp: e.RATE_LIMIT_HOLD_PER_IP },

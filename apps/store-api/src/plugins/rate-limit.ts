@@ -3,7 +3,7 @@ import fp from 'fastify-plugin';
 import rateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
-import type { AbuseMetrics } from '@onsale/shared/abuse';
+import { localShareOfLimit, type AbuseMetrics } from '@onsale/shared/abuse';
 import type { StoreApiConfig } from '../env.js';
 import { errorSchema } from '../routes/schemas.js';
 import type { OutageLog } from './redis.js';
@@ -63,12 +63,13 @@ const maxOf = (config: StoreApiConfig['rateLimit'], group: Group, scope: 'ip' | 
  * The limiters of every group in this process's memory: @fastify/rate-limit's own store with the options its
  * createRateLimit gives it (fixed windows, no continueExceeding, no backoff, an LRU of cacheSize keys per limiter),
  * counted without a promise (the store answers synchronously), so a request in memory mode passes without one.
+ * `share` scales each limit (the fallback while Redis is away counts 1/N of it, see localShareOfLimit).
  */
-function localLimiters(config: StoreApiConfig['rateLimit']) {
+function localLimiters(config: StoreApiConfig['rateLimit'], share: (limit: number) => number = (limit) => limit) {
   const timeWindow = config.windowSeconds * 1000;
   const limiter = (group: Group, scope: 'ip' | 'account') => {
     const store = new LocalStore(false, false, config.cacheSize);
-    const max = maxOf(config, group, scope);
+    const max = share(maxOf(config, group, scope));
     // The store calls back before incr returns: one callback per limiter, not a closure per request.
     let res = { current: 0, ttl: 0 };
     const got = (_err: Error | null, r: { current: number; ttl: number }) => void (res = r);
@@ -113,8 +114,10 @@ async function redisLimiters(app: FastifyInstance, config: StoreApiConfig['rateL
  * The IP is checked first, before the account token is verified, so a flood from one address costs a map lookup;
  * the account is checked once the account hook has identified the fan. A refusal is 429 with Retry-After and
  * `{ error: 'RATE_LIMITED', message, retryAfterSeconds }`. With a Redis client (REDIS_URL) the counts are Redis's,
- * shared by every store-API process, so a limit holds across them; while Redis does not answer, and without it,
- * each process counts in its own memory (N processes then let through up to N times a limit).
+ * shared by every store-API process, so a limit holds across them. While Redis does not answer, each process counts
+ * in its own memory at its share of every limit (the limit divided by `config.processes`, STORE_API_PROCESSES), so
+ * the processes together still allow no more than the limit; `request_limits_local` says so on /metrics (the war
+ * room's SHARED_LIMITS_DOWN alert). Without Redis each process counts the whole limit (one process: the limit).
  */
 export const rateLimitPlugin = fp<{
   config: StoreApiConfig['rateLimit'];
@@ -126,17 +129,27 @@ export const rateLimitPlugin = fp<{
     if (!config.enabled) return;
     const local = localLimiters(config);
     const shared = redis ? await redisLimiters(app, config, { redis: redis.client, nameSpace: `${redis.keyPrefix}rl:` }) : null;
-    // Redis's count, or (without Redis, or while it does not answer) this process's, the latter without a promise.
+    // While Redis is away: this process's share of each limit, so N processes together allow no more than it.
+    const fallback = shared ? localLimiters(config, (limit) => localShareOfLimit(limit, config.processes)) : local;
+    let localNow = false;
+    const counting = (isLocal: boolean) => {
+      if (isLocal === localNow) return;
+      localNow = isLocal;
+      metrics.requestLimitsLocal.set(isLocal ? config.processes : 0);
+    };
+    // Redis's count, or this process's (without Redis; its share while Redis does not answer), the latter without a promise.
     const check = (group: Group, scope: 'ip' | 'account', req: FastifyRequest): Count | null | Promise<Count | null> => {
       if (!shared) return local[group][scope](req);
       return shared[group][scope](req).then(
         (r) => {
           redis!.outage.ok();
+          counting(false);
           return r.isAllowed ? null : r;
         },
         (err: unknown) => {
           redis!.outage.failed(err);
-          return local[group][scope](req);
+          counting(true);
+          return fallback[group][scope](req);
         },
       );
     };

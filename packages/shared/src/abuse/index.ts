@@ -6,4 +6,4 @@ export * from './join-gate.js';
 export * from './review.js';
 export * from './review.service.js';
 export { hasQueuePosition } from './abuse.repository.js';
-export { createAbuseMetrics, type AbuseMetrics } from './metrics.js';
+export { createAbuseMetrics, localShareOfLimit, type AbuseMetrics } from './metrics.js';

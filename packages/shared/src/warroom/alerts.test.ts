@@ -211,6 +211,15 @@ describe('evaluateAlerts', () => {
     expect(only({ storeUnavailablePerMin: 145 }, 'STORE_UNAVAILABLE').severity).toBe('warning');
   });
 
+  it('Redis not answering (limits counted per process at their share) is a warning saying what fans may notice', () => {
+    expect(codes({ storeLimitsLocalInstances: 0, storeLimitsLocalDivisor: 0 })).toEqual([]);
+    const local = only({ storeLimitsLocalInstances: 2, storeLimitsLocalDivisor: 4 }, 'SHARED_LIMITS_DOWN');
+    expect(local).toMatchObject({ severity: 'warning', metric: 'state', value: 2 });
+    expect(local.title).toBe('Redis does not answer: request limits are counted in each store process on its own');
+    expect(local.action).toMatch(/each store process allows 1\/4 of every limit/);
+    expect(local.detail).toBe('2 store API instances counting limits locally, each at 1/4 of every limit (STORE_API_PROCESSES 4).');
+  });
+
   it('orders critical before warning, keeping rule order within a severity; every alert names its source', () => {
     const alerts = evaluateAlerts({ ...calm, paused: true, drift: 1, checkoutFailed: 100, holdLatencyP99Ms: 900 });
     expect(alerts.map((a) => [a.code, a.severity])).toEqual([

@@ -24,7 +24,8 @@ export type AlertCode =
   | 'SOLDOUT_FLIP'
   | 'EXPIRED_HOLDS_UNSWEPT'
   | 'WAITLIST_FANOUT_BEHIND'
-  | 'STORE_UNAVAILABLE';
+  | 'STORE_UNAVAILABLE'
+  | 'SHARED_LIMITS_DOWN';
 
 /** The war-room figure an alert belongs to: the console shows the alert on that figure's tile. */
 export type AlertMetric =
@@ -155,6 +156,10 @@ export interface AlertInput {
   storeDatabaseDownInstances?: number;
   /** Requests the store API answered 503 with Retry-After per minute (outage or shedding); null: not measured. */
   storeUnavailablePerMin?: number | null;
+  /** Store-API instances counting request limits in their own memory because Redis does not answer (absent: not measured). */
+  storeLimitsLocalInstances?: number;
+  /** The share each of them counts: 1/this of every limit. */
+  storeLimitsLocalDivisor?: number;
   /** The event's presale tiers' own queues (absent or empty: none): paused by an operator, or selling with a silent controller. */
   presaleQueues?: {
     tier: string;
@@ -274,6 +279,25 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       value: i.storeUnavailablePerMin ?? null,
       threshold: 0,
       source: 'a database outage or overload answers 503 with Retry-After, never a 500',
+    });
+  }
+
+  if ((i.storeLimitsLocalInstances ?? 0) > 0) {
+    const n = i.storeLimitsLocalInstances ?? 0;
+    const share = Math.max(1, i.storeLimitsLocalDivisor ?? 1);
+    fire({
+      code: 'SHARED_LIMITS_DOWN',
+      severity: 'warning',
+      metric: 'state',
+      title: 'Redis does not answer: request limits are counted in each store process on its own',
+      action:
+        share > 1
+          ? `Call engineering to restore Redis. Meanwhile each store process allows 1/${num(share)} of every limit, so a fan may be refused ("too many requests") sooner than usual.`
+          : 'Call engineering to restore Redis. Meanwhile limits are counted per process.',
+      detail: `${num(n)} store API instance${n === 1 ? '' : 's'} counting limits locally${share > 1 ? `, each at 1/${num(share)} of every limit (STORE_API_PROCESSES ${num(share)})` : ''}.`,
+      value: n,
+      threshold: 0,
+      source: 'request limits shared in Redis fall back to a per-process share while it is away',
     });
   }
 

@@ -33,6 +33,12 @@ export interface StoreMetrics {
   unavailablePerMin: number | null;
   /** Instances that report losing their database (database_up 0) at the last scrape. */
   databaseDownInstances: number;
+  /**
+   * Instances counting request limits in their own memory because Redis does not answer (request_limits_local > 0),
+   * and the share each counts (1/N of every limit; 0 when none is).
+   */
+  limitsLocalInstances: number;
+  limitsLocalDivisor: number;
   windowSeconds: number;
   scrapedAt: string | null;
 }
@@ -68,6 +74,8 @@ export const UNMEASURED_STORE_METRICS: StoreMetrics = {
   gateRefusalsPerMin: null,
   unavailablePerMin: null,
   databaseDownInstances: 0,
+  limitsLocalInstances: 0,
+  limitsLocalDivisor: 0,
   windowSeconds: 60,
   scrapedAt: null,
 };
@@ -156,6 +164,8 @@ export class StoreMetricsScraper {
       gateRefusalsPerMin,
       unavailablePerMin,
       databaseDownInstances: ok.filter((t) => parseCounter(t, 'database_up') === 0).length,
+      limitsLocalInstances: ok.filter((t) => (parseCounter(t, 'request_limits_local') ?? 0) > 0).length,
+      limitsLocalDivisor: Math.max(0, ...ok.map((t) => parseCounter(t, 'request_limits_local') ?? 0)),
       windowSeconds: this.windowMs / 1000,
       scrapedAt: new Date(now).toISOString(),
     };

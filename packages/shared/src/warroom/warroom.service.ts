@@ -192,6 +192,9 @@ export interface WarRoomSnapshot {
     gateRefusalsPerMin: number | null;
     unavailablePerMin: number | null;
     databaseDownInstances: number;
+    /** Instances counting request limits in their own memory while Redis does not answer, each at 1/limitsLocalDivisor. */
+    limitsLocalInstances: number;
+    limitsLocalDivisor: number;
   };
   /**
    * Presale tiers in sale order (the general sale last), each with its window, roll, live counts and its queue's
@@ -520,6 +523,8 @@ function toSnapshot(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot 
       gateRefusalsPerMin: p.store.gateRefusalsPerMin,
       unavailablePerMin: p.store.unavailablePerMin,
       databaseDownInstances: p.store.databaseDownInstances,
+      limitsLocalInstances: p.store.limitsLocalInstances,
+      limitsLocalDivisor: p.store.limitsLocalDivisor,
     },
     tiers: p.tiers.map((t) => {
       const q = p.tierQueues.get(`${e.event_id}/${t.code}`);
@@ -555,6 +560,8 @@ function toSnapshot(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot 
     soldOutPollsObserved: p.store.soldOutPollsObserved,
     storeDatabaseDownInstances: p.store.databaseDownInstances,
     storeUnavailablePerMin: p.store.unavailablePerMin,
+    storeLimitsLocalInstances: p.store.limitsLocalInstances,
+    storeLimitsLocalDivisor: p.store.limitsLocalDivisor,
     soldOutOnce: e.sold_out_at !== null,
     available,
     oldestExpiredUnsweptSeconds: oldestUnswept,
