@@ -29,7 +29,11 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-async function joinsUntilRefused(h: TestApp, eventId: string, account: string): Promise<{ allowed: number; refusal: Record<string, unknown> }> {
+async function joinsUntilRefused(
+  h: TestApp,
+  eventId: string,
+  account: string,
+): Promise<{ allowed: number; refusal: Record<string, unknown> }> {
   const fan = await login(h.app, account);
   for (let i = 1; i <= 20; i++) {
     const r = await h.app.inject({
@@ -68,7 +72,7 @@ describe('Redis unreachable', () => {
     expect(await limitsLocal(h)).toBe(4);
     const scraper = new StoreMetricsScraper({
       urls: ['http://store.test'],
-      fetch: (async () => new Response((await h.app.inject({ url: '/metrics' })).body)) as unknown as typeof fetch,
+      fetch: async () => new Response((await h.app.inject({ url: '/metrics' })).body),
     });
     expect(await scraper.scrape()).toMatchObject({ reachable: 1, limitsLocalInstances: 1, limitsLocalDivisor: 4 });
   });

@@ -17,7 +17,7 @@ export function createAbuseMetrics(registry: Registry) {
     }),
     requestLimitsLocal: new Gauge({
       name: 'request_limits_local',
-      help: "0 while request limits are counted in the shared Redis (or none is configured); N while Redis does not answer and this process counts in its own memory at 1/N of each limit (N: STORE_API_PROCESSES)",
+      help: '0 while request limits are counted in the shared Redis (or none is configured); N while Redis does not answer and this process counts in its own memory at 1/N of each limit (N: STORE_API_PROCESSES)',
       aggregator: 'max',
       registers: [registry],
     }),
