@@ -207,6 +207,18 @@ describe('every internal address is refused at registration', () => {
     });
     expect(() => outboundPolicyFromEnv({ WEBHOOK_ALLOW_HOSTS: 'hooks.corp.test, http://x/' })).toThrow(/WEBHOOK_ALLOW_HOSTS/);
     expect(outboundPolicyFromEnv({}).allowHosts).toEqual([]);
+    // Nothing may open the metadata service, nor the whole address space.
+    for (const v of [
+      '169.254.169.254',
+      '169.254.0.0/16',
+      '[fd00:ec2::254]',
+      'fd00::/8',
+      'metadata.google.internal',
+      '0.0.0.0/0',
+      '::/0',
+      '10.0.0.0/7',
+    ])
+      expect(() => outboundPolicyFromEnv({ WEBHOOK_ALLOW_HOSTS: v }), v).toThrow(/WEBHOOK_ALLOW_HOSTS: .*(metadata|at most)/);
   });
 
   it('classifies with ipaddr.js: only public unicast is reachable', () => {

@@ -101,7 +101,39 @@ const allowEntry = z
       (bare(e).includes('/') && ipaddr.isValidCIDR(bare(e))) ||
       /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(bare(e)),
     { error: 'each entry must be a host name, an IP address or a CIDR range (e.g. hooks.corp, 10.0.0.5, 10.1.0.0/16)' },
-  );
+  )
+  .refine((e) => !opensMetadata(bare(e)), {
+    error: 'an entry may not open the cloud metadata service (169.254.169.254, fd00:ec2::254, metadata.google.internal)',
+  })
+  .refine((e) => !tooWide(bare(e)), { error: 'a CIDR range may be at most a /8 (IPv4) or a /32 (IPv6): name the receivers instead' });
+
+/** The cloud metadata services' addresses and names: no receiver lives there, so no allow-list entry may open them. */
+const METADATA = ['169.254.169.254', 'fd00:ec2::254'].map((a) => ipaddr.process(a));
+const METADATA_NAMES = new Set(['metadata.google.internal', 'metadata.goog', 'metadata', 'instance-data']);
+
+function opensMetadata(entry: string): boolean {
+  if (METADATA_NAMES.has(entry)) return true;
+  const range =
+    entry.includes('/') && ipaddr.isValidCIDR(entry)
+      ? ipaddr.parseCIDR(entry)
+      : ipaddr.isValid(entry)
+        ? ([ipaddr.process(entry), 128] as const)
+        : null;
+  if (!range) return false;
+  const [net, bits] = range;
+  const base =
+    net.kind() === 'ipv6' && (net as ipaddr.IPv6).isIPv4MappedAddress()
+      ? ([(net as ipaddr.IPv6).toIPv4Address(), bits - 96] as const)
+      : ([net, net.kind() === 'ipv4' ? Math.min(bits, 32) : bits] as const);
+  return METADATA.some((m) => m.kind() === base[0].kind() && m.match(base[0], base[1]));
+}
+
+function tooWide(entry: string): boolean {
+  if (!entry.includes('/') || !ipaddr.isValidCIDR(entry)) return false;
+  const [net, bits] = ipaddr.parseCIDR(entry);
+  if (net.kind() === 'ipv6' && (net as ipaddr.IPv6).isIPv4MappedAddress()) return bits - 96 < 8;
+  return net.kind() === 'ipv4' ? bits < 8 : bits < 32;
+}
 
 /** The env shape of the setting, for every app that makes or registers outbound requests (worker, BFF, CLI). */
 export const outboundEnvShape = {
