@@ -1,14 +1,15 @@
-// `npm run edge`: the edge worker alone, in workerd (miniflare), in front of the store API at STORE_API_URL.
+// `npm run edge`: the edge worker alone, on `workerd serve`, in front of the store API at STORE_API_URL.
 import { startLocalEdge } from '@onsale/edge/local';
 import { loadEdgeEnv } from '@onsale/edge/env';
 import { loadStoreApiConfig } from '@onsale/store-api/env';
 
 const USAGE = `usage: npm run edge
 
-Runs the edge worker (apps/edge) locally in workerd, Cloudflare's open-source runtime, in front of a running store
+Runs the edge worker (apps/edge) locally on \`workerd serve\`, Cloudflare's open-source runtime, in front of a running store
 API: STORE_API_URL (default http://127.0.0.1:3000), on EDGE_PORT (default 8787). It shares the store API's secrets
 (QUEUE_TOKEN_SECRET, AUTH_SECRET, as the store API reads them). \`npm start -- --edge\` starts it with the whole
-product instead. Settings: EDGE_WATERMARK_TTL_SECONDS (2), EDGE_STALE_SECONDS (15), EDGE_ORIGIN_TIMEOUT_MS (5000).`;
+product instead. Settings: EDGE_WATERMARK_TTL_SECONDS (2), EDGE_STALE_SECONDS (15), EDGE_ORIGIN_TIMEOUT_MS (5000),
+EDGE_FAN_TIMEOUT_MS (5000), EDGE_PROXY_TIMEOUT_MS (12000), EDGE_BREAKER_FAILURES (5), EDGE_BREAKER_OPEN_SECONDS (5).`;
 
 if (process.argv.slice(2).some((a) => a === '--help' || a === '-h')) {
   console.log(USAGE);
@@ -36,6 +37,9 @@ try {
     staleSeconds: edge.staleSeconds,
     originTimeoutMs: edge.originTimeoutMs,
     proxyTimeoutMs: edge.proxyTimeoutMs,
+    fanTimeoutMs: edge.fanTimeoutMs,
+    breakerFailures: edge.breakerFailures,
+    breakerOpenSeconds: edge.breakerOpenSeconds,
   });
   console.log(`edge        ${running.url}   (workerd, in front of ${storeApiUrl}; status polls and watermarks answered here)`);
   console.log('\nCtrl-C to stop.');

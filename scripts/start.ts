@@ -230,7 +230,7 @@ try {
   const storeUrl = url(storeConfig.host, storeConfig.port);
   const bffUrl = url(bffEnv.BFF_HOST, bffEnv.BFF_PORT);
 
-  // The edge worker in workerd (miniflare spawns it), in front of the store API; it shares the store API's secrets.
+  // The edge worker on `workerd serve`, in front of the store API; it shares the store API's secrets.
   let edgeUrl: string | undefined;
   if (flags.edge) {
     const { startLocalEdge } = await import('@onsale/edge/local');
@@ -245,6 +245,9 @@ try {
       staleSeconds: edgeEnv.staleSeconds,
       originTimeoutMs: edgeEnv.originTimeoutMs,
       proxyTimeoutMs: edgeEnv.proxyTimeoutMs,
+      fanTimeoutMs: edgeEnv.fanTimeoutMs,
+      breakerFailures: edgeEnv.breakerFailures,
+      breakerOpenSeconds: edgeEnv.breakerOpenSeconds,
     });
     shutdown.add('edge', () => edge.close());
     edgeUrl = edge.url;

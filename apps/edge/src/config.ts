@@ -15,8 +15,22 @@ export interface EdgeEnv {
   EDGE_STALE_SECONDS?: string;
   /** How long one origin request for the watermark may take, in milliseconds (default 5000). */
   EDGE_ORIGIN_TIMEOUT_MS?: string;
-  /** How long a proxied request may take, the origin's whole answer included, in milliseconds (default 20000). */
+  /**
+   * How long a proxied request outside the fans' routes may take (the API docs, /metrics, /healthz), the origin's
+   * whole answer included, in milliseconds (default 12000: above the store API's own server timeouts).
+   */
   EDGE_PROXY_TIMEOUT_MS?: string;
+  /** The same for the fans' routes (joins, holds, checkout, waitlists, pages), in milliseconds (default 5000). */
+  EDGE_FAN_TIMEOUT_MS?: string;
+  /** Origin failures in a row (no answer, refused, reset, timed out) that open the circuit (default 5). */
+  EDGE_BREAKER_FAILURES?: string;
+  /** Seconds an open circuit answers 503 at once before one request is let through to try the origin (default 5). */
+  EDGE_BREAKER_OPEN_SECONDS?: string;
+  /**
+   * `memory`: keep cacheable origin answers in the isolate's own memory (`workerd serve`, which has no Cache API
+   * storage); unset: the runtime's Cache API (Cloudflare).
+   */
+  EDGE_CACHE?: string;
 }
 
 export interface EdgeConfig {
@@ -27,6 +41,11 @@ export interface EdgeConfig {
   staleMs: number;
   originTimeoutMs: number;
   proxyTimeoutMs: number;
+  fanTimeoutMs: number;
+  breakerFailures: number;
+  breakerOpenMs: number;
+  /** Cacheable answers kept in the isolate's memory rather than the Cache API. */
+  memoryCache: boolean;
   /** Why the worker cannot answer status polls itself (it then passes them to the origin), or null. */
   misconfigured: string | null;
 }
@@ -37,6 +56,12 @@ function seconds(v: string | undefined, name: string, fallback: number, min: num
   if (!Number.isFinite(n) || n < min || n > max)
     throw new Error(`${name} must be a number from ${min} to ${max} (got ${JSON.stringify(v)})`);
   return n;
+}
+
+function cacheKind(v: string | undefined): boolean {
+  if (v === undefined || v === '') return false;
+  if (v === 'memory') return true;
+  throw new Error(`EDGE_CACHE must be "memory" or unset (got ${JSON.stringify(v)})`);
 }
 
 /**
@@ -65,7 +90,11 @@ export function loadEdgeConfig(env: EdgeEnv): EdgeConfig {
     watermarkTtlMs: seconds(env.EDGE_WATERMARK_TTL_SECONDS, 'EDGE_WATERMARK_TTL_SECONDS', 2, 0.1, 300) * 1000,
     staleMs: seconds(env.EDGE_STALE_SECONDS, 'EDGE_STALE_SECONDS', 15, 1, 3600) * 1000,
     originTimeoutMs: seconds(env.EDGE_ORIGIN_TIMEOUT_MS, 'EDGE_ORIGIN_TIMEOUT_MS', 5000, 50, 60_000),
-    proxyTimeoutMs: seconds(env.EDGE_PROXY_TIMEOUT_MS, 'EDGE_PROXY_TIMEOUT_MS', 20_000, 50, 120_000),
+    proxyTimeoutMs: seconds(env.EDGE_PROXY_TIMEOUT_MS, 'EDGE_PROXY_TIMEOUT_MS', 12_000, 50, 120_000),
+    fanTimeoutMs: seconds(env.EDGE_FAN_TIMEOUT_MS, 'EDGE_FAN_TIMEOUT_MS', 5000, 50, 120_000),
+    breakerFailures: seconds(env.EDGE_BREAKER_FAILURES, 'EDGE_BREAKER_FAILURES', 5, 1, 1000),
+    breakerOpenMs: seconds(env.EDGE_BREAKER_OPEN_SECONDS, 'EDGE_BREAKER_OPEN_SECONDS', 5, 0.1, 300) * 1000,
+    memoryCache: cacheKind(env.EDGE_CACHE),
     misconfigured:
       missing.length > 0
         ? `${missing.join(' and ')} not set (32+ characters each, as Worker secrets): status polls go to the origin`

@@ -9,7 +9,10 @@ const schema = z.object({
   EDGE_WATERMARK_TTL_SECONDS: z.coerce.number().min(0.1).max(300).default(2),
   EDGE_STALE_SECONDS: z.coerce.number().min(1).max(3600).default(15),
   EDGE_ORIGIN_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(5000),
-  EDGE_PROXY_TIMEOUT_MS: z.coerce.number().int().min(50).max(120_000).default(20_000),
+  EDGE_PROXY_TIMEOUT_MS: z.coerce.number().int().min(50).max(120_000).default(12_000),
+  EDGE_FAN_TIMEOUT_MS: z.coerce.number().int().min(50).max(120_000).default(5000),
+  EDGE_BREAKER_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
+  EDGE_BREAKER_OPEN_SECONDS: z.coerce.number().min(0.1).max(300).default(5),
 });
 
 export interface LocalEdgeEnv {
@@ -20,6 +23,9 @@ export interface LocalEdgeEnv {
   staleSeconds: number;
   originTimeoutMs: number;
   proxyTimeoutMs: number;
+  fanTimeoutMs: number;
+  breakerFailures: number;
+  breakerOpenSeconds: number;
 }
 
 export function loadEdgeEnv(env: NodeJS.ProcessEnv = process.env): LocalEdgeEnv {
@@ -34,5 +40,8 @@ export function loadEdgeEnv(env: NodeJS.ProcessEnv = process.env): LocalEdgeEnv 
     staleSeconds: e.EDGE_STALE_SECONDS,
     originTimeoutMs: e.EDGE_ORIGIN_TIMEOUT_MS,
     proxyTimeoutMs: e.EDGE_PROXY_TIMEOUT_MS,
+    fanTimeoutMs: e.EDGE_FAN_TIMEOUT_MS,
+    breakerFailures: e.EDGE_BREAKER_FAILURES,
+    breakerOpenSeconds: e.EDGE_BREAKER_OPEN_SECONDS,
   };
 }

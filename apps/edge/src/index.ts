@@ -22,6 +22,8 @@ import { DomainError, HTTP_STATUS_OF } from '@onsale/shared';
 import { loadEdgeConfig, type EdgeConfig, type EdgeEnv } from './config.js';
 import { EventStateCache, type KnownState, type WaitUntil } from './state-cache.js';
 import { ClaimsReporter } from './claims.js';
+import { OriginBreaker } from './breaker.js';
+import { MemoryCache } from './memory-cache.js';
 
 export type { EdgeEnv } from './config.js';
 
@@ -44,6 +46,15 @@ interface Edge {
   /** Verified queue tokens (a fan polls with the same one): signature once, binding and expiry every time. */
   tokens: Map<string, QueueTokenClaims>;
   devices: Map<string, string>;
+  /** Where cacheable origin answers are kept: the Cache API, the isolate's memory (workerd serve), or nowhere. */
+  cache: EdgeCache | undefined;
+  breaker: OriginBreaker;
+}
+
+/** The part of the Cache API the edge uses. */
+interface EdgeCache {
+  match(req: Request): Promise<Response | undefined>;
+  put(req: Request, res: Response): Promise<void>;
 }
 
 let current: { env: EdgeEnv; edge: Edge | Error } | undefined;
@@ -62,12 +73,19 @@ function edgeOf(env: EdgeEnv): Edge | Error {
         originUrl: config.originUrl,
         ttlMs: config.watermarkTtlMs,
         originTimeoutMs: config.originTimeoutMs,
-        cache: typeof caches !== 'undefined' ? caches.default : undefined,
+        // Between isolates through the Cache API; workerd serve runs one isolate, whose own map is the cache.
+        cache: !config.memoryCache && typeof caches !== 'undefined' ? caches.default : undefined,
       }),
       accounts: config.authSecret ? new WebAccountTokenVerifier(config.authSecret) : null,
       claims: key ? new ClaimsReporter({ originUrl: config.originUrl, key, timeoutMs: config.originTimeoutMs }) : null,
       tokens: new Map(),
       devices: new Map(),
+      cache: config.memoryCache ? new MemoryCache() : typeof caches !== 'undefined' ? caches.default : undefined,
+      breaker: new OriginBreaker({
+        failures: config.breakerFailures,
+        openMs: config.breakerOpenMs,
+        trialMs: Math.max(config.fanTimeoutMs, config.proxyTimeoutMs) + DEADLINE_MARGIN_MS,
+      }),
     };
     if (config.misconfigured && !warned) {
       warned = true;
@@ -122,14 +140,24 @@ const EDGE_FAULT_BODY = JSON.stringify({
   retryAfterSeconds: 5,
 });
 
-/** The origin could not give a whole answer (refused, reset, timed out, or not the store API speaking). */
-function originUnavailable(): Response {
+/**
+ * The origin could not give a whole answer (refused, reset, timed out, or not the store API speaking), or the circuit
+ * is open and it was not asked.
+ */
+function originUnavailable(retryAfterSeconds = 5, how: 'hit' | 'miss' = 'miss'): Response {
   return json(
     503,
-    { error: 'ORIGIN_UNAVAILABLE', message: 'the store cannot be reached just now; try again shortly', retryAfterSeconds: 5 },
-    { 'retry-after': '5', 'cache-control': 'no-store', [EDGE_HEADER]: 'miss' },
+    { error: 'ORIGIN_UNAVAILABLE', message: 'the store cannot be reached just now; try again shortly', retryAfterSeconds },
+    { 'retry-after': String(retryAfterSeconds), 'cache-control': 'no-store', [EDGE_HEADER]: how },
   );
 }
+
+/**
+ * The fans' routes (the store API's fan API and the fans' page): answered 503 within EDGE_FAN_TIMEOUT_MS when the
+ * origin does not answer, so a fan's page retries after Retry-After instead of waiting on a hung origin. Any other path
+ * (the API docs, /metrics, /healthz) waits EDGE_PROXY_TIMEOUT_MS.
+ */
+const FAN_ROUTE = /^\/(?:events|holds|listings|me|waitlist|e|fan|auth)(?:\/|$)/;
 
 function validationFailed(field: string, message: string): Response {
   return json(400, {
@@ -453,13 +481,20 @@ function isOriginError(body: OriginBody | null, headers: Headers): boolean {
 }
 
 /** Every other request goes to the origin unchanged (method, path, query, headers, body), the fan's address added. */
-async function proxy(req: Request, url: URL, config: EdgeConfig, waitUntil: WaitUntil): Promise<Response> {
-  const cache = typeof caches !== 'undefined' ? caches.default : undefined;
+async function proxy(req: Request, url: URL, edge: Edge, waitUntil: WaitUntil): Promise<Response> {
+  const { config, cache, breaker } = edge;
   const useCache = cache !== undefined && cacheable(req, url);
   if (useCache) {
     const hit = await cache.match(req).catch(() => undefined);
     if (hit) return fromCache(hit);
   }
+  // An origin that has not been answering is not sent the request: the fan is answered at once.
+  const admitted = breaker.admit();
+  if (!admitted.send) {
+    if (req.body) waitUntil(req.body.cancel().catch(() => {}));
+    return originUnavailable(admitted.retryAfterSeconds, 'hit');
+  }
+  const timeoutMs = FAN_ROUTE.test(url.pathname) ? config.fanTimeoutMs : config.proxyTimeoutMs;
   const target = new Request(`${config.originUrl}${url.pathname}${url.search}`, req);
   const client = req.headers.get('cf-connecting-ip');
   if (client) target.headers.set('x-forwarded-for', client);
@@ -469,7 +504,7 @@ async function proxy(req: Request, url: URL, config: EdgeConfig, waitUntil: Wait
   // One timeout for the headers and the body together: an origin that answers its headers and then stalls is one
   // that does not answer.
   const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(new Error(`the origin took longer than ${config.proxyTimeoutMs} ms`)), config.proxyTimeoutMs);
+  const timer = setTimeout(() => abort.abort(new Error(`the origin took longer than ${timeoutMs} ms`)), timeoutMs);
   let res: Response;
   let body: OriginBody | null;
   try {
@@ -479,6 +514,7 @@ async function proxy(req: Request, url: URL, config: EdgeConfig, waitUntil: Wait
     body = noBody ? null : await readOriginBody(res.body!);
   } catch (e) {
     console.error(`onsale edge: ${req.method} ${url.pathname} to the origin failed:`, e instanceof Error ? e.message : e);
+    breaker.failed(admitted.trial);
     return originUnavailable();
   } finally {
     clearTimeout(timer);
@@ -486,8 +522,10 @@ async function proxy(req: Request, url: URL, config: EdgeConfig, waitUntil: Wait
   if (res.status < 200 || res.status > 599 || (res.status >= 500 && !isOriginError(body, res.headers))) {
     console.error(`onsale edge: ${req.method} ${url.pathname}: the origin answered ${res.status} without an error code`);
     if (body instanceof ReadableStream) waitUntil(body.cancel().catch(() => {}));
+    breaker.failed(admitted.trial);
     return originUnavailable();
   }
+  breaker.succeeded(admitted.trial);
   const headers = new Headers(res.headers);
   // The body is now the bytes read (decoded, when the origin compressed them): workerd counts them itself.
   if (body instanceof Uint8Array) headers.delete('content-length');
@@ -519,7 +557,7 @@ async function route(req: Request, edge: Edge, ctx: ExecutionContext): Promise<R
       const wm = WATERMARK_PATH.exec(url.pathname);
       if (wm) return await watermark(url, wm[1]!, edge, waitUntil);
     }
-    return await proxy(req, url, edge.config, waitUntil);
+    return await proxy(req, url, edge, waitUntil);
   } catch (e) {
     return errorResponse(e);
   }
@@ -536,7 +574,7 @@ export default {
       if (edge instanceof Error)
         return json(503, { error: 'EDGE_MISCONFIGURED', message: 'this edge is not configured; see its logs' }, { 'retry-after': '30' });
       const answer = route(req, edge, ctx);
-      const waitMs = Math.max(edge.config.proxyTimeoutMs, edge.config.originTimeoutMs) + DEADLINE_MARGIN_MS;
+      const waitMs = Math.max(edge.config.proxyTimeoutMs, edge.config.fanTimeoutMs, edge.config.originTimeoutMs) + DEADLINE_MARGIN_MS;
       const late = new Promise<Response>((resolve) => {
         deadline = setTimeout(() => {
           console.error(`onsale edge: ${req.method} ${new URL(req.url).pathname} unanswered after ${waitMs} ms`);

@@ -1,13 +1,22 @@
-// The edge worker run locally in workerd, Cloudflare's open-source runtime, through miniflare (from npm: no
-// account, no network). `npm start -- --edge`, `npm run edge`, the tests and the benchmark all start it here.
+// The edge worker run locally on `workerd serve`, Cloudflare's open-source runtime, as a self-hosted edge runs it: the
+// `workerd` package's binary and a configuration generated here (no account, no network). `npm start -- --edge`,
+// `npm run edge` (and so the rehearsal's `--edge`), the tests and the benchmark all start it here.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { Log, LogLevel, Miniflare } from 'miniflare';
-import { withoutProcessHooks } from '@onsale/shared/install';
 import type { EdgeEnv } from './config.js';
 
 /** The compatibility date the worker is written for (wrangler.toml says the same). */
 export const COMPATIBILITY_DATE = '2026-07-30';
+
+/** The workerd binary the `workerd` package ships (its postinstall only checks it; nothing is downloaded). */
+export const WORKERD_BIN: string = (createRequire(import.meta.url)('workerd') as { default: string }).default;
 
 const entry = fileURLToPath(new URL('./index.ts', import.meta.url));
 
@@ -42,19 +51,55 @@ export interface LocalEdgeOptions {
   staleSeconds?: number;
   originTimeoutMs?: number;
   proxyTimeoutMs?: number;
+  fanTimeoutMs?: number;
+  breakerFailures?: number;
+  breakerOpenSeconds?: number;
   /** Another worker script instead (the benchmark's bare route). */
   script?: string;
-  /** workerd's own log level (default: warnings and errors). */
-  logLevel?: LogLevel;
+  /** Where workerd's own output and the worker's console go (default: this process's stderr). */
+  log?: (line: string) => void;
 }
 
 export interface LocalEdge {
   url: string;
-  miniflare: Miniflare;
+  /** The workerd process's id (the benchmark reads its CPU time). */
+  pid: number;
+  /** Stops workerd (SIGTERM, then SIGKILL after 5 s); resolves once it has exited. Safe to call twice. */
   close(): Promise<void>;
 }
 
-/** Starts the edge worker in workerd, listening on `port`, in front of `storeApiUrl`. */
+/** A socket address as workerd's configuration spells it (an IPv6 address in brackets). */
+const address = (host: string, port: number) => `${host.includes(':') ? `[${host}]` : host}:${port}`;
+
+/**
+ * The configuration `workerd serve` reads: the worker, one HTTP socket, and the network it may reach (the origin is
+ * usually on this machine or a private network, which workerd's default `internet` service refuses). Every binding
+ * is read from workerd's environment (`fromEnvironment`), so no value (and no secret) is written into a file or
+ * needs quoting here.
+ */
+function capnpConfig(listen: string, bindings: readonly string[]): string {
+  return `using Workerd = import "/workerd/workerd.capnp";
+
+const config :Workerd.Config = (
+  services = [
+    (name = "edge", worker = .edge),
+    (name = "internet", network = (allow = ["public", "private", "local"])),
+  ],
+  sockets = [(name = "http", address = "${listen}", http = (), service = "edge")],
+);
+
+const edge :Workerd.Worker = (
+  modules = [(name = "worker.js", esModule = embed "worker.js")],
+  compatibilityDate = "${COMPATIBILITY_DATE}",
+  bindings = [
+${bindings.map((name) => `    (name = "${name}", fromEnvironment = "${name}"),`).join('\n')}
+  ],
+  globalOutbound = "internet",
+);
+`;
+}
+
+/** Starts the edge worker on `workerd serve`, listening on `port`, in front of `storeApiUrl`. */
 export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
   const bindings: Record<keyof EdgeEnv, string> = {
     STORE_API_URL: o.storeApiUrl,
@@ -64,23 +109,89 @@ export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
     EDGE_STALE_SECONDS: String(o.staleSeconds ?? 15),
     EDGE_ORIGIN_TIMEOUT_MS: String(o.originTimeoutMs ?? 5000),
     EDGE_PROXY_TIMEOUT_MS: String(o.proxyTimeoutMs ?? 20_000),
+    EDGE_FAN_TIMEOUT_MS: String(o.fanTimeoutMs ?? 12_000),
+    EDGE_BREAKER_FAILURES: String(o.breakerFailures ?? 5),
+    EDGE_BREAKER_OPEN_SECONDS: String(o.breakerOpenSeconds ?? 5),
+    // One isolate on this machine: the worker keeps cacheable answers in its own memory (workerd serve has no Cache
+    // API storage of its own; on Cloudflare the binding is unset and the Cache API is used).
+    EDGE_CACHE: 'memory',
   };
   const script = o.script ?? (await bundleWorker());
-  // Miniflare installs SIGINT/SIGTERM handlers that exit the process at once; whoever starts the edge owns the
-  // signals and disposes it in order (npm start stops servers before the database), so they are taken back out.
-  const miniflare = await withoutProcessHooks(
-    ['SIGINT', 'SIGTERM', 'message'],
-    () =>
-      new Miniflare({
-        modules: true,
-        script,
-        compatibilityDate: COMPATIBILITY_DATE,
-        bindings,
-        host: o.host ?? '127.0.0.1',
-        port: o.port ?? 0,
-        log: new Log(o.logLevel ?? LogLevel.WARN),
-      }),
-  );
-  const url = (await miniflare.ready).toString().replace(/\/$/, '');
-  return { url, miniflare, close: () => miniflare.dispose() };
+  const dir = await mkdtemp(join(tmpdir(), 'onsale-edge-'));
+  const log = o.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  let child: ChildProcess | undefined;
+  try {
+    await writeFile(join(dir, 'worker.js'), script, { mode: 0o600 });
+    await writeFile(join(dir, 'edge.capnp'), capnpConfig(address(o.host ?? '127.0.0.1', o.port ?? 0), Object.keys(bindings)), {
+      mode: 0o600,
+    });
+    // In the caller's process group: a terminal's Ctrl-C reaches workerd too, which stops at once and quietly (the
+    // edge is the first thing npm start stops anyway), and a group kill (the rehearsal's guard) takes it along.
+    // The environment is the bindings and nothing else of this process's.
+    child = spawn(WORKERD_BIN, ['serve', join(dir, 'edge.capnp'), '--control-fd=3'], {
+      env: { ...bindings, ...(process.env.TZ ? { TZ: process.env.TZ } : {}) },
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+    });
+    const port = await listening(child, log, o.port ?? 0);
+    const proc = child;
+    // A process that exits without closing it (an error, process.exit) takes workerd along.
+    const atExit = () => void proc.kill('SIGKILL');
+    process.on('exit', atExit);
+    const exited = new Promise<void>((resolve) => {
+      if (proc.exitCode !== null || proc.signalCode !== null) resolve();
+      else proc.once('exit', () => resolve());
+    });
+    void exited.then(() => process.removeListener('exit', atExit));
+    return {
+      url: `http://${address(o.host === '0.0.0.0' || o.host === '::' || !o.host ? '127.0.0.1' : o.host, port)}`,
+      pid: proc.pid!,
+      close: async () => {
+        if (proc.exitCode === null && proc.signalCode === null) {
+          proc.kill('SIGTERM');
+          const force = setTimeout(() => proc.kill('SIGKILL'), 5000);
+          await exited;
+          clearTimeout(force);
+        }
+      },
+    };
+  } catch (e) {
+    child?.kill('SIGKILL');
+    throw e;
+  } finally {
+    // workerd has read its configuration and the module by the time it listens (or it failed).
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Resolves with the port workerd listens on (its control descriptor says so); rejects with its words if it exits. */
+function listening(child: ChildProcess, log: (line: string) => void, wanted: number): Promise<number> {
+  const said: string[] = [];
+  for (const stream of [child.stdout, child.stderr] as Readable[])
+    createInterface({ input: stream }).on('line', (line) => {
+      if (said.length < 50) said.push(line);
+      log(line);
+    });
+  return new Promise<number>((resolve, reject) => {
+    const control = createInterface({ input: child.stdio[3] as Readable });
+    control.on('line', (line) => {
+      try {
+        const m = JSON.parse(line) as { event?: string; socket?: string; port?: number };
+        if (m.event === 'listen' && m.socket === 'http' && typeof m.port === 'number') resolve(m.port);
+      } catch {
+        // not a control message
+      }
+    });
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      const words = said.join('\n');
+      const inUse = /address already in use|EADDRINUSE/i.test(words);
+      const err = new Error(
+        inUse
+          ? `workerd could not listen: address already in use :${wanted}`
+          : `workerd exited before listening (${signal ?? `exit ${code}`})${words ? `: ${words}` : ''}`,
+      ) as Error & { code?: string; port?: number };
+      if (inUse) Object.assign(err, { code: 'EADDRINUSE', port: wanted });
+      reject(err);
+    });
+  });
 }

@@ -82,6 +82,9 @@ beforeAll(async () => {
     staleSeconds: 15,
     originTimeoutMs: ORIGIN_TIMEOUT_MS,
     proxyTimeoutMs: PROXY_TIMEOUT_MS,
+    fanTimeoutMs: PROXY_TIMEOUT_MS,
+    // These cases fail the origin on purpose, one after another: the circuit breaker has its own cases below.
+    breakerFailures: 1000,
   });
 });
 
@@ -106,7 +109,7 @@ describe('a proxied request the origin fails', () => {
     await expect503(await get('/events/x/queue', {}, { method: 'POST' }), 'ORIGIN_UNAVAILABLE');
   });
 
-  it('stalled after its headers, or silent: 503 ORIGIN_UNAVAILABLE once EDGE_PROXY_TIMEOUT_MS has passed', async () => {
+  it('stalled after its headers, or silent: 503 ORIGIN_UNAVAILABLE once EDGE_FAN_TIMEOUT_MS has passed', async () => {
     origin.raw.set('GET /events/stall', stallMidBody);
     origin.raw.set('GET /events/silent', neverAnswer);
     for (const path of ['/events/stall', '/events/silent']) {
