@@ -11,6 +11,7 @@ import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import type { EdgeEnv } from './config.js';
+import type { FramingGuardOptions } from './framing-guard.js';
 
 /** The compatibility date the worker is written for (wrangler.toml says the same). */
 export const COMPATIBILITY_DATE = '2026-07-30';
@@ -54,6 +55,11 @@ export interface LocalEdgeOptions {
   fanTimeoutMs?: number;
   breakerFailures?: number;
   breakerOpenSeconds?: number;
+  /**
+   * The framing guard in front of workerd (default on): malformed request framing answered 400 in the error shape
+   * rather than workerd's bare 500. Off: workerd's own socket is the edge's.
+   */
+  framingGuard?: boolean;
   /** Another worker script instead (the benchmark's bare route). */
   script?: string;
   /** Where workerd's own output and the worker's console go (default: this process's stderr). */
@@ -64,6 +70,8 @@ export interface LocalEdge {
   url: string;
   /** The workerd process's id (the benchmark reads its CPU time). */
   pid: number;
+  /** The framing guard's process id, when it runs. */
+  guardPid: number | undefined;
   /** Stops workerd (SIGTERM, then SIGKILL after 5 s); resolves once it has exited. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -122,9 +130,16 @@ export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
   let child: ChildProcess | undefined;
   try {
     await writeFile(join(dir, 'worker.js'), script, { mode: 0o600 });
-    await writeFile(join(dir, 'edge.capnp'), capnpConfig(address(o.host ?? '127.0.0.1', o.port ?? 0), Object.keys(bindings)), {
-      mode: 0o600,
-    });
+    const guarded = o.framingGuard ?? true;
+    const host = o.host ?? '127.0.0.1';
+    // Behind the guard, workerd listens on a loopback port of its own; the guard takes EDGE_HOST:EDGE_PORT.
+    await writeFile(
+      join(dir, 'edge.capnp'),
+      capnpConfig(guarded ? address('127.0.0.1', 0) : address(host, o.port ?? 0), Object.keys(bindings)),
+      {
+        mode: 0o600,
+      },
+    );
     // In the caller's process group: a terminal's Ctrl-C reaches workerd too, which stops at once and quietly (the
     // edge is the first thing npm start stops anyway), and a group kill (the rehearsal's guard) takes it along.
     // The environment is the bindings and nothing else of this process's.
@@ -132,10 +147,23 @@ export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
       env: { ...bindings, ...(process.env.TZ ? { TZ: process.env.TZ } : {}) },
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     });
-    const port = await listening(child, log, o.port ?? 0);
+    const workerdPort = await listening(child, log, guarded ? 0 : (o.port ?? 0));
     const proc = child;
+    let guard: { port: number; proc: ChildProcess } | undefined;
+    if (guarded) {
+      try {
+        guard = await startGuard({ host, port: o.port ?? 0, targetPort: workerdPort }, log);
+      } catch (e) {
+        proc.kill('SIGKILL');
+        throw e;
+      }
+    }
+    const port = guard?.port ?? workerdPort;
     // A process that exits without closing it (an error, process.exit) takes workerd along.
-    const atExit = () => void proc.kill('SIGKILL');
+    const atExit = () => {
+      proc.kill('SIGKILL');
+      guard?.proc.kill('SIGKILL');
+    };
     process.on('exit', atExit);
     const exited = new Promise<void>((resolve) => {
       if (proc.exitCode !== null || proc.signalCode !== null) resolve();
@@ -145,7 +173,9 @@ export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
     return {
       url: `http://${address(o.host === '0.0.0.0' || o.host === '::' || !o.host ? '127.0.0.1' : o.host, port)}`,
       pid: proc.pid!,
+      guardPid: guard?.proc.pid,
       close: async () => {
+        if (guard) await stopChild(guard.proc);
         if (proc.exitCode === null && proc.signalCode === null) {
           proc.kill('SIGTERM');
           const force = setTimeout(() => proc.kill('SIGKILL'), 5000);
@@ -161,6 +191,60 @@ export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
     // workerd has read its configuration and the module by the time it listens (or it failed).
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+const guardScript = fileURLToPath(new URL('./framing-guard.ts', import.meta.url));
+const repoRoot = fileURLToPath(new URL('../../..', import.meta.url));
+
+/** The framing guard as a process of its own (so its CPU is counted as the edge's); resolves once it listens. */
+function startGuard(
+  { host, port, targetPort }: FramingGuardOptions,
+  log: (line: string) => void,
+): Promise<{ port: number; proc: ChildProcess }> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', guardScript, host, String(port), String(targetPort)], {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH ?? '' },
+    // stdin open to this process: when it is gone, so is the guard.
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const said: string[] = [];
+  createInterface({ input: proc.stderr }).on('line', (line) => {
+    if (said.length < 20) said.push(line);
+    log(line);
+  });
+  return new Promise((resolve, reject) => {
+    createInterface({ input: proc.stdout }).on('line', (line) => {
+      try {
+        const m = JSON.parse(line) as { event?: string; port?: number };
+        if (m.event === 'listen' && typeof m.port === 'number') return resolve({ port: m.port, proc });
+      } catch {
+        // not a control line
+      }
+      log(line);
+    });
+    proc.once('error', reject);
+    proc.once('exit', (code, signal) => {
+      const words = said.join('\n');
+      const inUse = /address already in use/i.test(words);
+      const err = new Error(
+        inUse
+          ? `the edge could not listen: address already in use :${port}`
+          : `the edge's framing guard exited (${signal ?? `exit ${code}`}): ${words}`,
+      );
+      if (inUse) Object.assign(err, { code: 'EADDRINUSE', port });
+      reject(err);
+    });
+  });
+}
+
+/** SIGTERM, then SIGKILL after 5 s; resolves once the process has exited. */
+async function stopChild(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  proc.kill('SIGTERM');
+  const force = setTimeout(() => proc.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(force);
 }
 
 /** Resolves with the port workerd listens on (its control descriptor says so); rejects with its words if it exits. */
