@@ -9,7 +9,8 @@ Runs the edge worker (apps/edge) locally on \`workerd serve\`, Cloudflare's open
 API: STORE_API_URL (default http://127.0.0.1:3000), on EDGE_PORT (default 8787). It shares the store API's secrets
 (QUEUE_TOKEN_SECRET, AUTH_SECRET, as the store API reads them). \`npm start -- --edge\` starts it with the whole
 product instead. Settings: EDGE_WATERMARK_TTL_SECONDS (2), EDGE_STALE_SECONDS (15), EDGE_ORIGIN_TIMEOUT_MS (5000),
-EDGE_FAN_TIMEOUT_MS (5000), EDGE_PROXY_TIMEOUT_MS (12000), EDGE_BREAKER_FAILURES (5), EDGE_BREAKER_OPEN_SECONDS (5).`;
+EDGE_FAN_TIMEOUT_MS (5000), EDGE_PROXY_TIMEOUT_MS (12000), EDGE_BREAKER_FAILURES (5), EDGE_BREAKER_OPEN_SECONDS (5),
+EDGE_FRAMING_GUARD (on). See docs/edge.md.`;
 
 if (process.argv.slice(2).some((a) => a === '--help' || a === '-h')) {
   console.log(USAGE);
@@ -40,8 +41,11 @@ try {
     fanTimeoutMs: edge.fanTimeoutMs,
     breakerFailures: edge.breakerFailures,
     breakerOpenSeconds: edge.breakerOpenSeconds,
+    framingGuard: edge.framingGuard,
   });
-  console.log(`edge        ${running.url}   (workerd, in front of ${storeApiUrl}; status polls and watermarks answered here)`);
+  console.log(
+    `edge        ${running.url}   (workerd serve${edge.framingGuard ? ' behind its framing guard' : ''}, in front of ${storeApiUrl}; status polls and watermarks answered here)`,
+  );
   console.log('\nCtrl-C to stop.');
   for (const sig of ['SIGINT', 'SIGTERM'] as const)
     process.once(sig, () => {

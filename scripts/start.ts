@@ -248,6 +248,7 @@ try {
       fanTimeoutMs: edgeEnv.fanTimeoutMs,
       breakerFailures: edgeEnv.breakerFailures,
       breakerOpenSeconds: edgeEnv.breakerOpenSeconds,
+      framingGuard: edgeEnv.framingGuard,
     });
     shutdown.add('edge', () => edge.close());
     edgeUrl = edge.url;

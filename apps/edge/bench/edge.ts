@@ -20,10 +20,12 @@ Status polls through the edge worker on \`workerd serve\` (as npm start -- --edg
 machine, same client (autocannon, in this process), same connections:
   bare      a bare worker on \`workerd serve\` answering a constant JSON body of the status answer's size (the
             runtime's limit)
-  edge      GET /events/:id/queue/status through the edge worker with real account and queue tokens of --fans fans,
-            the store API (its own process, a scratch database) as the origin
-Each prints requests a second, p50/p99, and CPU milliseconds per request of the workerd process, the origin's
-process and this process (the client); then the edge's ratio to the bare worker (goal >= 0.7) and its p99 ratio
+  edge      GET /events/:id/queue/status through the edge as npm start -- --edge runs it (the framing guard in front
+            of workerd serve), with real account and queue tokens of --fans fans, the store API (its own process, a
+            scratch database) as the origin
+  unguarded the same through the worker on workerd serve alone (EDGE_FRAMING_GUARD=off)
+Each prints requests a second, p50/p99, and CPU milliseconds per request of the edge's processes (workerd and the guard), the origin's
+process and this process (the client); then each edge's ratio to the bare worker (goal >= 0.7) and its p99 ratio
 (goal <= 1.5x). --rounds N alternates bare and edge N times and reports each round and the median ratios. The
 origin's requests for the event's state during a run (from the store API's /metrics) are counted against the bound
 of one per event per EDGE_WATERMARK_TTL_SECONDS.`;
@@ -119,70 +121,70 @@ export async function main(argv: string[]) {
     DEV_AUTH: 'false',
   });
   const storeUrl = `http://127.0.0.1:${server.port}`;
-  const runs: { round: number; bare: Measured; edge: Measured & OriginCounts }[] = [];
+  type Edge = Measured & OriginCounts;
+  const runs: { round: number; bare: Measured; edge: Edge; unguarded: Edge }[] = [];
   try {
-    const bare = await startLocalEdge({
-      storeApiUrl: storeUrl,
-      queueTokenSecret: secrets.queueTokenSecret,
-      authSecret: secrets.authSecret,
-      script: BARE,
-    });
-    const edge = await startLocalEdge({
-      storeApiUrl: storeUrl,
-      queueTokenSecret: secrets.queueTokenSecret,
-      authSecret: secrets.authSecret,
-      watermarkTtlSeconds: ttl,
-    });
+    const common = { storeApiUrl: storeUrl, queueTokenSecret: secrets.queueTokenSecret, authSecret: secrets.authSecret };
+    const [bare, edge, unguarded] = await Promise.all([
+      startLocalEdge({ ...common, script: BARE, framingGuard: false }),
+      startLocalEdge({ ...common, watermarkTtlSeconds: ttl }),
+      startLocalEdge({ ...common, watermarkTtlSeconds: ttl, framingGuard: false }),
+    ]);
+    /** One measurement of an edge, with what reached the origin meanwhile. */
+    const measureEdge = async (target: LocalEdge): Promise<Edge> => {
+      const statusBefore = await originCount(storeUrl, '/events/:id/queue/status');
+      const stateBefore = await originCount(storeUrl, '/events/:id/edge-state');
+      const e = await measure(target, server.child.pid!, connections, seconds, statusRequest);
+      return {
+        ...e,
+        originStatusRequests: (await originCount(storeUrl, '/events/:id/queue/status')) - statusBefore,
+        originStateRequests: (await originCount(storeUrl, '/events/:id/edge-state')) - stateBefore,
+        originStateBound: Math.ceil(e.elapsedS / ttl) + 1,
+      };
+    };
     try {
-      // Warm-up: both runtimes compiled and every fan's tokens verified once at the edge.
-      await autocannon({ url: bare.url, connections, duration: 2, requests: [statusRequest] });
-      await autocannon({ url: edge.url, connections, duration: 2, requests: [statusRequest] });
+      // Warm-up: the runtimes compiled and every fan's tokens verified once at each edge.
+      for (const target of [bare, edge, unguarded])
+        await autocannon({ url: target.url, connections, duration: 2, requests: [statusRequest] });
       for (let round = 1; round <= rounds; round++) {
         const b = await measure(bare, server.child.pid!, connections, seconds, statusRequest);
-        const statusBefore = await originCount(storeUrl, '/events/:id/queue/status');
-        const stateBefore = await originCount(storeUrl, '/events/:id/edge-state');
-        const e = await measure(edge, server.child.pid!, connections, seconds, statusRequest);
-        runs.push({
-          round,
-          bare: b,
-          edge: {
-            ...e,
-            originStatusRequests: (await originCount(storeUrl, '/events/:id/queue/status')) - statusBefore,
-            originStateRequests: (await originCount(storeUrl, '/events/:id/edge-state')) - stateBefore,
-            originStateBound: Math.ceil(e.elapsedS / ttl) + 1,
-          },
-        });
+        runs.push({ round, bare: b, edge: await measureEdge(edge), unguarded: await measureEdge(unguarded) });
       }
     } finally {
-      await Promise.all([bare.close(), edge.close()]);
+      await Promise.all([bare.close(), edge.close(), unguarded.close()]);
     }
   } finally {
     await stopProcess(server.child);
     await bench.close();
   }
-  const ratios = runs.map(({ bare, edge }) => ({
-    ratio: round(edge.reqPerSec / bare.reqPerSec),
-    p99Ratio: round(edge.p99Ms / Math.max(1, bare.p99Ms)),
-  }));
+  const ratio = (e: Measured, b: Measured) => ({
+    ratio: round(e.reqPerSec / b.reqPerSec),
+    p99Ratio: round(e.p99Ms / Math.max(1, b.p99Ms)),
+  });
+  const ratios = runs.map(({ bare, edge, unguarded }) => ({ edge: ratio(edge, bare), unguarded: ratio(unguarded, bare) }));
   console.log(
     JSON.stringify(
-      runs.map((r, i) => ({ ...r, ...ratios[i] })),
+      runs.map((r, i) => ({ ...r, ratios: ratios[i] })),
       null,
       2,
     ),
   );
-  for (const [i, { bare, edge }] of runs.entries())
+  const line = (name: string, e: Edge, r: { ratio: number; p99Ratio: number }) =>
+    `${name} ${e.reqPerSec}/s p99 ${e.p99Ms} ms = ${r.ratio} of bare (goal >= 0.7), p99 ${r.p99Ratio}x (goal <= 1.5x); CPU per request: edge processes ${e.edgeCpuMsPerRequest} ms, origin ${e.originCpuMsPerRequest} ms, client ${e.clientCpuMsPerRequest} ms; ` +
+    `origin asked for the event's state ${e.originStateRequests} times (bound ${e.originStateBound}), status polls reaching it ${e.originStatusRequests}; non-2xx ${e.non2xx}, errors ${e.errors}`;
+  for (const [i, { bare, edge, unguarded }] of runs.entries()) {
     console.log(
-      `round ${i + 1}: bare workerd ${bare.reqPerSec}/s p99 ${bare.p99Ms} ms, workerd CPU ${bare.edgeCpuMsPerRequest} ms/request; ` +
-        `edge ${edge.reqPerSec}/s p99 ${edge.p99Ms} ms, workerd CPU ${edge.edgeCpuMsPerRequest} ms/request, origin CPU ${edge.originCpuMsPerRequest} ms/request, client CPU ${edge.clientCpuMsPerRequest} ms/request; ` +
-        `ratio ${ratios[i]!.ratio} (goal >= 0.7), p99 ${ratios[i]!.p99Ratio}x (goal <= 1.5x); ` +
-        `origin asked for the event's state ${edge.originStateRequests} times (bound ${edge.originStateBound}), status polls reaching it ${edge.originStatusRequests}; non-2xx ${edge.non2xx}, errors ${edge.errors}`,
+      `round ${i + 1}: bare worker on workerd serve ${bare.reqPerSec}/s p99 ${bare.p99Ms} ms, CPU per request: workerd ${bare.edgeCpuMsPerRequest} ms, client ${bare.clientCpuMsPerRequest} ms`,
     );
+    console.log(`  ${line('edge as npm start runs it (framing guard + workerd serve):', edge, ratios[i]!.edge)}`);
+    console.log(`  ${line('edge worker on workerd serve alone (EDGE_FRAMING_GUARD=off):', unguarded, ratios[i]!.unguarded)}`);
+  }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const summary = (k: 'edge' | 'unguarded') =>
+    `${median(ratios.map((r) => r[k].ratio))} of the bare route, p99 ${median(ratios.map((r) => r[k].p99Ratio))}x`;
   console.log(
-    `edge: status polls through the worker on workerd serve = ${median(ratios.map((r) => r.ratio))} of the bare workerd route (goal >= 0.7), ` +
-      `p99 ${median(ratios.map((r) => r.p99Ratio))}x (goal <= 1.5x)${rounds > 1 ? `, medians of ${rounds} rounds` : ''}; ` +
-      `load average ${loadavg()
+    `edge: status polls through the edge as run = ${summary('edge')}; the worker on workerd serve alone = ${summary('unguarded')} ` +
+      `(goal >= 0.7, p99 <= 1.5x)${rounds > 1 ? `; medians of ${rounds} rounds` : ''}; load average ${loadavg()
         .map((l) => l.toFixed(1))
         .join(' ')} on ${cpus().length} cores`,
   );
@@ -208,14 +210,19 @@ async function measure(
   seconds: number,
   request: AutocannonRequest,
 ): Promise<Measured> {
-  const edgeBefore = cpuMicros(target.pid);
+  // The edge's processes: workerd, and the framing guard when it runs.
+  const edgeCpu = () => {
+    const [a, b] = [cpuMicros(target.pid), target.guardPid === undefined ? 0 : cpuMicros(target.guardPid)];
+    return a === null || b === null ? null : a + b;
+  };
+  const edgeBefore = edgeCpu();
   const originBefore = cpuMicros(originPid);
   const clientBefore = process.cpuUsage();
   const started = performance.now();
   const r = await autocannon({ url: target.url, connections, duration: seconds, requests: [request] });
   const elapsedS = (performance.now() - started) / 1000;
   const client = process.cpuUsage(clientBefore);
-  const edgeAfter = cpuMicros(target.pid);
+  const edgeAfter = edgeCpu();
   const originAfter = cpuMicros(originPid);
   const n = Math.max(1, r.requests.total);
   const perRequest = (before: number | null, after: number | null) =>

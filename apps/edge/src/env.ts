@@ -13,6 +13,7 @@ const schema = z.object({
   EDGE_FAN_TIMEOUT_MS: z.coerce.number().int().min(50).max(120_000).default(5000),
   EDGE_BREAKER_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
   EDGE_BREAKER_OPEN_SECONDS: z.coerce.number().min(0.1).max(300).default(5),
+  EDGE_FRAMING_GUARD: z.enum(['on', 'off']).default('on'),
 });
 
 export interface LocalEdgeEnv {
@@ -26,6 +27,8 @@ export interface LocalEdgeEnv {
   fanTimeoutMs: number;
   breakerFailures: number;
   breakerOpenSeconds: number;
+  /** The framing guard in front of workerd (EDGE_FRAMING_GUARD, on unless `off`). */
+  framingGuard: boolean;
 }
 
 export function loadEdgeEnv(env: NodeJS.ProcessEnv = process.env): LocalEdgeEnv {
@@ -43,5 +46,6 @@ export function loadEdgeEnv(env: NodeJS.ProcessEnv = process.env): LocalEdgeEnv 
     fanTimeoutMs: e.EDGE_FAN_TIMEOUT_MS,
     breakerFailures: e.EDGE_BREAKER_FAILURES,
     breakerOpenSeconds: e.EDGE_BREAKER_OPEN_SECONDS,
+    framingGuard: e.EDGE_FRAMING_GUARD === 'on',
   };
 }
