@@ -1,4 +1,4 @@
-// The worker's settings: its bindings (wrangler.toml [vars], Worker secrets, or miniflare's bindings locally),
+// The worker's settings: its bindings (wrangler.toml [vars], Worker secrets, or workerd serve's environment locally),
 // read and checked in this one place, once per isolate.
 
 /** What the worker is bound to. Every value is a string, as Workers bindings of vars and secrets are. */

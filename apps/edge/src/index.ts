@@ -124,7 +124,7 @@ function errorResponse(e: unknown): Response {
 
 /**
  * What a fan gets when the edge itself fails (a bug, a runtime limit, a promise that never settles): a JSON 503 with
- * Retry-After, never workerd's own 500 (a stack trace under miniflare, an empty body on Cloudflare), which a fan's page
+ * Retry-After, never workerd's own 500 (a text/plain body on workerd serve, an empty one on Cloudflare), which a fan's page
  * cannot read and the house rule forbids. Built from constants so that building it cannot fail in turn.
  */
 function edgeFault(): Response {

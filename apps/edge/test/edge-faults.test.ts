@@ -8,7 +8,7 @@ import { FakeOrigin, queueState } from './fake-origin.js';
 
 // An origin that misbehaves (resets a connection mid-body, answers garbage where JSON is expected, stalls past a
 // timeout, answers a bare 500), with the worker in workerd in front of it: the fan always gets a JSON answer with a
-// code, and for a fault a 503 with Retry-After; never workerd's own 500 (a stack trace under miniflare) and never a
+// code, and for a fault a 503 with Retry-After; never workerd's own 500 (a text/plain body) and never a
 // socket closed on them.
 
 const QUEUE_SECRET = 'edge faults test queue secret, 32+ characters';

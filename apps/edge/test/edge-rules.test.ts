@@ -15,7 +15,7 @@ import {
 import { startLocalEdge, type LocalEdge } from '../src/local.js';
 import { FakeOrigin, queueState } from './fake-origin.js';
 
-// Every rule of the edge worker, run in workerd (miniflare) in front of a stand-in origin that counts what reaches
+// Every rule of the edge worker, run on workerd serve in front of a stand-in origin that counts what reaches
 // it. The store API as the origin is in edge-product.test.ts.
 
 const QUEUE_SECRET = 'edge rules test queue secret, 32+ characters';

@@ -19,7 +19,7 @@ import {
   type Stack,
 } from './harness';
 
-// The fans' page through the edge, as `npm start -- --edge` serves it: the edge worker in workerd (miniflare) in
+// The fans' page through the edge, as `npm start -- --edge` serves it: the edge worker on workerd serve in
 // front of the store API, the page loaded from the edge's URL in Chromium. A fan joins before the open, waits, is
 // admitted, holds, extends and pays through it; every status poll is answered by the edge (X-Onsale-Edge: hit) and
 // none reaches the store API; the page and its assets come from the edge's cache once it has them.
