@@ -203,7 +203,8 @@ function startGuard(
 ): Promise<{ port: number; proc: ChildProcess }> {
   const proc = spawn(process.execPath, ['--import', 'tsx', guardScript, host, String(port), String(targetPort)], {
     cwd: repoRoot,
-    env: { PATH: process.env.PATH ?? '' },
+    // Named as the product's processes are (ONSALE_PROCESS), so a rehearsal counts its CPU as the edge's.
+    env: { PATH: process.env.PATH ?? '', ONSALE_PROCESS: 'edge-1' },
     // stdin open to this process: when it is gone, so is the guard.
     stdio: ['pipe', 'pipe', 'pipe'],
   });
