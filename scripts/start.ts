@@ -256,7 +256,10 @@ try {
   const fansUrl = edgeUrl ?? storeUrl;
 
   log('');
-  if (edgeUrl) log(`edge        ${edgeUrl}        (fans: workerd in front of the store API; status polls and watermarks answered here)`);
+  if (edgeUrl)
+    log(
+      `edge        ${edgeUrl}        (fans: workerd serve${edgeEnv.framingGuard ? ' behind its framing guard' : ''}, in front of the store API; status polls and watermarks answered here)`,
+    );
   log(`store API   ${storeUrl}        (${edgeUrl ? 'the origin' : 'fans'}; dev sign-in ${storeConfig.devAuth ? 'on' : 'off'})`);
   log(`API docs    ${storeUrl}/docs`);
   log(`fans' page  ${fansUrl}/e/<eventId>  (the link a promoter publishes)`);
