@@ -47,9 +47,11 @@ try {
     `edge        ${running.url}   (workerd serve${edge.framingGuard ? ' behind its framing guard' : ''}, in front of ${storeApiUrl}; status polls and watermarks answered here)`,
   );
   console.log('\nCtrl-C to stop.');
+  // A second signal while stopping (Ctrl-C pressed twice, a group signal and a supervisor's) waits for the first.
+  let stopping: Promise<void> | undefined;
   for (const sig of ['SIGINT', 'SIGTERM'] as const)
-    process.once(sig, () => {
-      void running.close().finally(() => process.exit(0));
+    process.on(sig, () => {
+      stopping ??= running.close().finally(() => process.exit(0));
     });
 } catch (e) {
   const err = e as Error & { code?: string };

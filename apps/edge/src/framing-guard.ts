@@ -209,9 +209,10 @@ export function startFramingGuard(o: FramingGuardOptions): Promise<net.Server & 
   });
 }
 
-// Run as a process: `framing-guard.ts <host> <port> <workerd port>`; prints {"event":"listen","port":N} when ready.
+// Run as a process: `framing-guard.ts <host> <port> <workerd port> [<workerd pid>]`; prints
+// {"event":"listen","port":N} when ready.
 if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()!)) {
-  const [host, port, target] = process.argv.slice(2);
+  const [host, port, target, workerdPid] = process.argv.slice(2);
   startFramingGuard({ host: host!, port: Number(port), targetPort: Number(target) }).then(
     (server) => {
       process.stdout.write(`${JSON.stringify({ event: 'listen', port: (server.address() as net.AddressInfo).port })}\n`);
@@ -221,9 +222,19 @@ if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()
       };
       process.once('SIGTERM', stop);
       process.once('SIGINT', stop);
-      // The launcher gone (its stdin closed with it), the guard goes too.
+      // The launcher gone (its end of stdin closed with it, even by kill -9): the guard goes too, and takes the
+      // workerd it fronts along, which watches nothing of its own.
       process.stdin.resume();
-      process.stdin.on('end', () => process.exit(0));
+      process.stdin.on('end', () => {
+        if (workerdPid) {
+          try {
+            process.kill(Number(workerdPid), 'SIGTERM');
+          } catch {
+            // already gone
+          }
+        }
+        process.exit(0);
+      });
     },
     (e: Error & { code?: string }) => {
       process.stderr.write(

@@ -152,7 +152,7 @@ export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
     let guard: { port: number; proc: ChildProcess } | undefined;
     if (guarded) {
       try {
-        guard = await startGuard({ host, port: o.port ?? 0, targetPort: workerdPort }, log);
+        guard = await startGuard({ host, port: o.port ?? 0, targetPort: workerdPort }, proc.pid!, log);
       } catch (e) {
         proc.kill('SIGKILL');
         throw e;
@@ -199,13 +199,14 @@ const repoRoot = fileURLToPath(new URL('../../..', import.meta.url));
 /** The framing guard as a process of its own (so its CPU is counted as the edge's); resolves once it listens. */
 function startGuard(
   { host, port, targetPort }: FramingGuardOptions,
+  workerdPid: number,
   log: (line: string) => void,
 ): Promise<{ port: number; proc: ChildProcess }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', guardScript, host, String(port), String(targetPort)], {
+  const proc = spawn(process.execPath, ['--import', 'tsx', guardScript, host, String(port), String(targetPort), String(workerdPid)], {
     cwd: repoRoot,
     // Named as the product's processes are (ONSALE_PROCESS), so a rehearsal counts its CPU as the edge's.
     env: { PATH: process.env.PATH ?? '', ONSALE_PROCESS: 'edge-1' },
-    // stdin open to this process: when it is gone, so is the guard.
+    // stdin open to this process: when it is gone (even by kill -9), so are the guard and workerd.
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const said: string[] = [];

@@ -54,7 +54,7 @@ describe('the local edge as a process', () => {
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
     await expect.poll(() => out, { timeout: 60_000 }).toContain('Ctrl-C to stop.');
     expect(out).toMatch(/edge {8}http:\/\/127\.0\.0\.1:\d+ {3}\(workerd serve behind its framing guard/);
     const group = await groupOf(child.pid!);
@@ -69,6 +69,30 @@ describe('the local edge as a process', () => {
     expect(await exited).toBe(0);
     await expect.poll(async () => (await groupOf(child.pid!)).length, { timeout: 10_000 }).toBe(0);
     expect(err).not.toMatch(/error|uncaught/i);
+  });
+
+  it('npm run edge killed with kill -9: the guard sees it gone and stops, taking workerd along', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/edge.ts'], {
+      cwd: root,
+      env: { ...process.env, EDGE_PORT: '0', STORE_API_URL: 'http://127.0.0.1:9' },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    started.push(child.pid!);
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    await expect.poll(() => out, { timeout: 60_000 }).toContain('Ctrl-C to stop.');
+    const { readFile } = await import('node:fs/promises');
+    const group = await groupOf(child.pid!);
+    const named = await Promise.all(
+      group.map(async (pid) => ({ pid, cmd: await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '') })),
+    );
+    const edgePids = named.filter((p) => p.cmd.includes('workerd') || p.cmd.includes('framing-guard')).map((p) => p.pid);
+    expect(edgePids).toHaveLength(2);
+    started.push(...group);
+    // The launcher is the process that ran scripts/edge.ts (tsx runs it in a child of its own): kill -9 both.
+    for (const p of named.filter((x) => x.cmd.includes('scripts/edge.ts'))) process.kill(p.pid, 'SIGKILL');
+    await expect.poll(() => edgePids.filter(alive), { timeout: 15_000 }).toEqual([]);
   });
 
   it('close() stops workerd and the guard', async () => {
