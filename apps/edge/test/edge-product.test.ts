@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { get as httpGet, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -185,5 +186,42 @@ describe('npm start -- --demo --edge', () => {
     expect(stderr).toMatch(/"admissionToken":"[^"]+"/);
     const order = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { status?: string; seatCount?: number };
     expect(order).toMatchObject({ status: 'CONFIRMED', seatCount: 2 });
+  });
+
+  it("the store API hung (its process stopped, SIGSTOP): fans' requests through the edge are 503 ORIGIN_UNAVAILABLE within the fan budget, then answered at once, and served again once it runs", async () => {
+    // A new connection each (the test before blocked this process's event loop for its whole bash session, so a
+    // pooled connection the edge closed meanwhile would be taken up again before its end was read).
+    const fanRoute = () =>
+      new Promise<{ status: number; headers: IncomingHttpHeaders; body: string }>((resolve, reject) => {
+        const req = httpGet(`${edgeUrl}/me/notifications`, { agent: false }, (res) => {
+          let body = '';
+          res.on('data', (d: Buffer) => (body += d.toString()));
+          res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+        });
+        req.on('error', reject);
+      });
+    expect((await fanRoute()).status).toBe(401); // the store API's own answer: no account token
+    process.kill(product.pid!, 'SIGSTOP'); // the store API, BFF and worker's process; workerd and its guard run on
+    try {
+      const started = performance.now();
+      const hung = await Promise.all(Array.from({ length: 5 }, fanRoute));
+      const ms = performance.now() - started;
+      for (const r of hung) {
+        expect(r.status).toBe(503);
+        expect(r.headers['retry-after']).toMatch(/^[1-9]\d*$/);
+        expect(JSON.parse(r.body)).toMatchObject({ error: 'ORIGIN_UNAVAILABLE' });
+      }
+      // The fan budget (EDGE_FAN_TIMEOUT_MS, 5 s), not the 12 s proxy timeout nor the clients' own.
+      expect(ms).toBeGreaterThanOrEqual(4950);
+      expect(ms).toBeLessThan(12_000);
+      // Five failures in a row: the circuit is open, and the edge answers without asking the origin.
+      const open = await fanRoute();
+      expect(open.status).toBe(503);
+      expect(open.headers['x-onsale-edge']).toBe('hit');
+    } finally {
+      process.kill(product.pid!, 'SIGCONT');
+    }
+    // The origin running again: within the circuit's open time a trial gets through and closes it.
+    await expect.poll(async () => (await fanRoute()).status, { timeout: 30_000, interval: 200 }).toBe(401);
   });
 });
