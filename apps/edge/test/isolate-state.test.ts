@@ -1,0 +1,128 @@
+import { describe, expect, it, vi } from 'vitest';
+import { OriginBreaker } from '../src/breaker.js';
+import { MemoryCache } from '../src/memory-cache.js';
+
+// The isolate's own state, each on an injected clock: the circuit breaker in front of the origin and the cache of
+// origin answers on `workerd serve`.
+
+// The circuit's rule on an injected clock: closed, open after N failures in a row, half-open after the open time
+// with one trial at a time, closed by the trial's success or open again by its failure.
+
+function breaker(failures = 3) {
+  let now = 1_000_000;
+  const b = new OriginBreaker({ failures, openMs: 5000, trialMs: 7000, now: () => now });
+  return { b, advance: (ms: number) => void (now += ms) };
+}
+
+describe('OriginBreaker', () => {
+  vi.spyOn(console, 'error').mockImplementation(() => {});
+
+  it('stays closed below N failures in a row; a success starts the count again', () => {
+    const { b } = breaker(3);
+    b.failed(false);
+    b.failed(false);
+    b.succeeded(false);
+    b.failed(false);
+    b.failed(false);
+    expect(b.state).toBe('closed');
+    expect(b.admit()).toEqual({ send: true, trial: false });
+  });
+
+  it('opens at N failures in a row and answers with the seconds left until the trial', () => {
+    const { b, advance } = breaker(3);
+    for (let i = 0; i < 3; i++) b.failed(false);
+    expect(b.state).toBe('open');
+    expect(b.admit()).toEqual({ send: false, retryAfterSeconds: 5 });
+    advance(3500);
+    expect(b.admit()).toEqual({ send: false, retryAfterSeconds: 2 });
+    advance(1400);
+    expect(b.admit()).toEqual({ send: false, retryAfterSeconds: 1 });
+  });
+
+  it('half-open: one trial at a time; its failure opens the circuit again for the whole open time', () => {
+    const { b, advance } = breaker(1);
+    b.failed(false);
+    advance(5000);
+    expect(b.state).toBe('half-open');
+    expect(b.admit()).toEqual({ send: true, trial: true });
+    expect(b.admit()).toEqual({ send: false, retryAfterSeconds: 1 });
+    // Requests that were already in flight when the circuit opened end meanwhile: they do not close it.
+    b.failed(false);
+    b.failed(true);
+    expect(b.state).toBe('open');
+    expect(b.admit()).toEqual({ send: false, retryAfterSeconds: 5 });
+  });
+
+  it("half-open: the trial's success closes the circuit", () => {
+    const { b, advance } = breaker(1);
+    b.failed(false);
+    advance(5000);
+    expect(b.admit()).toMatchObject({ trial: true });
+    b.succeeded(true);
+    expect(b.state).toBe('closed');
+    expect(b.admit()).toEqual({ send: true, trial: false });
+  });
+
+  it('a trial that never reports (its request cancelled) lets another try once the trial time has passed', () => {
+    const { b, advance } = breaker(1);
+    b.failed(false);
+    advance(5000);
+    expect(b.admit()).toMatchObject({ send: true, trial: true });
+    advance(6999);
+    expect(b.admit()).toMatchObject({ send: false });
+    advance(2);
+    expect(b.admit()).toEqual({ send: true, trial: true });
+  });
+});
+
+// The isolate's own cache on `workerd serve`, on an injected clock: kept for the copy's max-age, GET only, bounded
+// in bytes with the least recently used dropped first, an entry larger than its bound never kept.
+
+const get = (url: string) => new Request(url);
+const kept = (body: string, maxAge = 60) => new Response(body, { headers: { 'cache-control': `public, max-age=${maxAge}`, etag: '"x"' } });
+
+function cache(o: { maxBytes?: number; maxEntryBytes?: number } = {}) {
+  let now = 1_000_000;
+  const c = new MemoryCache({ maxBytes: o.maxBytes ?? 1000, maxEntryBytes: o.maxEntryBytes ?? 500, now: () => now });
+  return { c, advance: (ms: number) => void (now += ms) };
+}
+
+describe('MemoryCache', () => {
+  it('answers a GET with the status, headers and body kept, until its max-age has passed', async () => {
+    const { c, advance } = cache();
+    await c.put(get('http://edge/e/a.js'), kept('hello', 30));
+    const hit = await c.match(get('http://edge/e/a.js'));
+    expect(hit?.status).toBe(200);
+    expect(hit?.headers.get('etag')).toBe('"x"');
+    expect(await hit?.text()).toBe('hello');
+    expect(await (await c.match(get('http://edge/e/a.js')))?.text()).toBe('hello'); // the body again, not consumed
+    advance(29_999);
+    expect(await c.match(get('http://edge/e/a.js'))).toBeDefined();
+    advance(1);
+    expect(await c.match(get('http://edge/e/a.js'))).toBeUndefined();
+  });
+
+  it('keeps nothing without a max-age, and answers no other method than GET and HEAD', async () => {
+    const { c } = cache();
+    await c.put(get('http://edge/x'), new Response('no', { headers: { 'cache-control': 'no-store' } }));
+    expect(await c.match(get('http://edge/x'))).toBeUndefined();
+    await c.put(get('http://edge/y'), kept('yes'));
+    expect(await c.match(new Request('http://edge/y', { method: 'POST', body: '{}' }))).toBeUndefined();
+    const head = await c.match(new Request('http://edge/y', { method: 'HEAD' }));
+    expect(head?.status).toBe(200);
+    expect(await head?.text()).toBe('');
+  });
+
+  it('drops the least recently used past its bound in bytes; never keeps an entry larger than its own bound', async () => {
+    const { c } = cache({ maxBytes: 1000, maxEntryBytes: 500 });
+    await c.put(get('http://edge/1'), kept('a'.repeat(400)));
+    await c.put(get('http://edge/2'), kept('b'.repeat(400)));
+    await c.match(get('http://edge/1')); // 1 used last: 2 goes first
+    await c.put(get('http://edge/3'), kept('c'.repeat(400)));
+    expect(await c.match(get('http://edge/2'))).toBeUndefined();
+    expect(await c.match(get('http://edge/1'))).toBeDefined();
+    expect(await c.match(get('http://edge/3'))).toBeDefined();
+    await c.put(get('http://edge/big'), kept('d'.repeat(501)));
+    expect(await c.match(get('http://edge/big'))).toBeUndefined();
+  });
+});
