@@ -1,6 +1,6 @@
 // Solves the join's proof-of-work off the page's thread: finds a suffix such that SHA-256(nonce + suffix) starts
 // with `difficulty` zero bits, trying 0, 1, 2, ... in base 36 (the reference client's order), and reports progress.
-import { searchSuffix } from './pow-hash';
+import { searchSuffix } from '@onsale/shared/abuse/pow-hash';
 
 export interface PowRequest {
   nonce: string;

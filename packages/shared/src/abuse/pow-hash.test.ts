@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { solveChallenge, solves } from '@onsale/shared/abuse';
-import { searchSuffix, sha256Short } from '../src/pow-hash';
+import { solveChallenge, solves } from './pow.js';
+import { searchSuffix, sha256Short } from './pow-hash.js';
 
 const hex = (words: Uint32Array) => [...words].map((w) => w.toString(16).padStart(8, '0')).join('');
 
@@ -24,5 +24,21 @@ describe("the page's proof-of-work hash", () => {
       expect(suffix).toBe(solveChallenge(nonce, 12));
       expect(solves(nonce, suffix!, 12)).toBe(true);
     }
+  });
+});
+
+describe('solveChallenge', () => {
+  it('finds what the node:crypto search finds, for nonces of every length up to and past one block', () => {
+    const reference = (nonce: string, difficulty: number) => {
+      for (let i = 0; ; i++) if (solves(nonce, i.toString(36), difficulty)) return i.toString(36);
+    };
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary-ascii', maxLength: 70 }), fc.integer({ min: 1, max: 10 }), (nonce, difficulty) => {
+        const suffix = solveChallenge(nonce, difficulty);
+        expect(suffix).toBe(reference(nonce, difficulty));
+        expect(solves(nonce, suffix, difficulty)).toBe(true);
+      }),
+      { numRuns: 200, seed: 27 },
+    );
   });
 });

@@ -1,6 +1,7 @@
 // SHA-256 of a short message (at most 55 bytes: one block), with no allocation per call: the proof-of-work tries
 // hundreds of thousands of suffixes on a phone, and a general-purpose hash (which allocates and pads per call) was
-// 10x slower here. Checked against node:crypto by pow-hash.test.ts.
+// 10x slower here; the reference client (solveChallenge) and the rehearsal's bots use it too. Browser-safe (no Node
+// import): the fans' page runs it in a worker. Checked against node:crypto by pow-hash.test.ts.
 
 const K = new Uint32Array([
   0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be,
