@@ -119,6 +119,15 @@ describe('onsale rehearse', () => {
       expect(report.admittedPerMinute.plan).toBeGreaterThan(0);
       expect(readFileSync(join(dir, 'target.md'), 'utf8')).toMatch(/^# Rehearsal of .*: PASS/);
       expect(run.stdout).toMatch(/\| double-sold seats \| 0 \|/);
+      // Every request the fans made, by kind (no edge here: every status poll was the origin's), and the driver's CPU
+      // per request; the product's processes are not the driver's against --target, and the report says so.
+      const per = report.resources!.perRequest!;
+      for (const kind of ['join', 'status (origin)', 'seat map', 'hold', 'checkout'] as const)
+        expect(per.answered[kind], kind).toBeGreaterThan(0);
+      expect(per.answered['status (edge)']).toBe(0);
+      expect(per.requests + per.unanswered).toBe(report.driver.requests);
+      expect(per.driver.cpuMsPerRequest).toBeGreaterThan(0);
+      expect(run.stdout).toMatch(/## CPU per request[\s\S]*\| hold \| [1-9][\d,]* \|[\s\S]*\(`--target`\): their CPU was not measured/);
 
       // Kept in the database for the console: one row per run, and the event marked as a rehearsal's.
       const rows = await t.db.selectFrom('rehearsal_reports').selectAll().execute();
@@ -188,6 +197,17 @@ describe('onsale rehearse', () => {
     expect(use.database!.commitsPerSecond).toBeGreaterThan(0);
     expect(use.bound.length).toBeGreaterThan(0);
     expect(readFileSync(join(dir, 'spawn.md'), 'utf8')).toMatch(/## What bound it\n\n- /);
+    // CPU per request of each kind of process it started, the product's together apart from the driver's.
+    const per = use.perRequest!;
+    const names = per.processes.map((p) => p.name);
+    for (const name of ['driver', 'store', 'database', 'worker']) expect(names, name).toContain(name);
+    for (const p of per.processes) expect(p.cpuMsPerRequest, p.name).not.toBeNull();
+    expect(per.product.cpuSeconds).toBeCloseTo(
+      per.processes.filter((p) => p.name !== 'driver').reduce((a, p) => a + p.cpuSeconds, 0),
+      0,
+    );
+    expect(per.product.cpuMsPerRequest).toBeGreaterThan(0);
+    expect(readFileSync(join(dir, 'spawn.md'), 'utf8')).toMatch(/\| the product \(all but the driver\) \| [\d.,]+ \| [\d.]+ \|/);
   });
 
   it('stops its fans on Ctrl-C and still writes the report of what happened so far, with what bound it', async () => {

@@ -1,9 +1,18 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
-import { Pool } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import { AccountTokens } from '@onsale/shared/auth';
 import { solveChallenge } from '@onsale/shared/abuse';
-import { arrivalOffsets, botOperators, DEFAULT_BOT_SHAPE, seededRandom, testCardNumber, type BotShape } from '@onsale/shared/rehearsal';
+import {
+  answeredByKind,
+  arrivalOffsets,
+  botOperators,
+  DEFAULT_BOT_SHAPE,
+  seededRandom,
+  testCardNumber,
+  type BotShape,
+  type RequestKind,
+} from '@onsale/shared/rehearsal';
 
 // The virtual crowd: one process, one event loop, a keep-alive pool, and per fan a few numbers in typed arrays (the
 // strings a fan must carry, its tokens, only while it needs them). A fan is a small state machine driven by a timer
@@ -144,6 +153,9 @@ export interface DriverResult {
   arrivalLagMaxMs: number;
   /** Fans who never sent a join: their arrival came after the end, or while the backlog was full to the end. */
   neverArrived: number;
+  /** Requests answered by kind (a status poll by who answered it), and those never answered. */
+  answeredByKind: Record<RequestKind, number>;
+  unansweredRequests: number;
 }
 
 export interface Progress {
@@ -159,6 +171,52 @@ export interface Progress {
   requests: number;
   /** Fans whose arrival time has come who have not been able to send their join yet (the join connections are full). */
   backlog: number;
+}
+
+/** What a fan's request is, for the report's CPU per request (a status poll's edge or origin is read off its answer). */
+type DriverRequestKind = Exclude<RequestKind, 'status (edge)' | 'status (origin)'> | 'status';
+
+/** An answer as read off the wire: its status, the two headers the fans read, the body as text. */
+interface RawAnswer {
+  status: number;
+  retryAfter: string | undefined;
+  /** `x-onsale-edge`: `hit` when the edge answered alone. */
+  edge: string | undefined;
+  text: string;
+}
+
+/** Sends one request on `pool` and resolves with its whole answer (rejects with undici's error, its `code` set). */
+function send(pool: Pool, method: string, path: string, headers: Record<string, string>, body: string | undefined): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const answer: RawAnswer = { status: 0, retryAfter: undefined, edge: undefined, text: '' };
+    let chunks: Buffer[] | null = null;
+    let first: Buffer | null = null;
+    const handler: Dispatcher.DispatchHandler = {
+      onResponseStart(_controller, statusCode, h) {
+        answer.status = statusCode;
+        const ra = h['retry-after'];
+        answer.retryAfter = typeof ra === 'string' ? ra : undefined;
+        const edge = h['x-onsale-edge'];
+        answer.edge = typeof edge === 'string' ? edge : undefined;
+      },
+      onResponseData(_controller, chunk) {
+        if (first === null) first = chunk;
+        else (chunks ??= [first]).push(chunk);
+      },
+      onResponseEnd() {
+        answer.text = chunks ? Buffer.concat(chunks).toString('utf8') : first ? first.toString('utf8') : '';
+        resolve(answer);
+      },
+      onResponseError(_controller, error) {
+        reject(error);
+      },
+    };
+    try {
+      pool.dispatch({ method, path, headers, body }, handler);
+    } catch (e) {
+      reject(e instanceof Error ? e : new Error(String(e)));
+    }
+  });
 }
 
 /** The crowd. `run()` resolves when every fan has finished or the deadline passed. */
@@ -200,6 +258,8 @@ export class Crowd {
   /** The fans in order of arrival, and how many of them have sent their first join. */
   private order: number[] = [];
   private arrivedCount = 0;
+  /** Fans who have had a queue token at least once. */
+  private joinedCount = 0;
   /**
    * Most joins queued for the join connections at once. A fan's browser waits for its join to be answered before it
    * asks again; a crowd far larger than the product's pace (2,000,000 arriving at 2,000 a second to a product taking
@@ -233,6 +293,9 @@ export class Crowd {
   private gaveUp = 0;
   private errors = 0;
   requests = 0;
+  /** Requests answered, by kind; and those that got no answer (a reset, a timeout). */
+  private readonly answeredByKind = answeredByKind();
+  private unanswered = 0;
   readonly answers = new Map<string, number>();
   /** Called with every answer's key (faults count what fans read while they last). */
   onAnswer: ((key: string) => void) | undefined;
@@ -358,7 +421,13 @@ export class Crowd {
     this.onAnswer?.(key);
   }
 
+  /**
+   * One request on a pool, its answer read whole. Through undici's dispatcher with a handler of its own rather than
+   * `pool.request()`: no body stream, no per-request Readable and its promises, which were most of the driver's cost
+   * per request once the proof-of-work was cheap.
+   */
   private async request(
+    kind: DriverRequestKind,
     method: 'GET' | 'POST' | 'PUT' | 'DELETE',
     path: string,
     headers: Record<string, string>,
@@ -366,30 +435,26 @@ export class Crowd {
     pool = this.pool,
   ): Promise<Answer> {
     const payload = body === undefined ? undefined : JSON.stringify(body);
+    if (payload !== undefined) headers['content-type'] = 'application/json';
     const started = performance.now();
     this.requests++;
     this.inFlight++;
     try {
-      const res = await pool.request({
-        method,
-        path,
-        headers: payload ? { ...headers, 'content-type': 'application/json' } : headers,
-        body: payload,
-      });
-      const text = await res.body.text();
+      const res = await send(pool, method, path, headers, payload);
       let parsed: Body | null = null;
       try {
-        parsed = text ? (JSON.parse(text) as Body) : null;
+        parsed = res.text ? (JSON.parse(res.text) as Body) : null;
       } catch {
         parsed = null;
       }
-      const ra = res.headers['retry-after'];
-      const retryAfterS = typeof ra === 'string' && /^\d+$/.test(ra) ? Number(ra) : null;
-      const code = res.statusCode >= 400 ? (typeof parsed?.error === 'string' ? parsed.error : null) : null;
-      const key = code ? `${res.statusCode} ${code}` : String(res.statusCode);
+      const ra = res.retryAfter;
+      const retryAfterS = ra !== undefined && /^\d+$/.test(ra) ? Number(ra) : null;
+      const code = res.status >= 400 ? (typeof parsed?.error === 'string' ? parsed.error : null) : null;
+      const key = code ? `${res.status} ${code}` : String(res.status);
+      this.answeredByKind[kind === 'status' ? (res.edge === 'hit' ? 'status (edge)' : 'status (origin)') : kind]++;
       this.record(key);
-      if (res.statusCode >= 500) this.errors++;
-      return { status: res.statusCode, code, body: parsed, retryAfterS, ms: performance.now() - started, key };
+      if (res.status >= 500) this.errors++;
+      return { status: res.status, code, body: parsed, retryAfterS, ms: performance.now() - started, key };
     } catch (e) {
       const code = (e as { code?: string }).code ?? 'network';
       if (this.stopped && code === 'UND_ERR_DESTROYED') {
@@ -397,6 +462,7 @@ export class Crowd {
         return { status: 0, code, body: null, retryAfterS: null, ms: performance.now() - started, key: 'stopped' };
       }
       this.errors++;
+      this.unanswered++;
       this.record(`network ${code}`);
       return { status: 0, code, body: null, retryAfterS: null, ms: performance.now() - started, key: `network ${code}` };
     } finally {
@@ -496,7 +562,7 @@ export class Crowd {
       const extra = this.extraHeader.get(i);
       if (extra) h[extra[0]] = extra[1];
       sentAt = this.now;
-      a = await this.request('POST', `/events/${this.o.eventId}/queue`, h, undefined, this.joinPool);
+      a = await this.request('join', 'POST', `/events/${this.o.eventId}/queue`, h, undefined, this.joinPool);
     } finally {
       this.joinsInFlight--;
     }
@@ -504,6 +570,7 @@ export class Crowd {
     if (a.status === 200 && a.body?.queueToken) {
       this.retries[i] = 0;
       this.queueToken[i] = a.body.queueToken;
+      if (Number.isNaN(this.joinedAt[i]!)) this.joinedCount++;
       this.joinedAt[i] = sentAt;
       if (a.body.cohort === 'PREOPEN') this.preOpen[i] = 1;
       if (typeof a.body.position === 'number' && this.sinceOpen() >= 0) this.position[i] = a.body.position;
@@ -542,7 +609,7 @@ export class Crowd {
     const h = await this.headers(i);
     h['x-queue-token'] = token;
     this.pollsThisSecond++;
-    const a = await this.request('GET', `/events/${this.o.eventId}/queue/status`, h, undefined, this.pollPool);
+    const a = await this.request('status', 'GET', `/events/${this.o.eventId}/queue/status`, h, undefined, this.pollPool);
     if (a.status !== 200) {
       if (a.status === 401 || a.status === 403) return this.rejoin(i);
       // The fan's turn came and passed unused (it polled too late): join again as told, once; then it gives up.
@@ -609,7 +676,7 @@ export class Crowd {
   private async look(i: number, s: Shopper, h: Record<string, string>): Promise<boolean> {
     s.looked = true;
     s.seatIds = null;
-    const m = await this.request('GET', `/events/${this.o.eventId}/seatmap`, h);
+    const m = await this.request('seat map', 'GET', `/events/${this.o.eventId}/seatmap`, h);
     if (m.status !== 200 || !Array.isArray(m.body?.sections)) return true;
     const open = (m.body.sections as { code: string; available: number }[]).filter((x) => x.available > 0);
     if (open.length === 0) return false;
@@ -618,7 +685,7 @@ export class Crowd {
     const pool = fits.length > 0 ? fits : open.filter((x) => x.available >= s.quantity);
     if (!pool.some((x) => x.code === s.section)) s.section = pool[Math.floor(this.random() * pool.length)]!.code;
     if (!this.isBot(i) && this.now >= this.o.seatPickingOpensAtMs && this.random() < this.o.pickers) {
-      const l = await this.request('GET', `/events/${this.o.eventId}/sections/${s.section}/seats`, h);
+      const l = await this.request('seat map', 'GET', `/events/${this.o.eventId}/sections/${s.section}/seats`, h);
       const free =
         l.status === 200 && Array.isArray(l.body?.seats)
           ? (l.body.seats as { id: number; available: boolean }[]).filter((x) => x.available)
@@ -639,6 +706,7 @@ export class Crowd {
     if (!s.looked && !(await this.look(i, s, h))) return this.backToQueue(i);
     h['idempotency-key'] = s.idempotencyKey ??= randomUUID();
     const a = await this.request(
+      'hold',
       'POST',
       `/events/${this.o.eventId}/holds`,
       h,
@@ -714,7 +782,7 @@ export class Crowd {
     h['x-admission-token'] = s.admissionToken;
     if (s.slow && !s.extended) {
       s.extended = true;
-      const e = await this.request('POST', `/holds/${s.holdId}/extend`, h, undefined, this.payPool);
+      const e = await this.request('checkout', 'POST', `/holds/${s.holdId}/extend`, h, undefined, this.payPool);
       if (e.status === 200 && typeof e.body?.expiresAt === 'string') s.expiresAtMs = Date.parse(e.body.expiresAt);
       const left = (s.expiresAtMs ?? this.now) - this.now;
       return this.schedule(i, Math.max(0, left * (0.3 + 0.5 * this.random())));
@@ -723,6 +791,7 @@ export class Crowd {
     const number = failing ? '4000000000000002' : this.card(i);
     h['idempotency-key'] = s.idempotencyKey ??= randomUUID();
     const a = await this.request(
+      'checkout',
       'POST',
       `/holds/${s.holdId}/checkout`,
       h,
@@ -770,6 +839,7 @@ export class Crowd {
     // The fan follows the listing: the waitlist hands it seats that come back.
     const h = await this.headers(i);
     const a = await this.request(
+      'waitlist',
       'PUT',
       `/listings/${this.o.listingId}/waitlist`,
       h,
@@ -802,11 +872,9 @@ export class Crowd {
   progress(): Progress {
     let shopping = 0;
     for (const i of this.shoppers.keys()) if (this.phase[i] === Phase.HOLDING || this.phase[i] === Phase.PAYING) shopping++;
-    let joined = 0;
-    for (let i = 0; i < this.o.fans; i++) if (!Number.isNaN(this.joinedAt[i]!)) joined++;
     return {
       tMs: this.sinceOpen(),
-      joined,
+      joined: this.joinedCount,
       waiting: this.waiting,
       admitted: this.admitted,
       shopping,
@@ -924,9 +992,11 @@ export class Crowd {
       unfinished: this.o.fans - this.finished,
       unfinishedBy,
       eventLoopDelayP99Ms: Number.isFinite(this.loopDelay.percentile(99)) ? Math.round(this.loopDelay.percentile(99) / 1e6) : null,
-      joined: this.joinedAt.reduce((a, t) => a + (Number.isNaN(t) ? 0 : 1), 0),
+      joined: this.joinedCount,
       arrivalLagMaxMs: Math.round(this.arrivalLagMs),
       neverArrived: this.o.fans - this.arrivedCount,
+      answeredByKind: { ...this.answeredByKind },
+      unansweredRequests: this.unanswered,
     };
   }
 }

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { sql, type Db } from '@onsale/shared/db';
-import { boundOf, type ProcessGroupUse, type ResourceUse } from '@onsale/shared/rehearsal';
+import { boundOf, perRequestOf, type ProcessGroupUse, type RequestKind, type ResourceUse } from '@onsale/shared/rehearsal';
 
 // What the rehearsal's processes used of the machine, read from /proc every few seconds: the driver (this process)
 // and everything it started (the spawned product: its store API and worker processes, workerd, the embedded
@@ -174,7 +174,11 @@ export class ResourceSampler {
   }
 
   /** Stops sampling (after one last sample) and says what the run used and what bound it. */
-  async finish(driverLoopDelayP99Ms: number | null, joins?: ResourceUse['joins']): Promise<ResourceUse> {
+  async finish(
+    driverLoopDelayP99Ms: number | null,
+    joins?: ResourceUse['joins'],
+    answered?: { byKind: Record<RequestKind, number>; unanswered: number },
+  ): Promise<ResourceUse> {
     clearInterval(this.timer);
     await this.sample();
     const wallSeconds = Math.max(0.001, (Date.now() - this.startedAt) / 1000);
@@ -218,7 +222,15 @@ export class ResourceSampler {
             peakCommitsPerSecond: Math.round(this.peakCommits),
           }
         : null;
-    const use = { wallSeconds: Math.round(wallSeconds), machine, groups, database, driverLoopDelayP99Ms, ...(joins ? { joins } : {}) };
+    const use = {
+      wallSeconds: Math.round(wallSeconds),
+      machine,
+      groups,
+      database,
+      driverLoopDelayP99Ms,
+      ...(joins ? { joins } : {}),
+      ...(answered ? { perRequest: perRequestOf(groups, answered.byKind, answered.unanswered) } : {}),
+    };
     return { ...use, bound: boundOf(use) };
   }
 }

@@ -366,12 +366,16 @@ async function runOn(
       clearTimeout(stopAfter);
       for (const t of timers) clearTimeout(t);
     }
-    const resources = await sampler.finish(result.eventLoopDelayP99Ms, {
-      // The pre-open crowd arrives over preOpenMs; the joins the product answered over the driver's run.
-      arrivingPerSecond: (o.fans * 0.7) / (preOpenMs / 1000),
-      joinedPerSecond: result.joined / Math.max(1, (Date.now() - startAt) / 1000),
-      arrivalLagMaxMs: result.arrivalLagMaxMs,
-    });
+    const resources = await sampler.finish(
+      result.eventLoopDelayP99Ms,
+      {
+        // The pre-open crowd arrives over preOpenMs; the joins the product answered over the driver's run.
+        arrivingPerSecond: (o.fans * 0.7) / (preOpenMs / 1000),
+        joinedPerSecond: result.joined / Math.max(1, (Date.now() - startAt) / 1000),
+        arrivalLagMaxMs: result.arrivalLagMaxMs,
+      },
+      { byKind: result.answeredByKind, unanswered: result.unansweredRequests },
+    );
     // A fault still open gets a last chance to show its recovery.
     const settleUntil = Date.now() + 30_000;
     while (open.length > 0 && Date.now() < settleUntil) await new Promise((r) => setTimeout(r, 250));

@@ -1,6 +1,6 @@
 // The rehearsal's report: its shape (what the JSON file, the database row and the console read) and its Markdown.
 
-import type { ResourceUse } from './resources.js';
+import { REQUEST_KINDS, type PerRequestUse, type ResourceUse } from './resources.js';
 
 /** A fault as it happened: when it struck, when the product was serving fans again, and what fans read meanwhile. */
 export interface FaultOutcome {
@@ -142,8 +142,30 @@ export function reportMarkdown(r: RehearsalReport): string {
     `${n(d.requests)} requests in ${n(d.wallSeconds, 1)} s (${n(d.requestsPerSecond)} a second); the driver's own CPU ${n(d.cpuSeconds, 1)} s, peak memory ${n(d.peakRssMb)} MB, event-loop delay p99 ${n(d.eventLoopDelayP99Ms)} ms.${d.arrivalLagMaxMs ? ` Fans waited up to ${n(d.arrivalLagMaxMs / 1000, 1)} s past their arrival to send their join (${n(d.neverArrived ?? 0)} never did), the product answering joins slower than they came.` : ''}`,
     '',
   );
+  if (r.resources?.perRequest) lines.push(...perRequestMarkdown(r.resources.perRequest, r.resources.driverLoopDelayP99Ms, d));
   if (r.resources) lines.push(...resourcesMarkdown(r.resources));
   return lines.join('\n');
+}
+
+/** Where each request's CPU went: the answers by kind, then each kind of process's CPU per request, the driver's lag beside. */
+function perRequestMarkdown(p: PerRequestUse, loopDelayP99Ms: number | null, d: RehearsalReport['driver']): string[] {
+  const lines = ['## CPU per request', ''];
+  lines.push(`| request | answered |`, '| --- | --- |');
+  for (const k of REQUEST_KINDS) lines.push(`| ${k} | ${n(p.answered[k])} |`);
+  lines.push(`| all | ${n(p.requests)}${p.unanswered > 0 ? ` (and ${n(p.unanswered)} never answered)` : ''} |`, '');
+  lines.push('| processes | CPU seconds | CPU ms per request |', '| --- | --- | --- |');
+  for (const g of p.processes) lines.push(`| ${g.name} | ${n(g.cpuSeconds, 1)} | ${n(g.cpuMsPerRequest, 3)} |`);
+  const productSeen = p.processes.some((g) => g.name !== 'driver');
+  lines.push(`| the product (all but the driver) | ${n(p.product.cpuSeconds, 1)} | ${n(p.product.cpuMsPerRequest, 3)} |`, '');
+  // Against --target the product's processes are not the driver's children: /proc tells the driver nothing of them.
+  if (!productSeen) lines.push("The product's processes were not started by this rehearsal (`--target`): their CPU was not measured.", '');
+  const lag = [`event-loop delay p99 ${n(loopDelayP99Ms)} ms`];
+  if (d.arrivalLagMaxMs) lag.push(`fans sent their join up to ${n(d.arrivalLagMaxMs / 1000, 1)} s after they arrived`);
+  lines.push(
+    `The crowd: ${n(p.driver.cpuMsPerRequest, 3)} ms of the driver's CPU per request against the product's ${n(p.product.cpuMsPerRequest, 3)} ms; its own lag: ${lag.join(', ')}.`,
+    '',
+  );
+  return lines;
 }
 
 function resourcesMarkdown(u: ResourceUse): string[] {

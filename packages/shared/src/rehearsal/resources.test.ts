@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { boundOf, type ProcessGroupUse, type ResourceUse } from './resources.js';
+import { answeredByKind, boundOf, perRequestOf, type ProcessGroupUse, type ResourceUse } from './resources.js';
 
 const group = (name: string, avgCores: number, o: Partial<ProcessGroupUse> = {}): ProcessGroupUse => ({
   name,
@@ -69,5 +69,43 @@ describe('boundOf and the crowd', () => {
       "the product's pace at taking joins: 42 a second against 2333 arriving a second, so fans waited up to 600 s to send theirs (the causes follow)",
     );
     expect(boundOf(use({ joins: { arrivingPerSecond: 100, joinedPerSecond: 99, arrivalLagMaxMs: 2000 } }))[0]).toMatch(/^not CPU/);
+  });
+});
+
+describe('perRequestOf', () => {
+  it("divides each kind of process's CPU by the requests answered, the product apart from the driver", () => {
+    const answered = { ...answeredByKind(), join: 1000, 'status (edge)': 6000, 'status (origin)': 500, hold: 1500, checkout: 1000 };
+    const p = perRequestOf(
+      [
+        group('driver', 0.3, { cpuSeconds: 3 }),
+        group('edge (workerd)', 0.2, { cpuSeconds: 4 }),
+        group('store', 0.2, { cpuSeconds: 5, processes: 2 }),
+        group('postgres', 0.1, { cpuSeconds: 2.5, processes: 12 }),
+        group('worker', 0.01, { cpuSeconds: 0.4 }),
+        group('product (BFF, supervisor, tools)', 0.01, { cpuSeconds: 0.1 }),
+      ],
+      answered,
+      7,
+    );
+    expect(p.requests).toBe(10_000);
+    expect(p.unanswered).toBe(7);
+    expect(p.answered).toEqual(answered);
+    expect(p.processes).toEqual([
+      { name: 'store', cpuSeconds: 5, cpuMsPerRequest: 0.5 },
+      { name: 'edge', cpuSeconds: 4, cpuMsPerRequest: 0.4 },
+      { name: 'driver', cpuSeconds: 3, cpuMsPerRequest: 0.3 },
+      { name: 'database', cpuSeconds: 2.5, cpuMsPerRequest: 0.25 },
+      { name: 'worker', cpuSeconds: 0.4, cpuMsPerRequest: 0.04 },
+      { name: 'other of the product', cpuSeconds: 0.1, cpuMsPerRequest: 0.01 },
+    ]);
+    expect(p.driver).toEqual({ cpuSeconds: 3, cpuMsPerRequest: 0.3 });
+    expect(p.product).toEqual({ cpuSeconds: 12, cpuMsPerRequest: 1.2 });
+  });
+
+  it('has no figure per request when nothing was answered', () => {
+    const p = perRequestOf([group('driver', 0.1, { cpuSeconds: 1 })], answeredByKind());
+    expect(p.requests).toBe(0);
+    expect(p.driver.cpuMsPerRequest).toBeNull();
+    expect(p.product).toEqual({ cpuSeconds: 0, cpuMsPerRequest: null });
   });
 });

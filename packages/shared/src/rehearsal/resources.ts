@@ -39,8 +39,82 @@ export interface ResourceUse {
    * crowd), how many joins the product answered a second, how long a fan waited past its arrival to send its join.
    */
   joins?: { arrivingPerSecond: number; joinedPerSecond: number; arrivalLagMaxMs: number };
+  /** Where each request's CPU went: requests answered by kind, and each kind of process's CPU per request. */
+  perRequest?: PerRequestUse;
   /** What bound the run, most binding first; each a sentence with its figures. */
   bound: string[];
+}
+
+/**
+ * The kinds of request a fan makes. A status poll answered by the edge alone (its `x-onsale-edge: hit`) is told apart
+ * from one the origin answered; the seat list of a section counts with the seat map, a hold's extension with checkout.
+ */
+export const REQUEST_KINDS = ['join', 'status (edge)', 'status (origin)', 'seat map', 'hold', 'checkout', 'waitlist'] as const;
+export type RequestKind = (typeof REQUEST_KINDS)[number];
+
+/** One kind of process's CPU over the requests answered in the run. */
+export interface ProcessCpuPerRequest {
+  /** `driver`, `edge`, `store`, `database`, `worker`, `other of the product`. */
+  name: string;
+  cpuSeconds: number;
+  /** CPU milliseconds per answered request (null: none answered). */
+  cpuMsPerRequest: number | null;
+}
+
+export interface PerRequestUse {
+  /** Requests that got an HTTP answer (any status), by kind. */
+  answered: Record<RequestKind, number>;
+  /** All of them. */
+  requests: number;
+  /** Requests that got no answer (a reset connection, a timeout): not in `requests`. */
+  unanswered: number;
+  /** Each kind of process, biggest first. */
+  processes: ProcessCpuPerRequest[];
+  /** Every process of the product together (all but the driver). */
+  product: { cpuSeconds: number; cpuMsPerRequest: number | null };
+  /** The crowd's driver alone. */
+  driver: { cpuSeconds: number; cpuMsPerRequest: number | null };
+}
+
+/** The process kinds of a rehearsal's resource groups, as the per-request figures name them. */
+const PROCESS_KIND: Record<string, string> = {
+  driver: 'driver',
+  'edge (workerd)': 'edge',
+  store: 'store',
+  postgres: 'database',
+  worker: 'worker',
+};
+
+/** An empty count of answers by kind. */
+export function answeredByKind(): Record<RequestKind, number> {
+  return Object.fromEntries(REQUEST_KINDS.map((k) => [k, 0])) as Record<RequestKind, number>;
+}
+
+/**
+ * CPU per request: each kind of process's CPU seconds over the requests the fans had answered in the same run (the
+ * sampler counts the processes' CPU from its start to its end, the driver counts answers over the same span).
+ */
+export function perRequestOf(groups: ProcessGroupUse[], answered: Record<RequestKind, number>, unanswered = 0): PerRequestUse {
+  const requests = REQUEST_KINDS.reduce((a, k) => a + answered[k], 0);
+  const perRequest = (cpuSeconds: number) => (requests === 0 ? null : Math.round(((cpuSeconds * 1000) / requests) * 1000) / 1000);
+  const byName = new Map<string, number>();
+  for (const g of groups) {
+    const name = PROCESS_KIND[g.name] ?? 'other of the product';
+    byName.set(name, (byName.get(name) ?? 0) + g.cpuSeconds);
+  }
+  const processes = [...byName.entries()]
+    .map(([name, cpuSeconds]) => ({ name, cpuSeconds: Math.round(cpuSeconds * 10) / 10, cpuMsPerRequest: perRequest(cpuSeconds) }))
+    .sort((a, b) => b.cpuSeconds - a.cpuSeconds);
+  const driverCpu = byName.get('driver') ?? 0;
+  const productCpu = [...byName.entries()].reduce((a, [name, cpu]) => a + (name === 'driver' ? 0 : cpu), 0);
+  return {
+    answered: { ...answered },
+    requests,
+    unanswered,
+    processes,
+    product: { cpuSeconds: Math.round(productCpu * 10) / 10, cpuMsPerRequest: perRequest(productCpu) },
+    driver: { cpuSeconds: Math.round(driverCpu * 10) / 10, cpuMsPerRequest: perRequest(driverCpu) },
+  };
 }
 
 /** A machine busier than this share was CPU-bound as a whole. */
