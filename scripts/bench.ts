@@ -2,6 +2,7 @@
 const benches: Record<string, () => Promise<{ main(argv: string[]): Promise<void> }>> = {
   holds: () => import('../apps/store-api/bench/holds.js'),
   queue: () => import('../apps/store-api/bench/queue.js'),
+  joins: () => import('../apps/store-api/bench/joins.js'),
   ga: () => import('../apps/store-api/bench/ga.js'),
   waitlist: () => import('../apps/store-api/bench/waitlist.js'),
   edge: () => import('../apps/edge/bench/edge.js'),

@@ -192,6 +192,8 @@ function send(pool: Pool, method: string, path: string, headers: Record<string, 
     let chunks: Buffer[] | null = null;
     let first: Buffer | null = null;
     const handler: Dispatcher.DispatchHandler = {
+      // Present so undici takes this for a handler of its current interface (it checks for this method).
+      onRequestStart() {},
       onResponseStart(_controller, statusCode, h) {
         answer.status = statusCode;
         const ra = h['retry-after'];

@@ -1,0 +1,230 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createDb, sql } from '@onsale/shared/db';
+import { AccountTokens } from '@onsale/shared/auth';
+import { createEvent, parseEventFile } from '@onsale/shared/events';
+import { installDataDir, installSecrets } from '@onsale/shared/install';
+import { startLocalEdge } from '../../edge/src/local.js';
+import { loadStoreApiConfig } from '../src/env.js';
+import { benchDatabase } from './database.js';
+import { cpuMicros, createClient, round, runLoad, startProcess, stopProcess, summarize } from './load.js';
+
+const root = join(import.meta.dirname, '..', '..', '..');
+
+const USAGE = `usage: pnpm bench joins [--seconds N] [--concurrency N] [--origin-only]
+
+Joins as a crowd makes them, against the database's own insert rate, in one run on this machine:
+  inserts   single-row INSERTs in autocommit, one loop per connection of the store API's pool (DB_POOL_MAX),
+            on the same database: what the database itself allows for one new row a transaction
+  origin    POST /events/:id/queue on the store API in its own process, request limits, the bot gate and load
+            shedding on (the product's defaults), every join a new fan with a browser's headers, its own device and
+            its own address (X-Forwarded-For, the store trusting its loopback proxy)
+  edge      the same joins through the edge worker (apps/edge, started as the local edge starts), which forwards
+            them to the same store API
+and prints joins/s (the ratio to the insert rate; goal >= 0.5 through the edge), p50/p99, the answers by status and
+code, and CPU per join of the store process, the database's backends and workerd.
+--concurrency is the client's connections (default 200); --origin-only skips the edge.`;
+
+/** A browser's headers, as the rehearsal's human fans send them (the bot gate scores these as a person). */
+const BROWSER = {
+  'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36',
+  accept: 'application/json',
+  'accept-language': 'en-GB,en;q=0.9',
+};
+
+/** CPU microseconds used so far by the given processes together (those gone since count as nothing more). */
+const cpuOf = (pids: number[]) => pids.reduce((a, pid) => a + (cpuMicros(pid) ?? 0), 0);
+
+/** Processes under `pid` whose command name starts with `prefix` (workerd under the local edge). */
+function descendants(pid: number, prefix: string): number[] {
+  const parent = new Map<number, number>();
+  const comm = new Map<number, string>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const s = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const close = s.lastIndexOf(')');
+      parent.set(Number(d), Number(s.slice(close + 2).split(' ')[1]));
+      comm.set(Number(d), s.slice(s.indexOf('(') + 1, close));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const under = (p: number): boolean => {
+    for (let q = parent.get(p); q !== undefined && q > 1; q = parent.get(q)) if (q === pid) return true;
+    return false;
+  };
+  return [...comm.entries()].filter(([p, c]) => c.startsWith(prefix) && under(p)).map(([p]) => p);
+}
+
+export async function main(argv: string[]) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      seconds: { type: 'string', default: '10' },
+      concurrency: { type: 'string', default: '200' },
+      'origin-only': { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) return console.log(USAGE);
+  const seconds = Number(values.seconds);
+  const concurrency = Number(values.concurrency);
+  const poolMax = loadStoreApiConfig({ ...process.env, STORE_API_PORT: '0' }).dbPoolMax;
+  const bench = await benchDatabase();
+  console.log(`database: ${bench.where}; ${concurrency} client connections; store pool ${poolMax}; ${seconds} s per measurement`);
+  const results: Record<string, unknown> = {};
+  const backends = async () =>
+    (
+      await sql<{ pid: number }>`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`.execute(
+        bench.db,
+      )
+    ).rows.map((r) => r.pid);
+
+  // --- the database's own single-row insert rate, one loop per connection of the store's pool ---
+  await sql`CREATE TABLE bench_join_inserts (
+      id bigserial PRIMARY KEY, event_id uuid NOT NULL, account_id text NOT NULL, device_hash text NOT NULL,
+      joined_at timestamptz NOT NULL DEFAULT now(), UNIQUE (event_id, account_id))`.execute(bench.db);
+  const inserts = createDb(bench.url, { max: poolMax, applicationName: 'bench-joins-inserts' });
+  try {
+    await Promise.all(Array.from({ length: poolMax }, () => sql`SELECT 1`.execute(inserts)));
+    const eventId = '00000000-0000-4000-8000-000000000027';
+    let n = 0;
+    const pids = await backends();
+    const cpu0 = cpuOf(pids);
+    const { elapsedMs } = await runLoad(poolMax, seconds * 1000, async () => {
+      const i = n++;
+      await sql`INSERT INTO bench_join_inserts (event_id, account_id, device_hash) VALUES (${eventId}, ${`insert-${i}`}, ${`device-${i}`})`.execute(
+        inserts,
+      );
+    });
+    results.inserts = {
+      perSecond: Math.round((n / elapsedMs) * 1000),
+      connections: poolMax,
+      databaseCpuUsPerInsert: Math.round((cpuOf(pids) - cpu0) / Math.max(1, n)),
+    };
+  } finally {
+    await inserts.destroy();
+  }
+  console.log('inserts', results.inserts);
+  const insertRate = (results.inserts as { perSecond: number }).perSecond;
+
+  const club = JSON.parse(readFileSync(join(root, 'examples', 'club.json'), 'utf8'));
+  const newEvent = async () => {
+    const spec = parseEventFile({
+      ...club,
+      name: 'bench joins',
+      fairnessMode: 'FIFO',
+      onsaleAt: new Date(Date.now() - 60_000).toISOString(),
+      startsAt: new Date(Date.now() + 30 * 86400_000).toISOString(),
+    });
+    return bench.db.transaction().execute((trx) => createEvent(trx, spec, 'bench', { signOff: true }));
+  };
+  const secrets = installSecrets(installDataDir());
+  const accounts = new AccountTokens(secrets.authSecret);
+  const store = await startProcess('apps/store-api/bench/server.ts', {
+    DATABASE_URL: bench.url,
+    NODE_ENV: 'development',
+    DEV_AUTH: 'false',
+    // The product's protections, as it runs for fans (the bench server turns them off unless told).
+    RATE_LIMIT_ENABLED: 'true',
+    BOT_GATE_ENABLED: 'true',
+    LOAD_SHED_ENABLED: 'true',
+    STORE_API_TRUST_PROXY: 'loopback',
+  });
+  const storeUrl = `http://127.0.0.1:${store.port}`;
+  let fanSeq = 0;
+  /** Joins of new fans for `seconds` against `base`; requests/s, latencies, answers, CPU per join. */
+  const measure = async (base: string, cpuPids: () => Promise<Record<string, number[]>>) => {
+    const ev = await newEvent();
+    // Every join a new fan: prepared before the clock starts (an account token is what a signed-in fan carries).
+    const prepared: Record<string, string>[] = [];
+    for (let i = 0; i < Math.ceil(seconds * 8000); i++) {
+      const k = fanSeq++;
+      const address = `10.${100 + (k >> 16)}.${(k >> 8) & 255}.${k & 255}`;
+      prepared.push({
+        ...BROWSER,
+        authorization: `Bearer ${(await accounts.issue(`join-bench-${process.pid}-${k}`)).token}`,
+        'x-device-id': `join-bench-device-${process.pid}-${k}`,
+        'x-forwarded-for': address,
+        'cf-connecting-ip': address,
+      });
+    }
+    const client = createClient(base, concurrency);
+    await client.connect(concurrency);
+    // A second of joins unmeasured first: V8 compiles the route's path (a separate event, so none counts twice).
+    const warm = await newEvent();
+    let w = prepared.length;
+    await runLoad(concurrency, 1000, async () => {
+      const h = prepared[--w];
+      if (h && w > prepared.length / 2) await client.request('POST', `/events/${warm.eventId}/queue`, h);
+    });
+    const groups = await cpuPids();
+    const before = Object.fromEntries(Object.entries(groups).map(([k, pids]) => [k, cpuOf(pids)]));
+    let next = 0;
+    const lat: number[] = [];
+    const answers: Record<string, number> = {};
+    const { elapsedMs } = await runLoad(concurrency, seconds * 1000, async () => {
+      const h = prepared[next++];
+      if (!h || next >= w) return;
+      const r = await client.request('POST', `/events/${ev.eventId}/queue`, h);
+      const key = r.status === 200 ? '200' : `${r.status} ${(r.body as { error?: string } | null)?.error ?? ''}`.trim();
+      answers[key] = (answers[key] ?? 0) + 1;
+      if (r.status === 200) lat.push(r.ms);
+    });
+    client.close();
+    const ok = answers['200'] ?? 0;
+    const cpuUsPerJoin = Object.fromEntries(
+      Object.entries(groups).map(([k, pids]) => [k, ok === 0 ? null : Math.round((cpuOf(pids) - before[k]!) / ok)]),
+    );
+    const rows = await sql<{ n: string }>`SELECT count(*)::text AS n FROM queue_entries WHERE event_id = ${ev.eventId}`.execute(bench.db);
+    return {
+      joinsPerSecond: Math.round((ok / elapsedMs) * 1000),
+      ofInsertRate: round(((ok / elapsedMs) * 1000) / insertRate, 2),
+      ...summarize(lat),
+      answers,
+      queueEntries: Number(rows.rows[0]!.n),
+      cpuUsPerJoin,
+    };
+  };
+  try {
+    results.origin = await measure(storeUrl, async () => ({ store: [store.child.pid!], database: await backends() }));
+    console.log('origin', results.origin);
+    if (!values['origin-only']) {
+      const edge = await startLocalEdge({
+        storeApiUrl: storeUrl,
+        queueTokenSecret: secrets.queueTokenSecret,
+        authSecret: secrets.authSecret,
+      });
+      try {
+        results.edge = await measure(edge.url, async () => ({
+          edge: descendants(process.pid, 'workerd'),
+          store: [store.child.pid!],
+          database: await backends(),
+        }));
+        console.log('edge', results.edge);
+      } finally {
+        await edge.close();
+      }
+    }
+  } finally {
+    await stopProcess(store.child);
+    await bench.close();
+  }
+  console.log(JSON.stringify(results, null, 2));
+  const o = results.origin as { joinsPerSecond: number; ofInsertRate: number; p99Ms: number; cpuUsPerJoin: Record<string, number | null> };
+  const e = results.edge as typeof o | undefined;
+  const cpu = (c: Record<string, number | null>) =>
+    Object.entries(c)
+      .map(([k, v]) => `${k} ${v ?? 'n/a'} us`)
+      .join(', ');
+  console.log(`\ninserts: ${insertRate}/s (${poolMax} connections, autocommit)`);
+  console.log(
+    `joins at the origin: ${o.joinsPerSecond}/s, ${o.ofInsertRate} of the insert rate, p99 ${o.p99Ms} ms; CPU per join: ${cpu(o.cpuUsPerJoin)}`,
+  );
+  if (e)
+    console.log(
+      `joins through the edge: ${e.joinsPerSecond}/s, ${e.ofInsertRate} of the insert rate (goal >= 0.5: ${e.ofInsertRate >= 0.5 ? 'met' : 'not met'}), p99 ${e.p99Ms} ms; CPU per join: ${cpu(e.cpuUsPerJoin)}`,
+    );
+}
