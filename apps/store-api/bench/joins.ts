@@ -83,6 +83,8 @@ export async function main(argv: string[]) {
     ).rows.map((r) => r.pid);
 
   // --- the database's own single-row insert rate, one loop per connection of the store's pool ---
+  // Its own table, made afresh (a BENCH_DATABASE_URL outlives the run), dropped at the end.
+  await sql`DROP TABLE IF EXISTS bench_join_inserts`.execute(bench.db);
   await sql`CREATE TABLE bench_join_inserts (
       id bigserial PRIMARY KEY, event_id uuid NOT NULL, account_id text NOT NULL, device_hash text NOT NULL,
       joined_at timestamptz NOT NULL DEFAULT now(), UNIQUE (event_id, account_id))`.execute(bench.db);
@@ -106,6 +108,7 @@ export async function main(argv: string[]) {
     };
   } finally {
     await inserts.destroy();
+    await sql`DROP TABLE IF EXISTS bench_join_inserts`.execute(bench.db);
   }
   console.log('inserts', results.inserts);
   const insertRate = (results.inserts as { perSecond: number }).perSecond;

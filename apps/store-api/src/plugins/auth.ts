@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
-import { AccountTokens, ensureAccount, type FanIdentity } from '@onsale/shared/auth';
+import { AccountRecorder, AccountTokens, type FanIdentity } from '@onsale/shared/auth';
 import { BoundedCache } from '@onsale/shared/queue';
 import type { Db } from '@onsale/shared/db';
 import { DomainError } from '@onsale/shared';
@@ -24,13 +24,15 @@ declare module 'fastify' {
  * Fan identity over the whole store namespace, deny by default: every route needs
  * `Authorization: Bearer <account token>` unless it opts out with `config: { public: true }`. Tokens are verified
  * by `identity` (the identity provider's key set, or the install's own HS256 secret in development); an account is
- * recorded the first time this process sees it (the provider's fans exist nowhere else until they arrive).
+ * recorded the first time this process sees it (the provider's fans exist nowhere else until they arrive), the new
+ * accounts of requests arriving together in one statement.
  */
 export const authPlugin = fp<{ identity: FanIdentity; devTokens: AccountTokens | null; db: Db }>(
   async (app, opts) => {
     app.decorate('accountTokens', opts.devTokens);
     app.decorateRequest('accountId', '');
     const known = new BoundedCache<string, true>(200_000);
+    const accounts = new AccountRecorder(opts.db);
     // The install's own tokens are verified synchronously (each verified once, its expiry checked every time); a
     // fan this process already knows then passes without a promise, which is most of the cost of a status poll's hook.
     const devIdentity = opts.identity instanceof AccountTokens ? opts.identity : null;
@@ -50,7 +52,7 @@ export const authPlugin = fp<{ identity: FanIdentity; devTokens: AccountTokens |
     const remember = async (req: FastifyRequest, pending: string | Promise<string>) => {
       const accountId = await pending;
       if (!known.get(accountId)) {
-        await ensureAccount(opts.db, accountId);
+        await accounts.record(accountId);
         known.set(accountId, true);
       }
       req.accountId = accountId;
