@@ -8,7 +8,7 @@ import { reconcileInventory } from '@onsale/shared/jobs';
 import { installDataDir, installSecrets } from '@onsale/shared/install';
 import { admissionClaimsFor, createTokenKey, hashDevice, signToken } from '@onsale/shared/queue';
 import { benchDatabase } from './database.js';
-import { createClient, round, runLoad, startProcess, stopProcess as stop, summarize } from './load.js';
+import { cpuMicros, createClient, round, runLoad, startProcess, stopProcess as stop, summarize } from './load.js';
 import { startProduct } from './product.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
@@ -140,7 +140,8 @@ export async function main(argv: string[]) {
 
   // --- the store API under load ---
   /** The warm-up and the scenarios against the store API at `baseUrl`; their figures into `into`. */
-  const measure = async (baseUrl: string, into: Record<string, unknown>, perProcessMetrics: boolean) => {
+  /** `pid`: the store API's one process, whose CPU per hold request is printed (null under a cluster). */
+  const measure = async (baseUrl: string, into: Record<string, unknown>, perProcessMetrics: boolean, pid: number | null) => {
     const client = createClient(baseUrl, concurrency);
     try {
       // The warm-up: spread load on an event of its own against the process just started (its code not yet compiled
@@ -168,6 +169,7 @@ export async function main(argv: string[]) {
         await client.connect(concurrency).catch(() => client.connect(concurrency));
         scenarioStart = performance.now();
         if (process.env.BENCH_TRACE) trace.push(`start ${Date.now()}`);
+        const cpuBefore = pid === null ? null : cpuMicros(pid);
         const { elapsedMs } = await runLoad(concurrency, seconds * 1000, async () => {
           const headers = await nextFan(ev.eventId);
           const section = scenario === 'hot' ? best : sections[Math.floor(Math.random() * sections.length)]!;
@@ -204,6 +206,7 @@ export async function main(argv: string[]) {
             if (r.status >= 500) errors5xx++;
           }
         });
+        const cpuAfter = pid === null ? null : cpuMicros(pid);
         // Double-held seats: a seat in two live holds' responses, or a held seat whose hold does not own it.
         const seen = new Map<number, number>();
         for (const ids of live.values()) for (const id of ids) seen.set(id, (seen.get(id) ?? 0) + 1);
@@ -224,6 +227,9 @@ export async function main(argv: string[]) {
           successfulHoldsPerSec: round((ok / elapsedMs) * 1000, 0),
           holdRequestsPerSec: round((lat.length / elapsedMs) * 1000, 0),
           ...summarize(lat),
+          // The store process's CPU per hold request (a hot section's releases included), whatever else ran meanwhile.
+          cpuUsPerRequest:
+            cpuBefore === null || cpuAfter === null || lat.length === 0 ? null : Math.round((cpuAfter - cpuBefore) / lat.length),
           afterFirstSecond: summarize(steady),
           refusals: codes,
           writeAttempts: perProcessMetrics ? null : { hit: attempts('hit'), miss: attempts('miss') },
@@ -248,7 +254,7 @@ export async function main(argv: string[]) {
         DEV_AUTH: 'false',
       });
       try {
-        await measure(`http://127.0.0.1:${server.port}`, results, false);
+        await measure(`http://127.0.0.1:${server.port}`, results, false, server.child.pid ?? null);
       } finally {
         await stop(server.child);
       }
@@ -263,7 +269,7 @@ export async function main(argv: string[]) {
         });
         const into: Record<string, unknown> = {};
         try {
-          await measure(product.storeUrl, into, n > 1);
+          await measure(product.storeUrl, into, n > 1, null);
         } finally {
           await product.stop();
         }
@@ -288,13 +294,20 @@ export async function main(argv: string[]) {
     }
   if (process.env.BENCH_TRACE) (await import('node:fs')).writeFileSync(process.env.BENCH_TRACE, trace.join('\n'));
   console.log(JSON.stringify(results, null, 2));
-  type Outcome = { successfulHoldsPerSec: number; p99Ms: number; doubleHeldSeats: number; invariantDrift: number };
+  type Outcome = {
+    successfulHoldsPerSec: number;
+    p99Ms: number;
+    doubleHeldSeats: number;
+    invariantDrift: number;
+    cpuUsPerRequest: number | null;
+  };
+  const cpu = (o: Outcome) => (o.cpuUsPerRequest === null ? '' : `, store CPU ${o.cpuUsPerRequest} us a request`);
   const summary = (set: Record<string, unknown>) => {
     const spread = set.spread as Outcome | undefined;
     const hot = set.hot as Outcome | undefined;
     const line = [
-      spread && `spread ${spread.successfulHoldsPerSec}/s p99 ${spread.p99Ms} ms (target >= 1000/s, p99 < 250 ms)`,
-      hot && `hot p99 ${hot.p99Ms} ms (target < 500 ms)`,
+      spread && `spread ${spread.successfulHoldsPerSec}/s p99 ${spread.p99Ms} ms (target >= 1000/s, p99 < 250 ms)${cpu(spread)}`,
+      hot && `hot p99 ${hot.p99Ms} ms (target < 500 ms)${cpu(hot)}`,
     ].filter(Boolean);
     const warm = set.warmUp as Outcome | undefined;
     if (warm) line.push(`cold process (warm-up, first ${warmupSeconds} s) ${warm.successfulHoldsPerSec}/s p99 ${warm.p99Ms} ms`);
