@@ -10,7 +10,7 @@ import { attemptGaHold } from '@onsale/shared/inventory';
 import { admissionClaimsFor, createTokenKey, hashDevice, signToken } from '@onsale/shared/queue';
 import { installDataDir, installSecrets } from '@onsale/shared/install';
 import { benchDatabase } from './database.js';
-import { createClient, percentile, round, runLoad, startProcess, stopProcess as stop, summarize } from './load.js';
+import { cpuMicros, createClient, percentile, round, runLoad, startProcess, stopProcess as stop, summarize } from './load.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
@@ -36,6 +36,7 @@ interface RunResult {
   unitsPerSec: number;
   secondsToSellOut: number;
   requests: number;
+  cpuUsPerRequest: number | null;
   holds: number;
   p50Ms: number;
   p99Ms: number;
@@ -203,7 +204,7 @@ export async function main(argv: string[]) {
         runs.push(r);
         console.log(
           `round ${round_ + 1}, ${n === 1 ? 'single row' : `${n} shards`}: ${r.successfulHoldsPerSec} holds/s (${r.unitsPerSec} units/s), ` +
-            `sold out in ${r.secondsToSellOut} s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, oversold ${r.oversold}, drift ${r.inventory.drift}`,
+            `sold out in ${r.secondsToSellOut} s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, store CPU ${r.cpuUsPerRequest ?? 'n/a'} us a request, oversold ${r.oversold}, drift ${r.inventory.drift}`,
         );
       }
     }
@@ -227,6 +228,7 @@ export async function main(argv: string[]) {
     let lastOkAt = 0;
     const started = performance.now();
     const deadline = started + seconds * 1000;
+    const cpuBefore = cpuMicros(server.child.pid!);
     await Promise.all(
       Array.from({ length: concurrency }, async () => {
         while (!soldOutAt && performance.now() < deadline) {
@@ -251,6 +253,7 @@ export async function main(argv: string[]) {
       }),
     );
     const elapsedMs = (soldOutAt || lastOkAt || performance.now()) - started;
+    const cpuAfter = cpuMicros(server.child.pid!);
 
     // The oversell check: units in the answers against capacity, the shards' counters against the hold units, and
     // the event's invariant as the reconciliation job computes it.
@@ -273,6 +276,8 @@ export async function main(argv: string[]) {
       unitsPerSec: round((unitsInAnswers / elapsedMs) * 1000, 0),
       secondsToSellOut: round(elapsedMs / 1000, 2),
       requests: lat.length,
+      // The store process's CPU per hold request (refusals included), whatever else ran meanwhile.
+      cpuUsPerRequest: cpuBefore === null || cpuAfter === null || lat.length === 0 ? null : Math.round((cpuAfter - cpuBefore) / lat.length),
       holds: held.size,
       p50Ms: round(percentile(sortedOk, 50)),
       p99Ms: round(percentile(sortedOk, 99)),
