@@ -14,6 +14,8 @@ export interface EmbeddedOptions {
   port: number;
   /** The superuser's password: set at initialisation, and used to connect. */
   password: string;
+  /** Server settings beyond the defaults (`-c name=value`), e.g. `shared_preload_libraries` for a profiling run. */
+  settings?: Record<string, string>;
 }
 
 /** The embedded server could not start; the message is one line that says why (a busy port, a data directory in use). */
@@ -59,7 +61,13 @@ export async function startEmbeddedPostgres(dataDir: string, opts: EmbeddedOptio
     persistent: true,
     createPostgresUser: true,
     // Loopback only, and no Unix socket (whose directory other users of the machine may reach).
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+    postgresFlags: [
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      ...Object.entries(opts.settings ?? {}).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
+    ],
     onLog: (m: string) => {
       if (log.length < 200) log.push(m);
     },
