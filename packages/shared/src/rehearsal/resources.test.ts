@@ -109,3 +109,16 @@ describe('perRequestOf', () => {
     expect(p.product).toEqual({ cpuSeconds: 0, cpuMsPerRequest: null });
   });
 });
+
+describe('boundOf and CPU per request', () => {
+  it("names a driver over its CPU budget per request, with the product's figure beside it", () => {
+    const answered = { ...answeredByKind(), 'status (origin)': 1000 };
+    const groups = [group('driver', 0.4, { cpuSeconds: 0.9 }), group('store', 0.3, { cpuSeconds: 0.6 })];
+    const b = boundOf(use({ groups, perRequest: perRequestOf(groups, answered) }));
+    expect(b).toContain(
+      "the crowd's driver: 0.900 ms of CPU per request (its budget 0.3 ms) against the product's 0.600 ms, on the same cores",
+    );
+    const cheap = [group('driver', 0.1, { cpuSeconds: 0.2 }), group('store', 0.3, { cpuSeconds: 0.6 })];
+    expect(boundOf(use({ groups: cheap, perRequest: perRequestOf(cheap, answered) })).join(' ')).not.toMatch(/crowd's driver/);
+  });
+});

@@ -125,6 +125,8 @@ export const PROCESS_BOUND_CORES = 0.85;
 export const DRIVER_LAG_BOUND_MS = 1000;
 /** Fans waiting longer than this past their arrival to send a join: the product's join pace bound the run. */
 export const JOIN_LAG_BOUND_MS = 10_000;
+/** CPU a request may cost the crowd's driver before the report says the driver took a share of the product's machine. */
+export const DRIVER_CPU_BUDGET_MS = 0.3;
 
 const f = (v: number, digits = 2) => v.toFixed(digits);
 
@@ -147,6 +149,11 @@ export function boundOf(u: Omit<ResourceUse, 'bound'>): string[] {
         `CPU of one ${g.name} process: ${f(g.busiestProcessCores)} of its one core on average${g.processes > 1 ? ` (${g.processes} ${g.name} processes, ${f(g.avgCores)} cores together)` : ''}`,
       );
   }
+  const driverMs = u.perRequest?.driver.cpuMsPerRequest ?? null;
+  if (driverMs !== null && driverMs > DRIVER_CPU_BUDGET_MS)
+    out.push(
+      `the crowd's driver: ${f(driverMs, 3)} ms of CPU per request (its budget ${DRIVER_CPU_BUDGET_MS} ms) against the product's ${u.perRequest!.product.cpuMsPerRequest === null ? 'unmeasured' : `${f(u.perRequest!.product.cpuMsPerRequest, 3)} ms`}, on the same cores`,
+    );
   if (u.driverLoopDelayP99Ms !== null && u.driverLoopDelayP99Ms >= DRIVER_LAG_BOUND_MS)
     out.push(`the driver itself: its event loop lagged ${u.driverLoopDelayP99Ms} ms at p99, so fans' steps ran late`);
   if (u.machine && u.machine.busyShare >= MACHINE_BOUND_SHARE) {
