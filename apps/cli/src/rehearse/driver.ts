@@ -185,36 +185,55 @@ interface RawAnswer {
   text: string;
 }
 
+/**
+ * Reads one answer whole as undici delivers it, and is the answer too: one object a request (its methods on the
+ * prototype), not a closure per callback.
+ */
+class AnswerReader implements Dispatcher.DispatchHandler, RawAnswer {
+  status = 0;
+  retryAfter: string | undefined = undefined;
+  edge: string | undefined = undefined;
+  text = '';
+  private first: Buffer | null = null;
+  private chunks: Buffer[] | null = null;
+
+  constructor(
+    private readonly resolve: (a: RawAnswer) => void,
+    private readonly reject: (e: Error) => void,
+  ) {}
+
+  // Present so undici takes this for a handler of its current interface (it checks for this method).
+  onRequestStart() {}
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, h: Record<string, string | string[] | undefined>) {
+    this.status = statusCode;
+    const ra = h['retry-after'];
+    this.retryAfter = typeof ra === 'string' ? ra : undefined;
+    const edge = h['x-onsale-edge'];
+    this.edge = typeof edge === 'string' ? edge : undefined;
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer) {
+    if (this.first === null) this.first = chunk;
+    else (this.chunks ??= [this.first]).push(chunk);
+  }
+
+  onResponseEnd() {
+    this.text = this.chunks ? Buffer.concat(this.chunks).toString('utf8') : this.first ? this.first.toString('utf8') : '';
+    this.first = this.chunks = null;
+    this.resolve(this);
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error) {
+    this.reject(error);
+  }
+}
+
 /** Sends one request on `pool` and resolves with its whole answer (rejects with undici's error, its `code` set). */
 function send(pool: Pool, method: string, path: string, headers: Record<string, string>, body: string | undefined): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
-    const answer: RawAnswer = { status: 0, retryAfter: undefined, edge: undefined, text: '' };
-    let chunks: Buffer[] | null = null;
-    let first: Buffer | null = null;
-    const handler: Dispatcher.DispatchHandler = {
-      // Present so undici takes this for a handler of its current interface (it checks for this method).
-      onRequestStart() {},
-      onResponseStart(_controller, statusCode, h) {
-        answer.status = statusCode;
-        const ra = h['retry-after'];
-        answer.retryAfter = typeof ra === 'string' ? ra : undefined;
-        const edge = h['x-onsale-edge'];
-        answer.edge = typeof edge === 'string' ? edge : undefined;
-      },
-      onResponseData(_controller, chunk) {
-        if (first === null) first = chunk;
-        else (chunks ??= [first]).push(chunk);
-      },
-      onResponseEnd() {
-        answer.text = chunks ? Buffer.concat(chunks).toString('utf8') : first ? first.toString('utf8') : '';
-        resolve(answer);
-      },
-      onResponseError(_controller, error) {
-        reject(error);
-      },
-    };
     try {
-      pool.dispatch({ method, path, headers, body }, handler);
+      pool.dispatch({ method, path, headers, body }, new AnswerReader(resolve, reject));
     } catch (e) {
       reject(e instanceof Error ? e : new Error(String(e)));
     }
@@ -393,17 +412,23 @@ export class Crowd {
     return `10.${100 + (k >> 16)}.${(k >> 8) & 255}.${k & 255}`;
   }
 
-  private async headers(i: number): Promise<Record<string, string>> {
-    let t = this.accountToken[i];
-    if (t === undefined) {
-      t = (await this.tokens.issue(this.accountId(i))).token;
-      this.accountToken[i] = t;
-    }
+  /**
+   * A fan's request headers. Its account token (kept as the Authorization value, `Bearer ...`) is signed on its first
+   * request; after that the headers come without a promise.
+   */
+  private headers(i: number): Record<string, string> | Promise<Record<string, string>> {
+    const authorization = this.accountToken[i];
+    if (authorization === undefined)
+      return this.tokens.issue(this.accountId(i)).then((r) => this.headersWith(i, (this.accountToken[i] = `Bearer ${r.token}`)));
+    return this.headersWith(i, authorization);
+  }
+
+  private headersWith(i: number, authorization: string): Record<string, string> {
     // The fan's address as a proxy in front of the store API says it (X-Forwarded-For), and as Cloudflare would give
     // it to the edge worker (CF-Connecting-IP, which the local workerd does not set).
     const address = this.address(i);
     return {
-      authorization: `Bearer ${t}`,
+      authorization,
       'x-device-id': this.device(i),
       'x-forwarded-for': address,
       'cf-connecting-ip': address,
