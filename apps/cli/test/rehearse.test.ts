@@ -127,6 +127,7 @@ describe('onsale rehearse', () => {
       expect(per.answered['status (edge)']).toBe(0);
       expect(per.requests + per.unanswered).toBe(report.driver.requests);
       expect(per.driver.cpuMsPerRequest).toBeGreaterThan(0);
+      expect(per.productMeasured).toBe(false);
       expect(run.stdout).toMatch(/## CPU per request[\s\S]*\| hold \| [1-9][\d,]* \|[\s\S]*\(`--target`\): their CPU was not measured/);
 
       // Kept in the database for the console: one row per run, and the event marked as a rehearsal's.
@@ -199,6 +200,7 @@ describe('onsale rehearse', () => {
     expect(readFileSync(join(dir, 'spawn.md'), 'utf8')).toMatch(/## What bound it\n\n- /);
     // CPU per request of each kind of process it started, the product's together apart from the driver's.
     const per = use.perRequest!;
+    expect(per.productMeasured).toBe(true);
     const names = per.processes.map((p) => p.name);
     for (const name of ['driver', 'store', 'database', 'worker']) expect(names, name).toContain(name);
     for (const p of per.processes) expect(p.cpuMsPerRequest, p.name).not.toBeNull();

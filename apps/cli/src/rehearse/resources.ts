@@ -177,7 +177,7 @@ export class ResourceSampler {
   async finish(
     driverLoopDelayP99Ms: number | null,
     joins?: ResourceUse['joins'],
-    answered?: { byKind: Record<RequestKind, number>; unanswered: number },
+    answered?: { byKind: Record<RequestKind, number>; unanswered: number; productMeasured: boolean },
   ): Promise<ResourceUse> {
     clearInterval(this.timer);
     await this.sample();
@@ -229,7 +229,7 @@ export class ResourceSampler {
       database,
       driverLoopDelayP99Ms,
       ...(joins ? { joins } : {}),
-      ...(answered ? { perRequest: perRequestOf(groups, answered.byKind, answered.unanswered) } : {}),
+      ...(answered ? { perRequest: perRequestOf(groups, answered.byKind, answered.unanswered, answered.productMeasured) } : {}),
     };
     return { ...use, bound: boundOf(use) };
   }

@@ -374,7 +374,7 @@ async function runOn(
         joinedPerSecond: result.joined / Math.max(1, (Date.now() - startAt) / 1000),
         arrivalLagMaxMs: result.arrivalLagMaxMs,
       },
-      { byKind: result.answeredByKind, unanswered: result.unansweredRequests },
+      { byKind: result.answeredByKind, unanswered: result.unansweredRequests, productMeasured: c.product !== undefined },
     );
     // A fault still open gets a last chance to show its recovery.
     const settleUntil = Date.now() + 30_000;

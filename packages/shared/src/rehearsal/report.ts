@@ -155,14 +155,14 @@ function perRequestMarkdown(p: PerRequestUse, loopDelayP99Ms: number | null, d: 
   lines.push(`| all | ${n(p.requests)}${p.unanswered > 0 ? ` (and ${n(p.unanswered)} never answered)` : ''} |`, '');
   lines.push('| processes | CPU seconds | CPU ms per request |', '| --- | --- | --- |');
   for (const g of p.processes) lines.push(`| ${g.name} | ${n(g.cpuSeconds, 1)} | ${n(g.cpuMsPerRequest, 3)} |`);
-  const productSeen = p.processes.some((g) => g.name !== 'driver');
-  lines.push(`| the product (all but the driver) | ${n(p.product.cpuSeconds, 1)} | ${n(p.product.cpuMsPerRequest, 3)} |`, '');
+  if (p.productMeasured)
+    lines.push(`| the product (all but the driver) | ${n(p.product.cpuSeconds, 1)} | ${n(p.product.cpuMsPerRequest, 3)} |`, '');
   // Against --target the product's processes are not the driver's children: /proc tells the driver nothing of them.
-  if (!productSeen) lines.push("The product's processes were not started by this rehearsal (`--target`): their CPU was not measured.", '');
+  else lines.push('', "The product's processes were not started by this rehearsal (`--target`): their CPU was not measured.", '');
   const lag = [`event-loop delay p99 ${n(loopDelayP99Ms)} ms`];
   if (d.arrivalLagMaxMs) lag.push(`fans sent their join up to ${n(d.arrivalLagMaxMs / 1000, 1)} s after they arrived`);
   lines.push(
-    `The crowd: ${n(p.driver.cpuMsPerRequest, 3)} ms of the driver's CPU per request against the product's ${n(p.product.cpuMsPerRequest, 3)} ms; its own lag: ${lag.join(', ')}.`,
+    `The crowd: ${n(p.driver.cpuMsPerRequest, 3)} ms of the driver's CPU per request${p.productMeasured ? ` against the product's ${n(p.product.cpuMsPerRequest, 3)} ms` : ''}; its own lag: ${lag.join(', ')}.`,
     '',
   );
   return lines;

@@ -100,6 +100,7 @@ describe('perRequestOf', () => {
     ]);
     expect(p.driver).toEqual({ cpuSeconds: 3, cpuMsPerRequest: 0.3 });
     expect(p.product).toEqual({ cpuSeconds: 12, cpuMsPerRequest: 1.2 });
+    expect(p.productMeasured).toBe(true);
   });
 
   it('has no figure per request when nothing was answered', () => {
@@ -120,5 +121,9 @@ describe('boundOf and CPU per request', () => {
     );
     const cheap = [group('driver', 0.1, { cpuSeconds: 0.2 }), group('store', 0.3, { cpuSeconds: 0.6 })];
     expect(boundOf(use({ groups: cheap, perRequest: perRequestOf(cheap, answered) })).join(' ')).not.toMatch(/crowd's driver/);
+    // Against --target the product was not measured: no figure of it beside the driver's.
+    expect(boundOf(use({ groups, perRequest: perRequestOf(groups, answered, 0, false) }))).toContain(
+      "the crowd's driver: 0.900 ms of CPU per request (its budget 0.3 ms)",
+    );
   });
 });

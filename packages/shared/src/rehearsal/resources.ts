@@ -72,6 +72,11 @@ export interface PerRequestUse {
   processes: ProcessCpuPerRequest[];
   /** Every process of the product together (all but the driver). */
   product: { cpuSeconds: number; cpuMsPerRequest: number | null };
+  /**
+   * Whether the product's processes were measured: only those the rehearsal started (`--spawn`) are the driver's to
+   * read; against `--target` the product's figure is left out (other processes the driver starts count as other).
+   */
+  productMeasured: boolean;
   /** The crowd's driver alone. */
   driver: { cpuSeconds: number; cpuMsPerRequest: number | null };
 }
@@ -94,7 +99,12 @@ export function answeredByKind(): Record<RequestKind, number> {
  * CPU per request: each kind of process's CPU seconds over the requests the fans had answered in the same run (the
  * sampler counts the processes' CPU from its start to its end, the driver counts answers over the same span).
  */
-export function perRequestOf(groups: ProcessGroupUse[], answered: Record<RequestKind, number>, unanswered = 0): PerRequestUse {
+export function perRequestOf(
+  groups: ProcessGroupUse[],
+  answered: Record<RequestKind, number>,
+  unanswered = 0,
+  productMeasured = true,
+): PerRequestUse {
   const requests = REQUEST_KINDS.reduce((a, k) => a + answered[k], 0);
   const perRequest = (cpuSeconds: number) => (requests === 0 ? null : Math.round(((cpuSeconds * 1000) / requests) * 1000) / 1000);
   const byName = new Map<string, number>();
@@ -114,6 +124,7 @@ export function perRequestOf(groups: ProcessGroupUse[], answered: Record<Request
     processes,
     product: { cpuSeconds: Math.round(productCpu * 10) / 10, cpuMsPerRequest: perRequest(productCpu) },
     driver: { cpuSeconds: Math.round(driverCpu * 10) / 10, cpuMsPerRequest: perRequest(driverCpu) },
+    productMeasured,
   };
 }
 
@@ -152,7 +163,7 @@ export function boundOf(u: Omit<ResourceUse, 'bound'>): string[] {
   const driverMs = u.perRequest?.driver.cpuMsPerRequest ?? null;
   if (driverMs !== null && driverMs > DRIVER_CPU_BUDGET_MS)
     out.push(
-      `the crowd's driver: ${f(driverMs, 3)} ms of CPU per request (its budget ${DRIVER_CPU_BUDGET_MS} ms) against the product's ${u.perRequest!.product.cpuMsPerRequest === null ? 'unmeasured' : `${f(u.perRequest!.product.cpuMsPerRequest, 3)} ms`}, on the same cores`,
+      `the crowd's driver: ${f(driverMs, 3)} ms of CPU per request (its budget ${DRIVER_CPU_BUDGET_MS} ms)${u.perRequest!.productMeasured && u.perRequest!.product.cpuMsPerRequest !== null ? ` against the product's ${f(u.perRequest!.product.cpuMsPerRequest, 3)} ms, on the same cores` : ''}`,
     );
   if (u.driverLoopDelayP99Ms !== null && u.driverLoopDelayP99Ms >= DRIVER_LAG_BOUND_MS)
     out.push(`the driver itself: its event loop lagged ${u.driverLoopDelayP99Ms} ms at p99, so fans' steps ran late`);
