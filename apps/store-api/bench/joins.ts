@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createDb, sql } from '@onsale/shared/db';
@@ -20,10 +20,10 @@ Joins as a crowd makes them, against the database's own insert rate, in one run 
   origin    POST /events/:id/queue on the store API in its own process, request limits, the bot gate and load
             shedding on (the product's defaults), every join a new fan with a browser's headers, its own device and
             its own address (X-Forwarded-For, the store trusting its loopback proxy)
-  edge      the same joins through the edge worker (apps/edge, started as the local edge starts), which forwards
-            them to the same store API
+  edge      the same joins through the edge as npm start -- --edge runs it (workerd serve behind its framing guard,
+            startLocalEdge), which forwards them to the same store API
 and prints joins/s (the ratio to the insert rate; goal >= 0.5 through the edge), p50/p99, the answers by status and
-code, and CPU per join of the store process, the database's backends and workerd.
+code, and CPU per join of the store process, the database's backends, workerd and the framing guard.
 --concurrency is the client's connections (default 200); --origin-only skips the edge.`;
 
 /** A browser's headers, as the rehearsal's human fans send them (the bot gate scores these as a person). */
@@ -35,28 +35,6 @@ const BROWSER = {
 
 /** CPU microseconds used so far by the given processes together (those gone since count as nothing more). */
 const cpuOf = (pids: number[]) => pids.reduce((a, pid) => a + (cpuMicros(pid) ?? 0), 0);
-
-/** Processes under `pid` whose command name starts with `prefix` (workerd under the local edge). */
-function descendants(pid: number, prefix: string): number[] {
-  const parent = new Map<number, number>();
-  const comm = new Map<number, string>();
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const s = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const close = s.lastIndexOf(')');
-      parent.set(Number(d), Number(s.slice(close + 2).split(' ')[1]));
-      comm.set(Number(d), s.slice(s.indexOf('(') + 1, close));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const under = (p: number): boolean => {
-    for (let q = parent.get(p); q !== undefined && q > 1; q = parent.get(q)) if (q === pid) return true;
-    return false;
-  };
-  return [...comm.entries()].filter(([p, c]) => c.startsWith(prefix) && under(p)).map(([p]) => p);
-}
 
 export async function main(argv: string[]) {
   const { values } = parseArgs({
@@ -202,7 +180,8 @@ export async function main(argv: string[]) {
       });
       try {
         results.edge = await measure(edge.url, async () => ({
-          edge: descendants(process.pid, 'workerd'),
+          edge: [edge.pid],
+          ...(edge.guardPid === undefined ? {} : { 'framing guard': [edge.guardPid] }),
           store: [store.child.pid!],
           database: await backends(),
         }));
