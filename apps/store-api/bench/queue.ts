@@ -236,11 +236,16 @@ export async function main(argv: string[]) {
   // Limits stay on (their hooks are part of the route's cost) but high enough that one loopback client standing for
   // thousands of fans is not refused; the bot gate is off for the joins that hand out the queue tokens.
   const big = '1000000000';
+  // A product that does not start (the database refusing more clients, say) leaves no bare route running behind it.
   const product = await startProduct(bench.url, [], {
     BOT_GATE_ENABLED: 'false',
     RATE_LIMIT_STATUS_PER_IP: big,
     RATE_LIMIT_STATUS_PER_ACCOUNT: big,
     RATE_LIMIT_JOIN_PER_IP: big,
+  }).catch(async (e: unknown) => {
+    await stopProcess(bare.child);
+    await bench.close();
+    throw e;
   });
   try {
     // Fans behind a block of earlier joins, so the running admission controller (it stops at the plausible seats)
