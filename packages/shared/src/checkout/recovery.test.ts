@@ -7,7 +7,7 @@ import { checkoutRequestHash, CheckoutService } from './checkout.service.js';
 import { CardFingerprints } from './card-fingerprint.js';
 import { ProcessLease } from './process-lease.js';
 import { databaseFaultOf } from '../db/faults.js';
-import { SimulatedPaymentGateway, TEST_CARDS } from './payment.js';
+import { SimulatedPaymentGateway, TEST_CARDS, type ChargeRequest, type PaymentProvider } from './payment.js';
 
 let t: TestDatabase;
 let eventId: string;
@@ -222,6 +222,49 @@ describe('checkouts orphaned by a process that is gone', () => {
     expect(await status(reconnectingHold)).toBe('PAYING');
     expect(await status(slowHold)).toBe('PAYING');
     await survivorLease.stop();
+  });
+
+  it('a process taken for dead whose charge lands after another settled its attempt refunds the charge: never money without the seats', async () => {
+    const ledger = new SimulatedPaymentGateway({ tps: 1000, latencyMs: 0, failureRate: 0, db: t.db });
+    // A provider whose charge is still on its way (a real one may not find it by its key until it is made).
+    let landCharge!: () => void;
+    const landed = new Promise<void>((r) => (landCharge = r));
+    let charging!: () => void;
+    const inFlight = new Promise<void>((r) => (charging = r));
+    const slow: PaymentProvider = {
+      charge: async (req: ChargeRequest) => {
+        charging();
+        await landed;
+        return ledger.charge(req);
+      },
+      refund: (reference) => ledger.refund(reference),
+      lookup: (key) => ledger.lookup(key),
+    };
+    const cards = new CardFingerprints(testSecrets().cardFingerprintSecret);
+    const owner = new CheckoutService({ db: t.db, cards, payments: slow, lease: new ProcessLease(t.db, { id: 'taken-for-dead' }) });
+    const survivor = new CheckoutService({ db: t.db, cards, payments: ledger, lease: new ProcessLease(t.db, { id: 'fence-survivor' }) });
+    const hold = await holds.create('fence-1', eventId, { section: 'S', quantity: 2 });
+    const paying = owner
+      // A card of its own: the per-card limit of the event is the other tests' to use up.
+      .checkout('fence-1', hold.holdId, 'key-fence-0001', { payment: { instrument: { type: 'card', number: '4000056655665556' } } })
+      .catch((e: unknown) => e);
+    expect(await Promise.race([inFlight.then(() => 'charging'), paying])).toBe('charging');
+    // The owner is taken for dead (its lease ended here; a dropped lease connection does the same) while its charge
+    // is in flight: the survivor asks the provider, finds nothing charged, and gives the hold back.
+    await sql`INSERT INTO store_processes (id, stopped_at) VALUES ('taken-for-dead', now())`.execute(t.db);
+    expect(await survivor.recoverOrphanedPayments()).toEqual({ settled: 1, confirmed: 0 });
+    // Then the charge lands: the owner finds its attempt settled, refunds, and answers what the settlement said.
+    landCharge();
+    expect(await paying).toMatchObject({ code: 'PAYMENT_NOT_COMPLETED' });
+    const charge = await t.db
+      .selectFrom('simulated_gateway_charges')
+      .selectAll()
+      .where('idempotency_key', '=', 'fence-1:key-fence-0001')
+      .executeTakeFirstOrThrow();
+    expect(charge).toMatchObject({ status: 'succeeded' });
+    expect(charge.refunded_at).not.toBeNull();
+    expect((await t.db.selectFrom('holds').select('status').where('id', '=', hold.holdId).executeTakeFirstOrThrow()).status).toBe('HELD');
+    expect(await t.db.selectFrom('orders').select('id').where('hold_id', '=', hold.holdId).execute()).toEqual([]);
   });
 
   it("a retry of a checkout whose process was killed is answered CHECKOUT_IN_PROGRESS at once, without the in-progress wait; a live owner's retry waits for it", async () => {
