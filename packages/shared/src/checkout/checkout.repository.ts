@@ -11,6 +11,20 @@ export function findAttempt(db: Db | Trx, accountId: string, key: string) {
     .executeTakeFirst();
 }
 
+/**
+ * An attempt under this key for this hold, with what a replay checks (the hold's event, whether the account is
+ * blocked from it), read without the hold's lock: a retry is answered from its attempt, never queued behind the
+ * attempt's own last step or its settlement by another process.
+ */
+export async function findAttemptForReplay(db: Db | Trx, accountId: string, key: string, holdId: string) {
+  const { rows } = await sql<{ request_hash: string; event_id: string; account_blocked: boolean }>`
+    SELECT a.request_hash, h.event_id,
+           EXISTS (SELECT 1 FROM account_blocks b WHERE b.event_id = h.event_id AND b.account_id = a.account_id) AS account_blocked
+    FROM checkout_attempts a JOIN holds h ON h.id = a.hold_id
+    WHERE a.account_id = ${accountId} AND a.idempotency_key = ${key} AND a.hold_id = ${holdId}`.execute(db);
+  return rows[0];
+}
+
 export async function insertAttempt(
   trx: Trx,
   a: { accountId: string; key: string; holdId: string; requestHash: string; instrument: string; seatCount: number; owner: string | null },

@@ -144,6 +144,16 @@ export class CheckoutService {
     const { db } = this.deps;
 
     const begun = await db.transaction().execute(async (trx) => {
+      // A retry of this very checkout is answered from its attempt without the hold's lock, which the attempt's own
+      // last step, or its settlement by another process (its owner killed), may be holding.
+      const retried = await repo.findAttemptForReplay(trx, accountId, idempotencyKey, holdId);
+      if (retried) {
+        assertAdmittedFor(retried.event_id, admittedEventId);
+        if (retried.account_blocked) throw accountBlocked();
+        if (retried.request_hash !== requestHash && retried.request_hash !== legacyRequestHash(holdId, number))
+          throw keyReusedForCheckout();
+        return { kind: 'replay' as const };
+      }
       const hold = await holds.lockHoldWithEvent(trx, holdId);
       if (!hold) throw notFound('HOLD_NOT_FOUND', `no hold ${holdId}`, 'id');
       if (hold.account_id !== accountId)
@@ -153,10 +163,7 @@ export class CheckoutService {
 
       const prior = await repo.findAttempt(trx, accountId, idempotencyKey);
       if (prior) {
-        if (prior.request_hash !== requestHash && prior.request_hash !== legacyRequestHash(holdId, number))
-          throw new DomainError('invalid', 'IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for a different request', {
-            field: 'idempotency-key',
-          });
+        if (prior.request_hash !== requestHash && prior.request_hash !== legacyRequestHash(holdId, number)) throw keyReusedForCheckout();
         return { kind: 'replay' as const };
       }
       if (hold.status === 'PURCHASED') {
@@ -468,6 +475,10 @@ const SETTLE_CONCURRENCY = 4;
 /** Retry-After of a checkout still in progress under the same key. */
 export const IN_PROGRESS_RETRY_AFTER_SECONDS = 2;
 
+const keyReusedForCheckout = () =>
+  new DomainError('invalid', 'IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for a different request', {
+    field: 'idempotency-key',
+  });
 const lapsedDuringPayment = () =>
   new DomainError('gone', 'HOLD_EXPIRED', 'the hold lapsed while the payment was in flight; the charge was refunded');
 const notCompleted = () =>
