@@ -122,7 +122,7 @@ describe('holds are idempotent', () => {
     expect(fresh.body.holdId).not.toBe(again.body.holdId);
   });
 
-  it('two store-API processes given one key at once: one hold survives, the other seats go straight back', async () => {
+  it('two store-API processes given one key at once: one hold, the other requests take no seat (the key is read under the account lock in the hold statement)', async () => {
     const config = loadStoreApiConfig({
       NODE_ENV: 'test',
       DEV_AUTH: 'true',

@@ -11,6 +11,20 @@ export function findAttempt(db: Db | Trx, accountId: string, key: string) {
     .executeTakeFirst();
 }
 
+/**
+ * An attempt under this key for this hold, with what a replay checks (the hold's event, whether the account is
+ * blocked from it), read without the hold's lock: a retry is answered from its attempt, never queued behind the
+ * attempt's own last step or its settlement by another process.
+ */
+export async function findAttemptForReplay(db: Db | Trx, accountId: string, key: string, holdId: string) {
+  const { rows } = await sql<{ request_hash: string; event_id: string; account_blocked: boolean }>`
+    SELECT a.request_hash, h.event_id,
+           EXISTS (SELECT 1 FROM account_blocks b WHERE b.event_id = h.event_id AND b.account_id = a.account_id) AS account_blocked
+    FROM checkout_attempts a JOIN holds h ON h.id = a.hold_id
+    WHERE a.account_id = ${accountId} AND a.idempotency_key = ${key} AND a.hold_id = ${holdId}`.execute(db);
+  return rows[0];
+}
+
 export async function insertAttempt(
   trx: Trx,
   a: { accountId: string; key: string; holdId: string; requestHash: string; instrument: string; seatCount: number; owner: string | null },
@@ -158,44 +172,77 @@ export interface PendingAttemptRow {
   seat_count: number;
 }
 
+/** How a process judges that another one is gone (see orphanedAttempts). */
+export interface GoneRule {
+  /** Its lease not renewed for this long: gone (a lost machine, a stalled process). Null: this rule is not used now. */
+  silentSeconds: number | null;
+  /**
+   * Its lease's connection ended (the backend is gone: the process died and took its connections with it) and the
+   * lease not renewed for this long since (a live process whose connection dropped opens another and renews first).
+   */
+  connectionGoneSeconds: number;
+  /**
+   * The connection rule is used only while this process's own lease connection has been up this long and renewed
+   * within connectionGoneSeconds: after a database restart every connection is new, and every live process has
+   * had the time to renew over its new one.
+   */
+  ownConnectionUpSeconds: number;
+}
+
+/** A lease's connection is gone: no backend with its pid and start (a start hidden from this role counts as there). */
+const connectionGone = sql<boolean>`(p.backend_pid IS NOT NULL AND NOT EXISTS (
+  SELECT 1 FROM pg_stat_activity s WHERE s.pid = p.backend_pid AND (s.backend_start = p.backend_start OR s.backend_start IS NULL)))`;
+
 /**
- * PENDING attempts whose owner is gone: its lease ended (a clean stop), or was not renewed for `silentSeconds`, or
- * (attempts with no owner, or an owner with no lease row) older than `unownedAfterSeconds`. Never this process's own.
+ * PENDING attempts whose owner is gone: its lease ended (a clean stop), or its connection ended (killed) and it has
+ * not renewed since, or it was not renewed for `silentSeconds`, or (attempts with no owner, or an owner with no
+ * lease row) older than `unownedAfterSeconds`. Never this process's own.
  */
 export async function orphanedAttempts(
   db: Db,
   self: string,
-  silentSeconds: number,
+  rule: GoneRule,
   unownedAfterSeconds: number,
   limit = 100,
 ): Promise<PendingAttemptRow[]> {
   const { rows } = await sql<PendingAttemptRow>`
+    WITH me AS MATERIALIZED (
+      SELECT EXISTS (SELECT 1 FROM store_processes WHERE id = ${self} AND stopped_at IS NULL
+                       AND backend_start < now() - make_interval(secs => ${rule.ownConnectionUpSeconds})
+                       AND seen_at > now() - make_interval(secs => ${rule.connectionGoneSeconds})) AS steady)
     SELECT a.account_id, a.idempotency_key, a.hold_id, a.instrument_fingerprint, a.seat_count
     FROM checkout_attempts a LEFT JOIN store_processes p ON p.id = a.owner
     WHERE a.status = 'PENDING' AND a.owner IS DISTINCT FROM ${self}
       AND (p.stopped_at IS NOT NULL
-        OR p.seen_at < now() - make_interval(secs => ${silentSeconds})
+        OR ((SELECT steady FROM me) AND p.seen_at < now() - make_interval(secs => ${rule.connectionGoneSeconds}) AND ${connectionGone})
+        OR p.seen_at < now() - make_interval(secs => ${rule.silentSeconds}::float8)
         OR (p.id IS NULL AND a.created_at < now() - make_interval(secs => ${unownedAfterSeconds})))
     ORDER BY a.created_at LIMIT ${limit}`.execute(db);
   return rows;
 }
 
 /**
- * Whether the process `owner` is renewing its lease now (renewed within `withinSeconds`, not ended). False for an
- * owner with no lease row.
+ * Whether the process `owner` is renewing its lease now: renewed within `withinSeconds`, not ended, and its lease's
+ * connection still there. False for an owner with no lease row.
  */
 export async function leaseIsLive(db: Db, owner: string, withinSeconds: number): Promise<boolean> {
   const { rows } = await sql<{ live: boolean }>`
-    SELECT (stopped_at IS NULL AND seen_at >= now() - make_interval(secs => ${withinSeconds})) AS live
-    FROM store_processes WHERE id = ${owner}`.execute(db);
+    SELECT (p.stopped_at IS NULL AND p.seen_at >= now() - make_interval(secs => ${withinSeconds}) AND NOT ${connectionGone}) AS live
+    FROM store_processes p WHERE p.id = ${owner}`.execute(db);
   return rows[0]?.live ?? false;
 }
 
-/** Renews a store-API process's lease (taking it on the first call). */
+/**
+ * Renews a store-API process's lease (taking it on the first call), naming the backend of the connection it runs on:
+ * run it over the process's own lease connection.
+ */
 export async function renewLease(db: Db, id: string): Promise<void> {
   await sql`
-    INSERT INTO store_processes (id) VALUES (${id})
-    ON CONFLICT (id) DO UPDATE SET seen_at = now(), stopped_at = NULL`.execute(db);
+    INSERT INTO store_processes (id, backend_pid, backend_start)
+    SELECT ${id}, pid, backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()
+    ON CONFLICT (id) DO UPDATE SET seen_at = now(), stopped_at = NULL, backend_pid = EXCLUDED.backend_pid, backend_start = EXCLUDED.backend_start`.execute(
+    db,
+  );
 }
 
 export async function endLease(db: Db, id: string): Promise<void> {

@@ -12,7 +12,7 @@ import type { Metrics } from '../metrics/index.js';
 import * as repo from './checkout.repository.js';
 import type { CheckoutRequest } from './checkout.schema.js';
 import type { ChargeResult, PaymentProvider } from './payment.js';
-import { LEASE_BEAT_MS, LEASE_SILENT_AFTER_MS, type ProcessLease } from './process-lease.js';
+import { LEASE_BEAT_MS, type ProcessLease } from './process-lease.js';
 import { databaseFaultOf } from '../db/faults.js';
 import { legacyCardFingerprint, LEGACY_FINGERPRINT_PREFIX, type CardFingerprints } from './card-fingerprint.js';
 
@@ -144,6 +144,16 @@ export class CheckoutService {
     const { db } = this.deps;
 
     const begun = await db.transaction().execute(async (trx) => {
+      // A retry of this very checkout is answered from its attempt without the hold's lock, which the attempt's own
+      // last step, or its settlement by another process (its owner killed), may be holding.
+      const retried = await repo.findAttemptForReplay(trx, accountId, idempotencyKey, holdId);
+      if (retried) {
+        assertAdmittedFor(retried.event_id, admittedEventId);
+        if (retried.account_blocked) throw accountBlocked();
+        if (retried.request_hash !== requestHash && retried.request_hash !== legacyRequestHash(holdId, number))
+          throw keyReusedForCheckout();
+        return { kind: 'replay' as const };
+      }
       const hold = await holds.lockHoldWithEvent(trx, holdId);
       if (!hold) throw notFound('HOLD_NOT_FOUND', `no hold ${holdId}`, 'id');
       if (hold.account_id !== accountId)
@@ -153,10 +163,7 @@ export class CheckoutService {
 
       const prior = await repo.findAttempt(trx, accountId, idempotencyKey);
       if (prior) {
-        if (prior.request_hash !== requestHash && prior.request_hash !== legacyRequestHash(holdId, number))
-          throw new DomainError('invalid', 'IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for a different request', {
-            field: 'idempotency-key',
-          });
+        if (prior.request_hash !== requestHash && prior.request_hash !== legacyRequestHash(holdId, number)) throw keyReusedForCheckout();
         return { kind: 'replay' as const };
       }
       if (hold.status === 'PURCHASED') {
@@ -228,9 +235,11 @@ export class CheckoutService {
         .catch((e: unknown) => ({ status: 'error' as const, error: e }));
       this.deps.metrics?.paymentAttempts.inc({ result: result.status });
       pending.result = result;
-      const outcome = await this.finish(pending, result, false);
+      const outcome = await this.finish(pending, result);
       if (outcome instanceof DomainError) throw outcome;
-      return outcome as CheckoutResult;
+      // Settled by another process meanwhile: its outcome is the answer.
+      if (outcome === 'settled') return await this.awaitAttempt(accountId, idempotencyKey, signal);
+      return outcome;
     } catch (err) {
       // The flow broke after the attempt was recorded (the database went away, most likely): this process settles
       // it as soon as it can (recoverOrphanedPayments, every second), with the charge's answer it already has.
@@ -243,13 +252,20 @@ export class CheckoutService {
    * The checkout's last step, in one transaction under the hold's lock: with the charge's answer, write the order
    * (HELD -> SOLD for exactly the hold's seats), or refund when the seats are no longer the hold's, or give the hold
    * back (declined, or nothing charged). Returns the refusal rather than throwing it, so what it recorded commits.
-   * `recheck`: a retry of a step that failed; it does nothing when the attempt was settled meanwhile.
+   * 'settled' when the attempt was settled meanwhile (by another process, or by this one's own retry of the step).
    */
-  private finish(p: Unfinished, result: ChargeOutcome, recheck: boolean): Promise<CheckoutResult | DomainError | 'settled'> {
+  private finish(p: Unfinished, result: ChargeOutcome): Promise<CheckoutResult | DomainError | 'settled'> {
     const { accountId, key: idempotencyKey, holdId, begun } = p;
     return this.deps.db.transaction().execute(async (trx): Promise<CheckoutResult | DomainError | 'settled'> => {
       await holds.lockHold(trx, holdId);
-      if (recheck && (await repo.findAttempt(trx, accountId, idempotencyKey))?.status !== 'PENDING') return 'settled';
+      // Another process may have settled the attempt meanwhile (this one was taken for dead: its lease went silent or
+      // its lease connection dropped). Its settlement stands; a charge it did not see (still in flight when it asked
+      // the provider, so it gave the hold back) is refunded here: never money without the seats.
+      const still = await repo.findAttempt(trx, accountId, idempotencyKey);
+      if (still?.status !== 'PENDING') {
+        if (result.status === 'succeeded' && still?.status !== 'SUCCEEDED') await this.deps.payments.refund(result.reference);
+        return 'settled';
+      }
       const restore = async () => {
         await repo.setHoldStatus(trx, holdId, 'HELD');
         await holds.setHoldExpiry(trx, holdId, begun.originalExpiry);
@@ -298,16 +314,17 @@ export class CheckoutService {
 
   /**
    * Settles the checkouts left unfinished, within seconds: first this process's own (the database went away between
-   * the charge and the order; the charge's answer is known), then, once this process's lease has been renewed
-   * steadily for LEASE_SILENT_AFTER_MS, those of processes that are gone (their lease ended or went silent), by
-   * asking the provider. Run every second by each store-API instance. Never settles an attempt twice.
+   * the charge and the order; the charge's answer is known), then those of processes that are gone (their lease
+   * ended, their lease connection ended and they did not renew since, or, while this process's lease is steady,
+   * their lease went silent: see ProcessLease), by asking the provider. Run every second by each store-API instance.
+   * Never settles an attempt twice.
    */
   async recoverOrphanedPayments(): Promise<{ settled: number; confirmed: number }> {
     let settled = 0;
     let confirmed = 0;
     for (const [k, p] of this.unfinished) {
       try {
-        const outcome = p.result ? await this.finish(p, p.result, true) : await this.settleByLookup(p.accountId, p.key, p.holdId);
+        const outcome = p.result ? await this.finish(p, p.result) : await this.settleByLookup(p.accountId, p.key, p.holdId);
         this.unfinished.delete(k);
         settled++;
         if (outcome === 'confirmed' || (typeof outcome === 'object' && !(outcome instanceof DomainError))) confirmed++;
@@ -317,13 +334,18 @@ export class CheckoutService {
       }
     }
     const lease = this.deps.lease;
-    if (!lease || !lease.steadyFor(LEASE_SILENT_AFTER_MS)) return { settled, confirmed };
-    const orphans = await repo.orphanedAttempts(this.deps.db, lease.id, LEASE_SILENT_AFTER_MS / 1000, this.windowSeconds + 60);
-    for (const a of orphans) {
-      const outcome = await this.settleByLookup(a.account_id, a.idempotency_key, a.hold_id);
-      if (outcome !== 'skipped') settled++;
-      if (outcome === 'confirmed') confirmed++;
-    }
+    if (!lease) return { settled, confirmed };
+    const orphans = await repo.orphanedAttempts(this.deps.db, lease.id, lease.goneRule(), this.windowSeconds + 60);
+    // A few at a time: a killed process leaves every payment it had in flight, and each waits on the provider.
+    const queue = [...orphans];
+    const settleNext = async (): Promise<void> => {
+      for (let a = queue.shift(); a; a = queue.shift()) {
+        const outcome = await this.settleByLookup(a.account_id, a.idempotency_key, a.hold_id);
+        if (outcome !== 'skipped') settled++;
+        if (outcome === 'confirmed') confirmed++;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(SETTLE_CONCURRENCY, queue.length) }, settleNext));
     return { settled, confirmed };
   }
 
@@ -424,8 +446,9 @@ export class CheckoutService {
           : a.error_code === 'PAYMENT_NOT_COMPLETED'
             ? notCompleted()
             : declined();
-      // Its owner is another process that is not renewing its lease (killed, or stopped): nobody will finish it
-      // while this retry waits; recovery settles it within seconds. Answer at once, without waiting on it.
+      // Its owner is another process that is not renewing its lease, or whose lease connection is gone (killed, or
+      // stopped): nobody will finish it while this retry waits; recovery settles it within seconds. Answer at once,
+      // without waiting on it.
       const orphaned =
         first &&
         a.owner !== null &&
@@ -446,9 +469,16 @@ export class CheckoutService {
   }
 }
 
+/** Orphaned checkouts one process settles at once (each asks the provider, then writes in a short transaction). */
+const SETTLE_CONCURRENCY = 4;
+
 /** Retry-After of a checkout still in progress under the same key. */
 export const IN_PROGRESS_RETRY_AFTER_SECONDS = 2;
 
+const keyReusedForCheckout = () =>
+  new DomainError('invalid', 'IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for a different request', {
+    field: 'idempotency-key',
+  });
 const lapsedDuringPayment = () =>
   new DomainError('gone', 'HOLD_EXPIRED', 'the hold lapsed while the payment was in flight; the charge was refunded');
 const notCompleted = () =>

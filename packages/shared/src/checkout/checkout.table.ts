@@ -18,12 +18,17 @@ export interface CheckoutAttemptsTable {
   updated_at: ColumnType<Date, never, Date | string>;
 }
 
-/** A store-API process's lease: renewed every second while it runs, stopped_at set on a clean stop. */
+/**
+ * A store-API process's lease: renewed every second while it runs, stopped_at set on a clean stop; the backend of
+ * the connection it is renewed over (gone when the process dies).
+ */
 export interface StoreProcessesTable {
   id: string;
   started_at: ColumnType<Date, never, never>;
   seen_at: ColumnType<Date, Date | string | undefined, Date | string>;
   stopped_at: Date | null;
+  backend_pid: number | null;
+  backend_start: Date | null;
 }
 
 /** The simulated payment gateway's own record of what it charged (a real provider keeps one on its side). */

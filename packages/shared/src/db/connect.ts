@@ -194,6 +194,17 @@ export async function warmPool(db: Db, count?: number): Promise<void> {
   for (const c of clients) c.release();
 }
 
+/**
+ * A connection of its own on the same database as `db` (a pool of one that keeps it open), for a little work that
+ * must never wait behind the pool's queue nor take one of its connections (a process's lease). A lost connection
+ * is opened again on the next statement, waiting at most `connectionTimeoutMillis` for it.
+ */
+export function dedicatedConnection(db: Db, applicationName: string, connectionTimeoutMillis = 2000): Db {
+  const { connectionString } = poolOf(db).options as { connectionString?: string };
+  if (!connectionString) throw new Error('this Db was not made from a connection string');
+  return createDb(connectionString, { max: 1, idleTimeoutMillis: 0, applicationName, connectionTimeoutMillis });
+}
+
 /** The pg pool under a Db made by createDb (for libraries that take a pool, such as graphile-worker). */
 export function poolOf(db: Db): pg.Pool {
   const pool = pools.get(db);

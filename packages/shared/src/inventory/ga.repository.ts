@@ -50,27 +50,53 @@ export interface GaHoldAttempt {
   seed: number;
   /** The presale tier whose shards the units come from; null: the event has no tiers. */
   allocation: string | null;
+  /** The request's Idempotency-Key, written with the hold (in its statement); null: none. */
+  idempotencyKey?: string | null;
+  /** The hash of the request the key is bound to, written with the key. */
+  requestHash?: string | null;
 }
 
 /**
  * One GA hold attempt as one statement (`onsale_hold_ga`: the account's and the device's locks and counts, one
  * conditional UPDATE on a free shard, or a take across shards under their locks, all or nothing). `expiresAt` is
  * null when refused; then `available` says how many units are left when the refusal was for want of units (null
- * for a limit).
+ * for a limit). The hold is written with its Idempotency-Key; `keyed` is the fan's hold made under the key already,
+ * when there is one (then nothing else was done).
  */
 export async function attemptGaHold(
   db: Db | Trx,
   a: GaHoldAttempt,
   commit: HoldCommit,
-): Promise<{ used: number; deviceUsed: number; expiresAt: Date | null; available: number | null; commitMode: string }> {
-  const { rows } = await sql<{ used: number; device_used: number; expires_at: Date | null; available: number | null; commit_mode: string }>`
-    SELECT used, device_used, expires_at, available, ${commitModeExpression(commit)} AS commit_mode
+): Promise<{
+  used: number;
+  deviceUsed: number;
+  expiresAt: Date | null;
+  available: number | null;
+  commitMode: string;
+  keyed: string | null;
+}> {
+  const key = a.idempotencyKey ?? null;
+  const { rows } = await sql<{
+    used: number;
+    device_used: number;
+    expires_at: Date | null;
+    available: number | null;
+    commit_mode: string;
+    keyed: string | null;
+  }>`
+    SELECT used, device_used, expires_at, available, ${commitModeExpression(commit)} AS commit_mode, keyed
     FROM onsale_hold_ga(${a.holdId}::uuid, ${a.eventId}::uuid, ${a.accountId}::text, ${a.deviceHash}::text, ${a.sectionCode}::text,
-                        ${a.quantity}::int, ${a.limit}::int, ${a.deviceLimit}::int, ${a.ttlSeconds}::int, ${a.seed}::int, ${a.allocation}::text)`.execute(
-    db,
-  );
+                        ${a.quantity}::int, ${a.limit}::int, ${a.deviceLimit}::int, ${a.ttlSeconds}::int, ${a.seed}::int, ${a.allocation}::text,
+                        ${key}::text, ${key === null ? null : (a.requestHash ?? null)}::text)`.execute(db);
   const r = rows[0]!;
-  return { used: r.used, deviceUsed: r.device_used, expiresAt: r.expires_at, available: r.available, commitMode: r.commit_mode };
+  return {
+    used: r.used,
+    deviceUsed: r.device_used,
+    expiresAt: r.expires_at,
+    available: r.available,
+    commitMode: r.commit_mode,
+    keyed: r.keyed,
+  };
 }
 
 export interface HeldUnits {

@@ -4,7 +4,7 @@ import { DomainError } from '../errors.js';
 import type { CachedEvent } from '../events/event-cache.js';
 import type { Metrics } from '../metrics/index.js';
 import { attemptGaHold, type HeldUnits } from './ga.repository.js';
-import { assertSeatLimits } from './hold-rules.js';
+import { assertSeatLimits, HeldUnderKey, type HoldKey } from './hold-rules.js';
 import { alternativeSections, type SeatmapCache } from './seatmap.js';
 import type { HoldCommit } from './hold-commit.js';
 
@@ -53,6 +53,7 @@ export class GeneralAdmission {
     req: { section: string; quantity: number },
     deviceHash: string | null = null,
     allocation: string | null = null,
+    key?: HoldKey,
   ): Promise<GaHold> {
     const { event } = cached;
     const section = cached.sections.get(req.section)!;
@@ -71,9 +72,12 @@ export class GeneralAdmission {
         deviceLimit: event.perDeviceSeatLimit,
         seed: Math.floor((this.deps.random ?? Math.random)() * 2 ** 30),
         allocation,
+        idempotencyKey: key?.key ?? null,
+        requestHash: key?.requestHash ?? null,
       },
       this.deps.commit,
     );
+    if (r.keyed) throw new HeldUnderKey(r.keyed);
     assertSeatLimits({
       quantity: req.quantity,
       used: r.used,

@@ -2,16 +2,9 @@ import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
 import { GroupCommit } from '../db/group-commit.js';
 import { commitModeExpression, setCommitMode, type HoldCommit } from './hold-commit.js';
-import { attemptHold, type HoldAttempt } from './holds.repository.js';
+import { attemptHold, type HoldAttempt, type HoldAttemptResult } from './holds.repository.js';
 
-export interface AttemptResult {
-  used: number;
-  deviceUsed: number;
-  taken: number[];
-  expiresAt: Date | null;
-  /** synchronous_commit as the attempt's transaction committed ('off' under HoldCommit 'async'). */
-  commitMode: string;
-}
+export type AttemptResult = HoldAttemptResult;
 
 /**
  * Hold attempts under load: attempts arriving within a few milliseconds share one statement and one commit
@@ -22,7 +15,8 @@ export interface AttemptResult {
  *  - the seats of the attempts in a batch are disjoint: the hold service claims a block in memory before it
  *    attempts it, and the batcher does not mix attempts that share a seat.
  * Account locks are taken in account order, then device locks in device order, so two batches never wait on
- * each other in a cycle; a batch that fails as a whole (a deadlock with another process, say) is retried one
+ * each other in a cycle. Each attempt's Idempotency-Key is written with its hold, in the batch's statement (an
+ * attempt whose key has a hold already does nothing and answers with that hold); a batch that fails as a whole (a deadlock with another process, say) is retried one
  * attempt at a time.
  */
 export class HoldBatcher {
@@ -96,6 +90,7 @@ export async function runBatch(db: Db, attempts: HoldAttempt[], commit: HoldComm
     taken: (number | string)[] | null;
     expires_at: Date | null;
     commit_mode: string;
+    keyed: string | null;
   }>`
     WITH mode AS MATERIALIZED (SELECT ${commitModeExpression(commit)} AS commit_mode),
     input AS MATERIALIZED (
@@ -103,15 +98,20 @@ export async function runBatch(db: Db, attempts: HoldAttempt[], commit: HoldComm
                            ${attempts.map((a) => a.accountId)}::text[], ${attempts.map((a) => a.sectionCode)}::text[],
                            ${attempts.map((a) => a.seatIds.length)}::int[], ${attempts.map((a) => a.ttlSeconds)}::int[],
                            ${attempts.map((a) => a.limit)}::int[], ${attempts.map((a) => a.deviceHash ?? null)}::text[],
-                           ${attempts.map((a) => a.deviceLimit ?? a.limit)}::int[], ${attempts.map((a) => a.allocation ?? null)}::text[])
-        AS t(hold_id, event_id, account_id, section_code, qty, ttl, lim, device_hash, device_lim, allocation)
+                           ${attempts.map((a) => a.deviceLimit ?? a.limit)}::int[], ${attempts.map((a) => a.allocation ?? null)}::text[],
+                           ${attempts.map((a) => a.idempotencyKey ?? null)}::text[],
+                           ${attempts.map((a) => (a.idempotencyKey == null ? null : (a.requestHash ?? null)))}::text[])
+        AS t(hold_id, event_id, account_id, section_code, qty, ttl, lim, device_hash, device_lim, allocation, idem_key, request_hash)
       ORDER BY event_id, account_id),
-    accounts AS MATERIALIZED (SELECT hold_id, onsale_lock_account_seats(event_id, account_id) AS n FROM input),
+    -- The account's lock and count, then the hold under the attempt's key (read under that lock: exact).
+    accounts AS MATERIALIZED (
+      SELECT hold_id, onsale_lock_account_seats(event_id, account_id) AS n, onsale_hold_of_key(event_id, account_id, idem_key) AS keyed
+      FROM input),
     -- Device locks after every account lock (the initplan on accounts runs first), in device order.
     devices AS MATERIALIZED (
       SELECT hold_id, onsale_lock_device_seats(event_id, device_hash) AS d FROM input
       WHERE (SELECT count(*) FROM accounts) >= 0 ORDER BY event_id, device_hash),
-    used AS MATERIALIZED (SELECT a.hold_id, a.n, d.d FROM accounts a JOIN devices d ON d.hold_id = a.hold_id),
+    used AS MATERIALIZED (SELECT a.hold_id, a.n, a.keyed, d.d FROM accounts a JOIN devices d ON d.hold_id = a.hold_id),
     wanted AS (SELECT * FROM unnest(${seatHold}::uuid[], ${seatIds}::bigint[]) AS w(hold_id, seat_id)),
     free AS (
       SELECT s.event_id, s.id, w.hold_id FROM wanted w
@@ -119,7 +119,7 @@ export async function runBatch(db: Db, attempts: HoldAttempt[], commit: HoldComm
       JOIN used u ON u.hold_id = w.hold_id
       JOIN seats s ON s.event_id = i.event_id AND s.id = w.seat_id
       WHERE (s.status = 'AVAILABLE' OR (s.status = 'HELD' AND s.expires_at <= now())) AND u.n + i.qty <= i.lim AND u.d + i.qty <= i.device_lim
-        AND s.allocation IS NOT DISTINCT FROM i.allocation
+        AND s.allocation IS NOT DISTINCT FROM i.allocation AND u.keyed IS NULL
       FOR UPDATE OF s SKIP LOCKED),
     complete AS (
       SELECT f.hold_id FROM free f JOIN input i ON i.hold_id = f.hold_id GROUP BY f.hold_id, i.qty HAVING count(*) = i.qty),
@@ -132,12 +132,12 @@ export async function runBatch(db: Db, attempts: HoldAttempt[], commit: HoldComm
       INSERT INTO accounts (id) SELECT DISTINCT account_id FROM input WHERE hold_id IN (SELECT hold_id FROM complete)
       ON CONFLICT (id) DO NOTHING),
     hold AS (
-      INSERT INTO holds (id, event_id, account_id, section_code, quantity, expires_at, device_hash, allocation)
-      SELECT hold_id, event_id, account_id, section_code, qty, now() + make_interval(secs => ttl), device_hash, allocation
+      INSERT INTO holds (id, event_id, account_id, section_code, quantity, expires_at, device_hash, allocation, idempotency_key, request_hash)
+      SELECT hold_id, event_id, account_id, section_code, qty, now() + make_interval(secs => ttl), device_hash, allocation, idem_key, request_hash
       FROM input WHERE hold_id IN (SELECT hold_id FROM complete)
       RETURNING id, expires_at)
     SELECT i.hold_id, u.n::int AS used, u.d::int AS device_used, (SELECT array_agg(t.id) FROM taken t WHERE t.hold_id = i.hold_id) AS taken, h.expires_at,
-           (SELECT commit_mode FROM mode) AS commit_mode
+           (SELECT commit_mode FROM mode) AS commit_mode, u.keyed
     FROM input i JOIN used u ON u.hold_id = i.hold_id LEFT JOIN hold h ON h.id = i.hold_id`.execute(db);
   const byHold = new Map(rows.map((r) => [r.hold_id, r]));
   return attempts.map((a) => {
@@ -149,6 +149,7 @@ export async function runBatch(db: Db, attempts: HoldAttempt[], commit: HoldComm
       taken: (r.taken ?? []).map(Number),
       expiresAt: r.expires_at,
       commitMode: r.commit_mode,
+      keyed: r.keyed,
     };
   });
 }

@@ -36,3 +36,20 @@ export function holdLapsed(hold: { status: HoldStatus; expires_at: Date }, nowMs
 
 /** The answer to acting on a hold that has run out. */
 export const holdExpired = (): DomainError => new DomainError('gone', 'HOLD_EXPIRED', 'this hold has expired; its seats are back on sale');
+
+/**
+ * A hold attempt found the fan's hold made under the request's Idempotency-Key (another request with the key, on
+ * another process, or one whose answer was lost when its process died): nothing was taken, and the answer is that
+ * hold. Thrown by an attempt, caught by the hold service.
+ */
+export class HeldUnderKey extends Error {
+  constructor(readonly holdId: string) {
+    super('a hold was made under this Idempotency-Key already');
+  }
+}
+
+/** The Idempotency-Key a hold attempt writes with its hold, and the hash of the request it is bound to. */
+export interface HoldKey {
+  key: string;
+  requestHash: string;
+}

@@ -157,32 +157,60 @@ export interface HoldAttempt {
   deviceLimit?: number;
   /** The presale tier the seats must belong to (the fan's admission's); null: the event has no tiers. */
   allocation?: string | null;
+  /** The request's Idempotency-Key, written with the hold (in its statement); null: none. */
+  idempotencyKey?: string | null;
+  /** The hash of the request the key is bound to (holdRequestHash), written with the key. */
+  requestHash?: string | null;
+}
+
+/** What a hold attempt did: the counts, the seats taken (all or none), the hold's expiry (null: no hold made). */
+export interface HoldAttemptResult {
+  used: number;
+  deviceUsed: number;
+  taken: number[];
+  expiresAt: Date | null;
+  /** synchronous_commit as the attempt's transaction committed ('off' under HoldCommit 'async'). */
+  commitMode: string;
+  /**
+   * The fan's hold made under the attempt's Idempotency-Key already (read under the account's lock): nothing was
+   * done, and the answer is that hold. Null when the key is new (or there is none).
+   */
+  keyed: string | null;
 }
 
 /**
  * One attempt at a hold as one statement, hence one transaction and one round trip (the hot path of an
  * on-sale): takes the account's lock and counts its seats (onsale_lock_account_seats: live holds + confirmed
  * orders, with a snapshot taken after the lock), then the device's (onsale_lock_device_seats, the same over
- * every account on the device), then, only if both limits allow and every seat is available
- * now, takes them all (SKIP LOCKED: a seat another transaction is writing counts as taken; all or nothing,
- * so a lost race writes nothing) and records the account and the hold. Locks end with the statement.
- * Returns the counts, the seats taken (all or none), and the hold's expiry (null when no hold was made).
+ * every account on the device); reads the fan's hold under the request's Idempotency-Key (onsale_hold_of_key,
+ * under the same lock), and when there is one does nothing else; then, only if both limits allow and every seat
+ * is available now, takes them all (SKIP LOCKED: a seat another transaction is writing counts as taken; all or
+ * nothing, so a lost race writes nothing) and records the account and the hold with its key. Locks end with the
+ * statement. The key commits with the hold or not at all: a process that dies before the answer leaves a hold the
+ * fan's retry finds by its key.
  */
-export async function attemptHold(
-  db: Db | Trx,
-  a: HoldAttempt,
-  commit: HoldCommit,
-): Promise<{ used: number; deviceUsed: number; taken: number[]; expiresAt: Date | null; commitMode: string }> {
+export async function attemptHold(db: Db | Trx, a: HoldAttempt, commit: HoldCommit): Promise<HoldAttemptResult> {
   const quantity = a.seatIds.length;
   const device = a.deviceHash ?? null;
-  const { rows } = await sql<{ used: number; device_used: number; taken: number[]; expires_at: Date | null; commit_mode: string }>`
+  const key = a.idempotencyKey ?? null;
+  const { rows } = await sql<{
+    used: number;
+    device_used: number;
+    taken: number[];
+    expires_at: Date | null;
+    commit_mode: string;
+    keyed: string | null;
+  }>`
     WITH used AS MATERIALIZED (
       SELECT onsale_lock_account_seats(${a.eventId}::uuid, ${a.accountId}::text) AS n,
-             onsale_lock_device_seats(${a.eventId}::uuid, ${device}::text) AS d, ${commitModeExpression(commit)} AS commit_mode),
+             onsale_lock_device_seats(${a.eventId}::uuid, ${device}::text) AS d,
+             onsale_hold_of_key(${a.eventId}::uuid, ${a.accountId}::text, ${key}::text) AS keyed,
+             ${commitModeExpression(commit)} AS commit_mode),
     free AS (
       SELECT event_id, id FROM seats
       WHERE event_id = ${a.eventId} AND id = ANY(${a.seatIds}::bigint[]) AND allocation IS NOT DISTINCT FROM ${a.allocation ?? null}::text
         AND (status = 'AVAILABLE' OR (status = 'HELD' AND expires_at <= now()))
+        AND (SELECT keyed FROM used) IS NULL
         AND (SELECT n FROM used) + ${quantity} <= ${a.limit}
         AND (SELECT d FROM used) + ${quantity} <= ${a.deviceLimit ?? a.limit}
       FOR UPDATE SKIP LOCKED),
@@ -195,14 +223,24 @@ export async function attemptHold(
       INSERT INTO accounts (id) SELECT ${a.accountId} WHERE (SELECT count(*) FROM taken) = ${quantity}
       ON CONFLICT (id) DO NOTHING),
     hold AS (
-      INSERT INTO holds (id, event_id, account_id, section_code, quantity, expires_at, device_hash, allocation)
-      SELECT ${a.holdId}, ${a.eventId}, ${a.accountId}, ${a.sectionCode}, ${quantity}, now() + make_interval(secs => ${a.ttlSeconds}), ${device}, ${a.allocation ?? null}
+      INSERT INTO holds (id, event_id, account_id, section_code, quantity, expires_at, device_hash, allocation, idempotency_key, request_hash)
+      SELECT ${a.holdId}, ${a.eventId}, ${a.accountId}, ${a.sectionCode}, ${quantity}, now() + make_interval(secs => ${a.ttlSeconds}), ${device}, ${a.allocation ?? null},
+             ${key}::text, ${key === null ? null : (a.requestHash ?? null)}::text
       WHERE (SELECT count(*) FROM taken) = ${quantity}
       RETURNING expires_at)
     SELECT (SELECT n FROM used)::int AS used, (SELECT d FROM used)::int AS device_used, ARRAY(SELECT id FROM taken) AS taken,
-           (SELECT expires_at FROM hold) AS expires_at, (SELECT commit_mode FROM used) AS commit_mode`.execute(db);
+           (SELECT expires_at FROM hold) AS expires_at, (SELECT commit_mode FROM used) AS commit_mode, (SELECT keyed FROM used) AS keyed`.execute(
+    db,
+  );
   const r = rows[0]!;
-  return { used: r.used, deviceUsed: r.device_used, taken: r.taken.map(Number), expiresAt: r.expires_at, commitMode: r.commit_mode };
+  return {
+    used: r.used,
+    deviceUsed: r.device_used,
+    taken: r.taken.map(Number),
+    expiresAt: r.expires_at,
+    commitMode: r.commit_mode,
+    keyed: r.keyed,
+  };
 }
 
 /** A fan's hold made under an Idempotency-Key (one per event and account), with the hash of the request that made it. */
@@ -219,20 +257,6 @@ export async function findHoldByKey(
     .where('account_id', '=', accountId)
     .where('idempotency_key', '=', key)
     .executeTakeFirst();
-}
-
-/**
- * Records the key a hold was made under. Returns false when another hold of the fan's already has the key (a
- * concurrent request with the same key won): the unique index decides.
- */
-export async function setHoldKey(db: Db | Trx, holdId: string, key: string, requestHash: string): Promise<boolean> {
-  try {
-    await sql`UPDATE holds SET idempotency_key = ${key}, request_hash = ${requestHash} WHERE id = ${holdId}`.execute(db);
-    return true;
-  } catch (err) {
-    if ((err as { code?: string }).code === '23505') return false;
-    throw err;
-  }
 }
 
 /**

@@ -12,7 +12,7 @@ import { HoldBatcher, ReleaseBatcher } from './hold-batcher.js';
 import type { HoldCommit } from './hold-commit.js';
 import type { HoldRequest } from './holds.schema.js';
 import type { HoldStatus } from './inventory.table.js';
-import { assertSeatLimits, holdExpired, holdLapsed } from './hold-rules.js';
+import { assertSeatLimits, HeldUnderKey, holdExpired, holdLapsed, type HoldKey } from './hold-rules.js';
 import { alternativeSections, type SeatmapCache } from './seatmap.js';
 import { emitAvailability } from '../waitlist/availability.js';
 import { moveGaUnits, unitsOfHold, type HeldUnits } from './ga.repository.js';
@@ -179,8 +179,9 @@ export class HoldService {
    * made (whatever became of it since) and the key with another request is `400 IDEMPOTENCY_KEY_REUSED`; without
    * one, an identical request within `repeatWindowSeconds` of a live hold it made gets that hold. Either way the
    * fan's own limit never refuses the retry of a hold whose answer was lost. Identical requests in flight at once
-   * in this process share one attempt; across processes the key's unique index decides, and the loser's seats go
-   * straight back.
+   * in this process share one attempt. The key is written with the hold in the hold's own statement, which reads
+   * the key under the account's lock first: across processes the second request with a key takes nothing and answers
+   * with the first's hold, and a hold whose process died before answering is found by its key on the retry.
    */
   async hold(
     accountId: string,
@@ -226,24 +227,29 @@ export class HoldService {
       const repeat = await repo.findRepeatHold(db, eventId, accountId, req, allocation, this.deps.repeatWindowSeconds ?? 30);
       if (repeat) return { hold: await this.get(db, accountId, repeat), replayed: true };
     }
-    const hold = await this.create(accountId, eventId, req, requester);
-    if (key !== undefined && !(await repo.setHoldKey(db, hold.holdId, key, hash))) {
-      // A request with the same key, on another process, made its hold first: give these seats back, answer with that one.
-      await this.releaseQueued(accountId, hold.holdId).catch(() => {});
-      const made = await repo.findHoldByKey(db, eventId, accountId, key);
+    try {
+      // The key is written with the hold, in its statement: a hold commits with its key or not at all.
+      return {
+        hold: await this.create(accountId, eventId, req, requester, key === undefined ? undefined : { key, requestHash: hash }),
+        replayed: false,
+      };
+    } catch (e) {
+      if (!(e instanceof HeldUnderKey)) throw e;
+      // A request with the same key made its hold first (on another process, or one whose answer was lost): that one.
+      const made = await repo.findHoldByKey(db, eventId, accountId, key!);
       if (!made) throw new DomainError('unavailable', 'HOLD_RACE', 'please retry', { retryAfterSeconds: 1 });
       if (made.request_hash !== hash) throw keyReused();
       return { hold: await this.get(db, accountId, made.id), replayed: true };
     }
-    return { hold, replayed: false };
   }
 
   /**
-   * Creates a hold in one transaction of its own. The event's settings come from the cache before the
+   * Creates a hold in one transaction of its own; with `key`, the hold is written with its Idempotency-Key (and
+   * HeldUnderKey is thrown, nothing taken, when the fan has a hold under that key already). The event's settings come from the cache before the
    * transaction opens, and a refusal's alternatives are computed after it ends, so a transaction holds one
    * pool connection and never waits for another.
    */
-  async create(accountId: string, eventId: string, req: HoldRequest, requester: HoldRequester = {}): Promise<Hold> {
+  async create(accountId: string, eventId: string, req: HoldRequest, requester: HoldRequester = {}, key?: HoldKey): Promise<Hold> {
     const started = performance.now();
     // Metrics are labelled with events that exist only: an id from the URL never becomes a label value.
     let known = false;
@@ -257,8 +263,8 @@ export class HoldService {
       let hold: Hold;
       try {
         if (isGeneralAdmission(cached, req))
-          hold = await this.generalAdmission.hold(cached, accountId, req, requester.deviceHash ?? null, tier?.code ?? null);
-        else hold = await this.createIn(cached, accountId, req, requester.deviceHash ?? null, tier);
+          hold = await this.generalAdmission.hold(cached, accountId, req, requester.deviceHash ?? null, tier?.code ?? null, key);
+        else hold = await this.createIn(cached, accountId, req, requester.deviceHash ?? null, tier, key);
       } catch (e) {
         if (e instanceof SectionFull) {
           this.deps.onOutcome?.(eventId, false);
@@ -320,6 +326,7 @@ export class HoldService {
     req: HoldRequest,
     deviceHash: string | null,
     tier: Tier | null,
+    key?: HoldKey,
   ): Promise<Hold> {
     const db = this.deps.db;
     const { event } = cached;
@@ -342,7 +349,10 @@ export class HoldService {
         deviceHash,
         deviceLimit: event.perDeviceSeatLimit,
         allocation,
+        idempotencyKey: key?.key ?? null,
+        requestHash: key?.requestHash ?? null,
       });
+      if (r.keyed) throw new HeldUnderKey(r.keyed);
       assertSeatLimits({
         quantity,
         used: r.used,

@@ -31,6 +31,8 @@ import * as m20261203_0300 from './2026_12_03_0300_create_hold_losses.js';
 import * as m20261204_0200 from './2026_12_04_0200_add_event_rehearsal.js';
 import * as m20261204_0210 from './2026_12_04_0210_create_rehearsal_reports.js';
 import * as m20261204_0300 from './2026_12_04_0300_create_simulated_gateway_conditions.js';
+import * as m20261205_0130 from './2026_12_05_0130_write_hold_keys_with_holds.js';
+import * as m20261205_0140 from './2026_12_05_0140_store_process_connections.js';
 
 /** Every migration, in order. A static list so the migrator works the same under tsx, vitest and a bundler. */
 export const migrations: Record<string, Migration> = {
@@ -66,4 +68,6 @@ export const migrations: Record<string, Migration> = {
   '2026_12_04_0200_add_event_rehearsal': m20261204_0200,
   '2026_12_04_0210_create_rehearsal_reports': m20261204_0210,
   '2026_12_04_0300_create_simulated_gateway_conditions': m20261204_0300,
+  '2026_12_05_0130_write_hold_keys_with_holds': m20261205_0130,
+  '2026_12_05_0140_store_process_connections': m20261205_0140,
 };
