@@ -145,7 +145,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
 
   // Queue gauges at scrape time: the watermark from memory, last minute's admissions and holds from the database.
   // Each instance keeps every event's watermark in memory (refreshed every 500 ms): polls never read the database.
-  const watermarks = new WatermarkStore(deps.db, undefined, deps.clock);
+  const watermarks = new WatermarkStore(deps.db, undefined, deps.clock, `store:${deps.config.instance}:${process.pid}`);
   const beforeScrape = async () => {
     metrics.admissionWatermark.reset();
     for (const info of watermarks.all()) metrics.admissionWatermark.set({ event: info.watermark.eventId }, info.watermark.admittedThrough);
@@ -254,6 +254,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
     checkout,
     tokenKey,
     onHoldLost: (eventId) => metrics.holdsLost.inc({ event: eventId }),
+    track: (eventId, kind) => watermarks.load.begin(eventId, kind),
   });
   // Settles checkouts whose process died mid-payment (asks the provider, writes the order or gives the hold back).
   const recovery = setInterval(() => {

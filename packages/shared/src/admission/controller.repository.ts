@@ -83,6 +83,11 @@ export interface LockedQueueState {
   rate_per_min: number;
   /** The controller's advances over its arrival window, [[epoch ms, positions]]. */
   recent_advances: [number, number][];
+  /** The congestion window (fans inside), null before the first admitting tick; when it was last halved. */
+  admit_window: number | null;
+  admit_window_cut_at: Date | null;
+  /** When the watermark last moved. */
+  last_advance_at: Date | null;
   now: Date;
 }
 
@@ -94,7 +99,8 @@ export async function lockQueueState(trx: Trx, eventId: string): Promise<LockedQ
   const { rows } = await sql<LockedQueueState>`
     WITH locked AS (
       SELECT admitted_through, paused, rate_override_per_min, seed_hex, seed_commitment, cohort_size, sealed_at,
-             inventory_state, sold_out_at, heartbeat_at, controller_id, rate_per_min, recent_advances
+             inventory_state, sold_out_at, heartbeat_at, controller_id, rate_per_min, recent_advances,
+             admit_window, admit_window_cut_at, last_advance_at
       FROM queue_state WHERE event_id = ${eventId} FOR UPDATE)
     SELECT locked.*, clock_timestamp() AS now FROM locked`.execute(trx);
   return rows[0];
@@ -156,8 +162,10 @@ export interface LiveSignalsScope {
   queueId: string;
   /** The tier whose holds count as this queue's (null: the event has no tiers, every hold counts). */
   allocation: string | null;
-  /** A fan who claimed admission this long ago and holds nothing is no longer counted as shopping. */
+  /** A fan who claimed admission this long ago and holds nothing is no longer counted as shopping (a leaver). */
   checkoutSeconds: number;
+  /** Checkout attempts this recent count in the checkout error rate (default 120: two minutes). */
+  checkoutErrorSeconds?: number;
   /** A claim this recent is counted against the positions the controller just passed. */
   arrivalSeconds: number;
 }
@@ -175,7 +183,7 @@ export async function liveSignals(db: Db | Trx, eventId: string, scope: LiveSign
     FROM (SELECT count(*)::int AS checkout_total,
                  count(*) FILTER (WHERE a.status = 'FAILED' AND a.error_code IS DISTINCT FROM 'PAYMENT_DECLINED')::int AS checkout_failed
           FROM checkout_attempts a JOIN holds h ON h.id = a.hold_id
-          WHERE h.event_id = ${eventId} AND a.created_at > ${now} - interval '2 minutes') c,
+          WHERE h.event_id = ${eventId} AND a.created_at > ${now} - make_interval(secs => ${scope.checkoutErrorSeconds ?? 120})) c,
          (SELECT coalesce(sum(holds_created) FILTER (WHERE minute >= date_trunc('minute', ${now}) - interval '1 minute'), 0)::int AS holds_created_2m,
                  coalesce(sum(holds_refused) FILTER (WHERE minute >= date_trunc('minute', ${now}) - interval '1 minute'), 0)::int AS holds_refused_2m,
                  coalesce(sum(admission_tokens_issued) FILTER (WHERE minute < date_trunc('minute', ${now})
@@ -226,6 +234,8 @@ export async function writeTick(
     reason: string;
     fansInside: number;
     cap: number;
+    window: number | null;
+    windowCutAt: Date | null;
   },
 ): Promise<number> {
   const { rows } = await sql<{ admitted_through: number }>`
@@ -235,6 +245,8 @@ export async function writeTick(
         heartbeat_at = ${t.now}, controller_id = ${t.controllerId},
         recent_advances = ${JSON.stringify(t.recentAdvances)}::jsonb, controller_constraint = ${t.constraint},
         controller_reason = ${t.reason}, fans_inside = ${t.fansInside}, admit_cap = ${t.cap},
+        admit_window = ${t.window}, admit_window_cut_at = ${t.windowCutAt},
+        last_advance_at = CASE WHEN ${t.advanced} > 0 THEN ${t.now}::timestamptz ELSE last_advance_at END,
         watermark_history = CASE
           WHEN ${t.advanced} > 0 AND (jsonb_array_length(watermark_history) = 0
                                      OR ${t.now.getTime()}::bigint - (watermark_history->-1->>0)::bigint >= 10000)

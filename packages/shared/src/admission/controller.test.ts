@@ -466,14 +466,15 @@ describe('who counts as inside (fans who can still buy)', () => {
     expect(more?.status === 'ticked' && more.ratePerMinute).toBeGreaterThan(0);
     expect(more?.status === 'ticked' && more.reason).toMatch(/\(override: operator rate 120\/min\)$/);
 
-    // Three of the old ones come back and hold (they are inside again); two fans claimed a minute ago and hold nothing
-    // (shopping); one claimed two minutes ago and bought (done: not inside).
+    // Three of the old ones come back and hold (they are inside again); two fans claimed 30 s ago and hold nothing
+    // (shopping: within the minute a fan has to choose before counting as a leaver); one claimed two minutes ago and
+    // bought (done: not inside).
     await sql`
       INSERT INTO holds (event_id, account_id, section_code, quantity, status, expires_at)
       SELECT ${eventId}, 'a-' || ${eventId}::text || '-' || g, 'S', 2, 'HELD', now() + interval '5 minutes' FROM generate_series(0, 2) g`.execute(
       t.db,
     );
-    await sql`UPDATE queue_entries SET claimed_at = now() - interval '1 minute' WHERE event_id = ${eventId} AND join_index IN (27, 28)`.execute(
+    await sql`UPDATE queue_entries SET claimed_at = now() - interval '30 seconds' WHERE event_id = ${eventId} AND join_index IN (27, 28)`.execute(
       t.db,
     );
     await sql`UPDATE queue_entries SET claimed_at = now() - interval '2 minutes' WHERE event_id = ${eventId} AND join_index = 29`.execute(

@@ -20,8 +20,10 @@ import {
 } from './advance.js';
 import * as repo from './controller.repository.js';
 import type { ActiveEventRow } from './controller.repository.js';
-import { planAdmission } from './plan.js';
+import { planAdmission, type AdmissionPlan } from './plan.js';
 import { nextAdmissionRate, type AdmissionConstraint, type AdmissionRate } from './rate.js';
+import { readStoreLoad } from './store-load.repository.js';
+import { leaverSeconds, nextWindow, storeLagMs, tailGapMs, type StoreLoad, type WindowStep } from './window.js';
 
 /** The controller works on an event from this long before its open until it starts. */
 export const ADMISSION_WINDOW_BEFORE_OPEN_MS = 2 * 60 * 60 * 1000;
@@ -57,6 +59,11 @@ export type EventTickOutcome =
       /** Fans let in at once because the store was empty (nextAdmissionRate's admitAtOnce), 0 or 1. */
       admitAtOnce: number;
       claimRatio: number;
+      /** The congestion window after this tick (fans inside the store follows now), and what the store reported. */
+      window: number | null;
+      storeLagMs: number;
+      /** A fan who collected an admission and has not held within this many seconds is a leaver (not inside). */
+      leaverSeconds: number;
       inventoryState: InventoryState;
       available: number;
       held: number;
@@ -142,17 +149,27 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
       });
 
     const windowMs = arrivalWindowMs(e.rehearsal_time_scale);
-    const signals = await repo.liveSignals(
-      trx,
-      e.owner_event_id,
-      {
-        queueId: e.event_id,
-        allocation: e.allocation,
-        checkoutSeconds: Math.round(e.checkout_minutes * 60),
-        arrivalSeconds: windowMs / 1000,
-      },
-      now,
-    );
+    const scale = e.rehearsal_time_scale;
+    // A sold-out queue admits nobody: its tick keeps the heartbeat and the state, and reads nothing else (a product
+    // with many finished sales ticks each of them every second).
+    const quiet = inventoryState === 'SOLD_OUT';
+    const storeLoad: StoreLoad = quiet ? NO_LOAD : toStoreLoad(await readStoreLoad(trx, e.owner_event_id, now));
+    const lagMs = storeLagMs(storeLoad);
+    const leaver = leaverSeconds(Math.round(e.checkout_minutes * 60), scale, lagMs);
+    const signals = quiet
+      ? NO_SIGNALS
+      : await repo.liveSignals(
+          trx,
+          e.owner_event_id,
+          {
+            queueId: e.event_id,
+            allocation: e.allocation,
+            checkoutSeconds: leaver,
+            checkoutErrorSeconds: checkoutErrorSeconds(scale),
+            arrivalSeconds: windowMs / 1000,
+          },
+          now,
+        );
     const claimRatio = claimRatioOf(signals.tokens_5m, signals.advanced_5m);
     const arriving = arrivingFans(q.recent_advances ?? [], now.getTime(), claimRatio, signals.claimed_recently, windowMs);
     const inside: FansInside = {
@@ -161,7 +178,28 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
       arriving,
       total: signals.holding + signals.shopping + arriving,
     };
-    const rate = admissionRate(e, counts, signals, inside.total, q.rate_override_per_min, ctx.budgetBuyersPerMinute);
+    const plan = planOf(e, counts, ctx.budgetBuyersPerMinute);
+    const step: WindowStep | null =
+      plan === null
+        ? null
+        : nextWindow({
+            window: q.admit_window,
+            cutAtMs: q.admit_window_cut_at?.getTime() ?? null,
+            nowMs: now.getTime(),
+            elapsedMs,
+            plannedInside: plan.concurrentShoppers,
+            inside: inside.total,
+            plausibleFans: Math.ceil(((counts.available + counts.held) / e.tickets_per_order) * e.overbook_factor),
+            load: storeLoad,
+          });
+    const highestPosition = signals.max_join_index === null ? 0 : signals.max_join_index + 1;
+    const waiting = highestPosition - q.admitted_through > 0;
+    const sinceLastAdvanceMs = q.last_advance_at ? Math.max(0, now.getTime() - q.last_advance_at.getTime()) : Number.MAX_SAFE_INTEGER;
+    const rate = admissionRate(e, plan, counts, signals, inside.total, q.rate_override_per_min, {
+      window: step?.window,
+      storeLagMs: lagMs,
+      tail: waiting ? { sinceLastAdvanceMs, gapMs: tailGapMs(inside.shopping + inside.arriving, scale) } : undefined,
+    });
 
     // Sealing holds joins back (see sealCohort), so it comes last, just before the commit.
     let sealedCohortSize: number | undefined;
@@ -194,7 +232,6 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
     let advanced = 0;
     let carry = 0;
     if (phase === 'ADMITTING') {
-      const highestPosition = signals.max_join_index === null ? 0 : signals.max_join_index + 1;
       ({ advanced, carry } = advanceWatermark({
         ratePerMinute: rate.ratePerMinute,
         elapsedMs,
@@ -236,6 +273,9 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
       reason,
       fansInside: inside.total,
       cap: rate.cap,
+      // The window moves only while the queue admits: a pause or a sell-out keeps it where it was.
+      window: phase === 'ADMITTING' && step ? step.window : q.admit_window,
+      windowCutAt: phase === 'ADMITTING' && step?.cutAtMs ? new Date(step.cutAtMs) : q.admit_window_cut_at,
     });
     if (open && (phase !== 'SOLD_OUT' || advanced > 0)) await repo.upsertAdmissionMinute(trx, e.event_id, now, advanced, ratePerMinute);
 
@@ -253,6 +293,9 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
       inside,
       admitAtOnce: phase === 'ADMITTING' ? rate.admitAtOnce : 0,
       claimRatio,
+      window: phase === 'ADMITTING' && step ? step.window : q.admit_window,
+      storeLagMs: lagMs,
+      leaverSeconds: leaver,
       inventoryState,
       available: counts.available,
       held: counts.held,
@@ -263,22 +306,47 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
   });
 }
 
+/** What a sold-out queue's tick reads instead of the live signals: nothing is counted, nobody is let in. */
+const NO_SIGNALS: repo.LiveSignalsRow = {
+  checkout_total: 0,
+  checkout_failed: 0,
+  holds_created_2m: 0,
+  holds_refused_2m: 0,
+  holding: 0,
+  shopping: 0,
+  claimed_recently: 0,
+  tokens_5m: 0,
+  advanced_5m: 0,
+  released_seats_1m: 0,
+  max_join_index: null,
+};
+const NO_LOAD: StoreLoad = { reporting: 0, holdsInFlight: 0, checkoutsInFlight: 0, holdsAnswered: 0, holdLatencyP90Ms: 0, oldestInFlightMs: 0 };
+
+const toStoreLoad = (r: Awaited<ReturnType<typeof readStoreLoad>>): StoreLoad => ({
+  reporting: r.reporting,
+  holdsInFlight: r.holds_in_flight,
+  checkoutsInFlight: r.checkouts_in_flight,
+  holdsAnswered: r.holds_answered,
+  holdLatencyP90Ms: r.hold_latency_p90_ms,
+  oldestInFlightMs: r.oldest_in_flight_ms,
+});
+
+/**
+ * The checkout error rate's window: two minutes of the event's clock (a rehearsal's runs `scale` times fast), at
+ * least 20 real seconds so a handful of attempts is not a rate.
+ */
+export function checkoutErrorSeconds(scale: number | null | undefined): number {
+  return scale && scale > 1 ? Math.max(20, Math.round(120 / scale)) : 120;
+}
+
 /**
  * The event's plan on its unsold seats (available + held: held seats are still to sell, and in LAST_CHANCE a plan
- * on available seats alone would be 0 and never admit at the release rate), with its budget share; then the live
- * rule on what the database knows.
+ * on available seats alone would be 0 and never admit at the release rate), with its budget share. Null for an
+ * event with no seats.
  */
-function admissionRate(
-  e: ActiveEventRow,
-  counts: { available: number; held: number },
-  s: repo.LiveSignalsRow,
-  fansInside: number,
-  override: number | null,
-  budgetBuyersPerMinute: number | undefined,
-): AdmissionRate {
-  if (e.capacity <= 0)
-    return { ratePerMinute: 0, constraint: 'sold_out', reason: 'sold_out: the event has no seats', cap: 0, admitAtOnce: 0 };
-  const plan = planAdmission({
+function planOf(e: ActiveEventRow, counts: { available: number; held: number }, budgetBuyersPerMinute: number | undefined): AdmissionPlan | null {
+  if (e.capacity <= 0) return null;
+  return planAdmission({
     seats: e.capacity,
     ticketsPerOrder: e.tickets_per_order,
     targetSaleMinutes: e.target_sale_minutes,
@@ -287,6 +355,20 @@ function admissionRate(
     paymentTps: effectivePaymentTps(e.payment_tps, budgetBuyersPerMinute),
     remainingSeats: Math.min(e.capacity, counts.available + counts.held),
   });
+}
+
+/** The live rule (nextAdmissionRate) on the plan and what the database and the store report. */
+function admissionRate(
+  e: ActiveEventRow,
+  plan: AdmissionPlan | null,
+  counts: { available: number; held: number },
+  s: repo.LiveSignalsRow,
+  fansInside: number,
+  override: number | null,
+  store: { window: number | undefined; storeLagMs: number; tail: { sinceLastAdvanceMs: number; gapMs: number } | undefined },
+): AdmissionRate {
+  if (plan === null)
+    return { ratePerMinute: 0, constraint: 'sold_out', reason: 'sold_out: the event has no seats', cap: 0, admitAtOnce: 0 };
   return nextAdmissionRate({
     plan,
     checkoutErrorRate: s.checkout_total > 0 ? s.checkout_failed / s.checkout_total : 0,
@@ -299,6 +381,9 @@ function admissionRate(
     overrideRatePerMinute: override,
     releasedSeatsPerMinute: s.released_seats_1m,
     clockScale: e.rehearsal_time_scale ?? 1,
+    ...(store.window !== undefined ? { window: store.window } : {}),
+    storeLagMs: store.storeLagMs,
+    ...(store.tail ? { tail: store.tail } : {}),
   });
 }
 

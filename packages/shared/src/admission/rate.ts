@@ -1,5 +1,6 @@
 import { invalid } from '../errors.js';
 import type { AdmissionPlan } from './plan.js';
+import { ADMISSION_WINDOW } from './window.js';
 
 /** Where the controller's live rule starts slowing down, and how far. Linear between start and floor. */
 export const ADMISSION_SLOWDOWN = {
@@ -36,11 +37,32 @@ export interface AdmissionRateInput {
    * real sale. The plausible-seats cap paces admission at `cap` fans per minute of the event's clock.
    */
   clockScale?: number;
+  /**
+   * The congestion window (window.ts): most fans inside the store follows now; absent: no window (the plausible
+   * seats alone bound the fans inside).
+   */
+  window?: number;
+  /** How late the store answers now, ms (window.ts storeLagMs), for the reason's words. */
+  storeLagMs?: number;
+  /**
+   * The tail rule's inputs: time since the watermark last moved and the gap after which the next fan comes in while
+   * seats are available and none is held (window.ts tailGapMs). Absent: no tail rule.
+   */
+  tail?: { sinceLastAdvanceMs: number; gapMs: number };
 }
 
 /** What set the rate: the stable code that starts `reason`. */
 export type AdmissionConstraint =
-  'plan' | 'override' | 'checkout_errors' | 'hold_failures' | 'last_chance' | 'sold_out' | 'plausible_seats' | 'no_plausible_seats';
+  | 'plan'
+  | 'override'
+  | 'checkout_errors'
+  | 'hold_failures'
+  | 'last_chance'
+  | 'sold_out'
+  | 'plausible_seats'
+  | 'no_plausible_seats'
+  | 'store_lag'
+  | 'tail';
 
 /** The rate for the next ticks. `reason` starts with its `constraint` code followed by `: ` and words. */
 export interface AdmissionRate {
@@ -54,7 +76,7 @@ export interface AdmissionRate {
   /**
    * Fans to let in on this tick whatever the time since the last one: 1 when seats are available, nobody inside can
    * buy them and the rate is not 0 (a pace planned on a handful of seats would otherwise let the next fan in
-   * minutes later, with the store empty); else 0. Never above cap.
+   * minutes later, with the store empty), or when the tail rule lets the next fan in; else 0. Never above cap.
    */
   admitAtOnce: number;
 }
@@ -83,8 +105,11 @@ function check(value: number, field: string, max = Infinity): number {
  * cap = max(0, ceil((remainingSeats + heldSeats) / ticketsPerOrder x overbook) - fansInside), at most cap fans a
  * minute of the event's clock (a rehearsal's runs `clockScale` times fast).
  * Held seats count as plausible because their holders are inside fansInside; counting the holders
- * without their seats would make LAST_CHANCE admit no one, ever. The rate is also clamped to the cap. When seats
- * are available, nobody is inside and the rate is not 0, one fan is let in at once (`admitAtOnce`).
+ * without their seats would make LAST_CHANCE admit no one, ever. The rate is also clamped to the cap. The window
+ * (what the store serves now, window.ts) bounds the fans inside too: constraint `store_lag` when it binds. When seats
+ * are available, nobody is inside and the rate is not 0, one fan is let in at once (`admitAtOnce`); when seats are
+ * available, none is held and the tail's gap has passed since the last advance, one fan is let in too, beyond the
+ * plausible-seats cap if need be (constraint `tail`): a sale with seats free and fans waiting never stalls.
  * Throws `INVALID_RATE_INPUT` for a negative or non-finite input or a rate outside 0..1: the tick fails, the
  * heartbeat goes stale, and the queue pauses (fail closed).
  */
@@ -132,14 +157,40 @@ export function nextAdmissionRate(input: AdmissionRateInput): AdmissionRate {
         : `hold_failures: ${pct(holdFailureRate)} of hold attempts failing; rate x${factor.toFixed(2)} (${reason})`;
   }
 
-  if (cap === 0) {
-    return {
-      ratePerMinute: 0,
-      constraint: 'no_plausible_seats',
-      reason: `no_plausible_seats: ${fansInside} fans inside can still buy the ${remainingSeats + heldSeats} seats left`,
-      cap: 0,
-      admitAtOnce: 0,
-    };
+  // The window on the fans inside (what the store serves now): the fans it still has room for.
+  const window = input.window === undefined ? Infinity : check(input.window, 'window');
+  const windowRoom = Number.isFinite(window) ? Math.max(0, Math.floor(window + 1e-9) - fansInside) : Infinity;
+  const lagMs = input.storeLagMs === undefined ? 0 : check(input.storeLagMs, 'storeLagMs');
+  const storeLagReason =
+    lagMs > ADMISSION_WINDOW.latencyTargetMs
+      ? `store_lag: the store answers holds in ${(lagMs / 1000).toFixed(1)} s (target ${ADMISSION_WINDOW.latencyTargetMs / 1000} s); ${fansInside} fans inside against a window of ${Math.floor(window + 1e-9)}, halved while it lags`
+      : `store_lag: the store caught up; the window on the fans inside grows back (${fansInside} inside, window ${Math.floor(window + 1e-9)})`;
+
+  // The tail: seats available, none held, fans waiting, the rate not 0 and the store keeping up: the next fan comes in
+  // once the gap since the last advance has passed, however slow the plan's pace on the few seats left and whatever
+  // the plausible-seats cap says (the fans counted inside have not held anything).
+  const tail = input.tail;
+  const tailDue =
+    tail !== undefined &&
+    remainingSeats > 0 &&
+    heldSeats === 0 &&
+    rate > 0 &&
+    windowRoom > 0 &&
+    check(tail.sinceLastAdvanceMs, 'tail.sinceLastAdvanceMs') >= check(tail.gapMs, 'tail.gapMs');
+  const tailReason = () =>
+    `tail: ${remainingSeats} seats available and nobody holding any; the next fan is let in ${((tail?.gapMs ?? 0) / 1000).toFixed(0)} s after the last (${fansInside} let in have not held yet)`;
+
+  if (cap === 0 || windowRoom === 0) {
+    if (tailDue) return { ratePerMinute: tidy(rate), constraint: 'tail', reason: tailReason(), cap: 1, admitAtOnce: 1 };
+    if (cap === 0)
+      return {
+        ratePerMinute: 0,
+        constraint: 'no_plausible_seats',
+        reason: `no_plausible_seats: ${fansInside} fans inside can still buy the ${remainingSeats + heldSeats} seats left`,
+        cap: 0,
+        admitAtOnce: 0,
+      };
+    return { ratePerMinute: 0, constraint: 'store_lag', reason: storeLagReason, cap: 0, admitAtOnce: 0 };
   }
   const scale = input.clockScale !== undefined && input.clockScale > 1 && Number.isFinite(input.clockScale) ? input.clockScale : 1;
   if (rate > cap * scale) {
@@ -147,8 +198,24 @@ export function nextAdmissionRate(input: AdmissionRateInput): AdmissionRate {
     constraint = 'plausible_seats';
     reason = `plausible_seats: at most ${cap} more fans for ${remainingSeats + heldSeats} seats (${reason})`;
   }
+  let bound = cap;
+  if (windowRoom < cap) {
+    bound = windowRoom;
+    if (rate > windowRoom * scale) {
+      rate = windowRoom * scale;
+      constraint = 'store_lag';
+      reason = `${storeLagReason} (${reason})`;
+    }
+  }
   // tidy() drops float noise but must never round a rate up past its bound.
   const ratePerMinute = Math.min(tidy(rate), rate);
-  const admitAtOnce = remainingSeats > 0 && fansInside === 0 && ratePerMinute > 0 ? 1 : 0;
-  return { ratePerMinute, constraint, reason, cap, admitAtOnce };
+  let admitAtOnce = remainingSeats > 0 && fansInside === 0 && ratePerMinute > 0 ? 1 : 0;
+  if (admitAtOnce === 0 && tailDue) {
+    admitAtOnce = 1;
+    if (ratePerMinute * ((tail?.gapMs ?? 0) / 60_000) < 1) {
+      constraint = 'tail';
+      reason = `${tailReason()} (${reason})`;
+    }
+  }
+  return { ratePerMinute, constraint, reason, cap: bound, admitAtOnce };
 }

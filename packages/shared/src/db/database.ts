@@ -6,7 +6,7 @@ import type {
   StoreProcessesTable,
 } from '../checkout/checkout.table.js';
 import type { AccountsTable, AuditLogTable, EventsTable, ListingsTable, PriceLevelsTable, SectionsTable } from '../events/events.table.js';
-import type { AdmissionMinutesTable, QueueEntriesTable, QueueStateTable } from '../queue/queue.table.js';
+import type { AdmissionMinutesTable, QueueEntriesTable, QueueStateTable, StoreLoadTable } from '../queue/queue.table.js';
 import type { HoldLossesTable, HoldsTable, InventoryReconciliationsTable, SeatsTable } from '../inventory/inventory.table.js';
 import type { GaHoldUnitsTable, GaShardsTable } from '../inventory/ga.table.js';
 import type { NotificationsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../notify/notify.table.js';
@@ -49,6 +49,7 @@ export interface Database {
   queue_state: QueueStateTable;
   queue_entries: QueueEntriesTable;
   admission_minutes: AdmissionMinutesTable;
+  store_load: StoreLoadTable;
   waitlist_entries: WaitlistEntriesTable;
   availability_events: AvailabilityEventsTable;
   waitlist_offers: WaitlistOffersTable;

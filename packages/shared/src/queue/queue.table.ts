@@ -30,6 +30,12 @@ export interface QueueStateTable {
   fans_inside: number | null;
   /** The last tick's cap: most more fans it would let in. */
   admit_cap: number | null;
+  /** The congestion window: most fans inside the store follows (null until the first tick after the open sets it). */
+  admit_window: number | null;
+  /** When the window was last halved for a store that lagged (it is halved at most once per interval). */
+  admit_window_cut_at: Date | null;
+  /** When the watermark last moved. */
+  last_advance_at: Date | null;
 }
 
 export interface QueueEntriesTable {
@@ -52,4 +58,20 @@ export interface AdmissionMinutesTable {
   holds_refused: Generated<number>;
   /** Checkouts the payment gateway failed (load refusal, error, timeout) in the minute, counted by the store-API instances. */
   checkout_gateway_failures: Generated<number>;
+}
+
+/** What one store-API process is doing for one event now, reported every half second (see WatermarkStore). */
+export interface StoreLoadTable {
+  event_id: string;
+  /** The reporting process. */
+  instance: string;
+  reported_at: Date;
+  holds_in_flight: number;
+  checkouts_in_flight: number;
+  /** Holds answered (made or refused) over the last seconds. */
+  holds_answered: number;
+  /** How long those holds took at the 90th percentile, as the process measured them. */
+  hold_latency_p90_ms: number;
+  /** How long the oldest hold or checkout still in flight has waited. */
+  oldest_in_flight_ms: Generated<number>;
 }

@@ -3,6 +3,8 @@ import type { WatermarkState } from './edge.js';
 import { queueCopy, queueCopyByLanguage } from './copy.js';
 import type { QueueFacts } from './edge-state.js';
 import { loadWatermarks, recordClaims, recordHoldOutcomes, type WatermarkRow } from './queue.repository.js';
+import { StoreLoadTracker } from '../admission/store-load.js';
+import { reportStoreLoad } from '../admission/store-load.repository.js';
 
 /** A queue's facts (what a status answer needs, see QueueFacts) and the origin's own bookkeeping. */
 export interface PublicQueueInfo extends QueueFacts {
@@ -30,14 +32,24 @@ export class WatermarkStore {
   loadedAt = 0;
 
   /**
-   * `clock` (epoch ms): the time admission claims are recorded at, the one the admission controller's signals are
-   * read against. Unset (production): the database's clock.
+   * This process's holds and checkouts in flight and its hold latency per event (the routes count them), reported
+   * on the same beat as `store_load` rows: what the admission controller's window follows.
+   */
+  readonly load: StoreLoadTracker;
+
+  /**
+   * `clock` (epoch ms): the time admission claims and the store's load are recorded at, the one the admission
+   * controller's signals are read against. Unset (production): the database's clock. `instance` names this process's
+   * load reports (default host:pid).
    */
   constructor(
     private readonly db: Db,
     private readonly refreshMs = 500,
     private readonly clock?: () => number,
-  ) {}
+    private readonly instance = `store:${process.pid}`,
+  ) {
+    this.load = new StoreLoadTracker(clock);
+  }
 
   private claimedAt(): Date | undefined {
     return this.clock ? new Date(this.clock()) : undefined;
@@ -98,6 +110,7 @@ export class WatermarkStore {
     const outcomes = this.holdOutcomes;
     this.holdOutcomes = new Map();
     await recordHoldOutcomes(this.db, outcomes).catch(() => {});
+    await reportStoreLoad(this.db, this.instance, this.load.snapshot(), this.claimedAt()).catch(() => {});
   }
 
   async start(): Promise<void> {

@@ -18,7 +18,21 @@ export const holdRoutes: FastifyPluginAsyncZod<{
   checkout: CheckoutService;
   tokenKey: TokenKey;
   onHoldLost?: (eventId: string) => void;
-}> = async (app, { db, holds, checkout, tokenKey, onHoldLost }) => {
+  /**
+   * Counts a hold or checkout of an event in flight (the store's load the admission controller follows); returns
+   * the function to call once it is answered.
+   */
+  track?: (eventId: string, kind: 'hold' | 'checkout') => () => void;
+}> = async (app, { db, holds, checkout, tokenKey, onHoldLost, track }) => {
+  /** Runs `work` counted as in flight for the admitted event (a signed token's event: never an id from the URL alone). */
+  const tracked = async <T>(eventId: string | undefined, kind: 'hold' | 'checkout', work: () => Promise<T>): Promise<T> => {
+    const done = eventId && track ? track(eventId, kind) : undefined;
+    try {
+      return await work();
+    } finally {
+      done?.();
+    }
+  };
   /**
    * A route on one hold, answering `410 HOLD_LOST` (see holdLost) when the hold is missing and the request's token
    * was signed for it: the hold was answered but lost to a database crash (HOLD_COMMIT=async). The answer carries
@@ -68,16 +82,19 @@ export const holdRoutes: FastifyPluginAsyncZod<{
     },
     async (req, reply) => {
       // The admission gate has matched X-Device-Id with the token's binding; limits count the device across accounts.
-      const { hold, replayed } = await holds.hold(
-        req.accountId,
-        req.params.id,
-        toHoldRequest(req.body),
-        {
-          deviceHash: deviceFingerprint(req.headers['x-device-id'] as string),
-          // A presale's admission holds that tier's seats.
-          tier: req.admission?.tier,
-        },
-        req.headers['idempotency-key'],
+      const admitted = req.admission?.eventId === req.params.id ? req.params.id : undefined;
+      const { hold, replayed } = await tracked(admitted, 'hold', () =>
+        holds.hold(
+          req.accountId,
+          req.params.id,
+          toHoldRequest(req.body),
+          {
+            deviceHash: deviceFingerprint(req.headers['x-device-id'] as string),
+            // A presale's admission holds that tier's seats.
+            tier: req.admission?.tier,
+          },
+          req.headers['idempotency-key'],
+        ),
       );
       if (replayed) reply.header('idempotent-replayed', 'true');
       // The admission token is checked for expiry on every route; the hold comes with its own, so paying at minute
@@ -170,8 +187,10 @@ export const holdRoutes: FastifyPluginAsyncZod<{
       // A retry waiting on the first request with its key stops waiting when its client goes.
       const gone = new AbortController();
       reply.raw.once('close', () => gone.abort());
-      const r = await onHold(req, () =>
-        checkout.checkout(req.accountId, req.params.id, req.headers['idempotency-key'], req.body, req.admission?.eventId, gone.signal),
+      const r = await tracked(req.admission?.eventId, 'checkout', () =>
+        onHold(req, () =>
+          checkout.checkout(req.accountId, req.params.id, req.headers['idempotency-key'], req.body, req.admission?.eventId, gone.signal),
+        ),
       );
       if (r.replayed) reply.header('idempotent-replayed', 'true');
       return { orderId: r.orderId, holdId: r.holdId, status: r.status, amountCents: r.amountCents, seatCount: r.seatCount };

@@ -1,0 +1,148 @@
+// The admission controller's window on the fans inside: a congestion window, kept from what the store reports it is
+// doing now (store-load.ts). Pure: controller.ts feeds it and keeps the window in queue_state between ticks.
+
+/**
+ * The rule's constants. Times are real milliseconds (the store's latency is real even in a rehearsal whose event
+ * clock runs fast); the window is in fans.
+ *
+ * Why AIMD on a window of fans inside rather than a rate: the store's capacity is not known in advance (it depends on
+ * the machine, the other events on sale, the database), the fans inside are what loads it (each one inside holds, reads
+ * the seat map and pays), and a window bounds that load directly whatever the rate. Additive increase probes for more
+ * while the store keeps up; multiplicative decrease backs off fast when it lags, once per interval, so a slow store
+ * sheds half its incoming load within a second or two instead of piling fans into holds that time out; the same rule
+ * TCP uses to share a link it cannot measure, and it converges rather than oscillating on a noisy latency signal.
+ */
+export const ADMISSION_WINDOW = {
+  /** The store lags when holds take longer than this at the 90th percentile, as the store measures them. */
+  latencyTargetMs: 1_000,
+  /** A lagging store halves the window... */
+  decrease: 0.5,
+  /** ...at most once per this interval (or the lag itself when longer: one round trip of the store). */
+  minCutIntervalMs: 1_000,
+  /** While the store keeps up and the window is in use, it grows by this share of the planned window a second... */
+  increaseShare: 0.1,
+  /** ...and by at least one fan a second. */
+  minIncreasePerSecond: 1,
+  /** The window is in use when the fans inside fill this share of it (an idle window does not grow). */
+  inUse: 0.8,
+  /** It never grows past this many times the planned window (or the plausible fans when more). */
+  maxOfPlanned: 4,
+  /** It never shrinks below one fan: the next fan can always come in once the store answers. */
+  min: 1,
+} as const;
+
+/** What the store reported it is doing now (every store process's fresh report, summed). */
+export interface StoreLoad {
+  /** Store processes with a fresh report; 0: nothing is known (no hold or checkout for this event lately). */
+  reporting: number;
+  holdsInFlight: number;
+  checkoutsInFlight: number;
+  /** Holds answered over the last 5 s. */
+  holdsAnswered: number;
+  /** Their 90th percentile, ms. */
+  holdLatencyP90Ms: number;
+  /** The oldest hold or checkout still unanswered, ms. */
+  oldestInFlightMs: number;
+}
+
+/** Holds answered over this window are what `holdsAnswered` counts (store-load.ts STORE_LOAD_WINDOW_MS). */
+const ANSWERED_WINDOW_S = 5;
+
+/**
+ * How late the store answers now, ms: the holds' 90th percentile, the oldest request still waiting, and what a
+ * request arriving now would wait behind those in flight at the rate the store answers them (Little's law: in
+ * flight / answered a second). A store answering nothing with requests in flight lags by the oldest one's wait.
+ */
+export function storeLagMs(load: StoreLoad): number {
+  if (load.reporting === 0) return 0;
+  const inFlight = load.holdsInFlight + load.checkoutsInFlight;
+  const perSecond = load.holdsAnswered / ANSWERED_WINDOW_S;
+  const queued = inFlight > 0 && perSecond > 0 ? (inFlight / perSecond) * 1000 : 0;
+  return Math.max(load.holdLatencyP90Ms, load.oldestInFlightMs, queued);
+}
+
+/** One step of the window. */
+export interface WindowInput {
+  /** The window after the last tick; null: none yet (it starts at the planned window). */
+  window: number | null;
+  /** When it was last halved (epoch ms), null: never. */
+  cutAtMs: number | null;
+  nowMs: number;
+  /** Real time since the last tick, ms. */
+  elapsedMs: number;
+  /** The plan's fans inside at once (admits a minute x checkout minutes): sets the step the window grows by. */
+  plannedInside: number;
+  /** Fans counted inside now. */
+  inside: number;
+  /**
+   * The fans the seats left can plausibly take (the plausible-seats bound): the window may always grow to it, so a
+   * window sized on the plan's early pace never binds at the tail of a sale when the store keeps up.
+   */
+  plausibleFans: number;
+  load: StoreLoad;
+}
+
+export interface WindowStep {
+  window: number;
+  cutAtMs: number | null;
+  /** The store lags (storeLagMs above the target). */
+  lagging: boolean;
+  lagMs: number;
+  /** Set on the tick that halved the window. */
+  cut: boolean;
+}
+
+/**
+ * Additive increase, multiplicative decrease on the fans inside. The window starts open (its maximum: 4x the planned
+ * window or the plausible fans, whichever is more). A lagging store halves it, from the fans inside when they are
+ * fewer (never below ADMISSION_WINDOW.min), at most once per max(minCutIntervalMs, lag); a store that keeps up while
+ * the window is in use adds max(1, 10% of the planned window) fans a second, up to the maximum.
+ */
+export function nextWindow(s: WindowInput): WindowStep {
+  const A = ADMISSION_WINDOW;
+  const planned = Math.max(A.min, Number.isFinite(s.plannedInside) ? s.plannedInside : A.min);
+  const max = Math.max(A.min, planned * A.maxOfPlanned, Number.isFinite(s.plausibleFans) ? s.plausibleFans : 0);
+  // It starts open (nothing known against the store yet): the plausible-seats cap and the plan bound the start.
+  let window = s.window !== null && Number.isFinite(s.window) && s.window > 0 ? Math.min(max, Math.max(A.min, s.window)) : max;
+  const lagMs = storeLagMs(s.load);
+  const lagging = lagMs > A.latencyTargetMs;
+  if (lagging) {
+    const interval = Math.max(A.minCutIntervalMs, lagMs);
+    if (s.cutAtMs === null || s.nowMs - s.cutAtMs >= interval) {
+      // Halved from the fans actually inside when fewer than the window (TCP halves its flight size, not an unused window).
+      window = Math.max(A.min, Math.min(window, Math.max(A.min, s.inside)) * A.decrease);
+      return { window, cutAtMs: s.nowMs, lagging, lagMs, cut: true };
+    }
+    return { window, cutAtMs: s.cutAtMs, lagging, lagMs, cut: false };
+  }
+  if (s.inside >= A.inUse * window) {
+    const step = Math.max(A.minIncreasePerSecond, planned * A.increaseShare) * (Math.max(0, s.elapsedMs) / 1000);
+    window = Math.min(max, window + step);
+  }
+  return { window, cutAtMs: s.cutAtMs, lagging, lagMs, cut: false };
+}
+
+/**
+ * How long after collecting an admission a fan who has not held is still counted inside (shopping), seconds: a
+ * minute to look at the seat map and choose (of the event's clock: a rehearsal's is `clockScale` times fast, at least
+ * 5 s), plus three times what the store takes to answer a hold now (a fan whose hold is waiting in line at a slow
+ * store is not a leaver), never more than the checkout time. Past it the fan left: the slot goes back.
+ */
+export const SEAT_CHOICE_SECONDS = 60;
+export function leaverSeconds(checkoutSeconds: number, clockScale: number | null | undefined, lagMs: number): number {
+  const scale = clockScale && clockScale > 1 ? clockScale : 1;
+  const choose = Math.max(5, SEAT_CHOICE_SECONDS / scale);
+  return Math.max(1, Math.min(Math.max(1, checkoutSeconds), Math.round(choose + (3 * Math.max(0, lagMs)) / 1000)));
+}
+
+/**
+ * The tail: seats available, nobody holding any and fans waiting. The next fan comes in this long after the last
+ * advance, whatever the per-minute plan says: 3 s, plus 3 s for each fan let in who has not held yet (on their way or
+ * choosing), at most 20 s; a rehearsal's compressed clock divides it (at least 1 s).
+ */
+export const TAIL_GAP = { baseMs: 3_000, perFanMs: 3_000, maxMs: 20_000, minMs: 1_000 } as const;
+export function tailGapMs(fansNotHolding: number, clockScale: number | null | undefined): number {
+  const scale = clockScale && clockScale > 1 ? clockScale : 1;
+  const gap = Math.min(TAIL_GAP.maxMs, TAIL_GAP.baseMs + TAIL_GAP.perFanMs * Math.max(0, fansNotHolding));
+  return Math.max(TAIL_GAP.minMs, Math.round(gap / scale));
+}
