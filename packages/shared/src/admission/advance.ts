@@ -1,5 +1,6 @@
 // The pure rules of one admission tick (no I/O): inventory state, the claim ratio, how far the watermark moves,
 // and each event's share of the payment budget. controller.ts feeds them from the database.
+import { POLL_SECONDS } from '../queue/edge.js';
 import { shareAdmissionBudget } from './budget.js';
 import { DEFAULT_PAYMENT_ATTEMPTS_PER_BUYER, planAdmission } from './plan.js';
 
@@ -63,11 +64,14 @@ export function advanceWatermark(s: WatermarkStepInput): { advanced: number; car
   return { advanced: whole, carry: Math.max(0, exact - whole) };
 }
 
+/** Beyond the longest Retry-After, how long the controller waits for a fan whose turn came: its claim's recording. */
+export const ARRIVAL_SLACK_MS = 5_000;
 /**
- * How long the controller counts a position it just passed as a fan on their way in: the longest a waiting fan
- * sleeps between status polls (POLL_SECONDS.max, 30 s) and a few seconds for the claim to be recorded.
+ * How long the controller counts a position it just passed as a fan on their way in: the longest a waiting fan is
+ * told to sleep between status polls (POLL_SECONDS.max, 30 s: retryAfterWaiting never tells more) and a few seconds for
+ * the claim to be recorded. A position passed and not collected within it is a place nobody used: its slot goes back.
  */
-export const ARRIVAL_WINDOW_MS = 35_000;
+export const ARRIVAL_WINDOW_MS = POLL_SECONDS.max * 1000 + ARRIVAL_SLACK_MS;
 
 /**
  * The arrival window of an event whose clock runs `timeScale` times fast (a rehearsal's): its fans sleep that much

@@ -236,9 +236,18 @@ describe('computeStatus', () => {
     expect(seen.size).toBeGreaterThan(5);
   });
 
-  it('polls after 5 s within a minute of admissions', async () => {
-    expect((await status({ joinIndex: 1347 }, { ratePerMin: 1248 })).retryAfterSeconds).toBe(5); // 1,248 ahead
-    expect((await status({ joinIndex: 1348 }, { ratePerMin: 1248 })).retryAfterSeconds).toBe(23);
+  it('polls at the estimated turn when it is sooner than the usual 15-30 s, never sooner than 5 s', async () => {
+    expect((await status({ joinIndex: 1347 }, { ratePerMin: 1248 })).retryAfterSeconds).toBe(23); // 1,248 ahead: 60 s
+    // 208 ahead: 10 s at the rate, counted from the watermark's last move a second ago: 9 s.
+    expect((await status({ joinIndex: 307 }, { ratePerMin: 1248 })).retryAfterSeconds).toBe(9);
+    expect((await status({ joinIndex: 149 }, { ratePerMin: 1248 })).retryAfterSeconds).toBe(5); // 50 ahead: 3 s
+  });
+
+  it('polls every 5 s in LAST_CHANCE, where the end is near', async () => {
+    expect(await status({ joinIndex: 100_099 }, { ratePerMin: 1000, state: 'LAST_CHANCE' })).toMatchObject({
+      state: 'LAST_CHANCE',
+      retryAfterSeconds: 5,
+    });
   });
 
   it('has no estimate while the rate is 0', async () => {

@@ -452,8 +452,9 @@ export const POLL_SECONDS = { min: 15, max: 30, nearFront: 5, paused: 30 } as co
  * safe to show even when the heartbeat is stale, and it must reach every poller); PAUSED when an operator paused;
  * before the open (NOT_OPEN) everyone is WAITING (nobody is admitted then anyway); PAUSED when the controller
  * heartbeat is older than heartbeatStaleMs: nobody is admitted; otherwise ADMITTED when position <=
- * admittedThrough; else WAITING (or LAST_CHANCE while held seats may still return). Polls come back every 15-30 s with jitter, after 5 s within one minute of
- * admissions, after 30 s while paused. Throws TOKEN_WRONG_EVENT when the token and watermark disagree.
+ * admittedThrough; else WAITING (or LAST_CHANCE while held seats may still return). Polls come back every 15-30 s with
+ * jitter, sooner when the turn is estimated sooner (at the estimate, at least 5 s: retryAfterWaiting), every 5 s in
+ * LAST_CHANCE, after 30 s while paused. Throws TOKEN_WRONG_EVENT when the token and watermark disagree.
  * `now` is milliseconds since the epoch.
  */
 export async function computeStatus(
@@ -530,11 +531,24 @@ function statusRule(
   if (position === null) return answer(position, admittedThrough, state, null, POLL_SECONDS.nearFront);
   const ahead = position - admittedThrough;
   const rate = w.ratePerMin > 0 && Number.isFinite(w.ratePerMin) ? w.ratePerMin : 0;
-  return answer(
-    position,
-    admittedThrough,
-    state,
-    rate > 0 ? Math.ceil((ahead / rate) * 60) : null,
-    rate > 0 && ahead <= rate ? POLL_SECONDS.nearFront : waitingRetry,
-  );
+  const est = rate > 0 ? Math.ceil((ahead / rate) * 60) : null;
+  // The turn, counted from the watermark's last move (the positions accrue in between): what the poll is aimed at.
+  const turnIn = rate > 0 ? Math.max(0, Math.ceil((ahead / rate) * 60 - Math.max(0, now - w.updatedAt) / 1000)) : null;
+  return answer(position, admittedThrough, state, est, retryAfterWaiting(state, turnIn, waitingRetry));
+}
+
+/**
+ * When a waiting fan polls again, seconds. Never more than POLL_SECONDS.max: a position reached stays the fan's for
+ * the claim window (10 minutes) and the admission controller counts it as a fan on the way in for its arrival window
+ * (POLL_SECONDS.max plus slack), so a fan who polls as told always finds its turn kept. Aimed at the turn: when the
+ * estimated wait is shorter than the usual 15-30 s the fan comes back at that moment (at least POLL_SECONDS.nearFront
+ * later), so a client polling sooner than told gains at most the near-front interval and meets the per-account limit.
+ * In LAST_CHANCE the end is near (the seats held may come back or sell): every fan polls as if near the front, and
+ * hears SOLD_OUT within that interval.
+ */
+export function retryAfterWaiting(state: 'WAITING' | 'LAST_CHANCE', estWaitSeconds: number | null, waitingRetry: number): number {
+  if (state === 'LAST_CHANCE') return POLL_SECONDS.nearFront;
+  const usual = Math.min(POLL_SECONDS.max, Math.max(POLL_SECONDS.min, waitingRetry));
+  if (estWaitSeconds === null) return usual;
+  return Math.max(POLL_SECONDS.nearFront, Math.min(usual, estWaitSeconds));
 }
