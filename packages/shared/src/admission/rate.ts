@@ -166,16 +166,17 @@ export function nextAdmissionRate(input: AdmissionRateInput): AdmissionRate {
       ? `store_lag: the store answers holds in ${(lagMs / 1000).toFixed(1)} s (target ${ADMISSION_WINDOW.latencyTargetMs / 1000} s); ${fansInside} fans inside against a window of ${Math.floor(window + 1e-9)}, halved while it lags`
       : `store_lag: the store caught up; the window on the fans inside grows back (${fansInside} inside, window ${Math.floor(window + 1e-9)})`;
 
-  // The tail: seats available, none held, fans waiting, the rate not 0 and the store keeping up: the next fan comes in
+  // The tail: seats available, none held, fans waiting, the rate not 0 and the store keeping up (not lagging): the
+  // next fan comes in
   // once the gap since the last advance has passed, however slow the plan's pace on the few seats left and whatever
-  // the plausible-seats cap says (the fans counted inside have not held anything).
+  // the plausible-seats cap or the window say (the fans counted inside have not held anything, the store is idle).
   const tail = input.tail;
   const tailDue =
     tail !== undefined &&
     remainingSeats > 0 &&
     heldSeats === 0 &&
     rate > 0 &&
-    windowRoom > 0 &&
+    lagMs <= ADMISSION_WINDOW.latencyTargetMs &&
     check(tail.sinceLastAdvanceMs, 'tail.sinceLastAdvanceMs') >= check(tail.gapMs, 'tail.gapMs');
   const tailReason = () =>
     `tail: ${remainingSeats} seats available and nobody holding any; the next fan is let in ${((tail?.gapMs ?? 0) / 1000).toFixed(0)} s after the last (${fansInside} let in have not held yet)`;
@@ -198,11 +199,13 @@ export function nextAdmissionRate(input: AdmissionRateInput): AdmissionRate {
     constraint = 'plausible_seats';
     reason = `plausible_seats: at most ${cap} more fans for ${remainingSeats + heldSeats} seats (${reason})`;
   }
+  // The window's room is fans inside, not fans a minute: fans leave it as they buy or go, so it bounds what one tick
+  // (a second) lets in. Published as a rate of that room a second.
   let bound = cap;
   if (windowRoom < cap) {
     bound = windowRoom;
-    if (rate > windowRoom * scale) {
-      rate = windowRoom * scale;
+    if (rate > windowRoom * 60) {
+      rate = windowRoom * 60;
       constraint = 'store_lag';
       reason = `${storeLagReason} (${reason})`;
     }
