@@ -115,7 +115,8 @@ export function nextWindow(s: WindowInput): WindowStep {
     }
     return { window, cutAtMs: s.cutAtMs, lagging, lagMs, cut: false };
   }
-  if (s.inside >= A.inUse * window) {
+  // In use: the fans inside fill 80% of its whole fans (a window of 1.6 fans is in use with one fan inside).
+  if (s.inside >= Math.floor(A.inUse * Math.floor(window))) {
     const step = Math.max(A.minIncreasePerSecond, planned * A.increaseShare) * (Math.max(0, s.elapsedMs) / 1000);
     window = Math.min(max, window + step);
   }
@@ -137,10 +138,12 @@ export function leaverSeconds(checkoutSeconds: number, clockScale: number | null
 
 /**
  * The tail: seats available, nobody holding any and fans waiting. The next fan comes in this long after the last
- * advance, whatever the per-minute plan says: 3 s, plus 3 s for each fan let in who has not held yet (on their way or
- * choosing), at most 20 s; a rehearsal's compressed clock divides it (at least 1 s).
+ * advance, whatever the per-minute plan says: 2 s, plus 1 s for each fan let in who has not held yet (on their way or
+ * choosing), at most 8 s; a rehearsal's compressed clock divides it (at least 1 s). So seats are never free for long
+ * with fans waiting, and while the fans let in keep not holding (leavers, places nobody uses) the tail admits at most
+ * one fan every 8 s until the leaver time hands their slots back.
  */
-export const TAIL_GAP = { baseMs: 3_000, perFanMs: 3_000, maxMs: 20_000, minMs: 1_000 } as const;
+export const TAIL_GAP = { baseMs: 2_000, perFanMs: 1_000, maxMs: 8_000, minMs: 1_000 } as const;
 export function tailGapMs(fansNotHolding: number, clockScale: number | null | undefined): number {
   const scale = clockScale && clockScale > 1 ? clockScale : 1;
   const gap = Math.min(TAIL_GAP.maxMs, TAIL_GAP.baseMs + TAIL_GAP.perFanMs * Math.max(0, fansNotHolding));
