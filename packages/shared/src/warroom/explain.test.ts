@@ -24,8 +24,8 @@ const live: AdmissionExplainInput = {
   },
   paused: null,
   heartbeatAgeSeconds: 0.4,
-  available: 40,
-  held: 0,
+  available: 34,
+  held: 6,
   checkoutErrorRate: 0,
   holdRefusalRate: null,
 };
@@ -48,6 +48,42 @@ describe('explainAdmissions', () => {
       'Admissions are held to 4 fans more: the 20 fans already let in and still able to buy cover most of the 40 seats left.',
     );
     expect(capped.clearQueue).toBe('At 6 a minute the 61 fans waiting are all let in within about 10 min.');
+  });
+
+  it("seats free, none held and fans waiting (the console's 60-seat event: 8 free, 153 waiting): why, and never 'nothing to do'", () => {
+    for (const constraint of ['no_plausible_seats', 'plausible_seats', 'tail', 'plan', 'override'])
+      for (const fansInside of [0, 1, 5]) {
+        const e = explain({
+          available: 8,
+          held: 0,
+          waiting: 153,
+          controllerRatePerMin: 0.07,
+          rateOverridePerMin: constraint === 'override' ? 30 : null,
+          controller: { constraint, reason: '', fansInside, cap: constraint === 'plausible_seats' ? 1 : 0 },
+        });
+        expect(e.action).not.toMatch(/^Nothing to do/);
+        expect(e.clearQueue).not.toMatch(/2 h/);
+      }
+    const e = explain({
+      available: 8,
+      held: 0,
+      waiting: 153,
+      controllerRatePerMin: 0.07,
+      controller: { constraint: 'plausible_seats', reason: '', fansInside: 1, cap: 1 },
+    });
+    expect(e).toMatchObject({ code: 'TAIL', stalled: false, clearQueueSeconds: null });
+    expect(e.sentence).toBe(
+      'Nobody holds any of the 8 seats free while 153 fans wait: the 1 fan let in last has not held yet, so the next fan is let in every few seconds until one does.',
+    );
+    expect(e.action).toMatch(/give their places back within a minute/);
+    expect(e.clearQueue).toBe('The 8 seats left go to the next fans in line as they hold; the fans behind them will read that the sale sold out.');
+  });
+
+  it('a store that lags: admissions slowed, why, and that they rise again by themselves', () => {
+    const e = explain({ controllerRatePerMin: 3, controller: { constraint: 'store_lag', reason: '', fansInside: 40, cap: 0 } });
+    expect(e).toMatchObject({ code: 'STORE_LAG', stalled: true });
+    expect(e.sentence).toMatch(/^Admissions are slowed to 3 a minute: the store is answering holds late/);
+    expect(e.action).toMatch(/rise again by themselves/);
   });
 
   it('paused: who, when and why; resuming is what to do', () => {
@@ -214,6 +250,8 @@ describe('explainAdmissions', () => {
       { rateOverridePerMin: 5, controller: { constraint: 'override', reason: '', fansInside: 0, cap: 1 } },
       { rateOverridePerMin: null, controller: { constraint: 'plan', reason: '', fansInside: 0, cap: 1 } },
       { controller: null },
+      { held: 0 },
+      { controller: { constraint: 'store_lag', reason: '', fansInside: 40, cap: 0 } },
     ];
     for (const over of inputs) {
       const e = explain(over);
@@ -223,7 +261,7 @@ describe('explainAdmissions', () => {
         expect(words).not.toMatch(/_|[A-Z]{4,}/);
       }
     }
-    expect(seen.size).toBe(15);
+    expect(seen.size).toBe(17);
     // Sold out wins over a pause; a pause over a silent controller; an override of 0 over the controller's constraint.
     expect(explain({ state: 'SOLD_OUT', paused: { by: 'x', reason: 'y', atMs: NOW } }).code).toBe('SOLD_OUT');
     expect(explain({ state: 'PAUSED', paused: { by: 'x', reason: 'y', atMs: NOW }, heartbeatAgeSeconds: 30 }).code).toBe('PAUSED');

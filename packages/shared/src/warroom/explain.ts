@@ -15,6 +15,8 @@ export type AdmissionExplanationCode =
   | 'OVERRIDE_ZERO'
   | 'NOBODY_WAITING'
   | 'INVENTORY_PACING'
+  | 'TAIL'
+  | 'STORE_LAG'
   | 'LAST_CHANCE'
   | 'CHECKOUT_ERRORS'
   | 'HOLD_FAILURES'
@@ -90,9 +92,10 @@ const defaultTime = (ms: number) => new Date(ms).toISOString().slice(11, 16) + '
 
 /**
  * Why admissions are what they are now, most fundamental cause first: the event over, sold out, not signed off,
- * not open yet, paused, the controller silent, an override of 0, nobody waiting, then the controller's own binding
- * constraint (the seats left already covered by fans inside, last chance, failing payments, holds finding no
- * seats, an override below the plan), else the plan. With the time the queue takes to clear at the current rate.
+ * not open yet, paused, the controller silent, an override of 0, nobody waiting, then seats free and none held while
+ * fans wait (the tail: never "nothing to do"), then the controller's own binding constraint (a store that lags, the
+ * seats left already covered by fans inside, last chance, failing payments, holds finding no seats, an override below
+ * the plan), else the plan. With the time the queue takes to clear at the current rate.
  */
 export function explainAdmissions(i: AdmissionExplainInput): AdmissionExplanation {
   const time = i.formatTime ?? defaultTime;
@@ -175,7 +178,27 @@ export function explainAdmissions(i: AdmissionExplainInput): AdmissionExplanatio
 
   const c = i.controller;
   const left = i.available + i.held;
+  // Seats free, nobody holding any, fans waiting: never "nothing to do". The controller lets the next fan in every few
+  // seconds (the tail rule) while the fans it let in have not held; the war room says so and what would go faster.
+  const freeAndUnheld = i.available > 0 && i.held === 0 && i.waiting > 0;
+  if (freeAndUnheld && (c?.constraint === 'no_plausible_seats' || c?.constraint === 'plausible_seats' || c?.constraint === 'tail'))
+    return {
+      ...out(
+        'TAIL',
+        `Nobody holds any of the ${seats(i.available)} free while ${fans(i.waiting)} wait: the ${fans(c.fansInside)} let in last ${c.fansInside === 1 ? 'has' : 'have'} not held yet, so the next fan is let in every few seconds until one does.`,
+        "Fans let in who leave without holding give their places back within a minute, and places nobody collects within 35 s. To let more fans in at once, raise the overbook factor on the event's Configuration page (it sets how many fans the seats left may take).",
+        false,
+      ),
+      clearQueueSeconds: null,
+      clearQueue: `The ${seats(i.available)} left go to the next fans in line as they hold; ${i.waiting > i.available ? 'the fans behind them will read that the sale sold out' : 'every fan waiting can still be let in'}.`,
+    };
   switch (c?.constraint) {
+    case 'store_lag':
+      return out(
+        'STORE_LAG',
+        `Admissions are slowed to ${perMin(rate)}: the store is answering holds late, so fewer fans are let in until it catches up (${fans(c.fansInside)} inside).`,
+        "Check the store's processes and the database (hold latency, the database's load); admissions rise again by themselves within seconds of the store catching up. A higher rate does not help.",
+      );
     case 'no_plausible_seats':
       return out(
         'INVENTORY_PACING',
@@ -213,9 +236,21 @@ export function explainAdmissions(i: AdmissionExplainInput): AdmissionExplanatio
           `Admissions follow an operator's rate of ${perMin(i.rateOverridePerMin)}, below the plan's ${perMin(i.planAdmitsPerMin)}.`,
           'Clear the override to follow the plan, if the reason for it has passed.',
         );
-      return out('AT_PLAN', `Admissions follow an operator's rate of ${perMin(i.rateOverridePerMin ?? rate)}.`, 'Nothing to do.');
+      return out(
+        'AT_PLAN',
+        `Admissions follow an operator's rate of ${perMin(i.rateOverridePerMin ?? rate)}.`,
+        freeAndUnheld
+          ? 'The fans let in are choosing seats; if none holds, the next fans come in every few seconds. A higher rate lets more in at once.'
+          : 'Nothing to do.',
+      );
     case 'plan':
-      return out('AT_PLAN', `Admissions follow the plan: ${perMin(rate)}.`, 'Nothing to do.');
+      return out(
+        'AT_PLAN',
+        `Admissions follow the plan: ${perMin(rate)}.`,
+        freeAndUnheld
+          ? 'The fans let in are choosing seats; if none holds, the next fans come in every few seconds. To let more in at once, set an operator rate.'
+          : 'Nothing to do.',
+      );
     default:
       return out(
         'CONTROLLER_STARTING',
