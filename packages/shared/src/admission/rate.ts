@@ -166,23 +166,28 @@ export function nextAdmissionRate(input: AdmissionRateInput): AdmissionRate {
       ? `store_lag: the store answers holds in ${(lagMs / 1000).toFixed(1)} s (target ${ADMISSION_WINDOW.latencyTargetMs / 1000} s); ${fansInside} fans inside against a window of ${Math.floor(window + 1e-9)}, halved while it lags`
       : `store_lag: the store caught up; the window on the fans inside grows back (${fansInside} inside, window ${Math.floor(window + 1e-9)})`;
 
-  // The tail: seats available, none held, fans waiting, the rate not 0 and the store keeping up (not lagging): the
-  // next fan comes in
-  // once the gap since the last advance has passed, however slow the plan's pace on the few seats left and whatever
-  // the plausible-seats cap or the window say (the fans counted inside have not held anything, the store is idle).
+  // The tail: seats available, none held, fans waiting, the rate not 0 and the store keeping up (not lagging). The next
+  // fan comes in once the gap since the last advance has passed, however slow the plan's pace on the few seats left and
+  // whatever the plausible-seats cap or the window say (the fans counted inside have not held anything, the store is
+  // idle); and the rate published is at least one fan a gap, so the fans next in line are told to come back that soon.
   const tail = input.tail;
-  const tailDue =
-    tail !== undefined &&
-    remainingSeats > 0 &&
-    heldSeats === 0 &&
-    rate > 0 &&
-    lagMs <= ADMISSION_WINDOW.latencyTargetMs &&
-    check(tail.sinceLastAdvanceMs, 'tail.sinceLastAdvanceMs') >= check(tail.gapMs, 'tail.gapMs');
+  const tailActive =
+    tail !== undefined && remainingSeats > 0 && heldSeats === 0 && rate > 0 && lagMs <= ADMISSION_WINDOW.latencyTargetMs;
+  const tailGap = tail === undefined ? 0 : check(tail.gapMs, 'tail.gapMs');
+  const tailDue = tailActive && check(tail.sinceLastAdvanceMs, 'tail.sinceLastAdvanceMs') >= tailGap;
+  const tailRate = tailActive && tailGap > 0 ? tidy(60_000 / tailGap) : 0;
   const tailReason = () =>
-    `tail: ${remainingSeats} seats available and nobody holding any; the next fan is let in ${((tail?.gapMs ?? 0) / 1000).toFixed(0)} s after the last (${fansInside} let in have not held yet)`;
+    `tail: ${remainingSeats} seats available and nobody holding any; the next fan is let in ${(tailGap / 1000).toFixed(0)} s after the last (${fansInside} let in ${fansInside === 1 ? 'has' : 'have'} not held yet)`;
 
   if (cap === 0 || windowRoom === 0) {
-    if (tailDue) return { ratePerMinute: tidy(rate), constraint: 'tail', reason: tailReason(), cap: 1, admitAtOnce: 1 };
+    if (tailActive)
+      return {
+        ratePerMinute: Math.max(tailRate, Math.min(tidy(rate), rate)),
+        constraint: 'tail',
+        reason: tailReason(),
+        cap: tailDue ? 1 : 0,
+        admitAtOnce: tailDue ? 1 : 0,
+      };
     if (cap === 0)
       return {
         ratePerMinute: 0,
@@ -211,14 +216,13 @@ export function nextAdmissionRate(input: AdmissionRateInput): AdmissionRate {
     }
   }
   // tidy() drops float noise but must never round a rate up past its bound.
-  const ratePerMinute = Math.min(tidy(rate), rate);
+  let ratePerMinute = Math.min(tidy(rate), rate);
   let admitAtOnce = remainingSeats > 0 && fansInside === 0 && ratePerMinute > 0 ? 1 : 0;
-  if (admitAtOnce === 0 && tailDue) {
-    admitAtOnce = 1;
-    if (ratePerMinute * ((tail?.gapMs ?? 0) / 60_000) < 1) {
-      constraint = 'tail';
-      reason = `${tailReason()} (${reason})`;
-    }
+  if (tailActive && ratePerMinute < tailRate) {
+    ratePerMinute = tailRate;
+    constraint = 'tail';
+    reason = `${tailReason()} (${reason})`;
   }
+  if (tailDue) admitAtOnce = 1;
   return { ratePerMinute, constraint, reason, cap: bound, admitAtOnce };
 }
