@@ -8,12 +8,19 @@ import { DEFAULT_PAYMENT_ATTEMPTS_PER_BUYER, planAdmission } from './plan.js';
 export type InventoryState = 'AVAILABLE' | 'LAST_CHANCE' | 'SOLD_OUT';
 
 /**
- * Truthful sold-out: `SOLD_OUT` only when nothing is available and nothing is held; `LAST_CHANCE` while nothing
- * is available but some seats are held (they may come back); `AVAILABLE` otherwise.
+ * Truthful ends: `SOLD_OUT` only when nothing is available and nothing is held; `LAST_CHANCE` while nothing is
+ * available but some seats are held (they may come back), or while only a few are available (`fewSeats` or fewer,
+ * passed when fans are waiting for them: fewSeatsLeft); `AVAILABLE` otherwise.
  */
-export function inventoryStateOf(counts: { available: number; held: number }): InventoryState {
-  if (counts.available > 0) return 'AVAILABLE';
+export function inventoryStateOf(counts: { available: number; held: number }, fewSeats = 0): InventoryState {
+  if (counts.available > fewSeats) return 'AVAILABLE';
+  if (counts.available > 0) return 'LAST_CHANCE';
   return counts.held > 0 ? 'LAST_CHANCE' : 'SOLD_OUT';
+}
+
+/** "Only a few seats left": 2% of the capacity, at least two orders' worth. */
+export function fewSeatsLeft(capacity: number, ticketsPerOrder: number): number {
+  return Math.max(2 * Math.ceil(Math.max(1, ticketsPerOrder)), Math.ceil(Math.max(0, capacity) * 0.02));
 }
 
 /** How the claim ratio is measured: below `minPositions` advanced it is 1; it never falls below `floor`. */

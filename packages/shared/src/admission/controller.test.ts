@@ -270,7 +270,7 @@ describe('fail closed', () => {
     expect(q2.admitted_through).toBeLessThanOrEqual(7);
   });
 
-  it('SOLD_OUT only when available = 0 and held = 0; LAST_CHANCE while seats are held', async () => {
+  it('SOLD_OUT only when available = 0 and held = 0; LAST_CHANCE while seats are held or only a few are left for fans waiting', async () => {
     const eventId = await makeEvent({
       rows: 1,
       seatsPerRow: 4,
@@ -303,11 +303,12 @@ describe('fail closed', () => {
     o = outcomeOf((await c.tickOnce()).events, eventId);
     expect(o).toMatchObject({ status: 'ticked', inventoryState: 'LAST_CHANCE', ratePerMinute: 0.8 });
 
-    // The holds lapse (no sweeper ran): read-time expiry makes those seats available again.
+    // The holds lapse (no sweeper ran): read-time expiry makes those seats available again. Two seats left, with fans
+    // waiting for them, are only a few (fewer than two orders' worth): still LAST_CHANCE, not AVAILABLE.
     await setSeats(2, 2, true);
     clock.advance(200);
     o = outcomeOf((await c.tickOnce()).events, eventId);
-    expect(o).toMatchObject({ inventoryState: 'AVAILABLE', available: 2, held: 0 });
+    expect(o).toMatchObject({ inventoryState: 'LAST_CHANCE', available: 2, held: 0 });
 
     await setSeats(4, 0);
     clock.advance(200);

@@ -14,6 +14,7 @@ import {
   claimRatioOf,
   effectivePaymentTps,
   eventBudgetShares,
+  fewSeatsLeft,
   inventoryStateOf,
   recordAdvance,
   type InventoryState,
@@ -140,8 +141,8 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
       e.capacity,
       e.allocation ? { code: e.allocation, general: e.general } : undefined,
     );
-    const inventoryState = inventoryStateOf(counts);
-    const soldOut = inventoryState === 'SOLD_OUT' && q.sold_out_at === null;
+    const soldOutState = inventoryStateOf(counts);
+    const soldOut = soldOutState === 'SOLD_OUT' && q.sold_out_at === null;
     if (soldOut)
       await insertAudit(trx, {
         actor,
@@ -154,7 +155,7 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
     const scale = e.rehearsal_time_scale;
     // A sold-out queue admits nobody: its tick keeps the heartbeat and the state, and reads nothing else (a product
     // with many finished sales ticks each of them every second).
-    const quiet = inventoryState === 'SOLD_OUT';
+    const quiet = soldOutState === 'SOLD_OUT';
     const storeLoad: StoreLoad = quiet ? NO_LOAD : toStoreLoad(await readStoreLoad(trx, e.owner_event_id, now));
     const lagMs = storeLagMs(storeLoad);
     const leaver = leaverSeconds(Math.round(e.checkout_minutes * 60), scale, lagMs);
@@ -196,6 +197,9 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
           });
     const highestPosition = signals.max_join_index === null ? 0 : signals.max_join_index + 1;
     const waiting = highestPosition - q.admitted_through > 0;
+    // LAST_CHANCE also while only a few seats are left and fans still wait for them: waiting fans are told the end is
+    // near (and poll every 5 s, so they hear SOLD_OUT at once).
+    const inventoryState = inventoryStateOf(counts, waiting ? fewSeatsLeft(e.capacity, e.tickets_per_order) : 0);
     const sinceLastAdvanceMs = q.last_advance_at ? Math.max(0, now.getTime() - q.last_advance_at.getTime()) : Number.MAX_SAFE_INTEGER;
     const rate = admissionRate(e, plan, counts, signals, inside.total, q.rate_override_per_min, {
       window: step?.window,

@@ -14,7 +14,8 @@ export const DEFAULT_QUEUE_COPY: QueueCopy = {
   WAITING: 'You are in line. Keep this page open; we will let you in when it is your turn. Refreshing does not move you up.',
   PAUSED: 'The line is paused for a moment. You keep your place; nobody is being let in ahead of you.',
   ADMITTED: 'It is your turn. You have 10 minutes to pick your seats.',
-  LAST_CHANCE: 'All seats are currently held by other fans. Some may come back if they are not paid for; stay in line.',
+  LAST_CHANCE:
+    'Only a few seats are left, and fans ahead of you may take them. Seats held by others come back if they are not paid for; stay in line to find out.',
   SOLD_OUT: 'This event is sold out. Join the waitlist to be offered seats that come back, in the order fans joined.',
 };
 
@@ -25,7 +26,8 @@ export const DEFAULT_QUEUE_COPY_BY_LANGUAGE: Record<FanLanguage, QueueCopy> = {
     WAITING: 'Estás en la fila. Mantén esta página abierta; te dejaremos entrar cuando sea tu turno. Recargar no te adelanta.',
     PAUSED: 'La fila está en pausa un momento. Conservas tu lugar; nadie entra antes que tú.',
     ADMITTED: 'Es tu turno. Tienes 10 minutos para elegir tus asientos.',
-    LAST_CHANCE: 'Todos los asientos están reservados por otros fans. Algunos pueden volver si no se pagan; sigue en la fila.',
+    LAST_CHANCE:
+      'Quedan pocos asientos y los fans delante de ti pueden llevárselos. Los asientos reservados por otros vuelven si no se pagan; sigue en la fila para saberlo.',
     SOLD_OUT:
       'Las entradas para este evento están agotadas. Únete a la lista de espera para recibir, por orden de llegada, los asientos que se liberen.',
   },
