@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import type { Db } from '../db/connect.js';
 import { createEvent, EventCache, parseEventFile } from '../events/index.js';
 import { HoldService, SeatmapCache, getInventoryCounts } from '../inventory/index.js';
-import { CardFingerprints, CheckoutService, SimulatedPaymentGateway, TEST_CARDS } from '../checkout/index.js';
+import { CardFingerprints, CheckoutService, SimulatedPaymentGateway } from '../checkout/index.js';
 import { computeStatusNow, type QueueStatus, type QueueTokenClaims } from '../queue/edge.js';
 import { loadWatermarks, recordClaims } from '../queue/queue.repository.js';
 import { WatermarkStore } from '../queue/watermark-store.js';
@@ -143,7 +143,6 @@ describe('admission follows what the store serves', () => {
       for (const f of fans) pending.push({ due: now + delayMs, done: store.begin(eventId, 'hold'), fan: f });
       perSecond.push({ t: s, admitted: fans.length, window: o.window, constraint: o.constraint });
     }
-    if (process.env.H28_DEBUG) console.log(JSON.stringify(perSecond));
     const sum = (from: number, to: number) => perSecond.filter((p) => p.t >= from && p.t < to).reduce((a, p) => a + p.admitted, 0);
     const healthy = sum(5, 20) / 15;
     const lagging = sum(25, 45) / 20;
@@ -207,7 +206,6 @@ describe('a tail that never stalls', () => {
       }
       clock.advance(1000);
     }
-    if (process.env.H28_DEBUG) console.log(JSON.stringify(admittedAt));
     // The plan's pace on 2 seats is 0.12 fans a minute: one fan in a minute at most. The tail lets more in, spaced by
     // 2 s plus 1 s per fan let in who has not held (never more than 8 s), and never stops.
     expect(admittedAt.length).toBeGreaterThanOrEqual(6);
@@ -273,7 +271,13 @@ describe('the club example sold to the end', () => {
     });
     const { eventId, capacity } = await t.db.transaction().execute(async (trx) => {
       const r = await createEvent(trx, spec, 'test', { signOff: true });
-      return { eventId: r.eventId, capacity: spec.sections.reduce((a, s) => a + ('rows' in s && s.rows ? s.rows.reduce((b, r) => b + r.seats, 0) : (s.rowCount ?? 0) * (s.seatsPerRow ?? 0)), 0) };
+      return {
+        eventId: r.eventId,
+        capacity: spec.sections.reduce(
+          (a, s) => a + ('rows' in s && s.rows ? s.rows.reduce((b, r) => b + r.seats, 0) : (s.rowCount ?? 0) * (s.seatsPerRow ?? 0)),
+          0,
+        ),
+      };
     });
     events.push(eventId);
     expect(capacity).toBe(300);
@@ -290,7 +294,7 @@ describe('the club example sold to the end', () => {
     // A seeded choice per fan: 10% never come back after joining (a place nobody uses), and of the fans who collect
     // their turn, 30% leave without holding.
     let seed = 2026;
-    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
     type Fan = { next: number; phase: 'waiting' | 'gone' | 'shopping' | 'holding' | 'done'; holdId?: string; tries: number };
     const start = clock.now();
     const fans: Fan[] = Array.from({ length: FANS }, () => ({ next: start, phase: random() < 0.1 ? 'gone' : 'waiting', tries: 0 }));
@@ -352,8 +356,6 @@ describe('the club example sold to the end', () => {
       const waiting = fans.some((f, i) => f.phase === 'waiting' && i + 1 > o.admittedThrough);
       stall = counts.available > 0 && counts.held === 0 && waiting ? stall + 1 : 0;
       longestStall = Math.max(longestStall, stall);
-      if (process.env.H28_DEBUG && stall >= 20)
-        console.log(s, JSON.stringify({ c: o.constraint, r: o.reason, inside: o.inside, cap: o.cap, a: counts.available, adv: o.advanced, w: o.window }));
       if (counts.available === 0 && counts.held === 0 && o.inventoryState === 'SOLD_OUT') soldOutAt = now;
       clock.advance(1000);
     }
@@ -363,12 +365,10 @@ describe('the club example sold to the end', () => {
     expect(soldOutAt).not.toBeNull();
     expect(leavers / admitted).toBeGreaterThan(0.2);
     expect(longestStall).toBeLessThan(30);
-    const orders = await sql<{ seats: number }>`SELECT coalesce(sum(seat_count), 0)::int AS seats FROM orders WHERE event_id = ${eventId} AND status = 'CONFIRMED'`.execute(
-      t.db,
-    );
+    const orders = await sql<{
+      seats: number;
+    }>`SELECT coalesce(sum(seat_count), 0)::int AS seats FROM orders WHERE event_id = ${eventId} AND status = 'CONFIRMED'`.execute(t.db);
     expect(orders.rows[0]!.seats).toBe(300);
-    if (process.env.H28_DEBUG)
-      console.log(JSON.stringify({ minutes: (soldOutAt! - start) / 60_000, admitted, leavers, longestStall }));
   });
 });
 

@@ -514,13 +514,23 @@ describe('who counts as inside (fans who can still buy)', () => {
     const c = controller(clock, { tickMs: 200 });
     const o = outcomeOf((await c.tickOnce()).events, eventId);
     // The tail: one fan at once, and a published rate of one fan every 2 s (so the next in line polls that soon).
-    expect(o).toMatchObject({ status: 'ticked', available: 1, held: 0, ratePerMinute: 30, admitAtOnce: 1, advanced: 1, constraint: 'tail' });
+    expect(o).toMatchObject({
+      status: 'ticked',
+      available: 1,
+      held: 0,
+      ratePerMinute: 30,
+      admitAtOnce: 1,
+      advanced: 1,
+      constraint: 'tail',
+    });
     // That fan is on their way now: nobody else is let in for the one seat before the tail's gap (2 s + 1 s per fan
     // let in who has not held) has passed.
     const next = await tickMany(c, clock, eventId, 3, 200);
     expect(next).toMatchObject({ status: 'ticked', constraint: 'tail', inside: { arriving: 1 }, advanced: 0 });
     expect(await queueState(eventId)).toMatchObject({ admitted_through: 1, controller_constraint: 'tail', fans_inside: 1, admit_cap: 0 });
-    expect((await queueState(eventId)).controller_reason).toMatch(/^tail: 1 seats available and nobody holding any; the next fan is let in 3 s/);
+    expect((await queueState(eventId)).controller_reason).toMatch(
+      /^tail: 1 seats available and nobody holding any; the next fan is let in 3 s/,
+    );
     const later = await tickMany(c, clock, eventId, 15, 200);
     expect(later).toMatchObject({ status: 'ticked', admittedThrough: 2 });
   });

@@ -326,7 +326,14 @@ const NO_SIGNALS: repo.LiveSignalsRow = {
   released_seats_1m: 0,
   max_join_index: null,
 };
-const NO_LOAD: StoreLoad = { reporting: 0, holdsInFlight: 0, checkoutsInFlight: 0, holdsAnswered: 0, holdLatencyP90Ms: 0, oldestInFlightMs: 0 };
+const NO_LOAD: StoreLoad = {
+  reporting: 0,
+  holdsInFlight: 0,
+  checkoutsInFlight: 0,
+  holdsAnswered: 0,
+  holdLatencyP90Ms: 0,
+  oldestInFlightMs: 0,
+};
 
 const toStoreLoad = (r: Awaited<ReturnType<typeof readStoreLoad>>): StoreLoad => ({
   reporting: r.reporting,

@@ -171,8 +171,7 @@ export function nextAdmissionRate(input: AdmissionRateInput): AdmissionRate {
   // whatever the plausible-seats cap or the window say (the fans counted inside have not held anything, the store is
   // idle); and the rate published is at least one fan a gap, so the fans next in line are told to come back that soon.
   const tail = input.tail;
-  const tailActive =
-    tail !== undefined && remainingSeats > 0 && heldSeats === 0 && rate > 0 && lagMs <= ADMISSION_WINDOW.latencyTargetMs;
+  const tailActive = tail !== undefined && remainingSeats > 0 && heldSeats === 0 && rate > 0 && lagMs <= ADMISSION_WINDOW.latencyTargetMs;
   const tailGap = tail === undefined ? 0 : check(tail.gapMs, 'tail.gapMs');
   const tailDue = tailActive && check(tail.sinceLastAdvanceMs, 'tail.sinceLastAdvanceMs') >= tailGap;
   const tailRate = tailActive && tailGap > 0 ? tidy(60_000 / tailGap) : 0;

@@ -62,7 +62,7 @@ function pollUntilAdmitted(
   jitter: () => number,
 ): { admittedAtMs: number | null; answers: QueueStatus[] } {
   const answers: QueueStatus[] = [];
-  for (let now = T0; now <= endMs; ) {
+  for (let now = T0; now <= endMs;) {
     const s = computeStatusNow(claims(joinIndex), at(now), now, { jitter }) as QueueStatus;
     answers.push(s);
     if (s.admit || s.expired) return { admittedAtMs: s.admit ? now : null, answers };
@@ -81,11 +81,16 @@ describe('a turn a fan keeps by polling as told', () => {
   it('the Retry-After a waiting fan is told is never longer than the arrival window the controller keeps its turn for, less slack', () => {
     expect(ARRIVAL_WINDOW_MS).toBe(POLL_SECONDS.max * 1000 + ARRIVAL_SLACK_MS);
     fc.assert(
-      fc.property(fc.constantFrom('WAITING' as const, 'LAST_CHANCE' as const), fc.option(fc.nat(100_000)), fc.nat(60), (state, est, usual) => {
-        const r = retryAfterWaiting(state, est, usual);
-        expect(r).toBeGreaterThanOrEqual(POLL_SECONDS.nearFront);
-        expect(r * 1000).toBeLessThanOrEqual(ARRIVAL_WINDOW_MS - ARRIVAL_SLACK_MS);
-      }),
+      fc.property(
+        fc.constantFrom('WAITING' as const, 'LAST_CHANCE' as const),
+        fc.option(fc.nat(100_000)),
+        fc.nat(60),
+        (state, est, usual) => {
+          const r = retryAfterWaiting(state, est, usual);
+          expect(r).toBeGreaterThanOrEqual(POLL_SECONDS.nearFront);
+          expect(r * 1000).toBeLessThanOrEqual(ARRIVAL_WINDOW_MS - ARRIVAL_SLACK_MS);
+        },
+      ),
     );
   });
 
@@ -99,7 +104,13 @@ describe('a turn a fan keeps by polling as told', () => {
         (rates, joinIndex, j) => {
           const at = watermarkTimeline(rates);
           const endMs = T0 + (rates.length - 1) * 1000;
-          const honest = pollUntilAdmitted(joinIndex, at, endMs, (r) => r, () => j);
+          const honest = pollUntilAdmitted(
+            joinIndex,
+            at,
+            endMs,
+            (r) => r,
+            () => j,
+          );
           expect(honest.answers.some((a) => a.expired)).toBe(false);
           const reached = reachedAtMs(joinIndex + 1, at, endMs);
           if (reached === null || honest.admittedAtMs === null) return;
@@ -126,8 +137,20 @@ describe('a turn a fan keeps by polling as told', () => {
           const rates = Array.from({ length: seconds }, () => perMin);
           const at = watermarkTimeline(rates);
           const endMs = T0 + (rates.length - 1) * 1000;
-          const honest = pollUntilAdmitted(joinIndex, at, endMs, (r) => r, () => 0.5);
-          const eager = pollUntilAdmitted(joinIndex, at, endMs, (r) => Math.max(1.5, r / 4), () => 0.5);
+          const honest = pollUntilAdmitted(
+            joinIndex,
+            at,
+            endMs,
+            (r) => r,
+            () => 0.5,
+          );
+          const eager = pollUntilAdmitted(
+            joinIndex,
+            at,
+            endMs,
+            (r) => Math.max(1.5, r / 4),
+            () => 0.5,
+          );
           if (honest.admittedAtMs === null) return;
           expect(eager.admittedAtMs).not.toBeNull();
           expect(honest.admittedAtMs - eager.admittedAtMs!).toBeLessThanOrEqual(POLL_SECONDS.nearFront * 1000);

@@ -76,7 +76,9 @@ describe('explainAdmissions', () => {
       'Nobody holds any of the 8 seats free while 153 fans wait: the 1 fan let in last has not held yet, so the next fan is let in every few seconds until one does.',
     );
     expect(e.action).toMatch(/give their places back within a minute/);
-    expect(e.clearQueue).toBe('The 8 seats left go to the next fans in line as they hold; the fans behind them will read that the sale sold out.');
+    expect(e.clearQueue).toBe(
+      'The 8 seats left go to the next fans in line as they hold; the fans behind them will read that the sale sold out.',
+    );
   });
 
   it('a store that lags: admissions slowed, why, and that they rise again by themselves', () => {
