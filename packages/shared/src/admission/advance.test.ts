@@ -132,7 +132,7 @@ describe('fans on their way in (recordAdvance, arrivingFans)', () => {
   it("runs on a rehearsal's compressed clock: the window shrinks with the time scale, never under 10 s", () => {
     expect(arrivalWindowMs(null)).toBe(ARRIVAL_WINDOW_MS);
     expect(arrivalWindowMs(1)).toBe(ARRIVAL_WINDOW_MS);
-    expect(arrivalWindowMs(2)).toBe(17_500);
+    expect(arrivalWindowMs(2)).toBe(20_000);
     expect(arrivalWindowMs(30)).toBe(10_000);
     const now = 1_000_000;
     const recent = recordAdvance(recordAdvance([], now - 12_000, 4, arrivalWindowMs(30)), now, 2, arrivalWindowMs(30));

@@ -71,12 +71,16 @@ export function advanceWatermark(s: WatermarkStepInput): { advanced: number; car
   return { advanced: whole, carry: Math.max(0, exact - whole) };
 }
 
-/** Beyond the longest Retry-After, how long the controller waits for a fan whose turn came: its claim's recording. */
-export const ARRIVAL_SLACK_MS = 5_000;
+/**
+ * Beyond the longest Retry-After, how long the controller waits for a fan whose turn came: the fans' page adds up to a
+ * quarter of the Retry-After at random (7.5 s of 30 s) so a crowd told the same number does not return at once, and
+ * the claim takes a moment to be recorded.
+ */
+export const ARRIVAL_SLACK_MS = 10_000;
 /**
  * How long the controller counts a position it just passed as a fan on their way in: the longest a waiting fan is
- * told to sleep between status polls (POLL_SECONDS.max, 30 s: retryAfterWaiting never tells more) and a few seconds for
- * the claim to be recorded. A position passed and not collected within it is a place nobody used: its slot goes back.
+ * told to sleep between status polls (POLL_SECONDS.max, 30 s: retryAfterWaiting never tells more) and the slack (the
+ * page's jitter, the claim's recording): 40 s. A position passed and not collected within it is a place nobody used: its slot goes back.
  */
 export const ARRIVAL_WINDOW_MS = POLL_SECONDS.max * 1000 + ARRIVAL_SLACK_MS;
 

@@ -243,7 +243,7 @@ describe('a tail that never stalls', () => {
     expect(o.inside).toMatchObject({ shopping: 1, arriving: 0 });
     expect(o.cap).toBe(1); // the leaver's slot is free again (counted, it would be 0)
     // The next fan's turn: the pace on those seats is a fan a minute; then that fan never collects. Counted on the way in
-    // for the arrival window (30 s of Retry-After + 5 s), then not: its place is given back too.
+    // for the arrival window (30 s of Retry-After + 10 s), then not: its place is given back too.
     let advancedAt: number | null = null;
     for (let s = 0; s < 70 && advancedAt === null; s++) {
       clock.advance(1000);

@@ -540,7 +540,7 @@ function statusRule(
 /**
  * When a waiting fan polls again, seconds. Never more than POLL_SECONDS.max: a position reached stays the fan's for
  * the claim window (10 minutes) and the admission controller counts it as a fan on the way in for its arrival window
- * (POLL_SECONDS.max plus slack), so a fan who polls as told always finds its turn kept. Aimed at the turn: when the
+ * (POLL_SECONDS.max plus 10 s of slack), so a fan who polls as told always finds its turn kept. Aimed at the turn: when the
  * estimated wait is shorter than the usual 15-30 s the fan comes back at that moment (at least POLL_SECONDS.nearFront
  * later), so a client polling sooner than told gains at most the near-front interval and meets the per-account limit.
  * In LAST_CHANCE the end is near (the seats held may come back or sell): every fan polls as if near the front, and

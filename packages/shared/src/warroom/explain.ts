@@ -186,7 +186,7 @@ export function explainAdmissions(i: AdmissionExplainInput): AdmissionExplanatio
       ...out(
         'TAIL',
         `Nobody holds any of the ${seats(i.available)} free while ${fans(i.waiting)} wait: the ${fans(c.fansInside)} let in last ${c.fansInside === 1 ? 'has' : 'have'} not held yet, so the next fan is let in every few seconds until one does.`,
-        "Fans let in who leave without holding give their places back within a minute, and places nobody collects within 35 s. To let more fans in at once, raise the overbook factor on the event's Configuration page (it sets how many fans the seats left may take).",
+        "Fans let in who leave without holding give their places back within a minute, and places nobody collects within 40 s. To let more fans in at once, raise the overbook factor on the event's Configuration page (it sets how many fans the seats left may take).",
         false,
       ),
       clearQueueSeconds: null,
