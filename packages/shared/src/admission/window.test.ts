@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { manualClock } from '../testing/index.js';
+import { StoreLoadTracker } from './store-load.js';
+import { ADMISSION_WINDOW, leaverSeconds, nextWindow, storeLagMs, tailGapMs, type StoreLoad } from './window.js';
+
+const idle: StoreLoad = {
+  reporting: 1,
+  holdsInFlight: 0,
+  checkoutsInFlight: 0,
+  holdsAnswered: 50,
+  holdLatencyP90Ms: 120,
+  oldestInFlightMs: 0,
+};
+const step = (over: Partial<Parameters<typeof nextWindow>[0]>) =>
+  nextWindow({
+    window: 100,
+    cutAtMs: null,
+    nowMs: 1_000_000,
+    elapsedMs: 1000,
+    plannedInside: 50,
+    inside: 90,
+    plausibleFans: 300,
+    load: idle,
+    ...over,
+  });
+
+describe('how late the store answers', () => {
+  it('the 90th percentile, the oldest request waiting, or what a request would wait behind those in flight', () => {
+    expect(storeLagMs(idle)).toBe(120);
+    expect(storeLagMs({ ...idle, oldestInFlightMs: 2500 })).toBe(2500);
+    // 40 in flight, 50 answered in 5 s (10 a second): a new request waits about 4 s.
+    expect(storeLagMs({ ...idle, holdsInFlight: 30, checkoutsInFlight: 10 })).toBe(4000);
+    // Nothing reported: nothing known (no lag invented).
+    expect(storeLagMs({ ...idle, reporting: 0, holdLatencyP90Ms: 9000 })).toBe(0);
+  });
+});
+
+describe('the window on the fans inside (AIMD)', () => {
+  it('starts open: 4x the planned fans inside or the plausible fans, whichever is more', () => {
+    expect(step({ window: null, inside: 0 }).window).toBe(300);
+    expect(step({ window: null, inside: 0, plausibleFans: 10 }).window).toBe(200);
+  });
+
+  it('a lagging store halves it from the fans inside, at most once per interval (or per lag, when longer)', () => {
+    const lag = { ...idle, holdLatencyP90Ms: 3000 };
+    const cut = step({ load: lag, inside: 80 });
+    expect(cut).toMatchObject({ window: 40, lagging: true, cut: true, cutAtMs: 1_000_000 });
+    // 2 s later: the lag (3 s) has not passed since the cut, so no second cut.
+    expect(step({ load: lag, window: 40, cutAtMs: 1_000_000, nowMs: 1_002_000 })).toMatchObject({ window: 40, cut: false });
+    expect(step({ load: lag, window: 40, inside: 40, cutAtMs: 1_000_000, nowMs: 1_003_000 })).toMatchObject({ window: 20, cut: true });
+    // Never below one fan.
+    expect(step({ load: lag, window: 1, inside: 0 }).window).toBe(ADMISSION_WINDOW.min);
+  });
+
+  it('a store that keeps up grows it by 10% of the planned fans a second (at least one) while it is in use, never past its maximum', () => {
+    expect(step({ window: 100, inside: 90 }).window).toBe(105);
+    expect(step({ window: 100, inside: 90, plannedInside: 5 }).window).toBe(101);
+    expect(step({ window: 100, inside: 10 }).window).toBe(100); // not in use: an idle window does not grow
+    expect(step({ window: 299, inside: 299 }).window).toBe(300);
+    expect(step({ window: 1.6, inside: 1, plannedInside: 5 }).window).toBeCloseTo(2.6); // one fan in a window of 1.6 is in use
+  });
+});
+
+describe('leavers and the tail', () => {
+  it('a leaver: no hold within a minute of the event clock (at least 5 s) plus 3x the lag, never past the checkout time', () => {
+    expect(leaverSeconds(300, null, 0)).toBe(60);
+    expect(leaverSeconds(300, null, 2000)).toBe(66);
+    expect(leaverSeconds(12, 30, 0)).toBe(5);
+    expect(leaverSeconds(30, null, 0)).toBe(30);
+  });
+
+  it('the next fan 2 s after the last advance plus 1 s per fan not holding, at most 8 s; a compressed clock divides it (at least 1 s)', () => {
+    expect([0, 1, 3, 6, 20].map((n) => tailGapMs(n, null))).toEqual([2000, 3000, 5000, 8000, 8000]);
+    expect(tailGapMs(0, 30)).toBe(1000);
+    expect(tailGapMs(6, 4)).toBe(2000);
+  });
+});
+
+describe("a store process's load", () => {
+  it('counts holds and checkouts in flight, the holds answered over 5 s and their 90th percentile, and says once when it is back to zero', () => {
+    const clock = manualClock(1_000_000);
+    const load = new StoreLoadTracker(clock.now);
+    const done = Array.from({ length: 10 }, () => load.begin('ev', 'hold'));
+    const pay = load.begin('ev', 'checkout');
+    clock.advance(100);
+    done.forEach((d, i) => {
+      clock.advance(i === 9 ? 900 : 0);
+      d();
+    });
+    done[0]!(); // answered once only
+    expect(load.snapshot()).toEqual([
+      { eventId: 'ev', holdsInFlight: 0, checkoutsInFlight: 1, holdsAnswered: 10, holdLatencyP90Ms: 100, oldestInFlightMs: 1000 },
+    ]);
+    pay();
+    clock.advance(5000);
+    expect(load.snapshot()).toEqual([
+      { eventId: 'ev', holdsInFlight: 0, checkoutsInFlight: 0, holdsAnswered: 0, holdLatencyP90Ms: 0, oldestInFlightMs: 0 },
+    ]);
+    expect(load.snapshot()).toEqual([]);
+  });
+});
