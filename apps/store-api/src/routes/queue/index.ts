@@ -172,7 +172,7 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
         tags: ['queue'],
         summary: 'Poll your place (no database read); carries an admission token once admitted. Honour Retry-After.',
         description:
-          "`message` is the event's words for the state in the fan's language (Accept-Language: English or Spanish; Content-Language says which).",
+          "`message` is the event's words for the state in the fan's language (Accept-Language: English or Spanish; Content-Language says which). `Retry-After` (and `retryAfterSeconds`): 15-30 s while waiting, or the estimated turn when sooner (at least 5 s), 5 s in `LAST_CHANCE`, 30 s while paused; never more than 30 s, and a turn that comes is kept for the fan for 40 s (the position for 10 minutes), so a client that polls as told never reads `410 POSITION_EXPIRED`. Polling sooner gains nothing and meets the per-account limit (`429 RATE_LIMITED`).",
         params,
         headers: statusHeaders,
         response: { 200: statusBody, ...errorResponses },
