@@ -166,6 +166,12 @@ describe('the last seats are sold', () => {
       .where('event_id', '=', eventId)
       .executeTakeFirstOrThrow();
     expect(q).toMatchObject({ inventory_state: 'SOLD_OUT', controller_constraint: 'sold_out' });
+    // The store reported what it was doing for the event (the load the controller's window follows): this process's row,
+    // nothing left in flight after the sale.
+    const load = await h.t.db.selectFrom('store_load').selectAll().where('event_id', '=', eventId).execute();
+    expect(load).toHaveLength(1);
+    expect(load[0]).toMatchObject({ holds_in_flight: 0, checkouts_in_flight: 0 });
+    expect(load[0]!.instance).toMatch(/^store:/);
     // About 150 controller ticks and 300 requests of CPU: seconds alone, two minutes beside two full runs.
   });
 });
