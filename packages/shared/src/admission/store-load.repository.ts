@@ -4,7 +4,11 @@ import { STORE_LOAD_FRESH_MS, type StoreLoadSnapshot } from './store-load.js';
 
 // SQL of the store's load reports: each store-API process upserts its row per event; the controller sums the fresh ones.
 
-/** Writes one process's reports (one row per event and process), dated `at` (the database's clock by default). */
+/**
+ * Writes one process's reports (one row per event and process), dated `at` (the database's clock by default), and
+ * drops reports an hour old (processes that stopped: a restart reports under a new name), so the table stays a few
+ * rows per event on sale.
+ */
 export async function reportStoreLoad(db: Db, instance: string, rows: readonly StoreLoadSnapshot[], at?: Date): Promise<void> {
   if (rows.length === 0) return;
   const when = at ? sql`${at}::timestamptz` : sql`now()`;
@@ -18,6 +22,7 @@ export async function reportStoreLoad(db: Db, instance: string, rows: readonly S
     SET reported_at = excluded.reported_at, holds_in_flight = excluded.holds_in_flight, checkouts_in_flight = excluded.checkouts_in_flight,
         holds_answered = excluded.holds_answered, hold_latency_p90_ms = excluded.hold_latency_p90_ms,
         oldest_in_flight_ms = excluded.oldest_in_flight_ms`.execute(db);
+  await sql`DELETE FROM store_load WHERE reported_at < ${when} - interval '1 hour'`.execute(db);
 }
 
 /** The store's load for one event, summed over the processes that reported within STORE_LOAD_FRESH_MS of `at`. */
