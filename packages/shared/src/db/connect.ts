@@ -1,7 +1,7 @@
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './database.js';
-import { DatabaseHealth, isConnectionLost, statementNeverRan } from './faults.js';
+import { DatabaseHealth, isConnectionLost, markDatabaseFault, statementNeverRan } from './faults.js';
 
 // int8 (counts, identity ids) as JS numbers: every such value here stays far below 2^53.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -77,17 +77,27 @@ export function createDb(connectionString: string, opts: DbOptions = {}): Db {
   });
   // The database's health, learnt from the pool's own traffic: a connection that cannot be had or is lost starts
   // an outage, a query that succeeds ends it (see DatabaseHealth).
+  // Faults are marked where they happen (see markDatabaseFault): whatever its code, a failure to obtain a connection
+  // is an outage (refused, reset, a rotated password, too many connections, a database missing or not accepting
+  // connections), and so is an idle connection the server ended.
   const health = new DatabaseHealth();
   pool.on('error', (err) => {
-    health.noteError(err);
+    health.noteError(markDatabaseFault(err, 'unavailable'));
     opts.onError?.(err);
   });
   const connect = pool.connect.bind(pool) as (cb?: unknown) => unknown;
+  const connectFailed = (err: unknown) => {
+    const marked = markDatabaseFault(err, 'unavailable');
+    health.noteError(marked);
+    return marked;
+  };
   (pool as unknown as { connect: (cb?: unknown) => unknown }).connect = (cb?: unknown) => {
-    if (typeof cb === 'function') return connect(cb);
+    if (typeof cb === 'function')
+      return connect((err: unknown, client: unknown, done: unknown) =>
+        (cb as (...a: unknown[]) => void)(err ? connectFailed(err) : err, client, done),
+      );
     return (connect() as Promise<pg.PoolClient>).catch((err: unknown) => {
-      health.noteError(err);
-      throw err;
+      throw connectFailed(err);
     });
   };
   // The pool listens to its idle clients only. A client checked out when the server ends its connection (an
@@ -148,7 +158,8 @@ function checkoutsOf(pool: pg.Pool): PostgresPool {
           return (await held.query(sqlText, parameters as unknown[])) as unknown as PostgresQueryResult<R>;
         } catch (err) {
           if (!isConnectionLost(err)) throw err;
-          lost = err as Error;
+          // The connection is gone under the statement: an outage, whatever the socket's or the server's words.
+          lost = markDatabaseFault(err, 'unavailable');
           if (!retry || !statementNeverRan(err)) throw err;
           // A restart ends every idle connection: each dead one found this way is destroyed and the next taken,
           // until a live one or a new one (whose failure is the caller's) answers.

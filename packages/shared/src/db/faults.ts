@@ -1,55 +1,70 @@
 import { EventEmitter } from 'node:events';
 
-// Database faults as the product answers them: an outage (the server is unreachable, restarting or shedding
+// Database faults as the product answers them: an outage (the server is unreachable, restarting, refusing
 // connections) is retryable by the client and is a 503 with Retry-After, never a 500; so is a statement the server
 // gave up on for load (a timeout, a deadlock victim). Everything else is a bug and stays an internal error.
+//
+// A fault is recognised by where it happened, not by its code alone: a socket error (ECONNRESET, say) is the
+// database's only when it came from a database connection, never when a client of the HTTP server hung up. createDb
+// marks what its pool meets (markDatabaseFault): any failure to obtain a connection (refused, reset, a password
+// rotated, too many connections, the database missing or not accepting connections, whatever the code), a
+// connection lost under a query, an idle connection the server ended.
 
 /** `unavailable`: the database cannot be reached or is not accepting work; `busy`: it refused one statement under load. */
 export type DatabaseFault = 'unavailable' | 'busy';
 
+/** Where createDb records the fault it found on an error, on the error itself (it travels with any wrapper's `cause`). */
+const FAULT = Symbol.for('onsale.databaseFault');
+
 /**
- * Connection-class errors: socket errors, PostgreSQL's connection exceptions (class 08), the server shutting down
- * or starting up (57P01-57P03), too many connections (53300), and the pg driver's own words for a lost or
- * never-made connection (pool wait timeout included).
+ * Records on `err` that it is a database fault, found where it happened: `unavailable` for a failure to obtain a
+ * connection or a connection lost. Returns `err` (a non-object is wrapped in an Error first).
  */
-const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ECONNABORTED',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  '57P01', // admin_shutdown: terminating connection due to administrator command
-  '57P02', // crash_shutdown
-  '57P03', // cannot_connect_now: the database system is starting up
-  '53300', // too_many_connections
-  '08000',
-  '08001',
-  '08003',
-  '08004',
-  '08006',
-  '08P01',
-]);
-const UNAVAILABLE_MESSAGES =
-  /connection terminated|timeout exceeded when trying to connect|not queryable|the database system is (starting up|shutting down|in recovery mode|not yet accepting connections)|connection timeout|server closed the connection unexpectedly|Query read timeout/i;
+export function markDatabaseFault(err: unknown, fault: DatabaseFault): Error {
+  const e = err !== null && typeof err === 'object' ? (err as Error) : new Error(String(err));
+  if (!(FAULT in e)) Object.defineProperty(e, FAULT, { value: fault, enumerable: false, configurable: true });
+  return e;
+}
+
+/**
+ * An error answer from the PostgreSQL server itself (pg's DatabaseError: a severity and a SQLSTATE), which can only
+ * have come over a database connection.
+ */
+const fromServer = (x: { code?: unknown; severity?: unknown }) =>
+  typeof x.severity === 'string' && typeof x.code === 'string' && /^[0-9A-Z]{5}$/.test(x.code);
+/**
+ * The server's codes that say it is not serving (whether met while connecting or on a live session): connection
+ * exceptions (class 08), shutting down or starting up (57P01-57P03), too many connections (53300), a database not
+ * accepting connections (55000 at connection time comes with FATAL severity, caught by the severity rule).
+ */
+const SERVER_UNAVAILABLE = /^(08...|57P0[1-3]|53300)$/;
+/**
+ * The pg driver's own words for a lost or never-made connection (they carry no code): only pg says these, so they
+ * are the database's wherever they are met.
+ */
+const DRIVER_UNAVAILABLE =
+  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable|Client was closed and is not queryable|Query read timeout)/;
 /** Statements the server refused under load: a statement or lock timeout, a serialization failure, a deadlock victim. */
 const BUSY_CODES = new Set(['57014', '55P03', '40001', '40P01']);
 
-/** Whether `err` (or an error it wraps: `cause`, an AggregateError's `errors`) is a database fault, and which. */
+/**
+ * Whether `err` (or an error it wraps: `cause`, an AggregateError's `errors`) is a database fault, and which: the
+ * fault createDb marked where it happened, else what the server's own error answer or the driver's own words say.
+ * An unmarked socket error is nobody's database fault (a client that hung up on the HTTP server is not an outage).
+ */
 export function databaseFaultOf(err: unknown): DatabaseFault | null {
   const seen = new Set<unknown>();
   const walk = (e: unknown, depth: number): DatabaseFault | null => {
     if (!e || typeof e !== 'object' || seen.has(e) || depth > 5) return null;
     seen.add(e);
-    const x = e as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
-    const code = typeof x.code === 'string' ? x.code : undefined;
-    if (code && UNAVAILABLE_CODES.has(code)) return 'unavailable';
-    if (code && BUSY_CODES.has(code)) return 'busy';
-    // The driver's own errors carry no code; a query's error from the server always has one.
-    if (!code && typeof x.message === 'string' && UNAVAILABLE_MESSAGES.test(x.message)) return 'unavailable';
+    const marked = (e as { [FAULT]?: DatabaseFault })[FAULT];
+    if (marked) return marked;
+    const x = e as { code?: unknown; message?: unknown; severity?: unknown; cause?: unknown; errors?: unknown };
+    if (fromServer(x)) {
+      const code = x.code as string;
+      if (BUSY_CODES.has(code)) return 'busy';
+      if (x.severity === 'FATAL' || x.severity === 'PANIC' || SERVER_UNAVAILABLE.test(code)) return 'unavailable';
+    } else if (x.code === undefined && typeof x.message === 'string' && DRIVER_UNAVAILABLE.test(x.message)) return 'unavailable';
     if (Array.isArray(x.errors))
       for (const inner of x.errors) {
         const f = walk(inner, depth + 1);

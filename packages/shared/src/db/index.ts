@@ -1,6 +1,13 @@
 export type { Database } from './database.js';
 export { createDb, dedicatedConnection, healthOf, poolOf, warmPool, type Db, type Trx, type DbOptions } from './connect.js';
-export { databaseFaultOf, DatabaseHealth, isConnectionLost, type DatabaseFault, type DatabaseHealthEvents } from './faults.js';
+export {
+  databaseFaultOf,
+  DatabaseHealth,
+  isConnectionLost,
+  markDatabaseFault,
+  type DatabaseFault,
+  type DatabaseHealthEvents,
+} from './faults.js';
 export { migrateToLatest, MigrationError } from './migrate.js';
 export { startEmbeddedPostgres, EmbeddedPostgresError, type EmbeddedServer, type EmbeddedOptions } from './embedded.js';
 export { sql } from 'kysely';
