@@ -1,7 +1,7 @@
 // One process of `npm start -- --store-instances N --workers M` (a node:cluster worker of scripts/start.ts): a store
 // API listening on the shared port, or a background worker. The start command has migrated the database and
 // passes DATABASE_URL; it stops this process with SIGTERM (Ctrl-C reaches the start command, which stops us in order).
-import { createDb, warmPool } from '@onsale/shared/db';
+import { createDb, databaseFaultOf, warmPool } from '@onsale/shared/db';
 import { answerClusterMetrics, clusterMetricsGatherer, createMetrics } from '@onsale/shared/metrics';
 import { startWorker } from '@onsale/shared/jobs';
 import { outboundPolicyFromEnv } from '@onsale/shared/notify';
@@ -20,8 +20,10 @@ process.on('SIGINT', () => {}); // the terminal's Ctrl-C is the start command's 
 
 const config = loadStoreApiConfig();
 let stopping = false;
+// A connection the database ended or refused is part of an outage, which the store API and the worker each log once
+// when it starts and once when it ends; anything else a pool meets is said here.
 const onError = (err: Error & { code?: string }) => {
-  if (!stopping && err.code !== '57P01') process.stderr.write(`${name}: database pool: ${err.message}\n`);
+  if (!stopping && !databaseFaultOf(err)) process.stderr.write(`${name}: database pool: ${err.message}\n`);
 };
 
 if (role === 'store') {

@@ -9,7 +9,7 @@ import {
   validatorCompiler,
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
-import { DatabaseHealth, databaseFaultOf, healthOf, poolOf, type Db } from '@onsale/shared/db';
+import { DatabaseHealth, databaseFaultOf, healthOf, logOutages, poolOf, type Db } from '@onsale/shared/db';
 import { createMetrics, type Metrics } from '@onsale/shared/metrics';
 import { CardFingerprints, CheckoutService, ProcessLease, SimulatedPaymentGateway, type PaymentProvider } from '@onsale/shared/checkout';
 import { EventCache } from '@onsale/shared/events';
@@ -87,23 +87,18 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   // never once per request.
   const health = databaseHealthOf(deps.db);
   metrics.databaseUp.set(health.up ? 1 : 0);
-  const onDown = (e: { error: string }) => {
+  const onDown = () => {
     metrics.databaseUp.set(0);
     metrics.databaseOutages.inc();
-    app.log.error({ error: e.error }, 'database unavailable: answering 503 with Retry-After until it is back');
   };
-  const onUp = (e: { downForMs: number; failures: number }) => {
-    metrics.databaseUp.set(1);
-    app.log.warn(
-      { downForMs: e.downForMs, failures: e.failures },
-      `database back after ${(e.downForMs / 1000).toFixed(1)} s (${e.failures} failed database calls meanwhile)`,
-    );
-  };
+  const onUp = () => metrics.databaseUp.set(1);
   health.on('down', onDown);
   health.on('up', onUp);
+  const stopLogging = logOutages(health, app.log, 'answering 503 with Retry-After until it is back');
   app.addHook('onClose', async () => {
     health.off('down', onDown);
     health.off('up', onUp);
+    stopLogging();
   });
   installErrorHandling(app, { health, count503: (reason) => metrics.unavailableResponses.inc({ reason }) });
   // Cookies (the admission_token a browser may carry): parsed by the Fastify plugin's parser where one is read (the

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import pg from 'pg';
 import type pino from 'pino';
 import type { Db } from '../db/connect.js';
+import { isConnectionLost, markDatabaseFault } from '../db/faults.js';
 import { insertAudit } from '../events/events.repository.js';
 import { awaitsSignOff } from '../events/signoff.service.js';
 import { getInventoryCounts } from '../inventory/inventory.service.js';
@@ -473,6 +474,8 @@ export class AdmissionController {
   private running = false;
   private lastProblem = { message: '', at: 0 };
   private reconnectAt = 0;
+  /** Why the dedicated connection was last lost (the cause of a 'waiting to reconnect' refusal). */
+  private lostWith: unknown;
   private readonly clock: (() => number) | undefined;
 
   constructor(opts: AdmissionControllerOptions) {
@@ -638,6 +641,7 @@ export class AdmissionController {
       );
       for (const r of rows) if (r.got) this.led.add(r.id);
     } catch (err) {
+      if (isConnectionLost(err)) markDatabaseFault(err, 'unavailable');
       this.drop(client, err);
       throw err;
     }
@@ -646,7 +650,8 @@ export class AdmissionController {
   private async connection(): Promise<pg.Client> {
     if (this.client) return this.client;
     // After losing its connection a process sits out two ticks, so a healthy one takes its events over first.
-    if (this.nowMs() < this.reconnectAt) throw new Error('waiting to reconnect after losing the dedicated connection');
+    if (this.nowMs() < this.reconnectAt)
+      throw new Error('waiting to reconnect after losing the dedicated connection', { cause: this.lostWith });
     this.led.clear();
     this.carry.clear();
     const client = new pg.Client({
@@ -656,7 +661,7 @@ export class AdmissionController {
       connectionTimeoutMillis: 5000,
       query_timeout: 5000,
     });
-    client.on('error', (err) => this.drop(client, err));
+    client.on('error', (err) => this.drop(client, markDatabaseFault(err, 'unavailable')));
     client.on('end', () => this.drop(client, new Error('the dedicated connection ended')));
     try {
       await client.connect();
@@ -664,7 +669,8 @@ export class AdmissionController {
       this.pid = rows[0]?.pid;
     } catch (err) {
       await client.end().catch(() => {});
-      throw err;
+      // Whatever its code, a connection that cannot be obtained is the database's outage.
+      throw markDatabaseFault(err, 'unavailable');
     }
     this.client = client;
     return client;
@@ -675,6 +681,7 @@ export class AdmissionController {
     if (this.client !== client) return;
     this.client = undefined;
     this.pid = undefined;
+    this.lostWith = err;
     this.reconnectAt = this.nowMs() + 2 * this.tickMs;
     if (this.led.size > 0)
       this.log?.warn({ err, instanceId: this.instanceId, events: [...this.led] }, 'admission controller lost its connection and its leads');

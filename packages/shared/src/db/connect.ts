@@ -62,6 +62,11 @@ export interface DbOptions {
    * with a connection-class error (a 503 at the store API). Default: wait as long as it takes.
    */
   connectionTimeoutMillis?: number;
+  /**
+   * The health tracker this pool reports to (default: its own). Pools of one process that serve one purpose share
+   * one (the worker's job pool and its queries), so an outage is one outage, logged once.
+   */
+  health?: DatabaseHealth;
 }
 
 /** Opens a pool on `connectionString`. Its 'error' listeners keep a restarting or stopping server from crashing Node. */
@@ -80,7 +85,7 @@ export function createDb(connectionString: string, opts: DbOptions = {}): Db {
   // Faults are marked where they happen (see markDatabaseFault): whatever its code, a failure to obtain a connection
   // is an outage (refused, reset, a rotated password, too many connections, a database missing or not accepting
   // connections), and so is an idle connection the server ended.
-  const health = new DatabaseHealth();
+  const health = opts.health ?? new DatabaseHealth();
   pool.on('error', (err) => {
     health.noteError(markDatabaseFault(err, 'unavailable'));
     opts.onError?.(err);

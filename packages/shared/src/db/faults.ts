@@ -121,6 +121,7 @@ export class DatabaseHealth extends EventEmitter<DatabaseHealthEvents> {
   private downSince: number | null = null;
   private lastFailureAt = 0;
   private failuresInOutage = 0;
+  private readonly noted = new WeakSet<object>();
   /** Outages seen since the process started. */
   outages = 0;
   /** The error that started the current outage. */
@@ -138,15 +139,28 @@ export class DatabaseHealth extends EventEmitter<DatabaseHealthEvents> {
     return this.downSince === null;
   }
 
+  /** Failures seen in the current outage (0 when up). */
+  get failures(): number {
+    return this.downSince === null ? 0 : this.failuresInOutage;
+  }
+
   /** Milliseconds since the current outage began (0 when up). */
   get downForMs(): number {
     return this.downSince === null ? 0 : this.now() - this.downSince;
   }
 
-  /** Records an error; only connection-class errors count. Returns the fault (null: not a database fault). */
+  /**
+   * Records an error; only connection-class errors count, each once (the same error reported again by its query's
+   * caller, or logged after the outage ended, neither counts twice nor starts another outage). Returns the fault
+   * (null: not a database fault).
+   */
   noteError(err: unknown): DatabaseFault | null {
     const fault = databaseFaultOf(err);
     if (fault !== 'unavailable') return fault;
+    if (err !== null && typeof err === 'object') {
+      if (this.noted.has(err)) return fault;
+      this.noted.add(err);
+    }
     const at = this.now();
     this.lastFailureAt = at;
     this.failuresInOutage++;
@@ -158,6 +172,22 @@ export class DatabaseHealth extends EventEmitter<DatabaseHealthEvents> {
       this.emit('down', { at, error: this.lastError });
     }
     return fault;
+  }
+
+  /** Resolves once no outage is in progress (at once when up), or after `timeoutMs`, or when `signal` aborts. */
+  whenUp(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    if (this.up || signal?.aborted) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.off('up', done);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.on('up', done);
+      signal?.addEventListener('abort', done, { once: true });
+    });
   }
 
   /** Records a query that succeeded. */
@@ -178,4 +208,30 @@ function describe(err: unknown): string {
   const inner = Array.isArray(e?.errors) && e.errors[0] ? describe(e.errors[0]) : '';
   const text = typeof e?.message === 'string' && e.message ? e.message : inner || String(err);
   return typeof e?.code === 'string' && !text.includes(e.code) ? `${e.code}: ${text}` : text;
+}
+
+/** Where logOutages writes (a pino logger, or anything with its two methods). */
+export interface OutageLogger {
+  error(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+/**
+ * Logs each outage `health` sees twice, as every process of the product does: once when it starts (`database
+ * unavailable: <what the process does meanwhile>`) and once when it ends (`database back after N s (M failed
+ * database calls meanwhile)`), never once per failed call. Returns what stops it.
+ */
+export function logOutages(health: DatabaseHealth, log: OutageLogger, meanwhile: string): () => void {
+  const onDown = (e: { error: string }) => log.error({ error: e.error }, `database unavailable: ${meanwhile}`);
+  const onUp = (e: { downForMs: number; failures: number }) =>
+    log.warn(
+      { downForMs: e.downForMs, failures: e.failures },
+      `database back after ${(e.downForMs / 1000).toFixed(1)} s (${e.failures} failed database calls meanwhile)`,
+    );
+  health.on('down', onDown);
+  health.on('up', onUp);
+  return () => {
+    health.off('down', onDown);
+    health.off('up', onUp);
+  };
 }

@@ -4,9 +4,11 @@ export {
   databaseFaultOf,
   DatabaseHealth,
   isConnectionLost,
+  logOutages,
   markDatabaseFault,
   type DatabaseFault,
   type DatabaseHealthEvents,
+  type OutageLogger,
 } from './faults.js';
 export { migrateToLatest, MigrationError } from './migrate.js';
 export { startEmbeddedPostgres, EmbeddedPostgresError, type EmbeddedServer, type EmbeddedOptions } from './embedded.js';

@@ -1,9 +1,10 @@
-import pg from 'pg';
 import { EventEmitter } from 'node:events';
 import { Logger, run, type Runner, type TaskList, type WorkerEvents } from 'graphile-worker';
 import type pino from 'pino';
 import { AdmissionController } from '../admission/controller.js';
-import type { Db } from '../db/connect.js';
+import { createDb, healthOf, poolOf, type Db } from '../db/connect.js';
+import { databaseFaultOf, DatabaseHealth, logOutages } from '../db/faults.js';
+import { graphileLogFunction, quietDuringOutages } from './outage-logger.js';
 import type { Metrics } from '../metrics/index.js';
 import { deliverToChannels, inboxChannel, notifyTasks, webhookChannel, type OutboundPolicy } from '../notify/index.js';
 import { ClaimTokens } from '../waitlist/claim-token.js';
@@ -69,14 +70,21 @@ export interface BackgroundWorker {
  * controller's loop beside them (see AdmissionController).
  */
 export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker> {
+  // One outage, logged twice (when it starts, when it ends, with the count of failed calls), as the store API does:
+  // every beat, tick and job that meets it is counted in the pool's health rather than logged with its stack.
+  const health = healthOfPool(opts.db);
+  const stopLoggingOutages = opts.logger
+    ? logOutages(health, opts.logger, 'jobs, heartbeats and admission ticks wait until it is back (queues fail closed)')
+    : () => {};
+  const log = opts.logger ? quietDuringOutages(opts.logger, health) : undefined;
   const claimTokens = new ClaimTokens(opts.claimTokenSecret);
   // Where waitlist notifications go: the inbox (the rows themselves) and the operator's webhooks.
   const channels = [inboxChannel(opts.metrics), webhookChannel()];
-  const taskList: TaskList = {
+  const tasks: TaskList = {
     inventory_reconcile: async () => {
       const results = await reconcileInventory(opts.db);
       for (const r of results.filter((x) => x.drift !== 0 || x.orderDrift !== 0 || Object.keys(x.tierDrift).length > 0))
-        opts.logger?.error({ reconciliation: r }, 'inventory invariant drift');
+        log?.error({ reconciliation: r }, 'inventory invariant drift');
     },
     // Presale tiers roll forward at their time (a job queued at creation), and every minute any tier that is due
     // and still owns unsold seats (seats of holds that lapsed or were released after the roll) rolls again.
@@ -85,7 +93,7 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
       try {
         const results =
           p.eventId && p.tier ? [await rollForward(opts.db, p.eventId, p.tier, 'allocations-job')] : await rollDueAllocations(opts.db);
-        for (const r of results.filter((x) => x.moved > 0)) opts.logger?.info({ roll: r }, 'presale tier rolled forward');
+        for (const r of results.filter((x) => x.moved > 0)) log?.info({ roll: r }, 'presale tier rolled forward');
       } catch (e) {
         // Not due (its time was moved) or gone: the every-minute sweep rolls it when it is due.
         if (e instanceof DomainError && (e.code === 'ROLL_NOT_DUE' || e.code === 'TIER_NOT_FOUND')) return;
@@ -95,26 +103,30 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
     ...waitlistTasks({
       db: opts.db,
       metrics: opts.metrics,
-      logger: opts.logger,
+      logger: log,
       fanout: opts.fanout,
       onNotified: (trx, chunk) => deliverToChannels(trx, channels, chunk),
     }),
     ...notifyTasks({
       db: opts.db,
       metrics: opts.metrics,
-      logger: opts.logger,
+      logger: log,
       render: (ids) => renderNotifications(opts.db, claimTokens, ids),
       outbound: opts.outbound,
     }),
     ...alertTasks({
       db: opts.db,
-      logger: opts.logger,
+      logger: log,
       consoleUrl: opts.warRoomMonitor ? (opts.warRoomMonitor.consoleUrl ?? null) : null,
       outbound: opts.outbound,
     }),
-    [QUEUE_SCHEDULE_TASK]: queueScheduleTask({ db: opts.db, logger: opts.logger }),
+    [QUEUE_SCHEDULE_TASK]: queueScheduleTask({ db: opts.db, logger: log }),
   };
-  const log = opts.logger;
+  // A job that failed because the database cannot be reached fails (to be retried) once the database answers again:
+  // graphile-worker records the failure in the database without waiting for it, and a record that cannot be written
+  // during the outage would end the process with an unhandled rejection.
+  const stopping = new AbortController();
+  const taskList = afterOutages(tasks, health, stopping.signal);
   const events: WorkerEvents = new EventEmitter();
   const heartbeat = new WorkerHeartbeat(opts.db, opts.liveness?.heartbeatMs ?? HEARTBEAT_MS, (err) =>
     log?.warn({ err }, 'worker heartbeat failed'),
@@ -122,14 +134,10 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
   heartbeat.listen(events);
   // graphile-worker's own pool, made here so its errors are handled (a connection the server ends, as it does
   // when the database stops, must not crash the process) and so it ends after the runner, not before.
-  const pgPool = new pg.Pool({
-    connectionString: opts.connectionString,
-    max: (opts.concurrency ?? 8) + 2,
-    application_name: 'onsale-worker',
-  });
-  pgPool.on('error', (err) => log?.warn({ err }, 'worker database pool error'));
-  // A checked-out client's own errors too (graphile-worker warns at start when a pool it is given lacks this).
-  pgPool.on('connect', (client) => client.on('error', (err) => log?.warn({ err }, 'worker database connection error')));
+  // Made by createDb, it reports to the same health as the worker's queries (a connection it cannot obtain is an
+  // outage, whatever the code), and listens to every client's errors (graphile-worker warns at start otherwise).
+  const jobsDb = createDb(opts.connectionString, { max: (opts.concurrency ?? 8) + 2, applicationName: 'onsale-worker', health });
+  const pgPool = poolOf(jobsDb);
   const runner = await run({
     events,
     pgPool,
@@ -143,11 +151,7 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
       '* * * * * waitlist_maintain ?max=1',
       `* * * * * ${ALLOCATION_ROLL_TASK} ?max=1`,
     ].join('\n'),
-    logger: new Logger(() => (level, message) => {
-      if (!log) return;
-      if (level === 'error') log.error(message);
-      else if (level === 'warning') log.warn(message);
-    }),
+    logger: new Logger(() => graphileLogFunction(opts.logger, health)),
   });
   await runner.addJob('inventory_reconcile', {}, { jobKey: 'inventory_reconcile_startup', maxAttempts: 1 });
   // A worker that starts resumes any fan-out left mid-way (its old job may be locked by a worker that died).
@@ -191,7 +195,7 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
           storeMetrics: opts.warRoomMonitor?.storeApiUrls?.length
             ? new StoreMetricsScraper({ urls: opts.warRoomMonitor.storeApiUrls })
             : undefined,
-          logger: opts.logger,
+          logger: log,
         });
   monitor?.start();
   let admission: AdmissionController | undefined;
@@ -202,17 +206,19 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
         connectionString: opts.connectionString,
         tickMs: opts.admission?.tickMs,
         paymentTpsBudget: opts.admission?.paymentTpsBudget,
-        logger: opts.logger,
+        logger: log,
       });
       await admission.start();
     } catch (e) {
+      stopping.abort();
       clearInterval(reaper);
       clearInterval(relay);
       await monitor?.stop();
       await stats.stop();
       await runner.stop();
       await heartbeat.stop();
-      await pgPool.end();
+      await jobsDb.destroy();
+      stopLoggingOutages();
       throw e;
     }
   }
@@ -221,6 +227,7 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
     admission,
     async stop() {
       // The controller first: its leads go to another process at once, and its ticks use the pool.
+      stopping.abort();
       clearInterval(reaper);
       clearInterval(relay);
       await monitor?.stop();
@@ -228,7 +235,43 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
       await admission?.stop();
       await runner.stop();
       await heartbeat.stop();
-      await pgPool.end();
+      await jobsDb.destroy();
+      stopLoggingOutages();
     },
   };
+}
+
+/** The health tracker of the worker's pool (createDb makes one per pool; any other Db gets one of its own). */
+function healthOfPool(db: Db): DatabaseHealth {
+  try {
+    return healthOf(db);
+  } catch {
+    return new DatabaseHealth();
+  }
+}
+
+/** The longest a job that met an outage waits for the database before it fails anyway, ms. */
+export const OUTAGE_TASK_WAIT_MS = 15_000;
+
+/**
+ * Every task of `tasks`, except that one failing because the database cannot be reached waits, before it fails,
+ * until `health` sees the database answer again (at most OUTAGE_TASK_WAIT_MS, or until `stop` aborts).
+ */
+function afterOutages(tasks: TaskList, health: DatabaseHealth, stop: AbortSignal): TaskList {
+  return Object.fromEntries(
+    Object.entries(tasks).map(([name, task]) => [
+      name,
+      async (payload: unknown, helpers: Parameters<NonNullable<TaskList[string]>>[1]) => {
+        try {
+          return await task!(payload, helpers);
+        } catch (err) {
+          if (databaseFaultOf(err) === 'unavailable') {
+            health.noteError(err);
+            await health.whenUp(OUTAGE_TASK_WAIT_MS, stop);
+          }
+          throw err;
+        }
+      },
+    ]),
+  );
 }
