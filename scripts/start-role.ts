@@ -6,7 +6,7 @@ import { answerClusterMetrics, clusterMetricsGatherer, createMetrics } from '@on
 import { startWorker } from '@onsale/shared/jobs';
 import { outboundPolicyFromEnv } from '@onsale/shared/notify';
 import { buildStoreApi } from '@onsale/store-api';
-import { loadStoreApiConfig } from '@onsale/store-api/env';
+import { loadStoreApiConfig, storeServerOptions } from '@onsale/store-api/env';
 import pino from 'pino';
 
 const role = process.env.ONSALE_ROLE;
@@ -27,13 +27,19 @@ const onError = (err: Error & { code?: string }) => {
 };
 
 if (role === 'store') {
-  const db = createDb(url, { max: config.dbPoolMax, applicationName: `store-api ${name}`, onError });
+  // A request waits at most DB_POOL_WAIT_MS for a connection (a 503 then), well inside its budget.
+  const db = createDb(url, {
+    max: config.dbPoolMax,
+    connectionTimeoutMillis: config.dbPoolWaitMs,
+    applicationName: `store-api ${name}`,
+    onError,
+  });
   // GET /metrics answers for the whole cluster: this process's figures with every other process's (through the primary).
   const metrics = createMetrics({ defaultMetrics: true });
   answerClusterMetrics(metrics.registry);
   const app = await buildStoreApi(
     { db, config, metrics, clusterMetrics: clusterMetricsGatherer() },
-    { logger: { level: 'warn' }, connectionTimeout: 10_000, requestTimeout: 15_000 },
+    { logger: { level: 'warn' }, ...storeServerOptions() },
   );
   await warmPool(db);
   await app.listen({ port: config.port, host: config.host });

@@ -8,7 +8,7 @@ import { outboundPolicyOf } from '@onsale/shared/notify';
 import { CardFingerprints, rekeyLegacyCardFingerprints } from '@onsale/shared/checkout';
 import { startWorker, type WorkerOptions } from '@onsale/shared/jobs';
 import { buildStoreApi } from '@onsale/store-api';
-import { loadStoreApiConfig } from '@onsale/store-api/env';
+import { loadStoreApiConfig, storeServerOptions } from '@onsale/store-api/env';
 import { buildBff, cliRehearsalLauncher } from '@onsale/bff';
 import { authOptionsOf, loadBffEnv } from '@onsale/bff/env';
 import { trustProxyOf } from '@onsale/shared/install';
@@ -140,7 +140,7 @@ try {
     const metrics = createMetrics({ defaultMetrics: true });
     const store = await buildStoreApi(
       { db: storeDb, config: { ...storeConfig, fan: { ...storeConfig.fan, dir: servedFan } }, metrics },
-      { logger: { level: 'warn' }, connectionTimeout: 10_000, requestTimeout: 15_000 },
+      { logger: { level: 'warn' }, ...storeServerOptions() },
     );
     shutdown.add('store API', () => store.close());
 

@@ -11,6 +11,7 @@ import {
 } from 'fastify-type-provider-zod';
 import { DatabaseHealth, databaseFaultOf, healthOf, logOutages, poolOf, type Db } from '@onsale/shared/db';
 import { createMetrics, type Metrics } from '@onsale/shared/metrics';
+import { EpisodeLog } from '@onsale/shared/overload';
 import { CardFingerprints, CheckoutService, ProcessLease, SimulatedPaymentGateway, type PaymentProvider } from '@onsale/shared/checkout';
 import { EventCache } from '@onsale/shared/events';
 import { HoldService, SeatmapCache, SectionSeatsCache } from '@onsale/shared/inventory';
@@ -36,6 +37,7 @@ import { createRedis, OutageLog, RedisUsedChallenges } from './plugins/redis.js'
 import { rateLimitPlugin } from './plugins/rate-limit.js';
 import { botGatePlugin } from './plugins/bot-gate.js';
 import { loadSheddingPlugin } from './plugins/load-shedding.js';
+import { requestBudgetPlugin } from './plugins/request-budget.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -100,7 +102,22 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
     health.off('up', onUp);
     stopLogging();
   });
-  installErrorHandling(app, { health, count503: (reason) => metrics.unavailableResponses.inc({ reason }) });
+  // A request past its budget (REQUEST_BUDGET_MS) is answered 503 at once, before anything else can hold it up;
+  // logged as episodes, not per request.
+  const overBudget = new EpisodeLog({
+    log: app.log,
+    started:
+      'requests past their budget: answering them 503 with Retry-After (reason request_budget) before a socket timeout could close them',
+    ended: (count, seconds) => `requests past their budget: ${count} answered 503 over ${seconds} s`,
+  });
+  app.addHook('onClose', async () => overBudget.stop());
+  const faults = {
+    health,
+    count503: (reason: 'database' | 'database_busy' | 'request_budget') => metrics.unavailableResponses.inc({ reason }),
+    overBudget: () => overBudget.note(),
+  };
+  installErrorHandling(app, faults);
+  if (deps.config.requestBudgetMs > 0) await app.register(requestBudgetPlugin, { budgetMs: deps.config.requestBudgetMs, faults });
   // Cookies (the admission_token a browser may carry): parsed by the Fastify plugin's parser where one is read (the
   // admission gate), not on every request (a status poll reads none).
   await app.register(fastifyCookie, { hook: false });

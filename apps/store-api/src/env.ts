@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { installDataDir, installSecrets, trustProxyOf } from '@onsale/shared/install';
-import { loadSheddingConfigOf, loadSheddingEnvShape, type LoadSheddingConfig } from '@onsale/shared/overload';
+import {
+  checkTimeoutOrder,
+  loadSheddingConfigOf,
+  loadSheddingEnvShape,
+  STORE_SERVER_TIMEOUTS,
+  type LoadSheddingConfig,
+} from '@onsale/shared/overload';
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
@@ -45,6 +51,12 @@ const schema = z.object({
    * (a database that hangs, or more work than the pool can do) instead of waiting for the socket timeouts.
    */
   DB_POOL_WAIT_MS: z.coerce.number().int().min(100).max(60_000).default(3000),
+  /**
+   * The longest a request may take in the process, ms: past it, it is answered 503 with Retry-After (reason
+   * request_budget) before any socket timeout could close it unanswered. Above DB_POOL_WAIT_MS, below the server's
+   * 10 s idle-socket timeout; 0 (off) is refused in production. See checkTimeoutOrder.
+   */
+  REQUEST_BUDGET_MS: z.coerce.number().int().min(0).max(60_000).default(6000),
   /**
    * How hold attempts and releases commit: 'async' (default) without waiting for the WAL flush, 'sync' waiting for
    * it. Checkout and orders always wait. See HoldCommit in @onsale/shared/inventory for what 'async' risks.
@@ -128,6 +140,8 @@ export interface StoreApiConfig {
     | { kind: 'jwks'; jwksUrl: string; issuer: string; audience: string; cooldownSeconds: number; cacheMaxAgeSeconds: number };
   dbPoolMax: number;
   dbPoolWaitMs: number;
+  /** A request's budget in the process, ms (0: none); see REQUEST_BUDGET_MS. */
+  requestBudgetMs: number;
   holdCommit: 'async' | 'sync';
   holdRepeatWindowSeconds: number;
   payment: { tps: number; latencyMs: number; failureRate: number };
@@ -196,6 +210,7 @@ export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env, opts: {
   }
   if (!!e.FAN_OIDC_ISSUER !== !!e.FAN_OIDC_CLIENT_ID)
     throw new Error('FAN_OIDC_ISSUER and FAN_OIDC_CLIENT_ID go together: set both, or neither');
+  checkTimeoutOrder({ poolWaitMs: e.DB_POOL_WAIT_MS, requestBudgetMs: e.REQUEST_BUDGET_MS, production });
   if (e.BOT_LOW_PRIORITY_SCORE < e.BOT_CHALLENGE_SCORE) throw new Error('BOT_LOW_PRIORITY_SCORE must be at least BOT_CHALLENGE_SCORE');
   // With an identity provider the install's HS256 secret signs nothing, so production does not ask for it.
   const secrets = installSecrets(opts.dataDir ?? installDataDir(), env, jwks ? { optional: ['authSecret'] } : {});
@@ -223,6 +238,7 @@ export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env, opts: {
       : { kind: 'dev' },
     dbPoolMax: e.DB_POOL_MAX,
     dbPoolWaitMs: e.DB_POOL_WAIT_MS,
+    requestBudgetMs: e.REQUEST_BUDGET_MS,
     holdCommit: e.HOLD_COMMIT,
     holdRepeatWindowSeconds: e.HOLD_REPEAT_WINDOW_SECONDS,
     payment: { tps: e.PAYMENT_TPS, latencyMs: e.PAYMENT_LATENCY_MS, failureRate: e.PAYMENT_FAILURE_RATE },
@@ -259,5 +275,17 @@ export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env, opts: {
       powDifficultyBits: e.POW_DIFFICULTY_BITS,
       powTtlSeconds: e.POW_TTL_SECONDS,
     },
+  };
+}
+
+/**
+ * The store API's HTTP server options: its socket timeouts (STORE_SERVER_TIMEOUTS), the same for every way it runs
+ * (server.ts, each process of `npm start`). The request budget below them is the app's own (buildStoreApi).
+ */
+export function storeServerOptions() {
+  return {
+    connectionTimeout: STORE_SERVER_TIMEOUTS.connectionTimeoutMs,
+    requestTimeout: STORE_SERVER_TIMEOUTS.requestTimeoutMs,
+    keepAliveTimeout: STORE_SERVER_TIMEOUTS.keepAliveTimeoutMs,
   };
 }

@@ -1,7 +1,7 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { DomainError, HTTP_STATUS_OF, type ErrorCode } from '@onsale/shared';
-import type { DatabaseFault, DatabaseHealth } from '@onsale/shared/db';
+import { databaseFaultOf, type DatabaseFault, type DatabaseHealth } from '@onsale/shared/db';
 import { TokenError } from '@onsale/shared/queue';
 
 export interface ErrorBody {
@@ -15,8 +15,57 @@ export interface ErrorBody {
 export interface FaultHandling {
   /** The pool's health: a connection-class error starts (or continues) an outage, logged once by its listener. */
   health: DatabaseHealth;
-  /** Counts a 503 answered for a database fault. */
-  count503(reason: 'database' | 'database_busy'): void;
+  /** Counts a 503 answered for a database fault, or for a request past its budget. */
+  count503(reason: 'database' | 'database_busy' | 'request_budget'): void;
+  /** Notes a request answered 503 past its budget (logged as episodes, not per request). */
+  overBudget?(): void;
+}
+
+/**
+ * A request answered 503 past its budget goes on running (Fastify's handlerTimeout is cooperative): when it ends, its
+ * late answer is dropped. Fastify would warn that the reply was already sent, or log the late failure as an error;
+ * neither is news (the 503 was the answer), except a late failure that is a bug.
+ */
+function quietLateAnswer(reply: FastifyReply, health: DatabaseHealth | undefined): void {
+  const log = reply.log;
+  reply.log = Object.create(log, {
+    warn: {
+      value: (obj: unknown, ...rest: unknown[]) => {
+        if ((obj as { err?: { code?: string } } | null)?.err?.code === 'FST_ERR_REP_ALREADY_SENT') return;
+        Reflect.apply(log.warn, log, [obj, ...rest]);
+      },
+    },
+    error: {
+      value: (obj: unknown, ...rest: unknown[]) => {
+        const err = (obj as { err?: unknown } | null)?.err;
+        const expected = err instanceof DomainError || err instanceof TokenError || (health ? health.noteError(err) : databaseFaultOf(err));
+        if (expected) return;
+        Reflect.apply(log.error, log, [obj, ...rest]);
+      },
+    },
+  }) as FastifyReply['log'];
+}
+
+/**
+ * Answers a request that is past its budget (REQUEST_BUDGET_MS) and has no answer yet: 503 SERVICE_UNAVAILABLE with
+ * Retry-After and reason `request_budget`, now, before any socket timeout could close it unanswered. Its handler
+ * goes on (a hold or a checkout in flight finishes; a retry gets what it made); its late answer is dropped quietly.
+ */
+export function answerOverBudget(reply: FastifyReply, faults?: FaultHandling): void {
+  if (reply.sent || reply.raw.headersSent || reply.raw.destroyed) return;
+  faults?.count503('request_budget');
+  faults?.overBudget?.();
+  quietLateAnswer(reply, faults?.health);
+  const retryAfter = outageRetryAfterSeconds();
+  void reply
+    .status(503)
+    .header('retry-after', String(retryAfter))
+    .send({
+      error: 'SERVICE_UNAVAILABLE',
+      message: `the service is too busy to answer in time; retry in ${retryAfter} s (a retried checkout with the same Idempotency-Key is never charged twice, and a retried hold gets the hold it made back)`,
+      reason: 'request_budget',
+      retryAfterSeconds: retryAfter,
+    } satisfies ErrorBody);
 }
 
 /** Seconds a client waits before retrying during a database outage: 2-5 s, spread so retries do not arrive together. */

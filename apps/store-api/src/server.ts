@@ -1,9 +1,9 @@
 import { createDb, warmPool } from '@onsale/shared/db';
 import { CardFingerprints, rekeyLegacyCardFingerprints } from '@onsale/shared/checkout';
 import { buildStoreApi } from './app.js';
-import { loadStoreApiConfig } from './env.js';
+import { loadStoreApiConfig, storeServerOptions } from './env.js';
 
-// Standalone store API process: logger, timeouts and graceful shutdown only.
+// Standalone store API process: logger, timeouts (and the request budget) and graceful shutdown only.
 const config = loadStoreApiConfig();
 if (!config.databaseUrl) throw new Error('DATABASE_URL is required (or use `npm start`, which provides one)');
 const db = createDb(config.databaseUrl, {
@@ -13,7 +13,7 @@ const db = createDb(config.databaseUrl, {
 });
 // Card fingerprints written before they were keyed are keyed in place (a migration cannot: it has no secret).
 await rekeyLegacyCardFingerprints(db, new CardFingerprints(config.cardFingerprintSecret));
-const app = await buildStoreApi({ db, config }, { logger: { level: 'info' }, connectionTimeout: 10_000, requestTimeout: 15_000 });
+const app = await buildStoreApi({ db, config }, { logger: { level: 'info' }, ...storeServerOptions() });
 // The pool's connections open before the first fan arrives (an on-sale's opening burst should not start backends).
 await warmPool(db);
 await app.listen({ port: config.port, host: config.host });

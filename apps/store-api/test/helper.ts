@@ -21,7 +21,9 @@ export interface TestApp {
  * A store API on its own fresh, migrated, real PostgreSQL database. Request rate limits and the bot gate are off
  * unless `env` turns them on (every test client is one loopback address with no browser headers); the abuse
  * tests turn them on. Load shedding is off too (the test runner shares the server's event loop and blocks it at
- * will); load-shedding.test.ts turns it on.
+ * will); load-shedding.test.ts turns it on. So is the request budget, for the same reason (a stampede of hundreds
+ * of requests in the runner's own event loop is slow on a loaded machine, and no socket timeout is involved);
+ * request-budget.test.ts runs the store API in a process of its own with its budget.
  */
 export async function setupApp(
   opts: {
@@ -41,6 +43,7 @@ export async function setupApp(
     RATE_LIMIT_ENABLED: 'false',
     BOT_GATE_ENABLED: 'false',
     LOAD_SHED_ENABLED: 'false',
+    REQUEST_BUDGET_MS: '0',
     ...opts.env,
   });
   const payments =
