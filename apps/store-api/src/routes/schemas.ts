@@ -55,9 +55,9 @@ export const serviceUnavailableSchema = errorSchema
       .string()
       .optional()
       .describe(
-        'for a request shed under overload: overload_event_loop (the process lags) or overload_pool (queries queue for the database)',
+        'for a request shed under overload: overload_event_loop (the process lags) or overload_pool (queries queue for the database); request_budget: the request took longer than its budget (REQUEST_BUDGET_MS) and was answered before any socket timeout (its work goes on; retry with the same Idempotency-Key)',
       ),
   })
   .describe(
-    'Service unavailable (error SERVICE_UNAVAILABLE: database outage or overload, shed before any work: expensive routes first, status polls last; PAYMENT_GATEWAY_BUSY at checkout): retry after the Retry-After header. A checkout retried with the same Idempotency-Key is never charged twice.',
+    'Service unavailable (error SERVICE_UNAVAILABLE: database outage, overload shed before any work: expensive routes first, status polls last, or a request past its budget; PAYMENT_GATEWAY_BUSY at checkout): retry after the Retry-After header. A checkout retried with the same Idempotency-Key is never charged twice.',
   );
