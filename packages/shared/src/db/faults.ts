@@ -39,8 +39,8 @@ const fromServer = (x: { code?: unknown; severity?: unknown }) =>
  */
 const SERVER_UNAVAILABLE = /^(08...|57P0[1-3]|53300)$/;
 /**
- * The pg driver's own words for a lost or never-made connection (they carry no code): only pg says these, so they
- * are the database's wherever they are met.
+ * The pg driver's own words for a lost or never-made connection (with no code, or a socket's): only pg says these,
+ * so they are the database's wherever they are met.
  */
 const DRIVER_UNAVAILABLE =
   /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable|Client was closed and is not queryable|Query read timeout)/;
@@ -64,7 +64,7 @@ export function databaseFaultOf(err: unknown): DatabaseFault | null {
       const code = x.code as string;
       if (BUSY_CODES.has(code)) return 'busy';
       if (x.severity === 'FATAL' || x.severity === 'PANIC' || SERVER_UNAVAILABLE.test(code)) return 'unavailable';
-    } else if (x.code === undefined && typeof x.message === 'string' && DRIVER_UNAVAILABLE.test(x.message)) return 'unavailable';
+    } else if (typeof x.message === 'string' && DRIVER_UNAVAILABLE.test(x.message)) return 'unavailable';
     if (Array.isArray(x.errors))
       for (const inner of x.errors) {
         const f = walk(inner, depth + 1);
