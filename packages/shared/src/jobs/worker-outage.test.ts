@@ -52,7 +52,8 @@ describe('the worker during a database outage', () => {
       claimTokenSecret: 'test-claim-secret',
       // Every loop beating fast, so the outage meets many calls of each kind.
       admission: { tickMs: 200 },
-      liveness: { heartbeatMs: 200, deadAfterMs: 3000 },
+      // Heartbeats every 200 ms; a silence taken for a death only after 2 minutes (longer than any outage here).
+      liveness: { heartbeatMs: 200, deadAfterMs: 120_000 },
       relayMs: 100,
       warRoomMonitor: { everyMs: 200 },
     });
