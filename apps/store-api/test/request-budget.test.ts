@@ -195,6 +195,9 @@ describe('every request gets an answer', () => {
     expect(Number(/service_unavailable_responses_total\{reason="request_budget"\} (\d+)/.exec(metrics)?.[1])).toBe(overBudget.length);
     expect(output.match(/requests past their budget: answering them 503/g)?.length ?? 0).toBeGreaterThanOrEqual(1);
     expect(output).not.toMatch(/FST_ERR_REP_ALREADY_SENT|Reply was already sent|unhandled error|Promise errored/);
+    // A busy process is no database outage: nothing here says the database is down.
+    expect(output).not.toMatch(/database unavailable/);
+    expect(metrics).toMatch(/^database_up 1$/m);
 
     // The 503 is honest: the checkout went on, and its retry with the same key gets the order (never a second charge).
     const retried = fans.filter((_, k) => answers[k]!.reason === 'request_budget').slice(0, 5);
