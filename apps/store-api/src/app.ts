@@ -113,7 +113,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   app.addHook('onClose', async () => overBudget.stop());
   const faults = {
     health,
-    count503: (reason: 'database' | 'database_busy' | 'request_budget') => metrics.unavailableResponses.inc({ reason }),
+    count503: (reason: 'database' | 'database_busy' | 'overload_pool' | 'request_budget') => metrics.unavailableResponses.inc({ reason }),
     overBudget: () => overBudget.note(),
   };
   installErrorHandling(app, faults);

@@ -16,7 +16,7 @@ export interface FaultHandling {
   /** The pool's health: a connection-class error starts (or continues) an outage, logged once by its listener. */
   health: DatabaseHealth;
   /** Counts a 503 answered for a database fault, or for a request past its budget. */
-  count503(reason: 'database' | 'database_busy' | 'request_budget'): void;
+  count503(reason: 'database' | 'database_busy' | 'overload_pool' | 'request_budget'): void;
   /** Notes a request answered 503 past its budget (logged as episodes, not per request). */
   overBudget?(): void;
 }
@@ -81,15 +81,17 @@ export function installErrorHandling(app: FastifyInstance, faults?: FaultHandlin
   app.setErrorHandler((err: FastifyError | DomainError | Error, req, reply) => {
     const fault: DatabaseFault | null = faults ? faults.health.noteError(err) : null;
     if (fault) {
-      faults!.count503(fault === 'unavailable' ? 'database' : 'database_busy');
+      faults!.count503(fault === 'unavailable' ? 'database' : fault === 'busy' ? 'database_busy' : 'overload_pool');
       if (fault === 'busy') req.log.warn({ err }, 'database refused a statement under load; answered 503');
-      const retryAfter = fault === 'unavailable' ? outageRetryAfterSeconds() : 1;
+      const retryAfter = fault === 'busy' ? 1 : outageRetryAfterSeconds();
       return reply
         .status(503)
         .header('retry-after', String(retryAfter))
         .send({
           error: 'SERVICE_UNAVAILABLE',
           message: `the service is briefly unavailable; retry in ${retryAfter} s (a retried checkout with the same Idempotency-Key is never charged twice)`,
+          // Every pooled connection was busy for the whole pool wait: the process is overloaded (the database answers).
+          ...(fault === 'saturated' ? { reason: 'overload_pool' } : {}),
           retryAfterSeconds: retryAfter,
         } satisfies ErrorBody);
     }

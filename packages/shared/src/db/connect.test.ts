@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../testing/index.js';
-import { createDb, poolOf, warmPool, type Db } from './connect.js';
+import { createDb, healthOf, poolOf, warmPool, type Db } from './connect.js';
+import { databaseFaultOf } from './faults.js';
 
 let t: TestDatabase;
 let db: Db;
@@ -68,5 +69,29 @@ describe('createDb: connections the server ends', () => {
     expect(outcome).not.toBe('committed');
     expect(runs).toHaveLength(1);
     expect(await answers(db)).toEqual([{ one: 1 }]);
+  });
+});
+
+describe('createDb: a pool with no free connection is no outage', () => {
+  it('a query that waited its whole pool wait while the database answered the others is "saturated": no outage starts', async () => {
+    const busy = createDb(t.url, { max: 1, connectionTimeoutMillis: 300, applicationName: 'onsale-test-saturated' });
+    try {
+      expect(await answers(busy)).toEqual([{ one: 1 }]);
+      const health = healthOf(busy);
+      // The pool's one connection is held (answering) until the second query has given up waiting for it.
+      const waited = await busy.connection().execute(async (conn) => {
+        await answers(conn);
+        return answers(busy).then(
+          () => null,
+          (e: unknown) => e,
+        );
+      });
+      expect((waited as Error).message).toBe('timeout exceeded when trying to connect');
+      expect(databaseFaultOf(waited)).toBe('saturated');
+      expect(health.up).toBe(true);
+      expect(health.outages).toBe(0);
+    } finally {
+      await busy.destroy();
+    }
   });
 });

@@ -1,7 +1,7 @@
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './database.js';
-import { DatabaseHealth, isConnectionLost, markDatabaseFault, statementNeverRan } from './faults.js';
+import { DatabaseHealth, isConnectionLost, markDatabaseFault, POOL_WAIT_EXCEEDED, statementNeverRan } from './faults.js';
 
 // int8 (counts, identity ids) as JS numbers: every such value here stays far below 2^53.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -91,8 +91,13 @@ export function createDb(connectionString: string, opts: DbOptions = {}): Db {
     opts.onError?.(err);
   });
   const connect = pool.connect.bind(pool) as (cb?: unknown) => unknown;
+  // Except one: a query that waited its whole pool wait in this process's queue (every connection busy) while the
+  // database kept answering the others (a query succeeded since about when it began waiting) is an overloaded
+  // process, not an outage: a 503 all the same, but no alarm.
+  const waitMs = opts.connectionTimeoutMillis ?? 0;
   const connectFailed = (err: unknown) => {
-    const marked = markDatabaseFault(err, 'unavailable');
+    const saturated = waitMs > 0 && (err as { message?: unknown })?.message === POOL_WAIT_EXCEEDED && health.answeredWithin(2 * waitMs);
+    const marked = markDatabaseFault(err, saturated ? 'saturated' : 'unavailable');
     health.noteError(marked);
     return marked;
   };

@@ -10,8 +10,15 @@ import { EventEmitter } from 'node:events';
 // rotated, too many connections, the database missing or not accepting connections, whatever the code), a
 // connection lost under a query, an idle connection the server ended.
 
-/** `unavailable`: the database cannot be reached or is not accepting work; `busy`: it refused one statement under load. */
-export type DatabaseFault = 'unavailable' | 'busy';
+/**
+ * `unavailable`: the database cannot be reached or is not accepting work (an outage); `busy`: it refused one statement
+ * under load; `saturated`: this process's pool had no free connection within its wait while the database kept
+ * answering the others (the process is overloaded, the database is not down).
+ */
+export type DatabaseFault = 'unavailable' | 'busy' | 'saturated';
+
+/** pg-pool's words when a query waited its whole connectionTimeoutMillis in the pool's queue (every connection busy). */
+export const POOL_WAIT_EXCEEDED = 'timeout exceeded when trying to connect';
 
 /** Where createDb records the fault it found on an error, on the error itself (it travels with any wrapper's `cause`). */
 const FAULT = Symbol.for('onsale.databaseFault');
@@ -122,6 +129,7 @@ export class DatabaseHealth extends EventEmitter<DatabaseHealthEvents> {
   private lastFailureAt = 0;
   private failuresInOutage = 0;
   private readonly noted = new WeakSet<object>();
+  private lastSuccessAt = 0;
   /** Outages seen since the process started. */
   outages = 0;
   /** The error that started the current outage. */
@@ -190,10 +198,16 @@ export class DatabaseHealth extends EventEmitter<DatabaseHealthEvents> {
     });
   }
 
+  /** Whether a query succeeded within the last `ms` (the database answered this process lately). */
+  answeredWithin(ms: number): boolean {
+    return this.lastSuccessAt > 0 && this.now() - this.lastSuccessAt <= ms;
+  }
+
   /** Records a query that succeeded. */
   noteSuccess(): void {
-    if (this.downSince === null) return;
     const at = this.now();
+    this.lastSuccessAt = at;
+    if (this.downSince === null) return;
     if (at - this.lastFailureAt < this.settleMs) return;
     const downForMs = at - this.downSince;
     const failures = this.failuresInOutage;

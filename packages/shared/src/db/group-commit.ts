@@ -1,4 +1,10 @@
-import { databaseFaultOf } from './faults.js';
+import { databaseFaultOf, type DatabaseFault } from './faults.js';
+
+/**
+ * Failures after which a batch is not written again item by item: a lost connection (the batch may have committed),
+ * and a pool with no free connection (each item would wait the pool's whole wait again).
+ */
+const NOT_AGAIN = new Set<DatabaseFault | null>(['unavailable', 'saturated']);
 
 export interface GroupCommitOptions<I> {
   maxBatch?: number;
@@ -81,7 +87,7 @@ export class GroupCommit<I, O> {
       .then(
         (out): unknown => batch.forEach((p, i) => settle(p, out[i]!)),
         (e: unknown): unknown =>
-          this.opts.retryAlone && databaseFaultOf(e) !== 'unavailable'
+          this.opts.retryAlone && !NOT_AGAIN.has(databaseFaultOf(e))
             ? Promise.all(batch.map((p) => this.write([p.item]).then(([o]) => settle(p, o!), p.reject)))
             : batch.forEach((p) => p.reject(e)),
       )
