@@ -150,8 +150,9 @@ async function inBatches<T>(n: number, fns: (() => Promise<T>)[]): Promise<T[]> 
 }
 
 describe.each(SHAPES)('every request gets an answer: $name', ({ cluster }) => {
-  beforeAll(() => startStore(cluster));
-  afterAll(() => stopStore());
+  // Several processes each loading the code base: minutes on a machine running suites side by side.
+  beforeAll(() => startStore(cluster), 600_000);
+  afterAll(() => stopStore(), 120_000);
 
   it('300 concurrent slow checkouts: each answered 2xx or 503 with Retry-After, none closed; a retry gets the order', async () => {
     expect(BUDGET_MS).toBeLessThan(STORE_SERVER_TIMEOUTS.connectionTimeoutMs);

@@ -62,6 +62,18 @@ describe('the worker during a database outage', () => {
     await vi.waitFor(async () => expect((await heartbeats()).length).toBeGreaterThan(0), {
       timeout: 60_000,
     });
+    // No job in flight when the outage begins, nor due during it (the crontab's jobs start at each minute): a job that
+    // succeeds just as the database goes away cannot record its completion, and graphile-worker 0.18 does not wait
+    // for that record (its rejection is unhandled). That case is not what this test is about.
+    await vi.waitFor(
+      async () => {
+        const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM graphile_worker.jobs`.execute(t.db);
+        expect(rows[0]!.n).toBe(0);
+        const second = new Date().getSeconds();
+        expect(second >= 3 && second <= 30).toBe(true);
+      },
+      { timeout: 120_000, interval: 100 },
+    );
     const before = lines.length;
 
     // The database goes away under the worker's connections, and refuses new ones, until the worker's loops have
