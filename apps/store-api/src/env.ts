@@ -56,7 +56,7 @@ const schema = z.object({
    * request_budget) before any socket timeout could close it unanswered. Above DB_POOL_WAIT_MS, below the server's
    * 10 s idle-socket timeout; 0 (off) is refused in production. See checkTimeoutOrder.
    */
-  REQUEST_BUDGET_MS: z.coerce.number().int().min(0).max(60_000).default(6000),
+  REQUEST_BUDGET_MS: z.coerce.number().int().min(0).max(60_000).default(4000),
   /**
    * How hold attempts and releases commit: 'async' (default) without waiting for the WAL flush, 'sync' waiting for
    * it. Checkout and orders always wait. See HoldCommit in @onsale/shared/inventory for what 'async' risks.

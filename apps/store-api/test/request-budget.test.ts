@@ -19,7 +19,7 @@ import { cardNumberOf, makeEvent } from './helper.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 const FANS = 300;
-const BUDGET_MS = 6000;
+const BUDGET_MS = 4000;
 let t: TestDatabase;
 let product: ChildProcess | undefined;
 let output = '';

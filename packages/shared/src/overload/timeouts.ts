@@ -2,9 +2,10 @@
 // gets an answer: a request that waits too long in a store process is answered 503 with Retry-After by its own
 // budget before any socket timeout can close it unanswered.
 //
-//   pool wait (DB_POOL_WAIT_MS, 3 s) < request budget (REQUEST_BUDGET_MS, 6 s)
+//   pool wait (DB_POOL_WAIT_MS, 3 s) < request budget (REQUEST_BUDGET_MS, 4 s)
+//     < the edge's timeout for the fans' routes (EDGE_FAN_TIMEOUT_MS, 5 s)
 //     < the server's socket timeouts (idle socket 10 s, whole request received 15 s)
-//     < the proxy's timeout in front of it (the edge) < common clients' timeouts (30 s and up)
+//     < the edge's timeout for the other routes (EDGE_PROXY_TIMEOUT_MS, 12 s) < common clients' timeouts (30 s and up)
 //
 // Keep-alive is the other way round: the server keeps an idle keep-alive connection (72 s) longer than the clients and
 // proxies that pool connections to it (undici: 4 s), so a client never sends a request on a connection the server is
