@@ -32,6 +32,9 @@ beforeAll(async () => {
     RATE_LIMIT_ENABLED: 'false',
     BOT_GATE_ENABLED: 'false',
     LOAD_SHED_ENABLED: 'false',
+    // The app shares the test runner's event loop (as setupApp's do): no request budget, so every 503 here is the
+    // outage's own (request-budget.test.ts runs the store API in a process of its own with its budget).
+    REQUEST_BUDGET_MS: '0',
   });
   const stream = new Writable({
     write(chunk, _enc, done) {
