@@ -78,13 +78,17 @@ describe('createDb: a pool with no free connection is no outage', () => {
     try {
       expect(await answers(busy)).toEqual([{ one: 1 }]);
       const health = healthOf(busy);
-      // The pool's one connection is held (answering) until the second query has given up waiting for it.
+      // The pool's one connection is held, answering query after query, until the second query has given up waiting
+      // for it.
       const waited = await busy.connection().execute(async (conn) => {
-        await answers(conn);
-        return answers(busy).then(
-          () => null,
-          (e: unknown) => e,
+        let outcome: unknown;
+        const waiting = answers(busy).then(
+          () => (outcome = null),
+          (e: unknown) => (outcome = e),
         );
+        while (outcome === undefined) await answers(conn);
+        await waiting;
+        return outcome;
       });
       expect((waited as Error).message).toBe('timeout exceeded when trying to connect');
       expect(databaseFaultOf(waited)).toBe('saturated');
@@ -92,6 +96,27 @@ describe('createDb: a pool with no free connection is no outage', () => {
       expect(health.outages).toBe(0);
     } finally {
       await busy.destroy();
+    }
+  });
+
+  it('a query that waited its whole pool wait while nothing answered (a hung database) is an outage', async () => {
+    const hung = createDb(t.url, { max: 1, connectionTimeoutMillis: 300, applicationName: 'onsale-test-hung' });
+    try {
+      expect(await answers(hung)).toEqual([{ one: 1 }]);
+      // The one connection is busy with a statement that outlasts the wait: nothing answers meanwhile.
+      const waited = await hung.connection().execute(async (conn) => {
+        const sleeping = sql`SELECT pg_sleep(1)`.execute(conn);
+        const outcome = await answers(hung).then(
+          () => null,
+          (e: unknown) => e,
+        );
+        await sleeping;
+        return outcome;
+      });
+      expect(databaseFaultOf(waited)).toBe('unavailable');
+      expect(healthOf(hung).outages).toBe(1);
+    } finally {
+      await hung.destroy();
     }
   });
 });

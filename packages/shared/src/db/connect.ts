@@ -92,22 +92,22 @@ export function createDb(connectionString: string, opts: DbOptions = {}): Db {
   });
   const connect = pool.connect.bind(pool) as (cb?: unknown) => unknown;
   // Except one: a query that waited its whole pool wait in this process's queue (every connection busy) while the
-  // database kept answering the others (a query succeeded since about when it began waiting) is an overloaded
-  // process, not an outage: a 503 all the same, but no alarm.
-  const waitMs = opts.connectionTimeoutMillis ?? 0;
-  const connectFailed = (err: unknown) => {
-    const saturated = waitMs > 0 && (err as { message?: unknown })?.message === POOL_WAIT_EXCEEDED && health.answeredWithin(2 * waitMs);
+  // database kept answering the others (a query succeeded after it began waiting) is an overloaded process, not an
+  // outage: a 503 all the same, but no alarm.
+  const connectFailed = (err: unknown, waitingSince: number) => {
+    const saturated = (err as { message?: unknown })?.message === POOL_WAIT_EXCEEDED && health.answeredSince(waitingSince);
     const marked = markDatabaseFault(err, saturated ? 'saturated' : 'unavailable');
     health.noteError(marked);
     return marked;
   };
   (pool as unknown as { connect: (cb?: unknown) => unknown }).connect = (cb?: unknown) => {
+    const waitingSince = health.clock();
     if (typeof cb === 'function')
       return connect((err: unknown, client: unknown, done: unknown) =>
-        (cb as (...a: unknown[]) => void)(err ? connectFailed(err) : err, client, done),
+        (cb as (...a: unknown[]) => void)(err ? connectFailed(err, waitingSince) : err, client, done),
       );
     return (connect() as Promise<pg.PoolClient>).catch((err: unknown) => {
-      throw connectFailed(err);
+      throw connectFailed(err, waitingSince);
     });
   };
   // The pool listens to its idle clients only. A client checked out when the server ends its connection (an

@@ -198,9 +198,14 @@ export class DatabaseHealth extends EventEmitter<DatabaseHealthEvents> {
     });
   }
 
-  /** Whether a query succeeded within the last `ms` (the database answered this process lately). */
-  answeredWithin(ms: number): boolean {
-    return this.lastSuccessAt > 0 && this.now() - this.lastSuccessAt <= ms;
+  /** Whether a query succeeded at or after `at` (epoch ms, this tracker's clock). */
+  answeredSince(at: number): boolean {
+    return this.lastSuccessAt >= at;
+  }
+
+  /** The time now on this tracker's clock (epoch ms). */
+  clock(): number {
+    return this.now();
   }
 
   /** Records a query that succeeded. */
