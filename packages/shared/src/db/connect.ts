@@ -92,10 +92,10 @@ export function createDb(connectionString: string, opts: DbOptions = {}): Db {
   });
   const connect = pool.connect.bind(pool) as (cb?: unknown) => unknown;
   // Except one: a query that waited its whole pool wait in this process's queue (every connection busy) while the
-  // database kept answering the others (a query succeeded after it began waiting) is an overloaded process, not an
-  // outage: a 503 all the same, but no alarm.
+  // database kept answering the others (a query succeeded, and no connection failed, after it began waiting) is an
+  // overloaded process, not an outage: a 503 all the same, but no alarm.
   const connectFailed = (err: unknown, waitingSince: number) => {
-    const saturated = (err as { message?: unknown })?.message === POOL_WAIT_EXCEEDED && health.answeredSince(waitingSince);
+    const saturated = (err as { message?: unknown })?.message === POOL_WAIT_EXCEEDED && health.servedSince(waitingSince);
     const marked = markDatabaseFault(err, saturated ? 'saturated' : 'unavailable');
     health.noteError(marked);
     return marked;

@@ -198,9 +198,12 @@ export class DatabaseHealth extends EventEmitter<DatabaseHealthEvents> {
     });
   }
 
-  /** Whether a query succeeded at or after `at` (epoch ms, this tracker's clock). */
-  answeredSince(at: number): boolean {
-    return this.lastSuccessAt >= at;
+  /**
+   * Whether, since `at` (epoch ms, this tracker's clock), the database answered a query and no connection to it failed:
+   * it kept serving this process the whole time.
+   */
+  servedSince(at: number): boolean {
+    return this.lastSuccessAt > at && this.lastFailureAt < at;
   }
 
   /** The time now on this tracker's clock (epoch ms). */
