@@ -1,4 +1,4 @@
-// `pnpm bench <name>`: runs one benchmark; each prints its figures beside the physical limit it measured.
+// `npm run bench -- <name>`: runs one benchmark; each prints its figures beside the physical limit it measured.
 const benches: Record<string, () => Promise<{ main(argv: string[]): Promise<void> }>> = {
   holds: () => import('../apps/store-api/bench/holds.js'),
   queue: () => import('../apps/store-api/bench/queue.js'),
@@ -11,7 +11,7 @@ const benches: Record<string, () => Promise<{ main(argv: string[]): Promise<void
 const [name, ...rest] = process.argv.slice(2);
 const load = name ? benches[name] : undefined;
 if (!load) {
-  console.error(`usage: pnpm bench <${Object.keys(benches).join('|')}> [options]   (--help for a benchmark's options)`);
+  console.error(`usage: npm run bench -- <${Object.keys(benches).join('|')}> [options]   (--help for a benchmark's options)`);
   process.exit(2);
 }
 await (await load()).main(rest);

@@ -41,14 +41,30 @@ if (needsInstall()) {
 // programs run in node with tsx's loader, not under tsx's command: that one runs the program in a child and, when the
 // child does not acknowledge a signal within 30 ms (a busy event loop: a rehearsal's driver, a product under load),
 // kills it with SIGKILL, so a Ctrl-C that should stop gracefully (and write a report, or drain the store) would not.
+// Every root npm script comes through here, so each works with nothing but Node.js and npm on the PATH.
 const bin = (name) => join(root, 'node_modules', '.bin', name);
 const ts = (script) => [process.execPath, ['--import', 'tsx', script]];
+const node = (script) => [process.execPath, [script]];
+const routeTree = node('apps/console/scripts/generate-route-tree.mjs');
+const cycles = [
+  bin('madge'),
+  ['--circular', '--extensions', 'ts,tsx', '--ts-config', 'tsconfig.base.json', 'packages/shared/src', 'apps', 'scripts'],
+];
+const eslint = [bin('eslint'), ['.']];
+const vite = (app) => [join(root, 'apps', app, 'node_modules', '.bin', 'vite'), ['build'], { cwd: join(root, 'apps', app) }];
+/** Each command: its steps, run in order; the last one receives the command line's extra arguments. */
 const targets = {
-  start: ts('scripts/start.ts'),
-  onsale: ts('apps/cli/src/main.ts'),
-  bench: ts('scripts/bench.ts'),
-  edge: ts('scripts/edge.ts'),
-  test: [bin('vitest'), ['run']],
+  start: [ts('scripts/start.ts')],
+  onsale: [ts('apps/cli/src/main.ts')],
+  bench: [ts('scripts/bench.ts')],
+  edge: [ts('scripts/edge.ts')],
+  test: [[bin('vitest'), ['run']]],
+  typecheck: [node('scripts/typecheck.mjs')],
+  lint: [routeTree, eslint, cycles],
+  'lint:cycles': [cycles],
+  format: [[bin('prettier'), ['--write', '.']]],
+  'format:check': [[bin('prettier'), ['--check', '.']]],
+  build: [vite('console'), vite('fan')],
 };
 const target = targets[command];
 if (!target) {
@@ -56,29 +72,42 @@ if (!target) {
   process.exit(2);
 }
 const env = { ...process.env, PATH: `${join(root, 'node_modules', '.bin')}${delimiter}${process.env.PATH ?? ''}` };
+
+/** Runs a command's steps in order, stopping at the first that fails; resolves to its exit status. */
+function runSteps(steps, extra, stdio) {
+  return steps.reduce(
+    (previous, [cmd, cmdArgs, opts], i) =>
+      previous.then((code) =>
+        code !== 0
+          ? code
+          : new Promise((resolve) => {
+              const last = i === steps.length - 1;
+              const c = spawn(cmd, [...cmdArgs, ...(last ? extra : [])], { cwd: root, stdio, env, ...opts });
+              if (last) for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => c.kill(sig));
+              c.on('error', (err) => {
+                console.error(`${command}: could not run ${cmd}: ${err.message}`);
+                resolve(1);
+              });
+              c.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+            }),
+      ),
+    Promise.resolve(0),
+  );
+}
+
 // The tests run only on code that type-checks and passes the linter: a type error or an import cycle fails
 // `npm test` (and so CI) before a single test starts.
 // The checks run side by side (each is mostly one core's work), and the tests start once all of them passed.
 if (command === 'test') {
   // The console's route tree first, once: typecheck and lint each generate it, and two generators at once race.
-  if (run(process.execPath, [join(root, 'apps', 'console', 'scripts', 'generate-route-tree.mjs')], { env }) !== 0) process.exit(1);
-  const checks = ['typecheck', 'lint', 'format:check'];
-  const codes = await Promise.all(
-    checks.map(
-      (check) =>
-        new Promise((resolve) => {
-          const c = spawn(pnpm, [...pnpmPre, 'run', '--silent', check], { cwd: root, stdio: 'inherit', env });
-          c.on('error', () => resolve(1));
-          c.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
-        }),
-    ),
-  );
-  const failed = checks.filter((_, i) => codes[i] !== 0);
+  if (run(routeTree[0], routeTree[1], { env }) !== 0) process.exit(1);
+  // The lint check without its route tree step (done above); typecheck.mjs makes it again, quickly, as it stands.
+  const checks = { typecheck: targets.typecheck, lint: [eslint, cycles], 'format:check': targets['format:check'] };
+  const codes = await Promise.all(Object.values(checks).map((steps) => runSteps(steps, [], 'inherit')));
+  const failed = Object.keys(checks).filter((_, i) => codes[i] !== 0);
   if (failed.length > 0) {
     for (const check of failed) console.error(`npm test: \`npm run ${check}\` failed; the tests were not run`);
     process.exit(1);
   }
 }
-const child = spawn(target[0], [...target[1], ...args], { cwd: root, stdio: 'inherit', env });
-for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));
-child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+process.exit(await runSteps(target, args, 'inherit'));

@@ -93,7 +93,7 @@ function ensureBuilt(
   const outDir = custom ? ['--outDir', resolve(dir)] : [];
   const r = spawnSync(cmd, [...pre, '--filter', app.pkg, 'build', ...outDir], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] });
   if (r.status !== 0 || !existsSync(join(dir, 'index.html')))
-    throw new Error(`building the ${app.name} failed (exit ${r.status ?? r.signal}); try \`npx pnpm@12.4.2 --filter ${app.pkg} build\``);
+    throw new Error(`building the ${app.name} failed (exit ${r.status ?? r.signal}); try \`npm run build\``);
 }
 
 /** Builds the console once (CONSOLE_DIR, else apps/console/dist). */

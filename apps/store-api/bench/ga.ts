@@ -14,7 +14,7 @@ import { cpuMicros, createClient, percentile, round, runLoad, startProcess, stop
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
-const USAGE = `usage: pnpm bench ga [--concurrency 500] [--shards 16] [--rounds 2] [--seconds 60] [--pool 10] [--bare-seconds 5]
+const USAGE = `usage: npm run bench -- ga [--concurrency 500] [--shards 16] [--rounds 2] [--seconds 60] [--pool 10] [--bare-seconds 5]
                     [--commit-delay-us 0]
 
 HTTP load against a store API process on examples/ga.json (an all-GA event: one section of 20,000 identical
@@ -94,7 +94,7 @@ export async function main(argv: string[]) {
 
   // One fan per request, on a device of their own (the per-device limit counts across accounts): an account token
   // and an admission token for the run's event, signed with the development secrets the bench server uses (the
-  // waiting room that issues admission tokens is measured by `pnpm bench queue`; here every fan has been admitted).
+  // waiting room that issues admission tokens is measured by `npm run bench -- queue`; here every fan has been admitted).
   const tokens = new AccountTokens(installSecrets(installDataDir()).authSecret);
   const queueKey = await createTokenKey(installSecrets(installDataDir()).queueTokenSecret);
   let accountSeq = 0;

@@ -13,7 +13,7 @@ import { startProduct } from './product.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
-const USAGE = `usage: pnpm bench holds [--seconds N] [--concurrency N] [--pool N] [--warmup-seconds N] [--scenario spread|hot]... [--store-instances N]
+const USAGE = `usage: npm run bench -- holds [--seconds N] [--concurrency N] [--pool N] [--warmup-seconds N] [--scenario spread|hot]... [--store-instances N]
 
 HTTP load against a store API process on examples/stadium.json (60,000 seats, 150 sections), in one run:
   baseline   a bare Fastify route on this machine (the HTTP limit) and the raw conditional write through pg
@@ -67,7 +67,7 @@ export async function main(argv: string[]) {
 
   // One fan per request: an account token and an admission token for the scenario's event, both signed with the
   // development secrets the bench server uses (the waiting room that issues admission tokens is measured by
-  // `pnpm bench queue`; here every fan has been admitted).
+  // `npm run bench -- queue`; here every fan has been admitted).
   const tokens = new AccountTokens(installSecrets(installDataDir()).authSecret);
   const queueKey = await createTokenKey(installSecrets(installDataDir()).queueTokenSecret);
   let accountSeq = 0;

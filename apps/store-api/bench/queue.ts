@@ -19,7 +19,7 @@ const root = join(import.meta.dirname, '..', '..', '..');
 const cpuRatio = (status: { cpuUsPerRequest: number | null }, bare: { cpuUsPerRequest: number | null }) =>
   status.cpuUsPerRequest && bare.cpuUsPerRequest ? Math.round((bare.cpuUsPerRequest / status.cpuUsPerRequest) * 1000) / 1000 : null;
 
-const USAGE = `usage: pnpm bench queue [--seconds N] [--concurrency N] [--connections N] [--fans N]
+const USAGE = `usage: npm run bench -- queue [--seconds N] [--concurrency N] [--connections N] [--fans N]
 
 The waiting room under load, in one run on this machine:
   baseline   a bare Fastify GET route (the HTTP limit), with this bench's own client and with autocannon

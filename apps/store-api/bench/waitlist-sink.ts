@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { SIGNATURE_HEADER, verifyWebhookSignature } from '@onsale/shared/notify';
 
-// A local webhook receiver for `pnpm bench waitlist`: checks each body's signature, counts the notifications it
+// A local webhook receiver for `npm run bench -- waitlist`: checks each body's signature, counts the notifications it
 // carries (and any duplicate), answers 200 at once. GET /stats reports the counts and, in epoch milliseconds,
 // when the first request arrived and when the SINK_EXPECT-th distinct notification did.
 const secret = process.env.SINK_SECRET ?? '';

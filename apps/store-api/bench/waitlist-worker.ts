@@ -3,7 +3,7 @@ import { startWorker, type WorkerOptions } from '@onsale/shared/jobs';
 import { installDataDir, installSecrets } from '@onsale/shared/install';
 import { outboundPolicyFromEnv } from '@onsale/shared/notify';
 
-// The background worker as `pnpm bench waitlist` runs it: its own process (so its peak RSS is its own), the jobs
+// The background worker as `npm run bench -- waitlist` runs it: its own process (so its peak RSS is its own), the jobs
 // only (admission: false), tuned only through startWorker's public options. It times every statement it sends
 // on its pool (the fan-out's and the deliveries'; graphile-worker's own queue queries use graphile's pool) and
 // when each fan-out page ends (the betweenPages hook). SIGUSR2 clears those figures; SIGTERM stops the worker and

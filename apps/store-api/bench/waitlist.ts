@@ -11,7 +11,7 @@ import { installDataDir, installSecrets } from '@onsale/shared/install';
 import { benchDatabase, type BenchDatabase } from './database.js';
 import { createClient, percentile, round, runLoad, startProcess, stopProcess, summarize } from './load.js';
 
-const USAGE = `usage: pnpm bench waitlist [--rows N] [--listings N] [--hot N] [--join-seconds N] [--clients N]
+const USAGE = `usage: npm run bench -- waitlist [--rows N] [--listings N] [--hot N] [--join-seconds N] [--clients N]
                            [--join-listings N] [--page-size N] [--chunk-size N] [--worker-concurrency N] [--variants P:C:W,...]
 
 The waitlist at catalog scale, in one run on this machine (a scratch database: BENCH_DATABASE_URL, else a new
@@ -32,7 +32,7 @@ database on the local PostgreSQL, dropped afterwards):
              in one run, e.g. --variants 10000:500:8,50000:2000:8 (page:chunk:concurrency, one event each)
   on read    GET /me/waitlist/matches for fans of the hot listing (fan-out on read), p50/p99
 
-Quick run: pnpm bench waitlist --rows 1000000 --listings 10000   (here: load 13-25 s, 4-7 minutes in all)
+Quick run: npm run bench -- waitlist --rows 1000000 --listings 10000   (here: load 13-25 s, 4-7 minutes in all)
 Default size (10,000,000 rows): load 280-490 s here, 7-14 minutes in all; about 3 GB of table and indexes.
 The figures swing with whatever else runs on this shared machine: read them beside the limits printed next to them.`;
 

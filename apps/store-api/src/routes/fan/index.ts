@@ -80,7 +80,7 @@ export const fanRoutes: FastifyPluginAsyncZod<FanPageDeps> = async (app, { confi
 
   const dir = config.fan.dir;
   if (!dir || !existsSync(join(dir, 'index.html'))) {
-    if (dir) app.log.warn({ fanDir: dir }, 'the fans\u2019 page is not built; run `pnpm --filter @onsale/fan build`');
+    if (dir) app.log.warn({ fanDir: dir }, 'the fans\u2019 page is not built; run `npm run build`');
     return;
   }
   const index = readFileSync(join(dir, 'index.html'));
