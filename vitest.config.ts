@@ -1,6 +1,57 @@
 import { defineConfig } from 'vitest/config';
 
-// One root config; each package is a project. The global setup finds a real PostgreSQL
+// The pure test files: no database, no server, no browser. They form the `unit` project, which runs without the
+// global setup (no template database is migrated), so `npm run test:unit` takes seconds, not minutes; every other
+// project excludes them, so each file still runs exactly once in `npm test`. A file listed here that needs the
+// database fails loudly (`inject('templateDatabaseUrl')` is undefined); a pure file left out only runs slower.
+export const unitTestFiles = [
+  'apps/cli/test/plan.test.ts',
+  'apps/fan/test/pow-hash.test.ts',
+  'apps/store-api/test/status-validation.test.ts',
+  'packages/shared/src/abuse/bot-score.test.ts',
+  'packages/shared/src/abuse/join-gate.test.ts',
+  'packages/shared/src/abuse/pow.test.ts',
+  'packages/shared/src/abuse/review.test.ts',
+  'packages/shared/src/admission/advance.test.ts',
+  'packages/shared/src/admission/budget.test.ts',
+  'packages/shared/src/admission/fairness-report.test.ts',
+  'packages/shared/src/admission/plan.test.ts',
+  'packages/shared/src/admission/published-summary.test.ts',
+  'packages/shared/src/admission/rate.test.ts',
+  'packages/shared/src/allocations/access-code.test.ts',
+  'packages/shared/src/auth/account-token.test.ts',
+  'packages/shared/src/db/faults.test.ts',
+  'packages/shared/src/db/group-commit.test.ts',
+  'packages/shared/src/encoding.test.ts',
+  'packages/shared/src/events/board.test.ts',
+  'packages/shared/src/events/change-rules.test.ts',
+  'packages/shared/src/events/look.test.ts',
+  'packages/shared/src/export/csv.test.ts',
+  'packages/shared/src/install/process-hooks.test.ts',
+  'packages/shared/src/install/secrets.test.ts',
+  'packages/shared/src/install/trust-proxy.test.ts',
+  'packages/shared/src/inventory/availability-cache.test.ts',
+  'packages/shared/src/inventory/best-available.test.ts',
+  'packages/shared/src/lottery/invitation.test.ts',
+  'packages/shared/src/notify/signature.test.ts',
+  'packages/shared/src/overload/shedding.test.ts',
+  'packages/shared/src/queue/edge.test.ts',
+  'packages/shared/src/queue/fairness.test.ts',
+  'packages/shared/src/rehearsal/plan.test.ts',
+  'packages/shared/src/rehearsal/resources.test.ts',
+  'packages/shared/src/rehearsal/stats.test.ts',
+  'packages/shared/src/users/common-passwords.test.ts',
+  'packages/shared/src/users/password.test.ts',
+  'packages/shared/src/users/users.schema.test.ts',
+  'packages/shared/src/warroom/alerts.test.ts',
+  'packages/shared/src/warroom/explain.test.ts',
+  'packages/shared/src/warroom/prometheus.test.ts',
+  'packages/shared/src/words/audit.test.ts',
+];
+
+const databaseProjects = { exclude: ['**/node_modules/**', ...unitTestFiles] };
+
+// One root config; each package is a project, plus `unit` (above). The database projects' global setup finds a real PostgreSQL
 // (TEST_DATABASE_URL, else 127.0.0.1:5432, else an embedded server) and migrates a template once.
 export default defineConfig({
   test: {
@@ -18,20 +69,30 @@ export default defineConfig({
     reporters: process.env.CI ? ['default', 'json'] : ['default'],
     outputFile: { json: '.test-results/results.json' },
     projects: [
-      { extends: true, test: { name: 'shared', include: ['packages/shared/src/**/*.test.ts'] } },
-      { extends: true, test: { name: 'store-api', include: ['apps/store-api/test/**/*.test.ts'] } },
-      { extends: true, test: { name: 'bff', include: ['apps/bff/test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'unit', include: unitTestFiles } },
+      { extends: true, test: { name: 'shared', include: ['packages/shared/src/**/*.test.ts'], ...databaseProjects } },
+      { extends: true, test: { name: 'store-api', include: ['apps/store-api/test/**/*.test.ts'], ...databaseProjects } },
+      { extends: true, test: { name: 'bff', include: ['apps/bff/test/**/*.test.ts'], ...databaseProjects } },
       // Most command lines run in the test's process (apps/cli/test/run.ts); the few that run the real binary, and the
       // demo that starts the product with `npm start`, load tsx in a child (seconds each on a machine running two suites).
-      { extends: true, test: { name: 'cli', include: ['apps/cli/test/**/*.test.ts'], testTimeout: 600_000 } },
+      { extends: true, test: { name: 'cli', include: ['apps/cli/test/**/*.test.ts'], testTimeout: 600_000, ...databaseProjects } },
       // A browser scenario is dozens of steps, each a render and a request, and its files build the pages and start
       // servers first: with two suites on two cores one scenario took over 180 s. Slow is not failing; a hang still is.
       {
         extends: true,
-        test: { name: 'console', include: ['apps/console/test/**/*.test.ts'], testTimeout: 420_000, hookTimeout: 600_000 },
+        test: {
+          name: 'console',
+          include: ['apps/console/test/**/*.test.ts'],
+          testTimeout: 420_000,
+          hookTimeout: 600_000,
+          ...databaseProjects,
+        },
       },
-      { extends: true, test: { name: 'fan', include: ['apps/fan/test/**/*.test.ts'], testTimeout: 420_000, hookTimeout: 600_000 } },
-      { extends: true, test: { name: 'edge', include: ['apps/edge/test/**/*.test.ts'] } },
+      {
+        extends: true,
+        test: { name: 'fan', include: ['apps/fan/test/**/*.test.ts'], testTimeout: 420_000, hookTimeout: 600_000, ...databaseProjects },
+      },
+      { extends: true, test: { name: 'edge', include: ['apps/edge/test/**/*.test.ts'], ...databaseProjects } },
     ],
   },
 });

@@ -16,7 +16,15 @@ async function reachable(url: string): Promise<boolean> {
   }
 }
 
+/** The projects whose files never open a database (see `unitTestFiles` in vitest.config.ts). */
+const DATABASE_FREE_PROJECTS: ReadonlySet<string> = new Set(['unit']);
+
 export default async function setup(project: TestProject) {
+  // Vitest runs a global setup for the root project and again for every project that inherits it (`extends: true`);
+  // the root's provided values reach every project, so the template is made once, by the root. A run of database-free
+  // projects only (`npm run test:unit`) makes none.
+  if (!project.isRootProject()) return;
+  if (project.vitest.projects.every((p) => DATABASE_FREE_PROJECTS.has(p.name))) return;
   let embedded: EmbeddedServer | undefined;
   let embeddedDir: string | undefined;
   let base = process.env.TEST_DATABASE_URL;

@@ -1,12 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildBff } from '@onsale/bff';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
-import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
+import { createTestDatabase, docsScreenshotDir, type TestDatabase } from '@onsale/shared/testing';
 import { createUser } from '@onsale/shared/users';
 import { launchChromium, signIn, builtConsole } from './browser-helpers';
 
@@ -14,8 +13,7 @@ import { launchChromium, signIn, builtConsole } from './browser-helpers';
 // words per state, the preview of the fan page in every state and both languages (the page's own components), and
 // the look saved with the event.
 
-const consoleRoot = fileURLToPath(new URL('..', import.meta.url));
-const docsShots = join(consoleRoot, '..', '..', 'docs', 'fan-pages');
+const docsShots = docsScreenshotDir('fan-pages');
 let distDir: string;
 const ADMIN = { email: 'admin@look.test', password: 'admin password for the look test' };
 const LOGO_SVG =

@@ -1,6 +1,5 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -8,7 +7,7 @@ import { pauseQueue, setRateOverride } from '@onsale/shared/admission';
 import { TEST_CARDS } from '@onsale/shared/checkout';
 import { sql } from '@onsale/shared/db';
 import { AWAITING_SIGNOFF_MESSAGES, createEvent, parseEventFile } from '@onsale/shared/events';
-import { createTestDatabase, type TestDatabase, PAGE_WAIT_MS } from '@onsale/shared/testing';
+import { createTestDatabase, docsScreenshotDir, type TestDatabase, PAGE_WAIT_MS } from '@onsale/shared/testing';
 import { assignEventOrganisation, createUser } from '@onsale/shared/users';
 import { cardNumber, eventually, launchChromium, builtConsole, consoleSessions, sideways, VIEWS, startProduct } from './browser-helpers';
 
@@ -18,9 +17,9 @@ import { cardNumber, eventually, launchChromium, builtConsole, consoleSessions, 
 // connection loss, an unsigned event that does not open, a form error summary with focus, the board order, a
 // redacted summary, no horizontal overflow at 390 px on any page, and the operations pages (fan support, post-sale
 // review, webhooks, users) with their happy paths and their refusals by role. One browser, a context per width and
-// role. The screenshots go to docs/console/, where docs/console.md shows them.
+// role. With UPDATE_SCREENSHOTS=1 the screenshots go to docs/console/, where docs/console.md shows them.
 
-const docsShots = fileURLToPath(new URL('../../../docs/console', import.meta.url));
+const docsShots = docsScreenshotDir('console');
 const ADMIN = { email: 'admin@operator.test', password: 'admin password for the operator test' };
 const OPERATOR = { email: 'ops@operator.test', password: 'operator password for the operator test' };
 const VIEWER = { email: 'viewer@operator.test', password: 'viewer password for the operator test' };

@@ -8,17 +8,17 @@ import { buildBff, cliRehearsalLauncher } from '@onsale/bff';
 import { sql } from '@onsale/shared/db';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
 import { finishRehearsalRun, insertRehearsalRun, setRehearsalEvent, type RehearsalReport } from '@onsale/shared/rehearsal';
-import { createTestDatabase, type TestDatabase, PAGE_WAIT_MS } from '@onsale/shared/testing';
+import { createTestDatabase, docsScreenshotDir, type TestDatabase, PAGE_WAIT_MS } from '@onsale/shared/testing';
 import { createUser } from '@onsale/shared/users';
 import { builtConsole, launchChromium, consoleSessions, sideways, VIEWS } from './browser-helpers';
 
 // Rehearsals in the console, in Chromium at 1440 and 390 px wide: the events board marks a rehearsal's event; the
 // rehearsals page lists runs and opens a report (the verdict, the figures that decide it, its charts, the faults);
 // an operator's start form refuses bad input at its field with an error summary; a viewer reads but starts nothing.
-// (A real run started through the BFF is in apps/bff/test/rehearsals.router.test.ts.) Screenshots go to docs/console/.
+// (A real run started through the BFF is in apps/bff/test/rehearsals.router.test.ts.) Screenshots go to docs/console/ with UPDATE_SCREENSHOTS=1.
 
 const repoRoot = fileURLToPath(new URL('../../..', import.meta.url));
-const docsShots = fileURLToPath(new URL('../../../docs/console', import.meta.url));
+const docsShots = docsScreenshotDir('console');
 const OPERATOR = { email: 'ops@rehearse.test', password: 'operator password for the rehearsal test' };
 const VIEWER = { email: 'viewer@rehearse.test', password: 'viewer password for the rehearsal test' };
 

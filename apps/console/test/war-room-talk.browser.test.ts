@@ -1,12 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runScheduledControl, setRateOverride } from '@onsale/shared/admission';
 import { sql } from '@onsale/shared/db';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
-import { createTestDatabase, type TestDatabase, PAGE_WAIT_MS } from '@onsale/shared/testing';
+import { createTestDatabase, docsScreenshotDir, type TestDatabase, PAGE_WAIT_MS } from '@onsale/shared/testing';
 import { setQueueCopy } from '@onsale/shared/warroom';
 import { assignEventOrganisation, createUser } from '@onsale/shared/users';
 import { eventually, launchChromium, builtConsole, consoleSessions, sideways, VIEWS, startProduct } from './browser-helpers';
@@ -16,9 +15,9 @@ import { eventually, launchChromium, builtConsole, consoleSessions, sideways, VI
 // PostgreSQL: controls scheduled for a time (and cancelled), the words waiting fans read changed live (a fan's
 // next poll reads them), the event's alert history, and the alert receivers page; each confirmed by reading the
 // server's state back, audited, refused to the roles the BFF refuses, and nothing wider than a phone at 390 px.
-// The screenshots go to docs/console/.
+// With UPDATE_SCREENSHOTS=1 the screenshots go to docs/console/.
 
-const docsShots = fileURLToPath(new URL('../../../docs/console', import.meta.url));
+const docsShots = docsScreenshotDir('console');
 const OPERATOR = { email: 'ops@talk.test', password: 'operator password for the talk test' };
 const VIEWER = { email: 'viewer@talk.test', password: 'viewer password for the talk test' };
 const PROMOTER = { email: 'pat@acme-talk.test', password: 'promoter password for the talk test' };

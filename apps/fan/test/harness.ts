@@ -17,11 +17,12 @@ import { SimulatedPaymentGateway } from '@onsale/shared/checkout';
 import { createEvent, parseEventFile, type EventFile } from '@onsale/shared/events';
 import { sql } from '@onsale/shared/db';
 import { startWorker, type BackgroundWorker } from '@onsale/shared/jobs';
-import { createTestDatabase, PAGE_WAIT_MS, type TestDatabase } from '@onsale/shared/testing';
+import { createTestDatabase, docsScreenshotDir, PAGE_WAIT_MS, type TestDatabase } from '@onsale/shared/testing';
 
 const fanRoot = fileURLToPath(new URL('..', import.meta.url));
 export const resultsDir = join(fanRoot, '..', '..', '.test-results');
-export const docsShots = join(fanRoot, '..', '..', 'docs', 'fan-pages');
+/** docs/fan-pages/ with UPDATE_SCREENSHOTS=1, else a git-ignored directory of the test results. */
+export const docsShots = docsScreenshotDir('fan-pages');
 
 /** Builds the page into a directory of this test file's own (other tests may build at the same time). */
 export function buildFanPage(name: string): string {

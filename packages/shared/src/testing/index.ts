@@ -70,6 +70,7 @@ export { userEnv as userShellEnv, waitForOutput } from './user-shell.js';
 export { DatabaseProxy, type ProxyMode } from './db-proxy.js';
 export { testSecrets } from './secrets.js';
 export { manualClock, type ManualClock } from './clock.js';
+export { docsScreenshotDir } from './screenshots.js';
 export { PAGE_WAIT_MS, pollUntil, waitUntil } from './poll.js';
 
 /** Where one test run (named by its template database) keeps its shared console build (see the console's builtConsole). */
