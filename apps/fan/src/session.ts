@@ -1,5 +1,7 @@
 // What the page keeps on this device, so a reload or a closed tab keeps the fan's place: the device id (tokens are
 // bound to it), the account token, and per event and account the queue and admission tokens, the hold and the order.
+import type { OrderConfirmation } from '@onsale/shared/checkout/schema';
+import type { HoldView } from '@onsale/shared/inventory/schema';
 import { isDeviceId } from '@onsale/shared/queue/edge';
 
 const DEVICE_KEY = 'onsale.device';
@@ -46,32 +48,12 @@ export interface Account {
 export const loadAccount = () => read<Account>(ACCOUNT_KEY);
 export const saveAccount = (a: Account | null) => write(ACCOUNT_KEY, a);
 
-export interface HeldSeat {
-  id: number;
-  section: string;
-  row: string;
-  number: number;
-  priceCents: number;
-}
-export interface HoldView {
-  holdId: string;
-  eventId: string;
-  status: 'HELD' | 'PAYING' | 'PURCHASED' | 'RELEASED' | 'EXPIRED';
-  seats: HeldSeat[];
-  units?: { section: string; quantity: number; priceCents: number }[];
-  quantity: number;
-  amountCents: number;
-  expiresAt: string;
-  extended: boolean;
-}
-export interface OrderView {
-  orderId: string;
-  holdId: string;
-  amountCents: number;
-  seatCount: number;
-  seats: HeldSeat[];
-  units?: { section: string; quantity: number; priceCents: number }[];
-}
+// The hold and the order the page keeps are typed from the store API's own answer schemas (in the domain, beside
+// the route schemas that use them): a change of contract breaks this page's typecheck, not its fans.
+export type { HeldSeatView as HeldSeat, HoldView } from '@onsale/shared/inventory/schema';
+
+/** A paid order as the page shows it: the checkout's answer, less its status, with the seats or units it paid for. */
+export type OrderView = Omit<OrderConfirmation, 'status'> & Pick<HoldView, 'seats' | 'units'>;
 
 /** One fan's progress through one event's sale on this device. */
 export interface EventProgress {

@@ -2,6 +2,8 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { call, serverNow } from '../api';
 import { refusalText, useFan } from '../context';
 import { useNow } from '../poll';
+import type { OrderConfirmation } from '@onsale/shared/checkout/schema';
+import type { HoldExtension } from '@onsale/shared/inventory/schema';
 import type { HoldView, OrderView } from '../session';
 
 /** The hold: what is held, a visible countdown, the one extension when payment starts, the card form, the order. */
@@ -49,7 +51,7 @@ export default function Hold() {
   async function startPayment() {
     setPaying(true);
     if (hold.extended || event.holdExtensionSeconds <= 0) return;
-    const r = await call<{ holdId: string; expiresAt: string }>(api, 'POST', `/holds/${hold.holdId}/extend`, { headers: admission });
+    const r = await call<HoldExtension>(api, 'POST', `/holds/${hold.holdId}/extend`, { headers: admission });
     if (r.kind === 'ok') update({ hold: { ...hold, expiresAt: r.body.expiresAt, extended: true } });
     else if (r.kind === 'refused' && (r.body.error === 'HOLD_EXPIRED' || r.body.error === 'HOLD_RELEASED')) gone(r.body.error);
     else if (r.kind === 'refused' && r.body.error === 'HOLD_LOST') lost(r.body);
@@ -67,7 +69,7 @@ export default function Hold() {
       number: card.replace(/[\s-]/g, ''),
       ...(mm && yy ? { expMonth: mm, expYear: yy < 100 ? 2000 + yy : yy } : {}),
     };
-    const r = await call<{ orderId: string; amountCents: number; seatCount: number }>(api, 'POST', `/holds/${hold.holdId}/checkout`, {
+    const r = await call<OrderConfirmation>(api, 'POST', `/holds/${hold.holdId}/checkout`, {
       body: { payment: { instrument } },
       headers: { ...admission, 'idempotency-key': key },
     });

@@ -2,7 +2,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { call, serverNow } from '../api';
 import { refusalText, useFan } from '../context';
 import { usePoll, useNow } from '../poll';
-import type { HoldView } from '../session';
+import type { WaitlistClaim } from '@onsale/shared/inventory/schema';
 
 interface Listing {
   id: string;
@@ -106,12 +106,12 @@ export default function Waitlist() {
 
   async function claim(n: Notification) {
     setBusy(true);
-    const r = await call<HoldView & { admissionToken: string }>(api, 'POST', '/waitlist/claims', {
+    const r = await call<WaitlistClaim>(api, 'POST', '/waitlist/claims', {
       body: { claimToken: n.claim!.claimToken },
     });
     setBusy(false);
     if (r.kind === 'ok') {
-      const { admissionToken, ...hold } = r.body;
+      const { admissionToken, offerId: _offerId, ...hold } = r.body;
       update({
         hold: { ...hold, status: 'HELD', extended: false },
         admissionToken,

@@ -10,29 +10,8 @@ export const errorCodeSchema = z.enum(ERROR_CODES).meta({ id: 'ErrorCode', descr
 /** The error shape every route answers with. */
 export const errorSchema = z.object({ error: errorCodeSchema, message: z.string(), field: z.string().optional() }).passthrough();
 
-export const heldSeatSchema = z.object({
-  id: z.number(),
-  section: z.string(),
-  row: z.string(),
-  number: z.number(),
-  priceCents: z.number(),
-});
-
-/** General admission: identical units of a section, no seat ids. */
-export const heldUnitsSchema = z.object({ section: z.string(), quantity: z.number(), priceCents: z.number() });
-
-export const holdSchema = z.object({
-  holdId: z.string(),
-  eventId: z.string(),
-  status: z.enum(['HELD', 'PAYING', 'PURCHASED', 'RELEASED', 'EXPIRED']),
-  /** Empty for a general-admission hold, which has `units` instead. */
-  seats: z.array(heldSeatSchema),
-  units: z.array(heldUnitsSchema).optional(),
-  quantity: z.number(),
-  amountCents: z.number(),
-  expiresAt: z.string(),
-  extended: z.boolean(),
-});
+// The hold's answers are the contract the fans' page types itself from: their schemas live in the domain.
+export { heldSeatSchema, heldUnitsSchema, holdViewSchema as holdSchema } from '@onsale/shared/inventory/schema';
 
 export const errorResponses = {
   400: errorSchema,

@@ -33,3 +33,16 @@ export type CheckoutRequest = z.infer<typeof checkoutRequestSchema>;
 
 /** Idempotency-Key header: one per checkout attempt, chosen by the client (a UUID is typical). */
 export const idempotencyKeySchema = z.string().regex(/^[\x21-\x7e]{8,255}$/, '8-255 visible ASCII characters');
+
+/**
+ * `POST /holds/:id/checkout`'s answer: the confirmed order. The route's schema is this one, and the fans' page derives
+ * its order type from it.
+ */
+export const orderConfirmationSchema = z.object({
+  orderId: z.string(),
+  holdId: z.string(),
+  status: z.literal('CONFIRMED'),
+  amountCents: z.number(),
+  seatCount: z.number(),
+});
+export type OrderConfirmation = z.output<typeof orderConfirmationSchema>;

@@ -26,3 +26,48 @@ export type HoldRequest = { section: string; quantity: number } | { seatIds: num
 export function toHoldRequest(b: z.output<typeof holdRequestSchema>): HoldRequest {
   return b.seatIds !== undefined ? { seatIds: b.seatIds } : { section: b.section!, quantity: b.quantity! };
 }
+
+/** A held seat as the store API answers it (`seats` of a hold, an order, a waitlist claim). */
+export const heldSeatSchema = z.object({
+  id: z.number(),
+  section: z.string(),
+  row: z.string(),
+  number: z.number(),
+  priceCents: z.number(),
+});
+
+/** General admission: identical units of a section, no seat ids. */
+export const heldUnitsSchema = z.object({ section: z.string(), quantity: z.number(), priceCents: z.number() });
+
+/**
+ * A hold as the store API answers it (`POST /events/:id/holds`, `GET /holds/:id`): the route schemas use this one, and
+ * the fans' page derives its types from it (`HoldView`), so a change here is a change of contract both must follow.
+ */
+export const holdViewSchema = z.object({
+  holdId: z.string(),
+  eventId: z.string(),
+  status: z.enum(['HELD', 'PAYING', 'PURCHASED', 'RELEASED', 'EXPIRED']),
+  /** Empty for a general-admission hold, which has `units` instead. */
+  seats: z.array(heldSeatSchema),
+  units: z.array(heldUnitsSchema).optional(),
+  quantity: z.number(),
+  amountCents: z.number(),
+  expiresAt: z.string(),
+  extended: z.boolean(),
+});
+
+/** `POST /holds/:id/extend`: the hold's new expiry. */
+export const holdExtensionSchema = z.object({ holdId: z.string(), expiresAt: z.string() });
+
+/**
+ * `POST /waitlist/claims`: an offer's seats, held for the fan who claimed them, with an admission token for that hold
+ * (pay, extend, release).
+ */
+export const waitlistClaimSchema = holdViewSchema
+  .pick({ holdId: true, eventId: true, seats: true, quantity: true, amountCents: true, expiresAt: true })
+  .extend({ offerId: z.string(), admissionToken: z.string() });
+
+export type HeldSeatView = z.output<typeof heldSeatSchema>;
+export type HoldView = z.output<typeof holdViewSchema>;
+export type HoldExtension = z.output<typeof holdExtensionSchema>;
+export type WaitlistClaim = z.output<typeof waitlistClaimSchema>;

@@ -2,8 +2,16 @@ import { z } from 'zod';
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Db } from '@onsale/shared/db';
-import { holdLost, holdRequestSchema, isLostHold, toHoldRequest, type Hold, type HoldService } from '@onsale/shared/inventory';
-import { checkoutRequestSchema, idempotencyKeySchema, type CheckoutService } from '@onsale/shared/checkout';
+import {
+  holdExtensionSchema,
+  holdLost,
+  holdRequestSchema,
+  isLostHold,
+  toHoldRequest,
+  type Hold,
+  type HoldService,
+} from '@onsale/shared/inventory';
+import { checkoutRequestSchema, idempotencyKeySchema, orderConfirmationSchema, type CheckoutService } from '@onsale/shared/checkout';
 import { deviceFingerprint } from '@onsale/shared/abuse';
 import { holdAdmissionClaims, MAX_HOLD_EXTENSION_SECONDS, signToken, type TokenKey } from '@onsale/shared/queue';
 import { errorResponses, errorSchema, holdSchema, serviceUnavailableSchema } from '../schemas.js';
@@ -127,7 +135,7 @@ export const holdRoutes: FastifyPluginAsyncZod<{
         tags: ['holds'],
         summary: 'The single extension, when payment starts',
         params: holdParams,
-        response: { 200: z.object({ holdId: z.string(), expiresAt: z.string() }), ...errorResponses },
+        response: { 200: holdExtensionSchema, ...errorResponses },
       },
     },
     async (req) =>
@@ -169,13 +177,7 @@ export const holdRoutes: FastifyPluginAsyncZod<{
         headers: z.object({ 'idempotency-key': idempotencyKeySchema }),
         body: checkoutRequestSchema,
         response: {
-          200: z.object({
-            orderId: z.string(),
-            holdId: z.string(),
-            status: z.literal('CONFIRMED'),
-            amountCents: z.number(),
-            seatCount: z.number(),
-          }),
+          200: orderConfirmationSchema,
           ...errorResponses,
           402: errorSchema,
           422: errorSchema,

@@ -13,7 +13,8 @@ import {
   type WaitlistEntry,
   type WaitlistService,
 } from '@onsale/shared/waitlist';
-import { errorResponses, errorSchema, heldSeatSchema } from '../schemas.js';
+import { waitlistClaimSchema } from '@onsale/shared/inventory/schema';
+import { errorResponses, errorSchema } from '../schemas.js';
 
 const listingParams = z.object({ id: z.string().max(64) });
 
@@ -287,16 +288,7 @@ export const waitlistRoutes: FastifyPluginAsyncZod<WaitlistRouteDeps> = async (a
         headers: z.object({ 'x-device-id': deviceIdHeaderSchema }),
         body: z.object({ claimToken: z.string().min(1).max(1024) }).strict(),
         response: {
-          201: z.object({
-            holdId: z.string(),
-            eventId: z.string(),
-            offerId: z.string(),
-            seats: z.array(heldSeatSchema),
-            quantity: z.number(),
-            amountCents: z.number(),
-            expiresAt: z.string(),
-            admissionToken: z.string(),
-          }),
+          201: waitlistClaimSchema,
           ...errorResponses,
         },
       },
