@@ -16,7 +16,7 @@ export const PLAN_FLAGS = {
 } as const;
 const REQUIRED = ['seats', 'tickets-per-order', 'duration-min', 'overbook', 'checkout-min', 'payment-tps'] as const;
 
-/** The default hold TTL (ARCHITECTURE rule 4) and the long TTL section 3.3 compares it with. */
+/** The default hold TTL (rule 4 in docs/architecture.md) and the long TTL its reference sale compares it with. */
 const DEFAULT_HOLD_TTL_MIN = 6;
 const LONG_HOLD_TTL_MIN = 15;
 
@@ -29,7 +29,7 @@ function number(values: Record<string, string | boolean | undefined>, flag: stri
 }
 
 /**
- * Prints the admission plan as JSON: the source's "Deep dive 1" table for any inputs, with seats stranded by
+ * Prints the admission plan as JSON: the reference sale's plan (docs/architecture.md) for any inputs, with seats stranded by
  * abandoned holds at the hold TTL (default 6 min) and at 15 min. No database (the admission module, which also
  * holds the controller, loads only when the flags are good).
  */

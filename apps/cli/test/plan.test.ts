@@ -4,8 +4,8 @@ import { onsaleWith } from './run.js';
 /** `plan` needs no database. */
 const onsale = (...args: string[]) => onsaleWith({}, ...args);
 
-// The source's "Deep dive 1: Admission math" inputs.
-const SOURCE = [
+// The reference sale's inputs (docs/architecture.md, "The reference sale").
+const REFERENCE_SALE = [
   '--seats',
   '60000',
   '--tickets-per-order',
@@ -21,8 +21,8 @@ const SOURCE = [
 ];
 
 describe('onsale plan', () => {
-  it("prints the source's plan as JSON: ~24,000 orders, ~1,000 buyers/min, ~1,300 admits/min, ~8,000 shoppers", async () => {
-    const r = await onsale('plan', ...SOURCE);
+  it("prints the reference sale's plan as JSON: ~24,000 orders, ~1,000 buyers/min, ~1,300 admits/min, ~8,000 shoppers", async () => {
+    const r = await onsale('plan', ...REFERENCE_SALE);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const plan = JSON.parse(r.stdout);
@@ -36,7 +36,7 @@ describe('onsale plan', () => {
       storeRequestsPerSecond: { low: 998.4, high: 1872 }, // "~1-2K req/s"
     });
     expect(plan.buyersPerMin.paymentCeiling).toBeCloseTo(54_545.45, 1);
-    // section 3.3 at the default 6-minute hold and at 15 minutes (the source rounds admits up to 1,300)
+    // stranded seats at the default 6-minute hold and at 15 minutes (the reference sale rounds admits up to 1,300)
     expect(plan.strandedSeatsByHoldTtl).toEqual([
       { holdTtlMinutes: 6, strandedSeats: 5616, shareOfSeats: 0.0936 },
       { holdTtlMinutes: 15, strandedSeats: 14_040, shareOfSeats: 0.234 },
@@ -44,7 +44,7 @@ describe('onsale plan', () => {
   });
 
   it('takes the hold TTL and payment attempts per buyer', async () => {
-    const r = await onsale('plan', ...SOURCE, '--hold-ttl-min', '9', '--payment-attempts', '2', '--payment-tps', '10');
+    const r = await onsale('plan', ...REFERENCE_SALE, '--hold-ttl-min', '9', '--payment-attempts', '2', '--payment-tps', '10');
     expect(r.code).toBe(0);
     const plan = JSON.parse(r.stdout);
     expect(plan.bindingConstraint).toBe('payment_tps'); // 10 x 60 / 2 = 300 buyers/min < 960
@@ -56,10 +56,10 @@ describe('onsale plan', () => {
     const missing = await onsale('plan', '--seats', '60000');
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/plan needs --tickets-per-order <n>/);
-    const nan = await onsale('plan', ...SOURCE.slice(2), '--seats', 'lots');
+    const nan = await onsale('plan', ...REFERENCE_SALE.slice(2), '--seats', 'lots');
     expect(nan.code).toBe(2);
     expect(nan.stderr).toMatch(/--seats must be a number/);
-    const low = await onsale('plan', ...SOURCE.slice(0, 6), '--overbook', '0.5', ...SOURCE.slice(8));
+    const low = await onsale('plan', ...REFERENCE_SALE.slice(0, 6), '--overbook', '0.5', ...REFERENCE_SALE.slice(8));
     expect(low.code).toBe(2);
     expect(low.stderr).toMatch(/--overbook: overbookFactor must be at least 1/);
     expect(low.stdout).toBe('');

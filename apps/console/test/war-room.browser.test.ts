@@ -378,7 +378,7 @@ describe('the war room in Chromium', () => {
     expect(await inputs.getByLabel('Hold TTL (min)').inputValue()).toBe('6');
     await page.locator('[data-testid="plan-stranded-chart"] .recharts-surface').waitFor();
 
-    // The source's stadium: 60,000 seats, 2.5 per order, 25 min, x1.3, 6-min checkout, 1,000 TPS.
+    // The reference sale's stadium (docs/architecture.md): 60,000 seats, 2.5 per order, 25 min, x1.3, 6-min checkout, 1,000 TPS.
     await inputs.getByLabel('Seats on sale').fill('60000');
     const stadium = planAdmission({
       seats: 60_000,

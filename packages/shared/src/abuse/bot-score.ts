@@ -2,7 +2,7 @@
  * Bot scoring: what a join request looks like, a pluggable scorer, and the verdict its score maps to. Pure: the
  * store API gathers the signals, the join gate acts on the verdict.
  *
- * Friction is proportional to risk (source, fault line 5): low-risk sessions see nothing, medium-risk ones solve
+ * Friction is proportional to risk: low-risk sessions see nothing, medium-risk ones solve
  * a proof-of-work before joining, high-risk ones are queued behind everyone else. Hard limits stay at hold and
  * checkout, where identity and payment instrument are known; a scorer only decides how much friction to add.
  */

@@ -4,7 +4,7 @@ import { POLL_SECONDS } from '../queue/edge.js';
 import { shareAdmissionBudget } from './budget.js';
 import { DEFAULT_PAYMENT_ATTEMPTS_PER_BUYER, planAdmission } from './plan.js';
 
-/** The event's inventory state as fans see it (ARCHITECTURE rule 6). */
+/** The event's inventory state as fans see it (rule 6 in docs/architecture.md). */
 export type InventoryState = 'AVAILABLE' | 'LAST_CHANCE' | 'SOLD_OUT';
 
 /**

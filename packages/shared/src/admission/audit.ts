@@ -6,7 +6,7 @@ import { formatDuration, formatInstant } from '../words/time.js';
 import { SETTING_WORDS } from '../words/audit.js';
 import * as repo from './audit.repository.js';
 
-// The public fairness audit (ARCHITECTURE rules 1 and 10): re-deriving every pre-open position from the
+// The public fairness audit (rules 1 and 10 in docs/architecture.md): re-deriving every pre-open position from the
 // published data alone, and the publishable summary of an on-sale.
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

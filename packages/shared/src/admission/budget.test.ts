@@ -23,7 +23,7 @@ describe('shareAdmissionBudget', () => {
   });
 
   it('40 on-sales at 10:00 share one 1,000 TPS gateway; each gets a floor, the rest follows demand', () => {
-    // 40 stadium on-sales each planned like the source (960 buyers/min): 38,400 asked of 54,545.
+    // 40 stadium on-sales each planned like the reference sale (960 buyers/min): 38,400 asked of 54,545.
     // Make two of them mega events asking 20,000 each: 38 x 960 + 40,000 = 76,480 > 54,545.
     const events = Array.from({ length: 40 }, (_, i) => ({ eventId: `e${i}`, plannedBuyersPerMinute: i < 2 ? 20_000 : 960 }));
     const caps = shareAdmissionBudget(events, 1000);

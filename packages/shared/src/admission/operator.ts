@@ -116,7 +116,7 @@ export async function readQueueControls(db: Db | Trx, eventId: string, scope: Qu
 }
 
 /**
- * Pauses admissions (ARCHITECTURE rule 3): nobody new is admitted, every status not yet admitted reads PAUSED,
+ * Pauses admissions (rule 3 in docs/architecture.md): nobody new is admitted, every status not yet admitted reads PAUSED,
  * positions are kept. The reason is required and is audited (`queue.paused`) with the actor. Pausing a paused
  * queue records the new reason and who gave it. Without a tier every queue of the event stops (the general sale's
  * and each presale's); with `tier`, that tier's queue only. Returns the state of the first queue paused (the

@@ -3,9 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { DomainError } from '../errors.js';
 import { planAdmission, strandedSeats, type PlanInput } from './plan.js';
 
-// The source's inputs ("Deep dive 1: Admission math"): 60,000 seats, avg 2.5 tickets/order, ~25 min target,
+// The reference sale's inputs (docs/architecture.md): 60,000 seats, avg 2.5 tickets/order, ~25 min target,
 // x1.3 overbooking, ~6 min checkout, payment gateway 1,000 TPS.
-const SOURCE: PlanInput = {
+const REFERENCE_SALE: PlanInput = {
   seats: 60_000,
   ticketsPerOrder: 2.5,
   targetSaleMinutes: 25,
@@ -14,8 +14,8 @@ const SOURCE: PlanInput = {
   paymentTps: 1000,
 };
 
-describe('planAdmission with the source inputs', () => {
-  const plan = planAdmission(SOURCE);
+describe('planAdmission with the reference sale inputs', () => {
+  const plan = planAdmission(REFERENCE_SALE);
 
   it('"60,000 seats, avg 2.5 tickets/order -> ~24,000 orders"', () => {
     expect(plan.orders).toBe(24_000);
@@ -40,8 +40,8 @@ describe('planAdmission with the source inputs', () => {
   it('sells out in the 25-minute target', () => {
     expect(plan.expectedSaleMinutes).toBe(25);
   });
-  it('prices stranded seats per hold TTL when asked (section 3.3)', () => {
-    const withTtl = planAdmission({ ...SOURCE, holdTtlMinutes: [6, 15] });
+  it('prices stranded seats per hold TTL when asked (as the reference sale does)', () => {
+    const withTtl = planAdmission({ ...REFERENCE_SALE, holdTtlMinutes: [6, 15] });
     expect(withTtl.strandedSeatsByHoldTtl).toEqual([
       { holdTtlMinutes: 6, strandedSeats: 5616, shareOfSeats: 0.0936 },
       { holdTtlMinutes: 15, strandedSeats: 14_040, shareOfSeats: 0.234 },
@@ -52,7 +52,7 @@ describe('planAdmission with the source inputs', () => {
 
 describe('planAdmission', () => {
   it('is bound by payment TPS when the gateway is the tighter limit', () => {
-    const plan = planAdmission({ ...SOURCE, paymentTps: 10 }); // 10 x 60 / 1.1 = 545 buyers/min < 960
+    const plan = planAdmission({ ...REFERENCE_SALE, paymentTps: 10 }); // 10 x 60 / 1.1 = 545 buyers/min < 960
     expect(plan.bindingConstraint).toBe('payment_tps');
     expect(plan.buyersPerMinute).toBeCloseTo(545.454545, 5);
     expect(plan.admitsPerMinute).toBeCloseTo(545.454545 * 1.3, 4);
@@ -60,19 +60,19 @@ describe('planAdmission', () => {
   });
 
   it('re-plans on the seats that remain', () => {
-    const plan = planAdmission({ ...SOURCE, remainingSeats: 6000 });
+    const plan = planAdmission({ ...REFERENCE_SALE, remainingSeats: 6000 });
     expect(plan.orders).toBe(2400);
     expect(plan.buyersPerMinute).toBe(96);
   });
 
   it('with nothing left, admits no one', () => {
-    const plan = planAdmission({ ...SOURCE, remainingSeats: 0 });
+    const plan = planAdmission({ ...REFERENCE_SALE, remainingSeats: 0 });
     expect(plan.admitsPerMinute).toBe(0);
     expect(plan.expectedSaleMinutes).toBe(0);
   });
 
   it('honours paymentAttemptsPerBuyer', () => {
-    expect(planAdmission({ ...SOURCE, paymentAttemptsPerBuyer: 2 }).buyersPerMin.paymentCeiling).toBe(30_000);
+    expect(planAdmission({ ...REFERENCE_SALE, paymentAttemptsPerBuyer: 2 }).buyersPerMin.paymentCeiling).toBe(30_000);
   });
 
   it.each([
@@ -86,7 +86,7 @@ describe('planAdmission', () => {
     ['remainingSeats', { remainingSeats: 60_001 }],
   ])('names the bad field %s', (field, patch) => {
     try {
-      planAdmission({ ...SOURCE, ...patch });
+      planAdmission({ ...REFERENCE_SALE, ...patch });
       expect.unreachable();
     } catch (e) {
       expect(e).toBeInstanceOf(DomainError);
@@ -127,7 +127,7 @@ describe('planAdmission', () => {
   });
 });
 
-describe('strandedSeats (section 3.3)', () => {
+describe('strandedSeats (the reference sale)', () => {
   it('"Hold TTL 6 min: 1,300 x 0.3 x 6 x 2.5 ~ 5,850 seats (~10%) stranded"', () => {
     expect(strandedSeats({ admitsPerMinute: 1300, holdTtlMinutes: 6, ticketsPerOrder: 2.5 })).toBe(5850);
   });

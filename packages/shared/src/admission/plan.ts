@@ -1,19 +1,19 @@
 import { invalid } from '../errors.js';
 
-// Admission math: pure, no I/O. The source's "Deep dive 1: Admission math" and section 3.3 are the
-// reference; plan.test.ts reproduces their figures.
+// Admission math: pure, no I/O. The reference sale (docs/architecture.md) is the reference; plan.test.ts reproduces
+// its figures.
 
 /** What the promoter and the payments team give the planner for one event. */
 export interface PlanInput {
   /** Seats on sale (the venue's sellable capacity). */
   seats: number;
-  /** Average tickets per order (the source uses 2.5). */
+  /** Average tickets per order (the reference sale: 2.5). */
   ticketsPerOrder: number;
-  /** How long the sale should take; selling out in 90 s "looks rigged" (the source targets 20-30 min). */
+  /** How long the sale should take; selling out in 90 s "looks rigged" (the reference sale: 20-30 min). */
   targetSaleMinutes: number;
-  /** Admits per buyer, to cover fans who are let in and never buy (the source uses x1.3). */
+  /** Admits per buyer, to cover fans who are let in and never buy (the reference sale: x1.3). */
   overbookFactor: number;
-  /** How long an admitted fan shops and pays, in minutes (the source uses ~6). */
+  /** How long an admitted fan shops and pays, in minutes (the reference sale: ~6). */
   checkoutMinutes: number;
   /** Payment transactions per second this event may use (its share of the gateway's contract). */
   paymentTps: number;
@@ -21,7 +21,7 @@ export interface PlanInput {
   paymentAttemptsPerBuyer?: number;
   /** Seats still to sell when re-planning mid-sale (default `seats`). */
   remainingSeats?: number;
-  /** Hold TTLs to price in stranded seats (section 3.3); adds `strandedSeatsByHoldTtl` to the plan. */
+  /** Hold TTLs to price in stranded seats (the reference sale's stranded seats); adds `strandedSeatsByHoldTtl` to the plan. */
   holdTtlMinutes?: readonly number[];
   /** Share of holds that never check out, for `strandedSeatsByHoldTtl` (default 0.3). */
   abandonmentRate?: number;
@@ -34,7 +34,7 @@ export type BindingConstraint = 'inventory_pacing' | 'payment_tps';
 export interface StrandedAtTtl {
   holdTtlMinutes: number;
   strandedSeats: number;
-  /** strandedSeats / seats on sale (the source: ~10% at 6 min, ~24% at 15 min). */
+  /** strandedSeats / seats on sale (the reference sale: ~10% at 6 min, ~24% at 15 min). */
   shareOfSeats: number;
 }
 
@@ -59,17 +59,17 @@ export interface AdmissionPlan {
   concurrentShoppers: number;
   /** Minutes the remaining orders take at buyersPerMinute (the target, or longer when payment binds). */
   expectedSaleMinutes: number;
-  /** Store and inventory load: concurrent shoppers x 8..15 requests a minute (the source: "~1-2K req/s. Boring."). */
+  /** Store and inventory load: concurrent shoppers x 8..15 requests a minute (the reference sale: about 1-2 thousand requests a second). */
   storeRequestsPerSecond: { low: number; high: number };
   /** Present when `holdTtlMinutes` was given. */
   strandedSeatsByHoldTtl?: StrandedAtTtl[];
 }
 
-/** Requests a shopper makes per minute in the store (browse, seat map, hold, pay): the "a few requests/min" of the source. */
+/** Requests a shopper makes per minute in the store (browse, seat map, hold, pay): "a few requests a minute" in the reference sale. */
 export const STORE_REQUESTS_PER_SHOPPER_MINUTE = { low: 8, high: 15 } as const;
 /** Payment attempts per buyer when none is given: one attempt plus 10% retries. */
 export const DEFAULT_PAYMENT_ATTEMPTS_PER_BUYER = 1.1;
-/** Share of holds that never check out (section 3.3). */
+/** Share of holds that never check out (the reference sale: about 30%). */
 export const DEFAULT_ABANDONMENT_RATE = 0.3;
 
 /** Drops float noise (960 x 1.3 = 1248.0000000000002) without losing any precision that matters for a rate. */
@@ -90,7 +90,7 @@ function fraction(value: number, field: string): number {
 }
 
 /**
- * Seats held by fans who will never pay, at steady state, for a hold TTL (section 3.3):
+ * Seats held by fans who will never pay, at steady state, for a hold TTL (the reference sale's stranded seats):
  * admitsPerMinute x abandonmentRate x holdTtlMinutes abandoned holds, x ticketsPerOrder seats.
  * 1,300 x 0.3 x 6 x 2.5 = 5,850 seats at 6 min; 14,625 at 15 min.
  */

@@ -4,7 +4,7 @@ import { DomainError } from '../errors.js';
 import { planAdmission } from './plan.js';
 import { nextAdmissionRate, type AdmissionRateInput } from './rate.js';
 
-// The source's plan: 1,248 admits/min ("about 1,300"), x1.3, 2.5 tickets/order.
+// The reference sale's plan (docs/architecture.md): 1,248 admits/min ("about 1,300"), x1.3, 2.5 tickets/order.
 const plan = planAdmission({
   seats: 60_000,
   ticketsPerOrder: 2.5,

@@ -31,7 +31,7 @@ import type { AllocationRow } from '../allocations/allocations.table.js';
 import { findLottery, lockLottery, type LotteryRow } from '../lottery/lottery.repository.js';
 import { alignLottery, lotterySettingsOf } from '../lottery/lottery.service.js';
 
-// Event configuration from the console (ARCHITECTURE: promoters configure events; every change is audited).
+// Event configuration from the console (see "An operator's request path" in docs/architecture.md: every change is audited).
 // Every function runs in the caller's transaction; `actor` is who the audit log names (the user's e-mail).
 
 /** Who is configuring: the audit log's actor and, for a promoter, the organisation they act for. */

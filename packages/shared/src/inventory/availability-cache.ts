@@ -22,7 +22,7 @@ export type SeatLoader = () => Promise<AvailableSeat[]>;
 export type EventSeatLoader = () => Promise<Map<string, AvailableSeat[]>>;
 
 /**
- * A short-lived, per-process view of which seats of a section are available (the source's 1-2 s stale
+ * A short-lived, per-process view of which seats of a section are available (the contract's 1-2 s stale
  * seat map). Best-available picks candidates from it; the conditional write is the truth, so staleness costs
  * at most a retry. Seats this process takes are removed at once, so its own concurrent requests spread.
  *

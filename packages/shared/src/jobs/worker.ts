@@ -145,7 +145,7 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
     noHandleSignals: true,
     pollInterval: 1000,
     taskList,
-    // Every minute, as the source document asks of the invariant check; also once at start.
+    // Every minute, as rule 7 in docs/architecture.md says of the invariant check; also once at start.
     crontab: [
       '* * * * * inventory_reconcile ?max=1',
       '* * * * * waitlist_maintain ?max=1',

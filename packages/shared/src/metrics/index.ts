@@ -162,7 +162,7 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
     }),
     waitlistNotifyLatency: new Histogram({
       name: 'waitlist_notify_latency_seconds',
-      help: 'From the availability event to the notification delivered, by channel (the architecture asks for under a minute)',
+      help: 'From the availability event to the notification delivered, by channel (rule 8 of docs/architecture.md: under a minute)',
       labelNames: ['channel'] as const,
       buckets: [0.1, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300],
       registers: [registry],

@@ -69,7 +69,7 @@ export interface AdmissionTokenClaims {
 /** Either kind of token. */
 export type TokenClaims = QueueTokenClaims | AdmissionTokenClaims;
 
-/** How long an admission token lives (ARCHITECTURE: 10 minutes). */
+/** How long an admission token lives: 10 minutes ("A fan's request path" in docs/architecture.md). */
 export const ADMISSION_TOKEN_TTL_SECONDS = 600;
 
 /** Stable codes a token check fails with. */
@@ -444,7 +444,7 @@ export interface StatusOptions {
 
 /** How long without a controller heartbeat before the queue counts as paused. */
 export const DEFAULT_HEARTBEAT_STALE_MS = 5000;
-/** Poll interval while waiting: 15-30 s with jitter (Appendix D). */
+/** Poll interval while waiting: 15-30 s with jitter (the reference sale in docs/architecture.md). */
 export const POLL_SECONDS = { min: 15, max: 30, nearFront: 5, paused: 30 } as const;
 
 /**

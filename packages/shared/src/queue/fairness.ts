@@ -1,7 +1,7 @@
 // The provably fair pre-open order. Web Crypto only (globalThis.crypto), no imports: an edge worker runs this
 // file as is, and anyone can re-implement it from VERIFICATION_RECIPE below.
 
-/** Fairness modes an event can be run under (ARCHITECTURE rule 1). */
+/** Fairness modes an event can be run under (rule 1 in docs/architecture.md). */
 export type FairnessMode = 'RANDOMIZED_PREOPEN_THEN_FIFO' | 'FIFO' | 'REGISTRATION_LOTTERY';
 
 /** Feistel rounds of the permutation. Six rounds of a balanced Feistel network with a keyed PRF are a strong PRP. */

@@ -28,7 +28,7 @@ const alert = (over: Partial<Alert> = {}): Alert => ({
   detail: '5 of 100 failed.',
   value: 0.05,
   threshold: 0.02,
-  source: 'section 4.3',
+  source: 'docs/architecture.md: payment throughput',
   ...over,
 });
 

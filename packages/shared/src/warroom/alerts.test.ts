@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ALERT_THRESHOLDS, evaluateAlerts, type AlertCode, type AlertInput } from './alerts.js';
 
-/** A healthy minute of the source's stadium sale: 1,300 admitted, holds a little below that, nothing broken. */
+/** A healthy minute of the reference stadium sale: 1,300 admitted, holds a little below that, nothing broken. */
 const calm: AlertInput = {
   paused: false,
   pausedBy: null,
@@ -41,9 +41,9 @@ describe('evaluateAlerts', () => {
     expect(evaluateAlerts(calm)).toEqual([]);
   });
 
-  it('section 4.1: holds per admitted fan above 1.2 is an admission bypass (critical, on the holds-per-fan figure)', () => {
+  it('holds per admitted fan above 1.2 is an admission bypass (critical, on the holds-per-fan figure)', () => {
     expect(codes({ holdsCreatedLastMinute: 1_560 })).toEqual([]); // exactly 1.2
-    const a = only({ holdsCreatedLastMinute: 18_000 }, 'ADMISSION_BYPASS'); // the source's incident: 18,000 vs 1,300
+    const a = only({ holdsCreatedLastMinute: 18_000 }, 'ADMISSION_BYPASS'); // an admission bypass: 18,000 holds against 1,300 admitted
     expect(a).toMatchObject({ severity: 'critical', metric: 'holdsPerAdmitted', threshold: 1.2 });
     expect(a.value).toBeCloseTo(18_000 / 1_300);
     expect(a.detail).toContain('18,000 holds made against 1,300 fans let in');
@@ -109,7 +109,7 @@ describe('evaluateAlerts', () => {
     expect(codes({ checkoutAttempts: 10, checkoutFailed: 9 })).toEqual([]);
   });
 
-  it('section 4.3: payment attempts against the contracted TPS (warning at 90%, critical at the ceiling)', () => {
+  it('payment attempts against the contracted TPS (warning at 90%, critical at the ceiling)', () => {
     expect(codes({ paymentTps: 449, paymentTpsCeiling: 500 })).toEqual([]);
     expect(only({ paymentTps: 450, paymentTpsCeiling: 500 }, 'PAYMENT_TPS_CEILING').severity).toBe('warning');
     expect(only({ paymentTps: 900, paymentTpsCeiling: 500 }, 'PAYMENT_TPS_CEILING')).toMatchObject({
@@ -137,7 +137,7 @@ describe('evaluateAlerts', () => {
     expect(codes({ soldOutPropagationP99Seconds: 95, soldOutPollsObserved: 3 })).toEqual([]);
   });
 
-  it('section 4.2: sold out, then seats back on sale; expired holds left unswept by a stuck sweeper', () => {
+  it('sold out, then seats back on sale; expired holds left unswept by a stuck sweeper', () => {
     expect(codes({ soldOutOnce: true, inventoryState: 'SOLD_OUT', available: 0 })).toEqual([]);
     expect(only({ soldOutOnce: true, inventoryState: 'AVAILABLE', available: 12 }, 'SOLDOUT_FLIP')).toMatchObject({
       severity: 'warning',
@@ -195,7 +195,7 @@ describe('evaluateAlerts', () => {
     ]);
   });
 
-  it('rule 8: returned seats waiting over a minute to reach the waitlist', () => {
+  it('returned seats waiting over a minute to reach the waitlist', () => {
     expect(codes({ waitlistOldestPendingSeconds: 30 })).toEqual([]);
     expect(only({ waitlistOldestPendingSeconds: 75 }, 'WAITLIST_FANOUT_BEHIND').metric).toBe('waitlist');
   });

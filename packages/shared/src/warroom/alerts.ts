@@ -1,7 +1,5 @@
-// The war room's alert rules: pure, no I/O, browser-safe. The source document's Appendix E lists the metrics
-// (E.1) and leaves the critical alerts (E.2) to the reader; each rule below takes its threshold from the place
-// in the source that states it (the detection lines of section 4, the SLOs of 6.4 follow-up 6, ARCHITECTURE's
-// rules), named in `source`. What an operator reads is `title` (what is wrong), `action` (what to do) and `detail`
+// The war room's alert rules: pure, no I/O, browser-safe. Each rule below is one of the detection lines in
+// docs/architecture.md (with the rule it guards), named in `source`. What an operator reads is `title` (what is wrong), `action` (what to do) and `detail`
 // (the numbers), in plain words; `source` is a reference for the curious, shown apart.
 
 /** `critical`: someone acts now. `warning`: someone looks now. */
@@ -64,14 +62,14 @@ export interface Alert {
 
 /** Every threshold in one place, so the console can print them and the tests can pin them. */
 export const ALERT_THRESHOLDS = {
-  /** Section 4.1: holds_created_per_min / admitted_per_min "should be <= ~1.2". */
+  /** Holds created per admitted fan a minute "should be <= ~1.2" (the detection lines). */
   holdsPerAdmittedMax: 1.2,
   /** Below this many holds and admissions in the minute the ratio is noise. */
   holdsPerAdmittedMinVolume: 20,
   /** Admissions in the last minute above this multiple of the plan (or the operator's rate) mean the gate or the controller is wrong. */
   admittedOverPlanFactor: 1.5,
   admittedOverPlanMinVolume: 20,
-  /** SLO (6.4 follow-up 6): hold p99 < 500 ms for admitted users. */
+  /** Hold p99 < 500 ms for admitted fans (the detection lines). */
   holdLatencyP99MsMax: 500,
   /** The p99 of fewer holds than this is the slowest one or two: the first holds at the open warm caches and pools. */
   holdLatencyMinSample: 50,
@@ -87,7 +85,7 @@ export const ALERT_THRESHOLDS = {
   checkoutErrorWarn: 0.02,
   checkoutErrorCritical: 0.2,
   checkoutMinVolume: 20,
-  /** Section 4.3: payment_attempts_per_sec vs contracted TPS; warn with 10% headroom left. */
+  /** Payment attempts a second against the contracted TPS; warn with 10% headroom left (the detection lines). */
   paymentTpsWarnShare: 0.9,
   /** Payment attempts in the 10 s the rate is measured over: fewer is too few to call a rate. */
   paymentTpsMinAttempts: 10,
@@ -97,7 +95,7 @@ export const ALERT_THRESHOLDS = {
   soldOutPropagationMinSample: 20,
   /** Expiry is a read-time predicate, so an unswept expired hold strands nothing; a sweeper this far behind is stuck. */
   expiredUnsweptSecondsMax: 120,
-  /** ARCHITECTURE rule 8: notification latency under a minute. */
+  /** Rule 8 of docs/architecture.md: notification latency under a minute. */
   waitlistPendingSecondsMax: 60,
 } as const;
 
@@ -202,7 +200,7 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
         : 'Until it is signed off, the queue stays closed at the on-sale time.',
       value: null,
       threshold: null,
-      source: 'ARCHITECTURE rule 1; fairness sign-off before the open',
+      source: 'docs/architecture.md: fairness sign-off (rule 1)',
     });
   }
   if (i.controllerSilent)
@@ -215,7 +213,7 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       detail: `No heartbeat for ${seconds(i.heartbeatAgeSeconds)}; every fan not yet let in reads PAUSED (the queue fails closed).`,
       value: i.heartbeatAgeSeconds,
       threshold: null,
-      source: 'ARCHITECTURE rule 3; section 4.7 (fail closed)',
+      source: 'docs/architecture.md: fail closed (rule 3)',
     });
   if (i.paused)
     fire({
@@ -227,7 +225,7 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       detail: `Reason given: ${i.pausedReason ?? 'none recorded'}.`,
       value: null,
       threshold: null,
-      source: 'ARCHITECTURE rule 3',
+      source: 'docs/architecture.md: fail closed (rule 3)',
     });
 
   // A presale's own queue fails closed and is paused on its own: the same alerts, naming the tier.
@@ -244,7 +242,7 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
         detail: `No heartbeat for ${seconds(q.heartbeatAgeSeconds)}; every ${q.tier} fan not yet let in reads PAUSED.`,
         value: q.heartbeatAgeSeconds,
         threshold: null,
-        source: 'ARCHITECTURE rule 3; section 4.7 (fail closed)',
+        source: 'docs/architecture.md: fail closed (rule 3)',
       });
     if (q.paused && !i.paused)
       fire({
@@ -257,7 +255,7 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
         detail: `Reason given: ${q.pausedReason ?? 'none recorded'}.`,
         value: null,
         threshold: null,
-        source: 'ARCHITECTURE rule 3',
+        source: 'docs/architecture.md: fail closed (rule 3)',
       });
   }
 
@@ -278,7 +276,7 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       detail: `${down > 0 ? `${num(down)} store API instance${down === 1 ? '' : 's'} without a database; ` : ''}${num(i.storeUnavailablePerMin ?? 0)} requests a minute answered "try again" (a database outage, or requests refused under load).`,
       value: i.storeUnavailablePerMin ?? null,
       threshold: 0,
-      source: 'a database outage or overload answers 503 with Retry-After, never a 500',
+      source: 'docs/architecture.md: store answers (a 503 with Retry-After, never a 500)',
     });
   }
 
@@ -315,7 +313,7 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
         detail: `${num(holds)} holds made against ${num(admitted)} fans let in over the last minute (${Number.isFinite(ratio) ? `${ratio.toFixed(2)} per fan` : 'nobody let in'}; normal is at most ${t.holdsPerAdmittedMax}).`,
         value: Number.isFinite(ratio) ? ratio : null,
         threshold: t.holdsPerAdmittedMax,
-        source: 'Appendix E.1 holds_created_per_min / admitted_per_min; section 4.1',
+        source: 'docs/architecture.md: holds per admitted fan',
       });
   }
 
@@ -330,7 +328,7 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       detail: `${num(admitted)} let in over the last minute against ${num(Math.round(allowed))} a minute ${i.rateOverridePerMin === null ? 'planned' : 'set by an operator'}.`,
       value: admitted,
       threshold: allowed * t.admittedOverPlanFactor,
-      source: 'Appendix E.1 admitted_per_min; ARCHITECTURE rule 2',
+      source: 'docs/architecture.md: admitted against the plan (rule 2)',
     });
 
   if (
@@ -347,7 +345,7 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       detail: `The slowest 1% of ${num(i.holdLatencyObserved ?? 0)} holds took over ${num(Math.round(i.holdLatencyP99Ms))} ms (the target is under ${t.holdLatencyP99MsMax} ms).`,
       value: i.holdLatencyP99Ms,
       threshold: t.holdLatencyP99MsMax,
-      source: 'Appendix E.1 hold_latency_p99; SLO hold p99 < 500 ms',
+      source: 'docs/architecture.md: hold latency (p99 under 500 ms)',
     });
 
   const holdAttempts = holds + i.holdsRefusedLastMinute;
@@ -364,7 +362,7 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
         detail: `${pct(refused)} of ${num(holdAttempts)} hold requests over the last minute found no seats.`,
         value: refused,
         threshold: refused >= t.holdRefusalCritical ? t.holdRefusalCritical : t.holdRefusalWarn,
-        source: 'Appendix E.1 hold_success_rate; section 4.6',
+        source: 'docs/architecture.md: hold success rate',
       });
   }
 
@@ -381,7 +379,7 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
         detail: `${num(i.checkoutFailed)} of ${num(i.checkoutAttempts)} checkouts in the last 2 minutes failed at the gateway or timed out (${pct(rate)})${declined > 0 ? `; ${num(declined)} cards declined by their issuers are the fans' outcome and not counted` : ''}.`,
         value: rate,
         threshold: rate >= t.checkoutErrorCritical ? t.checkoutErrorCritical : t.checkoutErrorWarn,
-        source: 'section 4.3; ADMISSION_SLOWDOWN',
+        source: 'docs/architecture.md: checkout errors',
       });
   }
 
@@ -402,7 +400,7 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       detail: `${num(i.paymentTps)} payment attempts a second against ${num(i.paymentTpsCeiling)} agreed.`,
       value: i.paymentTps,
       threshold: at ? i.paymentTpsCeiling : i.paymentTpsCeiling * t.paymentTpsWarnShare,
-      source: 'Appendix E.1 payment_attempts_per_sec vs contracted_tps; section 4.3',
+      source: 'docs/architecture.md: payment throughput',
     });
   }
 
@@ -416,7 +414,7 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       detail: `Off by ${i.drift > 0 ? '+' : ''}${num(i.drift)} seats.`,
       value: i.drift,
       threshold: 0,
-      source: 'Appendix E.1 inventory_invariant_drift; ARCHITECTURE rule 7',
+      source: 'docs/architecture.md: inventory invariant (rule 7)',
     });
   if (i.orderDrift !== null && i.orderDrift !== 0)
     fire({
@@ -428,7 +426,7 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       detail: `Sold seats minus seats in confirmed orders: ${i.orderDrift > 0 ? '+' : ''}${num(i.orderDrift)} at the last check.`,
       value: i.orderDrift,
       threshold: 0,
-      source: 'section 4.4 (orders_per_hold); ARCHITECTURE rule 7',
+      source: 'docs/architecture.md: orders per hold (rule 7)',
     });
 
   if (
@@ -445,7 +443,7 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       detail: `The slowest 1% of ${num(i.soldOutPollsObserved ?? 0)} fans heard ${num(Math.round(i.soldOutPropagationP99Seconds))} s after the sell-out (the target is under ${t.soldOutPropagationSecondsMax} s).`,
       value: i.soldOutPropagationP99Seconds,
       threshold: t.soldOutPropagationSecondsMax,
-      source: 'Appendix E.1 soldout_propagation_seconds; SLO < 60 s',
+      source: 'docs/architecture.md: sold-out propagation (under 60 s)',
     });
   if (i.soldOutOnce && i.inventoryState !== 'SOLD_OUT' && i.available > 0)
     fire({
@@ -457,7 +455,7 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       detail: `${num(i.available)} seats available again (cancellations or returns).`,
       value: i.available,
       threshold: 0,
-      source: 'section 4.2 (soldout_flip_count)',
+      source: 'docs/architecture.md: sold-out flip',
     });
   if (i.oldestExpiredUnsweptSeconds !== null && i.oldestExpiredUnsweptSeconds > t.expiredUnsweptSecondsMax)
     fire({
@@ -469,7 +467,7 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       detail: `${num(i.expiredUnsweptSeats)} seats in holds that expired up to ${num(Math.round(i.oldestExpiredUnsweptSeconds))} s ago.`,
       value: i.oldestExpiredUnsweptSeconds,
       threshold: t.expiredUnsweptSecondsMax,
-      source: 'section 4.2 (held_expired_not_released)',
+      source: 'docs/architecture.md: sold-out flip (expired holds unswept)',
     });
   if (i.waitlistOldestPendingSeconds !== null && i.waitlistOldestPendingSeconds > t.waitlistPendingSecondsMax)
     fire({
@@ -481,7 +479,7 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       detail: `Seats have waited ${num(Math.round(i.waitlistOldestPendingSeconds))} s to be offered (the target is under ${t.waitlistPendingSecondsMax} s).`,
       value: i.waitlistOldestPendingSeconds,
       threshold: t.waitlistPendingSecondsMax,
-      source: 'ARCHITECTURE rule 8',
+      source: 'docs/architecture.md: waitlist notification (rule 8)',
     });
 
   return out

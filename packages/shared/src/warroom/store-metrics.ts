@@ -24,7 +24,7 @@ export interface StoreMetrics {
   /** p99 of soldout_propagation_seconds over the propagation window; null when no fan was told SOLD_OUT in it. */
   soldOutPropagationP99Seconds: number | null;
   soldOutPollsObserved: number;
-  /** Gated requests refused for lack of an admission token, per minute over the window (section 4.1's tell). */
+  /** Gated requests refused for lack of an admission token, per minute over the window (the tell of the detection line "holds per admitted fan"). */
   gateRefusalsPerMin: number | null;
   /**
    * Requests answered 503 with Retry-After per minute over the window, all instances (a database outage, a statement

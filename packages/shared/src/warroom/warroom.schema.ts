@@ -35,7 +35,7 @@ const queueTier = z.string().min(1).max(32).optional();
 export const PUBLIC_NOTE_MAX = 280;
 export const publicNoteSchema = z.string().trim().max(PUBLIC_NOTE_MAX, `at most ${PUBLIC_NOTE_MAX} characters`).optional();
 
-/** Pause admissions: the reason is required (ARCHITECTURE rule 10: pauses with who and why); a public note is optional. */
+/** Pause admissions: the reason is required (rule 10 in docs/architecture.md: pauses with who and why); a public note is optional. */
 export const pauseQueueSchema = z.object({ eventId, reason: controlReasonSchema, publicNote: publicNoteSchema, tier: queueTier });
 
 /** Resume admissions: the war room asks for a reason too, so the audit says why the queue moved again. */

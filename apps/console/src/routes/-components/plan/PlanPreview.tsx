@@ -7,7 +7,7 @@ import { formatCount } from '../format';
 import '../warroom/warroom.css';
 
 /**
- * The admission plan preview (source section 3.3 and "Deep dive 1"), computed in the browser by the same pure
+ * The admission plan preview (the reference sale's plan and stranded seats, docs/architecture.md), computed in the browser by the same pure
  * module the admission controller and `onsale plan` use, so it follows every keystroke.
  *
  * The seam for event configuration: `PlanPreview` only displays; it takes the pacing inputs as the form holds
@@ -28,13 +28,13 @@ export interface PacingValues {
 
 export const PACING_FIELDS: { name: keyof PacingValues; label: string; hint: string; step: string }[] = [
   { name: 'seats', label: 'Seats on sale', hint: 'the house (capacity)', step: '1' },
-  { name: 'ticketsPerOrder', label: 'Tickets per order', hint: 'the source uses 2.5', step: '0.1' },
+  { name: 'ticketsPerOrder', label: 'Tickets per order', hint: 'a stadium sale: 2.5', step: '0.1' },
   { name: 'targetSaleMinutes', label: 'Target sale duration (min)', hint: '20-30: a 90 s sell-out looks rigged', step: '1' },
   { name: 'overbookFactor', label: 'Overbooking factor', hint: 'admits per buyer, x1.3 for abandonment', step: '0.05' },
   { name: 'checkoutMinutes', label: 'Checkout minutes', hint: 'time an admitted fan shops and pays', step: '0.5' },
   { name: 'paymentTps', label: 'Payment TPS', hint: "this event's share of the gateway contract", step: '1' },
   { name: 'holdTtlMinutes', label: 'Hold TTL (min)', hint: 'default 6, one 3-min extension at payment', step: '0.5' },
-  { name: 'abandonmentRate', label: 'Abandoned holds (0-1)', hint: 'share of holds never paid; the source uses 0.3', step: '0.05' },
+  { name: 'abandonmentRate', label: 'Abandoned holds (0-1)', hint: 'share of holds never paid; a stadium sale: 0.3', step: '0.05' },
 ];
 
 /** TTLs the stranded-seats curve is drawn at (minutes). */
