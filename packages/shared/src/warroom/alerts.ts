@@ -295,7 +295,7 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
       detail: `${num(n)} store API instance${n === 1 ? '' : 's'} counting limits locally${share > 1 ? `, each at 1/${num(share)} of every limit (STORE_API_PROCESSES ${num(share)})` : ''}.`,
       value: n,
       threshold: 0,
-      source: 'request limits shared in Redis fall back to a per-process share while it is away',
+      source: 'docs/architecture.md: shared request limits (a per-process share while Redis is away)',
     });
   }
 
