@@ -8,10 +8,11 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-// The Node.js this runs on, checked before anything is installed. graphile-worker 0.18 declares Node >= 22.18 and
-// miniflare 4 (the edge's local runtime) >= 22.0; onsale's use of both runs on 20.19+ too (it hands graphile-worker
-// its tasks in code, never a directory of TypeScript task files for Node to load), and the suite runs on Node 20
-// in CI. Node 20 is past its end of life (April 2026), so it is accepted with a note; 21 and 22.0-22.17 are not.
+// The Node.js this runs on, checked before anything is installed. graphile-worker 0.18 declares Node >= 22.18, and
+// two of Fastify's own dependencies (cookie 2 through light-my-request, content-disposition 3 through
+// @fastify/static) >= 22; onsale's use of them runs on 20.19+ too (it hands graphile-worker its tasks in code, never a
+// directory of TypeScript task files for Node to load), and the suite runs on Node 20 in CI. Node 20 is past its
+// end of life (April 2026), so it is accepted with a note; 21 and 22.0-22.17 are not.
 const [major, minor] = process.versions.node.split('.').map(Number);
 const supported = (major === 20 && minor >= 19) || (major === 22 && minor >= 18) || major >= 23;
 if (!supported) {
@@ -24,7 +25,7 @@ if (!supported) {
 }
 if (major === 20 && process.stderr.isTTY) {
   console.error(
-    `note: Node.js ${process.versions.node} is past its end of life, and graphile-worker and miniflare declare Node.js 22; ` +
+    `note: Node.js ${process.versions.node} is past its end of life, and graphile-worker declares Node.js 22.18; ` +
       'onsale runs on it, but install Node.js 22.18 or later when you can.',
   );
 }
