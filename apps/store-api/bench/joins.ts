@@ -12,7 +12,7 @@ import { cpuMicros, createClient, round, runLoad, startProcess, stopProcess, sum
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
-const USAGE = `usage: pnpm bench joins [--seconds N] [--concurrency N] [--origin-only]
+const USAGE = `usage: npm run bench -- joins [--seconds N] [--concurrency N] [--origin-only]
 
 Joins as a crowd makes them, against the database's own insert rate, in one run on this machine:
   inserts   single-row INSERTs in autocommit, one loop per connection of the store API's pool (DB_POOL_MAX),
