@@ -147,6 +147,7 @@ async function eventSpecOf(db: Db | Trx, row: EventRowT, tierRows?: AllocationRo
       perInstrumentSeats: row.per_instrument_seat_limit,
       ...(row.per_device_seat_limit !== null ? { perDeviceSeats: row.per_device_seat_limit } : {}),
     },
+    noSingleSeats: row.no_single_seats,
     holds: { ttlSeconds: row.hold_ttl_seconds, extensionSeconds: row.hold_extension_seconds },
     pacing: {
       targetSaleMinutes: row.target_sale_minutes,

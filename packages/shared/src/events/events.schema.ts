@@ -115,6 +115,11 @@ export const eventFileSchema = z
       .max(7 * 24 * 60)
       .default(30),
     fairnessMode: z.enum(fairnessModes).default('RANDOMIZED_PREOPEN_THEN_FIFO'),
+    /**
+     * "No single seats": a hold (best available or exact seats) may not leave one seat alone between taken seats or at
+     * a row's end next to a taken seat, unless that seat cannot be helped. Left out: on.
+     */
+    noSingleSeats: z.boolean({ error: 'true or false' }).default(true),
     limits: z
       .object({
         perAccountSeats: z.number().int().min(1).max(100).default(4),

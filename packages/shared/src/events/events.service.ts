@@ -22,6 +22,11 @@ export interface OnsaleEvent {
   perDeviceSeatLimit: number;
   holdTtlSeconds: number;
   holdExtensionSeconds: number;
+  /**
+   * "No single seats": best-available and exact-seat holds never leave one seat alone between taken seats or at a
+   * row's end next to a taken seat, unless it cannot be helped (inventory/best-available.ts). False: off.
+   */
+  noSingleSeats: boolean;
   pacing: {
     targetSaleMinutes: number;
     ticketsPerOrder: number;
@@ -77,6 +82,7 @@ export function toOnsaleEvent(r: Awaited<ReturnType<typeof repo.findEvent>> & {}
     perDeviceSeatLimit: r.per_device_seat_limit ?? r.per_account_seat_limit,
     holdTtlSeconds: r.hold_ttl_seconds,
     holdExtensionSeconds: r.hold_extension_seconds,
+    noSingleSeats: r.no_single_seats,
     pacing: {
       targetSaleMinutes: r.target_sale_minutes,
       ticketsPerOrder: r.tickets_per_order,
@@ -126,6 +132,7 @@ export function eventColumns(spec: EventSpec, capacity: number) {
     per_device_seat_limit: spec.limits.perDeviceSeats ?? null,
     hold_ttl_seconds: spec.holds.ttlSeconds,
     hold_extension_seconds: spec.holds.extensionSeconds,
+    no_single_seats: spec.noSingleSeats,
     target_sale_minutes: spec.pacing.targetSaleMinutes,
     tickets_per_order: spec.pacing.ticketsPerOrder,
     checkout_minutes: spec.pacing.checkoutMinutes,

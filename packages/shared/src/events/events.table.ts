@@ -57,6 +57,8 @@ export interface EventsTable {
   currency: ColumnType<string, string | undefined, string>;
   /** A rehearsal's event: the factor its clock was compressed by; null for a real event. */
   rehearsal_time_scale: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Holds may not leave one seat alone between taken seats (unless it cannot be helped); false: the rule is off. */
+  no_single_seats: ColumnType<boolean, boolean | undefined, boolean>;
   version: Generated<number>;
   created_at: CreatedAt;
   updated_at: UpdatedAt;

@@ -79,6 +79,148 @@ function tierOf(rowIndex: number, score: number, quantity: number): number {
   return Math.floor(rowIndex / ROWS_PER_TIER) * 100 + Math.floor((score / quantity - rowIndex * 100) / BAND_WIDTH);
 }
 
+/**
+ * "No single seats", the rule seat-map vendors apply: a hold must not leave one seat alone between taken seats, or at
+ * a row's end next to a taken seat (a run of one free seat that only a party of one can use), unless that seat cannot
+ * be helped. Runs are judged on the seats a request can see (its view of the section, less the seats its process is
+ * attempting): a seat that is not in the view is taken, and a row's end is where its seats stop.
+ *
+ * `fills` goes one step further: `fills[r]` is 1 when a run of `r` free seats can be filled exactly by the parties
+ * still coming (see `fillableLengths`); best-available prefers blocks whose leftover runs can be, so a sale where
+ * everyone wants two does not leave a seat in every odd run. Lengths past its end count as fillable; absent: every
+ * run of two or more is.
+ */
+export interface SingleSeatRule {
+  fills?: Uint8Array;
+}
+
+/** Orders a block leaving a run no coming party fills behind every block of every tier that leaves none. */
+const MISFIT_RANK = 1e7;
+
+const fillable = (fills: Uint8Array | undefined, r: number) => fills === undefined || r >= fills.length || fills[r] === 1;
+
+/** The lengths of run, up to `max`, that parties of the given sizes can fill exactly (an unbounded subset sum). Pure. */
+export function fillableLengths(sizes: Iterable<number>, max = 255): Uint8Array {
+  const out = new Uint8Array(max + 1);
+  out[0] = 1;
+  const parts = [...new Set(sizes)].filter((q) => Number.isInteger(q) && q >= 1 && q <= max);
+  for (let r = 1; r <= max; r++) for (const q of parts) if (q <= r && out[r - q] === 1) out[r] = 1;
+  return out;
+}
+
+/** The runs of adjacent available seats, row by row, each in seat order. `seats` in seat order. */
+function runsOf<S extends SeatCell>(seats: readonly S[]): S[][] {
+  const runs: S[][] = [];
+  let run: S[] = [];
+  for (const s of seats) {
+    const last = run[run.length - 1];
+    if (last && (last.rowIndex !== s.rowIndex || last.seatNumber + 1 !== s.seatNumber)) {
+      runs.push(run);
+      run = [];
+    }
+    run.push(s);
+  }
+  if (run.length > 0) runs.push(run);
+  return runs;
+}
+
+/** What holding exact seats would leave alone, as the single-seat rule judges it. */
+export interface LeftAlone<S extends SeatCell> {
+  /** Seats the pick would leave alone that a pick of as many seats in the same run would not: the pick is refused. */
+  avoidable: S[];
+  /** For each run with an avoidable single: the same number of adjacent seats there that leave none, nearest the pick. */
+  instead: S[][];
+}
+
+/**
+ * Exact seats: which seats a pick leaves alone that it need not. `available` is the seats of the rows concerned that
+ * are free now, the picked ones among them. A seat left alone cannot be helped, and is allowed, when no placement of
+ * the pick's seats in its run of free seats would leave none (two seats picked of three left), or when the seats on
+ * both sides of it are the fan's own pick (the fan asks for exactly the seats around it). Pure.
+ */
+export function leftAlone<S extends SeatCell>(available: readonly S[], picked: ReadonlySet<number>): LeftAlone<S> {
+  const seats = inSeatOrder(available) ? available : [...available].sort(bySeat);
+  const out: LeftAlone<S> = { avoidable: [], instead: [] };
+  for (const run of runsOf(seats)) {
+    const k = run.reduce((n, s) => n + (picked.has(s.id) ? 1 : 0), 0);
+    if (k === 0) continue;
+    const alone: S[] = [];
+    for (let i = 0; i < run.length; i++) {
+      if (picked.has(run[i]!.id)) continue;
+      const leftTaken = i === 0 || picked.has(run[i - 1]!.id);
+      const rightTaken = i === run.length - 1 || picked.has(run[i + 1]!.id);
+      const between = i > 0 && i < run.length - 1 && picked.has(run[i - 1]!.id) && picked.has(run[i + 1]!.id);
+      if (leftTaken && rightTaken && !between) alone.push(run[i]!);
+    }
+    if (alone.length === 0) continue;
+    // A placement of k adjacent seats in this run that leaves no seat alone, nearest where the pick starts.
+    const from = run.findIndex((s) => picked.has(s.id));
+    let best = -1;
+    for (let o = 0; o + k <= run.length; o++) {
+      if (o === 1 || run.length - o - k === 1) continue;
+      if (best < 0 || Math.abs(o - from) < Math.abs(best - from)) best = o;
+    }
+    if (best < 0) continue; // the row has no other way to fill: it cannot be helped
+    out.avoidable.push(...alone);
+    out.instead.push(run.slice(best, best + k));
+  }
+  return out;
+}
+
+/**
+ * The best way to seat a party that cannot sit together in `available`: in as few blocks as can be found, sized as
+ * evenly as possible (four as two pairs before three and one), the first where best-available would put it and the
+ * rest as near it as they can be (rows behind or in front, then seats along), each under the single-seat rule. Null
+ * when the party can sit together, or the section has fewer seats than the party. Pure apart from `random`.
+ */
+export function bestSplit<S extends SeatCell>(
+  available: readonly S[],
+  quantity: number,
+  random: () => number = Math.random,
+  rule?: SingleSeatRule,
+): Block<S>[] | null {
+  if (quantity < 2 || available.length < quantity) return null;
+  const seats = inSeatOrder(available) ? available : [...available].sort(bySeat);
+  const longest = longestRun(seats);
+  if (longest >= quantity) return null;
+  for (let k = 2; k <= quantity; k++) {
+    const sizes = Array.from({ length: k }, (_, i) => Math.floor(quantity / k) + (i < quantity % k ? 1 : 0));
+    if (sizes[0]! > longest) continue;
+    let view: readonly S[] = seats;
+    const blocks: Block<S>[] = [];
+    for (const size of sizes) {
+      const block = blocks.length === 0 ? bestBlocks(view, size, 1, Infinity, random, rule)[0] : nearestBlock(view, size, blocks[0]!, rule);
+      if (!block) break;
+      blocks.push(block);
+      const taken = new Set(block.seats.map((s) => s.id));
+      view = view.filter((s) => !taken.has(s.id));
+    }
+    if (blocks.length === k) return blocks;
+  }
+  return null;
+}
+
+/** The block of `quantity` seats nearest `anchor` (fewest rows away, then seats along), under the single-seat rule. */
+function nearestBlock<S extends SeatCell>(seats: readonly S[], quantity: number, anchor: Block<S>, rule?: SingleSeatRule): Block<S> | undefined {
+  const row = anchor.seats[0]!.rowIndex;
+  const centre = (anchor.seats[0]!.seatNumber + anchor.seats[anchor.seats.length - 1]!.seatNumber) / 2;
+  let best: { seats: S[]; cost: number } | undefined;
+  for (const run of runsOf(seats)) {
+    for (let o = 0; o + quantity <= run.length; o++) {
+      const left = o;
+      const right = run.length - o - quantity;
+      const alone = rule ? (left === 1 ? 1 : 0) + (right === 1 ? 1 : 0) : 0;
+      const misfit = rule ? (left > 1 && !fillable(rule.fills, left) ? 1 : 0) + (right > 1 && !fillable(rule.fills, right) ? 1 : 0) : 0;
+      const mid = run[o]!.seatNumber + (quantity - 1) / 2;
+      const cost = alone * 1e9 + misfit * 1e6 + Math.abs(run[o]!.rowIndex - row) * 1000 + Math.abs(mid - centre);
+      if (!best || cost < best.cost) best = { seats: run.slice(o, o + quantity), cost };
+    }
+  }
+  if (!best) return undefined;
+  const score = best.seats.reduce((a, s) => a + s.quality, 0);
+  return { seats: best.seats, score, tier: tierOf(best.seats[0]!.rowIndex, score, quantity) };
+}
+
 /** Seat order: by row, then seat number. */
 export const bySeat = (a: SeatCell, b: SeatCell) => a.rowIndex - b.rowIndex || a.seatNumber - b.seatNumber;
 
@@ -102,13 +244,18 @@ export function bestBlocks<S extends SeatCell>(
   max: number,
   perTier = Infinity,
   random: () => number = Math.random,
+  rule?: SingleSeatRule,
 ): Block<S>[] {
   if (quantity < 1 || max < 1) return [];
   const seats = inSeatOrder(available) ? available : [...available].sort(bySeat);
-  // Every block by its first seat's index, with its score and tier, in seat order.
+  // Every block by its first seat's index, with its score and tier, in seat order; under the single-seat rule, with
+  // the seats it leaves alone and the runs it leaves that the parties still coming cannot fill.
   const starts: number[] = [];
   const scores: number[] = [];
   const tiers: number[] = [];
+  const singles: number[] = [];
+  const misfits: number[] = [];
+  const fills = rule?.fills;
   let runStart = 0;
   for (let i = 1; i <= seats.length; i++) {
     const prev = seats[i - 1]!;
@@ -121,25 +268,49 @@ export function bestBlocks<S extends SeatCell>(
         starts.push(first);
         scores.push(score);
         tiers.push(tierOf(prev.rowIndex, score, quantity));
+        if (rule) {
+          const left = first - runStart;
+          const right = i - first - quantity;
+          singles.push((left === 1 ? 1 : 0) + (right === 1 ? 1 : 0));
+          misfits.push((left > 1 && !fillable(fills, left) ? 1 : 0) + (right > 1 && !fillable(fills, right) ? 1 : 0));
+        }
         if (first + quantity >= i) break;
         score += seats[first + quantity]!.quality - seats[first]!.quality;
       }
     }
     runStart = i;
   }
-  const n = starts.length;
+  let n = starts.length;
+  // The rule: only the blocks that leave the fewest seats alone (none, unless no block can help it), runs the coming
+  // parties can fill before those they cannot, then as without the rule: tier by tier, shuffled within a tier.
+  let keys = tiers;
+  if (rule && n > 0) {
+    let fewest = 2;
+    for (let i = 0; i < n && fewest > 0; i++) if (singles[i]! < fewest) fewest = singles[i]!;
+    keys = [];
+    let kept = 0;
+    for (let i = 0; i < n; i++) {
+      if (singles[i] !== fewest) continue;
+      starts[kept] = starts[i]!;
+      scores[kept] = scores[i]!;
+      tiers[kept] = tiers[i]!;
+      keys.push(misfits[i]! * MISFIT_RANK + tiers[i]!);
+      kept++;
+    }
+    n = kept;
+  }
   const used = new Set<number>();
   const out: Block<S>[] = [];
   const group: number[] = [];
   // Tier by tier, best first: each a pass for the next tier up and its blocks (in seat order). A request rarely
   // walks more than two or three tiers, so this beats sorting every block.
   for (let floor = -Infinity; out.length < max;) {
-    let tier = Infinity;
-    for (let i = 0; i < n; i++) if (tiers[i]! > floor && tiers[i]! < tier) tier = tiers[i]!;
-    if (tier === Infinity) break;
-    floor = tier;
+    let key = Infinity;
+    for (let i = 0; i < n; i++) if (keys[i]! > floor && keys[i]! < key) key = keys[i]!;
+    if (key === Infinity) break;
+    floor = key;
     group.length = 0;
-    for (let i = 0; i < n; i++) if (tiers[i] === tier) group.push(i);
+    for (let i = 0; i < n; i++) if (keys[i] === key) group.push(i);
     let taken = 0;
     for (let i = 0; i < group.length && taken < perTier && out.length < max; i++) {
       const j = i + Math.floor(random() * (group.length - i));
@@ -152,7 +323,7 @@ export function bestBlocks<S extends SeatCell>(
       if (!free) continue;
       const block = seats.slice(first, first + quantity);
       for (const seat of block) used.add(seat.id);
-      out.push({ seats: block, score: scores[x]!, tier });
+      out.push({ seats: block, score: scores[x]!, tier: tiers[x]! });
       taken++;
     }
   }

@@ -22,6 +22,28 @@ export async function findAvailableSeats(
   return rows;
 }
 
+/**
+ * The free seats (as findAvailableSeats counts them) of every row that holds one of `seatIds`, of the same presale
+ * tier, the picked seats among them when free: what the single-seat rule judges an exact-seat pick on. `rowIndex`
+ * numbers the rows across sections (rows of two sections never read as one).
+ */
+export async function findFreeSeatsInRowsOf(
+  db: Db | Trx,
+  eventId: string,
+  seatIds: number[],
+  allocation: string | null = null,
+): Promise<AvailableSeat[]> {
+  const { rows } = await sql<AvailableSeat>`
+    SELECT s.id, dense_rank() OVER (ORDER BY s.section_code, s.row_index)::int AS "rowIndex", s.row_label AS "rowLabel",
+           s.seat_number AS "seatNumber", s.quality
+    FROM seats s
+    WHERE s.event_id = ${eventId} AND s.allocation IS NOT DISTINCT FROM ${allocation}::text
+      AND (s.section_code, s.row_index) IN (SELECT section_code, row_index FROM seats WHERE event_id = ${eventId} AND id = ANY(${seatIds}::bigint[]))
+      AND (s.status = 'AVAILABLE' OR (s.status = 'HELD' AND s.expires_at <= now()))
+    ORDER BY s.section_code, s.row_index, s.seat_number`.execute(db);
+  return rows;
+}
+
 /** Events in their on-sale rush: opening within two minutes or opened within the hour, not yet started. */
 export async function eventsInRush(db: Db): Promise<string[]> {
   const { rows } = await sql<{ id: string }>`

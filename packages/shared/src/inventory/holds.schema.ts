@@ -9,22 +9,31 @@ export const holdRequestSchema = z
     section: z.string().min(1).max(32).optional(),
     quantity: z.number().int('quantity must be a whole number').min(1, 'quantity must be at least 1').max(100).optional(),
     seatIds: z.array(z.number().int().positive()).min(1, 'give at least one seat').max(100).optional(),
+    /**
+     * Best available only: when the section has no `quantity` seats together, hold the best split of the party (two
+     * pairs for four, say: the one a SECTION_NEARLY_FULL refusal offers) rather than refusing. Seats together still
+     * come first.
+     */
+    split: z.boolean().optional(),
   })
   .superRefine((b, ctx) => {
     if (b.seatIds !== undefined) {
       if (b.section !== undefined || b.quantity !== undefined)
         ctx.addIssue({ code: 'custom', path: ['seatIds'], message: 'give either seatIds or section + quantity, not both' });
+      if (b.split !== undefined)
+        ctx.addIssue({ code: 'custom', path: ['split'], message: 'split applies to best available (section + quantity), not to exact seats' });
       return;
     }
     if (b.section === undefined) ctx.addIssue({ code: 'custom', path: ['section'], message: 'section is required (or give seatIds)' });
     if (b.quantity === undefined) ctx.addIssue({ code: 'custom', path: ['quantity'], message: 'quantity is required' });
   });
 
-export type HoldRequest = { section: string; quantity: number } | { seatIds: number[] };
+export type HoldRequest = { section: string; quantity: number; split?: boolean } | { seatIds: number[] };
 
 /** Narrows a validated body to one of the two forms. */
 export function toHoldRequest(b: z.output<typeof holdRequestSchema>): HoldRequest {
-  return b.seatIds !== undefined ? { seatIds: b.seatIds } : { section: b.section!, quantity: b.quantity! };
+  if (b.seatIds !== undefined) return { seatIds: b.seatIds };
+  return b.split ? { section: b.section!, quantity: b.quantity!, split: true } : { section: b.section!, quantity: b.quantity! };
 }
 
 /** A held seat as the store API answers it (`seats` of a hold, an order, a waitlist claim). */

@@ -5,7 +5,8 @@ import type { CachedEvent, EventCache } from '../events/event-cache.js';
 import { isUuid } from '../ids.js';
 import type { Metrics } from '../metrics/index.js';
 import { SectionAvailabilityCache } from './availability-cache.js';
-import { bestBlocks, longestRun, type Block, type SeatCell } from './best-available.js';
+import { bestBlocks, bestSplit, bySeat, leftAlone, longestRun, type Block, type SingleSeatRule } from './best-available.js';
+import { PartyMix } from './party-mix.js';
 import * as repo from './holds.repository.js';
 import type { AvailableSeat } from './holds.repository.js';
 import { HoldBatcher, ReleaseBatcher } from './hold-batcher.js';
@@ -83,8 +84,15 @@ export function holdRequestHash(req: HoldRequest, tier: string | undefined): str
   const canonical =
     'seatIds' in req
       ? { tier: tier ?? null, seatIds: [...req.seatIds].sort((a, b) => a - b) }
-      : { tier: tier ?? null, section: req.section, quantity: req.quantity };
+      : { tier: tier ?? null, section: req.section, quantity: req.quantity, ...(req.split ? { split: true } : {}) };
   return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
+}
+
+/** Adjacent seats of one row in words: "row C seats 5-6", "row C seat 5". */
+function seatRange(seats: readonly AvailableSeat[]): string {
+  const first = seats[0]!;
+  const last = seats[seats.length - 1]!;
+  return seats.length === 1 ? `row ${first.rowLabel} seat ${first.seatNumber}` : `row ${first.rowLabel} seats ${first.seatNumber}-${last.seatNumber}`;
 }
 
 /** Thrown inside the hold transaction when a section cannot seat the party; turned into a refusal outside it. */
@@ -92,7 +100,8 @@ class SectionFull extends Error {
   constructor(
     readonly section: string,
     readonly quantity: number,
-    readonly view: SeatCell[],
+    readonly view: AvailableSeat[],
+    readonly rule: SingleSeatRule | undefined,
   ) {
     super('section full');
   }
@@ -154,6 +163,8 @@ export class HoldService {
   private readonly commit: HoldCommit;
   private readonly random: () => number;
   private readonly now: () => number;
+  /** The party sizes this process sees asked for, per event: the single-seat rule leaves runs they can fill. */
+  private readonly mix = new PartyMix();
 
   constructor(private readonly deps: HoldServiceDeps) {
     this.availability = deps.availability ?? new SectionAvailabilityCache();
@@ -268,7 +279,7 @@ export class HoldService {
       } catch (e) {
         if (e instanceof SectionFull) {
           this.deps.onOutcome?.(eventId, false);
-          throw await this.sectionRefusal(cached, e.section, e.quantity, e.view, tier);
+          throw await this.sectionRefusal(cached, e.section, e.quantity, e.view, tier, e.rule);
         }
         if (e instanceof GaUnavailable) {
           this.deps.onOutcome?.(eventId, false);
@@ -333,6 +344,8 @@ export class HoldService {
     const allocation = tier?.code ?? null;
     const quantity = 'seatIds' in req ? req.seatIds.length : req.quantity;
     const holdId = randomUUID();
+    // "No single seats" (the event's setting), judged against the party sizes still coming.
+    const rule: SingleSeatRule | undefined = event.noSingleSeats ? { fills: this.mix.record(event.id, quantity) } : undefined;
     // Best-available attempts go through the batcher (their blocks are claimed in memory, so a batch's seats are
     // disjoint); exact-seat picks run alone.
     const run =
@@ -364,7 +377,7 @@ export class HoldService {
     };
 
     if ('seatIds' in req) {
-      const expiresAt = await this.takeExact(db, event.id, req.seatIds, attempt, tier);
+      const expiresAt = await this.takeExact(db, event.id, req.seatIds, attempt, tier, rule !== undefined);
       const seats = await repo.seatsOfHold(db, holdId);
       return {
         holdId,
@@ -377,13 +390,13 @@ export class HoldService {
         extended: false,
       };
     }
-    const { seats: taken, expiresAt } = await this.takeBestAvailable(db, cached, req.section, req.quantity, attempt, allocation);
+    const { seats: taken, expiresAt } = await this.takeBestAvailable(db, cached, req.section, req.quantity, attempt, allocation, rule, req.split);
     const priceCents = cached.sections.get(req.section)!.priceCents;
     const seats = taken.map((s) => ({ id: s.id, section: req.section, row: s.rowLabel, number: s.seatNumber, priceCents }));
     return { holdId, eventId: event.id, status: 'HELD', seats, quantity, amountCents: priceCents * quantity, expiresAt, extended: false };
   }
 
-  private async takeExact(db: Db, eventId: string, seatIds: number[], attempt: Attempt, tier: Tier | null): Promise<Date> {
+  private async takeExact(db: Db, eventId: string, seatIds: number[], attempt: Attempt, tier: Tier | null, noSingleSeats: boolean): Promise<Date> {
     const existing = await db
       .selectFrom('seats')
       .select(['id', 'allocation'])
@@ -404,6 +417,7 @@ export class HoldService {
         tier: tier.code,
         seats: elsewhere,
       });
+    if (noSingleSeats) await this.assertLeavesNoSingle(db, eventId, seatIds, tier?.code ?? null);
     const r = await attempt(seatIds);
     if (!r.expiresAt) {
       const got = new Set(r.taken);
@@ -413,6 +427,29 @@ export class HoldService {
       });
     }
     return r.expiresAt;
+  }
+
+  /**
+   * The single-seat rule on an exact-seat pick, judged on a fresh read of its rows: refused (`SINGLE_SEAT_LEFT`, with
+   * the seats it would leave alone and the same number of seats that would not) when it leaves a seat alone that a
+   * pick of as many seats in the same run would not. A pick of a seat that is not free goes on to its attempt, which
+   * answers SEATS_UNAVAILABLE.
+   */
+  private async assertLeavesNoSingle(db: Db, eventId: string, seatIds: number[], allocation: string | null): Promise<void> {
+    const free = await repo.findFreeSeatsInRowsOf(db, eventId, seatIds, allocation);
+    const freeIds = new Set(free.map((s) => s.id));
+    if (!seatIds.every((id) => freeIds.has(id))) return;
+    const { avoidable, instead } = leftAlone(free, new Set(seatIds));
+    if (avoidable.length === 0) return;
+    const name = (s: AvailableSeat) => `${s.rowLabel}${s.seatNumber}`;
+    const alone = avoidable.map(name).join(', ');
+    const other = instead.map((b) => seatRange(b)).join(' and ');
+    throw new DomainError(
+      'conflict',
+      'SINGLE_SEAT_LEFT',
+      `those seats would leave ${avoidable.length === 1 ? 'seat' : 'seats'} ${alone} on ${avoidable.length === 1 ? 'its' : 'their'} own, which nobody could then sit in with anyone; pick ${other} instead, or add ${alone} to your seats`,
+      { field: 'seatIds', seats: avoidable.map((s) => s.id), instead: instead.flat().map((s) => s.id) },
+    );
   }
 
   /**
@@ -426,6 +463,8 @@ export class HoldService {
     quantity: number,
     attempt: Attempt,
     allocation: string | null,
+    rule?: SingleSeatRule,
+    split = false,
   ): Promise<{ seats: AvailableSeat[]; expiresAt: Date }> {
     const eventId = cached.event.id;
     const cache = this.availability;
@@ -443,7 +482,13 @@ export class HoldService {
     let reads = 0;
     let attempts = 0;
     while (attempts < this.maxAttempts) {
-      const candidates: Block<AvailableSeat>[] = bestBlocks(view, quantity, this.maxAttempts - attempts, 3, this.random);
+      let candidates: Block<AvailableSeat>[] = bestBlocks(view, quantity, this.maxAttempts - attempts, 3, this.random, rule);
+      // No seats together and the fan takes a split: once the view is fresh (or the reads are spent), the best split
+      // as one attempt (all its seats or none).
+      if (candidates.length === 0 && split && (!stale || reads >= MAX_READS)) {
+        const blocks = bestSplit(view, quantity, this.random, rule);
+        if (blocks) candidates = [{ seats: blocks.flatMap((b) => b.seats).sort(bySeat), score: 0, tier: 0 }];
+      }
       if (candidates.length === 0) {
         if (!stale || reads >= MAX_READS) break;
         view = await reload();
@@ -490,7 +535,7 @@ export class HoldService {
         view = cache.current(eventId, key).filter((s) => !tried.has(s.id));
       }
     }
-    throw new SectionFull(section, quantity, view);
+    throw new SectionFull(section, quantity, view, rule);
   }
 
   /** Every view of an event (by section and presale tier) from one read. */
@@ -513,21 +558,49 @@ export class HoldService {
     for (const id of await repo.eventsInRush(this.deps.db)) await this.availability.warm(id, () => this.eventViews(id));
   }
 
-  /** SECTION_SOLD_OUT or SECTION_NEARLY_FULL, with sections that can seat the party now (from the seat map). */
-  private async sectionRefusal(cached: CachedEvent, section: string, quantity: number, view: SeatCell[], tier: Tier | null) {
+  /**
+   * SECTION_SOLD_OUT or SECTION_NEARLY_FULL, with sections that can seat the party now (from the seat map). When the
+   * party cannot sit together in the section, the refusal also offers what it can have there: `split`, the best split
+   * of the party (a hold request with `split: true` takes it), and `together`, the most seats that sit together.
+   */
+  private async sectionRefusal(
+    cached: CachedEvent,
+    section: string,
+    quantity: number,
+    view: AvailableSeat[],
+    tier: Tier | null,
+    rule: SingleSeatRule | undefined,
+  ) {
     // Alternatives from the fan's own tier: seats of another tier are not theirs to hold.
     const map = await this.deps.seatmap.get(cached.event.id, cached.sections, tier ?? undefined);
     const alternatives = alternativeSections(map, cached.sections.get(section)!, quantity);
-    const soldOut = view.length === 0;
+    if (view.length === 0)
+      return new DomainError('conflict', 'SECTION_SOLD_OUT', `section ${section} has no seats left; try another section`, {
+        field: 'section',
+        alternatives,
+      });
+    const together = longestRun(view);
+    if (together >= quantity)
+      return new DomainError('conflict', 'SECTION_NEARLY_FULL', `section ${section} is nearly full; try another section`, {
+        field: 'section',
+        alternatives,
+      });
+    const split = bestSplit(view, quantity, this.random, rule);
+    const offers = [
+      ...(split ? [`${quantity} seats as ${split.map((b) => b.seats.length).join(' + ')} (${split.map((b) => seatRange(b.seats)).join('; ')})`] : []),
+      `${together} ${together === 1 ? 'seat' : 'seats together'}`,
+      ...(alternatives.length > 0 ? ['another section'] : []),
+    ];
     return new DomainError(
       'conflict',
-      soldOut ? 'SECTION_SOLD_OUT' : 'SECTION_NEARLY_FULL',
-      soldOut
-        ? `section ${section} has no seats left; try another section`
-        : longestRun(view) < quantity
-          ? `section ${section} has no ${quantity} seats together; try another section`
-          : `section ${section} is nearly full; try another section`,
-      { field: 'section', alternatives },
+      'SECTION_NEARLY_FULL',
+      `section ${section} has no ${quantity} seats together; you can have ${offers.slice(0, -1).join(', ')}${offers.length > 1 ? ' or ' : ''}${offers[offers.length - 1]}`,
+      {
+        field: 'section',
+        alternatives,
+        together,
+        ...(split ? { split: split.map((b) => ({ row: b.seats[0]!.rowLabel, seats: b.seats.map((s) => s.seatNumber) })) } : {}),
+      },
     );
   }
 
