@@ -214,6 +214,25 @@ export function EventForm({ draft, onChange, errors, locked = {}, readOnly = fal
             type: 'number',
             hint: '0: no extension.',
           })}
+          <Field
+            label="Single seats"
+            name="noSingleSeats"
+            error={err('noSingleSeats')}
+            hint={hintOf(
+              'noSingleSeats',
+              'Avoid: a hold may not leave one seat alone between taken seats or at the end of a row, unless nothing else fits.',
+            )}
+          >
+            <select
+              name="noSingleSeats"
+              value={draft.noSingleSeats}
+              disabled={disabled('noSingleSeats')}
+              onChange={(e) => set('noSingleSeats', e.target.value as EventDraft['noSingleSeats'])}
+            >
+              <option value="true">Avoid single seats</option>
+              <option value="false">Allow single seats</option>
+            </select>
+          </Field>
         </div>
       </fieldset>
 

@@ -96,6 +96,8 @@ export interface EventDraft {
   perDeviceSeats: string;
   ttlSeconds: string;
   extensionSeconds: string;
+  /** "No single seats": 'true' (the default) or 'false'. */
+  noSingleSeats: 'true' | 'false';
   targetSaleMinutes: string;
   ticketsPerOrder: string;
   checkoutMinutes: string;
@@ -183,6 +185,7 @@ export function newEventDraft(): EventDraft {
     perDeviceSeats: '',
     ttlSeconds: '360',
     extensionSeconds: '180',
+    noSingleSeats: 'true',
     targetSaleMinutes: '25',
     ticketsPerOrder: '2.5',
     checkoutMinutes: '6',
@@ -316,6 +319,7 @@ export function draftFromFile(input: unknown): EventDraft {
     perDeviceSeats: text(limits.perDeviceSeats),
     ttlSeconds: or(holds.ttlSeconds, d.ttlSeconds),
     extensionSeconds: or(holds.extensionSeconds, d.extensionSeconds),
+    noSingleSeats: f.noSingleSeats === false ? 'false' : 'true',
     targetSaleMinutes: or(pacing.targetSaleMinutes, d.targetSaleMinutes),
     ticketsPerOrder: or(pacing.ticketsPerOrder, d.ticketsPerOrder),
     checkoutMinutes: or(pacing.checkoutMinutes, d.checkoutMinutes),
@@ -384,6 +388,7 @@ export function fileFromDraft(d: EventDraft): { file: EventFile; problems: Recor
     onsaleAt: instant(d.onsaleAt, d.onsaleAtIso),
     seatPickingOpensAfterMinutes: num('seatPickingOpensAfterMinutes', d.seatPickingOpensAfterMinutes, { optional: true }),
     fairnessMode: d.fairnessMode,
+    noSingleSeats: d.noSingleSeats !== 'false',
     limits: optionalObject({
       perAccountSeats: num('limits.perAccountSeats', d.perAccountSeats, { optional: true }),
       perInstrumentSeats: num('limits.perInstrumentSeats', d.perInstrumentSeats, { optional: true }),
