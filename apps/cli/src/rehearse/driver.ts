@@ -98,6 +98,8 @@ interface Shopper {
   expiresAtMs?: number;
   /** Holds refused in a row for want of seats together. */
   refused?: number;
+  /** The party takes the split a refusal offered (`split: true`) when it cannot sit together. */
+  split?: boolean;
 }
 
 /** The fields of the product's answers the fans read (each route's own; all optional here). */
@@ -113,6 +115,9 @@ interface Body {
   sections?: { code: string; available: number }[];
   seats?: { id: number; available?: boolean }[];
   alternatives?: { section: string; available: number }[];
+  /** SECTION_NEARLY_FULL: the best split of a party that cannot sit together; SINGLE_SEAT_LEFT: the seats to pick instead. */
+  split?: { row: string; seats: number[] }[];
+  instead?: number[];
   holdId?: string;
   expiresAt?: string;
   orderId?: string;
@@ -737,7 +742,7 @@ export class Crowd {
       'POST',
       `/events/${this.o.eventId}/holds`,
       h,
-      s.seatIds ? { seatIds: s.seatIds } : { section: s.section, quantity: s.quantity },
+      s.seatIds ? { seatIds: s.seatIds } : { section: s.section, quantity: s.quantity, ...(s.split ? { split: true } : {}) },
     );
     s.last = `hold ${a.key}`;
     if (a.status === 201) {
@@ -767,6 +772,12 @@ export class Crowd {
       return this.schedule(i, Math.max(0, ttl * (0.1 + 0.3 * this.random())));
     }
     s.idempotencyKey = a.status === 0 || a.status >= 500 ? s.idempotencyKey : undefined;
+    if (a.code === 'SINGLE_SEAT_LEFT') {
+      // The pick would leave a seat alone: pick the seats offered instead (as many, beside it), else best available.
+      const instead = a.body?.instead ?? [];
+      s.seatIds = s.seatIds && instead.length === s.seatIds.length ? instead : null;
+      return this.schedule(i, this.eventWait(1));
+    }
     if (
       a.code === 'SECTION_NEARLY_FULL' ||
       a.code === 'SECTION_SOLD_OUT' ||
@@ -777,6 +788,12 @@ export class Crowd {
       // in a row, the party takes a seat fewer (late in a sale the seats left are single holes in the rows, and a
       // party that will only sit together never buys them).
       const alt = a.body?.alternatives ?? [];
+      // A party offered a split of itself takes it on its next try in the same section.
+      if (!s.split && a.body?.split && a.body.split.length > 0) {
+        s.split = true;
+        s.seatIds = null;
+        return this.schedule(i, this.eventWait(1));
+      }
       s.seatIds = null;
       s.refused = (s.refused ?? 0) + 1;
       if (s.refused >= 3 && s.quantity > 1) {
