@@ -1,6 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bestBlocks, bestSplit, fillableLengths, leftAlone, longestRun, pickCandidates, rankBlocks, type Block, type SeatCell } from './best-available.js';
+import {
+  bestBlocks,
+  bestSplit,
+  fillableLengths,
+  leftAlone,
+  longestRun,
+  pickCandidates,
+  rankBlocks,
+  type Block,
+  type SeatCell,
+} from './best-available.js';
 import { PartyMix } from './party-mix.js';
 import { seatQuality } from '../events/layout.js';
 
@@ -309,42 +319,46 @@ describe('leftAlone (exact seats)', () => {
 
   it('a pick it allows leaves no seat alone that a pick of as many adjacent seats in that run would not (property)', () => {
     fc.assert(
-      fc.property(fc.array(fc.boolean(), { minLength: 1, maxLength: 20 }), fc.array(fc.nat(19), { minLength: 1, maxLength: 4 }), (freeMask, p) => {
-        const free = freeMask.flatMap((f, i) => (f ? [i + 1] : []));
-        const picks = new Set(p.map((i) => i + 1).filter((n) => free.includes(n)));
-        if (picks.size === 0) return;
-        const r = leftAlone(row(free), picks);
-        const freeSet = new Set(free);
-        // The run of free seats around a seat.
-        const runOf = (n: number) => {
-          let lo = n;
-          let hi = n;
-          while (freeSet.has(lo - 1)) lo--;
-          while (freeSet.has(hi + 1)) hi++;
-          return { lo, hi };
-        };
-        for (const b of r.instead) {
-          // As many seats as the pick has in that run, adjacent, and leaving nobody alone there.
-          const { lo, hi } = runOf(b[0]!.seatNumber);
-          expect(b).toHaveLength([...picks].filter((n) => n >= lo && n <= hi).length);
-          const left = b[0]!.seatNumber - lo;
-          const right = hi - b[b.length - 1]!.seatNumber;
-          expect([left, right]).not.toContain(1);
-        }
-        // A pick allowed in a run: either it leaves nobody alone there, or no placement of as many seats would.
-        const allowed = new Set(r.avoidable.map((s) => s.seatNumber));
-        for (const n of free) {
-          if (picks.has(n) || allowed.has(n)) continue;
-          const isAlone = !(freeSet.has(n - 1) && !picks.has(n - 1)) && !(freeSet.has(n + 1) && !picks.has(n + 1));
-          if (!isAlone) continue;
-          const { lo, hi } = runOf(n);
-          if (lo === hi) continue; // alone before the pick
-          if (picks.has(n - 1) && picks.has(n + 1)) continue; // between the fan's own seats
-          const k = [...picks].filter((p2) => p2 >= lo && p2 <= hi).length;
-          const len = hi - lo + 1;
-          for (let o = 0; o + k <= len; o++) expect(o === 1 || len - o - k === 1).toBe(true);
-        }
-      }),
+      fc.property(
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 20 }),
+        fc.array(fc.nat(19), { minLength: 1, maxLength: 4 }),
+        (freeMask, p) => {
+          const free = freeMask.flatMap((f, i) => (f ? [i + 1] : []));
+          const picks = new Set(p.map((i) => i + 1).filter((n) => free.includes(n)));
+          if (picks.size === 0) return;
+          const r = leftAlone(row(free), picks);
+          const freeSet = new Set(free);
+          // The run of free seats around a seat.
+          const runOf = (n: number) => {
+            let lo = n;
+            let hi = n;
+            while (freeSet.has(lo - 1)) lo--;
+            while (freeSet.has(hi + 1)) hi++;
+            return { lo, hi };
+          };
+          for (const b of r.instead) {
+            // As many seats as the pick has in that run, adjacent, and leaving nobody alone there.
+            const { lo, hi } = runOf(b[0]!.seatNumber);
+            expect(b).toHaveLength([...picks].filter((n) => n >= lo && n <= hi).length);
+            const left = b[0]!.seatNumber - lo;
+            const right = hi - b[b.length - 1]!.seatNumber;
+            expect([left, right]).not.toContain(1);
+          }
+          // A pick allowed in a run: either it leaves nobody alone there, or no placement of as many seats would.
+          const allowed = new Set(r.avoidable.map((s) => s.seatNumber));
+          for (const n of free) {
+            if (picks.has(n) || allowed.has(n)) continue;
+            const isAlone = !(freeSet.has(n - 1) && !picks.has(n - 1)) && !(freeSet.has(n + 1) && !picks.has(n + 1));
+            if (!isAlone) continue;
+            const { lo, hi } = runOf(n);
+            if (lo === hi) continue; // alone before the pick
+            if (picks.has(n - 1) && picks.has(n + 1)) continue; // between the fan's own seats
+            const k = [...picks].filter((p2) => p2 >= lo && p2 <= hi).length;
+            const len = hi - lo + 1;
+            for (let o = 0; o + k <= len; o++) expect(o === 1 || len - o - k === 1).toBe(true);
+          }
+        },
+      ),
     );
   });
 });
@@ -359,27 +373,40 @@ describe('bestSplit', () => {
     expect(Math.abs(rows[0]! - rows[1]!)).toBeLessThanOrEqual(1);
     expect(bestSplit(grid(1, 6), 4, () => 0, {})).toBeNull();
     // Fewer seats than the party: no split.
-    expect(bestSplit(grid(1, 3, (_r, n) => n === 2), 3, () => 0, {})).toBeNull();
+    expect(
+      bestSplit(
+        grid(1, 3, (_r, n) => n === 2),
+        3,
+        () => 0,
+        {},
+      ),
+    ).toBeNull();
   });
 
   it('splits as evenly and into as few blocks as the section allows (property)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 12 }), fc.array(fc.nat(70)), fc.integer({ min: 2, max: 6 }), (rows, perRow, holes, qty) => {
-        const holeSet = new Set(holes);
-        const seats = grid(rows, perRow, (r, n) => holeSet.has(r * perRow + n));
-        const split = bestSplit(seats, qty, () => 0, {});
-        if (seats.length < qty || longestRun(seats) >= qty) {
-          expect(split).toBeNull();
-          return;
-        }
-        expect(split).not.toBeNull();
-        const ids = split!.flatMap((b) => b.seats.map((s) => s.id));
-        expect(ids).toHaveLength(qty);
-        expect(new Set(ids).size).toBe(qty);
-        const sizes = split!.map((b) => b.seats.length);
-        expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThanOrEqual(1);
-        for (const b of split!) b.seats.forEach((s, i) => i > 0 && expect(s.seatNumber).toBe(b.seats[i - 1]!.seatNumber + 1));
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 5 }),
+        fc.integer({ min: 1, max: 12 }),
+        fc.array(fc.nat(70)),
+        fc.integer({ min: 2, max: 6 }),
+        (rows, perRow, holes, qty) => {
+          const holeSet = new Set(holes);
+          const seats = grid(rows, perRow, (r, n) => holeSet.has(r * perRow + n));
+          const split = bestSplit(seats, qty, () => 0, {});
+          if (seats.length < qty || longestRun(seats) >= qty) {
+            expect(split).toBeNull();
+            return;
+          }
+          expect(split).not.toBeNull();
+          const ids = split!.flatMap((b) => b.seats.map((s) => s.id));
+          expect(ids).toHaveLength(qty);
+          expect(new Set(ids).size).toBe(qty);
+          const sizes = split!.map((b) => b.seats.length);
+          expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThanOrEqual(1);
+          for (const b of split!) b.seats.forEach((s, i) => i > 0 && expect(s.seatNumber).toBe(b.seats[i - 1]!.seatNumber + 1));
+        },
+      ),
     );
   });
 });

@@ -201,7 +201,12 @@ export function bestSplit<S extends SeatCell>(
 }
 
 /** The block of `quantity` seats nearest `anchor` (fewest rows away, then seats along), under the single-seat rule. */
-function nearestBlock<S extends SeatCell>(seats: readonly S[], quantity: number, anchor: Block<S>, rule?: SingleSeatRule): Block<S> | undefined {
+function nearestBlock<S extends SeatCell>(
+  seats: readonly S[],
+  quantity: number,
+  anchor: Block<S>,
+  rule?: SingleSeatRule,
+): Block<S> | undefined {
   const row = anchor.seats[0]!.rowIndex;
   const centre = (anchor.seats[0]!.seatNumber + anchor.seats[anchor.seats.length - 1]!.seatNumber) / 2;
   let best: { seats: S[]; cost: number } | undefined;

@@ -21,7 +21,11 @@ export const holdRequestSchema = z
       if (b.section !== undefined || b.quantity !== undefined)
         ctx.addIssue({ code: 'custom', path: ['seatIds'], message: 'give either seatIds or section + quantity, not both' });
       if (b.split !== undefined)
-        ctx.addIssue({ code: 'custom', path: ['split'], message: 'split applies to best available (section + quantity), not to exact seats' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['split'],
+          message: 'split applies to best available (section + quantity), not to exact seats',
+        });
       return;
     }
     if (b.section === undefined) ctx.addIssue({ code: 'custom', path: ['section'], message: 'section is required (or give seatIds)' });

@@ -92,7 +92,9 @@ export function holdRequestHash(req: HoldRequest, tier: string | undefined): str
 function seatRange(seats: readonly AvailableSeat[]): string {
   const first = seats[0]!;
   const last = seats[seats.length - 1]!;
-  return seats.length === 1 ? `row ${first.rowLabel} seat ${first.seatNumber}` : `row ${first.rowLabel} seats ${first.seatNumber}-${last.seatNumber}`;
+  return seats.length === 1
+    ? `row ${first.rowLabel} seat ${first.seatNumber}`
+    : `row ${first.rowLabel} seats ${first.seatNumber}-${last.seatNumber}`;
 }
 
 /** Thrown inside the hold transaction when a section cannot seat the party; turned into a refusal outside it. */
@@ -390,13 +392,29 @@ export class HoldService {
         extended: false,
       };
     }
-    const { seats: taken, expiresAt } = await this.takeBestAvailable(db, cached, req.section, req.quantity, attempt, allocation, rule, req.split);
+    const { seats: taken, expiresAt } = await this.takeBestAvailable(
+      db,
+      cached,
+      req.section,
+      req.quantity,
+      attempt,
+      allocation,
+      rule,
+      req.split,
+    );
     const priceCents = cached.sections.get(req.section)!.priceCents;
     const seats = taken.map((s) => ({ id: s.id, section: req.section, row: s.rowLabel, number: s.seatNumber, priceCents }));
     return { holdId, eventId: event.id, status: 'HELD', seats, quantity, amountCents: priceCents * quantity, expiresAt, extended: false };
   }
 
-  private async takeExact(db: Db, eventId: string, seatIds: number[], attempt: Attempt, tier: Tier | null, noSingleSeats: boolean): Promise<Date> {
+  private async takeExact(
+    db: Db,
+    eventId: string,
+    seatIds: number[],
+    attempt: Attempt,
+    tier: Tier | null,
+    noSingleSeats: boolean,
+  ): Promise<Date> {
     const existing = await db
       .selectFrom('seats')
       .select(['id', 'allocation'])
@@ -587,7 +605,9 @@ export class HoldService {
       });
     const split = bestSplit(view, quantity, this.random, rule);
     const offers = [
-      ...(split ? [`${quantity} seats as ${split.map((b) => b.seats.length).join(' + ')} (${split.map((b) => seatRange(b.seats)).join('; ')})`] : []),
+      ...(split
+        ? [`${quantity} seats as ${split.map((b) => b.seats.length).join(' + ')} (${split.map((b) => seatRange(b.seats)).join('; ')})`]
+        : []),
       `${together} ${together === 1 ? 'seat' : 'seats together'}`,
       ...(alternatives.length > 0 ? ['another section'] : []),
     ];

@@ -50,7 +50,8 @@ function leftAloneBy(view: readonly AvailableSeat[], block: readonly { rowIndex:
   const lo = numbers[0]!;
   const hi = numbers[numbers.length - 1]!;
   return (
-    (free.has(`${row}:${lo - 1}`) && !free.has(`${row}:${lo - 2}`) ? 1 : 0) + (free.has(`${row}:${hi + 1}`) && !free.has(`${row}:${hi + 2}`) ? 1 : 0)
+    (free.has(`${row}:${lo - 1}`) && !free.has(`${row}:${lo - 2}`) ? 1 : 0) +
+    (free.has(`${row}:${hi + 1}`) && !free.has(`${row}:${hi + 2}`) ? 1 : 0)
   );
 }
 
@@ -94,7 +95,9 @@ describe('best-available under the single-seat rule', () => {
     let refused = 0;
     // Waves of 25 concurrent requests until a whole wave is refused.
     while (refused < 25) {
-      const wave = await Promise.allSettled(Array.from({ length: 25 }, () => holds.create(`pair-${fan++}`, eventId, { section: 'S', quantity: 2 })));
+      const wave = await Promise.allSettled(
+        Array.from({ length: 25 }, () => holds.create(`pair-${fan++}`, eventId, { section: 'S', quantity: 2 })),
+      );
       refused = wave.filter((o) => o.status === 'rejected').length;
       for (const o of wave) if (o.status === 'rejected') expect((o.reason as DomainError).code).toMatch(/^SECTION_(NEARLY_FULL|SOLD_OUT)$/);
     }
@@ -166,17 +169,28 @@ describe('exact seats under the single-seat rule', () => {
 describe('a party that cannot sit together', () => {
   it('is offered the best split and the most seats together, in words and fields; split: true takes the split in one hold', async () => {
     // Two rows of six; seats 3-4 of each taken: pairs only.
-    const { eventId } = await event({ sections: [section('S', [{ label: 'A', seats: 6 }, { label: 'B', seats: 6 }])] });
+    const { eventId } = await event({
+      sections: [
+        section('S', [
+          { label: 'A', seats: 6 },
+          { label: 'B', seats: 6 },
+        ]),
+      ],
+    });
     const seats = await seatsOf(eventId);
     const holds = service();
-    await holds.create('middle', eventId, { seatIds: [idOf(seats, 'A', 3), idOf(seats, 'A', 4), idOf(seats, 'B', 3), idOf(seats, 'B', 4)] });
+    await holds.create('middle', eventId, {
+      seatIds: [idOf(seats, 'A', 3), idOf(seats, 'A', 4), idOf(seats, 'B', 3), idOf(seats, 'B', 4)],
+    });
     const refused = await domainError(holds.create('four', eventId, { section: 'S', quantity: 4 }));
     expect(refused.code).toBe('SECTION_NEARLY_FULL');
     expect(refused.details).toMatchObject({ field: 'section', alternatives: [], together: 2 });
     const split = refused.details.split as { row: string; seats: number[] }[];
     expect(split).toHaveLength(2);
     for (const b of split) expect(b.seats).toHaveLength(2);
-    expect(refused.message).toMatch(/no 4 seats together; you can have 4 seats as 2 \+ 2 \(row [AB] seats \d-\d; row [AB] seats \d-\d\) or 2 seats together/);
+    expect(refused.message).toMatch(
+      /no 4 seats together; you can have 4 seats as 2 \+ 2 \(row [AB] seats \d-\d; row [AB] seats \d-\d\) or 2 seats together/,
+    );
     const hold = await holds.create('four', eventId, { section: 'S', quantity: 4, split: true });
     expect(hold.seats).toHaveLength(4);
     expect(hold.quantity).toBe(4);
