@@ -18,6 +18,21 @@ interface SectionSeat {
   number: number;
   available: boolean;
 }
+/** Seats of one row side by side, as a refusal offers them. */
+interface SeatRun {
+  row: string;
+  seats: number[];
+}
+/** A refused hold as the page shows it: the words, and what the fan can take instead. */
+interface Refusal {
+  text: string;
+  alternatives?: { section: string; available?: number }[];
+  /** A party that cannot sit together: the split on offer (`split: true` takes it) and the most seats together. */
+  split?: { section: string; quantity: number; runs: SeatRun[] };
+  together?: { section: string; quantity: number };
+  /** A pick that would leave a seat on its own: the seats beside it to hold instead. */
+  instead?: { seatIds: number[]; runs: SeatRun[] };
+}
 
 /** After admission: best available by section and quantity, or exact seats on the map once seat picking opens. */
 export default function Seats() {
@@ -27,7 +42,7 @@ export default function Seats() {
   const [quantity, setQuantity] = useState(2);
   const [mode, setMode] = useState<'best' | 'map'>('best');
   const [busy, setBusy] = useState(false);
-  const [refusal, setRefusal] = useState<{ text: string; alternatives?: { section: string; available?: number }[] } | null>(null);
+  const [refusal, setRefusal] = useState<Refusal | null>(null);
   const [seats, setSeats] = useState<SectionSeat[] | null>(null);
   const [picked, setPicked] = useState<number[]>([]);
   const now = useNow(1000, serverNow);
@@ -80,10 +95,40 @@ export default function Seats() {
       return;
     }
     const alternatives = Array.isArray(e.alternatives) ? (e.alternatives as { section: string; available?: number }[]) : undefined;
-    setRefusal({ text: refusalText(t, e), alternatives });
+    const asked = body as { section?: string; quantity?: number; seatIds?: number[] };
+    if (
+      e.error === 'SECTION_NEARLY_FULL' &&
+      typeof e.together === 'number' &&
+      asked.section &&
+      asked.quantity &&
+      e.together < asked.quantity
+    ) {
+      // The party cannot sit together here: the split on offer, fewer seats together, or another section.
+      const split = Array.isArray(e.split) && e.split.length > 1 ? (e.split as SeatRun[]) : null;
+      setRefusal({
+        text: t.notTogether(asked.quantity),
+        alternatives,
+        ...(split ? { split: { section: asked.section, quantity: asked.quantity, runs: split } } : {}),
+        ...(e.together > 0 ? { together: { section: asked.section, quantity: e.together } } : {}),
+      });
+    } else if (e.error === 'SINGLE_SEAT_LEFT' && Array.isArray(e.instead) && e.instead.length > 0) {
+      const ids = e.instead as number[];
+      const byId = new Map((seats ?? []).map((s) => [s.id, s]));
+      const runs: SeatRun[] = [];
+      for (const id of ids) {
+        const s = byId.get(id);
+        if (!s) continue;
+        const last = runs[runs.length - 1];
+        if (last && last.row === s.row && last.seats[last.seats.length - 1] === s.number - 1) last.seats.push(s.number);
+        else runs.push({ row: s.row, seats: [s.number] });
+      }
+      setRefusal({ text: refusalText(t, e), instead: { seatIds: ids, runs } });
+    } else setRefusal({ text: refusalText(t, e), alternatives });
     if (e.error === 'SEATS_UNAVAILABLE' && mode === 'map') setMode('best');
     void loadSeatmap();
   }
+
+  const runsText = (runs: SeatRun[]) => runs.map((r) => t.seatRun(r.row, r.seats[0]!, r.seats[r.seats.length - 1]!)).join(', ');
 
   function submit(e: FormEvent) {
     e.preventDefault();
@@ -166,6 +211,53 @@ export default function Seats() {
         {refusal && (
           <div className="refusal" role="alert" data-testid="refusal">
             <p>{refusal.text}</p>
+            {(refusal.split || refusal.together || refusal.instead) && (
+              <ul className="offers">
+                {refusal.split && (
+                  <li>
+                    <button
+                      type="button"
+                      className="link"
+                      data-testid="take-split"
+                      disabled={busy}
+                      onClick={() => void hold({ section: refusal.split!.section, quantity: refusal.split!.quantity, split: true })}
+                    >
+                      {t.splitOffer(refusal.split.runs.map((r) => r.seats.length).join(' + '), runsText(refusal.split.runs))}
+                    </button>
+                  </li>
+                )}
+                {refusal.together && (
+                  <li>
+                    <button
+                      type="button"
+                      className="link"
+                      data-testid="take-fewer"
+                      disabled={busy}
+                      onClick={() => {
+                        setQuantity(refusal.together!.quantity);
+                        void hold({ section: refusal.together!.section, quantity: refusal.together!.quantity });
+                      }}
+                    >
+                      {t.fewerTogether(refusal.together.quantity)}
+                    </button>
+                  </li>
+                )}
+                {refusal.instead && (
+                  <li>
+                    <button
+                      type="button"
+                      className="link"
+                      data-testid="take-instead"
+                      disabled={busy}
+                      onClick={() => void hold({ seatIds: refusal.instead!.seatIds })}
+                    >
+                      {t.holdInstead(refusal.instead.runs.length > 0 ? runsText(refusal.instead.runs) : t.holdPicked)}
+                    </button>
+                  </li>
+                )}
+              </ul>
+            )}
+            {(refusal.split || refusal.together) && refusal.alternatives && refusal.alternatives.length > 0 && <p>{t.otherSections}</p>}
             {refusal.alternatives && refusal.alternatives.length > 0 && (
               <ul>
                 {refusal.alternatives.map((a) => (

@@ -170,7 +170,7 @@ export function leftAlone<S extends SeatCell>(available: readonly S[], picked: R
 /**
  * The best way to seat a party that cannot sit together in `available`: in as few blocks as can be found, sized as
  * evenly as possible (four as two pairs before three and one), the first where best-available would put it and the
- * rest as near it as they can be (rows behind or in front, then seats along), each under the single-seat rule. Null
+ * rest as near it as they can be (a row behind or in front counting as two seats along the row), each under the single-seat rule. Null
  * when the party can sit together, or the section has fewer seats than the party. Pure apart from `random`.
  */
 export function bestSplit<S extends SeatCell>(
@@ -200,7 +200,7 @@ export function bestSplit<S extends SeatCell>(
   return null;
 }
 
-/** The block of `quantity` seats nearest `anchor` (fewest rows away, then seats along), under the single-seat rule. */
+/** The block of `quantity` seats nearest `anchor` (a row away counting as two seats along), under the single-seat rule. */
 function nearestBlock<S extends SeatCell>(
   seats: readonly S[],
   quantity: number,
@@ -217,7 +217,9 @@ function nearestBlock<S extends SeatCell>(
       const alone = rule ? (left === 1 ? 1 : 0) + (right === 1 ? 1 : 0) : 0;
       const misfit = rule ? (left > 1 && !fillable(rule.fills, left) ? 1 : 0) + (right > 1 && !fillable(rule.fills, right) ? 1 : 0) : 0;
       const mid = run[o]!.seatNumber + (quantity - 1) / 2;
-      const cost = alone * 1e9 + misfit * 1e6 + Math.abs(run[o]!.rowIndex - row) * 1000 + Math.abs(mid - centre);
+      // A row behind or in front counts as two seats along: a pair right behind the first sits nearer than one four
+      // seats down the same row.
+      const cost = alone * 1e9 + misfit * 1e6 + Math.abs(run[o]!.rowIndex - row) * 2 + Math.abs(mid - centre);
       if (!best || cost < best.cost) best = { seats: run.slice(o, o + quantity), cost };
     }
   }
