@@ -14,7 +14,10 @@ export const holdRequestSchema = z
      * pairs for four, say: the one a SECTION_NEARLY_FULL refusal offers) rather than refusing. Seats together still
      * come first.
      */
-    split: z.boolean().optional(),
+    split: z
+      .boolean()
+      .optional()
+      .describe('best available: when the party cannot sit together, hold the best split of it (as a SECTION_NEARLY_FULL refusal offers)'),
   })
   .superRefine((b, ctx) => {
     if (b.seatIds !== undefined) {
