@@ -4,6 +4,7 @@ const benches: Record<string, () => Promise<{ main(argv: string[]): Promise<void
   queue: () => import('../apps/store-api/bench/queue.js'),
   joins: () => import('../apps/store-api/bench/joins.js'),
   ga: () => import('../apps/store-api/bench/ga.js'),
+  seats: () => import('../apps/store-api/bench/seats.js'),
   waitlist: () => import('../apps/store-api/bench/waitlist.js'),
   edge: () => import('../apps/edge/bench/edge.js'),
 };

@@ -96,6 +96,8 @@ export interface SingleSeatRule {
 
 /** Orders a block leaving a run no coming party fills behind every block of every tier that leaves none. */
 const MISFIT_RANK = 1e7;
+/** Orders a block by the seats it leaves alone before anything else (tiers stay well inside +-1e6). */
+const ALONE_RANK = 1e8;
 
 const fillable = (fills: Uint8Array | undefined, r: number) => fills === undefined || r >= fills.length || fills[r] === 1;
 
@@ -260,8 +262,9 @@ export function bestBlocks<S extends SeatCell>(
   const starts: number[] = [];
   const scores: number[] = [];
   const tiers: number[] = [];
-  const singles: number[] = [];
-  const misfits: number[] = [];
+  // Under the rule, each block's key orders it by the seats it leaves alone, then by the leftover runs the coming
+  // parties cannot fill, then by tier: one number, so the walk below is the same with the rule or without it.
+  const keys: number[] = rule ? [] : tiers;
   const fills = rule?.fills;
   let runStart = 0;
   for (let i = 1; i <= seats.length; i++) {
@@ -272,14 +275,16 @@ export function bestBlocks<S extends SeatCell>(
       let score = 0;
       for (let k = runStart; k < runStart + quantity; k++) score += seats[k]!.quality;
       for (let first = runStart; ; first++) {
+        const tier = tierOf(prev.rowIndex, score, quantity);
         starts.push(first);
         scores.push(score);
-        tiers.push(tierOf(prev.rowIndex, score, quantity));
+        tiers.push(tier);
         if (rule) {
           const left = first - runStart;
           const right = i - first - quantity;
-          singles.push((left === 1 ? 1 : 0) + (right === 1 ? 1 : 0));
-          misfits.push((left > 1 && !fillable(fills, left) ? 1 : 0) + (right > 1 && !fillable(fills, right) ? 1 : 0));
+          const alone = (left === 1 ? 1 : 0) + (right === 1 ? 1 : 0);
+          const misfit = (left > 1 && !fillable(fills, left) ? 1 : 0) + (right > 1 && !fillable(fills, right) ? 1 : 0);
+          keys.push(alone * ALONE_RANK + misfit * MISFIT_RANK + tier);
         }
         if (first + quantity >= i) break;
         score += seats[first + quantity]!.quality - seats[first]!.quality;
@@ -287,34 +292,23 @@ export function bestBlocks<S extends SeatCell>(
     }
     runStart = i;
   }
-  let n = starts.length;
-  // The rule: only the blocks that leave the fewest seats alone (none, unless no block can help it), runs the coming
-  // parties can fill before those they cannot, then as without the rule: tier by tier, shuffled within a tier.
-  let keys = tiers;
-  if (rule && n > 0) {
-    let fewest = 2;
-    for (let i = 0; i < n && fewest > 0; i++) if (singles[i]! < fewest) fewest = singles[i]!;
-    keys = [];
-    let kept = 0;
-    for (let i = 0; i < n; i++) {
-      if (singles[i] !== fewest) continue;
-      starts[kept] = starts[i]!;
-      scores[kept] = scores[i]!;
-      tiers[kept] = tiers[i]!;
-      keys.push(misfits[i]! * MISFIT_RANK + tiers[i]!);
-      kept++;
-    }
-    n = kept;
-  }
+  const n = starts.length;
   const used = new Set<number>();
   const out: Block<S>[] = [];
   const group: number[] = [];
   // Tier by tier, best first: each a pass for the next tier up and its blocks (in seat order). A request rarely
   // walks more than two or three tiers, so this beats sorting every block.
+  // The rule offers only blocks that leave as few seats alone as the best one: none, unless no block can help it.
+  let fewestAlone = -1;
   for (let floor = -Infinity; out.length < max;) {
     let key = Infinity;
     for (let i = 0; i < n; i++) if (keys[i]! > floor && keys[i]! < key) key = keys[i]!;
     if (key === Infinity) break;
+    if (rule) {
+      const alone = Math.floor((key + ALONE_RANK / 2) / ALONE_RANK);
+      if (fewestAlone < 0) fewestAlone = alone;
+      else if (alone > fewestAlone) break;
+    }
     floor = key;
     group.length = 0;
     for (let i = 0; i < n; i++) if (keys[i] === key) group.push(i);

@@ -11,3 +11,4 @@ export { GeneralAdmission, isGeneralAdmission, type GaHold, type HeldUnits } fro
 export { attemptGaHold, type GaHoldAttempt } from './ga.repository.js';
 export type { HoldCommit } from './hold-commit.js';
 export { holdLost, isLostHold, type HoldProof } from './hold-loss.js';
+export { PartyMix } from './party-mix.js';
