@@ -231,7 +231,7 @@ const levelsSummary = (levels: EventSpec['priceLevels']) => levels.map((p) => `$
 /** The settings `after` changes from `before`, in EVENT_SETTINGS order. Times compare as instants. */
 export function diffEventSpecs(before: EventSpec, after: EventSpec): EventChange[] {
   const changes: EventChange[] = [];
-  const scalar = (setting: EventSetting, from: string | number, to: string | number) => {
+  const scalar = (setting: EventSetting, from: string | number | boolean, to: string | number | boolean) => {
     if (from !== to) changes.push({ setting, from, to });
   };
   const instant = (setting: EventSetting, from: string, to: string) => {
@@ -245,6 +245,7 @@ export function diffEventSpecs(before: EventSpec, after: EventSpec): EventChange
   instant('onsaleAt', before.onsaleAt, after.onsaleAt);
   scalar('seatPickingOpensAfterMinutes', before.seatPickingOpensAfterMinutes, after.seatPickingOpensAfterMinutes);
   scalar('fairnessMode', before.fairnessMode, after.fairnessMode);
+  scalar('noSingleSeats', before.noSingleSeats, after.noSingleSeats);
   scalar('limits.perAccountSeats', before.limits.perAccountSeats, after.limits.perAccountSeats);
   scalar('limits.perInstrumentSeats', before.limits.perInstrumentSeats, after.limits.perInstrumentSeats);
   // Left out, the device limit is the account limit: compare what is in force.

@@ -265,6 +265,13 @@ describe('updateEventConfiguration', () => {
       holds: { ttlSeconds: 240, extensionSeconds: 60 },
     });
     expect(after.capacity).toBe(20);
+
+    // "No single seats" may be turned off after the open (holds made from then on), and the change is recorded.
+    expect(after.file.noSingleSeats).toBe(true);
+    expect(after.locked.noSingleSeats).toBeUndefined();
+    const off = await update(eventId, after.version, { ...after.file, noSingleSeats: false });
+    expect(off.changes).toEqual([{ setting: 'noSingleSeats', from: true, to: false }]);
+    expect((await getEventConfiguration(t.db, eventId)).file.noSingleSeats).toBe(false);
   });
 
   it('refuses moving an event to another listing', async () => {
