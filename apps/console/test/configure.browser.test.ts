@@ -147,6 +147,14 @@ describe('event configuration in Chromium', () => {
     await expect.poll(() => page.getByTestId('config-version').textContent()).toBe('2');
     expect(await page.getByTestId('newer-version').count()).toBe(0);
     await page.screenshot({ path: join(resultsDir, 'console-event-config.png'), fullPage: true });
+
+    // "No single seats" is on unless turned off; turning it off is a change of its own.
+    expect(await form.getByLabel('Single seats').inputValue()).toBe('true');
+    await form.getByLabel('Single seats').selectOption('false');
+    await form.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByText('Saved as version 3: noSingleSeats.').waitFor();
+    const row = await sql<{ on: boolean }>`SELECT no_single_seats AS on FROM events WHERE id = ${eventId}`.execute(tdb.db);
+    expect(row.rows[0]!.on).toBe(false);
   });
 
   it('opens the fairness audit: the commitment before the open, the sign-off; downloads the Markdown summary', async () => {

@@ -19,7 +19,7 @@ async function hold(eventId: string, fan: string, body: unknown) {
     headers: await admitted(token, eventId),
     payload: body as object,
   });
-  return { status: r.statusCode, body: r.json() as Record<string, any> };
+  return { status: r.statusCode, body: r.json<Record<string, any>>() };
 }
 
 async function seatIds(eventId: string) {
