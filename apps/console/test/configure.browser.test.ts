@@ -147,14 +147,6 @@ describe('event configuration in Chromium', () => {
     await expect.poll(() => page.getByTestId('config-version').textContent()).toBe('2');
     expect(await page.getByTestId('newer-version').count()).toBe(0);
     await page.screenshot({ path: join(resultsDir, 'console-event-config.png'), fullPage: true });
-
-    // "No single seats" is on unless turned off; turning it off is a change of its own.
-    expect(await form.getByLabel('Single seats').inputValue()).toBe('true');
-    await form.getByLabel('Single seats').selectOption('false');
-    await form.getByRole('button', { name: 'Save changes' }).click();
-    await page.getByText('Saved as version 3: noSingleSeats.').waitFor();
-    const row = await sql<{ on: boolean }>`SELECT no_single_seats AS on FROM events WHERE id = ${eventId}`.execute(tdb.db);
-    expect(row.rows[0]!.on).toBe(false);
   });
 
   it('opens the fairness audit: the commitment before the open, the sign-off; downloads the Markdown summary', async () => {
@@ -239,6 +231,21 @@ describe('event configuration in Chromium', () => {
     });
     expect(await page.getByTestId('audit-export-note').textContent()).toBe(`Downloaded ${eventActions.length} entries.`);
     await page.screenshot({ path: join(resultsDir, 'console-audit-log.png'), fullPage: true });
+  });
+
+  it('turns no single seats off in the edit form: on unless turned off, saved as a change of its own, in words in the audit log', async () => {
+    await page.goto(`${baseUrl}/events/${eventId}/edit`);
+    await page.getByTestId('config-title').waitFor();
+    const form = page.getByTestId('event-form');
+    expect(await form.getByLabel('Single seats').inputValue()).toBe('true');
+    await form.getByLabel('Single seats').selectOption('false');
+    await form.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByText(/Saved as version \d+: noSingleSeats\./).waitFor();
+    const row = await sql<{ on: boolean }>`SELECT no_single_seats AS on FROM events WHERE id = ${eventId}`.execute(tdb.db);
+    expect(row.rows[0]!.on).toBe(false);
+    await page.goto(`${baseUrl}/audit-log?eventId=${eventId}&action=event.updated`);
+    await page.getByTestId('audit-table').waitFor();
+    await expect.poll(() => page.getByTestId('audit-table').textContent()).toContain('no single seats: yes → no');
   });
 
   it("imports the CLI's example event file into the form, every field filled and nothing to correct", async () => {

@@ -23,23 +23,22 @@ export async function findAvailableSeats(
 }
 
 /**
- * The free seats (as findAvailableSeats counts them) of every row that holds one of `seatIds`, of the same presale
- * tier, the picked seats among them when free: what the single-seat rule judges an exact-seat pick on. `rowIndex`
- * numbers the rows across sections (rows of two sections never read as one).
+ * Every seat of the event's rows that hold one of `seatIds` (the picked seats among them), with its presale tier and
+ * whether it is free now (as findAvailableSeats counts it): an exact-seat pick's checks and what the single-seat rule
+ * judges it on, in one read. `rowIndex` numbers the rows across sections (rows of two sections never read as one).
  */
-export async function findFreeSeatsInRowsOf(
+export async function findSeatsInRowsOf(
   db: Db | Trx,
   eventId: string,
   seatIds: number[],
-  allocation: string | null = null,
-): Promise<AvailableSeat[]> {
-  const { rows } = await sql<AvailableSeat>`
+): Promise<(AvailableSeat & { allocation: string | null; free: boolean })[]> {
+  const { rows } = await sql<AvailableSeat & { allocation: string | null; free: boolean }>`
     SELECT s.id, dense_rank() OVER (ORDER BY s.section_code, s.row_index)::int AS "rowIndex", s.row_label AS "rowLabel",
-           s.seat_number AS "seatNumber", s.quality
+           s.seat_number AS "seatNumber", s.quality, s.allocation,
+           (s.status = 'AVAILABLE' OR (s.status = 'HELD' AND s.expires_at <= now())) AS free
     FROM seats s
-    WHERE s.event_id = ${eventId} AND s.allocation IS NOT DISTINCT FROM ${allocation}::text
+    WHERE s.event_id = ${eventId}
       AND (s.section_code, s.row_index) IN (SELECT section_code, row_index FROM seats WHERE event_id = ${eventId} AND id = ANY(${seatIds}::bigint[]))
-      AND (s.status = 'AVAILABLE' OR (s.status = 'HELD' AND s.expires_at <= now()))
     ORDER BY s.section_code, s.row_index, s.seat_number`.execute(db);
   return rows;
 }

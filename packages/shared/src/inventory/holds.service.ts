@@ -97,6 +97,28 @@ function seatRange(seats: readonly AvailableSeat[]): string {
     : `row ${first.rowLabel} seats ${first.seatNumber}-${last.seatNumber}`;
 }
 
+/**
+ * The single-seat rule on an exact-seat pick, judged on a fresh read of its rows (`free`: their free seats of the fan's
+ * tier): refused (`SINGLE_SEAT_LEFT`, with the seats it would leave alone and the same number of seats that would not)
+ * when it leaves a seat alone that a pick of as many seats in the same run would not. A pick of a seat that is not free
+ * goes on to its attempt, which answers SEATS_UNAVAILABLE.
+ */
+function assertLeavesNoSingle(free: AvailableSeat[], seatIds: number[]): void {
+  const freeIds = new Set(free.map((s) => s.id));
+  if (!seatIds.every((id) => freeIds.has(id))) return;
+  const { avoidable, instead } = leftAlone(free, new Set(seatIds));
+  if (avoidable.length === 0) return;
+  const alone = avoidable.map((s) => `${s.rowLabel}${s.seatNumber}`).join(', ');
+  const other = instead.map((b) => seatRange(b)).join(' and ');
+  const one = avoidable.length === 1;
+  throw new DomainError(
+    'conflict',
+    'SINGLE_SEAT_LEFT',
+    `those seats would leave ${one ? 'seat' : 'seats'} ${alone} on ${one ? 'its' : 'their'} own, which nobody could then sit in with anyone; pick ${other} instead, or add ${alone} to your seats`,
+    { field: 'seatIds', seats: avoidable.map((s) => s.id), instead: instead.flat().map((s) => s.id) },
+  );
+}
+
 /** Thrown inside the hold transaction when a section cannot seat the party; turned into a refusal outside it. */
 class SectionFull extends Error {
   constructor(
@@ -415,12 +437,10 @@ export class HoldService {
     tier: Tier | null,
     noSingleSeats: boolean,
   ): Promise<Date> {
-    const existing = await db
-      .selectFrom('seats')
-      .select(['id', 'allocation'])
-      .where('event_id', '=', eventId)
-      .where('id', 'in', seatIds)
-      .execute();
+    // The picked seats' rows in one read: the picks themselves, and what the single-seat rule judges them on.
+    const rows = await repo.findSeatsInRowsOf(db, eventId, seatIds);
+    const picked = new Set(seatIds);
+    const existing = rows.filter((r) => picked.has(r.id));
     if (existing.length !== seatIds.length) {
       const known = new Set(existing.map((r) => r.id));
       throw new DomainError('not_found', 'SEAT_NOT_FOUND', 'some seats are not part of this event', {
@@ -428,14 +448,20 @@ export class HoldService {
         missing: seatIds.filter((id) => !known.has(id)),
       });
     }
-    const elsewhere = tier ? existing.filter((r) => r.allocation !== tier.code).map((r) => Number(r.id)) : [];
+    const elsewhere = tier ? existing.filter((r) => r.allocation !== tier.code).map((r) => r.id) : [];
     if (tier && elsewhere.length > 0)
       throw new DomainError('conflict', 'SEAT_NOT_IN_TIER', `some seats are not part of the ${tier.name} sale`, {
         field: 'seatIds',
         tier: tier.code,
         seats: elsewhere,
       });
-    if (noSingleSeats) await this.assertLeavesNoSingle(db, eventId, seatIds, tier?.code ?? null);
+    if (noSingleSeats) {
+      const allocation = tier?.code ?? null;
+      assertLeavesNoSingle(
+        rows.filter((r) => r.free && r.allocation === allocation),
+        seatIds,
+      );
+    }
     const r = await attempt(seatIds);
     if (!r.expiresAt) {
       const got = new Set(r.taken);
@@ -445,29 +471,6 @@ export class HoldService {
       });
     }
     return r.expiresAt;
-  }
-
-  /**
-   * The single-seat rule on an exact-seat pick, judged on a fresh read of its rows: refused (`SINGLE_SEAT_LEFT`, with
-   * the seats it would leave alone and the same number of seats that would not) when it leaves a seat alone that a
-   * pick of as many seats in the same run would not. A pick of a seat that is not free goes on to its attempt, which
-   * answers SEATS_UNAVAILABLE.
-   */
-  private async assertLeavesNoSingle(db: Db, eventId: string, seatIds: number[], allocation: string | null): Promise<void> {
-    const free = await repo.findFreeSeatsInRowsOf(db, eventId, seatIds, allocation);
-    const freeIds = new Set(free.map((s) => s.id));
-    if (!seatIds.every((id) => freeIds.has(id))) return;
-    const { avoidable, instead } = leftAlone(free, new Set(seatIds));
-    if (avoidable.length === 0) return;
-    const name = (s: AvailableSeat) => `${s.rowLabel}${s.seatNumber}`;
-    const alone = avoidable.map(name).join(', ');
-    const other = instead.map((b) => seatRange(b)).join(' and ');
-    throw new DomainError(
-      'conflict',
-      'SINGLE_SEAT_LEFT',
-      `those seats would leave ${avoidable.length === 1 ? 'seat' : 'seats'} ${alone} on ${avoidable.length === 1 ? 'its' : 'their'} own, which nobody could then sit in with anyone; pick ${other} instead, or add ${alone} to your seats`,
-      { field: 'seatIds', seats: avoidable.map((s) => s.id), instead: instead.flat().map((s) => s.id) },
-    );
   }
 
   /**

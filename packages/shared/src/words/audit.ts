@@ -107,6 +107,7 @@ export const SETTING_WORDS: Record<string, string> = {
   onsaleAt: 'on-sale time',
   seatPickingOpensAfterMinutes: 'seat picking delay',
   fairnessMode: 'fairness mode',
+  noSingleSeats: 'no single seats',
   'limits.perAccountSeats': 'seats per account',
   'limits.perInstrumentSeats': 'seats per card',
   'limits.perDeviceSeats': 'seats per device',
