@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sql } from 'kysely';
@@ -103,6 +104,26 @@ describe('best-available under the single-seat rule', () => {
     }
     const seats = await seatsOf(eventId);
     expect(seats.filter((s) => s.status === 'HELD')).toHaveLength(300);
+  });
+
+  it('sells all 300 seats of the club example to fans who all want two, section by section as the seat map shows seats left', async () => {
+    const club = JSON.parse(readFileSync(new URL('../../../../examples/club.json', import.meta.url), 'utf8')) as EventFile;
+    const { eventId } = await event({ sections: club.sections, priceLevels: club.priceLevels });
+    const holds = service();
+    let fan = 0;
+    for (const { code } of club.sections) {
+      // Concurrent pairs in waves until the section refuses a whole wave.
+      for (let refused = 0; refused < 10;) {
+        const wave = await Promise.allSettled(
+          Array.from({ length: 10 }, () => holds.create(`club-${fan++}`, eventId, { section: code, quantity: 2 })),
+        );
+        refused = wave.filter((o) => o.status === 'rejected').length;
+      }
+    }
+    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM seats WHERE event_id = ${eventId} AND status = 'HELD'`.execute(
+      t.db,
+    );
+    expect(rows[0]!.n).toBe(300);
   });
 
   it('with the setting off, holds as before the rule: the centre seat of three, leaving two seats alone', async () => {
