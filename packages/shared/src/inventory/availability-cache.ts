@@ -149,6 +149,11 @@ export class SectionAvailabilityCache {
     return promise;
   }
 
+  /** The cached view as it is now, claims not applied; undefined when this process has none for the section. */
+  peek(eventId: string, section: string): readonly AvailableSeat[] | undefined {
+    return this.entries.get(this.key(eventId, section))?.seats;
+  }
+
   /** The cached view as it is now (with every removal and restore since its read), less claims; lapsed or not. */
   current(eventId: string, section: string): AvailableSeat[] {
     const e = this.entries.get(this.key(eventId, section));

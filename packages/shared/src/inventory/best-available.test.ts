@@ -4,6 +4,7 @@ import {
   bestBlocks,
   bestSplit,
   fillableLengths,
+  hasRunOf,
   leftAlone,
   longestRun,
   pickCandidates,
@@ -70,6 +71,8 @@ describe('rankBlocks', () => {
             }
           expect(blocks.length).toBe(expected);
           expect(longestRun(seats) >= qty).toBe(expected > 0);
+          expect(hasRunOf(seats, qty)).toBe(expected > 0);
+          expect(hasRunOf([...seats].reverse(), qty)).toBe(expected > 0);
         },
       ),
     );

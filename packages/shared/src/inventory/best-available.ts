@@ -331,6 +331,19 @@ export function bestBlocks<S extends SeatCell>(
   return out;
 }
 
+/** Whether `quantity` adjacent available seats exist in any row: one pass over seats in seat order, stopping at the first. */
+export function hasRunOf(available: readonly SeatCell[], quantity: number): boolean {
+  const seats = inSeatOrder(available) ? available : [...available].sort(bySeat);
+  let run = 0;
+  for (let i = 0; i < seats.length; i++) {
+    const prev = seats[i - 1];
+    const cur = seats[i]!;
+    run = prev && prev.rowIndex === cur.rowIndex && prev.seatNumber + 1 === cur.seatNumber ? run + 1 : 1;
+    if (run >= quantity) return true;
+  }
+  return quantity <= 0;
+}
+
 /** The longest run of adjacent available seats in any row: tells "sold out" from "not together". */
 export function longestRun(available: readonly SeatCell[]): number {
   const rows = new Map<number, number[]>();

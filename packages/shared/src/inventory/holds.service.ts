@@ -5,7 +5,7 @@ import type { CachedEvent, EventCache } from '../events/event-cache.js';
 import { isUuid } from '../ids.js';
 import type { Metrics } from '../metrics/index.js';
 import { SectionAvailabilityCache } from './availability-cache.js';
-import { bestBlocks, bestSplit, bySeat, leftAlone, longestRun, type Block, type SingleSeatRule } from './best-available.js';
+import { bestBlocks, bestSplit, bySeat, hasRunOf, leftAlone, longestRun, type Block, type SingleSeatRule } from './best-available.js';
 import { PartyMix } from './party-mix.js';
 import * as repo from './holds.repository.js';
 import type { AvailableSeat } from './holds.repository.js';
@@ -592,16 +592,23 @@ export class HoldService {
     tier: Tier | null,
     rule: SingleSeatRule | undefined,
   ) {
-    // Alternatives from the fan's own tier: seats of another tier are not theirs to hold.
+    // Alternatives from the fan's own tier: seats of another tier are not theirs to hold; and, where this process has
+    // a view of the section, only those where the party can sit together (a count alone sent parties from one
+    // section of single holes to the next).
     const map = await this.deps.seatmap.get(cached.event.id, cached.sections, tier ?? undefined);
-    const alternatives = alternativeSections(map, cached.sections.get(section)!, quantity);
+    const allocation = tier?.code ?? null;
+    const together = (code: string) => {
+      const seen = this.availability.peek(cached.event.id, viewKey(code, allocation));
+      return seen === undefined ? undefined : hasRunOf(seen, quantity);
+    };
+    const alternatives = alternativeSections(map, cached.sections.get(section)!, quantity, together);
     if (view.length === 0)
       return new DomainError('conflict', 'SECTION_SOLD_OUT', `section ${section} has no seats left; try another section`, {
         field: 'section',
         alternatives,
       });
-    const together = longestRun(view);
-    if (together >= quantity)
+    const most = longestRun(view);
+    if (most >= quantity)
       return new DomainError('conflict', 'SECTION_NEARLY_FULL', `section ${section} is nearly full; try another section`, {
         field: 'section',
         alternatives,
@@ -611,7 +618,7 @@ export class HoldService {
       ...(split
         ? [`${quantity} seats as ${split.map((b) => b.seats.length).join(' + ')} (${split.map((b) => seatRange(b.seats)).join('; ')})`]
         : []),
-      `${together} ${together === 1 ? 'seat' : 'seats together'}`,
+      `${most} ${most === 1 ? 'seat' : 'seats together'}`,
       ...(alternatives.length > 0 ? ['another section'] : []),
     ];
     return new DomainError(
@@ -621,7 +628,7 @@ export class HoldService {
       {
         field: 'section',
         alternatives,
-        together,
+        together: most,
         ...(split ? { split: split.map((b) => ({ row: b.seats[0]!.rowLabel, seats: b.seats.map((s) => s.seatNumber) })) } : {}),
       },
     );

@@ -27,14 +27,26 @@ export interface Seatmap {
 
 /**
  * What a refused hold offers instead: up to five other sections of `map` that can take `quantity` now, those
- * nearest in quality to `here` first, then the cheaper.
+ * nearest in quality to `here` first, then the cheaper. `together`, when given, says whether the party can sit
+ * together in a section (true, false, or undefined when not known): a section known to have the seats only apart is
+ * left out. It is asked of the best candidates in turn, only until five are found.
  */
-export function alternativeSections(map: Seatmap, here: { code: string; qualityRank: number }, quantity: number) {
-  return map.sections
+export function alternativeSections(
+  map: Seatmap,
+  here: { code: string; qualityRank: number },
+  quantity: number,
+  together?: (section: string) => boolean | undefined,
+) {
+  const out: { section: string; name: string; available: number; priceCents: number }[] = [];
+  const candidates = map.sections
     .filter((s) => s.code !== here.code && s.available >= quantity)
-    .sort((a, b) => Math.abs(a.qualityRank - here.qualityRank) - Math.abs(b.qualityRank - here.qualityRank) || a.priceCents - b.priceCents)
-    .slice(0, 5)
-    .map((s) => ({ section: s.code, name: s.name, available: s.available, priceCents: s.priceCents }));
+    .sort((a, b) => Math.abs(a.qualityRank - here.qualityRank) - Math.abs(b.qualityRank - here.qualityRank) || a.priceCents - b.priceCents);
+  for (const s of candidates) {
+    if (out.length >= 5) break;
+    if (together?.(s.code) === false) continue;
+    out.push({ section: s.code, name: s.name, available: s.available, priceCents: s.priceCents });
+  }
+  return out;
 }
 
 /** Joins an event's sections with their live counts (sections without seats in a state count 0). Pure. */

@@ -229,6 +229,32 @@ describe('a party that cannot sit together', () => {
     expect(Math.max(...numbers) - Math.min(...numbers)).toBe(3);
   });
 
+  it("offers as alternatives only the sections where the party can sit together, as far as this process's views tell", async () => {
+    const rows = [
+      { label: 'A', seats: 6 },
+      { label: 'B', seats: 6 },
+    ];
+    const { eventId } = await event({
+      sections: [
+        { code: 'S', priceLevel: 'P', qualityRank: 1, rows },
+        { code: 'T', priceLevel: 'P', qualityRank: 2, rows },
+        { code: 'U', priceLevel: 'P', qualityRank: 3, rows },
+      ],
+    });
+    const seats = await sql<{ id: number; section: string; row: string; number: number }>`
+      SELECT id, section_code AS section, row_label AS row, seat_number AS number FROM seats WHERE event_id = ${eventId}`.execute(t.db);
+    const id = (section: string, row: string, n: number) =>
+      seats.rows.find((r) => r.section === section && r.row === row && r.number === n)!.id;
+    // S and T keep only pairs (seats 3-4 of each row taken), U is untouched: set up by another process.
+    const other = service();
+    for (const code of ['S', 'T'])
+      await other.create(`middle-${code}`, eventId, { seatIds: [id(code, 'A', 3), id(code, 'A', 4), id(code, 'B', 3), id(code, 'B', 4)] });
+    const refused = await domainError(service().create('four', eventId, { section: 'S', quantity: 4 }));
+    expect(refused.code).toBe('SECTION_NEARLY_FULL');
+    // T has 8 seats free but only in pairs: not offered; U seats four together.
+    expect((refused.details.alternatives as { section: string }[]).map((a) => a.section)).toEqual(['U']);
+  });
+
   it('a split request is refused when the section has fewer seats than the party, with the most together', async () => {
     const { eventId } = await event({ sections: [section('S', [{ label: 'A', seats: 3 }])] });
     const refused = await domainError(service().create('five', eventId, { section: 'S', quantity: 5, split: true }));
