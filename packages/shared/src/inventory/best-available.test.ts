@@ -238,6 +238,15 @@ describe('the single-seat rule', () => {
     expect(bestBlocks(row, 2, 1, 3, zero, {})).toHaveLength(1);
   });
 
+  it('gives a party of one a seat already alone before it breaks a run, whatever the tiers', () => {
+    // Row 0 free but for seat 5 taken; row 9 has seat 3 alone (2 and 4 taken).
+    const seats = grid(10, 10, (r, n) => (r === 0 && n === 5) || (r === 9 && n !== 3) || (r > 0 && r < 9));
+    const [first] = bestBlocks(seats, 1, 1, 3, Math.random, {});
+    expect([first!.seats[0]!.rowIndex, first!.seats[0]!.seatNumber]).toEqual([9, 3]);
+    // Without the rule, the front row as before.
+    expect(bestBlocks(seats, 1, 1, 3, Math.random)[0]!.seats[0]!.rowIndex).toBe(0);
+  });
+
   /** A whole sale through bestBlocks: parties from `sizes` in turn, each taking the first candidate, until none fits. */
   const sell = (seats: SeatCell[], sizes: number[], rule: boolean, seed: number) => {
     const random = seeded(seed);

@@ -88,7 +88,7 @@ function tierOf(rowIndex: number, score: number, quantity: number): number {
  * `fills` goes one step further: `fills[r]` is 1 when a run of `r` free seats can be filled exactly by the parties
  * still coming (see `fillableLengths`); best-available prefers blocks whose leftover runs can be, so a sale where
  * everyone wants two does not leave a seat in every odd run. Lengths past its end count as fillable; absent: every
- * run of two or more is.
+ * run of two or more is. And a party of one takes a seat already alone, if there is one, before it breaks a run.
  */
 export interface SingleSeatRule {
   fills?: Uint8Array;
@@ -98,6 +98,8 @@ export interface SingleSeatRule {
 const MISFIT_RANK = 1e7;
 /** Orders a block by the seats it leaves alone before anything else (tiers stay well inside +-1e6). */
 const ALONE_RANK = 1e8;
+/** Orders a party of one's seat in a run of several behind every seat already alone, of any tier. */
+const BREAK_RANK = 1e6;
 
 const fillable = (fills: Uint8Array | undefined, r: number) => fills === undefined || r >= fills.length || fills[r] === 1;
 
@@ -284,7 +286,9 @@ export function bestBlocks<S extends SeatCell>(
           const right = i - first - quantity;
           const alone = (left === 1 ? 1 : 0) + (right === 1 ? 1 : 0);
           const misfit = (left > 1 && !fillable(fills, left) ? 1 : 0) + (right > 1 && !fillable(fills, right) ? 1 : 0);
-          keys.push(alone * ALONE_RANK + misfit * MISFIT_RANK + tier);
+          // A party of one takes a seat already alone before it breaks a run: only a party of one can ever use it.
+          const breaks = quantity === 1 && i - runStart > 1 ? 1 : 0;
+          keys.push(alone * ALONE_RANK + misfit * MISFIT_RANK + breaks * BREAK_RANK + tier);
         }
         if (first + quantity >= i) break;
         score += seats[first + quantity]!.quality - seats[first]!.quality;
