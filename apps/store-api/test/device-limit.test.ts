@@ -94,10 +94,12 @@ describe('the per-device seat limit', () => {
       { payment: { instrument: { type: 'card', number: TEST_CARDS.success } } },
     );
     expect(paid.status).toBe(200);
-    // One seat left for the tablet; 8 accounts on it each pick a different exact seat at once.
+    // One seat left for the tablet; 8 accounts on it each pick a different exact seat at once (a seat at a row's end,
+    // so that no pick leaves a seat alone: the single-seat rule would refuse that first).
     const { rows: seats } = await sql<{
       id: string;
-    }>`SELECT id FROM seats WHERE event_id = ${eventId} AND section_code = 'C' ORDER BY id LIMIT 8`.execute(h.t.db);
+    }>`SELECT id FROM seats WHERE event_id = ${eventId} AND section_code = 'C' AND seat_number IN (1, 10)
+       ORDER BY row_index, seat_number LIMIT 8`.execute(h.t.db);
     const picks = await Promise.all(
       pickers.map(async (tk, i) =>
         call('POST', `/events/${eventId}/holds`, await admitted(tk, eventId, 'family-tablet'), { seatIds: [Number(seats[i]!.id)] }),
