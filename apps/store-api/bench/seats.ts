@@ -1,12 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { expandSeats, parseEventFile } from '@onsale/shared/events';
-import { bestBlocks, PartyMix, type SeatCell, type SingleSeatRule } from '@onsale/shared/inventory';
+import { createEvent, EventCache, expandSeats, parseEventFile } from '@onsale/shared/events';
+import { DomainError } from '@onsale/shared';
+import { bestBlocks, HoldService, PartyMix, SeatmapCache, type SeatCell, type SingleSeatRule } from '@onsale/shared/inventory';
+import { benchDatabase } from './database.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
-const USAGE = `usage: pnpm bench seats [--sections 20] [--rounds 5] [--seed 1]
+const USAGE = `usage: pnpm bench seats [--sections 20] [--rounds 5] [--seed 1] [--store-holds 3000] [--concurrency 20]
 
 The CPU best-available spends per hold, with the event's no-single-seats rule on and off: --sections sections of
 examples/stadium.json (400 seats each) are each sold to the end, hold after hold, as the hold path does it (the
@@ -14,7 +16,12 @@ candidates for the party from the section's view, in seat order, the first candi
 equal shares and to parties of two only. The same parties in the same order for both; the order of the two
 alternates between --rounds rounds. Prints CPU microseconds per hold (process.cpuUsage around the selection only)
 with the rule on, off (the limit it is measured against: the selection as it was) and their ratio, and the seats
-each sale left unsold.`;
+each sale left unsold.
+Then the whole hold path in this process against PostgreSQL (BENCH_DATABASE_URL, else a scratch database): two
+events of those sections, one with noSingleSeats on and one off, each taking --store-holds hold requests of 1-4
+seats in a random section from --concurrency callers at once through HoldService.create (no HTTP); prints this
+process's CPU microseconds per hold made for each, and their ratio (a first round warms the process and is not
+counted; the order alternates between the four counted rounds).`;
 
 interface Run {
   holds: number;
@@ -61,6 +68,8 @@ export async function main(argv: string[]) {
       sections: { type: 'string', default: '20' },
       rounds: { type: 'string', default: '5' },
       seed: { type: 'string', default: '1' },
+      'store-holds': { type: 'string', default: '3000' },
+      concurrency: { type: 'string', default: '20' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -101,9 +110,73 @@ export async function main(argv: string[]) {
       unsoldSeatsOfFirstRound: { on: total.on.unsold, off: total.off.unsold, of: sections.reduce((a, s) => a + s.length, 0) },
     };
   }
+  out.store = await storePath(stadium, count, Number(values['store-holds']), Number(values.concurrency), seed);
   console.log(JSON.stringify(out, null, 2));
   for (const [name, r] of Object.entries(out) as [string, { cpuMicrosPerHold: { on: number; off: number }; ratioOnToOff: number }][])
-    console.log(
-      `seats: ${name}: best-available ${r.cpuMicrosPerHold.on} us CPU per hold with no single seats, ${r.cpuMicrosPerHold.off} us without (ratio ${r.ratioOnToOff})`,
-    );
+    if (name !== 'store')
+      console.log(
+        `seats: ${name}: best-available ${r.cpuMicrosPerHold.on} us CPU per hold with no single seats, ${r.cpuMicrosPerHold.off} us without (ratio ${r.ratioOnToOff})`,
+      );
+  const store = out.store as { cpuMicrosPerHold: { on: number; off: number }; ratioOnToOff: number };
+  console.log(
+    `seats: the hold path (HoldService.create against PostgreSQL, this process): ${store.cpuMicrosPerHold.on} us CPU per hold with no single seats, ${store.cpuMicrosPerHold.off} us without (ratio ${store.ratioOnToOff})`,
+  );
+}
+
+/** The whole hold path in this process, rule on and off: CPU per hold made, over `holds` requests each. */
+async function storePath(stadium: ReturnType<typeof parseEventFile>, count: number, holds: number, concurrency: number, seed: number) {
+  const bench = await benchDatabase();
+  try {
+    const sections = stadium.sections.slice(0, count);
+    const total = { on: { holds: 0, cpuMicros: 0 }, off: { holds: 0, cpuMicros: 0 } };
+    // Round 0 warms the process (V8 compiles the hold path on its first thousands of calls) and is not counted.
+    for (let round = 0; round < 5; round++) {
+      const order = round % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const);
+      for (const mode of order) {
+        const spec = parseEventFile({
+          ...stadium,
+          name: `Seats bench ${mode} ${round}`,
+          onsaleAt: new Date(Date.now() - 60_000).toISOString(),
+          startsAt: new Date(Date.now() + 86_400_000).toISOString(),
+          sections,
+          allocations: undefined,
+          noSingleSeats: mode === 'on',
+        });
+        const { eventId } = await bench.db.transaction().execute((trx) => createEvent(trx, spec, 'bench', { signOff: true }));
+        const random = seeded(seed * 131 + round);
+        const service = new HoldService({ db: bench.db, events: new EventCache(bench.db), seatmap: new SeatmapCache(bench.db), random });
+        // Warm: the event's views are read once before the measured requests.
+        await service.create('warm', eventId, { section: sections[0]!.code, quantity: 1 });
+        let next = 0;
+        let made = 0;
+        const before = process.cpuUsage();
+        await Promise.all(
+          Array.from({ length: concurrency }, async () => {
+            while (next < holds) {
+              const i = next++;
+              const section = sections[Math.floor(random() * sections.length)]!.code;
+              try {
+                await service.create(`fan-${i}`, eventId, { section, quantity: 1 + Math.floor(random() * 4) });
+                made++;
+              } catch (e) {
+                if (!(e instanceof DomainError)) throw e;
+              }
+            }
+          }),
+        );
+        const spent = process.cpuUsage(before);
+        if (round === 0) continue;
+        total[mode].holds += made;
+        total[mode].cpuMicros += spent.user + spent.system;
+      }
+    }
+    const per = (m: 'on' | 'off') => total[m].cpuMicros / total[m].holds;
+    return {
+      holds: { on: total.on.holds, off: total.off.holds },
+      cpuMicrosPerHold: { on: Math.round(per('on')), off: Math.round(per('off')) },
+      ratioOnToOff: Math.round((per('on') / per('off')) * 100) / 100,
+    };
+  } finally {
+    await bench.close();
+  }
 }
