@@ -327,7 +327,7 @@ async function snapshot(): Promise<Record<string, string>> {
     WHERE schemaname IN ('public', 'graphile_worker') ORDER BY 1`.execute(h.t.db);
   const out: Record<string, string> = {};
   for (const { name } of tables) {
-    const countOnly = /store_processes|worker_heartbeats|kysely_migration_lock|_private_/.test(name);
+    const countOnly = /store_processes|store_load|worker_heartbeats|kysely_migration_lock|_private_/.test(name);
     const q = countOnly
       ? `SELECT count(*)::text AS v FROM ${name}`
       : `SELECT count(*)::text || ':' || coalesce(md5(string_agg(t::text, '|' ORDER BY t::text)), '') AS v FROM ${name} t`;

@@ -14,5 +14,7 @@ await startWorker({
   claimTokenSecret: 'crash-test-secret',
   fanout: { pageSize: Number(process.env.PAGE_SIZE ?? 50), betweenPages: () => new Promise((r) => setTimeout(r, pause)) },
   liveness: { heartbeatMs: 200, deadAfterMs: 1500 },
+  // The test's webhook receiver listens on this machine: named, as an install names its internal receivers.
+  outbound: { allowHosts: ['127.0.0.1'] },
 });
 process.stdout.write('ready\n');

@@ -57,7 +57,7 @@ describe('a batch fan-out interrupted by a killed worker', () => {
     await sql`UPDATE listings SET fanout_inline_threshold = 40 WHERE id = ${listingId}`.execute(t.db);
     const waitlist = new WaitlistService(t.db);
     await Promise.all(Array.from({ length: 600 }, (_, i) => waitlist.join(`crash-${i}`, listingId, {})));
-    await addWebhookEndpoint(t.db, { url: sinkUrl, listingId });
+    await addWebhookEndpoint(t.db, { url: sinkUrl, listingId }, { outbound: { allowHosts: ['127.0.0.1'] } });
 
     const first = await spawnWorker();
     const seat =
@@ -103,6 +103,7 @@ describe('a batch fan-out interrupted by a killed worker', () => {
         admission: false,
         claimTokenSecret: 'crash-test-secret',
         liveness: { heartbeatMs: 200, deadAfterMs: 1500 },
+        outbound: { allowHosts: ['127.0.0.1'] },
       });
       await waitUntil('the fan-out done', async () => {
         const r = await t.db
