@@ -17,7 +17,7 @@ export const Route = createFileRoute('/_authed')({
   component: SignedInShell,
 });
 
-const ROLE_LABEL = { admin: 'Admin', operator: 'Operator', promoter: 'Promoter', viewer: 'Viewer' } as const;
+const ROLE_LABEL = { admin: 'Admin', operator: 'Operator', promoter: 'Promoter', viewer: 'Viewer', scanner: 'Scanner' } as const;
 
 function SignedInShell() {
   const { me } = Route.useRouteContext();
