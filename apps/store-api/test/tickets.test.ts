@@ -390,7 +390,7 @@ describe('the face-value exchange', () => {
     // The buyer holds a new ticket for the seat; the seller's is RESOLD and its old code reads REVOKED.
     const bought = await myTickets(first);
     expect(bought).toEqual([
-      expect.objectContaining({ status: 'ACTIVE', seat: t!.seat, orderId: paid[0]!.body.orderId, faceValueCents: 12_000 }),
+      expect.objectContaining({ status: 'ACTIVE', seat: t!.seat, orderId: paid[0].body.orderId, faceValueCents: 12_000 }),
     ]);
     expect(bought[0]!.ticketId).not.toBe(t!.ticketId);
     expect((await myTickets(seller)).map((x) => [x.ticketId, x.status])).toEqual([
