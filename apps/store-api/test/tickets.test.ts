@@ -444,6 +444,24 @@ describe('the face-value exchange', () => {
   });
 });
 
+describe('general admission', () => {
+  it('issues one ticket per unit, passed on by transfer, not resale', async () => {
+    const { eventId } = await makeEvent(h.t, {
+      sections: [{ kind: 'GA', code: 'FLOOR', name: 'Floor', priceLevel: 'P2', capacity: 20, shards: 2 }],
+    });
+    const fan = await login(h.app, 'tk-ga');
+    await buy(fan, eventId, 2, 'FLOOR');
+    const mine = await myTickets(fan);
+    expect(mine.map((t) => [t.seat, t.faceValueCents, t.can.resell])).toEqual([
+      [{ section: 'FLOOR', row: null, number: null }, 6_000, false],
+      [{ section: 'FLOOR', row: null, number: null }, 6_000, false],
+    ]);
+    const resale = await call('POST', `/tickets/${mine[0]!.ticketId}/resale`, bearer(fan), { priceCents: 6_000 });
+    expect([resale.status, resale.body.error]).toEqual([409, 'RESALE_NOT_SUPPORTED']);
+    expect((await codeOf(fan, mine[1]!.ticketId, 'ga')).status).toBe(200);
+  });
+});
+
 describe('the post-sale review', () => {
   it("counts the transfers and listings of a cluster's accounts, so a reseller's accounts show up", async () => {
     const { eventId } = await makeEvent(h.t);
