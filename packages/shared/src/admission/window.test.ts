@@ -45,6 +45,9 @@ describe('the window on the fans inside (AIMD)', () => {
     let w: number | null = null;
     for (let t = 0; t < 40; t++) w = step({ window: w, inside: Math.floor(w ?? 0), plannedInside: 50, plausibleFans: 0 }).window;
     expect(w).toBe(200);
+    // Nothing answered (no report, or no hold answered lately): nothing known, it holds where it is.
+    expect(step({ window: 100, inside: 90, load: { ...idle, reporting: 0 } }).window).toBe(100);
+    expect(step({ window: 100, inside: 90, load: { ...idle, holdsAnswered: 0 } }).window).toBe(100);
   });
 
   it('a lagging store halves it from the fans inside, at most once per interval (or per lag, when longer)', () => {

@@ -109,7 +109,7 @@ export function initialWindow(plannedInside: number, max: number): number {
 /**
  * Additive increase, multiplicative decrease on the fans inside. The window starts small (initialWindow: 2% of the
  * planned window) and grows while the store keeps up, up to its maximum (4x the planned window or the plausible fans,
- * whichever is more). A lagging store halves it, from the fans inside when they are
+ * whichever is more), and only on evidence: holds the store answered in time. A lagging store halves it, from the fans inside when they are
  * fewer (never below ADMISSION_WINDOW.min), at most once per max(minCutIntervalMs, lag); a store that keeps up while
  * the window is in use adds max(1, 10% of the planned window) fans a second, up to the maximum.
  */
@@ -131,8 +131,11 @@ export function nextWindow(s: WindowInput): WindowStep {
     }
     return { window, cutAtMs: s.cutAtMs, lagging, lagMs, cut: false };
   }
-  // In use: the fans inside fill 80% of its whole fans (a window of 1.6 fans is in use with one fan inside).
-  if (s.inside >= Math.floor(A.inUse * Math.floor(window))) {
+  // In use: the fans inside fill 80% of its whole fans (a window of 1.6 fans is in use with one fan inside). It grows
+  // on evidence only: holds the store answered in time. Nothing reported (no hold answered lately) is nothing known,
+  // and fans let in on nothing known are the burst that swamped the store at the open.
+  const answered = s.load.reporting > 0 && s.load.holdsAnswered > 0;
+  if (answered && s.inside >= Math.floor(A.inUse * Math.floor(window))) {
     const step = Math.max(A.minIncreasePerSecond, planned * A.increaseShare) * (Math.max(0, s.elapsedMs) / 1000);
     window = Math.min(max, window + step);
   }
