@@ -77,9 +77,6 @@ const HUMAN_HEADERS = {
 };
 const BOT_HEADERS = { 'user-agent': 'python-requests/2.32.3', accept: '*/*' };
 
-/** Connections for the fans inside (seat maps, holds, payments) per --connections: 64 gives 1,024 each. */
-const SHOPPER_CONNECTIONS_PER_CONNECTION = 16;
-
 /** A shopper in the store: the few strings a fan needs between admission and its order (held by active fans only). */
 interface Shopper {
   admissionToken: string;
@@ -347,16 +344,11 @@ export class Crowd {
   constructor(private readonly o: DriverOptions) {
     const pool = (connections: number) =>
       new Pool(o.fansUrl, { connections, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 30_000, bodyTimeout: 30_000 });
-    // The fans inside (shopping and paying) each have a browser of their own: their requests wait at the product,
-    // where its store counts them in flight and its admission controller sees the lag, not in a queue for one of this
-    // driver's connections, which the product cannot see (with 64, a 20,000-fan stadium had 6,000 admitted fans
-    // waiting here while the controller, seeing holds answered in 2 s, let more in: holds took 135 s as fans timed
-    // them). The crowd still waiting shares fewer connections (its polls and joins are many and short).
-    this.pool = pool(o.connections * SHOPPER_CONNECTIONS_PER_CONNECTION);
+    this.pool = pool(o.connections);
     this.pollPool = pool(Math.max(1, Math.ceil(o.connections / 2)));
     this.joinPool = pool(o.connections);
     this.joinBacklogCap = o.connections * 32;
-    this.payPool = pool(o.connections * SHOPPER_CONNECTIONS_PER_CONNECTION);
+    this.payPool = pool(o.connections);
     this.random = seededRandom(o.seed);
     const n = o.fans;
     this.phase = new Uint8Array(n);
