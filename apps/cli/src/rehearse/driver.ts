@@ -137,6 +137,8 @@ export interface DriverResult {
   /** Each hold as its fan timed it: from the first request for it to the 201, its retries (503, 429, a reset) included. */
   holdLatencies: Float64Array;
   soldOutReadsAtMs: Float64Array;
+  /** The same, of the fans who read it on a poll sent as told (within their Retry-After, see positionExpired). */
+  soldOutReadsAsToldAtMs: Float64Array;
   /** Fans who read ADMITTED (collected an admission), once each. */
   admitted: number;
   /**
@@ -278,6 +280,8 @@ export class Crowd {
   /** The latest a fan may send its next poll and still have polled as told (epoch ms; NaN: not told yet). */
   private readonly toldBy: Float64Array;
   private readonly positionExpired = { asTold: 0, late: 0 };
+  /** The fan read SOLD_OUT on a poll it sent as told. */
+  private readonly soldOutAsTold: Uint8Array;
   private readonly retries: Uint16Array;
   private readonly queueToken: (string | undefined)[];
   private readonly accountToken: (string | undefined)[];
@@ -366,6 +370,7 @@ export class Crowd {
     this.position = new Float64Array(n).fill(Number.NaN);
     this.soldOutAt = new Float64Array(n).fill(Number.NaN);
     this.toldBy = new Float64Array(n).fill(Number.NaN);
+    this.soldOutAsTold = new Uint8Array(n);
     this.retries = new Uint16Array(n);
     this.queueToken = new Array<string | undefined>(n);
     this.accountToken = new Array<string | undefined>(n);
@@ -675,7 +680,10 @@ export class Crowd {
     this.retries[i] = 0;
     const s = a.body as { state: string; position: number | null; admissionToken?: string };
     if (typeof s.position === 'number' && this.sinceOpen() >= 0 && Number.isNaN(this.position[i]!)) this.position[i] = s.position;
-    if (s.state === 'SOLD_OUT') return this.soldOut(i, true);
+    if (s.state === 'SOLD_OUT') {
+      if (asTold) this.soldOutAsTold[i] = 1;
+      return this.soldOut(i, true);
+    }
     if (s.admissionToken) {
       // Fans admitted, once each (a fan back in line after a refused hold reads ADMITTED again).
       if (this.wasAdmitted[i] === 0) {
@@ -1029,8 +1037,12 @@ export class Crowd {
         ranked.position.push(this.position[i]!);
       }
     }
+    const asTold: number[] = [];
     for (let i = 0; i < this.o.fans; i++)
-      if (!Number.isNaN(this.soldOutAt[i]!)) this.soldOutReads.push(this.soldOutAt[i]! - this.o.onsaleAtMs);
+      if (!Number.isNaN(this.soldOutAt[i]!)) {
+        this.soldOutReads.push(this.soldOutAt[i]! - this.o.onsaleAtMs);
+        if (this.soldOutAsTold[i] === 1) asTold.push(this.soldOutAt[i]! - this.o.onsaleAtMs);
+      }
     const bots = this.operator.reduce((a, o) => a + (o >= 0 ? 1 : 0), 0);
     const unfinishedBy: Record<string, number> = {};
     const names = ['arriving', 'joining', 'waiting', 'holding', 'paying'];
@@ -1046,6 +1058,7 @@ export class Crowd {
       ranked: { arrival: Float64Array.from(ranked.arrival), position: Float64Array.from(ranked.position) },
       holdLatencies: Float64Array.from(this.holdLatencies),
       soldOutReadsAtMs: Float64Array.from(this.soldOutReads),
+      soldOutReadsAsToldAtMs: Float64Array.from(asTold),
       admitted: this.admitted,
       positionExpired: { ...this.positionExpired },
       firstAdmitAtMs: this.firstAdmitAt,

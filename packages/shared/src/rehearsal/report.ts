@@ -40,6 +40,8 @@ export interface RehearsalReport {
   duplicateOrders: number;
   drift: number;
   soldOutPropagationMs: { p50: number | null; p99: number | null; max: number | null; count: number };
+  /** The same over the fans who read SOLD_OUT on a poll sent as told (the goal's figure). */
+  soldOutPropagationAsToldMs?: { p50: number | null; p99: number | null; max: number | null; count: number };
   /** Holds as their fans timed them: from the first request for a hold to its 201, retries (503, 429, a reset) included. */
   holdLatencyMs: { p50: number | null; p99: number | null; count: number };
   /** About how many seats the crowd would buy (fans who pay, their parties' size): the sold share is weighed when >= seats. */

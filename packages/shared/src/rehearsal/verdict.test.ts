@@ -50,7 +50,7 @@ describe('verdictOf', () => {
       [{ seatsSold: 59_600 }, /^seats sold 59,600 of 60,000 \(99\.33%\), limit >= 99\.5%$/],
       [{ admittedFans: 36_001 }, /^fans let in for each fan who bought 1\.50 .*limit <= 1\.5$/],
       [{ holdLatencyMs: { p99: 2001, count: 10 } }, /^hold latency p99, as fans time it 2,001 ms/],
-      [{ soldOutPropagationMs: { p99: 11_200, count: 10 } }, /^sold-out propagation p99 11,200 ms/],
+      [{ soldOutPropagationMs: { p99: 11_200, count: 10 } }, /^sold-out propagation p99, to fans who polled as told 11,200 ms/],
       [{ positionExpired: { asTold: 1, late: 0 } }, /^POSITION_EXPIRED to fans who polled as told 1, limit 0$/],
       [{ botSeatShare: 0.1 }, /^seats bots bought 10\.0%, limit < 10%$/],
     ];

@@ -152,7 +152,7 @@ export function saleChecks(r: VerdictInput): SaleCheck[] {
       excuse ?? (r.soldOut === false ? 'not sold out' : r.soldOutPropagationMs.count === 0 ? 'no fan was polling at the sell-out' : null);
     out.push({
       key: 'soldOutPropagationP99',
-      label: 'sold-out propagation p99',
+      label: 'sold-out propagation p99, to fans who polled as told',
       value: `${ms(r.soldOutPropagationMs.p99)} (${int(r.soldOutPropagationMs.count)} polling fans)`,
       limit: `<= ${ms(SALE_GOALS.soldOutPropagationP99Ms)}`,
       ok: why ? null : r.soldOutPropagationMs.p99! <= SALE_GOALS.soldOutPropagationP99Ms,
