@@ -44,10 +44,6 @@ async function makeEvent(o: EventOptions = {}): Promise<string> {
   });
   const { eventId } = await t.db.transaction().execute((trx) => createEvent(trx, spec, 'test', { signOff: true }));
   events.push(eventId);
-  // These tests are of the pacing and its signals with no store answering holds: the window on the fans inside, which
-  // starts small and grows only on holds the store answered (window.test.ts, controller-store.test.ts), is opened
-  // to its maximum here so it does not bind.
-  await t.db.updateTable('queue_state').set({ admit_window: 1e9 }).where('event_id', '=', eventId).execute();
   return eventId;
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { manualClock } from '../testing/index.js';
 import { StoreLoadTracker } from './store-load.js';
-import { ADMISSION_WINDOW, initialWindow, leaverSeconds, nextWindow, storeLagMs, tailGapMs, type StoreLoad } from './window.js';
+import { ADMISSION_WINDOW, leaverSeconds, nextWindow, storeLagMs, tailGapMs, type StoreLoad } from './window.js';
 
 const idle: StoreLoad = {
   reporting: 1,
@@ -36,18 +36,9 @@ describe('how late the store answers', () => {
 });
 
 describe('the window on the fans inside (AIMD)', () => {
-  it('starts small (2% of the planned fans inside, at least 10) and grows to at most 4x the planned fans or the plausible fans', () => {
-    expect(step({ window: null, inside: 0 }).window).toBe(10);
-    expect(step({ window: null, inside: 0, plannedInside: 7488, plausibleFans: 31_200 }).window).toBeCloseTo(149.76);
-    // Never past its maximum, never below one fan.
-    expect(initialWindow(50, 4)).toBe(4);
-    // From the start, a store that keeps up opens it: 10% of the planned window a second while in use.
-    let w: number | null = null;
-    for (let t = 0; t < 40; t++) w = step({ window: w, inside: Math.floor(w ?? 0), plannedInside: 50, plausibleFans: 0 }).window;
-    expect(w).toBe(200);
-    // Nothing answered (no report, or no hold answered lately): nothing known, it holds where it is.
-    expect(step({ window: 100, inside: 90, load: { ...idle, reporting: 0 } }).window).toBe(100);
-    expect(step({ window: 100, inside: 90, load: { ...idle, holdsAnswered: 0 } }).window).toBe(100);
+  it('starts open: 4x the planned fans inside or the plausible fans, whichever is more', () => {
+    expect(step({ window: null, inside: 0 }).window).toBe(300);
+    expect(step({ window: null, inside: 0, plausibleFans: 10 }).window).toBe(200);
   });
 
   it('a lagging store halves it from the fans inside, at most once per interval (or per lag, when longer)', () => {
@@ -71,13 +62,11 @@ describe('the window on the fans inside (AIMD)', () => {
 });
 
 describe('leavers and the tail', () => {
-  it('a leaver: no hold within a minute of the event clock (at least 5 s, never past the checkout time) plus 3x the lag', () => {
+  it('a leaver: no hold within a minute of the event clock (at least 5 s) plus 3x the lag, never past the checkout time', () => {
     expect(leaverSeconds(300, null, 0)).toBe(60);
     expect(leaverSeconds(300, null, 2000)).toBe(66);
     expect(leaverSeconds(12, 30, 0)).toBe(5);
     expect(leaverSeconds(30, null, 0)).toBe(30);
-    // A rehearsal's 12 s checkout and a store answering in 10 s: the fans whose holds wait in line still count inside.
-    expect(leaverSeconds(12, 30, 10_000)).toBe(35);
   });
 
   it('the next fan 2 s after the last advance plus 1 s per fan not holding, at most 8 s; a compressed clock divides it (at least 1 s)', () => {

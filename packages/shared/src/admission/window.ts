@@ -27,14 +27,6 @@ export const ADMISSION_WINDOW = {
   inUse: 0.8,
   /** It never grows past this many times the planned window (or the plausible fans when more). */
   maxOfPlanned: 4,
-  /**
-   * It starts at this share of the planned window (at least `initialFans`), not open: nothing is known of the store
-   * yet, and the fans let in on the first ticks reach it seconds later, after the lag that would have warned of them
-   * (TCP's slow start, for the same reason). Open, a 20,000-fan stadium let 3,125 fans in on its first tick and its
-   * holds took 30 s.
-   */
-  initialShare: 0.02,
-  initialFans: 10,
   /** It never shrinks below one fan: the next fan can always come in once the store answers. */
   min: 1,
 } as const;
@@ -100,16 +92,9 @@ export interface WindowStep {
   cut: boolean;
 }
 
-/** The window's first value: 2% of the planned window, at least 10 fans, never past its maximum. */
-export function initialWindow(plannedInside: number, max: number): number {
-  const A = ADMISSION_WINDOW;
-  return Math.max(A.min, Math.min(max, Math.max(A.initialFans, plannedInside * A.initialShare)));
-}
-
 /**
- * Additive increase, multiplicative decrease on the fans inside. The window starts small (initialWindow: 2% of the
- * planned window) and grows while the store keeps up, up to its maximum (4x the planned window or the plausible fans,
- * whichever is more), and only on evidence: holds the store answered in time. A lagging store halves it, from the fans inside when they are
+ * Additive increase, multiplicative decrease on the fans inside. The window starts open (its maximum: 4x the planned
+ * window or the plausible fans, whichever is more). A lagging store halves it, from the fans inside when they are
  * fewer (never below ADMISSION_WINDOW.min), at most once per max(minCutIntervalMs, lag); a store that keeps up while
  * the window is in use adds max(1, 10% of the planned window) fans a second, up to the maximum.
  */
@@ -117,9 +102,8 @@ export function nextWindow(s: WindowInput): WindowStep {
   const A = ADMISSION_WINDOW;
   const planned = Math.max(A.min, Number.isFinite(s.plannedInside) ? s.plannedInside : A.min);
   const max = Math.max(A.min, planned * A.maxOfPlanned, Number.isFinite(s.plausibleFans) ? s.plausibleFans : 0);
-  // It starts small (nothing known against the store yet) and grows as the store keeps up.
-  let window =
-    s.window !== null && Number.isFinite(s.window) && s.window > 0 ? Math.min(max, Math.max(A.min, s.window)) : initialWindow(planned, max);
+  // It starts open (nothing known against the store yet): the plausible-seats cap and the plan bound the start.
+  let window = s.window !== null && Number.isFinite(s.window) && s.window > 0 ? Math.min(max, Math.max(A.min, s.window)) : max;
   const lagMs = storeLagMs(s.load);
   const lagging = lagMs > A.latencyTargetMs;
   if (lagging) {
@@ -131,11 +115,8 @@ export function nextWindow(s: WindowInput): WindowStep {
     }
     return { window, cutAtMs: s.cutAtMs, lagging, lagMs, cut: false };
   }
-  // In use: the fans inside fill 80% of its whole fans (a window of 1.6 fans is in use with one fan inside). It grows
-  // on evidence only: holds the store answered in time. Nothing reported (no hold answered lately) is nothing known,
-  // and fans let in on nothing known are the burst that swamped the store at the open.
-  const answered = s.load.reporting > 0 && s.load.holdsAnswered > 0;
-  if (answered && s.inside >= Math.floor(A.inUse * Math.floor(window))) {
+  // In use: the fans inside fill 80% of its whole fans (a window of 1.6 fans is in use with one fan inside).
+  if (s.inside >= Math.floor(A.inUse * Math.floor(window))) {
     const step = Math.max(A.minIncreasePerSecond, planned * A.increaseShare) * (Math.max(0, s.elapsedMs) / 1000);
     window = Math.min(max, window + step);
   }
@@ -145,15 +126,14 @@ export function nextWindow(s: WindowInput): WindowStep {
 /**
  * How long after collecting an admission a fan who has not held is still counted inside (shopping), seconds: a
  * minute to look at the seat map and choose (of the event's clock: a rehearsal's is `clockScale` times fast, at least
- * 5 s), never more than the checkout time, plus three times what the store takes to answer a hold now (real seconds,
- * not capped: a fan whose hold is waiting in line at a slow store is not a leaver, however short a rehearsal's
- * compressed checkout). Past it the fan left: the slot goes back.
+ * 5 s), plus three times what the store takes to answer a hold now (a fan whose hold is waiting in line at a slow
+ * store is not a leaver), never more than the checkout time. Past it the fan left: the slot goes back.
  */
 export const SEAT_CHOICE_SECONDS = 60;
 export function leaverSeconds(checkoutSeconds: number, clockScale: number | null | undefined, lagMs: number): number {
   const scale = clockScale && clockScale > 1 ? clockScale : 1;
   const choose = Math.max(5, SEAT_CHOICE_SECONDS / scale);
-  return Math.max(1, Math.round(Math.min(Math.max(1, checkoutSeconds), choose) + (3 * Math.max(0, lagMs)) / 1000));
+  return Math.max(1, Math.min(Math.max(1, checkoutSeconds), Math.round(choose + (3 * Math.max(0, lagMs)) / 1000)));
 }
 
 /**
