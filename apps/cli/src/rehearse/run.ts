@@ -517,6 +517,7 @@ async function buildReport(
     buyers: result.bought,
     holdLatencyMs: hold,
     soldOutPropagationMs: propAsTold,
+    soldOutPolling: prop.count,
     positionExpired: result.positionExpired,
     botSeatShare,
     productMeasured: c.product !== undefined,

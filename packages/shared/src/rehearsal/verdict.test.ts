@@ -82,6 +82,11 @@ describe('verdictOf', () => {
     expect(
       check({ ...target, machine: { cores: 2, busyShare: 0.5, otherCores: 1 }, holdLatencyMs: { p99: 5000, count: 5 } }, 'holdP99').ok,
     ).toBe(false);
+    // Fans polled at the sell-out, none as told: the driver held them back, and the report says how to rehearse it.
+    expect(check({ ...whole, soldOutPropagationMs: { p99: null, count: 0 }, soldOutPolling: 900 }, 'soldOutPropagationP99')).toMatchObject({
+      ok: null,
+      note: expect.stringMatching(/^none of the 900 fans polling at the sell-out polled as told .*--poll-budget/),
+    });
     // Not sold out: no propagation to weigh.
     expect(check({ ...whole, soldOut: false, soldOutPropagationMs: { p99: null, count: 0 } }, 'soldOutPropagationP99').ok).toBeNull();
   });

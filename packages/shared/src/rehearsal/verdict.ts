@@ -66,7 +66,10 @@ export interface VerdictInput {
   admittedFans?: number;
   buyers?: number;
   holdLatencyMs?: { p99: number | null; count: number };
+  /** Over the fans who read SOLD_OUT on a poll sent as told (the goal's figure). */
   soldOutPropagationMs?: { p99: number | null; count: number };
+  /** Every fan who read SOLD_OUT on a poll after the last sale, as told or not. */
+  soldOutPolling?: number;
   positionExpired?: { asTold: number; late: number };
   botSeatShare?: number;
   /** The product's processes were the rehearsal's own (--spawn): other work on the machine is told apart from them. */
@@ -149,7 +152,14 @@ export function saleChecks(r: VerdictInput): SaleCheck[] {
   }
   if (r.soldOutPropagationMs) {
     const why =
-      excuse ?? (r.soldOut === false ? 'not sold out' : r.soldOutPropagationMs.count === 0 ? 'no fan was polling at the sell-out' : null);
+      excuse ??
+      (r.soldOut === false
+        ? 'not sold out'
+        : r.soldOutPropagationMs.count > 0
+          ? null
+          : r.soldOutPolling
+            ? `none of the ${int(r.soldOutPolling)} fans polling at the sell-out polled as told (the driver's poll budget held them back: raise --poll-budget)`
+            : 'no fan was polling at the sell-out');
     out.push({
       key: 'soldOutPropagationP99',
       label: 'sold-out propagation p99, to fans who polled as told',
