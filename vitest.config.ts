@@ -48,6 +48,7 @@ export const unitTestFiles = [
   'packages/shared/src/warroom/explain.test.ts',
   'packages/shared/src/warroom/prometheus.test.ts',
   'packages/shared/src/words/audit.test.ts',
+  'packages/shared/src/words/money.test.ts',
 ];
 
 const databaseProjects = { exclude: ['**/node_modules/**', ...unitTestFiles] };

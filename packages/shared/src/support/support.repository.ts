@@ -134,12 +134,14 @@ export async function findWaitlistEntries(db: Db | Trx, accountId: string) {
     date_from: string;
     date_to: string;
     max_price_cents: number | null;
+    currency: string;
     quantity: number;
     sections: string[] | null;
     live: boolean;
   }>`
     SELECT w.id, w.listing_id, l.name AS listing_name, w.created_at, w.expires_at, w.date_from::text, w.date_to::text,
-           w.max_price_cents, w.quantity, w.sections, w.expires_at > now() AS live
+           w.max_price_cents, w.quantity, w.sections, w.expires_at > now() AS live,
+           coalesce((SELECT e.currency FROM events e WHERE e.listing_id = l.id ORDER BY e.starts_at LIMIT 1), 'USD') AS currency
     FROM waitlist_entries w JOIN listings l ON l.id = w.listing_id
     WHERE w.account_id = ${accountId}
     ORDER BY w.created_at DESC

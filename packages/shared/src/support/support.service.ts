@@ -71,6 +71,8 @@ export interface AccountLookup {
     dateFrom: string;
     dateTo: string;
     maxPriceCents: number | null;
+    /** The listing's events' currency, the one its maximum price is in. */
+    currency: string;
     quantity: number;
     sections: string[] | null;
   }[];
@@ -173,6 +175,7 @@ export async function lookupAccount(db: Db | Trx, input: unknown): Promise<Accou
       dateFrom: w.date_from,
       dateTo: w.date_to,
       maxPriceCents: w.max_price_cents,
+      currency: w.currency,
       quantity: w.quantity,
       sections: w.sections,
     })),

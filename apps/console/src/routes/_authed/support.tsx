@@ -279,7 +279,7 @@ function AccountView({ accountId, canAct, canCancel }: { accountId: string; canA
             </td>
             <td>
               {w.quantity} seat(s), shows {w.dateFrom} to {w.dateTo}
-              {w.maxPriceCents !== null ? `, at most ${formatMoney(w.maxPriceCents)}` : ''}
+              {w.maxPriceCents !== null ? `, at most ${formatMoney(w.maxPriceCents, w.currency)}` : ''}
               {w.sections ? `, in ${w.sections.join(', ')}` : ''}
             </td>
             <td>{w.live ? <When iso={w.expiresAt} /> : 'expired'}</td>
