@@ -125,7 +125,7 @@ export function parseEventFile(input: unknown): EventSpec {
  * BFF and the CLI's event:create all create through this.
  */
 export function parseNewEventFile(input: unknown, now: Date = new Date()): EventSpec {
-  const times = pastTimeIssues((input ?? {}), now);
+  const times = pastTimeIssues(input ?? {}, now);
   const parsed = eventFileSchema.safeParse(input);
   if (!parsed.success || times.length > 0) {
     const schemaIssues = parsed.success ? [] : formatIssues(parsed.error);
