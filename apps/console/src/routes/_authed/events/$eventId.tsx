@@ -76,7 +76,7 @@ function EventInventoryPage() {
 
       <h2>Sections</h2>
       <div className="split">
-        <SectionTable sections={event.sections} />
+        <SectionTable sections={event.sections} currency={event.currency} />
         <SectionChart sections={event.sections} />
       </div>
     </section>
