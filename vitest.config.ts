@@ -26,6 +26,7 @@ export const unitTestFiles = [
   'packages/shared/src/encoding.test.ts',
   'packages/shared/src/events/board.test.ts',
   'packages/shared/src/events/change-rules.test.ts',
+  'packages/shared/src/events/create-checks.test.ts',
   'packages/shared/src/events/look.test.ts',
   'packages/shared/src/export/csv.test.ts',
   'packages/shared/src/install/process-hooks.test.ts',
@@ -50,6 +51,7 @@ export const unitTestFiles = [
   'packages/shared/src/warroom/explain.test.ts',
   'packages/shared/src/warroom/prometheus.test.ts',
   'packages/shared/src/words/audit.test.ts',
+  'packages/shared/src/words/money.test.ts',
 ];
 
 const databaseProjects = { exclude: ['**/node_modules/**', ...unitTestFiles] };

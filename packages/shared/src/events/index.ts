@@ -1,5 +1,6 @@
 export * from './events.schema.js';
 export * from './events.service.js';
+export * from './create-checks.js';
 export { createEvent, type CreateEventOptions } from './create-event.js';
 export { isUuid } from '../ids.js';
 export * from './layout.js';

@@ -20,6 +20,8 @@ export interface NotificationView {
   /** What came back: per section, price, how many seats and the longest run of adjacent seats. */
   release: {
     availabilityId: number;
+    /** The event's currency (ISO 4217): `priceCents` are its minor units. */
+    currency: string;
     sections: { section: string; priceLevel: string; priceCents: number; seats: number; longestRun: number }[];
   } | null;
   /** OFFER: seats reserved for this fan until expiresAt. BROADCAST: a claim on the release, first come first served. */
@@ -51,6 +53,7 @@ interface Row {
   event_id: string | null;
   event_name: string | null;
   starts_at: Date | null;
+  currency: string | null;
   sections: AvailableSection[] | null;
   av_created_at: Date | null;
   offer_ttl_seconds: number;
@@ -99,7 +102,7 @@ export async function markRead(db: Db, accountId: string, upToId: number): Promi
 // A waitlist notification's event is its availability event's; a lottery notification's is its own.
 const selectViews = sql`
   SELECT n.id, n.account_id, n.kind, n.created_at, n.read_at, n.listing_id, l.name AS listing_name, n.availability_id,
-         coalesce(a.event_id, n.event_id) AS event_id, e.name AS event_name, e.starts_at, a.sections, a.created_at AS av_created_at, l.offer_ttl_seconds,
+         coalesce(a.event_id, n.event_id) AS event_id, e.name AS event_name, e.starts_at, e.currency, a.sections, a.created_at AS av_created_at, l.offer_ttl_seconds,
          o.id AS offer_id, o.status AS offer_status, o.quantity AS offer_quantity, o.expires_at AS offer_expires_at,
          lw.rank AS lottery_rank, lw.cohort AS lottery_cohort, lw.window_opens_at, lw.window_closes_at
   FROM notifications n
@@ -113,6 +116,7 @@ function toView(r: Row, tokens: ClaimTokens): NotificationView {
   const release = r.availability_id
     ? {
         availabilityId: Number(r.availability_id),
+        currency: r.currency ?? 'USD',
         sections: (r.sections ?? []).map((s) => ({
           section: s.section,
           priceLevel: s.priceLevel,
