@@ -4,7 +4,7 @@ import pg from 'pg';
 import type pino from 'pino';
 import type { Db } from '../db/connect.js';
 import { isConnectionLost, markDatabaseFault } from '../db/faults.js';
-import { insertAudit } from '../events/events.repository.js';
+import { insertAudit } from '../audit/index.js';
 import { awaitsSignOff } from '../events/signoff.service.js';
 import { getInventoryCounts } from '../inventory/inventory.service.js';
 import { DEFAULT_HEARTBEAT_STALE_MS } from '../queue/edge.js';

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
 import { invalid, notFound, type ErrorCode } from '../errors.js';
-import { insertAudit } from '../events/events.repository.js';
+import { insertAudit } from '../audit/index.js';
 
 // Operator controls of the waiting room: what the CLI and the console call. Each writes queue_state and its
 // audit row in one transaction (the caller's, when given one).

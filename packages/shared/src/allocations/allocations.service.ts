@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db, Trx } from '../db/connect.js';
 import { DomainError, notFound } from '../errors.js';
 import type { EventSpec } from '../events/events.schema.js';
-import { insertAudit } from '../events/events.repository.js';
+import { insertAudit } from '../audit/index.js';
 import { expandSeats } from '../events/layout.js';
 import { initQueue } from '../queue/queue-init.js';
 import { deleteQueue } from '../queue/queue.repository.js';

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 import { DomainError, invalid, notFound } from '../errors.js';
-import { insertAudit } from '../events/events.repository.js';
+import { insertAudit } from '../audit/index.js';
 import { isUuid } from '../ids.js';
 import { moveGaUnits } from '../inventory/ga.repository.js';
 import { emitAvailability, type ReturnedSeat } from '../waitlist/availability.js';

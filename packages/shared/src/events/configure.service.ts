@@ -17,7 +17,8 @@ import {
 import { listingWaitlistSchema, type ListingWaitlistInput } from './configure.schema.js';
 import * as repo from './configure.repository.js';
 import { formatIssues, type EventSpec } from './events.schema.js';
-import { insertAudit, insertPriceLevels, insertSeats, insertSections } from './events.repository.js';
+import { insertAudit } from '../audit/index.js';
+import { insertPriceLevels, insertSeats, insertSections } from './events.repository.js';
 import { isUuid } from '../ids.js';
 import { createEvent } from './create-event.js';
 import { eventColumns, parseEventFile } from './events.service.js';

@@ -2,7 +2,7 @@ import type { Db, Trx } from '../db/connect.js';
 import { DomainError, conflict, invalid, notFound } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { getEvent, type OnsaleEvent } from '../events/events.service.js';
-import { insertAudit } from '../events/events.repository.js';
+import { insertAudit } from '../audit/index.js';
 import { findLiveSignoff } from '../events/configure.repository.js';
 import { DEVICE_ID_RULE, directAdmissionClaims, hashDevice, isDeviceId, signToken, type TokenKey } from '../queue/edge.js';
 import { commitSeed, fairnessDescription, generateSeed } from '../queue/fairness.js';

@@ -2,7 +2,7 @@ import type { Db, Trx } from '../db/connect.js';
 import { DomainError, notFound } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { getEvent } from '../events/events.service.js';
-import { insertAudit } from '../events/events.repository.js';
+import { insertAudit } from '../audit/index.js';
 import { releaseHolds } from '../inventory/holds.service.js';
 import { findHold } from '../inventory/holds.repository.js';
 import { permutePosition } from '../queue/fairness.js';
