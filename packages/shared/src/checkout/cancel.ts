@@ -3,7 +3,7 @@ import type { Db } from '../db/connect.js';
 import { DomainError, invalid, notFound } from '../errors.js';
 import { insertAudit } from '../audit/index.js';
 import { isUuid } from '../ids.js';
-import { moveGaUnits } from '../inventory/ga.repository.js';
+import { moveGaUnits } from '../inventory/ga.service.js';
 import { emitAvailability, type ReturnedSeat } from '../waitlist/availability.js';
 
 /**

@@ -24,12 +24,12 @@ import { createEvent } from './create-event.js';
 import { eventColumns, parseEventFile } from './events.service.js';
 import { insertFairnessSignOff } from './signoff.service.js';
 import { expandSeats, rowLabel } from './layout.js';
-import { insertGaShards } from '../inventory/ga.repository.js';
+import { insertGaShards } from '../inventory/ga.service.js';
 import { alignAllocations, replaceAllocations } from '../allocations/allocations.service.js';
 import { assignAllocations } from '../allocations/assign.js';
-import { findAllocations, presaleQueueHasFans } from '../allocations/allocations.repository.js';
-import type { AllocationRow } from '../allocations/allocations.table.js';
-import { findLottery, lockLottery, type LotteryRow } from '../lottery/lottery.repository.js';
+import { findAllocations, presaleQueueHasFans } from '../allocations/allocations.service.js';
+import type { AllocationRow } from '../allocations/allocations.service.js';
+import { findLottery, lockLottery, type LotteryRow } from '../lottery/lottery.service.js';
 import { alignLottery, lotterySettingsOf } from '../lottery/lottery.service.js';
 
 // Event configuration from the console (see "An operator's request path" in docs/architecture.md: every change is audited).
@@ -552,3 +552,6 @@ export async function listFairnessSignOffs(db: Db | Trx, eventId: string): Promi
   if (!isUuid(eventId)) return [];
   return (await repo.findSignoffs(db, eventId)).map(toSignOff);
 }
+
+// What other domains may use of this domain's repository (eslint-rules/onsale.js, onsale/domain-borders).
+export * as configureRepository from './configure.repository.js';

@@ -5,7 +5,7 @@ import type { Trx } from '../db/connect.js';
 import { notFound } from '../errors.js';
 import { createAllocations } from '../allocations/allocations.service.js';
 import { assignAllocations, tierCapacities } from '../allocations/assign.js';
-import { insertGaShards } from '../inventory/ga.repository.js';
+import { insertGaShards } from '../inventory/ga.service.js';
 import { createLottery } from '../lottery/lottery.service.js';
 import { initQueue } from '../queue/queue-init.js';
 import { eventColumns } from './events.service.js';

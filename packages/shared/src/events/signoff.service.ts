@@ -51,3 +51,7 @@ export async function insertFairnessSignOff(
   });
   return inserted;
 }
+
+// What other domains may use of this domain's repository (eslint-rules/onsale.js, onsale/domain-borders).
+export { signedOffSql } from './signoff.repository.js';
+export { findLiveSignoff } from './configure.repository.js';

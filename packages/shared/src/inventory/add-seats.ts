@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Db } from '../db/connect.js';
 import { invalid, notFound } from '../errors.js';
 import { insertAudit } from '../audit/index.js';
-import { insertSeats } from '../events/events.repository.js';
+import { insertSeats } from '../events/events.service.js';
 import { isUuid } from '../ids.js';
 import { rowLabel, seatQuality, type SeatSpec } from '../events/layout.js';
 import { emitAvailability } from '../waitlist/availability.js';

@@ -352,3 +352,7 @@ export class HoldService {
     };
   }
 }
+
+// What other domains may use of this domain's repository (eslint-rules/onsale.js, onsale/domain-borders).
+export * as holdsRepository from './holds.repository.js';
+export { findHold, seatsOfHold } from './holds.repository.js';

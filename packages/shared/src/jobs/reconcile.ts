@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 import { emitAvailability, type ReturnedSeat } from '../waitlist/availability.js';
-import { moveGaUnits } from '../inventory/ga.repository.js';
-import { gaHeldUnits } from '../inventory/inventory.repository.js';
+import { moveGaUnits } from '../inventory/ga.service.js';
+import { gaHeldUnits } from '../inventory/inventory.service.js';
 
 export interface ReconciliationResult {
   eventId: string;

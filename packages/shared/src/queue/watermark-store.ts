@@ -4,7 +4,7 @@ import { queueCopy, queueCopyByLanguage } from './copy.js';
 import type { QueueFacts } from './edge-state.js';
 import { loadWatermarks, recordClaims, recordHoldOutcomes, type WatermarkRow } from './queue.repository.js';
 import { StoreLoadTracker } from '../admission/store-load.js';
-import { reportStoreLoad } from '../admission/store-load.repository.js';
+import { reportStoreLoad } from '../admission/store-load.js';
 
 /** A queue's facts (what a status answer needs, see QueueFacts) and the origin's own bookkeeping. */
 export interface PublicQueueInfo extends QueueFacts {

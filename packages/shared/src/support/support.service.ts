@@ -4,7 +4,7 @@ import { isUuid } from '../ids.js';
 import { getEvent } from '../events/events.service.js';
 import { insertAudit } from '../audit/index.js';
 import { releaseHolds } from '../inventory/holds.service.js';
-import { findHold } from '../inventory/holds.repository.js';
+import { findHold } from '../inventory/holds.service.js';
 import { permutePosition } from '../queue/fairness.js';
 import { parseInput } from '../notify/notify.schema.js';
 import * as repo from './support.repository.js';

@@ -1,6 +1,6 @@
-import { sql, type Updateable } from 'kysely';
+import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
-import type { ListingsTable } from '../events/events.table.js';
+import type { WaitlistMode } from './waitlist.table.js';
 
 // Listings' SQL as the waitlist reads and sets them (listings.ts).
 
@@ -34,7 +34,11 @@ export async function findListingPlaces(db: Db | Trx, listingId: string) {
 }
 
 /** Sets a listing's waitlist settings (none: only checks it exists); whether the listing exists. */
-export async function updateListingSettings(db: Db | Trx, listingId: string, set: Updateable<ListingsTable>): Promise<boolean> {
+export async function updateListingSettings(
+  db: Db | Trx,
+  listingId: string,
+  set: { waitlist_mode?: WaitlistMode; waitlist_ttl_seconds?: number; offer_ttl_seconds?: number; fanout_inline_threshold?: number },
+): Promise<boolean> {
   return Object.keys(set).length === 0
     ? (await db.selectFrom('listings').select('id').where('id', '=', listingId).executeTakeFirst()) !== undefined
     : (await db.updateTable('listings').set(set).where('id', '=', listingId).executeTakeFirst()).numUpdatedRows > 0n;

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
-import type { NotificationKind } from '../notify/notify.table.js';
+import type { NotificationKind } from '../notify/notify.schema.js';
 import type { AvailableSection, OfferStatus } from './waitlist.table.js';
 
 // Notifications' SQL (notifications.ts renders them): each with its listing, release, offer and lottery outcome.

@@ -1,5 +1,5 @@
 import type { Db } from '../db/connect.js';
-import type { NotificationKind } from '../notify/notify.table.js';
+import type { NotificationKind } from '../notify/notify.schema.js';
 import type { ClaimTokens } from './claim-token.js';
 import type { OfferStatus } from './waitlist.table.js';
 import { findInboxRows, findNotificationRows, markNotificationsRead, type NotificationRow as Row } from './notifications.repository.js';
