@@ -103,6 +103,3 @@ export class StoreLoadTracker {
     return out;
   }
 }
-
-// What other domains may use of this domain's repository (eslint-rules/onsale.js, onsale/domain-borders).
-export { reportStoreLoad } from './store-load.repository.js';
