@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createDb, sql, type Db } from '@onsale/shared/db';
+import { createDb, type Db } from '@onsale/shared/db';
+import { controllerLastTick, controllerReason, soldOutAtOf } from './run.repository.js';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
 import { getInventoryCounts } from '@onsale/shared/inventory';
 import { planAdmission } from '@onsale/shared/admission/plan';
@@ -348,15 +349,10 @@ async function runOn(
           controller,
         ),
       );
-      void db
-        .selectFrom('queue_state')
-        .select('controller_reason')
-        .where('event_id', '=', created.eventId)
-        .executeTakeFirst()
-        .then(
-          (r) => (controller = r?.controller_reason ?? ''),
-          () => (controller = 'unreadable (the database does not answer)'),
-        );
+      void controllerReason(db, created.eventId).then(
+        (reason) => (controller = reason ?? ''),
+        () => (controller = 'unreadable (the database does not answer)'),
+      );
     }, 2000);
     let result;
     try {
@@ -386,8 +382,7 @@ async function runOn(
 
     // The database's word on the outcome.
     const counts = await getInventoryCounts(db, created.eventId, created.capacity);
-    const soldOutRow = await db.selectFrom('queue_state').select('sold_out_at').where('event_id', '=', created.eventId).executeTakeFirst();
-    const soldOutAt = soldOutRow?.sold_out_at ?? null;
+    const soldOutAt = await soldOutAtOf(db, created.eventId);
     const sales = await readBackSales(db, created.eventId, created.listingId, `rh${o.seed}-${created.eventId.slice(0, 8)}-b`, soldOutAt);
     const candidates = [...new Set(result.holdConflicts.flatMap((h) => [h.first, h.second]))];
     const durable = await durableHolds(db, created.eventId, candidates);
@@ -545,12 +540,8 @@ async function strike(
   // The admission controller ticked after `since`: the worker side is back.
   const ticked = async (since: number) => {
     try {
-      const r = await db
-        .selectFrom('queue_state')
-        .select(sql<Date | null>`greatest(heartbeat_at, sold_out_at)`.as('t'))
-        .where('event_id', '=', eventId)
-        .executeTakeFirst();
-      return !!r?.t && r.t.getTime() >= since;
+      const t = await controllerLastTick(db, eventId);
+      return !!t && t.getTime() >= since;
     } catch {
       return false;
     }
