@@ -68,6 +68,7 @@ export function cliRehearsalLauncher(o: CliRehearsalLauncherOptions): RehearsalL
         child.on('exit', (code) => {
           exited = code ?? 1;
           // A driver that stopped without writing its report leaves its run ERROR, not RUNNING for ever.
+          // Ignored on purpose: A run the database could not mark is shown as abandoned by the next list (its driver is gone).
           void (runId ? abandonRehearsalRun(o.db, runId).catch(() => {}) : Promise.resolve()).finally(() => {
             running.delete(child);
             resolve();

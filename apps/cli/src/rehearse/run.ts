@@ -90,8 +90,11 @@ export async function rehearse(databaseUrl: string | undefined, o: RehearseOptio
     io.err(`rehearse: ${signal}: stopping${product || spawning ? ' the product and' : ''} the rehearsal`);
     startup.abort();
     void (async () => {
+      // Ignored on purpose: Interrupted: the run is marked as such if the database answers; the process exits either way.
       await running?.finish('ERROR', { error: `interrupted (${signal})` }).catch(() => {});
+      // Ignored on purpose: Its failure is reported where it is awaited; here the interrupt only waits for it to end.
       await spawning?.catch(() => {});
+      // Ignored on purpose: Stopping the product on an interrupt: what fails to stop is killed with the process group.
       await product?.stop().catch(() => {});
       process.exit(130);
     })();
@@ -377,6 +380,7 @@ async function runOn(
     while (open.length > 0 && Date.now() < settleUntil) await new Promise((r) => setTimeout(r, 250));
     clearInterval(recoveryProbe);
     // The gateway's condition ends at its own time anyway; lifted here too, so nothing outlives the run.
+    // Ignored on purpose: The rehearsal's own event: a slow-payments condition left behind affects nothing else.
     if (o.faults.some((f) => f.kind === 'slow-payments')) await liftSimulatedGatewayCondition(db, created.eventId).catch(() => {});
     peakRss = Math.max(peakRss, process.memoryUsage.rss());
 
@@ -470,6 +474,7 @@ async function runOn(
     }
     return report;
   } catch (e) {
+    // Ignored on purpose: The error itself is rethrown and printed; a run the database could not mark stays RUNNING until abandoned.
     await finishRehearsalRun(reportDb, runId, 'ERROR', { error: e instanceof Error ? e.message : String(e) }).catch(() => {});
     throw e;
   }
