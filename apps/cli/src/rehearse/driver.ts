@@ -402,6 +402,7 @@ export class Crowd {
     // Requests already on the wire get a few seconds to be answered; those still queued for a connection (tens of
     // thousands in a crowd larger than the product's pace) are dropped rather than sent, and not counted as answers.
     setTimeout(() => {
+      // Ignored on purpose: The driver's own HTTP pools at the end of a run: nothing is in flight.
       for (const p of [this.pool, this.pollPool, this.joinPool, this.payPool]) void p.destroy().catch(() => {});
     }, 5000).unref();
   }

@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createDb, sql, type Db } from '@onsale/shared/db';
+import { createDb, type Db } from '@onsale/shared/db';
+import { controllerLastTick, controllerReason, soldOutAtOf } from './run.repository.js';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
 import { getInventoryCounts } from '@onsale/shared/inventory';
 import { planAdmission } from '@onsale/shared/admission/plan';
@@ -89,8 +90,11 @@ export async function rehearse(databaseUrl: string | undefined, o: RehearseOptio
     io.err(`rehearse: ${signal}: stopping${product || spawning ? ' the product and' : ''} the rehearsal`);
     startup.abort();
     void (async () => {
+      // Ignored on purpose: Interrupted: the run is marked as such if the database answers; the process exits either way.
       await running?.finish('ERROR', { error: `interrupted (${signal})` }).catch(() => {});
+      // Ignored on purpose: Its failure is reported where it is awaited; here the interrupt only waits for it to end.
       await spawning?.catch(() => {});
+      // Ignored on purpose: Stopping the product on an interrupt: what fails to stop is killed with the process group.
       await product?.stop().catch(() => {});
       process.exit(130);
     })();
@@ -257,6 +261,7 @@ async function runOn(db: Db, reportDb: Db, c: RunContext, io: Io): Promise<Rehea
     }
     return report;
   } catch (e) {
+    // Ignored on purpose: The error itself is rethrown and printed; a run the database could not mark stays RUNNING until abandoned.
     await finishRehearsalRun(reportDb, runId, 'ERROR', { error: e instanceof Error ? e.message : String(e) }).catch(() => {});
     throw e;
   }
@@ -430,6 +435,7 @@ function scheduleFaults(crowd: Crowd, c: RunContext, db: Db, created: CreatedSal
       while (open.length > 0 && Date.now() < settleUntil) await new Promise((r) => setTimeout(r, 250));
       clearInterval(recoveryProbe);
       // The gateway's condition ends at its own time anyway; lifted here too, so nothing outlives the run.
+      // Ignored on purpose: The rehearsal's own event: a slow-payments condition left behind affects nothing else.
       if (o.faults.some((f) => f.kind === 'slow-payments')) await liftSimulatedGatewayCondition(db, created.eventId).catch(() => {});
       return outcomes.sort((a, b) => a.startedAtMs - b.startedAtMs);
     },
@@ -443,15 +449,10 @@ function watchProgress(crowd: Crowd, db: Db, created: CreatedSale, faults: { ope
   const timer = setInterval(() => {
     peakRss = Math.max(peakRss, process.memoryUsage.rss());
     io.err(progressLine(crowd.progress(), created.capacity, faults.openNames(), controller));
-    void db
-      .selectFrom('queue_state')
-      .select('controller_reason')
-      .where('event_id', '=', created.eventId)
-      .executeTakeFirst()
-      .then(
-        (r) => (controller = r?.controller_reason ?? ''),
-        () => (controller = 'unreadable (the database does not answer)'),
-      );
+    void controllerReason(db, created.eventId).then(
+      (reason) => (controller = reason ?? ''),
+      () => (controller = 'unreadable (the database does not answer)'),
+    );
   }, 2000);
   return { stop: () => clearInterval(timer), peakRss: () => peakRss };
 }
@@ -476,8 +477,7 @@ async function buildReport(
   const { result } = r;
   const onsaleAtMs = sale.onsaleAt.getTime();
   const counts = await getInventoryCounts(db, created.eventId, created.capacity);
-  const soldOutRow = await db.selectFrom('queue_state').select('sold_out_at').where('event_id', '=', created.eventId).executeTakeFirst();
-  const soldOutAt = soldOutRow?.sold_out_at ?? null;
+  const soldOutAt = await soldOutAtOf(db, created.eventId);
   const sales = await readBackSales(db, created.eventId, created.listingId, `rh${o.seed}-${created.eventId.slice(0, 8)}-b`, soldOutAt);
   const candidates = [...new Set(result.holdConflicts.flatMap((h) => [h.first, h.second]))];
   const durable = await durableHolds(db, created.eventId, candidates);
@@ -653,12 +653,8 @@ async function strike(
   // The admission controller ticked after `since`: the worker side is back.
   const ticked = async (since: number) => {
     try {
-      const r = await db
-        .selectFrom('queue_state')
-        .select(sql<Date | null>`greatest(heartbeat_at, sold_out_at)`.as('t'))
-        .where('event_id', '=', eventId)
-        .executeTakeFirst();
-      return !!r?.t && r.t.getTime() >= since;
+      const t = await controllerLastTick(db, eventId);
+      return !!t && t.getTime() >= since;
     } catch {
       return false;
     }

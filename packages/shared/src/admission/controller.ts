@@ -4,7 +4,7 @@ import pg from 'pg';
 import type pino from 'pino';
 import type { Db, Trx } from '../db/connect.js';
 import { isConnectionLost, markDatabaseFault } from '../db/faults.js';
-import { insertAudit } from '../events/events.repository.js';
+import { insertAudit } from '../audit/index.js';
 import { awaitsSignOff } from '../events/signoff.service.js';
 import { getInventoryCounts } from '../inventory/inventory.service.js';
 import { DEFAULT_HEARTBEAT_STALE_MS } from '../queue/edge.js';
@@ -548,6 +548,7 @@ export class AdmissionController {
     this.led.clear();
     this.carry.clear();
     if (client) {
+      // Ignored on purpose: Stopping: closing the session releases its advisory locks anyway; this only makes it prompt.
       await client.query('SELECT pg_advisory_unlock_all()').catch(() => {});
       await client.end().catch(() => {});
     }
@@ -556,6 +557,7 @@ export class AdmissionController {
   /** One pass over every active event (serialized with the loop's passes). Never throws; problems are in the report. */
   tickOnce(): Promise<ControllerTickReport> {
     const pass = this.chain.then(() => this.pass());
+    // Ignored on purpose: The chain only orders passes; each pass's own promise (returned) carries its outcome to the caller.
     this.chain = pass.catch(() => {});
     return pass;
   }
@@ -687,6 +689,7 @@ export class AdmissionController {
       const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
       this.pid = rows[0]?.pid;
     } catch (err) {
+      // Ignored on purpose: The connection never opened: closing it is tidying, and the outage is reported just below.
       await client.end().catch(() => {});
       // Whatever its code, a connection that cannot be obtained is the database's outage.
       throw markDatabaseFault(err, 'unavailable');
@@ -706,6 +709,7 @@ export class AdmissionController {
       this.log?.warn({ err, instanceId: this.instanceId, events: [...this.led] }, 'admission controller lost its connection and its leads');
     this.led.clear();
     this.carry.clear();
+    // Ignored on purpose: The connection is already lost (reported above): closing it is tidying.
     void client.end().catch(() => {});
   }
 

@@ -7,7 +7,7 @@ export * from './events.schema.js';
 export * from './look.schema.js';
 export * from './change-rules.js';
 export * from './create-checks.js';
-export * from './audit-log.schema.js';
+export * from '../audit/audit-log.schema.js';
 export { expandSeats, rowLabel } from './layout.js';
 export * from './board.js';
 export { assignAllocations, tierCapacities } from '../allocations/assign.js';

@@ -17,18 +17,19 @@ import {
 import { listingWaitlistSchema, type ListingWaitlistInput } from './configure.schema.js';
 import * as repo from './configure.repository.js';
 import { formatIssues, type EventSpec } from './events.schema.js';
-import { insertAudit, insertPriceLevels, insertSeats, insertSections } from './events.repository.js';
+import { insertAudit } from '../audit/index.js';
+import { insertPriceLevels, insertSeats, insertSections } from './events.repository.js';
 import { isUuid } from '../ids.js';
 import { createEvent } from './create-event.js';
 import { eventColumns, parseEventFile, parseNewEventFile } from './events.service.js';
 import { insertFairnessSignOff } from './signoff.service.js';
 import { expandSeats, rowLabel } from './layout.js';
-import { insertGaShards } from '../inventory/ga.repository.js';
+import { insertGaShards } from '../inventory/ga.service.js';
 import { alignAllocations, replaceAllocations } from '../allocations/allocations.service.js';
 import { assignAllocations } from '../allocations/assign.js';
-import { findAllocations, presaleQueueHasFans } from '../allocations/allocations.repository.js';
-import type { AllocationRow } from '../allocations/allocations.table.js';
-import { findLottery, lockLottery, type LotteryRow } from '../lottery/lottery.repository.js';
+import { findAllocations, presaleQueueHasFans } from '../allocations/allocations.service.js';
+import type { AllocationRow } from '../allocations/allocations.service.js';
+import { findLottery, lockLottery, type LotteryRow } from '../lottery/lottery.service.js';
 import { alignLottery, lotterySettingsOf } from '../lottery/lottery.service.js';
 
 // Event configuration from the console (see "An operator's request path" in docs/architecture.md: every change is audited).
@@ -560,3 +561,6 @@ export async function listFairnessSignOffs(db: Db | Trx, eventId: string): Promi
   if (!isUuid(eventId)) return [];
   return (await repo.findSignoffs(db, eventId)).map(toSignOff);
 }
+
+// What other domains may use of this domain's repository (eslint-rules/onsale.js, onsale/domain-borders).
+export * as configureRepository from './configure.repository.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db, Trx } from '../db/connect.js';
 import { DomainError, notFound } from '../errors.js';
 import { isUuid } from '../ids.js';
-import { seatsOfHold } from '../inventory/holds.repository.js';
+import { seatsOfHold } from '../inventory/holds.service.js';
 import { assertSeatLimits } from '../inventory/hold-rules.js';
 import type { HeldSeat } from '../inventory/holds.service.js';
 import { enqueueFanout, POOL_GRACE_SECONDS } from './availability.js';
