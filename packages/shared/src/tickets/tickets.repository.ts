@@ -388,3 +388,8 @@ export async function ticketsByOrderReference(db: Q, reference: string): Promise
     SELECT o.id FROM orders o WHERE o.id::text = ${reference} OR o.payment_reference = ${reference} LIMIT 5`.execute(db);
   return rows.map((r) => r.id);
 }
+
+/** The hold an order was bought from (its seats carry that hold's id while sold). */
+export async function orderHoldOf(trx: Trx, orderId: string): Promise<{ hold_id: string }> {
+  return trx.selectFrom('orders').select(['hold_id']).where('id', '=', orderId).executeTakeFirstOrThrow();
+}

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, type KeyObject } from 'node:crypto';
 import type { Db, Trx } from '../db/connect.js';
 import { DomainError, invalid, notFound } from '../errors.js';
-import { insertAudit } from '../events/events.repository.js';
+import { insertAudit } from '../audit/index.js';
 import { isUuid } from '../ids.js';
 import { hashDevice, isDeviceId } from '../queue/edge.js';
 import { emitAvailability } from '../waitlist/availability.js';
@@ -318,7 +318,7 @@ export class TicketService {
           'priceCents',
           { capCents: cap, faceValueCents: t.face_value_cents, feeCapPercent: e.resale_fee_cap_percent },
         );
-      const order = await trx.selectFrom('orders').select(['hold_id']).where('id', '=', t.order_id).executeTakeFirstOrThrow();
+      const order = await repo.orderHoldOf(trx, t.order_id);
       const seats = await repo.releaseSoldSeat(trx, t.event_id, t.seat_id, order.hold_id);
       if (seats.length !== 1)
         throw new DomainError('conflict', 'TICKET_NOT_ACTIVE', 'this seat is not sold to this ticket any more', { field: 'id' });
@@ -350,7 +350,7 @@ export class TicketService {
       const t = await repo.lockTicket(trx, ticketId);
       if (!t || t.holder_account_id !== accountId) throw ticketNotFound();
       if (t.status !== 'LISTED') throw new DomainError('conflict', 'RESALE_NOT_LISTED', 'this ticket is not listed', { field: 'id' });
-      const order = await trx.selectFrom('orders').select(['hold_id']).where('id', '=', t.order_id).executeTakeFirstOrThrow();
+      const order = await repo.orderHoldOf(trx, t.order_id);
       if (!(await repo.reclaimListedSeat(trx, t.event_id, t.seat_id!, order.hold_id)))
         throw new DomainError('conflict', 'RESALE_IN_PROGRESS', 'a buyer is paying for this ticket now; try again in a few minutes', {
           field: 'id',
