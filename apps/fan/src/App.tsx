@@ -143,7 +143,7 @@ export function App() {
   );
   return (
     <FanContext.Provider value={fan}>
-      <Shell {...shell} signedInAs={account.displayName} onSignOut={() => setAccount(null)}>
+      <Shell {...shell} signedInAs={account.displayName} onSignOut={() => setAccount(null)} showFairness={!progress.order}>
         {progress.notice && (
           <p className="card notice" role="status" data-testid="step-notice">
             {progress.notice}

@@ -18,8 +18,13 @@ export interface EventPage {
   perAccountSeatLimit: number;
   holdTtlSeconds: number;
   holdExtensionSeconds: number;
+  /** How long an admitted fan's turn lasts. */
+  turnSeconds: number;
   capacity: number;
-  currency?: string;
+  /** ISO 4217: every amount of the event is in it. */
+  currency: string;
+  /** The venue's IANA time zone: the show's date and time are shown on its clock. */
+  timeZone: string;
   sections: Omit<EventSection, 'qualityRank'>[];
   look?: FanLook | null;
   copy?: CopyByLanguage;

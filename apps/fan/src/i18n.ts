@@ -1,6 +1,7 @@
 // The page's own words in each fan language. The per-state queue copy is the event's (the promoter's words, or the
 // defaults in @onsale/shared/queue/copy); everything else a fan reads is here.
 import { FAN_LANGUAGES, negotiateLanguage, type FanLanguage } from '@onsale/shared/queue/copy';
+import { formatMoney } from './money';
 
 export { FAN_LANGUAGES, negotiateLanguage, type FanLanguage };
 
@@ -107,9 +108,18 @@ const en = {
   testCardDeclined: 'is declined',
   // order
   orderTitle: 'You have tickets',
-  orderNumber: (id: string) => `Order ${id}`,
+  orderNumber: (id: string) => `Order reference ${id}`,
   orderSeats: (n: number) => `${n} ticket${n === 1 ? '' : 's'}`,
   orderPaid: (amount: string) => `Paid ${amount}`,
+  orderShow: 'Show',
+  orderWhen: 'When',
+  orderWhere: 'Where',
+  venueClock: (time: string) => `${time}, the venue's local time`,
+  ticketsArriveTitle: 'How your tickets arrive',
+  ticketsArrive: (who: string) =>
+    `Your tickets belong to your account (${who}): open this page and sign in with it to find them, and to show them at the door. Nothing is posted.`,
+  keepReference: 'Keep the order reference: it is how the box office and fan support find your order.',
+  addToCalendar: 'Add to my calendar (.ics)',
   // refusals, in plain words with the next step
   refused: {
     ACCOUNT_LIMIT_EXCEEDED:
@@ -274,9 +284,18 @@ const es: Strings = {
   testCardOk: 'paga',
   testCardDeclined: 'se rechaza',
   orderTitle: 'Ya tienes tus entradas',
-  orderNumber: (id) => `Pedido ${id}`,
+  orderNumber: (id) => `Referencia del pedido ${id}`,
   orderSeats: (n) => `${n} entrada${n === 1 ? '' : 's'}`,
   orderPaid: (amount) => `Pagado ${amount}`,
+  orderShow: 'Función',
+  orderWhen: 'Cuándo',
+  orderWhere: 'Dónde',
+  venueClock: (time) => `${time}, hora local del recinto`,
+  ticketsArriveTitle: 'Cómo te llegan las entradas',
+  ticketsArrive: (who) =>
+    `Tus entradas pertenecen a tu cuenta (${who}): abre esta página e inicia sesión con ella para verlas y mostrarlas en la puerta. No se envía nada por correo postal.`,
+  keepReference: 'Guarda la referencia del pedido: con ella la taquilla y la atención al fan encuentran tu pedido.',
+  addToCalendar: 'Añadir a mi calendario (.ics)',
   refused: {
     ACCOUNT_LIMIT_EXCEEDED:
       'Ya tienes reservadas o compradas todas las entradas que un fan puede tener para esta función. Paga las que tienes o elige menos.',
@@ -341,16 +360,48 @@ export const STRINGS: Record<FanLanguage, Strings> = { en: en, es };
 
 const LOCALES: Record<FanLanguage, string> = { en: 'en-GB', es: 'es-ES' };
 
-/** Number, money and time formatting in the fan's language. */
-export function formatters(lang: FanLanguage) {
-  const locale = LOCALES[lang];
+/**
+ * The viewer's locale for numbers, money and dates in the page's language: the browser's own preference when it is
+ * in that language (en-US, es-MX), else the language's default. A US fan reads "$25.00" and "£25.00", a British fan
+ * "US$25.00" and "£25.00": the currency is always the event's, the way it is written is the viewer's.
+ */
+export function viewerLocale(lang: FanLanguage, preferred: readonly string[] = typeof navigator === 'undefined' ? [] : navigator.languages): string {
+  const mine = preferred.find((tag) => tag.toLowerCase().split('-')[0] === lang && tag.includes('-'));
+  if (mine) {
+    try {
+      return Intl.getCanonicalLocales(mine)[0] ?? LOCALES[lang];
+    } catch {
+      // A malformed tag from the browser: the language's default.
+    }
+  }
+  return LOCALES[lang];
+}
+
+/** Number, money and time formatting in the fan's language and the viewer's locale. */
+export function formatters(lang: FanLanguage, locale: string = viewerLocale(lang)) {
   const number = new Intl.NumberFormat(locale);
   return {
+    locale,
     number: (n: number) => number.format(n),
-    money: (cents: number, currency = 'USD') => new Intl.NumberFormat(locale, { style: 'currency', currency }).format(cents / 100),
-    time: (d: Date) => d.toLocaleTimeString(locale, { hour: '2-digit', minute: '2-digit' }),
-    dateTime: (d: Date) =>
-      d.toLocaleString(locale, { weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' }),
+    /** Minor units in the event's currency (required: a missing one is how a GBP price read "US$25.00"). */
+    money: (minorUnits: number, currency: string) => formatMoney(minorUnits, currency, locale),
+    time: (d: Date, timeZone?: string) => d.toLocaleTimeString(locale, { hour: '2-digit', minute: '2-digit', timeZone }),
+    /** "Thu 3 Dec, 19:30"; on a time zone's clock when given, and naming the zone with `withZone`. */
+    dateTime: (d: Date, timeZone?: string, withZone = false) =>
+      d.toLocaleString(locale, {
+        weekday: 'short',
+        day: 'numeric',
+        month: 'short',
+        hour: '2-digit',
+        minute: '2-digit',
+        timeZone,
+        ...(withZone && timeZone ? { timeZoneName: 'short' as const } : {}),
+      }),
+    /** "Friday 15 January 2027" on the venue's calendar. */
+    longDate: (d: Date, timeZone: string) => d.toLocaleDateString(locale, { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric', timeZone }),
+    /** "19:30 GMT" on the venue's clock, with its zone. */
+    venueTime: (d: Date, timeZone: string) =>
+      d.toLocaleTimeString(locale, { hour: '2-digit', minute: '2-digit', timeZone, timeZoneName: 'short' }),
     /** "4:05", "1:02:03" */
     clock: (seconds: number) => {
       const s = Math.max(0, Math.ceil(seconds));

@@ -49,6 +49,8 @@ export interface WatermarkRow {
   queue_copy: Record<string, string> | null;
   /** The event's words per state in languages beside English (the look's `copy`). */
   look_copy: Partial<Record<FanLanguage, Partial<QueueCopy>>> | null;
+  /** The event's hold time: its words say it ({hold}). */
+  hold_ttl_seconds: number;
   watermark_history: [number, number][];
   /** The event the queue sells (event_id is the queue's id: the event's, or a presale tier's). */
   owner_event_id: string;
@@ -65,7 +67,7 @@ export async function loadWatermarks(db: Db, eventId?: string): Promise<Watermar
   const { rows } = await sql<WatermarkRow>`
     SELECT q.event_id, q.admitted_through, q.rate_per_min, q.paused, q.inventory_state, coalesce(a.opens_at, e.onsale_at) AS onsale_at, q.updated_at,
            q.heartbeat_at, q.cohort_size, q.seed_hex, q.seed_revealed_at, q.seed_commitment, coalesce(a.fairness_mode, e.fairness_mode) AS fairness_mode,
-           e.listing_id, q.sold_out_at, e.queue_copy, e.look -> 'copy' AS look_copy, q.watermark_history, e.id AS owner_event_id, a.code AS tier, a.name AS tier_name,
+           e.listing_id, q.sold_out_at, e.queue_copy, e.look -> 'copy' AS look_copy, e.hold_ttl_seconds, q.watermark_history, e.id AS owner_event_id, a.code AS tier, a.name AS tier_name,
            CASE WHEN a.rolled_at IS NOT NULL THEN least(a.closes_at, a.rolled_at) ELSE a.closes_at END AS closes_at,
            (q.sealed_at IS NULL AND NOT ${signedOffSql('e.id', 'e.fairness_mode')}) AS awaiting_signoff
     FROM queue_state q

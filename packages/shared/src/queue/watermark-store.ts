@@ -1,6 +1,6 @@
 import type { Db } from '../db/connect.js';
 import type { WatermarkState } from './edge.js';
-import { queueCopy, queueCopyByLanguage } from './copy.js';
+import { copyTimesOf, queueCopy, queueCopyByLanguage } from './copy.js';
 import type { QueueFacts } from './edge-state.js';
 import { loadWatermarks, recordClaims, recordHoldOutcomes, type WatermarkRow } from './queue.repository.js';
 import { StoreLoadTracker } from '../admission/store-load.js';
@@ -84,8 +84,8 @@ export class WatermarkStore {
     return {
       watermark: WatermarkStore.toState(r, now),
       soldOutAt: r.sold_out_at?.getTime() ?? null,
-      copy: queueCopy(r.queue_copy),
-      copyByLanguage: queueCopyByLanguage(r.queue_copy, r.look_copy),
+      copy: queueCopy(r.queue_copy, copyTimesOf(r.hold_ttl_seconds)),
+      copyByLanguage: queueCopyByLanguage(r.queue_copy, r.look_copy, copyTimesOf(r.hold_ttl_seconds)),
       seedCommitment: r.seed_commitment,
       fairnessMode: r.fairness_mode,
       listingId: r.listing_id,
