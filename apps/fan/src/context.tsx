@@ -58,6 +58,8 @@ export interface Fan {
   /** The sale has sold out (the queue said SOLD_OUT): the waitlist is what is left. */
   soldOut: boolean;
   setSoldOut: (v: boolean) => void;
+  /** Says something in the page's polite live region (admission, a hold about to end, a refusal). */
+  announce: (text: string) => void;
 }
 
 export const FanContext = createContext<Fan | null>(null);
