@@ -29,9 +29,8 @@ export function App() {
   // The page's one polite live region: present from the first render, so what is put in it later is read out.
   const [announcement, setAnnouncement] = useState('');
   const announce = useCallback((text: string) => {
-    // The same words twice in a row are still read: clear, then say them on the next frame.
-    setAnnouncement('');
-    requestAnimationFrame(() => setAnnouncement(text));
+    // The same words twice in a row are still read: they are made to differ (a trailing no-break space), no timer.
+    setAnnouncement((was) => (was === text ? `${text}\u00a0` : text));
   }, []);
   const wasAdmitted = useRef(false);
 

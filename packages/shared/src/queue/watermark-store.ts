@@ -94,6 +94,7 @@ export class WatermarkStore {
       tierName: r.tier_name,
       closesAt: r.closes_at?.getTime() ?? null,
       awaitingSignOff: r.awaiting_signoff,
+      moves: r.moves ?? [],
     };
   }
 
@@ -171,6 +172,17 @@ export class WatermarkStore {
     let o = this.holdOutcomes.get(eventId);
     if (!o) this.holdOutcomes.set(eventId, (o = { created: 0, refused: 0, gatewayFailures: 0 }));
     o.gatewayFailures++;
+  }
+
+  /**
+   * A place that moved to another device, known to this process at once (other processes and the edges read it on
+   * their next refresh): the earlier device's polls answer POSITION_MOVED from now on.
+   */
+  noteMove(queueId: string, joinIndex: number, moves: number): void {
+    const info = this.byEvent.get(queueId);
+    if (!info) return;
+    // A new list, not an edit: the status rule caches its lookup per list.
+    info.moves = [...(info.moves ?? []).filter(([i]) => i !== joinIndex), [joinIndex, moves]];
   }
 
   countClaim(eventId: string, accountId: string): void {
