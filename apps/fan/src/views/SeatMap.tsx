@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
+import { useRef, useState, type KeyboardEvent } from 'react';
 import type { Formatters, Strings } from '../i18n';
 
 export interface SectionSeat {
@@ -31,7 +31,6 @@ export interface SeatMapProps {
 export function SeatMap({ t, f, seats, picked, limit, sectionName, priceCents, currency, onToggle }: SeatMapProps) {
   const [active, setActive] = useState<number | null>(null);
   const grid = useRef<HTMLDivElement>(null);
-  const moved = useRef(false);
   const rows: SectionSeat[][] = [];
   for (const s of seats ?? []) {
     const last = rows[rows.length - 1];
@@ -41,14 +40,6 @@ export function SeatMap({ t, f, seats, picked, limit, sectionName, priceCents, c
   const all = rows.flat();
   // The tab stop: the seat last moved to, else the first free seat, else the first seat.
   const stop = all.find((s) => s.id === active) ?? all.find((s) => s.available) ?? all[0];
-
-  useEffect(() => {
-    if (!moved.current || stop === undefined) return;
-    moved.current = false;
-    const el = grid.current?.querySelector<HTMLButtonElement>(`[data-seat-id="${stop.id}"]`);
-    el?.focus();
-    el?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
-  }, [stop?.id]);
 
   if (!seats) return <p className="muted">{t.loading}</p>;
   const price = f.money(priceCents, currency);
@@ -85,8 +76,10 @@ export function SeatMap({ t, f, seats, picked, limit, sectionName, priceCents, c
     }
     e.preventDefault();
     if (!next) return;
-    moved.current = true;
-    if (next.id === stop.id) return;
+    // Focus moves at once (the seat is already in the page); the tab stop follows it on the next render.
+    const el = grid.current?.querySelector<HTMLButtonElement>(`[data-seat-id="${next.id}"]`);
+    el?.focus();
+    el?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
     setActive(next.id);
   }
 
