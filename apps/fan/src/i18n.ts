@@ -1,7 +1,8 @@
 // The page's own words in each fan language. The per-state queue copy is the event's (the promoter's words, or the
 // defaults in @onsale/shared/queue/copy); everything else a fan reads is here.
 import { FAN_LANGUAGES, negotiateLanguage, type FanLanguage } from '@onsale/shared/queue/copy';
-import { formatMoney } from './money';
+// The money module alone (not the words index, which brings zod): the page stays small.
+import { formatMoney } from '@onsale/shared/words/money';
 
 export { FAN_LANGUAGES, negotiateLanguage, type FanLanguage };
 
