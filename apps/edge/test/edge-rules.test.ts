@@ -225,7 +225,7 @@ describe('refusals at the edge, the origin not called', () => {
       expect(((await r.json()) as { error: string }).error).toBe('POSITION_MOVED');
       const kept = await poll(edge, before, later);
       expect(kept.status).toBe(200);
-      expect(await kept.json()).toMatchObject({ state: "WAITING", position: 171 });
+      expect(await kept.json()).toMatchObject({ state: 'WAITING', position: 171 });
     } finally {
       eventState = published;
     }

@@ -86,7 +86,8 @@ const en = {
   seat: (row: string, n: number) => `Row ${row}, seat ${n}`,
   seatPriced: (row: string, n: number, price: string) => `Row ${row}, seat ${n}, ${price}`,
   seatGone: (row: string, n: number) => `Row ${row}, seat ${n}, taken`,
-  seatGridLabel: (section: string, price: string) => `Seats in ${section}, ${price} each. The stage is at the top. Use the arrow keys to move, Space to choose.`,
+  seatGridLabel: (section: string, price: string) =>
+    `Seats in ${section}, ${price} each. The stage is at the top. Use the arrow keys to move, Space to choose.`,
   stage: 'Stage',
   seatFree: 'Free',
   seatChosen: 'Yours',
@@ -391,7 +392,10 @@ const LOCALES: Record<FanLanguage, string> = { en: 'en-GB', es: 'es-ES' };
  * in that language (en-US, es-MX), else the language's default. A US fan reads "$25.00" and "£25.00", a British fan
  * "US$25.00" and "£25.00": the currency is always the event's, the way it is written is the viewer's.
  */
-export function viewerLocale(lang: FanLanguage, preferred: readonly string[] = typeof navigator === 'undefined' ? [] : navigator.languages): string {
+export function viewerLocale(
+  lang: FanLanguage,
+  preferred: readonly string[] = typeof navigator === 'undefined' ? [] : navigator.languages,
+): string {
   const mine = preferred.find((tag) => tag.toLowerCase().split('-')[0] === lang && tag.includes('-'));
   if (mine) {
     try {
@@ -424,7 +428,8 @@ export function formatters(lang: FanLanguage, locale: string = viewerLocale(lang
         ...(withZone && timeZone ? { timeZoneName: 'short' as const } : {}),
       }),
     /** "Friday 15 January 2027" on the venue's calendar. */
-    longDate: (d: Date, timeZone: string) => d.toLocaleDateString(locale, { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric', timeZone }),
+    longDate: (d: Date, timeZone: string) =>
+      d.toLocaleDateString(locale, { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric', timeZone }),
     /** "19:30 GMT" on the venue's clock, with its zone. */
     venueTime: (d: Date, timeZone: string) =>
       d.toLocaleTimeString(locale, { hour: '2-digit', minute: '2-digit', timeZone, timeZoneName: 'short' }),

@@ -5,7 +5,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@onsale/shared/db';
 import { TEST_CARDS } from '@onsale/shared/checkout';
 import { PAGE_WAIT_MS } from '@onsale/shared/testing';
-import { advanceUntil, buildFanPage, devSignIn, docsShots, fanPage, launch, makeEvent, noOverflow, startStack, WIDTHS, type Stack } from './harness';
+import {
+  advanceUntil,
+  buildFanPage,
+  devSignIn,
+  docsShots,
+  fanPage,
+  launch,
+  makeEvent,
+  noOverflow,
+  startStack,
+  WIDTHS,
+  type Stack,
+} from './harness';
 
 // What a fan stumbled on (issue 31), in Chromium at 1440 and 390 px against the store API serving the built page, the
 // worker's admission controller and PostgreSQL: a GBP event reads £ on every step; being let in is read out in the
@@ -117,7 +129,9 @@ describe.each([
     expect(await page.getByTestId('order-show').textContent()).toBe(`London Night (${name})`);
     const when = (await page.getByTestId('order-when').textContent())!;
     for (const part of ['weekday', 'day', 'month', 'year'] as const)
-      expect(when).toContain(startsAt.toLocaleDateString('en-GB', { [part]: part === 'day' || part === 'year' ? 'numeric' : 'long', timeZone: 'Europe/London' }));
+      expect(when).toContain(
+        startsAt.toLocaleDateString('en-GB', { [part]: part === 'day' || part === 'year' ? 'numeric' : 'long', timeZone: 'Europe/London' }),
+      );
     expect(when).toMatch(/19:30 GMT, the venue's local time/);
     expect(await page.getByTestId('order-venue').textContent()).toBe('The Test Hall');
     expect(await page.getByTestId('order-seats').textContent()).toContain('Section Stalls, row A, seat 1');
@@ -135,7 +149,12 @@ describe.each([
     expect(ics).toMatch(/^BEGIN:VCALENDAR\r\n/);
     expect(ics).toContain(`SUMMARY:London Night (${name})`);
     expect(ics).toContain('LOCATION:The Test Hall');
-    expect(ics).toContain(`DTSTART:${startsAt.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '')}`);
+    expect(ics).toContain(
+      `DTSTART:${startsAt
+        .toISOString()
+        .replace(/[-:]/g, '')
+        .replace(/\.\d{3}/, '')}`,
+    );
     expect(ics.replace(/\r\n /g, '')).toContain(`Order reference ${reference}`);
     expect(errors).toEqual([]);
     await context.close();
@@ -178,8 +197,11 @@ describe.each([
     await phone.page.getByTestId('queue-card').waitFor();
     await advanceUntil(laptop.page, () => laptop.page.getByTestId('place-moved').isVisible(), 'the place moved back');
     expect(
-      (await sql<{ moves: number }>`SELECT device_moves AS moves FROM queue_entries WHERE event_id = ${eventId} AND account_id = ${fan}`.execute(stack.t.db))
-        .rows[0]!.moves,
+      (
+        await sql<{
+          moves: number;
+        }>`SELECT device_moves AS moves FROM queue_entries WHERE event_id = ${eventId} AND account_id = ${fan}`.execute(stack.t.db)
+      ).rows[0]!.moves,
     ).toBe(2);
     expect(phone.errors).toEqual([]);
     expect(laptop.errors).toEqual([]);

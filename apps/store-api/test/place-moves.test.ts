@@ -19,7 +19,10 @@ afterAll(() => h.close());
 const join = (token: string, device: string) =>
   h.app.inject({ method: 'POST', url: `/events/${eventId}/queue`, headers: { ...bearer(token), 'x-device-id': device } });
 const status = (token: string, queueToken: string, device: string) =>
-  h.app.inject({ url: `/events/${eventId}/queue/status`, headers: { ...bearer(token), 'x-device-id': device, 'x-queue-token': queueToken } });
+  h.app.inject({
+    url: `/events/${eventId}/queue/status`,
+    headers: { ...bearer(token), 'x-device-id': device, 'x-queue-token': queueToken },
+  });
 const claims = (t: string) => JSON.parse(Buffer.from(t.split('.')[0]!, 'base64url').toString()) as { joinIndex: number; moves?: number };
 const entries = async (accountId: string) =>
   (

@@ -27,9 +27,15 @@ describe("the event's times in its words", () => {
   });
 
   it("fills every language's words, the promoter's included, and never says a default 10-minute hold", () => {
-    const copy = queueCopyByLanguage({ ADMITTED: 'Your go: {turn} on the clock.' }, { es: { WAITING: 'Espera {hold}.' } }, copyTimesOf(240));
+    const copy = queueCopyByLanguage(
+      { ADMITTED: 'Your go: {turn} on the clock.' },
+      { es: { WAITING: 'Espera {hold}.' } },
+      copyTimesOf(240),
+    );
     expect(copy.en.ADMITTED).toBe('Your go: 10 minutes on the clock.');
-    expect(copy.es.ADMITTED).toBe('Es tu turno. Tienes 10 minutos para elegir tus asientos; los que elijas se reservan para ti durante 4 minutos mientras pagas.');
+    expect(copy.es.ADMITTED).toBe(
+      'Es tu turno. Tienes 10 minutos para elegir tus asientos; los que elijas se reservan para ti durante 4 minutos mientras pagas.',
+    );
     expect(copy.es.WAITING).toBe('Espera 4 minutos.');
     for (const lang of ['en', 'es'] as const) for (const words of Object.values(copy[lang])) expect(words).not.toMatch(/\{(turn|hold)\}/);
     // Without times (the console's editor), the placeholders stay for the promoter to see.

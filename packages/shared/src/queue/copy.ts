@@ -51,7 +51,8 @@ export function spokenDuration(seconds: number, language: FanLanguage = DEFAULT_
   const s = Math.max(0, Math.round(seconds));
   const m = Math.floor(s / 60);
   const r = s % 60;
-  const [min, mins, sec, secs] = language === 'es' ? ['minuto', 'minutos', 'segundo', 'segundos'] : ['minute', 'minutes', 'second', 'seconds'];
+  const [min, mins, sec, secs] =
+    language === 'es' ? ['minuto', 'minutos', 'segundo', 'segundos'] : ['minute', 'minutes', 'second', 'seconds'];
   const minutes = `${m} ${m === 1 ? min : mins}`;
   const rest = `${r} ${r === 1 ? sec : secs}`;
   return m === 0 ? rest : r === 0 ? minutes : `${minutes} ${rest}`;
@@ -59,7 +60,9 @@ export function spokenDuration(seconds: number, language: FanLanguage = DEFAULT_
 
 /** `{turn}` and `{hold}` in the event's words replaced by its real times, in the words' language. */
 export function fillCopyTimes(text: string, times: CopyTimes, language: FanLanguage = DEFAULT_FAN_LANGUAGE): string {
-  return text.replaceAll('{turn}', spokenDuration(times.turnSeconds, language)).replaceAll('{hold}', spokenDuration(times.holdSeconds, language));
+  return text
+    .replaceAll('{turn}', spokenDuration(times.turnSeconds, language))
+    .replaceAll('{hold}', spokenDuration(times.holdSeconds, language));
 }
 
 function filled(copy: QueueCopy, times: CopyTimes | undefined, language: FanLanguage): QueueCopy {

@@ -73,7 +73,8 @@ export function placeMovedAway(claims: QueueTokenClaims, q: Pick<QueueFacts, 'mo
 }
 
 /** What a fan's page is told when the place moved to another device. */
-export const POSITION_MOVED_MESSAGE = 'your place in line moved to another device where this account joined; continue there, or join again here to bring it back';
+export const POSITION_MOVED_MESSAGE =
+  'your place in line moved to another device where this account joined; continue there, or join again here to bring it back';
 
 /** A status with the event's words for its state; when sold out, where to join the listing's waitlist. */
 export type StatusAnswer = QueueStatus & { message: string; waitlist?: { listingId: string; join: string } };

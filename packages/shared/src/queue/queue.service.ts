@@ -254,7 +254,8 @@ export class QueueService {
     language: FanLanguage,
   ): { status: StatusWithCopy; info: PublicQueueInfo } | Promise<{ status: StatusWithCopy; info: PublicQueueInfo }> {
     if (!info || info.ownerEventId !== claims.eventId) throw notFound('EVENT_NOT_FOUND', `no event ${claims.eventId}`, 'id');
-    if (placeMovedAway(claims, info)) throw new DomainError('conflict', 'POSITION_MOVED', POSITION_MOVED_MESSAGE, { field: 'x-queue-token' });
+    if (placeMovedAway(claims, info))
+      throw new DomainError('conflict', 'POSITION_MOVED', POSITION_MOVED_MESSAGE, { field: 'x-queue-token' });
     const answered = answerStatusNow(claims, info, this.now(), {}, language);
     if (answered instanceof Promise) return answered.then((status) => this.withSignOff(status, info, language));
     return this.withSignOff(answered, info, language);
