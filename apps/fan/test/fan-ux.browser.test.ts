@@ -145,7 +145,7 @@ describe.each([
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('add-to-calendar').click()]);
     expect(download.suggestedFilename()).toBe(`London-Night-${name}.ics`);
-    const ics = readFileSync((await download.path())!, 'utf8');
+    const ics = readFileSync(await download.path(), 'utf8');
     expect(ics).toMatch(/^BEGIN:VCALENDAR\r\n/);
     expect(ics).toContain(`SUMMARY:London Night (${name})`);
     expect(ics).toContain('LOCATION:The Test Hall');
