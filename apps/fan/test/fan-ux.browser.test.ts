@@ -141,7 +141,7 @@ describe.each([
     expect(await page.getByTestId('fairness').count()).toBe(0);
     expect(await page.getByTestId('event-name').locator('..').textContent()).toContain('GMT');
     await noOverflow(page);
-    await page.screenshot({ path: join(docsShots, `order-${name}.png`), fullPage: true });
+    await page.screenshot({ path: join(docsShots, `order-gbp-${name}.png`), fullPage: true });
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('add-to-calendar').click()]);
     expect(download.suggestedFilename()).toBe(`London-Night-${name}.ics`);
