@@ -7,6 +7,7 @@ import { defineConfig } from 'vitest/config';
 export const unitTestFiles = [
   'eslint-rules/onsale.test.ts',
   'apps/cli/test/plan.test.ts',
+  'apps/fan/test/calendar.test.ts',
   'apps/store-api/test/status-validation.test.ts',
   'packages/shared/src/abuse/bot-score.test.ts',
   'packages/shared/src/abuse/join-gate.test.ts',
@@ -38,6 +39,7 @@ export const unitTestFiles = [
   'packages/shared/src/lottery/invitation.test.ts',
   'packages/shared/src/notify/signature.test.ts',
   'packages/shared/src/overload/shedding.test.ts',
+  'packages/shared/src/queue/copy.test.ts',
   'packages/shared/src/queue/edge.test.ts',
   'packages/shared/src/queue/fairness.test.ts',
   'packages/shared/src/rehearsal/plan.test.ts',

@@ -15,7 +15,15 @@ import {
   type QueueTokenClaims,
   type TokenKey,
 } from '@onsale/shared/queue/edge';
-import { answerStatusNow, publicWatermark, type EdgeQueueState, type QueueFacts, type StatusAnswer } from '@onsale/shared/queue/edge-state';
+import {
+  answerStatusNow,
+  placeMovedAway,
+  POSITION_MOVED_MESSAGE,
+  publicWatermark,
+  type EdgeQueueState,
+  type QueueFacts,
+  type StatusAnswer,
+} from '@onsale/shared/queue/edge-state';
 import { bearerToken, WebAccountTokenVerifier } from '@onsale/shared/auth/edge';
 import { negotiateLanguage, type FanLanguage } from '@onsale/shared/queue/copy';
 import { DomainError, HTTP_STATUS_OF } from '@onsale/shared';
@@ -261,6 +269,8 @@ async function queueStatus(req: Request, eventIdRaw: string, edge: Edge, waitUnt
   if (!known) return unavailable();
   const q = queueOf(known, claims.queueId ?? claims.eventId);
   if (!q) throw new DomainError('not_found', 'EVENT_NOT_FOUND', `no event ${eventId}`, { field: 'id' });
+  // The place moved to another of the account's devices: this device's token no longer holds it (the origin's rule).
+  if (placeMovedAway(claims, q)) throw new DomainError('conflict', 'POSITION_MOVED', POSITION_MOVED_MESSAGE, { field: 'x-queue-token' });
   // The controller's heartbeat is judged as of when the origin published the state, on the origin's own clock: the
   // state's age is the edge's own rule below (EDGE_STALE_SECONDS), and no clock skew between the two counts.
   const publishedAt = known.state!.generatedAt;

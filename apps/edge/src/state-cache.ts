@@ -193,7 +193,8 @@ export function parseEdgeState(text: string, eventId: string): EdgeEventState | 
       isNumber(q.watermark.updatedAt) &&
       isNumber(q.watermark.ratePerMin) &&
       typeof q.watermark.state === 'string' &&
-      (q.watermark.history === undefined || Array.isArray(q.watermark.history)),
+      (q.watermark.history === undefined || Array.isArray(q.watermark.history)) &&
+      (q.moves === undefined || (Array.isArray(q.moves) && q.moves.every((m) => Array.isArray(m) && m.length === 2 && m.every(isNumber)))),
   );
   const tiersOk = x.tiers.every((t: unknown) => isObject(t) && typeof t.code === 'string' && typeof t.queueId === 'string');
   return queuesOk && tiersOk ? (x as unknown as EdgeEventState) : null;

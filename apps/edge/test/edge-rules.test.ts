@@ -212,6 +212,25 @@ describe('status polls answered at the edge', () => {
 });
 
 describe('refusals at the edge, the origin not called', () => {
+  it("a place that moved to another device: the earlier device's token answers 409 POSITION_MOVED, the later one's keeps the place", async () => {
+    const before = await fan(170); // position 171, behind the watermark (100)
+    const later = { 'x-queue-token': await signToken(key, { ...before.claims, moves: 1 }) };
+    const published = eventState;
+    eventState = () => ({ ...published(), queues: [queueState(EVENT, { moves: [[170, 1]] })] });
+    try {
+      let r = await poll(edge, before);
+      for (const end = Date.now() + 30_000; r.status !== 409 && Date.now() < end; r = await poll(edge, before))
+        await new Promise((done) => setTimeout(done, 100));
+      expect(r.status).toBe(409);
+      expect(((await r.json()) as { error: string }).error).toBe('POSITION_MOVED');
+      const kept = await poll(edge, before, later);
+      expect(kept.status).toBe(200);
+      expect(await kept.json()).toMatchObject({ state: 'WAITING', position: 171 });
+    } finally {
+      eventState = published;
+    }
+  });
+
   it('forged, expired, foreign-event, wrong-device and wrong-account queue tokens, bad account tokens and bad input get the origin codes', async () => {
     const good = await fan(10);
     const other = await fan(11);

@@ -1,4 +1,4 @@
-import { lazy, Suspense, useCallback, useEffect, useMemo, useState } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { call, serverNow, type ApiContext } from './api';
 import { FanContext, type EventPage, type Fan, type FanConfig } from './context';
 import { formatters, initialLanguage, STRINGS, type FanLanguage } from './i18n';
@@ -26,6 +26,13 @@ export function App() {
   const [expired, setExpired] = useState(false);
   const [progress, setProgressState] = useState<EventProgress>({});
   const [soldOut, setSoldOut] = useState(false);
+  // The page's one polite live region: present from the first render, so what is put in it later is read out.
+  const [announcement, setAnnouncement] = useState('');
+  const announce = useCallback((text: string) => {
+    // The same words twice in a row are still read: they are made to differ (a trailing no-break space), no timer.
+    setAnnouncement((was) => (was === text ? `${text}\u00a0` : text));
+  }, []);
+  const wasAdmitted = useRef(false);
 
   const setAccount = useCallback((a: Account | null) => {
     saveAccount(a);
@@ -93,6 +100,22 @@ export function App() {
     [account?.accountId, eventId],
   );
 
+  const admittedNow = !!progress.admissionToken && (progress.admissionExpiresAt ?? 0) > serverNow();
+  // Let in: said once, when it happens (or on arriving at the page already let in).
+  useEffect(() => {
+    if (admittedNow && !wasAdmitted.current && event && !progress.hold && !progress.order)
+      announce(
+        `${t.stateName.ADMITTED}. ${event.copy?.[lang]?.ADMITTED ?? ''} ${
+          progress.admissionExpiresAt ? t.admittedUntil(f.time(new Date(progress.admissionExpiresAt))) : ''
+        }`.trim(),
+      );
+    wasAdmitted.current = admittedNow;
+  }, [admittedNow, event]);
+  // A notice for the next step (a hold that ran out, seats let go) is read out as it appears.
+  useEffect(() => {
+    if (progress.notice) announce(progress.notice);
+  }, [progress.notice]);
+
   const chooseLanguage = (l: FanLanguage) => {
     localStorage.setItem('onsale.language', l);
     setLang(l);
@@ -127,8 +150,8 @@ export function App() {
       </Shell>
     );
 
-  const fan: Fan = { event, config, lang, t, f, account, api, progress, update, soldOut, setSoldOut };
-  const admitted = progress.admissionToken && (progress.admissionExpiresAt ?? 0) > serverNow();
+  const fan: Fan = { event, config, lang, t, f, account, api, progress, update, soldOut, setSoldOut, announce };
+  const admitted = admittedNow;
   const step = progress.order ? (
     <Order />
   ) : progress.hold ? (
@@ -143,9 +166,9 @@ export function App() {
   );
   return (
     <FanContext.Provider value={fan}>
-      <Shell {...shell} signedInAs={account.displayName} onSignOut={() => setAccount(null)}>
+      <Shell {...shell} signedInAs={account.displayName} onSignOut={() => setAccount(null)} showFairness={!progress.order}>
         {progress.notice && (
-          <p className="card notice" role="status" data-testid="step-notice">
+          <p className="card notice" data-testid="step-notice">
             {progress.notice}
             <button type="button" className="link" onClick={() => update({ notice: undefined })} aria-label="OK">
               ✕
@@ -153,6 +176,9 @@ export function App() {
           </p>
         )}
         <Suspense fallback={<p className="card muted">{t.loading}</p>}>{step}</Suspense>
+        <p className="sr-only" aria-live="polite" aria-atomic="true" data-testid="announcer">
+          {announcement}
+        </p>
       </Shell>
     </FanContext.Provider>
   );

@@ -18,8 +18,13 @@ export interface EventPage {
   perAccountSeatLimit: number;
   holdTtlSeconds: number;
   holdExtensionSeconds: number;
+  /** How long an admitted fan's turn lasts. */
+  turnSeconds: number;
   capacity: number;
-  currency?: string;
+  /** ISO 4217: every amount of the event is in it. */
+  currency: string;
+  /** The venue's IANA time zone: the show's date and time are shown on its clock. */
+  timeZone: string;
   sections: Omit<EventSection, 'qualityRank'>[];
   look?: FanLook | null;
   copy?: CopyByLanguage;
@@ -53,6 +58,8 @@ export interface Fan {
   /** The sale has sold out (the queue said SOLD_OUT): the waitlist is what is left. */
   soldOut: boolean;
   setSoldOut: (v: boolean) => void;
+  /** Says something in the page's polite live region (admission, a hold about to end, a refusal). */
+  announce: (text: string) => void;
 }
 
 export const FanContext = createContext<Fan | null>(null);

@@ -1,6 +1,8 @@
 // The page's own words in each fan language. The per-state queue copy is the event's (the promoter's words, or the
 // defaults in @onsale/shared/queue/copy); everything else a fan reads is here.
 import { FAN_LANGUAGES, negotiateLanguage, type FanLanguage } from '@onsale/shared/queue/copy';
+// The money module alone (not the words index, which brings zod): the page stays small.
+import { formatMoney } from '@onsale/shared/words/money';
 
 export { FAN_LANGUAGES, negotiateLanguage, type FanLanguage };
 
@@ -49,6 +51,10 @@ const en = {
   positionExpired: 'Your turn came while you were away and has passed. You can join again, at the back of the line.',
   joinAgain: 'Join again',
   wrongDevice: 'Your place in line was taken on another device. Continue there, or sign in with another account here.',
+  placeMoved:
+    'Your place in line moved to another device where you signed in with this account. Continue there; nothing is lost. To carry on here instead, bring it back.',
+  moveHere: 'Bring my place back to this device',
+  moveLimit: 'Your place has moved between devices as often as it can for this sale. Continue on the device that has it.',
   eventClosed: 'This show has started; the line is closed.',
   lotteryEvent: 'This sale is a registration lottery: fans register in advance and winners buy with their invitation.',
   progressLabel: 'Progress through the line',
@@ -76,8 +82,16 @@ const en = {
   seatsPicked: (n: number) => `${n} seat${n === 1 ? '' : 's'} chosen`,
   holdPicked: 'Hold these seats',
   seatMapOpensAt: (t: string) => `You can pick exact seats on the map from ${t}.`,
-  seatMapHelp: 'Choose your seats; taken seats are greyed out.',
+  seatMapHelp: 'Choose your seats; taken seats are greyed out. A wide section scrolls sideways inside its box.',
   seat: (row: string, n: number) => `Row ${row}, seat ${n}`,
+  seatPriced: (row: string, n: number, price: string) => `Row ${row}, seat ${n}, ${price}`,
+  seatGone: (row: string, n: number) => `Row ${row}, seat ${n}, taken`,
+  seatGridLabel: (section: string, price: string) =>
+    `Seats in ${section}, ${price} each. The stage is at the top. Use the arrow keys to move, Space to choose.`,
+  stage: 'Stage',
+  seatFree: 'Free',
+  seatChosen: 'Yours',
+  seatTaken: 'Taken',
   limitNote: (n: number) => `Up to ${n} tickets per fan.`,
   // a party that cannot sit together, and a pick that would leave a seat on its own
   notTogether: (n: number) => `There are no ${n} seats together left in that section. You can still have:`,
@@ -90,6 +104,7 @@ const en = {
   holdTitle: 'Your seats are held',
   holdCountdown: (t: string) => `Held for you for ${t}`,
   holdExtended: 'Extended once while you pay.',
+  holdEndingSoon: 'One minute left: pay now to keep these seats.',
   seatLine: (section: string, row: string, n: number) => `Section ${section}, row ${row}, seat ${n}`,
   unitsLine: (section: string, q: number) => `${q} × ${section} (general admission)`,
   total: 'Total',
@@ -107,9 +122,18 @@ const en = {
   testCardDeclined: 'is declined',
   // order
   orderTitle: 'You have tickets',
-  orderNumber: (id: string) => `Order ${id}`,
+  orderNumber: (id: string) => `Order reference ${id}`,
   orderSeats: (n: number) => `${n} ticket${n === 1 ? '' : 's'}`,
   orderPaid: (amount: string) => `Paid ${amount}`,
+  orderShow: 'Show',
+  orderWhen: 'When',
+  orderWhere: 'Where',
+  venueClock: (time: string) => `${time}, the venue's local time`,
+  ticketsArriveTitle: 'How your tickets arrive',
+  ticketsArrive: (who: string) =>
+    `Your tickets belong to your account (${who}): open this page and sign in with it to find them, and to show them at the door. Nothing is posted.`,
+  keepReference: 'Keep the order reference: it is how the box office and fan support find your order.',
+  addToCalendar: 'Add to my calendar (.ics)',
   // refusals, in plain words with the next step
   refused: {
     ACCOUNT_LIMIT_EXCEEDED:
@@ -223,6 +247,10 @@ const es: Strings = {
   positionExpired: 'Tu turno llegó mientras no estabas y ya ha pasado. Puedes volver a entrar, al final de la fila.',
   joinAgain: 'Volver a entrar',
   wrongDevice: 'Tu lugar en la fila se tomó en otro dispositivo. Continúa allí, o inicia sesión aquí con otra cuenta.',
+  placeMoved:
+    'Tu lugar en la fila pasó a otro dispositivo donde iniciaste sesión con esta cuenta. Continúa allí; no pierdes nada. Para seguir aquí, tráelo de vuelta.',
+  moveHere: 'Traer mi lugar a este dispositivo',
+  moveLimit: 'Tu lugar ya ha cambiado de dispositivo todas las veces posibles en esta venta. Continúa en el dispositivo que lo tiene.',
   eventClosed: 'La función ya ha empezado; la fila está cerrada.',
   lotteryEvent: 'Esta venta es un sorteo con registro previo: los fans se registran y los ganadores compran con su invitación.',
   progressLabel: 'Avance en la fila',
@@ -247,8 +275,16 @@ const es: Strings = {
   seatsPicked: (n) => `${n} asiento${n === 1 ? '' : 's'} elegido${n === 1 ? '' : 's'}`,
   holdPicked: 'Reservar estos asientos',
   seatMapOpensAt: (t) => `Podrás elegir asientos concretos en el mapa desde las ${t}.`,
-  seatMapHelp: 'Elige tus asientos; los ocupados aparecen en gris.',
+  seatMapHelp: 'Elige tus asientos; los ocupados aparecen en gris. Una sección ancha se desplaza de lado dentro de su recuadro.',
   seat: (row, n) => `Fila ${row}, asiento ${n}`,
+  seatPriced: (row, n, price) => `Fila ${row}, asiento ${n}, ${price}`,
+  seatGone: (row, n) => `Fila ${row}, asiento ${n}, ocupado`,
+  seatGridLabel: (section, price) =>
+    `Asientos de ${section}, ${price} cada uno. El escenario está arriba. Muévete con las flechas y elige con la barra espaciadora.`,
+  stage: 'Escenario',
+  seatFree: 'Libre',
+  seatChosen: 'Tuyo',
+  seatTaken: 'Ocupado',
   limitNote: (n) => `Hasta ${n} entradas por fan.`,
   notTogether: (n) => `No quedan ${n} asientos juntos en esa sección. Aún puedes tener:`,
   splitOffer: (parts, where) => `${parts} asientos, en grupos de asientos juntos: ${where}`,
@@ -259,6 +295,7 @@ const es: Strings = {
   holdTitle: 'Tus asientos están reservados',
   holdCountdown: (t) => `Reservados para ti durante ${t}`,
   holdExtended: 'Ampliada una vez mientras pagas.',
+  holdEndingSoon: 'Queda un minuto: paga ahora para conservar estos asientos.',
   seatLine: (section, row, n) => `Sección ${section}, fila ${row}, asiento ${n}`,
   unitsLine: (section, q) => `${q} × ${section} (entrada general)`,
   total: 'Total',
@@ -274,9 +311,18 @@ const es: Strings = {
   testCardOk: 'paga',
   testCardDeclined: 'se rechaza',
   orderTitle: 'Ya tienes tus entradas',
-  orderNumber: (id) => `Pedido ${id}`,
+  orderNumber: (id) => `Referencia del pedido ${id}`,
   orderSeats: (n) => `${n} entrada${n === 1 ? '' : 's'}`,
   orderPaid: (amount) => `Pagado ${amount}`,
+  orderShow: 'Función',
+  orderWhen: 'Cuándo',
+  orderWhere: 'Dónde',
+  venueClock: (time) => `${time}, hora local del recinto`,
+  ticketsArriveTitle: 'Cómo te llegan las entradas',
+  ticketsArrive: (who) =>
+    `Tus entradas pertenecen a tu cuenta (${who}): abre esta página e inicia sesión con ella para verlas y mostrarlas en la puerta. No se envía nada por correo postal.`,
+  keepReference: 'Guarda la referencia del pedido: con ella la taquilla y la atención al fan encuentran tu pedido.',
+  addToCalendar: 'Añadir a mi calendario (.ics)',
   refused: {
     ACCOUNT_LIMIT_EXCEEDED:
       'Ya tienes reservadas o compradas todas las entradas que un fan puede tener para esta función. Paga las que tienes o elige menos.',
@@ -341,16 +387,52 @@ export const STRINGS: Record<FanLanguage, Strings> = { en: en, es };
 
 const LOCALES: Record<FanLanguage, string> = { en: 'en-GB', es: 'es-ES' };
 
-/** Number, money and time formatting in the fan's language. */
-export function formatters(lang: FanLanguage) {
-  const locale = LOCALES[lang];
+/**
+ * The viewer's locale for numbers, money and dates in the page's language: the browser's own preference when it is
+ * in that language (en-US, es-MX), else the language's default. A US fan reads "$25.00" and "£25.00", a British fan
+ * "US$25.00" and "£25.00": the currency is always the event's, the way it is written is the viewer's.
+ */
+export function viewerLocale(
+  lang: FanLanguage,
+  preferred: readonly string[] = typeof navigator === 'undefined' ? [] : navigator.languages,
+): string {
+  const mine = preferred.find((tag) => tag.toLowerCase().split('-')[0] === lang && tag.includes('-'));
+  if (mine) {
+    try {
+      return Intl.getCanonicalLocales(mine)[0] ?? LOCALES[lang];
+    } catch {
+      // A malformed tag from the browser: the language's default.
+    }
+  }
+  return LOCALES[lang];
+}
+
+/** Number, money and time formatting in the fan's language and the viewer's locale. */
+export function formatters(lang: FanLanguage, locale: string = viewerLocale(lang)) {
   const number = new Intl.NumberFormat(locale);
   return {
+    locale,
     number: (n: number) => number.format(n),
-    money: (cents: number, currency = 'USD') => new Intl.NumberFormat(locale, { style: 'currency', currency }).format(cents / 100),
-    time: (d: Date) => d.toLocaleTimeString(locale, { hour: '2-digit', minute: '2-digit' }),
-    dateTime: (d: Date) =>
-      d.toLocaleString(locale, { weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' }),
+    /** Minor units in the event's currency (required: a missing one is how a GBP price read "US$25.00"). */
+    money: (minorUnits: number, currency: string) => formatMoney(minorUnits, currency, locale),
+    time: (d: Date, timeZone?: string) => d.toLocaleTimeString(locale, { hour: '2-digit', minute: '2-digit', timeZone }),
+    /** "Thu 3 Dec, 19:30"; on a time zone's clock when given, and naming the zone with `withZone`. */
+    dateTime: (d: Date, timeZone?: string, withZone = false) =>
+      d.toLocaleString(locale, {
+        weekday: 'short',
+        day: 'numeric',
+        month: 'short',
+        hour: '2-digit',
+        minute: '2-digit',
+        timeZone,
+        ...(withZone && timeZone ? { timeZoneName: 'short' as const } : {}),
+      }),
+    /** "Friday 15 January 2027" on the venue's calendar. */
+    longDate: (d: Date, timeZone: string) =>
+      d.toLocaleDateString(locale, { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric', timeZone }),
+    /** "19:30 GMT" on the venue's clock, with its zone. */
+    venueTime: (d: Date, timeZone: string) =>
+      d.toLocaleTimeString(locale, { hour: '2-digit', minute: '2-digit', timeZone, timeZoneName: 'short' }),
     /** "4:05", "1:02:03" */
     clock: (seconds: number) => {
       const s = Math.max(0, Math.ceil(seconds));

@@ -1,5 +1,6 @@
 // The fan page as the console previews it: the same Shell and QueueCard the page renders, with sample numbers, in
 // each state and language, under the look being edited.
+import { copyTimesOf, fillCopyTimes } from '@onsale/shared/queue/copy';
 import { formatters, STRINGS, type FanLanguage } from './i18n';
 import type { FanLook } from './look';
 import { QueueCard, type QueueState } from './views/QueueCard';
@@ -11,11 +12,11 @@ export type { FanLook } from './look';
 export type { QueueState };
 
 export interface FanPagePreviewProps {
-  event: { name: string; venueName: string; startsAt: string; onsaleAt: string; fairnessMode: string };
+  event: { name: string; venueName: string; startsAt: string; onsaleAt: string; fairnessMode: string; holdTtlSeconds?: number };
   look: FanLook;
   state: QueueState;
   language: FanLanguage;
-  /** The words for the state in that language (the promoter's, or the defaults). */
+  /** The words for the state in that language (the promoter's, or the defaults); {turn} and {hold} are filled in. */
   message: string;
 }
 
@@ -30,7 +31,7 @@ export function FanPagePreview({ event, look, state, language, message }: FanPag
         t={t}
         f={f}
         state={state}
-        message={message}
+        message={fillCopyTimes(message, copyTimesOf(event.holdTtlSeconds ?? 360), language)}
         position={state === 'ADMITTED' || state === 'SOLD_OUT' ? null : SAMPLE.position}
         admittedThrough={SAMPLE.admittedThrough}
         estWaitSeconds={state === 'WAITING' ? SAMPLE.estWaitSeconds : null}

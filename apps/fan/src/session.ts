@@ -69,6 +69,8 @@ export interface EventProgress {
   order?: OrderView;
   /** Something to tell the fan on the next step (a hold that ran out, seats let go). */
   notice?: string;
+  /** The place moved to another device where the fan signed in: this one waits for the fan to bring it back. */
+  movedAway?: boolean;
 }
 
 const progressKey = (accountId: string, eventId: string) => `onsale.progress.${accountId}.${eventId}`;

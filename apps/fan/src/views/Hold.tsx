@@ -8,12 +8,16 @@ import type { HoldView, OrderView } from '../session';
 
 /** The hold: what is held, a visible countdown, the one extension when payment starts, the card form, the order. */
 export default function Hold() {
-  const { t, f, event, api, progress, update, config } = useFan();
+  const { t, f, event, api, progress, update, config, announce } = useFan();
   const hold = progress.hold!;
   const now = useNow(1000, serverNow);
   const [paying, setPaying] = useState(false);
   const [busy, setBusy] = useState(false);
-  const [refusal, setRefusal] = useState<string | null>(null);
+  const [refusal, setRefusalState] = useState<string | null>(null);
+  const setRefusal = (text: string | null) => {
+    setRefusalState(text);
+    if (text) announce(text);
+  };
   const [card, setCard] = useState('');
   const [expiry, setExpiry] = useState('12/30');
   const admission = { 'x-admission-token': progress.admissionToken ?? '' };
@@ -33,6 +37,10 @@ export default function Hold() {
   useEffect(() => {
     if (left <= 0 && !busy) gone('HOLD_EXPIRED');
   }, [left <= 0]);
+  // A minute before the hold ends, said once in the live region (the countdown itself is not read every second).
+  useEffect(() => {
+    if (left > 0 && left <= 60) announce(t.holdEndingSoon);
+  }, [left > 0 && left <= 60]);
 
   function gone(code: string) {
     update({ hold: undefined, payKey: undefined, notice: t.refused[code] });
@@ -195,7 +203,7 @@ export default function Hold() {
             </div>
           )}
           {refusal && (
-            <p className="refusal" role="alert" data-testid="refusal">
+            <p className="refusal" data-testid="refusal">
               {refusal}
             </p>
           )}

@@ -3,6 +3,7 @@ import { call, serverNow } from '../api';
 import { refusalText, useFan } from '../context';
 import { useNow } from '../poll';
 import type { HoldView } from '../session';
+import { SeatMap, type SectionSeat } from './SeatMap';
 
 interface SeatmapSection {
   code: string;
@@ -11,12 +12,6 @@ interface SeatmapSection {
   priceCents: number;
   capacity: number;
   available: number;
-}
-interface SectionSeat {
-  id: number;
-  row: string;
-  number: number;
-  available: boolean;
 }
 /** Seats of one row side by side, as a refusal offers them. */
 interface SeatRun {
@@ -36,13 +31,18 @@ interface Refusal {
 
 /** After admission: best available by section and quantity, or exact seats on the map once seat picking opens. */
 export default function Seats() {
-  const { t, f, event, api, progress, update, lang } = useFan();
+  const { t, f, event, api, progress, update, lang, announce } = useFan();
   const [sections, setSections] = useState<SeatmapSection[] | null>(null);
   const [section, setSection] = useState<string>('');
   const [quantity, setQuantity] = useState(2);
   const [mode, setMode] = useState<'best' | 'map'>('best');
   const [busy, setBusy] = useState(false);
-  const [refusal, setRefusal] = useState<Refusal | null>(null);
+  const [refusal, setRefusalState] = useState<Refusal | null>(null);
+  // A refusal is shown beside the form and read out politely (the live region), not as an interrupting alert.
+  const setRefusal = (r: Refusal | null) => {
+    setRefusalState(r);
+    if (r) announce(r.text);
+  };
   const [seats, setSeats] = useState<SectionSeat[] | null>(null);
   const [picked, setPicked] = useState<number[]>([]);
   const now = useNow(1000, serverNow);
@@ -201,15 +201,20 @@ export default function Seats() {
             <span className="muted small">{t.limitNote(limit)}</span>
           </label>
         ) : (
-          <SeatGrid
+          <SeatMap
+            t={t}
+            f={f}
             seats={seats}
             picked={picked}
             limit={limit}
+            sectionName={chosen?.name ?? section}
+            priceCents={chosen?.priceCents ?? 0}
+            currency={event.currency}
             onToggle={(id) => setPicked((p) => (p.includes(id) ? p.filter((x) => x !== id) : p.length < limit ? [...p, id] : p))}
           />
         )}
         {refusal && (
-          <div className="refusal" role="alert" data-testid="refusal">
+          <div className="refusal" data-testid="refusal">
             <p>{refusal.text}</p>
             {(refusal.split || refusal.together || refusal.instead) && (
               <ul className="offers">
@@ -282,48 +287,4 @@ export default function Seats() {
       </form>
     </section>
   );
-
-  function SeatGrid({
-    seats: list,
-    picked: sel,
-    limit: lim,
-    onToggle,
-  }: {
-    seats: SectionSeat[] | null;
-    picked: number[];
-    limit: number;
-    onToggle: (id: number) => void;
-  }) {
-    if (!list) return <p className="muted">{t.loading}</p>;
-    const rows = new Map<string, SectionSeat[]>();
-    for (const s of list) rows.set(s.row, [...(rows.get(s.row) ?? []), s]);
-    return (
-      <div className="seat-map" data-testid="seat-map">
-        <p className="muted small">{t.seatMapHelp}</p>
-        <p className="small" role="status">
-          {t.seatsPicked(sel.length)} · {t.limitNote(lim)}
-        </p>
-        {[...rows].map(([row, rowSeats]) => (
-          <div className="seat-row" key={row}>
-            <span className="row-label">{row}</span>
-            {rowSeats.map((s) => (
-              <button
-                type="button"
-                key={s.id}
-                className={`seat${sel.includes(s.id) ? ' picked' : ''}`}
-                disabled={!s.available}
-                aria-pressed={sel.includes(s.id)}
-                aria-label={t.seat(row, s.number)}
-                title={t.seat(row, s.number)}
-                data-testid="seat"
-                onClick={() => onToggle(s.id)}
-              >
-                {s.number}
-              </button>
-            ))}
-          </div>
-        ))}
-      </div>
-    );
-  }
 }

@@ -6,16 +6,18 @@ export interface ShellProps {
   t: Strings;
   f: Formatters;
   lang: FanLanguage;
-  event: { id: string; name: string; venueName: string; startsAt: string; onsaleAt: string; fairnessMode: string };
+  event: { id: string; name: string; venueName: string; startsAt: string; onsaleAt: string; fairnessMode: string; timeZone?: string };
   look: FanLook | null | undefined;
   onLanguage?: (l: FanLanguage) => void;
   signedInAs?: string | null;
   onSignOut?: () => void;
+  /** How the line is ordered: shown until the fan has bought (it no longer concerns them after). */
+  showFairness?: boolean;
   children: ReactNode;
 }
 
 /** The page around every step: the promoter's logo and colours, the event, the fairness rule, the language. */
-export function Shell({ t, f, lang, event, look, onLanguage, signedInAs, onSignOut, children }: ShellProps) {
+export function Shell({ t, f, lang, event, look, onLanguage, signedInAs, onSignOut, showFairness = true, children }: ShellProps) {
   return (
     <div className="fan" style={lookStyle(look)} lang={lang}>
       <header className="brand-bar">
@@ -24,7 +26,7 @@ export function Shell({ t, f, lang, event, look, onLanguage, signedInAs, onSignO
           <div className="event-head">
             <h1 data-testid="event-name">{event.name}</h1>
             <p className="event-meta">
-              {event.venueName} · {t.startsAt(f.dateTime(new Date(event.startsAt)))}
+              {event.venueName} · {t.startsAt(f.dateTime(new Date(event.startsAt), event.timeZone, true))}
             </p>
           </div>
           {onLanguage && (
@@ -43,15 +45,17 @@ export function Shell({ t, f, lang, event, look, onLanguage, signedInAs, onSignO
       </header>
       <main className="fan-main">
         {children}
-        <section className="card fairness" data-testid="fairness">
-          <h2>{t.fairness}</h2>
-          <p>{t.fairnessModes[event.fairnessMode] ?? event.fairnessMode}</p>
-          <p className="small">
-            <a href={`/events/${event.id}/fairness`} target="_blank" rel="noreferrer" data-testid="fairness-audit">
-              {t.fairnessAudit}
-            </a>
-          </p>
-        </section>
+        {showFairness && (
+          <section className="card fairness" data-testid="fairness">
+            <h2>{t.fairness}</h2>
+            <p>{t.fairnessModes[event.fairnessMode] ?? event.fairnessMode}</p>
+            <p className="small">
+              <a href={`/events/${event.id}/fairness`} target="_blank" rel="noreferrer" data-testid="fairness-audit">
+                {t.fairnessAudit}
+              </a>
+            </p>
+          </section>
+        )}
         {signedInAs && (
           <p className="signed-in small muted">
             <span data-testid="signed-in-as">{t.signedInAs(signedInAs)}</span>

@@ -18,7 +18,11 @@ interface StatusBody {
 }
 
 type Phase =
-  { kind: 'joining'; pow?: string; deferral?: string } | { kind: 'line' } | { kind: 'expired' } | { kind: 'stopped'; text: string };
+  | { kind: 'joining'; pow?: string; deferral?: string }
+  | { kind: 'line' }
+  | { kind: 'expired' }
+  | { kind: 'moved' }
+  | { kind: 'stopped'; text: string };
 
 /**
  * The waiting room: joins (solving a proof-of-work when asked, waiting out a deferral), then polls the status
@@ -27,7 +31,9 @@ type Phase =
 export function WaitingRoom() {
   const fan = useFan();
   const { t, f, event, progress, update, api, lang } = fan;
-  const [phase, setPhase] = useState<Phase>(progress.queueToken ? { kind: 'line' } : { kind: 'joining' });
+  const [phase, setPhase] = useState<Phase>(
+    progress.movedAway ? { kind: 'moved' } : progress.queueToken ? { kind: 'line' } : { kind: 'joining' },
+  );
   const [status, setStatus] = useState<StatusBody | null>(null);
   const [notice, setNotice] = useState<{ text: string; until: number } | null>(null);
   // Solving a proof-of-work (percent done), while the join waits for it; null: no challenge.
@@ -127,6 +133,7 @@ export function WaitingRoom() {
     if (e.error === 'EVENT_CLOSED') return t.eventClosed;
     if (e.error === 'LOTTERY_REGISTRATION_REQUIRED') return t.lotteryEvent;
     if (e.error === 'TOKEN_WRONG_DEVICE') return t.wrongDevice;
+    if (e.error === 'PLACE_MOVE_LIMIT') return t.moveLimit;
     return refusalText(t, e);
   }
 
@@ -148,6 +155,13 @@ export function WaitingRoom() {
       if (e.error === 'POSITION_EXPIRED') {
         update({ queueToken: undefined, firstAhead: undefined });
         setPhase({ kind: 'expired' });
+        return null;
+      }
+      if (e.error === 'POSITION_MOVED') {
+        // The fan signed in on another device and the place went there: say so; this device can bring it back.
+        update({ queueToken: undefined, firstAhead: undefined, admissionToken: undefined, admissionExpiresAt: undefined, movedAway: true });
+        setPhase({ kind: 'moved' });
+        fan.announce(t.placeMoved);
         return null;
       }
       if (e.field === 'authorization') return null; // signed out: the sign-in step takes over
@@ -197,6 +211,20 @@ export function WaitingRoom() {
         <p>{t.positionExpired}</p>
         <button type="button" className="primary" onClick={() => setPhase({ kind: 'joining' })}>
           {t.joinAgain}
+        </button>
+      </section>
+    );
+  if (phase.kind === 'moved')
+    return (
+      <section className="card" data-testid="place-moved">
+        <p>{t.placeMoved}</p>
+        <button
+          type="button"
+          className="secondary"
+          onClick={() => (update({ movedAway: undefined }), setPhase({ kind: 'joining' }))}
+          data-testid="move-here"
+        >
+          {t.moveHere}
         </button>
       </section>
     );

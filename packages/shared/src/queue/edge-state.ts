@@ -27,6 +27,11 @@ export interface QueueFacts {
   tierName: string | null;
   /** A presale's close (ms since the epoch); null for an event's own queue. */
   closesAt: number | null;
+  /**
+   * The places that moved to another device, as [join index, moves]: a queue token issued with fewer moves is an
+   * earlier device's (placeMovedAway). Absent or empty: no place has moved.
+   */
+  moves?: [number, number][];
 }
 
 /** A queue in the edge state document: its facts and its id (the queue token's `queueId ?? eventId`). */
@@ -47,6 +52,29 @@ export interface EdgeEventState {
   /** When the origin built this document (ms since the epoch). */
   generatedAt: number;
 }
+
+const moveMaps = new WeakMap<[number, number][], Map<number, number>>();
+
+/**
+ * The one-place rule across devices: a place moves to the device its fan last joined from (QueueService.join), and
+ * the queue token of an earlier device (issued with fewer moves than the place now has) no longer holds it. Answered
+ * from the queue's facts in memory, as the rest of the status rule; the store API and the edge both refuse such a
+ * poll with 409 POSITION_MOVED, and the fan's page says where the place went.
+ */
+export function placeMovedAway(claims: QueueTokenClaims, q: Pick<QueueFacts, 'moves'>): boolean {
+  const list = q.moves;
+  if (!list || list.length === 0) return false;
+  let byIndex = moveMaps.get(list);
+  if (!byIndex) {
+    byIndex = new Map(list);
+    moveMaps.set(list, byIndex);
+  }
+  return (byIndex.get(claims.joinIndex) ?? 0) > (claims.moves ?? 0);
+}
+
+/** What a fan's page is told when the place moved to another device. */
+export const POSITION_MOVED_MESSAGE =
+  'your place in line moved to another device where this account joined; continue there, or join again here to bring it back';
 
 /** A status with the event's words for its state; when sold out, where to join the listing's waitlist. */
 export type StatusAnswer = QueueStatus & { message: string; waitlist?: { listingId: string; join: string } };

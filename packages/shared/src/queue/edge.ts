@@ -43,6 +43,11 @@ export interface QueueTokenClaims {
   cohort: 'PREOPEN' | 'FIFO';
   /** A presale tier's queue (its allocation id); absent: the event's own queue. */
   queueId?: string;
+  /**
+   * How often the place had moved to another of the account's devices when this token was issued (absent: never).
+   * A token with fewer moves than the place now has is an earlier device's: its polls answer POSITION_MOVED.
+   */
+  moves?: number;
   iat: number;
   exp: number;
 }
@@ -187,12 +192,14 @@ function wellFormed(c: unknown): TokenClaims | null {
   if (o.kind === 'queue') {
     if (!isCount(o.joinIndex) || (o.cohort !== 'PREOPEN' && o.cohort !== 'FIFO')) return null;
     if (o.queueId !== undefined && !isText(o.queueId)) return null;
+    if (o.moves !== undefined && !isCount(o.moves)) return null;
     return {
       kind: 'queue',
       ...common,
       joinIndex: o.joinIndex,
       cohort: o.cohort,
       ...(o.queueId !== undefined ? { queueId: o.queueId } : {}),
+      ...(o.moves !== undefined ? { moves: o.moves } : {}),
       iat: o.iat,
       exp: o.exp,
     };

@@ -42,14 +42,22 @@ export async function insertBatch(db: Db, batch: PendingJoin[]): Promise<Map<str
     cohort: 'PREOPEN' | 'FIFO';
     device_hash: string;
     joined_at: Date;
+    device_moves: number;
   }>`
-    SELECT q.event_id, q.account_id, q.join_index, q.cohort, q.device_hash, q.joined_at
+    SELECT q.event_id, q.account_id, q.join_index, q.cohort, q.device_hash, q.joined_at, q.device_moves
     FROM queue_entries q JOIN unnest(${events}::uuid[], ${accounts}::text[]) AS t(event_id, account_id)
       ON q.event_id = t.event_id AND q.account_id = t.account_id`.execute(db);
   const out = new Map<string, JoinRow>();
   for (const r of rows) {
     const k = `${r.event_id}\u0000${r.account_id}`;
-    out.set(k, { join_index: r.join_index, cohort: r.cohort, device_hash: r.device_hash, joined_at: r.joined_at, created: fresh.has(k) });
+    out.set(k, {
+      join_index: r.join_index,
+      cohort: r.cohort,
+      device_hash: r.device_hash,
+      joined_at: r.joined_at,
+      device_moves: r.device_moves,
+      created: fresh.has(k),
+    });
   }
   return out;
 }

@@ -28,6 +28,36 @@ export interface JoinRow {
   device_hash: string;
   joined_at: Date;
   created: boolean;
+  /** How often the place has moved to another device. */
+  device_moves: number;
+}
+
+/**
+ * Moves an account's place to another device, if it is still on `fromDeviceHash` and has moved fewer than
+ * `maxMoves` times: one conditional update, so of two devices taking it at once one wins and the other reads the
+ * winner (and tries again from there). The place itself (join index, cohort, when it was taken) is kept.
+ */
+export async function moveEntryToDevice(
+  db: Db,
+  queueId: string,
+  accountId: string,
+  fromDeviceHash: string,
+  toDeviceHash: string,
+  maxMoves: number,
+): Promise<JoinRow | undefined> {
+  const { rows } = await sql<Omit<JoinRow, 'created'>>`
+    UPDATE queue_entries SET device_hash = ${toDeviceHash}, device_moves = device_moves + 1, moved_at = now()
+    WHERE event_id = ${queueId} AND account_id = ${accountId} AND device_hash = ${fromDeviceHash} AND device_moves < ${maxMoves}
+    RETURNING join_index, cohort, device_hash, joined_at, device_moves`.execute(db);
+  return rows[0] ? { ...rows[0], created: false } : undefined;
+}
+
+/** An account's place in a queue as it is now (after a move lost to another device's). */
+export async function findEntry(db: Db, queueId: string, accountId: string): Promise<JoinRow | undefined> {
+  const { rows } = await sql<Omit<JoinRow, 'created'>>`
+    SELECT join_index, cohort, device_hash, joined_at, device_moves FROM queue_entries
+    WHERE event_id = ${queueId} AND account_id = ${accountId}`.execute(db);
+  return rows[0] ? { ...rows[0], created: false } : undefined;
 }
 
 export interface WatermarkRow {
@@ -49,6 +79,8 @@ export interface WatermarkRow {
   queue_copy: Record<string, string> | null;
   /** The event's words per state in languages beside English (the look's `copy`). */
   look_copy: Partial<Record<FanLanguage, Partial<QueueCopy>>> | null;
+  /** The event's hold time: its words say it ({hold}). */
+  hold_ttl_seconds: number;
   watermark_history: [number, number][];
   /** The event the queue sells (event_id is the queue's id: the event's, or a presale tier's). */
   owner_event_id: string;
@@ -58,6 +90,8 @@ export interface WatermarkRow {
   closes_at: Date | null;
   /** The event's fairness mode is not signed off and the queue has not opened: it stays closed (signoff.service.ts). */
   awaiting_signoff: boolean;
+  /** The places that moved to another device: [join index, moves] (QueueFacts.moves). */
+  moves: [number, number][];
 }
 
 /** Every event's queue numbers (a small row per event): what each store-API instance keeps in memory. */
@@ -65,9 +99,11 @@ export async function loadWatermarks(db: Db, eventId?: string): Promise<Watermar
   const { rows } = await sql<WatermarkRow>`
     SELECT q.event_id, q.admitted_through, q.rate_per_min, q.paused, q.inventory_state, coalesce(a.opens_at, e.onsale_at) AS onsale_at, q.updated_at,
            q.heartbeat_at, q.cohort_size, q.seed_hex, q.seed_revealed_at, q.seed_commitment, coalesce(a.fairness_mode, e.fairness_mode) AS fairness_mode,
-           e.listing_id, q.sold_out_at, e.queue_copy, e.look -> 'copy' AS look_copy, q.watermark_history, e.id AS owner_event_id, a.code AS tier, a.name AS tier_name,
+           e.listing_id, q.sold_out_at, e.queue_copy, e.look -> 'copy' AS look_copy, e.hold_ttl_seconds, q.watermark_history, e.id AS owner_event_id, a.code AS tier, a.name AS tier_name,
            CASE WHEN a.rolled_at IS NOT NULL THEN least(a.closes_at, a.rolled_at) ELSE a.closes_at END AS closes_at,
-           (q.sealed_at IS NULL AND NOT ${signedOffSql('e.id', 'e.fairness_mode')}) AS awaiting_signoff
+           (q.sealed_at IS NULL AND NOT ${signedOffSql('e.id', 'e.fairness_mode')}) AS awaiting_signoff,
+           (SELECT coalesce(jsonb_agg(jsonb_build_array(m.join_index, m.device_moves)), '[]'::jsonb)
+              FROM queue_entries m WHERE m.event_id = q.event_id AND m.moved_at IS NOT NULL) AS moves
     FROM queue_state q
     LEFT JOIN allocations a ON a.queue_id = q.event_id AND NOT a.general
     JOIN events e ON e.id = coalesce(a.event_id, q.event_id)

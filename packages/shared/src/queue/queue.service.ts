@@ -2,17 +2,28 @@ import type { Db } from '../db/connect.js';
 import { DomainError, invalid, notFound } from '../errors.js';
 import type { EventCache } from '../events/event-cache.js';
 import { admissionClaimsFor, DEVICE_ID_RULE, isDeviceId, signToken, type QueueTokenClaims, type TokenKey } from './edge.js';
-import { answerStatusNow, openClaimsReport, EDGE_REPORT_MAX_AGE_MS, type EdgeEventState, type StatusAnswer } from './edge-state.js';
+import {
+  answerStatusNow,
+  openClaimsReport,
+  placeMovedAway,
+  EDGE_REPORT_MAX_AGE_MS,
+  POSITION_MOVED_MESSAGE,
+  type EdgeEventState,
+  type StatusAnswer,
+} from './edge-state.js';
 import { BoundedCache, CachedTokenVerifier } from './token-cache.js';
 import type { Metrics } from '../metrics/index.js';
 import { fairnessDescription, VERIFICATION_RECIPE } from './fairness.js';
-import { requeueEntry } from './queue.repository.js';
+import { findEntry, moveEntryToDevice, requeueEntry, type JoinRow } from './queue.repository.js';
 import { JoinBatcher } from './join-batcher.js';
 import type { PublicQueueInfo, WatermarkStore } from './watermark-store.js';
 import { AWAITING_SIGNOFF_MESSAGES } from '../events/signoff.service.js';
 import { DEFAULT_FAN_LANGUAGE, type FanLanguage } from './copy.js';
 import { admitWithAccessCode, assertTierJoinable, tierToJoin } from '../allocations/allocations.service.js';
 import { assertNotBlocked } from '../support/blocks.js';
+
+/** How often one place in line may move to another of its account's devices in one queue. */
+export const MAX_PLACE_MOVES = 5;
 
 /** What a join may name beyond the event: a presale tier (default: the general sale) and its access code. */
 export interface JoinOptions {
@@ -87,14 +98,11 @@ export class QueueService {
     const queueId = presale?.id ?? eventId;
     const fairnessMode = tier?.fairnessMode ?? event.fairnessMode;
     const deviceHash = await this.tokens.deviceHash(deviceId, accountId);
-    const row = await this.joins.join(queueId, accountId, deviceHash, fairnessMode === 'RANDOMIZED_PREOPEN_THEN_FIFO');
-    if (!row) throw new DomainError('unavailable', 'JOIN_RACE', 'please retry', { retryAfterSeconds: 1 });
-    if (row.created) this.deps.metrics?.queueJoined.inc({ event: eventId });
-    // The position stays bound to the device it was taken on: a join from another device is refused.
-    if (row.device_hash !== deviceHash)
-      throw new DomainError('forbidden', 'TOKEN_WRONG_DEVICE', 'this account joined the queue from another device', {
-        field: 'x-device-id',
-      });
+    const joined = await this.joins.join(queueId, accountId, deviceHash, fairnessMode === 'RANDOMIZED_PREOPEN_THEN_FIFO');
+    if (!joined) throw new DomainError('unavailable', 'JOIN_RACE', 'please retry', { retryAfterSeconds: 1 });
+    if (joined.created) this.deps.metrics?.queueJoined.inc({ event: eventId });
+    // One place per account, on the device the fan last joined from: a join from another device takes the place there.
+    const row = joined.device_hash === deviceHash ? joined : await this.movePlace(queueId, accountId, deviceHash, joined);
     const nowS = Math.floor(this.now() / 1000);
     // iat is when the fan took this place: a position cannot expire before its fan joined.
     const claimsFor = (joinIndex: number, cohort: 'PREOPEN' | 'FIFO', joinedAt: Date): QueueTokenClaims => ({
@@ -105,6 +113,7 @@ export class QueueService {
       joinIndex,
       cohort,
       ...(presale ? { queueId } : {}),
+      ...(row.device_moves > 0 ? { moves: row.device_moves } : {}),
       iat: Math.min(nowS, Math.floor(joinedAt.getTime() / 1000)),
       exp: Math.max(nowS + 3600, Math.floor(event.startsAt.getTime() / 1000)),
     });
@@ -118,7 +127,35 @@ export class QueueService {
       ({ status } = await this.statusOf(claims, language));
     }
     const queueToken = await signToken(this.deps.tokenKey, claims);
-    return { ...status, queueToken, joinIndex: claims.joinIndex, cohort: claims.cohort, created: row.created };
+    return { ...status, queueToken, joinIndex: claims.joinIndex, cohort: claims.cohort, created: joined.created };
+  }
+
+  /**
+   * Moves an account's place to the device it now joins from (the place itself is kept: join index, cohort, when it
+   * was taken). Of two devices taking it at once, one wins and the other tries again from the winner's. At most
+   * MAX_PLACE_MOVES moves per place: past that, 409 PLACE_MOVE_LIMIT (a place that keeps hopping is not a fan
+   * changing phones). This process learns of the move at once; others and the edges on their next refresh.
+   */
+  private async movePlace(queueId: string, accountId: string, deviceHash: string, current: JoinRow): Promise<JoinRow> {
+    let row: JoinRow | undefined = current;
+    // Each lost attempt is another device's move, and a place moves at most MAX_PLACE_MOVES times: this ends.
+    for (let attempt = 0; attempt <= MAX_PLACE_MOVES && row; attempt++) {
+      if (row.device_hash === deviceHash) return row;
+      if (row.device_moves >= MAX_PLACE_MOVES)
+        throw new DomainError(
+          'conflict',
+          'PLACE_MOVE_LIMIT',
+          `this place in line has moved between devices ${MAX_PLACE_MOVES} times; continue on the device that has it`,
+          { field: 'x-device-id', maxMoves: MAX_PLACE_MOVES },
+        );
+      const moved = await moveEntryToDevice(this.deps.db, queueId, accountId, row.device_hash, deviceHash, MAX_PLACE_MOVES);
+      if (moved) {
+        this.deps.watermarks.noteMove(queueId, moved.join_index, moved.device_moves);
+        return moved;
+      }
+      row = await findEntry(this.deps.db, queueId, accountId);
+    }
+    throw new DomainError('unavailable', 'JOIN_RACE', 'please retry', { retryAfterSeconds: 1 });
   }
 
   /** A status poll: verifies the queue token and answers from memory; issues an admission token when admitted. */
@@ -217,6 +254,8 @@ export class QueueService {
     language: FanLanguage,
   ): { status: StatusWithCopy; info: PublicQueueInfo } | Promise<{ status: StatusWithCopy; info: PublicQueueInfo }> {
     if (!info || info.ownerEventId !== claims.eventId) throw notFound('EVENT_NOT_FOUND', `no event ${claims.eventId}`, 'id');
+    if (placeMovedAway(claims, info))
+      throw new DomainError('conflict', 'POSITION_MOVED', POSITION_MOVED_MESSAGE, { field: 'x-queue-token' });
     const answered = answerStatusNow(claims, info, this.now(), {}, language);
     if (answered instanceof Promise) return answered.then((status) => this.withSignOff(status, info, language));
     return this.withSignOff(answered, info, language);
@@ -248,6 +287,7 @@ export class QueueService {
         tier: info.tier,
         tierName: info.tierName,
         closesAt: info.closesAt,
+        ...(info.moves && info.moves.length > 0 ? { moves: info.moves } : {}),
       });
     }
     if (!queues.some((q) => q.queueId === eventId)) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'id');

@@ -46,6 +46,9 @@ export interface QueueEntriesTable {
   cohort: 'PREOPEN' | 'FIFO';
   joined_at: ColumnType<Date, never, never>;
   claimed_at: Date | null;
+  /** How often the place moved to another of its account's devices (queue tokens carry the count they were issued at). */
+  device_moves: Generated<number>;
+  moved_at: Date | null;
 }
 
 export interface AdmissionMinutesTable {

@@ -1,6 +1,6 @@
 import type { Db } from '../db/connect.js';
 import type { WatermarkState } from './edge.js';
-import { queueCopy, queueCopyByLanguage } from './copy.js';
+import { copyTimesOf, queueCopy, queueCopyByLanguage } from './copy.js';
 import type { QueueFacts } from './edge-state.js';
 import { loadWatermarks, recordClaims, recordHoldOutcomes, type WatermarkRow } from './queue.repository.js';
 import { reportStoreLoad, StoreLoadTracker } from '../admission/store-load.service.js';
@@ -83,8 +83,8 @@ export class WatermarkStore {
     return {
       watermark: WatermarkStore.toState(r, now),
       soldOutAt: r.sold_out_at?.getTime() ?? null,
-      copy: queueCopy(r.queue_copy),
-      copyByLanguage: queueCopyByLanguage(r.queue_copy, r.look_copy),
+      copy: queueCopy(r.queue_copy, copyTimesOf(r.hold_ttl_seconds)),
+      copyByLanguage: queueCopyByLanguage(r.queue_copy, r.look_copy, copyTimesOf(r.hold_ttl_seconds)),
       seedCommitment: r.seed_commitment,
       fairnessMode: r.fairness_mode,
       listingId: r.listing_id,
@@ -93,6 +93,7 @@ export class WatermarkStore {
       tierName: r.tier_name,
       closesAt: r.closes_at?.getTime() ?? null,
       awaitingSignOff: r.awaiting_signoff,
+      moves: r.moves ?? [],
     };
   }
 
@@ -183,6 +184,17 @@ export class WatermarkStore {
     let o = this.holdOutcomes.get(eventId);
     if (!o) this.holdOutcomes.set(eventId, (o = { created: 0, refused: 0, gatewayFailures: 0 }));
     o.gatewayFailures++;
+  }
+
+  /**
+   * A place that moved to another device, known to this process at once (other processes and the edges read it on
+   * their next refresh): the earlier device's polls answer POSITION_MOVED from now on.
+   */
+  noteMove(queueId: string, joinIndex: number, moves: number): void {
+    const info = this.byEvent.get(queueId);
+    if (!info) return;
+    // A new list, not an edit: the status rule caches its lookup per list.
+    info.moves = [...(info.moves ?? []).filter(([i]) => i !== joinIndex), [joinIndex, moves]];
   }
 
   countClaim(eventId: string, accountId: string): void {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Db } from '@onsale/shared/db';
 import { EventCache, fairnessModes } from '@onsale/shared/events';
-import { FAN_LANGUAGES, QUEUE_STATES, queueCopyByLanguage } from '@onsale/shared/queue';
+import { ADMISSION_TOKEN_TTL_SECONDS, copyTimesOf, FAN_LANGUAGES, QUEUE_STATES, queueCopyByLanguage } from '@onsale/shared/queue';
 import { SeatmapCache, SectionSeatsCache } from '@onsale/shared/inventory';
 import { notFound } from '@onsale/shared';
 import { tierToJoin } from '@onsale/shared/allocations';
@@ -26,7 +26,13 @@ const eventPage = z.object({
   perAccountSeatLimit: z.number(),
   holdTtlSeconds: z.number(),
   holdExtensionSeconds: z.number(),
+  /** How long an admitted fan's turn to choose seats lasts (the admission token's life). */
+  turnSeconds: z.number(),
   capacity: z.number(),
+  /** ISO 4217: every price of the event is in it (priceCents in its minor unit). */
+  currency: z.string(),
+  /** The venue's IANA time zone: the show's date and time are shown in it. */
+  timeZone: z.string(),
   sections: z.array(
     z.object({
       code: z.string(),
@@ -105,7 +111,10 @@ export const eventRoutes: FastifyPluginAsyncZod<{
         perAccountSeatLimit: event.perAccountSeatLimit,
         holdTtlSeconds: event.holdTtlSeconds,
         holdExtensionSeconds: event.holdExtensionSeconds,
+        turnSeconds: ADMISSION_TOKEN_TTL_SECONDS,
         capacity: event.capacity,
+        currency: event.currency,
+        timeZone: event.timeZone,
         sections: [...sections.values()].map((s) => ({
           code: s.code,
           name: s.name,
@@ -116,7 +125,7 @@ export const eventRoutes: FastifyPluginAsyncZod<{
           capacity: s.capacity,
         })),
         look: event.look ? { logoUrl: event.look.logoUrl, logoAlt: event.look.logoAlt, colors: event.look.colors } : null,
-        copy: queueCopyByLanguage(event.queueCopy, event.look?.copy),
+        copy: queueCopyByLanguage(event.queueCopy, event.look?.copy, copyTimesOf(event.holdTtlSeconds)),
       };
     },
   );
