@@ -19,7 +19,7 @@ import {
   setRehearsalEvent,
   slowPaymentsFault,
   spearman,
-  verdictOf,
+  judgeRehearsal,
   type FaultOutcome,
   type FaultSpec,
   type RehearsalReport,
@@ -410,12 +410,7 @@ async function runOn(
         ? Math.max(1000, result.lastAdmitAtMs - Math.max(0, result.firstAdmitAtMs)) / 60_000
         : null;
     const faults = outcomes.sort((a, b) => a.startedAtMs - b.startedAtMs);
-    const verdict = verdictOf({ doubleSold, duplicateOrders, drift: counts.drift, faults });
     const early = stopped as { by: string; atMs: number; joined: number } | null;
-    if (early)
-      verdict.reasons.push(
-        `stopped early (${early.by}) ${(early.atMs / 1000).toFixed(0)} s after the open, ${early.joined} of ${o.fans} fans joined: not a whole sale`,
-      );
     const wallSeconds = (Date.now() - c.wallStart) / 1000;
     const cpu = process.cpuUsage(c.cpuStart);
     const report: RehearsalReport = {
@@ -465,9 +460,13 @@ async function runOn(
       },
       stopped: early,
       resources,
-      verdict: verdict.reasons.length === 0 ? 'PASS' : 'FAIL',
-      reasons: verdict.reasons,
+      verdict: 'PASS',
+      reasons: [],
+      warnings: [],
     };
+    // Every target the report shows, judged by the one rule the console shows it with (rehearsal/verdict.ts).
+    const judged = judgeRehearsal(report);
+    Object.assign(report, { verdict: judged.verdict, reasons: judged.reasons, warnings: judged.warnings });
     await finishRehearsalRun(reportDb, runId, report.verdict, report as unknown as Record<string, unknown>);
     if (o.reportFile) {
       writeFileSync(o.reportFile, `${JSON.stringify(report, null, 2)}\n`);

@@ -75,6 +75,8 @@ export interface RehearsalReport {
   resources?: ResourceUse;
   verdict: 'PASS' | 'FAIL';
   reasons: string[];
+  /** Targets the run could not be judged on or fell short of without failing, with why (rehearsal/verdict.ts). */
+  warnings?: string[];
 }
 
 const n = (v: number | null | undefined, digits = 0) =>
@@ -89,6 +91,7 @@ export function reportMarkdown(r: RehearsalReport): string {
     '',
   );
   if (r.reasons.length > 0) lines.push(`Why not PASS: ${r.reasons.join('; ')}.`, '');
+  if (r.warnings && r.warnings.length > 0) lines.push(`Warnings: ${r.warnings.join('; ')}.`, '');
   lines.push('| check | value |', '| --- | --- |');
   lines.push(`| seats sold | ${n(r.seatsSold)} of ${n(r.seats)}${r.soldOut ? ' (sold out)' : ''} |`);
   lines.push(`| orders | ${n(r.orders)} |`);

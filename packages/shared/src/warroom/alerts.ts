@@ -488,5 +488,18 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
     .map((x) => x.a);
 }
 
+/**
+ * Where an alert belongs. Most are about one event's own figures. A few are measured across the whole platform
+ * (the store API's hold latency is one histogram for every event; an unreachable database or Redis is every
+ * event's): they fire on every event on sale at once, and say so, so a rehearsal's load on one event is not
+ * mistaken for trouble with another's sale.
+ */
+export type AlertReach = 'event' | 'platform';
+
+const PLATFORM_WIDE: ReadonlySet<string> = new Set<AlertCode>(['HOLD_LATENCY_P99', 'STORE_UNAVAILABLE', 'SHARED_LIMITS_DOWN']);
+
+/** Whether an alert (by its code) is about its event alone or about the whole platform. */
+export const alertReachOf = (code: string): AlertReach => (PLATFORM_WIDE.has(code) ? 'platform' : 'event');
+
 /** An alert's identity across evaluations: history and webhooks de-duplicate on it. */
 export const alertKey = (a: { code: string; scope: string }) => (a.scope ? `${a.code}:${a.scope}` : a.code);
