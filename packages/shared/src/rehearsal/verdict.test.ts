@@ -32,7 +32,7 @@ describe('judgeRehearsal', () => {
     ]);
   });
 
-  it('the issue\'s run: hold p99 3.12 s against 500 ms is not a PASS; 0 of 233 notified and 40% of the plan are warnings with their reasons', () => {
+  it("the issue's run: hold p99 3.12 s against 500 ms is not a PASS; 0 of 233 notified and 40% of the plan are warnings with their reasons", () => {
     const j = judgeRehearsal({
       ...good,
       holdLatencyMs: { p50: 900, p99: 3_120, count: 2_400 },
@@ -55,7 +55,7 @@ describe('judgeRehearsal', () => {
     ]);
   });
 
-  it("a driver too busy to time its fans (event-loop lag over 100 ms) leaves the hold p99 unjudged, saying why", () => {
+  it('a driver too busy to time its fans (event-loop lag over 100 ms) leaves the hold p99 unjudged, saying why', () => {
     const slow = { ...good, holdLatencyMs: { p50: 900, p99: 3_120, count: 2_400 } };
     expect(judgeRehearsal({ ...slow, driver: { eventLoopDelayP99Ms: 20 } }).verdict).toBe('FAIL');
     const bound = judgeRehearsal({ ...slow, driver: { eventLoopDelayP99Ms: 850 } });

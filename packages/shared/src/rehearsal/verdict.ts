@@ -132,8 +132,8 @@ export function judgeRehearsal(r: JudgedReport): RehearsalJudgement {
             reason: `hold p99 ${ms(hold.p99)} not judged: the driver's own event loop lagged ${ms(lag ?? 0)} (p99), so its fans' timings are mostly the crowd's machine, not the product; rehearse from a machine of its own`,
           }
         : hold.p99 > t.holdLatencyP99Ms
-        ? { outcome: 'fail', reason: `hold p99 ${ms(hold.p99)} against its target of under ${ms(t.holdLatencyP99Ms)}` }
-        : { outcome: 'ok' }),
+          ? { outcome: 'fail', reason: `hold p99 ${ms(hold.p99)} against its target of under ${ms(t.holdLatencyP99Ms)}` }
+          : { outcome: 'ok' }),
   });
 
   const prop = r.soldOutPropagationMs;
@@ -149,7 +149,10 @@ export function judgeRehearsal(r: JudgedReport): RehearsalJudgement {
             reason: `too few polling fans to judge how fast the sell-out reached them (${n(prop.count)}, at least ${n(t.soldOutPropagationMinSample)} needed)`,
           }
         : prop.p99 > t.soldOutPropagationP99Ms
-          ? { outcome: 'fail', reason: `sold-out reached fans in ${ms(prop.p99)} (p99) against its target of under ${ms(t.soldOutPropagationP99Ms)}` }
+          ? {
+              outcome: 'fail',
+              reason: `sold-out reached fans in ${ms(prop.p99)} (p99) against its target of under ${ms(t.soldOutPropagationP99Ms)}`,
+            }
           : { outcome: 'ok' }),
     });
 
@@ -184,7 +187,10 @@ export function judgeRehearsal(r: JudgedReport): RehearsalJudgement {
         : { outcome: 'ok' }),
     });
 
-  const reasons = [...core.reasons, ...checks.filter((c) => c.outcome === 'fail' && !core.reasons.includes(c.reason ?? '')).map((c) => c.reason!)];
+  const reasons = [
+    ...core.reasons,
+    ...checks.filter((c) => c.outcome === 'fail' && !core.reasons.includes(c.reason ?? '')).map((c) => c.reason!),
+  ];
   const warnings = checks.filter((c) => c.outcome === 'warn').map((c) => c.reason!);
   return { verdict: reasons.length === 0 ? 'PASS' : 'FAIL', checks, reasons, warnings };
 }

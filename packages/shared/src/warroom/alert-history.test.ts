@@ -109,7 +109,9 @@ describe('alertMessage (Slack-compatible)', () => {
       kind: 'FIRING',
       alert: { ...base.alert, code: 'HOLD_LATENCY_P99', title: 'Seat holds are slow', action: 'Lower the admission rate.' },
     });
-    expect(m.text).toBe('CRITICAL: Stadium & Night (platform-wide: every event on sale): Seat holds are slow What to do: Lower the admission rate.');
+    expect(m.text).toBe(
+      'CRITICAL: Stadium & Night (platform-wide: every event on sale): Seat holds are slow What to do: Lower the admission rate.',
+    );
     expect(m.onsale).toMatchObject({ reach: 'platform', code: 'HOLD_LATENCY_P99' });
     expect(alertMessage({ ...base, kind: 'FIRING' }).onsale).toMatchObject({ reach: 'event' });
   });

@@ -94,10 +94,7 @@ export function alertMessage(m: AlertMessageInput): {
   const platform = alertReachOf(a.code) === 'platform';
   // A platform-wide alert fires on every event on sale: the message says so, so nobody hunts for it in this event.
   const where = platform ? `${m.event.name} (platform-wide: every event on sale)` : m.event.name;
-  const text =
-    m.kind === 'RESOLVED'
-      ? `${head}${lasted}: ${where}: ${a.title}`
-      : `${head}: ${where}: ${a.title} What to do: ${a.action}`;
+  const text = m.kind === 'RESOLVED' ? `${head}${lasted}: ${where}: ${a.title}` : `${head}: ${where}: ${a.title} What to do: ${a.action}`;
   const lines =
     m.kind === 'RESOLVED'
       ? [`${icon} *${head}*${lasted} · *${escape(where)}*`, escape(a.title)]

@@ -261,11 +261,22 @@ describe('readWarRoomSnapshot', () => {
       [3, 15_000],
       [1, 2500],
     ]);
-    expect(toTile(s).sales).toEqual({ currency: 'GBP', orders: 4, grossCents: 17_500, averageOrderCents: 4375, grossLastMinuteCents: 15_000 });
+    expect(toTile(s).sales).toEqual({
+      currency: 'GBP',
+      orders: 4,
+      grossCents: 17_500,
+      averageOrderCents: 4375,
+      grossLastMinuteCents: 15_000,
+    });
 
     // An event with no order yet: nothing sold, no average, in its own currency.
     const { eventId: quiet } = await createOpenEvent(t.db, { name: 'Nothing sold', onsaleAt: ago(60_000), currency: 'EUR' });
-    expect((await readWarRoomSnapshot(t.db, quiet)).sales).toMatchObject({ currency: 'EUR', orders: 0, grossCents: 0, averageOrderCents: null });
+    expect((await readWarRoomSnapshot(t.db, quiet)).sales).toMatchObject({
+      currency: 'EUR',
+      orders: 0,
+      grossCents: 0,
+      averageOrderCents: null,
+    });
   });
 
   it("a card declined by its issuer is the fan's outcome: not a checkout failure and no alert; gateway failures the store API counted are", async () => {

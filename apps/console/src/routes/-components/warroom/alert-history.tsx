@@ -59,8 +59,8 @@ export function AlertHistory({
       {total > 0 && (
         <>
           <p className="muted" data-testid="wr-alert-history-summary">
-            {formatCount(total)} alert{total === 1 ? '' : 's'} so far{firing > 0 ? `, ${formatCount(firing)} firing now` : ''}
-            . Times in the venue’s zone ({timeZone}).
+            {formatCount(total)} alert{total === 1 ? '' : 's'} so far{firing > 0 ? `, ${formatCount(firing)} firing now` : ''}. Times in the
+            venue’s zone ({timeZone}).
           </p>
           <table className="grid wr-stack" data-testid="wr-alert-history-table">
             <thead>
@@ -73,7 +73,13 @@ export function AlertHistory({
             </thead>
             <tbody>
               {unrecorded.map((a) => (
-                <tr key={`live:${alertKey(a)}`} data-testid="wr-alert-history-row" data-code={a.code} data-resolved="false" data-live="true">
+                <tr
+                  key={`live:${alertKey(a)}`}
+                  data-testid="wr-alert-history-row"
+                  data-code={a.code}
+                  data-resolved="false"
+                  data-live="true"
+                >
                   <td>
                     <span className={`pill ${a.severity === 'critical' ? 'pill-alarm' : 'pill-warn'}`}>
                       {a.severity === 'critical' ? 'Critical' : 'Warning'}

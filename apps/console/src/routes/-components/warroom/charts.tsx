@@ -113,10 +113,7 @@ export function SalesChart({ minutes, currency }: { minutes: WarRoomSnapshot['ad
           <CartesianGrid strokeDasharray="3 3" vertical={false} />
           {timeAxis((t) => formatTime(t).slice(0, 5))}
           <YAxis width={72} tickFormatter={(v: number) => money(v)} />
-          <Tooltip
-            labelFormatter={(t) => formatTime(Number(t))}
-            formatter={(v, name) => (name === 'Gross sales' ? money(Number(v)) : v)}
-          />
+          <Tooltip labelFormatter={(t) => formatTime(Number(t))} formatter={(v, name) => (name === 'Gross sales' ? money(Number(v)) : v)} />
           <Legend />
           <Bar dataKey="grossCents" name="Gross sales" fill={COLORS.sales} isAnimationActive={false} />
         </ComposedChart>
@@ -141,11 +138,14 @@ export function LiveCharts({ snapshot: s, series }: { snapshot: WarRoomSnapshot;
   const minutes = s.admission.minutes.filter((m) => Date.parse(m.minute) >= openMinute);
   const points = series.filter((p) => p.t >= openMs);
   return (
-    <div className="wr-charts" data-testid="wr-charts" data-from={new Date(Math.max(openMinute, Date.parse(minutes[0]?.minute ?? s.at))).toISOString()}>
+    <div
+      className="wr-charts"
+      data-testid="wr-charts"
+      data-from={new Date(Math.max(openMinute, Date.parse(minutes[0]?.minute ?? s.at))).toISOString()}
+    >
       <InventoryChart series={points} />
       <AdmissionChart minutes={minutes} planPerMin={s.admission.plan?.admitsPerMinute ?? null} />
       <SalesChart minutes={minutes} currency={s.sales.currency} />
     </div>
   );
 }
-

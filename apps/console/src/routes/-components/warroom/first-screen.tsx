@@ -24,8 +24,8 @@ export function StateBanner({ snapshot: s }: { snapshot: WarRoomSnapshot }) {
       </span>
       {s.queue.paused && (
         <span className="wr-state-who" data-testid="wr-paused-by">
-          Paused by {s.queue.pausedBy} at {s.queue.pausedAt ? formatTime(s.queue.pausedAt) : '?'}: “{s.queue.pausedReason}”. Fans keep
-          their places; resume when the cause is dealt with.
+          Paused by {s.queue.pausedBy} at {s.queue.pausedAt ? formatTime(s.queue.pausedAt) : '?'}: “{s.queue.pausedReason}”. Fans keep their
+          places; resume when the cause is dealt with.
         </span>
       )}
     </div>
@@ -37,7 +37,19 @@ export function listedAlerts(s: WarRoomSnapshot): Alert[] {
   return s.alerts.filter((a) => !(a.code === 'QUEUE_PAUSED' && a.scope === ''));
 }
 
-function Figure({ label, value, note, testId, tone }: { label: string; value: string; note: string; testId: string; tone?: 'alarm' | 'warn' }) {
+function Figure({
+  label,
+  value,
+  note,
+  testId,
+  tone,
+}: {
+  label: string;
+  value: string;
+  note: string;
+  testId: string;
+  tone?: 'alarm' | 'warn';
+}) {
   return (
     <div className={`wr-headline-figure${tone ? ` wr-headline-${tone}` : ''}`}>
       <span className="wr-headline-label">{label}</span>
@@ -60,7 +72,12 @@ export function Headline({ snapshot: s }: { snapshot: WarRoomSnapshot }) {
   const warning = s.alerts.length - critical;
   return (
     <section className="wr-headline" aria-label="The sale at a glance" data-testid="wr-headline">
-      <Figure label="Waiting" value={formatCount(s.queue.waiting)} note={`of ${formatCount(s.queue.joined)} who joined`} testId="wr-head-waiting" />
+      <Figure
+        label="Waiting"
+        value={formatCount(s.queue.waiting)}
+        note={`of ${formatCount(s.queue.joined)} who joined`}
+        testId="wr-head-waiting"
+      />
       <Figure
         label="Let in a minute"
         value={formatCount(s.admission.admittedLastMinute)}

@@ -27,8 +27,8 @@ export function FigurePanels({ snapshot: s }: { snapshot: WarRoomSnapshot }) {
             <>
               plan <span data-testid="wr-plan-per-min">{plan ? formatRate(plan.admitsPerMinute) : '—'}</span> · now{' '}
               {formatRate(s.admission.controllerRatePerMin)} a minute
-              {s.queue.rateOverridePerMin !== null && <> · set by an operator to {formatCount(s.queue.rateOverridePerMin)}</>} · this
-              minute {formatCount(s.admission.admittedThisMinute)}
+              {s.queue.rateOverridePerMin !== null && <> · set by an operator to {formatCount(s.queue.rateOverridePerMin)}</>} · this minute{' '}
+              {formatCount(s.admission.admittedThisMinute)}
             </>
           }
           alerts={s.alerts}
@@ -91,9 +91,9 @@ export function FigurePanels({ snapshot: s }: { snapshot: WarRoomSnapshot }) {
           testId="wr-checkout-errors"
           note={
             <>
-              {formatCount(s.checkout.failed2m)} of {formatCount(s.checkout.attempts2m)} checkouts in 2 min failed at the payment provider or
-              timed out · <span data-testid="wr-checkout-declined">{formatCount(s.checkout.declined2m)}</span> cards declined by their banks
-              (not counted)
+              {formatCount(s.checkout.failed2m)} of {formatCount(s.checkout.attempts2m)} checkouts in 2 min failed at the payment provider
+              or timed out · <span data-testid="wr-checkout-declined">{formatCount(s.checkout.declined2m)}</span> cards declined by their
+              banks (not counted)
             </>
           }
           alerts={s.alerts}
@@ -128,7 +128,9 @@ export function FigurePanels({ snapshot: s }: { snapshot: WarRoomSnapshot }) {
           term="Sold-out propagation p99"
           value={s.soldOut.propagationP99Seconds === null ? '—' : `${s.soldOut.propagationP99Seconds} s`}
           testId="wr-soldout"
-          note={s.soldOut.soldOutAt ? `sold out at ${formatTime(s.soldOut.soldOutAt)}; target under 60 s` : 'not sold out; target under 60 s'}
+          note={
+            s.soldOut.soldOutAt ? `sold out at ${formatTime(s.soldOut.soldOutAt)}; target under 60 s` : 'not sold out; target under 60 s'
+          }
           alerts={s.alerts}
           metric="soldOutPropagation"
         />

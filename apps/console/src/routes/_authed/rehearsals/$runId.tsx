@@ -127,7 +127,11 @@ function ReportView({ r, j }: { r: Report; j: Judgement }) {
       key: 'rank',
       label: 'Did earlier arrivals get earlier places?',
       value:
-        r.rankCorrelation === null ? '—' : Math.abs(r.rankCorrelation) < 0.1 ? `No: shuffled (${r.rankCorrelation.toFixed(3)})` : `Yes (${r.rankCorrelation.toFixed(3)})`,
+        r.rankCorrelation === null
+          ? '—'
+          : Math.abs(r.rankCorrelation) < 0.1
+            ? `No: shuffled (${r.rankCorrelation.toFixed(3)})`
+            : `Yes (${r.rankCorrelation.toFixed(3)})`,
       bad: r.rankCorrelation !== null && Math.abs(r.rankCorrelation) >= 0.1,
       title:
         "Spearman rank correlation between a pre-open fan's arrival and their place: near 0 means arriving early gave no edge, as the fair shuffle promises.",

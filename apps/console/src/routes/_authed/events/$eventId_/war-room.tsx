@@ -167,7 +167,11 @@ function WarRoomPage() {
         </div>
       )}
 
-      <div id="wr-history">{venueZone && <AlertHistory eventId={eventId} timeZone={venueZone} canManageReceivers={canControl} firingNow={s.alerts} at={s.at} />}</div>
+      <div id="wr-history">
+        {venueZone && (
+          <AlertHistory eventId={eventId} timeZone={venueZone} canManageReceivers={canControl} firingNow={s.alerts} at={s.at} />
+        )}
+      </div>
 
       <WholeSale eventId={eventId} />
     </section>
