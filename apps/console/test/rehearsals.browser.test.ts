@@ -272,7 +272,7 @@ describe('rehearsals in the console, in Chromium at 1440 and 390 px', () => {
     await page.getByTestId('rehearsal-readonly').waitFor({ timeout: PAGE_WAIT_MS });
     expect(await page.getByTestId('rehearsal-start').count()).toBe(0);
     // The read-only notice renders before the list of runs has loaded: wait for the list, not for the notice.
-    await expect.poll(() => page.getByTestId('rehearsal-run').count()).toBe(1);
+    await expect.poll(() => page.getByTestId('rehearsal-run').count()).toBe(3);
     const status = await page.evaluate(
       async () =>
         (

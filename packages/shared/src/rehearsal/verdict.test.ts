@@ -68,7 +68,7 @@ describe('judgeRehearsal', () => {
   it('the rules that always failed a run still do, and a run stopped early is not a whole sale', () => {
     expect(judgeRehearsal({ ...good, doubleSold: 1 }).reasons).toEqual(['1 seat(s) sold or held twice']);
     expect(judgeRehearsal({ ...good, drift: -2 }).verdict).toBe('FAIL');
-    expect(outcome({ ...good, faults: [{ recoveredAtMs: null } as JudgedReport['faults'][number]] }, 'faults')).toBe('fail');
+    expect(outcome({ ...good, faults: [{ recoveredAtMs: null } as JudgedReport['faults'][number]] }, 'faults-recovered')).toBe('fail');
     const stopped = judgeRehearsal({ ...good, stopped: { by: 'SIGINT', atMs: 30_000, joined: 900 } });
     expect(stopped.verdict).toBe('FAIL');
     expect(stopped.reasons).toEqual(['stopped early (SIGINT) 30 s after the open, 900 fans joined: not a whole sale']);

@@ -26,7 +26,16 @@ export const REHEARSAL_TARGETS = {
 
 /** One target of the report and how the run did against it. */
 export interface RehearsalCheck {
-  key: 'double-sold' | 'duplicate-orders' | 'drift' | 'faults' | 'whole-sale' | 'hold-p99' | 'sold-out-p99' | 'admitted' | 'waitlist';
+  key:
+    | 'double-sold'
+    | 'duplicate-orders'
+    | 'drift'
+    | 'faults-recovered'
+    | 'whole-sale'
+    | 'hold-p99'
+    | 'sold-out-p99'
+    | 'admitted'
+    | 'waitlist';
   label: string;
   /** The run's figure, in words. */
   value: string;
@@ -99,7 +108,7 @@ export function judgeRehearsal(r: JudgedReport): RehearsalJudgement {
   const unrecovered = r.faults.filter((f) => f.recoveredAtMs === null).length;
   if (r.faults.length > 0)
     check({
-      key: 'faults',
+      key: 'faults-recovered',
       label: 'Faults recovered from',
       value: `${n(r.faults.length - unrecovered)} of ${n(r.faults.length)}`,
       target: 'all',
