@@ -69,7 +69,7 @@ function BoardPage() {
           <span data-testid="board-gross">
             <strong>
               {gross.size === 0
-                ? formatMoney(0)
+                ? 'Nothing'
                 : [...gross]
                     .sort(([a], [b]) => a.localeCompare(b))
                     .map(([currency, cents]) => formatMoney(cents, currency))
