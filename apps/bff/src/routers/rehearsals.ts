@@ -3,7 +3,7 @@ import { DomainError } from '@onsale/shared';
 import { insertAudit } from '@onsale/shared/events';
 import {
   getRehearsalRun,
-  judgeRehearsal,
+  judgeStoredReport,
   listRehearsalRuns,
   rehearsalLaunchSchema,
   REHEARSAL_EXAMPLES,
@@ -22,7 +22,7 @@ const controllers = roleProcedure(...PERMISSIONS['warroom.control']);
 const runView = (r: RehearsalReportRow) => {
   const report = r.report as RehearsalReport | null;
   // Judged again by today's rule, so a run stored as PASS before a target was checked shows what it missed.
-  const verdict = report ? judgeRehearsal(report).verdict : null;
+  const verdict = judgeStoredReport(report)?.verdict ?? report?.verdict ?? null;
   return {
     id: r.id,
     eventId: r.event_id,
@@ -39,9 +39,17 @@ const runView = (r: RehearsalReportRow) => {
   };
 };
 
-/** How far a running rehearsal has got, from its event's war-room figures: fans joined of those coming, seats sold. */
+/**
+ * How far a running rehearsal has got, from its event's war-room figures: fans joined of those coming, seats sold.
+ * Best effort: the run's own load can keep the database from answering, and the run's page must still load (null).
+ */
 async function progressOf(db: Parameters<typeof readWarRoomSnapshot>[0], eventId: string, fans: number) {
-  const s = await readWarRoomSnapshot(db, eventId);
+  let s: Awaited<ReturnType<typeof readWarRoomSnapshot>>;
+  try {
+    s = await readWarRoomSnapshot(db, eventId);
+  } catch {
+    return null;
+  }
   return {
     at: s.at,
     state: s.state,
@@ -75,7 +83,7 @@ export const rehearsalsRouter = router({
       ...runView(r),
       settings: r.settings,
       report,
-      judgement: report ? judgeRehearsal(report) : null,
+      judgement: judgeStoredReport(report),
       progress: r.status === 'RUNNING' && r.event_id ? await progressOf(ctx.db, r.event_id, r.fans) : null,
     };
   }),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { judgeRehearsal, type JudgedReport } from './verdict.js';
+import { judgeRehearsal, judgeStoredReport, type JudgedReport } from './verdict.js';
 
 /** A run that met every target: nothing twice, counts adding up, fast holds, the plan's admissions. */
 const good: JudgedReport = {
@@ -72,5 +72,11 @@ describe('judgeRehearsal', () => {
     const stopped = judgeRehearsal({ ...good, stopped: { by: 'SIGINT', atMs: 30_000, joined: 900 } });
     expect(stopped.verdict).toBe('FAIL');
     expect(stopped.reasons).toEqual(['stopped early (SIGINT) 30 s after the open, 900 fans joined: not a whole sale']);
+  });
+
+  it('a stored report without the figures the rule reads keeps its own verdict (null here)', () => {
+    expect(judgeStoredReport({ verdict: 'PASS', seats: 300, seatsSold: 300 })).toBeNull();
+    expect(judgeStoredReport(null)).toBeNull();
+    expect(judgeStoredReport({ ...good, holdLatencyMs: { p50: 1, p99: 3_120, count: 900 } })?.verdict).toBe('FAIL');
   });
 });

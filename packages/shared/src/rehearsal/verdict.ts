@@ -203,3 +203,26 @@ export function judgeRehearsal(r: JudgedReport): RehearsalJudgement {
   const warnings = checks.filter((c) => c.outcome === 'warn').map((c) => c.reason!);
   return { verdict: reasons.length === 0 ? 'PASS' : 'FAIL', checks, reasons, warnings };
 }
+
+/**
+ * A stored report judged by today's rule, or null when it lacks the figures the rule reads (a report written by an
+ * older driver, or a partial one): its stored verdict then stands.
+ */
+export function judgeStoredReport(report: unknown): RehearsalJudgement | null {
+  if (typeof report !== 'object' || report === null) return null;
+  const r = report as Partial<JudgedReport>;
+  const summary = (v: unknown) => typeof v === 'object' && v !== null && 'p99' in v && 'count' in v;
+  const whole =
+    typeof r.doubleSold === 'number' &&
+    typeof r.duplicateOrders === 'number' &&
+    typeof r.drift === 'number' &&
+    Array.isArray(r.faults) &&
+    summary(r.holdLatencyMs) &&
+    summary(r.soldOutPropagationMs) &&
+    typeof r.soldOut === 'boolean' &&
+    typeof r.admittedPerMinute === 'object' &&
+    r.admittedPerMinute !== null &&
+    typeof r.waitlistJoined === 'number' &&
+    typeof r.waitlistNotified === 'number';
+  return whole ? judgeRehearsal(r as JudgedReport) : null;
+}

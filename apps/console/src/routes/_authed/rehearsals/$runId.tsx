@@ -72,11 +72,19 @@ function RehearsalPage() {
               </Link>
             )}
           </p>
-          {run.progress ? <Progress p={run.progress} /> : <p>Setting up its event and its fans…</p>}
+          {run.progress ? (
+            <Progress p={run.progress} />
+          ) : (
+            <p>{run.eventId ? 'Its progress cannot be read right now; trying again in 2 s.' : 'Setting up its event and its fans…'}</p>
+          )}
         </div>
       )}
-      {run.report && run.judgement ? (
-        <ReportView r={run.report} j={run.judgement} />
+      {run.report ? (
+        <ReportView
+          r={run.report}
+          // A report from an older driver that lacks the figures today's rule reads keeps its own verdict.
+          j={run.judgement ?? { verdict: run.report.verdict, checks: [], reasons: run.report.reasons ?? [], warnings: [] }}
+        />
       ) : (
         run.status !== 'RUNNING' && <p className="form-error">This run ended without a report (see the driver's output).</p>
       )}
