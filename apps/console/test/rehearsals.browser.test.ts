@@ -127,7 +127,7 @@ beforeAll(async () => {
     admittedPerMinute: { plan: 520, actual: 208 },
     waitlistJoined: 233,
     waitlistNotified: 0,
-  } as unknown as Record<string, unknown>);
+  });
   runningRunId = await insertRehearsalRun(tdb.db, {
     eventId: null,
     eventName: 'Still Going (rehearsal)',
