@@ -42,6 +42,7 @@ export const unitTestFiles = [
   'packages/shared/src/queue/copy.test.ts',
   'packages/shared/src/queue/edge.test.ts',
   'packages/shared/src/queue/fairness.test.ts',
+  'packages/shared/src/rehearsal/judge.test.ts',
   'packages/shared/src/rehearsal/plan.test.ts',
   'packages/shared/src/rehearsal/resources.test.ts',
   'packages/shared/src/rehearsal/stats.test.ts',

@@ -153,6 +153,8 @@ export async function buildBff(deps: BuildBffDeps): Promise<FastifyInstance> {
       root: consoleDir,
       prefix: '/',
       cacheControl: false,
+      // The build writes .br and .gz beside each file (apps/console/vite.config.ts): sent to a browser that accepts them.
+      preCompressed: true,
       setHeaders(reply, path) {
         // Vite fingerprints everything under assets/, so those never change; index.html must always be revalidated.
         const immutable = path.startsWith(join(consoleDir, 'assets'));

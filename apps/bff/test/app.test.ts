@@ -1,5 +1,6 @@
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -13,6 +14,7 @@ import { seedEvent, seedUser } from './fixtures.js';
 let tdb: TestDatabase;
 let app: FastifyInstance;
 let consoleDir: string;
+const BIG_SCRIPT = `export const words = ${JSON.stringify(Array.from({ length: 2_000 }, (_, i) => `word ${i}`))};`;
 let eventId: string;
 /** A viewer's session cookie: every event procedure needs a signed-in user. */
 let cookie: string;
@@ -27,6 +29,10 @@ beforeAll(async () => {
   mkdirSync(join(consoleDir, 'assets'));
   writeFileSync(join(consoleDir, 'index.html'), '<!doctype html><title>Onsale console</title>');
   writeFileSync(join(consoleDir, 'assets', 'app-abc123.js'), 'console.log(1)');
+  // As the console's build writes them (vite-plugin-compression2): brotli and gzip beside the script.
+  writeFileSync(join(consoleDir, 'assets', 'big-def456.js'), BIG_SCRIPT);
+  writeFileSync(join(consoleDir, 'assets', 'big-def456.js.br'), brotliCompressSync(BIG_SCRIPT));
+  writeFileSync(join(consoleDir, 'assets', 'big-def456.js.gz'), gzipSync(BIG_SCRIPT));
   app = await buildBff({ db: tdb.db, consoleDir });
 });
 
@@ -82,6 +88,27 @@ describe('buildBff over HTTP', () => {
 
     expect((await app.inject({ method: 'GET', url: '/assets/missing.js' })).statusCode).toBe(404);
     expect((await app.inject({ method: 'POST', url: '/events/x' })).statusCode).toBe(404);
+  });
+
+  it("sends the console's scripts compressed (brotli, else gzip), cached for a year as immutable", async () => {
+    const url = '/assets/big-def456.js';
+    const br = await app.inject({ method: 'GET', url, headers: { 'accept-encoding': 'gzip, deflate, br' } });
+    expect(br.statusCode).toBe(200);
+    expect(br.headers['content-encoding']).toBe('br');
+    expect(br.headers['content-type']).toContain('javascript');
+    expect(br.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(br.headers.vary).toContain('accept-encoding');
+    expect(br.rawPayload.length).toBeLessThan(BIG_SCRIPT.length / 4);
+    expect(brotliDecompressSync(br.rawPayload).toString()).toBe(BIG_SCRIPT);
+
+    const gz = await app.inject({ method: 'GET', url, headers: { 'accept-encoding': 'gzip' } });
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(gz.rawPayload).toString()).toBe(BIG_SCRIPT);
+
+    // A client that takes neither gets the file as it is.
+    const plain = await app.inject({ method: 'GET', url, headers: { 'accept-encoding': 'identity' } });
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.body).toBe(BIG_SCRIPT);
   });
 });
 

@@ -325,11 +325,11 @@ describe('the product as `npm start` runs it, in Chromium', () => {
     expect(await numberAt(page, 'plan-shoppers')).toBe(Math.round(plan.concurrentShoppers));
     expect(await numberAt(page, 'plan-stranded')).toBe(Math.round(plan.strandedSeatsByHoldTtl![0]!.strandedSeats));
     const inputs = page.getByTestId('plan-inputs');
-    await inputs.getByLabel('Hold TTL (min)').fill('15');
+    await inputs.getByLabel('A hold lasts (min)').fill('15');
     await eventually(async () =>
       expect(await numberAt(page, 'plan-stranded')).toBe(Math.round(plan.strandedSeatsByHoldTtl![1]!.strandedSeats)),
     );
-    await inputs.getByLabel('Hold TTL (min)').fill('6');
+    await inputs.getByLabel('A hold lasts (min)').fill('6');
     await page.locator('[data-testid="plan-stranded-chart"] .recharts-surface').waitFor();
     await page.locator('[data-testid="plan-preview"][data-valid="true"]').waitFor();
     await page.screenshot({ path: join(screenshots, 'product-plan-preview.png'), fullPage: true });

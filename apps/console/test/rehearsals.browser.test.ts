@@ -29,6 +29,10 @@ let baseUrl: string;
 let distDir: string;
 let runId: string;
 let eventId: string;
+/** A run its driver stored as PASS whose holds missed their target (p99 3.12 s against 500 ms). */
+let slowRunId: string;
+/** A run still going, on an event with seats sold. */
+let runningRunId: string;
 const { pageErrors, contexts, pageAs } = consoleSessions(() => ({ browser, baseUrl }));
 
 /** A finished rehearsal's report as the driver writes it: a pass with one fault recovered. */
@@ -107,6 +111,35 @@ beforeAll(async () => {
     ),
   ));
   await sql`UPDATE events SET rehearsal_time_scale = 30 WHERE id = ${eventId}`.execute(tdb.db);
+  // Older than the run the list test opens (the list is newest first).
+  slowRunId = await insertRehearsalRun(tdb.db, {
+    eventId: null,
+    eventName: 'Slow Holds Night (rehearsal)',
+    target: 'spawn (1 store, 1 worker)',
+    fans: 3000,
+    timeScale: 30,
+    settings: {},
+  });
+  await finishRehearsalRun(tdb.db, slowRunId, 'PASS', {
+    ...report(),
+    eventName: 'Slow Holds Night (rehearsal)',
+    holdLatencyMs: { p50: 900, p99: 3_120, count: 2_400 },
+    admittedPerMinute: { plan: 520, actual: 208 },
+    waitlistJoined: 233,
+    waitlistNotified: 0,
+  });
+  runningRunId = await insertRehearsalRun(tdb.db, {
+    eventId: null,
+    eventName: 'Still Going (rehearsal)',
+    target: 'spawn (1 store, 1 worker)',
+    fans: 3000,
+    timeScale: 30,
+    settings: {},
+  });
+  await setRehearsalEvent(tdb.db, runningRunId, eventId);
+  await sql`UPDATE rehearsal_reports SET started_at = now() - interval '1 hour' WHERE id IN (${slowRunId}, ${runningRunId})`.execute(
+    tdb.db,
+  );
   runId = await insertRehearsalRun(tdb.db, {
     eventId: null,
     eventName: 'Club Night (rehearsal)',
@@ -180,6 +213,41 @@ describe('rehearsals in the console, in Chromium at 1440 and 390 px', () => {
         await page.screenshot({ path: join(docsShots, `rehearsal-report-${view.width}.png`), fullPage: true });
       });
 
+      it('a run whose hold p99 missed its target is not a PASS, whatever its driver stored; its warnings say why', async () => {
+        await page.goto(`${baseUrl}/rehearsals/${slowRunId}`);
+        const verdict = page.getByTestId('rehearsal-verdict');
+        await verdict.waitFor({ timeout: PAGE_WAIT_MS });
+        expect(await verdict.textContent()).toBe('FAIL');
+        expect(await page.getByTestId('rehearsal-reasons').textContent()).toBe(
+          'Not a pass: hold p99 3.12 s against its target of under 500 ms.',
+        );
+        expect(await page.getByTestId('rehearsal-hold-p99').getAttribute('data-outcome')).toBe('fail');
+        expect(await page.getByTestId('rehearsal-admitted').getAttribute('data-outcome')).toBe('warn');
+        expect(await page.getByTestId('rehearsal-waitlist').getAttribute('data-outcome')).toBe('warn');
+        const warnings = await page.getByTestId('rehearsal-warning').allTextContents();
+        expect(warnings).toHaveLength(2);
+        expect(warnings[0]).toMatch(/^fans were let in at 40% of the plan's rate/);
+        expect(warnings[1]).toMatch(/^none of the 233 fans on the waitlist was told of a returned seat/);
+        expect(await sideways(page)).toBe(0);
+        await page.screenshot({ path: join(docsShots, `rehearsal-report-fail-${view.width}.png`), fullPage: true });
+        // The list judges it the same way.
+        await page.goto(`${baseUrl}/rehearsals`);
+        const row = page.getByTestId('rehearsal-run').filter({ hasText: 'Slow Holds Night' });
+        await row.waitFor({ timeout: PAGE_WAIT_MS });
+        expect(await row.getByTestId('rehearsal-status').textContent()).toBe('failed');
+      });
+
+      it('a running rehearsal shows its progress: fans joined and seats sold', async () => {
+        await page.goto(`${baseUrl}/rehearsals/${runningRunId}`);
+        const progress = page.getByTestId('rehearsal-progress');
+        await progress.waitFor({ timeout: PAGE_WAIT_MS });
+        expect(await page.getByTestId('rehearsal-verdict').textContent()).toBe('running');
+        expect(await progress.textContent()).toContain('Fans joined: 0 of 3,000');
+        expect(await progress.textContent()).toContain('Seats sold: 0 of 300');
+        expect(await progress.locator('progress').count()).toBe(2);
+        expect(await sideways(page)).toBe(0);
+      });
+
       it('the start form refuses bad input at its field, with an error summary that takes the focus', async () => {
         await page.goto(`${baseUrl}/rehearsals`);
         const form = page.getByTestId('rehearsal-start');
@@ -192,7 +260,7 @@ describe('rehearsals in the console, in Chromium at 1440 and 390 px', () => {
         expect(await summary.evaluate((el) => el === document.activeElement)).toBe(true);
         expect(await page.getByTestId('error-fans').textContent()).toBe('A rehearsal needs at least 10 virtual fans.');
         expect(await page.getByTestId('error-botsShare').textContent()).toBe('At most 0.9 of the fans can be bots.');
-        expect(await tdb.db.selectFrom('rehearsal_reports').select('id').execute()).toHaveLength(1);
+        expect(await tdb.db.selectFrom('rehearsal_reports').select('id').execute()).toHaveLength(3);
         expect(await sideways(page)).toBe(0);
       });
     });
@@ -204,7 +272,7 @@ describe('rehearsals in the console, in Chromium at 1440 and 390 px', () => {
     await page.getByTestId('rehearsal-readonly').waitFor({ timeout: PAGE_WAIT_MS });
     expect(await page.getByTestId('rehearsal-start').count()).toBe(0);
     // The read-only notice renders before the list of runs has loaded: wait for the list, not for the notice.
-    await expect.poll(() => page.getByTestId('rehearsal-run').count()).toBe(1);
+    await expect.poll(() => page.getByTestId('rehearsal-run').count()).toBe(3);
     const status = await page.evaluate(
       async () =>
         (

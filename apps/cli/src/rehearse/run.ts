@@ -21,6 +21,7 @@ import {
   slowPaymentsFault,
   spearman,
   verdictOf,
+  judgeRehearsal,
   type FaultOutcome,
   type FaultSpec,
   type RehearsalReport,
@@ -524,13 +525,9 @@ async function buildReport(
     machine: r.resources?.machine ?? null,
   });
   const early = r.stopped;
-  if (early)
-    verdict.reasons.push(
-      `stopped early (${early.by}) ${(early.atMs / 1000).toFixed(0)} s after the open, ${early.joined} of ${o.fans} fans joined: not a whole sale`,
-    );
   const wallSeconds = (Date.now() - c.wallStart) / 1000;
   const cpu = process.cpuUsage(c.cpuStart);
-  return {
+  const report: RehearsalReport = {
     eventId: created.eventId,
     eventName: sale.spec.name,
     target: c.target,
@@ -583,9 +580,14 @@ async function buildReport(
     stopped: early,
     resources: r.resources,
     checks: verdict.checks,
-    verdict: verdict.reasons.length === 0 ? 'PASS' : 'FAIL',
-    reasons: verdict.reasons,
+    verdict: 'PASS',
+    reasons: [],
+    warnings: [],
   };
+  // Every target the report shows, judged by the one rule the console shows it with (rehearsal/judge.ts, which weighs
+  // the sale's goals through verdictOf and adds the war room's detection lines and the warnings).
+  const judged = judgeRehearsal(report);
+  return { ...report, verdict: judged.verdict, reasons: judged.reasons, warnings: judged.warnings };
 }
 
 /** The Markdown report beside the JSON one: `r.json` -> `r.md`. */

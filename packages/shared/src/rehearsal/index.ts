@@ -6,3 +6,4 @@ export * from './resources.js';
 export type { RehearsalReportRow, RehearsalStatus } from './rehearsal.table.js';
 export * from './rehearsal.repository.js';
 export * from './launch.js';
+export * from './judge.js';

@@ -88,6 +88,8 @@ export interface RehearsalReport {
   resources?: ResourceUse;
   verdict: 'PASS' | 'FAIL';
   reasons: string[];
+  /** Targets the run could not be judged on or fell short of without failing, with why (rehearsal/verdict.ts). */
+  warnings?: string[];
 }
 
 const n = (v: number | null | undefined, digits = 0) =>
@@ -102,6 +104,7 @@ export function reportMarkdown(r: RehearsalReport): string {
     '',
   );
   if (r.reasons.length > 0) lines.push(`Why not PASS: ${r.reasons.join('; ')}.`, '');
+  if (r.warnings && r.warnings.length > 0) lines.push(`Warnings: ${r.warnings.join('; ')}.`, '');
   if (r.checks && r.checks.length > 0) {
     lines.push('| goal | value | limit | met |', '| --- | --- | --- | --- |');
     for (const c of r.checks)

@@ -103,6 +103,19 @@ describe('alertMessage (Slack-compatible)', () => {
     });
   });
 
+  it('a platform-wide alert says so: it fires on every event on sale, not because of this one', () => {
+    const m = alertMessage({
+      ...base,
+      kind: 'FIRING',
+      alert: { ...base.alert, code: 'HOLD_LATENCY_P99', title: 'Seat holds are slow', action: 'Lower the admission rate.' },
+    });
+    expect(m.text).toBe(
+      'CRITICAL: Stadium & Night (platform-wide: every event on sale): Seat holds are slow What to do: Lower the admission rate.',
+    );
+    expect(m.onsale).toMatchObject({ reach: 'platform', code: 'HOLD_LATENCY_P99' });
+    expect(alertMessage({ ...base, kind: 'FIRING' }).onsale).toMatchObject({ reach: 'event' });
+  });
+
   it('resolved: says so, and for how long it lasted', () => {
     const m = alertMessage({ ...base, kind: 'RESOLVED', alert: { ...base.alert, resolvedAt: at(240) } });
     expect(m.text).toBe('RESOLVED after 4 min: Stadium & Night: Payments are failing at the payment gateway');

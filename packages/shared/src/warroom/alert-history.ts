@@ -1,7 +1,7 @@
 // Alert history and alert messages: pure rules, no I/O. Which alerts fired, stayed, escalated or resolved between
 // two readings of an event's figures (de-duplicated on (event, code, scope), with a quiet period before an alert
 // counts as resolved so a flapping figure is one alert, not many), and the message a receiver gets for each.
-import { alertKey, type Alert, type AlertSeverity } from './alerts.js';
+import { alertKey, alertReachOf, type Alert, type AlertSeverity } from './alerts.js';
 
 /** An alert that fired and has not resolved, as recorded. */
 export interface OpenAlert {
@@ -91,14 +91,14 @@ export function alertMessage(m: AlertMessageInput): {
     m.kind === 'RESOLVED' ? 'RESOLVED' : m.kind === 'ESCALATED' ? 'NOW CRITICAL' : a.severity === 'critical' ? 'CRITICAL' : 'WARNING';
   const icon = m.kind === 'RESOLVED' ? ':white_check_mark:' : a.severity === 'critical' ? ':red_circle:' : ':large_orange_circle:';
   const lasted = a.resolvedAt ? ` after ${minutesBetween(a.firedAt, a.resolvedAt)}` : '';
-  const text =
-    m.kind === 'RESOLVED'
-      ? `${head}${lasted}: ${m.event.name}: ${a.title}`
-      : `${head}: ${m.event.name}: ${a.title} What to do: ${a.action}`;
+  const platform = alertReachOf(a.code) === 'platform';
+  // A platform-wide alert fires on every event on sale: the message says so, so nobody hunts for it in this event.
+  const where = platform ? `${m.event.name} (platform-wide: every event on sale)` : m.event.name;
+  const text = m.kind === 'RESOLVED' ? `${head}${lasted}: ${where}: ${a.title}` : `${head}: ${where}: ${a.title} What to do: ${a.action}`;
   const lines =
     m.kind === 'RESOLVED'
-      ? [`${icon} *${head}*${lasted} · *${escape(m.event.name)}*`, escape(a.title)]
-      : [`${icon} *${head}* · *${escape(m.event.name)}*`, `*${escape(a.title)}*`, `_What to do:_ ${escape(a.action)}`, escape(a.detail)];
+      ? [`${icon} *${head}*${lasted} · *${escape(where)}*`, escape(a.title)]
+      : [`${icon} *${head}* · *${escape(where)}*`, `*${escape(a.title)}*`, `_What to do:_ ${escape(a.action)}`, escape(a.detail)];
   const context = [
     `fired ${a.firedAt.toISOString()}`,
     ...(a.resolvedAt ? [`resolved ${a.resolvedAt.toISOString()}`] : []),
@@ -120,6 +120,7 @@ export function alertMessage(m: AlertMessageInput): {
       eventName: m.event.name,
       code: a.code,
       scope: a.scope,
+      reach: platform ? 'platform' : 'event',
       severity: a.severity,
       title: a.title,
       action: a.action,

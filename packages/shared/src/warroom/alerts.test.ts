@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ALERT_THRESHOLDS, evaluateAlerts, type AlertCode, type AlertInput } from './alerts.js';
+import { ALERT_THRESHOLDS, alertReachOf, evaluateAlerts, type AlertCode, type AlertInput } from './alerts.js';
 
 /** A healthy minute of the reference stadium sale: 1,300 admitted, holds a little below that, nothing broken. */
 const calm: AlertInput = {
@@ -262,5 +262,29 @@ describe('evaluateAlerts', () => {
       }
       expect(a.action).toMatch(/\.$/);
     }
+  });
+});
+
+describe('alertReachOf', () => {
+  it("names the alerts measured across the platform (one latency histogram, the store's database and Redis); the rest are the event's own", () => {
+    const all = evaluateAlerts({
+      ...calm,
+      holdLatencyP99Ms: 3_120,
+      holdLatencyObserved: 500,
+      storeDatabaseDownInstances: 1,
+      storeUnavailablePerMin: 40,
+      storeLimitsLocalInstances: 2,
+      storeLimitsLocalDivisor: 2,
+      drift: 3,
+      paused: true,
+    });
+    const reach = Object.fromEntries(all.map((a) => [a.code, alertReachOf(a.code)]));
+    expect(reach).toEqual({
+      HOLD_LATENCY_P99: 'platform',
+      STORE_UNAVAILABLE: 'platform',
+      SHARED_LIMITS_DOWN: 'platform',
+      INVARIANT_DRIFT: 'event',
+      QUEUE_PAUSED: 'event',
+    });
   });
 });

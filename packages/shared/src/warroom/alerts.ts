@@ -175,137 +175,158 @@ const num = (x: number) => (Number.isInteger(x) ? x.toLocaleString('en-US') : x.
 const seconds = (s: number | null) => (s === null ? 'ever' : `${num(Math.round(s))} s`);
 const ORDER: Record<AlertSeverity, number> = { critical: 0, warning: 1 };
 
+/** What a rule says when it fires: its code and source are the rule's own. */
+type Firing = Omit<Alert, 'code' | 'scope' | 'source'> & { scope?: string };
+
 /**
- * The alerts that fire for one event now, critical first (stable order within a severity). A figure that is not
- * measured (null) never fires; ratios and percentiles need a minimum sample before they mean anything.
+ * One detection line of docs/architecture.md: its alert code, the line it implements (`source`), and the alerts it
+ * raises for one event's figures (none: an empty list). A figure that is not measured (null) never fires.
  */
-export function evaluateAlerts(i: AlertInput): Alert[] {
-  const t = ALERT_THRESHOLDS;
-  const out: Alert[] = [];
-  const fire = (a: Omit<Alert, 'scope'> & { scope?: string }) => out.push({ scope: '', ...a });
+interface AlertRule {
+  code: AlertCode;
+  source: string;
+  fire(i: AlertInput): Firing[];
+}
 
-  if (i.awaitingSignOff) {
-    const late = i.awaitingSignOff.secondsToOpen <= 0;
-    fire({
-      code: 'FAIRNESS_NOT_SIGNED_OFF',
-      severity: late ? 'critical' : 'warning',
-      metric: 'state',
-      title: late
-        ? 'The sale has not opened: its fairness mode is not signed off'
-        : 'The sale will not open at its time: its fairness mode is not signed off',
-      action:
-        "A promoter or an admin signs the fairness mode off on the event's Configuration page; the sale opens at the controller's next tick.",
-      detail: late
-        ? 'Nobody is let in; fans keep their places and read that the sale has not opened yet.'
-        : 'Until it is signed off, the queue stays closed at the on-sale time.',
-      value: null,
-      threshold: null,
-      source: 'docs/architecture.md: fairness sign-off (rule 1)',
-    });
-  }
-  if (i.controllerSilent)
-    fire({
-      code: 'CONTROLLER_SILENT',
-      severity: 'critical',
-      metric: 'state',
-      title: 'Nobody is being let in: the admission controller has stopped reporting',
-      action: 'Check that a worker process is running and can reach the database; admissions restart by themselves at its next heartbeat.',
-      detail: `No heartbeat for ${seconds(i.heartbeatAgeSeconds)}; every fan not yet let in reads PAUSED (the queue fails closed).`,
-      value: i.heartbeatAgeSeconds,
-      threshold: null,
-      source: 'docs/architecture.md: fail closed (rule 3)',
-    });
-  if (i.paused)
-    fire({
-      code: 'QUEUE_PAUSED',
-      severity: 'warning',
-      metric: 'state',
-      title: `Admissions are paused by ${i.pausedBy ?? 'an operator'}`,
-      action: 'Resume admissions once the cause is dealt with; fans keep their places meanwhile.',
-      detail: `Reason given: ${i.pausedReason ?? 'none recorded'}.`,
-      value: null,
-      threshold: null,
-      source: 'docs/architecture.md: fail closed (rule 3)',
-    });
+const t = ALERT_THRESHOLDS;
+const when = (cond: boolean, a: () => Firing): Firing[] => (cond ? [a()] : []);
+const FAIL_CLOSED = 'docs/architecture.md: fail closed (rule 3)';
 
-  // A presale's own queue fails closed and is paused on its own: the same alerts, naming the tier.
-  for (const q of i.presaleQueues ?? []) {
-    if (q.selling && !q.heartbeatFresh)
-      fire({
-        code: 'CONTROLLER_SILENT',
-        scope: q.tier,
+/** Every rule, in the order their alerts are listed within a severity. */
+const ALERT_RULES: readonly AlertRule[] = [
+  {
+    code: 'FAIRNESS_NOT_SIGNED_OFF',
+    source: 'docs/architecture.md: fairness sign-off (rule 1)',
+    fire: (i) => {
+      if (!i.awaitingSignOff) return [];
+      const late = i.awaitingSignOff.secondsToOpen <= 0;
+      return [
+        {
+          severity: late ? 'critical' : 'warning',
+          metric: 'state',
+          title: late
+            ? 'The sale has not opened: its fairness mode is not signed off'
+            : 'The sale will not open at its time: its fairness mode is not signed off',
+          action:
+            "A promoter or an admin signs the fairness mode off on the event's Configuration page; the sale opens at the controller's next tick.",
+          detail: late
+            ? 'Nobody is let in; fans keep their places and read that the sale has not opened yet.'
+            : 'Until it is signed off, the queue stays closed at the on-sale time.',
+          value: null,
+          threshold: null,
+        },
+      ];
+    },
+  },
+  {
+    code: 'CONTROLLER_SILENT',
+    source: FAIL_CLOSED,
+    fire: (i) => [
+      ...when(i.controllerSilent, () => ({
         severity: 'critical',
         metric: 'state',
-        title: `Nobody is being let in to the ${q.tier} presale: its admission controller has stopped reporting`,
+        title: 'Nobody is being let in: the admission controller has stopped reporting',
         action:
           'Check that a worker process is running and can reach the database; admissions restart by themselves at its next heartbeat.',
-        detail: `No heartbeat for ${seconds(q.heartbeatAgeSeconds)}; every ${q.tier} fan not yet let in reads PAUSED.`,
-        value: q.heartbeatAgeSeconds,
+        detail: `No heartbeat for ${seconds(i.heartbeatAgeSeconds)}; every fan not yet let in reads PAUSED (the queue fails closed).`,
+        value: i.heartbeatAgeSeconds,
         threshold: null,
-        source: 'docs/architecture.md: fail closed (rule 3)',
-      });
-    if (q.paused && !i.paused)
-      fire({
-        code: 'QUEUE_PAUSED',
-        scope: q.tier,
+      })),
+      // A presale's own queue fails closed on its own: the same alert, naming the tier.
+      ...(i.presaleQueues ?? []).flatMap((q) =>
+        when(q.selling && !q.heartbeatFresh, () => ({
+          scope: q.tier,
+          severity: 'critical',
+          metric: 'state',
+          title: `Nobody is being let in to the ${q.tier} presale: its admission controller has stopped reporting`,
+          action:
+            'Check that a worker process is running and can reach the database; admissions restart by themselves at its next heartbeat.',
+          detail: `No heartbeat for ${seconds(q.heartbeatAgeSeconds)}; every ${q.tier} fan not yet let in reads PAUSED.`,
+          value: q.heartbeatAgeSeconds,
+          threshold: null,
+        })),
+      ),
+    ],
+  },
+  {
+    code: 'QUEUE_PAUSED',
+    source: FAIL_CLOSED,
+    fire: (i) => [
+      ...when(i.paused, () => ({
         severity: 'warning',
         metric: 'state',
-        title: `The ${q.tier} presale's admissions are paused by ${q.pausedBy ?? 'an operator'}`,
-        action: 'Resume its admissions once the cause is dealt with (the Resume button in the tier table).',
-        detail: `Reason given: ${q.pausedReason ?? 'none recorded'}.`,
+        title: `Admissions are paused by ${i.pausedBy ?? 'an operator'}`,
+        action: 'Resume admissions once the cause is dealt with; fans keep their places meanwhile.',
+        detail: `Reason given: ${i.pausedReason ?? 'none recorded'}.`,
         value: null,
         threshold: null,
-        source: 'docs/architecture.md: fail closed (rule 3)',
-      });
-  }
-
-  if ((i.storeDatabaseDownInstances ?? 0) > 0 || (i.storeUnavailablePerMin ?? 0) > 0) {
-    const down = i.storeDatabaseDownInstances ?? 0;
-    fire({
-      code: 'STORE_UNAVAILABLE',
-      severity: down > 0 ? 'critical' : 'warning',
-      metric: 'state',
-      title:
-        down > 0
-          ? 'The store cannot reach its database: fans are asked to try again in a moment'
-          : 'The store is turning requests away: fans are asked to try again in a moment',
-      action:
-        down > 0
-          ? 'Call engineering to restore the database; consider pausing admissions so no more fans are let in meanwhile.'
-          : 'Lower the admission rate if it persists, and check the database and store API load.',
-      detail: `${down > 0 ? `${num(down)} store API instance${down === 1 ? '' : 's'} without a database; ` : ''}${num(i.storeUnavailablePerMin ?? 0)} requests a minute answered "try again" (a database outage, or requests refused under load).`,
-      value: i.storeUnavailablePerMin ?? null,
-      threshold: 0,
-      source: 'docs/architecture.md: store answers (a 503 with Retry-After, never a 500)',
-    });
-  }
-
-  if ((i.storeLimitsLocalInstances ?? 0) > 0) {
-    const n = i.storeLimitsLocalInstances ?? 0;
-    const share = Math.max(1, i.storeLimitsLocalDivisor ?? 1);
-    fire({
-      code: 'SHARED_LIMITS_DOWN',
-      severity: 'warning',
-      metric: 'state',
-      title: 'Redis does not answer: request limits are counted in each store process on its own',
-      action:
-        share > 1
-          ? `Call engineering to restore Redis. Meanwhile each store process allows 1/${num(share)} of every limit, so a fan may be refused ("too many requests") sooner than usual.`
-          : 'Call engineering to restore Redis. Meanwhile limits are counted per process.',
-      detail: `${num(n)} store API instance${n === 1 ? '' : 's'} counting limits locally${share > 1 ? `, each at 1/${num(share)} of every limit (STORE_API_PROCESSES ${num(share)})` : ''}.`,
-      value: n,
-      threshold: 0,
-      source: 'docs/architecture.md: shared request limits (a per-process share while Redis is away)',
-    });
-  }
-
-  const holds = i.holdsCreatedLastMinute;
-  const admitted = i.admittedLastMinute;
-  if (holds >= t.holdsPerAdmittedMinVolume || admitted >= t.holdsPerAdmittedMinVolume) {
-    const ratio = admitted > 0 ? holds / admitted : Infinity;
-    if (ratio > t.holdsPerAdmittedMax)
-      fire({
-        code: 'ADMISSION_BYPASS',
+      })),
+      // A presale's own queue is paused on its own (and the event's pause says it for every queue).
+      ...(i.presaleQueues ?? []).flatMap((q) =>
+        when(q.paused && !i.paused, () => ({
+          scope: q.tier,
+          severity: 'warning',
+          metric: 'state',
+          title: `The ${q.tier} presale's admissions are paused by ${q.pausedBy ?? 'an operator'}`,
+          action: 'Resume its admissions once the cause is dealt with (the Resume button in the tier table).',
+          detail: `Reason given: ${q.pausedReason ?? 'none recorded'}.`,
+          value: null,
+          threshold: null,
+        })),
+      ),
+    ],
+  },
+  {
+    code: 'STORE_UNAVAILABLE',
+    source: 'docs/architecture.md: store answers (a 503 with Retry-After, never a 500)',
+    fire: (i) => {
+      const down = i.storeDatabaseDownInstances ?? 0;
+      return when(down > 0 || (i.storeUnavailablePerMin ?? 0) > 0, () => ({
+        severity: down > 0 ? 'critical' : 'warning',
+        metric: 'state',
+        title:
+          down > 0
+            ? 'The store cannot reach its database: fans are asked to try again in a moment'
+            : 'The store is turning requests away: fans are asked to try again in a moment',
+        action:
+          down > 0
+            ? 'Call engineering to restore the database; consider pausing admissions so no more fans are let in meanwhile.'
+            : 'Lower the admission rate if it persists, and check the database and store API load.',
+        detail: `${down > 0 ? `${num(down)} store API instance${down === 1 ? '' : 's'} without a database; ` : ''}${num(i.storeUnavailablePerMin ?? 0)} requests a minute answered "try again" (a database outage, or requests refused under load).`,
+        value: i.storeUnavailablePerMin ?? null,
+        threshold: 0,
+      }));
+    },
+  },
+  {
+    code: 'SHARED_LIMITS_DOWN',
+    source: 'docs/architecture.md: shared request limits (a per-process share while Redis is away)',
+    fire: (i) => {
+      const n = i.storeLimitsLocalInstances ?? 0;
+      const share = Math.max(1, i.storeLimitsLocalDivisor ?? 1);
+      return when(n > 0, () => ({
+        severity: 'warning',
+        metric: 'state',
+        title: 'Redis does not answer: request limits are counted in each store process on its own',
+        action:
+          share > 1
+            ? `Call engineering to restore Redis. Meanwhile each store process allows 1/${num(share)} of every limit, so a fan may be refused ("too many requests") sooner than usual.`
+            : 'Call engineering to restore Redis. Meanwhile limits are counted per process.',
+        detail: `${num(n)} store API instance${n === 1 ? '' : 's'} counting limits locally${share > 1 ? `, each at 1/${num(share)} of every limit (STORE_API_PROCESSES ${num(share)})` : ''}.`,
+        value: n,
+        threshold: 0,
+      }));
+    },
+  },
+  {
+    code: 'ADMISSION_BYPASS',
+    source: 'docs/architecture.md: holds per admitted fan',
+    fire: (i) => {
+      const holds = i.holdsCreatedLastMinute;
+      const admitted = i.admittedLastMinute;
+      if (holds < t.holdsPerAdmittedMinVolume && admitted < t.holdsPerAdmittedMinVolume) return [];
+      const ratio = admitted > 0 ? holds / admitted : Infinity;
+      return when(ratio > t.holdsPerAdmittedMax, () => ({
         severity: 'critical',
         metric: 'holdsPerAdmitted',
         title: 'More seats are being held than fans were let in: something reaches the store without passing the queue',
@@ -313,65 +334,72 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
         detail: `${num(holds)} holds made against ${num(admitted)} fans let in over the last minute (${Number.isFinite(ratio) ? `${ratio.toFixed(2)} per fan` : 'nobody let in'}; normal is at most ${t.holdsPerAdmittedMax}).`,
         value: Number.isFinite(ratio) ? ratio : null,
         threshold: t.holdsPerAdmittedMax,
-        source: 'docs/architecture.md: holds per admitted fan',
-      });
-  }
-
-  const allowed = i.rateOverridePerMin ?? i.planAdmitsPerMin;
-  if (admitted >= t.admittedOverPlanMinVolume && admitted > allowed * t.admittedOverPlanFactor)
-    fire({
-      code: 'ADMITTED_OVER_PLAN',
-      severity: 'critical',
-      metric: 'admittedPerMin',
-      title: `Fans are being let in much faster than ${i.rateOverridePerMin === null ? 'planned' : "the operator's rate"}`,
-      action: 'Pause admissions if the store is struggling, and check the rate override and the controller.',
-      detail: `${num(admitted)} let in over the last minute against ${num(Math.round(allowed))} a minute ${i.rateOverridePerMin === null ? 'planned' : 'set by an operator'}.`,
-      value: admitted,
-      threshold: allowed * t.admittedOverPlanFactor,
-      source: 'docs/architecture.md: admitted against the plan (rule 2)',
-    });
-
-  if (
-    i.holdLatencyP99Ms !== null &&
-    i.holdLatencyP99Ms > t.holdLatencyP99MsMax &&
-    (i.holdLatencyObserved ?? Infinity) >= t.holdLatencyMinSample
-  )
-    fire({
-      code: 'HOLD_LATENCY_P99',
-      severity: 'critical',
-      metric: 'holdLatencyP99',
-      title: 'Seat holds are slow: the slowest fans wait over half a second for their seats',
-      action: 'Lower the admission rate while it lasts, and check the database and store API load.',
-      detail: `The slowest 1% of ${num(i.holdLatencyObserved ?? 0)} holds took over ${num(Math.round(i.holdLatencyP99Ms))} ms (the target is under ${t.holdLatencyP99MsMax} ms).`,
-      value: i.holdLatencyP99Ms,
-      threshold: t.holdLatencyP99MsMax,
-      source: 'docs/architecture.md: hold latency (p99 under 500 ms)',
-    });
-
-  const holdAttempts = holds + i.holdsRefusedLastMinute;
-  if (holdAttempts >= t.holdRefusalMinVolume) {
-    const refused = i.holdsRefusedLastMinute / holdAttempts;
-    if (refused > t.holdRefusalWarn)
-      fire({
-        code: 'HOLD_REFUSALS',
+      }));
+    },
+  },
+  {
+    code: 'ADMITTED_OVER_PLAN',
+    source: 'docs/architecture.md: admitted against the plan (rule 2)',
+    fire: (i) => {
+      const admitted = i.admittedLastMinute;
+      const allowed = i.rateOverridePerMin ?? i.planAdmitsPerMin;
+      return when(admitted >= t.admittedOverPlanMinVolume && admitted > allowed * t.admittedOverPlanFactor, () => ({
+        severity: 'critical',
+        metric: 'admittedPerMin',
+        title: `Fans are being let in much faster than ${i.rateOverridePerMin === null ? 'planned' : "the operator's rate"}`,
+        action: 'Pause admissions if the store is struggling, and check the rate override and the controller.',
+        detail: `${num(admitted)} let in over the last minute against ${num(Math.round(allowed))} a minute ${i.rateOverridePerMin === null ? 'planned' : 'set by an operator'}.`,
+        value: admitted,
+        threshold: allowed * t.admittedOverPlanFactor,
+      }));
+    },
+  },
+  {
+    code: 'HOLD_LATENCY_P99',
+    source: 'docs/architecture.md: hold latency (p99 under 500 ms)',
+    fire: (i) =>
+      when(
+        i.holdLatencyP99Ms !== null &&
+          i.holdLatencyP99Ms > t.holdLatencyP99MsMax &&
+          (i.holdLatencyObserved ?? Infinity) >= t.holdLatencyMinSample,
+        () => ({
+          severity: 'critical',
+          metric: 'holdLatencyP99',
+          title: 'Seat holds are slow: the slowest fans wait over half a second for their seats',
+          action: 'Lower the admission rate while it lasts, and check the database and store API load.',
+          detail: `The slowest 1% of ${num(i.holdLatencyObserved ?? 0)} holds took over ${num(Math.round(i.holdLatencyP99Ms ?? 0))} ms (the target is under ${t.holdLatencyP99MsMax} ms).`,
+          value: i.holdLatencyP99Ms,
+          threshold: t.holdLatencyP99MsMax,
+        }),
+      ),
+  },
+  {
+    code: 'HOLD_REFUSALS',
+    source: 'docs/architecture.md: hold success rate',
+    fire: (i) => {
+      const attempts = i.holdsCreatedLastMinute + i.holdsRefusedLastMinute;
+      if (attempts < t.holdRefusalMinVolume) return [];
+      const refused = i.holdsRefusedLastMinute / attempts;
+      return when(refused > t.holdRefusalWarn, () => ({
         severity: refused >= t.holdRefusalCritical ? 'critical' : 'warning',
         metric: 'holdsPerAdmitted',
         title: 'Many fans let in find no seats to hold',
         action:
           'Expected near the end of a sale (the controller slows admissions by itself); earlier, check the sections on sale and the presale tiers.',
-        detail: `${pct(refused)} of ${num(holdAttempts)} hold requests over the last minute found no seats.`,
+        detail: `${pct(refused)} of ${num(attempts)} hold requests over the last minute found no seats.`,
         value: refused,
         threshold: refused >= t.holdRefusalCritical ? t.holdRefusalCritical : t.holdRefusalWarn,
-        source: 'docs/architecture.md: hold success rate',
-      });
-  }
-
-  if (i.checkoutAttempts >= t.checkoutMinVolume) {
-    const rate = i.checkoutFailed / i.checkoutAttempts;
-    const declined = i.checkoutDeclined ?? 0;
-    if (rate > t.checkoutErrorWarn)
-      fire({
-        code: 'CHECKOUT_ERRORS',
+      }));
+    },
+  },
+  {
+    code: 'CHECKOUT_ERRORS',
+    source: 'docs/architecture.md: checkout errors',
+    fire: (i) => {
+      if (i.checkoutAttempts < t.checkoutMinVolume) return [];
+      const rate = i.checkoutFailed / i.checkoutAttempts;
+      const declined = i.checkoutDeclined ?? 0;
+      return when(rate > t.checkoutErrorWarn, () => ({
         severity: rate >= t.checkoutErrorCritical ? 'critical' : 'warning',
         metric: 'checkoutErrorRate',
         title: 'Payments are failing at the payment gateway',
@@ -379,114 +407,148 @@ export function evaluateAlerts(i: AlertInput): Alert[] {
         detail: `${num(i.checkoutFailed)} of ${num(i.checkoutAttempts)} checkouts in the last 2 minutes failed at the gateway or timed out (${pct(rate)})${declined > 0 ? `; ${num(declined)} cards declined by their issuers are the fans' outcome and not counted` : ''}.`,
         value: rate,
         threshold: rate >= t.checkoutErrorCritical ? t.checkoutErrorCritical : t.checkoutErrorWarn,
-        source: 'docs/architecture.md: checkout errors',
-      });
-  }
+      }));
+    },
+  },
+  {
+    code: 'PAYMENT_TPS_CEILING',
+    source: 'docs/architecture.md: payment throughput',
+    fire: (i) => {
+      const at = i.paymentTps >= i.paymentTpsCeiling;
+      return when(
+        i.paymentTpsCeiling > 0 &&
+          i.paymentTps >= i.paymentTpsCeiling * t.paymentTpsWarnShare &&
+          (i.paymentAttempts10s ?? Infinity) >= t.paymentTpsMinAttempts,
+        () => ({
+          severity: at ? 'critical' : 'warning',
+          metric: 'paymentTps',
+          title: at
+            ? 'Payment attempts have reached the limit agreed with the payment provider'
+            : 'Payment attempts are close to the limit agreed with the payment provider',
+          action: 'Lower the admission rate, or ask the payment provider for more headroom.',
+          detail: `${num(i.paymentTps)} payment attempts a second against ${num(i.paymentTpsCeiling)} agreed.`,
+          value: i.paymentTps,
+          threshold: at ? i.paymentTpsCeiling : i.paymentTpsCeiling * t.paymentTpsWarnShare,
+        }),
+      );
+    },
+  },
+  {
+    code: 'INVARIANT_DRIFT',
+    source: 'docs/architecture.md: inventory invariant (rule 7)',
+    fire: (i) =>
+      when(i.drift !== 0, () => ({
+        severity: 'critical',
+        metric: 'drift',
+        title: 'The seat counts do not add up: available, held and sold differ from the capacity',
+        action: 'Call engineering now, and add or cancel nothing until it is explained.',
+        detail: `Off by ${i.drift > 0 ? '+' : ''}${num(i.drift)} seats.`,
+        value: i.drift,
+        threshold: 0,
+      })),
+  },
+  {
+    code: 'ORDER_DRIFT',
+    source: 'docs/architecture.md: orders per hold (rule 7)',
+    fire: (i) =>
+      when(i.orderDrift !== null && i.orderDrift !== 0, () => ({
+        severity: 'critical',
+        metric: 'drift',
+        title: 'Sold seats and paid orders disagree',
+        action: 'Call engineering, and hold refunds and cancellations until orders and seats are compared.',
+        detail: `Sold seats minus seats in confirmed orders: ${(i.orderDrift ?? 0) > 0 ? '+' : ''}${num(i.orderDrift ?? 0)} at the last check.`,
+        value: i.orderDrift,
+        threshold: 0,
+      })),
+  },
+  {
+    code: 'SOLDOUT_PROPAGATION',
+    source: 'docs/architecture.md: sold-out propagation (under 60 s)',
+    fire: (i) =>
+      when(
+        i.soldOutPropagationP99Seconds !== null &&
+          i.soldOutPropagationP99Seconds > t.soldOutPropagationSecondsMax &&
+          (i.soldOutPollsObserved ?? Infinity) >= t.soldOutPropagationMinSample,
+        () => ({
+          severity: 'critical',
+          metric: 'soldOutPropagation',
+          title: 'Fans learn of the sell-out too slowly',
+          action: 'Check that every store API instance and edge cache is refreshing the queue state.',
+          detail: `The slowest 1% of ${num(i.soldOutPollsObserved ?? 0)} fans heard ${num(Math.round(i.soldOutPropagationP99Seconds ?? 0))} s after the sell-out (the target is under ${t.soldOutPropagationSecondsMax} s).`,
+          value: i.soldOutPropagationP99Seconds,
+          threshold: t.soldOutPropagationSecondsMax,
+        }),
+      ),
+  },
+  {
+    code: 'SOLDOUT_FLIP',
+    source: 'docs/architecture.md: sold-out flip',
+    fire: (i) =>
+      when(i.soldOutOnce && i.inventoryState !== 'SOLD_OUT' && i.available > 0, () => ({
+        severity: 'warning',
+        metric: 'inventory',
+        title: 'Seats came back after the sell-out',
+        action: 'They go to the waitlist first: check that its offers are going out.',
+        detail: `${num(i.available)} seats available again (cancellations or returns).`,
+        value: i.available,
+        threshold: 0,
+      })),
+  },
+  {
+    code: 'EXPIRED_HOLDS_UNSWEPT',
+    source: 'docs/architecture.md: sold-out flip (expired holds unswept)',
+    fire: (i) =>
+      when(i.oldestExpiredUnsweptSeconds !== null && i.oldestExpiredUnsweptSeconds > t.expiredUnsweptSecondsMax, () => ({
+        severity: 'warning',
+        metric: 'inventory',
+        title: 'Expired holds are not being cleared',
+        action: 'Check the worker process; the seats sell anyway, since an expired hold counts as available.',
+        detail: `${num(i.expiredUnsweptSeats)} seats in holds that expired up to ${num(Math.round(i.oldestExpiredUnsweptSeconds ?? 0))} s ago.`,
+        value: i.oldestExpiredUnsweptSeconds,
+        threshold: t.expiredUnsweptSecondsMax,
+      })),
+  },
+  {
+    code: 'WAITLIST_FANOUT_BEHIND',
+    source: 'docs/architecture.md: waitlist notification (rule 8)',
+    fire: (i) =>
+      when(i.waitlistOldestPendingSeconds !== null && i.waitlistOldestPendingSeconds > t.waitlistPendingSecondsMax, () => ({
+        severity: 'warning',
+        metric: 'waitlist',
+        title: 'Returned seats are slow to reach the waitlist',
+        action: 'Check the worker process and its job queue.',
+        detail: `Seats have waited ${num(Math.round(i.waitlistOldestPendingSeconds ?? 0))} s to be offered (the target is under ${t.waitlistPendingSecondsMax} s).`,
+        value: i.waitlistOldestPendingSeconds,
+        threshold: t.waitlistPendingSecondsMax,
+      })),
+  },
+];
 
-  if (
-    i.paymentTpsCeiling > 0 &&
-    i.paymentTps >= i.paymentTpsCeiling * t.paymentTpsWarnShare &&
-    (i.paymentAttempts10s ?? Infinity) >= t.paymentTpsMinAttempts
-  ) {
-    const at = i.paymentTps >= i.paymentTpsCeiling;
-    fire({
-      code: 'PAYMENT_TPS_CEILING',
-      severity: at ? 'critical' : 'warning',
-      metric: 'paymentTps',
-      title: at
-        ? 'Payment attempts have reached the limit agreed with the payment provider'
-        : 'Payment attempts are close to the limit agreed with the payment provider',
-      action: 'Lower the admission rate, or ask the payment provider for more headroom.',
-      detail: `${num(i.paymentTps)} payment attempts a second against ${num(i.paymentTpsCeiling)} agreed.`,
-      value: i.paymentTps,
-      threshold: at ? i.paymentTpsCeiling : i.paymentTpsCeiling * t.paymentTpsWarnShare,
-      source: 'docs/architecture.md: payment throughput',
-    });
-  }
-
-  if (i.drift !== 0)
-    fire({
-      code: 'INVARIANT_DRIFT',
-      severity: 'critical',
-      metric: 'drift',
-      title: 'The seat counts do not add up: available, held and sold differ from the capacity',
-      action: 'Call engineering now, and add or cancel nothing until it is explained.',
-      detail: `Off by ${i.drift > 0 ? '+' : ''}${num(i.drift)} seats.`,
-      value: i.drift,
-      threshold: 0,
-      source: 'docs/architecture.md: inventory invariant (rule 7)',
-    });
-  if (i.orderDrift !== null && i.orderDrift !== 0)
-    fire({
-      code: 'ORDER_DRIFT',
-      severity: 'critical',
-      metric: 'drift',
-      title: 'Sold seats and paid orders disagree',
-      action: 'Call engineering, and hold refunds and cancellations until orders and seats are compared.',
-      detail: `Sold seats minus seats in confirmed orders: ${i.orderDrift > 0 ? '+' : ''}${num(i.orderDrift)} at the last check.`,
-      value: i.orderDrift,
-      threshold: 0,
-      source: 'docs/architecture.md: orders per hold (rule 7)',
-    });
-
-  if (
-    i.soldOutPropagationP99Seconds !== null &&
-    i.soldOutPropagationP99Seconds > t.soldOutPropagationSecondsMax &&
-    (i.soldOutPollsObserved ?? Infinity) >= t.soldOutPropagationMinSample
+/**
+ * The alerts that fire for one event now, critical first (the rules' order within a severity): every rule of
+ * ALERT_RULES over the same figures. Ratios and percentiles need a minimum sample before they mean anything.
+ */
+export function evaluateAlerts(i: AlertInput): Alert[] {
+  return ALERT_RULES.flatMap((rule) =>
+    rule.fire(i).map((a): Alert => ({ code: rule.code, source: rule.source, ...a, scope: a.scope ?? '' })),
   )
-    fire({
-      code: 'SOLDOUT_PROPAGATION',
-      severity: 'critical',
-      metric: 'soldOutPropagation',
-      title: 'Fans learn of the sell-out too slowly',
-      action: 'Check that every store API instance and edge cache is refreshing the queue state.',
-      detail: `The slowest 1% of ${num(i.soldOutPollsObserved ?? 0)} fans heard ${num(Math.round(i.soldOutPropagationP99Seconds))} s after the sell-out (the target is under ${t.soldOutPropagationSecondsMax} s).`,
-      value: i.soldOutPropagationP99Seconds,
-      threshold: t.soldOutPropagationSecondsMax,
-      source: 'docs/architecture.md: sold-out propagation (under 60 s)',
-    });
-  if (i.soldOutOnce && i.inventoryState !== 'SOLD_OUT' && i.available > 0)
-    fire({
-      code: 'SOLDOUT_FLIP',
-      severity: 'warning',
-      metric: 'inventory',
-      title: 'Seats came back after the sell-out',
-      action: 'They go to the waitlist first: check that its offers are going out.',
-      detail: `${num(i.available)} seats available again (cancellations or returns).`,
-      value: i.available,
-      threshold: 0,
-      source: 'docs/architecture.md: sold-out flip',
-    });
-  if (i.oldestExpiredUnsweptSeconds !== null && i.oldestExpiredUnsweptSeconds > t.expiredUnsweptSecondsMax)
-    fire({
-      code: 'EXPIRED_HOLDS_UNSWEPT',
-      severity: 'warning',
-      metric: 'inventory',
-      title: 'Expired holds are not being cleared',
-      action: 'Check the worker process; the seats sell anyway, since an expired hold counts as available.',
-      detail: `${num(i.expiredUnsweptSeats)} seats in holds that expired up to ${num(Math.round(i.oldestExpiredUnsweptSeconds))} s ago.`,
-      value: i.oldestExpiredUnsweptSeconds,
-      threshold: t.expiredUnsweptSecondsMax,
-      source: 'docs/architecture.md: sold-out flip (expired holds unswept)',
-    });
-  if (i.waitlistOldestPendingSeconds !== null && i.waitlistOldestPendingSeconds > t.waitlistPendingSecondsMax)
-    fire({
-      code: 'WAITLIST_FANOUT_BEHIND',
-      severity: 'warning',
-      metric: 'waitlist',
-      title: 'Returned seats are slow to reach the waitlist',
-      action: 'Check the worker process and its job queue.',
-      detail: `Seats have waited ${num(Math.round(i.waitlistOldestPendingSeconds))} s to be offered (the target is under ${t.waitlistPendingSecondsMax} s).`,
-      value: i.waitlistOldestPendingSeconds,
-      threshold: t.waitlistPendingSecondsMax,
-      source: 'docs/architecture.md: waitlist notification (rule 8)',
-    });
-
-  return out
     .map((a, idx) => ({ a, idx }))
     .sort((x, y) => ORDER[x.a.severity] - ORDER[y.a.severity] || x.idx - y.idx)
     .map((x) => x.a);
 }
+
+/**
+ * Where an alert belongs. Most are about one event's own figures. A few are measured across the whole platform
+ * (the store API's hold latency is one histogram for every event; an unreachable database or Redis is every
+ * event's): they fire on every event on sale at once, and say so, so a rehearsal's load on one event is not
+ * mistaken for trouble with another's sale.
+ */
+export type AlertReach = 'event' | 'platform';
+
+const PLATFORM_WIDE: ReadonlySet<string> = new Set<AlertCode>(['HOLD_LATENCY_P99', 'STORE_UNAVAILABLE', 'SHARED_LIMITS_DOWN']);
+
+/** Whether an alert (by its code) is about its event alone or about the whole platform. */
+export const alertReachOf = (code: string): AlertReach => (PLATFORM_WIDE.has(code) ? 'platform' : 'event');
 
 /** An alert's identity across evaluations: history and webhooks de-duplicate on it. */
 export const alertKey = (a: { code: string; scope: string }) => (a.scope ? `${a.code}:${a.scope}` : a.code);

@@ -41,6 +41,8 @@ export interface WarRoomEventRow {
   signed_off: boolean;
   signed_off_by: string | null;
   signed_off_at: Date | null;
+  /** ISO 4217 code of the event's prices and orders. */
+  currency: string;
   now: Date;
 }
 
@@ -49,7 +51,7 @@ export async function readEventRows(db: Db | Trx, eventIds: readonly string[], a
   if (eventIds.length === 0) return [];
   const now = at ? sql`${at}::timestamptz` : sql`now()`;
   const { rows } = await sql<WarRoomEventRow>`
-    SELECT e.id AS event_id, e.name, e.venue_name, e.listing_id, e.organisation_id, e.onsale_at, e.starts_at, e.capacity,
+    SELECT e.id AS event_id, e.name, e.venue_name, e.listing_id, e.organisation_id, e.onsale_at, e.starts_at, e.capacity, e.currency,
            e.hold_ttl_seconds, e.target_sale_minutes, e.tickets_per_order, e.checkout_minutes, e.payment_tps, e.overbook_factor,
            q.admitted_through, q.rate_per_min, q.rate_override_per_min, q.paused, q.paused_reason, q.paused_by, q.paused_at,
            q.inventory_state, q.sold_out_at, q.heartbeat_at, q.cohort_size, q.sealed_at, e.fairness_mode,
@@ -125,6 +127,48 @@ export async function readAdmissionMinutes(db: Db | Trx, eventIds: readonly stri
     SELECT event_id, minute, watermark_advanced, admission_tokens_issued, rate_per_min, holds_created, holds_refused
     FROM admission_minutes
     WHERE event_id = ANY(${[...eventIds]}::uuid[]) AND minute >= date_trunc('minute', now()) - make_interval(mins => ${minutes})
+    ORDER BY event_id, minute`.execute(db);
+  return rows;
+}
+
+/** An event's confirmed orders and what they came to (minor units of its currency), and the orders cancelled since. */
+export interface SalesTotalRow {
+  event_id: string;
+  orders: number;
+  gross_cents: number;
+  cancelled_orders: number;
+}
+
+/** Orders per event in all (orders_event_time_idx: an index-only scan). Events with no order are left out. */
+export async function readSalesTotals(db: Db | Trx, eventIds: readonly string[]): Promise<SalesTotalRow[]> {
+  if (eventIds.length === 0) return [];
+  const { rows } = await sql<SalesTotalRow>`
+    SELECT event_id,
+           count(*) FILTER (WHERE status = 'CONFIRMED')::int AS orders,
+           coalesce(sum(amount_cents) FILTER (WHERE status = 'CONFIRMED'), 0)::float8 AS gross_cents,
+           count(*) FILTER (WHERE status = 'CANCELLED')::int AS cancelled_orders
+    FROM orders WHERE event_id = ANY(${[...eventIds]}::uuid[])
+    GROUP BY event_id`.execute(db);
+  return rows;
+}
+
+/** Orders made in one minute (confirmed now) and what they came to. */
+export interface SalesMinuteRow {
+  event_id: string;
+  minute: Date;
+  orders: number;
+  gross_cents: number;
+}
+
+/** The last `minutes` minutes of orders per event (the current, partial minute included), oldest first. */
+export async function readSalesMinutes(db: Db | Trx, eventIds: readonly string[], minutes: number): Promise<SalesMinuteRow[]> {
+  if (eventIds.length === 0) return [];
+  const { rows } = await sql<SalesMinuteRow>`
+    SELECT event_id, date_trunc('minute', created_at) AS minute, count(*)::int AS orders, sum(amount_cents)::float8 AS gross_cents
+    FROM orders
+    WHERE event_id = ANY(${[...eventIds]}::uuid[]) AND status = 'CONFIRMED'
+      AND created_at >= date_trunc('minute', now()) - make_interval(mins => ${minutes})
+    GROUP BY event_id, date_trunc('minute', created_at)
     ORDER BY event_id, minute`.execute(db);
   return rows;
 }

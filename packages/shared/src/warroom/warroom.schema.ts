@@ -4,7 +4,16 @@ import { z } from 'zod';
 import '../words/zod-messages.js';
 
 // The rest of the war room's browser-safe parts, so the console needs one entry point.
-export { ALERT_THRESHOLDS, type Alert, type AlertCode, type AlertMetric, type AlertSeverity } from './alerts.js';
+export {
+  ALERT_THRESHOLDS,
+  alertKey,
+  alertReachOf,
+  type Alert,
+  type AlertCode,
+  type AlertMetric,
+  type AlertReach,
+  type AlertSeverity,
+} from './alerts.js';
 export { appendPoint, toPoint, type WarRoomPoint } from './series.js';
 export { explainAdmissions, explainSnapshot, formatDuration, type AdmissionExplanation, type AdmissionExplanationCode } from './explain.js';
 

@@ -7,7 +7,7 @@ import { toTierView, type TierView } from '../allocations/tier-view.js';
 import { planAdmission, type BindingConstraint } from '../admission/plan.js';
 import { DEFAULT_HEARTBEAT_STALE_MS } from '../queue/edge.js';
 import { awaitsSignOff } from '../events/signoff.service.js';
-import { evaluateAlerts, type Alert } from './alerts.js';
+import { evaluateAlerts, type Alert, type AlertInput } from './alerts.js';
 import { UNMEASURED_STORE_METRICS, type StoreMetrics } from './store-metrics.js';
 import * as repo from './warroom.repository.js';
 
@@ -75,6 +75,9 @@ export interface WarRoomMinute {
   controllerRatePerMin: number;
   holdsCreated: number;
   holdsRefused: number;
+  /** Orders confirmed in the minute (and still confirmed), and what they came to in minor units of the event's currency. */
+  orders: number;
+  grossCents: number;
 }
 
 /** Everything the war room shows for one event at one instant. */
@@ -150,6 +153,20 @@ export interface WarRoomSnapshot {
     expiredUnsweptSeats: number;
     inventoryState: 'AVAILABLE' | 'LAST_CHANCE' | 'SOLD_OUT';
     holdTtlSeconds: number;
+  };
+  /**
+   * The money: confirmed orders and what they came to, in minor units (cents, pence) of `currency`, the event's.
+   * Cancelled orders are left out of both (and counted apart); the last full minute's figures beside the totals.
+   */
+  sales: {
+    currency: string;
+    orders: number;
+    grossCents: number;
+    /** grossCents / orders, rounded to a minor unit; null before the first order. */
+    averageOrderCents: number | null;
+    ordersLastMinute: number;
+    grossLastMinuteCents: number;
+    cancelledOrders: number;
   };
   holds: {
     createdLastMinute: number;
@@ -240,6 +257,16 @@ function indexBy<T extends { event_id: string }>(rows: T[]): Map<string, T> {
   return new Map(rows.map((r) => [r.event_id, r]));
 }
 
+function groupBy<T extends { event_id: string }>(rows: T[]): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const r of rows) {
+    const list = out.get(r.event_id);
+    if (list) list.push(r);
+    else out.set(r.event_id, [r]);
+  }
+  return out;
+}
+
 function planOf(r: repo.WarRoomEventRow): { plan: WarRoomSnapshot['admission']['plan']; planError: string | null } {
   if (r.capacity <= 0) return { plan: null, planError: 'the event has no seats' };
   try {
@@ -268,8 +295,9 @@ function planOf(r: repo.WarRoomEventRow): { plan: WarRoomSnapshot['admission']['
 }
 
 /** The last WAR_ROOM_MINUTES minutes ending with the current one, every minute present (zeros where nothing happened). */
-function fillMinutes(now: Date, rows: repo.AdmissionMinuteRow[]): WarRoomMinute[] {
+function fillMinutes(now: Date, rows: repo.AdmissionMinuteRow[], sales: repo.SalesMinuteRow[]): WarRoomMinute[] {
   const byMinute = new Map(rows.map((r) => [r.minute.getTime(), r]));
+  const salesByMinute = new Map(sales.map((r) => [r.minute.getTime(), r]));
   const current = Math.floor(now.getTime() / 60_000) * 60_000;
   const out: WarRoomMinute[] = [];
   for (let m = current - (WAR_ROOM_MINUTES - 1) * 60_000; m <= current; m += 60_000) {
@@ -281,6 +309,8 @@ function fillMinutes(now: Date, rows: repo.AdmissionMinuteRow[]): WarRoomMinute[
       controllerRatePerMin: r ? round(r.rate_per_min) : 0,
       holdsCreated: r?.holds_created ?? 0,
       holdsRefused: r?.holds_refused ?? 0,
+      orders: salesByMinute.get(m)?.orders ?? 0,
+      grossCents: salesByMinute.get(m)?.gross_cents ?? 0,
     });
   }
   return out;
@@ -316,6 +346,8 @@ export async function readWarRoomSnapshots(
       const losses = indexBy(await repo.readHoldLosses(trx, found));
       const positions = indexBy(await repo.readQueuePositions(trx, found));
       const minuteRows = await repo.readAdmissionMinutes(trx, found, WAR_ROOM_MINUTES);
+      const salesTotals = indexBy(await repo.readSalesTotals(trx, found));
+      const salesMinutes = groupBy(await repo.readSalesMinutes(trx, found, WAR_ROOM_MINUTES));
       const checkout = indexBy(await repo.readCheckoutWindows(trx, found));
       const reconciled = indexBy(await repo.readReconciliations(trx, found));
       const waitlist = indexBy(
@@ -330,8 +362,7 @@ export async function readWarRoomSnapshots(
       // Each presale tier's own queue, all events in one statement (the general sale's queue is the event row's).
       const tierQueues = new Map<string, repo.TierQueueRow>();
       if (tiers.size > 0) for (const q of await repo.readTierQueues(trx, [...tiers.keys()])) tierQueues.set(`${q.event_id}/${q.code}`, q);
-      const minutesByEvent = new Map<string, repo.AdmissionMinuteRow[]>();
-      for (const m of minuteRows) minutesByEvent.set(m.event_id, [...(minutesByEvent.get(m.event_id) ?? []), m]);
+      const minutesByEvent = groupBy(minuteRows);
       const order = new Map(ids.map((id, i) => [id, i]));
       return events
         .sort((a, b) => order.get(a.event_id)! - order.get(b.event_id)!)
@@ -342,6 +373,8 @@ export async function readWarRoomSnapshots(
             losses: losses.get(e.event_id),
             positions: positions.get(e.event_id)?.positions ?? 0,
             minutes: minutesByEvent.get(e.event_id) ?? [],
+            sales: salesTotals.get(e.event_id),
+            salesMinutes: salesMinutes.get(e.event_id) ?? [],
             checkout: checkout.get(e.event_id),
             reconciliation: reconciled.get(e.event_id),
             waitlist: waitlist.get(e.event_id),
@@ -375,6 +408,8 @@ interface SnapshotParts {
   losses: { lost: number; lost_5m: number } | undefined;
   positions: number;
   minutes: repo.AdmissionMinuteRow[];
+  sales: repo.SalesTotalRow | undefined;
+  salesMinutes: repo.SalesMinuteRow[];
   checkout: repo.CheckoutWindowRow | undefined;
   reconciliation: { order_drift: number; checked_at: Date } | undefined;
   waitlist: repo.WaitlistRow | undefined;
@@ -412,23 +447,195 @@ function tierQueueOf(
   };
 }
 
+/** The figures of one minute, for the parts below: the last full minute and the current one. */
+interface Minutes {
+  all: WarRoomMinute[];
+  last: WarRoomMinute;
+  current: WarRoomMinute;
+}
+
+function queuePart(e: repo.WarRoomEventRow, positions: number): WarRoomSnapshot['queue'] {
+  const admittedThrough = Number(e.admitted_through);
+  const heartbeatAgeSeconds = seconds(e.now, e.heartbeat_at);
+  return {
+    joined: positions,
+    waiting: Math.max(0, positions - admittedThrough),
+    admittedThrough,
+    publishedRatePerMin: round(e.rate_per_min),
+    rateOverridePerMin: e.rate_override_per_min,
+    paused: e.paused,
+    pausedReason: e.paused_reason,
+    pausedBy: e.paused_by,
+    pausedAt: iso(e.paused_at),
+    heartbeatAgeSeconds: heartbeatAgeSeconds === null ? null : round(heartbeatAgeSeconds, 1),
+    cohortSize: e.cohort_size,
+    sealedAt: iso(e.sealed_at),
+  };
+}
+
+function admissionPart(e: repo.WarRoomEventRow, state: WarRoomState, m: Minutes): WarRoomSnapshot['admission'] {
+  const { plan, planError } = planOf(e);
+  return {
+    admittedLastMinute: m.last.admitted,
+    admittedThisMinute: m.current.admitted,
+    controllerRatePerMin:
+      state === 'ADMITTING' || state === 'LAST_CHANCE' ? m.current.controllerRatePerMin || m.last.controllerRatePerMin : 0,
+    controller:
+      e.controller_constraint !== null && e.controller_reason !== null
+        ? { constraint: e.controller_constraint, reason: e.controller_reason, fansInside: e.fans_inside ?? 0, cap: e.admit_cap ?? 0 }
+        : null,
+    plan,
+    planError,
+    minutes: m.all,
+  };
+}
+
+function inventoryPart(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot['inventory'] {
+  return {
+    capacity: e.capacity,
+    available: p.inventory.available,
+    held: p.inventory.held,
+    sold: p.inventory.sold,
+    drift: p.inventory.drift,
+    orderDrift: p.reconciliation?.order_drift ?? null,
+    reconciledAt: iso(p.reconciliation?.checked_at ?? null),
+    expiredUnsweptSeats: p.unswept?.seats ?? 0,
+    inventoryState: e.inventory_state,
+    holdTtlSeconds: e.hold_ttl_seconds,
+  };
+}
+
+/** The money of one event (exported for its tests): totals, average order and the last full minute. */
+export function salesPart(currency: string, totals: repo.SalesTotalRow | undefined, last: WarRoomMinute): WarRoomSnapshot['sales'] {
+  const orders = totals?.orders ?? 0;
+  const grossCents = totals?.gross_cents ?? 0;
+  return {
+    currency,
+    orders,
+    grossCents,
+    averageOrderCents: orders > 0 ? Math.round(grossCents / orders) : null,
+    ordersLastMinute: last.orders,
+    grossLastMinuteCents: last.grossCents,
+    cancelledOrders: totals?.cancelled_orders ?? 0,
+  };
+}
+
+function holdsPart(p: SnapshotParts, last: WarRoomMinute): WarRoomSnapshot['holds'] {
+  return {
+    createdLastMinute: last.holdsCreated,
+    refusedLastMinute: last.holdsRefused,
+    perAdmittedFan: last.admitted > 0 ? round(last.holdsCreated / last.admitted) : null,
+    lost: p.losses?.lost ?? 0,
+    lostLast5Minutes: p.losses?.lost_5m ?? 0,
+  };
+}
+
+function checkoutPart(c: repo.CheckoutWindowRow | undefined): WarRoomSnapshot['checkout'] {
+  const attempts2m = c?.attempts_2m ?? 0;
+  const failed2m = c?.failed_2m ?? 0;
+  return { attempts2m, failed2m, declined2m: c?.declined_2m ?? 0, errorRate: attempts2m > 0 ? round(failed2m / attempts2m, 4) : null };
+}
+
+function waitlistPart(now: Date, w: repo.WaitlistRow | undefined): WarRoomSnapshot['waitlist'] {
+  const oldestPendingSeconds = w ? seconds(now, w.oldest_pending_at) : null;
+  return {
+    entries: w?.entries ?? 0,
+    availabilityEvents: w?.availability_events ?? 0,
+    pendingAvailabilityEvents: w?.pending_availability_events ?? 0,
+    oldestPendingSeconds: oldestPendingSeconds === null ? null : round(oldestPendingSeconds, 1),
+    matched: w?.matched ?? 0,
+    notified: w?.notified ?? 0,
+    notifiedLast10Min: w?.notified_10m ?? 0,
+    openOffers: w?.open_offers ?? 0,
+    lastFanoutSeconds: w?.last_fanout_seconds === null || w?.last_fanout_seconds === undefined ? null : round(w.last_fanout_seconds, 1),
+  };
+}
+
+function storePart(store: StoreMetrics): WarRoomSnapshot['store'] {
+  return {
+    configured: store.configured,
+    instances: store.instances,
+    reachable: store.reachable,
+    gateRefusalsPerMin: store.gateRefusalsPerMin,
+    unavailablePerMin: store.unavailablePerMin,
+    databaseDownInstances: store.databaseDownInstances,
+    limitsLocalInstances: store.limitsLocalInstances,
+    limitsLocalDivisor: store.limitsLocalDivisor,
+  };
+}
+
+function tiersPart(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomTier[] {
+  return p.tiers.map((t) => {
+    const q = p.tierQueues.get(`${e.event_id}/${t.code}`);
+    const queue = t.general ? tierQueueOf(e.now, e.event_id, e, p.positions) : q ? tierQueueOf(e.now, q.queue_id, q, q.positions) : null;
+    return { ...toTierView(t, e.now), queue };
+  });
+}
+
+/** What the alert rules read of a snapshot (warroom/alerts.ts). */
+function alertInputOf(e: repo.WarRoomEventRow, s: Omit<WarRoomSnapshot, 'alerts'>, p: SnapshotParts): AlertInput {
+  const now = e.now;
+  const open = now.getTime() >= e.onsale_at.getTime() && now.getTime() < e.starts_at.getTime();
+  const heartbeatAgeSeconds = seconds(now, e.heartbeat_at);
+  return {
+    awaitingSignOff: s.fairness.awaitingSignOff ? { secondsToOpen: (e.onsale_at.getTime() - now.getTime()) / 1000 } : null,
+    paused: e.paused,
+    pausedBy: e.paused_by,
+    pausedReason: e.paused_reason,
+    controllerSilent:
+      open && e.inventory_state !== 'SOLD_OUT' && (heartbeatAgeSeconds === null || heartbeatAgeSeconds * 1000 > DEFAULT_HEARTBEAT_STALE_MS),
+    heartbeatAgeSeconds,
+    inventoryState: e.inventory_state,
+    admittedLastMinute: s.admission.admittedLastMinute,
+    holdsCreatedLastMinute: s.holds.createdLastMinute,
+    holdsRefusedLastMinute: s.holds.refusedLastMinute,
+    planAdmitsPerMin: s.admission.plan?.admitsPerMinute ?? 0,
+    rateOverridePerMin: e.rate_override_per_min,
+    holdLatencyP99Ms: p.store.holdLatencyP99Ms,
+    holdLatencyObserved: p.store.holdsObserved,
+    checkoutAttempts: s.checkout.attempts2m,
+    checkoutFailed: s.checkout.failed2m,
+    checkoutDeclined: s.checkout.declined2m,
+    paymentTps: s.payment.attemptsPerSecond,
+    paymentAttempts10s: p.checkout?.attempts_10s ?? 0,
+    paymentTpsCeiling: e.payment_tps,
+    drift: s.inventory.drift,
+    orderDrift: s.inventory.orderDrift,
+    soldOutPropagationP99Seconds: p.store.soldOutPropagationP99Seconds,
+    soldOutPollsObserved: p.store.soldOutPollsObserved,
+    storeDatabaseDownInstances: p.store.databaseDownInstances,
+    storeUnavailablePerMin: p.store.unavailablePerMin,
+    storeLimitsLocalInstances: p.store.limitsLocalInstances,
+    storeLimitsLocalDivisor: p.store.limitsLocalDivisor,
+    soldOutOnce: e.sold_out_at !== null,
+    available: s.inventory.available,
+    oldestExpiredUnsweptSeconds: p.unswept ? seconds(now, p.unswept.oldest_expiry) : null,
+    expiredUnsweptSeats: s.inventory.expiredUnsweptSeats,
+    waitlistOldestPendingSeconds: s.waitlist.oldestPendingSeconds,
+    presaleQueues: s.tiers.flatMap((t) =>
+      !t.general && t.queue
+        ? [
+            {
+              tier: t.code,
+              paused: t.queue.paused,
+              pausedBy: t.queue.pausedBy,
+              pausedReason: t.queue.pausedReason,
+              selling: t.phase === 'SELLING',
+              heartbeatFresh: t.queue.heartbeatFresh,
+              heartbeatAgeSeconds: t.queue.heartbeatAgeSeconds,
+            },
+          ]
+        : [],
+    ),
+  };
+}
+
+/** One event's snapshot from its rows: each part of the answer built on its own, then the alerts over all of them. */
 function toSnapshot(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot {
   const now = e.now;
   const state = warRoomStateOf(e);
-  const { plan, planError } = planOf(e);
-  const minutes = fillMinutes(now, p.minutes);
-  const last = minutes[minutes.length - 2]!;
-  const current = minutes[minutes.length - 1]!;
-  const admittedThrough = Number(e.admitted_through);
-  const { available, held, sold } = p.inventory;
-  const attempts2m = p.checkout?.attempts_2m ?? 0;
-  const failed2m = p.checkout?.failed_2m ?? 0;
-  const declined2m = p.checkout?.declined_2m ?? 0;
-  const heartbeatAgeSeconds = seconds(now, e.heartbeat_at);
-  const open = now.getTime() >= e.onsale_at.getTime() && now.getTime() < e.starts_at.getTime();
-  const w = p.waitlist;
-  const oldestPendingSeconds = w ? seconds(now, w.oldest_pending_at) : null;
-  const oldestUnswept = p.unswept ? seconds(now, p.unswept.oldest_expiry) : null;
+  const all = fillMinutes(now, p.minutes, p.salesMinutes);
+  const minutes: Minutes = { all, last: all[all.length - 2]!, current: all[all.length - 1]! };
   const snapshot: Omit<WarRoomSnapshot, 'alerts'> = {
     eventId: e.event_id,
     name: e.name,
@@ -447,54 +654,13 @@ function toSnapshot(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot 
       signedOffAt: iso(e.signed_off_at),
       awaitingSignOff: awaitsSignOff({ signedOff: e.signed_off, sealedAt: e.sealed_at }),
     },
-    queue: {
-      joined: p.positions,
-      waiting: Math.max(0, p.positions - admittedThrough),
-      admittedThrough,
-      publishedRatePerMin: round(e.rate_per_min),
-      rateOverridePerMin: e.rate_override_per_min,
-      paused: e.paused,
-      pausedReason: e.paused_reason,
-      pausedBy: e.paused_by,
-      pausedAt: iso(e.paused_at),
-      heartbeatAgeSeconds: heartbeatAgeSeconds === null ? null : round(heartbeatAgeSeconds, 1),
-      cohortSize: e.cohort_size,
-      sealedAt: iso(e.sealed_at),
-    },
-    admission: {
-      admittedLastMinute: last.admitted,
-      admittedThisMinute: current.admitted,
-      controllerRatePerMin:
-        state === 'ADMITTING' || state === 'LAST_CHANCE' ? current.controllerRatePerMin || last.controllerRatePerMin : 0,
-      controller:
-        e.controller_constraint !== null && e.controller_reason !== null
-          ? { constraint: e.controller_constraint, reason: e.controller_reason, fansInside: e.fans_inside ?? 0, cap: e.admit_cap ?? 0 }
-          : null,
-      plan,
-      planError,
-      minutes,
-    },
-    inventory: {
-      capacity: e.capacity,
-      available,
-      held,
-      sold,
-      drift: p.inventory.drift,
-      orderDrift: p.reconciliation?.order_drift ?? null,
-      reconciledAt: iso(p.reconciliation?.checked_at ?? null),
-      expiredUnsweptSeats: p.unswept?.seats ?? 0,
-      inventoryState: e.inventory_state,
-      holdTtlSeconds: e.hold_ttl_seconds,
-    },
-    holds: {
-      createdLastMinute: last.holdsCreated,
-      refusedLastMinute: last.holdsRefused,
-      perAdmittedFan: last.admitted > 0 ? round(last.holdsCreated / last.admitted) : null,
-      lost: p.losses?.lost ?? 0,
-      lostLast5Minutes: p.losses?.lost_5m ?? 0,
-    },
+    queue: queuePart(e, p.positions),
+    admission: admissionPart(e, state, minutes),
+    inventory: inventoryPart(e, p),
+    sales: salesPart(e.currency, p.sales, minutes.last),
+    holds: holdsPart(p, minutes.last),
     holdLatency: { p99Ms: p.store.holdLatencyP99Ms, observed: p.store.holdsObserved, windowSeconds: p.store.windowSeconds },
-    checkout: { attempts2m, failed2m, declined2m, errorRate: attempts2m > 0 ? round(failed2m / attempts2m, 4) : null },
+    checkout: checkoutPart(p.checkout),
     payment: {
       attemptsPerSecond: round((p.checkout?.attempts_10s ?? 0) / 10, 1),
       attemptsLastMinute: p.checkout?.attempts_60s ?? 0,
@@ -505,85 +671,11 @@ function toSnapshot(e: repo.WarRoomEventRow, p: SnapshotParts): WarRoomSnapshot 
       propagationP99Seconds: p.store.soldOutPropagationP99Seconds,
       pollsObserved: p.store.soldOutPollsObserved,
     },
-    waitlist: {
-      entries: w?.entries ?? 0,
-      availabilityEvents: w?.availability_events ?? 0,
-      pendingAvailabilityEvents: w?.pending_availability_events ?? 0,
-      oldestPendingSeconds: oldestPendingSeconds === null ? null : round(oldestPendingSeconds, 1),
-      matched: w?.matched ?? 0,
-      notified: w?.notified ?? 0,
-      notifiedLast10Min: w?.notified_10m ?? 0,
-      openOffers: w?.open_offers ?? 0,
-      lastFanoutSeconds: w?.last_fanout_seconds === null || w?.last_fanout_seconds === undefined ? null : round(w.last_fanout_seconds, 1),
-    },
-    store: {
-      configured: p.store.configured,
-      instances: p.store.instances,
-      reachable: p.store.reachable,
-      gateRefusalsPerMin: p.store.gateRefusalsPerMin,
-      unavailablePerMin: p.store.unavailablePerMin,
-      databaseDownInstances: p.store.databaseDownInstances,
-      limitsLocalInstances: p.store.limitsLocalInstances,
-      limitsLocalDivisor: p.store.limitsLocalDivisor,
-    },
-    tiers: p.tiers.map((t) => {
-      const q = p.tierQueues.get(`${e.event_id}/${t.code}`);
-      const queue = t.general ? tierQueueOf(now, e.event_id, e, p.positions) : q ? tierQueueOf(now, q.queue_id, q, q.positions) : null;
-      return { ...toTierView(t, now), queue };
-    }),
+    waitlist: waitlistPart(now, p.waitlist),
+    store: storePart(p.store),
+    tiers: tiersPart(e, p),
   };
-  const alerts = evaluateAlerts({
-    awaitingSignOff: snapshot.fairness.awaitingSignOff ? { secondsToOpen: (e.onsale_at.getTime() - now.getTime()) / 1000 } : null,
-    paused: e.paused,
-    pausedBy: e.paused_by,
-    pausedReason: e.paused_reason,
-    controllerSilent:
-      open && e.inventory_state !== 'SOLD_OUT' && (heartbeatAgeSeconds === null || heartbeatAgeSeconds * 1000 > DEFAULT_HEARTBEAT_STALE_MS),
-    heartbeatAgeSeconds,
-    inventoryState: e.inventory_state,
-    admittedLastMinute: last.admitted,
-    holdsCreatedLastMinute: last.holdsCreated,
-    holdsRefusedLastMinute: last.holdsRefused,
-    planAdmitsPerMin: plan?.admitsPerMinute ?? 0,
-    rateOverridePerMin: e.rate_override_per_min,
-    holdLatencyP99Ms: p.store.holdLatencyP99Ms,
-    holdLatencyObserved: p.store.holdsObserved,
-    checkoutAttempts: attempts2m,
-    checkoutFailed: failed2m,
-    checkoutDeclined: declined2m,
-    paymentTps: snapshot.payment.attemptsPerSecond,
-    paymentAttempts10s: p.checkout?.attempts_10s ?? 0,
-    paymentTpsCeiling: e.payment_tps,
-    drift: snapshot.inventory.drift,
-    orderDrift: snapshot.inventory.orderDrift,
-    soldOutPropagationP99Seconds: p.store.soldOutPropagationP99Seconds,
-    soldOutPollsObserved: p.store.soldOutPollsObserved,
-    storeDatabaseDownInstances: p.store.databaseDownInstances,
-    storeUnavailablePerMin: p.store.unavailablePerMin,
-    storeLimitsLocalInstances: p.store.limitsLocalInstances,
-    storeLimitsLocalDivisor: p.store.limitsLocalDivisor,
-    soldOutOnce: e.sold_out_at !== null,
-    available,
-    oldestExpiredUnsweptSeconds: oldestUnswept,
-    expiredUnsweptSeats: snapshot.inventory.expiredUnsweptSeats,
-    waitlistOldestPendingSeconds: oldestPendingSeconds,
-    presaleQueues: snapshot.tiers.flatMap((t) =>
-      !t.general && t.queue
-        ? [
-            {
-              tier: t.code,
-              paused: t.queue.paused,
-              pausedBy: t.queue.pausedBy,
-              pausedReason: t.queue.pausedReason,
-              selling: t.phase === 'SELLING',
-              heartbeatFresh: t.queue.heartbeatFresh,
-              heartbeatAgeSeconds: t.queue.heartbeatAgeSeconds,
-            },
-          ]
-        : [],
-    ),
-  });
-  return { ...snapshot, alerts };
+  return { ...snapshot, alerts: evaluateAlerts(alertInputOf(e, snapshot, p)) };
 }
 
 /** One event's compact tile on the board of all on-sales (dozens at once on a busy day). */
@@ -609,6 +701,8 @@ export interface WarRoomTile {
   drift: number;
   paymentAttemptsPerSecond: number;
   paymentCeilingTps: number;
+  /** The money so far, in minor units of `currency` (the event's): confirmed orders, what they came to, and the last full minute's. */
+  sales: { currency: string; orders: number; grossCents: number; averageOrderCents: number | null; grossLastMinuteCents: number };
   alerts: { critical: number; warning: number; top: { code: string; severity: 'critical' | 'warning'; title: string } | null };
 }
 
@@ -636,6 +730,13 @@ export function toTile(s: WarRoomSnapshot): WarRoomTile {
     drift: s.inventory.drift,
     paymentAttemptsPerSecond: s.payment.attemptsPerSecond,
     paymentCeilingTps: s.payment.ceilingTps,
+    sales: {
+      currency: s.sales.currency,
+      orders: s.sales.orders,
+      grossCents: s.sales.grossCents,
+      averageOrderCents: s.sales.averageOrderCents,
+      grossLastMinuteCents: s.sales.grossLastMinuteCents,
+    },
     alerts: {
       critical: s.alerts.filter((a) => a.severity === 'critical').length,
       warning: s.alerts.filter((a) => a.severity === 'warning').length,

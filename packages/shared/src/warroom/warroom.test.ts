@@ -215,6 +215,70 @@ describe('readWarRoomSnapshot', () => {
     expect(s.inventory.expiredUnsweptSeats).toBe(0);
   });
 
+  it("the money: gross sales, orders and the average order in the event's currency, by the minute; cancelled orders apart", async () => {
+    // Three orders in the last full minute, one this minute, one cancelled: amounts in pence. The minutes are the
+    // database's: should one end between the writes and the read, the whole is done again on a fresh event.
+    const orders: { pence: number; minutesAgo: number; status?: 'CANCELLED' }[] = [
+      { pence: 5000, minutesAgo: 1 },
+      { pence: 2500, minutesAgo: 1 },
+      { pence: 7500, minutesAgo: 1 },
+      { pence: 2500, minutesAgo: 0 },
+      { pence: 9900, minutesAgo: 2, status: 'CANCELLED' },
+    ];
+    async function sell(attempt: number) {
+      const { eventId } = await createOpenEvent(t.db, { name: `Paid in pounds ${attempt}`, onsaleAt: ago(600_000), currency: 'GBP' });
+      await heartbeat(eventId);
+      const { rows } = await sql<{ minute: Date }>`SELECT date_trunc('minute', now()) AS minute`.execute(t.db);
+      const minute = rows[0]!.minute;
+      for (const [i, o] of orders.entries()) {
+        const account = `payer-${attempt}-${i}`;
+        const holdId = await holdWithCheckouts(eventId, account, []);
+        await sql`
+          INSERT INTO orders (hold_id, event_id, account_id, idempotency_key, seat_count, amount_cents, instrument_fingerprint, payment_reference, status, created_at)
+          VALUES (${holdId}, ${eventId}, ${account}, ${`k-${i}`}, 2, ${o.pence}, 'card', 'ref', ${o.status ?? 'CONFIRMED'},
+                  ${minute}::timestamptz - make_interval(mins => ${o.minutesAgo}) + interval '1 second')`.execute(t.db);
+      }
+      const snapshot = await readWarRoomSnapshot(t.db, eventId);
+      return { snapshot, sameMinute: Math.floor(Date.parse(snapshot.at) / 60_000) * 60_000 === minute.getTime() };
+    }
+    let attempt = 0;
+    let sold = await sell(attempt);
+    while (!sold.sameMinute && attempt < 3) sold = await sell(++attempt);
+    expect(sold.sameMinute).toBe(true);
+    const s = sold.snapshot;
+    expect(s.sales).toEqual({
+      currency: 'GBP',
+      orders: 4,
+      grossCents: 17_500,
+      averageOrderCents: 4375,
+      ordersLastMinute: 3,
+      grossLastMinuteCents: 15_000,
+      cancelledOrders: 1,
+    });
+    const byMinute = s.admission.minutes.slice(-3).map((m) => [m.orders, m.grossCents]);
+    expect(byMinute).toEqual([
+      [0, 0],
+      [3, 15_000],
+      [1, 2500],
+    ]);
+    expect(toTile(s).sales).toEqual({
+      currency: 'GBP',
+      orders: 4,
+      grossCents: 17_500,
+      averageOrderCents: 4375,
+      grossLastMinuteCents: 15_000,
+    });
+
+    // An event with no order yet: nothing sold, no average, in its own currency.
+    const { eventId: quiet } = await createOpenEvent(t.db, { name: 'Nothing sold', onsaleAt: ago(60_000), currency: 'EUR' });
+    expect((await readWarRoomSnapshot(t.db, quiet)).sales).toMatchObject({
+      currency: 'EUR',
+      orders: 0,
+      grossCents: 0,
+      averageOrderCents: null,
+    });
+  });
+
   it("a card declined by its issuer is the fan's outcome: not a checkout failure and no alert; gateway failures the store API counted are", async () => {
     const { eventId } = await createOpenEvent(t.db, { name: 'Declines', onsaleAt: ago(600_000) });
     await heartbeat(eventId);

@@ -2,6 +2,8 @@ import { useMemo, useState } from 'react';
 import { createFileRoute, Link } from '@tanstack/react-router';
 import { useSubscription } from '@trpc/tanstack-react-query';
 import type { WarRoomTile as Tile } from '@onsale/shared/warroom';
+import { alertReachOf } from '@onsale/shared/warroom/schema';
+import { formatMoney } from '@onsale/shared/words';
 import { useTRPC } from '../../trpc';
 import { formatCount } from '../-components/format';
 import { formatRate, formatTime, LinkBanner, LiveArea, STATE_LOOK } from '../-components/warroom/parts';
@@ -38,6 +40,9 @@ function BoardPage() {
   const critical = tiles.filter((t) => t.alerts.critical > 0).length;
   const admitted = tiles.reduce((a, t) => a + t.admittedLastMinute, 0);
   const payments = tiles.reduce((a, t) => a + t.paymentAttemptsPerSecond, 0);
+  // Money adds up only within a currency: one total per currency on the board.
+  const gross = new Map<string, number>();
+  for (const t of tiles) gross.set(t.sales.currency, (gross.get(t.sales.currency) ?? 0) + t.sales.grossCents);
 
   return (
     <section className="wr">
@@ -59,7 +64,18 @@ function BoardPage() {
             <strong>{formatCount(admitted)}</strong> admitted last minute
           </span>
           <span>
-            <strong>{formatRate(payments)}</strong> payment attempts/s
+            <strong>{formatRate(payments)}</strong> payments a second
+          </span>
+          <span data-testid="board-gross">
+            <strong>
+              {gross.size === 0
+                ? 'Nothing'
+                : [...gross]
+                    .sort(([a], [b]) => a.localeCompare(b))
+                    .map(([currency, cents]) => formatMoney(cents, currency))
+                    .join(' + ')}
+            </strong>{' '}
+            gross sales
           </span>
         </div>
         {board && tiles.length === 0 && (
@@ -115,9 +131,18 @@ function BoardTile({ t }: { t: Tile }) {
               : t.planAdmitsPerMin === null
                 ? '—'
                 : formatRate(t.planAdmitsPerMin)}{' '}
-            admitted/min
+            let in a minute
           </span>
-          <span className={t.drift !== 0 ? 'wr-summary-alarm' : ''}>drift {formatCount(t.drift)}</span>
+          {t.drift !== 0 && (
+            <span className="wr-summary-alarm" title="Inventory invariant drift">
+              {formatCount(t.drift)} seats unaccounted for
+            </span>
+          )}
+        </span>
+        <span className="wr-tile-money" data-testid="board-tile-revenue">
+          <b>{formatMoney(t.sales.grossCents, t.sales.currency)}</b> · {formatCount(t.sales.orders)} order{t.sales.orders === 1 ? '' : 's'}
+          {t.sales.averageOrderCents !== null && <> · average {formatMoney(t.sales.averageOrderCents, t.sales.currency)}</>} ·{' '}
+          {formatMoney(t.sales.grossLastMinuteCents, t.sales.currency)} last minute
         </span>
         <span className="wr-bar" aria-label={`${t.sold} sold, ${t.held} held, ${t.available} available of ${t.capacity}`}>
           <span className="wr-bar-sold" style={{ width: pct(t.sold) }} />
@@ -133,6 +158,7 @@ function BoardTile({ t }: { t: Tile }) {
         )}
         {t.alerts.top && (
           <span className={`wr-tile-alert wr-tile-alert-${t.alerts.top.severity}`} data-testid="board-tile-alert">
+            {alertReachOf(t.alerts.top.code) === 'platform' ? 'Every event: ' : ''}
             {t.alerts.top.title}
             {t.alerts.critical + t.alerts.warning > 1 ? ` (+${t.alerts.critical + t.alerts.warning - 1})` : ''}
           </span>

@@ -30,10 +30,10 @@ export const PACING_FIELDS: { name: keyof PacingValues; label: string; hint: str
   { name: 'seats', label: 'Seats on sale', hint: 'the house (capacity)', step: '1' },
   { name: 'ticketsPerOrder', label: 'Tickets per order', hint: 'a stadium sale: 2.5', step: '0.1' },
   { name: 'targetSaleMinutes', label: 'Target sale duration (min)', hint: '20-30: a 90 s sell-out looks rigged', step: '1' },
-  { name: 'overbookFactor', label: 'Overbooking factor', hint: 'admits per buyer, x1.3 for abandonment', step: '0.05' },
+  { name: 'overbookFactor', label: 'Fans let in per buyer', hint: 'x1.3 allows for fans who leave without buying', step: '0.05' },
   { name: 'checkoutMinutes', label: 'Checkout minutes', hint: 'time an admitted fan shops and pays', step: '0.5' },
-  { name: 'paymentTps', label: 'Payment TPS', hint: "this event's share of the gateway contract", step: '1' },
-  { name: 'holdTtlMinutes', label: 'Hold TTL (min)', hint: 'default 6, one 3-min extension at payment', step: '0.5' },
+  { name: 'paymentTps', label: 'Payments a second', hint: "this event's share of the payment provider's limit", step: '1' },
+  { name: 'holdTtlMinutes', label: 'A hold lasts (min)', hint: 'default 6, 3 more once payment starts', step: '0.5' },
   { name: 'abandonmentRate', label: 'Abandoned holds (0-1)', hint: 'share of holds never paid; a stadium sale: 0.3', step: '0.05' },
 ];
 

@@ -1,30 +1,43 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
+import { alertKey, type Alert } from '@onsale/shared/warroom/schema';
 import { formatDuration } from '@onsale/shared/words';
 import { messageOf, useTRPC } from '../../../trpc';
 import { formatCount } from '../format';
 import { When } from '../When';
+import { AlertReach } from './parts';
 
 /**
  * Every alert this event raised, newest first: what was wrong and what to do, when it fired and for how long, and
  * how many messages went out to the alert receivers. Recorded by the worker whether or not anyone had the war
- * room open. Times are the venue's.
+ * room open. Alerts firing now that the record does not have yet (the worker writes every few seconds, and measures
+ * only what it can reach) are listed first, from the live figures, so the history never says fewer than the page
+ * shows. Times are the venue's.
  */
 export function AlertHistory({
   eventId,
   timeZone,
   canManageReceivers,
+  firingNow,
+  at,
 }: {
   eventId: string;
   timeZone: string;
   canManageReceivers: boolean;
+  /** The alerts the live figures show firing now. */
+  firingNow: Alert[];
+  /** When those figures were read. */
+  at: string;
 }) {
   const trpc = useTRPC();
   const history = useQuery(trpc.warRoom.alertHistory.queryOptions({ eventId }, { refetchInterval: 10_000 }));
   const list = history.data ?? [];
-  const firing = list.filter((a) => a.resolvedAt === null).length;
+  const recordedOpen = new Set(list.filter((a) => a.resolvedAt === null).map((a) => alertKey(a)));
+  const unrecorded = history.data ? firingNow.filter((a) => !recordedOpen.has(alertKey(a))) : [];
+  const total = list.length + unrecorded.length;
+  const firing = list.filter((a) => a.resolvedAt === null).length + unrecorded.length;
   return (
-    <section className="wr-panel wr-talk" aria-labelledby="wr-history-title" data-testid="wr-alert-history" data-count={list.length}>
+    <section className="wr-panel wr-talk" aria-labelledby="wr-history-title" data-testid="wr-alert-history" data-count={total}>
       <div className="wr-talk-head">
         <h2 id="wr-history-title">Alert history</h2>
         {canManageReceivers && (
@@ -38,16 +51,16 @@ export function AlertHistory({
           Could not read the alert history. {messageOf(history.error)}
         </p>
       )}
-      {history.data && list.length === 0 && (
+      {history.data && total === 0 && (
         <p className="muted" data-testid="wr-alert-history-empty">
           No alert has fired for this event.
         </p>
       )}
-      {list.length > 0 && (
+      {total > 0 && (
         <>
-          <p className="muted">
-            {formatCount(list.length)} alert{list.length === 1 ? '' : 's'} so far{firing > 0 ? `, ${formatCount(firing)} still firing` : ''}
-            . Times in the venue’s zone ({timeZone}).
+          <p className="muted" data-testid="wr-alert-history-summary">
+            {formatCount(total)} alert{total === 1 ? '' : 's'} so far{firing > 0 ? `, ${formatCount(firing)} firing now` : ''}. Times in the
+            venue’s zone ({timeZone}).
           </p>
           <table className="grid wr-stack" data-testid="wr-alert-history-table">
             <thead>
@@ -59,6 +72,33 @@ export function AlertHistory({
               </tr>
             </thead>
             <tbody>
+              {unrecorded.map((a) => (
+                <tr
+                  key={`live:${alertKey(a)}`}
+                  data-testid="wr-alert-history-row"
+                  data-code={a.code}
+                  data-resolved="false"
+                  data-live="true"
+                >
+                  <td>
+                    <span className={`pill ${a.severity === 'critical' ? 'pill-alarm' : 'pill-warn'}`}>
+                      {a.severity === 'critical' ? 'Critical' : 'Warning'}
+                    </span>{' '}
+                    <strong data-testid="wr-alert-history-title">{a.title}</strong> <AlertReach code={a.code} />
+                    <br />
+                    {a.action}
+                  </td>
+                  <td data-label="Fired">
+                    firing now (seen <When iso={at} zone={timeZone} />)
+                  </td>
+                  <td data-label="Lasted" data-testid="wr-alert-history-lasted">
+                    <strong>still firing</strong>
+                  </td>
+                  <td className="num" data-label="Messages sent" data-testid="wr-alert-history-messages">
+                    not recorded yet
+                  </td>
+                </tr>
+              ))}
               {list.map((a) => {
                 const end = a.resolvedAt ?? a.lastSeenAt;
                 const lastedSeconds = (Date.parse(end) - Date.parse(a.firedAt)) / 1000;
@@ -68,7 +108,7 @@ export function AlertHistory({
                       <span className={`pill ${a.peakSeverity === 'critical' ? 'pill-alarm' : 'pill-warn'}`}>
                         {a.peakSeverity === 'critical' ? 'Critical' : 'Warning'}
                       </span>{' '}
-                      <strong data-testid="wr-alert-history-title">{a.title}</strong>
+                      <strong data-testid="wr-alert-history-title">{a.title}</strong> <AlertReach code={a.code} />
                       <br />
                       {a.action}
                       {(a.detail || a.source) && (

@@ -1,5 +1,6 @@
 import { Area, AreaChart, Bar, CartesianGrid, ComposedChart, Legend, Line, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import type { WarRoomPoint } from '@onsale/shared/warroom/schema';
+import { formatMoney } from '@onsale/shared/words';
 import { formatTime, type WarRoomSnapshot } from './parts';
 
 // Same colours as the inventory tiles elsewhere in the console.
@@ -10,6 +11,7 @@ const COLORS = {
   admitted: '#2b6cb0',
   plan: '#1a202c',
   controller: '#c05621',
+  sales: '#276749',
 } as const;
 
 const INVENTORY_AREAS = [
@@ -96,5 +98,54 @@ export function AdmissionChart({ minutes, planPerMin }: { minutes: WarRoomSnapsh
         </ComposedChart>
       </ResponsiveContainer>
     </figure>
+  );
+}
+
+/** Money taken a minute (confirmed orders), in the event's currency, over the same minutes as the admissions. */
+export function SalesChart({ minutes, currency }: { minutes: WarRoomSnapshot['admission']['minutes']; currency: string }) {
+  const data = minutes.map((m) => ({ t: Date.parse(m.minute), grossCents: m.grossCents, orders: m.orders }));
+  const money = (cents: number) => formatMoney(cents, currency);
+  return (
+    <figure className="chart wr-chart" aria-label="Sales per minute" data-testid="wr-sales-chart" data-minutes={data.length}>
+      <figcaption>Sales per minute ({currency})</figcaption>
+      <ResponsiveContainer width="100%" height={220}>
+        <ComposedChart data={data} margin={{ top: 8, right: 12, bottom: 0, left: 0 }}>
+          <CartesianGrid strokeDasharray="3 3" vertical={false} />
+          {timeAxis((t) => formatTime(t).slice(0, 5))}
+          <YAxis width={72} tickFormatter={(v: number) => money(v)} />
+          <Tooltip labelFormatter={(t) => formatTime(Number(t))} formatter={(v, name) => (name === 'Gross sales' ? money(Number(v)) : v)} />
+          <Legend />
+          <Bar dataKey="grossCents" name="Gross sales" fill={COLORS.sales} isAnimationActive={false} />
+        </ComposedChart>
+      </ResponsiveContainer>
+    </figure>
+  );
+}
+
+/**
+ * The live charts, each from the open (or the start of its window, if the sale opened earlier) to now; before the
+ * open, one line saying when they start.
+ */
+export function LiveCharts({ snapshot: s, series }: { snapshot: WarRoomSnapshot; series: WarRoomPoint[] }) {
+  const openMs = Date.parse(s.onsaleAt);
+  if (Date.parse(s.at) < openMs)
+    return (
+      <p className="muted wr-charts-before" data-testid="wr-charts-before-open">
+        The charts start when the sale opens, at {formatTime(s.onsaleAt)}.
+      </p>
+    );
+  const openMinute = Math.floor(openMs / 60_000) * 60_000;
+  const minutes = s.admission.minutes.filter((m) => Date.parse(m.minute) >= openMinute);
+  const points = series.filter((p) => p.t >= openMs);
+  return (
+    <div
+      className="wr-charts"
+      data-testid="wr-charts"
+      data-from={new Date(Math.max(openMinute, Date.parse(minutes[0]?.minute ?? s.at))).toISOString()}
+    >
+      <InventoryChart series={points} />
+      <AdmissionChart minutes={minutes} planPerMin={s.admission.plan?.admitsPerMinute ?? null} />
+      <SalesChart minutes={minutes} currency={s.sales.currency} />
+    </div>
   );
 }

@@ -1,5 +1,5 @@
 import type { ReactNode } from 'react';
-import { explainSnapshot, type Alert, type AlertMetric } from '@onsale/shared/warroom/schema';
+import { alertReachOf, explainSnapshot, type Alert, type AlertMetric } from '@onsale/shared/warroom/schema';
 import type { RouterOutputs } from '@onsale/bff/root';
 import { formatCount } from '../format';
 import type { LinkState } from './useLiveStream';
@@ -62,15 +62,30 @@ export function LinkBanner({ state, sinceMs, at }: { state: LinkState; sinceMs: 
 }
 
 /** The figures area: dimmed and marked when not live, so old numbers never pass for current ones. */
-export function LiveArea({ live, children }: { live: boolean; children: ReactNode }) {
+export function LiveArea({ live, children, testId = 'wr-area' }: { live: boolean; children: ReactNode; testId?: string }) {
   return (
-    <div className={`wr-area${live ? '' : ' wr-stale'}`} data-testid="wr-area" data-live={live ? 'true' : 'false'} aria-busy={!live}>
+    <div className={`wr-area${live ? '' : ' wr-stale'}`} data-testid={testId} data-live={live ? 'true' : 'false'} aria-busy={!live}>
       {children}
     </div>
   );
 }
 
-/** The alerts firing now, critical first. */
+/** Where an alert belongs, in words: this event's own, or the whole platform's (it fires on every event on sale). */
+export function AlertReach({ code }: { code: string }) {
+  const platform = alertReachOf(code) === 'platform';
+  return (
+    <span
+      className={`pill ${platform ? 'pill-platform' : 'pill-event'}`}
+      data-testid="wr-alert-reach"
+      data-reach={platform ? 'platform' : 'event'}
+      title={platform ? 'Measured across every event on this platform: it shows on every event on sale, whichever caused it.' : undefined}
+    >
+      {platform ? 'Every event on the platform' : 'This event'}
+    </span>
+  );
+}
+
+/** The alerts firing now, critical first, each saying whether it is this event's or the whole platform's. */
 export function AlertList({ alerts }: { alerts: Alert[] }) {
   if (alerts.length === 0)
     return (
@@ -87,8 +102,10 @@ export function AlertList({ alerts }: { alerts: Alert[] }) {
           data-testid="wr-alert"
           data-code={a.code}
           data-severity={a.severity}
+          data-reach={alertReachOf(a.code)}
         >
-          <strong>{a.severity === 'critical' ? 'Act now' : 'Look now'}:</strong> <span data-testid="wr-alert-title">{a.title}</span>
+          <strong>{a.severity === 'critical' ? 'Act now' : 'Look now'}:</strong> <span data-testid="wr-alert-title">{a.title}</span>{' '}
+          <AlertReach code={a.code} />
           <span className="wr-alert-action" data-testid="wr-alert-action">
             {a.action}
           </span>
@@ -106,6 +123,7 @@ export function AlertList({ alerts }: { alerts: Alert[] }) {
 /** One figure, with any alert that belongs to it shown on it. */
 export function Metric({
   label,
+  term,
   value,
   testId,
   note,
@@ -113,6 +131,8 @@ export function Metric({
   metric,
 }: {
   label: string;
+  /** The technical term the plain label stands for (docs, metrics), shown as the label's tooltip. */
+  term?: string;
   value: ReactNode;
   testId: string;
   note?: ReactNode;
@@ -123,7 +143,13 @@ export function Metric({
   const severity = mine.some((a) => a.severity === 'critical') ? 'critical' : mine.length > 0 ? 'warning' : null;
   return (
     <div className={`wr-metric${severity ? ` wr-metric-${severity}` : ''}`} data-alert={severity ?? undefined}>
-      <span className="wr-metric-label">{label}</span>
+      {term ? (
+        <span className="wr-metric-label wr-term" title={term} data-term={term}>
+          {label}
+        </span>
+      ) : (
+        <span className="wr-metric-label">{label}</span>
+      )}
       <span className="wr-metric-value" data-testid={testId}>
         {value}
       </span>

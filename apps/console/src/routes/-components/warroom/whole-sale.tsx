@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { Bar, CartesianGrid, ComposedChart, Legend, ResponsiveContainer, Tooltip, YAxis } from 'recharts';
+import { CartesianGrid, ComposedChart, Legend, Line, ResponsiveContainer, Tooltip, YAxis } from 'recharts';
 import { inventoryAreas, timeAxis } from './charts';
 import { messageOf, useTRPC } from '../../../trpc';
 import { downloadText } from '../download';
@@ -100,12 +100,15 @@ export function WholeSale({ eventId }: { eventId: string }) {
                 <Tooltip labelFormatter={(t) => day.format(Number(t))} />
                 <Legend />
                 {inventoryAreas('seats')}
-                <Bar
+                {/* A step line, not bars: on a time axis of hundreds of minutes bars are drawn a tick wide and overlap. */}
+                <Line
                   yAxisId="admits"
+                  type="stepAfter"
                   dataKey="admitted"
-                  name="Admitted that minute"
-                  fill={ADMITTED}
-                  fillOpacity={0.6}
+                  name="Let in that minute"
+                  stroke={ADMITTED}
+                  strokeWidth={2}
+                  dot={false}
                   isAnimationActive={false}
                 />
               </ComposedChart>

@@ -12,6 +12,12 @@ import { ImportEventFile } from '../../-components/ImportEventFile';
 import { Forbidden } from '../../-components/Status';
 import { validateEventDraft } from '../../-components/validate-event';
 
+/** The waitlist modes in words (the stored value, OFFER or BROADCAST, stays the option's value). */
+const WAITLIST_MODE_WORDS: Record<string, string> = {
+  OFFER: 'Offer returned seats to fans in turn',
+  BROADCAST: 'Tell every matching fan at once',
+};
+
 export const Route = createFileRoute('/_authed/events/new')({
   component: NewEventPage,
 });
@@ -126,10 +132,10 @@ function NewEventForm({ organisationName }: { organisationName: string | null })
       </p>
       <h1>New event</h1>
       <p className="muted">
-        Checked with the same rules as <code>npm run onsale -- event:create</code>; each problem shows at its field.
+        Checked with the same rules as an imported event file; each problem shows at its field.
         {organisationName
           ? ` The event will belong to ${organisationName}.`
-          : ' As an admin you create a house event; give it to an organisation with the CLI.'}
+          : ' As an admin you create a house event, which belongs to no organisation.'}
       </p>
       <ImportEventFile onLoad={onImport} />
       {imported && (
@@ -211,7 +217,7 @@ function NewEventForm({ organisationName }: { organisationName: string | null })
               <select value={waitlist.mode} onChange={(e) => setWaitlist({ ...waitlist, mode: e.target.value })}>
                 {waitlistModes.map((m) => (
                   <option key={m} value={m}>
-                    {m}
+                    {WAITLIST_MODE_WORDS[m] ?? m}
                   </option>
                 ))}
               </select>

@@ -10,6 +10,7 @@ import { GridTable } from '../../-components/GridTable';
 
 type Run = RouterOutputs['rehearsals']['get'];
 type Report = NonNullable<Run['report']>;
+type Judgement = NonNullable<Run['judgement']>;
 
 // One rehearsal: while it runs, a link to its event's war room; once done, its report: the verdict and the figures
 // that decide it first, then the charts (seats stranded in abandoned holds over the sale, admissions per minute
@@ -62,17 +63,28 @@ function RehearsalPage() {
         . A rehearsal's event is its own, marked as a rehearsal: no real event's data is touched.
       </p>
       {run.status === 'RUNNING' && (
-        <p className="form-ok" role="status" data-testid="rehearsal-running">
-          Running: its report appears here when it ends.{' '}
-          {run.eventId && (
-            <Link to="/events/$eventId/war-room" params={{ eventId: run.eventId }} data-testid="rehearsal-war-room">
-              Watch its event in the war room
-            </Link>
+        <div className="form-ok" role="status" data-testid="rehearsal-running">
+          <p>
+            Running: its report appears here when it ends.{' '}
+            {run.eventId && (
+              <Link to="/events/$eventId/war-room" params={{ eventId: run.eventId }} data-testid="rehearsal-war-room">
+                Watch its event in the war room
+              </Link>
+            )}
+          </p>
+          {run.progress ? (
+            <Progress p={run.progress} />
+          ) : (
+            <p>{run.eventId ? 'Its progress cannot be read right now; trying again in 2 s.' : 'Setting up its event and its fans…'}</p>
           )}
-        </p>
+        </div>
       )}
       {run.report ? (
-        <ReportView r={run.report} />
+        <ReportView
+          r={run.report}
+          // A report from an older driver that lacks the figures today's rule reads keeps its own verdict.
+          j={run.judgement ?? { verdict: run.report.verdict, checks: [], reasons: run.report.reasons ?? [], warnings: [] }}
+        />
       ) : (
         run.status !== 'RUNNING' && <p className="form-error">This run ended without a report (see the driver's output).</p>
       )}
@@ -80,11 +92,37 @@ function RehearsalPage() {
   );
 }
 
-function ReportView({ r }: { r: Report }) {
-  const checks: { key: string; label: string; value: string; bad: boolean }[] = [
-    { key: 'double-sold', label: 'Seats sold twice', value: formatCount(r.doubleSold), bad: r.doubleSold !== 0 },
-    { key: 'duplicate-orders', label: 'Duplicate orders', value: formatCount(r.duplicateOrders), bad: r.duplicateOrders !== 0 },
-    { key: 'drift', label: 'Inventory drift', value: formatCount(r.drift), bad: r.drift !== 0 },
+/** A running rehearsal's progress, from its event's figures (refreshed every 2 s): fans joined, seats sold. */
+function Progress({ p }: { p: NonNullable<Run['progress']> }) {
+  const joined = Math.min(p.joined, p.fans);
+  return (
+    <div className="rehearsal-progress" data-testid="rehearsal-progress" data-sold={p.sold} data-joined={p.joined}>
+      <label>
+        Fans joined: {formatCount(joined)} of {formatCount(p.fans)}
+        <progress max={p.fans} value={joined} />
+      </label>
+      <label>
+        Seats sold: {formatCount(p.sold)} of {formatCount(p.seats)} ({formatCount(p.held)} held, {formatCount(p.orders)} orders)
+        <progress max={Math.max(1, p.seats)} value={p.sold} />
+      </label>
+      <p className="muted">
+        {formatCount(p.waiting)} waiting · {formatCount(p.admittedLastMinute)} let in last minute · as of <When iso={p.at} />
+      </p>
+    </div>
+  );
+}
+
+function ReportView({ r, j }: { r: Report; j: Judgement }) {
+  // The targets first, as the verdict judged them (rehearsal/verdict.ts), then the figures it does not judge.
+  const checks: { key: string; label: string; value: string; bad: boolean; warn?: boolean; title?: string }[] = [
+    ...j.checks.map((c) => ({
+      key: c.key,
+      label: c.label,
+      value: c.value,
+      bad: c.outcome === 'fail',
+      warn: c.outcome === 'warn',
+      title: `Target: ${c.target}${c.reason ? `. ${c.reason}` : ''}`,
+    })),
     {
       key: 'sold',
       label: 'Seats sold',
@@ -95,15 +133,16 @@ function ReportView({ r }: { r: Report }) {
     { key: 'bots', label: 'Seats bought by bots', value: pct(r.botSeatShare), bad: r.botSeatShare >= 0.1 },
     {
       key: 'rank',
-      label: 'Arrival vs place (Spearman)',
-      value: r.rankCorrelation === null ? '—' : r.rankCorrelation.toFixed(3),
+      label: 'Did earlier arrivals get earlier places?',
+      value:
+        r.rankCorrelation === null
+          ? '—'
+          : Math.abs(r.rankCorrelation) < 0.1
+            ? `No: shuffled (${r.rankCorrelation.toFixed(3)})`
+            : `Yes (${r.rankCorrelation.toFixed(3)})`,
       bad: r.rankCorrelation !== null && Math.abs(r.rankCorrelation) >= 0.1,
-    },
-    {
-      key: 'waitlist',
-      label: 'Waitlist notified after the sell-out',
-      value: `${formatCount(r.waitlistNotified)} of ${formatCount(r.waitlistJoined)}`,
-      bad: false,
+      title:
+        "Spearman rank correlation between a pre-open fan's arrival and their place: near 0 means arriving early gave no edge, as the fair shuffle promises.",
     },
   ];
   const stranded = r.strandedSeats.map(([at, seats]) => ({ s: Math.round(at / 100) / 10, seats }));
@@ -118,14 +157,32 @@ function ReportView({ r }: { r: Report }) {
   ];
   return (
     <>
-      {r.reasons.length > 0 && (
+      {j.reasons.length > 0 && (
         <p className="form-error" role="alert" data-testid="rehearsal-reasons">
-          Not a pass: {r.reasons.join('; ')}.
+          Not a pass: {j.reasons.join('; ')}.
         </p>
+      )}
+      {j.warnings.length > 0 && (
+        <div className="form-warn" data-testid="rehearsal-warnings">
+          <p>{j.verdict === 'PASS' ? 'A pass, with what to look at:' : 'Also look at:'}</p>
+          <ul>
+            {j.warnings.map((w) => (
+              <li key={w} data-testid="rehearsal-warning">
+                {w}
+              </li>
+            ))}
+          </ul>
+        </div>
       )}
       <div className="tiles tiles-compact" data-testid="rehearsal-checks">
         {checks.map((c) => (
-          <div key={c.key} className={`tile${c.bad ? ' tile-alarm' : ''}`} data-testid={`rehearsal-${c.key}`}>
+          <div
+            key={c.key}
+            className={`tile${c.bad ? ' tile-alarm' : c.warn ? ' tile-warn' : ''}`}
+            data-testid={`rehearsal-${c.key}`}
+            data-outcome={c.bad ? 'fail' : c.warn ? 'warn' : 'ok'}
+            title={c.title}
+          >
             <span className="tile-label">{c.label}</span>
             <span className="tile-value">{c.value}</span>
           </div>

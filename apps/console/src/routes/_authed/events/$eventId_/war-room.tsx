@@ -6,25 +6,15 @@ import { appendPoint, toPoint, type WarRoomPoint } from '@onsale/shared/warroom/
 import { useTRPC } from '../../../../trpc';
 import { EventLinks } from '../../../-components/EventLinks';
 import '../../../-components/event-form.css';
-import { formatCount, formatDateTime } from '../../../-components/format';
+import { formatDateTime } from '../../../-components/format';
 import { SignOffNotice } from '../../../-components/SignOffNotice';
 import { Forbidden } from '../../../-components/Status';
 import { TiersPanel } from '../../../-components/TiersPanel';
-import { AdmissionChart, InventoryChart } from '../../../-components/warroom/charts';
+import { LiveCharts } from '../../../-components/warroom/charts';
 import { Controls } from '../../../-components/warroom/controls';
-import {
-  AdmissionWhy,
-  AlertList,
-  formatPct,
-  formatRate,
-  formatTime,
-  LinkBanner,
-  LiveArea,
-  Metric,
-  Panel,
-  STATE_LOOK,
-  type WarRoomSnapshot,
-} from '../../../-components/warroom/parts';
+import { AdmissionWhy, AlertList, LinkBanner, LiveArea, type WarRoomSnapshot } from '../../../-components/warroom/parts';
+import { Headline, listedAlerts, StateBanner } from '../../../-components/warroom/first-screen';
+import { FigurePanels } from '../../../-components/warroom/panels';
 import { useLinkState } from '../../../-components/warroom/useLiveStream';
 import { useOnline, useServerReach } from '../../../-components/warroom/reach';
 import { WholeSale } from '../../../-components/warroom/whole-sale';
@@ -43,6 +33,37 @@ export const Route = createFileRoute('/_authed/events/$eventId_/war-room')({
   notFoundComponent: notFoundOrForbidden('event'),
   component: WarRoomPage,
 });
+
+/** Where the page sits (breadcrumbs, the event's links), its title, venue and on-sale time, and the keyboard's skip link. */
+function WarRoomHeader({ snapshot: s, canControl }: { snapshot: WarRoomSnapshot; canControl: boolean }) {
+  const eventId = s.eventId;
+  return (
+    <>
+      {/* Keyboard: straight to pause, resume and the rate, past the links above them. */}
+      {canControl && (
+        <a className="skip-link" href="#wr-controls" data-testid="skip-to-controls">
+          Skip to the war-room controls
+        </a>
+      )}
+      <p className="crumbs">
+        <Link to="/">Events</Link> /{' '}
+        <Link to="/events/$eventId" params={{ eventId }}>
+          {s.name}
+        </Link>{' '}
+        / War room · <Link to="/war-room">All on-sales</Link> ·{' '}
+        <Link to="/events/$eventId/plan" params={{ eventId }}>
+          Admission plan
+        </Link>{' '}
+        · <a href="#wr-talk">Schedules and fans’ words</a> · <a href="#wr-history">Alert history</a>
+      </p>
+      <h1 data-testid="wr-title">War room: {s.name}</h1>
+      <EventLinks eventId={eventId} listingId={s.listingId} />
+      <p className="muted">
+        {s.venueName} · on sale <time dateTime={s.onsaleAt}>{formatDateTime(s.onsaleAt)}</time>
+      </p>
+    </>
+  );
+}
 
 function WarRoomPage() {
   const { eventId } = Route.useParams();
@@ -83,37 +104,21 @@ function WarRoomPage() {
   const server = useServerReach(eventId, live || link.state === 'refused' || !me.permissions.includes('warroom.control'));
   if (link.state === 'refused') return <Forbidden what="event" />;
   const s = snapshot;
-  const look = STATE_LOOK[s.state];
-  const plan = s.admission.plan;
   const canControl = me.permissions.includes('warroom.control');
 
   return (
     <section className="wr">
-      {/* Keyboard: straight to pause, resume and the rate, past the links above them. */}
-      {canControl && (
-        <a className="skip-link" href="#wr-controls" data-testid="skip-to-controls">
-          Skip to the war-room controls
-        </a>
-      )}
-      <p className="crumbs">
-        <Link to="/">Events</Link> /{' '}
-        <Link to="/events/$eventId" params={{ eventId }}>
-          {s.name}
-        </Link>{' '}
-        / War room · <Link to="/war-room">All on-sales</Link> ·{' '}
-        <Link to="/events/$eventId/plan" params={{ eventId }}>
-          Admission plan
-        </Link>{' '}
-        · <a href="#wr-talk">Schedules and fans’ words</a> · <a href="#wr-history">Alert history</a>
-      </p>
-      <h1 data-testid="wr-title">War room: {s.name}</h1>
-      <EventLinks eventId={eventId} listingId={s.listingId} />
-      <p className="muted">
-        {s.venueName} · on sale <time dateTime={s.onsaleAt}>{formatDateTime(s.onsaleAt)}</time>
-      </p>
-
+      <WarRoomHeader snapshot={s} canControl={canControl} />
       <SignOffNotice eventId={eventId} onsaleAt={s.onsaleAt} awaitingSignOff={s.fairness.awaitingSignOff} />
       <LinkBanner state={link.state} sinceMs={link.sinceMs} at={s.at} />
+
+      {/* The first screen, at any width: the state, then waiting, let in, sold, money and alerts, before any chart. */}
+      <LiveArea live={live}>
+        <StateBanner snapshot={s} />
+        <Headline snapshot={s} />
+        <AlertList alerts={listedAlerts(s)} />
+      </LiveArea>
+
       {/* Outside the figures: while the stream is down the controls work if the server still answers plain requests, and say so when it does not. */}
       {canControl && (
         <div id="wr-controls" tabIndex={-1}>
@@ -121,170 +126,9 @@ function WarRoomPage() {
         </div>
       )}
 
-      <LiveArea live={live}>
-        <div
-          className={`wr-state wr-state-${look.tone}`}
-          data-testid="wr-state-banner"
-          data-state={s.state}
-          role={look.tone === 'alarm' ? 'alert' : undefined}
-        >
-          <span className="wr-state-label" data-testid="wr-state">
-            {look.label}
-          </span>
-          <span className="wr-state-fan">
-            Fans read <strong data-testid="wr-fan-state">{s.fanState}</strong>: {look.fan}.
-          </span>
-          {s.queue.paused && (
-            <span className="wr-state-who" data-testid="wr-paused-by">
-              Paused by {s.queue.pausedBy} at {s.queue.pausedAt ? formatTime(s.queue.pausedAt) : '?'}: “{s.queue.pausedReason}”
-            </span>
-          )}
-        </div>
-
-        <AdmissionWhy snapshot={s} />
-
-        <AlertList alerts={s.alerts} />
-
-        <div className="wr-grid">
-          <Panel title="Queue" testId="wr-queue">
-            <Metric label="Joined" value={formatCount(s.queue.joined)} testId="wr-joined" note="positions issued" />
-            <Metric label="Waiting" value={formatCount(s.queue.waiting)} testId="wr-waiting" note="beyond the watermark" />
-            <Metric
-              label="Watermark"
-              value={formatCount(s.queue.admittedThrough)}
-              testId="wr-watermark"
-              note={`admitted through; moves ${formatRate(s.queue.publishedRatePerMin)}/min`}
-            />
-            <Metric
-              label="Admitted / min"
-              value={formatCount(s.admission.admittedLastMinute)}
-              testId="wr-admitted-per-min"
-              note={
-                <>
-                  plan <span data-testid="wr-plan-per-min">{plan ? formatRate(plan.admitsPerMinute) : '—'}</span>/min · controller{' '}
-                  {formatRate(s.admission.controllerRatePerMin)}/min
-                  {s.queue.rateOverridePerMin !== null && <> · override {formatCount(s.queue.rateOverridePerMin)}/min</>} · this minute{' '}
-                  {formatCount(s.admission.admittedThisMinute)}
-                </>
-              }
-              alerts={s.alerts}
-              metric="admittedPerMin"
-            />
-          </Panel>
-
-          <Panel title="Inventory" testId="wr-inventory">
-            <Metric
-              label="Available"
-              value={formatCount(s.inventory.available)}
-              testId="wr-available"
-              alerts={s.alerts}
-              metric="inventory"
-            />
-            <Metric
-              label="Held"
-              value={formatCount(s.inventory.held)}
-              testId="wr-held"
-              note={`hold TTL ${Math.round(s.inventory.holdTtlSeconds / 60)} min`}
-            />
-            <Metric label="Sold" value={formatCount(s.inventory.sold)} testId="wr-sold" note={`of ${formatCount(s.inventory.capacity)}`} />
-            <Metric
-              label="Invariant drift"
-              value={formatCount(s.inventory.drift)}
-              testId="wr-drift"
-              note={`available + held + sold − capacity${s.inventory.orderDrift !== null ? ` · orders ${formatCount(s.inventory.orderDrift)}` : ''}`}
-              alerts={s.alerts}
-              metric="drift"
-            />
-          </Panel>
-
-          <Panel title="Store health" testId="wr-store">
-            <Metric
-              label="Holds per admitted fan"
-              value={s.holds.perAdmittedFan === null ? '—' : s.holds.perAdmittedFan.toFixed(2)}
-              testId="wr-holds-per-fan"
-              note={`${formatCount(s.holds.createdLastMinute)} holds / ${formatCount(s.admission.admittedLastMinute)} admitted last minute; ≤ 1.2`}
-              alerts={s.alerts}
-              metric="holdsPerAdmitted"
-            />
-            <Metric
-              label="Holds lost"
-              value={formatCount(s.holds.lost)}
-              testId="wr-holds-lost"
-              note={`answered, then lost to a database crash (HOLD_COMMIT=async); those fans were told to hold again · ${formatCount(s.holds.lostLast5Minutes)} in the last 5 min`}
-            />
-            <Metric
-              label="Hold latency p99"
-              value={s.holdLatency.p99Ms === null ? '—' : `${formatCount(Math.round(s.holdLatency.p99Ms))} ms`}
-              testId="wr-hold-p99"
-              note={
-                s.store.configured
-                  ? `platform-wide, last ${s.holdLatency.windowSeconds} s, ${formatCount(s.holdLatency.observed)} holds; SLO < 500 ms${s.store.reachable < s.store.instances ? ` · ${s.store.instances - s.store.reachable} store API instance(s) not answering` : ''}`
-                  : 'not measured: the BFF has no STORE_API_URL'
-              }
-              alerts={s.alerts}
-              metric="holdLatencyP99"
-            />
-            <Metric
-              label="Payment failures"
-              value={s.checkout.errorRate === null ? '—' : formatPct(s.checkout.errorRate)}
-              testId="wr-checkout-errors"
-              note={
-                <>
-                  {formatCount(s.checkout.failed2m)} of {formatCount(s.checkout.attempts2m)} checkouts in 2 min failed at the gateway or
-                  timed out · <span data-testid="wr-checkout-declined">{formatCount(s.checkout.declined2m)}</span> cards declined by their
-                  issuers (the fan's outcome, not counted)
-                </>
-              }
-              alerts={s.alerts}
-              metric="checkoutErrorRate"
-            />
-            <Metric
-              label="Payment attempts / s"
-              value={formatRate(s.payment.attemptsPerSecond)}
-              testId="wr-payment-tps"
-              note={
-                <>
-                  ceiling {formatCount(s.payment.ceilingTps)} TPS contracted
-                  <meter
-                    min={0}
-                    max={s.payment.ceilingTps}
-                    low={s.payment.ceilingTps * 0.7}
-                    high={s.payment.ceilingTps * 0.9}
-                    optimum={0}
-                    value={Math.min(s.payment.attemptsPerSecond, s.payment.ceilingTps)}
-                  />
-                </>
-              }
-              alerts={s.alerts}
-              metric="paymentTps"
-            />
-          </Panel>
-
-          <Panel title="Sold-out and waitlist" testId="wr-soldout-waitlist">
-            <Metric
-              label="Sold-out propagation p99"
-              value={s.soldOut.propagationP99Seconds === null ? '—' : `${s.soldOut.propagationP99Seconds} s`}
-              testId="wr-soldout"
-              note={s.soldOut.soldOutAt ? `sold out at ${formatTime(s.soldOut.soldOutAt)}; SLO < 60 s` : 'not sold out; SLO < 60 s'}
-              alerts={s.alerts}
-              metric="soldOutPropagation"
-            />
-            <Metric
-              label="Waitlist entries"
-              value={formatCount(s.waitlist.entries)}
-              testId="wr-waitlist-entries"
-              note={`${formatCount(s.waitlist.openOffers)} offers open`}
-              alerts={s.alerts}
-              metric="waitlist"
-            />
-            <Metric
-              label="Notifications"
-              value={formatCount(s.waitlist.notified)}
-              testId="wr-notifications"
-              note={`${formatCount(s.waitlist.notifiedLast10Min)} in 10 min · ${formatCount(s.waitlist.pendingAvailabilityEvents)} fan-outs pending${s.waitlist.lastFanoutSeconds !== null ? ` · last took ${s.waitlist.lastFanoutSeconds} s` : ''}`}
-            />
-          </Panel>
-        </div>
+      <LiveArea live={live} testId="wr-area-figures">
+        {s.state !== 'PAUSED' && <AdmissionWhy snapshot={s} />}
+        <FigurePanels snapshot={s} />
 
         {/* Tier figures come with every snapshot; a roll shows in the next one. */}
         <TiersPanel
@@ -295,10 +139,7 @@ function WarRoomPage() {
           offline={canControl && server.reach === 'unreachable'}
         />
 
-        <div className="split wr-charts">
-          <InventoryChart series={series} />
-          <AdmissionChart minutes={s.admission.minutes} planPerMin={plan?.admitsPerMinute ?? null} />
-        </div>
+        <LiveCharts snapshot={s} series={series} />
       </LiveArea>
 
       {venueZone && (
@@ -319,7 +160,11 @@ function WarRoomPage() {
         </div>
       )}
 
-      <div id="wr-history">{venueZone && <AlertHistory eventId={eventId} timeZone={venueZone} canManageReceivers={canControl} />}</div>
+      <div id="wr-history">
+        {venueZone && (
+          <AlertHistory eventId={eventId} timeZone={venueZone} canManageReceivers={canControl} firingNow={s.alerts} at={s.at} />
+        )}
+      </div>
 
       <WholeSale eventId={eventId} />
     </section>
