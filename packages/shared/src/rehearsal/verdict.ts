@@ -83,7 +83,7 @@ const ms = (v: number | null) => (v === null ? 'n/a' : `${Math.round(v).toLocale
 const int = (v: number) => v.toLocaleString('en-US');
 
 /** Why the latency goals cannot be weighed on this run (null: they can). */
-function latencyExcuse(r: VerdictInput): string | null {
+export function latencyExcuse(r: VerdictInput): string | null {
   if (r.faults.length > 0) return 'faults struck: latencies meanwhile are the fault recovery, not the sale';
   const m = r.machine;
   if (!m) return null;
