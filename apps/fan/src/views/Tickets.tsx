@@ -1,0 +1,224 @@
+import { useState, type FormEvent } from 'react';
+import { call } from '../api';
+import { refusalText, useFan } from '../context';
+import { usePoll } from '../poll';
+import { TicketCode } from './TicketCode';
+
+/** GET /me/tickets, one ticket as the page reads it (docs/api.md). */
+export interface FanTicket {
+  ticketId: string;
+  eventId: string;
+  orderId: string;
+  seat: TicketSeat;
+  status: 'PENDING_DELIVERY' | 'ACTIVE' | 'TRANSFERRED' | 'LISTED' | 'RESOLD' | 'REVOKED' | 'ADMITTED';
+  deliverAt: string;
+  faceValueCents?: number;
+  resale?: { priceCents: number; maxPriceCents?: number; stage?: string } | null;
+  maxResalePriceCents?: number | null;
+  transfersLeft?: number | null;
+}
+export type TicketSeat = { section: string; row?: string | null; number?: number | null } | string;
+
+const HELD = new Set(['PENDING_DELIVERY', 'ACTIVE', 'LISTED', 'ADMITTED']);
+
+/**
+ * "My tickets" for this event: each ticket the account holds, its code as a QR once delivered ("arrives on" before),
+ * and what the fan can do with it: pass it to a friend, or list it at face value for the waitlist (and withdraw it).
+ * Tickets passed on or sold stay listed, greyed, so the fan sees where they went.
+ */
+export default function Tickets() {
+  const { t, event, api } = useFan();
+  const [tickets, setTickets] = useState<FanTicket[] | null>(null);
+  const [reload, setReload] = useState(0);
+  const [notice, setNotice] = useState<string | null>(null);
+  const seatText = useSeatText();
+
+  usePoll(
+    async () => {
+      const r = await call<{ tickets: FanTicket[] }>(api, 'GET', '/me/tickets');
+      if (r.kind === 'ok') setTickets(r.body.tickets.filter((x) => x.eventId === event.id));
+      // A ticket arrives, is sold on the exchange or passed on elsewhere: read again every half minute.
+      return r.kind === 'busy' ? r.retryAfterSeconds : 30;
+    },
+    true,
+    reload,
+  );
+
+  if (!tickets || tickets.length === 0) return null;
+  const held = tickets.filter((x) => HELD.has(x.status));
+  const gone = tickets.filter((x) => !HELD.has(x.status));
+  return (
+    <section className="card tickets" data-testid="my-tickets" aria-labelledby="my-tickets-title">
+      <h2 id="my-tickets-title">{t.ticketsTitle}</h2>
+      {notice && (
+        <p className="notice" role="status" data-testid="tickets-notice">
+          {notice}
+        </p>
+      )}
+      {held.length === 0 && <p className="muted">{t.ticketsNoneHeld}</p>}
+      <ul className="ticket-list">
+        {held.map((x) => (
+          <TicketItem
+            key={x.ticketId}
+            ticket={x}
+            onChanged={(done) => {
+              setNotice(done ?? null);
+              setReload((n) => n + 1);
+            }}
+          />
+        ))}
+      </ul>
+      {gone.length > 0 && (
+        <ul className="ticket-list gone" data-testid="tickets-gone">
+          {gone.map((x) => (
+            <li key={x.ticketId} className="ticket gone" data-testid="ticket" data-status={x.status} data-ticket-id={x.ticketId}>
+              <span>{seatText(x.seat)}</span> <span className="muted small">{t.ticketStatus[x.status] ?? x.status}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+function useSeatText(): (s: TicketSeat) => string {
+  const { t, event } = useFan();
+  return (s) => {
+    if (typeof s === 'string') return s;
+    const name = event.sections.find((x) => x.code === s.section)?.name ?? s.section;
+    return s.row && s.number ? t.seatLine(name, s.row, s.number) : t.unitsLine(name, 1);
+  };
+}
+
+function TicketItem({ ticket, onChanged }: { ticket: FanTicket; onChanged: (done?: string) => void }) {
+  const { t, f, event, api } = useFan();
+  const seatText = useSeatText();
+  const [open, setOpen] = useState<'transfer' | 'resale' | null>(null);
+  const [friend, setFriend] = useState('');
+  const face = ticket.faceValueCents ?? event.sections.find((s) => typeof ticket.seat !== 'string' && s.code === ticket.seat.section)?.priceCents;
+  const cap = ticket.maxResalePriceCents ?? ticket.resale?.maxPriceCents ?? null;
+  const [price, setPrice] = useState(face === undefined ? '' : (face / 100).toFixed(2));
+  const [message, setMessage] = useState<{ text: string } | null>(null);
+  const [busy, setBusy] = useState(false);
+  const path = `/tickets/${encodeURIComponent(ticket.ticketId)}`;
+
+  async function act(method: 'POST' | 'DELETE', to: string, body: unknown, done: string) {
+    setBusy(true);
+    setMessage(null);
+    const r = await call(api, method, to, body === undefined ? {} : { body });
+    setBusy(false);
+    if (r.kind === 'ok') {
+      setOpen(null);
+      onChanged(done);
+    } else setMessage({ text: r.kind === 'refused' ? refusalText(t, r.body) : t.busy});
+  }
+
+  function transfer(e: FormEvent) {
+    e.preventDefault();
+    if (!friend.trim()) return setMessage({ text: t.ticketFriendMissing});
+    void act('POST', `${path}/transfer`, { toAccountId: friend.trim() }, t.ticketTransferred(friend.trim()));
+  }
+  function list(e: FormEvent) {
+    e.preventDefault();
+    const cents = Math.round(Number(price.replace(',', '.')) * 100);
+    if (!Number.isFinite(cents) || cents <= 0) return setMessage({ text: t.ticketPriceInvalid});
+    void act('POST', `${path}/resale`, { priceCents: cents }, t.ticketListed);
+  }
+
+  const id = ticket.ticketId.slice(0, 8);
+  return (
+    <li className="ticket" data-testid="ticket" data-status={ticket.status} data-ticket-id={ticket.ticketId}>
+      <h3 className="ticket-seat">{seatText(ticket.seat)}</h3>
+      {ticket.status === 'PENDING_DELIVERY' && (
+        <p className="ticket-arrives" data-testid="ticket-arrives">
+          {t.ticketArrives(f.dateTime(new Date(ticket.deliverAt)))}
+        </p>
+      )}
+      {ticket.status === 'ACTIVE' && <TicketCode ticketId={ticket.ticketId} onChanged={() => onChanged()} />}
+      {ticket.status === 'ADMITTED' && <p data-testid="ticket-admitted">{t.ticketStatus.ADMITTED}</p>}
+      {ticket.status === 'LISTED' && (
+        <p data-testid="ticket-listed">
+          {t.ticketListedFor(ticket.resale ? f.money(ticket.resale.priceCents, event.currency) : '')}
+        </p>
+      )}
+
+      {(ticket.status === 'ACTIVE' || ticket.status === 'PENDING_DELIVERY') && (
+        <div className="ticket-actions">
+          <button
+            type="button"
+            className="secondary"
+            aria-expanded={open === 'transfer'}
+            aria-controls={`transfer-${id}`}
+            onClick={() => setOpen(open === 'transfer' ? null : 'transfer')}
+            data-testid="ticket-transfer-open"
+          >
+            {t.ticketTransfer}
+          </button>
+          <button
+            type="button"
+            className="secondary"
+            aria-expanded={open === 'resale'}
+            aria-controls={`resale-${id}`}
+            onClick={() => setOpen(open === 'resale' ? null : 'resale')}
+            data-testid="ticket-resale-open"
+          >
+            {t.ticketResale}
+          </button>
+        </div>
+      )}
+      {open === 'transfer' && (
+        <form id={`transfer-${id}`} className="ticket-form" onSubmit={transfer} data-testid="ticket-transfer-form">
+          <p className="small muted">
+            {t.ticketTransferExplain}
+            {ticket.transfersLeft != null ? ` ${t.ticketTransfersLeft(ticket.transfersLeft)}` : ''}
+          </p>
+          <label>
+            {t.ticketFriend}
+            <input value={friend} onChange={(e) => setFriend(e.target.value)} autoComplete="off" autoFocus data-testid="ticket-friend" />
+          </label>
+          <button type="submit" className="primary" disabled={busy} data-testid="ticket-transfer-send">
+            {t.ticketTransferSend}
+          </button>
+        </form>
+      )}
+      {open === 'resale' && (
+        <form id={`resale-${id}`} className="ticket-form" onSubmit={list} data-testid="ticket-resale-form">
+          <p className="small muted">
+            {t.ticketResaleExplain}
+            {face !== undefined ? ` ${t.ticketFaceValue(f.money(face, event.currency))}` : ''}
+            {cap != null ? ` ${t.ticketResaleCap(f.money(cap, event.currency))}` : ''}
+          </p>
+          <label>
+            {t.ticketPrice(event.currency ?? 'USD')}
+            <input
+              value={price}
+              onChange={(e) => setPrice(e.target.value)}
+              inputMode="decimal"
+              autoFocus
+              data-testid="ticket-price"
+            />
+          </label>
+          <button type="submit" className="primary" disabled={busy} data-testid="ticket-resale-send">
+            {t.ticketResaleSend}
+          </button>
+        </form>
+      )}
+      {ticket.status === 'LISTED' && (
+        <button
+          type="button"
+          className="secondary"
+          disabled={busy}
+          onClick={() => void act('DELETE', `${path}/resale`, undefined, t.ticketWithdrawn)}
+          data-testid="ticket-withdraw"
+        >
+          {t.ticketWithdraw}
+        </button>
+      )}
+      {message && (
+        <p className="refusal" role="alert" data-testid="ticket-message">
+          {message.text}
+        </p>
+      )}
+    </li>
+  );
+}
