@@ -4,10 +4,14 @@ import { call, serverNow } from '../api';
 import { refusalText, useFan } from '../context';
 import { useNow } from '../poll';
 
-export interface TicketCodeView {
+/** GET /tickets/:id/code (ticketCodeSchema in @onsale/shared/tickets/schema). */
+interface TicketCodeView {
   code: string;
   validFrom: string;
   validUntil: string;
+  /** The next code is out then: fetch again. */
+  refreshAt: string;
+  generation: number;
 }
 
 /** One QR as an SVG path: a dark square per module, drawn from the encoder's matrix (no markup from a string). */
@@ -49,7 +53,7 @@ export function TicketCode({ ticketId, onChanged }: { ticketId: string; onChange
         setCode(r.body);
         setRefusal(null);
         // Ask again when this step's code stops being the current one (at least a second from now).
-        timer = setTimeout(() => void load(), Math.max(1000, Date.parse(r.body.validUntil) - serverNow()));
+        timer = setTimeout(() => void load(), Math.max(1000, Date.parse(r.body.refreshAt) - serverNow()));
       } else if (r.kind === 'refused') {
         setCode(null);
         setRefusal(r.body);
@@ -78,7 +82,7 @@ export function TicketCode({ ticketId, onChanged }: { ticketId: string; onChange
         <p className="refusal" role="status">
           {refusalText(t, refusal)}
         </p>
-        {refusal.error === 'TICKET_ON_ANOTHER_DEVICE' && (
+        {refusal.error === 'TICKET_OTHER_DEVICE' && (
           <button type="button" className="secondary" disabled={moving} onClick={() => void moveHere()} data-testid="ticket-move-here">
             {t.ticketMoveHere}
           </button>
@@ -91,7 +95,7 @@ export function TicketCode({ ticketId, onChanged }: { ticketId: string; onChange
         {t.loading}
       </p>
     );
-  const left = Math.max(0, Math.ceil((Date.parse(code.validUntil) - now) / 1000));
+  const left = Math.max(0, Math.ceil((Date.parse(code.refreshAt) - now) / 1000));
   return (
     <div className="ticket-code" data-testid="ticket-code" data-code={code.code}>
       <QrSvg text={code.code} label={t.ticketQrLabel} />

@@ -3,21 +3,11 @@ import { call } from '../api';
 import { refusalText, useFan } from '../context';
 import { usePoll } from '../poll';
 import { TicketCode } from './TicketCode';
+import type { TicketView } from '@onsale/shared/tickets/schema';
 
-/** GET /me/tickets, one ticket as the page reads it (docs/api.md). */
-export interface FanTicket {
-  ticketId: string;
-  eventId: string;
-  orderId: string;
-  seat: TicketSeat;
-  status: 'PENDING_DELIVERY' | 'ACTIVE' | 'TRANSFERRED' | 'LISTED' | 'RESOLD' | 'REVOKED' | 'ADMITTED';
-  deliverAt: string;
-  faceValueCents?: number;
-  resale?: { priceCents: number; maxPriceCents?: number; stage?: string } | null;
-  maxResalePriceCents?: number | null;
-  transfersLeft?: number | null;
-}
-export type TicketSeat = { section: string; row?: string | null; number?: number | null } | string;
+/** GET /me/tickets, one ticket (the store API's own answer schema). */
+export type FanTicket = TicketView;
+type TicketSeat = TicketView['seat'];
 
 const HELD = new Set(['PENDING_DELIVERY', 'ACTIVE', 'LISTED', 'ADMITTED']);
 
@@ -84,7 +74,6 @@ export default function Tickets() {
 function useSeatText(): (s: TicketSeat) => string {
   const { t, event } = useFan();
   return (s) => {
-    if (typeof s === 'string') return s;
     const name = event.sections.find((x) => x.code === s.section)?.name ?? s.section;
     return s.row && s.number ? t.seatLine(name, s.row, s.number) : t.unitsLine(name, 1);
   };
@@ -95,9 +84,10 @@ function TicketItem({ ticket, onChanged }: { ticket: FanTicket; onChanged: (done
   const seatText = useSeatText();
   const [open, setOpen] = useState<'transfer' | 'resale' | null>(null);
   const [friend, setFriend] = useState('');
-  const face = ticket.faceValueCents ?? event.sections.find((s) => typeof ticket.seat !== 'string' && s.code === ticket.seat.section)?.priceCents;
-  const cap = ticket.maxResalePriceCents ?? ticket.resale?.maxPriceCents ?? null;
-  const [price, setPrice] = useState(face === undefined ? '' : (face / 100).toFixed(2));
+  const face = ticket.faceValueCents;
+  const cap = ticket.resale?.capCents ?? null;
+  const currency = ticket.currency || event.currency;
+  const [price, setPrice] = useState((face / 100).toFixed(2));
   const [message, setMessage] = useState<{ text: string } | null>(null);
   const [busy, setBusy] = useState(false);
   const path = `/tickets/${encodeURIComponent(ticket.ticketId)}`;
@@ -138,12 +128,13 @@ function TicketItem({ ticket, onChanged }: { ticket: FanTicket; onChanged: (done
       {ticket.status === 'ADMITTED' && <p data-testid="ticket-admitted">{t.ticketStatus.ADMITTED}</p>}
       {ticket.status === 'LISTED' && (
         <p data-testid="ticket-listed">
-          {t.ticketListedFor(ticket.resale ? f.money(ticket.resale.priceCents, event.currency) : '')}
+          {t.ticketListedFor(ticket.resale ? f.money(ticket.resale.priceCents, currency) : '')}
         </p>
       )}
 
-      {(ticket.status === 'ACTIVE' || ticket.status === 'PENDING_DELIVERY') && (
+      {(ticket.can.transfer || ticket.can.resell) && (
         <div className="ticket-actions">
+          {ticket.can.transfer && (
           <button
             type="button"
             className="secondary"
@@ -154,6 +145,8 @@ function TicketItem({ ticket, onChanged }: { ticket: FanTicket; onChanged: (done
           >
             {t.ticketTransfer}
           </button>
+          )}
+          {ticket.can.resell && (
           <button
             type="button"
             className="secondary"
@@ -164,13 +157,14 @@ function TicketItem({ ticket, onChanged }: { ticket: FanTicket; onChanged: (done
           >
             {t.ticketResale}
           </button>
+          )}
         </div>
       )}
       {open === 'transfer' && (
         <form id={`transfer-${id}`} className="ticket-form" onSubmit={transfer} data-testid="ticket-transfer-form">
           <p className="small muted">
             {t.ticketTransferExplain}
-            {ticket.transfersLeft != null ? ` ${t.ticketTransfersLeft(ticket.transfersLeft)}` : ''}
+            {` ${t.ticketTransfersLeft(ticket.transfersLeft)}`}
           </p>
           <label>
             {t.ticketFriend}
@@ -185,11 +179,11 @@ function TicketItem({ ticket, onChanged }: { ticket: FanTicket; onChanged: (done
         <form id={`resale-${id}`} className="ticket-form" onSubmit={list} data-testid="ticket-resale-form">
           <p className="small muted">
             {t.ticketResaleExplain}
-            {face !== undefined ? ` ${t.ticketFaceValue(f.money(face, event.currency))}` : ''}
-            {cap != null ? ` ${t.ticketResaleCap(f.money(cap, event.currency))}` : ''}
+            {` ${t.ticketFaceValue(f.money(face, currency))}`}
+            {cap != null ? ` ${t.ticketResaleCap(f.money(cap, currency))}` : ''}
           </p>
           <label>
-            {t.ticketPrice(event.currency ?? 'USD')}
+            {t.ticketPrice(currency ?? 'USD')}
             <input
               value={price}
               onChange={(e) => setPrice(e.target.value)}
@@ -203,7 +197,7 @@ function TicketItem({ ticket, onChanged }: { ticket: FanTicket; onChanged: (done
           </button>
         </form>
       )}
-      {ticket.status === 'LISTED' && (
+      {ticket.can.withdraw && (
         <button
           type="button"
           className="secondary"
