@@ -40,6 +40,7 @@ export const unitTestFiles = [
   'packages/shared/src/rehearsal/plan.test.ts',
   'packages/shared/src/rehearsal/resources.test.ts',
   'packages/shared/src/rehearsal/stats.test.ts',
+  'packages/shared/src/tickets/gate.test.ts',
   'packages/shared/src/users/common-passwords.test.ts',
   'packages/shared/src/users/password.test.ts',
   'packages/shared/src/users/users.schema.test.ts',
