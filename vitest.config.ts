@@ -10,6 +10,7 @@ export const unitTestFiles = [
   'packages/shared/src/abuse/bot-score.test.ts',
   'packages/shared/src/abuse/join-gate.test.ts',
   'packages/shared/src/abuse/pow-hash.test.ts',
+  'packages/shared/src/tickets/codes.test.ts',
   'packages/shared/src/abuse/pow.test.ts',
   'packages/shared/src/abuse/review.test.ts',
   'packages/shared/src/admission/advance.test.ts',

@@ -26,6 +26,14 @@ import type { AccountBlocksTable } from '../support/blocks.table.js';
 import type { AlertDeliveriesTable, AlertEndpointsTable, EventAlertsTable, SaleMinutesTable } from '../warroom/warroom.table.js';
 import type { QueueSchedulesTable } from '../admission/schedule.table.js';
 import type { RehearsalReportsTable } from '../rehearsal/rehearsal.table.js';
+import type {
+  TicketKeysTable,
+  TicketPayoutsTable,
+  TicketResalesTable,
+  TicketScannersTable,
+  TicketScansTable,
+  TicketsTable,
+} from '../tickets/tickets.table.js';
 
 /** Every table of the system of record, as Kysely sees it. */
 export interface Database {
@@ -74,4 +82,10 @@ export interface Database {
   sale_minutes: SaleMinutesTable;
   queue_schedules: QueueSchedulesTable;
   rehearsal_reports: RehearsalReportsTable;
+  tickets: TicketsTable;
+  ticket_keys: TicketKeysTable;
+  ticket_resales: TicketResalesTable;
+  ticket_payouts: TicketPayoutsTable;
+  ticket_scanners: TicketScannersTable;
+  ticket_scans: TicketScansTable;
 }

@@ -30,6 +30,11 @@ export const EVENT_SETTINGS = [
   'seatPickingOpensAfterMinutes',
   'fairnessMode',
   'noSingleSeats',
+  'tickets.deliveryAt',
+  'tickets.deliveryHoursBeforeShow',
+  'tickets.transferLimit',
+  'tickets.resale',
+  'tickets.resaleFeeCapPercent',
   'limits.perAccountSeats',
   'limits.perInstrumentSeats',
   'limits.perDeviceSeats',
@@ -65,6 +70,20 @@ export const EVENT_SETTING_RULES: Record<EventSetting, { rule: ChangeRule; why: 
   seatPickingOpensAfterMinutes: { rule: 'BEFORE_OPEN', why: 'announced to fans with the on-sale' },
   fairnessMode: { rule: 'BEFORE_OPEN', why: 'fans queue under the published, signed-off rule' },
   noSingleSeats: { rule: 'ANY_TIME', why: 'applies to holds made from the change on; seats already held or sold stand' },
+  'tickets.deliveryAt': {
+    rule: 'ANY_TIME',
+    why: 'tickets not yet delivered follow the new time; a ticket already bound to a device stays delivered',
+  },
+  'tickets.deliveryHoursBeforeShow': {
+    rule: 'ANY_TIME',
+    why: 'tickets not yet delivered follow the new time; a ticket already bound to a device stays delivered',
+  },
+  'tickets.transferLimit': { rule: 'ANY_TIME', why: 'applies to transfers from the change on; transfers made stand' },
+  'tickets.resale': {
+    rule: 'ANY_TIME',
+    why: 'applies to listings from the change on; tickets already listed stay listed until sold or withdrawn',
+  },
+  'tickets.resaleFeeCapPercent': { rule: 'ANY_TIME', why: 'applies to listings from the change on; listed prices stand' },
   'limits.perAccountSeats': { rule: 'LOWER_AFTER_OPEN', why: limitWhy },
   'limits.perInstrumentSeats': { rule: 'LOWER_AFTER_OPEN', why: limitWhy },
   'limits.perDeviceSeats': { rule: 'LOWER_AFTER_OPEN', why: limitWhy },
@@ -246,6 +265,12 @@ export function diffEventSpecs(before: EventSpec, after: EventSpec): EventChange
   scalar('seatPickingOpensAfterMinutes', before.seatPickingOpensAfterMinutes, after.seatPickingOpensAfterMinutes);
   scalar('fairnessMode', before.fairnessMode, after.fairnessMode);
   scalar('noSingleSeats', before.noSingleSeats, after.noSingleSeats);
+  const deliveryAt = (t: EventSpec['tickets']) => (t.deliveryAt !== undefined ? new Date(t.deliveryAt).toISOString() : '');
+  scalar('tickets.deliveryAt', deliveryAt(before.tickets), deliveryAt(after.tickets));
+  scalar('tickets.deliveryHoursBeforeShow', before.tickets.deliveryHoursBeforeShow ?? 0, after.tickets.deliveryHoursBeforeShow ?? 0);
+  scalar('tickets.transferLimit', before.tickets.transferLimit, after.tickets.transferLimit);
+  scalar('tickets.resale', before.tickets.resale, after.tickets.resale);
+  scalar('tickets.resaleFeeCapPercent', before.tickets.resaleFeeCapPercent, after.tickets.resaleFeeCapPercent);
   scalar('limits.perAccountSeats', before.limits.perAccountSeats, after.limits.perAccountSeats);
   scalar('limits.perInstrumentSeats', before.limits.perInstrumentSeats, after.limits.perInstrumentSeats);
   // Left out, the device limit is the account limit: compare what is in force.

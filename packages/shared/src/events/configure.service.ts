@@ -148,6 +148,13 @@ async function eventSpecOf(db: Db | Trx, row: EventRowT, tierRows?: AllocationRo
       ...(row.per_device_seat_limit !== null ? { perDeviceSeats: row.per_device_seat_limit } : {}),
     },
     noSingleSeats: row.no_single_seats,
+    tickets: {
+      ...(row.ticket_delivery_at ? { deliveryAt: row.ticket_delivery_at.toISOString() } : {}),
+      ...(row.ticket_delivery_hours_before !== null ? { deliveryHoursBeforeShow: row.ticket_delivery_hours_before } : {}),
+      transferLimit: row.ticket_transfer_limit,
+      resale: row.resale_enabled,
+      resaleFeeCapPercent: row.resale_fee_cap_percent,
+    },
     holds: { ttlSeconds: row.hold_ttl_seconds, extensionSeconds: row.hold_extension_seconds },
     pacing: {
       targetSaleMinutes: row.target_sale_minutes,

@@ -95,6 +95,45 @@ export const currencySchema = z
   .toUpperCase()
   .refine(isCurrency, 'choose a currency from the list, such as EUR or USD');
 
+/** Most moves of one ticket to a new device a fan may make (support can reissue beyond it). */
+export const MAX_DEVICE_MOVES = 3;
+
+/**
+ * An event's ticket settings. Delivery: at a time (`deliveryAt`), or `deliveryHoursBeforeShow` hours before the
+ * show, or (both left out) at once; before it a fan sees the ticket and when it arrives, but no code. Transfers:
+ * how many times one seat's ticket may pass to another account (0: never). Resale: the face-value exchange on or
+ * off, and the most a seller may add to face value, as a percentage of it.
+ */
+export const ticketSettingsSchema = z
+  .object({
+    deliveryAt: isoDate('tickets are delivered').optional(),
+    deliveryHoursBeforeShow: z
+      .number({ error: 'enter a whole number of hours' })
+      .int('enter a whole number of hours')
+      .min(1, 'at least 1 hour')
+      .max(24 * 365, 'at most a year (8760 hours)')
+      .optional(),
+    transferLimit: z.number({ error: 'enter a number' }).int('enter a whole number').min(0, 'at least 0').max(10, 'at most 10').default(1),
+    resale: z.boolean({ error: 'true or false' }).default(true),
+    resaleFeeCapPercent: z
+      .number({ error: 'enter a percentage' })
+      .int('enter a whole percentage')
+      .min(0, 'at least 0%')
+      .max(100, 'at most 100%')
+      .default(10),
+  })
+  .strict()
+  .superRefine((t, ctx) => {
+    if (t.deliveryAt !== undefined && t.deliveryHoursBeforeShow !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['deliveryHoursBeforeShow'],
+        message: 'give either a delivery time or a number of hours before the show, not both',
+      });
+  });
+export type TicketSettings = z.output<typeof ticketSettingsSchema>;
+export const DEFAULT_TICKET_SETTINGS = { transferLimit: 1, resale: true, resaleFeeCapPercent: 10 } as const;
+
 /** The event file the CLI and the console take: an event, its venue layout, prices and on-sale settings. */
 export const eventFileSchema = z
   .object({
@@ -120,6 +159,8 @@ export const eventFileSchema = z
      * a row's end next to a taken seat, unless that seat cannot be helped. Left out: on.
      */
     noSingleSeats: z.boolean({ error: 'true or false' }).default(true),
+    /** Tickets: when they are delivered, how often they may be transferred, and the face-value exchange. */
+    tickets: ticketSettingsSchema.default(DEFAULT_TICKET_SETTINGS),
     limits: z
       .object({
         perAccountSeats: z.number().int().min(1).max(100).default(4),
@@ -171,6 +212,8 @@ export const eventFileSchema = z
   .superRefine((e, ctx) => {
     if (Date.parse(e.onsaleAt) >= Date.parse(e.startsAt))
       ctx.addIssue({ code: 'custom', path: ['onsaleAt'], message: 'the on-sale must open before the show starts' });
+    if (e.tickets.deliveryAt !== undefined && Date.parse(e.tickets.deliveryAt) > Date.parse(e.startsAt))
+      ctx.addIssue({ code: 'custom', path: ['tickets', 'deliveryAt'], message: 'tickets must be delivered by the time the show starts' });
     if (e.fairnessMode === 'REGISTRATION_LOTTERY' && !e.lottery)
       ctx.addIssue({
         code: 'custom',

@@ -27,6 +27,15 @@ export interface OnsaleEvent {
    * row's end next to a taken seat, unless it cannot be helped (inventory/best-available.ts). False: off.
    */
   noSingleSeats: boolean;
+  /** Tickets: delivery, transfers, the face-value exchange (tickets/tickets.service.ts). */
+  tickets: {
+    /** When tickets are delivered: a time, or hours before the show; both null: at once. */
+    deliveryAt: Date | null;
+    deliveryHoursBeforeShow: number | null;
+    transferLimit: number;
+    resale: boolean;
+    resaleFeeCapPercent: number;
+  };
   pacing: {
     targetSaleMinutes: number;
     ticketsPerOrder: number;
@@ -83,6 +92,13 @@ export function toOnsaleEvent(r: Awaited<ReturnType<typeof repo.findEvent>> & {}
     holdTtlSeconds: r.hold_ttl_seconds,
     holdExtensionSeconds: r.hold_extension_seconds,
     noSingleSeats: r.no_single_seats,
+    tickets: {
+      deliveryAt: r.ticket_delivery_at,
+      deliveryHoursBeforeShow: r.ticket_delivery_hours_before,
+      transferLimit: r.ticket_transfer_limit,
+      resale: r.resale_enabled,
+      resaleFeeCapPercent: r.resale_fee_cap_percent,
+    },
     pacing: {
       targetSaleMinutes: r.target_sale_minutes,
       ticketsPerOrder: r.tickets_per_order,
@@ -133,6 +149,11 @@ export function eventColumns(spec: EventSpec, capacity: number) {
     hold_ttl_seconds: spec.holds.ttlSeconds,
     hold_extension_seconds: spec.holds.extensionSeconds,
     no_single_seats: spec.noSingleSeats,
+    ticket_delivery_at: spec.tickets.deliveryAt ?? null,
+    ticket_delivery_hours_before: spec.tickets.deliveryHoursBeforeShow ?? null,
+    ticket_transfer_limit: spec.tickets.transferLimit,
+    resale_enabled: spec.tickets.resale,
+    resale_fee_cap_percent: spec.tickets.resaleFeeCapPercent,
     target_sale_minutes: spec.pacing.targetSaleMinutes,
     tickets_per_order: spec.pacing.ticketsPerOrder,
     checkout_minutes: spec.pacing.checkoutMinutes,

@@ -59,6 +59,16 @@ export interface EventsTable {
   rehearsal_time_scale: ColumnType<number | null, number | null | undefined, number | null>;
   /** Holds may not leave one seat alone between taken seats (unless it cannot be helped); false: the rule is off. */
   no_single_seats: ColumnType<boolean, boolean | undefined, boolean>;
+  /** Tickets are delivered at this time; null: see ticket_delivery_hours_before, else at once. */
+  ticket_delivery_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** Tickets are delivered this many hours before the show; null: see ticket_delivery_at. */
+  ticket_delivery_hours_before: ColumnType<number | null, number | null | undefined, number | null>;
+  /** How many times one seat's ticket may be transferred. */
+  ticket_transfer_limit: ColumnType<number, number | undefined, number>;
+  /** Fans may list tickets on the face-value exchange. */
+  resale_enabled: ColumnType<boolean, boolean | undefined, boolean>;
+  /** A resale's price is at most face value plus this percentage of it. */
+  resale_fee_cap_percent: ColumnType<number, number | undefined, number>;
   version: Generated<number>;
   created_at: CreatedAt;
   updated_at: UpdatedAt;

@@ -11,7 +11,7 @@ export type WaitlistMode = 'OFFER' | 'BROADCAST';
  * (seats back while the event is still on open sale) tells every match to go to the store. */
 export type AvailabilityMode = WaitlistMode | 'ON_SALE';
 export type AvailabilityCause =
-  'HOLD_RELEASED' | 'HOLD_EXPIRED' | 'ORDER_CANCELLED' | 'INVENTORY_ADDED' | 'ALLOCATION_ROLLED' | 'OFFER_RETURNED';
+  'HOLD_RELEASED' | 'HOLD_EXPIRED' | 'ORDER_CANCELLED' | 'INVENTORY_ADDED' | 'ALLOCATION_ROLLED' | 'OFFER_RETURNED' | 'RESALE';
 export type OfferStatus = 'OPEN' | 'CLAIMED' | 'DECLINED' | 'EXPIRED' | 'GONE';
 
 export interface WaitlistEntriesTable {

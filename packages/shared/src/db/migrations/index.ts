@@ -35,6 +35,7 @@ import * as m20261205_0130 from './2026_12_05_0130_write_hold_keys_with_holds.js
 import * as m20261205_0140 from './2026_12_05_0140_store_process_connections.js';
 import * as m20261205_0400 from './2026_12_05_0400_add_event_no_single_seats.js';
 import * as m20261205_2800 from './2026_12_05_2800_add_admission_window.js';
+import * as m20261206_2900 from './2026_12_06_2900_create_tickets.js';
 
 /** Every migration, in order. A static list so the migrator works the same under tsx, vitest and a bundler. */
 export const migrations: Record<string, Migration> = {
@@ -74,4 +75,5 @@ export const migrations: Record<string, Migration> = {
   '2026_12_05_0140_store_process_connections': m20261205_0140,
   '2026_12_05_0400_add_event_no_single_seats': m20261205_0400,
   '2026_12_05_2800_add_admission_window': m20261205_2800,
+  '2026_12_06_2900_create_tickets': m20261206_2900,
 };
