@@ -6,6 +6,7 @@ import { LookEditor } from './LookEditor';
 import { currencies, formatInstant, timeZones } from '@onsale/shared/words';
 import { LotteryEditor } from './LotteryEditor';
 import { TiersEditor } from './TiersEditor';
+import { TicketsEditor } from './TicketsEditor';
 import {
   emptyPriceLevel,
   emptySection,
@@ -235,6 +236,15 @@ export function EventForm({ draft, onChange, errors, locked = {}, readOnly = fal
           </Field>
         </div>
       </fieldset>
+
+      <TicketsEditor
+        tickets={draft.tickets}
+        timeZone={draft.timeZone}
+        onChange={(v) => set('tickets', v)}
+        errors={errors}
+        readOnly={readOnly}
+        lockOf={lockOf}
+      />
 
       <fieldset className="card">
         <legend>Pacing</legend>
