@@ -13,6 +13,7 @@ import { ReasonAction } from '../../../-components/ReasonAction';
 import { Forbidden } from '../../../-components/Status';
 import { When } from '../../../-components/When';
 import { GridTable } from '../../../-components/GridTable';
+import { TicketFigures } from '../../../-components/TicketFigures';
 
 // The post-sale review (the CLI's `review`): confirmed orders clustered by shared card, shared device and account
 // signals, each cluster with its evidence, and cancelling a whole cluster (reason required, each order audited).
@@ -192,6 +193,7 @@ function ReviewPage() {
           ))}
         </>
       )}
+      <TicketFigures eventId={eventId} refreshMs={30_000} />
     </section>
   );
 }

@@ -31,6 +31,7 @@ import { WholeSale } from '../../../-components/warroom/whole-sale';
 import { AlertHistory } from '../../../-components/warroom/alert-history';
 import { QueueWords } from '../../../-components/warroom/queue-words';
 import { ScheduledControls } from '../../../-components/warroom/schedules';
+import { TicketFigures } from '../../../-components/TicketFigures';
 
 /** The inventory series the page keeps (the BFF keeps the same window, so a reload gets it back). */
 const SERIES_MS = 15 * 60_000;
@@ -307,6 +308,8 @@ function WarRoomPage() {
           <AdmissionChart minutes={s.admission.minutes} planPerMin={plan?.admitsPerMinute ?? null} />
         </div>
       </LiveArea>
+
+      <TicketFigures eventId={eventId} />
 
       {venueZone && (
         <div className="wr-talk-grid" id="wr-talk">
