@@ -29,9 +29,11 @@ import { eventRoutes } from './routes/events/index.js';
 import { holdRoutes } from './routes/holds/index.js';
 import { queueRoutes } from './routes/queue/index.js';
 import { waitlistRoutes } from './routes/waitlist/index.js';
+import { ticketRoutes } from './routes/tickets/index.js';
 import { lotteryRoutes } from './routes/lottery/index.js';
 import { fanRoutes } from './routes/fan/index.js';
 import { ClaimTokens, WaitlistService, waitlistSizes } from '@onsale/shared/waitlist';
+import { TicketService } from '@onsale/shared/tickets';
 import { createAbuseMetrics, DefaultBotScorer, JoinGate, ProofOfWork, type BotScorer } from '@onsale/shared/abuse';
 import { createRedis, OutageLog, RedisUsedChallenges } from './plugins/redis.js';
 import { rateLimitPlugin } from './plugins/rate-limit.js';
@@ -312,5 +314,6 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   const claimTokens = new ClaimTokens(deps.config.queueTokenSecret);
   await app.register(waitlistRoutes, { db: deps.db, waitlist, claimTokens, tokenKey, verifier: tokens });
   await app.register(lotteryRoutes, { db: deps.db, tokenKey });
+  await app.register(ticketRoutes, { tickets: new TicketService({ db: deps.db, now: clock }) });
   return app;
 }

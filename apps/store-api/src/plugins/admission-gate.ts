@@ -44,6 +44,16 @@ export const ADMISSION_OPT_OUT = new Set([
   'POST /waitlist/offers/:id/decline',
   // Registration lottery: registering and reading come before any admission; a winner's invitation code is
   // what admits them (redeemed for an admission token).
+  // Tickets: bought already (an account token), and the door (a scanner token).
+  'GET /me/tickets',
+  'GET /tickets/:id/code',
+  'POST /tickets/:id/device',
+  'POST /tickets/:id/transfer',
+  'POST /tickets/:id/resale',
+  'DELETE /tickets/:id/resale',
+  'POST /scan',
+  'GET /scan/manifest',
+  'POST /scan/uploads',
   'GET /events/:id/lottery',
   'POST /events/:id/lottery/registrations',
   'GET /events/:id/lottery/registration',

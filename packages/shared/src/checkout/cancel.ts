@@ -5,6 +5,7 @@ import { insertAudit } from '../events/events.repository.js';
 import { isUuid } from '../ids.js';
 import { moveGaUnits } from '../inventory/ga.repository.js';
 import { emitAvailability, type ReturnedSeat } from '../waitlist/availability.js';
+import { revokeTicketsOfOrder } from '../tickets/index.js';
 
 /**
  * Cancels a confirmed order (an operator's decision, audited with who and why): the order is marked CANCELLED,
@@ -27,11 +28,19 @@ export async function cancelOrder(db: Db, orderId: string, by: { actor: string; 
     const seats = rows.map((r) => ({ ...r, id: Number(r.id) }));
     // General admission: the order's units go back to their shards (there are no seats to tell the waitlist of).
     const units = seats.length === 0 ? await moveGaUnits(trx, [order.hold_id], 'SOLD', 'RETURNED') : 0;
+    // The order's tickets stop at once (their codes read REVOKED at the door); a listing of one ends.
+    const ticketsRevoked = await revokeTicketsOfOrder(trx, orderId, `order cancelled: ${by.reason}`);
     await insertAudit(trx, {
       actor: by.actor,
       action: 'order.cancel',
       eventId: order.event_id,
-      details: { orderId, reason: by.reason, seats: seats.length, ...(units > 0 ? { units } : {}) },
+      details: {
+        orderId,
+        reason: by.reason,
+        seats: seats.length,
+        ...(units > 0 ? { units } : {}),
+        ...(ticketsRevoked > 0 ? { ticketsRevoked } : {}),
+      },
     });
     const emitted = await emitAvailability(trx, order.event_id, 'ORDER_CANCELLED', seats);
     return {

@@ -15,6 +15,7 @@ import type { ChargeResult, PaymentProvider } from './payment.js';
 import { LEASE_BEAT_MS, type ProcessLease } from './process-lease.js';
 import { databaseFaultOf } from '../db/faults.js';
 import { legacyCardFingerprint, LEGACY_FINGERPRINT_PREFIX, type CardFingerprints } from './card-fingerprint.js';
+import { issueTicketsForOrder, priceOfSeats } from '../tickets/index.js';
 
 export interface CheckoutResult {
   orderId: string;
@@ -214,7 +215,8 @@ export class CheckoutService {
         quantity: hold.quantity,
         fingerprint,
         originalExpiry,
-        amountCents: seats.length > 0 ? seats.reduce((a, s) => a + s.priceCents, 0) : await amountOfGaHold(trx, holdId),
+        // A seat listed on the face-value exchange is charged at its listed price.
+        amountCents: seats.length > 0 ? await priceOfSeats(trx, seats) : await amountOfGaHold(trx, holdId),
         currency: hold.currency,
       };
     });
@@ -307,6 +309,14 @@ export class CheckoutService {
       });
       await repo.setHoldStatus(trx, holdId, 'PURCHASED');
       await repo.finishAttempt(trx, accountId, idempotencyKey, { status: 'SUCCEEDED', orderId });
+      // The order's tickets (and a resale it completes) in the order's own transaction.
+      await issueTicketsForOrder(trx, {
+        orderId,
+        holdId,
+        eventId: begun.eventId,
+        accountId,
+        quantity: sold,
+      });
       this.deps.metrics?.checkouts.inc({ event: begun.eventId, result: 'confirmed' });
       return { orderId, holdId, status: 'CONFIRMED' as const, amountCents: begun.amountCents, seatCount: sold, replayed: false };
     });
@@ -392,12 +402,19 @@ export class CheckoutService {
             accountId,
             key,
             seatCount: sold,
-            amountCents: seats.length > 0 ? seats.reduce((x, s) => x + s.priceCents, 0) : await amountOfGaHold(trx, holdId),
+            amountCents: seats.length > 0 ? await priceOfSeats(trx, seats) : await amountOfGaHold(trx, holdId),
             instrument: still.instrument_fingerprint,
             reference: result.reference,
           });
           await repo.setHoldStatus(trx, holdId, 'PURCHASED');
           await repo.finishAttempt(trx, accountId, key, { status: 'SUCCEEDED', orderId });
+          await issueTicketsForOrder(trx, {
+            orderId,
+            holdId,
+            eventId: hold.event_id,
+            accountId,
+            quantity: sold,
+          });
           this.deps.metrics?.checkouts.inc({ event: hold.event_id, result: 'recovered' });
           return 'confirmed' as const;
         }

@@ -70,7 +70,11 @@ export async function reconcileInventory(db: Db): Promise<ReconciliationResult[]
     SELECT e.id AS event_id, e.capacity,
            (coalesce(s.available, 0) + coalesce(g.available, 0))::int AS available, (coalesce(s.held, 0) + coalesce(g.held, 0))::int AS held,
            (coalesce(s.sold, 0) + coalesce(g.sold, 0))::int AS sold,
-           coalesce((SELECT sum(seat_count) FROM orders o WHERE o.event_id = e.id AND o.status = 'CONFIRMED'), 0)::int AS ordered
+           (coalesce((SELECT sum(seat_count) FROM orders o WHERE o.event_id = e.id AND o.status = 'CONFIRMED'), 0)
+            -- A seat on the face-value exchange (listed: in the waitlist's pool; sold: the buyer's order has it) is no
+            -- longer its seller's order's.
+            - (SELECT count(*) FROM ticket_resales r JOIN tickets t ON t.id = r.ticket_id JOIN orders o ON o.id = t.order_id
+               WHERE r.event_id = e.id AND r.status IN ('LISTED', 'SOLD') AND o.status = 'CONFIRMED'))::int AS ordered
     FROM events e
     LEFT JOIN LATERAL (
       SELECT count(*) FILTER (WHERE status = 'AVAILABLE' OR (status = 'HELD' AND expires_at <= now())) AS available,

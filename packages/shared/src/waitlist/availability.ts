@@ -37,7 +37,7 @@ export async function emitAvailability(
   eventId: string,
   cause: AvailabilityCause,
   seats: ReturnedSeat[],
-  opts: { deferFanout?: boolean } = {},
+  opts: { deferFanout?: boolean; pool?: boolean } = {},
 ): Promise<EmittedAvailability | null> {
   if (seats.length === 0) return null;
   const c = await repo.findAvailabilityContext(trx, eventId, [...new Set(seats.map((s) => s.sectionCode))]);
@@ -46,7 +46,8 @@ export async function emitAvailability(
 
   let poolHoldId: string | null = null;
   let mode: AvailabilityMode = 'ON_SALE';
-  if (c.sold_out) {
+  // A resale's seat goes to the waitlist first whether or not the event sold out (opts.pool).
+  if (c.sold_out || opts.pool === true) {
     mode = c.mode;
     poolHoldId = randomUUID();
     await repo.setAsidePool(trx, {
