@@ -62,10 +62,10 @@ function ScannerPage() {
   const input = useRef<HTMLInputElement>(null);
   const offline = forcedOffline || networkDown;
 
-  const createScanner = useMutation(trpc.tickets.createScanner.mutationOptions());
-  const scan = useMutation(trpc.tickets.scan.mutationOptions());
-  const manifest = useMutation(trpc.tickets.manifest.mutationOptions());
-  const upload = useMutation(trpc.tickets.upload.mutationOptions());
+  const createScanner = useMutation(trpc.door.startGate.mutationOptions());
+  const scan = useMutation(trpc.door.scan.mutationOptions());
+  const manifest = useMutation(trpc.door.manifest.mutationOptions());
+  const upload = useMutation(trpc.door.upload.mutationOptions());
 
   useEffect(() => {
     const on = () => setNetworkDown(false);
