@@ -12,6 +12,7 @@ const ids = {
   sold: '44444444-4444-4444-8444-444444444444',
   inBefore: '55555555-5555-4555-8555-555555555555',
   unknown: '66666666-6666-4666-8666-666666666666',
+  listed: '77777777-7777-4777-8777-777777777777',
 };
 const seat = (n: number) => ({ section: 'STALLS', row: 'A', number: n });
 
@@ -30,6 +31,7 @@ function setup() {
       { ticketId: ids.moved, generation: 2, status: 'ACTIVE', seat: seat(3) },
       { ticketId: ids.sold, generation: 1, status: 'RESOLD', seat: seat(4) },
       { ticketId: ids.inBefore, generation: 1, status: 'ADMITTED', seat: seat(5) },
+      { ticketId: ids.listed, generation: 1, status: 'LISTED', seat: seat(6) },
     ],
   };
   const code = (id: string, atMs: number, generation = 1) => signTicketCode(key, { id, generation }, stepOf(atMs));
@@ -57,7 +59,7 @@ describe('the offline gate', () => {
     expect((await gate.check(shot, T0 + STEP_MS)).result).toBe('ADMIT');
   });
 
-  it('refuses another event’s code, a forged or cut code, an unknown ticket, an old device’s code, a sold ticket, one admitted before', async () => {
+  it('refuses another event’s code, a forged or cut code, an unknown ticket, an old device’s code, a sold or listed ticket, one admitted before', async () => {
     const { manifest, code } = setup();
     const other = setup();
     const gate = await OfflineGate.open(manifest);
@@ -73,6 +75,7 @@ describe('the offline gate', () => {
     expect((await gate.check(code(ids.moved, T0, 2), T0)).result).toBe('ADMIT');
     expect((await gate.check(code(ids.sold, T0), T0)).result).toBe('REVOKED');
     expect((await gate.check(code(ids.inBefore, T0), T0)).result).toBe('ALREADY_ADMITTED');
+    expect((await gate.check(code(ids.listed, T0), T0)).result).toBe('REVOKED');
     // None of the refusals used up ticket b.
     expect((await gate.check(code(ids.b, T0), T0)).result).toBe('ADMIT');
   });

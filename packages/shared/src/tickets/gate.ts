@@ -67,15 +67,12 @@ const uuidOf = (b: Uint8Array) => {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 };
 
-/** A ticket's state at the gate: refused outright (REVOKED) unless its holder still has it. */
-const REVOKED_STATUSES = new Set(['TRANSFERRED', 'RESOLD', 'REVOKED']);
-
 /**
  * One gate's offline checker for one event. `check` is what the gate answers to a code scanned at `atMs`: well formed
  * and signed by the event's key (else INVALID: another event's code, or a forgery), of that step or the one before
- * (older: EXPIRED_CODE), a ticket in the manifest (else INVALID) of the generation its holder's device has now and
- * still held (else REVOKED), not admitted before, here or by the store when the manifest was made (else
- * ALREADY_ADMITTED). An ADMIT is remembered at once: the same ticket at this gate a second later is refused.
+ * (older: EXPIRED_CODE), a ticket in the manifest (else INVALID), not admitted before, here or by the store when
+ * the manifest was made (else ALREADY_ADMITTED), ACTIVE (not listed, passed on, sold or cancelled) and of the
+ * generation its holder's device has now (else REVOKED): the store's own order of checks (TicketService.scan). An ADMIT is remembered at once: the same ticket at this gate a second later is refused.
  */
 export class OfflineGate {
   private readonly byId: Map<string, GateManifest['tickets'][number]>;
@@ -124,9 +121,11 @@ export class OfflineGate {
     if (step < now - 1) return refuse('EXPIRED_CODE', 'an old code (a screenshot?): ask for the live one', ticketId);
     const ticket = this.byId.get(ticketId);
     if (!ticket) return refuse('INVALID', 'no such ticket in the downloaded list', ticketId);
-    if (REVOKED_STATUSES.has(ticket.status)) return refuse('REVOKED', 'the ticket was passed on, sold or cancelled', ticketId);
-    if (generation !== ticket.generation) return refuse('REVOKED', 'a code from a device the ticket has left', ticketId);
+    // As the store's scan: admitted already reads ALREADY_ADMITTED whatever the device; else only an ACTIVE ticket of
+    // the generation its holder's device has now gets in.
     if (ticket.status === 'ADMITTED' || this.admitted.has(ticketId)) return refuse('ALREADY_ADMITTED', 'already admitted', ticketId);
+    if (ticket.status !== 'ACTIVE') return refuse('REVOKED', 'the ticket is listed for resale, passed on, sold or cancelled', ticketId);
+    if (generation !== ticket.generation) return refuse('REVOKED', 'a code from a device the ticket has left', ticketId);
     this.admitted.add(ticketId);
     return { result: 'ADMIT', ticketId, seat: ticket.seat, reason: 'valid' };
   }
