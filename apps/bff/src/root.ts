@@ -14,6 +14,7 @@ import { supportRouter } from './routers/support.js';
 import { operationsRouter } from './routers/operations.js';
 import { webhooksRouter } from './routers/webhooks.js';
 import { rehearsalsRouter } from './routers/rehearsals.js';
+import { ticketsRouter } from './routers/tickets.js';
 import { router } from './trpc.js';
 
 export const appRouter = router({
@@ -32,6 +33,7 @@ export const appRouter = router({
   operations: operationsRouter,
   webhooks: webhooksRouter,
   rehearsals: rehearsalsRouter,
+  tickets: ticketsRouter,
 });
 
 export type AppRouter = typeof appRouter;
