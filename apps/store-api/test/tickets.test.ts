@@ -7,6 +7,7 @@ import { sql } from '@onsale/shared/db';
 import { TEST_CARDS } from '@onsale/shared/checkout';
 import { cancelOrder } from '@onsale/shared/checkout';
 import { reconcileInventory } from '@onsale/shared/jobs';
+import { reviewEvent } from '@onsale/shared/abuse';
 import { checkTicketCode, publicKeyOf, TicketService } from '@onsale/shared/tickets';
 import { relayFanouts, runFanout } from '@onsale/shared/waitlist';
 import { admitted, bearer, cardNumberOf, checkInvariants, login, makeEvent, setupApp, type TestApp } from './helper.js';
@@ -440,6 +441,26 @@ describe('the face-value exchange', () => {
     expect(offTicket.can.resell).toBe(false);
     const refused = await call('POST', `/tickets/${offTicket.ticketId}/resale`, bearer(fan), { priceCents: 100 });
     expect([refused.status, refused.body.error]).toEqual([403, 'RESALE_DISABLED']);
+  });
+});
+
+describe('the post-sale review', () => {
+  it("counts the transfers and listings of a cluster's accounts, so a reseller's accounts show up", async () => {
+    const { eventId } = await makeEvent(h.t);
+    const a = await login(h.app, 'resell-001');
+    const b = await login(h.app, 'resell-002');
+    await login(h.app, 'tk-end-buyer'); // the receiver has signed in here
+    await buy(a, eventId, 2);
+    await buy(b, eventId, 1);
+    const [a1, a2] = await myTickets(a);
+    const [b1] = await myTickets(b);
+    expect((await call('POST', `/tickets/${a1!.ticketId}/transfer`, bearer(a), { toAccountId: 'tk-end-buyer' })).status).toBe(200);
+    expect((await call('POST', `/tickets/${a2!.ticketId}/resale`, bearer(a), { priceCents: 12_000 })).status).toBe(200);
+    expect((await call('POST', `/tickets/${b1!.ticketId}/resale`, bearer(b), { priceCents: 13_000 })).status).toBe(200);
+    const review = await reviewEvent(h.t.db, eventId);
+    expect(review.clusters.map((c) => [c.accounts, c.signals, c.transfers, c.listings])).toEqual([
+      [['resell-001', 'resell-002'], ['ACCOUNT_SEQUENCE'], 1, 2],
+    ]);
   });
 });
 
