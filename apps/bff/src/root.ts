@@ -14,7 +14,7 @@ import { supportRouter } from './routers/support.js';
 import { operationsRouter } from './routers/operations.js';
 import { webhooksRouter } from './routers/webhooks.js';
 import { rehearsalsRouter } from './routers/rehearsals.js';
-import { doorRouter } from './routers/door.js';
+import { ticketsRouter } from './routers/tickets.js';
 import { router } from './trpc.js';
 
 export const appRouter = router({
@@ -33,7 +33,7 @@ export const appRouter = router({
   operations: operationsRouter,
   webhooks: webhooksRouter,
   rehearsals: rehearsalsRouter,
-  door: doorRouter,
+  tickets: ticketsRouter,
 });
 
 export type AppRouter = typeof appRouter;

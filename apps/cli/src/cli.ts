@@ -7,6 +7,7 @@ import { PLAN_FLAGS, plan } from './plan.js';
 import { USERS_USAGE, userCommands } from './users.js';
 import { WEBHOOKS_USAGE, webhookCommands } from './webhooks.js';
 import { WAITLIST_USAGE, waitlistCommands } from './waitlist.js';
+import { TICKETS_USAGE, ticketCommands } from './tickets.js';
 import { REVIEW_USAGE, reviewCommands } from './review.js';
 import { LOTTERY_USAGE, lotteryCommands } from './lottery.js';
 import { PRESALE_USAGE, presaleCommands } from './presale.js';
@@ -55,6 +56,7 @@ commands:
 ${USERS_USAGE}
 ${WEBHOOKS_USAGE}
 ${WAITLIST_USAGE}
+${TICKETS_USAGE}
 ${REVIEW_USAGE}
 ${LOTTERY_USAGE}
 ${PRESALE_USAGE}
@@ -164,6 +166,7 @@ const commands: Record<string, Command> = {
   ...userCommands,
   ...webhookCommands,
   ...waitlistCommands,
+  ...ticketCommands,
   ...reviewCommands,
   ...lotteryCommands,
   ...presaleCommands,

@@ -25,6 +25,7 @@ function printCluster(c: Cluster, eventId: string, io: Io) {
     `cluster ${c.id}: ${c.accounts.length} accounts, ${c.orders.length} orders, ${c.seats} seats, ${money(c.amountCents)}; linked by ${c.signals.join(', ')}`,
   );
   io.out(`  accounts created within ${span(c.accountsCreatedWithinSeconds)} of each other`);
+  if (c.transfers > 0 || c.listings > 0) io.out(`  tickets passed on: ${c.transfers} transferred, ${c.listings} listed for resale`);
   io.out('  evidence:');
   for (const e of c.evidence) io.out(`    ${e.signal.padEnd(17)} ${e.value}: ${e.accounts.join(', ')} (${e.orders.length} orders)`);
   io.out('  orders:');

@@ -13,9 +13,15 @@ export async function confirmedOrdersForReview(db: Db, eventId: string): Promise
     device_hash: string | null;
     account_created_at: Date;
     created_at: Date;
+    transfers: number;
+    listings: number;
   }>`
     SELECT o.id AS order_id, o.account_id, o.seat_count, o.amount_cents, o.instrument_fingerprint, h.device_hash,
-           a.created_at AS account_created_at, o.created_at
+           a.created_at AS account_created_at, o.created_at,
+           -- The order's tickets the buyer passed on, and those they listed on the exchange: a reseller's signature.
+           (SELECT count(*) FROM tickets t WHERE t.order_id = o.id AND t.holder_account_id = o.account_id AND t.status = 'TRANSFERRED')::int AS transfers,
+           (SELECT count(*) FROM ticket_resales r JOIN tickets t ON t.id = r.ticket_id
+             WHERE t.order_id = o.id AND r.seller_account_id = o.account_id)::int AS listings
     FROM orders o
     JOIN holds h ON h.id = o.hold_id
     JOIN accounts a ON a.id = o.account_id
@@ -30,6 +36,8 @@ export async function confirmedOrdersForReview(db: Db, eventId: string): Promise
     deviceHash: r.device_hash,
     accountCreatedAt: r.account_created_at,
     orderedAt: r.created_at,
+    transfers: r.transfers,
+    listings: r.listings,
   }));
 }
 

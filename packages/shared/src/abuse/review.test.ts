@@ -31,6 +31,17 @@ describe('account id stems', () => {
 });
 
 describe('clustering orders', () => {
+  it("sums the tickets a cluster's accounts transferred and listed for resale", () => {
+    const orders = [
+      order('tout-001', { transfers: 2, listings: 1 }),
+      order('tout-002', { transfers: 1 }),
+      order('fan', { transfers: 5, listings: 5 }),
+    ];
+    const [c, ...rest] = clusterOrders(orders);
+    expect(rest).toEqual([]);
+    expect([c!.accounts, c!.transfers, c!.listings]).toEqual([['tout-001', 'tout-002'], 3, 1]);
+  });
+
   it('links accounts that paid with one card, and shows the card as evidence', () => {
     const orders = [order('alice', { instrument: 'cardX' }), order('bob', { instrument: 'cardX' }), order('carol')];
     const [c, ...rest] = clusterOrders(orders);

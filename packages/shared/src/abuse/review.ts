@@ -30,6 +30,10 @@ export interface ReviewOrder {
   deviceHash: string | null;
   accountCreatedAt: Date;
   orderedAt: Date;
+  /** Tickets of the order its buyer transferred to other accounts (0 when unknown). */
+  transfers?: number;
+  /** Tickets of the order its buyer listed on the face-value exchange, sold or not (0 when unknown). */
+  listings?: number;
 }
 
 export interface ReviewOptions {
@@ -59,6 +63,9 @@ export interface ReviewCluster {
   evidence: ClusterEvidence[];
   /** Seconds between the first and the last of the cluster's accounts being created. */
   accountsCreatedWithinSeconds: number;
+  /** Tickets the cluster's accounts transferred to others, and listed for resale: a reseller's accounts pass tickets on. */
+  transfers: number;
+  listings: number;
 }
 
 /** The stem an account id has when it ends in a number ("scalper-017" -> "scalper"), else null. Emails by local part. */
@@ -169,6 +176,8 @@ export function clusterOrders(orders: readonly ReviewOrder[], opts: ReviewOption
       signals: [...new Set(ev.map((e) => e.signal))].sort(),
       evidence: ev,
       accountsCreatedWithinSeconds: Math.round((Math.max(...times) - Math.min(...times)) / 1000),
+      transfers: group.reduce((n, o) => n + (o.transfers ?? 0), 0),
+      listings: group.reduce((n, o) => n + (o.listings ?? 0), 0),
     });
   }
   return clusters.sort((a, b) => b.seats - a.seats || (a.id < b.id ? -1 : 1));

@@ -19,11 +19,11 @@ export interface TicketEventRow {
   resale_fee_cap_percent: number;
 }
 
-const EVENT_COLUMNS = sql`e.id, e.name, e.listing_id, e.starts_at, e.currency, e.per_account_seat_limit, e.ticket_delivery_at,
+const EVENT_SETTINGS = sql`e.listing_id, e.starts_at, e.currency, e.per_account_seat_limit, e.ticket_delivery_at,
   e.ticket_delivery_hours_before, e.ticket_transfer_limit, e.resale_enabled, e.resale_fee_cap_percent`;
 
 export async function findEvent(db: Q, eventId: string): Promise<TicketEventRow | undefined> {
-  const { rows } = await sql<TicketEventRow>`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.id = ${eventId}`.execute(db);
+  const { rows } = await sql<TicketEventRow>`SELECT e.id, e.name, ${EVENT_SETTINGS} FROM events e WHERE e.id = ${eventId}`.execute(db);
   return rows[0];
 }
 
@@ -47,7 +47,7 @@ export interface TicketWithEvent extends TicketRow, Omit<TicketEventRow, 'id' | 
 }
 
 const TICKET_SELECT = sql`
-  SELECT t.*, ${EVENT_COLUMNS}, e.name AS event_name, o.hold_id AS order_hold_id,
+  SELECT t.*, ${EVENT_SETTINGS}, e.name AS event_name, o.hold_id AS order_hold_id,
          r.id AS resale_id, r.price_cents AS resale_price_cents, r.cap_cents AS resale_cap_cents, r.created_at AS resale_created_at,
          CASE WHEN r.id IS NULL THEN NULL
               WHEN s.status = 'HELD' AND s.expires_at > now() AND h.status = 'WAITLIST' THEN 'WAITLIST'

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import '../words/zod-messages.js';
 
 /** Console roles, most powerful first. */
-export const ROLES = ['admin', 'operator', 'promoter', 'viewer'] as const;
+export const ROLES = ['admin', 'operator', 'promoter', 'viewer', 'scanner'] as const;
 export type Role = (typeof ROLES)[number];
 
 /** One line per role, for the console and the CLI. */
@@ -14,6 +14,7 @@ export const ROLE_DESCRIPTIONS: Record<Role, string> = {
     'war-room controls (pause, resume, rate override), fan support, order cancellations, the post-sale review and webhooks for every event; reads everything',
   promoter: 'configures and reads only the events of their own organisation',
   viewer: 'reads every event; changes nothing',
+  scanner: 'door staff: makes scanner tokens and scans tickets at the door of any event; reads nothing else',
 };
 
 /**
@@ -49,6 +50,12 @@ export const PERMISSIONS = {
   'review.cancel': ['admin', 'operator'],
   /** Add, disable and enable webhook endpoints; read and redeliver their deliveries. */
   'webhooks.manage': ['admin', 'operator'],
+  /** Read ticket counts (issued, delivered, transferred, listed, resold, scanned) in the war room and the post-sale review. */
+  'tickets.read': ['admin', 'operator', 'promoter', 'viewer'],
+  /** Fan support for tickets: find an order's tickets, reissue one to a new device. */
+  'tickets.support': ['admin', 'operator'],
+  /** Make a scanner token for an event's door (the console's scanner page). */
+  'tickets.scan': ['admin', 'operator', 'scanner'],
 } as const satisfies Record<string, readonly Role[]>;
 export type Permission = keyof typeof PERMISSIONS;
 
