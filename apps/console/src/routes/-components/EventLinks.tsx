@@ -32,7 +32,7 @@ export function EventLinks({ eventId, listingId }: { eventId: string; listingId?
           Post-sale review
         </Link>
       )}
-      {permissions.includes('warroom.control') && (
+      {permissions.includes('tickets.scan') && (
         <Link to="/events/$eventId/scanner" params={{ eventId }} activeProps={{ className: 'active' }} data-testid="link-scanner">
           Door scanner
         </Link>

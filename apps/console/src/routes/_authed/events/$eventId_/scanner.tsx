@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
-import { useMutation, useQuery } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { createFileRoute, Link } from '@tanstack/react-router';
 import { OfflineGate, type GateResult, type GateSeat } from '@onsale/shared/tickets/gate';
 import { messageOf, useTRPC } from '../../../../trpc';
@@ -42,8 +42,11 @@ function ScannerPage() {
   const { me } = Route.useRouteContext();
   const { eventId } = Route.useParams();
   const trpc = useTRPC();
-  const allowed = me.permissions.includes('warroom.control');
-  const event = useQuery(trpc.events.byId.queryOptions({ id: eventId }, { enabled: allowed }));
+  const queryClient = useQueryClient();
+  const allowed = me.permissions.includes('tickets.scan');
+  // Door staff read no event pages: the event's name comes from the doors they may set up.
+  const doors = useQuery(trpc.tickets.doorEvents.queryOptions(undefined, { enabled: allowed }));
+  const event = doors.data?.find((e) => e.id === eventId);
   const [gate, setGateState] = useState<GateState>(() => loadGate(eventId));
   const setGate = (next: GateState | ((g: GateState) => GateState)) =>
     setGateState((g) => {
@@ -62,10 +65,10 @@ function ScannerPage() {
   const input = useRef<HTMLInputElement>(null);
   const offline = forcedOffline || networkDown;
 
-  const createScanner = useMutation(trpc.door.startGate.mutationOptions());
-  const scan = useMutation(trpc.door.scan.mutationOptions());
-  const manifest = useMutation(trpc.door.manifest.mutationOptions());
-  const upload = useMutation(trpc.door.upload.mutationOptions());
+  const createScanner = useMutation(trpc.tickets.createScanner.mutationOptions());
+  const scan = useMutation(trpc.tickets.scan.mutationOptions());
+  const [downloading, setDownloading] = useState(false);
+  const upload = useMutation(trpc.tickets.upload.mutationOptions());
 
   useEffect(() => {
     const on = () => setNetworkDown(false);
@@ -83,7 +86,7 @@ function ScannerPage() {
     if (!offline && gate.token && gate.pending.length > 0 && !upload.isPending) void sendPending();
   }, [offline, gate.pending.length, gate.token]);
 
-  if (!allowed) return <Forbidden what="page (the door scanner is for admins and operators)" />;
+  if (!allowed) return <Forbidden what="page (the door scanner is for door staff, operators and admins)" />;
 
   async function startGate(e: FormEvent) {
     e.preventDefault();
@@ -121,7 +124,7 @@ function ScannerPage() {
     setCode('');
     if (offline || !gate.token) return checkOffline(value);
     try {
-      const a = await scan.mutateAsync({ token: gate.token, code: value, gate: gate.gate });
+      const a = await scan.mutateAsync({ scannerToken: gate.token, code: value, gate: gate.gate });
       const first = a.firstAdmitted ? `first admitted ${timeOf(a.firstAdmitted.at)} at ${a.firstAdmitted.gate}` : '';
       record({ result: a.result, seat: a.seat, detail: first, offline: false });
     } catch (err) {
@@ -138,13 +141,16 @@ function ScannerPage() {
 
   async function download() {
     if (!gate.token) return;
+    setDownloading(true);
     try {
-      const m = await manifest.mutateAsync({ token: gate.token });
+      const m = await queryClient.fetchQuery({ ...trpc.tickets.manifest.queryOptions({ scannerToken: gate.token }), staleTime: 0 });
       // A fresh list knows every admission up to now: the gate's own offline admissions are in it once uploaded.
       setGate((g) => ({ ...g, manifest: m, admittedOffline: g.pending.length ? g.admittedOffline : [] }));
       setProblem(null);
     } catch (err) {
       setProblem(messageOf(err));
+    } finally {
+      setDownloading(false);
     }
   }
 
@@ -152,7 +158,7 @@ function ScannerPage() {
     if (!gate.token || gate.pending.length === 0) return;
     const scans = gate.pending.map(({ scanId, code: c, scannedAt }) => ({ scanId, code: c, scannedAt }));
     try {
-      const r = await upload.mutateAsync({ token: gate.token, gate: gate.gate, scans });
+      const r = await upload.mutateAsync({ scannerToken: gate.token, gate: gate.gate, scans });
       const sent = new Set(scans.map((s) => s.scanId));
       setGate((g) => ({ ...g, pending: g.pending.filter((p) => !sent.has(p.scanId)) }));
       const doubles = r.results.filter((x) => x.doubleEntry);
@@ -176,14 +182,10 @@ function ScannerPage() {
   return (
     <section className="scanner">
       <p className="crumbs">
-        <Link to="/">Events</Link> /{' '}
-        <Link to="/events/$eventId" params={{ eventId }}>
-          {event.data?.name ?? 'Event'}
-        </Link>{' '}
-        / Door scanner
+        <Link to="/door">Doors</Link> / {event?.name ?? 'Event'} / Door scanner
       </p>
-      <h1>Door scanner</h1>
-      <EventLinks eventId={eventId} listingId={event.data?.listingId} />
+      <h1>Door scanner{event ? `: ${event.name}` : ''}</h1>
+      {me.permissions.includes('events.read') && <EventLinks eventId={eventId} />}
 
       {!gate.token ? (
         <form className="card form scanner-start" onSubmit={(e) => void startGate(e)} data-testid="scanner-start">
@@ -216,7 +218,7 @@ function ScannerPage() {
             )}
           </div>
           <div className="scanner-tools">
-            <button type="button" className="link-button" onClick={() => void download()} disabled={offline || manifest.isPending} data-testid="scanner-download">
+            <button type="button" className="link-button" onClick={() => void download()} disabled={offline || downloading} data-testid="scanner-download">
               {gate.manifest ? 'Download the ticket list again' : 'Download the ticket list for offline use'}
             </button>
             <label className="check">
