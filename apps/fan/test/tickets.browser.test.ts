@@ -103,7 +103,11 @@ describe('tickets on the fans’ page and at the door', () => {
     await sql`UPDATE events SET ticket_delivery_hours_before = NULL, ticket_delivery_at = now() - interval '1 minute' WHERE id = ${eventId}`.execute(
       stack.t.db,
     );
-    await advanceUntil(buyer.page, async () => (await buyer.page.getByTestId('ticket-qr').count()) === 4, 'four live codes');
+    await advanceUntil(buyer.page, async () => (await buyer.page.getByTestId('ticket-qr').count()) === 4, 'four live codes').catch(
+      async (e: Error) => {
+        throw new Error(`${e.message}: ${await buyer.page.locator('main').innerText()} / errors: ${buyer.errors.join('; ')}`);
+      },
+    );
     const codeA = await buyer.page.getByTestId('ticket-code').first().getAttribute('data-code');
     expect(codeA).toMatch(/^[A-Za-z0-9_-]{100,}$/);
     await noOverflow(buyer.page);
@@ -194,7 +198,7 @@ describe('tickets on the fans’ page and at the door', () => {
     await scan(await friendCode());
     await expect.poll(resultOf).toBe('ADMIT');
     expect(await gate.getByTestId('scan-result').textContent()).toContain('Section STALLS, row A');
-    await gate.screenshot({ path: join(consoleShots, 'scanner-admit-desktop.png'), fullPage: true });
+    await gate.screenshot({ path: join(consoleShots, 'scanner-admit-1440.png'), fullPage: true });
     await scan(await friendCode());
     await expect.poll(() => gate.getByTestId('scan-log').locator('li').count()).toBe(1);
     await expect.poll(resultOf).toBe('ALREADY_ADMITTED');
@@ -215,13 +219,13 @@ describe('tickets on the fans’ page and at the door', () => {
     await scan(await friendCode());
     await expect.poll(() => gate.getByTestId('scanner-pending').textContent()).toBe('1 scan to upload');
     expect(await resultOf()).toBe('ADMIT');
-    await gate.screenshot({ path: join(consoleShots, 'scanner-offline-desktop.png'), fullPage: true });
+    await gate.screenshot({ path: join(consoleShots, 'scanner-offline-1440.png'), fullPage: true });
     await gate.getByTestId('scanner-offline').uncheck();
     await expect.poll(() => gate.getByTestId('scanner-report').textContent(), { timeout: PAGE_WAIT_MS }).toContain('1 double entry');
     expect(await gate.getByTestId('scanner-pending').count()).toBe(0);
     await gate.setViewportSize(WIDTHS.phone);
     expect(await gate.evaluate(() => document.documentElement.scrollWidth - innerWidth)).toBeLessThanOrEqual(0);
-    await gate.screenshot({ path: join(consoleShots, 'scanner-phone.png'), fullPage: true });
+    await gate.screenshot({ path: join(consoleShots, 'scanner-390.png'), fullPage: true });
 
     expect(transferred).not.toBe(listed);
     expect([...buyer.errors, ...friend.errors, ...waiting.errors, ...gateErrors]).toEqual([]);
