@@ -148,7 +148,8 @@ const en = {
     TICKET_NOT_HELD: 'This ticket is no longer yours: it was passed on or sold.',
     TICKET_LISTED: 'This ticket is listed for resale. Withdraw the listing first.',
     TICKET_NOT_ACTIVE: 'This ticket can no longer be used, passed on or sold.',
-    TRANSFER_LIMIT_REACHED: 'This ticket has been passed on as many times as the show allows, or your friend already has the most tickets one fan may hold.',
+    TRANSFER_LIMIT_REACHED:
+      'This ticket has been passed on as many times as the show allows, or your friend already has the most tickets one fan may hold.',
     TRANSFER_RECIPIENT_NOT_FOUND: 'There is no account with that id. Ask your friend for the account id shown on their page.',
     TRANSFER_TO_SELF: 'That is your own account.',
     RESALE_DISABLED: 'This show does not offer resale.',
@@ -356,11 +357,13 @@ const es: Strings = {
     RATE_LIMITED: 'Demasiados intentos en poco tiempo. Espera un momento y vuelve a intentarlo.',
     TICKET_OTHER_DEVICE: 'Esta entrada está en otro de tus dispositivos. Enséñala allí o pásala a este.',
     TICKET_NOT_DELIVERED: 'Tu entrada aún no ha llegado: su código aparecerá aquí en la fecha de entrega.',
-    DEVICE_MOVES_EXHAUSTED: 'Esta entrada ya se ha cambiado de dispositivo todas las veces permitidas. Atención al fan puede cambiarla por ti.',
+    DEVICE_MOVES_EXHAUSTED:
+      'Esta entrada ya se ha cambiado de dispositivo todas las veces permitidas. Atención al fan puede cambiarla por ti.',
     TICKET_NOT_HELD: 'Esta entrada ya no es tuya: se transfirió o se vendió.',
     TICKET_LISTED: 'Esta entrada está a la venta. Retírala primero.',
     TICKET_NOT_ACTIVE: 'Esta entrada ya no se puede usar, transferir ni vender.',
-    TRANSFER_LIMIT_REACHED: 'Esta entrada ya se transfirió todas las veces que permite la función, o tu amigo ya tiene el máximo de entradas por fan.',
+    TRANSFER_LIMIT_REACHED:
+      'Esta entrada ya se transfirió todas las veces que permite la función, o tu amigo ya tiene el máximo de entradas por fan.',
     TRANSFER_RECIPIENT_NOT_FOUND: 'No hay ninguna cuenta con ese id. Pide a tu amigo el id de cuenta que aparece en su página.',
     TRANSFER_TO_SELF: 'Es tu propia cuenta.',
     RESALE_DISABLED: 'Esta función no ofrece reventa.',

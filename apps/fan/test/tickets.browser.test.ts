@@ -54,7 +54,8 @@ afterAll(async () => {
 });
 
 const tickets = (page: Page) => page.getByTestId('my-tickets').getByTestId('ticket');
-const ticketsWith = (page: Page, status: string) => page.locator(`[data-testid="my-tickets"] [data-testid="ticket"][data-status="${status}"]`);
+const ticketsWith = (page: Page, status: string) =>
+  page.locator(`[data-testid="my-tickets"] [data-testid="ticket"][data-status="${status}"]`);
 
 /** The fan's turn (the sale is open), best available in the stalls, paid with the test card. */
 async function buy(page: Page, quantity: number): Promise<void> {
@@ -167,7 +168,11 @@ describe('tickets on the fans’ page and at the door', () => {
     expect(await waiting.page.getByTestId('my-tickets').getByTestId('ticket').getAttribute('data-ticket-id')).not.toBe(listed);
     await waiting.page.screenshot({ path: join(docsShots, 'tickets-resold-desktop.png'), fullPage: true });
     // The seller's page: sold on the exchange.
-    await advanceUntil(buyer.page, async () => (await buyer.page.locator(`[data-ticket-id="${listed}"]`).getAttribute('data-status')) === 'RESOLD', 'RESOLD');
+    await advanceUntil(
+      buyer.page,
+      async () => (await buyer.page.locator(`[data-ticket-id="${listed}"]`).getAttribute('data-status')) === 'RESOLD',
+      'RESOLD',
+    );
 
     // The door. A gate starts with its own credential and downloads the ticket list (the friend's ticket not yet in).
     const door = await browser.newContext({ viewport: WIDTHS.desktop, timezoneId: 'UTC' });

@@ -100,18 +100,18 @@ function TicketItem({ ticket, onChanged }: { ticket: FanTicket; onChanged: (done
     if (r.kind === 'ok') {
       setOpen(null);
       onChanged(done);
-    } else setMessage({ text: r.kind === 'refused' ? refusalText(t, r.body) : t.busy});
+    } else setMessage({ text: r.kind === 'refused' ? refusalText(t, r.body) : t.busy });
   }
 
   function transfer(e: FormEvent) {
     e.preventDefault();
-    if (!friend.trim()) return setMessage({ text: t.ticketFriendMissing});
+    if (!friend.trim()) return setMessage({ text: t.ticketFriendMissing });
     void act('POST', `${path}/transfer`, { toAccountId: friend.trim() }, t.ticketTransferred(friend.trim()));
   }
   function list(e: FormEvent) {
     e.preventDefault();
     const cents = Math.round(Number(price.replace(',', '.')) * 100);
-    if (!Number.isFinite(cents) || cents <= 0) return setMessage({ text: t.ticketPriceInvalid});
+    if (!Number.isFinite(cents) || cents <= 0) return setMessage({ text: t.ticketPriceInvalid });
     void act('POST', `${path}/resale`, { priceCents: cents }, t.ticketListed);
   }
 
@@ -127,36 +127,34 @@ function TicketItem({ ticket, onChanged }: { ticket: FanTicket; onChanged: (done
       {ticket.status === 'ACTIVE' && <TicketCode ticketId={ticket.ticketId} onChanged={() => onChanged()} />}
       {ticket.status === 'ADMITTED' && <p data-testid="ticket-admitted">{t.ticketStatus.ADMITTED}</p>}
       {ticket.status === 'LISTED' && (
-        <p data-testid="ticket-listed">
-          {t.ticketListedFor(ticket.resale ? f.money(ticket.resale.priceCents, currency) : '')}
-        </p>
+        <p data-testid="ticket-listed">{t.ticketListedFor(ticket.resale ? f.money(ticket.resale.priceCents, currency) : '')}</p>
       )}
 
       {(ticket.can.transfer || ticket.can.resell) && (
         <div className="ticket-actions">
           {ticket.can.transfer && (
-          <button
-            type="button"
-            className="secondary"
-            aria-expanded={open === 'transfer'}
-            aria-controls={`transfer-${id}`}
-            onClick={() => setOpen(open === 'transfer' ? null : 'transfer')}
-            data-testid="ticket-transfer-open"
-          >
-            {t.ticketTransfer}
-          </button>
+            <button
+              type="button"
+              className="secondary"
+              aria-expanded={open === 'transfer'}
+              aria-controls={`transfer-${id}`}
+              onClick={() => setOpen(open === 'transfer' ? null : 'transfer')}
+              data-testid="ticket-transfer-open"
+            >
+              {t.ticketTransfer}
+            </button>
           )}
           {ticket.can.resell && (
-          <button
-            type="button"
-            className="secondary"
-            aria-expanded={open === 'resale'}
-            aria-controls={`resale-${id}`}
-            onClick={() => setOpen(open === 'resale' ? null : 'resale')}
-            data-testid="ticket-resale-open"
-          >
-            {t.ticketResale}
-          </button>
+            <button
+              type="button"
+              className="secondary"
+              aria-expanded={open === 'resale'}
+              aria-controls={`resale-${id}`}
+              onClick={() => setOpen(open === 'resale' ? null : 'resale')}
+              data-testid="ticket-resale-open"
+            >
+              {t.ticketResale}
+            </button>
           )}
         </div>
       )}
@@ -184,13 +182,7 @@ function TicketItem({ ticket, onChanged }: { ticket: FanTicket; onChanged: (done
           </p>
           <label>
             {t.ticketPrice(currency ?? 'USD')}
-            <input
-              value={price}
-              onChange={(e) => setPrice(e.target.value)}
-              inputMode="decimal"
-              autoFocus
-              data-testid="ticket-price"
-            />
+            <input value={price} onChange={(e) => setPrice(e.target.value)} inputMode="decimal" autoFocus data-testid="ticket-price" />
           </label>
           <button type="submit" className="primary" disabled={busy} data-testid="ticket-resale-send">
             {t.ticketResaleSend}

@@ -41,8 +41,19 @@ export function TicketSupport({ canAct }: { canAct: boolean }) {
     <section className="section-block" data-testid="ticket-support" aria-labelledby="ticket-support-title">
       <h2 id="ticket-support-title">Tickets by order</h2>
       <form className="card lookup-form" onSubmit={submit} noValidate data-testid="ticket-lookup">
-        <Field label="Order reference" name="reference" error={error ?? undefined} hint="The order number the fan reads, or the payment reference.">
-          <input name="reference" value={typed} onChange={(e) => setTyped(e.target.value)} autoComplete="off" data-testid="ticket-reference" />
+        <Field
+          label="Order reference"
+          name="reference"
+          error={error ?? undefined}
+          hint="The order number the fan reads, or the payment reference."
+        >
+          <input
+            name="reference"
+            value={typed}
+            onChange={(e) => setTyped(e.target.value)}
+            autoComplete="off"
+            data-testid="ticket-reference"
+          />
         </Field>
         <button type="submit" className="primary">
           Find tickets

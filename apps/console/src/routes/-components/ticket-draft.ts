@@ -71,7 +71,9 @@ export function ticketsOfDraft(d: TicketsDraft, zone: string, problems: Record<s
     if (local === '') problems['tickets.deliveryAt'] = 'choose when tickets are delivered';
     else
       out.deliveryAt =
-        d.deliveryAtIso !== null && wallTimeOf(d.deliveryAtIso, zone) === local ? d.deliveryAtIso : (instantOfWallTime(local, zone) ?? local);
+        d.deliveryAtIso !== null && wallTimeOf(d.deliveryAtIso, zone) === local
+          ? d.deliveryAtIso
+          : (instantOfWallTime(local, zone) ?? local);
   }
   if (d.delivery === 'hoursBefore') out.deliveryHoursBeforeShow = num('tickets.deliveryHoursBeforeShow', d.hoursBefore);
   return out;

@@ -35,7 +35,11 @@ const WORDS: Record<GateResult, { title: string; tone: 'ok' | 'warn' | 'alarm' }
 };
 
 const seatWords = (s: GateSeat | null) =>
-  !s ? '' : s.row !== null && s.number !== null ? `Section ${s.section}, row ${s.row}, seat ${s.number}` : `${s.section} (general admission)`;
+  !s
+    ? ''
+    : s.row !== null && s.number !== null
+      ? `Section ${s.section}, row ${s.row}, seat ${s.number}`
+      : `${s.section} (general admission)`;
 const timeOf = (iso: string) => new Date(iso).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
 
 function ScannerPage() {
@@ -112,7 +116,13 @@ function ScannerPage() {
     }
     const g = await OfflineGate.open(gate.manifest, gate.admittedOffline);
     const r = await g.check(text, Date.now());
-    const scanned = { scanId: crypto.randomUUID(), code: text, scannedAt: new Date().toISOString(), result: r.result, ticketId: r.ticketId };
+    const scanned = {
+      scanId: crypto.randomUUID(),
+      code: text,
+      scannedAt: new Date().toISOString(),
+      result: r.result,
+      ticketId: r.ticketId,
+    };
     setGate((s) => ({ ...s, admittedOffline: g.admittedIds(), pending: [...s.pending, scanned] }));
     record({ result: r.result, seat: r.seat, detail: `${r.reason}; kept to upload`, offline: true });
   }
@@ -168,7 +178,10 @@ function ScannerPage() {
             ? ' No double entries.'
             : ` ${doubles.length} double entr${doubles.length === 1 ? 'y' : 'ies'}: ` +
               doubles
-                .map((d) => `ticket ${d.ticketId?.slice(0, 8) ?? '?'}${d.firstAdmitted ? ` (first in ${timeOf(d.firstAdmitted.at)} at ${d.firstAdmitted.gate})` : ''}`)
+                .map(
+                  (d) =>
+                    `ticket ${d.ticketId?.slice(0, 8) ?? '?'}${d.firstAdmitted ? ` (first in ${timeOf(d.firstAdmitted.at)} at ${d.firstAdmitted.gate})` : ''}`,
+                )
                 .join('; ') +
               '.'),
       );
@@ -190,8 +203,8 @@ function ScannerPage() {
       {!gate.token ? (
         <form className="card form scanner-start" onSubmit={(e) => void startGate(e)} data-testid="scanner-start">
           <p>
-            Each gate scans with its own credential, for this event only. Name this gate (it is shown in the log and beside
-            double entries), then start.
+            Each gate scans with its own credential, for this event only. Name this gate (it is shown in the log and beside double entries),
+            then start.
           </p>
           <label className="field">
             <span>Gate name</span>
@@ -218,15 +231,32 @@ function ScannerPage() {
             )}
           </div>
           <div className="scanner-tools">
-            <button type="button" className="link-button" onClick={() => void download()} disabled={offline || downloading} data-testid="scanner-download">
+            <button
+              type="button"
+              className="link-button"
+              onClick={() => void download()}
+              disabled={offline || downloading}
+              data-testid="scanner-download"
+            >
               {gate.manifest ? 'Download the ticket list again' : 'Download the ticket list for offline use'}
             </button>
             <label className="check">
-              <input type="checkbox" checked={forcedOffline} onChange={(e) => setForcedOffline(e.target.checked)} data-testid="scanner-offline" />
+              <input
+                type="checkbox"
+                checked={forcedOffline}
+                onChange={(e) => setForcedOffline(e.target.checked)}
+                data-testid="scanner-offline"
+              />
               Work offline
             </label>
             {gate.pending.length > 0 && !offline && (
-              <button type="button" className="link-button" onClick={() => void sendPending()} disabled={upload.isPending} data-testid="scanner-upload">
+              <button
+                type="button"
+                className="link-button"
+                onClick={() => void sendPending()}
+                disabled={upload.isPending}
+                data-testid="scanner-upload"
+              >
                 Upload now
               </button>
             )}
@@ -250,7 +280,13 @@ function ScannerPage() {
               Check
             </button>
             {hasCamera() && (
-              <button type="button" className="link-button" onClick={() => setCamera((c) => !c)} aria-pressed={camera} data-testid="scanner-camera-toggle">
+              <button
+                type="button"
+                className="link-button"
+                onClick={() => setCamera((c) => !c)}
+                aria-pressed={camera}
+                data-testid="scanner-camera-toggle"
+              >
                 {camera ? 'Stop the camera' : 'Use the camera'}
               </button>
             )}
