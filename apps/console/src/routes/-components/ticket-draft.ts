@@ -27,7 +27,8 @@ export const emptyTicketsDraft = (): TicketsDraft => ({
   resaleFeeCapPercent: '10',
 });
 
-const str = (v: unknown, fallback: string) => (v === undefined || v === null ? fallback : String(v));
+/** A number or text read from the file as typed; anything else (left out, or not a value) the default. */
+const str = (v: unknown, fallback: string) => (typeof v === 'number' || typeof v === 'string' ? String(v) : fallback);
 
 /** The file's `tickets` (or the BFF's read-back) as the inputs show it. */
 export function ticketsDraftOf(raw: unknown, zone: string): TicketsDraft {
