@@ -148,6 +148,9 @@ function ReviewPage() {
                 Linked by {c.signals.map((s) => SIGNAL_WORDS[s] ?? s).join(', ')}; the accounts were created within{' '}
                 {c.accountsCreatedWithinSeconds} s of each other.
               </p>
+              <p data-testid="cluster-tickets">
+                Their tickets: {c.transfers} transferred to other accounts, {c.listings} listed for resale.
+              </p>
               <ul>
                 {c.evidence.map((e, i) => (
                   <li key={i}>
