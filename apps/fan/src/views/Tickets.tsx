@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { call } from '../api';
 import { refusalText, useFan } from '../context';
 import { usePoll } from '../poll';
@@ -91,6 +91,11 @@ function TicketItem({ ticket, onChanged }: { ticket: FanTicket; onChanged: (done
   const [message, setMessage] = useState<{ text: string } | null>(null);
   const [busy, setBusy] = useState(false);
   const path = `/tickets/${encodeURIComponent(ticket.ticketId)}`;
+  // The form a fan opens takes the focus (autoFocus only works on a page's first load): type, then Enter sends it.
+  const field = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    if (open) field.current?.focus();
+  }, [open]);
 
   async function act(method: 'POST' | 'DELETE', to: string, body: unknown, done: string) {
     setBusy(true);
@@ -166,7 +171,7 @@ function TicketItem({ ticket, onChanged }: { ticket: FanTicket; onChanged: (done
           </p>
           <label>
             {t.ticketFriend}
-            <input value={friend} onChange={(e) => setFriend(e.target.value)} autoComplete="off" autoFocus data-testid="ticket-friend" />
+            <input value={friend} onChange={(e) => setFriend(e.target.value)} autoComplete="off" ref={field} data-testid="ticket-friend" />
           </label>
           <button type="submit" className="primary" disabled={busy} data-testid="ticket-transfer-send">
             {t.ticketTransferSend}
@@ -182,7 +187,7 @@ function TicketItem({ ticket, onChanged }: { ticket: FanTicket; onChanged: (done
           </p>
           <label>
             {t.ticketPrice(currency ?? 'USD')}
-            <input value={price} onChange={(e) => setPrice(e.target.value)} inputMode="decimal" autoFocus data-testid="ticket-price" />
+            <input value={price} onChange={(e) => setPrice(e.target.value)} inputMode="decimal" ref={field} data-testid="ticket-price" />
           </label>
           <button type="submit" className="primary" disabled={busy} data-testid="ticket-resale-send">
             {t.ticketResaleSend}
