@@ -35,7 +35,7 @@ export function QrSvg({ text, label }: { text: string; label: string }) {
  * 15 s), so a screenshot stops working within the minute. A refusal (another device holds the ticket, not delivered
  * yet) is said in words, with the move to this device where that is what the fan can do.
  */
-export function TicketCode({ ticketId, onChanged }: { ticketId: string; onChanged: () => void }) {
+export default function TicketCode({ ticketId, onChanged }: { ticketId: string; onChanged: () => void }) {
   const { t, api } = useFan();
   const [code, setCode] = useState<TicketCodeView | null>(null);
   const [refusal, setRefusal] = useState<{ error: string; message: string } | null>(null);

@@ -1,9 +1,11 @@
-import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { lazy, Suspense, useEffect, useRef, useState, type FormEvent } from 'react';
 import { call } from '../api';
 import { refusalText, useFan } from '../context';
 import { usePoll } from '../poll';
-import { TicketCode } from './TicketCode';
 import type { TicketView } from '@onsale/shared/tickets/schema';
+
+// The QR encoder loads only when a ticket has a code to show: the waiting room's scripts stay small.
+const TicketCode = lazy(() => import('./TicketCode'));
 
 /** GET /me/tickets, one ticket (the store API's own answer schema). */
 export type FanTicket = TicketView;
@@ -17,21 +19,26 @@ const HELD = new Set(['PENDING_DELIVERY', 'ACTIVE', 'LISTED', 'ADMITTED']);
  * Tickets passed on or sold stay listed, greyed, so the fan sees where they went.
  */
 export default function Tickets() {
-  const { t, event, api } = useFan();
+  const { t, event, api, progress } = useFan();
   const [tickets, setTickets] = useState<FanTicket[] | null>(null);
   const [reload, setReload] = useState(0);
   const [notice, setNotice] = useState<string | null>(null);
   const seatText = useSeatText();
 
+  // Read when the page opens and after a purchase or an action here. While the fan holds tickets for this event, read
+  // again every half minute (a delivery, a sale on the exchange, a move elsewhere); a fan with none (a crowd in the
+  // waiting room) is not asked again, so the on-sale's fans cost one read each.
   usePoll(
     async () => {
       const r = await call<{ tickets: FanTicket[] }>(api, 'GET', '/me/tickets');
-      if (r.kind === 'ok') setTickets(r.body.tickets.filter((x) => x.eventId === event.id));
-      // A ticket arrives, is sold on the exchange or passed on elsewhere: read again every half minute.
-      return r.kind === 'busy' ? r.retryAfterSeconds : 30;
+      if (r.kind === 'busy') return r.retryAfterSeconds;
+      if (r.kind !== 'ok') return null;
+      const mine = r.body.tickets.filter((x) => x.eventId === event.id);
+      setTickets(mine);
+      return mine.length > 0 ? 30 : null;
     },
     true,
-    reload,
+    `${reload}:${progress.order?.orderId ?? ''}`,
   );
 
   if (!tickets || tickets.length === 0) return null;
@@ -129,7 +136,11 @@ function TicketItem({ ticket, onChanged }: { ticket: FanTicket; onChanged: (done
           {t.ticketArrives(f.dateTime(new Date(ticket.deliverAt)))}
         </p>
       )}
-      {ticket.status === 'ACTIVE' && <TicketCode ticketId={ticket.ticketId} onChanged={() => onChanged()} />}
+      {ticket.status === 'ACTIVE' && (
+        <Suspense fallback={<p className="muted">{t.loading}</p>}>
+          <TicketCode ticketId={ticket.ticketId} onChanged={() => onChanged()} />
+        </Suspense>
+      )}
       {ticket.status === 'ADMITTED' && <p data-testid="ticket-admitted">{t.ticketStatus.ADMITTED}</p>}
       {ticket.status === 'LISTED' && (
         <p data-testid="ticket-listed">{t.ticketListedFor(ticket.resale ? f.money(ticket.resale.priceCents, currency) : '')}</p>
