@@ -23,6 +23,7 @@ export const unitTestFiles = [
   'packages/shared/src/auth/account-token.test.ts',
   'packages/shared/src/db/faults.test.ts',
   'packages/shared/src/db/group-commit.test.ts',
+  'packages/shared/src/db/pool-size.test.ts',
   'packages/shared/src/encoding.test.ts',
   'packages/shared/src/events/board.test.ts',
   'packages/shared/src/events/change-rules.test.ts',

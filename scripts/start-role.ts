@@ -1,7 +1,7 @@
 // One process of `npm start -- --store-instances N --workers M` (a node:cluster worker of scripts/start.ts): a store
 // API listening on the shared port, or a background worker. The start command has migrated the database and
 // passes DATABASE_URL; it stops this process with SIGTERM (Ctrl-C reaches the start command, which stops us in order).
-import { createDb, databaseFaultOf, warmPool } from '@onsale/shared/db';
+import { createDb, databaseCores, databaseFaultOf, storePoolSize, warmPool } from '@onsale/shared/db';
 import { answerClusterMetrics, clusterMetricsGatherer, createMetrics } from '@onsale/shared/metrics';
 import { startWorker } from '@onsale/shared/jobs';
 import { outboundPolicyFromEnv } from '@onsale/shared/notify';
@@ -28,8 +28,14 @@ const onError = (err: Error & { code?: string }) => {
 
 if (role === 'store') {
   // A request waits at most DB_POOL_WAIT_MS for a connection (a 503 then), well inside its budget.
+  // The store processes together hold at most 5 connections per core of the database (docs/configuration.md).
+  const max = storePoolSize({
+    poolMax: config.dbPoolMax,
+    processes: config.rateLimit.processes,
+    dbCores: databaseCores(url, config.dbCores),
+  });
   const db = createDb(url, {
-    max: config.dbPoolMax,
+    max,
     connectionTimeoutMillis: config.dbPoolWaitMs,
     applicationName: `store-api ${name}`,
     onError,

@@ -1,7 +1,16 @@
 // `npm start`: the whole platform in one process. See START_USAGE in start-lib.ts.
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { createDb, databaseFaultOf, healthOf, migrateToLatest, warmPool } from '@onsale/shared/db';
+import {
+  createDb,
+  databaseCores,
+  databaseFaultOf,
+  healthOf,
+  migrateToLatest,
+  MIN_STORE_POOL,
+  storePoolSize,
+  warmPool,
+} from '@onsale/shared/db';
 import { createMetrics, relayClusterMetrics } from '@onsale/shared/metrics';
 import { loadSheddingConfigOf } from '@onsale/shared/overload';
 import { outboundPolicyOf } from '@onsale/shared/notify';
@@ -105,8 +114,13 @@ try {
     } else if (!databaseFaultOf(err)) warn(`${name} database pool: ${err.message}`);
     // A lost connection is part of an outage, which the store API logs once when it starts and once when it ends.
   };
+  // One process: the store API's pool (bounded by the database's cores, docs/configuration.md). Many: the store
+  // processes open their own, and this one needs two for the migrations and the demo.
+  const manyProcesses = flags.storeInstances !== undefined || flags.workers !== undefined;
   const storeDb = createDb(target.url, {
-    max: storeConfig.dbPoolMax,
+    max: manyProcesses
+      ? MIN_STORE_POOL
+      : storePoolSize({ poolMax: storeConfig.dbPoolMax, processes: 1, dbCores: databaseCores(target.url, storeConfig.dbCores) }),
     connectionTimeoutMillis: storeConfig.dbPoolWaitMs,
     applicationName: 'store-api',
     onError: poolError('store API'),

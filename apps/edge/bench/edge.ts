@@ -169,15 +169,15 @@ export async function main(argv: string[]) {
       2,
     ),
   );
-  const line = (name: string, e: Edge, r: { ratio: number; p99Ratio: number }) =>
-    `${name} ${e.reqPerSec}/s p99 ${e.p99Ms} ms = ${r.ratio} of bare (goal >= 0.7), p99 ${r.p99Ratio}x (goal <= 1.5x); CPU per request: edge processes ${e.edgeCpuMsPerRequest} ms, origin ${e.originCpuMsPerRequest} ms, client ${e.clientCpuMsPerRequest} ms; ` +
+  const line = (name: string, e: Edge, r: { ratio: number; p99Ratio: number }, b: Measured) =>
+    `${name} ${e.reqPerSec}/s p99 ${e.p99Ms} ms = ${r.ratio} of bare (goal >= 0.7), p99 ${r.p99Ratio}x (goal <= 1.5x); CPU per request: edge processes ${e.edgeCpuMsPerRequest} ms${e.guardCpuMsPerRequest === null ? '' : ` (the framing guard ${e.guardCpuMsPerRequest} ms)`}, by CPU ${cpuRatio(b, e)} of the bare worker's rate, origin ${e.originCpuMsPerRequest} ms, client ${e.clientCpuMsPerRequest} ms; ` +
     `origin asked for the event's state ${e.originStateRequests} times (bound ${e.originStateBound}), status polls reaching it ${e.originStatusRequests}; non-2xx ${e.non2xx}, errors ${e.errors}`;
   for (const [i, { bare, edge, unguarded }] of runs.entries()) {
     console.log(
       `round ${i + 1}: bare worker on workerd serve ${bare.reqPerSec}/s p99 ${bare.p99Ms} ms, CPU per request: workerd ${bare.edgeCpuMsPerRequest} ms, client ${bare.clientCpuMsPerRequest} ms`,
     );
-    console.log(`  ${line('edge as npm start runs it (framing guard + workerd serve):', edge, ratios[i]!.edge)}`);
-    console.log(`  ${line('edge worker on workerd serve alone (EDGE_FRAMING_GUARD=off):', unguarded, ratios[i]!.unguarded)}`);
+    console.log(`  ${line('edge as npm start runs it (framing guard + workerd serve):', edge, ratios[i]!.edge, bare)}`);
+    console.log(`  ${line('edge worker on workerd serve alone (EDGE_FRAMING_GUARD=off):', unguarded, ratios[i]!.unguarded, bare)}`);
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const summary = (k: 'edge' | 'unguarded') =>
@@ -198,6 +198,8 @@ interface OriginCounts {
 type Measured = ReturnType<typeof figures> & {
   elapsedS: number;
   edgeCpuMsPerRequest: number | null;
+  /** The framing guard's share of edgeCpuMsPerRequest (null: no guard). */
+  guardCpuMsPerRequest: number | null;
   originCpuMsPerRequest: number | null;
   clientCpuMsPerRequest: number;
 };
@@ -215,7 +217,9 @@ async function measure(
     const [a, b] = [cpuMicros(target.pid), target.guardPid === undefined ? 0 : cpuMicros(target.guardPid)];
     return a === null || b === null ? null : a + b;
   };
+  const guardCpu = () => (target.guardPid === undefined ? null : cpuMicros(target.guardPid));
   const edgeBefore = edgeCpu();
+  const guardBefore = guardCpu();
   const originBefore = cpuMicros(originPid);
   const clientBefore = process.cpuUsage();
   const started = performance.now();
@@ -223,6 +227,7 @@ async function measure(
   const elapsedS = (performance.now() - started) / 1000;
   const client = process.cpuUsage(clientBefore);
   const edgeAfter = edgeCpu();
+  const guardAfter = guardCpu();
   const originAfter = cpuMicros(originPid);
   const n = Math.max(1, r.requests.total);
   const perRequest = (before: number | null, after: number | null) =>
@@ -231,9 +236,19 @@ async function measure(
     ...figures(r),
     elapsedS,
     edgeCpuMsPerRequest: perRequest(edgeBefore, edgeAfter),
+    guardCpuMsPerRequest: perRequest(guardBefore, guardAfter),
     originCpuMsPerRequest: perRequest(originBefore, originAfter),
     clientCpuMsPerRequest: Math.round(((client.user + client.system) / n / 1000) * 1000) / 1000,
   };
 }
 
 const round = (n: number) => Math.round(n * 100) / 100;
+
+/**
+ * The bare worker's CPU per request over the edge's (its processes, workerd and the guard): the share of the bare
+ * worker's rate the edge reaches where CPU bounds both. Robust to what else the machine runs, unlike the rates.
+ */
+function cpuRatio(bare: Measured, edge: Measured): number | string {
+  if (bare.edgeCpuMsPerRequest === null || edge.edgeCpuMsPerRequest === null || edge.edgeCpuMsPerRequest === 0) return 'n/a';
+  return round(bare.edgeCpuMsPerRequest / edge.edgeCpuMsPerRequest);
+}

@@ -200,7 +200,7 @@ export async function main(argv: string[]) {
   const cpu = (c: Record<string, number | null>) =>
     Object.entries(c)
       .map(([k, v]) => `${k} ${v ?? 'n/a'} us`)
-      .join(', ');
+      .join(', ') + `; the product ${Object.values(c).reduce<number>((a, v) => a + (v ?? 0), 0)} us`;
   console.log(`\ninserts: ${insertRate}/s (${poolMax} connections, autocommit)`);
   console.log(
     `joins at the origin: ${o.joinsPerSecond}/s, ${o.ofInsertRate} of the insert rate, p99 ${o.p99Ms} ms; CPU per join: ${cpu(o.cpuUsPerJoin)}`,

@@ -47,6 +47,12 @@ const schema = z.object({
   // Small on purpose: on a 2-core machine 8-12 connections out-run 30+ (less contention in PostgreSQL).
   DB_POOL_MAX: z.coerce.number().int().min(1).max(500).default(10),
   /**
+   * The database's cores. The store processes together keep at most 5 connections per core of the database
+   * (`storePoolSize`): with N processes each gets DB_POOL_MAX or its share of that, whichever is smaller. Unset: this
+   * machine's cores when the database is on it (a Unix socket, loopback, the embedded server), else no bound.
+   */
+  DB_CORES: z.coerce.number().int().min(1).max(4096).optional(),
+  /**
    * The longest a request waits for a pooled connection, ms: past it the request is answered 503 with Retry-After
    * (a database that hangs, or more work than the pool can do) instead of waiting for the socket timeouts.
    */
@@ -139,6 +145,8 @@ export interface StoreApiConfig {
     | { kind: 'dev' }
     | { kind: 'jwks'; jwksUrl: string; issuer: string; audience: string; cooldownSeconds: number; cacheMaxAgeSeconds: number };
   dbPoolMax: number;
+  /** DB_CORES: the database's cores, when set (else judged from where the database is: `databaseCores`). */
+  dbCores: number | undefined;
   dbPoolWaitMs: number;
   /** A request's budget in the process, ms (0: none); see REQUEST_BUDGET_MS. */
   requestBudgetMs: number;
@@ -237,6 +245,7 @@ export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env, opts: {
         }
       : { kind: 'dev' },
     dbPoolMax: e.DB_POOL_MAX,
+    dbCores: e.DB_CORES,
     dbPoolWaitMs: e.DB_POOL_WAIT_MS,
     requestBudgetMs: e.REQUEST_BUDGET_MS,
     holdCommit: e.HOLD_COMMIT,

@@ -1,4 +1,4 @@
-import { createDb, warmPool } from '@onsale/shared/db';
+import { createDb, databaseCores, storePoolSize, warmPool } from '@onsale/shared/db';
 import { CardFingerprints, rekeyLegacyCardFingerprints } from '@onsale/shared/checkout';
 import { buildStoreApi } from './app.js';
 import { loadStoreApiConfig, storeServerOptions } from './env.js';
@@ -7,7 +7,12 @@ import { loadStoreApiConfig, storeServerOptions } from './env.js';
 const config = loadStoreApiConfig();
 if (!config.databaseUrl) throw new Error('DATABASE_URL is required (or use `npm start`, which provides one)');
 const db = createDb(config.databaseUrl, {
-  max: config.dbPoolMax,
+  // Bounded by the database's cores across the store processes (STORE_API_PROCESSES; docs/configuration.md).
+  max: storePoolSize({
+    poolMax: config.dbPoolMax,
+    processes: config.rateLimit.processes,
+    dbCores: databaseCores(config.databaseUrl, config.dbCores),
+  }),
   connectionTimeoutMillis: config.dbPoolWaitMs,
   applicationName: 'store-api',
 });

@@ -390,7 +390,7 @@ describe('the face-value exchange', () => {
     // The buyer holds a new ticket for the seat; the seller's is RESOLD and its old code reads REVOKED.
     const bought = await myTickets(first);
     expect(bought).toEqual([
-      expect.objectContaining({ status: 'ACTIVE', seat: t!.seat, orderId: paid[0]!.body.orderId, faceValueCents: 12_000 }),
+      expect.objectContaining({ status: 'ACTIVE', seat: t!.seat, orderId: paid[0].body.orderId, faceValueCents: 12_000 }),
     ]);
     expect(bought[0]!.ticketId).not.toBe(t!.ticketId);
     expect((await myTickets(seller)).map((x) => [x.ticketId, x.status])).toEqual([
@@ -441,6 +441,24 @@ describe('the face-value exchange', () => {
     expect(offTicket.can.resell).toBe(false);
     const refused = await call('POST', `/tickets/${offTicket.ticketId}/resale`, bearer(fan), { priceCents: 100 });
     expect([refused.status, refused.body.error]).toEqual([403, 'RESALE_DISABLED']);
+  });
+});
+
+describe('general admission', () => {
+  it('issues one ticket per unit, passed on by transfer, not resale', async () => {
+    const { eventId } = await makeEvent(h.t, {
+      sections: [{ kind: 'GA', code: 'FLOOR', name: 'Floor', priceLevel: 'P2', capacity: 20, shards: 2 }],
+    });
+    const fan = await login(h.app, 'tk-ga');
+    await buy(fan, eventId, 2, 'FLOOR');
+    const mine = await myTickets(fan);
+    expect(mine.map((t) => [t.seat, t.faceValueCents, t.can.resell])).toEqual([
+      [{ section: 'FLOOR', row: null, number: null }, 6_000, false],
+      [{ section: 'FLOOR', row: null, number: null }, 6_000, false],
+    ]);
+    const resale = await call('POST', `/tickets/${mine[0]!.ticketId}/resale`, bearer(fan), { priceCents: 6_000 });
+    expect([resale.status, resale.body.error]).toEqual([409, 'RESALE_NOT_SUPPORTED']);
+    expect((await codeOf(fan, mine[1]!.ticketId, 'ga')).status).toBe(200);
   });
 });
 

@@ -14,4 +14,5 @@ export { migrateToLatest, MigrationError } from './migrate.js';
 export { startEmbeddedPostgres, EmbeddedPostgresError, type EmbeddedServer, type EmbeddedOptions } from './embedded.js';
 export { sql } from 'kysely';
 export { GroupCommit } from './group-commit.js';
+export { databaseCores, storePoolSize, STORE_CONNECTIONS_PER_DB_CORE, MIN_STORE_POOL } from './pool-size.js';
 export { StatsKeeper, HOT_TABLES, type StatsKeeperOptions } from './stats-keeper.js';

@@ -461,7 +461,7 @@ export class TicketService {
       publicKey: key.raw,
       stepSeconds: CODE_STEP_SECONDS,
       generatedAt: new Date(this.now()).toISOString(),
-      tickets: rows.map((t) => ({ ticketId: t.id, generation: t.generation, status: t.status as TicketStatus, seat: seatOf(t) })),
+      tickets: rows.map((t) => ({ ticketId: t.id, generation: t.generation, status: t.status, seat: seatOf(t) })),
     };
   }
 

@@ -15,7 +15,7 @@ describe('userCreateSchema', () => {
   it('names each bad field', () => {
     expect(errorsOf({ email: 'nope', role: 'boss', password: 'short' })).toEqual({
       email: 'not an e-mail address',
-      role: 'one of admin, operator, promoter, viewer',
+      role: 'one of admin, operator, promoter, viewer, scanner',
       password: 'at least 12 characters',
     });
   });
@@ -38,7 +38,10 @@ describe('signInSchema', () => {
 describe('roles', () => {
   it('only admins manage users; viewers change nothing', () => {
     expect(ROLES.filter((r) => can(r, 'users.manage'))).toEqual(['admin']);
-    for (const p of Object.keys(PERMISSIONS) as (keyof typeof PERMISSIONS)[]) expect(can('viewer', p)).toBe(p === 'events.read');
+    for (const p of Object.keys(PERMISSIONS) as (keyof typeof PERMISSIONS)[])
+      expect(can('viewer', p)).toBe(p === 'events.read' || p === 'tickets.read');
+    // Door staff make scanner tokens and scan; nothing else.
+    for (const p of Object.keys(PERMISSIONS) as (keyof typeof PERMISSIONS)[]) expect(can('scanner', p)).toBe(p === 'tickets.scan');
     expect(can('operator', 'warroom.control')).toBe(true);
     expect(can('promoter', 'warroom.control')).toBe(false);
     expect(can('operator', 'events.configure')).toBe(false);
