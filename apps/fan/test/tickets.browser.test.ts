@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildBff } from '@onsale/bff';
 import { TEST_CARDS } from '@onsale/shared/checkout';
 import { sql } from '@onsale/shared/db';
+import { privateKeyOf, signTicketCode, stepOf } from '@onsale/shared/tickets';
 import { createUser } from '@onsale/shared/users';
 import { docsScreenshotDir, PAGE_WAIT_MS } from '@onsale/shared/testing';
 import { builtConsole, cardNumber, signIn } from '../../console/test/browser-helpers';
@@ -198,11 +199,21 @@ describe('tickets on the fans’ page and at the door', () => {
     await gate.getByTestId('scanner-download').click();
     await expect.poll(() => gate.getByTestId('scanner-manifest').textContent()).toMatch(/Ticket list: \d+ tickets/);
 
-    // A fresh code from the friend's phone (the page reads the next one), typed in at the gate: ADMIT, then not again.
+    // The friend's phone shows its live code, typed in at the gate: ADMIT. The phone then reads "Used" and shows no
+    // code; the same ticket's current code (as a copy on another phone would show it, signed with the event's key)
+    // is refused at the gate, and later let through by a gate offline on an older list.
+    const friendTicket = (await tickets(friend.page).first().getAttribute('data-ticket-id'))!;
     const friendCode = async () => {
       await friend.page.reload();
       await friend.page.getByTestId('ticket-code').waitFor();
       return (await friend.page.getByTestId('ticket-code').getAttribute('data-code'))!;
+    };
+    const copyOfFriendCode = async () => {
+      const k = await sql<{ key: string; generation: number }>`
+        SELECT k.private_key AS key, t.generation FROM ticket_keys k JOIN tickets t ON t.event_id = k.event_id WHERE t.id = ${friendTicket}`.execute(
+        stack.t.db,
+      );
+      return signTicketCode(privateKeyOf(k.rows[0]!.key), { id: friendTicket, generation: k.rows[0]!.generation }, stepOf(Date.now()));
     };
     const scan = async (code: string) => {
       await gate.getByTestId('scanner-code').fill(code);
@@ -213,7 +224,9 @@ describe('tickets on the fans’ page and at the door', () => {
     await expect.poll(resultOf).toBe('ADMIT');
     expect(await gate.getByTestId('scan-result').textContent()).toContain('Section STALLS, row A');
     await gate.screenshot({ path: join(consoleShots, 'scanner-admit-1440.png'), fullPage: true });
-    await scan(await friendCode());
+    await friend.page.reload();
+    await friend.page.getByTestId('ticket-admitted').waitFor();
+    await scan(await copyOfFriendCode());
     await expect.poll(() => gate.getByTestId('scan-log').locator('li').count()).toBe(1);
     await expect.poll(resultOf).toBe('ALREADY_ADMITTED');
     expect(await gate.getByTestId('scan-result').textContent()).toContain('North gate');
@@ -230,7 +243,7 @@ describe('tickets on the fans’ page and at the door', () => {
     // back online, the upload reports the double entry.
     await gate.getByTestId('scanner-offline').check();
     await expect.poll(() => gate.getByTestId('scanner-status').getAttribute('data-offline')).toBe('true');
-    await scan(await friendCode());
+    await scan(await copyOfFriendCode());
     await expect.poll(() => gate.getByTestId('scanner-pending').textContent()).toBe('1 scan to upload');
     expect(await resultOf()).toBe('ADMIT');
     await gate.screenshot({ path: join(consoleShots, 'scanner-offline-1440.png'), fullPage: true });
