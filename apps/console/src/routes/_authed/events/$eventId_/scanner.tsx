@@ -233,7 +233,7 @@ function ScannerPage() {
           <div className="scanner-tools">
             <button
               type="button"
-              className="link-button"
+              className="tool-button"
               onClick={() => void download()}
               disabled={offline || downloading}
               data-testid="scanner-download"
@@ -252,7 +252,7 @@ function ScannerPage() {
             {gate.pending.length > 0 && !offline && (
               <button
                 type="button"
-                className="link-button"
+                className="tool-button"
                 onClick={() => void sendPending()}
                 disabled={upload.isPending}
                 data-testid="scanner-upload"
@@ -282,7 +282,7 @@ function ScannerPage() {
             {hasCamera() && (
               <button
                 type="button"
-                className="link-button"
+                className="tool-button"
                 onClick={() => setCamera((c) => !c)}
                 aria-pressed={camera}
                 data-testid="scanner-camera-toggle"
