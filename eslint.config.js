@@ -1,9 +1,11 @@
 // One lint configuration for the whole workspace: typescript-eslint's recommended type-aware rules over every
 // TypeScript file, each checked against the tsconfig of the package it belongs to. Import cycles are found by
 // madge (`npm run lint:cycles`, part of `npm run lint`): import-x's no-cycle would walk every import again per file.
+// The project's own rules (eslint-rules/onsale.js) keep SQL in repositories and each domain behind its service.
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
+import onsale from './eslint-rules/onsale.js';
 
 export default tseslint.config(
   {
@@ -76,5 +78,32 @@ export default tseslint.config(
     files: ['**/*.js', '**/*.mjs'],
     extends: [tseslint.configs.disableTypeChecked],
     languageOptions: { globals: globals.node },
+  },
+  {
+    // SQL only in *.repository.ts files (and migrations): the product's code, not its tests, benchmarks or scripts.
+    files: ['packages/shared/src/**/*.ts', 'apps/*/src/**/*.{ts,tsx}'],
+    ignores: [
+      '**/*.repository.ts',
+      '**/*.test.ts',
+      'packages/shared/src/db/migrations/**',
+      // The database layer itself (connecting, migrating, fault handling, the statistics keeper's ANALYZE): no domain's
+      // rows, only the database's own.
+      'packages/shared/src/db/**',
+      // Test helpers (what tests set up), built like tests.
+      'packages/shared/src/testing/**',
+      // The commit-mode fragment a hold's statement embeds, and the `SET LOCAL` for a release's transaction: one
+      // setting, shared by every repository that writes holds, not a query.
+      'packages/shared/src/inventory/hold-commit.ts',
+    ],
+    plugins: { onsale },
+    rules: { 'onsale/sql-in-repositories': 'error' },
+  },
+  {
+    // A domain (a folder of packages/shared/src) uses another through its index or service, never its repository or
+    // tables. Not the database layer (db/database.ts is every table's type) nor test helpers.
+    files: ['packages/shared/src/**/*.ts'],
+    ignores: ['**/*.test.ts', 'packages/shared/src/db/**', 'packages/shared/src/testing/**'],
+    plugins: { onsale },
+    rules: { 'onsale/domain-borders': 'error' },
   },
 );

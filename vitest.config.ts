@@ -5,12 +5,12 @@ import { defineConfig } from 'vitest/config';
 // project excludes them, so each file still runs exactly once in `npm test`. A file listed here that needs the
 // database fails loudly (`inject('templateDatabaseUrl')` is undefined); a pure file left out only runs slower.
 export const unitTestFiles = [
+  'eslint-rules/onsale.test.ts',
   'apps/cli/test/plan.test.ts',
   'apps/store-api/test/status-validation.test.ts',
   'packages/shared/src/abuse/bot-score.test.ts',
   'packages/shared/src/abuse/join-gate.test.ts',
   'packages/shared/src/abuse/pow-hash.test.ts',
-  'packages/shared/src/tickets/codes.test.ts',
   'packages/shared/src/abuse/pow.test.ts',
   'packages/shared/src/abuse/review.test.ts',
   'packages/shared/src/admission/advance.test.ts',
@@ -27,6 +27,7 @@ export const unitTestFiles = [
   'packages/shared/src/encoding.test.ts',
   'packages/shared/src/events/board.test.ts',
   'packages/shared/src/events/change-rules.test.ts',
+  'packages/shared/src/events/create-checks.test.ts',
   'packages/shared/src/events/look.test.ts',
   'packages/shared/src/export/csv.test.ts',
   'packages/shared/src/install/process-hooks.test.ts',
@@ -42,6 +43,8 @@ export const unitTestFiles = [
   'packages/shared/src/rehearsal/plan.test.ts',
   'packages/shared/src/rehearsal/resources.test.ts',
   'packages/shared/src/rehearsal/stats.test.ts',
+  'packages/shared/src/rehearsal/verdict.test.ts',
+  'packages/shared/src/tickets/codes.test.ts',
   'packages/shared/src/tickets/gate.test.ts',
   'packages/shared/src/users/common-passwords.test.ts',
   'packages/shared/src/users/password.test.ts',
@@ -50,6 +53,7 @@ export const unitTestFiles = [
   'packages/shared/src/warroom/explain.test.ts',
   'packages/shared/src/warroom/prometheus.test.ts',
   'packages/shared/src/words/audit.test.ts',
+  'packages/shared/src/words/money.test.ts',
 ];
 
 const databaseProjects = { exclude: ['**/node_modules/**', ...unitTestFiles] };

@@ -68,7 +68,7 @@ const event = {
   venueName: 'Harbour Stadium',
   listing: { name: 'Aurora Skies World Tour' },
   startsAt: '2027-06-19T19:30:00+01:00',
-  onsaleAt: '2026-12-02T10:00:00+00:00',
+  onsaleAt: '2027-03-02T10:00:00+00:00',
   seatPickingOpensAfterMinutes: 30,
   fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO',
   limits: { perAccountSeats: 4, perInstrumentSeats: 4 },

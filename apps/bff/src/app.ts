@@ -6,7 +6,7 @@ import fastifyHelmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
 import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
 import { DomainError } from '@onsale/shared';
-import { databaseFaultOf, poolOf, sql, type Db } from '@onsale/shared/db';
+import { databaseFaultOf, ping, poolOf, type Db } from '@onsale/shared/db';
 import type { LoadSheddingConfig } from '@onsale/shared/overload';
 import { createNodeTokenKey } from '@onsale/shared/queue';
 import { StoreMetricsScraper, WarRoomHub } from '@onsale/shared/warroom';
@@ -138,7 +138,7 @@ export async function buildBff(deps: BuildBffDeps): Promise<FastifyInstance> {
 
   app.get('/healthz', async (_req, reply) => {
     try {
-      await sql`select 1`.execute(deps.db);
+      await ping(deps.db);
       return { status: 'ok' };
     } catch (err) {
       app.log.warn({ err }, 'health check: database unreachable');

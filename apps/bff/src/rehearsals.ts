@@ -3,7 +3,7 @@ import { mkdirSync, openSync, closeSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DomainError } from '@onsale/shared';
 import type { Db } from '@onsale/shared/db';
-import { abandonRehearsalRun, rehearseArgs, type RehearsalLaunch } from '@onsale/shared/rehearsal';
+import { abandonRehearsalRun, findRehearsalStartedSince, rehearseArgs, type RehearsalLaunch } from '@onsale/shared/rehearsal';
 
 /** Starts rehearsals for the console: `onsale rehearse` against the product's fan-facing URL, on its database. */
 export interface RehearsalLauncher {
@@ -68,6 +68,7 @@ export function cliRehearsalLauncher(o: CliRehearsalLauncherOptions): RehearsalL
         child.on('exit', (code) => {
           exited = code ?? 1;
           // A driver that stopped without writing its report leaves its run ERROR, not RUNNING for ever.
+          // Ignored on purpose: A run the database could not mark is shown as abandoned by the next list (its driver is gone).
           void (runId ? abandonRehearsalRun(o.db, runId).catch(() => {}) : Promise.resolve()).finally(() => {
             running.delete(child);
             resolve();
@@ -77,13 +78,7 @@ export function cliRehearsalLauncher(o: CliRehearsalLauncherOptions): RehearsalL
       stopping.set(child, ended);
       const deadline = Date.now() + (o.startTimeoutMs ?? 120_000);
       for (;;) {
-        const row = await o.db
-          .selectFrom('rehearsal_reports')
-          .select('id')
-          .where('started_at', '>=', startedAt.now)
-          .where('fans', '=', launch.fans)
-          .orderBy('started_at', 'desc')
-          .executeTakeFirst();
+        const row = await findRehearsalStartedSince(o.db, startedAt.now, launch.fans);
         if (row) {
           runId = row.id;
           return { runId, pid: child.pid ?? 0, log };

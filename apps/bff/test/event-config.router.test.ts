@@ -155,6 +155,42 @@ describe('eventConfig.create', () => {
   });
 });
 
+describe('eventConfig.create: times that have passed', () => {
+  it('refuses a show time in the past and an on-sale more than 5 minutes ago at their fields (EVENT_TIME_PASSED); nothing is written', async () => {
+    const before = await tdb.db.selectFrom('events').select('id').execute();
+    const r = await refusal(
+      callerAs(tdb.db, acme).eventConfig.create({
+        event: { ...futureFile('Past'), startsAt: '2025-01-01T20:00:00Z', onsaleAt: '2025-01-01T10:00:00Z' },
+      }),
+    );
+    expect(r).toMatchObject({ code: 'BAD_REQUEST', domainCode: 'EVENT_TIME_PASSED', field: 'startsAt' });
+    expect(r.issues).toEqual([
+      { path: 'startsAt', message: 'this time has passed: enter when the show starts, later than now' },
+      { path: 'onsaleAt', message: 'this time has passed: choose when the sale opens, later than now, or open the sale now' },
+    ]);
+    const late = await refusal(
+      callerAs(tdb.db, acme).eventConfig.create({
+        event: futureFile('Late', { onsaleAt: new Date(Date.now() - 6 * 60_000).toISOString() }),
+      }),
+    );
+    expect(late).toMatchObject({ domainCode: 'EVENT_TIME_PASSED', field: 'onsaleAt' });
+    // With a schema problem too, every issue comes back together under INVALID_EVENT_FILE.
+    const both = await refusal(
+      callerAs(tdb.db, acme).eventConfig.create({ event: { ...futureFile(''), startsAt: '2025-01-01T20:00:00Z' } }),
+    );
+    expect(both.domainCode).toBe('INVALID_EVENT_FILE');
+    expect((both.issues as { path: string }[]).map((i) => i.path)).toEqual(expect.arrayContaining(['startsAt', 'name']));
+    expect(await tdb.db.selectFrom('events').select('id').execute()).toEqual(before);
+  });
+
+  it('an on-sale within 5 minutes means "open now": the event is created open', async () => {
+    const onsaleAt = new Date(Date.now() - 2 * 60_000).toISOString();
+    const { eventId } = await callerAs(tdb.db, acme).eventConfig.create({ event: futureFile('Open now', { onsaleAt }) });
+    const row = await tdb.db.selectFrom('events').select('onsale_at').where('id', '=', eventId).executeTakeFirstOrThrow();
+    expect(row.onsale_at.toISOString()).toBe(onsaleAt);
+  });
+});
+
 describe('eventConfig.get', () => {
   it("gives a promoter their event's file and version; another organisation's is FORBIDDEN; every role reads", async () => {
     const config = await callerAs(tdb.db, acme).eventConfig.get({ id: acmeEventId });

@@ -136,6 +136,45 @@ describe('operations from the console', () => {
     });
   });
 
+  it('support finds an order by the reference the fan reads, by e-mail, by account id; the order page shows it; viewers are refused', async () => {
+    const { orderId } = await fanWith('maya@fans.test', 2, true);
+    const reference = orderId!.slice(0, 8).toUpperCase();
+    const c = callerAs(tdb.db, operator);
+    for (const typed of [reference, `#${reference.toLowerCase().slice(0, 4)}-${reference.slice(4)}`, ` ${reference} `, orderId!]) {
+      const found = await c.support.search({ query: typed });
+      expect(found.orders.map((o) => [o.id, o.reference, o.accountId, o.currency])).toEqual([
+        [orderId, reference, 'maya@fans.test', 'USD'],
+      ]);
+    }
+    // By e-mail (the account id is the fan's e-mail), in any case, and by part of it.
+    for (const typed of ['MAYA@fans.test', 'maya@', 'fans.test'])
+      expect((await c.support.search({ query: typed })).accounts.map((a) => a.accountId)).toContain('maya@fans.test');
+    // A reference nobody has: no order, and no error.
+    expect(await c.support.search({ query: 'FFFFFFFF' })).toMatchObject({ orders: [], accounts: [] });
+    // Wildcards are text, not patterns.
+    expect((await c.support.search({ query: '%' })).accounts).toEqual([]);
+    expect(await refusal(c.support.search({ query: '  ' }))).toMatchObject({ code: 'BAD_REQUEST' });
+    expect(await refusal(callerAs(tdb.db, viewer).support.search({ query: reference }))).toMatchObject({ code: 'FORBIDDEN' });
+
+    const page = await c.support.order({ orderId: orderId! });
+    expect(page).toMatchObject({
+      reference,
+      accountId: 'maya@fans.test',
+      seats: 2,
+      amountCents: 24_000,
+      currency: 'USD',
+      status: 'CONFIRMED',
+    });
+    expect(page.seatList).toHaveLength(2);
+    // The account's own orders carry the reference too.
+    expect((await c.support.lookup({ accountId: 'maya@fans.test' })).orders.map((o) => o.reference)).toEqual([reference]);
+    expect(await refusal(c.support.order({ orderId: '00000000-0000-0000-0000-000000000000' }))).toMatchObject({
+      code: 'NOT_FOUND',
+      domainCode: 'ORDER_NOT_FOUND',
+    });
+    expect(await refusal(c.support.order({ orderId: 'nope' }))).toMatchObject({ code: 'NOT_FOUND', domainCode: 'ORDER_NOT_FOUND' });
+  });
+
   it('adds seats to a section (a promoter on their own event too); bad input names the field', async () => {
     const r = await callerAs(tdb.db, admin).operations.addSeats({ eventId, section: 'B', rows: 1, seatsPerRow: 4 });
     expect(r).toMatchObject({ added: 4, section: 'B', firstRow: 'C' });

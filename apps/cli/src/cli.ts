@@ -187,9 +187,9 @@ export function report(e: unknown, io: Io): number {
     io.err(`onsale: ${e.message}\n\n${USAGE}`);
     return 2;
   }
-  if (e instanceof DomainError && e.code === 'INVALID_EVENT_FILE') {
+  if (e instanceof DomainError && (e.code === 'INVALID_EVENT_FILE' || e.code === 'EVENT_TIME_PASSED')) {
     const issues = (e.details.issues as { path: string; message: string }[] | undefined) ?? [];
-    io.err(`error INVALID_EVENT_FILE: the event file has ${issues.length} problem${issues.length === 1 ? '' : 's'}; nothing was written`);
+    io.err(`error ${e.code}: the event file has ${issues.length} problem${issues.length === 1 ? '' : 's'}; nothing was written`);
     for (const i of issues) io.err(`  ${i.path}: ${i.message}`);
     return 1;
   }

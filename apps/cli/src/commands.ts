@@ -1,6 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { createDb, migrateToLatest, type Db } from '@onsale/shared/db';
-import { createEvent, getEvent, getSections, listEvents, parseEventFile, type EventSpec } from '@onsale/shared/events';
+import {
+  createEvent,
+  eventCreateWarnings,
+  getEvent,
+  getSections,
+  listEvents,
+  parseEventFile,
+  parseNewEventFile,
+  type EventSpec,
+} from '@onsale/shared/events';
 import { getInventoryCounts } from '@onsale/shared/inventory';
 import { resolveDatabase } from './database.js';
 import { CliError } from './errors.js';
@@ -42,8 +51,8 @@ export async function migrate(databaseUrl: string | undefined, io: Io): Promise<
   });
 }
 
-/** Reads and validates an event file without touching the database. */
-export async function readEventFile(path: string): Promise<EventSpec> {
+/** Reads an event file's JSON (not yet checked against the schema). */
+async function readEventJson(path: string): Promise<unknown> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -51,29 +60,35 @@ export async function readEventFile(path: string): Promise<EventSpec> {
     const code = (e as NodeJS.ErrnoException).code;
     throw new CliError('FILE_UNREADABLE', `cannot read ${path}: ${code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
   }
-  let input: unknown;
   try {
-    input = JSON.parse(text);
+    return JSON.parse(text) as unknown;
   } catch (e) {
     throw new CliError('INVALID_JSON', `${path} is not valid JSON: ${(e as Error).message}`);
   }
-  return parseEventFile(input);
+}
+
+/** Reads and validates an event file without touching the database. */
+export async function readEventFile(path: string): Promise<EventSpec> {
+  return parseEventFile(await readEventJson(path));
 }
 
 /**
  * Creates the event of an event file. An operator tool: unless `signOff` is false the actor's sign-off of the
- * fairness mode is recorded with it (an event that is not signed off does not open).
+ * fairness mode is recorded with it (an event that is not signed off does not open). Refused like the console's
+ * form: a show time that has passed, an on-sale more than 5 minutes ago (EVENT_TIME_PASSED, at the field); a free
+ * price level and a missing sign-off are created, with a warning on stderr.
  */
 export async function eventCreate(
   databaseUrl: string | undefined,
   file: string,
   io: Io,
-  opts: { actor: string; signOff: boolean } = { actor: 'cli', signOff: true },
+  opts: { actor: string; signOff: boolean; now?: Date } = { actor: 'cli', signOff: true },
 ): Promise<void> {
-  const spec = await readEventFile(file);
+  const spec = parseNewEventFile(await readEventJson(file), opts.now ?? new Date());
   const created = await withDatabase(databaseUrl, (db) =>
     db.transaction().execute((trx) => createEvent(trx, spec, opts.actor, { signOff: opts.signOff })),
   );
+  for (const w of eventCreateWarnings(spec, { signOff: opts.signOff })) io.err(`warning ${w.code} (${w.path}): ${w.message}`);
   io.out(json({ ...created, signedOff: opts.signOff }));
 }
 

@@ -195,6 +195,38 @@ describe('onsale CLI against real PostgreSQL', () => {
     expect(await counts(t)).toEqual(before);
   });
 
+  it('event:create refuses a show time that has passed and an on-sale more than 5 minutes ago, as the console does; within 5 minutes it opens now; a free price level is a warning', async () => {
+    const club = readJson('examples/club.json') as { priceLevels: Record<string, unknown>[] };
+    const file = join(scratch, 'times.json');
+    const before = await counts(t);
+    writeFileSync(file, JSON.stringify({ ...club, startsAt: '2025-01-01T20:00:00Z', onsaleAt: '2025-01-01T10:00:00Z' }));
+    const past = await onsale(t.url, 'event:create', '--file', file);
+    expect(past.code).toBe(1);
+    expect(past.stdout).toBe('');
+    expect(past.stderr).toContain('error EVENT_TIME_PASSED: the event file has 2 problems; nothing was written');
+    expect(past.stderr).toContain('startsAt: this time has passed: enter when the show starts, later than now');
+    expect(past.stderr).toContain('onsaleAt: this time has passed: choose when the sale opens, later than now, or open the sale now');
+    expect(await counts(t)).toEqual(before);
+
+    const starts = new Date(Date.now() + 30 * 86_400_000).toISOString();
+    writeFileSync(file, JSON.stringify({ ...club, startsAt: starts, onsaleAt: new Date(Date.now() - 6 * 60_000).toISOString() }));
+    const late = await onsale(t.url, 'event:create', '--file', file);
+    expect(late.code).toBe(1);
+    expect(late.stderr).toContain('error EVENT_TIME_PASSED: the event file has 1 problem;');
+    expect(await counts(t)).toEqual(before);
+
+    const free = club.priceLevels.map((p, i) => (i === 0 ? { ...p, priceCents: 0 } : p));
+    writeFileSync(
+      file,
+      JSON.stringify({ ...club, priceLevels: free, startsAt: starts, onsaleAt: new Date(Date.now() - 60_000).toISOString() }),
+    );
+    const now = await onsale(t.url, 'event:create', '--file', file);
+    expect(now.code).toBe(0);
+    expect(now.stderr).toMatch(/^warning FREE_PRICE_LEVEL \(priceLevels\.0\.priceCents\): The price level ".+" costs nothing/);
+    const { eventId } = JSON.parse(now.stdout) as { eventId: string };
+    expect((await getEvent(t.db, eventId)).onsaleAt.getTime()).toBeLessThan(Date.now());
+  });
+
   it('migrate applies pending migrations, then is a no-op', async () => {
     // An empty database, never migrated; dropped below whatever happens.
     const name = `onsale_cli_${randomBytes(6).toString('hex')}`;

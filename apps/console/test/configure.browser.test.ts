@@ -349,6 +349,8 @@ describe('event configuration in Chromium', () => {
     ]);
 
     await form.getByRole('button', { name: 'Create event' }).click();
+    // Not signed off: the form asks first, and the promoter creates it anyway (signed off later on the event page).
+    await page.getByTestId('create-anyway').click();
     await page.waitForURL(/\/events\/[0-9a-f-]{36}$/);
     await page.getByTestId('tiers-panel').waitFor();
     const tieredId = page.url().split('/').pop()!;

@@ -485,12 +485,14 @@ async function proxy(req: Request, url: URL, edge: Edge, waitUntil: WaitUntil): 
   const { config, cache, breaker } = edge;
   const useCache = cache !== undefined && cacheable(req, url);
   if (useCache) {
+    // Ignored on purpose: A cache that does not answer is a miss: the origin answers.
     const hit = await cache.match(req).catch(() => undefined);
     if (hit) return fromCache(hit);
   }
   // An origin that has not been answering is not sent the request: the fan is answered at once.
   const admitted = breaker.admit();
   if (!admitted.send) {
+    // Ignored on purpose: The body is not read: cancelling it only frees it early.
     if (req.body) waitUntil(req.body.cancel().catch(() => {}));
     return originUnavailable(admitted.retryAfterSeconds, 'hit');
   }
@@ -510,6 +512,7 @@ async function proxy(req: Request, url: URL, edge: Edge, waitUntil: WaitUntil): 
   try {
     res = await fetch(target, { redirect: 'manual', signal: abort.signal });
     const noBody = req.method === 'HEAD' || NULL_BODY_STATUSES.has(res.status) || res.body === null;
+    // Ignored on purpose: The body is not read: cancelling it only frees it early.
     if (noBody) await res.body?.cancel().catch(() => {});
     body = noBody ? null : await readOriginBody(res.body!);
   } catch (e) {
@@ -521,6 +524,7 @@ async function proxy(req: Request, url: URL, edge: Edge, waitUntil: WaitUntil): 
   }
   if (res.status < 200 || res.status > 599 || (res.status >= 500 && !isOriginError(body, res.headers))) {
     console.error(`onsale edge: ${req.method} ${url.pathname}: the origin answered ${res.status} without an error code`);
+    // Ignored on purpose: The body is not read: cancelling it only frees it early.
     if (body instanceof ReadableStream) waitUntil(body.cancel().catch(() => {}));
     breaker.failed(admitted.trial);
     return originUnavailable();
@@ -539,6 +543,7 @@ async function proxy(req: Request, url: URL, edge: Edge, waitUntil: WaitUntil): 
     const forBrowsers = copy.headers.get('cache-control');
     copy.headers.set('cache-control', `public, max-age=${lifetime}`);
     if (forBrowsers !== null) copy.headers.set(BROWSER_CACHE_CONTROL, forBrowsers);
+    // Ignored on purpose: Caching is best effort: the answer is already on its way, and the next request fills the cache.
     waitUntil(cache.put(req, copy).catch(() => {}));
   }
   return out;

@@ -107,11 +107,13 @@ export class EventStateCache {
       const res = await fetch(key, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(this.o.originTimeoutMs) });
       fetchedAt = Date.now();
       if (res.status === 404) {
+        // Ignored on purpose: The body is not read: cancelling it only frees it early.
         await res.body?.cancel().catch(() => {});
         e.known = { state: null, fetchedAt };
         return;
       }
       if (res.status !== 200) {
+        // Ignored on purpose: The body is not read: cancelling it only frees it early.
         await res.body?.cancel().catch(() => {});
         return;
       }
@@ -134,6 +136,7 @@ export class EventStateCache {
             headers: { 'content-type': 'application/json', 'cache-control': `public, max-age=${ttl}`, [FETCHED_AT]: String(fetchedAt) },
           }),
         )
+        // Ignored on purpose: caching is best effort; the state is already answered, and the next read fills the cache.
         .catch(() => {});
     }
   }
@@ -158,6 +161,7 @@ const GIVE_UP_MARGIN_MS = 1000;
 /** Waits for `p` at most `ms`; never rejects. */
 async function within(p: Promise<unknown>, ms: number): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
+  // Ignored on purpose: A bounded wait: the promise's own outcome is read where it is awaited.
   await Promise.race([p.catch(() => {}), new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
   clearTimeout(timer);
 }

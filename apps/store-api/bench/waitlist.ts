@@ -156,6 +156,7 @@ export async function main(argv: string[]) {
       }));
     results.onRead = await onRead(bench, { hotListingId: hotEvent.listingId, children });
   } finally {
+    // Ignored on purpose: a child that does not stop is killed with the benchmark's process group.
     for (const c of children) if (c.exitCode === null && c.signalCode === null) await stopProcess(c).catch(() => {});
     await bench.close();
   }

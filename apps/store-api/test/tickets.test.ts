@@ -373,7 +373,7 @@ describe('the face-value exchange', () => {
 
     const claimHeaders = { ...bearer(first), 'x-device-id': 'device-tk-wl-first' };
     const claimed = await call('POST', '/waitlist/claims', claimHeaders, { claimToken: offer!.claim.claimToken });
-    expect(claimed.status).toBe(201);
+    expect([claimed.status, claimed.body.amountCents]).toEqual([201, 13_200]);
     // While the buyer pays, the seller cannot withdraw.
     const busy = await call('DELETE', `/tickets/${t!.ticketId}/resale`, bearer(seller));
     expect([busy.status, busy.body.error]).toEqual([409, 'RESALE_IN_PROGRESS']);

@@ -145,6 +145,8 @@ describe('after a sell-out', () => {
       eventId,
       claim: { status: 'OPEN', quantity: 2 },
       links: { claim: '/waitlist/claims' },
+      // The prices come with the event's currency (the same body goes to webhooks).
+      release: { currency: 'USD', sections: [expect.objectContaining({ section: 'A', priceCents: expect.any(Number) })] },
     });
     // The second fan got the other two seats.
     const otherInbox = await call('GET', '/me/notifications', bearer(other));

@@ -1,3 +1,4 @@
+import type { ZodError } from 'zod';
 /**
  * The kinds a domain error can be; a kind maps to its transport status in one place each (HTTP_STATUS_OF for the
  * store API and the edge worker, tRPC codes in the BFF).
@@ -81,6 +82,7 @@ export const ERROR_CODES = [
   'EVENT_FORBIDDEN',
   'EVENT_NOT_FOUND',
   'EVENT_STARTED',
+  'EVENT_TIME_PASSED',
   'EXTENSION_NOT_OFFERED',
   'FAIRNESS_MODE_CHANGED',
   'FAIRNESS_NOT_SIGNED_OFF',
@@ -285,3 +287,8 @@ export const invalid = (code: ErrorCode, message: string, field: string, extra: 
   new DomainError('invalid', code, message, { field, ...extra });
 export const conflict = (code: ErrorCode, message: string, extra: Record<string, unknown> = {}) =>
   new DomainError('conflict', code, message, extra);
+
+/** Formats zod issues as `path: message` lines, each naming the field at fault. */
+export function formatIssues(error: ZodError): { path: string; message: string }[] {
+  return error.issues.map((i) => ({ path: i.path.map(String).join('.') || '(root)', message: i.message }));
+}

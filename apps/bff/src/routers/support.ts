@@ -3,8 +3,12 @@ import {
   accountLookupSchema,
   accountUnblockSchema,
   blockAccount,
+  getSupportOrder,
   holdReleaseSchema,
   lookupAccount,
+  searchSupport,
+  supportOrderSchema,
+  supportSearchSchema,
   releaseFanHold,
   unblockAccount,
 } from '@onsale/shared/support';
@@ -31,6 +35,22 @@ export const supportRouter = router({
       notifications: r.notifications.map((n) => ({ ...n, createdAt: n.createdAt.toISOString(), readAt: iso(n.readAt) })),
       blocks: r.blocks.map((b) => ({ ...b, blockedAt: b.blockedAt.toISOString() })),
     };
+  }),
+
+  /** Finds orders by the reference the fan reads (or a whole order id), and accounts whose id contains the text. */
+  search: readers.input(supportSearchSchema).query(async ({ ctx, input }) => {
+    const r = await searchSupport(ctx.db, input);
+    return {
+      query: r.query,
+      orders: r.orders.map((o) => ({ ...o, createdAt: o.createdAt.toISOString() })),
+      accounts: r.accounts.map((a) => ({ accountId: a.accountId, createdAt: a.createdAt.toISOString() })),
+    };
+  }),
+
+  /** One order: its reference, account, event, amount in the event's currency, status and seats. ORDER_NOT_FOUND. */
+  order: readers.input(supportOrderSchema).query(async ({ ctx, input }) => {
+    const o = await getSupportOrder(ctx.db, input);
+    return { ...o, createdAt: o.createdAt.toISOString() };
   }),
 
   /** Releases a fan's live hold (seats back now; to the waitlist after a sell-out). HOLD_NOT_LIVE, CHECKOUT_IN_PROGRESS. */

@@ -100,6 +100,8 @@ interface Shopper {
   refused?: number;
   /** The party takes the split a refusal offered (`split: true`) when it cannot sit together. */
   split?: boolean;
+  /** When the fan first asked for this hold (its retries after a 503, a 429 or a reset are the same hold to the fan). */
+  holdSince?: number;
 }
 
 /** The fields of the product's answers the fans read (each route's own; all optional here). */
@@ -132,9 +134,19 @@ export interface DriverResult {
   bots: number;
   /** Pre-open fans: arrival (join) order and the place they were given. */
   ranked: { arrival: Float64Array; position: Float64Array };
+  /** Each hold as its fan timed it: from the first request for it to the 201, its retries (503, 429, a reset) included. */
   holdLatencies: Float64Array;
   soldOutReadsAtMs: Float64Array;
+  /** The same, of the fans who read it on a poll sent as told (within their Retry-After, see positionExpired). */
+  soldOutReadsAsToldAtMs: Float64Array;
+  /** Fans who read ADMITTED (collected an admission), once each. */
   admitted: number;
+  /**
+   * `POSITION_EXPIRED` answers, to fans who polled as told (no later than the Retry-After they were given, on the
+   * event's clock, its jitter and a second's grace) and to fans who polled later (the poll budget spread the crowd far
+   * back, as a background tab does).
+   */
+  positionExpired: { asTold: number; late: number };
   firstAdmitAtMs: number | null;
   lastAdmitAtMs: number | null;
   strandedSeats: [number, number][];
@@ -265,6 +277,11 @@ export class Crowd {
   private readonly preOpen: Uint8Array;
   private readonly position: Float64Array;
   private readonly soldOutAt: Float64Array;
+  /** The latest a fan may send its next poll and still have polled as told (epoch ms; NaN: not told yet). */
+  private readonly toldBy: Float64Array;
+  private readonly positionExpired = { asTold: 0, late: 0 };
+  /** The fan read SOLD_OUT on a poll it sent as told. */
+  private readonly soldOutAsTold: Uint8Array;
   private readonly retries: Uint16Array;
   private readonly queueToken: (string | undefined)[];
   private readonly accountToken: (string | undefined)[];
@@ -352,6 +369,8 @@ export class Crowd {
     this.expiredOnce = new Uint8Array(n);
     this.position = new Float64Array(n).fill(Number.NaN);
     this.soldOutAt = new Float64Array(n).fill(Number.NaN);
+    this.toldBy = new Float64Array(n).fill(Number.NaN);
+    this.soldOutAsTold = new Uint8Array(n);
     this.retries = new Uint16Array(n);
     this.queueToken = new Array<string | undefined>(n);
     this.accountToken = new Array<string | undefined>(n);
@@ -383,6 +402,7 @@ export class Crowd {
     // Requests already on the wire get a few seconds to be answered; those still queued for a connection (tens of
     // thousands in a crowd larger than the product's pace) are dropped rather than sent, and not counted as answers.
     setTimeout(() => {
+      // Ignored on purpose: The driver's own HTTP pools at the end of a run: nothing is in flight.
       for (const p of [this.pool, this.pollPool, this.joinPool, this.payPool]) void p.destroy().catch(() => {});
     }, 5000).unref();
   }
@@ -516,6 +536,9 @@ export class Crowd {
    */
   private pollDelay(i: number, retryAfterS: number | null) {
     const ra = retryAfterS ?? 5;
+    // As told: within Retry-After on the event's clock (never sooner than the per-account limit lets it), its jitter,
+    // and a second for the driver's timer and the network.
+    this.toldBy[i] = this.now + Math.max(((ra * 1000) / this.o.timeScale) * 1.2, 1650) + 1000;
     const near = ra <= 5;
     if (this.nearFront[i] !== (near ? 1 : 0)) {
       this.nearFront[i] = near ? 1 : 0;
@@ -641,11 +664,14 @@ export class Crowd {
     const h = await this.headers(i);
     h['x-queue-token'] = token;
     this.pollsThisSecond++;
+    const asTold = !(this.now > this.toldBy[i]!);
     const a = await this.request('status', 'GET', `/events/${this.o.eventId}/queue/status`, h, undefined, this.pollPool);
     if (a.status !== 200) {
       if (a.status === 401 || a.status === 403) return this.rejoin(i);
       // The fan's turn came and passed unused (it polled too late): join again as told, once; then it gives up.
       if (a.code === 'POSITION_EXPIRED') {
+        if (asTold) this.positionExpired.asTold++;
+        else this.positionExpired.late++;
         if (this.expiredOnce[i] === 1) return this.finish(i, Phase.GAVE_UP);
         this.expiredOnce[i] = 1;
         return this.rejoin(i);
@@ -655,7 +681,10 @@ export class Crowd {
     this.retries[i] = 0;
     const s = a.body as { state: string; position: number | null; admissionToken?: string };
     if (typeof s.position === 'number' && this.sinceOpen() >= 0 && Number.isNaN(this.position[i]!)) this.position[i] = s.position;
-    if (s.state === 'SOLD_OUT') return this.soldOut(i, true);
+    if (s.state === 'SOLD_OUT') {
+      if (asTold) this.soldOutAsTold[i] = 1;
+      return this.soldOut(i, true);
+    }
     if (s.admissionToken) {
       // Fans admitted, once each (a fan back in line after a refused hold reads ADMITTED again).
       if (this.wasAdmitted[i] === 0) {
@@ -737,6 +766,7 @@ export class Crowd {
     h['x-admission-token'] = s.admissionToken;
     if (!s.looked && !(await this.look(i, s, h))) return this.backToQueue(i);
     h['idempotency-key'] = s.idempotencyKey ??= randomUUID();
+    s.holdSince ??= this.now;
     const a = await this.request(
       'hold',
       'POST',
@@ -745,9 +775,12 @@ export class Crowd {
       s.seatIds ? { seatIds: s.seatIds } : { section: s.section, quantity: s.quantity, ...(s.split ? { split: true } : {}) },
     );
     s.last = `hold ${a.key}`;
+    // A retry (a 503, a 429, a reset) is the same hold to the fan: its clock keeps running.
+    const retrying = a.status === 0 || a.status === 429 || a.status >= 500;
     if (a.status === 201) {
       this.retries[i] = 0;
-      this.holdLatencies.push(a.ms);
+      this.holdLatencies.push(this.now - s.holdSince);
+      s.holdSince = undefined;
       const hold = a.body as { holdId: string; seats: { seatId?: number; id?: number }[]; expiresAt: string; admissionToken: string };
       s.holdId = hold.holdId;
       s.admissionToken = hold.admissionToken;
@@ -772,6 +805,7 @@ export class Crowd {
       return this.schedule(i, Math.max(0, ttl * (0.1 + 0.3 * this.random())));
     }
     s.idempotencyKey = a.status === 0 || a.status >= 500 ? s.idempotencyKey : undefined;
+    if (!retrying) s.holdSince = undefined;
     if (a.code === 'SINGLE_SEAT_LEFT') {
       // The pick would leave a seat alone: pick the seats offered instead (as many, beside it), else best available.
       const instead = a.body?.instead ?? [];
@@ -1004,8 +1038,12 @@ export class Crowd {
         ranked.position.push(this.position[i]!);
       }
     }
+    const asTold: number[] = [];
     for (let i = 0; i < this.o.fans; i++)
-      if (!Number.isNaN(this.soldOutAt[i]!)) this.soldOutReads.push(this.soldOutAt[i]! - this.o.onsaleAtMs);
+      if (!Number.isNaN(this.soldOutAt[i]!)) {
+        this.soldOutReads.push(this.soldOutAt[i]! - this.o.onsaleAtMs);
+        if (this.soldOutAsTold[i] === 1) asTold.push(this.soldOutAt[i]! - this.o.onsaleAtMs);
+      }
     const bots = this.operator.reduce((a, o) => a + (o >= 0 ? 1 : 0), 0);
     const unfinishedBy: Record<string, number> = {};
     const names = ['arriving', 'joining', 'waiting', 'holding', 'paying'];
@@ -1021,7 +1059,9 @@ export class Crowd {
       ranked: { arrival: Float64Array.from(ranked.arrival), position: Float64Array.from(ranked.position) },
       holdLatencies: Float64Array.from(this.holdLatencies),
       soldOutReadsAtMs: Float64Array.from(this.soldOutReads),
+      soldOutReadsAsToldAtMs: Float64Array.from(asTold),
       admitted: this.admitted,
+      positionExpired: { ...this.positionExpired },
       firstAdmitAtMs: this.firstAdmitAt,
       lastAdmitAtMs: this.lastAdmitAt,
       strandedSeats: this.strandedSeries,

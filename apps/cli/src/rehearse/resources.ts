@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
-import { sql, type Db } from '@onsale/shared/db';
+import { committedTransactions, type Db } from '@onsale/shared/db';
 import { boundOf, perRequestOf, type ProcessGroupUse, type RequestKind, type ResourceUse } from '@onsale/shared/rehearsal';
 
 // What the rehearsal's processes used of the machine, read from /proc every few seconds: the driver (this process)
@@ -150,8 +150,7 @@ export class ResourceSampler {
   private async sampleCommits() {
     if (!this.db) return;
     try {
-      const r = await sql<{ n: string | null }>`SELECT sum(xact_commit)::text AS n FROM pg_stat_database`.execute(this.db);
-      const n = Number(r.rows[0]?.n ?? 0);
+      const n = await committedTransactions(this.db);
       const at = Date.now();
       if (this.commitsStart === undefined) this.commitsStart = n;
       else if (this.commitsLast && at > this.commitsLast.at && n >= this.commitsLast.n)

@@ -85,6 +85,7 @@ export async function spawnProduct(o: SpawnOptions): Promise<SpawnedProduct> {
     throw e;
   }
   if (o.signal?.aborted) {
+    // Ignored on purpose: The embedded database is being torn down after a failure that is reported; its own stop error adds nothing.
     await db.stop().catch(() => {});
     rmSync(scratch, { recursive: true, force: true });
     throw new Error('interrupted while the product started');
@@ -187,6 +188,7 @@ export async function spawnProduct(o: SpawnOptions): Promise<SpawnedProduct> {
       await exited;
       clearTimeout(force);
     }
+    // Ignored on purpose: The embedded database is being torn down after a failure that is reported; its own stop error adds nothing.
     await db.stop().catch(() => {});
     rmSync(scratch, { recursive: true, force: true });
   };

@@ -1,7 +1,8 @@
 import type { Db } from '../db/connect.js';
 import { DomainError, invalid, notFound } from '../errors.js';
 import { cancelOrder } from '../checkout/cancel.js';
-import { findEvent, insertAudit } from '../events/events.repository.js';
+import { insertAudit } from '../audit/index.js';
+import { findEvent } from '../events/events.service.js';
 import { isUuid } from '../ids.js';
 import { clusterOrders, type ReviewCluster, type ReviewOptions } from './review.js';
 import { confirmedOrdersForReview } from './abuse.repository.js';

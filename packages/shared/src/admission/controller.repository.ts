@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
-import type { FairnessMode } from '../events/events.table.js';
-import { signedOffSql } from '../events/signoff.repository.js';
+import type { FairnessMode } from '../events/fairness-modes.js';
+import { signedOffSql } from '../events/signoff.service.js';
 
 // SQL of the admission controller. Plain functions; the row-locking one takes a Transaction.
 

@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import pg from 'pg';
 import type pino from 'pino';
-import type { Db } from '../db/connect.js';
+import type { Db, Trx } from '../db/connect.js';
 import { isConnectionLost, markDatabaseFault } from '../db/faults.js';
-import { insertAudit } from '../events/events.repository.js';
+import { insertAudit } from '../audit/index.js';
 import { awaitsSignOff } from '../events/signoff.service.js';
 import { getInventoryCounts } from '../inventory/inventory.service.js';
 import { DEFAULT_HEARTBEAT_STALE_MS } from '../queue/edge.js';
@@ -133,155 +133,50 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
     const actor = actorOf(ctx.controllerId);
 
     // An event whose fairness mode is not signed off does not open: no seal, no reveal, nobody admitted.
-    const awaitingSignOff = awaitsSignOff({ signedOff: e.signed_off, sealedAt: q.sealed_at });
     const timeHasCome = now.getTime() >= e.onsale_at.getTime();
-    const open = timeHasCome && !awaitingSignOff;
-    const counts = await getInventoryCounts(
-      trx,
-      e.owner_event_id,
-      e.capacity,
-      e.allocation ? { code: e.allocation, general: e.general } : undefined,
-    );
-    const soldOutState = inventoryStateOf(counts);
-    const soldOut = soldOutState === 'SOLD_OUT' && q.sold_out_at === null;
-    if (soldOut)
-      await insertAudit(trx, {
-        actor,
-        action: 'queue.sold_out',
-        eventId: e.owner_event_id,
-        details: { soldOutAt: now.toISOString(), capacity: counts.capacity, sold: counts.sold, ...tierOf(e) },
-      });
-
-    const windowMs = arrivalWindowMs(e.rehearsal_time_scale);
-    const scale = e.rehearsal_time_scale;
-    // A sold-out queue admits nobody: its tick keeps the heartbeat and the state, and reads nothing else (a product
-    // with many finished sales ticks each of them every second).
-    const quiet = soldOutState === 'SOLD_OUT';
-    const storeLoad: StoreLoad = quiet ? NO_LOAD : toStoreLoad(await readStoreLoad(trx, e.owner_event_id, now));
-    const lagMs = storeLagMs(storeLoad);
-    const leaver = leaverSeconds(Math.round(e.checkout_minutes * 60), scale, lagMs);
-    const signals = quiet
-      ? NO_SIGNALS
-      : await repo.liveSignals(
-          trx,
-          e.owner_event_id,
-          {
-            queueId: e.event_id,
-            allocation: e.allocation,
-            checkoutSeconds: leaver,
-            checkoutErrorSeconds: checkoutErrorSeconds(scale),
-            arrivalSeconds: windowMs / 1000,
-          },
-          now,
-        );
-    const claimRatio = claimRatioOf(signals.tokens_5m, signals.advanced_5m);
-    const arriving = arrivingFans(q.recent_advances ?? [], now.getTime(), claimRatio, signals.claimed_recently, windowMs);
-    const inside: FansInside = {
-      holding: signals.holding,
-      shopping: signals.shopping,
-      arriving,
-      total: signals.holding + signals.shopping + arriving,
-    };
-    const plan = planOf(e, counts, ctx.budgetBuyersPerMinute, q.sealed_at ? (now.getTime() - q.sealed_at.getTime()) / 60_000 : 0);
-    const step: WindowStep | null =
-      plan === null
-        ? null
-        : nextWindow({
-            window: q.admit_window,
-            cutAtMs: q.admit_window_cut_at?.getTime() ?? null,
-            nowMs: now.getTime(),
-            elapsedMs,
-            plannedInside: plan.concurrentShoppers,
-            inside: inside.total,
-            plausibleFans: Math.ceil(((counts.available + counts.held) / e.tickets_per_order) * e.overbook_factor),
-            load: storeLoad,
-          });
-    const highestPosition = signals.max_join_index === null ? 0 : signals.max_join_index + 1;
-    const waiting = highestPosition - q.admitted_through > 0;
-    // LAST_CHANCE also while only a few seats are left and fans still wait for them: waiting fans are told the end is
-    // near (and poll every 5 s, so they hear SOLD_OUT at once).
-    const inventoryState = inventoryStateOf(counts, waiting ? fewSeatsLeft(e.capacity, e.tickets_per_order) : 0);
-    const sinceLastAdvanceMs = q.last_advance_at ? Math.max(0, now.getTime() - q.last_advance_at.getTime()) : Number.MAX_SAFE_INTEGER;
-    const rate = admissionRate(e, plan, counts, signals, inside.total, q.rate_override_per_min, {
-      window: step?.window,
-      storeLagMs: lagMs,
-      tail: waiting ? { sinceLastAdvanceMs, gapMs: tailGapMs(inside.shopping + inside.arriving, scale) } : undefined,
-    });
-
+    const open = timeHasCome && !awaitsSignOff({ signedOff: e.signed_off, sealedAt: q.sealed_at });
+    const read = await readTick(trx, e, q, now, actor);
+    const decided = decide(e, q, ctx, read, now, elapsedMs);
     // Sealing holds joins back (see sealCohort), so it comes last, just before the commit.
-    let sealedCohortSize: number | undefined;
-    if (open && q.sealed_at === null) {
-      sealedCohortSize = await repo.sealCohort(trx, e.event_id, now);
-      await insertAudit(trx, {
-        actor,
-        action: 'queue.sealed',
-        eventId: e.owner_event_id,
-        details: {
-          seed: q.seed_hex,
-          seedCommitment: q.seed_commitment,
-          cohortSize: sealedCohortSize,
-          sealedAt: now.toISOString(),
-          fairnessMode: e.fairness_mode,
-          ...tierOf(e),
-        },
-      });
-    }
-
-    const phase = !open
-      ? timeHasCome
-        ? 'AWAITING_SIGNOFF'
-        : 'BEFORE_OPEN'
-      : q.paused
-        ? 'PAUSED'
-        : inventoryState === 'SOLD_OUT'
-          ? 'SOLD_OUT'
-          : 'ADMITTING';
-    let advanced = 0;
-    let carry = 0;
-    if (phase === 'ADMITTING') {
-      ({ advanced, carry } = advanceWatermark({
-        ratePerMinute: rate.ratePerMinute,
-        elapsedMs,
-        claimRatio,
-        carry: ctx.carry ?? 0,
-        cap: rate.cap,
-        room: highestPosition - q.admitted_through,
-        admitAtOnce: rate.admitAtOnce,
-      }));
-    }
-    const constraint =
+    const sealedCohortSize = open && q.sealed_at === null ? await seal(trx, e, q, now, actor) : undefined;
+    const phase = phaseOf(open, timeHasCome, q.paused, decided.inventoryState);
+    const { rate, step } = decided;
+    const { advanced, carry } =
       phase === 'ADMITTING'
-        ? rate.constraint
-        : phase === 'BEFORE_OPEN'
-          ? 'before_open'
-          : phase === 'AWAITING_SIGNOFF'
-            ? 'awaiting_signoff'
-            : phase === 'PAUSED'
-              ? 'paused'
-              : 'sold_out';
+        ? advanceWatermark({
+            ratePerMinute: rate.ratePerMinute,
+            elapsedMs,
+            claimRatio: read.claimRatio,
+            carry: ctx.carry ?? 0,
+            cap: rate.cap,
+            room: decided.highestPosition - q.admitted_through,
+            admitAtOnce: rate.admitAtOnce,
+          })
+        : { advanced: 0, carry: 0 };
+    const constraint = phase === 'ADMITTING' ? rate.constraint : PHASE_CONSTRAINT[phase];
     const reason = phase === 'ADMITTING' ? rate.reason : `${phase.toLowerCase()}: ${rate.reason}`;
     const ratePerMinute = phase === 'ADMITTING' ? rate.ratePerMinute : 0;
-    const watermarkPerMinute = Math.round((ratePerMinute / claimRatio) * 1e6) / 1e6;
-    const changed =
-      advanced > 0 ||
-      Math.abs(watermarkPerMinute - q.rate_per_min) > 1e-9 ||
-      inventoryState !== q.inventory_state ||
-      sealedCohortSize !== undefined;
+    const watermarkPerMinute = Math.round((ratePerMinute / read.claimRatio) * 1e6) / 1e6;
+    // The window moves only while the queue admits: a pause or a sell-out keeps it where it was.
+    const window = phase === 'ADMITTING' && step ? step.window : q.admit_window;
     const admittedThrough = await repo.writeTick(trx, e.event_id, {
       advanced,
       ratePerMin: watermarkPerMinute,
-      inventoryState,
-      soldOutAt: soldOut ? now : null,
+      inventoryState: decided.inventoryState,
+      soldOutAt: read.soldOut ? now : null,
       now,
       controllerId: ctx.controllerId,
-      changed,
-      recentAdvances: recordAdvance(q.recent_advances ?? [], now.getTime(), advanced, windowMs),
+      changed:
+        advanced > 0 ||
+        Math.abs(watermarkPerMinute - q.rate_per_min) > 1e-9 ||
+        decided.inventoryState !== q.inventory_state ||
+        sealedCohortSize !== undefined,
+      recentAdvances: recordAdvance(q.recent_advances ?? [], now.getTime(), advanced, read.windowMs),
       constraint,
       reason,
-      fansInside: inside.total,
+      fansInside: read.inside.total,
       cap: rate.cap,
-      // The window moves only while the queue admits: a pause or a sell-out keeps it where it was.
-      window: phase === 'ADMITTING' && step ? step.window : q.admit_window,
+      window,
       windowCutAt: phase === 'ADMITTING' && step?.cutAtMs ? new Date(step.cutAtMs) : q.admit_window_cut_at,
     });
     if (open && (phase !== 'SOLD_OUT' || advanced > 0)) await repo.upsertAdmissionMinute(trx, e.event_id, now, advanced, ratePerMinute);
@@ -297,20 +192,144 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
       constraint,
       reason,
       cap: rate.cap,
-      inside,
+      inside: read.inside,
       admitAtOnce: phase === 'ADMITTING' ? rate.admitAtOnce : 0,
-      claimRatio,
-      window: phase === 'ADMITTING' && step ? step.window : q.admit_window,
-      storeLagMs: lagMs,
-      leaverSeconds: leaver,
-      inventoryState,
-      available: counts.available,
-      held: counts.held,
+      claimRatio: read.claimRatio,
+      window,
+      storeLagMs: read.lagMs,
+      leaverSeconds: read.leaver,
+      inventoryState: decided.inventoryState,
+      available: read.counts.available,
+      held: read.counts.held,
       ...(sealedCohortSize !== undefined ? { sealedCohortSize } : {}),
-      soldOut,
+      soldOut: read.soldOut,
       carry,
     };
   });
+}
+
+type TickPhase = Extract<EventTickOutcome, { status: 'ticked' }>['phase'];
+
+/** The phase of the tick: not open (before the open, or awaiting the sign-off), paused, sold out, or admitting. */
+function phaseOf(open: boolean, timeHasCome: boolean, paused: boolean, inventoryState: InventoryState): TickPhase {
+  if (!open) return timeHasCome ? 'AWAITING_SIGNOFF' : 'BEFORE_OPEN';
+  if (paused) return 'PAUSED';
+  return inventoryState === 'SOLD_OUT' ? 'SOLD_OUT' : 'ADMITTING';
+}
+
+/** The constraint a tick that does not admit reports: its phase's own code. */
+const PHASE_CONSTRAINT = {
+  BEFORE_OPEN: 'before_open',
+  AWAITING_SIGNOFF: 'awaiting_signoff',
+  PAUSED: 'paused',
+  SOLD_OUT: 'sold_out',
+} as const satisfies Record<Exclude<TickPhase, 'ADMITTING'>, string>;
+
+/** What the tick reads inside its transaction: the inventory (the first sell-out audited), the store's load, the live signals, the fans inside. */
+async function readTick(trx: Trx, e: ActiveEventRow, q: repo.LockedQueueState, now: Date, actor: string) {
+  const counts = await getInventoryCounts(
+    trx,
+    e.owner_event_id,
+    e.capacity,
+    e.allocation ? { code: e.allocation, general: e.general } : undefined,
+  );
+  const soldOutState = inventoryStateOf(counts);
+  const soldOut = soldOutState === 'SOLD_OUT' && q.sold_out_at === null;
+  if (soldOut)
+    await insertAudit(trx, {
+      actor,
+      action: 'queue.sold_out',
+      eventId: e.owner_event_id,
+      details: { soldOutAt: now.toISOString(), capacity: counts.capacity, sold: counts.sold, ...tierOf(e) },
+    });
+  const windowMs = arrivalWindowMs(e.rehearsal_time_scale);
+  const scale = e.rehearsal_time_scale;
+  // A sold-out queue admits nobody: its tick keeps the heartbeat and the state, and reads nothing else (a product
+  // with many finished sales ticks each of them every second).
+  const quiet = soldOutState === 'SOLD_OUT';
+  const storeLoad: StoreLoad = quiet ? NO_LOAD : toStoreLoad(await readStoreLoad(trx, e.owner_event_id, now));
+  const lagMs = storeLagMs(storeLoad);
+  const leaver = leaverSeconds(Math.round(e.checkout_minutes * 60), scale, lagMs);
+  const signals = quiet
+    ? NO_SIGNALS
+    : await repo.liveSignals(
+        trx,
+        e.owner_event_id,
+        {
+          queueId: e.event_id,
+          allocation: e.allocation,
+          checkoutSeconds: leaver,
+          checkoutErrorSeconds: checkoutErrorSeconds(scale),
+          arrivalSeconds: windowMs / 1000,
+        },
+        now,
+      );
+  const claimRatio = claimRatioOf(signals.tokens_5m, signals.advanced_5m);
+  const arriving = arrivingFans(q.recent_advances ?? [], now.getTime(), claimRatio, signals.claimed_recently, windowMs);
+  const inside: FansInside = {
+    holding: signals.holding,
+    shopping: signals.shopping,
+    arriving,
+    total: signals.holding + signals.shopping + arriving,
+  };
+  return { counts, soldOut, windowMs, storeLoad, lagMs, leaver, signals, claimRatio, inside };
+}
+
+/** The plan on the seats left, the window's step on the store's load, the inventory state and the rate. */
+function decide(
+  e: ActiveEventRow,
+  q: repo.LockedQueueState,
+  ctx: EventTickContext,
+  r: Awaited<ReturnType<typeof readTick>>,
+  now: Date,
+  elapsedMs: number,
+) {
+  const { counts, signals, inside } = r;
+  const plan = planOf(e, counts, ctx.budgetBuyersPerMinute, q.sealed_at ? (now.getTime() - q.sealed_at.getTime()) / 60_000 : 0);
+  const step: WindowStep | null =
+    plan === null
+      ? null
+      : nextWindow({
+          window: q.admit_window,
+          cutAtMs: q.admit_window_cut_at?.getTime() ?? null,
+          nowMs: now.getTime(),
+          elapsedMs,
+          plannedInside: plan.concurrentShoppers,
+          inside: inside.total,
+          plausibleFans: Math.ceil(((counts.available + counts.held) / e.tickets_per_order) * e.overbook_factor),
+          load: r.storeLoad,
+        });
+  const highestPosition = signals.max_join_index === null ? 0 : signals.max_join_index + 1;
+  const waiting = highestPosition - q.admitted_through > 0;
+  // LAST_CHANCE also while only a few seats are left and fans still wait for them: waiting fans are told the end is
+  // near (and poll every 5 s, so they hear SOLD_OUT at once).
+  const inventoryState = inventoryStateOf(counts, waiting ? fewSeatsLeft(e.capacity, e.tickets_per_order) : 0);
+  const sinceLastAdvanceMs = q.last_advance_at ? Math.max(0, now.getTime() - q.last_advance_at.getTime()) : Number.MAX_SAFE_INTEGER;
+  const rate = admissionRate(e, plan, counts, signals, inside.total, q.rate_override_per_min, {
+    window: step?.window,
+    storeLagMs: r.lagMs,
+    tail: waiting ? { sinceLastAdvanceMs, gapMs: tailGapMs(inside.shopping + inside.arriving, e.rehearsal_time_scale) } : undefined,
+  });
+  return { step, highestPosition, inventoryState, rate };
+}
+
+/** Seals the pre-open cohort at the open (its size, the seed revealed), audited. */
+async function seal(trx: Trx, e: ActiveEventRow, q: repo.LockedQueueState, now: Date, actor: string): Promise<number> {
+  const sealedCohortSize = await repo.sealCohort(trx, e.event_id, now);
+  await insertAudit(trx, {
+    actor,
+    action: 'queue.sealed',
+    eventId: e.owner_event_id,
+    details: {
+      seed: q.seed_hex,
+      seedCommitment: q.seed_commitment,
+      cohortSize: sealedCohortSize,
+      sealedAt: now.toISOString(),
+      fairnessMode: e.fairness_mode,
+      ...tierOf(e),
+    },
+  });
+  return sealedCohortSize;
 }
 
 /** What a sold-out queue's tick reads instead of the live signals: nothing is counted, nobody is let in. */
@@ -529,6 +548,7 @@ export class AdmissionController {
     this.led.clear();
     this.carry.clear();
     if (client) {
+      // Ignored on purpose: Stopping: closing the session releases its advisory locks anyway; this only makes it prompt.
       await client.query('SELECT pg_advisory_unlock_all()').catch(() => {});
       await client.end().catch(() => {});
     }
@@ -537,6 +557,7 @@ export class AdmissionController {
   /** One pass over every active event (serialized with the loop's passes). Never throws; problems are in the report. */
   tickOnce(): Promise<ControllerTickReport> {
     const pass = this.chain.then(() => this.pass());
+    // Ignored on purpose: The chain only orders passes; each pass's own promise (returned) carries its outcome to the caller.
     this.chain = pass.catch(() => {});
     return pass;
   }
@@ -668,6 +689,7 @@ export class AdmissionController {
       const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
       this.pid = rows[0]?.pid;
     } catch (err) {
+      // Ignored on purpose: The connection never opened: closing it is tidying, and the outage is reported just below.
       await client.end().catch(() => {});
       // Whatever its code, a connection that cannot be obtained is the database's outage.
       throw markDatabaseFault(err, 'unavailable');
@@ -687,6 +709,7 @@ export class AdmissionController {
       this.log?.warn({ err, instanceId: this.instanceId, events: [...this.led] }, 'admission controller lost its connection and its leads');
     this.led.clear();
     this.carry.clear();
+    // Ignored on purpose: The connection is already lost (reported above): closing it is tidying.
     void client.end().catch(() => {});
   }
 

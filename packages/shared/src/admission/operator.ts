@@ -1,7 +1,15 @@
-import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
 import { invalid, notFound, type ErrorCode } from '../errors.js';
-import { insertAudit } from '../events/events.repository.js';
+import { insertAudit } from '../audit/index.js';
+import {
+  findQueueControl,
+  findQueuesOfEvent,
+  lockQueueControls,
+  pauseQueues,
+  resumeQueues,
+  setQueueRateOverride,
+  type ControlRow,
+} from './operator.repository.js';
 
 // Operator controls of the waiting room: what the CLI and the console call. Each writes queue_state and its
 // audit row in one transaction (the caller's, when given one).
@@ -22,17 +30,6 @@ export interface QueueControlState {
   rateOverridePerMin: number | null;
   admittedThrough: number;
   updatedAt: Date;
-}
-
-interface ControlRow {
-  event_id: string;
-  paused: boolean;
-  paused_reason: string | null;
-  paused_by: string | null;
-  paused_at: Date | null;
-  rate_override_per_min: number | null;
-  admitted_through: number;
-  updated_at: Date;
 }
 
 const toState = (r: ControlRow, eventId: string = r.event_id, tier: string | null = null): QueueControlState => ({
@@ -73,12 +70,7 @@ export interface QueueScope {
  */
 async function queuesOf(trx: Trx, eventId: string, scope: QueueScope, all: boolean): Promise<{ queueId: string; tier: string | null }[]> {
   if (typeof eventId !== 'string' || !UUID.test(eventId)) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'eventId');
-  const tiers = await trx
-    .selectFrom('allocations')
-    .select(['code', 'queue_id', 'general'])
-    .where('event_id', '=', eventId)
-    .orderBy('position')
-    .execute();
+  const tiers = await findQueuesOfEvent(trx, eventId);
   if (scope.tier !== undefined) {
     const t = tiers.find((x) => x.code === scope.tier);
     if (!t) throw notFound('TIER_NOT_FOUND', `event ${eventId} has no tier ${scope.tier}`, 'tier');
@@ -92,9 +84,7 @@ async function queuesOf(trx: Trx, eventId: string, scope: QueueScope, all: boole
 
 /** Locks the queues' rows (in id order, so two controls never wait on each other); EVENT_NOT_FOUND when one is missing. */
 async function lockControls(trx: Trx, eventId: string, queueIds: string[]): Promise<Map<string, ControlRow>> {
-  const { rows } = await sql<ControlRow>`
-    SELECT event_id, paused, paused_reason, paused_by, paused_at, rate_override_per_min, admitted_through, updated_at
-    FROM queue_state WHERE event_id = ANY(${queueIds}::uuid[]) ORDER BY event_id FOR UPDATE`.execute(trx);
+  const rows = await lockQueueControls(trx, queueIds);
   if (rows.length !== queueIds.length) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'eventId');
   return new Map(rows.map((r) => [r.event_id, r]));
 }
@@ -106,9 +96,7 @@ async function lockControls(trx: Trx, eventId: string, queueIds: string[]): Prom
 export async function readQueueControls(db: Db | Trx, eventId: string, scope: QueueScope = {}): Promise<QueueControlState & { at: Date }> {
   return inTransaction(db, async (trx) => {
     const [queue] = await queuesOf(trx, eventId, scope, false);
-    const { rows } = await sql<ControlRow & { now: Date }>`
-      SELECT event_id, paused, paused_reason, paused_by, paused_at, rate_override_per_min, admitted_through, updated_at, now() AS now
-      FROM queue_state WHERE event_id = ${queue!.queueId}`.execute(trx);
+    const rows = await findQueueControl(trx, queue!.queueId);
     const row = rows[0];
     if (!row) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'eventId');
     return { ...toState(row, eventId, queue!.tier), at: row.now };
@@ -141,10 +129,12 @@ export async function pauseQueue(
       eventId,
       queues.map((q) => q.queueId),
     );
-    const { rows } = await sql<ControlRow>`
-      UPDATE queue_state SET paused = true, paused_reason = ${reason}, paused_by = ${actor}, paused_at = now(), updated_at = now()
-      WHERE event_id = ANY(${queues.map((q) => q.queueId)}::uuid[])
-      RETURNING event_id, paused, paused_reason, paused_by, paused_at, rate_override_per_min, admitted_through, updated_at`.execute(trx);
+    const rows = await pauseQueues(
+      trx,
+      queues.map((q) => q.queueId),
+      reason,
+      actor,
+    );
     const first = before.get(queues[0]!.queueId)!;
     await insertAudit(trx, {
       actor,
@@ -190,11 +180,9 @@ export async function resumeQueue(
       queues.map((q) => q.queueId),
     );
     const before = locked.get(queues[0]!.queueId)!;
-    const { rows } = await sql<ControlRow & { now: Date }>`
-      UPDATE queue_state SET paused = false, paused_reason = NULL, paused_by = NULL, paused_at = NULL, updated_at = now()
-      WHERE event_id = ANY(${queues.map((q) => q.queueId)}::uuid[])
-      RETURNING event_id, paused, paused_reason, paused_by, paused_at, rate_override_per_min, admitted_through, updated_at, now() AS now`.execute(
+    const rows = await resumeQueues(
       trx,
+      queues.map((q) => q.queueId),
     );
     const row = rows.find((r) => r.event_id === queues[0]!.queueId)!;
     await insertAudit(trx, {
@@ -246,10 +234,7 @@ export async function setRateOverride(
     const queues = await queuesOf(trx, eventId, opts, false);
     const queueId = queues[0]!.queueId;
     const before = (await lockControls(trx, eventId, [queueId])).get(queueId)!;
-    const { rows } = await sql<ControlRow>`
-      UPDATE queue_state SET rate_override_per_min = ${perMinute}, updated_at = now()
-      WHERE event_id = ${queueId}
-      RETURNING event_id, paused, paused_reason, paused_by, paused_at, rate_override_per_min, admitted_through, updated_at`.execute(trx);
+    const rows = await setQueueRateOverride(trx, queueId, perMinute);
     await insertAudit(trx, {
       actor,
       action: 'queue.rate_override',

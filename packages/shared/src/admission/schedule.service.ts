@@ -2,7 +2,7 @@ import type { Task } from 'graphile-worker';
 import type pino from 'pino';
 import type { Db, Trx } from '../db/connect.js';
 import { conflict, DomainError, invalid, notFound } from '../errors.js';
-import { insertAudit } from '../events/events.repository.js';
+import { insertAudit } from '../audit/index.js';
 import { isUuid } from '../ids.js';
 import { queueScheduleCancelSchema, queueScheduleInputSchema } from '../warroom/warroom.schema.js';
 import { pauseQueue, resumeQueue, setRateOverride } from './operator.js';

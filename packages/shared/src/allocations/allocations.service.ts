@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { Db, Trx } from '../db/connect.js';
 import { DomainError, notFound } from '../errors.js';
 import type { EventSpec } from '../events/events.schema.js';
-import { insertAudit } from '../events/events.repository.js';
+import { insertAudit } from '../audit/index.js';
 import { expandSeats } from '../events/layout.js';
 import { initQueue } from '../queue/queue-init.js';
-import { deleteQueue } from '../queue/queue.repository.js';
+import { deleteQueue } from '../queue/queue-init.js';
 import type { TokenKey } from '../queue/edge.js';
 import { emitAvailability } from '../waitlist/availability.js';
 import { ACCESS_CODE_MESSAGES, checkAccessCode, signAccessCode } from './access-code.js';
@@ -371,3 +371,7 @@ export async function rollDueAllocations(db: Db, actor = 'allocations-job'): Pro
   for (const due of await repo.findDueRolls(db)) out.push(await rollForward(db, due.event_id, due.code, actor));
   return out;
 }
+
+// What other domains may use of this domain's repository (eslint-rules/onsale.js, onsale/domain-borders).
+export { findAllocations, presaleQueueHasFans } from './allocations.repository.js';
+export type { AllocationRow } from './allocations.table.js';

@@ -1,10 +1,10 @@
-import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 import { DomainError, invalid, notFound } from '../errors.js';
-import { insertAudit } from '../events/events.repository.js';
+import { insertAudit } from '../audit/index.js';
 import { isUuid } from '../ids.js';
-import { moveGaUnits } from '../inventory/ga.repository.js';
-import { emitAvailability, type ReturnedSeat } from '../waitlist/availability.js';
+import { moveGaUnits } from '../inventory/ga.service.js';
+import { emitAvailability } from '../waitlist/availability.js';
+import { lockOrder, markOrderCancelled, returnSoldSeats } from './cancel.repository.js';
 import { revokeTicketsOfOrder } from '../tickets/index.js';
 
 /**
@@ -16,16 +16,12 @@ export async function cancelOrder(db: Db, orderId: string, by: { actor: string; 
   if (!isUuid(orderId)) throw notFound('ORDER_NOT_FOUND', `no order ${orderId}`, 'orderId');
   if (!by.reason.trim()) throw invalid('REASON_REQUIRED', 'a cancellation needs a reason', 'reason');
   return db.transaction().execute(async (trx) => {
-    const order = await trx.selectFrom('orders').selectAll().where('id', '=', orderId).forUpdate().executeTakeFirst();
+    const order = await lockOrder(trx, orderId);
     if (!order) throw notFound('ORDER_NOT_FOUND', `no order ${orderId}`, 'orderId');
     if (order.status === 'CANCELLED')
       throw new DomainError('conflict', 'ORDER_ALREADY_CANCELLED', 'this order is already cancelled', { field: 'orderId' });
-    await trx.updateTable('orders').set({ status: 'CANCELLED' }).where('id', '=', orderId).execute();
-    const { rows } = await sql<ReturnedSeat>`
-      UPDATE seats SET status = 'AVAILABLE', hold_id = NULL, expires_at = NULL, version = version + 1
-      WHERE hold_id = ${order.hold_id} AND status = 'SOLD'
-      RETURNING id, section_code AS "sectionCode", row_index AS "rowIndex", seat_number AS "seatNumber"`.execute(trx);
-    const seats = rows.map((r) => ({ ...r, id: Number(r.id) }));
+    await markOrderCancelled(trx, orderId);
+    const seats = await returnSoldSeats(trx, order.hold_id);
     // General admission: the order's units go back to their shards (there are no seats to tell the waitlist of).
     const units = seats.length === 0 ? await moveGaUnits(trx, [order.hold_id], 'SOLD', 'RETURNED') : 0;
     // The order's tickets stop at once (their codes read REVOKED at the door); a listing of one ends.

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
-import { moveGaUnits } from '../inventory/ga.repository.js';
+import { moveGaUnits } from '../inventory/ga.service.js';
 
 export function findAttempt(db: Db | Trx, accountId: string, key: string) {
   return db

@@ -46,3 +46,5 @@ export const orderConfirmationSchema = z.object({
   seatCount: z.number(),
 });
 export type OrderConfirmation = z.output<typeof orderConfirmationSchema>;
+
+export { ORDER_REFERENCE_LENGTH, orderReference, parseOrderReference } from './reference.js';

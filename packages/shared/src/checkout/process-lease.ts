@@ -58,6 +58,7 @@ export class ProcessLease {
   /** Takes the lease (first renewal; a database that is down now is retried on the next beat) and renews it every beatMs. */
   async start(): Promise<void> {
     await this.beat();
+    // Ignored on purpose: Tidying only (old leases of processes long gone): a database that is down now is the beat's to report.
     await repo.pruneLeases(this.db).catch(() => {});
     this.timer = setInterval(() => {
       this.beating ??= this.beat().finally(() => (this.beating = undefined));
@@ -97,6 +98,7 @@ export class ProcessLease {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     await this.beating;
+    // Ignored on purpose: A lease not ended lapses by itself within seconds (its beats stop), and others then settle its checkouts.
     await repo.endLease(this.db, this.id).catch(() => {});
     if (this.connection && this.connection !== this.opts.connection) await this.connection.destroy().catch(() => {});
     this.connection = undefined;

@@ -16,3 +16,4 @@ export { sql } from 'kysely';
 export { GroupCommit } from './group-commit.js';
 export { databaseCores, storePoolSize, STORE_CONNECTIONS_PER_DB_CORE, MIN_STORE_POOL } from './pool-size.js';
 export { StatsKeeper, HOT_TABLES, type StatsKeeperOptions } from './stats-keeper.js';
+export { committedTransactions, ping } from './probe.js';

@@ -17,18 +17,19 @@ import {
 import { listingWaitlistSchema, type ListingWaitlistInput } from './configure.schema.js';
 import * as repo from './configure.repository.js';
 import { formatIssues, type EventSpec } from './events.schema.js';
-import { insertAudit, insertPriceLevels, insertSeats, insertSections } from './events.repository.js';
+import { insertAudit } from '../audit/index.js';
+import { insertPriceLevels, insertSeats, insertSections } from './events.repository.js';
 import { isUuid } from '../ids.js';
 import { createEvent } from './create-event.js';
-import { eventColumns, parseEventFile } from './events.service.js';
+import { eventColumns, parseEventFile, parseNewEventFile } from './events.service.js';
 import { insertFairnessSignOff } from './signoff.service.js';
 import { expandSeats, rowLabel } from './layout.js';
-import { insertGaShards } from '../inventory/ga.repository.js';
+import { insertGaShards } from '../inventory/ga.service.js';
 import { alignAllocations, replaceAllocations } from '../allocations/allocations.service.js';
 import { assignAllocations } from '../allocations/assign.js';
-import { findAllocations, presaleQueueHasFans } from '../allocations/allocations.repository.js';
-import type { AllocationRow } from '../allocations/allocations.table.js';
-import { findLottery, lockLottery, type LotteryRow } from '../lottery/lottery.repository.js';
+import { findAllocations, presaleQueueHasFans } from '../allocations/allocations.service.js';
+import type { AllocationRow } from '../allocations/allocations.service.js';
+import { findLottery, lockLottery, type LotteryRow } from '../lottery/lottery.service.js';
 import { alignLottery, lotterySettingsOf } from '../lottery/lottery.service.js';
 
 // Event configuration from the console (see "An operator's request path" in docs/architecture.md: every change is audited).
@@ -308,15 +309,17 @@ async function applyWaitlistSettings(trx: Trx, listingId: string, w: ListingWait
 /**
  * Creates an event from an event file (through `createEvent`: listing, price levels, sections, seats, queue and
  * its seed commitment, audited `event.created`), gives it to the creator's organisation, and sets the listing's
- * waitlist settings when given. INVALID_EVENT_FILE with every issue at its path; LISTING_FORBIDDEN when a promoter
+ * waitlist settings when given. INVALID_EVENT_FILE with every issue at its path (EVENT_TIME_PASSED when only a time
+ * has passed at `now`: see parseNewEventFile); LISTING_FORBIDDEN when a promoter
  * names a listing with another organisation's events.
  */
 export async function createConfiguredEvent(
   trx: Trx,
   input: { event: unknown; waitlist?: unknown },
   who: ConfigureActor,
+  now: Date = new Date(),
 ): Promise<{ eventId: string; listingId: string; capacity: number; version: number }> {
-  const spec = parseEventFile(input.event);
+  const spec = parseNewEventFile(input.event, now);
   const waitlist = input.waitlist === undefined ? undefined : parseWaitlist(listingWaitlistSchema, input.waitlist);
   if (spec.listing && 'id' in spec.listing) await requireListingInScope(trx, spec.listing.id, who.organisationId, 'listing.id');
   const created = await createEvent(trx, spec, who.actor);
@@ -558,3 +561,6 @@ export async function listFairnessSignOffs(db: Db | Trx, eventId: string): Promi
   if (!isUuid(eventId)) return [];
   return (await repo.findSignoffs(db, eventId)).map(toSignOff);
 }
+
+// What other domains may use of this domain's repository (eslint-rules/onsale.js, onsale/domain-borders).
+export * as configureRepository from './configure.repository.js';

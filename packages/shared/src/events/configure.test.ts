@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { fairnessDescription } from '../queue/fairness.js';
 import { createOpenEvent, createTestDatabase, type TestDatabase } from '../testing/index.js';
 import { createUser } from '../users/users.service.js';
-import { listAuditLog } from './audit-log.service.js';
+import { listAuditLog } from '../audit/audit-log.service.js';
 import {
   createConfiguredEvent,
   getEventConfiguration,

@@ -5,7 +5,7 @@ import type { Trx } from '../db/connect.js';
 import { notFound } from '../errors.js';
 import { createAllocations } from '../allocations/allocations.service.js';
 import { assignAllocations, tierCapacities } from '../allocations/assign.js';
-import { insertGaShards } from '../inventory/ga.repository.js';
+import { insertGaShards } from '../inventory/ga.service.js';
 import { createLottery } from '../lottery/lottery.service.js';
 import { initQueue } from '../queue/queue-init.js';
 import { eventColumns } from './events.service.js';
@@ -13,6 +13,7 @@ import type { EventSpec } from './events.schema.js';
 import { expandSeats } from './layout.js';
 import { seatCount } from './change-rules.js';
 import * as repo from './events.repository.js';
+import { insertAudit } from '../audit/index.js';
 import { insertFairnessSignOff } from './signoff.service.js';
 
 /** How an event is created: `signOff` records `actor`'s sign-off of its fairness mode at once (see signoff.service.ts). */
@@ -63,7 +64,7 @@ export async function createEvent(
   const { seedCommitment } = await initQueue(trx, eventId);
   if (spec.lottery) await createLottery(trx, eventId, spec.lottery, actor);
   await createAllocations(trx, eventId, spec, tierCapacities(seats, spec));
-  await repo.insertAudit(trx, {
+  await insertAudit(trx, {
     actor,
     action: 'event.created',
     eventId,

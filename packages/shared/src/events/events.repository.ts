@@ -103,21 +103,6 @@ export function findPriceLevels(db: Db | Trx, eventId: string) {
   return db.selectFrom('price_levels').selectAll().where('event_id', '=', eventId).orderBy('price_cents', 'desc').execute();
 }
 
-export async function insertAudit(
-  db: Db | Trx,
-  entry: { actor: string; action: string; eventId?: string | null; details?: unknown },
-): Promise<void> {
-  await db
-    .insertInto('audit_log')
-    .values({
-      actor: entry.actor,
-      action: entry.action,
-      event_id: entry.eventId ?? null,
-      details: JSON.stringify(entry.details ?? {}),
-    })
-    .execute();
-}
-
 /** What the events board needs beyond the event rows: organisation name, paused, sold out, signed off. */
 export async function findBoardFacts(db: Db | Trx, eventIds: string[]) {
   if (eventIds.length === 0) return [];

@@ -314,7 +314,4 @@ function checkAllocations(
 export type EventFile = z.input<typeof eventFileSchema>;
 export type EventSpec = z.output<typeof eventFileSchema>;
 
-/** Formats zod issues as `path: message` lines, each naming the field at fault. */
-export function formatIssues(error: z.ZodError): { path: string; message: string }[] {
-  return error.issues.map((i) => ({ path: i.path.map(String).join('.') || '(root)', message: i.message }));
-}
+export { formatIssues } from '../errors.js';

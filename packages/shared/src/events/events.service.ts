@@ -3,6 +3,7 @@ import { DomainError, notFound } from '../errors.js';
 import { isUuid } from '../ids.js';
 import type { EventLookColumn, FairnessMode } from './events.table.js';
 import { eventFileSchema, formatIssues, type EventSpec } from './events.schema.js';
+import { pastTimeIssues } from './create-checks.js';
 import * as repo from './events.repository.js';
 import { awaitsSignOff } from './signoff.service.js';
 
@@ -133,6 +134,24 @@ export function parseEventFile(input: unknown): EventSpec {
   return parsed.data;
 }
 
+/**
+ * Parses the event file of a new event at `now`: as parseEventFile, and a show time that has passed or an on-sale
+ * more than 5 minutes ago is refused at its field (create-checks.ts). EVENT_TIME_PASSED when the times are all
+ * that is wrong; INVALID_EVENT_FILE with the time issues beside the schema's otherwise. The console's form, the
+ * BFF and the CLI's event:create all create through this.
+ */
+export function parseNewEventFile(input: unknown, now: Date = new Date()): EventSpec {
+  const times = pastTimeIssues(input ?? {}, now);
+  const parsed = eventFileSchema.safeParse(input);
+  if (!parsed.success || times.length > 0) {
+    const schemaIssues = parsed.success ? [] : formatIssues(parsed.error);
+    const issues = [...times.filter((t) => !schemaIssues.some((i) => i.path === t.path)), ...schemaIssues];
+    const code = parsed.success ? 'EVENT_TIME_PASSED' : 'INVALID_EVENT_FILE';
+    throw new DomainError('invalid', code, issues.map((i) => `${i.path}: ${i.message}`).join('; '), { field: issues[0]?.path, issues });
+  }
+  return parsed.data;
+}
+
 /** An event file's settings as the events row's columns (one home for create and edit). */
 export function eventColumns(spec: EventSpec, capacity: number) {
   const onsaleAt = new Date(spec.onsaleAt);
@@ -205,3 +224,6 @@ export async function getSections(db: Db | Trx, eventId: string): Promise<EventS
 }
 
 export { repo as eventsRepository };
+
+// What other domains may use of this domain's repository (eslint-rules/onsale.js, onsale/domain-borders).
+export { findEvent, insertSeats, listingExists } from './events.repository.js';

@@ -1,12 +1,13 @@
 export * from './events.schema.js';
 export * from './events.service.js';
+export * from './create-checks.js';
 export { createEvent, type CreateEventOptions } from './create-event.js';
 export { isUuid } from '../ids.js';
 export * from './layout.js';
 export type { FairnessMode, EventRow, SectionRow } from './events.table.js';
-export { insertAudit } from './events.repository.js';
+export { insertAudit } from '../audit/index.js';
 export { EventCache, type CachedEvent } from './event-cache.js';
 export * from './configure.service.js';
-export * from './audit-log.service.js';
+export * from '../audit/audit-log.service.js';
 export * from './board.js';
 export { AWAITING_SIGNOFF_MESSAGE, AWAITING_SIGNOFF_MESSAGES, awaitsSignOff } from './signoff.service.js';

@@ -2,7 +2,7 @@ import type { Trx } from '../db/connect.js';
 import type { FanLanguage } from '../queue/copy.js';
 import { fairnessDescription } from '../queue/fairness.js';
 import * as repo from './configure.repository.js';
-import { insertAudit } from './events.repository.js';
+import { insertAudit } from '../audit/index.js';
 import type { FairnessMode } from './events.table.js';
 
 // The fairness sign-off rule: an event whose fairness mode is not signed off does not open.
@@ -51,3 +51,7 @@ export async function insertFairnessSignOff(
   });
   return inserted;
 }
+
+// What other domains may use of this domain's repository (eslint-rules/onsale.js, onsale/domain-borders).
+export { signedOffSql } from './signoff.repository.js';
+export { findLiveSignoff } from './configure.repository.js';

@@ -144,6 +144,7 @@ async function servesDirectory(s: EmbeddedSettings, pgDir: string): Promise<bool
 /** Ends a client without waiting on a peer that never answers (something else on the port that is not PostgreSQL). */
 async function endSoon(client: pg.Client): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
+  // Ignored on purpose: Closing a probe connection: it may not be PostgreSQL at all, and the probe's answer is already known.
   await Promise.race([client.end().catch(() => {}), new Promise<void>((resolve) => (timer = setTimeout(resolve, 1000)))]);
   clearTimeout(timer);
   (client as unknown as { connection?: { stream?: { destroy?: () => void } } }).connection?.stream?.destroy?.();
@@ -171,6 +172,7 @@ async function upgradeLegacy(dataDir: string, pgDir: string, settingsPath: strin
     await client.connect();
     await client.query(`ALTER ROLE postgres PASSWORD ${client.escapeLiteral(settings.password)}`);
   } finally {
+    // Ignored on purpose: The password change above succeeded or threw; a failed close of this one-off connection changes nothing.
     await client.end().catch(() => {});
   }
   writeSettings(settingsPath, settings);

@@ -1,11 +1,12 @@
-import { sql } from 'kysely';
 import { z } from 'zod';
 import type { Db } from '../db/connect.js';
 import { invalid, notFound } from '../errors.js';
-import { insertAudit, insertSeats } from '../events/events.repository.js';
+import { insertAudit } from '../audit/index.js';
+import { insertSeats } from '../events/events.service.js';
 import { isUuid } from '../ids.js';
 import { rowLabel, seatQuality, type SeatSpec } from '../events/layout.js';
 import { emitAvailability } from '../waitlist/availability.js';
+import { addCapacity, findSectionKind, lockEventRow, nextRowIndex, seatsFromRow } from './add-seats.repository.js';
 
 export const addSeatsSchema = z
   .object({
@@ -30,35 +31,21 @@ export async function addSeats(db: Db, eventId: string, input: AddSeatsInput, ac
   }
   const { section, rows, seatsPerRow } = parsed.data;
   return db.transaction().execute(async (trx) => {
-    const event = await trx.selectFrom('events').select('id').where('id', '=', eventId).forUpdate().executeTakeFirst();
+    const event = await lockEventRow(trx, eventId);
     if (!event) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'eventId');
-    const found = await trx
-      .selectFrom('sections')
-      .select(['code', 'kind'])
-      .where('event_id', '=', eventId)
-      .where('code', '=', section)
-      .executeTakeFirst();
+    const found = await findSectionKind(trx, eventId, section);
     if (!found) throw notFound('SECTION_NOT_FOUND', `event has no section ${section}`, 'section');
     if (found.kind === 'GA')
       throw invalid('SECTION_IS_GA', `section ${section} is general admission: it has a capacity, not seat rows`, 'section');
-    const { rows: last } = await sql<{ next: number }>`
-      SELECT coalesce(max(row_index) + 1, 0)::int AS next FROM seats WHERE event_id = ${eventId} AND section_code = ${section}`.execute(
-      trx,
-    );
-    const first = last[0]!.next;
+    const first = await nextRowIndex(trx, eventId, section);
     const specs: SeatSpec[] = [];
     for (let r = first; r < first + rows; r++)
       for (let n = 1; n <= seatsPerRow; n++)
         specs.push({ sectionCode: section, rowLabel: rowLabel(r), rowIndex: r, seatNumber: n, quality: seatQuality(r, n, seatsPerRow) });
     await insertSeats(trx, eventId, specs);
     const added = specs.length;
-    await sql`UPDATE sections SET capacity = capacity + ${added} WHERE event_id = ${eventId} AND code = ${section}`.execute(trx);
-    await sql`UPDATE events SET capacity = capacity + ${added}, version = version + 1, updated_at = now() WHERE id = ${eventId}`.execute(
-      trx,
-    );
-    const { rows: seats } = await sql<{ id: number; sectionCode: string; rowIndex: number; seatNumber: number }>`
-      SELECT id, section_code AS "sectionCode", row_index AS "rowIndex", seat_number AS "seatNumber" FROM seats
-      WHERE event_id = ${eventId} AND section_code = ${section} AND row_index >= ${first}`.execute(trx);
+    await addCapacity(trx, eventId, section, added);
+    const seats = await seatsFromRow(trx, eventId, section, first);
     await insertAudit(trx, { actor, action: 'inventory.add', eventId, details: { section, rows, seatsPerRow, added } });
     const emitted = await emitAvailability(
       trx,

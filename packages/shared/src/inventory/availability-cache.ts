@@ -99,6 +99,7 @@ export class SectionAvailabilityCache {
       this.backlog.delete(k);
       this.backgroundReads++;
       read()
+        // Ignored on purpose: A warming read that fails leaves the view unwarmed: the fan's own request reads it (and reports a database fault) then.
         .catch(() => {})
         .finally(() => {
           this.backgroundReads--;

@@ -124,3 +124,6 @@ export class GeneralAdmission {
         });
   }
 }
+
+// What other domains may use of this domain's repository (eslint-rules/onsale.js, onsale/domain-borders).
+export { amountOfGaHold, insertGaShards, moveGaUnits } from './ga.repository.js';

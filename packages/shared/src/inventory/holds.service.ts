@@ -1,56 +1,33 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Db, Trx } from '../db/connect.js';
 import { DomainError, invalid, notFound } from '../errors.js';
 import type { CachedEvent, EventCache } from '../events/event-cache.js';
 import { isUuid } from '../ids.js';
 import type { Metrics } from '../metrics/index.js';
 import { SectionAvailabilityCache } from './availability-cache.js';
-import { bestBlocks, bestSplit, bySeat, hasRunOf, leftAlone, longestRun, type Block, type SingleSeatRule } from './best-available.js';
+import type { SingleSeatRule } from './best-available.js';
 import { PartyMix } from './party-mix.js';
 import * as repo from './holds.repository.js';
-import type { AvailableSeat } from './holds.repository.js';
 import { HoldBatcher, ReleaseBatcher } from './hold-batcher.js';
 import type { HoldCommit } from './hold-commit.js';
 import type { HoldRequest } from './holds.schema.js';
 import type { HoldStatus } from './inventory.table.js';
 import { assertSeatLimits, HeldUnderKey, holdExpired, holdLapsed, type HoldKey } from './hold-rules.js';
-import { alternativeSections, type SeatmapCache } from './seatmap.js';
-import { emitAvailability } from '../waitlist/availability.js';
-import { moveGaUnits, unitsOfHold, type HeldUnits } from './ga.repository.js';
+import type { SeatmapCache } from './seatmap.js';
+import { unitsOfHold } from './ga.repository.js';
 import { GaUnavailable, GeneralAdmission, isGeneralAdmission } from './ga.service.js';
 import { assertTierSelling, tierOfAdmission, type Tier } from '../allocations/allocations.service.js';
 import { assertNotBlocked } from '../support/blocks.js';
+import { HoldReplay } from './hold-replay.js';
+import { takeExact } from './hold-exact.js';
+import { BestAvailableHolds, SectionFull } from './hold-best-available.js';
+import { assertOwned, releaseHolds } from './hold-release.js';
+import type { FanHoldStatus, Hold, HoldAnswer, HoldRequester, ReleaseRequest } from './hold-types.js';
 
-/** Fresh reads of a section one hold request makes or joins before it answers SECTION_NEARLY_FULL. */
-const MAX_READS = 3;
-
-/** The availability cache's key for a section within a presale tier (the section's own code when no tiers). */
-const viewKey = (section: string, allocation: string | null) => (allocation === null ? section : `${section}\u0000${allocation}`);
-
-export interface HeldSeat {
-  id: number;
-  section: string;
-  row: string;
-  number: number;
-  priceCents: number;
-}
-
-export type FanHoldStatus = Exclude<HoldStatus, 'WAITLIST'>;
-
-/** A hold as a fan sees it. `status` applies read-time expiry: a lapsed hold reads EXPIRED. */
-export interface Hold {
-  holdId: string;
-  eventId: string;
-  /** A fan's hold is never WAITLIST (those belong to the system's waitlist account). */
-  status: FanHoldStatus;
-  seats: HeldSeat[];
-  /** General admission: the hold's units per section (a GA hold has no seats). */
-  units?: HeldUnits[];
-  quantity: number;
-  amountCents: number;
-  expiresAt: Date;
-  extended: boolean;
-}
+// The hold service's parts, re-exported where their callers have always found them.
+export type { FanHoldStatus, HeldSeat, Hold, HoldAnswer, HoldRequester, ReleaseRequest } from './hold-types.js';
+export { holdRequestHash } from './hold-replay.js';
+export { assertAdmittedFor, releaseHolds } from './hold-release.js';
 
 export interface HoldServiceDeps {
   db: Db;
@@ -73,119 +50,21 @@ export interface HoldServiceDeps {
   repeatWindowSeconds?: number;
 }
 
-/** A hold request's answer, and whether it is an earlier request's hold given again (`Idempotent-Replayed`). */
-export interface HoldAnswer {
-  hold: Hold;
-  replayed: boolean;
-}
-
-/** The hash a hold made under an Idempotency-Key keeps of its request: the same key with another request is refused. */
-export function holdRequestHash(req: HoldRequest, tier: string | undefined): string {
-  const canonical =
-    'seatIds' in req
-      ? { tier: tier ?? null, seatIds: [...req.seatIds].sort((a, b) => a - b) }
-      : { tier: tier ?? null, section: req.section, quantity: req.quantity, ...(req.split ? { split: true } : {}) };
-  return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
-}
-
-/** Adjacent seats of one row in words: "row C seats 5-6", "row C seat 5". */
-function seatRange(seats: readonly AvailableSeat[]): string {
-  const first = seats[0]!;
-  const last = seats[seats.length - 1]!;
-  return seats.length === 1
-    ? `row ${first.rowLabel} seat ${first.seatNumber}`
-    : `row ${first.rowLabel} seats ${first.seatNumber}-${last.seatNumber}`;
-}
-
-/**
- * The single-seat rule on an exact-seat pick, judged on a fresh read of its rows (`free`: their free seats of the fan's
- * tier): refused (`SINGLE_SEAT_LEFT`, with the seats it would leave alone and the same number of seats that would not)
- * when it leaves a seat alone that a pick of as many seats in the same run would not. A pick of a seat that is not free
- * goes on to its attempt, which answers SEATS_UNAVAILABLE.
- */
-function assertLeavesNoSingle(free: AvailableSeat[], seatIds: number[]): void {
-  const freeIds = new Set(free.map((s) => s.id));
-  if (!seatIds.every((id) => freeIds.has(id))) return;
-  const { avoidable, instead } = leftAlone(free, new Set(seatIds));
-  if (avoidable.length === 0) return;
-  const alone = avoidable.map((s) => `${s.rowLabel}${s.seatNumber}`).join(', ');
-  const other = instead.map((b) => seatRange(b)).join(' and ');
-  const one = avoidable.length === 1;
-  throw new DomainError(
-    'conflict',
-    'SINGLE_SEAT_LEFT',
-    `those seats would leave ${one ? 'seat' : 'seats'} ${alone} on ${one ? 'its' : 'their'} own, which nobody could then sit in with anyone; pick ${other} instead, or add ${alone} to your seats`,
-    { field: 'seatIds', seats: avoidable.map((s) => s.id), instead: instead.flat().map((s) => s.id) },
-  );
-}
-
-/** Thrown inside the hold transaction when a section cannot seat the party; turned into a refusal outside it. */
-class SectionFull extends Error {
-  constructor(
-    readonly section: string,
-    readonly quantity: number,
-    readonly view: AvailableSeat[],
-    readonly rule: SingleSeatRule | undefined,
-  ) {
-    super('section full');
-  }
-}
-
-const keyReused = () =>
-  new DomainError('invalid', 'IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for a different hold request', {
-    field: 'idempotency-key',
-  });
-
-/** A hold-scoped request must come with admission to the hold's own event. */
-export function assertAdmittedFor(holdEventId: string, admittedEventId: string | undefined): void {
-  if (admittedEventId !== undefined && admittedEventId !== holdEventId)
-    throw new DomainError('forbidden', 'ADMISSION_WRONG_EVENT', 'the admission token is for another event', { field: 'x-admission-token' });
-}
-
-type Attempt = (seatIds: number[]) => Promise<{ used: number; taken: number[]; expiresAt: Date | null }>;
-
-/** A fan touches only their own hold (HOLD_NOT_FOUND, HOLD_NOT_OWNED), with admission to its event when they carry one. */
-function assertOwned<R extends { account_id: string; event_id: string }>(
-  row: R | undefined,
-  holdId: string,
-  accountId: string,
-  admittedEventId?: string,
-): R {
-  if (!row) throw notFound('HOLD_NOT_FOUND', `no hold ${holdId}`, 'id');
-  if (row.account_id !== accountId)
-    throw new DomainError('forbidden', 'HOLD_NOT_OWNED', 'this hold belongs to another account', { field: 'id' });
-  assertAdmittedFor(row.event_id, admittedEventId);
-  return row;
-}
-
-/** One fan's request to release one of their holds. */
-export interface ReleaseRequest {
-  accountId: string;
-  holdId: string;
-  /** The event the fan's admission token is for, when the request carries one. */
-  admittedEventId?: string;
-}
-
-/** Who is asking, beyond the account: the device the request came from (its deviceFingerprint). */
-export interface HoldRequester {
-  deviceHash?: string | null;
-  /** The presale tier the fan's admission is for (AdmissionTokenClaims.tier); absent: the general sale. */
-  tier?: string;
-}
-
 /**
  * Holds: server-assigned best-available as conditional writes, with read-time expiry, the per-account
  * limit enforced atomically, and a truthful answer for hot sections. A hold attempt is one statement (its own
- * transaction); extend and release run in the caller's transaction.
+ * transaction); extend and release run in the caller's transaction. Its parts: idempotency and replay
+ * (`hold-replay.ts`), exact seats (`hold-exact.ts`), best available (`hold-best-available.ts`) and release
+ * (`hold-release.ts`).
  */
 export class HoldService {
   private readonly availability: SectionAvailabilityCache;
   private readonly batcher: HoldBatcher;
   private readonly releases: ReleaseBatcher<ReleaseRequest, Hold>;
   private readonly generalAdmission: GeneralAdmission;
-  private readonly maxAttempts: number;
+  private readonly bestAvailable: BestAvailableHolds;
+  private readonly replay: HoldReplay;
   private readonly commit: HoldCommit;
-  private readonly random: () => number;
   private readonly now: () => number;
   /** The party sizes this process sees asked for, per event: the single-seat rule leaves runs they can fill. */
   private readonly mix = new PartyMix();
@@ -202,80 +81,27 @@ export class HoldService {
       metrics: deps.metrics,
       random: deps.random,
     });
-    this.maxAttempts = deps.maxAttempts ?? 8;
-    this.random = deps.random ?? Math.random;
+    this.bestAvailable = new BestAvailableHolds({
+      db: deps.db,
+      seatmap: deps.seatmap,
+      availability: this.availability,
+      metrics: deps.metrics,
+      random: deps.random ?? Math.random,
+      maxAttempts: deps.maxAttempts ?? 8,
+    });
+    this.replay = new HoldReplay({
+      db: deps.db,
+      events: deps.events,
+      repeatWindowSeconds: deps.repeatWindowSeconds,
+      create: (accountId, eventId, req, requester, key) => this.create(accountId, eventId, req, requester, key),
+      get: (db, accountId, holdId) => this.get(db, accountId, holdId),
+    });
     this.now = deps.now ?? Date.now;
   }
 
-  private readonly inFlight = new Map<string, { hash: string; answer: Promise<HoldAnswer> }>();
-
-  /**
-   * A hold request as the store API takes it: idempotent. With an Idempotency-Key, a retry gets the hold the key
-   * made (whatever became of it since) and the key with another request is `400 IDEMPOTENCY_KEY_REUSED`; without
-   * one, an identical request within `repeatWindowSeconds` of a live hold it made gets that hold. Either way the
-   * fan's own limit never refuses the retry of a hold whose answer was lost. Identical requests in flight at once
-   * in this process share one attempt. The key is written with the hold in the hold's own statement, which reads
-   * the key under the account's lock first: across processes the second request with a key takes nothing and answers
-   * with the first's hold, and a hold whose process died before answering is found by its key on the retry.
-   */
-  async hold(
-    accountId: string,
-    eventId: string,
-    req: HoldRequest,
-    requester: HoldRequester = {},
-    idempotencyKey?: string,
-  ): Promise<HoldAnswer> {
-    const hash = holdRequestHash(req, requester.tier);
-    const flight = `${eventId}\n${accountId}\n${idempotencyKey === undefined ? `=${hash}` : `#${idempotencyKey}`}`;
-    const joined = this.inFlight.get(flight);
-    if (joined) {
-      if (joined.hash !== hash) throw keyReused();
-      return { hold: (await joined.answer).hold, replayed: true };
-    }
-    const answer = this.holdOnce(accountId, eventId, req, requester, hash, idempotencyKey);
-    this.inFlight.set(flight, { hash, answer });
-    try {
-      return await answer;
-    } finally {
-      this.inFlight.delete(flight);
-    }
-  }
-
-  private async holdOnce(
-    accountId: string,
-    eventId: string,
-    req: HoldRequest,
-    requester: HoldRequester,
-    hash: string,
-    key: string | undefined,
-  ): Promise<HoldAnswer> {
-    const db = this.deps.db;
-    if (!isUuid(eventId)) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'id');
-    if (key !== undefined) {
-      const made = await repo.findHoldByKey(db, eventId, accountId, key);
-      if (made) {
-        if (made.request_hash !== hash) throw keyReused();
-        return { hold: await this.get(db, accountId, made.id), replayed: true };
-      }
-    } else if ((this.deps.repeatWindowSeconds ?? 30) > 0) {
-      const allocation = tierOfAdmission((await this.deps.events.get(eventId)).tiers, requester.tier)?.code ?? null;
-      const repeat = await repo.findRepeatHold(db, eventId, accountId, req, allocation, this.deps.repeatWindowSeconds ?? 30);
-      if (repeat) return { hold: await this.get(db, accountId, repeat), replayed: true };
-    }
-    try {
-      // The key is written with the hold, in its statement: a hold commits with its key or not at all.
-      return {
-        hold: await this.create(accountId, eventId, req, requester, key === undefined ? undefined : { key, requestHash: hash }),
-        replayed: false,
-      };
-    } catch (e) {
-      if (!(e instanceof HeldUnderKey)) throw e;
-      // A request with the same key made its hold first (on another process, or one whose answer was lost): that one.
-      const made = await repo.findHoldByKey(db, eventId, accountId, key!);
-      if (!made) throw new DomainError('unavailable', 'HOLD_RACE', 'please retry', { retryAfterSeconds: 1 });
-      if (made.request_hash !== hash) throw keyReused();
-      return { hold: await this.get(db, accountId, made.id), replayed: true };
-    }
+  /** A hold request as the store API takes it: idempotent (see HoldReplay.hold). */
+  hold(accountId: string, eventId: string, req: HoldRequest, requester: HoldRequester = {}, idempotencyKey?: string): Promise<HoldAnswer> {
+    return this.replay.hold(accountId, eventId, req, requester, idempotencyKey);
   }
 
   /**
@@ -303,7 +129,7 @@ export class HoldService {
       } catch (e) {
         if (e instanceof SectionFull) {
           this.deps.onOutcome?.(eventId, false);
-          throw await this.sectionRefusal(cached, e.section, e.quantity, e.view, tier, e.rule);
+          throw await this.bestAvailable.refusal(cached, e.section, e.quantity, e.view, tier, e.rule);
         }
         if (e instanceof GaUnavailable) {
           this.deps.onOutcome?.(eventId, false);
@@ -401,7 +227,7 @@ export class HoldService {
     };
 
     if ('seatIds' in req) {
-      const expiresAt = await this.takeExact(db, event.id, req.seatIds, attempt, tier, rule !== undefined);
+      const expiresAt = await takeExact(db, event.id, req.seatIds, attempt, tier, rule !== undefined);
       const seats = await repo.seatsOfHold(db, holdId);
       return {
         holdId,
@@ -414,8 +240,7 @@ export class HoldService {
         extended: false,
       };
     }
-    const { seats: taken, expiresAt } = await this.takeBestAvailable(
-      db,
+    const { seats: taken, expiresAt } = await this.bestAvailable.take(
       cached,
       req.section,
       req.quantity,
@@ -429,209 +254,9 @@ export class HoldService {
     return { holdId, eventId: event.id, status: 'HELD', seats, quantity, amountCents: priceCents * quantity, expiresAt, extended: false };
   }
 
-  private async takeExact(
-    db: Db,
-    eventId: string,
-    seatIds: number[],
-    attempt: Attempt,
-    tier: Tier | null,
-    noSingleSeats: boolean,
-  ): Promise<Date> {
-    // The picked seats' rows in one read: the picks themselves, and what the single-seat rule judges them on.
-    const rows = await repo.findSeatsInRowsOf(db, eventId, seatIds);
-    const picked = new Set(seatIds);
-    const existing = rows.filter((r) => picked.has(r.id));
-    if (existing.length !== seatIds.length) {
-      const known = new Set(existing.map((r) => r.id));
-      throw new DomainError('not_found', 'SEAT_NOT_FOUND', 'some seats are not part of this event', {
-        field: 'seatIds',
-        missing: seatIds.filter((id) => !known.has(id)),
-      });
-    }
-    const elsewhere = tier ? existing.filter((r) => r.allocation !== tier.code).map((r) => r.id) : [];
-    if (tier && elsewhere.length > 0)
-      throw new DomainError('conflict', 'SEAT_NOT_IN_TIER', `some seats are not part of the ${tier.name} sale`, {
-        field: 'seatIds',
-        tier: tier.code,
-        seats: elsewhere,
-      });
-    if (noSingleSeats) {
-      const allocation = tier?.code ?? null;
-      assertLeavesNoSingle(
-        rows.filter((r) => r.free && r.allocation === allocation),
-        seatIds,
-      );
-    }
-    const r = await attempt(seatIds);
-    if (!r.expiresAt) {
-      const got = new Set(r.taken);
-      throw new DomainError('conflict', 'SEATS_UNAVAILABLE', 'some of those seats are no longer available', {
-        field: 'seatIds',
-        unavailable: seatIds.filter((id) => !got.has(id)),
-      });
-    }
-    return r.expiresAt;
-  }
-
-  /**
-   * Tries candidate blocks (best tier first, randomized within a tier, steering around seats this process is
-   * attempting) until one is taken whole; after a round of misses on a cached view, one fresh read.
-   */
-  private async takeBestAvailable(
-    db: Db,
-    cached: CachedEvent,
-    section: string,
-    quantity: number,
-    attempt: Attempt,
-    allocation: string | null,
-    rule?: SingleSeatRule,
-    split = false,
-  ): Promise<{ seats: AvailableSeat[]; expiresAt: Date }> {
-    const eventId = cached.event.id;
-    const cache = this.availability;
-    const key = viewKey(section, allocation);
-    const load = () => repo.findAvailableSeats(db, eventId, section, allocation);
-    // After a miss, a read that started after it (shared with the section's other requests that missed before it
-    // started), less our claims.
-    let missedAt = performance.now();
-    const reload = async (): Promise<AvailableSeat[]> => cache.unclaimed(eventId, key, await cache.refresh(eventId, key, load, missedAt));
-    const { seats: first, fresh } = await cache.view(eventId, key, load, () => this.eventViews(eventId));
-    let view = first;
-    // The view is known stale when it came from the cache, or when an attempt missed after its read started: then,
-    // before giving up on the section, a read that started after the miss (at most MAX_READS per request).
-    let stale = !fresh;
-    let reads = 0;
-    let attempts = 0;
-    while (attempts < this.maxAttempts) {
-      let candidates: Block<AvailableSeat>[] = bestBlocks(view, quantity, this.maxAttempts - attempts, 3, this.random, rule);
-      // No seats together and the fan takes a split: once the view is fresh (or the reads are spent), the best split
-      // as one attempt (all its seats or none).
-      if (candidates.length === 0 && split && (!stale || reads >= MAX_READS)) {
-        const blocks = bestSplit(view, quantity, this.random, rule);
-        if (blocks) candidates = [{ seats: blocks.flatMap((b) => b.seats).sort(bySeat), score: 0, tier: 0 }];
-      }
-      if (candidates.length === 0) {
-        if (!stale || reads >= MAX_READS) break;
-        view = await reload();
-        reads++;
-        stale = false;
-        continue;
-      }
-      const tried = new Set<number>();
-      for (const block of candidates) {
-        // A miss shows the view is stale: read again (while reads remain) rather than try more of it.
-        if (stale && tried.size > 0 && reads < MAX_READS) break;
-        const ids = block.seats.map((s) => s.id);
-        // Another request of this process took up part of this block since the candidates were picked: not ours to try.
-        if (cache.claimed(eventId, key, ids)) continue;
-        attempts++;
-        for (const s of block.seats) tried.add(s.id);
-        cache.claim(eventId, key, ids);
-        try {
-          const { taken, expiresAt } = await attempt(ids);
-          if (expiresAt) {
-            this.deps.metrics?.holdAttempts.inc({ event: eventId, section, outcome: 'hit' });
-            cache.remove(eventId, key, ids);
-            return { seats: block.seats, expiresAt };
-          }
-          this.deps.metrics?.holdAttempts.inc({ event: eventId, section, outcome: 'miss' });
-          missedAt = performance.now();
-          stale = true;
-          const got = new Set(taken);
-          cache.remove(
-            eventId,
-            key,
-            ids.filter((id) => !got.has(id)),
-          );
-        } finally {
-          cache.unclaim(eventId, key, ids);
-        }
-      }
-      if (stale && reads < MAX_READS) {
-        view = (await reload()).filter((s) => !tried.has(s.id));
-        reads++;
-        stale = false;
-      } else {
-        // The shared view, with what this process's other requests have learnt since (their hits and misses).
-        view = cache.current(eventId, key).filter((s) => !tried.has(s.id));
-      }
-    }
-    throw new SectionFull(section, quantity, view, rule);
-  }
-
-  /** Every view of an event (by section and presale tier) from one read. */
-  private async eventViews(eventId: string): Promise<Map<string, AvailableSeat[]>> {
-    const views = new Map<string, AvailableSeat[]>();
-    for (const { sectionCode, allocation, ...seat } of await repo.findAvailableSeatsOfEvent(this.deps.db, eventId)) {
-      const k = viewKey(sectionCode, allocation);
-      const list = views.get(k);
-      if (list) list.push(seat);
-      else views.set(k, [seat]);
-    }
-    return views;
-  }
-
-  /**
-   * Fills this process's views of the events whose on-sale opens within the next two minutes or opened within
-   * the last hour (the rush), so their first fans do not wait for the read. Run every few seconds by the store API.
-   */
-  async warmOpening(): Promise<void> {
-    for (const id of await repo.eventsInRush(this.deps.db)) await this.availability.warm(id, () => this.eventViews(id));
-  }
-
-  /**
-   * SECTION_SOLD_OUT or SECTION_NEARLY_FULL, with sections that can seat the party now (from the seat map). When the
-   * party cannot sit together in the section, the refusal also offers what it can have there: `split`, the best split
-   * of the party (a hold request with `split: true` takes it), and `together`, the most seats that sit together.
-   */
-  private async sectionRefusal(
-    cached: CachedEvent,
-    section: string,
-    quantity: number,
-    view: AvailableSeat[],
-    tier: Tier | null,
-    rule: SingleSeatRule | undefined,
-  ) {
-    // Alternatives from the fan's own tier: seats of another tier are not theirs to hold; and, where this process has
-    // a view of the section, only those where the party can sit together (a count alone sent parties from one
-    // section of single holes to the next).
-    const map = await this.deps.seatmap.get(cached.event.id, cached.sections, tier ?? undefined);
-    const allocation = tier?.code ?? null;
-    const together = (code: string) => {
-      const seen = this.availability.peek(cached.event.id, viewKey(code, allocation));
-      return seen === undefined ? undefined : hasRunOf(seen, quantity);
-    };
-    const alternatives = alternativeSections(map, cached.sections.get(section)!, quantity, together);
-    if (view.length === 0)
-      return new DomainError('conflict', 'SECTION_SOLD_OUT', `section ${section} has no seats left; try another section`, {
-        field: 'section',
-        alternatives,
-      });
-    const most = longestRun(view);
-    if (most >= quantity)
-      return new DomainError('conflict', 'SECTION_NEARLY_FULL', `section ${section} is nearly full; try another section`, {
-        field: 'section',
-        alternatives,
-      });
-    const split = bestSplit(view, quantity, this.random, rule);
-    const offers = [
-      ...(split
-        ? [`${quantity} seats as ${split.map((b) => b.seats.length).join(' + ')} (${split.map((b) => seatRange(b.seats)).join('; ')})`]
-        : []),
-      `${most} ${most === 1 ? 'seat' : 'seats together'}`,
-      ...(alternatives.length > 0 ? ['another section'] : []),
-    ];
-    return new DomainError(
-      'conflict',
-      'SECTION_NEARLY_FULL',
-      `section ${section} has no ${quantity} seats together; you can have ${offers.slice(0, -1).join(', ')}${offers.length > 1 ? ' or ' : ''}${offers[offers.length - 1]}`,
-      {
-        field: 'section',
-        alternatives,
-        together: most,
-        ...(split ? { split: split.map((b) => ({ row: b.seats[0]!.rowLabel, seats: b.seats.map((s) => s.seatNumber) })) } : {}),
-      },
-    );
+  /** See BestAvailableHolds.warmOpening: run every few seconds by the store API. */
+  warmOpening(): Promise<void> {
+    return this.bestAvailable.warmOpening();
   }
 
   /** The fan's own hold, or HOLD_NOT_FOUND / HOLD_NOT_OWNED. */
@@ -728,82 +353,6 @@ export class HoldService {
   }
 }
 
-/**
- * Releases in the caller's transaction, each checked on its own (not found, another fan's, another event's
- * admission, a payment in flight, paid for): a refusal is that request's answer alone, as a DomainError in its
- * place. Holds are locked in id order; the seats of all of them go back in one statement, GA units in another,
- * and the waitlist hears once per event and cause. `restored` is told of seats back on open sale (a process's
- * availability view); fan support releases a fan's hold through this too, as that fan.
- */
-export async function releaseHolds(
-  trx: Trx,
-  reqs: ReleaseRequest[],
-  restored?: (eventId: string, viewKey: string, seats: AvailableSeat[]) => void,
-): Promise<(Hold | DomainError)[]> {
-  const ids = [...new Set(reqs.map((r) => r.holdId).filter(isUuid))];
-  const rows = new Map((ids.length > 0 ? await repo.lockHoldsWithEvent(trx, ids) : []).map((r) => [r.id, r]));
-  const out: (Hold | DomainError)[] = [];
-  const releasing = new Map<string, { row: NonNullable<ReturnType<typeof rows.get>>; lapsed: boolean }>();
-  for (const req of reqs) {
-    try {
-      const row = assertOwned(rows.get(req.holdId), req.holdId, req.accountId, req.admittedEventId);
-      const lapsed = row.expires_at.getTime() <= row.db_now.getTime();
-      if (row.status === 'PAYING' && !lapsed)
-        throw new DomainError('conflict', 'CHECKOUT_IN_PROGRESS', 'a payment for this hold is in progress');
-      if (row.status === 'PURCHASED') throw new DomainError('conflict', 'HOLD_PURCHASED', 'this hold has been paid for');
-      if (row.status === 'HELD' || row.status === 'PAYING') {
-        releasing.set(row.id, { row, lapsed });
-        row.status = lapsed ? 'EXPIRED' : 'RELEASED'; // a second request for the same hold reports the new state
-      }
-      out.push({
-        holdId: row.id,
-        eventId: row.event_id,
-        status: row.status as FanHoldStatus,
-        seats: [],
-        quantity: row.quantity,
-        amountCents: 0,
-        expiresAt: row.expires_at,
-        extended: row.extended,
-      });
-    } catch (e) {
-      if (!(e instanceof DomainError)) throw e;
-      out.push(e);
-    }
-  }
-  if (releasing.size === 0) return out;
-
-  const released = await repo.releaseHoldsSeats(
-    trx,
-    [...releasing.values()].map(({ row, lapsed }) => ({ holdId: row.id, status: lapsed ? 'EXPIRED' : 'RELEASED' })),
-  );
-  // A hold without seats is general admission: its units go back to their shards' counters.
-  const withSeats = new Set(released.map((r) => r.holdId));
-  await moveGaUnits(
-    trx,
-    [...releasing.keys()].filter((id) => !withSeats.has(id)),
-    'HELD',
-    'RETURNED',
-  );
-  // Seats came back: the waitlist hears of it in this transaction (after a sell-out they go to it, not on sale),
-  // once per event and cause. Its fan-out job goes through the worker's relay (see emitAvailability).
-  const groups = new Map<string, { eventId: string; cause: 'HOLD_EXPIRED' | 'HOLD_RELEASED'; seats: typeof released }>();
-  for (const seat of released) {
-    const { row, lapsed } = releasing.get(seat.holdId)!;
-    const cause = lapsed ? 'HOLD_EXPIRED' : 'HOLD_RELEASED';
-    const k = `${row.event_id}\u0000${cause}`;
-    const g = groups.get(k) ?? groups.set(k, { eventId: row.event_id, cause, seats: [] }).get(k)!;
-    g.seats.push(seat);
-  }
-  for (const g of groups.values()) {
-    const emitted = await emitAvailability(trx, g.eventId, g.cause, g.seats, { deferFanout: true });
-    // Pooled seats are the waitlist's; the rest are on sale again.
-    if (emitted?.pooled) continue;
-    const byView = new Map<string, AvailableSeat[]>();
-    for (const r of g.seats) {
-      const key = viewKey(r.sectionCode, r.allocation);
-      byView.set(key, [...(byView.get(key) ?? []), r]);
-    }
-    for (const [key, seats] of byView) restored?.(g.eventId, key, seats);
-  }
-  return out;
-}
+// What other domains may use of this domain's repository (eslint-rules/onsale.js, onsale/domain-borders).
+export * as holdsRepository from './holds.repository.js';
+export { findHold, seatsOfHold } from './holds.repository.js';

@@ -38,3 +38,6 @@ export async function getInventoryCounts(
       .sort((a, b) => a.code.localeCompare(b.code)),
   };
 }
+
+// What other domains may use of this domain's repository (eslint-rules/onsale.js, onsale/domain-borders).
+export { gaHeldUnits } from './inventory.repository.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
 import type { WorkerEvents } from 'graphile-worker';
 import type { Db } from '../db/connect.js';
+import { deleteSilentHeartbeats, forceUnlockWorkers, forgetHeartbeats, saveHeartbeats } from './liveness.repository.js';
 
 /** How often a live worker process says so, and how long a silence means it is gone. */
 export const HEARTBEAT_MS = 5_000;
@@ -41,24 +41,19 @@ export class WorkerHeartbeat {
 
   async beat(): Promise<void> {
     if (this.ids.size === 0) return;
-    await sql`
-      INSERT INTO worker_heartbeats (worker_id, process, seen_at)
-      SELECT id, ${this.process}, now() FROM unnest(${[...this.ids]}::text[]) AS id
-      ON CONFLICT (worker_id) DO UPDATE SET seen_at = now()`.execute(this.db);
+    await saveHeartbeats(this.db, this.process, [...this.ids]);
   }
 
   /** A clean stop: the runner has released its jobs; forget this process's ids. */
   async stop(): Promise<void> {
     clearInterval(this.timer);
-    await sql`DELETE FROM worker_heartbeats WHERE process = ${this.process}`.execute(this.db).catch(this.onError);
+    await forgetHeartbeats(this.db, this.process).catch(this.onError);
   }
 }
 
 /** Releases the jobs of workers whose heartbeat stopped; returns their ids. */
 export async function releaseDeadWorkers(db: Db, deadAfterMs = DEAD_AFTER_MS): Promise<string[]> {
-  const { rows } = await sql<{ worker_id: string }>`
-    DELETE FROM worker_heartbeats WHERE seen_at < now() - make_interval(secs => ${deadAfterMs / 1000}) RETURNING worker_id`.execute(db);
-  const ids = rows.map((r) => r.worker_id);
-  if (ids.length > 0) await sql`SELECT graphile_worker.force_unlock_workers(${ids}::text[])`.execute(db);
+  const ids = await deleteSilentHeartbeats(db, deadAfterMs / 1000);
+  if (ids.length > 0) await forceUnlockWorkers(db, ids);
   return ids;
 }

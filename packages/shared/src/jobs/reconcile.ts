@@ -1,8 +1,7 @@
-import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
 import { emitAvailability, type ReturnedSeat } from '../waitlist/availability.js';
-import { moveGaUnits } from '../inventory/ga.repository.js';
-import { gaHeldUnits } from '../inventory/inventory.repository.js';
+import { moveGaUnits } from '../inventory/ga.service.js';
+import { countInventory, expireLapsedHolds, findTierDrift, returnLapsedSeats, saveReconciliation } from './reconcile.repository.js';
 
 export interface ReconciliationResult {
   eventId: string;
@@ -30,17 +29,11 @@ export async function sweepExpiredHolds(db: Db, batch = 500): Promise<Map<string
   const swept = new Map<string, number>();
   for (;;) {
     const rows = await db.transaction().execute(async (trx) => {
-      const { rows } = await sql<{ id: string; event_id: string }>`
-        UPDATE holds SET status = 'EXPIRED', updated_at = now()
-        WHERE id IN (SELECT id FROM holds WHERE status IN ('HELD', 'PAYING') AND expires_at <= now()
-                     ORDER BY expires_at LIMIT ${batch} FOR UPDATE SKIP LOCKED)
-        RETURNING id, event_id`.execute(trx);
+      const rows = await expireLapsedHolds(trx, batch);
       if (rows.length > 0) {
-        const { rows: seats } = await sql<ReturnedSeat & { eventId: string }>`
-          UPDATE seats SET status = 'AVAILABLE', hold_id = NULL, expires_at = NULL, version = version + 1
-          WHERE hold_id = ANY(${rows.map((r) => r.id)}::uuid[]) AND status = 'HELD' AND expires_at <= now()
-          RETURNING event_id AS "eventId", id, section_code AS "sectionCode", row_index AS "rowIndex", seat_number AS "seatNumber"`.execute(
+        const seats = await returnLapsedSeats(
           trx,
+          rows.map((r) => r.id),
         );
         const byEvent = new Map<string, ReturnedSeat[]>();
         for (const s of seats) byEvent.set(s.eventId, [...(byEvent.get(s.eventId) ?? []), { ...s, id: Number(s.id) }]);
@@ -66,33 +59,9 @@ export async function sweepExpiredHolds(db: Db, batch = 500): Promise<Map<string
  */
 export async function reconcileInventory(db: Db): Promise<ReconciliationResult[]> {
   const swept = await sweepExpiredHolds(db);
-  const { rows } = await sql<{ event_id: string; capacity: number; available: number; held: number; sold: number; ordered: number }>`
-    SELECT e.id AS event_id, e.capacity,
-           (coalesce(s.available, 0) + coalesce(g.available, 0))::int AS available, (coalesce(s.held, 0) + coalesce(g.held, 0))::int AS held,
-           (coalesce(s.sold, 0) + coalesce(g.sold, 0))::int AS sold,
-           (coalesce((SELECT sum(seat_count) FROM orders o WHERE o.event_id = e.id AND o.status = 'CONFIRMED'), 0)
-            -- A seat on the face-value exchange (listed: in the waitlist's pool; sold: the buyer's order has it) is no
-            -- longer its seller's order's.
-            - (SELECT count(*) FROM ticket_resales r JOIN tickets t ON t.id = r.ticket_id JOIN orders o ON o.id = t.order_id
-               WHERE r.event_id = e.id AND r.status IN ('LISTED', 'SOLD') AND o.status = 'CONFIRMED'))::int AS ordered
-    FROM events e
-    LEFT JOIN LATERAL (
-      SELECT count(*) FILTER (WHERE status = 'AVAILABLE' OR (status = 'HELD' AND expires_at <= now())) AS available,
-             count(*) FILTER (WHERE status = 'HELD' AND expires_at > now()) AS held,
-             count(*) FILTER (WHERE status = 'SOLD') AS sold
-      FROM seats WHERE event_id = e.id) s ON true
-    LEFT JOIN LATERAL (
-      -- General admission with the same read-time expiry (units of lapsed holds are available); see gaHeldUnits.
-      SELECT sum(c.available) + coalesce(sum(u.lapsed), 0) AS available, coalesce(sum(u.held), 0) AS held, sum(c.sold) AS sold
-      FROM (SELECT section_code, sum(available) AS available, sum(sold) AS sold FROM ga_shards WHERE event_id = e.id GROUP BY section_code) c
-      LEFT JOIN (${gaHeldUnits(sql.ref('e.id'))}) u ON u.section_code = c.section_code) g ON true`.execute(db);
+  const rows = await countInventory(db);
   // Per presale tier: the seats and GA units it owns against its recorded capacity.
-  const { rows: tiers } = await sql<{ event_id: string; code: string; drift: number }>`
-    SELECT a.event_id, a.code,
-           ((SELECT count(*) FROM seats s WHERE s.event_id = a.event_id AND s.allocation = a.code)
-            + coalesce((SELECT sum(available + held + sold) FROM ga_shards g WHERE g.event_id = a.event_id AND g.allocation = a.code), 0)
-            - a.capacity)::int AS drift
-    FROM allocations a`.execute(db);
+  const tiers = await findTierDrift(db);
   const tierDrift = new Map<string, Record<string, number>>();
   for (const t of tiers.filter((x) => x.drift !== 0)) tierDrift.set(t.event_id, { ...tierDrift.get(t.event_id), [t.code]: t.drift });
   const results = rows.map((r) => ({
@@ -107,17 +76,9 @@ export async function reconcileInventory(db: Db): Promise<ReconciliationResult[]
     tierDrift: tierDrift.get(r.event_id) ?? {},
   }));
   for (const r of results) {
-    await sql`
-      INSERT INTO inventory_reconciliations (event_id, checked_at, capacity, available, held, sold, drift, order_drift, expired_swept)
-      VALUES (${r.eventId}, now(), ${r.capacity}, ${r.available}, ${r.held}, ${r.sold}, ${r.drift}, ${r.orderDrift}, ${r.expiredSwept})
-      ON CONFLICT (event_id) DO UPDATE SET checked_at = excluded.checked_at, capacity = excluded.capacity,
-        available = excluded.available, held = excluded.held, sold = excluded.sold, drift = excluded.drift,
-        order_drift = excluded.order_drift, expired_swept = excluded.expired_swept`.execute(db);
+    await saveReconciliation(db, r);
   }
   return results;
 }
 
-/** The latest reconciliation per event, for /metrics. */
-export function latestReconciliations(db: Db) {
-  return db.selectFrom('inventory_reconciliations').selectAll().execute();
-}
+export { latestReconciliations } from './reconcile.repository.js';

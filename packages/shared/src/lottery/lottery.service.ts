@@ -2,8 +2,8 @@ import type { Db, Trx } from '../db/connect.js';
 import { DomainError, conflict, invalid, notFound } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { getEvent, type OnsaleEvent } from '../events/events.service.js';
-import { insertAudit } from '../events/events.repository.js';
-import { findLiveSignoff } from '../events/configure.repository.js';
+import { insertAudit } from '../audit/index.js';
+import { findLiveSignoff } from '../events/signoff.service.js';
 import { DEVICE_ID_RULE, directAdmissionClaims, hashDevice, isDeviceId, signToken, type TokenKey } from '../queue/edge.js';
 import { commitSeed, fairnessDescription, generateSeed } from '../queue/fairness.js';
 import { insertJoins, type JoinItem } from '../waitlist/waitlist.service.js';
@@ -539,3 +539,6 @@ export async function lotterySummary(db: Db | Trx, eventId: string) {
     draw: lottery.drawn_at !== null ? await recordedDraw(db, event, lottery, true) : null,
   };
 }
+
+// What other domains may use of this domain's repository (eslint-rules/onsale.js, onsale/domain-borders).
+export { findLottery, lockLottery, type LotteryRow } from './lottery.repository.js';

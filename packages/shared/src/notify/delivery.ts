@@ -135,6 +135,7 @@ export function webhookDeliverTask(deps: WebhookDeliverDeps): Task {
     } catch (e) {
       // Whatever else failed (the database, rendering, a shutdown): on the job's last try the delivery must not be
       // left RETRYING with no job behind it; DEAD, it shows in the dead-letter list and can be redelivered.
+      // Ignored on purpose: The original error is rethrown below and is what the job reports; a failed give-up leaves the delivery for maintenance to find.
       if (lastTry) await giveUp(`gave up: ${(e as Error).message}`).catch(() => {});
       throw e;
     }

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { DomainError, type ErrorCode } from '../errors.js';
-import { formatIssues } from '../events/events.schema.js';
+import { DomainError, formatIssues, type ErrorCode } from '../errors.js';
 import type { DeliveryStatus } from './notify.table.js';
 
 export const deliveryStatuses = ['PENDING', 'RETRYING', 'DELIVERED', 'DEAD'] as const satisfies readonly DeliveryStatus[];
@@ -37,3 +36,6 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, code:
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Whether `id` can be a uuid column's value at all (so a malformed id is "not found", not a database error). */
 export const isUuid = (id: string) => UUID.test(id);
+
+// What other domains may use of this domain's repository (eslint-rules/onsale.js, onsale/domain-borders).
+export type { DeliveryStatus, NotificationKind } from './notify.table.js';

@@ -331,6 +331,7 @@ export async function postOutbound(
   const signal = opts.signal ? AbortSignal.any([AbortSignal.timeout(opts.timeoutMs), opts.signal]) : AbortSignal.timeout(opts.timeoutMs);
   try {
     const res = await request(url, { method: 'POST', headers, body, signal, dispatcher: opts.dispatcher });
+    // Ignored on purpose: The answer's status is what counts; its body is only drained so the socket can be reused (a body cut off mid-way changes nothing).
     await res.body.dump().catch(() => {});
     const took = ms();
     if (res.statusCode >= 200 && res.statusCode < 300) return { ok: true, statusCode: res.statusCode, ms: took };

@@ -1,5 +1,5 @@
 import type { Db } from '../db/connect.js';
-import { insertAudit } from '../events/events.repository.js';
+import { insertAudit } from '../audit/index.js';
 import type { WebhookEndpointInput } from './notify.schema.js';
 import type { OutboundPolicy } from './outbound.js';
 import { addWebhookEndpoint, redeliver, setWebhookEndpointActive, type WebhookDelivery, type WebhookEndpoint } from './webhooks.js';

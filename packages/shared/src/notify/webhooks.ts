@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
 import { conflict, invalid, notFound } from '../errors.js';
-import { listingExists } from '../events/events.repository.js';
+import { listingExists } from '../events/events.service.js';
 import type { DeliveryStatus, WebhookDeliveriesTable, WebhookEndpointsTable } from './notify.table.js';
 import {
   isUuid,

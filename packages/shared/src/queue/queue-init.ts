@@ -11,3 +11,6 @@ export async function initQueue(trx: Trx, eventId: string): Promise<{ seedCommit
   await insertQueueState(trx, eventId, seed, seedCommitment);
   return { seedCommitment };
 }
+
+// What other domains may use of this domain's repository (eslint-rules/onsale.js, onsale/domain-borders).
+export { deleteQueue } from './queue.repository.js';

@@ -1,7 +1,7 @@
 import type { FanLanguage, QueueCopy } from './copy.js';
 import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
-import { signedOffSql } from '../events/signoff.repository.js';
+import { signedOffSql } from '../events/signoff.service.js';
 
 /** Each event's join order comes from its own sequence: cheap under a burst, no hot counter row. */
 export const joinSequenceName = (eventId: string) => `queue_join_${eventId.replaceAll('-', '')}`;

@@ -3,8 +3,7 @@ import type { WatermarkState } from './edge.js';
 import { queueCopy, queueCopyByLanguage } from './copy.js';
 import type { QueueFacts } from './edge-state.js';
 import { loadWatermarks, recordClaims, recordHoldOutcomes, type WatermarkRow } from './queue.repository.js';
-import { StoreLoadTracker } from '../admission/store-load.js';
-import { reportStoreLoad } from '../admission/store-load.repository.js';
+import { reportStoreLoad, StoreLoadTracker } from '../admission/store-load.service.js';
 
 /** A queue's facts (what a status answer needs, see QueueFacts) and the origin's own bookkeeping. */
 export interface PublicQueueInfo extends QueueFacts {
@@ -109,7 +108,16 @@ export class WatermarkStore {
     });
     const outcomes = this.holdOutcomes;
     this.holdOutcomes = new Map();
-    await recordHoldOutcomes(this.db, outcomes).catch(() => {});
+    await recordHoldOutcomes(this.db, outcomes).catch(() => {
+      // Kept for the next beat, added to what it counts meanwhile (the controller's signal loses nothing).
+      for (const [eventId, o] of outcomes) {
+        const now = this.holdOutcomes.get(eventId);
+        if (!now) this.holdOutcomes.set(eventId, o);
+        else for (const k of ['created', 'refused', 'gatewayFailures'] as const) now[k] += o[k];
+      }
+    });
+    // A snapshot: the next beat's report replaces a failed one whole; the controller treats a report older than
+    // STORE_LOAD_FRESH_MS as no report, so a process that cannot write is not counted on stale figures.
     await reportStoreLoad(this.db, this.instance, this.load.snapshot(), this.claimedAt()).catch(() => {});
   }
 
@@ -118,6 +126,8 @@ export class WatermarkStore {
     this.timer = setInterval(() => {
       if (this.running) return;
       this.running = this.refresh()
+        // The next beat (refreshMs later) tries again with what this one kept; a database outage is logged once, by
+        // the pool's health listener (logOutages), not every 500 ms here.
         .catch(() => {})
         .finally(() => (this.running = undefined));
     }, this.refreshMs);
@@ -127,6 +137,8 @@ export class WatermarkStore {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     await this.running;
+    // The last flush of a stopping process: if the database does not answer, at most one beat's counts are lost (the
+    // controller reads them as a rate over a window), and a stop must not hang or throw on it.
     await recordClaims(this.db, this.claims, this.claimedAt()).catch(() => {});
     await recordHoldOutcomes(this.db, this.holdOutcomes).catch(() => {});
   }

@@ -171,22 +171,3 @@ export function testCardNumber(n: number): string {
   }
   return `${body}${(10 - (sum % 10)) % 10}`;
 }
-
-/** What the verdict weighs. */
-export interface VerdictInput {
-  doubleSold: number;
-  duplicateOrders: number;
-  drift: number;
-  faults: readonly { recoveredAtMs: number | null }[];
-}
-
-/** PASS when nothing was sold twice, no order was made twice, the inventory adds up, and every fault was recovered from. */
-export function verdictOf(r: VerdictInput): { verdict: 'PASS' | 'FAIL'; reasons: string[] } {
-  const reasons: string[] = [];
-  if (r.doubleSold !== 0) reasons.push(`${r.doubleSold} seat(s) sold or held twice`);
-  if (r.duplicateOrders !== 0) reasons.push(`${r.duplicateOrders} duplicate order(s)`);
-  if (r.drift !== 0) reasons.push(`inventory drift ${r.drift} (available + held + sold - capacity)`);
-  const unrecovered = r.faults.filter((f) => f.recoveredAtMs === null).length;
-  if (unrecovered > 0) reasons.push(`${unrecovered} fault(s) without recovery`);
-  return { verdict: reasons.length === 0 ? 'PASS' : 'FAIL', reasons };
-}

@@ -176,3 +176,14 @@ export async function confirmedOrderSince(db: Db, eventId: string, since: Date):
     .executeTakeFirst();
   return r !== undefined;
 }
+
+/** The newest rehearsal run of `fans` fans started at or after `since` (the one a launch just started), if any. */
+export function findRehearsalStartedSince(db: Db, since: Date, fans: number) {
+  return db
+    .selectFrom('rehearsal_reports')
+    .select('id')
+    .where('started_at', '>=', since)
+    .where('fans', '=', fans)
+    .orderBy('started_at', 'desc')
+    .executeTakeFirst();
+}

@@ -1,6 +1,7 @@
 // The rehearsal's report: its shape (what the JSON file, the database row and the console read) and its Markdown.
 
 import { REQUEST_KINDS, type PerRequestUse, type ResourceUse } from './resources.js';
+import type { SaleCheck } from './verdict.js';
 
 /** A fault as it happened: when it struck, when the product was serving fans again, and what fans read meanwhile. */
 export interface FaultOutcome {
@@ -39,7 +40,19 @@ export interface RehearsalReport {
   duplicateOrders: number;
   drift: number;
   soldOutPropagationMs: { p50: number | null; p99: number | null; max: number | null; count: number };
+  /** The same over the fans who read SOLD_OUT on a poll sent as told (the goal's figure). */
+  soldOutPropagationAsToldMs?: { p50: number | null; p99: number | null; max: number | null; count: number };
+  /** Holds as their fans timed them: from the first request for a hold to its 201, retries (503, 429, a reset) included. */
   holdLatencyMs: { p50: number | null; p99: number | null; count: number };
+  /** About how many seats the crowd would buy (fans who pay, their parties' size): the sold share is weighed when >= seats. */
+  seatsWanted?: number;
+  /** Fans who read ADMITTED (collected an admission), once each; fans who bought (an order each). */
+  admittedFans?: number;
+  buyers?: number;
+  /** POSITION_EXPIRED answers to fans who polled as told (within their Retry-After on the event's clock) and later. */
+  positionExpired?: { asTold: number; late: number };
+  /** The verdict's checks: each figure beside its limit, met, missed or not weighed (and why). */
+  checks?: SaleCheck[];
   /** Per real minute of the rehearsal (the event's minutes are timeScale times longer). */
   admittedPerMinute: { plan: number; actual: number | null };
   /** Seats in holds their fans abandoned and that had not yet expired, sampled over the run ([ms after the open, seats]). */
@@ -89,6 +102,14 @@ export function reportMarkdown(r: RehearsalReport): string {
     '',
   );
   if (r.reasons.length > 0) lines.push(`Why not PASS: ${r.reasons.join('; ')}.`, '');
+  if (r.checks && r.checks.length > 0) {
+    lines.push('| goal | value | limit | met |', '| --- | --- | --- | --- |');
+    for (const c of r.checks)
+      lines.push(
+        `| ${c.label} | ${c.value} | ${c.limit} | ${c.ok === null ? `not weighed${c.note ? `: ${c.note}` : ''}` : `${c.ok ? 'yes' : '**no**'}${c.note ? ` (${c.note})` : ''}`} |`,
+      );
+    lines.push('');
+  }
   lines.push('| check | value |', '| --- | --- |');
   lines.push(`| seats sold | ${n(r.seatsSold)} of ${n(r.seats)}${r.soldOut ? ' (sold out)' : ''} |`);
   lines.push(`| orders | ${n(r.orders)} |`);

@@ -12,3 +12,6 @@ export const accountBlocked = () =>
   new DomainError('forbidden', 'ACCOUNT_BLOCKED', 'this account is blocked from this event by the organiser; contact their fan support', {
     field: 'authorization',
   });
+
+// What other domains may use of this domain's repository (eslint-rules/onsale.js, onsale/domain-borders).
+export { findBlockedAccounts } from './support.repository.js';

@@ -134,12 +134,14 @@ export async function findWaitlistEntries(db: Db | Trx, accountId: string) {
     date_from: string;
     date_to: string;
     max_price_cents: number | null;
+    currency: string;
     quantity: number;
     sections: string[] | null;
     live: boolean;
   }>`
     SELECT w.id, w.listing_id, l.name AS listing_name, w.created_at, w.expires_at, w.date_from::text, w.date_to::text,
-           w.max_price_cents, w.quantity, w.sections, w.expires_at > now() AS live
+           w.max_price_cents, w.quantity, w.sections, w.expires_at > now() AS live,
+           coalesce((SELECT e.currency FROM events e WHERE e.listing_id = l.id ORDER BY e.starts_at LIMIT 1), 'USD') AS currency
     FROM waitlist_entries w JOIN listings l ON l.id = w.listing_id
     WHERE w.account_id = ${accountId}
     ORDER BY w.created_at DESC
@@ -166,5 +168,67 @@ export async function findNotifications(db: Db | Trx, accountId: string) {
     WHERE n.account_id = ${accountId}
     ORDER BY n.created_at DESC
     LIMIT 100`.execute(db);
+  return rows;
+}
+
+/** An order as support sees it in a search or on its page: who, what event, how much, in the event's currency. */
+export interface SupportOrderRow {
+  id: string;
+  account_id: string;
+  event_id: string;
+  event_name: string;
+  time_zone: string;
+  currency: string;
+  seat_count: number;
+  amount_cents: number;
+  status: string;
+  payment_reference: string;
+  created_at: Date;
+}
+
+const supportOrderColumns = sql`o.id, o.account_id, o.event_id, e.name AS event_name, e.time_zone, e.currency, o.seat_count,
+  o.amount_cents, o.status, o.payment_reference, o.created_at`;
+
+/**
+ * Orders whose id starts with these 8 hex digits (the reference the fan sees): a range of the primary key, so one
+ * index scan however many orders there are.
+ */
+export async function findOrdersByIdPrefix(db: Db | Trx, prefix: string): Promise<SupportOrderRow[]> {
+  const p = prefix.toLowerCase();
+  const { rows } = await sql<SupportOrderRow>`
+    SELECT ${supportOrderColumns}
+    FROM orders o JOIN events e ON e.id = o.event_id
+    WHERE o.id BETWEEN ${`${p}-0000-0000-0000-000000000000`}::uuid AND ${`${p}-ffff-ffff-ffff-ffffffffffff`}::uuid
+    ORDER BY o.created_at DESC
+    LIMIT 20`.execute(db);
+  return rows;
+}
+
+export async function findSupportOrder(db: Db | Trx, orderId: string): Promise<SupportOrderRow | undefined> {
+  const { rows } = await sql<SupportOrderRow>`
+    SELECT ${supportOrderColumns}
+    FROM orders o JOIN events e ON e.id = o.event_id
+    WHERE o.id = ${orderId}::uuid`.execute(db);
+  return rows[0];
+}
+
+/** The seats an order bought (none once cancelled: they went back), by section, row and number. */
+export async function findOrderSeats(db: Db | Trx, orderId: string) {
+  const { rows } = await sql<{ section_code: string; row_label: string | null; seat_number: number }>`
+    SELECT s.section_code, s.row_label, s.seat_number
+    FROM orders o JOIN seats s ON s.hold_id = o.hold_id AND s.status = 'SOLD'
+    WHERE o.id = ${orderId}::uuid
+    ORDER BY s.section_code, s.row_index, s.seat_number
+    LIMIT 200`.execute(db);
+  return rows;
+}
+
+/** Accounts whose id contains `text` (case-insensitive): ids are often the fan's e-mail. At most 20, known first. */
+export async function findAccountsLike(db: Db | Trx, text: string) {
+  const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  const { rows } = await sql<{ id: string; created_at: Date }>`
+    SELECT id, created_at FROM accounts WHERE id ILIKE ${pattern} AND id <> '~waitlist'
+    ORDER BY (lower(id) = lower(${text})) DESC, id
+    LIMIT 20`.execute(db);
   return rows;
 }

@@ -80,3 +80,15 @@ export type HoldReleaseInput = z.input<typeof holdReleaseSchema>;
 export type OrderCancelInput = z.input<typeof orderCancelSchema>;
 export type ClusterCancelInput = z.input<typeof clusterCancelSchema>;
 export type InventoryAddInput = z.input<typeof inventoryAddSchema>;
+
+/** What support types to find a fan: the order reference the fan reads out, an e-mail or part of a name, an account id. */
+export const supportSearchSchema = z.object({
+  query: z
+    .string({ error: 'enter an order reference, an e-mail or an account id' })
+    .trim()
+    .min(1, 'enter an order reference, an e-mail or an account id')
+    .max(200, 'at most 200 characters'),
+});
+
+/** One order's page. */
+export const supportOrderSchema = z.object({ orderId: id('an order') });

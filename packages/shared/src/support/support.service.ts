@@ -2,13 +2,21 @@ import type { Db, Trx } from '../db/connect.js';
 import { DomainError, notFound } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { getEvent } from '../events/events.service.js';
-import { insertAudit } from '../events/events.repository.js';
+import { insertAudit } from '../audit/index.js';
 import { releaseHolds } from '../inventory/holds.service.js';
-import { findHold } from '../inventory/holds.repository.js';
+import { findHold } from '../inventory/holds.service.js';
 import { permutePosition } from '../queue/fairness.js';
 import { parseInput } from '../notify/notify.schema.js';
 import * as repo from './support.repository.js';
-import { accountBlockSchema, accountLookupSchema, accountUnblockSchema, holdReleaseSchema } from './support.schema.js';
+import {
+  accountBlockSchema,
+  accountLookupSchema,
+  accountUnblockSchema,
+  holdReleaseSchema,
+  supportOrderSchema,
+  supportSearchSchema,
+} from './support.schema.js';
+import { orderReference, parseOrderReference } from '../checkout/reference.js';
 
 // Fan support: what one fan account has done across events, and what an operator does for or against it (release a
 // hold, block it from an event). Every change is audited with the operator and the reason.
@@ -52,6 +60,8 @@ export interface AccountLookup {
   }[];
   orders: {
     id: string;
+    /** What the fan reads on their order confirmation ("05B0DD69"). */
+    reference: string;
     eventId: string;
     eventName: string;
     timeZone: string;
@@ -71,6 +81,8 @@ export interface AccountLookup {
     dateFrom: string;
     dateTo: string;
     maxPriceCents: number | null;
+    /** The listing's events' currency, the one its maximum price is in. */
+    currency: string;
     quantity: number;
     sections: string[] | null;
   }[];
@@ -154,6 +166,7 @@ export async function lookupAccount(db: Db | Trx, input: unknown): Promise<Accou
     })),
     orders: orders.map((o) => ({
       id: o.id,
+      reference: orderReference(o.id),
       eventId: o.event_id,
       eventName: o.event_name,
       timeZone: o.time_zone,
@@ -173,6 +186,7 @@ export async function lookupAccount(db: Db | Trx, input: unknown): Promise<Accou
       dateFrom: w.date_from,
       dateTo: w.date_to,
       maxPriceCents: w.max_price_cents,
+      currency: w.currency,
       quantity: w.quantity,
       sections: w.sections,
     })),
@@ -272,4 +286,69 @@ export async function releaseFanHold(
     });
     return { holdId: row.id, eventId: row.event_id, accountId: row.account_id, status: r!.status };
   });
+}
+
+/** An order as support finds it: its reference (what the fan reads), its account, its event, its amount. */
+export interface SupportOrder {
+  id: string;
+  reference: string;
+  accountId: string;
+  eventId: string;
+  eventName: string;
+  timeZone: string;
+  currency: string;
+  seats: number;
+  amountCents: number;
+  status: string;
+  paymentReference: string;
+  createdAt: Date;
+}
+
+const supportOrderOf = (r: repo.SupportOrderRow): SupportOrder => ({
+  id: r.id,
+  reference: orderReference(r.id),
+  accountId: r.account_id,
+  eventId: r.event_id,
+  eventName: r.event_name,
+  timeZone: r.time_zone,
+  currency: r.currency,
+  seats: r.seat_count,
+  amountCents: r.amount_cents,
+  status: r.status,
+  paymentReference: r.payment_reference,
+  createdAt: r.created_at,
+});
+
+/**
+ * Finds a fan from what they can tell support: an order reference ("05B0DD69", as the order confirmation shows it;
+ * "#05b0-dd69" too) or a whole order id finds the order; any text finds the accounts whose id contains it (ids are
+ * often the fan's e-mail). Reads only; empty lists when nothing matches.
+ */
+export async function searchSupport(
+  db: Db | Trx,
+  input: unknown,
+): Promise<{ query: string; orders: SupportOrder[]; accounts: { accountId: string; createdAt: Date }[] }> {
+  const { query } = parseInput(supportSearchSchema, input, 'INVALID_INPUT');
+  const reference = parseOrderReference(query);
+  const [orders, accounts] = await Promise.all([
+    reference
+      ? repo.findOrdersByIdPrefix(db, reference)
+      : isUuid(query)
+        ? repo.findSupportOrder(db, query).then((o) => (o ? [o] : []))
+        : Promise.resolve([]),
+    repo.findAccountsLike(db, query),
+  ]);
+  return { query, orders: orders.map(supportOrderOf), accounts: accounts.map((a) => ({ accountId: a.id, createdAt: a.created_at })) };
+}
+
+/** One order's page: the order and the seats it holds now (none once cancelled). ORDER_NOT_FOUND otherwise. */
+export async function getSupportOrder(
+  db: Db | Trx,
+  input: unknown,
+): Promise<SupportOrder & { seatList: { section: string; row: string | null; seat: number }[] }> {
+  const { orderId } = parseInput(supportOrderSchema, input, 'INVALID_INPUT');
+  if (!isUuid(orderId)) throw notFound('ORDER_NOT_FOUND', `no order ${orderId}`, 'orderId');
+  const [row, seats] = await Promise.all([repo.findSupportOrder(db, orderId), repo.findOrderSeats(db, orderId)]);
+  if (!row) throw notFound('ORDER_NOT_FOUND', `no order ${orderId}`, 'orderId');
+  return { ...supportOrderOf(row), seatList: seats.map((s) => ({ section: s.section_code, row: s.row_label, seat: s.seat_number })) };
 }

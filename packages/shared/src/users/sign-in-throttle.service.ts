@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import type { Db } from '../db/connect.js';
 import { DomainError } from '../errors.js';
-import { insertAudit } from '../events/events.repository.js';
+import { insertAudit } from '../audit/index.js';
 import * as repo from './sign-in-throttle.repository.js';
 
 /**

@@ -2,7 +2,7 @@ import type { Db, Trx } from '../db/connect.js';
 import { DomainError, invalid, notFound, type ErrorCode } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { getEvent } from '../events/events.service.js';
-import { insertAudit } from '../events/events.repository.js';
+import { insertAudit } from '../audit/index.js';
 import { generatePassword, hashPassword, hashSessionToken, newSessionToken, verifyNothing, verifyPassword } from './password.js';
 import * as repo from './users.repository.js';
 import { judgePassword } from './password-strength.js';

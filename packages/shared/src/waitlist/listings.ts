@@ -1,8 +1,8 @@
-import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
 import { notFound } from '../errors.js';
 import { isUuid } from '../ids.js';
 import type { WaitlistMode } from './waitlist.table.js';
+import { findListingPlaces, findListingRow, findPerformanceRows, updateListingSettings } from './listings.repository.js';
 
 /** One performance (event) of a listing, as the waitlist sees it. */
 export interface Performance {
@@ -30,23 +30,10 @@ export interface ListingInfo {
 
 export async function loadListing(db: Db | Trx, listingId: string): Promise<ListingInfo> {
   if (!isUuid(listingId)) throw notFound('LISTING_NOT_FOUND', `no listing ${listingId}`, 'id');
-  const listing = await db.selectFrom('listings').selectAll().where('id', '=', listingId).executeTakeFirst();
+  const listing = await findListingRow(db, listingId);
   if (!listing) throw notFound('LISTING_NOT_FOUND', `no listing ${listingId}`, 'id');
-  const { rows: performances } = await sql<{
-    id: string;
-    name: string;
-    starts_at: Date;
-    date: string;
-    per_account_seat_limit: number;
-    sold_out: boolean;
-  }>`
-    SELECT e.id, e.name, e.starts_at, to_char(e.starts_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS date, e.per_account_seat_limit,
-           coalesce(q.sold_out_at IS NOT NULL, false) AS sold_out
-    FROM events e LEFT JOIN queue_state q ON q.event_id = e.id
-    WHERE e.listing_id = ${listingId} ORDER BY e.starts_at`.execute(db);
-  const { rows: places } = await sql<{ section: string; price_level: string }>`
-    SELECT DISTINCT s.code AS section, s.price_level FROM sections s JOIN events e ON e.id = s.event_id
-    WHERE e.listing_id = ${listingId}`.execute(db);
+  const performances = await findPerformanceRows(db, listingId);
+  const places = await findListingPlaces(db, listingId);
   return {
     id: listing.id,
     name: listing.name,
@@ -106,9 +93,6 @@ export async function setListingWaitlistSettings(db: Db | Trx, listingId: string
     ...(s.offerTtlSeconds ? { offer_ttl_seconds: s.offerTtlSeconds } : {}),
     ...(s.inlineThreshold ? { fanout_inline_threshold: s.inlineThreshold } : {}),
   };
-  const found =
-    Object.keys(set).length === 0
-      ? await db.selectFrom('listings').select('id').where('id', '=', listingId).executeTakeFirst()
-      : (await db.updateTable('listings').set(set).where('id', '=', listingId).executeTakeFirst()).numUpdatedRows > 0n;
+  const found = await updateListingSettings(db, listingId, set);
   if (!found) throw notFound('LISTING_NOT_FOUND', `no listing ${listingId}`, 'id');
 }

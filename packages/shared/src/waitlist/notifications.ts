@@ -1,8 +1,8 @@
-import { sql } from 'kysely';
 import type { Db } from '../db/connect.js';
-import type { NotificationKind } from '../notify/notify.table.js';
+import type { NotificationKind } from '../notify/notify.schema.js';
 import type { ClaimTokens } from './claim-token.js';
-import type { AvailableSection, OfferStatus } from './waitlist.table.js';
+import type { OfferStatus } from './waitlist.table.js';
+import { findInboxRows, findNotificationRows, markNotificationsRead, type NotificationRow as Row } from './notifications.repository.js';
 
 /** A notification as every channel shows it (the inbox, a webhook body, a future e-mail). */
 export interface NotificationView {
@@ -20,6 +20,8 @@ export interface NotificationView {
   /** What came back: per section, price, how many seats and the longest run of adjacent seats. */
   release: {
     availabilityId: number;
+    /** The event's currency (ISO 4217): `priceCents` are its minor units. */
+    currency: string;
     sections: { section: string; priceLevel: string; priceCents: number; seats: number; longestRun: number }[];
   } | null;
   /** OFFER: seats reserved for this fan until expiresAt. BROADCAST: a claim on the release, first come first served. */
@@ -39,35 +41,10 @@ export interface NotificationView {
   links: { claim: string | null; decline: string | null; event: string | null; waitlist: string; lottery: string | null };
 }
 
-interface Row {
-  id: number;
-  account_id: string;
-  kind: NotificationKind;
-  created_at: Date;
-  read_at: Date | null;
-  listing_id: string;
-  listing_name: string;
-  availability_id: number | null;
-  event_id: string | null;
-  event_name: string | null;
-  starts_at: Date | null;
-  sections: AvailableSection[] | null;
-  av_created_at: Date | null;
-  offer_ttl_seconds: number;
-  offer_id: string | null;
-  offer_status: OfferStatus | null;
-  offer_quantity: number | null;
-  offer_expires_at: Date | null;
-  lottery_rank: number | null;
-  lottery_cohort: number | null;
-  window_opens_at: Date | null;
-  window_closes_at: Date | null;
-}
-
 /** Renders notifications by id (in id order: FIFO within a release), with their claim tokens derived, not stored. */
 export async function renderNotifications(db: Db, tokens: ClaimTokens, ids: number[]): Promise<NotificationView[]> {
   if (ids.length === 0) return [];
-  const { rows } = await sql<Row>`${selectViews} WHERE n.id = ANY(${ids}::bigint[]) ORDER BY n.id`.execute(db);
+  const rows = await findNotificationRows(db, ids);
   return rows.map((r) => toView(r, tokens));
 }
 
@@ -78,41 +55,20 @@ export async function inbox(
   accountId: string,
   opts: { beforeId?: number; limit?: number } = {},
 ): Promise<NotificationView[]> {
-  const { rows } = await sql<Row>`${selectViews}
-    WHERE n.account_id = ${accountId} AND (${opts.beforeId ?? null}::bigint IS NULL OR n.id < ${opts.beforeId ?? null}::bigint)
-    ORDER BY n.id DESC LIMIT ${Math.min(Math.max(opts.limit ?? 50, 1), 200)}`.execute(db);
+  const rows = await findInboxRows(db, accountId, opts);
   return rows.map((r) => toView(r, tokens));
 }
 
 /** Marks a fan's notifications read, up to and including `upToId`. Returns how many changed. */
 export async function markRead(db: Db, accountId: string, upToId: number): Promise<number> {
-  const r = await db
-    .updateTable('notifications')
-    .set({ read_at: new Date() })
-    .where('account_id', '=', accountId)
-    .where('id', '<=', upToId as never)
-    .where('read_at', 'is', null)
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows);
+  return markNotificationsRead(db, accountId, upToId);
 }
-
-// A waitlist notification's event is its availability event's; a lottery notification's is its own.
-const selectViews = sql`
-  SELECT n.id, n.account_id, n.kind, n.created_at, n.read_at, n.listing_id, l.name AS listing_name, n.availability_id,
-         coalesce(a.event_id, n.event_id) AS event_id, e.name AS event_name, e.starts_at, a.sections, a.created_at AS av_created_at, l.offer_ttl_seconds,
-         o.id AS offer_id, o.status AS offer_status, o.quantity AS offer_quantity, o.expires_at AS offer_expires_at,
-         lw.rank AS lottery_rank, lw.cohort AS lottery_cohort, lw.window_opens_at, lw.window_closes_at
-  FROM notifications n
-  JOIN listings l ON l.id = n.listing_id
-  LEFT JOIN availability_events a ON a.id = n.availability_id
-  LEFT JOIN events e ON e.id = coalesce(a.event_id, n.event_id)
-  LEFT JOIN waitlist_offers o ON o.id = n.offer_id
-  LEFT JOIN lottery_winners lw ON n.kind = 'LOTTERY_WON' AND lw.event_id = n.event_id AND lw.account_id = n.account_id`;
 
 function toView(r: Row, tokens: ClaimTokens): NotificationView {
   const release = r.availability_id
     ? {
         availabilityId: Number(r.availability_id),
+        currency: r.currency ?? 'USD',
         sections: (r.sections ?? []).map((s) => ({
           section: s.section,
           priceLevel: s.priceLevel,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db, Trx } from '../db/connect.js';
 import { DomainError, notFound } from '../errors.js';
 import { isUuid } from '../ids.js';
-import { seatsOfHold } from '../inventory/holds.repository.js';
+import { seatsOfHold } from '../inventory/holds.service.js';
 import { assertSeatLimits } from '../inventory/hold-rules.js';
 import type { HeldSeat } from '../inventory/holds.service.js';
 import { enqueueFanout, POOL_GRACE_SECONDS } from './availability.js';
@@ -12,6 +12,7 @@ import { blockFor, poolSeats } from './pool.js';
 import { entryCriteria } from './criteria.js';
 import type { OfferStatus } from './waitlist.table.js';
 import * as repo from './waitlist.repository.js';
+import { priceOfSeats } from '../tickets/index.js';
 import type { OfferRow } from './waitlist.repository.js';
 
 /** A claimed offer: the fan's own hold, to pay for as any other (POST /holds/:id/checkout). */
@@ -145,7 +146,8 @@ async function takeSeats(trx: Trx, offer: OfferRow, accountId: string, fromHold:
     offerId: offer.id,
     seats,
     quantity: offer.quantity,
-    amountCents: seats.reduce((a, s) => a + s.priceCents, 0),
+    // A resold seat (the face-value exchange) costs its listed price: what the checkout will charge.
+    amountCents: await priceOfSeats(trx, seats),
     expiresAt,
     place: Math.max(1, place),
   };

@@ -1,6 +1,6 @@
 import type { Db, Trx } from '../db/connect.js';
 import { deliveryStatuses } from '../notify/notify.schema.js';
-import type { DeliveryStatus } from '../notify/notify.table.js';
+import type { DeliveryStatus } from '../notify/notify.schema.js';
 import { loadListing } from './listings.js';
 import * as repo from './report.repository.js';
 import type { OfferStatus, WaitlistMode } from './waitlist.table.js';

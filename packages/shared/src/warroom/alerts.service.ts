@@ -1,6 +1,7 @@
 import type { Db, Trx } from '../db/connect.js';
 import { invalid, notFound } from '../errors.js';
 import { isUuid } from '../ids.js';
+import { findEvent } from '../events/events.service.js';
 import { DEFAULT_OUTBOUND_POLICY, generateWebhookSecret, refusedReceiverUrl, type OutboundPolicy } from '../notify/index.js';
 import { diffAlerts } from './alert-history.js';
 import * as repo from './alerts.repository.js';
@@ -150,7 +151,7 @@ export async function addAlertEndpoint(
   const refused = await refusedReceiverUrl(i.url, opts.outbound ?? DEFAULT_OUTBOUND_POLICY);
   if (refused) throw invalid('INVALID_ALERT_ENDPOINT', refused, 'url');
   if (i.eventId !== undefined) {
-    const exists = isUuid(i.eventId) && (await db.selectFrom('events').select('id').where('id', '=', i.eventId).executeTakeFirst());
+    const exists = isUuid(i.eventId) && (await findEvent(db, i.eventId));
     if (!exists) throw notFound('EVENT_NOT_FOUND', `no event ${i.eventId}`, 'eventId');
   }
   const secret = generateWebhookSecret();

@@ -83,6 +83,7 @@ export class WarRoomMonitor {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    // Ignored on purpose: Stopping only waits for the pass in flight to end; that pass reports its own errors.
     await this.running?.catch(() => {});
   }
 

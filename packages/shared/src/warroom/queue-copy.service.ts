@@ -3,8 +3,8 @@ import { conflict, invalid, notFound } from '../errors.js';
 import { DEFAULT_QUEUE_COPY_BY_LANGUAGE, FAN_LANGUAGES, QUEUE_STATES, type FanLanguage, type QueueCopy } from '../queue/copy.js';
 import type { QueueStatusState } from '../queue/edge.js';
 import { queueCopyEditSchema } from './warroom.schema.js';
-import * as repo from '../events/configure.repository.js';
-import { insertAudit } from '../events/events.repository.js';
+import { configureRepository as repo } from '../events/configure.service.js';
+import { insertAudit } from '../audit/index.js';
 import { isUuid } from '../ids.js';
 
 // The words waiting fans read in each queue state, edited live from the war room: English is

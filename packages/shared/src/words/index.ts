@@ -5,5 +5,14 @@ import './zod-messages.js';
 export { sentence } from './sentence.js';
 export { plainMessage } from './zod-messages.js';
 export { formatDuration, formatInstant, formatInstantBoth, instantOfWallTime, isTimeZone, timeZones, wallTimeOf } from './time.js';
-export { currencies, formatMoney, isCurrency, minorUnitsPerUnit } from './money.js';
+export {
+  currencies,
+  currencySymbol,
+  formatMoney,
+  isCurrency,
+  minorUnitDigits,
+  minorUnitsPerUnit,
+  moneyDecimal,
+  type Locales,
+} from './money.js';
 export { ACTION_WORDS, actionWords, actorWords, auditDetailsWords, CAUSE_WORDS, causeWords, SETTING_WORDS, valueWords } from './audit.js';

@@ -1,10 +1,11 @@
 import type { RouterOutputs } from '@onsale/bff/root';
-import { formatCents } from './format';
+import { formatMoney } from '@onsale/shared/words';
 import { CountCells, GridTable } from './GridTable';
 
 export type Section = RouterOutputs['events']['byId']['sections'][number];
 
-export function SectionTable({ sections }: { sections: Section[] }) {
+/** The event's sections with their prices in the event's `currency` (for the viewer's locale) and live counts. */
+export function SectionTable({ sections, currency }: { sections: Section[]; currency: string }) {
   return (
     <GridTable
       columns={[
@@ -23,7 +24,7 @@ export function SectionTable({ sections }: { sections: Section[] }) {
             <strong>{s.code}</strong> <span className="muted">{s.name}</span>
           </td>
           <td>
-            {formatCents(s.priceCents)} <span className="muted">{s.priceLevelName}</span>
+            <span data-testid="section-price">{formatMoney(s.priceCents, currency)}</span> <span className="muted">{s.priceLevelName}</span>
           </td>
           <CountCells prefix="section" of={s} />
         </tr>

@@ -90,6 +90,8 @@ export interface EventDraft {
   startsAtIso: string | null;
   onsaleAt: string;
   onsaleAtIso: string | null;
+  /** "Open the sale now": the on-sale is the moment the file is made (Create), whatever `onsaleAt` says. */
+  onsaleNow: boolean;
   seatPickingOpensAfterMinutes: string;
   fairnessMode: string;
   perAccountSeats: string;
@@ -181,6 +183,7 @@ export function newEventDraft(): EventDraft {
     startsAtIso: null,
     onsaleAt: '',
     onsaleAtIso: null,
+    onsaleNow: false,
     seatPickingOpensAfterMinutes: '30',
     fairnessMode: 'RANDOMIZED_PREOPEN_THEN_FIFO',
     perAccountSeats: '4',
@@ -316,6 +319,7 @@ export function draftFromFile(input: unknown): EventDraft {
     startsAtIso: typeof f.startsAt === 'string' ? f.startsAt : null,
     onsaleAt: wallTimeOf(f.onsaleAt, zone) || text(f.onsaleAt),
     onsaleAtIso: typeof f.onsaleAt === 'string' ? f.onsaleAt : null,
+    onsaleNow: false,
     seatPickingOpensAfterMinutes: or(f.seatPickingOpensAfterMinutes, d.seatPickingOpensAfterMinutes),
     fairnessMode: or(f.fairnessMode, d.fairnessMode),
     perAccountSeats: or(limits.perAccountSeats, d.perAccountSeats),
@@ -359,8 +363,9 @@ export function listingOfFile(input: unknown): { name: string } | { id: string }
 /**
  * The event file the form amounts to, and the inputs that are not even numbers ("enter a number" at the field,
  * where the schema would only say NaN). Empty optional inputs are left out, so the schema's defaults apply.
+ * "Open the sale now" makes the on-sale `now`.
  */
-export function fileFromDraft(d: EventDraft): { file: EventFile; problems: Record<string, string> } {
+export function fileFromDraft(d: EventDraft, now: Date = new Date()): { file: EventFile; problems: Record<string, string> } {
   const problems: Record<string, string> = {};
   const num = (path: string, v: string, opts: { optional?: boolean } = {}): number | undefined => {
     const t = v.trim();
@@ -390,7 +395,7 @@ export function fileFromDraft(d: EventDraft): { file: EventFile; problems: Recor
     timeZone: d.timeZone,
     currency: d.currency,
     startsAt: instant(d.startsAt, d.startsAtIso),
-    onsaleAt: instant(d.onsaleAt, d.onsaleAtIso),
+    onsaleAt: d.onsaleNow ? now.toISOString() : instant(d.onsaleAt, d.onsaleAtIso),
     seatPickingOpensAfterMinutes: num('seatPickingOpensAfterMinutes', d.seatPickingOpensAfterMinutes, { optional: true }),
     fairnessMode: d.fairnessMode,
     noSingleSeats: d.noSingleSeats !== 'false',

@@ -1,5 +1,4 @@
 const count = new Intl.NumberFormat('en-US');
-const money = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' });
 // dateStyle/timeStyle cannot be combined with timeZoneName, hence the explicit fields.
 const dateTime = new Intl.DateTimeFormat('en-GB', {
   year: 'numeric',
@@ -11,6 +10,5 @@ const dateTime = new Intl.DateTimeFormat('en-GB', {
 });
 
 export const formatCount = (n: number) => count.format(n);
-export const formatCents = (cents: number) => money.format(cents / 100);
 /** On-sale times are shown in the operator's own zone, with the zone named, since a sale is run across zones. */
 export const formatDateTime = (iso: string) => dateTime.format(new Date(iso));

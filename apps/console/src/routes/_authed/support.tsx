@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
 import { z } from 'zod';
-import { accountLookupSchema } from '@onsale/shared/support/schema';
+import { supportSearchSchema } from '@onsale/shared/support/schema';
 import { causeWords, formatMoney } from '@onsale/shared/words';
 import { messageOf, useTRPC } from '../../trpc';
 import { ErrorSummary } from '../-components/ErrorSummary';
@@ -13,9 +13,13 @@ import { TicketSupport } from '../-components/TicketSupport';
 import { Forbidden } from '../-components/Status';
 import { When } from '../-components/When';
 
-// Fan support: look a fan account up by id and see everything it has here, release a hold for the
-// fan, cancel an order, block the account from an event. Admins and operators; every action audited.
-const searchSchema = z.object({ account: z.string().optional().catch(undefined) });
+// Fan support: find a fan by the order reference they read out, their e-mail or account id, and see everything
+// the account has here; release a hold for the fan, cancel an order (on its page), block the account from an event.
+// Admins and operators; every action audited.
+const searchSchema = z.object({
+  q: z.string().optional().catch(undefined),
+  account: z.string().optional().catch(undefined),
+});
 
 export const Route = createFileRoute('/_authed/support')({
   validateSearch: searchSchema,
@@ -33,44 +37,45 @@ const STATE_WORDS = {
 
 function SupportPage() {
   const { me } = Route.useRouteContext();
-  const { account } = Route.useSearch();
+  const { q, account } = Route.useSearch();
   const navigate = useNavigate({ from: Route.fullPath });
-  const [typed, setTyped] = useState(account ?? '');
+  const [typed, setTyped] = useState(q ?? account ?? '');
   const [errors, setErrors] = useState<Record<string, string>>({});
   if (!me.permissions.includes('support.read')) return <Forbidden what="page (fan support is for admins and operators)" />;
 
   function submit(e: FormEvent) {
     e.preventDefault();
-    const parsed = accountLookupSchema.safeParse({ accountId: typed });
-    if (!parsed.success) return setErrors({ accountId: parsed.error.issues[0]!.message });
+    const parsed = supportSearchSchema.safeParse({ query: typed });
+    if (!parsed.success) return setErrors({ query: parsed.error.issues[0]!.message });
     setErrors({});
-    void navigate({ search: { account: parsed.data.accountId } });
+    void navigate({ search: { q: parsed.data.query } });
   }
 
   return (
     <section>
       <h1>Fan support</h1>
       <p className="muted">
-        Look a fan account up by its id: where it stands in each queue, its holds, orders, waitlist entries and notifications. Release a
-        hold for the fan, cancel an order, or block the account from one event (it can no longer join, hold or pay there). Every action
-        needs a reason and is audited.
+        Find a fan by the order reference on their confirmation, their e-mail or their account id: where they stand in each queue, their
+        holds, orders, waitlist entries and notifications. Release a hold for the fan, cancel an order from its page, or block the account
+        from one event (it can no longer join, hold or pay there). Every action needs a reason and is audited.
       </p>
       <form className="card lookup-form" onSubmit={submit} noValidate data-testid="support-lookup">
-        <ErrorSummary errors={errors} labels={{ accountId: 'Account id' }} />
+        <ErrorSummary errors={errors} labels={{ query: 'Order reference, e-mail or account id' }} />
         <Field
-          label="Account id"
-          name="accountId"
-          error={errors.accountId}
-          hint="As the fan's app or the identity provider names it, e.g. fan-1042."
+          label="Order reference, e-mail or account id"
+          name="query"
+          error={errors.query}
+          hint="The reference is the 8 characters on the fan's order confirmation, e.g. 05B0DD69."
         >
-          <input name="accountId" value={typed} onChange={(e) => setTyped(e.target.value)} autoComplete="off" />
+          <input name="query" value={typed} onChange={(e) => setTyped(e.target.value)} autoComplete="off" />
         </Field>
         <div className="page-actions">
           <button type="submit" className="primary">
-            Look up
+            Find
           </button>
         </div>
       </form>
+      {q && !account && <SearchResults query={q} />}
       {account && (
         <AccountView
           accountId={account}
@@ -80,6 +85,75 @@ function SupportPage() {
       )}
       <TicketSupport canAct={me.permissions.includes('support.act')} />
     </section>
+  );
+}
+
+/** What a search found: orders by reference (each to its page) and accounts (each to its whole picture). */
+function SearchResults({ query }: { query: string }) {
+  const trpc = useTRPC();
+  const search = useQuery(trpc.support.search.queryOptions({ query }));
+  if (search.error)
+    return (
+      <p className="form-error" role="alert">
+        {messageOf(search.error)}
+      </p>
+    );
+  if (!search.data) return <p className="muted">Searching…</p>;
+  const { orders, accounts } = search.data;
+  return (
+    <div data-testid="support-results">
+      {orders.length === 0 && accounts.length === 0 && (
+        <p data-testid="support-no-match">
+          Nothing matches <strong>{query}</strong>: no order has this reference and no account id contains it.
+        </p>
+      )}
+      {orders.length > 0 && (
+        <TableBlock
+          title="Orders with this reference"
+          items={orders}
+          empty=""
+          testId="support-found-orders"
+          columns={['Reference', 'Event', 'Account', 'Ordered', { label: 'Amount', num: true }, 'Status']}
+          row={(o) => (
+            <tr key={o.id} data-testid="support-found-order" data-order-id={o.id}>
+              <td>
+                <Link to="/orders/$orderId" params={{ orderId: o.id }} data-testid="order-reference">
+                  {o.reference}
+                </Link>
+              </td>
+              <td>{o.eventName}</td>
+              <td>
+                <Link to="/support" search={{ account: o.accountId }}>
+                  {o.accountId}
+                </Link>
+              </td>
+              <td>
+                <When iso={o.createdAt} zone={o.timeZone} />
+              </td>
+              <td className="num">{formatMoney(o.amountCents, o.currency)}</td>
+              <td>{o.status === 'CONFIRMED' ? 'Confirmed' : 'Cancelled'}</td>
+            </tr>
+          )}
+        />
+      )}
+      {accounts.length > 0 && (
+        <div className="section-block">
+          <h3>Accounts</h3>
+          <ul data-testid="support-found-accounts">
+            {accounts.map((a) => (
+              <li key={a.accountId}>
+                <Link to="/support" search={{ account: a.accountId }} data-testid="support-found-account">
+                  {a.accountId}
+                </Link>{' '}
+                <span className="muted">
+                  first seen <When iso={a.createdAt} />
+                </span>
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+    </div>
   );
 }
 
@@ -235,9 +309,14 @@ function AccountView({ accountId, canAct, canCancel }: { accountId: string; canA
         items={a.orders}
         empty="No orders."
         testId="support-orders"
-        columns={['Event', 'Ordered', { label: 'Seats', num: true }, { label: 'Amount', num: true }, 'Status', '']}
+        columns={['Reference', 'Event', 'Ordered', { label: 'Seats', num: true }, { label: 'Amount', num: true }, 'Status', '']}
         row={(o) => (
           <tr key={o.id} data-testid="support-order-row" data-order-id={o.id}>
+            <td>
+              <Link to="/orders/$orderId" params={{ orderId: o.id }} data-testid="order-reference">
+                {o.reference}
+              </Link>
+            </td>
             <td>{o.eventName}</td>
             <td>
               <When iso={o.createdAt} zone={o.timeZone} />
@@ -281,7 +360,7 @@ function AccountView({ accountId, canAct, canCancel }: { accountId: string; canA
             </td>
             <td>
               {w.quantity} seat(s), shows {w.dateFrom} to {w.dateTo}
-              {w.maxPriceCents !== null ? `, at most ${formatMoney(w.maxPriceCents)}` : ''}
+              {w.maxPriceCents !== null ? `, at most ${formatMoney(w.maxPriceCents, w.currency)}` : ''}
               {w.sections ? `, in ${w.sections.join(', ')}` : ''}
             </td>
             <td>{w.live ? <When iso={w.expiresAt} /> : 'expired'}</td>

@@ -1,7 +1,6 @@
-import { sql } from 'kysely';
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { Db } from '@onsale/shared/db';
+import { ping, type Db } from '@onsale/shared/db';
 import { errorCodeSchema } from '../schemas.js';
 
 /** Liveness: which process answered (several serve one port under `npm start -- --store-instances N`), and the database. */
@@ -29,7 +28,7 @@ export const healthRoutes: FastifyPluginAsyncZod<{ db: Db; instance: string }> =
     },
     async (_req, reply) => {
       try {
-        await sql`select 1`.execute(db);
+        await ping(db);
         return { status: 'ok' as const, instance, pid: process.pid, database: 'ok' as const };
       } catch {
         return reply

@@ -59,6 +59,8 @@ const notificationOut = z.object({
   release: z
     .object({
       availabilityId: z.number(),
+      /** The event's currency (ISO 4217); priceCents are its minor units. */
+      currency: z.string(),
       sections: z.array(
         z.object({ section: z.string(), priceLevel: z.string(), priceCents: z.number(), seats: z.number(), longestRun: z.number() }),
       ),

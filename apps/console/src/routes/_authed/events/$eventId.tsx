@@ -1,6 +1,6 @@
 import { useQueryClient, useSuspenseQuery } from '@tanstack/react-query';
-import { createFileRoute, Link, notFound } from '@tanstack/react-router';
-import { trpcCodeOf, useTRPC } from '../../../trpc';
+import { createFileRoute, Link } from '@tanstack/react-router';
+import { useTRPC } from '../../../trpc';
 import { EventLinks } from '../../-components/EventLinks';
 import { formatDateTime } from '../../-components/format';
 import { AddSeats } from '../../-components/AddSeats';
@@ -9,25 +9,15 @@ import { LotteryPanel } from '../../-components/LotteryPanel';
 import { SectionChart } from '../../-components/SectionChart';
 import { SectionTable } from '../../-components/SectionTable';
 import { SignOffNotice } from '../../-components/SignOffNotice';
-import { Forbidden, NotFound } from '../../-components/Status';
 import { TiersPanel } from '../../-components/TiersPanel';
+import { loadOrNotFound, notFoundOrForbidden } from '../../-components/route-loading';
 
 const REFRESH_MS = 3_000;
 
 export const Route = createFileRoute('/_authed/events/$eventId')({
-  loader: async ({ context: { trpc, queryClient }, params: { eventId } }) => {
-    try {
-      return await queryClient.ensureQueryData(trpc.events.byId.queryOptions({ id: eventId }));
-    } catch (err) {
-      // Unknown and malformed ids both read as "no such event", not as a failure.
-      if (trpcCodeOf(err) === 'NOT_FOUND' || trpcCodeOf(err) === 'BAD_REQUEST') throw notFound();
-      // The BFF refuses a promoter another organisation's event: an expected answer, not a failure.
-      if (trpcCodeOf(err) === 'FORBIDDEN') throw notFound({ data: { forbidden: true } });
-      throw err;
-    }
-  },
-  notFoundComponent: ({ data }) =>
-    (data as { forbidden?: boolean } | undefined)?.forbidden ? <Forbidden what="event" /> : <NotFound what="event" />,
+  loader: ({ context: { trpc, queryClient }, params: { eventId } }) =>
+    loadOrNotFound(() => queryClient.ensureQueryData(trpc.events.byId.queryOptions({ id: eventId }))),
+  notFoundComponent: notFoundOrForbidden('event'),
   component: EventInventoryPage,
 });
 
@@ -76,7 +66,7 @@ function EventInventoryPage() {
 
       <h2>Sections</h2>
       <div className="split">
-        <SectionTable sections={event.sections} />
+        <SectionTable sections={event.sections} currency={event.currency} />
         <SectionChart sections={event.sections} />
       </div>
     </section>

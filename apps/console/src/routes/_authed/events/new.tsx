@@ -1,7 +1,7 @@
-import { useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
-import { listingWaitlistSchema, waitlistModes } from '@onsale/shared/events/schema';
+import { eventCreateWarnings, listingWaitlistSchema, waitlistModes, type EventWarning } from '@onsale/shared/events/schema';
 import { fieldErrors } from '@onsale/shared/users/schema';
 import { fieldErrorsOf, messageOf, useTRPC } from '../../../trpc';
 import { EventForm } from '../../-components/EventForm';
@@ -46,6 +46,11 @@ function NewEventForm({ organisationName }: { organisationName: string | null })
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [formError, setFormError] = useState<string | null>(null);
   const [imported, setImported] = useState<string | null>(null);
+  // Asked before Create (a free price level, no sign-off): shown until confirmed or the form changes.
+  const [warnings, setWarnings] = useState<EventWarning[] | null>(null);
+  const warningsRef = useRef<HTMLDivElement>(null);
+  useEffect(() => setWarnings(null), [draft, signOff]);
+  useEffect(() => warningsRef.current?.focus(), [warnings]);
 
   const signOffFairness = useMutation(trpc.eventConfig.signOffFairness.mutationOptions());
   const create = useMutation(
@@ -65,14 +70,14 @@ function NewEventForm({ organisationName }: { organisationName: string | null })
     setListing(l && 'id' in l ? { kind: 'existing', name: '', id: l.id } : { kind: 'new', name: l?.name ?? '', id: '' });
     setImported(source);
     // Show at once what the schema finds wrong with the file.
-    setErrors(validateEventDraft(next).errors);
+    setErrors(validateEventDraft(next, { newEvent: true }).errors);
     setFormError(null);
   }
 
-  async function submit(e: FormEvent) {
-    e.preventDefault();
+  async function submit(e: FormEvent | null, confirmed = false) {
+    e?.preventDefault();
     setFormError(null);
-    const { file, errors: eventErrors } = validateEventDraft(draft);
+    const { file, errors: eventErrors } = validateEventDraft(draft, { newEvent: true });
     const w = { mode: waitlist.mode, ttlDays: Number(waitlist.ttlDays), offerTtlMinutes: Number(waitlist.offerTtlMinutes) };
     const parsedWaitlist = listingWaitlistSchema.safeParse(w);
     const waitlistErrors = parsedWaitlist.success
@@ -86,6 +91,12 @@ function NewEventForm({ organisationName }: { organisationName: string | null })
       setFormError(`${Object.keys(all).length} field(s) need attention; each says what is wrong.`);
       return;
     }
+    const asked = eventCreateWarnings(file, { signOff });
+    if (asked.length > 0 && !confirmed) {
+      setWarnings(asked);
+      return;
+    }
+    setWarnings(null);
     const withListing = {
       ...file,
       ...(listing.kind === 'existing'
@@ -127,12 +138,13 @@ function NewEventForm({ organisationName }: { organisationName: string | null })
         </p>
       )}
 
-      <form onSubmit={submit} noValidate data-testid="event-form">
+      <form onSubmit={(e) => void submit(e)} noValidate data-testid="event-form">
         <ErrorSummary errors={errors} prefixOf={eventRowOf} />
         <EventForm
           draft={draft}
           onChange={setDraft}
           errors={errors}
+          newEvent
           fairnessFooter={
             <label className="signoff">
               <input type="checkbox" checked={signOff} onChange={(e) => setSignOff(e.target.checked)} data-testid="sign-off-on-create" /> I
@@ -221,6 +233,34 @@ function NewEventForm({ organisationName }: { organisationName: string | null })
           <p className="form-error" role="alert" data-testid="form-error">
             {formError}
           </p>
+        )}
+        {warnings && (
+          <div className="banner banner-warn create-warnings" role="alert" tabIndex={-1} ref={warningsRef} data-testid="create-warnings">
+            <p>
+              <strong>Before you create this event:</strong>
+            </p>
+            <ul>
+              {warnings.map((w) => (
+                <li key={w.path} data-testid="create-warning" data-code={w.code}>
+                  {w.message}
+                </li>
+              ))}
+            </ul>
+            <div className="page-actions">
+              <button
+                type="button"
+                className="primary"
+                data-testid="create-anyway"
+                disabled={create.isPending}
+                onClick={() => void submit(null, true)}
+              >
+                Create anyway
+              </button>
+              <button type="button" className="secondary" onClick={() => setWarnings(null)}>
+                Change the form
+              </button>
+            </div>
+          </div>
         )}
         <div className="page-actions">
           <button type="submit" className="primary" disabled={create.isPending}>

@@ -1,12 +1,12 @@
 import { useSuspenseQuery } from '@tanstack/react-query';
-import { createFileRoute, Link, notFound } from '@tanstack/react-router';
+import { createFileRoute, Link } from '@tanstack/react-router';
 import { Bar, BarChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import type { RouterOutputs } from '@onsale/bff/root';
-import { trpcCodeOf, useTRPC } from '../../../trpc';
+import { useTRPC } from '../../../trpc';
 import { formatCount, formatDateTime } from '../../-components/format';
-import { Forbidden, NotFound } from '../../-components/Status';
 import '../../-components/event-form.css';
 import { GridTable } from '../../-components/GridTable';
+import { loadOrNotFound, notFoundOrForbidden } from '../../-components/route-loading';
 
 type Report = RouterOutputs['waitlistReport']['get'];
 
@@ -14,17 +14,9 @@ type Report = RouterOutputs['waitlistReport']['get'];
 const REFRESH_MS = 5_000;
 
 export const Route = createFileRoute('/_authed/listings/$listingId')({
-  loader: async ({ context: { trpc, queryClient }, params: { listingId } }) => {
-    try {
-      return await queryClient.ensureQueryData(trpc.waitlistReport.get.queryOptions({ listingId }));
-    } catch (err) {
-      if (trpcCodeOf(err) === 'NOT_FOUND' || trpcCodeOf(err) === 'BAD_REQUEST') throw notFound();
-      if (trpcCodeOf(err) === 'FORBIDDEN') throw notFound({ data: { forbidden: true } });
-      throw err;
-    }
-  },
-  notFoundComponent: ({ data }) =>
-    (data as { forbidden?: boolean } | undefined)?.forbidden ? <Forbidden what="listing" /> : <NotFound what="listing" />,
+  loader: ({ context: { trpc, queryClient }, params: { listingId } }) =>
+    loadOrNotFound(() => queryClient.ensureQueryData(trpc.waitlistReport.get.queryOptions({ listingId }))),
+  notFoundComponent: notFoundOrForbidden('listing'),
   component: WaitlistPage,
 });
 

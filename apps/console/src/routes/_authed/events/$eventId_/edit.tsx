@@ -1,10 +1,10 @@
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQueryClient, useSuspenseQuery } from '@tanstack/react-query';
-import { createFileRoute, Link, notFound } from '@tanstack/react-router';
+import { createFileRoute, Link } from '@tanstack/react-router';
 import type { RouterOutputs } from '@onsale/bff/root';
 import { listingWaitlistSchema, waitlistModes } from '@onsale/shared/events/schema';
 import { fieldErrors } from '@onsale/shared/users/schema';
-import { domainCodeOf, fieldErrorsOf, messageOf, trpcCodeOf, useTRPC } from '../../../../trpc';
+import { domainCodeOf, fieldErrorsOf, messageOf, useTRPC } from '../../../../trpc';
 import { EventForm, FAIRNESS_LABELS } from '../../../-components/EventForm';
 import { EventLinks } from '../../../-components/EventLinks';
 import { draftFromFile, type EventDraft } from '../../../-components/event-draft';
@@ -13,23 +13,15 @@ import { Field } from '../../../-components/Field';
 import { formatDateTime } from '../../../-components/format';
 import { ImportEventFile } from '../../../-components/ImportEventFile';
 import { downloadText } from '../../../-components/download';
-import { Forbidden, NotFound } from '../../../-components/Status';
 import { validateEventDraft } from '../../../-components/validate-event';
+import { loadOrNotFound, notFoundOrForbidden } from '../../../-components/route-loading';
 
 type Config = RouterOutputs['eventConfig']['get'];
 
 export const Route = createFileRoute('/_authed/events/$eventId_/edit')({
-  loader: async ({ context: { trpc, queryClient }, params: { eventId } }) => {
-    try {
-      return await queryClient.ensureQueryData(trpc.eventConfig.get.queryOptions({ id: eventId }));
-    } catch (err) {
-      if (trpcCodeOf(err) === 'NOT_FOUND' || trpcCodeOf(err) === 'BAD_REQUEST') throw notFound();
-      if (trpcCodeOf(err) === 'FORBIDDEN') throw notFound({ data: { forbidden: true } });
-      throw err;
-    }
-  },
-  notFoundComponent: ({ data }) =>
-    (data as { forbidden?: boolean } | undefined)?.forbidden ? <Forbidden what="event" /> : <NotFound what="event" />,
+  loader: ({ context: { trpc, queryClient }, params: { eventId } }) =>
+    loadOrNotFound(() => queryClient.ensureQueryData(trpc.eventConfig.get.queryOptions({ id: eventId }))),
+  notFoundComponent: notFoundOrForbidden('event'),
   component: EditEventPage,
 });
 

@@ -1,17 +1,17 @@
 import { useSuspenseQuery } from '@tanstack/react-query';
-import { createFileRoute, Link, notFound } from '@tanstack/react-router';
+import { createFileRoute, Link } from '@tanstack/react-router';
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import type { RouterOutputs } from '@onsale/bff/root';
-import { trpcCodeOf, useTRPC } from '../../../../trpc';
+import { useTRPC } from '../../../../trpc';
 import { EventLinks } from '../../../-components/EventLinks';
 import { FAIRNESS_LABELS } from '../../../-components/EventForm';
 import { downloadText } from '../../../-components/download';
 import { formatCount, formatDateTime } from '../../../-components/format';
-import { Forbidden, NotFound } from '../../../-components/Status';
 import { When } from '../../../-components/When';
 import { actorWords, formatDuration, formatInstant } from '@onsale/shared/words';
 import '../../../-components/event-form.css';
 import { GridTable } from '../../../-components/GridTable';
+import { loadOrNotFound, notFoundOrForbidden } from '../../../-components/route-loading';
 
 type Report = RouterOutputs['fairnessAudit']['get'];
 
@@ -19,17 +19,9 @@ type Report = RouterOutputs['fairnessAudit']['get'];
 const REFRESH_MS = 15_000;
 
 export const Route = createFileRoute('/_authed/events/$eventId_/fairness')({
-  loader: async ({ context: { trpc, queryClient }, params: { eventId } }) => {
-    try {
-      return await queryClient.ensureQueryData(trpc.fairnessAudit.get.queryOptions({ eventId }));
-    } catch (err) {
-      if (trpcCodeOf(err) === 'NOT_FOUND' || trpcCodeOf(err) === 'BAD_REQUEST') throw notFound();
-      if (trpcCodeOf(err) === 'FORBIDDEN') throw notFound({ data: { forbidden: true } });
-      throw err;
-    }
-  },
-  notFoundComponent: ({ data }) =>
-    (data as { forbidden?: boolean } | undefined)?.forbidden ? <Forbidden what="event" /> : <NotFound what="event" />,
+  loader: ({ context: { trpc, queryClient }, params: { eventId } }) =>
+    loadOrNotFound(() => queryClient.ensureQueryData(trpc.fairnessAudit.get.queryOptions({ eventId }))),
+  notFoundComponent: notFoundOrForbidden('event'),
   component: FairnessAuditPage,
 });
 

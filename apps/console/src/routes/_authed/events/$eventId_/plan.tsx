@@ -1,28 +1,20 @@
 import { useState } from 'react';
 import { useSuspenseQuery } from '@tanstack/react-query';
-import { createFileRoute, Link, notFound } from '@tanstack/react-router';
+import { createFileRoute, Link } from '@tanstack/react-router';
 import type { RouterOutputs } from '@onsale/bff/root';
-import { trpcCodeOf, useTRPC } from '../../../../trpc';
+import { useTRPC } from '../../../../trpc';
 import { EventLinks } from '../../../-components/EventLinks';
 import '../../../-components/event-form.css';
 import { formatCount, formatDateTime } from '../../../-components/format';
 import { PacingInputs, PlanPreview, previewPlan, type PacingValues } from '../../../-components/plan/PlanPreview';
-import { Forbidden, NotFound } from '../../../-components/Status';
+import { loadOrNotFound, notFoundOrForbidden } from '../../../-components/route-loading';
 
 type Inputs = RouterOutputs['admissionPlan']['inputs'];
 
 export const Route = createFileRoute('/_authed/events/$eventId_/plan')({
-  loader: async ({ context: { trpc, queryClient }, params: { eventId } }) => {
-    try {
-      return await queryClient.ensureQueryData(trpc.admissionPlan.inputs.queryOptions({ eventId }));
-    } catch (err) {
-      if (trpcCodeOf(err) === 'NOT_FOUND' || trpcCodeOf(err) === 'BAD_REQUEST') throw notFound();
-      if (trpcCodeOf(err) === 'FORBIDDEN') throw notFound({ data: { forbidden: true } });
-      throw err;
-    }
-  },
-  notFoundComponent: ({ data }) =>
-    (data as { forbidden?: boolean } | undefined)?.forbidden ? <Forbidden what="event" /> : <NotFound what="event" />,
+  loader: ({ context: { trpc, queryClient }, params: { eventId } }) =>
+    loadOrNotFound(() => queryClient.ensureQueryData(trpc.admissionPlan.inputs.queryOptions({ eventId }))),
+  notFoundComponent: notFoundOrForbidden('event'),
   component: PlanPage,
 });
 

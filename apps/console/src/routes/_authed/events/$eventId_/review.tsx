@@ -4,6 +4,7 @@ import { createFileRoute, Link } from '@tanstack/react-router';
 import { z } from 'zod';
 import { reviewOptionsSchema } from '@onsale/shared/support/schema';
 import { fieldErrors } from '@onsale/shared/users/schema';
+import { orderReference } from '@onsale/shared/checkout/schema';
 import { formatMoney } from '@onsale/shared/words';
 import { messageOf, useTRPC } from '../../../../trpc';
 import { ErrorSummary } from '../../../-components/ErrorSummary';
@@ -158,9 +159,18 @@ function ReviewPage() {
                   </li>
                 ))}
               </ul>
-              <GridTable columns={['Account', 'Ordered', { label: 'Seats', num: true }, { label: 'Amount', num: true }]}>
+              <GridTable columns={['Reference', 'Account', 'Ordered', { label: 'Seats', num: true }, { label: 'Amount', num: true }]}>
                 {c.orders.map((o) => (
                   <tr key={o.orderId}>
+                    <td>
+                      {me.permissions.includes('support.read') ? (
+                        <Link to="/orders/$orderId" params={{ orderId: o.orderId }}>
+                          {orderReference(o.orderId)}
+                        </Link>
+                      ) : (
+                        orderReference(o.orderId)
+                      )}
+                    </td>
                     <td>
                       {me.permissions.includes('support.read') ? (
                         <Link to="/support" search={{ account: o.accountId }}>

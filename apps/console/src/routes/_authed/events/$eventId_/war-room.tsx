@@ -1,14 +1,14 @@
 import { useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
-import { createFileRoute, Link, notFound } from '@tanstack/react-router';
+import { createFileRoute, Link } from '@tanstack/react-router';
 import { useSubscription } from '@trpc/tanstack-react-query';
 import { appendPoint, toPoint, type WarRoomPoint } from '@onsale/shared/warroom/schema';
-import { trpcCodeOf, useTRPC } from '../../../../trpc';
+import { useTRPC } from '../../../../trpc';
 import { EventLinks } from '../../../-components/EventLinks';
 import '../../../-components/event-form.css';
 import { formatCount, formatDateTime } from '../../../-components/format';
 import { SignOffNotice } from '../../../-components/SignOffNotice';
-import { Forbidden, NotFound } from '../../../-components/Status';
+import { Forbidden } from '../../../-components/Status';
 import { TiersPanel } from '../../../-components/TiersPanel';
 import { AdmissionChart, InventoryChart } from '../../../-components/warroom/charts';
 import { Controls } from '../../../-components/warroom/controls';
@@ -31,6 +31,7 @@ import { WholeSale } from '../../../-components/warroom/whole-sale';
 import { AlertHistory } from '../../../-components/warroom/alert-history';
 import { QueueWords } from '../../../-components/warroom/queue-words';
 import { ScheduledControls } from '../../../-components/warroom/schedules';
+import { loadOrNotFound, notFoundOrForbidden } from '../../../-components/route-loading';
 import { TicketFigures } from '../../../-components/TicketFigures';
 
 /** The inventory series the page keeps (the BFF keeps the same window, so a reload gets it back). */
@@ -38,17 +39,9 @@ const SERIES_MS = 15 * 60_000;
 
 export const Route = createFileRoute('/_authed/events/$eventId_/war-room')({
   // The first paint comes from one query; the stream takes over at once.
-  loader: async ({ context: { trpc, queryClient }, params: { eventId } }) => {
-    try {
-      return await queryClient.fetchQuery(trpc.warRoom.snapshot.queryOptions({ eventId }));
-    } catch (err) {
-      if (trpcCodeOf(err) === 'NOT_FOUND' || trpcCodeOf(err) === 'BAD_REQUEST') throw notFound();
-      if (trpcCodeOf(err) === 'FORBIDDEN') throw notFound({ data: { forbidden: true } });
-      throw err;
-    }
-  },
-  notFoundComponent: ({ data }) =>
-    (data as { forbidden?: boolean } | undefined)?.forbidden ? <Forbidden what="event" /> : <NotFound what="event" />,
+  loader: ({ context: { trpc, queryClient }, params: { eventId } }) =>
+    loadOrNotFound(() => queryClient.fetchQuery(trpc.warRoom.snapshot.queryOptions({ eventId }))),
+  notFoundComponent: notFoundOrForbidden('event'),
   component: WarRoomPage,
 });
 

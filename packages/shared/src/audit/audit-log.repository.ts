@@ -58,3 +58,19 @@ export async function findAuditFacets(db: Db | Trx, organisationId: string | und
   ]);
   return { actions: actions.rows.map((r) => r.v), actors: actors.rows.map((r) => r.v) };
 }
+
+/** Writes one audit entry, in the caller's transaction when given one: every change an operator or the system makes. */
+export async function insertAudit(
+  db: Db | Trx,
+  entry: { actor: string; action: string; eventId?: string | null; details?: unknown },
+): Promise<void> {
+  await db
+    .insertInto('audit_log')
+    .values({
+      actor: entry.actor,
+      action: entry.action,
+      event_id: entry.eventId ?? null,
+      details: JSON.stringify(entry.details ?? {}),
+    })
+    .execute();
+}

@@ -1,8 +1,7 @@
 import type { Db, Trx } from '../db/connect.js';
-import { DomainError } from '../errors.js';
+import { DomainError, formatIssues } from '../errors.js';
 import * as repo from './audit-log.repository.js';
 import { AUDIT_LOG_PAGE_MAX, auditLogQuerySchema, type AuditLogQuery, type AuditLogQueryInput } from './audit-log.schema.js';
-import { formatIssues } from './events.schema.js';
 import { csvWallTime, toCsv } from '../export/csv.js';
 import { actionWords, actorWords, auditDetailsWords } from '../words/audit.js';
 

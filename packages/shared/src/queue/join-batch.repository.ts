@@ -1,0 +1,55 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/connect.js';
+import type { JoinRow } from './queue.repository.js';
+
+// The join batcher's statement (join-batcher.ts): a burst of joins in one INSERT.
+
+export interface PendingJoin {
+  /** The queue's id: the event's, or a presale tier's. */
+  eventId: string;
+  accountId: string;
+  deviceHash: string;
+  randomizedPreopen: boolean;
+}
+
+/** One statement inserts the batch in arrival order (join indexes from each event's sequence); a second reads back every row. */
+export async function insertBatch(db: Db, batch: PendingJoin[]): Promise<Map<string, JoinRow>> {
+  const events = batch.map((p) => p.eventId);
+  const accounts = batch.map((p) => p.accountId);
+  const { rows: created } = await sql<{ event_id: string; account_id: string }>`
+    WITH input AS (
+      SELECT * FROM unnest(${events}::uuid[], ${accounts}::text[], ${batch.map((p) => p.deviceHash)}::text[],
+                           ${batch.map((p) => p.randomizedPreopen)}::boolean[]) WITH ORDINALITY AS t(event_id, account_id, device_hash, randomized, ord)),
+    account AS (INSERT INTO accounts (id) SELECT DISTINCT account_id FROM input ON CONFLICT (id) DO NOTHING),
+    -- A queue is an event's own or a presale tier's (keyed by the tier's id; it opens at the tier's window).
+    ordered AS (
+      SELECT i.*, coalesce(a.opens_at, e.onsale_at) AS onsale_at, q.sealed_at FROM input i
+      JOIN queue_state q ON q.event_id = i.event_id
+      LEFT JOIN events e ON e.id = i.event_id
+      LEFT JOIN allocations a ON a.queue_id = i.event_id AND NOT a.general
+      ORDER BY i.ord)
+    INSERT INTO queue_entries (event_id, account_id, device_hash, join_index, cohort)
+    SELECT event_id, account_id, device_hash, nextval(('queue_join_' || replace(event_id::text, '-', ''))::regclass),
+           CASE WHEN randomized AND now() < onsale_at AND sealed_at IS NULL THEN 'PREOPEN' ELSE 'FIFO' END
+    FROM ordered
+    ON CONFLICT (event_id, account_id) DO NOTHING
+    RETURNING event_id, account_id`.execute(db);
+  const fresh = new Set(created.map((r) => `${r.event_id}\u0000${r.account_id}`));
+  const { rows } = await sql<{
+    event_id: string;
+    account_id: string;
+    join_index: number;
+    cohort: 'PREOPEN' | 'FIFO';
+    device_hash: string;
+    joined_at: Date;
+  }>`
+    SELECT q.event_id, q.account_id, q.join_index, q.cohort, q.device_hash, q.joined_at
+    FROM queue_entries q JOIN unnest(${events}::uuid[], ${accounts}::text[]) AS t(event_id, account_id)
+      ON q.event_id = t.event_id AND q.account_id = t.account_id`.execute(db);
+  const out = new Map<string, JoinRow>();
+  for (const r of rows) {
+    const k = `${r.event_id}\u0000${r.account_id}`;
+    out.set(k, { join_index: r.join_index, cohort: r.cohort, device_hash: r.device_hash, joined_at: r.joined_at, created: fresh.has(k) });
+  }
+  return out;
+}
