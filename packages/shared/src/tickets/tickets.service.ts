@@ -1,7 +1,7 @@
 import { createHash, randomBytes, type KeyObject } from 'node:crypto';
 import type { Db, Trx } from '../db/connect.js';
 import { DomainError, invalid, notFound } from '../errors.js';
-import { insertAudit } from '../events/events.repository.js';
+import { insertAudit } from '../audit/index.js';
 import { isUuid } from '../ids.js';
 import { hashDevice, isDeviceId } from '../queue/edge.js';
 import { emitAvailability } from '../waitlist/availability.js';
