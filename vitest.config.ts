@@ -48,6 +48,7 @@ export const unitTestFiles = [
   'packages/shared/src/rehearsal/stats.test.ts',
   'packages/shared/src/rehearsal/verdict.test.ts',
   'packages/shared/src/tickets/codes.test.ts',
+  'packages/shared/src/tickets/gate.test.ts',
   'packages/shared/src/users/common-passwords.test.ts',
   'packages/shared/src/users/password.test.ts',
   'packages/shared/src/users/users.schema.test.ts',

@@ -12,6 +12,7 @@ const Seats = lazy(() => import('./views/Seats'));
 const Hold = lazy(() => import('./views/Hold'));
 const Order = lazy(() => import('./views/Order'));
 const Waitlist = lazy(() => import('./views/Waitlist'));
+const Tickets = lazy(() => import('./views/Tickets'));
 
 /** /e/:eventId (and /e/callback, where the identity provider sends the fan back). */
 export function App() {
@@ -175,7 +176,11 @@ export function App() {
             </button>
           </p>
         )}
-        <Suspense fallback={<p className="card muted">{t.loading}</p>}>{step}</Suspense>
+        <Suspense fallback={<p className="card muted">{t.loading}</p>}>
+          {/* The account's tickets for this event, whatever step this device is at (a friend's transfer too). */}
+          <Tickets />
+          {step}
+        </Suspense>
         <p className="sr-only" aria-live="polite" aria-atomic="true" data-testid="announcer">
           {announcement}
         </p>

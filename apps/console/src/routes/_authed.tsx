@@ -17,7 +17,7 @@ export const Route = createFileRoute('/_authed')({
   component: SignedInShell,
 });
 
-const ROLE_LABEL = { admin: 'Admin', operator: 'Operator', promoter: 'Promoter', viewer: 'Viewer', scanner: 'Scanner' } as const;
+const ROLE_LABEL = { admin: 'Admin', operator: 'Operator', promoter: 'Promoter', viewer: 'Viewer', scanner: 'Door staff' } as const;
 
 function SignedInShell() {
   const { me } = Route.useRouteContext();
@@ -69,6 +69,11 @@ function SignedInShell() {
             {me.permissions.includes('events.configure') && (
               <Link to="/events/new" activeProps={{ className: 'active' }} data-testid="nav-new-event">
                 New event
+              </Link>
+            )}
+            {me.permissions.includes('tickets.scan') && (
+              <Link to="/door" activeProps={{ className: 'active' }} data-testid="nav-door">
+                Door
               </Link>
             )}
             <Link to="/listings" activeProps={{ className: 'active' }} data-testid="nav-waitlists">

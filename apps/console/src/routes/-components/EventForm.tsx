@@ -11,6 +11,7 @@ import { eventFormParts } from './event-form/parts';
 import { PriceLevels } from './event-form/PriceLevels';
 import { LimitsAndHolds, Pacing, QueueMessages } from './event-form/SaleSettings';
 import { Sections } from './event-form/Sections';
+import { TicketsEditor } from './TicketsEditor';
 import './event-form.css';
 
 export const FAIRNESS_LABELS: Record<FairnessMode, string> = {
@@ -127,6 +128,14 @@ export function EventForm({
       )}
 
       <LimitsAndHolds parts={parts} />
+      <TicketsEditor
+        tickets={draft.tickets}
+        timeZone={draft.timeZone}
+        onChange={(v) => set('tickets', v)}
+        errors={errors}
+        readOnly={readOnly}
+        lockOf={lockOf}
+      />
       <Pacing parts={parts} aside={pacingAside} />
       <QueueMessages parts={parts} />
       <LookEditor draft={draft} onChange={(v) => set('look', v)} errors={errors} disabled={disabled('look')} />

@@ -1,7 +1,7 @@
 import { Link, useRouteContext } from '@tanstack/react-router';
 import './event-form.css';
 
-/** The pages of one event: inventory, configuration, fairness audit, war room, admission plan, its listing's waitlist, its audit log. */
+/** The pages of one event: inventory, configuration, fairness audit, war room, admission plan, its listing's waitlist, the door scanner, its audit log. */
 export function EventLinks({ eventId, listingId }: { eventId: string; listingId?: string | undefined; permissions?: readonly string[] }) {
   const { me } = useRouteContext({ from: '/_authed' });
   const permissions: readonly string[] = me.permissions;
@@ -30,6 +30,11 @@ export function EventLinks({ eventId, listingId }: { eventId: string; listingId?
       {permissions.includes('review.read') && (
         <Link to="/events/$eventId/review" params={{ eventId }} activeProps={{ className: 'active' }} data-testid="link-review">
           Post-sale review
+        </Link>
+      )}
+      {permissions.includes('tickets.scan') && (
+        <Link to="/events/$eventId/scanner" params={{ eventId }} activeProps={{ className: 'active' }} data-testid="link-scanner">
+          Door scanner
         </Link>
       )}
       <Link to="/audit-log" search={{ eventId }} data-testid="link-audit-log">

@@ -4,6 +4,7 @@ import { rowLabel, type EventFile } from '@onsale/shared/events/schema';
 import { QUEUE_STATES } from '@onsale/shared/queue/copy';
 import { instantOfWallTime, minorUnitsPerUnit, wallTimeOf } from '@onsale/shared/words';
 import { emptyLook, lookDraftOf, lookOfDraft, type LookDraft } from './look-draft';
+import { emptyTicketsDraft, ticketsDraftOf, ticketsOfDraft, type TicketsDraft } from './ticket-draft';
 
 export { QUEUE_STATES };
 export type QueueState = (typeof QUEUE_STATES)[number];
@@ -100,6 +101,8 @@ export interface EventDraft {
   extensionSeconds: string;
   /** "No single seats": 'true' (the default) or 'false'. */
   noSingleSeats: 'true' | 'false';
+  /** Delivery, transfers and the face-value exchange (ticket-draft.ts). */
+  tickets: TicketsDraft;
   targetSaleMinutes: string;
   ticketsPerOrder: string;
   checkoutMinutes: string;
@@ -189,6 +192,7 @@ export function newEventDraft(): EventDraft {
     ttlSeconds: '360',
     extensionSeconds: '180',
     noSingleSeats: 'true',
+    tickets: emptyTicketsDraft(),
     targetSaleMinutes: '25',
     ticketsPerOrder: '2.5',
     checkoutMinutes: '6',
@@ -324,6 +328,7 @@ export function draftFromFile(input: unknown): EventDraft {
     ttlSeconds: or(holds.ttlSeconds, d.ttlSeconds),
     extensionSeconds: or(holds.extensionSeconds, d.extensionSeconds),
     noSingleSeats: f.noSingleSeats === false ? 'false' : 'true',
+    tickets: ticketsDraftOf(f.tickets, zone),
     targetSaleMinutes: or(pacing.targetSaleMinutes, d.targetSaleMinutes),
     ticketsPerOrder: or(pacing.ticketsPerOrder, d.ticketsPerOrder),
     checkoutMinutes: or(pacing.checkoutMinutes, d.checkoutMinutes),
@@ -394,6 +399,7 @@ export function fileFromDraft(d: EventDraft, now: Date = new Date()): { file: Ev
     seatPickingOpensAfterMinutes: num('seatPickingOpensAfterMinutes', d.seatPickingOpensAfterMinutes, { optional: true }),
     fairnessMode: d.fairnessMode,
     noSingleSeats: d.noSingleSeats !== 'false',
+    tickets: ticketsOfDraft(d.tickets, d.timeZone, problems),
     limits: optionalObject({
       perAccountSeats: num('limits.perAccountSeats', d.perAccountSeats, { optional: true }),
       perInstrumentSeats: num('limits.perInstrumentSeats', d.perInstrumentSeats, { optional: true }),

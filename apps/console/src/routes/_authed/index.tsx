@@ -1,5 +1,5 @@
 import { useSuspenseQuery } from '@tanstack/react-query';
-import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
+import { createFileRoute, Link, redirect, useNavigate } from '@tanstack/react-router';
 import { z } from 'zod';
 import { useTRPC } from '../../trpc';
 import { formatCount } from '../-components/format';
@@ -39,6 +39,10 @@ const searchSchema = z.object({
 
 export const Route = createFileRoute('/_authed/')({
   validateSearch: searchSchema,
+  // Door staff read no events: their start page is the doors they may scan at.
+  beforeLoad: ({ context }) => {
+    if (!context.me.permissions.includes('events.read')) throw redirect({ to: '/door' });
+  },
   loader: ({ context: { trpc, queryClient } }) => queryClient.ensureQueryData(trpc.events.list.queryOptions()),
   component: EventsPage,
 });

@@ -9,6 +9,7 @@ import { ErrorSummary } from '../-components/ErrorSummary';
 import { Field } from '../-components/Field';
 import { TableBlock } from '../-components/GridTable';
 import { ReasonAction } from '../-components/ReasonAction';
+import { TicketSupport } from '../-components/TicketSupport';
 import { Forbidden } from '../-components/Status';
 import { When } from '../-components/When';
 
@@ -82,6 +83,7 @@ function SupportPage() {
           canCancel={me.permissions.includes('orders.cancel')}
         />
       )}
+      <TicketSupport canAct={me.permissions.includes('support.act')} />
     </section>
   );
 }

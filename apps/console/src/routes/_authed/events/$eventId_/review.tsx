@@ -14,6 +14,7 @@ import { ReasonAction } from '../../../-components/ReasonAction';
 import { Forbidden } from '../../../-components/Status';
 import { When } from '../../../-components/When';
 import { GridTable } from '../../../-components/GridTable';
+import { TicketFigures } from '../../../-components/TicketFigures';
 
 // The post-sale review (the CLI's `review`): confirmed orders clustered by shared card, shared device and account
 // signals, each cluster with its evidence, and cancelling a whole cluster (reason required, each order audited).
@@ -148,6 +149,9 @@ function ReviewPage() {
                 Linked by {c.signals.map((s) => SIGNAL_WORDS[s] ?? s).join(', ')}; the accounts were created within{' '}
                 {c.accountsCreatedWithinSeconds} s of each other.
               </p>
+              <p data-testid="cluster-tickets">
+                Their tickets: {c.transfers} transferred to other accounts, {c.listings} listed for resale.
+              </p>
               <ul>
                 {c.evidence.map((e, i) => (
                   <li key={i}>
@@ -202,6 +206,7 @@ function ReviewPage() {
           ))}
         </>
       )}
+      <TicketFigures eventId={eventId} refreshMs={30_000} />
     </section>
   );
 }

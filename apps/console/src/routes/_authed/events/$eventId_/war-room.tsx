@@ -22,6 +22,7 @@ import { AlertHistory } from '../../../-components/warroom/alert-history';
 import { QueueWords } from '../../../-components/warroom/queue-words';
 import { ScheduledControls } from '../../../-components/warroom/schedules';
 import { loadOrNotFound, notFoundOrForbidden } from '../../../-components/route-loading';
+import { TicketFigures } from '../../../-components/TicketFigures';
 
 /** The inventory series the page keeps (the BFF keeps the same window, so a reload gets it back). */
 const SERIES_MS = 15 * 60_000;
@@ -141,6 +142,8 @@ function WarRoomPage() {
 
         <LiveCharts snapshot={s} series={series} />
       </LiveArea>
+
+      <TicketFigures eventId={eventId} />
 
       {venueZone && (
         <div className="wr-talk-grid" id="wr-talk">

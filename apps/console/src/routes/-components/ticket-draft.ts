@@ -1,0 +1,81 @@
+// The event form's ticket settings (issue 29) as typed, and their translation to and from the event file's
+// `tickets` (ticketSettingsSchema in @onsale/shared/events/schema). Pure: no React, no I/O.
+import { instantOfWallTime, wallTimeOf } from '@onsale/shared/words';
+
+export type DeliveryChoice = 'now' | 'at' | 'hoursBefore';
+
+export interface TicketsDraft {
+  /** When tickets are delivered: at once, at a time, or a number of hours before the show. */
+  delivery: DeliveryChoice;
+  /** A datetime-local value on the venue's clock, with the ISO text it came from. */
+  deliveryAt: string;
+  deliveryAtIso: string | null;
+  hoursBefore: string;
+  transferLimit: string;
+  resale: 'true' | 'false';
+  /** Most a seller may add to face value, % of it. */
+  resaleFeeCapPercent: string;
+}
+
+export const emptyTicketsDraft = (): TicketsDraft => ({
+  delivery: 'now',
+  deliveryAt: '',
+  deliveryAtIso: null,
+  hoursBefore: '24',
+  transferLimit: '1',
+  resale: 'true',
+  resaleFeeCapPercent: '10',
+});
+
+/** A number or text read from the file as typed; anything else (left out, or not a value) the default. */
+const str = (v: unknown, fallback: string) => (typeof v === 'number' || typeof v === 'string' ? String(v) : fallback);
+
+/** The file's `tickets` (or the BFF's read-back) as the inputs show it. */
+export function ticketsDraftOf(raw: unknown, zone: string): TicketsDraft {
+  const d = emptyTicketsDraft();
+  if (!raw || typeof raw !== 'object') return d;
+  const t = raw as Record<string, unknown>;
+  const at = typeof t.deliveryAt === 'string' ? t.deliveryAt : null;
+  return {
+    delivery: at !== null ? 'at' : t.deliveryHoursBeforeShow !== undefined ? 'hoursBefore' : 'now',
+    deliveryAt: at === null ? '' : wallTimeOf(at, zone) || at,
+    deliveryAtIso: at,
+    hoursBefore: str(t.deliveryHoursBeforeShow, d.hoursBefore),
+    transferLimit: str(t.transferLimit, d.transferLimit),
+    resale: t.resale === false ? 'false' : 'true',
+    resaleFeeCapPercent: str(t.resaleFeeCapPercent, d.resaleFeeCapPercent),
+  };
+}
+
+/**
+ * The inputs as the file's `tickets`; `problems` gets "enter a number" at the field for text that is not one (the
+ * schema says the rest: ranges, a delivery after the show).
+ */
+export function ticketsOfDraft(d: TicketsDraft, zone: string, problems: Record<string, string>): Record<string, unknown> {
+  const num = (path: string, v: string): number | undefined => {
+    const t = v.trim();
+    if (t === '') {
+      problems[path] = 'enter a number';
+      return undefined;
+    }
+    const n = Number(t);
+    if (!Number.isFinite(n)) problems[path] = 'enter a number';
+    return n;
+  };
+  const out: Record<string, unknown> = {
+    transferLimit: num('tickets.transferLimit', d.transferLimit),
+    resale: d.resale !== 'false',
+    resaleFeeCapPercent: num('tickets.resaleFeeCapPercent', d.resaleFeeCapPercent),
+  };
+  if (d.delivery === 'at') {
+    const local = d.deliveryAt.trim();
+    if (local === '') problems['tickets.deliveryAt'] = 'choose when tickets are delivered';
+    else
+      out.deliveryAt =
+        d.deliveryAtIso !== null && wallTimeOf(d.deliveryAtIso, zone) === local
+          ? d.deliveryAtIso
+          : (instantOfWallTime(local, zone) ?? local);
+  }
+  if (d.delivery === 'hoursBefore') out.deliveryHoursBeforeShow = num('tickets.deliveryHoursBeforeShow', d.hoursBefore);
+  return out;
+}
