@@ -144,7 +144,14 @@ export async function insertTickets(trx: Trx, tickets: NewTicket[]): Promise<Map
         device_hash: null,
       })),
     )
-    .onConflict((oc) => oc.columns(['event_id', 'slot']).where('status', 'in', ['ACTIVE', 'LISTED', 'ADMITTED']).doNothing())
+    // The index's predicate as literals: with parameters there ($1) PostgreSQL cannot prove the partial index matches
+    // once the prepared statement runs on a generic plan (after its fifth run), and refuses the insert (42P10).
+    .onConflict((oc) =>
+      oc
+        .columns(['event_id', 'slot'])
+        .where(sql<boolean>`status IN ('ACTIVE', 'LISTED', 'ADMITTED')`)
+        .doNothing(),
+    )
     .returning(['id', 'slot'])
     .execute();
   return new Map(rows.map((r) => [r.slot, r.id]));
