@@ -98,9 +98,12 @@ describe('auth', () => {
       'review.read',
       'review.cancel',
       'webhooks.manage',
+      'tickets.read',
+      'tickets.support',
+      'tickets.scan',
     ]);
     expect(ctx.cookieWrites).toEqual([{ set: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), expiresAt: expect.any(Date) }]);
-    expect((await callerAs(tdb.db, viewer).auth.me())?.permissions).toEqual(['events.read']);
+    expect((await callerAs(tdb.db, viewer).auth.me())?.permissions).toEqual(['events.read', 'tickets.read']);
   });
 
   it('a mutation without the CSRF header is refused before it runs, sign-in included', async () => {
