@@ -68,6 +68,11 @@ const stallMidBody = (_req: unknown, res: ServerResponse) => {
   res.writeHead(200, { 'content-type': 'application/json' });
   res.write('{"partial":');
 };
+/** The same with its length declared (the edge reads such a body whole in one call rather than chunk by chunk). */
+const stallDeclaredBody = (_req: unknown, res: ServerResponse) => {
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+  res.write('{"partial":');
+};
 /** Never a byte. */
 const neverAnswer = () => {};
 
@@ -111,8 +116,9 @@ describe('a proxied request the origin fails', () => {
 
   it('stalled after its headers, or silent: 503 ORIGIN_UNAVAILABLE once EDGE_FAN_TIMEOUT_MS has passed', async () => {
     origin.raw.set('GET /events/stall', stallMidBody);
+    origin.raw.set('GET /events/stall-declared', stallDeclaredBody);
     origin.raw.set('GET /events/silent', neverAnswer);
-    for (const path of ['/events/stall', '/events/silent']) {
+    for (const path of ['/events/stall', '/events/stall-declared', '/events/silent']) {
       const started = performance.now();
       await expect503(await get(path), 'ORIGIN_UNAVAILABLE');
       const ms = performance.now() - started;

@@ -12,7 +12,7 @@ import { cpuMicros, createClient, round, runLoad, startProcess, stopProcess, sum
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
-const USAGE = `usage: npm run bench -- joins [--seconds N] [--concurrency N] [--origin-only]
+const USAGE = `usage: npm run bench -- joins [--seconds N] [--concurrency N] [--origin-only] [--pass-through]
 
 Joins as a crowd makes them, against the database's own insert rate, in one run on this machine:
   inserts   single-row INSERTs in autocommit, one loop per connection of the store API's pool (DB_POOL_MAX),
@@ -24,7 +24,15 @@ Joins as a crowd makes them, against the database's own insert rate, in one run 
             startLocalEdge), which forwards them to the same store API
 and prints joins/s (the ratio to the insert rate; goal >= 0.5 through the edge), p50/p99, the answers by status and
 code, and CPU per join of the store process, the database's backends, workerd and the framing guard.
---concurrency is the client's connections (default 200); --origin-only skips the edge.`;
+--concurrency is the client's connections (default 200); --origin-only skips the edge. --pass-through adds a third
+measurement: the same joins through a bare pass-through worker on workerd serve (fetch(request) to the origin, no
+guard): what any worker forwarding one origin request per join costs workerd, the floor of the edge's figure.`;
+
+/** A worker that forwards each request to the origin and nothing else (the --pass-through measurement). */
+const PASS_THROUGH = `export default { async fetch(req, env) {
+  const url = new URL(req.url);
+  return fetch(new Request(env.STORE_API_URL + url.pathname + url.search, req));
+} };`;
 
 /** A browser's headers, as the rehearsal's human fans send them (the bot gate scores these as a person). */
 const BROWSER = {
@@ -43,6 +51,7 @@ export async function main(argv: string[]) {
       seconds: { type: 'string', default: '10' },
       concurrency: { type: 'string', default: '200' },
       'origin-only': { type: 'boolean', default: false },
+      'pass-through': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
@@ -190,6 +199,25 @@ export async function main(argv: string[]) {
         await edge.close();
       }
     }
+    if (values['pass-through']) {
+      const bare = await startLocalEdge({
+        storeApiUrl: storeUrl,
+        queueTokenSecret: secrets.queueTokenSecret,
+        authSecret: secrets.authSecret,
+        script: PASS_THROUGH,
+        framingGuard: false,
+      });
+      try {
+        results.passThrough = await measure(bare.url, async () => ({
+          workerd: [bare.pid],
+          store: [store.child.pid!],
+          database: await backends(),
+        }));
+        console.log('pass-through', results.passThrough);
+      } finally {
+        await bare.close();
+      }
+    }
   } finally {
     await stopProcess(store.child);
     await bench.close();
@@ -197,6 +225,7 @@ export async function main(argv: string[]) {
   console.log(JSON.stringify(results, null, 2));
   const o = results.origin as { joinsPerSecond: number; ofInsertRate: number; p99Ms: number; cpuUsPerJoin: Record<string, number | null> };
   const e = results.edge as typeof o | undefined;
+  const pt = results.passThrough as typeof o | undefined;
   const cpu = (c: Record<string, number | null>) =>
     Object.entries(c)
       .map(([k, v]) => `${k} ${v ?? 'n/a'} us`)
@@ -208,5 +237,9 @@ export async function main(argv: string[]) {
   if (e)
     console.log(
       `joins through the edge: ${e.joinsPerSecond}/s, ${e.ofInsertRate} of the insert rate (goal >= 0.5: ${e.ofInsertRate >= 0.5 ? 'met' : 'not met'}), p99 ${e.p99Ms} ms; CPU per join: ${cpu(e.cpuUsPerJoin)}`,
+    );
+  if (pt)
+    console.log(
+      `joins through a bare pass-through worker (workerd serve, no guard): ${pt.joinsPerSecond}/s, ${pt.ofInsertRate} of the insert rate, p99 ${pt.p99Ms} ms; CPU per join: ${cpu(pt.cpuUsPerJoin)}`,
     );
 }

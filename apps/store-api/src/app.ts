@@ -51,6 +51,8 @@ declare module 'fastify' {
  */
 export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifyServerOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({ logger: false, trustProxy: deps.config.trustProxy, ...serverOptions }).withTypeProvider<ZodTypeProvider>();
+  // The route as the hooks read it, once per request (plugins/route-of.ts); declared here so every request has the field.
+  app.decorateRequest('onsaleRoute', null);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   const metrics = deps.metrics ?? createMetrics({ defaultMetrics: true });

@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { DomainError } from '@onsale/shared';
 import { TokenError, verifyAdmission, type AdmissionTokenClaims, type CachedTokenVerifier } from '@onsale/shared/queue';
 import type { Metrics } from '@onsale/shared/metrics';
+import { routeOf } from './route-of.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -74,8 +75,8 @@ export const admissionGate = fp<{ tokens: CachedTokenVerifier; metrics: Metrics 
     // onRequest, right after the account check: a request without admission costs no body parsing or validation.
     // Routes that need no admission (status polls among them) pass without a promise; the rest are checked below.
     app.addHook('onRequest', (req, _reply, done) => {
-      const route = req.routeOptions.url;
-      if (!route || route.startsWith('/docs') || ADMISSION_OPT_OUT.has(`${req.method} ${route}`)) return done();
+      const { url: route, key } = routeOf(req);
+      if (!route || route.startsWith('/docs') || ADMISSION_OPT_OUT.has(key!)) return done();
       gate(req, route).then(() => done(), done);
     });
     // The request's cookies, parsed on first use (the cookie plugin parses none by itself: see app.ts).

@@ -4,6 +4,7 @@ import { AccountRecorder, AccountTokens, type FanIdentity } from '@onsale/shared
 import { BoundedCache } from '@onsale/shared/queue';
 import type { Db } from '@onsale/shared/db';
 import { DomainError } from '@onsale/shared';
+import { routeOf } from './route-of.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -58,7 +59,8 @@ export const authPlugin = fp<{ identity: FanIdentity; devTokens: AccountTokens |
       req.accountId = accountId;
     };
     app.addHook('onRequest', (req, _reply, done) => {
-      if (req.routeOptions.config?.public || !req.routeOptions.url) return done();
+      const route = routeOf(req);
+      if (route.public || !route.url) return done();
       let account: string | Promise<string>;
       try {
         account = accountOf(req);

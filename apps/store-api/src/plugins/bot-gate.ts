@@ -12,6 +12,7 @@ import {
   type BotSignals,
   type JoinGate,
 } from '@onsale/shared/abuse';
+import { routeOf } from './route-of.js';
 
 const JOIN_ROUTE = '/events/:id/queue';
 
@@ -33,7 +34,7 @@ export const botGatePlugin = fp<{
   async (app, { gate, db, events, metrics, sightings = new DeviceSightings(), now: clock = Date.now }) => {
     // Every other route passes without a promise (status polls are the hottest of them).
     app.addHook('preHandler', (req, _reply, done) => {
-      if (req.method !== 'POST' || req.routeOptions.url !== JOIN_ROUTE) return done();
+      if (req.method !== 'POST' || routeOf(req).url !== JOIN_ROUTE) return done();
       score(req).then(() => done(), done);
     });
     const score = async (req: FastifyRequest) => {

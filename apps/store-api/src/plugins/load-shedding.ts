@@ -2,6 +2,7 @@ import fp from 'fastify-plugin';
 import underPressure from '@fastify/under-pressure';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LoadShedder, type ShedOrder, type ShedReason, type SheddingLimits } from '@onsale/shared/overload';
+import { routeOf } from './route-of.js';
 
 /**
  * The store API's routes by when they are shed. Not named: `standard`. `first`: the expensive ones that start new
@@ -57,7 +58,7 @@ export const loadSheddingPlugin = fp<LoadSheddingOptions>(
 
     // Called by under-pressure only while some limit is passed (LoadShedder.underPressureOptions).
     const pressureHandler = (req: FastifyRequest, reply: FastifyReply) => {
-      const shed = shedder.decide(shedOrderOf(req.method, req.routeOptions.url), app.memoryUsage().eventLoopDelay);
+      const shed = shedder.decide(shedOrderOf(req.method, routeOf(req).url), app.memoryUsage().eventLoopDelay);
       if (!shed) return; // served as usual
       void reply
         .status(503)

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { recordReconciliations, type Metrics } from '@onsale/shared/metrics';
 import { latestReconciliations } from '@onsale/shared/jobs';
 import { databaseFaultOf, type Db } from '@onsale/shared/db';
+import { routeOf } from './route-of.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -24,7 +25,7 @@ export const metricsPlugin = fp<{
     app.decorate('metrics', metrics);
     // A callback hook, not an async one: every response passes here, and an async hook costs a promise per request.
     app.addHook('onResponse', (req, reply, done) => {
-      const route = req.routeOptions.url ?? 'unmatched';
+      const route = routeOf(req).url ?? 'unmatched';
       metrics.httpDuration.observe({ method: req.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
       done();
     });

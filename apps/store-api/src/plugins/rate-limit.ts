@@ -7,6 +7,7 @@ import { localShareOfLimit, type AbuseMetrics } from '@onsale/shared/abuse';
 import type { StoreApiConfig } from '../env.js';
 import { errorSchema } from '../routes/schemas.js';
 import type { OutageLog } from './redis.js';
+import { routeOf } from './route-of.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -153,7 +154,10 @@ export const rateLimitPlugin = fp<{
         },
       );
     };
-    const groupOf = (req: FastifyRequest) => (req.routeOptions.url ? RATE_LIMITED[`${req.method} ${req.routeOptions.url}`] : undefined);
+    const groupOf = (req: FastifyRequest) => {
+      const { key } = routeOf(req);
+      return key ? RATE_LIMITED[key] : undefined;
+    };
     const refuse = (reply: FastifyReply, group: Group, scope: 'ip' | 'account', r: { max: number; ttlInSeconds: number }) => {
       metrics.rateLimited.inc({ route: group, scope });
       const retryAfterSeconds = Math.max(1, r.ttlInSeconds);
