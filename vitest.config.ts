@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirstSequencer from './scripts/test-sequencer.js';
 
 // The pure test files: no database, no server, no browser. They form the `unit` project, which runs without the
 // global setup (no template database is migrated), so `npm run test:unit` takes seconds, not minutes; every other
@@ -76,6 +77,9 @@ export default defineConfig({
     expect: { poll: { timeout: 10_000 } },
     fileParallelism: true,
     maxWorkers: 2,
+    // The longest files start first, whatever their project (scripts/test-sequencer.ts), so both workers stay busy to
+    // the end of `npm test`.
+    sequence: { sequencer: LongestFirstSequencer },
     reporters: process.env.CI ? ['default', 'json'] : ['default'],
     outputFile: { json: '.test-results/results.json' },
     projects: [

@@ -102,8 +102,11 @@ if (!target) {
 }
 const env = { ...process.env, PATH: `${join(root, 'node_modules', '.bin')}${delimiter}${process.env.PATH ?? ''}` };
 
-/** Runs a command's steps in order, stopping at the first that fails; resolves to its exit status. */
-function runSteps(steps, extra, stdio) {
+/**
+ * Runs a command's steps in order, stopping at the first that fails; resolves to its exit status. `attach` sees each
+ * step's child (to read its output when `stdio` pipes it).
+ */
+function runSteps(steps, extra, stdio, attach) {
   return steps.reduce(
     (previous, [cmd, cmdArgs, opts], i) =>
       previous.then((code) =>
@@ -112,6 +115,7 @@ function runSteps(steps, extra, stdio) {
           : new Promise((resolve) => {
               const last = i === steps.length - 1;
               const c = spawn(cmd, [...cmdArgs, ...(last ? extra : [])], { cwd: root, stdio, env, ...opts });
+              attach?.(c);
               if (last) for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => c.kill(sig));
               c.on('error', (err) => {
                 console.error(`${command}: could not run ${cmd}: ${err.message}`);
@@ -124,19 +128,37 @@ function runSteps(steps, extra, stdio) {
   );
 }
 
-// The tests run only on code that type-checks and passes the linter: a type error or an import cycle fails
-// `npm test` (and so CI) before a single test starts.
-// The checks run side by side (each is mostly one core's work), and the tests start once all of them passed.
+// `npm test` is the whole gate: the checks (typecheck, lint and its import-cycle check, format check) and the tests.
+// They run side by side: the tests wait mostly on their databases, servers, browsers and child processes, and the
+// checks are CPU work that fits in those waits (on a 2-core machine the gate took minutes longer with the checks first).
+// A check's output is held and printed when it ends, so it does not interleave with the tests'; a failed check is
+// printed at once (stop with Ctrl-C, or let the tests finish) and makes `npm test` exit non-zero however the tests
+// went, so CI fails on a type error, a lint finding, an import cycle or an unformatted file as before.
 if (command === 'test') {
   // The console's route tree first, once: typecheck and lint each generate it, and two generators at once race.
   if (run(routeTree[0], routeTree[1], { env }) !== 0) process.exit(1);
   // The lint check without its route tree step (done above); typecheck.mjs makes it again, quickly, as it stands.
   const checks = { typecheck: targets.typecheck, lint: [eslint, cycles], 'format:check': targets['format:check'] };
-  const codes = await Promise.all(Object.values(checks).map((steps) => runSteps(steps, [], 'inherit')));
-  const failed = Object.keys(checks).filter((_, i) => codes[i] !== 0);
-  if (failed.length > 0) {
-    for (const check of failed) console.error(`npm test: \`npm run ${check}\` failed; the tests were not run`);
-    process.exit(1);
-  }
+  const started = Date.now();
+  const checked = Promise.all(
+    Object.entries(checks).map(async ([name, steps]) => {
+      const out = [];
+      const code = await runSteps(steps, [], ['ignore', 'pipe', 'pipe'], (c) => {
+        c.stdout.on('data', (b) => out.push(b));
+        c.stderr.on('data', (b) => out.push(b));
+      });
+      const took = `${Math.round((Date.now() - started) / 1000)} s`;
+      if (code === 0) console.log(`npm test: \`npm run ${name}\` passed (${took})`);
+      else {
+        process.stderr.write(Buffer.concat(out));
+        console.error(`npm test: \`npm run ${name}\` FAILED (exit ${code}, ${took}); the tests go on, and npm test will exit 1`);
+      }
+      return code === 0 ? undefined : name;
+    }),
+  );
+  const tests = await runSteps(target, args, 'inherit');
+  const failed = (await checked).filter((name) => name !== undefined);
+  for (const name of failed) console.error(`npm test: \`npm run ${name}\` failed (its output is above)`);
+  process.exit(failed.length > 0 ? 1 : tests);
 }
 process.exit(await runSteps(target, args, 'inherit'));
