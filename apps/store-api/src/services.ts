@@ -27,7 +27,8 @@ export async function storeServices(deps: StoreApiDeps, metrics: Metrics, waterm
       db: deps.db,
     });
   const events = new EventCache(deps.db, undefined, clock);
-  const seatmap = new SeatmapCache(deps.db, undefined, clock);
+  // The whole event's map from the admission controller's count of each tick, as this process keeps it in memory.
+  const seatmap = new SeatmapCache(deps.db, undefined, clock, (eventId) => watermarks.peek(eventId)?.sectionCounts);
   const holds = new HoldService({
     db: deps.db,
     events,

@@ -4,9 +4,10 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEmbeddedPostgres, type EmbeddedServer } from '@onsale/shared/db';
+import { createDb, startEmbeddedPostgres, type EmbeddedServer } from '@onsale/shared/db';
 import { repoRoot } from '../database.js';
 import { cliEnv } from '../env.js';
+import { enableStatementStats, topStatements } from './statements.repository.js';
 
 // `rehearse --spawn`: the product started by the rehearsal itself, as `npm start` starts it (store-API and worker
 // processes on one port, optionally the edge), on a scratch embedded PostgreSQL of its own, so the rehearsal may
@@ -77,9 +78,13 @@ export async function spawnProduct(o: SpawnOptions): Promise<SpawnedProduct> {
   if (process.getuid?.() === 0) chmodSync(scratch, 0o711);
   const password = randomBytes(18).toString('base64url');
   const pgPort = await freePort();
+  // A profiling run (REHEARSAL_PG_STATEMENTS=<file.json>): the database counts its statements (pg_stat_statements)
+  // and the busiest ones are written to that file when the product stops, before the scratch database goes.
+  const statementsFile = cliEnv().REHEARSAL_PG_STATEMENTS || undefined;
+  const settings = statementsFile ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' } : undefined;
   let db: EmbeddedServer;
   try {
-    db = await startEmbeddedPostgres(join(scratch, 'db'), { port: pgPort, password });
+    db = await startEmbeddedPostgres(join(scratch, 'db'), { port: pgPort, password, ...(settings ? { settings } : {}) });
   } catch (e) {
     rmSync(scratch, { recursive: true, force: true });
     throw e;
@@ -188,12 +193,14 @@ export async function spawnProduct(o: SpawnOptions): Promise<SpawnedProduct> {
       await exited;
       clearTimeout(force);
     }
+    if (statementsFile) await dumpStatements(db.url, statementsFile).catch((e: Error) => o.log(`  statements: ${e.message}`));
     // Ignored on purpose: The embedded database is being torn down after a failure that is reported; its own stop error adds nothing.
     await db.stop().catch(() => {});
     rmSync(scratch, { recursive: true, force: true });
   };
   try {
     await ready;
+    if (statementsFile) await withDb(db.url, enableStatementStats);
   } catch (e) {
     await stop();
     throw e;
@@ -217,9 +224,24 @@ export async function spawnProduct(o: SpawnOptions): Promise<SpawnedProduct> {
     async restartDatabase() {
       const t0 = Date.now();
       await db.stop();
-      db = await startEmbeddedPostgres(join(scratch, 'db'), { port: pgPort, password });
+      db = await startEmbeddedPostgres(join(scratch, 'db'), { port: pgPort, password, ...(settings ? { settings } : {}) });
       return `stopped and started PostgreSQL (down ${((Date.now() - t0) / 1000).toFixed(1)} s)`;
     },
     stop,
   };
+}
+
+async function withDb<T>(url: string, fn: (db: ReturnType<typeof createDb>) => Promise<T>): Promise<T> {
+  const db = createDb(url, { max: 1, applicationName: 'onsale-rehearsal-statements', onError: () => {} });
+  try {
+    return await fn(db);
+  } finally {
+    await db.destroy();
+  }
+}
+
+/** The busiest statements of the run (REHEARSAL_PG_STATEMENTS), written as JSON. */
+async function dumpStatements(url: string, file: string): Promise<void> {
+  const top = await withDb(url, (db) => topStatements(db, 60));
+  writeFileSync(file, JSON.stringify(top, null, 2) + '\n');
 }

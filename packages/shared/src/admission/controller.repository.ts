@@ -236,8 +236,11 @@ export async function writeTick(
     cap: number;
     window: number | null;
     windowCutAt: Date | null;
+    /** The tick's count of the event's seats by section, kept for the store's seat map; null: none kept (a presale tier's queue). */
+    sectionCounts: { code: string; available: number; held: number; sold: number }[] | null;
   },
 ): Promise<number> {
+  const counted = t.sectionCounts && JSON.stringify(t.sectionCounts.map((c) => [c.code, c.available, c.held, c.sold]));
   const { rows } = await sql<{ admitted_through: number }>`
     UPDATE queue_state
     SET admitted_through = admitted_through + ${t.advanced}, rate_per_min = ${t.ratePerMin},
@@ -246,6 +249,7 @@ export async function writeTick(
         recent_advances = ${JSON.stringify(t.recentAdvances)}::jsonb, controller_constraint = ${t.constraint},
         controller_reason = ${t.reason}, fans_inside = ${t.fansInside}, admit_cap = ${t.cap},
         admit_window = ${t.window}, admit_window_cut_at = ${t.windowCutAt},
+        section_counts = ${counted}::jsonb, counted_at = ${counted ? t.now : null}::timestamptz,
         last_advance_at = CASE WHEN ${t.advanced} > 0 THEN ${t.now}::timestamptz ELSE last_advance_at END,
         watermark_history = CASE
           WHEN ${t.advanced} > 0 AND (jsonb_array_length(watermark_history) = 0

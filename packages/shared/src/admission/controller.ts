@@ -178,6 +178,8 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
       cap: rate.cap,
       window,
       windowCutAt: phase === 'ADMITTING' && step?.cutAtMs ? new Date(step.cutAtMs) : q.admit_window_cut_at,
+      // The whole event's count (not a tier's share): what the store's seat map serves instead of counting again.
+      sectionCounts: e.allocation ? null : read.counts.sections,
     });
     if (open && (phase !== 'SOLD_OUT' || advanced > 0)) await repo.upsertAdmissionMinute(trx, e.event_id, now, advanced, ratePerMinute);
 

@@ -73,21 +73,43 @@ export function sectionAvailability(
 }
 
 /**
+ * A count of an event's seats by section that another part has taken already (the admission controller's, on its
+ * tick, as the store keeps it in memory): [code, available, held, sold] per section, and when (epoch ms).
+ */
+export type CountedSections = (
+  eventId: string,
+) => { at: number; rows: readonly (readonly [string, number, number, number])[] } | null | undefined;
+
+/**
  * Section availability served from a short cache (1-2 s stale by design): at an on-sale, thousands of
  * fans read it and none of them needs it fresher than the conditional write that follows.
+ *
+ * With `counted` (the admission controller's count of the event, taken every second and read by every store
+ * process from memory), the whole event's map is built from that count while it is younger than `ttlMs + 500` ms,
+ * so the store processes do not each count every seat again; an older count (no controller ticking the event, a
+ * presale tier's view) is read from the database as before.
  */
 export class SeatmapCache {
   private readonly entries = new Map<string, { at: number; value: Promise<Seatmap> }>();
+  /** The map built from the controller's count, per event: rebuilt when a newer count arrives. */
+  private readonly fromCounts = new Map<string, { countedAt: number; value: Promise<Seatmap> }>();
   constructor(
     private readonly db: Db,
     private readonly ttlMs = 1500,
     /** The cache's clock (epoch ms); tests move an injected one instead of waiting out the TTL. */
     private readonly now: () => number = Date.now,
+    private readonly counted?: CountedSections,
   ) {}
 
   /** The event's section availability, or one presale tier's (`tier`: its code and whether it is the general sale). */
   get(eventId: string, sections: Map<string, EventSection>, tier?: { code: string; general: boolean }): Promise<Seatmap> {
     const now = this.now();
+    if (!tier && this.counted) {
+      const c = this.counted(eventId);
+      // Never older than a map this cache would have served from its own read (the TTL and the read's time); a count
+      // stamped more than a second ahead of this clock (clocks apart) is not trusted either.
+      if (c && now - c.at < this.ttlMs + 500 && c.at - now < 1000) return this.mapOfCount(eventId, sections, c);
+    }
     const key = tier ? `${eventId}/${tier.code}` : eventId;
     const hit = this.entries.get(key);
     if (hit && now - hit.at < this.ttlMs) return hit.value;
@@ -106,6 +128,25 @@ export class SeatmapCache {
     });
     this.entries.set(key, { at: now, value });
     value.catch(() => this.entries.delete(key));
+    return value;
+  }
+
+  private mapOfCount(
+    eventId: string,
+    sections: Map<string, EventSection>,
+    c: { at: number; rows: readonly (readonly [string, number, number, number])[] },
+  ): Promise<Seatmap> {
+    const hit = this.fromCounts.get(eventId);
+    if (hit && hit.countedAt === c.at) return hit.value;
+    const value = Promise.resolve({
+      eventId,
+      generatedAt: new Date(c.at),
+      sections: sectionAvailability(
+        sections.values(),
+        c.rows.map(([code, available, held, sold]) => ({ code, available, held, sold })),
+      ),
+    });
+    this.fromCounts.set(eventId, { countedAt: c.at, value });
     return value;
   }
 }

@@ -1,6 +1,6 @@
 export * from './queue.service.js';
 export { initQueue } from './queue-init.js';
-export { WatermarkStore, type PublicQueueInfo } from './watermark-store.js';
+export { WatermarkStore, type PublicQueueInfo, type SectionCountsSnapshot } from './watermark-store.js';
 export { joinSequenceName, lastMinuteAdmissions } from './queue.repository.js';
 export * from './edge.js';
 export * from './edge-state.js';

@@ -92,6 +92,9 @@ export interface WatermarkRow {
   awaiting_signoff: boolean;
   /** The places that moved to another device: [join index, moves] (QueueFacts.moves). */
   moves: [number, number][];
+  /** The admission controller's last count of the event's seats by section ([code, available, held, sold]), and when. */
+  section_counts: [string, number, number, number][] | null;
+  counted_at: Date | null;
 }
 
 /** Every event's queue numbers (a small row per event): what each store-API instance keeps in memory. */
@@ -101,7 +104,7 @@ export async function loadWatermarks(db: Db, eventId?: string): Promise<Watermar
            q.heartbeat_at, q.cohort_size, q.seed_hex, q.seed_revealed_at, q.seed_commitment, coalesce(a.fairness_mode, e.fairness_mode) AS fairness_mode,
            e.listing_id, q.sold_out_at, e.queue_copy, e.look -> 'copy' AS look_copy, e.hold_ttl_seconds, q.watermark_history, e.id AS owner_event_id, a.code AS tier, a.name AS tier_name,
            CASE WHEN a.rolled_at IS NOT NULL THEN least(a.closes_at, a.rolled_at) ELSE a.closes_at END AS closes_at,
-           (q.sealed_at IS NULL AND NOT ${signedOffSql('e.id', 'e.fairness_mode')}) AS awaiting_signoff,
+           (q.sealed_at IS NULL AND NOT ${signedOffSql('e.id', 'e.fairness_mode')}) AS awaiting_signoff, q.section_counts, q.counted_at,
            (SELECT coalesce(jsonb_agg(jsonb_build_array(m.join_index, m.device_moves)), '[]'::jsonb)
               FROM queue_entries m WHERE m.event_id = q.event_id AND m.moved_at IS NOT NULL) AS moves
     FROM queue_state q

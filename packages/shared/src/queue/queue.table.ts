@@ -36,6 +36,10 @@ export interface QueueStateTable {
   admit_window_cut_at: Date | null;
   /** When the watermark last moved. */
   last_advance_at: Date | null;
+  /** The last tick's count of the event's seats by section, [code, available, held, sold] each (an event's own queue without presale tiers only). */
+  section_counts: ColumnType<[string, number, number, number][] | null, string | null | undefined, string | null>;
+  /** When that count was taken (the tick's time). */
+  counted_at: Date | null;
 }
 
 export interface QueueEntriesTable {

@@ -15,6 +15,17 @@ export interface PublicQueueInfo extends QueueFacts {
   ownerEventId: string;
   /** The event's fairness mode is not signed off: the queue stays closed (NOT_OPEN) whatever the time. */
   awaitingSignOff: boolean;
+  /**
+   * The admission controller's last count of the event's seats by section (its tick's inventory read) and when it
+   * was taken (epoch ms): an event's own queue only, null for a presale tier's or before any tick.
+   */
+  sectionCounts: SectionCountsSnapshot | null;
+}
+
+/** The controller's count of an event's seats by section ([code, available, held, sold] each), taken at `at` (epoch ms). */
+export interface SectionCountsSnapshot {
+  at: number;
+  rows: readonly (readonly [string, number, number, number])[];
 }
 
 /**
@@ -94,6 +105,10 @@ export class WatermarkStore {
       closesAt: r.closes_at?.getTime() ?? null,
       awaitingSignOff: r.awaiting_signoff,
       moves: r.moves ?? [],
+      sectionCounts:
+        r.section_counts && r.counted_at && r.tier === null && r.owner_event_id === r.event_id
+          ? { at: r.counted_at.getTime(), rows: r.section_counts }
+          : null,
     };
   }
 
