@@ -184,7 +184,7 @@ describe('the pre-open permutation', () => {
     const seen = new Uint8Array(n);
     for (const pos of positions) {
       expect(pos >= 0 && pos < n).toBe(true);
-      seen[pos]++;
+      seen[pos] = (seen[pos] ?? 0) + 1;
     }
     expect(seen.every((c) => c === 1)).toBe(true);
     const p = createPermuter(seed, n);
