@@ -37,13 +37,13 @@ export const supportRouter = router({
     };
   }),
 
-  /** Finds orders by the reference the fan reads (or a whole order id), and accounts whose id contains the text. */
+  /** Finds orders by the reference the fan reads (or a whole order id), and accounts whose id or name contains the text. */
   search: readers.input(supportSearchSchema).query(async ({ ctx, input }) => {
     const r = await searchSupport(ctx.db, input);
     return {
       query: r.query,
       orders: r.orders.map((o) => ({ ...o, createdAt: o.createdAt.toISOString() })),
-      accounts: r.accounts.map((a) => ({ accountId: a.accountId, createdAt: a.createdAt.toISOString() })),
+      accounts: r.accounts.map((a) => ({ accountId: a.accountId, displayName: a.displayName, createdAt: a.createdAt.toISOString() })),
     };
   }),
 

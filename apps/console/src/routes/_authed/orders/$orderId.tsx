@@ -64,8 +64,9 @@ function OrderView({ orderId, canCancel }: { orderId: string; canCancel: boolean
         <dt>Account</dt>
         <dd>
           <Link to="/support" search={{ account: o.accountId }} data-testid="order-account">
-            {o.accountId}
+            {o.accountName ?? o.accountId}
           </Link>
+          {o.accountName && <span className="muted"> {o.accountId}</span>}
         </dd>
         <dt>Ordered</dt>
         <dd>
