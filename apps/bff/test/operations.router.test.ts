@@ -149,6 +149,14 @@ describe('operations from the console', () => {
     // By e-mail (the account id is the fan's e-mail), in any case, and by part of it.
     for (const typed of ['MAYA@fans.test', 'maya@', 'fans.test'])
       expect((await c.support.search({ query: typed })).accounts.map((a) => a.accountId)).toContain('maya@fans.test');
+    // By the name the fan's identity provider gave (kept with the account), in any case and in part; shown with the order.
+    await sql`UPDATE accounts SET display_name = 'Maya Okafor' WHERE id = 'maya@fans.test'`.execute(tdb.db);
+    for (const typed of ['maya okafor', 'OKAF', 'Okafor'])
+      expect((await c.support.search({ query: typed })).accounts).toEqual([
+        expect.objectContaining({ accountId: 'maya@fans.test', displayName: 'Maya Okafor' }),
+      ]);
+    expect((await c.support.search({ query: reference })).orders[0]).toMatchObject({ accountName: 'Maya Okafor' });
+    expect(await c.support.lookup({ accountId: 'maya@fans.test' })).toMatchObject({ displayName: 'Maya Okafor' });
     // A reference nobody has: no order, and no error.
     expect(await c.support.search({ query: 'FFFFFFFF' })).toMatchObject({ orders: [], accounts: [] });
     // Wildcards are text, not patterns.
