@@ -27,6 +27,7 @@ export const supportRouter = router({
     const r = await lookupAccount(ctx.db, input);
     return {
       accountId: r.accountId,
+      displayName: r.displayName,
       createdAt: iso(r.createdAt),
       queues: r.queues.map((q) => ({ ...q, joinedAt: q.joinedAt.toISOString(), claimedAt: iso(q.claimedAt) })),
       holds: r.holds.map((h) => ({ ...h, expiresAt: h.expiresAt.toISOString(), createdAt: h.createdAt.toISOString() })),
