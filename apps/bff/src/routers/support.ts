@@ -43,7 +43,7 @@ export const supportRouter = router({
     const r = await searchSupport(ctx.db, input);
     return {
       query: r.query,
-      orders: r.orders.map((o) => ({ ...o, createdAt: o.createdAt.toISOString() })),
+      orders: r.orders.map((o) => ({ ...o, createdAt: o.createdAt.toISOString(), refundedAt: iso(o.refundedAt) })),
       accounts: r.accounts.map((a) => ({ accountId: a.accountId, displayName: a.displayName, createdAt: a.createdAt.toISOString() })),
     };
   }),
@@ -51,7 +51,7 @@ export const supportRouter = router({
   /** One order: its reference, account, event, amount in the event's currency, status and seats. ORDER_NOT_FOUND. */
   order: readers.input(supportOrderSchema).query(async ({ ctx, input }) => {
     const o = await getSupportOrder(ctx.db, input);
-    return { ...o, createdAt: o.createdAt.toISOString() };
+    return { ...o, createdAt: o.createdAt.toISOString(), refundedAt: iso(o.refundedAt) };
   }),
 
   /** Releases a fan's live hold (seats back now; to the waitlist after a sell-out). HOLD_NOT_LIVE, CHECKOUT_IN_PROGRESS. */

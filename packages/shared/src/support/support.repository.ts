@@ -185,11 +185,13 @@ export interface SupportOrderRow {
   amount_cents: number;
   status: string;
   payment_reference: string;
+  /** When the order's money went back (null: not refunded). */
+  refunded_at: Date | null;
   created_at: Date;
 }
 
 const supportOrderColumns = sql`o.id, o.account_id, (SELECT a.display_name FROM accounts a WHERE a.id = o.account_id) AS account_name,
-  o.event_id, e.name AS event_name, e.time_zone, e.currency, o.seat_count, o.amount_cents, o.status, o.payment_reference, o.created_at`;
+  o.event_id, e.name AS event_name, e.time_zone, e.currency, o.seat_count, o.amount_cents, o.status, o.payment_reference, o.refunded_at, o.created_at`;
 
 /**
  * Orders whose id starts with these 8 hex digits (the reference the fan sees): a range of the primary key, so one

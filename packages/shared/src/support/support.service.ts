@@ -306,6 +306,8 @@ export interface SupportOrder {
   amountCents: number;
   status: string;
   paymentReference: string;
+  /** When its money went back through the payment provider (null: not refunded). */
+  refundedAt: Date | null;
   createdAt: Date;
 }
 
@@ -322,6 +324,7 @@ const supportOrderOf = (r: repo.SupportOrderRow): SupportOrder => ({
   amountCents: r.amount_cents,
   status: r.status,
   paymentReference: r.payment_reference,
+  refundedAt: r.refunded_at,
   createdAt: r.created_at,
 });
 
@@ -345,7 +348,10 @@ export async function searchSupport(
         : Promise.resolve([]),
     repo.findAccountsLike(db, query),
   ]);
-  return { query, orders: orders.map(supportOrderOf), accounts: accounts.map((a) => ({ accountId: a.id, displayName: a.display_name, createdAt: a.created_at })),
+  return {
+    query,
+    orders: orders.map(supportOrderOf),
+    accounts: accounts.map((a) => ({ accountId: a.id, displayName: a.display_name, createdAt: a.created_at })),
   };
 }
 

@@ -171,7 +171,7 @@ function moneyWords(minorUnits: number, currency: string | null | undefined): st
 /** A price level as the configuration's change record keeps it ("A Floor 2500": code, name, cents) in money. */
 function priceLevelWords(v: unknown, currency: string | null | undefined): unknown {
   if (!Array.isArray(v)) return v;
-  return v.map((x) => {
+  return (v as unknown[]).map((x) => {
     const m = typeof x === 'string' ? /^(.*) (-?\d+)$/.exec(x) : null;
     return m ? `${m[1]} ${moneyWords(Number(m[2]), currency)}` : x;
   });
@@ -209,7 +209,8 @@ export function auditDetailsWords(action: string, details: Record<string, unknow
     case 'event.updated': {
       const changes = Array.isArray(d.changes) ? (d.changes as { setting?: string; from?: unknown; to?: unknown }[]) : [];
       for (const c of changes) {
-        const [from, to] = c.setting === 'priceLevels' ? [priceLevelWords(c.from, currency), priceLevelWords(c.to, currency)] : [c.from, c.to];
+        const [from, to] =
+          c.setting === 'priceLevels' ? [priceLevelWords(c.from, currency), priceLevelWords(c.to, currency)] : [c.from, c.to];
         parts.push(`${SETTING_WORDS[c.setting ?? ''] ?? c.setting}: ${valueWords(from, timeZone)} → ${valueWords(to, timeZone)}`);
       }
       break;
@@ -260,7 +261,8 @@ export function auditDetailsWords(action: string, details: Record<string, unknow
     default:
       for (const [k, v] of Object.entries(d)) {
         if (/Id$|^id$|seedCommitment|description/.test(k) && k !== 'accountId') continue;
-        if (k.endsWith('Cents') && typeof v === 'number') parts.push(`${MONEY_KEY_WORDS[k] ?? k.slice(0, -'Cents'.length)}: ${moneyWords(v, currency)}`);
+        if (k.endsWith('Cents') && typeof v === 'number')
+          parts.push(`${MONEY_KEY_WORDS[k] ?? k.slice(0, -'Cents'.length)}: ${moneyWords(v, currency)}`);
         else parts.push(`${k === 'reason' ? 'Reason' : k}: ${valueWords(v, timeZone)}`);
       }
   }

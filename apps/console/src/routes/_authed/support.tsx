@@ -55,9 +55,9 @@ function SupportPage() {
     <section>
       <h1>Fan support</h1>
       <p className="muted">
-        Find a fan by the order reference on their confirmation, their name, their e-mail or their account id: where they stand in each queue, their
-        holds, orders, waitlist entries and notifications. Release a hold for the fan, cancel an order from its page, or block the account
-        from one event (it can no longer join, hold or pay there). Every action needs a reason and is audited.
+        Find a fan by the order reference on their confirmation, their name, their e-mail or their account id: where they stand in each
+        queue, their holds, orders, waitlist entries and notifications. Release a hold for the fan, cancel an order from its page, or block
+        the account from one event (it can no longer join, hold or pay there). Every action needs a reason and is audited.
       </p>
       <form className="card lookup-form" onSubmit={submit} noValidate data-testid="support-lookup">
         <ErrorSummary errors={errors} labels={{ query: 'Order reference, name, e-mail or account id' }} />

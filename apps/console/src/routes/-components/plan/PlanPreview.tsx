@@ -123,7 +123,8 @@ export function PlanPreview({ inputs }: { inputs: PacingValues }) {
   const { plan, stranded, ttl, curve } = outcome;
   const seats = toNumber(inputs.seats);
   const share = seats > 0 ? stranded / seats : 0;
-  const binding = plan.bindingConstraint === 'payment_tps' ? 'how many payments per second the card processor accepts' : "the sale's target length";
+  const binding =
+    plan.bindingConstraint === 'payment_tps' ? 'how many payments per second the card processor accepts' : "the sale's target length";
   return (
     <div className="plan-preview" data-testid="plan-preview" data-valid="true">
       <div className="wr-metrics plan-figures">
