@@ -15,6 +15,7 @@ import { appRouter, type AppRouter } from './root.js';
 import { bffLoadShedding } from './load-shedding.js';
 import type { RehearsalLauncher } from './rehearsals.js';
 import type { OutboundPolicy } from '@onsale/shared/notify';
+import type { PaymentProvider } from '@onsale/shared/checkout';
 
 export interface BuildBffDeps {
   db: Db;
@@ -42,6 +43,8 @@ export interface BuildBffDeps {
   rehearsals?: RehearsalLauncher;
   /** Which internal receivers webhooks and alert receivers may name (WEBHOOK_ALLOW_HOSTS, outboundPolicyOf); unset: public addresses only. */
   outbound?: OutboundPolicy;
+  /** The payment provider support's refunds go through; unset: the simulated gateway the store API charges with. */
+  payments?: PaymentProvider;
 }
 
 /** The operator/promoter backend: tRPC at /trpc, /healthz, and the built console. Not listening yet. */
@@ -122,6 +125,7 @@ export async function buildBff(deps: BuildBffDeps): Promise<FastifyInstance> {
         ...(deps.clock ? { clock: deps.clock } : {}),
         ...(deps.rehearsals ? { rehearsals: deps.rehearsals } : {}),
         ...(deps.outbound ? { outbound: deps.outbound } : {}),
+        ...(deps.payments ? { payments: deps.payments } : {}),
       }),
       // A refusal that says when to come back (a sign-in lockout, the database briefly away) says it in Retry-After too.
       responseMeta({ errors }) {

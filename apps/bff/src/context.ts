@@ -3,6 +3,7 @@ import type { Db } from '@onsale/shared/db';
 import type { TokenKey } from '@onsale/shared/queue';
 import type { WarRoomHub } from '@onsale/shared/warroom';
 import type { OutboundPolicy } from '@onsale/shared/notify';
+import type { PaymentProvider } from '@onsale/shared/checkout';
 import {
   DEFAULT_SESSION_TTL_SECONDS,
   DEFAULT_SIGN_IN_THROTTLE,
@@ -53,6 +54,8 @@ export interface Context {
   rehearsals?: RehearsalLauncher;
   /** Which receiver addresses webhooks and alert receivers may have (WEBHOOK_ALLOW_HOSTS); absent: public ones only. */
   outbound?: OutboundPolicy;
+  /** The payment provider refunds go through; absent: the simulated gateway the store API charges with (its table). */
+  payments?: PaymentProvider;
 }
 
 export interface AuthOptions {
@@ -75,6 +78,7 @@ export interface BffDeps {
   /** The clock sign-in throttling reads; the wall clock unless a test passes its own. */
   clock?: () => Date;
   outbound?: OutboundPolicy;
+  payments?: PaymentProvider;
 }
 
 /** One context per request (one per batch): reads the session cookie and resolves the user from PostgreSQL. */
@@ -123,6 +127,7 @@ export function createContextFactory(deps: BffDeps): (opts: { req: FastifyReques
       ...(deps.accessCodeKey ? { accessCodeKey: deps.accessCodeKey } : {}),
       ...(deps.rehearsals ? { rehearsals: deps.rehearsals } : {}),
       ...(deps.outbound ? { outbound: deps.outbound } : {}),
+      ...(deps.payments ? { payments: deps.payments } : {}),
     };
   };
 }

@@ -3,6 +3,7 @@ import type { RehearsalLauncher } from '../src/rehearsals.js';
 import { sql } from '@onsale/shared/db';
 import { createEvent, parseEventFile } from '@onsale/shared/events';
 import type { TokenKey } from '@onsale/shared/queue';
+import type { PaymentProvider } from '@onsale/shared/checkout';
 import { createUser, DEFAULT_SIGN_IN_THROTTLE, type ConsoleUser, type Role } from '@onsale/shared/users';
 import type { Context } from '../src/context.js';
 import { appRouter } from '../src/root.js';
@@ -74,7 +75,14 @@ export type CookieWrite = { set: string; expiresAt: Date } | { cleared: true };
 export function contextFor(
   db: Db,
   user: ConsoleUser | null,
-  opts: { csrf?: boolean; sessionToken?: string; accessCodeKey?: TokenKey; clientIp?: string; rehearsals?: RehearsalLauncher } = {},
+  opts: {
+    csrf?: boolean;
+    sessionToken?: string;
+    accessCodeKey?: TokenKey;
+    clientIp?: string;
+    rehearsals?: RehearsalLauncher;
+    payments?: PaymentProvider;
+  } = {},
 ): Context & { cookieWrites: CookieWrite[] } {
   const cookieWrites: CookieWrite[] = [];
   return {
@@ -93,6 +101,7 @@ export function contextFor(
     now: () => new Date(),
     ...(opts.accessCodeKey ? { accessCodeKey: opts.accessCodeKey } : {}),
     ...(opts.rehearsals ? { rehearsals: opts.rehearsals } : {}),
+    ...(opts.payments ? { payments: opts.payments } : {}),
     cookieWrites,
   };
 }
@@ -101,5 +110,5 @@ export function contextFor(
 export const callerAs = (
   db: Db,
   user: ConsoleUser | null,
-  opts: { csrf?: boolean; accessCodeKey?: TokenKey; rehearsals?: RehearsalLauncher } = {},
+  opts: { csrf?: boolean; accessCodeKey?: TokenKey; rehearsals?: RehearsalLauncher; payments?: PaymentProvider } = {},
 ) => appRouter.createCaller(contextFor(db, user, opts));

@@ -149,6 +149,14 @@ describe('operations from the console', () => {
     // By e-mail (the account id is the fan's e-mail), in any case, and by part of it.
     for (const typed of ['MAYA@fans.test', 'maya@', 'fans.test'])
       expect((await c.support.search({ query: typed })).accounts.map((a) => a.accountId)).toContain('maya@fans.test');
+    // By the name the fan's identity provider gave (kept with the account), in any case and in part; shown with the order.
+    await sql`UPDATE accounts SET display_name = 'Maya Okafor' WHERE id = 'maya@fans.test'`.execute(tdb.db);
+    for (const typed of ['maya okafor', 'OKAF', 'Okafor'])
+      expect((await c.support.search({ query: typed })).accounts).toEqual([
+        expect.objectContaining({ accountId: 'maya@fans.test', displayName: 'Maya Okafor' }),
+      ]);
+    expect((await c.support.search({ query: reference })).orders[0]).toMatchObject({ accountName: 'Maya Okafor' });
+    expect(await c.support.lookup({ accountId: 'maya@fans.test' })).toMatchObject({ displayName: 'Maya Okafor' });
     // A reference nobody has: no order, and no error.
     expect(await c.support.search({ query: 'FFFFFFFF' })).toMatchObject({ orders: [], accounts: [] });
     // Wildcards are text, not patterns.
@@ -173,6 +181,70 @@ describe('operations from the console', () => {
       domainCode: 'ORDER_NOT_FOUND',
     });
     expect(await refusal(c.support.order({ orderId: 'nope' }))).toMatchObject({ code: 'NOT_FOUND', domainCode: 'ORDER_NOT_FOUND' });
+  });
+
+  it('refunds an order from its page: cancelled first (seats before money), the charge refunded at the provider, audited in money; once only; refused by role', async () => {
+    const { orderId } = await fanWith('rita@fans.test', 2, true);
+    // The simulated gateway's record of the charge, under the order's payment reference.
+    await sql`UPDATE orders SET payment_reference = 'ch_refund_1' WHERE id = ${orderId}::uuid`.execute(tdb.db);
+    await sql`INSERT INTO simulated_gateway_charges (idempotency_key, request_fingerprint, status, reference, amount_cents, currency)
+              VALUES ('k-refund-1', 'fp', 'succeeded', 'ch_refund_1', 24000, 'USD')`.execute(tdb.db);
+    for (const who of [viewer, promoter])
+      expect(await refusal(callerAs(tdb.db, who).operations.refundOrder({ orderId: orderId!, reason: 'r' }))).toMatchObject({
+        code: 'FORBIDDEN',
+      });
+
+    // The provider fails: the order is cancelled (its seats back), not refunded, and the answer says to retry.
+    const down = {
+      charge: () => Promise.reject(new Error('x')),
+      lookup: () => Promise.resolve(null),
+      refund: () => Promise.reject(new Error('provider down')),
+    };
+    expect(
+      await refusal(callerAs(tdb.db, operator, { payments: down }).operations.refundOrder({ orderId: orderId!, reason: 'show cancelled' })),
+    ).toMatchObject({ code: 'SERVICE_UNAVAILABLE', domainCode: 'PAYMENT_PROVIDER_UNAVAILABLE' });
+    const ops = callerAs(tdb.db, operator);
+    expect(await ops.support.order({ orderId: orderId! })).toMatchObject({ status: 'CANCELLED', refundedAt: null, seatList: [] });
+
+    // Asked again, through the simulated gateway: refunded, the gateway's charge marked, the page reads it back.
+    const r = await ops.operations.refundOrder({ orderId: orderId!, reason: 'show cancelled' });
+    expect(r).toMatchObject({ orderId, status: 'CANCELLED', amountCents: 24_000, cancelled: false });
+    const charge = await sql<{
+      refunded_at: Date | null;
+    }>`SELECT refunded_at FROM simulated_gateway_charges WHERE reference = 'ch_refund_1'`.execute(tdb.db);
+    expect(charge.rows[0]!.refunded_at).not.toBeNull();
+    expect((await ops.support.order({ orderId: orderId! })).refundedAt).toBe(r.refundedAt);
+    expect(await refusal(ops.operations.refundOrder({ orderId: orderId!, reason: 'again' }))).toMatchObject({
+      code: 'CONFLICT',
+      domainCode: 'ORDER_ALREADY_REFUNDED',
+    });
+    const audit = await callerAs(tdb.db, admin).auditLog.list({ action: 'order.refund' });
+    expect(audit.entries.filter((e) => e.details.orderId === orderId)).toEqual([
+      expect.objectContaining({
+        actor: 'operator@ops.test',
+        eventCurrency: 'USD',
+        details: expect.objectContaining({ amountCents: 24_000, reason: 'show cancelled' }),
+      }),
+    ]);
+
+    // A confirmed order refunded twice at once: cancelled once, refunded once, the other told it is done.
+    const second = await fanWith('sam@fans.test', 1, true);
+    const both = await Promise.allSettled([
+      ops.operations.refundOrder({ orderId: second.orderId!, reason: 'duplicate' }),
+      callerAs(tdb.db, admin).operations.refundOrder({ orderId: second.orderId!, reason: 'duplicate' }),
+    ]);
+    expect(both.filter((b) => b.status === 'fulfilled')).toHaveLength(1);
+    const lost = both.find((b) => b.status === 'rejected') as PromiseRejectedResult;
+    expect((lost.reason as TRPCError).cause).toMatchObject({ code: 'ORDER_ALREADY_REFUNDED' });
+    const counts = await sql<{ action: string; n: number }>`
+      SELECT action, count(*)::int AS n FROM audit_log WHERE details->>'orderId' = ${second.orderId} GROUP BY action ORDER BY action`.execute(
+      tdb.db,
+    );
+    expect(counts.rows).toEqual([
+      { action: 'order.cancel', n: 1 },
+      { action: 'order.refund', n: 1 },
+    ]);
+    expect(await ops.support.order({ orderId: second.orderId! })).toMatchObject({ status: 'CANCELLED', seatList: [] });
   });
 
   it('adds seats to a section (a promoter on their own event too); bad input names the field', async () => {

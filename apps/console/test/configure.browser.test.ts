@@ -257,7 +257,7 @@ describe('event configuration in Chromium', () => {
     expect(await form.getByLabel('Event name').inputValue()).toBe('Maya Ortiz Quartet — Late Set');
     expect(await form.getByTestId('section-editor').count()).toBe(3);
     expect(await form.getByTestId('section-editor').first().getByLabel('Layout').inputValue()).toBe('rows');
-    expect(await form.getByLabel('Payment TPS').inputValue()).toBe('50');
+    expect(await form.getByLabel('Payments per second the card processor accepts').inputValue()).toBe('50');
     expect(await page.locator('.field-error').count()).toBe(0);
     expect(await page.getByTestId('imported').textContent()).not.toContain('need attention');
   });

@@ -13,7 +13,8 @@ import { builtConsole, consoleSessions, launchChromium, sideways, VIEWS, type Vi
 // a production build of the console): a show time and an on-sale that have passed refused at their fields as they
 // are typed, "Open the sale now", the questions asked before Create (a free price, no fairness sign-off); a GBP
 // event's money in pounds on every console page that shows money; support finding an order by the reference the fan
-// reads and by e-mail, and cancelling it from the order's page. Screenshots go to docs/console/ only when asked.
+// reads, by e-mail and by name, cancelling it from the order's page and refunding it there (the audit log saying
+// how much, in pounds). Screenshots go to docs/console/ only when asked.
 
 const ADMIN = { email: 'admin@forms.test', password: 'admin password for the forms test' };
 const shots = docsScreenshotDir('console');
@@ -78,6 +79,8 @@ beforeAll(async () => {
     const email = `maya.${view.name}@fans.test`;
     // Two accounts paying with one card: the post-sale review shows them as a cluster, with its money.
     const id = await paidOrder(email, 2, `card-${view.name}`);
+    // The name the fan's identity provider gave (the store API keeps a token's `name` claim with the account).
+    await sql`UPDATE accounts SET display_name = ${`Maya Okafor ${view.name}`} WHERE id = ${email}`.execute(tdb.db);
     await paidOrder(`other.${view.name}@fans.test`, 1, `card-${view.name}`);
     orders[view.name] = { id, reference: id.slice(0, 8).toUpperCase(), email };
   }
@@ -176,11 +179,11 @@ describe.each(VIEWS)('console forms at $width px', (view) => {
     expect(await page.getByTestId('review-cluster').first().textContent()).toContain('£180.00');
   });
 
-  it('support finds an order by the reference the fan reads and by e-mail, and cancels it from its page', async () => {
+  it('support finds an order by the reference the fan reads, by e-mail and by name, cancels it and refunds it from its page', async () => {
     const o = orders[view.name]!;
     await page.goto(`${baseUrl}/support`);
     const lookup = page.getByTestId('support-lookup');
-    await lookup.getByLabel('Order reference, e-mail or account id').fill(`#${o.reference.toLowerCase()}`);
+    await lookup.getByLabel('Order reference, name, e-mail or account id').fill(`#${o.reference.toLowerCase()}`);
     await lookup.getByRole('button', { name: 'Find' }).click();
     const found = page.locator(`[data-testid="support-found-order"][data-order-id="${o.id}"]`);
     await found.waitFor();
@@ -189,7 +192,7 @@ describe.each(VIEWS)('console forms at $width px', (view) => {
     await page.screenshot({ path: join(shots, `support-reference-${view.width}.png`), fullPage: true });
 
     // By e-mail: the account, then its orders with their references.
-    await lookup.getByLabel('Order reference, e-mail or account id').fill(o.email.toUpperCase());
+    await lookup.getByLabel('Order reference, name, e-mail or account id').fill(o.email.toUpperCase());
     await lookup.getByRole('button', { name: 'Find' }).click();
     await page.getByTestId('support-found-account').filter({ hasText: o.email }).click();
     const orderRow = page.locator(`[data-testid="support-order-row"][data-order-id="${o.id}"]`);
@@ -212,6 +215,42 @@ describe.each(VIEWS)('console forms at $width px', (view) => {
       SELECT count(*)::int AS n FROM audit_log WHERE action = 'order.cancel' AND details->>'orderId' = ${o.id}
         AND details->>'reason' = 'fan asked on the phone' AND actor = ${ADMIN.email}`.execute(tdb.db);
     expect(audited.rows[0]!.n).toBe(1);
+
+    // By name, in part and in any case: the account with its name, then its whole picture under that name.
+    await page.goto(`${baseUrl}/support`);
+    await lookup.getByLabel('Order reference, name, e-mail or account id').fill(`okafor ${view.name}`.toUpperCase());
+    await lookup.getByRole('button', { name: 'Find' }).click();
+    await page
+      .getByTestId('support-found-account')
+      .filter({ hasText: `Maya Okafor ${view.name}` })
+      .click();
+    await expect.poll(() => page.getByTestId('support-account-name').textContent()).toBe(`Maya Okafor ${view.name}`);
+
+    // The cancelled order is refunded from its page, confirmed with a reason, and read back.
+    await page.goto(`${baseUrl}/orders/${o.id}`);
+    await page.getByTestId('order-page').waitFor();
+    expect(await page.getByTestId('order-account').textContent()).toBe(`Maya Okafor ${view.name}`);
+    expect(await page.getByTestId('refund-order').textContent()).toBe('Refund £120.00');
+    await page.getByTestId('refund-order').click();
+    expect(await page.getByTestId('refund-order-form').textContent()).toContain('£120.00 goes back to the fan');
+    await page.getByTestId('refund-order-reason').fill('show moved, fan cannot come');
+    await page.getByTestId('refund-order-confirm').click();
+    await expect.poll(() => page.getByTestId('order-status').textContent()).toBe('Cancelled and refunded');
+    expect(await page.getByTestId('order-refunded').textContent()).toMatch(/^£120\.00 on /);
+    expect(await page.getByTestId('refund-order').count()).toBe(0);
+    expect(await sideways(page)).toBe(0);
+    await page.screenshot({ path: join(shots, `order-refunded-${view.width}.png`), fullPage: true });
+    const refunded = await tdb.db.selectFrom('orders').select(['status', 'refunded_at']).where('id', '=', o.id).executeTakeFirstOrThrow();
+    expect(refunded.status).toBe('CANCELLED');
+    expect(refunded.refunded_at).not.toBeNull();
+
+    // The audit log says how much, in pounds, never in pence.
+    await page.goto(`${baseUrl}/audit-log?action=order.refund`);
+    const entry = page.getByTestId('audit-row').filter({ hasText: 'show moved, fan cannot come' }).first();
+    await entry.waitFor();
+    expect(await entry.textContent()).toContain('£120.00 refunded');
+    expect(await entry.textContent()).not.toContain('minor units');
+    expect(await sideways(page)).toBe(0);
   });
 });
 

@@ -402,7 +402,9 @@ describe('the war room in Chromium', () => {
 
     // A payment ceiling below the pacing rate binds, and the expected duration grows.
     await inputs.getByLabel('Payments a second').fill('10');
-    await eventually(async () => expect(await page.getByTestId('plan-binding').textContent()).toContain('payment TPS ceiling'));
+    await eventually(async () =>
+      expect(await page.getByTestId('plan-binding').textContent()).toContain('payments per second the card processor accepts'),
+    );
     await inputs.getByLabel('Payments a second').fill('1000');
 
     // A value the planner refuses is shown at its field.

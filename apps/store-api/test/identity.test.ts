@@ -92,6 +92,21 @@ describe('fan identity from an identity provider (AUTH_JWKS_URL)', () => {
     expect(rows.map((r) => r.id)).toEqual(['auth0|fan-0', 'auth0|fan-1', 'auth0|fan-2']);
   });
 
+  it("keeps the token's name claim as the account's display name (cleaned, cut to 200 characters); a token without one leaves it", async () => {
+    expect((await asFan(await sign(rsa, { sub: 'auth0|named-1', name: '  Maya\n  Okafor-Lindqvist ' }))).statusCode).toBe(200);
+    expect((await asFan(await sign(rsa, { sub: 'auth0|named-2', name: 'x'.repeat(500) }))).statusCode).toBe(200);
+    expect((await asFan(await sign(rsa, { sub: 'auth0|named-3', name: 42 }))).statusCode).toBe(200);
+    expect((await asFan(await sign(rsa, { sub: 'auth0|named-4' }))).statusCode).toBe(200);
+    const { rows } = await sql<{ id: string; display_name: string | null }>`
+      SELECT id, display_name FROM accounts WHERE id LIKE 'auth0|named-%' ORDER BY id`.execute(t.db);
+    expect(rows).toEqual([
+      { id: 'auth0|named-1', display_name: 'Maya Okafor-Lindqvist' },
+      { id: 'auth0|named-2', display_name: 'x'.repeat(200) },
+      { id: 'auth0|named-3', display_name: null },
+      { id: 'auth0|named-4', display_name: null },
+    ]);
+  });
+
   it('refuses with 401 a token signed by another key, expired, for another audience or issuer, HS256 keyed with the public key, or alg none', async () => {
     const stranger = await makeKey('rsa-1', 'RS256'); // the provider's kid, someone else's key
     const publicPem = await exportSPKI((await generateKeyPair('RS256', { extractable: true })).publicKey);

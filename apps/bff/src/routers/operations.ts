@@ -1,5 +1,5 @@
 import { cancelCluster, reviewEvent } from '@onsale/shared/abuse';
-import { cancelOrder } from '@onsale/shared/checkout';
+import { cancelOrder, refundOrder, SimulatedPaymentGateway } from '@onsale/shared/checkout';
 import { getEvent } from '@onsale/shared/events';
 import { addSeats } from '@onsale/shared/inventory';
 import { clusterCancelSchema, inventoryAddSchema, orderCancelSchema, reviewOptionsSchema } from '@onsale/shared/support/schema';
@@ -24,6 +24,18 @@ export const operationsRouter = router({
     const r = await cancelOrder(ctx.db, input.orderId, { actor: ctx.user.email, reason: input.reason });
     ctx.warRoom?.refresh();
     return { orderId: r.orderId, eventId: r.eventId, status: r.status, seatsReturned: r.seatsReturned, toWaitlist: r.toWaitlist };
+  }),
+
+  /**
+   * Refunds an order in full through the payment provider, cancelling it first if it is still confirmed (seats before
+   * money). ORDER_ALREADY_REFUNDED; 503 PAYMENT_PROVIDER_UNAVAILABLE with Retry-After when the provider fails.
+   */
+  refundOrder: cancellers.input(orderCancelSchema).mutation(async ({ ctx, input }) => {
+    // The simulated gateway the store API charges with, over its table, unless the BFF was given a provider.
+    const payments = ctx.payments ?? new SimulatedPaymentGateway({ db: ctx.db, tps: 1000, latencyMs: 0, failureRate: 0 });
+    const r = await refundOrder(ctx.db, payments, input.orderId, { actor: ctx.user.email, reason: input.reason });
+    ctx.warRoom?.refresh();
+    return { ...r, refundedAt: r.refundedAt.toISOString() };
   }),
 
   /** Appends rows of new seats to a section; capacity rises and the waitlist hears of them. A promoter: their events. */

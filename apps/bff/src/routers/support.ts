@@ -27,6 +27,7 @@ export const supportRouter = router({
     const r = await lookupAccount(ctx.db, input);
     return {
       accountId: r.accountId,
+      displayName: r.displayName,
       createdAt: iso(r.createdAt),
       queues: r.queues.map((q) => ({ ...q, joinedAt: q.joinedAt.toISOString(), claimedAt: iso(q.claimedAt) })),
       holds: r.holds.map((h) => ({ ...h, expiresAt: h.expiresAt.toISOString(), createdAt: h.createdAt.toISOString() })),
@@ -37,20 +38,20 @@ export const supportRouter = router({
     };
   }),
 
-  /** Finds orders by the reference the fan reads (or a whole order id), and accounts whose id contains the text. */
+  /** Finds orders by the reference the fan reads (or a whole order id), and accounts whose id or name contains the text. */
   search: readers.input(supportSearchSchema).query(async ({ ctx, input }) => {
     const r = await searchSupport(ctx.db, input);
     return {
       query: r.query,
-      orders: r.orders.map((o) => ({ ...o, createdAt: o.createdAt.toISOString() })),
-      accounts: r.accounts.map((a) => ({ accountId: a.accountId, createdAt: a.createdAt.toISOString() })),
+      orders: r.orders.map((o) => ({ ...o, createdAt: o.createdAt.toISOString(), refundedAt: iso(o.refundedAt) })),
+      accounts: r.accounts.map((a) => ({ accountId: a.accountId, displayName: a.displayName, createdAt: a.createdAt.toISOString() })),
     };
   }),
 
   /** One order: its reference, account, event, amount in the event's currency, status and seats. ORDER_NOT_FOUND. */
   order: readers.input(supportOrderSchema).query(async ({ ctx, input }) => {
     const o = await getSupportOrder(ctx.db, input);
-    return { ...o, createdAt: o.createdAt.toISOString() };
+    return { ...o, createdAt: o.createdAt.toISOString(), refundedAt: iso(o.refundedAt) };
   }),
 
   /** Releases a fan's live hold (seats back now; to the waitlist after a sell-out). HOLD_NOT_LIVE, CHECKOUT_IN_PROGRESS. */

@@ -25,8 +25,8 @@ declare module 'fastify' {
  * Fan identity over the whole store namespace, deny by default: every route needs
  * `Authorization: Bearer <account token>` unless it opts out with `config: { public: true }`. Tokens are verified
  * by `identity` (the identity provider's key set, or the install's own HS256 secret in development); an account is
- * recorded the first time this process sees it (the provider's fans exist nowhere else until they arrive), the new
- * accounts of requests arriving together in one statement.
+ * recorded the first time this process sees it (the provider's fans exist nowhere else until they arrive), with the
+ * display name its token carries, the new accounts of requests arriving together in one statement.
  */
 export const authPlugin = fp<{ identity: FanIdentity; devTokens: AccountTokens | null; db: Db }>(
   async (app, opts) => {
@@ -53,7 +53,9 @@ export const authPlugin = fp<{ identity: FanIdentity; devTokens: AccountTokens |
     const remember = async (req: FastifyRequest, pending: string | Promise<string>) => {
       const accountId = await pending;
       if (!known.get(accountId)) {
-        await accounts.record(accountId);
+        // The display name the token carries (an identity provider's `name` claim) goes with the account, for support.
+        const token = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
+        await accounts.record(accountId, (token && opts.identity.displayName?.(token)) || null);
         known.set(accountId, true);
       }
       req.accountId = accountId;

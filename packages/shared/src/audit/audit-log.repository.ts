@@ -13,6 +13,8 @@ export interface AuditLogRow {
   event_name: string | null;
   /** The event's venue time zone (null for entries about no event). */
   event_time_zone: string | null;
+  /** The event's currency, the one its details' amounts are in (null for entries about no event). */
+  event_currency: string | null;
   details: Record<string, unknown>;
 }
 
@@ -41,7 +43,7 @@ export async function findAuditEntries(db: Db | Trx, q: AuditLogQuery, organisat
   if (q.to) conditions.push(sql`a.at < ${q.to}::timestamptz`);
   if (q.before !== undefined) conditions.push(sql`a.id < ${q.before}`);
   const { rows } = await sql<AuditLogRow>`
-    SELECT a.id, a.at, a.actor, a.action, a.event_id, e.name AS event_name, e.time_zone AS event_time_zone, a.details
+    SELECT a.id, a.at, a.actor, a.action, a.event_id, e.name AS event_name, e.time_zone AS event_time_zone, e.currency AS event_currency, a.details
     FROM audit_log a LEFT JOIN events e ON e.id = a.event_id
     WHERE ${sql.join(conditions, sql` AND `)}
     ORDER BY a.id DESC

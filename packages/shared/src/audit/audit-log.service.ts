@@ -15,6 +15,8 @@ export interface AuditLogEntry {
   eventName: string | null;
   /** The event's venue time zone, in which its details' times read (null: an entry about no event). */
   eventTimeZone: string | null;
+  /** The event's currency, in which its details' amounts read (null: an entry about no event). */
+  eventCurrency: string | null;
   details: Record<string, unknown>;
 }
 
@@ -101,7 +103,7 @@ export async function auditLogCsv(
         e.action,
         e.eventName,
         e.eventId,
-        auditDetailsWords(e.action, e.details, zone),
+        auditDetailsWords(e.action, e.details, zone, e.eventCurrency),
         JSON.stringify(e.details),
       ];
     }),
@@ -121,6 +123,7 @@ async function pageOf(db: Db | Trx, q: AuditLogQuery, scope: { organisationId: s
       eventId: r.event_id,
       eventName: r.event_name,
       eventTimeZone: r.event_time_zone,
+      eventCurrency: r.event_currency,
       details: r.details ?? {},
     })),
     nextBefore: rows.length > q.limit ? page[page.length - 1]!.id : null,

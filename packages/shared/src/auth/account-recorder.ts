@@ -10,24 +10,24 @@ import { ensureAccounts } from './accounts.repository.js';
  * after a lost connection every caller is told of the outage, as it would have been.
  */
 export class AccountRecorder {
-  private readonly commit: GroupCommit<string, true>;
+  private readonly commit: GroupCommit<{ id: string; displayName: string | null }, true>;
   /** Statements written and accounts recorded (an account seen twice in flight counts twice). */
   readonly stats = { statements: 0, accounts: 0 };
 
   constructor(db: Db, opts: { maxBatch?: number; maxWaitMs?: number } = {}) {
     this.commit = new GroupCommit(
-      async (ids) => {
+      async (accounts) => {
         this.stats.statements++;
-        this.stats.accounts += ids.length;
-        await ensureAccounts(db, ids);
-        return ids.map(() => true as const);
+        this.stats.accounts += accounts.length;
+        await ensureAccounts(db, accounts);
+        return accounts.map(() => true as const);
       },
       { maxBatch: opts.maxBatch ?? 500, maxWaitMs: opts.maxWaitMs ?? 2, maxConcurrentBatches: 2, retryAlone: true },
     );
   }
 
-  /** Resolves once `accountId` is in the database. */
-  async record(accountId: string): Promise<void> {
-    await this.commit.submit(accountId);
+  /** Resolves once `accountId` is in the database (with its display name, when its token carried one). */
+  async record(accountId: string, displayName: string | null = null): Promise<void> {
+    await this.commit.submit({ id: accountId, displayName });
   }
 }

@@ -8,6 +8,8 @@ export { ACCOUNT_ID_PATTERN };
 /** What the store API asks of fan identity: the account id of a token, or an `unauthenticated` DomainError. */
 export interface FanIdentity {
   verify(token: string): Promise<string>;
+  /** The fan's display name carried by a token `verify` accepted (the identity provider's `name` claim), or null. */
+  displayName?(token: string): string | null;
 }
 const HEADER = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
 

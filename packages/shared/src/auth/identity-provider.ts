@@ -2,6 +2,7 @@ import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jos
 import { decodeBase64UrlStrict } from '../encoding.js';
 import { DomainError } from '../errors.js';
 import { ACCOUNT_ID_PATTERN, type FanIdentity } from './account-token.js';
+import { displayNameFromClaims } from './display-name.js';
 
 /** The asymmetric algorithms a promoter's identity provider may sign fans' tokens with. HS256 and `none` never. */
 export const IDENTITY_PROVIDER_ALGORITHMS = ['RS256', 'ES256', 'EdDSA', 'Ed25519'] as const;
@@ -37,12 +38,13 @@ const expired = () => new DomainError('unauthenticated', 'TOKEN_EXPIRED', 'the a
  * fetches a key set again for a `kid` it does not know at most once per cooldown, and so follows key rotation
  * without a restart. The issuer and audience must match; the account id is `sub`. A token that verified is kept
  * (bounded), like the development tokens: a fan polling with the same token pays one signature check and no key
- * fetch; its expiry is checked on every request. A provider that cannot be reached is 503
- * IDENTITY_PROVIDER_UNAVAILABLE with Retry-After, never a 401 that would sign fans out.
+ * fetch; its expiry is checked on every request. Its `name` claim, when it has one, is the fan's display name (kept
+ * with the account, for support). A provider that cannot be reached is 503 IDENTITY_PROVIDER_UNAVAILABLE with
+ * Retry-After, never a 401 that would sign fans out.
  */
 export class IdentityProviderTokens implements FanIdentity {
   private readonly keys: JWTVerifyGetKey;
-  private readonly verified = new Map<string, { sub: string; exp: number }>();
+  private readonly verified = new Map<string, { sub: string; exp: number; name: string | null }>();
   private readonly cacheSize: number;
 
   constructor(
@@ -85,8 +87,13 @@ export class IdentityProviderTokens implements FanIdentity {
       throw invalid("the account token's subject is not an account id this platform takes");
     const exp = payload.exp!;
     if (this.verified.size >= this.cacheSize) this.verified.delete(this.verified.keys().next().value!);
-    this.verified.set(token, { sub: payload.sub, exp });
+    this.verified.set(token, { sub: payload.sub, exp, name: displayNameFromClaims(payload) });
     return payload.sub;
+  }
+
+  /** The display name (the `name` claim) of a token that verified, or null (none given, or not verified here). */
+  displayName(token: string): string | null {
+    return this.verified.get(token)?.name ?? null;
   }
 }
 

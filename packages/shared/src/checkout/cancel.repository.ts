@@ -13,6 +13,17 @@ export async function markOrderCancelled(trx: Trx, orderId: string): Promise<voi
   await trx.updateTable('orders').set({ status: 'CANCELLED' }).where('id', '=', orderId).execute();
 }
 
+/** Marks a (cancelled) order refunded now; its time. */
+export async function markOrderRefunded(trx: Trx, orderId: string): Promise<Date> {
+  const r = await trx
+    .updateTable('orders')
+    .set({ refunded_at: sql<Date>`now()` })
+    .where('id', '=', orderId)
+    .returning('refunded_at')
+    .executeTakeFirstOrThrow();
+  return r.refunded_at!;
+}
+
 /** The hold's SOLD seats back to AVAILABLE; the seats returned. */
 export async function returnSoldSeats(trx: Trx, holdId: string): Promise<ReturnedSeat[]> {
   const { rows } = await sql<ReturnedSeat>`

@@ -34,6 +34,7 @@ export async function cancelOrder(db: Db, orderId: string, by: { actor: string; 
         orderId,
         reason: by.reason,
         seats: seats.length,
+        amountCents: order.amount_cents,
         ...(units > 0 ? { units } : {}),
         ...(ticketsRevoked > 0 ? { ticketsRevoked } : {}),
       },

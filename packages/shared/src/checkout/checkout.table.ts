@@ -68,6 +68,8 @@ export interface OrdersTable {
   instrument_fingerprint: string;
   payment_reference: string;
   status: Generated<'CONFIRMED' | 'CANCELLED'>;
+  /** When the order's money went back through the payment provider (only ever a cancelled order's). */
+  refunded_at: ColumnType<Date | null, never, Date | string>;
   created_at: ColumnType<Date, never, never>;
 }
 

@@ -7,6 +7,8 @@ export type FairnessMode = 'RANDOMIZED_PREOPEN_THEN_FIFO' | 'FIFO' | 'REGISTRATI
 
 export interface AccountsTable {
   id: string;
+  /** The fan's name as their identity provider's token states it (the OIDC `name` claim); null until one is seen. */
+  display_name: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
 }
 

@@ -47,7 +47,7 @@ export function findBlocksOfAccount(db: Db | Trx, accountId: string) {
 }
 
 export function findAccount(db: Db | Trx, accountId: string) {
-  return db.selectFrom('accounts').select(['id', 'created_at']).where('id', '=', accountId).executeTakeFirst();
+  return db.selectFrom('accounts').select(['id', 'display_name', 'created_at']).where('id', '=', accountId).executeTakeFirst();
 }
 
 /** The account's places in every queue (an event's own or a presale tier's), with the queue's watermark and seed. */
@@ -175,6 +175,8 @@ export async function findNotifications(db: Db | Trx, accountId: string) {
 export interface SupportOrderRow {
   id: string;
   account_id: string;
+  /** The fan's name as their identity provider gave it; null when no token with a name was seen. */
+  account_name: string | null;
   event_id: string;
   event_name: string;
   time_zone: string;
@@ -183,11 +185,13 @@ export interface SupportOrderRow {
   amount_cents: number;
   status: string;
   payment_reference: string;
+  /** When the order's money went back (null: not refunded). */
+  refunded_at: Date | null;
   created_at: Date;
 }
 
-const supportOrderColumns = sql`o.id, o.account_id, o.event_id, e.name AS event_name, e.time_zone, e.currency, o.seat_count,
-  o.amount_cents, o.status, o.payment_reference, o.created_at`;
+const supportOrderColumns = sql`o.id, o.account_id, (SELECT a.display_name FROM accounts a WHERE a.id = o.account_id) AS account_name,
+  o.event_id, e.name AS event_name, e.time_zone, e.currency, o.seat_count, o.amount_cents, o.status, o.payment_reference, o.refunded_at, o.created_at`;
 
 /**
  * Orders whose id starts with these 8 hex digits (the reference the fan sees): a range of the primary key, so one
@@ -223,12 +227,16 @@ export async function findOrderSeats(db: Db | Trx, orderId: string) {
   return rows;
 }
 
-/** Accounts whose id contains `text` (case-insensitive): ids are often the fan's e-mail. At most 20, known first. */
+/**
+ * Accounts whose id (often the fan's e-mail) or display name contains `text` (case-insensitive). At most 20: an exact
+ * id or name first, then by id.
+ */
 export async function findAccountsLike(db: Db | Trx, text: string) {
   const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  const { rows } = await sql<{ id: string; created_at: Date }>`
-    SELECT id, created_at FROM accounts WHERE id ILIKE ${pattern} AND id <> '~waitlist'
-    ORDER BY (lower(id) = lower(${text})) DESC, id
+  const { rows } = await sql<{ id: string; display_name: string | null; created_at: Date }>`
+    SELECT id, display_name, created_at FROM accounts
+    WHERE (id ILIKE ${pattern} OR display_name ILIKE ${pattern}) AND id <> '~waitlist'
+    ORDER BY (lower(id) = lower(${text}) OR lower(display_name) = lower(${text})) DESC, id
     LIMIT 20`.execute(db);
   return rows;
 }

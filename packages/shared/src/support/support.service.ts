@@ -43,6 +43,8 @@ export interface SupportQueuePlace {
 
 export interface AccountLookup {
   accountId: string;
+  /** The fan's name as their identity provider's token gave it (null: none seen, or never signed in here). */
+  displayName: string | null;
   /** When the store API first saw the account (null: never signed in here). */
   createdAt: Date | null;
   queues: SupportQueuePlace[];
@@ -150,6 +152,7 @@ export async function lookupAccount(db: Db | Trx, input: unknown): Promise<Accou
   ]);
   return {
     accountId,
+    displayName: account?.display_name ?? null,
     createdAt: account?.created_at ?? null,
     queues: await Promise.all(queues.map(placeOf)),
     holds: holds.map((h) => ({
@@ -293,6 +296,8 @@ export interface SupportOrder {
   id: string;
   reference: string;
   accountId: string;
+  /** The fan's display name, when their identity provider gave one. */
+  accountName: string | null;
   eventId: string;
   eventName: string;
   timeZone: string;
@@ -301,6 +306,8 @@ export interface SupportOrder {
   amountCents: number;
   status: string;
   paymentReference: string;
+  /** When its money went back through the payment provider (null: not refunded). */
+  refundedAt: Date | null;
   createdAt: Date;
 }
 
@@ -308,6 +315,7 @@ const supportOrderOf = (r: repo.SupportOrderRow): SupportOrder => ({
   id: r.id,
   reference: orderReference(r.id),
   accountId: r.account_id,
+  accountName: r.account_name,
   eventId: r.event_id,
   eventName: r.event_name,
   timeZone: r.time_zone,
@@ -316,18 +324,20 @@ const supportOrderOf = (r: repo.SupportOrderRow): SupportOrder => ({
   amountCents: r.amount_cents,
   status: r.status,
   paymentReference: r.payment_reference,
+  refundedAt: r.refunded_at,
   createdAt: r.created_at,
 });
 
 /**
  * Finds a fan from what they can tell support: an order reference ("05B0DD69", as the order confirmation shows it;
- * "#05b0-dd69" too) or a whole order id finds the order; any text finds the accounts whose id contains it (ids are
- * often the fan's e-mail). Reads only; empty lists when nothing matches.
+ * "#05b0-dd69" too) or a whole order id finds the order; any text finds the accounts whose id (often the fan's
+ * e-mail) or display name (as their identity provider gave it) contains it, ignoring case. Reads only; empty lists
+ * when nothing matches.
  */
 export async function searchSupport(
   db: Db | Trx,
   input: unknown,
-): Promise<{ query: string; orders: SupportOrder[]; accounts: { accountId: string; createdAt: Date }[] }> {
+): Promise<{ query: string; orders: SupportOrder[]; accounts: { accountId: string; displayName: string | null; createdAt: Date }[] }> {
   const { query } = parseInput(supportSearchSchema, input, 'INVALID_INPUT');
   const reference = parseOrderReference(query);
   const [orders, accounts] = await Promise.all([
@@ -338,7 +348,11 @@ export async function searchSupport(
         : Promise.resolve([]),
     repo.findAccountsLike(db, query),
   ]);
-  return { query, orders: orders.map(supportOrderOf), accounts: accounts.map((a) => ({ accountId: a.id, createdAt: a.created_at })) };
+  return {
+    query,
+    orders: orders.map(supportOrderOf),
+    accounts: accounts.map((a) => ({ accountId: a.id, displayName: a.display_name, createdAt: a.created_at })),
+  };
 }
 
 /** One order's page: the order and the seats it holds now (none once cancelled). ORDER_NOT_FOUND otherwise. */

@@ -39,3 +39,24 @@ describe('audit entries of the war room in words', () => {
     );
   });
 });
+
+describe('amounts in audit entries', () => {
+  it("are in the event's currency, never raw minor units: a price change, a resale listing, a refund", () => {
+    const changed = { changes: [{ setting: 'priceLevels', from: ['A Floor 2500'], to: ['A Floor 3000', 'B Balcony 1250'] }] };
+    expect(auditDetailsWords('event.updated', changed, 'Europe/London', 'GBP')).toBe(
+      'prices: A Floor £25.00 → A Floor £30.00; B Balcony £12.50',
+    );
+    expect(auditDetailsWords('ticket.listed', { ticketId: 't', priceCents: 2500, capCents: 2750 }, 'UTC', 'EUR')).toBe(
+      'price: €25.00. most allowed: €27.50',
+    );
+    expect(auditDetailsWords('ticket.resold', { priceCents: 1999 }, 'UTC', 'JPY')).toBe('price: ¥1,999');
+    expect(
+      auditDetailsWords('order.refund', { orderId: 'x', amountCents: 5000, paymentReference: 'ch_1', reason: 'show moved' }, 'UTC', 'GBP'),
+    ).toBe('£50.00 refunded. Payment ch_1. Reason: show moved');
+    expect(auditDetailsWords('order.cancel', { orderId: 'x', seats: 2, amountCents: 5000, reason: 'r' }, 'UTC', 'USD')).toBe(
+      'Reason: r. 2 seat(s) back. Order of $50.00',
+    );
+    // No event, no currency: the number, said to be in minor units, never dollars.
+    expect(auditDetailsWords('ticket.resold', { priceCents: 1999 })).toBe('price: 1,999 (minor units)');
+  });
+});

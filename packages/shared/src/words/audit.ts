@@ -1,5 +1,6 @@
 // Audit-log entries, actors and waitlist causes in words, for the console (and its CSV export). Browser-safe.
 import { formatDuration, formatInstant } from './time.js';
+import { formatMoney } from './money.js';
 
 /**
  * Who an audit actor id is, in words: `console:ana@x.io` -> "ana@x.io", `cli:root` -> "root (command line)",
@@ -27,6 +28,9 @@ export const ACTION_WORDS: Record<string, string> = {
   'queue.sealed': 'Sealed the pre-open cohort and revealed the seed',
   'queue.sold_out': 'Sold out',
   'order.cancel': 'Cancelled an order',
+  'order.refund': 'Refunded an order',
+  'ticket.listed': 'A fan listed a ticket for resale',
+  'ticket.resold': 'A ticket was resold',
   'inventory.add': 'Added seats',
   'review.cancel_cluster': 'Cancelled a cluster of linked orders',
   'allocation.rolled': 'Rolled a presale tier forward',
@@ -146,11 +150,39 @@ export function valueWords(v: unknown, timeZone = 'UTC'): string {
 const str = (v: unknown) => (typeof v === 'string' ? v : null);
 const num = (v: unknown) => (typeof v === 'number' ? v : null);
 
+/** Amounts in the details (minor units, keys ending in `Cents`) by what they are, in words. */
+const MONEY_KEY_WORDS: Record<string, string> = {
+  amountCents: 'amount',
+  priceCents: 'price',
+  capCents: 'most allowed',
+  faceValueCents: 'face value',
+  maxPriceCents: 'most they pay',
+  refundedCents: 'refunded',
+};
+
+/**
+ * An amount kept in minor units, in the event's currency for the reader's locale ("£25.00"); without a currency
+ * (an entry about no event) the bare number, said to be in minor units, never a guessed currency.
+ */
+function moneyWords(minorUnits: number, currency: string | null | undefined): string {
+  return currency ? formatMoney(minorUnits, currency) : `${minorUnits.toLocaleString('en-US')} (minor units)`;
+}
+
+/** A price level as the configuration's change record keeps it ("A Floor 2500": code, name, cents) in money. */
+function priceLevelWords(v: unknown, currency: string | null | undefined): unknown {
+  if (!Array.isArray(v)) return v;
+  return (v as unknown[]).map((x) => {
+    const m = typeof x === 'string' ? /^(.*) (-?\d+)$/.exec(x) : null;
+    return m ? `${m[1]} ${moneyWords(Number(m[2]), currency)}` : x;
+  });
+}
+
 /**
  * An audit entry's details as a sentence or two for a person ("Reason: doors delayed. Paused for 4 min."), with
- * the action's own words where it has some and "key: value" for the rest. Internal ids are left out.
+ * the action's own words where it has some and "key: value" for the rest. Internal ids are left out. Times read in
+ * the event's time zone, amounts (kept in minor units) in the event's currency for the reader's locale.
  */
-export function auditDetailsWords(action: string, details: Record<string, unknown>, timeZone = 'UTC'): string {
+export function auditDetailsWords(action: string, details: Record<string, unknown>, timeZone = 'UTC', currency?: string | null): string {
   const d = details ?? {};
   const parts: string[] = [];
   const reason = str(d.reason);
@@ -176,13 +208,22 @@ export function auditDetailsWords(action: string, details: Record<string, unknow
     }
     case 'event.updated': {
       const changes = Array.isArray(d.changes) ? (d.changes as { setting?: string; from?: unknown; to?: unknown }[]) : [];
-      for (const c of changes)
-        parts.push(`${SETTING_WORDS[c.setting ?? ''] ?? c.setting}: ${valueWords(c.from, timeZone)} → ${valueWords(c.to, timeZone)}`);
+      for (const c of changes) {
+        const [from, to] =
+          c.setting === 'priceLevels' ? [priceLevelWords(c.from, currency), priceLevelWords(c.to, currency)] : [c.from, c.to];
+        parts.push(`${SETTING_WORDS[c.setting ?? ''] ?? c.setting}: ${valueWords(from, timeZone)} → ${valueWords(to, timeZone)}`);
+      }
       break;
     }
     case 'order.cancel':
       if (reason) parts.push(`Reason: ${reason}`);
       parts.push(`${valueWords(num(d.seats) ?? 0)} seat(s) back${num(d.units) ? `, ${num(d.units)} GA unit(s)` : ''}`);
+      if (num(d.amountCents) !== null) parts.push(`Order of ${moneyWords(num(d.amountCents)!, currency)}`);
+      break;
+    case 'order.refund':
+      parts.push(`${moneyWords(num(d.amountCents) ?? 0, currency)} refunded`);
+      if (str(d.paymentReference)) parts.push(`Payment ${str(d.paymentReference)}`);
+      if (reason) parts.push(`Reason: ${reason}`);
       break;
     case 'console_user.role_changed':
       parts.push(`${str(d.email)}: ${str(d.from)} → ${str(d.to)}${str(d.organisation) ? ` of ${str(d.organisation)}` : ''}`);
@@ -220,7 +261,9 @@ export function auditDetailsWords(action: string, details: Record<string, unknow
     default:
       for (const [k, v] of Object.entries(d)) {
         if (/Id$|^id$|seedCommitment|description/.test(k) && k !== 'accountId') continue;
-        parts.push(`${k === 'reason' ? 'Reason' : k}: ${valueWords(v, timeZone)}`);
+        if (k.endsWith('Cents') && typeof v === 'number')
+          parts.push(`${MONEY_KEY_WORDS[k] ?? k.slice(0, -'Cents'.length)}: ${moneyWords(v, currency)}`);
+        else parts.push(`${k === 'reason' ? 'Reason' : k}: ${valueWords(v, timeZone)}`);
       }
   }
   const line = parts.join('. ');

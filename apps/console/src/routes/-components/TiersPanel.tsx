@@ -51,7 +51,9 @@ export function TiersPanel({
             <th className="num">Available</th>
             <th className="num">Held</th>
             <th className="num">Sold</th>
-            <th className="num">Drift</th>
+            <th className="num" title="Inventory invariant drift: available + held + sold − capacity, which must stay 0">
+              Unaccounted seats
+            </th>
             <th>Unsold seats</th>
             {showQueues && (
               <>
@@ -59,8 +61,8 @@ export function TiersPanel({
                 <th className="num" title="joined − admitted">
                   Waiting
                 </th>
-                <th className="num" title="every position at or below it is admitted">
-                  Watermark
+                <th className="num" title="Watermark (admitted-through): every position at or below it is admitted">
+                  Let in up to place
                 </th>
                 <th className="num">Rate / min</th>
                 <th>Controller</th>

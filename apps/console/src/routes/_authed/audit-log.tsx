@@ -87,7 +87,7 @@ function AuditLogPage() {
                       '—'
                     )}
                   </td>
-                  <td className="details-cell">{auditDetailsWords(e.action, e.details, e.eventTimeZone ?? 'UTC')}</td>
+                  <td className="details-cell">{auditDetailsWords(e.action, e.details, e.eventTimeZone ?? 'UTC', e.eventCurrency)}</td>
                 </tr>
               ))}
             </GridTable>

@@ -55,17 +55,17 @@ function SupportPage() {
     <section>
       <h1>Fan support</h1>
       <p className="muted">
-        Find a fan by the order reference on their confirmation, their e-mail or their account id: where they stand in each queue, their
-        holds, orders, waitlist entries and notifications. Release a hold for the fan, cancel an order from its page, or block the account
-        from one event (it can no longer join, hold or pay there). Every action needs a reason and is audited.
+        Find a fan by the order reference on their confirmation, their name, their e-mail or their account id: where they stand in each
+        queue, their holds, orders, waitlist entries and notifications. Release a hold for the fan, cancel an order from its page, or block
+        the account from one event (it can no longer join, hold or pay there). Every action needs a reason and is audited.
       </p>
       <form className="card lookup-form" onSubmit={submit} noValidate data-testid="support-lookup">
-        <ErrorSummary errors={errors} labels={{ query: 'Order reference, e-mail or account id' }} />
+        <ErrorSummary errors={errors} labels={{ query: 'Order reference, name, e-mail or account id' }} />
         <Field
-          label="Order reference, e-mail or account id"
+          label="Order reference, name, e-mail or account id"
           name="query"
           error={errors.query}
-          hint="The reference is the 8 characters on the fan's order confirmation, e.g. 05B0DD69."
+          hint="The reference is the 8 characters on the fan's order confirmation, e.g. 05B0DD69. Part of a name or e-mail finds it too, in any case."
         >
           <input name="query" value={typed} onChange={(e) => setTyped(e.target.value)} autoComplete="off" />
         </Field>
@@ -104,7 +104,7 @@ function SearchResults({ query }: { query: string }) {
     <div data-testid="support-results">
       {orders.length === 0 && accounts.length === 0 && (
         <p data-testid="support-no-match">
-          Nothing matches <strong>{query}</strong>: no order has this reference and no account id contains it.
+          Nothing matches <strong>{query}</strong>: no order has this reference and no account's id or name contains it.
         </p>
       )}
       {orders.length > 0 && (
@@ -124,8 +124,9 @@ function SearchResults({ query }: { query: string }) {
               <td>{o.eventName}</td>
               <td>
                 <Link to="/support" search={{ account: o.accountId }}>
-                  {o.accountId}
+                  {o.accountName ?? o.accountId}
                 </Link>
+                {o.accountName && <span className="muted"> {o.accountId}</span>}
               </td>
               <td>
                 <When iso={o.createdAt} zone={o.timeZone} />
@@ -143,7 +144,7 @@ function SearchResults({ query }: { query: string }) {
             {accounts.map((a) => (
               <li key={a.accountId}>
                 <Link to="/support" search={{ account: a.accountId }} data-testid="support-found-account">
-                  {a.accountId}
+                  {a.displayName ? `${a.displayName} (${a.accountId})` : a.accountId}
                 </Link>{' '}
                 <span className="muted">
                   first seen <When iso={a.createdAt} />
@@ -183,7 +184,15 @@ function AccountView({ accountId, canAct, canCancel }: { accountId: string; canA
   return (
     <div data-testid="support-account">
       <h2>
-        Account <code>{a.accountId}</code>
+        {a.displayName ? (
+          <>
+            <span data-testid="support-account-name">{a.displayName}</span> <code>{a.accountId}</code>
+          </>
+        ) : (
+          <>
+            Account <code>{a.accountId}</code>
+          </>
+        )}
       </h2>
       <p className="muted">
         {a.createdAt ? (

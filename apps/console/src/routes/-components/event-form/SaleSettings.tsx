@@ -106,19 +106,19 @@ export function Pacing({ parts, aside }: { parts: EventFormParts; aside?: ReactN
           <DraftInput
             parts={parts}
             setting="pacing.paymentTps"
-            label="Payment TPS"
+            label="Payments per second the card processor accepts"
             draftKey="paymentTps"
             type="number"
-            hint="Payments per second the gateway takes."
+            hint="The rate agreed with your payment provider; fans are let in no faster than it can charge them. (Technical term: payment TPS, pacing.paymentTps.)"
           />
           <DraftInput
             parts={parts}
             setting="pacing.overbookFactor"
-            label="Overbooking factor"
+            label="Let in extra fans for those who leave without buying (×)"
             draftKey="overbookFactor"
             type="number"
             step="any"
-            hint="Admissions per plausible order."
+            hint="1.3 lets in 30% more fans than the seats left can serve, since some leave without buying; seats are never sold twice. (Technical term: overbooking factor, pacing.overbookFactor.)"
           />
         </div>
         {aside}

@@ -123,7 +123,8 @@ export function PlanPreview({ inputs }: { inputs: PacingValues }) {
   const { plan, stranded, ttl, curve } = outcome;
   const seats = toNumber(inputs.seats);
   const share = seats > 0 ? stranded / seats : 0;
-  const binding = plan.bindingConstraint === 'payment_tps' ? 'the payment TPS ceiling' : 'inventory pacing (target duration)';
+  const binding =
+    plan.bindingConstraint === 'payment_tps' ? 'how many payments per second the card processor accepts' : "the sale's target length";
   return (
     <div className="plan-preview" data-testid="plan-preview" data-valid="true">
       <div className="wr-metrics plan-figures">
@@ -154,8 +155,8 @@ export function PlanPreview({ inputs }: { inputs: PacingValues }) {
         />
       </div>
       <p className="muted plan-binding" data-testid="plan-binding">
-        Buyers/min: inventory pacing {formatCount(Math.round(plan.buyersPerMin.inventoryPacing))}, payment ceiling{' '}
-        {formatCount(Math.round(plan.buyersPerMin.paymentCeiling))}; the tighter one ({binding}) sets the rate.
+        Buyers a minute: {formatCount(Math.round(plan.buyersPerMin.inventoryPacing))} to sell out in the target time,{' '}
+        {formatCount(Math.round(plan.buyersPerMin.paymentCeiling))} the card processor can charge; the lower one ({binding}) sets the rate.
       </p>
       <figure className="chart wr-chart" aria-label="Seats stranded in abandoned holds by hold TTL" data-testid="plan-stranded-chart">
         <figcaption>Seats stranded in abandoned holds by hold TTL (admits/min × abandoned share × TTL × tickets per order)</figcaption>

@@ -7,7 +7,8 @@ import { Forbidden } from '../../-components/Status';
 import { When } from '../../-components/When';
 
 // One order, as support finds it by the reference the fan reads out: who, which event, which seats, how much (in
-// the event's currency), and the cancellation (with a reason, audited).
+// the event's currency), its cancellation and its refund (each with a confirmation and a reason, audited), read back
+// from the BFF after each.
 export const Route = createFileRoute('/_authed/orders/$orderId')({
   component: OrderPage,
 });
@@ -23,11 +24,9 @@ function OrderView({ orderId, canCancel }: { orderId: string; canCancel: boolean
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const order = useQuery(trpc.support.order.queryOptions({ orderId }));
-  const cancel = useMutation(
-    trpc.operations.cancelOrder.mutationOptions({
-      onSuccess: () => queryClient.invalidateQueries({ queryKey: trpc.support.order.queryKey({ orderId }) }),
-    }),
-  );
+  const reread = () => queryClient.invalidateQueries({ queryKey: trpc.support.order.queryKey({ orderId }) });
+  const cancel = useMutation(trpc.operations.cancelOrder.mutationOptions({ onSuccess: reread }));
+  const refund = useMutation(trpc.operations.refundOrder.mutationOptions({ onSuccess: reread }));
   if (order.error)
     return (
       <section>
@@ -42,6 +41,8 @@ function OrderView({ orderId, canCancel }: { orderId: string; canCancel: boolean
   if (!order.data) return <p className="muted">Loading…</p>;
   const o = order.data;
   const confirmed = o.status === 'CONFIRMED';
+  const refunded = o.refundedAt !== null;
+  const amount = formatMoney(o.amountCents, o.currency);
   return (
     <section data-testid="order-page" data-order-id={o.id}>
       <p className="crumbs">
@@ -53,8 +54,18 @@ function OrderView({ orderId, canCancel }: { orderId: string; canCancel: boolean
       <dl className="facts card">
         <dt>Status</dt>
         <dd data-testid="order-status">
-          <span className={`pill ${confirmed ? 'pill-ok' : 'pill-alarm'}`}>{confirmed ? 'Confirmed' : 'Cancelled'}</span>
+          <span className={`pill ${confirmed ? 'pill-ok' : 'pill-alarm'}`}>
+            {confirmed ? 'Confirmed' : refunded ? 'Cancelled and refunded' : 'Cancelled'}
+          </span>
         </dd>
+        {o.refundedAt && (
+          <>
+            <dt>Refunded</dt>
+            <dd data-testid="order-refunded">
+              {amount} on <When iso={o.refundedAt} zone={o.timeZone} />
+            </dd>
+          </>
+        )}
         <dt>Event</dt>
         <dd>
           <Link to="/events/$eventId" params={{ eventId: o.eventId }}>
@@ -64,15 +75,16 @@ function OrderView({ orderId, canCancel }: { orderId: string; canCancel: boolean
         <dt>Account</dt>
         <dd>
           <Link to="/support" search={{ account: o.accountId }} data-testid="order-account">
-            {o.accountId}
+            {o.accountName ?? o.accountId}
           </Link>
+          {o.accountName && <span className="muted"> {o.accountId}</span>}
         </dd>
         <dt>Ordered</dt>
         <dd>
           <When iso={o.createdAt} zone={o.timeZone} />
         </dd>
         <dt>Amount</dt>
-        <dd data-testid="order-amount">{formatMoney(o.amountCents, o.currency)}</dd>
+        <dd data-testid="order-amount">{amount}</dd>
         <dt>Seats</dt>
         <dd>
           {o.seats}
@@ -92,16 +104,28 @@ function OrderView({ orderId, canCancel }: { orderId: string; canCancel: boolean
           <code>{o.id}</code>
         </dd>
       </dl>
-      {canCancel && confirmed && (
+      {canCancel && !refunded && (
         <div className="page-actions">
+          {confirmed && (
+            <ReasonAction
+              label="Cancel order"
+              danger
+              what="The order is cancelled and its seats come back (to the waitlist after a sell-out). The money is not refunded: Cancel and refund does both."
+              testId="cancel-order"
+              run={async (reason) => {
+                const r = await cancel.mutateAsync({ orderId: o.id, reason });
+                return `Cancelled; ${r.seatsReturned} seat(s) back${r.toWaitlist ? ' to the waitlist' : ''}.`;
+              }}
+            />
+          )}
           <ReasonAction
-            label="Cancel order"
+            label={confirmed ? 'Cancel and refund' : `Refund ${amount}`}
             danger
-            what="The order is cancelled and its seats come back (to the waitlist after a sell-out). The money goes back through the payment provider, with the payment reference above."
-            testId="cancel-order"
+            what={`${confirmed ? 'The order is cancelled and its seats come back (to the waitlist after a sell-out); then ' : ''}${amount} goes back to the fan's card through the payment provider (payment ${o.paymentReference}). This cannot be undone.`}
+            testId="refund-order"
             run={async (reason) => {
-              const r = await cancel.mutateAsync({ orderId: o.id, reason });
-              return `Cancelled; ${r.seatsReturned} seat(s) back${r.toWaitlist ? ' to the waitlist' : ''}.`;
+              const r = await refund.mutateAsync({ orderId: o.id, reason });
+              return `Refunded ${formatMoney(r.amountCents, o.currency)}${r.cancelled ? `; cancelled, ${r.seatsReturned} seat(s) back${r.toWaitlist ? ' to the waitlist' : ''}` : ''}.`;
             }}
           />
         </div>
