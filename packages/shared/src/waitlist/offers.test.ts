@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sql } from 'kysely';
 import { createOpenEvent, createTestDatabase, domainError, type TestDatabase } from '../testing/index.js';
 import { DomainError } from '../errors.js';
-import { EventCache } from '../events/index.js';
+import { EventCache } from '../allocations/index.js';
 import { HoldService, SeatmapCache } from '../inventory/index.js';
 import { reconcileInventory } from '../jobs/reconcile.js';
 import { cancelOrder } from '../checkout/cancel.js';

@@ -1,4 +1,4 @@
-import type { EventSetting } from '@onsale/shared/events/schema';
+import type { EventSetting } from '@onsale/shared/sale-setup/schema';
 import { Field } from './Field';
 import { errorAt } from './event-draft';
 import type { DeliveryChoice, TicketsDraft } from './ticket-draft';

@@ -1,5 +1,5 @@
 // The event form's ticket settings (issue 29) as typed, and their translation to and from the event file's
-// `tickets` (ticketSettingsSchema in @onsale/shared/events/schema). Pure: no React, no I/O.
+// `tickets` (ticketSettingsSchema in @onsale/shared/sale-setup/schema). Pure: no React, no I/O.
 import { instantOfWallTime, wallTimeOf } from '@onsale/shared/words';
 
 export type DeliveryChoice = 'now' | 'at' | 'hoursBefore';
