@@ -12,8 +12,8 @@ import { loadWatermarks, recordClaims } from '../queue/queue.repository.js';
 import { WatermarkStore } from '../queue/watermark-store.js';
 import { createTestDatabase, manualClock, testSecrets, type ManualClock, type TestDatabase } from '../testing/index.js';
 import { AdmissionController, type EventTickOutcome } from './controller.js';
-import { StoreLoadTracker } from './store-load.js';
-import { reportStoreLoad } from './store-load.repository.js';
+import { StoreLoadTracker } from '../queue/store-load.js';
+import { reportStoreLoad } from '../queue/store-load.repository.js';
 import { ARRIVAL_WINDOW_MS } from './advance.js';
 
 // The admission controller against what the store does: a store that lags and recovers (its load reported as the

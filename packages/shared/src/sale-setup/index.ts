@@ -3,3 +3,4 @@
 // layer of the domain (docs/architecture.md, "The layers"): it uses the other domains; none of them uses it.
 export * from './configure.service.js';
 export { createEvent, type CreateEventOptions } from './create-event.js';
+export { getQueueCopy, setQueueCopy, type QueueCopyView, type StateWords } from './queue-copy.service.js';

@@ -10,7 +10,8 @@ import { ClaimTokens } from './claim-token.js';
 import { runFanout } from './fanout.js';
 import { maintainWaitlist } from './maintenance.js';
 import { renderNotifications } from './notifications.js';
-import { claimOffer, declineOffer, expireOffer } from './offers.js';
+import { declineOffer, expireOffer } from './offers.js';
+import { claimOffer } from '../claims/offers.js';
 import { WaitlistService } from './waitlist.service.js';
 
 let t: TestDatabase;
