@@ -71,6 +71,12 @@ export async function createEvent(
     eventId,
     details: { name: spec.name, capacity, fairnessMode: spec.fairnessMode, seedCommitment },
   });
-  if (opts.signOff) await insertFairnessSignOff(trx, { id: eventId, fairnessMode: spec.fairnessMode, version: 1 }, fairnessDescription(spec.fairnessMode), actor);
+  if (opts.signOff)
+    await insertFairnessSignOff(
+      trx,
+      { id: eventId, fairnessMode: spec.fairnessMode, version: 1 },
+      fairnessDescription(spec.fairnessMode),
+      actor,
+    );
   return { eventId, listingId, capacity };
 }

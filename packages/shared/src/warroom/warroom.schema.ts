@@ -98,7 +98,6 @@ export const alertEndpointActiveSchema = z.object({ id: z.string().uuid('an aler
 
 export type AlertEndpointInput = z.input<typeof alertEndpointInputSchema>;
 
-
 /** One state's words: what a waiting fan reads (1 to 500 characters). */
 const stateWords = z
   .string({ error: 'write the words fans read' })
