@@ -86,9 +86,9 @@ export function TicketsEditor({
               name="tickets.deliveryHoursBeforeShow"
               type="number"
               inputMode="numeric"
-              value={tickets.hoursBefore}
+              value={tickets.deliveryHoursBeforeShow}
               disabled={off('tickets.deliveryHoursBeforeShow')}
-              onChange={(e) => set({ hoursBefore: e.target.value })}
+              onChange={(e) => set({ deliveryHoursBeforeShow: e.target.value })}
             />
           </Field>
         )}
