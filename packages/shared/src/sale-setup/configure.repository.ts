@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Updateable } from 'kysely';
+import { sql, type Updateable } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
 import type { EventsTable } from '../events/index.js';
 
