@@ -1,6 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import { createDb, migrateToLatest, type Db } from '@onsale/shared/db';
-import { eventCreateWarnings, getEvent, getSections, listEvents, parseEventFile, parseNewEventFile, type EventSpec } from '@onsale/shared/events';
+import {
+  eventCreateWarnings,
+  getEvent,
+  getSections,
+  listEvents,
+  parseEventFile,
+  parseNewEventFile,
+  type EventSpec,
+} from '@onsale/shared/events';
 import { createEvent } from '@onsale/shared/sale-setup';
 import { getInventoryCounts } from '@onsale/shared/inventory';
 import { resolveDatabase } from './database.js';

@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { getEvent } from '@onsale/shared/events';
-import { createConfiguredEvent, getEventConfiguration, listListings, setListingWaitlist, signOffFairness, updateEventConfiguration, type FairnessSignOff } from '@onsale/shared/sale-setup';
+import {
+  createConfiguredEvent,
+  getEventConfiguration,
+  listListings,
+  setListingWaitlist,
+  signOffFairness,
+  updateEventConfiguration,
+  type FairnessSignOff,
+} from '@onsale/shared/sale-setup';
 import {
   eventCreateInputSchema,
   eventUpdateInputSchema,
