@@ -1,5 +1,10 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { ESLint } from 'eslint';
-import { describe, expect, it } from 'vitest';
+import tseslint from 'typescript-eslint';
+import { afterAll, describe, expect, it } from 'vitest';
+import onsale from './onsale.js';
 
 // The project's own rules on planted source text, through ESLint's Node API and the entries of eslint.config.js that
 // turn them on (eslint-rules/own.config.js): a file path inside a domain decides which rules apply.
@@ -90,5 +95,77 @@ describe('SQL only in repositories', () => {
       'export const planted = (db: Db, id: string) => findPlanted(db, id);',
     ].join('\n');
     expect(await lint('packages/shared/src/inventory/planted.ts', caller)).toEqual([]);
+  });
+});
+
+describe('domain layers', () => {
+  it('refuses an import that closes a loop between domain folders, naming the loop', async () => {
+    const messages = await lint('packages/shared/src/events/planted.ts', "export { createEvent } from '../sale-setup/index.js';");
+    expect(messages.map((m) => [m.rule, m.line])).toEqual([['onsale/domain-layers', 1]]);
+    expect(messages[0]!.message).toContain('events/ may not import ../sale-setup/index.js');
+    expect(messages[0]!.message).toContain('(events/ -> sale-setup/ -> events/)');
+  });
+
+  it('finds a loop through other folders too', async () => {
+    // claims/ imports inventory/ (a claim becomes a hold): inventory/ importing claims/ closes the loop.
+    const messages = await lint(
+      'packages/shared/src/inventory/planted.ts',
+      "import { claimOffer } from '../claims/offers.js';\nexport const planted = claimOffer;",
+    );
+    expect(messages.map((m) => m.rule)).toEqual(['onsale/domain-layers']);
+    expect(messages[0]!.message).toMatch(/\(inventory\/ -> claims\/ -> .*inventory\/\)/);
+  });
+
+  it('accepts imports down the layers, and leaves tests and the database layer alone', async () => {
+    const down =
+      "import { getEvent } from '../events/index.js';\nimport { HoldService } from '../inventory/index.js';\nexport const planted = [getEvent, HoldService];";
+    expect(await lint('packages/shared/src/sale-setup/planted.ts', down)).toEqual([]);
+    const up = "import { createEvent } from '../sale-setup/index.js';\nexport const planted = createEvent;";
+    expect(await lint('packages/shared/src/events/planted.test.ts', up)).toEqual([]);
+    expect(await lint('packages/shared/src/db/planted.ts', up)).toEqual([]);
+  });
+
+  describe('on a planted tree', () => {
+    // src/a imports src/b, src/b imports src/c; src/c imports nothing.
+    const root = mkdtempSync(join(tmpdir(), 'domain-layers-'));
+    const files: Record<string, string> = {
+      'src/a/a.ts': "import { b } from '../b/b.js';\nexport const a = b;",
+      'src/b/b.ts': "import { c } from '../c/c.js';\nexport const b = c;",
+      'src/c/c.ts': 'export const c = 1;',
+    };
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(join(root, dirname(path)), { recursive: true });
+      writeFileSync(join(root, path), text);
+    }
+    afterAll(() => rmSync(root, { recursive: true, force: true }));
+    const planted = (options: object) =>
+      new ESLint({
+        cwd: root,
+        overrideConfigFile: true,
+        overrideConfig: [
+          {
+            files: ['**/*.ts'],
+            languageOptions: { parser: tseslint.parser },
+            plugins: { onsale },
+            rules: { 'onsale/domain-layers': ['error', { root: 'src', ...options }] },
+          },
+        ],
+      });
+    const lintIn = async (eslint: ESLint, path: string, code: string) =>
+      (await eslint.lintText(code, { filePath: join(root, path) }))[0]!.messages.map((m) => m.message);
+
+    it('reads the loop from the text being linted, the other folders from disk', async () => {
+      const eslint = planted({});
+      expect(await lintIn(eslint, 'src/a/a.ts', files['src/a/a.ts']!)).toEqual([]);
+      const closing = "import { a } from '../a/a.js';\nexport const c = a;";
+      const [message] = await lintIn(eslint, 'src/c/c.ts', closing);
+      expect(message).toContain('(c/ -> a/ -> b/ -> c/)');
+    });
+
+    it('follows no edge the configuration allows (a known loop still to break)', async () => {
+      const closing = "import { a } from '../a/a.js';\nexport const c = a;";
+      expect(await lintIn(planted({ allow: ['c -> a'] }), 'src/c/c.ts', closing)).toEqual([]);
+      expect(await lintIn(planted({ allow: ['b -> c'] }), 'src/c/c.ts', closing)).toEqual([]);
+    });
   });
 });

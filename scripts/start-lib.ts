@@ -4,7 +4,8 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Db } from '@onsale/shared/db';
-import { createEvent, listEvents, parseEventFile } from '@onsale/shared/events';
+import { listEvents, parseEventFile } from '@onsale/shared/events';
+import { createEvent } from '@onsale/shared/sale-setup';
 import { countUsers } from '@onsale/shared/users';
 import { repoRoot } from '@onsale/cli/database';
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { TRPCError } from '@trpc/server';
 import { DomainError } from '@onsale/shared';
 import { createOpenEvent, createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
-import { eventFileSchema, formatIssues, type EventFile } from '@onsale/shared/events/schema';
+import { eventFileSchema, formatIssues, type EventFile } from '@onsale/shared/sale-setup/schema';
 import { fieldErrors } from '@onsale/shared/users/schema';
 import { assignEventOrganisation, type ConsoleUser } from '@onsale/shared/users';
 import { buildBff } from '../src/app.js';

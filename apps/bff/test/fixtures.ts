@@ -1,7 +1,8 @@
 import type { Db } from '@onsale/shared/db';
 import type { RehearsalLauncher } from '../src/rehearsals.js';
 import { sql } from '@onsale/shared/db';
-import { createEvent, parseEventFile } from '@onsale/shared/events';
+import { parseEventFile } from '@onsale/shared/events';
+import { createEvent } from '@onsale/shared/sale-setup';
 import type { TokenKey } from '@onsale/shared/queue';
 import type { PaymentProvider } from '@onsale/shared/checkout';
 import { createUser, DEFAULT_SIGN_IN_THROTTLE, type ConsoleUser, type Role } from '@onsale/shared/users';

@@ -3,7 +3,7 @@ import { TRPCError } from '@trpc/server';
 import { DomainError } from '@onsale/shared';
 import { sql } from '@onsale/shared/db';
 import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
-import type { EventFile } from '@onsale/shared/events/schema';
+import type { EventFile } from '@onsale/shared/sale-setup/schema';
 import { signTicketCode, stepOf, TicketService } from '@onsale/shared/tickets';
 import type { ConsoleUser } from '@onsale/shared/users';
 import { callerAs, seedUser, smallEventFile } from './fixtures.js';

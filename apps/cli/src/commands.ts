@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { createDb, migrateToLatest, type Db } from '@onsale/shared/db';
 import {
-  createEvent,
   eventCreateWarnings,
   getEvent,
   getSections,
@@ -10,6 +9,7 @@ import {
   parseNewEventFile,
   type EventSpec,
 } from '@onsale/shared/events';
+import { createEvent } from '@onsale/shared/sale-setup';
 import { getInventoryCounts } from '@onsale/shared/inventory';
 import { resolveDatabase } from './database.js';
 import { CliError } from './errors.js';

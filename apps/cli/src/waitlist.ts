@@ -89,7 +89,7 @@ export const waitlistCommands: Record<string, Command> = {
       const { withDatabase, databaseUrl, defaultActor } = await context();
       const actor = text(values.actor) ?? defaultActor();
       // The console's own service: the same bounds, the same audit row; the CLI acts for the house.
-      const { setListingWaitlist } = await import('@onsale/shared/events');
+      const { setListingWaitlist } = await import('@onsale/shared/sale-setup');
       io.out(
         json(
           await withDatabase(databaseUrl, async (db) => {

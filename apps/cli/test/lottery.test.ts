@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createEvent, parseEventFile } from '@onsale/shared/events';
+import { parseEventFile } from '@onsale/shared/events';
+import { createEvent } from '@onsale/shared/sale-setup';
 import { registerForLottery } from '@onsale/shared/lottery';
 import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
 import { onsale } from './run.js';

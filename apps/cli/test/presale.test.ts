@@ -3,7 +3,8 @@ import { createTestDatabase, type TestDatabase, testSecrets } from '@onsale/shar
 import { checkAccessCode } from '@onsale/shared/allocations';
 import { findActiveEvents, tickEvent } from '@onsale/shared/admission';
 import { sql } from '@onsale/shared/db';
-import { createEvent, parseEventFile } from '@onsale/shared/events';
+import { parseEventFile } from '@onsale/shared/events';
+import { createEvent } from '@onsale/shared/sale-setup';
 import { createTokenKey } from '@onsale/shared/queue';
 import { onsale } from './run.js';
 

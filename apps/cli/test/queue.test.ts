@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AdmissionController } from '@onsale/shared/admission';
-import { createEvent, parseEventFile } from '@onsale/shared/events';
+import { parseEventFile } from '@onsale/shared/events';
+import { createEvent } from '@onsale/shared/sale-setup';
 import { generateSeed } from '@onsale/shared/queue/fairness';
 import { createTestDatabase, type TestDatabase } from '@onsale/shared/testing';
 

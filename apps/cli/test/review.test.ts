@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sql } from 'kysely';
 import { createOpenEvent, createTestDatabase, testSecrets, type TestDatabase } from '@onsale/shared/testing';
-import { EventCache } from '@onsale/shared/events';
+import { EventCache } from '@onsale/shared/allocations';
 import { HoldService, SeatmapCache } from '@onsale/shared/inventory';
 import { CardFingerprints, CheckoutService, SimulatedPaymentGateway } from '@onsale/shared/checkout';
 import { deviceFingerprint } from '@onsale/shared/abuse';

@@ -4,9 +4,10 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runScheduledControl, setRateOverride } from '@onsale/shared/admission';
 import { sql } from '@onsale/shared/db';
-import { createEvent, parseEventFile } from '@onsale/shared/events';
+import { parseEventFile } from '@onsale/shared/events';
+import { createEvent } from '@onsale/shared/sale-setup';
 import { createTestDatabase, docsScreenshotDir, type TestDatabase, PAGE_WAIT_MS } from '@onsale/shared/testing';
-import { setQueueCopy } from '@onsale/shared/warroom';
+import { setQueueCopy } from '@onsale/shared/sale-setup';
 import { assignEventOrganisation, createUser } from '@onsale/shared/users';
 import { eventually, launchChromium, builtConsole, consoleSessions, sideways, VIEWS, startProduct } from './browser-helpers';
 

@@ -211,6 +211,7 @@ const en = {
   // my tickets
   ticketsTitle: 'My tickets',
   ticketsNoneHeld: 'You no longer hold a ticket for this show.',
+  ticketsNone: 'This account holds no tickets for this show.',
   ticketArrives: (when: string) => `Your ticket arrives on ${when}. The code to show at the door appears here then.`,
   ticketQrLabel: 'Your ticket code for the door. It changes every 15 seconds: a screenshot will not get you in.',
   ticketCodeChanges: (s: number) => `Live code: changes in ${s} s. Show this screen at the door.`,
@@ -445,6 +446,7 @@ const es: Strings = {
   offerGone: 'Esta oferta ha terminado.',
   ticketsTitle: 'Mis entradas',
   ticketsNoneHeld: 'Ya no tienes entradas para esta función.',
+  ticketsNone: 'Esta cuenta no tiene entradas para esta función.',
   ticketArrives: (when) => `Tu entrada llega el ${when}. El código para la puerta aparecerá aquí entonces.`,
   ticketQrLabel: 'El código de tu entrada para la puerta. Cambia cada 15 segundos: una captura de pantalla no sirve.',
   ticketCodeChanges: (s) => `Código en vivo: cambia en ${s} s. Enseña esta pantalla en la puerta.`,

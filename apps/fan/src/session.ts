@@ -71,6 +71,11 @@ export interface EventProgress {
   notice?: string;
   /** The place moved to another device where the fan signed in: this one waits for the fan to bring it back. */
   movedAway?: boolean;
+  /**
+   * The account held tickets for this event when this device last read them (GET /me/tickets): the page reads them
+   * again when it opens. Without it (and without an order here) the page reads them only when the fan asks.
+   */
+  holdsTickets?: boolean;
 }
 
 const progressKey = (accountId: string, eventId: string) => `onsale.progress.${accountId}.${eventId}`;

@@ -129,9 +129,11 @@ describe('tickets on the fans’ page and at the door', () => {
     await expect.poll(() => ticketsWith(buyer.page, 'TRANSFERRED').count()).toBe(1);
     expect(await ticketsWith(buyer.page, 'ACTIVE').count()).toBe(3);
 
-    // The friend opens the page again (a page without tickets does not poll for them: the on-sale's crowd costs one
-    // read each) and it shows the ticket, with a live code of its own, bound to the friend's device.
+    // The friend opens the page again and then "My tickets" (a page that never saw tickets for the account reads none
+    // by itself: the on-sale's crowd costs no read), and it shows the ticket, with a live code of its own, bound to the
+    // friend's device. From then on the page reads them when it opens (the reloads below).
     await friend.page.reload();
+    await friend.page.getByTestId('tickets-open').click();
     await friend.page.getByTestId('ticket-qr').waitFor();
     expect(await tickets(friend.page).count()).toBe(1);
     await noOverflow(friend.page);

@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createEvent, EventCache, expandSeats, parseEventFile } from '@onsale/shared/events';
+import { expandSeats, parseEventFile } from '@onsale/shared/events';
+import { createEvent } from '@onsale/shared/sale-setup';
+import { EventCache } from '@onsale/shared/allocations';
 import { DomainError } from '@onsale/shared';
 import { bestBlocks, HoldService, PartyMix, SeatmapCache, type SeatCell, type SingleSeatRule } from '@onsale/shared/inventory';
 import { benchDatabase } from './database.js';

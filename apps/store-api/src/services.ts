@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '@onsale/shared/db';
 import type { Metrics } from '@onsale/shared/metrics';
 import { CardFingerprints, CheckoutService, ProcessLease, SimulatedPaymentGateway } from '@onsale/shared/checkout';
-import { EventCache } from '@onsale/shared/events';
+import { EventCache } from '@onsale/shared/allocations';
 import { HoldService, SeatmapCache } from '@onsale/shared/inventory';
 import { lastMinuteAdmissions, type WatermarkStore } from '@onsale/shared/queue';
 import { waitlistSizes } from '@onsale/shared/waitlist';

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { inject } from 'vitest';
 import { createTestDatabase, testSecrets, type TestDatabase } from '@onsale/shared/testing';
-import { createEvent, parseEventFile, type EventFile } from '@onsale/shared/events';
+import { parseEventFile, type EventFile } from '@onsale/shared/events';
+import { createEvent } from '@onsale/shared/sale-setup';
 import { getInventoryCounts } from '@onsale/shared/inventory';
 import { SimulatedPaymentGateway } from '@onsale/shared/checkout';
 import { sql } from '@onsale/shared/db';

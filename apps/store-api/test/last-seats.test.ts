@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdmissionController } from '@onsale/shared/admission';
-import { createEvent, parseEventFile } from '@onsale/shared/events';
+import { parseEventFile } from '@onsale/shared/events';
+import { createEvent } from '@onsale/shared/sale-setup';
 import { getInventoryCounts } from '@onsale/shared/inventory';
 import { bearer, cardNumberOf, login, setupApp, type TestApp } from './helper.js';
 

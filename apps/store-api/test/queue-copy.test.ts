@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@onsale/shared/db';
-import { getQueueCopy, setQueueCopy } from '@onsale/shared/warroom';
+import { getQueueCopy, setQueueCopy } from '@onsale/shared/sale-setup';
 import { domainError, pollUntil } from '@onsale/shared/testing';
 import { bearer, login, makeEvent, setupApp, type TestApp } from './helper.js';
 

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pollUntil } from '@onsale/shared/testing';
 import { sql } from '@onsale/shared/db';
-import { AWAITING_SIGNOFF_MESSAGE, createEvent, parseEventFile, signOffFairness } from '@onsale/shared/events';
+import { AWAITING_SIGNOFF_MESSAGE, parseEventFile } from '@onsale/shared/events';
+import { createEvent, signOffFairness } from '@onsale/shared/sale-setup';
 import { findActiveEvents, setRateOverride, tickEvent } from '@onsale/shared/admission';
 import { bearer, eventFile, login, setupApp, type TestApp } from './helper.js';
 

@@ -1,11 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
-import { Agent, fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { sql, type Db, type Trx } from '@onsale/shared/db';
-import { admissionClaimsFor, createTokenKey, hashDevice, signToken, type TokenKey } from '@onsale/shared/queue';
-import { createTestDatabase, freePort, testSecrets, userShellEnv, waitUntil, type TestDatabase } from '@onsale/shared/testing';
+import { sql, type Db } from '@onsale/shared/db';
+import { createTokenKey, type TokenKey } from '@onsale/shared/queue';
+import { createTestDatabase, testSecrets, waitUntil, type TestDatabase } from '@onsale/shared/testing';
 import { cardNumberOf, checkInvariants, eventFile, makeEvent } from './helper.js';
+import { admittedFan, call, holdInTransaction, killHard, startStore as startStoreOn, stopStores, type Store } from './store-processes.js';
 
 // Real store-API processes (apps/store-api/src/server.ts, each its own node process) on one real PostgreSQL
 // database, killed with SIGKILL at the moments that matter:
@@ -18,108 +16,8 @@ import { cardNumberOf, checkInvariants, eventFile, makeEvent } from './helper.js
 //    retry with the same key is answered within 2 s, and every attempt is settled (the order written) within 10 s
 //    of the kill (they took 25-58 s, and retries waited 9-20 s).
 
-const root = join(import.meta.dirname, '..', '..', '..');
-/** A connection per request, so a killed process's requests fail at once and a retry opens a fresh connection. */
-const fresh = new Agent({ pipelining: 0 });
-
 let t: TestDatabase;
 let tokenKey: TokenKey;
-
-interface Store {
-  name: string;
-  url: string;
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<unknown>;
-}
-const stores: Store[] = [];
-
-/** One store-API process of the install on the test database, serving once GET /healthz answers. */
-async function startStore(name: string, extra: Record<string, string> = {}): Promise<Store> {
-  const port = await freePort();
-  let output = '';
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'apps/store-api/src/server.ts')], {
-    cwd: root,
-    env: userShellEnv(root, {
-      DATABASE_URL: t.url,
-      STORE_API_PORT: String(port),
-      STORE_API_INSTANCE: name,
-      DEV_AUTH: 'true',
-      RATE_LIMIT_ENABLED: 'false',
-      BOT_GATE_ENABLED: 'false',
-      // Both processes share two cores with the test runner and the other test files: nothing is shed here.
-      LOAD_SHED_ENABLED: 'false',
-      ...extra,
-    }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  const store: Store = { name, url: `http://127.0.0.1:${port}`, child, output: () => output, exited };
-  stores.push(store);
-  // Loading the code base through tsx: tens of seconds on a busy 2-core machine.
-  await waitUntil(
-    `${name} serving`,
-    async () => {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited:\n${output}`);
-      return fetch(`${store.url}/healthz`, { dispatcher: fresh })
-        .then((r) => r.status === 200)
-        .catch(() => false);
-    },
-    { timeoutMs: 240_000, intervalMs: 250 },
-  );
-  return store;
-}
-
-/** SIGKILL, and the moment it is gone. */
-async function killHard(store: Store): Promise<void> {
-  store.child.kill('SIGKILL');
-  await store.exited;
-}
-
-async function call(store: Store, method: string, path: string, headers: Record<string, string>, body?: unknown) {
-  const started = Date.now();
-  try {
-    const r = await fetch(`${store.url}${path}`, {
-      method,
-      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      dispatcher: fresh,
-      signal: AbortSignal.timeout(60_000),
-    });
-    return {
-      status: r.status,
-      json: (await r.json().catch(() => ({}))) as Record<string, any>,
-      replayed: r.headers.get('idempotent-replayed'),
-      retryAfter: r.headers.get('retry-after'),
-      at: Date.now(),
-      ms: Date.now() - started,
-    };
-  } catch (err) {
-    return {
-      status: 0,
-      json: { error: String(err) } as Record<string, any>,
-      replayed: null,
-      retryAfter: null,
-      at: Date.now(),
-      ms: Date.now() - started,
-    };
-  }
-}
-
-/** A fan admitted to the event (dev sign-in on `store`, an admission token signed as the waiting room signs it). */
-async function fan(store: Store, eventId: string, accountId: string): Promise<Record<string, string>> {
-  const login = await call(store, 'POST', '/auth/dev-login', {}, { accountId });
-  expect(login.status, JSON.stringify(login.json)).toBe(200);
-  const deviceId = `${accountId}-device`;
-  const claims = admissionClaimsFor(
-    { kind: 'queue', eventId, accountId, deviceHash: await hashDevice(deviceId, accountId), joinIndex: 0, cohort: 'FIFO', iat: 0, exp: 0 },
-    1,
-    Date.now(),
-  );
-  return { authorization: `Bearer ${login.json.token}`, 'x-device-id': deviceId, 'x-admission-token': await signToken(tokenKey, claims) };
-}
 
 /** The key of the lock every hold statement takes first: the account's, within the event. */
 const accountLock = (eventId: string, accountId: string) => sql`hashtextextended(${`account:${eventId}:${accountId}`}, 0)`;
@@ -132,27 +30,6 @@ async function holdAccountLocks(db: Db, eventId: string, accounts: string[]): Pr
   return holdInTransaction(db, async (trx) => {
     for (const a of accounts) await sql`SELECT pg_advisory_xact_lock(${accountLock(eventId, a)})`.execute(trx);
   });
-}
-
-/** Runs `take` in a transaction of the test's own and keeps it open (its locks held) until `release` is called. */
-async function holdInTransaction(db: Db, take: (trx: Trx) => Promise<void>): Promise<{ pid: number; release: () => Promise<void> }> {
-  let release!: () => void;
-  const released = new Promise<void>((r) => (release = r));
-  let locked!: (pid: number) => void;
-  const ready = new Promise<number>((r) => (locked = r));
-  const done = db.transaction().execute(async (trx: Trx) => {
-    await take(trx);
-    locked((await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(trx)).rows[0]!.pid);
-    await released;
-  });
-  const pid = await Promise.race([ready, done.then(() => -1)]);
-  return {
-    pid,
-    release: async () => {
-      release();
-      await done;
-    },
-  };
 }
 
 /** Who holds or waits for an account's lock: backend pids, other than the test's own. */
@@ -173,16 +50,12 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(async () => {
-  for (const s of stores)
-    if (s.child.exitCode === null && s.child.signalCode === null) {
-      s.child.kill('SIGTERM');
-      const timer = setTimeout(() => s.child.kill('SIGKILL'), 20_000);
-      await s.exited;
-      clearTimeout(timer);
-    }
-  await fresh.close();
+  await stopStores();
   await t?.drop();
 });
+
+const startStore = (name: string, extra: Record<string, string> = {}) => startStoreOn(t.url, name, extra);
+const fan = (store: Store, eventId: string, accountId: string) => admittedFan(store, tokenKey, eventId, accountId);
 
 /** The process that survives every kill here (started once, for both tests). */
 let survivor: Promise<Store> | undefined;

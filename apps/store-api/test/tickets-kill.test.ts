@@ -1,130 +1,26 @@
 // Kill -9 of a store-API process in the middle of a face-value resale purchase and of a transfer (issue 29), with
 // real processes (apps/store-api/src/server.ts) on one real PostgreSQL database, as store-kill.test.ts does:
 // afterwards exactly one holder of the seat, one valid set of codes, and the money recorded once.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
-import { Agent, fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { sql, type Db, type Trx } from '@onsale/shared/db';
+import { sql } from '@onsale/shared/db';
 import { TEST_CARDS } from '@onsale/shared/checkout';
-import { admissionClaimsFor, createTokenKey, hashDevice, signToken, type TokenKey } from '@onsale/shared/queue';
-import { createTestDatabase, freePort, testSecrets, userShellEnv, waitUntil, type TestDatabase } from '@onsale/shared/testing';
+import { createTokenKey, type TokenKey } from '@onsale/shared/queue';
+import { createTestDatabase, testSecrets, waitUntil, type TestDatabase } from '@onsale/shared/testing';
 import { relayFanouts, runFanout } from '@onsale/shared/waitlist';
 import { cardNumberOf, makeEvent } from './helper.js';
-
-const root = join(import.meta.dirname, '..', '..', '..');
-const fresh = new Agent({ pipelining: 0 });
+import {
+  admittedFan as admitted,
+  call,
+  holdInTransaction,
+  killHard,
+  signIn,
+  startStore as startStoreOn,
+  stopStores,
+  type Store,
+} from './store-processes.js';
 
 let t: TestDatabase;
 let tokenKey: TokenKey;
-
-interface Store {
-  name: string;
-  url: string;
-  child: ChildProcess;
-  exited: Promise<unknown>;
-}
-const stores: Store[] = [];
-
-async function startStore(name: string, extra: Record<string, string> = {}): Promise<Store> {
-  const port = await freePort();
-  let output = '';
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'apps/store-api/src/server.ts')], {
-    cwd: root,
-    env: userShellEnv(root, {
-      DATABASE_URL: t.url,
-      STORE_API_PORT: String(port),
-      STORE_API_INSTANCE: name,
-      DEV_AUTH: 'true',
-      RATE_LIMIT_ENABLED: 'false',
-      BOT_GATE_ENABLED: 'false',
-      LOAD_SHED_ENABLED: 'false',
-      ...extra,
-    }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  const store: Store = { name, url: `http://127.0.0.1:${port}`, child, exited };
-  stores.push(store);
-  await waitUntil(
-    `${name} serving`,
-    async () => {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited:\n${output}`);
-      return fetch(`${store.url}/healthz`, { dispatcher: fresh })
-        .then((r) => r.status === 200)
-        .catch(() => false);
-    },
-    { timeoutMs: 240_000, intervalMs: 250 },
-  );
-  return store;
-}
-
-async function killHard(store: Store): Promise<void> {
-  store.child.kill('SIGKILL');
-  await store.exited;
-}
-
-async function call(store: Store, method: string, path: string, headers: Record<string, string>, body?: unknown) {
-  try {
-    const r = await fetch(`${store.url}${path}`, {
-      method,
-      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      dispatcher: fresh,
-      signal: AbortSignal.timeout(60_000),
-    });
-    return { status: r.status, json: (await r.json().catch(() => ({}))) as Record<string, any>, retryAfter: r.headers.get('retry-after') };
-  } catch (err) {
-    return { status: 0, json: { error: String(err) } as Record<string, any>, retryAfter: null };
-  }
-}
-
-async function signIn(store: Store, accountId: string): Promise<Record<string, string>> {
-  const login = await call(store, 'POST', '/auth/dev-login', {}, { accountId });
-  expect(login.status, JSON.stringify(login.json)).toBe(200);
-  return { authorization: `Bearer ${login.json.token}`, 'x-device-id': `${accountId}-device` };
-}
-
-async function admittedFan(store: Store, eventId: string, accountId: string): Promise<Record<string, string>> {
-  const headers = await signIn(store, accountId);
-  const claims = admissionClaimsFor(
-    {
-      kind: 'queue',
-      eventId,
-      accountId,
-      deviceHash: await hashDevice(`${accountId}-device`, accountId),
-      joinIndex: 0,
-      cohort: 'FIFO',
-      iat: 0,
-      exp: 0,
-    },
-    1,
-    Date.now(),
-  );
-  return { ...headers, 'x-admission-token': await signToken(tokenKey, claims) };
-}
-
-/** Runs `take` in a transaction of the test's own and keeps it open (its locks held) until `release` is called. */
-async function holdInTransaction(db: Db, take: (trx: Trx) => Promise<void>): Promise<{ release: () => Promise<void> }> {
-  let release!: () => void;
-  const released = new Promise<void>((r) => (release = r));
-  let locked!: () => void;
-  const ready = new Promise<void>((r) => (locked = r));
-  const done = db.transaction().execute(async (trx: Trx) => {
-    await take(trx);
-    locked();
-    await released;
-  });
-  await Promise.race([ready, done]);
-  return {
-    release: async () => {
-      release();
-      await done;
-    },
-  };
-}
 
 /** The live tickets of a seat (ACTIVE, LISTED or ADMITTED): there must be exactly one. */
 async function holdersOf(ticketId: string) {
@@ -141,16 +37,12 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(async () => {
-  for (const s of stores)
-    if (s.child.exitCode === null && s.child.signalCode === null) {
-      s.child.kill('SIGTERM');
-      const timer = setTimeout(() => s.child.kill('SIGKILL'), 20_000);
-      await s.exited;
-      clearTimeout(timer);
-    }
-  await fresh.close();
+  await stopStores();
   await t?.drop();
 });
+
+const startStore = (name: string, extra: Record<string, string> = {}) => startStoreOn(t.url, name, extra);
+const admittedFan = (store: Store, eventId: string, accountId: string) => admitted(store, tokenKey, eventId, accountId);
 
 describe('kill -9 during a resale purchase and a transfer', () => {
   it('leaves exactly one holder, one valid set of codes and the money recorded once', async () => {

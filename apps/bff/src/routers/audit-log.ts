@@ -1,5 +1,5 @@
 import { auditLogCsv, auditLogFacets, getEvent, listAuditLog } from '@onsale/shared/events';
-import { auditLogQuerySchema } from '@onsale/shared/events/schema';
+import { auditLogQuerySchema } from '@onsale/shared/sale-setup/schema';
 import { eventScope, PERMISSIONS, requireEventAccess } from '@onsale/shared/users';
 import { roleProcedure, router } from '../trpc.js';
 

@@ -1,20 +1,20 @@
 import { z } from 'zod';
+import { getEvent } from '@onsale/shared/events';
 import {
   createConfiguredEvent,
-  getEvent,
   getEventConfiguration,
   listListings,
   setListingWaitlist,
   signOffFairness,
   updateEventConfiguration,
   type FairnessSignOff,
-} from '@onsale/shared/events';
+} from '@onsale/shared/sale-setup';
 import {
   eventCreateInputSchema,
   eventUpdateInputSchema,
   fairnessSignOffInputSchema,
   listingWaitlistInputSchema,
-} from '@onsale/shared/events/schema';
+} from '@onsale/shared/sale-setup/schema';
 import { can, eventScope, PERMISSIONS, requireEventAccess, type SessionUser } from '@onsale/shared/users';
 import { roleProcedure, router } from '../trpc.js';
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { fairnessAuditReport } from '@onsale/shared/admission';
-import { getEvent, listFairnessSignOffs } from '@onsale/shared/events';
+import { getEvent } from '@onsale/shared/events';
+import { listFairnessSignOffs } from '@onsale/shared/sale-setup';
 import { can, PERMISSIONS, requireEventAccess } from '@onsale/shared/users';
 import { roleProcedure, router } from '../trpc.js';
 import { signOffView } from './event-config.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { requireListingInScope } from '@onsale/shared/events';
+import { requireListingInScope } from '@onsale/shared/sale-setup';
 import { waitlistReport } from '@onsale/shared/waitlist/report';
 import { PERMISSIONS } from '@onsale/shared/users';
 import { roleProcedure, router } from '../trpc.js';

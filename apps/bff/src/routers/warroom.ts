@@ -20,7 +20,6 @@ import {
   alertEndpointActiveSchema,
   alertEndpointInputSchema,
   findSaleMinutes,
-  getQueueCopy,
   saleMinutesCsv,
   listAlertDeliveries,
   listAlertEndpoints,
@@ -29,10 +28,8 @@ import {
   queueScheduleCancelSchema,
   queueScheduleInputSchema,
   setAlertEndpointActive,
-  setQueueCopy,
   type AlertEndpoint,
   type AlertHistoryEntry,
-  type QueueCopyView,
   pauseQueueSchema,
   rateOverrideSchema,
   readWarRoomSnapshot,
@@ -41,6 +38,7 @@ import {
   warRoomEventSchema,
   WarRoomHub,
 } from '@onsale/shared/warroom';
+import { getQueueCopy, setQueueCopy, type QueueCopyView } from '@onsale/shared/sale-setup';
 import type { Context } from '../context.js';
 import { roleProcedure, router } from '../trpc.js';
 

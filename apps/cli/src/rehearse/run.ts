@@ -1,7 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createDb, type Db } from '@onsale/shared/db';
 import { controllerLastTick, controllerReason, soldOutAtOf } from './run.repository.js';
-import { createEvent, parseEventFile } from '@onsale/shared/events';
+import { parseEventFile } from '@onsale/shared/events';
+import { createEvent } from '@onsale/shared/sale-setup';
 import { getInventoryCounts } from '@onsale/shared/inventory';
 import { planAdmission } from '@onsale/shared/admission/plan';
 import { liftSimulatedGatewayCondition, putSimulatedGatewayCondition } from '@onsale/shared/checkout';

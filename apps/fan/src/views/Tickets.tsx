@@ -19,15 +19,18 @@ const HELD = new Set(['PENDING_DELIVERY', 'ACTIVE', 'LISTED', 'ADMITTED']);
  * Tickets passed on or sold stay listed, greyed, so the fan sees where they went.
  */
 export default function Tickets() {
-  const { t, event, api, progress } = useFan();
+  const { t, event, api, progress, update } = useFan();
   const [tickets, setTickets] = useState<FanTicket[] | null>(null);
+  const [asked, setAsked] = useState(false);
   const [reload, setReload] = useState(0);
   const [notice, setNotice] = useState<string | null>(null);
   const seatText = useSeatText();
 
-  // Read when the page opens and after a purchase or an action here. While the fan holds tickets for this event, read
-  // again every half minute (a delivery, a sale on the exchange, a move elsewhere); a fan with none (a crowd in the
-  // waiting room) is not asked again, so the on-sale's fans cost one read each.
+  // Read only when there is a reason to: an order paid on this device, tickets this device saw the account hold for
+  // this event (progress.holdsTickets, kept with the fan's progress), or the fan opening "My tickets" (a ticket a
+  // friend passed on, bought on another device). A fan in the waiting room, the on-sale's crowd, reads nothing.
+  // While the fan holds tickets, read again every half minute (a delivery, a sale on the exchange, a move elsewhere).
+  const reading = asked || progress.order !== undefined || progress.holdsTickets === true;
   usePoll(
     async () => {
       const r = await call<{ tickets: FanTicket[] }>(api, 'GET', '/me/tickets');
@@ -35,13 +38,28 @@ export default function Tickets() {
       if (r.kind !== 'ok') return null;
       const mine = r.body.tickets.filter((x) => x.eventId === event.id);
       setTickets(mine);
+      if (mine.length > 0 !== (progress.holdsTickets === true)) update({ holdsTickets: mine.length > 0 });
       return mine.length > 0 ? 30 : null;
     },
-    true,
+    reading,
     `${reload}:${progress.order?.orderId ?? ''}`,
   );
 
-  if (!tickets || tickets.length === 0) return null;
+  if (!reading)
+    return (
+      <p className="card">
+        <button type="button" className="link" data-testid="tickets-open" onClick={() => setAsked(true)}>
+          {t.ticketsTitle}
+        </button>
+      </p>
+    );
+  if (!tickets) return null;
+  if (tickets.length === 0)
+    return asked ? (
+      <p className="card muted" data-testid="tickets-none">
+        {t.ticketsNone}
+      </p>
+    ) : null;
   const held = tickets.filter((x) => HELD.has(x.status));
   const gone = tickets.filter((x) => !HELD.has(x.status));
   return (

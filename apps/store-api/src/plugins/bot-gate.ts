@@ -2,7 +2,7 @@ import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
 import type { Db } from '@onsale/shared/db';
 import { DomainError } from '@onsale/shared';
-import type { EventCache } from '@onsale/shared/events';
+import type { EventCache } from '@onsale/shared/allocations';
 import {
   DEFERRAL_HEADER,
   DeviceSightings,

@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Db } from '../db/connect.js';
-import { createEvent, EventCache, parseEventFile } from '../events/index.js';
+import { parseEventFile } from '../events/index.js';
+import { createEvent } from '../sale-setup/index.js';
+import { EventCache } from '../allocations/index.js';
 import { HoldService, SeatmapCache, getInventoryCounts } from '../inventory/index.js';
 import { CardFingerprints, CheckoutService, SimulatedPaymentGateway } from '../checkout/index.js';
 import { computeStatusNow, type QueueStatus, type QueueTokenClaims } from '../queue/edge.js';
@@ -10,8 +12,8 @@ import { loadWatermarks, recordClaims } from '../queue/queue.repository.js';
 import { WatermarkStore } from '../queue/watermark-store.js';
 import { createTestDatabase, manualClock, testSecrets, type ManualClock, type TestDatabase } from '../testing/index.js';
 import { AdmissionController, type EventTickOutcome } from './controller.js';
-import { StoreLoadTracker } from './store-load.js';
-import { reportStoreLoad } from './store-load.repository.js';
+import { StoreLoadTracker } from '../queue/store-load.js';
+import { reportStoreLoad } from '../queue/store-load.repository.js';
 import { ARRIVAL_WINDOW_MS } from './advance.js';
 
 // The admission controller against what the store does: a store that lags and recovers (its load reported as the

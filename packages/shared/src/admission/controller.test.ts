@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import type { Db } from '../db/connect.js';
-import { createEvent, parseEventFile } from '../events/index.js';
+import { parseEventFile } from '../events/index.js';
+import { createEvent } from '../sale-setup/index.js';
 import { verifyCommitment } from '../queue/fairness.js';
 import { createTestDatabase, manualClock, type ManualClock, type TestDatabase } from '../testing/index.js';
 import { AdmissionController, tickEvent, type EventTickOutcome } from './controller.js';

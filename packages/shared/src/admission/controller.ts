@@ -24,7 +24,7 @@ import * as repo from './controller.repository.js';
 import type { ActiveEventRow } from './controller.repository.js';
 import { planAdmission, type AdmissionPlan } from './plan.js';
 import { nextAdmissionRate, type AdmissionConstraint, type AdmissionRate } from './rate.js';
-import { readStoreLoad } from './store-load.repository.js';
+import { readStoreLoad } from '../queue/store-load.service.js';
 import { leaverSeconds, nextWindow, storeLagMs, tailGapMs, type StoreLoad, type WindowStep } from './window.js';
 
 /** The controller works on an event from this long before its open until it starts. */

@@ -4,7 +4,7 @@ import type { Db, Trx } from '../db/connect.js';
 import { conflict, DomainError, invalid, notFound } from '../errors.js';
 import { insertAudit } from '../audit/index.js';
 import { isUuid } from '../ids.js';
-import { queueScheduleCancelSchema, queueScheduleInputSchema } from '../warroom/warroom.schema.js';
+import { queueScheduleCancelSchema, queueScheduleInputSchema } from './controls.schema.js';
 import { pauseQueue, resumeQueue, setRateOverride } from './operator.js';
 import * as repo from './schedule.repository.js';
 import type { ScheduledAction, ScheduleStatus } from './schedule.table.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { manualClock } from '../testing/index.js';
-import { StoreLoadTracker } from './store-load.js';
+import { StoreLoadTracker } from '../queue/store-load.js';
 import { ADMISSION_WINDOW, leaverSeconds, nextWindow, storeLagMs, tailGapMs, type StoreLoad } from './window.js';
 
 const idle: StoreLoad = {

@@ -1,5 +1,5 @@
 // The admission controller's window on the fans inside: a congestion window, kept from what the store reports it is
-// doing now (store-load.ts). Pure: controller.ts feeds it and keeps the window in queue_state between ticks.
+// doing now (queue/store-load.ts). Pure: controller.ts feeds it and keeps the window in queue_state between ticks.
 
 /**
  * The rule's constants. Times are real milliseconds (the store's latency is real even in a rehearsal whose event
@@ -45,7 +45,7 @@ export interface StoreLoad {
   oldestInFlightMs: number;
 }
 
-/** Holds answered over this window are what `holdsAnswered` counts (store-load.ts STORE_LOAD_WINDOW_MS). */
+/** Holds answered over this window are what `holdsAnswered` counts (queue/store-load.ts STORE_LOAD_WINDOW_MS). */
 const ANSWERED_WINDOW_S = 5;
 
 /**

@@ -110,7 +110,7 @@ const scheduleRoll = (trx: Trx, eventId: string, code: string, at: Date) =>
 const unscheduleRoll = (trx: Trx, eventId: string, code: string) => repo.removeRollJob(trx, rollJobKey(eventId, code));
 
 /**
- * Writes an event's tiers anew from an edited event file, in the edit's transaction (configure.service.ts calls it
+ * Writes an event's tiers anew from an edited event file, in the edit's transaction (sale-setup/configure.service.ts calls it
  * only while no seat is in use, no fan is in a presale queue and no tier has opened): the old presales' queues
  * and roll jobs go; each seat takes its tier from the new split (unless `seatsWritten`: the layout was just
  * written with its tiers); then the tiers are created as createEvent creates them, each presale with a fresh

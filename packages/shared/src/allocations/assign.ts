@@ -1,7 +1,7 @@
 // Pure (no I/O, type imports only): the console's form shows the split live with these, so keep it browser-safe.
 import type { EventSpec } from '../events/events.schema.js';
 import type { SeatSpec } from '../events/layout.js';
-import type { AllocationSpec } from './allocations.schema.js';
+import type { AllocationSpec } from '../events/allocations.schema.js';
 
 /**
  * Splits every reserved section between the tiers by share, in seat order (front row first, left to right):

@@ -7,7 +7,7 @@ import { holdsRepository as holds } from '../inventory/holds.service.js';
 import { amountOfGaHold } from '../inventory/ga.service.js';
 import { assertAdmittedFor } from '../inventory/holds.service.js';
 import { holdExpired, holdLapsed } from '../inventory/hold-rules.js';
-import { accountBlocked } from '../support/blocks.js';
+import { accountBlocked } from '../events/blocks.js';
 import type { Metrics } from '../metrics/index.js';
 import * as repo from './checkout.repository.js';
 import type { CheckoutRequest } from './checkout.schema.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { sql } from 'kysely';
 import { createOpenEvent, createTestDatabase, testSecrets, type TestDatabase } from '../testing/index.js';
-import { EventCache } from '../events/index.js';
+import { EventCache } from '../allocations/index.js';
 import { HoldService, SeatmapCache } from '../inventory/index.js';
 import { checkoutRequestHash, CheckoutService } from './checkout.service.js';
 import { CardFingerprints } from './card-fingerprint.js';

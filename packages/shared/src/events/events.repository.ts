@@ -115,3 +115,9 @@ export async function findBoardFacts(db: Db | Trx, eventIds: string[]) {
     WHERE e.id = ANY(${eventIds}::uuid[])`.execute(db);
   return rows;
 }
+
+/** Fan accounts an operator blocked from the event (fan support writes the blocks: support/support.repository.ts). */
+export async function findBlockedAccounts(db: Db | Trx, eventId: string): Promise<string[]> {
+  const rows = await db.selectFrom('account_blocks').select('account_id').where('event_id', '=', eventId).execute();
+  return rows.map((r) => r.account_id);
+}

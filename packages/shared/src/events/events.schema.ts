@@ -1,13 +1,12 @@
 import { z } from 'zod';
 import '../words/zod-messages.js';
-import { DEFAULT_GA_SHARDS, MAX_GA_SHARDS } from '../inventory/ga.js';
-import { allocationSchema } from '../allocations/allocations.schema.js';
-import { lotterySettingsSchema } from '../lottery/lottery.schema.js';
+import { DEFAULT_GA_SHARDS, MAX_GA_SHARDS, MAX_HOLD_EXTENSION_SECONDS } from './limits.js';
+import { allocationSchema } from './allocations.schema.js';
+import { lotterySettingsSchema } from './lottery.schema.js';
 import { fairnessModes } from './fairness-modes.js';
 import { isTimeZone } from '../words/time.js';
 import { isCurrency } from '../words/money.js';
 import { lookSchema } from './look.schema.js';
-import { MAX_HOLD_EXTENSION_SECONDS } from '../queue/edge.js';
 
 export { fairnessModes };
 

@@ -226,4 +226,4 @@ export async function getSections(db: Db | Trx, eventId: string): Promise<EventS
 export { repo as eventsRepository };
 
 // What other domains may use of this domain's repository (eslint-rules/onsale.js, onsale/domain-borders).
-export { findEvent, insertSeats, listingExists } from './events.repository.js';
+export { findEvent, insertPriceLevels, insertSeats, insertSections, listingExists } from './events.repository.js';

@@ -1,13 +1,12 @@
 export * from './events.schema.js';
 export * from './events.service.js';
 export * from './create-checks.js';
-export { createEvent, type CreateEventOptions } from './create-event.js';
 export { isUuid } from '../ids.js';
 export * from './layout.js';
-export type { FairnessMode, EventRow, SectionRow } from './events.table.js';
+export type { FairnessMode, EventRow, SectionRow, EventsTable } from './events.table.js';
+export type { FairnessSignoffsTable } from './signoff.table.js';
+export { assertNotBlocked, accountBlocked, findBlockedAccounts } from './blocks.js';
 export { insertAudit } from '../audit/index.js';
-export { EventCache, type CachedEvent } from './event-cache.js';
-export * from './configure.service.js';
 export * from '../audit/audit-log.service.js';
 export * from './board.js';
 export { AWAITING_SIGNOFF_MESSAGE, AWAITING_SIGNOFF_MESSAGES, awaitsSignOff } from './signoff.service.js';

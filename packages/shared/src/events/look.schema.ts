@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { FAN_LANGUAGES, type FanLanguage } from '../queue/copy.js';
+import { FAN_LANGUAGES, type FanLanguage } from './limits.js';
 
 // The promoter's look for the fans' page: a logo, four colours and the per-state words in each language beside
 // English (English is the event's `queueCopy`). Browser-safe: the console's form checks it with this schema.

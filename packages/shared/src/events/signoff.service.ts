@@ -1,7 +1,6 @@
 import type { Trx } from '../db/connect.js';
-import type { FanLanguage } from '../queue/copy.js';
-import { fairnessDescription } from '../queue/fairness.js';
-import * as repo from './configure.repository.js';
+import type { FanLanguage } from './limits.js';
+import * as repo from './signoff.repository.js';
 import { insertAudit } from '../audit/index.js';
 import type { FairnessMode } from './events.table.js';
 
@@ -24,18 +23,19 @@ export const AWAITING_SIGNOFF_MESSAGES: Record<FanLanguage, string> = {
 export const AWAITING_SIGNOFF_MESSAGE = AWAITING_SIGNOFF_MESSAGES.en;
 
 /**
- * Records `actor`'s sign-off of the event's current mode with the plain-words description fans are shown, audited
+ * Records `actor`'s sign-off of the event's current mode with the plain-words description fans are shown (the
+ * caller's `fairnessDescription(mode)`, queue/fairness.ts: the queue owns the fairness rule), audited
  * `event.fairness_signed_off`. The caller holds the event row's lock and knows there is no live sign-off of this
  * mode; a live one of another mode is superseded with `supersedeReason`.
  */
 export async function insertFairnessSignOff(
   trx: Trx,
   event: { id: string; fairnessMode: FairnessMode; version: number },
+  description: string,
   actor: string,
   supersedeReason?: string,
 ) {
   if (supersedeReason !== undefined) await repo.supersedeSignoff(trx, event.id, actor, supersedeReason);
-  const description = fairnessDescription(event.fairnessMode);
   const inserted = await repo.insertSignoff(trx, {
     event_id: event.id,
     fairness_mode: event.fairnessMode,
@@ -54,4 +54,4 @@ export async function insertFairnessSignOff(
 
 // What other domains may use of this domain's repository (eslint-rules/onsale.js, onsale/domain-borders).
 export { signedOffSql } from './signoff.repository.js';
-export { findLiveSignoff } from './configure.repository.js';
+export { findLiveSignoff, findSignoffs, supersedeSignoff } from './signoff.repository.js';

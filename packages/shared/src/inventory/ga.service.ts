@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/connect.js';
 import { DomainError } from '../errors.js';
-import type { CachedEvent } from '../events/event-cache.js';
+import type { CachedEvent } from '../allocations/event-cache.js';
 import type { Metrics } from '../metrics/index.js';
 import { attemptGaHold, type HeldUnits } from './ga.repository.js';
 import { assertSeatLimits, HeldUnderKey, type HoldKey } from './hold-rules.js';

@@ -1,7 +1,6 @@
-/** Shards a general-admission section gets when its event file does not say. */
-export const DEFAULT_GA_SHARDS = 16;
-/** Upper bound on shards per section (a hold that must span shards locks all of them). */
-export const MAX_GA_SHARDS = 256;
+import { DEFAULT_GA_SHARDS, MAX_GA_SHARDS } from '../events/limits.js';
+
+export { DEFAULT_GA_SHARDS, MAX_GA_SHARDS } from '../events/limits.js';
 
 /**
  * Splits a GA section's capacity over its shards as evenly as possible (the first `capacity % shards` shards get

@@ -1,6 +1,6 @@
 import type { Db } from '../db/connect.js';
 import { DomainError } from '../errors.js';
-import type { CachedEvent } from '../events/event-cache.js';
+import type { CachedEvent } from '../allocations/event-cache.js';
 import type { Metrics } from '../metrics/index.js';
 import type { Tier } from '../allocations/allocations.service.js';
 import type { SectionAvailabilityCache } from './availability-cache.js';

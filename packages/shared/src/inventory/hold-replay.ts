@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Db, Trx } from '../db/connect.js';
 import { DomainError, notFound } from '../errors.js';
-import type { EventCache } from '../events/event-cache.js';
+import type { EventCache } from '../allocations/event-cache.js';
 import { isUuid } from '../ids.js';
 import { tierOfAdmission } from '../allocations/allocations.service.js';
 import * as repo from './holds.repository.js';

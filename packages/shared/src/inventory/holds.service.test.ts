@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sql } from 'kysely';
 import { createTestDatabase, type TestDatabase } from '../testing/index.js';
-import { createEvent, EventCache, parseEventFile } from '../events/index.js';
+import { parseEventFile } from '../events/index.js';
+import { createEvent } from '../sale-setup/index.js';
+import { EventCache } from '../allocations/index.js';
 import { DomainError } from '../errors.js';
 import { HoldService } from './holds.service.js';
 import { SeatmapCache } from './seatmap.js';

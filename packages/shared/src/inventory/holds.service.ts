@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Trx } from '../db/connect.js';
 import { DomainError, invalid, notFound } from '../errors.js';
-import type { CachedEvent, EventCache } from '../events/event-cache.js';
+import type { CachedEvent, EventCache } from '../allocations/event-cache.js';
 import { isUuid } from '../ids.js';
 import type { Metrics } from '../metrics/index.js';
 import { SectionAvailabilityCache } from './availability-cache.js';
@@ -17,7 +17,7 @@ import type { SeatmapCache } from './seatmap.js';
 import { unitsOfHold } from './ga.repository.js';
 import { GaUnavailable, GeneralAdmission, isGeneralAdmission } from './ga.service.js';
 import { assertTierSelling, tierOfAdmission, type Tier } from '../allocations/allocations.service.js';
-import { assertNotBlocked } from '../support/blocks.js';
+import { assertNotBlocked } from '../events/blocks.js';
 import { HoldReplay } from './hold-replay.js';
 import { takeExact } from './hold-exact.js';
 import { BestAvailableHolds, SectionFull } from './hold-best-available.js';

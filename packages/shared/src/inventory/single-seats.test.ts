@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sql } from 'kysely';
 import { createOpenEvent, createTestDatabase, domainError, type TestDatabase } from '../testing/index.js';
-import { EventCache } from '../events/index.js';
+import { EventCache } from '../allocations/index.js';
 import type { EventFile } from '../events/events.schema.js';
 import { DomainError } from '../errors.js';
 import { HoldService } from './holds.service.js';

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
 import type { ReturnedSeat } from '../waitlist/availability.js';
 import { gaHeldUnits } from '../inventory/inventory.service.js';
+import type { ReconciliationResult } from './reconciliation.js';
 
 // The sweeper's and the reconciliation's SQL (reconcile.ts).
 
@@ -60,20 +61,8 @@ export async function findTierDrift(db: Db) {
   return tiers;
 }
 
-/** Keeps an event's latest reconciliation (exported as metrics). */
-export async function saveReconciliation(
-  db: Db,
-  r: {
-    eventId: string;
-    capacity: number;
-    available: number;
-    held: number;
-    sold: number;
-    drift: number;
-    orderDrift: number;
-    expiredSwept: number;
-  },
-): Promise<void> {
+/** Keeps an event's latest reconciliation (exported as metrics; the tiers' drift is not kept). */
+export async function saveReconciliation(db: Db, r: Omit<ReconciliationResult, 'tierDrift'>): Promise<void> {
   await sql`
     INSERT INTO inventory_reconciliations (event_id, checked_at, capacity, available, held, sold, drift, order_drift, expired_swept)
     VALUES (${r.eventId}, now(), ${r.capacity}, ${r.available}, ${r.held}, ${r.sold}, ${r.drift}, ${r.orderDrift}, ${r.expiredSwept})

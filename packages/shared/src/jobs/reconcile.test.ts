@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sql } from 'kysely';
 import { createOpenEvent, createTestDatabase, pollUntil, type TestDatabase } from '../testing/index.js';
-import { EventCache } from '../events/index.js';
+import { EventCache } from '../allocations/index.js';
 import { HoldService, SeatmapCache } from '../inventory/index.js';
 import { reconcileInventory } from './reconcile.js';
 import { startWorker } from './worker.js';

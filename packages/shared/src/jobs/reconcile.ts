@@ -2,22 +2,9 @@ import type { Db } from '../db/connect.js';
 import { emitAvailability, type ReturnedSeat } from '../waitlist/availability.js';
 import { moveGaUnits } from '../inventory/ga.service.js';
 import { countInventory, expireLapsedHolds, findTierDrift, returnLapsedSeats, saveReconciliation } from './reconcile.repository.js';
+import type { ReconciliationResult } from './reconciliation.js';
 
-export interface ReconciliationResult {
-  eventId: string;
-  capacity: number;
-  available: number;
-  held: number;
-  sold: number;
-  /** available + held + sold - capacity (must be 0). */
-  drift: number;
-  /** sold seats - seats in confirmed orders (must be 0). */
-  orderDrift: number;
-  /** Lapsed holds whose rows the sweeper tidied (cosmetic: expiry is a read-time predicate). */
-  expiredSwept: number;
-  /** Presale tiers whose seats do not add up to their capacity (available + held + sold = capacity per tier): code -> drift. */
-  tierDrift: Record<string, number>;
-}
+export type { ReconciliationResult };
 
 /**
  * Tidies lapsed holds in small batches, so a sweep never holds many row locks for long. Cosmetic for sale

@@ -1,4 +1,4 @@
-export * from './lottery.schema.js';
+export * from '../events/lottery.schema.js';
 export * from './lottery.service.js';
 export * from './draw.js';
 export * from './invitation.js';

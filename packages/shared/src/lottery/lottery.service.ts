@@ -10,7 +10,7 @@ import { insertJoins, type JoinItem } from '../waitlist/waitlist.service.js';
 import { deliverToChannels, inboxChannel, webhookChannel, type NotificationChannel } from '../notify/channel.js';
 import { cohortWindow, LOTTERY_VERIFICATION_RECIPE, runDraw, targetRequestedSeats } from './draw.js';
 import { InvitationError, peekInvitation, signInvitation, verifyInvitation, type InvitationClaims } from './invitation.js';
-import type { LotterySettings } from './lottery.schema.js';
+import type { LotterySettings } from '../events/lottery.schema.js';
 import * as repo from './lottery.repository.js';
 
 // Registration + lottery (fairness mode REGISTRATION_LOTTERY): a registration window, one registration per

@@ -1,14 +1,12 @@
 import { ADMISSION_TOKEN_TTL_SECONDS, QUEUE_STATES, type QueueStatusState } from './edge.js';
+import { DEFAULT_FAN_LANGUAGE, FAN_LANGUAGES, type FanLanguage } from '../events/limits.js';
 
 /** The fan-facing words for each queue state: prewritten, so nobody improvises them at 10:00:00 on the day. */
 export type QueueCopy = Record<QueueStatusState, string>;
 
 export { QUEUE_STATES };
 
-/** The languages fans' pages and queue messages come in; the first is the default. */
-export const FAN_LANGUAGES = ['en', 'es'] as const;
-export type FanLanguage = (typeof FAN_LANGUAGES)[number];
-export const DEFAULT_FAN_LANGUAGE: FanLanguage = 'en';
+export { FAN_LANGUAGES, DEFAULT_FAN_LANGUAGE, type FanLanguage } from '../events/limits.js';
 
 export const DEFAULT_QUEUE_COPY: QueueCopy = {
   WAITING: 'You are in line. Keep this page open; we will let you in when it is your turn. Refreshing does not move you up.',

@@ -322,8 +322,7 @@ export function holdAdmissionClaims(
 /** How long past its expiry a hold may still be in payment (the checkout's payment window). */
 export const HOLD_PAYMENT_WINDOW_SECONDS = 120;
 
-/** The longest extension an event may give a hold (the event file's holds.extensionSeconds). */
-export const MAX_HOLD_EXTENSION_SECONDS = 1800;
+export { MAX_HOLD_EXTENSION_SECONDS } from '../events/limits.js';
 
 /**
  * The admission token's claims for a fan let in without passing the queue (a lottery winner's invitation, a

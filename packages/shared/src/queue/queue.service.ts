@@ -1,6 +1,6 @@
 import type { Db } from '../db/connect.js';
 import { DomainError, invalid, notFound } from '../errors.js';
-import type { EventCache } from '../events/event-cache.js';
+import type { EventCache } from '../allocations/event-cache.js';
 import { admissionClaimsFor, DEVICE_ID_RULE, isDeviceId, signToken, type QueueTokenClaims, type TokenKey } from './edge.js';
 import {
   answerStatusNow,
@@ -20,7 +20,7 @@ import type { PublicQueueInfo, WatermarkStore } from './watermark-store.js';
 import { AWAITING_SIGNOFF_MESSAGES } from '../events/signoff.service.js';
 import { DEFAULT_FAN_LANGUAGE, type FanLanguage } from './copy.js';
 import { admitWithAccessCode, assertTierJoinable, tierToJoin } from '../allocations/allocations.service.js';
-import { assertNotBlocked } from '../support/blocks.js';
+import { assertNotBlocked } from '../events/blocks.js';
 
 /** How often one place in line may move to another of its account's devices in one queue. */
 export const MAX_PLACE_MOVES = 5;

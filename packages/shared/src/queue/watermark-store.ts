@@ -3,7 +3,7 @@ import type { WatermarkState } from './edge.js';
 import { copyTimesOf, queueCopy, queueCopyByLanguage } from './copy.js';
 import type { QueueFacts } from './edge-state.js';
 import { loadWatermarks, recordClaims, recordHoldOutcomes, type WatermarkRow } from './queue.repository.js';
-import { reportStoreLoad, StoreLoadTracker } from '../admission/store-load.service.js';
+import { reportStoreLoad, StoreLoadTracker } from './store-load.service.js';
 
 /** A queue's facts (what a status answer needs, see QueueFacts) and the origin's own bookkeeping. */
 export interface PublicQueueInfo extends QueueFacts {

@@ -4,11 +4,6 @@ import type { Db, Trx } from '../db/connect.js';
 // SQL of fan support: account blocks, and what one account has done across events. Rules are in support.service.ts.
 
 /** Every account blocked from an event (the store API keeps the set with the event's cached settings). */
-export async function findBlockedAccounts(db: Db | Trx, eventId: string): Promise<string[]> {
-  const rows = await db.selectFrom('account_blocks').select('account_id').where('event_id', '=', eventId).execute();
-  return rows.map((r) => r.account_id);
-}
-
 export function findBlock(db: Db | Trx, eventId: string, accountId: string) {
   return db.selectFrom('account_blocks').selectAll().where('event_id', '=', eventId).where('account_id', '=', accountId).executeTakeFirst();
 }

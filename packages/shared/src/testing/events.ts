@@ -1,5 +1,5 @@
 import type { Db } from '../db/connect.js';
-import { createEvent } from '../events/create-event.js';
+import { createEvent } from '../sale-setup/create-event.js';
 import { parseEventFile } from '../events/events.service.js';
 import type { EventFile } from '../events/events.schema.js';
 

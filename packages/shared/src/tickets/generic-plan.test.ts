@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createOpenEvent, createTestDatabase, testSecrets, withAdminClient, withDatabase, type TestDatabase } from '../testing/index.js';
-import { EventCache } from '../events/index.js';
+import { EventCache } from '../allocations/index.js';
 import { HoldService, SeatmapCache } from '../inventory/index.js';
 import { CheckoutService } from '../checkout/checkout.service.js';
 import { CardFingerprints } from '../checkout/card-fingerprint.js';

@@ -4,7 +4,7 @@ export * from './waitlist.service.js';
 export * from './availability.js';
 export * from './fanout.js';
 export * from './pool.js';
-export * from './offers.js';
+export { declineOffer, declineOpenOffersOf, expireOffer } from './offers.js';
 export * from './claim-token.js';
 export * from './notifications.js';
 export * from './maintenance.js';

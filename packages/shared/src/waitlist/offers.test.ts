@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sql } from 'kysely';
 import { createOpenEvent, createTestDatabase, domainError, type TestDatabase } from '../testing/index.js';
 import { DomainError } from '../errors.js';
-import { EventCache } from '../events/index.js';
+import { EventCache } from '../allocations/index.js';
 import { HoldService, SeatmapCache } from '../inventory/index.js';
 import { reconcileInventory } from '../jobs/reconcile.js';
 import { cancelOrder } from '../checkout/cancel.js';
@@ -10,7 +10,8 @@ import { ClaimTokens } from './claim-token.js';
 import { runFanout } from './fanout.js';
 import { maintainWaitlist } from './maintenance.js';
 import { renderNotifications } from './notifications.js';
-import { claimOffer, declineOffer, expireOffer } from './offers.js';
+import { declineOffer, expireOffer } from './offers.js';
+import { claimOffer } from '../claims/offers.js';
 import { WaitlistService } from './waitlist.service.js';
 
 let t: TestDatabase;

@@ -4,7 +4,7 @@ import type { CriteriaRow } from './criteria.js';
 import type { AvailabilityCause, AvailabilityMode, AvailableSection, WaitlistOffersTable } from './waitlist.table.js';
 
 // The waitlist's SQL: availability events, the seats set aside for the waitlist, and the fan-out jobs. Plain
-// functions taking `db` or the caller's transaction; the rules are in availability.ts, offers.ts and fanout.ts.
+// functions taking `db` or the caller's transaction; the rules are in availability.ts, offers.ts and fanout.ts (a claim's: claims/offers.ts).
 
 /** What emitting availability needs to know of the event: its listing's mode, whether it sold out, section prices. */
 export interface AvailabilityContext {

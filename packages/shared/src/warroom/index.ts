@@ -11,4 +11,3 @@ export { ALERT_DELIVER_TASK, ALERT_DELIVERY_MAX_ATTEMPTS } from './alerts.reposi
 export { WarRoomMonitor, saleMinuteOf, MONITOR_EVERY_MS, type WarRoomMonitorOptions, type MonitorPass } from './monitor.js';
 export { findSaleMinutes, type SaleMinuteRow } from './series.repository.js';
 export { saleMinutesCsv, SERIES_CSV_HEADER } from './series.csv.js';
-export { getQueueCopy, setQueueCopy, type QueueCopyView, type StateWords } from './queue-copy.service.js';

@@ -2,6 +2,7 @@
 // to check its control dialogs with the very schemas the BFF enforces.
 import { z } from 'zod';
 import '../words/zod-messages.js';
+import { controlReasonSchema, eventIdSchema as eventId } from '../admission/controls.schema.js';
 
 // The rest of the war room's browser-safe parts, so the console needs one entry point.
 export {
@@ -16,52 +17,10 @@ export {
 } from './alerts.js';
 export { appendPoint, toPoint, type WarRoomPoint } from './series.js';
 export { explainAdmissions, explainSnapshot, formatDuration, type AdmissionExplanation, type AdmissionExplanationCode } from './explain.js';
-
-/**
- * The bounds of an operator's admission rate, admits per minute. The same bounds as `setRateOverride` in
- * admission/operator.ts (MAX_RATE_OVERRIDE_PER_MIN; a test pins them equal), kept here because that module
- * reaches the database and this one must load in a browser.
- */
-export const RATE_OVERRIDE_BOUNDS = { min: 0, max: 100_000 } as const;
-/** Longest reason an operator may give (as operator.ts accepts). */
-export const CONTROL_REASON_MAX = 500;
-
-const eventId = z.string({ error: 'an event id' }).trim().min(1, 'an event id').max(100, 'at most 100 characters');
-
-/** Why an operator acts: required, trimmed, at most 500 characters. It goes into the audit log with their e-mail. */
-export const controlReasonSchema = z
-  .string({ error: 'give a reason' })
-  .trim()
-  .min(1, 'give a reason')
-  .max(CONTROL_REASON_MAX, `at most ${CONTROL_REASON_MAX} characters`);
+// The queue controls' inputs (pause, resume, rate, their schedule) are admission's: admission/controls.schema.ts.
+export * from '../admission/controls.schema.js';
 
 export const warRoomEventSchema = z.object({ eventId });
-
-/** A presale tier's code: the control applies to that tier's queue only (left out: pause/resume every queue of the event, rate the general sale's). */
-const queueTier = z.string().min(1).max(32).optional();
-
-/** What the publishable summary may say about a pause (optional; the reason stays internal). */
-export const PUBLIC_NOTE_MAX = 280;
-export const publicNoteSchema = z.string().trim().max(PUBLIC_NOTE_MAX, `at most ${PUBLIC_NOTE_MAX} characters`).optional();
-
-/** Pause admissions: the reason is required (rule 10 in docs/architecture.md: pauses with who and why); a public note is optional. */
-export const pauseQueueSchema = z.object({ eventId, reason: controlReasonSchema, publicNote: publicNoteSchema, tier: queueTier });
-
-/** Resume admissions: the war room asks for a reason too, so the audit says why the queue moved again. */
-export const resumeQueueSchema = z.object({ eventId, reason: controlReasonSchema, tier: queueTier });
-
-/** Set the operator's admission rate (whole admits per minute within the bounds), or null to follow the plan again. */
-export const rateOverrideSchema = z.object({
-  eventId,
-  perMinute: z
-    .number({ error: 'a number of admits per minute' })
-    .int('whole admits per minute')
-    .min(RATE_OVERRIDE_BOUNDS.min, `at least ${RATE_OVERRIDE_BOUNDS.min}`)
-    .max(RATE_OVERRIDE_BOUNDS.max, `at most ${RATE_OVERRIDE_BOUNDS.max.toLocaleString('en-US')} admits per minute`)
-    .nullable(),
-  reason: controlReasonSchema,
-  tier: queueTier,
-});
 
 const tier = z.string({ error: 'a tier code' }).trim().min(1, 'a tier code').max(32, 'at most 32 characters');
 
@@ -107,9 +66,6 @@ export const warRoomBoardSchema = z.object({
   timeZone: z.string().trim().min(1).max(64).refine(isTimeZone, 'not a time zone').default('UTC'),
 });
 
-export type PauseQueueInput = z.input<typeof pauseQueueSchema>;
-export type ResumeQueueInput = z.input<typeof resumeQueueSchema>;
-export type RateOverrideInput = z.input<typeof rateOverrideSchema>;
 export type TierRollInput = z.input<typeof tierRollSchema>;
 export type AccessCodesInput = z.input<typeof accessCodesSchema>;
 
@@ -141,39 +97,6 @@ export const alertEndpointInputSchema = z.object({
 export const alertEndpointActiveSchema = z.object({ id: z.string().uuid('an alert receiver id'), active: z.boolean() });
 
 export type AlertEndpointInput = z.input<typeof alertEndpointInputSchema>;
-
-/** What a scheduled queue control does. */
-export const SCHEDULED_ACTIONS = ['PAUSE', 'RESUME', 'RATE'] as const;
-
-/**
- * A pause, a resume or a rate change set for a time (`runAt`, an ISO date-time with its offset). RATE takes
- * `perMinute` (whole admits per minute within the bounds, or null to follow the plan again); the reason is
- * required and goes to the audit log when it runs, with who scheduled it.
- */
-export const queueScheduleInputSchema = z
-  .object({
-    eventId,
-    action: z.enum(SCHEDULED_ACTIONS, { error: 'choose pause, resume or a rate change' }),
-    runAt: z.iso.datetime({ offset: true, error: 'give the date and time it should happen' }),
-    perMinute: rateOverrideSchema.shape.perMinute.optional(),
-    reason: controlReasonSchema,
-    tier: queueTier,
-  })
-  .superRefine((v, ctx) => {
-    if (v.action === 'RATE' && v.perMinute === undefined)
-      ctx.addIssue({ code: 'custom', path: ['perMinute'], message: 'give the admits per minute, or choose to follow the plan' });
-    if (v.action !== 'RATE' && v.perMinute !== undefined && v.perMinute !== null)
-      ctx.addIssue({ code: 'custom', path: ['perMinute'], message: 'only a rate change takes admits per minute' });
-  });
-
-/** Cancel a scheduled control that has not run yet. */
-export const queueScheduleCancelSchema = z.object({
-  eventId,
-  id: z.number({ error: 'a schedule id' }).int().positive(),
-  reason: controlReasonSchema,
-});
-
-export type QueueScheduleInput = z.input<typeof queueScheduleInputSchema>;
 
 /** One state's words: what a waiting fan reads (1 to 500 characters). */
 const stateWords = z

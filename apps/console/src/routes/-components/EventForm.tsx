@@ -1,5 +1,5 @@
 import type { ReactNode } from 'react';
-import { fairnessModes, type EventSetting } from '@onsale/shared/events/schema';
+import { fairnessModes, type EventSetting } from '@onsale/shared/sale-setup/schema';
 import { fairnessDescription, type FairnessMode } from '@onsale/shared/queue/fairness';
 import { Field } from './Field';
 import { LookEditor } from './LookEditor';

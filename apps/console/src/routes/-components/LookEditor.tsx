@@ -1,5 +1,5 @@
 import { useState, type ChangeEvent } from 'react';
-import { DEFAULT_LOOK_COLORS, MAX_LOGO_CHARS } from '@onsale/shared/events/schema';
+import { DEFAULT_LOOK_COLORS, MAX_LOGO_CHARS } from '@onsale/shared/sale-setup/schema';
 import { DEFAULT_QUEUE_COPY_BY_LANGUAGE, QUEUE_STATES } from '@onsale/shared/queue/copy';
 import { FanPagePreview, type FanLook, type QueueState } from '@onsale/fan/preview';
 import { Field } from './Field';

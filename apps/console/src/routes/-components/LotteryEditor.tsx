@@ -1,5 +1,5 @@
 import { useMemo } from 'react';
-import { cohortWindow, sectionCapacity, targetRequestedSeats, type EventSpec } from '@onsale/shared/events/schema';
+import { cohortWindow, sectionCapacity, targetRequestedSeats, type EventSpec } from '@onsale/shared/sale-setup/schema';
 import { Field } from './Field';
 import { errorAt, fileFromDraft, type EventDraft, type LotteryDraft } from './event-draft';
 import { formatCount, formatDateTime } from './format';

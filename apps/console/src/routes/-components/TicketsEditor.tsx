@@ -1,4 +1,4 @@
-import type { EventSetting } from '@onsale/shared/events/schema';
+import type { EventSetting } from '@onsale/shared/sale-setup/schema';
 import { Field } from './Field';
 import { errorAt } from './event-draft';
 import type { DeliveryChoice, TicketsDraft } from './ticket-draft';
@@ -86,9 +86,9 @@ export function TicketsEditor({
               name="tickets.deliveryHoursBeforeShow"
               type="number"
               inputMode="numeric"
-              value={tickets.hoursBefore}
+              value={tickets.deliveryHoursBeforeShow}
               disabled={off('tickets.deliveryHoursBeforeShow')}
-              onChange={(e) => set({ hoursBefore: e.target.value })}
+              onChange={(e) => set({ deliveryHoursBeforeShow: e.target.value })}
             />
           </Field>
         )}

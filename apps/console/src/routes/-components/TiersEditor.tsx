@@ -1,5 +1,5 @@
 import { useMemo } from 'react';
-import { assignAllocations, expandSeats, fairnessModes, seatCount, tierCapacities, type EventSpec } from '@onsale/shared/events/schema';
+import { assignAllocations, expandSeats, fairnessModes, seatCount, tierCapacities, type EventSpec } from '@onsale/shared/sale-setup/schema';
 import { Field } from './Field';
 import { emptyTier, errorAt, fileFromDraft, starterTiers, TIER_ACCESS, type EventDraft, type TierDraft } from './event-draft';
 import { formatCount } from './format';

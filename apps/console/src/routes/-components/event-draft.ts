@@ -1,6 +1,6 @@
 // The event form's state and its two translations: an event file (the CLI's JSON, or the BFF's answer) into what
 // the inputs show, and the inputs back into an event file for `eventFileSchema`. Pure: no React, no I/O.
-import { rowLabel, type EventFile } from '@onsale/shared/events/schema';
+import { rowLabel, type EventFile } from '@onsale/shared/sale-setup/schema';
 import { QUEUE_STATES } from '@onsale/shared/queue/copy';
 import { instantOfWallTime, minorUnitsPerUnit, wallTimeOf } from '@onsale/shared/words';
 import { emptyLook, lookDraftOf, lookOfDraft, type LookDraft } from './look-draft';

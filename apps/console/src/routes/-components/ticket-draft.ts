@@ -1,30 +1,33 @@
 // The event form's ticket settings (issue 29) as typed, and their translation to and from the event file's
-// `tickets` (ticketSettingsSchema in @onsale/shared/events/schema). Pure: no React, no I/O.
+// `tickets` (ticketSettingsSchema in @onsale/shared/sale-setup/schema). Pure: no React, no I/O.
+import { DEFAULT_TICKET_SETTINGS, type TicketSettings } from '@onsale/shared/sale-setup/schema';
 import { instantOfWallTime, wallTimeOf } from '@onsale/shared/words';
 
 export type DeliveryChoice = 'now' | 'at' | 'hoursBefore';
 
-export interface TicketsDraft {
-  /** When tickets are delivered: at once, at a time, or a number of hours before the show. */
+/** A yes/no setting as its select's value. */
+type YesNo = 'true' | 'false';
+
+/**
+ * Each setting of the schema's `tickets` as its input holds it (text as typed; a yes/no as its select's value), plus
+ * the delivery's choice and the ISO text `deliveryAt` came from. Derived from the schema: a setting added there is
+ * a field here.
+ */
+export type TicketsDraft = { [K in keyof TicketSettings]-?: TicketSettings[K] extends boolean ? YesNo : string } & {
+  /** When tickets are delivered: at once, at a time (`deliveryAt`, on the venue's clock), or hours before the show. */
   delivery: DeliveryChoice;
-  /** A datetime-local value on the venue's clock, with the ISO text it came from. */
-  deliveryAt: string;
   deliveryAtIso: string | null;
-  hoursBefore: string;
-  transferLimit: string;
-  resale: 'true' | 'false';
-  /** Most a seller may add to face value, % of it. */
-  resaleFeeCapPercent: string;
-}
+};
 
 export const emptyTicketsDraft = (): TicketsDraft => ({
   delivery: 'now',
   deliveryAt: '',
   deliveryAtIso: null,
-  hoursBefore: '24',
-  transferLimit: '1',
-  resale: 'true',
-  resaleFeeCapPercent: '10',
+  // What the form suggests once "hours before the show" is chosen (the file has no default: delivery is at once).
+  deliveryHoursBeforeShow: '24',
+  transferLimit: String(DEFAULT_TICKET_SETTINGS.transferLimit),
+  resale: String(DEFAULT_TICKET_SETTINGS.resale) as YesNo,
+  resaleFeeCapPercent: String(DEFAULT_TICKET_SETTINGS.resaleFeeCapPercent),
 });
 
 /** A number or text read from the file as typed; anything else (left out, or not a value) the default. */
@@ -40,7 +43,7 @@ export function ticketsDraftOf(raw: unknown, zone: string): TicketsDraft {
     delivery: at !== null ? 'at' : t.deliveryHoursBeforeShow !== undefined ? 'hoursBefore' : 'now',
     deliveryAt: at === null ? '' : wallTimeOf(at, zone) || at,
     deliveryAtIso: at,
-    hoursBefore: str(t.deliveryHoursBeforeShow, d.hoursBefore),
+    deliveryHoursBeforeShow: str(t.deliveryHoursBeforeShow, d.deliveryHoursBeforeShow),
     transferLimit: str(t.transferLimit, d.transferLimit),
     resale: t.resale === false ? 'false' : 'true',
     resaleFeeCapPercent: str(t.resaleFeeCapPercent, d.resaleFeeCapPercent),
@@ -51,7 +54,7 @@ export function ticketsDraftOf(raw: unknown, zone: string): TicketsDraft {
  * The inputs as the file's `tickets`; `problems` gets "enter a number" at the field for text that is not one (the
  * schema says the rest: ranges, a delivery after the show).
  */
-export function ticketsOfDraft(d: TicketsDraft, zone: string, problems: Record<string, string>): Record<string, unknown> {
+export function ticketsOfDraft(d: TicketsDraft, zone: string, problems: Record<string, string>): { [K in keyof TicketSettings]?: unknown } {
   const num = (path: string, v: string): number | undefined => {
     const t = v.trim();
     if (t === '') {
@@ -62,7 +65,7 @@ export function ticketsOfDraft(d: TicketsDraft, zone: string, problems: Record<s
     if (!Number.isFinite(n)) problems[path] = 'enter a number';
     return n;
   };
-  const out: Record<string, unknown> = {
+  const out: { [K in keyof TicketSettings]?: unknown } = {
     transferLimit: num('tickets.transferLimit', d.transferLimit),
     resale: d.resale !== 'false',
     resaleFeeCapPercent: num('tickets.resaleFeeCapPercent', d.resaleFeeCapPercent),
@@ -76,6 +79,6 @@ export function ticketsOfDraft(d: TicketsDraft, zone: string, problems: Record<s
           ? d.deliveryAtIso
           : (instantOfWallTime(local, zone) ?? local);
   }
-  if (d.delivery === 'hoursBefore') out.deliveryHoursBeforeShow = num('tickets.deliveryHoursBeforeShow', d.hoursBefore);
+  if (d.delivery === 'hoursBefore') out.deliveryHoursBeforeShow = num('tickets.deliveryHoursBeforeShow', d.deliveryHoursBeforeShow);
   return out;
 }

@@ -1,4 +1,4 @@
-import { eventFileSchema, pastTimeIssues, type EventFile } from '@onsale/shared/events/schema';
+import { eventFileSchema, pastTimeIssues, type EventFile } from '@onsale/shared/sale-setup/schema';
 import { fieldErrors } from '@onsale/shared/users/schema';
 import { fileFromDraft, type EventDraft } from './event-draft';
 

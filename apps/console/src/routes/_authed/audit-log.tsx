@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
 import { z } from 'zod';
-import { auditLogQuerySchema } from '@onsale/shared/events/schema';
+import { auditLogQuerySchema } from '@onsale/shared/sale-setup/schema';
 import { actionWords, actorWords, auditDetailsWords } from '@onsale/shared/words';
 import { fieldErrors } from '@onsale/shared/users/schema';
 import { fieldErrorsOf, messageOf, useTRPC } from '../../trpc';

@@ -4,7 +4,6 @@ import type { Db } from '@onsale/shared/db';
 import type { TokenKey } from '@onsale/shared/queue/edge';
 import { deviceIdHeaderSchema, type CachedTokenVerifier } from '@onsale/shared/queue';
 import {
-  claimOfferWithAdmission,
   declineOffer,
   inbox,
   markRead,
@@ -13,6 +12,7 @@ import {
   type WaitlistEntry,
   type WaitlistService,
 } from '@onsale/shared/waitlist';
+import { claimOfferWithAdmission } from '@onsale/shared/claims';
 import { waitlistClaimSchema } from '@onsale/shared/inventory/schema';
 import { errorResponses, errorSchema } from '../schemas.js';
 

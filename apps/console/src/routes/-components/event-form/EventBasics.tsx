@@ -1,4 +1,4 @@
-import { pastTimeIssues } from '@onsale/shared/events/schema';
+import { pastTimeIssues } from '@onsale/shared/sale-setup/schema';
 import { currencies, formatInstant, instantOfWallTime, timeZones, wallTimeOf } from '@onsale/shared/words';
 import { Field } from '../Field';
 import { DraftInput, type EventFormParts } from './parts';

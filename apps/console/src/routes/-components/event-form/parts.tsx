@@ -1,7 +1,7 @@
 // What every part of the event form shares: the draft, a setter, the errors at each path, and the change rules'
 // locks. A part (a fieldset of the form) takes `EventFormParts` and renders its fields; a new part (ticket
 // settings, say) is a new file here and one line in EventForm.tsx.
-import type { EventSetting } from '@onsale/shared/events/schema';
+import type { EventSetting } from '@onsale/shared/sale-setup/schema';
 import { Field } from '../Field';
 import { errorAt, type EventDraft } from '../event-draft';
 

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
-import { eventCreateWarnings, listingWaitlistSchema, waitlistModes, type EventWarning } from '@onsale/shared/events/schema';
+import { eventCreateWarnings, listingWaitlistSchema, waitlistModes, type EventWarning } from '@onsale/shared/sale-setup/schema';
 import { fieldErrors } from '@onsale/shared/users/schema';
 import { fieldErrorsOf, messageOf, useTRPC } from '../../../trpc';
 import { EventForm } from '../../-components/EventForm';

@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { useMutation, useQueryClient, useSuspenseQuery } from '@tanstack/react-query';
 import { createFileRoute, Link } from '@tanstack/react-router';
 import type { RouterOutputs } from '@onsale/bff/root';
-import { listingWaitlistSchema, waitlistModes } from '@onsale/shared/events/schema';
+import { listingWaitlistSchema, waitlistModes } from '@onsale/shared/sale-setup/schema';
 import { fieldErrors } from '@onsale/shared/users/schema';
 import { domainCodeOf, fieldErrorsOf, messageOf, useTRPC } from '../../../../trpc';
 import { EventForm, FAIRNESS_LABELS } from '../../../-components/EventForm';

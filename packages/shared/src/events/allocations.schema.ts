@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { fairnessModes } from '../events/fairness-modes.js';
+import { fairnessModes } from './fairness-modes.js';
 
 const isoDate = z.iso.datetime({ offset: true });
 const code = z

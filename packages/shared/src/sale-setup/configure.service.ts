@@ -13,17 +13,17 @@ import {
   type EventChange,
   type EventPhase,
   type EventSetting,
-} from './change-rules.js';
+} from '../events/change-rules.js';
 import { listingWaitlistSchema, type ListingWaitlistInput } from './configure.schema.js';
 import * as repo from './configure.repository.js';
-import { formatIssues, type EventSpec } from './events.schema.js';
+import { formatIssues, type EventSpec } from '../events/events.schema.js';
 import { insertAudit } from '../audit/index.js';
-import { insertPriceLevels, insertSeats, insertSections } from './events.repository.js';
+import { insertPriceLevels, insertSeats, insertSections } from '../events/events.service.js';
 import { isUuid } from '../ids.js';
 import { createEvent } from './create-event.js';
-import { eventColumns, parseEventFile, parseNewEventFile } from './events.service.js';
-import { insertFairnessSignOff } from './signoff.service.js';
-import { expandSeats, rowLabel } from './layout.js';
+import { eventColumns, parseEventFile, parseNewEventFile } from '../events/events.service.js';
+import { findLiveSignoff, findSignoffs, insertFairnessSignOff, supersedeSignoff } from '../events/signoff.service.js';
+import { expandSeats, rowLabel } from '../events/layout.js';
 import { insertGaShards } from '../inventory/ga.service.js';
 import { alignAllocations, replaceAllocations } from '../allocations/allocations.service.js';
 import { assignAllocations } from '../allocations/assign.js';
@@ -91,7 +91,7 @@ export interface EventConfiguration {
   };
 }
 
-const toSignOff = (r: NonNullable<Awaited<ReturnType<typeof repo.findLiveSignoff>>>): FairnessSignOff => ({
+const toSignOff = (r: NonNullable<Awaited<ReturnType<typeof findLiveSignoff>>>): FairnessSignOff => ({
   id: r.id,
   fairnessMode: r.fairness_mode,
   description: r.description,
@@ -231,7 +231,7 @@ export async function getEventConfiguration(db: Db | Trx, eventId: string, now: 
     repo.findListing(db, row.listing_id),
     repo.queueHasFans(db, row.id),
     repo.seatsInUse(db, row.id),
-    repo.findSignoffs(db, row.id),
+    findSignoffs(db, row.id),
     tiers.length > 0 ? presaleQueueHasFans(db, row.id) : false,
     repo.queueOpenedAt(db, row.id),
   ]);
@@ -403,7 +403,7 @@ export async function updateEventConfiguration(
   const lottery = await lockLottery(trx, row.id);
   const before = await eventSpecOf(trx, row, tiers, lottery ?? null);
   const changes = diffEventSpecs(before, spec);
-  const live = await repo.findLiveSignoff(trx, row.id);
+  const live = await findLiveSignoff(trx, row.id);
   if (changes.length === 0)
     return { eventId: row.id, version: row.version, changes, signOffRequired: live?.fairness_mode !== row.fairness_mode };
 
@@ -455,7 +455,7 @@ export async function updateEventConfiguration(
   let signOffRequired = live?.fairness_mode !== spec.fairnessMode;
   if (changed.has('fairnessMode')) {
     const reason = `fairness mode changed from ${row.fairness_mode} to ${spec.fairnessMode}`;
-    const superseded = await repo.supersedeSignoff(trx, row.id, actor, reason);
+    const superseded = await supersedeSignoff(trx, row.id, actor, reason);
     if (superseded)
       await insertAudit(trx, {
         actor,
@@ -492,7 +492,7 @@ export async function signOffFairness(
         currentMode: row.fairness_mode,
       },
     );
-  const live = await repo.findLiveSignoff(trx, row.id);
+  const live = await findLiveSignoff(trx, row.id);
   if (live && live.fairness_mode === row.fairness_mode) return { signOff: toSignOff(live), alreadySignedOff: true };
   // A sign-off is given before the sale opens; a sale that opened without one (before sign-offs were enforced) cannot be signed off afterwards.
   const openedAt = await repo.queueOpenedAt(trx, row.id);
@@ -508,6 +508,7 @@ export async function signOffFairness(
   const inserted = await insertFairnessSignOff(
     trx,
     { id: row.id, fairnessMode: row.fairness_mode, version: row.version },
+    fairnessDescription(row.fairness_mode),
     actor,
     live ? `fairness mode is ${row.fairness_mode}, not ${live.fairness_mode}` : undefined,
   );
@@ -559,7 +560,7 @@ export async function listListings(db: Db | Trx, scope: { organisationId: string
 /** Every fairness sign-off of an event, newest first (superseded ones say who changed the mode, when and why). */
 export async function listFairnessSignOffs(db: Db | Trx, eventId: string): Promise<FairnessSignOff[]> {
   if (!isUuid(eventId)) return [];
-  return (await repo.findSignoffs(db, eventId)).map(toSignOff);
+  return (await findSignoffs(db, eventId)).map(toSignOff);
 }
 
 // What other domains may use of this domain's repository (eslint-rules/onsale.js, onsale/domain-borders).

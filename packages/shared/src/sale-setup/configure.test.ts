@@ -13,7 +13,7 @@ import {
   signOffFairness,
   updateEventConfiguration,
 } from './configure.service.js';
-import { eventFileSchema, type EventFile } from './events.schema.js';
+import { eventFileSchema, type EventFile } from '../events/events.schema.js';
 import { tierInventory } from '../allocations/allocations.service.js';
 import { drawLottery, registerForLottery } from '../lottery/lottery.service.js';
 import { domainError } from '../testing/errors.js';

@@ -2,8 +2,8 @@ import type { Trx, Db } from '../db/connect.js';
 import { conflict, invalid, notFound } from '../errors.js';
 import { DEFAULT_QUEUE_COPY_BY_LANGUAGE, FAN_LANGUAGES, QUEUE_STATES, type FanLanguage, type QueueCopy } from '../queue/copy.js';
 import type { QueueStatusState } from '../queue/edge.js';
-import { queueCopyEditSchema } from './warroom.schema.js';
-import { configureRepository as repo } from '../events/configure.service.js';
+import { queueCopyEditSchema } from '../warroom/warroom.schema.js';
+import * as repo from './configure.repository.js';
 import { insertAudit } from '../audit/index.js';
 import { isUuid } from '../ids.js';
 

@@ -1,15 +1,15 @@
-// The browser-safe half of event configuration (`@onsale/shared/events/schema`): the event file schema the CLI
+// The browser-safe half of event configuration (`@onsale/shared/sale-setup/schema`): the event file schema the CLI
 // and the console's form share, the console's other inputs, and the change rules. Zod and pure code only.
 import { z } from 'zod';
-import { fairnessModes, type EventFile } from './events.schema.js';
+import { fairnessModes, type EventFile } from '../events/events.schema.js';
 
-export * from './events.schema.js';
-export * from './look.schema.js';
-export * from './change-rules.js';
-export * from './create-checks.js';
+export * from '../events/events.schema.js';
+export * from '../events/look.schema.js';
+export * from '../events/change-rules.js';
+export * from '../events/create-checks.js';
 export * from '../audit/audit-log.schema.js';
-export { expandSeats, rowLabel } from './layout.js';
-export * from './board.js';
+export { expandSeats, rowLabel } from '../events/layout.js';
+export * from '../events/board.js';
 export { assignAllocations, tierCapacities } from '../allocations/assign.js';
 // The draw's sizing and windows, for the form's live summary (draw.ts imports only fairness.ts: browser-safe).
 export { cohortWindow, targetRequestedSeats } from '../lottery/draw.js';

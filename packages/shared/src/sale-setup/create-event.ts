@@ -8,13 +8,14 @@ import { assignAllocations, tierCapacities } from '../allocations/assign.js';
 import { insertGaShards } from '../inventory/ga.service.js';
 import { createLottery } from '../lottery/lottery.service.js';
 import { initQueue } from '../queue/queue-init.js';
-import { eventColumns } from './events.service.js';
-import type { EventSpec } from './events.schema.js';
-import { expandSeats } from './layout.js';
-import { seatCount } from './change-rules.js';
-import * as repo from './events.repository.js';
+import { fairnessDescription } from '../queue/fairness.js';
+import { eventColumns } from '../events/events.service.js';
+import type { EventSpec } from '../events/events.schema.js';
+import { expandSeats } from '../events/layout.js';
+import { seatCount } from '../events/change-rules.js';
+import { eventsRepository as repo } from '../events/events.service.js';
 import { insertAudit } from '../audit/index.js';
-import { insertFairnessSignOff } from './signoff.service.js';
+import { insertFairnessSignOff } from '../events/signoff.service.js';
 
 /** How an event is created: `signOff` records `actor`'s sign-off of its fairness mode at once (see signoff.service.ts). */
 export interface CreateEventOptions {
@@ -70,6 +71,12 @@ export async function createEvent(
     eventId,
     details: { name: spec.name, capacity, fairnessMode: spec.fairnessMode, seedCommitment },
   });
-  if (opts.signOff) await insertFairnessSignOff(trx, { id: eventId, fairnessMode: spec.fairnessMode, version: 1 }, actor);
+  if (opts.signOff)
+    await insertFairnessSignOff(
+      trx,
+      { id: eventId, fairnessMode: spec.fairnessMode, version: 1 },
+      fairnessDescription(spec.fairnessMode),
+      actor,
+    );
   return { eventId, listingId, capacity };
 }

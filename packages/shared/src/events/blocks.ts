@@ -14,4 +14,4 @@ export const accountBlocked = () =>
   });
 
 // What other domains may use of this domain's repository (eslint-rules/onsale.js, onsale/domain-borders).
-export { findBlockedAccounts } from './support.repository.js';
+export { findBlockedAccounts } from './events.repository.js';

@@ -1,7 +1,7 @@
 import type { Db } from '../db/connect.js';
-import { getEvent, getSections, type EventSection, type OnsaleEvent } from './events.service.js';
-import { getTiers, type Tier } from '../allocations/allocations.service.js';
-import { findBlockedAccounts } from '../support/blocks.js';
+import { getEvent, getSections, type EventSection, type OnsaleEvent } from '../events/events.service.js';
+import { getTiers, type Tier } from './allocations.service.js';
+import { findBlockedAccounts } from '../events/blocks.js';
 
 export interface CachedEvent {
   event: OnsaleEvent;

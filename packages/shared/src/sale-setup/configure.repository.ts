@@ -1,7 +1,6 @@
-import { sql, type Insertable, type Updateable } from 'kysely';
+import { sql, type Updateable } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
-import type { EventsTable } from './events.table.js';
-import type { FairnessSignoffsTable } from './signoff.table.js';
+import type { EventsTable } from '../events/index.js';
 
 // SQL of event configuration from the console: the event row under its lock, the layout as rows, whether the
 // layout or the queue is in use, listing ownership, and fairness sign-offs.
@@ -112,35 +111,6 @@ export async function deleteGaShards(trx: Trx, eventId: string): Promise<void> {
 export async function queueOpenedAt(db: Db | Trx, eventId: string): Promise<Date | null> {
   const r = await db.selectFrom('queue_state').select('sealed_at').where('event_id', '=', eventId).executeTakeFirst();
   return r?.sealed_at ?? null;
-}
-
-export function findLiveSignoff(db: Db | Trx, eventId: string) {
-  return db
-    .selectFrom('fairness_signoffs')
-    .selectAll()
-    .where('event_id', '=', eventId)
-    .where('superseded_at', 'is', null)
-    .executeTakeFirst();
-}
-
-/** Every sign-off of the event, newest first. */
-export function findSignoffs(db: Db | Trx, eventId: string) {
-  return db.selectFrom('fairness_signoffs').selectAll().where('event_id', '=', eventId).orderBy('id', 'desc').execute();
-}
-
-export function insertSignoff(trx: Trx, row: Insertable<FairnessSignoffsTable>) {
-  return trx.insertInto('fairness_signoffs').values(row).returningAll().executeTakeFirstOrThrow();
-}
-
-/** Marks the live sign-off superseded; returns it, or undefined when there was none. */
-export function supersedeSignoff(trx: Trx, eventId: string, by: string, reason: string) {
-  return trx
-    .updateTable('fairness_signoffs')
-    .set({ superseded_at: sql<Date>`now()`, superseded_by: by, superseded_reason: reason })
-    .where('event_id', '=', eventId)
-    .where('superseded_at', 'is', null)
-    .returningAll()
-    .executeTakeFirst();
 }
 
 /** Listings with their events' organisations and live waitlist size, newest first. */
