@@ -1,6 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createEvent, EventCache, parseEventFile } from '../events/index.js';
+import { EventCache } from '../allocations/index.js';
+import { parseEventFile } from '../events/index.js';
+import { createEvent } from '../sale-setup/index.js';
 import { AdmissionController } from '../admission/controller.js';
 import { WatermarkStore } from '../queue/watermark-store.js';
 import { createTestDatabase, manualClock, type TestDatabase } from '../testing/index.js';
