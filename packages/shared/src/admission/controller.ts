@@ -25,7 +25,7 @@ import type { ActiveEventRow } from './controller.repository.js';
 import { planAdmission, type AdmissionPlan } from './plan.js';
 import { nextAdmissionRate, type AdmissionConstraint, type AdmissionRate } from './rate.js';
 import { readStoreLoad } from './store-load.repository.js';
-import { leaverSeconds, nextWindow, storeLagMs, tailGapMs, type StoreLoad, type WindowStep } from './window.js';
+import { BaseLag, lagTargetMs, leaverSeconds, nextWindow, storeLagMs, tailGapMs, type StoreLoad, type WindowStep } from './window.js';
 
 /** The controller works on an event from this long before its open until it starts. */
 export const ADMISSION_WINDOW_BEFORE_OPEN_MS = 2 * 60 * 60 * 1000;
@@ -100,6 +100,8 @@ export interface EventTickContext {
   budgetBuyersPerMinute?: number;
   /** The fraction of a position carried from this controller's previous tick. */
   carry?: number;
+  /** The store's base lag per event, as this controller saw it (window.ts BaseLag); absent: the latency target alone. */
+  baseLag?: BaseLag;
   /**
    * The tick's time. Unset: the database's clock, read once the queue row is locked (one clock for every process).
    * Tests pass an injected clock's time instead of waiting for the wall clock.
@@ -287,6 +289,7 @@ function decide(
   elapsedMs: number,
 ) {
   const { counts, signals, inside } = r;
+  const baseLagMs = ctx.baseLag ? ctx.baseLag.note(e.event_id, now.getTime(), r.lagMs) : null;
   const plan = planOf(e, counts, ctx.budgetBuyersPerMinute, q.sealed_at ? (now.getTime() - q.sealed_at.getTime()) / 60_000 : 0);
   const step: WindowStep | null =
     plan === null
@@ -300,6 +303,8 @@ function decide(
           inside: inside.total,
           plausibleFans: Math.ceil(((counts.available + counts.held) / e.tickets_per_order) * e.overbook_factor),
           load: r.storeLoad,
+          baseLagMs,
+          clockScale: e.rehearsal_time_scale,
         });
   const highestPosition = signals.max_join_index === null ? 0 : signals.max_join_index + 1;
   const waiting = highestPosition - q.admitted_through > 0;
@@ -310,6 +315,7 @@ function decide(
   const rate = admissionRate(e, plan, counts, signals, inside.total, q.rate_override_per_min, {
     window: step?.window,
     storeLagMs: r.lagMs,
+    storeLagTargetMs: step?.targetMs ?? lagTargetMs(baseLagMs),
     tail: waiting ? { sinceLastAdvanceMs, gapMs: tailGapMs(inside.shopping + inside.arriving, e.rehearsal_time_scale) } : undefined,
   });
   return { step, highestPosition, inventoryState, rate };
@@ -418,7 +424,12 @@ function admissionRate(
   s: repo.LiveSignalsRow,
   fansInside: number,
   override: number | null,
-  store: { window: number | undefined; storeLagMs: number; tail: { sinceLastAdvanceMs: number; gapMs: number } | undefined },
+  store: {
+    window: number | undefined;
+    storeLagMs: number;
+    storeLagTargetMs: number;
+    tail: { sinceLastAdvanceMs: number; gapMs: number } | undefined;
+  },
 ): AdmissionRate {
   if (plan === null)
     return { ratePerMinute: 0, constraint: 'sold_out', reason: 'sold_out: the event has no seats', cap: 0, admitAtOnce: 0 };
@@ -436,6 +447,7 @@ function admissionRate(
     clockScale: e.rehearsal_time_scale ?? 1,
     ...(store.window !== undefined ? { window: store.window } : {}),
     storeLagMs: store.storeLagMs,
+    storeLagTargetMs: store.storeLagTargetMs,
     ...(store.tail ? { tail: store.tail } : {}),
   });
 }
@@ -489,6 +501,7 @@ export class AdmissionController {
   private pid: number | undefined;
   private readonly led = new Set<string>();
   private readonly carry = new Map<string, number>();
+  private readonly baseLag = new BaseLag();
   private readonly applied = new Map<string, number>();
   private chain: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
@@ -549,6 +562,7 @@ export class AdmissionController {
     this.pid = undefined;
     this.led.clear();
     this.carry.clear();
+    this.baseLag.clear();
     if (client) {
       // Ignored on purpose: Stopping: closing the session releases its advisory locks anyway; this only makes it prompt.
       await client.query('SELECT pg_advisory_unlock_all()').catch(() => {});
@@ -630,6 +644,7 @@ export class AdmissionController {
         tickMs: this.tickMs,
         budgetBuyersPerMinute,
         carry: this.carry.get(event.event_id) ?? 0,
+        baseLag: this.baseLag,
         ...(this.clock ? { now: new Date(this.clock()) } : {}),
       });
       if (outcome.status === 'ticked') {
@@ -655,6 +670,7 @@ export class AdmissionController {
         for (const id of release) {
           this.led.delete(id);
           this.carry.delete(id);
+          this.baseLag.forget(id);
         }
       }
       // Also the liveness check of the dedicated connection: it runs every pass, even with nothing to take.
@@ -677,6 +693,7 @@ export class AdmissionController {
       throw new Error('waiting to reconnect after losing the dedicated connection', { cause: this.lostWith });
     this.led.clear();
     this.carry.clear();
+    this.baseLag.clear();
     const client = new pg.Client({
       connectionString: this.connectionString,
       application_name: `onsale-admission ${this.instanceId}`.slice(0, 63),
@@ -711,6 +728,7 @@ export class AdmissionController {
       this.log?.warn({ err, instanceId: this.instanceId, events: [...this.led] }, 'admission controller lost its connection and its leads');
     this.led.clear();
     this.carry.clear();
+    this.baseLag.clear();
     // Ignored on purpose: The connection is already lost (reported above): closing it is tidying.
     void client.end().catch(() => {});
   }
