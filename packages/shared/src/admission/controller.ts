@@ -25,7 +25,17 @@ import type { ActiveEventRow } from './controller.repository.js';
 import { planAdmission, type AdmissionPlan } from './plan.js';
 import { nextAdmissionRate, type AdmissionConstraint, type AdmissionRate } from './rate.js';
 import { readStoreLoad } from './store-load.repository.js';
-import { BaseLag, lagTargetMs, leaverSeconds, nextWindow, storeLagMs, tailGapMs, type StoreLoad, type WindowStep } from './window.js';
+import {
+  BaseLag,
+  lagTargetMs,
+  leaverSeconds,
+  nextWindow,
+  queuedBeforeStoreMs,
+  storeLagMs,
+  tailGapMs,
+  type StoreLoad,
+  type WindowStep,
+} from './window.js';
 
 /** The controller works on an event from this long before its open until it starts. */
 export const ADMISSION_WINDOW_BEFORE_OPEN_MS = 2 * 60 * 60 * 1000;
@@ -66,6 +76,8 @@ export type EventTickOutcome =
       /** The congestion window after this tick (fans inside the store follows now), and what the store reported. */
       window: number | null;
       storeLagMs: number;
+      /** How long the fans let in wait before the store answers them, beyond their seat choice (window.ts queuedBeforeStoreMs). */
+      queuedMs: number;
       /** A fan who collected an admission and has not held within this many seconds is a leaver (not inside). */
       leaverSeconds: number;
       inventoryState: InventoryState;
@@ -102,6 +114,8 @@ export interface EventTickContext {
   carry?: number;
   /** The store's base lag per event, as this controller saw it (window.ts BaseLag); absent: the latency target alone. */
   baseLag?: BaseLag;
+  /** The fans who collected their admission and hold nothing yet (shopping) at this controller's previous tick of the event; absent: 0. */
+  notHolding?: number;
   /**
    * The tick's time. Unset: the database's clock, read once the queue row is locked (one clock for every process).
    * Tests pass an injected clock's time instead of waiting for the wall clock.
@@ -137,7 +151,7 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
     // An event whose fairness mode is not signed off does not open: no seal, no reveal, nobody admitted.
     const timeHasCome = now.getTime() >= e.onsale_at.getTime();
     const open = timeHasCome && !awaitsSignOff({ signedOff: e.signed_off, sealedAt: q.sealed_at });
-    const read = await readTick(trx, e, q, now, actor);
+    const read = await readTick(trx, e, q, now, actor, ctx.notHolding ?? 0);
     const decided = decide(e, q, ctx, read, now, elapsedMs);
     // Sealing holds joins back (see sealCohort), so it comes last, just before the commit.
     const sealedCohortSize = open && q.sealed_at === null ? await seal(trx, e, q, now, actor) : undefined;
@@ -201,6 +215,7 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
       claimRatio: read.claimRatio,
       window,
       storeLagMs: read.lagMs,
+      queuedMs: read.queuedMs,
       leaverSeconds: read.leaver,
       inventoryState: decided.inventoryState,
       available: read.counts.available,
@@ -230,7 +245,7 @@ const PHASE_CONSTRAINT = {
 } as const satisfies Record<Exclude<TickPhase, 'ADMITTING'>, string>;
 
 /** What the tick reads inside its transaction: the inventory (the first sell-out audited), the store's load, the live signals, the fans inside. */
-async function readTick(trx: Trx, e: ActiveEventRow, q: repo.LockedQueueState, now: Date, actor: string) {
+async function readTick(trx: Trx, e: ActiveEventRow, q: repo.LockedQueueState, now: Date, actor: string, notHolding: number) {
   const counts = await getInventoryCounts(
     trx,
     e.owner_event_id,
@@ -253,7 +268,8 @@ async function readTick(trx: Trx, e: ActiveEventRow, q: repo.LockedQueueState, n
   const quiet = soldOutState === 'SOLD_OUT';
   const storeLoad: StoreLoad = quiet ? NO_LOAD : toStoreLoad(await readStoreLoad(trx, e.owner_event_id, now));
   const lagMs = storeLagMs(storeLoad);
-  const leaver = leaverSeconds(Math.round(e.checkout_minutes * 60), scale, lagMs);
+  const queuedMs = queuedBeforeStoreMs(notHolding, storeLoad, scale);
+  const leaver = leaverSeconds(Math.round(e.checkout_minutes * 60), scale, lagMs, queuedMs);
   const signals = quiet
     ? NO_SIGNALS
     : await repo.liveSignals(
@@ -276,7 +292,7 @@ async function readTick(trx: Trx, e: ActiveEventRow, q: repo.LockedQueueState, n
     arriving,
     total: signals.holding + signals.shopping + arriving,
   };
-  return { counts, soldOut, windowMs, storeLoad, lagMs, leaver, signals, claimRatio, inside };
+  return { counts, soldOut, windowMs, storeLoad, lagMs, queuedMs, leaver, signals, claimRatio, inside };
 }
 
 /** The plan on the seats left, the window's step on the store's load, the inventory state and the rate. */
@@ -502,6 +518,7 @@ export class AdmissionController {
   private readonly led = new Set<string>();
   private readonly carry = new Map<string, number>();
   private readonly baseLag = new BaseLag();
+  private readonly notHolding = new Map<string, number>();
   private readonly applied = new Map<string, number>();
   private chain: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
@@ -563,6 +580,7 @@ export class AdmissionController {
     this.led.clear();
     this.carry.clear();
     this.baseLag.clear();
+    this.notHolding.clear();
     if (client) {
       // Ignored on purpose: Stopping: closing the session releases its advisory locks anyway; this only makes it prompt.
       await client.query('SELECT pg_advisory_unlock_all()').catch(() => {});
@@ -645,10 +663,12 @@ export class AdmissionController {
         budgetBuyersPerMinute,
         carry: this.carry.get(event.event_id) ?? 0,
         baseLag: this.baseLag,
+        notHolding: this.notHolding.get(event.event_id) ?? 0,
         ...(this.clock ? { now: new Date(this.clock()) } : {}),
       });
       if (outcome.status === 'ticked') {
         this.carry.set(event.event_id, outcome.carry);
+        this.notHolding.set(event.event_id, outcome.inside.shopping);
         this.applied.set(event.event_id, (this.applied.get(event.event_id) ?? 0) + 1);
       }
       return outcome;
@@ -671,6 +691,7 @@ export class AdmissionController {
           this.led.delete(id);
           this.carry.delete(id);
           this.baseLag.forget(id);
+          this.notHolding.delete(id);
         }
       }
       // Also the liveness check of the dedicated connection: it runs every pass, even with nothing to take.
@@ -694,6 +715,7 @@ export class AdmissionController {
     this.led.clear();
     this.carry.clear();
     this.baseLag.clear();
+    this.notHolding.clear();
     const client = new pg.Client({
       connectionString: this.connectionString,
       application_name: `onsale-admission ${this.instanceId}`.slice(0, 63),
@@ -729,6 +751,7 @@ export class AdmissionController {
     this.led.clear();
     this.carry.clear();
     this.baseLag.clear();
+    this.notHolding.clear();
     // Ignored on purpose: The connection is already lost (reported above): closing it is tidying.
     void client.end().catch(() => {});
   }

@@ -8,6 +8,7 @@ import {
   lagTargetMs,
   leaverSeconds,
   nextWindow,
+  queuedBeforeStoreMs,
   servedWindow,
   storeLagMs,
   tailGapMs,
@@ -119,6 +120,17 @@ describe('leavers and the tail', () => {
     expect(leaverSeconds(300, null, 2000)).toBe(66);
     expect(leaverSeconds(12, 30, 0)).toBe(5);
     expect(leaverSeconds(30, null, 0)).toBe(30);
+    // Fans waiting 4 s in line before the store are not leavers either.
+    expect(leaverSeconds(12, 30, 0, 4000)).toBe(9);
+  });
+
+  it('the wait before the store: the fans who collected and hold nothing, at the pace the store answers holds, beyond their seat choice', () => {
+    // 60 not holding, 10 holds answered a second: 6 s, less a seat choice of 2 s at time scale 30.
+    expect(queuedBeforeStoreMs(60, idle, 30)).toBe(4000);
+    // In real time a minute's choice covers it; nothing answered or nothing reported: nothing known.
+    expect(queuedBeforeStoreMs(60, idle, null)).toBe(0);
+    expect(queuedBeforeStoreMs(60, { ...idle, holdsAnswered: 0 }, 30)).toBe(0);
+    expect(queuedBeforeStoreMs(60, { ...idle, reporting: 0 }, 30)).toBe(0);
   });
 
   it('the next fan 2 s after the last advance plus 1 s per fan not holding, at most 8 s; a compressed clock divides it (at least 1 s)', () => {

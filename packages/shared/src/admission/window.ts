@@ -215,14 +215,30 @@ export class BaseLag {
 /**
  * How long after collecting an admission a fan who has not held is still counted inside (shopping), seconds: a
  * minute to look at the seat map and choose (of the event's clock: a rehearsal's is `clockScale` times fast, at least
- * 5 s), plus three times what the store takes to answer a hold now (a fan whose hold is waiting in line at a slow
- * store is not a leaver), never more than the checkout time. Past it the fan left: the slot goes back.
+ * 5 s), plus three times what the store takes to answer a hold now, plus how long the fans let in wait before the store
+ * answers them (queuedBeforeStoreMs: a fan whose hold is waiting in line, at the store or before it, is not a
+ * leaver), never more than the checkout time. Past it the fan left: the slot goes back.
  */
 export const SEAT_CHOICE_SECONDS = 60;
-export function leaverSeconds(checkoutSeconds: number, clockScale: number | null | undefined, lagMs: number): number {
+export function leaverSeconds(checkoutSeconds: number, clockScale: number | null | undefined, lagMs: number, queuedMs = 0): number {
   const scale = clockScale && clockScale > 1 ? clockScale : 1;
   const choose = Math.max(5, SEAT_CHOICE_SECONDS / scale);
-  return Math.max(1, Math.min(Math.max(1, checkoutSeconds), Math.round(choose + (3 * Math.max(0, lagMs)) / 1000)));
+  const waitMs = 3 * Math.max(0, lagMs) + (Number.isFinite(queuedMs) ? Math.max(0, queuedMs) : 0);
+  return Math.max(1, Math.min(Math.max(1, checkoutSeconds), Math.round(choose + waitMs / 1000)));
+}
+
+/**
+ * How long the fans let in and not holding yet (`notHolding`, as the last tick counted them) wait beyond their seat
+ * choice for the store to answer them, at the pace it answers holds now, ms: what the fans see of a queue in front of
+ * the store (its HTTP server, the edge, their connections) that no latency the store measures shows. 0 when nothing
+ * is known (no report, nothing answered: a store that answers nothing shows in its own lag).
+ */
+export function queuedBeforeStoreMs(notHolding: number, load: StoreLoad, clockScale: number | null | undefined): number {
+  if (load.reporting === 0 || !(notHolding > 0)) return 0;
+  const perSecond = load.holdsAnswered / ANSWERED_WINDOW_S;
+  if (!(perSecond > 0)) return 0;
+  const scale = clockScale && clockScale > 1 ? clockScale : 1;
+  return Math.max(0, (notHolding / perSecond) * 1000 - (SEAT_CHOICE_SECONDS / scale) * 1000);
 }
 
 /**
