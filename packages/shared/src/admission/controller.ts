@@ -317,6 +317,7 @@ function decide(
           elapsedMs,
           plannedInside: plan.concurrentShoppers,
           inside: inside.total,
+          holding: inside.holding,
           plausibleFans: Math.ceil(((counts.available + counts.held) / e.tickets_per_order) * e.overbook_factor),
           load: r.storeLoad,
           baseLagMs,

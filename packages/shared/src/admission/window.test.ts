@@ -75,6 +75,8 @@ describe('the window on the fans inside (AIMD)', () => {
       window: 80,
       cut: false,
     });
+    // The fans holding have had their answer: the bound is on the others (60 more than the 40 holding).
+    expect(step({ window: 90, inside: 90, holding: 40, plannedInside: 500, plausibleFans: 3000, clockScale: 30 }).window).toBe(100);
   });
 
   it("lagging is against twice the store's base lag when that is over the target: a store slow whatever the fans inside do is not cut to nothing", () => {

@@ -17,9 +17,9 @@
  *   window that starts at 4x the plan lets thousands of fans in within the first second, all holding at once.
  *   From there the additive step (10% of the planned window a second) reaches the plan in about 10 s while the store
  *   keeps up.
- * - The window never runs further ahead of what the store serves than `servedGain` x the holds it answers a second x
- *   (a fan's seat choice at the event's clock + the latency target) (BBR's bound: twice the delivery rate times the
- *   round trip). Requests queued before the store sees them (in its HTTP server, at the edge, in a client's
+ * - The window never runs further ahead of what the store serves than the fans holding + `servedGain` x the holds it
+ *   answers a second x (a fan's seat choice at the event's clock + the latency target) (BBR's bound: twice the
+ *   delivery rate times the round trip; the fans holding have had their answer). Requests queued before the store sees them (in its HTTP server, at the edge, in a client's
  *   connections) show in no latency the store measures, but they do hold the fans they belong to off the answered
  *   count: this bound stops the window growing into that queue.
  * - "Lagging" is against the store's own base lag (TCP Vegas, LEDBAT): the lag is over the target when it passes
@@ -100,6 +100,8 @@ export interface WindowInput {
   plannedInside: number;
   /** Fans counted inside now. */
   inside: number;
+  /** Of them, fans holding seats (the store has answered them: servedWindow bounds the others); absent: 0. */
+  holding?: number;
   /**
    * The fans the seats left can plausibly take (the plausible-seats bound): the window may always grow to it, so a
    * window sized on the plan's early pace never binds at the tail of a sale when the store keeps up.
@@ -122,7 +124,7 @@ export interface WindowStep {
   targetMs: number;
   /** Set on the tick that halved the window. */
   cut: boolean;
-  /** The most fans the store's answers allow inside now (servedWindow), Infinity when nothing is reported. */
+  /** The most fans the store's answers allow inside now (servedWindow + the fans holding), Infinity when nothing is reported. */
   served: number;
 }
 
@@ -158,14 +160,16 @@ export function servedWindow(load: StoreLoad, clockScale: number | null | undefi
  * store (storeLagMs over lagTargetMs) halves it, from the fans inside when they are fewer (never below
  * ADMISSION_WINDOW.min), at most once per max(minCutIntervalMs, lag); a store that keeps up while the window is in use
  * adds max(1, 10% of the planned window) fans a second, up to the maximum (4x the planned window or the plausible fans,
- * whichever is more) and never past servedWindow.
+ * whichever is more) and never past the fans holding + servedWindow.
  */
 export function nextWindow(s: WindowInput): WindowStep {
   const A = ADMISSION_WINDOW;
   const planned = Math.max(A.min, Number.isFinite(s.plannedInside) ? s.plannedInside : A.min);
   const max = Math.max(A.min, planned * A.maxOfPlanned, Number.isFinite(s.plausibleFans) ? s.plausibleFans : 0);
   const initial = initialWindow(planned, max);
-  const served = servedWindow(s.load, s.clockScale, initial);
+  // Fans holding seats have had their answer (they pay or leave): the served bound is on the fans still to be answered.
+  const holding = s.holding !== undefined && Number.isFinite(s.holding) && s.holding > 0 ? s.holding : 0;
+  const served = servedWindow(s.load, s.clockScale, initial) + holding;
   let window = s.window !== null && Number.isFinite(s.window) && s.window > 0 ? Math.min(max, Math.max(A.min, s.window)) : initial;
   const lagMs = storeLagMs(s.load);
   const targetMs = lagTargetMs(s.baseLagMs);
