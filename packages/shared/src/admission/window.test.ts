@@ -124,6 +124,9 @@ describe('leavers and the tail', () => {
     expect(leaverSeconds(30, null, 0)).toBe(30);
     // Fans waiting 4 s in line before the store are not leavers either.
     expect(leaverSeconds(12, 30, 0, 4000)).toBe(9);
+    // A line longer than the checkout time: the fans in it have not started theirs (at most 3x the checkout time).
+    expect(leaverSeconds(12, 30, 0, 20_000)).toBe(25);
+    expect(leaverSeconds(12, 30, 5000, 60_000)).toBe(36);
   });
 
   it('the wait before the store: the fans who collected and hold nothing, at the pace the store answers holds, beyond their seat choice', () => {

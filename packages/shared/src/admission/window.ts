@@ -221,14 +221,17 @@ export class BaseLag {
  * minute to look at the seat map and choose (of the event's clock: a rehearsal's is `clockScale` times fast, at least
  * 5 s), plus three times what the store takes to answer a hold now, plus how long the fans let in wait before the store
  * answers them (queuedBeforeStoreMs: a fan whose hold is waiting in line, at the store or before it, is not a
- * leaver), never more than the checkout time. Past it the fan left: the slot goes back.
+ * leaver); the choice and the lag never more than the checkout time, the line on top (at most twice the checkout
+ * time more). Past it the fan left: the slot goes back.
  */
 export const SEAT_CHOICE_SECONDS = 60;
 export function leaverSeconds(checkoutSeconds: number, clockScale: number | null | undefined, lagMs: number, queuedMs = 0): number {
   const scale = clockScale && clockScale > 1 ? clockScale : 1;
   const choose = Math.max(5, SEAT_CHOICE_SECONDS / scale);
-  const waitMs = 3 * Math.max(0, lagMs) + (Number.isFinite(queuedMs) ? Math.max(0, queuedMs) : 0);
-  return Math.max(1, Math.min(Math.max(1, checkoutSeconds), Math.round(choose + waitMs / 1000)));
+  const checkout = Math.max(1, checkoutSeconds);
+  const queued = Number.isFinite(queuedMs) ? Math.max(0, queuedMs) / 1000 : 0;
+  // The line is added past the checkout time too (up to 3x): a fan still in line has not started its checkout.
+  return Math.max(1, Math.round(Math.min(checkout, choose + (3 * Math.max(0, lagMs)) / 1000) + Math.min(queued, 2 * checkout)));
 }
 
 /**
