@@ -157,6 +157,88 @@ describe('admission follows what the store serves', () => {
     expect(sum(45, 55)).toBeGreaterThan(0);
     expect(recovered).toBeGreaterThan(healthy * 0.6);
   });
+  it('at the open the window starts small and grows only as fast as the store answers: fans whose holds wait in line before the store do not pile in', async () => {
+    // 4,000 seats at one ticket an order over a minute: the plan admits 4,000 fans a minute (67 a second), and with a
+    // 12 s checkout (a rehearsal's compressed 6 minutes) 800 fans inside at once; the event's clock runs 30 times fast,
+    // as a rehearsal's: a fan's round trip is 2 s of seat choice + the 1 s target, a leaver is one who has not held
+    // within 5 s (plus the waits).
+    const eventId = await makeEvent({
+      rows: 100,
+      seatsPerRow: 40,
+      pacing: { targetSaleMinutes: 1, ticketsPerOrder: 1, overbookFactor: 1, checkoutMinutes: 1, paymentTps: 1000 },
+    });
+    await sql`UPDATE events SET rehearsal_time_scale = 30, checkout_minutes = 0.2 WHERE id = ${eventId}`.execute(t.db);
+    await addEntries(t.db, eventId, 4000);
+    const clock = clockInMinute();
+    const c = controller(clock);
+    const store = new StoreLoadTracker(clock.now);
+    const holds = new HoldService({ db: t.db, events: new EventCache(t.db), seatmap: new SeatmapCache(t.db) });
+    const checkout = new CheckoutService({
+      db: t.db,
+      cards: new CardFingerprints(testSecrets().cardFingerprintSecret),
+      payments: new SimulatedPaymentGateway({ tps: 10_000, latencyMs: 0, failureRate: 0 }),
+    });
+    // A line in front of the store (its HTTP server's backlog, the fans' connections, the edge): it lets through
+    // `doorPerSecond` fans' holds a second, oldest first, and the store answers each at once. The store never sees the
+    // line, so its own latency stays low: only its answers say how fast it serves.
+    let doorPerSecond = 5;
+    const door: number[] = [];
+    const holding: { until: number; fan: number; holdId: string }[] = [];
+    const perSecond: { t: number; admitted: number; door: number; window: number | null; inside: number }[] = [];
+    let admittedThrough = 0;
+    const admit = async (o: Awaited<ReturnType<typeof tick>>) => {
+      const fans = Array.from({ length: o.admittedThrough - admittedThrough }, (_, k) => admittedThrough + k);
+      admittedThrough = o.admittedThrough;
+      await recordClaims(
+        t.db,
+        fans.map((f) => ({ eventId, accountId: account(eventId, f) })),
+        clock.date(),
+      );
+      door.push(...fans);
+      return fans.length;
+    };
+    const first = await tick(c, eventId);
+    await admit(first);
+    // The first tick: the initial window (10% of the 800 planned fans inside), not 4x the plan's.
+    expect(first.window).toBe(80);
+    for (let s = 1; s <= 40; s++) {
+      if (s === 20) doorPerSecond = 40; // the line clears: the store answers 40 fans a second
+      clock.advance(1000);
+      const now = clock.now();
+      // The fans through the door hold at once, together (real concurrent holds), and pay 2 s later.
+      await Promise.all(
+        door.splice(0, doorPerSecond).map(async (fan) => {
+          const done = store.begin(eventId, 'hold');
+          const hold = await holds.create(account(eventId, fan), eventId, { section: 'S', quantity: 1 });
+          done();
+          holding.push({ until: now + 2000, fan, holdId: hold.holdId });
+        }),
+      );
+      await Promise.all(
+        holding
+          .filter((x) => x.until <= now)
+          .map((h) =>
+            checkout.checkout(account(eventId, h.fan), h.holdId, `key-${h.fan}-0000000`, {
+              payment: { instrument: { type: 'card', number: cardOf(h.fan + 1) /* fan 0's would be the declined test card */ } },
+            }),
+          ),
+      );
+      holding.splice(0, holding.length, ...holding.filter((x) => x.until > now));
+      await reportStoreLoad(t.db, 'store-test', store.snapshot(), clock.date());
+      const o = await tick(c, eventId);
+      perSecond.push({ t: s, admitted: await admit(o), door: door.length, window: o.window, inside: o.inside.total });
+    }
+    const sum = (from: number, to: number) => perSecond.filter((p) => p.t >= from && p.t < to).reduce((a, p) => a + p.admitted, 0);
+    const longestLine = (from: number, to: number) => Math.max(...perSecond.filter((p) => p.t >= from && p.t < to).map((p) => p.door));
+    // While the line lets 5 fans a second through, the plan's 67 a second would have put about 1,200 fans in it by
+    // 20 s (the fans stuck in it taken for leavers after 5 s, so the window never bound): here admission follows the
+    // store's answers, and the line stays a few round trips long.
+    expect(sum(1, 20)).toBeLessThan(400);
+    expect(longestLine(1, 20)).toBeLessThan(250);
+    // Once the store answers 40 a second, admission rises to it within seconds (the window grows with the answers).
+    expect(sum(30, 40) / 10).toBeGreaterThan(20);
+    expect(Math.max(...perSecond.map((p) => p.window ?? 0))).toBeGreaterThan(100);
+  }, 600_000);
 });
 
 describe('a tail that never stalls', () => {

@@ -60,6 +60,15 @@ async function addEntries(db: Db, eventId: string, n: number, cohort: 'PREOPEN' 
 }
 
 /** A controller on the test's clock: time passes only when the test moves it (see tickMany). */
+/**
+ * The window on the fans inside as a sale that has run a while leaves it, open to its maximum (the store kept up):
+ * for the tests of the plan, the leader and the plausible seats, which the window's start (10% of the plan) would
+ * bound otherwise (window.test.ts and controller-store.test.ts test the window).
+ */
+async function openWindow(db: Db, eventId: string): Promise<void> {
+  await sql`UPDATE queue_state SET admit_window = 1e9 WHERE event_id = ${eventId}`.execute(db);
+}
+
 function controller(clock: ManualClock, opts: { tickMs?: number; instanceId?: string } = {}): AdmissionController {
   const c = new AdmissionController({
     db: t.db,
@@ -139,6 +148,7 @@ describe('the admission controller advances the watermark at the planned rate', 
       pacing: { targetSaleMinutes: 2, ticketsPerOrder: 1, overbookFactor: 1.3, checkoutMinutes: 6, paymentTps: 1000 },
     });
     await addEntries(t.db, eventId, 500, 'FIFO');
+    await openWindow(t.db, eventId);
     const clock = clockInMinute();
     const c = controller(clock, { tickMs: 200 });
     const firstTick = outcomeOf((await c.tickOnce()).events, eventId);
@@ -340,6 +350,7 @@ describe('one leader per event', () => {
     const eventId = await makeEvent();
     await addEntries(t.db, eventId, 1000, 'FIFO');
     await setRateOverride(t.db, eventId, 1200, { actor: 'test' });
+    await openWindow(t.db, eventId);
     const clock = clockInMinute();
     const a = controller(clock, { tickMs: 200, instanceId: 'controller-a' });
     const b = controller(clock, { tickMs: 200, instanceId: 'controller-b' });
@@ -449,6 +460,7 @@ describe('who counts as inside (fans who can still buy)', () => {
       t.db,
     );
     await setRateOverride(t.db, eventId, 120, { actor: 'ops', reason: 'sell the rest' });
+    await openWindow(t.db, eventId);
     // The real clock: the rows above are dated by the database's now(), which a clock set back into the minute trails.
     const clock = manualClock();
     const c = controller(clock, { tickMs: 200 });

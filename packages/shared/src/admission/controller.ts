@@ -25,7 +25,17 @@ import type { ActiveEventRow } from './controller.repository.js';
 import { planAdmission, type AdmissionPlan } from './plan.js';
 import { nextAdmissionRate, type AdmissionConstraint, type AdmissionRate } from './rate.js';
 import { readStoreLoad } from '../queue/store-load.service.js';
-import { leaverSeconds, nextWindow, storeLagMs, tailGapMs, type StoreLoad, type WindowStep } from './window.js';
+import {
+  BaseLag,
+  lagTargetMs,
+  leaverSeconds,
+  nextWindow,
+  queuedBeforeStoreMs,
+  storeLagMs,
+  tailGapMs,
+  type StoreLoad,
+  type WindowStep,
+} from './window.js';
 
 /** The controller works on an event from this long before its open until it starts. */
 export const ADMISSION_WINDOW_BEFORE_OPEN_MS = 2 * 60 * 60 * 1000;
@@ -66,6 +76,8 @@ export type EventTickOutcome =
       /** The congestion window after this tick (fans inside the store follows now), and what the store reported. */
       window: number | null;
       storeLagMs: number;
+      /** How long the fans let in wait before the store answers them, beyond their seat choice (window.ts queuedBeforeStoreMs). */
+      queuedMs: number;
       /** A fan who collected an admission and has not held within this many seconds is a leaver (not inside). */
       leaverSeconds: number;
       inventoryState: InventoryState;
@@ -100,6 +112,10 @@ export interface EventTickContext {
   budgetBuyersPerMinute?: number;
   /** The fraction of a position carried from this controller's previous tick. */
   carry?: number;
+  /** The store's base lag per event, as this controller saw it (window.ts BaseLag); absent: the latency target alone. */
+  baseLag?: BaseLag;
+  /** The fans who collected their admission and hold nothing yet (shopping) at this controller's previous tick of the event; absent: 0. */
+  notHolding?: number;
   /**
    * The tick's time. Unset: the database's clock, read once the queue row is locked (one clock for every process).
    * Tests pass an injected clock's time instead of waiting for the wall clock.
@@ -135,7 +151,7 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
     // An event whose fairness mode is not signed off does not open: no seal, no reveal, nobody admitted.
     const timeHasCome = now.getTime() >= e.onsale_at.getTime();
     const open = timeHasCome && !awaitsSignOff({ signedOff: e.signed_off, sealedAt: q.sealed_at });
-    const read = await readTick(trx, e, q, now, actor);
+    const read = await readTick(trx, e, q, now, actor, ctx.notHolding ?? 0);
     const decided = decide(e, q, ctx, read, now, elapsedMs);
     // Sealing holds joins back (see sealCohort), so it comes last, just before the commit.
     const sealedCohortSize = open && q.sealed_at === null ? await seal(trx, e, q, now, actor) : undefined;
@@ -199,6 +215,7 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
       claimRatio: read.claimRatio,
       window,
       storeLagMs: read.lagMs,
+      queuedMs: read.queuedMs,
       leaverSeconds: read.leaver,
       inventoryState: decided.inventoryState,
       available: read.counts.available,
@@ -228,7 +245,7 @@ const PHASE_CONSTRAINT = {
 } as const satisfies Record<Exclude<TickPhase, 'ADMITTING'>, string>;
 
 /** What the tick reads inside its transaction: the inventory (the first sell-out audited), the store's load, the live signals, the fans inside. */
-async function readTick(trx: Trx, e: ActiveEventRow, q: repo.LockedQueueState, now: Date, actor: string) {
+async function readTick(trx: Trx, e: ActiveEventRow, q: repo.LockedQueueState, now: Date, actor: string, notHolding: number) {
   const counts = await getInventoryCounts(
     trx,
     e.owner_event_id,
@@ -251,7 +268,8 @@ async function readTick(trx: Trx, e: ActiveEventRow, q: repo.LockedQueueState, n
   const quiet = soldOutState === 'SOLD_OUT';
   const storeLoad: StoreLoad = quiet ? NO_LOAD : toStoreLoad(await readStoreLoad(trx, e.owner_event_id, now));
   const lagMs = storeLagMs(storeLoad);
-  const leaver = leaverSeconds(Math.round(e.checkout_minutes * 60), scale, lagMs);
+  const queuedMs = queuedBeforeStoreMs(notHolding, storeLoad, scale);
+  const leaver = leaverSeconds(Math.round(e.checkout_minutes * 60), scale, lagMs, queuedMs);
   const signals = quiet
     ? NO_SIGNALS
     : await repo.liveSignals(
@@ -274,7 +292,7 @@ async function readTick(trx: Trx, e: ActiveEventRow, q: repo.LockedQueueState, n
     arriving,
     total: signals.holding + signals.shopping + arriving,
   };
-  return { counts, soldOut, windowMs, storeLoad, lagMs, leaver, signals, claimRatio, inside };
+  return { counts, soldOut, windowMs, storeLoad, lagMs, queuedMs, leaver, signals, claimRatio, inside };
 }
 
 /** The plan on the seats left, the window's step on the store's load, the inventory state and the rate. */
@@ -287,6 +305,7 @@ function decide(
   elapsedMs: number,
 ) {
   const { counts, signals, inside } = r;
+  const baseLagMs = ctx.baseLag ? ctx.baseLag.note(e.event_id, now.getTime(), r.lagMs) : null;
   const plan = planOf(e, counts, ctx.budgetBuyersPerMinute, q.sealed_at ? (now.getTime() - q.sealed_at.getTime()) / 60_000 : 0);
   const step: WindowStep | null =
     plan === null
@@ -298,8 +317,11 @@ function decide(
           elapsedMs,
           plannedInside: plan.concurrentShoppers,
           inside: inside.total,
+          holding: inside.holding,
           plausibleFans: Math.ceil(((counts.available + counts.held) / e.tickets_per_order) * e.overbook_factor),
           load: r.storeLoad,
+          baseLagMs,
+          clockScale: e.rehearsal_time_scale,
         });
   const highestPosition = signals.max_join_index === null ? 0 : signals.max_join_index + 1;
   const waiting = highestPosition - q.admitted_through > 0;
@@ -310,6 +332,7 @@ function decide(
   const rate = admissionRate(e, plan, counts, signals, inside.total, q.rate_override_per_min, {
     window: step?.window,
     storeLagMs: r.lagMs,
+    storeLagTargetMs: step?.targetMs ?? lagTargetMs(baseLagMs),
     tail: waiting ? { sinceLastAdvanceMs, gapMs: tailGapMs(inside.shopping + inside.arriving, e.rehearsal_time_scale) } : undefined,
   });
   return { step, highestPosition, inventoryState, rate };
@@ -418,7 +441,12 @@ function admissionRate(
   s: repo.LiveSignalsRow,
   fansInside: number,
   override: number | null,
-  store: { window: number | undefined; storeLagMs: number; tail: { sinceLastAdvanceMs: number; gapMs: number } | undefined },
+  store: {
+    window: number | undefined;
+    storeLagMs: number;
+    storeLagTargetMs: number;
+    tail: { sinceLastAdvanceMs: number; gapMs: number } | undefined;
+  },
 ): AdmissionRate {
   if (plan === null)
     return { ratePerMinute: 0, constraint: 'sold_out', reason: 'sold_out: the event has no seats', cap: 0, admitAtOnce: 0 };
@@ -436,6 +464,7 @@ function admissionRate(
     clockScale: e.rehearsal_time_scale ?? 1,
     ...(store.window !== undefined ? { window: store.window } : {}),
     storeLagMs: store.storeLagMs,
+    storeLagTargetMs: store.storeLagTargetMs,
     ...(store.tail ? { tail: store.tail } : {}),
   });
 }
@@ -489,6 +518,8 @@ export class AdmissionController {
   private pid: number | undefined;
   private readonly led = new Set<string>();
   private readonly carry = new Map<string, number>();
+  private readonly baseLag = new BaseLag();
+  private readonly notHolding = new Map<string, number>();
   private readonly applied = new Map<string, number>();
   private chain: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
@@ -549,6 +580,8 @@ export class AdmissionController {
     this.pid = undefined;
     this.led.clear();
     this.carry.clear();
+    this.baseLag.clear();
+    this.notHolding.clear();
     if (client) {
       // Ignored on purpose: Stopping: closing the session releases its advisory locks anyway; this only makes it prompt.
       await client.query('SELECT pg_advisory_unlock_all()').catch(() => {});
@@ -630,10 +663,13 @@ export class AdmissionController {
         tickMs: this.tickMs,
         budgetBuyersPerMinute,
         carry: this.carry.get(event.event_id) ?? 0,
+        baseLag: this.baseLag,
+        notHolding: this.notHolding.get(event.event_id) ?? 0,
         ...(this.clock ? { now: new Date(this.clock()) } : {}),
       });
       if (outcome.status === 'ticked') {
         this.carry.set(event.event_id, outcome.carry);
+        this.notHolding.set(event.event_id, outcome.inside.shopping);
         this.applied.set(event.event_id, (this.applied.get(event.event_id) ?? 0) + 1);
       }
       return outcome;
@@ -655,6 +691,8 @@ export class AdmissionController {
         for (const id of release) {
           this.led.delete(id);
           this.carry.delete(id);
+          this.baseLag.forget(id);
+          this.notHolding.delete(id);
         }
       }
       // Also the liveness check of the dedicated connection: it runs every pass, even with nothing to take.
@@ -677,6 +715,8 @@ export class AdmissionController {
       throw new Error('waiting to reconnect after losing the dedicated connection', { cause: this.lostWith });
     this.led.clear();
     this.carry.clear();
+    this.baseLag.clear();
+    this.notHolding.clear();
     const client = new pg.Client({
       connectionString: this.connectionString,
       application_name: `onsale-admission ${this.instanceId}`.slice(0, 63),
@@ -711,6 +751,8 @@ export class AdmissionController {
       this.log?.warn({ err, instanceId: this.instanceId, events: [...this.led] }, 'admission controller lost its connection and its leads');
     this.led.clear();
     this.carry.clear();
+    this.baseLag.clear();
+    this.notHolding.clear();
     // Ignored on purpose: The connection is already lost (reported above): closing it is tidying.
     void client.end().catch(() => {});
   }

@@ -44,6 +44,8 @@ export interface AdmissionRateInput {
   window?: number;
   /** How late the store answers now, ms (window.ts storeLagMs), for the reason's words. */
   storeLagMs?: number;
+  /** The lag it is held to (window.ts lagTargetMs: the target, or twice the store's base lag); absent: the target. */
+  storeLagTargetMs?: number;
   /**
    * The tail rule's inputs: time since the watermark last moved and the gap after which the next fan comes in while
    * seats are available and none is held (window.ts tailGapMs). Absent: no tail rule.
@@ -161,17 +163,19 @@ export function nextAdmissionRate(input: AdmissionRateInput): AdmissionRate {
   const window = input.window === undefined ? Infinity : check(input.window, 'window');
   const windowRoom = Number.isFinite(window) ? Math.max(0, Math.floor(window + 1e-9) - fansInside) : Infinity;
   const lagMs = input.storeLagMs === undefined ? 0 : check(input.storeLagMs, 'storeLagMs');
+  const lagTarget =
+    input.storeLagTargetMs === undefined ? ADMISSION_WINDOW.latencyTargetMs : check(input.storeLagTargetMs, 'storeLagTargetMs');
   const storeLagReason =
-    lagMs > ADMISSION_WINDOW.latencyTargetMs
-      ? `store_lag: the store answers holds in ${(lagMs / 1000).toFixed(1)} s (target ${ADMISSION_WINDOW.latencyTargetMs / 1000} s); ${fansInside} fans inside against a window of ${Math.floor(window + 1e-9)}, halved while it lags`
-      : `store_lag: the store caught up; the window on the fans inside grows back (${fansInside} inside, window ${Math.floor(window + 1e-9)})`;
+    lagMs > lagTarget
+      ? `store_lag: the store answers holds in ${(lagMs / 1000).toFixed(1)} s (target ${(lagTarget / 1000).toFixed(1)} s); ${fansInside} fans inside against a window of ${Math.floor(window + 1e-9)}, halved while it lags`
+      : `store_lag: ${fansInside} fans inside against a window of ${Math.floor(window + 1e-9)}, which grows while the store answers within ${(lagTarget / 1000).toFixed(1)} s, as fast as it answers holds`;
 
   // The tail: seats available, none held, fans waiting, the rate not 0 and the store keeping up (not lagging). The next
   // fan comes in once the gap since the last advance has passed, however slow the plan's pace on the few seats left and
   // whatever the plausible-seats cap or the window say (the fans counted inside have not held anything, the store is
   // idle); and the rate published is at least one fan a gap, so the fans next in line are told to come back that soon.
   const tail = input.tail;
-  const tailActive = tail !== undefined && remainingSeats > 0 && heldSeats === 0 && rate > 0 && lagMs <= ADMISSION_WINDOW.latencyTargetMs;
+  const tailActive = tail !== undefined && remainingSeats > 0 && heldSeats === 0 && rate > 0 && lagMs <= lagTarget;
   const tailGap = tail === undefined ? 0 : check(tail.gapMs, 'tail.gapMs');
   const tailDue = tailActive && check(tail.sinceLastAdvanceMs, 'tail.sinceLastAdvanceMs') >= tailGap;
   const tailRate = tailActive && tailGap > 0 ? tidy(60_000 / tailGap) : 0;

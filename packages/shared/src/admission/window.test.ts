@@ -1,7 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { manualClock } from '../testing/index.js';
 import { StoreLoadTracker } from '../queue/store-load.js';
-import { ADMISSION_WINDOW, leaverSeconds, nextWindow, storeLagMs, tailGapMs, type StoreLoad } from './window.js';
+import {
+  ADMISSION_WINDOW,
+  BaseLag,
+  initialWindow,
+  lagTargetMs,
+  leaverSeconds,
+  nextWindow,
+  queuedBeforeStoreMs,
+  servedWindow,
+  storeLagMs,
+  tailGapMs,
+  type StoreLoad,
+} from './window.js';
 
 const idle: StoreLoad = {
   reporting: 1,
@@ -36,9 +48,52 @@ describe('how late the store answers', () => {
 });
 
 describe('the window on the fans inside (AIMD)', () => {
-  it('starts open: 4x the planned fans inside or the plausible fans, whichever is more', () => {
-    expect(step({ window: null, inside: 0 }).window).toBe(300);
-    expect(step({ window: null, inside: 0, plausibleFans: 10 }).window).toBe(200);
+  it('starts small: 10% of the planned fans inside (at least 10 fans, never past its maximum), not open at 4x the plan', () => {
+    expect(step({ window: null, inside: 0, plannedInside: 500, plausibleFans: 3000 }).window).toBe(50);
+    expect(step({ window: null, inside: 0 }).window).toBe(10);
+    expect(initialWindow(50, 4)).toBe(4);
+    // Then it grows by 10% of the plan a second while in use and the store keeps up: the plan in about 10 s.
+    let w: number | null = null;
+    for (let s = 0; s < 10; s++)
+      w = step({ window: w, plannedInside: 500, plausibleFans: 3000, inside: w ?? 0, load: { ...idle, holdsAnswered: 5000 } }).window;
+    expect(w).toBe(500);
+  });
+
+  it('never grows past what the store serves: twice the holds it answers a second x (a seat choice at the event clock + the target)', () => {
+    // 50 holds answered in 5 s (10 a second), real time: 2 x 10 x (60 + 1) s = 1,220 fans; at time scale 30: 2 x 10 x (2 + 1) s = 60.
+    expect(servedWindow(idle, null, 10)).toBe(1220);
+    expect(servedWindow(idle, 30, 10)).toBe(60);
+    // Nothing answered: the initial window; nothing reported: no bound.
+    expect(servedWindow({ ...idle, holdsAnswered: 0 }, 30, 25)).toBe(25);
+    expect(servedWindow({ ...idle, reporting: 0 }, 30, 25)).toBe(Infinity);
+    // Fans queued before the store (its latency fine, its answers few): the window stops at 60 and is not cut for it.
+    expect(step({ window: 55, inside: 55, plannedInside: 500, plausibleFans: 3000, clockScale: 30 })).toMatchObject({
+      window: 60,
+      lagging: false,
+    });
+    expect(step({ window: 80, inside: 80, plannedInside: 500, plausibleFans: 3000, clockScale: 30 })).toMatchObject({
+      window: 80,
+      cut: false,
+    });
+    // The fans holding have had their answer: the bound is on the others (60 more than the 40 holding).
+    expect(step({ window: 90, inside: 90, holding: 40, plannedInside: 500, plausibleFans: 3000, clockScale: 30 }).window).toBe(100);
+  });
+
+  it("lagging is against twice the store's base lag when that is over the target: a store slow whatever the fans inside do is not cut to nothing", () => {
+    const lag = { ...idle, holdLatencyP90Ms: 3000 };
+    expect(lagTargetMs(null)).toBe(1000);
+    expect(lagTargetMs(300)).toBe(1000);
+    expect(lagTargetMs(2000)).toBe(4000);
+    expect(step({ load: lag, baseLagMs: 2000 })).toMatchObject({ lagging: false, targetMs: 4000, window: 105 });
+    expect(step({ load: lag, baseLagMs: 200 })).toMatchObject({ lagging: true, cut: true });
+    // The base: the smallest lag over the last 30 s as the ticks saw it.
+    const base = new BaseLag();
+    expect(base.note('ev', 0, 200)).toBe(200);
+    expect(base.note('ev', 10_000, 3000)).toBe(200);
+    expect(base.note('ev', 29_000, 3500)).toBe(200);
+    expect(base.note('ev', 31_000, 3200)).toBe(3000);
+    expect(base.note('ev', 40_000, 3300)).toBe(3200);
+    expect(base.note('other', 40_000, 50)).toBe(50);
   });
 
   it('a lagging store halves it from the fans inside, at most once per interval (or per lag, when longer)', () => {
@@ -67,6 +122,20 @@ describe('leavers and the tail', () => {
     expect(leaverSeconds(300, null, 2000)).toBe(66);
     expect(leaverSeconds(12, 30, 0)).toBe(5);
     expect(leaverSeconds(30, null, 0)).toBe(30);
+    // Fans waiting 4 s in line before the store are not leavers either.
+    expect(leaverSeconds(12, 30, 0, 4000)).toBe(9);
+    // A line longer than the checkout time: the fans in it have not started theirs (at most 3x the checkout time).
+    expect(leaverSeconds(12, 30, 0, 20_000)).toBe(25);
+    expect(leaverSeconds(12, 30, 5000, 60_000)).toBe(36);
+  });
+
+  it('the wait before the store: the fans who collected and hold nothing, at the pace the store answers holds, beyond their seat choice', () => {
+    // 60 not holding, 10 holds answered a second: 6 s, less a seat choice of 2 s at time scale 30.
+    expect(queuedBeforeStoreMs(60, idle, 30)).toBe(4000);
+    // In real time a minute's choice covers it; nothing answered or nothing reported: nothing known.
+    expect(queuedBeforeStoreMs(60, idle, null)).toBe(0);
+    expect(queuedBeforeStoreMs(60, { ...idle, holdsAnswered: 0 }, 30)).toBe(0);
+    expect(queuedBeforeStoreMs(60, { ...idle, reporting: 0 }, 30)).toBe(0);
   });
 
   it('the next fan 2 s after the last advance plus 1 s per fan not holding, at most 8 s; a compressed clock divides it (at least 1 s)', () => {

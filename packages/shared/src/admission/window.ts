@@ -11,10 +11,30 @@
  * while the store keeps up; multiplicative decrease backs off fast when it lags, once per interval, so a slow store
  * sheds half its incoming load within a second or two instead of piling fans into holds that time out; the same rule
  * TCP uses to share a link it cannot measure, and it converges rather than oscillating on a noisy latency signal.
+ *
+ * Three refinements, each from a rehearsal (docs/how-it-works.md, "Admission"):
+ * - The open starts small (TCP's initial window), not at the maximum: nothing is known of the store then, and a
+ *   window that starts at 4x the plan lets thousands of fans in within the first second, all holding at once.
+ *   From there the additive step (10% of the planned window a second) reaches the plan in about 10 s while the store
+ *   keeps up.
+ * - The window never runs further ahead of what the store serves than the fans holding + `servedGain` x the holds it
+ *   answers a second x (a fan's seat choice at the event's clock + the latency target) (BBR's bound: twice the
+ *   delivery rate times the round trip; the fans holding have had their answer). Requests queued before the store sees them (in its HTTP server, at the edge, in a client's
+ *   connections) show in no latency the store measures, but they do hold the fans they belong to off the answered
+ *   count: this bound stops the window growing into that queue.
+ * - "Lagging" is against the store's own base lag (TCP Vegas, LEDBAT): the lag is over the target when it passes
+ *   max(latencyTargetMs, baseLagFactor x the smallest lag of the last baseLagWindowMs). A store made slow by other
+ *   work (the crowd's polls, another event) stays slow however few fans are inside; halving the window on that only
+ *   starves the sale (the club sold 182 of 300 seats that way). A store that stalls answers nothing, so it gets no
+ *   served room and its lag keeps rising past twice its base.
  */
 export const ADMISSION_WINDOW = {
-  /** The store lags when holds take longer than this at the 90th percentile, as the store measures them. */
+  /** The store lags when holds take longer than this at the 90th percentile, as the store measures them... */
   latencyTargetMs: 1_000,
+  /** ...or this many times its base lag, when that is more... */
+  baseLagFactor: 2,
+  /** ...the smallest lag seen over this long (real ms). */
+  baseLagWindowMs: 30_000,
   /** A lagging store halves the window... */
   decrease: 0.5,
   /** ...at most once per this interval (or the lag itself when longer: one round trip of the store). */
@@ -27,6 +47,12 @@ export const ADMISSION_WINDOW = {
   inUse: 0.8,
   /** It never grows past this many times the planned window (or the plausible fans when more). */
   maxOfPlanned: 4,
+  /** At the open it starts at this share of the planned window... */
+  initialShare: 0.1,
+  /** ...and at least this many fans (never past its maximum). */
+  initialMin: 10,
+  /** It is at most this many times the fans the store answers within a fan's round trip (see above)... */
+  servedGain: 2,
   /** It never shrinks below one fan: the next fan can always come in once the store answers. */
   min: 1,
 } as const;
@@ -63,7 +89,7 @@ export function storeLagMs(load: StoreLoad): number {
 
 /** One step of the window. */
 export interface WindowInput {
-  /** The window after the last tick; null: none yet (it starts at the planned window). */
+  /** The window after the last tick; null: none yet (it starts at its initial size, see initialWindow). */
   window: number | null;
   /** When it was last halved (epoch ms), null: never. */
   cutAtMs: number | null;
@@ -74,66 +100,152 @@ export interface WindowInput {
   plannedInside: number;
   /** Fans counted inside now. */
   inside: number;
+  /** Of them, fans holding seats (the store has answered them: servedWindow bounds the others); absent: 0. */
+  holding?: number;
   /**
    * The fans the seats left can plausibly take (the plausible-seats bound): the window may always grow to it, so a
    * window sized on the plan's early pace never binds at the tail of a sale when the store keeps up.
    */
   plausibleFans: number;
   load: StoreLoad;
+  /** The smallest lag seen over the last ADMISSION_WINDOW.baseLagWindowMs (see BaseLag); null or absent: none known. */
+  baseLagMs?: number | null;
+  /** The event's clock runs this many times fast (a rehearsal); absent or <= 1: real time. */
+  clockScale?: number | null;
 }
 
 export interface WindowStep {
   window: number;
   cutAtMs: number | null;
-  /** The store lags (storeLagMs above the target). */
+  /** The store lags (storeLagMs above lagTargetMs). */
   lagging: boolean;
   lagMs: number;
+  /** What the lag was held against: max(latencyTargetMs, baseLagFactor x the base lag). */
+  targetMs: number;
   /** Set on the tick that halved the window. */
   cut: boolean;
+  /** The most fans the store's answers allow inside now (servedWindow + the fans holding), Infinity when nothing is reported. */
+  served: number;
+}
+
+/** The lag the store is held to: the target, or twice its base lag when it is slow whatever the fans inside do. */
+export function lagTargetMs(baseLagMs: number | null | undefined): number {
+  const A = ADMISSION_WINDOW;
+  const base = baseLagMs !== null && baseLagMs !== undefined && Number.isFinite(baseLagMs) && baseLagMs > 0 ? baseLagMs : 0;
+  return Math.max(A.latencyTargetMs, A.baseLagFactor * base);
+}
+
+/** The window at the open: 10% of the planned window, at least 10 fans, never past `max`. */
+export function initialWindow(plannedInside: number, max: number): number {
+  const A = ADMISSION_WINDOW;
+  const planned = Number.isFinite(plannedInside) && plannedInside > 0 ? plannedInside : 0;
+  return Math.min(max, Math.max(A.initialMin, planned * A.initialShare));
 }
 
 /**
- * Additive increase, multiplicative decrease on the fans inside. The window starts open (its maximum: 4x the planned
- * window or the plausible fans, whichever is more). A lagging store halves it, from the fans inside when they are
- * fewer (never below ADMISSION_WINDOW.min), at most once per max(minCutIntervalMs, lag); a store that keeps up while
- * the window is in use adds max(1, 10% of the planned window) fans a second, up to the maximum.
+ * The most fans the store's answers allow inside: servedGain x the holds it answered a second (over the last 5 s) x a
+ * fan's round trip (a minute's seat choice at the event's clock + the latency target), never below the initial window.
+ * Infinity when no store process reports (nothing known: the other bounds apply).
+ */
+export function servedWindow(load: StoreLoad, clockScale: number | null | undefined, initial: number): number {
+  if (load.reporting === 0) return Infinity;
+  const A = ADMISSION_WINDOW;
+  const scale = clockScale && clockScale > 1 ? clockScale : 1;
+  const roundTripS = SEAT_CHOICE_SECONDS / scale + A.latencyTargetMs / 1000;
+  return Math.max(initial, A.servedGain * (load.holdsAnswered / ANSWERED_WINDOW_S) * roundTripS);
+}
+
+/**
+ * Additive increase, multiplicative decrease on the fans inside. The window starts small (initialWindow). A lagging
+ * store (storeLagMs over lagTargetMs) halves it, from the fans inside when they are fewer (never below
+ * ADMISSION_WINDOW.min), at most once per max(minCutIntervalMs, lag); a store that keeps up while the window is in use
+ * adds max(1, 10% of the planned window) fans a second, up to the maximum (4x the planned window or the plausible fans,
+ * whichever is more) and never past the fans holding + servedWindow.
  */
 export function nextWindow(s: WindowInput): WindowStep {
   const A = ADMISSION_WINDOW;
   const planned = Math.max(A.min, Number.isFinite(s.plannedInside) ? s.plannedInside : A.min);
   const max = Math.max(A.min, planned * A.maxOfPlanned, Number.isFinite(s.plausibleFans) ? s.plausibleFans : 0);
-  // It starts open (nothing known against the store yet): the plausible-seats cap and the plan bound the start.
-  let window = s.window !== null && Number.isFinite(s.window) && s.window > 0 ? Math.min(max, Math.max(A.min, s.window)) : max;
+  const initial = initialWindow(planned, max);
+  // Fans holding seats have had their answer (they pay or leave): the served bound is on the fans still to be answered.
+  const holding = s.holding !== undefined && Number.isFinite(s.holding) && s.holding > 0 ? s.holding : 0;
+  const served = servedWindow(s.load, s.clockScale, initial) + holding;
+  let window = s.window !== null && Number.isFinite(s.window) && s.window > 0 ? Math.min(max, Math.max(A.min, s.window)) : initial;
   const lagMs = storeLagMs(s.load);
-  const lagging = lagMs > A.latencyTargetMs;
+  const targetMs = lagTargetMs(s.baseLagMs);
+  const lagging = lagMs > targetMs;
   if (lagging) {
     const interval = Math.max(A.minCutIntervalMs, lagMs);
     if (s.cutAtMs === null || s.nowMs - s.cutAtMs >= interval) {
       // Halved from the fans actually inside when fewer than the window (TCP halves its flight size, not an unused window).
       window = Math.max(A.min, Math.min(window, Math.max(A.min, s.inside)) * A.decrease);
-      return { window, cutAtMs: s.nowMs, lagging, lagMs, cut: true };
+      return { window, cutAtMs: s.nowMs, lagging, lagMs, targetMs, cut: true, served };
     }
-    return { window, cutAtMs: s.cutAtMs, lagging, lagMs, cut: false };
+    return { window, cutAtMs: s.cutAtMs, lagging, lagMs, targetMs, cut: false, served };
   }
   // In use: the fans inside fill 80% of its whole fans (a window of 1.6 fans is in use with one fan inside).
   if (s.inside >= Math.floor(A.inUse * Math.floor(window))) {
     const step = Math.max(A.minIncreasePerSecond, planned * A.increaseShare) * (Math.max(0, s.elapsedMs) / 1000);
-    window = Math.min(max, window + step);
+    // Growth stops at what the store serves (a window already past it is not cut for that: only lag cuts it).
+    window = Math.max(window, Math.min(max, served, window + step));
   }
-  return { window, cutAtMs: s.cutAtMs, lagging, lagMs, cut: false };
+  return { window, cutAtMs: s.cutAtMs, lagging, lagMs, targetMs, cut: false, served };
+}
+
+/**
+ * The smallest store lag over the last ADMISSION_WINDOW.baseLagWindowMs, per event, as the controller saw it on its
+ * ticks (kept in memory by the leading controller: a new leader starts from what it sees, as a new TCP connection does).
+ */
+export class BaseLag {
+  private readonly seen = new Map<string, [number, number][]>();
+  /** Records this tick's lag and returns the base: the smallest within the window, this one included. */
+  note(eventId: string, nowMs: number, lagMs: number): number {
+    let l = this.seen.get(eventId);
+    if (!l) this.seen.set(eventId, (l = []));
+    // A monotonic deque: the front is the smallest within the window.
+    while (l.length > 0 && l[l.length - 1]![1] >= lagMs) l.pop();
+    l.push([nowMs, lagMs]);
+    while (l.length > 0 && l[0]![0] <= nowMs - ADMISSION_WINDOW.baseLagWindowMs) l.shift();
+    return l.length > 0 ? l[0]![1] : lagMs;
+  }
+  forget(eventId: string): void {
+    this.seen.delete(eventId);
+  }
+  clear(): void {
+    this.seen.clear();
+  }
 }
 
 /**
  * How long after collecting an admission a fan who has not held is still counted inside (shopping), seconds: a
  * minute to look at the seat map and choose (of the event's clock: a rehearsal's is `clockScale` times fast, at least
- * 5 s), plus three times what the store takes to answer a hold now (a fan whose hold is waiting in line at a slow
- * store is not a leaver), never more than the checkout time. Past it the fan left: the slot goes back.
+ * 5 s), plus three times what the store takes to answer a hold now, plus how long the fans let in wait before the store
+ * answers them (queuedBeforeStoreMs: a fan whose hold is waiting in line, at the store or before it, is not a
+ * leaver); the choice and the lag never more than the checkout time, the line on top (at most twice the checkout
+ * time more). Past it the fan left: the slot goes back.
  */
 export const SEAT_CHOICE_SECONDS = 60;
-export function leaverSeconds(checkoutSeconds: number, clockScale: number | null | undefined, lagMs: number): number {
+export function leaverSeconds(checkoutSeconds: number, clockScale: number | null | undefined, lagMs: number, queuedMs = 0): number {
   const scale = clockScale && clockScale > 1 ? clockScale : 1;
   const choose = Math.max(5, SEAT_CHOICE_SECONDS / scale);
-  return Math.max(1, Math.min(Math.max(1, checkoutSeconds), Math.round(choose + (3 * Math.max(0, lagMs)) / 1000)));
+  const checkout = Math.max(1, checkoutSeconds);
+  const queued = Number.isFinite(queuedMs) ? Math.max(0, queuedMs) / 1000 : 0;
+  // The line is added past the checkout time too (up to 3x): a fan still in line has not started its checkout.
+  return Math.max(1, Math.round(Math.min(checkout, choose + (3 * Math.max(0, lagMs)) / 1000) + Math.min(queued, 2 * checkout)));
+}
+
+/**
+ * How long the fans let in and not holding yet (`notHolding`, as the last tick counted them) wait beyond their seat
+ * choice for the store to answer them, at the pace it answers holds now, ms: what the fans see of a queue in front of
+ * the store (its HTTP server, the edge, their connections) that no latency the store measures shows. 0 when nothing
+ * is known (no report, nothing answered: a store that answers nothing shows in its own lag).
+ */
+export function queuedBeforeStoreMs(notHolding: number, load: StoreLoad, clockScale: number | null | undefined): number {
+  if (load.reporting === 0 || !(notHolding > 0)) return 0;
+  const perSecond = load.holdsAnswered / ANSWERED_WINDOW_S;
+  if (!(perSecond > 0)) return 0;
+  const scale = clockScale && clockScale > 1 ? clockScale : 1;
+  return Math.max(0, (notHolding / perSecond) * 1000 - (SEAT_CHOICE_SECONDS / scale) * 1000);
 }
 
 /**

@@ -65,7 +65,15 @@ export type JudgedReport = Pick<
   Partial<
     Pick<
       RehearsalReport,
-      'seats' | 'seatsSold' | 'seatsWanted' | 'admittedFans' | 'buyers' | 'positionExpired' | 'botSeatShare' | 'soldOutPropagationAsToldMs'
+      | 'fans'
+      | 'seats'
+      | 'seatsSold'
+      | 'seatsWanted'
+      | 'admittedFans'
+      | 'buyers'
+      | 'positionExpired'
+      | 'botSeatShare'
+      | 'soldOutPropagationAsToldMs'
     >
   > & {
     stopped?: RehearsalReport['stopped'];
@@ -84,6 +92,7 @@ function verdictInput(r: JudgedReport): VerdictInput {
     seatsSold: r.seatsSold,
     seatsWanted: r.seatsWanted,
     soldOut: r.soldOut,
+    fans: r.fans,
     admittedFans: r.admittedFans,
     buyers: r.buyers,
     // The sale's goals are over the reports that carry them (a driver that tells fans who polled as told apart).

@@ -68,6 +68,14 @@ describe('verdictOf', () => {
       ok: null,
       note: 'the crowd wanted about 31,000 seats, fewer than the 60,000 there were',
     });
+    // ...and let in whole (20,000 fans, 30% of them bots refused at their device limit, 10% abandoning): 1.59 let in a
+    // buyer whatever admission does; weighed again when some of the crowd was not let in.
+    const few = { ...whole, fans: 20_000, seatsSold: 30_209, seatsWanted: 31_500, soldOut: false, admittedFans: 20_000, buyers: 12_609 };
+    expect(check(few, 'admittedPerBuyer')).toMatchObject({
+      ok: null,
+      note: "every fan of the crowd was let in (it wanted about 31,500 of the 60,000 seats): the ratio is the crowd's, not admission's",
+    });
+    expect(check({ ...few, admittedFans: 19_000 }, 'admittedPerBuyer').ok).toBe(false);
     // Faults struck: the latencies and the sale's pace are the recovery's.
     const faulted = verdictOf({ ...whole, faults: [{ recoveredAtMs: 1 }], holdLatencyMs: { p99: 9000, count: 5 }, admittedFans: 90_000 });
     expect(faulted.verdict).toBe('PASS');

@@ -62,6 +62,8 @@ export interface VerdictInput {
   /** About how many seats the crowd's fans would buy (humans who pay, their parties): the sold share is weighed when >= seats. */
   seatsWanted?: number;
   soldOut?: boolean;
+  /** The crowd's fans (bots included). */
+  fans?: number;
   /** Fans who read ADMITTED, once each, and fans who bought. */
   admittedFans?: number;
   buyers?: number;
@@ -128,7 +130,18 @@ export function saleChecks(r: VerdictInput): SaleCheck[] {
   }
   if (r.admittedFans !== undefined && r.buyers !== undefined) {
     const ratio = r.buyers === 0 ? null : r.admittedFans / r.buyers;
-    const why = faulted ?? (r.buyers === 0 ? 'nobody bought' : null);
+    // Seats for more than the crowd wanted and every fan let in: any admission rule lets the whole crowd in then, and the
+    // ratio is the crowd's (bots refused at their limits, fans who leave), not admission's.
+    const everyone =
+      r.seatsWanted !== undefined &&
+      r.seats !== undefined &&
+      r.seatsWanted < r.seats &&
+      r.soldOut !== true &&
+      r.fans !== undefined &&
+      r.admittedFans >= r.fans
+        ? `every fan of the crowd was let in (it wanted about ${int(Math.round(r.seatsWanted))} of the ${int(r.seats)} seats): the ratio is the crowd's, not admission's`
+        : null;
+    const why = faulted ?? (r.buyers === 0 ? 'nobody bought' : everyone);
     out.push({
       key: 'admittedPerBuyer',
       label: 'fans let in for each fan who bought',
