@@ -36,6 +36,18 @@ export interface StateCacheOptions {
 const FETCHED_AT = 'x-onsale-fetched-at';
 
 /**
+ * How long a state with a queue in LAST_CHANCE is kept (ms, when shorter than the TTL): the end is near, and the
+ * sell-out must reach the polls within about a second (issue 28: sold-out propagation's 2 s p99), at the cost of
+ * an origin request per event per isolate twice a second while it lasts.
+ */
+export const NEAR_END_TTL_MS = 500;
+
+/** The TTL of a known state: shorter while one of its queues is in LAST_CHANCE. */
+function ttlOf(known: KnownState | undefined, ttlMs: number): number {
+  return known?.state?.queues.some((q) => q.watermark.state === 'LAST_CHANCE') ? Math.min(ttlMs, NEAR_END_TTL_MS) : ttlMs;
+}
+
+/**
  * Every event's edge state for this isolate: fetched from the origin (`GET /events/:id/edge-state`) at most once
  * per event per TTL, whatever the poll rate. Concurrent requests share one fetch; once an event is known, a request
  * past the TTL waits for the one refresh at most `maxWaitMs` and is otherwise answered from what is known while the
@@ -51,7 +63,7 @@ export class EventStateCache {
   /** The event's state when this isolate's copy is within the TTL (get would answer it at once); else undefined. */
   fresh(eventId: string): KnownState | undefined {
     const known = this.entries.get(eventId)?.known;
-    return known && Date.now() - known.fetchedAt < this.o.ttlMs ? known : undefined;
+    return known && Date.now() - known.fetchedAt < ttlOf(known, this.o.ttlMs) ? known : undefined;
   }
 
   /** The event's state as known now; undefined when the origin has never answered for it in this isolate. */
@@ -63,13 +75,14 @@ export class EventStateCache {
       this.entries.set(eventId, e);
     }
     const now = Date.now();
-    if (e.known && now - e.known.fetchedAt < this.o.ttlMs) return e.known;
+    const ttlMs = ttlOf(e.known, this.o.ttlMs);
+    if (e.known && now - e.known.fetchedAt < ttlMs) return e.known;
     // A refresh's fetch belongs to the request that started it: when workerd cancels that request (its client went
     // away) the fetch is dropped and the refresh never settles. Past the origin timeout it is given up, so the event
     // is refreshed again instead of being answered from a state that only ages.
     if (e.inflight && now - e.inflightSince > this.o.originTimeoutMs + GIVE_UP_MARGIN_MS) e.inflight = undefined;
     if (!e.inflight && now >= e.nextFetchAt) {
-      e.nextFetchAt = now + this.o.ttlMs;
+      e.nextFetchAt = now + ttlMs;
       e.inflightSince = now;
       const entry = e;
       const inflight: Promise<void> = this.refresh(eventId, entry)
@@ -93,7 +106,7 @@ export class EventStateCache {
   private async refresh(eventId: string, e: Entry): Promise<void> {
     const key = new Request(`${this.o.originUrl}/events/${encodeURIComponent(eventId)}/edge-state`);
     const cached = await this.fromCache(key, eventId);
-    if (cached && (!e.known || cached.fetchedAt > e.known.fetchedAt) && Date.now() - cached.fetchedAt < this.o.ttlMs) {
+    if (cached && (!e.known || cached.fetchedAt > e.known.fetchedAt) && Date.now() - cached.fetchedAt < ttlOf(cached, this.o.ttlMs)) {
       e.known = cached;
       return;
     }
