@@ -89,6 +89,8 @@ export class EventStateCache {
         .catch((err: unknown) => console.error(`onsale edge: refreshing event ${eventId} failed`, err))
         .finally(() => {
           if (entry.inflight === inflight) entry.inflight = undefined;
+          // A state that came back in LAST_CHANCE is fetched again sooner than the TTL the fetch was started with.
+          entry.nextFetchAt = Math.min(entry.nextFetchAt, entry.inflightSince + ttlOf(entry.known, this.o.ttlMs));
         });
       entry.inflight = inflight;
     }
