@@ -20,6 +20,12 @@ interface Entry {
   inflightSince: number;
 }
 
+/** What the state cache uses of the Cache API (caches.default; named here so Node code can import this file). */
+export interface StateCacheStore {
+  match(request: Request): Promise<Response | undefined>;
+  put(request: Request, response: Response): Promise<void>;
+}
+
 export interface StateCacheOptions {
   originUrl: string;
   ttlMs: number;
@@ -27,7 +33,7 @@ export interface StateCacheOptions {
   /** Counts this isolate's requests to the origin for event states (tests and the benchmark read it). */
   onOriginFetch?: (eventId: string) => void;
   /** The runtime's shared cache (caches.default), when it has one. */
-  cache?: Cache | undefined;
+  cache?: StateCacheStore | undefined;
   maxEvents?: number;
   /** How long a poll past the TTL waits for the refresh before it is answered from the last state (default 500 ms). */
   maxWaitMs?: number;
