@@ -20,6 +20,12 @@ interface Entry {
   inflightSince: number;
 }
 
+/** What the state cache uses of the Cache API (caches.default; named here so Node code can import this file). */
+export interface StateCacheStore {
+  match(request: Request): Promise<Response | undefined>;
+  put(request: Request, response: Response): Promise<void>;
+}
+
 export interface StateCacheOptions {
   originUrl: string;
   ttlMs: number;
@@ -27,13 +33,25 @@ export interface StateCacheOptions {
   /** Counts this isolate's requests to the origin for event states (tests and the benchmark read it). */
   onOriginFetch?: (eventId: string) => void;
   /** The runtime's shared cache (caches.default), when it has one. */
-  cache?: Cache | undefined;
+  cache?: StateCacheStore | undefined;
   maxEvents?: number;
   /** How long a poll past the TTL waits for the refresh before it is answered from the last state (default 500 ms). */
   maxWaitMs?: number;
 }
 
 const FETCHED_AT = 'x-onsale-fetched-at';
+
+/**
+ * How long a state with a queue in LAST_CHANCE is kept (ms, when shorter than the TTL): the end is near, and the
+ * sell-out must reach the polls within about a second (issue 28: sold-out propagation's 2 s p99), at the cost of
+ * an origin request per event per isolate twice a second while it lasts.
+ */
+export const NEAR_END_TTL_MS = 500;
+
+/** The TTL of a known state: shorter while one of its queues is in LAST_CHANCE. */
+function ttlOf(known: KnownState | undefined, ttlMs: number): number {
+  return known?.state?.queues.some((q) => q.watermark.state === 'LAST_CHANCE') ? Math.min(ttlMs, NEAR_END_TTL_MS) : ttlMs;
+}
 
 /**
  * Every event's edge state for this isolate: fetched from the origin (`GET /events/:id/edge-state`) at most once
@@ -51,7 +69,7 @@ export class EventStateCache {
   /** The event's state when this isolate's copy is within the TTL (get would answer it at once); else undefined. */
   fresh(eventId: string): KnownState | undefined {
     const known = this.entries.get(eventId)?.known;
-    return known && Date.now() - known.fetchedAt < this.o.ttlMs ? known : undefined;
+    return known && Date.now() - known.fetchedAt < ttlOf(known, this.o.ttlMs) ? known : undefined;
   }
 
   /** The event's state as known now; undefined when the origin has never answered for it in this isolate. */
@@ -63,19 +81,22 @@ export class EventStateCache {
       this.entries.set(eventId, e);
     }
     const now = Date.now();
-    if (e.known && now - e.known.fetchedAt < this.o.ttlMs) return e.known;
+    const ttlMs = ttlOf(e.known, this.o.ttlMs);
+    if (e.known && now - e.known.fetchedAt < ttlMs) return e.known;
     // A refresh's fetch belongs to the request that started it: when workerd cancels that request (its client went
     // away) the fetch is dropped and the refresh never settles. Past the origin timeout it is given up, so the event
     // is refreshed again instead of being answered from a state that only ages.
     if (e.inflight && now - e.inflightSince > this.o.originTimeoutMs + GIVE_UP_MARGIN_MS) e.inflight = undefined;
     if (!e.inflight && now >= e.nextFetchAt) {
-      e.nextFetchAt = now + this.o.ttlMs;
+      e.nextFetchAt = now + ttlMs;
       e.inflightSince = now;
       const entry = e;
       const inflight: Promise<void> = this.refresh(eventId, entry)
         .catch((err: unknown) => console.error(`onsale edge: refreshing event ${eventId} failed`, err))
         .finally(() => {
           if (entry.inflight === inflight) entry.inflight = undefined;
+          // A state that came back in LAST_CHANCE is fetched again sooner than the TTL the fetch was started with.
+          entry.nextFetchAt = Math.min(entry.nextFetchAt, entry.inflightSince + ttlOf(entry.known, this.o.ttlMs));
         });
       entry.inflight = inflight;
     }
@@ -93,7 +114,7 @@ export class EventStateCache {
   private async refresh(eventId: string, e: Entry): Promise<void> {
     const key = new Request(`${this.o.originUrl}/events/${encodeURIComponent(eventId)}/edge-state`);
     const cached = await this.fromCache(key, eventId);
-    if (cached && (!e.known || cached.fetchedAt > e.known.fetchedAt) && Date.now() - cached.fetchedAt < this.o.ttlMs) {
+    if (cached && (!e.known || cached.fetchedAt > e.known.fetchedAt) && Date.now() - cached.fetchedAt < ttlOf(cached, this.o.ttlMs)) {
       e.known = cached;
       return;
     }

@@ -1,6 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
 import { OriginBreaker } from '../src/breaker.js';
 import { MemoryCache } from '../src/memory-cache.js';
+import { EventStateCache, NEAR_END_TTL_MS } from '../src/state-cache.js';
+import type { EdgeEventState } from '@onsale/shared/queue/edge-state';
+import type { WatermarkState } from '@onsale/shared/queue/edge';
+import { FakeOrigin, queueState } from './fake-origin.js';
 
 // The isolate's own state, each on an injected clock: the circuit breaker in front of the origin and the cache of
 // origin answers on `workerd serve`.
@@ -124,5 +128,50 @@ describe('MemoryCache', () => {
     expect(await c.match(get('http://edge/3'))).toBeDefined();
     await c.put(get('http://edge/big'), kept('d'.repeat(501)));
     expect(await c.match(get('http://edge/big'))).toBeUndefined();
+  });
+});
+
+// The isolate's copy of an event's state near the end of a sale: a state with a queue in LAST_CHANCE is kept
+// NEAR_END_TTL_MS, not the configured TTL, so a sell-out reaches the polls within about a second (issue 28).
+
+describe('EventStateCache near the end of a sale', () => {
+  const noWait = () => {};
+  const doc = (eventId: string, state: WatermarkState['state']): EdgeEventState => ({
+    eventId,
+    tiers: [],
+    queues: [queueState(eventId, {}, { state })],
+    generatedAt: Date.now(),
+  });
+
+  it("fetches a LAST_CHANCE event's state again after NEAR_END_TTL_MS, an open event's only after the TTL", async () => {
+    const origin = await new FakeOrigin().start();
+    try {
+      const states = new Map<string, WatermarkState['state']>([
+        ['near', 'LAST_CHANCE'],
+        ['open', 'OPEN'],
+      ]);
+      for (const id of states.keys()) origin.events.set(id, () => doc(id, states.get(id)!));
+      // A TTL of an hour: only the near-end rule can bring a fresh state within the test.
+      const cache = new EventStateCache({ originUrl: origin.url, ttlMs: 3_600_000, originTimeoutMs: 5000 });
+      const stateOf = async (id: string) => (await cache.get(id, noWait))?.state?.queues[0]!.watermark.state;
+      expect(await stateOf('near')).toBe('LAST_CHANCE');
+      expect(await stateOf('open')).toBe('OPEN');
+      expect(NEAR_END_TTL_MS).toBeLessThanOrEqual(500);
+
+      // Both sell out at the origin: the near-end event's polls read it within NEAR_END_TTL_MS (and the wait for the
+      // one refresh), the open one's still read its copy.
+      states.set('near', 'SOLD_OUT');
+      states.set('open', 'SOLD_OUT');
+      await expect.poll(() => stateOf('near'), { timeout: 30_000, interval: 50 }).toBe('SOLD_OUT');
+      expect(await stateOf('open')).toBe('OPEN');
+      expect(cache.fresh('open')).toBeDefined();
+      expect(origin.count(/\/events\/open\/edge-state$/)).toBe(1);
+      // A SOLD_OUT state is kept the whole TTL again: no more origin requests for it.
+      const fetched = origin.count(/\/events\/near\/edge-state$/);
+      expect(await stateOf('near')).toBe('SOLD_OUT');
+      expect(origin.count(/\/events\/near\/edge-state$/)).toBe(fetched);
+    } finally {
+      await origin.stop();
+    }
   });
 });

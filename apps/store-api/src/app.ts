@@ -21,6 +21,7 @@ import { OutageLog } from './plugins/redis.js';
 import { rateLimitPlugin } from './plugins/rate-limit.js';
 import { botGatePlugin } from './plugins/bot-gate.js';
 import { loadSheddingPlugin } from './plugins/load-shedding.js';
+import { routeOf } from './plugins/route-of.js';
 import { healthRoutes } from './routes/health/index.js';
 import { devAuthRoutes } from './routes/auth/index.js';
 import { eventRoutes } from './routes/events/index.js';
@@ -85,6 +86,11 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
       ...deps.config.loadShedding,
       poolWaiting: () => (pool ? pool.waitingCount : null),
       countShed: (reason) => metrics.unavailableResponses.inc({ reason }),
+      // A poll of a sold-out event: SOLD_OUT from memory ends the fan's polling (issue 28: under npm start's one
+      // process, status polls shed at the sell-out told 2,600 fans of it 11 s late at the median, 23 s at p99).
+      servedAnyway: (req) =>
+        routeOf(req).key === 'GET /events/:id/queue/status' &&
+        watermarks.peek((req.params as { id?: string }).id ?? '')?.watermark.state === 'SOLD_OUT',
     });
   }
   // Before auth: a flood from one address is refused before any token is verified.

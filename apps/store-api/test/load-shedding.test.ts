@@ -151,6 +151,41 @@ describe('load shedding', () => {
     ).toBeGreaterThanOrEqual(2);
   });
 
+  it("a sold-out event's status polls are answered SOLD_OUT while every other poll is shed (the answer ends the fan's polling)", async () => {
+    h = await setupApp({
+      poolMax: 4,
+      env: {
+        LOAD_SHED_ENABLED: 'true',
+        LOAD_SHED_FIRST_DELAY_MS: '40',
+        LOAD_SHED_STANDARD_DELAY_MS: '300',
+        LOAD_SHED_LAST_DELAY_MS: '350',
+        LOAD_SHED_FIRST_POOL_WAITING: '0',
+        LOAD_SHED_STANDARD_POOL_WAITING: '0',
+        LOAD_SHED_SAMPLE_INTERVAL_MS: '400',
+      },
+    });
+    const open = await makeEvent(h.t);
+    const sold = await makeEvent(h.t);
+    const base = await listen(h.app);
+    const openFan = await fan(base, open.eventId);
+    const soldFan = await fan(base, sold.eventId);
+    // The controller's verdict, as it writes it (available 0 and held 0), read by this process's watermark store.
+    await sql`UPDATE queue_state SET inventory_state = 'SOLD_OUT', sold_out_at = now() WHERE event_id = ${sold.eventId}`.execute(h.t.db);
+    await h.app.refreshWatermarks();
+
+    // Every turn of the loop takes 1.5 s: status polls are shed...
+    stopHog = hogEventLoop(1500);
+    await expect
+      .poll(() => call(base, 'GET', `/events/${open.eventId}/queue/status`, openFan.poll), { timeout: 60_000 })
+      .toMatchObject(shedAnswer('overload_event_loop'));
+    // ...but not the sold-out event's, while the others still are.
+    expect(await call(base, 'GET', `/events/${sold.eventId}/queue/status`, soldFan.poll)).toMatchObject({
+      status: 200,
+      json: { state: 'SOLD_OUT' },
+    });
+    expect(await call(base, 'GET', `/events/${open.eventId}/queue/status`, openFan.poll)).toMatchObject(shedAnswer('overload_event_loop'));
+  });
+
   it('queries queueing for a full pool shed new holds first; status polls (answered from memory) are never shed for it', async () => {
     h = await setupApp({
       poolMax: 2,

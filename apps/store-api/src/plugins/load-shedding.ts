@@ -36,6 +36,12 @@ export interface LoadSheddingOptions {
   poolWaiting: () => number | null;
   /** Counts each answer shed, by reason. */
   countShed: (reason: ShedReason) => void;
+  /**
+   * Requests served whatever the load: those whose answer ends a client's polling at a cost no greater than a 503's
+   * (a status poll of a sold-out event is answered SOLD_OUT from memory, and the fan stops polling; shed, it comes
+   * back after Retry-After, and learns of the sell-out seconds late).
+   */
+  servedAnyway?: (req: FastifyRequest) => boolean;
 }
 
 /**
@@ -58,6 +64,7 @@ export const loadSheddingPlugin = fp<LoadSheddingOptions>(
 
     // Called by under-pressure only while some limit is passed (LoadShedder.underPressureOptions).
     const pressureHandler = (req: FastifyRequest, reply: FastifyReply) => {
+      if (opts.servedAnyway?.(req)) return;
       const shed = shedder.decide(shedOrderOf(req.method, routeOf(req).url), app.memoryUsage().eventLoopDelay);
       if (!shed) return; // served as usual
       void reply

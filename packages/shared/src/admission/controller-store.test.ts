@@ -11,7 +11,7 @@ import { computeStatusNow, type QueueStatus, type QueueTokenClaims } from '../qu
 import { loadWatermarks, recordClaims } from '../queue/queue.repository.js';
 import { WatermarkStore } from '../queue/watermark-store.js';
 import { createTestDatabase, manualClock, testSecrets, type ManualClock, type TestDatabase } from '../testing/index.js';
-import { AdmissionController, type EventTickOutcome } from './controller.js';
+import { AdmissionController, NEAR_END_TICK_MS, type EventTickOutcome } from './controller.js';
 import { StoreLoadTracker } from '../queue/store-load.js';
 import { reportStoreLoad } from '../queue/store-load.repository.js';
 import { ARRIVAL_WINDOW_MS } from './advance.js';
@@ -453,6 +453,33 @@ describe('the club example sold to the end', () => {
       seats: number;
     }>`SELECT coalesce(sum(seat_count), 0)::int AS seats FROM orders WHERE event_id = ${eventId} AND status = 'CONFIRMED'`.execute(t.db);
     expect(orders.rows[0]!.seats).toBe(300);
+  });
+});
+
+describe('the end of a sale, told at once', () => {
+  it('while an event is in LAST_CHANCE the controller passes every 250 ms, not every second; sold out, every second again', async () => {
+    const eventId = await makeEvent({
+      rows: 1,
+      seatsPerRow: 4,
+      pacing: { targetSaleMinutes: 10, ticketsPerOrder: 2, overbookFactor: 1.2, checkoutMinutes: 5, paymentTps: 50 },
+    });
+    await addEntries(t.db, eventId, 10);
+    const clock = clockInMinute();
+    const c = controller(clock);
+    expect(c.passIntervalMs).toBe(1000);
+    // Two seats sold, two held: nothing available, the held seats may still come back.
+    await sql`UPDATE seats s SET status = CASE WHEN r.n <= 2 THEN 'SOLD' ELSE 'HELD' END, hold_id = gen_random_uuid(),
+                expires_at = CASE WHEN r.n <= 2 THEN NULL ELSE now() + interval '1 hour' END
+              FROM (SELECT id, row_number() OVER (ORDER BY id) AS n FROM seats WHERE event_id = ${eventId}) r
+              WHERE s.id = r.id`.execute(t.db);
+    expect(await tick(c, eventId)).toMatchObject({ inventoryState: 'LAST_CHANCE', available: 0, held: 2 });
+    expect(c.passIntervalMs).toBe(NEAR_END_TICK_MS);
+    expect(NEAR_END_TICK_MS).toBeLessThanOrEqual(250);
+    // The held seats sell: the next pass (a quarter second later) sees the sell-out.
+    await sql`UPDATE seats SET status = 'SOLD', expires_at = NULL WHERE event_id = ${eventId}`.execute(t.db);
+    clock.advance(NEAR_END_TICK_MS);
+    expect(await tick(c, eventId)).toMatchObject({ inventoryState: 'SOLD_OUT', soldOut: true, available: 0, held: 0 });
+    expect(c.passIntervalMs).toBe(1000);
   });
 });
 

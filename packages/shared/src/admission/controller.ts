@@ -47,6 +47,12 @@ export const MAX_TICK_ELAPSED_MS = DEFAULT_HEARTBEAT_STALE_MS;
 /** How many events one controller ticks at once (each tick is one short transaction on a pooled connection). */
 export const TICK_CONCURRENCY = 4;
 
+/**
+ * The pass interval while an event it leads is in LAST_CHANCE (ms, when shorter than tickMs): the sell-out is seen
+ * within a quarter second of the last sale, not a second (issue 28: sold-out propagation's 2 s p99).
+ */
+export const NEAR_END_TICK_MS = 250;
+
 /** What the tick did for one event. `reason` and `constraint` say why it admitted what it did (kept for the war room). */
 export type EventTickOutcome =
   | {
@@ -524,6 +530,8 @@ export class AdmissionController {
   private chain: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private running = false;
+  /** The last pass ticked an event in LAST_CHANCE: the next pass comes NEAR_END_TICK_MS after it started. */
+  private nearEnd = false;
   private lastProblem = { message: '', at: 0 };
   private reconnectAt = 0;
   /** Why the dedicated connection was last lost (the cause of a 'waiting to reconnect' refusal). */
@@ -554,6 +562,11 @@ export class AdmissionController {
   /** The backend pid of the dedicated connection (undefined while disconnected). */
   get connectionPid(): number | undefined {
     return this.pid;
+  }
+
+  /** How long after a pass starts the next one does: tickMs, or NEAR_END_TICK_MS while an event it led was in LAST_CHANCE. */
+  get passIntervalMs(): number {
+    return this.nearEnd ? Math.min(this.tickMs, NEAR_END_TICK_MS) : this.tickMs;
   }
 
   /** How many ticks of this event this controller applied (not fenced, not failed). */
@@ -609,7 +622,7 @@ export class AdmissionController {
     const started = Date.now();
     void this.tickOnce().finally(() => {
       if (!this.running) return;
-      this.timer = setTimeout(() => this.loopOnce(), Math.max(0, this.tickMs - (Date.now() - started)));
+      this.timer = setTimeout(() => this.loopOnce(), Math.max(0, this.passIntervalMs - (Date.now() - started)));
       this.timer.unref();
     });
   }
@@ -652,6 +665,7 @@ export class AdmissionController {
     };
     await Promise.all(Array.from({ length: Math.min(TICK_CONCURRENCY, mine.length) }, lane));
     const events = outcomes;
+    this.nearEnd = events.some((o) => o.status === 'ticked' && o.inventoryState === 'LAST_CHANCE');
     return { leading: this.leading, events };
   }
 

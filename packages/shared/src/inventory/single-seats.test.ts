@@ -190,6 +190,66 @@ describe('exact seats under the single-seat rule', () => {
     expect(hold.seats.map((s) => s.number)).toEqual([2, 3]);
   });
 
+  it('no exact-seat hold ever leaves an avoidable seat alone, pick after pick to the end of the sale; a refusal offers seats that leave none, and they can be held (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 3, max: 12 }), { minLength: 1, maxLength: 3 }),
+        // Each pick: a row (modulo the rows), where in the row's free seats it starts (modulo them), how many seats.
+        fc.array(fc.record({ row: fc.nat(2), at: fc.nat(11), quantity: fc.integer({ min: 1, max: 4 }) }), { minLength: 4, maxLength: 30 }),
+        async (rowSizes, picks) => {
+          const rows = rowSizes.map((seats, i) => ({ label: String.fromCharCode(65 + i), seats }));
+          const { eventId } = await event({ sections: [section('S', rows)] });
+          const holds = service();
+          for (const [i, p] of picks.entries()) {
+            const before = await findAvailableSeats(t.db, eventId, 'S');
+            const rowIndexes = [...new Set(before.map((s) => s.rowIndex))].sort((a, b) => a - b);
+            if (rowIndexes.length === 0) break;
+            const rowIndex = rowIndexes[p.row % rowIndexes.length]!;
+            const inRow = before.filter((s) => s.rowIndex === rowIndex).sort((a, b) => a.seatNumber - b.seatNumber);
+            // The run of free seats the pick starts in, and up to `quantity` adjacent seats of it from there.
+            const first = inRow[p.at % inRow.length]!;
+            const free = new Set(inRow.map((s) => s.seatNumber));
+            let lo = first.seatNumber;
+            let hi = first.seatNumber;
+            while (free.has(lo - 1)) lo--;
+            while (free.has(hi + 1)) hi++;
+            const start = Math.min(first.seatNumber, Math.max(lo, hi - p.quantity + 1));
+            const picked = inRow.filter((s) => s.seatNumber >= start && s.seatNumber < start + p.quantity && s.seatNumber <= hi);
+            const k = picked.length;
+            const len = hi - lo + 1;
+            // The oracle, in seat numbers: the seats of the run this pick leaves alone (a free seat with a taken seat or
+            // the row's end on each side, not one between two picked seats: the pick is adjacent), and whether some
+            // placement of k adjacent seats in the run leaves none.
+            const from = picked[0]!.seatNumber - lo;
+            const leavesAlone = (o: number) => o === 1 || len - o - k === 1;
+            const canAvoid = Array.from({ length: len - k + 1 }, (_, o) => o).some((o) => !leavesAlone(o));
+            try {
+              const hold = await holds.create(`picker-${i}`, eventId, { seatIds: picked.map((s) => s.id) });
+              expect(hold.seats).toHaveLength(k);
+              // Held: it leaves nobody alone, or nothing else in the run would have.
+              if (leavesAlone(from)) expect(canAvoid).toBe(false);
+            } catch (e) {
+              if (!(e instanceof DomainError)) throw e;
+              expect(e.code).toBe('SINGLE_SEAT_LEFT');
+              // Refused only when the pick leaves a seat alone and another placement would not.
+              expect(leavesAlone(from)).toBe(true);
+              expect(canAvoid).toBe(true);
+              const details = e.details as { instead: number[] };
+              const instead = before.filter((s) => details.instead.includes(s.id)).sort((a, b) => a.seatNumber - b.seatNumber);
+              // The seats offered instead: as many, adjacent, in the same run, leaving nobody alone; and they can be held.
+              expect(instead).toHaveLength(k);
+              expect(instead.every((s) => s.rowIndex === rowIndex && s.seatNumber >= lo && s.seatNumber <= hi)).toBe(true);
+              expect(instead[k - 1]!.seatNumber - instead[0]!.seatNumber).toBe(k - 1);
+              expect(leavesAlone(instead[0]!.seatNumber - lo)).toBe(false);
+              await holds.create(`picker-${i}`, eventId, { seatIds: details.instead });
+            }
+          }
+        },
+      ),
+      { numRuns: 12 },
+    );
+  });
+
   it('a pick of a seat that is taken is SEATS_UNAVAILABLE, as before', async () => {
     const { eventId } = await event({ sections: [section('S', [{ label: 'A', seats: 6 }])] });
     const seats = await seatsOf(eventId);

@@ -29,6 +29,12 @@ export interface SectionCountsSnapshot {
 }
 
 /**
+ * While an event is in LAST_CHANCE its watermark alone is reloaded this often (ms, when shorter than the refresh):
+ * its sell-out reaches the status polls within a tenth of a second of the controller's tick, not half a second.
+ */
+export const NEAR_END_REFRESH_MS = 100;
+
+/**
  * Every event's watermark and queue state, held in memory by each store-API instance and refreshed from
  * PostgreSQL every `refreshMs` (default 500 ms), so a status poll never reads the database. Admission tokens
  * issued are counted here and flushed in batches on the same beat.
@@ -39,6 +45,8 @@ export class WatermarkStore {
   private holdOutcomes = new Map<string, { created: number; refused: number; gatewayFailures: number }>();
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  private nearEndTimer: NodeJS.Timeout | undefined;
+  private nearEndRunning: Promise<void> | undefined;
   loadedAt = 0;
 
   /**
@@ -57,6 +65,7 @@ export class WatermarkStore {
     private readonly refreshMs = 500,
     private readonly clock?: () => number,
     private readonly instance = `store:${process.pid}`,
+    private readonly nearEndRefreshMs = NEAR_END_REFRESH_MS,
   ) {
     this.load = new StoreLoadTracker(clock);
   }
@@ -113,9 +122,10 @@ export class WatermarkStore {
   }
 
   async refresh(): Promise<void> {
+    const read = ++this.reads;
     const rows = await loadWatermarks(this.db);
     const now = Date.now();
-    for (const r of rows) this.byEvent.set(r.event_id, WatermarkStore.toInfo(r, now));
+    for (const r of rows) this.put(r.event_id, WatermarkStore.toInfo(r, now), read);
     this.loadedAt = now;
     const claims = this.claims;
     this.claims = [];
@@ -137,8 +147,42 @@ export class WatermarkStore {
     await reportStoreLoad(this.db, this.instance, this.load.snapshot(), this.claimedAt()).catch(() => {});
   }
 
+  /**
+   * Reloads the watermark of each event in LAST_CHANCE (one row each; nothing when none is): a sell-out is read
+   * within nearEndRefreshMs of the controller writing it. Claims and loads are still flushed on the refresh's beat.
+   */
+  async refreshNearEnd(): Promise<void> {
+    const near = [...this.byEvent].filter(([, info]) => info.watermark.state === 'LAST_CHANCE').map(([id]) => id);
+    for (const id of near) {
+      const read = ++this.reads;
+      const [row] = await loadWatermarks(this.db, id);
+      if (row) this.put(id, WatermarkStore.toInfo(row, Date.now()), read);
+    }
+  }
+
+  /** When each queue's info in memory was read (a counter, taken as the read started). */
+  private readonly readAt = new Map<string, number>();
+  private reads = 0;
+
+  /** Keeps the later of two reads of a queue (the full refresh's read may have started before a near-end reload's). */
+  private put(id: string, info: PublicQueueInfo, read: number): void {
+    if ((this.readAt.get(id) ?? -1) > read) return;
+    this.readAt.set(id, read);
+    this.byEvent.set(id, info);
+  }
+
   async start(): Promise<void> {
     await this.refresh();
+    if (this.nearEndRefreshMs < this.refreshMs) {
+      this.nearEndTimer = setInterval(() => {
+        if (this.nearEndRunning) return;
+        // A failed reload keeps the last state; the full refresh's beat (and its outage logging) follows anyway.
+        this.nearEndRunning = this.refreshNearEnd()
+          .catch(() => {})
+          .finally(() => (this.nearEndRunning = undefined));
+      }, this.nearEndRefreshMs);
+      this.nearEndTimer.unref();
+    }
     this.timer = setInterval(() => {
       if (this.running) return;
       this.running = this.refresh()
@@ -152,7 +196,9 @@ export class WatermarkStore {
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    if (this.nearEndTimer) clearInterval(this.nearEndTimer);
     await this.running;
+    await this.nearEndRunning;
     // The last flush of a stopping process: if the database does not answer, at most one beat's counts are lost (the
     // controller reads them as a rate over a window), and a stop must not hang or throw on it.
     await recordClaims(this.db, this.claims, this.claimedAt()).catch(() => {});

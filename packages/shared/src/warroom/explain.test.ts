@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { AdmissionConstraint } from '../admission/rate.js';
 import { explainAdmissions, formatDuration, type AdmissionExplainInput, type AdmissionExplanationCode } from './explain.js';
 
 // Whenever admissions are below plan or zero the war room says why in one sentence, what the
@@ -51,7 +52,22 @@ describe('explainAdmissions', () => {
   });
 
   it("seats free, none held and fans waiting (the console's 60-seat event: 8 free, 153 waiting): why, and never 'nothing to do'", () => {
-    for (const constraint of ['no_plausible_seats', 'plausible_seats', 'tail', 'plan', 'override'])
+    // Every constraint the controller can report (rate.ts AdmissionConstraint), a last tick older than the counts
+    // (last_chance: every seat was held then) and none yet: a reason and something to do or to expect, never nothing.
+    const constraints: (AdmissionConstraint | null)[] = [
+      'no_plausible_seats',
+      'plausible_seats',
+      'tail',
+      'plan',
+      'override',
+      'store_lag',
+      'checkout_errors',
+      'hold_failures',
+      'last_chance',
+      'sold_out',
+      null,
+    ];
+    for (const constraint of constraints)
       for (const fansInside of [0, 1, 5]) {
         const e = explain({
           available: 8,
@@ -59,11 +75,15 @@ describe('explainAdmissions', () => {
           waiting: 153,
           controllerRatePerMin: 0.07,
           rateOverridePerMin: constraint === 'override' ? 30 : null,
-          controller: { constraint, reason: '', fansInside, cap: constraint === 'plausible_seats' ? 1 : 0 },
+          controller: constraint === null ? null : { constraint, reason: '', fansInside, cap: constraint === 'plausible_seats' ? 1 : 0 },
         });
-        expect(e.action).not.toMatch(/^Nothing to do/);
+        expect(e.action, String(constraint)).not.toMatch(/nothing to do/i);
+        expect(e.sentence, String(constraint)).not.toMatch(/^$|all 0 seats/);
         expect(e.clearQueue).not.toMatch(/2 h/);
       }
+    expect(
+      explain({ available: 2, held: 0, waiting: 10, controller: { constraint: 'last_chance', reason: '', fansInside: 0, cap: 0 } }).code,
+    ).toBe('TAIL');
     const e = explain({
       available: 8,
       held: 0,

@@ -180,8 +180,16 @@ export function explainAdmissions(i: AdmissionExplainInput): AdmissionExplanatio
   const left = i.available + i.held;
   // Seats free, nobody holding any, fans waiting: never "nothing to do". The controller lets the next fan in every few
   // seconds (the tail rule) while the fans it let in have not held; the war room says so and what would go faster.
+  // A last tick that read every seat held (last_chance) is a moment older than these counts: seats came back since,
+  // and the tail rule lets the next fan in on the next tick.
   const freeAndUnheld = i.available > 0 && i.held === 0 && i.waiting > 0;
-  if (freeAndUnheld && (c?.constraint === 'no_plausible_seats' || c?.constraint === 'plausible_seats' || c?.constraint === 'tail'))
+  if (
+    freeAndUnheld &&
+    (c?.constraint === 'no_plausible_seats' ||
+      c?.constraint === 'plausible_seats' ||
+      c?.constraint === 'tail' ||
+      c?.constraint === 'last_chance')
+  )
     return {
       ...out(
         'TAIL',
