@@ -371,8 +371,8 @@ describe('edge.ts as an edge runs it: one neutral ESM bundle in a bare V8 contex
     ({ bundle, inputs, module: edge, context } = await bundleForEdge<EdgeModule>({ path: edgePath }));
   });
 
-  it('bundles edge.ts and fairness.ts only, with no node: import, require or process', () => {
-    expect(inputs.map((p) => p.split('/').pop()).sort()).toEqual(['edge.ts', 'fairness.ts']);
+  it('bundles edge.ts, fairness.ts and the event limits only, with no node: import, require or process', () => {
+    expect(inputs.map((p) => p.replace(/^.*src\//, '')).sort()).toEqual(['events/limits.ts', 'queue/edge.ts', 'queue/fairness.ts']);
     expect(bundle).not.toMatch(/node:/);
     expect(bundle).not.toMatch(/^\s*import\s/m);
     expect(bundle).not.toMatch(/\bimport\s*\(/);

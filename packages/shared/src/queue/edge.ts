@@ -1,6 +1,6 @@
 // What an edge / CDN worker runs to answer a status poll without calling the origin: verify a queue token,
-// compare it with the published watermark, and sign admission tokens. Web Crypto only; the one import is
-// ./fairness.js, which imports nothing. Keep it that way: edge.test.ts bundles this file and runs it in a bare
+// compare it with the published watermark, and sign admission tokens. Web Crypto only; the imports are
+// ./fairness.js and ../events/limits.js, which import nothing. Keep it that way: edge.test.ts bundles this file and runs it in a bare
 // context.
 import { permutePositionNow, type WebCryptoKey } from './fairness.js';
 
