@@ -338,7 +338,7 @@ function AccountView({ accountId, canAct, canCancel }: { accountId: string; canA
                 <ReasonAction
                   label="Cancel order"
                   danger
-                  what="The order is cancelled and its seats come back (to the waitlist after a sell-out). Refunds are the payment provider's."
+                  what="The order is cancelled and its seats come back (to the waitlist after a sell-out). The money is not refunded: the order's page refunds it."
                   testId="cancel-order"
                   run={async (reason) => {
                     const r = await cancel.mutateAsync({ orderId: o.id, reason });
