@@ -1,5 +1,5 @@
 // The rehearsal, end to end: `onsale rehearse` drives a real product over HTTP on the club's event at time scale 30,
-// once with 3,000 virtual fans (30% bots) against a running store API (--target) and once with 1,500 against a product
+// once with 3,000 virtual fans (30% bots) against a running store API (--target) and once with 2,000 against a product
 // of its own with a store process killed, the worker killed and the database restarted mid-sale (--spawn --fault ...).
 // Each must sell out with nothing sold twice, no duplicate order and no drift, bots held to under a tenth of the seats,
 // and the pre-open crowd's places uncorrelated with when they came. A short third run (40 fans, about 40 s) slows the
@@ -9,9 +9,9 @@
 // Each run's size is what its assertions need, since the rehearsal is the suite's costliest file (docs/testing.md):
 // the crowd's polls are most of a run's CPU, the product's and the driver's, and they grow with the fans. The
 // 3,000-fan run keeps the size the goal's figures were measured at. The faults' run needs a sale that sells out
-// through three faults and a pre-open cohort large enough for the rank correlation to mean something: 1,500 fans put
-// about 1,000 in it (the correlation's spread is about 1/sqrt(n), 0.03, against the 0.1 asked). Ctrl-C needs only
-// fans that have joined and fans that have not finished.
+// through three faults and a pre-open cohort large enough for the rank correlation to mean something: 2,000 fans put
+// about 1,000 humans in it (1,400 arrive before the open, 30% of them bots), and the correlation's spread, about
+// 1/sqrt(n), is then 0.03 against the 0.1 asked. Ctrl-C needs only fans that have joined and fans not finished.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -167,7 +167,7 @@ describe('onsale rehearse', () => {
       '--event-file',
       join(root, 'examples', 'club.json'),
       '--fans',
-      '1500',
+      '2000',
       '--bots-share',
       '0.3',
       '--time-scale',
