@@ -134,7 +134,10 @@ describe('rehearsals in the console', () => {
     launchers.push(launcher);
     const ops = callerAs(tdb.db, operator, { rehearsals: launcher });
     expect(await ops.rehearsals.options()).toMatchObject({ target });
-    const { runId } = await ops.rehearsals.start({ example: 'club', fans: 60, botsShare: 0.2, timeScale: 60 });
+    // No bots: this store API holds a suspected bot's join to a real minute after the open (the product's default
+    // BOT_LOW_PRIORITY_DELAY_SECONDS, which a console-started run does not compress), and the run would wait most of a
+    // minute for them after its humans are done. The bots' seat share is rehearse.test.ts's to check.
+    const { runId } = await ops.rehearsals.start({ example: 'club', fans: 60, botsShare: 0, timeScale: 60 });
     const audit = await tdb.db.selectFrom('audit_log').select(['actor', 'details']).where('action', '=', 'rehearsal.started').execute();
     expect(audit).toEqual([{ actor: operator.email, details: expect.objectContaining({ runId, example: 'club', fans: 60, target }) }]);
     const done = await pollUntil(
