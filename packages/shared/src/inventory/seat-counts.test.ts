@@ -72,7 +72,9 @@ describe('the seat counts the database keeps', () => {
       ...fans.map((f, i) => holds.create(f, eventId, { section: i % 2 === 0 ? 'A' : 'B', quantity: 1 + (i % 3) })),
       ...Array.from({ length: 5 }, () => foldInventoryCounts(t.db, eventId)),
     ]);
-    const made = results.slice(0, fans.length).flatMap((r, i) => (r.status === 'fulfilled' && r.value ? [{ fan: fans[i]!, hold: r.value }] : []));
+    const made = results
+      .slice(0, fans.length)
+      .flatMap((r, i) => (r.status === 'fulfilled' && r.value ? [{ fan: fans[i]!, hold: r.value }] : []));
     expect(made.length).toBeGreaterThan(10);
     const held = await expectNoDrift();
     expect(held.held).toBe(made.reduce((n, m) => n + m.hold.seats.length, 0));
@@ -81,21 +83,27 @@ describe('the seat counts the database keeps', () => {
     const releasing = made.filter((_, i) => i % 3 === 0);
     const paying = made.filter((_, i) => i % 3 === 1).slice(0, 3);
     const lapsing = made.filter((_, i) => i % 3 === 2);
-    const paid = await Promise.allSettled([
-      ...paying.map((m, i) =>
-        checkout.checkout(m.fan, m.hold.holdId, `kept-key-${i}-0000`, { payment: { instrument: { type: 'card', number: TEST_CARDS.success } } }),
+    const [paid] = await Promise.all([
+      Promise.allSettled(
+        paying.map((m, i) =>
+          checkout.checkout(m.fan, m.hold.holdId, `kept-key-${i}-0000`, {
+            payment: { instrument: { type: 'card', number: TEST_CARDS.success } },
+          }),
+        ),
       ),
-      ...releasing.map((m) => t.db.transaction().execute((trx) => holds.release(trx, m.fan, m.hold.holdId))),
-      ...Array.from({ length: 3 }, () => foldInventoryCounts(t.db, eventId)),
+      Promise.all(releasing.map((m) => t.db.transaction().execute((trx) => holds.release(trx, m.fan, m.hold.holdId)))),
+      Promise.all(Array.from({ length: 3 }, () => foldInventoryCounts(t.db, eventId))),
     ]);
-    const orders = paid.slice(0, paying.length).flatMap((r) => (r.status === 'fulfilled' ? [r.value.orderId] : []));
+    const orders = paid.flatMap((r) => (r.status === 'fulfilled' ? [r.value.orderId] : []));
     expect(orders.length).toBeGreaterThan(0);
     const afterSales = await expectNoDrift();
     expect(afterSales.sold).toBeGreaterThan(0);
 
     // Lapse: the holds' time runs out (no write changes a seat's status): read-time expiry counts them available.
     const ids = lapsing.map((m) => m.hold.holdId);
-    await sql`UPDATE seats SET expires_at = now() - interval '1 second' WHERE hold_id IN (${sql.join(ids)}) AND status = 'HELD'`.execute(t.db);
+    await sql`UPDATE seats SET expires_at = now() - interval '1 second' WHERE hold_id IN (${sql.join(ids)}) AND status = 'HELD'`.execute(
+      t.db,
+    );
     await sql`UPDATE holds SET expires_at = now() - interval '1 second' WHERE id IN (${sql.join(ids)})`.execute(t.db);
     const lapsed = await expectNoDrift();
     expect(lapsed.held).toBe(afterSales.held - lapsing.reduce((n, m) => n + m.hold.seats.length, 0));

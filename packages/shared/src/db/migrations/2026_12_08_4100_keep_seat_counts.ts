@@ -39,7 +39,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`CREATE INDEX seats_lapsed_idx ON seats (event_id, expires_at) WHERE status = 'HELD'`.execute(db);
 
   // One function per trigger kind: a trigger with transition tables fires for one kind of statement only.
-  const fold = (rows: string) => sql.raw(`
+  const fold = (rows: string) =>
+    sql.raw(`
     INSERT INTO seat_count_changes (event_id, section_code, allocation, available, held, sold)
     SELECT event_id, section_code, allocation, sum(available), sum(held), sum(sold)
     FROM (${rows}) c
