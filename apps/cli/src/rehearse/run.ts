@@ -479,8 +479,14 @@ async function buildReport(
   const { result } = r;
   const onsaleAtMs = sale.onsaleAt.getTime();
   // Every seat row counted, and the counts the database keeps held to them: a kept count that differs is drift too.
-  const counts = await getInventoryCounts(db, created.eventId, created.capacity, undefined, { recount: true });
-  const kept = await getInventoryCounts(db, created.eventId, created.capacity);
+  // One snapshot and one now() for both, so a hold lapsing between two reads is not taken for drift.
+  const { counts, kept } = await db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute(async (trx) => ({
+      counts: await getInventoryCounts(trx, created.eventId, created.capacity, undefined, { recount: true }),
+      kept: await getInventoryCounts(trx, created.eventId, created.capacity),
+    }));
   const keptOff = Math.abs(kept.available - counts.available) + Math.abs(kept.held - counts.held) + Math.abs(kept.sold - counts.sold);
   const drift = counts.drift === 0 ? keptOff : counts.drift;
   const soldOutAt = await soldOutAtOf(db, created.eventId);
