@@ -478,7 +478,17 @@ async function buildReport(
   const { o } = c;
   const { result } = r;
   const onsaleAtMs = sale.onsaleAt.getTime();
-  const counts = await getInventoryCounts(db, created.eventId, created.capacity);
+  // Every seat row counted, and the counts the database keeps held to them: a kept count that differs is drift too.
+  // One snapshot and one now() for both, so a hold lapsing between two reads is not taken for drift.
+  const { counts, kept } = await db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute(async (trx) => ({
+      counts: await getInventoryCounts(trx, created.eventId, created.capacity, undefined, { recount: true }),
+      kept: await getInventoryCounts(trx, created.eventId, created.capacity),
+    }));
+  const keptOff = Math.abs(kept.available - counts.available) + Math.abs(kept.held - counts.held) + Math.abs(kept.sold - counts.sold);
+  const drift = counts.drift === 0 ? keptOff : counts.drift;
   const soldOutAt = await soldOutAtOf(db, created.eventId);
   const sales = await readBackSales(db, created.eventId, created.listingId, `rh${o.seed}-${created.eventId.slice(0, 8)}-b`, soldOutAt);
   const candidates = [...new Set(result.holdConflicts.flatMap((h) => [h.first, h.second]))];
@@ -509,7 +519,7 @@ async function buildReport(
   const verdict = verdictOf({
     doubleSold,
     duplicateOrders,
-    drift: counts.drift,
+    drift,
     faults: r.faults,
     seats: created.capacity,
     seatsSold: counts.sold,
@@ -546,7 +556,7 @@ async function buildReport(
     lastSaleMs,
     doubleSold,
     duplicateOrders,
-    drift: counts.drift,
+    drift,
     soldOutPropagationMs: prop,
     soldOutPropagationAsToldMs: propAsTold,
     holdLatencyMs: { p50: hold.p50, p99: hold.p99, count: hold.count },

@@ -163,7 +163,8 @@ export async function spawnProduct(o: SpawnOptions): Promise<SpawnedProduct> {
   };
   let started = false;
   const ready = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the spawned product did not start within 120 s')), 120_000);
+    // 300 s: on a loaded machine (load 30-50) the migrations and four processes' start take over two minutes.
+    const timer = setTimeout(() => reject(new Error('the spawned product did not start within 300 s')), 300_000);
     o.signal?.addEventListener('abort', () => {
       clearTimeout(timer);
       reject(new Error('interrupted while the product started'));

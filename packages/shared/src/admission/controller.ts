@@ -6,7 +6,7 @@ import type { Db, Trx } from '../db/connect.js';
 import { isConnectionLost, markDatabaseFault } from '../db/faults.js';
 import { insertAudit } from '../audit/index.js';
 import { awaitsSignOff } from '../events/signoff.service.js';
-import { getInventoryCounts } from '../inventory/inventory.service.js';
+import { foldInventoryCounts, getInventoryCounts } from '../inventory/inventory.service.js';
 import { DEFAULT_HEARTBEAT_STALE_MS } from '../queue/edge.js';
 import {
   advanceWatermark,
@@ -252,6 +252,8 @@ const PHASE_CONSTRAINT = {
 
 /** What the tick reads inside its transaction: the inventory (the first sell-out audited), the store's load, the live signals, the fans inside. */
 async function readTick(trx: Trx, e: ActiveEventRow, q: repo.LockedQueueState, now: Date, actor: string, notHolding: number) {
+  // The seats' kept counts take in the last second's changes (one statement, no scan of the seats), then are read.
+  await foldInventoryCounts(trx, e.owner_event_id);
   const counts = await getInventoryCounts(
     trx,
     e.owner_event_id,

@@ -13,9 +13,33 @@ export interface SectionCounts {
  * passed counts as available, whether or not any sweeper has run. General-admission sections count the same
  * way (see gaHeldUnits): held = units of live holds; available = the shards' available plus units of lapsed
  * holds nothing has given back yet; sold = the shards' sold.
+ *
+ * Reserved seats are not scanned: the database keeps their counts by stored status (`seat_counts`, plus the
+ * statements' `seat_count_changes` not folded yet; migration 2026_12_08_4100), and only the HELD seats whose
+ * expiry passed (the few the sweeper has not given back) are read, to move them from held to available.
+ * `recountBySection` is the same figure from every seat row, which the counts are tested against.
  */
 export async function countBySection(db: Db | Trx, eventId: string, tier?: { code: string; general: boolean }): Promise<SectionCounts[]> {
   // One presale tier's seats and GA units only, when a tier is given.
+  const kept = tier ? sql`AND allocation = ${tier.code}` : sql``;
+  const { rows } = await sql<SectionCounts>`
+    SELECT section_code, sum(available)::int AS available, sum(held)::int AS held, sum(sold)::int AS sold
+    FROM (SELECT section_code, available, held, sold FROM seat_counts WHERE event_id = ${eventId} ${kept}
+          UNION ALL
+          SELECT section_code, available, held, sold FROM seat_count_changes WHERE event_id = ${eventId} ${kept}
+          UNION ALL
+          SELECT section_code, count(*), -count(*), 0 FROM seats
+          WHERE event_id = ${eventId} AND status = 'HELD' AND expires_at <= now() ${tier ? sql`AND allocation = ${tier.code}` : sql``}
+          GROUP BY section_code) c
+    GROUP BY section_code
+    HAVING sum(available) + sum(held) + sum(sold) > 0
+    UNION ALL
+    ${gaCounts(eventId, tier)}`.execute(db);
+  return rows;
+}
+
+/** `countBySection` from every seat row of the event (a full scan): what the kept counts must always equal. */
+export async function recountBySection(db: Db | Trx, eventId: string, tier?: { code: string; general: boolean }): Promise<SectionCounts[]> {
   const { rows } = await sql<SectionCounts>`
     SELECT section_code,
            count(*) FILTER (WHERE status = 'AVAILABLE' OR (status = 'HELD' AND expires_at <= now()))::int AS available,
@@ -24,11 +48,31 @@ export async function countBySection(db: Db | Trx, eventId: string, tier?: { cod
     FROM seats WHERE event_id = ${eventId} ${tier ? sql`AND allocation = ${tier.code}` : sql``}
     GROUP BY section_code
     UNION ALL
+    ${gaCounts(eventId, tier)}`.execute(db);
+  return rows;
+}
+
+function gaCounts(eventId: string, tier?: { code: string; general: boolean }) {
+  return sql`
     SELECT g.section_code, (g.available + coalesce(u.lapsed, 0))::int, coalesce(u.held, 0)::int, g.sold::int
     FROM (SELECT section_code, sum(available) AS available, sum(sold) AS sold FROM ga_shards
           WHERE event_id = ${eventId} ${tier ? sql`AND allocation = ${tier.code}` : sql``} GROUP BY section_code) g
-    LEFT JOIN (${gaHeldUnits(eventId, tier?.code)}) u ON u.section_code = g.section_code`.execute(db);
-  return rows;
+    LEFT JOIN (${gaHeldUnits(eventId, tier?.code)}) u ON u.section_code = g.section_code`;
+}
+
+/**
+ * Folds the seat-count changes of an event's statements so far into its kept counts (the admission controller's
+ * tick, once a second): one statement, so the changes a reader adds stay a second's worth. Changes committed
+ * while it runs are not in its snapshot and wait for the next fold.
+ */
+export async function foldSeatCounts(db: Db | Trx, eventId: string): Promise<void> {
+  await sql`
+    WITH gone AS (DELETE FROM seat_count_changes WHERE event_id = ${eventId} RETURNING *)
+    INSERT INTO seat_counts AS k (event_id, section_code, allocation, available, held, sold)
+    SELECT event_id, section_code, allocation, sum(available), sum(held), sum(sold) FROM gone
+    GROUP BY event_id, section_code, allocation
+    ON CONFLICT (event_id, section_code, allocation) DO UPDATE
+    SET available = k.available + excluded.available, held = k.held + excluded.held, sold = k.sold + excluded.sold`.execute(db);
 }
 
 /**
