@@ -139,7 +139,15 @@ interface Body {
  * An answer, and how long its request took: `ms` from when it went on the wire to its answer (the product's), `waitMs`
  * before that, waiting inside the driver for one of its connections (the driver's own lag).
  */
-type Answer = { status: number; code: string | null; body: Body | null; retryAfterS: number | null; ms: number; waitMs: number; key: string };
+type Answer = {
+  status: number;
+  code: string | null;
+  body: Body | null;
+  retryAfterS: number | null;
+  ms: number;
+  waitMs: number;
+  key: string;
+};
 
 /** A kind of request's timings: the product's (on the wire to its answer) and the driver's wait before it, ms. */
 export interface RequestTimings {
@@ -946,13 +954,9 @@ export class Crowd {
     const failing = !this.isBot(i) && !s.declinedOnce && this.random() < this.o.failingPayers / Math.max(1e-9, 1 - this.o.abandon);
     const number = failing ? '4000000000000002' : this.card(i);
     h['idempotency-key'] = s.idempotencyKey ??= randomUUID();
-    const a = await this.request(
-      'checkout',
-      'POST',
-      `/holds/${s.holdId}/checkout`,
-      h,
-      { payment: { instrument: { type: 'card', number } } },
-    );
+    const a = await this.request('checkout', 'POST', `/holds/${s.holdId}/checkout`, h, {
+      payment: { instrument: { type: 'card', number } },
+    });
     s.last = `checkout ${a.key}`;
     if (a.status === 200 && a.body?.orderId) {
       const orderId = a.body.orderId;
@@ -993,13 +997,9 @@ export class Crowd {
     if (polling) this.soldOutAt[i] = this.now;
     // The fan follows the listing: the waitlist hands it seats that come back.
     const h = await this.headers(i);
-    const a = await this.request(
-      'waitlist',
-      'PUT',
-      `/listings/${this.o.listingId}/waitlist`,
-      h,
-      { criteria: { quantity: Math.min(2, this.o.perAccountSeats) } },
-    );
+    const a = await this.request('waitlist', 'PUT', `/listings/${this.o.listingId}/waitlist`, h, {
+      criteria: { quantity: Math.min(2, this.o.perAccountSeats) },
+    });
     if (a.status === 200 || a.status === 201) this.waitlistJoined++;
     this.finish(i, Phase.WAITLISTED);
   }
@@ -1151,7 +1151,10 @@ export class Crowd {
       soldOutReadsAsToldAtMs: Float64Array.from(asTold),
       soldOutAsToldDriverWait: Float64Array.from(asToldWait),
       requestTimings: Object.fromEntries(
-        DRIVER_REQUEST_KINDS.map((k) => [k, { product: this.timings[k].product.summary(), driverWait: this.timings[k].driverWait.summary() }]),
+        DRIVER_REQUEST_KINDS.map((k) => [
+          k,
+          { product: this.timings[k].product.summary(), driverWait: this.timings[k].driverWait.summary() },
+        ]),
       ) as Record<DriverRequestKind, RequestTimings>,
       connections: { ...this.poolSizes },
       admitted: this.admitted,

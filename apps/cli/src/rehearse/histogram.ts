@@ -27,7 +27,8 @@ export class LatencyHistogram {
     for (let b = 0; b < BUCKETS; b++) {
       seen += this.counts[b]!;
       if (seen >= rank) {
-        const upper = b < FINE ? (b + 1) / FINE : Math.exp((b - FINE + 1) * GROWTH);
+        // The top bucket holds everything past an hour: its bound is the largest sample.
+        const upper = b === BUCKETS - 1 ? this.max : b < FINE ? (b + 1) / FINE : Math.exp((b - FINE + 1) * GROWTH);
         return Math.round(Math.min(upper, this.max) * 100) / 100;
       }
     }
@@ -35,6 +36,11 @@ export class LatencyHistogram {
   }
 
   summary(): { count: number; p50: number | null; p99: number | null; max: number | null } {
-    return { count: this.count, p50: this.quantile(0.5), p99: this.quantile(0.99), max: this.count === 0 ? null : Math.round(this.max * 100) / 100 };
+    return {
+      count: this.count,
+      p50: this.quantile(0.5),
+      p99: this.quantile(0.99),
+      max: this.count === 0 ? null : Math.round(this.max * 100) / 100,
+    };
   }
 }

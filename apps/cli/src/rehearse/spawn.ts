@@ -163,7 +163,7 @@ export async function spawnProduct(o: SpawnOptions): Promise<SpawnedProduct> {
   };
   let started = false;
   const ready = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the spawned product did not start within 120 s')), 120_000);
+    const timer = setTimeout(() => reject(new Error('the spawned product did not start within 300 s')), 300_000);
     o.signal?.addEventListener('abort', () => {
       clearTimeout(timer);
       reject(new Error('interrupted while the product started'));

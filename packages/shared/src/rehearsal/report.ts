@@ -146,7 +146,9 @@ export function reportMarkdown(r: RehearsalReport): string {
   lines.push(
     `| sold-out propagation p50 / p99 / max | ${n(r.soldOutPropagationMs.p50)} / ${n(r.soldOutPropagationMs.p99)} / ${n(r.soldOutPropagationMs.max)} ms (${n(r.soldOutPropagationMs.count)} polling fans) |`,
   );
-  lines.push(`| hold latency p50 / p99, as fans time it | ${n(r.holdLatencyMs.p50)} / ${n(r.holdLatencyMs.p99)} ms (${n(r.holdLatencyMs.count)} holds) |`);
+  lines.push(
+    `| hold latency p50 / p99, as fans time it | ${n(r.holdLatencyMs.p50)} / ${n(r.holdLatencyMs.p99)} ms (${n(r.holdLatencyMs.count)} holds) |`,
+  );
   if (r.holdLatencyProductMs && r.holdDriverLagMs)
     lines.push(
       `| of which the product's, p50 / p99 | ${n(r.holdLatencyProductMs.p50)} / ${n(r.holdLatencyProductMs.p99)} ms |`,
