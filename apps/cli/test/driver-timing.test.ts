@@ -1,5 +1,8 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Pool } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { connectionBounds } from '../src/rehearse/driver.js';
+import { connectionBounds, send } from '../src/rehearse/driver.js';
 import { LatencyHistogram } from '../src/rehearse/histogram.js';
 
 describe('LatencyHistogram', () => {
@@ -33,5 +36,31 @@ describe('connectionBounds', () => {
     expect(Object.values(b).reduce((a, x) => a + x, 0)).toBe(512);
     const tiny = connectionBounds(1, 4);
     for (const v of Object.values(tiny)) expect(v).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe("the driver's two clocks", () => {
+  it('times a request from when it goes on the wire, apart from its wait inside the driver for a connection', async () => {
+    // One connection, two requests at once: the second can go on the wire only once the first is answered, so its
+    // wait inside the driver covers the whole of the first's time at the server.
+    const server = createServer((_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end('{"ok":true}');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const pool = new Pool(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, { connections: 1, pipelining: 1 });
+    try {
+      const t0 = performance.now();
+      const [a, b] = await Promise.all([send(pool, 'GET', '/a', {}, undefined), send(pool, 'GET', '/b', {}, undefined)]);
+      expect([a.status, b.status, a.text]).toEqual([200, 200, '{"ok":true}']);
+      expect(a.wireAt).toBeGreaterThanOrEqual(t0);
+      expect(a.endAt).toBeGreaterThan(a.wireAt);
+      expect(b.wireAt).toBeGreaterThanOrEqual(a.endAt);
+      expect(b.wireAt - t0).toBeGreaterThanOrEqual(a.endAt - a.wireAt);
+      expect(b.endAt).toBeGreaterThan(b.wireAt);
+    } finally {
+      await pool.close();
+      await new Promise((r) => server.close(r));
+    }
   });
 });

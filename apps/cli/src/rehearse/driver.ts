@@ -238,8 +238,9 @@ interface RawAnswer {
   /** `x-onsale-edge`: `hit` when the edge answered alone. */
   edge: string | undefined;
   text: string;
-  /** performance.now() when undici began writing the request to its socket (0: never written). */
+  /** performance.now() when undici began writing the request to its socket (0: never written), and when it was answered. */
   wireAt: number;
+  endAt: number;
 }
 
 /**
@@ -252,6 +253,7 @@ class AnswerReader implements Dispatcher.DispatchHandler, RawAnswer {
   edge: string | undefined = undefined;
   text = '';
   wireAt = 0;
+  endAt = 0;
   private first: Buffer | null = null;
   private chunks: Buffer[] | null = null;
 
@@ -279,6 +281,7 @@ class AnswerReader implements Dispatcher.DispatchHandler, RawAnswer {
   }
 
   onResponseEnd() {
+    this.endAt = performance.now();
     this.text = this.chunks ? Buffer.concat(this.chunks).toString('utf8') : this.first ? this.first.toString('utf8') : '';
     this.first = this.chunks = null;
     this.resolve(this);
@@ -290,8 +293,17 @@ class AnswerReader implements Dispatcher.DispatchHandler, RawAnswer {
   }
 }
 
-/** Sends one request on `pool` and resolves with its whole answer (rejects with undici's error, its `code` set). */
-function send(pool: Pool, method: string, path: string, headers: Record<string, string>, body: string | undefined): Promise<RawAnswer> {
+/**
+ * Sends one request on `pool` and resolves with its whole answer, and when it went on the wire and was answered (rejects
+ * with undici's error, its `code` and `wireAt` set).
+ */
+export function send(
+  pool: Pool,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     try {
       pool.dispatch({ method, path, headers, body }, new AnswerReader(resolve, reject));
@@ -564,9 +576,8 @@ export class Crowd {
     this.inFlight++;
     try {
       const res = await send(this.pools[kind], method, path, headers, payload);
-      const end = performance.now();
       const waitMs = res.wireAt - started;
-      const ms = end - res.wireAt;
+      const ms = res.endAt - res.wireAt;
       const t = this.timings[kind];
       t.product.add(ms);
       t.driverWait.add(waitMs);
