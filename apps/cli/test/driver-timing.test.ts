@@ -31,7 +31,7 @@ describe('LatencyHistogram', () => {
 describe('connectionBounds', () => {
   it('gives the purchase path what polls, joins and the waitlist leave of the bound, at least one a pool', () => {
     const b = connectionBounds(64, 512);
-    expect(b).toMatchObject({ status: 32, join: 64, waitlist: 16 });
+    expect(b).toMatchObject({ status: 32, join: 128, waitlist: 16 });
     expect(b.hold).toBeGreaterThan(b.status);
     expect(Object.values(b).reduce((a, x) => a + x, 0)).toBe(512);
     const tiny = connectionBounds(1, 4);
