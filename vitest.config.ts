@@ -7,6 +7,7 @@ import LongestFirstSequencer from './scripts/test-sequencer.js';
 // database fails loudly (`inject('templateDatabaseUrl')` is undefined); a pure file left out only runs slower.
 export const unitTestFiles = [
   'eslint-rules/onsale.test.ts',
+  'apps/cli/test/driver-timing.test.ts',
   'apps/cli/test/plan.test.ts',
   'apps/fan/test/calendar.test.ts',
   'apps/store-api/test/status-validation.test.ts',

@@ -5,7 +5,7 @@ import { UsageError } from '../errors.js';
 export const REHEARSE_USAGE = `  rehearse --event-file <json> --fans <n> [--time-scale <k>] [--bots-share <b>] [--abandon <a>] [--slow-payers <s>]
            [--failing-payers <f>] [--target <url> | --spawn [--store-instances <n>] [--workers <m>] [--edge]]
            [--fault <name>@<p>% | <name>@<n>s ...] [--report <file.json>] [--seed <n>] [--connections <n>]
-           [--poll-budget <polls/s>] [--pre-open-seconds <s>] [--stop-after <s>]
+           [--max-connections <n>] [--poll-budget <polls/s>] [--pre-open-seconds <s>] [--stop-after <s>]
                                a synthetic on-sale: creates a rehearsal event from the event file (its clock --time-scale
                                times fast, default 30: hold TTLs, pacing, windows), lets <n> virtual fans at it over
                                HTTP (a pre-open crowd, then a tail; --bots-share of them bots, default 0.3, in operators
@@ -60,6 +60,7 @@ export const rehearseCommands: Record<string, Command> = {
       report: { type: 'string' },
       seed: { type: 'string' },
       connections: { type: 'string' },
+      'max-connections': { type: 'string' },
       'poll-budget': { type: 'string' },
       'pre-open-seconds': { type: 'string' },
       'stop-after': { type: 'string' },
@@ -119,6 +120,7 @@ export const rehearseCommands: Record<string, Command> = {
           reportFile: text(values.report),
           seed: seedText === undefined ? Math.floor(Math.random() * 1_000_000) : count('--seed', seedText, 0, 0, 2 ** 31 - 1)!,
           connections: count('--connections', values.connections, 64, 1, 4096)!,
+          maxConnections: count('--max-connections', values['max-connections'], undefined, 4, 16_384),
           pollBudgetPerSecond: count('--poll-budget', values['poll-budget'], 500, 10, 1_000_000)!,
           preOpenSeconds: count('--pre-open-seconds', values['pre-open-seconds'], undefined, 1, 3600),
           stopAfterSeconds: count('--stop-after', values['stop-after'], undefined, 1, 7 * 24 * 3600),

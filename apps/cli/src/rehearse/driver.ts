@@ -2,6 +2,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import { Pool, type Dispatcher } from 'undici';
 import { AccountTokens } from '@onsale/shared/auth';
+import { LatencyHistogram } from './histogram.js';
 import { solveChallenge } from '@onsale/shared/abuse';
 import {
   answeredByKind,
@@ -55,6 +56,12 @@ export interface DriverOptions {
   /** Status polls a second the crowd may make at most (spreads the polls of a large crowd). */
   pollBudgetPerSecond: number;
   connections: number;
+  /**
+   * The most connections the crowd opens at once, over all its pools (each opened as its fans need it): polls have
+   * half of --connections, joins twice it, the waitlist a quarter; the purchase path (seat maps, holds,
+   * checkouts) the rest, so a fan inside sends at once and never behind a poll or a join. Default 8x --connections.
+   */
+  maxConnections?: number;
   seed: number;
   /** From when fans may pick exact seats (epoch ms); some do, from the section's seat list. */
   seatPickingOpensAtMs: number;
@@ -102,6 +109,8 @@ interface Shopper {
   split?: boolean;
   /** When the fan first asked for this hold (its retries after a 503, a 429 or a reset are the same hold to the fan). */
   holdSince?: number;
+  /** Of that time, how long its requests waited inside the driver for a connection (the driver's lag, not the product's). */
+  holdWaitMs?: number;
 }
 
 /** The fields of the product's answers the fans read (each route's own; all optional here). */
@@ -126,7 +135,25 @@ interface Body {
   seatCount?: number;
 }
 
-type Answer = { status: number; code: string | null; body: Body | null; retryAfterS: number | null; ms: number; key: string };
+/**
+ * An answer, and how long its request took: `ms` from when it went on the wire to its answer (the product's), `waitMs`
+ * before that, waiting inside the driver for one of its connections (the driver's own lag).
+ */
+type Answer = {
+  status: number;
+  code: string | null;
+  body: Body | null;
+  retryAfterS: number | null;
+  ms: number;
+  waitMs: number;
+  key: string;
+};
+
+/** A kind of request's timings: the product's (on the wire to its answer) and the driver's wait before it, ms. */
+export interface RequestTimings {
+  product: { count: number; p50: number | null; p99: number | null; max: number | null };
+  driverWait: { count: number; p50: number | null; p99: number | null; max: number | null };
+}
 
 /** What the driver saw, for the report. */
 export interface DriverResult {
@@ -136,9 +163,19 @@ export interface DriverResult {
   ranked: { arrival: Float64Array; position: Float64Array };
   /** Each hold as its fan timed it: from the first request for it to the 201, its retries (503, 429, a reset) included. */
   holdLatencies: Float64Array;
+  /** Of each of those (same order), the time its requests waited inside the driver for a connection (the driver's lag). */
+  holdDriverLag: Float64Array;
+  /** When each polling fan read SOLD_OUT (ms after the open), as the driver read it. */
   soldOutReadsAtMs: Float64Array;
+  /** Of each of those (same order), the time that poll waited inside the driver for a connection. */
+  soldOutDriverWait: Float64Array;
   /** The same, of the fans who read it on a poll sent as told (within their Retry-After, see positionExpired). */
   soldOutReadsAsToldAtMs: Float64Array;
+  soldOutAsToldDriverWait: Float64Array;
+  /** Per kind of request, the product's time (on the wire to the answer) and the driver's wait before it. */
+  requestTimings: Record<DriverRequestKind, RequestTimings>;
+  /** Connections each of the driver's pools may open (the purchase path's are opened as its fans need them). */
+  connections: Record<DriverRequestKind, number>;
   /** Fans who read ADMITTED (collected an admission), once each. */
   admitted: number;
   /**
@@ -191,7 +228,8 @@ export interface Progress {
 }
 
 /** What a fan's request is, for the report's CPU per request (a status poll's edge or origin is read off its answer). */
-type DriverRequestKind = Exclude<RequestKind, 'status (edge)' | 'status (origin)'> | 'status';
+export type DriverRequestKind = Exclude<RequestKind, 'status (edge)' | 'status (origin)'> | 'status';
+const DRIVER_REQUEST_KINDS: DriverRequestKind[] = ['join', 'status', 'seat map', 'hold', 'checkout', 'waitlist'];
 
 /** An answer as read off the wire: its status, the two headers the fans read, the body as text. */
 interface RawAnswer {
@@ -200,6 +238,9 @@ interface RawAnswer {
   /** `x-onsale-edge`: `hit` when the edge answered alone. */
   edge: string | undefined;
   text: string;
+  /** performance.now() when undici began writing the request to its socket (0: never written), and when it was answered. */
+  wireAt: number;
+  endAt: number;
 }
 
 /**
@@ -211,6 +252,8 @@ class AnswerReader implements Dispatcher.DispatchHandler, RawAnswer {
   retryAfter: string | undefined = undefined;
   edge: string | undefined = undefined;
   text = '';
+  wireAt = 0;
+  endAt = 0;
   private first: Buffer | null = null;
   private chunks: Buffer[] | null = null;
 
@@ -219,8 +262,10 @@ class AnswerReader implements Dispatcher.DispatchHandler, RawAnswer {
     private readonly reject: (e: Error) => void,
   ) {}
 
-  // Present so undici takes this for a handler of its current interface (it checks for this method).
-  onRequestStart() {}
+  // Undici calls this as it writes the request to a connection's socket: from here on the time is the product's.
+  onRequestStart() {
+    this.wireAt = performance.now();
+  }
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, h: Record<string, string | string[] | undefined>) {
     this.status = statusCode;
@@ -236,18 +281,29 @@ class AnswerReader implements Dispatcher.DispatchHandler, RawAnswer {
   }
 
   onResponseEnd() {
+    this.endAt = performance.now();
     this.text = this.chunks ? Buffer.concat(this.chunks).toString('utf8') : this.first ? this.first.toString('utf8') : '';
     this.first = this.chunks = null;
     this.resolve(this);
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error) {
+    (error as { wireAt?: number }).wireAt = this.wireAt;
     this.reject(error);
   }
 }
 
-/** Sends one request on `pool` and resolves with its whole answer (rejects with undici's error, its `code` set). */
-function send(pool: Pool, method: string, path: string, headers: Record<string, string>, body: string | undefined): Promise<RawAnswer> {
+/**
+ * Sends one request on `pool` and resolves with its whole answer, and when it went on the wire and was answered (rejects
+ * with undici's error, its `code` and `wireAt` set).
+ */
+export function send(
+  pool: Pool,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     try {
       pool.dispatch({ method, path, headers, body }, new AnswerReader(resolve, reject));
@@ -257,18 +313,38 @@ function send(pool: Pool, method: string, path: string, headers: Record<string, 
   });
 }
 
+/**
+ * The connections each pool may open: polls half of `connections`, joins twice it (arrivals come faster than the
+ * product answers a join: at 200,000 fans 233 a second against 133 answered over 64 connections), the waitlist a
+ * quarter, and
+ * the purchase path the rest of `max` (holds 40%, seat maps and checkouts 30% each), at least one each. Pools open
+ * connections as their requests need them, so a bound is a ceiling, not a cost.
+ */
+export function connectionBounds(connections: number, max: number): Record<DriverRequestKind, number> {
+  const status = Math.max(1, Math.ceil(connections / 2));
+  const join = Math.max(1, connections * 2);
+  const waitlist = Math.max(1, Math.ceil(connections / 4));
+  const purchase = Math.max(3, max - status - join - waitlist);
+  const hold = Math.max(1, Math.floor(purchase * 0.4));
+  const seatMap = Math.max(1, Math.floor(purchase * 0.3));
+  return { status, join, waitlist, hold, 'seat map': seatMap, checkout: Math.max(1, purchase - hold - seatMap) };
+}
+
 /** The crowd. `run()` resolves when every fan has finished or the deadline passed. */
 export class Crowd {
   /**
-   * Four sets of keep-alive connections: status polls, joins (and the waitlist), the shoppers' seat maps and holds, and
-   * the payments of fans holding seats. A crowd's requests do not queue behind one another as one client's would: a
-   * backlog of joins the product cannot take yet must not hold up fans already inside, and a fan holding seats must
-   * not wait for a free connection behind thousands of others still looking, while its hold's clock runs.
+   * A set of keep-alive connections for each kind of request (status polls, joins, the waitlist, seat maps, holds,
+   * checkouts), each opened as its requests need it, up to its bound. A crowd's requests do not queue behind one
+   * another as one client's would (a real crowd has a connection a fan): a backlog of joins the product cannot take yet
+   * must not hold up fans already inside, and a fan holding seats must not wait for a free connection behind
+   * thousands of others still looking, while its hold's clock runs. A request that still waits for a connection is the
+   * driver's lag, timed apart from the product's time (requestTimings, holdDriverLag).
    */
-  private readonly pollPool: Pool;
-  private readonly joinPool: Pool;
-  private readonly pool: Pool;
-  private readonly payPool: Pool;
+  private readonly pools: Record<DriverRequestKind, Pool>;
+  private readonly poolSizes: Record<DriverRequestKind, number>;
+  private readonly timings = Object.fromEntries(
+    DRIVER_REQUEST_KINDS.map((k) => [k, { product: new LatencyHistogram(), driverWait: new LatencyHistogram() }]),
+  ) as Record<DriverRequestKind, { product: LatencyHistogram; driverWait: LatencyHistogram }>;
   private readonly random: () => number;
   private readonly phase: Uint8Array;
   private readonly arrival: Float64Array;
@@ -318,7 +394,9 @@ export class Crowd {
   private readonly wasAdmitted: Uint8Array;
   private readonly expiredOnce: Uint8Array;
   private readonly holdLatencies: number[] = [];
-  private readonly soldOutReads: number[] = [];
+  private readonly holdDriverLag: number[] = [];
+  /** The time the poll that told a fan SOLD_OUT waited inside the driver, ms. */
+  private readonly soldOutWait: Float32Array;
   private readonly abandoned: { expiresAtMs: number; seats: number }[] = [];
   private readonly strandedSeries: [number, number][] = [];
   private readonly seatOrder = new Map<number, string>();
@@ -346,13 +424,20 @@ export class Crowd {
   private readonly loopDelay = monitorEventLoopDelay({ resolution: 20 });
 
   constructor(private readonly o: DriverOptions) {
-    const pool = (connections: number) =>
-      new Pool(o.fansUrl, { connections, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 30_000, bodyTimeout: 30_000 });
-    this.pool = pool(o.connections);
-    this.pollPool = pool(Math.max(1, Math.ceil(o.connections / 2)));
-    this.joinPool = pool(o.connections);
-    this.joinBacklogCap = o.connections * 32;
-    this.payPool = pool(o.connections);
+    this.poolSizes = connectionBounds(o.connections, o.maxConnections ?? o.connections * 8);
+    this.pools = Object.fromEntries(
+      DRIVER_REQUEST_KINDS.map((k) => [
+        k,
+        new Pool(o.fansUrl, {
+          connections: this.poolSizes[k],
+          pipelining: 1,
+          keepAliveTimeout: 60_000,
+          headersTimeout: 30_000,
+          bodyTimeout: 30_000,
+        }),
+      ]),
+    ) as Record<DriverRequestKind, Pool>;
+    this.joinBacklogCap = this.poolSizes.join * 32;
     this.random = seededRandom(o.seed);
     const n = o.fans;
     this.phase = new Uint8Array(n);
@@ -369,6 +454,7 @@ export class Crowd {
     this.expiredOnce = new Uint8Array(n);
     this.position = new Float64Array(n).fill(Number.NaN);
     this.soldOutAt = new Float64Array(n).fill(Number.NaN);
+    this.soldOutWait = new Float32Array(n);
     this.toldBy = new Float64Array(n).fill(Number.NaN);
     this.soldOutAsTold = new Uint8Array(n);
     this.retries = new Uint16Array(n);
@@ -403,7 +489,7 @@ export class Crowd {
     // thousands in a crowd larger than the product's pace) are dropped rather than sent, and not counted as answers.
     setTimeout(() => {
       // Ignored on purpose: The driver's own HTTP pools at the end of a run: nothing is in flight.
-      for (const p of [this.pool, this.pollPool, this.joinPool, this.payPool]) void p.destroy().catch(() => {});
+      for (const p of Object.values(this.pools)) void p.destroy().catch(() => {});
     }, 5000).unref();
   }
 
@@ -484,7 +570,6 @@ export class Crowd {
     path: string,
     headers: Record<string, string>,
     body?: unknown,
-    pool = this.pool,
   ): Promise<Answer> {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     if (payload !== undefined) headers['content-type'] = 'application/json';
@@ -492,7 +577,12 @@ export class Crowd {
     this.requests++;
     this.inFlight++;
     try {
-      const res = await send(pool, method, path, headers, payload);
+      const res = await send(this.pools[kind], method, path, headers, payload);
+      const waitMs = res.wireAt - started;
+      const ms = res.endAt - res.wireAt;
+      const t = this.timings[kind];
+      t.product.add(ms);
+      t.driverWait.add(waitMs);
       let parsed: Body | null = null;
       try {
         parsed = res.text ? (JSON.parse(res.text) as Body) : null;
@@ -506,17 +596,20 @@ export class Crowd {
       this.answeredByKind[kind === 'status' ? (res.edge === 'hit' ? 'status (edge)' : 'status (origin)') : kind]++;
       this.record(key);
       if (res.status >= 500) this.errors++;
-      return { status: res.status, code, body: parsed, retryAfterS, ms: performance.now() - started, key };
+      return { status: res.status, code, body: parsed, retryAfterS, ms, waitMs, key };
     } catch (e) {
       const code = (e as { code?: string }).code ?? 'network';
+      const end = performance.now();
+      const wireAt = (e as { wireAt?: number }).wireAt || end;
+      const timing = { ms: end - wireAt, waitMs: wireAt - started };
       if (this.stopped && code === 'UND_ERR_DESTROYED') {
         this.requests--; // never sent
-        return { status: 0, code, body: null, retryAfterS: null, ms: performance.now() - started, key: 'stopped' };
+        return { status: 0, code, body: null, retryAfterS: null, ...timing, key: 'stopped' };
       }
       this.errors++;
       this.unanswered++;
       this.record(`network ${code}`);
-      return { status: 0, code, body: null, retryAfterS: null, ms: performance.now() - started, key: `network ${code}` };
+      return { status: 0, code, body: null, retryAfterS: null, ...timing, key: `network ${code}` };
     } finally {
       this.inFlight--;
     }
@@ -617,7 +710,7 @@ export class Crowd {
       const extra = this.extraHeader.get(i);
       if (extra) h[extra[0]] = extra[1];
       sentAt = this.now;
-      a = await this.request('join', 'POST', `/events/${this.o.eventId}/queue`, h, undefined, this.joinPool);
+      a = await this.request('join', 'POST', `/events/${this.o.eventId}/queue`, h);
     } finally {
       this.joinsInFlight--;
     }
@@ -665,7 +758,7 @@ export class Crowd {
     h['x-queue-token'] = token;
     this.pollsThisSecond++;
     const asTold = !(this.now > this.toldBy[i]!);
-    const a = await this.request('status', 'GET', `/events/${this.o.eventId}/queue/status`, h, undefined, this.pollPool);
+    const a = await this.request('status', 'GET', `/events/${this.o.eventId}/queue/status`, h);
     if (a.status !== 200) {
       if (a.status === 401 || a.status === 403) return this.rejoin(i);
       // The fan's turn came and passed unused (it polled too late): join again as told, once; then it gives up.
@@ -683,6 +776,7 @@ export class Crowd {
     if (typeof s.position === 'number' && this.sinceOpen() >= 0 && Number.isNaN(this.position[i]!)) this.position[i] = s.position;
     if (s.state === 'SOLD_OUT') {
       if (asTold) this.soldOutAsTold[i] = 1;
+      this.soldOutWait[i] = a.waitMs;
       return this.soldOut(i, true);
     }
     if (s.admissionToken) {
@@ -766,7 +860,10 @@ export class Crowd {
     h['x-admission-token'] = s.admissionToken;
     if (!s.looked && !(await this.look(i, s, h))) return this.backToQueue(i);
     h['idempotency-key'] = s.idempotencyKey ??= randomUUID();
-    s.holdSince ??= this.now;
+    if (s.holdSince === undefined) {
+      s.holdSince = this.now;
+      s.holdWaitMs = 0;
+    }
     const a = await this.request(
       'hold',
       'POST',
@@ -775,11 +872,13 @@ export class Crowd {
       s.seatIds ? { seatIds: s.seatIds } : { section: s.section, quantity: s.quantity, ...(s.split ? { split: true } : {}) },
     );
     s.last = `hold ${a.key}`;
+    s.holdWaitMs = (s.holdWaitMs ?? 0) + a.waitMs;
     // A retry (a 503, a 429, a reset) is the same hold to the fan: its clock keeps running.
     const retrying = a.status === 0 || a.status === 429 || a.status >= 500;
     if (a.status === 201) {
       this.retries[i] = 0;
       this.holdLatencies.push(this.now - s.holdSince);
+      this.holdDriverLag.push(s.holdWaitMs ?? 0);
       s.holdSince = undefined;
       const hold = a.body as { holdId: string; seats: { seatId?: number; id?: number }[]; expiresAt: string; admissionToken: string };
       s.holdId = hold.holdId;
@@ -860,7 +959,7 @@ export class Crowd {
     h['x-admission-token'] = s.admissionToken;
     if (s.slow && !s.extended) {
       s.extended = true;
-      const e = await this.request('checkout', 'POST', `/holds/${s.holdId}/extend`, h, undefined, this.payPool);
+      const e = await this.request('checkout', 'POST', `/holds/${s.holdId}/extend`, h);
       if (e.status === 200 && typeof e.body?.expiresAt === 'string') s.expiresAtMs = Date.parse(e.body.expiresAt);
       const left = (s.expiresAtMs ?? this.now) - this.now;
       return this.schedule(i, Math.max(0, left * (0.3 + 0.5 * this.random())));
@@ -868,14 +967,9 @@ export class Crowd {
     const failing = !this.isBot(i) && !s.declinedOnce && this.random() < this.o.failingPayers / Math.max(1e-9, 1 - this.o.abandon);
     const number = failing ? '4000000000000002' : this.card(i);
     h['idempotency-key'] = s.idempotencyKey ??= randomUUID();
-    const a = await this.request(
-      'checkout',
-      'POST',
-      `/holds/${s.holdId}/checkout`,
-      h,
-      { payment: { instrument: { type: 'card', number } } },
-      this.payPool,
-    );
+    const a = await this.request('checkout', 'POST', `/holds/${s.holdId}/checkout`, h, {
+      payment: { instrument: { type: 'card', number } },
+    });
     s.last = `checkout ${a.key}`;
     if (a.status === 200 && a.body?.orderId) {
       const orderId = a.body.orderId;
@@ -916,14 +1010,9 @@ export class Crowd {
     if (polling) this.soldOutAt[i] = this.now;
     // The fan follows the listing: the waitlist hands it seats that come back.
     const h = await this.headers(i);
-    const a = await this.request(
-      'waitlist',
-      'PUT',
-      `/listings/${this.o.listingId}/waitlist`,
-      h,
-      { criteria: { quantity: Math.min(2, this.o.perAccountSeats) } },
-      this.joinPool,
-    );
+    const a = await this.request('waitlist', 'PUT', `/listings/${this.o.listingId}/waitlist`, h, {
+      criteria: { quantity: Math.min(2, this.o.perAccountSeats) },
+    });
     if (a.status === 200 || a.status === 201) this.waitlistJoined++;
     this.finish(i, Phase.WAITLISTED);
   }
@@ -1030,7 +1119,11 @@ export class Crowd {
     clearInterval(this.timer);
     this.sampleStranded();
     this.loopDelay.disable();
-    await Promise.all([this.pool, this.pollPool, this.joinPool, this.payPool].filter((p) => !p.destroyed).map((p) => p.close()));
+    await Promise.all(
+      Object.values(this.pools)
+        .filter((p) => !p.destroyed)
+        .map((p) => p.close()),
+    );
     const ranked = { arrival: [] as number[], position: [] as number[] };
     for (let i = 0; i < this.o.fans; i++) {
       if (this.preOpen[i] === 1 && !Number.isNaN(this.position[i]!)) {
@@ -1038,11 +1131,18 @@ export class Crowd {
         ranked.position.push(this.position[i]!);
       }
     }
+    const reads: number[] = [];
+    const readsWait: number[] = [];
     const asTold: number[] = [];
+    const asToldWait: number[] = [];
     for (let i = 0; i < this.o.fans; i++)
       if (!Number.isNaN(this.soldOutAt[i]!)) {
-        this.soldOutReads.push(this.soldOutAt[i]! - this.o.onsaleAtMs);
-        if (this.soldOutAsTold[i] === 1) asTold.push(this.soldOutAt[i]! - this.o.onsaleAtMs);
+        reads.push(this.soldOutAt[i]! - this.o.onsaleAtMs);
+        readsWait.push(this.soldOutWait[i]!);
+        if (this.soldOutAsTold[i] === 1) {
+          asTold.push(this.soldOutAt[i]! - this.o.onsaleAtMs);
+          asToldWait.push(this.soldOutWait[i]!);
+        }
       }
     const bots = this.operator.reduce((a, o) => a + (o >= 0 ? 1 : 0), 0);
     const unfinishedBy: Record<string, number> = {};
@@ -1058,8 +1158,18 @@ export class Crowd {
       bots,
       ranked: { arrival: Float64Array.from(ranked.arrival), position: Float64Array.from(ranked.position) },
       holdLatencies: Float64Array.from(this.holdLatencies),
-      soldOutReadsAtMs: Float64Array.from(this.soldOutReads),
+      holdDriverLag: Float64Array.from(this.holdDriverLag),
+      soldOutReadsAtMs: Float64Array.from(reads),
+      soldOutDriverWait: Float64Array.from(readsWait),
       soldOutReadsAsToldAtMs: Float64Array.from(asTold),
+      soldOutAsToldDriverWait: Float64Array.from(asToldWait),
+      requestTimings: Object.fromEntries(
+        DRIVER_REQUEST_KINDS.map((k) => [
+          k,
+          { product: this.timings[k].product.summary(), driverWait: this.timings[k].driverWait.summary() },
+        ]),
+      ) as Record<DriverRequestKind, RequestTimings>,
+      connections: { ...this.poolSizes },
       admitted: this.admitted,
       positionExpired: { ...this.positionExpired },
       firstAdmitAtMs: this.firstAdmitAt,

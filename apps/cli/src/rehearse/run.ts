@@ -47,6 +47,8 @@ export interface RehearseOptions {
   reportFile: string | undefined;
   seed: number;
   connections: number;
+  /** The most connections the crowd opens over all its pools (default 8x connections; see DriverOptions). */
+  maxConnections?: number;
   pollBudgetPerSecond: number;
   preOpenSeconds: number | undefined;
   /** Stop the crowd this many seconds after the driver starts and report on what happened so far. */
@@ -299,6 +301,7 @@ function saleTimes(o: RehearseOptions, file: RunContext['file']): SaleTimes {
     target: o.target ?? null,
     seed: o.seed,
     connections: o.connections,
+    maxConnections: o.maxConnections ?? o.connections * 8,
     pollBudgetPerSecond: o.pollBudgetPerSecond,
     preOpenSeconds: preOpenMs / 1000,
   };
@@ -371,6 +374,7 @@ function crowdOptions(c: RunContext, sale: SaleTimes, created: CreatedSale): Con
     tailMeanMs: Math.max(2000, created.plannedSaleMs * 0.3),
     pollBudgetPerSecond: o.pollBudgetPerSecond,
     connections: o.connections,
+    ...(o.maxConnections !== undefined ? { maxConnections: o.maxConnections } : {}),
     seed: o.seed,
     accountPrefix: `rh${o.seed}-${created.eventId.slice(0, 8)}-`,
     // A large crowd takes a while to join and to read its last answers on a small machine: 10 ms a fan at least.
@@ -498,16 +502,25 @@ async function buildReport(
   const doubleSold = result.doubleSoldSeen + liveDoubleHolds + soldBeyondOrders;
   const duplicateOrders = sales.duplicateOrders + result.duplicateOrdersSeen;
   const lastSaleMs = sales.lastSaleAt ? sales.lastSaleAt.getTime() - onsaleAtMs : null;
-  const since = (reads: Float64Array) =>
-    lastSaleMs === null
-      ? []
-      : Array.from(reads)
-          .filter((t) => t >= lastSaleMs)
-          .map((t) => t - lastSaleMs);
-  const prop = latencySummary(since(result.soldOutReadsAtMs));
+  // From the sell-out (the last sale) to each polling fan's SOLD_OUT, less the time that poll waited inside the driver
+  // for a connection (a fan with its own would have sent it then): the product's part, the driver's wait reported apart.
+  const since = (reads: Float64Array, waits: Float64Array) => {
+    if (lastSaleMs === null) return [];
+    const out: number[] = [];
+    for (let k = 0; k < reads.length; k++) {
+      const t = reads[k]! - waits[k]!;
+      if (t >= lastSaleMs) out.push(t - lastSaleMs);
+    }
+    return out;
+  };
+  const prop = latencySummary(since(result.soldOutReadsAtMs, result.soldOutDriverWait));
   // The goal's figure: fans who polled as told (a fan the poll budget held back learns later whatever the product does).
-  const propAsTold = latencySummary(since(result.soldOutReadsAsToldAtMs));
+  const propAsTold = latencySummary(since(result.soldOutReadsAsToldAtMs, result.soldOutAsToldDriverWait));
+  const soldOutWait = latencySummary(result.soldOutDriverWait);
+  // Holds as fans timed them; the same less each hold's wait inside the driver (the product's part); that wait.
   const hold = latencySummary(result.holdLatencies);
+  const holdProduct = latencySummary(result.holdLatencies.map((v, k) => v - result.holdDriverLag[k]!));
+  const holdLag = latencySummary(result.holdDriverLag);
   const rankCorrelation = spearman(result.ranked.arrival, result.ranked.position);
   const admittedMinutes =
     result.firstAdmitAtMs !== null && result.lastAdmitAtMs !== null
@@ -528,6 +541,8 @@ async function buildReport(
     admittedFans: result.admitted,
     buyers: result.bought,
     holdLatencyMs: hold,
+    holdLatencyProductMs: holdProduct,
+    holdDriverLagMs: holdLag,
     soldOutPropagationMs: propAsTold,
     soldOutPolling: prop.count,
     positionExpired: result.positionExpired,
@@ -560,6 +575,8 @@ async function buildReport(
     soldOutPropagationMs: prop,
     soldOutPropagationAsToldMs: propAsTold,
     holdLatencyMs: { p50: hold.p50, p99: hold.p99, count: hold.count },
+    holdLatencyProductMs: { p50: holdProduct.p50, p99: holdProduct.p99, count: holdProduct.count },
+    holdDriverLagMs: { p50: holdLag.p50, p99: holdLag.p99, max: holdLag.max },
     seatsWanted: wanted,
     admittedFans: result.admitted,
     buyers: result.bought,
@@ -587,6 +604,9 @@ async function buildReport(
       eventLoopDelayP99Ms: result.eventLoopDelayP99Ms,
       arrivalLagMaxMs: result.arrivalLagMaxMs,
       neverArrived: result.neverArrived,
+      requestTimings: result.requestTimings,
+      connections: result.connections,
+      ...(soldOutWait.count > 0 ? { soldOutDriverWaitMs: { p50: soldOutWait.p50, p99: soldOutWait.p99, max: soldOutWait.max } } : {}),
     },
     stopped: early,
     resources: r.resources,

@@ -74,6 +74,8 @@ export type JudgedReport = Pick<
       | 'positionExpired'
       | 'botSeatShare'
       | 'soldOutPropagationAsToldMs'
+      | 'holdLatencyProductMs'
+      | 'holdDriverLagMs'
     >
   > & {
     stopped?: RehearsalReport['stopped'];
@@ -99,6 +101,9 @@ function verdictInput(r: JudgedReport): VerdictInput {
     ...(r.soldOutPropagationAsToldMs
       ? {
           holdLatencyMs: r.holdLatencyMs,
+          ...(r.holdLatencyProductMs && r.holdDriverLagMs
+            ? { holdLatencyProductMs: r.holdLatencyProductMs, holdDriverLagMs: r.holdDriverLagMs }
+            : {}),
           soldOutPropagationMs: r.soldOutPropagationAsToldMs,
           soldOutPolling: r.soldOutPropagationMs.count,
         }
@@ -174,7 +179,8 @@ export function judgeRehearsal(r: JudgedReport): RehearsalJudgement {
       reason: `stopped early (${r.stopped.by}) ${n(r.stopped.atMs / 1000)} s after the open, ${n(r.stopped.joined)} fans joined: not a whole sale`,
     });
 
-  const hold = r.holdLatencyMs;
+  // The product's part of the hold as fans time it, when the driver timed its own wait apart (verdict.ts).
+  const hold = r.holdLatencyProductMs ?? r.holdLatencyMs;
   const lag = r.driver?.eventLoopDelayP99Ms ?? null;
   const driverBound = lag !== null && lag > t.driverLagMaxMs;
   check({

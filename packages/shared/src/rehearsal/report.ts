@@ -44,6 +44,14 @@ export interface RehearsalReport {
   soldOutPropagationAsToldMs?: { p50: number | null; p99: number | null; max: number | null; count: number };
   /** Holds as their fans timed them: from the first request for a hold to its 201, retries (503, 429, a reset) included. */
   holdLatencyMs: { p50: number | null; p99: number | null; count: number };
+  /**
+   * The same less the time each hold's requests waited inside the driver for one of its connections: the product's part
+   * (its answers, its refusals' Retry-After, the retries), what a fan with a connection of its own would time. The
+   * hold goal is weighed on it (verdict.ts).
+   */
+  holdLatencyProductMs?: { p50: number | null; p99: number | null; count: number };
+  /** That wait inside the driver, per hold (the driver's lag, not the product's). */
+  holdDriverLagMs?: { p50: number | null; p99: number | null; max: number | null };
   /** About how many seats the crowd would buy (fans who pay, their parties' size): the sold share is weighed when >= seats. */
   seatsWanted?: number;
   /** Fans who read ADMITTED (collected an admission), once each; fans who bought (an order each). */
@@ -81,6 +89,15 @@ export interface RehearsalReport {
     arrivalLagMaxMs?: number;
     /** Fans who never sent a join (the run ended first). */
     neverArrived?: number;
+    /**
+     * Per kind of request (a status poll whoever answered it), ms: the product's time, from when the request went on
+     * the wire to its answer, and the driver's wait before that for one of its connections.
+     */
+    requestTimings?: Record<string, { product: LatencySummary; driverWait: LatencySummary }>;
+    /** The most connections each kind of request could use (each pool opened as its fans needed it). */
+    connections?: Record<string, number>;
+    /** The time the polls that told fans SOLD_OUT waited inside the driver, ms (left out of the propagation figure). */
+    soldOutDriverWaitMs?: { p50: number | null; p99: number | null; max: number | null };
   };
   /** Set when the crowd was stopped before its deadline (an operator's signal, `--stop-after`): by what, when (ms after the open), how many fans had joined. */
   stopped?: { by: string; atMs: number; joined: number } | null;
@@ -90,6 +107,13 @@ export interface RehearsalReport {
   reasons: string[];
   /** Targets the run could not be judged on or fell short of without failing, with why (rehearsal/verdict.ts). */
   warnings?: string[];
+}
+
+interface LatencySummary {
+  count: number;
+  p50: number | null;
+  p99: number | null;
+  max: number | null;
 }
 
 const n = (v: number | null | undefined, digits = 0) =>
@@ -122,7 +146,14 @@ export function reportMarkdown(r: RehearsalReport): string {
   lines.push(
     `| sold-out propagation p50 / p99 / max | ${n(r.soldOutPropagationMs.p50)} / ${n(r.soldOutPropagationMs.p99)} / ${n(r.soldOutPropagationMs.max)} ms (${n(r.soldOutPropagationMs.count)} polling fans) |`,
   );
-  lines.push(`| hold latency p50 / p99 | ${n(r.holdLatencyMs.p50)} / ${n(r.holdLatencyMs.p99)} ms (${n(r.holdLatencyMs.count)} holds) |`);
+  lines.push(
+    `| hold latency p50 / p99, as fans time it | ${n(r.holdLatencyMs.p50)} / ${n(r.holdLatencyMs.p99)} ms (${n(r.holdLatencyMs.count)} holds) |`,
+  );
+  if (r.holdLatencyProductMs && r.holdDriverLagMs)
+    lines.push(
+      `| of which the product's, p50 / p99 | ${n(r.holdLatencyProductMs.p50)} / ${n(r.holdLatencyProductMs.p99)} ms |`,
+      `| of which waiting inside the driver for a connection, p50 / p99 / max | ${n(r.holdDriverLagMs.p50)} / ${n(r.holdDriverLagMs.p99)} / ${n(r.holdDriverLagMs.max)} ms |`,
+    );
   lines.push(`| admitted per minute, plan / actual | ${n(r.admittedPerMinute.plan, 1)} / ${n(r.admittedPerMinute.actual, 1)} |`);
   lines.push(`| most seats stranded in abandoned holds | ${n(Math.max(0, ...r.strandedSeats.map((s) => s[1])))} |`);
   lines.push(`| rank correlation, pre-open arrival vs place (Spearman) | ${n(r.rankCorrelation, 4)} (${n(r.rankedFans)} fans) |`);
@@ -166,9 +197,33 @@ export function reportMarkdown(r: RehearsalReport): string {
     `${n(d.requests)} requests in ${n(d.wallSeconds, 1)} s (${n(d.requestsPerSecond)} a second); the driver's own CPU ${n(d.cpuSeconds, 1)} s, peak memory ${n(d.peakRssMb)} MB, event-loop delay p99 ${n(d.eventLoopDelayP99Ms)} ms.${d.arrivalLagMaxMs ? ` Fans waited up to ${n(d.arrivalLagMaxMs / 1000, 1)} s past their arrival to send their join (${n(d.neverArrived ?? 0)} never did), the product answering joins slower than they came.` : ''}`,
     '',
   );
+  if (d.requestTimings) lines.push(...timingsMarkdown(d));
   if (r.resources?.perRequest) lines.push(...perRequestMarkdown(r.resources.perRequest, r.resources.driverLoopDelayP99Ms, d));
   if (r.resources) lines.push(...resourcesMarkdown(r.resources));
   return lines.join('\n');
+}
+
+/** Where each kind of request's time went: the product's (on the wire to its answer), the driver's wait before it. */
+function timingsMarkdown(d: RehearsalReport['driver']): string[] {
+  const lines = [
+    "### The product's time and the driver's lag",
+    '',
+    "Each request timed from when it went on the wire to its answer (the product's), and apart the time it waited inside the driver for one of its connections (the driver's lag; a real crowd has a connection a fan).",
+    '',
+    "| request | timed | the product's p50 / p99 / max, ms | waiting in the driver p50 / p99 / max, ms | connections at most |",
+    '| --- | --- | --- | --- | --- |',
+  ];
+  for (const [k, t] of Object.entries(d.requestTimings ?? {}))
+    lines.push(
+      `| ${k} | ${n(t.product.count)} | ${n(t.product.p50, 1)} / ${n(t.product.p99, 1)} / ${n(t.product.max, 1)} | ${n(t.driverWait.p50, 1)} / ${n(t.driverWait.p99, 1)} / ${n(t.driverWait.max, 1)} | ${n(d.connections?.[k])} |`,
+    );
+  lines.push('');
+  if (d.soldOutDriverWaitMs)
+    lines.push(
+      `The polls that told fans SOLD_OUT waited p50 / p99 / max ${n(d.soldOutDriverWaitMs.p50)} / ${n(d.soldOutDriverWaitMs.p99)} / ${n(d.soldOutDriverWaitMs.max)} ms inside the driver (left out of the sold-out propagation the goal weighs).`,
+      '',
+    );
+  return lines;
 }
 
 /** Where each request's CPU went: the answers by kind, then each kind of process's CPU per request, the driver's lag beside. */

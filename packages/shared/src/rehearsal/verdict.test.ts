@@ -98,4 +98,28 @@ describe('verdictOf', () => {
     // Not sold out: no propagation to weigh.
     expect(check({ ...whole, soldOut: false, soldOutPropagationMs: { p99: null, count: 0 } }, 'soldOutPropagationP99').ok).toBeNull();
   });
+
+  it("weighs the hold goal on the product's part when the driver timed its own wait apart, and never lets that wait hide a slow product", () => {
+    const split = (product: number, lag: number, asFans = product + lag): VerdictInput => ({
+      ...whole,
+      holdLatencyMs: { p99: asFans, count: 24_500 },
+      holdLatencyProductMs: { p99: product, count: 24_500 },
+      holdDriverLagMs: { p99: lag },
+    });
+    // The driver kept up: weighed on the product's part (the fans' figure shown beside it).
+    expect(check(split(1900, 50), 'holdP99')).toMatchObject({
+      ok: true,
+      value: expect.stringMatching(/^1,900 ms .*1,950 ms with the driver's wait/),
+    });
+    // The product was slow: it fails whatever the driver's lag.
+    expect(check(split(2500, 50), 'holdP99').ok).toBe(false);
+    expect(check(split(2500, 90_000), 'holdP99').ok).toBe(false);
+    expect(verdictOf(split(2500, 90_000)).verdict).toBe('FAIL');
+    // The product fast but the driver behind: not weighed, and the report says the crowd could not keep up.
+    expect(check(split(900, 60_000), 'holdP99')).toMatchObject({
+      ok: null,
+      note: expect.stringMatching(/^the crowd could not keep up: holds waited up to 60,000 ms/),
+    });
+    expect(verdictOf(split(900, 60_000)).verdict).toBe('PASS');
+  });
 });

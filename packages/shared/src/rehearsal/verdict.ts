@@ -18,6 +18,12 @@ export const SALE_GOALS = {
   soldOutPropagationP99Ms: 2000,
   /** POSITION_EXPIRED answers to fans who polled as told. */
   positionExpiredAsTold: 0,
+  /**
+   * The most (p99, ms) a hold's requests may wait inside the crowd's driver for a connection for the hold goal to be
+   * weighed on the product's figure: beyond it the crowd could not keep up (it sent the product less than a real crowd
+   * would have), so a product figure under its limit is not weighed; one over its limit fails all the same.
+   */
+  driverLagP99Ms: 200,
   /** Share of the seats sold that bots bought, below. */
   botSeatShare: 0.1,
 } as const;
@@ -67,7 +73,14 @@ export interface VerdictInput {
   /** Fans who read ADMITTED, once each, and fans who bought. */
   admittedFans?: number;
   buyers?: number;
+  /** Holds as fans timed them (first request to the 201, retries included): what the driver saw. */
   holdLatencyMs?: { p99: number | null; count: number };
+  /**
+   * The same less the time each hold's requests waited inside the driver for a connection (a fan with a connection of
+   * its own, as a real crowd has, would not have waited it), and that wait: the goal is weighed on these when present.
+   */
+  holdLatencyProductMs?: { p99: number | null; count: number };
+  holdDriverLagMs?: { p99: number | null };
   /** Over the fans who read SOLD_OUT on a poll sent as told (the goal's figure). */
   soldOutPropagationMs?: { p99: number | null; count: number };
   /** Every fan who read SOLD_OUT on a poll after the last sale, as told or not. */
@@ -152,7 +165,27 @@ export function saleChecks(r: VerdictInput): SaleCheck[] {
     });
   }
   const excuse = latencyExcuse(r);
-  if (r.holdLatencyMs) {
+  if (r.holdLatencyProductMs && r.holdDriverLagMs) {
+    // Weighed on the product's part of the hold as fans time it (retries, the product's Retry-After waits and its
+    // answers all count; only the wait for one of the driver's connections does not). Over its limit it fails whatever
+    // the driver did; under it, a driver that lagged means the product was not sent what a real crowd sends.
+    const p99 = r.holdLatencyProductMs.p99;
+    const lag = r.holdDriverLagMs.p99 ?? 0;
+    const over = p99 !== null && p99 > SALE_GOALS.holdP99Ms;
+    const behind =
+      !over && lag > SALE_GOALS.driverLagP99Ms
+        ? `the crowd could not keep up: holds waited up to ${ms(lag)} (p99) inside the driver for a connection, so the product was sent fewer at once than a real crowd sends`
+        : null;
+    const why = excuse ?? (r.holdLatencyProductMs.count === 0 ? 'no hold was made' : behind);
+    out.push({
+      key: 'holdP99',
+      label: "hold latency p99, as fans time it (the product's part)",
+      value: `${ms(p99)} (${int(r.holdLatencyProductMs.count)} holds; ${ms(r.holdLatencyMs?.p99 ?? null)} with the driver's wait, whose p99 was ${ms(lag)})`,
+      limit: `<= ${ms(SALE_GOALS.holdP99Ms)}`,
+      ok: why ? null : !over,
+      ...(why ? { note: why } : {}),
+    });
+  } else if (r.holdLatencyMs) {
     const why = excuse ?? (r.holdLatencyMs.count === 0 ? 'no hold was made' : null);
     out.push({
       key: 'holdP99',
