@@ -1,5 +1,5 @@
 // The project's own lint rules (eslint.config.js turns them on): the shape of the code the developers' guide asks for
-// (CONTRIBUTING.md, "Where code goes"; docs/architecture.md, "The layers"). Each message says what to do instead.
+// (CONTRIBUTING.md, "SQL only in repositories" and "Domains with borders"; docs/architecture.md, "The layers"). Each message says what to do instead.
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 

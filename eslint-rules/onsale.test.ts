@@ -116,6 +116,17 @@ describe('domain layers', () => {
     expect(messages[0]!.message).toMatch(/\(inventory\/ -> claims\/ -> .*inventory\/\)/);
   });
 
+  it('refuses allocations/ importing queue/ (the last loop, broken: the token primitives are in tokens/ below both)', async () => {
+    // queue/queue.service.ts reads the tiers (queue/ -> allocations/); allocations/ opens a tier's queue through the
+    // steps sale-setup/tier-queues.ts hands it, and signs access codes with tokens/signing.ts.
+    const messages = await lint(
+      'packages/shared/src/allocations/planted.ts',
+      "import { initQueue } from '../queue/queue-init.js';\nimport { signPayload } from '../tokens/signing.js';\nexport const planted = [initQueue, signPayload];",
+    );
+    expect(messages.map((m) => [m.rule, m.line])).toEqual([['onsale/domain-layers', 1]]);
+    expect(messages[0]!.message).toContain('(allocations/ -> queue/ -> allocations/)');
+  });
+
   it('accepts imports down the layers, and leaves tests and the database layer alone', async () => {
     const down =
       "import { getEvent } from '../events/index.js';\nimport { HoldService } from '../inventory/index.js';\nexport const planted = [getEvent, HoldService];";

@@ -190,6 +190,7 @@ export async function main(argv: string[]) {
           if (r.status === 201) {
             ok++;
             if (scenario === 'hot') {
+              // Handled: a release that failed (no answer, or not 200) keeps the hold in `live`, checked below as held.
               const d = await client.request('DELETE', `/holds/${r.body.holdId}`, headers).catch(() => null);
               if (d?.status !== 200)
                 live.set(

@@ -600,6 +600,7 @@ export class AdmissionController {
     if (client) {
       // Ignored on purpose: Stopping: closing the session releases its advisory locks anyway; this only makes it prompt.
       await client.query('SELECT pg_advisory_unlock_all()').catch(() => {});
+      // Ignored on purpose: a session that fails to close is ended by the server when the process goes.
       await client.end().catch(() => {});
     }
   }

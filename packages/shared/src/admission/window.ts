@@ -12,7 +12,7 @@
  * sheds half its incoming load within a second or two instead of piling fans into holds that time out; the same rule
  * TCP uses to share a link it cannot measure, and it converges rather than oscillating on a noisy latency signal.
  *
- * Three refinements, each from a rehearsal (docs/how-it-works.md, "Admission"):
+ * Three refinements, each from a rehearsal (docs/how-it-works.md, "How the waiting room works", Following the store):
  * - The open starts small (TCP's initial window), not at the maximum: nothing is known of the store then, and a
  *   window that starts at 4x the plan lets thousands of fans in within the first second, all holding at once.
  *   From there the additive step (10% of the planned window a second) reaches the plan in about 10 s while the store

@@ -5,7 +5,7 @@ import { bundleForEdge } from '../testing/edge-bundle.js';
 import { checkAccessCode, signAccessCode, type AccessCodeClaims } from './access-code.js';
 
 // A presale access code is checked where the fan joins the tier's queue, which may be an edge: access-code.ts (with
-// edge.ts and fairness.ts) bundles to one neutral file with no Node import and checks, in a bare V8 context, the
+// the token primitives of tokens/signing.ts) bundles to one neutral file with no Node import and checks, in a bare V8 context, the
 // codes the origin signs.
 
 const SECRET = 'an edge access-code test secret of 32+ characters';
@@ -15,7 +15,7 @@ const claims: AccessCodeClaims = { kind: 'access', eventId: 'ev-1', tier: 'FANCL
 describe('access-code.ts as an edge runs it', () => {
   let bundle = '';
   let inputs: string[] = [];
-  let edge: typeof import('./access-code.js') & typeof import('../queue/edge.js');
+  let edge: typeof import('./access-code.js') & typeof import('../tokens/signing.js');
 
   beforeAll(async () => {
     ({
@@ -23,20 +23,20 @@ describe('access-code.ts as an edge runs it', () => {
       inputs,
       module: edge,
     } = await bundleForEdge<typeof edge>({
-      contents: "export * from './access-code.ts'; export { createTokenKey } from '../queue/edge.ts';",
+      contents: "export * from './access-code.ts'; export { createTokenKey } from '../tokens/signing.ts';",
       resolveDir: fileURLToPath(new URL('.', import.meta.url)),
     }));
   });
 
   it('bundles with no node: import, require or process', () => {
-    // This file and what it imports (beside the bundle's own entry), nothing else: the queue's token rules and the
-    // event's limits (events/limits.ts, which imports nothing).
+    // This file and what it imports (beside the bundle's own entry), nothing else: the token primitives
+    // (tokens/signing.ts, which imports nothing), not the queue's token rules.
     expect(
       inputs
         .map((p) => p.replace(/^.*src\//, ''))
         .filter((p) => !p.endsWith('edge-entry.ts'))
         .sort(),
-    ).toEqual(['allocations/access-code.ts', 'events/limits.ts', 'queue/edge.ts', 'queue/fairness.ts']);
+    ).toEqual(['allocations/access-code.ts', 'tokens/signing.ts']);
     expect(bundle).not.toMatch(/node:|\brequire\s*\(|\bprocess\./);
   });
 

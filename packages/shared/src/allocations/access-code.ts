@@ -1,6 +1,6 @@
-// Presale access codes: signed like queue tokens (edge.ts's format and key), so an edge can check one without
-// the origin. Web Crypto only, through edge.ts; keep this file free of node: imports.
-import { openPayload, signPayload, TokenError, type TokenKey } from '../queue/edge.js';
+// Presale access codes: signed like queue tokens (the format and key of tokens/signing.ts), so an edge can check one
+// without the origin. Web Crypto only, through tokens/signing.ts; keep this file free of node: imports.
+import { openPayload, signPayload, TokenError, type TokenKey } from '../tokens/signing.js';
 
 /** What a code grants: a place in one presale tier's queue, for one account (bound now, or at first use). */
 export interface AccessCodeClaims {

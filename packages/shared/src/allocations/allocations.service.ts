@@ -4,9 +4,7 @@ import { DomainError, notFound } from '../errors.js';
 import type { EventSpec } from '../events/events.schema.js';
 import { insertAudit } from '../audit/index.js';
 import { expandSeats } from '../events/layout.js';
-import { initQueue } from '../queue/queue-init.js';
-import { deleteQueue } from '../queue/queue-init.js';
-import type { TokenKey } from '../queue/edge.js';
+import type { TokenKey } from '../tokens/signing.js';
 import { emitAvailability } from '../waitlist/availability.js';
 import { ACCESS_CODE_MESSAGES, checkAccessCode, signAccessCode } from './access-code.js';
 import * as repo from './allocations.repository.js';
@@ -56,15 +54,33 @@ export const toTier = (r: AllocationRow): Tier => ({
   capacity: r.capacity,
 });
 
+/**
+ * A presale tier's own queue, opened and removed by the queue domain: handed in by the orchestration that sets a
+ * sale up (sale-setup/tier-queues.ts), because the queue's join reads the tiers (queue/ sits above allocations/ in
+ * docs/architecture.md, "The layers") and so allocations/ may not import queue/.
+ */
+export interface TierQueues {
+  /** Starts a new presale tier's queue (its seed and commitment), in the creating transaction. */
+  open(trx: Trx, queueId: string): Promise<unknown>;
+  /** Removes a presale tier's queue and its fans, in the edit's transaction. */
+  remove(trx: Trx, queueId: string): Promise<void>;
+}
+
 /** The general sale sells under the event's own fairness mode. */
 const generalFairness = (spec: EventSpec) => (spec.fairnessMode === 'FIFO' ? 'FIFO' : 'RANDOMIZED_PREOPEN_THEN_FIFO');
 
 /**
  * Creates an event's tiers (in the event's creating transaction): one row each with the seats the split gave it
- * (`seatsPerTier`), a queue of its own for every presale (seed and commitment, like the event's), and the roll
- * forward into the next tier.
+ * (`seatsPerTier`), a queue of its own for every presale (seed and commitment, like the event's, opened by
+ * `queues.open`), and the roll forward into the next tier.
  */
-export async function createAllocations(trx: Trx, eventId: string, spec: EventSpec, seatsPerTier: Map<string, number>): Promise<Tier[]> {
+export async function createAllocations(
+  trx: Trx,
+  eventId: string,
+  spec: EventSpec,
+  seatsPerTier: Map<string, number>,
+  queues: Pick<TierQueues, 'open'>,
+): Promise<Tier[]> {
   const tiers = spec.allocations;
   if (!tiers) return [];
   const out: Tier[] = [];
@@ -72,7 +88,7 @@ export async function createAllocations(trx: Trx, eventId: string, spec: EventSp
     const general = i === tiers.length - 1;
     const id = randomUUID();
     const queueId = general ? eventId : id;
-    if (!general) await initQueue(trx, queueId);
+    if (!general) await queues.open(trx, queueId);
     const row = await repo.insertAllocation(trx, {
       id,
       event_id: eventId,
@@ -112,23 +128,24 @@ const unscheduleRoll = (trx: Trx, eventId: string, code: string) => repo.removeR
 /**
  * Writes an event's tiers anew from an edited event file, in the edit's transaction (sale-setup/configure.service.ts calls it
  * only while no seat is in use, no fan is in a presale queue and no tier has opened): the old presales' queues
- * and roll jobs go; each seat takes its tier from the new split (unless `seatsWritten`: the layout was just
- * written with its tiers); then the tiers are created as createEvent creates them, each presale with a fresh
- * queue. A file without tiers leaves the event without them.
+ * (`queues.remove`) and roll jobs go; each seat takes its tier from the new split (unless `seatsWritten`: the layout
+ * was just written with its tiers); then the tiers are created as createEvent creates them, each presale with a
+ * fresh queue (`queues.open`). A file without tiers leaves the event without them.
  */
 export async function replaceAllocations(
   trx: Trx,
   eventId: string,
   spec: EventSpec,
+  queues: TierQueues,
   opts: { seatsWritten?: boolean } = {},
 ): Promise<Tier[]> {
   for (const old of await repo.deleteAllocations(trx, eventId)) {
-    if (!old.general) await deleteQueue(trx, old.queue_id);
+    if (!old.general) await queues.remove(trx, old.queue_id);
     if (old.rolls_into) await unscheduleRoll(trx, eventId, old.code);
   }
   const seats = assignAllocations(expandSeats(spec), spec.allocations);
   if (!opts.seatsWritten) await repo.setSeatAllocations(trx, eventId, seats);
-  return createAllocations(trx, eventId, spec, tierCapacities(seats, spec));
+  return createAllocations(trx, eventId, spec, tierCapacities(seats, spec), queues);
 }
 
 /**

@@ -100,6 +100,7 @@ export class ProcessLease {
     await this.beating;
     // Ignored on purpose: A lease not ended lapses by itself within seconds (its beats stop), and others then settle its checkouts.
     await repo.endLease(this.db, this.id).catch(() => {});
+    // Ignored on purpose: the lease's own connection, closed at a stop; one that fails to close is gone with the process.
     if (this.connection && this.connection !== this.opts.connection) await this.connection.destroy().catch(() => {});
     this.connection = undefined;
   }

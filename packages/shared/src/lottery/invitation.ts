@@ -1,6 +1,6 @@
-// Lottery invitation codes: what an edge needs to check one without the origin. Signed in edge.ts's token format
-// with its key (signPayload / openPayload); Web Crypto only, through edge.ts: keep this file free of node: imports.
-import { openPayload, signPayload, TokenError, type TokenKey } from '../queue/edge.js';
+// Lottery invitation codes: what an edge needs to check one without the origin. Signed in the queue tokens' format
+// with their key (signPayload / openPayload, tokens/signing.ts); Web Crypto only: keep this file free of node: imports.
+import { openPayload, signPayload, TokenError, type TokenKey } from '../tokens/signing.js';
 
 /** A winner's invitation: bound to the event, the account and the cohort's purchase window. Times are seconds since the epoch. */
 export interface InvitationClaims {

@@ -371,8 +371,13 @@ describe('edge.ts as an edge runs it: one neutral ESM bundle in a bare V8 contex
     ({ bundle, inputs, module: edge, context } = await bundleForEdge<EdgeModule>({ path: edgePath }));
   });
 
-  it('bundles edge.ts, fairness.ts and the event limits only, with no node: import, require or process', () => {
-    expect(inputs.map((p) => p.replace(/^.*src\//, '')).sort()).toEqual(['events/limits.ts', 'queue/edge.ts', 'queue/fairness.ts']);
+  it('bundles edge.ts, fairness.ts, the token primitives and the event limits only, with no node: import, require or process', () => {
+    expect(inputs.map((p) => p.replace(/^.*src\//, '')).sort()).toEqual([
+      'events/limits.ts',
+      'queue/edge.ts',
+      'queue/fairness.ts',
+      'tokens/signing.ts',
+    ]);
     expect(bundle).not.toMatch(/node:/);
     expect(bundle).not.toMatch(/^\s*import\s/m);
     expect(bundle).not.toMatch(/\bimport\s*\(/);
@@ -381,11 +386,14 @@ describe('edge.ts as an edge runs it: one neutral ESM bundle in a bare V8 contex
     expect(bundle).not.toMatch(/\bBuffer\b/);
   });
 
-  it('the source imports only ./fairness.js, which imports nothing', () => {
+  it('the source imports only ./fairness.js, ../tokens/signing.js and the event limits, which import nothing', () => {
+    const importsOf = (path: string) =>
+      [...readFileSync(path, 'utf8').matchAll(/^\s*(?:import|export)\b[^;]*?from\s+'([^']+)'/gm)].map((m) => m[1]);
     const edgeSrc = readFileSync(edgePath, 'utf8');
-    const imports = [...edgeSrc.matchAll(/^\s*import\b[^;]*?from\s+'([^']+)'/gm)].map((m) => m[1]);
-    expect(imports).toEqual(['./fairness.js']);
+    expect([...new Set(importsOf(edgePath))].sort()).toEqual(['../events/limits.js', '../tokens/signing.js', './fairness.js']);
     expect(edgeSrc).not.toMatch(/node:|\brequire\s*\(|\bimport\s*\(/);
+    for (const below of ['./fairness.ts', '../tokens/signing.ts', '../events/limits.ts'])
+      expect(importsOf(fileURLToPath(new URL(below, import.meta.url)))).toEqual([]);
   });
 
   it('really runs without Node: the context has no process, require or Buffer', () => {

@@ -1,35 +1,16 @@
 // What an edge / CDN worker runs to answer a status poll without calling the origin: verify a queue token,
 // compare it with the published watermark, and sign admission tokens. Web Crypto only; the imports are
-// ./fairness.js and ../events/limits.js, which import nothing. Keep it that way: edge.test.ts bundles this file and runs it in a bare
+// ./fairness.js, ../tokens/signing.js (the token format, key and error, shared with the other signed codes) and
+// ../events/limits.js, which import nothing. Keep it that way: edge.test.ts bundles this file and runs it in a bare
 // context.
-import { permutePositionNow, type WebCryptoKey } from './fairness.js';
+import { permutePositionNow } from './fairness.js';
+import { openPayload, signPayload, TokenError, type TokenKey } from '../tokens/signing.js';
 
-/**
- * The HMAC key tokens are signed with: a Web Crypto CryptoKey (what an edge has), or one with a synchronous
- * HMAC-SHA256 of the same secret beside it (a Node origin passes its crypto module's, which costs a fraction of
- * Web Crypto's asynchronous call per token). The token format is this module's either way.
- */
-export type TokenKey = WebCryptoKey | { readonly webKey: WebCryptoKey; readonly hmacSync: (data: Uint8Array) => Uint8Array };
+// The token primitives, with the queue's token rules: what the edge worker and the store API import from here.
+export { createTokenKey, openPayload, signPayload, TokenError, type TokenErrorCode, type TokenKey } from '../tokens/signing.js';
 
-const isSyncKey = (k: TokenKey): k is { readonly webKey: WebCryptoKey; readonly hmacSync: (data: Uint8Array) => Uint8Array } =>
-  typeof (k as { hmacSync?: unknown }).hmacSync === 'function';
-
-async function hmac(key: TokenKey, data: Uint8Array): Promise<Uint8Array> {
-  if (isSyncKey(key)) return key.hmacSync(data);
-  // The casts are needed where the DOM / WebWorker lib types Web Crypto (the edge, the browser), not under Node's.
-  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion
-  return new Uint8Array(await subtle().sign('HMAC', key, data as Uint8Array<ArrayBuffer>));
-}
-
-async function hmacVerify(key: TokenKey, mac: Uint8Array, data: Uint8Array): Promise<boolean> {
-  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- needed under the DOM / WebWorker lib (see hmac)
-  if (!isSyncKey(key)) return subtle().verify('HMAC', key, mac as Uint8Array<ArrayBuffer>, data as Uint8Array<ArrayBuffer>);
-  const expected = key.hmacSync(data);
-  if (expected.length !== mac.length) return false;
-  let diff = 0;
-  for (let i = 0; i < mac.length; i++) diff |= (mac[i] as number) ^ (expected[i] as number);
-  return diff === 0;
-}
+const subtle = () => globalThis.crypto.subtle;
+const utf8 = new TextEncoder();
 
 /** A fan's place in one event's queue. Times are seconds since the epoch. */
 export interface QueueTokenClaims {
@@ -77,77 +58,10 @@ export type TokenClaims = QueueTokenClaims | AdmissionTokenClaims;
 /** How long an admission token lives: 10 minutes ("A fan's request path" in docs/architecture.md). */
 export const ADMISSION_TOKEN_TTL_SECONDS = 600;
 
-/** Stable codes a token check fails with. */
-export type TokenErrorCode =
-  | 'TOKEN_MALFORMED'
-  | 'TOKEN_FORGED'
-  | 'TOKEN_EXPIRED'
-  | 'TOKEN_WRONG_EVENT'
-  | 'TOKEN_WRONG_ACCOUNT'
-  | 'TOKEN_WRONG_DEVICE'
-  | 'TOKEN_WRONG_KIND'
-  | 'TOKEN_WRONG_HOLD';
-
-const TOKEN_ERROR_MESSAGES: Record<TokenErrorCode, string> = {
-  TOKEN_MALFORMED: 'the token is not a well-formed token',
-  TOKEN_FORGED: 'the token signature is not valid',
-  TOKEN_EXPIRED: 'the token has expired',
-  TOKEN_WRONG_EVENT: 'the token is for another event',
-  TOKEN_WRONG_ACCOUNT: 'the token belongs to another account',
-  TOKEN_WRONG_DEVICE: 'the token was issued to another device',
-  TOKEN_WRONG_KIND: 'the token is not the kind this route needs',
-  TOKEN_WRONG_HOLD: 'the token is for one hold and opens that hold only',
-};
-
-/**
- * A token was refused. `code` is stable; `kind` uses the domain's error kinds (`unauthenticated` for a token
- * that is not valid at all, `forbidden` for a valid token presented where it does not belong) so an app can
- * map it the way it maps a DomainError. Defined here, not on DomainError, so this module imports nothing.
- */
-export class TokenError extends Error {
-  readonly kind: 'unauthenticated' | 'forbidden';
-  constructor(
-    readonly code: TokenErrorCode,
-    message: string = TOKEN_ERROR_MESSAGES[code],
-  ) {
-    super(message);
-    this.name = 'TokenError';
-    this.kind = code === 'TOKEN_MALFORMED' || code === 'TOKEN_FORGED' || code === 'TOKEN_EXPIRED' ? 'unauthenticated' : 'forbidden';
-  }
-}
-
-const subtle = () => globalThis.crypto.subtle;
-const utf8 = new TextEncoder();
-const fromUtf8 = new TextDecoder('utf-8', { fatal: true });
-const MAX_TOKEN_LENGTH = 4096;
-const B64URL = /^[A-Za-z0-9_-]+$/;
-
-function toBase64Url(bytes: Uint8Array): string {
-  let bin = '';
-  for (const b of bytes) bin += String.fromCharCode(b);
-  return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-}
-
-/** Strict base64url: no padding, and only the canonical spelling of the bytes (else one token has many spellings). */
-function fromBase64Url(text: string): Uint8Array<ArrayBuffer> {
-  if (text.length % 4 === 1) throw new TokenError('TOKEN_MALFORMED');
-  const bin = atob(text.replace(/-/g, '+').replace(/_/g, '/') + '='.repeat((4 - (text.length % 4)) % 4));
-  const out = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
-  if (toBase64Url(out) !== text) throw new TokenError('TOKEN_MALFORMED');
-  return out;
-}
-
 function toHex(buf: ArrayBuffer | Uint8Array): string {
   let out = '';
   for (const b of buf instanceof Uint8Array ? buf : new Uint8Array(buf)) out += b.toString(16).padStart(2, '0');
   return out;
-}
-
-/** The HMAC-SHA256 key for signing and verifying queue and admission tokens. The secret must be >= 32 characters. */
-export async function createTokenKey(secret: string): Promise<WebCryptoKey> {
-  if (typeof secret !== 'string' || secret.length < 32) throw new Error('the queue token secret must be at least 32 characters');
-  return subtle().importKey('raw', utf8.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
 }
 
 /**
@@ -229,37 +143,6 @@ export async function signToken(key: TokenKey, claims: TokenClaims): Promise<str
   const canonical = wellFormed(claims);
   if (!canonical) throw new TokenError('TOKEN_MALFORMED', 'refusing to sign malformed claims');
   return signPayload(key, canonical);
-}
-
-/** Signs any JSON value in this module's token format (other signed codes, e.g. presale access codes, use it). */
-export async function signPayload(key: TokenKey, value: unknown): Promise<string> {
-  const payload = toBase64Url(utf8.encode(JSON.stringify(value)));
-  const mac = await hmac(key, utf8.encode(payload));
-  return `${payload}.${toBase64Url(mac)}`;
-}
-
-/**
- * Opens a token made by signPayload: checks its shape (TOKEN_MALFORMED) and signature (TOKEN_FORGED), then
- * parses the payload. The caller checks the claims' own shape.
- */
-export async function openPayload(key: TokenKey, token: string): Promise<unknown> {
-  if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH) throw new TokenError('TOKEN_MALFORMED');
-  const parts = token.split('.');
-  const [payload, signature] = parts;
-  if (parts.length !== 2 || !payload || !signature || !B64URL.test(payload) || !B64URL.test(signature))
-    throw new TokenError('TOKEN_MALFORMED');
-  let mac: Uint8Array<ArrayBuffer>;
-  try {
-    mac = fromBase64Url(signature);
-  } catch {
-    throw new TokenError('TOKEN_MALFORMED');
-  }
-  if (!(await hmacVerify(key, mac, utf8.encode(payload)))) throw new TokenError('TOKEN_FORGED');
-  try {
-    return JSON.parse(fromUtf8.decode(fromBase64Url(payload)));
-  } catch {
-    throw new TokenError('TOKEN_MALFORMED');
-  }
 }
 
 /** What a route expects of a token. `now` is milliseconds since the epoch (Date.now()), compared with exp x 1000. */

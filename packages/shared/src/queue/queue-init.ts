@@ -1,5 +1,6 @@
-// A new queue's state, apart from the queue service: creating an event or a presale tier starts a queue, and the
-// queue service itself depends on those allocations (tiers, access codes), so the start lives below both.
+// A new queue's state, apart from the queue service: creating an event starts its queue, and so does each presale
+// tier (allocations/, below queue/, opens and removes a tier's queue through sale-setup/tier-queues.ts, which hands it
+// these two steps).
 import type { Trx } from '../db/connect.js';
 import { commitSeed, generateSeed } from './fairness.js';
 import { insertQueueState } from './queue.repository.js';

@@ -21,6 +21,7 @@ import { insertAudit } from '../audit/index.js';
 import { insertPriceLevels, insertSeats, insertSections } from '../events/events.service.js';
 import { isUuid } from '../ids.js';
 import { createEvent } from './create-event.js';
+import { tierQueues } from './tier-queues.js';
 import { eventColumns, parseEventFile, parseNewEventFile } from '../events/events.service.js';
 import { findLiveSignoff, findSignoffs, insertFairnessSignOff, supersedeSignoff } from '../events/signoff.service.js';
 import { expandSeats, rowLabel } from '../events/layout.js';
@@ -447,7 +448,7 @@ export async function updateEventConfiguration(
         spec.allocations,
       );
     }
-    await replaceAllocations(trx, row.id, spec, { seatsWritten: layoutRewritten });
+    await replaceAllocations(trx, row.id, spec, tierQueues, { seatsWritten: layoutRewritten });
   } else await alignAllocations(trx, row.id, spec, { layoutRewritten });
   const version = await repo.updateEvent(trx, row.id, eventColumns(spec, capacity));
   // After the event row: a new lottery is committed to the event as it now stands.

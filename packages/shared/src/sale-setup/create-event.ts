@@ -16,6 +16,7 @@ import { seatCount } from '../events/change-rules.js';
 import { eventsRepository as repo } from '../events/events.service.js';
 import { insertAudit } from '../audit/index.js';
 import { insertFairnessSignOff } from '../events/signoff.service.js';
+import { tierQueues } from './tier-queues.js';
 
 /** How an event is created: `signOff` records `actor`'s sign-off of its fairness mode at once (see signoff.service.ts). */
 export interface CreateEventOptions {
@@ -64,7 +65,7 @@ export async function createEvent(
   await insertGaShards(trx, eventId, generalAdmission, spec.allocations);
   const { seedCommitment } = await initQueue(trx, eventId);
   if (spec.lottery) await createLottery(trx, eventId, spec.lottery, actor);
-  await createAllocations(trx, eventId, spec, tierCapacities(seats, spec));
+  await createAllocations(trx, eventId, spec, tierCapacities(seats, spec), tierQueues);
   await insertAudit(trx, {
     actor,
     action: 'event.created',

@@ -34,6 +34,8 @@ export function Camera({ onCode, onError }: { onCode: (code: string) => void; on
       if (stopped) return stream.getTracks().forEach((t) => t.stop());
       const v = video.current!;
       v.srcObject = stream;
+      // Ignored on purpose: a play() the browser refuses leaves no frame to read, so no code is found, and the operator
+      // types or pastes the code instead, as when the camera cannot be opened.
       await v.play().catch(() => undefined);
       const Native = (globalThis as { BarcodeDetector?: DetectorClass }).BarcodeDetector;
       let read: () => Promise<string | null>;
@@ -68,6 +70,7 @@ export function Camera({ onCode, onError }: { onCode: (code: string) => void; on
             if (code && (code !== last.code || now - last.at > 3000)) onCodeRef.current(code);
             if (code) Object.assign(last, { code, at: now });
           })
+          // Ignored on purpose: a frame the reader fails on is a frame without a code; the next one comes 250 ms later.
           .catch(() => undefined)
           .finally(() => (busy = false));
       }, 250);

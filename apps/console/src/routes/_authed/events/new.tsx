@@ -111,8 +111,11 @@ function NewEventForm({ organisationName }: { organisationName: string | null })
           ? { listing: { name: listing.name.trim() } }
           : {}),
     };
+    // Handled: a refused create is shown by the mutation's onError (the fields at fault, or the message); the form stays.
     const created = await create.mutateAsync({ event: withListing, waitlist: parsedWaitlist.data }).catch(() => null);
     if (!created) return;
+    // Ignored on purpose: the event exists either way; if the sign-off failed, the event's page it opens next says it
+    // is not signed off (SignOffNotice) and links to signing it off there.
     if (signOff)
       await signOffFairness
         .mutateAsync({ eventId: created.eventId, fairnessMode: file.fairnessMode ?? 'RANDOMIZED_PREOPEN_THEN_FIFO' })

@@ -1,10 +1,10 @@
 import { useSuspenseQuery } from '@tanstack/react-query';
-import { createFileRoute, Link, notFound } from '@tanstack/react-router';
+import { createFileRoute, Link } from '@tanstack/react-router';
 import { Bar, BarChart, CartesianGrid, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import type { RouterOutputs } from '@onsale/bff/root';
-import { trpcCodeOf, useTRPC } from '../../../trpc';
+import { useTRPC } from '../../../trpc';
 import { formatCount } from '../../-components/format';
-import { NotFound } from '../../-components/Status';
+import { loadOrNotFound, notFoundOrForbidden } from '../../-components/route-loading';
 import { When } from '../../-components/When';
 import { GridTable } from '../../-components/GridTable';
 
@@ -16,15 +16,9 @@ type Judgement = NonNullable<Run['judgement']>;
 // that decide it first, then the charts (seats stranded in abandoned holds over the sale, admissions per minute
 // against the plan, sold-out propagation), the faults and the answers fans got.
 export const Route = createFileRoute('/_authed/rehearsals/$runId')({
-  loader: async ({ context: { trpc, queryClient }, params: { runId } }) => {
-    try {
-      return await queryClient.ensureQueryData(trpc.rehearsals.get.queryOptions({ id: runId }));
-    } catch (err) {
-      if (trpcCodeOf(err) === 'NOT_FOUND' || trpcCodeOf(err) === 'BAD_REQUEST') throw notFound();
-      throw err;
-    }
-  },
-  notFoundComponent: () => <NotFound what="rehearsal" />,
+  loader: ({ context: { trpc, queryClient }, params: { runId } }) =>
+    loadOrNotFound(() => queryClient.ensureQueryData(trpc.rehearsals.get.queryOptions({ id: runId }))),
+  notFoundComponent: notFoundOrForbidden('rehearsal'),
   component: RehearsalPage,
 });
 
