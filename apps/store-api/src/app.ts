@@ -59,8 +59,14 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   const metrics = deps.metrics ?? createMetrics({ defaultMetrics: true });
   await app.register(faultsPlugin, { db: deps.db, metrics, requestBudgetMs: deps.config.requestBudgetMs });
   // Cookies (the admission_token a browser may carry): parsed by the Fastify plugin's parser where one is read (the
-  // admission gate), not on every request (a status poll reads none).
-  await app.register(fastifyCookie, { hook: false });
+  // admission gate), not on every request (a status poll reads none). The plugin is registered in a context of its
+  // own: registered on the app it adds an onSend hook to every route (for reply.setCookie, which the store API never
+  // calls), and every answer, status polls first, would pay a hook run for it.
+  let parseCookie!: (header: string) => Record<string, string | undefined>;
+  await app.register(async (cookies) => {
+    await cookies.register(fastifyCookie, { hook: false });
+    parseCookie = cookies.parseCookie.bind(cookies);
+  });
   await app.register(openApiPlugin);
 
   // Each instance keeps every event's watermark in memory (refreshed every 500 ms): polls never read the database.
@@ -108,7 +114,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   await app.register(authPlugin, { identity, devTokens, db: deps.db });
   const tokenKey = await createNodeTokenKey(deps.config.queueTokenSecret);
   const tokens = new CachedTokenVerifier(tokenKey);
-  await app.register(admissionGate, { tokens, metrics });
+  await app.register(admissionGate, { tokens, metrics, parseCookie });
   await app.register(healthRoutes, { db: deps.db, instance: deps.config.instance });
   if (deps.config.devAuth && devTokens) await app.register(devAuthRoutes, { db: deps.db, tokens: devTokens });
   const clock = deps.clock ?? Date.now;

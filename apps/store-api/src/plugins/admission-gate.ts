@@ -69,9 +69,16 @@ const HOLD_SCOPED = /^\/holds\/:id(\/|$)/;
  * (or the `admission_token` cookie) and `X-Device-Id`; the token must be genuine, for this event, and bound to
  * the signed-in account and this device. Refusals are counted.
  */
-export const admissionGate = fp<{ tokens: CachedTokenVerifier; metrics: Metrics }>(
-  async (app, { tokens, metrics }) => {
+export const admissionGate = fp<{
+  tokens: CachedTokenVerifier;
+  metrics: Metrics;
+  /** @fastify/cookie's parser (app.ts registers the plugin apart from the routes: see there). */
+  parseCookie: (header: string) => Record<string, string | undefined>;
+}>(
+  async (app, { tokens, metrics, parseCookie }) => {
     app.decorateRequest('admission', null);
+    // Parsed on first use (cookiesOf below); @fastify/cookie types the field, app.ts keeps its hooks off the routes.
+    app.decorateRequest('cookies', null as unknown as FastifyRequest['cookies']);
     // onRequest, right after the account check: a request without admission costs no body parsing or validation.
     // Routes that need no admission (status polls among them) pass without a promise; the rest are checked below.
     app.addHook('onRequest', (req, _reply, done) => {
@@ -82,7 +89,7 @@ export const admissionGate = fp<{ tokens: CachedTokenVerifier; metrics: Metrics 
     // The request's cookies, parsed on first use (the cookie plugin parses none by itself: see app.ts).
     const cookiesOf = (req: FastifyRequest) => {
       const header = req.headers.cookie;
-      return (req.cookies ??= header ? app.parseCookie(header) : {});
+      return (req.cookies ??= header ? parseCookie(header) : {});
     };
     const gate = async (req: FastifyRequest, route: string) => {
       const token = (req.headers['x-admission-token'] as string | undefined) ?? cookieToken(cookiesOf(req).admission_token);

@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { decodeBase64UrlStrict } from '../encoding.js';
 import { DomainError } from '../errors.js';
+import { TokenMap } from '../token-map.js';
 import { ACCOUNT_ID_PATTERN, ACCOUNT_TOKEN_AUDIENCE as AUDIENCE, ACCOUNT_TOKEN_ISSUER as ISSUER } from './edge.js';
 
 export { ACCOUNT_ID_PATTERN };
@@ -25,7 +26,7 @@ const invalidToken = () =>
 export class AccountTokens implements FanIdentity {
   private readonly key: Buffer;
   /** Verified tokens (a fan sends the same one on every request): signature checked once, expiry every time. */
-  private readonly verified = new Map<string, { sub: string; exp: number }>();
+  private readonly verified = new TokenMap<{ sub: string; exp: number }>(100_000);
   constructor(
     secret: string,
     private readonly ttlSeconds = 12 * 3600,
@@ -83,7 +84,6 @@ export class AccountTokens implements FanIdentity {
     if (typeof c.exp !== 'number') throw invalidToken();
     if (c.exp * 1000 <= nowMs)
       throw new DomainError('unauthenticated', 'TOKEN_EXPIRED', 'the account token has expired', { field: 'authorization' });
-    if (this.verified.size >= 100_000) this.verified.delete(this.verified.keys().next().value!);
     this.verified.set(token, { sub: c.sub, exp: c.exp });
     return c.sub;
   }

@@ -10,6 +10,7 @@ import {
   type TokenExpectation,
   type TokenKey,
 } from './edge.js';
+import { TokenMap } from '../token-map.js';
 
 /** A token key for a Node origin: the same secret, with node:crypto's synchronous HMAC for the hot path. */
 export async function createNodeTokenKey(secret: string): Promise<TokenKey> {
@@ -42,13 +43,13 @@ export class BoundedCache<K, V> {
  * account, device) and the expiry. Device hashes are kept the same way. The rules are the edge module's.
  */
 export class CachedTokenVerifier {
-  private readonly claims: BoundedCache<string, TokenClaims>;
+  private readonly claims: TokenMap<TokenClaims>;
   private readonly devices: BoundedCache<string, string>;
   constructor(
     private readonly key: TokenKey,
     size = 200_000,
   ) {
-    this.claims = new BoundedCache(size);
+    this.claims = new TokenMap(size);
     this.devices = new BoundedCache(size);
   }
 
