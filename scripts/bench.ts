@@ -8,6 +8,7 @@ const benches: Record<string, () => Promise<{ main(argv: string[]): Promise<void
   waitlist: () => import('../apps/store-api/bench/waitlist.js'),
   edge: () => import('../apps/edge/bench/edge.js'),
   'edge-instructions': () => import('../apps/edge/bench/instructions.js'),
+  'edge-guard': () => import('../apps/edge/bench/guard.js'),
 };
 
 const [name, ...rest] = process.argv.slice(2);

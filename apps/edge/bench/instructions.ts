@@ -140,7 +140,7 @@ export async function main(argv: string[]) {
           }
         }
         // Warm-up: every fan's tokens verified and kept, the code compiled.
-        await pollAll(url, headers, Math.max(fans * 3, 1000));
+        await pollAll(url, headers, Math.max(fans * 3, 500));
         execFileSync('callgrind_control', ['-z', String(vg.pid)], { stdio: 'ignore' });
         const ok = await pollAll(url, headers, polls);
         execFileSync('callgrind_control', ['-d', String(vg.pid)], { stdio: 'ignore' });
