@@ -7,7 +7,6 @@ const benches: Record<string, () => Promise<{ main(argv: string[]): Promise<void
   seats: () => import('../apps/store-api/bench/seats.js'),
   waitlist: () => import('../apps/store-api/bench/waitlist.js'),
   edge: () => import('../apps/edge/bench/edge.js'),
-  'edge-instructions': () => import('../apps/edge/bench/instructions.js'),
   'edge-guard': () => import('../apps/edge/bench/guard.js'),
 };
 
