@@ -7,6 +7,7 @@ const benches: Record<string, () => Promise<{ main(argv: string[]): Promise<void
   seats: () => import('../apps/store-api/bench/seats.js'),
   waitlist: () => import('../apps/store-api/bench/waitlist.js'),
   edge: () => import('../apps/edge/bench/edge.js'),
+  'edge-guard': () => import('../apps/edge/bench/guard.js'),
 };
 
 const [name, ...rest] = process.argv.slice(2);

@@ -10,12 +10,12 @@ import { createTokenKey, hashDevice, signToken } from '@onsale/shared/queue';
 import { installDataDir, installSecrets } from '@onsale/shared/install';
 import { benchDatabase } from '../../store-api/bench/database.js';
 import { cpuMicros, startProcess, stopProcess } from '../../store-api/bench/load.js';
-import { startLocalEdge, type LocalEdge } from '../src/local.js';
+import { bundleWorker, startLocalEdge, type LocalEdge } from '../src/local.js';
 import { autocannon, figures, type AutocannonRequest } from '../../store-api/bench/autocannon.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
-const USAGE = `usage: npm run bench -- edge [--seconds N] [--connections N] [--fans N] [--ttl SECONDS]
+const USAGE = `usage: npm run bench -- edge [--seconds N] [--connections N] [--fans N] [--ttl SECONDS] [--rounds N] [--against ENTRY]
 
 Status polls through the edge worker on \`workerd serve\` (as npm start -- --edge runs it), in one run on this
 machine, same client (autocannon, in this process), same connections:
@@ -29,10 +29,12 @@ Each prints requests a second, p50/p99, and CPU milliseconds per request of the 
 process and this process (the client); then each edge's ratio to the bare worker (goal >= 0.7) and its p99 ratio
 (goal <= 1.5x). --rounds N alternates bare and edge N times and reports each round and the median ratios. The
 origin's requests for the event's state during a run (from the store API's /metrics) are counted against the bound
-of one per event per EDGE_WATERMARK_TTL_SECONDS.`;
+of one per event per EDGE_WATERMARK_TTL_SECONDS. --against ENTRY adds a fourth measurement: the worker built from
+another entry (e.g. another checkout's apps/edge/src/index.ts) on workerd serve alone, so that two versions of the
+worker are compared in the same run, by rate and by workerd's CPU per request.`;
 
 // The same body size and headers as a status answer, constant.
-const BARE = `export default { async fetch() {
+export const BARE = `export default { async fetch() {
   return new Response(JSON.stringify({ state: 'WAITING', message: 'You are in line. Keep this page open; we will let you in when it is your turn. Refreshing does not move you up.', position: 1234, admittedThrough: 1000, estWaitSeconds: 20 }),
     { headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': '20', 'cache-control': 'no-store', 'x-onsale-edge': 'hit' } });
 } };`;
@@ -55,6 +57,7 @@ export async function main(argv: string[]) {
       fans: { type: 'string', default: '2000' },
       ttl: { type: 'string', default: '2' },
       rounds: { type: 'string', default: '1' },
+      against: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -123,13 +126,17 @@ export async function main(argv: string[]) {
   });
   const storeUrl = `http://127.0.0.1:${server.port}`;
   type Edge = Measured & OriginCounts;
-  const runs: { round: number; bare: Measured; edge: Edge; unguarded: Edge }[] = [];
+  const runs: { round: number; bare: Measured; edge: Edge; unguarded: Edge; against?: Edge }[] = [];
   try {
     const common = { storeApiUrl: storeUrl, queueTokenSecret: secrets.queueTokenSecret, authSecret: secrets.authSecret };
-    const [bare, edge, unguarded] = await Promise.all([
+    const againstScript = values.against === undefined ? undefined : await bundleWorker({ entry: values.against });
+    const [bare, edge, unguarded, against] = await Promise.all([
       startLocalEdge({ ...common, script: BARE, framingGuard: false }),
       startLocalEdge({ ...common, watermarkTtlSeconds: ttl }),
       startLocalEdge({ ...common, watermarkTtlSeconds: ttl, framingGuard: false }),
+      againstScript === undefined
+        ? undefined
+        : startLocalEdge({ ...common, script: againstScript, watermarkTtlSeconds: ttl, framingGuard: false }),
     ]);
     /** One measurement of an edge, with what reached the origin meanwhile. */
     const measureEdge = async (target: LocalEdge): Promise<Edge> => {
@@ -145,14 +152,16 @@ export async function main(argv: string[]) {
     };
     try {
       // Warm-up: the runtimes compiled and every fan's tokens verified once at each edge.
-      for (const target of [bare, edge, unguarded])
-        await autocannon({ url: target.url, connections, duration: 2, requests: [statusRequest] });
+      for (const target of [bare, edge, unguarded, against])
+        if (target) await autocannon({ url: target.url, connections, duration: 2, requests: [statusRequest] });
       for (let round = 1; round <= rounds; round++) {
         const b = await measure(bare, server.child.pid!, connections, seconds, statusRequest);
-        runs.push({ round, bare: b, edge: await measureEdge(edge), unguarded: await measureEdge(unguarded) });
+        const e = await measureEdge(edge);
+        const u = await measureEdge(unguarded);
+        runs.push({ round, bare: b, edge: e, unguarded: u, against: against && (await measureEdge(against)) });
       }
     } finally {
-      await Promise.all([bare.close(), edge.close(), unguarded.close()]);
+      await Promise.all([bare.close(), edge.close(), unguarded.close(), against?.close()]);
     }
   } finally {
     await stopProcess(server.child);
@@ -162,7 +171,11 @@ export async function main(argv: string[]) {
     ratio: round(e.reqPerSec / b.reqPerSec),
     p99Ratio: round(e.p99Ms / Math.max(1, b.p99Ms)),
   });
-  const ratios = runs.map(({ bare, edge, unguarded }) => ({ edge: ratio(edge, bare), unguarded: ratio(unguarded, bare) }));
+  const ratios = runs.map(({ bare, edge, unguarded, against }) => ({
+    edge: ratio(edge, bare),
+    unguarded: ratio(unguarded, bare),
+    against: against && ratio(against, bare),
+  }));
   console.log(
     JSON.stringify(
       runs.map((r, i) => ({ ...r, ratios: ratios[i] })),
@@ -173,19 +186,25 @@ export async function main(argv: string[]) {
   const line = (name: string, e: Edge, r: { ratio: number; p99Ratio: number }, b: Measured) =>
     `${name} ${e.reqPerSec}/s p99 ${e.p99Ms} ms = ${r.ratio} of bare (goal >= 0.7), p99 ${r.p99Ratio}x (goal <= 1.5x); CPU per request: edge processes ${e.edgeCpuMsPerRequest} ms${e.guardCpuMsPerRequest === null ? '' : ` (the framing guard ${e.guardCpuMsPerRequest} ms)`}, by CPU ${cpuRatio(b, e)} of the bare worker's rate, origin ${e.originCpuMsPerRequest} ms, client ${e.clientCpuMsPerRequest} ms; ` +
     `origin asked for the event's state ${e.originStateRequests} times (bound ${e.originStateBound}), status polls reaching it ${e.originStatusRequests}; non-2xx ${e.non2xx}, errors ${e.errors}`;
-  for (const [i, { bare, edge, unguarded }] of runs.entries()) {
+  for (const [i, { bare, edge, unguarded, against }] of runs.entries()) {
     console.log(
       `round ${i + 1}: bare worker on workerd serve ${bare.reqPerSec}/s p99 ${bare.p99Ms} ms, CPU per request: workerd ${bare.edgeCpuMsPerRequest} ms, client ${bare.clientCpuMsPerRequest} ms`,
     );
     console.log(`  ${line('edge as npm start runs it (framing guard + workerd serve):', edge, ratios[i]!.edge, bare)}`);
     console.log(`  ${line('edge worker on workerd serve alone (EDGE_FRAMING_GUARD=off):', unguarded, ratios[i]!.unguarded, bare)}`);
+    if (against)
+      console.log(`  ${line(`the worker built from ${values.against} on workerd serve alone:`, against, ratios[i]!.against!, bare)}`);
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const summary = (k: 'edge' | 'unguarded') =>
-    `${median(ratios.map((r) => r[k].ratio))} of the bare route, p99 ${median(ratios.map((r) => r[k].p99Ratio))}x`;
+  const summary = (k: 'edge' | 'unguarded' | 'against') =>
+    `${median(ratios.map((r) => r[k]!.ratio))} of the bare route, p99 ${median(ratios.map((r) => r[k]!.p99Ratio))}x`;
+  const cpu = (k: 'bare' | 'edge' | 'unguarded' | 'against') => median(runs.map((r) => r[k]?.edgeCpuMsPerRequest ?? NaN));
   console.log(
     `edge: status polls through the edge as run = ${summary('edge')}; the worker on workerd serve alone = ${summary('unguarded')} ` +
-      `(goal >= 0.7, p99 <= 1.5x)${rounds > 1 ? `; medians of ${rounds} rounds` : ''}; load average ${loadavg()
+      `(goal >= 0.7, p99 <= 1.5x)${values.against === undefined ? '' : `; the worker built from ${values.against} = ${summary('against')}`}` +
+      `; CPU ms per request (workerd, and the guard): bare ${cpu('bare')}, edge as run ${cpu('edge')}, worker alone ${cpu('unguarded')}` +
+      `${values.against === undefined ? '' : `, ${values.against} alone ${cpu('against')}`}` +
+      `${rounds > 1 ? `; medians of ${rounds} rounds` : ''}; load average ${loadavg()
         .map((l) => l.toFixed(1))
         .join(' ')} on ${cpus().length} cores`,
   );

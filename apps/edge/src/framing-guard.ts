@@ -4,7 +4,9 @@
 // `500 Internal Server Error` before any worker code runs, and no setting of workerd changes that; the guard answers
 // `400 BAD_REQUEST` in the error shape instead and closes the connection. Run as its own process (the launcher in
 // local.ts starts it), so its CPU is the edge's, not the store API's.
+import { rmdirSync, unlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
 import net from 'node:net';
 
 /** Node's HTTP parser binding (llhttp), the one its HTTP server frames requests with. */
@@ -79,9 +81,8 @@ function reasonOf(e: Error & { code?: string; reason?: string }): string {
 export interface FramingGuardOptions {
   host: string;
   port: number;
-  /** workerd's own socket, on this machine. */
-  targetPort: number;
-  targetHost?: string;
+  /** workerd's own socket, on this machine: a Unix socket's path, or a loopback port. */
+  target: { path: string } | { port: number; host?: string };
 }
 
 /** Starts the guard; resolves with its server once it listens. */
@@ -90,7 +91,10 @@ export function startFramingGuard(o: FramingGuardOptions): Promise<net.Server & 
   const open = new Set<net.Socket>();
   const server = net.createServer({ noDelay: true, allowHalfOpen: true }, (client) => {
     open.add(client);
-    const upstream = net.connect({ host: o.targetHost ?? '127.0.0.1', port: o.targetPort, noDelay: true });
+    const upstream =
+      'path' in o.target
+        ? net.connect({ path: o.target.path })
+        : net.connect({ host: o.target.host ?? '127.0.0.1', port: o.target.port, noDelay: true });
     const noop = () => 0;
     // The requests passed to workerd and not yet answered whole, by method (a HEAD's answer has no body).
     const unanswered: string[] = [];
@@ -209,11 +213,11 @@ export function startFramingGuard(o: FramingGuardOptions): Promise<net.Server & 
   });
 }
 
-// Run as a process: `framing-guard.ts <host> <port> <workerd port> [<workerd pid>]`; prints
+// Run as a process: `framing-guard.ts <host> <port> <workerd's Unix socket path or port> [<workerd pid>]`; prints
 // {"event":"listen","port":N} when ready.
 if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()!)) {
   const [host, port, target, workerdPid] = process.argv.slice(2);
-  startFramingGuard({ host: host!, port: Number(port), targetPort: Number(target) }).then(
+  startFramingGuard({ host: host!, port: Number(port), target: /^\d+$/.test(target!) ? { port: Number(target) } : { path: target! } }).then(
     (server) => {
       process.stdout.write(`${JSON.stringify({ event: 'listen', port: (server.address() as net.AddressInfo).port })}\n`);
       const stop = () => {
@@ -229,6 +233,15 @@ if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()
         if (workerdPid) {
           try {
             process.kill(Number(workerdPid), 'SIGTERM');
+          } catch {
+            // already gone
+          }
+        }
+        // workerd's Unix socket and the directory the launcher made for it (nothing else is in it) go too.
+        if (!/^\d+$/.test(target!)) {
+          try {
+            unlinkSync(target!);
+            rmdirSync(dirname(target!));
           } catch {
             // already gone
           }

@@ -239,11 +239,8 @@ function decodeSegment(raw: string): string | null {
   }
 }
 
-async function queueStatus(req: Request, eventIdRaw: string, edge: Edge, waitUntil: WaitUntil): Promise<Response> {
-  const key = (edge.keyNow ??= await edge.key!);
-  // The store API's order: the account first, then the route's input, then the queue token.
-  const bearer = bearerToken(req.headers.get('authorization'));
-  const accountId = edge.accounts!.known(bearer) ?? (await edge.accounts!.verify(bearer));
+/** A status poll's input, checked in the store API's order after the account; or the refusal it gets. */
+function statusInput(req: Request, eventIdRaw: string): { eventId: string; deviceId: string; queueToken: string } | Response {
   const eventId = decodeSegment(eventIdRaw);
   if (eventId === null) return validationFailed('params.id', 'malformed percent-encoding');
   if (eventId.length > 64) return validationFailed('params.id', 'Too big: expected string to have <=64 characters');
@@ -254,6 +251,17 @@ async function queueStatus(req: Request, eventIdRaw: string, edge: Edge, waitUnt
   if (queueToken === null) return validationFailed('headers.x-queue-token', 'Invalid input: expected string, received undefined');
   if (queueToken.length === 0) return validationFailed('headers.x-queue-token', 'X-Queue-Token is required');
   if (queueToken.length > 4096) return validationFailed('headers.x-queue-token', 'Too big: expected string to have <=4096 characters');
+  return { eventId, deviceId, queueToken };
+}
+
+async function queueStatus(req: Request, eventIdRaw: string, edge: Edge, waitUntil: WaitUntil): Promise<Response> {
+  const key = (edge.keyNow ??= await edge.key!);
+  // The store API's order: the account first, then the route's input, then the queue token.
+  const bearer = bearerToken(req.headers.get('authorization'));
+  const accountId = edge.accounts!.known(bearer) ?? (await edge.accounts!.verify(bearer));
+  const input = statusInput(req, eventIdRaw);
+  if (input instanceof Response) return input;
+  const { eventId, deviceId, queueToken } = input;
 
   const now = Date.now();
   const device = deviceHash(edge, deviceId, accountId);
@@ -267,6 +275,61 @@ async function queueStatus(req: Request, eventIdRaw: string, edge: Edge, waitUnt
   const claims = verified instanceof Promise ? await verified : verified;
   const known = edge.states.fresh(eventId) ?? (await edge.states.get(eventId, waitUntil));
   if (!known) return unavailable();
+  const facts = statusFacts(req, edge, claims, known, eventId, now);
+  const { answer, q, language } = facts instanceof Promise ? await facts : facts;
+  let admissionToken: string | undefined;
+  if (answer.admit && answer.position !== null) {
+    admissionToken = await signToken(key, admissionClaimsFor(claims, answer.position, now, q.tier ?? undefined));
+    edge.claims?.add(q.queueId, accountId, waitUntil);
+  }
+  return statusResponse(answer, language, known, now, admissionToken);
+}
+
+/**
+ * The same answer as queueStatus when the isolate already holds everything it needs (the key, the fan's account
+ * token, device hash and queue token verified before, the event's state within its TTL, a fan not admitted now):
+ * built without a promise, a timer or a URL object. Undefined when anything must be awaited: queueStatus answers
+ * then, from the start (nothing before that point has an effect). A refusal is answered here as queueStatus answers
+ * it (the same checks in the same order; a thrown refusal is the caller's errorResponse).
+ */
+function queueStatusNow(req: Request, eventIdRaw: string, edge: Edge): Response | undefined {
+  const key = edge.keyNow;
+  if (key === undefined || !edge.accounts) return undefined;
+  const accountId = edge.accounts.known(bearerToken(req.headers.get('authorization')));
+  if (accountId === undefined) return undefined;
+  const input = statusInput(req, eventIdRaw);
+  if (input instanceof Response) return input;
+  const { eventId, deviceId, queueToken } = input;
+  const now = Date.now();
+  const device = edge.devices.get(`${accountId}\n${deviceId}`);
+  if (device === undefined) return undefined;
+  const hit = edge.tokens.get(queueToken);
+  if (hit === undefined) return undefined;
+  const claims = checkClaims(hit, { kind: 'queue', eventId, accountId, deviceHash: device, now });
+  const known = edge.states.fresh(eventId);
+  if (!known) return undefined;
+  const facts = statusFacts(req, edge, claims, known, eventId, now);
+  if (facts instanceof Promise) {
+    // Ignored on purpose: queueStatus computes the same answer again and answers its failure.
+    facts.catch(() => {});
+    return undefined;
+  }
+  // An admission token is signed with Web Crypto (a promise): queueStatus issues it.
+  if (facts.answer.admit && facts.answer.position !== null) return undefined;
+  return statusResponse(facts.answer, facts.language, known, now, undefined);
+}
+
+/** The fan's status from the event's known state: the origin's rule, the edge's staleness rule, the fan's words. */
+function statusFacts(
+  req: Request,
+  edge: Edge,
+  claims: QueueTokenClaims,
+  known: KnownState,
+  eventId: string,
+  now: number,
+):
+  | { answer: StatusAnswer; q: EdgeQueueState; language: FanLanguage }
+  | Promise<{ answer: StatusAnswer; q: EdgeQueueState; language: FanLanguage }> {
   const q = queueOf(known, claims.queueId ?? claims.eventId);
   if (!q) throw new DomainError('not_found', 'EVENT_NOT_FOUND', `no event ${eventId}`, { field: 'id' });
   // The place moved to another of the account's devices: this device's token no longer holds it (the origin's rule).
@@ -298,21 +361,28 @@ async function queueStatus(req: Request, eventIdRaw: string, edge: Edge, waitUnt
   };
   // The words in the fan's language (Accept-Language), as the origin answers them.
   const language = negotiateLanguage(req.headers.get('accept-language'));
+  const finish = (answered: StatusAnswer) => {
+    const answer = now - known.fetchedAt > edge.config.staleMs ? failClosed(answered, q, language) : answered;
+    if (answer.expired)
+      throw new DomainError(
+        'gone',
+        'POSITION_EXPIRED',
+        'your turn came and passed unused; join the queue again for a new place at the back',
+        { field: 'x-queue-token' },
+      );
+    return { answer, q, language };
+  };
   const answered = answerStatusNow(claims, asPublished, now, {}, language);
-  let answer = answered instanceof Promise ? await answered : answered;
-  if (now - known.fetchedAt > edge.config.staleMs) answer = failClosed(answer, q, language);
-  if (answer.expired)
-    throw new DomainError(
-      'gone',
-      'POSITION_EXPIRED',
-      'your turn came and passed unused; join the queue again for a new place at the back',
-      { field: 'x-queue-token' },
-    );
-  let admissionToken: string | undefined;
-  if (answer.admit && answer.position !== null) {
-    admissionToken = await signToken(key, admissionClaimsFor(claims, answer.position, now, q.tier ?? undefined));
-    edge.claims?.add(q.queueId, accountId, waitUntil);
-  }
+  return answered instanceof Promise ? answered.then(finish) : finish(answered);
+}
+
+function statusResponse(
+  answer: StatusAnswer,
+  language: FanLanguage,
+  known: KnownState,
+  now: number,
+  admissionToken: string | undefined,
+): Response {
   const body = {
     state: answer.state,
     message: answer.message,
@@ -336,6 +406,22 @@ async function queueStatus(req: Request, eventIdRaw: string, edge: Edge, waitUnt
       'x-onsale-watermark-age': age,
     },
   });
+}
+
+/**
+ * A status poll's event id segment, read from the request's URL without parsing it into a URL object, when its path
+ * is one that parsing leaves as it is (no percent-encoding, no dots, nothing but an id's characters); else null, and
+ * the URL is parsed as for any other request.
+ */
+const PLAIN_STATUS_PATH = /^\/events\/([0-9A-Za-z_-]{1,64})\/queue\/status$/;
+function plainStatusId(rawUrl: string): string | null {
+  const scheme = rawUrl.indexOf('://');
+  if (scheme < 0) return null;
+  const start = rawUrl.indexOf('/', scheme + 3);
+  if (start < 0) return null;
+  const query = rawUrl.indexOf('?', start);
+  const m = PLAIN_STATUS_PATH.exec(query < 0 ? rawUrl.slice(start) : rawUrl.slice(start, query));
+  return m ? m[1]! : null;
 }
 
 function queueOf(known: KnownState, queueId: string): EdgeQueueState | undefined {
@@ -593,6 +679,15 @@ export default {
       const edge = edgeOf(env);
       if (edge instanceof Error)
         return json(503, { error: 'EDGE_MISCONFIGURED', message: 'this edge is not configured; see its logs' }, { 'retry-after': '30' });
+      // Most requests are a fan's poll answered from what the isolate holds: without a promise there is nothing
+      // that could leave it unanswered, so it needs no deadline timer (nor a URL object).
+      if (req.method === 'GET') {
+        const id = plainStatusId(req.url);
+        if (id !== null) {
+          const now = queueStatusNow(req, id, edge);
+          if (now !== undefined) return now;
+        }
+      }
       const answer = route(req, edge, ctx);
       const waitMs = Math.max(edge.config.proxyTimeoutMs, edge.config.fanTimeoutMs, edge.config.originTimeoutMs) + DEADLINE_MARGIN_MS;
       const late = new Promise<Response>((resolve) => {

@@ -280,6 +280,43 @@ describe('refusals at the edge, the origin not called', () => {
     // traffic, a claims report of an earlier test or a refresh, may arrive meanwhile).
     expect(origin.received.slice(received).filter((x) => x.url.includes('/queue/status') || x.url.includes(OTHER_EVENT))).toEqual([]);
   });
+
+  it('a fan whose tokens the edge already holds (the state fresh) gets the same answer and the same refusals on every poll', async () => {
+    // Polls after the first are answered from what the isolate holds, without a promise (queueStatusNow): they must
+    // answer exactly what the first poll, which verified everything, answered, and refuse what it refuses.
+    const a = await fan(998);
+    const b = await fan(997);
+    const first = await poll(edge, a);
+    expect(first.status).toBe(200);
+    const firstBody = await first.json();
+    expect((await poll(edge, b)).status).toBe(200);
+    const received = origin.received.length;
+    for (let round = 0; round < 3; round++) {
+      const [again, swapped, shortDevice, otherEvent, noQueueToken] = await Promise.all([
+        poll(edge, a),
+        poll(edge, a, { 'x-queue-token': b.headers['x-queue-token']! }),
+        poll(edge, a, { 'x-device-id': 'short' }),
+        poll(edge, a, {}, OTHER_EVENT),
+        fetch(`${edge.url}/events/${EVENT}/queue/status`, {
+          headers: { authorization: a.headers.authorization!, 'x-device-id': a.deviceId, connection: 'close' },
+        }),
+      ]);
+      expect(again.status).toBe(200);
+      expect(await again.json()).toEqual(firstBody);
+      for (const h of ['content-type', 'x-onsale-edge', 'cache-control', 'content-language', 'vary'])
+        expect({ h, v: again.headers.get(h) }).toEqual({ h, v: first.headers.get(h) });
+      // Retry-After carries the origin's jitter: within the same bounds as the first poll's.
+      expect(Number(again.headers.get('retry-after'))).toBeGreaterThanOrEqual(15);
+      expect(Number(again.headers.get('retry-after'))).toBeLessThanOrEqual(30);
+      expect(again.headers.get('x-onsale-watermark-age')).toMatch(/^\d+$/);
+      const refused = async (r: Response) => ({ status: r.status, ...((await r.json()) as { error: string; field: string }) });
+      expect(await refused(swapped)).toMatchObject({ status: 403, error: 'TOKEN_WRONG_ACCOUNT', field: 'token' });
+      expect(await refused(shortDevice)).toMatchObject({ status: 400, error: 'VALIDATION_FAILED', field: 'headers.x-device-id' });
+      expect(await refused(otherEvent)).toMatchObject({ status: 403, error: 'TOKEN_WRONG_EVENT', field: 'token' });
+      expect(await refused(noQueueToken)).toMatchObject({ status: 400, error: 'VALIDATION_FAILED', field: 'headers.x-queue-token' });
+    }
+    expect(origin.received.slice(received).filter((x) => x.url.includes('/queue/status'))).toEqual([]);
+  });
 });
 
 describe('the watermark from cache', () => {
