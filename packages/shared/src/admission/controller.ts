@@ -296,7 +296,11 @@ async function readTick(trx: Trx, e: ActiveEventRow, q: repo.LockedQueueState, n
         now,
       );
   const claimRatio = claimRatioOf(signals.tokens_5m, signals.advanced_5m);
-  const arriving = arrivingFans(q.recent_advances ?? [], now.getTime(), claimRatio, signals.claimed_recently, windowMs);
+  // Every position passed within the arrival window is a fan owed its turn until then, whatever share of positions
+  // the last minutes' claims suggest: that share lags a rate that jumps (the positions just passed have not been
+  // claimed yet, their fans told to come back up to 30 s later), and counting only it gave away the slots of fans
+  // polling as told (controller-store.test.ts, "a turn a fan keeps"). A place nobody uses is given back after the window.
+  const arriving = arrivingFans(q.recent_advances ?? [], now.getTime(), 1, signals.claimed_recently, windowMs);
   const inside: FansInside = {
     holding: signals.holding,
     shopping: signals.shopping,
