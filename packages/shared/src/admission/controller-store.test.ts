@@ -284,7 +284,7 @@ describe('a fan who collected is inside until it holds or its round trip lapses'
       line.splice(0, line.length, ...line.filter((f) => f.reachesAt > now));
       await Promise.all(
         arriving.map(async (f) => {
-          const done = store.begin(eventId, 'hold', f.collectedAt);
+          const done = store.begin(eventId, 'hold', now - f.collectedAt);
           await holds.create(account(eventId, f.fan), eventId, { section: 'S', quantity: 1 });
           done();
         }),
@@ -328,7 +328,7 @@ describe('a fan who collected is inside until it holds or its round trip lapses'
     await recordClaims(t.db, [{ eventId, accountId: account(eventId, 0) }], new Date(clock.now() - 30_000));
     await recordClaims(t.db, [{ eventId, accountId: account(eventId, 1) }], new Date(clock.now() - 50_000));
     const store = new StoreLoadTracker(clock.now);
-    store.begin(eventId, 'hold', clock.now() - 20_000)();
+    store.begin(eventId, 'hold', 20_000)();
     await reportStoreLoad(t.db, 'store-test', store.snapshot(), clock.date());
     const c = controller(clock);
     let o = await tick(c, eventId);
@@ -343,7 +343,7 @@ describe('a fan who collected is inside until it holds or its round trip lapses'
     expect(o.inside.shopping).toBe(0);
     // However long the measured trip, the admission token's 10 minutes bound it.
     const slow = new StoreLoadTracker(clock.now);
-    slow.begin(eventId, 'hold', clock.now() - 900_000)();
+    slow.begin(eventId, 'hold', 900_000)();
     await reportStoreLoad(t.db, 'store-test', slow.snapshot(), clock.date());
     clock.advance(1000);
     o = await tick(c, eventId);

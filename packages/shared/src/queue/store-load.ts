@@ -66,16 +66,17 @@ export class StoreLoadTracker {
   }
 
   /**
-   * A hold or a checkout of `eventId` starts; call the returned function once when it is answered. `admittedAtMs`: when
-   * the fan collected the admission the hold comes with (its token's issue time, epoch ms), for the wait since then.
+   * A hold or a checkout of `eventId` starts; call the returned function once when it is answered. `admittedWaitMs`:
+   * how long the hold's fan had waited since it collected its admission (now less its token's issue time, both on the
+   * wall clock the token was issued on).
    */
-  begin(eventId: string, kind: 'hold' | 'checkout', admittedAtMs?: number): () => void {
+  begin(eventId: string, kind: 'hold' | 'checkout', admittedWaitMs?: number): () => void {
     const l = this.load(eventId);
     const id = this.next++;
     const at = this.clock();
     l.started.set(id, at);
-    if (kind === 'hold' && admittedAtMs !== undefined && Number.isFinite(admittedAtMs))
-      l.admitted.push([at, Math.max(0, at - admittedAtMs)]);
+    if (kind === 'hold' && admittedWaitMs !== undefined && Number.isFinite(admittedWaitMs))
+      l.admitted.push([at, Math.max(0, admittedWaitMs)]);
     if (kind === 'hold') l.holds++;
     else l.checkouts++;
     let done = false;

@@ -28,19 +28,19 @@ export const holdRoutes: FastifyPluginAsyncZod<{
   onHoldLost?: (eventId: string) => void;
   /**
    * Counts a hold or checkout of an event in flight (the store's load the admission controller follows); returns
-   * the function to call once it is answered. `admittedAtMs`: when the fan collected its admission (its token's issue
-   * time), for how long fans wait between their admission and their hold reaching the store.
+   * the function to call once it is answered. `admittedWaitMs`: how long the fan waited between collecting its
+   * admission (its token's issue time) and its hold reaching the store.
    */
-  track?: (eventId: string, kind: 'hold' | 'checkout', admittedAtMs?: number) => () => void;
+  track?: (eventId: string, kind: 'hold' | 'checkout', admittedWaitMs?: number) => () => void;
 }> = async (app, { db, holds, checkout, tokenKey, onHoldLost, track }) => {
   /** Runs `work` counted as in flight for the admitted event (a signed token's event: never an id from the URL alone). */
   const tracked = async <T>(
     eventId: string | undefined,
     kind: 'hold' | 'checkout',
     work: () => Promise<T>,
-    admittedAtMs?: number,
+    admittedWaitMs?: number,
   ): Promise<T> => {
-    const done = eventId && track ? track(eventId, kind, admittedAtMs) : undefined;
+    const done = eventId && track ? track(eventId, kind, admittedWaitMs) : undefined;
     try {
       return await work();
     } finally {
@@ -113,7 +113,7 @@ export const holdRoutes: FastifyPluginAsyncZod<{
             req.headers['idempotency-key'],
           ),
         // The wait since the fan collected its admission: a line in front of the store shows there (window.ts).
-        req.admission ? req.admission.iat * 1000 : undefined,
+        req.admission ? Date.now() - req.admission.iat * 1000 : undefined,
       );
       if (replayed) reply.header('idempotent-replayed', 'true');
       // The admission token is checked for expiry on every route; the hold comes with its own, so paying at minute
