@@ -127,7 +127,7 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
     checkout,
     tokenKey,
     onHoldLost: (eventId) => metrics.holdsLost.inc({ event: eventId }),
-    track: (eventId, kind) => watermarks.load.begin(eventId, kind),
+    track: (eventId, kind, admittedWaitMs) => watermarks.load.begin(eventId, kind, admittedWaitMs),
   });
   await app.register(backgroundPlugin, { checkout, holds, lease });
 

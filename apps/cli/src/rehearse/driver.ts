@@ -181,9 +181,12 @@ export interface DriverResult {
   /**
    * `POSITION_EXPIRED` answers, to fans who polled as told (no later than the Retry-After they were given, on the
    * event's clock, its jitter and a second's grace) and to fans who polled later (the poll budget spread the crowd far
-   * back, as a background tab does).
+   * back, as a background tab does). `asToldBackInLine`: of the as-told ones, fans whose poll was their first after
+   * going back to the line on their own (their admission refused on a hold: it lapsed, 10 minutes after they collected
+   * it, while their hold waited to be sent), so the product had told them nothing since their turn: it came and was
+   * collected more than the claim window before.
    */
-  positionExpired: { asTold: number; late: number };
+  positionExpired: { asTold: number; late: number; asToldBackInLine: number };
   firstAdmitAtMs: number | null;
   lastAdmitAtMs: number | null;
   strandedSeats: [number, number][];
@@ -355,7 +358,9 @@ export class Crowd {
   private readonly soldOutAt: Float64Array;
   /** The latest a fan may send its next poll and still have polled as told (epoch ms; NaN: not told yet). */
   private readonly toldBy: Float64Array;
-  private readonly positionExpired = { asTold: 0, late: 0 };
+  private readonly positionExpired = { asTold: 0, late: 0, asToldBackInLine: 0 };
+  /** The fan went back to the line on its own (no seats on the map, or its admission refused on a hold) and has not polled since. */
+  private readonly backInLine: Uint8Array;
   /** The fan read SOLD_OUT on a poll it sent as told. */
   private readonly soldOutAsTold: Uint8Array;
   private readonly retries: Uint16Array;
@@ -457,6 +462,7 @@ export class Crowd {
     this.soldOutWait = new Float32Array(n);
     this.toldBy = new Float64Array(n).fill(Number.NaN);
     this.soldOutAsTold = new Uint8Array(n);
+    this.backInLine = new Uint8Array(n);
     this.retries = new Uint16Array(n);
     this.queueToken = new Array<string | undefined>(n);
     this.accountToken = new Array<string | undefined>(n);
@@ -765,6 +771,8 @@ export class Crowd {
       if (a.code === 'POSITION_EXPIRED') {
         if (asTold) this.positionExpired.asTold++;
         else this.positionExpired.late++;
+        if (asTold && this.backInLine[i] === 1) this.positionExpired.asToldBackInLine++;
+        this.backInLine[i] = 0;
         if (this.expiredOnce[i] === 1) return this.finish(i, Phase.GAVE_UP);
         this.expiredOnce[i] = 1;
         return this.rejoin(i);
@@ -772,6 +780,7 @@ export class Crowd {
       return this.schedule(i, this.backoff(i, a));
     }
     this.retries[i] = 0;
+    this.backInLine[i] = 0;
     const s = a.body as { state: string; position: number | null; admissionToken?: string };
     if (typeof s.position === 'number' && this.sinceOpen() >= 0 && Number.isNaN(this.position[i]!)) this.position[i] = s.position;
     if (s.state === 'SOLD_OUT') {
@@ -948,6 +957,7 @@ export class Crowd {
   private backToQueue(i: number) {
     this.shoppers.delete(i);
     if (!this.queueToken[i]) return this.finish(i, Phase.GAVE_UP);
+    this.backInLine[i] = 1;
     this.setPhase(i, Phase.WAITING);
     this.schedule(i, this.pollDelay(i, 5));
   }

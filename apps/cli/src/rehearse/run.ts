@@ -538,6 +538,9 @@ async function buildReport(
     seatsSold: counts.sold,
     seatsWanted: wanted,
     soldOut,
+    // The crowd's size: without it the report's checks weighed fans let in per buyer on a crowd smaller than the seats
+    // (every fan let in, the ratio the crowd's), while judgeRehearsal, which has it, did not: the 20,000-fan run's 1.58.
+    fans: o.fans,
     admittedFans: result.admitted,
     buyers: result.bought,
     holdLatencyMs: hold,

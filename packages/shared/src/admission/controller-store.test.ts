@@ -241,6 +241,170 @@ describe('admission follows what the store serves', () => {
   }, 600_000);
 });
 
+describe('a fan who collected is inside until it holds or its round trip lapses', () => {
+  it('holds that reach the store 20 s after the admission (a line in front of it): the fans in line stay counted inside and admission slows; once the line clears the leaver time comes back', async () => {
+    // 4,000 seats at one ticket an order over a minute, a rehearsal's clock (30 times fast): the plan admits 67 fans a
+    // second, a leaver by the estimate alone is one who has not held within 5 s.
+    const eventId = await makeEvent({
+      rows: 100,
+      seatsPerRow: 40,
+      pacing: { targetSaleMinutes: 1, ticketsPerOrder: 1, overbookFactor: 1, checkoutMinutes: 1, paymentTps: 1000 },
+    });
+    await sql`UPDATE events SET rehearsal_time_scale = 30, checkout_minutes = 0.2 WHERE id = ${eventId}`.execute(t.db);
+    await addEntries(t.db, eventId, 4000);
+    const clock = clockInMinute();
+    const c = controller(clock);
+    const store = new StoreLoadTracker(clock.now);
+    const holds = new HoldService({ db: t.db, events: new EventCache(t.db), seatmap: new SeatmapCache(t.db) });
+    // Each fan let in collects at once; its hold reaches the store `delayS` seconds later (an injected line in front of
+    // the store: the driver's connections, the edge), and the store answers it at once. Fan 0 never holds (a leaver).
+    let delayS = 20;
+    const line: { fan: number; collectedAt: number; reachesAt: number }[] = [];
+    let admittedThrough = 0;
+    const admit = async (o: Awaited<ReturnType<typeof tick>>) => {
+      const fans = Array.from({ length: o.admittedThrough - admittedThrough }, (_, k) => admittedThrough + k);
+      admittedThrough = o.admittedThrough;
+      await recordClaims(
+        t.db,
+        fans.map((f) => ({ eventId, accountId: account(eventId, f) })),
+        clock.date(),
+      );
+      for (const fan of fans) if (fan !== 0) line.push({ fan, collectedAt: clock.now(), reachesAt: clock.now() + delayS * 1000 });
+    };
+    await admit(await tick(c, eventId));
+    const seen: { t: number; inLine: number; shopping: number; leaver: number; through: number }[] = [];
+    for (let s = 1; s <= 80; s++) {
+      if (s === 45) {
+        delayS = 0; // the line clears: holds reach the store at once
+        for (const f of line) f.reachesAt = Math.min(f.reachesAt, clock.now());
+      }
+      clock.advance(1000);
+      const now = clock.now();
+      const arriving = line.filter((f) => f.reachesAt <= now);
+      line.splice(0, line.length, ...line.filter((f) => f.reachesAt > now));
+      await Promise.all(
+        arriving.map(async (f) => {
+          const done = store.begin(eventId, 'hold', now - f.collectedAt);
+          await holds.create(account(eventId, f.fan), eventId, { section: 'S', quantity: 1 });
+          done();
+        }),
+      );
+      await reportStoreLoad(t.db, 'store-test', store.snapshot(), clock.date());
+      const o = await tick(c, eventId);
+      seen.push({ t: s, inLine: line.length, shopping: o.inside.shopping, leaver: o.leaverSeconds, through: o.admittedThrough });
+      await admit(o);
+    }
+    const at = (k: number) => seen.find((x) => x.t === k)!;
+    // Before any hold has reached the store nothing is measured: the estimate (5 s, plus the line it infers from the
+    // answers) is all there is. Once the first holds arrive, 20 s after their admission, the leaver time is twice that
+    // round trip, and every fan still in line is counted inside (fan 0, who never holds, too, for now).
+    for (let k = 25; k < 45; k++) {
+      expect(at(k).leaver).toBeGreaterThanOrEqual(40);
+      expect(at(k).shopping).toBeGreaterThanOrEqual(at(k).inLine);
+    }
+    // The fans counted fill the window, so admission slows: over the second 20 s far fewer fans come in than the plan's
+    // 67 a second (1,340), and the line in front of the store stops growing.
+    expect(at(44).through - at(24).through).toBeLessThan(700);
+    expect(at(44).inLine).toBeLessThanOrEqual(at(30).inLine + 100);
+    // The line clears: the waits measured age out of the store's 30 s, the leaver time comes back to the estimate, and
+    // the leaver's slot (fan 0) is given back with it.
+    expect(at(80).leaver).toBeLessThan(20);
+    expect(at(80).shopping).toBe(0);
+    expect(at(80).through - at(60).through).toBeGreaterThan(200);
+  }, 600_000);
+
+  it("a leaver's slot comes back twice the measured round trip after it collected, never later than its admission token", async () => {
+    const eventId = await makeEvent({
+      rows: 1,
+      seatsPerRow: 20,
+      pacing: { targetSaleMinutes: 10, ticketsPerOrder: 2, overbookFactor: 1, checkoutMinutes: 5, paymentTps: 50 },
+    });
+    await sql`UPDATE events SET rehearsal_time_scale = 30 WHERE id = ${eventId}`.execute(t.db);
+    await addEntries(t.db, eventId, 10);
+    await sql`UPDATE queue_state SET admitted_through = 2 WHERE event_id = ${eventId}`.execute(t.db);
+    const clock = clockInMinute();
+    // Fan 0 collected 30 s ago, fan 1 50 s ago; neither holds. The store reports that fans reached it 20 s after their
+    // admission lately: a fan who collected is inside for 40 s.
+    await recordClaims(t.db, [{ eventId, accountId: account(eventId, 0) }], new Date(clock.now() - 30_000));
+    await recordClaims(t.db, [{ eventId, accountId: account(eventId, 1) }], new Date(clock.now() - 50_000));
+    const store = new StoreLoadTracker(clock.now);
+    store.begin(eventId, 'hold', 20_000)();
+    await reportStoreLoad(t.db, 'store-test', store.snapshot(), clock.date());
+    const c = controller(clock);
+    let o = await tick(c, eventId);
+    expect(o.admittedWaitMs).toBe(20_000);
+    expect(o.leaverSeconds).toBe(40);
+    expect(o.inside.shopping).toBe(1);
+    // 11 s later fan 0 is past the 40 s too: its slot is back.
+    clock.advance(11_000);
+    await reportStoreLoad(t.db, 'store-test', store.snapshot(), clock.date());
+    o = await tick(c, eventId);
+    expect(o.leaverSeconds).toBe(40);
+    expect(o.inside.shopping).toBe(0);
+    // However long the measured trip, the admission token's 10 minutes bound it.
+    const slow = new StoreLoadTracker(clock.now);
+    slow.begin(eventId, 'hold', 900_000)();
+    await reportStoreLoad(t.db, 'store-test', slow.snapshot(), clock.date());
+    clock.advance(1000);
+    o = await tick(c, eventId);
+    expect(o.leaverSeconds).toBe(600);
+    expect(o.inside.shopping).toBe(2);
+  });
+});
+
+describe('a turn a fan keeps by polling as told', () => {
+  it('fans polling exactly at their Retry-After (the longest the jitter gives) never read POSITION_EXPIRED, and the controller keeps the slot of each fan whose turn came until that poll', async () => {
+    const eventId = await makeEvent({
+      rows: 10,
+      seatsPerRow: 40,
+      pacing: { targetSaleMinutes: 10, ticketsPerOrder: 1, overbookFactor: 1, checkoutMinutes: 5, paymentTps: 50 },
+    });
+    const FANS = 150;
+    await addEntries(t.db, eventId, FANS);
+    // An operator's 6 a minute, raised to 300 after 40 s: the fans far back were told 30 s while their turn looked
+    // minutes away, and it comes a few seconds after they polled (the worst case for a fan polling as told).
+    await sql`UPDATE queue_state SET rate_override_per_min = 6 WHERE event_id = ${eventId}`.execute(t.db);
+    const clock = clockInMinute();
+    const c = controller(clock);
+    const start = clock.now();
+    // Every fan polls at once, then exactly when told (jitter 1: 30 s, the longest a waiting fan is told), and collects.
+    const nextPoll = Array.from({ length: FANS }, () => start);
+    const collected = new Set<number>();
+    let expired = 0;
+    const unkept: string[] = [];
+    let through = 0;
+    for (let s = 0; s <= 150; s++) {
+      const now = clock.now();
+      if (s === 40) await sql`UPDATE queue_state SET rate_override_per_min = 300 WHERE event_id = ${eventId}`.execute(t.db);
+      // Turns that came before this tick and whose fans have not polled since: the tick must count each arriving.
+      const owed = Array.from({ length: through }, (_, k) => k).filter((k) => !collected.has(k)).length;
+      const o = await tick(c, eventId);
+      through = o.admittedThrough;
+      // At most one short: the claims subtracted are those recorded within the window, and one of them may be a fan's
+      // whose turn came just before it (the controller does not know which position each claim was).
+      if (o.inside.arriving < owed - 1) unkept.push(`t+${s} s: ${o.inside.arriving} counted arriving, ${owed} owed`);
+      const [row] = await loadWatermarks(t.db, eventId);
+      const w = WatermarkStore.toState(row!, now);
+      const claims: { eventId: string; accountId: string }[] = [];
+      for (let i = 0; i < FANS; i++) {
+        if (collected.has(i) || nextPoll[i]! > now) continue;
+        const st = computeStatusNow(fanClaims(eventId, i, start), w, now, { jitter: () => 1 }) as QueueStatus;
+        if (st.expired) expired++;
+        if (st.admit) {
+          collected.add(i);
+          claims.push({ eventId, accountId: account(eventId, i) });
+        } else nextPoll[i] = now + st.retryAfterSeconds * 1000; // exactly as told
+      }
+      // The fans who collected hold at once (the seats are many: nobody leaves the store's count for want of them).
+      await recordClaims(t.db, claims, clock.date());
+      clock.advance(1000);
+    }
+    expect(collected.size).toBeGreaterThan(100);
+    expect(expired).toBe(0);
+    expect(unkept).toEqual([]);
+  }, 600_000);
+});
+
 describe('a tail that never stalls', () => {
   it('seats free, nobody inside, fans waiting: the next fan is let in at the first tick (within 5 s)', async () => {
     const eventId = await makeEvent({

@@ -86,6 +86,8 @@ export type EventTickOutcome =
       queuedMs: number;
       /** A fan who collected an admission and has not held within this many seconds is a leaver (not inside). */
       leaverSeconds: number;
+      /** How long fans whose holds reached the store had waited since their admission (window.ts leaverSeconds), ms. */
+      admittedWaitMs: number;
       inventoryState: InventoryState;
       available: number;
       held: number;
@@ -223,6 +225,7 @@ export async function tickEvent(db: Db, ctx: EventTickContext): Promise<EventTic
       storeLagMs: read.lagMs,
       queuedMs: read.queuedMs,
       leaverSeconds: read.leaver,
+      admittedWaitMs: read.storeLoad.admittedWaitMs ?? 0,
       inventoryState: decided.inventoryState,
       available: read.counts.available,
       held: read.counts.held,
@@ -277,7 +280,7 @@ async function readTick(trx: Trx, e: ActiveEventRow, q: repo.LockedQueueState, n
   const storeLoad: StoreLoad = quiet ? NO_LOAD : toStoreLoad(await readStoreLoad(trx, e.owner_event_id, now));
   const lagMs = storeLagMs(storeLoad);
   const queuedMs = queuedBeforeStoreMs(notHolding, storeLoad, scale);
-  const leaver = leaverSeconds(Math.round(e.checkout_minutes * 60), scale, lagMs, queuedMs);
+  const leaver = leaverSeconds(Math.round(e.checkout_minutes * 60), scale, lagMs, queuedMs, storeLoad.admittedWaitMs ?? 0);
   const signals = quiet
     ? NO_SIGNALS
     : await repo.liveSignals(
@@ -293,7 +296,11 @@ async function readTick(trx: Trx, e: ActiveEventRow, q: repo.LockedQueueState, n
         now,
       );
   const claimRatio = claimRatioOf(signals.tokens_5m, signals.advanced_5m);
-  const arriving = arrivingFans(q.recent_advances ?? [], now.getTime(), claimRatio, signals.claimed_recently, windowMs);
+  // Every position passed within the arrival window is a fan owed its turn until then, whatever share of positions
+  // the last minutes' claims suggest: that share lags a rate that jumps (the positions just passed have not been
+  // claimed yet, their fans told to come back up to 30 s later), and counting only it gave away the slots of fans
+  // polling as told (controller-store.test.ts, "a turn a fan keeps"). A place nobody uses is given back after the window.
+  const arriving = arrivingFans(q.recent_advances ?? [], now.getTime(), 1, signals.claimed_recently, windowMs);
   const inside: FansInside = {
     holding: signals.holding,
     shopping: signals.shopping,
@@ -386,6 +393,7 @@ const NO_LOAD: StoreLoad = {
   holdsAnswered: 0,
   holdLatencyP90Ms: 0,
   oldestInFlightMs: 0,
+  admittedWaitMs: 0,
 };
 
 const toStoreLoad = (r: Awaited<ReturnType<typeof readStoreLoad>>): StoreLoad => ({
@@ -395,6 +403,7 @@ const toStoreLoad = (r: Awaited<ReturnType<typeof readStoreLoad>>): StoreLoad =>
   holdsAnswered: r.holds_answered,
   holdLatencyP90Ms: r.hold_latency_p90_ms,
   oldestInFlightMs: r.oldest_in_flight_ms,
+  admittedWaitMs: r.admitted_wait_p90_ms,
 });
 
 /**

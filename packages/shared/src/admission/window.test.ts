@@ -129,6 +129,19 @@ describe('leavers and the tail', () => {
     expect(leaverSeconds(12, 30, 5000, 60_000)).toBe(36);
   });
 
+  it('a fan who collected stays inside twice the round trip fans were measured to take (their wait since admission + the lag), never past the admission token', () => {
+    // Fans whose holds reached the store 30 s after their admission (a line in front of it the store's own latency
+    // does not show): a fan who collected is not a leaver for 60 s, where the estimate alone said 5 s.
+    expect(leaverSeconds(12, 30, 0, 0, 30_000)).toBe(60);
+    expect(leaverSeconds(12, 30, 1000, 0, 30_000)).toBe(62);
+    // A short measured trip changes nothing: the estimate is the floor.
+    expect(leaverSeconds(300, null, 0, 0, 1000)).toBe(60);
+    // A line longer than the admission token lives: the fan's admission lapses with it (10 minutes).
+    expect(leaverSeconds(12, 30, 0, 0, 400_000)).toBe(600);
+    expect(leaverSeconds(600, null, 0, 1_000_000)).toBe(600);
+    expect(leaverSeconds(12, 30, 0, 0, Number.NaN)).toBe(5);
+  });
+
   it('the wait before the store: the fans who collected and hold nothing, at the pace the store answers holds, beyond their seat choice', () => {
     // 60 not holding, 10 holds answered a second: 6 s, less a seat choice of 2 s at time scale 30.
     expect(queuedBeforeStoreMs(60, idle, 30)).toBe(4000);
@@ -158,13 +171,44 @@ describe("a store process's load", () => {
     });
     done[0]!(); // answered once only
     expect(load.snapshot()).toEqual([
-      { eventId: 'ev', holdsInFlight: 0, checkoutsInFlight: 1, holdsAnswered: 10, holdLatencyP90Ms: 100, oldestInFlightMs: 1000 },
+      {
+        eventId: 'ev',
+        holdsInFlight: 0,
+        checkoutsInFlight: 1,
+        holdsAnswered: 10,
+        holdLatencyP90Ms: 100,
+        oldestInFlightMs: 1000,
+        admittedWaitP90Ms: 0,
+      },
     ]);
     pay();
     clock.advance(5000);
     expect(load.snapshot()).toEqual([
-      { eventId: 'ev', holdsInFlight: 0, checkoutsInFlight: 0, holdsAnswered: 0, holdLatencyP90Ms: 0, oldestInFlightMs: 0 },
+      {
+        eventId: 'ev',
+        holdsInFlight: 0,
+        checkoutsInFlight: 0,
+        holdsAnswered: 0,
+        holdLatencyP90Ms: 0,
+        oldestInFlightMs: 0,
+        admittedWaitP90Ms: 0,
+      },
     ]);
     expect(load.snapshot()).toEqual([]);
+  });
+
+  it('keeps how long the fans whose holds arrived had waited since their admission, 90th percentile over 30 s', () => {
+    const clock = manualClock(1_000_000);
+    const load = new StoreLoadTracker(clock.now);
+    // Ten holds arrive, their fans admitted 1..10 s before; a checkout carries no admission wait.
+    for (let k = 1; k <= 10; k++) load.begin('ev', 'hold', k * 1000)();
+    load.begin('ev', 'checkout', 60_000)();
+    expect(load.snapshot()[0]).toMatchObject({ holdsAnswered: 10, admittedWaitP90Ms: 9000 });
+    // Past the answered holds' 5 s the waits are still known (a line that lets few holds through still shows)...
+    clock.advance(10_000);
+    expect(load.snapshot()[0]).toMatchObject({ holdsAnswered: 0, admittedWaitP90Ms: 9000 });
+    // ...until 30 s after they arrived.
+    clock.advance(20_000);
+    expect(load.snapshot()[0]).toMatchObject({ admittedWaitP90Ms: 0 });
   });
 });

@@ -1,5 +1,6 @@
 // The admission controller's window on the fans inside: a congestion window, kept from what the store reports it is
 // doing now (queue/store-load.ts). Pure: controller.ts feeds it and keeps the window in queue_state between ticks.
+import { ADMISSION_TOKEN_TTL_SECONDS } from '../queue/edge.js';
 
 /**
  * The rule's constants. Times are real milliseconds (the store's latency is real even in a rehearsal whose event
@@ -69,6 +70,11 @@ export interface StoreLoad {
   holdLatencyP90Ms: number;
   /** The oldest hold or checkout still unanswered, ms. */
   oldestInFlightMs: number;
+  /**
+   * How long the fans whose holds reached the store had waited since they collected their admission, 90th percentile
+   * over the last 30 s, ms (the slowest process's); absent or 0: none known.
+   */
+  admittedWaitMs?: number;
 }
 
 /** Holds answered over this window are what `holdsAnswered` counts (queue/store-load.ts STORE_LOAD_WINDOW_MS). */
@@ -217,21 +223,39 @@ export class BaseLag {
 }
 
 /**
- * How long after collecting an admission a fan who has not held is still counted inside (shopping), seconds: a
- * minute to look at the seat map and choose (of the event's clock: a rehearsal's is `clockScale` times fast, at least
- * 5 s), plus three times what the store takes to answer a hold now, plus how long the fans let in wait before the store
- * answers them (queuedBeforeStoreMs: a fan whose hold is waiting in line, at the store or before it, is not a
- * leaver); the choice and the lag never more than the checkout time, the line on top (at most twice the checkout
- * time more). Past it the fan left: the slot goes back.
+ * How long after collecting an admission a fan who has not held is still counted inside (choosing, or in line for the
+ * store), seconds: the longest of
+ * - a minute to look at the seat map and choose (of the event's clock: a rehearsal's is `clockScale` times fast, at
+ *   least 5 s), plus three times what the store takes to answer a hold now, never more than the checkout time; plus
+ *   how long the fans let in wait before the store answers them (queuedBeforeStoreMs, at most twice the checkout time);
+ * - ADMITTED_WAIT_GAIN x (what the fans whose holds reached the store lately had waited since their admission
+ *   (`admittedWaitMs`, measured by the store from the admission token's issue time) + the store's lag): the round trip
+ *   fans actually take, as TCP's retransmission timeout follows the round trips it measures. A line in front of the
+ *   store (its HTTP server, the edge, the fans' connections) that no latency the store measures shows is in it, so
+ *   the fans in that line stay counted inside, and admission slows instead of piling more fans into it;
+ * and never longer than the admission token lives (ADMISSION_TOKEN_TTL_SECONDS): past it the fan's admission has lapsed
+ * unheld and it can hold nothing with it. Past the leaver time the fan left: the slot goes back.
  */
 export const SEAT_CHOICE_SECONDS = 60;
-export function leaverSeconds(checkoutSeconds: number, clockScale: number | null | undefined, lagMs: number, queuedMs = 0): number {
+/** A fan who collected is counted inside this many times the round trip fans were measured to take (see leaverSeconds). */
+export const ADMITTED_WAIT_GAIN = 2;
+export function leaverSeconds(
+  checkoutSeconds: number,
+  clockScale: number | null | undefined,
+  lagMs: number,
+  queuedMs = 0,
+  admittedWaitMs = 0,
+): number {
   const scale = clockScale && clockScale > 1 ? clockScale : 1;
   const choose = Math.max(5, SEAT_CHOICE_SECONDS / scale);
   const checkout = Math.max(1, checkoutSeconds);
+  const lag = Number.isFinite(lagMs) ? Math.max(0, lagMs) / 1000 : 0;
   const queued = Number.isFinite(queuedMs) ? Math.max(0, queuedMs) / 1000 : 0;
   // The line is added past the checkout time too (up to 3x): a fan still in line has not started its checkout.
-  return Math.max(1, Math.round(Math.min(checkout, choose + (3 * Math.max(0, lagMs)) / 1000) + Math.min(queued, 2 * checkout)));
+  const estimated = Math.min(checkout, choose + 3 * lag) + Math.min(queued, 2 * checkout);
+  const waited = Number.isFinite(admittedWaitMs) ? Math.max(0, admittedWaitMs) / 1000 : 0;
+  const measured = ADMITTED_WAIT_GAIN * (waited + lag);
+  return Math.max(1, Math.round(Math.min(ADMISSION_TOKEN_TTL_SECONDS, Math.max(estimated, measured))));
 }
 
 /**

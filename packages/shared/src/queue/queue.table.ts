@@ -81,4 +81,6 @@ export interface StoreLoadTable {
   hold_latency_p90_ms: number;
   /** How long the oldest hold or checkout still in flight has waited. */
   oldest_in_flight_ms: Generated<number>;
+  /** How long the fans whose holds reached it had waited since they collected their admission, 90th percentile over 30 s. */
+  admitted_wait_p90_ms: Generated<number>;
 }

@@ -4,6 +4,11 @@
 
 /** How far back the answered holds are kept for the percentile. */
 export const STORE_LOAD_WINDOW_MS = 5_000;
+/**
+ * How far back the waits since admission are kept: longer than the answered holds' window, so a line in front of the
+ * store that lets few holds through still shows (a fan's wait is known only once its hold arrives).
+ */
+export const ADMITTED_WAIT_WINDOW_MS = 30_000;
 /** A report older than this is from a process that stopped reporting (killed, or its database link lost): ignored. */
 export const STORE_LOAD_FRESH_MS = 5_000;
 
@@ -18,6 +23,11 @@ export interface StoreLoadSnapshot {
   holdLatencyP90Ms: number;
   /** How long the oldest hold or checkout still in flight has waited, ms (0 when none is). */
   oldestInFlightMs: number;
+  /**
+   * How long the fans whose holds reached the store had waited since they collected their admission (the admission
+   * token's issue time), 90th percentile over the last ADMITTED_WAIT_WINDOW_MS, ms (0 when none is known).
+   */
+  admittedWaitP90Ms: number;
 }
 
 interface EventLoad {
@@ -27,6 +37,8 @@ interface EventLoad {
   started: Map<number, number>;
   /** [answered at, latency ms], oldest first. */
   answered: [number, number][];
+  /** [arrived at, ms since the fan collected its admission], oldest first. */
+  admitted: [number, number][];
   /** Reported non-zero last time: the next report says it went back to zero. */
   reported: boolean;
 }
@@ -49,16 +61,22 @@ export class StoreLoadTracker {
 
   private load(eventId: string): EventLoad {
     let l = this.byEvent.get(eventId);
-    if (!l) this.byEvent.set(eventId, (l = { holds: 0, checkouts: 0, started: new Map(), answered: [], reported: false }));
+    if (!l) this.byEvent.set(eventId, (l = { holds: 0, checkouts: 0, started: new Map(), answered: [], admitted: [], reported: false }));
     return l;
   }
 
-  /** A hold or a checkout of `eventId` starts; call the returned function once when it is answered. */
-  begin(eventId: string, kind: 'hold' | 'checkout'): () => void {
+  /**
+   * A hold or a checkout of `eventId` starts; call the returned function once when it is answered. `admittedWaitMs`:
+   * how long the hold's fan had waited since it collected its admission (now less its token's issue time, both on the
+   * wall clock the token was issued on).
+   */
+  begin(eventId: string, kind: 'hold' | 'checkout', admittedWaitMs?: number): () => void {
     const l = this.load(eventId);
     const id = this.next++;
     const at = this.clock();
     l.started.set(id, at);
+    if (kind === 'hold' && admittedWaitMs !== undefined && Number.isFinite(admittedWaitMs))
+      l.admitted.push([at, Math.max(0, admittedWaitMs)]);
     if (kind === 'hold') l.holds++;
     else l.checkouts++;
     let done = false;
@@ -83,7 +101,8 @@ export class StoreLoadTracker {
     const out: StoreLoadSnapshot[] = [];
     for (const [eventId, l] of this.byEvent) {
       while (l.answered.length > 0 && l.answered[0]![0] <= now - STORE_LOAD_WINDOW_MS) l.answered.shift();
-      const busy = l.holds > 0 || l.checkouts > 0 || l.answered.length > 0;
+      while (l.admitted.length > 0 && l.admitted[0]![0] <= now - ADMITTED_WAIT_WINDOW_MS) l.admitted.shift();
+      const busy = l.holds > 0 || l.checkouts > 0 || l.answered.length > 0 || l.admitted.length > 0;
       if (!busy && !l.reported) {
         this.byEvent.delete(eventId);
         continue;
@@ -97,6 +116,7 @@ export class StoreLoadTracker {
         holdsAnswered: l.answered.length,
         holdLatencyP90Ms: p90(l.answered.map(([, ms]) => ms)),
         oldestInFlightMs: now - oldest,
+        admittedWaitP90Ms: p90(l.admitted.map(([, ms]) => ms)),
       });
       l.reported = busy;
     }

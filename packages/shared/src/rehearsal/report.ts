@@ -58,7 +58,8 @@ export interface RehearsalReport {
   admittedFans?: number;
   buyers?: number;
   /** POSITION_EXPIRED answers to fans who polled as told (within their Retry-After on the event's clock) and later. */
-  positionExpired?: { asTold: number; late: number };
+  /** asToldBackInLine (absent in older reports): of asTold, fans back in line on their own after their admission lapsed. */
+  positionExpired?: { asTold: number; late: number; asToldBackInLine?: number };
   /** The verdict's checks: each figure beside its limit, met, missed or not weighed (and why). */
   checks?: SaleCheck[];
   /** Per real minute of the rehearsal (the event's minutes are timeScale times longer). */

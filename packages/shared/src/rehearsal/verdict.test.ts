@@ -46,6 +46,10 @@ describe('verdictOf', () => {
     expect(check(whole, 'seatsSold')).toMatchObject({ value: '59,800 of 60,000 (99.67%)', limit: '>= 99.5%' });
     expect(check(whole, 'admittedPerBuyer')).toMatchObject({ value: '1.25 (30,000 let in, 24,000 bought)', limit: '<= 1.5' });
     expect(check(whole, 'positionExpiredAsTold').note).toMatch(/12 to fans who polled later than told/);
+    // Fans back in line on their own after their admission lapsed are named in the note, and still weighed.
+    const lapsed = check({ ...whole, positionExpired: { asTold: 3, late: 0, asToldBackInLine: 2 } }, 'positionExpiredAsTold');
+    expect(lapsed).toMatchObject({ ok: false, value: '3' });
+    expect(lapsed.note).toMatch(/^2 of them back in line on their own after their admission lapsed unheld/);
     const missed: [Partial<VerdictInput>, RegExp][] = [
       [{ seatsSold: 59_600 }, /^seats sold 59,600 of 60,000 \(99\.33%\), limit >= 99\.5%$/],
       [{ admittedFans: 36_001 }, /^fans let in for each fan who bought 1\.50 .*limit <= 1\.5$/],

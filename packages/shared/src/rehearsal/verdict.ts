@@ -85,7 +85,7 @@ export interface VerdictInput {
   soldOutPropagationMs?: { p99: number | null; count: number };
   /** Every fan who read SOLD_OUT on a poll after the last sale, as told or not. */
   soldOutPolling?: number;
-  positionExpired?: { asTold: number; late: number };
+  positionExpired?: { asTold: number; late: number; asToldBackInLine?: number };
   botSeatShare?: number;
   /** The product's processes were the rehearsal's own (--spawn): other work on the machine is told apart from them. */
   productMeasured?: boolean;
@@ -222,7 +222,9 @@ export function saleChecks(r: VerdictInput): SaleCheck[] {
       value: int(r.positionExpired.asTold),
       limit: String(SALE_GOALS.positionExpiredAsTold),
       ok: faulted ? null : r.positionExpired.asTold <= SALE_GOALS.positionExpiredAsTold,
-      note: faulted ?? `and ${int(r.positionExpired.late)} to fans who polled later than told`,
+      note:
+        faulted ??
+        `${r.positionExpired.asToldBackInLine ? `${int(r.positionExpired.asToldBackInLine)} of them back in line on their own after their admission lapsed unheld (their hold waited over its 10 minutes); ` : ''}and ${int(r.positionExpired.late)} to fans who polled later than told`,
     });
   }
   if (r.botSeatShare !== undefined && r.seatsSold !== undefined) {

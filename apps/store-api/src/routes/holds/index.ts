@@ -28,13 +28,19 @@ export const holdRoutes: FastifyPluginAsyncZod<{
   onHoldLost?: (eventId: string) => void;
   /**
    * Counts a hold or checkout of an event in flight (the store's load the admission controller follows); returns
-   * the function to call once it is answered.
+   * the function to call once it is answered. `admittedWaitMs`: how long the fan waited between collecting its
+   * admission (its token's issue time) and its hold reaching the store.
    */
-  track?: (eventId: string, kind: 'hold' | 'checkout') => () => void;
+  track?: (eventId: string, kind: 'hold' | 'checkout', admittedWaitMs?: number) => () => void;
 }> = async (app, { db, holds, checkout, tokenKey, onHoldLost, track }) => {
   /** Runs `work` counted as in flight for the admitted event (a signed token's event: never an id from the URL alone). */
-  const tracked = async <T>(eventId: string | undefined, kind: 'hold' | 'checkout', work: () => Promise<T>): Promise<T> => {
-    const done = eventId && track ? track(eventId, kind) : undefined;
+  const tracked = async <T>(
+    eventId: string | undefined,
+    kind: 'hold' | 'checkout',
+    work: () => Promise<T>,
+    admittedWaitMs?: number,
+  ): Promise<T> => {
+    const done = eventId && track ? track(eventId, kind, admittedWaitMs) : undefined;
     try {
       return await work();
     } finally {
@@ -91,18 +97,23 @@ export const holdRoutes: FastifyPluginAsyncZod<{
     async (req, reply) => {
       // The admission gate has matched X-Device-Id with the token's binding; limits count the device across accounts.
       const admitted = req.admission?.eventId === req.params.id ? req.params.id : undefined;
-      const { hold, replayed } = await tracked(admitted, 'hold', () =>
-        holds.hold(
-          req.accountId,
-          req.params.id,
-          toHoldRequest(req.body),
-          {
-            deviceHash: deviceFingerprint(req.headers['x-device-id'] as string),
-            // A presale's admission holds that tier's seats.
-            tier: req.admission?.tier,
-          },
-          req.headers['idempotency-key'],
-        ),
+      const { hold, replayed } = await tracked(
+        admitted,
+        'hold',
+        () =>
+          holds.hold(
+            req.accountId,
+            req.params.id,
+            toHoldRequest(req.body),
+            {
+              deviceHash: deviceFingerprint(req.headers['x-device-id'] as string),
+              // A presale's admission holds that tier's seats.
+              tier: req.admission?.tier,
+            },
+            req.headers['idempotency-key'],
+          ),
+        // The wait since the fan collected its admission: a line in front of the store shows there (window.ts).
+        req.admission ? Date.now() - req.admission.iat * 1000 : undefined,
       );
       if (replayed) reply.header('idempotent-replayed', 'true');
       // The admission token is checked for expiry on every route; the hold comes with its own, so paying at minute
