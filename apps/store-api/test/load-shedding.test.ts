@@ -137,9 +137,7 @@ describe('load shedding', () => {
       .poll(() => call(base, 'GET', `/events/${eventId}/queue/status`, poll), { timeout: 60_000 })
       .toMatchObject(shedAnswer('overload_event_loop'));
     // The liveness route is shed the same way: the shedder's 503 body fits its schema (once a 500 "unhandled error").
-    await expect
-      .poll(() => call(base, 'GET', '/healthz', {}), { timeout: 60_000 })
-      .toMatchObject(shedAnswer('overload_event_loop'));
+    await expect.poll(() => call(base, 'GET', '/healthz', {}), { timeout: 60_000 }).toMatchObject(shedAnswer('overload_event_loop'));
     stopHog();
     stopHog = undefined;
 
