@@ -74,7 +74,8 @@ export function testWorkers(env: NodeJS.ProcessEnv = process.env, cores = availa
   const asked = env.ONSALE_TEST_WORKERS;
   if (asked !== undefined && asked !== '') {
     const n = Number(asked);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`ONSALE_TEST_WORKERS must be a whole number of at least 1, not ${JSON.stringify(asked)}`);
+    if (!Number.isInteger(n) || n < 1)
+      throw new Error(`ONSALE_TEST_WORKERS must be a whole number of at least 1, not ${JSON.stringify(asked)}`);
     return n;
   }
   return Math.max(1, cores) + 1;
@@ -101,7 +102,7 @@ export default defineConfig({
     reporters: process.env.CI ? ['default', 'json'] : ['default'],
     outputFile: { json: '.test-results/results.json' },
     projects: [
-      { extends: true, test: { name: 'unit', include: unitTestFiles } },
+      { extends: true, test: { name: 'unit', include: unitTestFiles, isolate: false } },
       { extends: true, test: { name: 'shared', include: ['packages/shared/src/**/*.test.ts'], ...databaseProjects } },
       { extends: true, test: { name: 'store-api', include: ['apps/store-api/test/**/*.test.ts'], ...databaseProjects } },
       { extends: true, test: { name: 'bff', include: ['apps/bff/test/**/*.test.ts'], ...databaseProjects } },
