@@ -105,7 +105,7 @@ export default defineConfig({
       { extends: true, test: { name: 'unit', include: unitTestFiles, isolate: false } },
       { extends: true, test: { name: 'shared', include: ['packages/shared/src/**/*.test.ts'], ...databaseProjects } },
       { extends: true, test: { name: 'store-api', include: ['apps/store-api/test/**/*.test.ts'], ...databaseProjects } },
-      { extends: true, test: { name: 'bff', include: ['apps/bff/test/**/*.test.ts'], ...databaseProjects } },
+      { extends: true, test: { name: 'bff', include: ['apps/bff/test/**/*.test.ts'], isolate: false, ...databaseProjects } },
       // Most command lines run in the test's process (apps/cli/test/run.ts); the few that run the real binary, and the
       // demo that starts the product with `npm start`, load tsx in a child (seconds each on a machine running two suites).
       { extends: true, test: { name: 'cli', include: ['apps/cli/test/**/*.test.ts'], testTimeout: 600_000, ...databaseProjects } },
