@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import LongestFirstSequencer from './scripts/test-sequencer.js';
 
@@ -63,6 +64,23 @@ export const unitTestFiles = [
 
 const databaseProjects = { exclude: ['**/node_modules/**', ...unitTestFiles] };
 
+/**
+ * Test files side by side: one more than the cores, or `ONSALE_TEST_WORKERS`. The database, server and browser files
+ * wait far more than they compute (a quiet `.ci/run` kept 1.1 of 2 cores busy), so a third file fills idle core-time.
+ * Not more by default: each file holds its own pools, and two runs at once must fit the 200 connections `.ci/run`
+ * gives PostgreSQL (the budget is in docs/testing.md, "Connections are counted").
+ */
+export function testWorkers(env: NodeJS.ProcessEnv = process.env, cores = availableParallelism()): number {
+  const asked = env.ONSALE_TEST_WORKERS;
+  if (asked !== undefined && asked !== '') {
+    const n = Number(asked);
+    if (!Number.isInteger(n) || n < 1)
+      throw new Error(`ONSALE_TEST_WORKERS must be a whole number of at least 1, not ${JSON.stringify(asked)}`);
+    return n;
+  }
+  return Math.max(1, cores) + 1;
+}
+
 // One root config; each package is a project, plus `unit` (above). The database projects' global setup finds a real PostgreSQL
 // (TEST_DATABASE_URL, else 127.0.0.1:5432, else an embedded server) and migrates a template once.
 export default defineConfig({
@@ -77,17 +95,17 @@ export default defineConfig({
     // is too tight a wait for the next one (vitest's default poll timeout is 1 s).
     expect: { poll: { timeout: 10_000 } },
     fileParallelism: true,
-    maxWorkers: 2,
-    // The longest files start first, whatever their project (scripts/test-sequencer.ts), so both workers stay busy to
-    // the end of `npm test`.
+    maxWorkers: testWorkers(),
+    // The longest files start first, whatever their project (scripts/test-sequencer.ts), so every worker stays busy
+    // to the end of `npm test`.
     sequence: { sequencer: LongestFirstSequencer },
     reporters: process.env.CI ? ['default', 'json'] : ['default'],
     outputFile: { json: '.test-results/results.json' },
     projects: [
-      { extends: true, test: { name: 'unit', include: unitTestFiles } },
+      { extends: true, test: { name: 'unit', include: unitTestFiles, isolate: false } },
       { extends: true, test: { name: 'shared', include: ['packages/shared/src/**/*.test.ts'], ...databaseProjects } },
       { extends: true, test: { name: 'store-api', include: ['apps/store-api/test/**/*.test.ts'], ...databaseProjects } },
-      { extends: true, test: { name: 'bff', include: ['apps/bff/test/**/*.test.ts'], ...databaseProjects } },
+      { extends: true, test: { name: 'bff', include: ['apps/bff/test/**/*.test.ts'], isolate: false, ...databaseProjects } },
       // Most command lines run in the test's process (apps/cli/test/run.ts); the few that run the real binary, and the
       // demo that starts the product with `npm start`, load tsx in a child (seconds each on a machine running two suites).
       { extends: true, test: { name: 'cli', include: ['apps/cli/test/**/*.test.ts'], testTimeout: 600_000, ...databaseProjects } },

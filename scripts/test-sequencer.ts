@@ -1,4 +1,4 @@
-// The order in which `npm test` starts its test files: the longest first, across every project, so the two workers
+// The order in which `npm test` starts its test files: the longest first, across every project, so the workers
 // stay busy to the end instead of one of them running a four-minute file alone after the others are done (vitest's
 // own order runs the projects one after another by name and, on a fresh clone with no cache, each project's files by
 // size). The durations are `scripts/test-durations.json`, made from a whole run's JSON report by
