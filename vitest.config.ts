@@ -65,10 +65,11 @@ export const unitTestFiles = [
 const databaseProjects = { exclude: ['**/node_modules/**', ...unitTestFiles] };
 
 /**
- * Test files side by side: one more than the cores, or `ONSALE_TEST_WORKERS`. The database, server and browser files
- * wait far more than they compute (a quiet `.ci/run` kept 1.1 of 2 cores busy), so a third file fills idle core-time.
- * Not more by default: each file holds its own pools, and two runs at once must fit the 200 connections `.ci/run`
- * gives PostgreSQL (the budget is in docs/testing.md, "Connections are counted").
+ * Test files side by side: one a core, or `ONSALE_TEST_WORKERS`. The files wait far more than they compute (a quiet
+ * `.ci/run` kept 1.1 of 2 cores busy), but a third file on two cores made the whole run slower, not faster (a fresh-clone
+ * `.ci/run` on a quiet machine, 2026-12-06: 23 min 35 s against 20 min 42 s with two; typecheck and lint, which run
+ * beside the tests, took 2.4 and 2.8 times as long), and a time-scaled rehearsal starved of CPU missed its sell-out.
+ * Each file holds its own pools: the connection budget is in docs/testing.md, "Connections are counted".
  */
 export function testWorkers(env: NodeJS.ProcessEnv = process.env, cores = availableParallelism()): number {
   const asked = env.ONSALE_TEST_WORKERS;
@@ -78,7 +79,7 @@ export function testWorkers(env: NodeJS.ProcessEnv = process.env, cores = availa
       throw new Error(`ONSALE_TEST_WORKERS must be a whole number of at least 1, not ${JSON.stringify(asked)}`);
     return n;
   }
-  return Math.max(1, cores) + 1;
+  return Math.max(1, cores);
 }
 
 // One root config; each package is a project, plus `unit` (above). The database projects' global setup finds a real PostgreSQL
