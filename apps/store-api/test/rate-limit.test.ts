@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@onsale/shared/db';
 import { admitted, bearer, login, makeEvent, setupApp, type TestApp } from './helper.js';
+import { ipKey } from '../src/plugins/rate-limit.js';
 
 // Request limits per account and per IP, in a store API configured with small ones.
 let h: TestApp;
@@ -131,6 +132,12 @@ describe('request rate limits', () => {
     expect((await register()).statusCode).toBe(200);
     expect((await register()).statusCode).toBe(200);
     expectRateLimited(await register(), 'account');
+  });
+
+  it("count a request whose client hung up (Node's socket address, so req.ip, undefined) under a key, not a TypeError", () => {
+    expect(ipKey(undefined)).toBe('disconnected');
+    expect(ipKey('10.0.0.7')).toBe('10.0.0.7');
+    expect(ipKey('::FFFF:10.0.0.7')).toBe(ipKey('::ffff:10.0.0.7'));
   });
 
   it('publish the 429 in the OpenAPI document of the limited routes only', async () => {

@@ -52,7 +52,8 @@ const LocalStore = createRequire(import.meta.url)('@fastify/rate-limit/store/Loc
 // An address without a colon is not IPv6, and normalizeIP only lower-cases those: the IPv6 pattern is skipped.
 // Node leaves the socket's address undefined once the client has hung up (Fastify's req.ip is then undefined, though
 // typed string): such a request is counted under one key of its own rather than failing with a TypeError (a 500).
-const ipKey = (ip: string | undefined) => (ip === undefined ? 'disconnected' : ip.includes(':') ? normalizeIP(ip) : ip.toLowerCase());
+export const ipKey = (ip: string | undefined) =>
+  ip === undefined ? 'disconnected' : ip.includes(':') ? normalizeIP(ip) : ip.toLowerCase();
 
 // Redis's keys name the group and the scope: there every limiter shares one key space.
 const keyOf = (group: Group, scope: 'ip' | 'account', req: FastifyRequest) =>
