@@ -92,6 +92,25 @@ async function queueState(eventId: string) {
   return t.db.selectFrom('queue_state').selectAll().where('event_id', '=', eventId).executeTakeFirstOrThrow();
 }
 
+/**
+ * A rehearsal's sale: 4,000 seats at one ticket an order over a minute, 4,000 fans waiting, the event's clock 30 times
+ * fast and a 12 s checkout; its controller on a manual clock, a store-load tracker and the hold service.
+ */
+async function rehearsedSale() {
+  const eventId = await makeEvent({
+    rows: 100,
+    seatsPerRow: 40,
+    pacing: { targetSaleMinutes: 1, ticketsPerOrder: 1, overbookFactor: 1, checkoutMinutes: 1, paymentTps: 1000 },
+  });
+  await sql`UPDATE events SET rehearsal_time_scale = 30, checkout_minutes = 0.2 WHERE id = ${eventId}`.execute(t.db);
+  await addEntries(t.db, eventId, 4000);
+  const clock = clockInMinute();
+  const c = controller(clock);
+  const store = new StoreLoadTracker(clock.now);
+  const holds = new HoldService({ db: t.db, events: new EventCache(t.db), seatmap: new SeatmapCache(t.db) });
+  return { eventId, clock, c, store, holds };
+}
+
 describe('admission follows what the store serves', () => {
   it('a store that lags (holds answered 3 s late) slows admission within seconds; when it catches up admission rises again', async () => {
     // 4,000 seats at one ticket an order over 6 minutes: the plan admits about 667 fans a minute, 11 a second.
@@ -162,17 +181,7 @@ describe('admission follows what the store serves', () => {
     // 12 s checkout (a rehearsal's compressed 6 minutes) 800 fans inside at once; the event's clock runs 30 times fast,
     // as a rehearsal's: a fan's round trip is 2 s of seat choice + the 1 s target, a leaver is one who has not held
     // within 5 s (plus the waits).
-    const eventId = await makeEvent({
-      rows: 100,
-      seatsPerRow: 40,
-      pacing: { targetSaleMinutes: 1, ticketsPerOrder: 1, overbookFactor: 1, checkoutMinutes: 1, paymentTps: 1000 },
-    });
-    await sql`UPDATE events SET rehearsal_time_scale = 30, checkout_minutes = 0.2 WHERE id = ${eventId}`.execute(t.db);
-    await addEntries(t.db, eventId, 4000);
-    const clock = clockInMinute();
-    const c = controller(clock);
-    const store = new StoreLoadTracker(clock.now);
-    const holds = new HoldService({ db: t.db, events: new EventCache(t.db), seatmap: new SeatmapCache(t.db) });
+    const { eventId, clock, c, store, holds } = await rehearsedSale();
     const checkout = new CheckoutService({
       db: t.db,
       cards: new CardFingerprints(testSecrets().cardFingerprintSecret),
@@ -245,17 +254,7 @@ describe('a fan who collected is inside until it holds or its round trip lapses'
   it('holds that reach the store 20 s after the admission (a line in front of it): the fans in line stay counted inside and admission slows; once the line clears the leaver time comes back', async () => {
     // 4,000 seats at one ticket an order over a minute, a rehearsal's clock (30 times fast): the plan admits 67 fans a
     // second, a leaver by the estimate alone is one who has not held within 5 s.
-    const eventId = await makeEvent({
-      rows: 100,
-      seatsPerRow: 40,
-      pacing: { targetSaleMinutes: 1, ticketsPerOrder: 1, overbookFactor: 1, checkoutMinutes: 1, paymentTps: 1000 },
-    });
-    await sql`UPDATE events SET rehearsal_time_scale = 30, checkout_minutes = 0.2 WHERE id = ${eventId}`.execute(t.db);
-    await addEntries(t.db, eventId, 4000);
-    const clock = clockInMinute();
-    const c = controller(clock);
-    const store = new StoreLoadTracker(clock.now);
-    const holds = new HoldService({ db: t.db, events: new EventCache(t.db), seatmap: new SeatmapCache(t.db) });
+    const { eventId, clock, c, store, holds } = await rehearsedSale();
     // Each fan let in collects at once; its hold reaches the store `delayS` seconds later (an injected line in front of
     // the store: the driver's connections, the edge), and the store answers it at once. Fan 0 never holds (a leaver).
     let delayS = 20;
