@@ -25,9 +25,9 @@ export default tseslint.config(
     languageOptions: {
       parserOptions: {
         // Each file is checked against the nearest tsconfig.json that holds it; the edge's tests are in none (its
-        // tsconfig.json is the worker's) and use its tsconfig.node.json.
+        // tsconfig.json is the worker's) and use its tsconfig.node.json, as does the edge-guard bench's process script.
         projectService: {
-          allowDefaultProject: ['apps/edge/test/*.ts'],
+          allowDefaultProject: ['apps/edge/test/*.ts', 'apps/edge/bench/pipe-relay.ts'],
           defaultProject: 'apps/edge/tsconfig.node.json',
         },
         tsconfigRootDir: import.meta.dirname,
