@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { connectionBounds, send } from '../src/rehearse/driver.js';
+import { connectionBounds, partySize, send } from '../src/rehearse/driver.js';
 import { LatencyHistogram } from '../src/rehearse/histogram.js';
 
 describe('LatencyHistogram', () => {
@@ -25,6 +25,23 @@ describe('LatencyHistogram', () => {
     const long = new LatencyHistogram();
     long.add(5 * 3_600_000);
     expect(long.quantile(0.99)).toBe(5 * 3_600_000);
+  });
+});
+
+describe('partySize', () => {
+  it('spreads parties of one to four about the plan tickets an order (2.5 at the stadium), ones and fours included', () => {
+    const counts = [0, 0, 0, 0, 0];
+    const n = 12_000;
+    for (let k = 0; k < n; k++) counts[partySize(2.5, 4, (k + 0.5) / n)]!++;
+    // 1 and 4 a sixth each, 2 and 3 a third each: a party of one is there to take a single seat late in the sale.
+    expect(counts[1]! / n).toBeCloseTo(1 / 6, 2);
+    expect(counts[2]! / n).toBeCloseTo(1 / 3, 2);
+    expect(counts[3]! / n).toBeCloseTo(1 / 3, 2);
+    expect(counts[4]! / n).toBeCloseTo(1 / 6, 2);
+    expect((counts[1]! + 2 * counts[2]! + 3 * counts[3]! + 4 * counts[4]!) / n).toBeCloseTo(2.5, 2);
+    // The club's 2 of at most 4: one to three, as before; a limit of one seat: always one.
+    expect(new Set(Array.from({ length: 100 }, (_, k) => partySize(2, 4, k / 99)))).toEqual(new Set([1, 2, 3]));
+    expect(partySize(2.5, 1, 0.9)).toBe(1);
   });
 });
 

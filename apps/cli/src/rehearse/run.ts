@@ -583,6 +583,7 @@ async function buildReport(
     seatsWanted: wanted,
     admittedFans: result.admitted,
     buyers: result.bought,
+    admittedNotBought: result.admittedNotBought,
     positionExpired: result.positionExpired,
     admittedPerMinute: {
       plan: Math.round(created.plan.admitsPerMinute * 10) / 10,
@@ -608,6 +609,7 @@ async function buildReport(
       arrivalLagMaxMs: result.arrivalLagMaxMs,
       neverArrived: result.neverArrived,
       requestTimings: result.requestTimings,
+      answersOfKind: result.answersOfKind,
       connections: result.connections,
       ...(soldOutWait.count > 0 ? { soldOutDriverWaitMs: { p50: soldOutWait.p50, p99: soldOutWait.p99, max: soldOutWait.max } } : {}),
     },
@@ -631,7 +633,17 @@ export function markdownPath(reportFile: string): string {
 
 function progressLine(p: Progress, seats: number, faults: string[], controller: string): string {
   const t = p.tMs < 0 ? `opens in ${(-p.tMs / 1000).toFixed(0)} s` : `t+${(p.tMs / 1000).toFixed(0)} s`;
-  return `rehearse: ${t}  joined ${p.joined}  waiting ${p.waiting}  admitted ${p.admitted}  holding/paying ${p.shopping}  orders ${p.bought} (${p.seatsBought}/${seats} seats)  done ${p.done}  errors ${p.errors}  requests ${p.requests}${p.backlog > 0 ? `  not yet let join ${p.backlog}` : ''}${faults.length ? `  fault: ${faults.join(', ')}` : ''}${controller ? `  controller: ${controller}` : ''}`;
+  return `rehearse: ${t}  joined ${p.joined}  waiting ${p.waiting}  admitted ${p.admitted}  holding/paying ${p.shopping}  orders ${p.bought} (${p.seatsBought}/${seats} seats)  done ${p.done}  errors ${p.errors}  requests ${p.requests}${p.backlog > 0 ? `  not yet let join ${p.backlog}` : ''}  lines ${linesOf(p)}${faults.length ? `  fault: ${faults.join(', ')}` : ''}${controller ? `  controller: ${controller}` : ''}`;
+}
+
+/** Where the crowd's requests are: per kind, waiting in the driver for a connection / on the wire (joins: in flight). */
+function linesOf(p: Progress): string {
+  const short: Record<string, string> = { join: 'join', status: 'poll', 'seat map': 'map', hold: 'hold', checkout: 'pay', waitlist: 'wl' };
+  return Object.entries(p.lines)
+    .filter(([, l]) => l.queued + l.running > 0)
+    .map(([k, l]) => `${short[k] ?? k} ${l.queued}/${l.running}`)
+    .join(' ')
+    .concat(` (joins in flight ${p.joinsInFlight})`);
 }
 
 /** Strikes one fault; the outcome's recovery is filled in when `recovered` first answers true. */
