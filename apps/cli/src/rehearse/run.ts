@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createDb, type Db } from '@onsale/shared/db';
-import { controllerLastTick, controllerReason, soldOutAtOf } from './run.repository.js';
+import { controllerLastTick, controllerReason, soldOutAtOf, unsoldShape } from './run.repository.js';
 import { parseEventFile } from '@onsale/shared/events';
 import { createEvent } from '@onsale/shared/sale-setup';
 import { getInventoryCounts } from '@onsale/shared/inventory';
@@ -494,6 +494,8 @@ async function buildReport(
   const keptOff = Math.abs(kept.available - counts.available) + Math.abs(kept.held - counts.held) + Math.abs(kept.sold - counts.sold);
   const drift = counts.drift === 0 ? keptOff : counts.drift;
   const soldOutAt = await soldOutAtOf(db, created.eventId);
+  // General admission has no rows: its unsold seats have no shape.
+  const unsold = counts.sold < created.capacity && sale.spec.sections.length > 0 ? await unsoldShape(db, created.eventId) : null;
   const sales = await readBackSales(db, created.eventId, created.listingId, `rh${o.seed}-${created.eventId.slice(0, 8)}-b`, soldOutAt);
   const candidates = [...new Set(result.holdConflicts.flatMap((h) => [h.first, h.second]))];
   const durable = await durableHolds(db, created.eventId, candidates);
@@ -584,6 +586,7 @@ async function buildReport(
     admittedFans: result.admitted,
     buyers: result.bought,
     admittedNotBought: result.admittedNotBought,
+    ...(unsold && unsold.seats > 0 ? { unsoldSeats: unsold } : {}),
     positionExpired: result.positionExpired,
     admittedPerMinute: {
       plan: Math.round(created.plan.admitsPerMinute * 10) / 10,

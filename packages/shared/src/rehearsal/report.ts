@@ -62,6 +62,11 @@ export interface RehearsalReport {
    * the run ended, sold out, left their hold, refused at their limits or for seats (absent in older reports).
    */
   admittedNotBought?: Record<string, number>;
+  /**
+   * The seats not sold at the end as the rows leave them (absent when all sold, or in older reports): runs of seats
+   * side by side, how many are one seat alone, the longest run, the sections they are in.
+   */
+  unsoldSeats?: { seats: number; runs: number; singles: number; longest: number; sections: number };
   /** POSITION_EXPIRED answers to fans who polled as told (within their Retry-After on the event's clock) and later. */
   /** asToldBackInLine (absent in older reports): of asTold, fans back in line on their own after their admission lapsed. */
   positionExpired?: { asTold: number; late: number; asToldBackInLine?: number };
@@ -176,6 +181,10 @@ export function reportMarkdown(r: RehearsalReport): string {
         : ''
     } |`,
   );
+  if (r.unsoldSeats)
+    lines.push(
+      `| seats not sold at the end, as the rows leave them | ${n(r.unsoldSeats.seats)} in ${n(r.unsoldSeats.runs)} runs side by side across ${n(r.unsoldSeats.sections)} sections: ${n(r.unsoldSeats.singles)} single seats alone, the longest run ${n(r.unsoldSeats.longest)} |`,
+    );
   if (r.admittedNotBought && Object.keys(r.admittedNotBought).length > 0)
     lines.push(
       `| fans let in who did not buy | ${n(Object.values(r.admittedNotBought).reduce((a, b) => a + b, 0))} (${Object.entries(
