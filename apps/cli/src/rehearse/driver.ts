@@ -424,6 +424,8 @@ export class Crowd {
    */
   private readonly joinBacklogCap: number;
   private pollsThisSecond = 0;
+  /** Polls sent (or being signed) and not yet answered. */
+  private pollsOutstanding = 0;
   private waiting = 0;
   /** Fans told to come back soon (near the front), and how many. */
   private readonly nearFront: Uint8Array;
@@ -807,15 +809,22 @@ export class Crowd {
     // budget sends them (a loaded machine), polls line up inside the driver, first come first sent, and a fan near the
     // front (its turn next, or come) waits behind a line of fans far back whose polls change nothing (up to 6,672 polls
     // queued on 32 connections in an 8,000-fan run). A real crowd has a connection a fan. So a fan far back does not
-    // join a line longer than the status connections: its poll is put off (it polls later than told, and is counted
-    // so); fans near the front always send.
-    if (this.nearFront[i] === 0 && this.pools.status.stats.queued >= this.poolSizes.status)
-      return this.schedule(i, 250 + 500 * this.random());
-    const h = await this.headers(i);
-    h['x-queue-token'] = token;
-    this.pollsThisSecond++;
-    const asTold = !(this.now > this.toldBy[i]!);
-    const a = await this.request('status', 'GET', `/events/${this.o.eventId}/queue/status`, h);
+    // poll while twice the status connections' polls are outstanding (as many on the wire, as many waiting): its poll
+    // is put off (it polls later than told, and is counted so); fans near the front always send.
+    // Counted from here, not from undici's queue: a tick's fans pass this line before any of their polls is dispatched.
+    if (this.nearFront[i] === 0 && this.pollsOutstanding >= 2 * this.poolSizes.status) return this.schedule(i, 250 + 500 * this.random());
+    this.pollsOutstanding++;
+    let a: Answer;
+    let asTold: boolean;
+    try {
+      const h = await this.headers(i);
+      h['x-queue-token'] = token;
+      this.pollsThisSecond++;
+      asTold = !(this.now > this.toldBy[i]!);
+      a = await this.request('status', 'GET', `/events/${this.o.eventId}/queue/status`, h);
+    } finally {
+      this.pollsOutstanding--;
+    }
     if (a.status !== 200) {
       if (a.status === 401 || a.status === 403) return this.rejoin(i);
       // The fan's turn came and passed unused (it polled too late): join again as told, once; then it gives up.
