@@ -1,8 +1,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
-import { describe, expect, it } from 'vitest';
-import { connectionBounds, send } from '../src/rehearse/driver.js';
+import { describe, expect, it, vi } from 'vitest';
+import { connectionBounds, Crowd, partySize, send } from '../src/rehearse/driver.js';
 import { LatencyHistogram } from '../src/rehearse/histogram.js';
 
 describe('LatencyHistogram', () => {
@@ -25,6 +25,23 @@ describe('LatencyHistogram', () => {
     const long = new LatencyHistogram();
     long.add(5 * 3_600_000);
     expect(long.quantile(0.99)).toBe(5 * 3_600_000);
+  });
+});
+
+describe('partySize', () => {
+  it('spreads parties of one to four about the plan tickets an order (2.5 at the stadium), ones and fours included', () => {
+    const counts = [0, 0, 0, 0, 0];
+    const n = 12_000;
+    for (let k = 0; k < n; k++) counts[partySize(2.5, 4, (k + 0.5) / n)]!++;
+    // 1 and 4 a sixth each, 2 and 3 a third each: a party of one is there to take a single seat late in the sale.
+    expect(counts[1]! / n).toBeCloseTo(1 / 6, 2);
+    expect(counts[2]! / n).toBeCloseTo(1 / 3, 2);
+    expect(counts[3]! / n).toBeCloseTo(1 / 3, 2);
+    expect(counts[4]! / n).toBeCloseTo(1 / 6, 2);
+    expect((counts[1]! + 2 * counts[2]! + 3 * counts[3]! + 4 * counts[4]!) / n).toBeCloseTo(2.5, 2);
+    // The club's 2 of at most 4: one to three, as before; a limit of one seat: always one.
+    expect(new Set(Array.from({ length: 100 }, (_, k) => partySize(2, 4, k / 99)))).toEqual(new Set([1, 2, 3]));
+    expect(partySize(2.5, 1, 0.9)).toBe(1);
   });
 });
 
@@ -63,4 +80,70 @@ describe("the driver's two clocks", () => {
       await new Promise((r) => server.close(r));
     }
   });
+});
+
+describe("the crowd's polls", () => {
+  it('do not line up inside the driver behind a slow edge: a fan far back puts its poll off while the line is full', async () => {
+    // Every fan is far back (told to come back in 30 s), the budget lets them poll every 1.5 s (about 200 a second for
+    // 300 fans), and the one status connection is answered in 30 ms (about 33 a second): sent first come first sent,
+    // the line inside the driver would grow by over 100 polls a second.
+    let statusAnswered = 0;
+    const server = createServer((req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.setHeader('retry-after', '30');
+      if (req.method === 'POST') return res.end(JSON.stringify({ queueToken: 'q', cohort: 'PREOPEN', position: null, state: 'WAITING' }));
+      setTimeout(() => {
+        statusAnswered++;
+        res.end(JSON.stringify({ state: 'WAITING', position: 5000 }));
+      }, 30);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const now = Date.now();
+    const crowd = new Crowd({
+      fansUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      eventId: 'e',
+      listingId: 'l',
+      onsaleAtMs: now + 600_000,
+      startAtMs: now,
+      fans: 300,
+      timeScale: 30,
+      botsShare: 0,
+      abandon: 0,
+      slowPayers: 0,
+      failingPayers: 0,
+      authSecret: 'a-test-secret-that-is-long-enough-0123456789',
+      sections: [{ code: 'A', qualityRank: 1, capacity: 100 }],
+      perAccountSeats: 4,
+      ticketsPerOrder: 2,
+      holdTtlSeconds: 360,
+      checkoutMinutes: 6,
+      preOpenMs: 300,
+      preOpenShare: 1,
+      tailMeanMs: 1000,
+      pollBudgetPerSecond: 500,
+      connections: 2,
+      maxConnections: 16,
+      seed: 1,
+      seatPickingOpensAtMs: now + 3_600_000,
+      pickers: 0,
+      accountPrefix: 't',
+      deadlineMs: 600_000,
+    });
+    const status = (crowd as unknown as { pools: Record<string, Pool> }).pools.status!;
+    let mostQueued = 0;
+    const sampler = setInterval(() => (mostQueued = Math.max(mostQueued, status.stats.queued)), 5);
+    const done = crowd.run();
+    try {
+      // Until 80 polls were answered (over two seconds of the line growing, had the polls been sent as scheduled).
+      await vi.waitFor(() => expect(statusAnswered).toBeGreaterThanOrEqual(80), { timeout: 60_000, interval: 20 });
+      expect(crowd.progress().waiting).toBe(300);
+      // At most the status connections' worth waits inside the driver (1 here); the others put their polls off.
+      expect(mostQueued).toBeLessThanOrEqual(1);
+    } finally {
+      clearInterval(sampler);
+      crowd.stop();
+      await done;
+      await new Promise((r) => server.close(r));
+    }
+  }, 90_000);
 });

@@ -102,6 +102,8 @@ interface Shopper {
   looked?: boolean;
   idempotencyKey?: string;
   declinedOnce?: boolean;
+  /** A failing payer: its first card is declined (drawn once, so a retried checkout sends the same card). */
+  failing?: boolean;
   expiresAtMs?: number;
   /** Holds refused in a row for want of seats together. */
   refused?: number;
@@ -172,12 +174,20 @@ export interface DriverResult {
   /** The same, of the fans who read it on a poll sent as told (within their Retry-After, see positionExpired). */
   soldOutReadsAsToldAtMs: Float64Array;
   soldOutAsToldDriverWait: Float64Array;
-  /** Per kind of request, the product's time (on the wire to the answer) and the driver's wait before it. */
-  requestTimings: Record<DriverRequestKind, RequestTimings>;
+  /**
+   * Per kind of request, the product's time (on the wire to the answer) and the driver's wait before it; and the joins
+   * answered after the open apart (`join after the open`, also counted in `join`).
+   */
+  requestTimings: Record<DriverRequestKind | 'join after the open', RequestTimings>;
   /** Connections each of the driver's pools may open (the purchase path's are opened as its fans need them). */
   connections: Record<DriverRequestKind, number>;
   /** Fans who read ADMITTED (collected an admission), once each. */
   admitted: number;
+  /**
+   * The admitted fans who did not buy, by who they are (fan or bot) and why: still shopping or back in line when the
+   * run ended, sold out, left their hold, refused at their limits or for seats.
+   */
+  admittedNotBought: Record<string, number>;
   /**
    * `POSITION_EXPIRED` answers, to fans who polled as told (no later than the Retry-After they were given, on the
    * event's clock, its jitter and a second's grace) and to fans who polled later (the poll budget spread the crowd far
@@ -191,6 +201,8 @@ export interface DriverResult {
   lastAdmitAtMs: number | null;
   strandedSeats: [number, number][];
   answers: Map<string, number>;
+  /** The answers by kind of request and answer (`hold 503 SERVICE_UNAVAILABLE`). */
+  answersOfKind: Record<string, number>;
   /** Seats in two confirmed orders as the fans saw them, and pairs of holds that held one seat at once. */
   doubleSoldSeen: number;
   holdConflicts: { seat: number; first: string; second: string }[];
@@ -228,6 +240,10 @@ export interface Progress {
   requests: number;
   /** Fans whose arrival time has come who have not been able to send their join yet (the join connections are full). */
   backlog: number;
+  /** Per kind of request: requests waiting inside the driver for a connection, and on the wire (undici's pool stats). */
+  lines: Record<DriverRequestKind, { queued: number; running: number; connected: number }>;
+  /** Joins sent (or being signed) and not yet answered; first joins wait while it is at the cap. */
+  joinsInFlight: number;
 }
 
 /** What a fan's request is, for the report's CPU per request (a status poll's edge or origin is read off its answer). */
@@ -333,6 +349,17 @@ export function connectionBounds(connections: number, max: number): Record<Drive
   return { status, join, waitlist, hold, 'seat map': seatMap, checkout: Math.max(1, purchase - hold - seatMap) };
 }
 
+/**
+ * A fan's party: from one seat to the most an account may have, about `ticketsPerOrder` on average. The mean +- 1 it
+ * was before (2.5 made parties of 2 and 3 only) left no party of one to take the single seats late in a sale, and
+ * none of four: 2.5 of at most 4 spreads over 1-4 (1 and 4 a sixth each, 2 and 3 a third each), mean 2.5.
+ */
+export function partySize(ticketsPerOrder: number, perAccountSeats: number, u: number): number {
+  const mean = Math.min(perAccountSeats, Math.max(1, ticketsPerOrder));
+  const spread = Math.max(0, Math.min(mean - 1, perAccountSeats - mean));
+  return Math.max(1, Math.min(perAccountSeats, Math.round(mean + (u - 0.5) * 2 * spread)));
+}
+
 /** The crowd. `run()` resolves when every fan has finished or the deadline passed. */
 export class Crowd {
   /**
@@ -348,6 +375,11 @@ export class Crowd {
   private readonly timings = Object.fromEntries(
     DRIVER_REQUEST_KINDS.map((k) => [k, { product: new LatencyHistogram(), driverWait: new LatencyHistogram() }]),
   ) as Record<DriverRequestKind, { product: LatencyHistogram; driverWait: LatencyHistogram }>;
+  /**
+   * Joins sent after the open, timed apart: the open is when the purchase path loads the product, and whether joins then
+   * wait in the driver (its connections) or at the product (its answers) is what tells a starved driver from a slow one.
+   */
+  private readonly joinAfterOpen = { product: new LatencyHistogram(), driverWait: new LatencyHistogram() };
   private readonly random: () => number;
   private readonly phase: Uint8Array;
   private readonly arrival: Float64Array;
@@ -392,11 +424,15 @@ export class Crowd {
    */
   private readonly joinBacklogCap: number;
   private pollsThisSecond = 0;
+  /** Polls sent (or being signed) and not yet answered. */
+  private pollsOutstanding = 0;
   private waiting = 0;
   /** Fans told to come back soon (near the front), and how many. */
   private readonly nearFront: Uint8Array;
   private nearFrontCount = 0;
   private readonly wasAdmitted: Uint8Array;
+  /** Why an admitted fan gave up without buying (the report tells the admitted fans who did not buy apart). */
+  private readonly gaveUpWhy = new Map<number, string>();
   private readonly expiredOnce: Uint8Array;
   private readonly holdLatencies: number[] = [];
   private readonly holdDriverLag: number[] = [];
@@ -423,6 +459,8 @@ export class Crowd {
   private readonly answeredByKind = answeredByKind();
   private unanswered = 0;
   readonly answers = new Map<string, number>();
+  /** The same by kind of request (`join 503 SERVICE_UNAVAILABLE`): which requests a refusal answered. */
+  private readonly answersOfKind = new Map<string, number>();
   /** Called with every answer's key (faults count what fans read while they last). */
   onAnswer: ((key: string) => void) | undefined;
   private resolveDone: (() => void) | undefined;
@@ -589,6 +627,10 @@ export class Crowd {
       const t = this.timings[kind];
       t.product.add(ms);
       t.driverWait.add(waitMs);
+      if (kind === 'join' && this.sinceOpen() >= 0) {
+        this.joinAfterOpen.product.add(ms);
+        this.joinAfterOpen.driverWait.add(waitMs);
+      }
       let parsed: Body | null = null;
       try {
         parsed = res.text ? (JSON.parse(res.text) as Body) : null;
@@ -601,6 +643,8 @@ export class Crowd {
       const key = code ? `${res.status} ${code}` : String(res.status);
       this.answeredByKind[kind === 'status' ? (res.edge === 'hit' ? 'status (edge)' : 'status (origin)') : kind]++;
       this.record(key);
+      const kk = `${kind} ${key}`;
+      this.answersOfKind.set(kk, (this.answersOfKind.get(kk) ?? 0) + 1);
       if (res.status >= 500) this.errors++;
       return { status: res.status, code, body: parsed, retryAfterS, ms, waitMs, key };
     } catch (e) {
@@ -668,8 +712,9 @@ export class Crowd {
     }
   }
 
-  private finish(i: number, phase: Phase) {
+  private finish(i: number, phase: Phase, why?: string) {
     if (this.phase[i] === Phase.WAITING) this.leaveQueue(i);
+    if (phase === Phase.GAVE_UP && this.wasAdmitted[i] === 1) this.gaveUpWhy.set(i, why ?? this.shoppers.get(i)?.last ?? 'gave up');
     this.phase[i] = phase;
     this.queueToken[i] = undefined;
     this.accountToken[i] = undefined;
@@ -700,7 +745,7 @@ export class Crowd {
               : undefined;
     go?.catch((e: unknown) => {
       this.record(`driver ${(e as Error).message.slice(0, 60)}`);
-      this.finish(i, Phase.GAVE_UP);
+      this.finish(i, Phase.GAVE_UP, `driver error`);
     });
   }
 
@@ -750,21 +795,36 @@ export class Crowd {
       a.code === 'POW_EXPIRED' ||
       a.code === 'DEFERRAL_EXPIRED'
     ) {
-      if (this.pastDeadline()) return this.finish(i, Phase.GAVE_UP);
+      if (this.pastDeadline()) return this.finish(i, Phase.GAVE_UP, 'the run ended');
       return this.schedule(i, this.backoff(i, a));
     }
-    this.finish(i, Phase.GAVE_UP);
+    this.finish(i, Phase.GAVE_UP, `join ${a.key}`);
   }
 
   private async poll(i: number) {
-    if (this.pastDeadline()) return this.finish(i, Phase.GAVE_UP);
+    if (this.pastDeadline()) return this.finish(i, Phase.GAVE_UP, 'the run ended');
     const token = this.queueToken[i];
     if (!token) return this.finish(i, Phase.GAVE_UP);
-    const h = await this.headers(i);
-    h['x-queue-token'] = token;
-    this.pollsThisSecond++;
-    const asTold = !(this.now > this.toldBy[i]!);
-    const a = await this.request('status', 'GET', `/events/${this.o.eventId}/queue/status`, h);
+    // The poll budget spreads polls over time, not over the status connections: when the edge answers slower than the
+    // budget sends them (a loaded machine), polls line up inside the driver, first come first sent, and a fan near the
+    // front (its turn next, or come) waits behind a line of fans far back whose polls change nothing (up to 6,672 polls
+    // queued on 32 connections in an 8,000-fan run). A real crowd has a connection a fan. So a fan far back does not
+    // poll while twice the status connections' polls are outstanding (as many on the wire, as many waiting): its poll
+    // is put off (it polls later than told, and is counted so); fans near the front always send.
+    // Counted from here, not from undici's queue: a tick's fans pass this line before any of their polls is dispatched.
+    if (this.nearFront[i] === 0 && this.pollsOutstanding >= 2 * this.poolSizes.status) return this.schedule(i, 250 + 500 * this.random());
+    this.pollsOutstanding++;
+    let a: Answer;
+    let asTold: boolean;
+    try {
+      const h = await this.headers(i);
+      h['x-queue-token'] = token;
+      this.pollsThisSecond++;
+      asTold = !(this.now > this.toldBy[i]!);
+      a = await this.request('status', 'GET', `/events/${this.o.eventId}/queue/status`, h);
+    } finally {
+      this.pollsOutstanding--;
+    }
     if (a.status !== 200) {
       if (a.status === 401 || a.status === 403) return this.rejoin(i);
       // The fan's turn came and passed unused (it polled too late): join again as told, once; then it gives up.
@@ -773,7 +833,7 @@ export class Crowd {
         else this.positionExpired.late++;
         if (asTold && this.backInLine[i] === 1) this.positionExpired.asToldBackInLine++;
         this.backInLine[i] = 0;
-        if (this.expiredOnce[i] === 1) return this.finish(i, Phase.GAVE_UP);
+        if (this.expiredOnce[i] === 1) return this.finish(i, Phase.GAVE_UP, 'turn expired twice');
         this.expiredOnce[i] = 1;
         return this.rejoin(i);
       }
@@ -827,9 +887,7 @@ export class Crowd {
       }
     }
     if (this.isBot(i)) return { section, quantity: this.o.perAccountSeats };
-    const mean = Math.min(this.o.perAccountSeats, this.o.ticketsPerOrder);
-    const q = Math.max(1, Math.min(this.o.perAccountSeats, Math.round(mean + (this.random() - 0.5) * 2)));
-    return { section, quantity: q };
+    return { section, quantity: partySize(this.o.ticketsPerOrder, this.o.perAccountSeats, this.random()) };
   }
 
   /**
@@ -902,7 +960,7 @@ export class Crowd {
       if (!this.isBot(i) && u < this.o.abandon) {
         // Abandoned: the seats stay stranded until the hold expires.
         this.abandoned.push({ expiresAtMs: s.expiresAtMs, seats: s.quantity });
-        return this.finish(i, Phase.GAVE_UP);
+        return this.finish(i, Phase.GAVE_UP, 'left its hold unpaid (--abandon)');
       }
       this.setPhase(i, Phase.PAYING);
       if (!this.isBot(i) && u < this.o.abandon + this.o.slowPayers) {
@@ -950,7 +1008,7 @@ export class Crowd {
     if (a.status === 0 || a.status === 429 || a.status >= 500) return this.schedule(i, this.backoff(i, a));
     if (a.status === 401 || a.status === 403) return this.backToQueue(i);
     // The fan's limits (account, device, card) and anything else: this fan is done.
-    this.finish(i, Phase.GAVE_UP);
+    this.finish(i, Phase.GAVE_UP, `hold ${a.key}`);
   }
 
   /** No seats for this fan now: back to polling, where LAST_CHANCE or SOLD_OUT will say what next. */
@@ -974,8 +1032,11 @@ export class Crowd {
       const left = (s.expiresAtMs ?? this.now) - this.now;
       return this.schedule(i, Math.max(0, left * (0.3 + 0.5 * this.random())));
     }
-    const failing = !this.isBot(i) && !s.declinedOnce && this.random() < this.o.failingPayers / Math.max(1e-9, 1 - this.o.abandon);
-    const number = failing ? '4000000000000002' : this.card(i);
+    // Drawn once a shopper: a checkout retried after a 503 or a reset carries the same Idempotency-Key and must carry the
+    // same card, or the product rightly refuses it (400 IDEMPOTENCY_KEY_REUSED: 15 of 610 fans let in lost their
+    // order to it in an 8,000-fan run, 14 answers at 200,000, when the draw was made again on each try).
+    s.failing ??= !this.isBot(i) && this.random() < this.o.failingPayers / Math.max(1e-9, 1 - this.o.abandon);
+    const number = s.failing && !s.declinedOnce ? '4000000000000002' : this.card(i);
     h['idempotency-key'] = s.idempotencyKey ??= randomUUID();
     const a = await this.request('checkout', 'POST', `/holds/${s.holdId}/checkout`, h, {
       payment: { instrument: { type: 'card', number } },
@@ -995,7 +1056,7 @@ export class Crowd {
     }
     if (a.status === 0 || a.status === 429 || a.status >= 500 || a.code === 'CHECKOUT_IN_PROGRESS') {
       // The same key again: a retry must never make a second order or charge.
-      if (this.pastDeadline()) return this.finish(i, Phase.GAVE_UP);
+      if (this.pastDeadline()) return this.finish(i, Phase.GAVE_UP, 'the run ended');
       return this.schedule(i, this.backoff(i, a));
     }
     s.idempotencyKey = undefined;
@@ -1013,7 +1074,7 @@ export class Crowd {
       // Too slow: back in line for whatever is left.
       return this.backToQueue(i);
     }
-    this.finish(i, Phase.GAVE_UP);
+    this.finish(i, Phase.GAVE_UP, `checkout ${a.key}`);
   }
 
   private async soldOut(i: number, polling: boolean) {
@@ -1061,6 +1122,13 @@ export class Crowd {
       errors: this.errors,
       requests: this.requests,
       backlog: this.dueToArrive() - this.arrivedCount,
+      lines: Object.fromEntries(
+        DRIVER_REQUEST_KINDS.map((k) => {
+          const st = this.pools[k].stats;
+          return [k, { queued: st.queued, running: st.running, connected: st.connected }];
+        }),
+      ) as Progress['lines'],
+      joinsInFlight: this.joinsInFlight,
     };
   }
 
@@ -1163,8 +1231,25 @@ export class Crowd {
       const k = `${names[p]}${this.shoppers.get(i)?.last ? ` (last: ${this.shoppers.get(i)!.last})` : ''}`;
       unfinishedBy[k] = (unfinishedBy[k] ?? 0) + 1;
     }
+    const admittedNotBought: Record<string, number> = {};
+    for (let i = 0; i < this.o.fans; i++) {
+      if (this.wasAdmitted[i] === 0) continue;
+      const p = this.phase[i]!;
+      if (p === Phase.BOUGHT) continue;
+      const why =
+        p === Phase.HOLDING || p === Phase.PAYING
+          ? 'still holding or paying when the run ended'
+          : p === Phase.WAITING || p === Phase.JOINING
+            ? 'back in line when the run ended'
+            : p === Phase.WAITLISTED
+              ? 'sold out: on the waitlist'
+              : (this.gaveUpWhy.get(i) ?? 'gave up');
+      const k = `${this.isBot(i) ? 'bot' : 'fan'}: ${why}`;
+      admittedNotBought[k] = (admittedNotBought[k] ?? 0) + 1;
+    }
     return {
       humans: this.o.fans - bots,
+      admittedNotBought: Object.fromEntries(Object.entries(admittedNotBought).sort((a, b) => b[1] - a[1])),
       bots,
       ranked: { arrival: Float64Array.from(ranked.arrival), position: Float64Array.from(ranked.position) },
       holdLatencies: Float64Array.from(this.holdLatencies),
@@ -1173,12 +1258,15 @@ export class Crowd {
       soldOutDriverWait: Float64Array.from(readsWait),
       soldOutReadsAsToldAtMs: Float64Array.from(asTold),
       soldOutAsToldDriverWait: Float64Array.from(asToldWait),
-      requestTimings: Object.fromEntries(
-        DRIVER_REQUEST_KINDS.map((k) => [
-          k,
-          { product: this.timings[k].product.summary(), driverWait: this.timings[k].driverWait.summary() },
-        ]),
-      ) as Record<DriverRequestKind, RequestTimings>,
+      requestTimings: {
+        ...(Object.fromEntries(
+          DRIVER_REQUEST_KINDS.map((k) => [
+            k,
+            { product: this.timings[k].product.summary(), driverWait: this.timings[k].driverWait.summary() },
+          ]),
+        ) as Record<DriverRequestKind, RequestTimings>),
+        'join after the open': { product: this.joinAfterOpen.product.summary(), driverWait: this.joinAfterOpen.driverWait.summary() },
+      },
       connections: { ...this.poolSizes },
       admitted: this.admitted,
       positionExpired: { ...this.positionExpired },
@@ -1186,6 +1274,7 @@ export class Crowd {
       lastAdmitAtMs: this.lastAdmitAt,
       strandedSeats: this.strandedSeries,
       answers: this.answers,
+      answersOfKind: Object.fromEntries([...this.answersOfKind.entries()].sort((a, b) => b[1] - a[1])),
       doubleSoldSeen: this.doubleSoldSeen,
       holdConflicts: this.holdConflicts,
       duplicateOrdersSeen: this.duplicateOrdersSeen,

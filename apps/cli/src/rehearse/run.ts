@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createDb, type Db } from '@onsale/shared/db';
-import { controllerLastTick, controllerReason, soldOutAtOf } from './run.repository.js';
+import { controllerLastTick, controllerReason, soldOutAtOf, unsoldShape } from './run.repository.js';
 import { parseEventFile } from '@onsale/shared/events';
 import { createEvent } from '@onsale/shared/sale-setup';
 import { getInventoryCounts } from '@onsale/shared/inventory';
@@ -494,6 +494,8 @@ async function buildReport(
   const keptOff = Math.abs(kept.available - counts.available) + Math.abs(kept.held - counts.held) + Math.abs(kept.sold - counts.sold);
   const drift = counts.drift === 0 ? keptOff : counts.drift;
   const soldOutAt = await soldOutAtOf(db, created.eventId);
+  // General admission has no rows: its unsold seats have no shape.
+  const unsold = counts.sold < created.capacity && sale.spec.sections.length > 0 ? await unsoldShape(db, created.eventId) : null;
   const sales = await readBackSales(db, created.eventId, created.listingId, `rh${o.seed}-${created.eventId.slice(0, 8)}-b`, soldOutAt);
   const candidates = [...new Set(result.holdConflicts.flatMap((h) => [h.first, h.second]))];
   const durable = await durableHolds(db, created.eventId, candidates);
@@ -583,6 +585,8 @@ async function buildReport(
     seatsWanted: wanted,
     admittedFans: result.admitted,
     buyers: result.bought,
+    admittedNotBought: result.admittedNotBought,
+    ...(unsold && unsold.seats > 0 ? { unsoldSeats: unsold } : {}),
     positionExpired: result.positionExpired,
     admittedPerMinute: {
       plan: Math.round(created.plan.admitsPerMinute * 10) / 10,
@@ -608,6 +612,7 @@ async function buildReport(
       arrivalLagMaxMs: result.arrivalLagMaxMs,
       neverArrived: result.neverArrived,
       requestTimings: result.requestTimings,
+      answersOfKind: result.answersOfKind,
       connections: result.connections,
       ...(soldOutWait.count > 0 ? { soldOutDriverWaitMs: { p50: soldOutWait.p50, p99: soldOutWait.p99, max: soldOutWait.max } } : {}),
     },
@@ -631,7 +636,17 @@ export function markdownPath(reportFile: string): string {
 
 function progressLine(p: Progress, seats: number, faults: string[], controller: string): string {
   const t = p.tMs < 0 ? `opens in ${(-p.tMs / 1000).toFixed(0)} s` : `t+${(p.tMs / 1000).toFixed(0)} s`;
-  return `rehearse: ${t}  joined ${p.joined}  waiting ${p.waiting}  admitted ${p.admitted}  holding/paying ${p.shopping}  orders ${p.bought} (${p.seatsBought}/${seats} seats)  done ${p.done}  errors ${p.errors}  requests ${p.requests}${p.backlog > 0 ? `  not yet let join ${p.backlog}` : ''}${faults.length ? `  fault: ${faults.join(', ')}` : ''}${controller ? `  controller: ${controller}` : ''}`;
+  return `rehearse: ${t}  joined ${p.joined}  waiting ${p.waiting}  admitted ${p.admitted}  holding/paying ${p.shopping}  orders ${p.bought} (${p.seatsBought}/${seats} seats)  done ${p.done}  errors ${p.errors}  requests ${p.requests}${p.backlog > 0 ? `  not yet let join ${p.backlog}` : ''}  lines ${linesOf(p)}${faults.length ? `  fault: ${faults.join(', ')}` : ''}${controller ? `  controller: ${controller}` : ''}`;
+}
+
+/** Where the crowd's requests are: per kind, waiting in the driver for a connection / on the wire (joins: in flight). */
+function linesOf(p: Progress): string {
+  const short: Record<string, string> = { join: 'join', status: 'poll', 'seat map': 'map', hold: 'hold', checkout: 'pay', waitlist: 'wl' };
+  return Object.entries(p.lines)
+    .filter(([, l]) => l.queued + l.running > 0)
+    .map(([k, l]) => `${short[k] ?? k} ${l.queued}/${l.running}`)
+    .join(' ')
+    .concat(` (joins in flight ${p.joinsInFlight})`);
 }
 
 /** Strikes one fault; the outcome's recovery is filled in when `recovered` first answers true. */

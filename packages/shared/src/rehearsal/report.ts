@@ -57,6 +57,16 @@ export interface RehearsalReport {
   /** Fans who read ADMITTED (collected an admission), once each; fans who bought (an order each). */
   admittedFans?: number;
   buyers?: number;
+  /**
+   * The admitted fans who did not buy, by who (`fan` or `bot`) and why: still holding or paying or back in line when
+   * the run ended, sold out, left their hold, refused at their limits or for seats (absent in older reports).
+   */
+  admittedNotBought?: Record<string, number>;
+  /**
+   * The seats not sold at the end as the rows leave them (absent when all sold, or in older reports): runs of seats
+   * side by side, how many are one seat alone, the longest run, the sections they are in.
+   */
+  unsoldSeats?: { seats: number; runs: number; singles: number; longest: number; sections: number };
   /** POSITION_EXPIRED answers to fans who polled as told (within their Retry-After on the event's clock) and later. */
   /** asToldBackInLine (absent in older reports): of asTold, fans back in line on their own after their admission lapsed. */
   positionExpired?: { asTold: number; late: number; asToldBackInLine?: number };
@@ -97,6 +107,8 @@ export interface RehearsalReport {
     requestTimings?: Record<string, { product: LatencySummary; driverWait: LatencySummary }>;
     /** The most connections each kind of request could use (each pool opened as its fans needed it). */
     connections?: Record<string, number>;
+    /** Every answer by kind of request and answer (`join 503 SERVICE_UNAVAILABLE`; absent in older reports). */
+    answersOfKind?: Record<string, number>;
     /** The time the polls that told fans SOLD_OUT waited inside the driver, ms (left out of the propagation figure). */
     soldOutDriverWaitMs?: { p50: number | null; p99: number | null; max: number | null };
   };
@@ -169,6 +181,18 @@ export function reportMarkdown(r: RehearsalReport): string {
         : ''
     } |`,
   );
+  if (r.unsoldSeats)
+    lines.push(
+      `| seats not sold at the end, as the rows leave them | ${n(r.unsoldSeats.seats)} in ${n(r.unsoldSeats.runs)} runs side by side across ${n(r.unsoldSeats.sections)} sections: ${n(r.unsoldSeats.singles)} single seats alone, the longest run ${n(r.unsoldSeats.longest)} |`,
+    );
+  if (r.admittedNotBought && Object.keys(r.admittedNotBought).length > 0)
+    lines.push(
+      `| fans let in who did not buy | ${n(Object.values(r.admittedNotBought).reduce((a, b) => a + b, 0))} (${Object.entries(
+        r.admittedNotBought,
+      )
+        .map(([k, v]) => `${k}: ${n(v)}`)
+        .join('; ')}) |`,
+    );
   lines.push('');
   if (r.faults.length > 0) {
     lines.push(
@@ -191,6 +215,15 @@ export function reportMarkdown(r: RehearsalReport): string {
   lines.push('## Answers fans got', '', '| answer | count |', '| --- | --- |');
   for (const [k, v] of Object.entries(r.answers).sort((a, b) => b[1] - a[1])) lines.push(`| ${k} | ${n(v)} |`);
   lines.push('');
+  const refused = Object.entries(r.driver.answersOfKind ?? {}).filter(([k]) => !/ 20[01]$/.test(k));
+  if (refused.length > 0)
+    lines.push(
+      `By kind of request (all but 200 and 201): ${refused
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, v]) => `${k} ${n(v)}`)
+        .join('; ')}.`,
+      '',
+    );
   const d = r.driver;
   lines.push(
     '## The driver',
