@@ -3,7 +3,7 @@ import type { Histogram } from 'prom-client';
 /** What prom-client 15 keeps per label set of a histogram (its `hashMap` values). */
 interface Entry {
   labels: Record<string, string | number>;
-  bucketValues: Record<number, number>;
+  bucketValues: Record<string, number>;
   sum: number;
   count: number;
 }
@@ -28,6 +28,8 @@ export function requestTimer(histogram: Histogram<'method' | 'route' | 'status'>
   const h = histogram as unknown as Partial<Internals>;
   const exact = typeof h.hashMap === 'object' && Array.isArray(h.upperBounds) && h.enableExemplars === false;
   const bounds = exact ? h.upperBounds! : [];
+  // The buckets' property names, made once: indexing by the number would turn it into its string every time.
+  const names = bounds.map(String);
   let entriesOf = h.hashMap;
   const known = new Map<string, Map<number, Entry>>();
   return (routeKey: string, method: string, route: string, status: number, seconds: number) => {
@@ -43,13 +45,11 @@ export function requestTimer(histogram: Histogram<'method' | 'route' | 'status'>
     }
     entry.sum += seconds;
     entry.count += 1;
-    for (let i = 0; i < bounds.length; i++) {
-      const bound = bounds[i]!;
-      if (seconds <= bound) {
-        entry.bucketValues[bound] = entry.bucketValues[bound]! + 1;
+    for (let i = 0; i < bounds.length; i++)
+      if (seconds <= bounds[i]!) {
+        entry.bucketValues[names[i]!]! += 1;
         return;
       }
-    }
   };
 }
 
