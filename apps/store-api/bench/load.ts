@@ -123,15 +123,30 @@ export function cpuMicros(pid: number): number | null {
 }
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
-/** Runs `f` and returns its result with the CPU microseconds `pid` used meanwhile, per request (`count(result)`). */
+/**
+ * Runs `f` and returns its result with the CPU microseconds `pid` used meanwhile, per request (`count(result)`), and
+ * the CPU this process (the load generator: the own client or autocannon, both in this process) used per request,
+ * which should be far below the server's: the two share the machine's cores. `window` is the run's span on the
+ * monotonic clock in microseconds, the clock of a `--cpu-prof` profile's timestamps, so a profile of the server can
+ * be read over this run alone.
+ */
 export async function withCpu<T>(
   pid: number,
   f: () => Promise<T>,
   count: (r: T) => number,
-): Promise<T & { cpuUsPerRequest: number | null }> {
+): Promise<T & { cpuUsPerRequest: number | null; clientCpuUsPerRequest: number | null; window: [number, number] }> {
   const before = cpuMicros(pid);
+  const own = process.cpuUsage();
+  const start = Number(process.hrtime.bigint() / 1000n);
   const r = await f();
+  const end = Number(process.hrtime.bigint() / 1000n);
+  const ownUsed = process.cpuUsage(own);
   const after = cpuMicros(pid);
   const n = count(r);
-  return { ...r, cpuUsPerRequest: before === null || after === null || n === 0 ? null : Math.round((after - before) / n) };
+  return {
+    ...r,
+    cpuUsPerRequest: before === null || after === null || n === 0 ? null : Math.round((after - before) / n),
+    clientCpuUsPerRequest: n === 0 ? null : Math.round((ownUsed.user + ownUsed.system) / n),
+    window: [start, end],
+  };
 }

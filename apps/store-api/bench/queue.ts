@@ -338,23 +338,24 @@ export async function main(argv: string[]) {
   const joins = results.joins as { joinsPerSec: number; p99Ms: number };
   const ns = results.npmStart as {
     ownClient: {
-      status: { reqPerSec: number; p99Ms: number; cpuUsPerRequest: number | null };
-      bareFastify: { reqPerSec: number; p99Ms: number; cpuUsPerRequest: number | null };
+      status: { reqPerSec: number; p99Ms: number; cpuUsPerRequest: number | null; clientCpuUsPerRequest: number | null };
+      bareFastify: { reqPerSec: number; p99Ms: number; cpuUsPerRequest: number | null; clientCpuUsPerRequest: number | null };
       ratio: number;
       p99Ratio: number;
       cpuRatio: number | null;
     };
     autocannon: {
-      status: ReturnType<typeof figures> & { cpuUsPerRequest: number | null };
-      bareFastify: ReturnType<typeof figures> & { cpuUsPerRequest: number | null };
+      status: ReturnType<typeof figures> & { cpuUsPerRequest: number | null; clientCpuUsPerRequest: number | null };
+      bareFastify: ReturnType<typeof figures> & { cpuUsPerRequest: number | null; clientCpuUsPerRequest: number | null };
       ratio: number;
       p99Ratio: number;
       cpuRatio: number | null;
     };
   };
-  type Fig = { reqPerSec: number; p99Ms: number; cpuUsPerRequest: number | null };
+  type Fig = { reqPerSec: number; p99Ms: number; cpuUsPerRequest: number | null; clientCpuUsPerRequest: number | null };
   const line = (name: string, x: { status: Fig; bareFastify: Fig; ratio: number; p99Ratio: number; cpuRatio: number | null }) =>
-    `${name}: status ${x.status.reqPerSec}/s p99 ${x.status.p99Ms} ms (${x.status.cpuUsPerRequest} us CPU/request) vs bare Fastify ${x.bareFastify.reqPerSec}/s p99 ${x.bareFastify.p99Ms} ms (${x.bareFastify.cpuUsPerRequest} us) = ${x.ratio} of bare, p99 ${x.p99Ratio}x, CPU ${x.cpuRatio} of bare's`;
+    `${name}: status ${x.status.reqPerSec}/s p99 ${x.status.p99Ms} ms (${x.status.cpuUsPerRequest} us CPU/request) vs bare Fastify ${x.bareFastify.reqPerSec}/s p99 ${x.bareFastify.p99Ms} ms (${x.bareFastify.cpuUsPerRequest} us) = ${x.ratio} of bare, p99 ${x.p99Ratio}x, CPU ${x.cpuRatio} of bare's; ` +
+    `the client's own CPU ${x.status.clientCpuUsPerRequest} / ${x.bareFastify.clientCpuUsPerRequest} us/request`;
   if (status)
     console.log(
       `queue (store API alone): status ${status.pollsPerSec}/s p99 ${status.p99Ms} ms = ${round(status.pollsPerSec / bareRps, 3)} of bare Fastify; ` +

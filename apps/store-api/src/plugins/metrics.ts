@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import { z } from 'zod';
-import { recordReconciliations, type Metrics } from '@onsale/shared/metrics';
+import { recordReconciliations, requestTimer, type Metrics } from '@onsale/shared/metrics';
 import { latestReconciliations } from '@onsale/shared/jobs';
 import { databaseFaultOf, type Db } from '@onsale/shared/db';
 import { routeOf } from './route-of.js';
@@ -24,9 +24,13 @@ export const metricsPlugin = fp<{
   async (app, { metrics, db, beforeScrape, cluster }) => {
     app.decorate('metrics', metrics);
     // A callback hook, not an async one: every response passes here, and an async hook costs a promise per request.
+    // The histogram's entry for a route and status is found by the route's key (requestTimer), not prom-client's
+    // label string built per observation.
+    const observe = requestTimer(metrics.httpDuration);
     app.addHook('onResponse', (req, reply, done) => {
-      const route = routeOf(req).url ?? 'unmatched';
-      metrics.httpDuration.observe({ method: req.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+      const route = routeOf(req);
+      const url = route.url ?? 'unmatched';
+      observe(route.key ?? `${req.method} unmatched`, req.method, url, reply.statusCode, reply.elapsedTime / 1000);
       done();
     });
     // Under a cluster the whole cluster's figures, whichever process answers (`?scope=process`: this process's alone).

@@ -192,3 +192,4 @@ export function recordReconciliations(
 }
 
 export { answerClusterMetrics, clusterMetricsGatherer, relayClusterMetrics } from './cluster.js';
+export { requestTimer } from './request-timer.js';

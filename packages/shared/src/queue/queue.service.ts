@@ -180,8 +180,7 @@ export class QueueService {
     deviceId: string,
     language: FanLanguage = DEFAULT_FAN_LANGUAGE,
   ): StatusPoll | Promise<StatusPoll> {
-    const deviceHash = this.tokens.deviceHashNow(deviceId, accountId);
-    const claims = this.tokens.verifyNow(queueToken, { kind: 'queue', eventId, accountId, deviceHash, now: this.now() });
+    const claims = this.tokens.verifyQueueNow(queueToken, eventId, accountId, deviceId, this.now());
     if (claims instanceof Promise) return claims.then((c) => this.pollWith(eventId, queueToken, accountId, c, language));
     return this.pollWith(eventId, queueToken, accountId, claims, language);
   }

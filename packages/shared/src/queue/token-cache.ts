@@ -37,13 +37,21 @@ export class BoundedCache<K, V> {
   }
 }
 
+/** A verified token's claims, with the device and account it was last checked with and their device hash. */
+interface Verified {
+  claims: TokenClaims;
+  accountId: string | undefined;
+  deviceId: string | undefined;
+  deviceHash: string | undefined;
+}
+
 /**
  * Token verification for a busy origin: a fan polls with the same queue token every few seconds, so a token's
  * signature is verified once and its claims kept (bounded); every poll still re-checks the binding (event,
  * account, device) and the expiry. Device hashes are kept the same way. The rules are the edge module's.
  */
 export class CachedTokenVerifier {
-  private readonly claims: TokenMap<TokenClaims>;
+  private readonly claims: TokenMap<Verified>;
   private readonly devices: BoundedCache<string, string>;
   constructor(
     private readonly key: TokenKey,
@@ -81,9 +89,45 @@ export class CachedTokenVerifier {
     expected: TokenExpectation<K>,
   ): Extract<TokenClaims, { kind: K }> | Promise<Extract<TokenClaims, { kind: K }>> {
     const hit = this.claims.get(token);
-    if (hit) return checkClaims(hit, expected) as Extract<TokenClaims, { kind: K }>;
+    if (hit) return checkClaims(hit.claims, expected) as Extract<TokenClaims, { kind: K }>;
+    return this.verifyNew(token, expected);
+  }
+
+  /**
+   * A status poll's check: verifyNow of a queue token bound to this event, account and the device hash of
+   * (deviceId, accountId), found with one lookup. The device and account a known token was last checked with are
+   * kept beside its claims with their hash, so a fan's polls (the same token, account and device every time) hash
+   * and build nothing; any other device or account is hashed as deviceHashNow hashes it. The checks and their order
+   * are verifyNow's.
+   */
+  verifyQueueNow(
+    token: string,
+    eventId: string,
+    accountId: string,
+    deviceId: string,
+    now: number,
+  ): Extract<TokenClaims, { kind: 'queue' }> | Promise<Extract<TokenClaims, { kind: 'queue' }>> {
+    const hit = this.claims.get(token);
+    if (hit === undefined) {
+      const deviceHash = this.deviceHashNow(deviceId, accountId);
+      return this.verifyNew(token, { kind: 'queue', eventId, accountId, deviceHash, now });
+    }
+    let deviceHash = hit.deviceHash;
+    if (deviceHash === undefined || hit.deviceId !== deviceId || hit.accountId !== accountId) {
+      deviceHash = this.deviceHashNow(deviceId, accountId);
+      hit.deviceId = deviceId;
+      hit.accountId = accountId;
+      hit.deviceHash = deviceHash;
+    }
+    return checkClaims(hit.claims, { kind: 'queue', eventId, accountId, deviceHash, now }) as Extract<TokenClaims, { kind: 'queue' }>;
+  }
+
+  private verifyNew<K extends TokenClaims['kind']>(
+    token: string,
+    expected: TokenExpectation<K>,
+  ): Promise<Extract<TokenClaims, { kind: K }>> {
     return verifyToken(this.key, token, expected as TokenExpectation<'queue'>).then((claims: TokenClaims) => {
-      this.claims.set(token, claims);
+      this.claims.set(token, { claims, accountId: undefined, deviceId: undefined, deviceHash: undefined });
       return claims as Extract<TokenClaims, { kind: K }>;
     });
   }
