@@ -247,9 +247,13 @@ export interface GoneRule {
   ownConnectionUpSeconds: number;
 }
 
-/** A lease's connection is gone: no backend with its pid and start (a start hidden from this role counts as there). */
+/**
+ * A lease's connection is gone: no backend with its pid and start (a start hidden from this role counts as there).
+ * `pg_stat_get_activity(pid)` builds that one backend's row; the `pg_stat_activity` view builds every backend's
+ * and joins the catalogs for their names, which this needs none of.
+ */
 const connectionGone = sql<boolean>`(p.backend_pid IS NOT NULL AND NOT EXISTS (
-  SELECT 1 FROM pg_stat_activity s WHERE s.pid = p.backend_pid AND (s.backend_start = p.backend_start OR s.backend_start IS NULL)))`;
+  SELECT 1 FROM pg_stat_get_activity(p.backend_pid) s WHERE s.backend_start = p.backend_start OR s.backend_start IS NULL))`;
 
 /**
  * PENDING attempts whose owner is gone: its lease ended (a clean stop), or its connection ended (killed) and it has
@@ -297,7 +301,7 @@ export async function leaseIsLive(db: Db, owner: string, withinSeconds: number):
 export async function renewLease(db: Db, id: string): Promise<void> {
   await sql`
     INSERT INTO store_processes (id, backend_pid, backend_start)
-    SELECT ${id}, pid, backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()
+    SELECT ${id}, pid, backend_start FROM pg_stat_get_activity(pg_backend_pid())
     ON CONFLICT (id) DO UPDATE SET seen_at = now(), stopped_at = NULL, backend_pid = EXCLUDED.backend_pid, backend_start = EXCLUDED.backend_start`.execute(
     db,
   );
