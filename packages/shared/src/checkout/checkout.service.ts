@@ -15,7 +15,7 @@ import type { ChargeResult, PaymentProvider } from './payment.js';
 import { LEASE_BEAT_MS, type ProcessLease } from './process-lease.js';
 import { databaseFaultOf } from '../db/faults.js';
 import { legacyCardFingerprint, LEGACY_FINGERPRINT_PREFIX, type CardFingerprints } from './card-fingerprint.js';
-import { issueTicketsForOrder, priceOfSeats } from '../tickets/index.js';
+import { issueTicketsForOrder, priceOfHold, priceOfSeats } from '../tickets/index.js';
 
 export interface CheckoutResult {
   orderId: string;
@@ -65,6 +65,8 @@ interface Begun {
   fingerprint: string;
   originalExpiry: Date;
   amountCents: number;
+  /** The hold has seats (its last step sells them in one statement); false: general admission. */
+  seated?: boolean;
 }
 
 /** A checkout this process started and has not finished: its last step failed (the database went away). */
@@ -196,27 +198,32 @@ export class CheckoutService {
           },
         );
 
-      const seats = await holds.seatsOfHold(trx, holdId);
-      await repo.insertAttempt(trx, {
-        accountId,
-        key: idempotencyKey,
-        holdId,
-        requestHash,
-        instrument: fingerprint,
-        seatCount: hold.quantity,
-        owner: this.deps.lease?.id ?? null,
-      });
+      // A seat listed on the face-value exchange is charged at its listed price (count and price in one read).
+      const priced = await priceOfHold(trx, holdId);
       const floor = new Date(hold.db_now.getTime() + this.windowSeconds * 1000);
       const originalExpiry = hold.expires_at;
-      await holds.setHoldExpiry(trx, holdId, floor > hold.expires_at ? floor : 'keep', { status: 'PAYING' });
+      // The attempt, the hold PAYING and its expiry (hold and seats) kept past the payment window: one statement.
+      await repo.beginPayment(
+        trx,
+        {
+          accountId,
+          key: idempotencyKey,
+          holdId,
+          requestHash,
+          instrument: fingerprint,
+          seatCount: hold.quantity,
+          owner: this.deps.lease?.id ?? null,
+        },
+        floor,
+      );
       return {
         kind: 'new' as const,
         eventId: hold.event_id,
         quantity: hold.quantity,
         fingerprint,
         originalExpiry,
-        // A seat listed on the face-value exchange is charged at its listed price.
-        amountCents: seats.length > 0 ? await priceOfSeats(trx, seats) : await amountOfGaHold(trx, holdId),
+        seated: priced.seats > 0,
+        amountCents: priced.seats > 0 ? priced.amountCents : await amountOfGaHold(trx, holdId),
         currency: hold.currency,
       };
     });
@@ -287,6 +294,36 @@ export class CheckoutService {
         await restore();
         this.deps.metrics?.checkouts.inc({ event: begun.eventId, result: 'declined' });
         return declined();
+      }
+      if (begun.seated) {
+        // Seats sold, order, hold PURCHASED and attempt SUCCEEDED in one statement; null: a seat is no longer the
+        // hold's (nothing written), which the step-by-step path below refunds.
+        const done = await repo.sellAndOrder(trx, {
+          holdId,
+          eventId: begun.eventId,
+          accountId,
+          key: idempotencyKey,
+          quantity: begun.quantity,
+          amountCents: begun.amountCents,
+          instrument: begun.fingerprint,
+          reference: result.reference,
+        });
+        if (done) {
+          await issueTicketsForOrder(
+            trx,
+            { orderId: done.orderId, holdId, eventId: begun.eventId, accountId, quantity: begun.quantity },
+            done.seats,
+          );
+          this.deps.metrics?.checkouts.inc({ event: begun.eventId, result: 'confirmed' });
+          return {
+            orderId: done.orderId,
+            holdId,
+            status: 'CONFIRMED' as const,
+            amountCents: begun.amountCents,
+            seatCount: begun.quantity,
+            replayed: false,
+          };
+        }
       }
       const sold = await repo.sellHoldSeats(trx, holdId, begun.quantity);
       if (sold !== begun.quantity) {

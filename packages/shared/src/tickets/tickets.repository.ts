@@ -202,6 +202,23 @@ export async function lockListedResales(trx: Trx, eventId: string, seatIds: numb
   return rows.map((r) => ({ ...r, seat_id: Number(r.seat_id) }));
 }
 
+/**
+ * A seated hold's price in one statement: how many seats it has and their sum, each seat at its listed price on the
+ * exchange when it is listed there, else its face value (what `priceOfSeats` sums from `seatsOfHold` and
+ * `listedPrices` in two). No seats: a general-admission hold (priced by its units).
+ */
+export async function priceOfHoldSeats(db: Q, holdId: string): Promise<{ seats: number; amountCents: number }> {
+  const { rows } = await sql<{ seats: number; amount_cents: number }>`
+    SELECT count(*)::int AS seats, coalesce(sum(coalesce(r.price_cents, p.price_cents)), 0)::bigint AS amount_cents
+    FROM seats s
+    JOIN sections c ON c.event_id = s.event_id AND c.code = s.section_code
+    JOIN price_levels p ON p.event_id = c.event_id AND p.code = c.price_level
+    LEFT JOIN LATERAL (SELECT price_cents FROM ticket_resales x
+                       WHERE x.event_id = s.event_id AND x.seat_id = s.id AND x.status = 'LISTED' LIMIT 1) r ON true
+    WHERE s.hold_id = ${holdId}`.execute(db);
+  return { seats: rows[0]?.seats ?? 0, amountCents: Number(rows[0]?.amount_cents ?? 0) };
+}
+
 /** The listed price of each seat on the exchange (the checkout charges it instead of the face value). */
 export async function listedPrices(db: Q, seatIds: number[]): Promise<Map<number, number>> {
   if (seatIds.length === 0) return new Map();

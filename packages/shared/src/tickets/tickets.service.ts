@@ -551,6 +551,15 @@ export class TicketService {
 
 // --- hooks other domains call in their own transactions ---
 
+/** A sold seat as a ticket needs it (`soldSeatsOfHold`'s row). */
+export interface SoldSeat {
+  id: number;
+  section: string;
+  row: string;
+  number: number;
+  price_cents: number;
+}
+
 /**
  * Issues the tickets of a confirmed order, in the checkout's transaction: one per seat (or GA unit), held by the
  * buyer. A seat that was listed on the exchange completes its resale here too, all in that one transaction: the
@@ -560,8 +569,10 @@ export class TicketService {
 export async function issueTicketsForOrder(
   trx: Trx,
   order: { orderId: string; holdId: string; eventId: string; accountId: string; quantity: number },
+  /** The hold's sold seats when the caller already has them (the statement that sold them returned them). */
+  sold?: SoldSeat[],
 ): Promise<void> {
-  const seats = await repo.soldSeatsOfHold(trx, order.holdId);
+  const seats = sold ?? (await repo.soldSeatsOfHold(trx, order.holdId));
   const resales = new Map(
     (
       await repo.lockListedResales(
@@ -645,6 +656,11 @@ export async function issueTicketsForOrder(
 }
 
 /** What the checkout charges for a hold's seats: a seat listed on the exchange at its listed price, others at face. */
+/** A seated hold's seat count and price (listed seats at their listed price) in one read; 0 seats: a GA hold. */
+export function priceOfHold(db: Db | Trx, holdId: string): Promise<{ seats: number; amountCents: number }> {
+  return repo.priceOfHoldSeats(db, holdId);
+}
+
 export async function priceOfSeats(db: Db | Trx, seats: { id: number; priceCents: number }[]): Promise<number> {
   const listed = await repo.listedPrices(
     db,
