@@ -106,7 +106,7 @@ export default defineConfig({
     outputFile: { json: '.test-results/results.json' },
     projects: [
       { extends: true, test: { name: 'unit', include: unitTestFiles, isolate: false } },
-      { extends: true, test: { name: 'shared', include: ['packages/shared/src/**/*.test.ts'], ...databaseProjects } },
+      { extends: true, test: { name: 'shared', include: ['packages/shared/src/**/*.test.ts'], isolate: false, ...databaseProjects } },
       { extends: true, test: { name: 'store-api', include: ['apps/store-api/test/**/*.test.ts'], ...databaseProjects } },
       { extends: true, test: { name: 'bff', include: ['apps/bff/test/**/*.test.ts'], isolate: false, ...databaseProjects } },
       // Most command lines run in the test's process (apps/cli/test/run.ts); the few that run the real binary, and the

@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { OriginBreaker } from '../src/breaker.js';
 import { MemoryCache } from '../src/memory-cache.js';
 import { EventStateCache, NEAR_END_TTL_MS } from '../src/state-cache.js';
@@ -19,7 +19,11 @@ function breaker(failures = 3) {
 }
 
 describe('OriginBreaker', () => {
-  vi.spyOn(console, 'error').mockImplementation(() => {});
+  // The breaker logs its changes of state; quiet here, and given back after, since the project's files share a
+  // worker's modules and globals (isolate: false).
+  let quiet: { mockRestore(): void } | undefined;
+  beforeAll(() => void (quiet = vi.spyOn(console, 'error').mockImplementation(() => {})));
+  afterAll(() => quiet?.mockRestore());
 
   it('stays closed below N failures in a row; a success starts the count again', () => {
     const { b } = breaker(3);

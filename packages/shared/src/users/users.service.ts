@@ -173,6 +173,13 @@ export function countUsers(db: Db | Trx): Promise<number> {
   return repo.countUsers(db);
 }
 
+/** Runs scrypt on a sign-in's password: against the user's hash, or (no such user) `verifyNothing`'s, taking as long. */
+export type CheckPassword = (password: string, storedHash: string | null) => Promise<boolean>;
+
+/** Sign-in's scrypt; `signIn`'s `checkPassword` option replaces it (a test counts the calls that reach scrypt). */
+export const checkPassword: CheckPassword = (password, storedHash) =>
+  storedHash === null ? verifyNothing(password) : verifyPassword(password, storedHash);
+
 /**
  * Checks an e-mail and password and opens a session. Returns the session token, which only the caller's
  * cookie keeps. A wrong e-mail and a wrong password are the same INVALID_CREDENTIALS (field `password`) and
@@ -186,13 +193,20 @@ export function countUsers(db: Db | Trx): Promise<number> {
 export async function signIn(
   db: Db,
   input: unknown,
-  opts: { ttlSeconds?: number; userAgent?: string | null; now?: Date; ip?: string | null; throttle?: SignInThrottleConfig } = {},
+  opts: {
+    ttlSeconds?: number;
+    userAgent?: string | null;
+    now?: Date;
+    ip?: string | null;
+    throttle?: SignInThrottleConfig;
+    checkPassword?: CheckPassword;
+  } = {},
 ): Promise<{ user: SessionUser; token: string; expiresAt: Date }> {
   const { email, password } = parseOrThrow(signInSchema, input, 'INVALID_SIGN_IN', 'invalid sign-in');
   const now = opts.now ?? new Date();
   await reserveSignInAttempt(db, { email, ip: clientAddressKey(opts.ip) }, now, opts.throttle ?? DEFAULT_SIGN_IN_THROTTLE);
   const row = await repo.findUserByEmail(db, email);
-  const ok = row ? await verifyPassword(password, row.password_hash) : await verifyNothing(password);
+  const ok = await (opts.checkPassword ?? checkPassword)(password, row?.password_hash ?? null);
   if (!row || !ok)
     throw new DomainError('unauthenticated', 'INVALID_CREDENTIALS', 'wrong e-mail address or password', { field: 'password' });
   await signInSucceeded(db, email);
