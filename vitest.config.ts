@@ -49,6 +49,7 @@ export const unitTestFiles = [
   'packages/shared/src/queue/token-cache.test.ts',
   'packages/shared/src/rehearsal/judge.test.ts',
   'packages/shared/src/rehearsal/plan.test.ts',
+  'packages/shared/src/rehearsal/refusals.test.ts',
   'packages/shared/src/rehearsal/resources.test.ts',
   'packages/shared/src/rehearsal/stats.test.ts',
   'packages/shared/src/rehearsal/verdict.test.ts',

@@ -97,6 +97,12 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
       servedAnyway: (req) =>
         routeOf(req).key === 'GET /events/:id/queue/status' &&
         watermarks.peek((req.params as { id?: string }).id ?? '')?.watermark.state === 'SOLD_OUT',
+      // A hold shed is a fan let in that the store could not take: the controller halves its window on it (issue 28).
+      onShedRequest: (req) => {
+        if (routeOf(req).key !== 'POST /events/:id/holds') return;
+        const eventId = (req.params as { id?: string }).id ?? '';
+        if (watermarks.peek(eventId)) watermarks.load.shed(eventId);
+      },
     });
   }
   // Before auth: a flood from one address is refused before any token is verified.

@@ -90,8 +90,9 @@ export function installErrorHandling(app: FastifyInstance, faults?: FaultHandlin
         .send({
           error: 'SERVICE_UNAVAILABLE',
           message: `the service is briefly unavailable; retry in ${retryAfter} s (a retried checkout with the same Idempotency-Key is never charged twice)`,
-          // Every pooled connection was busy for the whole pool wait: the process is overloaded (the database answers).
-          ...(fault === 'saturated' ? { reason: 'overload_pool' } : {}),
+          // Which rule answered: every pooled connection busy for the whole pool wait (the process is overloaded; the
+          // database answers), the database refusing a statement under load, or the database out of reach.
+          reason: fault === 'saturated' ? 'overload_pool' : fault === 'busy' ? 'database_busy' : 'database',
           retryAfterSeconds: retryAfter,
         } satisfies ErrorBody);
     }

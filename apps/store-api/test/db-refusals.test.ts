@@ -90,6 +90,8 @@ interface Answer {
   what: string;
   status: number;
   error?: string;
+  /** A 503's rule (`database`, `database_busy`, `overload_pool`, ...). */
+  reason?: string;
   retryAfter: string | null;
 }
 const call = async (what: string, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Answer> => {
@@ -100,8 +102,8 @@ const call = async (what: string, method: string, path: string, headers: Record<
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(30_000),
     });
-    const json = (await r.json().catch(() => ({}))) as { error?: string };
-    return { what, status: r.status, error: json.error, retryAfter: r.headers.get('retry-after') };
+    const json = (await r.json().catch(() => ({}))) as { error?: string; reason?: string };
+    return { what, status: r.status, error: json.error, reason: json.reason, retryAfter: r.headers.get('retry-after') };
   } catch (err) {
     return { what, status: 0, error: String(err), retryAfter: null }; // a socket closed without an answer
   }
@@ -210,6 +212,8 @@ describe('a database that refuses connections is an outage: 503 with Retry-After
     );
     const unhandled = logLines.filter((l) => l.msg === 'unhandled error').map((l) => l.err);
     expect(notRetryable, JSON.stringify(unhandled)).toEqual([]);
+    // Each names the rule that answered it: the database out of reach.
+    expect(answers.filter((a) => a.reason !== 'database')).toEqual([]);
     for (const what of ['hold', 'checkout', 'release', 'read hold', 'join'])
       expect(answers.filter((a) => a.what === what).length, what).toBeGreaterThan(0);
     expect(await metric('database_up')).toBe(0);

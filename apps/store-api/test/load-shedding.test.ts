@@ -81,7 +81,8 @@ async function fan(base: string, eventId: string) {
   const poll = { ...bearer(token), 'x-device-id': headers['x-device-id']!, 'x-queue-token': joined.json!.queueToken };
   const first = await unshed(() => call(base, 'POST', `/events/${eventId}/holds`, headers, { section: 'A', quantity: 1 }));
   expect(first.status, JSON.stringify(first.json)).toBe(201);
-  return { headers, poll, holdId: first.json!.holdId as string };
+  const join = { ...bearer(token), 'x-device-id': headers['x-device-id']! };
+  return { headers, poll, join, holdId: first.json!.holdId as string };
 }
 
 const shedAnswer = (reason: string) => ({
@@ -97,7 +98,7 @@ describe('load shedding', () => {
     for (const route of Object.keys(SHED_ORDER_OF)) expect(routes, route).toContain(route);
   });
 
-  it('the shedding answers under an overloaded event loop: new holds first, status polls last, and serves again once the loop is free', async () => {
+  it('the shedding answers under an overloaded event loop: joins first, then holds (of fans let in) with the standard routes, status polls last; a shed hold is reported for the admission controller; serves again once the loop is free', async () => {
     h = await setupApp({
       poolMax: 4,
       env: {
@@ -115,19 +116,20 @@ describe('load shedding', () => {
     });
     const { eventId } = await makeEvent(h.t);
     const base = await listen(h.app);
-    const { headers, poll, holdId } = await fan(base, eventId);
+    const { headers, poll, join, holdId } = await fan(base, eventId);
 
-    // Every turn of the loop takes 100 ms: past the limit of the expensive routes, far under the others'.
+    // Every turn of the loop takes 100 ms: past the limit of the expensive routes (joins), far under the others'.
     stopHog = hogEventLoop(100);
     await expect
-      .poll(() => call(base, 'POST', `/events/${eventId}/holds`, headers, { section: 'B', quantity: 1 }), { timeout: 30_000 })
+      .poll(() => call(base, 'POST', `/events/${eventId}/queue`, join), { timeout: 30_000 })
       .toMatchObject(shedAnswer('overload_event_loop'));
-    // Meanwhile the fan's status poll and their hold (a standard route) are served.
+    // Meanwhile the fan's status poll, their hold and a new hold (the fan was let in: standard routes) are served.
     expect(await call(base, 'GET', `/events/${eventId}/queue/status`, poll)).toMatchObject({
       status: 200,
       json: { state: expect.any(String) },
     });
     expect(await call(base, 'GET', `/holds/${holdId}`, headers)).toMatchObject({ status: 200, json: { holdId } });
+    expect(await call(base, 'POST', `/events/${eventId}/holds`, headers, { section: 'B', quantity: 1 })).toMatchObject({ status: 201 });
     stopHog();
 
     // Every turn takes 1.5 s: now the status polls are shed too, still with an answer. (Well past their 0.35 s limit:
@@ -138,12 +140,28 @@ describe('load shedding', () => {
       .toMatchObject(shedAnswer('overload_event_loop'));
     // The liveness route is shed the same way: the shedder's 503 body fits its schema (once a 500 "unhandled error").
     await expect.poll(() => call(base, 'GET', '/healthz', {}), { timeout: 60_000 }).toMatchObject(shedAnswer('overload_event_loop'));
+    // And the holds: a fan let in whose hold the store could not take, counted for the admission controller.
+    await expect
+      .poll(() => call(base, 'POST', `/events/${eventId}/holds`, headers, { section: 'C', quantity: 1 }), { timeout: 60_000 })
+      .toMatchObject(shedAnswer('overload_event_loop'));
     stopHog();
     stopHog = undefined;
 
+    // The process's load report (written every half second) says it shed holds of this event lately.
+    await expect
+      .poll(
+        async () =>
+          (
+            await sql<{
+              shed: number;
+            }>`SELECT coalesce(sum(holds_shed), 0)::int AS shed FROM store_load WHERE event_id = ${eventId}`.execute(h!.t.db)
+          ).rows[0]!.shed,
+        { timeout: 30_000 },
+      )
+      .toBeGreaterThan(0);
     // The loop free again: the hold the fan asked for is made.
     await expect
-      .poll(async () => (await call(base, 'POST', `/events/${eventId}/holds`, headers, { section: 'B', quantity: 1 })).status, {
+      .poll(async () => (await call(base, 'POST', `/events/${eventId}/holds`, headers, { section: 'C', quantity: 1 })).status, {
         timeout: 30_000,
       })
       .toBe(201);
@@ -188,7 +206,7 @@ describe('load shedding', () => {
     expect(await call(base, 'GET', `/events/${open.eventId}/queue/status`, openFan.poll)).toMatchObject(shedAnswer('overload_event_loop'));
   });
 
-  it('queries queueing for a full pool shed new holds first; status polls (answered from memory) are never shed for it', async () => {
+  it('queries queueing for a full pool shed joins first, holds with the standard routes; status polls (answered from memory) are never shed for it', async () => {
     h = await setupApp({
       poolMax: 2,
       env: {
@@ -203,7 +221,7 @@ describe('load shedding', () => {
     });
     const { eventId } = await makeEvent(h.t);
     const base = await listen(h.app);
-    const { headers, poll, holdId } = await fan(base, eventId);
+    const { headers, poll, join, holdId } = await fan(base, eventId);
     const pool = poolOf(h.t.db);
 
     // Every connection taken (a slow statement on each), and three queries queued behind them.
@@ -212,9 +230,7 @@ describe('load shedding', () => {
     await expect.poll(() => pool.waitingCount).toBeGreaterThanOrEqual(3);
     // The pool's queue is sampled (every 100 ms here); a request sent before the sample would queue with the others.
     await expect.poll(() => h!.app.isUnderPressure()).toBe(true);
-    expect(await call(base, 'POST', `/events/${eventId}/holds`, headers, { section: 'B', quantity: 1 })).toMatchObject(
-      shedAnswer('overload_pool'),
-    );
+    expect(await call(base, 'POST', `/events/${eventId}/queue`, join)).toMatchObject(shedAnswer('overload_pool'));
     expect(await call(base, 'GET', `/events/${eventId}/queue/status`, poll)).toMatchObject({ status: 200 });
     // A standard route is not shed at this depth: it queues with the others (and is answered below). The shedding
     // is decided as the request arrives, before the server's own 'request' listeners after Fastify's have run.
@@ -230,6 +246,9 @@ describe('load shedding', () => {
     // Past the sampled threshold, the pool's queue is read as each request arrives.
     await expect.poll(() => pool.waitingCount).toBeGreaterThan(40);
     expect(await call(base, 'DELETE', `/holds/${holdId}`, headers)).toMatchObject(shedAnswer('overload_pool'));
+    expect(await call(base, 'POST', `/events/${eventId}/holds`, headers, { section: 'B', quantity: 1 })).toMatchObject(
+      shedAnswer('overload_pool'),
+    );
     expect(await call(base, 'GET', `/events/${eventId}/queue/status`, poll)).toMatchObject({ status: 200 });
 
     // The connections back: everything queued is answered, and new holds are made again.

@@ -12,6 +12,8 @@ import {
   seededRandom,
   testCardNumber,
   type BotShape,
+  RefusalCounter,
+  type RefusalCount,
   type RequestKind,
 } from '@onsale/shared/rehearsal';
 
@@ -203,6 +205,8 @@ export interface DriverResult {
   answers: Map<string, number>;
   /** The answers by kind of request and answer (`hold 503 SERVICE_UNAVAILABLE`). */
   answersOfKind: Record<string, number>;
+  /** The answers that were not a 2xx (and requests that got none) by kind of request, answer and a 503's reason. */
+  refusals: RefusalCount[];
   /** Seats in two confirmed orders as the fans saw them, and pairs of holds that held one seat at once. */
   doubleSoldSeen: number;
   holdConflicts: { seat: number; first: string; second: string }[];
@@ -461,6 +465,7 @@ export class Crowd {
   readonly answers = new Map<string, number>();
   /** The same by kind of request (`join 503 SERVICE_UNAVAILABLE`): which requests a refusal answered. */
   private readonly answersOfKind = new Map<string, number>();
+  readonly refusals = new RefusalCounter();
   /** Called with every answer's key (faults count what fans read while they last). */
   onAnswer: ((key: string) => void) | undefined;
   private resolveDone: (() => void) | undefined;
@@ -645,6 +650,7 @@ export class Crowd {
       this.record(key);
       const kk = `${kind} ${key}`;
       this.answersOfKind.set(kk, (this.answersOfKind.get(kk) ?? 0) + 1);
+      this.refusals.count(kind, res.status, key, parsed);
       if (res.status >= 500) this.errors++;
       return { status: res.status, code, body: parsed, retryAfterS, ms, waitMs, key };
     } catch (e) {
@@ -659,6 +665,7 @@ export class Crowd {
       this.errors++;
       this.unanswered++;
       this.record(`network ${code}`);
+      this.refusals.count(kind, 0, `network ${code}`, null);
       return { status: 0, code, body: null, retryAfterS: null, ...timing, key: `network ${code}` };
     } finally {
       this.inFlight--;
@@ -1275,6 +1282,7 @@ export class Crowd {
       strandedSeats: this.strandedSeries,
       answers: this.answers,
       answersOfKind: Object.fromEntries([...this.answersOfKind.entries()].sort((a, b) => b[1] - a[1])),
+      refusals: this.refusals.rows(),
       doubleSoldSeen: this.doubleSoldSeen,
       holdConflicts: this.holdConflicts,
       duplicateOrdersSeen: this.duplicateOrdersSeen,

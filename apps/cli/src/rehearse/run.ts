@@ -602,6 +602,7 @@ async function buildReport(
     waitlistNotified: sales.waitlistNotified,
     faults: r.faults,
     answers: Object.fromEntries([...result.answers.entries()].sort((a, b) => b[1] - a[1])),
+    refusals: result.refusals,
     driver: {
       cpuSeconds: Math.round(((cpu.user + cpu.system) / 1e6) * 10) / 10,
       wallSeconds: Math.round(wallSeconds * 10) / 10,

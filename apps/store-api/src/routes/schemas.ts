@@ -34,7 +34,7 @@ export const serviceUnavailableSchema = errorSchema
       .string()
       .optional()
       .describe(
-        'for a request shed under overload: overload_event_loop (the process lags) or overload_pool (queries queue for the database); request_budget: the request took longer than its budget (REQUEST_BUDGET_MS) and was answered before any socket timeout (its work goes on; retry with the same Idempotency-Key)',
+        'the rule that answered: for a request shed under overload, overload_event_loop (the process lags) or overload_pool (queries queue for the database, or every pooled connection stayed busy for the whole pool wait); database (the database cannot be reached) or database_busy (it refused a statement under load); request_budget: the request took longer than its budget (REQUEST_BUDGET_MS) and was answered before any socket timeout (its work goes on; retry with the same Idempotency-Key)',
       ),
   })
   .describe(

@@ -176,6 +176,87 @@ describe('admission follows what the store serves', () => {
     expect(sum(45, 55)).toBeGreaterThan(0);
     expect(recovered).toBeGreaterThan(healthy * 0.6);
   });
+  it('a store that sheds the holds of fans let in (the holds it serves answered at once) slows admission within seconds; when it stops shedding admission rises again', async () => {
+    // The same sale as above, but the store never lags on what it serves: from 20 s to 45 s it answers half the
+    // holds of admitted fans 503 before any work (load shedding), and those fans retry 2 s later. A shed hold never
+    // reaches the handler that times holds, so only the store's count of holds shed can tell the controller.
+    const eventId = await makeEvent({
+      rows: 100,
+      seatsPerRow: 40,
+      pacing: { targetSaleMinutes: 6, ticketsPerOrder: 1, overbookFactor: 1, checkoutMinutes: 1, paymentTps: 1000 },
+    });
+    await addEntries(t.db, eventId, 4000);
+    const clock = clockInMinute();
+    const c = controller(clock);
+    const store = new StoreLoadTracker(clock.now);
+    const holds = new HoldService({ db: t.db, events: new EventCache(t.db), seatmap: new SeatmapCache(t.db) });
+    const checkout = new CheckoutService({
+      db: t.db,
+      cards: new CardFingerprints(testSecrets().cardFingerprintSecret),
+      payments: new SimulatedPaymentGateway({ tps: 10_000, latencyMs: 0, failureRate: 0 }),
+    });
+    let shedding = false;
+    let shedNext = false;
+    const pending: { due: number; fan: number }[] = [];
+    const holding: { until: number; fan: number; holdId: string }[] = [];
+    const perSecond: { t: number; admitted: number; constraint: string; reason: string }[] = [];
+    let shed = 0;
+    await tick(c, eventId);
+    for (let s = 1; s <= 75; s++) {
+      if (s === 20) shedding = true;
+      if (s === 45) shedding = false;
+      clock.advance(1000);
+      const now = clock.now();
+      const due = pending.filter((x) => x.due <= now);
+      pending.splice(0, pending.length, ...pending.filter((x) => x.due > now));
+      for (const p of due) {
+        // Every other hold is shed while the store sheds: 503 with Retry-After 2 s, the fan comes back.
+        shedNext = shedding && !shedNext;
+        if (shedNext) {
+          store.shed(eventId);
+          shed++;
+          pending.push({ due: now + 2000, fan: p.fan });
+          continue;
+        }
+        const done = store.begin(eventId, 'hold');
+        const hold = await holds.create(account(eventId, p.fan), eventId, { section: 'S', quantity: 1 });
+        done();
+        holding.push({ until: now + 5000, fan: p.fan, holdId: hold.holdId });
+      }
+      for (const h of holding.filter((x) => x.until <= now))
+        await checkout.checkout(account(eventId, h.fan), h.holdId, `key-${h.fan}-0000000`, {
+          payment: { instrument: { type: 'card', number: cardOf(h.fan) } },
+        });
+      holding.splice(0, holding.length, ...holding.filter((x) => x.until > now));
+      await reportStoreLoad(t.db, 'store-test', store.snapshot(), clock.date());
+      const before = (await queueState(eventId)).admitted_through;
+      const o = await tick(c, eventId);
+      const fans = Array.from({ length: o.admittedThrough - before }, (_, k) => before + k);
+      await recordClaims(
+        t.db,
+        fans.map((f) => ({ eventId, accountId: account(eventId, f) })),
+        clock.date(),
+      );
+      // Admitted fans send their hold 200 ms later (they are answered on the next second's pass).
+      for (const f of fans) pending.push({ due: now + 200, fan: f });
+      perSecond.push({ t: s, admitted: fans.length, constraint: o.constraint, reason: o.reason });
+    }
+    const sum = (from: number, to: number) => perSecond.filter((p) => p.t >= from && p.t < to).reduce((a, p) => a + p.admitted, 0);
+    const healthy = sum(5, 20) / 15;
+    const whileShedding = sum(25, 45) / 20;
+    const recovered = sum(55, 75) / 20;
+    expect(shed).toBeGreaterThan(0);
+    expect(healthy).toBeGreaterThan(8); // about the plan's 11 a second
+    // Within 5 s of the first shed hold the window was cut, the controller naming the store's shed holds.
+    expect(
+      perSecond.filter((p) => p.t >= 20 && p.t < 25).some((p) => p.constraint === 'store_lag' && /shed \d+ holds/.test(p.reason)),
+    ).toBe(true);
+    expect(whileShedding).toBeLessThan(healthy * 0.5);
+    // Within 10 s of the store no longer shedding (its count covers 5 s), admission is back and rising.
+    expect(sum(45, 55)).toBeGreaterThan(0);
+    expect(recovered).toBeGreaterThan(healthy * 0.6);
+  });
+
   it('at the open the window starts small and grows only as fast as the store answers: fans whose holds wait in line before the store do not pile in', async () => {
     // 4,000 seats at one ticket an order over a minute: the plan admits 4,000 fans a minute (67 a second), and with a
     // 12 s checkout (a rehearsal's compressed 6 minutes) 800 fans inside at once; the event's clock runs 30 times fast,

@@ -347,6 +347,7 @@ function decide(
   const rate = admissionRate(e, plan, counts, signals, inside.total, q.rate_override_per_min, {
     window: step?.window,
     storeLagMs: r.lagMs,
+    storeHoldsShed: r.storeLoad.holdsShed ?? 0,
     storeLagTargetMs: step?.targetMs ?? lagTargetMs(baseLagMs),
     tail: waiting ? { sinceLastAdvanceMs, gapMs: tailGapMs(inside.shopping + inside.arriving, e.rehearsal_time_scale) } : undefined,
   });
@@ -404,6 +405,7 @@ const toStoreLoad = (r: Awaited<ReturnType<typeof readStoreLoad>>): StoreLoad =>
   holdLatencyP90Ms: r.hold_latency_p90_ms,
   oldestInFlightMs: r.oldest_in_flight_ms,
   admittedWaitMs: r.admitted_wait_p90_ms,
+  holdsShed: r.holds_shed,
 });
 
 /**
@@ -462,6 +464,7 @@ function admissionRate(
     window: number | undefined;
     storeLagMs: number;
     storeLagTargetMs: number;
+    storeHoldsShed: number;
     tail: { sinceLastAdvanceMs: number; gapMs: number } | undefined;
   },
 ): AdmissionRate {
@@ -482,6 +485,7 @@ function admissionRate(
     ...(store.window !== undefined ? { window: store.window } : {}),
     storeLagMs: store.storeLagMs,
     storeLagTargetMs: store.storeLagTargetMs,
+    storeHoldsShed: store.storeHoldsShed,
     ...(store.tail ? { tail: store.tail } : {}),
   });
 }

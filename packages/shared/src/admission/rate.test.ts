@@ -32,6 +32,15 @@ describe('nextAdmissionRate', () => {
     expect(r.cap).toBe(31_200); // 60,000 / 2.5 x 1.3
   });
 
+  it('a full window on a store that sheds holds of fans let in: no one more, and the reason says the store shed them', () => {
+    const r = rate({ fansInside: 40, window: 40, storeLagMs: 200, storeHoldsShed: 7 });
+    expect(r).toMatchObject({ ratePerMinute: 0, constraint: 'store_lag', cap: 0 });
+    expect(r.reason).toContain('the store shed 7 holds of fans let in');
+    // No shed holds: the same full window reads as one that grows while the store keeps up.
+    expect(rate({ fansInside: 40, window: 40, storeLagMs: 200, storeHoldsShed: 0 }).reason).toMatch(/which grows while the store answers/);
+    expect(() => rate({ storeHoldsShed: -1 })).toThrow(DomainError);
+  });
+
   it('follows an operator override, above or below the plan, and 0 stops admissions', () => {
     expect(rate({ overrideRatePerMinute: 500 })).toMatchObject({ ratePerMinute: 500, reason: expect.stringMatching(/^override: /) });
     expect(rate({ overrideRatePerMinute: 2000 }).ratePerMinute).toBe(2000);

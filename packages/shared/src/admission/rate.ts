@@ -46,6 +46,8 @@ export interface AdmissionRateInput {
   storeLagMs?: number;
   /** The lag it is held to (window.ts lagTargetMs: the target, or twice the store's base lag); absent: the target. */
   storeLagTargetMs?: number;
+  /** Holds of admitted fans the store shed (503 unserved) over the last 5 s (window.ts StoreLoad.holdsShed), for the reason's words. */
+  storeHoldsShed?: number;
   /**
    * The tail rule's inputs: time since the watermark last moved and the gap after which the next fan comes in while
    * seats are available and none is held (window.ts tailGapMs). Absent: no tail rule.
@@ -165,10 +167,13 @@ export function nextAdmissionRate(input: AdmissionRateInput): AdmissionRate {
   const lagMs = input.storeLagMs === undefined ? 0 : check(input.storeLagMs, 'storeLagMs');
   const lagTarget =
     input.storeLagTargetMs === undefined ? ADMISSION_WINDOW.latencyTargetMs : check(input.storeLagTargetMs, 'storeLagTargetMs');
+  const holdsShed = input.storeHoldsShed === undefined ? 0 : check(input.storeHoldsShed, 'storeHoldsShed');
   const storeLagReason =
-    lagMs > lagTarget
-      ? `store_lag: the store answers holds in ${(lagMs / 1000).toFixed(1)} s (target ${(lagTarget / 1000).toFixed(1)} s); ${fansInside} fans inside against a window of ${Math.floor(window + 1e-9)}, halved while it lags`
-      : `store_lag: ${fansInside} fans inside against a window of ${Math.floor(window + 1e-9)}, which grows while the store answers within ${(lagTarget / 1000).toFixed(1)} s, as fast as it answers holds`;
+    holdsShed > 0
+      ? `store_lag: the store shed ${holdsShed} holds of fans let in (503, over the last 5 s): more fans inside than it takes; ${fansInside} fans inside against a window of ${Math.floor(window + 1e-9)}, halved while it sheds them`
+      : lagMs > lagTarget
+        ? `store_lag: the store answers holds in ${(lagMs / 1000).toFixed(1)} s (target ${(lagTarget / 1000).toFixed(1)} s); ${fansInside} fans inside against a window of ${Math.floor(window + 1e-9)}, halved while it lags`
+        : `store_lag: ${fansInside} fans inside against a window of ${Math.floor(window + 1e-9)}, which grows while the store answers within ${(lagTarget / 1000).toFixed(1)} s, as fast as it answers holds`;
 
   // The tail: seats available, none held, fans waiting, the rate not 0 and the store keeping up (not lagging). The next
   // fan comes in once the gap since the last advance has passed, however slow the plan's pace on the few seats left and

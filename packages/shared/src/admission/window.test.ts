@@ -107,6 +107,20 @@ describe('the window on the fans inside (AIMD)', () => {
     expect(step({ load: lag, window: 1, inside: 0 }).window).toBe(ADMISSION_WINDOW.min);
   });
 
+  it('a store that sheds holds of fans let in halves it however fast it answers the rest (a loss), at most once a second', () => {
+    const shedding = { ...idle, holdsShed: 3 };
+    const cut = step({ load: shedding, inside: 80 });
+    expect(cut).toMatchObject({ window: 40, lagging: false, shedding: true, cut: true, cutAtMs: 1_000_000 });
+    // Within the second: no second cut; a second later, still shedding: halved again.
+    expect(step({ load: shedding, window: 40, cutAtMs: 1_000_000, nowMs: 1_000_500 })).toMatchObject({ window: 40, cut: false });
+    expect(step({ load: shedding, window: 40, inside: 40, cutAtMs: 1_000_000, nowMs: 1_001_000 })).toMatchObject({ window: 20, cut: true });
+    // It never grows while the store sheds, even with the window in use and no lag.
+    expect(step({ load: shedding, window: 100, inside: 90, cutAtMs: 1_000_000, nowMs: 1_000_500 }).window).toBe(100);
+    // No shed hold (or nothing reported): the window grows as before.
+    expect(step({ load: { ...idle, holdsShed: 0 } })).toMatchObject({ window: 105, shedding: false });
+    expect(step({ load: { ...idle, reporting: 0, holdsShed: 3 } })).toMatchObject({ shedding: false, cut: false });
+  });
+
   it('a store that keeps up grows it by 10% of the planned fans a second (at least one) while it is in use, never past its maximum', () => {
     expect(step({ window: 100, inside: 90 }).window).toBe(105);
     expect(step({ window: 100, inside: 90, plannedInside: 5 }).window).toBe(101);
@@ -179,6 +193,7 @@ describe("a store process's load", () => {
         holdLatencyP90Ms: 100,
         oldestInFlightMs: 1000,
         admittedWaitP90Ms: 0,
+        holdsShed: 0,
       },
     ]);
     pay();
@@ -192,8 +207,24 @@ describe("a store process's load", () => {
         holdLatencyP90Ms: 0,
         oldestInFlightMs: 0,
         admittedWaitP90Ms: 0,
+        holdsShed: 0,
       },
     ]);
+    expect(load.snapshot()).toEqual([]);
+  });
+
+  it('counts the holds it shed (503 unserved) over the last 5 s, and says once when it is back to zero', () => {
+    const clock = manualClock(1_000_000);
+    const load = new StoreLoadTracker(clock.now);
+    load.shed('ev');
+    clock.advance(2000);
+    load.shed('ev');
+    load.shed('ev');
+    expect(load.snapshot()).toEqual([expect.objectContaining({ eventId: 'ev', holdsInFlight: 0, holdsAnswered: 0, holdsShed: 3 })]);
+    clock.advance(3000); // the first is 5 s old
+    expect(load.snapshot()[0]).toMatchObject({ holdsShed: 2 });
+    clock.advance(2000);
+    expect(load.snapshot()).toEqual([expect.objectContaining({ eventId: 'ev', holdsShed: 0 })]);
     expect(load.snapshot()).toEqual([]);
   });
 

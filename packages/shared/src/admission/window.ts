@@ -75,6 +75,12 @@ export interface StoreLoad {
    * over the last 30 s, ms (the slowest process's); absent or 0: none known.
    */
   admittedWaitMs?: number;
+  /**
+   * Holds of admitted fans the store answered 503 unserved (load shedding) over the last 5 s, summed; absent: 0. A
+   * loss, as TCP reads a dropped packet: the window let in more fans than the store takes, whatever its latency says
+   * (a shed hold never reaches the handler that times holds).
+   */
+  holdsShed?: number;
 }
 
 /** Holds answered over this window are what `holdsAnswered` counts (queue/store-load.ts STORE_LOAD_WINDOW_MS). */
@@ -130,6 +136,8 @@ export interface WindowStep {
   targetMs: number;
   /** Set on the tick that halved the window. */
   cut: boolean;
+  /** The store shed holds of admitted fans lately (StoreLoad.holdsShed > 0): a loss, which cuts like a lag. */
+  shedding: boolean;
   /** The most fans the store's answers allow inside now (servedWindow + the fans holding), Infinity when nothing is reported. */
   served: number;
 }
@@ -179,15 +187,17 @@ export function nextWindow(s: WindowInput): WindowStep {
   let window = s.window !== null && Number.isFinite(s.window) && s.window > 0 ? Math.min(max, Math.max(A.min, s.window)) : initial;
   const lagMs = storeLagMs(s.load);
   const targetMs = lagTargetMs(s.baseLagMs);
+  const shedding = s.load.reporting > 0 && (s.load.holdsShed ?? 0) > 0;
   const lagging = lagMs > targetMs;
-  if (lagging) {
-    const interval = Math.max(A.minCutIntervalMs, lagMs);
+  if (lagging || shedding) {
+    // A loss (holds shed) is a round trip's news: cut at most once a second for it, or once per lag when lagging.
+    const interval = Math.max(A.minCutIntervalMs, lagging ? lagMs : 0);
     if (s.cutAtMs === null || s.nowMs - s.cutAtMs >= interval) {
       // Halved from the fans actually inside when fewer than the window (TCP halves its flight size, not an unused window).
       window = Math.max(A.min, Math.min(window, Math.max(A.min, s.inside)) * A.decrease);
-      return { window, cutAtMs: s.nowMs, lagging, lagMs, targetMs, cut: true, served };
+      return { window, cutAtMs: s.nowMs, lagging, lagMs, targetMs, cut: true, served, shedding };
     }
-    return { window, cutAtMs: s.cutAtMs, lagging, lagMs, targetMs, cut: false, served };
+    return { window, cutAtMs: s.cutAtMs, lagging, lagMs, targetMs, cut: false, served, shedding };
   }
   // In use: the fans inside fill 80% of its whole fans (a window of 1.6 fans is in use with one fan inside).
   if (s.inside >= Math.floor(A.inUse * Math.floor(window))) {
@@ -195,7 +205,7 @@ export function nextWindow(s: WindowInput): WindowStep {
     // Growth stops at what the store serves (a window already past it is not cut for that: only lag cuts it).
     window = Math.max(window, Math.min(max, served, window + step));
   }
-  return { window, cutAtMs: s.cutAtMs, lagging, lagMs, targetMs, cut: false, served };
+  return { window, cutAtMs: s.cutAtMs, lagging, lagMs, targetMs, cut: false, served, shedding };
 }
 
 /**

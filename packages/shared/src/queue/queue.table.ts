@@ -83,4 +83,5 @@ export interface StoreLoadTable {
   oldest_in_flight_ms: Generated<number>;
   /** How long the fans whose holds reached it had waited since they collected their admission, 90th percentile over 30 s. */
   admitted_wait_p90_ms: Generated<number>;
+  holds_shed: Generated<number>;
 }

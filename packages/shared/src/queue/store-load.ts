@@ -28,6 +28,11 @@ export interface StoreLoadSnapshot {
    * token's issue time), 90th percentile over the last ADMITTED_WAIT_WINDOW_MS, ms (0 when none is known).
    */
   admittedWaitP90Ms: number;
+  /**
+   * Holds of admitted fans this process answered 503 without serving them (load shedding) in the last
+   * STORE_LOAD_WINDOW_MS: the fans the window let in that the store could not take (the controller's loss signal).
+   */
+  holdsShed: number;
 }
 
 interface EventLoad {
@@ -39,6 +44,8 @@ interface EventLoad {
   answered: [number, number][];
   /** [arrived at, ms since the fan collected its admission], oldest first. */
   admitted: [number, number][];
+  /** When each hold was shed (answered 503 unserved), oldest first. */
+  shed: number[];
   /** Reported non-zero last time: the next report says it went back to zero. */
   reported: boolean;
 }
@@ -61,7 +68,11 @@ export class StoreLoadTracker {
 
   private load(eventId: string): EventLoad {
     let l = this.byEvent.get(eventId);
-    if (!l) this.byEvent.set(eventId, (l = { holds: 0, checkouts: 0, started: new Map(), answered: [], admitted: [], reported: false }));
+    if (!l)
+      this.byEvent.set(
+        eventId,
+        (l = { holds: 0, checkouts: 0, started: new Map(), answered: [], admitted: [], shed: [], reported: false }),
+      );
     return l;
   }
 
@@ -92,6 +103,11 @@ export class StoreLoadTracker {
     };
   }
 
+  /** A hold of `eventId` was answered 503 before any work (shed under load): counted for STORE_LOAD_WINDOW_MS. */
+  shed(eventId: string): void {
+    this.load(eventId).shed.push(this.clock());
+  }
+
   /**
    * Every event with something to report: load now, or load at the last report (so its row says it is back to
    * zero). Answered holds older than STORE_LOAD_WINDOW_MS are dropped; an event with nothing left is forgotten.
@@ -102,7 +118,8 @@ export class StoreLoadTracker {
     for (const [eventId, l] of this.byEvent) {
       while (l.answered.length > 0 && l.answered[0]![0] <= now - STORE_LOAD_WINDOW_MS) l.answered.shift();
       while (l.admitted.length > 0 && l.admitted[0]![0] <= now - ADMITTED_WAIT_WINDOW_MS) l.admitted.shift();
-      const busy = l.holds > 0 || l.checkouts > 0 || l.answered.length > 0 || l.admitted.length > 0;
+      while (l.shed.length > 0 && l.shed[0]! <= now - STORE_LOAD_WINDOW_MS) l.shed.shift();
+      const busy = l.holds > 0 || l.checkouts > 0 || l.answered.length > 0 || l.admitted.length > 0 || l.shed.length > 0;
       if (!busy && !l.reported) {
         this.byEvent.delete(eventId);
         continue;
@@ -117,6 +134,7 @@ export class StoreLoadTracker {
         holdLatencyP90Ms: p90(l.answered.map(([, ms]) => ms)),
         oldestInFlightMs: now - oldest,
         admittedWaitP90Ms: p90(l.admitted.map(([, ms]) => ms)),
+        holdsShed: l.shed.length,
       });
       l.reported = busy;
     }

@@ -7,3 +7,4 @@ export type { RehearsalReportRow, RehearsalStatus } from './rehearsal.table.js';
 export * from './rehearsal.repository.js';
 export * from './launch.js';
 export * from './judge.js';
+export * from './refusals.js';

@@ -2,6 +2,7 @@
 
 import { REQUEST_KINDS, type PerRequestUse, type ResourceUse } from './resources.js';
 import type { SaleCheck } from './verdict.js';
+import type { RefusalCount } from './refusals.js';
 
 /** A fault as it happened: when it struck, when the product was serving fans again, and what fans read meanwhile. */
 export interface FaultOutcome {
@@ -88,6 +89,11 @@ export interface RehearsalReport {
   faults: FaultOutcome[];
   /** Every answer the fans got, by status and code. */
   answers: Record<string, number>;
+  /**
+   * Every answer that was not a 2xx (and every request that got none), by kind of request, status and code, and for
+   * a 503 the rule that answered it (its body's `reason`), most first. Absent in older reports.
+   */
+  refusals?: RefusalCount[];
   /** What the driver itself used: its CPU, memory and request rate (to tell a bound driver from a bound product). */
   driver: {
     cpuSeconds: number;
@@ -224,6 +230,7 @@ export function reportMarkdown(r: RehearsalReport): string {
         .join('; ')}.`,
       '',
     );
+  if (r.refusals && r.refusals.length > 0) lines.push(...refusalsMarkdown(r.refusals));
   const d = r.driver;
   lines.push(
     '## The driver',
@@ -235,6 +242,21 @@ export function reportMarkdown(r: RehearsalReport): string {
   if (r.resources?.perRequest) lines.push(...perRequestMarkdown(r.resources.perRequest, r.resources.driverLoopDelayP99Ms, d));
   if (r.resources) lines.push(...resourcesMarkdown(r.resources));
   return lines.join('\n');
+}
+
+/** The answers that were not a 2xx, by kind of request and why (for a 503, the rule that answered it). */
+function refusalsMarkdown(rows: readonly RefusalCount[]): string[] {
+  const lines = [
+    '### Refusals by request and reason',
+    '',
+    "Every answer that was not a 2xx, by the kind of request it answered; for a 503 the rule that answered it (the body's `reason`: `overload_event_loop` and `overload_pool` are the store's load shedding, `request_budget` a request past REQUEST_BUDGET_MS, `database` and `database_busy` the database; the edge's own 503s name themselves in their code).",
+    '',
+    '| request | answer | reason | count |',
+    '| --- | --- | --- | --- |',
+  ];
+  for (const r of rows) lines.push(`| ${r.kind} | ${r.answer} | ${r.reason ?? ''} | ${n(r.count)} |`);
+  lines.push('');
+  return lines;
 }
 
 /** Where each kind of request's time went: the product's (on the wire to its answer), the driver's wait before it. */

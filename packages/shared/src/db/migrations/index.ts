@@ -42,6 +42,7 @@ import * as m20261207_4200 from './2026_12_07_4200_add_queue_state_section_count
 import * as m20261207_4600 from './2026_12_07_4600_add_account_display_name.js';
 import * as m20261207_4610 from './2026_12_07_4610_add_order_refunds.js';
 import * as m20261208_4100 from './2026_12_08_4100_keep_seat_counts.js';
+import * as m20261209_1000 from './2026_12_09_1000_add_store_load_holds_shed.js';
 import * as m20261208_4400 from './2026_12_08_4400_add_store_load_admitted_wait.js';
 
 /** Every migration, in order. A static list so the migrator works the same under tsx, vitest and a bundler. */
@@ -90,4 +91,5 @@ export const migrations: Record<string, Migration> = {
   '2026_12_07_4610_add_order_refunds': m20261207_4610,
   '2026_12_08_4100_keep_seat_counts': m20261208_4100,
   '2026_12_08_4400_add_store_load_admitted_wait': m20261208_4400,
+  '2026_12_09_1000_add_store_load_holds_shed': m20261209_1000,
 };
