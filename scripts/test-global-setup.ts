@@ -4,7 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { createDb, migrateToLatest, startEmbeddedPostgres, type EmbeddedServer } from '@onsale/shared/db';
-import { consoleBuildDir, freePort, testDatabasePrefix, testSecrets, withAdminClient, withDatabase } from '@onsale/shared/testing';
+import {
+  consoleBuildDir,
+  fanBuildDir,
+  freePort,
+  testDatabasePrefix,
+  testSecrets,
+  withAdminClient,
+  withDatabase,
+} from '@onsale/shared/testing';
 import '@onsale/shared/testing';
 
 async function reachable(url: string): Promise<boolean> {
@@ -64,8 +72,10 @@ export default async function setup(project: TestProject) {
       );
       for (const r of rows) await c.query(`DROP DATABASE IF EXISTS ${r.datname} WITH (FORCE)`);
     });
-    // The console build the browser tests shared (see builtConsole in apps/console/test/browser-helpers.ts).
-    for (const dir of [consoleBuildDir(templateUrl), `${consoleBuildDir(templateUrl)}.lock`]) rmSync(dir, { recursive: true, force: true });
+    // The console and fans' page builds the browser tests shared (builtConsole in apps/console/test/browser-helpers.ts,
+    // builtFanPage in apps/fan/test/harness.ts).
+    for (const build of [consoleBuildDir(templateUrl), fanBuildDir(templateUrl)])
+      for (const dir of [build, `${build}.lock`]) rmSync(dir, { recursive: true, force: true });
     if (embedded) await embedded.stop();
     if (embeddedDir) rmSync(embeddedDir, { recursive: true, force: true });
   };

@@ -143,7 +143,22 @@ export function consoleSessions(where: () => { browser: Browser; baseUrl: string
     await page.waitForURL(`${baseUrl}/`);
     return page;
   }
-  return { pageErrors, contexts, pageAs };
+  /**
+   * Closes the pages' contexts once a test is done with them. A page left open keeps working: a war room streams
+   * figures every second and re-renders, its controls are re-read every 1.5 s, lists every few seconds, and the BFF
+   * samples the database for it. Left open to the file's end, they took CPU from every test after them.
+   * Their errors are kept in `pageErrors`.
+   */
+  async function release(...pages: (Page | undefined)[]): Promise<void> {
+    for (const page of pages) {
+      if (!page) continue;
+      const context = page.context();
+      const i = contexts.indexOf(context);
+      if (i >= 0) contexts.splice(i, 1);
+      await context.close();
+    }
+  }
+  return { pageErrors, contexts, pageAs, release };
 }
 
 /**

@@ -26,7 +26,7 @@ let app: Awaited<ReturnType<typeof buildBff>>;
 let baseUrl: string;
 let gbpEventId: string;
 const orders: Partial<Record<View['name'], { id: string; reference: string; email: string }>> = {};
-const { pageErrors, contexts, pageAs } = consoleSessions(() => ({ browser, baseUrl }));
+const { pageErrors, contexts, pageAs, release } = consoleSessions(() => ({ browser, baseUrl }));
 
 const days = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString();
 /** A datetime-local value in UTC (the pages run in UTC and the form's zone is set to UTC). */
@@ -103,6 +103,7 @@ describe.each(VIEWS)('console forms at $width px', (view) => {
   beforeAll(async () => {
     page = await pageAs(ADMIN, view);
   });
+  afterAll(() => release(page));
 
   it('refuses a show time and an on-sale that have passed at their fields; "Open the sale now"; asks before Create about a free price and no sign-off', async () => {
     const name = `Tonight Only ${view.name}`;

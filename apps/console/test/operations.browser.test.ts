@@ -38,7 +38,7 @@ let baseUrl: string;
 let distDir: string;
 let eventId: string;
 const endpoints: Partial<Record<View['name'], { id: string; url: string; deliveryId: number }>> = {};
-const { pageErrors, contexts, pageAs } = consoleSessions(() => ({ browser, baseUrl }));
+const { pageErrors, contexts, pageAs, release } = consoleSessions(() => ({ browser, baseUrl }));
 
 const minutes = (n: number) => new Date(Date.now() + n * 60_000).toISOString();
 
@@ -166,6 +166,7 @@ describe('operations pages change things, in Chromium at 1440 and 390 px', () =>
         operator = await pageAs(OPERATOR, view);
         admin = await pageAs(ADMIN, view);
       });
+      afterAll(() => release(operator, admin));
 
       it('the post-sale review cancels a cluster: a reason is required; the orders are cancelled, each audited with it, and the review read again no longer lists the cluster', async () => {
         const [first, second] = PAIRS[view.name];

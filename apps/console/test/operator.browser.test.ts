@@ -43,7 +43,7 @@ const ids: Record<'live' | 'stalled' | 'unsigned' | 'paused' | 'soon' | 'later',
   later: '',
 };
 let liveListingId: string;
-const { pageErrors, contexts, pageAs } = consoleSessions(() => ({ browser, baseUrl }));
+const { pageErrors, contexts, pageAs, release } = consoleSessions(() => ({ browser, baseUrl }));
 
 const minutes = (n: number) => new Date(Date.now() + n * 60_000).toISOString();
 
@@ -215,6 +215,7 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
       beforeAll(async () => {
         page = await pageAs(OPERATOR, view);
       });
+      afterAll(() => release(page));
 
       it('the events board puts what needs attention first: paused, live, opening soonest, scheduled, then drafts; each row says its state', async () => {
         await page.getByTestId('events-table').waitFor();
@@ -445,6 +446,7 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
         .toBe(field);
       expect(await sideways(page)).toBeLessThanOrEqual(0);
       await page.screenshot({ path: join(docsShots, `form-error-summary-${view.width}.png`), fullPage: false });
+      await release(page);
     }
   });
 
@@ -459,6 +461,7 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
     await admin.getByTestId('user-enable').click();
     await expect.poll(() => row.getAttribute('data-disabled')).toBe('false');
     expect(await sideways(admin)).toBeLessThanOrEqual(0);
+    await release(admin);
 
     for (const user of [OPERATOR, VIEWER, PROMOTER]) {
       const page = await pageAs(user, VIEWS[1]);
@@ -477,6 +480,7 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
         );
         expect(support).toBe(403);
       }
+      await release(page);
     }
   });
 
@@ -517,6 +521,7 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
       const over = await sideways(promoter);
       if (over > 0) overflowing.push(`promoter ${route}: ${over}px`);
     }
+    await release(promoter);
     // The sign-in page, signed out.
     const signedOut = await browser.newContext({ viewport: { width: 390, height: 844 } });
     contexts.push(signedOut);
@@ -524,6 +529,7 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
     await signInPage.goto(`${baseUrl}/sign-in`);
     await signInPage.getByTestId('sign-in-form').waitFor();
     if ((await sideways(signInPage)) > 0) overflowing.push('/sign-in');
+    await release(signInPage);
     expect(overflowing).toEqual([]);
 
     // The menu folds at phone width, and Sign out is reachable through it.
@@ -532,6 +538,7 @@ describe('the console an operator would pick, in Chromium at 1440 and 390 px', (
     await admin.getByTestId('menu-button').click();
     await admin.getByTestId('sign-out').waitFor({ state: 'visible' });
     await admin.screenshot({ path: join(docsShots, 'menu-390.png'), fullPage: false });
+    await release(admin);
   });
 
   it('logged no errors in the pages but the refusals the role tests asked for', () => {

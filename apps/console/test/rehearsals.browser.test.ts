@@ -34,7 +34,7 @@ let eventId: string;
 let slowRunId: string;
 /** A run still going, on an event with seats sold. */
 let runningRunId: string;
-const { pageErrors, contexts, pageAs } = consoleSessions(() => ({ browser, baseUrl }));
+const { pageErrors, contexts, pageAs, release } = consoleSessions(() => ({ browser, baseUrl }));
 
 /** A finished rehearsal's report as the driver writes it: a pass with one fault recovered. */
 function report(): RehearsalReport {
@@ -181,6 +181,7 @@ describe('rehearsals in the console, in Chromium at 1440 and 390 px', () => {
       beforeAll(async () => {
         page = await pageAs(OPERATOR, view);
       });
+      afterAll(() => release(page));
 
       it("the board marks a rehearsal's event", async () => {
         const row = page.getByTestId('event-rehearsal').first();
@@ -285,6 +286,7 @@ describe('rehearsals in the console, in Chromium at 1440 and 390 px', () => {
         ).status,
     );
     expect(status).toBe(403);
+    await release(page);
   });
 
   it('logged no errors in the pages but the refusal the viewer test asked for', () => {

@@ -30,7 +30,7 @@ let baseUrl: string;
 let poundsId: string;
 let pausedId: string;
 let poundsOnsale: Date;
-const { pageErrors, contexts, pageAs } = consoleSessions(() => ({ browser, baseUrl }));
+const { pageErrors, contexts, pageAs, release } = consoleSessions(() => ({ browser, baseUrl }));
 
 async function event(name: string, currency: string, onsaleAt: Date): Promise<string> {
   const { eventId } = await tdb.db.transaction().execute((trx) =>
@@ -109,6 +109,7 @@ describe('the war room: money and the first screen, in Chromium at 1440 and 390 
       beforeAll(async () => {
         page = await pageAs(OPERATOR, view);
       });
+      afterAll(() => release(page));
 
       it('the first screen: waiting, let in, sold, gross sales in pounds and the alerts, before any chart', async () => {
         await page.goto(`${baseUrl}/events/${poundsId}/war-room`);

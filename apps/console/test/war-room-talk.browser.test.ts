@@ -33,7 +33,7 @@ let distDir: string;
 let eventId: string;
 /** An event with presales, whose controls may be set for one presale's queue. */
 let presaleId: string;
-const { pageErrors, contexts, pageAs } = consoleSessions(() => ({ browser, baseUrl }));
+const { pageErrors, contexts, pageAs, release } = consoleSessions(() => ({ browser, baseUrl }));
 
 const minutes = (n: number) => new Date(Date.now() + n * 60_000).toISOString();
 
@@ -166,6 +166,7 @@ describe('talking to the queue from the war room, in Chromium at 1440 and 390 px
         await page.goto(`${baseUrl}/events/${eventId}/war-room`);
         await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: PAGE_WAIT_MS });
       });
+      afterAll(() => release(page));
 
       it("schedules a rate change for a time in the venue's zone: a missing reason is named in the error summary; the server lists it; cancelled with a reason, audited", async () => {
         const panel = page.getByTestId('wr-schedules');
@@ -368,6 +369,7 @@ describe('talking to the queue from the war room, in Chromium at 1440 and 390 px
     await expect
       .poll(() => page.getByTestId('wr-control-outcome').getAttribute('data-status'), { timeout: PAGE_WAIT_MS })
       .toBe('confirmed');
+    await release(page);
   });
 
   it("a control scheduled for one presale's queue", async () => {
@@ -384,6 +386,7 @@ describe('talking to the queue from the war room, in Chromium at 1440 and 390 px
       .toBe('confirmed');
     expect(await page.getByTestId('wr-schedule-what').textContent()).toBe('Pause admissions (presale FANCLUB)');
     expect(await sideways(page)).toBeLessThanOrEqual(0);
+    await release(page);
   });
 
   it('a promoter changes the words; a change someone saved meanwhile is not overwritten: the save is refused with a way to load the current words', async () => {
@@ -417,6 +420,7 @@ describe('talking to the queue from the war room, in Chromium at 1440 and 390 px
       ours,
     );
     expect(await auditCount('event.queue_copy_changed', 'our own tone, on top')).toBe(1);
+    await release(page);
   });
 
   it('refusals by role: a viewer reads the schedules, the words and the alert history but changes nothing; a promoter changes the words but schedules nothing; neither manages alert receivers', async () => {
@@ -442,6 +446,7 @@ describe('talking to the queue from the war room, in Chromium at 1440 and 390 px
     await viewer.goto(`${baseUrl}/alerts`);
     await viewer.getByTestId('forbidden').waitFor();
     expect(await viewer.getByTestId('nav-alerts').count()).toBe(0);
+    await release(viewer);
 
     const promoter = await pageAs(PROMOTER, phone);
     await promoter.goto(`${baseUrl}/events/${eventId}/war-room`);
@@ -457,6 +462,7 @@ describe('talking to the queue from the war room, in Chromium at 1440 and 390 px
     // Nothing the refused calls asked for happened.
     expect(await auditCount('event.queue_copy_changed', 'not allowed')).toBe(0);
     expect(await auditCount('queue.control_scheduled', 'not allowed')).toBe(0);
+    await release(promoter);
   });
 
   it('logged no errors in the pages but the refusals the role and stale tests asked for', () => {

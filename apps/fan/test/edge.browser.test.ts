@@ -7,7 +7,7 @@ import { startLocalEdge, type LocalEdge } from '@onsale/edge/local';
 import { PAGE_WAIT_MS } from '@onsale/shared/testing';
 import {
   advanceUntil,
-  buildFanPage,
+  builtFanPage,
   devSignIn,
   fanPage,
   launch,
@@ -29,7 +29,7 @@ let edge: LocalEdge;
 let browser: Browser;
 
 beforeAll(async () => {
-  const dir = buildFanPage('edge');
+  const dir = await builtFanPage();
   // Behind the local edge the store API believes its X-Forwarded-For, as npm start -- --edge sets it up.
   const env = { STORE_API_TRUST_PROXY: 'loopback' };
   stack = await startStack(dir, env);

@@ -7,7 +7,7 @@ import { TEST_CARDS } from '@onsale/shared/checkout';
 import { PAGE_WAIT_MS } from '@onsale/shared/testing';
 import {
   advanceUntil,
-  buildFanPage,
+  builtFanPage,
   devSignIn,
   docsShots,
   fanPage,
@@ -28,7 +28,7 @@ let stack: Stack;
 let browser: Browser;
 
 beforeAll(async () => {
-  stack = await startStack(buildFanPage('fan-ux'));
+  stack = await startStack(await builtFanPage());
   browser = await launch();
 });
 

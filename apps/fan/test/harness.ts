@@ -1,14 +1,13 @@
 // The fans' page against the real thing, in-process: a store API serving the built page (as `npm start` does), the
 // background worker with its admission controller, a fresh PostgreSQL database, and Debian's Chromium.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { inject } from 'vitest';
-import { existsSync } from 'node:fs';
 import { buildStoreApi } from '@onsale/store-api';
 
 type FastifyInstance = Awaited<ReturnType<typeof buildStoreApi>>;
@@ -18,22 +17,35 @@ import { parseEventFile, type EventFile } from '@onsale/shared/events';
 import { createEvent } from '@onsale/shared/sale-setup';
 import { sql } from '@onsale/shared/db';
 import { startWorker, type BackgroundWorker } from '@onsale/shared/jobs';
-import { createTestDatabase, docsScreenshotDir, PAGE_WAIT_MS, type TestDatabase } from '@onsale/shared/testing';
+import { createTestDatabase, docsScreenshotDir, fanBuildDir, PAGE_WAIT_MS, type TestDatabase, waitUntil } from '@onsale/shared/testing';
 
 const fanRoot = fileURLToPath(new URL('..', import.meta.url));
 export const resultsDir = join(fanRoot, '..', '..', '.test-results');
 /** docs/fan-pages/ with UPDATE_SCREENSHOTS=1, else a git-ignored directory of the test results. */
 export const docsShots = docsScreenshotDir('fan-pages');
 
-/** Builds the page into a directory of this test file's own (other tests may build at the same time). */
-export function buildFanPage(name: string): string {
-  const out = join(resultsDir, `fan-dist-${name}`);
-  mkdirSync(resultsDir, { recursive: true });
+/**
+ * A production build of the fans' page, made once per test run and shared by the fan browser tests (each used to
+ * build its own: a vite build and a Node process each, about 2 s of CPU). The first file to ask builds it into a
+ * directory named after this run; the others wait for it; the run's global teardown removes it. No test writes
+ * into it.
+ */
+export async function builtFanPage(): Promise<string> {
+  const out = fanBuildDir(inject('templateDatabaseUrl'));
+  const done = join(out, '.built');
+  if (existsSync(done)) return out;
+  try {
+    mkdirSync(`${out}.lock`);
+  } catch {
+    await waitUntil("the fans' page build of this run", async () => existsSync(done), { timeoutMs: 600_000, intervalMs: 200 });
+    return out;
+  }
   const viteBin = join(dirname(createRequire(join(fanRoot, 'package.json')).resolve('vite/package.json')), 'bin', 'vite.js');
   execFileSync(process.execPath, [viteBin, 'build', '--outDir', out, '--emptyOutDir', '--logLevel', 'warn'], {
     cwd: fanRoot,
     stdio: 'inherit',
   });
+  writeFileSync(done, '');
   return out;
 }
 

@@ -7,7 +7,7 @@ import { TEST_CARDS } from '@onsale/shared/checkout';
 import { PAGE_WAIT_MS } from '@onsale/shared/testing';
 import {
   advanceUntil,
-  buildFanPage,
+  builtFanPage,
   devSignIn,
   docsShots,
   fanPage,
@@ -28,7 +28,7 @@ let stack: Stack;
 let browser: Browser;
 
 beforeAll(async () => {
-  const dir = buildFanPage('journey');
+  const dir = await builtFanPage();
   stack = await startStack(dir);
   browser = await launch();
   mkdirSync(docsShots, { recursive: true });

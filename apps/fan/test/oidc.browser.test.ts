@@ -2,7 +2,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { sql } from '@onsale/shared/db';
-import { buildFanPage, docsShots, fanPage, launch, makeEvent, startStack, WIDTHS, type Stack } from './harness';
+import { builtFanPage, docsShots, fanPage, launch, makeEvent, startStack, WIDTHS, type Stack } from './harness';
 import { startTestProvider, type TestProvider } from './oidc-provider';
 
 // Sign-in with the promoter's identity provider from the page: the OpenID Connect authorization code flow with
@@ -17,7 +17,7 @@ let storeUrl: string;
 
 beforeAll(async () => {
   provider = await startTestProvider({ clientId: 'fan-page', user: { sub: 'idp|ana-4711', name: 'Ana Fan' } });
-  stack = await startStack(buildFanPage('oidc'));
+  stack = await startStack(await builtFanPage());
   storeUrl = (
     await stack.extraApi({
       FAN_OIDC_ISSUER: provider.issuer,

@@ -6,7 +6,7 @@ import { admissionClaimsFor, createTokenKey, hashDevice, signToken } from '@onsa
 import { testSecrets } from '@onsale/shared/testing';
 import {
   advanceUntil,
-  buildFanPage,
+  builtFanPage,
   devSignIn,
   fanPage,
   http,
@@ -28,7 +28,7 @@ let stack: Stack;
 let browser: Browser;
 
 beforeAll(async () => {
-  stack = await startStack(buildFanPage('seats'));
+  stack = await startStack(await builtFanPage());
   browser = await launch();
 });
 

@@ -8,7 +8,7 @@ import { admissionClaimsFor, createTokenKey, hashDevice, signToken } from '@onsa
 import { testSecrets, PAGE_WAIT_MS } from '@onsale/shared/testing';
 import {
   advanceUntil,
-  buildFanPage,
+  builtFanPage,
   devSignIn,
   docsShots,
   fanPage,
@@ -31,7 +31,7 @@ let stack: Stack;
 let browser: Browser;
 
 beforeAll(async () => {
-  stack = await startStack(buildFanPage('states'));
+  stack = await startStack(await builtFanPage());
   browser = await launch();
 });
 

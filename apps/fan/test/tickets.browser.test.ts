@@ -11,7 +11,7 @@ import { docsScreenshotDir, PAGE_WAIT_MS } from '@onsale/shared/testing';
 import { builtConsole, cardNumber, signIn } from '../../console/test/browser-helpers';
 import {
   advanceUntil,
-  buildFanPage,
+  builtFanPage,
   devSignIn,
   docsShots,
   fanPage,
@@ -38,7 +38,7 @@ let consoleUrl: string;
 let closeBff: () => Promise<void>;
 
 beforeAll(async () => {
-  const [fanDir, consoleDir] = [buildFanPage('tickets'), await builtConsole()];
+  const [fanDir, consoleDir] = [await builtFanPage(), await builtConsole()];
   stack = await startStack(fanDir);
   await stack.t.db.transaction().execute((trx) => createUser(trx, { ...OPERATOR, role: 'operator' }, 'test'));
   const bff = await buildBff({ db: stack.t.db, consoleDir, storeApiUrls: [stack.url] });

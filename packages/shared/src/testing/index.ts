@@ -75,3 +75,5 @@ export { PAGE_WAIT_MS, pollUntil, waitUntil } from './poll.js';
 
 /** Where one test run (named by its template database) keeps its shared console build (see the console's builtConsole). */
 export const consoleBuildDir = (templateUrl: string) => join(tmpdir(), `onsale-console-build-${new URL(templateUrl).pathname.slice(1)}`);
+/** Where one test run keeps its shared build of the fans' page (see the fan tests' builtFanPage). */
+export const fanBuildDir = (templateUrl: string) => join(tmpdir(), `onsale-fan-build-${new URL(templateUrl).pathname.slice(1)}`);
