@@ -499,7 +499,8 @@ async function buildReport(
   const sales = await readBackSales(db, created.eventId, created.listingId, `rh${o.seed}-${created.eventId.slice(0, 8)}-b`, soldOutAt);
   const candidates = [...new Set(result.holdConflicts.flatMap((h) => [h.first, h.second]))];
   const durable = await durableHolds(db, created.eventId, candidates);
-  const liveDoubleHolds = result.holdConflicts.filter((h) => durable.has(h.first) && durable.has(h.second)).length;
+  const liveConflicts = result.holdConflicts.filter((h) => durable.has(h.first) && durable.has(h.second));
+  const liveDoubleHolds = liveConflicts.length;
   const soldBeyondOrders = Math.max(0, sales.orderSeats - counts.sold);
   const doubleSold = result.doubleSoldSeen + liveDoubleHolds + soldBeyondOrders;
   const duplicateOrders = sales.duplicateOrders + result.duplicateOrdersSeen;
@@ -575,6 +576,12 @@ async function buildReport(
     soldOut,
     lastSaleMs,
     doubleSold,
+    doubleSoldParts: {
+      seenInTwoOrders: result.doubleSoldSeen,
+      liveDoubleHolds,
+      ordersBeyondSold: soldBeyondOrders,
+      holdConflicts: liveConflicts.slice(0, 20),
+    },
     duplicateOrders,
     drift,
     soldOutPropagationMs: prop,

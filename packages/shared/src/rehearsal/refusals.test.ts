@@ -81,5 +81,13 @@ describe("the report's refusals, by request kind and reason", () => {
     expect(md).toContain('### Refusals by request and reason');
     expect(md).toContain('| hold | 503 SERVICE_UNAVAILABLE | overload_event_loop | 1,234 |');
     expect(reportMarkdown(base)).not.toContain('Refusals by request');
+    // A seat sold or held twice says which check counted it; a report without them (or with none) says nothing more.
+    const parts = { seenInTwoOrders: 1, liveDoubleHolds: 4, ordersBeyondSold: 0, holdConflicts: [{ seat: 7, first: 'a', second: 'b' }] };
+    expect(reportMarkdown({ ...base, doubleSold: 5, doubleSoldParts: parts })).toContain(
+      '| double-sold seats | 5 (seen in two orders 1, held by two kept holds 4, in orders beyond the seats sold 0) |',
+    );
+    expect(reportMarkdown({ ...base, doubleSoldParts: { ...parts, seenInTwoOrders: 0, liveDoubleHolds: 0 } })).toContain(
+      '| double-sold seats | 0 |',
+    );
   });
 });

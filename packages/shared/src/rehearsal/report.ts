@@ -38,6 +38,17 @@ export interface RehearsalReport {
   /** Milliseconds after the open of the last confirmed order (null: nothing sold). */
   lastSaleMs: number | null;
   doubleSold: number;
+  /**
+   * Where `doubleSold` came from (absent in reports before 2026-12-07): seats the driver saw in two different orders,
+   * seats two holds both kept in the database held while the driver took the first for live, and seats in confirmed
+   * orders beyond the seats sold; with the first 20 hold conflicts, to look up.
+   */
+  doubleSoldParts?: {
+    seenInTwoOrders: number;
+    liveDoubleHolds: number;
+    ordersBeyondSold: number;
+    holdConflicts: { seat: number; first: string; second: string }[];
+  };
   duplicateOrders: number;
   drift: number;
   soldOutPropagationMs: { p50: number | null; p99: number | null; max: number | null; count: number };
@@ -159,7 +170,10 @@ export function reportMarkdown(r: RehearsalReport): string {
   lines.push('| check | value |', '| --- | --- |');
   lines.push(`| seats sold | ${n(r.seatsSold)} of ${n(r.seats)}${r.soldOut ? ' (sold out)' : ''} |`);
   lines.push(`| orders | ${n(r.orders)} |`);
-  lines.push(`| double-sold seats | ${n(r.doubleSold)} |`);
+  const parts = r.doubleSoldParts;
+  lines.push(
+    `| double-sold seats | ${n(r.doubleSold)}${r.doubleSold > 0 && parts ? ` (seen in two orders ${n(parts.seenInTwoOrders)}, held by two kept holds ${n(parts.liveDoubleHolds)}, in orders beyond the seats sold ${n(parts.ordersBeyondSold)})` : ''} |`,
+  );
   lines.push(`| duplicate orders | ${n(r.duplicateOrders)} |`);
   lines.push(`| drift (available + held + sold - capacity) | ${n(r.drift)} |`);
   lines.push(
