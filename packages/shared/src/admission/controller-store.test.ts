@@ -111,24 +111,57 @@ async function rehearsedSale() {
   return { eventId, clock, c, store, holds };
 }
 
+/** The lagging-store tests' sale: 4,000 seats at one ticket an order over 6 minutes (about 11 fans a second), 4,000 fans waiting. */
+async function sixMinuteSale() {
+  const eventId = await makeEvent({
+    rows: 100,
+    seatsPerRow: 40,
+    pacing: { targetSaleMinutes: 6, ticketsPerOrder: 1, overbookFactor: 1, checkoutMinutes: 1, paymentTps: 1000 },
+  });
+  await addEntries(t.db, eventId, 4000);
+  const clock = clockInMinute();
+  const c = controller(clock);
+  const store = new StoreLoadTracker(clock.now);
+  const holds = new HoldService({ db: t.db, events: new EventCache(t.db), seatmap: new SeatmapCache(t.db) });
+  const checkout = new CheckoutService({
+    db: t.db,
+    cards: new CardFingerprints(testSecrets().cardFingerprintSecret),
+    payments: new SimulatedPaymentGateway({ tps: 10_000, latencyMs: 0, failureRate: 0 }),
+  });
+  return { eventId, clock, c, store, holds, checkout };
+}
+
+/**
+ * One second of those tests after the holds: the fans whose time came pay, the store reports its load, the controller
+ * ticks, and the fans it let in collect. Returns the tick and the fans let in.
+ */
+async function payReportAndTick(
+  sale: Omit<Awaited<ReturnType<typeof sixMinuteSale>>, 'holds'>,
+  holding: { until: number; fan: number; holdId: string }[],
+  now: number,
+) {
+  const { eventId, clock, c, store, checkout } = sale;
+  for (const h of holding.filter((x) => x.until <= now))
+    await checkout.checkout(account(eventId, h.fan), h.holdId, `key-${h.fan}-0000000`, {
+      payment: { instrument: { type: 'card', number: cardOf(h.fan) } },
+    });
+  holding.splice(0, holding.length, ...holding.filter((x) => x.until > now));
+  await reportStoreLoad(t.db, 'store-test', store.snapshot(), clock.date());
+  const before = (await queueState(eventId)).admitted_through;
+  const o = await tick(c, eventId);
+  const fans = Array.from({ length: o.admittedThrough - before }, (_, k) => before + k);
+  await recordClaims(
+    t.db,
+    fans.map((f) => ({ eventId, accountId: account(eventId, f) })),
+    clock.date(),
+  );
+  return { o, fans };
+}
+
 describe('admission follows what the store serves', () => {
   it('a store that lags (holds answered 3 s late) slows admission within seconds; when it catches up admission rises again', async () => {
     // 4,000 seats at one ticket an order over 6 minutes: the plan admits about 667 fans a minute, 11 a second.
-    const eventId = await makeEvent({
-      rows: 100,
-      seatsPerRow: 40,
-      pacing: { targetSaleMinutes: 6, ticketsPerOrder: 1, overbookFactor: 1, checkoutMinutes: 1, paymentTps: 1000 },
-    });
-    await addEntries(t.db, eventId, 4000);
-    const clock = clockInMinute();
-    const c = controller(clock);
-    const store = new StoreLoadTracker(clock.now);
-    const holds = new HoldService({ db: t.db, events: new EventCache(t.db), seatmap: new SeatmapCache(t.db) });
-    const checkout = new CheckoutService({
-      db: t.db,
-      cards: new CardFingerprints(testSecrets().cardFingerprintSecret),
-      payments: new SimulatedPaymentGateway({ tps: 10_000, latencyMs: 0, failureRate: 0 }),
-    });
+    const { eventId, clock, c, store, holds, checkout } = await sixMinuteSale();
     let delayMs = 200;
     // Fans admitted collect at once and ask for a seat; the store answers after delayMs (the injected delay: the hold is
     // made when its answer is due); they pay 5 s after holding.
@@ -147,20 +180,7 @@ describe('admission follows what the store serves', () => {
         holding.push({ until: now + 5000, fan: p.fan, holdId: hold.holdId });
       }
       pending.splice(0, pending.length, ...pending.filter((x) => x.due > now));
-      for (const h of holding.filter((x) => x.until <= now))
-        await checkout.checkout(account(eventId, h.fan), h.holdId, `key-${h.fan}-0000000`, {
-          payment: { instrument: { type: 'card', number: cardOf(h.fan) } },
-        });
-      holding.splice(0, holding.length, ...holding.filter((x) => x.until > now));
-      await reportStoreLoad(t.db, 'store-test', store.snapshot(), clock.date());
-      const before = (await queueState(eventId)).admitted_through;
-      const o = await tick(c, eventId);
-      const fans = Array.from({ length: o.admittedThrough - before }, (_, k) => before + k);
-      await recordClaims(
-        t.db,
-        fans.map((f) => ({ eventId, accountId: account(eventId, f) })),
-        clock.date(),
-      );
+      const { o, fans } = await payReportAndTick({ eventId, clock, c, store, checkout }, holding, now);
       for (const f of fans) pending.push({ due: now + delayMs, done: store.begin(eventId, 'hold'), fan: f });
       perSecond.push({ t: s, admitted: fans.length, window: o.window, constraint: o.constraint });
     }
@@ -180,21 +200,7 @@ describe('admission follows what the store serves', () => {
     // The same sale as above, but the store never lags on what it serves: from 20 s to 45 s it answers half the
     // holds of admitted fans 503 before any work (load shedding), and those fans retry 2 s later. A shed hold never
     // reaches the handler that times holds, so only the store's count of holds shed can tell the controller.
-    const eventId = await makeEvent({
-      rows: 100,
-      seatsPerRow: 40,
-      pacing: { targetSaleMinutes: 6, ticketsPerOrder: 1, overbookFactor: 1, checkoutMinutes: 1, paymentTps: 1000 },
-    });
-    await addEntries(t.db, eventId, 4000);
-    const clock = clockInMinute();
-    const c = controller(clock);
-    const store = new StoreLoadTracker(clock.now);
-    const holds = new HoldService({ db: t.db, events: new EventCache(t.db), seatmap: new SeatmapCache(t.db) });
-    const checkout = new CheckoutService({
-      db: t.db,
-      cards: new CardFingerprints(testSecrets().cardFingerprintSecret),
-      payments: new SimulatedPaymentGateway({ tps: 10_000, latencyMs: 0, failureRate: 0 }),
-    });
+    const { eventId, clock, c, store, holds, checkout } = await sixMinuteSale();
     let shedding = false;
     let shedNext = false;
     const pending: { due: number; fan: number }[] = [];
@@ -223,20 +229,7 @@ describe('admission follows what the store serves', () => {
         done();
         holding.push({ until: now + 5000, fan: p.fan, holdId: hold.holdId });
       }
-      for (const h of holding.filter((x) => x.until <= now))
-        await checkout.checkout(account(eventId, h.fan), h.holdId, `key-${h.fan}-0000000`, {
-          payment: { instrument: { type: 'card', number: cardOf(h.fan) } },
-        });
-      holding.splice(0, holding.length, ...holding.filter((x) => x.until > now));
-      await reportStoreLoad(t.db, 'store-test', store.snapshot(), clock.date());
-      const before = (await queueState(eventId)).admitted_through;
-      const o = await tick(c, eventId);
-      const fans = Array.from({ length: o.admittedThrough - before }, (_, k) => before + k);
-      await recordClaims(
-        t.db,
-        fans.map((f) => ({ eventId, accountId: account(eventId, f) })),
-        clock.date(),
-      );
+      const { o, fans } = await payReportAndTick({ eventId, clock, c, store, checkout }, holding, now);
       // Admitted fans send their hold 200 ms later (they are answered on the next second's pass).
       for (const f of fans) pending.push({ due: now + 200, fan: f });
       perSecond.push({ t: s, admitted: fans.length, constraint: o.constraint, reason: o.reason });
