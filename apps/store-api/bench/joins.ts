@@ -13,7 +13,7 @@ import { cpuMicros, createClient, round, runLoad, startProcess, stopProcess, sum
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
-const USAGE = `usage: npm run bench -- joins [--seconds N] [--concurrency N] [--origin-only] [--pass-through]
+const USAGE = `usage: npm run bench -- joins [--seconds N] [--concurrency N] [--origin-only | --edge-only] [--pass-through] [--join-batch N|off]
 
 Joins as a crowd makes them, against the database's own insert rate, in one run on this machine:
   inserts   single-row INSERTs in autocommit, one loop per connection of the store API's pool (DB_POOL_MAX),
@@ -25,7 +25,8 @@ Joins as a crowd makes them, against the database's own insert rate, in one run 
             startLocalEdge), which forwards them to the same store API
 and prints joins/s (the ratio to the insert rate; goal >= 0.5 through the edge), p50/p99, the answers by status and
 code, and CPU per join of the store process, the database's backends, workerd and the framing guard.
---concurrency is the client's connections (default 200); --origin-only skips the edge. --pass-through adds a third
+--concurrency is the client's connections (default 200); --origin-only skips the edge, --edge-only the origin.
+--join-batch is the edge's EDGE_JOIN_BATCH (default 100: joins sent to the origin many to a request; off: one each). --pass-through adds a third
 measurement: the same joins through a bare pass-through worker on workerd serve (fetch(request) to the origin, no
 guard): what any worker forwarding one origin request per join costs workerd, the floor of the edge's figure.`;
 
@@ -52,7 +53,9 @@ export async function main(argv: string[]) {
       seconds: { type: 'string', default: '10' },
       concurrency: { type: 'string', default: '200' },
       'origin-only': { type: 'boolean', default: false },
+      'edge-only': { type: 'boolean', default: false },
       'pass-through': { type: 'boolean', default: false },
+      'join-batch': { type: 'string', default: '100' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -188,13 +191,16 @@ export async function main(argv: string[]) {
     };
   };
   try {
-    results.origin = await measure(storeUrl, async () => ({ store: [store.child.pid!], database: await backends() }));
-    console.log('origin', results.origin);
+    if (!values['edge-only']) {
+      results.origin = await measure(storeUrl, async () => ({ store: [store.child.pid!], database: await backends() }));
+      console.log('origin', results.origin);
+    }
     if (!values['origin-only']) {
       const edge = await startLocalEdge({
         storeApiUrl: storeUrl,
         queueTokenSecret: secrets.queueTokenSecret,
         authSecret: secrets.authSecret,
+        joinBatch: values['join-batch'] === 'off' ? 'off' : Number(values['join-batch']),
       });
       try {
         results.edge = await measure(edge.url, async () => ({
@@ -232,7 +238,7 @@ export async function main(argv: string[]) {
     await bench.close();
   }
   console.log(JSON.stringify(results, null, 2));
-  const o = results.origin as { joinsPerSecond: number; ofInsertRate: number; p99Ms: number; cpuUsPerJoin: Record<string, number | null> };
+  const o = results.origin as { joinsPerSecond: number; ofInsertRate: number; p99Ms: number; cpuUsPerJoin: Record<string, number | null> } | undefined;
   const e = results.edge as typeof o | undefined;
   const pt = results.passThrough as typeof o | undefined;
   const cpu = (c: Record<string, number | null>) =>
@@ -240,9 +246,10 @@ export async function main(argv: string[]) {
       .map(([k, v]) => `${k} ${v ?? 'n/a'} us`)
       .join(', ') + `; the product ${Object.values(c).reduce<number>((a, v) => a + (v ?? 0), 0)} us`;
   console.log(`\ninserts: ${insertRate}/s (${poolMax} connections, autocommit)`);
-  console.log(
-    `joins at the origin: ${o.joinsPerSecond}/s, ${o.ofInsertRate} of the insert rate, p99 ${o.p99Ms} ms; CPU per join: ${cpu(o.cpuUsPerJoin)}`,
-  );
+  if (o)
+    console.log(
+      `joins at the origin: ${o.joinsPerSecond}/s, ${o.ofInsertRate} of the insert rate, p99 ${o.p99Ms} ms; CPU per join: ${cpu(o.cpuUsPerJoin)}`,
+    );
   if (e)
     console.log(
       `joins through the edge: ${e.joinsPerSecond}/s, ${e.ofInsertRate} of the insert rate (goal >= 0.5: ${e.ofInsertRate >= 0.5 ? 'met' : 'not met'}), p99 ${e.p99Ms} ms; CPU per join: ${cpu(e.cpuUsPerJoin)}`,
