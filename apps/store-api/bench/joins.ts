@@ -129,6 +129,14 @@ export async function main(argv: string[]) {
   });
   const storeUrl = `http://127.0.0.1:${store.port}`;
   let fanSeq = 0;
+  /** Batches of joins the store has answered (POST /edge/joins), from its /metrics. */
+  const edgeBatches = async () => {
+    const text = await (await fetch(`${storeUrl}/metrics`)).text();
+    let n = 0;
+    for (const line of text.split('\n'))
+      if (line.startsWith('http_request_duration_seconds_count{') && line.includes('route="/edge/joins"')) n += Number(line.split(' ').at(-1));
+    return n;
+  };
   /** Joins of new fans for `seconds` against `base`; requests/s, latencies, answers, CPU per join. */
   const measure = async (base: string, cpuPids: () => Promise<Record<string, number[]>>) => {
     const ev = await newEvent();
@@ -155,6 +163,7 @@ export async function main(argv: string[]) {
       // A connection the server closed as it was reused fails a join here; the warm-up does not count it.
       if (h && w > prepared.length / 2) await client.request('POST', `/events/${warm.eventId}/queue`, h).catch(() => undefined);
     });
+    const batches0 = await edgeBatches();
     const groups = await cpuPids();
     const before = Object.fromEntries(Object.entries(groups).map(([k, pids]) => [k, cpuOf(pids)]));
     let next = 0;
@@ -176,6 +185,7 @@ export async function main(argv: string[]) {
       if (!(r instanceof Error) && r.status === 200) lat.push(r.ms);
     });
     client.close();
+    const batches = (await edgeBatches()) - batches0;
     const ok = answers['200'] ?? 0;
     const cpuUsPerJoin = Object.fromEntries(
       Object.entries(groups).map(([k, pids]) => [k, ok === 0 ? null : Math.round((cpuOf(pids) - before[k]!) / ok)]),
@@ -187,6 +197,8 @@ export async function main(argv: string[]) {
       ...summarize(lat),
       answers,
       queueEntries: Number(rows.rows[0]!.n),
+      // Requests the store answered on POST /edge/joins (the edge's batches) and the joins answered per batch.
+      ...(batches > 0 ? { edgeBatches: batches, joinsPerBatch: round(Object.values(answers).reduce((a, b) => a + b, 0) / batches, 1) } : {}),
       cpuUsPerJoin,
     };
   };
@@ -239,8 +251,8 @@ export async function main(argv: string[]) {
   }
   console.log(JSON.stringify(results, null, 2));
   const o = results.origin as { joinsPerSecond: number; ofInsertRate: number; p99Ms: number; cpuUsPerJoin: Record<string, number | null> } | undefined;
-  const e = results.edge as typeof o | undefined;
-  const pt = results.passThrough as typeof o | undefined;
+  const e = results.edge as (NonNullable<typeof o> & { edgeBatches?: number; joinsPerBatch?: number }) | undefined;
+  const pt = results.passThrough as NonNullable<typeof o> | undefined;
   const cpu = (c: Record<string, number | null>) =>
     Object.entries(c)
       .map(([k, v]) => `${k} ${v ?? 'n/a'} us`)
@@ -252,7 +264,7 @@ export async function main(argv: string[]) {
     );
   if (e)
     console.log(
-      `joins through the edge: ${e.joinsPerSecond}/s, ${e.ofInsertRate} of the insert rate (goal >= 0.5: ${e.ofInsertRate >= 0.5 ? 'met' : 'not met'}), p99 ${e.p99Ms} ms; CPU per join: ${cpu(e.cpuUsPerJoin)}`,
+      `joins through the edge: ${e.joinsPerSecond}/s, ${e.ofInsertRate} of the insert rate (goal >= 0.5: ${e.ofInsertRate >= 0.5 ? 'met' : 'not met'}), p99 ${e.p99Ms} ms; CPU per join: ${cpu(e.cpuUsPerJoin)}; ${e.edgeBatches ? `${e.edgeBatches} batches to the origin, ${e.joinsPerBatch} joins each` : 'one origin request a join'}`,
     );
   if (pt)
     console.log(
