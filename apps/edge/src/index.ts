@@ -33,7 +33,7 @@ import { ClaimsReporter } from './claims.js';
 import { OriginBreaker } from './breaker.js';
 import { MemoryCache } from './memory-cache.js';
 import { EdgeJoinBatcher, originError } from './join-batch.js';
-import { EDGE_JOIN_PATH, type EdgeJoin, type EdgeJoinAnswer } from '@onsale/shared/queue/edge-joins';
+import { EDGE_JOIN_PATH, EDGE_JOIN_PATH_MAX, type EdgeJoin, type EdgeJoinAnswer } from '@onsale/shared/queue/edge-joins';
 
 export type { EdgeEnv } from './config.js';
 
@@ -679,11 +679,11 @@ const BATCHED_HEADER_BYTES = 16 * 1024;
  * A join that can go in a batch, as the origin would have received it proxied alone (the fan's headers, its address
  * in X-Forwarded-For, the edge's protocol and host); or null, and it is proxied alone: one with a body, or without a
  * User-Agent (the store API's test client adds its own there, and the bot gate reads which headers a request has),
- * or with oversized headers.
+ * or with an oversized path or headers (the origin would refuse the whole batch for it).
  */
 function batchableJoin(req: Request, url: URL): EdgeJoin | null {
   const path = url.pathname + url.search;
-  if (!EDGE_JOIN_PATH.test(path)) return null;
+  if (path.length > EDGE_JOIN_PATH_MAX || !EDGE_JOIN_PATH.test(path)) return null;
   const length = req.headers.get('content-length');
   if ((length !== null && length !== '0') || req.headers.has('transfer-encoding') || !req.headers.has('user-agent')) return null;
   const headers: Record<string, string> = {};

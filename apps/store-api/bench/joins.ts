@@ -13,7 +13,7 @@ import { cpuMicros, createClient, round, runLoad, startProcess, stopProcess, sum
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
-const USAGE = `usage: npm run bench -- joins [--seconds N] [--concurrency N] [--origin-only | --edge-only] [--pass-through] [--join-batch N|off]
+const USAGE = `usage: npm run bench -- joins [--seconds N] [--concurrency N] [--origin-only | --edge-only] [--join-batch N|off] [--unbatched] [--pass-through]
 
 Joins as a crowd makes them, against the database's own insert rate, in one run on this machine:
   inserts   single-row INSERTs in autocommit, one loop per connection of the store API's pool (DB_POOL_MAX),
@@ -22,12 +22,13 @@ Joins as a crowd makes them, against the database's own insert rate, in one run 
             shedding on (the product's defaults), every join a new fan with a browser's headers, its own device and
             its own address (X-Forwarded-For, the store trusting its loopback proxy)
   edge      the same joins through the edge as npm start -- --edge runs it (workerd serve behind its framing guard,
-            startLocalEdge), which forwards them to the same store API
+            startLocalEdge), which sends them to the same store API many to a request (POST /edge/joins)
 and prints joins/s (the ratio to the insert rate; goal >= 0.5 through the edge), p50/p99, the answers by status and
 code, and CPU per join of the store process, the database's backends, workerd and the framing guard.
 --concurrency is the client's connections (default 200); --origin-only skips the edge, --edge-only the origin.
---join-batch is the edge's EDGE_JOIN_BATCH (default 100: joins sent to the origin many to a request; off: one each). --pass-through adds a third
-measurement: the same joins through a bare pass-through worker on workerd serve (fetch(request) to the origin, no
+--join-batch is the edge's EDGE_JOIN_BATCH (default 100: joins sent to the origin many to a request; off: one each);
+--unbatched adds the same joins through the edge with EDGE_JOIN_BATCH=off, to compare within one run.
+--pass-through adds the same joins through a bare pass-through worker on workerd serve (fetch(request) to the origin, no
 guard): what any worker forwarding one origin request per join costs workerd, the floor of the edge's figure.`;
 
 /** A worker that forwards each request to the origin and nothing else (the --pass-through measurement). */
@@ -56,6 +57,7 @@ export async function main(argv: string[]) {
       'edge-only': { type: 'boolean', default: false },
       'pass-through': { type: 'boolean', default: false },
       'join-batch': { type: 'string', default: '100' },
+      unbatched: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
@@ -226,6 +228,26 @@ export async function main(argv: string[]) {
         await edge.close();
       }
     }
+    if (values.unbatched) {
+      // The same edge with every join proxied alone (EDGE_JOIN_BATCH=off), for a comparison within one run.
+      const alone = await startLocalEdge({
+        storeApiUrl: storeUrl,
+        queueTokenSecret: secrets.queueTokenSecret,
+        authSecret: secrets.authSecret,
+        joinBatch: 'off',
+      });
+      try {
+        results.unbatched = await measure(alone.url, async () => ({
+          edge: [alone.pid],
+          ...(alone.guardPid === undefined ? {} : { 'framing guard': [alone.guardPid] }),
+          store: [store.child.pid!],
+          database: await backends(),
+        }));
+        console.log('unbatched', results.unbatched);
+      } finally {
+        await alone.close();
+      }
+    }
     if (values['pass-through']) {
       const bare = await startLocalEdge({
         storeApiUrl: storeUrl,
@@ -253,6 +275,7 @@ export async function main(argv: string[]) {
   const o = results.origin as { joinsPerSecond: number; ofInsertRate: number; p99Ms: number; cpuUsPerJoin: Record<string, number | null> } | undefined;
   const e = results.edge as (NonNullable<typeof o> & { edgeBatches?: number; joinsPerBatch?: number }) | undefined;
   const pt = results.passThrough as NonNullable<typeof o> | undefined;
+  const u = results.unbatched as NonNullable<typeof o> | undefined;
   const cpu = (c: Record<string, number | null>) =>
     Object.entries(c)
       .map(([k, v]) => `${k} ${v ?? 'n/a'} us`)
@@ -265,6 +288,10 @@ export async function main(argv: string[]) {
   if (e)
     console.log(
       `joins through the edge: ${e.joinsPerSecond}/s, ${e.ofInsertRate} of the insert rate (goal >= 0.5: ${e.ofInsertRate >= 0.5 ? 'met' : 'not met'}), p99 ${e.p99Ms} ms; CPU per join: ${cpu(e.cpuUsPerJoin)}; ${e.edgeBatches ? `${e.edgeBatches} batches to the origin, ${e.joinsPerBatch} joins each` : 'one origin request a join'}`,
+    );
+  if (u)
+    console.log(
+      `joins through the edge, each alone (EDGE_JOIN_BATCH=off): ${u.joinsPerSecond}/s, ${u.ofInsertRate} of the insert rate, p99 ${u.p99Ms} ms; CPU per join: ${cpu(u.cpuUsPerJoin)}`,
     );
   if (pt)
     console.log(

@@ -15,6 +15,8 @@ export const EDGE_JOINS_MAX = 100;
 export const EDGE_JOINS_MAX_AGE_MS = 60_000;
 /** A join's path: `POST /events/:id/queue`, with its query (a presale tier) if any; nothing else may be batched. */
 export const EDGE_JOIN_PATH = /^\/events\/[^/?#]+\/queue(?:\?[^#]*)?$/;
+/** The longest path (with its query) a batched join may have; a longer one is sent alone. */
+export const EDGE_JOIN_PATH_MAX = 2048;
 
 /** One fan's join: its path (and query) and its headers as the origin would have received them from the edge. */
 export interface EdgeJoin {
@@ -71,7 +73,7 @@ export function parseEdgeJoins(value: unknown): EdgeJoinsBody | null {
   for (const j of joins as unknown[]) {
     if (typeof j !== 'object' || j === null) return null;
     const { path, headers } = j as { path?: unknown; headers?: unknown };
-    if (typeof path !== 'string' || path.length > 2048 || !EDGE_JOIN_PATH.test(path)) return null;
+    if (typeof path !== 'string' || path.length > EDGE_JOIN_PATH_MAX || !EDGE_JOIN_PATH.test(path)) return null;
     if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) return null;
     for (const v of Object.values(headers)) if (typeof v !== 'string') return null;
   }
