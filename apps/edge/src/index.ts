@@ -671,7 +671,17 @@ async function proxy(req: Request, url: URL, edge: Edge, waitUntil: WaitUntil): 
 const JOIN_BATCHES_IN_FLIGHT = 2;
 
 /** Headers of the fan's request that belong to its connection (or are the origin's to set), not passed on in a batch. */
-const NOT_FORWARDED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'host', 'te', 'upgrade', 'expect', 'proxy-connection']);
+const NOT_FORWARDED = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'content-length',
+  'host',
+  'te',
+  'upgrade',
+  'expect',
+  'proxy-connection',
+]);
 /** The store API's limit on a request's headers: a join with more goes alone (and is refused there as before). */
 const BATCHED_HEADER_BYTES = 16 * 1024;
 
@@ -688,11 +698,11 @@ function batchableJoin(req: Request, url: URL): EdgeJoin | null {
   if ((length !== null && length !== '0') || req.headers.has('transfer-encoding') || !req.headers.has('user-agent')) return null;
   const headers: Record<string, string> = {};
   let bytes = 0;
-  for (const [k, v] of req.headers) {
-    if (NOT_FORWARDED.has(k)) continue;
+  req.headers.forEach((v: string, k: string) => {
+    if (NOT_FORWARDED.has(k)) return;
     headers[k] = v;
     bytes += k.length + v.length + 4;
-  }
+  });
   if (bytes > BATCHED_HEADER_BYTES) return null;
   const client = req.headers.get('cf-connecting-ip');
   if (client) headers['x-forwarded-for'] = client;

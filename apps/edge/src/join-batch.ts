@@ -2,13 +2,7 @@
 // (docs/benchmarks.md, "npm run bench -- joins"). Joins arriving while the origin is busy with earlier ones wait
 // for the next batch; a join arriving at an idle edge goes at once (a batch of one). The origin runs each join of a
 // batch through everything its join route runs and answers each as it would have alone (POST /edge/joins).
-import {
-  EDGE_JOINS_HEADER,
-  EDGE_JOINS_PATH,
-  signEdgeJoins,
-  type EdgeJoin,
-  type EdgeJoinAnswer,
-} from '@onsale/shared/queue/edge-joins';
+import { EDGE_JOINS_HEADER, EDGE_JOINS_PATH, signEdgeJoins, type EdgeJoin, type EdgeJoinAnswer } from '@onsale/shared/queue/edge-joins';
 import type { TokenKey } from '@onsale/shared/queue/edge';
 import type { OriginBreaker } from './breaker.js';
 
@@ -118,7 +112,9 @@ export class EdgeJoinBatcher {
       retryAfter = res.headers.get('retry-after');
       text = await res.text();
     } catch (e) {
-      this.o.log?.(`onsale edge: POST ${EDGE_JOINS_PATH} (${joins.length} joins) to the origin failed: ${e instanceof Error ? e.message : String(e)}`);
+      this.o.log?.(
+        `onsale edge: POST ${EDGE_JOINS_PATH} (${joins.length} joins) to the origin failed: ${e instanceof Error ? e.message : String(e)}`,
+      );
       breaker.failed(admitted.trial);
       return all({ kind: 'unavailable', retryAfterSeconds: 5, how: 'miss' });
     } finally {

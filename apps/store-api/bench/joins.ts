@@ -136,7 +136,8 @@ export async function main(argv: string[]) {
     const text = await (await fetch(`${storeUrl}/metrics`)).text();
     let n = 0;
     for (const line of text.split('\n'))
-      if (line.startsWith('http_request_duration_seconds_count{') && line.includes('route="/edge/joins"')) n += Number(line.split(' ').at(-1));
+      if (line.startsWith('http_request_duration_seconds_count{') && line.includes('route="/edge/joins"'))
+        n += Number(line.split(' ').at(-1));
     return n;
   };
   /** Joins of new fans for `seconds` against `base`; requests/s, latencies, answers, CPU per join. */
@@ -200,7 +201,9 @@ export async function main(argv: string[]) {
       answers,
       queueEntries: Number(rows.rows[0]!.n),
       // Requests the store answered on POST /edge/joins (the edge's batches) and the joins answered per batch.
-      ...(batches > 0 ? { edgeBatches: batches, joinsPerBatch: round(Object.values(answers).reduce((a, b) => a + b, 0) / batches, 1) } : {}),
+      ...(batches > 0
+        ? { edgeBatches: batches, joinsPerBatch: round(Object.values(answers).reduce((a, b) => a + b, 0) / batches, 1) }
+        : {}),
       cpuUsPerJoin,
     };
   };
@@ -272,7 +275,8 @@ export async function main(argv: string[]) {
     await bench.close();
   }
   console.log(JSON.stringify(results, null, 2));
-  const o = results.origin as { joinsPerSecond: number; ofInsertRate: number; p99Ms: number; cpuUsPerJoin: Record<string, number | null> } | undefined;
+  const o = results.origin as
+    { joinsPerSecond: number; ofInsertRate: number; p99Ms: number; cpuUsPerJoin: Record<string, number | null> } | undefined;
   const e = results.edge as (NonNullable<typeof o> & { edgeBatches?: number; joinsPerBatch?: number }) | undefined;
   const pt = results.passThrough as NonNullable<typeof o> | undefined;
   const u = results.unbatched as NonNullable<typeof o> | undefined;

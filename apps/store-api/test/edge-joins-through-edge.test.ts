@@ -64,14 +64,23 @@ describe('joins through the edge, batched to the origin', () => {
     const accounts = Array.from({ length: 60 }, (_, i) => `ete-${i}`);
     const headers = await Promise.all(accounts.map((a) => fan(a)));
     const [batchesBefore, joinsBefore] = [await originCount('/edge/joins'), await originCount('/events/:id/queue')];
-    const answers = await Promise.all(headers.map(async (hd) => {
-      const r = await join(edge.url, hd);
-      return { status: r.status, edge: r.headers.get('x-onsale-edge'), lang: r.headers.get('content-language'), body: (await r.json()) as { position: number; queueToken: string } };
-    }));
+    const answers = await Promise.all(
+      headers.map(async (hd) => {
+        const r = await join(edge.url, hd);
+        return {
+          status: r.status,
+          edge: r.headers.get('x-onsale-edge'),
+          lang: r.headers.get('content-language'),
+          body: (await r.json()) as { position: number; queueToken: string },
+        };
+      }),
+    );
     for (const a of answers) expect(a).toMatchObject({ status: 200, edge: 'miss', lang: 'en' });
     const positions = answers.map((a) => a.body.position);
     expect(new Set(positions).size).toBe(accounts.length);
-    const rows = await sql<{ n: number }>`SELECT count(*)::int AS n FROM queue_entries WHERE event_id = ${eventId} AND account_id LIKE 'ete-%'`.execute(h.t.db);
+    const rows = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM queue_entries WHERE event_id = ${eventId} AND account_id LIKE 'ete-%'`.execute(h.t.db);
     expect(rows.rows[0]!.n).toBe(accounts.length);
     // Every join ran through the store's join route once; they reached it in batches (at least one).
     const batches = (await originCount('/edge/joins')) - batchesBefore;

@@ -39,10 +39,19 @@ const newAddress = () => `10.77.${(++addressSeq >> 8) & 255}.${addressSeq & 255}
 
 /** A fan's join headers as the edge forwards them (a browser, its own device and address unless given). */
 async function fanHeaders(account: string, over: Record<string, string> = {}): Promise<Record<string, string>> {
-  return { ...BROWSER, ...bearer(await login(h.app, account)), 'x-device-id': `device-${account}`, 'x-forwarded-for': newAddress(), ...over };
+  return {
+    ...BROWSER,
+    ...bearer(await login(h.app, account)),
+    'x-device-id': `device-${account}`,
+    'x-forwarded-for': newAddress(),
+    ...over,
+  };
 }
 
-async function sendBatch(joins: { path: string; headers: Record<string, string> }[], sign: (body: string) => Promise<string> = (b) => signEdgeJoins(key, b, Date.now())) {
+async function sendBatch(
+  joins: { path: string; headers: Record<string, string> }[],
+  sign: (body: string) => Promise<string> = (b) => signEdgeJoins(key, b, Date.now()),
+) {
   const body = JSON.stringify({ joins });
   return h.app.inject({
     method: 'POST',
@@ -55,7 +64,10 @@ async function sendBatch(joins: { path: string; headers: Record<string, string> 
 const joinPath = () => `/events/${eventId}/queue`;
 const rows = async (accounts: string[]) =>
   (
-    await sql<{ account_id: string; n: number }>`SELECT account_id, count(*)::int AS n FROM queue_entries WHERE event_id = ${eventId} AND account_id = ANY(${accounts}) GROUP BY account_id`.execute(
+    await sql<{
+      account_id: string;
+      n: number;
+    }>`SELECT account_id, count(*)::int AS n FROM queue_entries WHERE event_id = ${eventId} AND account_id = ANY(${accounts}) GROUP BY account_id`.execute(
       h.t.db,
     )
   ).rows;
@@ -67,7 +79,7 @@ describe('POST /edge/joins', () => {
     const joins = await Promise.all(accounts.map(async (a) => ({ path: joinPath(), headers: await fanHeaders(a) })));
     const r = await sendBatch(joins);
     expect(r.statusCode).toBe(200);
-    const { answers } = r.json() as { answers: EdgeJoinAnswer[] };
+    const { answers } = r.json<{ answers: EdgeJoinAnswer[] }>();
     expect(answers).toHaveLength(accounts.length);
     const positions = answers.map((a) => {
       expect(a.status).toBe(200);
@@ -104,11 +116,16 @@ describe('POST /edge/joins', () => {
         },
       },
       // Five fans behind one address, whose join limit is 3 a window: the first three pass, the last two are refused.
-      ...(await Promise.all([0, 1, 2, 3, 4].map(async (i) => ({ path: joinPath(), headers: await fanHeaders(`ej-mix-ip-${i}`, { 'x-forwarded-for': shared }) })))),
+      ...(await Promise.all(
+        [0, 1, 2, 3, 4].map(async (i) => ({
+          path: joinPath(),
+          headers: await fanHeaders(`ej-mix-ip-${i}`, { 'x-forwarded-for': shared }),
+        })),
+      )),
     ];
     const r = await sendBatch(joins);
     expect(r.statusCode).toBe(200);
-    const a = (r.json() as { answers: EdgeJoinAnswer[] }).answers;
+    const a = r.json<{ answers: EdgeJoinAnswer[] }>().answers;
     expect(a.map((x) => x.status)).toEqual([200, 200, 401, 403, 200, 200, 200, 429, 429]);
     expect(bodyOf(a[0]!).position).toBe(bodyOf(a[1]!).position);
     expect(bodyOf(a[2]!).error).toBe('INVALID_TOKEN');
@@ -155,7 +172,7 @@ describe('POST /edge/joins', () => {
     const byAccount = new Map<number, Set<number>>();
     results.forEach((r, bi) => {
       expect(r.statusCode).toBe(200);
-      (r.json() as { answers: EdgeJoinAnswer[] }).answers.forEach((a, i) => {
+      r.json<{ answers: EdgeJoinAnswer[] }>().answers.forEach((a, i) => {
         expect(a.status).toBe(200);
         const k = batches[bi]![i]!.k;
         const s = byAccount.get(k) ?? new Set<number>();

@@ -48,8 +48,8 @@ export const edgeJoinsRoutes: FastifyPluginAsyncZod<{ tokenKey: TokenKey; now: (
         summary: `Joins an edge worker collected, up to ${EDGE_JOINS_MAX} in one request, each answered as POST /events/:id/queue would have answered it alone`,
         description:
           `The body is \`{ joins: [{ path, headers }] }\` (each path a join's, /events/:id/queue with its query), signed by the edge in ${EDGE_JOINS_HEADER} ` +
-          '(signEdgeJoins: the body\'s SHA-256 under the queue token secret). Each join runs through everything the join route runs, in order; ' +
-          'the answer lists, in the same order, each join\'s status, headers and body. Refusals of the whole batch: 401 TOKEN_MALFORMED | TOKEN_FORGED | TOKEN_EXPIRED (field ' +
+          "(signEdgeJoins: the body's SHA-256 under the queue token secret). Each join runs through everything the join route runs, in order; " +
+          "the answer lists, in the same order, each join's status, headers and body. Refusals of the whole batch: 401 TOKEN_MALFORMED | TOKEN_FORGED | TOKEN_EXPIRED (field " +
           `${EDGE_JOINS_HEADER}), 400 VALIDATION_FAILED (not a batch of joins), 503 when shed as a join would be.`,
         security: [],
         response: { 200: answersSchema, ...errorResponses, 503: serviceUnavailableSchema },
@@ -59,7 +59,12 @@ export const edgeJoinsRoutes: FastifyPluginAsyncZod<{ tokenKey: TokenKey; now: (
       const text = typeof req.body === 'string' ? req.body : '';
       const signature = req.headers[EDGE_JOINS_HEADER];
       try {
-        await openEdgeJoins(tokenKey, typeof signature === 'string' ? signature : '', createHash('sha256').update(text).digest('hex'), now());
+        await openEdgeJoins(
+          tokenKey,
+          typeof signature === 'string' ? signature : '',
+          createHash('sha256').update(text).digest('hex'),
+          now(),
+        );
       } catch (e) {
         if (e instanceof TokenError) return reply.status(401).send({ error: e.code, message: e.message, field: EDGE_JOINS_HEADER });
         throw e;
@@ -79,7 +84,9 @@ export const edgeJoinsRoutes: FastifyPluginAsyncZod<{ tokenKey: TokenKey; now: (
       const remoteAddress = req.socket.remoteAddress;
       // Started one after the other in the batch's order, run together (their inserts share the join batcher's statement).
       const answers = await Promise.all(
-        batch.joins.map((j) => app.inject({ method: 'POST', url: j.path, headers: j.headers, ...(remoteAddress ? { remoteAddress } : {}) })),
+        batch.joins.map((j) =>
+          app.inject({ method: 'POST', url: j.path, headers: j.headers, ...(remoteAddress ? { remoteAddress } : {}) }),
+        ),
       );
       return {
         answers: answers.map((r): EdgeJoinAnswer => {
