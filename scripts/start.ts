@@ -263,6 +263,7 @@ try {
       breakerFailures: edgeEnv.breakerFailures,
       breakerOpenSeconds: edgeEnv.breakerOpenSeconds,
       framingGuard: edgeEnv.framingGuard,
+      joinBatch: edgeEnv.joinBatch,
     });
     shutdown.add('edge', () => edge.close());
     edgeUrl = edge.url;

@@ -31,6 +31,11 @@ export interface EdgeEnv {
    * storage); unset: the runtime's Cache API (Cloudflare).
    */
   EDGE_CACHE?: string;
+  /**
+   * Joins sent to the origin many to a request (POST /edge/joins, signed with the queue token secret): the most in
+   * one batch, 1-100 (default 100), or `off` (each join proxied alone).
+   */
+  EDGE_JOIN_BATCH?: string;
 }
 
 export interface EdgeConfig {
@@ -46,6 +51,8 @@ export interface EdgeConfig {
   breakerOpenMs: number;
   /** Cacheable answers kept in the isolate's memory rather than the Cache API. */
   memoryCache: boolean;
+  /** Most joins in one batch to the origin; 0: joins are proxied alone. */
+  joinBatchMax: number;
   /** Why the worker cannot answer status polls itself (it then passes them to the origin), or null. */
   misconfigured: string | null;
 }
@@ -95,6 +102,7 @@ export function loadEdgeConfig(env: EdgeEnv): EdgeConfig {
     breakerFailures: seconds(env.EDGE_BREAKER_FAILURES, 'EDGE_BREAKER_FAILURES', 5, 1, 1000),
     breakerOpenMs: seconds(env.EDGE_BREAKER_OPEN_SECONDS, 'EDGE_BREAKER_OPEN_SECONDS', 5, 0.1, 300) * 1000,
     memoryCache: cacheKind(env.EDGE_CACHE),
+    joinBatchMax: env.EDGE_JOIN_BATCH === 'off' ? 0 : seconds(env.EDGE_JOIN_BATCH, 'EDGE_JOIN_BATCH', 100, 1, 100),
     misconfigured:
       missing.length > 0
         ? `${missing.join(' and ')} not set (32+ characters each, as Worker secrets): status polls go to the origin`

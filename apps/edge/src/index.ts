@@ -32,6 +32,8 @@ import { EventStateCache, type KnownState, type WaitUntil } from './state-cache.
 import { ClaimsReporter } from './claims.js';
 import { OriginBreaker } from './breaker.js';
 import { MemoryCache } from './memory-cache.js';
+import { EdgeJoinBatcher, originError } from './join-batch.js';
+import { EDGE_JOIN_PATH, EDGE_JOIN_PATH_MAX, type EdgeJoin, type EdgeJoinAnswer } from '@onsale/shared/queue/edge-joins';
 
 export type { EdgeEnv } from './config.js';
 
@@ -57,6 +59,8 @@ interface Edge {
   /** Where cacheable origin answers are kept: the Cache API, the isolate's memory (workerd serve), or nowhere. */
   cache: EdgeCache | undefined;
   breaker: OriginBreaker;
+  /** Joins sent to the origin many to a request (null: each join proxied alone; EDGE_JOIN_BATCH=off or no queue secret). */
+  joins: EdgeJoinBatcher | null;
 }
 
 /** The part of the Cache API the edge uses. */
@@ -74,6 +78,11 @@ function edgeOf(env: EdgeEnv): Edge | Error {
   try {
     const config = loadEdgeConfig(env);
     const key = config.queueTokenSecret ? createTokenKey(config.queueTokenSecret) : null;
+    const breaker = new OriginBreaker({
+      failures: config.breakerFailures,
+      openMs: config.breakerOpenMs,
+      trialMs: Math.max(config.fanTimeoutMs, config.proxyTimeoutMs) + DEADLINE_MARGIN_MS,
+    });
     edge = {
       config,
       key,
@@ -89,11 +98,19 @@ function edgeOf(env: EdgeEnv): Edge | Error {
       tokens: new Map(),
       devices: new Map(),
       cache: config.memoryCache ? new MemoryCache() : typeof caches !== 'undefined' ? caches.default : undefined,
-      breaker: new OriginBreaker({
-        failures: config.breakerFailures,
-        openMs: config.breakerOpenMs,
-        trialMs: Math.max(config.fanTimeoutMs, config.proxyTimeoutMs) + DEADLINE_MARGIN_MS,
-      }),
+      breaker,
+      joins:
+        key && config.joinBatchMax > 0
+          ? new EdgeJoinBatcher({
+              originUrl: config.originUrl,
+              key: () => key,
+              timeoutMs: config.fanTimeoutMs,
+              breaker,
+              maxBatch: config.joinBatchMax,
+              maxInFlight: JOIN_BATCHES_IN_FLIGHT,
+              log: (m) => console.error(m),
+            })
+          : null,
     };
     if (config.misconfigured && !warned) {
       warned = true;
@@ -650,6 +667,73 @@ async function proxy(req: Request, url: URL, edge: Edge, waitUntil: WaitUntil): 
   return out;
 }
 
+/** Batches of joins at the origin at once (the store's join batcher has two inserts in flight). */
+const JOIN_BATCHES_IN_FLIGHT = 2;
+
+/** Headers of the fan's request that belong to its connection (or are the origin's to set), not passed on in a batch. */
+const NOT_FORWARDED = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'content-length',
+  'host',
+  'te',
+  'upgrade',
+  'expect',
+  'proxy-connection',
+]);
+/** The store API's limit on a request's headers: a join with more goes alone (and is refused there as before). */
+const BATCHED_HEADER_BYTES = 16 * 1024;
+
+/**
+ * A join that can go in a batch, as the origin would have received it proxied alone (the fan's headers, its address
+ * in X-Forwarded-For, the edge's protocol and host); or null, and it is proxied alone: one with a body, or without a
+ * User-Agent (the store API's test client adds its own there, and the bot gate reads which headers a request has),
+ * or with an oversized path or headers (the origin would refuse the whole batch for it).
+ */
+function batchableJoin(req: Request, url: URL): EdgeJoin | null {
+  const path = url.pathname + url.search;
+  if (path.length > EDGE_JOIN_PATH_MAX || !EDGE_JOIN_PATH.test(path)) return null;
+  const length = req.headers.get('content-length');
+  if ((length !== null && length !== '0') || req.headers.has('transfer-encoding') || !req.headers.has('user-agent')) return null;
+  const headers: Record<string, string> = {};
+  let bytes = 0;
+  req.headers.forEach((v: string, k: string) => {
+    if (NOT_FORWARDED.has(k)) return;
+    headers[k] = v;
+    bytes += k.length + v.length + 4;
+  });
+  if (bytes > BATCHED_HEADER_BYTES) return null;
+  const client = req.headers.get('cf-connecting-ip');
+  if (client) headers['x-forwarded-for'] = client;
+  else delete headers['x-forwarded-for'];
+  headers['x-forwarded-proto'] = url.protocol.replace(':', '');
+  headers['x-forwarded-host'] = url.host;
+  return headers['user-agent'] === undefined ? null : { path, headers };
+}
+
+/** A join's answer from its batch, as the fan gets it (the same rules as a proxied answer: see proxy). */
+function batchedAnswer(a: EdgeJoinAnswer): Response {
+  if (a.status < 200 || a.status > 599 || (a.status >= 500 && originError(a.body, a.headers['content-type'] ?? '') === null)) {
+    console.error(`onsale edge: a batched join: the origin answered ${a.status} without an error code`);
+    return originUnavailable();
+  }
+  const headers = new Headers(a.headers);
+  headers.set(EDGE_HEADER, 'miss');
+  return new Response(NULL_BODY_STATUSES.has(a.status) ? null : a.body, { status: a.status, headers });
+}
+
+/** A join through the edge's batcher; undefined when it must go alone (the origin refused batches). */
+async function batchedJoin(join: EdgeJoin, joins: EdgeJoinBatcher, waitUntil: WaitUntil): Promise<Response | undefined> {
+  // Kept alive past a fan who hangs up: its request may be the one sending the batch for the others.
+  const outcome = joins.join(join);
+  waitUntil(outcome);
+  const o = await outcome;
+  if (o.kind === 'alone') return undefined;
+  if (o.kind === 'unavailable') return originUnavailable(o.retryAfterSeconds, o.how);
+  return batchedAnswer(o.answer);
+}
+
 /** How long past the longest origin wait a request may go unanswered before the edge answers it 503 itself. */
 const DEADLINE_MARGIN_MS = 2000;
 
@@ -662,6 +746,11 @@ async function route(req: Request, edge: Edge, ctx: ExecutionContext): Promise<R
       if (status && edge.key && edge.accounts) return await queueStatus(req, status[1]!, edge, waitUntil);
       const wm = WATERMARK_PATH.exec(url.pathname);
       if (wm) return await watermark(url, wm[1]!, edge, waitUntil);
+    }
+    if (req.method === 'POST' && edge.joins?.active) {
+      const join = batchableJoin(req, url);
+      const answer = join && (await batchedJoin(join, edge.joins, waitUntil));
+      if (answer) return answer;
     }
     return await proxy(req, url, edge, waitUntil);
   } catch (e) {

@@ -111,7 +111,11 @@ describe('a proxied request the origin fails', () => {
 
   it('reset before its headers: 503 ORIGIN_UNAVAILABLE', async () => {
     origin.raw.set('POST /events/x/queue', (req) => req.socket.resetAndDestroy());
-    await expect503(await get('/events/x/queue', {}, { method: 'POST' }), 'ORIGIN_UNAVAILABLE');
+    // A join the edge sends in a batch (POST /edge/joins) and one it proxies alone (with a body): both reset.
+    origin.raw.set('POST /edge/joins', (req) => req.socket.resetAndDestroy());
+    await expect503(await get('/events/x/queue', { 'user-agent': 'a browser' }, { method: 'POST' }), 'ORIGIN_UNAVAILABLE');
+    await expect503(await get('/events/x/queue', {}, { method: 'POST', body: '{}' }), 'ORIGIN_UNAVAILABLE');
+    expect(origin.count(/^\/edge\/joins$/, 'POST')).toBeGreaterThanOrEqual(1);
   });
 
   it('stalled after its headers, or silent: 503 ORIGIN_UNAVAILABLE once EDGE_FAN_TIMEOUT_MS has passed', async () => {

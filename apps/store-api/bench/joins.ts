@@ -13,7 +13,7 @@ import { cpuMicros, createClient, round, runLoad, startProcess, stopProcess, sum
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
-const USAGE = `usage: npm run bench -- joins [--seconds N] [--concurrency N] [--origin-only] [--pass-through]
+const USAGE = `usage: npm run bench -- joins [--seconds N] [--concurrency N] [--origin-only | --edge-only] [--join-batch N|off] [--unbatched] [--pass-through]
 
 Joins as a crowd makes them, against the database's own insert rate, in one run on this machine:
   inserts   single-row INSERTs in autocommit, one loop per connection of the store API's pool (DB_POOL_MAX),
@@ -22,11 +22,13 @@ Joins as a crowd makes them, against the database's own insert rate, in one run 
             shedding on (the product's defaults), every join a new fan with a browser's headers, its own device and
             its own address (X-Forwarded-For, the store trusting its loopback proxy)
   edge      the same joins through the edge as npm start -- --edge runs it (workerd serve behind its framing guard,
-            startLocalEdge), which forwards them to the same store API
+            startLocalEdge), which sends them to the same store API many to a request (POST /edge/joins)
 and prints joins/s (the ratio to the insert rate; goal >= 0.5 through the edge), p50/p99, the answers by status and
 code, and CPU per join of the store process, the database's backends, workerd and the framing guard.
---concurrency is the client's connections (default 200); --origin-only skips the edge. --pass-through adds a third
-measurement: the same joins through a bare pass-through worker on workerd serve (fetch(request) to the origin, no
+--concurrency is the client's connections (default 200); --origin-only skips the edge, --edge-only the origin.
+--join-batch is the edge's EDGE_JOIN_BATCH (default 100: joins sent to the origin many to a request; off: one each);
+--unbatched adds the same joins through the edge with EDGE_JOIN_BATCH=off, to compare within one run.
+--pass-through adds the same joins through a bare pass-through worker on workerd serve (fetch(request) to the origin, no
 guard): what any worker forwarding one origin request per join costs workerd, the floor of the edge's figure.`;
 
 /** A worker that forwards each request to the origin and nothing else (the --pass-through measurement). */
@@ -52,7 +54,10 @@ export async function main(argv: string[]) {
       seconds: { type: 'string', default: '10' },
       concurrency: { type: 'string', default: '200' },
       'origin-only': { type: 'boolean', default: false },
+      'edge-only': { type: 'boolean', default: false },
       'pass-through': { type: 'boolean', default: false },
+      'join-batch': { type: 'string', default: '100' },
+      unbatched: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
@@ -126,6 +131,15 @@ export async function main(argv: string[]) {
   });
   const storeUrl = `http://127.0.0.1:${store.port}`;
   let fanSeq = 0;
+  /** Batches of joins the store has answered (POST /edge/joins), from its /metrics. */
+  const edgeBatches = async () => {
+    const text = await (await fetch(`${storeUrl}/metrics`)).text();
+    let n = 0;
+    for (const line of text.split('\n'))
+      if (line.startsWith('http_request_duration_seconds_count{') && line.includes('route="/edge/joins"'))
+        n += Number(line.split(' ').at(-1));
+    return n;
+  };
   /** Joins of new fans for `seconds` against `base`; requests/s, latencies, answers, CPU per join. */
   const measure = async (base: string, cpuPids: () => Promise<Record<string, number[]>>) => {
     const ev = await newEvent();
@@ -152,6 +166,7 @@ export async function main(argv: string[]) {
       // A connection the server closed as it was reused fails a join here; the warm-up does not count it.
       if (h && w > prepared.length / 2) await client.request('POST', `/events/${warm.eventId}/queue`, h).catch(() => undefined);
     });
+    const batches0 = await edgeBatches();
     const groups = await cpuPids();
     const before = Object.fromEntries(Object.entries(groups).map(([k, pids]) => [k, cpuOf(pids)]));
     let next = 0;
@@ -173,6 +188,7 @@ export async function main(argv: string[]) {
       if (!(r instanceof Error) && r.status === 200) lat.push(r.ms);
     });
     client.close();
+    const batches = (await edgeBatches()) - batches0;
     const ok = answers['200'] ?? 0;
     const cpuUsPerJoin = Object.fromEntries(
       Object.entries(groups).map(([k, pids]) => [k, ok === 0 ? null : Math.round((cpuOf(pids) - before[k]!) / ok)]),
@@ -184,17 +200,24 @@ export async function main(argv: string[]) {
       ...summarize(lat),
       answers,
       queueEntries: Number(rows.rows[0]!.n),
+      // Requests the store answered on POST /edge/joins (the edge's batches) and the joins answered per batch.
+      ...(batches > 0
+        ? { edgeBatches: batches, joinsPerBatch: round(Object.values(answers).reduce((a, b) => a + b, 0) / batches, 1) }
+        : {}),
       cpuUsPerJoin,
     };
   };
   try {
-    results.origin = await measure(storeUrl, async () => ({ store: [store.child.pid!], database: await backends() }));
-    console.log('origin', results.origin);
+    if (!values['edge-only']) {
+      results.origin = await measure(storeUrl, async () => ({ store: [store.child.pid!], database: await backends() }));
+      console.log('origin', results.origin);
+    }
     if (!values['origin-only']) {
       const edge = await startLocalEdge({
         storeApiUrl: storeUrl,
         queueTokenSecret: secrets.queueTokenSecret,
         authSecret: secrets.authSecret,
+        joinBatch: values['join-batch'] === 'off' ? 'off' : Number(values['join-batch']),
       });
       try {
         results.edge = await measure(edge.url, async () => ({
@@ -206,6 +229,26 @@ export async function main(argv: string[]) {
         console.log('edge', results.edge);
       } finally {
         await edge.close();
+      }
+    }
+    if (values.unbatched) {
+      // The same edge with every join proxied alone (EDGE_JOIN_BATCH=off), for a comparison within one run.
+      const alone = await startLocalEdge({
+        storeApiUrl: storeUrl,
+        queueTokenSecret: secrets.queueTokenSecret,
+        authSecret: secrets.authSecret,
+        joinBatch: 'off',
+      });
+      try {
+        results.unbatched = await measure(alone.url, async () => ({
+          edge: [alone.pid],
+          ...(alone.guardPid === undefined ? {} : { 'framing guard': [alone.guardPid] }),
+          store: [store.child.pid!],
+          database: await backends(),
+        }));
+        console.log('unbatched', results.unbatched);
+      } finally {
+        await alone.close();
       }
     }
     if (values['pass-through']) {
@@ -232,20 +275,27 @@ export async function main(argv: string[]) {
     await bench.close();
   }
   console.log(JSON.stringify(results, null, 2));
-  const o = results.origin as { joinsPerSecond: number; ofInsertRate: number; p99Ms: number; cpuUsPerJoin: Record<string, number | null> };
-  const e = results.edge as typeof o | undefined;
-  const pt = results.passThrough as typeof o | undefined;
+  const o = results.origin as
+    { joinsPerSecond: number; ofInsertRate: number; p99Ms: number; cpuUsPerJoin: Record<string, number | null> } | undefined;
+  const e = results.edge as (NonNullable<typeof o> & { edgeBatches?: number; joinsPerBatch?: number }) | undefined;
+  const pt = results.passThrough as NonNullable<typeof o> | undefined;
+  const u = results.unbatched as NonNullable<typeof o> | undefined;
   const cpu = (c: Record<string, number | null>) =>
     Object.entries(c)
       .map(([k, v]) => `${k} ${v ?? 'n/a'} us`)
       .join(', ') + `; the product ${Object.values(c).reduce<number>((a, v) => a + (v ?? 0), 0)} us`;
   console.log(`\ninserts: ${insertRate}/s (${poolMax} connections, autocommit)`);
-  console.log(
-    `joins at the origin: ${o.joinsPerSecond}/s, ${o.ofInsertRate} of the insert rate, p99 ${o.p99Ms} ms; CPU per join: ${cpu(o.cpuUsPerJoin)}`,
-  );
+  if (o)
+    console.log(
+      `joins at the origin: ${o.joinsPerSecond}/s, ${o.ofInsertRate} of the insert rate, p99 ${o.p99Ms} ms; CPU per join: ${cpu(o.cpuUsPerJoin)}`,
+    );
   if (e)
     console.log(
-      `joins through the edge: ${e.joinsPerSecond}/s, ${e.ofInsertRate} of the insert rate (goal >= 0.5: ${e.ofInsertRate >= 0.5 ? 'met' : 'not met'}), p99 ${e.p99Ms} ms; CPU per join: ${cpu(e.cpuUsPerJoin)}`,
+      `joins through the edge: ${e.joinsPerSecond}/s, ${e.ofInsertRate} of the insert rate (goal >= 0.5: ${e.ofInsertRate >= 0.5 ? 'met' : 'not met'}), p99 ${e.p99Ms} ms; CPU per join: ${cpu(e.cpuUsPerJoin)}; ${e.edgeBatches ? `${e.edgeBatches} batches to the origin, ${e.joinsPerBatch} joins each` : 'one origin request a join'}`,
+    );
+  if (u)
+    console.log(
+      `joins through the edge, each alone (EDGE_JOIN_BATCH=off): ${u.joinsPerSecond}/s, ${u.ofInsertRate} of the insert rate, p99 ${u.p99Ms} ms; CPU per join: ${cpu(u.cpuUsPerJoin)}`,
     );
   if (pt)
     console.log(

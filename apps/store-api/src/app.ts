@@ -19,6 +19,7 @@ import { openApiPlugin } from './plugins/openapi.js';
 import { backgroundPlugin } from './plugins/background.js';
 import { OutageLog } from './plugins/redis.js';
 import { rateLimitPlugin } from './plugins/rate-limit.js';
+import { edgeJoinsRoutes } from './routes/queue/edge-joins.js';
 import { botGatePlugin } from './plugins/bot-gate.js';
 import { loadSheddingPlugin } from './plugins/load-shedding.js';
 import { routeOf } from './plugins/route-of.js';
@@ -150,6 +151,8 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
       now: clock,
     });
   await app.register(queueRoutes, { queue });
+  // Joins an edge sends many to a request, each run through the whole server as the join route's own request.
+  await app.register(edgeJoinsRoutes, { tokenKey, now: clock });
   const waitlist = new WaitlistService(deps.db);
   const claimTokens = new ClaimTokens(deps.config.queueTokenSecret);
   await app.register(waitlistRoutes, { db: deps.db, waitlist, claimTokens, tokenKey, verifier: tokens });

@@ -33,6 +33,8 @@ export const ADMISSION_OPT_OUT = new Set([
   // Edge workers: the public state they answer polls from, and their reports of admissions (signed, see the route).
   'GET /events/:id/edge-state',
   'POST /edge/claims',
+  // Joins an edge sends many to a request (signed; each join passes this gate as the join route it is).
+  'POST /edge/joins',
   // Waitlists and offers: after a sell-out there is no queue to pass; a claim token is the admission.
   'GET /listings/:id',
   'PUT /listings/:id/waitlist',

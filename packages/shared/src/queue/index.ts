@@ -4,6 +4,7 @@ export { WatermarkStore, type PublicQueueInfo, type SectionCountsSnapshot } from
 export { joinSequenceName, lastMinuteAdmissions } from './queue.repository.js';
 export * from './edge.js';
 export * from './edge-state.js';
+export * from './edge-joins.js';
 export * from './fairness.js';
 export { CachedTokenVerifier, BoundedCache, createNodeTokenKey, verifyAdmission } from './token-cache.js';
 export * from './copy.js';

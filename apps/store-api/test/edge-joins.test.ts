@@ -1,0 +1,190 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from '@onsale/shared/db';
+import { DefaultBotScorer } from '@onsale/shared/abuse';
+import { createTokenKey, EDGE_JOINS_HEADER, signEdgeJoins, type EdgeJoinAnswer, type TokenKey } from '@onsale/shared/queue';
+import { testSecrets } from '@onsale/shared/testing';
+import { bearer, login, makeEvent, setupApp, type TestApp } from './helper.js';
+
+// POST /edge/joins: the joins an edge sends many to a request. Each is the fan's own request and gets what it would
+// have got alone: the account check, the request limits by the fan's forwarded address, the bot gate on its own
+// headers, one position per account; only a batch the edge signed is run at all.
+
+let h: TestApp;
+let key: TokenKey;
+let eventId: string;
+
+beforeAll(async () => {
+  h = await setupApp({
+    env: {
+      BOT_GATE_ENABLED: 'true',
+      RATE_LIMIT_ENABLED: 'true',
+      RATE_LIMIT_JOIN_PER_IP: '3',
+      STORE_API_TRUST_PROXY: 'loopback',
+    },
+    botScorer: new DefaultBotScorer(),
+  });
+  key = await createTokenKey(testSecrets().queueTokenSecret);
+  ({ eventId } = await makeEvent(h.t, { fairnessMode: 'FIFO' }));
+});
+afterAll(() => h.close());
+
+const BROWSER = {
+  'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+  accept: 'application/json',
+  'accept-language': 'en-GB,en;q=0.9',
+};
+
+let addressSeq = 0;
+const newAddress = () => `10.77.${(++addressSeq >> 8) & 255}.${addressSeq & 255}`;
+
+/** A fan's join headers as the edge forwards them (a browser, its own device and address unless given). */
+async function fanHeaders(account: string, over: Record<string, string> = {}): Promise<Record<string, string>> {
+  return {
+    ...BROWSER,
+    ...bearer(await login(h.app, account)),
+    'x-device-id': `device-${account}`,
+    'x-forwarded-for': newAddress(),
+    ...over,
+  };
+}
+
+async function sendBatch(
+  joins: { path: string; headers: Record<string, string> }[],
+  sign: (body: string) => Promise<string> = (b) => signEdgeJoins(key, b, Date.now()),
+) {
+  const body = JSON.stringify({ joins });
+  return h.app.inject({
+    method: 'POST',
+    url: '/edge/joins',
+    headers: { 'content-type': 'application/json', [EDGE_JOINS_HEADER]: await sign(body) },
+    payload: body,
+  });
+}
+
+const joinPath = () => `/events/${eventId}/queue`;
+const rows = async (accounts: string[]) =>
+  (
+    await sql<{
+      account_id: string;
+      n: number;
+    }>`SELECT account_id, count(*)::int AS n FROM queue_entries WHERE event_id = ${eventId} AND account_id = ANY(${accounts}) GROUP BY account_id`.execute(
+      h.t.db,
+    )
+  ).rows;
+const bodyOf = (a: EdgeJoinAnswer) => JSON.parse(a.body) as { error?: string; position?: number; queueToken?: string };
+
+describe('POST /edge/joins', () => {
+  it('answers each join of a batch as the join route would: its own token and position, in the batch order', async () => {
+    const accounts = Array.from({ length: 12 }, (_, i) => `ej-order-${i}`);
+    const joins = await Promise.all(accounts.map(async (a) => ({ path: joinPath(), headers: await fanHeaders(a) })));
+    const r = await sendBatch(joins);
+    expect(r.statusCode).toBe(200);
+    const { answers } = r.json<{ answers: EdgeJoinAnswer[] }>();
+    expect(answers).toHaveLength(accounts.length);
+    const positions = answers.map((a) => {
+      expect(a.status).toBe(200);
+      expect(a.headers['content-type']).toMatch(/application\/json/);
+      expect(a.headers['retry-after']).toMatch(/^\d+$/);
+      expect(a.headers['content-language']).toBe('en');
+      expect(a.headers['content-length']).toBeUndefined();
+      const b = bodyOf(a);
+      expect(b.queueToken).toBeTruthy();
+      return b.position!;
+    });
+    // Each its own place, in the order the edge received them.
+    expect(positions).toEqual([...positions].sort((x, y) => x - y));
+    expect(new Set(positions).size).toBe(accounts.length);
+    expect((await rows(accounts)).every((x) => x.n === 1)).toBe(true);
+    expect(await rows(accounts)).toHaveLength(accounts.length);
+  });
+
+  it('refuses within a batch what it refuses alone: a bad account, a script (bot gate), the address over its limit; a repeat gets the same place', async () => {
+    const shared = newAddress();
+    const good = await fanHeaders('ej-mix-good');
+    const joins = [
+      { path: joinPath(), headers: good },
+      { path: joinPath(), headers: { ...good } }, // the same fan again: the same position
+      { path: joinPath(), headers: { ...(await fanHeaders('ej-mix-bad')), authorization: 'Bearer not-a-token' } },
+      {
+        path: joinPath(),
+        headers: {
+          ...bearer(await login(h.app, 'ej-mix-curl')),
+          'user-agent': 'curl/8.5.0',
+          accept: '*/*',
+          'x-device-id': 'device-ej-mix-curl',
+          'x-forwarded-for': newAddress(),
+        },
+      },
+      // Five fans behind one address, whose join limit is 3 a window: the first three pass, the last two are refused.
+      ...(await Promise.all(
+        [0, 1, 2, 3, 4].map(async (i) => ({
+          path: joinPath(),
+          headers: await fanHeaders(`ej-mix-ip-${i}`, { 'x-forwarded-for': shared }),
+        })),
+      )),
+    ];
+    const r = await sendBatch(joins);
+    expect(r.statusCode).toBe(200);
+    const a = r.json<{ answers: EdgeJoinAnswer[] }>().answers;
+    expect(a.map((x) => x.status)).toEqual([200, 200, 401, 403, 200, 200, 200, 429, 429]);
+    expect(bodyOf(a[0]!).position).toBe(bodyOf(a[1]!).position);
+    expect(bodyOf(a[2]!).error).toBe('INVALID_TOKEN');
+    expect(bodyOf(a[3]!).error).toBe('CHALLENGE_REQUIRED');
+    expect(bodyOf(a[7]!).error).toBe('RATE_LIMITED');
+    expect(a[7]!.headers['retry-after']).toMatch(/^\d+$/);
+    expect(await rows(['ej-mix-curl', 'ej-mix-ip-3', 'ej-mix-ip-4'])).toEqual([]);
+    expect(await rows(['ej-mix-good'])).toEqual([{ account_id: 'ej-mix-good', n: 1 }]);
+  });
+
+  it('runs nothing the edge did not sign: no signature, another key, a body changed after signing, an old batch; only joins', async () => {
+    const joins = [{ path: joinPath(), headers: await fanHeaders('ej-unsigned') }];
+    const other = await createTokenKey('another install, another queue token secret!!');
+    const refusals = [
+      await sendBatch(joins, async () => ''),
+      await sendBatch(joins, (b) => signEdgeJoins(other, b, Date.now())),
+      await sendBatch(joins, (b) => signEdgeJoins(key, b.replace('ej-unsigned', 'ej-unsignex'), Date.now())),
+      await sendBatch(joins, (b) => signEdgeJoins(key, b, Date.now() - 120_000)),
+    ];
+    expect(refusals.map((r) => [r.statusCode, r.json().error])).toEqual([
+      [401, 'TOKEN_MALFORMED'],
+      [401, 'TOKEN_FORGED'],
+      [401, 'TOKEN_FORGED'],
+      [401, 'TOKEN_EXPIRED'],
+    ]);
+    expect(await rows(['ej-unsigned'])).toEqual([]);
+    const notJoins = await sendBatch([{ path: `/events/${eventId}/holds`, headers: joins[0]!.headers }]);
+    expect([notJoins.statusCode, notJoins.json().error]).toEqual([400, 'VALIDATION_FAILED']);
+    expect((await sendBatch([])).statusCode).toBe(400);
+  });
+
+  it('batches sent together with fans in more than one of them: one position per account, no two accounts sharing one', async () => {
+    const accounts = Array.from({ length: 30 }, (_, i) => `ej-conc-${i}`);
+    const headers = await Promise.all(accounts.map((a) => fanHeaders(a)));
+    // Four batches of 20 at once; every account in two or three of them.
+    const batches = [0, 1, 2, 3].map((b) =>
+      Array.from({ length: 20 }, (_, i) => {
+        const k = (b * 7 + i * 3) % accounts.length;
+        // Each join from an address of its own (the per-address limit is 3 here; the per-account one is not met).
+        return { k, join: { path: joinPath(), headers: { ...headers[k]!, 'x-forwarded-for': newAddress() } } };
+      }),
+    );
+    const results = await Promise.all(batches.map((b) => sendBatch(b.map((x) => x.join))));
+    const byAccount = new Map<number, Set<number>>();
+    results.forEach((r, bi) => {
+      expect(r.statusCode).toBe(200);
+      r.json<{ answers: EdgeJoinAnswer[] }>().answers.forEach((a, i) => {
+        expect(a.status).toBe(200);
+        const k = batches[bi]![i]!.k;
+        const s = byAccount.get(k) ?? new Set<number>();
+        s.add(bodyOf(a).position!);
+        byAccount.set(k, s);
+      });
+    });
+    for (const s of byAccount.values()) expect(s.size).toBe(1);
+    const positions = [...byAccount.values()].map((s) => [...s][0]!);
+    expect(new Set(positions).size).toBe(byAccount.size);
+    const written = await rows(accounts);
+    expect(written).toHaveLength(byAccount.size);
+    expect(written.every((x) => x.n === 1)).toBe(true);
+  });
+});
