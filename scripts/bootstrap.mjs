@@ -80,9 +80,7 @@ const vite = (app) => [join(root, 'apps', app, 'node_modules', '.bin', 'vite'), 
 /** Each command: its steps, run in order; the last one receives the command line's extra arguments. */
 const targets = {
   start: [ts('scripts/start.ts')],
-  // The CLI runs a rehearsal's crowd: a larger young generation (CROWD_NODE_FLAGS in @onsale/shared/rehearsal, which
-  // says why) costs its other commands nothing.
-  onsale: [[process.execPath, ['--max-semi-space-size=32', '--import', 'tsx', 'apps/cli/src/main.ts']]],
+  onsale: [ts('apps/cli/src/main.ts')],
   bench: [ts('scripts/bench.ts')],
   edge: [ts('scripts/edge.ts')],
   test: [[bin('vitest'), ['run']]],

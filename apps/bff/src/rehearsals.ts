@@ -3,7 +3,7 @@ import { mkdirSync, openSync, closeSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DomainError } from '@onsale/shared';
 import type { Db } from '@onsale/shared/db';
-import { abandonRehearsalRun, CROWD_NODE_FLAGS, findRehearsalStartedSince, rehearseArgs, type RehearsalLaunch } from '@onsale/shared/rehearsal';
+import { abandonRehearsalRun, findRehearsalStartedSince, rehearseArgs, type RehearsalLaunch } from '@onsale/shared/rehearsal';
 
 /** Starts rehearsals for the console: `onsale rehearse` against the product's fan-facing URL, on its database. */
 export interface RehearsalLauncher {
@@ -53,7 +53,7 @@ export function cliRehearsalLauncher(o: CliRehearsalLauncherOptions): RehearsalL
       const startedAt = await o.db.selectNoFrom((eb) => eb.fn<Date>('now', []).as('now')).executeTakeFirstOrThrow();
       const child = spawn(
         process.execPath,
-        [...CROWD_NODE_FLAGS, '--import', 'tsx', join(o.root, 'apps', 'cli', 'src', 'main.ts'), ...rehearseArgs(launch, o.target)],
+        ['--import', 'tsx', join(o.root, 'apps', 'cli', 'src', 'main.ts'), ...rehearseArgs(launch, o.target)],
         {
           cwd: o.root,
           env: { ...process.env, DATABASE_URL: o.databaseUrl },

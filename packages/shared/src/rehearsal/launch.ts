@@ -34,15 +34,6 @@ export const rehearsalLaunchSchema = z.object({
 });
 export type RehearsalLaunch = z.infer<typeof rehearsalLaunchSchema>;
 
-/**
- * Node's flags for the process that runs a rehearsal's crowd (`npm run onsale`, and the BFF's launch): a young
- * generation of 32 MB a semi-space. The crowd's garbage is short-lived (an answer, its headers, a promise a request),
- * but with thousands of requests in flight V8's default young generation fills before they are answered, and every
- * answer still pending is copied and promoted: 0.184 ms of the driver's CPU a request with 1 MB, 0.142 with 32 MB
- * (`npm run bench -- driver`, 3,000 fans, side by side, 2026-12-07).
- */
-export const CROWD_NODE_FLAGS = ['--max-semi-space-size=32'] as const;
-
 /** The CLI's command line for a launch against `target` (the product's fan-facing URL: its edge or store API). */
 export function rehearseArgs(launch: RehearsalLaunch, target: string): string[] {
   return [
