@@ -271,6 +271,15 @@ interface RawAnswer {
 
 const EMPTY = Buffer.alloc(0);
 
+/** Whether `s` is all ASCII digits (a Retry-After in seconds). */
+function isDigits(s: string): boolean {
+  for (let k = 0; k < s.length; k++) {
+    const c = s.charCodeAt(k);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
+
 /** Whether a raw header name (bytes as they came) is `name` (lower case ASCII), in any case. */
 function headerIs(raw: Buffer, name: string): boolean {
   if (raw.length !== name.length) return false;
@@ -485,7 +494,10 @@ export class Crowd {
   private unanswered = 0;
   readonly answers = new Map<string, number>();
   /** The same by kind of request (`join 503 SERVICE_UNAVAILABLE`): which requests a refusal answered. */
-  private readonly answersOfKind = new Map<string, number>();
+  private readonly answersOfKind = Object.fromEntries(DRIVER_REQUEST_KINDS.map((k) => [k, new Map<string, number>()])) as Record<
+    DriverRequestKind,
+    Map<string, number>
+  >;
   readonly refusals = new RefusalCounter();
   /** Called with every answer's key (faults count what fans read while they last). */
   onAnswer: ((key: string) => void) | undefined;
@@ -661,13 +673,13 @@ export class Crowd {
       }
       const parsed = this.parse(kind, path, res.status, res.bytes);
       const ra = res.retryAfter;
-      const retryAfterS = ra !== undefined && /^\d+$/.test(ra) ? Number(ra) : null;
+      const retryAfterS = ra !== undefined && ra.length > 0 && ra.length < 10 && isDigits(ra) ? Number(ra) : null;
       const code = res.status >= 400 ? (typeof parsed?.error === 'string' ? parsed.error : null) : null;
       const key = code ? `${res.status} ${code}` : String(res.status);
       this.answeredByKind[kind === 'status' ? (res.edge === 'hit' ? 'status (edge)' : 'status (origin)') : kind]++;
       this.record(key);
-      const kk = `${kind} ${key}`;
-      this.answersOfKind.set(kk, (this.answersOfKind.get(kk) ?? 0) + 1);
+      const ofKind = this.answersOfKind[kind];
+      ofKind.set(key, (ofKind.get(key) ?? 0) + 1);
       this.refusals.count(kind, res.status, key, parsed);
       if (res.status >= 500) this.errors++;
       return { status: res.status, code, body: parsed, retryAfterS, ms, waitMs, key };
@@ -1319,7 +1331,11 @@ export class Crowd {
       lastAdmitAtMs: this.lastAdmitAt,
       strandedSeats: this.strandedSeries,
       answers: this.answers,
-      answersOfKind: Object.fromEntries([...this.answersOfKind.entries()].sort((a, b) => b[1] - a[1])),
+      answersOfKind: Object.fromEntries(
+        DRIVER_REQUEST_KINDS.flatMap((k) => [...this.answersOfKind[k].entries()].map(([key, n]) => [`${k} ${key}`, n] as const)).sort(
+          (a, b) => b[1] - a[1],
+        ),
+      ),
       refusals: this.refusals.rows(),
       doubleSoldSeen: this.doubleSoldSeen,
       holdConflicts: this.holdConflicts,
