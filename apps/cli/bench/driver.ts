@@ -30,9 +30,13 @@ export async function main(argv: string[]): Promise<void> {
   const fans = Number(values.fans);
   const eventFile = join(here, '..', '..', '..', 'examples', 'stadium.json');
   const spec = JSON.parse(readFileSync(eventFile, 'utf8')) as { sections: { code: string; qualityRank: number }[] };
-  const stub = spawn(process.execPath, ['--import', 'tsx', join(here, 'stub-product.ts'), eventFile, values['polls-before-turn'], values.port], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const stub = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(here, 'stub-product.ts'), eventFile, values['polls-before-turn'], values.port],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const port = await new Promise<number>((resolve, reject) => {
     stub.stdout.once('data', (b: Buffer) => resolve(Number(b.toString().trim())));
     stub.once('exit', (code) => reject(new Error(`the stand-in product exited (${code})`)));

@@ -38,7 +38,8 @@ let seatId = 1;
 for (const s of spec.sections) {
   const seats: { id: number; row: string; number: number; available: boolean }[] = [];
   for (let r = 0; r < s.rowCount; r++)
-    for (let n = 1; n <= s.seatsPerRow; n++) seats.push({ id: seatId++, row: String.fromCharCode(65 + r), number: n, available: (r + n) % 3 !== 0 });
+    for (let n = 1; n <= s.seatsPerRow; n++)
+      seats.push({ id: seatId++, row: String.fromCharCode(65 + r), number: n, available: (r + n) % 3 !== 0 });
   seatLists.set(s.code, JSON.stringify({ eventId: 'e', section: s.code, generatedAt: new Date().toISOString(), seats }));
 }
 
@@ -65,7 +66,14 @@ const server = createServer((req, res) => {
       // One bot in ten is asked a proof-of-work on its first join (difficulty 8), about the share of the stadium's joins
       // the product challenged (196 of 27,002 on 2026-12-07).
       if (bot && !req.headers['x-proof-of-work'] && ++botJoins % 10 === 0)
-        return json(403, JSON.stringify({ error: 'CHALLENGE_REQUIRED', message: 'solve it', challenge: { token: `c${tokens}`, nonce: `n${tokens}`, difficulty: 8 } }));
+        return json(
+          403,
+          JSON.stringify({
+            error: 'CHALLENGE_REQUIRED',
+            message: 'solve it',
+            challenge: { token: `c${tokens}`, nonce: `n${tokens}`, difficulty: 8 },
+          }),
+        );
       const t = `q${++tokens}.${'x'.repeat(120)}`;
       polls.set(t, 0);
       return json(200, JSON.stringify({ queueToken: t, cohort: 'PREOPEN', position: null, state: 'WAITING' }), 1);
@@ -88,10 +96,16 @@ const server = createServer((req, res) => {
       const seats = Array.from({ length: q }, () => ({ seatId: nextSeat++, section: 'F1L', row: 'A', number: 1, priceCents: 6900 }));
       return json(
         201,
-        JSON.stringify({ holdId: `h${++holds}`, seats, expiresAt: new Date(Date.now() + 12_000).toISOString(), admissionToken: `a.${'z'.repeat(160)}` }),
+        JSON.stringify({
+          holdId: `h${++holds}`,
+          seats,
+          expiresAt: new Date(Date.now() + 12_000).toISOString(),
+          admissionToken: `a.${'z'.repeat(160)}`,
+        }),
       );
     }
-    if (req.method === 'POST' && url.endsWith('/extend')) return json(200, JSON.stringify({ expiresAt: new Date(Date.now() + 6000).toISOString() }));
+    if (req.method === 'POST' && url.endsWith('/extend'))
+      return json(200, JSON.stringify({ expiresAt: new Date(Date.now() + 6000).toISOString() }));
     if (req.method === 'POST' && url.endsWith('/checkout')) {
       const body = Buffer.concat(chunks).toString('utf8');
       if (body.includes('4000000000000002')) return json(402, JSON.stringify({ error: 'PAYMENT_DECLINED', message: 'declined' }));
