@@ -8,6 +8,7 @@ const benches: Record<string, () => Promise<{ main(argv: string[]): Promise<void
   waitlist: () => import('../apps/store-api/bench/waitlist.js'),
   edge: () => import('../apps/edge/bench/edge.js'),
   'edge-guard': () => import('../apps/edge/bench/guard.js'),
+  driver: () => import('../apps/cli/bench/driver.js'),
 };
 
 const [name, ...rest] = process.argv.slice(2);

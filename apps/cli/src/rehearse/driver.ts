@@ -254,30 +254,53 @@ export interface Progress {
 export type DriverRequestKind = Exclude<RequestKind, 'status (edge)' | 'status (origin)'> | 'status';
 const DRIVER_REQUEST_KINDS: DriverRequestKind[] = ['join', 'status', 'seat map', 'hold', 'checkout', 'waitlist'];
 
-/** An answer as read off the wire: its status, the two headers the fans read, the body as text. */
+/** An answer as read off the wire: its status, the two headers the fans read, the body. */
 interface RawAnswer {
   status: number;
   retryAfter: string | undefined;
   /** `x-onsale-edge`: `hit` when the edge answered alone. */
   edge: string | undefined;
-  text: string;
+  /** The body's bytes as they came (empty: none). */
+  bytes: Buffer;
+  /** The body as text (decoded when read). */
+  readonly text: string;
   /** performance.now() when undici began writing the request to its socket (0: never written), and when it was answered. */
   wireAt: number;
   endAt: number;
 }
 
+const EMPTY = Buffer.alloc(0);
+
+/** Whether `s` is all ASCII digits (a Retry-After in seconds). */
+function isDigits(s: string): boolean {
+  for (let k = 0; k < s.length; k++) {
+    const c = s.charCodeAt(k);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
+
+/** Whether a raw header name (bytes as they came) is `name` (lower case ASCII), in any case. */
+function headerIs(raw: Buffer, name: string): boolean {
+  if (raw.length !== name.length) return false;
+  // Lower case names of letters and '-': setting 0x20 lower-cases a letter and leaves '-' as it is.
+  for (let k = 0; k < name.length; k++) if ((raw[k]! | 0x20) !== name.charCodeAt(k)) return false;
+  return true;
+}
+
 /**
  * Reads one answer whole as undici delivers it, and is the answer too: one object a request (its methods on the
- * prototype), not a closure per callback.
+ * prototype), not a closure per callback. Undici's own handler interface (onConnect, onHeaders with the raw header
+ * bytes, onData, onComplete), not the newer one it wraps: that one costs a wrapper and a controller a request and
+ * turns every header of every answer (and its trailers) into an object of strings, where the fans read two headers.
  */
 class AnswerReader implements Dispatcher.DispatchHandler, RawAnswer {
   status = 0;
   retryAfter: string | undefined = undefined;
   edge: string | undefined = undefined;
-  text = '';
+  bytes: Buffer = EMPTY;
   wireAt = 0;
   endAt = 0;
-  private first: Buffer | null = null;
   private chunks: Buffer[] | null = null;
 
   constructor(
@@ -285,32 +308,39 @@ class AnswerReader implements Dispatcher.DispatchHandler, RawAnswer {
     private readonly reject: (e: Error) => void,
   ) {}
 
+  get text(): string {
+    return this.bytes.length === 0 ? '' : this.bytes.toString('utf8');
+  }
+
   // Undici calls this as it writes the request to a connection's socket: from here on the time is the product's.
-  onRequestStart() {
+  onConnect() {
     this.wireAt = performance.now();
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, h: Record<string, string | string[] | undefined>) {
+  onHeaders(statusCode: number, raw: Buffer[]) {
     this.status = statusCode;
-    const ra = h['retry-after'];
-    this.retryAfter = typeof ra === 'string' ? ra : undefined;
-    const edge = h['x-onsale-edge'];
-    this.edge = typeof edge === 'string' ? edge : undefined;
+    for (let k = 0; k + 1 < raw.length; k += 2) {
+      const name = raw[k]!;
+      if (headerIs(name, 'retry-after')) this.retryAfter = raw[k + 1]!.toString('latin1');
+      else if (headerIs(name, 'x-onsale-edge')) this.edge = raw[k + 1]!.toString('latin1');
+    }
+    return true;
   }
 
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer) {
-    if (this.first === null) this.first = chunk;
-    else (this.chunks ??= [this.first]).push(chunk);
+  onData(chunk: Buffer) {
+    if (this.bytes === EMPTY) this.bytes = chunk;
+    else (this.chunks ??= [this.bytes]).push(chunk);
+    return true;
   }
 
-  onResponseEnd() {
+  onComplete() {
     this.endAt = performance.now();
-    this.text = this.chunks ? Buffer.concat(this.chunks).toString('utf8') : this.first ? this.first.toString('utf8') : '';
-    this.first = this.chunks = null;
+    if (this.chunks) this.bytes = Buffer.concat(this.chunks);
+    this.chunks = null;
     this.resolve(this);
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, error: Error) {
+  onError(error: Error) {
     (error as { wireAt?: number }).wireAt = this.wireAt;
     this.reject(error);
   }
@@ -464,12 +494,17 @@ export class Crowd {
   private unanswered = 0;
   readonly answers = new Map<string, number>();
   /** The same by kind of request (`join 503 SERVICE_UNAVAILABLE`): which requests a refusal answered. */
-  private readonly answersOfKind = new Map<string, number>();
+  private readonly answersOfKind = Object.fromEntries(DRIVER_REQUEST_KINDS.map((k) => [k, new Map<string, number>()])) as Record<
+    DriverRequestKind,
+    Map<string, number>
+  >;
   readonly refusals = new RefusalCounter();
   /** Called with every answer's key (faults count what fans read while they last). */
   onAnswer: ((key: string) => void) | undefined;
   private resolveDone: (() => void) | undefined;
   private readonly loopDelay = monitorEventLoopDelay({ resolution: 20 });
+  /** The last seat map and seat list answered at each path, and its parsed body (see parse()). */
+  private readonly sameAnswer = new Map<string, { bytes: Buffer; body: Body | null }>();
 
   constructor(private readonly o: DriverOptions) {
     this.poolSizes = connectionBounds(o.connections, o.maxConnections ?? o.connections * 8);
@@ -636,20 +671,15 @@ export class Crowd {
         this.joinAfterOpen.product.add(ms);
         this.joinAfterOpen.driverWait.add(waitMs);
       }
-      let parsed: Body | null = null;
-      try {
-        parsed = res.text ? (JSON.parse(res.text) as Body) : null;
-      } catch {
-        parsed = null;
-      }
+      const parsed = this.parse(kind, path, res.status, res.bytes);
       const ra = res.retryAfter;
-      const retryAfterS = ra !== undefined && /^\d+$/.test(ra) ? Number(ra) : null;
+      const retryAfterS = ra !== undefined && ra.length > 0 && ra.length < 10 && isDigits(ra) ? Number(ra) : null;
       const code = res.status >= 400 ? (typeof parsed?.error === 'string' ? parsed.error : null) : null;
       const key = code ? `${res.status} ${code}` : String(res.status);
       this.answeredByKind[kind === 'status' ? (res.edge === 'hit' ? 'status (edge)' : 'status (origin)') : kind]++;
       this.record(key);
-      const kk = `${kind} ${key}`;
-      this.answersOfKind.set(kk, (this.answersOfKind.get(kk) ?? 0) + 1);
+      const ofKind = this.answersOfKind[kind];
+      ofKind.set(key, (ofKind.get(key) ?? 0) + 1);
       this.refusals.count(kind, res.status, key, parsed);
       if (res.status >= 500) this.errors++;
       return { status: res.status, code, body: parsed, retryAfterS, ms, waitMs, key };
@@ -670,6 +700,26 @@ export class Crowd {
     } finally {
       this.inFlight--;
     }
+  }
+
+  /**
+   * An answer's body, parsed. A seat map or a section's seat list is the same answer to every fan for the second or two
+   * the product caches it (20-40 kB at the stadium: parsing each one again was most of the driver's CPU for those
+   * requests, and most of its garbage): the same bytes at the same path give the same parsed body, which the fans only
+   * read.
+   */
+  private parse(kind: DriverRequestKind, path: string, status: number, bytes: Buffer): Body | null {
+    if (bytes.length === 0) return null;
+    const memo = kind === 'seat map' && status === 200 ? this.sameAnswer.get(path) : undefined;
+    if (memo && memo.bytes.equals(bytes)) return memo.body;
+    let body: Body | null;
+    try {
+      body = JSON.parse(bytes.toString('utf8')) as Body;
+    } catch {
+      body = null;
+    }
+    if (kind === 'seat map' && status === 200) this.sameAnswer.set(path, { bytes, body });
+    return body;
   }
 
   /** A wait in the fan's compressed clock: `seconds` of the event's time, with ±20% jitter. */
@@ -1281,7 +1331,11 @@ export class Crowd {
       lastAdmitAtMs: this.lastAdmitAt,
       strandedSeats: this.strandedSeries,
       answers: this.answers,
-      answersOfKind: Object.fromEntries([...this.answersOfKind.entries()].sort((a, b) => b[1] - a[1])),
+      answersOfKind: Object.fromEntries(
+        DRIVER_REQUEST_KINDS.flatMap((k) => [...this.answersOfKind[k].entries()].map(([key, n]) => [`${k} ${key}`, n] as const)).sort(
+          (a, b) => b[1] - a[1],
+        ),
+      ),
       refusals: this.refusals.rows(),
       doubleSoldSeen: this.doubleSoldSeen,
       holdConflicts: this.holdConflicts,
