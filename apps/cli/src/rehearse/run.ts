@@ -470,6 +470,13 @@ export function seatsWanted(humans: number, abandon: number, ticketsPerOrder: nu
   return humans * (1 - abandon) * Math.min(perAccountSeats, ticketsPerOrder);
 }
 
+/** Of the fans let in who did not buy, those the run's end caught mid-purchase or back in line (the driver's reasons). */
+export function admittedUnfinished(notBought: Record<string, number>): number {
+  let n = 0;
+  for (const [why, count] of Object.entries(notBought)) if (why.endsWith('the run ended')) n += count;
+  return n;
+}
+
 /** The database's word on the outcome, the driver's figures beside it, and the verdict. */
 async function buildReport(
   db: Db,
@@ -546,6 +553,7 @@ async function buildReport(
     fans: o.fans,
     admittedFans: result.admitted,
     buyers: result.bought,
+    admittedUnfinished: admittedUnfinished(result.admittedNotBought),
     holdLatencyMs: hold,
     holdLatencyProductMs: holdProduct,
     holdDriverLagMs: holdLag,
