@@ -147,3 +147,82 @@ describe("the crowd's polls", () => {
     }
   }, 90_000);
 });
+
+describe("the crowd's joins", () => {
+  it('a join shed with Retry-After is sent again no sooner than told, in line with the arrivals: no fan is lost, none sent ahead of fans who came due first', async () => {
+    // 300 fans arrive within 0.3 s. Each fan's first join is shed (503, Retry-After: 1), the next is answered; the one
+    // join connection answers in 5 ms, so the arrivals alone keep the driver's join line (64 at once) full for over a
+    // second, and the retries come due while it is. First come first sent: the first joins reach the server before the
+    // second ones (before, a retry went out past the line, ahead of fans who had arrived before it came due).
+    const sent: { fan: string; at: number; again: boolean }[] = [];
+    const shedAt = new Map<string, number>();
+    const server = createServer((req, res) => {
+      res.setHeader('content-type', 'application/json');
+      if (req.method !== 'POST') {
+        res.setHeader('retry-after', '30');
+        return res.end(JSON.stringify({ state: 'WAITING', position: 5000 }));
+      }
+      const fan = String(req.headers.authorization);
+      const again = shedAt.has(fan);
+      sent.push({ fan, at: performance.now(), again });
+      setTimeout(() => {
+        if (again) return res.end(JSON.stringify({ queueToken: 'q', cohort: 'PREOPEN', position: null, state: 'WAITING' }));
+        shedAt.set(fan, performance.now());
+        res.statusCode = 503;
+        res.setHeader('retry-after', '1');
+        res.end(JSON.stringify({ error: 'SERVICE_UNAVAILABLE', reason: 'overload_pool', retryAfterSeconds: 1 }));
+      }, 5);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const now = Date.now();
+    const crowd = new Crowd({
+      fansUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      eventId: 'e',
+      listingId: 'l',
+      onsaleAtMs: now + 600_000,
+      startAtMs: now,
+      fans: 300,
+      timeScale: 30,
+      botsShare: 0,
+      abandon: 0,
+      slowPayers: 0,
+      failingPayers: 0,
+      authSecret: 'a-test-secret-that-is-long-enough-0123456789',
+      sections: [{ code: 'A', qualityRank: 1, capacity: 100 }],
+      perAccountSeats: 4,
+      ticketsPerOrder: 2,
+      holdTtlSeconds: 360,
+      checkoutMinutes: 6,
+      preOpenMs: 300,
+      preOpenShare: 1,
+      tailMeanMs: 1000,
+      pollBudgetPerSecond: 50,
+      connections: 1,
+      maxConnections: 16,
+      seed: 1,
+      seatPickingOpensAtMs: now + 3_600_000,
+      pickers: 0,
+      accountPrefix: 't',
+      deadlineMs: 600_000,
+    });
+    const done = crowd.run();
+    try {
+      await vi.waitFor(() => expect(crowd.progress().joined).toBe(300), { timeout: 60_000, interval: 20 });
+      const firsts = sent.filter((s) => !s.again);
+      const seconds = sent.filter((s) => s.again);
+      expect([firsts.length, seconds.length]).toEqual([300, 300]);
+      // The line held the retries behind the arrivals: the last first join reached the server before the first retry.
+      // The line held the retries behind the arrivals: almost every first join reached the server before any second one.
+      // Not all: a first join waits for its fan's token to be signed (asynchronous) after it leaves the line, a retry
+      // does not (3 of 300 retries passed a first join so; past the line, 181 did).
+      const lastFirst = Math.max(...firsts.map((s) => s.at));
+      expect(seconds.filter((s) => s.at < lastFirst).length).toBeLessThan(30);
+      // Each fan came back no sooner than its Retry-After (less the timer's few ms).
+      for (const s of seconds) expect(s.at - shedAt.get(s.fan)!).toBeGreaterThanOrEqual(990);
+    } finally {
+      crowd.stop();
+      await done;
+      await new Promise((r) => server.close(r));
+    }
+  }, 90_000);
+});

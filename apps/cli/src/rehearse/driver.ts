@@ -242,11 +242,11 @@ export interface Progress {
   done: number;
   errors: number;
   requests: number;
-  /** Fans whose arrival time has come who have not been able to send their join yet (the join connections are full). */
+  /** Fans whose arrival time has come, or whose join came due again, who have not been able to send it yet (the join connections are full). */
   backlog: number;
   /** Per kind of request: requests waiting inside the driver for a connection, and on the wire (undici's pool stats). */
   lines: Record<DriverRequestKind, { queued: number; running: number; connected: number }>;
-  /** Joins sent (or being signed) and not yet answered; first joins wait while it is at the cap. */
+  /** Joins sent (or being signed) and not yet answered; joins, first or again, wait while it is at the cap. */
   joinsInFlight: number;
 }
 
@@ -457,6 +457,16 @@ export class Crowd {
    * order instead, as connections free up, and the report counts how late.
    */
   private readonly joinBacklogCap: number;
+  /**
+   * Fans whose join came due again (a retry after a 503 or a reset, a deferral waited out, a proof-of-work solved, a
+   * rejoin) while joinBacklogCap joins were in flight, with when it came due (ms since the start), first come first
+   * sent with the arrivals: before, those joins went out past the cap, and in the 200,000-fan run of 2026-12-07 the
+   * pre-open crowd's retries kept the cap full for the rest of the run, so 55,193 of the 60,000 fans who arrived after
+   * the open never sent their join while the product answered the retries.
+   */
+  private readonly joinLine: number[] = [];
+  private readonly joinLineDueAt: number[] = [];
+  private joinLineHead = 0;
   private pollsThisSecond = 0;
   /** Polls sent (or being signed) and not yet answered. */
   private pollsOutstanding = 0;
@@ -753,11 +763,15 @@ export class Crowd {
     return this.isBot(i) ? Math.max(250, wait / 4) : wait;
   }
 
-  /** After a refusal that says to come back (429, 503, a network error): Retry-After in real seconds, capped. */
+  /**
+   * After a refusal that says to come back (429, 503, a network error): Retry-After in real seconds (capped at 10 s),
+   * never sooner than told (up to a fifth later, so retries told alike do not come back together); without one, a
+   * doubling backoff from 0.25 s to 5 s, jittered either way.
+   */
   private backoff(i: number, a: Answer) {
     const n = Math.min(10, this.retries[i]!++);
-    const s = a.retryAfterS ?? Math.min(5, 0.25 * 2 ** n);
-    return Math.min(10_000, s * 1000) * (0.5 + this.random());
+    if (a.retryAfterS !== null) return Math.min(10_000, a.retryAfterS * 1000) * (1 + 0.2 * this.random());
+    return Math.min(5, 0.25 * 2 ** n) * 1000 * (0.5 + this.random());
   }
 
   /** The fan no longer polls: it leaves the near-front count. */
@@ -790,6 +804,11 @@ export class Crowd {
 
   private step(i: number) {
     const p = this.phase[i]!;
+    if ((p === Phase.PENDING || p === Phase.JOINING) && this.joinsInFlight >= this.joinBacklogCap) {
+      this.joinLine.push(i);
+      this.joinLineDueAt.push(this.now - this.o.startAtMs);
+      return;
+    }
     const go =
       p === Phase.PENDING || p === Phase.JOINING
         ? this.join(i)
@@ -1178,7 +1197,7 @@ export class Crowd {
       done: this.finished,
       errors: this.errors,
       requests: this.requests,
-      backlog: this.dueToArrive() - this.arrivedCount,
+      backlog: this.dueToArrive() - this.arrivedCount + (this.joinLine.length - this.joinLineHead),
       lines: Object.fromEntries(
         DRIVER_REQUEST_KINDS.map((k) => {
           const st = this.pools[k].stats;
@@ -1227,11 +1246,25 @@ export class Crowd {
         if (this.inFlight === 0) this.resolveDone?.();
         return;
       }
-      while (next < order.length && this.arrival[order[next]!]! <= elapsed && this.joinsInFlight < this.joinBacklogCap) {
+      // Joins as the cap frees, first come first sent: the fans whose join came due again and the arrivals, by when each
+      // came due.
+      while (this.joinsInFlight < this.joinBacklogCap) {
+        const lineDue = this.joinLineHead < this.joinLine.length ? this.joinLineDueAt[this.joinLineHead]! : Infinity;
+        const arrivalDue = next < order.length ? this.arrival[order[next]!]! : Infinity;
+        if (lineDue <= arrivalDue && lineDue <= elapsed) {
+          this.step(this.joinLine[this.joinLineHead++]!);
+          continue;
+        }
+        if (arrivalDue > elapsed) break;
         const i = order[next++]!;
         this.arrivedCount = next;
         this.arrivalLagMs = Math.max(this.arrivalLagMs, elapsed - this.arrival[i]!);
         this.step(i);
+      }
+      if (this.joinLineHead > 4096 && this.joinLineHead * 2 > this.joinLine.length) {
+        this.joinLine.splice(0, this.joinLineHead);
+        this.joinLineDueAt.splice(0, this.joinLineHead);
+        this.joinLineHead = 0;
       }
       const upTo = Math.floor(elapsed / this.tickMs);
       for (; this.nextTick <= upTo; this.nextTick++) {

@@ -3,7 +3,6 @@ import { createDb, type Db } from '@onsale/shared/db';
 import { controllerLastTick, controllerReason, soldOutAtOf, unsoldShape } from './run.repository.js';
 import { parseEventFile } from '@onsale/shared/events';
 import { createEvent } from '@onsale/shared/sale-setup';
-import { getInventoryCounts } from '@onsale/shared/inventory';
 import { planAdmission } from '@onsale/shared/admission/plan';
 import { liftSimulatedGatewayCondition, putSimulatedGatewayCondition } from '@onsale/shared/checkout';
 import {
@@ -16,7 +15,7 @@ import {
   latencySummary,
   listingOfferTtlSeconds,
   markRehearsalEvent,
-  readBackSales,
+  readSaleEnd,
   reportMarkdown,
   setRehearsalEvent,
   slowPaymentsFault,
@@ -471,6 +470,13 @@ export function seatsWanted(humans: number, abandon: number, ticketsPerOrder: nu
   return humans * (1 - abandon) * Math.min(perAccountSeats, ticketsPerOrder);
 }
 
+/** Of the fans let in who did not buy, those the run's end caught mid-purchase or back in line (the driver's reasons). */
+export function admittedUnfinished(notBought: Record<string, number>): number {
+  let n = 0;
+  for (const [why, count] of Object.entries(notBought)) if (why.endsWith('the run ended')) n += count;
+  return n;
+}
+
 /** The database's word on the outcome, the driver's figures beside it, and the verdict. */
 async function buildReport(
   db: Db,
@@ -482,28 +488,27 @@ async function buildReport(
   const { o } = c;
   const { result } = r;
   const onsaleAtMs = sale.onsaleAt.getTime();
-  // Every seat row counted, and the counts the database keeps held to them: a kept count that differs is drift too.
-  // One snapshot and one now() for both, so a hold lapsing between two reads is not taken for drift.
-  // The orders are read in the same snapshot: a run stopped early leaves checkouts finishing, and orders read later
-  // than the seats counted orders' seats beyond the seats sold (56 in a 200,000-fan run, 2026-12-07).
+  // Every seat row counted, the counts the database keeps held to them (a kept count that differs is drift too) and the
+  // orders, in one snapshot (readSaleEnd): a run stopped early leaves checkouts finishing.
   const soldOutAt = await soldOutAtOf(db, created.eventId);
-  const { counts, kept, sales } = await db
-    .transaction()
-    .setIsolationLevel('repeatable read')
-    .execute(async (trx) => ({
-      counts: await getInventoryCounts(trx, created.eventId, created.capacity, undefined, { recount: true }),
-      kept: await getInventoryCounts(trx, created.eventId, created.capacity),
-      sales: await readBackSales(trx, created.eventId, created.listingId, `rh${o.seed}-${created.eventId.slice(0, 8)}-b`, soldOutAt),
-    }));
-  const keptOff = Math.abs(kept.available - counts.available) + Math.abs(kept.held - counts.held) + Math.abs(kept.sold - counts.sold);
-  const drift = counts.drift === 0 ? keptOff : counts.drift;
+  const {
+    counts,
+    sales,
+    drift,
+    ordersBeyondSold: soldBeyondOrders,
+  } = await readSaleEnd(db, {
+    eventId: created.eventId,
+    capacity: created.capacity,
+    listingId: created.listingId,
+    botPrefix: `rh${o.seed}-${created.eventId.slice(0, 8)}-b`,
+    notifiedSince: soldOutAt,
+  });
   // General admission has no rows: its unsold seats have no shape.
   const unsold = counts.sold < created.capacity && sale.spec.sections.length > 0 ? await unsoldShape(db, created.eventId) : null;
   const candidates = [...new Set(result.holdConflicts.flatMap((h) => [h.first, h.second]))];
   const durable = await durableHolds(db, created.eventId, candidates);
   const liveConflicts = result.holdConflicts.filter((h) => durable.has(h.first) && durable.has(h.second));
   const liveDoubleHolds = liveConflicts.length;
-  const soldBeyondOrders = Math.max(0, sales.orderSeats - counts.sold);
   const doubleSold = result.doubleSoldSeen + liveDoubleHolds + soldBeyondOrders;
   const duplicateOrders = sales.duplicateOrders + result.duplicateOrdersSeen;
   const lastSaleMs = sales.lastSaleAt ? sales.lastSaleAt.getTime() - onsaleAtMs : null;
@@ -548,6 +553,7 @@ async function buildReport(
     fans: o.fans,
     admittedFans: result.admitted,
     buyers: result.bought,
+    admittedUnfinished: admittedUnfinished(result.admittedNotBought),
     holdLatencyMs: hold,
     holdLatencyProductMs: holdProduct,
     holdDriverLagMs: holdLag,

@@ -423,6 +423,44 @@ describe('a fan who collected is inside until it holds or its round trip lapses'
     expect(o.leaverSeconds).toBe(600);
     expect(o.inside.shopping).toBe(2);
   });
+  it('a fan whose hold since its claim ended unbought (released, or lapsed) gives its slot back at once, not the leaver time after its claim', async () => {
+    const eventId = await makeEvent({
+      rows: 1,
+      seatsPerRow: 20,
+      pacing: { targetSaleMinutes: 10, ticketsPerOrder: 2, overbookFactor: 1, checkoutMinutes: 5, paymentTps: 50 },
+    });
+    await addEntries(t.db, eventId, 10);
+    await sql`UPDATE queue_state SET admitted_through = 5 WHERE event_id = ${eventId}`.execute(t.db);
+    const clock = clockInMinute();
+    // Fans 0-4 collected 10 s ago. Fan 0 holds; fan 1 held and released; fan 2 held and its hold lapsed; fan 3 has not
+    // held yet (choosing); fan 4 released a hold it made before this claim (an earlier turn), and has not held since.
+    await recordClaims(
+      t.db,
+      [0, 1, 2, 3, 4].map((f) => ({ eventId, accountId: account(eventId, f) })),
+      new Date(clock.now() - 10_000),
+    );
+    const holds = new HoldService({ db: t.db, events: new EventCache(t.db), seatmap: new SeatmapCache(t.db) });
+    const held = new Map<number, string>();
+    for (const f of [0, 1, 2, 4]) held.set(f, (await holds.create(account(eventId, f), eventId, { section: 'S', quantity: 1 })).holdId);
+    const c = controller(clock);
+    let o = await tick(c, eventId);
+    expect(o.inside).toMatchObject({ holding: 4, shopping: 1 });
+    await t.db.transaction().execute((trx) => holds.release(trx, account(eventId, 1), held.get(1)!));
+    await t.db.transaction().execute((trx) => holds.release(trx, account(eventId, 4), held.get(4)!));
+    await sql`UPDATE holds SET created_at = ${new Date(clock.now() - 60_000)} WHERE id = ${held.get(4)!}`.execute(t.db);
+    await sql`UPDATE holds SET expires_at = ${new Date(clock.now() - 1000)} WHERE id = ${held.get(2)!}`.execute(t.db);
+    await sql`UPDATE seats SET expires_at = ${new Date(clock.now() - 1000)} WHERE hold_id = ${held.get(2)!}`.execute(t.db);
+    clock.advance(1000);
+    o = await tick(c, eventId);
+    // Fans 1 and 2 left with their holds: out at once, 11 s after their claim, against a leaver time of a minute.
+    expect(o.leaverSeconds).toBeGreaterThan(11);
+    expect(o.inside).toMatchObject({ holding: 1, shopping: 2 });
+    // Fan 1 comes back and holds again within its turn: holding again.
+    await holds.create(account(eventId, 1), eventId, { section: 'S', quantity: 1 });
+    clock.advance(1000);
+    o = await tick(c, eventId);
+    expect(o.inside).toMatchObject({ holding: 2, shopping: 2 });
+  });
 });
 
 describe('a turn a fan keeps by polling as told', () => {

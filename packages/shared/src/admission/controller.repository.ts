@@ -143,7 +143,10 @@ export interface LiveSignalsRow {
   holds_refused_2m: number;
   /** Fans (accounts) with a live hold on the queue's seats. */
   holding: number;
-  /** Fans who claimed their admission within the checkout time, hold nothing and have no order for the event. */
+  /**
+   * Fans who claimed their admission within the leaver time, hold nothing, have no order for the event and have not
+   * let a hold made since their claim end unbought (released or lapsed: they left with it).
+   */
   shopping: number;
   /** Claims recorded within the arrival window (whatever the fans did next). */
   claimed_recently: number;
@@ -206,6 +209,14 @@ export async function liveSignals(db: Db | Trx, eventId: string, scope: LiveSign
                    WHERE e.claimed_at > ${now} - make_interval(secs => ${scope.checkoutSeconds})
                      AND NOT EXISTS (SELECT 1 FROM holds h WHERE h.event_id = ${eventId} AND h.account_id = e.account_id
                                        AND h.status IN ('HELD', 'PAYING') AND h.expires_at > ${now} ${tierHolds})
+                     -- Held since its claim and the hold ended unbought (released, or lapsed): the fan left with its
+                     -- hold, its slot back at once rather than the leaver time after its claim (up to the admission
+                     -- token's 10 minutes when fans' round trips are long). A fan who holds again is holding again.
+                     -- claimed_at is written by a batch up to a second late: holds from 5 s before it count.
+                     AND NOT EXISTS (SELECT 1 FROM holds h WHERE h.event_id = ${eventId} AND h.account_id = e.account_id
+                                       AND h.created_at >= e.claimed_at - interval '5 seconds'
+                                       AND (h.status IN ('RELEASED', 'EXPIRED')
+                                            OR (h.status IN ('HELD', 'PAYING') AND h.expires_at <= ${now})) ${tierHolds})
                      -- Bought (claimed_at is written by a batch up to a second late, so not "since the claim"): done.
                      AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.event_id = ${eventId} AND o.account_id = e.account_id
                                        AND o.status = 'CONFIRMED'))::int AS shopping,

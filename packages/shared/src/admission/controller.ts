@@ -350,6 +350,7 @@ function decide(
     storeHoldsShed: r.storeLoad.holdsShed ?? 0,
     storeLagTargetMs: step?.targetMs ?? lagTargetMs(baseLagMs),
     tail: waiting ? { sinceLastAdvanceMs, gapMs: tailGapMs(inside.shopping + inside.arriving, e.rehearsal_time_scale) } : undefined,
+    insideParts: { holding: inside.holding, notHolding: inside.shopping, arriving: inside.arriving, leaverSeconds: r.leaver },
   });
   return { step, highestPosition, inventoryState, rate };
 }
@@ -466,6 +467,7 @@ function admissionRate(
     storeLagTargetMs: number;
     storeHoldsShed: number;
     tail: { sinceLastAdvanceMs: number; gapMs: number } | undefined;
+    insideParts?: { holding: number; notHolding: number; arriving: number; leaverSeconds: number };
   },
 ): AdmissionRate {
   if (plan === null)
@@ -487,6 +489,7 @@ function admissionRate(
     storeLagTargetMs: store.storeLagTargetMs,
     storeHoldsShed: store.storeHoldsShed,
     ...(store.tail ? { tail: store.tail } : {}),
+    ...(store.insideParts ? { insideParts: store.insideParts } : {}),
   });
 }
 

@@ -39,6 +39,11 @@ describe('nextAdmissionRate', () => {
     // No shed holds: the same full window reads as one that grows while the store keeps up.
     expect(rate({ fansInside: 40, window: 40, storeLagMs: 200, storeHoldsShed: 0 }).reason).toMatch(/which grows while the store answers/);
     expect(() => rate({ storeHoldsShed: -1 })).toThrow(DomainError);
+    // Who is inside, when given: the fans holding, those let in not holding yet and how long they count, those on their way.
+    const parts = { holding: 12, notHolding: 25, arriving: 3, leaverSeconds: 40 };
+    expect(rate({ fansInside: 40, window: 40, storeLagMs: 200, insideParts: parts }).reason).toMatch(
+      /as fast as it answers holds; inside: 12 holding, 25 let in not holding yet \(a leaver 40 s after collecting\), 3 on their way$/,
+    );
   });
 
   it('follows an operator override, above or below the plan, and 0 stops admissions', () => {

@@ -49,6 +49,12 @@ export interface AdmissionRateInput {
   /** Holds of admitted fans the store shed (503 unserved) over the last 5 s (window.ts StoreLoad.holdsShed), for the reason's words. */
   storeHoldsShed?: number;
   /**
+   * Who the fans inside are, said in the store_lag reason (the war room and a rehearsal's progress line show it):
+   * holding seats, let in and not holding yet (counted until `leaverSeconds` after they collected), on their way to
+   * collect. Absent: not said.
+   */
+  insideParts?: { holding: number; notHolding: number; arriving: number; leaverSeconds: number };
+  /**
    * The tail rule's inputs: time since the watermark last moved and the gap after which the next fan comes in while
    * seats are available and none is held (window.ts tailGapMs). Absent: no tail rule.
    */
@@ -168,12 +174,17 @@ export function nextAdmissionRate(input: AdmissionRateInput): AdmissionRate {
   const lagTarget =
     input.storeLagTargetMs === undefined ? ADMISSION_WINDOW.latencyTargetMs : check(input.storeLagTargetMs, 'storeLagTargetMs');
   const holdsShed = input.storeHoldsShed === undefined ? 0 : check(input.storeHoldsShed, 'storeHoldsShed');
+  const parts = input.insideParts;
+  const who = parts
+    ? `; inside: ${parts.holding} holding, ${parts.notHolding} let in not holding yet (a leaver ${parts.leaverSeconds} s after collecting), ${parts.arriving} on their way`
+    : '';
   const storeLagReason =
-    holdsShed > 0
+    (holdsShed > 0
       ? `store_lag: the store shed ${holdsShed} holds of fans let in (503, over the last 5 s): more fans inside than it takes; ${fansInside} fans inside against a window of ${Math.floor(window + 1e-9)}, halved while it sheds them`
       : lagMs > lagTarget
         ? `store_lag: the store answers holds in ${(lagMs / 1000).toFixed(1)} s (target ${(lagTarget / 1000).toFixed(1)} s); ${fansInside} fans inside against a window of ${Math.floor(window + 1e-9)}, halved while it lags`
-        : `store_lag: ${fansInside} fans inside against a window of ${Math.floor(window + 1e-9)}, which grows while the store answers within ${(lagTarget / 1000).toFixed(1)} s, as fast as it answers holds`;
+        : `store_lag: ${fansInside} fans inside against a window of ${Math.floor(window + 1e-9)}, which grows while the store answers within ${(lagTarget / 1000).toFixed(1)} s, as fast as it answers holds`) +
+    who;
 
   // The tail: seats available, none held, fans waiting, the rate not 0 and the store keeping up (not lagging). The next
   // fan comes in once the gap since the last advance has passed, however slow the plan's pace on the few seats left and

@@ -8,3 +8,4 @@ export * from './rehearsal.repository.js';
 export * from './launch.js';
 export * from './judge.js';
 export * from './refusals.js';
+export * from './sale-end.js';

@@ -45,6 +45,12 @@ describe('verdictOf', () => {
     ]);
     expect(check(whole, 'seatsSold')).toMatchObject({ value: '59,800 of 60,000 (99.67%)', limit: '>= 99.5%' });
     expect(check(whole, 'admittedPerBuyer')).toMatchObject({ value: '1.25 (30,000 let in, 24,000 bought)', limit: '<= 1.5' });
+    // A run stopped with fans let in still buying: the ratio over the fans who finished beside it, the check on the whole.
+    expect(check({ ...whole, admittedFans: 40_000, admittedUnfinished: 12_000 }, 'admittedPerBuyer')).toMatchObject({
+      value:
+        '1.67 (40,000 let in, 24,000 bought; 1.17 over the 28,000 who finished (12,000 still holding, paying or back in line at the end))',
+      ok: false,
+    });
     expect(check(whole, 'positionExpiredAsTold').note).toMatch(/12 to fans who polled later than told/);
     // Fans back in line on their own after their admission lapsed are named in the note, and still weighed.
     const lapsed = check({ ...whole, positionExpired: { asTold: 3, late: 0, asToldBackInLine: 2 } }, 'positionExpiredAsTold');

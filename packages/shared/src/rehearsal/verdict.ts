@@ -73,6 +73,11 @@ export interface VerdictInput {
   /** Fans who read ADMITTED, once each, and fans who bought. */
   admittedFans?: number;
   buyers?: number;
+  /**
+   * Of the fans let in, those the run's end caught still holding, paying or back in line (a run stopped early): the
+   * ratio over the fans who finished is said beside the whole one (the check stays on the whole one).
+   */
+  admittedUnfinished?: number;
   /** Holds as fans timed them (first request to the 201, retries included): what the driver saw. */
   holdLatencyMs?: { p99: number | null; count: number };
   /**
@@ -158,7 +163,7 @@ export function saleChecks(r: VerdictInput): SaleCheck[] {
     out.push({
       key: 'admittedPerBuyer',
       label: 'fans let in for each fan who bought',
-      value: `${ratio === null ? 'n/a' : ratio.toFixed(2)} (${int(r.admittedFans)} let in, ${int(r.buyers)} bought)`,
+      value: `${ratio === null ? 'n/a' : ratio.toFixed(2)} (${int(r.admittedFans)} let in, ${int(r.buyers)} bought${finishedRatio(r.admittedFans, r.buyers, r.admittedUnfinished)})`,
       limit: `<= ${SALE_GOALS.admittedPerBuyer}`,
       ok: why ? null : ratio! <= SALE_GOALS.admittedPerBuyer,
       ...(why ? { note: why } : {}),
@@ -264,4 +269,14 @@ export function verdictOf(r: VerdictInput): { verdict: 'PASS' | 'FAIL'; reasons:
   const checks = saleChecks(r);
   const reasons = checks.filter((c) => c.ok === false).map((c) => reasonOf(c, r));
   return { verdict: reasons.length === 0 ? 'PASS' : 'FAIL', reasons, checks };
+}
+
+/**
+ * `; 1.20 over the 15,662 who finished (7,435 still holding, paying or back in line at the end)` when the run's end
+ * caught fans let in mid-purchase; '' otherwise.
+ */
+function finishedRatio(admitted: number, buyers: number, unfinished: number | undefined): string {
+  if (unfinished === undefined || unfinished <= 0 || buyers === 0) return '';
+  const finished = admitted - unfinished;
+  return `; ${(finished / buyers).toFixed(2)} over the ${int(finished)} who finished (${int(unfinished)} still holding, paying or back in line at the end)`;
 }
