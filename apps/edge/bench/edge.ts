@@ -250,7 +250,13 @@ async function measure(
   const originBefore = cpuMicros(originPid);
   const clientBefore = process.cpuUsage();
   const started = performance.now();
-  const r = await autocannon({ url: target.url, connections, duration: seconds, requests: [request], ...(rate === undefined ? {} : { overallRate: rate }) });
+  const r = await autocannon({
+    url: target.url,
+    connections,
+    duration: seconds,
+    requests: [request],
+    ...(rate === undefined ? {} : { overallRate: rate }),
+  });
   const elapsedS = (performance.now() - started) / 1000;
   const client = process.cpuUsage(clientBefore);
   const edgeAfter = edgeCpu();

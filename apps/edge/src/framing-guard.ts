@@ -185,7 +185,7 @@ export function startFramingGuard(o: FramingGuardOptions): Promise<net.Server & 
       }
       const r = requests.execute(at === 0 ? chunk : chunk.subarray(at));
       if (typeof r !== 'number') {
-        refused ??= reasonOf(r as Error & { code?: string });
+        refused ??= reasonOf(r);
         return false;
       }
       return refused === null;

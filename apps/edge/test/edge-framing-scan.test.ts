@@ -155,7 +155,8 @@ describe("the framing guard's fast path", () => {
 
   it('any request it takes, llhttp takes too, whole, ending at the same byte, the connection kept open', () => {
     // Each part mostly well formed (so that many requests are plain enough for the fast path), sometimes anything.
-    const mostly = <T,>(plain: fc.Arbitrary<T>, odd: fc.Arbitrary<T>) => fc.oneof({ arbitrary: plain, weight: 12 }, { arbitrary: odd, weight: 1 });
+    const mostly = <T>(plain: fc.Arbitrary<T>, odd: fc.Arbitrary<T>) =>
+      fc.oneof({ arbitrary: plain, weight: 12 }, { arbitrary: odd, weight: 1 });
     const tchars = "!#$%&'*+-.^_`|~abcXYZ019";
     const anyByte = fc.integer({ min: 0, max: 255 }).map((c) => String.fromCharCode(c));
     const name = mostly(
@@ -182,7 +183,9 @@ describe("the framing guard's fast path", () => {
         ),
         version: mostly(fc.constant('HTTP/1.1'), fc.constantFrom('HTTP/1.0', 'HTTP/2.0', 'http/1.1', 'HTTP/1.1 ', 'HTTP/1.')),
         firstEol: eol,
-        headers: fc.array(fc.tuple(name, mostly(fc.constantFrom(':', ': '), fc.constantFrom(' :', '\t:', '')), value, eol), { maxLength: 6 }),
+        headers: fc.array(fc.tuple(name, mostly(fc.constantFrom(':', ': '), fc.constantFrom(' :', '\t:', '')), value, eol), {
+          maxLength: 6,
+        }),
         lastEol: eol,
         after: fc.constantFrom('', 'GET / HTTP/1.1\r\n\r\n', 'x', '0\r\n\r\n'),
       })
