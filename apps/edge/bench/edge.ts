@@ -15,7 +15,7 @@ import { autocannon, figures, type AutocannonRequest } from '../../store-api/ben
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
-const USAGE = `usage: npm run bench -- edge [--seconds N] [--connections N] [--fans N] [--ttl SECONDS] [--rounds N] [--against ENTRY]
+const USAGE = `usage: npm run bench -- edge [--seconds N] [--connections N] [--fans N] [--ttl SECONDS] [--rounds N] [--against ENTRY] [--rate N]
 
 Status polls through the edge worker on \`workerd serve\` (as npm start -- --edge runs it), in one run on this
 machine, same client (autocannon, in this process), same connections:
@@ -31,7 +31,10 @@ process and this process (the client); then each edge's ratio to the bare worker
 origin's requests for the event's state during a run (from the store API's /metrics) are counted against the bound
 of one per event per EDGE_WATERMARK_TTL_SECONDS. --against ENTRY adds a fourth measurement: the worker built from
 another entry (e.g. another checkout's apps/edge/src/index.ts) on workerd serve alone, so that two versions of the
-worker are compared in the same run, by rate and by workerd's CPU per request.`;
+worker are compared in the same run, by rate and by workerd's CPU per request. --rate N offers every measurement the same
+N requests a second instead of as many as it answers: the ratios then say nothing, but CPU per request is compared
+at one rate (a process's CPU per request rises as its rate falls: fewer requests share each wake-up), which on a
+loaded machine is the comparison that holds.`;
 
 // The same body size and headers as a status answer, constant.
 export const BARE = `export default { async fetch() {
@@ -58,6 +61,7 @@ export async function main(argv: string[]) {
       ttl: { type: 'string', default: '2' },
       rounds: { type: 'string', default: '1' },
       against: { type: 'string' },
+      rate: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -67,12 +71,14 @@ export async function main(argv: string[]) {
   const fans = Number(values.fans);
   const ttl = Number(values.ttl);
   const rounds = Number(values.rounds);
+  const rate = values.rate === undefined ? undefined : Number(values.rate);
+  if (rate !== undefined && !(Number.isFinite(rate) && rate > 0)) throw new Error('--rate is a positive number');
   if (![seconds, connections, fans, ttl, rounds].every((n) => Number.isFinite(n) && n > 0))
     throw new Error('--seconds, --connections, --fans, --ttl and --rounds are positive numbers');
 
   const bench = await benchDatabase();
   console.log(
-    `database: ${bench.where}; ${connections} connections; ${seconds} s per measurement; ${fans} fans; EDGE_WATERMARK_TTL_SECONDS ${ttl}`,
+    `database: ${bench.where}; ${connections} connections; ${seconds} s per measurement; ${fans} fans; EDGE_WATERMARK_TTL_SECONDS ${ttl}${rate === undefined ? '' : `; ${rate} requests a second offered`}`,
   );
   const club = JSON.parse(readFileSync(join(root, 'examples', 'club.json'), 'utf8'));
   const spec = parseEventFile({
@@ -142,7 +148,7 @@ export async function main(argv: string[]) {
     const measureEdge = async (target: LocalEdge): Promise<Edge> => {
       const statusBefore = await originCount(storeUrl, '/events/:id/queue/status');
       const stateBefore = await originCount(storeUrl, '/events/:id/edge-state');
-      const e = await measure(target, server.child.pid!, connections, seconds, statusRequest);
+      const e = await measure(target, server.child.pid!, connections, seconds, statusRequest, rate);
       return {
         ...e,
         originStatusRequests: (await originCount(storeUrl, '/events/:id/queue/status')) - statusBefore,
@@ -155,7 +161,7 @@ export async function main(argv: string[]) {
       for (const target of [bare, edge, unguarded, against])
         if (target) await autocannon({ url: target.url, connections, duration: 2, requests: [statusRequest] });
       for (let round = 1; round <= rounds; round++) {
-        const b = await measure(bare, server.child.pid!, connections, seconds, statusRequest);
+        const b = await measure(bare, server.child.pid!, connections, seconds, statusRequest, rate);
         const e = await measureEdge(edge);
         const u = await measureEdge(unguarded);
         runs.push({ round, bare: b, edge: e, unguarded: u, against: against && (await measureEdge(against)) });
@@ -231,6 +237,7 @@ async function measure(
   connections: number,
   seconds: number,
   request: AutocannonRequest,
+  rate?: number,
 ): Promise<Measured> {
   // The edge's processes: workerd, and the framing guard when it runs.
   const edgeCpu = () => {
@@ -243,7 +250,13 @@ async function measure(
   const originBefore = cpuMicros(originPid);
   const clientBefore = process.cpuUsage();
   const started = performance.now();
-  const r = await autocannon({ url: target.url, connections, duration: seconds, requests: [request] });
+  const r = await autocannon({
+    url: target.url,
+    connections,
+    duration: seconds,
+    requests: [request],
+    ...(rate === undefined ? {} : { overallRate: rate }),
+  });
   const elapsedS = (performance.now() - started) / 1000;
   const client = process.cpuUsage(clientBefore);
   const edgeAfter = edgeCpu();

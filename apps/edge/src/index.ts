@@ -25,7 +25,7 @@ import {
   type StatusAnswer,
 } from '@onsale/shared/queue/edge-state';
 import { bearerToken, WebAccountTokenVerifier } from '@onsale/shared/auth/edge';
-import { negotiateLanguage, type FanLanguage } from '@onsale/shared/queue/copy';
+import type { FanLanguage } from '@onsale/shared/queue/copy';
 import { DomainError, HTTP_STATUS_OF } from '@onsale/shared';
 import { loadEdgeConfig, type EdgeConfig, type EdgeEnv } from './config.js';
 import { EventStateCache, type KnownState, type WaitUntil } from './state-cache.js';
@@ -34,6 +34,7 @@ import { OriginBreaker } from './breaker.js';
 import { MemoryCache } from './memory-cache.js';
 import { EdgeJoinBatcher, originError } from './join-batch.js';
 import { EDGE_JOIN_PATH, EDGE_JOIN_PATH_MAX, type EdgeJoin, type EdgeJoinAnswer } from '@onsale/shared/queue/edge-joins';
+import { fanLanguage, statusBody } from './status-body.js';
 
 export type { EdgeEnv } from './config.js';
 
@@ -377,7 +378,7 @@ function statusFacts(
     closesAt: q.closesAt,
   };
   // The words in the fan's language (Accept-Language), as the origin answers them.
-  const language = negotiateLanguage(req.headers.get('accept-language'));
+  const language = fanLanguage(req.headers.get('accept-language'));
   const finish = (answered: StatusAnswer) => {
     const answer = now - known.fetchedAt > edge.config.staleMs ? failClosed(answered, q, language) : answered;
     if (answer.expired)
@@ -400,18 +401,9 @@ function statusResponse(
   now: number,
   admissionToken: string | undefined,
 ): Response {
-  const body = {
-    state: answer.state,
-    message: answer.message,
-    position: answer.position,
-    admittedThrough: answer.admittedThrough,
-    estWaitSeconds: answer.estWaitSeconds,
-    admissionToken,
-    waitlist: answer.waitlist,
-  };
   // How old the edge's numbers are (seconds since the origin last answered): what an operator checks first.
-  const age = String(Math.max(0, Math.floor((now - known.fetchedAt) / 1000)));
-  return new Response(JSON.stringify(body), {
+  const age = Math.max(0, Math.floor((now - known.fetchedAt) / 1000));
+  return new Response(statusBody(answer, admissionToken), {
     status: 200,
     headers: {
       'content-type': 'application/json; charset=utf-8',
@@ -420,7 +412,7 @@ function statusResponse(
       'cache-control': 'no-store',
       'content-language': language,
       vary: 'Accept-Language',
-      'x-onsale-watermark-age': age,
+      'x-onsale-watermark-age': String(age),
     },
   });
 }
@@ -762,14 +754,14 @@ export default {
   // Nothing escapes this handler: workerd answers an exception or a rejection that does, and a request whose code
   // awaits something that never settles, with its own bare 500. Every failure is a JSON answer with a code, and a
   // request still unanswered past every origin timeout is answered 503 with Retry-After by its own timer.
-  async fetch(req: Request, env: EdgeEnv, ctx: ExecutionContext): Promise<Response> {
-    let deadline: ReturnType<typeof setTimeout> | undefined;
+  // Not an async function: most requests are a fan's poll answered from what the isolate holds, returned as it is
+  // (no promise of the handler's own for workerd to wait on, no deadline timer, no URL object); the rest are answered
+  // by `answer`, which awaits.
+  fetch(req: Request, env: EdgeEnv, ctx: ExecutionContext): Response | Promise<Response> {
     try {
       const edge = edgeOf(env);
       if (edge instanceof Error)
         return json(503, { error: 'EDGE_MISCONFIGURED', message: 'this edge is not configured; see its logs' }, { 'retry-after': '30' });
-      // Most requests are a fan's poll answered from what the isolate holds: without a promise there is nothing
-      // that could leave it unanswered, so it needs no deadline timer (nor a URL object).
       if (req.method === 'GET') {
         const id = plainStatusId(req.url);
         if (id !== null) {
@@ -777,23 +769,38 @@ export default {
           if (now !== undefined) return now;
         }
       }
-      const answer = route(req, edge, ctx);
-      const waitMs = Math.max(edge.config.proxyTimeoutMs, edge.config.fanTimeoutMs, edge.config.originTimeoutMs) + DEADLINE_MARGIN_MS;
-      const late = new Promise<Response>((resolve) => {
-        deadline = setTimeout(() => {
-          console.error(`onsale edge: ${req.method} ${new URL(req.url).pathname} unanswered after ${waitMs} ms`);
-          resolve(edgeFault());
-        }, waitMs);
-      });
-      return await Promise.race([answer, late]);
+      return answer(req, edge, ctx);
     } catch (e) {
-      try {
-        return errorResponse(e);
-      } catch {
-        return edgeFault();
-      }
-    } finally {
-      clearTimeout(deadline);
+      return failure(e);
     }
   },
 };
+
+/** A request answered with whatever it awaits, within its deadline. Never rejects. */
+async function answer(req: Request, edge: Edge, ctx: ExecutionContext): Promise<Response> {
+  let deadline: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const answered = route(req, edge, ctx);
+    const waitMs = Math.max(edge.config.proxyTimeoutMs, edge.config.fanTimeoutMs, edge.config.originTimeoutMs) + DEADLINE_MARGIN_MS;
+    const late = new Promise<Response>((resolve) => {
+      deadline = setTimeout(() => {
+        console.error(`onsale edge: ${req.method} ${new URL(req.url).pathname} unanswered after ${waitMs} ms`);
+        resolve(edgeFault());
+      }, waitMs);
+    });
+    return await Promise.race([answered, late]);
+  } catch (e) {
+    return failure(e);
+  } finally {
+    clearTimeout(deadline);
+  }
+}
+
+/** A failure as its JSON answer; a failure to build that one is the edge's own 503. */
+function failure(e: unknown): Response {
+  try {
+    return errorResponse(e);
+  } catch {
+    return edgeFault();
+  }
+}

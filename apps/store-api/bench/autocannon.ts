@@ -23,6 +23,8 @@ type Autocannon = (o: {
   connections: number;
   duration: number;
   pipelining?: number;
+  /** Requests a second across all connections (default: as fast as they are answered). */
+  overallRate?: number;
   requests?: AutocannonRequest[];
   headers?: Record<string, string>;
 }) => Promise<AutocannonResult>;
