@@ -3,6 +3,7 @@
 // installing pnpm and the workspace's dependencies when they are missing, then hands over.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -134,6 +135,7 @@ function runSteps(steps, extra, stdio, attach) {
 // A check's output is held and printed when it ends, so it does not interleave with the tests'; a failed check is
 // printed at once (stop with Ctrl-C, or let the tests finish) and makes `npm test` exit non-zero however the tests
 // went, so CI fails on a type error, a lint finding, an import cycle or an unformatted file as before.
+const CHECK_PRIORITY = 10;
 if (command === 'test') {
   // The console's route tree first, once: typecheck and lint each generate it, and two generators at once race.
   if (run(routeTree[0], routeTree[1], { env }) !== 0) process.exit(1);
@@ -144,6 +146,13 @@ if (command === 'test') {
     Object.entries(checks).map(async ([name, steps]) => {
       const out = [];
       const code = await runSteps(steps, [], ['ignore', 'pipe', 'pipe'], (c) => {
+        // Below the tests' priority (nice 10; the programs a check starts inherit it): the checks take the CPU the
+        // tests leave idle, and no longer slow a test file's imports or clocks when both want the two cores.
+        try {
+          setPriority(c.pid, CHECK_PRIORITY);
+        } catch {
+          // No such process (it failed to start: its 'error' event reports it) or not allowed: it runs as it is.
+        }
         c.stdout.on('data', (b) => out.push(b));
         c.stderr.on('data', (b) => out.push(b));
       });
