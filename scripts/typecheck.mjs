@@ -28,7 +28,10 @@ const groups = tsconfigGroups(root, 'onsale-typecheck');
 let failed = 0;
 for (const group of groups) {
   const names = group.projects.map((p) => relative(root, p));
-  const r = spawnSync(process.execPath, [tsc, '-p', group.tsconfig, '--pretty', 'false', '--singleThreaded'], { cwd: root, stdio: 'inherit' });
+  const r = spawnSync(process.execPath, [tsc, '-p', group.tsconfig, '--pretty', 'false', '--singleThreaded'], {
+    cwd: root,
+    stdio: 'inherit',
+  });
   if (r.status !== 0) {
     failed++;
     console.error(`typecheck: ${names.join(', ')} ${names.length > 1 ? '(checked as one program) have' : 'has'} type errors`);
