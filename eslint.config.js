@@ -1,39 +1,11 @@
 // One lint configuration for the whole workspace: typescript-eslint's recommended type-aware rules over every
-// TypeScript file, each checked under the compiler options of the tsconfig it belongs to. Import cycles are found by
+// TypeScript file, each checked against the tsconfig of the package it belongs to. Import cycles are found by
 // madge (`npm run lint:cycles`, part of `npm run lint`): import-x's no-cycle would walk every import again per file.
 // The project's own rules (eslint-rules/onsale.js) keep SQL in repositories and each domain behind its service.
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
-import { basename, dirname, join, relative, sep } from 'node:path';
 import onsale from './eslint-rules/onsale.js';
-import { tsconfigGroups } from './scripts/tsconfig-groups.mjs';
-
-// The TypeScript programs the type-aware rules read: one per distinct set of compiler options, as `npm run typecheck`
-// checks them (scripts/tsconfig-groups.mjs), not one per tsconfig: the root's, packages/shared's, the store API's,
-// the BFF's, the CLI's and the edge's tsconfig.node.json share their options and so one program, in which shared's
-// files are worked out once instead of in six programs. A file is linted in the program of the tsconfig it belongs
-// to, as an editor picks it: the nearest tsconfig.json whose `include` names it (the edge's tests, named by its
-// tsconfig.node.json alone, belong to that one; a file no `include` names, reached by imports, to the root's group),
-// so no file is linted under another package's options (packages/shared/src/tokens/signing.ts, imported by the edge's
-// worker and the fan app, is linted under Node's types, as its own tsconfig says).
-const root = import.meta.dirname;
-const groups = tsconfigGroups(root, 'onsale-lint');
-const owners = new Map();
-for (const group of groups) {
-  for (const { project, files } of group.members) {
-    const rank = basename(project) === 'tsconfig.json' ? dirname(project).length : -1;
-    for (const file of files) if (!owners.has(file) || rank > owners.get(file).rank) owners.set(file, { rank, group });
-  }
-}
-const mainGroup = groups.find((g) => g.projects.includes(join(root, 'tsconfig.json')));
-const programs = groups
-  .filter((group) => group !== mainGroup)
-  .map((group) => ({
-    files: [...owners].filter(([, o]) => o.group === group).map(([file]) => relative(root, file).split(sep).join('/')),
-    languageOptions: { parserOptions: { project: group.tsconfig } },
-  }))
-  .filter((block) => block.files.length > 0);
 
 export default tseslint.config(
   {
@@ -51,8 +23,17 @@ export default tseslint.config(
   tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      // Every TypeScript file in the root's group's program, but those of another group (below).
-      parserOptions: { project: mainGroup.tsconfig, tsconfigRootDir: root },
+      parserOptions: {
+        // Each file is checked against the nearest tsconfig.json that holds it; the edge's tests are in none (its
+        // tsconfig.json is the worker's) and use its tsconfig.node.json, as does the edge-guard bench's process script.
+        projectService: {
+          allowDefaultProject: ['apps/edge/test/*.ts', 'apps/edge/bench/pipe-relay.ts'],
+          defaultProject: 'apps/edge/tsconfig.node.json',
+          // The edge's test files and the relay script (nine files, one default project): above the default cap of 8.
+          maximumDefaultProjectFileMatchCount_THIS_WILL_SLOW_DOWN_LINTING: 16,
+        },
+        tsconfigRootDir: import.meta.dirname,
+      },
     },
     linterOptions: { reportUnusedDisableDirectives: 'error' },
     rules: {
@@ -78,7 +59,6 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { attributes: false } }],
     },
   },
-  ...programs,
   {
     // Migrations take `Kysely<any>`: they must not depend on the app's table types, which change after them.
     files: ['packages/shared/src/db/migrations/**/*.ts'],
