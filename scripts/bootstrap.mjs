@@ -152,10 +152,13 @@ if (command === 'test') {
       const code = await runSteps(steps, [], ['ignore', 'pipe', 'pipe'], (c) => {
         // Below the tests' priority (nice 10; the programs a check starts inherit it): the checks take the CPU the
         // tests leave idle, and no longer slow a test file's imports or clocks when both want the two cores.
-        try {
-          setPriority(c.pid, CHECK_PRIORITY);
-        } catch {
-          // No such process (it failed to start: its 'error' event reports it) or not allowed: it runs as it is.
+        // (No pid: it failed to start, and its 'error' event reports it.)
+        if (c.pid !== undefined) {
+          try {
+            setPriority(c.pid, CHECK_PRIORITY);
+          } catch {
+            // Already gone, or not allowed here: it runs at the tests' priority.
+          }
         }
         c.stdout.on('data', (b) => out.push(b));
         c.stderr.on('data', (b) => out.push(b));
