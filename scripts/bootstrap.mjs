@@ -3,6 +3,7 @@
 // installing pnpm and the workspace's dependencies when they are missing, then hands over.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -76,6 +77,10 @@ const cycles = [
 // lints only what changed. Type-aware rules can flag a file whose own text did not change (a type it uses did), so
 // CI, whose clone has no cache anyway, lints everything (`rm .eslintcache` does the same locally).
 const eslint = [bin('eslint'), process.env.CI ? ['.'] : ['--cache', '--cache-strategy', 'content', '.']];
+// Prettier's cache (node_modules/.cache/prettier, keyed by each file's content, the options and Prettier's version):
+// a second check formats only the files that changed (38.7 s of CPU -> 2.9 s with nothing changed). Formatting is
+// per file, so unlike ESLint's type-aware rules a cached pass cannot go stale; CI's fresh clone skips writing it.
+const prettierCache = process.env.CI ? [] : ['--cache', '--cache-strategy', 'content'];
 const vite = (app) => [join(root, 'apps', app, 'node_modules', '.bin', 'vite'), ['build'], { cwd: join(root, 'apps', app) }];
 /** Each command: its steps, run in order; the last one receives the command line's extra arguments. */
 const targets = {
@@ -91,8 +96,8 @@ const targets = {
   typecheck: [node('scripts/typecheck.mjs')],
   lint: [routeTree, eslint, cycles],
   'lint:cycles': [cycles],
-  format: [[bin('prettier'), ['--write', '.']]],
-  'format:check': [[bin('prettier'), ['--check', '.']]],
+  format: [[bin('prettier'), ['--write', ...prettierCache, '.']]],
+  'format:check': [[bin('prettier'), ['--check', ...prettierCache, '.']]],
   build: [vite('console'), vite('fan')],
 };
 const target = targets[command];
@@ -134,6 +139,7 @@ function runSteps(steps, extra, stdio, attach) {
 // A check's output is held and printed when it ends, so it does not interleave with the tests'; a failed check is
 // printed at once (stop with Ctrl-C, or let the tests finish) and makes `npm test` exit non-zero however the tests
 // went, so CI fails on a type error, a lint finding, an import cycle or an unformatted file as before.
+const CHECK_PRIORITY = 10;
 if (command === 'test') {
   // The console's route tree first, once: typecheck and lint each generate it, and two generators at once race.
   if (run(routeTree[0], routeTree[1], { env }) !== 0) process.exit(1);
@@ -144,6 +150,16 @@ if (command === 'test') {
     Object.entries(checks).map(async ([name, steps]) => {
       const out = [];
       const code = await runSteps(steps, [], ['ignore', 'pipe', 'pipe'], (c) => {
+        // Below the tests' priority (nice 10; the programs a check starts inherit it): the checks take the CPU the
+        // tests leave idle, and no longer slow a test file's imports or clocks when both want the two cores.
+        // (No pid: it failed to start, and its 'error' event reports it.)
+        if (c.pid !== undefined) {
+          try {
+            setPriority(c.pid, CHECK_PRIORITY);
+          } catch {
+            // Already gone, or not allowed here: it runs at the tests' priority.
+          }
+        }
         c.stdout.on('data', (b) => out.push(b));
         c.stderr.on('data', (b) => out.push(b));
       });
