@@ -67,7 +67,8 @@ export class ClaimsReporter {
       this.beatAt = Date.now();
       report ??= { claims: this.pending.splice(0, EDGE_REPORT_MAX_CLAIMS), signed: '', at: 0 };
       const now = Date.now();
-      if (now - report.at > EDGE_REPORT_MAX_AGE_MS / 2) report = { ...report, signed: await signClaimsReport(await this.o.key, report.claims, now), at: now };
+      if (now - report.at > EDGE_REPORT_MAX_AGE_MS / 2)
+        report = { ...report, signed: await signClaimsReport(await this.o.key, report.claims, now), at: now };
       const outcome = await this.send(report.signed);
       if (outcome === 'retry') {
         await sleep(this.delayMs() * 2 ** Math.min(failures++, MAX_BACKOFF_STEPS));

@@ -107,12 +107,19 @@ describe('POST /edge/claims', () => {
     const joined = ['edge-wave-1', 'edge-wave-2', 'edge-wave-3'];
     for (const id of joined) {
       const fan = await login(h.app, id);
-      const r = await h.app.inject({ method: 'POST', url: `/events/${eventId}/queue`, headers: { ...bearer(fan), 'x-device-id': `${id}-device` } });
+      const r = await h.app.inject({
+        method: 'POST',
+        url: `/events/${eventId}/queue`,
+        headers: { ...bearer(fan), 'x-device-id': `${id}-device` },
+      });
       expect(r.statusCode).toBe(200);
     }
     const claims = [
       ...joined.map((accountId) => ({ queueId: eventId, accountId })),
-      ...Array.from({ length: EDGE_REPORT_MAX_CLAIMS - joined.length }, (_, i) => ({ queueId: eventId, accountId: `${i}-`.padEnd(256, 'x') })),
+      ...Array.from({ length: EDGE_REPORT_MAX_CLAIMS - joined.length }, (_, i) => ({
+        queueId: eventId,
+        accountId: `${i}-`.padEnd(256, 'x'),
+      })),
     ];
     const report = await signClaimsReport(key, claims, Date.now());
     const r = await h.app.inject({ method: 'POST', url: '/edge/claims', payload: { report } });

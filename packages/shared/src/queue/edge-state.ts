@@ -180,7 +180,8 @@ export function signClaimsReport(key: TokenKey, claims: EdgeClaimsReport['claims
 }
 
 const isText = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.length <= 256;
-const isUuid = (v: unknown): v is string => typeof v === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v);
+const isUuid = (v: unknown): v is string =>
+  typeof v === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v);
 
 /**
  * Opens a signed claims report: TOKEN_MALFORMED / TOKEN_FORGED as for tokens, TOKEN_EXPIRED when it is older than
