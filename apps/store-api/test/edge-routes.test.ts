@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@onsale/shared/db';
-import { createTokenKey, signClaimsReport, signPayload, type TokenKey } from '@onsale/shared/queue';
+import { createTokenKey, EDGE_REPORT_MAX_CLAIMS, signClaimsReport, signPayload, type TokenKey } from '@onsale/shared/queue';
 import { testSecrets } from '@onsale/shared/testing';
 import { bearer, login, makeEvent, setupApp, type TestApp } from './helper.js';
 
@@ -100,6 +100,41 @@ describe('POST /edge/claims', () => {
       claimed_at: Date | null;
     }>`SELECT claimed_at FROM queue_entries WHERE event_id = ${eventId} AND account_id = 'edge-claim-fan'`.execute(h.t.db);
     expect(entry.rows[0]!.claimed_at).not.toBeNull();
+  });
+
+  it('takes a full report (EDGE_REPORT_MAX_CLAIMS claims at the longest ids): every fan in it claimed (issue 28: past ~30 claims a report was refused TOKEN_MALFORMED)', async () => {
+    const { eventId } = await makeEvent(h.t, { fairnessMode: 'FIFO' });
+    const joined = ['edge-wave-1', 'edge-wave-2', 'edge-wave-3'];
+    for (const id of joined) {
+      const fan = await login(h.app, id);
+      const r = await h.app.inject({
+        method: 'POST',
+        url: `/events/${eventId}/queue`,
+        headers: { ...bearer(fan), 'x-device-id': `${id}-device` },
+      });
+      expect(r.statusCode).toBe(200);
+    }
+    const claims = [
+      ...joined.map((accountId) => ({ queueId: eventId, accountId })),
+      ...Array.from({ length: EDGE_REPORT_MAX_CLAIMS - joined.length }, (_, i) => ({
+        queueId: eventId,
+        accountId: `${i}-`.padEnd(256, 'x'),
+      })),
+    ];
+    const report = await signClaimsReport(key, claims, Date.now());
+    const r = await h.app.inject({ method: 'POST', url: '/edge/claims', payload: { report } });
+    expect(r.statusCode, r.body.slice(0, 200)).toBe(202);
+    expect(r.json()).toEqual({ counted: EDGE_REPORT_MAX_CLAIMS });
+    await expect
+      .poll(
+        async () =>
+          (
+            await sql<{
+              n: number;
+            }>`SELECT count(*)::int AS n FROM queue_entries WHERE event_id = ${eventId} AND claimed_at IS NOT NULL`.execute(h.t.db)
+          ).rows[0]!.n,
+      )
+      .toBe(joined.length);
   });
 
   it('refuses a report signed with another secret, too old, or not a report, with nothing counted', async () => {

@@ -2,7 +2,9 @@
 type PoolClient = { release(): void };
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { poolOf, sql } from '@onsale/shared/db';
-import { SHED_ORDER_OF } from '../src/plugins/load-shedding.js';
+import { createTokenKey, signClaimsReport } from '@onsale/shared/queue';
+import { testSecrets } from '@onsale/shared/testing';
+import { NEVER_SHED, SHED_ORDER_OF } from '../src/plugins/load-shedding.js';
 import { admitted, bearer, login, makeEvent, setupApp, type TestApp } from './helper.js';
 
 // With 1,000 joins in a second on a loaded machine, 145 got no answer (the socket closed at
@@ -95,7 +97,7 @@ describe('load shedding', () => {
   it('names the expensive routes and the cheap ones among the real route table', async () => {
     h = await setupApp({ poolMax: 2 });
     const routes = new Set(h.app.routeTable.map((r) => `${r.method} ${r.url}`));
-    for (const route of Object.keys(SHED_ORDER_OF)) expect(routes, route).toContain(route);
+    for (const route of [...Object.keys(SHED_ORDER_OF), ...NEVER_SHED]) expect(routes, route).toContain(route);
   });
 
   it('the shedding answers under an overloaded event loop: joins first, then holds (of fans let in) with the standard routes, status polls last; a shed hold is reported for the admission controller; serves again once the loop is free', async () => {
@@ -204,6 +206,50 @@ describe('load shedding', () => {
       json: { state: 'SOLD_OUT' },
     });
     expect(await call(base, 'GET', `/events/${open.eventId}/queue/status`, openFan.poll)).toMatchObject(shedAnswer('overload_event_loop'));
+  });
+
+  it("an edge's report of the fans it admitted is never shed: while status polls are, the claims reach queue_entries.claimed_at (issue 28)", async () => {
+    h = await setupApp({
+      poolMax: 4,
+      env: {
+        LOAD_SHED_ENABLED: 'true',
+        LOAD_SHED_FIRST_DELAY_MS: '40',
+        LOAD_SHED_STANDARD_DELAY_MS: '300',
+        LOAD_SHED_LAST_DELAY_MS: '350',
+        LOAD_SHED_FIRST_POOL_WAITING: '0',
+        LOAD_SHED_STANDARD_POOL_WAITING: '0',
+        LOAD_SHED_SAMPLE_INTERVAL_MS: '400',
+      },
+    });
+    const { eventId } = await makeEvent(h.t);
+    const base = await listen(h.app);
+    const { poll } = await fan(base, eventId);
+    // The fan in line, its admission not collected yet (what the edge reports is what sets claimed_at).
+    await sql`UPDATE queue_entries SET claimed_at = NULL WHERE event_id = ${eventId} AND account_id = 'shed-fan'`.execute(h.t.db);
+    const key = await createTokenKey(testSecrets().queueTokenSecret);
+
+    // Every turn of the loop takes 1.5 s: even the status polls (the last class) are shed...
+    stopHog = hogEventLoop(1500);
+    await expect
+      .poll(() => call(base, 'GET', `/events/${eventId}/queue/status`, poll), { timeout: 60_000 })
+      .toMatchObject(shedAnswer('overload_event_loop'));
+    // ...but the edge's report of the admission it issued is taken (before the fix: 503, and the fan not counted inside).
+    const report = await signClaimsReport(key, [{ queueId: eventId, accountId: 'shed-fan' }], Date.now());
+    expect(await call(base, 'POST', '/edge/claims', {}, { report })).toMatchObject({ status: 202, json: { counted: 1 } });
+    expect(await call(base, 'GET', `/events/${eventId}/queue/status`, poll)).toMatchObject(shedAnswer('overload_event_loop'));
+    stopHog();
+    stopHog = undefined;
+    await expect
+      .poll(
+        async () =>
+          (
+            await sql<{
+              claimed_at: Date | null;
+            }>`SELECT claimed_at FROM queue_entries WHERE event_id = ${eventId} AND account_id = 'shed-fan'`.execute(h!.t.db)
+          ).rows[0]!.claimed_at,
+        { timeout: 30_000 },
+      )
+      .not.toBeNull();
   });
 
   it('queries queueing for a full pool shed joins first, holds with the standard routes; status polls (answered from memory) are never shed for it', async () => {

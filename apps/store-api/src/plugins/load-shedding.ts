@@ -27,10 +27,18 @@ export const SHED_ORDER_OF: Record<string, Exclude<ShedOrder, 'standard'>> = {
   'GET /events/:id/queue/status': 'last',
   'GET /events/:id/watermark': 'last',
   'GET /events/:id/edge-state': 'last',
-  'POST /edge/claims': 'last',
   'GET /healthz': 'last',
   'GET /metrics': 'last',
 };
+
+/**
+ * Routes never shed, whatever the load. `POST /edge/claims`: an edge's report of the admissions it issued (a signature
+ * checked and a list kept in memory, written on the watermark store's beat). Shed, the admission controller does not
+ * count the fans the edge let in as inside, and lets more in while they wait in front of the store: the overload
+ * feeds itself (issue 28: 10,000-fan runs with `--edge` counted 0-42 fans let in and not holding while the driver had
+ * 743-4,224). It is as cheap as the 503 that would answer it.
+ */
+export const NEVER_SHED: ReadonlySet<string> = new Set(['POST /edge/claims']);
 
 export const shedOrderOf = (method: string, route: string | undefined): ShedOrder =>
   (route && SHED_ORDER_OF[`${method} ${route}`]) || 'standard';
@@ -73,7 +81,7 @@ export const loadSheddingPlugin = fp<LoadSheddingOptions>(
 
     // Called by under-pressure only while some limit is passed (LoadShedder.underPressureOptions).
     const pressureHandler = (req: FastifyRequest, reply: FastifyReply) => {
-      if (opts.servedAnyway?.(req)) return;
+      if (NEVER_SHED.has(routeOf(req).key ?? '') || opts.servedAnyway?.(req)) return;
       const shed = shedder.decide(shedOrderOf(req.method, routeOf(req).url), app.memoryUsage().eventLoopDelay);
       if (!shed) return; // served as usual
       opts.onShedRequest?.(req, shed.reason);

@@ -161,8 +161,17 @@ export interface EdgeClaimsReport {
 
 /** How old (or how far ahead of the origin's clock) a claims report may be. */
 export const EDGE_REPORT_MAX_AGE_MS = 60_000;
-/** Most claims in one report. */
-export const EDGE_REPORT_MAX_CLAIMS = 5_000;
+/**
+ * Most claims in one report: at the longest ids a claim may carry (256 characters each) a signed report stays under
+ * EDGE_REPORT_MAX_LENGTH (1,000 x 539 bytes of JSON, 4/3 of it in base64url: about 720,000 characters).
+ */
+export const EDGE_REPORT_MAX_CLAIMS = 1_000;
+/**
+ * The longest signed report the origin opens (the `POST /edge/claims` body's bound). Reports were once opened with the
+ * tokens' 4,096 characters: about 30 claims. A report with more (an edge admitting more than that in its second)
+ * was refused TOKEN_MALFORMED and dropped, and the admission controller never counted those fans (issue 28).
+ */
+export const EDGE_REPORT_MAX_LENGTH = 1_000_000;
 
 /** Signs a claims report with the queue token key (only a holder of the secret can report admissions). */
 export function signClaimsReport(key: TokenKey, claims: EdgeClaimsReport['claims'], now: number): Promise<string> {
@@ -171,13 +180,15 @@ export function signClaimsReport(key: TokenKey, claims: EdgeClaimsReport['claims
 }
 
 const isText = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.length <= 256;
+const isUuid = (v: unknown): v is string =>
+  typeof v === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v);
 
 /**
  * Opens a signed claims report: TOKEN_MALFORMED / TOKEN_FORGED as for tokens, TOKEN_EXPIRED when it is older than
  * EDGE_REPORT_MAX_AGE_MS (or as far in the future). The caller remembers ids to count each report once.
  */
 export async function openClaimsReport(key: TokenKey, signed: string, now: number): Promise<EdgeClaimsReport> {
-  const r = (await openPayload(key, signed)) as Partial<EdgeClaimsReport> | null;
+  const r = (await openPayload(key, signed, EDGE_REPORT_MAX_LENGTH)) as Partial<EdgeClaimsReport> | null;
   if (
     typeof r !== 'object' ||
     r === null ||
@@ -189,7 +200,8 @@ export async function openClaimsReport(key: TokenKey, signed: string, now: numbe
     throw new TokenError('TOKEN_MALFORMED');
   if (
     r.claims.length > EDGE_REPORT_MAX_CLAIMS ||
-    !r.claims.every((c) => typeof c === 'object' && c !== null && isText(c.queueId) && isText(c.accountId))
+    // A queue id is a UUID (the origin writes claims by it: one that is not would fail every write of the batch).
+    !r.claims.every((c) => typeof c === 'object' && c !== null && isUuid(c.queueId) && isText(c.accountId))
   )
     throw new TokenError('TOKEN_MALFORMED');
   if (Math.abs(now - r.at) > EDGE_REPORT_MAX_AGE_MS) throw new TokenError('TOKEN_EXPIRED', 'the report is too old');

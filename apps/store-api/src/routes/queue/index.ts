@@ -3,6 +3,7 @@ import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import {
   deviceIdHeaderSchema,
+  EDGE_REPORT_MAX_LENGTH,
   isDeviceId,
   negotiateLanguage,
   publicWatermark,
@@ -242,7 +243,7 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
         description:
           'The body is a report signed with the queue token secret (signClaimsReport); each report counts once. Refusals: 401 TOKEN_FORGED | TOKEN_MALFORMED | TOKEN_EXPIRED (field report).',
         security: [],
-        body: z.object({ report: z.string().min(1).max(1_000_000) }),
+        body: z.object({ report: z.string().min(1).max(EDGE_REPORT_MAX_LENGTH) }),
         response: { 202: z.object({ counted: z.number() }), ...errorResponses },
       },
     },
