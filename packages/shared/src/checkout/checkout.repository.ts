@@ -116,18 +116,30 @@ export async function deleteAttempt(trx: Trx, accountId: string, key: string) {
 }
 
 /**
- * Seats bought (confirmed orders) or being paid for (pending attempts) with one instrument, for an event: its keyed
- * fingerprint, or the same card's row from before fingerprints were keyed (`legacy`, until it is keyed in place).
+ * The card's lock for the event and the seats bought (confirmed orders) or being paid for (pending attempts) with it
+ * for the event, counted after the lock is held (`onsale_lock_instrument_seats`): its keyed fingerprint, or the same
+ * card's rows from before fingerprints were keyed (`legacy`, until they are keyed in place). With them, the hold's
+ * seats and their price as the tickets' priceOfHold reads them (a seat listed on the exchange at its listed price):
+ * one round trip for what took three (the lock, the count, the price). Run under the hold's lock.
  */
-export async function seatsOfInstrument(trx: Trx, eventId: string, fingerprint: string, legacy: string): Promise<number> {
-  const { rows } = await sql<{ n: number }>`
-    SELECT coalesce((SELECT sum(seat_count) FROM orders
-                     WHERE event_id = ${eventId} AND instrument_fingerprint IN (${fingerprint}, ${legacy}) AND status = 'CONFIRMED'), 0)
-         + coalesce((SELECT sum(a.seat_count) FROM checkout_attempts a JOIN holds h ON h.id = a.hold_id
-                     WHERE h.event_id = ${eventId} AND a.instrument_fingerprint IN (${fingerprint}, ${legacy}) AND a.status = 'PENDING'), 0) AS n`.execute(
-    trx,
-  );
-  return rows[0]?.n ?? 0;
+export async function lockInstrumentAndPriceHold(
+  trx: Trx,
+  eventId: string,
+  fingerprint: string,
+  legacy: string,
+  holdId: string,
+): Promise<{ used: number; seats: number; amountCents: number }> {
+  const { rows } = await sql<{ used: number; seats: number; amount_cents: number }>`
+    SELECT onsale_lock_instrument_seats(${eventId}::text, ${fingerprint}::text, ${legacy}::text) AS used, p.seats, p.amount_cents
+    FROM (SELECT count(*)::int AS seats, coalesce(sum(coalesce(r.price_cents, pl.price_cents)), 0)::bigint AS amount_cents
+          FROM seats s
+          JOIN sections c ON c.event_id = s.event_id AND c.code = s.section_code
+          JOIN price_levels pl ON pl.event_id = c.event_id AND pl.code = c.price_level
+          LEFT JOIN LATERAL (SELECT price_cents FROM ticket_resales x
+                             WHERE x.event_id = s.event_id AND x.seat_id = s.id AND x.status = 'LISTED' LIMIT 1) r ON true
+          WHERE s.hold_id = ${holdId}) p`.execute(trx);
+  const r = rows[0]!;
+  return { used: r.used, seats: r.seats, amountCents: Number(r.amount_cents) };
 }
 
 /** Up to `limit` fingerprints still marked `legacy:` (orders and attempts), for keying in place. */

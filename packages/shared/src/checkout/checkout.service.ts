@@ -15,7 +15,7 @@ import type { ChargeResult, PaymentProvider } from './payment.js';
 import { LEASE_BEAT_MS, type ProcessLease } from './process-lease.js';
 import { databaseFaultOf } from '../db/faults.js';
 import { legacyCardFingerprint, LEGACY_FINGERPRINT_PREFIX, type CardFingerprints } from './card-fingerprint.js';
-import { issueTicketsForOrder, priceOfHold, priceOfSeats } from '../tickets/index.js';
+import { issueTicketsForOrder, priceOfSeats } from '../tickets/index.js';
 
 export interface CheckoutResult {
   orderId: string;
@@ -184,8 +184,10 @@ export class CheckoutService {
           field: 'payment.instrument.number',
         });
 
-      await holds.lockKey(trx, 'instrument', hold.event_id, fingerprint);
-      const used = await repo.seatsOfInstrument(trx, hold.event_id, fingerprint, legacyMarked);
+      // The card's lock and its seats, and the hold's seats and price (a seat listed on the face-value exchange is
+      // charged at its listed price): one read.
+      const priced = await repo.lockInstrumentAndPriceHold(trx, hold.event_id, fingerprint, legacyMarked, holdId);
+      const used = priced.used;
       if (used + hold.quantity > hold.per_instrument_seat_limit)
         throw new DomainError(
           'limit',
@@ -198,8 +200,6 @@ export class CheckoutService {
           },
         );
 
-      // A seat listed on the face-value exchange is charged at its listed price (count and price in one read).
-      const priced = await priceOfHold(trx, holdId);
       const floor = new Date(hold.db_now.getTime() + this.windowSeconds * 1000);
       const originalExpiry = hold.expires_at;
       // The attempt, the hold PAYING and its expiry (hold and seats) kept past the payment window: one statement.
