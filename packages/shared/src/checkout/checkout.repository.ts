@@ -1,14 +1,29 @@
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
 import { moveGaUnits } from '../inventory/ga.service.js';
+import type { CheckoutAttemptsTable } from './checkout.table.js';
 
-export function findAttempt(db: Db | Trx, accountId: string, key: string) {
-  return db
-    .selectFrom('checkout_attempts')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('idempotency_key', '=', key)
-    .executeTakeFirst();
+/** The account's attempt under this key (one SQL text, not the builder's: it runs twice in every checkout). */
+export async function findAttempt(db: Db | Trx, accountId: string, key: string): Promise<Selectable<CheckoutAttemptsTable> | undefined> {
+  const { rows } = await sql<Selectable<CheckoutAttemptsTable>>`
+    SELECT * FROM checkout_attempts WHERE account_id = ${accountId} AND idempotency_key = ${key}`.execute(db);
+  return rows[0];
+}
+
+/**
+ * Locks the hold, then reads the account's attempt under the key after the lock is held (`onsale_lock_hold_attempt`:
+ * the read is a statement of its own inside the function, so an attempt settled by whoever held the lock before is
+ * seen settled): the checkout's last step's lock and read in one round trip.
+ */
+export async function lockHoldAndFindAttempt(
+  trx: Trx,
+  holdId: string,
+  accountId: string,
+  key: string,
+): Promise<Selectable<CheckoutAttemptsTable> | undefined> {
+  const { rows } = await sql<Selectable<CheckoutAttemptsTable>>`
+    SELECT * FROM onsale_lock_hold_attempt(${holdId}::uuid, ${accountId}::text, ${key}::text)`.execute(trx);
+  return rows[0];
 }
 
 /**

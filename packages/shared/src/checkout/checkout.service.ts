@@ -266,11 +266,11 @@ export class CheckoutService {
   private finish(p: Unfinished, result: ChargeOutcome): Promise<CheckoutResult | DomainError | 'settled'> {
     const { accountId, key: idempotencyKey, holdId, begun } = p;
     return this.deps.db.transaction().execute(async (trx): Promise<CheckoutResult | DomainError | 'settled'> => {
-      await holds.lockHold(trx, holdId);
-      // Another process may have settled the attempt meanwhile (this one was taken for dead: its lease went silent or
-      // its lease connection dropped). Its settlement stands; a charge it did not see (still in flight when it asked
-      // the provider, so it gave the hold back) is refunded here: never money without the seats.
-      const still = await repo.findAttempt(trx, accountId, idempotencyKey);
+      // The hold's lock, then the attempt read under it (one round trip). Another process may have settled the attempt
+      // meanwhile (this one was taken for dead: its lease went silent or its lease connection dropped). Its
+      // settlement stands; a charge it did not see (still in flight when it asked the provider, so it gave the hold
+      // back) is refunded here: never money without the seats.
+      const still = await repo.lockHoldAndFindAttempt(trx, holdId, accountId, idempotencyKey);
       if (still?.status !== 'PENDING') {
         if (result.status === 'succeeded' && still?.status !== 'SUCCEEDED') await this.deps.payments.refund(result.reference);
         return 'settled';

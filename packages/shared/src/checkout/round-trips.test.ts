@@ -64,7 +64,7 @@ async function backendTicks(): Promise<number | null> {
 }
 
 describe('a paid checkout of a seated hold', () => {
-  it('takes at most 11 statements (13 with the card's lock, its count and the price apart; 22 before), sells every seat once with one order and its tickets', async () => {
+  it('takes at most 11 statements (13 with the card lock, its count and the price apart; 22 before), sells every seat once with one order and its tickets', async () => {
     const made = [];
     for (let i = 0; i < N + WARM; i++)
       made.push({ account: `rt-${i}`, hold: await holds.create(`rt-${i}`, eventId, { section: 'S', quantity: 2 }) });

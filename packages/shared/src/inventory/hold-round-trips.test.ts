@@ -89,7 +89,9 @@ describe('a hold with an Idempotency-Key', () => {
     // Section B's four seats: two held under a key, then the other two by another fan. The section is sold out.
     const mine = await holds.hold('sold-out', eventId, { section: 'B', quantity: 2 }, {}, 'sold-out-1');
     await holds.hold('other', eventId, { section: 'B', quantity: 2 }, {}, 'other-1');
-    expect(await refusal(holds.hold('third', eventId, { section: 'B', quantity: 1 }, {}, 'third-1'))).toMatch(/^SECTION_(SOLD_OUT|NEARLY_FULL)$/);
+    expect(await refusal(holds.hold('third', eventId, { section: 'B', quantity: 1 }, {}, 'third-1'))).toMatch(
+      /^SECTION_(SOLD_OUT|NEARLY_FULL)$/,
+    );
     const retry = await holds.hold('sold-out', eventId, { section: 'B', quantity: 2 }, {}, 'sold-out-1');
     expect(retry).toMatchObject({ replayed: true, hold: { holdId: mine.hold.holdId, status: 'HELD' } });
     // Exact seats: the retry's seats are its own hold's, taken.

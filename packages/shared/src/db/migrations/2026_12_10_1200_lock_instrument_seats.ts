@@ -8,6 +8,10 @@ import { sql, type Kysely } from 'kysely';
  * then counts the card's seats (confirmed orders and pending attempts, under its keyed and its legacy fingerprint).
  * A VOLATILE function's statements each read a snapshot of their own, so the count is read after the lock is held:
  * exact, as the two statements were.
+ *
+ * The checkout's last step likewise: `onsale_lock_hold_attempt` locks the hold (FOR UPDATE) and then reads the
+ * account's attempt under the key, in a statement of its own after the lock (a settlement by another process that
+ * held the lock is seen): one round trip for the lock and the read.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`
@@ -20,8 +24,16 @@ export async function up(db: Kysely<any>): Promise<void> {
             + coalesce((SELECT sum(a.seat_count) FROM checkout_attempts a JOIN holds h ON h.id = a.hold_id
                         WHERE h.event_id = p_event::uuid AND a.instrument_fingerprint IN (p_fingerprint, p_legacy) AND a.status = 'PENDING'), 0))::integer;
     END $$`.execute(db);
+  await sql`
+    CREATE FUNCTION onsale_lock_hold_attempt(p_hold uuid, p_account text, p_key text) RETURNS SETOF checkout_attempts
+    LANGUAGE plpgsql VOLATILE AS $$
+    BEGIN
+      PERFORM 1 FROM holds WHERE id = p_hold FOR UPDATE;
+      RETURN QUERY SELECT * FROM checkout_attempts WHERE account_id = p_account AND idempotency_key = p_key;
+    END $$`.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  await sql`DROP FUNCTION onsale_lock_hold_attempt(uuid, text, text)`.execute(db);
   await sql`DROP FUNCTION onsale_lock_instrument_seats(text, text, text)`.execute(db);
 }
