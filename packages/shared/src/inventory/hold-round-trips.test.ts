@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sql, type KyselyPlugin } from 'kysely';
 import { createOpenEvent, createTestDatabase, type TestDatabase } from '../testing/index.js';
@@ -41,6 +42,22 @@ const refusal = (p: Promise<unknown>) =>
     },
   );
 
+/** CPU ticks (1/100 s) of this database's backends, when the server runs on this machine (else null). */
+async function backendTicks(): Promise<number | null> {
+  const { rows } = await sql<{ pid: number }>`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`.execute(t.db);
+  let ticks = 0;
+  for (const { pid } of rows) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(rest[11]) + Number(rest[12]);
+    } catch {
+      return null;
+    }
+  }
+  return ticks;
+}
+
 beforeAll(async () => {
   t = await createTestDatabase(inject('templateDatabaseUrl'));
   ({ eventId } = await createOpenEvent(t.db, {
@@ -52,6 +69,7 @@ beforeAll(async () => {
     sections: [
       { code: 'A', priceLevel: 'P', qualityRank: 1, rowCount: 2, seatsPerRow: 10 },
       { code: 'B', priceLevel: 'P', qualityRank: 2, rowCount: 1, seatsPerRow: 4 },
+      { code: 'C', priceLevel: 'P', qualityRank: 3, rowCount: 20, seatsPerRow: 20 },
     ],
   }));
   const db = t.db.withPlugin(counter);
@@ -118,5 +136,29 @@ describe('a hold with an Idempotency-Key', () => {
     expect(code).toMatch(/SEAT/);
     const { rows: none } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM holds WHERE account_id = 'late'`.execute(t.db);
     expect(none[0]!.n).toBe(0);
+  });
+
+  it('150 keyed holds one after another: one statement each, every seat held once (prints the CPU a hold costs)', async () => {
+    const N = 150;
+    const cpu0 = process.cpuUsage();
+    const pg0 = await backendTicks();
+    const t0 = performance.now();
+    statements = 0;
+    const made = [];
+    for (let i = 0; i < N; i++) made.push(await holds.hold(`cpu-${i}`, eventId, { section: 'C', quantity: 2 }, {}, `cpu-key-${i}`));
+    const perHold = statements / N;
+    const wall = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    const pg1 = await backendTicks();
+    console.log(
+      `hold round trips: ${perHold} statements a keyed hold; ${((cpu.user + cpu.system) / 1000 / N).toFixed(2)} ms of this process's CPU, ` +
+        `${pg0 !== null && pg1 !== null ? (((pg1 - pg0) * 10) / N).toFixed(2) : '?'} ms of the backends', ${(wall / N).toFixed(2)} ms wall a hold`,
+    );
+    expect(perHold).toBe(1);
+    const seats = made.flatMap((m) => m.hold.seats.map((x) => x.id));
+    expect(new Set(seats).size).toBe(2 * N);
+    const { rows } = await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM seats WHERE event_id = ${eventId} AND section_code = 'C' AND status = 'HELD'`.execute(t.db);
+    expect(rows[0]!.n).toBe(2 * N);
   });
 });
