@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
 import type { SeatCell } from './best-available.js';
 import type { HoldRow } from './inventory.table.js';
-import type { AllocationAccess } from '../allocations/allocations.table.js';
+import type { AllocationAccess } from '../allocations/index.js';
 import { commitModeExpression, type HoldCommit } from './hold-commit.js';
 
 export interface AvailableSeat extends SeatCell {
