@@ -92,9 +92,10 @@ export class HoldReplay {
     }
     // With a key, no read before the hold: the hold's own statement reads the fan's hold under the key, under the
     // account's lock (exact across processes), and takes nothing when there is one (HeldUnderKey). A request refused
-    // before its statement ran, or by a rule its statement did not read the key for (a section this process sees as
-    // full, a seat taken, a closed tier, a limit), may still be the retry of a hold the key made: the key is read
-    // then, and its hold is the answer (as it was when the key was read first), else the refusal.
+    // before any of its statements read the key (a section this process sees as full, an exact seat taken, a closed
+    // tier, a quantity above the event's limit) may still be the retry of a hold the key made: the key is read then,
+    // and its hold is the answer (as it was when the key was read first), else the refusal. A refusal after a
+    // statement read the key and found no hold (the account's or the device's limit) is the request's own.
     const held: HoldKey = { key, requestHash: hash };
     try {
       return { hold: await this.deps.create(accountId, eventId, req, requester, held), replayed: false };
