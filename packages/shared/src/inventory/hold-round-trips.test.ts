@@ -5,6 +5,7 @@ import { createOpenEvent, createTestDatabase, type TestDatabase } from '../testi
 import { EventCache } from '../allocations/index.js';
 import { DomainError } from '../errors.js';
 import { HoldService } from './holds.service.js';
+import { SectionAvailabilityCache } from './availability-cache.js';
 import { SeatmapCache } from './seatmap.js';
 
 // What a fan's hold request with an Idempotency-Key costs the database in statements: the hold's own statement
@@ -74,7 +75,13 @@ beforeAll(async () => {
   }));
   const db = t.db.withPlugin(counter);
   // The event's settings kept for the file (a store process reads them once a second, not per request).
-  holds = new HoldService({ db, events: new EventCache(db, 600_000), seatmap: new SeatmapCache(db) });
+  // The views of the sections likewise: a view's refresh every 5 s is per section and second, not per hold.
+  holds = new HoldService({
+    db,
+    events: new EventCache(db, 600_000),
+    seatmap: new SeatmapCache(db),
+    availability: new SectionAvailabilityCache(600_000),
+  });
   // The process's views and the event's settings read once, as a warm store process has them.
   await holds.hold('warm-up', eventId, { section: 'A', quantity: 1 }, {}, 'warm-up-key');
 });
