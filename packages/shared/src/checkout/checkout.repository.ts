@@ -27,17 +27,26 @@ export async function lockHoldAndFindAttempt(
 }
 
 /**
- * An attempt under this key for this hold, with what a replay checks (the hold's event, whether the account is
- * blocked from it), read without the hold's lock: a retry is answered from its attempt, never queued behind the
- * attempt's own last step or its settlement by another process.
+ * The checkout's first step's reads (`onsale_checkout_replay_or_lock`), one round trip: the attempt under this key
+ * for this hold, with what a replay checks (the hold's event, whether the account is blocked from it), read without
+ * the hold's lock (`replay`: a retry is answered from its attempt, never queued behind the attempt's own last step or
+ * its settlement by another process); else the hold locked, and the account's attempt under the key for any hold read
+ * after the lock (`prior`, undefined when there is none).
  */
-export async function findAttemptForReplay(db: Db | Trx, accountId: string, key: string, holdId: string) {
-  const { rows } = await sql<{ request_hash: string; event_id: string; account_blocked: boolean }>`
-    SELECT a.request_hash, h.event_id,
-           EXISTS (SELECT 1 FROM account_blocks b WHERE b.event_id = h.event_id AND b.account_id = a.account_id) AS account_blocked
-    FROM checkout_attempts a JOIN holds h ON h.id = a.hold_id
-    WHERE a.account_id = ${accountId} AND a.idempotency_key = ${key} AND a.hold_id = ${holdId}`.execute(db);
-  return rows[0];
+export async function replayOrLockHold(
+  trx: Trx,
+  accountId: string,
+  key: string,
+  holdId: string,
+): Promise<
+  | { replay: { request_hash: string; event_id: string; account_blocked: boolean }; prior?: undefined }
+  | { replay?: undefined; prior: { request_hash: string } | undefined }
+> {
+  const { rows } = await sql<{ replay: boolean; request_hash: string; event_id: string | null; account_blocked: boolean | null }>`
+    SELECT * FROM onsale_checkout_replay_or_lock(${holdId}::uuid, ${accountId}::text, ${key}::text)`.execute(trx);
+  const r = rows[0];
+  if (r?.replay) return { replay: { request_hash: r.request_hash, event_id: r.event_id!, account_blocked: r.account_blocked! } };
+  return { prior: r ? { request_hash: r.request_hash } : undefined };
 }
 
 /**

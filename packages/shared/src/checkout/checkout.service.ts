@@ -148,8 +148,9 @@ export class CheckoutService {
 
     const begun = await db.transaction().execute(async (trx) => {
       // A retry of this very checkout is answered from its attempt without the hold's lock, which the attempt's own
-      // last step, or its settlement by another process (its owner killed), may be holding.
-      const retried = await repo.findAttemptForReplay(trx, accountId, idempotencyKey, holdId);
+      // last step, or its settlement by another process (its owner killed), may be holding. Else the hold is locked
+      // and the account's attempt under the key read after the lock (`prior`): one round trip.
+      const { replay: retried, prior } = await repo.replayOrLockHold(trx, accountId, idempotencyKey, holdId);
       if (retried) {
         assertAdmittedFor(retried.event_id, admittedEventId);
         if (retried.account_blocked) throw accountBlocked();
@@ -164,7 +165,6 @@ export class CheckoutService {
       assertAdmittedFor(hold.event_id, admittedEventId);
       if (hold.account_blocked) throw accountBlocked();
 
-      const prior = await repo.findAttempt(trx, accountId, idempotencyKey);
       if (prior) {
         if (prior.request_hash !== requestHash && prior.request_hash !== legacyRequestHash(holdId, number)) throw keyReusedForCheckout();
         return { kind: 'replay' as const };

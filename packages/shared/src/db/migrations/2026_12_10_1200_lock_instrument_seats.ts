@@ -12,6 +12,11 @@ import { sql, type Kysely } from 'kysely';
  * The checkout's last step likewise: `onsale_lock_hold_attempt` locks the hold (FOR UPDATE) and then reads the
  * account's attempt under the key, in a statement of its own after the lock (a settlement by another process that
  * held the lock is seen): one round trip for the lock and the read.
+ *
+ * And its first step: `onsale_checkout_replay_or_lock` reads the attempt under the key for this hold without the
+ * hold's lock (a retry is answered from it, never queued behind the attempt's own last step), and only when there is
+ * none locks the hold and reads the account's attempt under the key (any hold) after the lock: the two reads and the
+ * lock of the checkout's first step in one round trip (the hold's row and its event are read after, the lock held).
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`
@@ -31,9 +36,27 @@ export async function up(db: Kysely<any>): Promise<void> {
       PERFORM 1 FROM holds WHERE id = p_hold FOR UPDATE;
       RETURN QUERY SELECT * FROM checkout_attempts WHERE account_id = p_account AND idempotency_key = p_key;
     END $$`.execute(db);
+  await sql`
+    CREATE FUNCTION onsale_checkout_replay_or_lock(p_hold uuid, p_account text, p_key text)
+    RETURNS TABLE (replay boolean, request_hash text, event_id uuid, account_blocked boolean)
+    LANGUAGE plpgsql VOLATILE AS $$
+    #variable_conflict use_column
+    BEGIN
+      RETURN QUERY
+        SELECT true, a.request_hash, h.event_id,
+               EXISTS (SELECT 1 FROM account_blocks b WHERE b.event_id = h.event_id AND b.account_id = a.account_id)
+        FROM checkout_attempts a JOIN holds h ON h.id = a.hold_id
+        WHERE a.account_id = p_account AND a.idempotency_key = p_key AND a.hold_id = p_hold;
+      IF FOUND THEN RETURN; END IF;
+      PERFORM 1 FROM holds WHERE id = p_hold FOR UPDATE;
+      RETURN QUERY
+        SELECT false, a.request_hash, NULL::uuid, NULL::boolean
+        FROM checkout_attempts a WHERE a.account_id = p_account AND a.idempotency_key = p_key;
+    END $$`.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  await sql`DROP FUNCTION onsale_checkout_replay_or_lock(uuid, text, text)`.execute(db);
   await sql`DROP FUNCTION onsale_lock_hold_attempt(uuid, text, text)`.execute(db);
   await sql`DROP FUNCTION onsale_lock_instrument_seats(text, text, text)`.execute(db);
 }
