@@ -95,23 +95,27 @@ describe('kill -9 between a hold commit and its answer', () => {
       );
 
     // The test holds the locks of the batch's last account, the exact-seat fan's and the GA fan's; then one more
-    // lock holds every request's first read (its key not yet used) until they are all in, so they reach the hold
-    // batcher together and share a statement.
+    // lock holds every request inside the process (a hold with a key reads nothing before its own statement): the
+    // best-available fans at their section view's first read (one read of the event's seats, shared), the exact-seat
+    // fan at its read of the rows, until they are all in, so the best-available ones reach the hold batcher together
+    // and share a statement.
     const held = [last, 'kill-hold-exact', 'kill-hold-ga'];
     const { pid: holder, release } = await holdAccountLocks(t.db, eventId, held);
-    // Table lock: every request's first read of holds (is its key used?) waits, until all of them are in.
+    // Table lock: every read of seats waits, until all the requests are in (the process counts them in flight).
     const gate = await holdInTransaction(t.db, async (trx) => {
-      await sql`LOCK TABLE holds IN ACCESS EXCLUSIVE MODE`.execute(trx);
+      await sql`LOCK TABLE seats IN ACCESS EXCLUSIVE MODE`.execute(trx);
     });
     const firstAnswers = [...requests.keys()].map((acc) => send(a, acc));
     await waitUntil(
-      'every hold request waiting at its first read',
+      'every hold request in the process, the seats read waiting',
       async () => {
-        const { rows } = await sql<{ n: number }>`
-          SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity s ON s.pid = l.pid
-          WHERE l.locktype = 'relation' AND l.relation = 'holds'::regclass AND NOT l.granted AND l.pid <> ${gate.pid}
-            AND s.query LIKE '%idempotency_key%'`.execute(t.db);
-        return rows[0]!.n >= requests.size;
+        const { rows } = await sql<{ n: number; waiting: number }>`
+          SELECT coalesce((SELECT sum(holds_in_flight) FROM store_load WHERE event_id = ${eventId}), 0)::int AS n,
+                 (SELECT count(*) FROM pg_locks l
+                  WHERE l.locktype = 'relation' AND l.relation = 'seats'::regclass AND NOT l.granted AND l.pid <> ${gate.pid})::int AS waiting`.execute(
+          t.db,
+        );
+        return rows[0]!.n >= requests.size && rows[0]!.waiting >= 1;
       },
       { timeoutMs: 60_000 },
     );
@@ -169,7 +173,7 @@ describe('kill -9 between a hold commit and its answer', () => {
         json: { holdId: holdOf.get(acc)!.id, status: 'HELD' },
       });
     }
-    // Retried again later (the key found before any statement): the same holds.
+    // Retried again later (the key found by the hold's own statement, under the account's lock): the same holds.
     const again = await Promise.all([...requests.keys()].map((acc) => send(b, acc)));
     for (const [i, acc] of [...requests.keys()].entries())
       expect(again[i]).toMatchObject({ status: 201, replayed: 'true', json: { holdId: holdOf.get(acc)!.id } });

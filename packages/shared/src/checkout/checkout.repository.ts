@@ -1,28 +1,52 @@
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
 import { moveGaUnits } from '../inventory/ga.service.js';
+import type { CheckoutAttemptsTable } from './checkout.table.js';
 
-export function findAttempt(db: Db | Trx, accountId: string, key: string) {
-  return db
-    .selectFrom('checkout_attempts')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('idempotency_key', '=', key)
-    .executeTakeFirst();
+/** The account's attempt under this key (one SQL text, not the builder's: it runs twice in every checkout). */
+export async function findAttempt(db: Db | Trx, accountId: string, key: string): Promise<Selectable<CheckoutAttemptsTable> | undefined> {
+  const { rows } = await sql<Selectable<CheckoutAttemptsTable>>`
+    SELECT * FROM checkout_attempts WHERE account_id = ${accountId} AND idempotency_key = ${key}`.execute(db);
+  return rows[0];
 }
 
 /**
- * An attempt under this key for this hold, with what a replay checks (the hold's event, whether the account is
- * blocked from it), read without the hold's lock: a retry is answered from its attempt, never queued behind the
- * attempt's own last step or its settlement by another process.
+ * Locks the hold, then reads the account's attempt under the key after the lock is held (`onsale_lock_hold_attempt`:
+ * the read is a statement of its own inside the function, so an attempt settled by whoever held the lock before is
+ * seen settled): the checkout's last step's lock and read in one round trip.
  */
-export async function findAttemptForReplay(db: Db | Trx, accountId: string, key: string, holdId: string) {
-  const { rows } = await sql<{ request_hash: string; event_id: string; account_blocked: boolean }>`
-    SELECT a.request_hash, h.event_id,
-           EXISTS (SELECT 1 FROM account_blocks b WHERE b.event_id = h.event_id AND b.account_id = a.account_id) AS account_blocked
-    FROM checkout_attempts a JOIN holds h ON h.id = a.hold_id
-    WHERE a.account_id = ${accountId} AND a.idempotency_key = ${key} AND a.hold_id = ${holdId}`.execute(db);
+export async function lockHoldAndFindAttempt(
+  trx: Trx,
+  holdId: string,
+  accountId: string,
+  key: string,
+): Promise<Selectable<CheckoutAttemptsTable> | undefined> {
+  const { rows } = await sql<Selectable<CheckoutAttemptsTable>>`
+    SELECT * FROM onsale_lock_hold_attempt(${holdId}::uuid, ${accountId}::text, ${key}::text)`.execute(trx);
   return rows[0];
+}
+
+/**
+ * The checkout's first step's reads (`onsale_checkout_replay_or_lock`), one round trip: the attempt under this key
+ * for this hold, with what a replay checks (the hold's event, whether the account is blocked from it), read without
+ * the hold's lock (`replay`: a retry is answered from its attempt, never queued behind the attempt's own last step or
+ * its settlement by another process); else the hold locked, and the account's attempt under the key for any hold read
+ * after the lock (`prior`, undefined when there is none).
+ */
+export async function replayOrLockHold(
+  trx: Trx,
+  accountId: string,
+  key: string,
+  holdId: string,
+): Promise<
+  | { replay: { request_hash: string; event_id: string; account_blocked: boolean }; prior?: undefined }
+  | { replay?: undefined; prior: { request_hash: string } | undefined }
+> {
+  const { rows } = await sql<{ replay: boolean; request_hash: string; event_id: string | null; account_blocked: boolean | null }>`
+    SELECT * FROM onsale_checkout_replay_or_lock(${holdId}::uuid, ${accountId}::text, ${key}::text)`.execute(trx);
+  const r = rows[0];
+  if (r?.replay) return { replay: { request_hash: r.request_hash, event_id: r.event_id!, account_blocked: r.account_blocked! } };
+  return { prior: r ? { request_hash: r.request_hash } : undefined };
 }
 
 /**
@@ -116,18 +140,30 @@ export async function deleteAttempt(trx: Trx, accountId: string, key: string) {
 }
 
 /**
- * Seats bought (confirmed orders) or being paid for (pending attempts) with one instrument, for an event: its keyed
- * fingerprint, or the same card's row from before fingerprints were keyed (`legacy`, until it is keyed in place).
+ * The card's lock for the event and the seats bought (confirmed orders) or being paid for (pending attempts) with it
+ * for the event, counted after the lock is held (`onsale_lock_instrument_seats`): its keyed fingerprint, or the same
+ * card's rows from before fingerprints were keyed (`legacy`, until they are keyed in place). With them, the hold's
+ * seats and their price as the tickets' priceOfHold reads them (a seat listed on the exchange at its listed price):
+ * one round trip for what took three (the lock, the count, the price). Run under the hold's lock.
  */
-export async function seatsOfInstrument(trx: Trx, eventId: string, fingerprint: string, legacy: string): Promise<number> {
-  const { rows } = await sql<{ n: number }>`
-    SELECT coalesce((SELECT sum(seat_count) FROM orders
-                     WHERE event_id = ${eventId} AND instrument_fingerprint IN (${fingerprint}, ${legacy}) AND status = 'CONFIRMED'), 0)
-         + coalesce((SELECT sum(a.seat_count) FROM checkout_attempts a JOIN holds h ON h.id = a.hold_id
-                     WHERE h.event_id = ${eventId} AND a.instrument_fingerprint IN (${fingerprint}, ${legacy}) AND a.status = 'PENDING'), 0) AS n`.execute(
-    trx,
-  );
-  return rows[0]?.n ?? 0;
+export async function lockInstrumentAndPriceHold(
+  trx: Trx,
+  eventId: string,
+  fingerprint: string,
+  legacy: string,
+  holdId: string,
+): Promise<{ used: number; seats: number; amountCents: number }> {
+  const { rows } = await sql<{ used: number; seats: number; amount_cents: number }>`
+    SELECT onsale_lock_instrument_seats(${eventId}::text, ${fingerprint}::text, ${legacy}::text) AS used, p.seats, p.amount_cents
+    FROM (SELECT count(*)::int AS seats, coalesce(sum(coalesce(r.price_cents, pl.price_cents)), 0)::bigint AS amount_cents
+          FROM seats s
+          JOIN sections c ON c.event_id = s.event_id AND c.code = s.section_code
+          JOIN price_levels pl ON pl.event_id = c.event_id AND pl.code = c.price_level
+          LEFT JOIN LATERAL (SELECT price_cents FROM ticket_resales x
+                             WHERE x.event_id = s.event_id AND x.seat_id = s.id AND x.status = 'LISTED' LIMIT 1) r ON true
+          WHERE s.hold_id = ${holdId}) p`.execute(trx);
+  const r = rows[0]!;
+  return { used: r.used, seats: r.seats, amountCents: Number(r.amount_cents) };
 }
 
 /** Up to `limit` fingerprints still marked `legacy:` (orders and attempts), for keying in place. */

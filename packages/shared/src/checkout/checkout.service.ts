@@ -15,7 +15,7 @@ import type { ChargeResult, PaymentProvider } from './payment.js';
 import { LEASE_BEAT_MS, type ProcessLease } from './process-lease.js';
 import { databaseFaultOf } from '../db/faults.js';
 import { legacyCardFingerprint, LEGACY_FINGERPRINT_PREFIX, type CardFingerprints } from './card-fingerprint.js';
-import { issueTicketsForOrder, priceOfHold, priceOfSeats } from '../tickets/index.js';
+import { issueTicketsForOrder, priceOfSeats } from '../tickets/index.js';
 
 export interface CheckoutResult {
   orderId: string;
@@ -148,8 +148,9 @@ export class CheckoutService {
 
     const begun = await db.transaction().execute(async (trx) => {
       // A retry of this very checkout is answered from its attempt without the hold's lock, which the attempt's own
-      // last step, or its settlement by another process (its owner killed), may be holding.
-      const retried = await repo.findAttemptForReplay(trx, accountId, idempotencyKey, holdId);
+      // last step, or its settlement by another process (its owner killed), may be holding. Else the hold is locked
+      // and the account's attempt under the key read after the lock (`prior`): one round trip.
+      const { replay: retried, prior } = await repo.replayOrLockHold(trx, accountId, idempotencyKey, holdId);
       if (retried) {
         assertAdmittedFor(retried.event_id, admittedEventId);
         if (retried.account_blocked) throw accountBlocked();
@@ -164,7 +165,6 @@ export class CheckoutService {
       assertAdmittedFor(hold.event_id, admittedEventId);
       if (hold.account_blocked) throw accountBlocked();
 
-      const prior = await repo.findAttempt(trx, accountId, idempotencyKey);
       if (prior) {
         if (prior.request_hash !== requestHash && prior.request_hash !== legacyRequestHash(holdId, number)) throw keyReusedForCheckout();
         return { kind: 'replay' as const };
@@ -184,8 +184,10 @@ export class CheckoutService {
           field: 'payment.instrument.number',
         });
 
-      await holds.lockKey(trx, 'instrument', hold.event_id, fingerprint);
-      const used = await repo.seatsOfInstrument(trx, hold.event_id, fingerprint, legacyMarked);
+      // The card's lock and its seats, and the hold's seats and price (a seat listed on the face-value exchange is
+      // charged at its listed price): one read.
+      const priced = await repo.lockInstrumentAndPriceHold(trx, hold.event_id, fingerprint, legacyMarked, holdId);
+      const used = priced.used;
       if (used + hold.quantity > hold.per_instrument_seat_limit)
         throw new DomainError(
           'limit',
@@ -198,8 +200,6 @@ export class CheckoutService {
           },
         );
 
-      // A seat listed on the face-value exchange is charged at its listed price (count and price in one read).
-      const priced = await priceOfHold(trx, holdId);
       const floor = new Date(hold.db_now.getTime() + this.windowSeconds * 1000);
       const originalExpiry = hold.expires_at;
       // The attempt, the hold PAYING and its expiry (hold and seats) kept past the payment window: one statement.
@@ -266,11 +266,11 @@ export class CheckoutService {
   private finish(p: Unfinished, result: ChargeOutcome): Promise<CheckoutResult | DomainError | 'settled'> {
     const { accountId, key: idempotencyKey, holdId, begun } = p;
     return this.deps.db.transaction().execute(async (trx): Promise<CheckoutResult | DomainError | 'settled'> => {
-      await holds.lockHold(trx, holdId);
-      // Another process may have settled the attempt meanwhile (this one was taken for dead: its lease went silent or
-      // its lease connection dropped). Its settlement stands; a charge it did not see (still in flight when it asked
-      // the provider, so it gave the hold back) is refunded here: never money without the seats.
-      const still = await repo.findAttempt(trx, accountId, idempotencyKey);
+      // The hold's lock, then the attempt read under it (one round trip). Another process may have settled the attempt
+      // meanwhile (this one was taken for dead: its lease went silent or its lease connection dropped). Its
+      // settlement stands; a charge it did not see (still in flight when it asked the provider, so it gave the hold
+      // back) is refunded here: never money without the seats.
+      const still = await repo.lockHoldAndFindAttempt(trx, holdId, accountId, idempotencyKey);
       if (still?.status !== 'PENDING') {
         if (result.status === 'succeeded' && still?.status !== 'SUCCEEDED') await this.deps.payments.refund(result.reference);
         return 'settled';

@@ -78,6 +78,7 @@ export class GeneralAdmission {
       this.deps.commit,
     );
     if (r.keyed) throw new HeldUnderKey(r.keyed);
+    if (key) key.readUnderLock = true;
     assertSeatLimits({
       quantity: req.quantity,
       used: r.used,

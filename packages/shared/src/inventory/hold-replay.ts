@@ -82,28 +82,31 @@ export class HoldReplay {
   ): Promise<HoldAnswer> {
     const db = this.deps.db;
     if (!isUuid(eventId)) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'id');
-    if (key !== undefined) {
-      const made = await repo.findHoldByKey(db, eventId, accountId, key);
-      if (made) {
-        if (made.request_hash !== hash) throw keyReused();
-        return { hold: await this.deps.get(db, accountId, made.id), replayed: true };
+    if (key === undefined) {
+      if ((this.deps.repeatWindowSeconds ?? 30) > 0) {
+        const allocation = tierOfAdmission((await this.deps.events.get(eventId)).tiers, requester.tier)?.code ?? null;
+        const repeat = await repo.findRepeatHold(db, eventId, accountId, req, allocation, this.deps.repeatWindowSeconds ?? 30);
+        if (repeat) return { hold: await this.deps.get(db, accountId, repeat), replayed: true };
       }
-    } else if ((this.deps.repeatWindowSeconds ?? 30) > 0) {
-      const allocation = tierOfAdmission((await this.deps.events.get(eventId)).tiers, requester.tier)?.code ?? null;
-      const repeat = await repo.findRepeatHold(db, eventId, accountId, req, allocation, this.deps.repeatWindowSeconds ?? 30);
-      if (repeat) return { hold: await this.deps.get(db, accountId, repeat), replayed: true };
+      return { hold: await this.deps.create(accountId, eventId, req, requester), replayed: false };
     }
+    // With a key, no read before the hold: the hold's own statement reads the fan's hold under the key, under the
+    // account's lock (exact across processes), and takes nothing when there is one (HeldUnderKey). A request refused
+    // before any of its statements read the key (a section this process sees as full, an exact seat taken, a closed
+    // tier, a quantity above the event's limit) may still be the retry of a hold the key made: the key is read then,
+    // and its hold is the answer (as it was when the key was read first), else the refusal. A refusal after a
+    // statement read the key and found no hold (the account's or the device's limit) is the request's own.
+    const held: HoldKey = { key, requestHash: hash };
     try {
-      // The key is written with the hold, in its statement: a hold commits with its key or not at all.
-      return {
-        hold: await this.deps.create(accountId, eventId, req, requester, key === undefined ? undefined : { key, requestHash: hash }),
-        replayed: false,
-      };
+      return { hold: await this.deps.create(accountId, eventId, req, requester, held), replayed: false };
     } catch (e) {
-      if (!(e instanceof HeldUnderKey)) throw e;
+      if (!(e instanceof HeldUnderKey) && !(e instanceof DomainError && !held.readUnderLock)) throw e;
       // A request with the same key made its hold first (on another process, or one whose answer was lost): that one.
-      const made = await repo.findHoldByKey(db, eventId, accountId, key!);
-      if (!made) throw new DomainError('unavailable', 'HOLD_RACE', 'please retry', { retryAfterSeconds: 1 });
+      const made = await repo.findHoldByKey(db, eventId, accountId, key);
+      if (!made) {
+        if (e instanceof HeldUnderKey) throw new DomainError('unavailable', 'HOLD_RACE', 'please retry', { retryAfterSeconds: 1 });
+        throw e;
+      }
       if (made.request_hash !== hash) throw keyReused();
       return { hold: await this.deps.get(db, accountId, made.id), replayed: true };
     }

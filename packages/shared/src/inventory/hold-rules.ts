@@ -52,4 +52,10 @@ export class HeldUnderKey extends Error {
 export interface HoldKey {
   key: string;
   requestHash: string;
+  /**
+   * Set by a hold attempt whose statement read the key under the account's lock and found no hold: a refusal after
+   * that read is the request's own (the key had no hold later than a read before the hold would have looked), so the
+   * hold service answers it without reading the key again.
+   */
+  readUnderLock?: boolean;
 }

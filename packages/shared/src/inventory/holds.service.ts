@@ -216,6 +216,7 @@ export class HoldService {
         requestHash: key?.requestHash ?? null,
       });
       if (r.keyed) throw new HeldUnderKey(r.keyed);
+      if (key) key.readUnderLock = true;
       assertSeatLimits({
         quantity,
         used: r.used,
