@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { chromium, type Page } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { buildBff } from '@onsale/bff';
 import { AdmissionController } from '@onsale/shared/admission';
 import { createOpenEvent } from '@onsale/shared/testing';
@@ -21,29 +21,50 @@ The browser's CPU for an open war room: the console's production build (built in
 scratch database (BENCH_DATABASE_URL, else the local PostgreSQL), an open event and an operator. Debian's Chromium
 (/usr/bin/chromium) signs in, opens the event's war room and, once it shows live figures, the board of every
 on-sale. For each page, --rounds times: Chrome DevTools' Performance.getMetrics before and after --seconds of the
-page standing open with its stream live; prints the page's task time (TaskDuration: everything its main thread
-did), script time (ScriptDuration), style and layout time, in ms per second of wall time, and their medians.
-Several --console-dir (builds of two commits, say) are compared side by side: a BFF each on the same product, one
-page each, their rounds taken in turn, so that a busy machine weighs on each alike. --profile writes each page's
+page standing open with its stream live; prints the CPU time of the browser's renderer process (RendererCPU) and of all its
+processes (BrowserCPU, from SystemInfo.getProcessInfo), then the page's main-thread task time (TaskDuration:
+everything its main thread did), script time (ScriptDuration), style and layout time, all in ms per second of wall
+time, and their medians. The last four are wall time inside the page: a busy machine inflates them; the CPU times
+are the figures to compare there.
+Several --console-dir (builds of two commits, say) are compared side by side: a BFF and a browser each on the same
+product, their rounds taken in turn, so that a busy machine weighs on each alike. --profile writes each page's
 JavaScript CPU profile over one more round into <dir> (for Chrome DevTools; build the console with
 \`--minify false\` to read it).`;
 
-const METRICS = ['TaskDuration', 'ScriptDuration', 'RecalcStyleDuration', 'LayoutDuration'] as const;
+const METRICS = ['RendererCPU', 'BrowserCPU', 'TaskDuration', 'ScriptDuration', 'RecalcStyleDuration', 'LayoutDuration'] as const;
 
-/** The page's main-thread time per second of wall time, for each metric, over `seconds` of standing open. */
-async function standing(page: Page, seconds: number): Promise<Record<string, number>> {
+/** The CPU seconds of the browser's renderer processes, and of all its processes, so far. */
+async function browserCpu(browser: Browser): Promise<{ renderer: number; all: number }> {
+  const cdp = await browser.newBrowserCDPSession();
+  const { processInfo } = (await cdp.send('SystemInfo.getProcessInfo')) as { processInfo: { type: string; cpuTime: number }[] };
+  await cdp.detach();
+  const sum = (xs: { cpuTime: number }[]) => xs.reduce((a, p) => a + p.cpuTime, 0);
+  return { renderer: sum(processInfo.filter((p) => p.type === 'renderer')), all: sum(processInfo) };
+}
+
+/**
+ * Per second of wall time over `seconds` of the page standing open: the page's main-thread time by kind (wall
+ * time, so a busy machine inflates it) and the CPU time of the browser's processes (its renderer, and all).
+ */
+async function standing(browser: Browser, page: Page, seconds: number): Promise<Record<string, number>> {
   // One session for the round: a session's counters start at its Performance.enable.
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('Performance.enable');
   const read = async () =>
     Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value])) as Record<string, number>;
   const before = await read();
+  const cpuBefore = await browserCpu(browser);
   const t0 = performance.now();
   await new Promise((r) => setTimeout(r, seconds * 1000));
   const after = await read();
+  const cpuAfter = await browserCpu(browser);
   const wall = (performance.now() - t0) / 1000;
   await cdp.detach();
-  return Object.fromEntries(METRICS.map((m) => [m, ((after[m]! - before[m]!) * 1000) / wall]));
+  return {
+    ...Object.fromEntries(METRICS.filter((m) => !m.endsWith('CPU')).map((m) => [m, ((after[m]! - before[m]!) * 1000) / wall])),
+    RendererCPU: ((cpuAfter.renderer - cpuBefore.renderer) * 1000) / wall,
+    BrowserCPU: ((cpuAfter.all - cpuBefore.all) * 1000) / wall,
+  };
 }
 
 async function profileOf(page: Page, seconds: number, file: string): Promise<void> {
@@ -110,22 +131,25 @@ export async function main(argv: string[]): Promise<void> {
   const controller = new AdmissionController({ db: database.db, connectionString: database.url, tickMs: 500, instanceId: 'bench' });
   await controller.start();
   const bffs: Awaited<ReturnType<typeof buildBff>>[] = [];
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] });
+  const browsers: Browser[] = [];
   try {
-    const pages: { name: string; baseUrl: string; page: Page }[] = [];
+    const pages: { name: string; baseUrl: string; browser: Browser; page: Page }[] = [];
     for (const [i, consoleDir] of consoleDirs.entries()) {
       const bff = await buildBff({ db: database.db, consoleDir, storeApiUrls: [storeUrl] });
       bffs.push(bff);
       await bff.listen({ port: 0, host: '127.0.0.1' });
       const baseUrl = `http://127.0.0.1:${(bff.server.address() as AddressInfo).port}`;
-      const page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
+      // A browser each, so that each page's renderer process is its own and its CPU time can be told apart.
+      const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] });
+      browsers.push(browser);
+      const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
       await page.goto(`${baseUrl}/sign-in`);
       const form = page.getByTestId('sign-in-form');
       await form.getByLabel('E-mail address').fill(operator.email);
       await form.getByLabel('Password').fill(operator.password);
       await form.getByRole('button', { name: 'Sign in' }).click();
       await page.waitForURL(`${baseUrl}/`);
-      pages.push({ name: consoleDirs.length > 1 ? `[${i + 1}] ` : '', baseUrl, page });
+      pages.push({ name: consoleDirs.length > 1 ? `[${i + 1}] ` : '', baseUrl, browser, page });
     }
     console.log(`database: ${database.where}; ${seconds} s a round, ${rounds} rounds; ms of the page's main thread a second`);
     for (const [i, dir] of consoleDirs.entries()) if (consoleDirs.length > 1) console.log(`[${i + 1}] ${dir}`);
@@ -141,8 +165,8 @@ export async function main(argv: string[]): Promise<void> {
       await new Promise((r) => setTimeout(r, 2_000)); // the first messages and their charts settle
       const runs = pages.map(() => [] as Record<string, number>[]);
       for (let round = 0; round < rounds; round++)
-        for (const [i, { name, page }] of pages.entries()) {
-          const r = await standing(page, seconds);
+        for (const [i, { name, browser, page }] of pages.entries()) {
+          const r = await standing(browser, page, seconds);
           runs[i]!.push(r);
           console.log(`${name}${what.padEnd(9)} round ${round + 1}: ${line(r)}`);
         }
@@ -160,7 +184,7 @@ export async function main(argv: string[]): Promise<void> {
       }
     }
   } finally {
-    await browser.close();
+    for (const browser of browsers) await browser.close();
     for (const bff of bffs) await bff.close();
     await controller.stop();
     await store.close();

@@ -45,7 +45,10 @@ export function LinkBanner({ state, receivedAt, at }: { state: LinkState; receiv
   if (state === 'live')
     return (
       <p className="wr-link wr-link-live" data-testid="wr-connection" data-state="live">
-        <span className="wr-dot" aria-hidden /> Live · updated <LinkAge receivedAt={receivedAt} />
+        <span className="wr-dot" aria-hidden />
+        <span>
+          Live · updated <LinkAge receivedAt={receivedAt} />
+        </span>
       </p>
     );
   if (state === 'connecting')
@@ -57,10 +60,11 @@ export function LinkBanner({ state, receivedAt, at }: { state: LinkState; receiv
   return (
     <p className="wr-link wr-link-lost" data-testid="wr-connection" data-state={state} role="alert">
       {state === 'lost' ? (
-        <>
+        // One flex item (the banner is a flex row): the age inside the sentence.
+        <span>
           Connection lost — reconnecting… The figures below are from {at ? formatTime(at) : 'before'} (
           <LinkAge receivedAt={receivedAt} />) and are not live.
-        </>
+        </span>
       ) : state === 'unavailable' ? (
         'The BFF cannot read the figures right now (database unreachable). The figures below are not live.'
       ) : (
