@@ -88,67 +88,73 @@ function samePoints(a: { series: WarRoomPoint[] }, b: { series: WarRoomPoint[] }
  * Fans admitted per minute (bars) against the plan and the controller's live rate (lines), last 30 minutes. Drawn
  * again only when a figure changes.
  */
-export const AdmissionChart = memo(function AdmissionChart({ minutes, planPerMin }: { minutes: Minutes; planPerMin: number | null }) {
-  const data = minutes.map((m) => ({ ...m, t: Date.parse(m.minute), plan: planPerMin }));
-  return (
-    <figure className="chart wr-chart" aria-label="Admitted per minute against plan" data-testid="wr-admission-chart">
-      <figcaption>Admitted per minute against plan</figcaption>
-      <ResponsiveContainer width="100%" height={220}>
-        <ComposedChart data={data} margin={MARGIN}>
-          <CartesianGrid strokeDasharray="3 3" vertical={false} />
-          {timeAxis(clockMinute)}
-          <YAxis allowDecimals={false} width={56} />
-          <Tooltip labelFormatter={tooltipTime} />
-          <Legend />
-          <Bar dataKey="admitted" name="Admitted" fill={COLORS.admitted} isAnimationActive={false} />
-          <Line
-            type="stepAfter"
-            dataKey="controllerRatePerMin"
-            name="Controller rate"
-            stroke={COLORS.controller}
-            dot={false}
-            isAnimationActive={false}
-          />
-          {planPerMin !== null && (
+export const AdmissionChart = memo(
+  function AdmissionChart({ minutes, planPerMin }: { minutes: Minutes; planPerMin: number | null }) {
+    const data = minutes.map((m) => ({ ...m, t: Date.parse(m.minute), plan: planPerMin }));
+    return (
+      <figure className="chart wr-chart" aria-label="Admitted per minute against plan" data-testid="wr-admission-chart">
+        <figcaption>Admitted per minute against plan</figcaption>
+        <ResponsiveContainer width="100%" height={220}>
+          <ComposedChart data={data} margin={MARGIN}>
+            <CartesianGrid strokeDasharray="3 3" vertical={false} />
+            {timeAxis(clockMinute)}
+            <YAxis allowDecimals={false} width={56} />
+            <Tooltip labelFormatter={tooltipTime} />
+            <Legend />
+            <Bar dataKey="admitted" name="Admitted" fill={COLORS.admitted} isAnimationActive={false} />
             <Line
-              type="linear"
-              dataKey="plan"
-              name="Plan"
-              stroke={COLORS.plan}
-              strokeDasharray="6 4"
+              type="stepAfter"
+              dataKey="controllerRatePerMin"
+              name="Controller rate"
+              stroke={COLORS.controller}
               dot={false}
               isAnimationActive={false}
             />
-          )}
-        </ComposedChart>
-      </ResponsiveContainer>
-    </figure>
-  );
-}, (a, b) => a.planPerMin === b.planPerMin && sameMinutes(a.minutes, b.minutes));
+            {planPerMin !== null && (
+              <Line
+                type="linear"
+                dataKey="plan"
+                name="Plan"
+                stroke={COLORS.plan}
+                strokeDasharray="6 4"
+                dot={false}
+                isAnimationActive={false}
+              />
+            )}
+          </ComposedChart>
+        </ResponsiveContainer>
+      </figure>
+    );
+  },
+  (a, b) => a.planPerMin === b.planPerMin && sameMinutes(a.minutes, b.minutes),
+);
 
 /**
  * Money taken a minute (confirmed orders), in the event's currency, over the same minutes as the admissions. Drawn
  * again only when a figure changes.
  */
-export const SalesChart = memo(function SalesChart({ minutes, currency }: { minutes: Minutes; currency: string }) {
-  const data = minutes.map((m) => ({ t: Date.parse(m.minute), grossCents: m.grossCents, orders: m.orders }));
-  const money = (cents: number) => formatMoney(cents, currency);
-  return (
-    <figure className="chart wr-chart" aria-label="Sales per minute" data-testid="wr-sales-chart" data-minutes={data.length}>
-      <figcaption>Sales per minute ({currency})</figcaption>
-      <ResponsiveContainer width="100%" height={220}>
-        <ComposedChart data={data} margin={MARGIN}>
-          <CartesianGrid strokeDasharray="3 3" vertical={false} />
-          {timeAxis(clockMinute)}
-          <YAxis width={72} tickFormatter={money} />
-          <Tooltip labelFormatter={tooltipTime} formatter={(v, name) => (name === 'Gross sales' ? money(Number(v)) : v)} />
-          <Legend />
-          <Bar dataKey="grossCents" name="Gross sales" fill={COLORS.sales} isAnimationActive={false} />
-        </ComposedChart>
-      </ResponsiveContainer>
-    </figure>
-  );
-}, (a, b) => a.currency === b.currency && sameMinutes(a.minutes, b.minutes));
+export const SalesChart = memo(
+  function SalesChart({ minutes, currency }: { minutes: Minutes; currency: string }) {
+    const data = minutes.map((m) => ({ t: Date.parse(m.minute), grossCents: m.grossCents, orders: m.orders }));
+    const money = (cents: number) => formatMoney(cents, currency);
+    return (
+      <figure className="chart wr-chart" aria-label="Sales per minute" data-testid="wr-sales-chart" data-minutes={data.length}>
+        <figcaption>Sales per minute ({currency})</figcaption>
+        <ResponsiveContainer width="100%" height={220}>
+          <ComposedChart data={data} margin={MARGIN}>
+            <CartesianGrid strokeDasharray="3 3" vertical={false} />
+            {timeAxis(clockMinute)}
+            <YAxis width={72} tickFormatter={money} />
+            <Tooltip labelFormatter={tooltipTime} formatter={(v, name) => (name === 'Gross sales' ? money(Number(v)) : v)} />
+            <Legend />
+            <Bar dataKey="grossCents" name="Gross sales" fill={COLORS.sales} isAnimationActive={false} />
+          </ComposedChart>
+        </ResponsiveContainer>
+      </figure>
+    );
+  },
+  (a, b) => a.currency === b.currency && sameMinutes(a.minutes, b.minutes),
+);
 
 /**
  * The live charts, each from the open (or the start of its window, if the sale opened earlier) to now; before the
