@@ -9,6 +9,7 @@ const benches: Record<string, () => Promise<{ main(argv: string[]): Promise<void
   edge: () => import('../apps/edge/bench/edge.js'),
   'edge-guard': () => import('../apps/edge/bench/guard.js'),
   driver: () => import('../apps/cli/bench/driver.js'),
+  'war-room': () => import('../apps/console/bench/war-room.js'),
 };
 
 const [name, ...rest] = process.argv.slice(2);

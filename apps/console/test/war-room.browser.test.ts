@@ -102,6 +102,19 @@ beforeAll(async () => {
 
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  // The staleness test mutes the stream's figures while its connection stays up (the BFF's pings still come): the
+  // page's EventSource drops its 'message' events while `window.__muteFigures` is set.
+  await page.addInitScript(() => {
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- called below with the EventSource as `this`
+    const add = EventSource.prototype.addEventListener;
+    EventSource.prototype.addEventListener = function (this: EventSource, type: string, listener: unknown, options?: unknown) {
+      if (type !== 'message' || typeof listener !== 'function') return add.call(this, type, listener as EventListener, options as boolean);
+      const muted = (e: Event) => {
+        if (!(window as unknown as { __muteFigures?: boolean }).__muteFigures) (listener as EventListener).call(this, e);
+      };
+      return add.call(this, type, muted, options as boolean);
+    } as typeof add;
+  });
   page.on('pageerror', (err) => pageErrors.push(err.message));
   page.on('console', (m) => {
     if (m.type() === 'error') pageErrors.push(m.text());
@@ -307,6 +320,32 @@ describe('the war room in Chromium', () => {
     expect(await page.getByTestId('wr-connection').textContent()).toContain('Connection lost');
     await page.screenshot({ path: join(screenshots, 'war-room-connection-lost.png') });
     await page.unroute('**/trpc/warRoom.watch**');
+    await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: PAGE_WAIT_MS });
+    expect(await page.getByTestId('wr-area').getAttribute('data-live')).toBe('true');
+  });
+
+  it('figures that stop coming while the connection stays up go stale: "connection lost", their age counting up, then live again', async () => {
+    await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: PAGE_WAIT_MS });
+    expect(await page.getByTestId('wr-connection').textContent()).toMatch(/^Live · updated (just now|\d+ s ago)$/);
+    const mute = (on: boolean) => page.evaluate((v) => ((window as unknown as { __muteFigures?: boolean }).__muteFigures = v), on);
+    await mute(true);
+    try {
+      // No figures for STALE_AFTER_MS (4.5 s): the page says so by itself and stays so (tRPC may reconnect a quiet
+      // stream meanwhile; with the page's staleness timer broken, that reconnect flickered it back to live).
+      await page.locator('[data-testid="wr-connection"][data-state="lost"]').waitFor({ timeout: PAGE_WAIT_MS });
+      expect(await page.getByTestId('wr-area').getAttribute('data-live')).toBe('false');
+      expect(await page.getByTestId('wr-connection').textContent()).toMatch(
+        /^Connection lost — reconnecting… The figures below are from \d\d:\d\d:\d\d \(\d+ s ago\) and are not live\.$/,
+      );
+      const age = async () => Number((await page.getByTestId('wr-connection-age').textContent())!.match(/^(\d+) s ago$/)![1]);
+      const first = await age();
+      expect(first).toBeGreaterThanOrEqual(4);
+      // The age counts up on the banner's own clock while nothing else on the page changes.
+      await expect.poll(age, { timeout: PAGE_WAIT_MS }).toBeGreaterThan(first);
+      expect(await page.getByTestId('wr-connection').getAttribute('data-state')).toBe('lost');
+    } finally {
+      await mute(false);
+    }
     await page.locator('[data-testid="wr-connection"][data-state="live"]').waitFor({ timeout: PAGE_WAIT_MS });
     expect(await page.getByTestId('wr-area').getAttribute('data-live')).toBe('true');
   });

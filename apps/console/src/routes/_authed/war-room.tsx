@@ -48,7 +48,7 @@ function BoardPage() {
     <section className="wr">
       <h1>War room: all on-sales</h1>
       <p className="muted">Every event on sale today ({timeZone}) or on sale now, updated every 2 seconds. Open a tile for its war room.</p>
-      <LinkBanner state={link.state} sinceMs={link.sinceMs} at={board?.at ?? null} />
+      <LinkBanner state={link.state} receivedAt={link.receivedAt} at={board?.at ?? null} />
       <LiveArea live={link.state === 'live'}>
         <div className="wr-board-summary" data-testid="board-summary">
           <span>

@@ -2,7 +2,7 @@ import type { ReactNode } from 'react';
 import { alertReachOf, explainSnapshot, type Alert, type AlertMetric } from '@onsale/shared/warroom/schema';
 import type { RouterOutputs } from '@onsale/bff/root';
 import { formatCount } from '../format';
-import type { LinkState } from './useLiveStream';
+import { useAge, type LinkState } from './useLiveStream';
 import './warroom.css';
 
 export type WarRoomSnapshot = RouterOutputs['warRoom']['snapshot'];
@@ -33,13 +33,22 @@ export const STATE_LOOK: Record<WarRoomState, { label: string; tone: 'ok' | 'ala
   },
 };
 
-/** The connection, said plainly: live with the age of the figures, or lost and reconnecting. */
-export function LinkBanner({ state, sinceMs, at }: { state: LinkState; sinceMs: number | null; at: string | null }) {
+/** How old the last figures are, in words ("just now", "12 s ago"); re-renders itself every second, nothing else. */
+export function LinkAge({ receivedAt }: { receivedAt: number | null }) {
+  const sinceMs = useAge(receivedAt);
   const age = sinceMs === null ? '' : sinceMs < 1_500 ? 'just now' : `${Math.round(sinceMs / 1000)} s ago`;
+  return <span data-testid="wr-connection-age">{age}</span>;
+}
+
+/** The connection, said plainly: live with the age of the figures, or lost and reconnecting. */
+export function LinkBanner({ state, receivedAt, at }: { state: LinkState; receivedAt: number | null; at: string | null }) {
   if (state === 'live')
     return (
       <p className="wr-link wr-link-live" data-testid="wr-connection" data-state="live">
-        <span className="wr-dot" aria-hidden /> Live · updated {age}
+        <span className="wr-dot" aria-hidden />
+        <span>
+          Live · updated <LinkAge receivedAt={receivedAt} />
+        </span>
       </p>
     );
   if (state === 'connecting')
@@ -48,15 +57,19 @@ export function LinkBanner({ state, sinceMs, at }: { state: LinkState; sinceMs: 
         Connecting to the war room…
       </p>
     );
-  const text =
-    state === 'lost'
-      ? `Connection lost — reconnecting… The figures below are from ${at ? formatTime(at) : 'before'} (${age}) and are not live.`
-      : state === 'unavailable'
-        ? 'The BFF cannot read the figures right now (database unreachable). The figures below are not live.'
-        : 'This stream was refused.';
   return (
     <p className="wr-link wr-link-lost" data-testid="wr-connection" data-state={state} role="alert">
-      {text}
+      {state === 'lost' ? (
+        // One flex item (the banner is a flex row): the age inside the sentence.
+        <span>
+          Connection lost — reconnecting… The figures below are from {at ? formatTime(at) : 'before'} (
+          <LinkAge receivedAt={receivedAt} />) and are not live.
+        </span>
+      ) : state === 'unavailable' ? (
+        'The BFF cannot read the figures right now (database unreachable). The figures below are not live.'
+      ) : (
+        'This stream was refused.'
+      )}
     </p>
   );
 }

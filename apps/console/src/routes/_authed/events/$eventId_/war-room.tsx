@@ -111,7 +111,7 @@ function WarRoomPage() {
     <section className="wr">
       <WarRoomHeader snapshot={s} canControl={canControl} />
       <SignOffNotice eventId={eventId} onsaleAt={s.onsaleAt} awaitingSignOff={s.fairness.awaitingSignOff} />
-      <LinkBanner state={link.state} sinceMs={link.sinceMs} at={s.at} />
+      <LinkBanner state={link.state} receivedAt={link.receivedAt} at={s.at} />
 
       {/* The first screen, at any width: the state, then waiting, let in, sold, money and alerts, before any chart. */}
       <LiveArea live={live}>
