@@ -27,7 +27,8 @@ export const testDatabasePrefix = (template: string) => `${template.replace('ons
 export interface TestDatabase {
   url: string;
   db: Db;
-  drop(): Promise<void>;
+  /** Closes the pool; the DROP DATABASE runs on without being waited for unless `wait` (a role to drop after it). */
+  drop(opts?: { wait?: boolean }): Promise<void>;
 }
 
 /**
@@ -51,12 +52,13 @@ export async function createTestDatabase(templateUrl: string, opts: { max?: numb
     // 0.2-1.4 s a file under load, which the worker's next file need not wait for. A drop still running when the
     // worker ends, or one that fails, leaves the database to the global teardown, which drops every database of the
     // run (scripts/test-global-setup.ts).
-    async drop() {
+    // A file that drops something the database depends on (a role with grants in it) waits: `drop({ wait: true })`.
+    async drop(opts = {}) {
       await db.destroy();
-      void admin(withDatabase(templateUrl, 'postgres'), (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).catch(
-        // Ignored on purpose: the global teardown drops what is left (above).
-        () => {},
-      );
+      const dropping = admin(withDatabase(templateUrl, 'postgres'), (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      if (opts.wait) await dropping;
+      // Ignored on purpose: the global teardown drops what is left (above).
+      else void dropping.catch(() => {});
     },
   };
 }
