@@ -108,11 +108,17 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: 'unit', include: unitTestFiles, isolate: false } },
       { extends: true, test: { name: 'shared', include: ['packages/shared/src/**/*.test.ts'], isolate: false, ...databaseProjects } },
-      { extends: true, test: { name: 'store-api', include: ['apps/store-api/test/**/*.test.ts'], ...databaseProjects } },
+      // The database projects but the browsers' share modules between the files of a worker (`isolate: false`): a test
+      // helper's module state (an undici Agent, a list of processes) outlives its file, so a helper that closes what
+      // it holds makes it again (docs/testing.md, "share modules").
+      { extends: true, test: { name: 'store-api', include: ['apps/store-api/test/**/*.test.ts'], isolate: false, ...databaseProjects } },
       { extends: true, test: { name: 'bff', include: ['apps/bff/test/**/*.test.ts'], isolate: false, ...databaseProjects } },
       // Most command lines run in the test's process (apps/cli/test/run.ts); the few that run the real binary, and the
       // demo that starts the product with `npm start`, load tsx in a child (seconds each on a machine running two suites).
-      { extends: true, test: { name: 'cli', include: ['apps/cli/test/**/*.test.ts'], testTimeout: 600_000, ...databaseProjects } },
+      {
+        extends: true,
+        test: { name: 'cli', include: ['apps/cli/test/**/*.test.ts'], testTimeout: 600_000, isolate: false, ...databaseProjects },
+      },
       // A browser scenario is dozens of steps, each a render and a request, and its files build the pages and start
       // servers first: with two suites on two cores one scenario took over 180 s. Slow is not failing; a hang still is.
       {
@@ -129,7 +135,7 @@ export default defineConfig({
         extends: true,
         test: { name: 'fan', include: ['apps/fan/test/**/*.test.ts'], testTimeout: 420_000, hookTimeout: 600_000, ...databaseProjects },
       },
-      { extends: true, test: { name: 'edge', include: ['apps/edge/test/**/*.test.ts'], ...databaseProjects } },
+      { extends: true, test: { name: 'edge', include: ['apps/edge/test/**/*.test.ts'], isolate: false, ...databaseProjects } },
     ],
   },
 });

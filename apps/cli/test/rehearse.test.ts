@@ -4,7 +4,8 @@
 // Each must sell out with nothing sold twice, no duplicate order and no drift, bots held to under a tenth of the seats,
 // and the pre-open crowd's places uncorrelated with when they came. A short third run (40 fans, about 40 s) slows the
 // simulated payment gateway for its event alone against the running store API (--target --fault slow-payments); a
-// fourth (300 fans) is stopped with Ctrl-C as soon as fans have joined.
+// fourth (300 fans) is stopped with Ctrl-C as soon as fans have joined. The two short runs go side by side with the
+// faults' run (they share one store API in this process; the faults' product is processes of its own).
 //
 // Each run's size is what its assertions need, since the rehearsal is the suite's costliest file (docs/testing.md):
 // the crowd's polls are most of a run's CPU, the product's and the driver's, and they grow with the fans. The
@@ -79,7 +80,7 @@ describe('onsale rehearse', () => {
   });
 
   /** A store API and a worker in this process on the test's database, as a running product is (--target). */
-  async function runningProduct<T>(run: (url: string, env: Record<string, string>) => Promise<T>): Promise<T> {
+  async function startProduct(): Promise<{ url: string; env: Record<string, string>; stop(): Promise<void> }> {
     const secrets = testSecrets();
     const env = {
       NODE_ENV: 'test',
@@ -95,14 +96,30 @@ describe('onsale rehearse', () => {
     };
     const config = loadStoreApiConfig(env);
     const app = await buildStoreApi({ db: t.db, config });
-    await app.listen({ port: 0, host: '127.0.0.1' });
     let worker: BackgroundWorker | undefined;
     try {
+      await app.listen({ port: 0, host: '127.0.0.1' });
       worker = await startWorker({ connectionString: t.url, db: t.db, claimTokenSecret: config.queueTokenSecret });
-      return await run(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, env);
-    } finally {
-      await worker?.stop();
+    } catch (e) {
       await app.close();
+      throw e;
+    }
+    return {
+      url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
+      env,
+      async stop() {
+        await worker?.stop();
+        await app.close();
+      },
+    };
+  }
+
+  async function runningProduct<T>(run: (url: string, env: Record<string, string>) => Promise<T>): Promise<T> {
+    const product = await startProduct();
+    try {
+      return await run(product.url, product.env);
+    } finally {
+      await product.stop();
     }
   }
 
@@ -160,141 +177,161 @@ describe('onsale rehearse', () => {
     });
   });
 
-  it('keeps the zeros with its own product through a killed store process, a killed worker and a database restart', async () => {
-    const file = join(dir, 'spawn.json');
-    const run = await rehearse(
-      { DATABASE_URL: t.url },
-      '--event-file',
-      join(root, 'examples', 'club.json'),
-      '--fans',
-      '2000',
-      '--bots-share',
-      '0.3',
-      '--time-scale',
-      '30',
-      '--seed',
-      '12',
-      '--report',
-      file,
-      // A longer pre-open window: this product's processes start cold and share the machine with the driver.
-      '--pre-open-seconds',
-      '25',
-      '--spawn',
-      '--fault',
-      'kill-store@30%',
-      '--fault',
-      'kill-worker@50%',
-      '--fault',
-      'restart-db@70%',
-    );
-    const report = JSON.parse(readFileSync(file, 'utf8')) as RehearsalReport;
-    expect(run.code, run.stderr.slice(-3000)).toBe(report.verdict === 'PASS' ? 0 : 1);
-    expectASoundSale(report);
-    expect(report.faults.map((f) => f.fault)).toEqual(['kill-store@30%', 'kill-worker@50%', 'restart-db@70%']);
-    for (const f of report.faults) {
-      expect(f.recoveredAtMs).not.toBeNull();
-      expect(Object.keys(f.fansRead).length).toBeGreaterThan(0);
-    }
-    expect(report.faults[0]!.action).toMatch(/killed store-1 \(pid \d+\)/);
-    expect(report.faults[2]!.action).toMatch(/stopped and started PostgreSQL/);
-    // The report row lives in the configured database; the event lived in the scratch one.
-    const rows = await t.db.selectFrom('rehearsal_reports').select(['status', 'target']).where('event_id', '=', report.eventId).execute();
-    expect(rows).toEqual([{ status: report.verdict, target: expect.stringMatching(/^spawn/) }]);
-
-    // What each of its processes used, from /proc: the driver, both store processes and the one started again after
-    // the kill, the worker (twice), PostgreSQL's server and backends; and what bound the run, in words.
-    const use = report.resources!;
-    const group = (name: string) => use.groups.find((g) => g.name === name);
-    expect(group('driver')!.cpuSeconds).toBeGreaterThan(0);
-    expect(group('store')!.processes).toBeGreaterThanOrEqual(3);
-    expect(group('worker')!.processes).toBeGreaterThanOrEqual(2);
-    expect(group('postgres')!.processes).toBeGreaterThan(1);
-    for (const g of use.groups) expect(g.avgCores).toBeLessThanOrEqual(use.machine!.cores + 0.5);
-    expect(use.database!.commitsPerSecond).toBeGreaterThan(0);
-    expect(use.bound.length).toBeGreaterThan(0);
-    expect(readFileSync(join(dir, 'spawn.md'), 'utf8')).toMatch(/## What bound it\n\n- /);
-    // CPU per request of each kind of process it started, the product's together apart from the driver's.
-    const per = use.perRequest!;
-    expect(per.productMeasured).toBe(true);
-    const names = per.processes.map((p) => p.name);
-    for (const name of ['driver', 'store', 'database', 'worker']) expect(names, name).toContain(name);
-    for (const p of per.processes) expect(p.cpuMsPerRequest, p.name).not.toBeNull();
-    expect(per.product.cpuSeconds).toBeCloseTo(
-      per.processes.filter((p) => p.name !== 'driver').reduce((a, p) => a + p.cpuSeconds, 0),
-      0,
-    );
-    expect(per.product.cpuMsPerRequest).toBeGreaterThan(0);
-    expect(readFileSync(join(dir, 'spawn.md'), 'utf8')).toMatch(/\| the product \(all but the driver\) \| [\d.,]+ \| [\d.]+ \|/);
-  });
-
-  it('stops its fans on Ctrl-C and still writes the report of what happened so far, with what bound it', async () => {
-    await runningProduct(async (url, env) => {
-      const args = ['--event-file', join(root, 'examples', 'club.json'), '--fans', '300', '--seed', '13', '--target', url];
-      // As `npm run onsale` runs it: node with tsx's loader, the signal reaching the CLI's own process.
-      const child = execFile(process.execPath, ['--import', 'tsx', main, 'rehearse', ...args], {
-        cwd: root,
-        env: { ...process.env, ...env, DATABASE_URL: t.url },
-        maxBuffer: 64 * 1024 * 1024,
-      });
-      child.stdout!.resume();
-      let stderr = '';
-      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-      // Once some fans have joined (a progress line counts them), the operator presses Ctrl-C.
-      await new Promise<void>((resolve) => {
-        child.stderr!.on('data', (c: Buffer) => {
-          stderr += c.toString('utf8');
-          if (/joined [1-9]\d*/.test(stderr)) resolve();
-        });
-      });
-      child.kill('SIGINT');
-      const code = await exited;
-      expect(code, stderr.slice(-3000)).toBe(1);
-      expect(stderr).toMatch(/SIGINT: the fans stop here and the report follows/);
-      const rows = await t.db.selectFrom('rehearsal_reports').selectAll().where('status', '=', 'FAIL').execute();
-      const report = rows.map((r) => r.report as unknown as RehearsalReport).find((r) => r.stopped?.by === 'SIGINT')!;
-      expect(report.stopped!.joined).toBeGreaterThan(0);
-      expect(report.reasons.join(' ')).toMatch(/stopped early \(SIGINT\)/);
-      expect(report.unfinishedFans).toBeGreaterThan(0);
-      expect([report.doubleSold, report.duplicateOrders, report.drift]).toEqual([0, 0, 0]);
-      expect(report.resources!.groups.map((g) => g.name)).toContain('driver');
-      expect(report.resources!.bound.length).toBeGreaterThan(0);
+  /**
+   * The faults' run, with a product of its own (processes and a PostgreSQL server apart from this one), side by side
+   * with the two short runs against one store API and worker in this process: the short ones' minute and a half then
+   * costs the file no wall time of its own (they run while the faults' product starts and its crowd waits). The
+   * 3,000-fan run above keeps the in-process store API to itself: three crowds on one event loop starve each other.
+   */
+  describe.concurrent('side by side: the faults, and two short runs against a running store API', () => {
+    let shared: ReturnType<typeof startProduct> | undefined;
+    /** The short runs' store API and worker, started by the first that needs it, stopped after the group. */
+    const shortRuns = async <T>(run: (url: string, env: Record<string, string>) => Promise<T>): Promise<T> => {
+      shared ??= startProduct();
+      const { url, env } = await shared;
+      return run(url, env);
+    };
+    afterAll(async () => {
+      // Ignored on purpose: a product that failed to start failed its tests already; there is nothing to stop.
+      await (await shared?.catch(() => undefined))?.stop();
     });
-  });
 
-  it('recovers from slow payments on its own event against a running store API (--target), 40 fans', async () => {
-    await runningProduct(async (url, env) => {
-      const file = join(dir, 'slow-payments.json');
+    it('keeps the zeros with its own product through a killed store process, a killed worker and a database restart', async () => {
+      const file = join(dir, 'spawn.json');
       const run = await rehearse(
-        { ...env, DATABASE_URL: t.url },
+        { DATABASE_URL: t.url },
         '--event-file',
         join(root, 'examples', 'club.json'),
         '--fans',
-        '40',
+        '2000',
         '--bots-share',
-        '0',
+        '0.3',
         '--time-scale',
         '30',
-        '--target',
-        url,
         '--seed',
-        '13',
+        '12',
         '--report',
         file,
+        // A longer pre-open window: this product's processes start cold and share the machine with the driver.
+        '--pre-open-seconds',
+        '25',
+        '--spawn',
         '--fault',
-        'slow-payments@0s',
+        'kill-store@30%',
+        '--fault',
+        'kill-worker@50%',
+        '--fault',
+        'restart-db@70%',
       );
       const report = JSON.parse(readFileSync(file, 'utf8')) as RehearsalReport;
       expect(run.code, run.stderr.slice(-3000)).toBe(report.verdict === 'PASS' ? 0 : 1);
-      expect(report.reasons.filter((x) => !TIMED.test(x))).toEqual([]);
-      expect(report).toMatchObject({ doubleSold: 0, duplicateOrders: 0, drift: 0 });
-      expect(report.faults).toHaveLength(1);
-      const [f] = report.faults;
-      expect(f!.action).toMatch(/refuses 50% of the event's charges for load .* 2\.0 s late, for 10 s/);
-      // Lifted after 10 s, then a payment went through.
-      expect(f!.recoveryMs).toBeGreaterThanOrEqual(10_000);
-      expect(f!.fansRead['503 PAYMENT_GATEWAY_BUSY']).toBeGreaterThan(0);
-      // Over and lifted: nothing is left slowing the gateway.
-      expect(await t.db.selectFrom('simulated_gateway_conditions').selectAll().execute()).toEqual([]);
+      expectASoundSale(report);
+      expect(report.faults.map((f) => f.fault)).toEqual(['kill-store@30%', 'kill-worker@50%', 'restart-db@70%']);
+      for (const f of report.faults) {
+        expect(f.recoveredAtMs).not.toBeNull();
+        expect(Object.keys(f.fansRead).length).toBeGreaterThan(0);
+      }
+      expect(report.faults[0]!.action).toMatch(/killed store-1 \(pid \d+\)/);
+      expect(report.faults[2]!.action).toMatch(/stopped and started PostgreSQL/);
+      // The report row lives in the configured database; the event lived in the scratch one.
+      const rows = await t.db.selectFrom('rehearsal_reports').select(['status', 'target']).where('event_id', '=', report.eventId).execute();
+      expect(rows).toEqual([{ status: report.verdict, target: expect.stringMatching(/^spawn/) }]);
+
+      // What each of its processes used, from /proc: the driver, both store processes and the one started again after
+      // the kill, the worker (twice), PostgreSQL's server and backends; and what bound the run, in words.
+      const use = report.resources!;
+      const group = (name: string) => use.groups.find((g) => g.name === name);
+      expect(group('driver')!.cpuSeconds).toBeGreaterThan(0);
+      expect(group('store')!.processes).toBeGreaterThanOrEqual(3);
+      expect(group('worker')!.processes).toBeGreaterThanOrEqual(2);
+      expect(group('postgres')!.processes).toBeGreaterThan(1);
+      for (const g of use.groups) expect(g.avgCores).toBeLessThanOrEqual(use.machine!.cores + 0.5);
+      expect(use.database!.commitsPerSecond).toBeGreaterThan(0);
+      expect(use.bound.length).toBeGreaterThan(0);
+      expect(readFileSync(join(dir, 'spawn.md'), 'utf8')).toMatch(/## What bound it\n\n- /);
+      // CPU per request of each kind of process it started, the product's together apart from the driver's.
+      const per = use.perRequest!;
+      expect(per.productMeasured).toBe(true);
+      const names = per.processes.map((p) => p.name);
+      for (const name of ['driver', 'store', 'database', 'worker']) expect(names, name).toContain(name);
+      for (const p of per.processes) expect(p.cpuMsPerRequest, p.name).not.toBeNull();
+      expect(per.product.cpuSeconds).toBeCloseTo(
+        per.processes.filter((p) => p.name !== 'driver').reduce((a, p) => a + p.cpuSeconds, 0),
+        0,
+      );
+      expect(per.product.cpuMsPerRequest).toBeGreaterThan(0);
+      expect(readFileSync(join(dir, 'spawn.md'), 'utf8')).toMatch(/\| the product \(all but the driver\) \| [\d.,]+ \| [\d.]+ \|/);
+    });
+
+    it('stops its fans on Ctrl-C and still writes the report of what happened so far, with what bound it', async () => {
+      await shortRuns(async (url, env) => {
+        const args = ['--event-file', join(root, 'examples', 'club.json'), '--fans', '300', '--seed', '13', '--target', url];
+        // As `npm run onsale` runs it: node with tsx's loader, the signal reaching the CLI's own process.
+        const child = execFile(process.execPath, ['--import', 'tsx', main, 'rehearse', ...args], {
+          cwd: root,
+          env: { ...process.env, ...env, DATABASE_URL: t.url },
+          maxBuffer: 64 * 1024 * 1024,
+        });
+        child.stdout!.resume();
+        let stderr = '';
+        const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+        // Once some fans have joined (a progress line counts them), the operator presses Ctrl-C.
+        await new Promise<void>((resolve) => {
+          child.stderr!.on('data', (c: Buffer) => {
+            stderr += c.toString('utf8');
+            if (/joined [1-9]\d*/.test(stderr)) resolve();
+          });
+        });
+        child.kill('SIGINT');
+        const code = await exited;
+        expect(code, stderr.slice(-3000)).toBe(1);
+        expect(stderr).toMatch(/SIGINT: the fans stop here and the report follows/);
+        const rows = await t.db.selectFrom('rehearsal_reports').selectAll().where('status', '=', 'FAIL').execute();
+        const report = rows.map((r) => r.report as unknown as RehearsalReport).find((r) => r.stopped?.by === 'SIGINT')!;
+        expect(report.stopped!.joined).toBeGreaterThan(0);
+        expect(report.reasons.join(' ')).toMatch(/stopped early \(SIGINT\)/);
+        expect(report.unfinishedFans).toBeGreaterThan(0);
+        expect([report.doubleSold, report.duplicateOrders, report.drift]).toEqual([0, 0, 0]);
+        expect(report.resources!.groups.map((g) => g.name)).toContain('driver');
+        expect(report.resources!.bound.length).toBeGreaterThan(0);
+      });
+    });
+
+    it('recovers from slow payments on its own event against a running store API (--target), 40 fans', async () => {
+      await shortRuns(async (url, env) => {
+        const file = join(dir, 'slow-payments.json');
+        const run = await rehearse(
+          { ...env, DATABASE_URL: t.url },
+          '--event-file',
+          join(root, 'examples', 'club.json'),
+          '--fans',
+          '40',
+          '--bots-share',
+          '0',
+          '--time-scale',
+          '30',
+          '--target',
+          url,
+          '--seed',
+          '13',
+          '--report',
+          file,
+          '--fault',
+          'slow-payments@0s',
+        );
+        const report = JSON.parse(readFileSync(file, 'utf8')) as RehearsalReport;
+        expect(run.code, run.stderr.slice(-3000)).toBe(report.verdict === 'PASS' ? 0 : 1);
+        expect(report.reasons.filter((x) => !TIMED.test(x))).toEqual([]);
+        expect(report).toMatchObject({ doubleSold: 0, duplicateOrders: 0, drift: 0 });
+        expect(report.faults).toHaveLength(1);
+        const [f] = report.faults;
+        expect(f!.action).toMatch(/refuses 50% of the event's charges for load .* 2\.0 s late, for 10 s/);
+        // Lifted after 10 s, then a payment went through.
+        expect(f!.recoveryMs).toBeGreaterThanOrEqual(10_000);
+        expect(f!.fansRead['503 PAYMENT_GATEWAY_BUSY']).toBeGreaterThan(0);
+        // Over and lifted: nothing is left slowing the gateway.
+        expect(await t.db.selectFrom('simulated_gateway_conditions').selectAll().execute()).toEqual([]);
+      });
     });
   });
 });

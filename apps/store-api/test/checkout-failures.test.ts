@@ -34,7 +34,14 @@ beforeAll(async () => {
   t = await createTestDatabase(inject('templateDatabaseUrl'));
   app = await buildStoreApi({
     db: t.db,
-    config: loadStoreApiConfig({ NODE_ENV: 'test', DEV_AUTH: 'true', RATE_LIMIT_ENABLED: 'false', BOT_GATE_ENABLED: 'false' }),
+    // No load shedding: the test runner shares the store API's event loop (see setupApp in helper.ts).
+    config: loadStoreApiConfig({
+      NODE_ENV: 'test',
+      DEV_AUTH: 'true',
+      RATE_LIMIT_ENABLED: 'false',
+      BOT_GATE_ENABLED: 'false',
+      LOAD_SHED_ENABLED: 'false',
+    }),
     payments: gateway,
   });
   await app.ready();

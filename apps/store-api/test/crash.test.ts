@@ -43,7 +43,9 @@ async function start(): Promise<number> {
   product = child;
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-  const end = Date.now() + 120_000;
+  // Loading the code base through tsx, the product's processes beside two test files on two cores: minutes under load
+  // (a start took over 120 s at load average 25-35). A hung start still fails (as store-processes.ts waits).
+  const end = Date.now() + 240_000;
   while (!/Ctrl-C to stop/.test(output)) {
     if (child.exitCode !== null) throw new Error(`the product exited:\n${output}`);
     if (Date.now() > end) throw new Error(`the product did not start:\n${output}`);
@@ -80,6 +82,9 @@ beforeAll(async () => {
     PAYMENT_LATENCY_MS: '4000',
     RATE_LIMIT_ENABLED: 'false',
     BOT_GATE_ENABLED: 'false',
+    // The product shares two cores with the test runner and the other test files: a sign-in or a retry shed with
+    // 503 (overload_event_loop) is the machine, not what is tested here; nothing is shed (as store-processes.ts).
+    LOAD_SHED_ENABLED: 'false',
   });
 });
 afterAll(async () => {
@@ -246,5 +251,5 @@ describe('kill -9 with payments in flight', () => {
     const counts = await getInventoryCounts(t.db, eventId, capacity);
     expect(counts.drift).toBe(0);
     expect(counts.sold).toBe((PAYERS - 1) * 2);
-  }, 400_000);
+  }, 600_000);
 });

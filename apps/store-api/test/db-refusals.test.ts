@@ -76,7 +76,8 @@ afterAll(async () => {
     await c.query(`ALTER DATABASE ${databaseName()} ALLOW_CONNECTIONS true`);
     await c.query(`ALTER ROLE ${role} CONNECTION LIMIT -1`);
   }).catch(() => {});
-  await t?.drop();
+  // The role has grants in the database: it is dropped once the database is gone.
+  await t?.drop({ wait: true });
   await asAdmin((c) => c.query(`DROP ROLE IF EXISTS ${role}`));
 });
 

@@ -67,6 +67,8 @@ beforeAll(async () => {
     NODE_ENV: 'test',
     RATE_LIMIT_ENABLED: 'false',
     BOT_GATE_ENABLED: 'false',
+    // No load shedding: the test runner shares the store API's event loop (see setupApp in helper.ts).
+    LOAD_SHED_ENABLED: 'false',
     AUTH_JWKS_URL: jwksUrl,
     AUTH_ISSUER: ISSUER,
     AUTH_AUDIENCE: AUDIENCE,

@@ -9,8 +9,11 @@ import { admissionClaimsFor, hashDevice, signToken, type TokenKey } from '@onsal
 import { freePort, userShellEnv, waitUntil } from '@onsale/shared/testing';
 
 const root = join(import.meta.dirname, '..', '..', '..');
-/** A connection per request, so a killed process's requests fail at once and a retry opens a fresh connection. */
-const fresh = new Agent({ pipelining: 0 });
+/**
+ * A connection per request, so a killed process's requests fail at once and a retry opens a fresh connection. Made
+ * again after stopStores closes it: the test files that share a worker share this module (`isolate: false`).
+ */
+let fresh = new Agent({ pipelining: 0 });
 
 export interface Store {
   name: string;
@@ -19,7 +22,7 @@ export interface Store {
   output: () => string;
   exited: Promise<unknown>;
 }
-/** Every process this test file started, for stopStores. */
+/** Every process this test file started, for stopStores (which empties it for the worker's next file). */
 const stores: Store[] = [];
 
 /** One store-API process of the install on `databaseUrl`, serving once GET /healthz answers. */
@@ -75,7 +78,10 @@ export async function stopStores(): Promise<void> {
       await s.exited;
       clearTimeout(timer);
     }
-  await fresh.close();
+  stores.length = 0;
+  const closing = fresh;
+  fresh = new Agent({ pipelining: 0 });
+  await closing.close();
 }
 
 /** One request on a fresh connection; a refused or cut connection is status 0, not a throw. */
