@@ -102,7 +102,11 @@ export function loadEdgeConfig(env: EdgeEnv): EdgeConfig {
     breakerFailures: seconds(env.EDGE_BREAKER_FAILURES, 'EDGE_BREAKER_FAILURES', 5, 1, 1000),
     breakerOpenMs: seconds(env.EDGE_BREAKER_OPEN_SECONDS, 'EDGE_BREAKER_OPEN_SECONDS', 5, 0.1, 300) * 1000,
     memoryCache: cacheKind(env.EDGE_CACHE),
-    joinBatchMax: env.EDGE_JOIN_BATCH === 'off' ? 0 : seconds(env.EDGE_JOIN_BATCH, 'EDGE_JOIN_BATCH', 100, 1, 100),
+    // Off unless asked for: batched joins hung in a 20,000-fan rehearsal (docs/edge.md, "Joins in batches").
+    joinBatchMax:
+      env.EDGE_JOIN_BATCH === undefined || env.EDGE_JOIN_BATCH === '' || env.EDGE_JOIN_BATCH === 'off'
+        ? 0
+        : seconds(env.EDGE_JOIN_BATCH, 'EDGE_JOIN_BATCH', 100, 1, 100),
     misconfigured:
       missing.length > 0
         ? `${missing.join(' and ')} not set (32+ characters each, as Worker secrets): status polls go to the origin`

@@ -14,7 +14,7 @@ const schema = z.object({
   EDGE_BREAKER_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
   EDGE_BREAKER_OPEN_SECONDS: z.coerce.number().min(0.1).max(300).default(5),
   EDGE_FRAMING_GUARD: z.enum(['on', 'off']).default('on'),
-  EDGE_JOIN_BATCH: z.union([z.literal('off'), z.coerce.number().int().min(1).max(100)]).default(100),
+  EDGE_JOIN_BATCH: z.union([z.literal('off'), z.coerce.number().int().min(1).max(100)]).default('off'),
 });
 
 export interface LocalEdgeEnv {

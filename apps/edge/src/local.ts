@@ -56,7 +56,7 @@ export interface LocalEdgeOptions {
   fanTimeoutMs?: number;
   breakerFailures?: number;
   breakerOpenSeconds?: number;
-  /** EDGE_JOIN_BATCH: most joins in one request to the origin (default 100), or `off` (each join proxied alone). */
+  /** EDGE_JOIN_BATCH: most joins in one request to the origin, or `off` (the default: each join proxied alone). */
   joinBatch?: number | 'off';
   /**
    * The framing guard in front of workerd (default on): malformed request framing answered 400 in the error shape
@@ -127,7 +127,7 @@ export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
     // One isolate on this machine: the worker keeps cacheable answers in its own memory (workerd serve has no Cache
     // API storage of its own; on Cloudflare the binding is unset and the Cache API is used).
     EDGE_CACHE: 'memory',
-    EDGE_JOIN_BATCH: String(o.joinBatch ?? 100),
+    EDGE_JOIN_BATCH: String(o.joinBatch ?? 'off'),
   };
   const script = o.script ?? (await bundleWorker());
   const dir = await mkdtemp(join(tmpdir(), 'onsale-edge-'));

@@ -90,6 +90,8 @@ beforeAll(async () => {
     fanTimeoutMs: PROXY_TIMEOUT_MS,
     // These cases fail the origin on purpose, one after another: the circuit breaker has its own cases below.
     breakerFailures: 1000,
+    // Joins in batches (EDGE_JOIN_BATCH, off by default): a batch's reset is one of the cases.
+    joinBatch: 100,
   });
 });
 

@@ -26,7 +26,8 @@ Joins as a crowd makes them, against the database's own insert rate, in one run 
 and prints joins/s (the ratio to the insert rate; goal >= 0.5 through the edge), p50/p99, the answers by status and
 code, and CPU per join of the store process, the database's backends, workerd and the framing guard.
 --concurrency is the client's connections (default 200); --origin-only skips the edge, --edge-only the origin.
---join-batch is the edge's EDGE_JOIN_BATCH (default 100: joins sent to the origin many to a request; off: one each);
+--join-batch is the edge's EDGE_JOIN_BATCH (default off, as the edge's own default: one origin request a join; N: up to N
+joins sent to the origin in one request);
 --unbatched adds the same joins through the edge with EDGE_JOIN_BATCH=off, to compare within one run.
 --pass-through adds the same joins through a bare pass-through worker on workerd serve (fetch(request) to the origin, no
 guard): what any worker forwarding one origin request per join costs workerd, the floor of the edge's figure.`;
@@ -56,7 +57,7 @@ export async function main(argv: string[]) {
       'origin-only': { type: 'boolean', default: false },
       'edge-only': { type: 'boolean', default: false },
       'pass-through': { type: 'boolean', default: false },
-      'join-batch': { type: 'string', default: '100' },
+      'join-batch': { type: 'string', default: 'off' },
       unbatched: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },

@@ -52,7 +52,12 @@ beforeAll(async () => {
   storeUrl = await h.app.listen({ host: '127.0.0.1', port: 0 });
   ({ eventId } = await makeEvent(h.t, { fairnessMode: 'FIFO' }));
   const secrets = testSecrets();
-  edge = await startLocalEdge({ storeApiUrl: storeUrl, queueTokenSecret: secrets.queueTokenSecret, authSecret: secrets.authSecret });
+  edge = await startLocalEdge({
+    storeApiUrl: storeUrl,
+    queueTokenSecret: secrets.queueTokenSecret,
+    authSecret: secrets.authSecret,
+    joinBatch: 100,
+  });
 }, 120_000);
 afterAll(async () => {
   await edge?.close();
@@ -117,6 +122,7 @@ describe('joins through the edge, batched to the origin', () => {
       queueTokenSecret: 'not this install queue token secret, 32+ chars',
       authSecret: secrets.authSecret,
       framingGuard: false,
+      joinBatch: 100,
     });
     try {
       const r = await join(other.url, await fan('ete-alone'));
@@ -136,6 +142,7 @@ describe('joins through the edge, batched to the origin', () => {
       queueTokenSecret: secrets.queueTokenSecret,
       authSecret: secrets.authSecret,
       framingGuard: false,
+      joinBatch: 100,
     });
     try {
       const r = await join(none.url, await fan('ete-none'));
