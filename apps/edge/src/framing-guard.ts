@@ -11,14 +11,14 @@ import net from 'node:net';
 import { scannedLength, scannedMethod, scanRequest, scanResponseHead } from './framing-scan.js';
 
 /** Node's HTTP parser binding (llhttp), the one its HTTP server frames requests with. */
-interface Parser {
+export interface Parser {
   initialize(type: number, resource: object, maxHeaderSize: number, lenient: number): void;
   execute(data: Buffer): number | (Error & { code?: string; reason?: string });
   finish(): unknown;
   close(): void;
   [callback: number]: (...args: unknown[]) => unknown;
 }
-interface ParserClass {
+export interface ParserClass {
   new (): Parser;
   REQUEST: number;
   RESPONSE: number;
@@ -32,9 +32,9 @@ interface ParserClass {
 }
 
 /** Method names by llhttp's method number, as Node's HTTP server reads them. */
-const METHODS = (createRequire(import.meta.url)('_http_common') as { methods?: string[] }).methods ?? [];
+export const METHODS = (createRequire(import.meta.url)('_http_common') as { methods?: string[] }).methods ?? [];
 
-function loadParser(): ParserClass {
+export function loadParser(): ParserClass {
   const { HTTPParser } = createRequire(import.meta.url)('_http_common') as { HTTPParser?: ParserClass };
   if (typeof HTTPParser !== 'function' || typeof HTTPParser.REQUEST !== 'number')
     throw new Error(`this Node.js (${process.version}) does not expose its HTTP parser; run the edge with EDGE_FRAMING_GUARD=off`);

@@ -1,6 +1,6 @@
-import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { loadParser, METHODS } from '../src/framing-guard.js';
 import { scannedLength, scannedMethod, scanRequest, scanResponseHead } from '../src/framing-scan.js';
 
 // The framing guard's fast path against Node's own HTTP parser (llhttp, strict, as the guard runs it for every
@@ -8,26 +8,9 @@ import { scannedLength, scannedMethod, scanRequest, scanResponseHead } from '../
 // (or answer) ending at the same byte, with the connection kept open, so the guard hands llhttp the bytes that
 // follow in the state llhttp starts in. Anything else the fast path leaves to llhttp, which refuses what it refused.
 
-interface Parser {
-  initialize(type: number, resource: object, maxHeaderSize: number, lenient: number): void;
-  execute(data: Buffer): number | Error;
-  close(): void;
-  [callback: number]: (...args: unknown[]) => unknown;
-}
-const { HTTPParser, methods } = createRequire(import.meta.url)('_http_common') as {
-  HTTPParser: {
-    new (): Parser;
-    REQUEST: number;
-    RESPONSE: number;
-    kOnHeaders: number;
-    kOnHeadersComplete: number;
-    kOnBody: number;
-    kOnMessageComplete: number;
-    kOnExecute: number;
-    kLenientNone: number;
-  };
-  methods: string[];
-};
+// The guard's own handle on llhttp (Node's `_http_common`), not a second declaration of it.
+const HTTPParser = loadParser();
+const methods = METHODS;
 
 /** What llhttp (strict) makes of `bytes` as requests: each request's method, target, keep-alive and upgrade, and where the parse stopped. */
 function llhttpRequests(bytes: Buffer) {
