@@ -6,6 +6,12 @@ import { EDGE_JOINS_HEADER, EDGE_JOINS_PATH, signEdgeJoins, type EdgeJoin, type 
 import type { TokenKey } from '@onsale/shared/queue/edge';
 import type { OriginBreaker } from './breaker.js';
 
+const noop = () => {};
+/** An offered batch not sent by any member woken after this long is offered to its next members (ms). */
+const CLAIM_MS = 1000;
+/** A batch sent and unanswered this long past the origin timeout lost its sender's request (ms). */
+const GIVE_UP_MARGIN_MS = 1000;
+
 /** What one join of a batch comes back with. */
 export type JoinOutcome =
   /** The origin's answer to this join. */
@@ -15,12 +21,39 @@ export type JoinOutcome =
   /** The origin refused the batch itself (it has no batch route, or does not know the edge's key): send the join alone. */
   | { kind: 'alone' };
 
+const UNAVAILABLE: JoinOutcome = { kind: 'unavailable', retryAfterSeconds: 5, how: 'miss' };
+
+/**
+ * A join waiting for its batch. Its request is the only one that touches its promise: every other request only sets
+ * plain fields here and wakes it (workerd runs the continuation in the join's own request, or drops it when that
+ * request is over).
+ */
 interface Waiting {
   join: EdgeJoin;
-  settle: (turn: Turn) => void;
+  /** The batch it is in, once one is formed. */
+  batch: Batch | undefined;
+  /** Its outcome, once its batch is answered. */
+  outcome: JoinOutcome | undefined;
+  /** Wakes its request to look at batch and outcome again. */
+  wake: () => void;
+  /** Its request has been answered otherwise (its deadline) or is gone: it is not sent, and not woken. */
+  ticket: JoinTicket;
 }
-/** A waiting join's turn: it leads a batch (sends it from its own request), or its batch's leader brings its outcome. */
-type Turn = { lead: Waiting[] } | { outcome: JoinOutcome };
+
+/** A join's request, as the batcher sees it: `gone` once the request has been answered without its join. */
+export interface JoinTicket {
+  gone: boolean;
+}
+
+interface Batch {
+  members: Waiting[];
+  /** Offered: waiting for one of its members' requests to send it. Sent: at the origin. */
+  state: 'offered' | 'sent';
+  /** When it was offered (to the latest members woken) or sent (ms). */
+  since: number;
+  /** Members woken to send it so far (the first ones). */
+  offered: number;
+}
 
 export interface EdgeJoinBatcherOptions {
   originUrl: string;
@@ -33,58 +66,132 @@ export interface EdgeJoinBatcherOptions {
   maxInFlight: number;
   /** How long after the origin refused a batch joins go alone again before batching is tried anew (ms). */
   refusedForMs?: number;
+  /** How long an offered batch waits for a member's request to send it before the next members are asked (ms). */
+  claimMs?: number;
+  /** The clock (ms). */
+  now?: () => number;
   log?: (message: string) => void;
 }
 
+/** Members of a batch woken at once to send it: the first whose request is still there sends it. */
+const OFFER_TO = 2;
+
 /**
- * Collects joins into batches for the origin. A batch is sent by the request of its first join (the worker's I/O
- * belongs to a request), which awaits the whole batch anyway; the others wait for their outcome. Joins keep their
- * arrival order within a batch and batches leave in arrival order.
+ * Collects joins into batches for the origin. workerd's I/O belongs to a request, and a request that is over (its
+ * answer sent, its fan gone) runs nothing more: a promise another request resolves for it is dropped. So a batch is
+ * only ever sent by the request of one of its own joins, which awaits the batch's answer anyway and reads it whole in
+ * its own context; the other joins get plain values and are woken in theirs. A batch is offered to its first members;
+ * the first whose request runs sends it. A batch nobody sent (every member offered gone) is offered to the next
+ * members after claimMs; a batch whose sender went away without an answer is given up after the origin timeout, its
+ * joins answered 503 as a failed batch's are. Joins keep their arrival order within a batch and batches leave in
+ * arrival order.
  */
 export class EdgeJoinBatcher {
   private waiting: Waiting[] = [];
-  private inFlight = 0;
+  /** Batches offered or at the origin (at most maxInFlight). */
+  private out: Batch[] = [];
   private refusedUntil = 0;
+  private readonly now: () => number;
 
-  constructor(private readonly o: EdgeJoinBatcherOptions) {}
+  constructor(private readonly o: EdgeJoinBatcherOptions) {
+    this.now = o.now ?? Date.now;
+  }
 
   /** False for a while after the origin refused a batch: joins then go alone. */
   get active(): boolean {
-    return this.refusedUntil === 0 || Date.now() >= this.refusedUntil;
+    return this.refusedUntil === 0 || this.now() >= this.refusedUntil;
   }
 
-  async join(join: EdgeJoin): Promise<JoinOutcome> {
-    const turn = await new Promise<Turn>((settle) => {
-      this.waiting.push({ join, settle });
-      this.pump();
-    });
-    if ('outcome' in turn) return turn.outcome;
-    return this.send(turn.lead);
+  /** Batches offered or at the origin now (for tests). */
+  get batchesOut(): number {
+    return this.out.length;
   }
 
-  /** Starts batches while fewer than maxInFlight are out: the first join of each is woken to send it. */
-  private pump(): void {
-    while (this.inFlight < this.o.maxInFlight && this.waiting.length > 0) {
-      const batch = this.waiting.splice(0, this.o.maxBatch);
-      this.inFlight++;
-      batch[0]!.settle({ lead: batch });
+  async join(join: EdgeJoin, ticket: JoinTicket = { gone: false }): Promise<JoinOutcome> {
+    const w: Waiting = { join, batch: undefined, outcome: undefined, wake: noop, ticket };
+    this.waiting.push(w);
+    this.pump();
+    for (;;) {
+      if (w.outcome !== undefined) return w.outcome;
+      const b = w.batch;
+      if (b !== undefined && b.state === 'offered') return this.send(b, w);
+      await new Promise<void>((resolve) => (w.wake = resolve));
     }
   }
 
-  /** Sends a batch (its leader's own join first), gives every other join its outcome, returns the leader's. */
-  private async send(batch: Waiting[]): Promise<JoinOutcome> {
+  /** Gives up batches whose sender is gone, re-offers batches nobody sent, and offers new ones while there is room. */
+  private pump(): void {
+    const now = this.now();
+    for (const b of [...this.out]) {
+      if (b.state === 'sent' && now - b.since > this.o.timeoutMs + GIVE_UP_MARGIN_MS) {
+        this.o.log?.(`onsale edge: a batch of ${b.members.length} joins went unanswered (its request is gone): answered 503`);
+        this.finish(
+          b,
+          b.members.map(() => UNAVAILABLE),
+        );
+      } else if (b.state === 'offered' && now - b.since > (this.o.claimMs ?? CLAIM_MS)) {
+        if (!this.offer(b, now))
+          this.finish(
+            b,
+            b.members.map(() => UNAVAILABLE),
+          );
+      }
+    }
+    while (this.out.length < this.o.maxInFlight && this.waiting.length > 0) {
+      const members: Waiting[] = [];
+      while (members.length < this.o.maxBatch && this.waiting.length > 0) {
+        const w = this.waiting.shift()!;
+        if (!w.ticket.gone) members.push(w);
+      }
+      if (members.length === 0) break;
+      const b: Batch = { members, state: 'offered', since: now, offered: 0 };
+      for (const m of members) m.batch = b;
+      this.out.push(b);
+      this.offer(b, now);
+    }
+  }
+
+  /** Wakes the next members of a batch to send it; false when every member has been asked. */
+  private offer(b: Batch, now: number): boolean {
+    if (b.offered >= b.members.length) return false;
+    const to = Math.min(b.members.length, b.offered + OFFER_TO);
+    for (let i = b.offered; i < to; i++) {
+      const m = b.members[i]!;
+      if (!m.ticket.gone) m.wake();
+    }
+    b.offered = to;
+    b.since = now;
+    return true;
+  }
+
+  /** Gives each member its outcome (waking the others' requests), frees the batch's place, offers the next. */
+  private finish(b: Batch, outcomes: JoinOutcome[], sender?: Waiting): void {
+    const i = this.out.indexOf(b);
+    if (i < 0) return;
+    this.out.splice(i, 1);
+    b.members.forEach((m, k) => {
+      m.outcome = outcomes[k]!;
+      if (m !== sender && !m.ticket.gone) m.wake();
+    });
+    this.pump();
+  }
+
+  /** Sends a batch from the request of one of its joins (`sender`), gives every join its outcome, returns the sender's. */
+  private async send(b: Batch, sender: Waiting): Promise<JoinOutcome> {
+    b.state = 'sent';
+    b.since = this.now();
+    // Joins whose requests were answered meanwhile are not sent (their fans were told to come back).
+    const members = b.members.filter((m) => m === sender || !m.ticket.gone);
+    b.members = members;
     let outcomes: JoinOutcome[];
     try {
-      outcomes = await this.exchange(batch.map((w) => w.join));
+      outcomes = await this.exchange(members.map((w) => w.join));
     } catch (e) {
       this.o.log?.(`onsale edge: a batch of joins failed: ${e instanceof Error ? e.message : String(e)}`);
-      outcomes = batch.map(() => ({ kind: 'unavailable', retryAfterSeconds: 5, how: 'miss' }));
-    } finally {
-      this.inFlight--;
+      outcomes = members.map(() => UNAVAILABLE);
     }
-    for (let i = 1; i < batch.length; i++) batch[i]!.settle({ outcome: outcomes[i]! });
-    this.pump();
-    return outcomes[0]!;
+    this.finish(b, outcomes, sender);
+    return sender.outcome ?? outcomes[members.indexOf(sender)]!;
   }
 
   private async exchange(joins: EdgeJoin[]): Promise<JoinOutcome[]> {

@@ -1,0 +1,164 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EdgeJoinsBody } from '@onsale/shared/queue/edge-joins';
+import { startLocalEdge, type LocalEdge } from '../src/local.js';
+import { FakeOrigin } from './fake-origin.js';
+
+// Joins in batches under load, on `workerd serve`: many joins at once, so that several batches are at the origin
+// while more joins wait for the next, and fans hanging up while their batch is in flight (the leader of a batch
+// among them). Every fan still connected gets its own join's answer, and workerd logs no cross-request I/O error
+// ("Cannot perform I/O on behalf of a different request") and no cancelled continuation. A 20,000-fan rehearsal with
+// batching on showed both (docs/edge.md, "Joins in batches").
+
+const QUEUE_SECRET = 'edge join batch load test queue secret, 32+ characters';
+const AUTH_SECRET = 'edge join batch load test account secret, 32+ characters';
+
+let origin: FakeOrigin;
+let edge: LocalEdge;
+const logs: string[] = [];
+/** Batches the origin is answering now, and the most at once. */
+let atOrigin = 0;
+let mostAtOrigin = 0;
+let batches = 0;
+/** How long the origin takes over a batch. */
+let originDelayMs = 40;
+
+/** The origin's batch route: each join answered with its own path and the fan's id, after a pause (a busy origin). */
+function answerBatch(_req: IncomingMessage, res: ServerResponse, text: string): void {
+  {
+    const body = JSON.parse(text) as EdgeJoinsBody;
+    atOrigin++;
+    batches++;
+    mostAtOrigin = Math.max(mostAtOrigin, atOrigin);
+    setTimeout(() => {
+      atOrigin--;
+      const answers = body.joins.map((j) => ({
+        status: 201,
+        headers: { 'content-type': 'application/json; charset=utf-8' },
+        body: JSON.stringify({ path: j.path, fan: j.headers['x-fan'] }),
+      }));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ answers }));
+    }, originDelayMs);
+  }
+}
+
+beforeAll(async () => {
+  origin = await new FakeOrigin().start();
+  origin.raw.set('POST /edge/joins', answerBatch);
+  edge = await startLocalEdge({
+    storeApiUrl: origin.url,
+    queueTokenSecret: QUEUE_SECRET,
+    authSecret: AUTH_SECRET,
+    originTimeoutMs: 2500,
+    proxyTimeoutMs: 2500,
+    fanTimeoutMs: 2500,
+    joinBatch: 100,
+    log: (line) => logs.push(line),
+  });
+});
+
+afterAll(async () => {
+  await edge?.close();
+  await origin?.stop();
+});
+
+/** One fan's join; `hangUpAfterMs` aborts it (the fan closes the page) that long after it is sent. */
+async function join(fan: number, hangUpAfterMs?: number): Promise<{ fan: number; status: number; body: unknown } | 'hung up'> {
+  const abort = new AbortController();
+  const timer = hangUpAfterMs === undefined ? undefined : setTimeout(() => abort.abort(), hangUpAfterMs);
+  try {
+    const r = await fetch(`${edge.url}/events/e${fan % 7}/queue`, {
+      method: 'POST',
+      headers: { 'user-agent': 'Mozilla/5.0 (a browser)', accept: 'application/json', 'x-fan': String(fan) },
+      signal: abort.signal,
+    });
+    const text = await r.text();
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // kept as text: the assertion below shows it
+    }
+    return { fan, status: r.status, body };
+  } catch (e) {
+    if (abort.signal.aborted) return 'hung up';
+    throw e;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+describe('joins in batches under load (workerd serve)', () => {
+  it('answers every fan still waiting with its own join, with fans hanging up while their batch is at the origin', async () => {
+    const rounds = 4;
+    const perRound = 600;
+    let answered = 0;
+    let hungUp = 0;
+    const wrong: unknown[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const results = await Promise.all(
+        Array.from({ length: perRound }, (_, i) => {
+          const fan = round * perRound + i;
+          // One fan in three hangs up 0-60 ms after sending: mostly while its batch (or the one before) is at the
+          // origin, some of them a batch's first join, whose request sends it.
+          return join(fan, fan % 3 === 0 ? fan % 61 : undefined);
+        }),
+      );
+      for (const r of results) {
+        if (r === 'hung up') {
+          hungUp++;
+          continue;
+        }
+        answered++;
+        const want = { path: `/events/e${r.fan % 7}/queue`, fan: String(r.fan) };
+        if (r.status !== 201 || JSON.stringify(r.body) !== JSON.stringify(want)) wrong.push({ fan: r.fan, status: r.status, body: r.body });
+      }
+    }
+    const bad = logs.filter((l) => /different request|Continuations for that request|hanging Promise|never generate a response/i.test(l));
+    expect({ wrong: wrong.slice(0, 3), wrongCount: wrong.length, bad: bad.slice(0, 3), badCount: bad.length }).toEqual({
+      wrong: [],
+      wrongCount: 0,
+      bad: [],
+      badCount: 0,
+    });
+    // Every fan that did not hang up was answered, and at least as many as never hung up.
+    expect(answered + hungUp).toBe(rounds * perRound);
+    expect(answered).toBeGreaterThanOrEqual((rounds * perRound * 2) / 3);
+    // The joins went in batches, two at the origin at once at most.
+    expect(batches).toBeLessThan(answered);
+    expect(mostAtOrigin).toBeLessThanOrEqual(2);
+    // And after all that, the edge still batches: a join now is answered at once.
+    const after = await join(1_000_000);
+    expect(after).toMatchObject({ status: 201 });
+  });
+
+  it('stays whole when the origin is slower than fans wait: joins queued past their deadline are answered 503 and the batcher keeps going', async () => {
+    logs.length = 0;
+    originDelayMs = 1500;
+    const results = await Promise.all(Array.from({ length: 1500 }, (_, i) => join(10_000 + i, i % 4 === 0 ? 200 + (i % 1000) : undefined)));
+    let ok = 0;
+    let unavailable = 0;
+    for (const r of results) {
+      if (r === 'hung up') continue;
+      if (r.status === 201) ok++;
+      else {
+        // Never workerd's bare 500: a 503 with the edge's code.
+        expect({ status: r.status, error: (r.body as { error?: string }).error }).toMatchObject({
+          status: 503,
+          error: expect.stringMatching(/^(EDGE_FAULT|ORIGIN_UNAVAILABLE)$/),
+        });
+        unavailable++;
+      }
+    }
+    expect(ok).toBeGreaterThan(0);
+    expect(unavailable).toBeGreaterThan(0);
+    // The origin quick again: a join is answered at once, in a batch (the batcher is not wedged).
+    originDelayMs = 40;
+    const sent = batches;
+    const after = await Promise.all(Array.from({ length: 50 }, (_, i) => join(20_000 + i)));
+    for (const r of after) expect(r).toMatchObject({ status: 201 });
+    expect(batches).toBeGreaterThan(sent);
+    const bad = logs.filter((l) => /different request|Continuations for that request|hanging Promise|never generate a response/i.test(l));
+    expect({ bad: bad.slice(0, 3), badCount: bad.length }).toEqual({ bad: [], badCount: 0 });
+  });
+});
