@@ -92,6 +92,11 @@ export class EdgeJoinBatcher {
   private out: Batch[] = [];
   private refusedUntil = 0;
   private readonly now: () => number;
+  /**
+   * The key once imported. Its promise was made by the request that built the edge: awaiting a promise another
+   * request made hands the continuation to that request in workerd, so it is awaited once and kept as a value.
+   */
+  private keyNow: TokenKey | undefined;
 
   constructor(private readonly o: EdgeJoinBatcherOptions) {
     this.now = o.now ?? Date.now;
@@ -207,7 +212,8 @@ export class EdgeJoinBatcher {
     let retryAfter: string | null;
     let text: string;
     try {
-      const signature = await signEdgeJoins(await this.o.key(), body, Date.now());
+      const key = this.keyNow ?? (this.keyNow = await this.o.key());
+      const signature = await signEdgeJoins(key, body, Date.now());
       const res = await fetch(`${this.o.originUrl}${EDGE_JOINS_PATH}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', [EDGE_JOINS_HEADER]: signature },
