@@ -53,7 +53,6 @@ beforeAll(async () => {
     proxyTimeoutMs: 2500,
     fanTimeoutMs: 2500,
     joinBatch: 100,
-    framingGuard: process.env.JOINS5_GUARD !== "0",
     // Batches fail on purpose below (timeouts): the breaker has its own tests.
     breakerFailures: 1000,
     log: (line) => logs.push(line),
