@@ -6,11 +6,15 @@ import { EDGE_JOINS_HEADER, EDGE_JOINS_PATH, signEdgeJoins, type EdgeJoin, type 
 import type { TokenKey } from '@onsale/shared/queue/edge';
 import type { OriginBreaker } from './breaker.js';
 
-const noop = () => {};
-/** An offered batch not sent by any member woken after this long is offered to its next members (ms). */
+/** An offered batch none of whose joins' requests has sent after this long is given up: they are gone (ms). */
 const CLAIM_MS = 1000;
 /** A batch sent and unanswered this long past the origin timeout lost its sender's request (ms). */
 const GIVE_UP_MARGIN_MS = 1000;
+/** A waiting join looks at its batch after this long, then twice as long each time, up to MAX_TICK_MS (ms). */
+const FIRST_TICK_MS = 2;
+const MAX_TICK_MS = 16;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** What one join of a batch comes back with. */
 export type JoinOutcome =
@@ -24,9 +28,9 @@ export type JoinOutcome =
 const UNAVAILABLE: JoinOutcome = { kind: 'unavailable', retryAfterSeconds: 5, how: 'miss' };
 
 /**
- * A join waiting for its batch. Its request is the only one that touches its promise: every other request only sets
- * plain fields here and wakes it (workerd runs the continuation in the join's own request, or drops it when that
- * request is over).
+ * A join waiting for its batch. Other requests only ever set plain fields here; the join's own request reads them on
+ * its own timer (a timer's callback runs in the request that set it), so nothing of one request's is resumed, awaited
+ * or read by another.
  */
 interface Waiting {
   join: EdgeJoin;
@@ -34,9 +38,7 @@ interface Waiting {
   batch: Batch | undefined;
   /** Its outcome, once its batch is answered. */
   outcome: JoinOutcome | undefined;
-  /** Wakes its request to look at batch and outcome again. */
-  wake: () => void;
-  /** Its request has been answered otherwise (its deadline) or is gone: it is not sent, and not woken. */
+  /** Its request has been answered otherwise (its deadline) or is gone: it is not sent. */
   ticket: JoinTicket;
 }
 
@@ -47,12 +49,10 @@ export interface JoinTicket {
 
 interface Batch {
   members: Waiting[];
-  /** Offered: waiting for one of its members' requests to send it. Sent: at the origin. */
+  /** Offered: waiting for one of its joins' requests to send it. Sent: at the origin. */
   state: 'offered' | 'sent';
-  /** When it was offered (to the latest members woken) or sent (ms). */
+  /** When it was offered or sent (ms). */
   since: number;
-  /** Members woken to send it so far (the first ones). */
-  offered: number;
 }
 
 export interface EdgeJoinBatcherOptions {
@@ -66,25 +66,23 @@ export interface EdgeJoinBatcherOptions {
   maxInFlight: number;
   /** How long after the origin refused a batch joins go alone again before batching is tried anew (ms). */
   refusedForMs?: number;
-  /** How long an offered batch waits for a member's request to send it before the next members are asked (ms). */
+  /** How long an offered batch waits for one of its joins' requests to send it before it is given up (ms). */
   claimMs?: number;
   /** The clock (ms). */
   now?: () => number;
   log?: (message: string) => void;
 }
 
-/** Members of a batch woken at once to send it: the first whose request is still there sends it. */
-const OFFER_TO = 2;
-
 /**
- * Collects joins into batches for the origin. workerd's I/O belongs to a request, and a request that is over (its
- * answer sent, its fan gone) runs nothing more: a promise another request resolves for it is dropped. So a batch is
- * only ever sent by the request of one of its own joins, which awaits the batch's answer anyway and reads it whole in
- * its own context; the other joins get plain values and are woken in theirs. A batch is offered to its first members;
- * the first whose request runs sends it. A batch nobody sent (every member offered gone) is offered to the next
- * members after claimMs; a batch whose sender went away without an answer is given up after the origin timeout, its
- * joins answered 503 as a failed batch's are. Joins keep their arrival order within a batch and batches leave in
- * arrival order.
+ * Collects joins into batches for the origin. workerd's I/O belongs to a request, and so does every promise: one
+ * request resolving another's promise hands the continuation to that request, or drops it when that request is over,
+ * and an object with I/O in it (a stream, a response) made in one request cannot be used by another. So a batch is only
+ * ever sent by the request of one of its own joins, which awaits the answer anyway and reads it whole; every join
+ * learns its batch and its outcome as plain values, on its own request's timer (2 ms, then twice as long each time, at
+ * most 16 ms), and builds its answer in its own request. A batch is sent by whichever of its joins' requests looks
+ * first (at once, by the join that arrives while there is room); a batch none of them sent within claimMs is given up,
+ * as is one whose sender went away without an answer after the origin timeout: their joins are answered 503 as a
+ * failed batch's are. Joins keep their arrival order within a batch and batches leave in arrival order.
  */
 export class EdgeJoinBatcher {
   private waiting: Waiting[] = [];
@@ -92,10 +90,7 @@ export class EdgeJoinBatcher {
   private out: Batch[] = [];
   private refusedUntil = 0;
   private readonly now: () => number;
-  /**
-   * The key once imported. Its promise was made by the request that built the edge: awaiting a promise another
-   * request made hands the continuation to that request in workerd, so it is awaited once and kept as a value.
-   */
+  /** The key once imported: awaited once, then used as a value. */
   private keyNow: TokenKey | undefined;
 
   constructor(private readonly o: EdgeJoinBatcherOptions) {
@@ -113,18 +108,21 @@ export class EdgeJoinBatcher {
   }
 
   async join(join: EdgeJoin, ticket: JoinTicket = { gone: false }): Promise<JoinOutcome> {
-    const w: Waiting = { join, batch: undefined, outcome: undefined, wake: noop, ticket };
+    const w: Waiting = { join, batch: undefined, outcome: undefined, ticket };
     this.waiting.push(w);
     this.pump();
+    let tick = FIRST_TICK_MS;
     for (;;) {
       if (w.outcome !== undefined) return w.outcome;
       const b = w.batch;
       if (b !== undefined && b.state === 'offered') return this.send(b, w);
-      await new Promise<void>((resolve) => (w.wake = resolve));
+      await sleep(tick);
+      tick = Math.min(tick * 2, MAX_TICK_MS);
+      this.pump();
     }
   }
 
-  /** Gives up batches whose sender is gone, re-offers batches nobody sent, and offers new ones while there is room. */
+  /** Gives up batches whose joins' requests are gone, and offers new batches while there is room. */
   private pump(): void {
     const now = this.now();
     for (const b of [...this.out]) {
@@ -135,11 +133,10 @@ export class EdgeJoinBatcher {
           b.members.map(() => UNAVAILABLE),
         );
       } else if (b.state === 'offered' && now - b.since > (this.o.claimMs ?? CLAIM_MS)) {
-        if (!this.offer(b, now))
-          this.finish(
-            b,
-            b.members.map(() => UNAVAILABLE),
-          );
+        this.finish(
+          b,
+          b.members.map(() => UNAVAILABLE),
+        );
       }
     }
     while (this.out.length < this.o.maxInFlight && this.waiting.length > 0) {
@@ -149,35 +146,18 @@ export class EdgeJoinBatcher {
         if (!w.ticket.gone) members.push(w);
       }
       if (members.length === 0) break;
-      const b: Batch = { members, state: 'offered', since: now, offered: 0 };
+      const b: Batch = { members, state: 'offered', since: now };
       for (const m of members) m.batch = b;
       this.out.push(b);
-      this.offer(b, now);
     }
   }
 
-  /** Wakes the next members of a batch to send it; false when every member has been asked. */
-  private offer(b: Batch, now: number): boolean {
-    if (b.offered >= b.members.length) return false;
-    const to = Math.min(b.members.length, b.offered + OFFER_TO);
-    for (let i = b.offered; i < to; i++) {
-      const m = b.members[i]!;
-      if (!m.ticket.gone) m.wake();
-    }
-    b.offered = to;
-    b.since = now;
-    return true;
-  }
-
-  /** Gives each member its outcome (waking the others' requests), frees the batch's place, offers the next. */
-  private finish(b: Batch, outcomes: JoinOutcome[], sender?: Waiting): void {
+  /** Gives each join of a batch its outcome (each reads it on its own timer), frees the batch's place. */
+  private finish(b: Batch, outcomes: JoinOutcome[]): void {
     const i = this.out.indexOf(b);
     if (i < 0) return;
     this.out.splice(i, 1);
-    b.members.forEach((m, k) => {
-      m.outcome = outcomes[k]!;
-      if (m !== sender && !m.ticket.gone) m.wake();
-    });
+    b.members.forEach((m, k) => (m.outcome = outcomes[k]!));
     this.pump();
   }
 
@@ -195,7 +175,7 @@ export class EdgeJoinBatcher {
       this.o.log?.(`onsale edge: a batch of joins failed: ${e instanceof Error ? e.message : String(e)}`);
       outcomes = members.map(() => UNAVAILABLE);
     }
-    this.finish(b, outcomes, sender);
+    this.finish(b, outcomes);
     return sender.outcome ?? outcomes[members.indexOf(sender)]!;
   }
 
