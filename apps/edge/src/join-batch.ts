@@ -118,7 +118,9 @@ export class EdgeJoinBatcher {
       if (b !== undefined && b.state === 'offered') return this.send(b, w);
       await sleep(tick);
       tick = Math.min(tick * 2, MAX_TICK_MS);
-      this.pump();
+      // Its own batch offered: it sends it (above) before anything here could give that batch up.
+      const mine = w.batch;
+      if (w.outcome === undefined && (mine === undefined || mine.state !== 'offered')) this.pump();
     }
   }
 
