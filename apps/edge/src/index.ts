@@ -32,7 +32,7 @@ import { EventStateCache, type KnownState, type WaitUntil } from './state-cache.
 import { ClaimsReporter } from './claims.js';
 import { OriginBreaker } from './breaker.js';
 import { MemoryCache } from './memory-cache.js';
-import { EdgeJoinBatcher, originError } from './join-batch.js';
+import { EdgeJoinBatcher, originError, type JoinTicket } from './join-batch.js';
 import { EDGE_JOIN_PATH, EDGE_JOIN_PATH_MAX, type EdgeJoin, type EdgeJoinAnswer } from '@onsale/shared/queue/edge-joins';
 import { fanLanguage, statusBody } from './status-body.js';
 
@@ -716,9 +716,14 @@ function batchedAnswer(a: EdgeJoinAnswer): Response {
 }
 
 /** A join through the edge's batcher; undefined when it must go alone (the origin refused batches). */
-async function batchedJoin(join: EdgeJoin, joins: EdgeJoinBatcher, waitUntil: WaitUntil): Promise<Response | undefined> {
+async function batchedJoin(
+  join: EdgeJoin,
+  joins: EdgeJoinBatcher,
+  waitUntil: WaitUntil,
+  ticket: JoinTicket,
+): Promise<Response | undefined> {
   // Kept alive past a fan who hangs up: its request may be the one sending the batch for the others.
-  const outcome = joins.join(join);
+  const outcome = joins.join(join, ticket);
   waitUntil(outcome);
   const o = await outcome;
   if (o.kind === 'alone') return undefined;
@@ -729,7 +734,7 @@ async function batchedJoin(join: EdgeJoin, joins: EdgeJoinBatcher, waitUntil: Wa
 /** How long past the longest origin wait a request may go unanswered before the edge answers it 503 itself. */
 const DEADLINE_MARGIN_MS = 2000;
 
-async function route(req: Request, edge: Edge, ctx: ExecutionContext): Promise<Response> {
+async function route(req: Request, edge: Edge, ctx: ExecutionContext, ticket: JoinTicket): Promise<Response> {
   const waitUntil: WaitUntil = (p) => ctx.waitUntil(p);
   try {
     const url = new URL(req.url);
@@ -741,7 +746,7 @@ async function route(req: Request, edge: Edge, ctx: ExecutionContext): Promise<R
     }
     if (req.method === 'POST' && edge.joins?.active) {
       const join = batchableJoin(req, url);
-      const answer = join && (await batchedJoin(join, edge.joins, waitUntil));
+      const answer = join && (await batchedJoin(join, edge.joins, waitUntil, ticket));
       if (answer) return answer;
     }
     return await proxy(req, url, edge, waitUntil);
@@ -779,12 +784,15 @@ export default {
 /** A request answered with whatever it awaits, within its deadline. Never rejects. */
 async function answer(req: Request, edge: Edge, ctx: ExecutionContext): Promise<Response> {
   let deadline: ReturnType<typeof setTimeout> | undefined;
+  // Set once this request is answered by its deadline: a join of it still waiting for a batch is then not sent.
+  const ticket: JoinTicket = { gone: false };
   try {
-    const answered = route(req, edge, ctx);
+    const answered = route(req, edge, ctx, ticket);
     const waitMs = Math.max(edge.config.proxyTimeoutMs, edge.config.fanTimeoutMs, edge.config.originTimeoutMs) + DEADLINE_MARGIN_MS;
     const late = new Promise<Response>((resolve) => {
       deadline = setTimeout(() => {
         console.error(`onsale edge: ${req.method} ${new URL(req.url).pathname} unanswered after ${waitMs} ms`);
+        ticket.gone = true;
         resolve(edgeFault());
       }, waitMs);
     });

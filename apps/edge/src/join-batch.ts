@@ -6,6 +6,16 @@ import { EDGE_JOINS_HEADER, EDGE_JOINS_PATH, signEdgeJoins, type EdgeJoin, type 
 import type { TokenKey } from '@onsale/shared/queue/edge';
 import type { OriginBreaker } from './breaker.js';
 
+/** An offered batch none of whose joins' requests has sent after this long is given up: they are gone (ms). */
+const CLAIM_MS = 1000;
+/** A batch sent and unanswered this long past the origin timeout lost its sender's request (ms). */
+const GIVE_UP_MARGIN_MS = 1000;
+/** A waiting join looks at its batch after this long, then twice as long each time, up to MAX_TICK_MS (ms). */
+const FIRST_TICK_MS = 2;
+const MAX_TICK_MS = 16;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 /** What one join of a batch comes back with. */
 export type JoinOutcome =
   /** The origin's answer to this join. */
@@ -15,12 +25,35 @@ export type JoinOutcome =
   /** The origin refused the batch itself (it has no batch route, or does not know the edge's key): send the join alone. */
   | { kind: 'alone' };
 
+const UNAVAILABLE: JoinOutcome = { kind: 'unavailable', retryAfterSeconds: 5, how: 'miss' };
+
+/**
+ * A join waiting for its batch. Other requests only ever set plain fields here; the join's own request reads them on
+ * its own timer (a timer's callback runs in the request that set it), so nothing of one request's is resumed, awaited
+ * or read by another.
+ */
 interface Waiting {
   join: EdgeJoin;
-  settle: (turn: Turn) => void;
+  /** The batch it is in, once one is formed. */
+  batch: Batch | undefined;
+  /** Its outcome, once its batch is answered. */
+  outcome: JoinOutcome | undefined;
+  /** Its request has been answered otherwise (its deadline) or is gone: it is not sent. */
+  ticket: JoinTicket;
 }
-/** A waiting join's turn: it leads a batch (sends it from its own request), or its batch's leader brings its outcome. */
-type Turn = { lead: Waiting[] } | { outcome: JoinOutcome };
+
+/** A join's request, as the batcher sees it: `gone` once the request has been answered without its join. */
+export interface JoinTicket {
+  gone: boolean;
+}
+
+interface Batch {
+  members: Waiting[];
+  /** Offered: waiting for one of its joins' requests to send it. Sent: at the origin. */
+  state: 'offered' | 'sent';
+  /** When it was offered or sent (ms). */
+  since: number;
+}
 
 export interface EdgeJoinBatcherOptions {
   originUrl: string;
@@ -33,58 +66,119 @@ export interface EdgeJoinBatcherOptions {
   maxInFlight: number;
   /** How long after the origin refused a batch joins go alone again before batching is tried anew (ms). */
   refusedForMs?: number;
+  /** How long an offered batch waits for one of its joins' requests to send it before it is given up (ms). */
+  claimMs?: number;
+  /** The clock (ms). */
+  now?: () => number;
   log?: (message: string) => void;
 }
 
 /**
- * Collects joins into batches for the origin. A batch is sent by the request of its first join (the worker's I/O
- * belongs to a request), which awaits the whole batch anyway; the others wait for their outcome. Joins keep their
- * arrival order within a batch and batches leave in arrival order.
+ * Collects joins into batches for the origin. workerd's I/O belongs to a request, and so does every promise: one
+ * request resolving another's promise hands the continuation to that request, or drops it when that request is over,
+ * and an object with I/O in it (a stream, a response) made in one request cannot be used by another. So a batch is only
+ * ever sent by the request of one of its own joins, which awaits the answer anyway and reads it whole; every join
+ * learns its batch and its outcome as plain values, on its own request's timer (2 ms, then twice as long each time, at
+ * most 16 ms), and builds its answer in its own request. A batch is sent by whichever of its joins' requests looks
+ * first (at once, by the join that arrives while there is room); a batch none of them sent within claimMs is given up,
+ * as is one whose sender went away without an answer after the origin timeout: their joins are answered 503 as a
+ * failed batch's are. Joins keep their arrival order within a batch and batches leave in arrival order.
  */
 export class EdgeJoinBatcher {
   private waiting: Waiting[] = [];
-  private inFlight = 0;
+  /** Batches offered or at the origin (at most maxInFlight). */
+  private out: Batch[] = [];
   private refusedUntil = 0;
+  private readonly now: () => number;
+  /** The key once imported: awaited once, then used as a value. */
+  private keyNow: TokenKey | undefined;
 
-  constructor(private readonly o: EdgeJoinBatcherOptions) {}
+  constructor(private readonly o: EdgeJoinBatcherOptions) {
+    this.now = o.now ?? Date.now;
+  }
 
   /** False for a while after the origin refused a batch: joins then go alone. */
   get active(): boolean {
-    return this.refusedUntil === 0 || Date.now() >= this.refusedUntil;
+    return this.refusedUntil === 0 || this.now() >= this.refusedUntil;
   }
 
-  async join(join: EdgeJoin): Promise<JoinOutcome> {
-    const turn = await new Promise<Turn>((settle) => {
-      this.waiting.push({ join, settle });
-      this.pump();
-    });
-    if ('outcome' in turn) return turn.outcome;
-    return this.send(turn.lead);
+  /** Batches offered or at the origin now (for tests). */
+  get batchesOut(): number {
+    return this.out.length;
   }
 
-  /** Starts batches while fewer than maxInFlight are out: the first join of each is woken to send it. */
-  private pump(): void {
-    while (this.inFlight < this.o.maxInFlight && this.waiting.length > 0) {
-      const batch = this.waiting.splice(0, this.o.maxBatch);
-      this.inFlight++;
-      batch[0]!.settle({ lead: batch });
+  async join(join: EdgeJoin, ticket: JoinTicket = { gone: false }): Promise<JoinOutcome> {
+    const w: Waiting = { join, batch: undefined, outcome: undefined, ticket };
+    this.waiting.push(w);
+    this.pump();
+    let tick = FIRST_TICK_MS;
+    for (;;) {
+      if (w.outcome !== undefined) return w.outcome;
+      const b = w.batch;
+      if (b !== undefined && b.state === 'offered') return this.send(b, w);
+      await sleep(tick);
+      tick = Math.min(tick * 2, MAX_TICK_MS);
+      // Its own batch offered: it sends it (above) before anything here could give that batch up.
+      const mine = w.batch;
+      if (w.outcome === undefined && (mine === undefined || mine.state !== 'offered')) this.pump();
     }
   }
 
-  /** Sends a batch (its leader's own join first), gives every other join its outcome, returns the leader's. */
-  private async send(batch: Waiting[]): Promise<JoinOutcome> {
+  /** Gives up batches whose joins' requests are gone, and offers new batches while there is room. */
+  private pump(): void {
+    const now = this.now();
+    for (const b of [...this.out]) {
+      if (b.state === 'sent' && now - b.since > this.o.timeoutMs + GIVE_UP_MARGIN_MS) {
+        this.o.log?.(`onsale edge: a batch of ${b.members.length} joins went unanswered (its request is gone): answered 503`);
+        this.finish(
+          b,
+          b.members.map(() => UNAVAILABLE),
+        );
+      } else if (b.state === 'offered' && now - b.since > (this.o.claimMs ?? CLAIM_MS)) {
+        this.finish(
+          b,
+          b.members.map(() => UNAVAILABLE),
+        );
+      }
+    }
+    while (this.out.length < this.o.maxInFlight && this.waiting.length > 0) {
+      const members: Waiting[] = [];
+      while (members.length < this.o.maxBatch && this.waiting.length > 0) {
+        const w = this.waiting.shift()!;
+        if (!w.ticket.gone) members.push(w);
+      }
+      if (members.length === 0) break;
+      const b: Batch = { members, state: 'offered', since: now };
+      for (const m of members) m.batch = b;
+      this.out.push(b);
+    }
+  }
+
+  /** Gives each join of a batch its outcome (each reads it on its own timer), frees the batch's place. */
+  private finish(b: Batch, outcomes: JoinOutcome[]): void {
+    const i = this.out.indexOf(b);
+    if (i < 0) return;
+    this.out.splice(i, 1);
+    b.members.forEach((m, k) => (m.outcome = outcomes[k]!));
+    this.pump();
+  }
+
+  /** Sends a batch from the request of one of its joins (`sender`), gives every join its outcome, returns the sender's. */
+  private async send(b: Batch, sender: Waiting): Promise<JoinOutcome> {
+    b.state = 'sent';
+    b.since = this.now();
+    // Joins whose requests were answered meanwhile are not sent (their fans were told to come back).
+    const members = b.members.filter((m) => m === sender || !m.ticket.gone);
+    b.members = members;
     let outcomes: JoinOutcome[];
     try {
-      outcomes = await this.exchange(batch.map((w) => w.join));
+      outcomes = await this.exchange(members.map((w) => w.join));
     } catch (e) {
       this.o.log?.(`onsale edge: a batch of joins failed: ${e instanceof Error ? e.message : String(e)}`);
-      outcomes = batch.map(() => ({ kind: 'unavailable', retryAfterSeconds: 5, how: 'miss' }));
-    } finally {
-      this.inFlight--;
+      outcomes = members.map(() => UNAVAILABLE);
     }
-    for (let i = 1; i < batch.length; i++) batch[i]!.settle({ outcome: outcomes[i]! });
-    this.pump();
-    return outcomes[0]!;
+    this.finish(b, outcomes);
+    return sender.outcome ?? outcomes[members.indexOf(sender)]!;
   }
 
   private async exchange(joins: EdgeJoin[]): Promise<JoinOutcome[]> {
@@ -100,7 +194,8 @@ export class EdgeJoinBatcher {
     let retryAfter: string | null;
     let text: string;
     try {
-      const signature = await signEdgeJoins(await this.o.key(), body, Date.now());
+      const key = this.keyNow ?? (this.keyNow = await this.o.key());
+      const signature = await signEdgeJoins(key, body, Date.now());
       const res = await fetch(`${this.o.originUrl}${EDGE_JOINS_PATH}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', [EDGE_JOINS_HEADER]: signature },

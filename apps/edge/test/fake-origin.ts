@@ -25,7 +25,7 @@ export class FakeOrigin {
    * A route answered by hand (`METHOD /path`), before anything else: for an origin that misbehaves at the socket
    * (resets mid-body, stalls after its headers, never answers).
    */
-  readonly raw = new Map<string, (req: IncomingMessage, res: ServerResponse) => void>();
+  readonly raw = new Map<string, (req: IncomingMessage, res: ServerResponse, body: string) => void>();
   /** When set, every request waits this long before it is answered (a slow origin). */
   delayMs = 0;
   /** When false, every request is answered 503 (the origin up but failing). */
@@ -42,7 +42,7 @@ export class FakeOrigin {
         this.received.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
         const answer = () => {
           const byHand = this.raw.get(`${req.method} ${(req.url ?? '').split('?')[0]!}`);
-          if (byHand) return byHand(req, res);
+          if (byHand) return byHand(req, res, body);
           if (!this.healthy)
             return void res
               .writeHead(503, { 'content-type': 'application/json', 'retry-after': '5' })

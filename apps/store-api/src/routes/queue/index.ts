@@ -85,6 +85,24 @@ export const statusHeadersAccepted = (data: unknown) => {
   return h !== null && isDeviceId(h['x-device-id']) && isText(h['x-queue-token'], 1, 4096);
 };
 
+// The join's parts, the same way: its params are the status poll's; a presale tier's code; its headers.
+const optionalText = (v: unknown, max: number) => v === undefined || isText(v, 0, max);
+export const joinQueryAccepted = (data: unknown) => {
+  const tier = (data as { tier?: unknown } | null)?.tier;
+  return data !== null && typeof data === 'object' && (tier === undefined || isText(tier, 1, 32));
+};
+export const joinHeadersAccepted = (data: unknown) => {
+  const h = data as Record<string, unknown> | null;
+  return (
+    h !== null &&
+    isDeviceId(h['x-device-id']) &&
+    optionalText(h['x-access-code'], 4096) &&
+    optionalText(h['x-proof-of-work'], 4096) &&
+    optionalText(h['x-join-deferral'], 4096) &&
+    optionalText(h['x-client-attestation'], 8192)
+  );
+};
+
 /** A status poll's headers and body (a function of its own: under tsx, a named closure made per poll costs a defineProperty). */
 function statusAnswer(reply: FastifyReply, language: FanLanguage, s: StatusPoll) {
   reply
@@ -108,6 +126,10 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
   app.post(
     '/events/:id/queue',
     {
+      // Every join through the edge and at the origin: its answers written by a compiled serializer and its parts
+      // checked by plain code before zod, as the status poll's (the zod schemas below say the same).
+      serializerCompiler: compiledSerializer,
+      validatorCompiler: fastPathValidator({ params: statusParamsAccepted, querystring: joinQueryAccepted, headers: joinHeadersAccepted }),
       schema: {
         tags: ['queue'],
         summary: 'Join the waiting room (idempotent per account: a repeat returns the same position)',
