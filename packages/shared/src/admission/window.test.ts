@@ -84,7 +84,9 @@ describe('the window on the fans inside (AIMD)', () => {
     expect(lagTargetMs(null)).toBe(1000);
     expect(lagTargetMs(300)).toBe(1000);
     expect(lagTargetMs(2000)).toBe(4000);
-    expect(step({ load: lag, baseLagMs: 2000 })).toMatchObject({ lagging: false, targetMs: 4000, window: 105 });
+    // Not cut, and not grown into either: the window grows only while the store answers within the target itself.
+    expect(step({ load: lag, baseLagMs: 2000 })).toMatchObject({ lagging: false, cut: false, targetMs: 4000, window: 100 });
+    expect(step({ load: { ...idle, holdLatencyP90Ms: 900 }, baseLagMs: 2000 })).toMatchObject({ lagging: false, window: 105 });
     expect(step({ load: lag, baseLagMs: 200 })).toMatchObject({ lagging: true, cut: true });
     // The base: the smallest lag over the last 30 s as the ticks saw it.
     const base = new BaseLag();
