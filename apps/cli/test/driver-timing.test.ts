@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import { describe, expect, it, vi } from 'vitest';
-import { connectionBounds, Crowd, partySize, send } from '../src/rehearse/driver.js';
+import { connectionBounds, Crowd, defaultMaxConnections, partySize, PURCHASE_CONNECTIONS, send } from '../src/rehearse/driver.js';
 import { LatencyHistogram } from '../src/rehearse/histogram.js';
 
 describe('LatencyHistogram', () => {
@@ -54,6 +54,13 @@ describe('connectionBounds', () => {
     const tiny = connectionBounds(1, 4);
     for (const v of Object.values(tiny)) expect(v).toBeGreaterThanOrEqual(1);
   });
+
+  it('by default gives the purchase path a connection per fan inside, up to PURCHASE_CONNECTIONS, beside the polls, joins and waitlist', () => {
+    const b = connectionBounds(64, defaultMaxConnections(64));
+    expect(b).toMatchObject({ status: 32, join: 128, waitlist: 16 });
+    expect(b.hold + b['seat map'] + b.checkout).toBe(PURCHASE_CONNECTIONS);
+    expect(b.hold).toBeGreaterThanOrEqual(1500);
+  });
 });
 
 describe("the driver's two clocks", () => {
@@ -80,6 +87,82 @@ describe("the driver's two clocks", () => {
       await new Promise((r) => server.close(r));
     }
   });
+});
+
+describe("the crowd's purchase path", () => {
+  it("sends every admitted fan's hold at once, so the fans waiting on a slow product wait at the product, where it can count them", async () => {
+    // 300 fans, every one admitted on its first poll. The server answers no hold until it has 300 holds open at once
+    // (then all of them, 409 ACCOUNT_LIMIT_EXCEEDED: each fan is done). With the purchase path's connections a fixed
+    // few hundred over all its kinds (before: 8x --connections less polls and joins, 2 at --connections 1), the holds
+    // queued inside the driver and the server never saw more than those few at once: the run would never end.
+    const fans = 300;
+    const heldOpen: import('node:http').ServerResponse[] = [];
+    let mostHoldsAtOnce = 0;
+    const server = createServer((req, res) => {
+      res.setHeader('content-type', 'application/json');
+      if (req.method === 'POST' && req.url?.endsWith('/queue'))
+        return res.end(JSON.stringify({ queueToken: 'q', cohort: 'PREOPEN', position: null, state: 'WAITING' }));
+      if (req.method === 'GET' && req.url?.endsWith('/queue/status'))
+        return res.end(JSON.stringify({ state: 'ADMITTED', position: 1, admissionToken: 'adm' }));
+      if (req.method === 'GET' && req.url?.endsWith('/seatmap'))
+        return res.end(JSON.stringify({ sections: [{ code: 'A', available: 1000 }] }));
+      if (req.method === 'POST' && req.url?.endsWith('/holds')) {
+        heldOpen.push(res);
+        mostHoldsAtOnce = Math.max(mostHoldsAtOnce, heldOpen.length);
+        if (heldOpen.length >= fans)
+          for (const r of heldOpen.splice(0)) {
+            r.statusCode = 409;
+            r.end(JSON.stringify({ error: 'ACCOUNT_LIMIT_EXCEEDED' }));
+          }
+        return;
+      }
+      res.statusCode = 404;
+      res.end('{}');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const now = Date.now();
+    const crowd = new Crowd({
+      fansUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      eventId: 'e',
+      listingId: 'l',
+      onsaleAtMs: now,
+      startAtMs: now,
+      fans,
+      timeScale: 30,
+      botsShare: 0,
+      abandon: 0,
+      slowPayers: 0,
+      failingPayers: 0,
+      authSecret: 'a-test-secret-that-is-long-enough-0123456789',
+      sections: [{ code: 'A', qualityRank: 1, capacity: 1000 }],
+      perAccountSeats: 4,
+      ticketsPerOrder: 2,
+      holdTtlSeconds: 360,
+      checkoutMinutes: 6,
+      preOpenMs: 300,
+      preOpenShare: 1,
+      tailMeanMs: 1000,
+      pollBudgetPerSecond: 5000,
+      connections: 1,
+      seed: 1,
+      seatPickingOpensAtMs: now + 3_600_000,
+      pickers: 0,
+      accountPrefix: 't',
+      deadlineMs: 600_000,
+    });
+    const done = crowd.run();
+    try {
+      await vi.waitFor(() => expect(crowd.progress().done).toBe(fans), { timeout: 60_000, interval: 20 });
+      expect(mostHoldsAtOnce).toBe(fans);
+      // Nothing waited inside the driver once the server had every hold: the lines are empty.
+      expect(crowd.progress().lines.hold.queued).toBe(0);
+    } finally {
+      crowd.stop();
+      await done;
+      for (const r of heldOpen.splice(0)) r.destroy();
+      await new Promise((r) => server.close(r));
+    }
+  }, 90_000);
 });
 
 describe("the crowd's polls", () => {

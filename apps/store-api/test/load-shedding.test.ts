@@ -252,6 +252,43 @@ describe('load shedding', () => {
       .not.toBeNull();
   });
 
+  it('a hold its client gives up on before the store answers (an edge timing out) is reported for the admission controller as a shed hold', async () => {
+    h = await setupApp({ poolMax: 2 });
+    const { eventId } = await makeEvent(h.t);
+    const base = await listen(h.app);
+    const { headers, poll } = await fan(base, eventId);
+    // A poll: this process knows the event's watermark (the store counts load only for events it serves).
+    expect(await call(base, 'GET', `/events/${eventId}/queue/status`, poll)).toMatchObject({ status: 200 });
+    const pool = poolOf(h.t.db);
+    const shed = async () =>
+      (
+        await sql<{ shed: number }>`SELECT coalesce(sum(holds_shed), 0)::int AS shed FROM store_load WHERE event_id = ${eventId}`.execute(
+          h!.t.db,
+        )
+      ).rows[0]!.shed;
+    expect(await shed()).toBe(0);
+    // Every connection taken: the hold waits for one, and its client (an edge past its origin timeout) gives up.
+    held = await Promise.all([pool.connect(), pool.connect()]);
+    const arrived = new Promise<void>((resolve) => {
+      const seen = (req: { url?: string }) => req.url === `/events/${eventId}/holds` && (h!.app.server.off('request', seen), resolve());
+      h!.app.server.on('request', seen);
+    });
+    const giveUp = new AbortController();
+    const sent = fetch(`${base}/events/${eventId}/holds`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ section: 'B', quantity: 1 }),
+      signal: giveUp.signal,
+    }).catch((e: unknown) => e);
+    await arrived;
+    giveUp.abort();
+    await sent;
+    for (const c of held) c.release();
+    held = [];
+    // The process's load report (written every half second) counts it.
+    await expect.poll(shed, { timeout: 30_000 }).toBeGreaterThan(0);
+  });
+
   it('queries queueing for a full pool shed joins first, holds with the standard routes; status polls (answered from memory) are never shed for it', async () => {
     h = await setupApp({
       poolMax: 2,

@@ -61,7 +61,8 @@ export interface DriverOptions {
   /**
    * The most connections the crowd opens at once, over all its pools (each opened as its fans need it): polls have
    * half of --connections, joins twice it, the waitlist a quarter; the purchase path (seat maps, holds,
-   * checkouts) the rest, so a fan inside sends at once and never behind a poll or a join. Default 8x --connections.
+   * checkouts) the rest, so a fan inside sends at once and never behind a poll or a join: in effect a connection per
+   * fan inside. Default defaultMaxConnections (those three and PURCHASE_CONNECTIONS).
    */
   maxConnections?: number;
   seed: number;
@@ -367,11 +368,30 @@ export function send(
 }
 
 /**
+ * The purchase path's connections (seat maps, holds, checkouts together) by default: a connection per fan in those
+ * stages, up to this many. A real crowd has a connection a fan; the driver's pools open one as a fan's request needs
+ * it (undici opens a connection only when every open one is busy), so the bound is a ceiling the crowd reaches only
+ * when that many fans inside wait on the product at once, and the fans inside are what the admission controller
+ * bounds. Before (2026-12-07), the purchase path had what 8x --connections left over (336 at 64, 134 for holds):
+ * the 200,000-fan stadium's holds then waited 18 s at the median (p99 88 s) inside the driver behind 15,000 fans let
+ * in, a line the product never saw and the controller could not count, and 23,309 checkouts met HOLD_EXPIRED after
+ * waiting 8 s in it. With a connection a fan the wait is at the product, where the store times it and the controller
+ * follows it (window.ts: holds in flight, their latency, holds shed). 4,096 keeps the driver's, the edge's and the
+ * store's sockets well inside the machine's 20,000 open files a process.
+ */
+export const PURCHASE_CONNECTIONS = 4096;
+
+/** The default --max-connections: polls, joins and the waitlist (see connectionBounds) plus PURCHASE_CONNECTIONS. */
+export function defaultMaxConnections(connections: number): number {
+  const b = connectionBounds(connections, 0);
+  return b.status + b.join + b.waitlist + PURCHASE_CONNECTIONS;
+}
+
+/**
  * The connections each pool may open: polls half of `connections`, joins twice it (arrivals come faster than the
  * product answers a join: at 200,000 fans 233 a second against 133 answered over 64 connections), the waitlist a
- * quarter, and
- * the purchase path the rest of `max` (holds 40%, seat maps and checkouts 30% each), at least one each. Pools open
- * connections as their requests need them, so a bound is a ceiling, not a cost.
+ * quarter, and the purchase path the rest of `max` (holds 40%, seat maps and checkouts 30% each), at least one each.
+ * Pools open connections as their requests need them, so a bound is a ceiling, not a cost.
  */
 export function connectionBounds(connections: number, max: number): Record<DriverRequestKind, number> {
   const status = Math.max(1, Math.ceil(connections / 2));
@@ -517,7 +537,7 @@ export class Crowd {
   private readonly sameAnswer = new Map<string, { bytes: Buffer; body: Body | null }>();
 
   constructor(private readonly o: DriverOptions) {
-    this.poolSizes = connectionBounds(o.connections, o.maxConnections ?? o.connections * 8);
+    this.poolSizes = connectionBounds(o.connections, o.maxConnections ?? defaultMaxConnections(o.connections));
     this.pools = Object.fromEntries(
       DRIVER_REQUEST_KINDS.map((k) => [
         k,

@@ -28,7 +28,7 @@ import {
 } from '@onsale/shared/rehearsal';
 import { readEventFile, withDatabase, type Io } from '../commands.js';
 import { CliError } from '../errors.js';
-import { Crowd, type Progress } from './driver.js';
+import { Crowd, defaultMaxConnections, type Progress } from './driver.js';
 import { ResourceSampler } from './resources.js';
 import type { SpawnedProduct } from './spawn.js';
 
@@ -300,7 +300,7 @@ function saleTimes(o: RehearseOptions, file: RunContext['file']): SaleTimes {
     target: o.target ?? null,
     seed: o.seed,
     connections: o.connections,
-    maxConnections: o.maxConnections ?? o.connections * 8,
+    maxConnections: o.maxConnections ?? defaultMaxConnections(o.connections),
     pollBudgetPerSecond: o.pollBudgetPerSecond,
     preOpenSeconds: preOpenMs / 1000,
   };

@@ -183,7 +183,9 @@ export function nextAdmissionRate(input: AdmissionRateInput): AdmissionRate {
       ? `store_lag: the store shed ${holdsShed} holds of fans let in (503, over the last 5 s): more fans inside than it takes; ${fansInside} fans inside against a window of ${Math.floor(window + 1e-9)}, halved while it sheds them`
       : lagMs > lagTarget
         ? `store_lag: the store answers holds in ${(lagMs / 1000).toFixed(1)} s (target ${(lagTarget / 1000).toFixed(1)} s); ${fansInside} fans inside against a window of ${Math.floor(window + 1e-9)}, halved while it lags`
-        : `store_lag: ${fansInside} fans inside against a window of ${Math.floor(window + 1e-9)}, which grows while the store answers within ${(lagTarget / 1000).toFixed(1)} s, as fast as it answers holds`) +
+        : lagMs > ADMISSION_WINDOW.latencyTargetMs
+          ? `store_lag: the store answers holds in ${(lagMs / 1000).toFixed(1)} s, within twice its base lag (${(lagTarget / 1000).toFixed(1)} s) but over the target ${(ADMISSION_WINDOW.latencyTargetMs / 1000).toFixed(1)} s; ${fansInside} fans inside against a window of ${Math.floor(window + 1e-9)}, held where it is`
+          : `store_lag: ${fansInside} fans inside against a window of ${Math.floor(window + 1e-9)}, which grows while the store answers within ${(ADMISSION_WINDOW.latencyTargetMs / 1000).toFixed(1)} s, as fast as it answers holds`) +
     who;
 
   // The tail: seats available, none held, fans waiting, the rate not 0 and the store keeping up (not lagging). The next

@@ -84,7 +84,9 @@ describe('the window on the fans inside (AIMD)', () => {
     expect(lagTargetMs(null)).toBe(1000);
     expect(lagTargetMs(300)).toBe(1000);
     expect(lagTargetMs(2000)).toBe(4000);
-    expect(step({ load: lag, baseLagMs: 2000 })).toMatchObject({ lagging: false, targetMs: 4000, window: 105 });
+    // Not cut, and not grown into either: the window grows only while the store answers within the target itself.
+    expect(step({ load: lag, baseLagMs: 2000 })).toMatchObject({ lagging: false, cut: false, targetMs: 4000, window: 100 });
+    expect(step({ load: { ...idle, holdLatencyP90Ms: 900 }, baseLagMs: 2000 })).toMatchObject({ lagging: false, window: 105 });
     expect(step({ load: lag, baseLagMs: 200 })).toMatchObject({ lagging: true, cut: true });
     // The base: the smallest lag over the last 30 s as the ticks saw it.
     const base = new BaseLag();
@@ -94,6 +96,17 @@ describe('the window on the fans inside (AIMD)', () => {
     expect(base.note('ev', 31_000, 3200)).toBe(3000);
     expect(base.note('ev', 40_000, 3300)).toBe(3200);
     expect(base.note('other', 40_000, 50)).toBe(50);
+  });
+
+  it('grows by at most the holds the store answers a second, not 10% of a large plan: one good tick does not undo the cuts', () => {
+    // The stadium's plan: 15,560 fans inside (10% of it 1,556 a second); the window cut to 1; the store answered 100
+    // holds over the last 5 s (20 a second) and its lag dipped under the target for this tick.
+    const big = { plannedInside: 15_560, plausibleFans: 60_000, clockScale: 30, inside: 125, window: 1 };
+    const answered = { ...idle, holdsAnswered: 100 };
+    expect(step({ ...big, load: answered }).window).toBe(21);
+    expect(step({ ...big, load: answered, elapsedMs: 4000 }).window).toBe(81);
+    // Nothing reported (no store figures): the plan's step, as before.
+    expect(step({ ...big, window: 100, load: { ...idle, reporting: 0 } }).window).toBe(1656);
   });
 
   it('a lagging store halves it from the fans inside, at most once per interval (or per lag, when longer)', () => {

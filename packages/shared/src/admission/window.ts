@@ -27,7 +27,9 @@ import { ADMISSION_TOKEN_TTL_SECONDS } from '../queue/edge.js';
  *   max(latencyTargetMs, baseLagFactor x the smallest lag of the last baseLagWindowMs). A store made slow by other
  *   work (the crowd's polls, another event) stays slow however few fans are inside; halving the window on that only
  *   starves the sale (the club sold 182 of 300 seats that way). A store that stalls answers nothing, so it gets no
- *   served room and its lag keeps rising past twice its base.
+ *   served room and its lag keeps rising past twice its base. The base only spares a slow store the cut: the window
+ *   grows only while the lag is within latencyTargetMs itself (between the two it is held where it is), or a store
+ *   kept slow by the fans already inside (its base over 30 s is their doing) lets in more of them.
  */
 export const ADMISSION_WINDOW = {
   /** The store lags when holds take longer than this at the 90th percentile, as the store measures them... */
@@ -172,8 +174,8 @@ export function servedWindow(load: StoreLoad, clockScale: number | null | undefi
 /**
  * Additive increase, multiplicative decrease on the fans inside. The window starts small (initialWindow). A lagging
  * store (storeLagMs over lagTargetMs) halves it, from the fans inside when they are fewer (never below
- * ADMISSION_WINDOW.min), at most once per max(minCutIntervalMs, lag); a store that keeps up while the window is in use
- * adds max(1, 10% of the planned window) fans a second, up to the maximum (4x the planned window or the plausible fans,
+ * ADMISSION_WINDOW.min), at most once per max(minCutIntervalMs, lag); a store that answers within latencyTargetMs while
+ * the window is in use adds max(1, min(10% of the planned window, the holds the store answers a second)) fans a second, up to the maximum (4x the planned window or the plausible fans,
  * whichever is more) and never past the fans holding + servedWindow.
  */
 export function nextWindow(s: WindowInput): WindowStep {
@@ -199,9 +201,20 @@ export function nextWindow(s: WindowInput): WindowStep {
     }
     return { window, cutAtMs: s.cutAtMs, lagging, lagMs, targetMs, cut: false, served, shedding };
   }
+  // Grown only while the store answers within the latency target itself, whatever its base: a store slow by its base
+  // (lag between the target and twice its base) is neither cut nor grown into. Before, it grew up to twice its base:
+  // in a 20,000-fan stadium with a connection a fan (2026-12-07) a store loaded for 30 s by the fans inside had a
+  // base of 1.65 s, so its window went from 20 to 950 in one tick while holds took 2.1 s, and the store fell over.
+  const growing = lagMs <= A.latencyTargetMs;
   // In use: the fans inside fill 80% of its whole fans (a window of 1.6 fans is in use with one fan inside).
-  if (s.inside >= Math.floor(A.inUse * Math.floor(window))) {
-    const step = Math.max(A.minIncreasePerSecond, planned * A.increaseShare) * (Math.max(0, s.elapsedMs) / 1000);
+  if (growing && s.inside >= Math.floor(A.inUse * Math.floor(window))) {
+    // The step a second: 10% of the planned window, but never more than the holds the store answers a second (its
+    // delivery rate) when it reports: at the stadium 10% of the plan is 1,556 fans a second, so one tick whose lag
+    // dipped under the target undid every cut (a window of 1 became 1,556 in a 20,000-fan run, 7,204 fans then on
+    // their way to a store answering 100 holds a second). A window grows by what the store showed it takes.
+    const answeredPerSecond = s.load.reporting > 0 ? s.load.holdsAnswered / ANSWERED_WINDOW_S : Infinity;
+    const perSecond = Math.max(A.minIncreasePerSecond, Math.min(planned * A.increaseShare, answeredPerSecond));
+    const step = perSecond * (Math.max(0, s.elapsedMs) / 1000);
     // Growth stops at what the store serves (a window already past it is not cut for that: only lag cuts it).
     window = Math.max(window, Math.min(max, served, window + step));
   }
