@@ -34,12 +34,10 @@ import { OriginBreaker } from './breaker.js';
 import { MemoryCache } from './memory-cache.js';
 import { EdgeJoinBatcher, originError, type JoinTicket } from './join-batch.js';
 import { EDGE_JOIN_PATH, EDGE_JOIN_PATH_MAX, type EdgeJoin, type EdgeJoinAnswer } from '@onsale/shared/queue/edge-joins';
-import { fanLanguage, statusBody } from './status-body.js';
+import { EDGE_HEADER, fanLanguage, statusBody, statusInit } from './status-body.js';
 
 export type { EdgeEnv } from './config.js';
 
-/** The header that says who answered: `hit` the edge alone, `miss` the origin (through the edge). */
-const EDGE_HEADER = 'x-onsale-edge';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const STATUS_PATH = /^\/events\/([^/]+)\/queue\/status$/;
@@ -403,18 +401,7 @@ function statusResponse(
 ): Response {
   // How old the edge's numbers are (seconds since the origin last answered): what an operator checks first.
   const age = Math.max(0, Math.floor((now - known.fetchedAt) / 1000));
-  return new Response(statusBody(answer, admissionToken), {
-    status: 200,
-    headers: {
-      'content-type': 'application/json; charset=utf-8',
-      [EDGE_HEADER]: 'hit',
-      'retry-after': String(answer.retryAfterSeconds),
-      'cache-control': 'no-store',
-      'content-language': language,
-      vary: 'Accept-Language',
-      'x-onsale-watermark-age': String(age),
-    },
-  });
+  return new Response(statusBody(answer, admissionToken), statusInit(answer.retryAfterSeconds, language, age));
 }
 
 /**
