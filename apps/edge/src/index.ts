@@ -38,7 +38,6 @@ import { EDGE_HEADER, fanLanguage, statusBody, statusInit } from './status-body.
 
 export type { EdgeEnv } from './config.js';
 
-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const STATUS_PATH = /^\/events\/([^/]+)\/queue\/status$/;
 const WATERMARK_PATH = /^\/events\/([^/]+)\/watermark$/;

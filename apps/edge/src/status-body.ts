@@ -63,12 +63,18 @@ let statusInitCount = 0;
  * the kept object is never the answer's own and nothing can change it.
  */
 export function statusInit(retryAfterSeconds: number, language: FanLanguage, ageSeconds: number): ResponseInit {
-  if (!(Number.isInteger(retryAfterSeconds) && retryAfterSeconds >= 0 && retryAfterSeconds < 100_000 && ageSeconds >= 0 && ageSeconds < 4096))
+  if (!(
+    Number.isInteger(retryAfterSeconds) &&
+    retryAfterSeconds >= 0 &&
+    retryAfterSeconds < 100_000 &&
+    ageSeconds >= 0 &&
+    ageSeconds < 4096
+  ))
     return { status: 200, headers: statusHeaderRecord(retryAfterSeconds, language, ageSeconds) };
   let byKey = statusInits.get(language);
   if (byKey === undefined) {
     if (statusInits.size >= MEMO_BOUND) statusInits.clear();
-    statusInits.set(language, (byKey = new Map()));
+    statusInits.set(language, (byKey = new Map<number, ResponseInit>()));
   }
   const key = retryAfterSeconds * 4096 + ageSeconds;
   let init = byKey.get(key);
