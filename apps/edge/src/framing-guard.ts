@@ -110,6 +110,74 @@ function ownReads(accepted: net.Socket, onread: { buffer: () => Buffer; callback
   return socket;
 }
 
+/** Node's stream binding, for a write straight to a socket's handle (what net.Socket's write does underneath). */
+interface StreamBinding {
+  WriteWrap: new () => WriteReq;
+  streamBaseState: Int32Array;
+  kLastWriteWasAsync: number;
+}
+interface WriteReq {
+  handle: object;
+  oncomplete: (status: number) => void;
+  async: boolean;
+  buffer: Buffer | null;
+}
+interface StreamHandle {
+  writeBuffer(req: WriteReq, data: Buffer): number;
+}
+const streamBinding: StreamBinding | null = (() => {
+  try {
+    const b = (process as unknown as { binding(name: string): Partial<StreamBinding> }).binding('stream_wrap');
+    return typeof b.WriteWrap === 'function' && b.streamBaseState instanceof Int32Array && typeof b.kLastWriteWasAsync === 'number'
+      ? (b as StreamBinding)
+      : null;
+  } catch {
+    return null;
+  }
+})();
+
+/** What a write left behind: nothing (the kernel took the bytes), the bytes queued, or queued past the mark. */
+const WRITTEN = 0;
+const QUEUED = 1;
+const FULL = 2;
+
+/**
+ * Writes to a socket straight to its handle while nothing is queued on it (the usual case: the kernel takes a request
+ * or an answer whole at once), without the Writable stream's bookkeeping and the tick it schedules after every write;
+ * else (connecting, bytes queued, a Node without the binding) through the socket as before. Both reach libuv's queue
+ * for the socket in the order they are made, so the bytes go out in order. A write the kernel did not take whole
+ * keeps its buffer and answers FULL: the caller stops reading the other side until `drained`.
+ */
+function writerOf(socket: net.Socket, drained: () => void) {
+  let held = 0;
+  const complete = (status: number) => {
+    held--;
+    if (status < 0) socket.destroy(new Error(`write failed (${status})`));
+    else if (held === 0) drained();
+  };
+  return (data: Buffer): number => {
+    const handle = (socket as unknown as { _handle?: StreamHandle | null })._handle;
+    if (streamBinding && handle && held === 0 && !socket.connecting && socket.writable && socket.writableLength === 0) {
+      const req = new streamBinding.WriteWrap();
+      req.handle = handle;
+      req.oncomplete = complete;
+      req.async = false;
+      req.buffer = null;
+      const err = handle.writeBuffer(req, data);
+      if (err !== 0) {
+        socket.destroy(new Error(`write failed (${err})`));
+        return WRITTEN;
+      }
+      if (streamBinding.streamBaseState[streamBinding.kLastWriteWasAsync] === 0) return WRITTEN;
+      req.buffer = data; // libuv writes the rest from it later
+      held++;
+      return FULL;
+    }
+    const below = socket.write(data);
+    return !below ? FULL : socket.writableLength > 0 ? QUEUED : WRITTEN;
+  };
+}
+
 /** Starts the guard; resolves with its server once it listens. */
 export function startFramingGuard(o: FramingGuardOptions): Promise<net.Server & { destroyConnections(): void }> {
   const HTTPParser = loadParser();
@@ -123,8 +191,7 @@ export function startFramingGuard(o: FramingGuardOptions): Promise<net.Server & 
     const client = ownReads(accepted, {
       buffer: () => (clientBuffer ??= Buffer.allocUnsafe(READ_BYTES)),
       callback: (n: number, buffer: Buffer) => {
-        onData(buffer.subarray(0, n));
-        if (upstream.writableLength > 0) clientBuffer = undefined;
+        if (onData(buffer.subarray(0, n)) !== WRITTEN) clientBuffer = undefined;
         return true;
       },
     });
@@ -132,8 +199,7 @@ export function startFramingGuard(o: FramingGuardOptions): Promise<net.Server & 
     const upstreamRead = {
       buffer: () => (upstreamBuffer ??= Buffer.allocUnsafe(READ_BYTES)),
       callback: (n: number, buffer: Buffer) => {
-        onAnswer(buffer.subarray(0, n));
-        if (client.writableLength > 0) upstreamBuffer = undefined;
+        if (onAnswer(buffer.subarray(0, n)) !== WRITTEN) upstreamBuffer = undefined;
         return true;
       },
     };
@@ -141,6 +207,11 @@ export function startFramingGuard(o: FramingGuardOptions): Promise<net.Server & 
       'path' in o.target
         ? net.connect({ path: o.target.path, onread: upstreamRead })
         : net.connect({ host: o.target.host ?? '127.0.0.1', port: o.target.port, noDelay: true, onread: upstreamRead });
+    const resumeClient = () => {
+      if (refused === null) client.resume();
+    };
+    const toUpstream = writerOf(upstream, resumeClient);
+    const toClient = writerOf(client, () => upstream.resume());
     const noop = () => 0;
     // The requests passed to workerd and not yet answered whole, by method (a HEAD's answer has no body).
     const unanswered: string[] = [];
@@ -256,8 +327,9 @@ export function startFramingGuard(o: FramingGuardOptions): Promise<net.Server & 
     };
 
     let reading = true;
-    function onData(chunk: Buffer) {
-      if (!reading) return;
+    /** A read of the client's: passed on unless refused. Says what the write left behind (WRITTEN: the buffer is free). */
+    function onData(chunk: Buffer): number {
+      if (!reading) return WRITTEN;
       const before = unanswered.length;
       if (!readRequests(chunk)) {
         // A chunk with a refused request in it is not passed on (what precedes it in the same chunk neither: the
@@ -265,21 +337,24 @@ export function startFramingGuard(o: FramingGuardOptions): Promise<net.Server & 
         unanswered.length = before;
         reading = false;
         client.pause();
-        return finishIfDone();
+        finishIfDone();
+        return WRITTEN;
       }
-      if (!upstream.write(chunk)) client.pause();
+      const written = toUpstream(chunk);
+      if (written === FULL) client.pause();
+      return written;
     }
-    upstream.on('drain', () => {
-      if (refused === null) client.resume();
-    });
-    function onAnswer(d: Buffer) {
+    upstream.on('drain', resumeClient);
+    function onAnswer(d: Buffer): number {
       answeredAnything = true;
       // Passed on first: reading it may finish the connection (the refusal written after it).
-      if (!client.destroyed && !client.write(d)) upstream.pause();
+      const written = client.destroyed ? WRITTEN : toClient(d);
+      if (written === FULL) upstream.pause();
       if (responsesReadable && !readResponses(d)) {
         responsesReadable = false;
         finishIfDone();
       }
+      return written;
     }
     client.on('drain', () => upstream.resume());
     // A client done sending (a half-close) still gets its answers: workerd, told of the end, would drop them.

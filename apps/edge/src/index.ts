@@ -34,12 +34,9 @@ import { OriginBreaker } from './breaker.js';
 import { MemoryCache } from './memory-cache.js';
 import { EdgeJoinBatcher, originError, type JoinTicket } from './join-batch.js';
 import { EDGE_JOIN_PATH, EDGE_JOIN_PATH_MAX, type EdgeJoin, type EdgeJoinAnswer } from '@onsale/shared/queue/edge-joins';
-import { fanLanguage, statusBody } from './status-body.js';
+import { EDGE_HEADER, fanLanguage, statusBody, statusInit } from './status-body.js';
 
 export type { EdgeEnv } from './config.js';
-
-/** The header that says who answered: `hit` the edge alone, `miss` the origin (through the edge). */
-const EDGE_HEADER = 'x-onsale-edge';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const STATUS_PATH = /^\/events\/([^/]+)\/queue\/status$/;
@@ -57,11 +54,30 @@ interface Edge {
   /** Verified queue tokens (a fan polls with the same one): signature once, binding and expiry every time. */
   tokens: Map<string, QueueTokenClaims>;
   devices: Map<string, string>;
+  /** A fan's poll as it was answered before, by queue token: the same inputs need none of their checks again. */
+  fans: Map<string, KnownFan>;
   /** Where cacheable origin answers are kept: the Cache API, the isolate's memory (workerd serve), or nowhere. */
   cache: EdgeCache | undefined;
   breaker: OriginBreaker;
   /** Joins sent to the origin many to a request (null: each join proxied alone; EDGE_JOIN_BATCH=off or no queue secret). */
   joins: EdgeJoinBatcher | null;
+}
+
+/**
+ * What a status poll that passed every check carried, kept by its queue token: a later poll with the same event id
+ * segment, `Authorization` and `X-Device-Id` (the same strings) passed the same input checks, its account token and
+ * queue token verified and bound as before; what time can change is checked again on every poll (the account token's
+ * expiry, through the verifier's own cache, and the queue token's binding and expiry).
+ */
+interface KnownFan {
+  eventIdRaw: string;
+  eventId: string;
+  authorization: string;
+  /** The account token as the verifier keeps it. */
+  bearer: string;
+  deviceId: string;
+  deviceHash: string;
+  claims: QueueTokenClaims;
 }
 
 /** The part of the Cache API the edge uses. */
@@ -98,6 +114,7 @@ function edgeOf(env: EdgeEnv): Edge | Error {
       claims: key ? new ClaimsReporter({ originUrl: config.originUrl, key, timeoutMs: config.originTimeoutMs }) : null,
       tokens: new Map(),
       devices: new Map(),
+      fans: new Map(),
       cache: config.memoryCache ? new MemoryCache() : typeof caches !== 'undefined' ? caches.default : undefined,
       breaker,
       joins:
@@ -308,22 +325,51 @@ async function queueStatus(req: Request, eventIdRaw: string, edge: Edge, waitUnt
  * token, device hash and queue token verified before, the event's state within its TTL, a fan not admitted now):
  * built without a promise, a timer or a URL object. Undefined when anything must be awaited: queueStatus answers
  * then, from the start (nothing before that point has an effect). A refusal is answered here as queueStatus answers
- * it (the same checks in the same order; a thrown refusal is the caller's errorResponse).
+ * it (the same checks in the same order; a thrown refusal is the caller's errorResponse). A poll with the same event id
+ * segment, `Authorization`, `X-Device-Id` and `X-Queue-Token` as one answered here before (`edge.fans`) skips the
+ * checks those strings passed then (their parsing, validation and lookups), and has what time changes checked again:
+ * the account token's expiry and the queue token's binding and expiry.
  */
 function queueStatusNow(req: Request, eventIdRaw: string, edge: Edge): Response | undefined {
   const key = edge.keyNow;
   if (key === undefined || !edge.accounts) return undefined;
-  const accountId = edge.accounts.known(bearerToken(req.headers.get('authorization')));
-  if (accountId === undefined) return undefined;
-  const input = statusInput(req, eventIdRaw);
-  if (input instanceof Response) return input;
-  const { eventId, deviceId, queueToken } = input;
+  const queueTokenSent = req.headers.get('x-queue-token');
+  const fan = queueTokenSent === null ? undefined : edge.fans.get(queueTokenSent);
+  let accountId: string | undefined;
+  let eventId: string;
+  let deviceHash: string;
+  let hit: QueueTokenClaims;
+  let learnt: KnownFan | undefined;
+  if (
+    fan !== undefined &&
+    fan.eventIdRaw === eventIdRaw &&
+    fan.authorization === req.headers.get('authorization') &&
+    fan.deviceId === req.headers.get('x-device-id')
+  ) {
+    // The same inputs as a poll answered before: only what time changes is checked (in the same order).
+    accountId = edge.accounts.known(fan.bearer);
+    if (accountId === undefined) return undefined;
+    ({ eventId, deviceHash, claims: hit } = fan);
+  } else {
+    const authorization = req.headers.get('authorization');
+    const bearer = bearerToken(authorization);
+    accountId = edge.accounts.known(bearer);
+    if (accountId === undefined) return undefined;
+    const input = statusInput(req, eventIdRaw);
+    if (input instanceof Response) return input;
+    const { deviceId, queueToken } = input;
+    eventId = input.eventId;
+    const device = edge.devices.get(`${accountId}\n${deviceId}`);
+    if (device === undefined) return undefined;
+    const claims = edge.tokens.get(queueToken);
+    if (claims === undefined) return undefined;
+    deviceHash = device;
+    hit = claims;
+    learnt = { eventIdRaw, eventId, authorization: authorization!, bearer, deviceId, deviceHash, claims };
+  }
   const now = Date.now();
-  const device = edge.devices.get(`${accountId}\n${deviceId}`);
-  if (device === undefined) return undefined;
-  const hit = edge.tokens.get(queueToken);
-  if (hit === undefined) return undefined;
-  const claims = checkClaims(hit, { kind: 'queue', eventId, accountId, deviceHash: device, now });
+  const claims = checkClaims(hit, { kind: 'queue', eventId, accountId, deviceHash, now });
+  if (learnt !== undefined) remember(edge.fans, queueTokenSent!, learnt);
   const known = edge.states.fresh(eventId);
   if (!known) return undefined;
   const facts = statusFacts(req, edge, claims, known, eventId, now);
@@ -403,18 +449,7 @@ function statusResponse(
 ): Response {
   // How old the edge's numbers are (seconds since the origin last answered): what an operator checks first.
   const age = Math.max(0, Math.floor((now - known.fetchedAt) / 1000));
-  return new Response(statusBody(answer, admissionToken), {
-    status: 200,
-    headers: {
-      'content-type': 'application/json; charset=utf-8',
-      [EDGE_HEADER]: 'hit',
-      'retry-after': String(answer.retryAfterSeconds),
-      'cache-control': 'no-store',
-      'content-language': language,
-      vary: 'Accept-Language',
-      'x-onsale-watermark-age': String(age),
-    },
-  });
+  return new Response(statusBody(answer, admissionToken), statusInit(answer.retryAfterSeconds, language, age));
 }
 
 /**

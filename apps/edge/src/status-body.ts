@@ -36,6 +36,62 @@ export function statusBody(answer: StatusAnswer, admissionToken: string | undefi
   return `${body}}`;
 }
 
+/** The response header that says who answered (`hit`: the edge alone). */
+export const EDGE_HEADER = 'x-onsale-edge';
+
+/** A status answer's headers, as a record (what each answer is built with when its set is not kept). */
+function statusHeaderRecord(retryAfterSeconds: number, language: FanLanguage, ageSeconds: number): Record<string, string> {
+  return {
+    'content-type': 'application/json; charset=utf-8',
+    'x-onsale-edge': 'hit',
+    'retry-after': String(retryAfterSeconds),
+    'cache-control': 'no-store',
+    'content-language': language,
+    vary: 'Accept-Language',
+    'x-onsale-watermark-age': String(ageSeconds),
+  };
+}
+
+/** Kept response inits by language, then by `retryAfterSeconds * 4096 + ageSeconds`; cleared past MEMO_BOUND. */
+const statusInits = new Map<string, Map<number, ResponseInit>>();
+let statusInitCount = 0;
+
+/**
+ * The init of a status answer (200 and its seven headers), kept per (Retry-After, language, watermark age): a poll's
+ * headers are one of a few such sets, and a `Headers` object built once is copied by the runtime in C++ rather than
+ * converted from a JS object's properties on every poll. workerd's `Response` copies the headers it is given, so
+ * the kept object is never the answer's own and nothing can change it.
+ */
+export function statusInit(retryAfterSeconds: number, language: FanLanguage, ageSeconds: number): ResponseInit {
+  if (!(
+    Number.isInteger(retryAfterSeconds) &&
+    retryAfterSeconds >= 0 &&
+    retryAfterSeconds < 100_000 &&
+    ageSeconds >= 0 &&
+    ageSeconds < 4096
+  ))
+    return { status: 200, headers: statusHeaderRecord(retryAfterSeconds, language, ageSeconds) };
+  let byKey = statusInits.get(language);
+  if (byKey === undefined) {
+    if (statusInits.size >= MEMO_BOUND) statusInits.clear();
+    statusInits.set(language, (byKey = new Map<number, ResponseInit>()));
+  }
+  const key = retryAfterSeconds * 4096 + ageSeconds;
+  let init = byKey.get(key);
+  if (init === undefined) {
+    if (statusInitCount >= MEMO_BOUND) {
+      statusInits.clear();
+      statusInits.set(language, byKey);
+      byKey.clear();
+      statusInitCount = 0;
+    }
+    init = { status: 200, headers: new Headers(statusHeaderRecord(retryAfterSeconds, language, ageSeconds)) };
+    byKey.set(key, init);
+    statusInitCount++;
+  }
+  return init;
+}
+
 /**
  * negotiateLanguage of an Accept-Language value, worked out once per distinct value of up to 256 characters (a
  * browser sends the same one on every poll).

@@ -317,6 +317,39 @@ describe('refusals at the edge, the origin not called', () => {
     }
     expect(origin.received.slice(received).filter((x) => x.url.includes('/queue/status'))).toEqual([]);
   });
+
+  it('a fan polling on as the account token and then the queue token expire is refused from that moment, as on the first poll', async () => {
+    // Polls after the first two are answered from what the isolate learnt of the same strings (edge.fans): what time
+    // changes (the tokens' expiry) is checked on every poll. No 200 may start at or after a token's expiry.
+    const shortLived = new AccountTokens(AUTH_SECRET, 2);
+    const accountExpiring = async () => {
+      const f = await fan(996);
+      const issued = await shortLived.issue(f.accountId);
+      f.headers.authorization = `Bearer ${issued.token}`;
+      return [f, issued.expiresAt.getTime(), { status: 401, error: 'TOKEN_EXPIRED', field: 'authorization' }] as const;
+    };
+    const queueTokenExpiring = async () => {
+      const f = await fan(995, { exp: nowS() + 2 });
+      return [f, f.claims.exp * 1000, { status: 401, error: 'TOKEN_EXPIRED', field: 'token' }] as const;
+    };
+    for (const make of [accountExpiring, queueTokenExpiring]) {
+      const [f, expMs, refusal] = await make();
+      let polls = 0;
+      for (;;) {
+        const started = Date.now();
+        const r = await poll(edge, f);
+        polls++;
+        if (r.status === 200) {
+          expect(started).toBeLessThan(expMs);
+          await r.arrayBuffer();
+          continue;
+        }
+        expect({ status: r.status, ...((await r.json()) as object) }).toMatchObject(refusal);
+        break;
+      }
+      expect(polls).toBeGreaterThan(2);
+    }
+  });
 });
 
 describe('the watermark from cache', () => {
