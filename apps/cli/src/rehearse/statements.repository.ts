@@ -22,22 +22,31 @@ export interface StatementStat {
   query: string;
 }
 
-/** Every statement counted: calls, execution and planning time in all (the run's statements per request). */
+/**
+ * Every statement counted: calls, execution and planning time in all (the run's statements per request). Execution
+ * time counts a top-level statement's nested ones too (and its lock waits), so the times are not a sum of CPU.
+ */
 export interface StatementTotals {
-  /** Every call, BEGIN and COMMIT included (each a round trip). */
+  /** Every call a client sent, BEGIN and COMMIT included (each a round trip). */
   calls: number;
-  /** The calls that were not BEGIN, COMMIT or ROLLBACK. */
+  /** The calls a client sent that were not BEGIN, COMMIT or ROLLBACK. */
   statements: number;
+  /** Statements run inside others (functions' statements, foreign-key checks, triggers' statements). */
+  nested: number;
+  /** The client's statements' execution (their nested statements' planning and execution inside it) and planning. */
   execMs: number;
   planMs: number;
+  /** Every plan made, nested statements' included. */
   plans: number;
 }
 
 export async function statementTotals(db: Db): Promise<StatementTotals> {
-  const r = await sql<{ calls: string; statements: string; exec: number; plan: number; plans: string }>`
-    select coalesce(sum(calls), 0) as calls,
-           coalesce(sum(calls) filter (where lower(trim(query)) not in ('begin', 'commit', 'rollback')), 0) as statements,
-           coalesce(sum(total_exec_time), 0) as exec, coalesce(sum(total_plan_time), 0) as plan, coalesce(sum(plans), 0) as plans
+  const r = await sql<{ calls: string; statements: string; nested: string; exec: number; plan: number; plans: string }>`
+    select coalesce(sum(calls) filter (where toplevel), 0) as calls,
+           coalesce(sum(calls) filter (where toplevel and lower(trim(query)) not in ('begin', 'commit', 'rollback')), 0) as statements,
+           coalesce(sum(calls) filter (where not toplevel), 0) as nested,
+           coalesce(sum(total_exec_time) filter (where toplevel), 0) as exec,
+           coalesce(sum(total_plan_time) filter (where toplevel), 0) as plan, coalesce(sum(plans), 0) as plans
     from pg_stat_statements`.execute(db);
   const x = r.rows[0]!;
   return {
