@@ -52,6 +52,7 @@ export async function statementTotals(db: Db): Promise<StatementTotals> {
   return {
     calls: Number(x.calls),
     statements: Number(x.statements),
+    nested: Number(x.nested),
     execMs: Math.round(x.exec),
     planMs: Math.round(x.plan),
     plans: Number(x.plans),
