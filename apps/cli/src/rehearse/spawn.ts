@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { createDb, startEmbeddedPostgres, type EmbeddedServer } from '@onsale/shared/db';
 import { repoRoot } from '../database.js';
 import { cliEnv } from '../env.js';
-import { enableStatementStats, topStatements } from './statements.repository.js';
+import { enableStatementStats, statementTotals, topStatements } from './statements.repository.js';
 
 // `rehearse --spawn`: the product started by the rehearsal itself, as `npm start` starts it (store-API and worker
 // processes on one port, optionally the edge), on a scratch embedded PostgreSQL of its own, so the rehearsal may
@@ -81,7 +81,9 @@ export async function spawnProduct(o: SpawnOptions): Promise<SpawnedProduct> {
   // A profiling run (REHEARSAL_PG_STATEMENTS=<file.json>): the database counts its statements (pg_stat_statements)
   // and the busiest ones are written to that file when the product stops, before the scratch database goes.
   const statementsFile = cliEnv().REHEARSAL_PG_STATEMENTS || undefined;
-  const settings = statementsFile ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' } : undefined;
+  const settings = statementsFile
+    ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all', 'pg_stat_statements.track_planning': 'on' }
+    : undefined;
   let db: EmbeddedServer;
   try {
     db = await startEmbeddedPostgres(join(scratch, 'db'), { port: pgPort, password, ...(settings ? { settings } : {}) });
@@ -243,6 +245,8 @@ async function withDb<T>(url: string, fn: (db: ReturnType<typeof createDb>) => P
 
 /** The busiest statements of the run (REHEARSAL_PG_STATEMENTS), written as JSON. */
 async function dumpStatements(url: string, file: string): Promise<void> {
-  const top = await withDb(url, (db) => topStatements(db, 60));
+  const [top, totals] = await withDb(url, async (db) => [await topStatements(db, 60), await statementTotals(db)] as const);
   writeFileSync(file, JSON.stringify(top, null, 2) + '\n');
+  // Every statement's calls, execution and planning time in all, beside it (statements per request: calls / answers).
+  writeFileSync(file.replace(/(\.json)?$/, '-totals.json'), JSON.stringify(totals, null, 2) + '\n');
 }

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createOpenEvent, createTestDatabase, testSecrets, withAdminClient, withDatabase, type TestDatabase } from '../testing/index.js';
 import { EventCache } from '../allocations/index.js';
@@ -47,5 +48,37 @@ describe('a sale on generic plans', () => {
     expect(tickets).toHaveLength(16);
     expect(new Set(tickets.map((x) => x.slot)).size).toBe(16);
     expect(tickets.every((x) => x.status === 'ACTIVE')).toBe(true);
+  });
+
+  it('revokes the live ticket of a seat sold again (its insert conflicts) and issues the new one', async () => {
+    // Seats back on sale by a path that did not revoke their tickets: the ticketed seats are the only ones left.
+    await sql`UPDATE seats SET status = 'SOLD', expires_at = NULL, hold_id = (SELECT id FROM holds WHERE event_id = ${eventId} LIMIT 1)
+              WHERE event_id = ${eventId} AND status <> 'SOLD'`.execute(t.db);
+    await sql`UPDATE seats SET status = 'AVAILABLE', hold_id = NULL, expires_at = NULL
+              WHERE event_id = ${eventId} AND id IN (SELECT seat_id FROM tickets WHERE event_id = ${eventId})`.execute(t.db);
+    const holds = new HoldService({ db: t.db, events: new EventCache(t.db), seatmap: new SeatmapCache(t.db) });
+    const payments = new SimulatedPaymentGateway({ tps: 1000, latencyMs: 0, failureRate: 0 });
+    const checkout = new CheckoutService({ db: t.db, cards: new CardFingerprints(testSecrets().cardFingerprintSecret), payments });
+    const hold = await holds.create('generic-again', eventId, { section: 'S', quantity: 2 });
+    const order = await checkout.checkout('generic-again', hold.holdId, 'key-generic-again', {
+      payment: { instrument: { type: 'card', number: '6011111111111117' } },
+    });
+    expect(order).toMatchObject({ status: 'CONFIRMED' });
+    const slots = (await holds.get(t.db, 'generic-again', hold.holdId)).seats.map((x) => `seat:${x.id}`);
+    expect(slots).toHaveLength(2);
+    const rows = await t.db
+      .selectFrom('tickets')
+      .select(['slot', 'status', 'holder_account_id', 'end_reason'])
+      .where('event_id', '=', eventId)
+      .where('slot', 'in', slots)
+      .execute();
+    for (const slot of slots) {
+      const of = rows.filter((x) => x.slot === slot);
+      expect(of).toHaveLength(2);
+      expect(of.filter((x) => x.status === 'ACTIVE')).toEqual([expect.objectContaining({ holder_account_id: 'generic-again' })]);
+      expect(of.filter((x) => x.status === 'REVOKED')).toEqual([
+        expect.objectContaining({ end_reason: expect.stringMatching(/^seat sold again/) as unknown }),
+      ]);
+    }
   });
 });

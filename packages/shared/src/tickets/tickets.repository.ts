@@ -123,37 +123,26 @@ export interface NewTicket {
   parent: string | null;
 }
 
-/** Inserts tickets; a slot that still has a live ticket gets none (see issueTicketsForOrder). Returns the new ids by slot. */
+/**
+ * Inserts tickets; a slot that still has a live ticket gets none (see issueTicketsForOrder). Returns the new ids by
+ * slot. One SQL text whatever the number of tickets (arrays through unnest): one prepared statement, and no query
+ * builder on the checkout's path.
+ */
 export async function insertTickets(trx: Trx, tickets: NewTicket[]): Promise<Map<string, string>> {
   if (tickets.length === 0) return new Map();
-  const rows = await trx
-    .insertInto('tickets')
-    .values(
-      tickets.map((t) => ({
-        event_id: t.eventId,
-        order_id: t.orderId,
-        slot: t.slot,
-        seat_id: t.seatId,
-        section_code: t.section,
-        row_label: t.row,
-        seat_number: t.number,
-        face_value_cents: t.faceValueCents,
-        holder_account_id: t.holder,
-        transfer_count: t.transferCount,
-        parent_ticket_id: t.parent,
-        device_hash: null,
-      })),
-    )
-    // The index's predicate as literals: with parameters there ($1) PostgreSQL cannot prove the partial index matches
-    // once the prepared statement runs on a generic plan (after its fifth run), and refuses the insert (42P10).
-    .onConflict((oc) =>
-      oc
-        .columns(['event_id', 'slot'])
-        .where(sql<boolean>`status IN ('ACTIVE', 'LISTED', 'ADMITTED')`)
-        .doNothing(),
-    )
-    .returning(['id', 'slot'])
-    .execute();
+  // The index's predicate as literals: with parameters there ($1) PostgreSQL cannot prove the partial index matches
+  // once the prepared statement runs on a generic plan (after its fifth run), and refuses the insert (42P10).
+  const { rows } = await sql<{ id: string; slot: string }>`
+    INSERT INTO tickets (event_id, order_id, slot, seat_id, section_code, row_label, seat_number, face_value_cents,
+                         holder_account_id, transfer_count, parent_ticket_id)
+    SELECT * FROM unnest(${tickets.map((t) => t.eventId)}::uuid[], ${tickets.map((t) => t.orderId)}::uuid[],
+                         ${tickets.map((t) => t.slot)}::text[], ${tickets.map((t) => t.seatId)}::bigint[],
+                         ${tickets.map((t) => t.section)}::text[], ${tickets.map((t) => t.row)}::text[],
+                         ${tickets.map((t) => t.number)}::int[], ${tickets.map((t) => t.faceValueCents)}::int[],
+                         ${tickets.map((t) => t.holder)}::text[], ${tickets.map((t) => t.transferCount)}::int[],
+                         ${tickets.map((t) => t.parent)}::uuid[])
+    ON CONFLICT (event_id, slot) WHERE status IN ('ACTIVE', 'LISTED', 'ADMITTED') DO NOTHING
+    RETURNING id, slot`.execute(trx);
   return new Map(rows.map((r) => [r.slot, r.id]));
 }
 

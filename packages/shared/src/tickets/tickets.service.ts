@@ -618,14 +618,20 @@ export async function issueTicketsForOrder(
       });
   }
   // A seat sold again while an old ticket of it was still live (it came back by a path that did not revoke it):
-  // the old ticket is revoked, so the seat has one holder.
-  await repo.revokeLiveSlots(
-    trx,
-    order.eventId,
-    tickets.map((t) => t.slot),
-    `seat sold again (order ${order.orderId})`,
-  );
+  // the old ticket is revoked, so the seat has one holder. A slot with a live ticket is exactly one whose insert
+  // conflicts (the live-slot index), so the tickets are inserted first and only the slots that conflicted are
+  // revoked and inserted again: one statement for the usual order (no old ticket), the same outcome either way.
   const ids = await repo.insertTickets(trx, tickets);
+  const taken = tickets.filter((t) => !ids.has(t.slot));
+  if (taken.length > 0) {
+    await repo.revokeLiveSlots(
+      trx,
+      order.eventId,
+      taken.map((t) => t.slot),
+      `seat sold again (order ${order.orderId})`,
+    );
+    for (const [slot, id] of await repo.insertTickets(trx, taken)) ids.set(slot, id);
+  }
   const currency = resales.size > 0 ? (await repo.findEvent(trx, order.eventId))!.currency : '';
   for (const r of resales.values()) {
     await repo.finishResale(trx, r.id, { orderId: order.orderId, ticketId: ids.get(`seat:${r.seat_id}`) ?? null });
