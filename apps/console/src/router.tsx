@@ -3,6 +3,7 @@ import { createRouter as createTanStackRouter } from '@tanstack/react-router';
 import { routeTree } from './routeTree.gen';
 import { createTrpc, TRPCProvider } from './trpc';
 import { Pending } from './routes/-components/Status';
+import { parseSearch } from './search-params';
 
 export function createRouter() {
   const { queryClient, trpcClient, trpc } = createTrpc({
@@ -22,6 +23,7 @@ export function createRouter() {
     // Loaders only warm the query cache; TanStack Query decides freshness, so the router never caches on its own.
     defaultPreloadStaleTime: 0,
     defaultPendingComponent: Pending,
+    parseSearch,
     scrollRestoration: true,
     Wrap({ children }) {
       return (

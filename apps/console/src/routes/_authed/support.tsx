@@ -17,7 +17,11 @@ import { When } from '../-components/When';
 // the account has here; release a hold for the fan, cancel an order (on its page), block the account from an event.
 // Admins and operators; every action audited.
 const searchSchema = z.object({
-  q: z.string().optional().catch(undefined),
+  // A reference of digits only (`12345678`) reads from the URL as a number: it is still the reference.
+  q: z
+    .union([z.string(), z.number().transform(String)])
+    .optional()
+    .catch(undefined),
   account: z.string().optional().catch(undefined),
 });
 
