@@ -381,6 +381,15 @@ export function send(
  */
 export const PURCHASE_CONNECTIONS = 4096;
 
+/**
+ * How long the driver keeps an idle connection for its next request: under the 5 s after which `workerd serve` (the
+ * edge, and the framing guard in front of it) closes an idle keep-alive connection without a `Keep-Alive` hint. Kept
+ * longer (60 s, as before), a fan's next request raced that close on a connection idle for 5 s (a hold's fan paying,
+ * say) and read a closed socket (`UND_ERR_SOCKET`: 52 answers in the quiet 20,000-fan run of 2026-12-07 06:34, 295 at
+ * 200,000), which a browser would have sent again on a new connection. Tested against workerd in driver-keepalive.test.
+ */
+export const DRIVER_KEEP_ALIVE_MS = 4_000;
+
 /** The default --max-connections: polls, joins and the waitlist (see connectionBounds) plus PURCHASE_CONNECTIONS. */
 export function defaultMaxConnections(connections: number): number {
   const b = connectionBounds(connections, 0);
@@ -544,7 +553,7 @@ export class Crowd {
         new Pool(o.fansUrl, {
           connections: this.poolSizes[k],
           pipelining: 1,
-          keepAliveTimeout: 60_000,
+          keepAliveTimeout: DRIVER_KEEP_ALIVE_MS,
           headersTimeout: 30_000,
           bodyTimeout: 30_000,
         }),
