@@ -35,18 +35,7 @@ export class ProcessGroup {
   start(spec: ProcessSpec, restarts = 0): Promise<void> {
     // STORE_NODE_OPTIONS: node flags for the store processes only (`--cpu-prof --cpu-prof-dir=/tmp/prof` to profile
     // them in a whole run; node refuses --cpu-prof in NODE_OPTIONS). Each fork takes the settings current at its call.
-    // STORE_SEMI_SPACE_MB: the store processes' young generation (--max-semi-space-size, MB a semi-space; unset: node's
-    // default). 64 took the collector's share of a store process's main thread from 7.7% to 4.2% in a profiled
-    // rehearsal, but not its CPU per request measured in /proc (docs/benchmarks.md), so it is not on by default.
-    // STORE_NODE_OPTIONS comes after it and wins.
-    const semi = Number(this.o.env.STORE_SEMI_SPACE_MB ?? 0);
-    const extra =
-      spec.role === 'store'
-        ? [
-            ...(Number.isFinite(semi) && semi > 0 ? [`--max-semi-space-size=${semi}`] : []),
-            ...(this.o.env.STORE_NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean),
-          ]
-        : [];
+    const extra = spec.role === 'store' ? (this.o.env.STORE_NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean) : [];
     cluster.setupPrimary({ exec: this.o.exec, execArgv: [...process.execArgv, ...extra], silent: false });
     const worker = cluster.fork({
       ...this.o.env,

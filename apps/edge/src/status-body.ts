@@ -43,7 +43,7 @@ export const EDGE_HEADER = 'x-onsale-edge';
 function statusHeaderRecord(retryAfterSeconds: number, language: FanLanguage, ageSeconds: number): Record<string, string> {
   return {
     'content-type': 'application/json; charset=utf-8',
-    'x-onsale-edge': 'hit',
+    [EDGE_HEADER]: 'hit',
     'retry-after': String(retryAfterSeconds),
     'cache-control': 'no-store',
     'content-language': language,

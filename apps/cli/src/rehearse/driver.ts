@@ -386,7 +386,7 @@ export const PURCHASE_CONNECTIONS = 4096;
  * edge, and the framing guard in front of it) closes an idle keep-alive connection without a `Keep-Alive` hint. Kept
  * longer (60 s, as before), a fan's next request raced that close on a connection idle for 5 s (a hold's fan paying,
  * say) and read a closed socket (`UND_ERR_SOCKET`: 52 answers in the quiet 20,000-fan run of 2026-12-07 06:34, 295 at
- * 200,000), which a browser would have sent again on a new connection. Tested against workerd in driver-keepalive.test.
+ * 200,000), which a browser would have sent again on a new connection. The edge's idle close is measured in apps/edge/test/idle-close.test.ts.
  */
 export const DRIVER_KEEP_ALIVE_MS = 4_000;
 
