@@ -182,11 +182,14 @@ export async function liveSignals(db: Db | Trx, eventId: string, scope: LiveSign
   const { rows } = await sql<LiveSignalsRow>`
     SELECT c.checkout_total + g.gateway_failures_2m AS checkout_total, c.checkout_failed + g.gateway_failures_2m AS checkout_failed,
            m.holds_created_2m, m.holds_refused_2m, m.tokens_5m, m.advanced_5m,
-           r.released_seats_1m, j.max_join_index, f.holding, s.shopping, s.claimed_recently
+           r.released_seats_1m, j.max_join_index, f.holding, s.shopping, n.claimed_recently
     FROM (SELECT count(*)::int AS checkout_total,
                  count(*) FILTER (WHERE a.status = 'FAILED' AND a.error_code IS DISTINCT FROM 'PAYMENT_DECLINED')::int AS checkout_failed
-          FROM checkout_attempts a JOIN holds h ON h.id = a.hold_id
-          WHERE h.event_id = ${eventId} AND a.created_at > ${now} - make_interval(secs => ${scope.checkoutErrorSeconds ?? 120})) c,
+          -- The window's attempts from their index, each one's event by its hold's key (a scalar subquery: the planner
+          -- may not hash-join them against a scan of every hold of the event, which grows with the sale).
+          FROM checkout_attempts a
+          WHERE a.created_at > ${now} - make_interval(secs => ${scope.checkoutErrorSeconds ?? 120})
+            AND (SELECT h.event_id FROM holds h WHERE h.id = a.hold_id) = ${eventId}) c,
          (SELECT coalesce(sum(holds_created) FILTER (WHERE minute >= date_trunc('minute', ${now}) - interval '1 minute'), 0)::int AS holds_created_2m,
                  coalesce(sum(holds_refused) FILTER (WHERE minute >= date_trunc('minute', ${now}) - interval '1 minute'), 0)::int AS holds_refused_2m,
                  coalesce(sum(admission_tokens_issued) FILTER (WHERE minute < date_trunc('minute', ${now})
@@ -197,34 +200,38 @@ export async function liveSignals(db: Db | Trx, eventId: string, scope: LiveSign
           WHERE event_id = ${queueId} AND minute >= date_trunc('minute', ${now}) - interval '5 minutes') m,
          (SELECT coalesce(sum(checkout_gateway_failures), 0)::int AS gateway_failures_2m FROM admission_minutes
           WHERE event_id = ${eventId} AND minute >= date_trunc('minute', ${now}) - interval '1 minute') g,
-         (SELECT coalesce(sum(quantity), 0)::int AS released_seats_1m FROM holds
-          WHERE event_id = ${eventId}
-            AND ((status = 'RELEASED' AND updated_at > ${now} - interval '1 minute')
-              OR (status IN ('HELD', 'PAYING', 'EXPIRED') AND expires_at > ${now} - interval '1 minute' AND expires_at <= ${now}))) r,
+         -- Each state from its own index (holds_released_idx, holds_live_idx, holds_expired_idx): the last minute's
+         -- rows, not every hold of the event.
+         (SELECT coalesce(sum(quantity), 0)::int AS released_seats_1m FROM (
+            SELECT quantity FROM holds
+            WHERE status = 'RELEASED' AND updated_at > ${now} - interval '1 minute' AND event_id = ${eventId}
+            UNION ALL
+            SELECT quantity FROM holds
+            WHERE status IN ('HELD', 'PAYING') AND expires_at > ${now} - interval '1 minute' AND expires_at <= ${now} AND event_id = ${eventId}
+            UNION ALL
+            SELECT quantity FROM holds
+            WHERE status = 'EXPIRED' AND expires_at > ${now} - interval '1 minute' AND expires_at <= ${now} AND event_id = ${eventId}) x) r,
          (SELECT max(join_index) AS max_join_index FROM queue_entries WHERE event_id = ${queueId}) j,
          -- Live holds come from the live-holds index (expires_at, HELD/PAYING only): a few thousand rows at most.
          (SELECT count(DISTINCT h.account_id)::int AS holding FROM holds h
           WHERE h.status IN ('HELD', 'PAYING') AND h.expires_at > ${now} AND h.event_id = ${eventId} ${tierHolds}) f,
-         (SELECT count(*) FILTER (
-                   WHERE e.claimed_at > ${now} - make_interval(secs => ${scope.checkoutSeconds})
-                     AND NOT EXISTS (SELECT 1 FROM holds h WHERE h.event_id = ${eventId} AND h.account_id = e.account_id
-                                       AND h.status IN ('HELD', 'PAYING') AND h.expires_at > ${now} ${tierHolds})
-                     -- Held since its claim and the hold ended unbought (released, or lapsed): the fan left with its
-                     -- hold, its slot back at once rather than the leaver time after its claim (up to the admission
-                     -- token's 10 minutes when fans' round trips are long). A fan who holds again is holding again.
-                     -- claimed_at is written by a batch up to a second late: holds from 5 s before it count.
-                     AND NOT EXISTS (SELECT 1 FROM holds h WHERE h.event_id = ${eventId} AND h.account_id = e.account_id
-                                       AND h.created_at >= e.claimed_at - interval '5 seconds'
-                                       AND (h.status IN ('RELEASED', 'EXPIRED')
-                                            OR (h.status IN ('HELD', 'PAYING') AND h.expires_at <= ${now})) ${tierHolds})
-                     -- Bought (claimed_at is written by a batch up to a second late, so not "since the claim"): done.
-                     AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.event_id = ${eventId} AND o.account_id = e.account_id
-                                       AND o.status = 'CONFIRMED'))::int AS shopping,
-                 count(*) FILTER (WHERE e.claimed_at > ${now} - make_interval(secs => ${scope.arrivalSeconds}))::int AS claimed_recently
-          FROM queue_entries e
-          WHERE e.event_id = ${queueId} AND e.claimed_at > ${now} - make_interval(secs => ${Math.max(scope.checkoutSeconds, scope.arrivalSeconds)})) s`.execute(
-    db,
-  );
+         -- Fans who claimed within the leaver time, hold nothing, have no order for the event and have not let a hold
+         -- made since their claim end unbought (released, or lapsed: they left with it, so their slot is back at once
+         -- rather than the leaver time after their claim, up to the admission token's 10 minutes when fans' round
+         -- trips are long). A fan who holds again is holding again. claimed_at is written by a batch up to a second
+         -- late: holds from 5 s before it count, and an order at all (not "since the claim") means done. Anti-joins
+         -- in the FROM list (not a count's FILTER, which runs them as a subplan per fan): the planner probes the
+         -- indexes or hashes the event's rows, whichever is cheaper; one probe of the fan's holds for both rules.
+         (SELECT count(*)::int AS shopping FROM queue_entries e
+          WHERE e.event_id = ${queueId} AND e.claimed_at > ${now} - make_interval(secs => ${scope.checkoutSeconds})
+            AND NOT EXISTS (SELECT 1 FROM holds h WHERE h.event_id = ${eventId} AND h.account_id = e.account_id ${tierHolds}
+                              AND ((h.status IN ('HELD', 'PAYING') AND h.expires_at > ${now})
+                                   OR (h.created_at >= e.claimed_at - interval '5 seconds'
+                                       AND (h.status IN ('RELEASED', 'EXPIRED') OR (h.status IN ('HELD', 'PAYING') AND h.expires_at <= ${now})))))
+            AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.event_id = ${eventId} AND o.account_id = e.account_id
+                              AND o.status = 'CONFIRMED')) s,
+         (SELECT count(*)::int AS claimed_recently FROM queue_entries e
+          WHERE e.event_id = ${queueId} AND e.claimed_at > ${now} - make_interval(secs => ${scope.arrivalSeconds})) n`.execute(db);
   return rows[0]!;
 }
 
