@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { cpus, loadavg } from 'node:os';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { sql } from '@onsale/shared/db';
 import { AccountTokens } from '@onsale/shared/auth';
 import { parseEventFile } from '@onsale/shared/events';
@@ -131,10 +132,27 @@ export async function main(argv: string[]) {
     DEV_AUTH: 'false',
   });
   const storeUrl = `http://127.0.0.1:${server.port}`;
+  // EDGE_BENCH_TIMELINE: the edges reach the origin through a recorder of when they asked for the event's state.
+  let originForEdges = storeUrl;
+  let recorder: import('node:http').Server | undefined;
+  if (process.env.EDGE_BENCH_TIMELINE) {
+    const http = await import('node:http');
+    recorder = http.createServer((req, res) => {
+      const t0 = performance.now();
+      void fetch(`${storeUrl}${req.url}`, { headers: { accept: 'application/json' } }).then(async (r) => {
+        const body = Buffer.from(await r.arrayBuffer());
+        res.writeHead(r.status, Object.fromEntries(r.headers));
+        res.end(body);
+        if (req.url?.endsWith('/edge-state')) stateFetches.push([t0, performance.now()]);
+      });
+    });
+    await new Promise<void>((r) => recorder!.listen(0, '127.0.0.1', r));
+    originForEdges = `http://127.0.0.1:${(recorder.address() as import('node:net').AddressInfo).port}`;
+  }
   type Edge = Measured & OriginCounts;
   const runs: { round: number; bare: Measured; edge: Edge; unguarded: Edge; against?: Edge }[] = [];
   try {
-    const common = { storeApiUrl: storeUrl, queueTokenSecret: secrets.queueTokenSecret, authSecret: secrets.authSecret };
+    const common = { storeApiUrl: originForEdges, queueTokenSecret: secrets.queueTokenSecret, authSecret: secrets.authSecret };
     const againstScript = values.against === undefined ? undefined : await bundleWorker({ entry: values.against });
     const [bare, edge, unguarded, against] = await Promise.all([
       startLocalEdge({ ...common, script: BARE, framingGuard: false }),
@@ -170,6 +188,7 @@ export async function main(argv: string[]) {
       await Promise.all([bare.close(), edge.close(), unguarded.close(), against?.close()]);
     }
   } finally {
+    recorder?.close();
     await stopProcess(server.child);
     await bench.close();
   }
@@ -250,13 +269,34 @@ async function measure(
   const originBefore = cpuMicros(originPid);
   const clientBefore = process.cpuUsage();
   const started = performance.now();
-  const r = await autocannon({
+  const run = autocannon({
     url: target.url,
     connections,
     duration: seconds,
     requests: [request],
     ...(rate === undefined ? {} : { overallRate: rate }),
   });
+  const seen: number[] = [];
+  const gcs: string[] = [];
+  const obs = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) if (e.duration >= 3) gcs.push(`${((e.startTime - started) / 1000).toFixed(2)}:${Math.round(e.duration)}`);
+  });
+  if (process.env.EDGE_BENCH_TIMELINE) obs.observe({ entryTypes: ['gc'] });
+  if (process.env.EDGE_BENCH_TIMELINE)
+    (run as unknown as { on(e: string, f: (...a: unknown[]) => void): void }).on('response', (_c, _s, _b, ms) =>
+      seen.push(performance.now() - started, ms as number),
+    );
+  const r = await run;
+  obs.disconnect();
+  if (process.env.EDGE_BENCH_TIMELINE) timeline(seen, stateFetches.filter(([a]) => a >= started).map(([a, b]) => [a - started, b - started]));
+  if (process.env.EDGE_BENCH_TIMELINE)
+    console.log(
+      `origin state fetches (start s +ms): ${stateFetches
+        .filter(([a]) => a >= started)
+        .map(([a, b]) => `${((a - started) / 1000).toFixed(2)}+${Math.round(b - a)}`)
+        .join(' ')}`,
+    );
+  if (process.env.EDGE_BENCH_TIMELINE) console.log(`client GC >= 3 ms (start s:ms): ${gcs.join(' ')}`);
   const elapsedS = (performance.now() - started) / 1000;
   const client = process.cpuUsage(clientBefore);
   const edgeAfter = edgeCpu();
@@ -273,6 +313,42 @@ async function measure(
     originCpuMsPerRequest: perRequest(originBefore, originAfter),
     clientCpuMsPerRequest: Math.round(((client.user + client.system) / n / 1000) * 1000) / 1000,
   };
+}
+
+const stateFetches: [number, number][] = [];
+
+/** Where the slow answers fell in time: 50 ms bins holding answers slower than the run's p99. */
+function timeline(seen: number[], fetches: [number, number][]) {
+  const lat: number[] = [];
+  for (let i = 1; i < seen.length; i += 2) lat.push(seen[i]!);
+  const sorted = [...lat].sort((a, b) => a - b);
+  const p99 = sorted[Math.floor(sorted.length * 0.99)]!;
+  const bins = new Map<number, { n: number; max: number }>();
+  for (let i = 0; i < seen.length; i += 2) {
+    if (seen[i + 1]! < p99) continue;
+    const b = Math.floor(seen[i]! / 50);
+    const e = bins.get(b) ?? { n: 0, max: 0 };
+    e.n++;
+    e.max = Math.max(e.max, seen[i + 1]!);
+    bins.set(b, e);
+  }
+  // A slow answer waited on a fetch when its request's time [end - latency, end] overlaps the fetch's.
+  let slow = 0;
+  let during = 0;
+  for (let i = 0; i < seen.length; i += 2) {
+    if (seen[i + 1]! < p99) continue;
+    slow++;
+    const [from, to] = [seen[i]! - seen[i + 1]!, seen[i]!];
+    if (fetches.some(([a, b]) => from <= b && to >= a)) during++;
+  }
+  const covered = fetches.reduce((t, [a, b]) => t + (b - a), 0) / Math.max(1, seen.at(-2) ?? 1);
+  console.log(
+    `timeline: answers at or over p99 overlapping an origin state fetch ${during} of ${slow}; the fetches cover ${(covered * 100).toFixed(1)}% of the run`,
+  );
+  console.log(
+    `timeline: ${lat.length} answers, p50 ${sorted[Math.floor(sorted.length / 2)]} p99 ${p99} ms; slow ones by 50 ms bin (start s: count/max ms): ` +
+      [...bins.entries()].sort((a, b) => a[0] - b[0]).map(([b, e]) => `${(b * 0.05).toFixed(2)}:${e.n}/${Math.round(e.max)}`).join(' '),
+  );
 }
 
 const round = (n: number) => Math.round(n * 100) / 100;
