@@ -91,13 +91,16 @@ export class EventStateCache {
     return Math.min(this.o.maxWaitMs ?? 500, ttlMs * GRACE_SHARE);
   }
 
-  /** Starts the event's refresh unless one runs (a refresh unsettled past the origin timeout is given up); registers it with `waitUntil`. */
-  private start(eventId: string, e: Entry, now: number, ttlMs: number, waitUntil: WaitUntil): void {
+  /**
+   * Starts the event's refresh unless one runs (a refresh unsettled past the origin timeout is given up) or the last
+   * began less than a TTL ago; registers it with `waitUntil`. True when it started one.
+   */
+  private start(eventId: string, e: Entry, now: number, ttlMs: number, waitUntil: WaitUntil): boolean {
     // A refresh's fetch belongs to the request that started it: when workerd cancels that request (its client went
     // away) the fetch is dropped and the refresh never settles. Past the origin timeout it is given up, so the event
     // is refreshed again instead of being answered from a state that only ages.
     if (e.inflight && now - e.inflightSince > this.o.originTimeoutMs + GIVE_UP_MARGIN_MS) e.inflight = undefined;
-    if (e.inflight || now < e.nextFetchAt) return;
+    if (e.inflight || now < e.nextFetchAt) return false;
     e.nextFetchAt = now + ttlMs;
     e.inflightSince = now;
     const inflight: Promise<void> = this.refresh(eventId, e)
@@ -109,6 +112,7 @@ export class EventStateCache {
       });
     e.inflight = inflight;
     waitUntil(inflight);
+    return true;
   }
 
   /** The event's state as known now; undefined when the origin has never answered for it in this isolate. */
@@ -122,10 +126,10 @@ export class EventStateCache {
     const answered = this.fresh(eventId, { waitUntil });
     if (answered) return answered;
     const now = Date.now();
-    this.start(eventId, e, now, ttlOf(e.known, this.o.ttlMs), waitUntil);
+    const started = this.start(eventId, e, now, ttlOf(e.known, this.o.ttlMs), waitUntil);
     const inflight = e.inflight;
     if (!inflight) return e.known;
-    waitUntil(inflight);
+    if (!started) waitUntil(inflight);
     // A healthy origin answers in milliseconds: a poll with a state to fall back on waits that long for the fresh
     // one, never longer than maxWaitMs (a slow or dead origin then gets the last state, which fails closed once it is
     // old). Without one it waits out the origin timeout, never longer: a request that only awaits another request's
