@@ -240,7 +240,7 @@ export async function main(argv: string[]) {
     `${median(ratios.map((r) => r[k]!.ratio))} of the bare route, p99 ${median(ratios.map((r) => r[k]!.p99Ratio))}x`;
   const cpu = (k: 'bare' | 'bareGuarded' | 'edge' | 'unguarded' | 'against') => median(runs.map((r) => r[k]?.edgeCpuMsPerRequest ?? NaN));
   console.log(
-    `edge: status polls through the edge as run = ${summary('edge')} (against the bare worker behind the same guard ${summary('edgeToGuardedBare')}); the worker on workerd serve alone = ${summary('unguarded')} ` +
+    `edge: status polls through the edge as run = ${summary('edge')} (against the bare worker behind the same guard: ${summary('edgeToGuardedBare').replace('of the bare route', 'of its rate')}); the worker on workerd serve alone = ${summary('unguarded')} ` +
       `(goal >= 0.7, p99 <= 1.5x)${values.against === undefined ? '' : `; the worker built from ${values.against} = ${summary('against')}`}` +
       `; CPU ms per request (workerd, and the guard): bare ${cpu('bare')}, bare behind the guard ${cpu('bareGuarded')}, edge as run ${cpu('edge')}, worker alone ${cpu('unguarded')}` +
       `${values.against === undefined ? '' : `, ${values.against} alone ${cpu('against')}`}` +
