@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { cpus, loadavg } from 'node:os';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { sql } from '@onsale/shared/db';
 import { AccountTokens } from '@onsale/shared/auth';
 import { parseEventFile } from '@onsale/shared/events';
@@ -21,6 +22,8 @@ Status polls through the edge worker on \`workerd serve\` (as npm start -- --edg
 machine, same client (autocannon, in this process), same connections:
   bare      a bare worker on \`workerd serve\` answering a constant JSON body of the status answer's size (the
             runtime's limit)
+  bare+guard the same bare worker behind the framing guard, as the edge always runs (like for like: what the edge's
+            worker costs beyond the guard's relay)
   edge      GET /events/:id/queue/status through the edge as npm start -- --edge runs it (the framing guard in front
             of workerd serve), with real account and queue tokens of --fans fans, the store API (its own process, a
             scratch database) as the origin
@@ -131,13 +134,35 @@ export async function main(argv: string[]) {
     DEV_AUTH: 'false',
   });
   const storeUrl = `http://127.0.0.1:${server.port}`;
+  // EDGE_BENCH_TIMELINE: the edges reach the origin through a recorder of when they asked for the event's state.
+  let originForEdges = storeUrl;
+  let recorder: import('node:http').Server | undefined;
+  if (process.env.EDGE_BENCH_TIMELINE) {
+    const http = await import('node:http');
+    recorder = http.createServer((req, res) => {
+      const t0 = performance.now();
+      // EDGE_BENCH_STATE_DELAY_MS: the origin's state answer held that long (an origin slow to be scheduled).
+      const delay = req.url?.endsWith('/edge-state') ? Number(process.env.EDGE_BENCH_STATE_DELAY_MS ?? 0) : 0;
+      void new Promise((r) => setTimeout(r, delay)).then(() =>
+        fetch(`${storeUrl}${req.url}`, { headers: { accept: 'application/json' } }).then(async (r) => {
+          const body = Buffer.from(await r.arrayBuffer());
+          res.writeHead(r.status, Object.fromEntries(r.headers));
+          res.end(body);
+          if (req.url?.endsWith('/edge-state')) stateFetches.push([t0, performance.now()]);
+        }),
+      );
+    });
+    await new Promise<void>((r) => recorder!.listen(0, '127.0.0.1', r));
+    originForEdges = `http://127.0.0.1:${(recorder.address() as import('node:net').AddressInfo).port}`;
+  }
   type Edge = Measured & OriginCounts;
-  const runs: { round: number; bare: Measured; edge: Edge; unguarded: Edge; against?: Edge }[] = [];
+  const runs: { round: number; bare: Measured; bareGuarded: Measured; edge: Edge; unguarded: Edge; against?: Edge }[] = [];
   try {
-    const common = { storeApiUrl: storeUrl, queueTokenSecret: secrets.queueTokenSecret, authSecret: secrets.authSecret };
+    const common = { storeApiUrl: originForEdges, queueTokenSecret: secrets.queueTokenSecret, authSecret: secrets.authSecret };
     const againstScript = values.against === undefined ? undefined : await bundleWorker({ entry: values.against });
-    const [bare, edge, unguarded, against] = await Promise.all([
+    const [bare, bareGuarded, edge, unguarded, against] = await Promise.all([
       startLocalEdge({ ...common, script: BARE, framingGuard: false }),
+      startLocalEdge({ ...common, script: BARE }),
       startLocalEdge({ ...common, watermarkTtlSeconds: ttl }),
       startLocalEdge({ ...common, watermarkTtlSeconds: ttl, framingGuard: false }),
       againstScript === undefined
@@ -158,18 +183,20 @@ export async function main(argv: string[]) {
     };
     try {
       // Warm-up: the runtimes compiled and every fan's tokens verified once at each edge.
-      for (const target of [bare, edge, unguarded, against])
+      for (const target of [bare, bareGuarded, edge, unguarded, against])
         if (target) await autocannon({ url: target.url, connections, duration: 2, requests: [statusRequest] });
       for (let round = 1; round <= rounds; round++) {
         const b = await measure(bare, server.child.pid!, connections, seconds, statusRequest, rate);
+        const bg = await measure(bareGuarded, server.child.pid!, connections, seconds, statusRequest, rate);
         const e = await measureEdge(edge);
         const u = await measureEdge(unguarded);
-        runs.push({ round, bare: b, edge: e, unguarded: u, against: against && (await measureEdge(against)) });
+        runs.push({ round, bare: b, bareGuarded: bg, edge: e, unguarded: u, against: against && (await measureEdge(against)) });
       }
     } finally {
-      await Promise.all([bare.close(), edge.close(), unguarded.close(), against?.close()]);
+      await Promise.all([bare.close(), bareGuarded.close(), edge.close(), unguarded.close(), against?.close()]);
     }
   } finally {
+    recorder?.close();
     await stopProcess(server.child);
     await bench.close();
   }
@@ -177,8 +204,9 @@ export async function main(argv: string[]) {
     ratio: round(e.reqPerSec / b.reqPerSec),
     p99Ratio: round(e.p99Ms / Math.max(1, b.p99Ms)),
   });
-  const ratios = runs.map(({ bare, edge, unguarded, against }) => ({
+  const ratios = runs.map(({ bare, bareGuarded, edge, unguarded, against }) => ({
     edge: ratio(edge, bare),
+    edgeToGuardedBare: ratio(edge, bareGuarded),
     unguarded: ratio(unguarded, bare),
     against: against && ratio(against, bare),
   }));
@@ -192,23 +220,29 @@ export async function main(argv: string[]) {
   const line = (name: string, e: Edge, r: { ratio: number; p99Ratio: number }, b: Measured) =>
     `${name} ${e.reqPerSec}/s p99 ${e.p99Ms} ms = ${r.ratio} of bare (goal >= 0.7), p99 ${r.p99Ratio}x (goal <= 1.5x); CPU per request: edge processes ${e.edgeCpuMsPerRequest} ms${e.guardCpuMsPerRequest === null ? '' : ` (the framing guard ${e.guardCpuMsPerRequest} ms)`}, by CPU ${cpuRatio(b, e)} of the bare worker's rate, origin ${e.originCpuMsPerRequest} ms, client ${e.clientCpuMsPerRequest} ms; ` +
     `origin asked for the event's state ${e.originStateRequests} times (bound ${e.originStateBound}), status polls reaching it ${e.originStatusRequests}; non-2xx ${e.non2xx}, errors ${e.errors}`;
-  for (const [i, { bare, edge, unguarded, against }] of runs.entries()) {
+  for (const [i, { bare, bareGuarded, edge, unguarded, against }] of runs.entries()) {
     console.log(
       `round ${i + 1}: bare worker on workerd serve ${bare.reqPerSec}/s p99 ${bare.p99Ms} ms, CPU per request: workerd ${bare.edgeCpuMsPerRequest} ms, client ${bare.clientCpuMsPerRequest} ms`,
     );
+    console.log(
+      `  the bare worker behind the framing guard (like for like with the edge as run): ${bareGuarded.reqPerSec}/s p99 ${bareGuarded.p99Ms} ms, CPU per request: workerd and the guard ${bareGuarded.edgeCpuMsPerRequest} ms (the guard ${bareGuarded.guardCpuMsPerRequest} ms)`,
+    );
     console.log(`  ${line('edge as npm start runs it (framing guard + workerd serve):', edge, ratios[i]!.edge, bare)}`);
+    console.log(
+      `    against the bare worker behind the same guard: ${ratios[i]!.edgeToGuardedBare.ratio} of its rate, p99 ${ratios[i]!.edgeToGuardedBare.p99Ratio}x`,
+    );
     console.log(`  ${line('edge worker on workerd serve alone (EDGE_FRAMING_GUARD=off):', unguarded, ratios[i]!.unguarded, bare)}`);
     if (against)
       console.log(`  ${line(`the worker built from ${values.against} on workerd serve alone:`, against, ratios[i]!.against!, bare)}`);
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const summary = (k: 'edge' | 'unguarded' | 'against') =>
+  const summary = (k: 'edge' | 'edgeToGuardedBare' | 'unguarded' | 'against') =>
     `${median(ratios.map((r) => r[k]!.ratio))} of the bare route, p99 ${median(ratios.map((r) => r[k]!.p99Ratio))}x`;
-  const cpu = (k: 'bare' | 'edge' | 'unguarded' | 'against') => median(runs.map((r) => r[k]?.edgeCpuMsPerRequest ?? NaN));
+  const cpu = (k: 'bare' | 'bareGuarded' | 'edge' | 'unguarded' | 'against') => median(runs.map((r) => r[k]?.edgeCpuMsPerRequest ?? NaN));
   console.log(
-    `edge: status polls through the edge as run = ${summary('edge')}; the worker on workerd serve alone = ${summary('unguarded')} ` +
+    `edge: status polls through the edge as run = ${summary('edge')} (against the bare worker behind the same guard: ${summary('edgeToGuardedBare').replace('of the bare route', 'of its rate')}); the worker on workerd serve alone = ${summary('unguarded')} ` +
       `(goal >= 0.7, p99 <= 1.5x)${values.against === undefined ? '' : `; the worker built from ${values.against} = ${summary('against')}`}` +
-      `; CPU ms per request (workerd, and the guard): bare ${cpu('bare')}, edge as run ${cpu('edge')}, worker alone ${cpu('unguarded')}` +
+      `; CPU ms per request (workerd, and the guard): bare ${cpu('bare')}, bare behind the guard ${cpu('bareGuarded')}, edge as run ${cpu('edge')}, worker alone ${cpu('unguarded')}` +
       `${values.against === undefined ? '' : `, ${values.against} alone ${cpu('against')}`}` +
       `${rounds > 1 ? `; medians of ${rounds} rounds` : ''}; load average ${loadavg()
         .map((l) => l.toFixed(1))
@@ -250,13 +284,39 @@ async function measure(
   const originBefore = cpuMicros(originPid);
   const clientBefore = process.cpuUsage();
   const started = performance.now();
-  const r = await autocannon({
+  const run = autocannon({
     url: target.url,
     connections,
     duration: seconds,
     requests: [request],
     ...(rate === undefined ? {} : { overallRate: rate }),
   });
+  const seen: number[] = [];
+  const gcs: string[] = [];
+  const obs = new PerformanceObserver((list) => {
+    for (const e of list.getEntries())
+      if (e.duration >= 3) gcs.push(`${((e.startTime - started) / 1000).toFixed(2)}:${Math.round(e.duration)}`);
+  });
+  if (process.env.EDGE_BENCH_TIMELINE) obs.observe({ entryTypes: ['gc'] });
+  if (process.env.EDGE_BENCH_TIMELINE)
+    (run as unknown as { on(e: string, f: (...a: unknown[]) => void): void }).on('response', (_c, _s, _b, ms) =>
+      seen.push(performance.now() - started, ms as number),
+    );
+  const r = await run;
+  obs.disconnect();
+  if (process.env.EDGE_BENCH_TIMELINE)
+    timeline(
+      seen,
+      stateFetches.filter(([a]) => a >= started).map(([a, b]) => [a - started, b - started]),
+    );
+  if (process.env.EDGE_BENCH_TIMELINE)
+    console.log(
+      `origin state fetches (start s +ms): ${stateFetches
+        .filter(([a]) => a >= started)
+        .map(([a, b]) => `${((a - started) / 1000).toFixed(2)}+${Math.round(b - a)}`)
+        .join(' ')}`,
+    );
+  if (process.env.EDGE_BENCH_TIMELINE) console.log(`client GC >= 3 ms (start s:ms): ${gcs.join(' ')}`);
   const elapsedS = (performance.now() - started) / 1000;
   const client = process.cpuUsage(clientBefore);
   const edgeAfter = edgeCpu();
@@ -273,6 +333,45 @@ async function measure(
     originCpuMsPerRequest: perRequest(originBefore, originAfter),
     clientCpuMsPerRequest: Math.round(((client.user + client.system) / n / 1000) * 1000) / 1000,
   };
+}
+
+const stateFetches: [number, number][] = [];
+
+/** Where the slow answers fell in time: 50 ms bins holding answers slower than the run's p99. */
+function timeline(seen: number[], fetches: [number, number][]) {
+  const lat: number[] = [];
+  for (let i = 1; i < seen.length; i += 2) lat.push(seen[i]!);
+  const sorted = [...lat].sort((a, b) => a - b);
+  const p99 = sorted[Math.floor(sorted.length * 0.99)]!;
+  const bins = new Map<number, { n: number; max: number }>();
+  for (let i = 0; i < seen.length; i += 2) {
+    if (seen[i + 1]! < p99) continue;
+    const b = Math.floor(seen[i]! / 50);
+    const e = bins.get(b) ?? { n: 0, max: 0 };
+    e.n++;
+    e.max = Math.max(e.max, seen[i + 1]!);
+    bins.set(b, e);
+  }
+  let slow = 0;
+  let during = 0;
+  for (let i = 0; i < seen.length; i += 2) {
+    if (seen[i + 1]! < p99) continue;
+    slow++;
+    // Released by a fetch: asked before it ended, answered within 20 ms after (a poll that waited for the refresh).
+    const [from, to] = [seen[i]! - seen[i + 1]!, seen[i]!];
+    if (fetches.some(([, b]) => from <= b && to >= b && to <= b + 20)) during++;
+  }
+  const covered = fetches.reduce((t, [a, b]) => t + (b - a), 0) / Math.max(1, seen.at(-2) ?? 1);
+  console.log(
+    `timeline: answers at or over p99 released within 20 ms of an origin state fetch's end ${during} of ${slow}; the fetches cover ${(covered * 100).toFixed(1)}% of the run`,
+  );
+  console.log(
+    `timeline: ${lat.length} answers, p50 ${sorted[Math.floor(sorted.length / 2)]} p99 ${p99} ms; slow ones by 50 ms bin (start s: count/max ms): ` +
+      [...bins.entries()]
+        .sort((a, b) => a[0] - b[0])
+        .map(([b, e]) => `${(b * 0.05).toFixed(2)}:${e.n}/${Math.round(e.max)}`)
+        .join(' '),
+  );
 }
 
 const round = (n: number) => Math.round(n * 100) / 100;

@@ -330,7 +330,7 @@ async function queueStatus(req: Request, eventIdRaw: string, edge: Edge, waitUnt
  * checks those strings passed then (their parsing, validation and lookups), and has what time changes checked again:
  * the account token's expiry and the queue token's binding and expiry.
  */
-function queueStatusNow(req: Request, eventIdRaw: string, edge: Edge): Response | undefined {
+function queueStatusNow(req: Request, eventIdRaw: string, edge: Edge, ctx: ExecutionContext): Response | undefined {
   const key = edge.keyNow;
   if (key === undefined || !edge.accounts) return undefined;
   const queueTokenSent = req.headers.get('x-queue-token');
@@ -370,7 +370,8 @@ function queueStatusNow(req: Request, eventIdRaw: string, edge: Edge): Response 
   const now = Date.now();
   const claims = checkClaims(hit, { kind: 'queue', eventId, accountId, deviceHash, now });
   if (learnt !== undefined) remember(edge.fans, queueTokenSent!, learnt);
-  const known = edge.states.fresh(eventId);
+  // Within the TTL, or just past it while the refresh runs (started here when due, in the background).
+  const known = edge.states.fresh(eventId, ctx);
   if (!known) return undefined;
   const facts = statusFacts(req, edge, claims, known, eventId, now);
   if (facts instanceof Promise) {
@@ -805,7 +806,7 @@ export default {
       if (req.method === 'GET') {
         const id = plainStatusId(req.url);
         if (id !== null) {
-          const now = queueStatusNow(req, id, edge);
+          const now = queueStatusNow(req, id, edge, ctx);
           if (now !== undefined) return now;
         }
       }

@@ -66,10 +66,53 @@ export class EventStateCache {
   private readonly entries = new Map<string, Entry>();
   constructor(private readonly o: StateCacheOptions) {}
 
-  /** The event's state when this isolate's copy is within the TTL (get would answer it at once); else undefined. */
-  fresh(eventId: string): KnownState | undefined {
-    const known = this.entries.get(eventId)?.known;
-    return known && Date.now() - known.fetchedAt < ttlOf(known, this.o.ttlMs) ? known : undefined;
+  /**
+   * The event's state when it can be answered at once, without a promise; else undefined (`get` awaits). Within its
+   * TTL; and, given `ctx`, also a little past it (GRACE_SHARE of the TTL, at most `maxWaitMs`) while the refresh it is
+   * due runs: a refresh due is started here in the background (`ctx.waitUntil`), from the moment the last one started
+   * a TTL ago (still at most one origin request per TTL), so with a healthy origin the next state is in before this
+   * one has aged past the TTL and no poll waits for the origin's round trip.
+   */
+  fresh(eventId: string, ctx?: { waitUntil: WaitUntil }): KnownState | undefined {
+    const e = this.entries.get(eventId);
+    const known = e?.known;
+    if (!known) return undefined;
+    const now = Date.now();
+    const ttlMs = ttlOf(known, this.o.ttlMs);
+    const age = now - known.fetchedAt;
+    if (ctx === undefined) return age < ttlMs ? known : undefined;
+    if (age >= ttlMs + this.graceMs(ttlMs)) return undefined;
+    if (now >= e.nextFetchAt) this.start(eventId, e, now, ttlMs, (p) => ctx.waitUntil(p));
+    return age < ttlMs || e.inflight ? known : undefined;
+  }
+
+  /** How long past its TTL a known state is still answered at once while its refresh runs. */
+  private graceMs(ttlMs: number): number {
+    return Math.min(this.o.maxWaitMs ?? 500, ttlMs * GRACE_SHARE);
+  }
+
+  /**
+   * Starts the event's refresh unless one runs (a refresh unsettled past the origin timeout is given up) or the last
+   * began less than a TTL ago; registers it with `waitUntil`. True when it started one.
+   */
+  private start(eventId: string, e: Entry, now: number, ttlMs: number, waitUntil: WaitUntil): boolean {
+    // A refresh's fetch belongs to the request that started it: when workerd cancels that request (its client went
+    // away) the fetch is dropped and the refresh never settles. Past the origin timeout it is given up, so the event
+    // is refreshed again instead of being answered from a state that only ages.
+    if (e.inflight && now - e.inflightSince > this.o.originTimeoutMs + GIVE_UP_MARGIN_MS) e.inflight = undefined;
+    if (e.inflight || now < e.nextFetchAt) return false;
+    e.nextFetchAt = now + ttlMs;
+    e.inflightSince = now;
+    const inflight: Promise<void> = this.refresh(eventId, e)
+      .catch((err: unknown) => console.error(`onsale edge: refreshing event ${eventId} failed`, err))
+      .finally(() => {
+        if (e.inflight === inflight) e.inflight = undefined;
+        // A state that came back in LAST_CHANCE is fetched again sooner than the TTL the fetch was started with.
+        e.nextFetchAt = Math.min(e.nextFetchAt, e.inflightSince + ttlOf(e.known, this.o.ttlMs));
+      });
+    e.inflight = inflight;
+    waitUntil(inflight);
+    return true;
   }
 
   /** The event's state as known now; undefined when the origin has never answered for it in this isolate. */
@@ -80,29 +123,13 @@ export class EventStateCache {
       e = { known: undefined, nextFetchAt: 0, inflight: undefined, inflightSince: 0 };
       this.entries.set(eventId, e);
     }
+    const answered = this.fresh(eventId, { waitUntil });
+    if (answered) return answered;
     const now = Date.now();
-    const ttlMs = ttlOf(e.known, this.o.ttlMs);
-    if (e.known && now - e.known.fetchedAt < ttlMs) return e.known;
-    // A refresh's fetch belongs to the request that started it: when workerd cancels that request (its client went
-    // away) the fetch is dropped and the refresh never settles. Past the origin timeout it is given up, so the event
-    // is refreshed again instead of being answered from a state that only ages.
-    if (e.inflight && now - e.inflightSince > this.o.originTimeoutMs + GIVE_UP_MARGIN_MS) e.inflight = undefined;
-    if (!e.inflight && now >= e.nextFetchAt) {
-      e.nextFetchAt = now + ttlMs;
-      e.inflightSince = now;
-      const entry = e;
-      const inflight: Promise<void> = this.refresh(eventId, entry)
-        .catch((err: unknown) => console.error(`onsale edge: refreshing event ${eventId} failed`, err))
-        .finally(() => {
-          if (entry.inflight === inflight) entry.inflight = undefined;
-          // A state that came back in LAST_CHANCE is fetched again sooner than the TTL the fetch was started with.
-          entry.nextFetchAt = Math.min(entry.nextFetchAt, entry.inflightSince + ttlOf(entry.known, this.o.ttlMs));
-        });
-      entry.inflight = inflight;
-    }
+    const started = this.start(eventId, e, now, ttlOf(e.known, this.o.ttlMs), waitUntil);
     const inflight = e.inflight;
     if (!inflight) return e.known;
-    waitUntil(inflight);
+    if (!started) waitUntil(inflight);
     // A healthy origin answers in milliseconds: a poll with a state to fall back on waits that long for the fresh
     // one, never longer than maxWaitMs (a slow or dead origin then gets the last state, which fails closed once it is
     // old). Without one it waits out the origin timeout, never longer: a request that only awaits another request's
@@ -175,6 +202,13 @@ export class EventStateCache {
     }
   }
 }
+
+/**
+ * The share of the TTL past it that a known state is still answered at once while its refresh runs (at most
+ * maxWaitMs): a refresh started a TTL after the last one began normally lands before the state ages past the TTL;
+ * this covers one that takes longer than the last (0.5 s at the default 2 s TTL, 0.125 s in LAST_CHANCE).
+ */
+const GRACE_SHARE = 0.25;
 
 /** How much longer than the origin timeout a refresh may stay unsettled before it is taken for cancelled. */
 const GIVE_UP_MARGIN_MS = 1000;

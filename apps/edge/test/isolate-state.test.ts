@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { OriginBreaker } from '../src/breaker.js';
 import { MemoryCache } from '../src/memory-cache.js';
@@ -175,6 +176,66 @@ describe('EventStateCache near the end of a sale', () => {
       expect(await stateOf('near')).toBe('SOLD_OUT');
       expect(origin.count(/\/events\/near\/edge-state$/)).toBe(fetched);
     } finally {
+      await origin.stop();
+    }
+  });
+});
+
+// A poll never waits for the event state's refresh while the origin answers within the grace: the refresh starts a
+// TTL after the last one began (still one origin request per TTL), and a state a little past its TTL answers at once
+// while it runs. On an injected clock (Date.now); the origin holds its answer until the test releases it.
+describe('EventStateCache refresh without a waiting poll', () => {
+  const doc = (eventId: string, state: WatermarkState['state']): EdgeEventState => ({
+    eventId,
+    tiers: [],
+    queues: [queueState(eventId, {}, { state })],
+    generatedAt: Date.now(),
+  });
+
+  it('answers from the known state while the due refresh runs, within the grace past the TTL; past it, waits for the refresh', async () => {
+    const origin = await new FakeOrigin().start();
+    let now = Date.now();
+    const clock = vi.spyOn(Date, 'now').mockImplementation(() => now);
+    try {
+      origin.events.set('e', () => doc('e', 'OPEN'));
+      // TTL 2 s, so the grace is a quarter of it (500 ms); a waiting poll would wait up to a minute.
+      const cache = new EventStateCache({ originUrl: origin.url, ttlMs: 2000, originTimeoutMs: 60_000, maxWaitMs: 60_000 });
+      const registered: Promise<unknown>[] = [];
+      const ctx = { waitUntil: (p: Promise<unknown>) => void registered.push(p) };
+      const stateOf = (k: { state: EdgeEventState | null } | undefined) => k?.state?.queues[0]!.watermark.state;
+      expect(stateOf(await cache.get('e', ctx.waitUntil))).toBe('OPEN');
+      const edgeState = /\/events\/e\/edge-state$/;
+      expect(origin.count(edgeState)).toBe(1);
+
+      // Within the TTL: answered, nothing asked of the origin (not before a TTL after the last refresh began).
+      now += 1999;
+      expect(stateOf(cache.fresh('e', ctx))).toBe('OPEN');
+      expect(origin.count(edgeState)).toBe(1);
+
+      // From then on the origin holds its answers until released.
+      const held: ServerResponse[] = [];
+      origin.raw.set('GET /events/e/edge-state', (_req, res) => void held.push(res));
+      now += 1;
+      // Due: the refresh starts in the background (registered with waitUntil); the poll is answered at once.
+      expect(stateOf(cache.fresh('e', ctx))).toBe('OPEN');
+      expect(registered).toHaveLength(2); // the first fetch, and this refresh
+      await expect.poll(() => held.length, { timeout: 30_000, interval: 20 }).toBe(1);
+      // Past the TTL, within the grace, while the refresh runs: at once too, and one origin request for all of them.
+      now += 499;
+      expect(stateOf(cache.fresh('e', ctx))).toBe('OPEN');
+      expect(stateOf(await cache.get('e', ctx.waitUntil))).toBe('OPEN');
+      expect(held).toHaveLength(1);
+      expect(cache.fresh('e')).toBeUndefined(); // without a context: only within the TTL, as before
+
+      // Past the grace: the fast path has nothing to answer; a poll waits for the refresh and reads what it brought.
+      now += 1;
+      expect(cache.fresh('e', ctx)).toBeUndefined();
+      const waiting = cache.get('e', ctx.waitUntil);
+      held[0]!.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(doc('e', 'SOLD_OUT')));
+      expect(stateOf(await waiting)).toBe('SOLD_OUT');
+      expect(origin.count(edgeState)).toBe(2);
+    } finally {
+      clock.mockRestore();
       await origin.stop();
     }
   });
