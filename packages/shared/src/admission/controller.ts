@@ -317,7 +317,6 @@ async function readTick(trx: Trx, e: ActiveEventRow, q: repo.LockedQueueState, n
         admittedThrough: q.admitted_through,
         nowMs: now.getTime(),
         claimWindowMs: POSITION_CLAIM_WINDOW_MS,
-        claimRatio,
         claimedInClaimWindow: signals.claimed_in_claim_window,
         arriving,
       });
