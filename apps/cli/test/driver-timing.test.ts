@@ -2,7 +2,15 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import { describe, expect, it, vi } from 'vitest';
-import { connectionBounds, Crowd, defaultMaxConnections, partySize, PURCHASE_CONNECTIONS, send } from '../src/rehearse/driver.js';
+import {
+  connectionBounds,
+  Crowd,
+  defaultMaxConnections,
+  partySize,
+  pickTracers,
+  PURCHASE_CONNECTIONS,
+  send,
+} from '../src/rehearse/driver.js';
 import { LatencyHistogram } from '../src/rehearse/histogram.js';
 
 describe('LatencyHistogram', () => {
@@ -229,6 +237,89 @@ describe("the crowd's polls", () => {
       await new Promise((r) => server.close(r));
     }
   }, 90_000);
+});
+
+describe('tracer fans', () => {
+  it('are picked among the fans, not the bots, spread over the crowd, as many as asked (or as there are fans)', () => {
+    const flags = new Uint8Array(1000);
+    const isBot = (i: number) => i % 3 === 0;
+    expect(pickTracers(flags, 50, isBot)).toBe(50);
+    const picked = [...flags.keys()].filter((i) => flags[i] === 1);
+    expect(picked.some(isBot)).toBe(false);
+    expect(Math.min(...picked)).toBeLessThan(100);
+    expect(Math.max(...picked)).toBeGreaterThan(900);
+    expect(pickTracers(new Uint8Array(10), 50, isBot)).toBe(6);
+    expect(pickTracers(new Uint8Array(10), 0, isBot)).toBe(0);
+  });
+
+  it('poll at their Retry-After whatever the poll budget, so they read SOLD_OUT on a poll sent as told and are counted apart', async () => {
+    // 300 fans far back (told 30 s, 1 s at the time scale of 30) on a budget of 10 polls a second: a fan of the crowd
+    // polls about every 30 s, a tracer every 1.1 s. The sale sells out once every tracer has polled twice.
+    const tracers = 12;
+    let soldOut = false;
+    const server = createServer((req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.setHeader('retry-after', '30');
+      if (req.method === 'PUT') return res.end('{}');
+      if (req.method === 'POST') return res.end(JSON.stringify({ queueToken: 'q', cohort: 'PREOPEN', position: null, state: 'WAITING' }));
+      res.end(JSON.stringify({ state: soldOut ? 'SOLD_OUT' : 'WAITING', position: 5000 }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const now = Date.now();
+    const crowd = new Crowd({
+      fansUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      eventId: 'e',
+      listingId: 'l',
+      onsaleAtMs: now + 200,
+      startAtMs: now,
+      fans: 300,
+      timeScale: 30,
+      botsShare: 0,
+      abandon: 0,
+      slowPayers: 0,
+      failingPayers: 0,
+      authSecret: 'a-test-secret-that-is-long-enough-0123456789',
+      sections: [{ code: 'A', qualityRank: 1, capacity: 100 }],
+      perAccountSeats: 4,
+      ticketsPerOrder: 2,
+      holdTtlSeconds: 360,
+      checkoutMinutes: 6,
+      preOpenMs: 100,
+      preOpenShare: 1,
+      tailMeanMs: 1000,
+      pollBudgetPerSecond: 10,
+      tracers,
+      connections: 8,
+      maxConnections: 64,
+      seed: 1,
+      seatPickingOpensAtMs: now + 3_600_000,
+      pickers: 0,
+      accountPrefix: 't',
+      deadlineMs: 600_000,
+    });
+    const inner = crowd as unknown as { tracer: Uint8Array; soldOutAt: Float64Array };
+    const tracerIds = [...inner.tracer.keys()].filter((i) => inner.tracer[i] === 1);
+    expect(tracerIds).toHaveLength(tracers);
+    const done = crowd.run();
+    let result: Awaited<typeof done> | undefined;
+    try {
+      await vi.waitFor(() => expect(crowd.progress().waiting).toBe(300), { timeout: 60_000, interval: 20 });
+      soldOut = true;
+      // Every tracer reads it at its next poll; the crowd far back, spaced by the budget, mostly has not yet.
+      await vi.waitFor(() => expect(tracerIds.every((i) => !Number.isNaN(inner.soldOutAt[i]!))).toBe(true), {
+        timeout: 60_000,
+        interval: 20,
+      });
+    } finally {
+      crowd.stop();
+      result = await done;
+      await new Promise((r) => server.close(r));
+    }
+    expect(result.tracers).toBe(tracers);
+    expect(result.soldOutReadsTracerAtMs).toHaveLength(tracers);
+    // The tracers polled as told, so they are among the fans the goal weighs.
+    expect(result.soldOutReadsAsToldAtMs.length).toBeGreaterThanOrEqual(tracers);
+  }, 120_000);
 });
 
 describe("the crowd's joins", () => {

@@ -5,7 +5,8 @@ import { UsageError } from '../errors.js';
 export const REHEARSE_USAGE = `  rehearse --event-file <json> --fans <n> [--time-scale <k>] [--bots-share <b>] [--abandon <a>] [--slow-payers <s>]
            [--failing-payers <f>] [--target <url> | --spawn [--store-instances <n>] [--workers <m>] [--edge]]
            [--fault <name>@<p>% | <name>@<n>s ...] [--report <file.json>] [--seed <n>] [--connections <n>]
-           [--max-connections <n>] [--poll-budget <polls/s>] [--pre-open-seconds <s>] [--stop-after <s>]
+           [--max-connections <n>] [--poll-budget <polls/s>] [--tracers <n>] [--pre-open-seconds <s>]
+           [--stop-after <s>]
                                a synthetic on-sale: creates a rehearsal event from the event file (its clock --time-scale
                                times fast, default 30: hold TTLs, pacing, windows), lets <n> virtual fans at it over
                                HTTP (a pre-open crowd, then a tail; --bots-share of them bots, default 0.3, in operators
@@ -62,6 +63,7 @@ export const rehearseCommands: Record<string, Command> = {
       connections: { type: 'string' },
       'max-connections': { type: 'string' },
       'poll-budget': { type: 'string' },
+      tracers: { type: 'string' },
       'pre-open-seconds': { type: 'string' },
       'stop-after': { type: 'string' },
     },
@@ -122,6 +124,8 @@ export const rehearseCommands: Record<string, Command> = {
           connections: count('--connections', values.connections, 64, 1, 4096)!,
           maxConnections: count('--max-connections', values['max-connections'], undefined, 4, 16_384),
           pollBudgetPerSecond: count('--poll-budget', values['poll-budget'], 500, 10, 1_000_000)!,
+          // Default: 1% of the crowd, at most 500 (at 200,000 fans on a time scale of 30, about 450 polls a second).
+          tracers: count('--tracers', values.tracers, Math.min(500, Math.ceil(fans * 0.01)), 0, 5_000)!,
           preOpenSeconds: count('--pre-open-seconds', values['pre-open-seconds'], undefined, 1, 3600),
           stopAfterSeconds: count('--stop-after', values['stop-after'], undefined, 1, 7 * 24 * 3600),
         },

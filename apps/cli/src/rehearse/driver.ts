@@ -57,6 +57,12 @@ export interface DriverOptions {
   tailMeanMs: number;
   /** Status polls a second the crowd may make at most (spreads the polls of a large crowd). */
   pollBudgetPerSecond: number;
+  /**
+   * Tracer fans: this many of the fans (not bots, spread evenly over the crowd) poll exactly at their Retry-After,
+   * outside the poll budget, so the sold-out propagation to fans who poll as told is weighed whatever the crowd's
+   * size (at 200,000 the budget spaces every other fan's polls far past what it was told). Default 0.
+   */
+  tracers?: number;
   connections: number;
   /**
    * The most connections the crowd opens at once, over all its pools (each opened as its fans need it): polls have
@@ -177,6 +183,10 @@ export interface DriverResult {
   /** The same, of the fans who read it on a poll sent as told (within their Retry-After, see positionExpired). */
   soldOutReadsAsToldAtMs: Float64Array;
   soldOutAsToldDriverWait: Float64Array;
+  /** The tracer fans (DriverOptions.tracers), and the same of those of them who read SOLD_OUT. */
+  tracers: number;
+  soldOutReadsTracerAtMs: Float64Array;
+  soldOutTracerDriverWait: Float64Array;
   /**
    * Per kind of request, the product's time (on the wire to the answer) and the driver's wait before it; and the joins
    * answered after the open apart (`join after the open`, also counted in `join`).
@@ -458,6 +468,9 @@ export class Crowd {
   private readonly backInLine: Uint8Array;
   /** The fan read SOLD_OUT on a poll it sent as told. */
   private readonly soldOutAsTold: Uint8Array;
+  /** A tracer fan: polls exactly at its Retry-After, outside the poll budget (DriverOptions.tracers). */
+  private readonly tracer: Uint8Array;
+  private readonly tracerCount: number;
   private readonly retries: Uint16Array;
   private readonly queueToken: (string | undefined)[];
   private readonly accountToken: (string | undefined)[];
@@ -579,6 +592,8 @@ export class Crowd {
     this.soldOutWait = new Float32Array(n);
     this.toldBy = new Float64Array(n).fill(Number.NaN);
     this.soldOutAsTold = new Uint8Array(n);
+    this.tracer = new Uint8Array(n);
+    this.tracerCount = pickTracers(this.tracer, o.tracers ?? 0, (i) => this.operator[i]! >= 0);
     this.backInLine = new Uint8Array(n);
     this.retries = new Uint16Array(n);
     this.queueToken = new Array<string | undefined>(n);
@@ -778,6 +793,8 @@ export class Crowd {
     // As told: within Retry-After on the event's clock (never sooner than the per-account limit lets it), its jitter,
     // and a second for the driver's timer and the network.
     this.toldBy[i] = this.now + Math.max(((ra * 1000) / this.o.timeScale) * 1.2, 1650) + 1000;
+    // A tracer polls at its Retry-After exactly, whatever the budget (never sooner than the per-account limit lets it).
+    if (this.tracer[i] === 1) return Math.max((ra * 1000) / this.o.timeScale, TRACER_MIN_POLL_MS);
     const near = ra <= 5;
     if (this.nearFront[i] !== (near ? 1 : 0)) {
       this.nearFront[i] = near ? 1 : 0;
@@ -917,7 +934,8 @@ export class Crowd {
     // poll while twice the status connections' polls are outstanding (as many on the wire, as many waiting): its poll
     // is put off (it polls later than told, and is counted so); fans near the front always send.
     // Counted from here, not from undici's queue: a tick's fans pass this line before any of their polls is dispatched.
-    if (this.nearFront[i] === 0 && this.pollsOutstanding >= 2 * this.poolSizes.status) return this.schedule(i, 250 + 500 * this.random());
+    if (this.nearFront[i] === 0 && this.tracer[i] === 0 && this.pollsOutstanding >= 2 * this.poolSizes.status)
+      return this.schedule(i, 250 + 500 * this.random());
     this.pollsOutstanding++;
     let a: Answer;
     let asTold: boolean;
@@ -1332,6 +1350,8 @@ export class Crowd {
     const readsWait: number[] = [];
     const asTold: number[] = [];
     const asToldWait: number[] = [];
+    const tracerReads: number[] = [];
+    const tracerWait: number[] = [];
     for (let i = 0; i < this.o.fans; i++)
       if (!Number.isNaN(this.soldOutAt[i]!)) {
         reads.push(this.soldOutAt[i]! - this.o.onsaleAtMs);
@@ -1339,6 +1359,10 @@ export class Crowd {
         if (this.soldOutAsTold[i] === 1) {
           asTold.push(this.soldOutAt[i]! - this.o.onsaleAtMs);
           asToldWait.push(this.soldOutWait[i]!);
+        }
+        if (this.tracer[i] === 1) {
+          tracerReads.push(this.soldOutAt[i]! - this.o.onsaleAtMs);
+          tracerWait.push(this.soldOutWait[i]!);
         }
       }
     const bots = this.operator.reduce((a, o) => a + (o >= 0 ? 1 : 0), 0);
@@ -1377,6 +1401,9 @@ export class Crowd {
       soldOutDriverWait: Float64Array.from(readsWait),
       soldOutReadsAsToldAtMs: Float64Array.from(asTold),
       soldOutAsToldDriverWait: Float64Array.from(asToldWait),
+      tracers: this.tracerCount,
+      soldOutReadsTracerAtMs: Float64Array.from(tracerReads),
+      soldOutTracerDriverWait: Float64Array.from(tracerWait),
       requestTimings: {
         ...(Object.fromEntries(
           DRIVER_REQUEST_KINDS.map((k) => [
@@ -1416,4 +1443,25 @@ export class Crowd {
       unansweredRequests: this.unanswered,
     };
   }
+}
+
+/** A tracer fan polls no more often than this (the per-account limit: 60 polls a minute). */
+export const TRACER_MIN_POLL_MS = 1_100;
+
+/**
+ * Marks `want` tracer fans among `flags.length`, spread evenly over the crowd (arrivals are spread over it too), bots
+ * left out; returns how many it marked (fewer when the crowd has fewer fans than that).
+ */
+export function pickTracers(flags: Uint8Array, want: number, isBot: (i: number) => boolean): number {
+  const n = flags.length;
+  if (!(want > 0) || n === 0) return 0;
+  const stride = Math.max(1, Math.floor(n / want));
+  let marked = 0;
+  for (let start = 0; start < stride && marked < want; start++)
+    for (let i = start; i < n && marked < want; i += stride)
+      if (flags[i] === 0 && !isBot(i)) {
+        flags[i] = 1;
+        marked++;
+      }
+  return marked;
 }

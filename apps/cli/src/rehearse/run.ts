@@ -49,6 +49,8 @@ export interface RehearseOptions {
   /** The most connections the crowd opens over all its pools (default 8x connections; see DriverOptions). */
   maxConnections?: number;
   pollBudgetPerSecond: number;
+  /** Tracer fans polling exactly at their Retry-After outside the poll budget (DriverOptions.tracers). */
+  tracers: number;
   preOpenSeconds: number | undefined;
   /** Stop the crowd this many seconds after the driver starts and report on what happened so far. */
   stopAfterSeconds?: number;
@@ -302,6 +304,7 @@ function saleTimes(o: RehearseOptions, file: RunContext['file']): SaleTimes {
     connections: o.connections,
     maxConnections: o.maxConnections ?? defaultMaxConnections(o.connections),
     pollBudgetPerSecond: o.pollBudgetPerSecond,
+    tracers: o.tracers,
     preOpenSeconds: preOpenMs / 1000,
   };
   return { preOpenMs, startAt, onsaleAt, spec, settings };
@@ -372,6 +375,7 @@ function crowdOptions(c: RunContext, sale: SaleTimes, created: CreatedSale): Con
     preOpenShare: 0.7,
     tailMeanMs: Math.max(2000, created.plannedSaleMs * 0.3),
     pollBudgetPerSecond: o.pollBudgetPerSecond,
+    tracers: o.tracers,
     connections: o.connections,
     ...(o.maxConnections !== undefined ? { maxConnections: o.maxConnections } : {}),
     seed: o.seed,
@@ -526,6 +530,8 @@ async function buildReport(
   const prop = latencySummary(since(result.soldOutReadsAtMs, result.soldOutDriverWait));
   // The goal's figure: fans who polled as told (a fan the poll budget held back learns later whatever the product does).
   const propAsTold = latencySummary(since(result.soldOutReadsAsToldAtMs, result.soldOutAsToldDriverWait));
+  // Of them, the tracer fans (polling exactly at their Retry-After outside the poll budget), reported apart.
+  const propTracers = latencySummary(since(result.soldOutReadsTracerAtMs, result.soldOutTracerDriverWait));
   const soldOutWait = latencySummary(result.soldOutDriverWait);
   // Holds as fans timed them; the same less each hold's wait inside the driver (the product's part); that wait.
   const hold = latencySummary(result.holdLatencies);
@@ -594,6 +600,7 @@ async function buildReport(
     drift,
     soldOutPropagationMs: prop,
     soldOutPropagationAsToldMs: propAsTold,
+    soldOutPropagationTracersMs: { ...propTracers, tracers: result.tracers },
     holdLatencyMs: { p50: hold.p50, p99: hold.p99, count: hold.count },
     holdLatencyProductMs: { p50: holdProduct.p50, p99: holdProduct.p99, count: holdProduct.count },
     holdDriverLagMs: { p50: holdLag.p50, p99: holdLag.p99, max: holdLag.max },

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  admittedNotCome,
   advanceWatermark,
   ARRIVAL_WINDOW_MS,
   arrivalWindowMs,
@@ -9,6 +10,7 @@ import {
   effectivePaymentTps,
   eventBudgetShares,
   inventoryStateOf,
+  positionsPassedSince,
   recordAdvance,
 } from './advance.js';
 
@@ -160,5 +162,61 @@ describe('fans on their way in (recordAdvance, arrivingFans)', () => {
         0,
       ),
     ).toBe(6); // a real sale still counts it
+  });
+});
+
+describe('admittedNotCome (fans let in who may still come, set against the seats left)', () => {
+  const history: [number, number][] = [
+    [1_000, 100],
+    [11_000, 250],
+    [21_000, 400],
+  ];
+  it('counts the positions passed since a time from the watermark history, 0 before the oldest point', () => {
+    expect(positionsPassedSince(history, 450, 0)).toBe(450);
+    expect(positionsPassedSince(history, 450, 1_000)).toBe(350);
+    expect(positionsPassedSince(history, 450, 15_000)).toBe(200);
+    expect(positionsPassedSince(history, 450, 30_000)).toBe(50);
+    expect(positionsPassedSince([], 7, 30_000)).toBe(7);
+  });
+  it('positions passed within the claim window x the claim ratio, less the claims and the fans already counted arriving', () => {
+    const base = {
+      history,
+      admittedThrough: 450,
+      nowMs: 31_000,
+      claimWindowMs: 30_000,
+      claimRatio: 1,
+      claimedInClaimWindow: 100,
+      arriving: 50,
+    };
+    // 350 passed since 1 000 - 100 claimed - 50 on their way (counted inside already) = 200.
+    expect(admittedNotCome(base)).toBe(200);
+    expect(admittedNotCome({ ...base, nowMs: 41_000 })).toBe(50);
+    expect(admittedNotCome({ ...base, claimedInClaimWindow: 400 })).toBe(0);
+    expect(admittedNotCome({ ...base, claimWindowMs: 0 })).toBe(0);
+  });
+  it('is never negative nor more than the positions passed within the window', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 1_000 }), fc.integer({ min: 0, max: 500 })), { maxLength: 8 }),
+        fc.integer({ min: 0, max: 1_000 }),
+        fc.nat(600),
+        fc.nat(600),
+        (points, extra, claimed, arriving) => {
+          let through = 0;
+          const h = points.sort((a, b) => a[0] - b[0]).map(([at, n]): [number, number] => [at * 100, (through += n)]);
+          const admittedThrough = through + extra;
+          const n = admittedNotCome({
+            history: h,
+            admittedThrough,
+            nowMs: 100_000,
+            claimWindowMs: 50_000,
+            claimedInClaimWindow: claimed,
+            arriving,
+          });
+          expect(n).toBeGreaterThanOrEqual(0);
+          expect(n).toBeLessThanOrEqual(positionsPassedSince(h, admittedThrough, 50_000));
+        },
+      ),
+    );
   });
 });

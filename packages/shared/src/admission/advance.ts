@@ -121,6 +121,51 @@ export function arrivingFans(
   return Math.max(0, Math.ceil(positions * ratio - 1e-9) - Math.max(0, claimedInWindow));
 }
 
+/**
+ * The positions the watermark passed since `sinceMs` (epoch ms), read off its published history ([[epoch ms,
+ * admittedThrough]], oldest first, a point at most every 10 s): `admittedThrough` less the watermark at the last point
+ * at or before `sinceMs` (0 when every point is later: the queue opened within the window). A point's advance may have
+ * begun up to 10 s before it, so the count errs by at most those positions, on the side of counting them.
+ */
+export function positionsPassedSince(history: readonly (readonly [number, number])[], admittedThrough: number, sinceMs: number): number {
+  let base = 0;
+  for (const [at, through] of history) {
+    if (!(Number(at) <= sinceMs)) break;
+    base = Number(through);
+  }
+  return Math.max(0, admittedThrough - (Number.isFinite(base) ? base : 0));
+}
+
+/**
+ * Fans let in who have not come yet and may still come: the positions the watermark passed within their claim window
+ * (a position reached stays its fan's that long, queue/edge.ts POSITION_CLAIM_WINDOW_MS), less the claims recorded
+ * within that window and less the fans already counted on their way in (arrivingFans, over the shorter arrival
+ * window); never below 0. Every such position counts, not the claim ratio's share of them: that ratio (tokens over
+ * positions in the same minutes) is low exactly when fans come late, and weighted by it the count was 0 in a
+ * 3,000-fan rehearsal whose late fans then found the sale sold out (601 of 2,899 let in). A position nobody ever
+ * collects counts until its claim window ends; the tail rule keeps the sale going meanwhile when nobody holds seats.
+ *
+ * Why: a fan who polls later than told (a background tab; the rehearsal's crowd far back, spaced by the driver's poll
+ * budget) comes for its turn after the arrival window, when its slot was already given back. Mid-sale that is what
+ * keeps admission going; at the end it let in fans for seats that the fans ahead of them came for afterwards (the
+ * 200,000-fan stadium of 2026-12-07: 9,676 of 37,246 fans let in found it sold out). The controller sets them
+ * against the plausible fans the seats left can take (nextAdmissionRate's `admittedNotCome`), which binds only when
+ * the seats left are few; the tail rule still lets the next fan in when seats are free and nobody holds any.
+ */
+export function admittedNotCome(s: {
+  history: readonly (readonly [number, number])[];
+  admittedThrough: number;
+  nowMs: number;
+  claimWindowMs: number;
+  claimedInClaimWindow: number;
+  arriving: number;
+}): number {
+  if (!(s.claimWindowMs > 0)) return 0;
+  const passed = positionsPassedSince(s.history, s.admittedThrough, s.nowMs - s.claimWindowMs);
+  const owed = passed - Math.max(0, s.claimedInClaimWindow) - Math.max(0, s.arriving);
+  return Math.max(0, owed);
+}
+
 /** One event on sale now, as the budget sees it. */
 export interface BudgetEvent {
   eventId: string;

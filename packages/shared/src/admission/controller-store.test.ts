@@ -7,7 +7,7 @@ import { createEvent } from '../sale-setup/index.js';
 import { EventCache } from '../allocations/index.js';
 import { HoldService, SeatmapCache, getInventoryCounts } from '../inventory/index.js';
 import { CardFingerprints, CheckoutService, SimulatedPaymentGateway } from '../checkout/index.js';
-import { computeStatusNow, type QueueStatus, type QueueTokenClaims } from '../queue/edge.js';
+import { computeStatusNow, POSITION_CLAIM_WINDOW_MS, type QueueStatus, type QueueTokenClaims } from '../queue/edge.js';
 import { loadWatermarks, recordClaims } from '../queue/queue.repository.js';
 import { WatermarkStore } from '../queue/watermark-store.js';
 import { createTestDatabase, manualClock, testSecrets, type ManualClock, type TestDatabase } from '../testing/index.js';
@@ -615,6 +615,99 @@ describe('a tail that never stalls', () => {
     clock.set(advancedAt! + ARRIVAL_WINDOW_MS + 1000);
     later = await tick(c, eventId);
     expect(later.inside.arriving).toBe(0);
+  });
+});
+
+describe('the end of a sale: fans let in who have not come yet count against the seats left', () => {
+  /**
+   * 20 seats in a row, `available` of them free and `held` held by someone else; 40 fans waiting; the first `letIn`
+   * passed a minute ago (past the arrival window, within their claim window) and not one of them has come yet.
+   */
+  async function endOfSale(o: { available: number; held: number; letIn: number }) {
+    const eventId = await makeEvent({
+      rows: 1,
+      seatsPerRow: 20,
+      pacing: { targetSaleMinutes: 10, ticketsPerOrder: 2, overbookFactor: 1, checkoutMinutes: 5, paymentTps: 50 },
+    });
+    await sql`UPDATE seats SET status = 'SOLD', hold_id = gen_random_uuid() WHERE event_id = ${eventId} AND id NOT IN (SELECT id FROM seats WHERE event_id = ${eventId} ORDER BY id LIMIT ${o.available + o.held})`.execute(
+      t.db,
+    );
+    if (o.held > 0)
+      await sql`UPDATE seats SET status = 'HELD', expires_at = now() + interval '1 hour', hold_id = gen_random_uuid()
+                WHERE id IN (SELECT id FROM seats WHERE event_id = ${eventId} AND status = 'AVAILABLE' ORDER BY id LIMIT ${o.held})`.execute(
+        t.db,
+      );
+    await addEntries(t.db, eventId, 40);
+    const clock = clockInMinute();
+    const reachedAt = clock.now() - 60_000;
+    await sql`UPDATE queue_state SET admitted_through = ${o.letIn}, last_advance_at = ${new Date(reachedAt)},
+                     watermark_history = ${JSON.stringify([[reachedAt, o.letIn]])}::jsonb,
+                     rate_override_per_min = 600
+              WHERE event_id = ${eventId}`.execute(t.db);
+    return { eventId, clock, c: controller(clock) };
+  }
+
+  it('no over-admission: 5 fans let in a minute ago and not come yet cover the 10 seats left (5 parties of 2), so nobody more is let in while they may still come', async () => {
+    // 8 free and 2 held (by a fan paying: the tail rule is out): 5 plausible fans at 2 seats a fan.
+    const { eventId, clock, c } = await endOfSale({ available: 8, held: 2, letIn: 5 });
+    const ticks: Extract<EventTickOutcome, { status: 'ticked' }>[] = [];
+    for (let s = 0; s < 20; s++) {
+      ticks.push(await tick(c, eventId));
+      clock.advance(1000);
+    }
+    expect(ticks[0]!.inside).toMatchObject({ total: 0, notCome: 5 });
+    // Before the rule the cap was 5 - 0 inside: 5 more fans at once for the seats the 5 let in are coming for.
+    expect(ticks.every((o) => o.cap === 0 && o.advanced === 0)).toBe(true);
+    expect(ticks.at(-1)!.constraint).toBe('no_plausible_seats');
+    expect((await queueState(eventId)).controller_reason).toContain('5 let in who have not come yet');
+    // Three of them come (their claims recorded): they are inside now, the two others still on their way.
+    await recordClaims(
+      t.db,
+      [0, 1, 2].map((f) => ({ eventId, accountId: account(eventId, f) })),
+      clock.date(),
+    );
+    const came = await tick(c, eventId);
+    expect(came.inside).toMatchObject({ shopping: 3, notCome: 2 });
+    expect(came).toMatchObject({ cap: 0, advanced: 0 });
+  });
+
+  it('only what the seats left take: 2 let in not come yet for 10 seats (5 parties) leave room for 3 more', async () => {
+    const { eventId, clock, c } = await endOfSale({ available: 8, held: 2, letIn: 2 });
+    const o = await tick(c, eventId);
+    expect(o.inside.notCome).toBe(2);
+    expect(o.cap).toBe(3);
+    const through: number[] = [o.admittedThrough];
+    for (let s = 0; s < 90; s++) {
+      clock.advance(1000);
+      through.push((await tick(c, eventId)).admittedThrough);
+    }
+    // The 3 go in (paced at the cap a minute, the first at once) and nobody after them: the fans let in and not
+    // come yet (the 2 before, then those 3 while on their way or within their claim window) cover the seats.
+    expect(Math.max(...through)).toBe(5);
+  });
+
+  it('a position whose claim window passed is no longer counted: its slot comes back', async () => {
+    const { eventId, clock, c } = await endOfSale({ available: 8, held: 2, letIn: 5 });
+    expect((await tick(c, eventId)).inside.notCome).toBe(5);
+    clock.advance(POSITION_CLAIM_WINDOW_MS - 60_000 + 1_000);
+    const later = await tick(c, eventId);
+    expect(later.inside.notCome).toBe(0);
+    expect(later.advanced).toBeGreaterThan(0);
+  });
+
+  it('still no stall: seats free, nobody holding, fans waiting, and fans not come yet covering the seats: the next fan is let in within 5 s', async () => {
+    const { eventId, clock, c } = await endOfSale({ available: 10, held: 0, letIn: 5 });
+    let admittedAt: number | null = null;
+    const start = clock.now();
+    for (let s = 0; s <= 5 && admittedAt === null; s++) {
+      const o = await tick(c, eventId);
+      expect(o.inside.notCome).toBeGreaterThan(0);
+      if (o.advanced > 0) admittedAt = clock.now();
+      else clock.advance(1000);
+    }
+    expect(admittedAt).not.toBeNull();
+    expect(admittedAt! - start).toBeLessThanOrEqual(5_000);
+    expect((await queueState(eventId)).controller_constraint).toBe('tail');
   });
 });
 

@@ -88,6 +88,8 @@ export interface LockedQueueState {
   admit_window_cut_at: Date | null;
   /** When the watermark last moved. */
   last_advance_at: Date | null;
+  /** [[epoch ms, admittedThrough]], at most one point per 10 s over 30 minutes: when each position was reached (the edge's claim window reads it). */
+  watermark_history: [number, number][];
   now: Date;
 }
 
@@ -100,7 +102,7 @@ export async function lockQueueState(trx: Trx, eventId: string): Promise<LockedQ
     WITH locked AS (
       SELECT admitted_through, paused, rate_override_per_min, seed_hex, seed_commitment, cohort_size, sealed_at,
              inventory_state, sold_out_at, heartbeat_at, controller_id, rate_per_min, recent_advances,
-             admit_window, admit_window_cut_at, last_advance_at
+             admit_window, admit_window_cut_at, last_advance_at, watermark_history
       FROM queue_state WHERE event_id = ${eventId} FOR UPDATE)
     SELECT locked.*, clock_timestamp() AS now FROM locked`.execute(trx);
   return rows[0];
@@ -150,6 +152,11 @@ export interface LiveSignalsRow {
   shopping: number;
   /** Claims recorded within the arrival window (whatever the fans did next). */
   claimed_recently: number;
+  /**
+   * Claims recorded within the positions' claim window (scope.claimWindowSeconds; 0 when it is not asked): set against
+   * the positions passed within it, the fans let in who have not come yet (advance.ts admittedNotCome).
+   */
+  claimed_in_claim_window: number;
   /** Admission tokens issued and positions advanced in the 5 complete minutes before the current one. */
   tokens_5m: number;
   advanced_5m: number;
@@ -171,6 +178,8 @@ export interface LiveSignalsScope {
   checkoutErrorSeconds?: number;
   /** A claim this recent is counted against the positions the controller just passed. */
   arrivalSeconds: number;
+  /** A claim this recent is counted against the positions passed within their claim window; absent: not counted (0). */
+  claimWindowSeconds?: number;
 }
 
 /** `eventId`: the event (its holds, orders, checkouts); `scope`: the queue and the windows (the event's own queue by default). */
@@ -182,7 +191,7 @@ export async function liveSignals(db: Db | Trx, eventId: string, scope: LiveSign
   const { rows } = await sql<LiveSignalsRow>`
     SELECT c.checkout_total + g.gateway_failures_2m AS checkout_total, c.checkout_failed + g.gateway_failures_2m AS checkout_failed,
            m.holds_created_2m, m.holds_refused_2m, m.tokens_5m, m.advanced_5m,
-           r.released_seats_1m, j.max_join_index, f.holding, s.shopping, n.claimed_recently
+           r.released_seats_1m, j.max_join_index, f.holding, s.shopping, n.claimed_recently, w.claimed_in_claim_window
     FROM (SELECT count(*)::int AS checkout_total,
                  count(*) FILTER (WHERE a.status = 'FAILED' AND a.error_code IS DISTINCT FROM 'PAYMENT_DECLINED')::int AS checkout_failed
           -- The window's attempts from their index, each one's event by its hold's key (a scalar subquery: the planner
@@ -212,6 +221,10 @@ export async function liveSignals(db: Db | Trx, eventId: string, scope: LiveSign
             SELECT quantity FROM holds
             WHERE status = 'EXPIRED' AND expires_at > ${now} - interval '1 minute' AND expires_at <= ${now} AND event_id = ${eventId}) x) r,
          (SELECT max(join_index) AS max_join_index FROM queue_entries WHERE event_id = ${queueId}) j,
+         -- Claims over the positions' claim window (minutes of them at a big sale): counted on the claims index alone.
+         (SELECT count(*)::int AS claimed_in_claim_window FROM queue_entries
+          WHERE ${scope.claimWindowSeconds ?? 0} > 0 AND event_id = ${queueId}
+            AND claimed_at > ${now} - make_interval(secs => ${scope.claimWindowSeconds ?? 0})) w,
          -- Live holds come from the live-holds index (expires_at, HELD/PAYING only): a few thousand rows at most.
          (SELECT count(DISTINCT h.account_id)::int AS holding FROM holds h
           WHERE h.status IN ('HELD', 'PAYING') AND h.expires_at > ${now} AND h.event_id = ${eventId} ${tierHolds}) f,

@@ -169,7 +169,7 @@ describe('the admission controller advances the watermark at the planned rate', 
     // The fans let in before the last tick are on their way (nobody polls here): they count as inside, and the cap
     // is what is left of 800 x 1.3.
     const before = end.admitted_through - (last?.status === 'ticked' ? last.advanced : 0);
-    expect(last?.status === 'ticked' && last.inside).toEqual({ holding: 0, shopping: 0, arriving: before, total: before });
+    expect(last?.status === 'ticked' && last.inside).toEqual({ holding: 0, shopping: 0, arriving: before, total: before, notCome: 0 });
     expect(last?.status === 'ticked' && last.cap).toBe(1040 - before);
     expect(end).toMatchObject({ controller_constraint: 'plan', fans_inside: before, admit_cap: 1040 - before });
     const expected = (520 * (end.heartbeat_at!.getTime() - first.heartbeat_at!.getTime())) / 60_000;

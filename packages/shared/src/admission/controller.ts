@@ -7,9 +7,10 @@ import { isConnectionLost, markDatabaseFault } from '../db/faults.js';
 import { insertAudit } from '../audit/index.js';
 import { awaitsSignOff } from '../events/signoff.service.js';
 import { foldInventoryCounts, getInventoryCounts } from '../inventory/inventory.service.js';
-import { DEFAULT_HEARTBEAT_STALE_MS } from '../queue/edge.js';
+import { DEFAULT_HEARTBEAT_STALE_MS, POSITION_CLAIM_WINDOW_MS } from '../queue/edge.js';
 import {
   advanceWatermark,
+  admittedNotCome,
   arrivalWindowMs,
   arrivingFans,
   claimRatioOf,
@@ -109,7 +110,14 @@ export interface FansInside {
   shopping: number;
   /** Fans on their way to claim a position passed within the arrival window (see arrivingFans). */
   arriving: number;
+  /** holding + shopping + arriving: what the window weighs (the fans loading the store or about to). */
   total: number;
+  /**
+   * Not in `total`: fans let in who have not come yet and may still come within their position's claim window
+   * (advance.ts admittedNotCome). Set against the seats left only (the plausible seats' cap), so the end of a sale
+   * does not let in more fans than the seats left take while those ahead of them are still to come.
+   */
+  notCome: number;
 }
 
 export interface EventTickContext {
@@ -292,6 +300,7 @@ async function readTick(trx: Trx, e: ActiveEventRow, q: repo.LockedQueueState, n
           checkoutSeconds: leaver,
           checkoutErrorSeconds: checkoutErrorSeconds(scale),
           arrivalSeconds: windowMs / 1000,
+          claimWindowSeconds: POSITION_CLAIM_WINDOW_MS / 1000,
         },
         now,
       );
@@ -301,11 +310,22 @@ async function readTick(trx: Trx, e: ActiveEventRow, q: repo.LockedQueueState, n
   // claimed yet, their fans told to come back up to 30 s later), and counting only it gave away the slots of fans
   // polling as told (controller-store.test.ts, "a turn a fan keeps"). A place nobody uses is given back after the window.
   const arriving = arrivingFans(q.recent_advances ?? [], now.getTime(), 1, signals.claimed_recently, windowMs);
+  const notCome = quiet
+    ? 0
+    : admittedNotCome({
+        history: q.watermark_history ?? [],
+        admittedThrough: q.admitted_through,
+        nowMs: now.getTime(),
+        claimWindowMs: POSITION_CLAIM_WINDOW_MS,
+        claimedInClaimWindow: signals.claimed_in_claim_window,
+        arriving,
+      });
   const inside: FansInside = {
     holding: signals.holding,
     shopping: signals.shopping,
     arriving,
     total: signals.holding + signals.shopping + arriving,
+    notCome,
   };
   return { counts, soldOut, windowMs, storeLoad, lagMs, queuedMs, leaver, signals, claimRatio, inside };
 }
@@ -344,7 +364,7 @@ function decide(
   // near (and poll every 5 s, so they hear SOLD_OUT at once).
   const inventoryState = inventoryStateOf(counts, waiting ? fewSeatsLeft(e.capacity, e.tickets_per_order) : 0);
   const sinceLastAdvanceMs = q.last_advance_at ? Math.max(0, now.getTime() - q.last_advance_at.getTime()) : Number.MAX_SAFE_INTEGER;
-  const rate = admissionRate(e, plan, counts, signals, inside.total, q.rate_override_per_min, {
+  const rate = admissionRate(e, plan, counts, signals, inside, q.rate_override_per_min, {
     window: step?.window,
     storeLagMs: r.lagMs,
     storeHoldsShed: r.storeLoad.holdsShed ?? 0,
@@ -383,6 +403,7 @@ const NO_SIGNALS: repo.LiveSignalsRow = {
   holding: 0,
   shopping: 0,
   claimed_recently: 0,
+  claimed_in_claim_window: 0,
   tokens_5m: 0,
   advanced_5m: 0,
   released_seats_1m: 0,
@@ -459,7 +480,7 @@ function admissionRate(
   plan: AdmissionPlan | null,
   counts: { available: number; held: number },
   s: repo.LiveSignalsRow,
-  fansInside: number,
+  inside: FansInside,
   override: number | null,
   store: {
     window: number | undefined;
@@ -479,7 +500,8 @@ function admissionRate(
     holdFailureRate: s.holds_created_2m + s.holds_refused_2m > 0 ? s.holds_refused_2m / (s.holds_created_2m + s.holds_refused_2m) : 0,
     remainingSeats: counts.available,
     heldSeats: counts.held,
-    fansInside,
+    fansInside: inside.total,
+    admittedNotCome: inside.notCome,
     ticketsPerOrder: e.tickets_per_order,
     overrideRatePerMinute: override,
     releasedSeatsPerMinute: s.released_seats_1m,

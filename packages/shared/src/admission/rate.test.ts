@@ -113,6 +113,24 @@ describe('nextAdmissionRate', () => {
     });
   });
 
+  it('counts fans let in who have not come yet against the seats left: no more fans than those seats take, and says so', () => {
+    // 100 seats left at 2.5 a fan x 1.3: 52 plausible fans; 10 inside and 40 let in not come yet leave room for 2.
+    const r = rate({ remainingSeats: 100, fansInside: 10, admittedNotCome: 40 });
+    expect(r.cap).toBe(2);
+    expect(r.constraint).toBe('plausible_seats');
+    expect(r.reason).toContain('40 let in have not come yet');
+    const none = rate({ remainingSeats: 100, fansInside: 10, admittedNotCome: 45 });
+    expect(none).toMatchObject({ cap: 0, ratePerMinute: 0, constraint: 'no_plausible_seats' });
+    expect(none.reason).toContain('45 let in who have not come yet');
+    // Mid-sale it does not bind: the plan sets the rate.
+    expect(rate({ admittedNotCome: 5_000 })).toMatchObject({ ratePerMinute: 1248, constraint: 'plan' });
+  });
+
+  it('with seats free, none held and fans waiting, the tail still lets the next fan in whatever fans not come yet cover', () => {
+    const r = rate({ remainingSeats: 10, admittedNotCome: 20, tail: { sinceLastAdvanceMs: 3_000, gapMs: 2_000 } });
+    expect(r).toMatchObject({ constraint: 'tail', admitAtOnce: 1, cap: 1 });
+  });
+
   it('counts held seats as plausible, because their holders are among the admitted', () => {
     // 1,000 available + 2,000 held (800 holders, in fansInside) = 1,200 orders x 1.3 = 1,560 fans
     expect(rate({ remainingSeats: 1000, heldSeats: 2000, fansInside: 1000 }).cap).toBe(560);

@@ -27,6 +27,11 @@ export interface AdmissionRateInput {
    * lapsed) is not inside: their slot is given back.
    */
   fansInside: number;
+  /**
+   * Fans let in who have not come yet and may still come (advance.ts admittedNotCome): counted against the plausible
+   * seats' cap as fans inside are, and nowhere else (not in the window: they load no store yet). Absent: 0.
+   */
+  admittedNotCome?: number;
   ticketsPerOrder: number;
   /** An operator's rate in admits per minute; null or absent follows the plan. */
   overrideRatePerMinute?: number | null;
@@ -112,7 +117,7 @@ function check(value: number, field: string, max = Infinity): number {
  * LAST_CHANCE (no seats available, some held) paces at the rate seats are released (released / ticketsPerOrder,
  * never above the start); slows linearly when checkout errors pass 2% or hold failures pass 10% (the tighter of
  * the two applies); and never admits more fans than there are plausible seats:
- * cap = max(0, ceil((remainingSeats + heldSeats) / ticketsPerOrder x overbook) - fansInside), at most cap fans a
+ * cap = max(0, ceil((remainingSeats + heldSeats) / ticketsPerOrder x overbook) - fansInside - admittedNotCome), at most cap fans a
  * minute of the event's clock (a rehearsal's runs `clockScale` times fast).
  * Held seats count as plausible because their holders are inside fansInside; counting the holders
  * without their seats would make LAST_CHANCE admit no one, ever. The rate is also clamped to the cap. The window
@@ -136,7 +141,10 @@ export function nextAdmissionRate(input: AdmissionRateInput): AdmissionRate {
   if (override !== null) check(override, 'overrideRatePerMinute');
   const overbook = input.plan.overbookFactor;
 
-  const cap = Math.max(0, Math.ceil(tidy(((remainingSeats + heldSeats) / ticketsPerOrder) * overbook)) - fansInside);
+  const notCome = check(input.admittedNotCome ?? 0, 'admittedNotCome');
+  const plausible = Math.ceil(tidy(((remainingSeats + heldSeats) / ticketsPerOrder) * overbook));
+  const cap = Math.max(0, plausible - fansInside - notCome);
+  const notComeWords = notCome > 0 ? ` and ${notCome} let in who have not come yet` : '';
 
   if (remainingSeats === 0 && heldSeats === 0)
     return { ratePerMinute: 0, constraint: 'sold_out', reason: 'sold_out: no seats available or held', cap: 0, admitAtOnce: 0 };
@@ -213,7 +221,7 @@ export function nextAdmissionRate(input: AdmissionRateInput): AdmissionRate {
       return {
         ratePerMinute: 0,
         constraint: 'no_plausible_seats',
-        reason: `no_plausible_seats: ${fansInside} fans inside can still buy the ${remainingSeats + heldSeats} seats left`,
+        reason: `no_plausible_seats: ${fansInside} fans inside${notComeWords} can still buy the ${remainingSeats + heldSeats} seats left`,
         cap: 0,
         admitAtOnce: 0,
       };
@@ -223,7 +231,7 @@ export function nextAdmissionRate(input: AdmissionRateInput): AdmissionRate {
   if (rate > cap * scale) {
     rate = cap * scale;
     constraint = 'plausible_seats';
-    reason = `plausible_seats: at most ${cap} more fans for ${remainingSeats + heldSeats} seats (${reason})`;
+    reason = `plausible_seats: at most ${cap} more fans for ${remainingSeats + heldSeats} seats${notCome > 0 ? ` (${notCome} let in have not come yet)` : ''} (${reason})`;
   }
   // The window's room is fans inside, not fans a minute: fans leave it as they buy or go, so it bounds what one tick
   // (a second) lets in. Published as a rate of that room a second.

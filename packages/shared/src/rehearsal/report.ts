@@ -54,6 +54,11 @@ export interface RehearsalReport {
   soldOutPropagationMs: { p50: number | null; p99: number | null; max: number | null; count: number };
   /** The same over the fans who read SOLD_OUT on a poll sent as told (the goal's figure). */
   soldOutPropagationAsToldMs?: { p50: number | null; p99: number | null; max: number | null; count: number };
+  /**
+   * The same over the tracer fans alone (`tracers` of the fans polled exactly at their Retry-After, outside the
+   * driver's poll budget; `count` of them read SOLD_OUT): they are among the fans who polled as told.
+   */
+  soldOutPropagationTracersMs?: { p50: number | null; p99: number | null; max: number | null; count: number; tracers: number };
   /** Holds as their fans timed them: from the first request for a hold to its 201, retries (503, 429, a reset) included. */
   holdLatencyMs: { p50: number | null; p99: number | null; count: number };
   /**
@@ -179,6 +184,15 @@ export function reportMarkdown(r: RehearsalReport): string {
   lines.push(
     `| sold-out propagation p50 / p99 / max | ${n(r.soldOutPropagationMs.p50)} / ${n(r.soldOutPropagationMs.p99)} / ${n(r.soldOutPropagationMs.max)} ms (${n(r.soldOutPropagationMs.count)} polling fans) |`,
   );
+  if (r.soldOutPropagationAsToldMs)
+    lines.push(
+      `| of which to fans who polled as told, p50 / p99 / max | ${n(r.soldOutPropagationAsToldMs.p50)} / ${n(r.soldOutPropagationAsToldMs.p99)} / ${n(r.soldOutPropagationAsToldMs.max)} ms (${n(r.soldOutPropagationAsToldMs.count)} fans) |`,
+    );
+  const tr = r.soldOutPropagationTracersMs;
+  if (tr && tr.tracers > 0)
+    lines.push(
+      `| of which to the tracer fans (polling exactly at their Retry-After, outside the poll budget), p50 / p99 / max | ${n(tr.p50)} / ${n(tr.p99)} / ${n(tr.max)} ms (${n(tr.count)} of ${n(tr.tracers)} tracers read it) |`,
+    );
   lines.push(
     `| hold latency p50 / p99, as fans time it | ${n(r.holdLatencyMs.p50)} / ${n(r.holdLatencyMs.p99)} ms (${n(r.holdLatencyMs.count)} holds) |`,
   );
