@@ -161,7 +161,7 @@ describe('POST /edge/joins', () => {
     ];
     const alone = await Promise.all(kinds.map((k) => k('alone')));
     const batched = await Promise.all(kinds.map((k) => k('batched')));
-    const expected = [];
+    const expected: { status: number; headers: Record<string, unknown>; body: string }[] = [];
     for (const j of alone) {
       const r = await h.app.inject({ method: 'POST', url: j.path, headers: j.headers });
       expected.push({ status: r.statusCode, headers: r.headers, body: r.payload });
