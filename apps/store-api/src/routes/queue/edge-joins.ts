@@ -75,11 +75,14 @@ const answersSchema = z.object({
 /**
  * `POST /edge/joins`: joins an edge worker collected from fans arriving together, sent as one request (the edge's
  * origin request per join was most of what a join through it cost). Only an edge may send one: the body's SHA-256 is
- * signed with the queue token secret (signEdgeJoins). Each join is run as the request it is, through the whole
- * server (`inject`: the load shedding, the request limits by the fan's address, the account check, the bot gate on the
- * fan's own headers, the join's own rules and the join batcher), from the address this request came from, so the
- * store trusts the fan's X-Forwarded-For exactly as it would have had the edge forwarded the join alone. The joins
- * start in the batch's order (the order the edge received them) and each is answered what it would have been alone.
+ * signed with the queue token secret (signEdgeJoins). The batch passes what the store does for a request as a whole
+ * (load shedding, as a join would be shed; the request budget) once. Each plain join (nearly all) is then run here as
+ * the join route's hooks run it (plainJoinRunner: the request limits by the fan's address, trusted exactly as the
+ * batch's own connection is, the account check, the limits by account, the bot gate on the fan's own headers, the
+ * join's own rules and the join batcher), without a request of its own: `inject` per join cost more of the store's CPU
+ * than the join. A join that is not plain (an escape in its path, a header the route refuses) is run through the
+ * whole server as its own request. The joins start in the batch's order (the order the edge received them) and each
+ * is answered what it would have been alone: its status, headers and body (edge-joins.test.ts compares them).
  */
 export const edgeJoinsRoutes: FastifyPluginAsyncZod<{
   tokenKey: TokenKey;
