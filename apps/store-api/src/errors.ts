@@ -123,7 +123,11 @@ export function errorAnswer(err: unknown, faults: FaultHandling | undefined, log
   }
   if (err instanceof TokenError) {
     // Queue and admission tokens: the edge module's own error type (it may not import DomainError).
-    return { status: HTTP_STATUS_OF[err.kind], headers: {}, body: { error: err.code, message: err.message, field: 'token' } satisfies ErrorBody };
+    return {
+      status: HTTP_STATUS_OF[err.kind],
+      headers: {},
+      body: { error: err.code, message: err.message, field: 'token' } satisfies ErrorBody,
+    };
   }
   if (hasZodFastifySchemaValidationErrors(err)) {
     const first = err.validation[0];

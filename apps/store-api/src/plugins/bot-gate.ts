@@ -55,10 +55,12 @@ export const botGatePlugin = fp<{
     // Every other route passes without a promise (status polls are the hottest of them).
     app.addHook('preHandler', (req, _reply, done) => {
       if (req.method !== 'POST' || routeOf(req).url !== JOIN_ROUTE) return done();
-      score({ eventId: (req.params as { id: string }).id, accountId: req.accountId, headers: req.headers, requestCounts: req.requestCounts }).then(
-        () => done(),
-        done,
-      );
+      score({
+        eventId: (req.params as { id: string }).id,
+        accountId: req.accountId,
+        headers: req.headers,
+        requestCounts: req.requestCounts,
+      }).then(() => done(), done);
     });
     const score = async (req: GatedJoin) => {
       const eventId = req.eventId;

@@ -172,7 +172,10 @@ function plainJoinRunner(app: FastifyInstance, queue: QueueService, trustProxy: 
   const ipOf = fastifyIpOf(trustProxy);
   const observe = requestTimer(app.metrics.httpDuration);
   const serializers = new Map<number, (data: unknown) => string>(
-    Object.entries({ ...joinResponses, 429: errorResponses[400] }).map(([status, schema]) => [Number(status), compiledSerializer({ schema })]),
+    Object.entries({ ...joinResponses, 429: errorResponses[400] }).map(([status, schema]) => [
+      Number(status),
+      compiledSerializer({ schema }),
+    ]),
   );
   const admitAndJoin = async (j: PlainJoin, remoteAddress: string | undefined): Promise<Answer> => {
     const ip = ipOf(remoteAddress, j.headers['x-forwarded-for']);
