@@ -197,6 +197,44 @@ describe('POST /edge/joins', () => {
     expect(await rows(['ej-alike-bad-batched', 'ej-alike-curl-batched', 'ej-alike-device-batched'])).toEqual([]);
   });
 
+  it("counts a batch's joins in Redis when the limits are shared (REDIS_URL): the address over its limit refused, as alone", async () => {
+    const r = await setupApp({
+      env: {
+        BOT_GATE_ENABLED: 'true',
+        RATE_LIMIT_ENABLED: 'true',
+        RATE_LIMIT_JOIN_PER_IP: '3',
+        STORE_API_TRUST_PROXY: 'loopback',
+        REDIS_URL: 'redis://127.0.0.1:6379',
+        REDIS_KEY_PREFIX: `edge-joins-test:${process.pid}:${Date.now()}:`,
+      },
+      botScorer: new DefaultBotScorer(),
+    });
+    try {
+      const { eventId: ev } = await makeEvent(r.t, { fairnessMode: 'FIFO' });
+      const shared = newAddress();
+      const joins = await Promise.all(
+        [0, 1, 2, 3, 4].map(async (i) => ({
+          path: `/events/${ev}/queue`,
+          headers: { ...(await fanHeaders(`ej-redis-${i}`)), ...bearer(await login(r.app, `ej-redis-${i}`)), 'x-forwarded-for': shared },
+        })),
+      );
+      const body = JSON.stringify({ joins });
+      const res = await r.app.inject({
+        method: 'POST',
+        url: '/edge/joins',
+        headers: { 'content-type': 'application/json', [EDGE_JOINS_HEADER]: await signEdgeJoins(key, body, Date.now()) },
+        payload: body,
+      });
+      expect(res.statusCode).toBe(200);
+      const a = res.json<{ answers: EdgeJoinAnswer[] }>().answers;
+      expect(a.map((x) => x.status)).toEqual([200, 200, 200, 429, 429]);
+      expect(bodyOf(a[3]!).error).toBe('RATE_LIMITED');
+      expect(a[3]!.headers['x-ratelimit-limit']).toBe('3');
+    } finally {
+      await r.close();
+    }
+  });
+
   it('runs nothing the edge did not sign: no signature, another key, a body changed after signing, an old batch; only joins', async () => {
     const joins = [{ path: joinPath(), headers: await fanHeaders('ej-unsigned') }];
     const other = await createTokenKey('another install, another queue token secret!!');
