@@ -695,8 +695,12 @@ async function proxy(req: Request, url: URL, edge: Edge, waitUntil: WaitUntil): 
   return out;
 }
 
-/** Batches of joins at the origin at once (the store's join batcher has two inserts in flight). */
-const JOIN_BATCHES_IN_FLIGHT = 2;
+/**
+ * Batches of joins at the origin at once. Two (the store's join batcher has two inserts in flight) left joins waiting
+ * for a batch's place: `npm run bench -- joins --rounds 3` measured 0.37-0.83 of the joins/s of joins sent alone with
+ * two, 0.92-0.97 with four (about 22 joins a batch), 0.67-1.73 with eight (12 a batch; docs/benchmarks.md).
+ */
+const JOIN_BATCHES_IN_FLIGHT = 4;
 
 /** Headers of the fan's request that belong to its connection (or are the origin's to set), not passed on in a batch. */
 const NOT_FORWARDED = new Set([

@@ -13,6 +13,15 @@ const GIVE_UP_MARGIN_MS = 1000;
 /** A waiting join looks at its batch after this long, then twice as long each time, up to MAX_TICK_MS (ms). */
 const FIRST_TICK_MS = 2;
 const MAX_TICK_MS = 16;
+/**
+ * How the origin's recent batch times are weighed: a waiting join sleeps until the batch it waits on is due back (its
+ * own, or the first out when it has none yet) instead of looking every few ms; once past that, it looks as above.
+ */
+const ROUND_TRIP_WEIGHT = 0.2;
+/** It wakes a little before (this share of the recent time), then looks as above. */
+const EARLY = 0.9;
+/** The longest such sleep (ms): a batch answered sooner than the recent ones is seen within this. */
+const MAX_DUE_MS = 100;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -92,6 +101,8 @@ export class EdgeJoinBatcher {
   private readonly now: () => number;
   /** The key once imported: awaited once, then used as a value. */
   private keyNow: TokenKey | undefined;
+  /** The origin's recent time over a batch (ms; weighted), once one has been answered. */
+  private roundTripMs: number | undefined;
 
   constructor(private readonly o: EdgeJoinBatcherOptions) {
     this.now = o.now ?? Date.now;
@@ -116,12 +127,33 @@ export class EdgeJoinBatcher {
       if (w.outcome !== undefined) return w.outcome;
       const b = w.batch;
       if (b !== undefined && b.state === 'offered') return this.send(b, w);
-      await sleep(tick);
-      tick = Math.min(tick * 2, MAX_TICK_MS);
+      const due = this.dueInMs(b);
+      if (due > FIRST_TICK_MS) {
+        // Nothing to do before the batch it waits on is due back: one timer instead of a look every few ms.
+        await sleep(due);
+        tick = FIRST_TICK_MS;
+      } else {
+        await sleep(tick);
+        tick = Math.min(tick * 2, MAX_TICK_MS);
+      }
       // Its own batch offered: it sends it (above) before anything here could give that batch up.
       const mine = w.batch;
       if (w.outcome === undefined && (mine === undefined || mine.state !== 'offered')) this.pump();
     }
+  }
+
+  /**
+   * How long until the batch a join waits on is due back from the origin, by the origin's recent batch times: its own
+   * once sent, else the first one out (its answer makes room for the next batch); 0 when unknown or already due. At
+   * most MAX_DUE_MS.
+   */
+  private dueInMs(own: Batch | undefined): number {
+    if (this.roundTripMs === undefined) return 0;
+    let since = Infinity;
+    if (own !== undefined) since = own.state === 'sent' ? own.since : Infinity;
+    else for (const b of this.out) if (b.state === 'sent' && b.since < since) since = b.since;
+    if (since === Infinity) return 0;
+    return Math.min(MAX_DUE_MS, Math.max(0, Math.floor(since + EARLY * this.roundTripMs - this.now())));
   }
 
   /** Gives up batches whose joins' requests are gone, and offers new batches while there is room. */
@@ -173,6 +205,10 @@ export class EdgeJoinBatcher {
     let outcomes: JoinOutcome[];
     try {
       outcomes = await this.exchange(members.map((w) => w.join));
+      if (outcomes[0]?.kind === 'answer') {
+        const took = this.now() - b.since;
+        this.roundTripMs = this.roundTripMs === undefined ? took : this.roundTripMs + ROUND_TRIP_WEIGHT * (took - this.roundTripMs);
+      }
     } catch (e) {
       this.o.log?.(`onsale edge: a batch of joins failed: ${e instanceof Error ? e.message : String(e)}`);
       outcomes = members.map(() => UNAVAILABLE);

@@ -13,7 +13,7 @@ import { cpuMicros, createClient, round, runLoad, startProcess, stopProcess, sum
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
-const USAGE = `usage: npm run bench -- joins [--seconds N] [--concurrency N] [--origin-only | --edge-only] [--join-batch N|off] [--unbatched] [--pass-through]
+const USAGE = `usage: npm run bench -- joins [--seconds N] [--concurrency N] [--origin-only | --edge-only] [--join-batch N|off] [--unbatched] [--rounds N] [--pass-through]
 
 Joins as a crowd makes them, against the database's own insert rate, in one run on this machine:
   inserts   single-row INSERTs in autocommit, one loop per connection of the store API's pool (DB_POOL_MAX),
@@ -26,9 +26,11 @@ Joins as a crowd makes them, against the database's own insert rate, in one run 
 and prints joins/s (the ratio to the insert rate; goal >= 0.5 through the edge), p50/p99, the answers by status and
 code, and CPU per join of the store process, the database's backends, workerd and the framing guard.
 --concurrency is the client's connections (default 200); --origin-only skips the edge, --edge-only the origin.
---join-batch is the edge's EDGE_JOIN_BATCH (default off, as the edge's own default: one origin request a join; N: up to N
-joins sent to the origin in one request);
+--join-batch is the edge's EDGE_JOIN_BATCH (default 50, as the edge's own default: up to N joins sent to the origin in
+one request; off: one origin request a join);
 --unbatched adds the same joins through the edge with EDGE_JOIN_BATCH=off, to compare within one run.
+--rounds N measures the edge (and --unbatched) N times, one after the other, and sums up each one's median round: on a
+loaded machine the load moves within minutes, and alternating is what makes the two comparable.
 --pass-through adds the same joins through a bare pass-through worker on workerd serve (fetch(request) to the origin, no
 guard): what any worker forwarding one origin request per join costs workerd, the floor of the edge's figure.`;
 
@@ -45,6 +47,20 @@ const BROWSER = {
   'accept-language': 'en-GB,en;q=0.9',
 };
 
+/** One measurement of joins against one server. */
+interface Measured {
+  joinsPerSecond: number;
+  ofInsertRate: number;
+  p99Ms: number;
+  edgeBatches?: number;
+  joinsPerBatch?: number;
+  cpuUsPerJoin: Record<string, number | null>;
+  [k: string]: unknown;
+}
+
+/** The median round by joins/s (the lower of the middle two). */
+const median = (ms: Measured[]) => [...ms].sort((a, b) => a.joinsPerSecond - b.joinsPerSecond)[Math.floor((ms.length - 1) / 2)]!;
+
 /** CPU microseconds used so far by the given processes together (those gone since count as nothing more). */
 const cpuOf = (pids: number[]) => pids.reduce((a, pid) => a + (cpuMicros(pid) ?? 0), 0);
 
@@ -57,14 +73,16 @@ export async function main(argv: string[]) {
       'origin-only': { type: 'boolean', default: false },
       'edge-only': { type: 'boolean', default: false },
       'pass-through': { type: 'boolean', default: false },
-      'join-batch': { type: 'string', default: 'off' },
+      'join-batch': { type: 'string', default: '50' },
       unbatched: { type: 'boolean', default: false },
+      rounds: { type: 'string', default: '1' },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) return console.log(USAGE);
   const seconds = Number(values.seconds);
   const concurrency = Number(values.concurrency);
+  const rounds = Math.max(1, Number(values.rounds));
   const poolMax = loadStoreApiConfig({ ...process.env, STORE_API_PORT: '0' }).dbPoolMax;
   const bench = await benchDatabase();
   console.log(`database: ${bench.where}; ${concurrency} client connections; store pool ${poolMax}; ${seconds} s per measurement`);
@@ -142,7 +160,7 @@ export async function main(argv: string[]) {
     return n;
   };
   /** Joins of new fans for `seconds` against `base`; requests/s, latencies, answers, CPU per join. */
-  const measure = async (base: string, cpuPids: () => Promise<Record<string, number[]>>) => {
+  const measure = async (base: string, cpuPids: () => Promise<Record<string, number[]>>): Promise<Measured> => {
     const ev = await newEvent();
     // Every join a new fan: prepared before the clock starts (an account token is what a signed-in fan carries).
     const prepared: Record<string, string>[] = [];
@@ -220,36 +238,40 @@ export async function main(argv: string[]) {
         authSecret: secrets.authSecret,
         joinBatch: values['join-batch'] === 'off' ? 'off' : Number(values['join-batch']),
       });
-      try {
-        results.edge = await measure(edge.url, async () => ({
-          edge: [edge.pid],
-          ...(edge.guardPid === undefined ? {} : { 'framing guard': [edge.guardPid] }),
-          store: [store.child.pid!],
-          database: await backends(),
-        }));
-        console.log('edge', results.edge);
-      } finally {
-        await edge.close();
-      }
-    }
-    if (values.unbatched) {
       // The same edge with every join proxied alone (EDGE_JOIN_BATCH=off), for a comparison within one run.
-      const alone = await startLocalEdge({
-        storeApiUrl: storeUrl,
-        queueTokenSecret: secrets.queueTokenSecret,
-        authSecret: secrets.authSecret,
-        joinBatch: 'off',
+      const alone = values.unbatched
+        ? await startLocalEdge({
+            storeApiUrl: storeUrl,
+            queueTokenSecret: secrets.queueTokenSecret,
+            authSecret: secrets.authSecret,
+            joinBatch: 'off',
+          })
+        : null;
+      const groupsOf = (e: { pid: number; guardPid?: number | undefined }) => async () => ({
+        edge: [e.pid],
+        ...(e.guardPid === undefined ? {} : { 'framing guard': [e.guardPid] }),
+        store: [store.child.pid!],
+        database: await backends(),
       });
       try {
-        results.unbatched = await measure(alone.url, async () => ({
-          edge: [alone.pid],
-          ...(alone.guardPid === undefined ? {} : { 'framing guard': [alone.guardPid] }),
-          store: [store.child.pid!],
-          database: await backends(),
-        }));
-        console.log('unbatched', results.unbatched);
+        // --rounds N: the two measured one after the other N times (a loaded machine's load moves within minutes);
+        // the summary gives each one's median round (by joins/s).
+        const edgeRounds: Measured[] = [];
+        const aloneRounds: Measured[] = [];
+        for (let r = 0; r < rounds; r++) {
+          edgeRounds.push(await measure(edge.url, groupsOf(edge)));
+          console.log(`edge${rounds > 1 ? ` (round ${r + 1})` : ''}`, edgeRounds.at(-1));
+          if (alone) {
+            aloneRounds.push(await measure(alone.url, groupsOf(alone)));
+            console.log(`unbatched${rounds > 1 ? ` (round ${r + 1})` : ''}`, aloneRounds.at(-1));
+          }
+        }
+        results.edge = median(edgeRounds);
+        if (alone) results.unbatched = median(aloneRounds);
+        if (rounds > 1) results.rounds = { edge: edgeRounds, ...(alone ? { unbatched: aloneRounds } : {}) };
       } finally {
-        await alone.close();
+        await edge.close();
+        await alone?.close();
       }
     }
     if (values['pass-through']) {
@@ -298,6 +320,17 @@ export async function main(argv: string[]) {
     console.log(
       `joins through the edge, each alone (EDGE_JOIN_BATCH=off): ${u.joinsPerSecond}/s, ${u.ofInsertRate} of the insert rate, p99 ${u.p99Ms} ms; CPU per join: ${cpu(u.cpuUsPerJoin)}`,
     );
+  const rr = results.rounds as { edge: Measured[]; unbatched?: Measured[] } | undefined;
+  if (e && u) {
+    // Each round's batched against unbatched, measured minutes apart at most: the pairs a loaded machine allows comparing.
+    const product = (m: Measured) => Object.values(m.cpuUsPerJoin).reduce<number>((a, v) => a + (v ?? 0), 0);
+    const pairs = rr?.unbatched ? rr.edge.map((m, i) => [m, rr.unbatched![i]!] as const) : [[e as Measured, u as Measured] as const];
+    console.log(
+      `batched / unbatched, by round: joins/s ${pairs.map(([b, a]) => round(b.joinsPerSecond / a.joinsPerSecond, 2)).join(', ')}; ` +
+        `the product's CPU a join ${pairs.map(([b, a]) => round(product(b) / product(a), 2)).join(', ')}; ` +
+        `workerd's ${pairs.map(([b, a]) => round((b.cpuUsPerJoin.edge ?? 0) / (a.cpuUsPerJoin.edge ?? 1), 2)).join(', ')}`,
+    );
+  }
   if (pt)
     console.log(
       `joins through a bare pass-through worker (workerd serve, no guard): ${pt.joinsPerSecond}/s, ${pt.ofInsertRate} of the insert rate, p99 ${pt.p99Ms} ms; CPU per join: ${cpu(pt.cpuUsPerJoin)}`,

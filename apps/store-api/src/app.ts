@@ -164,8 +164,8 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
       now: clock,
     });
   await app.register(queueRoutes, { queue });
-  // Joins an edge sends many to a request, each run through the whole server as the join route's own request.
-  await app.register(edgeJoinsRoutes, { tokenKey, now: clock });
+  // Joins an edge sends many to a request, each run through the join route's checks and answered as it would be alone.
+  await app.register(edgeJoinsRoutes, { tokenKey, now: clock, queue, trustProxy: deps.config.trustProxy });
   const waitlist = new WaitlistService(deps.db);
   const claimTokens = new ClaimTokens(deps.config.queueTokenSecret);
   await app.register(waitlistRoutes, { db: deps.db, waitlist, claimTokens, tokenKey, verifier: tokens });

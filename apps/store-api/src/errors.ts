@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { DomainError, HTTP_STATUS_OF, type ErrorCode } from '@onsale/shared';
 import { databaseFaultOf, type DatabaseFault, type DatabaseHealth } from '@onsale/shared/db';
@@ -77,62 +77,101 @@ export const outageRetryAfterSeconds = (random = Math.random) => 2 + Math.floor(
  * `503 SERVICE_UNAVAILABLE` with `Retry-After` on every route, never a 500: the outage is logged once by the
  * health tracker's listener, not once per request.
  */
-export function installErrorHandling(app: FastifyInstance, faults?: FaultHandling): void {
-  app.setErrorHandler((err: FastifyError | DomainError | Error, req, reply) => {
-    const fault: DatabaseFault | null = faults ? faults.health.noteError(err) : null;
-    if (fault) {
-      faults!.count503(fault === 'unavailable' ? 'database' : fault === 'busy' ? 'database_busy' : 'overload_pool');
-      if (fault === 'busy') req.log.warn({ err }, 'database refused a statement under load; answered 503');
-      const retryAfter = fault === 'busy' ? 1 : outageRetryAfterSeconds();
-      return reply
-        .status(503)
-        .header('retry-after', String(retryAfter))
-        .send({
-          error: 'SERVICE_UNAVAILABLE',
-          message: `the service is briefly unavailable; retry in ${retryAfter} s (a retried checkout with the same Idempotency-Key is never charged twice)`,
-          // Which rule answered: every pooled connection busy for the whole pool wait (the process is overloaded; the
-          // database answers), the database refusing a statement under load, or the database out of reach.
-          reason: fault === 'saturated' ? 'overload_pool' : fault === 'busy' ? 'database_busy' : 'database',
-          retryAfterSeconds: retryAfter,
-        } satisfies ErrorBody);
-    }
-    if (err instanceof DomainError) {
-      const status = HTTP_STATUS_OF[err.kind];
-      if (err.details.retryAfterSeconds !== undefined) reply.header('retry-after', String(Number(err.details.retryAfterSeconds)));
-      return reply.status(status).send({ error: err.code, message: err.message, ...err.details } satisfies ErrorBody);
-    }
-    if (err instanceof TokenError) {
-      // Queue and admission tokens: the edge module's own error type (it may not import DomainError).
-      return reply.status(HTTP_STATUS_OF[err.kind]).send({ error: err.code, message: err.message, field: 'token' } satisfies ErrorBody);
-    }
-    if (hasZodFastifySchemaValidationErrors(err)) {
-      const first = err.validation[0];
-      const where = err.validationContext ?? 'body';
-      const path = (first?.instancePath ?? '').replace(/^\//, '').replaceAll('/', '.');
-      const field = path ? `${where === 'body' ? '' : `${where}.`}${path}` : where;
-      return reply.status(400).send({
+/** An answer as the store sends it: status, headers (besides the content type), body. */
+export interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The error handler's answer to an error, for code that answers without a reply of its own (the edge's joins). */
+    errorAnswer: (err: unknown, log: FastifyBaseLogger) => Answer;
+  }
+}
+
+/**
+ * The answer to an error, as the error handler sends it. A database that cannot be reached (refused, reset,
+ * terminated, starting up, pool wait timeout) or that refused a statement under load is a `503
+ * SERVICE_UNAVAILABLE` with `Retry-After`, never a 500; a 5xx never shows internals.
+ */
+export function errorAnswer(err: unknown, faults: FaultHandling | undefined, log: FastifyBaseLogger): Answer {
+  const fault: DatabaseFault | null = faults ? faults.health.noteError(err) : null;
+  if (fault) {
+    faults!.count503(fault === 'unavailable' ? 'database' : fault === 'busy' ? 'database_busy' : 'overload_pool');
+    if (fault === 'busy') log.warn({ err }, 'database refused a statement under load; answered 503');
+    const retryAfter = fault === 'busy' ? 1 : outageRetryAfterSeconds();
+    return {
+      status: 503,
+      headers: { 'retry-after': String(retryAfter) },
+      body: {
+        error: 'SERVICE_UNAVAILABLE',
+        message: `the service is briefly unavailable; retry in ${retryAfter} s (a retried checkout with the same Idempotency-Key is never charged twice)`,
+        // Which rule answered: every pooled connection busy for the whole pool wait (the process is overloaded; the
+        // database answers), the database refusing a statement under load, or the database out of reach.
+        reason: fault === 'saturated' ? 'overload_pool' : fault === 'busy' ? 'database_busy' : 'database',
+        retryAfterSeconds: retryAfter,
+      } satisfies ErrorBody,
+    };
+  }
+  if (err instanceof DomainError) {
+    const status = HTTP_STATUS_OF[err.kind];
+    const headers: Record<string, string> =
+      err.details.retryAfterSeconds !== undefined ? { 'retry-after': String(Number(err.details.retryAfterSeconds)) } : {};
+    return { status, headers, body: { error: err.code, message: err.message, ...err.details } satisfies ErrorBody };
+  }
+  if (err instanceof TokenError) {
+    // Queue and admission tokens: the edge module's own error type (it may not import DomainError).
+    return {
+      status: HTTP_STATUS_OF[err.kind],
+      headers: {},
+      body: { error: err.code, message: err.message, field: 'token' } satisfies ErrorBody,
+    };
+  }
+  if (hasZodFastifySchemaValidationErrors(err)) {
+    const first = err.validation[0];
+    const where = err.validationContext ?? 'body';
+    const path = (first?.instancePath ?? '').replace(/^\//, '').replaceAll('/', '.');
+    const field = path ? `${where === 'body' ? '' : `${where}.`}${path}` : where;
+    return {
+      status: 400,
+      headers: {},
+      body: {
         error: 'VALIDATION_FAILED',
         message: `${field}: ${first?.message ?? 'invalid'}`,
         field,
         issues: err.validation.map((v) => ({ field: v.instancePath.replace(/^\//, '').replaceAll('/', '.') || where, message: v.message })),
-      } satisfies ErrorBody);
-    }
-    const fe = err as FastifyError;
-    if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
-      const code: ErrorCode =
-        fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || fe.name === 'SyntaxError'
-          ? 'INVALID_JSON'
-          : fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY'
-            ? 'EMPTY_BODY'
-            : fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
-              ? 'UNSUPPORTED_MEDIA_TYPE'
-              : fe.statusCode === 429
-                ? 'RATE_LIMITED'
-                : 'BAD_REQUEST';
-      return reply.status(fe.statusCode).send({ error: code, message: fe.message, field: 'body' } satisfies ErrorBody);
-    }
-    req.log.error({ err }, 'unhandled error');
-    return reply.status(500).send({ error: 'INTERNAL', message: 'internal error' } satisfies ErrorBody);
+      } satisfies ErrorBody,
+    };
+  }
+  const fe = err as FastifyError;
+  if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
+    const code: ErrorCode =
+      fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || fe.name === 'SyntaxError'
+        ? 'INVALID_JSON'
+        : fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY'
+          ? 'EMPTY_BODY'
+          : fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+            ? 'UNSUPPORTED_MEDIA_TYPE'
+            : fe.statusCode === 429
+              ? 'RATE_LIMITED'
+              : 'BAD_REQUEST';
+    return { status: fe.statusCode, headers: {}, body: { error: code, message: fe.message, field: 'body' } satisfies ErrorBody };
+  }
+  log.error({ err }, 'unhandled error');
+  return { status: 500, headers: {}, body: { error: 'INTERNAL', message: 'internal error' } satisfies ErrorBody };
+}
+
+/**
+ * Every error leaves as `{ error, message, field? }` (errorAnswer); the app is decorated with the same answers
+ * (`app.errorAnswer`) for what it runs without a reply of its own.
+ */
+export function installErrorHandling(app: FastifyInstance, faults?: FaultHandling): void {
+  app.decorate('errorAnswer', (err: unknown, log: FastifyBaseLogger) => errorAnswer(err, faults, log));
+  app.setErrorHandler((err: FastifyError | DomainError | Error, req, reply) => {
+    const a = errorAnswer(err, faults, req.log);
+    return reply.status(a.status).headers(a.headers).send(a.body);
   });
 
   app.setNotFoundHandler((req, reply) =>

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql } from '@onsale/shared/db';
 import { DefaultBotScorer } from '@onsale/shared/abuse';
 import { createTokenKey, EDGE_JOINS_HEADER, signEdgeJoins, type EdgeJoinAnswer, type TokenKey } from '@onsale/shared/queue';
@@ -134,6 +134,105 @@ describe('POST /edge/joins', () => {
     expect(a[7]!.headers['retry-after']).toMatch(/^\d+$/);
     expect(await rows(['ej-mix-curl', 'ej-mix-ip-3', 'ej-mix-ip-4'])).toEqual([]);
     expect(await rows(['ej-mix-good'])).toEqual([{ account_id: 'ej-mix-good', n: 1 }]);
+  });
+
+  it('answers a batch of good and bad joins each as the same join alone: status, headers, error and fields; only the odd ones run as requests', async () => {
+    const curl = { 'user-agent': 'curl/8.5.0', accept: '*/*' };
+    // Each kind of join twice, for two fans alike: one sent alone to the join route, one in a batch.
+    const kinds: ((n: string) => Promise<{ path: string; headers: Record<string, string> }>)[] = [
+      async (n) => ({ path: joinPath(), headers: await fanHeaders(`ej-alike-good-${n}`) }),
+      async (n) => ({ path: `${joinPath()}?tier=no-such-tier`, headers: await fanHeaders(`ej-alike-tier-${n}`) }),
+      async (n) => ({ path: joinPath(), headers: { ...(await fanHeaders(`ej-alike-bad-${n}`)), authorization: 'Bearer not-a-token' } }),
+      async (n) => {
+        const { authorization: _, ...headers } = await fanHeaders(`ej-alike-none-${n}`);
+        return { path: joinPath(), headers };
+      },
+      async (n) => {
+        const { 'accept-language': _, ...headers } = await fanHeaders(`ej-alike-curl-${n}`, curl);
+        return { path: joinPath(), headers };
+      },
+      async (n) => ({ path: '/events/00000000-0000-4000-8000-00000000dead/queue', headers: await fanHeaders(`ej-alike-gone-${n}`) }),
+      // The odd ones: run through the whole server as their own request (a bad device id, an escaped path).
+      async (n) => ({ path: joinPath(), headers: await fanHeaders(`ej-alike-device-${n}`, { 'x-device-id': 'x' }) }),
+      async (n) => ({
+        path: `/events/%${eventId.charCodeAt(0).toString(16)}${eventId.slice(1)}/queue`,
+        headers: await fanHeaders(`ej-alike-escaped-${n}`),
+      }),
+    ];
+    const alone = await Promise.all(kinds.map((k) => k('alone')));
+    const batched = await Promise.all(kinds.map((k) => k('batched')));
+    const expected: { status: number; headers: Record<string, unknown>; body: string }[] = [];
+    for (const j of alone) {
+      const r = await h.app.inject({ method: 'POST', url: j.path, headers: j.headers });
+      expected.push({ status: r.statusCode, headers: r.headers, body: r.payload });
+    }
+    const inject = vi.spyOn(h.app, 'inject');
+    let answers: EdgeJoinAnswer[];
+    try {
+      const r = await sendBatch(batched);
+      expect(r.statusCode).toBe(200);
+      answers = r.json<{ answers: EdgeJoinAnswer[] }>().answers;
+      // sendBatch's own request, and the two odd joins.
+      expect(inject).toHaveBeenCalledTimes(3);
+    } finally {
+      inject.mockRestore();
+    }
+    // What differs between two fans alike: their tokens, places and challenges.
+    const VARYING = new Set(['queueToken', 'position', 'challenge', 'message']);
+    const shape = (body: string) =>
+      Object.fromEntries(Object.entries(JSON.parse(body) as Record<string, unknown>).map(([k, v]) => [k, VARYING.has(k) ? typeof v : v]));
+    const headerNames = (hs: Record<string, unknown>) =>
+      Object.keys(hs)
+        .filter((k) => !['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date'].includes(k))
+        .sort();
+    expect(answers.map((a) => a.status)).toEqual([200, 404, 401, 401, 403, 404, 400, 200]);
+    answers.forEach((a, i) => {
+      const e = expected[i]!;
+      expect([i, a.status]).toEqual([i, e.status]);
+      expect([i, shape(a.body)]).toEqual([i, shape(e.body)]);
+      expect([i, headerNames(a.headers)]).toEqual([i, headerNames(e.headers)]);
+      expect([i, a.headers['content-type']]).toEqual([i, e.headers['content-type']]);
+    });
+    expect(await rows(['ej-alike-good-batched'])).toEqual([{ account_id: 'ej-alike-good-batched', n: 1 }]);
+    expect(await rows(['ej-alike-bad-batched', 'ej-alike-curl-batched', 'ej-alike-device-batched'])).toEqual([]);
+  });
+
+  it("counts a batch's joins in Redis when the limits are shared (REDIS_URL): the address over its limit refused, as alone", async () => {
+    const r = await setupApp({
+      env: {
+        BOT_GATE_ENABLED: 'true',
+        RATE_LIMIT_ENABLED: 'true',
+        RATE_LIMIT_JOIN_PER_IP: '3',
+        STORE_API_TRUST_PROXY: 'loopback',
+        REDIS_URL: 'redis://127.0.0.1:6379',
+        REDIS_KEY_PREFIX: `edge-joins-test:${process.pid}:${Date.now()}:`,
+      },
+      botScorer: new DefaultBotScorer(),
+    });
+    try {
+      const { eventId: ev } = await makeEvent(r.t, { fairnessMode: 'FIFO' });
+      const shared = newAddress();
+      const joins = await Promise.all(
+        [0, 1, 2, 3, 4].map(async (i) => ({
+          path: `/events/${ev}/queue`,
+          headers: { ...(await fanHeaders(`ej-redis-${i}`)), ...bearer(await login(r.app, `ej-redis-${i}`)), 'x-forwarded-for': shared },
+        })),
+      );
+      const body = JSON.stringify({ joins });
+      const res = await r.app.inject({
+        method: 'POST',
+        url: '/edge/joins',
+        headers: { 'content-type': 'application/json', [EDGE_JOINS_HEADER]: await signEdgeJoins(key, body, Date.now()) },
+        payload: body,
+      });
+      expect(res.statusCode).toBe(200);
+      const a = res.json<{ answers: EdgeJoinAnswer[] }>().answers;
+      expect(a.map((x) => x.status)).toEqual([200, 200, 200, 429, 429]);
+      expect(bodyOf(a[3]!).error).toBe('RATE_LIMITED');
+      expect(a[3]!.headers['x-ratelimit-limit']).toBe('3');
+    } finally {
+      await r.close();
+    }
   });
 
   it('runs nothing the edge did not sign: no signature, another key, a body changed after signing, an old batch; only joins', async () => {

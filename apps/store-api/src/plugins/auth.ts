@@ -1,5 +1,4 @@
 import fp from 'fastify-plugin';
-import type { FastifyRequest } from 'fastify';
 import { AccountRecorder, AccountTokens, type FanIdentity } from '@onsale/shared/auth';
 import { BoundedCache } from '@onsale/shared/queue';
 import type { Db } from '@onsale/shared/db';
@@ -18,6 +17,12 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The development sign-in's issuer (HS256 on the install's AUTH_SECRET); absent with an identity provider. */
     accountTokens: AccountTokens | null;
+    /**
+     * The fan an Authorization header signs in, as the auth hook finds it (recorded the first time this process sees
+     * it): for requests run without a request of their own (the edge's joins). Throws (or rejects with) the hook's
+     * errors: MISSING_TOKEN, INVALID_TOKEN, the identity's token errors.
+     */
+    fanAccount: (authorization: string | undefined) => string | Promise<string>;
   }
 }
 
@@ -37,8 +42,7 @@ export const authPlugin = fp<{ identity: FanIdentity; devTokens: AccountTokens |
     // The install's own tokens are verified synchronously (each verified once, its expiry checked every time); a
     // fan this process already knows then passes without a promise, which is most of the cost of a status poll's hook.
     const devIdentity = opts.identity instanceof AccountTokens ? opts.identity : null;
-    const accountOf = (req: FastifyRequest): string | Promise<string> => {
-      const header = req.headers.authorization;
+    const accountOf = (header: string | undefined): string | Promise<string> => {
       if (!header)
         throw new DomainError('unauthenticated', 'MISSING_TOKEN', 'Authorization: Bearer <account token> is required', {
           field: 'authorization',
@@ -50,22 +54,26 @@ export const authPlugin = fp<{ identity: FanIdentity; devTokens: AccountTokens |
         });
       return devIdentity ? devIdentity.verifySync(m[1]) : opts.identity.verify(m[1]);
     };
-    const remember = async (req: FastifyRequest, pending: string | Promise<string>) => {
+    const remember = async (authorization: string | undefined, pending: string | Promise<string>) => {
       const accountId = await pending;
       if (!known.get(accountId)) {
         // The display name the token carries (an identity provider's `name` claim) goes with the account, for support.
-        const token = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
+        const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1];
         await accounts.record(accountId, (token && opts.identity.displayName?.(token)) || null);
         known.set(accountId, true);
       }
-      req.accountId = accountId;
+      return accountId;
     };
+    app.decorate('fanAccount', (authorization: string | undefined) => {
+      const account = accountOf(authorization);
+      return typeof account === 'string' && known.get(account) ? account : remember(authorization, account);
+    });
     app.addHook('onRequest', (req, _reply, done) => {
       const route = routeOf(req);
       if (route.public || !route.url) return done();
       let account: string | Promise<string>;
       try {
-        account = accountOf(req);
+        account = accountOf(req.headers.authorization);
       } catch (e) {
         return done(e as Error);
       }
@@ -73,7 +81,10 @@ export const authPlugin = fp<{ identity: FanIdentity; devTokens: AccountTokens |
         req.accountId = account;
         return done();
       }
-      remember(req, account).then(() => done(), done);
+      remember(req.headers.authorization, account).then((accountId) => {
+        req.accountId = accountId;
+        done();
+      }, done);
     });
   },
   { name: 'auth' },

@@ -1,5 +1,4 @@
 import fp from 'fastify-plugin';
-import type { FastifyRequest } from 'fastify';
 import type { Db } from '@onsale/shared/db';
 import { DomainError } from '@onsale/shared';
 import type { EventCache } from '@onsale/shared/allocations';
@@ -18,6 +17,27 @@ const JOIN_ROUTE = '/events/:id/queue';
 
 const header = (v: string | string[] | undefined) => (typeof v === 'string' ? v : undefined);
 
+/** A join as the bot gate reads it. */
+export interface GatedJoin {
+  eventId: string;
+  accountId: string;
+  /** The request's headers (lower-case names), as Fastify's req.headers. */
+  headers: Record<string, string | string[] | undefined>;
+  /** Its counts on the join limits (req.requestCounts). */
+  requestCounts: { account: number; ip: number } | null;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * The bot gate's check of one join, as its hook runs it (rejects with CHALLENGE_REQUIRED, JOIN_DEFERRED or a
+     * proof-of-work or deferral error): for joins run without a request of their own (the edge's). Absent with the
+     * gate off (BOT_GATE_ENABLED=false).
+     */
+    joinGate?: (join: GatedJoin) => Promise<void>;
+  }
+}
+
 /**
  * The bot-score hook on queue joins (see JoinGate): gathers the request's signals, lets the scorer decide, and
  * lets the join through or answers CHALLENGE_REQUIRED / JOIN_DEFERRED / a proof-of-work or deferral error.
@@ -35,10 +55,15 @@ export const botGatePlugin = fp<{
     // Every other route passes without a promise (status polls are the hottest of them).
     app.addHook('preHandler', (req, _reply, done) => {
       if (req.method !== 'POST' || routeOf(req).url !== JOIN_ROUTE) return done();
-      score(req).then(() => done(), done);
+      score({
+        eventId: (req.params as { id: string }).id,
+        accountId: req.accountId,
+        headers: req.headers,
+        requestCounts: req.requestCounts,
+      }).then(() => done(), done);
     });
-    const score = async (req: FastifyRequest) => {
-      const eventId = (req.params as { id: string }).id;
+    const score = async (req: GatedJoin) => {
+      const eventId = req.eventId;
       const { event } = await events.get(eventId);
       const now = clock();
       const signals: BotSignals = {
@@ -71,6 +96,7 @@ export const botGatePlugin = fp<{
         throw e;
       }
     };
+    app.decorate('joinGate', score);
   },
   { name: 'bot-gate', dependencies: ['auth'] },
 );

@@ -18,7 +18,8 @@ import { routeOf } from './route-of.js';
  */
 export const SHED_ORDER_OF: Record<string, Exclude<ShedOrder, 'standard'>> = {
   'POST /events/:id/queue': 'first',
-  // A batch of joins from an edge is shed as its joins would be (each also passes the shedder on its own).
+  // A batch of joins from an edge is shed as its joins would be, as a whole: they arrived together, and the shedder's
+  // reading is the same for all of them (a join run as a request of its own also passes the shedder on its own).
   'POST /edge/joins': 'first',
   'POST /auth/dev-login': 'first',
   'PUT /listings/:id/waitlist': 'first',

@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis';
 import { localShareOfLimit, type AbuseMetrics } from '@onsale/shared/abuse';
 import type { StoreApiConfig } from '../env.js';
 import { errorSchema } from '../routes/schemas.js';
+import type { Answer } from '../errors.js';
 import type { OutageLog } from './redis.js';
 import { routeOf } from './route-of.js';
 
@@ -14,9 +15,35 @@ declare module 'fastify' {
     /** Requests counted so far in the current window on this route group, by this account and from this IP. */
     requestCounts: { account: number; ip: number } | null;
   }
+  interface FastifyInstance {
+    /** The request limits as the hooks count them, for requests run without a request of their own (the edge's joins). */
+    requestLimits: RequestLimits;
+  }
 }
 
-type Group = 'join' | 'status' | 'hold';
+export type Group = 'join' | 'status' | 'hold';
+
+/** Who a request is, as the limits count it: its address (Fastify's req.ip) and, once known, its account. */
+export interface Counted {
+  ip: string | undefined;
+  accountId: string;
+}
+
+/** One request's count on a limit: its place in the window, and the refusal when over it. */
+export interface LimitCount {
+  /** Requests counted in the window so far, this one included. */
+  used: number;
+  /** The 429 this request gets, or null when it is within the limit. */
+  refusal: Answer | null;
+}
+
+/**
+ * The request limits the hooks apply, for code that counts a request itself (POST /edge/joins runs each join of a
+ * batch without a request of its own): null when the request is not counted (limits off), else its count and refusal.
+ */
+export interface RequestLimits {
+  count(group: Group, scope: 'ip' | 'account', who: Counted): LimitCount | null | Promise<LimitCount | null>;
+}
 
 /** The routes with request limits, by name. Everything else (metrics, health, docs, event pages) has none. */
 export const RATE_LIMITED: Readonly<Record<string, Group>> = {
@@ -37,7 +64,7 @@ interface Count {
   isExceeded: boolean;
 }
 
-type Limiter = (req: FastifyRequest) => Promise<{ isAllowed: true; key: string } | ({ isAllowed: false; key: string } & Count)>;
+type Limiter = (req: Counted) => Promise<{ isAllowed: true; key: string } | ({ isAllowed: false; key: string } & Count)>;
 
 /** The limiter's memory store (fixed windows in a bounded LRU), used synchronously below. */
 interface LocalStoreLike {
@@ -56,7 +83,7 @@ export const ipKey = (ip: string | undefined) =>
   ip === undefined ? 'disconnected' : ip.includes(':') ? normalizeIP(ip) : ip.toLowerCase();
 
 // Redis's keys name the group and the scope: there every limiter shares one key space.
-const keyOf = (group: Group, scope: 'ip' | 'account', req: FastifyRequest) =>
+const keyOf = (group: Group, scope: 'ip' | 'account', req: Counted) =>
   scope === 'ip' ? `${group}:ip:${ipKey(req.ip)}` : `${group}:account:${req.accountId}`;
 
 const GROUPS = ['join', 'status', 'hold'] as const;
@@ -79,7 +106,7 @@ function localLimiters(config: StoreApiConfig['rateLimit'], share: (limit: numbe
     const got = (_err: Error | null, r: { current: number; ttl: number }) => void (res = r);
     // Each limiter has a store of its own here, so its keys need not name the group and scope: the account id (the
     // same string every poll, its hash computed once) and the address are the keys as they are.
-    return (req: FastifyRequest): Count => {
+    return (req: Counted): Count => {
       store.incr(scope === 'ip' ? ipKey(req.ip) : req.accountId, got, timeWindow, max);
       const { current, ttl } = res;
       return { max, remaining: Math.max(0, max - current), ttlInSeconds: Math.ceil(ttl / 1000), isExceeded: current > max };
@@ -87,7 +114,7 @@ function localLimiters(config: StoreApiConfig['rateLimit'], share: (limit: numbe
   };
   return Object.fromEntries(GROUPS.map((g) => [g, { ip: limiter(g, 'ip'), account: limiter(g, 'account') }])) as Record<
     Group,
-    { ip: (req: FastifyRequest) => Count; account: (req: FastifyRequest) => Count }
+    { ip: (req: Counted) => Count; account: (req: Counted) => Count }
   >;
 }
 
@@ -104,7 +131,7 @@ async function redisLimiters(app: FastifyInstance, config: StoreApiConfig['rateL
     create({
       max: maxOf(config, group, scope),
       timeWindow,
-      keyGenerator: (req: FastifyRequest) => keyOf(group, scope, req),
+      keyGenerator: (req: Counted) => keyOf(group, scope, req),
       cache: config.cacheSize,
     } as Parameters<typeof create>[0]) as Limiter;
   return Object.fromEntries(GROUPS.map((g) => [g, { ip: limiter(g, 'ip'), account: limiter(g, 'account') }])) as Record<
@@ -130,7 +157,10 @@ export const rateLimitPlugin = fp<{
 }>(
   async (app, { config, metrics, redis }) => {
     app.decorateRequest('requestCounts', null);
-    if (!config.enabled) return;
+    if (!config.enabled) {
+      app.decorate('requestLimits', { count: () => null } satisfies RequestLimits);
+      return;
+    }
     const local = localLimiters(config);
     const shared = redis ? await redisLimiters(app, config, { redis: redis.client, nameSpace: `${redis.keyPrefix}rl:` }) : null;
     // While Redis is away: this process's share of each limit, so N processes together allow no more than it.
@@ -142,7 +172,7 @@ export const rateLimitPlugin = fp<{
       metrics.requestLimitsLocal.set(isLocal ? config.processes : 0);
     };
     // Redis's count, or this process's (without Redis; its share while Redis does not answer), the latter without a promise.
-    const check = (group: Group, scope: 'ip' | 'account', req: FastifyRequest): Count | null | Promise<Count | null> => {
+    const check = (group: Group, scope: 'ip' | 'account', req: Counted): Count | null | Promise<Count | null> => {
       if (!shared) return local[group][scope](req);
       return shared[group][scope](req).then(
         (r) => {
@@ -161,23 +191,35 @@ export const rateLimitPlugin = fp<{
       const { key } = routeOf(req);
       return key ? RATE_LIMITED[key] : undefined;
     };
-    const refuse = (reply: FastifyReply, group: Group, scope: 'ip' | 'account', r: { max: number; ttlInSeconds: number }) => {
+    const refusal = (group: Group, scope: 'ip' | 'account', r: { max: number; ttlInSeconds: number }): Answer => {
       metrics.rateLimited.inc({ route: group, scope });
       const retryAfterSeconds = Math.max(1, r.ttlInSeconds);
-      return reply
-        .code(429)
-        .header('retry-after', String(retryAfterSeconds))
-        .header('x-ratelimit-limit', String(r.max))
-        .header('x-ratelimit-remaining', '0')
-        .send({
+      return {
+        status: 429,
+        headers: { 'retry-after': String(retryAfterSeconds), 'x-ratelimit-limit': String(r.max), 'x-ratelimit-remaining': '0' },
+        body: {
           error: 'RATE_LIMITED',
           message: `too many requests from this ${scope === 'ip' ? 'address' : 'account'} (at most ${r.max} per ${config.windowSeconds} s); retry after ${retryAfterSeconds} s`,
           retryAfterSeconds,
           scope,
           limit: r.max,
           windowSeconds: config.windowSeconds,
-        });
+        },
+      };
     };
+    const refuse = (reply: FastifyReply, group: Group, scope: 'ip' | 'account', r: { max: number; ttlInSeconds: number }) => {
+      const a = refusal(group, scope, r);
+      return reply.code(a.status).headers(a.headers).send(a.body);
+    };
+    const limitCount = (group: Group, scope: 'ip' | 'account', r: Count | null): LimitCount | null =>
+      r && { used: r.max - r.remaining, refusal: r.isExceeded ? refusal(group, scope, r) : null };
+    app.decorate('requestLimits', {
+      count: (group, scope, who) => {
+        // @fastify/rate-limit's limiter reads the request's route config (for a groupId): a request of no route has none.
+        const r = check(group, scope, shared ? ({ ip: who.ip, accountId: who.accountId, routeOptions: { config: {} } } as Counted) : who);
+        return r instanceof Promise ? r.then((x) => limitCount(group, scope, x)) : limitCount(group, scope, r);
+      },
+    } satisfies RequestLimits);
 
     // A 429 is part of each limited route's contract (and so of the generated OpenAPI document).
     app.addHook('onRoute', (route) => {

@@ -8,17 +8,65 @@ import {
   openEdgeJoins,
   parseEdgeJoins,
   TokenError,
+  type EdgeJoin,
+  type QueueService,
   type EdgeJoinAnswer,
   type TokenKey,
 } from '@onsale/shared/queue';
+import proxyAddr from '@fastify/proxy-addr';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { requestTimer } from '@onsale/shared/metrics';
 import { errorResponses, serviceUnavailableSchema } from '../schemas.js';
 import { compiledSerializer } from '../compiled-serializer.js';
+import type { Answer } from '../../errors.js';
+import { joinAnswer, joinHeadersAccepted, joinResponses } from './index.js';
 
 /** A batch's body: at most EDGE_JOINS_MAX joins of a fan's headers each (the store's header limit is 16 KB a request). */
 const BODY_LIMIT = EDGE_JOINS_MAX * 32 * 1024;
 
 /** Headers of an answer that belong to its connection, not to the answer: the edge's own answer to the fan sets them. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date']);
+
+/** A join whose path and headers pass the join route's checks as they are (no escapes to decode, nothing to refuse). */
+const PLAIN_JOIN_PATH = /^\/events\/([A-Za-z0-9_.~-]{1,64})\/queue(?:\?tier=([A-Za-z0-9_.~-]{1,32}))?$/;
+const LOWER_CASE = /^[a-z0-9-]+$/;
+/** The join route's own statistics key (its histogram entry: each join of a batch is counted as the join it is). */
+const JOIN_ROUTE = { key: 'POST /events/:id/queue', url: '/events/:id/queue' };
+
+/**
+ * The address Fastify gives a request (req.ip) from the address it came from and its X-Forwarded-For, under the
+ * store's trustProxy (false, true, or the addresses believed), as Fastify's own request builds it (lib/request.js).
+ */
+export function fastifyIpOf(trustProxy: boolean | string[]) {
+  if (!trustProxy) return (remoteAddress: string | undefined) => remoteAddress;
+  const trust = trustProxy === true ? () => true : proxyAddr.compile(trustProxy);
+  return (remoteAddress: string | undefined, forwardedFor: string | undefined) => {
+    const raw = { headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor }, socket: { remoteAddress } };
+    const all = proxyAddr.all(raw as unknown as Parameters<typeof proxyAddr.all>[0], trust);
+    return all[all.length - 1];
+  };
+}
+
+/** A join of a batch the store runs itself (the rest are run through the whole server, as their own request). */
+interface PlainJoin {
+  eventId: string;
+  tier: string | undefined;
+  headers: Record<string, string>;
+}
+
+/**
+ * The join as the join route would read it, when its path and headers pass that route's checks as they are; null
+ * for anything else (escapes in the path, another query, a header name in capitals, a header the route refuses): such
+ * a join is run through the whole server instead, and gets the route's own refusal in its own order.
+ */
+function plainJoin(j: EdgeJoin): PlainJoin | null {
+  const m = PLAIN_JOIN_PATH.exec(j.path);
+  if (!m) return null;
+  for (const name of Object.keys(j.headers)) if (!LOWER_CASE.test(name)) return null;
+  // A request without them never comes from an edge's batch (the edge sends such a join alone); inject adds both.
+  if (j.headers['user-agent'] === undefined || !joinHeadersAccepted(j.headers)) return null;
+  return { eventId: m[1]!, tier: m[2], headers: j.headers.host === undefined ? { ...j.headers, host: 'localhost:80' } : j.headers };
+}
 
 const answersSchema = z.object({
   answers: z.array(z.object({ status: z.number(), headers: z.record(z.string(), z.string()), body: z.string() })),
@@ -27,13 +75,22 @@ const answersSchema = z.object({
 /**
  * `POST /edge/joins`: joins an edge worker collected from fans arriving together, sent as one request (the edge's
  * origin request per join was most of what a join through it cost). Only an edge may send one: the body's SHA-256 is
- * signed with the queue token secret (signEdgeJoins). Each join is run as the request it is, through the whole
- * server (`inject`: the load shedding, the request limits by the fan's address, the account check, the bot gate on the
- * fan's own headers, the join's own rules and the join batcher), from the address this request came from, so the
- * store trusts the fan's X-Forwarded-For exactly as it would have had the edge forwarded the join alone. The joins
- * start in the batch's order (the order the edge received them) and each is answered what it would have been alone.
+ * signed with the queue token secret (signEdgeJoins). The batch passes what the store does for a request as a whole
+ * (load shedding, as a join would be shed; the request budget) once. Each plain join (nearly all) is then run here as
+ * the join route's hooks run it (plainJoinRunner: the request limits by the fan's address, trusted exactly as the
+ * batch's own connection is, the account check, the limits by account, the bot gate on the fan's own headers, the
+ * join's own rules and the join batcher), without a request of its own: `inject` per join cost more of the store's CPU
+ * than the join. A join that is not plain (an escape in its path, a header the route refuses) is run through the
+ * whole server as its own request. The joins start in the batch's order (the order the edge received them) and each
+ * is answered what it would have been alone: its status, headers and body (edge-joins.test.ts compares them).
  */
-export const edgeJoinsRoutes: FastifyPluginAsyncZod<{ tokenKey: TokenKey; now: () => number }> = async (app, { tokenKey, now }) => {
+export const edgeJoinsRoutes: FastifyPluginAsyncZod<{
+  tokenKey: TokenKey;
+  now: () => number;
+  queue: QueueService;
+  trustProxy: boolean | string[];
+}> = async (app, { tokenKey, now, queue, trustProxy }) => {
+  const runJoin = plainJoinRunner(app, queue, trustProxy);
   // The body is read as text: its digest is what the edge signed.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (_req, body, done) => done(null, body));
@@ -82,20 +139,73 @@ export const edgeJoinsRoutes: FastifyPluginAsyncZod<{ tokenKey: TokenKey; now: (
           field: 'body',
         });
       const remoteAddress = req.socket.remoteAddress;
-      // Started one after the other in the batch's order, run together (their inserts share the join batcher's statement).
+      // Started one after the other in the batch's order, run together (their inserts share the join batcher's
+      // statement). A plain join (nearly all) is run here; anything else through the whole server as its own request.
       const answers = await Promise.all(
-        batch.joins.map((j) =>
-          app.inject({ method: 'POST', url: j.path, headers: j.headers, ...(remoteAddress ? { remoteAddress } : {}) }),
-        ),
-      );
-      return {
-        answers: answers.map((r): EdgeJoinAnswer => {
-          const headers: Record<string, string> = {};
-          for (const [k, v] of Object.entries(r.headers))
-            if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = Array.isArray(v) ? v.join(', ') : String(v);
-          return { status: r.statusCode, headers, body: r.payload };
+        batch.joins.map((j) => {
+          const plain = plainJoin(j);
+          return plain ? runJoin(plain, remoteAddress, req.log) : injected(app, j, remoteAddress);
         }),
-      };
+      );
+      return { answers };
     },
   );
 };
+
+/** A join run through the whole server as its own request (`inject`), answered as it was. */
+async function injected(app: FastifyInstance, j: EdgeJoin, remoteAddress: string | undefined): Promise<EdgeJoinAnswer> {
+  const r = await app.inject({ method: 'POST', url: j.path, headers: j.headers, ...(remoteAddress ? { remoteAddress } : {}) });
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(r.headers))
+    if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = Array.isArray(v) ? v.join(', ') : String(v);
+  return { status: r.statusCode, headers, body: r.payload };
+}
+
+/**
+ * Runs a plain join of a batch as the server runs the join route, without a request of its own: the request limits
+ * by the fan's address (Fastify's req.ip from the batch's address and the fan's X-Forwarded-For), the account check,
+ * the request limits by account, the bot gate on the fan's own headers, then the join; each refusal the one its hook
+ * would send, each answer written by the route's serializer for its status and counted under the join route. What
+ * the store does for a request as a whole (load shedding, the request budget) was done once, for the batch.
+ */
+function plainJoinRunner(app: FastifyInstance, queue: QueueService, trustProxy: boolean | string[]) {
+  const ipOf = fastifyIpOf(trustProxy);
+  const observe = requestTimer(app.metrics.httpDuration);
+  const serializers = new Map<number, (data: unknown) => string>(
+    Object.entries({ ...joinResponses, 429: errorResponses[400] }).map(([status, schema]) => [
+      Number(status),
+      compiledSerializer({ schema }),
+    ]),
+  );
+  const admitAndJoin = async (j: PlainJoin, remoteAddress: string | undefined): Promise<Answer> => {
+    const ip = ipOf(remoteAddress, j.headers['x-forwarded-for']);
+    const limits = app.requestLimits;
+    let requestCounts: { account: number; ip: number } | null = null;
+    const byIp = await limits.count('join', 'ip', { ip, accountId: '' });
+    if (byIp) {
+      requestCounts = { account: 0, ip: byIp.used };
+      if (byIp.refusal) return byIp.refusal;
+    }
+    const accountId = await app.fanAccount(j.headers.authorization);
+    const byAccount = await limits.count('join', 'account', { ip, accountId });
+    if (byAccount) {
+      requestCounts = { account: byAccount.used, ip: requestCounts?.ip ?? 0 };
+      if (byAccount.refusal) return byAccount.refusal;
+    }
+    await app.joinGate?.({ eventId: j.eventId, accountId, headers: j.headers, requestCounts });
+    const a = await joinAnswer(queue, accountId, j.eventId, j.tier, j.headers as typeof j.headers & { 'x-device-id': string });
+    return { status: 200, ...a };
+  };
+  return async (j: PlainJoin, remoteAddress: string | undefined, log: FastifyBaseLogger): Promise<EdgeJoinAnswer> => {
+    const started = performance.now();
+    let a: Answer;
+    try {
+      a = await admitAndJoin(j, remoteAddress);
+    } catch (e) {
+      a = app.errorAnswer(e, log);
+    }
+    observe(JOIN_ROUTE.key, 'POST', JOIN_ROUTE.url, a.status, (performance.now() - started) / 1000);
+    const body = (serializers.get(a.status) ?? JSON.stringify)(a.body);
+    return { status: a.status, headers: { ...a.headers, 'content-type': 'application/json; charset=utf-8' }, body };
+  };
+}

@@ -121,6 +121,49 @@ function statusAnswer(reply: FastifyReply, language: FanLanguage, s: StatusPoll)
   };
 }
 
+/** The join route's answers by status (the edge's joins, run without a request of their own, are written by them too). */
+export const joinResponses = {
+  200: z.object({
+    queueToken: z.string(),
+    position: z.number().nullable(),
+    state: states,
+    message: z.string(),
+    estWaitSeconds: z.number().nullable(),
+    cohort: z.enum(['PREOPEN', 'FIFO']),
+    waitlist: statusBody.shape.waitlist,
+  }),
+  ...errorResponses,
+  503: serviceUnavailableSchema,
+};
+
+/** A join's headers, as the join route reads them (checked: joinHeadersAccepted). */
+interface JoinHeaders {
+  'x-device-id': string;
+  'x-access-code'?: string | undefined;
+  'accept-language'?: string | string[] | undefined;
+}
+
+/**
+ * A join's 200 answer (its headers and body) once the request limits, the account and the bot gate have let it
+ * through: the join route's handler, and the same for each join of an edge's batch (POST /edge/joins).
+ */
+export async function joinAnswer(queue: QueueService, accountId: string, eventId: string, tier: string | undefined, headers: JoinHeaders) {
+  const language = negotiateLanguage(headers['accept-language']);
+  const r = await queue.join(accountId, eventId, headers['x-device-id'], { tier, accessCode: headers['x-access-code'], language });
+  return {
+    headers: { 'retry-after': String(r.retryAfterSeconds), 'content-language': language, vary: 'Accept-Language' },
+    body: {
+      queueToken: r.queueToken,
+      position: r.position,
+      state: r.state,
+      message: r.message,
+      estWaitSeconds: r.estWaitSeconds,
+      cohort: r.cohort,
+      waitlist: r.waitlist,
+    },
+  };
+}
+
 /** The waiting room: join, status polls (answered from memory), the public watermark and fairness facts. */
 export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async (app, { queue }) => {
   app.post(
@@ -149,38 +192,13 @@ export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async
           'x-join-deferral': z.string().max(4096).optional().describe('the deferral ticket of a JOIN_DEFERRED, once due'),
           'x-client-attestation': z.string().max(8192).optional().describe('an optional client attestation for the bot scorer'),
         }),
-        response: {
-          200: z.object({
-            queueToken: z.string(),
-            position: z.number().nullable(),
-            state: states,
-            message: z.string(),
-            estWaitSeconds: z.number().nullable(),
-            cohort: z.enum(['PREOPEN', 'FIFO']),
-            waitlist: statusBody.shape.waitlist,
-          }),
-          ...errorResponses,
-          503: serviceUnavailableSchema,
-        },
+        response: joinResponses,
       },
     },
     async (req, reply) => {
-      const language = negotiateLanguage(req.headers['accept-language']);
-      const r = await queue.join(req.accountId, req.params.id, req.headers['x-device-id'], {
-        tier: req.query.tier,
-        accessCode: req.headers['x-access-code'],
-        language,
-      });
-      reply.header('retry-after', String(r.retryAfterSeconds)).header('content-language', language).header('vary', 'Accept-Language');
-      return {
-        queueToken: r.queueToken,
-        position: r.position,
-        state: r.state,
-        message: r.message,
-        estWaitSeconds: r.estWaitSeconds,
-        cohort: r.cohort,
-        waitlist: r.waitlist,
-      };
+      const a = await joinAnswer(queue, req.accountId, req.params.id, req.query.tier, req.headers);
+      reply.headers(a.headers);
+      return a.body;
     },
   );
 
