@@ -55,7 +55,10 @@ function needsInstall() {
 const [pnpm, pnpmPre] = pnpmCommand();
 if (needsInstall()) {
   const frozen = process.env.CI ? ['--frozen-lockfile'] : [];
-  const code = run(pnpm, [...pnpmPre, 'install', ...frozen], { stdio: ['ignore', 'inherit', 'inherit'] });
+  // The install's output goes to standard error: a command whose standard output is read (`npm run -s onsale --
+  // pow:solve` inside `$(...)`, as the printed demo session does) must print only its own answer, also on the first
+  // run after a pull that changed the lockfile.
+  const code = run(pnpm, [...pnpmPre, 'install', ...frozen], { stdio: ['ignore', 2, 2] });
   if (code !== 0) process.exit(code);
 }
 
