@@ -78,6 +78,8 @@ export interface DbOptions {
    * one (the worker's job pool and its queries), so an outage is one outage, logged once.
    */
   health?: DatabaseHealth;
+  /** Queries of the purchase lane (runInPoolLane) wait ahead of the others (default true; false: one queue, in order). */
+  priority?: boolean;
 }
 
 /** Opens a pool on `connectionString`. Its 'error' listeners keep a restarting or stopping server from crashing Node. */
@@ -103,7 +105,12 @@ export function createDb(connectionString: string, opts: DbOptions = {}): Db {
   });
   // The pool's queue in two lanes, purchase first (pool-lanes.ts); the pool wait is kept there, and so is the count
   // of waiting queries the load shedder reads.
-  const lanes = laneConnect(pool, pool.connect.bind(pool) as (cb?: unknown) => unknown, opts.connectionTimeoutMillis ?? 0);
+  const lanes = laneConnect(
+    pool,
+    pool.connect.bind(pool) as (cb?: unknown) => unknown,
+    opts.connectionTimeoutMillis ?? 0,
+    opts.priority ?? true,
+  );
   const pgWaiting = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(pool), 'waitingCount')?.get;
   Object.defineProperty(pool, 'waitingCount', {
     configurable: true,

@@ -48,6 +48,7 @@ export function laneConnect(
   pool: pg.Pool,
   connect: (cb?: unknown) => unknown,
   timeoutMs: number,
+  priority = true,
   clock: () => number = () => performance.now(),
 ): { connect: (cb?: unknown) => unknown; observe: (o: PoolWaitObserver | undefined) => void; waiting: () => number } {
   const max = (pool.options as { max?: number }).max ?? 10;
@@ -82,7 +83,7 @@ export function laneConnect(
     }
     return new Promise<void>((resolve, reject) => {
       const w: Waiter = { grant: resolve, timer: undefined, done: false };
-      const q = lanes[tag?.lane ?? 'standard'];
+      const q = lanes[priority ? (tag?.lane ?? 'standard') : 'standard'];
       if (timeoutMs > 0)
         w.timer = setTimeout(() => {
           if (w.done) return;
