@@ -36,7 +36,8 @@ export const poolLanesPlugin = fp<{ db: Db; metrics: Metrics }>(
     );
     app.addHook('onClose', async () => observePoolWait(opts.db, undefined));
     // A callback hook: the rest of the request's hooks and its handler run inside the lane's context.
-    app.addHook('onRequest', (req, _reply, done) => runInPoolLane(poolTagOf(routeOf(req).key), done));
+    // A tag object per request: the pool marks it once the request has had a connection (PoolTag.begun).
+    app.addHook('onRequest', (req, _reply, done) => runInPoolLane({ ...poolTagOf(routeOf(req).key) }, done));
   },
   { name: 'pool-lanes' },
 );

@@ -19,8 +19,9 @@ afterAll(async () => {
   await t.drop();
 });
 
-const hold: PoolTag = { lane: 'purchase', kind: 'hold' };
-const seatmap: PoolTag = { lane: 'standard', kind: 'seatmap' };
+// A tag object per request, as the store API gives each (the pool marks it `begun`).
+const hold = (): PoolTag => ({ lane: 'purchase', kind: 'hold' });
+const seatmap = (): PoolTag => ({ lane: 'standard', kind: 'seatmap' });
 
 /** Polls until `check` holds (no fixed sleeps: the machine is loaded). */
 async function until(check: () => boolean): Promise<void> {
@@ -39,10 +40,11 @@ describe('the pool lanes', () => {
       await busy;
     });
     await until(() => pool.totalCount === 1 && pool.idleCount === 0);
-    const read = (i: number) => runInPoolLane(seatmap, () => sql`SELECT ${i}::int AS i`.execute(db).then(() => order.push(`seatmap${i}`)));
+    const read = (i: number) =>
+      runInPoolLane(seatmap(), () => sql`SELECT ${i}::int AS i`.execute(db).then(() => order.push(`seatmap${i}`)));
     const reads = [read(1), read(2), read(3)];
     await until(() => pool.waitingCount === 3);
-    const held = runInPoolLane(hold, () => sql`SELECT 0 AS h`.execute(db).then(() => order.push('hold')));
+    const held = runInPoolLane(hold(), () => sql`SELECT 0 AS h`.execute(db).then(() => order.push('hold')));
     await until(() => pool.waitingCount === 4);
     free();
     await Promise.all([holder, held, ...reads]);
@@ -53,6 +55,26 @@ describe('the pool lanes', () => {
     expect(kinds).toContain('hold');
     expect(kinds.filter((k) => k === 'seatmap')).toHaveLength(3);
     expect(kinds).toContain(undefined); // the holder, outside any lane
+  });
+
+  it('a purchase request that has had a connection already waits ahead of purchase requests not yet begun', async () => {
+    const pool = poolOf(db);
+    const order: string[] = [];
+    let free!: () => void;
+    const busy = new Promise<void>((r) => (free = r));
+    const holder = db.connection().execute(async (conn) => {
+      await sql`SELECT 1`.execute(conn);
+      await busy;
+    });
+    await until(() => pool.totalCount === 1 && pool.idleCount === 0);
+    const fresh = runInPoolLane(hold(), () => sql`SELECT 1`.execute(db).then(() => order.push('new hold')));
+    await until(() => pool.waitingCount === 1);
+    const checkout: PoolTag = { lane: 'purchase', kind: 'checkout', begun: true };
+    const second = runInPoolLane(checkout, () => sql`SELECT 2`.execute(db).then(() => order.push('checkout, second transaction')));
+    await until(() => pool.waitingCount === 2);
+    free();
+    await Promise.all([holder, fresh, second]);
+    expect(order).toEqual(['checkout, second transaction', 'new hold']);
   });
 
   it('a query past the pool wait fails as an overloaded pool does, and its place is given up', async () => {
@@ -66,7 +88,7 @@ describe('the pool lanes', () => {
         await busy;
       });
       await until(() => poolOf(short).idleCount === 0 && poolOf(short).totalCount === 1);
-      const err = await runInPoolLane(hold, () => sql`SELECT 1`.execute(short)).then(
+      const err = await runInPoolLane(hold(), () => sql`SELECT 1`.execute(short)).then(
         () => null,
         (e: unknown) => e,
       );

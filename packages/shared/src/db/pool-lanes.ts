@@ -16,6 +16,12 @@ export type PoolLane = 'purchase' | 'standard';
 export interface PoolTag {
   lane: PoolLane;
   kind: string;
+  /**
+   * Set by the pool once a query of this tag has had a connection: a purchase request's later queries (a checkout's
+   * second transaction, after the payment) then wait ahead of purchase requests not yet begun, so work under way
+   * finishes before new work starts. Give each request a tag object of its own for this.
+   */
+  begun?: boolean;
 }
 
 const tags = new AsyncLocalStorage<PoolTag>();
@@ -53,12 +59,13 @@ export function laneConnect(
 ): { connect: (cb?: unknown) => unknown; observe: (o: PoolWaitObserver | undefined) => void; waiting: () => number } {
   const max = (pool.options as { max?: number }).max ?? 10;
   let inUse = 0;
-  const lanes: Record<PoolLane, Waiter[]> = { purchase: [], standard: [] };
+  // `begun`: purchase requests that have had a connection already (PoolTag.begun), served first.
+  const lanes: Record<PoolLane | 'begun', Waiter[]> = { begun: [], purchase: [], standard: [] };
   let observer: PoolWaitObserver | undefined;
-  const waiting = () => lanes.purchase.length + lanes.standard.length;
+  const waiting = () => lanes.begun.length + lanes.purchase.length + lanes.standard.length;
 
   const next = (): Waiter | undefined => {
-    for (const lane of ['purchase', 'standard'] as const) {
+    for (const lane of ['begun', 'purchase', 'standard'] as const) {
       const q = lanes[lane];
       while (q.length) {
         const w = q.shift()!;
@@ -83,7 +90,7 @@ export function laneConnect(
     }
     return new Promise<void>((resolve, reject) => {
       const w: Waiter = { grant: resolve, timer: undefined, done: false };
-      const q = lanes[priority ? (tag?.lane ?? 'standard') : 'standard'];
+      const q = lanes[!priority || !tag ? 'standard' : tag.lane === 'purchase' && tag.begun ? 'begun' : tag.lane];
       if (timeoutMs > 0)
         w.timer = setTimeout(() => {
           if (w.done) return;
@@ -123,6 +130,7 @@ export function laneConnect(
       throw err;
     }
     observer?.(tag, clock() - started);
+    if (tag) tag.begun = true;
     return wrapRelease(client);
   };
   return {
