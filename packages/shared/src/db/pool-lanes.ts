@@ -105,18 +105,18 @@ export function laneConnect(
   };
   // The client's release hands the permit on, once, after pg-pool has the client back.
   const wrapRelease = (client: pg.PoolClient) => {
-    const release = client.release;
+    const release = client.release.bind(client);
     let given = false;
-    client.release = ((err?: Error | boolean) => {
+    client.release = (err?: Error | boolean) => {
       try {
-        return release.call(client, err);
+        return release(err);
       } finally {
         if (!given) {
           given = true;
           giveBack();
         }
       }
-    }) as pg.PoolClient['release'];
+    };
     return client;
   };
   const checkout = async (tag: PoolTag | undefined): Promise<pg.PoolClient> => {
@@ -138,7 +138,7 @@ export function laneConnect(
       const p = checkout(tags.getStore());
       if (typeof cb !== 'function') return p;
       p.then(
-        (client) => (cb as (...a: unknown[]) => void)(undefined, client, client.release),
+        (client) => (cb as (...a: unknown[]) => void)(undefined, client, (err?: Error | boolean) => client.release(err)),
         (err: unknown) => (cb as (...a: unknown[]) => void)(err, undefined, () => {}),
       );
       return undefined;
