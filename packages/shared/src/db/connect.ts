@@ -111,10 +111,11 @@ export function createDb(connectionString: string, opts: DbOptions = {}): Db {
     opts.connectionTimeoutMillis ?? 0,
     opts.priority ?? true,
   );
-  const pgWaiting = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(pool), 'waitingCount')?.get;
+  // pg-pool's own queue (empty while the lanes hold back all but `max` checkouts) is its _pendingQueue.
+  const pgQueue = (pool as unknown as { _pendingQueue?: unknown[] })._pendingQueue;
   Object.defineProperty(pool, 'waitingCount', {
     configurable: true,
-    get: () => lanes.waiting() + ((pgWaiting?.call(pool) as number | undefined) ?? 0),
+    get: () => lanes.waiting() + (pgQueue?.length ?? 0),
   });
   waitObservers.set(pool, lanes.observe);
   const connect = lanes.connect;
