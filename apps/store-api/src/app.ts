@@ -23,6 +23,7 @@ import { edgeJoinsRoutes } from './routes/queue/edge-joins.js';
 import { botGatePlugin } from './plugins/bot-gate.js';
 import { loadSheddingPlugin } from './plugins/load-shedding.js';
 import { routeOf } from './plugins/route-of.js';
+import { poolLanesPlugin } from './plugins/pool-lanes.js';
 import { healthRoutes } from './routes/health/index.js';
 import { devAuthRoutes } from './routes/auth/index.js';
 import { eventRoutes } from './routes/events/index.js';
@@ -59,6 +60,8 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   app.setSerializerCompiler(serializerCompiler);
   const metrics = deps.metrics ?? createMetrics({ defaultMetrics: true });
   await app.register(faultsPlugin, { db: deps.db, metrics, requestBudgetMs: deps.config.requestBudgetMs });
+  // Holds and checkouts wait for a pooled connection ahead of seat maps and joins; every wait is timed by route kind.
+  await app.register(poolLanesPlugin, { db: deps.db, metrics });
   // Cookies (the admission_token a browser may carry): parsed by the Fastify plugin's parser where one is read (the
   // admission gate), not on every request (a status poll reads none). The plugin is registered in a context of its
   // own: registered on the app it adds an onSend hook to every route (for reply.setCookie, which the store API never

@@ -57,6 +57,8 @@ const schema = z.object({
    * (a database that hangs, or more work than the pool can do) instead of waiting for the socket timeouts.
    */
   DB_POOL_WAIT_MS: z.coerce.number().int().min(100).max(60_000).default(3000),
+  /** Holds and checkouts take the next pooled connection before seat maps, joins and the rest (packages/shared/src/db/pool-lanes.ts). */
+  DB_POOL_PRIORITY: bool.optional(),
   /**
    * The longest a request may take in the process, ms: past it, it is answered 503 with Retry-After (reason
    * request_budget) before any socket timeout could close it unanswered. Above DB_POOL_WAIT_MS, below the server's
@@ -148,6 +150,8 @@ export interface StoreApiConfig {
   /** DB_CORES: the database's cores, when set (else judged from where the database is: `databaseCores`). */
   dbCores: number | undefined;
   dbPoolWaitMs: number;
+  /** DB_POOL_PRIORITY: the purchase path first in the pool's queue. */
+  dbPoolPriority: boolean;
   /** A request's budget in the process, ms (0: none); see REQUEST_BUDGET_MS. */
   requestBudgetMs: number;
   holdCommit: 'async' | 'sync';
@@ -247,6 +251,7 @@ export function loadStoreApiConfig(env: NodeJS.ProcessEnv = process.env, opts: {
     dbPoolMax: e.DB_POOL_MAX,
     dbCores: e.DB_CORES,
     dbPoolWaitMs: e.DB_POOL_WAIT_MS,
+    dbPoolPriority: e.DB_POOL_PRIORITY ?? true,
     requestBudgetMs: e.REQUEST_BUDGET_MS,
     holdCommit: e.HOLD_COMMIT,
     holdRepeatWindowSeconds: e.HOLD_REPEAT_WINDOW_SECONDS,

@@ -14,6 +14,7 @@ const db = createDb(config.databaseUrl, {
     dbCores: databaseCores(config.databaseUrl, config.dbCores),
   }),
   connectionTimeoutMillis: config.dbPoolWaitMs,
+  priority: config.dbPoolPriority,
   applicationName: 'store-api',
 });
 // Card fingerprints written before they were keyed are keyed in place (a migration cannot: it has no secret).

@@ -2,6 +2,7 @@ import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, ty
 import pg from 'pg';
 import type { Database } from './database.js';
 import { DatabaseHealth, isConnectionLost, markDatabaseFault, POOL_WAIT_EXCEEDED, statementNeverRan } from './faults.js';
+import { laneConnect, type PoolWaitObserver } from './pool-lanes.js';
 
 // int8 (counts, identity ids) as JS numbers: every such value here stays far below 2^53.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -77,6 +78,8 @@ export interface DbOptions {
    * one (the worker's job pool and its queries), so an outage is one outage, logged once.
    */
   health?: DatabaseHealth;
+  /** Queries of the purchase lane (runInPoolLane) wait ahead of the others (default true; false: one queue, in order). */
+  priority?: boolean;
 }
 
 /** Opens a pool on `connectionString`. Its 'error' listeners keep a restarting or stopping server from crashing Node. */
@@ -100,7 +103,22 @@ export function createDb(connectionString: string, opts: DbOptions = {}): Db {
     health.noteError(markDatabaseFault(err, 'unavailable'));
     opts.onError?.(err);
   });
-  const connect = pool.connect.bind(pool) as (cb?: unknown) => unknown;
+  // The pool's queue in two lanes, purchase first (pool-lanes.ts); the pool wait is kept there, and so is the count
+  // of waiting queries the load shedder reads.
+  const lanes = laneConnect(
+    pool,
+    pool.connect.bind(pool) as (cb?: unknown) => unknown,
+    opts.connectionTimeoutMillis ?? 0,
+    opts.priority ?? true,
+  );
+  // pg-pool's own queue (empty while the lanes hold back all but `max` checkouts) is its _pendingQueue.
+  const pgQueue = (pool as unknown as { _pendingQueue?: unknown[] })._pendingQueue;
+  Object.defineProperty(pool, 'waitingCount', {
+    configurable: true,
+    get: () => lanes.waiting() + (pgQueue?.length ?? 0),
+  });
+  waitObservers.set(pool, lanes.observe);
+  const connect = lanes.connect;
   // Except one: a query that waited its whole pool wait in this process's queue (every connection busy) while the
   // database kept answering the others (a query succeeded, and no connection failed, after it began waiting) is an
   // overloaded process, not an outage: a 503 all the same, but no alarm.
@@ -205,6 +223,16 @@ function checkoutsOf(pool: pg.Pool): PostgresPool {
 }
 
 const pools = new WeakMap<Db, pg.Pool>();
+const waitObservers = new WeakMap<pg.Pool, (o: PoolWaitObserver | undefined) => void>();
+
+/**
+ * Tells `observer` how long each connection of a Db made by createDb waited for the pool, with the lane tag it waited
+ * under (runInPoolLane); undefined stops it. A Db not made by createDb is ignored.
+ */
+export function observePoolWait(db: Db, observer: PoolWaitObserver | undefined): void {
+  const pool = pools.get(db);
+  if (pool) waitObservers.get(pool)?.(observer);
+}
 const healths = new WeakMap<Db, DatabaseHealth>();
 
 /** The health tracker of a Db made by createDb: outages start and end there, once each (see DatabaseHealth). */

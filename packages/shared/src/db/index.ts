@@ -1,5 +1,15 @@
 export type { Database } from './database.js';
-export { createDb, dedicatedConnection, healthOf, poolOf, warmPool, type Db, type Trx, type DbOptions } from './connect.js';
+export {
+  createDb,
+  dedicatedConnection,
+  healthOf,
+  observePoolWait,
+  poolOf,
+  warmPool,
+  type Db,
+  type Trx,
+  type DbOptions,
+} from './connect.js';
 export {
   databaseFaultOf,
   DatabaseHealth,
@@ -17,3 +27,4 @@ export { GroupCommit } from './group-commit.js';
 export { databaseCores, storePoolSize, STORE_CONNECTIONS_PER_DB_CORE, MIN_STORE_POOL } from './pool-size.js';
 export { StatsKeeper, HOT_TABLES, type StatsKeeperOptions } from './stats-keeper.js';
 export { committedTransactions, ping } from './probe.js';
+export { runInPoolLane, currentPoolTag, type PoolLane, type PoolTag, type PoolWaitObserver } from './pool-lanes.js';

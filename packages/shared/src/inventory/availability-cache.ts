@@ -1,5 +1,12 @@
 import { bySeat } from './best-available.js';
 import type { AvailableSeat } from './holds.repository.js';
+import { runInPoolLane, type PoolTag } from '../db/pool-lanes.js';
+
+/**
+ * A lapsed view's background refresh waits for the pool in the standard lane, whatever request found it lapsed (a
+ * hold's would otherwise carry the purchase lane): no fan waits for it, and holds go first (issue 28).
+ */
+const BACKGROUND_REFRESH: PoolTag = { lane: 'standard', kind: 'section_view' };
 
 interface Entry {
   /** When the read that filled it started (the view is at least this old). */
@@ -98,7 +105,7 @@ export class SectionAvailabilityCache {
       const [k, read] = this.backlog.entries().next().value!;
       this.backlog.delete(k);
       this.backgroundReads++;
-      read()
+      runInPoolLane(BACKGROUND_REFRESH, read)
         // Ignored on purpose: A warming read that fails leaves the view unwarmed: the fan's own request reads it (and reports a database fault) then.
         .catch(() => {})
         .finally(() => {

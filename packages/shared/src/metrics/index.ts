@@ -49,6 +49,13 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}) {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: [registry],
     }),
+    poolWait: new Histogram({
+      name: 'db_pool_wait_seconds',
+      help: "Time a query waited for a pooled database connection, by route kind (hold, checkout, holds: a hold's other routes, seatmap, join, other, section_view: a view's background refresh, background: no request) and lane (purchase is served first)",
+      labelNames: ['kind', 'lane'] as const,
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5],
+      registers: [registry],
+    }),
     checkouts: new Counter({
       name: 'checkouts_total',
       help: 'Checkout outcomes',
