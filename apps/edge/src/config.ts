@@ -57,9 +57,6 @@ export interface EdgeConfig {
   misconfigured: string | null;
 }
 
-/** Most joins in one batch to the origin when EDGE_JOIN_BATCH is not set. */
-export const DEFAULT_JOIN_BATCH = 50;
-
 function seconds(v: string | undefined, name: string, fallback: number, min: number, max: number): number {
   if (v === undefined || v === '') return fallback;
   const n = Number(v);
@@ -105,9 +102,11 @@ export function loadEdgeConfig(env: EdgeEnv): EdgeConfig {
     breakerFailures: seconds(env.EDGE_BREAKER_FAILURES, 'EDGE_BREAKER_FAILURES', 5, 1, 1000),
     breakerOpenMs: seconds(env.EDGE_BREAKER_OPEN_SECONDS, 'EDGE_BREAKER_OPEN_SECONDS', 5, 0.1, 300) * 1000,
     memoryCache: cacheKind(env.EDGE_CACHE),
-    // On (50) unless turned off: batched joins cost the product 0.69-0.80 of the CPU of joins sent alone and joined as
-    // many fans a second or more (docs/benchmarks.md, 2026-12-07 08:06-09:00 UTC). `off`: each join proxied alone.
-    joinBatchMax: env.EDGE_JOIN_BATCH === 'off' ? 0 : seconds(env.EDGE_JOIN_BATCH, 'EDGE_JOIN_BATCH', DEFAULT_JOIN_BATCH, 1, 100),
+    // Off unless asked for: batched joins hung in a 20,000-fan rehearsal (docs/edge.md, "Joins in batches").
+    joinBatchMax:
+      env.EDGE_JOIN_BATCH === undefined || env.EDGE_JOIN_BATCH === '' || env.EDGE_JOIN_BATCH === 'off'
+        ? 0
+        : seconds(env.EDGE_JOIN_BATCH, 'EDGE_JOIN_BATCH', 100, 1, 100),
     misconfigured:
       missing.length > 0
         ? `${missing.join(' and ')} not set (32+ characters each, as Worker secrets): status polls go to the origin`

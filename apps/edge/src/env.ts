@@ -14,7 +14,7 @@ const schema = z.object({
   EDGE_BREAKER_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
   EDGE_BREAKER_OPEN_SECONDS: z.coerce.number().min(0.1).max(300).default(5),
   EDGE_FRAMING_GUARD: z.enum(['on', 'off']).default('on'),
-  EDGE_JOIN_BATCH: z.union([z.literal('off'), z.coerce.number().int().min(1).max(100)]).default(50),
+  EDGE_JOIN_BATCH: z.union([z.literal('off'), z.coerce.number().int().min(1).max(100)]).default('off'),
 });
 
 export interface LocalEdgeEnv {
@@ -30,7 +30,7 @@ export interface LocalEdgeEnv {
   breakerOpenSeconds: number;
   /** The framing guard in front of workerd (EDGE_FRAMING_GUARD, on unless `off`). */
   framingGuard: boolean;
-  /** Most joins the worker sends the origin in one request (EDGE_JOIN_BATCH, 1-100, default 50), or `off`. */
+  /** Most joins the worker sends the origin in one request (EDGE_JOIN_BATCH, 1-100, default 100), or `off`. */
   joinBatch: number | 'off';
 }
 

@@ -56,10 +56,7 @@ export interface LocalEdgeOptions {
   fanTimeoutMs?: number;
   breakerFailures?: number;
   breakerOpenSeconds?: number;
-  /**
-   * EDGE_JOIN_BATCH: most joins in one request to the origin, or `off` (each join proxied alone), the default here (the
-   * tests' fake origins have no batch route); `npm start -- --edge` and `npm run edge` pass the edge's own (50).
-   */
+  /** EDGE_JOIN_BATCH: most joins in one request to the origin, or `off` (the default: each join proxied alone). */
   joinBatch?: number | 'off';
   /**
    * The framing guard in front of workerd (default on): malformed request framing answered 400 in the error shape

@@ -26,8 +26,8 @@ Joins as a crowd makes them, against the database's own insert rate, in one run 
 and prints joins/s (the ratio to the insert rate; goal >= 0.5 through the edge), p50/p99, the answers by status and
 code, and CPU per join of the store process, the database's backends, workerd and the framing guard.
 --concurrency is the client's connections (default 200); --origin-only skips the edge, --edge-only the origin.
---join-batch is the edge's EDGE_JOIN_BATCH (default 50, as the edge's own default: up to N joins sent to the origin in
-one request; off: one origin request a join);
+--join-batch is the edge's EDGE_JOIN_BATCH (default off, as the edge's own default: one origin request a join; N: up to N
+joins sent to the origin in one request);
 --unbatched adds the same joins through the edge with EDGE_JOIN_BATCH=off, to compare within one run.
 --rounds N measures the edge (and --unbatched) N times, one after the other, and sums up each one's median round: on a
 loaded machine the load moves within minutes, and alternating is what makes the two comparable.
@@ -73,7 +73,7 @@ export async function main(argv: string[]) {
       'origin-only': { type: 'boolean', default: false },
       'edge-only': { type: 'boolean', default: false },
       'pass-through': { type: 'boolean', default: false },
-      'join-batch': { type: 'string', default: '50' },
+      'join-batch': { type: 'string', default: 'off' },
       unbatched: { type: 'boolean', default: false },
       rounds: { type: 'string', default: '1' },
       help: { type: 'boolean', default: false },
