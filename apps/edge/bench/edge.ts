@@ -30,7 +30,10 @@ machine, same client (autocannon, in this process), same connections:
   unguarded the same through the worker on workerd serve alone (EDGE_FRAMING_GUARD=off)
 Each prints requests a second, p50/p99, and CPU milliseconds per request of the edge's processes (workerd and the guard), the origin's
 process and this process (the client); then each edge's ratio to the bare worker (goal >= 0.7) and its p99 ratio
-(goal <= 1.5x). --rounds N alternates bare and edge N times and reports each round and the median ratios. The
+(goal <= 1.5x). --rounds N (default 3) measures every target N times, each round starting one target further on,
+and reports each round, the median ratios, and each target's p99 round by round with its median and spread. Every
+workerd runs with V8's --trace-gc (EDGE_BENCH_GC=off: without), and each measurement prints the isolate's young and
+full collections per 10,000 answers and its pauses (ms a second, the longest). The
 origin's requests for the event's state during a run (from the store API's /metrics) are counted against the bound
 of one per event per EDGE_WATERMARK_TTL_SECONDS. --against ENTRY adds a fourth measurement: the worker built from
 another entry (e.g. another checkout's apps/edge/src/index.ts) on workerd serve alone, so that two versions of the
@@ -62,7 +65,7 @@ export async function main(argv: string[]) {
       connections: { type: 'string', default: '100' },
       fans: { type: 'string', default: '2000' },
       ttl: { type: 'string', default: '2' },
-      rounds: { type: 'string', default: '1' },
+      rounds: { type: 'string', default: '3' },
       against: { type: 'string' },
       rate: { type: 'string' },
       help: { type: 'boolean', default: false },
@@ -123,10 +126,15 @@ export async function main(argv: string[]) {
     });
   }
   let next = 0;
-  const statusRequest: AutocannonRequest = {
-    method: 'GET',
-    setupRequest: (req) => ({ ...req, path: `/events/${eventId}/queue/status`, headers: headers[next++ % headers.length] }),
-  };
+  // One request whose setupRequest hands each poll the next fan's tokens. (Every fan's poll built once instead, which
+  // autocannon then sends without building it again, was tried: 2,000 requests prebuilt on each of 100 connections at
+  // each measurement's start cost the client more, not less, and left some connections waiting out the timeout.)
+  const statusRequests: AutocannonRequest[] = [
+    {
+      method: 'GET',
+      setupRequest: (req) => ({ ...req, path: `/events/${eventId}/queue/status`, headers: headers[next++ % headers.length] }),
+    },
+  ];
 
   const server = await startProcess('apps/store-api/bench/server.ts', {
     DATABASE_URL: bench.url,
@@ -173,7 +181,7 @@ export async function main(argv: string[]) {
     const measureEdge = async (target: LocalEdge): Promise<Edge> => {
       const statusBefore = await originCount(storeUrl, '/events/:id/queue/status');
       const stateBefore = await originCount(storeUrl, '/events/:id/edge-state');
-      const e = await measure(target, server.child.pid!, connections, seconds, statusRequest, rate);
+      const e = await measure(target, server.child.pid!, connections, seconds, statusRequests, rate);
       return {
         ...e,
         originStatusRequests: (await originCount(storeUrl, '/events/:id/queue/status')) - statusBefore,
@@ -184,13 +192,31 @@ export async function main(argv: string[]) {
     try {
       // Warm-up: the runtimes compiled and every fan's tokens verified once at each edge.
       for (const target of [bare, bareGuarded, edge, unguarded, against])
-        if (target) await autocannon({ url: target.url, connections, duration: 2, requests: [statusRequest] });
+        if (target) await autocannon({ url: target.url, connections, duration: 2, requests: statusRequests });
       for (let round = 1; round <= rounds; round++) {
-        const b = await measure(bare, server.child.pid!, connections, seconds, statusRequest, rate);
-        const bg = await measure(bareGuarded, server.child.pid!, connections, seconds, statusRequest, rate);
-        const e = await measureEdge(edge);
-        const u = await measureEdge(unguarded);
-        runs.push({ round, bare: b, bareGuarded: bg, edge: e, unguarded: u, against: against && (await measureEdge(against)) });
+        // Each round starts one target further on, so that no target is always measured first, or always right
+        // after the same other one (the machine's state carries from one measurement into the next).
+        const plain = (t: LocalEdge) => () => measure(t, server.child.pid!, connections, seconds, statusRequests, rate);
+        const order: [string, () => Promise<Measured | Edge>][] = [
+          ['bare', plain(bare)],
+          ['bareGuarded', plain(bareGuarded)],
+          ['edge', () => measureEdge(edge)],
+          ['unguarded', () => measureEdge(unguarded)],
+          ...(against ? [['against', () => measureEdge(against)] as [string, () => Promise<Edge>]] : []),
+        ];
+        const got: Record<string, Measured | Edge> = {};
+        for (let i = 0; i < order.length; i++) {
+          const [name, run] = order[(i + round - 1) % order.length]!;
+          got[name] = await run();
+        }
+        runs.push({
+          round,
+          bare: got.bare!,
+          bareGuarded: got.bareGuarded!,
+          edge: got.edge as Edge,
+          unguarded: got.unguarded as Edge,
+          against: got.against as Edge | undefined,
+        });
       }
     } finally {
       await Promise.all([bare.close(), bareGuarded.close(), edge.close(), unguarded.close(), against?.close()]);
@@ -302,7 +328,7 @@ async function measure(
   originPid: number,
   connections: number,
   seconds: number,
-  request: AutocannonRequest,
+  requests: AutocannonRequest[],
   rate?: number,
 ): Promise<Measured> {
   // The edge's processes: workerd, and the framing guard when it runs.
@@ -320,7 +346,7 @@ async function measure(
     url: target.url,
     connections,
     duration: seconds,
-    requests: [request],
+    requests,
     ...(rate === undefined ? {} : { overallRate: rate }),
   });
   const seen: number[] = [];
