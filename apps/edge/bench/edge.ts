@@ -284,7 +284,7 @@ export async function main(argv: string[]) {
     `workerd GC (medians${rounds > 1 ? ` of ${rounds} rounds` : ''}): ${targets
       .map(([k, name]) => {
         const m = (f: (x: Measured) => number | null) => median(runs.map((r) => f(r[k]!) ?? NaN));
-        return `${name} ${m((x) => x.youngGcPer10k)} young + ${m((x) => x.fullGcPer10k)} full per 10,000 answers, pauses ${m((x) => x.gcPauseMsPerSecond)} ms/s`;
+        return `${name} ${m((x) => x.youngGcPer10k)} young + ${m((x) => x.fullGcPer10k)} full per 10,000 answers, pauses ${m((x) => x.gcPauseMsPerSecond)} ms/s (longest ${m((x) => x.gcPauseMaxMs)} ms)`;
       })
       .join('; ')}`,
   );
