@@ -30,7 +30,10 @@ machine, same client (autocannon, in this process), same connections:
   unguarded the same through the worker on workerd serve alone (EDGE_FRAMING_GUARD=off)
 Each prints requests a second, p50/p99, and CPU milliseconds per request of the edge's processes (workerd and the guard), the origin's
 process and this process (the client); then each edge's ratio to the bare worker (goal >= 0.7) and its p99 ratio
-(goal <= 1.5x). --rounds N alternates bare and edge N times and reports each round and the median ratios. The
+(goal <= 1.5x). --rounds N (default 3) measures every target N times, each round starting one target further on,
+and reports each round, the median ratios, and each target's p99 round by round with its median and spread. Every
+workerd runs with V8's --trace-gc (EDGE_BENCH_GC=off: without), and each measurement prints the isolate's young and
+full collections per 10,000 answers and its pauses (ms a second, the longest). The
 origin's requests for the event's state during a run (from the store API's /metrics) are counted against the bound
 of one per event per EDGE_WATERMARK_TTL_SECONDS. --against ENTRY adds a fourth measurement: the worker built from
 another entry (e.g. another checkout's apps/edge/src/index.ts) on workerd serve alone, so that two versions of the
@@ -62,7 +65,7 @@ export async function main(argv: string[]) {
       connections: { type: 'string', default: '100' },
       fans: { type: 'string', default: '2000' },
       ttl: { type: 'string', default: '2' },
-      rounds: { type: 'string', default: '1' },
+      rounds: { type: 'string', default: '3' },
       against: { type: 'string' },
       rate: { type: 'string' },
       help: { type: 'boolean', default: false },
@@ -123,10 +126,15 @@ export async function main(argv: string[]) {
     });
   }
   let next = 0;
-  const statusRequest: AutocannonRequest = {
-    method: 'GET',
-    setupRequest: (req) => ({ ...req, path: `/events/${eventId}/queue/status`, headers: headers[next++ % headers.length] }),
-  };
+  // One request whose setupRequest hands each poll the next fan's tokens. (Every fan's poll built once instead, which
+  // autocannon then sends without building it again, was tried: 2,000 requests prebuilt on each of 100 connections at
+  // each measurement's start cost the client more, not less, and left some connections waiting out the timeout.)
+  const statusRequests: AutocannonRequest[] = [
+    {
+      method: 'GET',
+      setupRequest: (req) => ({ ...req, path: `/events/${eventId}/queue/status`, headers: headers[next++ % headers.length] }),
+    },
+  ];
 
   const server = await startProcess('apps/store-api/bench/server.ts', {
     DATABASE_URL: bench.url,
@@ -161,19 +169,19 @@ export async function main(argv: string[]) {
     const common = { storeApiUrl: originForEdges, queueTokenSecret: secrets.queueTokenSecret, authSecret: secrets.authSecret };
     const againstScript = values.against === undefined ? undefined : await bundleWorker({ entry: values.against });
     const [bare, bareGuarded, edge, unguarded, against] = await Promise.all([
-      startLocalEdge({ ...common, script: BARE, framingGuard: false }),
-      startLocalEdge({ ...common, script: BARE }),
-      startLocalEdge({ ...common, watermarkTtlSeconds: ttl }),
-      startLocalEdge({ ...common, watermarkTtlSeconds: ttl, framingGuard: false }),
+      startTraced({ ...common, script: BARE, framingGuard: false }),
+      startTraced({ ...common, script: BARE }),
+      startTraced({ ...common, watermarkTtlSeconds: ttl }),
+      startTraced({ ...common, watermarkTtlSeconds: ttl, framingGuard: false }),
       againstScript === undefined
         ? undefined
-        : startLocalEdge({ ...common, script: againstScript, watermarkTtlSeconds: ttl, framingGuard: false }),
+        : startTraced({ ...common, script: againstScript, watermarkTtlSeconds: ttl, framingGuard: false }),
     ]);
     /** One measurement of an edge, with what reached the origin meanwhile. */
     const measureEdge = async (target: LocalEdge): Promise<Edge> => {
       const statusBefore = await originCount(storeUrl, '/events/:id/queue/status');
       const stateBefore = await originCount(storeUrl, '/events/:id/edge-state');
-      const e = await measure(target, server.child.pid!, connections, seconds, statusRequest, rate);
+      const e = await measure(target, server.child.pid!, connections, seconds, statusRequests, rate);
       return {
         ...e,
         originStatusRequests: (await originCount(storeUrl, '/events/:id/queue/status')) - statusBefore,
@@ -184,13 +192,31 @@ export async function main(argv: string[]) {
     try {
       // Warm-up: the runtimes compiled and every fan's tokens verified once at each edge.
       for (const target of [bare, bareGuarded, edge, unguarded, against])
-        if (target) await autocannon({ url: target.url, connections, duration: 2, requests: [statusRequest] });
+        if (target) await autocannon({ url: target.url, connections, duration: 2, requests: statusRequests });
       for (let round = 1; round <= rounds; round++) {
-        const b = await measure(bare, server.child.pid!, connections, seconds, statusRequest, rate);
-        const bg = await measure(bareGuarded, server.child.pid!, connections, seconds, statusRequest, rate);
-        const e = await measureEdge(edge);
-        const u = await measureEdge(unguarded);
-        runs.push({ round, bare: b, bareGuarded: bg, edge: e, unguarded: u, against: against && (await measureEdge(against)) });
+        // Each round starts one target further on, so that no target is always measured first, or always right
+        // after the same other one (the machine's state carries from one measurement into the next).
+        const plain = (t: LocalEdge) => () => measure(t, server.child.pid!, connections, seconds, statusRequests, rate);
+        const order: [string, () => Promise<Measured | Edge>][] = [
+          ['bare', plain(bare)],
+          ['bareGuarded', plain(bareGuarded)],
+          ['edge', () => measureEdge(edge)],
+          ['unguarded', () => measureEdge(unguarded)],
+          ...(against ? [['against', () => measureEdge(against)] as [string, () => Promise<Edge>]] : []),
+        ];
+        const got: Record<string, Measured | Edge> = {};
+        for (let i = 0; i < order.length; i++) {
+          const [name, run] = order[(i + round - 1) % order.length]!;
+          got[name] = await run();
+        }
+        runs.push({
+          round,
+          bare: got.bare!,
+          bareGuarded: got.bareGuarded!,
+          edge: got.edge as Edge,
+          unguarded: got.unguarded as Edge,
+          against: got.against as Edge | undefined,
+        });
       }
     } finally {
       await Promise.all([bare.close(), bareGuarded.close(), edge.close(), unguarded.close(), against?.close()]);
@@ -219,13 +245,13 @@ export async function main(argv: string[]) {
   );
   const line = (name: string, e: Edge, r: { ratio: number; p99Ratio: number }, b: Measured) =>
     `${name} ${e.reqPerSec}/s p99 ${e.p99Ms} ms = ${r.ratio} of bare (goal >= 0.7), p99 ${r.p99Ratio}x (goal <= 1.5x); CPU per request: edge processes ${e.edgeCpuMsPerRequest} ms${e.guardCpuMsPerRequest === null ? '' : ` (the framing guard ${e.guardCpuMsPerRequest} ms)`}, by CPU ${cpuRatio(b, e)} of the bare worker's rate, origin ${e.originCpuMsPerRequest} ms, client ${e.clientCpuMsPerRequest} ms; ` +
-    `origin asked for the event's state ${e.originStateRequests} times (bound ${e.originStateBound}), status polls reaching it ${e.originStatusRequests}; non-2xx ${e.non2xx}, errors ${e.errors}`;
+    `origin asked for the event's state ${e.originStateRequests} times (bound ${e.originStateBound}), status polls reaching it ${e.originStatusRequests}; non-2xx ${e.non2xx}, errors ${e.errors}; ${gcLine(e)}`;
   for (const [i, { bare, bareGuarded, edge, unguarded, against }] of runs.entries()) {
     console.log(
-      `round ${i + 1}: bare worker on workerd serve ${bare.reqPerSec}/s p99 ${bare.p99Ms} ms, CPU per request: workerd ${bare.edgeCpuMsPerRequest} ms, client ${bare.clientCpuMsPerRequest} ms`,
+      `round ${i + 1}: bare worker on workerd serve ${bare.reqPerSec}/s p99 ${bare.p99Ms} ms, CPU per request: workerd ${bare.edgeCpuMsPerRequest} ms, client ${bare.clientCpuMsPerRequest} ms; ${gcLine(bare)}`,
     );
     console.log(
-      `  the bare worker behind the framing guard (like for like with the edge as run): ${bareGuarded.reqPerSec}/s p99 ${bareGuarded.p99Ms} ms, CPU per request: workerd and the guard ${bareGuarded.edgeCpuMsPerRequest} ms (the guard ${bareGuarded.guardCpuMsPerRequest} ms)`,
+      `  the bare worker behind the framing guard (like for like with the edge as run): ${bareGuarded.reqPerSec}/s p99 ${bareGuarded.p99Ms} ms, CPU per request: workerd and the guard ${bareGuarded.edgeCpuMsPerRequest} ms (the guard ${bareGuarded.guardCpuMsPerRequest} ms); ${gcLine(bareGuarded)}`,
     );
     console.log(`  ${line('edge as npm start runs it (framing guard + workerd serve):', edge, ratios[i]!.edge, bare)}`);
     console.log(
@@ -236,6 +262,32 @@ export async function main(argv: string[]) {
       console.log(`  ${line(`the worker built from ${values.against} on workerd serve alone:`, against, ratios[i]!.against!, bare)}`);
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  type Target = 'bare' | 'bareGuarded' | 'edge' | 'unguarded' | 'against';
+  const targets: [Target, string][] = [
+    ['bare', 'bare'],
+    ['bareGuarded', 'bare behind the guard'],
+    ['edge', 'edge as run'],
+    ['unguarded', 'worker alone'],
+    ...(values.against === undefined ? [] : ([['against', `${values.against} alone`]] as [Target, string][])),
+  ];
+  // Each target's p99 round by round, its median and spread; then what its collections cost (medians).
+  if (rounds > 1)
+    console.log(
+      `p99 by round (ms; median, min-max): ${targets
+        .map(([k, name]) => {
+          const p = runs.map((r) => r[k]!.p99Ms);
+          return `${name} ${p.join(' / ')} (${median(p)}, ${Math.min(...p)}-${Math.max(...p)})`;
+        })
+        .join('; ')}`,
+    );
+  console.log(
+    `workerd GC (medians${rounds > 1 ? ` of ${rounds} rounds` : ''}): ${targets
+      .map(([k, name]) => {
+        const m = (f: (x: Measured) => number | null) => median(runs.map((r) => f(r[k]!) ?? NaN));
+        return `${name} ${m((x) => x.youngGcPer10k)} young + ${m((x) => x.fullGcPer10k)} full per 10,000 answers, pauses ${m((x) => x.gcPauseMsPerSecond)} ms/s (longest ${m((x) => x.gcPauseMaxMs)} ms)`;
+      })
+      .join('; ')}`,
+  );
   const summary = (k: 'edge' | 'edgeToGuardedBare' | 'unguarded' | 'against') =>
     `${median(ratios.map((r) => r[k]!.ratio))} of the bare route, p99 ${median(ratios.map((r) => r[k]!.p99Ratio))}x`;
   const cpu = (k: 'bare' | 'bareGuarded' | 'edge' | 'unguarded' | 'against') => median(runs.map((r) => r[k]?.edgeCpuMsPerRequest ?? NaN));
@@ -262,6 +314,12 @@ type Measured = ReturnType<typeof figures> & {
   guardCpuMsPerRequest: number | null;
   originCpuMsPerRequest: number | null;
   clientCpuMsPerRequest: number;
+  /** workerd's collections (V8's --trace-gc) per 10,000 answers: young (scavenges), full (mark-compact). */
+  youngGcPer10k: number | null;
+  fullGcPer10k: number | null;
+  /** workerd's GC pauses, ms a second of the measurement, and the longest (wall time). */
+  gcPauseMsPerSecond: number | null;
+  gcPauseMaxMs: number | null;
 };
 
 /** One autocannon run against `target`, with the CPU each process used per request meanwhile. */
@@ -270,7 +328,7 @@ async function measure(
   originPid: number,
   connections: number,
   seconds: number,
-  request: AutocannonRequest,
+  requests: AutocannonRequest[],
   rate?: number,
 ): Promise<Measured> {
   // The edge's processes: workerd, and the framing guard when it runs.
@@ -288,7 +346,7 @@ async function measure(
     url: target.url,
     connections,
     duration: seconds,
-    requests: [request],
+    requests,
     ...(rate === undefined ? {} : { overallRate: rate }),
   });
   const seen: number[] = [];
@@ -308,6 +366,7 @@ async function measure(
     timeline(
       seen,
       stateFetches.filter(([a]) => a >= started).map(([a, b]) => [a - started, b - started]),
+      (workerdGcs.get(target.pid) ?? []).filter((g) => g.at >= started).map((g) => [g.at - started - g.ms, g.at - started]),
     );
   if (process.env.EDGE_BENCH_TIMELINE)
     console.log(
@@ -317,6 +376,23 @@ async function measure(
         .join(' ')}`,
     );
   if (process.env.EDGE_BENCH_TIMELINE) console.log(`client GC >= 3 ms (start s:ms): ${gcs.join(' ')}`);
+  const mine = (workerdGcs.get(target.pid) ?? []).filter((g) => g.at >= started);
+  if (process.env.EDGE_BENCH_TIMELINE) {
+    const kinds = new Map<string, { n: number; total: number; max: number }>();
+    for (const g of mine) {
+      const k = kinds.get(g.kind) ?? { n: 0, total: 0, max: 0 };
+      k.n++;
+      k.total += g.ms;
+      k.max = Math.max(k.max, g.ms);
+      kinds.set(g.kind, k);
+    }
+    console.log(
+      `workerd GC: ${[...kinds].map(([kind, k]) => `${kind} ${k.n} (${k.total.toFixed(1)} ms, max ${k.max.toFixed(1)})`).join(', ') || 'none'}; >= 3 ms (end s:ms): ${mine
+        .filter((g) => g.ms >= 3)
+        .map((g) => `${((g.at - started) / 1000).toFixed(2)}:${g.ms.toFixed(1)}`)
+        .join(' ')}`,
+    );
+  }
   const elapsedS = (performance.now() - started) / 1000;
   const client = process.cpuUsage(clientBefore);
   const edgeAfter = edgeCpu();
@@ -325,9 +401,15 @@ async function measure(
   const n = Math.max(1, r.requests.total);
   const perRequest = (before: number | null, after: number | null) =>
     before === null || after === null ? null : Math.round(((after - before) / n / 1000) * 1000) / 1000;
+  const collections = (young: boolean) => mine.filter((g) => /^(Scavenge|Minor)/.test(g.kind) === young);
+  const per10k = (k: number) => (workerdGcs.has(target.pid) ? Math.round((k / n) * 10_000 * 10) / 10 : null);
   return {
     ...figures(r),
     elapsedS,
+    youngGcPer10k: per10k(collections(true).length),
+    fullGcPer10k: per10k(collections(false).length),
+    gcPauseMsPerSecond: workerdGcs.has(target.pid) ? round(mine.reduce((t, g) => t + g.ms, 0) / elapsedS) : null,
+    gcPauseMaxMs: workerdGcs.has(target.pid) ? round(Math.max(0, ...mine.map((g) => g.ms))) : null,
     edgeCpuMsPerRequest: perRequest(edgeBefore, edgeAfter),
     guardCpuMsPerRequest: perRequest(guardBefore, guardAfter),
     originCpuMsPerRequest: perRequest(originBefore, originAfter),
@@ -337,8 +419,38 @@ async function measure(
 
 const stateFetches: [number, number][] = [];
 
+/** One garbage collection in a workerd isolate (`--trace-gc`): when its line arrived (ms, performance.now()), its pause. */
+interface WorkerdGc {
+  at: number;
+  ms: number;
+  kind: string;
+}
+/** Each workerd's collections, by its process id. */
+const workerdGcs = new Map<number, WorkerdGc[]>();
+/**
+ * `startLocalEdge` with V8's `--trace-gc` (every target alike; EDGE_BENCH_GC=off: without), its lines read into
+ * `workerdGcs`: how often each isolate collects and how long each pause is (wall time, so a pause preempted by the
+ * load is counted long; the counts are what the load does not move).
+ */
+async function startTraced(o: Parameters<typeof startLocalEdge>[0]): Promise<LocalEdge> {
+  if (process.env.EDGE_BENCH_GC === 'off') return startLocalEdge(o);
+  const sink: WorkerdGc[] = [];
+  const edge = await startLocalEdge({
+    ...o,
+    v8Flags: ['--trace-gc'],
+    log: (line) => {
+      // e.g. "[123:0x5f..]  2345 ms: Scavenge 1.3 (2.8) -> 0.8 (2.2) MB, pooled: 1.0 MB, 1.58 / 0.00 ms (average mu ..."
+      const m = /ms: ([A-Za-z -]+?) [\d.]+ \([\d.]+\) -> [\d.]+ \([\d.]+\) MB, (?:pooled: [\d.]+ MB, )?([\d.]+) \/ /.exec(line);
+      if (m) sink.push({ at: performance.now(), ms: Number(m[2]), kind: m[1]! });
+      else process.stderr.write(`${line}\n`);
+    },
+  });
+  workerdGcs.set(edge.pid, sink);
+  return edge;
+}
+
 /** Where the slow answers fell in time: 50 ms bins holding answers slower than the run's p99. */
-function timeline(seen: number[], fetches: [number, number][]) {
+function timeline(seen: number[], fetches: [number, number][], pauses: [number, number][]) {
   const lat: number[] = [];
   for (let i = 1; i < seen.length; i += 2) lat.push(seen[i]!);
   const sorted = [...lat].sort((a, b) => a - b);
@@ -354,13 +466,18 @@ function timeline(seen: number[], fetches: [number, number][]) {
   }
   let slow = 0;
   let during = 0;
+  let inGc = 0;
   for (let i = 0; i < seen.length; i += 2) {
     if (seen[i + 1]! < p99) continue;
     slow++;
     // Released by a fetch: asked before it ended, answered within 20 ms after (a poll that waited for the refresh).
     const [from, to] = [seen[i]! - seen[i + 1]!, seen[i]!];
     if (fetches.some(([, b]) => from <= b && to >= b && to <= b + 20)) during++;
+    if (pauses.some(([a, b]) => from <= b && to >= a && to <= b + 20)) inGc++;
   }
+  console.log(
+    `timeline: answers at or over p99 that overlapped a workerd GC pause and were released within 20 ms of its end ${inGc} of ${slow}; the pauses cover ${((pauses.reduce((t, [a, b]) => t + (b - a), 0) / Math.max(1, seen.at(-2) ?? 1)) * 100).toFixed(1)}% of the run`,
+  );
   const covered = fetches.reduce((t, [a, b]) => t + (b - a), 0) / Math.max(1, seen.at(-2) ?? 1);
   console.log(
     `timeline: answers at or over p99 released within 20 ms of an origin state fetch's end ${during} of ${slow}; the fetches cover ${(covered * 100).toFixed(1)}% of the run`,
@@ -375,6 +492,13 @@ function timeline(seen: number[], fetches: [number, number][]) {
 }
 
 const round = (n: number) => Math.round(n * 100) / 100;
+
+/** workerd's collections in a measurement, as printed. */
+function gcLine(m: Measured): string {
+  return m.youngGcPer10k === null
+    ? 'workerd GC not traced'
+    : `workerd GC ${m.youngGcPer10k} young + ${m.fullGcPer10k} full per 10,000 answers, pauses ${m.gcPauseMsPerSecond} ms/s (longest ${m.gcPauseMaxMs} ms)`;
+}
 
 /**
  * The bare worker's CPU per request over the edge's (its processes, workerd and the guard): the share of the bare

@@ -2,7 +2,7 @@
 // `workerd` package's binary and a configuration generated here (no account, no network). `npm start -- --edge`,
 // `npm run edge` (and so the rehearsal's `--edge`), the tests and the benchmark all start it here.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -67,6 +67,8 @@ export interface LocalEdgeOptions {
   script?: string;
   /** Where workerd's own output and the worker's console go (default: this process's stderr). */
   log?: (line: string) => void;
+  /** Flags for workerd's V8 (its configuration's `v8Flags`): the benchmark's `--trace-gc`. */
+  v8Flags?: readonly string[];
 }
 
 export interface LocalEdge {
@@ -79,6 +81,8 @@ export interface LocalEdge {
   close(): Promise<void>;
 }
 
+const STDBUF = '/usr/bin/stdbuf';
+
 /** A socket address as workerd's configuration spells it (an IPv6 address in brackets). */
 const address = (host: string, port: number) => `${host.includes(':') ? `[${host}]` : host}:${port}`;
 
@@ -88,7 +92,7 @@ const address = (host: string, port: number) => `${host.includes(':') ? `[${host
  * is read from workerd's environment (`fromEnvironment`), so no value (and no secret) is written into a file or
  * needs quoting here.
  */
-function capnpConfig(listen: string, bindings: readonly string[]): string {
+function capnpConfig(listen: string, bindings: readonly string[], v8Flags: readonly string[] = []): string {
   // (A Unix socket's address is `unix:<path>`, which needs no brackets.)
   return `using Workerd = import "/workerd/workerd.capnp";
 
@@ -97,7 +101,7 @@ const config :Workerd.Config = (
     (name = "edge", worker = .edge),
     (name = "internet", network = (allow = ["public", "private", "local"])),
   ],
-  sockets = [(name = "http", address = "${listen}", http = (), service = "edge")],
+  sockets = [(name = "http", address = "${listen}", http = (), service = "edge")],${v8Flags.length === 0 ? '' : `\n  v8Flags = [${v8Flags.map((f) => JSON.stringify(f)).join(', ')}],`}
 );
 
 const edge :Workerd.Worker = (
@@ -146,7 +150,7 @@ export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
     // Behind the guard, workerd listens on a loopback port of its own; the guard takes EDGE_HOST:EDGE_PORT.
     await writeFile(
       join(dir, 'edge.capnp'),
-      capnpConfig(guarded ? `unix:${socketPath}` : address(host, o.port ?? 0), Object.keys(bindings)),
+      capnpConfig(guarded ? `unix:${socketPath}` : address(host, o.port ?? 0), Object.keys(bindings), o.v8Flags),
       {
         mode: 0o600,
       },
@@ -154,7 +158,13 @@ export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
     // In the caller's process group: a terminal's Ctrl-C reaches workerd too, which stops at once and quietly (the
     // edge is the first thing npm start stops anyway), and a group kill (the rehearsal's guard) takes it along.
     // The environment is the bindings and nothing else of this process's.
-    child = spawn(WORKERD_BIN, ['serve', join(dir, 'edge.capnp'), '--control-fd=3'], {
+    // With V8 flags (the benchmark's `--trace-gc`, which V8 prints to a buffered stdout), workerd's stdout is made
+    // line-buffered by `stdbuf` (which execs workerd: the same process id), so each line arrives when it is printed.
+    const [bin, args] =
+      (o.v8Flags?.length ?? 0) > 0 && existsSync(STDBUF)
+        ? [STDBUF, ['-oL', WORKERD_BIN, 'serve', join(dir, 'edge.capnp'), '--control-fd=3']]
+        : [WORKERD_BIN, ['serve', join(dir, 'edge.capnp'), '--control-fd=3']];
+    child = spawn(bin, args, {
       env: { ...bindings, ...(process.env.TZ ? { TZ: process.env.TZ } : {}) },
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     });

@@ -95,6 +95,27 @@ describe('the local edge as a process', () => {
     await expect.poll(() => edgePids.filter(alive), { timeout: 15_000 }).toEqual([]);
   });
 
+  it("V8 flags reach workerd's isolate, and what V8 prints arrives while workerd runs (the edge bench's --trace-gc)", async () => {
+    const lines: string[] = [];
+    const edge = await startLocalEdge({
+      storeApiUrl: 'http://127.0.0.1:9',
+      queueTokenSecret: '',
+      authSecret: '',
+      framingGuard: false,
+      script: `export default { fetch() { gc(); return new Response('collected'); } };`,
+      v8Flags: ['--expose-gc', '--trace-gc'],
+      log: (line) => lines.push(line),
+    });
+    started.push(edge.pid);
+    try {
+      expect(await (await fetch(`${edge.url}/`)).text()).toBe('collected');
+      // The full collection the worker asked for, reported by V8 before workerd exits (its stdout line-buffered).
+      await expect.poll(() => lines.some((l) => /ms: Mark-(Compact|Sweep)/.test(l)), { timeout: 10_000 }).toBe(true);
+    } finally {
+      await edge.close();
+    }
+  });
+
   it('close() stops workerd and the guard', async () => {
     const edge = await startLocalEdge({ storeApiUrl: 'http://127.0.0.1:9', queueTokenSecret: '', authSecret: '', log: () => {} });
     started.push(edge.pid, edge.guardPid!);
