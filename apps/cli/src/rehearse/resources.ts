@@ -48,7 +48,13 @@ function machineTicks(): { busy: number; total: number } | undefined {
   }
 }
 
-function kindOf(pid: number, comm: string, self: number): string {
+/**
+ * The kind of one of the driver's descendants, by its name in ONSALE_PROCESS (`store-1`, `worker-1`; `edge-1` the
+ * edge's framing guard, which passes every byte between the fans and workerd; `rehearsal-1` the rehearsal's own
+ * watchdog, the crowd's side, not the product's), else by its command. Everything else the rehearsal started is the
+ * product as `npm start` runs it (the supervisor with the BFF, tsx's esbuild service): counted as such.
+ */
+export function kindOf(pid: number, comm: string, self: number): string {
   if (pid === self) return 'driver';
   if (comm === 'postgres') return 'postgres';
   if (comm.startsWith('workerd')) return 'edge (workerd)';
@@ -57,6 +63,8 @@ function kindOf(pid: number, comm: string, self: number): string {
     const name = /(?:^|\0)ONSALE_PROCESS=([a-z]+)-\d+/.exec(env)?.[1];
     if (name === 'store') return 'store';
     if (name === 'worker') return 'worker';
+    if (name === 'edge') return 'edge (framing guard)';
+    if (name === 'rehearsal') return 'driver';
   } catch {
     // unreadable: counted with the rest of the product
   }
