@@ -197,9 +197,13 @@ export const holdRoutes: FastifyPluginAsyncZod<{
       },
     },
     async (req, reply) => {
-      // A retry waiting on the first request with its key stops waiting when its client goes.
+      // A retry waiting on the first request with its key stops waiting when its client goes. Every answer closes
+      // its response too, after it was written: aborting then would tell nobody anything, and each abort builds a
+      // DOMException (a stack trace) and dispatches an event, for every checkout the store answers.
       const gone = new AbortController();
-      reply.raw.once('close', () => gone.abort());
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) gone.abort();
+      });
       const r = await tracked(req.admission?.eventId, 'checkout', () =>
         onHold(req, () =>
           checkout.checkout(req.accountId, req.params.id, req.headers['idempotency-key'], req.body, req.admission?.eventId, gone.signal),
