@@ -32,6 +32,9 @@ describe.runIf(process.platform === 'linux')('the rehearsal sampler: kinds of pr
     expect(kindOf(idle(undefined), 'workerd', process.pid)).toBe('edge (workerd)');
     expect(kindOf(idle(undefined), 'postgres', process.pid)).toBe('postgres');
     expect(kindOf(process.pid, 'node', process.pid)).toBe('driver');
+    // tsx's esbuild service: the driver's when the driver started it, the product's when the product did.
+    expect(kindOf(idle(undefined), 'esbuild', process.pid, process.pid)).toBe('driver');
+    expect(kindOf(idle(undefined), 'esbuild', process.pid, process.pid + 1)).toBe('product (BFF, supervisor, tools)');
   });
 
   it("puts the framing guard's CPU in the edge's figure per request, still in the product's", () => {
