@@ -48,8 +48,17 @@ function machineTicks(): { busy: number; total: number } | undefined {
   }
 }
 
-function kindOf(pid: number, comm: string, self: number): string {
+/**
+ * The kind of one of the driver's descendants, by its name in ONSALE_PROCESS (`store-1`, `worker-1`; `edge-1` the
+ * edge's framing guard, which passes every byte between the fans and workerd; `rehearsal-1` the rehearsal's own
+ * watchdog, the crowd's side, not the product's), else by its command (the driver's own tsx esbuild service is the
+ * driver's). Everything else the rehearsal started is the product as `npm start` runs it (the supervisor with the
+ * BFF, their tsx esbuild services): counted as such.
+ */
+export function kindOf(pid: number, comm: string, self: number, ppid?: number): string {
   if (pid === self) return 'driver';
+  // tsx's esbuild service for the driver's own modules (a child of the driver itself, not of the product's).
+  if (ppid === self && comm === 'esbuild') return 'driver';
   if (comm === 'postgres') return 'postgres';
   if (comm.startsWith('workerd')) return 'edge (workerd)';
   try {
@@ -57,6 +66,8 @@ function kindOf(pid: number, comm: string, self: number): string {
     const name = /(?:^|\0)ONSALE_PROCESS=([a-z]+)-\d+/.exec(env)?.[1];
     if (name === 'store') return 'store';
     if (name === 'worker') return 'worker';
+    if (name === 'edge') return 'edge (framing guard)';
+    if (name === 'rehearsal') return 'driver';
   } catch {
     // unreadable: counted with the rest of the product
   }
@@ -124,7 +135,7 @@ export class ResourceSampler {
       } else {
         // A process there when sampling began counts from then; one started since, from its birth.
         const first = baseline ? s.ticks : 0;
-        this.seen.set(key, { kind: kindOf(s.pid, s.comm, this.self), first, last: s.ticks, firstAt: now, lastAt: now });
+        this.seen.set(key, { kind: kindOf(s.pid, s.comm, this.self, s.ppid), first, last: s.ticks, firstAt: now, lastAt: now });
       }
     }
     const byKind = this.cpuByKind();

@@ -141,6 +141,8 @@ export async function spawnProduct(o: SpawnOptions): Promise<SpawnedProduct> {
     {
       detached: true,
       stdio: 'ignore',
+      // The rehearsal's own process, not the product's: its sampler counts it with the driver (resources.ts).
+      env: { ...process.env, ONSALE_PROCESS: 'rehearsal-1' },
     },
   ).unref();
   const pids = new Map<string, number>();

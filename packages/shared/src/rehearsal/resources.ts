@@ -3,7 +3,7 @@
 
 /** One kind of process (the driver, the store API processes, workerd, PostgreSQL...) over the run. */
 export interface ProcessGroupUse {
-  /** `driver`, `store`, `worker`, `edge (workerd)`, `postgres`, `other of the product`. */
+  /** `driver`, `store`, `worker`, `edge (workerd)`, `edge (framing guard)`, `postgres`, `product (BFF, supervisor, tools)`. */
   name: string;
   /** Distinct processes seen (a killed store process and its replacement are two). */
   processes: number;
@@ -85,6 +85,8 @@ export interface PerRequestUse {
 const PROCESS_KIND: Record<string, string> = {
   driver: 'driver',
   'edge (workerd)': 'edge',
+  // The edge's framing guard (in front of workerd, npm start -- --edge's default): the edge's CPU too.
+  'edge (framing guard)': 'edge',
   store: 'store',
   postgres: 'database',
   worker: 'worker',

@@ -15,6 +15,7 @@ import { checkoutRequestSchema, idempotencyKeySchema, orderConfirmationSchema, t
 import { deviceFingerprint } from '@onsale/shared/abuse';
 import { holdAdmissionClaims, MAX_HOLD_EXTENSION_SECONDS, signToken, type TokenKey } from '@onsale/shared/queue';
 import { errorResponses, errorSchema, holdSchema, serviceUnavailableSchema } from '../schemas.js';
+import { compiledSerializer } from '../compiled-serializer.js';
 
 const toBody = (h: Hold) => ({ ...h, expiresAt: h.expiresAt.toISOString() });
 const holdParams = z.object({ id: z.string().max(64) });
@@ -70,6 +71,9 @@ export const holdRoutes: FastifyPluginAsyncZod<{
   app.post(
     '/events/:id/holds',
     {
+      // Its answers (the hold, and its refusals) written by a serializer compiled from the JSON Schema of its zod
+      // schemas, as the join's and the status poll's: a zod encode of every answer cost more than the writing.
+      serializerCompiler: compiledSerializer,
       schema: {
         tags: ['holds'],
         summary: 'Hold seats: best available in a section, or exact seats once seat picking is open',
@@ -179,6 +183,7 @@ export const holdRoutes: FastifyPluginAsyncZod<{
   app.post(
     '/holds/:id/checkout',
     {
+      serializerCompiler: compiledSerializer,
       schema: {
         tags: ['checkout'],
         summary: 'Pay for a hold. Idempotent per Idempotency-Key: retries return the same order, never a second charge',
@@ -197,9 +202,13 @@ export const holdRoutes: FastifyPluginAsyncZod<{
       },
     },
     async (req, reply) => {
-      // A retry waiting on the first request with its key stops waiting when its client goes.
+      // A retry waiting on the first request with its key stops waiting when its client goes. Every answer closes
+      // its response too, after it was written: aborting then would tell nobody anything, and each abort builds a
+      // DOMException (a stack trace) and dispatches an event, for every checkout the store answers.
       const gone = new AbortController();
-      reply.raw.once('close', () => gone.abort());
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) gone.abort();
+      });
       const r = await tracked(req.admission?.eventId, 'checkout', () =>
         onHold(req, () =>
           checkout.checkout(req.accountId, req.params.id, req.headers['idempotency-key'], req.body, req.admission?.eventId, gone.signal),
