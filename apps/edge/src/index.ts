@@ -61,7 +61,7 @@ interface Edge {
   /** Joins sent to the origin many to a request (null: each join proxied alone; EDGE_JOIN_BATCH=off or no queue secret). */
   joins: EdgeJoinBatcher | null;
   /** The origin requests under way that fill the isolate's cache, by URL: concurrent misses wait on the one. */
-  fills: Map<string, { shared: Promise<Fill> }>;
+  fills: Map<string, PendingFill>;
 }
 
 /**
@@ -759,8 +759,10 @@ async function fromMemory(req: Request, url: URL, edge: Edge, memory: MemoryCach
   const key = url.href;
   const now = Date.now();
   const kept = memory.get(key, now);
+  const limitMs = (FAN_ROUTE.test(url.pathname) ? edge.config.fanTimeoutMs : edge.config.proxyTimeoutMs) + FILL_GIVE_UP_MARGIN_MS;
+  const pending = liveFill(edge, key, now, limitMs);
   if (kept && !req.headers.has('range')) {
-    if (now >= kept.freshUntil && !edge.fills.has(key)) {
+    if (now >= kept.freshUntil && pending === undefined) {
       // Ignored on purpose: a refresh that fails leaves the stale copy to its end; the next miss asks again.
       waitUntil(fill(req, url, edge, memory, key, waitUntil).catch(() => {}));
     }
@@ -770,11 +772,11 @@ async function fromMemory(req: Request, url: URL, edge: Edge, memory: MemoryCach
     const a = await fromOrigin(req, url, edge, waitUntil);
     return a instanceof Response ? a : passedOn(a);
   }
-  const pending = edge.fills.get(key);
   if (pending) {
-    const shared = await pending.shared;
-    if (shared.kept) return keptAnswer(shared.kept, req, Date.now(), 'hit');
-    if (shared.again) return shared.again();
+    // Never longer than the fill may take: one whose fan went away was dropped with its request and never settles.
+    const shared = await within(pending.shared, pending.since + limitMs - now);
+    if (shared?.kept) return keptAnswer(shared.kept, req, Date.now(), 'hit');
+    if (shared?.again) return shared.again();
     const a = await fromOrigin(req, url, edge, waitUntil);
     return a instanceof Response ? a : passedOn(a);
   }
@@ -789,7 +791,7 @@ async function fromMemory(req: Request, url: URL, edge: Edge, memory: MemoryCach
 function fill(req: Request, url: URL, edge: Edge, memory: MemoryCache, key: string, waitUntil: WaitUntil): Promise<Kept | Response> {
   let share!: (f: Fill) => void;
   const shared = new Promise<Fill>((resolve) => (share = resolve));
-  const entry = { shared };
+  const entry: PendingFill = { shared, since: Date.now() };
   edge.fills.set(key, entry);
   const done = (async (): Promise<Kept | Response> => {
     try {
@@ -853,6 +855,36 @@ function keptNow(req: Request, memory: MemoryCache): Response | undefined {
   if (k === undefined || now >= k.freshUntil || req.headers.has('range')) return undefined;
   if (!k.forAnyone && (req.headers.has('authorization') || req.headers.has('cookie'))) return undefined;
   return keptAnswer(k, req, now, 'hit');
+}
+
+/** A fill under way: what its waiters get, and when it began. */
+interface PendingFill {
+  shared: Promise<Fill>;
+  since: number;
+}
+
+/**
+ * How much longer than the origin timeout a fill may stay unsettled before it is taken for dropped: its fetch belongs
+ * to the request that sent it, and when workerd cancels that request (its fan hung up) the fetch never settles.
+ */
+const FILL_GIVE_UP_MARGIN_MS = 1000;
+
+/** The fill under way for `key`, unless it has run past `limitMs` (then it is forgotten: the next miss sends its own). */
+function liveFill(edge: Edge, key: string, now: number, limitMs: number): PendingFill | undefined {
+  const f = edge.fills.get(key);
+  if (f === undefined || now - f.since <= limitMs) return f;
+  edge.fills.delete(key);
+  return undefined;
+}
+
+/** What `p` resolves to, or undefined once `ms` have passed first. Never rejects. */
+async function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([p.catch(() => undefined), new Promise<undefined>((r) => (timer = setTimeout(r, Math.max(0, ms))))]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Whether an If-None-Match names this ETag (the weak comparison of RFC 9110 13.1.2, as for GET). */

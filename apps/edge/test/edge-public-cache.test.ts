@@ -158,6 +158,51 @@ describe("the public reads from the edge's cache", () => {
     expect(origin.count(new RegExp(`^/events/${ev}/seatmap$`))).toBe(1);
   });
 
+  it('the fan whose miss went to the origin hangs up: the fans waiting on it are answered within the origin timeout, never left to the deadline, and the next miss asks again', async () => {
+    // workerd may drop a request's fetch when its client goes away: a fill that does not settle is given up after the
+    // origin timeout (EDGE_FAN_TIMEOUT_MS, 1 s here) and a waiter sends its own; one that runs on answers them 503.
+    const quick = await startLocalEdge({
+      storeApiUrl: origin.url,
+      queueTokenSecret: 'q'.repeat(40),
+      authSecret: 'a'.repeat(40),
+      fanTimeoutMs: 1000,
+    });
+    try {
+      const ev = randomUUID();
+      const held: ServerResponse[] = [];
+      origin.raw.set(`GET /events/${ev}/seatmap`, (_req, res) => void held.push(res));
+      const gone = new AbortController();
+      const first = fetch(`${quick.url}/events/${ev}/seatmap`, { headers: fan, signal: gone.signal }).catch(() => null);
+      await expect.poll(() => held.length, { timeout: 20_000, interval: 20 }).toBe(1);
+      gone.abort();
+      await first;
+      const started = Date.now();
+      let answered: Response | undefined;
+      const waiting = fetch(`${quick.url}/events/${ev}/seatmap`, { headers: { ...fan, connection: 'close' } }).then((r) => (answered = r));
+      // Either the first fill's 503 (it ran on to its timeout), or the waiter's own request once it was given up.
+      await expect.poll(() => answered !== undefined || held.length === 2, { timeout: 20_000, interval: 20 }).toBe(true);
+      if (held.length === 2)
+        held[1]!.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'public, max-age=60' }).end('{"sections":[]}');
+      const r = await waiting;
+      expect([200, 503]).toContain(r.status);
+      if (r.status === 503) expect(((await r.json()) as { error: string }).error).toBe('ORIGIN_UNAVAILABLE');
+      // Well within the edge's deadline (the longest origin timeout, 20 s here, and 2 s more).
+      expect(Date.now() - started).toBeLessThan(15_000);
+      // The origin answering again: the next miss asks it, and its answer is kept.
+      origin.raw.delete(`GET /events/${ev}/seatmap`);
+      seatmap(ev, 'public, max-age=60');
+      await expect
+        .poll(async () => (await fetch(`${quick.url}/events/${ev}/seatmap`, { headers: fan })).headers.get('x-onsale-edge'), {
+          timeout: 20_000,
+          interval: 100,
+        })
+        .toBe('hit');
+      for (const h of held) h.destroy();
+    } finally {
+      await quick.close();
+    }
+  });
+
   it("the event page: a fan's If-None-Match is answered 304 from the kept ETag; within stale-while-revalidate the old copy answers while one request refreshes it", async () => {
     const ev = randomUUID();
     let version = 1;
