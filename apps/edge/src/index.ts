@@ -753,15 +753,20 @@ interface Fill {
  * within the origin's stale-while-revalidate while one request refreshes it in the background; else one request to
  * the origin for every concurrent miss of the URL, its answer kept when the origin allows (`miss` for the request that
  * sent it, `hit` for those that waited for it). A fan's If-None-Match is answered 304 from the kept ETag. HEAD
- * requests and requests for part of an answer (Range) read a kept answer but do not fill one.
+ * requests and requests for part of an answer (Range) read a kept answer but do not fill one. Misses are collapsed
+ * (and stale answers served while revalidating) only where the origin's answers are the same for everyone and meant
+ * to be kept (COLLAPSED); any other GET without credentials is kept when the origin allows, each miss its own request
+ * (most such answers are not cacheable, e.g. a 401: waiting on another fan's would only delay it, and each failure
+ * counts for the breaker as before).
  */
 async function fromMemory(req: Request, url: URL, edge: Edge, memory: MemoryCache, waitUntil: WaitUntil): Promise<Response> {
   const key = url.href;
   const now = Date.now();
   const kept = memory.get(key, now);
   const limitMs = (FAN_ROUTE.test(url.pathname) ? edge.config.fanTimeoutMs : edge.config.proxyTimeoutMs) + FILL_GIVE_UP_MARGIN_MS;
-  const pending = liveFill(edge, key, now, limitMs);
-  if (kept && !req.headers.has('range')) {
+  const collapsed = COLLAPSED.test(url.pathname);
+  const pending = collapsed ? liveFill(edge, key, now, limitMs) : undefined;
+  if (kept && !req.headers.has('range') && (collapsed || now < kept.freshUntil)) {
     if (now >= kept.freshUntil && pending === undefined) {
       // Ignored on purpose: a refresh that fails leaves the stale copy to its end; the next miss asks again.
       waitUntil(fill(req, url, edge, memory, key, waitUntil).catch(() => {}));
@@ -780,19 +785,28 @@ async function fromMemory(req: Request, url: URL, edge: Edge, memory: MemoryCach
     const a = await fromOrigin(req, url, edge, waitUntil);
     return a instanceof Response ? a : passedOn(a);
   }
-  const own = await fill(req, url, edge, memory, key, waitUntil);
+  const own = await fill(req, url, edge, memory, key, waitUntil, collapsed);
   return own instanceof Response ? own : keptAnswer(own, req, Date.now(), 'miss');
 }
 
 /**
  * The one request to the origin for `key`, shared with the misses that arrive while it runs; its answer kept when
- * the origin allows. Resolves to the kept answer, or the answer for the request that sent it.
+ * the origin allows (`register` false: nobody waits on it). Resolves to the kept answer, or the answer for the
+ * request that sent it.
  */
-function fill(req: Request, url: URL, edge: Edge, memory: MemoryCache, key: string, waitUntil: WaitUntil): Promise<Kept | Response> {
+function fill(
+  req: Request,
+  url: URL,
+  edge: Edge,
+  memory: MemoryCache,
+  key: string,
+  waitUntil: WaitUntil,
+  register = true,
+): Promise<Kept | Response> {
   let share!: (f: Fill) => void;
   const shared = new Promise<Fill>((resolve) => (share = resolve));
   const entry: PendingFill = { shared, since: Date.now() };
-  edge.fills.set(key, entry);
+  if (register) edge.fills.set(key, entry);
   const done = (async (): Promise<Kept | Response> => {
     try {
       const a = await fromOrigin(req, url, edge, waitUntil, true);
@@ -856,6 +870,9 @@ function keptNow(req: Request, memory: MemoryCache): Response | undefined {
   if (!k.forAnyone && (req.headers.has('authorization') || req.headers.has('cookie'))) return undefined;
   return keptAnswer(k, req, now, 'hit');
 }
+
+/** Where concurrent misses share one origin request: the public reads, and the fans' page and its assets. */
+const COLLAPSED = /^\/(?:events\/[^/]+(?:\/seatmap)?|e\/.*)$/;
 
 /** A fill under way: what its waiters get, and when it began. */
 interface PendingFill {
