@@ -30,7 +30,7 @@ import { loadEdgeConfig, type EdgeConfig, type EdgeEnv } from './config.js';
 import { EventStateCache, type KnownState, type WaitUntil } from './state-cache.js';
 import { ClaimsReporter } from './claims.js';
 import { OriginBreaker } from './breaker.js';
-import { MemoryCache } from './memory-cache.js';
+import { MemoryCache, type Kept } from './memory-cache.js';
 import { EdgeJoinBatcher, originError, type JoinTicket } from './join-batch.js';
 import { EDGE_JOIN_PATH, EDGE_JOIN_PATH_MAX, type EdgeJoin, type EdgeJoinAnswer } from '@onsale/shared/queue/edge-joins';
 import { EDGE_HEADER, fanLanguage, publishedFacts, statusBody, statusInit } from './status-body.js';
@@ -60,6 +60,8 @@ interface Edge {
   breaker: OriginBreaker;
   /** Joins sent to the origin many to a request (null: each join proxied alone; EDGE_JOIN_BATCH=off or no queue secret). */
   joins: EdgeJoinBatcher | null;
+  /** The origin requests under way that fill the isolate's cache, by URL: concurrent misses wait on the one. */
+  fills: Map<string, PendingFill>;
 }
 
 /**
@@ -116,6 +118,7 @@ function edgeOf(env: EdgeEnv): Edge | Error {
       fans: new Map(),
       cache: config.memoryCache ? new MemoryCache() : typeof caches !== 'undefined' ? caches.default : undefined,
       breaker,
+      fills: new Map(),
       joins:
         key && config.joinBatchMax > 0
           ? new EdgeJoinBatcher({
@@ -494,12 +497,23 @@ async function watermark(url: URL, eventIdRaw: string, edge: Edge, waitUntil: Wa
 }
 
 /**
- * Requests the edge may answer from its cache: a GET or HEAD without credentials. The fans' page and its assets
- * (`/e/...`) are the same for everyone and the origin never reads a cookie there, so a cookie a browser carries for
- * the domain does not keep them from the cache.
+ * The store API's public reads whose answers are the same for every fan: the event page (`GET /events/:id`) and the
+ * seat map (`GET /events/:id/seatmap[?tier=CODE]`). Their routes are `config: { public: true }` (the store API reads
+ * no account there, and no cookie anywhere), so the `Authorization` a signed-in fan's page sends along changes
+ * nothing in the answer, and the origin marks them `Cache-Control: public` (RFC 9111 3.5: a shared cache may then
+ * answer a request with credentials from its copy).
+ */
+const PUBLIC_READ = /^\/events\/[^/]+(?:\/seatmap)?$/;
+
+/**
+ * Requests the edge may answer from its cache: a GET or HEAD without credentials, or one of the public reads whatever
+ * credentials it carries. The fans' page and its assets (`/e/...`) are the same for everyone and the origin never
+ * reads a cookie there, so a cookie a browser carries for the domain does not keep them from the cache.
  */
 function cacheable(req: Request, url: URL): boolean {
-  if ((req.method !== 'GET' && req.method !== 'HEAD') || req.headers.has('authorization')) return false;
+  if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+  if (PUBLIC_READ.test(url.pathname)) return true;
+  if (req.headers.has('authorization')) return false;
   return !req.headers.has('cookie') || url.pathname.startsWith('/e/');
 }
 
@@ -507,22 +521,24 @@ function cacheable(req: Request, url: URL): boolean {
 const BROWSER_CACHE_CONTROL = 'x-onsale-browser-cache-control';
 
 /**
- * How long the edge may keep an origin answer, in seconds, or null: the origin's CDN-Cache-Control (RFC 9213: for
+ * How long the edge may keep an origin answer, in seconds, and how long past that it may still answer it while it
+ * fetches a fresh one (the origin's stale-while-revalidate), or null: the origin's CDN-Cache-Control (RFC 9213: for
  * shared caches in front, e.g. the fans' page, which browsers must revalidate but the edge may keep) when it sent
- * one, else its Cache-Control when that is public with a lifetime. Never an answer that sets a cookie or varies on
- * more than the encoding.
+ * one, else its Cache-Control when that is public with a lifetime. Only a 200; never an answer that sets a cookie or
+ * varies on more than the encoding.
  */
-function edgeLifetime(res: Response): number | null {
-  if (res.status !== 200 || res.headers.has('set-cookie')) return null;
-  const targeted = res.headers.get('cdn-cache-control');
-  const cc = targeted ?? res.headers.get('cache-control') ?? '';
+function edgeLifetime(status: number, headers: Headers): { maxAge: number; swr: number } | null {
+  if (status !== 200 || headers.has('set-cookie')) return null;
+  const targeted = headers.get('cdn-cache-control');
+  const cc = targeted ?? headers.get('cache-control') ?? '';
   if (/\b(no-store|private|no-cache)\b/.test(cc)) return null;
   if (targeted === null && !/\bpublic\b/.test(cc)) return null;
   const maxAge = /\b(?:s-maxage|max-age)=(\d+)/.exec(cc);
   if (!maxAge || Number(maxAge[1]) <= 0) return null;
-  const vary = res.headers.get('vary');
+  const vary = headers.get('vary');
   if (vary && !vary.split(',').every((v) => v.trim().toLowerCase() === 'accept-encoding')) return null;
-  return Number(maxAge[1]);
+  const swr = /\bstale-while-revalidate=(\d+)/.exec(cc);
+  return { maxAge: Number(maxAge[1]), swr: swr ? Number(swr[1]) : 0 };
 }
 
 function marked(res: Response, how: 'hit' | 'miss'): Response {
@@ -611,15 +627,25 @@ function isOriginError(body: OriginBody | null, headers: Headers): boolean {
   }
 }
 
-/** Every other request goes to the origin unchanged (method, path, query, headers, body), the fan's address added. */
-async function proxy(req: Request, url: URL, edge: Edge, waitUntil: WaitUntil): Promise<Response> {
-  const { config, cache, breaker } = edge;
-  const useCache = cache !== undefined && cacheable(req, url);
-  if (useCache) {
-    // Ignored on purpose: A cache that does not answer is a miss: the origin answers.
-    const hit = await cache.match(req).catch(() => undefined);
-    if (hit) return fromCache(hit);
-  }
+/** An origin answer the edge passes on (its failures are answered by the edge itself, as a Response). */
+interface OriginAnswer {
+  status: number;
+  statusText: string;
+  headers: Headers;
+  body: OriginBody | null;
+}
+
+/** Conditional and partial request headers: the edge's own request to fill its cache asks for the whole answer. */
+const NOT_FOR_A_FILL = ['if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range', 'range'];
+
+/**
+ * The request to the origin unchanged (method, path, query, headers, body), the fan's address added, and its answer
+ * read (whole up to PROXY_BUFFER_BYTES); the origin's failures (no answer in time, a 5xx that is not the store API's
+ * own) as the edge's 503, through the breaker. `fill`: the conditional and range headers left out (the edge keeps the
+ * whole answer and answers the fan's conditions itself).
+ */
+async function fromOrigin(req: Request, url: URL, edge: Edge, waitUntil: WaitUntil, fill = false): Promise<OriginAnswer | Response> {
+  const { config, breaker } = edge;
   // An origin that has not been answering is not sent the request: the fan is answered at once.
   const admitted = breaker.admit();
   if (!admitted.send) {
@@ -634,6 +660,7 @@ async function proxy(req: Request, url: URL, edge: Edge, waitUntil: WaitUntil): 
   else target.headers.delete('x-forwarded-for');
   target.headers.set('x-forwarded-proto', url.protocol.replace(':', ''));
   target.headers.set('x-forwarded-host', url.host);
+  if (fill) for (const h of NOT_FOR_A_FILL) target.headers.delete(h);
   // One timeout for the headers and the body together: an origin that answers its headers and then stalls is one
   // that does not answer.
   const abort = new AbortController();
@@ -664,20 +691,245 @@ async function proxy(req: Request, url: URL, edge: Edge, waitUntil: WaitUntil): 
   const headers = new Headers(res.headers);
   // The body is now the bytes read (decoded, when the origin compressed them): workerd counts them itself.
   if (body instanceof Uint8Array) headers.delete('content-length');
-  headers.set(EDGE_HEADER, 'miss');
-  const out = new Response(body, { status: res.status, statusText: res.statusText, headers });
-  const lifetime = useCache && req.method === 'GET' ? edgeLifetime(out) : null;
-  if (lifetime !== null && cache) {
+  return { status: res.status, statusText: res.statusText, headers, body };
+}
+
+/** An origin answer as the fan gets it. */
+function passedOn(a: OriginAnswer, how: 'hit' | 'miss' = 'miss'): Response {
+  a.headers.set(EDGE_HEADER, how);
+  return new Response(a.body, { status: a.status, statusText: a.statusText, headers: a.headers });
+}
+
+/** Every other request goes to the origin unchanged (method, path, query, headers, body), the fan's address added. */
+async function proxy(req: Request, url: URL, edge: Edge, waitUntil: WaitUntil): Promise<Response> {
+  const { cache } = edge;
+  if (cache !== undefined && cacheable(req, url)) {
+    if (cache instanceof MemoryCache) return await fromMemory(req, url, edge, cache, waitUntil);
+    return await throughCacheApi(req, url, edge, cache, waitUntil);
+  }
+  const a = await fromOrigin(req, url, edge, waitUntil);
+  return a instanceof Response ? a : passedOn(a);
+}
+
+/**
+ * Through the runtime's Cache API (Cloudflare, several isolates): a kept copy while the Cache API holds it, else the
+ * origin, its answer kept for the edge's lifetime. Keyed by the URL alone (no credentials, no conditions).
+ */
+async function throughCacheApi(req: Request, url: URL, edge: Edge, cache: EdgeCache, waitUntil: WaitUntil): Promise<Response> {
+  const key = new Request(url.href, { method: req.method });
+  // Ignored on purpose: A cache that does not answer is a miss: the origin answers.
+  const hit = await cache.match(key).catch(() => undefined);
+  if (hit) return fromCache(hit);
+  const a = await fromOrigin(req, url, edge, waitUntil);
+  if (a instanceof Response) return a;
+  const out = passedOn(a);
+  const lifetime = req.method === 'GET' ? edgeLifetime(out.status, out.headers) : null;
+  if (lifetime !== null) {
     // Kept for the edge's lifetime (the Cache API expires it by Cache-Control); the fan's copy says what the origin said.
     const copy = out.clone();
     copy.headers.delete(EDGE_HEADER);
     const forBrowsers = copy.headers.get('cache-control');
-    copy.headers.set('cache-control', `public, max-age=${lifetime}`);
+    copy.headers.set('cache-control', `public, max-age=${lifetime.maxAge}`);
     if (forBrowsers !== null) copy.headers.set(BROWSER_CACHE_CONTROL, forBrowsers);
     // Ignored on purpose: Caching is best effort: the answer is already on its way, and the next request fills the cache.
-    waitUntil(cache.put(req, copy).catch(() => {}));
+    waitUntil(cache.put(key, copy).catch(() => {}));
   }
   return out;
+}
+
+/**
+ * What the concurrent misses for one URL wait on: the one request to the origin. `kept`: its answer, kept (every
+ * waiter is answered from it); else `again`: the origin's failure, which every waiter gets too (an overloaded origin
+ * is not sent the same request again by each of them; nothing is kept); else null: an answer not for sharing (a 404,
+ * a private or uncacheable one), and each waiter asks the origin itself, as without the cache.
+ */
+interface Fill {
+  kept: Kept | null;
+  again: (() => Response) | null;
+}
+
+/**
+ * Through the isolate's own cache (`workerd serve`): a kept answer within its max-age (`hit`, with its Age), or
+ * within the origin's stale-while-revalidate while one request refreshes it in the background; else one request to
+ * the origin for every concurrent miss of the URL, its answer kept when the origin allows (`miss` for the request that
+ * sent it, `hit` for those that waited for it). A fan's If-None-Match is answered 304 from the kept ETag. HEAD
+ * requests and requests for part of an answer (Range) read a kept answer but do not fill one. Misses are collapsed
+ * (and stale answers served while revalidating) only where the origin's answers are the same for everyone and meant
+ * to be kept (COLLAPSED); any other GET without credentials is kept when the origin allows, each miss its own request
+ * (most such answers are not cacheable, e.g. a 401: waiting on another fan's would only delay it, and each failure
+ * counts for the breaker as before).
+ */
+async function fromMemory(req: Request, url: URL, edge: Edge, memory: MemoryCache, waitUntil: WaitUntil): Promise<Response> {
+  const key = url.href;
+  const now = Date.now();
+  const kept = memory.get(key, now);
+  const limitMs = (FAN_ROUTE.test(url.pathname) ? edge.config.fanTimeoutMs : edge.config.proxyTimeoutMs) + FILL_GIVE_UP_MARGIN_MS;
+  const collapsed = COLLAPSED.test(url.pathname);
+  const pending = collapsed ? liveFill(edge, key, now, limitMs) : undefined;
+  if (kept && !req.headers.has('range') && (collapsed || now < kept.freshUntil)) {
+    if (now >= kept.freshUntil && pending === undefined) {
+      // Ignored on purpose: a refresh that fails leaves the stale copy to its end; the next miss asks again.
+      waitUntil(fill(req, url, edge, memory, key, waitUntil).catch(() => {}));
+    }
+    return keptAnswer(kept, req, now, 'hit');
+  }
+  if (req.method !== 'GET' || req.headers.has('range')) {
+    const a = await fromOrigin(req, url, edge, waitUntil);
+    return a instanceof Response ? a : passedOn(a);
+  }
+  if (pending) {
+    // Never longer than the fill may take: one whose fan went away was dropped with its request and never settles.
+    const shared = await within(pending.shared, pending.since + limitMs - now);
+    if (shared?.kept) return keptAnswer(shared.kept, req, Date.now(), 'hit');
+    if (shared?.again) return shared.again();
+    const a = await fromOrigin(req, url, edge, waitUntil);
+    return a instanceof Response ? a : passedOn(a);
+  }
+  const own = await fill(req, url, edge, memory, key, waitUntil, collapsed);
+  return own instanceof Response ? own : keptAnswer(own, req, Date.now(), 'miss');
+}
+
+/**
+ * The one request to the origin for `key`, shared with the misses that arrive while it runs; its answer kept when
+ * the origin allows (`register` false: nobody waits on it). Resolves to the kept answer, or the answer for the
+ * request that sent it.
+ */
+function fill(
+  req: Request,
+  url: URL,
+  edge: Edge,
+  memory: MemoryCache,
+  key: string,
+  waitUntil: WaitUntil,
+  register = true,
+): Promise<Kept | Response> {
+  let share!: (f: Fill) => void;
+  const shared = new Promise<Fill>((resolve) => (share = resolve));
+  const entry: PendingFill = { shared, since: Date.now() };
+  if (register) edge.fills.set(key, entry);
+  const done = (async (): Promise<Kept | Response> => {
+    try {
+      const a = await fromOrigin(req, url, edge, waitUntil, true);
+      if (a instanceof Response) {
+        const failed = a.status >= 500;
+        share({ kept: null, again: failed ? () => originUnavailable() : null });
+        return a;
+      }
+      const lifetime = a.body instanceof Uint8Array ? edgeLifetime(a.status, a.headers) : null;
+      if (lifetime === null || !(a.body instanceof Uint8Array)) {
+        const body = a.body;
+        // The store API's own 5xx (read whole: isOriginError read it): every waiter gets it, as its own copy.
+        const again =
+          a.status >= 500 && body instanceof Uint8Array
+            ? () => passedOn({ status: a.status, statusText: a.statusText, headers: new Headers(a.headers), body })
+            : null;
+        share({ kept: null, again });
+        return passedOn(a);
+      }
+      const headers: [string, string][] = [];
+      a.headers.forEach((value, name) => void (name !== 'age' && headers.push([name, value])));
+      const ageAtStore = Math.max(0, Number(a.headers.get('age')) || 0);
+      const storedAt = Date.now();
+      const freshUntil = storedAt + Math.max(0, lifetime.maxAge - ageAtStore) * 1000;
+      const kept: Kept = {
+        status: a.status,
+        statusText: a.statusText,
+        headers,
+        body: a.body,
+        etag: a.headers.get('etag'),
+        storedAt,
+        ageAtStore,
+        freshUntil,
+        staleUntil: freshUntil + lifetime.swr * 1000,
+        forAnyone: PUBLIC_READ.test(url.pathname),
+      };
+      memory.set(key, kept);
+      share({ kept, again: null });
+      return kept;
+    } catch (e) {
+      share({ kept: null, again: null });
+      throw e;
+    } finally {
+      if (edge.fills.get(key) === entry) edge.fills.delete(key);
+    }
+  })();
+  // Kept alive past a fan who hangs up: others may be waiting for it.
+  waitUntil(done.catch(() => {}));
+  return done;
+}
+
+/**
+ * A GET answered from the isolate's cache as `fromMemory` answers it, when it holds a fresh copy for the request's URL
+ * as it came (the key is the parsed URL, which parses to itself) and the request may read it; else undefined, and the
+ * request takes the full path (no URL object, deadline timer or promise for a seat map read within its second).
+ */
+function keptNow(req: Request, memory: MemoryCache): Response | undefined {
+  const now = Date.now();
+  const k = memory.get(req.url, now);
+  if (k === undefined || now >= k.freshUntil || req.headers.has('range')) return undefined;
+  if (!k.forAnyone && (req.headers.has('authorization') || req.headers.has('cookie'))) return undefined;
+  return keptAnswer(k, req, now, 'hit');
+}
+
+/** Where concurrent misses share one origin request: the public reads, and the fans' page and its assets. */
+const COLLAPSED = /^\/(?:events\/[^/]+(?:\/seatmap)?|e\/.*)$/;
+
+/** A fill under way: what its waiters get, and when it began. */
+interface PendingFill {
+  shared: Promise<Fill>;
+  since: number;
+}
+
+/**
+ * How much longer than the origin timeout a fill may stay unsettled before it is taken for dropped: its fetch belongs
+ * to the request that sent it, and when workerd cancels that request (its fan hung up) the fetch never settles.
+ */
+const FILL_GIVE_UP_MARGIN_MS = 1000;
+
+/** The fill under way for `key`, unless it has run past `limitMs` (then it is forgotten: the next miss sends its own). */
+function liveFill(edge: Edge, key: string, now: number, limitMs: number): PendingFill | undefined {
+  const f = edge.fills.get(key);
+  if (f === undefined || now - f.since <= limitMs) return f;
+  edge.fills.delete(key);
+  return undefined;
+}
+
+/** What `p` resolves to, or undefined once `ms` have passed first. Never rejects. */
+async function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([p.catch(() => undefined), new Promise<undefined>((r) => (timer = setTimeout(r, Math.max(0, ms))))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Whether an If-None-Match names this ETag (the weak comparison of RFC 9110 13.1.2, as for GET). */
+function etagMatches(ifNoneMatch: string, etag: string): boolean {
+  if (ifNoneMatch.trim() === '*') return true;
+  const plain = (t: string) => t.trim().replace(/^W\//, '');
+  const want = plain(etag);
+  return ifNoneMatch.split(',').some((t) => plain(t) === want);
+}
+
+/** Headers a 304 carries from the answer it stands for (RFC 9110 15.4.5). */
+const NOT_MODIFIED_HEADERS = new Set(['cache-control', 'content-location', 'date', 'etag', 'expires', 'vary']);
+
+/** A kept answer as the fan gets it: its Age, and 304 when the fan's If-None-Match names its ETag. */
+function keptAnswer(k: Kept, req: Request, now: number, how: 'hit' | 'miss'): Response {
+  const age = String(k.ageAtStore + Math.max(0, Math.floor((now - k.storedAt) / 1000)));
+  const inm = k.etag === null ? null : req.headers.get('if-none-match');
+  if (inm !== null && etagMatches(inm, k.etag!)) {
+    const headers = new Headers();
+    for (const [name, value] of k.headers) if (NOT_MODIFIED_HEADERS.has(name)) headers.append(name, value);
+    headers.set('age', age);
+    headers.set(EDGE_HEADER, how);
+    return new Response(null, { status: 304, headers });
+  }
+  const headers = new Headers(k.headers);
+  headers.set('age', age);
+  headers.set(EDGE_HEADER, how);
+  return new Response(req.method === 'HEAD' ? null : k.body, { status: k.status, statusText: k.statusText, headers });
 }
 
 /**
@@ -797,6 +1049,9 @@ export default {
         if (id !== null) {
           const now = queueStatusNow(req, id, edge, ctx);
           if (now !== undefined) return now;
+        } else if (edge.cache instanceof MemoryCache) {
+          const kept = keptNow(req, edge.cache);
+          if (kept !== undefined) return kept;
         }
       }
       return answer(req, edge, ctx);

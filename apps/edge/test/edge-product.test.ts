@@ -172,6 +172,40 @@ describe('npm start -- --demo --edge', () => {
     expect(claimed.rows[0]!.claimed_at).not.toBeNull();
   });
 
+  it("the seat map and the event page through the edge: read again within the store API's max-age with a fan's token, the store is not asked; the event page's ETag answered 304 at the edge", async () => {
+    const login = await fetch(`${edgeUrl}/auth/dev-login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ accountId: 'edge-fan-seatmap' }),
+    });
+    const fan = { authorization: `Bearer ${((await login.json()) as { token: string }).token}` };
+    // The seat map is good for one second (Cache-Control: public, max-age=1): two reads in a row within it, the
+    // second from the edge, the store API asked at most once for both (tried again if the machine took the second).
+    await expect
+      .poll(
+        async () => {
+          const before = await originCount('/events/:id/seatmap');
+          const first = await fetch(`${edgeUrl}/events/${eventId}/seatmap`, { headers: fan });
+          const second = await fetch(`${edgeUrl}/events/${eventId}/seatmap`, { headers: fan });
+          const asked = (await originCount('/events/:id/seatmap')) - before;
+          expect([first.status, second.status]).toEqual([200, 200]);
+          expect(await second.json()).toEqual(await first.json());
+          return { second: second.headers.get('x-onsale-edge'), age: second.headers.get('age'), fewer: asked <= 1 };
+        },
+        { timeout: 30_000, interval: 100 },
+      )
+      .toEqual({ second: 'hit', age: '0', fewer: true });
+
+    const page = await fetch(`${edgeUrl}/events/${eventId}`, { headers: fan });
+    expect(page.status).toBe(200);
+    const etag = page.headers.get('etag')!;
+    expect(etag).toMatch(/^"[0-9a-f]{20}"$/);
+    const pagesBefore = await originCount('/events/:id');
+    const again = await fetch(`${edgeUrl}/events/${eventId}`, { headers: { ...fan, 'if-none-match': etag } });
+    expect([again.status, again.headers.get('etag'), again.headers.get('x-onsale-edge')]).toEqual([304, etag, 'hit']);
+    expect(await originCount('/events/:id')).toBe(pagesBefore);
+  });
+
   it('the printed session, pasted into bash, gets through the edge: challenged, queued, admitted, two seats held and paid', () => {
     const session = output.match(/try it \(bash\):\n\n([\s\S]+?)\n\n/)![1]!.replace(/fan-1/g, 'edge-fan-2');
     const errPath = join(workDir, 'session.stderr');

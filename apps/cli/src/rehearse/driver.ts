@@ -239,6 +239,8 @@ export interface DriverResult {
   neverArrived: number;
   /** Requests answered by kind (a status poll by who answered it), and those never answered. */
   answeredByKind: Record<RequestKind, number>;
+  /** Seat-map reads the edge answered from its cache (`X-Onsale-Edge: hit`): the store API never saw them. */
+  seatMapsFromEdgeCache: number;
   unansweredRequests: number;
 }
 
@@ -543,6 +545,7 @@ export class Crowd {
   requests = 0;
   /** Requests answered, by kind; and those that got no answer (a reset, a timeout). */
   private readonly answeredByKind = answeredByKind();
+  private seatMapsFromEdgeCache = 0;
   private unanswered = 0;
   readonly answers = new Map<string, number>();
   /** The same by kind of request (`join 503 SERVICE_UNAVAILABLE`): which requests a refusal answered. */
@@ -731,6 +734,7 @@ export class Crowd {
       const code = res.status >= 400 ? (typeof parsed?.error === 'string' ? parsed.error : null) : null;
       const key = code ? `${res.status} ${code}` : String(res.status);
       this.answeredByKind[kind === 'status' ? (res.edge === 'hit' ? 'status (edge)' : 'status (origin)') : kind]++;
+      if (kind === 'seat map' && res.edge === 'hit' && res.status === 200) this.seatMapsFromEdgeCache++;
       this.record(key);
       const ofKind = this.answersOfKind[kind];
       ofKind.set(key, (ofKind.get(key) ?? 0) + 1);
@@ -1440,6 +1444,7 @@ export class Crowd {
       arrivalLagMaxMs: Math.round(this.arrivalLagMs),
       neverArrived: this.o.fans - this.arrivedCount,
       answeredByKind: { ...this.answeredByKind },
+      seatMapsFromEdgeCache: this.seatMapsFromEdgeCache,
       unansweredRequests: this.unanswered,
     };
   }

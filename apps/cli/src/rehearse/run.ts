@@ -634,6 +634,7 @@ async function buildReport(
       eventLoopDelayP99Ms: result.eventLoopDelayP99Ms,
       arrivalLagMaxMs: result.arrivalLagMaxMs,
       neverArrived: result.neverArrived,
+      seatMapsFromEdgeCache: result.seatMapsFromEdgeCache,
       requestTimings: result.requestTimings,
       answersOfKind: result.answersOfKind,
       connections: result.connections,

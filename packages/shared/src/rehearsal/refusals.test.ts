@@ -89,5 +89,10 @@ describe("the report's refusals, by request kind and reason", () => {
     expect(reportMarkdown({ ...base, doubleSoldParts: { ...parts, seenInTwoOrders: 0, liveDoubleHolds: 0 } })).toContain(
       '| double-sold seats | 0 |',
     );
+    // The seat-map reads the edge answered from its cache: said in the driver's line when there were any.
+    expect(reportMarkdown({ ...base, driver: { ...base.driver, seatMapsFromEdgeCache: 1234 } })).toContain(
+      "1,234 seat-map reads were answered from the edge's cache.",
+    );
+    expect(reportMarkdown(base)).not.toContain("from the edge's cache");
   });
 });

@@ -122,6 +122,8 @@ export interface RehearsalReport {
     arrivalLagMaxMs?: number;
     /** Fans who never sent a join (the run ended first). */
     neverArrived?: number;
+    /** Seat-map reads the edge answered from its cache (the store API never saw them). Absent in older reports. */
+    seatMapsFromEdgeCache?: number;
     /**
      * Per kind of request (a status poll whoever answered it), ms: the product's time, from when the request went on
      * the wire to its answer, and the driver's wait before that for one of its connections.
@@ -263,7 +265,7 @@ export function reportMarkdown(r: RehearsalReport): string {
   lines.push(
     '## The driver',
     '',
-    `${n(d.requests)} requests in ${n(d.wallSeconds, 1)} s (${n(d.requestsPerSecond)} a second); the driver's own CPU ${n(d.cpuSeconds, 1)} s, peak memory ${n(d.peakRssMb)} MB, event-loop delay p99 ${n(d.eventLoopDelayP99Ms)} ms.${d.arrivalLagMaxMs ? ` Fans waited up to ${n(d.arrivalLagMaxMs / 1000, 1)} s past their arrival to send their join (${n(d.neverArrived ?? 0)} never did), the product answering joins slower than they came.` : ''}`,
+    `${n(d.requests)} requests in ${n(d.wallSeconds, 1)} s (${n(d.requestsPerSecond)} a second); the driver's own CPU ${n(d.cpuSeconds, 1)} s, peak memory ${n(d.peakRssMb)} MB, event-loop delay p99 ${n(d.eventLoopDelayP99Ms)} ms.${d.arrivalLagMaxMs ? ` Fans waited up to ${n(d.arrivalLagMaxMs / 1000, 1)} s past their arrival to send their join (${n(d.neverArrived ?? 0)} never did), the product answering joins slower than they came.` : ''}${d.seatMapsFromEdgeCache ? ` ${n(d.seatMapsFromEdgeCache)} seat-map reads were answered from the edge's cache.` : ''}`,
     '',
   );
   if (d.requestTimings) lines.push(...timingsMarkdown(d));
