@@ -253,6 +253,27 @@ describe('POST /edge/joins', () => {
     }
   });
 
+  it("keeps the join route's check order alone and in a batch: the address's limit before the account check and before validation", async () => {
+    // Per address: three joins pass (the limit is 3), then a bad token and a bad device id are both refused 429.
+    const joinsFrom = async (address: string, n: string) => [
+      ...(await Promise.all(
+        [0, 1, 2].map(async (i) => ({ path: joinPath(), headers: await fanHeaders(`ej-order-${n}-${i}`, { 'x-forwarded-for': address }) })),
+      )),
+      {
+        path: joinPath(),
+        headers: { ...(await fanHeaders(`ej-order-${n}-bad`, { 'x-forwarded-for': address })), authorization: 'Bearer not-a-token' },
+      },
+      { path: joinPath(), headers: await fanHeaders(`ej-order-${n}-device`, { 'x-forwarded-for': address, 'x-device-id': 'x' }) },
+    ];
+    const alone: number[] = [];
+    for (const j of await joinsFrom(newAddress(), 'alone'))
+      alone.push((await h.app.inject({ method: 'POST', url: j.path, headers: j.headers })).statusCode);
+    const r = await sendBatch(await joinsFrom(newAddress(), 'batched'));
+    const batched = r.json<{ answers: EdgeJoinAnswer[] }>().answers.map((a) => a.status);
+    expect(alone).toEqual([200, 200, 200, 429, 429]);
+    expect(batched).toEqual(alone);
+  });
+
   it("streams each join's answer when the edge asks (one line a join, by its place): the same answers as the whole batch's", async () => {
     const kinds = async (n: string) => {
       const shared = newAddress();

@@ -22,6 +22,7 @@ import { errorResponses, serviceUnavailableSchema } from '../schemas.js';
 import { compiledSerializer } from '../compiled-serializer.js';
 import type { Answer } from '../../errors.js';
 import { joinAnswer, joinHeadersAccepted, joinResponses } from './index.js';
+import { joinChecks } from './join-checks.js';
 
 /** A batch's body: at most EDGE_JOINS_MAX joins of a fan's headers each (the store's header limit is 16 KB a request). */
 const BODY_LIMIT = EDGE_JOINS_MAX * 32 * 1024;
@@ -214,10 +215,10 @@ async function injected(app: FastifyInstance, j: EdgeJoin, remoteAddress: string
 }
 
 /**
- * Runs a plain join of a batch as the server runs the join route, without a request of its own: the request limits
- * by the fan's address (Fastify's req.ip from the batch's address and the fan's X-Forwarded-For), the account check,
- * the request limits by account, the bot gate on the fan's own headers, then the join; each refusal the one its hook
- * would send, each answer written by the route's serializer for its status and counted under the join route. What
+ * Runs a plain join of a batch as the server runs the join route, without a request of its own: the join's checks
+ * (joinChecks: the same function the route's hooks call, so the order lives in one place; the fan's address is
+ * Fastify's req.ip from the batch's address and the fan's X-Forwarded-For), then the join; each refusal the one the
+ * route would send, each answer written by the route's serializer for its status and counted under the join route. What
  * the store does for a request as a whole (load shedding, the request budget) was done once, for the batch.
  */
 function plainJoinRunner(app: FastifyInstance, queue: QueueService, trustProxy: boolean | string[]) {
@@ -229,23 +230,13 @@ function plainJoinRunner(app: FastifyInstance, queue: QueueService, trustProxy: 
       compiledSerializer({ schema }),
     ]),
   );
+  const checks = joinChecks(app);
+  // The join route's checks in their order (join-checks.ts), the route's validation being plainJoin's, then the join.
   const admitAndJoin = async (j: PlainJoin, remoteAddress: string | undefined): Promise<Answer> => {
-    const ip = ipOf(remoteAddress, j.headers['x-forwarded-for']);
-    const limits = app.requestLimits;
-    let requestCounts: { account: number; ip: number } | null = null;
-    const byIp = await limits.count('join', 'ip', { ip, accountId: '' });
-    if (byIp) {
-      requestCounts = { account: 0, ip: byIp.used };
-      if (byIp.refusal) return byIp.refusal;
-    }
-    const accountId = await app.fanAccount(j.headers.authorization);
-    const byAccount = await limits.count('join', 'account', { ip, accountId });
-    if (byAccount) {
-      requestCounts = { account: byAccount.used, ip: requestCounts?.ip ?? 0 };
-      if (byAccount.refusal) return byAccount.refusal;
-    }
-    await app.joinGate?.({ eventId: j.eventId, accountId, headers: j.headers, requestCounts });
-    const a = await joinAnswer(queue, accountId, j.eventId, j.tier, j.headers as typeof j.headers & { 'x-device-id': string });
+    const sender = await checks.beforeValidation(ipOf(remoteAddress, j.headers['x-forwarded-for']), j.headers.authorization);
+    if ('refusal' in sender) return sender.refusal;
+    await checks.afterValidation(j.eventId, sender, j.headers);
+    const a = await joinAnswer(queue, sender.accountId, j.eventId, j.tier, j.headers as typeof j.headers & { 'x-device-id': string });
     return { status: 200, ...a };
   };
   return async (j: PlainJoin, remoteAddress: string | undefined, log: FastifyBaseLogger): Promise<EdgeJoinAnswer> => {
