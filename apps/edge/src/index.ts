@@ -1000,7 +1000,8 @@ async function batchedJoin(
   ticket: JoinTicket,
 ): Promise<Response | undefined> {
   // Kept alive past a fan who hangs up: its request may be the one sending the batch for the others.
-  const outcome = joins.join(join, ticket);
+  // Its request keeps reading a batch it sent for the other joins of it past its own answer.
+  const outcome = joins.join(join, ticket, waitUntil);
   waitUntil(outcome);
   const o = await outcome;
   if (o.kind === 'alone') return undefined;

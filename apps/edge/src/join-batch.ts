@@ -2,7 +2,14 @@
 // (docs/benchmarks.md, "npm run bench -- joins"). Joins arriving while the origin is busy with earlier ones wait
 // for the next batch; a join arriving at an idle edge goes at once (a batch of one). The origin runs each join of a
 // batch through everything its join route runs and answers each as it would have alone (POST /edge/joins).
-import { EDGE_JOINS_HEADER, EDGE_JOINS_PATH, signEdgeJoins, type EdgeJoin, type EdgeJoinAnswer } from '@onsale/shared/queue/edge-joins';
+import {
+  EDGE_JOINS_HEADER,
+  EDGE_JOINS_PATH,
+  EDGE_JOINS_STREAM,
+  signEdgeJoins,
+  type EdgeJoin,
+  type EdgeJoinAnswer,
+} from '@onsale/shared/queue/edge-joins';
 import type { TokenKey } from '@onsale/shared/queue/edge';
 import type { OriginBreaker } from './breaker.js';
 
@@ -62,6 +69,13 @@ interface Batch {
   state: 'offered' | 'sent';
   /** When it was offered or sent (ms). */
   since: number;
+  /** Its joins answered so far (the origin streams each join's answer as that join is done). */
+  answered: number;
+  /**
+   * Half its joins or more answered: it no longer holds one of the maxInFlight places (the origin has done most of
+   * it; the rest are waiting there, for a pooled connection most likely), so the next batch may go.
+   */
+  mostlyDone: boolean;
 }
 
 export interface EdgeJoinBatcherOptions {
@@ -118,7 +132,12 @@ export class EdgeJoinBatcher {
     return this.out.length;
   }
 
-  async join(join: EdgeJoin, ticket: JoinTicket = { gone: false }): Promise<JoinOutcome> {
+  /**
+   * A join's outcome. `keepAlive` (the request's waitUntil) keeps a batch this join's request sends being read past
+   * this join's own answer, for the other joins of the batch (each is answered as soon as its own answer is in);
+   * without it the sender waits for the whole batch.
+   */
+  async join(join: EdgeJoin, ticket: JoinTicket = { gone: false }, keepAlive?: (p: Promise<unknown>) => void): Promise<JoinOutcome> {
     const w: Waiting = { join, batch: undefined, outcome: undefined, ticket };
     this.waiting.push(w);
     this.pump();
@@ -126,7 +145,12 @@ export class EdgeJoinBatcher {
     for (;;) {
       if (w.outcome !== undefined) return w.outcome;
       const b = w.batch;
-      if (b !== undefined && b.state === 'offered') return this.send(b, w);
+      if (b !== undefined && b.state === 'offered') {
+        const sending = this.send(b, w);
+        if (!keepAlive) return sending;
+        keepAlive(sending);
+        continue;
+      }
       const due = this.dueInMs(b);
       if (due > FIRST_TICK_MS) {
         // Nothing to do before the batch it waits on is due back: one timer instead of a look every few ms.
@@ -151,7 +175,7 @@ export class EdgeJoinBatcher {
     if (this.roundTripMs === undefined) return 0;
     let since = Infinity;
     if (own !== undefined) since = own.state === 'sent' ? own.since : Infinity;
-    else for (const b of this.out) if (b.state === 'sent' && b.since < since) since = b.since;
+    else for (const b of this.out) if (b.state === 'sent' && !b.mostlyDone && b.since < since) since = b.since;
     if (since === Infinity) return 0;
     return Math.min(MAX_DUE_MS, Math.max(0, Math.floor(since + EARLY * this.roundTripMs - this.now())));
   }
@@ -162,37 +186,54 @@ export class EdgeJoinBatcher {
     for (const b of [...this.out]) {
       if (b.state === 'sent' && now - b.since > this.o.timeoutMs + GIVE_UP_MARGIN_MS) {
         this.o.log?.(`onsale edge: a batch of ${b.members.length} joins went unanswered (its request is gone): answered 503`);
-        this.finish(
-          b,
-          b.members.map(() => UNAVAILABLE),
-        );
+        this.finish(b);
       } else if (b.state === 'offered' && now - b.since > (this.o.claimMs ?? CLAIM_MS)) {
-        this.finish(
-          b,
-          b.members.map(() => UNAVAILABLE),
-        );
+        this.finish(b);
       }
     }
-    while (this.out.length < this.o.maxInFlight && this.waiting.length > 0) {
+    let places = 0;
+    for (const b of this.out) if (!b.mostlyDone) places++;
+    while (places < this.o.maxInFlight && this.waiting.length > 0) {
       const members: Waiting[] = [];
       while (members.length < this.o.maxBatch && this.waiting.length > 0) {
         const w = this.waiting.shift()!;
         if (!w.ticket.gone) members.push(w);
       }
       if (members.length === 0) break;
-      const b: Batch = { members, state: 'offered', since: now };
+      const b: Batch = { members, state: 'offered', since: now, answered: 0, mostlyDone: false };
       for (const m of members) m.batch = b;
       this.out.push(b);
+      places++;
     }
   }
 
-  /** Gives each join of a batch its outcome (each reads it on its own timer), frees the batch's place. */
-  private finish(b: Batch, outcomes: JoinOutcome[]): void {
+  /**
+   * Gives each join of a batch still without one its outcome (`outcomes`' at its place, else 503 ORIGIN_UNAVAILABLE as
+   * a failed batch's; each reads it on its own timer), frees the batch's place.
+   */
+  private finish(b: Batch, outcomes?: JoinOutcome[]): void {
     const i = this.out.indexOf(b);
     if (i < 0) return;
     this.out.splice(i, 1);
-    b.members.forEach((m, k) => (m.outcome = outcomes[k]!));
+    b.members.forEach((m, k) => (m.outcome ??= outcomes?.[k] ?? UNAVAILABLE));
     this.pump();
+  }
+
+  /** One join's answer from a streamed batch: that join's outcome now, and the batch's place once half are in. */
+  private answered(b: Batch, k: number, answer: EdgeJoinAnswer): void {
+    const m = b.members[k];
+    if (m === undefined || m.outcome !== undefined) return;
+    m.outcome = { kind: 'answer', answer };
+    b.answered++;
+    if (!b.mostlyDone && b.answered * 2 >= b.members.length) {
+      b.mostlyDone = true;
+      this.noteRoundTrip(this.now() - b.since);
+      this.pump();
+    }
+  }
+
+  private noteRoundTrip(took: number): void {
+    this.roundTripMs = this.roundTripMs === undefined ? took : this.roundTripMs + ROUND_TRIP_WEIGHT * (took - this.roundTripMs);
   }
 
   /** Sends a batch from the request of one of its joins (`sender`), gives every join its outcome, returns the sender's. */
@@ -204,11 +245,11 @@ export class EdgeJoinBatcher {
     b.members = members;
     let outcomes: JoinOutcome[];
     try {
-      outcomes = await this.exchange(members.map((w) => w.join));
-      if (outcomes[0]?.kind === 'answer') {
-        const took = this.now() - b.since;
-        this.roundTripMs = this.roundTripMs === undefined ? took : this.roundTripMs + ROUND_TRIP_WEIGHT * (took - this.roundTripMs);
-      }
+      outcomes = await this.exchange(
+        members.map((w) => w.join),
+        (k, answer) => this.answered(b, k, answer),
+      );
+      if (outcomes[0]?.kind === 'answer' && !b.mostlyDone) this.noteRoundTrip(this.now() - b.since);
     } catch (e) {
       this.o.log?.(`onsale edge: a batch of joins failed: ${e instanceof Error ? e.message : String(e)}`);
       outcomes = members.map(() => UNAVAILABLE);
@@ -217,7 +258,12 @@ export class EdgeJoinBatcher {
     return sender.outcome ?? outcomes[members.indexOf(sender)]!;
   }
 
-  private async exchange(joins: EdgeJoin[]): Promise<JoinOutcome[]> {
+  /**
+   * Sends a batch and reads its answers: streamed (EDGE_JOINS_STREAM, one line a join as each is done, each given to
+   * `each` at once), or the whole batch's at its end (an origin that does not stream). A stream that ends or fails
+   * before every join's line leaves those joins 503 ORIGIN_UNAVAILABLE, as a proxied join whose origin failed.
+   */
+  private async exchange(joins: EdgeJoin[], each: (k: number, answer: EdgeJoinAnswer) => void): Promise<JoinOutcome[]> {
     const { breaker } = this.o;
     const all = (o: JoinOutcome) => joins.map(() => o);
     const admitted = breaker.admit();
@@ -234,13 +280,22 @@ export class EdgeJoinBatcher {
       const signature = await signEdgeJoins(key, body, Date.now());
       const res = await fetch(`${this.o.originUrl}${EDGE_JOINS_PATH}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', [EDGE_JOINS_HEADER]: signature },
+        headers: { 'content-type': 'application/json', accept: EDGE_JOINS_STREAM, [EDGE_JOINS_HEADER]: signature },
         body,
         signal: abort.signal,
       });
       status = res.status;
       contentType = res.headers.get('content-type') ?? '';
       retryAfter = res.headers.get('retry-after');
+      if (status === 200 && contentType.startsWith(EDGE_JOINS_STREAM) && res.body) {
+        const got = await readLines(res.body, joins.length, each);
+        // Every join answered has its outcome already (given to `each`); those without one get 503 (finish).
+        if (got < joins.length) {
+          this.o.log?.(`onsale edge: POST ${EDGE_JOINS_PATH}: the origin's answers ended after ${got} of ${joins.length} joins`);
+          breaker.failed(admitted.trial);
+        } else breaker.succeeded(admitted.trial);
+        return [];
+      }
       text = await res.text();
     } catch (e) {
       this.o.log?.(
@@ -277,6 +332,48 @@ export class EdgeJoinBatcher {
     breaker.failed(admitted.trial);
     return all({ kind: 'unavailable', retryAfterSeconds: 5, how: 'miss' });
   }
+}
+
+/**
+ * Reads a streamed batch answer (one JSON line a join, `{ i, status, headers, body }`), giving each well-formed line
+ * for a join not yet answered to `each` as it comes; returns how many joins were answered. A line that is not one is
+ * skipped (its join stays unanswered).
+ */
+async function readLines(body: ReadableStream<Uint8Array>, n: number, each: (k: number, answer: EdgeJoinAnswer) => void): Promise<number> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  const seen = new Array<boolean>(n).fill(false);
+  let got = 0;
+  let rest = '';
+  const line = (text: string) => {
+    if (text === '') return;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return;
+    }
+    const { i, status, headers, body: b } = (parsed ?? {}) as Partial<EdgeJoinAnswer & { i: number }>;
+    if (typeof i !== 'number' || !Number.isInteger(i) || i < 0 || i >= n || seen[i]) return;
+    if (typeof status !== 'number' || typeof b !== 'string' || typeof headers !== 'object' || headers === null) return;
+    for (const v of Object.values(headers)) if (typeof v !== 'string') return;
+    seen[i] = true;
+    got++;
+    each(i, { status, headers, body: b });
+  };
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    rest += decoder.decode(value, { stream: true });
+    let nl = rest.indexOf('\n');
+    while (nl >= 0) {
+      line(rest.slice(0, nl));
+      rest = rest.slice(nl + 1);
+      nl = rest.indexOf('\n');
+    }
+  }
+  line(rest + decoder.decode());
+  return got;
 }
 
 /** The store API's error code in a JSON answer, or null when the answer is not the store API's error. */

@@ -168,7 +168,13 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
     });
   await app.register(queueRoutes, { queue });
   // Joins an edge sends many to a request, each run through the join route's checks and answered as it would be alone.
-  await app.register(edgeJoinsRoutes, { tokenKey, now: clock, queue, trustProxy: deps.config.trustProxy });
+  await app.register(edgeJoinsRoutes, {
+    tokenKey,
+    now: clock,
+    queue,
+    trustProxy: deps.config.trustProxy,
+    requestBudgetMs: deps.config.requestBudgetMs,
+  });
   const waitlist = new WaitlistService(deps.db);
   const claimTokens = new ClaimTokens(deps.config.queueTokenSecret);
   await app.register(waitlistRoutes, { db: deps.db, waitlist, claimTokens, tokenKey, verifier: tokens });

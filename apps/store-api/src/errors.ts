@@ -53,19 +53,29 @@ function quietLateAnswer(reply: FastifyReply, health: DatabaseHealth | undefined
  */
 export function answerOverBudget(reply: FastifyReply, faults?: FaultHandling): void {
   if (reply.sent || reply.raw.headersSent || reply.raw.destroyed) return;
+  quietLateAnswer(reply, faults?.health);
+  const a = overBudgetAnswer(faults);
+  void reply.status(a.status).headers(a.headers).send(a.body);
+}
+
+/**
+ * The answer to a request past its budget (answerOverBudget's), counted and noted as one: for code that answers
+ * without a reply of its own (a join of an edge's batch whose answers are streamed, each past the batch's budget).
+ */
+export function overBudgetAnswer(faults?: FaultHandling): Answer {
   faults?.count503('request_budget');
   faults?.overBudget?.();
-  quietLateAnswer(reply, faults?.health);
   const retryAfter = outageRetryAfterSeconds();
-  void reply
-    .status(503)
-    .header('retry-after', String(retryAfter))
-    .send({
+  return {
+    status: 503,
+    headers: { 'retry-after': String(retryAfter) },
+    body: {
       error: 'SERVICE_UNAVAILABLE',
       message: `the service is too busy to answer in time; retry in ${retryAfter} s (a retried checkout with the same Idempotency-Key is never charged twice, and a retried hold gets the hold it made back)`,
       reason: 'request_budget',
       retryAfterSeconds: retryAfter,
-    } satisfies ErrorBody);
+    } satisfies ErrorBody,
+  };
 }
 
 /** Seconds a client waits before retrying during a database outage: 2-5 s, spread so retries do not arrive together. */
@@ -88,6 +98,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The error handler's answer to an error, for code that answers without a reply of its own (the edge's joins). */
     errorAnswer: (err: unknown, log: FastifyBaseLogger) => Answer;
+    /** The answer to a request past its budget (REQUEST_BUDGET_MS), counted as one: see overBudgetAnswer. */
+    overBudgetAnswer: () => Answer;
   }
 }
 
@@ -169,6 +181,7 @@ export function errorAnswer(err: unknown, faults: FaultHandling | undefined, log
  */
 export function installErrorHandling(app: FastifyInstance, faults?: FaultHandling): void {
   app.decorate('errorAnswer', (err: unknown, log: FastifyBaseLogger) => errorAnswer(err, faults, log));
+  app.decorate('overBudgetAnswer', () => overBudgetAnswer(faults));
   app.setErrorHandler((err: FastifyError | DomainError | Error, req, reply) => {
     const a = errorAnswer(err, faults, req.log);
     return reply.status(a.status).headers(a.headers).send(a.body);

@@ -1,9 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql } from '@onsale/shared/db';
 import { DefaultBotScorer } from '@onsale/shared/abuse';
-import { createTokenKey, EDGE_JOINS_HEADER, signEdgeJoins, type EdgeJoinAnswer, type TokenKey } from '@onsale/shared/queue';
+import {
+  createTokenKey,
+  EDGE_JOINS_HEADER,
+  EDGE_JOINS_STREAM,
+  signEdgeJoins,
+  type EdgeJoinAnswer,
+  type EdgeJoinAnswerLine,
+  type TokenKey,
+} from '@onsale/shared/queue';
 import { testSecrets } from '@onsale/shared/testing';
 import { bearer, login, makeEvent, setupApp, type TestApp } from './helper.js';
+import { holdInTransaction } from './store-processes.js';
 
 // POST /edge/joins: the joins an edge sends many to a request. Each is the fan's own request and gets what it would
 // have got alone: the account check, the request limits by the fan's forwarded address, the bot gate on its own
@@ -51,15 +60,24 @@ async function fanHeaders(account: string, over: Record<string, string> = {}): P
 async function sendBatch(
   joins: { path: string; headers: Record<string, string> }[],
   sign: (body: string) => Promise<string> = (b) => signEdgeJoins(key, b, Date.now()),
+  app = h.app,
+  accept?: string,
 ) {
   const body = JSON.stringify({ joins });
-  return h.app.inject({
+  return app.inject({
     method: 'POST',
     url: '/edge/joins',
-    headers: { 'content-type': 'application/json', [EDGE_JOINS_HEADER]: await sign(body) },
+    headers: { 'content-type': 'application/json', [EDGE_JOINS_HEADER]: await sign(body), ...(accept ? { accept } : {}) },
     payload: body,
   });
 }
+
+/** A streamed batch answer's lines (EDGE_JOINS_STREAM), in the order they came. */
+const linesOf = (payload: string) =>
+  payload
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as EdgeJoinAnswerLine);
 
 const joinPath = () => `/events/${eventId}/queue`;
 const rows = async (accounts: string[]) =>
@@ -231,6 +249,109 @@ describe('POST /edge/joins', () => {
       expect(bodyOf(a[3]!).error).toBe('RATE_LIMITED');
       expect(a[3]!.headers['x-ratelimit-limit']).toBe('3');
     } finally {
+      await r.close();
+    }
+  });
+
+  it("keeps the join route's check order alone and in a batch: the address's limit before the account check and before validation", async () => {
+    // Per address: three joins pass (the limit is 3), then a bad token and a bad device id are both refused 429.
+    const joinsFrom = async (address: string, n: string) => [
+      ...(await Promise.all(
+        [0, 1, 2].map(async (i) => ({ path: joinPath(), headers: await fanHeaders(`ej-order-${n}-${i}`, { 'x-forwarded-for': address }) })),
+      )),
+      {
+        path: joinPath(),
+        headers: { ...(await fanHeaders(`ej-order-${n}-bad`, { 'x-forwarded-for': address })), authorization: 'Bearer not-a-token' },
+      },
+      { path: joinPath(), headers: await fanHeaders(`ej-order-${n}-device`, { 'x-forwarded-for': address, 'x-device-id': 'x' }) },
+    ];
+    const alone: number[] = [];
+    for (const j of await joinsFrom(newAddress(), 'alone'))
+      alone.push((await h.app.inject({ method: 'POST', url: j.path, headers: j.headers })).statusCode);
+    const r = await sendBatch(await joinsFrom(newAddress(), 'batched'));
+    const batched = r.json<{ answers: EdgeJoinAnswer[] }>().answers.map((a) => a.status);
+    expect(alone).toEqual([200, 200, 200, 429, 429]);
+    expect(batched).toEqual(alone);
+  });
+
+  it("streams each join's answer when the edge asks (one line a join, by its place): the same answers as the whole batch's", async () => {
+    const kinds = async (n: string) => {
+      const shared = newAddress();
+      return [
+        { path: joinPath(), headers: await fanHeaders(`ej-stream-good-${n}`) },
+        { path: joinPath(), headers: { ...(await fanHeaders(`ej-stream-bad-${n}`)), authorization: 'Bearer not-a-token' } },
+        { path: `${joinPath()}?tier=no-such-tier`, headers: await fanHeaders(`ej-stream-tier-${n}`) },
+        { path: joinPath(), headers: await fanHeaders(`ej-stream-device-${n}`, { 'x-device-id': 'x' }) },
+        ...(await Promise.all(
+          [0, 1, 2, 3].map(async (i) => ({
+            path: joinPath(),
+            headers: await fanHeaders(`ej-stream-ip-${n}-${i}`, { 'x-forwarded-for': shared }),
+          })),
+        )),
+      ];
+    };
+    const whole = await sendBatch(await kinds('whole'));
+    const streamed = await sendBatch(await kinds('streamed'), undefined, h.app, EDGE_JOINS_STREAM);
+    expect(streamed.statusCode).toBe(200);
+    expect(streamed.headers['content-type']).toBe(EDGE_JOINS_STREAM);
+    const lines = linesOf(streamed.payload);
+    expect(lines.map((l) => l.i).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    const byPlace = [...lines].sort((a, b) => a.i - b.i);
+    const answers = whole.json<{ answers: EdgeJoinAnswer[] }>().answers;
+    expect(byPlace.map((l) => l.status)).toEqual([200, 401, 404, 400, 200, 200, 200, 429]);
+    expect(byPlace.map((l) => l.status)).toEqual(answers.map((a) => a.status));
+    byPlace.forEach((l, i) => {
+      expect([i, bodyOf(l).error]).toEqual([i, bodyOf(answers[i]!).error]);
+      expect([i, Object.keys(l.headers).sort()]).toEqual([i, Object.keys(answers[i]!.headers).sort()]);
+    });
+    expect(await rows(['ej-stream-good-streamed'])).toEqual([{ account_id: 'ej-stream-good-streamed', n: 1 }]);
+  });
+
+  it("streams a join as soon as it is done, not after the batch's slowest; one still running at the budget is answered 503 request_budget", async () => {
+    const r = await setupApp({
+      env: { STORE_API_TRUST_PROXY: 'loopback', REQUEST_BUDGET_MS: '1500', DB_POOL_WAIT_MS: '1000' },
+    });
+    let lock: { release: () => Promise<void> } | undefined;
+    try {
+      const { eventId: ev } = await makeEvent(r.t, { fairnessMode: 'FIFO' });
+      const path = `/events/${ev}/queue`;
+      const headersOf = async (account: string) => ({
+        ...BROWSER,
+        ...bearer(await login(r.app, account)),
+        'x-device-id': `device-${account}`,
+        'x-forwarded-for': newAddress(),
+      });
+      // A fan the store knows already (its account recorded by its first join) joins again at once; new fans wait
+      // for their accounts to be recorded, which the lock below holds past the budget.
+      const known = await headersOf('ej-budget-known');
+      const first = await sendBatch([{ path, headers: known }], undefined, r.app);
+      expect(first.json<{ answers: EdgeJoinAnswer[] }>().answers[0]!.status).toBe(200);
+      const joins = [
+        { path, headers: await headersOf('ej-budget-new-0') },
+        { path, headers: known },
+        { path, headers: await headersOf('ej-budget-new-1') },
+      ];
+      // The two new fans' accounts being written by a transaction not yet committed: recording them waits for it.
+      const held = ['ej-budget-new-0', 'ej-budget-new-1'];
+      await sql`DELETE FROM accounts WHERE id = ANY(${held})`.execute(r.t.db);
+      lock = await holdInTransaction(r.t.db, async (trx) => {
+        await sql`INSERT INTO accounts (id) SELECT unnest(${held}::text[])`.execute(trx);
+      });
+      const started = performance.now();
+      const res = await sendBatch(joins, undefined, r.app, EDGE_JOINS_STREAM);
+      const took = performance.now() - started;
+      const lines = linesOf(res.payload);
+      // The known fan's answer first, then the two held ones, answered at the budget as a request alone would be.
+      expect(lines.map((l) => l.i)).toEqual([1, expect.any(Number), expect.any(Number)]);
+      expect(lines[0]!.status).toBe(200);
+      for (const l of lines.slice(1)) {
+        expect(l.status).toBe(503);
+        expect(bodyOf(l)).toMatchObject({ error: 'SERVICE_UNAVAILABLE', reason: 'request_budget' });
+        expect(l.headers['retry-after']).toMatch(/^\d+$/);
+      }
+      expect(took).toBeGreaterThanOrEqual(1400);
+    } finally {
+      await lock?.release();
       await r.close();
     }
   });

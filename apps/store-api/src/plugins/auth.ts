@@ -4,6 +4,7 @@ import { BoundedCache } from '@onsale/shared/queue';
 import type { Db } from '@onsale/shared/db';
 import { DomainError } from '@onsale/shared';
 import { routeOf } from './route-of.js';
+import { JOIN_ROUTE_KEY } from '../routes/queue/join-checks.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -70,7 +71,8 @@ export const authPlugin = fp<{ identity: FanIdentity; devTokens: AccountTokens |
     });
     app.addHook('onRequest', (req, _reply, done) => {
       const route = routeOf(req);
-      if (route.public || !route.url) return done();
+      // The join route checks its account itself, in its checks' order (routes/queue/join-checks.ts: fanAccount).
+      if (route.public || !route.url || route.key === JOIN_ROUTE_KEY) return done();
       let account: string | Promise<string>;
       try {
         account = accountOf(req.headers.authorization);

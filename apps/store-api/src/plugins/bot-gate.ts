@@ -11,9 +11,6 @@ import {
   type BotSignals,
   type JoinGate,
 } from '@onsale/shared/abuse';
-import { routeOf } from './route-of.js';
-
-const JOIN_ROUTE = '/events/:id/queue';
 
 const header = (v: string | string[] | undefined) => (typeof v === 'string' ? v : undefined);
 
@@ -39,9 +36,9 @@ declare module 'fastify' {
 }
 
 /**
- * The bot-score hook on queue joins (see JoinGate): gathers the request's signals, lets the scorer decide, and
- * lets the join through or answers CHALLENGE_REQUIRED / JOIN_DEFERRED / a proof-of-work or deferral error.
- * Runs after validation (the device id is well formed) and before the join is written.
+ * The bot-score check of queue joins (see JoinGate), `app.joinGate`: gathers the join's signals, lets the scorer
+ * decide, and lets the join through or rejects with CHALLENGE_REQUIRED / JOIN_DEFERRED / a proof-of-work or deferral
+ * error. The join's checks run it after validation (the device id is well formed) and before the join is written.
  */
 export const botGatePlugin = fp<{
   gate: JoinGate;
@@ -52,16 +49,7 @@ export const botGatePlugin = fp<{
   now?: () => number;
 }>(
   async (app, { gate, db, events, metrics, sightings = new DeviceSightings(), now: clock = Date.now }) => {
-    // Every other route passes without a promise (status polls are the hottest of them).
-    app.addHook('preHandler', (req, _reply, done) => {
-      if (req.method !== 'POST' || routeOf(req).url !== JOIN_ROUTE) return done();
-      score({
-        eventId: (req.params as { id: string }).id,
-        accountId: req.accountId,
-        headers: req.headers,
-        requestCounts: req.requestCounts,
-      }).then(() => done(), done);
-    });
+    // Run by the join route's own hooks and the edge's batches, in the join's checks' order (routes/queue/join-checks.ts).
     const score = async (req: GatedJoin) => {
       const eventId = req.eventId;
       const { event } = await events.get(eventId);

@@ -9,6 +9,7 @@ import { errorSchema } from '../routes/schemas.js';
 import type { Answer } from '../errors.js';
 import type { OutageLog } from './redis.js';
 import { routeOf } from './route-of.js';
+import { JOIN_ROUTE_KEY } from '../routes/queue/join-checks.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -187,9 +188,10 @@ export const rateLimitPlugin = fp<{
         },
       );
     };
+    // The join route counts its own (its checks' order lives in routes/queue/join-checks.ts, with requestLimits).
     const groupOf = (req: FastifyRequest) => {
       const { key } = routeOf(req);
-      return key ? RATE_LIMITED[key] : undefined;
+      return key && key !== JOIN_ROUTE_KEY ? RATE_LIMITED[key] : undefined;
     };
     const refusal = (group: Group, scope: 'ip' | 'account', r: { max: number; ttlInSeconds: number }): Answer => {
       metrics.rateLimited.inc({ route: group, scope });

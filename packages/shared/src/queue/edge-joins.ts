@@ -9,6 +9,12 @@ import { openPayload, signPayload, TokenError, type TokenKey } from '../tokens/s
 export const EDGE_JOINS_PATH = '/edge/joins';
 /** The header carrying the batch's signature: a token (signPayload) over the body's SHA-256. */
 export const EDGE_JOINS_HEADER = 'x-onsale-edge-joins';
+/**
+ * The answer's type an edge asks for (its Accept) to have each join's answer as soon as that join is done: one JSON
+ * line a join, `{ i, status, headers, body }` (i: its place in the batch), in the order they finish, instead of one
+ * `{ answers }` once the batch's slowest join is done. A join of a batch then waits for its own answer only.
+ */
+export const EDGE_JOINS_STREAM = 'application/x-ndjson';
 /** Most joins in one batch. */
 export const EDGE_JOINS_MAX = 100;
 /** How old (or how far ahead of the origin's clock) a batch's signature may be. */
@@ -29,6 +35,11 @@ export interface EdgeJoinAnswer {
   status: number;
   headers: Record<string, string>;
   body: string;
+}
+
+/** One line of a streamed batch answer (EDGE_JOINS_STREAM): the answer of the batch's join at place `i`. */
+export interface EdgeJoinAnswerLine extends EdgeJoinAnswer {
+  i: number;
 }
 
 export interface EdgeJoinsBody {

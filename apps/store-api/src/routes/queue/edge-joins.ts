@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
+import { PassThrough } from 'node:stream';
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import {
   EDGE_JOINS_HEADER,
   EDGE_JOINS_MAX,
   EDGE_JOINS_PATH,
+  EDGE_JOINS_STREAM,
   openEdgeJoins,
   parseEdgeJoins,
   TokenError,
@@ -14,12 +16,13 @@ import {
   type TokenKey,
 } from '@onsale/shared/queue';
 import proxyAddr from '@fastify/proxy-addr';
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
 import { requestTimer } from '@onsale/shared/metrics';
 import { errorResponses, serviceUnavailableSchema } from '../schemas.js';
 import { compiledSerializer } from '../compiled-serializer.js';
 import type { Answer } from '../../errors.js';
 import { joinAnswer, joinHeadersAccepted, joinResponses } from './index.js';
+import { joinChecks } from './join-checks.js';
 
 /** A batch's body: at most EDGE_JOINS_MAX joins of a fan's headers each (the store's header limit is 16 KB a request). */
 const BODY_LIMIT = EDGE_JOINS_MAX * 32 * 1024;
@@ -89,7 +92,9 @@ export const edgeJoinsRoutes: FastifyPluginAsyncZod<{
   now: () => number;
   queue: QueueService;
   trustProxy: boolean | string[];
-}> = async (app, { tokenKey, now, queue, trustProxy }) => {
+  /** REQUEST_BUDGET_MS (0: none): a streamed batch's joins still unanswered then are answered 503 request_budget. */
+  requestBudgetMs?: number;
+}> = async (app, { tokenKey, now, queue, trustProxy, requestBudgetMs = 0 }) => {
   const runJoin = plainJoinRunner(app, queue, trustProxy);
   // The body is read as text: its digest is what the edge signed.
   app.removeAllContentTypeParsers();
@@ -141,16 +146,64 @@ export const edgeJoinsRoutes: FastifyPluginAsyncZod<{
       const remoteAddress = req.socket.remoteAddress;
       // Started one after the other in the batch's order, run together (their inserts share the join batcher's
       // statement). A plain join (nearly all) is run here; anything else through the whole server as its own request.
-      const answers = await Promise.all(
-        batch.joins.map((j) => {
-          const plain = plainJoin(j);
-          return plain ? runJoin(plain, remoteAddress, req.log) : injected(app, j, remoteAddress);
-        }),
-      );
-      return { answers };
+      const running = batch.joins.map((j) => {
+        const plain = plainJoin(j);
+        return plain ? runJoin(plain, remoteAddress, req.log) : injected(app, j, remoteAddress);
+      });
+      if (req.headers.accept === EDGE_JOINS_STREAM) return streamAnswers(app, reply, running, requestBudgetMs);
+      return { answers: await Promise.all(running) };
     },
   );
 };
+
+/**
+ * A batch's answers streamed (EDGE_JOINS_STREAM): each join's line written as soon as that join is done, so that a
+ * join does not wait for the batch's slowest (one waiting long for a pooled connection held every other join of its
+ * batch, and the edge's place for the next batch, in the stadium's mix). What the budget (REQUEST_BUDGET_MS) gives a
+ * request alone, each join gets here: one still running when the batch's budget ends is answered 503 request_budget
+ * then (its late answer dropped, as a request's is). A join whose run failed gets the error handler's answer.
+ */
+function streamAnswers(app: FastifyInstance, reply: FastifyReply, running: Promise<EdgeJoinAnswer>[], budgetMs: number) {
+  const out = new PassThrough();
+  const answered = new Array<boolean>(running.length).fill(false);
+  let left = running.length;
+  let budget: ReturnType<typeof setTimeout> | undefined;
+  const write = (i: number, a: EdgeJoinAnswer) => {
+    if (answered[i]) return;
+    answered[i] = true;
+    left--;
+    if (!out.destroyed && !out.writableEnded) {
+      out.write(`${JSON.stringify({ i, status: a.status, headers: a.headers, body: a.body })}\n`);
+      if (left === 0) out.end();
+    }
+    if (left === 0) clearTimeout(budget);
+  };
+  running.forEach((p, i) => {
+    p.then(
+      (a) => write(i, a),
+      (e: unknown) => write(i, plainAnswer(app.errorAnswer(e, reply.log))),
+    );
+  });
+  if (budgetMs > 0 && left > 0)
+    budget = setTimeout(
+      () => {
+        for (let i = 0; i < running.length; i++) if (!answered[i]) write(i, plainAnswer(app.overBudgetAnswer()));
+      },
+      Math.max(0, budgetMs - reply.elapsedTime),
+    );
+  out.once('close', () => clearTimeout(budget));
+  // An empty line first: the answer's head leaves now (Fastify sends a stream's head with its first bytes), so the
+  // budget of the batch as a whole never answers it; each join's budget is kept above.
+  out.write('\n');
+  return reply.header('content-type', EDGE_JOINS_STREAM).header('cache-control', 'no-store').send(out);
+}
+
+/** An answer of the store's error handler as a batch's join answer (the body as JSON.stringify writes it). */
+const plainAnswer = (a: { status: number; headers: Record<string, string>; body: unknown }): EdgeJoinAnswer => ({
+  status: a.status,
+  headers: { ...a.headers, 'content-type': 'application/json; charset=utf-8' },
+  body: JSON.stringify(a.body),
+});
 
 /** A join run through the whole server as its own request (`inject`), answered as it was. */
 async function injected(app: FastifyInstance, j: EdgeJoin, remoteAddress: string | undefined): Promise<EdgeJoinAnswer> {
@@ -162,10 +215,10 @@ async function injected(app: FastifyInstance, j: EdgeJoin, remoteAddress: string
 }
 
 /**
- * Runs a plain join of a batch as the server runs the join route, without a request of its own: the request limits
- * by the fan's address (Fastify's req.ip from the batch's address and the fan's X-Forwarded-For), the account check,
- * the request limits by account, the bot gate on the fan's own headers, then the join; each refusal the one its hook
- * would send, each answer written by the route's serializer for its status and counted under the join route. What
+ * Runs a plain join of a batch as the server runs the join route, without a request of its own: the join's checks
+ * (joinChecks: the same function the route's hooks call, so the order lives in one place; the fan's address is
+ * Fastify's req.ip from the batch's address and the fan's X-Forwarded-For), then the join; each refusal the one the
+ * route would send, each answer written by the route's serializer for its status and counted under the join route. What
  * the store does for a request as a whole (load shedding, the request budget) was done once, for the batch.
  */
 function plainJoinRunner(app: FastifyInstance, queue: QueueService, trustProxy: boolean | string[]) {
@@ -177,23 +230,13 @@ function plainJoinRunner(app: FastifyInstance, queue: QueueService, trustProxy: 
       compiledSerializer({ schema }),
     ]),
   );
+  const checks = joinChecks(app);
+  // The join route's checks in their order (join-checks.ts), the route's validation being plainJoin's, then the join.
   const admitAndJoin = async (j: PlainJoin, remoteAddress: string | undefined): Promise<Answer> => {
-    const ip = ipOf(remoteAddress, j.headers['x-forwarded-for']);
-    const limits = app.requestLimits;
-    let requestCounts: { account: number; ip: number } | null = null;
-    const byIp = await limits.count('join', 'ip', { ip, accountId: '' });
-    if (byIp) {
-      requestCounts = { account: 0, ip: byIp.used };
-      if (byIp.refusal) return byIp.refusal;
-    }
-    const accountId = await app.fanAccount(j.headers.authorization);
-    const byAccount = await limits.count('join', 'account', { ip, accountId });
-    if (byAccount) {
-      requestCounts = { account: byAccount.used, ip: requestCounts?.ip ?? 0 };
-      if (byAccount.refusal) return byAccount.refusal;
-    }
-    await app.joinGate?.({ eventId: j.eventId, accountId, headers: j.headers, requestCounts });
-    const a = await joinAnswer(queue, accountId, j.eventId, j.tier, j.headers as typeof j.headers & { 'x-device-id': string });
+    const sender = await checks.beforeValidation(ipOf(remoteAddress, j.headers['x-forwarded-for']), j.headers.authorization);
+    if ('refusal' in sender) return sender.refusal;
+    await checks.afterValidation(j.eventId, sender, j.headers);
+    const a = await joinAnswer(queue, sender.accountId, j.eventId, j.tier, j.headers as typeof j.headers & { 'x-device-id': string });
     return { status: 200, ...a };
   };
   return async (j: PlainJoin, remoteAddress: string | undefined, log: FastifyBaseLogger): Promise<EdgeJoinAnswer> => {

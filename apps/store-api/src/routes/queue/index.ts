@@ -17,6 +17,7 @@ import {
 import { errorResponses, errorSchema, serviceUnavailableSchema } from '../schemas.js';
 import { compiledSerializer } from '../compiled-serializer.js';
 import { fastPathValidator } from '../fast-validator.js';
+import { joinChecks } from './join-checks.js';
 
 export const params = z.object({ id: z.string().max(64) });
 export const statusHeaders = z.object({
@@ -166,9 +167,14 @@ export async function joinAnswer(queue: QueueService, accountId: string, eventId
 
 /** The waiting room: join, status polls (answered from memory), the public watermark and fairness facts. */
 export const queueRoutes: FastifyPluginAsyncZod<{ queue: QueueService }> = async (app, { queue }) => {
+  // The join's checks in their order (join-checks.ts: the edge's batches run the same): limits by address, account,
+  // limits by account on the request; the bot gate after validation.
+  const checks = joinChecks(app).hooks;
   app.post(
     '/events/:id/queue',
     {
+      onRequest: checks.onRequest,
+      preHandler: checks.preHandler,
       // Every join through the edge and at the origin: its answers written by a compiled serializer and its parts
       // checked by plain code before zod, as the status poll's (the zod schemas below say the same).
       serializerCompiler: compiledSerializer,
