@@ -5,7 +5,7 @@ import { createOpenEvent, createTestDatabase, type TestDatabase } from '../testi
 // A checkout's card limit counts the card's seats in pending attempts (`onsale_lock_instrument_seats`). Without an
 // index on the pending attempts' card, that count read every pending attempt of every event on each checkout: its
 // cost grew with the fans paying at once, and its generic plan was no cheaper than a custom one, so it was planned
-// again on most calls (docs/benchmarks.md, "The database's work per hold and checkout").
+// again on most calls (docs/benchmarks.md, "The database's work per checkout, and what the statements report counts").
 
 let t: TestDatabase;
 let eventId: string;
