@@ -61,15 +61,38 @@ if (existsSync(scratch)) {
 }
 `;
 
-function freePort(): Promise<number> {
+function tryPort(port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
+    s.listen(port, '127.0.0.1', () => {
+      const got = (s.address() as { port: number }).port;
+      s.close(() => resolve(got));
     });
   });
+}
+
+/** Ports handed out from REHEARSAL_PORT_BASE in this process, so that two spawns never pick the same one. */
+let nextPortOffset = 0;
+
+/**
+ * A free loopback port: any the system picks, or with REHEARSAL_PORT_BASE=<n> the first free one from n upward (at
+ * most 1,000 tried), for a machine where each user keeps to a range of ports of their own.
+ */
+async function freePort(): Promise<number> {
+  const base = Number(cliEnv().REHEARSAL_PORT_BASE || 0);
+  if (!Number.isInteger(base) || base <= 0 || base > 65535) return tryPort(0);
+  for (; nextPortOffset < 1000 && base + nextPortOffset <= 65535; nextPortOffset++) {
+    const port = base + nextPortOffset;
+    try {
+      const got = await tryPort(port);
+      nextPortOffset++;
+      return got;
+    } catch {
+      // In use: the next one.
+    }
+  }
+  throw new Error(`REHEARSAL_PORT_BASE=${base}: no free port in the 1,000 from it`);
 }
 
 export async function spawnProduct(o: SpawnOptions): Promise<SpawnedProduct> {

@@ -1,6 +1,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
 import { moveGaUnits } from '../inventory/ga.service.js';
+import { holdsRepository } from '../inventory/holds.service.js';
 import type { CheckoutAttemptsTable } from './checkout.table.js';
 
 /** The account's attempt under this key (one SQL text, not the builder's: it runs twice in every checkout). */
@@ -27,26 +28,43 @@ export async function lockHoldAndFindAttempt(
 }
 
 /**
- * The checkout's first step's reads (`onsale_checkout_replay_or_lock`), one round trip: the attempt under this key
- * for this hold, with what a replay checks (the hold's event, whether the account is blocked from it), read without
- * the hold's lock (`replay`: a retry is answered from its attempt, never queued behind the attempt's own last step or
- * its settlement by another process); else the hold locked, and the account's attempt under the key for any hold read
- * after the lock (`prior`, undefined when there is none).
+ * The checkout's first step's reads and lock in one round trip: `onsale_checkout_replay_or_lock` (a retry of this
+ * very checkout answered from its attempt without the hold's lock; else the hold locked and the account's attempt
+ * under the key read after the lock), then, when it is not a replay, the hold with its event's settings
+ * (`lockHoldWithEvent`'s read). The hold's row is read FOR UPDATE, so it is its latest version whatever committed
+ * while the function waited for the lock (READ COMMITTED follows the row's update chain), as the separate statement
+ * after the lock read it. Was two statements.
  */
-export async function replayOrLockHold(
+export async function replayOrLockHoldWithEvent(
   trx: Trx,
   accountId: string,
   key: string,
   holdId: string,
 ): Promise<
-  | { replay: { request_hash: string; event_id: string; account_blocked: boolean }; prior?: undefined }
-  | { replay?: undefined; prior: { request_hash: string } | undefined }
+  | { replay: { request_hash: string; event_id: string; account_blocked: boolean }; prior?: undefined; hold?: undefined }
+  | { replay?: undefined; prior: { request_hash: string } | undefined; hold: holdsRepository.HoldWithEvent | undefined }
 > {
-  const { rows } = await sql<{ replay: boolean; request_hash: string; event_id: string | null; account_blocked: boolean | null }>`
-    SELECT * FROM onsale_checkout_replay_or_lock(${holdId}::uuid, ${accountId}::text, ${key}::text)`.execute(trx);
-  const r = rows[0];
-  if (r?.replay) return { replay: { request_hash: r.request_hash, event_id: r.event_id!, account_blocked: r.account_blocked! } };
-  return { prior: r ? { request_hash: r.request_hash } : undefined };
+  const { rows } = await sql<
+    Partial<holdsRepository.HoldWithEvent> & {
+      r_replay: boolean | null;
+      r_request_hash: string | null;
+      r_event_id: string | null;
+      r_account_blocked: boolean | null;
+    }
+  >`
+    WITH r AS MATERIALIZED (SELECT * FROM onsale_checkout_replay_or_lock(${holdId}::uuid, ${accountId}::text, ${key}::text))
+    SELECT r.replay AS r_replay, r.request_hash AS r_request_hash, r.event_id AS r_event_id, r.account_blocked AS r_account_blocked, hw.*
+    FROM (SELECT 1) one
+    LEFT JOIN r ON true
+    LEFT JOIN LATERAL (${holdsRepository.HOLD_WITH_EVENT} WHERE h.id = ${holdId}::uuid AND r.replay IS NOT TRUE FOR UPDATE OF h) hw ON true`.execute(
+    trx,
+  );
+  const { r_replay, r_request_hash, r_event_id, r_account_blocked, ...hold } = rows[0]!;
+  if (r_replay) return { replay: { request_hash: r_request_hash!, event_id: r_event_id!, account_blocked: r_account_blocked! } };
+  return {
+    prior: r_request_hash === null ? undefined : { request_hash: r_request_hash },
+    hold: hold.id === null || hold.id === undefined ? undefined : (hold as holdsRepository.HoldWithEvent),
+  };
 }
 
 /**

@@ -149,8 +149,9 @@ export class CheckoutService {
     const begun = await db.transaction().execute(async (trx) => {
       // A retry of this very checkout is answered from its attempt without the hold's lock, which the attempt's own
       // last step, or its settlement by another process (its owner killed), may be holding. Else the hold is locked
-      // and the account's attempt under the key read after the lock (`prior`): one round trip.
-      const { replay: retried, prior } = await repo.replayOrLockHold(trx, accountId, idempotencyKey, holdId);
+      // and the account's attempt under the key read after the lock (`prior`), with the hold and its event's settings:
+      // one round trip.
+      const { replay: retried, prior, hold } = await repo.replayOrLockHoldWithEvent(trx, accountId, idempotencyKey, holdId);
       if (retried) {
         assertAdmittedFor(retried.event_id, admittedEventId);
         if (retried.account_blocked) throw accountBlocked();
@@ -158,7 +159,6 @@ export class CheckoutService {
           throw keyReusedForCheckout();
         return { kind: 'replay' as const };
       }
-      const hold = await holds.lockHoldWithEvent(trx, holdId);
       if (!hold) throw notFound('HOLD_NOT_FOUND', `no hold ${holdId}`, 'id');
       if (hold.account_id !== accountId)
         throw new DomainError('forbidden', 'HOLD_NOT_OWNED', 'this hold belongs to another account', { field: 'id' });

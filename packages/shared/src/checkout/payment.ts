@@ -115,10 +115,8 @@ export class SimulatedPaymentGateway implements PaymentProvider {
       // real provider's 429 is, or answered late.
       const condition = req.eventId ? await this.conditionOf(db, req.eventId) : null;
       if (condition && random() < condition.busyShare) return { status: 'rate_limited', retryAfterSeconds: condition.retryAfterSeconds };
-      // Charged before (by another process, or by this one before a restart): the first answer, as recorded.
-      const existing = await ledger.findCharge(db, req.idempotencyKey);
-      if (existing)
-        return existing.request_fingerprint === fingerprint ? resultOf(existing) : { status: 'declined', reason: 'idempotency_key_reused' };
+      // One statement: the charge recorded, or, charged before (by another process, or by this one before a
+      // restart), the first answer as recorded, at once (the decision made here for it is dropped).
       const outcome = decide();
       const { row, created } = await ledger.recordCharge(db, {
         key: req.idempotencyKey,
@@ -129,8 +127,10 @@ export class SimulatedPaymentGateway implements PaymentProvider {
         amountCents: req.amountCents,
         currency: req.currency,
       });
-      if (created) this.charges++;
-      await latency(condition?.delayMs ?? 0);
+      if (created) {
+        this.charges++;
+        await latency(condition?.delayMs ?? 0);
+      }
       return row.request_fingerprint === fingerprint ? resultOf(row) : { status: 'declined', reason: 'idempotency_key_reused' };
     })();
     this.byKey.set(req.idempotencyKey, { fingerprint, result });

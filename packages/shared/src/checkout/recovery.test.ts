@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { sql } from 'kysely';
+import { sql, type KyselyPlugin } from 'kysely';
 import { createOpenEvent, createTestDatabase, testSecrets, type TestDatabase } from '../testing/index.js';
 import { EventCache } from '../allocations/index.js';
 import { HoldService, SeatmapCache } from '../inventory/index.js';
@@ -117,6 +117,69 @@ describe('a simulated gateway that remembers', () => {
       .where('idempotency_key', '=', 'acct:remember-1')
       .executeTakeFirstOrThrow();
     expect(row.refunded_at).not.toBeNull();
+  });
+});
+
+describe("the simulated gateway's ledger", () => {
+  it('takes one statement for a new charge and one for a retry of it (the insert, else the row that stopped it), with the answers of before', async () => {
+    let statements = 0;
+    const counter: KyselyPlugin = {
+      transformQuery: (args) => {
+        statements++;
+        return args.node;
+      },
+      transformResult: (args) => Promise.resolve(args.result),
+    };
+    const gateway = new SimulatedPaymentGateway({ tps: 1000, latencyMs: 0, failureRate: 0, db: t.db.withPlugin(counter) });
+    const card = { type: 'card' as const, number: TEST_CARDS.success };
+    const charge = (key: string, amountCents = 1500, instrument: ChargeRequest['instrument'] = card) =>
+      gateway.charge({ idempotencyKey: key, amountCents, currency: 'USD', instrument });
+    const charged = await charge('acct:one-statement-1');
+    expect(charged.status).toBe('succeeded');
+    expect(statements).toBe(1);
+    // Another process (a fresh instance: nothing in memory) retries the same key: the first answer, one statement.
+    const other = new SimulatedPaymentGateway({ tps: 1000, latencyMs: 0, failureRate: 0, db: t.db.withPlugin(counter) });
+    statements = 0;
+    expect(await other.charge({ idempotencyKey: 'acct:one-statement-1', amountCents: 1500, currency: 'USD', instrument: card })).toEqual(
+      charged,
+    );
+    expect(statements).toBe(1);
+    expect(other.charges).toBe(0);
+    // Another request under the key (another amount): refused, nothing charged.
+    statements = 0;
+    expect(await other.charge({ idempotencyKey: 'acct:one-statement-1', amountCents: 1, currency: 'USD', instrument: card })).toEqual({
+      status: 'declined',
+      reason: 'idempotency_key_reused',
+    });
+    expect(statements).toBe(1);
+    // A declined card is recorded as declined, and a retry of it gets that decline.
+    statements = 0;
+    const declined = await charge('acct:one-statement-2', 1500, { type: 'card', number: TEST_CARDS.declined });
+    expect(declined).toEqual({ status: 'declined', reason: 'card_declined' });
+    expect(
+      await other.charge({
+        idempotencyKey: 'acct:one-statement-2',
+        amountCents: 1500,
+        currency: 'USD',
+        instrument: { type: 'card', number: TEST_CARDS.declined },
+      }),
+    ).toEqual(declined);
+    expect(statements).toBe(2);
+    const { rows } = await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM simulated_gateway_charges WHERE idempotency_key LIKE 'acct:one-statement-%'`.execute(t.db);
+    expect(rows[0]!.n).toBe(2);
+    expect(gateway.charges).toBe(2);
+  });
+
+  it('answers each of many concurrent charges under one key from the one row recorded', async () => {
+    const card = { type: 'card' as const, number: TEST_CARDS.success };
+    const gateways = Array.from({ length: 8 }, () => new SimulatedPaymentGateway({ tps: 1000, latencyMs: 0, failureRate: 0, db: t.db }));
+    const answers = await Promise.all(
+      gateways.map((g) => g.charge({ idempotencyKey: 'acct:one-statement-race', amountCents: 700, currency: 'USD', instrument: card })),
+    );
+    expect(new Set(answers.map((a) => JSON.stringify(a))).size).toBe(1);
+    expect(answers[0]!.status).toBe('succeeded');
+    expect(gateways.reduce((n, g) => n + g.charges, 0)).toBe(1);
   });
 });
 

@@ -21,7 +21,12 @@ export async function findCharge(db: Db, key: string): Promise<SimulatedChargeRo
     .executeTakeFirst();
 }
 
-/** Records a charge; when one under the key exists already (another process made it first), returns that one. */
+/**
+ * Records a charge; when one under the key exists already (another process made it first, or this is a retry), returns
+ * that one instead: one statement either way (the insert, else the row that stopped it). Only a row committed by
+ * another transaction while this statement ran (its insert waited for that one, its read did not see it) takes a
+ * second read.
+ */
 export async function recordCharge(
   db: Db,
   c: {
@@ -34,12 +39,21 @@ export async function recordCharge(
     currency: string;
   },
 ): Promise<{ row: SimulatedChargeRow; created: boolean }> {
-  const { rows } = await sql<SimulatedChargeRow>`
-    INSERT INTO simulated_gateway_charges (idempotency_key, request_fingerprint, status, reference, reason, amount_cents, currency)
-    VALUES (${c.key}, ${c.fingerprint}, ${c.status}, ${c.reference}, ${c.reason}, ${c.amountCents}, ${c.currency})
-    ON CONFLICT (idempotency_key) DO NOTHING
-    RETURNING idempotency_key, request_fingerprint, status, reference, reason, refunded_at`.execute(db);
-  if (rows[0]) return { row: rows[0], created: true };
+  const { rows } = await sql<SimulatedChargeRow & { created: boolean }>`
+    WITH ins AS (
+      INSERT INTO simulated_gateway_charges (idempotency_key, request_fingerprint, status, reference, reason, amount_cents, currency)
+      VALUES (${c.key}, ${c.fingerprint}, ${c.status}, ${c.reference}, ${c.reason}, ${c.amountCents}, ${c.currency})
+      ON CONFLICT (idempotency_key) DO NOTHING
+      RETURNING idempotency_key, request_fingerprint, status, reference, reason, refunded_at)
+    SELECT ins.*, true AS created FROM ins
+    UNION ALL
+    SELECT idempotency_key, request_fingerprint, status, reference, reason, refunded_at, false AS created
+      FROM simulated_gateway_charges WHERE idempotency_key = ${c.key} AND NOT EXISTS (SELECT 1 FROM ins)`.execute(db);
+  const first = rows[0];
+  if (first) {
+    const { created, ...row } = first;
+    return { row, created };
+  }
   const existing = await findCharge(db, c.key);
   if (!existing) throw new Error(`simulated gateway: charge ${c.key} vanished`);
   return { row: existing, created: false };

@@ -75,8 +75,11 @@ export function findHold(db: Db | Trx, id: string) {
   return db.selectFrom('holds').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** A hold locked with its event's settings (lockHoldWithEvent, lockHoldsWithEvent): the statement before its WHERE. */
-const HOLD_WITH_EVENT = sql`
+/**
+ * A hold locked with its event's settings (lockHoldWithEvent, lockHoldsWithEvent, the checkout's first step): the
+ * statement before its WHERE.
+ */
+export const HOLD_WITH_EVENT = sql`
     SELECT h.*, e.hold_extension_seconds, e.per_instrument_seat_limit, e.currency,
            a.access AS tier_access, a.bin_ranges AS tier_bin_ranges, a.name AS tier_name,
            -- An operator may have blocked the account from the event since it held: checkout refuses it (fan support).
