@@ -46,6 +46,7 @@ import * as m20261209_1000 from './2026_12_09_1000_add_store_load_holds_shed.js'
 import * as m20261210_1200 from './2026_12_10_1200_lock_instrument_seats.js';
 import * as m20261211_1000 from './2026_12_11_1000_add_holds_ended_indexes.js';
 import * as m20261212_2000 from './2026_12_12_2000_add_pending_attempts_instrument_idx.js';
+import * as m20261212_7000 from './2026_12_12_7000_index_confirmed_orders_by_fan.js';
 import * as m20261208_4400 from './2026_12_08_4400_add_store_load_admitted_wait.js';
 
 /** Every migration, in order. A static list so the migrator works the same under tsx, vitest and a bundler. */
@@ -98,4 +99,5 @@ export const migrations: Record<string, Migration> = {
   '2026_12_10_1200_lock_instrument_seats': m20261210_1200,
   '2026_12_11_1000_add_holds_ended_indexes': m20261211_1000,
   '2026_12_12_2000_add_pending_attempts_instrument_idx': m20261212_2000,
+  '2026_12_12_7000_index_confirmed_orders_by_fan': m20261212_7000,
 };
