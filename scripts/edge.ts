@@ -43,6 +43,8 @@ try {
     breakerOpenSeconds: edge.breakerOpenSeconds,
     framingGuard: edge.framingGuard,
     joinBatch: edge.joinBatch,
+    joinAloneBelow: edge.joinAloneBelow,
+    joinBatchWaitMs: edge.joinBatchWaitMs,
   });
   console.log(
     `edge        ${running.url}   (workerd serve${edge.framingGuard ? ' behind its framing guard' : ''}, in front of ${storeApiUrl}; status polls and watermarks answered here)`,
