@@ -10,7 +10,9 @@ API: STORE_API_URL (default http://127.0.0.1:3000), on EDGE_PORT (default 8787).
 (QUEUE_TOKEN_SECRET, AUTH_SECRET, as the store API reads them). \`npm start -- --edge\` starts it with the whole
 product instead. Settings: EDGE_WATERMARK_TTL_SECONDS (2), EDGE_STALE_SECONDS (15), EDGE_ORIGIN_TIMEOUT_MS (5000),
 EDGE_FAN_TIMEOUT_MS (5000), EDGE_PROXY_TIMEOUT_MS (12000), EDGE_BREAKER_FAILURES (5), EDGE_BREAKER_OPEN_SECONDS (5),
-EDGE_FRAMING_GUARD (on), EDGE_JOIN_BATCH (off; N: up to N joins sent to the store API in one request, off until a whole 20,000-fan rehearsal with it on is shown). See docs/edge.md.`;
+EDGE_FRAMING_GUARD (on), EDGE_JOIN_BATCH (off; N: up to N joins sent to the store API in one request, off until a whole 20,000-fan rehearsal with it on is shown),
+EDGE_JOIN_ALONE_BELOW (32: with batching on, a join goes alone while fewer joins are at the origin; only a backlog is batched),
+EDGE_JOIN_BATCH_WAIT_MS (10: the longest a backlogged join waits for its batch). See docs/edge.md.`;
 
 if (process.argv.slice(2).some((a) => a === '--help' || a === '-h')) {
   console.log(USAGE);
@@ -43,6 +45,8 @@ try {
     breakerOpenSeconds: edge.breakerOpenSeconds,
     framingGuard: edge.framingGuard,
     joinBatch: edge.joinBatch,
+    joinAloneBelow: edge.joinAloneBelow,
+    joinBatchWaitMs: edge.joinBatchWaitMs,
   });
   console.log(
     `edge        ${running.url}   (workerd serve${edge.framingGuard ? ' behind its framing guard' : ''}, in front of ${storeApiUrl}; status polls and watermarks answered here)`,

@@ -264,6 +264,8 @@ try {
       breakerOpenSeconds: edgeEnv.breakerOpenSeconds,
       framingGuard: edgeEnv.framingGuard,
       joinBatch: edgeEnv.joinBatch,
+      joinAloneBelow: edgeEnv.joinAloneBelow,
+      joinBatchWaitMs: edgeEnv.joinBatchWaitMs,
     });
     shutdown.add('edge', () => edge.close());
     edgeUrl = edge.url;

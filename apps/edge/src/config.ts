@@ -36,6 +36,13 @@ export interface EdgeEnv {
    * one batch, 1-100 (default 100), or `off` (each join proxied alone).
    */
   EDGE_JOIN_BATCH?: string;
+  /**
+   * Joins at the origin (sent alone or in batches, not yet answered) below which a join goes alone, as with batching
+   * off (default 32); 0: every join waits for a batch. Only with EDGE_JOIN_BATCH on.
+   */
+  EDGE_JOIN_ALONE_BELOW?: string;
+  /** The longest a join of the backlog waits for its batch to fill before the batch is sent, in milliseconds (default 10). */
+  EDGE_JOIN_BATCH_WAIT_MS?: string;
 }
 
 export interface EdgeConfig {
@@ -53,6 +60,10 @@ export interface EdgeConfig {
   memoryCache: boolean;
   /** Most joins in one batch to the origin; 0: joins are proxied alone. */
   joinBatchMax: number;
+  /** Joins at the origin below which a join goes alone. */
+  joinAloneBelow: number;
+  /** The longest a backlogged join waits for its batch (ms). */
+  joinBatchWaitMs: number;
   /** Why the worker cannot answer status polls itself (it then passes them to the origin), or null. */
   misconfigured: string | null;
 }
@@ -107,6 +118,8 @@ export function loadEdgeConfig(env: EdgeEnv): EdgeConfig {
       env.EDGE_JOIN_BATCH === undefined || env.EDGE_JOIN_BATCH === '' || env.EDGE_JOIN_BATCH === 'off'
         ? 0
         : seconds(env.EDGE_JOIN_BATCH, 'EDGE_JOIN_BATCH', 100, 1, 100),
+    joinAloneBelow: Math.floor(seconds(env.EDGE_JOIN_ALONE_BELOW, 'EDGE_JOIN_ALONE_BELOW', 32, 0, 100_000)),
+    joinBatchWaitMs: seconds(env.EDGE_JOIN_BATCH_WAIT_MS, 'EDGE_JOIN_BATCH_WAIT_MS', 10, 0, 1000),
     misconfigured:
       missing.length > 0
         ? `${missing.join(' and ')} not set (32+ characters each, as Worker secrets): status polls go to the origin`

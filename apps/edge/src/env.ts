@@ -15,6 +15,8 @@ const schema = z.object({
   EDGE_BREAKER_OPEN_SECONDS: z.coerce.number().min(0.1).max(300).default(5),
   EDGE_FRAMING_GUARD: z.enum(['on', 'off']).default('on'),
   EDGE_JOIN_BATCH: z.union([z.literal('off'), z.coerce.number().int().min(1).max(100)]).default('off'),
+  EDGE_JOIN_ALONE_BELOW: z.coerce.number().int().min(0).max(100_000).default(32),
+  EDGE_JOIN_BATCH_WAIT_MS: z.coerce.number().min(0).max(1000).default(10),
 });
 
 export interface LocalEdgeEnv {
@@ -32,6 +34,10 @@ export interface LocalEdgeEnv {
   framingGuard: boolean;
   /** Most joins the worker sends the origin in one request (EDGE_JOIN_BATCH, 1-100, default 100), or `off`. */
   joinBatch: number | 'off';
+  /** Joins at the origin below which a join goes alone (EDGE_JOIN_ALONE_BELOW, default 32; 0: every join batched). */
+  joinAloneBelow: number;
+  /** The longest a backlogged join waits for its batch (EDGE_JOIN_BATCH_WAIT_MS, default 10). */
+  joinBatchWaitMs: number;
 }
 
 export function loadEdgeEnv(env: NodeJS.ProcessEnv = process.env): LocalEdgeEnv {
@@ -51,5 +57,7 @@ export function loadEdgeEnv(env: NodeJS.ProcessEnv = process.env): LocalEdgeEnv 
     breakerOpenSeconds: e.EDGE_BREAKER_OPEN_SECONDS,
     framingGuard: e.EDGE_FRAMING_GUARD === 'on',
     joinBatch: e.EDGE_JOIN_BATCH,
+    joinAloneBelow: e.EDGE_JOIN_ALONE_BELOW,
+    joinBatchWaitMs: e.EDGE_JOIN_BATCH_WAIT_MS,
   };
 }

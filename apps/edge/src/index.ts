@@ -127,7 +127,8 @@ function edgeOf(env: EdgeEnv): Edge | Error {
               timeoutMs: config.fanTimeoutMs,
               breaker,
               maxBatch: config.joinBatchMax,
-              maxInFlight: JOIN_BATCHES_IN_FLIGHT,
+              aloneBelow: config.joinAloneBelow,
+              maxWaitMs: config.joinBatchWaitMs,
               log: (m) => console.error(m),
             })
           : null,
@@ -932,13 +933,6 @@ function keptAnswer(k: Kept, req: Request, now: number, how: 'hit' | 'miss'): Re
   return new Response(req.method === 'HEAD' ? null : k.body, { status: k.status, statusText: k.statusText, headers });
 }
 
-/**
- * Batches of joins at the origin at once. Two (the store's join batcher has two inserts in flight) left joins waiting
- * for a batch's place: `npm run bench -- joins --rounds 3` measured 0.37-0.83 of the joins/s of joins sent alone with
- * two, 0.92-0.97 with four (about 22 joins a batch), 0.67-1.73 with eight (12 a batch; docs/benchmarks.md).
- */
-const JOIN_BATCHES_IN_FLIGHT = 4;
-
 /** Headers of the fan's request that belong to its connection (or are the origin's to set), not passed on in a batch. */
 const NOT_FORWARDED = new Set([
   'connection',
@@ -953,6 +947,12 @@ const NOT_FORWARDED = new Set([
 ]);
 /** The store API's limit on a request's headers: a join with more goes alone (and is refused there as before). */
 const BATCHED_HEADER_BYTES = 16 * 1024;
+
+/** A join's request (`POST /events/:id/queue`), by its path. */
+function isJoin(url: URL): boolean {
+  const path = url.pathname + url.search;
+  return path.length <= EDGE_JOIN_PATH_MAX && EDGE_JOIN_PATH.test(path);
+}
 
 /**
  * A join that can go in a batch, as the origin would have received it proxied alone (the fan's headers, its address
@@ -1022,7 +1022,16 @@ async function route(req: Request, edge: Edge, ctx: ExecutionContext, ticket: Jo
       const wm = WATERMARK_PATH.exec(url.pathname);
       if (wm) return await watermark(url, wm[1]!, edge, waitUntil);
     }
-    if (req.method === 'POST' && edge.joins?.active) {
+    if (req.method === 'POST' && edge.joins && isJoin(url)) {
+      // Alone while the origin has few joins in hand (as with batching off); in the backlog's next batch otherwise.
+      const release = edge.joins.alone();
+      if (release) {
+        try {
+          return await proxy(req, url, edge, waitUntil);
+        } finally {
+          release();
+        }
+      }
       const join = batchableJoin(req, url);
       const answer = join && (await batchedJoin(join, edge.joins, waitUntil, ticket));
       if (answer) return answer;

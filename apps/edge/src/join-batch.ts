@@ -1,7 +1,10 @@
-// Joins sent to the origin many to a request: the edge's own origin request was most of what a join through it cost
-// (docs/benchmarks.md, "npm run bench -- joins"). Joins arriving while the origin is busy with earlier ones wait
-// for the next batch; a join arriving at an idle edge goes at once (a batch of one). The origin runs each join of a
-// batch through everything its join route runs and answers each as it would have alone (POST /edge/joins).
+// Joins sent to the origin many to a request, but only a backlog: the edge's own origin request was most of what a join
+// through it cost (docs/benchmarks.md, "npm run bench -- joins"), while a join that waits for a batch pays that wait.
+// A join goes to the origin alone (proxied, as with batching off) while fewer than `aloneBelow` joins are at the
+// origin and none waits for a batch; a join arriving while that many are out waits in the backlog, which goes as one
+// batch once it holds `maxBatch` joins or its oldest has waited `maxWaitMs`. So at a low rate a join pays nothing for
+// batching, and at a high rate the origin gets batches. The origin runs each join of a batch through everything its
+// join route runs and answers each as it would have alone (POST /edge/joins).
 import {
   EDGE_JOINS_HEADER,
   EDGE_JOINS_PATH,
@@ -13,16 +16,14 @@ import {
 import type { TokenKey } from '@onsale/shared/queue/edge';
 import type { OriginBreaker } from './breaker.js';
 
-/** An offered batch none of whose joins' requests has sent after this long is given up: they are gone (ms). */
-const CLAIM_MS = 1000;
-/** A batch sent and unanswered this long past the origin timeout lost its sender's request (ms). */
+/** A batch, or a join sent alone, unanswered this long past the origin timeout lost its sender's request (ms). */
 const GIVE_UP_MARGIN_MS = 1000;
-/** A waiting join looks at its batch after this long, then twice as long each time, up to MAX_TICK_MS (ms). */
+/** A join in a sent batch looks at its outcome after this long, then twice as long each time, up to MAX_TICK_MS (ms). */
 const FIRST_TICK_MS = 2;
 const MAX_TICK_MS = 16;
 /**
- * How the origin's recent batch times are weighed: a waiting join sleeps until the batch it waits on is due back (its
- * own, or the first out when it has none yet) instead of looking every few ms; once past that, it looks as above.
+ * How the origin's recent batch times are weighed: a join in a sent batch sleeps until its batch is due back instead
+ * of looking every few ms; once past that, it looks as above.
  */
 const ROUND_TRIP_WEIGHT = 0.2;
 /** It wakes a little before (this share of the recent time), then looks as above. */
@@ -50,7 +51,9 @@ const UNAVAILABLE: JoinOutcome = { kind: 'unavailable', retryAfterSeconds: 5, ho
  */
 interface Waiting {
   join: EdgeJoin;
-  /** The batch it is in, once one is formed. */
+  /** When it joined the backlog (ms). */
+  since: number;
+  /** The batch it is in, once one is sent. */
   batch: Batch | undefined;
   /** Its outcome, once its batch is answered. */
   outcome: JoinOutcome | undefined;
@@ -65,16 +68,11 @@ export interface JoinTicket {
 
 interface Batch {
   members: Waiting[];
-  /** Offered: waiting for one of its joins' requests to send it. Sent: at the origin. */
-  state: 'offered' | 'sent';
-  /** When it was offered or sent (ms). */
+  /** When it was sent (ms). */
   since: number;
   /** Its joins answered so far (the origin streams each join's answer as that join is done). */
   answered: number;
-  /**
-   * Half its joins or more answered: it no longer holds one of the maxInFlight places (the origin has done most of
-   * it; the rest are waiting there, for a pooled connection most likely), so the next batch may go.
-   */
+  /** Half its joins or more answered: its round trip is noted. */
   mostlyDone: boolean;
 }
 
@@ -85,38 +83,47 @@ export interface EdgeJoinBatcherOptions {
   breaker: OriginBreaker;
   /** Most joins in a batch. */
   maxBatch: number;
-  /** Batches at the origin at once; joins arriving while this many are out wait for the next. */
-  maxInFlight: number;
+  /**
+   * Joins at the origin (alone or in batches, not yet answered) below which a join arriving while none waits goes
+   * alone; 0: every join waits for a batch.
+   */
+  aloneBelow: number;
+  /** The longest a join of the backlog waits for its batch to fill before the batch is sent (ms). */
+  maxWaitMs: number;
   /** How long after the origin refused a batch joins go alone again before batching is tried anew (ms). */
   refusedForMs?: number;
-  /** How long an offered batch waits for one of its joins' requests to send it before it is given up (ms). */
-  claimMs?: number;
   /** The clock (ms). */
   now?: () => number;
   log?: (message: string) => void;
 }
 
 /**
- * Collects joins into batches for the origin. workerd's I/O belongs to a request, and so does every promise: one
- * request resolving another's promise hands the continuation to that request, or drops it when that request is over,
- * and an object with I/O in it (a stream, a response) made in one request cannot be used by another. So a batch is only
- * ever sent by the request of one of its own joins, which awaits the answer anyway and reads it whole; every join
- * learns its batch and its outcome as plain values, on its own request's timer (2 ms, then twice as long each time, at
- * most 16 ms), and builds its answer in its own request. A batch is sent by whichever of its joins' requests looks
- * first (at once, by the join that arrives while there is room); a batch none of them sent within claimMs is given up,
- * as is one whose sender went away without an answer after the origin timeout: their joins are answered 503 as a
+ * Collects the backlog of joins into batches for the origin. workerd's I/O belongs to a request, and so does every
+ * promise: one request resolving another's promise hands the continuation to that request, or drops it when that
+ * request is over, and an object with I/O in it (a stream, a response) made in one request cannot be used by another.
+ * So a batch is only ever sent by the request of one of its own joins (the one that fills the backlog to maxBatch, or
+ * the first whose timer finds the backlog's oldest join due), which reads the answer in its own request; every join
+ * learns its outcome as a plain value, on its own request's timer, and builds its answer in its own request. A batch
+ * whose sender went away without an answer is given up after the origin timeout: its joins are answered 503 as a
  * failed batch's are. Joins keep their arrival order within a batch and batches leave in arrival order.
  */
 export class EdgeJoinBatcher {
+  /** The backlog: joins waiting for a batch (at most maxBatch). */
   private waiting: Waiting[] = [];
-  /** Batches offered or at the origin (at most maxInFlight). */
+  /** Batches at the origin. */
   private out: Batch[] = [];
+  /** Joins of sent batches not yet answered. */
+  private batchedOut = 0;
+  /** Joins sent alone and not yet answered, each with when it was sent (ms), in that order. */
+  private aloneOut = new Map<object, number>();
   private refusedUntil = 0;
   private readonly now: () => number;
   /** The key once imported: awaited once, then used as a value. */
   private keyNow: TokenKey | undefined;
   /** The origin's recent time over a batch (ms; weighted), once one has been answered. */
   private roundTripMs: number | undefined;
+  /** Joins sent alone and in batches, and batches sent (for tests and logs). */
+  readonly counts = { alone: 0, batched: 0, batches: 0 };
 
   constructor(private readonly o: EdgeJoinBatcherOptions) {
     this.now = o.now ?? Date.now;
@@ -127,108 +134,134 @@ export class EdgeJoinBatcher {
     return this.refusedUntil === 0 || this.now() >= this.refusedUntil;
   }
 
-  /** Batches offered or at the origin now (for tests). */
-  get batchesOut(): number {
-    return this.out.length;
+  /** Joins at the origin now: sent alone, or in a batch, and not yet answered. */
+  get inFlight(): number {
+    const old = this.now() - this.o.timeoutMs - GIVE_UP_MARGIN_MS;
+    // A join sent alone whose request never said it was answered (workerd cancelled it) is let go after its timeout.
+    for (const [k, since] of this.aloneOut) {
+      if (since >= old) break;
+      this.aloneOut.delete(k);
+    }
+    return this.aloneOut.size + this.batchedOut;
   }
 
   /**
-   * A join's outcome. `keepAlive` (the request's waitUntil) keeps a batch this join's request sends being read past
-   * this join's own answer, for the other joins of the batch (each is answered as soon as its own answer is in);
-   * without it the sender waits for the whole batch.
+   * A join arriving now goes alone when nothing waits for a batch and fewer than `aloneBelow` joins are at the origin
+   * (or while the origin refuses batches): its release, to be called once its answer is in (or its request is over).
+   * Null: it waits for a batch (`join`).
+   */
+  alone(): (() => void) | null {
+    if (this.active && (this.waiting.length > 0 || this.inFlight >= this.o.aloneBelow)) return null;
+    const k = {};
+    this.aloneOut.set(k, this.now());
+    this.counts.alone++;
+    return () => void this.aloneOut.delete(k);
+  }
+
+  /**
+   * A join's outcome from a batch. `keepAlive` (the request's waitUntil) keeps a batch this join's request sends being
+   * read past this join's own answer, for the other joins of the batch (each is answered as soon as its own answer is
+   * in); without it the sender waits for the whole batch.
    */
   async join(join: EdgeJoin, ticket: JoinTicket = { gone: false }, keepAlive?: (p: Promise<unknown>) => void): Promise<JoinOutcome> {
-    const w: Waiting = { join, batch: undefined, outcome: undefined, ticket };
+    const w: Waiting = { join, since: this.now(), batch: undefined, outcome: undefined, ticket };
     this.waiting.push(w);
-    this.pump();
     let tick = FIRST_TICK_MS;
     for (;;) {
       if (w.outcome !== undefined) return w.outcome;
-      const b = w.batch;
-      if (b !== undefined && b.state === 'offered') {
-        const sending = this.send(b, w);
-        if (!keepAlive) return sending;
+      this.giveUp();
+      if (w.outcome !== undefined) return w.outcome;
+      if (w.batch === undefined && w.ticket.gone) {
+        // Its request was answered by its deadline while it waited: it is not sent.
+        this.waiting = this.waiting.filter((m) => m !== w);
+        return UNAVAILABLE;
+      }
+      if (w.batch === undefined) {
+        // In the backlog (which never holds more than maxBatch, so all of it, this join included, is one batch): sent
+        // once full, or once its oldest join has waited maxWaitMs.
+        const due = this.dueToSend();
+        if (due > 0) {
+          await sleep(due);
+          continue;
+        }
+        const b = this.take();
+        if (b.members.length === 0) continue;
+        const sending = this.send(b);
+        if (!keepAlive) {
+          await sending;
+          continue;
+        }
         keepAlive(sending);
         continue;
       }
-      const due = this.dueInMs(b);
+      const due = this.dueInMs(w.batch);
       if (due > FIRST_TICK_MS) {
-        // Nothing to do before the batch it waits on is due back: one timer instead of a look every few ms.
+        // Nothing to do before its batch is due back: one timer instead of a look every few ms.
         await sleep(due);
         tick = FIRST_TICK_MS;
       } else {
         await sleep(tick);
         tick = Math.min(tick * 2, MAX_TICK_MS);
       }
-      // Its own batch offered: it sends it (above) before anything here could give that batch up.
-      const mine = w.batch;
-      if (w.outcome === undefined && (mine === undefined || mine.state !== 'offered')) this.pump();
     }
   }
 
-  /**
-   * How long until the batch a join waits on is due back from the origin, by the origin's recent batch times: its own
-   * once sent, else the first one out (its answer makes room for the next batch); 0 when unknown or already due. At
-   * most MAX_DUE_MS.
-   */
-  private dueInMs(own: Batch | undefined): number {
-    if (this.roundTripMs === undefined) return 0;
-    let since = Infinity;
-    if (own !== undefined) since = own.state === 'sent' ? own.since : Infinity;
-    else for (const b of this.out) if (b.state === 'sent' && !b.mostlyDone && b.since < since) since = b.since;
-    if (since === Infinity) return 0;
-    return Math.min(MAX_DUE_MS, Math.max(0, Math.floor(since + EARLY * this.roundTripMs - this.now())));
+  /** How long until the backlog is sent (ms): 0 when it is full or its oldest join (still wanted) has waited enough. */
+  private dueToSend(): number {
+    while (this.waiting.length > 0 && this.waiting[0]!.ticket.gone) this.waiting.shift();
+    if (this.waiting.length === 0 || this.waiting.length >= this.o.maxBatch) return 0;
+    return Math.max(0, this.waiting[0]!.since + this.o.maxWaitMs - this.now());
   }
 
-  /** Gives up batches whose joins' requests are gone, and offers new batches while there is room. */
-  private pump(): void {
+  /** The backlog as a batch, without the joins whose requests were answered meanwhile (their fans were told to come back). */
+  private take(): Batch {
+    const members = this.waiting.filter((m) => !m.ticket.gone);
+    this.waiting = [];
+    const b: Batch = { members, since: this.now(), answered: 0, mostlyDone: false };
+    for (const m of members) m.batch = b;
+    return b;
+  }
+
+  /** How long until a sent batch is due back from the origin, by the origin's recent batch times (at most MAX_DUE_MS). */
+  private dueInMs(b: Batch): number {
+    if (this.roundTripMs === undefined) return 0;
+    return Math.min(MAX_DUE_MS, Math.max(0, Math.floor(b.since + EARLY * this.roundTripMs - this.now())));
+  }
+
+  /** Gives up batches whose sender's request went away without their answer. */
+  private giveUp(): void {
+    if (this.out.length === 0) return;
     const now = this.now();
     for (const b of [...this.out]) {
-      if (b.state === 'sent' && now - b.since > this.o.timeoutMs + GIVE_UP_MARGIN_MS) {
+      if (now - b.since > this.o.timeoutMs + GIVE_UP_MARGIN_MS) {
         this.o.log?.(`onsale edge: a batch of ${b.members.length} joins went unanswered (its request is gone): answered 503`);
         this.finish(b);
-      } else if (b.state === 'offered' && now - b.since > (this.o.claimMs ?? CLAIM_MS)) {
-        this.finish(b);
       }
-    }
-    let places = 0;
-    for (const b of this.out) if (!b.mostlyDone) places++;
-    while (places < this.o.maxInFlight && this.waiting.length > 0) {
-      const members: Waiting[] = [];
-      while (members.length < this.o.maxBatch && this.waiting.length > 0) {
-        const w = this.waiting.shift()!;
-        if (!w.ticket.gone) members.push(w);
-      }
-      if (members.length === 0) break;
-      const b: Batch = { members, state: 'offered', since: now, answered: 0, mostlyDone: false };
-      for (const m of members) m.batch = b;
-      this.out.push(b);
-      places++;
     }
   }
 
   /**
    * Gives each join of a batch still without one its outcome (`outcomes`' at its place, else 503 ORIGIN_UNAVAILABLE as
-   * a failed batch's; each reads it on its own timer), frees the batch's place.
+   * a failed batch's; each reads it on its own timer).
    */
   private finish(b: Batch, outcomes?: JoinOutcome[]): void {
     const i = this.out.indexOf(b);
     if (i < 0) return;
     this.out.splice(i, 1);
+    this.batchedOut -= b.members.length - b.answered;
     b.members.forEach((m, k) => (m.outcome ??= outcomes?.[k] ?? UNAVAILABLE));
-    this.pump();
   }
 
-  /** One join's answer from a streamed batch: that join's outcome now, and the batch's place once half are in. */
+  /** One join's answer from a streamed batch: that join's outcome now. */
   private answered(b: Batch, k: number, answer: EdgeJoinAnswer): void {
     const m = b.members[k];
-    if (m === undefined || m.outcome !== undefined) return;
+    if (m === undefined || m.outcome !== undefined || !this.out.includes(b)) return;
     m.outcome = { kind: 'answer', answer };
     b.answered++;
+    this.batchedOut--;
     if (!b.mostlyDone && b.answered * 2 >= b.members.length) {
       b.mostlyDone = true;
       this.noteRoundTrip(this.now() - b.since);
-      this.pump();
     }
   }
 
@@ -236,26 +269,25 @@ export class EdgeJoinBatcher {
     this.roundTripMs = this.roundTripMs === undefined ? took : this.roundTripMs + ROUND_TRIP_WEIGHT * (took - this.roundTripMs);
   }
 
-  /** Sends a batch from the request of one of its joins (`sender`), gives every join its outcome, returns the sender's. */
-  private async send(b: Batch, sender: Waiting): Promise<JoinOutcome> {
-    b.state = 'sent';
+  /** Sends a batch from the request of one of its joins, gives every join its outcome. */
+  private async send(b: Batch): Promise<void> {
     b.since = this.now();
-    // Joins whose requests were answered meanwhile are not sent (their fans were told to come back).
-    const members = b.members.filter((m) => m === sender || !m.ticket.gone);
-    b.members = members;
+    this.out.push(b);
+    this.batchedOut += b.members.length;
+    this.counts.batches++;
+    this.counts.batched += b.members.length;
     let outcomes: JoinOutcome[];
     try {
       outcomes = await this.exchange(
-        members.map((w) => w.join),
+        b.members.map((w) => w.join),
         (k, answer) => this.answered(b, k, answer),
       );
       if (outcomes[0]?.kind === 'answer' && !b.mostlyDone) this.noteRoundTrip(this.now() - b.since);
     } catch (e) {
       this.o.log?.(`onsale edge: a batch of joins failed: ${e instanceof Error ? e.message : String(e)}`);
-      outcomes = members.map(() => UNAVAILABLE);
+      outcomes = b.members.map(() => UNAVAILABLE);
     }
     this.finish(b, outcomes);
-    return sender.outcome ?? outcomes[members.indexOf(sender)]!;
   }
 
   /**

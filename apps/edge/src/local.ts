@@ -58,6 +58,10 @@ export interface LocalEdgeOptions {
   breakerOpenSeconds?: number;
   /** EDGE_JOIN_BATCH: most joins in one request to the origin, or `off` (the default: each join proxied alone). */
   joinBatch?: number | 'off';
+  /** EDGE_JOIN_ALONE_BELOW: joins at the origin below which a join goes alone (default 32; 0: every join batched). */
+  joinAloneBelow?: number;
+  /** EDGE_JOIN_BATCH_WAIT_MS: the longest a backlogged join waits for its batch (default 10). */
+  joinBatchWaitMs?: number;
   /**
    * The framing guard in front of workerd (default on): malformed request framing answered 400 in the error shape
    * rather than workerd's bare 500. Off: workerd's own socket is the edge's.
@@ -132,6 +136,8 @@ export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
     // API storage of its own; on Cloudflare the binding is unset and the Cache API is used).
     EDGE_CACHE: 'memory',
     EDGE_JOIN_BATCH: String(o.joinBatch ?? 'off'),
+    EDGE_JOIN_ALONE_BELOW: String(o.joinAloneBelow ?? 32),
+    EDGE_JOIN_BATCH_WAIT_MS: String(o.joinBatchWaitMs ?? 10),
   };
   const script = o.script ?? (await bundleWorker());
   const dir = await mkdtemp(join(tmpdir(), 'onsale-edge-'));

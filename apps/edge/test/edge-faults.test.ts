@@ -92,6 +92,8 @@ beforeAll(async () => {
     breakerFailures: 1000,
     // Joins in batches (EDGE_JOIN_BATCH, off by default): a batch's reset is one of the cases.
     joinBatch: 100,
+    // Every join in a batch (none alone while the origin has few in hand): the batch path is what is tested here.
+    joinAloneBelow: 0,
   });
 });
 

@@ -53,6 +53,8 @@ beforeAll(async () => {
     proxyTimeoutMs: 2500,
     fanTimeoutMs: 2500,
     joinBatch: 100,
+    // Every join in a batch (none alone while the origin has few in hand): the batch path is what is tested here.
+    joinAloneBelow: 0,
     // Batches fail on purpose below (timeouts): the breaker has its own tests.
     breakerFailures: 1000,
     log: (line) => logs.push(line),
@@ -145,16 +147,18 @@ describe('joins in batches under load (workerd serve)', () => {
     expect(answered + hungUp).toBe(rounds * perRound);
     expect(answered).toBeGreaterThanOrEqual((rounds * perRound * 2) / 3);
     expect(ok).toBeGreaterThan(0);
-    // The joins went in batches, four at the origin at once at most (JOIN_BATCHES_IN_FLIGHT).
+    // The joins went in batches (a backlog sent when full or when its oldest has waited EDGE_JOIN_BATCH_WAIT_MS).
     expect(batches).toBeLessThan(ok);
-    expect(mostAtOrigin).toBeLessThanOrEqual(4);
+    expect(mostAtOrigin).toBeGreaterThanOrEqual(1);
     // And after all that, the edge still batches.
     await answeredAgain(1_000_000);
   });
 
   it('stays whole when the origin is slower than fans wait: joins queued past their deadline are answered 503 and the batcher keeps going', async () => {
     logs.length = 0;
-    originDelayMs = 1500;
+    // Slower than a fan's deadline (2.5 s): no batch waits for a place at the origin any more (a backlog goes once full
+    // or once its oldest has waited its bound), so it is the origin itself that outlasts the fans here.
+    originDelayMs = 3000;
     const results = await Promise.all(Array.from({ length: 1500 }, (_, i) => join(10_000 + i, i % 4 === 0 ? 200 + (i % 1000) : undefined)));
     let unavailable = 0;
     for (const r of results) {
@@ -163,7 +167,7 @@ describe('joins in batches under load (workerd serve)', () => {
       expect({ r, acceptable: acceptable(r) }).toMatchObject({ acceptable: true });
       if (r.status === 503) unavailable++;
     }
-    // Joins queued behind the slow origin past their deadline were answered 503.
+    // Joins whose batch outlasted their deadline were answered 503.
     expect(unavailable).toBeGreaterThan(0);
     // The origin quick again: a join is answered at once, in a batch (the batcher is not wedged).
     originDelayMs = 40;

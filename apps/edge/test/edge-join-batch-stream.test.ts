@@ -66,6 +66,8 @@ beforeAll(async () => {
     proxyTimeoutMs: 4000,
     fanTimeoutMs: 4000,
     joinBatch: 100,
+    // Every join in a batch (none alone while the origin has few in hand): the batch path is what is tested here.
+    joinAloneBelow: 0,
     breakerFailures: 1000,
     log: (line) => logs.push(line),
   });

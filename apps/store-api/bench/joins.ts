@@ -13,7 +13,7 @@ import { cpuMicros, createClient, round, runLoad, startProcess, stopProcess, sum
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
-const USAGE = `usage: npm run bench -- joins [--seconds N] [--concurrency N] [--origin-only | --edge-only] [--join-batch N|off] [--unbatched] [--rounds N] [--pass-through]
+const USAGE = `usage: npm run bench -- joins [--seconds N] [--concurrency N] [--origin-only | --edge-only] [--join-batch N|off] [--join-alone-below N] [--join-batch-wait-ms N] [--unbatched] [--rounds N] [--pass-through]
 
 Joins as a crowd makes them, against the database's own insert rate, in one run on this machine:
   inserts   single-row INSERTs in autocommit, one loop per connection of the store API's pool (DB_POOL_MAX),
@@ -27,7 +27,9 @@ and prints joins/s (the ratio to the insert rate; goal >= 0.5 through the edge),
 code, and CPU per join of the store process, the database's backends, workerd and the framing guard.
 --concurrency is the client's connections (default 200); --origin-only skips the edge, --edge-only the origin.
 --join-batch is the edge's EDGE_JOIN_BATCH (default off, as the edge's own default: one origin request a join; N: up to N
-joins sent to the origin in one request);
+joins sent to the origin in one request); --join-alone-below and --join-batch-wait-ms are the edge's
+EDGE_JOIN_ALONE_BELOW (joins at the origin below which a join goes alone; 0: every join batched) and
+EDGE_JOIN_BATCH_WAIT_MS (the longest a backlogged join waits for its batch) (defaults: the edge's own);
 --unbatched adds the same joins through the edge with EDGE_JOIN_BATCH=off, to compare within one run.
 --rounds N measures the edge (and --unbatched) N times, one after the other, and sums up each one's median round: on a
 loaded machine the load moves within minutes, and alternating is what makes the two comparable.
@@ -74,6 +76,8 @@ export async function main(argv: string[]) {
       'edge-only': { type: 'boolean', default: false },
       'pass-through': { type: 'boolean', default: false },
       'join-batch': { type: 'string', default: 'off' },
+      'join-alone-below': { type: 'string' },
+      'join-batch-wait-ms': { type: 'string' },
       unbatched: { type: 'boolean', default: false },
       rounds: { type: 'string', default: '1' },
       help: { type: 'boolean', default: false },
@@ -237,6 +241,8 @@ export async function main(argv: string[]) {
         queueTokenSecret: secrets.queueTokenSecret,
         authSecret: secrets.authSecret,
         joinBatch: values['join-batch'] === 'off' ? 'off' : Number(values['join-batch']),
+        ...(values['join-alone-below'] === undefined ? {} : { joinAloneBelow: Number(values['join-alone-below']) }),
+        ...(values['join-batch-wait-ms'] === undefined ? {} : { joinBatchWaitMs: Number(values['join-batch-wait-ms']) }),
       });
       // The same edge with every join proxied alone (EDGE_JOIN_BATCH=off), for a comparison within one run.
       const alone = values.unbatched
@@ -314,7 +320,7 @@ export async function main(argv: string[]) {
     );
   if (e)
     console.log(
-      `joins through the edge: ${e.joinsPerSecond}/s, ${e.ofInsertRate} of the insert rate (goal >= 0.5: ${e.ofInsertRate >= 0.5 ? 'met' : 'not met'}), p99 ${e.p99Ms} ms; CPU per join: ${cpu(e.cpuUsPerJoin)}; ${e.edgeBatches ? `${e.edgeBatches} batches to the origin, ${e.joinsPerBatch} joins each` : 'one origin request a join'}`,
+      `joins through the edge: ${e.joinsPerSecond}/s, ${e.ofInsertRate} of the insert rate (goal >= 0.5: ${e.ofInsertRate >= 0.5 ? 'met' : 'not met'}), p99 ${e.p99Ms} ms; CPU per join: ${cpu(e.cpuUsPerJoin)}; ${e.edgeBatches ? `${e.edgeBatches} batches to the origin, ${e.joinsPerBatch} answers each (joins sent alone counted in)` : 'one origin request a join'}`,
     );
   if (u)
     console.log(

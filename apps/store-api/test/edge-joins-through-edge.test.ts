@@ -123,6 +123,8 @@ describe('joins through the edge, batched to the origin', () => {
       authSecret: secrets.authSecret,
       framingGuard: false,
       joinBatch: 100,
+      // Every join batched (none alone while the origin has few in hand): the batch's refusal is what is tested.
+      joinAloneBelow: 0,
     });
     try {
       const r = await join(other.url, await fan('ete-alone'));
