@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { TEST_CARDS } from '@onsale/shared/checkout';
 import { admitted, login, makeEvent, setupApp, type TestApp } from './helper.js';
@@ -62,14 +63,25 @@ describe('checkout: the client-gone signal', () => {
     const { headers, holdId } = await heldSeats('abort-gone');
     const abort = vi.spyOn(AbortController.prototype, 'abort');
     const init = { method: 'POST', headers: { ...headers, 'idempotency-key': 'gone-key-1' }, body };
+    let arrived = 0;
+    const count = (req: { url?: string }) => {
+      if (req.url?.endsWith('/checkout')) arrived++;
+    };
+    h.app.server.on('request', count);
     const first = fetch(`${base}/holds/${holdId}/checkout`, init);
     // The first request's attempt exists (the payment takes 600 ms): a retry under the key now waits on it.
-    await new Promise((r) => setTimeout(r, 150));
+    await expect
+      .poll(
+        async () =>
+          (await sql<{ n: number }>`SELECT count(*)::int AS n FROM checkout_attempts WHERE hold_id = ${holdId}`.execute(h.t.db)).rows[0]!.n,
+      )
+      .toBeGreaterThan(0);
     const hangUp = new AbortController();
     const retry = fetch(`${base}/holds/${holdId}/checkout`, { ...init, signal: hangUp.signal })
       .then(async (r) => `${r.status} ${await r.text()}`)
       .catch((e: Error) => e);
-    await new Promise((r) => setTimeout(r, 100));
+    await until(() => arrived >= 2); // the retry reached the route
+    h.app.server.off('request', count);
     hangUp.abort(); // the fetch's own controller: one call of the spy
     await until(() => abort.mock.calls.length >= 2); // ... and the route's, for the response that never finished
     const gone = await retry;
