@@ -32,7 +32,9 @@ Each prints requests a second, p50/p99, and CPU milliseconds per request of the 
 process and this process (the client); then each edge's ratio to the bare worker (goal >= 0.7) and its p99 ratio
 (goal <= 1.5x). --rounds N (default 3) measures every target N times, each round starting one target further on,
 and reports each round, the median ratios, and each target's p99 round by round with its median and spread. Every
-workerd runs with V8's --trace-gc (EDGE_BENCH_GC=off: without), and each measurement prints the isolate's young and
+workerd runs with the edge's own V8 settings (EDGE_V8_FLAGS in local.ts; EDGE_BENCH_EDGE_V8_FLAGS=off: every target with
+V8's defaults instead), more from EDGE_BENCH_V8_FLAGS (every target alike), and V8's --trace-gc (EDGE_BENCH_GC=off:
+without), and each measurement prints the isolate's young and
 full collections per 10,000 answers and its pauses (ms a second, the longest). The
 origin's requests for the event's state during a run (from the store API's /metrics) are counted against the bound
 of one per event per EDGE_WATERMARK_TTL_SECONDS. --against ENTRY adds a fourth measurement: the worker built from
@@ -432,9 +434,11 @@ const workerdGcs = new Map<number, WorkerdGc[]>();
  * `workerdGcs`: how often each isolate collects and how long each pause is (wall time, so a pause preempted by the
  * load is counted long; the counts are what the load does not move).
  */
-async function startTraced(o: Parameters<typeof startLocalEdge>[0]): Promise<LocalEdge> {
+async function startTraced(given: Parameters<typeof startLocalEdge>[0]): Promise<LocalEdge> {
   // EDGE_BENCH_V8_FLAGS: more V8 flags for every workerd alike (space-separated), e.g. a young generation's size.
   const extra = (process.env.EDGE_BENCH_V8_FLAGS ?? '').split(/\s+/).filter((f) => f !== '');
+  // EDGE_BENCH_EDGE_V8_FLAGS=off: every workerd alike without the edge's own V8 settings (EDGE_V8_FLAGS), V8's defaults.
+  const o = process.env.EDGE_BENCH_EDGE_V8_FLAGS === 'off' ? { ...given, edgeV8Flags: false } : given;
   if (process.env.EDGE_BENCH_GC === 'off') return startLocalEdge(extra.length > 0 ? { ...o, v8Flags: extra } : o);
   const sink: WorkerdGc[] = [];
   const edge = await startLocalEdge({

@@ -71,9 +71,22 @@ export interface LocalEdgeOptions {
   script?: string;
   /** Where workerd's own output and the worker's console go (default: this process's stderr). */
   log?: (line: string) => void;
-  /** Flags for workerd's V8 (its configuration's `v8Flags`): the benchmark's `--trace-gc`. */
+  /** More flags for workerd's V8 (its configuration's `v8Flags`, after EDGE_V8_FLAGS): the benchmark's `--trace-gc`. */
   v8Flags?: readonly string[];
+  /** EDGE_V8_FLAGS, the runtime's settings the edge always runs with (default true; false: V8's own defaults, for a comparison). */
+  edgeV8Flags?: boolean;
 }
+
+/**
+ * The V8 settings every workerd the edge starts runs with (`npm start -- --edge`, `npm run edge`, the rehearsal, the
+ * benchmark's every target alike). A young generation of 1 MB a semi-space instead of V8's default (up to 8 MB
+ * here): workerd destroys the C++ side of each request's objects (Request, Response, Headers, bodies) in one batch
+ * in a collection's epilogue, on the thread that answers, for every request since the previous collection. With
+ * V8's default young generation that batch held some thousands of requests, 40-110 ms of CPU in which no
+ * connection was answered (the edge bench's stalls, every connection at once, the p99); with 1 MB it holds some
+ * hundreds, a few ms (perf, docs/benchmarks.md, 2026-12-07 14:15).
+ */
+export const EDGE_V8_FLAGS: readonly string[] = ['--max-semi-space-size=1'];
 
 export interface LocalEdge {
   url: string;
@@ -156,7 +169,10 @@ export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
     // Behind the guard, workerd listens on a loopback port of its own; the guard takes EDGE_HOST:EDGE_PORT.
     await writeFile(
       join(dir, 'edge.capnp'),
-      capnpConfig(guarded ? `unix:${socketPath}` : address(host, o.port ?? 0), Object.keys(bindings), o.v8Flags),
+      capnpConfig(guarded ? `unix:${socketPath}` : address(host, o.port ?? 0), Object.keys(bindings), [
+        ...(o.edgeV8Flags === false ? [] : EDGE_V8_FLAGS),
+        ...(o.v8Flags ?? []),
+      ]),
       {
         mode: 0o600,
       },
@@ -164,7 +180,7 @@ export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
     // In the caller's process group: a terminal's Ctrl-C reaches workerd too, which stops at once and quietly (the
     // edge is the first thing npm start stops anyway), and a group kill (the rehearsal's guard) takes it along.
     // The environment is the bindings and nothing else of this process's.
-    // With V8 flags (the benchmark's `--trace-gc`, which V8 prints to a buffered stdout), workerd's stdout is made
+    // With the caller's V8 flags (the benchmark's `--trace-gc`, which V8 prints to a buffered stdout), workerd's stdout is made
     // line-buffered by `stdbuf` (which execs workerd: the same process id), so each line arrives when it is printed.
     const [bin, args] =
       (o.v8Flags?.length ?? 0) > 0 && existsSync(STDBUF)
