@@ -503,9 +503,9 @@ function plainStatusId(rawUrl: string): string | null {
 }
 
 function queueOf(known: KnownState, queueId: string): EdgeQueueState | undefined {
-  // (A loop rather than find: no closure a poll.)
+  // (An indexed loop rather than find or for-of: no closure or iterator a poll.)
   const queues = known.state?.queues;
-  if (queues !== undefined) for (const q of queues) if (q.queueId === queueId) return q;
+  if (queues !== undefined) for (let i = 0; i < queues.length; i++) if (queues[i]!.queueId === queueId) return queues[i];
   return undefined;
 }
 
