@@ -341,14 +341,16 @@ async function queueStatus(req: Request, eventIdRaw: string, edge: Edge, waitUnt
  * then).
  */
 function queueStatusNow(req: Request, rawUrl: string, edge: Edge, ctx: ExecutionContext): Response | undefined | typeof NOT_A_POLL {
-  // (A poll's URL ends with the path when it has no query: the kept fan is looked for only then.)
-  const queueTokenSent = rawUrl.endsWith(STATUS_SUFFIX) ? req.headers.get('x-queue-token') : null;
+  // (A poll's URL ends with the path when it has no query: the kept fan is looked for only then. The headers object
+  // is read once: each read of req.headers is a call into the runtime.)
+  const headers = req.headers;
+  const queueTokenSent = rawUrl.endsWith(STATUS_SUFFIX) ? headers.get('x-queue-token') : null;
   const fan = queueTokenSent === null ? undefined : edge.fans.get(queueTokenSent);
   if (
     fan !== undefined &&
     fan.url === rawUrl &&
-    fan.authorization === req.headers.get('authorization') &&
-    fan.deviceId === req.headers.get('x-device-id') &&
+    fan.authorization === headers.get('authorization') &&
+    fan.deviceId === headers.get('x-device-id') &&
     edge.accounts !== null
   ) {
     // The same inputs as a poll answered before: only what time changes is checked (in the same order).
@@ -356,13 +358,13 @@ function queueStatusNow(req: Request, rawUrl: string, edge: Edge, ctx: Execution
     if (edge.accounts.known(fan.bearer, now) === undefined) return undefined;
     const expected = fan.expected;
     expected.now = now;
-    return statusNow(req, edge, ctx, checkClaims(fan.claims, expected), fan.eventId, now);
+    return statusNow(headers, edge, ctx, checkClaims(fan.claims, expected), fan.eventId, now);
   }
   const eventIdRaw = plainStatusId(rawUrl);
   if (eventIdRaw === null) return NOT_A_POLL;
   const key = edge.keyNow;
   if (key === undefined || !edge.accounts) return undefined;
-  const authorization = req.headers.get('authorization');
+  const authorization = headers.get('authorization');
   const bearer = bearerToken(authorization);
   const accountId = edge.accounts.known(bearer);
   if (accountId === undefined) return undefined;
@@ -377,7 +379,7 @@ function queueStatusNow(req: Request, rawUrl: string, edge: Edge, ctx: Execution
   const expected = { kind: 'queue' as const, eventId, accountId, deviceHash, now };
   const claims = checkClaims(hit, expected);
   remember(edge.fans, queueToken, { url: rawUrl, eventId, authorization: authorization!, bearer, deviceId, claims, expected });
-  return statusNow(req, edge, ctx, claims, eventId, now);
+  return statusNow(headers, edge, ctx, claims, eventId, now);
 }
 
 /** What queueStatusNow answers when the request is not a status poll it can read. */
@@ -393,7 +395,7 @@ const STATUS_SUFFIX = '/queue/status';
  * in the same order as statusFacts and finishFacts, without the objects that carry their results between them.
  */
 function statusNow(
-  req: Request,
+  headers: Headers,
   edge: Edge,
   ctx: ExecutionContext,
   claims: QueueTokenClaims,
@@ -403,7 +405,7 @@ function statusNow(
   const known = edge.states.fresh(eventId, ctx, now);
   if (!known) return undefined;
   const q = statusQueue(known, claims, eventId);
-  const language = fanLanguage(req.headers.get('accept-language'));
+  const language = fanLanguage(headers.get('accept-language'));
   const answered = answerStatusNow(claims, publishedFacts(q, known.state!.generatedAt, now), now, NO_OPTIONS, language);
   if (answered instanceof Promise) {
     // Ignored on purpose: queueStatus computes the same answer again and answers its failure.
