@@ -65,20 +65,25 @@ interface Edge {
 }
 
 /**
- * What a status poll that passed every check carried, kept by its queue token: a later poll with the same event id
- * segment, `Authorization` and `X-Device-Id` (the same strings) passed the same input checks, its account token and
- * queue token verified and bound as before; what time can change is checked again on every poll (the account token's
- * expiry, through the verifier's own cache, and the queue token's binding and expiry).
+ * What a status poll that passed every check carried, kept by its queue token: a later poll with the same URL,
+ * `Authorization` and `X-Device-Id` (the same strings) passed the same input checks, its account token and queue token
+ * verified and bound as before; what time can change is checked again on every poll (the account token's expiry,
+ * through the verifier's own cache, and the queue token's binding and expiry).
  */
 interface KnownFan {
-  eventIdRaw: string;
+  /** The request URL as it came (the same string: the same event id segment, read without parsing it again). */
+  url: string;
   eventId: string;
   authorization: string;
   /** The account token as the verifier keeps it. */
   bearer: string;
   deviceId: string;
-  deviceHash: string;
   claims: QueueTokenClaims;
+  /**
+   * What the queue token was checked against (checkClaims), kept so that a poll checks it again without building it:
+   * the same account (the verifier's subject of the same account token), event and device hash; `now` set per poll.
+   */
+  expected: { kind: 'queue'; eventId: string; accountId: string; deviceHash: string; now: number };
 }
 
 /** The part of the Cache API the edge uses. */
@@ -327,64 +332,98 @@ async function queueStatus(req: Request, eventIdRaw: string, edge: Edge, waitUnt
  * The same answer as queueStatus when the isolate already holds everything it needs (the key, the fan's account
  * token, device hash and queue token verified before, the event's state within its TTL, a fan not admitted now):
  * built without a promise, a timer or a URL object. Undefined when anything must be awaited: queueStatus answers
- * then, from the start (nothing before that point has an effect). A refusal is answered here as queueStatus answers
- * it (the same checks in the same order; a thrown refusal is the caller's errorResponse). A poll with the same event id
- * segment, `Authorization`, `X-Device-Id` and `X-Queue-Token` as one answered here before (`edge.fans`) skips the
- * checks those strings passed then (their parsing, validation and lookups), and has what time changes checked again:
- * the account token's expiry and the queue token's binding and expiry.
+ * then, from the start (nothing before that point has an effect); NOT_A_POLL when the URL is not a status poll's that
+ * can be read without parsing it (plainStatusId). A refusal is answered here as queueStatus answers it (the same checks
+ * in the same order; a thrown refusal is the caller's errorResponse). A poll with the same URL, `Authorization`,
+ * `X-Device-Id` and `X-Queue-Token` strings as one answered here before (`edge.fans`) skips the checks those strings
+ * passed then (the URL's reading, the input's validation, the look-ups and the claims' bindings), and has what time
+ * changes checked again: the account token's expiry and the queue token's expiry (checkClaims, with what it checked
+ * then).
  */
-function queueStatusNow(req: Request, eventIdRaw: string, edge: Edge, ctx: ExecutionContext): Response | undefined {
-  const key = edge.keyNow;
-  if (key === undefined || !edge.accounts) return undefined;
-  const queueTokenSent = req.headers.get('x-queue-token');
+function queueStatusNow(req: Request, rawUrl: string, edge: Edge, ctx: ExecutionContext): Response | undefined | typeof NOT_A_POLL {
+  // (A poll's URL ends with the path when it has no query: the kept fan is looked for only then. The headers object
+  // is read once: each read of req.headers is a call into the runtime.)
+  const headers = req.headers;
+  const queueTokenSent = rawUrl.endsWith(STATUS_SUFFIX) ? headers.get('x-queue-token') : null;
   const fan = queueTokenSent === null ? undefined : edge.fans.get(queueTokenSent);
-  let accountId: string | undefined;
-  let eventId: string;
-  let deviceHash: string;
-  let hit: QueueTokenClaims;
-  let learnt: KnownFan | undefined;
   if (
     fan !== undefined &&
-    fan.eventIdRaw === eventIdRaw &&
-    fan.authorization === req.headers.get('authorization') &&
-    fan.deviceId === req.headers.get('x-device-id')
+    fan.url === rawUrl &&
+    fan.authorization === headers.get('authorization') &&
+    fan.deviceId === headers.get('x-device-id') &&
+    edge.accounts !== null
   ) {
     // The same inputs as a poll answered before: only what time changes is checked (in the same order).
-    accountId = edge.accounts.known(fan.bearer);
-    if (accountId === undefined) return undefined;
-    ({ eventId, deviceHash, claims: hit } = fan);
-  } else {
-    const authorization = req.headers.get('authorization');
-    const bearer = bearerToken(authorization);
-    accountId = edge.accounts.known(bearer);
-    if (accountId === undefined) return undefined;
-    const input = statusInput(req, eventIdRaw);
-    if (input instanceof Response) return input;
-    const { deviceId, queueToken } = input;
-    eventId = input.eventId;
-    const device = edge.devices.get(`${accountId}\n${deviceId}`);
-    if (device === undefined) return undefined;
-    const claims = edge.tokens.get(queueToken);
-    if (claims === undefined) return undefined;
-    deviceHash = device;
-    hit = claims;
-    learnt = { eventIdRaw, eventId, authorization: authorization!, bearer, deviceId, deviceHash, claims };
+    const now = Date.now();
+    if (edge.accounts.known(fan.bearer, now) === undefined) return undefined;
+    const expected = fan.expected;
+    expected.now = now;
+    return statusNow(headers, edge, ctx, checkClaims(fan.claims, expected), fan.eventId, now);
   }
+  const eventIdRaw = plainStatusId(rawUrl);
+  if (eventIdRaw === null) return NOT_A_POLL;
+  const key = edge.keyNow;
+  if (key === undefined || !edge.accounts) return undefined;
+  const authorization = headers.get('authorization');
+  const bearer = bearerToken(authorization);
+  const accountId = edge.accounts.known(bearer);
+  if (accountId === undefined) return undefined;
+  const input = statusInput(req, eventIdRaw);
+  if (input instanceof Response) return input;
+  const { eventId, deviceId, queueToken } = input;
+  const deviceHash = edge.devices.get(`${accountId}\n${deviceId}`);
+  if (deviceHash === undefined) return undefined;
+  const hit = edge.tokens.get(queueToken);
+  if (hit === undefined) return undefined;
   const now = Date.now();
-  const claims = checkClaims(hit, { kind: 'queue', eventId, accountId, deviceHash, now });
-  if (learnt !== undefined) remember(edge.fans, queueTokenSent!, learnt);
-  // Within the TTL, or just past it while the refresh runs (started here when due, in the background).
-  const known = edge.states.fresh(eventId, ctx);
+  const expected = { kind: 'queue' as const, eventId, accountId, deviceHash, now };
+  const claims = checkClaims(hit, expected);
+  remember(edge.fans, queueToken, { url: rawUrl, eventId, authorization: authorization!, bearer, deviceId, claims, expected });
+  return statusNow(headers, edge, ctx, claims, eventId, now);
+}
+
+/** What queueStatusNow answers when the request is not a status poll it can read. */
+const NOT_A_POLL = null;
+
+/** The end of a status poll's URL without a query. */
+const STATUS_SUFFIX = '/queue/status';
+
+/**
+ * The rest of queueStatusNow, the claims checked: the answer from the event's state within its TTL (or just past it
+ * while the refresh runs, started here when due, in the background); undefined when it must be awaited, or when the
+ * fan is admitted now (an admission token is signed with Web Crypto, a promise: queueStatus issues it). The same rules
+ * in the same order as statusFacts and finishFacts, without the objects that carry their results between them.
+ */
+function statusNow(
+  headers: Headers,
+  edge: Edge,
+  ctx: ExecutionContext,
+  claims: QueueTokenClaims,
+  eventId: string,
+  now: number,
+): Response | undefined {
+  const known = edge.states.fresh(eventId, ctx, now);
   if (!known) return undefined;
-  const facts = statusFacts(req, edge, claims, known, eventId, now);
-  if (facts instanceof Promise) {
+  const q = statusQueue(known, claims, eventId);
+  const language = fanLanguage(headers.get('accept-language'));
+  const answered = answerStatusNow(claims, publishedFacts(q, known.state!.generatedAt, now), now, NO_OPTIONS, language);
+  if (answered instanceof Promise) {
     // Ignored on purpose: queueStatus computes the same answer again and answers its failure.
-    facts.catch(() => {});
+    answered.catch(() => {});
     return undefined;
   }
-  // An admission token is signed with Web Crypto (a promise): queueStatus issues it.
-  if (facts.answer.admit && facts.answer.position !== null) return undefined;
-  return statusResponse(facts.answer, facts.language, known, now, undefined);
+  const answer = finishAnswer(answered, q, language, edge, known, now);
+  if (answer.admit && answer.position !== null) return undefined;
+  return statusResponse(answer, language, known, now, undefined);
+}
+
+/** The fan's queue in the event's state, or the refusal: no such queue (404), or the place moved away (409). */
+function statusQueue(known: KnownState, claims: QueueTokenClaims, eventId: string): EdgeQueueState {
+  const q = queueOf(known, claims.queueId ?? claims.eventId);
+  if (!q) throw new DomainError('not_found', 'EVENT_NOT_FOUND', `no event ${eventId}`, { field: 'id' });
+  // The place moved to another of the account's devices: this device's token no longer holds it (the origin's rule).
+  if (placeMovedAway(claims, q)) throw new DomainError('conflict', 'POSITION_MOVED', POSITION_MOVED_MESSAGE, { field: 'x-queue-token' });
+  return q;
 }
 
 /** The fan's status from the event's known state: the origin's rule, the edge's staleness rule, the fan's words. */
@@ -398,16 +437,12 @@ function statusFacts(
 ):
   | { answer: StatusAnswer; q: EdgeQueueState; language: FanLanguage }
   | Promise<{ answer: StatusAnswer; q: EdgeQueueState; language: FanLanguage }> {
-  const q = queueOf(known, claims.queueId ?? claims.eventId);
-  if (!q) throw new DomainError('not_found', 'EVENT_NOT_FOUND', `no event ${eventId}`, { field: 'id' });
-  // The place moved to another of the account's devices: this device's token no longer holds it (the origin's rule).
-  if (placeMovedAway(claims, q)) throw new DomainError('conflict', 'POSITION_MOVED', POSITION_MOVED_MESSAGE, { field: 'x-queue-token' });
+  const q = statusQueue(known, claims, eventId);
   // The facts as the origin published them, the controller's heartbeat on this isolate's clock (status-body.ts).
   const asPublished = publishedFacts(q, known.state!.generatedAt, now);
   // The words in the fan's language (Accept-Language), as the origin answers them.
   const language = fanLanguage(req.headers.get('accept-language'));
   const answered = answerStatusNow(claims, asPublished, now, NO_OPTIONS, language);
-  // (No closure for the answer without a promise, the most polls' case: one allocation fewer a poll.)
   return answered instanceof Promise
     ? answered.then((a) => finishFacts(a, q, language, edge, known, now))
     : finishFacts(answered, q, language, edge, known, now);
@@ -416,7 +451,14 @@ function statusFacts(
 const NO_OPTIONS = Object.freeze({});
 
 /** The status answer after the edge's own rules: PAUSED past EDGE_STALE_SECONDS, a place that expired refused. */
-function finishFacts(answered: StatusAnswer, q: EdgeQueueState, language: FanLanguage, edge: Edge, known: KnownState, now: number) {
+function finishAnswer(
+  answered: StatusAnswer,
+  q: EdgeQueueState,
+  language: FanLanguage,
+  edge: Edge,
+  known: KnownState,
+  now: number,
+): StatusAnswer {
   const answer = now - known.fetchedAt > edge.config.staleMs ? failClosed(answered, q, language) : answered;
   if (answer.expired)
     throw new DomainError(
@@ -427,7 +469,11 @@ function finishFacts(answered: StatusAnswer, q: EdgeQueueState, language: FanLan
         field: 'x-queue-token',
       },
     );
-  return { answer, q, language };
+  return answer;
+}
+
+function finishFacts(answered: StatusAnswer, q: EdgeQueueState, language: FanLanguage, edge: Edge, known: KnownState, now: number) {
+  return { answer: finishAnswer(answered, q, language, edge, known, now), q, language };
 }
 
 function statusResponse(
@@ -459,7 +505,10 @@ function plainStatusId(rawUrl: string): string | null {
 }
 
 function queueOf(known: KnownState, queueId: string): EdgeQueueState | undefined {
-  return known.state?.queues.find((q) => q.queueId === queueId);
+  // (An indexed loop rather than find or for-of: no closure or iterator a poll.)
+  const queues = known.state?.queues;
+  if (queues !== undefined) for (let i = 0; i < queues.length; i++) if (queues[i]!.queueId === queueId) return queues[i];
+  return undefined;
 }
 
 async function watermark(url: URL, eventIdRaw: string, edge: Edge, waitUntil: WaitUntil): Promise<Response> {
@@ -1055,11 +1104,9 @@ export default {
       if (edge instanceof Error)
         return json(503, { error: 'EDGE_MISCONFIGURED', message: 'this edge is not configured; see its logs' }, { 'retry-after': '30' });
       if (req.method === 'GET') {
-        const id = plainStatusId(req.url);
-        if (id !== null) {
-          const now = queueStatusNow(req, id, edge, ctx);
-          if (now !== undefined) return now;
-        } else if (edge.cache instanceof MemoryCache) {
+        const now = queueStatusNow(req, req.url, edge, ctx);
+        if (now !== undefined && now !== NOT_A_POLL) return now;
+        if (now === NOT_A_POLL && edge.cache instanceof MemoryCache) {
           const kept = keptNow(req, edge.cache);
           if (kept !== undefined) return kept;
         }

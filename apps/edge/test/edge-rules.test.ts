@@ -318,6 +318,41 @@ describe('refusals at the edge, the origin not called', () => {
     expect(origin.received.slice(received).filter((x) => x.url.includes('/queue/status'))).toEqual([]);
   });
 
+  it("a fan is kept by the exact URL it polled: the same tokens at another spelling of the path get the same answer, and another fan's account or device with them the same refusals", async () => {
+    // The kept fan (edge.fans) is found by its queue token and used only for the same URL, Authorization and
+    // X-Device-Id strings; any other spelling is read again (and kept in its place), never answered from the kept one.
+    const a = await fan(994);
+    const b = await fan(993);
+    const first = await poll(edge, a);
+    expect(first.status).toBe(200);
+    const firstBody = await first.json();
+    // Three spellings of a status poll's path: with a query, with the id's first character percent-encoded, plain.
+    const spellings = [
+      (id: string, round: number) => `/events/${id}/queue/status?round=${round}`,
+      (id: string) => `/events/%${id.charCodeAt(0).toString(16)}${id.slice(1)}/queue/status`,
+      (id: string) => `/events/${id}/queue/status`,
+    ];
+    const at = (path: string, headers: Record<string, string>) =>
+      fetch(`${edge.url}${path}`, { headers: { ...headers, connection: 'close' } });
+    const refused = async (r: Response) => ({ status: r.status, ...((await r.json()) as { error: string; field: string }) });
+    for (let round = 0; round < 2; round++)
+      for (const spell of spellings) {
+        const path = spell(EVENT, round);
+        const again = await at(path, a.headers);
+        expect({ path, status: again.status }).toEqual({ path, status: 200 });
+        expect(await again.json()).toEqual(firstBody);
+        expect(await refused(await at(path, { ...b.headers, 'x-queue-token': a.headers['x-queue-token']! }))).toMatchObject({
+          status: 403,
+          error: 'TOKEN_WRONG_ACCOUNT',
+        });
+        expect(await refused(await at(path, { ...a.headers, 'x-device-id': 'somebody-elses-phone' }))).toMatchObject({
+          status: 403,
+          error: 'TOKEN_WRONG_DEVICE',
+        });
+        expect(await refused(await at(spell(OTHER_EVENT, round), a.headers))).toMatchObject({ status: 403, error: 'TOKEN_WRONG_EVENT' });
+      }
+  });
+
   it('a fan polling on as the account token and then the queue token expire is refused from that moment, as on the first poll', async () => {
     // Polls after the first two are answered from what the isolate learnt of the same strings (edge.fans): what time
     // changes (the tokens' expiry) is checked on every poll. No 200 may start at or after a token's expiry.
