@@ -6,14 +6,14 @@ import { AccountTokens } from '@onsale/shared/auth';
 import { parseEventFile } from '@onsale/shared/events';
 import { createEvent } from '@onsale/shared/sale-setup';
 import { installDataDir, installSecrets } from '@onsale/shared/install';
-import { startLocalEdge } from '../../edge/src/local.js';
+import { bundleWorker, startLocalEdge } from '../../edge/src/local.js';
 import { loadStoreApiConfig } from '../src/env.js';
 import { benchDatabase } from './database.js';
 import { cpuMicros, createClient, round, runLoad, startProcess, stopProcess, summarize } from './load.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
-const USAGE = `usage: npm run bench -- joins [--seconds N] [--concurrency N] [--origin-only | --edge-only] [--join-batch N|off] [--join-alone-below N] [--join-batch-wait-ms N] [--unbatched] [--rounds N] [--pass-through]
+const USAGE = `usage: npm run bench -- joins [--seconds N] [--concurrency N] [--origin-only | --edge-only] [--join-batch N|off] [--join-alone-below N] [--join-batch-wait-ms N] [--unbatched] [--against <worker.js>] [--rounds N] [--pass-through]
 
 Joins as a crowd makes them, against the database's own insert rate, in one run on this machine:
   inserts   single-row INSERTs in autocommit, one loop per connection of the store API's pool (DB_POOL_MAX),
@@ -31,7 +31,11 @@ joins sent to the origin in one request); --join-alone-below and --join-batch-wa
 EDGE_JOIN_ALONE_BELOW (joins at the origin below which a join goes alone; 0: every join batched) and
 EDGE_JOIN_BATCH_WAIT_MS (the longest a backlogged join waits for its batch) (defaults: the edge's own);
 --unbatched adds the same joins through the edge with EDGE_JOIN_BATCH=off, to compare within one run.
---rounds N measures the edge (and --unbatched) N times, one after the other, and sums up each one's median round: on a
+--against <file> adds the same joins through the same edge (same settings, guard included) running another build of
+the worker: another checkout's apps/edge/src/index.ts (bundled here as the edge bundles its own) or a bundled .js,
+measured in turn with this build's edge in every round (which goes first alternates): an A/B of two builds in one run.
+JOINS_BENCH_V8_FLAGS (space-separated) passes V8 flags to every workerd alike (e.g. --perf-basic-prof for perf).
+--rounds N measures the edge (and --unbatched, --against) N times, one after the other, and sums up each one's median round: on a
 loaded machine the load moves within minutes, and alternating is what makes the two comparable.
 --pass-through adds the same joins through a bare pass-through worker on workerd serve (fetch(request) to the origin, no
 guard): what any worker forwarding one origin request per join costs workerd, the floor of the edge's figure.`;
@@ -48,6 +52,9 @@ const BROWSER = {
   accept: 'application/json',
   'accept-language': 'en-GB,en;q=0.9',
 };
+
+/** A worker for --against: an entry to bundle (.ts) or a bundle (.js). */
+const workerScript = async (file: string) => (file.endsWith('.ts') ? bundleWorker({ entry: file }) : readFileSync(file, 'utf8'));
 
 /** One measurement of joins against one server. */
 interface Measured {
@@ -79,6 +86,7 @@ export async function main(argv: string[]) {
       'join-alone-below': { type: 'string' },
       'join-batch-wait-ms': { type: 'string' },
       unbatched: { type: 'boolean', default: false },
+      against: { type: 'string' },
       rounds: { type: 'string', default: '1' },
       help: { type: 'boolean', default: false },
     },
@@ -236,14 +244,19 @@ export async function main(argv: string[]) {
       console.log('origin', results.origin);
     }
     if (!values['origin-only']) {
-      const edge = await startLocalEdge({
+      const v8Flags = (process.env.JOINS_BENCH_V8_FLAGS ?? '').split(/\s+/).filter((f) => f !== '');
+      const edgeOptions = {
         storeApiUrl: storeUrl,
         queueTokenSecret: secrets.queueTokenSecret,
         authSecret: secrets.authSecret,
-        joinBatch: values['join-batch'] === 'off' ? 'off' : Number(values['join-batch']),
+        joinBatch: values['join-batch'] === 'off' ? ('off' as const) : Number(values['join-batch']),
         ...(values['join-alone-below'] === undefined ? {} : { joinAloneBelow: Number(values['join-alone-below']) }),
         ...(values['join-batch-wait-ms'] === undefined ? {} : { joinBatchWaitMs: Number(values['join-batch-wait-ms']) }),
-      });
+        ...(v8Flags.length > 0 ? { v8Flags } : {}),
+      };
+      const edge = await startLocalEdge(edgeOptions);
+      // Another build of the worker, the same settings (--against): an A/B of two builds within one run.
+      const against = values.against ? await startLocalEdge({ ...edgeOptions, script: await workerScript(values.against) }) : null;
       // The same edge with every join proxied alone (EDGE_JOIN_BATCH=off), for a comparison within one run.
       const alone = values.unbatched
         ? await startLocalEdge({
@@ -251,6 +264,7 @@ export async function main(argv: string[]) {
             queueTokenSecret: secrets.queueTokenSecret,
             authSecret: secrets.authSecret,
             joinBatch: 'off',
+            ...(v8Flags.length > 0 ? { v8Flags } : {}),
           })
         : null;
       const groupsOf = (e: { pid: number; guardPid?: number | undefined }) => async () => ({
@@ -264,9 +278,19 @@ export async function main(argv: string[]) {
         // the summary gives each one's median round (by joins/s).
         const edgeRounds: Measured[] = [];
         const aloneRounds: Measured[] = [];
+        const againstRounds: Measured[] = [];
         for (let r = 0; r < rounds; r++) {
+          // With --against, which of the two builds goes first alternates by round.
+          if (against && r % 2 === 1) {
+            againstRounds.push(await measure(against.url, groupsOf(against)));
+            console.log(`against (round ${r + 1})`, againstRounds.at(-1));
+          }
           edgeRounds.push(await measure(edge.url, groupsOf(edge)));
           console.log(`edge${rounds > 1 ? ` (round ${r + 1})` : ''}`, edgeRounds.at(-1));
+          if (against && r % 2 === 0) {
+            againstRounds.push(await measure(against.url, groupsOf(against)));
+            console.log(`against (round ${r + 1})`, againstRounds.at(-1));
+          }
           if (alone) {
             aloneRounds.push(await measure(alone.url, groupsOf(alone)));
             console.log(`unbatched${rounds > 1 ? ` (round ${r + 1})` : ''}`, aloneRounds.at(-1));
@@ -274,10 +298,17 @@ export async function main(argv: string[]) {
         }
         results.edge = median(edgeRounds);
         if (alone) results.unbatched = median(aloneRounds);
-        if (rounds > 1) results.rounds = { edge: edgeRounds, ...(alone ? { unbatched: aloneRounds } : {}) };
+        if (against) results.against = median(againstRounds);
+        if (rounds > 1 || against)
+          results.rounds = {
+            edge: edgeRounds,
+            ...(alone ? { unbatched: aloneRounds } : {}),
+            ...(against ? { against: againstRounds } : {}),
+          };
       } finally {
         await edge.close();
         await alone?.close();
+        await against?.close();
       }
     }
     if (values['pass-through']) {
@@ -326,7 +357,21 @@ export async function main(argv: string[]) {
     console.log(
       `joins through the edge, each alone (EDGE_JOIN_BATCH=off): ${u.joinsPerSecond}/s, ${u.ofInsertRate} of the insert rate, p99 ${u.p99Ms} ms; CPU per join: ${cpu(u.cpuUsPerJoin)}`,
     );
-  const rr = results.rounds as { edge: Measured[]; unbatched?: Measured[] } | undefined;
+  const rr = results.rounds as { edge: Measured[]; unbatched?: Measured[]; against?: Measured[] } | undefined;
+  const ag = results.against as NonNullable<typeof o> | undefined;
+  if (ag)
+    console.log(
+      `joins through the edge, the --against build: ${ag.joinsPerSecond}/s, ${ag.ofInsertRate} of the insert rate, p99 ${ag.p99Ms} ms; CPU per join: ${cpu(ag.cpuUsPerJoin)}`,
+    );
+  if (e && rr?.against) {
+    const product = (m: Measured) => Object.values(m.cpuUsPerJoin).reduce<number>((a, v) => a + (v ?? 0), 0);
+    const pairs = rr.edge.map((m, i) => [m, rr.against![i]!] as const);
+    console.log(
+      `this build / the --against build, by round: joins/s ${pairs.map(([b, a]) => round(b.joinsPerSecond / a.joinsPerSecond, 2)).join(', ')}; ` +
+        `the product's CPU a join ${pairs.map(([b, a]) => round(product(b) / product(a), 2)).join(', ')}; ` +
+        `workerd's ${pairs.map(([b, a]) => round((b.cpuUsPerJoin.edge ?? 0) / (a.cpuUsPerJoin.edge ?? 1), 2)).join(', ')}`,
+    );
+  }
   if (e && u) {
     // Each round's batched against unbatched, measured minutes apart at most: the pairs a loaded machine allows comparing.
     const product = (m: Measured) => Object.values(m.cpuUsPerJoin).reduce<number>((a, v) => a + (v ?? 0), 0);

@@ -189,9 +189,11 @@ export interface DriverResult {
   soldOutTracerDriverWait: Float64Array;
   /**
    * Per kind of request, the product's time (on the wire to the answer) and the driver's wait before it; and the joins
-   * answered after the open apart (`join after the open`, also counted in `join`).
+   * answered after the open apart (`join after the open`, also counted in `join`), and the joins answered 200 apart
+   * (`join 200`, also counted in `join`): a join's time without the quick refusals (shed 503s, deferrals), whose share
+   * moves a median of all joins when two runs shed differently.
    */
-  requestTimings: Record<DriverRequestKind | 'join after the open', RequestTimings>;
+  requestTimings: Record<DriverRequestKind | 'join after the open' | 'join 200', RequestTimings>;
   /** Connections each of the driver's pools may open (the purchase path's are opened as its fans need them). */
   connections: Record<DriverRequestKind, number>;
   /** Fans who read ADMITTED (collected an admission), once each. */
@@ -455,6 +457,7 @@ export class Crowd {
    * wait in the driver (its connections) or at the product (its answers) is what tells a starved driver from a slow one.
    */
   private readonly joinAfterOpen = { product: new LatencyHistogram(), driverWait: new LatencyHistogram() };
+  private readonly joinAccepted = { product: new LatencyHistogram(), driverWait: new LatencyHistogram() };
   private readonly random: () => number;
   private readonly phase: Uint8Array;
   private readonly arrival: Float64Array;
@@ -727,6 +730,10 @@ export class Crowd {
       if (kind === 'join' && this.sinceOpen() >= 0) {
         this.joinAfterOpen.product.add(ms);
         this.joinAfterOpen.driverWait.add(waitMs);
+      }
+      if (kind === 'join' && res.status === 200) {
+        this.joinAccepted.product.add(ms);
+        this.joinAccepted.driverWait.add(waitMs);
       }
       const parsed = this.parse(kind, path, res.status, res.bytes);
       const ra = res.retryAfter;
@@ -1416,6 +1423,7 @@ export class Crowd {
           ]),
         ) as Record<DriverRequestKind, RequestTimings>),
         'join after the open': { product: this.joinAfterOpen.product.summary(), driverWait: this.joinAfterOpen.driverWait.summary() },
+        'join 200': { product: this.joinAccepted.product.summary(), driverWait: this.joinAccepted.driverWait.summary() },
       },
       connections: { ...this.poolSizes },
       admitted: this.admitted,
