@@ -114,13 +114,15 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   // admission controller, which halves its window on it. In a 20,000-fan stadium with a connection a fan (2026-12-07)
   // 16,195 holds met the edge's 5 s timeout and 68 were shed: the store's own load shedding never saw the line.
   // (Its response closes unfinished: Fastify's onRequestAbort sees only a request whose body never came whole.)
-  app.addHook('onRequest', async (req, reply) => {
-    if (routeOf(req).key !== 'POST /events/:id/holds') return;
-    reply.raw.once('close', () => {
-      if (reply.raw.writableFinished) return;
-      const eventId = (req.params as { id?: string } | undefined)?.id ?? '';
-      if (watermarks.peek(eventId)) watermarks.load.shed(eventId);
-    });
+  // A callback hook: every other request (joins, status polls) passes it without a promise of its own.
+  app.addHook('onRequest', (req, reply, done) => {
+    if (routeOf(req).key === 'POST /events/:id/holds')
+      reply.raw.once('close', () => {
+        if (reply.raw.writableFinished) return;
+        const eventId = (req.params as { id?: string } | undefined)?.id ?? '';
+        if (watermarks.peek(eventId)) watermarks.load.shed(eventId);
+      });
+    done();
   });
   // Before auth: a flood from one address is refused before any token is verified.
   const abuseMetrics = createAbuseMetrics(metrics.registry);

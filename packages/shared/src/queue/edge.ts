@@ -90,8 +90,11 @@ export function hashDeviceSync(deviceId: string, accountId: string, sha256Sync: 
   return toHex(sha256Sync(deviceHashInput(deviceId, accountId)));
 }
 
-const deviceHashInput = (deviceId: string, accountId: string) =>
-  utf8.encode(`onsale/device-hash/v1\n${accountId.length}:${accountId}\n${deviceId.length}:${deviceId}`);
+/** The text a device hash is the SHA-256 of (its UTF-8 bytes): domain-separated, each part length-prefixed. */
+export const deviceHashText = (deviceId: string, accountId: string) =>
+  `onsale/device-hash/v1\n${accountId.length}:${accountId}\n${deviceId.length}:${deviceId}`;
+
+const deviceHashInput = (deviceId: string, accountId: string) => utf8.encode(deviceHashText(deviceId, accountId));
 
 const isText = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.length <= 256;
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;

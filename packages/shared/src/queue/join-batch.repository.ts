@@ -12,11 +12,26 @@ export interface PendingJoin {
   randomizedPreopen: boolean;
 }
 
-/** One statement inserts the batch in arrival order (join indexes from each event's sequence); a second reads back every row. */
+type EntryRow = {
+  event_id: string;
+  account_id: string;
+  join_index: number;
+  cohort: 'PREOPEN' | 'FIFO';
+  device_hash: string;
+  joined_at: Date;
+  device_moves: number;
+};
+
+/**
+ * One statement inserts the batch in arrival order (join indexes from each event's sequence) and returns the rows it
+ * created; only the joins it did not create (an account already in line, or one a concurrent statement inserted
+ * first: its row is committed once this statement returns) are read back, by a second statement with a snapshot of
+ * its own. A burst of new fans is one statement and one round trip.
+ */
 export async function insertBatch(db: Db, batch: PendingJoin[]): Promise<Map<string, JoinRow>> {
   const events = batch.map((p) => p.eventId);
   const accounts = batch.map((p) => p.accountId);
-  const { rows: created } = await sql<{ event_id: string; account_id: string }>`
+  const { rows: created } = await sql<EntryRow>`
     WITH input AS (
       SELECT * FROM unnest(${events}::uuid[], ${accounts}::text[], ${batch.map((p) => p.deviceHash)}::text[],
                            ${batch.map((p) => p.randomizedPreopen)}::boolean[]) WITH ORDINALITY AS t(event_id, account_id, device_hash, randomized, ord)),
@@ -33,31 +48,34 @@ export async function insertBatch(db: Db, batch: PendingJoin[]): Promise<Map<str
            CASE WHEN randomized AND now() < onsale_at AND sealed_at IS NULL THEN 'PREOPEN' ELSE 'FIFO' END
     FROM ordered
     ON CONFLICT (event_id, account_id) DO NOTHING
-    RETURNING event_id, account_id`.execute(db);
-  const fresh = new Set(created.map((r) => `${r.event_id}\u0000${r.account_id}`));
-  const { rows } = await sql<{
-    event_id: string;
-    account_id: string;
-    join_index: number;
-    cohort: 'PREOPEN' | 'FIFO';
-    device_hash: string;
-    joined_at: Date;
-    device_moves: number;
-  }>`
-    SELECT q.event_id, q.account_id, q.join_index, q.cohort, q.device_hash, q.joined_at, q.device_moves
-    FROM queue_entries q JOIN unnest(${events}::uuid[], ${accounts}::text[]) AS t(event_id, account_id)
-      ON q.event_id = t.event_id AND q.account_id = t.account_id`.execute(db);
+    RETURNING event_id, account_id, join_index, cohort, device_hash, joined_at, device_moves`.execute(db);
   const out = new Map<string, JoinRow>();
-  for (const r of rows) {
-    const k = `${r.event_id}\u0000${r.account_id}`;
-    out.set(k, {
+  const put = (r: EntryRow, fresh: boolean) =>
+    out.set(`${r.event_id}\u0000${r.account_id}`, {
       join_index: r.join_index,
       cohort: r.cohort,
       device_hash: r.device_hash,
       joined_at: r.joined_at,
       device_moves: r.device_moves,
-      created: fresh.has(k),
+      created: fresh,
     });
+  for (const r of created) put(r, true);
+  // The joins whose row the insert did not create (each pair once): read as they are now.
+  const seen = new Set(out.keys());
+  const otherEvents: string[] = [];
+  const otherAccounts: string[] = [];
+  for (const p of batch) {
+    const k = `${p.eventId}\u0000${p.accountId}`;
+    if (seen.has(k)) continue;
+    seen.add(k);
+    otherEvents.push(p.eventId);
+    otherAccounts.push(p.accountId);
   }
+  if (otherEvents.length === 0) return out;
+  const { rows } = await sql<EntryRow>`
+    SELECT q.event_id, q.account_id, q.join_index, q.cohort, q.device_hash, q.joined_at, q.device_moves
+    FROM queue_entries q JOIN unnest(${otherEvents}::uuid[], ${otherAccounts}::text[]) AS t(event_id, account_id)
+      ON q.event_id = t.event_id AND q.account_id = t.account_id`.execute(db);
+  for (const r of rows) put(r, false);
   return out;
 }

@@ -97,7 +97,7 @@ export class QueueService {
     if (tier) await admitWithAccessCode(this.deps.db, this.deps.tokenKey, tier, accountId, opts.accessCode, this.now());
     const queueId = presale?.id ?? eventId;
     const fairnessMode = tier?.fairnessMode ?? event.fairnessMode;
-    const deviceHash = await this.tokens.deviceHash(deviceId, accountId);
+    const deviceHash = this.tokens.deviceHashNow(deviceId, accountId);
     const joined = await this.joins.join(queueId, accountId, deviceHash, fairnessMode === 'RANDOMIZED_PREOPEN_THEN_FIFO');
     if (!joined) throw new DomainError('unavailable', 'JOIN_RACE', 'please retry', { retryAfterSeconds: 1 });
     if (joined.created) this.deps.metrics?.queueJoined.inc({ event: eventId });
@@ -118,7 +118,9 @@ export class QueueService {
       exp: Math.max(nowS + 3600, Math.floor(event.startsAt.getTime() / 1000)),
     });
     let claims = claimsFor(row.join_index, row.cohort, row.joined_at);
-    let { status } = await this.statusOf(claims, language);
+    // The queue's facts are in memory once anyone polled or joined it: no promise then.
+    const now = this.statusOfNow(claims, language);
+    let { status } = now instanceof Promise ? await now : now;
     if (status.expired) {
       // Their turn came and went unused: a new place at the back of the line.
       const again = await requeueEntry(this.deps.db, queueId, accountId);

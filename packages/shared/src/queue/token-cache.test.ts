@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hashDevice, signToken, TokenError, type QueueTokenClaims } from './edge.js';
+import { createTokenKey, hashDevice, openPayload, signPayload, signToken, TokenError, type QueueTokenClaims } from './edge.js';
 import { CachedTokenVerifier, createNodeTokenKey } from './token-cache.js';
 
 const SECRET = 'a-queue-token-secret-of-at-least-32-chars';
@@ -71,5 +71,31 @@ describe('CachedTokenVerifier.verifyQueueNow (a status poll: one lookup, the dev
       });
     expect(await verifier.verifyQueueNow(token, 'ev-1', 'fan-1', 'device-1', NOW)).toMatchObject({ accountId: 'fan-1' });
     expect(codeOf(() => verifier.verifyQueueNow(token, 'ev-1', 'fan-1', 'device-2', NOW))).toBe('TOKEN_WRONG_DEVICE');
+  });
+});
+
+describe("a Node origin's native encodings (the join's device hash and queue token, written without the loops)", () => {
+  it('hashes a device exactly as hashDevice does (Web Crypto), for any text', async () => {
+    const verifier = new CachedTokenVerifier(await createNodeTokenKey(SECRET));
+    for (const [device, account] of [
+      ['device-1', 'fan-1'],
+      ['d'.repeat(200), 'a'.repeat(128)],
+      ['!~"#\\x', 'fan:1|2+3@x'],
+      ['appareil-é-ü-中', 'fañ-😀'],
+      ['', ''],
+    ] as const)
+      expect(verifier.deviceHashNow(device, account)).toBe(await hashDevice(device, account));
+  });
+
+  it('signs the same characters as the Web Crypto key (every padding length, any text), and each opens the other', async () => {
+    const nodeKey = await createNodeTokenKey(SECRET);
+    const webKey = await createTokenKey(SECRET);
+    for (let n = 0; n < 12; n++)
+      for (const value of [{ s: 'x'.repeat(n) }, { s: `é${'y'.repeat(n)}😀`, n }, ['中'.repeat(n)], n]) {
+        const fromNode = await signPayload(nodeKey, value);
+        expect(fromNode).toBe(await signPayload(webKey, value));
+        expect(await openPayload(webKey, fromNode)).toEqual(value);
+        expect(await openPayload(nodeKey, fromNode)).toEqual(value);
+      }
   });
 });

@@ -37,10 +37,21 @@ function fromBase64Url(text: string): Uint8Array<ArrayBuffer> {
  * HMAC-SHA256 of the same secret beside it (a Node origin passes its crypto module's, which costs a fraction of
  * Web Crypto's asynchronous call per token). The token format is this file's either way.
  */
-export type TokenKey = WebCryptoKey | { readonly webKey: WebCryptoKey; readonly hmacSync: (data: Uint8Array) => Uint8Array };
+export type TokenKey = WebCryptoKey | SyncTokenKey;
 
-const isSyncKey = (k: TokenKey): k is { readonly webKey: WebCryptoKey; readonly hmacSync: (data: Uint8Array) => Uint8Array } =>
-  typeof (k as { hmacSync?: unknown }).hmacSync === 'function';
+/**
+ * A key with a synchronous HMAC-SHA256 of the same secret (a Node origin's). `base64Url` (a text's UTF-8 bytes in
+ * base64url) and `hmacBase64Url` (the HMAC of a text's UTF-8 bytes, in base64url), when given, write the same
+ * characters this file's own encoding writes, natively: signing a token then costs a fraction of the loop's.
+ */
+export interface SyncTokenKey {
+  readonly webKey: WebCryptoKey;
+  readonly hmacSync: (data: Uint8Array) => Uint8Array;
+  readonly base64Url?: (text: string) => string;
+  readonly hmacBase64Url?: (text: string) => string;
+}
+
+const isSyncKey = (k: TokenKey): k is SyncTokenKey => typeof (k as { hmacSync?: unknown }).hmacSync === 'function';
 
 async function hmac(key: TokenKey, data: Uint8Array): Promise<Uint8Array> {
   if (isSyncKey(key)) return key.hmacSync(data);
@@ -109,6 +120,10 @@ export async function createTokenKey(secret: string): Promise<WebCryptoKey> {
  * admission tokens (queue/edge.ts signToken), presale access codes and lottery invitations.
  */
 export async function signPayload(key: TokenKey, value: unknown): Promise<string> {
+  if (isSyncKey(key) && key.base64Url && key.hmacBase64Url) {
+    const text = key.base64Url(JSON.stringify(value));
+    return `${text}.${key.hmacBase64Url(text)}`;
+  }
   const payload = toBase64Url(utf8.encode(JSON.stringify(value)));
   const mac = await hmac(key, utf8.encode(payload));
   return `${payload}.${toBase64Url(mac)}`;
