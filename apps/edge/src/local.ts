@@ -88,6 +88,19 @@ export interface LocalEdgeOptions {
  */
 export const EDGE_V8_FLAGS: readonly string[] = ['--max-semi-space-size=1'];
 
+/**
+ * The V8 settings this launch runs workerd with: EDGE_V8_FLAGS from the environment when it is set (flags separated
+ * by spaces; empty for V8's own defaults), else the edge's own above. A word that is not a flag is refused.
+ */
+export function edgeV8Flags(env: NodeJS.ProcessEnv = process.env): readonly string[] {
+  const given = env.EDGE_V8_FLAGS;
+  if (given === undefined) return EDGE_V8_FLAGS;
+  const flags = given.split(/\s+/).filter((f) => f !== '');
+  for (const f of flags)
+    if (!/^--[a-z0-9_-]+(=\S+)?$/i.test(f)) throw new Error(`EDGE_V8_FLAGS: "${f}" is not a V8 flag (--name or --name=value)`);
+  return flags;
+}
+
 export interface LocalEdge {
   url: string;
   /** The workerd process's id (the benchmark reads its CPU time). */
@@ -170,7 +183,7 @@ export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
     await writeFile(
       join(dir, 'edge.capnp'),
       capnpConfig(guarded ? `unix:${socketPath}` : address(host, o.port ?? 0), Object.keys(bindings), [
-        ...(o.edgeV8Flags === false ? [] : EDGE_V8_FLAGS),
+        ...(o.edgeV8Flags === false ? [] : edgeV8Flags()),
         ...(o.v8Flags ?? []),
       ]),
       {

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startLocalEdge } from '../src/local.js';
+import { EDGE_V8_FLAGS, edgeV8Flags, startLocalEdge } from '../src/local.js';
 
 // The local edge's processes as users start and stop them: `npm run edge` (scripts/edge.ts) runs workerd serve and
 // its framing guard; a terminal's Ctrl-C (SIGINT to the whole process group) stops all of them and the command exits
@@ -114,6 +114,16 @@ describe('the local edge as a process', () => {
     } finally {
       await edge.close();
     }
+  });
+
+  it("EDGE_V8_FLAGS from the environment replaces the edge's own V8 settings; empty is V8's defaults; a word not a flag is refused", () => {
+    expect(edgeV8Flags({})).toEqual(EDGE_V8_FLAGS);
+    expect(edgeV8Flags({ EDGE_V8_FLAGS: '' })).toEqual([]);
+    expect(edgeV8Flags({ EDGE_V8_FLAGS: ' --max-semi-space-size=4  --single-threaded-gc ' })).toEqual([
+      '--max-semi-space-size=4',
+      '--single-threaded-gc',
+    ]);
+    expect(() => edgeV8Flags({ EDGE_V8_FLAGS: '--max-semi-space-size=1 rm' })).toThrow(/EDGE_V8_FLAGS: "rm" is not a V8 flag/);
   });
 
   it("workerd's V8 runs with the edge's young generation of 1 MB (EDGE_V8_FLAGS), and V8's own without it", async () => {

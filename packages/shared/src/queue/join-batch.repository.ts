@@ -23,7 +23,9 @@ type EntryRow = {
 };
 
 /**
- * One statement inserts the batch in arrival order (join indexes from each event's sequence) and returns the rows it
+ * One statement numbers the batch in arrival order (join indexes from each event's sequence), inserts it in key order
+ * (accounts by id, entries by event and account: two processes' statements over the same fans take their locks in one
+ * order, so they wait for each other instead of deadlocking) and returns the rows it
  * created; only the joins it did not create (an account already in line, or one a concurrent statement inserted
  * first: its row is committed once this statement returns) are read back, by a second statement with a snapshot of
  * its own. A burst of new fans is one statement and one round trip.
@@ -35,18 +37,21 @@ export async function insertBatch(db: Db, batch: PendingJoin[]): Promise<Map<str
     WITH input AS (
       SELECT * FROM unnest(${events}::uuid[], ${accounts}::text[], ${batch.map((p) => p.deviceHash)}::text[],
                            ${batch.map((p) => p.randomizedPreopen)}::boolean[]) WITH ORDINALITY AS t(event_id, account_id, device_hash, randomized, ord)),
-    account AS (INSERT INTO accounts (id) SELECT DISTINCT account_id FROM input ON CONFLICT (id) DO NOTHING),
+    account AS (INSERT INTO accounts (id) SELECT DISTINCT account_id FROM input ORDER BY account_id ON CONFLICT (id) DO NOTHING),
     -- A queue is an event's own or a presale tier's (keyed by the tier's id; it opens at the tier's window).
     ordered AS (
       SELECT i.*, coalesce(a.opens_at, e.onsale_at) AS onsale_at, q.sealed_at FROM input i
       JOIN queue_state q ON q.event_id = i.event_id
       LEFT JOIN events e ON e.id = i.event_id
       LEFT JOIN allocations a ON a.queue_id = i.event_id AND NOT a.general
-      ORDER BY i.ord)
+      ORDER BY i.ord),
+    numbered AS (
+      SELECT event_id, account_id, device_hash, ord,
+             nextval(('queue_join_' || replace(event_id::text, '-', ''))::regclass) AS join_index,
+             CASE WHEN randomized AND now() < onsale_at AND sealed_at IS NULL THEN 'PREOPEN' ELSE 'FIFO' END AS cohort
+      FROM ordered)
     INSERT INTO queue_entries (event_id, account_id, device_hash, join_index, cohort)
-    SELECT event_id, account_id, device_hash, nextval(('queue_join_' || replace(event_id::text, '-', ''))::regclass),
-           CASE WHEN randomized AND now() < onsale_at AND sealed_at IS NULL THEN 'PREOPEN' ELSE 'FIFO' END
-    FROM ordered
+    SELECT event_id, account_id, device_hash, join_index, cohort FROM numbered ORDER BY event_id, account_id, ord
     ON CONFLICT (event_id, account_id) DO NOTHING
     RETURNING event_id, account_id, join_index, cohort, device_hash, joined_at, device_moves`.execute(db);
   const out = new Map<string, JoinRow>();
