@@ -12,7 +12,8 @@ product instead. Settings: EDGE_WATERMARK_TTL_SECONDS (2), EDGE_STALE_SECONDS (1
 EDGE_FAN_TIMEOUT_MS (5000), EDGE_PROXY_TIMEOUT_MS (12000), EDGE_BREAKER_FAILURES (5), EDGE_BREAKER_OPEN_SECONDS (5),
 EDGE_FRAMING_GUARD (on), EDGE_JOIN_BATCH (off; N: up to N joins sent to the store API in one request, off until a whole 20,000-fan rehearsal with it on is shown),
 EDGE_JOIN_ALONE_BELOW (32: with batching on, a join goes alone while fewer joins are at the origin; only a backlog is batched),
-EDGE_JOIN_BATCH_WAIT_MS (10: the longest a backlogged join waits for its batch). See docs/edge.md.`;
+EDGE_JOIN_BATCH_WAIT_MS (10: the longest a backlogged join waits for its batch),
+EDGE_V8_FLAGS (--max-semi-space-size=1: workerd's V8 flags, separated by spaces; empty for V8's defaults). See docs/edge.md.`;
 
 if (process.argv.slice(2).some((a) => a === '--help' || a === '-h')) {
   console.log(USAGE);
