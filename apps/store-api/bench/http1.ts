@@ -165,7 +165,10 @@ class Connection {
   private data(chunk: Buffer) {
     if (this.started < 0) {
       // Bytes with no request in flight: the server is not speaking HTTP/1.1 as asked; start afresh.
-      this.socket?.destroy();
+      const socket = this.socket;
+      this.socket = null;
+      this.connected = false;
+      socket?.destroy();
       return;
     }
     let buf = chunk;
