@@ -300,15 +300,23 @@ export function createRawClient(baseUrl: string, connections: number, { timeoutM
   const conns = Array.from({ length: connections }, () => new Connection(url.hostname, Number(url.port || 80)));
   // One timer for every connection's request in flight, not one a request: a request stuck past timeoutMs is
   // answered `timeout` and its connection dropped (the next request opens another).
+  let limit = timeoutMs;
   const watch = setInterval(
     () => {
       const now = performance.now();
-      for (const c of conns) if (c.started >= 0 && now - c.started > timeoutMs) c.fail('timeout');
+      for (const c of conns) if (c.started >= 0 && now - c.started > limit) c.fail('timeout');
     },
     Math.max(5, Math.min(1000, timeoutMs / 4)),
   );
   watch.unref();
   return {
+    /** The longest a request may wait for its answer, in ms (checked at the interval `timeoutMs` set). */
+    get timeoutMs() {
+      return limit;
+    },
+    set timeoutMs(ms: number) {
+      limit = ms;
+    },
     /** The Host header's value for `requestBytes`. */
     host: url.host,
     /** One request on connection `c` (idle), for what is not measured (opening the connections, a warm-up). */
