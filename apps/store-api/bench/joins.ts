@@ -42,7 +42,9 @@ loaded machine the load moves within minutes, and alternating is what makes the 
 guard): what any worker forwarding one origin request per join costs workerd, the floor of the edge's figure.
 --client is the bench's own HTTP client: raw (default: a keep-alive HTTP/1.1 client on node:net, each join's request
 bytes built before the clock starts, bench/http1.ts), undici (the Pool the other benches use), or both (every
-measurement made with each, the order alternating; the summary gives both). Every measurement prints this process's
+measurement made with each, the order alternating; the summary gives both; first, each client alone against a bare
+Fastify route in its own process, three rounds: its own CPU a request where the server costs little). Every
+measurement prints this process's
 own CPU per join (user + system over the measured run, process.cpuUsage) beside the product's, and its ratio to it:
 the client shares the two cores with what it measures (goal: at most 1/5 of the product's).`;
 
