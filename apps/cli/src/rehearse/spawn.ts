@@ -270,8 +270,13 @@ async function withDb<T>(url: string, fn: (db: ReturnType<typeof createDb>) => P
 
 /** The busiest statements of the run (REHEARSAL_PG_STATEMENTS), written as JSON. */
 async function dumpStatements(url: string, file: string): Promise<void> {
-  const [top, totals] = await withDb(url, async (db) => [await topStatements(db, 60), await statementTotals(db)] as const);
+  const [top, byCalls, totals] = await withDb(
+    url,
+    async (db) => [await topStatements(db, 60), await topStatements(db, 40, 'calls'), await statementTotals(db)] as const,
+  );
   writeFileSync(file, JSON.stringify(top, null, 2) + '\n');
+  // The statements called the most (polling loops and per-request statements), beside it.
+  writeFileSync(file.replace(/(\.json)?$/, '-calls.json'), JSON.stringify(byCalls, null, 2) + '\n');
   // Every statement's calls, execution and planning time in all, beside it (statements per request: calls / answers).
   writeFileSync(file.replace(/(\.json)?$/, '-totals.json'), JSON.stringify(totals, null, 2) + '\n');
 }

@@ -59,11 +59,12 @@ export async function statementTotals(db: Db): Promise<StatementTotals> {
   };
 }
 
-/** The statements that took the most time in all, most first. */
-export async function topStatements(db: Db, limit: number): Promise<StatementStat[]> {
+/** The statements that took the most time in all (or, `by: 'calls'`, were called the most), most first. */
+export async function topStatements(db: Db, limit: number, by: 'time' | 'calls' = 'time'): Promise<StatementStat[]> {
+  const order = by === 'calls' ? sql`calls desc` : sql`total_exec_time + total_plan_time desc`;
   const r = await sql<{ calls: string; total: number; mean: number; plan: number; plans: string; rows: string; query: string }>`
     select calls, total_exec_time + total_plan_time as total, mean_exec_time as mean, total_plan_time as plan, plans, rows, query
-    from pg_stat_statements order by total_exec_time + total_plan_time desc limit ${limit}`.execute(db);
+    from pg_stat_statements order by ${order} limit ${limit}`.execute(db);
   return r.rows.map((x) => ({
     calls: Number(x.calls),
     totalMs: Math.round(x.total),
