@@ -1058,8 +1058,7 @@ async function batchedJoin(
   ticket: JoinTicket,
 ): Promise<Response | undefined> {
   // Kept alive past a fan who hangs up: its request may be the one sending the batch for the others.
-  // Its request keeps reading a batch it sent for the other joins of it past its own answer. (Both waitUntil calls are
-  // needed on workerd: without this one, edge-join-batch-stream.test.ts's slow fans were answered 503, 2026-12-07.)
+  // Its request keeps reading a batch it sent for the other joins of it past its own answer.
   const outcome = joins.join(join, ticket, waitUntil);
   waitUntil(outcome);
   const o = await outcome;
@@ -1068,13 +1067,21 @@ async function batchedJoin(
   return batchedAnswer(o.answer);
 }
 
-/**
- * A join (`POST /events/:id/queue`): alone while the origin has few joins in hand (as with batching off), in the
- * backlog's next batch otherwise; proxied alone when batching is off. Never rejects.
- */
-async function joinAnswer(req: Request, url: URL, edge: Edge, waitUntil: WaitUntil, ticket: JoinTicket): Promise<Response> {
+/** How long past the longest origin wait a request may go unanswered before the edge answers it 503 itself. */
+const DEADLINE_MARGIN_MS = 2000;
+
+async function route(req: Request, edge: Edge, ctx: ExecutionContext, ticket: JoinTicket): Promise<Response> {
+  const waitUntil: WaitUntil = (p) => ctx.waitUntil(p);
   try {
-    if (edge.joins) {
+    const url = new URL(req.url);
+    if (req.method === 'GET') {
+      const status = STATUS_PATH.exec(url.pathname);
+      if (status && edge.key && edge.accounts) return await queueStatus(req, status[1]!, edge, waitUntil);
+      const wm = WATERMARK_PATH.exec(url.pathname);
+      if (wm) return await watermark(url, wm[1]!, edge, waitUntil);
+    }
+    if (req.method === 'POST' && edge.joins && isJoin(url)) {
+      // Alone while the origin has few joins in hand (as with batching off); in the backlog's next batch otherwise.
       const release = edge.joins.alone();
       if (release) {
         try {
@@ -1086,25 +1093,6 @@ async function joinAnswer(req: Request, url: URL, edge: Edge, waitUntil: WaitUnt
       const join = batchableJoin(req, url);
       const answer = join && (await batchedJoin(join, edge.joins, waitUntil, ticket));
       if (answer) return answer;
-    }
-    return await proxy(req, url, edge, waitUntil);
-  } catch (e) {
-    return failure(e);
-  }
-}
-
-/** How long past the longest origin wait a request may go unanswered before the edge answers it 503 itself. */
-const DEADLINE_MARGIN_MS = 2000;
-
-async function route(req: Request, edge: Edge, ctx: ExecutionContext, parsed: URL | undefined): Promise<Response> {
-  const waitUntil: WaitUntil = (p) => ctx.waitUntil(p);
-  try {
-    const url = parsed ?? new URL(req.url);
-    if (req.method === 'GET') {
-      const status = STATUS_PATH.exec(url.pathname);
-      if (status && edge.key && edge.accounts) return await queueStatus(req, status[1]!, edge, waitUntil);
-      const wm = WATERMARK_PATH.exec(url.pathname);
-      if (wm) return await watermark(url, wm[1]!, edge, waitUntil);
     }
     return await proxy(req, url, edge, waitUntil);
   } catch (e) {
@@ -1132,38 +1120,25 @@ export default {
           if (kept !== undefined) return kept;
         }
       }
-      if (req.method === 'POST') {
-        // A join is answered by its own timers (see JOIN_TICKET), without the deadline timer every other request has.
-        const url = new URL(req.url);
-        if (isJoin(url)) return joinAnswer(req, url, edge, (p) => ctx.waitUntil(p), JOIN_TICKET);
-        return answer(req, edge, ctx, url);
-      }
-      return answer(req, edge, ctx, undefined);
+      return answer(req, edge, ctx);
     } catch (e) {
       return failure(e);
     }
   },
 };
 
-/**
- * The ticket of every join: a join has no deadline timer of its own (a setTimeout and its clearTimeout, a promise and
- * a race, each a call into workerd a join: docs/benchmarks.md, "what a join costs workerd"), because each way a join can take is bounded by a timer it already has: proxied (alone, or batching off), by its
- * origin request's timeout (EDGE_FAN_TIMEOUT_MS, headers and body together: edge-hung-origin.test.ts,
- * edge-faults.test.ts); in a batch, by the batcher's own looks, which answer it 503 once its batch has been out past
- * the same timeout (a backlog is sent within EDGE_JOIN_BATCH_WAIT_MS). So it is never answered by the deadline (22 s by
- * default, past both), and never marked gone: the same object serves every join.
- */
-const JOIN_TICKET: JoinTicket = Object.freeze({ gone: false });
-
 /** A request answered with whatever it awaits, within its deadline. Never rejects. */
-async function answer(req: Request, edge: Edge, ctx: ExecutionContext, url: URL | undefined): Promise<Response> {
+async function answer(req: Request, edge: Edge, ctx: ExecutionContext): Promise<Response> {
   let deadline: ReturnType<typeof setTimeout> | undefined;
+  // Set once this request is answered by its deadline: a join of it still waiting for a batch is then not sent.
+  const ticket: JoinTicket = { gone: false };
   try {
-    const answered = route(req, edge, ctx, url);
+    const answered = route(req, edge, ctx, ticket);
     const waitMs = Math.max(edge.config.proxyTimeoutMs, edge.config.fanTimeoutMs, edge.config.originTimeoutMs) + DEADLINE_MARGIN_MS;
     const late = new Promise<Response>((resolve) => {
       deadline = setTimeout(() => {
         console.error(`onsale edge: ${req.method} ${new URL(req.url).pathname} unanswered after ${waitMs} ms`);
+        ticket.gone = true;
         resolve(edgeFault());
       }, waitMs);
     });
