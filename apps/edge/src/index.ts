@@ -625,11 +625,11 @@ const NULL_BODY_STATUSES = new Set([204, 205, 304]);
  * The origin's body: whole when it fits PROXY_BUFFER_BYTES, else what was read followed by the rest as it arrives
  * (a failure from there on can only cut the answer short). Rejects when the body fails before then.
  */
-async function readOriginBody(res: Response): Promise<OriginBody> {
+async function readOriginBody(res: Response, headers: Headers): Promise<OriginBody> {
   // A body the origin sent uncompressed with a declared length within the bound (the store API's answers): read
   // whole in one native call, not a read loop in JS. A body cut short or failed rejects as the loop's read would.
-  const declared = res.headers.get('content-length');
-  if (declared !== null && !res.headers.has('content-encoding') && /^\d{1,8}$/.test(declared) && Number(declared) <= PROXY_BUFFER_BYTES)
+  const declared = headers.get('content-length');
+  if (declared !== null && !headers.has('content-encoding') && /^\d{1,8}$/.test(declared) && Number(declared) <= PROXY_BUFFER_BYTES)
     return new Uint8Array(await res.arrayBuffer());
   const reader = res.body!.getReader();
   const chunks: Uint8Array[] = [];
@@ -705,24 +705,31 @@ async function fromOrigin(req: Request, url: URL, edge: Edge, waitUntil: WaitUnt
   }
   const timeoutMs = FAN_ROUTE.test(url.pathname) ? config.fanTimeoutMs : config.proxyTimeoutMs;
   const target = new Request(`${config.originUrl}${url.pathname}${url.search}`, req);
+  // (Each read of a request's or a response's `headers` is a call into workerd: read once.)
+  const headersOut = target.headers;
   const client = req.headers.get('cf-connecting-ip');
-  if (client) target.headers.set('x-forwarded-for', client);
-  else target.headers.delete('x-forwarded-for');
-  target.headers.set('x-forwarded-proto', url.protocol.replace(':', ''));
-  target.headers.set('x-forwarded-host', url.host);
-  if (fill) for (const h of NOT_FOR_A_FILL) target.headers.delete(h);
+  if (client) headersOut.set('x-forwarded-for', client);
+  else headersOut.delete('x-forwarded-for');
+  headersOut.set('x-forwarded-proto', url.protocol.replace(':', ''));
+  headersOut.set('x-forwarded-host', url.host);
+  if (fill) for (const h of NOT_FOR_A_FILL) headersOut.delete(h);
   // One timeout for the headers and the body together: an origin that answers its headers and then stalls is one
   // that does not answer.
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(new Error(`the origin took longer than ${timeoutMs} ms`)), timeoutMs);
   let res: Response;
+  let status: number;
+  let headersIn: Headers;
   let body: OriginBody | null;
   try {
     res = await fetch(target, { redirect: 'manual', signal: abort.signal });
-    const noBody = req.method === 'HEAD' || NULL_BODY_STATUSES.has(res.status) || res.body === null;
+    status = res.status;
+    headersIn = res.headers;
+    const stream = res.body;
+    const noBody = req.method === 'HEAD' || NULL_BODY_STATUSES.has(status) || stream === null;
     // Ignored on purpose: The body is not read: cancelling it only frees it early.
-    if (noBody) await res.body?.cancel().catch(() => {});
-    body = noBody ? null : await readOriginBody(res);
+    if (noBody) await stream?.cancel().catch(() => {});
+    body = noBody ? null : await readOriginBody(res, headersIn);
   } catch (e) {
     console.error(`onsale edge: ${req.method} ${url.pathname} to the origin failed:`, e instanceof Error ? e.message : e);
     breaker.failed(admitted.trial);
@@ -730,18 +737,18 @@ async function fromOrigin(req: Request, url: URL, edge: Edge, waitUntil: WaitUnt
   } finally {
     clearTimeout(timer);
   }
-  if (res.status < 200 || res.status > 599 || (res.status >= 500 && !isOriginError(body, res.headers))) {
-    console.error(`onsale edge: ${req.method} ${url.pathname}: the origin answered ${res.status} without an error code`);
+  if (status < 200 || status > 599 || (status >= 500 && !isOriginError(body, headersIn))) {
+    console.error(`onsale edge: ${req.method} ${url.pathname}: the origin answered ${status} without an error code`);
     // Ignored on purpose: The body is not read: cancelling it only frees it early.
     if (body instanceof ReadableStream) waitUntil(body.cancel().catch(() => {}));
     breaker.failed(admitted.trial);
     return originUnavailable();
   }
   breaker.succeeded(admitted.trial);
-  const headers = new Headers(res.headers);
+  const headers = new Headers(headersIn);
   // The body is now the bytes read (decoded, when the origin compressed them): workerd counts them itself.
   if (body instanceof Uint8Array) headers.delete('content-length');
-  return { status: res.status, statusText: res.statusText, headers, body };
+  return { status, statusText: res.statusText, headers, body };
 }
 
 /** An origin answer as the fan gets it. */
