@@ -16,7 +16,7 @@ const USAGE = `usage: npm run bench -- edge-joins [--joins N] [--batch N] [--con
 
 The store API's own part of a join, without the edge: batches of --batch joins (default 100) of new fans with a
 browser's headers, each signed as an edge signs it and sent to POST /edge/joins (streamed answers, as the edge asks
-for them) over --connections connections (default 2), --joins joins a round (default 5000), after 500 unmeasured.
+for them) over --connections connections (default 2; 100 with --alone), --joins joins a round (default 5000), after 500 unmeasured.
 Request limits, the bot gate and load shedding are on, as in npm run bench -- joins. Prints the store process's CPU
 per join answered 200 (user + system, /proc) each round and the median. --alone sends each join alone to
 POST /events/:id/queue instead. --against <checkout> starts a second store from another checkout (its
@@ -36,7 +36,7 @@ export async function main(argv: string[]) {
     options: {
       joins: { type: 'string', default: '5000' },
       batch: { type: 'string', default: '100' },
-      connections: { type: 'string', default: '2' },
+      connections: { type: 'string' },
       rounds: { type: 'string', default: '3' },
       alone: { type: 'boolean', default: false },
       against: { type: 'string' },
@@ -46,7 +46,8 @@ export async function main(argv: string[]) {
   if (values.help) return console.log(USAGE);
   const perRound = Number(values.joins);
   const batchSize = Math.max(1, Number(values.batch));
-  const connections = Math.max(1, Number(values.connections));
+  // Alone, each connection waits for its join's answer: enough of them that the store's statements are shared.
+  const connections = Math.max(1, Number(values.connections ?? (values.alone ? 100 : 2)));
   const rounds = Math.max(1, Number(values.rounds));
   const bench = await benchDatabase();
   const secrets = installSecrets(installDataDir());
