@@ -3,6 +3,7 @@ const benches: Record<string, () => Promise<{ main(argv: string[]): Promise<void
   holds: () => import('../apps/store-api/bench/holds.js'),
   queue: () => import('../apps/store-api/bench/queue.js'),
   joins: () => import('../apps/store-api/bench/joins.js'),
+  'store-joins': () => import('../apps/store-api/bench/store-joins.js'),
   ga: () => import('../apps/store-api/bench/ga.js'),
   seats: () => import('../apps/store-api/bench/seats.js'),
   waitlist: () => import('../apps/store-api/bench/waitlist.js'),

@@ -93,12 +93,28 @@ export function queueCopyByLanguage(
   return out;
 }
 
+/** negotiateLanguage's answers by header (up to 200 characters), at most NEGOTIATED_MAX of them, then forgotten all at once. */
+const NEGOTIATED = new Map<string, FanLanguage>();
+const NEGOTIATED_MAX = 1000;
+
 /**
  * The fan language an `Accept-Language` header (or a browser's `navigator.languages`) asks for: the supported
  * language with the highest q, by primary subtag (`es-MX` is Spanish); the default when none is supported.
  */
 export function negotiateLanguage(accept: string | readonly string[] | null | undefined): FanLanguage {
   if (!accept) return DEFAULT_FAN_LANGUAGE;
+  if (typeof accept !== 'string' || accept.length > 200) return negotiated(accept);
+  // A crowd's browsers send a few dozen distinct headers: each is read once (every join and status poll reads one).
+  let language = NEGOTIATED.get(accept);
+  if (language === undefined) {
+    language = negotiated(accept);
+    if (NEGOTIATED.size >= NEGOTIATED_MAX) NEGOTIATED.clear();
+    NEGOTIATED.set(accept, language);
+  }
+  return language;
+}
+
+function negotiated(accept: string | readonly string[]): FanLanguage {
   const ranges =
     typeof accept === 'string'
       ? accept.split(',').map((part, i) => {

@@ -33,6 +33,14 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'co
 /** A join whose path and headers pass the join route's checks as they are (no escapes to decode, nothing to refuse). */
 const PLAIN_JOIN_PATH = /^\/events\/([A-Za-z0-9_.~-]{1,64})\/queue(?:\?tier=([A-Za-z0-9_.~-]{1,32}))?$/;
 const LOWER_CASE = /^[a-z0-9-]+$/;
+/** Header names LOWER_CASE accepted (a crowd's browsers send a few dozen): a join's names are looked up, not matched. */
+const lowerCaseNames = new Set<string>();
+const isLowerCase = (name: string) => {
+  if (lowerCaseNames.has(name)) return true;
+  if (!LOWER_CASE.test(name)) return false;
+  if (lowerCaseNames.size < 1000 && name.length <= 64) lowerCaseNames.add(name);
+  return true;
+};
 /** The join route's own statistics key (its histogram entry: each join of a batch is counted as the join it is). */
 const JOIN_ROUTE = { key: 'POST /events/:id/queue', url: '/events/:id/queue' };
 
@@ -42,7 +50,19 @@ const JOIN_ROUTE = { key: 'POST /events/:id/queue', url: '/events/:id/queue' };
  */
 export function fastifyIpOf(trustProxy: boolean | string[]) {
   if (!trustProxy) return (remoteAddress: string | undefined) => remoteAddress;
-  const trust = trustProxy === true ? () => true : proxyAddr.compile(trustProxy);
+  const compiled = trustProxy === true ? () => true : proxyAddr.compile(trustProxy);
+  // Whether the connection's own address is trusted, decided once per address (every join of a batch asks it of the
+  // edge's address; the list's answer depends on the address alone); the fans' forwarded addresses are asked as ever.
+  const trustedHop = new Map<string, boolean>();
+  const trust = (address: string, i: number) => {
+    if (i !== 0) return compiled(address, i);
+    let t = trustedHop.get(address);
+    if (t === undefined) {
+      t = compiled(address, i);
+      if (trustedHop.size < 1000) trustedHop.set(address, t);
+    }
+    return t;
+  };
   return (remoteAddress: string | undefined, forwardedFor: string | undefined) => {
     const raw = { headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor }, socket: { remoteAddress } };
     const all = proxyAddr.all(raw as unknown as Parameters<typeof proxyAddr.all>[0], trust);
@@ -65,7 +85,7 @@ interface PlainJoin {
 function plainJoin(j: EdgeJoin): PlainJoin | null {
   const m = PLAIN_JOIN_PATH.exec(j.path);
   if (!m) return null;
-  for (const name of Object.keys(j.headers)) if (!LOWER_CASE.test(name)) return null;
+  for (const name of Object.keys(j.headers)) if (!isLowerCase(name)) return null;
   // A request without them never comes from an edge's batch (the edge sends such a join alone); inject adds both.
   if (j.headers['user-agent'] === undefined || !joinHeadersAccepted(j.headers)) return null;
   return { eventId: m[1]!, tier: m[2], headers: j.headers.host === undefined ? { ...j.headers, host: 'localhost:80' } : j.headers };
@@ -168,13 +188,24 @@ function streamAnswers(app: FastifyInstance, reply: FastifyReply, running: Promi
   const answered = new Array<boolean>(running.length).fill(false);
   let left = running.length;
   let budget: ReturnType<typeof setTimeout> | undefined;
+  // The lines of joins done in the same turn (a batch's joins mostly finish together, when the join batcher's
+  // statement returns) leave in one write: a write a join cost the store a chunk and a system call each.
+  let pending = '';
+  const flush = () => {
+    const lines = pending;
+    pending = '';
+    if (lines === '' || out.destroyed || out.writableEnded) return;
+    out.write(lines);
+    if (left === 0) out.end();
+  };
   const write = (i: number, a: EdgeJoinAnswer) => {
     if (answered[i]) return;
     answered[i] = true;
     left--;
     if (!out.destroyed && !out.writableEnded) {
-      out.write(`${JSON.stringify({ i, status: a.status, headers: a.headers, body: a.body })}\n`);
-      if (left === 0) out.end();
+      if (pending === '') setImmediate(flush);
+      // JSON.stringify({ i, status, headers, body }) written in parts: the body, JSON already, is quoted once.
+      pending += `{"i":${i},"status":${a.status},"headers":${JSON.stringify(a.headers)},"body":${JSON.stringify(a.body)}}\n`;
     }
     if (left === 0) clearTimeout(budget);
   };
