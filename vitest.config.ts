@@ -11,6 +11,7 @@ export const unitTestFiles = [
   'apps/cli/test/driver-timing.test.ts',
   'apps/cli/test/plan.test.ts',
   'apps/fan/test/calendar.test.ts',
+  'apps/store-api/test/once-serializer.test.ts',
   'apps/store-api/test/status-validation.test.ts',
   'packages/shared/src/abuse/bot-score.test.ts',
   'packages/shared/src/abuse/join-gate.test.ts',

@@ -11,3 +11,23 @@ export const compiledSerializer = ({ schema }: { schema: unknown }): ((data: unk
   fastJson(
     z.toJSONSchema(schema as z.ZodType, { target: 'draft-7', io: 'output', unrepresentable: 'any' }) as Parameters<typeof fastJson>[0],
   );
+
+/**
+ * As compiledSerializer, and a 200 answer object is written once: the same object answered again (a cached view that
+ * every fan reads until it is rebuilt, such as the seat map) gets the text written the first time. Only for routes
+ * whose 200 answers are never changed after they are first answered; the text is kept as long as the object is.
+ */
+export const onceSerializer = (route: { schema: unknown; httpStatus?: string }): ((data: unknown) => string) => {
+  const write = compiledSerializer(route);
+  if (route.httpStatus !== '200') return write;
+  const written = new WeakMap<object, string>();
+  return (data) => {
+    if (typeof data !== 'object' || data === null) return write(data);
+    let text = written.get(data);
+    if (text === undefined) {
+      text = write(data);
+      written.set(data, text);
+    }
+    return text;
+  };
+};

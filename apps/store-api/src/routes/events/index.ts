@@ -5,11 +5,11 @@ import type { Db } from '@onsale/shared/db';
 import { fairnessModes } from '@onsale/shared/events';
 import { EventCache } from '@onsale/shared/allocations';
 import { ADMISSION_TOKEN_TTL_SECONDS, copyTimesOf, FAN_LANGUAGES, QUEUE_STATES, queueCopyByLanguage } from '@onsale/shared/queue';
-import { SeatmapCache, SectionSeatsCache } from '@onsale/shared/inventory';
+import { SeatmapCache, SectionSeatsCache, type Seatmap, type SectionSeatMap } from '@onsale/shared/inventory';
 import { notFound } from '@onsale/shared';
 import { tierToJoin } from '@onsale/shared/allocations';
 import { errorResponses, errorSchema } from '../schemas.js';
-import { compiledSerializer } from '../compiled-serializer.js';
+import { onceSerializer } from '../compiled-serializer.js';
 
 const params = z.object({ id: z.string().max(64) });
 /** RESERVED: seats (best available, or picked once seat picking opens); GA: general admission, counts only. */
@@ -76,6 +76,23 @@ const seatmapSchema = z.object({
   ),
 });
 
+/**
+ * One answer object per cached view: the caches hand every fan the same Seatmap (or SectionSeatMap) until they build
+ * the next, so its answer is built once and, with onceSerializer, written once, not for every fan who reads it.
+ */
+class AnswerOf<V extends object, A extends object> {
+  private readonly answers = new WeakMap<V, A>();
+  constructor(private readonly build: (view: V) => A) {}
+  of(view: V): A {
+    let answer = this.answers.get(view);
+    if (answer === undefined) {
+      answer = this.build(view);
+      this.answers.set(view, answer);
+    }
+    return answer;
+  }
+}
+
 /** Public, cacheable reads: the event page (ETag) and the seat map (1-2 s stale by design). */
 export const eventRoutes: FastifyPluginAsyncZod<{
   db: Db;
@@ -83,6 +100,13 @@ export const eventRoutes: FastifyPluginAsyncZod<{
   seatmap: SeatmapCache;
   sectionSeats: SectionSeatsCache;
 }> = async (app, { events, seatmap, sectionSeats }) => {
+  const seatmapAnswers = new AnswerOf((map: Seatmap) => ({
+    eventId: map.eventId,
+    ...(map.tier ? { tier: map.tier } : {}),
+    generatedAt: map.generatedAt.toISOString(),
+    sections: map.sections,
+  }));
+  const sectionAnswers = new AnswerOf((map: SectionSeatMap) => ({ ...map, generatedAt: map.generatedAt.toISOString() }));
   app.get(
     '/events/:id',
     {
@@ -136,8 +160,9 @@ export const eventRoutes: FastifyPluginAsyncZod<{
     {
       config: { public: true },
       // Every admitted fan reads it before holding: its answer (a stadium's 150 sections) written by a serializer
-      // compiled from its JSON Schema rather than a zod parse of every answer.
-      serializerCompiler: compiledSerializer,
+      // compiled from its JSON Schema rather than a zod parse of every answer, and once per cached map (answerOf):
+      // every fan reading the same map gets the text written for the first.
+      serializerCompiler: onceSerializer,
       schema: {
         tags: ['events'],
         summary: "Section availability (served from a 1-2 s cache); with ?tier=, one presale tier's seats and units only",
@@ -152,20 +177,16 @@ export const eventRoutes: FastifyPluginAsyncZod<{
       const tier = req.query.tier === undefined ? undefined : (tierToJoin(tiers, req.query.tier) ?? undefined);
       const map = await seatmap.get(req.params.id, sections, tier);
       reply.header('cache-control', 'public, max-age=1');
-      return {
-        eventId: map.eventId,
-        ...(map.tier ? { tier: map.tier } : {}),
-        generatedAt: map.generatedAt.toISOString(),
-        sections: map.sections,
-      };
+      return seatmapAnswers.of(map);
     },
   );
 
   app.get(
     '/events/:id/sections/:code/seats',
     {
-      // A section's every seat (400 in a stadium's): compiled, as the seat map (a zod parse of 400 seats cost 0.2-0.35 ms).
-      serializerCompiler: compiledSerializer,
+      // A section's every seat (400 in a stadium's): compiled, as the seat map (a zod parse of 400 seats cost 0.2-0.35
+      // ms), and written once per cached section (answerOf).
+      serializerCompiler: onceSerializer,
       schema: {
         tags: ['events'],
         summary: "A reserved section's seats for the seat map, each available or not (1 s cache); needs the admission token",
@@ -189,7 +210,7 @@ export const eventRoutes: FastifyPluginAsyncZod<{
       if (!section) throw notFound('SECTION_NOT_FOUND', `event has no section ${req.params.code}`, 'code');
       const map = await sectionSeats.get(req.params.id, section, req.admission?.tier);
       reply.header('cache-control', 'private, max-age=1');
-      return { ...map, generatedAt: map.generatedAt.toISOString() };
+      return sectionAnswers.of(map);
     },
   );
 };
