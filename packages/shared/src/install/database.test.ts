@@ -42,7 +42,7 @@ describe('openInstallDatabase', () => {
   const a = scratch();
   const b = scratch();
 
-  it('starts an install its own server: a port kept in ./.data/, a random password, 127.0.0.1 only, no Unix socket', async () => {
+  it('starts an install its own server: a port kept in ./.data/, a random password, 127.0.0.1 and a private Unix socket only', async () => {
     const db = await openInstallDatabase(a);
     opened.push(db);
     expect(db.source).toBe('embedded');
@@ -56,7 +56,15 @@ describe('openInstallDatabase', () => {
       db.url,
       `SELECT current_setting('listen_addresses') AS listen, current_setting('unix_socket_directories') AS sockets, current_setting('data_directory') AS dir`,
     );
-    expect(row).toMatchObject({ listen: '127.0.0.1', sockets: '' });
+    // The URL goes through the socket, in a directory of the install only the server's user may enter.
+    expect(row).toMatchObject({ listen: '127.0.0.1', sockets: join(a, 'socket') });
+    expect(db.url).toContain(`host=${encodeURIComponent(join(a, 'socket'))}`);
+    expect(statSync(join(a, 'socket')).mode & 0o777).toBe(0o700);
+    expect(statSync(join(a, 'socket')).uid).toBe(statSync(row!.dir).uid);
+    // Over TCP too, with the same password.
+    await expect(
+      query(`postgres://postgres:${encodeURIComponent(s.password)}@127.0.0.1:${s.port}/onsale`, 'select 1'),
+    ).resolves.toBeDefined();
     // The password is asked for: the old fixed one does not get in.
     await expect(query(`postgres://postgres:postgres@127.0.0.1:${s.port}/onsale`, 'select 1')).rejects.toThrow(
       /password authentication failed/,

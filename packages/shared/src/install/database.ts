@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, statSync
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
-import { EmbeddedPostgresError, startEmbeddedPostgres } from '../db/embedded.js';
+import { EmbeddedPostgresError, embeddedSocketDir, embeddedUrl, startEmbeddedPostgres } from '../db/embedded.js';
 
 /** Where an install keeps its embedded server's port and superuser password (mode 0600), beside `pg/`. */
 export const EMBEDDED_SETTINGS_FILE = 'embedded-postgres.json';
@@ -37,7 +37,8 @@ const none = async () => {};
 
 /**
  * The database of the install whose data directory is `dataDir`: `databaseUrl` when given (DATABASE_URL); else the
- * install's own embedded PostgreSQL under `dataDir/pg`. That server listens on 127.0.0.1 only, on a port chosen
+ * install's own embedded PostgreSQL under `dataDir/pg`. That server listens on 127.0.0.1 and on a Unix socket in
+ * `dataDir/socket` (private to its user; the URL goes through it), nowhere else, on a port chosen
  * free when the install was made and kept in `dataDir/embedded-postgres.json` with a random superuser password,
  * so two installs side by side never share a server. When the install's server already runs (another process of
  * the install started it), this connects to it, after checking that the server answering on that port really
@@ -52,7 +53,7 @@ export async function openInstallDatabase(dataDir: string, databaseUrl?: string)
   let settings = readSettings(settingsPath);
 
   if (settings && initialised && (await servesDirectory(settings, pgDir)))
-    return { url: urlOf(settings), source: 'embedded-running', release: none };
+    return { url: runningUrl(dataDir, settings), source: 'embedded-running', release: none };
 
   if (initialised && !settings) {
     // Made before installs had their own port and password: superuser password "postgres", port 54320.
@@ -79,7 +80,7 @@ export async function openInstallDatabase(dataDir: string, databaseUrl?: string)
     server = await startEmbeddedPostgres(dataDir, settings);
   } catch (e) {
     // Another process of this install may have started it meanwhile.
-    if (await servesDirectory(settings, pgDir)) return { url: urlOf(settings), source: 'embedded-running', release: none };
+    if (await servesDirectory(settings, pgDir)) return { url: runningUrl(dataDir, settings), source: 'embedded-running', release: none };
     if (e instanceof EmbeddedPostgresError) throw new InstallDatabaseError(`embedded PostgreSQL: ${e.message}`);
     throw e;
   }
@@ -95,6 +96,16 @@ export async function openInstallDatabase(dataDir: string, databaseUrl?: string)
   };
 }
 
+/**
+ * The URL of this install's server already running: through its Unix socket when it made one (embeddedUrl), else
+ * over TCP (a server started by an earlier version, which listened on 127.0.0.1 alone).
+ */
+function runningUrl(dataDir: string, s: EmbeddedSettings): string {
+  const socket = embeddedSocketDir(dataDir, s.port);
+  return socket !== undefined && existsSync(join(socket, `.s.PGSQL.${s.port}`)) ? embeddedUrl(dataDir, s.port, s.password) : urlOf(s);
+}
+
+/** Its URL over TCP (127.0.0.1), which every version of its server listens on. */
 function urlOf(s: EmbeddedSettings): string {
   return `postgres://postgres:${encodeURIComponent(s.password)}@127.0.0.1:${s.port}/onsale`;
 }
