@@ -178,7 +178,7 @@ export class BestAvailableHolds {
     // Alternatives from the fan's own tier: seats of another tier are not theirs to hold; and, where this process has
     // a view of the section, only those where the party can sit together (a count alone sent parties from one
     // section of single holes to the next).
-    const map = await this.deps.seatmap.get(cached.event.id, cached.sections, tier ?? undefined);
+    const map = await this.deps.seatmap.get(cached.event.id, cached.sections, tier ?? undefined, this.deps.db);
     const allocation = tier?.code ?? null;
     const together = (code: string) => {
       const seen = this.availability.peek(cached.event.id, viewKey(code, allocation));
