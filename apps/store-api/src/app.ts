@@ -23,7 +23,7 @@ import { edgeJoinsRoutes } from './routes/queue/edge-joins.js';
 import { botGatePlugin } from './plugins/bot-gate.js';
 import { loadSheddingPlugin } from './plugins/load-shedding.js';
 import { routeOf } from './plugins/route-of.js';
-import { poolLanesPlugin } from './plugins/pool-lanes.js';
+import { laneDb, poolLanesPlugin } from './plugins/pool-lanes.js';
 import { healthRoutes } from './routes/health/index.js';
 import { devAuthRoutes } from './routes/auth/index.js';
 import { eventRoutes } from './routes/events/index.js';
@@ -140,11 +140,14 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   const tokenKey = await createNodeTokenKey(deps.config.queueTokenSecret);
   const tokens = new CachedTokenVerifier(tokenKey);
   await app.register(admissionGate, { tokens, metrics, parseCookie });
-  await app.register(healthRoutes, { db: deps.db, instance: deps.config.instance });
-  if (deps.config.devAuth && devTokens) await app.register(devAuthRoutes, { db: deps.db, tokens: devTokens });
+  // Each route's queries on its pool lane's Db (plugins/pool-lanes.ts); `other`: the routes no lane names.
+  const other = laneDb(deps.db, undefined);
+  await app.register(healthRoutes, { db: other, instance: deps.config.instance });
+  if (deps.config.devAuth && devTokens) await app.register(devAuthRoutes, { db: other, tokens: devTokens });
   const clock = deps.clock ?? Date.now;
   const { events, seatmap, holds, lease, checkout } = await storeServices(deps, metrics, watermarks, clock);
-  await app.register(eventRoutes, { db: deps.db, events, seatmap, sectionSeats: new SectionSeatsCache(deps.db, undefined, clock) });
+  const seatmapDb = laneDb(deps.db, 'GET /events/:id/seatmap');
+  await app.register(eventRoutes, { db: seatmapDb, events, seatmap, sectionSeats: new SectionSeatsCache(seatmapDb, undefined, clock) });
   await app.register(fanRoutes, { config: deps.config });
   await app.register(holdRoutes, {
     db: deps.db,
@@ -159,11 +162,12 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
   await watermarks.start();
   app.addHook('onClose', () => watermarks.stop());
   app.decorate('refreshWatermarks', () => watermarks.refresh());
-  const queue = new QueueService({ db: deps.db, events, watermarks, tokenKey, verifier: tokens, metrics });
+  const joinDb = laneDb(deps.db, 'POST /events/:id/queue');
+  const queue = new QueueService({ db: joinDb, events, watermarks, tokenKey, verifier: tokens, metrics });
   if (deps.config.botGate.enabled)
     await app.register(botGatePlugin, {
       gate: joinGate(deps, clock, redis, app.log),
-      db: deps.db,
+      db: joinDb,
       events,
       metrics: abuseMetrics,
       now: clock,
@@ -177,10 +181,10 @@ export async function buildStoreApi(deps: StoreApiDeps, serverOptions: FastifySe
     trustProxy: deps.config.trustProxy,
     requestBudgetMs: deps.config.requestBudgetMs,
   });
-  const waitlist = new WaitlistService(deps.db);
+  const waitlist = new WaitlistService(other);
   const claimTokens = new ClaimTokens(deps.config.queueTokenSecret);
-  await app.register(waitlistRoutes, { db: deps.db, waitlist, claimTokens, tokenKey, verifier: tokens });
-  await app.register(lotteryRoutes, { db: deps.db, tokenKey });
-  await app.register(ticketRoutes, { tickets: new TicketService({ db: deps.db, now: clock }) });
+  await app.register(waitlistRoutes, { db: other, waitlist, claimTokens, tokenKey, verifier: tokens });
+  await app.register(lotteryRoutes, { db: other, tokenKey });
+  await app.register(ticketRoutes, { tickets: new TicketService({ db: other, now: clock }) });
   return app;
 }

@@ -9,6 +9,7 @@ import { waitlistSizes } from '@onsale/shared/waitlist';
 import { DefaultBotScorer, JoinGate, ProofOfWork } from '@onsale/shared/abuse';
 import type { StoreApiDeps } from './deps.js';
 import { createRedis, OutageLog, RedisUsedChallenges } from './plugins/redis.js';
+import { laneDb } from './plugins/pool-lanes.js';
 
 /**
  * The domain services one store process serves from, over its caches (event settings, seat maps) on `clock`: holds
@@ -23,14 +24,17 @@ export async function storeServices(deps: StoreApiDeps, metrics: Metrics, waterm
       tps: deps.config.payment.tps,
       latencyMs: deps.config.payment.latencyMs,
       failureRate: deps.config.payment.failureRate,
-      // The simulator remembers its charges in its own table, as a real provider does (crash recovery asks it).
-      db: deps.db,
+      // The simulator remembers its charges in its own table, as a real provider does (crash recovery asks it); the
+      // checkout's lane.
+      db: laneDb(deps.db, 'POST /holds/:id/checkout'),
     });
   const events = new EventCache(deps.db, undefined, clock);
   // The whole event's map from the admission controller's count of each tick, as this process keeps it in memory.
   const seatmap = new SeatmapCache(deps.db, undefined, clock, (eventId) => watermarks.peek(eventId)?.sectionCounts);
+  // Holds (and their batched statements) on the hold's pool lane (plugins/pool-lanes.ts); its warming reads run
+  // in the standard lane (BestAvailableHolds.warmOpening). Checkouts get a Db a request (routes/holds).
   const holds = new HoldService({
-    db: deps.db,
+    db: laneDb(deps.db, 'POST /events/:id/holds'),
     events,
     seatmap,
     metrics,

@@ -1,13 +1,13 @@
 import fp from 'fastify-plugin';
-import { observePoolWait, runInPoolLane, type Db, type PoolTag } from '@onsale/shared/db';
+import { inPoolLane, observePoolWait, type Db, type PoolTag } from '@onsale/shared/db';
 import type { Metrics } from '@onsale/shared/metrics';
-import { routeOf } from './route-of.js';
 
 /**
  * The pool lane and timing label of each store route (issue 28: the hold's tail is its wait for a pooled connection).
  * `purchase`: a hold and a checkout, and a hold's other routes (read, extend, release): a fan the window let in, whose
  * hold clock runs, takes the next connection handed back before seat maps, joins and the rest. Not named: `other`,
- * standard lane.
+ * standard lane. Each route's services and handlers query on their lane's Db (laneDb, requestLaneDb): the lane is
+ * carried by the Db, not by async context (issue 27).
  */
 export const POOL_TAG_OF: Record<string, PoolTag> = {
   'POST /events/:id/holds': { lane: 'purchase', kind: 'hold' },
@@ -25,9 +25,18 @@ const OTHER: PoolTag = { lane: 'standard', kind: 'other' };
 
 export const poolTagOf = (key: string | undefined): PoolTag => (key && POOL_TAG_OF[key]) || OTHER;
 
+/** The Db of `key`'s route: its lane and timing label (one Db a route, over the same pool). */
+export const laneDb = (db: Db, key: string | undefined): Db => inPoolLane(db, poolTagOf(key));
+
 /**
- * Runs each request in its route's pool lane (packages/shared/src/db/pool-lanes.ts) and times every connection's wait
- * in `db_pool_wait_seconds{kind,lane}`; queries outside a request (the watermark store, gauges) are `background`.
+ * A Db of one request of `key`'s route, with a tag of its own (PoolTag.begun): once it has had a connection, its
+ * later queries (a checkout's second transaction, after the payment) wait ahead of purchase requests not yet begun.
+ */
+export const requestLaneDb = (db: Db, key: string): Db => inPoolLane(db, { ...poolTagOf(key), begun: false });
+
+/**
+ * Times every connection's wait in `db_pool_wait_seconds{kind,lane}`; queries on no lane's Db (the watermark store,
+ * gauges, background work) are `background`.
  */
 export const poolLanesPlugin = fp<{ db: Db; metrics: Metrics }>(
   async (app, opts) => {
@@ -35,9 +44,6 @@ export const poolLanesPlugin = fp<{ db: Db; metrics: Metrics }>(
       opts.metrics.poolWait.observe({ kind: tag?.kind ?? 'background', lane: tag?.lane ?? 'standard' }, ms / 1000),
     );
     app.addHook('onClose', async () => observePoolWait(opts.db, undefined));
-    // A callback hook: the rest of the request's hooks and its handler run inside the lane's context.
-    // A tag object per request: the pool marks it once the request has had a connection (PoolTag.begun).
-    app.addHook('onRequest', (req, _reply, done) => runInPoolLane({ ...poolTagOf(routeOf(req).key) }, done));
   },
   { name: 'pool-lanes' },
 );

@@ -25,16 +25,17 @@ export class EventCache {
     private readonly now: () => number = Date.now,
   ) {}
 
-  get(eventId: string): Promise<CachedEvent> {
+  /** `db`: where a miss reads (the caller's pool lane: a hold's); default the cache's. */
+  get(eventId: string, db: Db = this.db): Promise<CachedEvent> {
     const now = this.now();
     const hit = this.entries.get(eventId);
     if (hit && now - hit.at < this.ttlMs) return hit.value;
     const value = (async () => {
-      const event = await getEvent(this.db, eventId);
+      const event = await getEvent(db, eventId);
       const [sections, tiers, blocked] = await Promise.all([
-        getSections(this.db, eventId),
-        getTiers(this.db, eventId),
-        findBlockedAccounts(this.db, eventId),
+        getSections(db, eventId),
+        getTiers(db, eventId),
+        findBlockedAccounts(db, eventId),
       ]);
       return { event, sections: new Map(sections.map((s) => [s.code, s])), tiers, blockedAccounts: new Set(blocked) };
     })();

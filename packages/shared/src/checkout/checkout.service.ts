@@ -76,6 +76,8 @@ interface Unfinished {
   holdId: string;
   begun: Begun;
   result?: ChargeOutcome;
+  /** The request's Db (its pool lane); recovery's settlement uses the service's own. */
+  db?: Db;
 }
 
 /**
@@ -130,7 +132,11 @@ export class CheckoutService {
     this.inProgressWaitMs = deps.inProgressWaitMs ?? 800;
   }
 
-  /** `signal`: the client went away (a retry waiting for the first request stops waiting). */
+  /**
+   * `signal`: the client went away (a retry waiting for the first request stops waiting). `requestDb`: the request's
+   * own Db for its statements (the store API's: its pool lane with a tag of its own, so the second transaction, after
+   * the payment, waits ahead of checkouts not yet begun); default the service's.
+   */
   async checkout(
     accountId: string,
     holdId: string,
@@ -138,13 +144,14 @@ export class CheckoutService {
     req: CheckoutRequest,
     admittedEventId?: string,
     signal?: AbortSignal,
+    requestDb?: Db,
   ): Promise<CheckoutResult> {
     if (!isUuid(holdId)) throw notFound('HOLD_NOT_FOUND', `no hold ${holdId}`, 'id');
     const number = req.payment.instrument.number;
     const fingerprint = this.deps.cards.of(number);
     const legacyMarked = `${LEGACY_FINGERPRINT_PREFIX}${legacyCardFingerprint(number)}`;
     const requestHash = checkoutRequestHash(holdId, fingerprint, req);
-    const { db } = this.deps;
+    const db = requestDb ?? this.deps.db;
 
     const begun = await db.transaction().execute(async (trx) => {
       // A retry of this very checkout is answered from its attempt without the hold's lock, which the attempt's own
@@ -228,9 +235,9 @@ export class CheckoutService {
       };
     });
 
-    if (begun.kind === 'replay') return this.awaitAttempt(accountId, idempotencyKey, signal);
+    if (begun.kind === 'replay') return this.awaitAttempt(accountId, idempotencyKey, signal, db);
 
-    const pending: Unfinished = { accountId, key: idempotencyKey, holdId, begun };
+    const pending: Unfinished = { accountId, key: idempotencyKey, holdId, begun, db };
     try {
       const result: ChargeOutcome = await this.deps.payments
         .charge({
@@ -247,12 +254,12 @@ export class CheckoutService {
       const outcome = await this.finish(pending, result);
       if (outcome instanceof DomainError) throw outcome;
       // Settled by another process meanwhile: its outcome is the answer.
-      if (outcome === 'settled') return await this.awaitAttempt(accountId, idempotencyKey, signal);
+      if (outcome === 'settled') return await this.awaitAttempt(accountId, idempotencyKey, signal, db);
       return outcome;
     } catch (err) {
       // The flow broke after the attempt was recorded (the database went away, most likely): this process settles
       // it as soon as it can (recoverOrphanedPayments, every second), with the charge's answer it already has.
-      if (!(err instanceof DomainError)) this.unfinished.set(`${accountId}\n${idempotencyKey}`, pending);
+      if (!(err instanceof DomainError)) this.unfinished.set(`${accountId}\n${idempotencyKey}`, { ...pending, db: undefined });
       throw err;
     }
   }
@@ -265,7 +272,7 @@ export class CheckoutService {
    */
   private finish(p: Unfinished, result: ChargeOutcome): Promise<CheckoutResult | DomainError | 'settled'> {
     const { accountId, key: idempotencyKey, holdId, begun } = p;
-    return this.deps.db.transaction().execute(async (trx): Promise<CheckoutResult | DomainError | 'settled'> => {
+    return (p.db ?? this.deps.db).transaction().execute(async (trx): Promise<CheckoutResult | DomainError | 'settled'> => {
       // The hold's lock, then the attempt read under it (one round trip). Another process may have settled the attempt
       // meanwhile (this one was taken for dead: its lease went silent or its lease connection dropped). Its
       // settlement stands; a charge it did not see (still in flight when it asked the provider, so it gave the hold
@@ -475,16 +482,16 @@ export class CheckoutService {
    * closed socket. The database is read with a growing pause (50 ms to 400 ms), not every 50 ms. An attempt whose
    * owner is another process no longer renewing its lease (killed mid-payment) is not waited on at all.
    */
-  private async awaitAttempt(accountId: string, key: string, signal?: AbortSignal): Promise<CheckoutResult> {
+  private async awaitAttempt(accountId: string, key: string, signal?: AbortSignal, db: Db = this.deps.db): Promise<CheckoutResult> {
     const deadline = Date.now() + this.inProgressWaitMs;
     for (let pause = 50, first = true; ; pause = Math.min(400, pause * 2), first = false) {
-      const a = await repo.findAttempt(this.deps.db, accountId, key);
+      const a = await repo.findAttempt(db, accountId, key);
       if (!a)
         throw new DomainError('unavailable', 'PAYMENT_GATEWAY_BUSY', 'the payment provider is busy; retry with the same Idempotency-Key', {
           retryAfterSeconds: 1,
         });
       if (a.status === 'SUCCEEDED') {
-        const order = await repo.findOrder(this.deps.db, a.order_id!);
+        const order = await repo.findOrder(db, a.order_id!);
         return {
           orderId: order!.id,
           holdId: order!.hold_id,
@@ -507,7 +514,7 @@ export class CheckoutService {
         first &&
         a.owner !== null &&
         a.owner !== (this.deps.lease?.id ?? null) &&
-        !(await repo.leaseIsLive(this.deps.db, a.owner, (LEASE_BEAT_MS * 2.5) / 1000));
+        !(await repo.leaseIsLive(db, a.owner, (LEASE_BEAT_MS * 2.5) / 1000));
       const left = deadline - Date.now();
       if (orphaned || left <= 0 || signal?.aborted)
         throw new DomainError(

@@ -1,8 +1,16 @@
-import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult, type Transaction } from 'kysely';
+import {
+  Kysely,
+  PostgresDialect,
+  type LogEvent,
+  type PostgresPool,
+  type PostgresPoolClient,
+  type PostgresQueryResult,
+  type Transaction,
+} from 'kysely';
 import pg from 'pg';
 import type { Database } from './database.js';
 import { DatabaseHealth, isConnectionLost, markDatabaseFault, POOL_WAIT_EXCEEDED, statementNeverRan } from './faults.js';
-import { laneConnect, type PoolWaitObserver } from './pool-lanes.js';
+import { laneConnect, type PoolTag, type PoolWaitObserver } from './pool-lanes.js';
 
 // int8 (counts, identity ids) as JS numbers: every such value here stays far below 2^53.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -78,7 +86,7 @@ export interface DbOptions {
    * one (the worker's job pool and its queries), so an outage is one outage, logged once.
    */
   health?: DatabaseHealth;
-  /** Queries of the purchase lane (runInPoolLane) wait ahead of the others (default true; false: one queue, in order). */
+  /** Queries of the purchase lane (inPoolLane) wait ahead of the others (default true; false: one queue, in order). */
   priority?: boolean;
 }
 
@@ -128,32 +136,68 @@ export function createDb(connectionString: string, opts: DbOptions = {}): Db {
     health.noteError(marked);
     return marked;
   };
-  (pool as unknown as { connect: (cb?: unknown) => unknown }).connect = (cb?: unknown) => {
+  // pool.connect waits untagged (the standard lane); a lane's Db (inPoolLane) checks out with its tag.
+  const tagged = (tag: PoolTag | undefined) => (cb?: unknown) => {
     const waitingSince = health.clock();
     if (typeof cb === 'function')
-      return connect((err: unknown, client: unknown, done: unknown) =>
-        (cb as (...a: unknown[]) => void)(err ? connectFailed(err, waitingSince) : err, client, done),
+      return connect(
+        (err: unknown, client: unknown, done: unknown) =>
+          (cb as (...a: unknown[]) => void)(err ? connectFailed(err, waitingSince) : err, client, done),
+        tag,
       );
-    return (connect() as Promise<pg.PoolClient>).catch((err: unknown) => {
+    return (connect(undefined, tag) as Promise<pg.PoolClient>).catch((err: unknown) => {
       throw connectFailed(err, waitingSince);
     });
   };
+  (pool as unknown as { connect: (cb?: unknown) => unknown }).connect = tagged(undefined);
   // The pool listens to its idle clients only. A client checked out when the server ends its connection (an
   // embedded server stopping on Ctrl-C, say) emits 'error' on itself, and an 'error' nobody listens to ends the
   // process: so every client has a listener. What it would report reaches the client's user anyway (its query
   // rejects, and so does any later one), so it says nothing itself.
   pool.on('connect', (client) => client.on('error', () => {}));
   preparePerConnection(pool);
+  const log = (event: LogEvent) => {
+    if (event.level === 'error') health.noteError(event.error);
+    else health.noteSuccess();
+  };
+  // Clients seen by any of the pool's Dbs (checkoutsOf: a reused client's first statement may run again).
+  const seen = new WeakSet<pg.PoolClient>();
+  const shared = new WeakMap<PoolTag, Db>();
+  const lane: LaneOf = (tag) => {
+    const known = tag.begun === undefined ? shared.get(tag) : undefined;
+    if (known) return known;
+    const take = tagged(tag) as () => Promise<pg.PoolClient>;
+    // Ending a lane's Db ends nothing: the pool is its createDb Db's.
+    const laneDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: checkoutsOf(pool, take, false, seen) }), log });
+    register(laneDb, pool, health, lane);
+    if (tag.begun === undefined) shared.set(tag, laneDb);
+    return laneDb;
+  };
   const db = new Kysely<Database>({
-    dialect: new PostgresDialect({ pool: checkoutsOf(pool) }),
-    log: (event) => {
-      if (event.level === 'error') health.noteError(event.error);
-      else health.noteSuccess();
-    },
+    dialect: new PostgresDialect({ pool: checkoutsOf(pool, () => pool.connect(), true, seen) }),
+    log,
   });
+  register(db, pool, health, lane);
+  return db;
+}
+
+type LaneOf = (tag: PoolTag) => Db;
+const lanesOf = new WeakMap<Db, LaneOf>();
+
+function register(db: Db, pool: pg.Pool, health: DatabaseHealth, lane: LaneOf): void {
   pools.set(db, pool);
   healths.set(db, health);
-  return db;
+  lanesOf.set(db, lane);
+}
+
+/**
+ * `db` with its queries in `tag`'s pool lane (pool-lanes.ts), timed under its kind: a Kysely over the same pool whose
+ * checkouts carry the tag. A shared tag (no `begun`) gets one Db, made once; a request's own tag (`begun: false`, where
+ * its later queries must wait ahead of new purchase work, as a checkout's second transaction) a Db of its own. A Db
+ * not made by createDb is returned as it is. Its `destroy` ends nothing (the pool is `db`'s).
+ */
+export function inPoolLane(db: Db, tag: PoolTag): Db {
+  return lanesOf.get(db)?.(tag) ?? db;
 }
 
 /**
@@ -172,16 +216,15 @@ export function createDb(connectionString: string, opts: DbOptions = {}): Db {
  *   (statementNeverRan): a socket reset while the statement was out may have followed its commit, and running it
  *   again would repeat it. Any other failure reaches the caller as it is.
  */
-function checkoutsOf(pool: pg.Pool): PostgresPool {
-  const seen = new WeakSet<pg.PoolClient>();
+function checkoutsOf(pool: pg.Pool, connect: () => Promise<pg.PoolClient>, owner: boolean, seen: WeakSet<pg.PoolClient>): PostgresPool {
   const take = async () => {
-    const client = await pool.connect();
+    const client = await connect();
     const reused = seen.has(client);
     seen.add(client);
     return { client, reused };
   };
   return {
-    end: () => pool.end(),
+    end: () => (owner ? pool.end() : Promise.resolve()),
     async connect(): Promise<PostgresPoolClient> {
       let { client, reused } = await take();
       // Undefined once released, or while a dead client has been let go and no other could be had.
@@ -227,7 +270,7 @@ const waitObservers = new WeakMap<pg.Pool, (o: PoolWaitObserver | undefined) => 
 
 /**
  * Tells `observer` how long each connection of a Db made by createDb waited for the pool, with the lane tag it waited
- * under (runInPoolLane); undefined stops it. A Db not made by createDb is ignored.
+ * under (inPoolLane; none: undefined); undefined stops it. A Db not made by createDb is ignored.
  */
 export function observePoolWait(db: Db, observer: PoolWaitObserver | undefined): void {
   const pool = pools.get(db);

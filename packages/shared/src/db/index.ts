@@ -3,6 +3,7 @@ export {
   createDb,
   dedicatedConnection,
   healthOf,
+  inPoolLane,
   observePoolWait,
   poolOf,
   warmPool,
@@ -27,4 +28,4 @@ export { GroupCommit } from './group-commit.js';
 export { databaseCores, storePoolSize, STORE_CONNECTIONS_PER_DB_CORE, MIN_STORE_POOL } from './pool-size.js';
 export { StatsKeeper, HOT_TABLES, type StatsKeeperOptions } from './stats-keeper.js';
 export { committedTransactions, ping } from './probe.js';
-export { runInPoolLane, currentPoolTag, type PoolLane, type PoolTag, type PoolWaitObserver } from './pool-lanes.js';
+export { BACKGROUND, type PoolLane, type PoolTag, type PoolWaitObserver } from './pool-lanes.js';

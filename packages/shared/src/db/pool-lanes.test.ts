@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../testing/index.js';
-import { createDb, observePoolWait, poolOf, warmPool, type Db } from './connect.js';
+import { createDb, inPoolLane, observePoolWait, poolOf, warmPool, type Db } from './connect.js';
 import { databaseFaultOf } from './faults.js';
-import { runInPoolLane, type PoolTag } from './pool-lanes.js';
+import type { PoolTag } from './pool-lanes.js';
 
 let t: TestDatabase;
 let db: Db;
@@ -19,7 +19,7 @@ afterAll(async () => {
   await t.drop();
 });
 
-// A tag object per request, as the store API gives each (the pool marks it `begun`).
+// Route kinds' shared tags, as the store API's (its checkouts get a tag a request: see the `begun` test).
 const hold = (): PoolTag => ({ lane: 'purchase', kind: 'hold' });
 const seatmap = (): PoolTag => ({ lane: 'standard', kind: 'seatmap' });
 
@@ -40,11 +40,10 @@ describe('the pool lanes', () => {
       await busy;
     });
     await until(() => pool.totalCount === 1 && pool.idleCount === 0);
-    const read = (i: number) =>
-      runInPoolLane(seatmap(), () => sql`SELECT ${i}::int AS i`.execute(db).then(() => order.push(`seatmap${i}`)));
+    const read = (i: number) => sql`SELECT ${i}::int AS i`.execute(inPoolLane(db, seatmap())).then(() => order.push(`seatmap${i}`));
     const reads = [read(1), read(2), read(3)];
     await until(() => pool.waitingCount === 3);
-    const held = runInPoolLane(hold(), () => sql`SELECT 0 AS h`.execute(db).then(() => order.push('hold')));
+    const held = sql`SELECT 0 AS h`.execute(inPoolLane(db, hold())).then(() => order.push('hold'));
     await until(() => pool.waitingCount === 4);
     free();
     await Promise.all([holder, held, ...reads]);
@@ -67,10 +66,10 @@ describe('the pool lanes', () => {
       await busy;
     });
     await until(() => pool.totalCount === 1 && pool.idleCount === 0);
-    const fresh = runInPoolLane(hold(), () => sql`SELECT 1`.execute(db).then(() => order.push('new hold')));
+    const fresh = sql`SELECT 1`.execute(inPoolLane(db, hold())).then(() => order.push('new hold'));
     await until(() => pool.waitingCount === 1);
     const checkout: PoolTag = { lane: 'purchase', kind: 'checkout', begun: true };
-    const second = runInPoolLane(checkout, () => sql`SELECT 2`.execute(db).then(() => order.push('checkout, second transaction')));
+    const second = sql`SELECT 2`.execute(inPoolLane(db, checkout)).then(() => order.push('checkout, second transaction'));
     await until(() => pool.waitingCount === 2);
     free();
     await Promise.all([holder, fresh, second]);
@@ -88,7 +87,7 @@ describe('the pool lanes', () => {
         await busy;
       });
       await until(() => poolOf(short).idleCount === 0 && poolOf(short).totalCount === 1);
-      const err = await runInPoolLane(hold(), () => sql`SELECT 1`.execute(short)).then(
+      const err = await sql`SELECT 1`.execute(inPoolLane(short, hold())).then(
         () => null,
         (e: unknown) => e,
       );
@@ -104,6 +103,21 @@ describe('the pool lanes', () => {
       free();
       await short.destroy();
     }
+  });
+
+  it("a request's own tag is marked begun by its first connection, a route's shared tag never; a lane's Db is the pool's", async () => {
+    const own: PoolTag = { lane: 'purchase', kind: 'checkout', begun: false };
+    const request = inPoolLane(db, own);
+    await sql`SELECT 1`.execute(request);
+    expect(own.begun).toBe(true);
+    const shared = hold();
+    const lane = inPoolLane(db, shared);
+    expect(inPoolLane(db, shared)).toBe(lane); // one Db a shared tag
+    await lane.transaction().execute((trx) => sql`SELECT 1`.execute(trx));
+    expect(shared.begun).toBeUndefined();
+    expect(poolOf(lane)).toBe(poolOf(db));
+    await lane.destroy(); // ends nothing: the pool is db's
+    expect((await sql<{ one: number }>`SELECT 1 AS one`.execute(db)).rows).toEqual([{ one: 1 }]);
   });
 
   it("pg's own pool.query goes through the lanes too (graphile-worker's way in)", async () => {

@@ -5,7 +5,10 @@
 // other waiting query, whatever came first; the others keep their order among themselves. The pool's size, the
 // pool wait (DB_POOL_WAIT_MS: a query that waited that long fails as pg-pool's own wait does, a 503 at the store API)
 // and the number of waiting queries the shedder reads (`waitingCount`) are unchanged.
-import { AsyncLocalStorage } from 'node:async_hooks';
+//
+// A query's lane is carried explicitly, by the Db it runs on (inPoolLane in connect.ts: a Kysely over the same pool
+// whose checkouts carry a tag), not through async context: on Node 20 an AsyncLocalStorage in use turns on promise
+// hooks for every promise of the process, ~12% of the store's busy time on the join path (issue 27).
 import type pg from 'pg';
 import { POOL_WAIT_EXCEEDED } from './faults.js';
 
@@ -17,24 +20,16 @@ export interface PoolTag {
   lane: PoolLane;
   kind: string;
   /**
-   * Set by the pool once a query of this tag has had a connection: a purchase request's later queries (a checkout's
-   * second transaction, after the payment) then wait ahead of purchase requests not yet begun, so work under way
-   * finishes before new work starts. Give each request a tag object of its own for this.
+   * One request's own tag: `false` at first, set by the pool once a query of this tag has had a connection. A purchase
+   * request's later queries (a checkout's second transaction, after the payment) then wait ahead of purchase requests
+   * not yet begun, so work under way finishes before new work starts. Left out (undefined), the tag is shared by many
+   * requests (a route kind's) and never marked.
    */
   begun?: boolean;
 }
 
-const tags = new AsyncLocalStorage<PoolTag>();
-
-/** Runs `fn` (and everything it starts) with its queries in `tag`'s lane. */
-export function runInPoolLane<R>(tag: PoolTag, fn: () => R): R {
-  return tags.run(tag, fn);
-}
-
-/** The tag of the code running now (undefined outside runInPoolLane: the standard lane). */
-export function currentPoolTag(): PoolTag | undefined {
-  return tags.getStore();
-}
+/** Work outside any request (timed as a query with no tag is): the standard lane. */
+export const BACKGROUND: PoolTag = { lane: 'standard', kind: 'background' };
 
 /** Told of every connection obtained: the tag it waited under (undefined: none) and how long it waited, ms. */
 export type PoolWaitObserver = (tag: PoolTag | undefined, waitedMs: number) => void;
@@ -56,7 +51,11 @@ export function laneConnect(
   timeoutMs: number,
   priority = true,
   clock: () => number = () => performance.now(),
-): { connect: (cb?: unknown) => unknown; observe: (o: PoolWaitObserver | undefined) => void; waiting: () => number } {
+): {
+  connect: (cb?: unknown, tag?: PoolTag) => unknown;
+  observe: (o: PoolWaitObserver | undefined) => void;
+  waiting: () => number;
+} {
   const max = (pool.options as { max?: number }).max ?? 10;
   let inUse = 0;
   // `begun`: purchase requests that have had a connection already (PoolTag.begun), served first.
@@ -130,12 +129,12 @@ export function laneConnect(
       throw err;
     }
     observer?.(tag, clock() - started);
-    if (tag) tag.begun = true;
+    if (tag?.begun === false) tag.begun = true;
     return wrapRelease(client);
   };
   return {
-    connect: (cb?: unknown) => {
-      const p = checkout(tags.getStore());
+    connect: (cb?: unknown, tag?: PoolTag) => {
+      const p = checkout(tag);
       if (typeof cb !== 'function') return p;
       p.then(
         (client) => (cb as (...a: unknown[]) => void)(undefined, client, (err?: Error | boolean) => client.release(err)),

@@ -1,12 +1,13 @@
 import { bySeat } from './best-available.js';
 import type { AvailableSeat } from './holds.repository.js';
-import { runInPoolLane, type PoolTag } from '../db/pool-lanes.js';
+import type { PoolTag } from '../db/pool-lanes.js';
 
 /**
  * A lapsed view's background refresh waits for the pool in the standard lane, whatever request found it lapsed (a
- * hold's would otherwise carry the purchase lane): no fan waits for it, and holds go first (issue 28).
+ * hold's would otherwise carry the purchase lane): no fan waits for it, and holds go first (issue 28). The loader
+ * is called with `background` true for it, and reads on a Db in this lane (inPoolLane).
  */
-const BACKGROUND_REFRESH: PoolTag = { lane: 'standard', kind: 'section_view' };
+export const BACKGROUND_REFRESH: PoolTag = { lane: 'standard', kind: 'section_view' };
 
 interface Entry {
   /** When the read that filled it started (the view is at least this old). */
@@ -24,7 +25,8 @@ interface Loading {
 /** Seats this process is attempting right now, per section: its other requests steer around them. */
 type Claims = Map<number, number>;
 
-export type SeatLoader = () => Promise<AvailableSeat[]>;
+/** `background`: a lapsed view's refresh (read in BACKGROUND_REFRESH's lane); else a request's own read. */
+export type SeatLoader = (background?: boolean) => Promise<AvailableSeat[]>;
 /** Every view of an event at once, by view key (a key with no available seats may be absent). */
 export type EventSeatLoader = () => Promise<Map<string, AvailableSeat[]>>;
 
@@ -95,7 +97,7 @@ export class SectionAvailabilityCache {
     this.backlog.set(k, async () => {
       // Replaced meanwhile (a request's own read after a miss): nothing to do.
       if (this.entries.get(k) !== lapsed) return;
-      await this.refresh(eventId, section, load, -Infinity);
+      await this.refresh(eventId, section, () => load(true), -Infinity);
     });
     this.drainBacklog();
   }
@@ -105,7 +107,7 @@ export class SectionAvailabilityCache {
       const [k, read] = this.backlog.entries().next().value!;
       this.backlog.delete(k);
       this.backgroundReads++;
-      runInPoolLane(BACKGROUND_REFRESH, read)
+      read()
         // Ignored on purpose: A warming read that fails leaves the view unwarmed: the fan's own request reads it (and reports a database fault) then.
         .catch(() => {})
         .finally(() => {

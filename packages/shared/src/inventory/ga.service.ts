@@ -110,7 +110,7 @@ export class GeneralAdmission {
   ): Promise<DomainError> {
     // Alternatives from the fan's own tier (a presale's units in other sections), or the whole event without tiers.
     const tier = allocation === null ? undefined : cached.tiers.find((t) => t.code === allocation);
-    const map = await this.deps.seatmap.get(cached.event.id, cached.sections, tier);
+    const map = await this.deps.seatmap.get(cached.event.id, cached.sections, tier, this.deps.db);
     const alternatives = alternativeSections(map, cached.sections.get(code)!, quantity);
     return available === 0
       ? new DomainError('conflict', 'SECTION_SOLD_OUT', `section ${code} has no tickets left; try another section`, {

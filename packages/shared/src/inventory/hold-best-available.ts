@@ -1,9 +1,10 @@
-import type { Db } from '../db/connect.js';
+import { inPoolLane, type Db } from '../db/connect.js';
+import { BACKGROUND } from '../db/pool-lanes.js';
 import { DomainError } from '../errors.js';
 import type { CachedEvent } from '../allocations/event-cache.js';
 import type { Metrics } from '../metrics/index.js';
 import type { Tier } from '../allocations/allocations.service.js';
-import type { SectionAvailabilityCache } from './availability-cache.js';
+import { BACKGROUND_REFRESH, type SectionAvailabilityCache } from './availability-cache.js';
 import { bestBlocks, bestSplit, bySeat, hasRunOf, longestRun, type Block, type SingleSeatRule } from './best-available.js';
 import * as repo from './holds.repository.js';
 import type { AvailableSeat } from './holds.repository.js';
@@ -69,7 +70,8 @@ export class BestAvailableHolds {
     const eventId = cached.event.id;
     const cache = this.availability;
     const key = viewKey(section, allocation);
-    const load = () => repo.findAvailableSeats(this.deps.db, eventId, section, allocation);
+    const load = (background?: boolean) =>
+      repo.findAvailableSeats(background ? inPoolLane(this.deps.db, BACKGROUND_REFRESH) : this.deps.db, eventId, section, allocation);
     // After a miss, a read that started after it (shared with the section's other requests that missed before it
     // started), less our claims.
     let missedAt = performance.now();
@@ -139,9 +141,9 @@ export class BestAvailableHolds {
   }
 
   /** Every view of an event (by section and presale tier) from one read. */
-  private async eventViews(eventId: string): Promise<Map<string, AvailableSeat[]>> {
+  private async eventViews(eventId: string, db: Db = this.deps.db): Promise<Map<string, AvailableSeat[]>> {
     const views = new Map<string, AvailableSeat[]>();
-    for (const { sectionCode, allocation, ...seat } of await repo.findAvailableSeatsOfEvent(this.deps.db, eventId)) {
+    for (const { sectionCode, allocation, ...seat } of await repo.findAvailableSeatsOfEvent(db, eventId)) {
       const k = viewKey(sectionCode, allocation);
       const list = views.get(k);
       if (list) list.push(seat);
@@ -155,7 +157,9 @@ export class BestAvailableHolds {
    * the last hour (the rush), so their first fans do not wait for the read. Run every few seconds by the store API.
    */
   async warmOpening(): Promise<void> {
-    for (const id of await repo.eventsInRush(this.deps.db)) await this.availability.warm(id, () => this.eventViews(id));
+    // Outside any request: the standard lane, whatever lane the service's Db is in (the store's: the hold's).
+    const db = inPoolLane(this.deps.db, BACKGROUND);
+    for (const id of await repo.eventsInRush(db)) await this.availability.warm(id, () => this.eventViews(id, db));
   }
 
   /**
@@ -174,7 +178,7 @@ export class BestAvailableHolds {
     // Alternatives from the fan's own tier: seats of another tier are not theirs to hold; and, where this process has
     // a view of the section, only those where the party can sit together (a count alone sent parties from one
     // section of single holes to the next).
-    const map = await this.deps.seatmap.get(cached.event.id, cached.sections, tier ?? undefined);
+    const map = await this.deps.seatmap.get(cached.event.id, cached.sections, tier ?? undefined, this.deps.db);
     const allocation = tier?.code ?? null;
     const together = (code: string) => {
       const seen = this.availability.peek(cached.event.id, viewKey(code, allocation));

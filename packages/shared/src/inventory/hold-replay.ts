@@ -84,7 +84,7 @@ export class HoldReplay {
     if (!isUuid(eventId)) throw notFound('EVENT_NOT_FOUND', `no event ${eventId}`, 'id');
     if (key === undefined) {
       if ((this.deps.repeatWindowSeconds ?? 30) > 0) {
-        const allocation = tierOfAdmission((await this.deps.events.get(eventId)).tiers, requester.tier)?.code ?? null;
+        const allocation = tierOfAdmission((await this.deps.events.get(eventId, this.deps.db)).tiers, requester.tier)?.code ?? null;
         const repeat = await repo.findRepeatHold(db, eventId, accountId, req, allocation, this.deps.repeatWindowSeconds ?? 30);
         if (repeat) return { hold: await this.deps.get(db, accountId, repeat), replayed: true };
       }

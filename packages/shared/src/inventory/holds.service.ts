@@ -115,7 +115,7 @@ export class HoldService {
     // Metrics are labelled with events that exist only: an id from the URL never becomes a label value.
     let known = false;
     try {
-      const cached = await this.deps.events.get(eventId);
+      const cached = await this.deps.events.get(eventId, this.deps.db);
       known = true;
       assertNotBlocked(cached.blockedAccounts, accountId);
       this.validate(cached, req);

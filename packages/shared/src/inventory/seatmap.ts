@@ -102,7 +102,8 @@ export class SeatmapCache {
   ) {}
 
   /** The event's section availability, or one presale tier's (`tier`: its code and whether it is the general sale). */
-  get(eventId: string, sections: Map<string, EventSection>, tier?: { code: string; general: boolean }): Promise<Seatmap> {
+  /** `db`: where a miss reads (the caller's pool lane: a hold's); default the cache's. */
+  get(eventId: string, sections: Map<string, EventSection>, tier?: { code: string; general: boolean }, db: Db = this.db): Promise<Seatmap> {
     const now = this.now();
     if (!tier && this.counted) {
       const c = this.counted(eventId);
@@ -113,7 +114,7 @@ export class SeatmapCache {
     const key = tier ? `${eventId}/${tier.code}` : eventId;
     const hit = this.entries.get(key);
     if (hit && now - hit.at < this.ttlMs) return hit.value;
-    const value = countBySection(this.db, eventId, tier).then((rows) => {
+    const value = countBySection(db, eventId, tier).then((rows) => {
       const counted = sectionAvailability(
         sections.values(),
         rows.map((r) => ({ code: r.section_code, available: r.available, held: r.held, sold: r.sold })),

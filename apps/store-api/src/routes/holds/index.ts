@@ -16,6 +16,7 @@ import { deviceFingerprint } from '@onsale/shared/abuse';
 import { holdAdmissionClaims, MAX_HOLD_EXTENSION_SECONDS, signToken, type TokenKey } from '@onsale/shared/queue';
 import { errorResponses, errorSchema, holdSchema, serviceUnavailableSchema } from '../schemas.js';
 import { compiledSerializer } from '../compiled-serializer.js';
+import { laneDb, requestLaneDb } from '../../plugins/pool-lanes.js';
 
 const toBody = (h: Hold) => ({ ...h, expiresAt: h.expiresAt.toISOString() });
 const holdParams = z.object({ id: z.string().max(64) });
@@ -33,7 +34,9 @@ export const holdRoutes: FastifyPluginAsyncZod<{
    * admission (its token's issue time) and its hold reaching the store.
    */
   track?: (eventId: string, kind: 'hold' | 'checkout', admittedWaitMs?: number) => () => void;
-}> = async (app, { db, holds, checkout, tokenKey, onHoldLost, track }) => {
+}> = async (app, { db: base, holds, checkout, tokenKey, onHoldLost, track }) => {
+  // A hold's other routes (read, extend, release) on the purchase lane (plugins/pool-lanes.ts).
+  const db = laneDb(base, 'GET /holds/:id');
   /** Runs `work` counted as in flight for the admitted event (a signed token's event: never an id from the URL alone). */
   const tracked = async <T>(
     eventId: string | undefined,
@@ -211,7 +214,16 @@ export const holdRoutes: FastifyPluginAsyncZod<{
       });
       const r = await tracked(req.admission?.eventId, 'checkout', () =>
         onHold(req, () =>
-          checkout.checkout(req.accountId, req.params.id, req.headers['idempotency-key'], req.body, req.admission?.eventId, gone.signal),
+          checkout.checkout(
+            req.accountId,
+            req.params.id,
+            req.headers['idempotency-key'],
+            req.body,
+            req.admission?.eventId,
+            gone.signal,
+            // A tag of the request's own: its second transaction, after the payment, waits ahead of new checkouts.
+            requestLaneDb(base, 'POST /holds/:id/checkout'),
+          ),
         ),
       );
       if (r.replayed) reply.header('idempotent-replayed', 'true');
