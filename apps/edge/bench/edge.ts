@@ -42,7 +42,8 @@ another entry (e.g. another checkout's apps/edge/src/index.ts) on workerd serve 
 worker are compared in the same run, by rate and by workerd's CPU per request. --rate N offers every measurement the same
 N requests a second instead of as many as it answers: the ratios then say nothing, but CPU per request is compared
 at one rate (a process's CPU per request rises as its rate falls: fewer requests share each wake-up), which on a
-loaded machine is the comparison that holds.`;
+loaded machine is the comparison that holds. --browser-headers: each poll also carries the headers the rehearsal's
+fans send (User-Agent, Accept, Accept-Language, X-Forwarded-For, CF-Connecting-IP), not only the three it needs.`;
 
 // The same body size and headers as a status answer, constant.
 export const BARE = `export default { async fetch() {
@@ -70,6 +71,7 @@ export async function main(argv: string[]) {
       rounds: { type: 'string', default: '3' },
       against: { type: 'string' },
       rate: { type: 'string' },
+      'browser-headers': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
@@ -125,6 +127,16 @@ export async function main(argv: string[]) {
       authorization: `Bearer ${(await accounts.issue(accountId)).token}`,
       'x-device-id': deviceId,
       'x-queue-token': queueToken,
+      // --browser-headers: the rest of what the rehearsal's fans send with each poll.
+      ...(values['browser-headers']
+        ? {
+            'x-forwarded-for': '10.1.2.3',
+            'cf-connecting-ip': '10.1.2.3',
+            'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36',
+            accept: 'application/json',
+            'accept-language': 'en-GB,en;q=0.9',
+          }
+        : {}),
     });
   }
   let next = 0;

@@ -10,14 +10,17 @@ import { EDGE_JOINS_PATH, EDGE_JOINS_STREAM } from '@onsale/shared/queue/edge-jo
 import { bundleWorker, startLocalEdge, type LocalEdge } from '../src/local.js';
 import { cpuMicros, createClient, runLoad } from '../../store-api/bench/load.js';
 
-const USAGE = `usage: npm run bench -- edge-joins [--builds <a.ts|a.js>,<b.ts|b.js>,...] [--join-batch N|off] [--rounds N] [--seconds N] [--concurrency N]
+const USAGE = `usage: npm run bench -- edge-joins [--builds <a.ts|a.js>,<b.ts|b.js>,...] [--join-batch N|off] [--rounds N] [--seconds N] [--concurrency N] [--route join|seatmap] [--rate N]
 
 Joins (POST /events/:id/queue with a browser's headers) through the edge, workerd serve behind its framing guard, to a
 stub origin that answers each at once (201; a batch's lines streamed), for each build in turn, alternating which goes
 first, --rounds times (default 6, --seconds 3 each, --concurrency 50). Prints each round's joins/s and CPU
 microseconds a join of workerd and of the guard, the medians, and each build's workerd CPU over the first's by round.
 --builds: worker entries (.ts, bundled as the edge bundles its own) or bundles (.js); default this checkout's edge.
-A bare worker (an answer without an origin) and a bare pass-through are useful builds to compare with.`;
+A bare worker (an answer without an origin) and a bare pass-through are useful builds to compare with.
+--route seatmap: GET /events/:id/seatmap instead (a ~20 KB JSON the stub marks public, max-age=1: answered from the
+edge's memory cache but for one fill a second). --rate N: N requests a second in all, paced (the rehearsal's fans send
+at their own pace; without it each loop sends its next request as soon as its last is answered).`;
 
 export async function main(argv: string[]) {
   const { values } = parseArgs({
@@ -28,6 +31,8 @@ export async function main(argv: string[]) {
       rounds: { type: 'string', default: '6' },
       seconds: { type: 'string', default: '3' },
       concurrency: { type: 'string', default: '50' },
+      route: { type: 'string', default: 'join' },
+      rate: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -35,12 +40,36 @@ export async function main(argv: string[]) {
   const rounds = Math.max(1, Number(values.rounds));
   const seconds = Number(values.seconds);
   const concurrency = Number(values.concurrency);
+  // --rate: requests a second in all, each of the concurrent loops sending at its share of it (a paced load, as fans
+  // send, rather than each loop's next request the moment its last is answered).
+  const gapMs = values.rate === undefined ? 0 : (concurrency * 1000) / Number(values.rate);
+  const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
   const files = values.builds ? values.builds.split(',') : [''];
   const scripts = await Promise.all(
     files.map(async (f) => (f === '' ? bundleWorker() : f.endsWith('.ts') ? bundleWorker({ entry: f }) : readFileSync(f, 'utf8'))),
   );
   const body = '{"queueToken":"stub","position":1}';
+  const seatmapRoute = values.route === 'seatmap';
+  // A seat map the size of the stadium's (~23 KB of JSON), marked as the store API marks it (public, max-age=1).
+  const seatmap = JSON.stringify({
+    eventId: '7f1e2d3c-4b5a-4968-8776-655443322110',
+    sections: Array.from({ length: 240 }, (_, i) => ({
+      code: `S${String(i).padStart(3, '0')}`,
+      name: `Section ${i}`,
+      tier: `T${i % 4}`,
+      priceCents: 4500 + (i % 4) * 2000,
+      available: 1000 - i,
+    })),
+  });
   const origin = createServer((req, res) => {
+    if (req.method === 'GET' && req.url?.endsWith('/seatmap')) {
+      res.writeHead(200, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(seatmap),
+        'cache-control': 'public, max-age=1',
+      });
+      return void res.end(seatmap);
+    }
     let text = '';
     req.on('data', (c: Buffer) => (text += c.toString('utf8')));
     req.on('end', () => {
@@ -83,20 +112,28 @@ export async function main(argv: string[]) {
     'x-device-id': 'edge-joins-bench-device-0001',
     'cf-connecting-ip': '10.1.2.3',
   };
-  const path = '/events/7f1e2d3c-4b5a-4968-8776-655443322110/queue';
+  const path = `/events/7f1e2d3c-4b5a-4968-8776-655443322110/${seatmapRoute ? 'seatmap' : 'queue'}`;
+  const method = seatmapRoute ? 'GET' : 'POST';
+  const okStatus = seatmapRoute ? 200 : 201;
   try {
     for (let r = 0; r < rounds; r++) {
       const order = r % 2 === 0 ? edges : [...edges].reverse();
       for (const e of order) {
         const client = createClient(e.edge.url, concurrency);
         // A second unmeasured first: V8 compiles the path, connections open.
-        await runLoad(concurrency, 1000, async () => void (await client.request('POST', path, headers).catch(() => undefined)));
+        await runLoad(concurrency, 1000, async () => void (await client.request(method, path, headers).catch(() => undefined)));
         const w0 = cpuMicros(e.edge.pid) ?? 0;
         const g0 = e.edge.guardPid === undefined ? 0 : (cpuMicros(e.edge.guardPid) ?? 0);
         let ok = 0;
-        const { elapsedMs } = await runLoad(concurrency, seconds * 1000, async () => {
-          const a = await client.request('POST', path, headers).catch(() => null);
-          if (a?.status === 201) ok++;
+        const next = Array.from({ length: concurrency }, (_, c) => performance.now() + (c * gapMs) / concurrency);
+        const { elapsedMs } = await runLoad(concurrency, seconds * 1000, async (c) => {
+          if (gapMs > 0) {
+            const wait = next[c]! - performance.now();
+            next[c] = Math.max(next[c]!, performance.now()) + gapMs;
+            if (wait > 0) await sleep(wait);
+          }
+          const a = await client.request(method, path, headers).catch(() => null);
+          if (a?.status === okStatus) ok++;
         });
         const w = Math.round(((cpuMicros(e.edge.pid) ?? 0) - w0) / ok);
         const g = e.edge.guardPid === undefined ? 0 : Math.round(((cpuMicros(e.edge.guardPid) ?? 0) - g0) / ok);
