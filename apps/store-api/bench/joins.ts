@@ -10,7 +10,7 @@ import { bundleWorker, startLocalEdge } from '../../edge/src/local.js';
 import { loadStoreApiConfig } from '../src/env.js';
 import { benchDatabase } from './database.js';
 import { createRawClient, requestBytes } from './http1.js';
-import { cpuMicros, createClient, round, runLoad, startProcess, stopProcess } from './load.js';
+import { cpuMicros, createClient, protectedStoreEnv, round, runLoad, startProcess, stopProcess } from './load.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
@@ -178,16 +178,8 @@ export async function main(argv: string[]) {
   };
   const secrets = installSecrets(installDataDir());
   const accounts = new AccountTokens(secrets.authSecret);
-  const store = await startProcess('apps/store-api/bench/server.ts', {
-    DATABASE_URL: bench.url,
-    NODE_ENV: 'development',
-    DEV_AUTH: 'false',
-    // The product's protections, as it runs for fans (the bench server turns them off unless told).
-    RATE_LIMIT_ENABLED: 'true',
-    BOT_GATE_ENABLED: 'true',
-    LOAD_SHED_ENABLED: 'true',
-    STORE_API_TRUST_PROXY: 'loopback',
-  });
+  // The product's protections on, as it runs for fans.
+  const store = await startProcess('apps/store-api/bench/server.ts', protectedStoreEnv(bench.url));
   const storeUrl = `http://127.0.0.1:${store.port}`;
   let fanSeq = 0;
   /** Batches of joins the store has answered (POST /edge/joins), from its /metrics. */

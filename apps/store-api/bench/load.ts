@@ -77,6 +77,20 @@ export const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
+/**
+ * The environment of a bench store API with the product's protections on, as it runs for fans (the bench server turns
+ * them off unless told): rate limits, the bot gate, load shedding, X-Forwarded-For believed from its loopback proxy.
+ */
+export const protectedStoreEnv = (databaseUrl: string): Record<string, string> => ({
+  DATABASE_URL: databaseUrl,
+  NODE_ENV: 'development',
+  DEV_AUTH: 'false',
+  RATE_LIMIT_ENABLED: 'true',
+  BOT_GATE_ENABLED: 'true',
+  LOAD_SHED_ENABLED: 'true',
+  STORE_API_TRUST_PROXY: 'loopback',
+});
+
 /** Starts a bench server script in its own Node process; resolves with the port it printed (READY <port>). */
 export function startProcess(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
   // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") is passed to the server processes.

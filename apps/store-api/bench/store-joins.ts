@@ -8,7 +8,7 @@ import { createEvent } from '@onsale/shared/sale-setup';
 import { installDataDir, installSecrets } from '@onsale/shared/install';
 import { createTokenKey, EDGE_JOINS_HEADER, EDGE_JOINS_PATH, EDGE_JOINS_STREAM, signEdgeJoins } from '@onsale/shared/queue';
 import { benchDatabase } from './database.js';
-import { cpuMicros, startProcess, stopProcess } from './load.js';
+import { cpuMicros, protectedStoreEnv, startProcess, stopProcess } from './load.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
@@ -70,13 +70,7 @@ export async function main(argv: string[]) {
       ),
     );
   const env = {
-    DATABASE_URL: bench.url,
-    NODE_ENV: 'development',
-    DEV_AUTH: 'false',
-    RATE_LIMIT_ENABLED: 'true',
-    BOT_GATE_ENABLED: 'true',
-    LOAD_SHED_ENABLED: 'true',
-    STORE_API_TRUST_PROXY: 'loopback',
+    ...protectedStoreEnv(bench.url),
     // Both stores (--against) sign and verify with this install's secrets.
     QUEUE_TOKEN_SECRET: secrets.queueTokenSecret,
     AUTH_SECRET: secrets.authSecret,
