@@ -59,6 +59,9 @@ describe('openInstallDatabase', () => {
     // The URL goes through the socket, in a directory of the install only the server's user may enter.
     expect(row).toMatchObject({ listen: '127.0.0.1', sockets: join(a, 'socket') });
     expect(db.url).toContain(`host=${encodeURIComponent(join(a, 'socket'))}`);
+    // Through the socket indeed: a Unix-socket connection has no client address.
+    const [via] = await query<{ addr: string | null }>(db.url, 'SELECT inet_client_addr()::text AS addr');
+    expect(via!.addr).toBeNull();
     expect(statSync(join(a, 'socket')).mode & 0o777).toBe(0o700);
     expect(statSync(join(a, 'socket')).uid).toBe(statSync(row!.dir).uid);
     // Over TCP too, with the same password.
