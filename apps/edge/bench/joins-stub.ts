@@ -10,7 +10,7 @@ import { EDGE_JOINS_PATH, EDGE_JOINS_STREAM } from '@onsale/shared/queue/edge-jo
 import { bundleWorker, startLocalEdge, type LocalEdge } from '../src/local.js';
 import { cpuMicros, createClient, runLoad } from '../../store-api/bench/load.js';
 
-const USAGE = `usage: npm run bench -- edge-joins [--builds <a.ts|a.js>,<b.ts|b.js>,...] [--join-batch N|off] [--rounds N] [--seconds N] [--concurrency N] [--route join|seatmap] [--rate N]
+const USAGE = `usage: npm run bench -- edge-joins [--builds <a.ts|a.js>,<b.ts|b.js>,...] [--join-batch N|off] [--alone-below N] [--rounds N] [--seconds N] [--concurrency N] [--route join|seatmap] [--rate N]
 
 Joins (POST /events/:id/queue with a browser's headers) through the edge, workerd serve behind its framing guard, to a
 stub origin that answers each at once (201; a batch's lines streamed), for each build in turn, alternating which goes
@@ -20,7 +20,9 @@ microseconds a join of workerd and of the guard, the medians, and each build's w
 A bare worker (an answer without an origin) and a bare pass-through are useful builds to compare with.
 --route seatmap: GET /events/:id/seatmap instead (a ~20 KB JSON the stub marks public, max-age=1: answered from the
 edge's memory cache but for one fill a second). --rate N: N requests a second in all, paced (the rehearsal's fans send
-at their own pace; without it each loop sends its next request as soon as its last is answered).`;
+at their own pace; without it each loop sends its next request as soon as its last is answered). --alone-below N: the
+edge's EDGE_JOIN_ALONE_BELOW (default 32; 0: every join batched, the batched path alone). Each round prints what reached
+the stub: joins sent alone, and batches with their joins.`;
 
 export async function main(argv: string[]) {
   const { values } = parseArgs({
@@ -28,6 +30,7 @@ export async function main(argv: string[]) {
     options: {
       builds: { type: 'string' },
       'join-batch': { type: 'string', default: 'off' },
+      'alone-below': { type: 'string' },
       rounds: { type: 'string', default: '6' },
       seconds: { type: 'string', default: '3' },
       concurrency: { type: 'string', default: '50' },
@@ -61,6 +64,8 @@ export async function main(argv: string[]) {
       available: 1000 - i,
     })),
   });
+  // What reached the origin: joins sent alone, and batches with the joins in them (printed each round).
+  const seen = { alone: 0, batches: 0, batched: 0 };
   const origin = createServer((req, res) => {
     if (req.method === 'GET' && req.url?.endsWith('/seatmap')) {
       res.writeHead(200, {
@@ -75,10 +80,13 @@ export async function main(argv: string[]) {
     req.on('end', () => {
       if (req.url === EDGE_JOINS_PATH) {
         const { joins } = JSON.parse(text) as { joins: unknown[] };
+        seen.batches++;
+        seen.batched += joins.length;
         res.writeHead(200, { 'content-type': EDGE_JOINS_STREAM });
         const headers = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
         return void res.end(joins.map((_, i) => `${JSON.stringify({ i, status: 201, headers, body })}\n`).join(''));
       }
+      seen.alone++;
       res.writeHead(201, {
         'content-type': 'application/json; charset=utf-8',
         'content-length': Buffer.byteLength(body),
@@ -97,6 +105,7 @@ export async function main(argv: string[]) {
         queueTokenSecret: 'edge joins bench queue secret, 32+ characters',
         authSecret: 'edge joins bench account secret, 32+ characters',
         joinBatch: values['join-batch'] === 'off' ? 'off' : Number(values['join-batch']),
+        ...(values['alone-below'] === undefined ? {} : { joinAloneBelow: Number(values['alone-below']) }),
         script,
         log: () => {},
       }),
@@ -125,6 +134,7 @@ export async function main(argv: string[]) {
         const w0 = cpuMicros(e.edge.pid) ?? 0;
         const g0 = e.edge.guardPid === undefined ? 0 : (cpuMicros(e.edge.guardPid) ?? 0);
         let ok = 0;
+        const seen0 = { ...seen };
         const next = Array.from({ length: concurrency }, (_, c) => performance.now() + (c * gapMs) / concurrency);
         const { elapsedMs } = await runLoad(concurrency, seconds * 1000, async (c) => {
           if (gapMs > 0) {
@@ -140,7 +150,12 @@ export async function main(argv: string[]) {
         e.workerd.push(w);
         e.guard.push(g);
         e.rate.push(Math.round((ok / elapsedMs) * 1000));
-        console.log(`round ${r + 1}, ${e.name}: ${e.rate.at(-1)} joins/s; CPU a join: workerd ${w} us, guard ${g} us`);
+        const batches = seen.batches - seen0.batches;
+        const batched = seen.batched - seen0.batched;
+        console.log(
+          `round ${r + 1}, ${e.name}: ${e.rate.at(-1)} joins/s; CPU a join: workerd ${w} us, guard ${g} us; at the origin ${seen.alone - seen0.alone} alone, ${batched} in ${batches} batches` +
+            (batches > 0 ? ` (${(batched / batches).toFixed(1)} a batch)` : ''),
+        );
         client.close();
       }
     }

@@ -1052,10 +1052,12 @@ function batchedAnswer(a: EdgeJoinAnswer): Response {
 
 /** A join through the edge's batcher; undefined when it must go alone (the origin refused batches). */
 async function batchedJoin(
+  req: Request,
   join: EdgeJoin,
   joins: EdgeJoinBatcher,
   waitUntil: WaitUntil,
   ticket: JoinTicket,
+  deadlineMs: number,
 ): Promise<Response | undefined> {
   // Kept alive past a fan who hangs up: its request may be the one sending the batch for the others.
   // Its request keeps reading a batch it sent for the other joins of it past its own answer.
@@ -1064,13 +1066,52 @@ async function batchedJoin(
   const o = await outcome;
   if (o.kind === 'alone') return undefined;
   if (o.kind === 'unavailable') return originUnavailable(o.retryAfterSeconds, o.how);
+  if (o.kind === 'late') return unansweredInTime(req, deadlineMs);
   return batchedAnswer(o.answer);
 }
 
 /** How long past the longest origin wait a request may go unanswered before the edge answers it 503 itself. */
 const DEADLINE_MARGIN_MS = 2000;
 
-async function route(req: Request, edge: Edge, ctx: ExecutionContext, ticket: JoinTicket): Promise<Response> {
+/** A request's own answer when nothing answered it within its deadline: 503 EDGE_FAULT, and a line in the log. */
+function unansweredInTime(req: Request, waitMs: number): Response {
+  console.error(`onsale edge: ${req.method} ${new URL(req.url).pathname} unanswered after ${waitMs} ms`);
+  return edgeFault();
+}
+
+/**
+ * A join (`POST /events/:id/queue`) with batching on: its batch's answer, kept within the request's deadline by the
+ * batcher's own looks (no deadline timer and race of its own: a timer is one of the costliest things a request does on
+ * workerd); or, for a join that goes alone or cannot be batched, what `route` answers within its deadline timer, as
+ * every other request. Never rejects.
+ */
+async function answerJoin(req: Request, url: URL, edge: Edge, joins: EdgeJoinBatcher, ctx: ExecutionContext): Promise<Response> {
+  const waitMs = deadlineMsOf(edge);
+  const started = Date.now();
+  try {
+    // Alone while the origin has few joins in hand (as with batching off); in the backlog's next batch otherwise.
+    const release = joins.alone();
+    // Let go once its origin request is over (not when its deadline answers the fan), as the batcher counts it.
+    if (release) return await answerWithin(req, waitMs, () => proxied(req, url, edge, ctx).finally(release));
+    const join = batchableJoin(req, url);
+    if (join) {
+      // Set once this request is answered by its deadline: its join, if still waiting for a batch, is then not sent.
+      const ticket: JoinTicket = { gone: false, until: started + waitMs };
+      const answer = await batchedJoin(req, join, joins, (p) => ctx.waitUntil(p), ticket, waitMs);
+      if (answer) return answer;
+    }
+  } catch (e) {
+    return failure(e);
+  }
+  // Not batchable, or the origin refused batches: proxied alone, within what is left of its deadline.
+  return answerWithin(req, Math.max(0, started + waitMs - Date.now()), () => proxied(req, url, edge, ctx), waitMs);
+}
+
+/** A request proxied to the origin; a failure as its JSON answer (never rejects). */
+const proxied = (req: Request, url: URL, edge: Edge, ctx: ExecutionContext): Promise<Response> =>
+  proxy(req, url, edge, (p) => ctx.waitUntil(p)).catch(failure);
+
+async function route(req: Request, edge: Edge, ctx: ExecutionContext): Promise<Response> {
   const waitUntil: WaitUntil = (p) => ctx.waitUntil(p);
   try {
     const url = new URL(req.url);
@@ -1079,20 +1120,6 @@ async function route(req: Request, edge: Edge, ctx: ExecutionContext, ticket: Jo
       if (status && edge.key && edge.accounts) return await queueStatus(req, status[1]!, edge, waitUntil);
       const wm = WATERMARK_PATH.exec(url.pathname);
       if (wm) return await watermark(url, wm[1]!, edge, waitUntil);
-    }
-    if (req.method === 'POST' && edge.joins && isJoin(url)) {
-      // Alone while the origin has few joins in hand (as with batching off); in the backlog's next batch otherwise.
-      const release = edge.joins.alone();
-      if (release) {
-        try {
-          return await proxy(req, url, edge, waitUntil);
-        } finally {
-          release();
-        }
-      }
-      const join = batchableJoin(req, url);
-      const answer = join && (await batchedJoin(join, edge.joins, waitUntil, ticket));
-      if (answer) return answer;
     }
     return await proxy(req, url, edge, waitUntil);
   } catch (e) {
@@ -1127,20 +1154,34 @@ export default {
   },
 };
 
+/** How long a request may go unanswered before the edge answers it 503 itself (ms). */
+const deadlineMsOf = (edge: Edge) =>
+  Math.max(edge.config.proxyTimeoutMs, edge.config.fanTimeoutMs, edge.config.originTimeoutMs) + DEADLINE_MARGIN_MS;
+
 /** A request answered with whatever it awaits, within its deadline. Never rejects. */
-async function answer(req: Request, edge: Edge, ctx: ExecutionContext): Promise<Response> {
+function answer(req: Request, edge: Edge, ctx: ExecutionContext): Promise<Response> {
+  if (req.method === 'POST' && edge.joins) {
+    let url: URL | undefined;
+    try {
+      url = new URL(req.url);
+    } catch {
+      // Left to route, which answers it as before.
+    }
+    if (url !== undefined && isJoin(url)) return answerJoin(req, url, edge, edge.joins, ctx);
+  }
+  return answerWithin(req, deadlineMsOf(edge), () => route(req, edge, ctx));
+}
+
+/**
+ * What `run` answers (it never rejects), or 503 EDGE_FAULT once `waitMs` passes without it (a timer of the request's
+ * own, raced). `saidMs`: the deadline the log line names. Never rejects.
+ */
+async function answerWithin(req: Request, waitMs: number, run: () => Promise<Response>, saidMs = waitMs): Promise<Response> {
   let deadline: ReturnType<typeof setTimeout> | undefined;
-  // Set once this request is answered by its deadline: a join of it still waiting for a batch is then not sent.
-  const ticket: JoinTicket = { gone: false };
   try {
-    const answered = route(req, edge, ctx, ticket);
-    const waitMs = Math.max(edge.config.proxyTimeoutMs, edge.config.fanTimeoutMs, edge.config.originTimeoutMs) + DEADLINE_MARGIN_MS;
+    const answered = run();
     const late = new Promise<Response>((resolve) => {
-      deadline = setTimeout(() => {
-        console.error(`onsale edge: ${req.method} ${new URL(req.url).pathname} unanswered after ${waitMs} ms`);
-        ticket.gone = true;
-        resolve(edgeFault());
-      }, waitMs);
+      deadline = setTimeout(() => resolve(unansweredInTime(req, saidMs)), waitMs);
     });
     return await Promise.race([answered, late]);
   } catch (e) {

@@ -40,9 +40,12 @@ export type JoinOutcome =
   /** No answer (the origin failed, timed out, or the circuit is open): 503 ORIGIN_UNAVAILABLE, as a proxied join gets. */
   | { kind: 'unavailable'; retryAfterSeconds: number; how: 'hit' | 'miss' }
   /** The origin refused the batch itself (it has no batch route, or does not know the edge's key): send the join alone. */
-  | { kind: 'alone' };
+  | { kind: 'alone' }
+  /** Its request's deadline (JoinTicket.until) came first: the edge answers it 503 EDGE_FAULT, as any request unanswered then. */
+  | { kind: 'late' };
 
 const UNAVAILABLE: JoinOutcome = { kind: 'unavailable', retryAfterSeconds: 5, how: 'miss' };
+const LATE: JoinOutcome = { kind: 'late' };
 
 /**
  * A join waiting for its batch. Other requests only ever set plain fields here; the join's own request reads them on
@@ -64,6 +67,11 @@ interface Waiting {
 /** A join's request, as the batcher sees it: `gone` once the request has been answered without its join. */
 export interface JoinTicket {
   gone: boolean;
+  /**
+   * Its request's deadline (the batcher's clock, ms), kept by the join's own looks instead of a timer of its own: a
+   * join still without an outcome then is `gone` and comes back `late` (its waiting sleeps never pass it).
+   */
+  until?: number;
 }
 
 interface Batch {
@@ -167,10 +175,19 @@ export class EdgeJoinBatcher {
     const w: Waiting = { join, since: this.now(), batch: undefined, outcome: undefined, ticket };
     this.waiting.push(w);
     let tick = FIRST_TICK_MS;
+    const until = ticket.until;
+    // A sleep, never past the request's deadline.
+    const nap = until === undefined ? sleep : (ms: number) => sleep(Math.max(0, Math.min(ms, until - this.now())));
     for (;;) {
       if (w.outcome !== undefined) return w.outcome;
       this.giveUp();
       if (w.outcome !== undefined) return w.outcome;
+      if (until !== undefined && this.now() >= until) {
+        // Its request's deadline: answered by the edge without its join (not sent if it is still in the backlog).
+        w.ticket.gone = true;
+        if (w.batch === undefined) this.waiting = this.waiting.filter((m) => m !== w);
+        return LATE;
+      }
       if (w.batch === undefined && w.ticket.gone) {
         // Its request was answered by its deadline while it waited: it is not sent.
         this.waiting = this.waiting.filter((m) => m !== w);
@@ -181,7 +198,10 @@ export class EdgeJoinBatcher {
         // once full, or once its oldest join has waited maxWaitMs.
         const due = this.dueToSend();
         if (due > 0) {
-          await sleep(due);
+          // The backlog's oldest join sends it when due (its own timer); a join behind it sleeps on through to when
+          // that batch is due back from the origin, one wake instead of two: the first would only find the batch sent.
+          // If the batch was not sent by then (the oldest's request went away), this join sends it on waking.
+          await nap(this.waiting[0] === w ? due : due + this.dueAfterSend());
           continue;
         }
         const b = this.take();
@@ -197,10 +217,10 @@ export class EdgeJoinBatcher {
       const due = this.dueInMs(w.batch);
       if (due > FIRST_TICK_MS) {
         // Nothing to do before its batch is due back: one timer instead of a look every few ms.
-        await sleep(due);
+        await nap(due);
         tick = FIRST_TICK_MS;
       } else {
-        await sleep(tick);
+        await nap(tick);
         tick = Math.min(tick * 2, MAX_TICK_MS);
       }
     }
@@ -220,6 +240,12 @@ export class EdgeJoinBatcher {
     const b: Batch = { members, since: this.now(), answered: 0, mostlyDone: false };
     for (const m of members) m.batch = b;
     return b;
+  }
+
+  /** How long after it is sent a batch is due back from the origin, by its recent batch times (ms, at most MAX_DUE_MS). */
+  private dueAfterSend(): number {
+    if (this.roundTripMs === undefined) return 0;
+    return Math.min(MAX_DUE_MS, Math.floor(EARLY * this.roundTripMs));
   }
 
   /** How long until a sent batch is due back from the origin, by the origin's recent batch times (at most MAX_DUE_MS). */

@@ -121,8 +121,33 @@ describe('a join waiting for its batch', () => {
     // One batch as a rule (a machine that holds this test's timers back can split it).
     expect(b.counts.batches).toBeLessThanOrEqual(3);
     expect(b.counts.batched).toBe(31);
-    // Each join: a timer to when the backlog is sent, one to when its batch is due back, a look or two as its answer
-    // comes (4.3-5.1 timers a join measured, the batch's own fetch included).
+    // Each join: a timer to when the backlog is sent (the oldest) or, behind it, straight to when its batch is due back,
+    // a look or two as its answer comes (4.2-4.7 timers a join measured, the batch's own fetch included; 5.3-6.1 when
+    // every join of the backlog also woke when it was sent).
     expect(timers / fans.length).toBeLessThan(8);
+  });
+
+  it("keeps its request's deadline with its own looks: in the backlog it is not sent, in a batch out it comes back late", async () => {
+    const b = batcher();
+    answerAfter.set('d0', 0);
+    expect(fanOf(await b.join(join('d0')))).toBe('d0');
+    // In a batch the origin holds 400 ms, with a deadline 150 ms away: late at its deadline, its batch still answered.
+    answerAfter.set('held', 400);
+    const started = Date.now();
+    const ticket = { gone: false, until: Date.now() + 150 };
+    const late = await b.join(join('held'), ticket, () => {});
+    expect(late.kind).toBe('late');
+    expect(ticket.gone).toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+    expect(Date.now() - started).toBeLessThan(390);
+    // Past its deadline already while in the backlog: taken out, never sent.
+    const batches = b.counts.batches;
+    const gone = { gone: false, until: Date.now() - 1 };
+    expect((await b.join(join('never'), gone, () => {})).kind).toBe('late');
+    expect(gone.gone).toBe(true);
+    answerAfter.set('after', 0);
+    expect(fanOf(await b.join(join('after'), { gone: false }, () => {}))).toBe('after');
+    expect(b.counts.batches).toBe(batches + 1);
+    expect(b.counts.batched).toBe(3);
   });
 });
