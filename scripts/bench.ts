@@ -9,6 +9,7 @@ const benches: Record<string, () => Promise<{ main(argv: string[]): Promise<void
   waitlist: () => import('../apps/store-api/bench/waitlist.js'),
   edge: () => import('../apps/edge/bench/edge.js'),
   'edge-guard': () => import('../apps/edge/bench/guard.js'),
+  'edge-guard-ab': () => import('../apps/edge/bench/guard-ab.js'),
   'edge-joins': () => import('../apps/edge/bench/joins-stub.js'),
   driver: () => import('../apps/cli/bench/driver.js'),
   'war-room': () => import('../apps/console/bench/war-room.js'),

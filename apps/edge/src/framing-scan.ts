@@ -36,13 +36,30 @@ function nameIs(buf: Uint8Array, from: number, to: number, name: string): boolea
   return true;
 }
 
-/** The header names whose meaning is framing (a body's length, the connection's fate, a protocol switch): llhttp's to judge. */
+/** Whether the name at buf[from, to) is `Connection`. */
+function connectionHeader(buf: Uint8Array, from: number, to: number): boolean {
+  return to - from === 10 && nameIs(buf, from, to, 'connection');
+}
+
+/**
+ * Whether a `Connection` value at buf[from, to) is `keep-alive` and nothing else (any case, white space before it, none
+ * after): what every HTTP/1.1 browser and undici (the rehearsal's crowd) send on every request, and what HTTP/1.1
+ * means without it. Any other value (`close`, `upgrade`, a list, white space after) is llhttp's to judge.
+ */
+function keepAliveOnly(buf: Uint8Array, from: number, to: number): boolean {
+  let v = from;
+  while (v < to && (buf[v] === SP || buf[v] === HTAB)) v++;
+  return nameIs(buf, v, to, 'keep-alive');
+}
+
+/**
+ * The header names whose meaning is framing (a body's length, the connection's fate, a protocol switch): llhttp's to
+ * judge, but for `Connection: keep-alive` (keepAliveOnly).
+ */
 function framingHeader(buf: Uint8Array, from: number, to: number): boolean {
   switch (to - from) {
     case 7:
       return nameIs(buf, from, to, 'upgrade');
-    case 10:
-      return nameIs(buf, from, to, 'connection');
     case 14:
       return nameIs(buf, from, to, 'content-length');
     case 16:
@@ -60,7 +77,8 @@ export let scannedMethod: 'GET' | 'HEAD' = 'GET';
 /**
  * A whole request at buf[at, end): `GET` or `HEAD`, an origin-form target, `HTTP/1.1`, CRLF line endings, header
  * names of tchar with the colon right after, values of visible ASCII, space or tab, no header that bears on framing
- * (Content-Length, Transfer-Encoding, Connection, Proxy-Connection, Upgrade; so no body), the head within
+ * (Content-Length, Transfer-Encoding, Connection but `Connection: keep-alive`, Proxy-Connection, Upgrade; so no
+ * body), the head within
  * FAST_HEAD_MAX. Returns the offset just past it (its method in scannedMethod), or -1 when the bytes are anything
  * else, including a request not yet whole: llhttp judges those.
  */
@@ -103,9 +121,12 @@ export function scanRequest(buf: Uint8Array, at: number, end: number): number {
     while (i < limit && TCHAR[buf[i]!] === 1) i++;
     if (i === name || i >= limit || buf[i] !== COLON) return -1;
     if (framingHeader(buf, name, i)) return -1;
+    const connection = connectionHeader(buf, name, i);
     i++;
+    const value = i;
     while (i < limit && VALUE[buf[i]!] === 1) i++;
     if (i + 2 > limit || buf[i] !== CR || buf[i + 1] !== LF) return -1;
+    if (connection && !keepAliveOnly(buf, value, i)) return -1;
     i += 2;
   }
 }

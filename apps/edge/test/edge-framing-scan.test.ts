@@ -124,6 +124,10 @@ describe("the framing guard's fast path", () => {
     expect(agreesOnRequest(Buffer.from(one))).toBe(true);
     expect(agreesOnRequest(Buffer.from('HEAD /e/assets/app.js?v=3 HTTP/1.1\r\nHost: a\r\n\r\n'))).toBe(true);
     expect(scannedMethod).toBe('HEAD');
+    // As undici (the rehearsal's crowd) and every HTTP/1.1 browser send it: `Connection: keep-alive` on every request.
+    const kept = one.replace('\r\nhost:', '\r\nconnection: keep-alive\r\nhost:');
+    expect(agreesOnRequest(Buffer.from(kept))).toBe(true);
+    expect(agreesOnRequest(Buffer.from('GET /a HTTP/1.1\r\nHost: a\r\nConnection:\tKeep-Alive\r\n\r\n'))).toBe(true);
     const two = Buffer.from(one + one);
     const first = scanRequest(two, 0, two.length);
     expect(first).toBe(one.length);
@@ -134,6 +138,23 @@ describe("the framing guard's fast path", () => {
 
   it('leaves every malformed request to llhttp (which refuses each one the guard refused)', () => {
     for (const text of MALFORMED) expect(scanRequest(Buffer.from(text, 'latin1'), 0, Buffer.byteLength(text, 'latin1')), text).toBe(-1);
+  });
+
+  it('leaves any Connection header but a lone keep-alive to llhttp', () => {
+    for (const value of [
+      'close',
+      'upgrade',
+      'keep-alive, upgrade',
+      'keep-alive,close',
+      'keep-alive ',
+      'keep-alivex',
+      'keep',
+      '',
+      'Upgrade, keep-alive',
+    ]) {
+      const text = `GET /events/ok HTTP/1.1\r\nHost: a\r\nConnection: ${value}\r\n\r\n`;
+      expect(scanRequest(Buffer.from(text), 0, text.length), value).toBe(-1);
+    }
   });
 
   it('any request it takes, llhttp takes too, whole, ending at the same byte, the connection kept open', () => {
@@ -166,9 +187,25 @@ describe("the framing guard's fast path", () => {
         ),
         version: mostly(fc.constant('HTTP/1.1'), fc.constantFrom('HTTP/1.0', 'HTTP/2.0', 'http/1.1', 'HTTP/1.1 ', 'HTTP/1.')),
         firstEol: eol,
-        headers: fc.array(fc.tuple(name, mostly(fc.constantFrom(':', ': '), fc.constantFrom(' :', '\t:', '')), value, eol), {
-          maxLength: 6,
-        }),
+        headers: fc.array(
+          fc.oneof(
+            { arbitrary: fc.tuple(name, mostly(fc.constantFrom(':', ': '), fc.constantFrom(' :', '\t:', '')), value, eol), weight: 6 },
+            // The Connection header, mostly as a browser or undici sends it.
+            {
+              arbitrary: fc.tuple(
+                fc.constantFrom('Connection', 'connection', 'CONNECTION'),
+                fc.constantFrom(':', ': ', ':\t', ':  '),
+                mostly(
+                  fc.constantFrom('keep-alive', 'Keep-Alive'),
+                  fc.constantFrom('close', 'upgrade', 'keep-alive, upgrade', 'keep-alive ', 'keep-alive,', 'keep-alive\t', 'x', ''),
+                ),
+                eol,
+              ),
+              weight: 1,
+            },
+          ),
+          { maxLength: 6 },
+        ),
         lastEol: eol,
         after: fc.constantFrom('', 'GET / HTTP/1.1\r\n\r\n', 'x', '0\r\n\r\n'),
       })
