@@ -41,7 +41,7 @@ export class SeatDirectory {
     let known = this.events.get(eventId);
     if (!known) {
       if (this.events.size >= MAX_EVENTS) this.events.delete(this.events.keys().next().value!);
-      this.events.set(eventId, (known = new Map()));
+      this.events.set(eventId, (known = new Map<number, AvailableSeat>()));
     }
     return known;
   }
