@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Db, Trx } from '../db/connect.js';
 import type { Insertable } from 'kysely';
 import type { AllocationRow, AllocationsTable } from './allocations.table.js';
+import { signedOffSql } from '../events/signoff.service.js';
 
 export function findAllocations(db: Db | Trx, eventId: string): Promise<AllocationRow[]> {
   return db.selectFrom('allocations').selectAll().where('event_id', '=', eventId).orderBy('position').execute();
@@ -221,4 +222,25 @@ export async function removeRollJob(trx: Trx, jobKey: string): Promise<void> {
 export async function databaseNow(db: Db | Trx): Promise<Date> {
   const { rows } = await sql<{ now: Date }>`SELECT now() AS now`.execute(db);
   return rows[0]!.now;
+}
+
+/**
+ * One value that changes whenever anything EventCache loads for the event changes (the event's row with its sign-off
+ * and whether its queue opened, its sections with their prices, its tiers, its blocked accounts): an md5 of those
+ * rows' text, read in one statement, so a lapsed cache entry whose event did not change is kept without reading the
+ * event, its 150 sections, its tiers and its blocks again (four statements a second in every store process).
+ */
+export async function eventCacheFingerprint(db: Db | Trx, eventId: string): Promise<string> {
+  const { rows } = await sql<{ fingerprint: string }>`
+    SELECT md5(concat_ws(E'\n',
+      (SELECT e::text || ${signedOffSql('e.id', 'e.fairness_mode')}::text
+              || EXISTS (SELECT 1 FROM queue_state q WHERE q.event_id = e.id AND q.sealed_at IS NOT NULL)::text
+       FROM events e WHERE e.id = ${eventId}),
+      (SELECT string_agg(s::text || p::text, E'\t' ORDER BY s.code, p.code)
+       FROM sections s JOIN price_levels p ON p.event_id = s.event_id AND p.code = s.price_level WHERE s.event_id = ${eventId}),
+      (SELECT string_agg(a::text, E'\t' ORDER BY a.position, a.id) FROM allocations a WHERE a.event_id = ${eventId}),
+      (SELECT string_agg(b::text, E'\t' ORDER BY b::text) FROM account_blocks b WHERE b.event_id = ${eventId}))) AS fingerprint`.execute(
+    db,
+  );
+  return rows[0]!.fingerprint;
 }

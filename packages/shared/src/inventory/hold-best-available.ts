@@ -9,6 +9,7 @@ import { bestBlocks, bestSplit, bySeat, hasRunOf, longestRun, type Block, type S
 import * as repo from './holds.repository.js';
 import type { AvailableSeat } from './holds.repository.js';
 import { seatRange, type Attempt } from './hold-exact.js';
+import { SeatDirectory } from './seat-directory.js';
 import { alternativeSections, type SeatmapCache } from './seatmap.js';
 
 /** Fresh reads of a section one hold request makes or joins before it answers SECTION_NEARLY_FULL. */
@@ -47,6 +48,8 @@ export class BestAvailableHolds {
   private readonly availability: SectionAvailabilityCache;
   private readonly random: () => number;
   private readonly maxAttempts: number;
+  /** What each seat is: a view's refresh reads only which seats are available (SeatDirectory). */
+  private readonly directory = new SeatDirectory();
 
   constructor(private readonly deps: BestAvailableDeps) {
     this.availability = deps.availability;
@@ -71,7 +74,7 @@ export class BestAvailableHolds {
     const cache = this.availability;
     const key = viewKey(section, allocation);
     const load = (background?: boolean) =>
-      repo.findAvailableSeats(background ? inPoolLane(this.deps.db, BACKGROUND_REFRESH) : this.deps.db, eventId, section, allocation);
+      this.directory.available(background ? inPoolLane(this.deps.db, BACKGROUND_REFRESH) : this.deps.db, eventId, section, allocation);
     // After a miss, a read that started after it (shared with the section's other requests that missed before it
     // started), less our claims.
     let missedAt = performance.now();
@@ -143,12 +146,15 @@ export class BestAvailableHolds {
   /** Every view of an event (by section and presale tier) from one read. */
   private async eventViews(eventId: string, db: Db = this.deps.db): Promise<Map<string, AvailableSeat[]>> {
     const views = new Map<string, AvailableSeat[]>();
+    const seats: AvailableSeat[] = [];
     for (const { sectionCode, allocation, ...seat } of await repo.findAvailableSeatsOfEvent(db, eventId)) {
       const k = viewKey(sectionCode, allocation);
       const list = views.get(k);
       if (list) list.push(seat);
       else views.set(k, [seat]);
+      seats.push(seat);
     }
+    this.directory.learn(eventId, seats);
     return views;
   }
 

@@ -25,6 +25,35 @@ export async function findAvailableSeats(
 }
 
 /**
+ * The ids of the seats findAvailableSeats reads (same section, tier and predicate, read at the same moment), as one
+ * row: a section's view is refreshed every few seconds, and what a seat is (its row, label, number, quality) never
+ * changes, so the views' refreshes read only which seats are available (SeatDirectory knows the rest).
+ */
+export async function findAvailableSeatIds(
+  db: Db | Trx,
+  eventId: string,
+  sectionCode: string,
+  allocation: string | null = null,
+): Promise<number[]> {
+  const { rows } = await sql<{ ids: string | null }>`
+    SELECT string_agg(id::text, ',') AS ids
+    FROM seats
+    WHERE event_id = ${eventId} AND section_code = ${sectionCode} AND allocation IS NOT DISTINCT FROM ${allocation}::text
+      AND (status = 'AVAILABLE' OR (status = 'HELD' AND expires_at <= now()))`.execute(db);
+  const ids = rows[0]?.ids;
+  return ids ? ids.split(',').map(Number) : [];
+}
+
+/** The event's seats with these ids, whatever their status: what each seat is (SeatDirectory's misses). */
+export async function findSeatsById(db: Db | Trx, eventId: string, seatIds: readonly number[]): Promise<AvailableSeat[]> {
+  const { rows } = await sql<AvailableSeat>`
+    SELECT id, row_index AS "rowIndex", row_label AS "rowLabel", seat_number AS "seatNumber", quality
+    FROM seats
+    WHERE event_id = ${eventId} AND id = ANY(${seatIds}::bigint[])`.execute(db);
+  return rows;
+}
+
+/**
  * Every seat of the event's rows that hold one of `seatIds` (the picked seats among them), with its presale tier and
  * whether it is free now (as findAvailableSeats counts it): an exact-seat pick's checks and what the single-seat rule
  * judges it on, in one read. `rowIndex` numbers the rows across sections (rows of two sections never read as one).
