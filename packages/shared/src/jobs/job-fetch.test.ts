@@ -19,7 +19,7 @@ afterAll(async () => {
 });
 
 describe("the worker's job fetch", () => {
-  it('idle, one fetch a poll for the whole pool; a job added now runs at once, one due later within a poll of its time', async () => {
+  it('idle, one fetch a poll for the whole pool; a job added now runs, one due later within a poll of its time', async () => {
     worker = await startWorker({
       connectionString: t.url,
       db: t.db,
