@@ -45,13 +45,15 @@ describe("the worker's job fetch", () => {
     const onWorkerEmpty = () => workerFetches++;
     events.on('localQueue:getJobs:complete', onPoolFetch);
     events.on('worker:getJob:empty', onWorkerEmpty);
-    const idleMs = 4 * JOB_POLL_MS;
-    await new Promise((r) => setTimeout(r, idleMs));
+    // Polled for, not slept on: at least three pool fetches seen, then how many there were against the time taken
+    // (a loaded machine fetches less often, never more).
+    const idleFrom = Date.now();
+    await vi.waitFor(() => expect(poolFetches).toBeGreaterThanOrEqual(3), { timeout: 60_000, interval: 50 });
+    const idleMs = Date.now() - idleFrom;
     events.off('localQueue:getJobs:complete', onPoolFetch);
     events.off('worker:getJob:empty', onWorkerEmpty);
-    // Eight workers polling each on its own would have asked about 32 times.
-    expect(poolFetches).toBeGreaterThanOrEqual(2);
-    expect(poolFetches).toBeLessThanOrEqual(idleMs / JOB_POLL_MS + 2);
+    // Eight workers polling each on its own would have asked about eight times a poll.
+    expect(poolFetches).toBeLessThanOrEqual(Math.ceil(idleMs / JOB_POLL_MS) + 2);
     expect(workerFetches).toBe(0);
 
     const done = new Map<string, number>();
@@ -62,12 +64,12 @@ describe("the worker's job fetch", () => {
     const addedAt = Date.now();
     await worker.runner.addJob('inventory_reconcile', {}, { jobKey: 'job-fetch-now', maxAttempts: 1 });
     await vi.waitFor(() => expect(done.has('job-fetch-now')).toBe(true), { timeout: 10_000, interval: 20 });
-    // A job due in 1.5 s: not before its time, and within a poll (and some slack for a loaded machine) after it.
+    // A job due in 1.5 s: not before its time, and not left behind (a poll, and wide slack for a loaded machine).
     const dueAt = Date.now() + 1500;
     await worker.runner.addJob('inventory_reconcile', {}, { jobKey: 'job-fetch-later', maxAttempts: 1, runAt: new Date(dueAt) });
     await vi.waitFor(() => expect(done.has('job-fetch-later')).toBe(true), { timeout: 15_000, interval: 20 });
     expect(done.get('job-fetch-later')!).toBeGreaterThanOrEqual(dueAt - 50);
-    expect(done.get('job-fetch-later')! - dueAt).toBeLessThan(JOB_POLL_MS + 3000);
+    expect(done.get('job-fetch-later')! - dueAt).toBeLessThan(JOB_POLL_MS + 10_000);
     expect(done.get('job-fetch-now')! - addedAt).toBeLessThan(10_000);
   });
 });
