@@ -33,9 +33,12 @@ export class ProcessGroup {
 
   /** Starts a process; resolves once it is ready, rejects if it exits first. */
   start(spec: ProcessSpec, restarts = 0): Promise<void> {
-    // STORE_NODE_OPTIONS: node flags for the store processes only (`--cpu-prof --cpu-prof-dir=/tmp/prof` to profile
-    // them in a whole run; node refuses --cpu-prof in NODE_OPTIONS). Each fork takes the settings current at its call.
-    const extra = spec.role === 'store' ? (this.o.env.STORE_NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean) : [];
+    // STORE_NODE_OPTIONS / WORKER_NODE_OPTIONS: node flags for the store processes or the workers only
+    // (`--cpu-prof --cpu-prof-dir=/tmp/prof` to profile them in a whole run; node refuses --cpu-prof in NODE_OPTIONS).
+    // Each fork takes the settings current at its call.
+    const flags =
+      spec.role === 'store' ? this.o.env.STORE_NODE_OPTIONS : spec.role === 'worker' ? this.o.env.WORKER_NODE_OPTIONS : undefined;
+    const extra = (flags ?? '').split(/\s+/).filter(Boolean);
     cluster.setupPrimary({ exec: this.o.exec, execArgv: [...process.execArgv, ...extra], silent: false });
     const worker = cluster.fork({
       ...this.o.env,

@@ -110,8 +110,8 @@ export async function lockQueueState(trx: Trx, eventId: string): Promise<LockedQ
 
 /** Bounds the tick's transaction: it never waits long for a lock (a failed tick is retried; the queue fails closed). */
 export async function boundTickTransaction(trx: Trx): Promise<void> {
-  await sql`SET LOCAL lock_timeout = '2s'`.execute(trx);
-  await sql`SET LOCAL statement_timeout = '10s'`.execute(trx);
+  // Both in one round trip (a text of two statements, sent on the simple protocol): the tick runs every second.
+  await sql`SET LOCAL lock_timeout = '2s'; SET LOCAL statement_timeout = '10s'`.execute(trx);
 }
 
 /**

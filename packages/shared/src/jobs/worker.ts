@@ -54,6 +54,12 @@ export interface WorkerOptions {
   outbound?: OutboundPolicy;
 }
 
+/**
+ * How often the job runner looks for jobs that became due (a job due now is fetched on its NOTIFY): a job with a
+ * run_at starts at most this late.
+ */
+export const JOB_POLL_MS = 1000;
+
 /** The relay's period: how long at most a released hold's seats wait before the waitlist's fan-out is queued. */
 export const RELAY_MS = 200;
 
@@ -136,14 +142,22 @@ export async function startWorker(opts: WorkerOptions): Promise<BackgroundWorker
   // when the database stops, must not crash the process) and so it ends after the runner, not before.
   // Made by createDb, it reports to the same health as the worker's queries (a connection it cannot obtain is an
   // outage, whatever the code), and listens to every client's errors (graphile-worker warns at start otherwise).
-  const jobsDb = createDb(opts.connectionString, { max: (opts.concurrency ?? 8) + 2, applicationName: 'onsale-worker', health });
+  const concurrency = opts.concurrency ?? 8;
+  const jobsDb = createDb(opts.connectionString, { max: concurrency + 2, applicationName: 'onsale-worker', health });
   const pgPool = poolOf(jobsDb);
   const runner = await run({
     events,
     pgPool,
-    concurrency: opts.concurrency ?? 8,
+    concurrency,
     noHandleSignals: true,
-    pollInterval: 1000,
+    pollInterval: JOB_POLL_MS,
+    // One fetch for the whole pool (graphile-worker's local queue), not one per idle worker: idle, the runner asks
+    // the database for due jobs once every JOB_POLL_MS where its `concurrency` workers each asked (8 a second, the
+    // worker's and its backends' largest per-second cost). A job added now is fetched at once all the same (its
+    // NOTIFY wakes the pool); the poll finds jobs that become due later (run_at: offers' expiry, schedules, retries).
+    // The batch is the concurrency, so no fetched job waits for a worker; the pool's id locks them, and it beats
+    // (WorkerHeartbeat), so a pool that dies has its jobs released as a dead worker's are.
+    preset: { worker: { localQueue: { size: concurrency } } },
     taskList,
     // Every minute, as rule 7 in docs/architecture.md says of the invariant check; also once at start.
     crontab: [
