@@ -71,16 +71,29 @@ export async function replayOrLockHoldWithEvent(
  * The checkout's first step's writes in one statement (one round trip instead of three): the attempt recorded
  * PENDING, the hold PAYING and kept from lapsing until at least `floor` (its expiry and its HELD seats' together,
  * as `setHoldExpiry` moves them). Run under the hold's lock.
+ *
+ * `floor` null: the hold already lives past the payment window (its expiry, read under this lock, is at or after the
+ * floor, so `greatest` would keep it): the hold's expiry and its seats' stay as they are, equal, and the seats are not
+ * written at all. A seat is then written once by the checkout (the sale), not twice: the seats' update would have
+ * been a new version of every seat (no HOT: `expires_at` is in `seats_lapsed_idx`), four index entries each, and the
+ * seat-count trigger's transition tables, for an expiry set to the value it had.
  */
 export async function beginPayment(
   trx: Trx,
   a: { accountId: string; key: string; holdId: string; requestHash: string; instrument: string; seatCount: number; owner: string | null },
-  floor: Date,
+  floor: Date | null,
 ): Promise<void> {
+  const attempt = sql`
+    INSERT INTO checkout_attempts (account_id, idempotency_key, hold_id, request_hash, instrument_fingerprint, seat_count, owner)
+    VALUES (${a.accountId}, ${a.key}, ${a.holdId}, ${a.requestHash}, ${a.instrument}, ${a.seatCount}, ${a.owner})`;
+  if (floor === null) {
+    await sql`
+      WITH attempt AS (${attempt})
+      UPDATE holds SET status = 'PAYING', updated_at = now() WHERE id = ${a.holdId}`.execute(trx);
+    return;
+  }
   await sql`
-    WITH attempt AS (
-      INSERT INTO checkout_attempts (account_id, idempotency_key, hold_id, request_hash, instrument_fingerprint, seat_count, owner)
-      VALUES (${a.accountId}, ${a.key}, ${a.holdId}, ${a.requestHash}, ${a.instrument}, ${a.seatCount}, ${a.owner})),
+    WITH attempt AS (${attempt}),
     h AS (UPDATE holds SET expires_at = greatest(expires_at, ${floor}::timestamptz), status = 'PAYING', updated_at = now()
           WHERE id = ${a.holdId} RETURNING expires_at)
     UPDATE seats SET expires_at = (SELECT expires_at FROM h), version = version + 1

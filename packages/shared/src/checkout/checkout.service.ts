@@ -67,6 +67,11 @@ interface Begun {
   amountCents: number;
   /** The hold has seats (its last step sells them in one statement); false: general admission. */
   seated?: boolean;
+  /**
+   * The first step moved the hold's expiry (and its seats') to the payment window's floor; false: the hold already
+   * lived past it and nothing but its status changed, so giving it back is its status alone.
+   */
+  moved?: boolean;
 }
 
 /** A checkout this process started and has not finished: its last step failed (the database went away). */
@@ -209,6 +214,10 @@ export class CheckoutService {
 
       const floor = new Date(hold.db_now.getTime() + this.windowSeconds * 1000);
       const originalExpiry = hold.expires_at;
+      // The hold's expiry as read under its lock: at or past the floor, it already outlives the payment window and
+      // neither it nor its seats' moves (a seat is then written once, by the sale). A Date has whole milliseconds and
+      // the column microseconds: a read expiry at or past the floor is one the database's greatest() would keep too.
+      const moved = originalExpiry.getTime() < floor.getTime();
       // The attempt, the hold PAYING and its expiry (hold and seats) kept past the payment window: one statement.
       await repo.beginPayment(
         trx,
@@ -221,7 +230,7 @@ export class CheckoutService {
           seatCount: hold.quantity,
           owner: this.deps.lease?.id ?? null,
         },
-        floor,
+        moved ? floor : null,
       );
       return {
         kind: 'new' as const,
@@ -229,6 +238,7 @@ export class CheckoutService {
         quantity: hold.quantity,
         fingerprint,
         originalExpiry,
+        moved,
         seated: priced.seats > 0,
         amountCents: priced.seats > 0 ? priced.amountCents : await amountOfGaHold(trx, holdId),
         currency: hold.currency,
@@ -284,7 +294,9 @@ export class CheckoutService {
       }
       const restore = async () => {
         await repo.setHoldStatus(trx, holdId, 'HELD');
-        await holds.setHoldExpiry(trx, holdId, begun.originalExpiry);
+        // Unmoved (begun.moved false), the hold kept its own expiry and its seats theirs: nothing else moves a PAYING
+        // hold's expiry (an extension is refused while it pays), so its status is all there is to give back.
+        if (begun.moved !== false) await holds.setHoldExpiry(trx, holdId, begun.originalExpiry);
       };
       if (result.status === 'rate_limited' || result.status === 'error') {
         // Nothing was charged: forget the attempt so the same key can be retried.
