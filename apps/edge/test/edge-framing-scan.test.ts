@@ -361,11 +361,29 @@ describe("the framing guard's fast path", () => {
         before: fc.array(fc.constantFrom('Host: a\r\n', 'Connection: keep-alive\r\n', 'content-type: application/json\r\n'), {
           maxLength: 3,
         }),
-        name: mostly(fc.constantFrom('Content-Length', 'content-length', 'CONTENT-LENGTH'), fc.constantFrom('Content-Lengt', 'Content Length')),
+        name: mostly(
+          fc.constantFrom('Content-Length', 'content-length', 'CONTENT-LENGTH'),
+          fc.constantFrom('Content-Lengt', 'Content Length'),
+        ),
         colon: mostly(fc.constantFrom(':', ': ', ':\t', ':  '), fc.constantFrom(' :', '')),
         length: mostly(
           fc.constantFrom('right', 'right ows', 'leading zeros'),
-          fc.constantFrom('none', 'short', 'long', 'twice', 'twice differing', 'list', 'plus', 'minus', 'hex', 'junk', 'empty', 'eight digits', 'te', 'tab after'),
+          fc.constantFrom(
+            'none',
+            'short',
+            'long',
+            'twice',
+            'twice differing',
+            'list',
+            'plus',
+            'minus',
+            'hex',
+            'junk',
+            'empty',
+            'eight digits',
+            'te',
+            'tab after',
+          ),
         ),
         after: fc.array(fc.constantFrom('X-A: b\r\n', 'Transfer-Encoding: chunked\r\n', 'Connection: close\r\n', 'Accept: */*\r\n'), {
           maxLength: 2,
@@ -450,10 +468,15 @@ describe("the framing guard's fast path", () => {
       // Cut once at every byte, then every byte a read of its own. A head cut in two goes to llhttp (as before); a
       // body cut anywhere stays on the fast path.
       for (let k = 0; k <= bytes.length; k++) expect(read(bytes, [k]), `cut at ${k}`).toMatchObject(whole);
-      expect(read(bytes, Array.from({ length: bytes.length }, (_, i) => i))).toMatchObject(whole);
+      expect(
+        read(
+          bytes,
+          Array.from({ length: bytes.length }, (_, i) => i),
+        ),
+      ).toMatchObject(whole);
       expect(read(bytes, []).slow).toBe(false);
       // Cut only inside bodies (and between requests): never llhttp's.
-      for (let at = 0; at < bytes.length; ) {
+      for (let at = 0; at < bytes.length;) {
         const head = scanRequest(bytes, at, bytes.length);
         expect(head).toBeGreaterThan(at);
         const end = head + scannedBodyLength;
@@ -468,7 +491,13 @@ describe("the framing guard's fast path", () => {
         const whole = reference(bytes);
         // Some of the list are well formed requests llhttp takes (a GET's Content-Length: 0): same outcome either way.
         for (let k = 0; k <= bytes.length; k += 7) expect(read(bytes, [k]).refused, `${bad} cut at ${k}`).toBe(whole.refused);
-        expect(read(bytes, Array.from({ length: bytes.length }, (_, i) => i)).refused, bad).toBe(whole.refused);
+        expect(
+          read(
+            bytes,
+            Array.from({ length: bytes.length }, (_, i) => i),
+          ).refused,
+          bad,
+        ).toBe(whole.refused);
       }
     });
 

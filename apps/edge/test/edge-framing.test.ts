@@ -166,7 +166,13 @@ describe('malformed framing at the edge', () => {
       'GET /events/ok',
       'POST /events/echo',
     ]);
-    expect(seen.map((r) => r.body)).toEqual(['{"a":1}', 'GET /events/ok HTTP/1.1\r\n\r\n', '{"seats":["A-1","A-2"],"holdId":"h-123"}', '', '{"b":2}']);
+    expect(seen.map((r) => r.body)).toEqual([
+      '{"a":1}',
+      'GET /events/ok HTTP/1.1\r\n\r\n',
+      '{"seats":["A-1","A-2"],"holdId":"h-123"}',
+      '',
+      '{"b":2}',
+    ]);
   });
 
   it("workerd alone (no guard) answers the same requests with its HTTP layer's bare 500: what the guard is for", async () => {
