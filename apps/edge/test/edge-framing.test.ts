@@ -175,6 +175,13 @@ describe('malformed framing at the edge', () => {
     ]);
   });
 
+  it('POSTs with a Content-Length pipelined, then the client done sending: every one answered before the guard closes', async () => {
+    const body = '{"seats":["A-1","A-2"],"holdId":"h-123"}';
+    const post = `POST /events/echo HTTP/1.1\r\nHost: a\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    const text = await raw(edge.url, [post.repeat(3), post.slice(0, -4), post.slice(-4)], { gapMs: 20, thenEnd: true });
+    expect(answers(text).map((x) => x.status)).toEqual([200, 200, 200, 200]);
+  });
+
   it("workerd alone (no guard) answers the same requests with its HTTP layer's bare 500: what the guard is for", async () => {
     const [a] = answers(await raw(bare.url, [MALFORMED[0]![1]]));
     expect(a!.status).toBe(500);
