@@ -1,8 +1,9 @@
-// `npm run bench -- edge-guard-ab GUARD.ts [GUARD.ts ...] [--rate N] [--rounds N] [--seconds N] [--connections N] [--plain]`:
+// `npm run bench -- edge-guard-ab GUARD.ts [GUARD.ts ...] [--rate N] [--rounds N] [--seconds N] [--connections N] [--plain] [--post]`:
 // framing guard builds side by side (this checkout's apps/edge/src/framing-guard.ts, a copy of another's with its
 // framing-scan.ts beside it) in front of one bare worker on `workerd serve` over a Unix socket (as the local edge
 // runs it), measured alternately (each round starts one build further on), status polls with a browser's headers
-// (--plain: only the three a poll needs) paced at --rate a second (0: as fast as answered). Prints each guard's user
+// (--plain: only the three a poll needs; --post: a join instead, `POST /events/:id/queue` with a JSON body of a
+// join's size and a Content-Length) paced at --rate a second (0: as fast as answered). Prints each guard's user
 // and system CPU microseconds a request (from /proc) and workerd's, round by round, and each build's median.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -29,6 +30,7 @@ export async function main(argv: string[]) {
       seconds: { type: 'string', default: '5' },
       connections: { type: 'string', default: '100' },
       plain: { type: 'boolean', default: false },
+      post: { type: 'boolean', default: false },
     },
   });
   if (positionals.length === 0)
@@ -67,7 +69,11 @@ export async function main(argv: string[]) {
   };
   const rate = Number(values.rate);
   const connections = Number(values.connections);
-  const requests = [{ method: 'GET', path: '/events/abc/queue/status', headers }];
+  // A join as the crowd sends it (undici writes the Content-Length), its body about a join's size.
+  const joinBody = JSON.stringify({ deviceId: 'edge-bench-device-123', captchaToken: 'c'.repeat(64), locale: 'en-GB', referrer: null });
+  const requests = values.post
+    ? [{ method: 'POST', path: '/events/abc/queue', headers: { ...headers, 'content-type': 'application/json' }, body: joinBody }]
+    : [{ method: 'GET', path: '/events/abc/queue/status', headers }];
   for (const g of guards) await autocannon({ url: g.url, connections, duration: 2, requests });
   const perRequest = guards.map(() => [] as number[]);
   for (let r = 0; r < Number(values.rounds); r++)

@@ -8,7 +8,7 @@ import { rmdirSync, unlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import net from 'node:net';
-import { scannedLength, scannedMethod, scanRequest, scanResponseHead } from './framing-scan.js';
+import { scannedBodyLength, scannedLength, scannedMethod, scanRequest, scanResponseHead } from './framing-scan.js';
 
 /** Node's HTTP parser binding (llhttp), the one its HTTP server frames requests with. */
 export interface Parser {
@@ -76,6 +76,82 @@ function reasonOf(e: Error & { code?: string; reason?: string }): string {
       return 'the request headers are too large';
     default:
       return `the request is not valid HTTP/1.1 (${e.reason ?? e.code ?? 'unreadable'})`;
+  }
+}
+
+/**
+ * A connection's requests, read to judge their framing: by the fast path (framing-scan.ts) while they are the plain
+ * ones it knows (a POST's body skipped by its stated length, across reads), then, from the first that is not, by
+ * llhttp for the rest of the connection: each starts at a message boundary (never inside a body), where llhttp is in
+ * the state it starts in. Each request's method is pushed on `unanswered` once its head is read.
+ */
+export class RequestReader {
+  /** Why the connection's requests are refused, once they are. */
+  refused: string | null = null;
+  private bodyLeft = 0;
+  private parser: Parser | undefined;
+
+  constructor(
+    private readonly HTTPParser: ParserClass,
+    private readonly unanswered: string[],
+  ) {}
+
+  /** Whether llhttp reads the connection's requests from now on. */
+  get slow(): boolean {
+    return this.parser !== undefined;
+  }
+
+  /** Reads a chunk of the client's bytes: true when every request in it may be passed on. */
+  read(chunk: Buffer): boolean {
+    let at = 0;
+    if (this.parser === undefined) {
+      for (;;) {
+        if (this.bodyLeft > 0) {
+          const take = Math.min(this.bodyLeft, chunk.length - at);
+          this.bodyLeft -= take;
+          at += take;
+          if (this.bodyLeft > 0) return true;
+        }
+        if (at === chunk.length) return true;
+        const next = scanRequest(chunk, at, chunk.length);
+        if (next < 0) break;
+        this.unanswered.push(scannedMethod);
+        this.bodyLeft = scannedBodyLength;
+        at = next;
+      }
+      this.parser = this.newParser();
+    }
+    const r = this.parser.execute(at === 0 ? chunk : chunk.subarray(at));
+    if (typeof r !== 'number') {
+      this.refused ??= reasonOf(r);
+      return false;
+    }
+    return this.refused === null;
+  }
+
+  close(): void {
+    this.parser?.close();
+  }
+
+  private newParser(): Parser {
+    const { HTTPParser } = this;
+    const p = new HTTPParser();
+    const noop = () => 0;
+    p.initialize(HTTPParser.REQUEST, {}, 0, HTTPParser.kLenientNone);
+    p[HTTPParser.kOnHeaders] = noop;
+    p[HTTPParser.kOnBody] = noop;
+    p[HTTPParser.kOnMessageComplete] = noop;
+    p[HTTPParser.kOnExecute] = noop;
+    p[HTTPParser.kOnHeadersComplete] = (...args: unknown[]) => {
+      const [, , , method, url, , , upgrade] = args as [number, number, string[], number, string, number, string, boolean];
+      // origin-form only ("*" is OPTIONS' asterisk-form): an absolute-form target is for proxies, and the edge is not one.
+      if (this.refused === null && !url.startsWith('/') && url !== '*')
+        this.refused = 'the request target must be a path (origin-form), not an absolute URL';
+      else if (this.refused === null && upgrade) this.refused = 'the edge does not upgrade connections (Upgrade or CONNECT)';
+      this.unanswered.push(METHODS[method] ?? '');
+      return 0;
+    };
+    return p;
   }
 }
 
@@ -208,59 +284,16 @@ export function startFramingGuard(o: FramingGuardOptions): Promise<net.Server & 
         ? net.connect({ path: o.target.path, onread: upstreamRead })
         : net.connect({ host: o.target.host ?? '127.0.0.1', port: o.target.port, noDelay: true, onread: upstreamRead });
     const resumeClient = () => {
-      if (refused === null) client.resume();
+      if (requests.refused === null) client.resume();
     };
     const toUpstream = writerOf(upstream, resumeClient);
     const toClient = writerOf(client, () => upstream.resume());
     const noop = () => 0;
     // The requests passed to workerd and not yet answered whole, by method (a HEAD's answer has no body).
     const unanswered: string[] = [];
-    let refused: string | null = null;
+    const requests = new RequestReader(HTTPParser, unanswered);
     let clientDone = false;
     let answeredAnything = false;
-
-    // Requests are read by the fast path (framing-scan.ts) while they are the plain ones it knows, then, from the
-    // first that is not, by llhttp for the rest of the connection: each starts at a message boundary, where llhttp
-    // is in the state it starts in.
-    let requests: Parser | undefined;
-    const requestParser = () => {
-      const p = new HTTPParser();
-      p.initialize(HTTPParser.REQUEST, {}, 0, HTTPParser.kLenientNone);
-      p[HTTPParser.kOnHeaders] = noop;
-      p[HTTPParser.kOnBody] = noop;
-      p[HTTPParser.kOnMessageComplete] = noop;
-      p[HTTPParser.kOnExecute] = noop;
-      p[HTTPParser.kOnHeadersComplete] = (...args: unknown[]) => {
-        const [, , , method, url, , , upgrade] = args as [number, number, string[], number, string, number, string, boolean];
-        // origin-form only ("*" is OPTIONS' asterisk-form): an absolute-form target is for proxies, and the edge is not one.
-        if (refused === null && !url.startsWith('/') && url !== '*')
-          refused = 'the request target must be a path (origin-form), not an absolute URL';
-        else if (refused === null && upgrade) refused = 'the edge does not upgrade connections (Upgrade or CONNECT)';
-        unanswered.push(METHODS[method] ?? '');
-        return 0;
-      };
-      return p;
-    };
-    /** Reads a chunk of the client's bytes: true when every request in it may be passed on. */
-    const readRequests = (chunk: Buffer): boolean => {
-      let at = 0;
-      if (requests === undefined) {
-        for (;;) {
-          if (at === chunk.length) return true;
-          const next = scanRequest(chunk, at, chunk.length);
-          if (next < 0) break;
-          unanswered.push(scannedMethod);
-          at = next;
-        }
-        requests = requestParser();
-      }
-      const r = requests.execute(at === 0 ? chunk : chunk.subarray(at));
-      if (typeof r !== 'number') {
-        refused ??= reasonOf(r);
-        return false;
-      }
-      return refused === null;
-    };
 
     // workerd's answers, read only to know when each request has been answered whole: by the fast path while they
     // state their length, then by llhttp for the rest of the connection.
@@ -317,8 +350,8 @@ export function startFramingGuard(o: FramingGuardOptions): Promise<net.Server & 
     /** Once every request passed on is answered: the refusal (or the client's end) closes the connection. */
     const finishIfDone = () => {
       if (unanswered.length > 0 && responsesReadable) return;
-      if (refused !== null) {
-        if (client.writable) client.end(badRequest(refused));
+      if (requests.refused !== null) {
+        if (client.writable) client.end(badRequest(requests.refused));
         upstream.destroy();
       } else if (clientDone) {
         client.end();
@@ -331,7 +364,7 @@ export function startFramingGuard(o: FramingGuardOptions): Promise<net.Server & 
     function onData(chunk: Buffer): number {
       if (!reading) return WRITTEN;
       const before = unanswered.length;
-      if (!readRequests(chunk)) {
+      if (!requests.read(chunk)) {
         // A chunk with a refused request in it is not passed on (what precedes it in the same chunk neither: the
         // client is told why and reconnects). Those already passed are answered first.
         unanswered.length = before;
@@ -363,11 +396,11 @@ export function startFramingGuard(o: FramingGuardOptions): Promise<net.Server & 
       finishIfDone();
     });
     upstream.on('end', () => {
-      if (refused !== null && client.writable) client.end(badRequest(refused));
+      if (requests.refused !== null && client.writable) client.end(badRequest(requests.refused));
       else client.end();
     });
     upstream.on('error', (e: NodeJS.ErrnoException) => {
-      if (!answeredAnything && client.writable) client.end(refused !== null ? badRequest(refused) : EDGE_DOWN);
+      if (!answeredAnything && client.writable) client.end(requests.refused !== null ? badRequest(requests.refused) : EDGE_DOWN);
       else client.destroy();
       if (e.code !== 'ECONNRESET' && e.code !== 'EPIPE') console.error(`onsale edge: framing guard: workerd: ${e.message}`);
     });
@@ -375,7 +408,7 @@ export function startFramingGuard(o: FramingGuardOptions): Promise<net.Server & 
     client.on('close', () => {
       open.delete(client);
       upstream.destroy();
-      requests?.close();
+      requests.close();
       responses?.close();
     });
   });

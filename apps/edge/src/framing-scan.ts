@@ -1,5 +1,5 @@
 // The framing guard's fast path (framing-guard.ts): most requests a fan sends are a GET or HEAD with a short head and
-// no body, and most answers workerd sends have a Content-Length. These two scanners recognise exactly those, in one
+// no body, or a POST with a plain Content-Length (a join, a hold, a checkout), and most answers workerd sends have a Content-Length. These two scanners recognise exactly those, in one
 // pass over the bytes without allocating, and answer "not sure" for anything else; the guard then hands the
 // connection's bytes from that message on to Node's own HTTP parser (llhttp, strict), as it did for every byte
 // before. A request the fast path accepts is one llhttp accepts too, with the same end: a strict subset of its
@@ -7,6 +7,9 @@
 
 /** Heads longer than this go to llhttp, which applies its own limit (Node's 16 KB). */
 export const FAST_HEAD_MAX = 8192;
+
+/** A POST's Content-Length the fast path takes at most (7 digits); a longer body, or a longer value, goes to llhttp. */
+export const FAST_BODY_MAX = 9_999_999;
 
 const CR = 13;
 const LF = 10;
@@ -71,20 +74,45 @@ function framingHeader(buf: Uint8Array, from: number, to: number): boolean {
   }
 }
 
+/**
+ * A request's Content-Length value at buf[from, to): digits only (1 to 7 of them, so at most FAST_BODY_MAX), with
+ * optional white space around them as RFC 9112 allows (spaces and tabs before, spaces after: llhttp, strict, refuses
+ * a tab after); -1 for anything else (a sign, a list, junk, an empty value, a tab after, a longer number), which is
+ * llhttp's to judge.
+ */
+function plainLength(buf: Uint8Array, from: number, to: number): number {
+  let v = from;
+  while (v < to && (buf[v] === SP || buf[v] === HTAB)) v++;
+  let n = 0;
+  let digits = 0;
+  while (v < to && buf[v]! >= 48 && buf[v]! <= 57) {
+    if (++digits > 7) return -1;
+    n = n * 10 + (buf[v]! - 48);
+    v++;
+  }
+  while (v < to && buf[v] === SP) v++; // llhttp (strict) takes no tab after the digits
+  return digits === 0 || v !== to ? -1 : n;
+}
+
 /** The method of the last request scanRequest accepted. */
-export let scannedMethod: 'GET' | 'HEAD' = 'GET';
+export let scannedMethod: 'GET' | 'HEAD' | 'POST' = 'GET';
+
+/** The body length of the last request scanRequest accepted: a POST's Content-Length, 0 for a GET or HEAD. */
+export let scannedBodyLength = 0;
 
 /**
- * A whole request at buf[at, end): `GET` or `HEAD`, an origin-form target, `HTTP/1.1`, CRLF line endings, header
- * names of tchar with the colon right after, values of visible ASCII, space or tab, no header that bears on framing
- * (Content-Length, Transfer-Encoding, Connection but `Connection: keep-alive`, Proxy-Connection, Upgrade; so no
- * body), the head within
- * FAST_HEAD_MAX. Returns the offset just past it (its method in scannedMethod), or -1 when the bytes are anything
- * else, including a request not yet whole: llhttp judges those.
+ * A whole request head at buf[at, end): `GET` or `HEAD` without a body, or `POST` with exactly one Content-Length
+ * of plain digits (plainLength) and no Transfer-Encoding; an origin-form target, `HTTP/1.1`, CRLF line endings,
+ * header names of tchar with the colon right after, values of visible ASCII, space or tab, no other header that
+ * bears on framing (Transfer-Encoding, Connection but `Connection: keep-alive`, Proxy-Connection, Upgrade, a
+ * Content-Length on a GET or HEAD), the head within FAST_HEAD_MAX. Returns the offset just past the head (its method
+ * in scannedMethod, the body's length that follows it in scannedBodyLength), or -1 when the bytes are anything else,
+ * including a head not yet whole: llhttp judges those.
  */
 export function scanRequest(buf: Uint8Array, at: number, end: number): number {
   const limit = Math.min(end, at + FAST_HEAD_MAX);
   let i = at;
+  let post = false;
   // The request line.
   if (i + 4 > limit) return -1;
   if (buf[i] === 71 && buf[i + 1] === 69 && buf[i + 2] === 84 && buf[i + 3] === SP) {
@@ -92,6 +120,10 @@ export function scanRequest(buf: Uint8Array, at: number, end: number): number {
     i += 4;
   } else if (i + 5 <= limit && buf[i] === 72 && buf[i + 1] === 69 && buf[i + 2] === 65 && buf[i + 3] === 68 && buf[i + 4] === SP) {
     scannedMethod = 'HEAD';
+    i += 5;
+  } else if (i + 5 <= limit && buf[i] === 80 && buf[i + 1] === 79 && buf[i + 2] === 83 && buf[i + 3] === 84 && buf[i + 4] === SP) {
+    scannedMethod = 'POST';
+    post = true;
     i += 5;
   } else return -1;
   if (i >= limit || buf[i] !== 47) return -1; // '/'
@@ -114,19 +146,32 @@ export function scanRequest(buf: Uint8Array, at: number, end: number): number {
     return -1;
   i += 11;
   // The header lines, then the empty line.
+  let length = -1;
   for (;;) {
     if (i + 2 > limit) return -1;
-    if (buf[i] === CR) return buf[i + 1] === LF ? i + 2 : -1;
+    if (buf[i] === CR) {
+      if (buf[i + 1] !== LF || post !== length >= 0) return -1; // a POST without a Content-Length is llhttp's
+      scannedBodyLength = post ? length : 0;
+      return i + 2;
+    }
     const name = i;
     while (i < limit && TCHAR[buf[i]!] === 1) i++;
     if (i === name || i >= limit || buf[i] !== COLON) return -1;
-    if (framingHeader(buf, name, i)) return -1;
-    const connection = connectionHeader(buf, name, i);
+    const nameEnd = i;
+    // A POST's Content-Length is read below; any other framing header is llhttp's.
+    const contentLength = post && nameEnd - name === 14 && nameIs(buf, name, nameEnd, 'content-length');
+    if (!contentLength && framingHeader(buf, name, nameEnd)) return -1;
+    const connection = connectionHeader(buf, name, nameEnd);
     i++;
     const value = i;
     while (i < limit && VALUE[buf[i]!] === 1) i++;
     if (i + 2 > limit || buf[i] !== CR || buf[i + 1] !== LF) return -1;
     if (connection && !keepAliveOnly(buf, value, i)) return -1;
+    if (contentLength) {
+      if (length >= 0) return -1; // two of them
+      length = plainLength(buf, value, i);
+      if (length < 0) return -1;
+    }
     i += 2;
   }
 }

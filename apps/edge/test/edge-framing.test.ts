@@ -30,7 +30,7 @@ afterAll(async () => {
  * them, as a client done with it does (workerd otherwise keeps it 5 s for a pipelined request); `oneAtATime` writes
  * each part once the answer to the one before has begun to arrive.
  */
-function raw(url: string, parts: string[], o: { thenEnd?: boolean; oneAtATime?: boolean } = {}): Promise<string> {
+function raw(url: string, parts: string[], o: { thenEnd?: boolean; oneAtATime?: boolean; gapMs?: number } = {}): Promise<string> {
   const { hostname, port } = new URL(url);
   const left = [...parts];
   return new Promise((resolve, reject) => {
@@ -40,6 +40,11 @@ function raw(url: string, parts: string[], o: { thenEnd?: boolean; oneAtATime?: 
       while (left.length > 0) {
         s.write(left.shift()!);
         if (o.oneAtATime) return;
+        // Each part a read of its own at the guard.
+        if (o.gapMs !== undefined && left.length > 0) {
+          setTimeout(next, o.gapMs);
+          return;
+        }
       }
       if (o.thenEnd) s.end();
     };
@@ -130,6 +135,51 @@ describe('malformed framing at the edge', () => {
     const seen = origin.received.slice(before);
     expect(seen.map((r) => `${r.method} ${r.url}`)).toEqual(['GET /events/ok', 'GET /events/ok', 'POST /events/echo']);
     expect(seen[2]!.body).toBe('{"a":1}');
+  });
+
+  it('POSTs with a Content-Length (the fast path) pass unchanged: pipelined, cut inside heads and bodies, then a malformed one refused', async () => {
+    const before = origin.received.length;
+    const post = (body: string) =>
+      `POST /events/echo HTTP/1.1\r\nHost: a\r\nConnection: keep-alive\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    const a = post('{"a":1}');
+    // A body that reads like a request is a body.
+    const b = post('GET /events/ok HTTP/1.1\r\n\r\n');
+    const c = post('{"seats":["A-1","A-2"],"holdId":"h-123"}');
+    const all = a + b + c + 'GET /events/ok HTTP/1.1\r\nHost: a\r\n\r\n' + post('{"b":2}');
+    const text = await raw(
+      edge.url,
+      [
+        all.slice(0, a.length - 3),
+        all.slice(a.length - 3, a.length + 20),
+        all.slice(a.length + 20, a.length + b.length + c.length - 5),
+        all.slice(a.length + b.length + c.length - 5),
+        'POST /events/x/queue HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab',
+      ],
+      { gapMs: 30 },
+    );
+    expect(answers(text).map((x) => x.status)).toEqual([200, 200, 200, 200, 200, 400]);
+    const seen = origin.received.slice(before);
+    expect(seen.map((r) => `${r.method} ${r.url}`)).toEqual([
+      'POST /events/echo',
+      'POST /events/echo',
+      'POST /events/echo',
+      'GET /events/ok',
+      'POST /events/echo',
+    ]);
+    expect(seen.map((r) => r.body)).toEqual([
+      '{"a":1}',
+      'GET /events/ok HTTP/1.1\r\n\r\n',
+      '{"seats":["A-1","A-2"],"holdId":"h-123"}',
+      '',
+      '{"b":2}',
+    ]);
+  });
+
+  it('POSTs with a Content-Length pipelined, then the client done sending: every one answered before the guard closes', async () => {
+    const body = '{"seats":["A-1","A-2"],"holdId":"h-123"}';
+    const post = `POST /events/echo HTTP/1.1\r\nHost: a\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    const text = await raw(edge.url, [post.repeat(3), post.slice(0, -4), post.slice(-4)], { gapMs: 20, thenEnd: true });
+    expect(answers(text).map((x) => x.status)).toEqual([200, 200, 200, 200]);
   });
 
   it("workerd alone (no guard) answers the same requests with its HTTP layer's bare 500: what the guard is for", async () => {
